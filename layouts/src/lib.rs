@@ -1,0 +1,13 @@
+//! tessel-layouts owns F2 linear layouts: the algebra (construction, application, composition, inversion,
+//! products and divisions, reshapes, sub-layouts, free variables, vectorization queries), a constructor for every
+//! standard GPU layout (blocked, slice, dot operands, MMA v2/v3 and tcgen05 fragments, swizzled and NVMMA shared
+//! memory, user-written linear layouts), and the planning of layout conversions (register permutations, warp
+//! shuffles, bank-conflict-free shared-memory round trips) together with an executor that runs a plan on plain
+//! arrays. It depends on no IR crate: it is usable on its own to property-test layout conversions.
+
+pub mod f2;
+mod algebra;
+mod linear;
+mod reshape;
+
+pub use linear::{Basis, Dim, LayoutError, LinearLayout, Result, standard_out_dims, MAX_DIM_LOG2};
