@@ -6,17 +6,35 @@
 //! layouts map `row, col` to `dim0, dim1`. When the tensor is larger than the layout's natural tile the tile
 //! repeats in registers (or offsets); when it is smaller, lanes and warps broadcast (registers are dropped).
 
+mod bases;
+mod blocked;
+mod cga;
+mod common;
+mod display;
+mod mma;
+mod shared;
+#[cfg(test)]
+mod tests;
+mod tmem;
+
 use std::fmt;
 
 use crate::linear::{LinearLayout, Result};
 
+pub use common::{
+    DISTRIBUTED_IN_DIMS, MAX_PARAM_LOG2, MAX_SHAPE_LOG2, SHARED_IN_DIMS, WARP_SIZE, combine_cta_cga_with_shape,
+    ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd,
+};
+pub use mma::nvidia_mma_tile;
+
 /// The CTA (block) part of a layout: how a CGA cluster's CTAs split the tensor.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum CgaLayout {
-    /// `cga_layout` as Gluon writes it: one basis per `block` bit, in units of the per-CTA tile
-    /// (`[]` = a single CTA).
+    /// One CTA: the layout has no `block` bits.
     #[default]
     Single,
+    /// `cga_layout` as Gluon writes it: one basis per `block` bit, in units of the per-CTA tile (`[[1, 0]]`:
+    /// CTA 1 holds the tile after CTA 0's along dim0; a zero basis duplicates the tensor across CTAs).
     Bases(Vec<Vec<u32>>),
     /// Legacy parameters: CTAs per CGA, CTA split per dim and CTA order. A split smaller than the CTA count
     /// duplicates the tensor across the extra CTAs (those `block` bases are 0).
@@ -79,6 +97,10 @@ pub enum TmemAccess {
     B32x32,
     /// `.16x64b`: each warp reads 16 TMEM lanes, 64 bits per lane per repetition.
     B16x64,
+    /// `.16x128b`: each warp reads 16 TMEM lanes, 128 bits per lane per repetition.
+    B16x128,
+    /// `.16x256b`: each warp reads 16 TMEM lanes, 256 bits per lane per repetition.
+    B16x256,
 }
 
 /// The register layout of a tensor loaded from (or stored to) tensor memory with `tcgen05.ld/st`
@@ -88,6 +110,9 @@ pub struct TmemRegLayout {
     pub tmem: TensorMemoryLayout,
     pub access: TmemAccess,
     pub num_warps: u32,
+    /// Bits per element (8, 16 or 32): narrower elements are packed into 32-bit registers along dim1
+    /// ([`TmemRegLayout::new`] gives 32).
+    pub element_bitwidth: u32,
 }
 
 /// A layout of values in registers.
@@ -140,8 +165,10 @@ pub enum SharedLayout {
     Linear(SharedLinearLayout),
 }
 
-/// `TensorMemoryLayout(block=(M, N), col_stride, cga_layout=[], two_ctas=False)`: a Blackwell tensor-memory
-/// allocation (block M is 64 or 128; `col_stride` is 1 for packed, `32 / bitwidth` for unpacked).
+/// `TensorMemoryLayout(block=(M, N), col_stride, cta_split_num=(1, 1), two_ctas=False)`: a Blackwell
+/// tensor-memory allocation (block M is 64 or 128; `col_stride` is 1 for packed, `32 / bitwidth` for
+/// unpacked). Its linear layout maps `row` (the 128 TMEM lanes) and `col` (element-sized column slots) to the
+/// tensor; the CTA split appears as the last `col` bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorMemoryLayout {
     pub block: [u32; 2],
@@ -159,7 +186,95 @@ pub enum AnyLayout {
     TensorMemory(TensorMemoryLayout),
 }
 
+impl DistributedLayout {
+    /// The linear layout for a tensor of `shape`: in-dims `register, lane, warp, block` in that order, out-dims
+    /// `dim0..dim{rank-1}`. Fails with a message naming the bad parameter if the layout or the shape is invalid.
+    pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        let layout = match self {
+            DistributedLayout::Blocked(l) => l.to_linear(shape),
+            DistributedLayout::Slice(l) => l.to_linear(shape),
+            DistributedLayout::DotOperand(l) => l.to_linear(shape),
+            DistributedLayout::Nvmma(l) => l.to_linear(shape),
+            DistributedLayout::Linear(l) => l.to_linear(shape),
+            DistributedLayout::TmemReg(l) => l.to_linear(shape),
+        }?;
+        common::normalize_dims(layout, &DISTRIBUTED_IN_DIMS)
+    }
+
+    /// Checks the parameters without building a layout (shape-independent checks only).
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            DistributedLayout::Blocked(l) => l.validate(),
+            DistributedLayout::Slice(l) => l.validate().and_then(|_| l.parent.validate()),
+            DistributedLayout::DotOperand(l) => l.validate().and_then(|_| l.parent.validate()),
+            DistributedLayout::Nvmma(l) => l.validate(),
+            DistributedLayout::Linear(l) => l.validate(),
+            DistributedLayout::TmemReg(l) => l.validate(),
+        }
+    }
+
+    /// The rank of the tensors this layout applies to.
+    pub fn rank(&self) -> usize {
+        match self {
+            DistributedLayout::Blocked(l) => l.rank(),
+            DistributedLayout::Slice(l) => l.rank(),
+            DistributedLayout::DotOperand(l) => l.rank(),
+            DistributedLayout::Nvmma(l) => l.rank(),
+            DistributedLayout::Linear(l) => l.rank(),
+            DistributedLayout::TmemReg(l) => l.rank(),
+        }
+    }
+
+    /// The Gluon class name, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            DistributedLayout::Blocked(_) => "BlockedLayout",
+            DistributedLayout::Slice(_) => "SliceLayout",
+            DistributedLayout::DotOperand(_) => "DotOperandLayout",
+            DistributedLayout::Nvmma(_) => "NVMMADistributedLayout",
+            DistributedLayout::Linear(_) => "DistributedLinearLayout",
+            DistributedLayout::TmemReg(_) => "TmemRegLayout",
+        }
+    }
+}
+
+impl SharedLayout {
+    /// The linear layout for a buffer of `shape`: in-dims `offset, block`, out-dims `dim0..dim{rank-1}`.
+    pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        let layout = match self {
+            SharedLayout::Swizzled(l) => l.to_linear(shape),
+            SharedLayout::Nvmma(l) => l.to_linear(shape),
+            SharedLayout::Linear(l) => l.to_linear(shape),
+        }?;
+        common::normalize_dims(layout, &SHARED_IN_DIMS)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            SharedLayout::Swizzled(l) => l.validate(),
+            SharedLayout::Nvmma(l) => l.validate(),
+            SharedLayout::Linear(l) => l.validate(),
+        }
+    }
+
+    pub fn rank(&self) -> usize {
+        match self {
+            SharedLayout::Swizzled(l) => l.rank(),
+            SharedLayout::Nvmma(l) => l.rank(),
+            SharedLayout::Linear(l) => l.rank(),
+        }
+    }
+}
+
 impl AnyLayout {
+    pub fn rank(&self) -> usize {
+        match self {
+            AnyLayout::Distributed(l) => l.rank(),
+            AnyLayout::Shared(l) => l.rank(),
+            AnyLayout::TensorMemory(l) => l.rank(),
+        }
+    }
+
     /// The linear layout for a tensor of `shape` (in-dims `register, lane, warp, block`, `offset, block` or
     /// `row, col` depending on the kind).
     pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {

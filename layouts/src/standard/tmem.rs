@@ -1,0 +1,349 @@
+//! Blackwell tensor memory: where a tensor lives in TMEM (`TensorMemoryLayout`, in-dims `row, col`), and the
+//! register layout a warp sees when it moves that tensor with `tcgen05.ld` / `tcgen05.st` (`TmemRegLayout`).
+//!
+//! TMEM has 128 rows (lanes) of 32-bit columns. The `col` in-dim counts element-sized slots: for 32-bit
+//! elements these are the TMEM columns; for packed 16-bit elements (`col_stride` 1) two slots share a column;
+//! with `col_stride` 2 (unpacked 16-bit) every other slot is unused, which the layout records as a zero `col`
+//! basis.
+
+use crate::linear::{LinearLayout, Result, bail};
+
+use super::common::{DISTRIBUTED_IN_DIMS, check_pow2, check_pow2_list, check_shape, normalize_dims};
+use super::{TensorMemoryLayout, TmemAccess, TmemRegLayout};
+
+impl TensorMemoryLayout {
+    pub fn rank(&self) -> usize {
+        2
+    }
+
+    /// Checks block M (64 or 128), block N, `col_stride` and the CTA split (powers of two).
+    pub fn validate(&self) -> Result<()> {
+        let [m, n] = self.block;
+        if m != 64 && m != 128 {
+            bail!("TensorMemoryLayout: block M must be 64 or 128, got {m}");
+        }
+        check_pow2(n, "TensorMemoryLayout: block N")?;
+        check_pow2(self.col_stride, "TensorMemoryLayout: col_stride")?;
+        check_pow2_list(&self.cta_split, "TensorMemoryLayout: cta_split_num")?;
+        Ok(())
+    }
+
+    /// `row, col → dim0, dim1`. Block M 128: row r holds tensor row r, columns hold the block's N extent.
+    /// Block M 64: each group of 16 rows (one warp's quarter of TMEM) holds 16 tensor rows; the row bit 16
+    /// selects the second 64-row block (or the second N block, or nothing when the tensor has only one block),
+    /// and rows 32 and 64 select the next groups of 16. Further blocks follow in columns, M first, then N; the
+    /// CTA split (M, then N) takes the last column bits.
+    pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        self.validate()?;
+        check_shape(shape, 2, "TensorMemoryLayout")?;
+        let layout = self.split_to_linear([shape[0], shape[1]], self.cta_split)?;
+        normalize_tmem_dims(layout)
+    }
+
+    fn split_to_linear(&self, shape: [u32; 2], split: [u32; 2]) -> Result<LinearLayout> {
+        let [split_m, split_n] = split;
+        if shape[0] < split_m || shape[1] < split_n {
+            bail!("TensorMemoryLayout: shape {shape:?} is smaller than the CTA split {:?}", self.cta_split);
+        }
+        if split_n > 1 {
+            let inner = self.split_to_linear([shape[0], shape[1] / split_n], [split_m, 1])?;
+            return Ok(inner * LinearLayout::identity_1d(split_n, "col", "dim1"));
+        }
+        if split_m > 1 {
+            // Block M 64 across a CTA pair is laid out as the transpose of a 128-row block: the pair's halves sit
+            // in each CTA's rows 0..64 and the last row and column bits trade places.
+            let m64_pair = self.block[0] == 64 && self.two_ctas;
+            let (block_m, split_m) = if m64_pair { (128, split_m / 2) } else { (self.block[0], split_m) };
+            let inner = TensorMemoryLayout { block: [block_m, self.block[1]], ..self.clone() };
+            let ret = inner.split_to_linear([shape[0] / split_m, shape[1]], [1, 1])?
+                * LinearLayout::identity_1d(split_m, "col", "dim0");
+            if !m64_pair {
+                return Ok(ret);
+            }
+            let ret = normalize_tmem_dims(ret)?;
+            let mut bases = ret.bases_vec();
+            let (Some(row), Some(col)) = (bases[0].1.pop(), bases[1].1.pop()) else {
+                bail!("TensorMemoryLayout: block M 64 across two CTAs needs at least one row and one column bit");
+            };
+            bases[0].1.push(col);
+            bases[1].1.push(row);
+            return LinearLayout::new(bases, ret.out_dim_sizes());
+        }
+        let block_m = self.block[0];
+        let block_n = self.block[1].min(shape[1]);
+        let mut tile = LinearLayout::zeros_1d(self.col_stride, "col", "dim1");
+        if block_m == 64 {
+            tile = normalize_tmem_dims(
+                tile * (LinearLayout::identity_1d(16, "row", "dim0")
+                    * LinearLayout::identity_1d(block_n, "col", "dim1")),
+            )?;
+            let mut bases = tile.bases_vec();
+            let extra = if shape[0] > 64 {
+                vec![64, 0]
+            } else if shape[1] > block_n {
+                vec![0, block_n]
+            } else {
+                // Rows 16..32 of each warp's quarter hold nothing.
+                vec![0, 0]
+            };
+            bases[0].1.extend([extra, vec![16, 0], vec![32, 0]]);
+            tile = LinearLayout::from_bases(bases, ["dim0", "dim1"])?;
+        } else {
+            tile = tile
+                * LinearLayout::identity_1d(block_m, "row", "dim0")
+                * LinearLayout::identity_1d(block_n, "col", "dim1");
+        }
+        let (tile_m, tile_n) = (tile.out_dim_size("dim0"), tile.out_dim_size("dim1"));
+        if shape[0] < tile_m || shape[1] < tile_n {
+            bail!(
+                "TensorMemoryLayout: a per-CTA shape of {shape:?} is smaller than one TMEM block of {tile_m}x{tile_n} \
+                 (block {:?})",
+                self.block
+            );
+        }
+        Ok(tile
+            * LinearLayout::identity_1d(shape[0] / tile_m, "col", "dim0")
+            * LinearLayout::identity_1d(shape[1] / tile_n, "col", "dim1"))
+    }
+}
+
+/// In-dims `row, col`, out-dims `dim0, dim1`.
+fn normalize_tmem_dims(layout: LinearLayout) -> Result<LinearLayout> {
+    let mut layout = layout;
+    for name in ["row", "col"] {
+        if !layout.has_in_dim(name) {
+            layout *= LinearLayout::identity_1d(1, name, "dim0");
+        }
+    }
+    for name in ["dim0", "dim1"] {
+        if !layout.has_out_dim(name) {
+            layout *= LinearLayout::identity_1d(1, "row", name);
+        }
+    }
+    layout.transpose_ins(&["row", "col"])?.transpose_outs(&["dim0", "dim1"])
+}
+
+impl TmemAccess {
+    /// The PTX spelling of the shape, e.g. `32x32b`.
+    pub fn ptx_name(self) -> &'static str {
+        match self {
+            TmemAccess::B32x32 => "32x32b",
+            TmemAccess::B16x64 => "16x64b",
+            TmemAccess::B16x128 => "16x128b",
+            TmemAccess::B16x256 => "16x256b",
+        }
+    }
+
+    /// What one warp's `tcgen05.ld/st` with `.num` = 1 moves: `register, lane → row, col` over 32-bit TMEM
+    /// cells (rows relative to the warp's 32-row quarter).
+    ///
+    /// * `.32x32b`: lane l reads row l, register r column r.
+    /// * `.16x64b`: 16 rows of 2 columns. Lanes 0-3 are rows 0, 8, 0, 8 with columns 0, 0, 1, 1; the next
+    ///   quads step down one row (lane l: row `(l >> 2) + 8 * (l & 1)`, column `(l >> 1) & 1`).
+    /// * `.16x128b`: 16 rows of 4 columns; a quad covers one row, the eight quads rows 0-7, and the second
+    ///   register rows 8-15.
+    /// * `.16x256b`: as `.16x128b` with two consecutive columns per register pair.
+    pub fn tile(self) -> Result<LinearLayout> {
+        let empty = LinearLayout::new([("register", vec![]), ("lane", vec![])], [("row", 1), ("col", 1)])?;
+        Ok(match self {
+            TmemAccess::B32x32 => empty * LinearLayout::identity_1d(32, "lane", "row"),
+            TmemAccess::B16x64 => {
+                let lane = vec![vec![8, 0], vec![0, 1], vec![1, 0], vec![2, 0], vec![4, 0]];
+                LinearLayout::new([("register", vec![]), ("lane", lane)], [("row", 16), ("col", 2)])?
+            }
+            TmemAccess::B16x128 => {
+                empty
+                    * LinearLayout::identity_1d(4, "lane", "col")
+                    * LinearLayout::identity_1d(8, "lane", "row")
+                    * LinearLayout::identity_1d(2, "register", "row")
+            }
+            TmemAccess::B16x256 => {
+                empty
+                    * LinearLayout::identity_1d(2, "register", "col")
+                    * LinearLayout::identity_1d(4, "lane", "col")
+                    * LinearLayout::identity_1d(8, "lane", "row")
+                    * LinearLayout::identity_1d(2, "register", "row")
+            }
+        })
+    }
+}
+
+impl TmemRegLayout {
+    /// The layout for a 32-bit element type.
+    pub fn new(tmem: TensorMemoryLayout, access: TmemAccess, num_warps: u32) -> Self {
+        TmemRegLayout { tmem, access, num_warps, element_bitwidth: 32 }
+    }
+
+    pub fn rank(&self) -> usize {
+        2
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.tmem.validate()?;
+        if !self.num_warps.is_power_of_two() || self.num_warps < 4 || self.num_warps > 1 << 16 {
+            bail!(
+                "TmemRegLayout: num_warps must be a power of two, at least 4 (one warpgroup covers the 128 TMEM rows), \
+                 got {}",
+                self.num_warps
+            );
+        }
+        if ![8, 16, 32].contains(&self.element_bitwidth) {
+            bail!("TmemRegLayout: element bitwidth must be 8, 16 or 32, got {}", self.element_bitwidth);
+        }
+        Ok(())
+    }
+
+    /// `register, lane, warp, block → dim0, dim1`: what each thread holds after `tcgen05.ld` (or must hold before
+    /// `tcgen05.st`) of a tensor of `shape` stored with `self.tmem`. Warp w of each warpgroup reaches TMEM rows
+    /// `32 * (w % 4)..`; the instruction's tile is repeated in registers along the columns; extra warpgroups
+    /// take the row bit 16 (for 16-row instructions on a 32-row layout) or split the columns, and broadcast once
+    /// the columns run out. The result is the instruction tile composed with the TMEM layout.
+    pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        self.validate()?;
+        let ll = self.tmem.to_linear(shape)?;
+        let [split_m, split_n] = self.tmem.cta_split;
+        let (per_cta, block) = if split_m * split_n > 1 {
+            let cta_cols =
+                LinearLayout::identity_1d(split_m, "col", "dim0") * LinearLayout::identity_1d(split_n, "col", "dim1");
+            let per_cta = LinearLayout::divide_right(&ll, &cta_cols).map_err(|e| {
+                crate::linear::LayoutError(format!("TmemRegLayout: the CTA split is not the last column bits ({e})"))
+            })?;
+            let block = LinearLayout::identity_1d(split_m, "block", "dim0")
+                * LinearLayout::identity_1d(split_n, "block", "dim1");
+            (per_cta, block)
+        } else {
+            (ll, LinearLayout::identity_1d(1, "block", "dim0"))
+        };
+        let regs = self.regs_for(&per_cta, self.element_bitwidth)?;
+        normalize_dims(regs * block, &DISTRIBUTED_IN_DIMS)
+    }
+
+    /// One CTA's part: packs narrow elements into 32-bit registers, then tiles the 32-bit instruction.
+    fn regs_for(&self, ll: &LinearLayout, bitwidth: u32) -> Result<LinearLayout> {
+        if bitwidth == 32 {
+            return self.regs_for_b32(ll);
+        }
+        // Consecutive elements along dim1 in consecutive columns pack into one 32-bit register.
+        let mut best = (1, ll.clone());
+        let mut contig = 2;
+        while bitwidth * contig <= 32 {
+            match LinearLayout::divide_left(ll, &LinearLayout::identity_1d(contig, "col", "dim1")) {
+                Ok(q) => best = (contig, q),
+                Err(_) => break,
+            }
+            contig *= 2;
+        }
+        if best.0 > 1 {
+            let inner = self.regs_for(&best.1, bitwidth * best.0)?;
+            return Ok(LinearLayout::identity_1d(best.0, "register", "dim1") * inner);
+        }
+        let padding = LinearLayout::zeros_1d(32 / bitwidth, "col", "dim1");
+        if bitwidth == 16
+            && let Ok(q) =
+                LinearLayout::divide_left(ll, &(padding.clone() * LinearLayout::identity_1d(2, "col", "dim1")))
+        {
+            // Unpacked 16-bit: each column holds one element in its low half.
+            let inner = self.regs_for_b32(&q)?;
+            return Ok(LinearLayout::identity_1d(2, "register", "dim1") * inner);
+        }
+        if let Ok(q) = LinearLayout::divide_left(ll, &padding) {
+            return self.regs_for_b32(&q);
+        }
+        if ll.in_dim_size("col") == 1 {
+            return self.regs_for_b32(ll);
+        }
+        bail!(
+            "TmemRegLayout: {}-bit elements stored this way ({}) cannot be packed into 32-bit TMEM columns",
+            bitwidth,
+            self.tmem
+        )
+    }
+
+    fn regs_for_b32(&self, ll: &LinearLayout) -> Result<LinearLayout> {
+        let mut tile = self.access.tile()?;
+        let cols_tile = tile.out_dim_size("col");
+        let cols_ll = ll.in_dim_size("col");
+        if cols_ll < cols_tile {
+            bail!(
+                "TmemRegLayout: the tensor spans {cols_ll} TMEM column(s) per row, fewer than one .{} access ({cols_tile})",
+                self.access.ptx_name()
+            );
+        }
+        let mut cols_missing = cols_ll / cols_tile;
+        let rows32 = self.access == TmemAccess::B32x32;
+        let rows_16 = ll.bases("row").get(4).is_some_and(|b| b.iter().all(|&c| c == 0));
+
+        // The instruction must not read any element twice (nor an undefined cell) within its own footprint.
+        let mut comp = tile.compose(ll)?;
+        if rows32 {
+            // Lanes 16-31 of a 32x32b access on a 16-row layout are served by the 16x32bx2 form instead.
+            let mut bases = comp.bases_vec();
+            if let Some(lane) = bases.iter_mut().find(|(n, _)| *n == "lane") {
+                lane.1.pop();
+            }
+            comp = LinearLayout::new(bases, comp.out_dim_sizes())?;
+        }
+        if !comp.is_injective() {
+            bail!(
+                "TmemRegLayout: one .{} access would read the same element (or an undefined TMEM cell) twice with \
+                 {}",
+                self.access.ptx_name(),
+                self.tmem
+            );
+        }
+
+        // Row 16 of a 32-row layout read with a 16-row instruction: a second warpgroup if there is one, else a
+        // register.
+        #[derive(PartialEq)]
+        enum Row16 {
+            None,
+            Warp,
+            Register,
+        }
+        let row16 = if rows32 || rows_16 {
+            Row16::None
+        } else if self.num_warps > 4 {
+            Row16::Warp
+        } else {
+            Row16::Register
+        };
+        let mut warps_to_tile = self.num_warps / if row16 == Row16::Warp { 8 } else { 4 };
+        let warp_broadcast = warps_to_tile / cols_missing.min(warps_to_tile);
+        warps_to_tile /= warp_broadcast;
+        cols_missing /= warps_to_tile;
+
+        if cols_missing > 1 {
+            if rows32 && rows_16 {
+                // Lanes 0-15 read the first half of the columns, lanes 16-31 the second (16x32bx2).
+                tile = LinearLayout::divide_left(&tile, &LinearLayout::identity_1d(2, "lane", "row"))?
+                    * LinearLayout::identity_1d(cols_missing / 2, "register", "col")
+                    * LinearLayout::identity_1d(2, "lane", "col");
+            } else {
+                tile *= LinearLayout::identity_1d(cols_missing, "register", "col");
+            }
+        }
+        let cols = tile.out_dim_size("col");
+        let mut bases = tile.bases_vec();
+        bases.push(("warp".into(), vec![vec![32, 0], vec![64, 0]]));
+        let row16_dim = match row16 {
+            Row16::None => None,
+            Row16::Warp => Some("warp"),
+            Row16::Register => Some("register"),
+        };
+        if let Some(name) = row16_dim
+            && let Some(d) = bases.iter_mut().find(|(n, _)| *n == name)
+        {
+            d.1.push(vec![16, 0]);
+        }
+        let tile = LinearLayout::new(bases, [("row", 128), ("col", cols)])?
+            * LinearLayout::identity_1d(warps_to_tile, "warp", "col")
+            * LinearLayout::zeros_1d(warp_broadcast, "warp", "col");
+        if tile.out_dim_size("col") != cols_ll {
+            bail!(
+                "internal error: the tcgen05 tiling covers {} columns, the tensor {cols_ll}",
+                tile.out_dim_size("col")
+            );
+        }
+        tile.compose(ll)
+    }
+}
