@@ -5,9 +5,19 @@
 //! shuffles, bank-conflict-free shared-memory round trips) together with an executor that runs a plan on plain
 //! arrays. It depends on no IR crate: it is usable on its own to property-test layout conversions.
 
-pub mod f2;
 mod algebra;
+pub mod convert;
+pub mod expr;
+pub mod f2;
 mod linear;
 mod reshape;
+pub mod standard;
+pub mod view;
 
-pub use linear::{Basis, Dim, LayoutError, LinearLayout, Result, standard_out_dims, MAX_DIM_LOG2};
+pub use convert::{ConversionPlan, PlanOptions, plan_conversion};
+pub use linear::{Basis, Dim, LayoutError, LinearLayout, MAX_DIM_LOG2, Result, standard_out_dims};
+pub use standard::{
+    AnyLayout, BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
+    NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout, SwizzledSharedLayout,
+    TensorMemoryLayout, TmemAccess, TmemRegLayout,
+};

@@ -374,11 +374,8 @@ impl LinearLayout {
         for (name, _) in input {
             assert!(self.has_in_dim(name), "apply_named: no in-dim `{name}`");
         }
-        let positional: Vec<u32> = self
-            .ins
-            .iter()
-            .map(|d| input.iter().find(|(n, _)| d.name == *n).map_or(0, |&(_, x)| x))
-            .collect();
+        let positional: Vec<u32> =
+            self.ins.iter().map(|d| input.iter().find(|(n, _)| d.name == *n).map_or(0, |&(_, x)| x)).collect();
         self.out_dims().cloned().zip(self.apply(&positional)).collect()
     }
 

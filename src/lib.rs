@@ -1,0 +1,12 @@
+//! tessel: a GPU kernel compiler with two tiers over one compiler: Triton-style *auto mode*, where the compiler
+//! picks layouts, shared memory and tensor-core instructions, and Gluon-style *gluon mode*, where the kernel
+//! author writes them and the compiler checks and lowers. Both lower into one layout IR in which every tensor
+//! carries an F2 linear layout.
+//!
+//! This facade crate owns the public API (re-exports of the workspace crates under short names) and the `tessel`
+//! command-line tool ([`cli`]): argument parsing, the rendering of errors against the user's input, and the
+//! output formats. The work itself lives in the crates it re-exports; the facade adds no compiler logic.
+
+pub use tessel_layouts as layouts;
+
+pub mod cli;
