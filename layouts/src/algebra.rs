@@ -106,8 +106,12 @@ impl LinearLayout {
     /// The inverse of a bijective layout: out-dims become in-dims and vice versa.
     pub fn invert(&self) -> Result<LinearLayout> {
         if !self.is_invertible() {
-            bail!("invert: the layout is not invertible (it has {} input bits, {} output bits and rank {})",
-                self.total_in_log2(), self.total_out_log2(), self.rank());
+            bail!(
+                "invert: the layout is not invertible (it has {} input bits, {} output bits and rank {})",
+                self.total_in_log2(),
+                self.total_out_log2(),
+                self.rank()
+            );
         }
         self.pseudo_invert()
     }
@@ -116,8 +120,11 @@ impl LinearLayout {
     /// Where several inputs reach one output, the one with the free variables set to 0 is chosen.
     pub fn pseudo_invert(&self) -> Result<LinearLayout> {
         if !self.is_surjective() {
-            bail!("pseudo_invert: the layout is not surjective (rank {} of {} output bits)",
-                self.rank(), self.total_out_log2());
+            bail!(
+                "pseudo_invert: the layout is not surjective (rank {} of {} output bits)",
+                self.rank(),
+                self.total_out_log2()
+            );
         }
         let identity = self
             .outs
@@ -214,7 +221,8 @@ impl LinearLayout {
     /// The restriction to the given in-dims and the projection onto the given out-dims (dims keep this
     /// layout's order; names not present are ignored).
     pub fn sublayout(&self, in_dims: &[&str], out_dims: &[&str]) -> LinearLayout {
-        let keep: Vec<usize> = (0..self.outs.len()).filter(|&j| out_dims.contains(&self.outs[j].name.as_str())).collect();
+        let keep: Vec<usize> =
+            (0..self.outs.len()).filter(|&j| out_dims.contains(&self.outs[j].name.as_str())).collect();
         let ins = self
             .ins
             .iter()
@@ -303,7 +311,8 @@ impl LinearLayout {
             }
             ins.push(InDim { name: d.name.clone(), bases });
         }
-        let outs = a.outs.iter().zip(&out_shift).map(|(o, &s)| OutDim { name: o.name.clone(), log2: o.log2 - s }).collect();
+        let outs =
+            a.outs.iter().zip(&out_shift).map(|(o, &s)| OutDim { name: o.name.clone(), log2: o.log2 - s }).collect();
         Ok(LinearLayout { ins, outs })
     }
 

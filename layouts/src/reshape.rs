@@ -17,7 +17,10 @@ impl LinearLayout {
         let ins = self
             .ins
             .iter()
-            .map(|d| InDim { name: d.name.clone(), bases: d.bases.iter().map(|b| perm.iter().map(|&j| b[j]).collect()).collect() })
+            .map(|d| InDim {
+                name: d.name.clone(),
+                bases: d.bases.iter().map(|b| perm.iter().map(|&j| b[j]).collect()).collect(),
+            })
             .collect();
         Ok(LinearLayout { ins, outs: perm.iter().map(|&j| self.outs[j].clone()).collect() })
     }
@@ -30,7 +33,10 @@ impl LinearLayout {
         let mut all = self.ins.iter().flat_map(|d| d.bases.iter().cloned());
         let ins = new_ins
             .iter()
-            .map(|&(name, size)| InDim { name: Dim::from(name), bases: all.by_ref().take(size.trailing_zeros() as usize).collect() })
+            .map(|&(name, size)| InDim {
+                name: Dim::from(name),
+                bases: all.by_ref().take(size.trailing_zeros() as usize).collect(),
+            })
             .collect();
         Ok(LinearLayout { ins, outs: self.outs.clone() })
     }
@@ -53,7 +59,10 @@ impl LinearLayout {
         let ins = self
             .ins
             .iter()
-            .map(|d| InDim { name: d.name.clone(), bases: d.bases.iter().map(|b| split(self.flatten_basis(b))).collect() })
+            .map(|d| InDim {
+                name: d.name.clone(),
+                bases: d.bases.iter().map(|b| split(self.flatten_basis(b))).collect(),
+            })
             .collect();
         Ok(LinearLayout { ins, outs })
     }

@@ -5,7 +5,10 @@ use tessel_layouts::LinearLayout;
 
 /// Random layout with the given in-dims (name, number of bits in `0..=max`) and out-dims (name, log2 size in
 /// `0..=max`); bases are uniform over the out space.
-fn arb_layout(ins: &'static [(&'static str, u32)], outs: &'static [(&'static str, u32)]) -> BoxedStrategy<LinearLayout> {
+fn arb_layout(
+    ins: &'static [(&'static str, u32)],
+    outs: &'static [(&'static str, u32)],
+) -> BoxedStrategy<LinearLayout> {
     let out_sizes: Vec<_> = outs.iter().map(|&(_, max)| 0..=max).collect();
     let in_bits: Vec<_> = ins.iter().map(|&(_, max)| 0..=max).collect();
     (out_sizes, in_bits)
@@ -26,7 +29,10 @@ fn arb_layout(ins: &'static [(&'static str, u32)], outs: &'static [(&'static str
 
 /// Random invertible layout from `ins` onto `outs` (same total size): an identity shuffled by random
 /// elementary column operations, then split into the named dims.
-fn arb_invertible(ins: &'static [(&'static str, u32)], outs: &'static [(&'static str, u32)]) -> BoxedStrategy<LinearLayout> {
+fn arb_invertible(
+    ins: &'static [(&'static str, u32)],
+    outs: &'static [(&'static str, u32)],
+) -> BoxedStrategy<LinearLayout> {
     let total: u32 = outs.iter().map(|o| o.1).sum();
     assert_eq!(total, ins.iter().map(|i| i.1).sum::<u32>());
     let n = total as usize;
@@ -179,7 +185,17 @@ fn widen(b: &LinearLayout, ab: &LinearLayout) -> LinearLayout {
     let mut ins_all: Vec<(String, Vec<Vec<u32>>)> = Vec::new();
     for d in ab.in_dims() {
         let bases = (0..b.in_dim_size_log2(d.as_str()) as usize)
-            .map(|bit| names.iter().map(|o| b.apply_named(&[(d.as_str(), 1 << bit)]).iter().find(|(n, _)| n == o.as_str()).map_or(0, |p| p.1)).collect())
+            .map(|bit| {
+                names
+                    .iter()
+                    .map(|o| {
+                        b.apply_named(&[(d.as_str(), 1 << bit)])
+                            .iter()
+                            .find(|(n, _)| n == o.as_str())
+                            .map_or(0, |p| p.1)
+                    })
+                    .collect()
+            })
             .collect();
         ins_all.push((d.to_string(), bases));
     }

@@ -12,8 +12,11 @@ fn zeros(size: u32, i: &str, o: &str) -> LinearLayout {
 
 /// A layout from `(in-dim, bases)` with out-dim sizes inferred.
 fn ll(ins: &[(&str, &[&[u32]])], outs: &[&str]) -> LinearLayout {
-    LinearLayout::from_bases(ins.iter().map(|(n, b)| (*n, b.iter().map(|v| v.to_vec()).collect())), outs.iter().copied())
-        .unwrap()
+    LinearLayout::from_bases(
+        ins.iter().map(|(n, b)| (*n, b.iter().map(|v| v.to_vec()).collect())),
+        outs.iter().copied(),
+    )
+    .unwrap()
 }
 
 /// A layout with explicit out-dim sizes.
@@ -73,7 +76,8 @@ fn case06_product_shared_in_dim() {
 
 #[test]
 fn case07_apply_not_surjective() {
-    let l = ll_sized(&[("in1", &[&[4, 2], &[2, 1], &[1, 0]]), ("in2", &[&[1, 2], &[2, 1]])], &[("out1", 8), ("out2", 4)]);
+    let l =
+        ll_sized(&[("in1", &[&[4, 2], &[2, 1], &[1, 0]]), ("in2", &[&[1, 2], &[2, 1]])], &[("out1", 8), ("out2", 4)]);
     assert_eq!(l.apply(&[1, 0]).to_vec(), [4, 2]);
     assert_eq!(l.apply(&[0, 1]).to_vec(), [1, 2]);
     assert_eq!(l.apply(&[0, 0]).to_vec(), [0, 0]);
@@ -193,7 +197,8 @@ fn case14_num_consecutive_in_out() {
 
 #[test]
 fn case15_free_variable_masks() {
-    let masks = |l: &LinearLayout| l.free_variable_masks().into_iter().map(|(d, m)| (d.to_string(), m)).collect::<Vec<_>>();
+    let masks =
+        |l: &LinearLayout| l.free_variable_masks().into_iter().map(|(d, m)| (d.to_string(), m)).collect::<Vec<_>>();
     assert_eq!(masks(&id(4, "in", "out")), [("in".to_string(), 0)]);
     assert_eq!(masks(&zeros(16, "in", "out")), [("in".to_string(), 0b1111)]);
     let l = id(2, "in", "out") * zeros(4, "in", "out") * id(4, "in", "out") * zeros(2, "in", "out");

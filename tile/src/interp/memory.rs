@@ -1,0 +1,143 @@
+//! The interpreter's global memory: typed buffers at distinct, far-apart addresses, with bounds checks, so an
+//! out-of-bounds access is reported (with the buffer and offset) instead of silently reading garbage.
+
+use crate::interp::value::{Val, from_bits, to_bits};
+use crate::types::ScalarType;
+
+/// Buffer `i` starts at `(i + 1) << ADDRESS_SHIFT`.
+const ADDRESS_SHIFT: u32 = 40;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Buffer {
+    pub name: String,
+    pub elem: ScalarType,
+    pub bytes: Vec<u8>,
+}
+
+impl Buffer {
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.elem.bytes() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    buffers: Vec<Buffer>,
+}
+
+impl Memory {
+    pub fn new() -> Memory {
+        Memory::default()
+    }
+
+    /// A buffer of `len` elements of `elem`, zero-filled.
+    pub fn alloc(&mut self, name: impl Into<String>, elem: ScalarType, len: usize) -> BufferId {
+        self.buffers.push(Buffer { name: name.into(), elem, bytes: vec![0; len * elem.bytes() as usize] });
+        BufferId(self.buffers.len() as u32 - 1)
+    }
+
+    /// A buffer holding `values` (converted to `elem` with rounding).
+    pub fn alloc_from(&mut self, name: impl Into<String>, elem: ScalarType, values: &[f64]) -> BufferId {
+        let id = self.alloc(name, elem, values.len());
+        self.write_f64(id, values);
+        id
+    }
+
+    pub fn buffer(&self, id: BufferId) -> &Buffer {
+        &self.buffers[id.0 as usize]
+    }
+
+    /// The address of element 0.
+    pub fn base(&self, id: BufferId) -> u64 {
+        (id.0 as u64 + 1) << ADDRESS_SHIFT
+    }
+
+    pub fn write_f64(&mut self, id: BufferId, values: &[f64]) {
+        let elem = self.buffers[id.0 as usize].elem;
+        for (i, &v) in values.iter().enumerate() {
+            let val = if elem.is_float() {
+                Val::Float(crate::interp::value::round_float(v, elem))
+            } else {
+                Val::Int(crate::interp::value::wrap_int(v as i64, elem))
+            };
+            self.store_index(id, i, val);
+        }
+    }
+
+    /// Every element as `f64`.
+    pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
+        let b = &self.buffers[id.0 as usize];
+        (0..b.len())
+            .map(|i| {
+                let v = self.load_index(id, i);
+                if b.elem.is_unsigned_int() { v.as_i64() as u64 as f64 } else { v.as_f64() }
+            })
+            .collect()
+    }
+
+    fn load_index(&self, id: BufferId, i: usize) -> Val {
+        let b = &self.buffers[id.0 as usize];
+        let n = b.elem.bytes() as usize;
+        let mut raw = [0u8; 8];
+        raw[..n].copy_from_slice(&b.bytes[i * n..(i + 1) * n]);
+        from_bits(u64::from_le_bytes(raw), b.elem)
+    }
+
+    fn store_index(&mut self, id: BufferId, i: usize, v: Val) {
+        let b = &mut self.buffers[id.0 as usize];
+        let n = b.elem.bytes() as usize;
+        let bits = to_bits(v, b.elem).to_le_bytes();
+        b.bytes[i * n..(i + 1) * n].copy_from_slice(&bits[..n]);
+    }
+
+    /// Resolves an address of an element of type `elem` to (buffer, element index), checking bounds and
+    /// alignment.
+    fn locate(&self, addr: u64, elem: ScalarType) -> Result<(BufferId, usize), String> {
+        let index = (addr >> ADDRESS_SHIFT) as usize;
+        if index == 0 || index > self.buffers.len() {
+            return Err(format!("address {addr:#x} is not inside any buffer"));
+        }
+        let id = BufferId(index as u32 - 1);
+        let b = &self.buffers[id.0 as usize];
+        let offset = addr - self.base(id);
+        let size = elem.bytes() as u64;
+        if offset % size != 0 {
+            return Err(format!("misaligned {elem} access at byte {offset} of buffer `{}`", b.name));
+        }
+        if b.elem.bytes() != elem.bytes() {
+            return Err(format!("buffer `{}` holds {} but is accessed as {elem}", b.name, b.elem));
+        }
+        let i = (offset / size) as usize;
+        if i >= b.len() {
+            return Err(format!(
+                "out-of-bounds access: element {i} of buffer `{}`, which has {} elements",
+                b.name,
+                b.len()
+            ));
+        }
+        Ok((id, i))
+    }
+
+    pub fn load(&self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+        let (id, i) = self.locate(addr, elem)?;
+        let v = self.load_index(id, i);
+        // The buffer's own type decides the bits; reinterpret if the access type differs in kind only.
+        let b = &self.buffers[id.0 as usize];
+        Ok(if b.elem == elem { v } else { from_bits(to_bits(v, b.elem), elem) })
+    }
+
+    pub fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+        let (id, i) = self.locate(addr, elem)?;
+        let b_elem = self.buffers[id.0 as usize].elem;
+        let v = if b_elem == elem { v } else { from_bits(to_bits(v, elem), b_elem) };
+        self.store_index(id, i, v);
+        Ok(())
+    }
+}

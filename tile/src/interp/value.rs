@@ -1,0 +1,310 @@
+//! Runtime values of the interpreter and the number formats they are stored in.
+//!
+//! A value is a tensor (a scalar is a tensor of shape `[]`) of `Val`s in row-major order. Integers are kept
+//! wrapped to their type's width and sign; floats are kept as `f64` holding exactly a value of their type
+//! (every op rounds its result to the type), so f16/bf16/fp8 results are the ones the GPU produces.
+
+use half::{bf16, f16};
+
+use crate::types::{Elem, ScalarType};
+
+/// One element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Val {
+    Int(i64),
+    Float(f64),
+    /// An address in the interpreter's memory (see `Memory`).
+    Ptr(u64),
+}
+
+impl Val {
+    pub fn as_i64(self) -> i64 {
+        match self {
+            Val::Int(v) => v,
+            Val::Float(f) => f as i64,
+            Val::Ptr(p) => p as i64,
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Val::Float(f) => f,
+            Val::Int(v) => v as f64,
+            Val::Ptr(p) => p as f64,
+        }
+    }
+
+    pub fn is_true(self) -> bool {
+        self.as_i64() != 0
+    }
+}
+
+/// A tensor (or scalar, when `shape` is empty).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<u32>,
+    pub elem: Elem,
+    pub data: Vec<Val>,
+}
+
+impl Tensor {
+    pub fn scalar(elem: Elem, v: Val) -> Tensor {
+        Tensor { shape: Vec::new(), elem, data: vec![v] }
+    }
+
+    pub fn splat(shape: &[u32], elem: Elem, v: Val) -> Tensor {
+        let n = shape.iter().map(|&d| d as usize).product();
+        Tensor { shape: shape.to_vec(), elem, data: vec![v; n] }
+    }
+
+    pub fn numel(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Row-major strides of the shape.
+    pub fn strides(shape: &[u32]) -> Vec<usize> {
+        let mut s = vec![1usize; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            s[i] = s[i + 1] * shape[i + 1] as usize;
+        }
+        s
+    }
+
+    /// The multi-index of flat index `i`.
+    pub fn unravel(shape: &[u32], mut i: usize) -> Vec<u32> {
+        let mut idx = vec![0u32; shape.len()];
+        for d in (0..shape.len()).rev() {
+            idx[d] = (i % shape[d] as usize) as u32;
+            i /= shape[d] as usize;
+        }
+        idx
+    }
+}
+
+/// Wraps an integer to the width and signedness of `t`.
+pub fn wrap_int(v: i64, t: ScalarType) -> i64 {
+    let bits = t.bits();
+    if bits >= 64 {
+        return v;
+    }
+    let mask = (1i64 << bits) - 1;
+    let low = v & mask;
+    if t.is_signed_int() && low >> (bits - 1) & 1 == 1 { low | !mask } else { low }
+}
+
+/// Rounds a real number to the nearest value of float type `t` (ties to even; fp8 saturates to the largest
+/// finite value as `cvt.rn.satfinite` does).
+pub fn round_float(v: f64, t: ScalarType) -> f64 {
+    match t {
+        ScalarType::F64 => v,
+        ScalarType::F32 => v as f32 as f64,
+        ScalarType::F16 => f16::from_f64(v).to_f64(),
+        ScalarType::BF16 => bf16::from_f64(v).to_f64(),
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => decode_fp8(encode_fp8(v, t), t),
+        _ => panic!("round_float on integer type {t}"),
+    }
+}
+
+/// Converts an element to the representation of `t` (the semantics of `cast` / `.to(dtype)`).
+pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
+    match (from, to) {
+        (_, Elem::Ptr(..)) => Val::Ptr(v.as_i64() as u64),
+        (Elem::Ptr(..), Elem::Scalar(t)) => Val::Int(wrap_int(v.as_i64(), t)),
+        (Elem::Scalar(f), Elem::Scalar(t)) => {
+            if t.is_float() {
+                let x = if f.is_float() {
+                    v.as_f64()
+                } else if f.is_unsigned_int() {
+                    v.as_i64() as u64 as f64
+                } else {
+                    v.as_i64() as f64
+                };
+                Val::Float(round_float(x, t))
+            } else if t == ScalarType::I1 {
+                Val::Int((if f.is_float() { v.as_f64() != 0.0 } else { v.as_i64() != 0 }) as i64)
+            } else if f.is_float() {
+                // Float to integer truncates toward zero and saturates (PTX cvt.rzi semantics); NaN gives 0.
+                let x = v.as_f64().trunc();
+                let (lo, hi) = int_range(t);
+                Val::Int(if x.is_nan() { 0 } else { x.clamp(lo as f64, hi as f64) as i64 })
+            } else if f.is_unsigned_int() {
+                Val::Int(wrap_int(v.as_i64() as u64 as i64, t))
+            } else {
+                Val::Int(wrap_int(v.as_i64(), t))
+            }
+        }
+    }
+}
+
+fn int_range(t: ScalarType) -> (i64, i64) {
+    let bits = t.bits();
+    if t.is_unsigned_int() {
+        (0, if bits >= 64 { i64::MAX } else { (1i64 << bits) - 1 })
+    } else if bits >= 64 {
+        (i64::MIN, i64::MAX)
+    } else {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    }
+}
+
+/// Bits of an element as stored in memory (`t.bytes()` little-endian bytes).
+pub fn to_bits(v: Val, t: ScalarType) -> u64 {
+    match t {
+        ScalarType::F64 => v.as_f64().to_bits(),
+        ScalarType::F32 => (v.as_f64() as f32).to_bits() as u64,
+        ScalarType::F16 => f16::from_f64(v.as_f64()).to_bits() as u64,
+        ScalarType::BF16 => bf16::from_f64(v.as_f64()).to_bits() as u64,
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => encode_fp8(v.as_f64(), t) as u64,
+        _ => v.as_i64() as u64 & mask_bits(t.bytes() * 8),
+    }
+}
+
+/// The element stored as `bits`.
+pub fn from_bits(bits: u64, t: ScalarType) -> Val {
+    match t {
+        ScalarType::F64 => Val::Float(f64::from_bits(bits)),
+        ScalarType::F32 => Val::Float(f32::from_bits(bits as u32) as f64),
+        ScalarType::F16 => Val::Float(f16::from_bits(bits as u16).to_f64()),
+        ScalarType::BF16 => Val::Float(bf16::from_bits(bits as u16).to_f64()),
+        ScalarType::F8E4M3 | ScalarType::F8E5M2 => Val::Float(decode_fp8(bits as u8, t)),
+        ScalarType::I1 => Val::Int((bits & 1) as i64),
+        _ => Val::Int(wrap_int(bits as i64, t)),
+    }
+}
+
+fn mask_bits(bits: u32) -> u64 {
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+}
+
+/// (exponent bits, mantissa bits, bias, has infinities) of the fp8 formats: e4m3 is the "fn" variant
+/// (no infinities, one NaN pattern, max 448), e5m2 follows IEEE (max 57344).
+fn fp8_format(t: ScalarType) -> (i32, i32, i32, bool) {
+    match t {
+        ScalarType::F8E4M3 => (4, 3, 7, false),
+        ScalarType::F8E5M2 => (5, 2, 15, true),
+        _ => unreachable!("not an fp8 type: {t}"),
+    }
+}
+
+fn fp8_max(t: ScalarType) -> f64 {
+    match t {
+        ScalarType::F8E4M3 => 448.0,
+        _ => 57344.0,
+    }
+}
+
+/// Encodes with round-to-nearest-even, saturating finite overflow to the largest finite value.
+pub fn encode_fp8(x: f64, t: ScalarType) -> u8 {
+    let (e_bits, m_bits, bias, has_inf) = fp8_format(t);
+    let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
+    if x.is_nan() {
+        return if has_inf { 0x7e | sign } else { 0x7f | sign };
+    }
+    let a = x.abs();
+    if a.is_infinite() && has_inf {
+        return sign | (((1 << e_bits) - 1) << m_bits) as u8;
+    }
+    if a > fp8_max(t) {
+        return sign | encode_fp8(fp8_max(t), t);
+    }
+    // Quantum at the value's binade (subnormals share the smallest normal binade's quantum).
+    let min_exp = 1 - bias;
+    let e = if a == 0.0 { min_exp } else { (a.log2().floor() as i32).max(min_exp) };
+    let quantum = 2f64.powi(e - m_bits);
+    let q = a / quantum;
+    let mut n = q.floor();
+    let frac = q - n;
+    if frac > 0.5 || (frac == 0.5 && n % 2.0 == 1.0) {
+        n += 1.0;
+    }
+    let value = n * quantum;
+    if value > fp8_max(t) {
+        return sign | encode_fp8(fp8_max(t), t);
+    }
+    if value == 0.0 {
+        return sign;
+    }
+    let e = (value.log2().floor() as i32).max(min_exp);
+    let (exp_field, man) = if e == min_exp && value < 2f64.powi(min_exp) {
+        (0, (value / 2f64.powi(min_exp - m_bits)) as u32)
+    } else {
+        ((e + bias) as u32, ((value / 2f64.powi(e) - 1.0) * 2f64.powi(m_bits)) as u32)
+    };
+    sign | ((exp_field << m_bits) | man) as u8
+}
+
+pub fn decode_fp8(b: u8, t: ScalarType) -> f64 {
+    let (e_bits, m_bits, bias, has_inf) = fp8_format(t);
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = ((b >> m_bits) & ((1 << e_bits) - 1)) as i32;
+    let man = (b & ((1 << m_bits) - 1)) as i32;
+    let exp_max = (1 << e_bits) - 1;
+    if has_inf && exp == exp_max {
+        return if man == 0 { sign * f64::INFINITY } else { f64::NAN };
+    }
+    if !has_inf && exp == exp_max && man == (1 << m_bits) - 1 {
+        return f64::NAN;
+    }
+    if exp == 0 {
+        sign * man as f64 * 2f64.powi(1 - bias - m_bits)
+    } else {
+        sign * (1.0 + man as f64 / (1 << m_bits) as f64) * 2f64.powi(exp - bias)
+    }
+}
+
+/// Rounds an f32 to tf32 (10 mantissa bits), to nearest with ties away from zero, as `cvt.rna.tf32.f32`.
+pub fn round_tf32(x: f32) -> f32 {
+    if !x.is_finite() {
+        return x;
+    }
+    let bits = x.to_bits();
+    f32::from_bits(bits.wrapping_add(1 << 12) & !0x1fff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_round_trips_every_encoding() {
+        for t in [ScalarType::F8E4M3, ScalarType::F8E5M2] {
+            for b in 0..=255u8 {
+                let v = decode_fp8(b, t);
+                if v.is_nan() {
+                    continue;
+                }
+                assert_eq!(decode_fp8(encode_fp8(v, t), t).to_bits(), v.to_bits(), "{t} {b:#x} = {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn fp8_rounds_to_nearest_even_and_saturates() {
+        let t = ScalarType::F8E4M3;
+        assert_eq!(decode_fp8(encode_fp8(1.0625, t), t), 1.0); // halfway between 1.0 and 1.125: even is 1.0
+        assert_eq!(decode_fp8(encode_fp8(1.1875, t), t), 1.25); // halfway between 1.125 and 1.25: even is 1.25
+        assert_eq!(decode_fp8(encode_fp8(1000.0, t), t), 448.0);
+        assert_eq!(decode_fp8(encode_fp8(-1e9, t), t), -448.0);
+        assert_eq!(decode_fp8(encode_fp8(2f64.powi(-9), t), t), 2f64.powi(-9)); // smallest subnormal
+        assert_eq!(decode_fp8(encode_fp8(2f64.powi(-11), t), t), 0.0);
+        let t = ScalarType::F8E5M2;
+        assert_eq!(decode_fp8(encode_fp8(f64::INFINITY, t), t), f64::INFINITY);
+        assert_eq!(decode_fp8(encode_fp8(1e6, t), t), 57344.0);
+    }
+
+    #[test]
+    fn integer_wrapping_and_float_to_int_saturation() {
+        assert_eq!(wrap_int(200, ScalarType::I8), -56);
+        assert_eq!(wrap_int(-1, ScalarType::U16), 65535);
+        let to_i8 = |x| convert(Val::Float(x), Elem::Scalar(ScalarType::F32), Elem::Scalar(ScalarType::I8));
+        assert_eq!(to_i8(300.7), Val::Int(127));
+        assert_eq!(to_i8(-2.9), Val::Int(-2));
+        assert_eq!(to_i8(f64::NAN), Val::Int(0));
+    }
+
+    #[test]
+    fn tf32_rounding() {
+        assert_eq!(round_tf32(1.0 + 2f32.powi(-11)), 1.0 + 2f32.powi(-10)); // tie rounds away
+        assert_eq!(round_tf32(1.0 + 2f32.powi(-12)), 1.0);
+    }
+}

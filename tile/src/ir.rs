@@ -1,0 +1,237 @@
+//! The IR's storage: functions own arenas of values, ops and regions, addressed by small indices.
+//!
+//! Control flow is structured: a region is one block of ops ending in a terminator, with block arguments
+//! (loop induction variables and carried values, combine-function arguments). An op's results are defined
+//! once; uses are by `ValueId`. Ops are never deleted from the arena — passes unlink them from their region.
+
+use smallvec::SmallVec;
+
+use crate::ops::Op;
+use crate::types::Type;
+
+macro_rules! id_type {
+    ($name:ident, $prefix:literal) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+    };
+}
+
+id_type!(ValueId, "%");
+id_type!(OpId, "op");
+id_type!(RegionId, "region");
+
+/// A byte range in the kernel source, for diagnostics that point back at the user's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Loc {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Where a value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    /// Result `index` of an op.
+    Result(OpId, u32),
+    /// Argument `index` of a region (function arguments are the body region's arguments).
+    Arg(RegionId, u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+    /// A name from the source (`offsets`, `acc`) used when printing; the printer makes names unique.
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct OpData {
+    pub op: Op,
+    pub operands: SmallVec<[ValueId; 4]>,
+    pub results: SmallVec<[ValueId; 2]>,
+    pub regions: SmallVec<[RegionId; 2]>,
+    /// The region this op sits in (`None` once unlinked).
+    pub parent: Option<RegionId>,
+    pub loc: Option<Loc>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RegionData {
+    pub args: Vec<ValueId>,
+    pub ops: Vec<OpId>,
+    /// The op owning this region (`None` for a function body).
+    pub parent: Option<OpId>,
+}
+
+/// A kernel: its signature, its attributes, and the arenas.
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub name: String,
+    pub body: RegionId,
+    pub values: Vec<ValueData>,
+    pub ops: Vec<OpData>,
+    pub regions: Vec<RegionData>,
+    /// Kernel-level settings (`num_warps`, `num_stages`, target...).
+    pub attrs: Vec<(String, crate::ops::Attr)>,
+}
+
+impl Func {
+    /// An empty kernel with arguments of the given types.
+    pub fn new(name: impl Into<String>, arg_types: impl IntoIterator<Item = (Option<String>, Type)>) -> Func {
+        let mut f = Func {
+            name: name.into(),
+            body: RegionId(0),
+            values: Vec::new(),
+            ops: Vec::new(),
+            regions: vec![RegionData::default()],
+            attrs: Vec::new(),
+        };
+        for (name, ty) in arg_types {
+            f.add_region_arg(RegionId(0), ty, name);
+        }
+        f
+    }
+
+    pub fn args(&self) -> &[ValueId] {
+        &self.regions[self.body.index()].args
+    }
+
+    pub fn value(&self, v: ValueId) -> &ValueData {
+        &self.values[v.index()]
+    }
+
+    pub fn ty(&self, v: ValueId) -> &Type {
+        &self.values[v.index()].ty
+    }
+
+    pub fn op(&self, o: OpId) -> &OpData {
+        &self.ops[o.index()]
+    }
+
+    pub fn op_mut(&mut self, o: OpId) -> &mut OpData {
+        &mut self.ops[o.index()]
+    }
+
+    pub fn region(&self, r: RegionId) -> &RegionData {
+        &self.regions[r.index()]
+    }
+
+    pub fn region_mut(&mut self, r: RegionId) -> &mut RegionData {
+        &mut self.regions[r.index()]
+    }
+
+    pub fn new_region(&mut self) -> RegionId {
+        self.regions.push(RegionData::default());
+        RegionId(self.regions.len() as u32 - 1)
+    }
+
+    pub fn add_region_arg(&mut self, r: RegionId, ty: Type, name: Option<String>) -> ValueId {
+        let index = self.regions[r.index()].args.len() as u32;
+        let v = self.new_value(ty, ValueDef::Arg(r, index), name);
+        self.regions[r.index()].args.push(v);
+        v
+    }
+
+    fn new_value(&mut self, ty: Type, def: ValueDef, name: Option<String>) -> ValueId {
+        self.values.push(ValueData { ty, def, name });
+        ValueId(self.values.len() as u32 - 1)
+    }
+
+    /// Creates an op with results of `result_types` and appends it to region `r`.
+    pub fn append(
+        &mut self,
+        r: RegionId,
+        op: Op,
+        operands: &[ValueId],
+        result_types: Vec<Type>,
+        regions: &[RegionId],
+        loc: Option<Loc>,
+    ) -> OpId {
+        let id = OpId(self.ops.len() as u32);
+        let results = result_types
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| self.new_value(ty, ValueDef::Result(id, i as u32), None))
+            .collect();
+        self.ops.push(OpData {
+            op,
+            operands: SmallVec::from_slice(operands),
+            results,
+            regions: SmallVec::from_slice(regions),
+            parent: Some(r),
+            loc,
+        });
+        for &child in regions {
+            self.regions[child.index()].parent = Some(id);
+        }
+        self.regions[r.index()].ops.push(id);
+        id
+    }
+
+    /// The ops of region `r` and, recursively, of the regions nested in them, in program order.
+    pub fn walk(&self, r: RegionId, visit: &mut impl FnMut(OpId)) {
+        for &o in &self.regions[r.index()].ops {
+            visit(o);
+            for &child in &self.ops[o.index()].regions {
+                self.walk(child, visit);
+            }
+        }
+    }
+
+    /// Every op reachable from the body, in program order.
+    pub fn all_ops(&self) -> Vec<OpId> {
+        let mut out = Vec::new();
+        self.walk(self.body, &mut |o| out.push(o));
+        out
+    }
+
+    /// Replaces every use of `from` by `to` in the linked ops.
+    pub fn replace_all_uses(&mut self, from: ValueId, to: ValueId) {
+        for o in self.all_ops() {
+            for v in self.ops[o.index()].operands.iter_mut() {
+                if *v == from {
+                    *v = to;
+                }
+            }
+        }
+    }
+
+    /// Removes op `o` from its region (its results must be unused).
+    pub fn unlink(&mut self, o: OpId) {
+        if let Some(r) = self.ops[o.index()].parent.take() {
+            self.regions[r.index()].ops.retain(|&x| x != o);
+        }
+    }
+
+    /// How many times each value is used by linked ops.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.values.len()];
+        for o in self.all_ops() {
+            for v in &self.ops[o.index()].operands {
+                counts[v.index()] += 1;
+            }
+        }
+        counts
+    }
+
+    /// An attribute of the kernel.
+    pub fn attr(&self, key: &str) -> Option<&crate::ops::Attr> {
+        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// A compilation unit: the kernels elaborated from one source file for one specialization.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub funcs: Vec<Func>,
+}

@@ -1,0 +1,633 @@
+//! The operations of the tile IR and their attributes.
+//!
+//! Each op has a textual name and a list of attributes; [`Op::name`], [`Op::attrs`] and [`Op::from_parts`]
+//! convert between the typed form and the generic `name {key = value, ...}` form the printer and parser use,
+//! so the two cannot drift apart.
+
+use std::fmt;
+
+/// A compile-time attribute value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attr {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    /// A bare word: `cg`, `lt`, `ieee`.
+    Word(String),
+    Ints(Vec<i64>),
+}
+
+impl fmt::Display for Attr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Attr::Int(v) => write!(f, "{v}"),
+            Attr::Float(v) => write!(f, "{}", fmt_float(*v)),
+            Attr::Bool(v) => write!(f, "{v}"),
+            Attr::Str(s) => write!(f, "{s:?}"),
+            Attr::Word(w) => f.write_str(w),
+            Attr::Ints(v) => {
+                let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+                write!(f, "[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// Floats print so that they parse back to the same bits (`1.0`, `inf`, `nan`, `1e-30`).
+pub fn fmt_float(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else if v == v.trunc() && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:?}")
+    }
+}
+
+/// Elementwise binary arithmetic. Integer semantics follow the operand type: `div`/`rem` truncate toward zero
+/// for signed integers (C semantics, as Triton), `shr` is arithmetic for signed and logical for unsigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    /// `maximum`/`minimum`: for floats, NaN-propagating only when `propagate_nan` is set on the op.
+    Max,
+    Min,
+    /// High 32 (or 64) bits of the full product.
+    UMulHi,
+    /// Float division rounded to nearest (`div_rn`); plain `Div` on floats may be approximate.
+    DivRn,
+    Pow,
+}
+
+/// Elementwise unary math.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    Abs,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    SqrtRn,
+    Rsqrt,
+    Sin,
+    Cos,
+    Erf,
+    Floor,
+    Ceil,
+}
+
+/// Comparison predicates; signedness and ordering come from the operand type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+}
+
+/// How `dot` rounds its float32 inputs: `ieee` keeps them, `tf32` rounds to tf32 (Triton's default on
+/// CUDA), `tf32x3` splits each into a tf32 pair for near-fp32 accuracy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InputPrecision {
+    Ieee,
+    Tf32,
+    Tf32x3,
+}
+
+macro_rules! word_enum {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn word(self) -> &'static str {
+                match self { $($ty::$variant => $word),* }
+            }
+            pub fn from_word(w: &str) -> Option<$ty> {
+                match w { $($word => Some($ty::$variant),)* _ => None }
+            }
+            pub const WORDS: &'static [&'static str] = &[$($word),*];
+        }
+    };
+}
+
+word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
+    Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", DivRn => "div_rn",
+    Pow => "pow" });
+word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 => "exp2", Log => "log",
+    Log2 => "log2", Sqrt => "sqrt", SqrtRn => "sqrt_rn", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos",
+    Erf => "erf", Floor => "floor", Ceil => "ceil" });
+word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
+word_enum!(AtomicOp { Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
+    Xchg => "xchg" });
+word_enum!(InputPrecision { Ieee => "ieee", Tf32 => "tf32", Tf32x3 => "tf32x3" });
+
+/// Loop attributes recorded from `tl.range(...)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopAttrs {
+    pub num_stages: Option<u32>,
+    pub loop_unroll_factor: Option<u32>,
+    pub warp_specialize: bool,
+    pub flatten: bool,
+    pub disallow_acc_multi_buffer: bool,
+}
+
+/// A constant: one scalar value, splatted when the result is a tensor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    Int(i64),
+    Float(f64),
+}
+
+/// One operation. Operand and result counts are checked by the verifier.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// `constant`: () → scalar or splat tensor.
+    Constant(Const),
+    /// `program_id` / `num_programs` along `axis` (0..3): () → i32.
+    ProgramId(u32),
+    NumPrograms(u32),
+    /// `arange`: () → tensor<(end-start) x i32>.
+    Arange {
+        start: i32,
+        end: i32,
+    },
+    /// `a op b` → same type (comparison results are i1).
+    Binary {
+        op: BinOp,
+        propagate_nan: bool,
+    },
+    Unary(UnOp),
+    Cmp(CmpPred),
+    /// `select cond, a, b`.
+    Select,
+    /// `fma a, b, c` = a*b+c with one rounding.
+    Fma,
+    /// `clamp x, lo, hi`.
+    Clamp {
+        propagate_nan: bool,
+    },
+    /// Value conversion to the result's element type (`.to(dtype)`), rounding to nearest even.
+    Cast,
+    /// Reinterpretation of the bits (`.to(dtype, bitcast=True)`).
+    Bitcast,
+    /// `addptr p, offset`: pointer arithmetic in elements.
+    AddPtr,
+    /// Shape ops.
+    Splat,
+    Broadcast,
+    ExpandDims {
+        axis: u32,
+    },
+    Reshape {
+        can_reorder: bool,
+    },
+    Permute {
+        order: Vec<u32>,
+    },
+    Join,
+    Split,
+    Cat,
+    /// `load ptr [, mask [, other]]`.
+    Load {
+        cache: String,
+        evict: String,
+        volatile: bool,
+    },
+    /// `store ptr, value [, mask]`.
+    Store {
+        cache: String,
+        evict: String,
+    },
+    /// `atomic ptr, value [, mask]` → old value.
+    Atomic {
+        op: AtomicOp,
+        sem: String,
+        scope: String,
+    },
+    /// `atomic_cas ptr, cmp, value` → old value.
+    AtomicCas {
+        sem: String,
+        scope: String,
+    },
+    /// `dot a, b, acc` → acc type.
+    Dot {
+        precision: InputPrecision,
+        max_num_imprecise_acc: u32,
+    },
+    /// Reduction along `axis` with a combine region `(a..., b...) -> yield`; N operands, N results.
+    Reduce {
+        axis: u32,
+    },
+    /// Inclusive scan along `axis` with a combine region.
+    Scan {
+        axis: u32,
+        reverse: bool,
+    },
+    /// `for lb, ub, step, inits...` with region `(iv, iters...)`; results are the final iters.
+    For(LoopAttrs),
+    /// `if cond` with `then` and `else` regions yielding the results.
+    If,
+    /// `while inits...`: `before` region ends in `condition cond, args...`; `after` region yields new inits.
+    While,
+    /// Region terminators.
+    Yield,
+    Condition,
+    Return,
+    /// Hints.
+    Assume,
+    MultipleOf(Vec<i64>),
+    MaxContiguous(Vec<i64>),
+    MaxConstancy(Vec<i64>),
+    /// Debugging.
+    Print {
+        prefix: String,
+        hex: bool,
+    },
+    Assert {
+        message: String,
+    },
+    DebugBarrier,
+    /// `make_tensor_desc base, shape..., strides...` → tensordesc.
+    MakeTensorDesc {
+        rank: u32,
+        padding: String,
+    },
+    /// `desc_load desc, offsets...` / `desc_store desc, value, offsets...`.
+    DescLoad,
+    DescStore,
+    /// Layout level: the same values in another layout.
+    ConvertLayout,
+}
+
+type Attrs = Vec<(&'static str, Attr)>;
+
+fn word(s: &str) -> Attr {
+    Attr::Word(s.to_string())
+}
+
+impl Op {
+    /// The textual name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Constant(_) => "constant",
+            Op::ProgramId(_) => "program_id",
+            Op::NumPrograms(_) => "num_programs",
+            Op::Arange { .. } => "arange",
+            Op::Binary { op, .. } => op.word(),
+            Op::Unary(op) => op.word(),
+            Op::Cmp(_) => "cmp",
+            Op::Select => "select",
+            Op::Fma => "fma",
+            Op::Clamp { .. } => "clamp",
+            Op::Cast => "cast",
+            Op::Bitcast => "bitcast",
+            Op::AddPtr => "addptr",
+            Op::Splat => "splat",
+            Op::Broadcast => "broadcast",
+            Op::ExpandDims { .. } => "expand_dims",
+            Op::Reshape { .. } => "reshape",
+            Op::Permute { .. } => "permute",
+            Op::Join => "join",
+            Op::Split => "split",
+            Op::Cat => "cat",
+            Op::Load { .. } => "load",
+            Op::Store { .. } => "store",
+            Op::Atomic { .. } => "atomic",
+            Op::AtomicCas { .. } => "atomic_cas",
+            Op::Dot { .. } => "dot",
+            Op::Reduce { .. } => "reduce",
+            Op::Scan { .. } => "scan",
+            Op::For(_) => "for",
+            Op::If => "if",
+            Op::While => "while",
+            Op::Yield => "yield",
+            Op::Condition => "condition",
+            Op::Return => "return",
+            Op::Assume => "assume",
+            Op::MultipleOf(_) => "multiple_of",
+            Op::MaxContiguous(_) => "max_contiguous",
+            Op::MaxConstancy(_) => "max_constancy",
+            Op::Print { .. } => "print",
+            Op::Assert { .. } => "assert",
+            Op::DebugBarrier => "debug_barrier",
+            Op::MakeTensorDesc { .. } => "make_tensor_desc",
+            Op::DescLoad => "desc_load",
+            Op::DescStore => "desc_store",
+            Op::ConvertLayout => "convert_layout",
+        }
+    }
+
+    /// The attributes, in printing order; defaults are omitted.
+    pub fn attrs(&self) -> Attrs {
+        let mut a: Attrs = Vec::new();
+        let opt_str = |a: &mut Attrs, k: &'static str, v: &str| {
+            if !v.is_empty() {
+                a.push((k, word(v)));
+            }
+        };
+        match self {
+            Op::Constant(Const::Int(v)) => a.push(("value", Attr::Int(*v))),
+            Op::Constant(Const::Float(v)) => a.push(("value", Attr::Float(*v))),
+            Op::ProgramId(axis) | Op::NumPrograms(axis) => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Arange { start, end } => {
+                a.push(("start", Attr::Int(*start as i64)));
+                a.push(("end", Attr::Int(*end as i64)));
+            }
+            Op::Binary { propagate_nan: true, .. } | Op::Clamp { propagate_nan: true } => {
+                a.push(("propagate_nan", Attr::Bool(true)))
+            }
+            Op::Cmp(p) => a.push(("pred", word(p.word()))),
+            Op::ExpandDims { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Reshape { can_reorder: true } => a.push(("can_reorder", Attr::Bool(true))),
+            Op::Permute { order } => a.push(("order", Attr::Ints(order.iter().map(|&x| x as i64).collect()))),
+            Op::Load { cache, evict, volatile } => {
+                opt_str(&mut a, "cache", cache);
+                opt_str(&mut a, "evict", evict);
+                if *volatile {
+                    a.push(("volatile", Attr::Bool(true)));
+                }
+            }
+            Op::Store { cache, evict } => {
+                opt_str(&mut a, "cache", cache);
+                opt_str(&mut a, "evict", evict);
+            }
+            Op::Atomic { op, sem, scope } => {
+                a.push(("op", word(op.word())));
+                opt_str(&mut a, "sem", sem);
+                opt_str(&mut a, "scope", scope);
+            }
+            Op::AtomicCas { sem, scope } => {
+                opt_str(&mut a, "sem", sem);
+                opt_str(&mut a, "scope", scope);
+            }
+            Op::Dot { precision, max_num_imprecise_acc } => {
+                a.push(("precision", word(precision.word())));
+                if *max_num_imprecise_acc != 0 {
+                    a.push(("max_num_imprecise_acc", Attr::Int(*max_num_imprecise_acc as i64)));
+                }
+            }
+            Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Scan { axis, reverse } => {
+                a.push(("axis", Attr::Int(*axis as i64)));
+                if *reverse {
+                    a.push(("reverse", Attr::Bool(true)));
+                }
+            }
+            Op::For(l) => {
+                if let Some(n) = l.num_stages {
+                    a.push(("num_stages", Attr::Int(n as i64)));
+                }
+                if let Some(n) = l.loop_unroll_factor {
+                    a.push(("loop_unroll_factor", Attr::Int(n as i64)));
+                }
+                for (k, v) in [
+                    ("warp_specialize", l.warp_specialize),
+                    ("flatten", l.flatten),
+                    ("disallow_acc_multi_buffer", l.disallow_acc_multi_buffer),
+                ] {
+                    if v {
+                        a.push((k, Attr::Bool(true)));
+                    }
+                }
+            }
+            Op::MultipleOf(v) | Op::MaxContiguous(v) | Op::MaxConstancy(v) => a.push(("values", Attr::Ints(v.clone()))),
+            Op::Print { prefix, hex } => {
+                a.push(("prefix", Attr::Str(prefix.clone())));
+                if *hex {
+                    a.push(("hex", Attr::Bool(true)));
+                }
+            }
+            Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
+            Op::MakeTensorDesc { rank, padding } => {
+                a.push(("rank", Attr::Int(*rank as i64)));
+                opt_str(&mut a, "padding", padding);
+            }
+            _ => {}
+        }
+        a
+    }
+
+    /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
+    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, String> {
+        let mut bag = AttrBag { name, attrs, used: vec![false; attrs.len()] };
+        let op = match name {
+            "constant" => match bag.take("value")? {
+                Some(Attr::Int(v)) => Op::Constant(Const::Int(v)),
+                Some(Attr::Float(v)) => Op::Constant(Const::Float(v)),
+                Some(Attr::Bool(b)) => Op::Constant(Const::Int(b as i64)),
+                _ => return Err("`constant` needs `value = <number>`".into()),
+            },
+            "program_id" => Op::ProgramId(bag.int("axis")? as u32),
+            "num_programs" => Op::NumPrograms(bag.int("axis")? as u32),
+            "arange" => Op::Arange { start: bag.int("start")? as i32, end: bag.int("end")? as i32 },
+            "cmp" => {
+                let w = bag.word("pred")?;
+                Op::Cmp(CmpPred::from_word(&w).ok_or_else(|| unknown("predicate", &w, CmpPred::WORDS))?)
+            }
+            "select" => Op::Select,
+            "fma" => Op::Fma,
+            "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
+            "cast" => Op::Cast,
+            "bitcast" => Op::Bitcast,
+            "addptr" => Op::AddPtr,
+            "splat" => Op::Splat,
+            "broadcast" => Op::Broadcast,
+            "expand_dims" => Op::ExpandDims { axis: bag.int("axis")? as u32 },
+            "reshape" => Op::Reshape { can_reorder: bag.flag("can_reorder")? },
+            "permute" => Op::Permute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() },
+            "join" => Op::Join,
+            "split" => Op::Split,
+            "cat" => Op::Cat,
+            "load" => Op::Load {
+                cache: bag.opt_word("cache")?,
+                evict: bag.opt_word("evict")?,
+                volatile: bag.flag("volatile")?,
+            },
+            "store" => Op::Store { cache: bag.opt_word("cache")?, evict: bag.opt_word("evict")? },
+            "atomic" => {
+                let w = bag.word("op")?;
+                let op = AtomicOp::from_word(&w).ok_or_else(|| unknown("atomic op", &w, AtomicOp::WORDS))?;
+                Op::Atomic { op, sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? }
+            }
+            "atomic_cas" => Op::AtomicCas { sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? },
+            "dot" => {
+                let w = bag.word("precision")?;
+                let precision = InputPrecision::from_word(&w)
+                    .ok_or_else(|| unknown("input precision", &w, InputPrecision::WORDS))?;
+                let max = bag.opt_int("max_num_imprecise_acc")?.unwrap_or(0) as u32;
+                Op::Dot { precision, max_num_imprecise_acc: max }
+            }
+            "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
+            "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },
+            "for" => Op::For(LoopAttrs {
+                num_stages: bag.opt_int("num_stages")?.map(|v| v as u32),
+                loop_unroll_factor: bag.opt_int("loop_unroll_factor")?.map(|v| v as u32),
+                warp_specialize: bag.flag("warp_specialize")?,
+                flatten: bag.flag("flatten")?,
+                disallow_acc_multi_buffer: bag.flag("disallow_acc_multi_buffer")?,
+            }),
+            "if" => Op::If,
+            "while" => Op::While,
+            "yield" => Op::Yield,
+            "condition" => Op::Condition,
+            "return" => Op::Return,
+            "assume" => Op::Assume,
+            "multiple_of" => Op::MultipleOf(bag.ints("values")?),
+            "max_contiguous" => Op::MaxContiguous(bag.ints("values")?),
+            "max_constancy" => Op::MaxConstancy(bag.ints("values")?),
+            "print" => Op::Print { prefix: bag.string("prefix")?, hex: bag.flag("hex")? },
+            "assert" => Op::Assert { message: bag.string("message")? },
+            "debug_barrier" => Op::DebugBarrier,
+            "make_tensor_desc" => {
+                Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
+            }
+            "desc_load" => Op::DescLoad,
+            "desc_store" => Op::DescStore,
+            "convert_layout" => Op::ConvertLayout,
+            other => {
+                if let Some(op) = BinOp::from_word(other) {
+                    Op::Binary { op, propagate_nan: bag.flag("propagate_nan")? }
+                } else if let Some(op) = UnOp::from_word(other) {
+                    Op::Unary(op)
+                } else {
+                    return Err(format!("unknown op `{other}`"));
+                }
+            }
+        };
+        bag.finish()?;
+        Ok(op)
+    }
+
+    /// Ops that end a region.
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, Op::Yield | Op::Condition | Op::Return)
+    }
+
+    /// Ops whose only effect is their results: removable when unused, hoistable, CSE-able.
+    pub fn is_pure(&self) -> bool {
+        !matches!(
+            self,
+            Op::Load { .. }
+                | Op::Store { .. }
+                | Op::Atomic { .. }
+                | Op::AtomicCas { .. }
+                | Op::For(_)
+                | Op::If
+                | Op::While
+                | Op::Yield
+                | Op::Condition
+                | Op::Return
+                | Op::Assume
+                | Op::Print { .. }
+                | Op::Assert { .. }
+                | Op::DebugBarrier
+                | Op::DescLoad
+                | Op::DescStore
+        )
+    }
+}
+
+fn unknown(what: &str, got: &str, valid: &[&str]) -> String {
+    format!("unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+}
+
+/// Attribute lookup that reports missing, mistyped and unexpected attributes.
+struct AttrBag<'a> {
+    name: &'a str,
+    attrs: &'a [(String, Attr)],
+    used: Vec<bool>,
+}
+
+impl AttrBag<'_> {
+    fn take(&mut self, key: &str) -> Result<Option<Attr>, String> {
+        match self.attrs.iter().position(|(k, _)| k == key) {
+            Some(i) => {
+                self.used[i] = true;
+                Ok(Some(self.attrs[i].1.clone()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, String> {
+        match self.take(key)? {
+            None => Ok(None),
+            Some(Attr::Int(v)) => Ok(Some(v)),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be an integer, got `{other}`", self.name)),
+        }
+    }
+
+    fn int(&mut self, key: &str) -> Result<i64, String> {
+        self.opt_int(key)?.ok_or_else(|| format!("`{}` needs attribute `{key}`", self.name))
+    }
+
+    fn flag(&mut self, key: &str) -> Result<bool, String> {
+        match self.take(key)? {
+            None => Ok(false),
+            Some(Attr::Bool(b)) => Ok(b),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be true or false, got `{other}`", self.name)),
+        }
+    }
+
+    fn opt_word(&mut self, key: &str) -> Result<String, String> {
+        match self.take(key)? {
+            None => Ok(String::new()),
+            Some(Attr::Word(w)) | Some(Attr::Str(w)) => Ok(w),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a word, got `{other}`", self.name)),
+        }
+    }
+
+    fn word(&mut self, key: &str) -> Result<String, String> {
+        let w = self.opt_word(key)?;
+        if w.is_empty() { Err(format!("`{}` needs attribute `{key}`", self.name)) } else { Ok(w) }
+    }
+
+    fn string(&mut self, key: &str) -> Result<String, String> {
+        match self.take(key)? {
+            Some(Attr::Str(s)) => Ok(s),
+            None => Ok(String::new()),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a string, got `{other}`", self.name)),
+        }
+    }
+
+    fn ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+        match self.take(key)? {
+            Some(Attr::Ints(v)) => Ok(v),
+            None => Err(format!("`{}` needs attribute `{key}`", self.name)),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a list of integers, got `{other}`", self.name)),
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.attrs.iter().zip(&self.used).find(|(_, u)| !**u) {
+            Some(((k, _), _)) => Err(format!("`{}` has no attribute `{k}`", self.name)),
+            None => Ok(()),
+        }
+    }
+}

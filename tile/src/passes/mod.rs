@@ -1,0 +1,32 @@
+//! Generic passes over the tile IR. Each is a plain function `fn(&mut Func) -> bool` (did it change
+//! anything) with text-in/text-out tests; [`canonicalize`] runs them to a fixed point.
+
+mod cse;
+mod dce;
+mod fold;
+mod licm;
+
+pub use cse::cse;
+pub use dce::dce;
+pub use fold::fold;
+pub use licm::licm;
+
+use crate::ir::{Func, OpId, RegionId};
+
+/// Folding, CSE, loop-invariant code motion and dead-code elimination until nothing changes.
+pub fn canonicalize(f: &mut Func) {
+    for _ in 0..16 {
+        let changed = fold(f) | cse(f) | licm(f) | dce(f);
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Inserts the already-created op `o` into region `r` just before `before`.
+pub(crate) fn insert_before(f: &mut Func, r: RegionId, before: OpId, o: OpId) {
+    let ops = &mut f.region_mut(r).ops;
+    let at = ops.iter().position(|&x| x == before).expect("anchor op is in the region");
+    ops.insert(at, o);
+    f.op_mut(o).parent = Some(r);
+}

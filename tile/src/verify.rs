@@ -1,0 +1,514 @@
+//! The verifier: structural rules (dominance, terminators, region signatures) and each op's typing rules.
+//! Every pass's output is verified in tests; a failure names the op and, where known, its source location.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use crate::ir::{Func, Loc, OpId, RegionId, ValueId};
+use crate::ops::{BinOp, Op, UnOp};
+use crate::types::{Elem, ScalarType, Type};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyError {
+    pub op: Option<OpId>,
+    pub loc: Option<Loc>,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// Checks `f`; returns the first violation.
+pub fn verify(f: &Func) -> Result<(), VerifyError> {
+    let mut v = Verifier { f, visible: HashSet::new() };
+    v.visible.extend(f.args().iter().copied());
+    v.region(f.body, Terminator::Return)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Terminator {
+    Return,
+    Yield,
+    Condition,
+}
+
+struct Verifier<'a> {
+    f: &'a Func,
+    visible: HashSet<ValueId>,
+}
+
+impl Verifier<'_> {
+    fn region(&mut self, r: RegionId, term: Terminator) -> Result<(), VerifyError> {
+        let region = self.f.region(r);
+        let saved = self.visible.clone();
+        self.visible.extend(region.args.iter().copied());
+        let n = region.ops.len();
+        for (i, &o) in region.ops.iter().enumerate() {
+            let op = &self.f.op(o).op;
+            if op.is_terminator() && i + 1 != n {
+                return Err(self.err(o, format!("`{}` must be the last op of its region", op.name())));
+            }
+            self.op(o)?;
+        }
+        let last = region.ops.last().map(|&o| &self.f.op(o).op);
+        let ok = match term {
+            Terminator::Return => matches!(last, Some(Op::Return)),
+            Terminator::Yield => matches!(last, Some(Op::Yield)),
+            Terminator::Condition => matches!(last, Some(Op::Condition)),
+        };
+        if !ok {
+            let want = match term {
+                Terminator::Return => "return",
+                Terminator::Yield => "yield",
+                Terminator::Condition => "condition",
+            };
+            return Err(VerifyError { op: None, loc: None, message: format!("region must end with `{want}`") });
+        }
+        self.visible = saved;
+        Ok(())
+    }
+
+    fn err(&self, o: OpId, message: String) -> VerifyError {
+        let data = self.f.op(o);
+        VerifyError { op: Some(o), loc: data.loc, message: format!("`{}`: {message}", data.op.name()) }
+    }
+
+    fn op(&mut self, o: OpId) -> Result<(), VerifyError> {
+        let data = self.f.op(o);
+        for &v in &data.operands {
+            if !self.visible.contains(&v) {
+                return Err(self.err(o, format!("operand {v} is not defined before this use")));
+            }
+        }
+        self.types(o).map_err(|m| self.err(o, m))?;
+        let op = &data.op;
+        let regions: Vec<RegionId> = data.regions.to_vec();
+        match op {
+            Op::While => {
+                self.region(regions[0], Terminator::Condition)?;
+                self.region(regions[1], Terminator::Yield)?;
+            }
+            _ => {
+                for r in regions {
+                    self.region(r, Terminator::Yield)?;
+                }
+            }
+        }
+        self.visible.extend(self.f.op(o).results.iter().copied());
+        Ok(())
+    }
+
+    /// The typing rule of one op.
+    fn types(&self, o: OpId) -> Result<(), String> {
+        let f = self.f;
+        let data = f.op(o);
+        let ins: Vec<&Type> = data.operands.iter().map(|&v| f.ty(v)).collect();
+        let outs: Vec<&Type> = data.results.iter().map(|&v| f.ty(v)).collect();
+        let count = |n_in: std::ops::RangeInclusive<usize>, n_out: usize| -> Result<(), String> {
+            if !n_in.contains(&ins.len()) {
+                return Err(format!("expected {} operands, got {}", fmt_range(&n_in), ins.len()));
+            }
+            if outs.len() != n_out {
+                return Err(format!("expected {n_out} results, got {}", outs.len()));
+            }
+            Ok(())
+        };
+        let regions = data.regions.len();
+        let need_regions =
+            |n: usize| if regions == n { Ok(()) } else { Err(format!("expected {n} regions, got {regions}")) };
+        match &data.op {
+            Op::Constant(_) => {
+                count(0..=0, 1)?;
+                scalar_elem(outs[0]).map(|_| ())
+            }
+            Op::ProgramId(axis) | Op::NumPrograms(axis) => {
+                count(0..=0, 1)?;
+                if *axis > 2 {
+                    return Err(format!("axis must be 0, 1 or 2, got {axis}"));
+                }
+                same(outs[0], &Type::scalar(ScalarType::I32), "result")
+            }
+            Op::Arange { start, end } => {
+                count(0..=0, 1)?;
+                let n = end - start;
+                if n <= 0 || !(n as u32).is_power_of_two() {
+                    return Err(format!("end - start must be a positive power of two, got {n}"));
+                }
+                same(outs[0], &Type::tensor(&[n as u32], Elem::Scalar(ScalarType::I32)), "result")
+            }
+            Op::Binary { op, .. } => {
+                count(2..=2, 1)?;
+                same(ins[0], ins[1], "operands")?;
+                same(outs[0], ins[0], "result")?;
+                let s = scalar_elem(ins[0])?;
+                let int_only =
+                    matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi);
+                let float_only = matches!(op, BinOp::DivRn | BinOp::Pow);
+                if int_only && s.is_float() {
+                    return Err(format!("needs integer operands, got {s}"));
+                }
+                if float_only && s.is_int() {
+                    return Err(format!("needs float operands, got {s}"));
+                }
+                Ok(())
+            }
+            Op::Unary(op) => {
+                count(1..=1, 1)?;
+                same(outs[0], ins[0], "result")?;
+                let s = scalar_elem(ins[0])?;
+                match op {
+                    UnOp::Neg | UnOp::Abs => Ok(()),
+                    UnOp::Not if s.is_int() => Ok(()),
+                    UnOp::Not => Err(format!("needs integer operands, got {s}")),
+                    _ if s.is_float() => Ok(()),
+                    _ => Err(format!("needs float operands, got {s}")),
+                }
+            }
+            Op::Cmp(_) => {
+                count(2..=2, 1)?;
+                same(ins[0], ins[1], "operands")?;
+                same(outs[0], &ins[0].with_elem(Elem::Scalar(ScalarType::I1)), "result")
+            }
+            Op::Select => {
+                count(3..=3, 1)?;
+                same(ins[0], &ins[1].with_elem(Elem::Scalar(ScalarType::I1)), "condition")?;
+                same(ins[1], ins[2], "operands")?;
+                same(outs[0], ins[1], "result")
+            }
+            Op::Fma | Op::Clamp { .. } => {
+                count(3..=3, 1)?;
+                same(ins[0], ins[1], "operands")?;
+                same(ins[0], ins[2], "operands")?;
+                same(outs[0], ins[0], "result")
+            }
+            Op::Cast | Op::Bitcast | Op::ConvertLayout => {
+                count(1..=1, 1)?;
+                if ins[0].shape() != outs[0].shape() {
+                    return Err(format!("shape changes from {} to {}", ins[0], outs[0]));
+                }
+                if matches!(data.op, Op::Bitcast) && ins[0].elem().map(Elem::bits) != outs[0].elem().map(Elem::bits) {
+                    return Err(format!("bitcast between types of different widths: {} to {}", ins[0], outs[0]));
+                }
+                if matches!(data.op, Op::ConvertLayout) && ins[0].elem() != outs[0].elem() {
+                    return Err("convert_layout must keep the element type".into());
+                }
+                Ok(())
+            }
+            Op::AddPtr => {
+                count(2..=2, 1)?;
+                if !ins[0].elem().is_some_and(Elem::is_ptr) {
+                    return Err(format!("first operand must be a pointer, got {}", ins[0]));
+                }
+                let off = scalar_elem(ins[1])?;
+                if !off.is_int() || ins[0].shape() != ins[1].shape() {
+                    return Err(format!("offset must be an integer of the pointer's shape, got {}", ins[1]));
+                }
+                same(outs[0], ins[0], "result")
+            }
+            Op::Splat => {
+                count(1..=1, 1)?;
+                if ins[0].is_tensor() || !outs[0].is_tensor() || ins[0].elem() != outs[0].elem() {
+                    return Err(format!("splats a scalar to a tensor of its type, got {} to {}", ins[0], outs[0]));
+                }
+                Ok(())
+            }
+            Op::Broadcast => {
+                count(1..=1, 1)?;
+                let (a, b) = (ins[0].shape(), outs[0].shape());
+                if a.len() != b.len()
+                    || a.iter().zip(b).any(|(&x, &y)| x != y && x != 1)
+                    || ins[0].elem() != outs[0].elem()
+                {
+                    return Err(format!("cannot broadcast {} to {}", ins[0], outs[0]));
+                }
+                Ok(())
+            }
+            Op::ExpandDims { axis } => {
+                count(1..=1, 1)?;
+                let mut want = ins[0].shape().to_vec();
+                if *axis as usize > want.len() {
+                    return Err(format!("axis {axis} out of range for {}", ins[0]));
+                }
+                want.insert(*axis as usize, 1);
+                shape_is(outs[0], &want)
+            }
+            Op::Reshape { .. } => {
+                count(1..=1, 1)?;
+                if ins[0].numel() != outs[0].numel() || ins[0].elem() != outs[0].elem() {
+                    return Err(format!("cannot reshape {} to {}", ins[0], outs[0]));
+                }
+                Ok(())
+            }
+            Op::Permute { order } => {
+                count(1..=1, 1)?;
+                let shape = ins[0].shape();
+                let mut seen = order.clone();
+                seen.sort_unstable();
+                if seen != (0..shape.len() as u32).collect::<Vec<_>>() {
+                    return Err(format!("order {order:?} is not a permutation of the {} dims", shape.len()));
+                }
+                shape_is(outs[0], &order.iter().map(|&d| shape[d as usize]).collect::<Vec<_>>())
+            }
+            Op::Join => {
+                count(2..=2, 1)?;
+                same(ins[0], ins[1], "operands")?;
+                let mut want = ins[0].shape().to_vec();
+                want.push(2);
+                shape_is(outs[0], &want)
+            }
+            Op::Split => {
+                count(1..=1, 2)?;
+                let shape = ins[0].shape();
+                if shape.last() != Some(&2) {
+                    return Err(format!("the last dim must be 2, got {}", ins[0]));
+                }
+                same(outs[0], outs[1], "results")?;
+                shape_is(outs[0], &shape[..shape.len() - 1])
+            }
+            Op::Cat => {
+                count(2..=2, 1)?;
+                same(ins[0], ins[1], "operands")?;
+                let mut want = ins[0].shape().to_vec();
+                match want.first_mut() {
+                    Some(d) => *d *= 2,
+                    None => return Err("operands must be tensors".into()),
+                }
+                shape_is(outs[0], &want)
+            }
+            Op::Load { .. } => {
+                count(1..=3, 1)?;
+                let pointee = pointee(ins[0])?;
+                if ins.len() >= 2 {
+                    same(ins[1], &ins[0].with_elem(Elem::Scalar(ScalarType::I1)), "mask")?;
+                }
+                if ins.len() == 3 {
+                    same(ins[2], &ins[0].with_elem(Elem::Scalar(pointee)), "other")?;
+                }
+                same(outs[0], &ins[0].with_elem(Elem::Scalar(pointee)), "result")
+            }
+            Op::Store { .. } => {
+                count(2..=3, 0)?;
+                let pointee = pointee(ins[0])?;
+                same(ins[1], &ins[0].with_elem(Elem::Scalar(pointee)), "value")?;
+                if ins.len() == 3 {
+                    same(ins[2], &ins[0].with_elem(Elem::Scalar(ScalarType::I1)), "mask")?;
+                }
+                Ok(())
+            }
+            Op::Atomic { .. } => {
+                count(2..=3, 1)?;
+                let pointee = pointee(ins[0])?;
+                same(ins[1], &ins[0].with_elem(Elem::Scalar(pointee)), "value")?;
+                if ins.len() == 3 {
+                    same(ins[2], &ins[0].with_elem(Elem::Scalar(ScalarType::I1)), "mask")?;
+                }
+                same(outs[0], ins[1], "result")
+            }
+            Op::AtomicCas { .. } => {
+                count(3..=3, 1)?;
+                let pointee = pointee(ins[0])?;
+                same(ins[1], &ins[0].with_elem(Elem::Scalar(pointee)), "compare value")?;
+                same(ins[2], ins[1], "value")?;
+                same(outs[0], ins[1], "result")
+            }
+            Op::Dot { .. } => {
+                count(3..=3, 1)?;
+                let (a, b, c) = (ins[0].shape(), ins[1].shape(), ins[2].shape());
+                let r = a.len();
+                let ok = (r == 2 || r == 3)
+                    && b.len() == r
+                    && c.len() == r
+                    && a[r - 1] == b[r - 2]
+                    && c[r - 2] == a[r - 2]
+                    && c[r - 1] == b[r - 1]
+                    && (r == 2 || (a[0] == b[0] && a[0] == c[0]));
+                if !ok {
+                    return Err(format!("shapes do not form a matrix product: {} x {} -> {}", ins[0], ins[1], ins[2]));
+                }
+                if ins[0].elem() != ins[1].elem() {
+                    return Err(format!("operands must have one element type, got {} and {}", ins[0], ins[1]));
+                }
+                same(outs[0], ins[2], "result")
+            }
+            Op::Reduce { axis } | Op::Scan { axis, .. } => {
+                need_regions(1)?;
+                if ins.is_empty() || outs.len() != ins.len() {
+                    return Err("needs N > 0 operands and N results".into());
+                }
+                let shape = ins[0].shape();
+                if *axis as usize >= shape.len() {
+                    return Err(format!("axis {axis} out of range for {}", ins[0]));
+                }
+                let reduced: Vec<u32> =
+                    shape.iter().enumerate().filter(|&(i, _)| i != *axis as usize).map(|(_, &d)| d).collect();
+                for (i, (a, r)) in ins.iter().zip(&outs).enumerate() {
+                    if a.shape() != shape {
+                        return Err(format!("operand {i} has shape {a}; all operands need one shape"));
+                    }
+                    if matches!(data.op, Op::Scan { .. }) {
+                        same(r, a, "result")?;
+                    } else if reduced.is_empty() {
+                        same(r, &Type::Scalar(a.elem().unwrap()), "result")?;
+                    } else {
+                        same(r, &Type::tensor(&reduced, a.elem().unwrap()), "result")?;
+                    }
+                }
+                let args: Vec<Type> = ins.iter().chain(&ins).map(|t| Type::Scalar(t.elem().unwrap())).collect();
+                self.region_sig(data.regions[0], &args, &args[..ins.len()])
+            }
+            Op::For(_) => {
+                need_regions(1)?;
+                if ins.len() < 3 {
+                    return Err("needs lower bound, upper bound and step".into());
+                }
+                let iv = ins[0];
+                if !matches!(iv, Type::Scalar(Elem::Scalar(s)) if s.is_int()) || ins[1] != iv || ins[2] != iv {
+                    return Err(format!(
+                        "bounds and step must be integer scalars of one type, got {}, {}, {}",
+                        ins[0], ins[1], ins[2]
+                    ));
+                }
+                let iters: Vec<Type> = ins[3..].iter().map(|t| (*t).clone()).collect();
+                if outs.len() != iters.len() || outs.iter().zip(&iters).any(|(a, b)| *a != b) {
+                    return Err("results must have the types of the loop-carried values".into());
+                }
+                let args: Vec<Type> = std::iter::once(iv.clone()).chain(iters.iter().cloned()).collect();
+                self.region_sig(data.regions[0], &args, &iters)
+            }
+            Op::If => {
+                need_regions(2)?;
+                count(1..=1, outs.len())?;
+                same(ins[0], &Type::scalar(ScalarType::I1), "condition")?;
+                let results: Vec<Type> = outs.iter().map(|t| (*t).clone()).collect();
+                self.region_sig(data.regions[0], &[], &results)?;
+                self.region_sig(data.regions[1], &[], &results)
+            }
+            Op::While => {
+                need_regions(2)?;
+                let inits: Vec<Type> = ins.iter().map(|t| (*t).clone()).collect();
+                let results: Vec<Type> = outs.iter().map(|t| (*t).clone()).collect();
+                let before = f.region(data.regions[0]);
+                if before.args.iter().map(|&a| f.ty(a)).ne(inits.iter()) {
+                    return Err("the `before` region's arguments must have the types of the initial values".into());
+                }
+                if let Some(&last) = before.ops.last() {
+                    let cond = &f.op(last).operands;
+                    if cond.is_empty() || *f.ty(cond[0]) != Type::scalar(ScalarType::I1) {
+                        return Err("`condition` needs an i1 scalar first".into());
+                    }
+                    if cond[1..].iter().map(|&v| f.ty(v)).ne(results.iter()) {
+                        return Err("`condition` must forward values of the result types".into());
+                    }
+                }
+                self.region_sig(data.regions[1], &results, &inits)
+            }
+            Op::Yield | Op::Condition => Ok(()),
+            Op::Return => count(0..=0, 0),
+            Op::Assume => {
+                count(1..=1, 0)?;
+                same(ins[0], &Type::scalar(ScalarType::I1), "operand")
+            }
+            Op::MultipleOf(v) | Op::MaxContiguous(v) | Op::MaxConstancy(v) => {
+                count(1..=1, 1)?;
+                same(outs[0], ins[0], "result")?;
+                let rank = ins[0].shape().len().max(1);
+                if v.len() != rank {
+                    return Err(format!("needs {rank} values (one per dim), got {}", v.len()));
+                }
+                Ok(())
+            }
+            Op::Print { .. } => count(0..=usize::MAX, 0),
+            Op::Assert { .. } => {
+                count(1..=1, 0)?;
+                match scalar_elem(ins[0])? {
+                    ScalarType::I1 => Ok(()),
+                    s => Err(format!("condition must be i1, got {s}")),
+                }
+            }
+            Op::DebugBarrier => count(0..=0, 0),
+            Op::MakeTensorDesc { rank, .. } => {
+                let r = *rank as usize;
+                count(1 + 2 * r..=1 + 2 * r, 1)?;
+                let pointee = pointee(ins[0])?;
+                match outs[0] {
+                    Type::TensorDesc { elem, block_shape } if *elem == pointee && block_shape.len() == r => Ok(()),
+                    other => Err(format!("result must be a rank-{r} tensordesc of {pointee}, got {other}")),
+                }
+            }
+            Op::DescLoad | Op::DescStore => {
+                let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
+                    return Err("first operand must be a tensordesc".into());
+                };
+                let value = Type::tensor(block_shape, Elem::Scalar(*elem));
+                let r = block_shape.len();
+                if matches!(data.op, Op::DescLoad) {
+                    count(1 + r..=1 + r, 1)?;
+                    same(outs[0], &value, "result")
+                } else {
+                    count(2 + r..=2 + r, 0)?;
+                    same(ins[1], &value, "value")
+                }
+            }
+        }
+    }
+
+    /// Checks a region's argument types and the types its terminator yields.
+    fn region_sig(&self, r: RegionId, args: &[Type], yields: &[Type]) -> Result<(), String> {
+        let f = self.f;
+        let region = f.region(r);
+        if region.args.len() != args.len() || region.args.iter().zip(args).any(|(&a, t)| f.ty(a) != t) {
+            let got: Vec<String> = region.args.iter().map(|&a| f.ty(a).to_string()).collect();
+            let want: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+            return Err(format!("region arguments must be ({}), got ({})", want.join(", "), got.join(", ")));
+        }
+        if let Some(&last) = region.ops.last()
+            && matches!(f.op(last).op, Op::Yield)
+        {
+            let got: Vec<&Type> = f.op(last).operands.iter().map(|&v| f.ty(v)).collect();
+            if got.len() != yields.len() || got.iter().zip(yields).any(|(a, b)| *a != b) {
+                let got: Vec<String> = got.iter().map(|t| t.to_string()).collect();
+                let want: Vec<String> = yields.iter().map(|t| t.to_string()).collect();
+                return Err(format!("region must yield ({}), yields ({})", want.join(", "), got.join(", ")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn fmt_range(r: &std::ops::RangeInclusive<usize>) -> String {
+    if r.start() == r.end() {
+        r.start().to_string()
+    } else if *r.end() == usize::MAX {
+        format!("at least {}", r.start())
+    } else {
+        format!("{} to {}", r.start(), r.end())
+    }
+}
+
+fn same(a: &Type, b: &Type, what: &str) -> Result<(), String> {
+    match (a == b, what) {
+        (true, _) => Ok(()),
+        (false, "operands" | "results") => Err(format!("{what} must have one type, got {a} and {b}")),
+        (false, _) => Err(format!("{what}: expected {b}, got {a}")),
+    }
+}
+
+fn shape_is(t: &Type, shape: &[u32]) -> Result<(), String> {
+    if t.shape() == shape { Ok(()) } else { Err(format!("result shape must be {shape:?}, got {t}")) }
+}
+
+fn scalar_elem(t: &Type) -> Result<ScalarType, String> {
+    t.elem().and_then(Elem::scalar).ok_or_else(|| format!("expected numbers, got {t}"))
+}
+
+fn pointee(t: &Type) -> Result<ScalarType, String> {
+    match t.elem() {
+        Some(Elem::Ptr(s, _)) => Ok(s),
+        _ => Err(format!("expected pointers, got {t}")),
+    }
+}

@@ -1,0 +1,83 @@
+//! The interpreter runs whole kernels written as textual IR and matches direct Rust computations.
+
+use tessel_tile::interp::memory::Memory;
+use tessel_tile::interp::{Arg, run};
+use tessel_tile::parse::parse_func;
+use tessel_tile::types::ScalarType;
+use tessel_tile::verify::verify;
+
+/// Deterministic pseudo-random numbers in [-1, 1) (xorshift), so tests need no extra crates.
+fn randoms(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+#[test]
+fn vector_add_with_a_ragged_tail() {
+    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    verify(&f).unwrap();
+    let n = 3000;
+    let (x, y) = (randoms(1, n), randoms(2, n));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", ScalarType::F32, &x);
+    let by = mem.alloc_from("y", ScalarType::F32, &y);
+    // One element past `n` is poisoned and must stay untouched: the mask must hold it back.
+    let bo = mem.alloc_from("out", ScalarType::F32, &vec![f64::NAN; n + 1]);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(by), Arg::Buffer(bo), Arg::Int(n as i64)], [3, 1, 1], &mut mem).unwrap();
+    let out = mem.read_f64(bo);
+    for i in 0..n {
+        let want = (x[i] as f32 + y[i] as f32) as f64;
+        assert_eq!(out[i], want, "element {i}");
+    }
+    assert!(out[n].is_nan(), "the masked-off element was written");
+}
+
+#[test]
+fn out_of_bounds_accesses_are_reported() {
+    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    let mut mem = Memory::new();
+    let b = mem.alloc("x", ScalarType::F32, 100);
+    // n larger than the buffers: the mask lets element 100 through.
+    let e = run(&f, &[Arg::Buffer(b), Arg::Buffer(b), Arg::Buffer(b), Arg::Int(200)], [1, 1, 1], &mut mem).unwrap_err();
+    assert!(e.message.contains("out-of-bounds access: element 100 of buffer `x`, which has 100 elements"), "{e}");
+}
+
+#[test]
+fn loops_reductions_branches_and_prints() {
+    let f = parse_func(include_str!("ir/row_max_loop.tir")).unwrap();
+    verify(&f).unwrap();
+    let (rows, stride) = (5usize, 300usize);
+    let data = randoms(3, rows * stride);
+    let mut mem = Memory::new();
+    let bin = mem.alloc_from("in", ScalarType::F16, &data);
+    let bout = mem.alloc_from("out", ScalarType::F32, &[f64::NAN; 2]);
+    let log = run(
+        &f,
+        &[Arg::Buffer(bin), Arg::Buffer(bout), Arg::Int(rows as i64), Arg::Int(stride as i64)],
+        [2, 1, 1],
+        &mut mem,
+    )
+    .unwrap();
+    let out = mem.read_f64(bout);
+    let halves: Vec<f64> = data.iter().map(|&v| half::f16::from_f64(v).to_f64()).collect();
+    for (pid, got) in out.iter().enumerate() {
+        // Program `pid` visits rows pid, pid + 2, ... and keeps the largest of the first 256 columns.
+        let want = (pid..rows)
+            .step_by(2)
+            .flat_map(|r| halves[r * stride..r * stride + 256].to_vec())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(*got, want, "program {pid}");
+    }
+    assert_eq!(log.len(), 4, "{log:?}");
+    // Two operands per program: the f32 maximum (as hex bits) and the while loop's count, 8.
+    assert_eq!(log[1], "pid (0, 0, 0) idx () best \"row\":\n0x8");
+    let bits = u32::from_str_radix(log[0].rsplit("0x").next().unwrap(), 16).unwrap();
+    assert_eq!(f32::from_bits(bits) as f64, out[0]);
+}
