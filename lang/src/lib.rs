@@ -1,3 +1,58 @@
 //! tessel-lang owns the kernel language: the lexer (with INDENT/DEDENT), the chumsky parser for whole Python
 //! modules, the AST, ariadne diagnostics, and the elaborator — a partial evaluator that turns one
-//! specialization of a `@triton.jit` / `@gluon.jit` kernel into tile IR. Nothing is implemented here yet.
+//! specialization of a `@triton.jit` / `@gluon.jit` kernel into tile IR.
+//!
+//! The front end reads whole files. A kernel file is a Python module: imports, host code (torch calls, pytest
+//! decorators, f-strings, comprehensions, classes) and decorated kernels, so the parser accepts all of Python 3.12
+//! except the forms a kernel compiler has no use for (`async`/`await`, `yield`, `match`), which are reported as
+//! unsupported where they appear.
+//!
+//! - [`lex`] splits a source into [`Token`]s with byte spans ([`lexer`]);
+//! - [`parse_module`] parses a source into an [`ast::Module`] (the private `parser` module: chumsky over the tokens);
+//! - every error is one [`Diagnostic`], rendered with ariadne by [`Diagnostic::render`];
+//! - [`ast::dump`] prints the tree (`--emit ast`) and `Display` on AST nodes prints Python source back;
+//! - [`elab::elaborate`] runs a kernel's specialization at compile time and emits verified tile IR.
+
+// Errors are `Diagnostic`s (message, labels, hint, notes), built once per failed compile on the cold path; boxing
+// them to shrink `Result` would buy nothing and cost an indirection at every use.
+#![allow(clippy::result_large_err)]
+
+pub mod ast;
+pub mod diag;
+pub mod elab;
+pub mod lexer;
+mod parser;
+pub mod span;
+pub mod token;
+
+pub use diag::Diagnostic;
+pub use span::Span;
+pub use token::{Token, TokenKind};
+
+/// Splits `source` into tokens. Unlike [`parse_module`], a bracket left open at the end is an error here.
+pub fn lex(source: &str) -> Result<Vec<Token>, Diagnostic> {
+    let lexed = lexer::tokenize(source)?;
+    if let Some(&(ch, span)) = lexed.unclosed.last() {
+        return Err(Diagnostic::error(format!("`{ch}` was never closed"), span).with_label("opened here"));
+    }
+    Ok(lexed.tokens)
+}
+
+/// Parses a whole module. The error is the first problem in the file.
+pub fn parse_module(source: &str) -> Result<ast::Module, Diagnostic> {
+    let lexed = lexer::tokenize(source)?;
+    parser::parse_tokens(&lexed, source)
+}
+
+/// Parses a single expression (as in `eval` mode), for tools and tests.
+pub fn parse_expr(source: &str) -> Result<ast::Expr, Diagnostic> {
+    let module = parse_module(source)?;
+    match <[ast::Stmt; 1]>::try_from(module.body) {
+        Ok([ast::Stmt { kind: ast::StmtKind::Expr(expr), .. }]) => Ok(expr),
+        Ok([stmt]) => Err(Diagnostic::error("expected an expression, found a statement", stmt.span)),
+        Err(body) => Err(Diagnostic::error(
+            "expected a single expression",
+            body.get(1).map_or(Span::point(source.len()), |s| s.span),
+        )),
+    }
+}

@@ -1,0 +1,492 @@
+//! `tl` builtins that create tensors or rearrange them: `program_id`, `arange`, `full`, `zeros`, broadcasting,
+//! `expand_dims`, `reshape`, `permute`/`trans`, `join`/`split`, `cat`, `where`, casts, loop ranges and hints.
+
+use std::rc::Rc;
+
+use tessel_tile::ops::{LoopAttrs, Op};
+use tessel_tile::{Elem, ScalarType, Type};
+
+use crate::elab::builtins::{Arg, Bound, CallArgs};
+use crate::elab::value::{Dtype, RangeVal, Tv, Value};
+use crate::elab::{Elab, R};
+
+impl<'a> Elab<'a> {
+    pub fn call_core(&mut self, name: &'static str, fname: &str, args: CallArgs<'a>) -> R<Value<'a>> {
+        let span = args.span;
+        match name {
+            "program_id" | "num_programs" => {
+                let b = self.bind(fname, "axis?", args)?;
+                let axis = match b.opt("axis") {
+                    Some(a) => self.const_int(a, fname, "axis")?,
+                    None => 0,
+                };
+                if !(0..3).contains(&axis) {
+                    return Err(
+                        self.err(b.opt("axis").unwrap().span, format!("`{fname}` axis must be 0, 1 or 2, got {axis}"))
+                    );
+                }
+                let op = if name == "program_id" { Op::ProgramId(axis as u32) } else { Op::NumPrograms(axis as u32) };
+                Ok(Value::Tensor(self.emit1(op, &[], Type::scalar(ScalarType::I32), span)?))
+            }
+            "arange" => {
+                let b = self.bind(fname, "start, end, layout?", args)?;
+                let start = self.const_int(b.req("start"), fname, "start")?;
+                let end = self.const_int(b.req("end"), fname, "end")?;
+                let bound = (i32::MIN as i128)..=(i32::MAX as i128);
+                if !bound.contains(&start) || !bound.contains(&end) {
+                    return Err(self.err(span, format!("`{fname}` bounds must fit in int32, got {start} and {end}")));
+                }
+                if end <= start {
+                    return Err(self.err(span, format!("`{fname}` needs end > start, got start={start}, end={end}")));
+                }
+                let n = end - start;
+                let end_arg = b.req("end");
+                let label = match end_arg.expr {
+                    Some(e) if start == 0 && e.as_name().is_some() => e.to_string(),
+                    _ if start == 0 => "the arange size".to_string(),
+                    _ => "the arange range (end - start)".to_string(),
+                };
+                let label_span = if start == 0 { end_arg.span } else { span };
+                self.check_pow2(n, &label, label_span)?;
+                let layout = self.layout_kwarg(&b, &[n as u32])?;
+                let ty =
+                    Type::Tensor { shape: [n as u32].as_slice().into(), elem: Elem::Scalar(ScalarType::I32), layout };
+                Ok(Value::Tensor(self.emit1(Op::Arange { start: start as i32, end: end as i32 }, &[], ty, span)?))
+            }
+            "full" | "zeros" => {
+                let sig = if name == "full" { "shape, value, dtype?, layout?" } else { "shape, dtype?, layout?" };
+                let b = self.bind(fname, sig, args)?;
+                let shape = self.shape_arg(b.req("shape"), fname)?;
+                let value = if name == "full" { b.req("value").value.clone() } else { Value::Int(0) };
+                let dtype = match b.opt("dtype") {
+                    Some(d) => Some(self.dtype_arg(d, fname, "dtype")?),
+                    None => None,
+                };
+                let layout = self.layout_kwarg(&b, &shape)?;
+                self.full(&shape, &value, dtype, layout, span).map(Value::Tensor)
+            }
+            "zeros_like" | "full_like" => {
+                let sig = if name == "full_like" { "input, value, dtype?, layout?" } else { "input, dtype?, layout?" };
+                let b = self.bind(fname, sig, args)?;
+                let input = self.tensor_arg(b.req("input"), fname, "input")?;
+                let dtype = match b.opt("dtype") {
+                    Some(d) => self.dtype_arg(d, fname, "dtype")?,
+                    None => input.dtype().expect("tensor"),
+                };
+                let value = if name == "full_like" { b.req("value").value.clone() } else { Value::Int(0) };
+                let layout = match b.opt("layout") {
+                    Some(_) => self.layout_kwarg(&b, input.shape())?,
+                    None => input.ty.layout().map(|l| std::sync::Arc::new(l.clone())),
+                };
+                let shape = input.shape().to_vec();
+                self.full(&shape, &value, Some(dtype), layout, span).map(Value::Tensor)
+            }
+            "broadcast" => {
+                let b = self.bind(fname, "input, other", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let y = self.tensor_arg(b.req("other"), fname, "other")?;
+                let (x, y) = self.broadcast_pair(x, y, span)?;
+                Ok(Value::tuple(vec![Value::Tensor(x), Value::Tensor(y)]))
+            }
+            "splat" => {
+                let b = self.bind(fname, "input, *shape", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                if x.is_block() {
+                    return Err(self.err(b.req("input").span, format!("`{fname}` needs a scalar, got {}", x.ty)));
+                }
+                let shape = self.varargs_shape(&b, fname, true)?;
+                Ok(Value::Tensor(self.broadcast_to(x, &shape, span)?))
+            }
+            "broadcast_to" => {
+                let b = self.bind(fname, "input, *shape", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let shape = self.varargs_shape(&b, fname, true)?;
+                Ok(Value::Tensor(self.broadcast_to(x, &shape, span)?))
+            }
+            "expand_dims" => {
+                let b = self.bind(fname, "input, axis", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let axes = self.int_list(b.req("axis"), fname, "axis")?;
+                let new_rank = (x.shape().len() + axes.len()) as i128;
+                let mut norm = Vec::new();
+                for a in axes {
+                    let n = if a < 0 { a + new_rank } else { a };
+                    if !(0..new_rank).contains(&n) {
+                        return Err(self.err(
+                            b.req("axis").span,
+                            format!("axis {a} is out of range for a result of rank {new_rank}"),
+                        ));
+                    }
+                    if norm.contains(&n) {
+                        return Err(self.err(b.req("axis").span, format!("axis {a} given twice")));
+                    }
+                    norm.push(n);
+                }
+                norm.sort_unstable();
+                let mut t = x;
+                for a in norm {
+                    t = self.expand_dims(t, a as usize, span)?;
+                }
+                Ok(Value::Tensor(t))
+            }
+            "reshape" | "view" => {
+                let b = self.bind(fname, "input, *shape, can_reorder?", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let shape = self.varargs_shape(&b, fname, true)?;
+                let can_reorder = match b.opt("can_reorder") {
+                    Some(a) => self.const_bool(a, fname, "can_reorder")?,
+                    None => name == "view",
+                };
+                self.reshape(x, &shape, can_reorder, span).map(Value::Tensor)
+            }
+            "permute" | "trans" => {
+                let b = self.bind(fname, "input, *dims", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let mut dims = self.varargs_ints(&b, fname, "dims")?;
+                if dims.is_empty() && name == "trans" {
+                    dims = vec![1, 0];
+                }
+                self.permute(x, &dims, span).map(Value::Tensor)
+            }
+            "join" => {
+                let b = self.bind(fname, "a, b", args)?;
+                let x = self.tensor_arg(b.req("a"), fname, "a")?;
+                let y = self.tensor_arg(b.req("b"), fname, "b")?;
+                let (x, y) = self.broadcast_pair(x, y, span)?;
+                if x.ty != y.ty {
+                    return Err(
+                        self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty))
+                    );
+                }
+                if !x.is_block() {
+                    return Err(self.err(span, format!("`{fname}` needs tensors, got scalars of type {}", x.ty)));
+                }
+                let mut shape = x.shape().to_vec();
+                shape.push(2);
+                let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+                Ok(Value::Tensor(self.emit1(Op::Join, &[x, y], ty, span)?))
+            }
+            "split" => {
+                let b = self.bind(fname, "a", args)?;
+                let x = self.tensor_arg(b.req("a"), fname, "a")?;
+                if x.shape().last() != Some(&2) {
+                    return Err(self.err(span, format!("`{fname}` needs a tensor whose last dim is 2, got {}", x.ty)));
+                }
+                let shape = &x.shape()[..x.shape().len() - 1];
+                let ty = self.block_ty(shape, x.elem().unwrap(), None, span)?;
+                let out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
+                Ok(Value::tuple(out.into_iter().map(Value::Tensor).collect()))
+            }
+            "cat" => {
+                let b = self.bind(fname, "input, other, can_reorder?", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let y = self.tensor_arg(b.req("other"), fname, "other")?;
+                let can_reorder = match b.opt("can_reorder") {
+                    Some(a) => self.const_bool(a, fname, "can_reorder")?,
+                    None => false,
+                };
+                if !can_reorder {
+                    return Err(self.err_hint(
+                        span,
+                        format!("`{fname}` may reorder elements; pass `can_reorder=True`"),
+                        "Triton's cat only guarantees the set of elements; tessel concatenates along dim 0",
+                    ));
+                }
+                if x.ty != y.ty || !x.is_block() {
+                    return Err(
+                        self.err(span, format!("`{fname}` needs two tensors of one type, got {} and {}", x.ty, y.ty))
+                    );
+                }
+                let mut shape = x.shape().to_vec();
+                shape[0] *= 2;
+                let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+                Ok(Value::Tensor(self.emit1(Op::Cat, &[x, y], ty, span)?))
+            }
+            "where" => {
+                let b = self.bind(fname, "condition, x, y", args)?;
+                let (c, x, y) = (&b.req("condition").value, &b.req("x").value, &b.req("y").value);
+                Ok(Value::Tensor(self.where_(c, x, y, span)?))
+            }
+            "cast" | "to" => {
+                let b = self.bind(fname, "input, dtype, fp_downcast_rounding?, bitcast?", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let d = self.dtype_arg(b.req("dtype"), fname, "dtype")?;
+                let bitcast = match b.opt("bitcast") {
+                    Some(a) => self.const_bool(a, fname, "bitcast")?,
+                    None => false,
+                };
+                if let Some(r) = b.opt("fp_downcast_rounding") {
+                    let mode = self.const_str(r, fname, "fp_downcast_rounding")?;
+                    if mode != "rtne" {
+                        return Err(
+                            self.err(r.span, format!("fp_downcast_rounding `{mode}` is not supported (only `rtne`)"))
+                        );
+                    }
+                }
+                let t = if bitcast { self.bitcast(x, d, span)? } else { self.cast(x, d, span)? };
+                Ok(Value::Tensor(t))
+            }
+            "to_tensor" => {
+                let b = self.bind(fname, "x", args)?;
+                Ok(Value::Tensor(self.tensor_arg(b.req("x"), fname, "x")?))
+            }
+            "multiple_of" | "max_contiguous" | "max_constancy" => {
+                let b = self.bind(fname, "input, values", args)?;
+                let x = self.tensor_arg(b.req("input"), fname, "input")?;
+                let values: Vec<i64> =
+                    self.int_list(b.req("values"), fname, "values")?.into_iter().map(|v| v as i64).collect();
+                let rank = x.shape().len().max(1);
+                if values.len() != rank {
+                    return Err(self.err(
+                        span,
+                        format!("`{fname}` needs {rank} values (one per dim of {}), got {}", x.ty, values.len()),
+                    ));
+                }
+                let op = match name {
+                    "multiple_of" => Op::MultipleOf(values),
+                    "max_contiguous" => Op::MaxContiguous(values),
+                    _ => Op::MaxConstancy(values),
+                };
+                let ty = x.ty.clone();
+                Ok(Value::Tensor(self.emit1(op, &[x], ty, span)?))
+            }
+            "assume" => {
+                let b = self.bind(fname, "cond", args)?;
+                let c = b.req("cond");
+                match c.value.truth() {
+                    Some(true) => Ok(Value::None),
+                    Some(false) => Err(self.err(c.span, "`assume` of a condition that is false at compile time")),
+                    None => {
+                        let t = self.tensor_arg(c, fname, "cond")?;
+                        if t.is_block() {
+                            return Err(self.err(c.span, format!("`{fname}` needs a scalar condition, got {}", t.ty)));
+                        }
+                        let t = self.cast(t, Dtype::Scalar(ScalarType::I1), span)?;
+                        self.emit(Op::Assume, &[t], vec![], span)?;
+                        Ok(Value::None)
+                    }
+                }
+            }
+            "debug_barrier" | "barrier" => {
+                self.bind(fname, "", args)?;
+                self.emit(Op::DebugBarrier, &[], vec![], span)?;
+                Ok(Value::None)
+            }
+            "range" | "static_range" => self.range_value(name == "static_range", false, fname, args).map(Value::Range),
+            "constexpr" => {
+                let b = self.bind(fname, "value", args)?;
+                let v = b.req("value");
+                if v.value.has_runtime() {
+                    return Err(self.not_constexpr(v, fname, "value", &v.value.type_name()));
+                }
+                Ok(v.value.clone())
+            }
+            "pointer_type" => {
+                let b = self.bind(fname, "element_ty, address_space?, const?", args)?;
+                match self.dtype_arg(b.req("element_ty"), fname, "element_ty")? {
+                    Dtype::Scalar(s) => Ok(Value::Dtype(Dtype::Ptr(s))),
+                    other => Err(self.err(span, format!("pointers to {other} are not supported"))),
+                }
+            }
+            "tuple" => {
+                let b = self.bind(fname, "args?", args)?;
+                match b.opt("args") {
+                    None => Ok(Value::tuple(vec![])),
+                    Some(a) => {
+                        let items = self.iterate(&a.value.clone(), a.span)?;
+                        Ok(Value::tuple(items))
+                    }
+                }
+            }
+            "tensor" | "tensor_descriptor" | "dtype" | "PropagateNan" => {
+                Err(self.err(span, format!("`{fname}` is a type; it cannot be called")))
+            }
+            "constexpr_function" | "aggregate" | "_aggregate" | "jit" => {
+                Err(self.err(span, format!("`{fname}` is a decorator; write it as `@{fname}` above a definition")))
+            }
+            _ => Err(self.err(span, format!("`{fname}` is not supported by tessel yet"))),
+        }
+    }
+
+    /// `tl.full`: a constant tile, or a runtime scalar splatted (converted to `dtype` first).
+    pub fn full(
+        &mut self,
+        shape: &[u32],
+        value: &Value<'a>,
+        dtype: Option<Dtype>,
+        layout: Option<std::sync::Arc<tessel_tile::Layout>>,
+        span: crate::span::Span,
+    ) -> R<Tv> {
+        match value {
+            Value::Tensor(t) => {
+                if t.is_block() && t.ty.numel() != 1 {
+                    return Err(self.err(span, format!("`full` needs a scalar value, got {}", t.ty)));
+                }
+                let t = match dtype {
+                    Some(d) => self.cast(t.clone(), d, span)?,
+                    None => t.clone(),
+                };
+                if shape.is_empty() {
+                    return Ok(t);
+                }
+                let t = if t.is_block() { self.reshape(t, &[], false, span)? } else { t };
+                let ty = self.block_ty(shape, t.elem().unwrap(), layout.as_ref(), span)?;
+                self.emit1(Op::Splat, &[t], ty, span)
+            }
+            v if v.is_number() => {
+                let Some(Dtype::Scalar(s)) = dtype else {
+                    return Err(self.err(span, "`dtype` must be given when the value is a Python number"));
+                };
+                let ty = self.block_ty(shape, Elem::Scalar(s), layout.as_ref(), span)?;
+                self.number_constant(v, ty, span)
+            }
+            other => Err(self.err(span, format!("`full` needs a number or a scalar tensor, got {}", other.describe()))),
+        }
+    }
+
+    /// `reshape`: same number of elements, power-of-two dims.
+    pub fn reshape(&mut self, x: Tv, shape: &[u32], can_reorder: bool, span: crate::span::Span) -> R<Tv> {
+        let numel: u64 = shape.iter().map(|&d| d as u64).product();
+        if numel != x.ty.numel() {
+            return Err(self.err(
+                span,
+                format!("cannot reshape {} ({} elements) to shape {shape:?} ({numel} elements)", x.ty, x.ty.numel()),
+            ));
+        }
+        if x.shape() == shape {
+            return Ok(x);
+        }
+        if shape.is_empty() {
+            // A one-element tensor to a scalar: reduce it.
+            let elem = x.elem().unwrap();
+            let flat = self.reshape(x, &[1], false, span)?;
+            return self.reduce_to_scalar_single(flat, elem, span);
+        }
+        if x.ty.layout().is_some() {
+            return Err(
+                self.err(span, "reshape of a tensor with an explicit layout is not supported in gluon mode yet")
+            );
+        }
+        let ty = if x.is_block() {
+            self.block_ty(shape, x.elem().unwrap(), None, span)?
+        } else {
+            return self.broadcast_to(x, shape, span);
+        };
+        self.emit1(Op::Reshape { can_reorder }, &[x], ty, span)
+    }
+
+    /// A one-element 1-D tensor as a scalar (a reduce whose combine returns its first operand).
+    fn reduce_to_scalar_single(&mut self, x: Tv, elem: Elem, span: crate::span::Span) -> R<Tv> {
+        let region = self.func.new_region();
+        let a = self.func.add_region_arg(region, Type::Scalar(elem), None);
+        self.func.add_region_arg(region, Type::Scalar(elem), None);
+        self.in_region(region, |this| this.emit(Op::Yield, &[Tv::new(a, Type::Scalar(elem))], vec![], span))?;
+        Ok(self.emit_with_regions(Op::Reduce { axis: 0 }, &[x], vec![Type::Scalar(elem)], &[region], span)?.remove(0))
+    }
+
+    /// `permute` by `dims` (a permutation of the dims).
+    pub fn permute(&mut self, x: Tv, dims: &[i128], span: crate::span::Span) -> R<Tv> {
+        let rank = x.shape().len();
+        let mut seen: Vec<i128> = dims.to_vec();
+        seen.sort_unstable();
+        if seen != (0..rank as i128).collect::<Vec<_>>() {
+            return Err(self.err(span, format!("{dims:?} is not a permutation of the {rank} dims of {}", x.ty)));
+        }
+        let order: Vec<u32> = dims.iter().map(|&d| d as u32).collect();
+        if order.iter().enumerate().all(|(i, &d)| i as u32 == d) {
+            return Ok(x);
+        }
+        let shape: Vec<u32> = order.iter().map(|&d| x.shape()[d as usize]).collect();
+        if x.ty.layout().is_some() {
+            return Err(
+                self.err(span, "permute of a tensor with an explicit layout is not supported in gluon mode yet")
+            );
+        }
+        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+        self.emit1(Op::Permute { order }, &[x], ty, span)
+    }
+
+    /// A shape given as varargs (`reshape(x, 4, 8)`) or as one tuple (`reshape(x, (4, 8))`).
+    fn varargs_shape(&self, b: &Bound<'a>, fname: &str, pow2: bool) -> R<Vec<u32>> {
+        let arg = self.varargs_arg(b);
+        let shape = self.int_list(&arg, fname, "shape")?;
+        let mut out = Vec::new();
+        for (i, &d) in shape.iter().enumerate() {
+            if pow2 {
+                self.check_pow2(d, &format!("shape[{i}]"), arg.span)?;
+            }
+            out.push(d as u32);
+        }
+        Ok(out)
+    }
+
+    fn varargs_ints(&self, b: &Bound<'a>, fname: &str, what: &str) -> R<Vec<i128>> {
+        let arg = self.varargs_arg(b);
+        self.int_list(&arg, fname, what)
+    }
+
+    fn varargs_arg(&self, b: &Bound<'a>) -> Arg<'a> {
+        match b.rest.as_slice() {
+            [one] if matches!(one.value, Value::Tuple(_) | Value::List(_)) => one.clone(),
+            rest => {
+                let span = rest.first().map_or(b.span, |a| a.span.to(rest.last().unwrap().span));
+                Arg::new(Value::tuple(rest.iter().map(|a| a.value.clone()).collect()), span)
+            }
+        }
+    }
+
+    /// `range(...)`, `tl.range(...)`, `tl.static_range(...)` as a range value.
+    pub fn range_value(
+        &mut self,
+        is_static: bool,
+        is_python: bool,
+        fname: &str,
+        args: CallArgs<'a>,
+    ) -> R<Rc<RangeVal<'a>>> {
+        let sig = if is_static || is_python {
+            "arg1, arg2?, step?"
+        } else {
+            "arg1, arg2?, step?, num_stages?, loop_unroll_factor?, disallow_acc_multi_buffer?, flatten?, warp_specialize?, disable_licm?"
+        };
+        let b = self.bind(fname, sig, args)?;
+        let (start, end) = match b.opt("arg2") {
+            Some(e) => (b.req("arg1").value.clone(), e.value.clone()),
+            None => (Value::Int(0), b.req("arg1").value.clone()),
+        };
+        let step = b.opt("step").map_or(Value::Int(1), |s| s.value.clone());
+        if is_static {
+            for (v, what, a) in
+                [(&start, "start", b.req("arg1")), (&end, "end", b.opt("arg2").unwrap_or(b.req("arg1")))]
+            {
+                if v.as_int().is_none() {
+                    return Err(self.not_constexpr(a, fname, what, &v.type_name()));
+                }
+            }
+            if step.as_int().is_none() {
+                return Err(self.not_constexpr(b.opt("step").unwrap(), fname, "step", &step.type_name()));
+            }
+        }
+        let mut attrs = LoopAttrs::default();
+        if !is_static && !is_python {
+            if let Some(a) = b.opt("num_stages") {
+                attrs.num_stages = Some(self.const_int(a, fname, "num_stages")? as u32);
+            }
+            if let Some(a) = b.opt("loop_unroll_factor") {
+                attrs.loop_unroll_factor = Some(self.const_int(a, fname, "loop_unroll_factor")? as u32);
+            }
+            for (k, slot) in [
+                ("disallow_acc_multi_buffer", &mut attrs.disallow_acc_multi_buffer),
+                ("flatten", &mut attrs.flatten),
+                ("warp_specialize", &mut attrs.warp_specialize),
+            ] {
+                if let Some(a) = b.opt(k) {
+                    *slot = self.const_bool(a, fname, k)?;
+                }
+            }
+            if let Some(a) = b.opt("disable_licm") {
+                self.const_bool(a, fname, "disable_licm")?;
+            }
+        }
+        Ok(Rc::new(RangeVal { is_static, is_python, start, end, step, attrs }))
+    }
+}

@@ -1,0 +1,337 @@
+"""tessel's prelude: the library functions of `triton.language` that Triton writes in its own language.
+
+They follow Triton 3.x's `standard.py` and `random.py` (same dtype rules, same combine functions, same
+Philox constants), so results match Triton's, bit for bit for the random numbers.
+"""
+import triton
+import triton.language as tl
+
+N_ROUNDS_DEFAULT = 10  # rounds of Philox
+
+
+@triton.jit
+def cdiv(x, div):
+    return (x + div - 1) // div
+
+
+@triton.jit
+def sigmoid(x):
+    return 1 / (1 + tl.exp(-x))
+
+
+@triton.jit
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    if dim is None:
+        _dim: tl.constexpr = 0
+    else:
+        _dim: tl.constexpr = dim
+    z = x - max(x, _dim, keep_dims=keep_dims)
+    num = tl.exp(z)
+    den = sum(num, _dim, keep_dims=keep_dims)
+    return tl.fdiv(num, den, ieee_rounding)
+
+
+@triton.jit
+def ravel(x, can_reorder=False):
+    return tl.reshape(x, [x.numel], can_reorder=can_reorder)
+
+
+@triton.jit
+def swizzle2d(i, j, size_i, size_j, size_g):
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = tl.minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    new_i = off_i + ij % size_g
+    new_j = ij // size_g
+    return new_i, new_j
+
+
+@triton.jit
+def interleave(a, b):
+    c = tl.join(a, b)
+    if len(c.shape) == 1:
+        return c
+    else:
+        return tl.reshape(c, c.shape[:-2] + (2 * c.shape[-2], ))
+
+
+# Reductions
+
+
+@triton.jit
+def _sum_combine(a, b):
+    return a + b
+
+
+@triton.jit
+def _prod_combine(a, b):
+    return a * b
+
+
+@triton.jit
+def _xor_combine(a, b):
+    return a ^ b
+
+
+@triton.jit
+def _or_combine(a, b):
+    return a | b
+
+
+@triton.jit
+def _elementwise_max(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _elementwise_min(a, b):
+    return tl.minimum(a, b)
+
+
+@triton.jit
+def _accumulation_input(input, dtype: tl.constexpr):
+    # Integers narrower than 32 bits accumulate in 32 bits (with their signedness) unless a dtype is given.
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.is_int_signed() and input.dtype.int_bitwidth < 32:
+        input = input.to(tl.int32)
+    elif input.dtype.is_int_unsigned() and input.dtype.int_bitwidth < 32:
+        input = input.to(tl.uint32)
+    return input
+
+
+@triton.jit
+def sum(input, axis=None, keep_dims=False, dtype: tl.constexpr = None):
+    input = _accumulation_input(input, dtype)
+    return tl.reduce(input, axis, _sum_combine, keep_dims=keep_dims)
+
+
+@triton.jit
+def xor_sum(input, axis=None, keep_dims=False):
+    tl.static_assert(input.dtype.is_int(), "xor_sum only supported for integers")
+    return tl.reduce(input, axis, _xor_combine, keep_dims=keep_dims)
+
+
+@triton.jit
+def reduce_or(input, axis, keep_dims=False):
+    tl.static_assert(input.dtype.is_int(), "reduce_or only supported for integers")
+    return tl.reduce(input, axis, _or_combine, keep_dims=keep_dims)
+
+
+@triton.jit
+def _argmax_combine_tie_break_left(value1, index1, value2, index2):
+    tie = value1 == value2 and index1 < index2
+    gt = value1 > value2 or tie
+    v_ret = tl.where(gt, value1, value2)
+    i_ret = tl.where(gt, index1, index2)
+    return v_ret, i_ret
+
+
+@triton.jit
+def _argmax_combine_tie_break_fast(value1, index1, value2, index2):
+    gt = value1 > value2
+    v_ret = tl.where(gt, value1, value2)
+    i_ret = tl.where(gt, index1, index2)
+    return v_ret, i_ret
+
+
+@triton.jit
+def _argmin_combine_tie_break_left(value1, index1, value2, index2):
+    tie = value1 == value2 and index1 < index2
+    lt = value1 < value2 or tie
+    v_ret = tl.where(lt, value1, value2)
+    i_ret = tl.where(lt, index1, index2)
+    return v_ret, i_ret
+
+
+@triton.jit
+def _argmin_combine_tie_break_fast(value1, index1, value2, index2):
+    lt = value1 < value2
+    v_ret = tl.where(lt, value1, value2)
+    i_ret = tl.where(lt, index1, index2)
+    return v_ret, i_ret
+
+
+@triton.jit
+def _reduce_with_indices(input, axis: tl.constexpr, combine_fn: tl.constexpr, keep_dims: tl.constexpr = False):
+    tl.static_assert(axis is not None, "reductions that return indices need an axis")
+    rank: tl.constexpr = len(input.shape)
+    _axis: tl.constexpr = axis if axis >= 0 else axis + rank
+    n: tl.constexpr = input.shape[_axis]
+    index = tl.arange(0, n)
+    if rank > 1:
+        others: tl.constexpr = [d for d in range(rank) if d != _axis]
+        index = tl.expand_dims(index, others)
+        index = tl.broadcast_to(index, input.shape)
+    rvalue, rindices = tl.reduce((input, index), _axis, combine_fn, keep_dims=keep_dims)
+    return rvalue, rindices
+
+
+@triton.jit
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    if input.dtype == tl.bfloat16:
+        input = input.to(tl.float32)
+    if return_indices:
+        if return_indices_tie_break_left:
+            return _reduce_with_indices(input, axis, _argmax_combine_tie_break_left, keep_dims=keep_dims)
+        else:
+            return _reduce_with_indices(input, axis, _argmax_combine_tie_break_fast, keep_dims=keep_dims)
+    else:
+        if input.dtype.primitive_bitwidth < 32:
+            if input.dtype.is_floating():
+                input = input.to(tl.float32)
+            else:
+                input = input.to(tl.int32)
+        return tl.reduce(input, axis, _elementwise_max, keep_dims=keep_dims)
+
+
+@triton.jit
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    if input.dtype == tl.bfloat16:
+        input = input.to(tl.float32)
+    if return_indices:
+        if return_indices_tie_break_left:
+            return _reduce_with_indices(input, axis, _argmin_combine_tie_break_left, keep_dims=keep_dims)
+        else:
+            return _reduce_with_indices(input, axis, _argmin_combine_tie_break_fast, keep_dims=keep_dims)
+    else:
+        if input.dtype.primitive_bitwidth < 32:
+            if input.dtype.is_floating():
+                input = input.to(tl.float32)
+            else:
+                input = input.to(tl.int32)
+        return tl.reduce(input, axis, _elementwise_min, keep_dims=keep_dims)
+
+
+@triton.jit
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    (_, ret) = max(input, axis, return_indices=True, return_indices_tie_break_left=tie_break_left, keep_dims=keep_dims)
+    return ret
+
+
+@triton.jit
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    _, ret = min(input, axis, return_indices=True, return_indices_tie_break_left=tie_break_left, keep_dims=keep_dims)
+    return ret
+
+
+# Scans
+
+
+@triton.jit
+def cumsum(input, axis=0, reverse=False, dtype: tl.constexpr = None):
+    input = _accumulation_input(input, dtype)
+    return tl.associative_scan(input, axis, _sum_combine, reverse)
+
+
+@triton.jit
+def cumprod(input, axis=0, reverse=False):
+    return tl.associative_scan(input, axis, _prod_combine, reverse)
+
+
+# Random numbers: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11)
+
+
+@triton.jit
+def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    if c0.dtype == tl.uint32:
+        PHILOX_KEY_A: tl.constexpr = 0x9E3779B9
+        PHILOX_KEY_B: tl.constexpr = 0xBB67AE85
+        PHILOX_ROUND_A: tl.constexpr = 0xD2511F53
+        PHILOX_ROUND_B: tl.constexpr = 0xCD9E8D57
+    else:
+        tl.static_assert(c0.dtype == tl.uint64, "dtype not supported in philox_impl")
+        PHILOX_KEY_A: tl.constexpr = 0x9E3779B97F4A7C15
+        PHILOX_KEY_B: tl.constexpr = 0xBB67AE8584CAA73B
+        PHILOX_ROUND_A: tl.constexpr = 0xD2E7470EE14C6C93
+        PHILOX_ROUND_B: tl.constexpr = 0xCA5A826395121157
+    for _ in tl.static_range(n_rounds):
+        A = PHILOX_ROUND_A
+        B = PHILOX_ROUND_B
+        _c0, _c2 = c0, c2
+        c0 = tl.umulhi(B, _c2) ^ c1 ^ k0
+        c2 = tl.umulhi(A, _c0) ^ c3 ^ k1
+        c1 = B * _c2
+        c3 = A * _c0
+        k0 = k0 + PHILOX_KEY_A
+        k1 = k1 + PHILOX_KEY_B
+    return c0, c1, c2, c3
+
+
+@triton.jit
+def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    seed = tl.to_tensor(seed)
+    tl.static_assert(seed.dtype.is_int(), "the seed must be an integer")
+    seed = seed.to(tl.uint64)
+    c0 = tl.to_tensor(c0)
+    c1 = tl.to_tensor(c1)
+    c2 = tl.to_tensor(c2)
+    c3 = tl.to_tensor(c3)
+    if c0.dtype.primitive_bitwidth == 32:
+        int_dtype: tl.constexpr = tl.uint32
+        seed_hi = ((seed >> 32) & 0xffffffff).to(tl.uint32)
+        seed_lo = (seed & 0xffffffff).to(tl.uint32)
+    else:
+        tl.static_assert(c0.dtype.primitive_bitwidth == 64, "bitwidth not supported in philox")
+        int_dtype: tl.constexpr = tl.uint64
+        seed_hi = tl.full((1, ), 0, dtype=int_dtype)
+        seed_lo = seed
+    c0 = c0.to(int_dtype, bitcast=True)
+    c1 = c1.to(int_dtype, bitcast=True)
+    c2 = c2.to(int_dtype, bitcast=True)
+    c3 = c3.to(int_dtype, bitcast=True)
+    return philox_impl(c0, c1, c2, c3, seed_lo, seed_hi, n_rounds)
+
+
+@triton.jit
+def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    _0 = offset * 0
+    return philox(seed, offset, _0, _0, _0, n_rounds)
+
+
+@triton.jit
+def randint(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    ret, _, _, _ = randint4x(seed, offset, n_rounds)
+    return ret
+
+
+@triton.jit
+def uint_to_uniform_float(x):
+    # Maps a random integer to [0, 1): the largest scale with MAX_INT * scale < 1.0 after rounding.
+    if x.dtype == tl.uint32 or x.dtype == tl.int32:
+        x = x.to(tl.int32, bitcast=True)
+        scale = 4.6566127342e-10
+    else:
+        tl.static_assert(x.dtype == tl.uint64 or x.dtype == tl.int64, "uint_to_uniform_float needs 32- or 64-bit integers")
+        x = x.to(tl.int64, bitcast=True)
+        scale = 1.0842020432385337e-19
+    x = tl.where(x < 0, -x - 1, x)
+    return x * scale
+
+
+@triton.jit
+def rand(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    offset = offset.to(tl.uint32, bitcast=True)
+    source = randint(seed, offset, n_rounds)
+    return uint_to_uniform_float(source)
+
+
+@triton.jit
+def pair_uniform_to_normal(u1, u2):
+    # Box-Muller transform.
+    u1 = tl.maximum(1.0e-7, u1)
+    th = 6.283185307179586 * u2
+    r = tl.sqrt(-2.0 * tl.log(u1))
+    return r * tl.cos(th), r * tl.sin(th)
+
+
+@triton.jit
+def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+    i1, i2, _, _ = randint4x(seed, offset, n_rounds)
+    u1 = uint_to_uniform_float(i1)
+    u2 = uint_to_uniform_float(i2)
+    n1, _ = pair_uniform_to_normal(u1, u2)
+    return n1

@@ -1,0 +1,370 @@
+//! Elaboration: one specialization of a `@triton.jit` / `@gluon.jit` / `@tessel.jit` kernel → tile IR.
+//!
+//! The elaborator is a partial evaluator of the Python subset kernels are written in. Everything known at
+//! compile time (constexpr arguments, Python numbers, tuples, dtypes, functions, `@aggregate` instances, results
+//! of `@constexpr_function` calls) is computed now; everything else becomes SSA values of one [`Func`]. `@jit`
+//! callees are inlined at their call sites; `if` on a constexpr, `tl.static_range` and `static_assert` run at
+//! compile time; runtime `if`/`for`/`while` become structured `if`/`for`/`while` ops whose loop-carried and
+//! yielded values are the variables the body assigns. Types and broadcasting follow Triton 3.x
+//! ([`promote`]). Library functions that Triton itself writes in its own language (`tl.sum`, `tl.softmax`,
+//! `tl.rand`, ...) are written in tessel's language too, in `prelude.py`, and elaborated like user code.
+//!
+//! - [`value`]: compile-time and runtime values; [`scope`]: imports, module globals, local frames;
+//! - [`expr`] / [`pyops`]: expressions and Python semantics of compile-time values; [`stmt`]: statements and
+//!   control flow; [`call`]: calls of user functions and aggregates;
+//! - [`promote`]: type promotion, casts and broadcasting; [`arith`]: runtime arithmetic;
+//! - [`builtins`]: `tl.*` / `gl.*` / Python builtins.
+//!
+//! Where tessel knowingly differs from Triton 3.x:
+//! - `min`/`max` of compile-time values stay compile-time (Triton maps them to `tl.minimum`/`tl.maximum` and
+//!   returns tensors); on tensors they are `tl.minimum`/`tl.maximum` as in Triton. `print` of compile-time values
+//!   is a static print, of tensors a `device_print`.
+//! - Module-level constants may be plain Python values (`FACTOR = 2`), not only `tl.constexpr(...)`; functions
+//!   without a decorator run at compile time like constexpr functions; any class can serve as an aggregate.
+//! - `device_assert` and `assert` on tensors are always emitted (Triton drops them unless `debug=True`).
+//! - Unary minus is a `neg` op (Triton computes `0 - x`, which differs only in the sign of zero).
+//! - Kernel arguments the launcher knows to be 16-divisible are marked by a `multiple_of [16]` at entry.
+
+pub mod arith;
+pub mod builtins;
+pub mod call;
+pub mod expr;
+pub mod promote;
+pub mod pyops;
+pub mod scope;
+pub mod stmt;
+pub mod value;
+
+use std::rc::Rc;
+
+use tessel_tile::ops::{Attr, Const, Op};
+use tessel_tile::{Elem, Func, Loc, RegionId, ScalarType, Type};
+
+use crate::ast;
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use scope::{Frame, ModuleCtx};
+use value::{Dtype, Tv, Value};
+
+/// A compile-time argument value of a specialization.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstValue {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Dtype(ScalarType),
+    Tuple(Vec<ConstValue>),
+}
+
+/// How one kernel parameter is specialized.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    /// Bound at compile time (a `tl.constexpr` parameter, or a value the launcher specialized on).
+    Constexpr(ConstValue),
+    /// A global pointer to elements of the type; `true` if the address is known to be a multiple of 16 bytes.
+    Pointer(ScalarType, bool),
+    /// An integer scalar; `true` if known to be a multiple of 16.
+    Int(ScalarType, bool),
+    Float(ScalarType),
+}
+
+/// One specialization of a kernel: an [`ArgSpec`] per parameter (trailing parameters with defaults may be left
+/// out), and the launch configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Specialization {
+    pub args: Vec<ArgSpec>,
+    pub num_warps: u32,
+    pub num_stages: u32,
+}
+
+impl Specialization {
+    pub fn new(args: Vec<ArgSpec>) -> Specialization {
+        Specialization { args, num_warps: 4, num_stages: 3 }
+    }
+}
+
+/// Which decorator made a function a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decorator {
+    Triton,
+    Gluon,
+    Tessel,
+}
+
+/// A parameter of a kernel, as declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    pub name: String,
+    pub constexpr: bool,
+    /// The annotation as written (`tl.constexpr`), if any.
+    pub annotation: Option<String>,
+    /// The default as written, if any.
+    pub default: Option<String>,
+}
+
+/// A kernel of a module: a function with a `jit` decorator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInfo {
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    pub decorator: Decorator,
+    pub span: Span,
+}
+
+/// The kernels (`@triton.jit`, `@gluon.jit`, `@tessel.jit` functions) defined at the top level of `module`.
+pub fn kernels(module: &ast::Module) -> Vec<KernelInfo> {
+    let imports = scope::Imports::collect(module);
+    let mut out = Vec::new();
+    for stmt in &module.body {
+        let ast::StmtKind::FunctionDef(def) = &stmt.kind else { continue };
+        let Some(decorator) = imports.jit_decorator(&def.decorators) else { continue };
+        let params = def
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                name: p.name.name.clone(),
+                constexpr: p.annotation.as_ref().is_some_and(|a| imports.is_constexpr_annotation(a)),
+                annotation: p.annotation.as_ref().map(|a| a.to_string()),
+                default: p.default.as_ref().map(|d| d.to_string()),
+            })
+            .collect();
+        out.push(KernelInfo { name: def.name.name.clone(), params, decorator, span: def.name.span });
+    }
+    out
+}
+
+/// The result of elaborating a kernel: the IR, and what `tl.static_print` printed at compile time.
+#[derive(Clone, Debug)]
+pub struct Elaborated {
+    pub func: Func,
+    pub static_prints: Vec<String>,
+}
+
+/// Elaborates `kernel` of `module` for one specialization into tile IR (verified).
+#[allow(clippy::result_large_err)]
+pub fn elaborate(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Func, Diagnostic> {
+    elaborate_full(module, kernel, spec).map(|e| e.func)
+}
+
+/// [`elaborate`], also returning the compile-time prints.
+#[allow(clippy::result_large_err)]
+pub fn elaborate_full(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Elaborated, Diagnostic> {
+    let prelude = builtins::prelude::module()?;
+    let mut elab = Elab::new(module, prelude);
+    match elab.kernel(kernel, spec) {
+        Ok(()) => {}
+        Err(e) => return Err(e.diag),
+    }
+    let func = elab.func;
+    if let Err(e) = tessel_tile::verify::verify(&func) {
+        // The elaborator's own typing rules should make this impossible; report it at the op's source if known.
+        let span = e.loc.map_or(Span::default(), |l| Span::new(l.start as usize, l.end as usize));
+        return Err(Diagnostic::error(format!("internal error: the elaborated IR does not verify: {e}"), span));
+    }
+    Ok(Elaborated { func, static_prints: elab.static_prints })
+}
+
+/// An elaboration error: the diagnostic, and the module whose source its span points into.
+#[derive(Debug)]
+pub struct ElabError {
+    pub diag: Diagnostic,
+    pub module: usize,
+}
+
+pub type R<T> = Result<T, Box<ElabError>>;
+
+/// The user's module is module 0; the prelude is module 1.
+pub const USER_MODULE: usize = 0;
+pub const PRELUDE_MODULE: usize = 1;
+
+/// The state of one elaboration.
+pub struct Elab<'a> {
+    pub func: Func,
+    /// Where new ops go: the innermost region being built.
+    pub regions: Vec<RegionId>,
+    pub modules: Vec<ModuleCtx<'a>>,
+    pub frames: Vec<Frame<'a>>,
+    pub static_prints: Vec<String>,
+    /// Set while elaborating prelude code called from user code: ops get the user's call site as location.
+    pub loc_override: Option<Span>,
+    /// `gluon` mode: tensors carry the layouts the author wrote.
+    pub gluon: bool,
+    pub num_warps: u32,
+}
+
+impl<'a> Elab<'a> {
+    pub fn new(user: &'a ast::Module, prelude: &'a ast::Module) -> Elab<'a> {
+        let elab = Elab {
+            func: Func::new("kernel", []),
+            regions: Vec::new(),
+            modules: vec![ModuleCtx::new(user), ModuleCtx::new(prelude)],
+            frames: Vec::new(),
+            static_prints: Vec::new(),
+            loc_override: None,
+            gluon: false,
+            num_warps: 4,
+        };
+        for (i, m) in elab.modules.iter().enumerate() {
+            m.collect(i);
+        }
+        elab
+    }
+
+    /// The module of the innermost frame.
+    pub fn cur_module(&self) -> usize {
+        self.frames.last().map_or(USER_MODULE, |f| f.module)
+    }
+
+    /// An error at `span` in the current module.
+    pub fn err(&self, span: Span, message: impl Into<String>) -> Box<ElabError> {
+        Box::new(ElabError { diag: Diagnostic::error(message, span), module: self.cur_module() })
+    }
+
+    /// An error with a hint.
+    pub fn err_hint(&self, span: Span, message: impl Into<String>, hint: impl Into<String>) -> Box<ElabError> {
+        let mut e = self.err(span, message);
+        e.diag = e.diag.with_hint(hint);
+        e
+    }
+
+    /// Wraps a finished diagnostic.
+    pub fn diag(&self, diag: Diagnostic) -> Box<ElabError> {
+        Box::new(ElabError { diag, module: self.cur_module() })
+    }
+
+    /// The region new ops are appended to.
+    pub fn region(&self) -> RegionId {
+        *self.regions.last().expect("inside a region")
+    }
+
+    /// Whether the innermost frame may emit IR (constexpr functions and global initializers may not).
+    pub fn check_runtime_allowed(&self, span: Span) -> R<()> {
+        match self.frames.last() {
+            Some(f) if f.compile_time_only => Err(self.err_hint(
+                span,
+                format!("`{}` runs at compile time and cannot compute on tensors", f.fn_name),
+                "only @jit functions may create or operate on tensors",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn loc(&self, span: Span) -> Option<Loc> {
+        let s = self.loc_override.unwrap_or(span);
+        Some(Loc { start: s.start as u32, end: s.end as u32 })
+    }
+
+    /// Appends an op to the current region; returns its results.
+    pub fn emit(&mut self, op: Op, operands: &[Tv], results: Vec<Type>, span: Span) -> R<Vec<Tv>> {
+        self.check_runtime_allowed(span)?;
+        let ids: Vec<_> = operands.iter().map(|t| t.v).collect();
+        let loc = self.loc(span);
+        let o = self.func.append(self.region(), op, &ids, results, &[], loc);
+        Ok(self.results(o))
+    }
+
+    /// Appends an op with regions.
+    pub fn emit_with_regions(
+        &mut self,
+        op: Op,
+        operands: &[Tv],
+        results: Vec<Type>,
+        regions: &[RegionId],
+        span: Span,
+    ) -> R<Vec<Tv>> {
+        self.check_runtime_allowed(span)?;
+        let ids: Vec<_> = operands.iter().map(|t| t.v).collect();
+        let loc = self.loc(span);
+        let o = self.func.append(self.region(), op, &ids, results, regions, loc);
+        Ok(self.results(o))
+    }
+
+    fn results(&self, o: tessel_tile::OpId) -> Vec<Tv> {
+        self.func.op(o).results.iter().map(|&v| Tv::new(v, self.func.ty(v).clone())).collect()
+    }
+
+    /// One-result op.
+    pub fn emit1(&mut self, op: Op, operands: &[Tv], ty: Type, span: Span) -> R<Tv> {
+        Ok(self.emit(op, operands, vec![ty], span)?.remove(0))
+    }
+
+    /// A constant of type `ty` (a scalar, or a splat tensor).
+    pub fn constant(&mut self, value: Const, ty: Type, span: Span) -> R<Tv> {
+        let value = match (value, ty.elem().and_then(Elem::scalar)) {
+            (Const::Int(i), Some(s)) if s.is_float() => Const::Float(i as f64),
+            (Const::Float(f), Some(s)) if s.is_int() => Const::Int(f as i64),
+            (v, _) => v,
+        };
+        self.emit1(Op::Constant(value), &[], ty, span)
+    }
+
+    /// Gives a runtime value a source name for printing, unless it has one.
+    pub fn name_value(&mut self, t: &Tv, name: &str) {
+        let data = &mut self.func.values[t.v.index()];
+        if data.name.is_none() {
+            data.name = Some(name.to_string());
+        }
+    }
+
+    /// Builds a region: pushes it, runs `body`, pops it.
+    pub fn in_region<T>(&mut self, r: RegionId, body: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.regions.push(r);
+        let out = body(self);
+        self.regions.pop();
+        out
+    }
+
+    /// Sets up the kernel's signature and elaborates its body.
+    fn kernel(&mut self, name: &str, spec: &Specialization) -> R<()> {
+        let user = self.modules[USER_MODULE].ast;
+        let imports = scope::Imports::collect(user);
+        let def = user.body.iter().find_map(|s| match &s.kind {
+            ast::StmtKind::FunctionDef(d) if d.name.name == name => Some(d.as_ref()),
+            _ => None,
+        });
+        let Some(def) = def else {
+            let names: Vec<String> = kernels(user).into_iter().map(|k| k.name).collect();
+            let mut d = Diagnostic::error(format!("no kernel named `{name}` in this module"), Span::default());
+            if let Some(best) = scope::closest(name, names.iter().map(String::as_str)) {
+                d = d.with_hint(format!("did you mean `{best}`?"));
+            } else if !names.is_empty() {
+                d = d.with_note(format!("kernels: {}", names.join(", ")));
+            }
+            return Err(self.diag(d));
+        };
+        let Some(decorator) = imports.jit_decorator(&def.decorators) else {
+            return Err(self.err(
+                def.name.span,
+                format!("`{name}` is not a kernel: it has no `@triton.jit`, `@gluon.jit` or `@tessel.jit` decorator"),
+            ));
+        };
+        self.gluon = decorator == Decorator::Gluon;
+        self.num_warps = spec.num_warps;
+        call::bind_kernel(self, def, &imports, spec)?;
+        Ok(())
+    }
+
+    /// Emits the kernel's `return` and records the launch settings.
+    pub fn finish_kernel(&mut self, name: &str, spec: &Specialization) {
+        self.func.name = name.to_string();
+        let body = self.func.body;
+        self.func.append(body, Op::Return, &[], vec![], &[], None);
+        self.func.attrs.push(("num_warps".into(), Attr::Int(spec.num_warps as i64)));
+        self.func.attrs.push(("num_stages".into(), Attr::Int(spec.num_stages as i64)));
+    }
+}
+
+/// A compile-time argument as a value.
+pub fn const_value<'a>(c: &ConstValue) -> Value<'a> {
+    match c {
+        ConstValue::None => Value::None,
+        ConstValue::Bool(b) => Value::Bool(*b),
+        ConstValue::Int(i) => Value::Int(*i as i128),
+        ConstValue::Float(f) => Value::Float(*f),
+        ConstValue::Str(s) => Value::Str(Rc::from(s.as_str())),
+        ConstValue::Dtype(s) => Value::Dtype(Dtype::Scalar(*s)),
+        ConstValue::Tuple(items) => Value::tuple(items.iter().map(const_value).collect()),
+    }
+}

@@ -1,0 +1,415 @@
+//! Names: the imports of a module (which alias means `triton.language`), its globals (functions, aggregate
+//! classes, constants, evaluated lazily on first use), and the local frames of the functions being elaborated.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::ast::{self, Expr, ExprKind, StmtKind};
+use crate::elab::value::{ClassVal, FnKind, FuncVal, Value};
+use crate::elab::{Decorator, Elab, R};
+use crate::span::Span;
+
+/// What the import statements of a module bind: alias → dotted path (`tl` → `triton.language`,
+/// `jit` → `triton.jit`).
+#[derive(Clone, Debug, Default)]
+pub struct Imports {
+    pub names: HashMap<String, String>,
+}
+
+impl Imports {
+    /// The imports at the top level of `module` (also inside top-level `try`/`if` blocks).
+    pub fn collect(module: &ast::Module) -> Imports {
+        let mut imports = Imports::default();
+        imports.scan(&module.body);
+        imports
+    }
+
+    fn scan(&mut self, stmts: &[ast::Stmt]) {
+        for stmt in stmts {
+            match &stmt.kind {
+                StmtKind::Import(aliases) => {
+                    for a in aliases {
+                        match &a.asname {
+                            Some(alias) => self.names.insert(alias.name.clone(), a.name.clone()),
+                            None => {
+                                let first = a.name.split('.').next().unwrap_or(&a.name).to_string();
+                                self.names.insert(first.clone(), first)
+                            }
+                        };
+                    }
+                }
+                StmtKind::ImportFrom { module: Some(m), names, level: 0 } => {
+                    for a in names {
+                        if a.name == "*" {
+                            continue;
+                        }
+                        let bound = a.asname.as_ref().map_or(a.name.clone(), |i| i.name.clone());
+                        self.names.insert(bound, format!("{m}.{}", a.name));
+                    }
+                }
+                StmtKind::Try { body, handlers, .. } => {
+                    self.scan(body);
+                    for h in handlers {
+                        self.scan(&h.body);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The dotted path an expression like `tl.constexpr` or `triton.jit` refers to, through the imports.
+    pub fn resolve_dotted(&self, e: &Expr) -> Option<String> {
+        let dotted = e.dotted_name()?;
+        let (first, rest) = match dotted.split_once('.') {
+            Some((f, r)) => (f, Some(r)),
+            None => (dotted.as_str(), None),
+        };
+        let base = self.names.get(first)?;
+        Some(match rest {
+            Some(r) => format!("{base}.{r}"),
+            None => base.clone(),
+        })
+    }
+
+    /// Which `jit` decorator, if any, is among `decorators`.
+    pub fn jit_decorator(&self, decorators: &[Expr]) -> Option<Decorator> {
+        decorators.iter().find_map(|d| {
+            let d = match &d.kind {
+                ExprKind::Call { func, .. } => func,
+                _ => d,
+            };
+            jit_kind(&canonical(&self.resolve_dotted(d)?))
+        })
+    }
+
+    /// Whether `decorators` hold `@constexpr_function` (any namespace).
+    pub fn has_decorator(&self, decorators: &[Expr], last: &str) -> bool {
+        decorators.iter().any(|d| {
+            let d = match &d.kind {
+                ExprKind::Call { func, .. } => func,
+                _ => d,
+            };
+            let path = self.resolve_dotted(d).or_else(|| d.dotted_name());
+            path.is_some_and(|p| p.rsplit('.').next() == Some(last))
+        })
+    }
+
+    /// Whether an annotation means `constexpr` (`tl.constexpr`, `gl.constexpr`, `constexpr`, or the string form).
+    pub fn is_constexpr_annotation(&self, a: &Expr) -> bool {
+        if let ExprKind::Constant(ast::Constant::Str(s)) = &a.kind {
+            return s == "constexpr" || s.ends_with(".constexpr");
+        }
+        match self.resolve_dotted(a) {
+            Some(p) => p.rsplit('.').next() == Some("constexpr"),
+            None => a.dotted_name().is_some_and(|d| d == "constexpr" || d.ends_with(".constexpr")),
+        }
+    }
+}
+
+/// The canonical path of a module or module member (aliases of one module map to one name).
+pub fn canonical(path: &str) -> String {
+    const ALIASES: &[(&str, &str)] = &[
+        ("tessel.language", "triton.language"),
+        ("triton.language.core", "triton.language"),
+        ("triton.language.standard", "triton.language"),
+        ("triton.language.semantic", "triton.language"),
+        ("tessel.language.math", "triton.language.math"),
+        ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice"),
+        ("triton.language.extra.cuda", "triton.language.extra.libdevice"),
+        ("triton.language.random", "triton.language"),
+        ("triton.experimental.gluon.language._core", "triton.experimental.gluon.language"),
+        ("triton.experimental.gluon.language._layouts", "triton.experimental.gluon.language"),
+        ("triton.experimental.gluon.language._standard", "triton.experimental.gluon.language"),
+        ("triton.experimental.gluon.language._math", "triton.experimental.gluon.language"),
+        ("triton.runtime.jit", "triton"),
+        ("triton.runtime", "triton"),
+        ("triton.experimental.gluon._runtime", "triton.experimental.gluon"),
+    ];
+    for (from, to) in ALIASES {
+        if path == *from {
+            return to.to_string();
+        }
+        if let Some(rest) = path.strip_prefix(from).and_then(|r| r.strip_prefix('.')) {
+            return format!("{to}.{rest}");
+        }
+    }
+    path.to_string()
+}
+
+fn jit_kind(path: &str) -> Option<Decorator> {
+    match path {
+        "triton.jit" | "triton.language.jit" => Some(Decorator::Triton),
+        "triton.experimental.gluon.jit" => Some(Decorator::Gluon),
+        "tessel.jit" => Some(Decorator::Tessel),
+        _ => None,
+    }
+}
+
+/// A module-level name, evaluated on first use.
+#[derive(Clone, Debug)]
+pub enum Global<'a> {
+    /// An imported name, by dotted path (resolved on first use).
+    Import(String),
+    /// `NAME = expr` or `NAME: ann = expr` at the top level (the last such assignment).
+    Pending(&'a Expr),
+    /// Being evaluated (a cycle if met again).
+    Evaluating,
+    Done(Value<'a>),
+}
+
+/// One source module: its AST and its global names.
+pub struct ModuleCtx<'a> {
+    pub ast: &'a ast::Module,
+    pub imports: Imports,
+    pub globals: RefCell<HashMap<String, Global<'a>>>,
+}
+
+impl<'a> ModuleCtx<'a> {
+    pub fn new(ast: &'a ast::Module) -> ModuleCtx<'a> {
+        ModuleCtx { ast, imports: Imports::collect(ast), globals: RefCell::new(HashMap::new()) }
+    }
+
+    /// Registers the module's functions, classes and constants; `index` is this module's number.
+    pub fn collect(&self, index: usize) {
+        let mut globals = self.globals.borrow_mut();
+        for (name, path) in &self.imports.names {
+            globals.insert(name.clone(), Global::Import(path.clone()));
+        }
+        for stmt in &self.ast.body {
+            match &stmt.kind {
+                StmtKind::FunctionDef(def) => {
+                    let f = func_val(&self.imports, def, index);
+                    globals.insert(def.name.name.clone(), Global::Done(Value::Func(f)));
+                }
+                StmtKind::ClassDef(def) => {
+                    let c = class_val(&self.imports, def, index);
+                    globals.insert(def.name.name.clone(), Global::Done(Value::Class(c)));
+                }
+                StmtKind::Assign { targets, value } => {
+                    for t in targets {
+                        if let Some(n) = t.as_name() {
+                            globals.insert(n.to_string(), Global::Pending(value));
+                        }
+                    }
+                }
+                StmtKind::AnnAssign { target, value: Some(value), .. } => {
+                    if let Some(n) = target.as_name() {
+                        globals.insert(n.to_string(), Global::Pending(value));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A function value for a `def`, classified by its decorators.
+pub fn func_val<'a>(imports: &Imports, def: &'a ast::FunctionDef, module: usize) -> Rc<FuncVal<'a>> {
+    let kind = if imports.jit_decorator(&def.decorators).is_some() {
+        FnKind::Jit
+    } else if imports.has_decorator(&def.decorators, "jit") {
+        // `@jit` from a module we do not know by path (say `tessel.jit` imported oddly).
+        FnKind::Jit
+    } else {
+        FnKind::ConstexprFn
+    };
+    Rc::new(FuncVal { def, module, kind })
+}
+
+/// A class value: fields from the annotated names of the body, methods from its `def`s.
+pub fn class_val<'a>(imports: &Imports, def: &'a ast::ClassDef, module: usize) -> Rc<ClassVal<'a>> {
+    let mut fields = Vec::new();
+    let mut methods = HashMap::new();
+    let mut statics = Vec::new();
+    for stmt in &def.body {
+        match &stmt.kind {
+            StmtKind::AnnAssign { target, .. } => {
+                if let Some(n) = target.as_name() {
+                    fields.push(n.to_string());
+                }
+            }
+            StmtKind::FunctionDef(m) => {
+                if imports.has_decorator(&m.decorators, "staticmethod") {
+                    statics.push(m.name.name.clone());
+                }
+                // Methods run inlined like jit functions unless they are constexpr functions.
+                let kind = if imports.has_decorator(&m.decorators, "constexpr_function") {
+                    FnKind::ConstexprFn
+                } else {
+                    FnKind::Jit
+                };
+                methods.insert(m.name.name.clone(), Rc::new(FuncVal { def: m, module, kind }));
+            }
+            _ => {}
+        }
+    }
+    Rc::new(ClassVal { def, module, fields, methods, statics })
+}
+
+/// The local variables of one function being elaborated.
+pub struct Frame<'a> {
+    pub vars: HashMap<String, Value<'a>>,
+    /// Names declared `x: tl.constexpr = ...` (they cannot be reassigned).
+    pub constexpr_names: HashSet<String>,
+    pub module: usize,
+    /// Constexpr functions and global initializers run at compile time only.
+    pub compile_time_only: bool,
+    pub fn_name: String,
+    /// How many runtime loops enclose the current statement (`return` is not allowed inside one).
+    pub runtime_loops: u32,
+}
+
+impl<'a> Frame<'a> {
+    pub fn new(module: usize, fn_name: &str, compile_time_only: bool) -> Frame<'a> {
+        Frame {
+            vars: HashMap::new(),
+            constexpr_names: HashSet::new(),
+            module,
+            compile_time_only,
+            fn_name: fn_name.to_string(),
+            runtime_loops: 0,
+        }
+    }
+}
+
+impl<'a> Elab<'a> {
+    pub fn frame(&mut self) -> &mut Frame<'a> {
+        self.frames.last_mut().expect("inside a function")
+    }
+
+    /// Looks a name up: locals, then the module's globals, then Python's builtins.
+    pub fn lookup(&mut self, name: &str, span: Span) -> R<Value<'a>> {
+        if let Some(v) = self.frames.last().and_then(|f| f.vars.get(name)) {
+            return Ok(v.clone());
+        }
+        let module = self.cur_module();
+        if let Some(v) = self.global(module, name, span)? {
+            return Ok(v);
+        }
+        if let Some(b) = crate::elab::builtins::python_builtin(name) {
+            return Ok(Value::Builtin(b));
+        }
+        let mut candidates: Vec<String> =
+            self.frames.last().map(|f| f.vars.keys().cloned().collect()).unwrap_or_default();
+        candidates.extend(self.modules[module].globals.borrow().keys().cloned());
+        let mut e = self.err(span, format!("name `{name}` is not defined"));
+        if let Some(best) = closest(name, candidates.iter().map(String::as_str)) {
+            e.diag = e.diag.with_hint(format!("did you mean `{best}`?"));
+        }
+        Err(e)
+    }
+
+    /// A global of module `module`, evaluating its initializer on first use.
+    pub fn global(&mut self, module: usize, name: &str, span: Span) -> R<Option<Value<'a>>> {
+        let entry = self.modules[module].globals.borrow().get(name).cloned();
+        match entry {
+            None => Ok(None),
+            Some(Global::Done(v)) => Ok(Some(v)),
+            Some(Global::Evaluating) => {
+                Err(self.err(span, format!("the global `{name}` refers to itself while being computed")))
+            }
+            Some(Global::Import(path)) => {
+                let v = self.resolve_path(&path, span)?;
+                self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Done(v.clone()));
+                Ok(Some(v))
+            }
+            Some(Global::Pending(expr)) => {
+                self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Evaluating);
+                self.frames.push(Frame::new(module, name, true));
+                let result = self.eval(expr);
+                self.frames.pop();
+                match result {
+                    Ok(value) => {
+                        self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Done(value.clone()));
+                        Ok(Some(value))
+                    }
+                    Err(mut e) => {
+                        self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Pending(expr));
+                        e.diag.notes.push(format!("while computing the global `{name}` at compile time"));
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be a plausible typo.
+pub fn closest<'s>(name: &str, candidates: impl Iterator<Item = &'s str>) -> Option<&'s str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, c)| (d, c.len(), c.to_string()))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over chars.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The names a block of statements assigns (targets of assignments, `for` targets, nested blocks), in order of
+/// first assignment; nested `def`s and classes are not entered.
+pub fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
+    fn target(e: &Expr, out: &mut Vec<String>) {
+        match &e.kind {
+            ExprKind::Name(n) if !out.contains(n) => out.push(n.clone()),
+            ExprKind::Name(_) => {}
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| target(i, out)),
+            ExprKind::Starred(inner) => target(inner, out),
+            // `obj.field = v` mutates `obj`: carry `obj` too.
+            ExprKind::Attribute { value, .. } | ExprKind::Subscript { value, .. } => target(value, out),
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
+            StmtKind::AugAssign { target: t, .. } | StmtKind::AnnAssign { target: t, .. } => target(t, out),
+            StmtKind::For { target: t, body, orelse, .. } => {
+                target(t, out);
+                assigned_names(body, out);
+                assigned_names(orelse, out);
+            }
+            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                assigned_names(body, out);
+                assigned_names(orelse, out);
+            }
+            StmtKind::With { body, .. } => assigned_names(body, out),
+            StmtKind::Try { body, handlers, orelse, finalbody, .. } => {
+                assigned_names(body, out);
+                handlers.iter().for_each(|h| assigned_names(&h.body, out));
+                assigned_names(orelse, out);
+                assigned_names(finalbody, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a block contains a `return` (outside nested functions).
+pub fn contains_return(stmts: &[ast::Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If { body, orelse, .. }
+        | StmtKind::For { body, orelse, .. }
+        | StmtKind::While { body, orelse, .. } => contains_return(body) || contains_return(orelse),
+        StmtKind::With { body, .. } => contains_return(body),
+        _ => false,
+    })
+}
