@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 use crate::layouts::expr::ExprError;
 
+mod kernel;
 mod layout;
 
 pub use layout::{LayoutArgs, Shape};
@@ -23,10 +24,10 @@ tessel: a GPU kernel compiler for Triton-style and Gluon-style kernels.
 
 Kernels are written in Python syntax, in auto mode (@triton.jit: the compiler picks layouts, shared
 memory and tensor-core instructions) or in gluon mode (@gluon.jit: the author writes them). Both lower
-into one IR in which every tensor carries an F2 linear layout; PTX is emitted for sm_80, sm_90a and
-sm_100a.";
+into one IR in which every tensor carries an F2 linear layout. Kernels run in the reference interpreter
+today; PTX code generation for sm_80, sm_90a and sm_100a is being built.";
 
-const AFTER_HELP: &str = "Run `tessel layout --help` for examples.";
+const AFTER_HELP: &str = "Run `tessel <COMMAND> --help` for examples.";
 
 #[derive(Debug, Parser)]
 #[command(name = "tessel", version, about = ABOUT, long_about = LONG_ABOUT, propagate_version = true)]
@@ -38,6 +39,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List the kernels of a Python file and their parameters
+    Check(kernel::CheckArgs),
+    /// Compile one specialization of a kernel and print a stage (--emit ast|tile)
+    Compile(kernel::CompileArgs),
+    /// Run a kernel on generated or .npy inputs and print (or save) its buffers
+    Run(kernel::RunArgs),
     /// Show a layout written in Gluon spelling on a tensor shape (bases, table, SVG); plan conversions
     Layout(LayoutArgs),
 }
@@ -51,12 +58,14 @@ pub enum CliError {
     Expr { label: &'static str, src: String, err: ExprError },
     /// The tool failed (I/O); exit status 1.
     Failed(String),
+    /// A diagnostic already rendered against the user's source; exit status 2.
+    Diagnostic(String),
 }
 
 impl CliError {
     fn status(&self) -> u8 {
         match self {
-            CliError::Usage(_) | CliError::Expr { .. } => 2,
+            CliError::Usage(_) | CliError::Expr { .. } | CliError::Diagnostic(_) => 2,
             CliError::Failed(_) => 1,
         }
     }
@@ -64,6 +73,7 @@ impl CliError {
     fn render(&self) -> String {
         match self {
             CliError::Usage(m) | CliError::Failed(m) => format!("error: {m}\n"),
+            CliError::Diagnostic(text) => text.clone(),
             CliError::Expr { label, src, err } => format!("error: {}\n{}", err.message, caret(label, src, err)),
         }
     }
@@ -123,6 +133,9 @@ where
         }
     };
     let result = match cli.command {
+        Command::Check(args) => kernel::check(args, out),
+        Command::Compile(args) => kernel::compile(args, out),
+        Command::Run(args) => kernel::run(args, out, err),
         Command::Layout(args) => layout::run(args, out),
     };
     match result {

@@ -215,7 +215,9 @@ impl<'a> Parser<'a> {
             Err(e) => return self.error_at(name_at, e),
         };
         let mut operands = Vec::new();
-        if self.peek_char() == Some('%') {
+        // Operands are on the op's line: `debug_barrier` followed by `%x = ...` has none.
+        if self.rest().trim_start_matches([' ', '\t']).starts_with('%') {
+            self.skip_ws();
             loop {
                 operands.push(self.use_value()?);
                 if !self.eat(",") {
@@ -278,8 +280,8 @@ impl<'a> Parser<'a> {
 
     /// `{` starts an attribute dictionary when it is followed by `name =`, a region otherwise.
     fn looks_like_attrs(&mut self) -> bool {
-        self.skip_ws();
-        let Some(rest) = self.rest().strip_prefix('{') else { return false };
+        // Attributes are on the op's line (do not skip into the next op).
+        let Some(rest) = self.rest().trim_start_matches([' ', '\t']).strip_prefix('{') else { return false };
         let rest = rest.trim_start();
         let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         len > 0 && rest[len..].trim_start().starts_with('=')

@@ -139,7 +139,7 @@ impl Verifier<'_> {
                 if n <= 0 || !(n as u32).is_power_of_two() {
                     return Err(format!("end - start must be a positive power of two, got {n}"));
                 }
-                same(outs[0], &Type::tensor(&[n as u32], Elem::Scalar(ScalarType::I32)), "result")
+                same_but_layout(outs[0], &Type::tensor(&[n as u32], Elem::Scalar(ScalarType::I32)), "result")
             }
             Op::Binary { op, .. } => {
                 count(2..=2, 1)?;
@@ -355,7 +355,7 @@ impl Verifier<'_> {
                     } else if reduced.is_empty() {
                         same(r, &Type::Scalar(a.elem().unwrap()), "result")?;
                     } else {
-                        same(r, &Type::tensor(&reduced, a.elem().unwrap()), "result")?;
+                        same_but_layout(r, &Type::tensor(&reduced, a.elem().unwrap()), "result")?;
                     }
                 }
                 let args: Vec<Type> = ins.iter().chain(&ins).map(|t| Type::Scalar(t.elem().unwrap())).collect();
@@ -495,6 +495,15 @@ fn same(a: &Type, b: &Type, what: &str) -> Result<(), String> {
         (true, _) => Ok(()),
         (false, "operands" | "results") => Err(format!("{what} must have one type, got {a} and {b}")),
         (false, _) => Err(format!("{what}: expected {b}, got {a}")),
+    }
+}
+
+/// `a` is `b` up to its layout (ops whose result layout is chosen by the author or by layout assignment).
+fn same_but_layout(a: &Type, b: &Type, what: &str) -> Result<(), String> {
+    if a.shape() == b.shape() && a.elem() == b.elem() && a.is_tensor() == b.is_tensor() {
+        Ok(())
+    } else {
+        Err(format!("{what}: expected {b}, got {a}"))
     }
 }
 

@@ -1,0 +1,544 @@
+//! `tessel check`, `tessel compile` and `tessel run`: kernels from source files.
+//!
+//! A kernel is named `FILE.py::KERNEL`. Its specialization comes from `--signature` (Triton's spelling:
+//! `*fp32,*fp32,*fp32,i32`, with `:16` marking values known to be multiples of 16; pointers are assumed
+//! 16-byte aligned, as PyTorch allocations are), `--const NAME=VALUE` for `tl.constexpr` parameters, and
+//! `--num-warps`. `tessel run` allocates every pointer argument from `--arg NAME=SPEC` and infers the signature
+//! from those arguments when none is given.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use tessel_lang::ast;
+use tessel_lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization};
+use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::interp::{self, Arg};
+use tessel_tile::{Func, ScalarType};
+
+use super::{CliError, Failure};
+use crate::npy;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  tessel check examples/vector_add.py")]
+pub struct CheckArgs {
+    /// A Python file holding @triton.jit / @gluon.jit kernels
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SpecArgs {
+    /// The kernel, as FILE.py::KERNEL
+    pub target: String,
+    /// Types of the non-constexpr parameters in order, e.g. '*fp32,*fp32,*fp32,i32' (`:16` = multiple of 16)
+    #[arg(long)]
+    pub signature: Option<String>,
+    /// A compile-time parameter value: NAME=VALUE (an int, float, True/False, None, a dtype such as float16, or a
+    /// quoted string); repeatable
+    #[arg(long = "const", value_name = "NAME=VALUE")]
+    pub consts: Vec<String>,
+    /// Warps per program
+    #[arg(long, default_value_t = 4)]
+    pub num_warps: u32,
+    /// Software-pipelining depth for loads feeding `dot`
+    #[arg(long, default_value_t = 3)]
+    pub num_stages: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  tessel compile examples/vector_add.py::add_kernel --signature '*fp32,*fp32,*fp32,i32' \\\n      \
+    --const BLOCK_SIZE=1024 --emit tile"
+)]
+pub struct CompileArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// What to print: the kernel's syntax tree, or its tile IR after elaboration and canonicalization
+    #[arg(long, value_enum, default_value_t = Emit::Tile)]
+    pub emit: Emit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    Ast,
+    Tile,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Argument specs (--arg NAME=SPEC):\n  \
+    1000, -3, 0.5             a scalar\n  \
+    rand:4096[:fp16]          uniform in [-1, 1), seeded by --seed (default dtype fp32, or the signature's)\n  \
+    randn:64x128              standard normal\n  \
+    zeros:N, ones:N, arange:N a filled buffer\n  \
+    fill:VALUE:N              every element VALUE\n  \
+    x.npy                     a NumPy file\n\n\
+Example:\n  tessel run examples/vector_add.py::add_kernel --const BLOCK_SIZE=256 --grid 4 \\\n      \
+    --arg x_ptr=rand:1000 --arg y_ptr=rand:1000 --arg output_ptr=zeros:1000 --arg n_elements=1000")]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Programs to launch: N, or N,M or N,M,K
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// A kernel argument: NAME=SPEC (see below); repeatable
+    #[arg(long = "arg", value_name = "NAME=SPEC")]
+    pub args: Vec<String>,
+    /// Seed for rand/randn buffers
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write every buffer to DIR/NAME.npy after the run
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// How many leading elements of each buffer to print
+    #[arg(long, default_value_t = 8)]
+    pub show: usize,
+}
+
+/// A parsed source file and the name it is reported under.
+struct Source {
+    name: String,
+    text: String,
+    module: ast::Module,
+}
+
+fn load(path: &Path) -> Result<Source, CliError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("cannot read {name}: {e}")))?;
+    let module = tessel_lang::parse_module(&text).map_err(|d| CliError::Diagnostic(d.render(&name, &text)))?;
+    Ok(Source { name, text, module })
+}
+
+fn split_target(target: &str) -> Result<(&str, &str), CliError> {
+    target.rsplit_once("::").filter(|(f, k)| !f.is_empty() && !k.is_empty()).ok_or_else(|| {
+        CliError::Usage(format!(
+            "expected FILE.py::KERNEL, got `{target}` (run `tessel check FILE.py` to list kernels)"
+        ))
+    })
+}
+
+fn find_kernel(src: &Source, name: &str) -> Result<KernelInfo, CliError> {
+    let kernels = tessel_lang::elab::kernels(&src.module);
+    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    kernels.iter().find(|k| k.name == name).cloned().ok_or_else(|| {
+        let list = if names.is_empty() {
+            "it has no jit kernels".to_string()
+        } else {
+            format!("its kernels: {}", names.join(", "))
+        };
+        CliError::Usage(format!("{} has no kernel `{name}`; {list}", src.name))
+    })
+}
+
+pub(super) fn check(args: CheckArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let src = load(&args.file)?;
+    let kernels = tessel_lang::elab::kernels(&src.module);
+    writeln!(out, "{}: {} kernel{}", src.name, kernels.len(), if kernels.len() == 1 { "" } else { "s" })?;
+    for k in kernels {
+        let params: Vec<String> = k
+            .params
+            .iter()
+            .map(|p| {
+                let mut s = p.name.clone();
+                if p.constexpr {
+                    s.push_str(": constexpr");
+                }
+                if let Some(d) = &p.default {
+                    write!(s, " = {d}").unwrap();
+                }
+                s
+            })
+            .collect();
+        writeln!(out, "  {:?} {}({})", k.decorator, k.name, params.join(", "))?;
+    }
+    Ok(())
+}
+
+pub(super) fn compile(args: CompileArgs, out: &mut dyn Write) -> Result<(), Failure> {
+    let (file, kernel) = split_target(&args.spec.target)?;
+    let src = load(Path::new(file))?;
+    let info = find_kernel(&src, kernel)?;
+    if args.emit == Emit::Ast {
+        let def =
+            src.module.body.iter().find(|s| matches!(&s.kind, ast::StmtKind::FunctionDef(d) if d.name.name == kernel));
+        let one = ast::Module { body: def.into_iter().cloned().collect(), span: src.module.span };
+        out.write_all(ast::dump(&one, false).as_bytes())?;
+        return Ok(());
+    }
+    let spec = specialization(&info, &args.spec, None)?;
+    let func = elaborate(&src, kernel, &spec)?;
+    out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
+    Ok(())
+}
+
+fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
+    let mut func = tessel_lang::elab::elaborate(&src.module, kernel, spec)
+        .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))?;
+    tessel_tile::passes::canonicalize(&mut func);
+    Ok(func)
+}
+
+/// Builds the specialization: constexprs from `--const`, the rest from the signature (given, or inferred from
+/// the run's arguments).
+fn specialization(
+    info: &KernelInfo,
+    spec: &SpecArgs,
+    inferred: Option<&[(String, ArgSpec)]>,
+) -> Result<Specialization, CliError> {
+    let mut consts = Vec::new();
+    for c in &spec.consts {
+        let (name, value) =
+            c.split_once('=').ok_or_else(|| CliError::Usage(format!("--const expects NAME=VALUE, got `{c}`")))?;
+        if !info.params.iter().any(|p| p.name == name.trim()) {
+            return Err(CliError::Usage(format!("`{}` has no parameter `{}`", info.name, name.trim())));
+        }
+        consts.push((name.trim().to_string(), parse_const(value.trim())?));
+    }
+    let runtime: Vec<&str> = info
+        .params
+        .iter()
+        .filter(|p| !p.constexpr && !consts.iter().any(|(n, _)| *n == p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    let typed: Vec<ArgSpec> = match (&spec.signature, inferred) {
+        (Some(sig), _) => {
+            let parts: Vec<&str> = sig.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            if parts.len() != runtime.len() {
+                return Err(CliError::Usage(format!(
+                    "the signature has {} types but `{}` has {} non-constexpr parameters ({})",
+                    parts.len(),
+                    info.name,
+                    runtime.len(),
+                    runtime.join(", ")
+                )));
+            }
+            parts.iter().map(|p| parse_sig_type(p)).collect::<Result<_, _>>()?
+        }
+        (None, Some(args)) => runtime
+            .iter()
+            .map(|name| {
+                args.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).ok_or_else(|| {
+                    CliError::Usage(format!("no value for parameter `{name}`: pass --arg {name}=... (or --const)"))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        (None, None) => {
+            if runtime.is_empty() {
+                Vec::new()
+            } else {
+                return Err(CliError::Usage(format!(
+                    "--signature is needed for the non-constexpr parameters of `{}`: {}",
+                    info.name,
+                    runtime.join(", ")
+                )));
+            }
+        }
+    };
+    let mut typed = typed.into_iter();
+    let mut args = Vec::new();
+    // Parameters left out must be trailing ones with defaults (the elaborator fills those in).
+    let mut missing: Vec<(&str, bool)> = Vec::new();
+    for p in &info.params {
+        let arg = match consts.iter().find(|(n, _)| *n == p.name) {
+            Some((_, v)) => Some(ArgSpec::Constexpr(v.clone())),
+            None if p.constexpr => None,
+            None => typed.next(),
+        };
+        match arg {
+            Some(a) if missing.is_empty() => args.push(a),
+            Some(_) | None => missing.push((p.name.as_str(), p.default.is_some())),
+        }
+    }
+    let provided_after_gap = info.params.len() - args.len() > missing.len();
+    if let Some((m, _)) = missing.iter().find(|(_, has_default)| !has_default || provided_after_gap) {
+        return Err(CliError::Usage(format!("no value for constexpr `{m}` of `{}`: pass --const {m}=...", info.name)));
+    }
+    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages })
+}
+
+fn parse_const(v: &str) -> Result<ConstValue, CliError> {
+    Ok(match v {
+        "True" | "true" => ConstValue::Bool(true),
+        "False" | "false" => ConstValue::Bool(false),
+        "None" => ConstValue::None,
+        _ if v.len() >= 2 && (v.starts_with('"') && v.ends_with('"') || v.starts_with('\'') && v.ends_with('\'')) => {
+            ConstValue::Str(v[1..v.len() - 1].to_string())
+        }
+        _ => {
+            if let Ok(i) = v.replace('_', "").parse::<i64>() {
+                ConstValue::Int(i)
+            } else if let Ok(x) = v.parse::<f64>() {
+                ConstValue::Float(x)
+            } else if let Some(t) = dtype(v) {
+                ConstValue::Dtype(t)
+            } else {
+                return Err(CliError::Usage(format!(
+                    "cannot read constant `{v}`: expected a number, True/False, None, a dtype or a quoted string"
+                )));
+            }
+        }
+    })
+}
+
+/// `fp32`, `float32`, `tl.float32`, `f32`, `bf16`, `i32`, `u8`, `fp8e4nv`, ...
+fn dtype(s: &str) -> Option<ScalarType> {
+    let s = s.trim_start_matches("tl.").trim_start_matches("gl.").trim_start_matches("torch.");
+    let alias = match s {
+        "fp8e4nv" | "fp8e4m3" => "f8e4m3",
+        "fp8e5" | "fp8e5m2" => "f8e5m2",
+        "fp16" | "half" => "f16",
+        "fp32" | "float" => "f32",
+        "fp64" | "double" => "f64",
+        other => other,
+    };
+    ScalarType::from_name(alias).or_else(|| ScalarType::from_triton_name(s))
+}
+
+fn parse_sig_type(s: &str) -> Result<ArgSpec, CliError> {
+    let (ty, div) = match s.split_once(':') {
+        Some((t, "16")) => (t, Some(true)),
+        Some((t, "1")) => (t, Some(false)),
+        Some((_, d)) => {
+            return Err(CliError::Usage(format!("in `{s}`: the only divisibility markers are :16 and :1, got :{d}")));
+        }
+        None => (s, None),
+    };
+    let bad = || CliError::Usage(format!("unknown signature type `{s}` (e.g. *fp32, *fp16:16, i32, i64, fp32)"));
+    if let Some(p) = ty.strip_prefix('*') {
+        return Ok(ArgSpec::Pointer(dtype(p).ok_or_else(bad)?, div.unwrap_or(true)));
+    }
+    let t = dtype(ty).ok_or_else(bad)?;
+    Ok(if t.is_float() { ArgSpec::Float(t) } else { ArgSpec::Int(t, div.unwrap_or(false)) })
+}
+
+/// A `--arg` value: a scalar, or a buffer to allocate.
+enum ArgValue {
+    Int(i64),
+    Float(f64),
+    Buffer { elem: Option<ScalarType>, values: BufferInit, len: usize },
+}
+
+enum BufferInit {
+    Rand,
+    Randn,
+    Fill(f64),
+    Arange,
+    Data(Vec<f64>),
+}
+
+fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
+    if let Ok(i) = spec.replace('_', "").parse::<i64>() {
+        return Ok(ArgValue::Int(i));
+    }
+    if let Ok(x) = spec.parse::<f64>() {
+        return Ok(ArgValue::Float(x));
+    }
+    if spec.ends_with(".npy") {
+        let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
+        let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
+        let len = a.values.len();
+        return Ok(ArgValue::Buffer { elem: Some(a.elem), values: BufferInit::Data(a.values), len });
+    }
+    let parts: Vec<&str> = spec.split(':').collect();
+    let (kind, rest) = parts.split_first().unwrap();
+    let (init, rest) = match (*kind, rest) {
+        ("fill", [v, rest @ ..]) => (
+            BufferInit::Fill(v.parse().map_err(|_| CliError::Usage(format!("fill value `{v}` is not a number")))?),
+            rest,
+        ),
+        ("rand", rest) => (BufferInit::Rand, rest),
+        ("randn", rest) => (BufferInit::Randn, rest),
+        ("zeros", rest) => (BufferInit::Fill(0.0), rest),
+        ("ones", rest) => (BufferInit::Fill(1.0), rest),
+        ("arange", rest) => (BufferInit::Arange, rest),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "cannot read argument `{spec}`: expected a number, a .npy file, or rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE]"
+            )));
+        }
+    };
+    let Some(size) = rest.first() else {
+        return Err(CliError::Usage(format!("`{spec}` needs a size, e.g. {kind}:1024")));
+    };
+    let len = size
+        .split('x')
+        .map(|d| d.parse::<usize>().map_err(|_| CliError::Usage(format!("bad size `{size}` in `{spec}`"))))
+        .product::<Result<usize, _>>()?;
+    let elem = match rest.get(1) {
+        Some(t) => Some(dtype(t).ok_or_else(|| CliError::Usage(format!("unknown dtype `{t}` in `{spec}`")))?),
+        None => None,
+    };
+    Ok(ArgValue::Buffer { elem, values: init, len })
+}
+
+fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
+    let dims: Vec<u32> = s
+        .split(',')
+        .map(|d| d.trim().parse::<u32>().ok().filter(|&v| v > 0))
+        .collect::<Option<_>>()
+        .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
+        .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
+    Ok([dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)])
+}
+
+/// Deterministic uniform [-1, 1) values (splitmix64).
+fn uniform(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    let (file, kernel) = split_target(&args.spec.target)?;
+    let src = load(Path::new(file))?;
+    let info = find_kernel(&src, kernel)?;
+    let grid = parse_grid(&args.grid)?;
+    let sig_types: Option<Vec<ArgSpec>> = match &args.spec.signature {
+        Some(s) => {
+            Some(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(parse_sig_type).collect::<Result<_, _>>()?)
+        }
+        None => None,
+    };
+    // Parse every --arg, and infer a signature entry for each.
+    let mut values: Vec<(String, ArgValue)> = Vec::new();
+    for a in &args.args {
+        let (name, spec) =
+            a.split_once('=').ok_or_else(|| CliError::Usage(format!("--arg expects NAME=SPEC, got `{a}`")))?;
+        let name = name.trim().to_string();
+        if !info.params.iter().any(|p| p.name == name) {
+            return Err(CliError::Usage(format!("`{}` has no parameter `{name}`", info.name)).into());
+        }
+        values.push((name, parse_arg_value(spec.trim())?));
+    }
+    let runtime: Vec<&str> = info.params.iter().filter(|p| !p.constexpr).map(|p| p.name.as_str()).collect();
+    let declared = |name: &str| -> Option<ArgSpec> {
+        let i = runtime.iter().position(|n| *n == name)?;
+        sig_types.as_ref().and_then(|s| s.get(i).cloned())
+    };
+    let inferred: Vec<(String, ArgSpec)> = values
+        .iter()
+        .map(|(name, v)| {
+            let spec = declared(name).unwrap_or(match v {
+                ArgValue::Int(i) => {
+                    ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, false)
+                }
+                ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
+                ArgValue::Buffer { elem, .. } => ArgSpec::Pointer(elem.unwrap_or(ScalarType::F32), true),
+            });
+            (name.clone(), spec)
+        })
+        .collect();
+    let spec_args = SpecArgs { signature: None, ..clone_spec(&args.spec) };
+    let spec = specialization(&info, &spec_args, Some(&inferred))?;
+    let func = elaborate(&src, kernel, &spec)?;
+
+    // Allocate buffers and bind arguments in the order of the function's (runtime) arguments.
+    let mut mem = Memory::new();
+    let mut buffers: Vec<(String, BufferId)> = Vec::new();
+    let mut bound = Vec::new();
+    for (k, (name, v)) in values.iter().enumerate() {
+        let Some((_, ArgSpec::Pointer(elem, _) | ArgSpec::Int(elem, _) | ArgSpec::Float(elem))) = inferred.get(k)
+        else {
+            continue;
+        };
+        let arg = match v {
+            ArgValue::Int(i) => Arg::Int(*i),
+            ArgValue::Float(x) => Arg::Float(*x),
+            ArgValue::Buffer { values, len, .. } => {
+                let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
+                let data = match values {
+                    BufferInit::Rand => uniform(seed, *len),
+                    BufferInit::Randn => {
+                        let u = uniform(seed, 2 * len);
+                        (0..*len)
+                            .map(|i| {
+                                (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt()
+                                    * (std::f64::consts::PI * u[2 * i + 1]).cos()
+                            })
+                            .collect()
+                    }
+                    BufferInit::Fill(x) => vec![*x; *len],
+                    BufferInit::Arange => (0..*len).map(|i| i as f64).collect(),
+                    BufferInit::Data(d) => d.clone(),
+                };
+                let id = mem.alloc_from(name.as_str(), *elem, &data);
+                buffers.push((name.clone(), id));
+                Arg::Buffer(id)
+            }
+        };
+        bound.push((name.clone(), arg));
+    }
+    // The IR's arguments are the runtime parameters that were not specialized as constants, in order.
+    let mut call_args = Vec::new();
+    for (p, a) in info.params.iter().zip(&spec.args) {
+        if matches!(a, ArgSpec::Constexpr(_)) {
+            continue;
+        }
+        let (_, arg) = bound
+            .iter()
+            .find(|(n, _)| *n == p.name)
+            .ok_or_else(|| CliError::Usage(format!("no value for parameter `{}`", p.name)))?;
+        call_args.push(*arg);
+    }
+    writeln!(
+        err,
+        "note: running `{kernel}` in the interpreter over a grid of {}x{}x{} (no GPU backend yet)",
+        grid[0], grid[1], grid[2]
+    )?;
+    let log = interp::run(&func, &call_args, grid, &mut mem).map_err(|e| {
+        let at = e.loc.map(|l| {
+            tessel_lang::Diagnostic::error(e.message.clone(), tessel_lang::Span::new(l.start as usize, l.end as usize))
+        });
+        match at {
+            Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),
+            None => CliError::Usage(format!("the kernel failed: {e}")),
+        }
+    })?;
+    for line in log {
+        writeln!(out, "{line}")?;
+    }
+    for (name, id) in &buffers {
+        let b = mem.buffer(*id);
+        let vals = mem.read_f64(*id);
+        let shown: Vec<String> = vals.iter().take(args.show).map(|&v| show_value(v, b.elem)).collect();
+        let more = if vals.len() > args.show { ", ..." } else { "" };
+        writeln!(out, "{name}: {}[{}] = [{}{more}]", b.elem, vals.len(), shown.join(", "))?;
+        if let Some(dir) = &args.out_dir {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+            let path = dir.join(format!("{name}.npy"));
+            let bytes = npy::write(&npy::Array { elem: b.elem, shape: vec![vals.len()], values: vals });
+            std::fs::write(&path, bytes)
+                .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// The shortest decimal that reads back as the same value of the element's type.
+fn show_value(v: f64, elem: ScalarType) -> String {
+    match elem {
+        ScalarType::F32 => format!("{}", v as f32),
+        ScalarType::F16 => format!("{}", half::f16::from_f64(v)),
+        ScalarType::BF16 => format!("{}", half::bf16::from_f64(v)),
+        _ => format!("{v}"),
+    }
+}
+
+fn clone_spec(s: &SpecArgs) -> SpecArgs {
+    SpecArgs {
+        target: s.target.clone(),
+        signature: s.signature.clone(),
+        consts: s.consts.clone(),
+        num_warps: s.num_warps,
+        num_stages: s.num_stages,
+    }
+}
