@@ -11,5 +11,8 @@ pub use tessel_lang as lang;
 pub use tessel_layouts as layouts;
 pub use tessel_tile as tile;
 
+mod api;
 pub mod cli;
 pub mod npy;
+
+pub use api::{Error, compile, interpret};
