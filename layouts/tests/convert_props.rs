@@ -296,7 +296,7 @@ fn arb_case() -> impl Strategy<Value = Case> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::default())]
 
     /// Every plan, executed thread by thread, puts every element where the destination layout says; a
     /// shared-memory plan also runs split into repetitions when the scratch space is halved, and its bank
@@ -334,7 +334,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::default())]
 
     /// Raw layouts with XOR-mixed bases, broadcasts and one or two CTAs (split the same way on both sides).
     #[test]

@@ -120,7 +120,7 @@ fn blocked_formula(b: &BlockedLayout, shape: &[u32], k_dim: Option<usize>, [r, l
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig::with_cases(256)
+    ProptestConfig::default() // 256 cases, or PROPTEST_CASES
 }
 
 // ----- blocked, slice, FMA operands, user-written layouts -----
