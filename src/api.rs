@@ -54,7 +54,8 @@ pub fn compile(source: &str, kernel: &str, spec: &Specialization) -> Result<Func
 }
 
 /// Compiles `kernel` and runs it in the reference interpreter over `grid`; `args` are the values of the
-/// non-constexpr parameters, in order. Returns the lines `device_print` printed.
+/// non-constexpr parameters, in order, where a tensor-descriptor parameter of rank r takes `1 + 2r` values
+/// (base buffer, shape, strides: see `ArgSpec::ir_args`). Returns the lines `device_print` printed.
 pub fn interpret(
     source: &str,
     kernel: &str,

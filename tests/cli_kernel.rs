@@ -91,3 +91,81 @@ fn mistakes_are_reported_with_their_source() {
     assert_eq!(code, 2);
     assert!(err.contains("power of two") && err.contains("vector_add.py"), "a diagnostic against the source: {err}");
 }
+
+#[test]
+fn run_passes_host_tensor_descriptors() {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-desc-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "examples/descriptor_copy.py::transpose_scale_kernel",
+            "--signature",
+            "tensordesc<fp16[16, 32]>, tensordesc<fp16[32, 16]>, tensordesc<fp32[16]>, fp32",
+            "--grid",
+            "3",
+            "--arg",
+            "x=rand:40x104",
+            "--arg",
+            "y=fill:-7:104x40",
+            "--arg",
+            "row_sum=fill:-7:41",
+            "--arg",
+            "y_desc=desc:y:block=32x16",
+            "--arg",
+            "sum_desc=desc:row_sum:40:block=16",
+            "--arg",
+            "scale=0.5",
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        tessel(&args)
+    };
+    // 40 x 104 is ragged against 16 x 32 blocks: the last row block and column block hang over the edge.
+    let (code, out, err) = run(&["--arg", "x_desc=desc:x:block=16x32"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("x: f16[4160]"), "x takes the declared descriptor's dtype: {out}");
+    let read = |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().values;
+    let (x, y, sums) = (read("x"), read("y"), read("row_sum"));
+    let (m, n) = (40, 104);
+    for r in 0..m {
+        for c in 0..n {
+            let want = tessel::tile::interp::value::round_float(x[r * n + c] * 0.5, tessel::tile::ScalarType::F16);
+            assert_eq!(y[c * m + r], want, "y[{c}][{r}]");
+        }
+        let want: f64 = x[r * n..(r + 1) * n].iter().sum();
+        assert!((sums[r] - want).abs() <= 1e-5 * want.abs().max(1.0), "row_sum[{r}] = {} vs {want}", sums[r]);
+    }
+    assert_eq!(sums[m], -7.0, "the element past the descriptor's shape is not written");
+    // Without --signature, each descriptor's dtype is its buffer's.
+    let (code, out2, err) = tessel(&[
+        "run",
+        "examples/descriptor_copy.py::transpose_scale_kernel",
+        "--grid",
+        "3",
+        "--arg",
+        "x=rand:40x104:fp16",
+        "--arg",
+        "y=fill:-7:104x40:fp16",
+        "--arg",
+        "row_sum=fill:-7:41",
+        "--arg",
+        "y_desc=desc:y:block=32x16",
+        "--arg",
+        "sum_desc=desc:row_sum:40:block=16",
+        "--arg",
+        "scale=0.5",
+        "--arg",
+        "x_desc=desc:x:block=16x32",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out2, out, "the same run as with the signature");
+    // Triton's TensorDescriptor rules: leading strides are 16-byte multiples (a row of 100 halves is not).
+    let (code, _, err) = run(&["--arg", "x_desc=desc:x:40x100:block=16x32"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("descriptor `x_desc` over `x`") && err.contains("16-byte aligned"), "{err}");
+    let (code, _, err) = run(&["--arg", "x_desc=desc:x:block=32x32"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("tensordesc<fp16[32, 32]>") && err.contains("tensordesc<fp16[16, 32]>"), "{err}");
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -4,7 +4,8 @@
 //! `*fp32,*fp32,*fp32,i32`, with `:16` marking values known to be multiples of 16; pointers are assumed
 //! 16-byte aligned, as PyTorch allocations are), `--const NAME=VALUE` for `tl.constexpr` parameters, and
 //! `--num-warps`. `tessel run` allocates every pointer argument from `--arg NAME=SPEC` and infers the signature
-//! from those arguments when none is given.
+//! from those arguments when none is given. A host tensor descriptor parameter is `tensordesc<fp16[16, 32]>` in
+//! the signature and `desc:BUFFER:block=16x32` in `--arg` (a descriptor over another `--arg`'s buffer).
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -31,7 +32,8 @@ pub struct CheckArgs {
 pub struct SpecArgs {
     /// The kernel, as FILE.py::KERNEL
     pub target: String,
-    /// Types of the non-constexpr parameters in order, e.g. '*fp32,*fp32,*fp32,i32' (`:16` = multiple of 16)
+    /// Types of the non-constexpr parameters in order, e.g. '*fp32,*fp32,*fp32,i32' (`:16` = multiple of 16;
+    /// a tensor descriptor is 'tensordesc<fp16[16, 32]>', with ',padding=nan' before the '>' for NaN padding)
     #[arg(long)]
     pub signature: Option<String>,
     /// A compile-time parameter value: NAME=VALUE (an int, float, True/False, None, a dtype such as float16, or a
@@ -72,9 +74,15 @@ pub enum Emit {
     randn:64x128              standard normal\n  \
     zeros:N, ones:N, arange:N a filled buffer\n  \
     fill:VALUE:N              every element VALUE\n  \
-    x.npy                     a NumPy file\n\n\
-Example:\n  tessel run examples/vector_add.py::add_kernel --const BLOCK_SIZE=256 --grid 4 \\\n      \
-    --arg x_ptr=rand:1000 --arg y_ptr=rand:1000 --arg output_ptr=zeros:1000 --arg n_elements=1000")]
+    x.npy                     a NumPy file\n  \
+    desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
+    row-major over x's SIZE (x need not be a parameter); desc:x:40x100:block=16x32\n                            \
+    gives the shape; :padding=nan pads loads with NaN instead of zero\n\n\
+Examples:\n  tessel run examples/vector_add.py::add_kernel --const BLOCK_SIZE=256 --grid 4 \\\n      \
+    --arg x_ptr=rand:1000 --arg y_ptr=rand:1000 --arg output_ptr=zeros:1000 --arg n_elements=1000\n  \
+tessel run examples/descriptor_copy.py::transpose_scale_kernel --grid 3 --arg x=rand:40x104:fp16 \\\n      \
+    --arg y=zeros:104x40:fp16 --arg s=zeros:40 --arg x_desc=desc:x:block=16x32 --arg y_desc=desc:y:block=32x16 \\\n      \
+    --arg sum_desc=desc:s:block=16 --arg scale=0.5")]
 pub struct RunArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
@@ -202,7 +210,7 @@ fn specialization(
         .collect();
     let typed: Vec<ArgSpec> = match (&spec.signature, inferred) {
         (Some(sig), _) => {
-            let parts: Vec<&str> = sig.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            let parts = split_signature(sig);
             if parts.len() != runtime.len() {
                 return Err(CliError::Usage(format!(
                     "the signature has {} types but `{}` has {} non-constexpr parameters ({})",
@@ -212,7 +220,7 @@ fn specialization(
                     runtime.join(", ")
                 )));
             }
-            parts.iter().map(|p| parse_sig_type(p)).collect::<Result<_, _>>()?
+            parts.into_iter().map(parse_sig_type).collect::<Result<_, _>>()?
         }
         (None, Some(args)) => runtime
             .iter()
@@ -294,7 +302,54 @@ fn dtype(s: &str) -> Option<ScalarType> {
     ScalarType::from_name(alias).or_else(|| ScalarType::from_triton_name(s))
 }
 
+/// The types of a signature: split at the commas outside `<...>` and `[...]`.
+fn split_signature(sig: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in sig.char_indices() {
+        match c {
+            '<' | '[' => depth += 1,
+            '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(sig[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(sig[start..].trim());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// `tensordesc<fp16[16, 32]>` (Triton's spelling), `tensordesc<fp32[64],padding=nan>`.
+fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
+    let inner = s.strip_prefix("tensordesc<")?;
+    let bad = || {
+        CliError::Usage(format!(
+            "cannot read `{s}`: expected tensordesc<DTYPE[BLOCK, ...]>, e.g. tensordesc<fp16[16, 32]> or \
+             tensordesc<fp32[64],padding=nan>"
+        ))
+    };
+    let parse = || -> Option<ArgSpec> {
+        let inner = inner.strip_suffix('>')?;
+        let (dtype_name, rest) = inner.split_once('[')?;
+        let (block, rest) = rest.split_once(']')?;
+        let padding_nan = match rest.trim().strip_prefix(',').map(str::trim) {
+            None if rest.trim().is_empty() => false,
+            Some("padding=zero") => false,
+            Some("padding=nan") => true,
+            _ => return None,
+        };
+        let block_shape = block.split(',').map(|d| d.trim().parse::<u32>().ok()).collect::<Option<Vec<_>>>()?;
+        Some(ArgSpec::TensorDesc { elem: dtype(dtype_name.trim())?, block_shape, padding_nan })
+    };
+    Some(parse().ok_or_else(bad))
+}
+
 fn parse_sig_type(s: &str) -> Result<ArgSpec, CliError> {
+    if let Some(desc) = parse_desc_type(s) {
+        return desc;
+    }
     let (ty, div) = match s.split_once(':') {
         Some((t, "16")) => (t, Some(true)),
         Some((t, "1")) => (t, Some(false)),
@@ -303,7 +358,11 @@ fn parse_sig_type(s: &str) -> Result<ArgSpec, CliError> {
         }
         None => (s, None),
     };
-    let bad = || CliError::Usage(format!("unknown signature type `{s}` (e.g. *fp32, *fp16:16, i32, i64, fp32)"));
+    let bad = || {
+        CliError::Usage(format!(
+            "unknown signature type `{s}` (e.g. *fp32, *fp16:16, i32, i64, fp32, tensordesc<fp16[16, 32]>)"
+        ))
+    };
     if let Some(p) = ty.strip_prefix('*') {
         return Ok(ArgSpec::Pointer(dtype(p).ok_or_else(bad)?, div.unwrap_or(true)));
     }
@@ -311,11 +370,12 @@ fn parse_sig_type(s: &str) -> Result<ArgSpec, CliError> {
     Ok(if t.is_float() { ArgSpec::Float(t) } else { ArgSpec::Int(t, div.unwrap_or(false)) })
 }
 
-/// A `--arg` value: a scalar, or a buffer to allocate.
+/// A `--arg` value: a scalar, a buffer to allocate, or a tensor descriptor over another `--arg`'s buffer.
 enum ArgValue {
     Int(i64),
     Float(f64),
-    Buffer { elem: Option<ScalarType>, values: BufferInit, len: usize },
+    Buffer { elem: Option<ScalarType>, values: BufferInit, shape: Vec<usize> },
+    Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool },
 }
 
 enum BufferInit {
@@ -336,11 +396,13 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
     if spec.ends_with(".npy") {
         let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
         let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
-        let len = a.values.len();
-        return Ok(ArgValue::Buffer { elem: Some(a.elem), values: BufferInit::Data(a.values), len });
+        return Ok(ArgValue::Buffer { elem: Some(a.elem), values: BufferInit::Data(a.values), shape: a.shape });
     }
     let parts: Vec<&str> = spec.split(':').collect();
     let (kind, rest) = parts.split_first().unwrap();
+    if *kind == "desc" {
+        return parse_desc_arg(spec, rest);
+    }
     let (init, rest) = match (*kind, rest) {
         ("fill", [v, rest @ ..]) => (
             BufferInit::Fill(v.parse().map_err(|_| CliError::Usage(format!("fill value `{v}` is not a number")))?),
@@ -353,22 +415,55 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
         ("arange", rest) => (BufferInit::Arange, rest),
         _ => {
             return Err(CliError::Usage(format!(
-                "cannot read argument `{spec}`: expected a number, a .npy file, or rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE]"
+                "cannot read argument `{spec}`: expected a number, a .npy file, rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE], or desc:BUFFER:block=BxB"
             )));
         }
     };
     let Some(size) = rest.first() else {
         return Err(CliError::Usage(format!("`{spec}` needs a size, e.g. {kind}:1024")));
     };
-    let len = size
-        .split('x')
-        .map(|d| d.parse::<usize>().map_err(|_| CliError::Usage(format!("bad size `{size}` in `{spec}`"))))
-        .product::<Result<usize, _>>()?;
+    let shape = parse_dims(size, spec)?;
     let elem = match rest.get(1) {
         Some(t) => Some(dtype(t).ok_or_else(|| CliError::Usage(format!("unknown dtype `{t}` in `{spec}`")))?),
         None => None,
     };
-    Ok(ArgValue::Buffer { elem, values: init, len })
+    Ok(ArgValue::Buffer { elem, values: init, shape })
+}
+
+/// `64x128` in `spec`.
+fn parse_dims(size: &str, spec: &str) -> Result<Vec<usize>, CliError> {
+    size.split('x')
+        .map(|d| d.parse::<usize>().map_err(|_| CliError::Usage(format!("bad size `{size}` in `{spec}`"))))
+        .collect()
+}
+
+/// `desc:BUFFER[:SHAPE]:block=BxB[:padding=nan]`, `rest` being the parts after `desc`.
+fn parse_desc_arg(spec: &str, rest: &[&str]) -> Result<ArgValue, CliError> {
+    let usage = || {
+        CliError::Usage(format!(
+            "cannot read `{spec}`: expected desc:BUFFER[:SHAPE]:block=BxB[:padding=nan], e.g. desc:x:block=16x32"
+        ))
+    };
+    let (buffer, rest) = rest.split_first().filter(|(b, _)| !b.is_empty()).ok_or_else(usage)?;
+    let (mut shape, mut block, mut padding_nan) = (None, None, false);
+    for part in rest {
+        if let Some(b) = part.strip_prefix("block=") {
+            let dims = parse_dims(b, spec)?;
+            block = Some(dims.iter().map(|&d| u32::try_from(d).map_err(|_| usage())).collect::<Result<_, _>>()?);
+        } else if let Some(p) = part.strip_prefix("padding=") {
+            padding_nan = match p {
+                "zero" => false,
+                "nan" => true,
+                _ => return Err(CliError::Usage(format!("padding must be zero or nan, got `{p}` in `{spec}`"))),
+            };
+        } else if shape.is_none() {
+            shape = Some(parse_dims(part, spec)?);
+        } else {
+            return Err(usage());
+        }
+    }
+    let block = block.ok_or_else(usage)?;
+    Ok(ArgValue::Desc { buffer: buffer.to_string(), shape, block, padding_nan })
 }
 
 fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
@@ -402,9 +497,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     let info = find_kernel(&src, kernel)?;
     let grid = parse_grid(&args.grid)?;
     let sig_types: Option<Vec<ArgSpec>> = match &args.spec.signature {
-        Some(s) => {
-            Some(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(parse_sig_type).collect::<Result<_, _>>()?)
-        }
+        Some(s) => Some(split_signature(s).into_iter().map(parse_sig_type).collect::<Result<_, _>>()?),
         None => None,
     };
     // Parse every --arg, and infer a signature entry for each.
@@ -412,30 +505,73 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     for a in &args.args {
         let (name, spec) =
             a.split_once('=').ok_or_else(|| CliError::Usage(format!("--arg expects NAME=SPEC, got `{a}`")))?;
-        let name = name.trim().to_string();
-        if !info.params.iter().any(|p| p.name == name) {
+        values.push((name.trim().to_string(), parse_arg_value(spec.trim())?));
+    }
+    // A buffer that only descriptors use (TensorDescriptor.from_tensor(x, ...)) need not be a parameter.
+    let viewed = |name: &str| values.iter().any(|(_, v)| matches!(v, ArgValue::Desc { buffer, .. } if buffer == name));
+    for (name, v) in &values {
+        let allowed =
+            info.params.iter().any(|p| p.name == *name) || matches!(v, ArgValue::Buffer { .. }) && viewed(name);
+        if !allowed {
             return Err(CliError::Usage(format!("`{}` has no parameter `{name}`", info.name)).into());
         }
-        values.push((name, parse_arg_value(spec.trim())?));
     }
     let runtime: Vec<&str> = info.params.iter().filter(|p| !p.constexpr).map(|p| p.name.as_str()).collect();
     let declared = |name: &str| -> Option<ArgSpec> {
         let i = runtime.iter().position(|n| *n == name)?;
         sig_types.as_ref().and_then(|s| s.get(i).cloned())
     };
+    // The dtype a declared descriptor gives the buffer it views.
+    let desc_elem = |buf: &str| {
+        values.iter().find_map(|(n, v)| match (v, declared(n)) {
+            (ArgValue::Desc { buffer, .. }, Some(ArgSpec::TensorDesc { elem, .. })) if buffer == buf => Some(elem),
+            _ => None,
+        })
+    };
+    let buffer_elem = |name: &str| {
+        let own = values.iter().find_map(|(n, v)| match v {
+            ArgValue::Buffer { elem, .. } if n == name => Some(*elem),
+            _ => None,
+        })?;
+        match declared(name) {
+            Some(ArgSpec::Pointer(e, _)) => Some(e),
+            _ => Some(own.or_else(|| desc_elem(name)).unwrap_or(ScalarType::F32)),
+        }
+    };
     let inferred: Vec<(String, ArgSpec)> = values
         .iter()
         .map(|(name, v)| {
-            let spec = declared(name).unwrap_or(match v {
+            let spec = match v {
                 ArgValue::Int(i) => {
                     ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, false)
                 }
                 ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
-                ArgValue::Buffer { elem, .. } => ArgSpec::Pointer(elem.unwrap_or(ScalarType::F32), true),
-            });
-            (name.clone(), spec)
+                ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
+                ArgValue::Desc { buffer, block, padding_nan, .. } => {
+                    let elem = buffer_elem(buffer).ok_or_else(|| {
+                        CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer --arg"))
+                    })?;
+                    ArgSpec::TensorDesc { elem, block_shape: block.clone(), padding_nan: *padding_nan }
+                }
+            };
+            let spec = match (declared(name), spec) {
+                (Some(d @ ArgSpec::TensorDesc { .. }), s @ ArgSpec::TensorDesc { .. }) if d != s => {
+                    return Err(CliError::Usage(format!(
+                        "--arg {name} is a {} descriptor, but the signature declares {}",
+                        desc_spelling(&s),
+                        desc_spelling(&d)
+                    )));
+                }
+                (Some(d), s) if matches!(d, ArgSpec::TensorDesc { .. }) != matches!(s, ArgSpec::TensorDesc { .. }) => {
+                    return Err(CliError::Usage(format!(
+                        "--arg {name}: the signature and the value disagree on whether it is a tensor descriptor"
+                    )));
+                }
+                (d, s) => d.unwrap_or(s),
+            };
+            Ok((name.clone(), spec))
         })
-        .collect();
+        .collect::<Result<_, CliError>>()?;
     let spec_args = SpecArgs { signature: None, ..clone_spec(&args.spec) };
     let spec = specialization(&info, &spec_args, Some(&inferred))?;
     let func = elaborate(&src, kernel, &spec)?;
@@ -443,7 +579,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     // Allocate buffers and bind arguments in the order of the function's (runtime) arguments.
     let mut mem = Memory::new();
     let mut buffers: Vec<(String, BufferId)> = Vec::new();
-    let mut bound = Vec::new();
+    let mut bound: Vec<(String, Vec<Arg>)> = Vec::new();
     for (k, (name, v)) in values.iter().enumerate() {
         let Some((_, ArgSpec::Pointer(elem, _) | ArgSpec::Int(elem, _) | ArgSpec::Float(elem))) = inferred.get(k)
         else {
@@ -452,21 +588,23 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         let arg = match v {
             ArgValue::Int(i) => Arg::Int(*i),
             ArgValue::Float(x) => Arg::Float(*x),
-            ArgValue::Buffer { values, len, .. } => {
+            ArgValue::Desc { .. } => continue,
+            ArgValue::Buffer { values, shape, .. } => {
+                let len = shape.iter().product::<usize>();
                 let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
                 let data = match values {
-                    BufferInit::Rand => uniform(seed, *len),
+                    BufferInit::Rand => uniform(seed, len),
                     BufferInit::Randn => {
                         let u = uniform(seed, 2 * len);
-                        (0..*len)
+                        (0..len)
                             .map(|i| {
                                 (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt()
                                     * (std::f64::consts::PI * u[2 * i + 1]).cos()
                             })
                             .collect()
                     }
-                    BufferInit::Fill(x) => vec![*x; *len],
-                    BufferInit::Arange => (0..*len).map(|i| i as f64).collect(),
+                    BufferInit::Fill(x) => vec![*x; len],
+                    BufferInit::Arange => (0..len).map(|i| i as f64).collect(),
                     BufferInit::Data(d) => d.clone(),
                 };
                 let id = mem.alloc_from(name.as_str(), *elem, &data);
@@ -474,7 +612,42 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
                 Arg::Buffer(id)
             }
         };
-        bound.push((name.clone(), arg));
+        bound.push((name.clone(), vec![arg]));
+    }
+    // Descriptors, over the buffers just allocated: base, shape (row-major) and strides, as Triton passes them.
+    for (name, v) in &values {
+        let ArgValue::Desc { buffer, shape, block, .. } = v else { continue };
+        let Some((_, id)) = buffers.iter().find(|(n, _)| n == buffer) else {
+            return Err(CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer")).into());
+        };
+        let buf = mem.buffer(*id);
+        let shape = shape.clone().unwrap_or_else(|| match values.iter().find(|(n, _)| n == buffer) {
+            Some((_, ArgValue::Buffer { shape, .. })) => shape.clone(),
+            _ => unreachable!("a buffer"),
+        });
+        let strides: Vec<usize> = (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
+        let problem = if shape.len() != block.len() {
+            Some(format!("its shape {shape:?} and block {block:?} differ in rank"))
+        } else if shape.iter().any(|&d| d == 0 || d > i32::MAX as usize) {
+            Some(format!("its shape {shape:?} needs dims from 1 to 2^31 - 1"))
+        } else if shape.iter().product::<usize>() > buf.len() {
+            Some(format!("its shape {shape:?} needs more than the {} elements of `{buffer}`", buf.len()))
+        } else if strides[..strides.len() - 1].iter().any(|&s| s * buf.elem.bytes() as usize % 16 != 0) {
+            Some(format!(
+                "the strides {strides:?} of {} must be 16-byte aligned (a row of {} x {} bytes)",
+                buf.elem,
+                shape[shape.len() - 1],
+                buf.elem.bytes()
+            ))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            return Err(CliError::Usage(format!("descriptor `{name}` over `{buffer}`: {p}")).into());
+        }
+        let mut ir_args = vec![Arg::Buffer(*id)];
+        ir_args.extend(shape.iter().chain(&strides).map(|&d| Arg::Int(d as i64)));
+        bound.push((name.clone(), ir_args));
     }
     // The IR's arguments are the runtime parameters that were not specialized as constants, in order.
     let mut call_args = Vec::new();
@@ -482,11 +655,12 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         if matches!(a, ArgSpec::Constexpr(_)) {
             continue;
         }
-        let (_, arg) = bound
+        let (_, ir_args) = bound
             .iter()
             .find(|(n, _)| *n == p.name)
             .ok_or_else(|| CliError::Usage(format!("no value for parameter `{}`", p.name)))?;
-        call_args.push(*arg);
+        debug_assert_eq!(ir_args.len(), a.ir_args());
+        call_args.extend_from_slice(ir_args);
     }
     writeln!(
         err,
@@ -521,6 +695,23 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         }
     }
     Ok(())
+}
+
+/// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.
+fn desc_spelling(a: &ArgSpec) -> String {
+    let ArgSpec::TensorDesc { elem, block_shape, padding_nan } = a else { return format!("{a:?}") };
+    let dims: Vec<String> = block_shape.iter().map(u32::to_string).collect();
+    let padding = if *padding_nan { ",padding=nan" } else { "" };
+    // Triton's signature names of the element types.
+    let elem = match elem.name() {
+        "f16" => "fp16",
+        "f32" => "fp32",
+        "f64" => "fp64",
+        "f8e4m3" => "fp8e4nv",
+        "f8e5m2" => "fp8e5",
+        other => other,
+    };
+    format!("tensordesc<{elem}[{}]{padding}>", dims.join(", "))
 }
 
 /// The shortest decimal that reads back as the same value of the element's type.

@@ -599,6 +599,9 @@ impl AttrBag<'_> {
         match self.take(key)? {
             None => Ok(String::new()),
             Some(Attr::Word(w)) | Some(Attr::Str(w)) => Ok(w),
+            // The text form reads the words `nan` and `inf` as numbers; as word attributes they are words.
+            Some(Attr::Float(f)) if f.is_nan() => Ok("nan".into()),
+            Some(Attr::Float(f)) if f == f64::INFINITY => Ok("inf".into()),
             Some(other) => Err(format!("`{}`: attribute `{key}` must be a word, got `{other}`", self.name)),
         }
     }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use tessel_tile::ops::Op;
-use tessel_tile::{Elem, Func, Type};
+use tessel_tile::{Elem, Func, ScalarType, Type};
 
 use crate::ast::{self, Param};
 use crate::elab::builtins::{Arg, CallArgs};
@@ -255,6 +255,12 @@ impl<'a> Elab<'a> {
 
 /// Sets up the kernel: its runtime arguments become the function's arguments, constexpr ones compile-time
 /// values; then elaborates the body.
+///
+/// A pointer or scalar parameter is one argument of the IR function, named after it. A tensor descriptor
+/// parameter ([`ArgSpec::TensorDesc`]) is `1 + 2 * rank` arguments, `NAME_base: ptr<elem>`,
+/// `NAME_shape0..: i32`, `NAME_stride0..: i64` (Triton's flattening of a host `TensorDescriptor`), from which a
+/// `make_tensor_desc` op at entry re-forms the descriptor that the parameter's name is bound to. Launchers find
+/// how many IR arguments each parameter took with [`ArgSpec::ir_args`].
 pub fn bind_kernel<'a>(
     elab: &mut Elab<'a>,
     def: &'a ast::FunctionDef,
@@ -277,21 +283,40 @@ pub fn bind_kernel<'a>(
             ),
         ));
     }
-    let mut runtime = Vec::new();
+    // Per runtime parameter: its index and the (name, type) of each IR argument it takes.
+    let mut runtime: Vec<(usize, Vec<(String, Type)>)> = Vec::new();
     for (i, p) in all.iter().enumerate() {
-        let ty = match spec.args.get(i) {
-            Some(ArgSpec::Pointer(s, _)) => Type::ptr(*s),
+        let pname = &p.name.name;
+        let (shown, ir_args) = match spec.args.get(i) {
+            Some(ArgSpec::Pointer(s, _)) => (Type::ptr(*s), vec![(pname.clone(), Type::ptr(*s))]),
             Some(ArgSpec::Int(s, _)) => {
                 if !s.is_int() {
-                    return Err(elab.err(p.span, format!("parameter `{}`: {s} is not an integer type", p.name.name)));
+                    return Err(elab.err(p.span, format!("parameter `{pname}`: {s} is not an integer type")));
                 }
-                Type::scalar(*s)
+                (Type::scalar(*s), vec![(pname.clone(), Type::scalar(*s))])
             }
             Some(ArgSpec::Float(s)) => {
                 if !s.is_float() {
-                    return Err(elab.err(p.span, format!("parameter `{}`: {s} is not a float type", p.name.name)));
+                    return Err(elab.err(p.span, format!("parameter `{pname}`: {s} is not a float type")));
                 }
-                Type::scalar(*s)
+                (Type::scalar(*s), vec![(pname.clone(), Type::scalar(*s))])
+            }
+            Some(ArgSpec::TensorDesc { elem, block_shape, padding_nan }) => {
+                for (d, &b) in block_shape.iter().enumerate() {
+                    elab.check_pow2(b as i128, &format!("block_shape[{d}] of descriptor `{pname}`"), p.span)?;
+                }
+                elab.check_desc_block(*elem, block_shape, p.span)?;
+                if *padding_nan && !elem.is_float() {
+                    return Err(elab.err(
+                        p.span,
+                        format!("descriptor `{pname}`: NaN padding needs float elements, got {}", elem.triton_name()),
+                    ));
+                }
+                let rank = block_shape.len();
+                let mut ir_args = vec![(format!("{pname}_base"), Type::ptr(*elem))];
+                ir_args.extend((0..rank).map(|d| (format!("{pname}_shape{d}"), Type::scalar(ScalarType::I32))));
+                ir_args.extend((0..rank).map(|d| (format!("{pname}_stride{d}"), Type::scalar(ScalarType::I64))));
+                (Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() }, ir_args)
             }
             _ => continue,
         };
@@ -299,38 +324,57 @@ pub fn bind_kernel<'a>(
             return Err(elab.err_hint(
                 p.span,
                 format!(
-                    "parameter `{}` is declared tl.constexpr, but the specialization makes it a runtime {ty}",
-                    p.name.name
+                    "parameter `{pname}` is declared tl.constexpr, but the specialization makes it a runtime {shown}"
                 ),
                 "pass a compile-time value for it",
             ));
         }
-        runtime.push((i, Some(p.name.name.clone()), ty));
+        runtime.push((i, ir_args));
     }
-    elab.func = Func::new(name.clone(), runtime.iter().map(|(_, n, t)| (n.clone(), t.clone())));
+    let ir_args = runtime.iter().flat_map(|(_, a)| a.iter().map(|(n, t)| (Some(n.clone()), t.clone())));
+    elab.func = Func::new(name.clone(), ir_args.collect::<Vec<_>>());
     elab.regions.push(elab.func.body);
     elab.frames.push(Frame::new(crate::elab::USER_MODULE, &name, false));
     let args: Vec<_> = elab.func.args().to_vec();
-    let mut runtime_args = runtime.iter().zip(args);
-    let mut next = runtime_args.next();
+    let mut args = args.into_iter();
+    let mut runtime = runtime.into_iter().peekable();
     for (i, p) in all.iter().enumerate() {
         let pname = p.name.name.clone();
         let constexpr = p.annotation.as_ref().is_some_and(|a| imports.is_constexpr_annotation(a));
-        let value = match next {
-            Some(((j, _, ty), v)) if *j == i => {
-                next = runtime_args.next();
-                let t = Tv::new(v, ty.clone());
-                let divisible = matches!(spec.args[i], ArgSpec::Pointer(_, true) | ArgSpec::Int(_, true));
-                if divisible {
-                    // The launcher guarantees 16-divisibility: record it for axis analysis.
-                    let h = elab.emit1(Op::MultipleOf(vec![16]), std::slice::from_ref(&t), ty.clone(), p.span)?;
-                    elab.name_value(&h, &pname);
-                    Value::Tensor(h)
-                } else {
-                    Value::Tensor(t)
+        let value = match runtime.next_if(|(j, _)| *j == i) {
+            Some((_, ir_args)) => {
+                let vals: Vec<Tv> = ir_args.into_iter().map(|(_, ty)| Tv::new(args.next().unwrap(), ty)).collect();
+                match &spec.args[i] {
+                    ArgSpec::TensorDesc { elem, block_shape, padding_nan } => {
+                        // Triton's host descriptor guarantees a 16-byte aligned base; record it, then re-form the
+                        // descriptor so every descriptor code path (and `desc.shape`) sees one kind of value.
+                        let mut operands = vals;
+                        let ty = operands[0].ty.clone();
+                        operands[0] = elab.emit1(Op::MultipleOf(vec![16]), &operands[..1], ty, p.span)?;
+                        let op = Op::MakeTensorDesc {
+                            rank: block_shape.len() as u32,
+                            padding: if *padding_nan { "nan".into() } else { String::new() },
+                        };
+                        let ty = Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() };
+                        let d = elab.emit1(op, &operands, ty, p.span)?;
+                        elab.name_value(&d, &pname);
+                        Value::Tensor(d)
+                    }
+                    a => {
+                        let t = vals.into_iter().next().unwrap();
+                        if matches!(a, ArgSpec::Pointer(_, true) | ArgSpec::Int(_, true)) {
+                            // The launcher guarantees 16-divisibility: record it for axis analysis.
+                            let h =
+                                elab.emit1(Op::MultipleOf(vec![16]), std::slice::from_ref(&t), t.ty.clone(), p.span)?;
+                            elab.name_value(&h, &pname);
+                            Value::Tensor(h)
+                        } else {
+                            Value::Tensor(t)
+                        }
+                    }
                 }
             }
-            _ => match (spec.args.get(i), &p.default) {
+            None => match (spec.args.get(i), &p.default) {
                 (Some(ArgSpec::Constexpr(c)), _) => const_value(c),
                 (None, Some(d)) => {
                     elab.frames.push(Frame::new(crate::elab::USER_MODULE, &name, true));

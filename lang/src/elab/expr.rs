@@ -439,9 +439,31 @@ impl<'a> Elab<'a> {
                 self.module_attr(&path, name, span)
             }
             Value::Tensor(t) => match (name, &t.ty) {
-                ("shape", Type::TensorDesc { block_shape, .. })
-                | ("block_shape", Type::TensorDesc { block_shape, .. }) => {
+                ("block_shape", Type::TensorDesc { block_shape, .. }) => {
                     Ok(Value::tuple(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))
+                }
+                // As in Triton, the tensor's shape (`i32`) and strides (`i64`) are runtime values: the operands
+                // of the `make_tensor_desc` that formed the descriptor (in the kernel, or at entry for a host one).
+                ("shape" | "strides", Type::TensorDesc { block_shape, .. }) => {
+                    let rank = block_shape.len();
+                    let made = match self.func.value(t.v).def {
+                        tessel_tile::ir::ValueDef::Result(o, 0) => Some(self.func.op(o)),
+                        _ => None,
+                    };
+                    let Some(op) = made.filter(|op| matches!(op.op, tessel_tile::ops::Op::MakeTensorDesc { .. }))
+                    else {
+                        return Err(self.err_hint(
+                            span,
+                            format!("the {name} of this descriptor is not known here"),
+                            "use the descriptor made by tl.make_tensor_descriptor or passed to the kernel directly",
+                        ));
+                    };
+                    let range = if name == "shape" { 1..1 + rank } else { 1 + rank..1 + 2 * rank };
+                    let vals: Vec<Value<'a>> = op.operands[range]
+                        .iter()
+                        .map(|&v| Value::Tensor(Tv::new(v, self.func.ty(v).clone())))
+                        .collect();
+                    Ok(Value::tuple(vals))
                 }
                 ("dtype", Type::TensorDesc { elem, .. }) => Ok(Value::Dtype(Dtype::Scalar(*elem))),
                 ("load" | "store", Type::TensorDesc { .. }) => {

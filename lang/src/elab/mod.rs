@@ -68,6 +68,37 @@ pub enum ArgSpec {
     /// An integer scalar; `true` if known to be a multiple of 16.
     Int(ScalarType, bool),
     Float(ScalarType),
+    /// A tensor descriptor created on the host (Triton's `TensorDescriptor(base, shape, strides, block_shape,
+    /// padding)` / `TensorDescriptor.from_tensor(t, block_shape)`), received as a `tl.tensor_descriptor`
+    /// parameter. As in Triton (`tensordesc<fp16[16, 32]>`), the specialization fixes the element type and the
+    /// block shape; the tensor's shape and strides are runtime values. It also fixes the padding of
+    /// out-of-bounds loads (`padding_nan`: NaN instead of zero, floats only), which Triton encodes in the TMA map
+    /// instead: tessel's descriptor ops carry it.
+    ///
+    /// The parameter takes `1 + 2 * rank` arguments of the IR function ([`ArgSpec::ir_args`]), in the order and
+    /// types in which Triton flattens a host descriptor (with the base pointer where Triton's TMA path passes the
+    /// encoded `CUtensorMap`): the base (`ptr<elem>`, 16-byte aligned, so marked `multiple_of [16]`), the `rank`
+    /// dims of the shape (`i32`), the `rank` strides in elements (`i64`; the last must be 1). At kernel entry the
+    /// elaborator re-forms the descriptor from them with a `make_tensor_desc` op, so a host descriptor behaves
+    /// exactly like one made in the kernel with `tl.make_tensor_descriptor`.
+    TensorDesc {
+        elem: ScalarType,
+        block_shape: Vec<u32>,
+        padding_nan: bool,
+    },
+}
+
+impl ArgSpec {
+    /// How many arguments of the elaborated IR function this parameter takes: 0 for a constexpr, 1 for a pointer
+    /// or a scalar, `1 + 2 * rank` for a tensor descriptor (base, shape, strides). Launchers bind a kernel's
+    /// parameters to the IR arguments with it.
+    pub fn ir_args(&self) -> usize {
+        match self {
+            ArgSpec::Constexpr(_) => 0,
+            ArgSpec::Pointer(..) | ArgSpec::Int(..) | ArgSpec::Float(_) => 1,
+            ArgSpec::TensorDesc { block_shape, .. } => 1 + 2 * block_shape.len(),
+        }
+    }
 }
 
 /// One specialization of a kernel: an [`ArgSpec`] per parameter (trailing parameters with defaults may be left

@@ -283,20 +283,8 @@ impl<'a> Elab<'a> {
         }
         let Some(Elem::Ptr(elem, _)) = base.elem() else { unreachable!() };
         let block = self.shape_arg(b.req("block_shape"), fname)?;
+        self.check_desc_block(elem, &block, b.req("block_shape").span)?;
         let rank = block.len();
-        if !(1..=5).contains(&rank) {
-            return Err(self.err(b.req("block_shape").span, format!("descriptors have rank 1 to 5, got {rank}")));
-        }
-        if (block[rank - 1] as u64) * (elem.bytes() as u64) < 16 {
-            return Err(self.err(
-                b.req("block_shape").span,
-                format!(
-                    "the last block dim must span at least 16 bytes, got {} x {} bytes",
-                    block[rank - 1],
-                    elem.bytes()
-                ),
-            ));
-        }
         let shape = self.scalar_list(b.req("shape"), rank, ScalarType::I32, fname, "shape")?;
         let strides_arg = b.req("strides");
         let last_stride = strides_arg.value.items().and_then(|v| v.last().cloned());
@@ -325,6 +313,26 @@ impl<'a> Elab<'a> {
         operands.extend(strides);
         let ty = Type::TensorDesc { elem, block_shape: block.as_slice().into() };
         self.emit1(Op::MakeTensorDesc { rank: rank as u32, padding }, &operands, ty, span)
+    }
+
+    /// The rules every descriptor's block obeys (made in the kernel or on the host): rank 1 to 5, and a last
+    /// dim spanning at least 16 bytes (a TMA box's inner extent). Dims are powers of two, checked by the caller.
+    pub fn check_desc_block(&self, elem: ScalarType, block: &[u32], span: Span) -> R<()> {
+        let rank = block.len();
+        if !(1..=5).contains(&rank) {
+            return Err(self.err(span, format!("descriptors have rank 1 to 5, got {rank}")));
+        }
+        if (block[rank - 1] as u64) * (elem.bytes() as u64) < 16 {
+            return Err(self.err(
+                span,
+                format!(
+                    "the last block dim must span at least 16 bytes, got {} x {} bytes",
+                    block[rank - 1],
+                    elem.bytes()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `rank` integer scalars of type `s` from a tuple/list argument.
