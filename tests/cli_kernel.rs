@@ -169,3 +169,24 @@ fn run_passes_host_tensor_descriptors() {
     assert!(err.contains("tensordesc<fp16[32, 32]>") && err.contains("tensordesc<fp16[16, 32]>"), "{err}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn compile_emits_layout_ir_with_coalesced_vectors() {
+    let (code, out, err) = tessel(&[
+        "compile",
+        "examples/fused_softmax.py::softmax_kernel",
+        "--signature",
+        "*fp16,*fp16,i32:16,i32:16,i32,i32",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "--const",
+        "num_stages=3",
+        "--emit",
+        "layout",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 16-byte accesses: 8 fp16 per thread once the row strides are known multiples of 16.
+    assert!(out.contains("load %input_ptrs, %mask, %1 : tensor<1024xf16, BlockedLayout([8],[32],[4],[0])>"), "{out}");
+    let f = tessel_tile::parse::parse_func(&out).expect("layout IR parses back");
+    tessel_tile::verify::verify_layouts(&f).expect("every tensor has a consistent layout");
+}

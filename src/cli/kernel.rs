@@ -56,15 +56,19 @@ pub struct SpecArgs {
 pub struct CompileArgs {
     #[command(flatten)]
     pub spec: SpecArgs,
-    /// What to print: the kernel's syntax tree, or its tile IR after elaboration and canonicalization
+    /// What to print
     #[arg(long, value_enum, default_value_t = Emit::Tile)]
     pub emit: Emit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Emit {
+    /// The kernel's syntax tree
     Ast,
+    /// Tile IR after elaboration and canonicalization
     Tile,
+    /// Layout IR: every tensor with the layout auto mode assigned
+    Layout,
 }
 
 #[derive(Debug, Args)]
@@ -174,7 +178,11 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write) -> Result<(), Fail
         return Ok(());
     }
     let spec = specialization(&info, &args.spec, None)?;
-    let func = elaborate(&src, kernel, &spec)?;
+    let mut func = elaborate(&src, kernel, &spec)?;
+    if args.emit == Emit::Layout {
+        tessel_tile::layout::assign_layouts(&mut func, spec.num_warps)
+            .map_err(|e| CliError::Usage(format!("layout assignment failed for `{kernel}`: {e}")))?;
+    }
     out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
     Ok(())
 }

@@ -1,11 +1,12 @@
 //! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions
 //! ([`ir`]), scalar/pointer/tensor types with an optional layout slot ([`types`]), the op set ([`ops`]), the
-//! textual printer and parser ([`print`], [`parse`]) and the verifier ([`verify`]). Still to come here: the
-//! generic passes (canonicalize, CSE, DCE, LICM), the auto-mode layout-assignment passes, and the reference
-//! interpreter.
+//! textual printer and parser ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes
+//! ([`passes`]: folding, CSE, LICM, DCE), auto-mode layout assignment ([`layout`]: axis analysis, coalescing,
+//! propagation, removal of redundant conversions) and the reference interpreter ([`interp`]).
 
 pub mod interp;
 pub mod ir;
+pub mod layout;
 pub mod ops;
 pub mod parse;
 pub mod passes;

@@ -521,3 +521,35 @@ fn pointee(t: &Type) -> Result<ScalarType, String> {
         _ => Err(format!("expected pointers, got {t}")),
     }
 }
+
+// ----- Layout IR (opt-in) -----
+
+/// The layout-IR rules, checked after layout assignment (opt-in: tile IR before assignment has no layouts).
+/// Every tensor value (arguments, op results, region arguments) has a layout, and each op's layouts fit
+/// ([`crate::layout::rules::check`]): elementwise operands and results share one layout, a reduction's result
+/// is the slice of its operand's along the axis, a broadcast's operand is its result's layout at the smaller
+/// shape, an `expand_dims` operand is the slice of its result's, a store's pointer, value and mask agree, dot
+/// operands are dot-operand layouts of the accumulator's. A `convert_layout` changing more than the layout,
+/// and region signatures (loop-carried values, branch results, layouts included), are caught by [`verify`].
+pub fn verify_layouts(f: &Func) -> Result<(), VerifyError> {
+    let err = |o: OpId, message: String| {
+        let d = f.op(o);
+        VerifyError { op: Some(o), loc: d.loc, message: format!("`{}`: {message}", d.op.name()) }
+    };
+    for &a in f.args() {
+        if f.ty(a).is_tensor() && f.ty(a).layout().is_none() {
+            return Err(VerifyError { op: None, loc: None, message: format!("argument {a} has no layout") });
+        }
+    }
+    for o in f.all_ops() {
+        let d = f.op(o);
+        let region_args = d.regions.iter().flat_map(|&r| f.region(r).args.iter());
+        if let Some(v) =
+            d.results.iter().chain(region_args).find(|&&v| f.ty(v).is_tensor() && f.ty(v).layout().is_none())
+        {
+            return Err(err(o, format!("tensor {v} has no layout")));
+        }
+        crate::layout::rules::check(f, o).map_err(|m| err(o, m))?;
+    }
+    Ok(())
+}

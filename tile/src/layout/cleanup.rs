@@ -1,0 +1,189 @@
+//! Removal of redundant conversions (Triton's RemoveLayoutConversions, on structured IR):
+//!
+//! - `convert(convert(x))` becomes one conversion of `x` (none if `x` already has the target layout);
+//! - a conversion of a cheap value (`arange`, `splat`, `constant`, and elementwise and shape ops over such
+//!   values and scalars, at most [`REMAT_BUDGET`] ops) is replaced by recomputing the value in the target
+//!   layout next to the original;
+//! - a conversion of the only use of a `broadcast`, `expand_dims` or widening `cast` moves above it, so the
+//!   smaller tensor is converted;
+//! - the generic passes then drop conversions to the same layout, merge duplicates (CSE) and hoist
+//!   conversions of loop-invariant values out of loops (LICM).
+
+use crate::ir::{Func, OpId, ValueDef, ValueId};
+use crate::layout::propagate::insert_after;
+use crate::layout::rules::{self, Kind, L};
+use crate::ops::Op;
+use crate::types::Type;
+
+/// The most ops one rematerialization may clone.
+pub const REMAT_BUDGET: usize = 12;
+
+fn with_layout(t: &Type, l: &L) -> Type {
+    match t {
+        Type::Tensor { shape, elem, .. } => Type::Tensor { shape: shape.clone(), elem: *elem, layout: Some(l.clone()) },
+        other => other.clone(),
+    }
+}
+
+fn converts(f: &Func) -> Vec<OpId> {
+    f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::ConvertLayout)).collect()
+}
+
+fn def_op(f: &Func, v: ValueId) -> Option<OpId> {
+    match f.value(v).def {
+        ValueDef::Result(o, _) if f.op(o).parent.is_some() => Some(o),
+        _ => None,
+    }
+}
+
+/// Whether `o`'s result can be recomputed in another layout by cloning it.
+fn cheap(f: &Func, o: OpId) -> bool {
+    let d = f.op(o);
+    d.results.len() == 1
+        && d.regions.is_empty()
+        && d.op.is_pure()
+        && match rules::kind(&d.op) {
+            Kind::Source => matches!(d.op, Op::Constant(_) | Op::Splat | Op::Arange { .. }),
+            Kind::Same => true,
+            Kind::Special => matches!(
+                d.op,
+                Op::Broadcast | Op::ExpandDims { .. } | Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Cat
+            ),
+            _ => false,
+        }
+}
+
+/// Plans recomputing `v` in layout `l`: the ops to clone, operands first. `None` if too costly.
+fn plan(f: &Func, v: ValueId, l: &L, budget: &mut usize, out: &mut Vec<(OpId, L)>) -> Option<()> {
+    if rules::layout_of(f, v).as_deref() == Some(&**l) {
+        return Some(());
+    }
+    let o = def_op(f, v)?;
+    if !cheap(f, o) || *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let reqs = rules::backward(f, o, &[Some(l.clone())])?;
+    for (&w, req) in f.op(o).operands.iter().zip(reqs) {
+        if let Some(req) = req {
+            plan(f, w, &req, budget, out)?;
+        }
+    }
+    if !out.iter().any(|(p, pl)| *p == o && pl == l) {
+        out.push((o, l.clone()));
+    }
+    Some(())
+}
+
+/// Clones `v`'s producer chain in layout `l`; each clone sits right after its original.
+fn remat(f: &mut Func, v: ValueId, l: &L) -> Option<ValueId> {
+    let mut budget = REMAT_BUDGET;
+    let mut steps = Vec::new();
+    plan(f, v, l, &mut budget, &mut steps)?;
+    let mut made: Vec<(ValueId, L, ValueId)> = Vec::new();
+    let mut result = v;
+    for (o, lo) in steps {
+        let d = f.op(o).clone();
+        let reqs = rules::backward(f, o, &[Some(lo.clone())])?;
+        let operands: Vec<ValueId> = d
+            .operands
+            .iter()
+            .zip(reqs)
+            .map(|(&w, req)| match req {
+                Some(req) if rules::layout_of(f, w).as_deref() != Some(&*req) => {
+                    made.iter().find(|(x, xl, _)| *x == w && *xl == req).map_or(w, |m| m.2)
+                }
+                _ => w,
+            })
+            .collect();
+        let ty = with_layout(f.ty(d.results[0]), &lo);
+        let r = d.parent?;
+        let c = f.append(r, d.op.clone(), &operands, vec![ty], &[], d.loc);
+        f.region_mut(r).ops.pop();
+        insert_after(f, o, c);
+        let nv = f.op(c).results[0];
+        f.values[nv.index()].name = f.value(d.results[0]).name.clone();
+        made.push((d.results[0], lo, nv));
+        result = nv;
+    }
+    Some(result)
+}
+
+/// `convert(convert(x))` → `convert(x)`.
+fn fold_chains(f: &mut Func) -> bool {
+    let mut changed = false;
+    for c in converts(f) {
+        let src = f.op(c).operands[0];
+        if let Some(p) = def_op(f, src)
+            && matches!(f.op(p).op, Op::ConvertLayout)
+        {
+            f.op_mut(c).operands[0] = f.op(p).operands[0];
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Conversions of cheap values become recomputations.
+fn rematerialize(f: &mut Func) -> bool {
+    let mut changed = false;
+    for c in converts(f) {
+        if f.op(c).parent.is_none() {
+            continue;
+        }
+        let (src, res) = (f.op(c).operands[0], f.op(c).results[0]);
+        let Some(l) = rules::layout_of(f, res) else { continue };
+        if let Some(nv) = remat(f, src, &l) {
+            f.replace_all_uses(res, nv);
+            f.unlink(c);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// A conversion that is the only use of a broadcast, `expand_dims` or widening cast moves above it.
+fn sink_to_smaller(f: &mut Func) -> bool {
+    let mut changed = false;
+    let uses = f.use_counts();
+    for c in converts(f) {
+        let (src, res) = (f.op(c).operands[0], f.op(c).results[0]);
+        let Some(p) = def_op(f, src) else { continue };
+        let d = f.op(p).clone();
+        let widening = matches!(d.op, Op::Cast)
+            && f.ty(d.operands[0]).elem().map(|e| e.bits()) < f.ty(src).elem().map(|e| e.bits());
+        if !(matches!(d.op, Op::Broadcast | Op::ExpandDims { .. }) || widening) || uses.get(src.index()) != Some(&1) {
+            continue;
+        }
+        let Some(l) = rules::layout_of(f, res) else { continue };
+        let Some(reqs) = rules::backward(f, p, &[Some(l.clone())]) else { continue };
+        let Some(req) = reqs[0].clone() else { continue };
+        // convert(op(x)) → op(convert(x)), both placed where the conversion was.
+        let x = d.operands[0];
+        let cx = crate::layout::propagate::convert_before(f, c, x, req);
+        let r = f.op(c).parent.expect("linked");
+        let ty = with_layout(f.ty(src), &l);
+        let n = f.append(r, d.op.clone(), &[cx], vec![ty], &[], d.loc);
+        f.region_mut(r).ops.pop();
+        insert_after(f, def_op(f, cx).expect("just made"), n);
+        let nv = f.op(n).results[0];
+        f.values[nv.index()].name = f.value(src).name.clone();
+        f.replace_all_uses(res, nv);
+        f.unlink(c);
+        changed = true;
+    }
+    changed
+}
+
+/// Runs the rewrites to a fixed point (each removes or moves a conversion, so this ends).
+pub fn cleanup(f: &mut Func) {
+    for _ in 0..32 {
+        let mut changed = fold_chains(f);
+        changed |= rematerialize(f);
+        changed |= sink_to_smaller(f);
+        crate::passes::dce(f);
+        if !changed {
+            break;
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! Auto-mode layout assignment: tile IR → layout IR.
+//!
+//! [`assign_layouts`] runs, in order: [`axis::analyze`] (contiguity, divisibility, constancy of integer and
+//! pointer values), [`coalesce::coalesce`] (a blocked layout per memory op following memory contiguity, with
+//! 16-byte vectors), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every tensor, with
+//! `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap values
+//! recomputed, conversions moved to smaller tensors) and [`crate::passes::canonicalize`]. Afterwards every
+//! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
+//!
+//! Func attributes read here: `num_warps` (an integer; the argument of [`assign_layouts`] is used when
+//! absent) and [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
+//! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
+
+pub mod axis;
+pub mod cleanup;
+pub mod coalesce;
+pub mod propagate;
+pub mod rules;
+
+use crate::ir::Func;
+use crate::ops::Attr;
+
+/// Assigns a layout to every tensor of `f`, for `num_warps` warps (overridden by a `num_warps` attribute).
+pub fn assign_layouts(f: &mut Func, num_warps: u32) -> Result<(), String> {
+    let num_warps = match f.attr("num_warps") {
+        Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
+        Some(other) => return Err(format!("`num_warps` must be a power of two, got {other}")),
+        None if num_warps.is_power_of_two() => num_warps,
+        None => return Err(format!("`num_warps` must be a power of two, got {num_warps}")),
+    };
+    let info = axis::analyze(f);
+    let anchors = coalesce::coalesce(f, &info, num_warps)?;
+    let assignment = propagate::propagate(f, &anchors, num_warps)?;
+    propagate::rewrite(f, &assignment, &anchors)?;
+    cleanup::cleanup(f);
+    crate::passes::canonicalize(f);
+    crate::verify::verify(f).map_err(|e| format!("after layout assignment: {e}"))?;
+    crate::verify::verify_layouts(f).map_err(|e| format!("after layout assignment: {e}"))
+}
