@@ -1,3 +1,62 @@
 //! tessel-codegen owns the way to the hardware: per-thread lowering of the layout IR, shared-memory allocation,
 //! barrier insertion, PTX emission per target (sm_80, sm_90a, sm_100a) and the CUDA runtime (module load, launch,
-//! TMA maps, kernel cache). Nothing is implemented here yet.
+//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]), the lowering of elementwise ops, memory
+//! ops (vectorized, masked), reductions, structured control flow and in-register / shared-memory layout
+//! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: dot/MMA, TMA,
+//! mbarriers, scans, warp shuffles for conversions, the disk cache.
+
+mod lower;
+pub mod ptx;
+pub mod runtime;
+
+use std::fmt;
+
+use tessel_tile::ir::{Func, OpId};
+
+pub use ptx::Arch;
+
+/// A compiled kernel: PTX text for one entry and what a launch needs to know.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub ptx: String,
+    pub name: String,
+    pub num_warps: u32,
+    /// Dynamic shared memory (bytes) to pass at launch.
+    pub shared_bytes: u32,
+    pub arch: Arch,
+}
+
+/// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompileError {
+    pub message: String,
+}
+
+impl CompileError {
+    pub fn new(message: impl Into<String>) -> CompileError {
+        CompileError { message: message.into() }
+    }
+
+    /// Prefixes the op the error happened in.
+    pub(crate) fn at(self, f: &Func, o: OpId) -> CompileError {
+        if self.message.starts_with("in `") {
+            return self;
+        }
+        let data = f.op(o);
+        let res = data.results.first().map(|v| format!("{v} = ")).unwrap_or_default();
+        CompileError::new(format!("in `{res}{}`: {}", data.op.name(), self.message))
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for `arch`.
+pub fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
+    lower::compile(f, arch)
+}

@@ -1,0 +1,378 @@
+//! Runs every test kernel of `codegen/tests/ir/` on the GPU and compares with the interpreter.
+//!
+//! `cargo run --release -p tessel-codegen --example gpu_check [-- --no-timing]`
+//!
+//! For each kernel: fresh random inputs (seeded by the clock; the seed is printed), outputs poisoned (0xFF
+//! bytes: NaN for floats, -1 for ints) on the GPU and NaN/-1 in the interpreter, one launch, then
+//! `err = ‖out − ref‖ / ‖ref‖` over the output buffers (elements that both leave untouched compare equal; an
+//! element that only one side wrote is a failure; integers must match exactly). Prints `PASS/FAIL name err=..`
+//! and exits non-zero on any failure (an output with no element compared also fails). A self-test then turns
+//! one `add` of the vector add's PTX into `sub` and requires the comparison to fail. Last, it times the vector
+//! add at n = 2^28 with CUDA events (10 warm-up launches, median of 100) and prints GB/s (12 bytes/element).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
+use tessel_codegen::{Arch, compile};
+use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::{Arg, run};
+use tessel_tile::types::ScalarType;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// How a buffer starts.
+enum Init {
+    /// Uniform floats in [-scale, scale), or integers in [0, scale).
+    Random(f64),
+    Zero,
+    Poison,
+}
+
+enum Spec {
+    Buf { elem: ScalarType, len: usize, init: Init, check: bool },
+    Int(i64),
+}
+
+struct Case {
+    name: &'static str,
+    /// The kernel file under `tests/ir/` (without `.tir`).
+    file: &'static str,
+    grid: u32,
+    args: Vec<Spec>,
+    /// Relative error allowed for float outputs.
+    tol: f64,
+}
+
+fn cases(rng: &mut Rng) -> Vec<Case> {
+    use ScalarType::*;
+    use Spec::*;
+    let n_add = 1024 * (20 + rng.below(20) as usize) + 16 * (1 + rng.below(63) as usize);
+    let sm_rows = 4 * (8 + rng.below(8) as usize);
+    let sm_cols = 16 * (1 + rng.below(16) as i64);
+    let am_rows = 4 * (4 + rng.below(8) as usize);
+    let loop_rows = 16 * (1 + rng.below(6) as i64);
+    let at_n = 1 + rng.below(5000) as i64;
+    vec![
+        Case {
+            name: "vector_add",
+            file: "vector_add",
+            grid: n_add.div_ceil(1024) as u32,
+            args: vec![
+                Buf { elem: F32, len: n_add, init: Init::Random(4.0), check: false },
+                Buf { elem: F32, len: n_add, init: Init::Random(4.0), check: false },
+                Buf { elem: F32, len: n_add, init: Init::Poison, check: true },
+                Int(n_add as i64),
+            ],
+            tol: 1e-6,
+        },
+        Case {
+            name: "softmax_f16",
+            file: "softmax_f16",
+            grid: (sm_rows / 4) as u32,
+            args: vec![
+                Buf { elem: F16, len: sm_rows * 256, init: Init::Random(4.0), check: false },
+                Buf { elem: F16, len: sm_rows * 256, init: Init::Poison, check: true },
+                Int(256),
+                Int(sm_cols),
+            ],
+            tol: 2e-3,
+        },
+        Case {
+            name: "argmax",
+            file: "argmax",
+            grid: (am_rows / 4) as u32,
+            args: vec![
+                Buf { elem: F32, len: am_rows * 128, init: Init::Random(10.0), check: false },
+                Buf { elem: F32, len: am_rows, init: Init::Poison, check: true },
+                Buf { elem: I32, len: am_rows, init: Init::Poison, check: true },
+            ],
+            tol: 0.0,
+        },
+        Case {
+            name: "loop_acc",
+            file: "loop_acc",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: loop_rows as usize * 512, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 520, init: Init::Poison, check: true },
+                Int(loop_rows),
+            ],
+            tol: 1e-5,
+        },
+        Case {
+            name: "while_halve",
+            file: "while_halve",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: 256, init: Init::Random(100.0), check: true },
+                Int(1 + rng.below(9) as i64),
+            ],
+            tol: 1e-6,
+        },
+        Case {
+            name: "atomic_hist",
+            file: "atomic_hist",
+            grid: (at_n as u32).div_ceil(256),
+            args: vec![
+                Buf { elem: I32, len: at_n as usize, init: Init::Random(1000.0), check: false },
+                Buf { elem: I32, len: 1, init: Init::Zero, check: true },
+                Int(at_n),
+            ],
+            tol: 0.0,
+        },
+        Case {
+            name: "convert",
+            file: "convert",
+            grid: 1,
+            args: vec![
+                Buf { elem: F16, len: 1024, init: Init::Random(8.0), check: false },
+                Buf { elem: F16, len: 1024, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 256, init: Init::Random(8.0), check: false },
+                Buf { elem: F32, len: 256, init: Init::Poison, check: true },
+            ],
+            tol: 0.0,
+        },
+        Case {
+            name: "if_arange(then)",
+            file: "if_arange",
+            grid: 1,
+            args: vec![Buf { elem: I32, len: 64, init: Init::Poison, check: true }, Int(1)],
+            tol: 0.0,
+        },
+        Case {
+            name: "if_arange(else)",
+            file: "if_arange",
+            grid: 1,
+            args: vec![Buf { elem: I32, len: 64, init: Init::Poison, check: true }, Int(0)],
+            tol: 0.0,
+        },
+        Case { name: "mixed(then)", file: "mixed", grid: 1, args: mixed_args(1 + rng.below(100) as i64), tol: 1e-6 },
+        Case { name: "mixed(else)", file: "mixed", grid: 1, args: mixed_args(-(rng.below(100) as i64)), tol: 1e-6 },
+    ]
+}
+
+fn mixed_args(flag: i64) -> Vec<Spec> {
+    use ScalarType::*;
+    use Spec::*;
+    vec![
+        Buf { elem: BF16, len: 128, init: Init::Random(4.0), check: false },
+        Buf { elem: F32, len: 128, init: Init::Random(4.0), check: false },
+        Buf { elem: F32, len: 128, init: Init::Poison, check: true },
+        Buf { elem: I64, len: 128, init: Init::Poison, check: true },
+        Int(flag),
+    ]
+}
+
+/// The test kernel file: beside the crate, or under `codegen/tests/ir` of the current directory when the
+/// binary runs on another machine.
+fn ir_path(name: &str) -> String {
+    let built = format!("{}/tests/ir/{name}.tir", env!("CARGO_MANIFEST_DIR"));
+    if std::path::Path::new(&built).exists() { built } else { format!("codegen/tests/ir/{name}.tir") }
+}
+
+fn bytes_of(mem: &Memory, id: BufferId) -> Vec<u8> {
+    mem.buffer(id).bytes.clone()
+}
+
+fn decode(bytes: &[u8], elem: ScalarType) -> Vec<f64> {
+    let w = elem.bytes() as usize;
+    bytes
+        .chunks(w)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..w].copy_from_slice(c);
+            from_bits(u64::from_le_bytes(b), elem).as_f64()
+        })
+        .collect()
+}
+
+/// `‖out − ref‖ / ‖ref‖` and the number of elements compared; positions both left as NaN (poison) are
+/// skipped; `inf` when only one side is NaN.
+fn rel_err(out: &[f64], reference: &[f64]) -> (f64, usize) {
+    let (mut num, mut den, mut n) = (0.0, 0.0, 0);
+    for (&o, &r) in out.iter().zip(reference) {
+        match (o.is_nan(), r.is_nan()) {
+            (true, true) => continue,
+            (false, false) => {
+                num += (o - r) * (o - r);
+                den += r * r;
+                n += 1;
+            }
+            _ => return (f64::INFINITY, n),
+        }
+    }
+    (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, n)
+}
+
+fn check_case(gpu: &Gpu, case: &Case, rng: &mut Rng, corrupt: bool) -> Result<(bool, String), String> {
+    let path = ir_path(case.file);
+    let src = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let f = tessel_tile::parse::parse_func(&src).map_err(|e| format!("{path}: {e}"))?;
+    let mut kernel = compile(&f, Arch::Sm90a).map_err(|e| e.to_string())?;
+    if corrupt {
+        // Harness self-test: a wrong kernel must fail the comparison.
+        kernel.ptx = kernel.ptx.replacen("add.rn.f32", "sub.rn.f32", 1);
+    }
+    let mut mem = Memory::new();
+    let mut iargs = Vec::new();
+    let mut bufs = Vec::new();
+    for (i, s) in case.args.iter().enumerate() {
+        match s {
+            Spec::Buf { elem, len, init, .. } => {
+                let vals: Vec<f64> = (0..*len)
+                    .map(|_| match init {
+                        Init::Random(scale) if elem.is_float() => rng.unit() * scale,
+                        Init::Random(scale) => rng.below(*scale as u64) as f64,
+                        Init::Zero => 0.0,
+                        Init::Poison if elem.is_float() => f64::NAN,
+                        Init::Poison => -1.0,
+                    })
+                    .collect();
+                let id = mem.alloc_from(format!("arg{i}"), *elem, &vals);
+                bufs.push(Some(id));
+                iargs.push(Arg::Buffer(id));
+            }
+            Spec::Int(v) => {
+                bufs.push(None);
+                iargs.push(Arg::Int(*v));
+            }
+        }
+    }
+    // Device copies of the inputs, outputs poisoned with 0xFF bytes.
+    let mut dev: Vec<Option<DeviceBuffer>> = Vec::new();
+    for (s, b) in case.args.iter().zip(&bufs) {
+        dev.push(match (s, b) {
+            (Spec::Buf { init: Init::Poison, .. }, Some(id)) => {
+                Some(gpu.upload(&vec![0xFF; mem.buffer(*id).bytes.len()]).map_err(|e| e.to_string())?)
+            }
+            (_, Some(id)) => Some(gpu.upload(&bytes_of(&mem, *id)).map_err(|e| e.to_string())?),
+            _ => None,
+        });
+    }
+    let kargs: Vec<KArg> = case
+        .args
+        .iter()
+        .zip(&dev)
+        .map(|(s, d)| match (s, d) {
+            (Spec::Int(v), _) => KArg::I32(*v as i32),
+            (_, Some(b)) => KArg::Buf(b),
+            _ => unreachable!(),
+        })
+        .collect();
+    let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
+    loaded.launch(gpu, [case.grid, 1, 1], &kargs).map_err(|e| e.to_string())?;
+    gpu.synchronize().map_err(|e| e.to_string())?;
+    run(&f, &iargs, [case.grid, 1, 1], &mut mem).map_err(|e| format!("interpreter: {e}"))?;
+    let mut worst: f64 = 0.0;
+    let mut ok = true;
+    let mut compared = 0;
+    for ((s, b), d) in case.args.iter().zip(&bufs).zip(&dev) {
+        let (Spec::Buf { elem, check: true, .. }, Some(id), Some(d)) = (s, b, d) else { continue };
+        let out = decode(&gpu.download(d).map_err(|e| e.to_string())?, *elem);
+        let reference = decode(&bytes_of(&mem, *id), *elem);
+        let (err, n) = rel_err(&out, &reference);
+        worst = worst.max(err);
+        compared += n;
+        let pass = if case.tol > 0.0 { err <= case.tol } else { err == 0.0 };
+        // An output the kernel never wrote would compare equal (poison on both sides): require data.
+        ok &= pass && n > 0;
+    }
+    Ok((ok, format!("err={worst:.3e} compared={compared} grid={} smem={}B", case.grid, kernel.shared_bytes)))
+}
+
+fn time_vector_add(gpu: &Gpu) -> Result<(), String> {
+    let path = ir_path("vector_add");
+    let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(path).unwrap()).map_err(|e| e.to_string())?;
+    let kernel = compile(&f, Arch::Sm90a).map_err(|e| e.to_string())?;
+    let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
+    let n: usize = 1 << 28;
+    let e = |x: tessel_codegen::runtime::RuntimeError| x.to_string();
+    let x = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
+    let y = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
+    let o = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
+    let args = [KArg::Buf(&x), KArg::Buf(&y), KArg::Buf(&o), KArg::I32(n as i32)];
+    let grid = [(n / 1024) as u32, 1, 1];
+    for _ in 0..10 {
+        loaded.launch(gpu, grid, &args).map_err(e)?;
+    }
+    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let mut times = Vec::new();
+    for _ in 0..100 {
+        let start = gpu.ctx.new_event(flags).map_err(|x| format!("{x:?}"))?;
+        let stop = gpu.ctx.new_event(flags).map_err(|x| format!("{x:?}"))?;
+        start.record(&gpu.stream).map_err(|x| format!("{x:?}"))?;
+        loaded.launch(gpu, grid, &args).map_err(e)?;
+        stop.record(&gpu.stream).map_err(|x| format!("{x:?}"))?;
+        stop.synchronize().map_err(|x| format!("{x:?}"))?;
+        times.push(start.elapsed_ms(&stop).map_err(|x| format!("{x:?}"))? as f64);
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median = times[50];
+    let gbs = (3 * 4 * n) as f64 / (median * 1e-3) / 1e9;
+    println!("TIME vector_add n=2^28 median={median:.4}ms {gbs:.1} GB/s (min {:.4}ms)", times[0]);
+    Ok(())
+}
+
+fn main() {
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("gpu_check: no GPU: {e}");
+            std::process::exit(2);
+        }
+    };
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1;
+    println!("seed {seed}");
+    let mut rng = Rng(seed);
+    let mut failed = 0;
+    for case in cases(&mut rng) {
+        match check_case(&gpu, &case, &mut rng, false) {
+            Ok((true, msg)) => println!("PASS {} {msg}", case.name),
+            Ok((false, msg)) => {
+                failed += 1;
+                println!("FAIL {} {msg}", case.name);
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL {} error: {e}", case.name);
+            }
+        }
+    }
+    // The comparison must be able to fail: vector_add with one `add` turned into `sub` in its PTX.
+    let cs = cases(&mut rng);
+    match check_case(&gpu, &cs[0], &mut rng, true) {
+        Ok((false, msg)) => println!("PASS self-test: corrupted vector_add is caught ({msg})"),
+        other => {
+            failed += 1;
+            println!("FAIL self-test: corrupted vector_add was not caught: {other:?}");
+        }
+    }
+    if !std::env::args().any(|a| a == "--no-timing") {
+        if let Err(e) = time_vector_add(&gpu) {
+            failed += 1;
+            println!("FAIL timing: {e}");
+        }
+    }
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

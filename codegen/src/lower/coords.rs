@@ -1,0 +1,178 @@
+//! Element coordinates from thread ids, and ops that only re-index registers (splat is in `mod.rs`):
+//! `arange`, `broadcast`, `expand_dims` (`convert_layout` is in `convert.rs`).
+//!
+//! A coordinate is linear over F2: `c = XOR of basis[i] over the set bits i of (register, lane, warp)`. The
+//! register part is a compile-time constant per register; the thread part is computed once per distinct set
+//! of lane/warp basis values (`bfe.s32` of the id bit gives 0 or -1, `and` with the basis value, `xor`).
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
+
+use super::Lower;
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass};
+
+pub(crate) fn layout_of(ty: &Type) -> Result<&LinearLayout, CompileError> {
+    ty.layout().map(|l| &l.linear).ok_or_else(|| CompileError::new(format!("`{ty}` has no layout")))
+}
+
+/// The bases of in-dim `name` (none when the layout lacks it).
+pub(crate) fn bases(l: &LinearLayout, name: &str) -> Vec<Vec<u32>> {
+    if !l.has_in_dim(name) {
+        return Vec::new();
+    }
+    l.bases(name).iter().map(|b| b.to_vec()).collect()
+}
+
+/// The coordinates of register `r` when lane = warp = 0.
+pub(crate) fn reg_coords(l: &LinearLayout, r: u32) -> Vec<u32> {
+    let input: Vec<u32> = l.in_dim_names().iter().map(|d| if d.as_str() == "register" { r } else { 0 }).collect();
+    l.apply(&input).to_vec()
+}
+
+/// Row-major flattening of coordinates for `shape` (all powers of two, so a bit-disjoint OR: linear over F2).
+pub(crate) fn flatten(c: &[u32], shape: &[u32]) -> u32 {
+    let mut acc = 0u32;
+    for (x, s) in c.iter().zip(shape) {
+        acc = acc * s + x;
+    }
+    acc
+}
+
+impl Lower<'_> {
+    /// The thread part `XOR_i (lane bit i ? lane_vals[i] : 0) ^ XOR_j (warp bit j ? warp_vals[j] : 0)`, or
+    /// `None` when it is always zero.
+    pub(crate) fn thread_xor(&mut self, lane_vals: Vec<u32>, warp_vals: Vec<u32>) -> Option<Reg> {
+        if lane_vals.iter().chain(&warp_vals).all(|&v| v == 0) {
+            return None;
+        }
+        let key = (lane_vals, warp_vals);
+        if let Some(r) = self.coord_cache.get(&key) {
+            return Some(*r);
+        }
+        // Emitted at the kernel entry: the first request may come from inside a branch or loop body.
+        self.b.set_prologue(true);
+        let acc = self.b.reg(RegClass::B32);
+        self.b.ins(format!("mov.b32 {acc}, 0"));
+        for (src, vals) in [(self.lane, &key.0), (self.warp, &key.1)] {
+            for (bit, &v) in vals.iter().enumerate() {
+                if v == 0 {
+                    continue;
+                }
+                let t = self.b.reg(RegClass::B32);
+                self.b.ins(format!("bfe.s32 {t}, {src}, {bit}, 1"));
+                self.b.ins(format!("and.b32 {t}, {t}, {v}"));
+                self.b.ins(format!("xor.b32 {acc}, {acc}, {t}"));
+            }
+        }
+        self.b.set_prologue(false);
+        self.coord_cache.insert(key, acc);
+        Some(acc)
+    }
+
+    /// The thread part of out-dim `d` of `l`.
+    pub(crate) fn thread_coord(&mut self, l: &LinearLayout, d: usize) -> Option<Reg> {
+        let lv = bases(l, "lane").iter().map(|b| b[d]).collect();
+        let wv = bases(l, "warp").iter().map(|b| b[d]).collect();
+        self.thread_xor(lv, wv)
+    }
+
+    /// `thread ^ constant` (+ `add`) as a fresh register.
+    pub(crate) fn xor_const(&mut self, thread: Option<Reg>, c: u32, add: i64) -> Reg {
+        let r = self.b.reg(RegClass::B32);
+        match thread {
+            None => self.b.ins(format!("mov.b32 {r}, {}", (c as i64 + add) as i32)),
+            Some(t) => {
+                if c == 0 {
+                    self.b.ins(format!("mov.b32 {r}, {t}"));
+                } else {
+                    self.b.ins(format!("xor.b32 {r}, {t}, {c}"));
+                }
+                if add != 0 {
+                    self.b.ins(format!("add.s32 {r}, {r}, {add}"));
+                }
+            }
+        }
+        r
+    }
+}
+
+/// `arange start..end` in the result's (1-D) layout.
+pub(crate) fn arange(l: &mut Lower, v: ValueId, start: i32) -> Result<Vec<Reg>, CompileError> {
+    let lin = layout_of(l.f.ty(v))?.clone();
+    let t = l.thread_coord(&lin, 0);
+    let n = lin.in_dim_size("register");
+    Ok((0..n).map(|r| l.xor_const(t, reg_coords(&lin, r)[0], start as i64)).collect())
+}
+
+/// For each register of `dst`, the register of `src` holding the same element in the same thread, when the
+/// element of `dst` at key `fd(c)` is the element of `src` at key `fs(c)`; `None` if some element lives in
+/// another thread.
+fn register_map(
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    fs: &dyn Fn(&[u32]) -> Vec<u32>,
+    fd: &dyn Fn(&[u32]) -> Vec<u32>,
+) -> Option<Vec<usize>> {
+    for dim in ["lane", "warp"] {
+        let (bs, bd) = (bases(src, dim), bases(dst, dim));
+        if bs.len() != bd.len() || bs.iter().zip(&bd).any(|(a, b)| fs(a) != fd(b)) {
+            return None;
+        }
+    }
+    let ns = src.in_dim_size("register");
+    let keys: Vec<Vec<u32>> = (0..ns).map(|r| fs(&reg_coords(src, r))).collect();
+    (0..dst.in_dim_size("register"))
+        .map(|r| {
+            let k = fd(&reg_coords(dst, r));
+            keys.iter().position(|x| *x == k)
+        })
+        .collect()
+}
+
+/// Re-indexes `src_regs` (laid out by `src`) for `dst` with the key maps `fs`/`fd`.
+pub(crate) fn remap(
+    src_regs: &[Reg],
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    fs: &dyn Fn(&[u32]) -> Vec<u32>,
+    fd: &dyn Fn(&[u32]) -> Vec<u32>,
+) -> Option<Vec<Reg>> {
+    register_map(src, dst, fs, fd).map(|m| m.into_iter().map(|i| src_regs[i]).collect())
+}
+
+/// `broadcast`, `expand_dims`: the element a register holds is already in the same thread.
+pub(crate) fn relayout(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (x, v) = (data.operands[0], data.results[0]);
+    let (tx, tv) = (l.f.ty(x).clone(), l.f.ty(v).clone());
+    let regs = l.get(x)?.to_vec();
+    let (ls, ld) = (layout_of(&tx)?.clone(), layout_of(&tv)?.clone());
+    let id = |c: &[u32]| c.to_vec();
+    let mapped = match &data.op {
+        Op::Broadcast => {
+            let (ss, ds) = (tx.shape().to_vec(), tv.shape().to_vec());
+            let fd = move |c: &[u32]| c.iter().enumerate().map(|(d, &x)| if ss[d] == 1 { 0 } else { x }).collect();
+            let _ = ds;
+            remap(&regs, &ls, &ld, &id, &fd)
+        }
+        Op::ExpandDims { axis } => {
+            let a = *axis as usize;
+            let fd = move |c: &[u32]| c.iter().enumerate().filter(|(d, _)| *d != a).map(|(_, &x)| x).collect();
+            remap(&regs, &ls, &ld, &id, &fd)
+        }
+        other => return Err(CompileError::new(format!("`{}` is not a re-indexing op", other.name()))),
+    };
+    let out = match mapped {
+        Some(m) => m,
+        None => {
+            return Err(CompileError::new(format!(
+                "`{}` from {tx} to {tv} moves data between threads; insert a convert_layout",
+                data.op.name()
+            )));
+        }
+    };
+    l.vals.insert(v, out);
+    Ok(())
+}

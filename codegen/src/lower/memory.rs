@@ -1,0 +1,324 @@
+//! Global memory: `addptr`, vectorized and predicated `load`/`store`, atomics.
+//!
+//! Vector width: the run of a thread's registers along one tensor dim that the layout makes consecutive
+//! (register bases `1, 2, 4...` along that dim, no other basis touching the low bits), bounded by the axis
+//! analysis of the pointer tensor (contiguity; divisibility in bytes, which includes the 16-byte alignment of
+//! `divisible_by_16` kernel arguments), by the constancy of the mask, and by 16 bytes per access.
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::OpData;
+use tessel_tile::ops::{AtomicOp, Const};
+use tessel_tile::types::{Elem, ScalarType, Type};
+
+use super::arith::{map_regs, ty};
+use super::coords::{bases, layout_of};
+use super::{Lower, class_of};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass};
+
+pub(crate) fn addptr(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let Some(Elem::Ptr(pointee, _)) = l.f.ty(data.results[0]).elem() else {
+        return Err(CompileError::new("addptr on a non-pointer"));
+    };
+    let bytes = pointee.bytes();
+    let off = l.scalar_of(data.operands[1])?;
+    map_regs(l, data, |l, a| {
+        let d = l.b.reg(RegClass::B64);
+        match off {
+            ScalarType::I32 | ScalarType::U32 => {
+                let t = l.b.reg(RegClass::B64);
+                l.b.ins(format!("mul.wide.{} {t}, {}, {bytes}", ty(off), a[1]));
+                l.b.ins(format!("add.s64 {d}, {}, {t}", a[0]));
+            }
+            ScalarType::I64 | ScalarType::U64 => l.b.ins(format!("mad.lo.s64 {d}, {}, {bytes}, {}", a[1], a[0])),
+            other => return Err(CompileError::new(format!("addptr offsets of type {other} are not supported"))),
+        }
+        Ok(d)
+    })
+}
+
+/// `(dim, 2^k)`: the dim along which register bases `0..k` step by `1, 2, .., 2^(k-1)`, with every other
+/// basis leaving the low `k` bits of that dim alone.
+fn layout_run(lin: &LinearLayout) -> (usize, u32) {
+    let regs = bases(lin, "register");
+    let Some(first) = regs.first() else { return (0, 1) };
+    let Some(d) = first.iter().position(|&x| x == 1) else { return (0, 1) };
+    if first.iter().enumerate().any(|(i, &x)| i != d && x != 0) {
+        return (0, 1);
+    }
+    let mut k = 0;
+    while k < regs.len() && regs[k].iter().enumerate().all(|(i, &x)| if i == d { x == 1 << k } else { x == 0 }) {
+        k += 1;
+    }
+    let others: u32 = regs[k..].iter().chain(&bases(lin, "lane")).chain(&bases(lin, "warp")).fold(0, |a, b| a | b[d]);
+    let limit = if others == 0 { 31 } else { others.trailing_zeros() };
+    (d, 1 << k.min(limit as usize))
+}
+
+/// Elements per access for the memory op on `ptr` (with optional `mask`).
+fn vector_width(l: &Lower, ptr: tessel_tile::ir::ValueId, mask: Option<tessel_tile::ir::ValueId>, eb: u32) -> u32 {
+    let Type::Tensor { layout: Some(layout), .. } = l.f.ty(ptr) else { return 1 };
+    let (d, run) = layout_run(&layout.linear);
+    let Some(info) = l.axis.get(ptr) else { return 1 };
+    let mut v = run as u64;
+    v = v.min(info.contiguity[d]).min(info.divisibility[d] / eb as u64).min((16 / eb) as u64);
+    if let Some(m) = mask {
+        v = v.min(l.axis.mask_alignment(m, d));
+    }
+    let v = v.max(1);
+    1 << (63 - v.leading_zeros())
+}
+
+fn cache_suffix(c: &str, load: bool) -> Result<&'static str, CompileError> {
+    Ok(match (c, load) {
+        ("", _) => "",
+        ("ca", true) => ".ca",
+        ("cg", _) => ".cg",
+        ("cs", _) => ".cs",
+        ("cv", true) => ".cv",
+        ("wb", false) => ".wb",
+        ("wt", false) => ".wt",
+        (other, _) => return Err(CompileError::new(format!("cache modifier `{other}` is not supported"))),
+    })
+}
+
+/// How registers of one access are moved: the number of machine words and their width.
+fn words(eb: u32, vec: u32) -> (u32, u32) {
+    let total = eb * vec;
+    match eb {
+        2 if vec >= 2 => (total / 4, 32),
+        _ => (vec, eb * 8),
+    }
+}
+
+fn vsuffix(n: u32) -> String {
+    if n == 1 { String::new() } else { format!(".v{n}") }
+}
+
+fn braces(rs: &[Reg]) -> String {
+    if rs.len() == 1 {
+        rs[0].to_string()
+    } else {
+        format!("{{{}}}", rs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "))
+    }
+}
+
+pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let tessel_tile::ops::Op::Load { cache, volatile, .. } = &data.op else { unreachable!() };
+    let v = data.results[0];
+    let s = l.scalar_of(v)?;
+    if matches!(s, ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::F8E4M3 | ScalarType::F8E5M2) {
+        return Err(CompileError::new(format!("loads of {s} are not supported yet")));
+    }
+    let eb = s.bytes();
+    let class = class_of(Elem::Scalar(s))?;
+    let ptrs = l.get(data.operands[0])?.to_vec();
+    let mask = data.operands.get(1).copied();
+    let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
+    let other = match (data.operands.get(2), &masks) {
+        (Some(&o), _) => l.get(o)?.to_vec(),
+        // Masked-off elements without `other` read as 0 (Triton leaves them undefined).
+        (None, Some(_)) => vec![l.const_reg(Const::Int(0), Elem::Scalar(s))?; ptrs.len()],
+        (None, None) => Vec::new(),
+    };
+    let vec = vector_width(l, data.operands[0], mask, eb);
+    let qual = if *volatile { ".volatile".to_string() } else { String::new() };
+    let cs = if *volatile { "" } else { cache_suffix(cache, true)? };
+    let (nw, wbits) = words(eb, vec);
+    let mut out: Vec<Reg> = Vec::with_capacity(ptrs.len());
+    for g in 0..ptrs.len() / vec as usize {
+        let r0 = g * vec as usize;
+        // Duplicate registers (a zero register basis) repeat an earlier group: reuse it.
+        if let Some(prev) = (0..r0).step_by(vec as usize).find(|&p| ptrs[p] == ptrs[r0]) {
+            let copy: Vec<Reg> = out[prev..prev + vec as usize].to_vec();
+            out.extend(copy);
+            continue;
+        }
+        let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class)).collect();
+        let pred = masks.as_ref().map(|m| m[r0]);
+        let mv = if class == RegClass::B16 { "mov.b16" } else { &format!("mov.b{}", class.bits()) };
+        let mv = mv.to_string();
+        if pred.is_some() {
+            for (i, d) in dst.iter().enumerate() {
+                l.b.ins(format!("{mv} {d}, {}", other[r0 + i]));
+            }
+        }
+        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
+        if wbits == 32 && eb == 2 {
+            // Pairs of 16-bit elements travel in one .b32 word (low half = lower address).
+            let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(RegClass::B32)).collect();
+            for (i, w) in ws.iter().enumerate() {
+                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", dst[2 * i], dst[2 * i + 1]));
+            }
+            l.b.ins(format!("{guard}ld{qual}.global{cs}{}.b32 {}, [{}]", vsuffix(nw), braces(&ws), ptrs[r0]));
+            for (i, w) in ws.iter().enumerate() {
+                l.b.ins(format!("mov.b32 {{{}, {}}}, {w}", dst[2 * i], dst[2 * i + 1]));
+            }
+        } else {
+            l.b.ins(format!("{guard}ld{qual}.global{cs}{}.b{wbits} {}, [{}]", vsuffix(nw), braces(&dst), ptrs[r0]));
+        }
+        out.extend(dst);
+    }
+    l.vals.insert(v, out);
+    Ok(())
+}
+
+pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let tessel_tile::ops::Op::Store { cache, .. } = &data.op else { unreachable!() };
+    let s = l.scalar_of(data.operands[1])?;
+    if matches!(s, ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::F8E4M3 | ScalarType::F8E5M2) {
+        return Err(CompileError::new(format!("stores of {s} are not supported yet")));
+    }
+    let eb = s.bytes();
+    let ptrs = l.get(data.operands[0])?.to_vec();
+    let vals = l.get(data.operands[1])?.to_vec();
+    let mask = data.operands.get(2).copied();
+    let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
+    let vec = vector_width(l, data.operands[0], mask, eb);
+    let cs = cache_suffix(cache, false)?;
+    let (nw, wbits) = words(eb, vec);
+    for g in 0..ptrs.len() / vec as usize {
+        let r0 = g * vec as usize;
+        if (0..r0).step_by(vec as usize).any(|p| ptrs[p] == ptrs[r0]) {
+            continue;
+        }
+        let guard = masks.as_ref().map(|m| format!("@{} ", m[r0])).unwrap_or_default();
+        let src: Vec<Reg> = vals[r0..r0 + vec as usize].to_vec();
+        if wbits == 32 && eb == 2 {
+            let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(RegClass::B32)).collect();
+            for (i, w) in ws.iter().enumerate() {
+                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", src[2 * i], src[2 * i + 1]));
+            }
+            l.b.ins(format!("{guard}st.global{cs}{}.b32 [{}], {}", vsuffix(nw), ptrs[r0], braces(&ws)));
+        } else {
+            l.b.ins(format!("{guard}st.global{cs}{}.b{wbits} [{}], {}", vsuffix(nw), ptrs[r0], braces(&src)));
+        }
+    }
+    Ok(())
+}
+
+/// A predicate true in exactly one of the threads holding each element (lane/warp bits with a zero basis
+/// must be 0), or `None` when no element is replicated across threads.
+fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
+    let (lane_mask, warp_mask) = match ty {
+        Type::Scalar(_) => (31u32, l.num_warps - 1),
+        _ => {
+            let lin = layout_of(ty)?;
+            let m = |dim: &str| {
+                bases(lin, dim)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.iter().all(|&x| x == 0))
+                    .fold(0u32, |a, (i, _)| a | 1 << i)
+            };
+            (m("lane"), m("warp"))
+        }
+    };
+    let mask = lane_mask | warp_mask << 5;
+    if mask == 0 {
+        return Ok(None);
+    }
+    let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.b.ins(format!("and.b32 {t}, {}, {mask}", l.tid));
+    l.b.ins(format!("setp.eq.u32 {p}, {t}, 0"));
+    Ok(Some(p))
+}
+
+fn sem_scope(sem: &str, scope: &str) -> Result<String, CompileError> {
+    let sem = match sem {
+        "" | "acq_rel" => "acq_rel",
+        "acquire" | "release" | "relaxed" => sem,
+        other => return Err(CompileError::new(format!("atomic semantic `{other}` is not supported"))),
+    };
+    let scope = match scope {
+        "" | "gpu" => "gpu",
+        "cta" | "sys" => scope,
+        other => return Err(CompileError::new(format!("atomic scope `{other}` is not supported"))),
+    };
+    Ok(format!(".{sem}.{scope}"))
+}
+
+/// Builds the `atom` instruction for element `i` into register `d` from the operands' registers.
+type AtomText<'a> = dyn Fn(usize, Reg, &[Vec<Reg>]) -> String + 'a;
+
+/// Shared by `atomic` and `atomic_cas`: per element, one owning thread issues `atom`.
+fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: &AtomText) -> Result<(), CompileError> {
+    let v = data.results[0];
+    let ty_v = l.f.ty(v).clone();
+    let owner = owner_pred(l, &ty_v)?;
+    if owner.is_some() && l.f.use_counts()[v.index()] > 0 {
+        return Err(CompileError::new(
+            "the old value of an atomic on elements replicated across threads is not supported yet",
+        ));
+    }
+    let class = class_of(ty_v.elem().unwrap())?;
+    let ptrs = l.get(data.operands[0])?.to_vec();
+    let ops: Vec<Vec<Reg>> = data.operands.iter().map(|&o| l.get(o).map(|r| r.to_vec())).collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for i in 0..ptrs.len() {
+        if let Some(j) = (0..i).find(|&j| ptrs[j] == ptrs[i]) {
+            let prev = out[j];
+            out.push(prev);
+            continue;
+        }
+        let mut pred = owner;
+        if let Some(mi) = mask_index.filter(|&mi| mi < ops.len()) {
+            let m = ops[mi][i];
+            pred = Some(match pred {
+                None => m,
+                Some(o) => {
+                    let p = l.b.reg(RegClass::Pred);
+                    l.b.ins(format!("and.pred {p}, {o}, {m}"));
+                    p
+                }
+            });
+        }
+        let d = l.b.reg(class);
+        let zero = l.const_reg(Const::Int(0), ty_v.elem().unwrap())?;
+        l.b.ins(format!("mov.b{} {d}, {zero}", class.bits()));
+        let text = emit(i, d, &ops);
+        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
+        l.b.ins(format!("{guard}{text}"));
+        out.push(d);
+    }
+    l.vals.insert(v, out);
+    Ok(())
+}
+
+pub(crate) fn atomic(l: &mut Lower, data: &OpData, op: AtomicOp, sem: &str, scope: &str) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    let ss = sem_scope(sem, scope)?;
+    let (w, t) = match (op, s) {
+        (AtomicOp::Add, ScalarType::F32 | ScalarType::F64) => ("add", ty(s).to_string()),
+        (AtomicOp::Add, ScalarType::F16) => ("add.noftz", "f16".to_string()),
+        (AtomicOp::Add, ScalarType::I32 | ScalarType::U32) => ("add", "u32".to_string()),
+        (AtomicOp::Add, ScalarType::I64 | ScalarType::U64) => ("add", "u64".to_string()),
+        (AtomicOp::Max | AtomicOp::Min, ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64) => {
+            (if op == AtomicOp::Max { "max" } else { "min" }, ty(s).to_string())
+        }
+        (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Xchg, _) if s.is_int() && s.bits() >= 32 => {
+            let w = match op {
+                AtomicOp::And => "and",
+                AtomicOp::Or => "or",
+                AtomicOp::Xor => "xor",
+                _ => "exch",
+            };
+            (w, format!("b{}", s.bits()))
+        }
+        (AtomicOp::Xchg, ScalarType::F32 | ScalarType::F64) => ("exch", format!("b{}", s.bits())),
+        _ => return Err(CompileError::new(format!("atomic `{}` on {s} is not supported yet", op.word()))),
+    };
+    atomic_common(l, data, Some(2), &|i, d, ops| format!("atom{ss}.global.{w}.{t} {d}, [{}], {}", ops[0][i], ops[1][i]))
+}
+
+pub(crate) fn atomic_cas(l: &mut Lower, data: &OpData, sem: &str, scope: &str) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    if s.bits() < 32 {
+        return Err(CompileError::new(format!("atomic_cas on {s} is not supported yet")));
+    }
+    let ss = sem_scope(sem, scope)?;
+    let b = s.bits();
+    atomic_common(l, data, None, &|i, d, ops| {
+        format!("atom{ss}.global.cas.b{b} {d}, [{}], {}, {}", ops[0][i], ops[1][i], ops[2][i])
+    })
+}

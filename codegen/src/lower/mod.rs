@@ -1,0 +1,242 @@
+//! Per-thread lowering of the layout IR to PTX.
+//!
+//! Every tensor value becomes the registers of its layout's `register` in-dim: register `r` of the thread
+//! (`lane`, `warp`) holds the element at `L(r, lane, warp)`. Scalars are one register. Ops that keep the
+//! data in place (splat, broadcast, expand_dims, reduce results, register permutations) only re-index
+//! registers; element coordinates are XORs of layout bases selected by thread-id bits.
+
+mod arith;
+mod control;
+mod convert;
+mod coords;
+mod memory;
+mod reduce;
+
+use std::collections::HashMap;
+
+use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
+use tessel_tile::layout::axis::{AxisAnalysis, analyze};
+use tessel_tile::ops::{Attr, Op};
+use tessel_tile::types::{Elem, ScalarType, Type};
+
+use crate::ptx::{Arch, Builder, Param, Reg, RegClass, module};
+use crate::{CompileError, Kernel};
+
+/// The PTX register class holding one element.
+pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
+    Ok(match e {
+        Elem::Ptr(..) => RegClass::B64,
+        Elem::Scalar(s) => match s {
+            ScalarType::I1 => RegClass::Pred,
+            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => RegClass::B16,
+            ScalarType::I32 | ScalarType::U32 => RegClass::B32,
+            ScalarType::I64 | ScalarType::U64 => RegClass::B64,
+            ScalarType::F32 => RegClass::F32,
+            ScalarType::F64 => RegClass::F64,
+            other => return Err(CompileError::new(format!("element type {other} is not supported by codegen yet"))),
+        },
+    })
+}
+
+/// Lowering state for one kernel.
+pub(crate) struct Lower<'f> {
+    pub f: &'f Func,
+    pub b: Builder,
+    pub num_warps: u32,
+    /// Registers of each lowered value (one per `register` index of its layout; 1 for scalars).
+    pub vals: HashMap<ValueId, Vec<Reg>>,
+    pub axis: AxisAnalysis,
+    /// `%tid.x`, lane and warp ids.
+    pub tid: Reg,
+    pub lane: Reg,
+    pub warp: Reg,
+    /// Cached per-thread coordinate parts, keyed by the lane and warp bases of one out-dim.
+    pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
+    /// Dynamic shared memory needed (bytes); every user starts at offset 0 and ends with a barrier.
+    pub smem_bytes: u32,
+}
+
+impl<'f> Lower<'f> {
+    pub fn get(&self, v: ValueId) -> Result<&[Reg], CompileError> {
+        self.vals
+            .get(&v)
+            .map(|r| r.as_slice())
+            .ok_or_else(|| CompileError::new(format!("value {v} used before definition")))
+    }
+
+    pub fn scalar_of(&self, v: ValueId) -> Result<ScalarType, CompileError> {
+        self.f
+            .ty(v)
+            .elem()
+            .and_then(|e| e.scalar())
+            .ok_or_else(|| CompileError::new(format!("{v} is not a scalar type")))
+    }
+
+    pub fn elem_of(&self, v: ValueId) -> Result<Elem, CompileError> {
+        self.f.ty(v).elem().ok_or_else(|| CompileError::new(format!("{v} has no element type")))
+    }
+
+    /// Number of registers a value of type `ty` occupies.
+    pub fn num_regs(&self, ty: &Type) -> Result<usize, CompileError> {
+        match ty {
+            Type::Scalar(_) => Ok(1),
+            Type::Tensor { layout: Some(l), .. } => Ok(l.linear.in_dim_size("register") as usize),
+            Type::Tensor { layout: None, .. } => {
+                Err(CompileError::new("tensor without a layout: codegen needs layout IR"))
+            }
+            Type::TensorDesc { .. } => Err(CompileError::new("tensor descriptors are not supported by codegen yet")),
+        }
+    }
+
+    pub fn region(&mut self, r: RegionId) -> Result<Vec<ValueId>, CompileError> {
+        let ops = self.f.region(r).ops.clone();
+        let mut yielded = Vec::new();
+        for o in ops {
+            let data = self.f.op(o);
+            if data.op.is_terminator() {
+                yielded = data.operands.to_vec();
+                if data.op == Op::Return {
+                    let exit = "$L_exit".to_string();
+                    self.b.ins(format!("bra.uni {exit}"));
+                }
+                continue;
+            }
+            self.op(o).map_err(|e| e.at(self.f, o))?;
+        }
+        Ok(yielded)
+    }
+
+    fn op(&mut self, o: OpId) -> Result<(), CompileError> {
+        let data = self.f.op(o).clone();
+        let ops = &data.operands;
+        let res = data.results.first().copied();
+        match &data.op {
+            Op::Constant(c) => {
+                let v = res.unwrap();
+                let regs = arith::constant(self, *c, self.elem_of(v)?, self.num_regs(self.f.ty(v))?)?;
+                self.vals.insert(v, regs);
+            }
+            Op::ProgramId(axis) | Op::NumPrograms(axis) => {
+                let sreg = if matches!(data.op, Op::ProgramId(_)) { "%ctaid" } else { "%nctaid" };
+                let comp = ["x", "y", "z"].get(*axis as usize).ok_or_else(|| CompileError::new("axis must be 0..3"))?;
+                let r = self.b.reg(RegClass::B32);
+                self.b.ins(format!("mov.u32 {r}, {sreg}.{comp}"));
+                self.vals.insert(res.unwrap(), vec![r]);
+            }
+            Op::Arange { start, .. } => {
+                let v = res.unwrap();
+                let regs = coords::arange(self, v, *start)?;
+                self.vals.insert(v, regs);
+            }
+            Op::Binary { op, propagate_nan } => arith::binary(self, &data, *op, *propagate_nan)?,
+            Op::Unary(op) => arith::unary(self, &data, *op)?,
+            Op::Cmp(p) => arith::cmp(self, &data, *p)?,
+            Op::Select => arith::select(self, &data)?,
+            Op::Fma => arith::fma(self, &data)?,
+            Op::Cast => arith::cast(self, &data)?,
+            Op::Bitcast => arith::bitcast(self, &data)?,
+            Op::AddPtr => memory::addptr(self, &data)?,
+            Op::Splat => {
+                let v = res.unwrap();
+                let s = self.get(ops[0])?[0];
+                let n = self.num_regs(self.f.ty(v))?;
+                self.vals.insert(v, vec![s; n]);
+            }
+            Op::Broadcast | Op::ExpandDims { .. } => coords::relayout(self, &data)?,
+            Op::ConvertLayout => convert::convert_layout(self, &data)?,
+            Op::MultipleOf(_) | Op::MaxContiguous(_) | Op::MaxConstancy(_) => {
+                let regs = self.get(ops[0])?.to_vec();
+                self.vals.insert(res.unwrap(), regs);
+            }
+            Op::Assume => {}
+            Op::Load { .. } => memory::load(self, &data)?,
+            Op::Store { .. } => memory::store(self, &data)?,
+            Op::Atomic { op, sem, scope } => memory::atomic(self, &data, *op, sem, scope)?,
+            Op::AtomicCas { sem, scope } => memory::atomic_cas(self, &data, sem, scope)?,
+            Op::Reduce { axis } => reduce::reduce(self, &data, *axis)?,
+            Op::For(_) => control::for_loop(self, &data)?,
+            Op::If => control::if_op(self, &data)?,
+            Op::While => control::while_loop(self, &data)?,
+            Op::DebugBarrier => self.b.ins("bar.sync 0"),
+            other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
+        }
+        Ok(())
+    }
+}
+
+/// Compiles one kernel of layout IR to PTX for `arch`.
+pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
+    let num_warps = match f.attr("num_warps") {
+        Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
+        Some(other) => return Err(CompileError::new(format!("`num_warps` must be a power of two, got {other}"))),
+        None => 4,
+    };
+    for v in &f.values {
+        if let Type::Tensor { layout: Some(l), .. } = &v.ty {
+            let lin = &l.linear;
+            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != num_warps {
+                return Err(CompileError::new(format!(
+                    "a layout spans {} warps but the kernel has num_warps = {num_warps}",
+                    lin.in_dim_size("warp")
+                )));
+            }
+            if lin.has_in_dim("block") && lin.in_dim_size("block") != 1 {
+                return Err(CompileError::new("layouts spanning several CTAs (block bases) are not supported yet"));
+            }
+        }
+    }
+    let mut b = Builder::new();
+    let tid = b.reg(RegClass::B32);
+    let lane = b.reg(RegClass::B32);
+    let warp = b.reg(RegClass::B32);
+    b.set_prologue(true);
+    b.ins(format!("mov.u32 {tid}, %tid.x"));
+    b.ins(format!("and.b32 {lane}, {tid}, 31"));
+    b.ins(format!("shr.u32 {warp}, {tid}, 5"));
+    b.set_prologue(false);
+    let mut l = Lower {
+        f,
+        b,
+        num_warps,
+        vals: HashMap::new(),
+        axis: analyze(f),
+        tid,
+        lane,
+        warp,
+        coord_cache: HashMap::new(),
+        smem_bytes: 0,
+    };
+    let mut params = Vec::new();
+    for (i, &a) in f.args().iter().enumerate() {
+        let name = format!("{}_param_{i}", f.name);
+        let (ty, class, ld) = match f.ty(a) {
+            Type::Scalar(Elem::Ptr(..)) => (".u64", RegClass::B64, "u64"),
+            Type::Scalar(Elem::Scalar(s)) => match s {
+                ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::I16 | ScalarType::U16 => {
+                    return Err(CompileError::new(format!("kernel argument {i}: type {s} is not supported yet")));
+                }
+                ScalarType::I32 | ScalarType::U32 => (".u32", RegClass::B32, "u32"),
+                ScalarType::I64 | ScalarType::U64 => (".u64", RegClass::B64, "u64"),
+                ScalarType::F32 => (".f32", RegClass::F32, "f32"),
+                ScalarType::F64 => (".f64", RegClass::F64, "f64"),
+                other => {
+                    return Err(CompileError::new(format!("kernel argument {i}: type {other} is not supported yet")));
+                }
+            },
+            other => return Err(CompileError::new(format!("kernel argument {i}: type {other} cannot be passed"))),
+        };
+        let r = l.b.reg(class);
+        l.b.ins(format!("ld.param.{ld} {r}, [{name}]"));
+        if f.ty(a).elem().is_some_and(|e| e.is_ptr()) {
+            l.b.ins(format!("cvta.to.global.u64 {r}, {r}"));
+        }
+        l.vals.insert(a, vec![r]);
+        params.push(Param { name, ty });
+    }
+    l.region(f.body)?;
+    l.b.label("$L_exit");
+    l.b.ins("ret");
+    let body = l.b.finish();
+    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &body);
+    Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, arch })
+}

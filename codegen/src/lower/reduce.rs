@@ -1,0 +1,231 @@
+//! `reduce` along one axis with its combine region: first over the thread's own registers, then across the
+//! lanes of the axis with `shfl.sync.bfly`, then across the warps of the axis through shared memory (each warp
+//! writes its partial, `bar.sync`, every thread combines the partials in warp order, `bar.sync`). The result
+//! lands in the slice layout without moving data: every thread holds the reduction of the rows it owned.
+
+use tessel_tile::ir::{OpData, RegionId};
+
+use super::coords::{bases, flatten, layout_of, reg_coords, remap};
+use super::{Lower, class_of};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass};
+
+/// Lowers the combine region once on `acc` and `x` (one register per operand each).
+fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
+    let args = l.f.region(r).args.clone();
+    for (a, reg) in args.iter().zip(acc.iter().chain(x)) {
+        l.vals.insert(*a, vec![*reg]);
+    }
+    let ys = l.region(r)?;
+    ys.iter().map(|&y| l.get(y).map(|rs| rs[0])).collect()
+}
+
+/// `shfl.sync.bfly` of any register class (64-bit as two halves, 16-bit and predicates widened).
+fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
+    let shfl = |l: &mut Lower, x: Reg| {
+        let d = l.b.reg(x.class);
+        l.b.ins(format!("shfl.sync.bfly.b32 {d}, {x}, {lane_mask}, 31, -1"));
+        d
+    };
+    match v.class {
+        RegClass::B32 | RegClass::F32 => shfl(l, v),
+        RegClass::B64 | RegClass::F64 => {
+            let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.ins(format!("mov.b64 {{{lo}, {hi}}}, {v}"));
+            let (lo2, hi2) = (shfl(l, lo), shfl(l, hi));
+            let d = l.b.reg(v.class);
+            l.b.ins(format!("mov.b64 {d}, {{{lo2}, {hi2}}}"));
+            d
+        }
+        RegClass::B16 => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("cvt.u32.u16 {w}, {v}"));
+            let w2 = shfl(l, w);
+            let d = l.b.reg(RegClass::B16);
+            l.b.ins(format!("cvt.u16.u32 {d}, {w2}"));
+            d
+        }
+        RegClass::Pred => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
+            let w2 = shfl(l, w);
+            let d = l.b.reg(RegClass::Pred);
+            l.b.ins(format!("setp.ne.u32 {d}, {w2}, 0"));
+            d
+        }
+    }
+}
+
+fn slot_bytes(c: RegClass) -> u32 {
+    if c.bits() == 64 { 8 } else { 4 }
+}
+
+fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
+    match v.class {
+        RegClass::B16 => l.b.ins(format!("st.shared.b16 [{addr}], {v}")),
+        RegClass::Pred => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
+            l.b.ins(format!("st.shared.b32 [{addr}], {w}"));
+        }
+        c => l.b.ins(format!("st.shared.b{} [{addr}], {v}", c.bits())),
+    }
+}
+
+fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
+    let d = l.b.reg(class);
+    match class {
+        RegClass::B16 => l.b.ins(format!("ld.shared.b16 {d}, [{addr}]")),
+        RegClass::Pred => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("ld.shared.b32 {w}, [{addr}]"));
+            l.b.ins(format!("setp.ne.u32 {d}, {w}, 0"));
+        }
+        c => l.b.ins(format!("ld.shared.b{} {d}, [{addr}]", c.bits())),
+    }
+    d
+}
+
+pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), CompileError> {
+    let a = axis as usize;
+    let n_ops = data.operands.len();
+    let region = data.regions[0];
+    let in_ty = l.f.ty(data.operands[0]).clone();
+    let lin = layout_of(&in_ty)?.clone();
+    let shape = in_ty.shape().to_vec();
+    let drop_axis =
+        move |c: &[u32]| -> Vec<u32> { c.iter().enumerate().filter(|(d, _)| *d != a).map(|(_, &x)| x).collect() };
+    let inputs: Vec<Vec<Reg>> =
+        data.operands.iter().map(|&o| l.get(o).map(|r| r.to_vec())).collect::<Result<_, _>>()?;
+    let classes: Vec<RegClass> = inputs.iter().map(|r| r[0].class).collect();
+
+    // 1. In-thread: combine the registers of each row (skipping replicated registers).
+    let reg_bases = bases(&lin, "register");
+    let dup_regs: u32 =
+        reg_bases.iter().enumerate().filter(|(_, b)| b.iter().all(|&x| x == 0)).fold(0, |m, (i, _)| m | 1 << i);
+    let n_regs = lin.in_dim_size("register");
+    let mut groups: Vec<(Vec<u32>, Vec<Reg>)> = Vec::new();
+    for r in 0..n_regs {
+        if r & dup_regs != 0 {
+            continue;
+        }
+        let key = drop_axis(&reg_coords(&lin, r));
+        let x: Vec<Reg> = inputs.iter().map(|rs| rs[r as usize]).collect();
+        match groups.iter().position(|(k, _)| *k == key) {
+            Some(g) => {
+                let acc = groups[g].1.clone();
+                groups[g].1 = combine(l, region, &acc, &x)?;
+            }
+            None => groups.push((key, x)),
+        }
+    }
+
+    // 2. Across lanes of the axis.
+    for (i, b) in bases(&lin, "lane").iter().enumerate() {
+        if b[a] == 0 {
+            continue;
+        }
+        if b.iter().enumerate().any(|(d, &x)| d != a && x != 0) {
+            return Err(CompileError::new("a lane basis mixes the reduced axis with other dims; not supported yet"));
+        }
+        for group in groups.iter_mut() {
+            let acc = group.1.clone();
+            let other: Vec<Reg> = acc.iter().map(|&v| shuffle_xor(l, v, 1 << i)).collect();
+            group.1 = combine(l, region, &acc, &other)?;
+        }
+    }
+
+    // 3. Across warps of the axis, through shared memory.
+    let warp_bases = bases(&lin, "warp");
+    let axis_warps: Vec<usize> = warp_bases.iter().enumerate().filter(|(_, b)| b[a] != 0).map(|(i, _)| i).collect();
+    if !axis_warps.is_empty() {
+        if axis_warps.iter().any(|&i| warp_bases[i].iter().enumerate().any(|(d, &x)| d != a && x != 0)) {
+            return Err(CompileError::new("a warp basis mixes the reduced axis with other dims; not supported yet"));
+        }
+        let w = 1u32 << axis_warps.len();
+        let out_shape = drop_axis(&shape);
+        let out_numel: u32 = out_shape.iter().product::<u32>().max(1);
+        let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * w * slot_bytes(c)).collect();
+        l.smem_bytes = l.smem_bytes.max(region_bytes.iter().sum());
+        l.b.comment("reduce: combine the warps of the axis through shared memory");
+        // wa: the warp's index along the axis (its axis warp bits, compacted).
+        let wa = l.b.reg(RegClass::B32);
+        l.b.ins(format!("mov.b32 {wa}, 0"));
+        for (j, &i) in axis_warps.iter().enumerate() {
+            let t = l.b.reg(RegClass::B32);
+            l.b.ins(format!("bfe.u32 {t}, {}, {i}, 1", l.warp));
+            l.b.ins(format!("shl.b32 {t}, {t}, {j}"));
+            l.b.ins(format!("or.b32 {wa}, {wa}, {t}"));
+        }
+        let lv = bases(&lin, "lane").iter().map(|b| flatten(&drop_axis(b), &out_shape)).collect();
+        let wv = warp_bases.iter().map(|b| flatten(&drop_axis(b), &out_shape)).collect();
+        let tflat = l.thread_xor(lv, wv);
+        let base = l.b.reg(RegClass::B32);
+        l.b.ins(format!("mov.u32 {base}, global_smem"));
+        let mut slots = Vec::new();
+        for (key, _) in &groups {
+            let idx = l.xor_const(tflat, flatten(key, &out_shape), 0);
+            let slot = l.b.reg(RegClass::B32);
+            l.b.ins(format!("shl.b32 {slot}, {idx}, {}", axis_warps.len()));
+            slots.push(slot);
+        }
+        for (g, slot) in slots.iter().enumerate() {
+            let mut off = 0;
+            for (k, &c) in classes.iter().enumerate() {
+                let addr = l.b.reg(RegClass::B32);
+                l.b.ins(format!("add.u32 {addr}, {slot}, {wa}"));
+                l.b.ins(format!("mad.lo.u32 {addr}, {addr}, {}, {base}", slot_bytes(c)));
+                if off > 0 {
+                    l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
+                }
+                let v = groups[g].1[k];
+                st_shared(l, addr, v);
+                off += region_bytes[k];
+            }
+        }
+        l.b.ins("bar.sync 0");
+        for (g, slot) in slots.iter().enumerate() {
+            let mut acc: Option<Vec<Reg>> = None;
+            for wi in 0..w {
+                let mut off = 0;
+                let mut x = Vec::new();
+                for (k, &c) in classes.iter().enumerate() {
+                    let addr = l.b.reg(RegClass::B32);
+                    l.b.ins(format!("mad.lo.u32 {addr}, {slot}, {}, {base}", slot_bytes(c)));
+                    l.b.ins(format!("add.u32 {addr}, {addr}, {}", off + wi * slot_bytes(c)));
+                    x.push(ld_shared(l, addr, c));
+                    off += region_bytes[k];
+                }
+                acc = Some(match acc {
+                    None => x,
+                    Some(prev) => combine(l, region, &prev, &x)?,
+                });
+            }
+            groups[g].1 = acc.unwrap();
+        }
+        l.b.ins("bar.sync 0");
+    }
+
+    // 4. The results in the slice layout (or scalars).
+    for k in 0..n_ops {
+        let v = data.results[k];
+        let out_ty = l.f.ty(v).clone();
+        let regs = if out_ty.is_tensor() {
+            let lo = layout_of(&out_ty)?.clone();
+            let virt: Vec<Reg> = (0..n_regs)
+                .map(|r| {
+                    let key = drop_axis(&reg_coords(&lin, r));
+                    groups.iter().find(|(gk, _)| *gk == key).map(|(_, acc)| acc[k]).unwrap()
+                })
+                .collect();
+            remap(&virt, &lin, &lo, &drop_axis, &|c| c.to_vec()).ok_or_else(|| {
+                CompileError::new(format!("the result layout of reduce is not the slice of {in_ty} along {a}"))
+            })?
+        } else {
+            vec![groups[0].1[k]]
+        };
+        let _ = class_of(out_ty.elem().unwrap())?;
+        l.vals.insert(v, regs);
+    }
+    Ok(())
+}

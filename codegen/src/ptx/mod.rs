@@ -1,0 +1,187 @@
+//! A small PTX text builder: virtual registers by class, instructions, labels, and the module/entry wrapper.
+//! It knows nothing about the IR; `lower` decides what to emit.
+
+use std::fmt::Write;
+
+/// A PTX register class. 8-bit integers live in 16-bit registers (PTX has no 8-bit registers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegClass {
+    Pred,
+    B16,
+    B32,
+    B64,
+    F32,
+    F64,
+}
+
+impl RegClass {
+    fn decl(self) -> (&'static str, &'static str) {
+        match self {
+            RegClass::Pred => (".pred", "%p"),
+            RegClass::B16 => (".b16", "%h"),
+            RegClass::B32 => (".b32", "%r"),
+            RegClass::B64 => (".b64", "%rd"),
+            RegClass::F32 => (".f32", "%f"),
+            RegClass::F64 => (".f64", "%fd"),
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            RegClass::Pred => 1,
+            RegClass::B16 => 16,
+            RegClass::B32 | RegClass::F32 => 32,
+            RegClass::B64 | RegClass::F64 => 64,
+        }
+    }
+
+    const ALL: [RegClass; 6] =
+        [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64, RegClass::F32, RegClass::F64];
+}
+
+/// A virtual register: its class and number (printed as `%r7`, `%f3`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reg {
+    pub class: RegClass,
+    pub num: u32,
+}
+
+impl std::fmt::Display for Reg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.class.decl().1, self.num)
+    }
+}
+
+/// A PTX target: the `.target` line and the lowest `.version` the emitted forms need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    Sm80,
+    Sm90a,
+    Sm100a,
+}
+
+impl Arch {
+    pub fn target(self) -> &'static str {
+        match self {
+            Arch::Sm80 => "sm_80",
+            Arch::Sm90a => "sm_90a",
+            Arch::Sm100a => "sm_100a",
+        }
+    }
+
+    /// ISA versions per reference/ptx.md §0: the lowest each target accepts for what we emit.
+    pub fn isa_version(self) -> &'static str {
+        match self {
+            Arch::Sm80 => "7.8",
+            Arch::Sm90a => "8.0",
+            Arch::Sm100a => "8.6",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Arch> {
+        match s {
+            "sm_80" => Some(Arch::Sm80),
+            "sm_90a" => Some(Arch::Sm90a),
+            "sm_100a" => Some(Arch::Sm100a),
+            _ => None,
+        }
+    }
+}
+
+/// The body of one kernel under construction.
+#[derive(Default)]
+pub struct Builder {
+    counts: [u32; 6],
+    /// Instructions placed at the kernel entry, before the body (values that depend only on thread ids).
+    prologue: String,
+    body: String,
+    labels: u32,
+    /// While set, `ins` appends to the prologue.
+    in_prologue: bool,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// A fresh register of `class`.
+    pub fn reg(&mut self, class: RegClass) -> Reg {
+        let i = RegClass::ALL.iter().position(|&c| c == class).unwrap();
+        self.counts[i] += 1;
+        Reg { class, num: self.counts[i] }
+    }
+
+    /// One instruction (without the trailing `;`).
+    pub fn ins(&mut self, text: impl AsRef<str>) {
+        let out = if self.in_prologue { &mut self.prologue } else { &mut self.body };
+        let _ = writeln!(out, "    {};", text.as_ref());
+    }
+
+    /// Sends the following instructions to the kernel entry (`true`) or back to the current point (`false`):
+    /// values computed there dominate every use, whatever branch first asked for them.
+    pub fn set_prologue(&mut self, on: bool) {
+        self.in_prologue = on;
+    }
+
+    /// A comment line.
+    pub fn comment(&mut self, text: impl AsRef<str>) {
+        let _ = writeln!(self.body, "    // {}", text.as_ref());
+    }
+
+    pub fn new_label(&mut self, hint: &str) -> String {
+        self.labels += 1;
+        format!("$L_{hint}_{}", self.labels)
+    }
+
+    pub fn label(&mut self, l: &str) {
+        let _ = writeln!(self.body, "{l}:");
+    }
+
+    /// Register declarations followed by the instructions.
+    pub fn finish(&self) -> String {
+        let mut s = String::new();
+        for (i, c) in RegClass::ALL.iter().enumerate() {
+            if self.counts[i] > 0 {
+                let (ty, prefix) = c.decl();
+                let _ = writeln!(s, "    .reg {ty} {prefix}<{}>;", self.counts[i] + 1);
+            }
+        }
+        s += &self.prologue;
+        s += &self.body;
+        s
+    }
+}
+
+/// A kernel parameter: its PTX name and type (`.u64` pointer, `.u32`...).
+pub struct Param {
+    pub name: String,
+    pub ty: &'static str,
+}
+
+/// The whole module text for one entry.
+pub fn module(arch: Arch, name: &str, params: &[Param], threads: u32, uses_smem: bool, body: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "//\n// Generated by tessel-codegen\n//\n");
+    let _ = writeln!(s, ".version {}\n.target {}\n.address_size 64\n", arch.isa_version(), arch.target());
+    if uses_smem {
+        let _ = writeln!(s, ".extern .shared .align 16 .b8 global_smem[];\n");
+    }
+    let _ = writeln!(s, ".visible .entry {name}(");
+    let ps: Vec<String> = params.iter().map(|p| format!("    .param {} {}", p.ty, p.name)).collect();
+    let _ = writeln!(s, "{}\n)", ps.join(",\n"));
+    let _ = writeln!(s, ".reqntid {threads}, 1, 1\n{{");
+    s += body;
+    let _ = writeln!(s, "}}");
+    s
+}
+
+/// A PTX immediate for an f32 constant (`0f3F800000`).
+pub fn f32_imm(v: f32) -> String {
+    format!("0f{:08X}", v.to_bits())
+}
+
+/// A PTX immediate for an f64 constant.
+pub fn f64_imm(v: f64) -> String {
+    format!("0d{:016X}", v.to_bits())
+}

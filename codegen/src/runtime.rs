@@ -1,0 +1,251 @@
+//! The CUDA runtime: loads PTX through the driver JIT, allocates device buffers, launches.
+//!
+//! cudarc loads `libcuda` at run time, so this builds and links with no CUDA installed; [`Gpu::new`] checks
+//! for the library (and a device) before creating a context, because context creation panics without a
+//! driver. Module loading goes through `cuModuleLoadDataEx` with an error-log buffer so that a JIT failure
+//! reports what the driver's assembler said.
+//!
+//! ```no_run
+//! # fn demo(f: &tessel_tile::ir::Func) -> Result<(), Box<dyn std::error::Error>> {
+//! let kernel = tessel_codegen::compile(f, tessel_codegen::Arch::Sm90a)?;
+//! let gpu = tessel_codegen::runtime::Gpu::new()?;
+//! let x = gpu.upload(&[0u8; 4096])?;
+//! gpu.load(&kernel)?.launch(&gpu, [1, 1, 1], &[tessel_codegen::runtime::KArg::Buf(&x)])?;
+//! # Ok(()) }
+//! ```
+
+use std::ffi::{CString, c_void};
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+
+use crate::Kernel;
+
+#[derive(Clone, Debug)]
+pub struct RuntimeError {
+    pub message: String,
+}
+
+impl RuntimeError {
+    fn new(message: impl Into<String>) -> RuntimeError {
+        RuntimeError { message: message.into() }
+    }
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+impl From<cudarc::driver::DriverError> for RuntimeError {
+    fn from(e: cudarc::driver::DriverError) -> RuntimeError {
+        RuntimeError::new(format!("CUDA driver: {e:?}"))
+    }
+}
+
+fn check(r: sys::CUresult, what: &str) -> Result<(), RuntimeError> {
+    if r == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(RuntimeError::new(format!("{what}: {r:?}"))) }
+}
+
+/// One GPU: a context on device 0 and its default stream.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+}
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen libcuda.
+    std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
+}
+
+impl Gpu {
+    /// Device 0, or an error when there is no driver or no device.
+    pub fn new() -> Result<Gpu, RuntimeError> {
+        if !driver_present() {
+            return Err(RuntimeError::new("no CUDA driver (libcuda) found"));
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+            .map_err(|_| RuntimeError::new("creating a CUDA context panicked"))??;
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream })
+    }
+
+    /// Copies `bytes` into a fresh device buffer.
+    pub fn upload(&self, bytes: &[u8]) -> Result<DeviceBuffer, RuntimeError> {
+        let n = bytes.len().max(1);
+        let mut s = self.stream.alloc_zeros::<u8>(n)?;
+        if !bytes.is_empty() {
+            self.stream.memcpy_htod(bytes, &mut s)?;
+        }
+        Ok(DeviceBuffer { slice: s, len: bytes.len() })
+    }
+
+    /// Overwrites a device buffer with `bytes` (same length).
+    pub fn write(&self, buf: &mut DeviceBuffer, bytes: &[u8]) -> Result<(), RuntimeError> {
+        if bytes.len() != buf.len {
+            return Err(RuntimeError::new("write: length mismatch"));
+        }
+        self.stream.memcpy_htod(bytes, &mut buf.slice)?;
+        Ok(())
+    }
+
+    /// Copies a device buffer back.
+    pub fn download(&self, buf: &DeviceBuffer) -> Result<Vec<u8>, RuntimeError> {
+        let mut v = self.stream.clone_dtoh(&buf.slice)?;
+        v.truncate(buf.len);
+        Ok(v)
+    }
+
+    pub fn synchronize(&self) -> Result<(), RuntimeError> {
+        self.stream.synchronize()?;
+        Ok(())
+    }
+
+    /// JIT-compiles the kernel's PTX and looks up its entry; sets the dynamic shared memory limit when the
+    /// kernel needs more than the default 48 KiB.
+    pub fn load(&self, k: &Kernel) -> Result<LoadedKernel, RuntimeError> {
+        self.ctx.bind_to_thread()?;
+        let src = CString::new(k.ptx.as_str()).map_err(|_| RuntimeError::new("PTX contains a NUL byte"))?;
+        let mut log = vec![0u8; 16384];
+        let mut opts =
+            [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut vals: [*mut c_void; 2] = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `src` is NUL-terminated; the option arrays outlive the call; the log buffer has the size we pass.
+        let r = unsafe {
+            sys::cuModuleLoadDataEx(&mut module, src.as_ptr() as *const c_void, 2, opts.as_mut_ptr(), vals.as_mut_ptr())
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            return Err(RuntimeError::new(format!(
+                "loading PTX of `{}` failed ({r:?}): {}",
+                k.name,
+                String::from_utf8_lossy(&log[..end])
+            )));
+        }
+        let name = CString::new(k.name.as_str()).unwrap();
+        let mut func: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: `module` was just loaded; `name` is NUL-terminated.
+        check(unsafe { sys::cuModuleGetFunction(&mut func, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        if k.shared_bytes > 48 * 1024 {
+            // SAFETY: `func` is a valid function handle.
+            check(
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        func,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        k.shared_bytes as i32,
+                    )
+                },
+                "setting the dynamic shared memory limit",
+            )?;
+        }
+        Ok(LoadedKernel {
+            module,
+            func,
+            threads: k.num_warps * 32,
+            shared_bytes: k.shared_bytes,
+            ctx: self.ctx.clone(),
+        })
+    }
+}
+
+/// Untyped device memory.
+pub struct DeviceBuffer {
+    slice: CudaSlice<u8>,
+    len: usize,
+}
+
+impl DeviceBuffer {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A kernel argument, in the order of the kernel's parameters.
+#[derive(Clone, Copy)]
+pub enum KArg<'a> {
+    Buf(&'a DeviceBuffer),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+/// A kernel loaded into a context.
+pub struct LoadedKernel {
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+    threads: u32,
+    shared_bytes: u32,
+    ctx: Arc<CudaContext>,
+}
+
+impl LoadedKernel {
+    /// Launches over `grid` programs with `num_warps * 32` threads each (asynchronous on the default stream).
+    pub fn launch(&self, gpu: &Gpu, grid: [u32; 3], args: &[KArg]) -> Result<(), RuntimeError> {
+        self.ctx.bind_to_thread()?;
+        // Values first (stable addresses), then pointers to them.
+        let mut storage: Vec<[u8; 8]> = Vec::with_capacity(args.len());
+        let mut guards = Vec::new();
+        for a in args {
+            let bytes = match a {
+                KArg::Buf(b) => {
+                    let (ptr, guard) = b.slice.device_ptr(&gpu.stream);
+                    guards.push(guard);
+                    ptr.to_le_bytes()
+                }
+                KArg::I32(v) => (*v as i64 as u64).to_le_bytes(),
+                KArg::I64(v) => v.to_le_bytes(),
+                KArg::F32(v) => {
+                    let mut b = [0u8; 8];
+                    b[..4].copy_from_slice(&v.to_le_bytes());
+                    b
+                }
+                KArg::F64(v) => v.to_le_bytes(),
+            };
+            storage.push(bytes);
+        }
+        let mut ptrs: Vec<*mut c_void> = storage.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        // SAFETY: one pointer per kernel parameter, each to at least as many bytes as the parameter's type
+        // (little-endian, so a 4-byte parameter reads the low half); buffers stay alive through `guards`.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                self.func,
+                grid[0],
+                grid[1],
+                grid[2],
+                self.threads,
+                1,
+                1,
+                self.shared_bytes,
+                gpu.stream.cu_stream(),
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        drop(guards);
+        check(r, "cuLaunchKernel")
+    }
+}
+
+impl Drop for LoadedKernel {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the module was loaded by us and is unloaded once.
+            unsafe {
+                sys::cuModuleUnload(self.module);
+            }
+        }
+    }
+}
