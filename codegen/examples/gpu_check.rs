@@ -306,26 +306,24 @@ fn time_vector_add(gpu: &Gpu) -> Result<(), String> {
     let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
     let n: usize = 1 << 28;
     let e = |x: tessel_codegen::runtime::RuntimeError| x.to_string();
-    let x = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
-    let y = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
-    let o = gpu.upload(&vec![0u8; n * 4]).map_err(e)?;
+    // Random finite inputs (METHOD.md: never time zeros): small integers scaled into [-1, 1).
+    let random_f32 = |seed: u32| -> Vec<u8> {
+        let mut state = seed.wrapping_mul(2_654_435_761) | 1;
+        (0..n)
+            .flat_map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                ((state >> 8) as f32 / (1u32 << 23) as f32 - 1.0).to_le_bytes()
+            })
+            .collect()
+    };
+    let x = gpu.upload(&random_f32(1)).map_err(e)?;
+    let y = gpu.upload(&random_f32(2)).map_err(e)?;
+    let o = gpu.upload(&vec![0xffu8; n * 4]).map_err(e)?;
     let args = [KArg::Buf(&x), KArg::Buf(&y), KArg::Buf(&o), KArg::I32(n as i32)];
     let grid = [(n / 1024) as u32, 1, 1];
-    for _ in 0..10 {
-        loaded.launch(gpu, grid, &args).map_err(e)?;
-    }
-    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut times = Vec::new();
-    for _ in 0..100 {
-        let start = gpu.ctx.new_event(flags).map_err(|x| format!("{x:?}"))?;
-        let stop = gpu.ctx.new_event(flags).map_err(|x| format!("{x:?}"))?;
-        start.record(&gpu.stream).map_err(|x| format!("{x:?}"))?;
-        loaded.launch(gpu, grid, &args).map_err(e)?;
-        stop.record(&gpu.stream).map_err(|x| format!("{x:?}"))?;
-        stop.synchronize().map_err(|x| format!("{x:?}"))?;
-        times.push(start.elapsed_ms(&stop).map_err(|x| format!("{x:?}"))? as f64);
-    }
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let times = loaded.time(gpu, grid, &args, 10, 100).map_err(e)?;
     let median = times[50];
     let gbs = (3 * 4 * n) as f64 / (median * 1e-3) / 1e9;
     println!("TIME vector_add n=2^28 median={median:.4}ms {gbs:.1} GB/s (min {:.4}ms)", times[0]);

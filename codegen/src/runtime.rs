@@ -192,6 +192,33 @@ pub struct LoadedKernel {
 }
 
 impl LoadedKernel {
+    /// Times the kernel as METHOD.md asks: `warmup` launches, then `reps` launches each between two CUDA events
+    /// on the stream; returns the times in milliseconds, sorted (the median is the middle one).
+    pub fn time(
+        &self,
+        gpu: &Gpu,
+        grid: [u32; 3],
+        args: &[KArg],
+        warmup: u32,
+        reps: u32,
+    ) -> Result<Vec<f64>, RuntimeError> {
+        for _ in 0..warmup {
+            self.launch(gpu, grid, args)?;
+        }
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut times = Vec::with_capacity(reps as usize);
+        for _ in 0..reps {
+            let (start, stop) = (gpu.ctx.new_event(flags)?, gpu.ctx.new_event(flags)?);
+            start.record(&gpu.stream)?;
+            self.launch(gpu, grid, args)?;
+            stop.record(&gpu.stream)?;
+            stop.synchronize()?;
+            times.push(start.elapsed_ms(&stop)? as f64);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times)
+    }
+
     /// Launches over `grid` programs with `num_warps * 32` threads each (asynchronous on the default stream).
     pub fn launch(&self, gpu: &Gpu, grid: [u32; 3], args: &[KArg]) -> Result<(), RuntimeError> {
         self.ctx.bind_to_thread()?;

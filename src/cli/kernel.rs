@@ -59,6 +59,9 @@ pub struct CompileArgs {
     /// What to print
     #[arg(long, value_enum, default_value_t = Emit::Tile)]
     pub emit: Emit,
+    /// Target for --emit ptx
+    #[arg(long, value_enum, default_value_t = Arch::Sm90a)]
+    pub arch: Arch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -69,6 +72,8 @@ pub enum Emit {
     Tile,
     /// Layout IR: every tensor with the layout auto mode assigned
     Layout,
+    /// PTX for --arch
+    Ptx,
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +110,16 @@ pub struct RunArgs {
     /// How many leading elements of each buffer to print
     #[arg(long, default_value_t = 8)]
     pub show: usize,
+    /// Run in the interpreter even when a GPU is present
+    #[arg(long)]
+    pub interpret: bool,
+    /// After a GPU run, run the interpreter on the same inputs and compare every buffer
+    #[arg(long, conflicts_with = "interpret")]
+    pub check: bool,
+    /// After a GPU run, time the kernel: 10 warm-up launches, then the median of 100 (CUDA events); GB/s counts
+    /// every buffer argument read or written once
+    #[arg(long, conflicts_with = "interpret")]
+    pub bench: bool,
 }
 
 /// A parsed source file and the name it is reported under.
@@ -179,12 +194,46 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write) -> Result<(), Fail
     }
     let spec = specialization(&info, &args.spec, None)?;
     let mut func = elaborate(&src, kernel, &spec)?;
-    if args.emit == Emit::Layout {
-        tessel_tile::layout::assign_layouts(&mut func, spec.num_warps)
-            .map_err(|e| CliError::Usage(format!("layout assignment failed for `{kernel}`: {e}")))?;
+    if args.emit == Emit::Tile {
+        out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
+        return Ok(());
     }
-    out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
+    assign_layouts(&mut func, kernel, spec.num_warps)?;
+    if args.emit == Emit::Layout {
+        out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
+        return Ok(());
+    }
+    let k = codegen(&func, kernel, args.arch)?;
+    out.write_all(k.ptx.as_bytes())?;
     Ok(())
+}
+
+fn assign_layouts(func: &mut Func, kernel: &str, num_warps: u32) -> Result<(), CliError> {
+    tessel_tile::layout::assign_layouts(func, num_warps)
+        .map_err(|e| CliError::Usage(format!("layout assignment failed for `{kernel}`: {e}")))
+}
+
+fn codegen(func: &Func, kernel: &str, arch: Arch) -> Result<tessel_codegen::Kernel, CliError> {
+    tessel_codegen::compile(func, arch.into())
+        .map_err(|e| CliError::Usage(format!("cannot generate code for `{kernel}` yet: {}", e.message)))
+}
+
+/// A PTX target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Arch {
+    Sm80,
+    Sm90a,
+    Sm100a,
+}
+
+impl From<Arch> for tessel_codegen::Arch {
+    fn from(a: Arch) -> Self {
+        match a {
+            Arch::Sm80 => tessel_codegen::Arch::Sm80,
+            Arch::Sm90a => tessel_codegen::Arch::Sm90a,
+            Arch::Sm100a => tessel_codegen::Arch::Sm100a,
+        }
+    }
 }
 
 fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
@@ -550,8 +599,9 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         .iter()
         .map(|(name, v)| {
             let spec = match v {
+                // As Triton's launcher does: i32 when it fits, and specialized as a multiple of 16 when it is one.
                 ArgValue::Int(i) => {
-                    ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, false)
+                    ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, i % 16 == 0)
                 }
                 ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
                 ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
@@ -670,20 +720,33 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         debug_assert_eq!(ir_args.len(), a.ir_args());
         call_args.extend_from_slice(ir_args);
     }
-    writeln!(
-        err,
-        "note: running `{kernel}` in the interpreter over a grid of {}x{}x{} (no GPU backend yet)",
-        grid[0], grid[1], grid[2]
-    )?;
-    let log = interp::run(&func, &call_args, grid, &mut mem).map_err(|e| {
-        let at = e.loc.map(|l| {
-            tessel_lang::Diagnostic::error(e.message.clone(), tessel_lang::Span::new(l.start as usize, l.end as usize))
-        });
-        match at {
-            Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),
-            None => CliError::Usage(format!("the kernel failed: {e}")),
+    let inputs = mem.clone();
+    let launch = Launch { func: &func, kernel, args: &call_args, grid };
+    let on_gpu = !args.interpret && gpu_run(&launch, &mut mem, args.bench, out, err)?;
+    let log = if on_gpu {
+        Vec::new()
+    } else {
+        writeln!(
+            err,
+            "note: running `{kernel}` in the interpreter over a grid of {}x{}x{}",
+            grid[0], grid[1], grid[2]
+        )?;
+        interpret(&src, &func, &call_args, grid, &mut mem)?
+    };
+    if args.check && on_gpu {
+        let mut reference = inputs;
+        interpret(&src, &func, &call_args, grid, &mut reference)?;
+        for (name, id) in &buffers {
+            let (got, want) = (mem.read_f64(*id), reference.read_f64(*id));
+            let nan_mismatch = got.iter().zip(&want).any(|(a, b)| a.is_nan() != b.is_nan());
+            let err2: f64 = got.iter().zip(&want).filter(|(a, _)| !a.is_nan()).map(|(a, b)| (a - b) * (a - b)).sum();
+            let ref2: f64 = want.iter().filter(|b| !b.is_nan()).map(|b| b * b).sum();
+            let rel = if ref2 > 0.0 { (err2 / ref2).sqrt() } else { err2.sqrt() };
+            let verdict =
+                if nan_mismatch { "MISMATCH: NaN on one side only".to_string() } else { format!("{rel:.3e}") };
+            writeln!(out, "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict}")?;
         }
-    })?;
+    }
     for line in log {
         writeln!(out, "{line}")?;
     }
@@ -692,7 +755,11 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         let vals = mem.read_f64(*id);
         let shown: Vec<String> = vals.iter().take(args.show).map(|&v| show_value(v, b.elem)).collect();
         let more = if vals.len() > args.show { ", ..." } else { "" };
-        writeln!(out, "{name}: {}[{}] = [{}{more}]", b.elem, vals.len(), shown.join(", "))?;
+        if args.show == 0 {
+            writeln!(out, "{name}: {}[{}]", b.elem, vals.len())?;
+        } else {
+            writeln!(out, "{name}: {}[{}] = [{}{more}]", b.elem, vals.len(), shown.join(", "))?;
+        }
         if let Some(dir) = &args.out_dir {
             std::fs::create_dir_all(dir)
                 .map_err(|e| CliError::Failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -729,6 +796,126 @@ fn show_value(v: f64, elem: ScalarType) -> String {
         ScalarType::F16 => format!("{}", half::f16::from_f64(v)),
         ScalarType::BF16 => format!("{}", half::bf16::from_f64(v)),
         _ => format!("{v}"),
+    }
+}
+
+fn interpret(
+    src: &Source,
+    func: &Func,
+    args: &[Arg],
+    grid: [u32; 3],
+    mem: &mut Memory,
+) -> Result<Vec<String>, CliError> {
+    interp::run(func, args, grid, mem).map_err(|e| {
+        let at = e.loc.map(|l| {
+            tessel_lang::Diagnostic::error(e.message.clone(), tessel_lang::Span::new(l.start as usize, l.end as usize))
+        });
+        match at {
+            Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),
+            None => CliError::Usage(format!("the kernel failed: {e}")),
+        }
+    })
+}
+
+/// One kernel launch: the IR, its name, the argument values and the grid.
+#[derive(Clone, Copy)]
+struct Launch<'a> {
+    func: &'a Func,
+    kernel: &'a str,
+    args: &'a [Arg],
+    grid: [u32; 3],
+}
+
+/// Runs on the GPU when one is present and the kernel can be compiled for it; `false` (after a note saying why)
+/// means the caller falls back to the interpreter. Buffers in `mem` are uploaded, and downloaded after the run.
+fn gpu_run(
+    launch: &Launch,
+    mem: &mut Memory,
+    bench: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<bool, Failure> {
+    use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
+    let Launch { func, kernel, args, grid } = *launch;
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => {
+            writeln!(err, "note: no GPU ({})", e.message)?;
+            return Ok(false);
+        }
+    };
+    let arch = match gpu.ctx.compute_capability() {
+        Ok((9, _)) => tessel_codegen::Arch::Sm90a,
+        Ok((10, _)) => tessel_codegen::Arch::Sm100a,
+        _ => tessel_codegen::Arch::Sm80,
+    };
+    let mut laid = func.clone();
+    let compiled = tessel_tile::layout::assign_layouts(&mut laid, func_num_warps(func))
+        .map_err(|e| format!("layout assignment: {e}"))
+        .and_then(|()| tessel_codegen::compile(&laid, arch).map_err(|e| e.message));
+    let k = match compiled {
+        Ok(k) => k,
+        Err(why) => {
+            writeln!(err, "note: cannot generate GPU code for `{kernel}` yet ({why})")?;
+            return Ok(false);
+        }
+    };
+    let gpu_err = |e: tessel_codegen::runtime::RuntimeError| CliError::Failed(format!("GPU: {}", e.message));
+    let loaded = gpu.load(&k).map_err(gpu_err)?;
+    // Upload every buffer an argument names, once.
+    let mut device: Vec<(BufferId, DeviceBuffer)> = Vec::new();
+    for a in args {
+        if let Arg::Buffer(id) = a
+            && !device.iter().any(|(d, _)| d == id)
+        {
+            device.push((*id, gpu.upload(&mem.buffer(*id).bytes).map_err(gpu_err)?));
+        }
+    }
+    let mut kargs = Vec::with_capacity(args.len());
+    for (a, &v) in args.iter().zip(func.args()) {
+        let ty = func.ty(v).elem().and_then(|e| e.scalar());
+        kargs.push(match (a, ty) {
+            (Arg::Buffer(id), _) => KArg::Buf(&device.iter().find(|(d, _)| d == id).expect("uploaded above").1),
+            (Arg::Int(i), Some(ScalarType::I64 | ScalarType::U64)) => KArg::I64(*i),
+            (Arg::Int(i), Some(ScalarType::I32 | ScalarType::U32)) => KArg::I32(*i as i32),
+            (Arg::Float(x), Some(ScalarType::F64)) => KArg::F64(*x),
+            (Arg::Float(x), Some(ScalarType::F32)) => KArg::F32(*x as f32),
+            (Arg::Int(i), Some(ScalarType::F32)) => KArg::F32(*i as f32),
+            (_, t) => {
+                let what = t.map_or("this kind of".to_string(), |t| t.to_string());
+                writeln!(err, "note: GPU launches do not take {what} arguments yet")?;
+                return Ok(false);
+            }
+        });
+    }
+    writeln!(
+        err,
+        "note: running `{kernel}` on the GPU ({}) over a grid of {}x{}x{}",
+        arch.target(),
+        grid[0],
+        grid[1],
+        grid[2]
+    )?;
+    loaded.launch(&gpu, grid, &kargs).map_err(gpu_err)?;
+    gpu.synchronize().map_err(gpu_err)?;
+    for (id, buf) in &device {
+        let bytes = gpu.download(buf).map_err(gpu_err)?;
+        mem.set_bytes(*id, &bytes);
+    }
+    if bench {
+        let times = loaded.time(&gpu, grid, &kargs, 10, 100).map_err(gpu_err)?;
+        let median = times[times.len() / 2];
+        let bytes: usize = device.iter().map(|(_, b)| b.len()).sum();
+        let gbs = bytes as f64 / (median * 1e-3) / 1e9;
+        writeln!(out, "bench {kernel}: median {median:.4} ms (min {:.4} ms), {bytes} bytes, {gbs:.0} GB/s", times[0])?;
+    }
+    Ok(true)
+}
+
+fn func_num_warps(f: &Func) -> u32 {
+    match f.attr("num_warps") {
+        Some(tessel_tile::ops::Attr::Int(n)) => *n as u32,
+        _ => 4,
     }
 }
 

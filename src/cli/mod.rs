@@ -24,8 +24,8 @@ tessel: a GPU kernel compiler for Triton-style and Gluon-style kernels.
 
 Kernels are written in Python syntax, in auto mode (@triton.jit: the compiler picks layouts, shared
 memory and tensor-core instructions) or in gluon mode (@gluon.jit: the author writes them). Both lower
-into one IR in which every tensor carries an F2 linear layout. Kernels run in the reference interpreter
-today; PTX code generation for sm_80, sm_90a and sm_100a is being built.";
+into one IR in which every tensor carries an F2 linear layout. `run` compiles to PTX and launches on the GPU when
+one is present and the kernel's ops are supported, and uses the reference interpreter otherwise.";
 
 const AFTER_HELP: &str = "Run `tessel <COMMAND> --help` for examples.";
 

@@ -71,6 +71,13 @@ impl Memory {
         }
     }
 
+    /// Replaces a buffer's contents with raw bytes (e.g. copied back from a GPU); the length must match.
+    pub fn set_bytes(&mut self, id: BufferId, bytes: &[u8]) {
+        let b = &mut self.buffers[id.0 as usize];
+        assert_eq!(b.bytes.len(), bytes.len(), "set_bytes: length of buffer `{}` changes", b.name);
+        b.bytes.copy_from_slice(bytes);
+    }
+
     /// Every element as `f64`.
     pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
         let b = &self.buffers[id.0 as usize];
