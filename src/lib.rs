@@ -7,6 +7,7 @@
 //! command-line tool ([`cli`]): argument parsing, the rendering of errors against the user's input, and the
 //! output formats. The work itself lives in the crates it re-exports; the facade adds no compiler logic.
 
+pub use tessel_codegen as codegen;
 pub use tessel_lang as lang;
 pub use tessel_layouts as layouts;
 pub use tessel_tile as tile;

@@ -1,0 +1,137 @@
+//! Every example kernel through the whole compiler: the ones the code generator handles produce PTX that ptxas
+//! assembles for sm_90a and sm_80 (when ptxas is on hand: `.ci/run` installs it and sets TESSEL_REQUIRE_PTXAS);
+//! the others must fail with an error naming what is missing, so that this list is updated when support lands.
+
+use std::path::Path;
+use std::process::Command;
+
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::tile::ScalarType::{self, F16, F32, I32};
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, true)
+}
+
+fn int(div16: bool) -> ArgSpec {
+    ArgSpec::Int(I32, div16)
+}
+
+fn c(v: i64) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Int(v))
+}
+
+/// (file, kernel, specialization, num_warps)
+fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
+    vec![
+        ("vector_add.py", "add_kernel", vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(1024)], 4),
+        (
+            "fused_softmax.py",
+            "softmax_kernel",
+            vec![ptr(F16), ptr(F16), int(true), int(true), int(false), int(true), c(4096), c(4)],
+            8,
+        ),
+        (
+            "fused_softmax.py",
+            "softmax_kernel",
+            vec![ptr(F32), ptr(F32), int(false), int(false), int(false), int(false), c(1024), c(2)],
+            4,
+        ),
+        (
+            "layer_norm.py",
+            "_layer_norm_fwd_fused",
+            vec![
+                ptr(F16),
+                ptr(F16),
+                ptr(F16),
+                ptr(F16),
+                ptr(F32),
+                ptr(F32),
+                int(true),
+                int(true),
+                ArgSpec::Float(F32),
+                c(4096),
+            ],
+            8,
+        ),
+        (
+            "layer_norm.py",
+            "_layer_norm_bwd_dwdb",
+            vec![ptr(F32), ptr(F32), ptr(F16), ptr(F16), int(false), int(false), c(32), c(128)],
+            4,
+        ),
+    ]
+}
+
+/// (file, kernel, specialization, what the error must name)
+fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, &'static str)> {
+    let strides = || (0..9).map(|_| int(true)).collect::<Vec<_>>();
+    let mut mm = vec![ptr(F16), ptr(F16), ptr(F16)];
+    mm.extend(strides());
+    mm.extend([c(64), c(64), c(32), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let mut dx = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(I32)];
+    dx.extend([int(true), int(true), c(64), c(1024)]);
+    vec![("matmul.py", "matmul_kernel", mm, "`dot`"), ("layer_norm.py", "_layer_norm_bwd_dx_fused", dx, "atomic")]
+}
+
+fn ptx_for(
+    file: &str,
+    kernel: &str,
+    args: Vec<ArgSpec>,
+    num_warps: u32,
+    arch: tessel::codegen::Arch,
+) -> Result<String, String> {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
+    let spec = Specialization { args, num_warps, num_stages: 3 };
+    let mut func = tessel::compile(&source, kernel, &spec).map_err(|e| e.to_string())?;
+    tessel::tile::layout::assign_layouts(&mut func, num_warps)?;
+    tessel::codegen::compile(&func, arch).map(|k| k.ptx).map_err(|e| e.message)
+}
+
+fn ptxas() -> Option<String> {
+    let found = std::env::var("PTXAS").ok().or_else(|| {
+        Command::new("ptxas").arg("--version").output().ok().filter(|o| o.status.success()).map(|_| "ptxas".to_string())
+    });
+    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
+    }
+    found
+}
+
+#[test]
+fn supported_examples_compile_to_ptx_that_ptxas_accepts() {
+    let ptxas = ptxas();
+    if ptxas.is_none() {
+        eprintln!("note: no ptxas here; checking only that PTX is produced");
+    }
+    let dir = std::env::temp_dir().join(format!("tessel-examples-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, kernel, args, warps) in supported() {
+        for (arch, name) in [(tessel::codegen::Arch::Sm90a, "sm_90a"), (tessel::codegen::Arch::Sm80, "sm_80")] {
+            let ptx =
+                ptx_for(file, kernel, args.clone(), warps, arch).unwrap_or_else(|e| panic!("{file}::{kernel}: {e}"));
+            assert!(ptx.contains(&format!(".target {name}")), "{file}::{kernel}");
+            let Some(ptxas) = &ptxas else { continue };
+            let path = dir.join(format!("{kernel}_{warps}_{name}.ptx"));
+            std::fs::write(&path, &ptx).unwrap();
+            let out = Command::new(ptxas)
+                .args(["-arch", name, "-o"])
+                .arg(path.with_extension("cubin"))
+                .arg(&path)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch {name} {file}::{kernel}:\n{stderr}");
+        }
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn unsupported_examples_say_what_is_missing() {
+    for (file, kernel, args, missing) in not_yet() {
+        match ptx_for(file, kernel, args, 4, tessel::codegen::Arch::Sm90a) {
+            Ok(_) => panic!("{file}::{kernel} now compiles: move it to supported()"),
+            Err(e) => assert!(e.contains(missing), "{file}::{kernel}: expected an error naming {missing}, got: {e}"),
+        }
+    }
+}
