@@ -171,39 +171,35 @@ def _reduce_with_indices(input, axis: tl.constexpr, combine_fn: tl.constexpr, ke
 
 
 @triton.jit
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+def _min_or_max(input, axis, return_indices, return_indices_tie_break_left, keep_dims, combine, combine_left,
+                combine_fast):
+    # The shared body of `max` and `min`: bf16 and narrow types reduce in 32 bits, as Triton does.
     if input.dtype == tl.bfloat16:
         input = input.to(tl.float32)
     if return_indices:
         if return_indices_tie_break_left:
-            return _reduce_with_indices(input, axis, _argmax_combine_tie_break_left, keep_dims=keep_dims)
+            return _reduce_with_indices(input, axis, combine_left, keep_dims=keep_dims)
         else:
-            return _reduce_with_indices(input, axis, _argmax_combine_tie_break_fast, keep_dims=keep_dims)
+            return _reduce_with_indices(input, axis, combine_fast, keep_dims=keep_dims)
     else:
         if input.dtype.primitive_bitwidth < 32:
             if input.dtype.is_floating():
                 input = input.to(tl.float32)
             else:
                 input = input.to(tl.int32)
-        return tl.reduce(input, axis, _elementwise_max, keep_dims=keep_dims)
+        return tl.reduce(input, axis, combine, keep_dims=keep_dims)
+
+
+@triton.jit
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    return _min_or_max(input, axis, return_indices, return_indices_tie_break_left, keep_dims, _elementwise_max,
+                       _argmax_combine_tie_break_left, _argmax_combine_tie_break_fast)
 
 
 @triton.jit
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    if input.dtype == tl.bfloat16:
-        input = input.to(tl.float32)
-    if return_indices:
-        if return_indices_tie_break_left:
-            return _reduce_with_indices(input, axis, _argmin_combine_tie_break_left, keep_dims=keep_dims)
-        else:
-            return _reduce_with_indices(input, axis, _argmin_combine_tie_break_fast, keep_dims=keep_dims)
-    else:
-        if input.dtype.primitive_bitwidth < 32:
-            if input.dtype.is_floating():
-                input = input.to(tl.float32)
-            else:
-                input = input.to(tl.int32)
-        return tl.reduce(input, axis, _elementwise_min, keep_dims=keep_dims)
+    return _min_or_max(input, axis, return_indices, return_indices_tie_break_left, keep_dims, _elementwise_min,
+                       _argmin_combine_tie_break_left, _argmin_combine_tie_break_fast)
 
 
 @triton.jit
