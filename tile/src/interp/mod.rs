@@ -219,6 +219,13 @@ impl Program<'_> {
                 let r = *rank as usize;
                 let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
                 let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
+                if scalars[2 * r - 1] != 1 {
+                    let msg = format!(
+                        "a tensor descriptor's last dim must be contiguous (stride 1), got stride {}",
+                        scalars[2 * r - 1]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
                 let desc = Value::Desc {
                     base: self.tensor(ins[0]).data[0].as_i64() as u64,
                     elem,

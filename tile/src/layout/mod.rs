@@ -1,6 +1,7 @@
 //! Auto-mode layout assignment: tile IR → layout IR.
 //!
-//! [`assign_layouts`] runs, in order: [`axis::analyze`] (contiguity, divisibility, constancy of integer and
+//! [`assign_layouts`] runs, in order: [`descriptors::lower_descriptors`] (tensor-descriptor accesses become
+//! masked pointer loads/stores), [`axis::analyze`] (contiguity, divisibility, constancy of integer and
 //! pointer values), [`coalesce::coalesce`] (a blocked layout per memory op following memory contiguity, with
 //! 16-byte vectors), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every tensor, with
 //! `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap values
@@ -14,6 +15,7 @@
 pub mod axis;
 pub mod cleanup;
 pub mod coalesce;
+pub mod descriptors;
 pub mod propagate;
 pub mod rules;
 
@@ -28,6 +30,10 @@ pub fn assign_layouts(f: &mut Func, num_warps: u32) -> Result<(), String> {
         None if num_warps.is_power_of_two() => num_warps,
         None => return Err(format!("`num_warps` must be a power of two, got {num_warps}")),
     };
+    if descriptors::lower_descriptors(f)? {
+        // The per-access index math repeats (one `arange` per dim and access): merge it before analysis.
+        crate::passes::canonicalize(f);
+    }
     let info = axis::analyze(f);
     let anchors = coalesce::coalesce(f, &info, num_warps)?;
     let assignment = propagate::propagate(f, &anchors, num_warps)?;
