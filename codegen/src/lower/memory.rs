@@ -11,7 +11,8 @@ use tessel_tile::ops::{AtomicOp, Const};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::arith::{map_regs, ty};
-use super::coords::{bases, layout_of};
+use super::coords::{bases, flatten, layout_of, reg_coords};
+use super::reduce::{ld_shared, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
@@ -246,11 +247,6 @@ fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: 
     let v = data.results[0];
     let ty_v = l.f.ty(v).clone();
     let owner = owner_pred(l, &ty_v)?;
-    if owner.is_some() && l.f.use_counts()[v.index()] > 0 {
-        return Err(CompileError::new(
-            "the old value of an atomic on elements replicated across threads is not supported yet",
-        ));
-    }
     let class = class_of(ty_v.elem().unwrap())?;
     let ptrs = l.get(data.operands[0])?.to_vec();
     let ops: Vec<Vec<Reg>> = data.operands.iter().map(|&o| l.get(o).map(|r| r.to_vec())).collect::<Result<_, _>>()?;
@@ -281,8 +277,57 @@ fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: 
         l.b.ins(format!("{guard}{text}"));
         out.push(d);
     }
+    if let Some(owner) = owner.filter(|_| l.f.use_counts()[v.index()] > 0) {
+        out = broadcast_from_owners(l, &ty_v, &out, owner)?;
+    }
     l.vals.insert(v, out);
     Ok(())
+}
+
+/// Gives every thread holding an element the value its owning thread got (the old value an atomic returned):
+/// owners store to shared memory at the element's row-major index, a barrier, everyone loads, a barrier (so
+/// the next user of shared memory may start at offset 0). This is how a scalar `atomic_cas` spin lock sees
+/// one answer in the whole program.
+fn broadcast_from_owners(l: &mut Lower, ty: &Type, regs: &[Reg], owner: Reg) -> Result<Vec<Reg>, CompileError> {
+    let class = class_of(ty.elem().unwrap())?;
+    let bytes = slot_bytes(class);
+    let (flat_thread, flat_regs): (Option<Reg>, Vec<u32>) = match ty {
+        Type::Scalar(_) => (None, vec![0]),
+        _ => {
+            let lin = layout_of(ty)?.clone();
+            let shape = ty.shape().to_vec();
+            let flat = |b: &Vec<u32>| flatten(b, &shape);
+            let t = l.thread_xor(
+                bases(&lin, "lane").iter().map(flat).collect(),
+                bases(&lin, "warp").iter().map(flat).collect(),
+            );
+            (t, (0..regs.len() as u32).map(|r| flatten(&reg_coords(&lin, r), &shape)).collect())
+        }
+    };
+    let numel: u32 = ty.shape().iter().product::<u32>().max(1);
+    l.smem_bytes = l.smem_bytes.max(numel * bytes);
+    l.b.comment("atomic: broadcast the owners' old values through shared memory");
+    let base = l.b.reg(RegClass::B32);
+    l.b.ins(format!("mov.u32 {base}, global_smem"));
+    let addrs: Vec<Reg> = flat_regs
+        .iter()
+        .map(|&c| {
+            let idx = l.xor_const(flat_thread, c, 0);
+            let a = l.b.reg(RegClass::B32);
+            l.b.ins(format!("mad.lo.u32 {a}, {idx}, {bytes}, {base}"));
+            a
+        })
+        .collect();
+    let label = l.b.new_label("atomic_bcast");
+    l.b.ins(format!("@!{owner} bra {label}"));
+    for (&a, &r) in addrs.iter().zip(regs) {
+        st_shared(l, a, r);
+    }
+    l.b.label(&label);
+    l.b.ins("bar.sync 0");
+    let out = addrs.iter().map(|&a| ld_shared(l, a, class)).collect();
+    l.b.ins("bar.sync 0");
+    Ok(out)
 }
 
 pub(crate) fn atomic(l: &mut Lower, data: &OpData, op: AtomicOp, sem: &str, scope: &str) -> Result<(), CompileError> {

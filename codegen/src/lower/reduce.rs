@@ -56,11 +56,11 @@ fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
     }
 }
 
-fn slot_bytes(c: RegClass) -> u32 {
+pub(crate) fn slot_bytes(c: RegClass) -> u32 {
     if c.bits() == 64 { 8 } else { 4 }
 }
 
-fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
+pub(crate) fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
     match v.class {
         RegClass::B16 => l.b.ins(format!("st.shared.b16 [{addr}], {v}")),
         RegClass::Pred => {
@@ -72,7 +72,7 @@ fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
     }
 }
 
-fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
+pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
     let d = l.b.reg(class);
     match class {
         RegClass::B16 => l.b.ins(format!("ld.shared.b16 {d}, [{addr}]")),
