@@ -55,6 +55,22 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
         ),
         (
             "layer_norm.py",
+            "_layer_norm_bwd_dx_fused",
+            {
+                let mut dx = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16), ptr(F32), ptr(F32)];
+                dx.extend([ptr(I32), int(true), int(true), c(64), c(1024)]);
+                dx
+            },
+            4,
+        ),
+        (
+            "argmax.py",
+            "argmax_kernel",
+            vec![ptr(F16), ptr(F32), ptr(I32), int(false), int(false), int(false), c(4), c(1024)],
+            4,
+        ),
+        (
+            "layer_norm.py",
             "_layer_norm_bwd_dwdb",
             vec![ptr(F32), ptr(F32), ptr(F16), ptr(F16), int(false), int(false), c(32), c(128)],
             4,
@@ -68,9 +84,7 @@ fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, &'static str)> {
     let mut mm = vec![ptr(F16), ptr(F16), ptr(F16)];
     mm.extend(strides());
     mm.extend([c(64), c(64), c(32), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
-    let mut dx = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(I32)];
-    dx.extend([int(true), int(true), c(64), c(1024)]);
-    vec![("matmul.py", "matmul_kernel", mm, "`dot`"), ("layer_norm.py", "_layer_norm_bwd_dx_fused", dx, "atomic")]
+    vec![("matmul.py", "matmul_kernel", mm, "`dot`")]
 }
 
 fn ptx_for(

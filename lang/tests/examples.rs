@@ -316,3 +316,33 @@ fn gluon_aggregate_copy_and_row_stats() {
     assert_close("gluon row sums", &mem.read_f64(bs), &sums, 1e-5);
     assert_eq!(mem.read_f64(bmax), maxs, "row maxima are exact");
 }
+
+/// Row-wise argmax over 3 column tiles (the last one masked) with many ties: values are small integers, so the
+/// first-index tie-break inside a tile and the strict `>` across tiles are both exercised.
+#[test]
+fn argmax_rows_first_index_on_ties() {
+    let src = example_source("argmax.py");
+    let args = vec![ptr(F16), ptr(F32), ptr(I32), int(), int(), int(), cint(4), cint(128)];
+    let f = elab("argmax.py", &src, "argmax_kernel", args);
+    let (m, n, stride) = (37usize, 300usize, 301usize);
+    let mut rng = Rng::new(7);
+    let x: Vec<f64> = (0..m * stride).map(|_| (rng.uniform() * 8.0).floor()).collect();
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F16, &x);
+    let bmax = poisoned(&mut mem, "max", F32, m);
+    let bidx = poisoned(&mut mem, "idx", I32, m);
+    let argv = [Arg::Buffer(bx), Arg::Buffer(bmax), Arg::Buffer(bidx), Arg::Int(m as i64), Arg::Int(n as i64)];
+    let argv = [&argv[..], &[Arg::Int(stride as i64)]].concat();
+    run(&f, &argv, [m.div_ceil(4) as u32, 1, 1], &mut mem);
+    let (mut max_ref, mut idx_ref) = (Vec::new(), Vec::new());
+    for r in 0..m {
+        let row = &x[r * stride..r * stride + n];
+        let best = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        max_ref.push(best);
+        idx_ref.push(row.iter().position(|&v| v == best).unwrap() as f64);
+    }
+    assert_eq!(mem.read_f64(bmax), max_ref, "row maxima");
+    assert_eq!(mem.read_f64(bidx), idx_ref, "first column of each row maximum");
+    let ties = (0..m).filter(|&r| x[r * stride..r * stride + n].iter().filter(|&&v| v == max_ref[r]).count() > 1);
+    assert!(ties.count() > m / 2, "the input must have ties to test the tie-break");
+}
