@@ -140,6 +140,26 @@ fn scalar_atomic_is_issued_by_one_thread() {
 }
 
 #[test]
+fn replicated_elements_are_stored_by_one_thread() {
+    // A scalar is held by all 128 threads; the 32-element tensor by every warp (its warp bases are zero).
+    let src = "func @k(%p: ptr<f32>, %q: ptr<i32>) attributes {num_warps = 4} {
+  %c = constant {value = 1.5} : f32
+  store %p, %c
+  %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[4],[0])>
+  %qs = splat %q : tensor<32xptr<i32>, BlockedLayout([1],[32],[4],[0])>
+  %qq = addptr %qs, %r : tensor<32xptr<i32>, BlockedLayout([1],[32],[4],[0])>
+  store %qq, %r
+  return
+}";
+    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    // Owner predicates: tid & 127 == 0 for the scalar, tid & 96 == 0 (warp 0) for the tensor.
+    assert!(ptx.contains(", %r1, 127;") && ptx.contains(", %r1, 96;"), "{ptx}");
+    let stores: Vec<&str> = ptx.lines().filter(|l| l.contains("st.global")).collect();
+    assert_eq!(stores.len(), 2, "{ptx}");
+    assert!(stores.iter().all(|l| l.trim_start().starts_with("@%p")), "{ptx}");
+}
+
+#[test]
 fn unsupported_ops_are_errors_naming_the_op() {
     let src = "func @k(%p: ptr<f32>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>

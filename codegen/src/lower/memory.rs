@@ -178,12 +178,22 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let vec = vector_width(l, data.operands[0], mask, eb);
     let cs = cache_suffix(cache, false)?;
     let (nw, wbits) = words(eb, vec);
+    // Elements held by several threads (a scalar, or lane/warp broadcast) are written by one of them.
+    let owner = owner_pred(l, &l.f.ty(data.operands[1]).clone())?;
     for g in 0..ptrs.len() / vec as usize {
         let r0 = g * vec as usize;
         if (0..r0).step_by(vec as usize).any(|p| ptrs[p] == ptrs[r0]) {
             continue;
         }
-        let guard = masks.as_ref().map(|m| format!("@{} ", m[r0])).unwrap_or_default();
+        let pred = match (owner, masks.as_ref().map(|m| m[r0])) {
+            (Some(o), Some(m)) => {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.ins(format!("and.pred {p}, {o}, {m}"));
+                Some(p)
+            }
+            (o, m) => o.or(m),
+        };
+        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
         let src: Vec<Reg> = vals[r0..r0 + vec as usize].to_vec();
         if wbits == 32 && eb == 2 {
             let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(RegClass::B32)).collect();
