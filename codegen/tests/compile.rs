@@ -160,6 +160,30 @@ fn replicated_elements_are_stored_by_one_thread() {
 }
 
 #[test]
+fn elementwise_results_equal_by_constancy_are_computed_once() {
+    // `n` is a multiple of 16 and each thread holds 4 runs of 8 consecutive indices: `i < n` is one compare per
+    // run, shared by its two 4-wide loads and stores and the selects.
+    let src = "func @k(%x: ptr<f32>, %n: i32) attributes {num_warps = 4, divisible_by_16 = [0, 1]} {
+  %i = arange {start = 0, end = 4096} : tensor<4096xi32, BlockedLayout([8],[32],[4],[0])>
+  %ns = splat %n : tensor<4096xi32, BlockedLayout([8],[32],[4],[0])>
+  %m = cmp {pred = lt} %i, %ns : tensor<4096xi1, BlockedLayout([8],[32],[4],[0])>
+  %xs = splat %x : tensor<4096xptr<f32>, BlockedLayout([8],[32],[4],[0])>
+  %p = addptr %xs, %i : tensor<4096xptr<f32>, BlockedLayout([8],[32],[4],[0])>
+  %v = load %p, %m : tensor<4096xf32, BlockedLayout([8],[32],[4],[0])>
+  %z = constant {value = 0.0} : tensor<4096xf32, BlockedLayout([8],[32],[4],[0])>
+  %w = select %m, %v, %z : tensor<4096xf32, BlockedLayout([8],[32],[4],[0])>
+  store %p, %w, %m
+  return
+}";
+    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "setp.lt.s32"), 4, "{ptx}");
+    assert_eq!(count(&ptx, "ld.global.v4.b32"), 8, "{ptx}");
+    // Without the 16-divisibility of `n` nothing is known: one compare per element.
+    let ptx = compile(&parse_func(&src.replace("[0, 1]", "[0]")).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "setp.lt.s32"), 32, "{ptx}");
+}
+
+#[test]
 fn unsupported_ops_are_errors_naming_the_op() {
     let src = "func @k(%p: ptr<f32>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>

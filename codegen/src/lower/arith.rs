@@ -2,9 +2,10 @@
 //! f16/bf16 compute in f32 (widen with `cvt.f32.f16`, narrow with `cvt.rn.f16.f32`), as Triton does for most
 //! ops; f32 `add`/`mul` carry `.rn` so ptxas never contracts them into an fma the interpreter would not do.
 
-use tessel_tile::ir::OpData;
+use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, UnOp};
-use tessel_tile::types::{Elem, ScalarType};
+use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::{Lower, class_of};
 use crate::CompileError;
@@ -105,10 +106,17 @@ pub(crate) fn map_regs(
             return Err(CompileError::new("operands and result have different layouts"));
         }
     }
+    // Registers whose elements the axis analysis proves equal share one result (Triton's deduplication by
+    // constancy: `cols < N` with N a multiple of 16 is one compare per 8-element vector, not eight).
+    let same = constant_register_bits(l, v);
     // Registers that hold the same inputs (broadcast copies) share one result.
     let mut memo: Vec<(Vec<Reg>, Reg)> = Vec::new();
-    let mut out = Vec::with_capacity(n);
+    let mut out: Vec<Reg> = Vec::with_capacity(n);
     for i in 0..n {
+        if i & same != 0 {
+            out.push(out[i & !same]);
+            continue;
+        }
         let args: Vec<Reg> = ins.iter().map(|r| r[i]).collect();
         if let Some((_, d)) = memo.iter().find(|(a, _)| *a == args) {
             out.push(*d);
@@ -120,6 +128,24 @@ pub(crate) fn map_regs(
     }
     l.vals.insert(v, out);
     Ok(())
+}
+
+/// The register-index bits of `v`'s layout that only move an element within an aligned group of equal
+/// elements (per the axis analysis's constancy): flipping them never changes the value.
+fn constant_register_bits(l: &Lower, v: ValueId) -> usize {
+    let (Some(info), Type::Tensor { layout: Some(layout), .. }) = (l.axis.get(v), l.f.ty(v)) else { return 0 };
+    let lin = &layout.linear;
+    if !lin.has_in_dim("register") {
+        return 0;
+    }
+    // Aligned groups of k nest aligned groups of every power of two dividing k, and XOR with a value below
+    // such a power stays inside its group.
+    let group: Vec<u64> = info.constancy.iter().map(|&k| pow2_div(k as i64)).collect();
+    lin.bases("register")
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.iter().zip(&group).all(|(&x, &g)| (x as u64) < g))
+        .fold(0, |m, (i, _)| m | 1 << i)
 }
 
 /// The scalar binary op `a op b` in type `s` (used by elementwise ops and reduction combine regions).
