@@ -5,6 +5,7 @@
 //! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: dot/MMA, TMA,
 //! mbarriers, scans, warp shuffles for conversions, the disk cache.
 
+pub mod cache;
 mod lower;
 pub mod ptx;
 pub mod runtime;

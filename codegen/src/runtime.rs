@@ -86,6 +86,24 @@ impl Gpu {
         Ok(DeviceBuffer { slice: s, len: bytes.len() })
     }
 
+    /// Copies `data` into a fresh device buffer.
+    pub fn upload_slice<T: Element>(&self, data: &[T]) -> Result<DeviceBuffer, RuntimeError> {
+        self.upload(as_bytes(data))
+    }
+
+    /// Copies a device buffer back as elements of `T` (its length must be a multiple of `T`'s size).
+    pub fn download_vec<T: Element>(&self, buf: &DeviceBuffer) -> Result<Vec<T>, RuntimeError> {
+        let size = std::mem::size_of::<T>();
+        if buf.len % size != 0 {
+            return Err(RuntimeError::new(format!(
+                "a buffer of {} bytes is not a whole number of {size}-byte elements",
+                buf.len
+            )));
+        }
+        let bytes = self.download(buf)?;
+        Ok(bytes.chunks_exact(size).map(T::from_le).collect())
+    }
+
     /// Overwrites a device buffer with `bytes` (same length).
     pub fn write(&self, buf: &mut DeviceBuffer, bytes: &[u8]) -> Result<(), RuntimeError> {
         if bytes.len() != buf.len {
@@ -107,38 +125,82 @@ impl Gpu {
         Ok(())
     }
 
-    /// JIT-compiles the kernel's PTX and looks up its entry; sets the dynamic shared memory limit when the
-    /// kernel needs more than the default 48 KiB.
+    /// `sm90-drv13000`: what a cubin built by this driver for this device is valid for (a cache key part).
+    pub fn device_tag(&self) -> Result<String, RuntimeError> {
+        let (major, minor) = self.ctx.compute_capability()?;
+        let mut version = 0;
+        // SAFETY: writes one int.
+        check(unsafe { sys::cuDriverGetVersion(&mut version) }, "cuDriverGetVersion")?;
+        Ok(format!("sm{major}{minor}-drv{version}"))
+    }
+
+    /// JIT-compiles the kernel's PTX and loads it (see [`Gpu::jit`]).
     pub fn load(&self, k: &Kernel) -> Result<LoadedKernel, RuntimeError> {
+        Ok(self.jit(k)?.0)
+    }
+
+    /// Assembles the kernel's PTX with the driver's JIT (`cuLink*`, so the cubin comes back for the disk
+    /// cache) and loads the cubin. A JIT failure reports what the driver's assembler said.
+    pub fn jit(&self, k: &Kernel) -> Result<(LoadedKernel, Vec<u8>), RuntimeError> {
         self.ctx.bind_to_thread()?;
-        let src = CString::new(k.ptx.as_str()).map_err(|_| RuntimeError::new("PTX contains a NUL byte"))?;
         let mut log = vec![0u8; 16384];
         let mut opts =
             [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut vals: [*mut c_void; 2] = [log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
+        let mut state: sys::CUlinkState = std::ptr::null_mut();
+        // SAFETY: the option arrays and the log buffer outlive the link state (destroyed below).
+        check(unsafe { sys::cuLinkCreate_v2(2, opts.as_mut_ptr(), vals.as_mut_ptr(), &mut state) }, "cuLinkCreate")?;
+        let result = (|| {
+            let mut ptx = k.ptx.as_bytes().to_vec();
+            ptx.push(0);
+            let name = CString::new(format!("{}.ptx", k.name)).map_err(|_| RuntimeError::new("bad kernel name"))?;
+            let input = sys::CUjitInputType::CU_JIT_INPUT_PTX;
+            let (data, len) = (ptx.as_mut_ptr() as *mut c_void, ptx.len());
+            let (no_opts, no_vals) = (std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: `ptx` is NUL-terminated and lives through the call; no per-input options.
+            let r = unsafe { sys::cuLinkAddData_v2(state, input, data, len, name.as_ptr(), 0, no_opts, no_vals) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(jit_error(k, r, &log));
+            }
+            let (mut cubin, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+            // SAFETY: the cubin is owned by `state` and copied out before it is destroyed.
+            let r = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(jit_error(k, r, &log));
+            }
+            // SAFETY: the driver returned `size` readable bytes at `cubin`.
+            Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+        })();
+        // SAFETY: created above, destroyed once.
+        unsafe { sys::cuLinkDestroy(state) };
+        let cubin = result?;
+        Ok((self.load_cubin(k, &cubin)?, cubin))
+    }
+
+    /// Loads a cubin built for this device (by [`Gpu::jit`], possibly in an earlier process) and looks up the
+    /// kernel's entry; raises the dynamic shared memory limit when the kernel needs more than 48 KiB.
+    pub fn load_cubin(&self, k: &Kernel, cubin: &[u8]) -> Result<LoadedKernel, RuntimeError> {
+        self.ctx.bind_to_thread()?;
         let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: `src` is NUL-terminated; the option arrays outlive the call; the log buffer has the size we pass.
-        let r = unsafe {
-            sys::cuModuleLoadDataEx(&mut module, src.as_ptr() as *const c_void, 2, opts.as_mut_ptr(), vals.as_mut_ptr())
+        // SAFETY: `cubin` is a complete ELF image (the driver reads its size from the header).
+        check(unsafe { sys::cuModuleLoadData(&mut module, cubin.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
+        // Owns the module from here on: an error below unloads it.
+        let mut loaded = LoadedKernel {
+            module,
+            func: std::ptr::null_mut(),
+            threads: k.num_warps * 32,
+            shared_bytes: k.shared_bytes,
+            ctx: self.ctx.clone(),
         };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            return Err(RuntimeError::new(format!(
-                "loading PTX of `{}` failed ({r:?}): {}",
-                k.name,
-                String::from_utf8_lossy(&log[..end])
-            )));
-        }
-        let name = CString::new(k.name.as_str()).unwrap();
-        let mut func: sys::CUfunction = std::ptr::null_mut();
+        let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
         // SAFETY: `module` was just loaded; `name` is NUL-terminated.
-        check(unsafe { sys::cuModuleGetFunction(&mut func, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        check(unsafe { sys::cuModuleGetFunction(&mut loaded.func, module, name.as_ptr()) }, "cuModuleGetFunction")?;
         if k.shared_bytes > 48 * 1024 {
             // SAFETY: `func` is a valid function handle.
             check(
                 unsafe {
                     sys::cuFuncSetAttribute(
-                        func,
+                        loaded.func,
                         sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                         k.shared_bytes as i32,
                     )
@@ -146,14 +208,17 @@ impl Gpu {
                 "setting the dynamic shared memory limit",
             )?;
         }
-        Ok(LoadedKernel {
-            module,
-            func,
-            threads: k.num_warps * 32,
-            shared_bytes: k.shared_bytes,
-            ctx: self.ctx.clone(),
-        })
+        Ok(loaded)
     }
+}
+
+fn jit_error(k: &Kernel, r: sys::CUresult, log: &[u8]) -> RuntimeError {
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    RuntimeError::new(format!(
+        "assembling the PTX of `{}` failed ({r:?}): {}",
+        k.name,
+        String::from_utf8_lossy(&log[..end])
+    ))
 }
 
 /// Untyped device memory.
@@ -172,6 +237,33 @@ impl DeviceBuffer {
     }
 }
 
+/// Element types a host slice can be uploaded from and downloaded to (plain numbers: no padding, every bit
+/// pattern valid).
+pub trait Element: Copy + sealed::Sealed {
+    fn from_le(bytes: &[u8]) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! element {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            fn from_le(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(bytes.try_into().expect("one element's bytes"))
+            }
+        }
+    )*};
+}
+element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    // SAFETY: `Element` types are plain numbers without padding; the length covers exactly the slice.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
 /// A kernel argument, in the order of the kernel's parameters.
 #[derive(Clone, Copy)]
 pub enum KArg<'a> {
@@ -180,6 +272,12 @@ pub enum KArg<'a> {
     I64(i64),
     F32(f32),
     F64(f64),
+}
+
+impl<'a> From<&'a DeviceBuffer> for KArg<'a> {
+    fn from(b: &'a DeviceBuffer) -> KArg<'a> {
+        KArg::Buf(b)
+    }
 }
 
 /// A kernel loaded into a context.
