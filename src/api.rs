@@ -1,4 +1,7 @@
-//! The library entry points: compile a kernel from source, and run it in the interpreter.
+//! The library entry points: compile a kernel from source, run it in the interpreter, or compile it to PTX and
+//! load it on the GPU through the disk cache.
+//!
+//! In the interpreter:
 //!
 //! ```
 //! use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
@@ -15,9 +18,33 @@
 //! tessel::interpret(&source, "add_kernel", &spec, &args, [4, 1, 1], &mut mem).unwrap();
 //! assert_eq!(mem.read_f64(out), vec![3.0; 1000]);
 //! ```
+//!
+//! On the GPU, three lines: compile and load, allocate, launch.
+//!
+//! ```no_run
+//! # use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+//! # use tessel::tile::ScalarType::{F32, I32};
+//! use tessel::codegen::runtime::{Gpu, KArg};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let source = std::fs::read_to_string("examples/vector_add.py")?;
+//! # let p = ArgSpec::Pointer(F32, true);
+//! # let spec = Specialization::new(vec![p.clone(), p.clone(), p, ArgSpec::Int(I32, false),
+//! #     ArgSpec::Constexpr(ConstValue::Int(1024))]);
+//! # let (n, xs, ys) = (4096usize, vec![1.0f32; 4096], vec![2.0f32; 4096]);
+//! let gpu = Gpu::new()?;
+//! let add = tessel::load(&gpu, &source, "add_kernel", &spec)?;
+//! let (x, y, out) = (gpu.upload_slice(&xs)?, gpu.upload_slice(&ys)?, gpu.upload_slice(&vec![0f32; n])?);
+//! add.launch(&gpu, [n.div_ceil(1024) as u32, 1, 1], &[(&x).into(), (&y).into(), (&out).into(), KArg::I32(n as i32)])?;
+//! assert_eq!(gpu.download_vec::<f32>(&out)?, vec![3.0; n]);
+//! # Ok(()) }
+//! ```
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
+use tessel_codegen::cache::DiskCache;
+use tessel_codegen::runtime::{Gpu, LoadedKernel};
+use tessel_codegen::{Arch, Kernel};
 use tessel_lang::elab::Specialization;
 use tessel_tile::Func;
 use tessel_tile::interp::memory::Memory;
@@ -29,7 +56,11 @@ pub enum Error {
     /// The source does not parse or the kernel does not elaborate; the diagnostic is rendered against the
     /// source (file name `<source>`).
     Compile(String),
-    /// The kernel failed while running (out-of-bounds access, failed `device_assert`, ...).
+    /// Layout assignment or code generation does not handle the kernel (yet): what is missing.
+    Codegen(String),
+    /// The CUDA driver failed (no GPU, JIT error, launch failure).
+    Gpu(String),
+    /// The kernel failed while running in the interpreter (out-of-bounds access, failed `device_assert`, ...).
     Run(InterpError),
 }
 
@@ -37,6 +68,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Compile(rendered) => f.write_str(rendered),
+            Error::Codegen(m) => write!(f, "cannot generate code: {m}"),
+            Error::Gpu(m) => write!(f, "GPU: {m}"),
             Error::Run(e) => write!(f, "{e}"),
         }
     }
@@ -46,10 +79,17 @@ impl std::error::Error for Error {}
 
 /// Parses `source`, elaborates `kernel` for `spec` and canonicalizes the result: the tile IR.
 pub fn compile(source: &str, kernel: &str, spec: &Specialization) -> Result<Func, Error> {
+    let mut timings = Timings::default();
+    tile_ir(source, kernel, spec, &mut timings)
+}
+
+// The closures return tessel-lang's `Diagnostic`, large by design (see that crate).
+#[allow(clippy::result_large_err)]
+fn tile_ir(source: &str, kernel: &str, spec: &Specialization, t: &mut Timings) -> Result<Func, Error> {
     let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render("<source>", source));
-    let module = tessel_lang::parse_module(source).map_err(render)?;
-    let mut func = tessel_lang::elab::elaborate(&module, kernel, spec).map_err(render)?;
-    tessel_tile::passes::canonicalize(&mut func);
+    let module = t.time("parse", || tessel_lang::parse_module(source)).map_err(render)?;
+    let mut func = t.time("elaborate", || tessel_lang::elab::elaborate(&module, kernel, spec)).map_err(render)?;
+    t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut func));
     Ok(func)
 }
 
@@ -66,4 +106,162 @@ pub fn interpret(
 ) -> Result<Vec<String>, Error> {
     let func = compile(source, kernel, spec)?;
     tessel_tile::interp::run(&func, args, grid, mem).map_err(Error::Run)
+}
+
+/// Compiles `kernel` to PTX for `arch` (elaborate, assign layouts, generate code), through the disk cache of
+/// [`DiskCache::from_env`].
+pub fn jit(source: &str, kernel: &str, spec: &Specialization, arch: Arch) -> Result<Kernel, Error> {
+    Jit::new(DiskCache::from_env()).ptx(&KernelSource { source, kernel, spec }, arch, None)
+}
+
+/// Compiles `kernel` for the GPU `gpu` and loads it, through the disk cache (a hit skips compilation and the
+/// driver's JIT).
+pub fn load(gpu: &Gpu, source: &str, kernel: &str, spec: &Specialization) -> Result<LoadedKernel, Error> {
+    Jit::new(DiskCache::from_env()).load(gpu, &KernelSource { source, kernel, spec }, None)
+}
+
+/// The target the code generator uses for `gpu`: sm_90a on Hopper, sm_100a on Blackwell datacenter parts,
+/// else sm_80 PTX (which the driver JIT-compiles for any newer GPU).
+pub fn arch_of(gpu: &Gpu) -> Result<Arch, Error> {
+    match gpu.ctx.compute_capability() {
+        Ok((9, _)) => Ok(Arch::Sm90a),
+        Ok((10, _)) => Ok(Arch::Sm100a),
+        Ok((major, _)) if major >= 8 => Ok(Arch::Sm80),
+        Ok((major, minor)) => {
+            Err(Error::Gpu(format!("compute capability {major}.{minor}: tessel needs sm_80 or newer")))
+        }
+        Err(e) => Err(Error::Gpu(format!("{e:?}"))),
+    }
+}
+
+/// One kernel specialization: the source it comes from, the kernel's name and its specialization.
+#[derive(Clone, Copy)]
+pub struct KernelSource<'a> {
+    pub source: &'a str,
+    pub kernel: &'a str,
+    pub spec: &'a Specialization,
+}
+
+impl KernelSource<'_> {
+    /// The cache key of this specialization compiled for `arch` (the cache adds the compiler's identity).
+    pub fn cache_key(&self, arch: Arch) -> String {
+        let spec = format!("{:?}", self.spec);
+        DiskCache::key(&[self.source.as_bytes(), self.kernel.as_bytes(), spec.as_bytes(), arch.target().as_bytes()])
+    }
+}
+
+/// What the cache contributed to the last compilation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheUse {
+    /// No cache.
+    #[default]
+    Off,
+    /// Compiled from source (and stored).
+    Miss,
+    /// PTX from the cache, assembled by the driver.
+    Ptx,
+    /// PTX and the driver's cubin from the cache.
+    Cubin,
+}
+
+/// Wall-clock time of each stage, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    pub stages: Vec<(&'static str, Duration)>,
+    pub cache: CacheUse,
+}
+
+impl Timings {
+    /// Runs `f`, recording its wall-clock time as `stage`.
+    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let r = f();
+        self.stages.push((stage, start.elapsed()));
+        r
+    }
+
+    pub fn total(&self) -> Duration {
+        self.stages.iter().map(|(_, d)| *d).sum()
+    }
+}
+
+impl fmt::Display for Timings {
+    /// One line per stage, then the total: `  elaborate        1.234 ms`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (stage, d) in &self.stages {
+            writeln!(f, "  {stage:<22} {:>9.3} ms", d.as_secs_f64() * 1e3)?;
+        }
+        let cache = match self.cache {
+            CacheUse::Off => "",
+            CacheUse::Miss => " (cache miss: compiled and stored)",
+            CacheUse::Ptx => " (PTX from the cache)",
+            CacheUse::Cubin => " (cubin from the cache)",
+        };
+        writeln!(f, "  {:<22} {:>9.3} ms{cache}", "total", self.total().as_secs_f64() * 1e3)
+    }
+}
+
+/// The compile driver: source → tile IR → layout IR → PTX → loaded module, consulting and filling a disk
+/// cache, and timing each stage.
+pub struct Jit {
+    pub cache: Option<DiskCache>,
+    pub timings: Timings,
+}
+
+impl Jit {
+    pub fn new(cache: Option<DiskCache>) -> Jit {
+        Jit { cache, timings: Timings::default() }
+    }
+
+    /// The PTX of `ks` for `arch`: from the cache, or compiled (from `tile`, its already elaborated tile IR,
+    /// when the caller has it) and stored.
+    pub fn ptx(&mut self, ks: &KernelSource, arch: Arch, tile: Option<&Func>) -> Result<Kernel, Error> {
+        let key = ks.cache_key(arch);
+        if let Some(cache) = &self.cache
+            && let Some(k) = self.timings.time("cache lookup", || cache.get(&key))
+        {
+            self.timings.cache = CacheUse::Ptx;
+            return Ok(k);
+        }
+        let mut func = match tile {
+            Some(f) => f.clone(),
+            None => tile_ir(ks.source, ks.kernel, ks.spec, &mut self.timings)?,
+        };
+        let warps = ks.spec.num_warps;
+        self.timings
+            .time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func, warps))
+            .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
+        let kernel = self
+            .timings
+            .time("code generation", || tessel_codegen::compile(&func, arch))
+            .map_err(|e| Error::Codegen(e.message))?;
+        if let Some(cache) = &self.cache {
+            self.timings.cache = CacheUse::Miss;
+            // A cache that cannot be written only costs the next run its compile time.
+            let _ = self.timings.time("cache store", || cache.put(&key, &kernel));
+        }
+        Ok(kernel)
+    }
+
+    /// `ks` compiled for `gpu` and loaded: the cached cubin when there is one for this device and driver,
+    /// else the PTX (cached or compiled) assembled by the driver's JIT, whose cubin is then cached.
+    pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
+        let gpu_err = |e: tessel_codegen::runtime::RuntimeError| Error::Gpu(e.message);
+        let arch = arch_of(gpu)?;
+        let kernel = self.ptx(ks, arch, tile)?;
+        let Some(cache) = self.cache.clone() else {
+            return self.timings.time("driver JIT + load", || gpu.load(&kernel)).map_err(gpu_err);
+        };
+        let (key, device) = (ks.cache_key(arch), gpu.device_tag().map_err(gpu_err)?);
+        if let Some(cubin) = cache.get_cubin(&key, &device) {
+            let loaded = self.timings.time("module load (cubin)", || gpu.load_cubin(&kernel, &cubin));
+            if let Ok(loaded) = loaded {
+                self.timings.cache = CacheUse::Cubin;
+                return Ok(loaded);
+            }
+        }
+        let (loaded, cubin) = self.timings.time("driver JIT + load", || gpu.jit(&kernel)).map_err(gpu_err)?;
+        let _ = cache.put_cubin(&key, &device, &cubin);
+        Ok(loaded)
+    }
 }

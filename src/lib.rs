@@ -16,4 +16,4 @@ mod api;
 pub mod cli;
 pub mod npy;
 
-pub use api::{Error, compile, interpret};
+pub use api::{CacheUse, Error, Jit, KernelSource, Timings, arch_of, compile, interpret, jit, load};

@@ -190,3 +190,54 @@ fn compile_emits_layout_ir_with_coalesced_vectors() {
     let f = tessel_tile::parse::parse_func(&out).expect("layout IR parses back");
     tessel_tile::verify::verify_layouts(&f).expect("every tensor has a consistent layout");
 }
+
+#[test]
+fn compile_timings_cover_every_stage_to_ptx() {
+    let (code, out, err) = tessel(&[
+        "compile",
+        "examples/vector_add.py::add_kernel",
+        "--signature",
+        "*fp32,*fp32,*fp32,i32",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "--emit",
+        "ptx",
+        "--timings",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".entry add_kernel(") && !out.contains("timings"), "the PTX alone goes to stdout");
+    let stages: Vec<&str> = err.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(stages, ["read", "elaborate", "canonicalize", "layout", "code", "total"], "{err}");
+    assert!(err.lines().all(|l| !l.starts_with("  ") || l.contains(" ms")), "{err}");
+}
+
+#[test]
+fn bench_checks_its_formulas_and_needs_a_gpu() {
+    let base = [
+        "bench",
+        "examples/vector_add.py::add_kernel",
+        "--const",
+        "BLOCK_SIZE=256",
+        "--grid",
+        "4",
+        "--arg",
+        "x_ptr=rand:1000",
+        "--arg",
+        "y_ptr=rand:1000",
+        "--arg",
+        "output_ptr=zeros:1000",
+        "--arg",
+        "n_elements=1000",
+    ];
+    // A formula naming no argument fails before anything runs, pointing into the formula.
+    let (code, _, err) = tessel(&[&base[..], &["--bytes", "12 * n"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`n` is not an argument of the kernel; known: n_elements, x_ptr"), "{err}");
+    assert!(err.contains("--bytes:1:6"), "{err}");
+    if tessel_codegen::runtime::driver_present() {
+        return;
+    }
+    let (code, _, err) = tessel(&[&base[..], &["--bytes", "12 * n_elements"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tessel bench needs the kernel on a GPU: no GPU"), "{err}");
+}

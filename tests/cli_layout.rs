@@ -237,7 +237,7 @@ fn help_describes_the_tool_and_only_what_exists() {
         .take_while(|l| !l.is_empty())
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["check", "compile", "run", "layout", "help"]);
+    assert_eq!(commands, ["check", "compile", "run", "bench", "layout", "help"]);
     let out = ok(&["layout", "--help"]);
     assert!(out.contains("Usage: tessel layout [OPTIONS] <EXPR>\n       tessel layout <COMMAND>"), "{out}");
     assert!(out.contains("--table"), "{out}");

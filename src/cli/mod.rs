@@ -12,8 +12,11 @@ use clap::{Parser, Subcommand};
 
 use crate::layouts::expr::ExprError;
 
+mod args;
+mod formula;
 mod kernel;
 mod layout;
+mod run;
 
 pub use layout::{LayoutArgs, Shape};
 
@@ -41,10 +44,12 @@ pub struct Cli {
 pub enum Command {
     /// List the kernels of a Python file and their parameters
     Check(kernel::CheckArgs),
-    /// Compile one specialization of a kernel and print a stage (--emit ast|tile)
+    /// Compile one specialization of a kernel and print a stage (--emit ast|tile|layout|ptx)
     Compile(kernel::CompileArgs),
-    /// Run a kernel on generated or .npy inputs and print (or save) its buffers
-    Run(kernel::RunArgs),
+    /// Run a kernel on generated or .npy inputs (on the GPU when there is one) and print or save its buffers
+    Run(run::RunArgs),
+    /// Time a kernel on the GPU (CUDA events, median) and report GB/s or TFLOP/s from a formula
+    Bench(run::BenchArgs),
     /// Show a layout written in Gluon spelling on a tensor shape (bases, table, SVG); plan conversions
     Layout(LayoutArgs),
 }
@@ -134,8 +139,9 @@ where
     };
     let result = match cli.command {
         Command::Check(args) => kernel::check(args, out),
-        Command::Compile(args) => kernel::compile(args, out),
-        Command::Run(args) => kernel::run(args, out, err),
+        Command::Compile(args) => kernel::compile(args, out, err),
+        Command::Run(args) => run::run(args, out, err),
+        Command::Bench(args) => run::bench(args, out, err),
         Command::Layout(args) => layout::run(args, out),
     };
     match result {

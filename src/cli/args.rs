@@ -1,0 +1,405 @@
+//! The `--arg NAME=SPEC` values of `tessel run` and `tessel bench` (scalars, generated or `.npy` buffers,
+//! tensor descriptors over buffers), the signature they imply when none is given, and [`prepare`], which
+//! elaborates the kernel for that signature and allocates and binds its arguments.
+
+use std::path::Path;
+
+use clap::Args;
+use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel_tile::interp::Arg;
+use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::{Func, ScalarType};
+
+use super::kernel::{
+    Source, SpecArgs, dtype, elaborate, find_kernel, load, parse_sig_type, specialization, split_signature,
+    split_target,
+};
+use super::{CliError, Failure};
+use crate::npy;
+
+/// The arguments every launching command takes: the kernel and its specialization, the grid and the `--arg`
+/// values.
+#[derive(Debug, Clone, Args)]
+pub struct LaunchArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Programs to launch: N, or N,M or N,M,K
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// A kernel argument: NAME=SPEC (see below); repeatable
+    #[arg(long = "arg", value_name = "NAME=SPEC")]
+    pub args: Vec<String>,
+    /// Seed for rand/randn buffers
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// The `--arg` grammar, for the commands' help (a macro so that `concat!` can build on it).
+macro_rules! arg_specs {
+    () => {
+        "Argument specs (--arg NAME=SPEC):\n  \
+    1000, -3, 0.5             a scalar\n  \
+    rand:4096[:fp16]          uniform in [-1, 1), seeded by --seed (default dtype fp32, or the signature's)\n  \
+    randn:64x128              standard normal\n  \
+    zeros:N, ones:N, arange:N a filled buffer\n  \
+    fill:VALUE:N              every element VALUE (fill:nan poisons an output)\n  \
+    x.npy                     a NumPy file\n  \
+    desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
+    row-major over x's SIZE (x need not be a parameter); desc:x:40x100:block=16x32\n                            \
+    gives the shape; :padding=nan pads loads with NaN instead of zero"
+    };
+}
+pub(super) use arg_specs;
+
+/// A `--arg` value: a scalar, a buffer to allocate, or a tensor descriptor over another `--arg`'s buffer.
+enum ArgValue {
+    Int(i64),
+    Float(f64),
+    Buffer { elem: Option<ScalarType>, values: BufferInit, shape: Vec<usize> },
+    Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool },
+}
+
+enum BufferInit {
+    Rand,
+    Randn,
+    Fill(f64),
+    Arange,
+    Data(Vec<f64>),
+}
+
+fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
+    if let Ok(i) = spec.replace('_', "").parse::<i64>() {
+        return Ok(ArgValue::Int(i));
+    }
+    if let Ok(x) = spec.parse::<f64>() {
+        return Ok(ArgValue::Float(x));
+    }
+    if spec.ends_with(".npy") {
+        let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
+        let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
+        return Ok(ArgValue::Buffer { elem: Some(a.elem), values: BufferInit::Data(a.values), shape: a.shape });
+    }
+    let parts: Vec<&str> = spec.split(':').collect();
+    let (kind, rest) = parts.split_first().unwrap();
+    if *kind == "desc" {
+        return parse_desc_arg(spec, rest);
+    }
+    let (init, rest) = match (*kind, rest) {
+        ("fill", [v, rest @ ..]) => (
+            BufferInit::Fill(v.parse().map_err(|_| CliError::Usage(format!("fill value `{v}` is not a number")))?),
+            rest,
+        ),
+        ("rand", rest) => (BufferInit::Rand, rest),
+        ("randn", rest) => (BufferInit::Randn, rest),
+        ("zeros", rest) => (BufferInit::Fill(0.0), rest),
+        ("ones", rest) => (BufferInit::Fill(1.0), rest),
+        ("arange", rest) => (BufferInit::Arange, rest),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "cannot read argument `{spec}`: expected a number, a .npy file, rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE], or desc:BUFFER:block=BxB"
+            )));
+        }
+    };
+    let Some(size) = rest.first() else {
+        return Err(CliError::Usage(format!("`{spec}` needs a size, e.g. {kind}:1024")));
+    };
+    let shape = parse_dims(size, spec)?;
+    let elem = match rest.get(1) {
+        Some(t) => Some(dtype(t).ok_or_else(|| CliError::Usage(format!("unknown dtype `{t}` in `{spec}`")))?),
+        None => None,
+    };
+    Ok(ArgValue::Buffer { elem, values: init, shape })
+}
+
+/// `64x128` in `spec`.
+fn parse_dims(size: &str, spec: &str) -> Result<Vec<usize>, CliError> {
+    size.split('x')
+        .map(|d| d.parse::<usize>().map_err(|_| CliError::Usage(format!("bad size `{size}` in `{spec}`"))))
+        .collect()
+}
+
+/// `desc:BUFFER[:SHAPE]:block=BxB[:padding=nan]`, `rest` being the parts after `desc`.
+fn parse_desc_arg(spec: &str, rest: &[&str]) -> Result<ArgValue, CliError> {
+    let usage = || {
+        CliError::Usage(format!(
+            "cannot read `{spec}`: expected desc:BUFFER[:SHAPE]:block=BxB[:padding=nan], e.g. desc:x:block=16x32"
+        ))
+    };
+    let (buffer, rest) = rest.split_first().filter(|(b, _)| !b.is_empty()).ok_or_else(usage)?;
+    let (mut shape, mut block, mut padding_nan) = (None, None, false);
+    for part in rest {
+        if let Some(b) = part.strip_prefix("block=") {
+            let dims = parse_dims(b, spec)?;
+            block = Some(dims.iter().map(|&d| u32::try_from(d).map_err(|_| usage())).collect::<Result<_, _>>()?);
+        } else if let Some(p) = part.strip_prefix("padding=") {
+            padding_nan = match p {
+                "zero" => false,
+                "nan" => true,
+                _ => return Err(CliError::Usage(format!("padding must be zero or nan, got `{p}` in `{spec}`"))),
+            };
+        } else if shape.is_none() {
+            shape = Some(parse_dims(part, spec)?);
+        } else {
+            return Err(usage());
+        }
+    }
+    let block = block.ok_or_else(usage)?;
+    Ok(ArgValue::Desc { buffer: buffer.to_string(), shape, block, padding_nan })
+}
+
+fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
+    let dims: Vec<u32> = s
+        .split(',')
+        .map(|d| d.trim().parse::<u32>().ok().filter(|&v| v > 0))
+        .collect::<Option<_>>()
+        .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
+        .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
+    Ok([dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)])
+}
+
+/// Deterministic uniform [-1, 1) values (splitmix64).
+fn uniform(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+/// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
+/// filled, and the argument values in the order of the IR's arguments.
+pub(super) struct Prepared {
+    pub src: Source,
+    pub kernel: String,
+    pub spec: Specialization,
+    pub func: Func,
+    pub mem: Memory,
+    /// Every buffer an `--arg` allocated, by name.
+    pub buffers: Vec<(String, BufferId)>,
+    pub call_args: Vec<Arg>,
+    pub grid: [u32; 3],
+    /// What a `--bytes`/`--flops` formula may name: scalar arguments and integer constexprs by value, buffers
+    /// by their size in bytes.
+    pub names: Vec<(String, f64)>,
+}
+
+/// The `--arg` values of `launch`, the specialization they imply (unless `--signature` gives it) and the
+/// kernel elaborated for it.
+pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
+    let args = launch;
+    let (file, kernel) = split_target(&args.spec.target)?;
+    let src = load(Path::new(file))?;
+    let info = find_kernel(&src, kernel)?;
+    let grid = parse_grid(&args.grid)?;
+    let sig_types: Option<Vec<ArgSpec>> = match &args.spec.signature {
+        Some(s) => Some(split_signature(s).into_iter().map(parse_sig_type).collect::<Result<_, _>>()?),
+        None => None,
+    };
+    // Parse every --arg, and infer a signature entry for each.
+    let mut values: Vec<(String, ArgValue)> = Vec::new();
+    for a in &args.args {
+        let (name, spec) =
+            a.split_once('=').ok_or_else(|| CliError::Usage(format!("--arg expects NAME=SPEC, got `{a}`")))?;
+        values.push((name.trim().to_string(), parse_arg_value(spec.trim())?));
+    }
+    // A buffer that only descriptors use (TensorDescriptor.from_tensor(x, ...)) need not be a parameter.
+    let viewed = |name: &str| values.iter().any(|(_, v)| matches!(v, ArgValue::Desc { buffer, .. } if buffer == name));
+    for (name, v) in &values {
+        let allowed =
+            info.params.iter().any(|p| p.name == *name) || matches!(v, ArgValue::Buffer { .. }) && viewed(name);
+        if !allowed {
+            return Err(CliError::Usage(format!("`{}` has no parameter `{name}`", info.name)).into());
+        }
+    }
+    let runtime: Vec<&str> = info.params.iter().filter(|p| !p.constexpr).map(|p| p.name.as_str()).collect();
+    let declared = |name: &str| -> Option<ArgSpec> {
+        let i = runtime.iter().position(|n| *n == name)?;
+        sig_types.as_ref().and_then(|s| s.get(i).cloned())
+    };
+    // The dtype a declared descriptor gives the buffer it views.
+    let desc_elem = |buf: &str| {
+        values.iter().find_map(|(n, v)| match (v, declared(n)) {
+            (ArgValue::Desc { buffer, .. }, Some(ArgSpec::TensorDesc { elem, .. })) if buffer == buf => Some(elem),
+            _ => None,
+        })
+    };
+    let buffer_elem = |name: &str| {
+        let own = values.iter().find_map(|(n, v)| match v {
+            ArgValue::Buffer { elem, .. } if n == name => Some(*elem),
+            _ => None,
+        })?;
+        match declared(name) {
+            Some(ArgSpec::Pointer(e, _)) => Some(e),
+            _ => Some(own.or_else(|| desc_elem(name)).unwrap_or(ScalarType::F32)),
+        }
+    };
+    let inferred: Vec<(String, ArgSpec)> = values
+        .iter()
+        .map(|(name, v)| {
+            let spec = match v {
+                // As Triton's launcher does: i32 when it fits, and specialized as a multiple of 16 when it is one.
+                ArgValue::Int(i) => {
+                    ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, i % 16 == 0)
+                }
+                ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
+                ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
+                ArgValue::Desc { buffer, block, padding_nan, .. } => {
+                    let elem = buffer_elem(buffer).ok_or_else(|| {
+                        CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer --arg"))
+                    })?;
+                    ArgSpec::TensorDesc { elem, block_shape: block.clone(), padding_nan: *padding_nan }
+                }
+            };
+            let spec = match (declared(name), spec) {
+                (Some(d @ ArgSpec::TensorDesc { .. }), s @ ArgSpec::TensorDesc { .. }) if d != s => {
+                    return Err(CliError::Usage(format!(
+                        "--arg {name} is a {} descriptor, but the signature declares {}",
+                        desc_spelling(&s),
+                        desc_spelling(&d)
+                    )));
+                }
+                (Some(d), s) if matches!(d, ArgSpec::TensorDesc { .. }) != matches!(s, ArgSpec::TensorDesc { .. }) => {
+                    return Err(CliError::Usage(format!(
+                        "--arg {name}: the signature and the value disagree on whether it is a tensor descriptor"
+                    )));
+                }
+                (d, s) => d.unwrap_or(s),
+            };
+            Ok((name.clone(), spec))
+        })
+        .collect::<Result<_, CliError>>()?;
+    let spec_args = SpecArgs { signature: None, ..args.spec.clone() };
+    let spec = specialization(&info, &spec_args, Some(&inferred))?;
+    let func = elaborate(&src, kernel, &spec)?;
+
+    // Allocate buffers and bind arguments in the order of the function's (runtime) arguments.
+    let mut mem = Memory::new();
+    let mut buffers: Vec<(String, BufferId)> = Vec::new();
+    let mut bound: Vec<(String, Vec<Arg>)> = Vec::new();
+    for (k, (name, v)) in values.iter().enumerate() {
+        let Some((_, ArgSpec::Pointer(elem, _) | ArgSpec::Int(elem, _) | ArgSpec::Float(elem))) = inferred.get(k)
+        else {
+            continue;
+        };
+        let arg = match v {
+            ArgValue::Int(i) => Arg::Int(*i),
+            ArgValue::Float(x) => Arg::Float(*x),
+            ArgValue::Desc { .. } => continue,
+            ArgValue::Buffer { values, shape, .. } => {
+                let len = shape.iter().product::<usize>();
+                let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
+                let data = match values {
+                    BufferInit::Rand => uniform(seed, len),
+                    BufferInit::Randn => {
+                        let u = uniform(seed, 2 * len);
+                        (0..len)
+                            .map(|i| {
+                                (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt()
+                                    * (std::f64::consts::PI * u[2 * i + 1]).cos()
+                            })
+                            .collect()
+                    }
+                    BufferInit::Fill(x) => vec![*x; len],
+                    BufferInit::Arange => (0..len).map(|i| i as f64).collect(),
+                    BufferInit::Data(d) => d.clone(),
+                };
+                let id = mem.alloc_from(name.as_str(), *elem, &data);
+                buffers.push((name.clone(), id));
+                Arg::Buffer(id)
+            }
+        };
+        bound.push((name.clone(), vec![arg]));
+    }
+    // Descriptors, over the buffers just allocated: base, shape (row-major) and strides, as Triton passes them.
+    for (name, v) in &values {
+        let ArgValue::Desc { buffer, shape, block, .. } = v else { continue };
+        let Some((_, id)) = buffers.iter().find(|(n, _)| n == buffer) else {
+            return Err(CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer")).into());
+        };
+        let buf = mem.buffer(*id);
+        let shape = shape.clone().unwrap_or_else(|| match values.iter().find(|(n, _)| n == buffer) {
+            Some((_, ArgValue::Buffer { shape, .. })) => shape.clone(),
+            _ => unreachable!("a buffer"),
+        });
+        let strides: Vec<usize> = (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
+        let problem = if shape.len() != block.len() {
+            Some(format!("its shape {shape:?} and block {block:?} differ in rank"))
+        } else if shape.iter().any(|&d| d == 0 || d > i32::MAX as usize) {
+            Some(format!("its shape {shape:?} needs dims from 1 to 2^31 - 1"))
+        } else if shape.iter().product::<usize>() > buf.len() {
+            Some(format!("its shape {shape:?} needs more than the {} elements of `{buffer}`", buf.len()))
+        } else if strides[..strides.len() - 1].iter().any(|&s| s * buf.elem.bytes() as usize % 16 != 0) {
+            Some(format!(
+                "the strides {strides:?} of {} must be 16-byte aligned (a row of {} x {} bytes)",
+                buf.elem,
+                shape[shape.len() - 1],
+                buf.elem.bytes()
+            ))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            return Err(CliError::Usage(format!("descriptor `{name}` over `{buffer}`: {p}")).into());
+        }
+        let mut ir_args = vec![Arg::Buffer(*id)];
+        ir_args.extend(shape.iter().chain(&strides).map(|&d| Arg::Int(d as i64)));
+        bound.push((name.clone(), ir_args));
+    }
+    // The IR's arguments are the runtime parameters that were not specialized as constants, in order.
+    let mut call_args = Vec::new();
+    for (p, a) in info.params.iter().zip(&spec.args) {
+        if matches!(a, ArgSpec::Constexpr(_)) {
+            continue;
+        }
+        let (_, ir_args) = bound
+            .iter()
+            .find(|(n, _)| *n == p.name)
+            .ok_or_else(|| CliError::Usage(format!("no value for parameter `{}`", p.name)))?;
+        debug_assert_eq!(ir_args.len(), a.ir_args());
+        call_args.extend_from_slice(ir_args);
+    }
+    // Formula names: scalars by value, buffers by bytes, numeric constexprs by value.
+    let mut names: Vec<(String, f64)> = Vec::new();
+    for (name, v) in &values {
+        match v {
+            ArgValue::Int(i) => names.push((name.clone(), *i as f64)),
+            ArgValue::Float(x) => names.push((name.clone(), *x)),
+            ArgValue::Buffer { .. } | ArgValue::Desc { .. } => {}
+        }
+    }
+    for (name, id) in &buffers {
+        let b = mem.buffer(*id);
+        names.push((name.clone(), (b.len() * b.elem.bytes() as usize) as f64));
+    }
+    for (p, a) in info.params.iter().zip(&spec.args) {
+        match a {
+            ArgSpec::Constexpr(ConstValue::Int(i)) => names.push((p.name.clone(), *i as f64)),
+            ArgSpec::Constexpr(ConstValue::Float(x)) => names.push((p.name.clone(), *x)),
+            _ => {}
+        }
+    }
+    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names })
+}
+
+/// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.
+fn desc_spelling(a: &ArgSpec) -> String {
+    let ArgSpec::TensorDesc { elem, block_shape, padding_nan } = a else { return format!("{a:?}") };
+    let dims: Vec<String> = block_shape.iter().map(u32::to_string).collect();
+    let padding = if *padding_nan { ",padding=nan" } else { "" };
+    // Triton's signature names of the element types.
+    let elem = match elem.name() {
+        "f16" => "fp16",
+        "f32" => "fp32",
+        "f64" => "fp64",
+        "f8e4m3" => "fp8e4nv",
+        "f8e5m2" => "fp8e5",
+        other => other,
+    };
+    format!("tensordesc<{elem}[{}]{padding}>", dims.join(", "))
+}

@@ -1,0 +1,324 @@
+//! `tessel run` and `tessel bench`: a kernel launched on the GPU (or run in the interpreter) over buffers built
+//! from `--arg` values.
+//!
+//! Both compile through [`Jit`]: source to PTX with the disk cache, the driver's JIT (or a cached cubin), then
+//! upload, launch, download. `run` falls back to the interpreter, with a note saying why, when there is no
+//! GPU or the code generator does not handle the kernel yet; `--check` compares every buffer with the
+//! interpreter's. `bench` needs a GPU: it launches once (optionally checked), then times warm-up and measured
+//! launches with CUDA events and reports the median with the bandwidth or FLOP rate of a `--bytes`/`--flops`
+//! formula.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use tessel_codegen::cache::DiskCache;
+use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
+use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::interp::{self, Arg};
+use tessel_tile::{Func, ScalarType};
+
+use super::args::{LaunchArgs, Prepared, arg_specs, prepare};
+use super::kernel::Source;
+use super::{CliError, Failure, formula};
+use crate::{Jit, KernelSource, npy};
+
+#[derive(Debug, Args)]
+#[command(after_help = concat!(arg_specs!(), "\n\nExamples:\n  \
+    tessel run examples/vector_add.py::add_kernel --const BLOCK_SIZE=256 --grid 4 \\\n      \
+    --arg x_ptr=rand:1000 --arg y_ptr=rand:1000 --arg output_ptr=zeros:1000 --arg n_elements=1000\n  \
+    tessel run examples/descriptor_copy.py::transpose_scale_kernel --grid 3 --arg x=rand:40x104:fp16 \\\n      \
+    --arg y=zeros:104x40:fp16 --arg s=zeros:40 --arg x_desc=desc:x:block=16x32 --arg y_desc=desc:y:block=32x16 \\\n      \
+    --arg sum_desc=desc:s:block=16 --arg scale=0.5"))]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Write every buffer to DIR/NAME.npy after the run
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// How many leading elements of each buffer to print
+    #[arg(long, default_value_t = 8)]
+    pub show: usize,
+    /// Run in the interpreter even when a GPU is present
+    #[arg(long)]
+    pub interpret: bool,
+    /// After a GPU run, run the interpreter on the same inputs and compare every buffer
+    #[arg(long, conflicts_with = "interpret")]
+    pub check: bool,
+    #[command(flatten)]
+    pub compile: CompileFlags,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = concat!(arg_specs!(), "\n\nExample (vector add, 2^28 fp32 elements: 12 bytes each):\n  \
+    tessel bench examples/vector_add.py::add_kernel --const BLOCK_SIZE=1024 --grid 262144 \\\n      \
+    --arg x_ptr=rand:268435456 --arg y_ptr=rand:268435456 --arg output_ptr=zeros:268435456 \\\n      \
+    --arg n_elements=268435456 --bytes '12 * n_elements'"))]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Bytes the kernel must move, as a formula over the arguments (scalars by value, buffers by their size in
+    /// bytes, integer constexprs): e.g. '12 * n_elements'. Default: every buffer read or written once
+    #[arg(long, value_name = "EXPR")]
+    pub bytes: Option<String>,
+    /// Floating-point operations the kernel does, as a formula like --bytes: e.g. '2 * M * N * K'
+    #[arg(long, value_name = "EXPR")]
+    pub flops: Option<String>,
+    /// Launches before timing
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u32,
+    /// Timed launches (each between two CUDA events); the median is reported
+    #[arg(long, default_value_t = 100)]
+    pub reps: u32,
+    /// Before timing, run the interpreter on the same inputs and compare the first launch's buffers
+    #[arg(long)]
+    pub check: bool,
+    #[command(flatten)]
+    pub compile: CompileFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct CompileFlags {
+    /// Print the time of each stage, source to loaded module, to stderr
+    #[arg(long)]
+    pub timings: bool,
+    /// Compile from source even when the disk cache (~/.cache/tessel, $TESSEL_CACHE_DIR) has the kernel
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+/// The kernel loaded on the GPU, with every buffer its arguments name uploaded.
+struct OnGpu {
+    gpu: Gpu,
+    kernel: LoadedKernel,
+    device: Vec<(BufferId, DeviceBuffer)>,
+    target: &'static str,
+}
+
+/// Why the GPU path was not taken: no GPU, or a kernel the code generator does not handle yet.
+type NotOnGpu = String;
+
+/// Compiles and loads `p` on the GPU and uploads its buffers; `Ok(Err(why))` when there is no GPU or the
+/// kernel cannot be compiled for it yet.
+fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Result<OnGpu, NotOnGpu>, Failure> {
+    let start = Instant::now();
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => return Ok(Err(format!("no GPU ({})", e.message))),
+    };
+    let context = start.elapsed();
+    let cache = if flags.no_cache { None } else { DiskCache::from_env() };
+    let mut jit = Jit::new(cache);
+    let ks = KernelSource { source: &p.src.text, kernel: &p.kernel, spec: &p.spec };
+    let loaded = jit.load(&gpu, &ks, Some(&p.func));
+    if flags.timings {
+        write!(err, "timings: `{}` from the tile IR to a loaded module\n{}", p.kernel, jit.timings)?;
+        writeln!(err, "  (CUDA context creation, not part of compiling: {:.3} ms)", context.as_secs_f64() * 1e3)?;
+    }
+    let kernel = match loaded {
+        Ok(k) => k,
+        Err(crate::Error::Codegen(why)) => {
+            return Ok(Err(format!("cannot generate GPU code for `{}` yet ({why})", p.kernel)));
+        }
+        Err(e) => return Err(CliError::Failed(e.to_string()).into()),
+    };
+    let target = crate::arch_of(&gpu).map_err(|e| CliError::Failed(e.to_string()))?.target();
+    let mut device: Vec<(BufferId, DeviceBuffer)> = Vec::new();
+    for a in &p.call_args {
+        if let Arg::Buffer(id) = a
+            && !device.iter().any(|(d, _)| d == id)
+        {
+            device.push((*id, gpu.upload(&p.mem.buffer(*id).bytes).map_err(gpu_err)?));
+        }
+    }
+    Ok(Ok(OnGpu { gpu, kernel, device, target }))
+}
+
+fn gpu_err(e: RuntimeError) -> CliError {
+    CliError::Failed(format!("GPU: {}", e.message))
+}
+
+impl OnGpu {
+    /// The launch arguments, or why a parameter of this type cannot be passed yet.
+    fn kargs(&self, func: &Func, args: &[Arg]) -> Result<Vec<KArg<'_>>, NotOnGpu> {
+        args.iter()
+            .zip(func.args())
+            .map(|(a, &v)| {
+                let ty = func.ty(v).elem().and_then(|e| e.scalar());
+                Ok(match (a, ty) {
+                    (Arg::Buffer(id), _) => KArg::Buf(&self.device.iter().find(|(d, _)| d == id).expect("uploaded").1),
+                    (Arg::Int(i), Some(ScalarType::I64 | ScalarType::U64)) => KArg::I64(*i),
+                    (Arg::Int(i), Some(ScalarType::I32 | ScalarType::U32)) => KArg::I32(*i as i32),
+                    (Arg::Float(x), Some(ScalarType::F64)) => KArg::F64(*x),
+                    (Arg::Float(x), Some(ScalarType::F32)) => KArg::F32(*x as f32),
+                    (Arg::Int(i), Some(ScalarType::F32)) => KArg::F32(*i as f32),
+                    (_, t) => {
+                        let what = t.map_or("this kind of".to_string(), |t| t.to_string());
+                        return Err(format!("GPU launches do not take {what} arguments yet"));
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Launches once, waits, and copies every buffer back into `mem`.
+    fn run_once(&self, kargs: &[KArg], grid: [u32; 3], mem: &mut Memory) -> Result<(), CliError> {
+        self.kernel.launch(&self.gpu, grid, kargs).map_err(gpu_err)?;
+        self.gpu.synchronize().map_err(gpu_err)?;
+        for (id, buf) in &self.device {
+            mem.set_bytes(*id, &self.gpu.download(buf).map_err(gpu_err)?);
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    let p = prepare(&args.launch)?;
+    let mut mem = p.mem.clone();
+    let [gx, gy, gz] = p.grid;
+    let mut on_gpu = false;
+    if !args.interpret {
+        match to_gpu(&p, &args.compile, err)? {
+            Ok(g) => match g.kargs(&p.func, &p.call_args) {
+                Ok(kargs) => {
+                    writeln!(
+                        err,
+                        "note: running `{}` on the GPU ({}) over a grid of {gx}x{gy}x{gz}",
+                        p.kernel, g.target
+                    )?;
+                    g.run_once(&kargs, p.grid, &mut mem)?;
+                    on_gpu = true;
+                }
+                Err(why) => writeln!(err, "note: {why}")?,
+            },
+            Err(why) => writeln!(err, "note: {why}")?,
+        }
+    }
+    let log = if on_gpu {
+        Vec::new()
+    } else {
+        writeln!(err, "note: running `{}` in the interpreter over a grid of {gx}x{gy}x{gz}", p.kernel)?;
+        interpret(&p.src, &p.func, &p.call_args, p.grid, &mut mem)?
+    };
+    if args.check && on_gpu {
+        compare_with_interpreter(&p, &mem, out)?;
+    }
+    for line in log {
+        writeln!(out, "{line}")?;
+    }
+    for (name, id) in &p.buffers {
+        let b = mem.buffer(*id);
+        let vals = mem.read_f64(*id);
+        let shown: Vec<String> = vals.iter().take(args.show).map(|&v| show_value(v, b.elem)).collect();
+        let more = if vals.len() > args.show { ", ..." } else { "" };
+        if args.show == 0 {
+            writeln!(out, "{name}: {}[{}]", b.elem, vals.len())?;
+        } else {
+            writeln!(out, "{name}: {}[{}] = [{}{more}]", b.elem, vals.len(), shown.join(", "))?;
+        }
+        if let Some(dir) = &args.out_dir {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+            let path = dir.join(format!("{name}.npy"));
+            let bytes = npy::write(&npy::Array { elem: b.elem, shape: vec![vals.len()], values: vals });
+            std::fs::write(&path, bytes)
+                .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    if args.reps == 0 {
+        return Err(CliError::Usage("--reps must be at least 1".to_string()).into());
+    }
+    let p = prepare(&args.launch)?;
+    // Evaluate the formulas before spending time on the GPU: a typo should fail at once.
+    let bytes = match &args.bytes {
+        Some(e) => Some((formula::eval("--bytes", e, &p.names)?, e.clone())),
+        None => None,
+    };
+    let flops = match &args.flops {
+        Some(e) => Some((formula::eval("--flops", e, &p.names)?, e.clone())),
+        None => None,
+    };
+    let g = match to_gpu(&p, &args.compile, err)? {
+        Ok(g) => g,
+        Err(why) => return Err(CliError::Usage(format!("tessel bench needs the kernel on a GPU: {why}")).into()),
+    };
+    let kargs = g.kargs(&p.func, &p.call_args).map_err(CliError::Usage)?;
+    let mut mem = p.mem.clone();
+    g.run_once(&kargs, p.grid, &mut mem)?;
+    if args.check {
+        compare_with_interpreter(&p, &mem, out)?;
+    }
+    let times = g.kernel.time(&g.gpu, p.grid, &kargs, args.warmup, args.reps).map_err(gpu_err)?;
+    let median = times[times.len() / 2];
+    writeln!(
+        out,
+        "bench {} ({}): median {median:.4} ms (min {:.4}, max {:.4}) over {} launches after {} warm-up",
+        p.kernel,
+        g.target,
+        times[0],
+        times[times.len() - 1],
+        args.reps,
+        args.warmup
+    )?;
+    let (n_bytes, what) = match bytes {
+        Some((b, expr)) => (b, expr),
+        None => {
+            let all: usize = g.device.iter().map(|(_, b)| b.len()).sum();
+            (all as f64, "every buffer once".to_string())
+        }
+    };
+    writeln!(out, "  {:.0} bytes ({what}): {:.0} GB/s", n_bytes, n_bytes / (median * 1e-3) / 1e9)?;
+    if let Some((f, expr)) = flops {
+        writeln!(out, "  {f:.0} FLOPs ({expr}): {:.2} TFLOP/s", f / (median * 1e-3) / 1e12)?;
+    }
+    Ok(())
+}
+
+/// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer.
+fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut reference = p.mem.clone();
+    interpret(&p.src, &p.func, &p.call_args, p.grid, &mut reference)?;
+    for (name, id) in &p.buffers {
+        let (got, want) = (gpu.read_f64(*id), reference.read_f64(*id));
+        let nan_mismatch = got.iter().zip(&want).any(|(a, b)| a.is_nan() != b.is_nan());
+        let err2: f64 = got.iter().zip(&want).filter(|(a, _)| !a.is_nan()).map(|(a, b)| (a - b) * (a - b)).sum();
+        let ref2: f64 = want.iter().filter(|b| !b.is_nan()).map(|b| b * b).sum();
+        let rel = if ref2 > 0.0 { (err2 / ref2).sqrt() } else { err2.sqrt() };
+        let verdict = if nan_mismatch { "MISMATCH: NaN on one side only".to_string() } else { format!("{rel:.3e}") };
+        writeln!(out, "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict}")?;
+    }
+    Ok(())
+}
+
+/// The shortest decimal that reads back as the same value of the element's type.
+fn show_value(v: f64, elem: ScalarType) -> String {
+    match elem {
+        ScalarType::F32 => format!("{}", v as f32),
+        ScalarType::F16 => format!("{}", half::f16::from_f64(v)),
+        ScalarType::BF16 => format!("{}", half::bf16::from_f64(v)),
+        _ => format!("{v}"),
+    }
+}
+
+fn interpret(
+    src: &Source,
+    func: &Func,
+    args: &[Arg],
+    grid: [u32; 3],
+    mem: &mut Memory,
+) -> Result<Vec<String>, CliError> {
+    interp::run(func, args, grid, mem).map_err(|e| {
+        let at = e.loc.map(|l| {
+            tessel_lang::Diagnostic::error(e.message.clone(), tessel_lang::Span::new(l.start as usize, l.end as usize))
+        });
+        match at {
+            Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),
+            None => CliError::Usage(format!("the kernel failed: {e}")),
+        }
+    })
+}
