@@ -13,11 +13,26 @@ fn kernel(name: &str, arch: Arch) -> Kernel {
     let src = std::fs::read_to_string(&path).unwrap();
     let f = parse_func(&src).unwrap_or_else(|e| panic!("{path}: {e}"));
     tessel_tile::verify::verify(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // The layouts are those auto mode would give (shape ops keep data in place, dot operands are
+    // DotOperandLayouts of the accumulator's...), so codegen sees what the compiler produces.
+    tessel_tile::verify::verify_layouts(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
     compile(&f, arch).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const KERNELS: &[&str] =
-    &["vector_add", "softmax_f16", "argmax", "loop_acc", "while_halve", "atomic_hist", "mixed", "convert", "if_arange"];
+const KERNELS: &[&str] = &[
+    "vector_add",
+    "softmax_f16",
+    "argmax",
+    "loop_acc",
+    "while_halve",
+    "atomic_hist",
+    "mixed",
+    "convert",
+    "if_arange",
+    "permute",
+    "reshape",
+    "join_split",
+];
 
 fn count(ptx: &str, pat: &str) -> usize {
     ptx.matches(pat).count()
@@ -159,6 +174,41 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }";
     let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
+}
+
+#[test]
+fn shape_ops_only_reindex_registers() {
+    for name in ["permute", "reshape", "join_split"] {
+        let k = kernel(name, Arch::Sm90a);
+        assert_eq!(k.shared_bytes, 0, "{name}");
+        assert!(!k.ptx.contains("shfl") && !k.ptx.contains("bar.sync"), "{name}");
+    }
+    // Every output (join's [256, 2] pairs, split's halves, cat's two parts) keeps 8-byte stores: join puts
+    // x[i] and y[i] in consecutive registers, split and cat hand back the operands' own register pairs.
+    let ptx = kernel("join_split", Arch::Sm90a).ptx;
+    assert_eq!(count(&ptx, "st.global.v2.b32"), 4 + 2 * 2 + 4, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.b32"), 0, "{ptx}");
+}
+
+/// A kernel in the text form around one op: `%x` is a constant tensor of `shape` in `layout`.
+fn one_op(shape: &str, layout: &str, op: &str) -> tessel_tile::ir::Func {
+    let src = format!(
+        "func @k(%p: ptr<f32>) attributes {{num_warps = 2}} {{
+  %x = constant {{value = 1.0}} : tensor<{shape}xf32, {layout}>
+{op}
+  return
+}}"
+    );
+    parse_func(&src).unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+#[test]
+fn ops_needing_data_movement_are_errors_not_wrong_code() {
+    // A transpose whose result layout is the operand's blocked layout again: elements change threads.
+    let b = "BlockedLayout([1,4],[8,4],[2,1],[1,0])";
+    let f = one_op("32x64", b, &format!("  %t = permute {{order = [1, 0]}} %x : tensor<64x32xf32, {b}>"));
+    let e = compile(&f, Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("`permute`") && e.message.contains("convert_layout"), "{e}");
 }
 
 /// `$PTXAS`, else `ptxas` on PATH.
