@@ -29,6 +29,8 @@ const KERNELS: &[&str] = &[
     "mixed",
     "convert",
     "if_arange",
+    "dot_fma",
+    "dot_tf32",
     "permute",
     "reshape",
     "join_split",
@@ -177,6 +179,52 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }
 
 #[test]
+fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
+    let k = kernel("dot_fma", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // 32x32 accumulator, BlockedLayout([2,2],[4,8],[2,2]): 4 rows x 2 columns per thread; K tile 16.
+    assert_eq!(count(ptx, "fma.rn.f32"), 8 * 16, "{ptx}");
+    // Each A element (4 rows x 16 k) and B element (16 k x 2 columns) the thread needs is widened once.
+    assert_eq!(count(ptx, "cvt.f32.f16"), 4 * 16 + 16 * 2, "{ptx}");
+    // The FMAs sit in the K loop, after the operands' conversions to the dot-operand layouts.
+    let (head, fma) = (ptx.find("$L_for_head_1:").unwrap(), ptx.find("fma.rn.f32").unwrap());
+    let back = ptx.find("bra.uni $L_for_head_1").unwrap();
+    assert!(head < fma && fma < back, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: shared-memory round trip"), 2, "{ptx}");
+    let ptx = kernel("dot_tf32", Arch::Sm90a).ptx;
+    assert_eq!(count(&ptx, "fma.rn.f32"), 4 * 8, "{ptx}");
+    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
+    assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
+    assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
+    // Every accumulator is one chain of 8 FMAs in increasing k: the A operand of step k is the rounding of
+    // the k-th element of the thread's row of A (the first two 4-wide loads, %f1..%f8).
+    let defs: std::collections::HashMap<&str, Vec<&str>> = ptx
+        .lines()
+        .filter_map(|l| {
+            let ops: Vec<&str> = l.trim().trim_end_matches(';').split([' ', ',']).filter(|x| !x.is_empty()).collect();
+            (ops.len() >= 3 && ops[1].starts_with('%')).then(|| (ops[1], ops))
+        })
+        .collect();
+    let fmas: Vec<&Vec<&str>> = defs.values().filter(|o| o[0] == "fma.rn.f32").collect();
+    let ends: Vec<&&Vec<&str>> = fmas.iter().filter(|o| !fmas.iter().any(|p| p[4] == o[1])).collect();
+    assert_eq!(ends.len(), 4, "{ptx}");
+    for end in ends {
+        let mut chain = vec![end[..].to_vec()];
+        while let Some(prev) = defs.get(chain.last().unwrap()[4]).filter(|p| p[0] == "fma.rn.f32") {
+            chain.push(prev.to_vec());
+        }
+        chain.reverse();
+        assert_eq!(chain.len(), 8, "{ptx}");
+        for (k, step) in chain.iter().enumerate() {
+            // `mov.b32 a, r` after `cvt.rna.tf32.f32 r, x` (and the masking `and.b32 r, r, -8192`).
+            let r = defs[step[2]][2];
+            let cvt = ptx.lines().find(|l| l.trim().starts_with(&format!("cvt.rna.tf32.f32 {r},"))).unwrap();
+            assert!(cvt.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
+        }
+    }
+}
+
+#[test]
 fn shape_ops_only_reindex_registers() {
     for name in ["permute", "reshape", "join_split"] {
         let k = kernel(name, Arch::Sm90a);
@@ -209,6 +257,16 @@ fn ops_needing_data_movement_are_errors_not_wrong_code() {
     let f = one_op("32x64", b, &format!("  %t = permute {{order = [1, 0]}} %x : tensor<64x32xf32, {b}>"));
     let e = compile(&f, Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("`permute`") && e.message.contains("convert_layout"), "{e}");
+    // A dot whose operands are blocked, not dot-operand layouts: rows of A live in other lanes.
+    let acc = "BlockedLayout([1,1],[4,8],[2,1],[1,0])";
+    let dot = format!(
+        "  %y = constant {{value = 2.0}} : tensor<64x32xf32, {b}>
+  %c = constant {{value = 0.0}} : tensor<32x32xf32, {acc}>
+  %d = dot {{precision = ieee}} %x, %y, %c : tensor<32x32xf32, {acc}>"
+    );
+    let e = compile(&one_op("32x64", b, &dot), Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("operand A"), "{e}");
+    assert!(e.message.contains("= dot`") && e.message.contains("DotOperandLayout"), "{e}");
 }
 
 /// `$PTXAS`, else `ptxas` on PATH.
