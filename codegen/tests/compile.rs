@@ -34,6 +34,8 @@ const KERNELS: &[&str] = &[
     "permute",
     "reshape",
     "join_split",
+    "cumsum",
+    "scan_reverse",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -236,6 +238,26 @@ fn shape_ops_only_reindex_registers() {
     let ptx = kernel("join_split", Arch::Sm90a).ptx;
     assert_eq!(count(&ptx, "st.global.v2.b32"), 4 + 2 * 2 + 4, "{ptx}");
     assert_eq!(count(&ptx, "st.global.b32"), 0, "{ptx}");
+}
+
+#[test]
+fn scans_go_through_registers_lanes_and_warps() {
+    let k = kernel("cumsum", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // Axis 1 of 4x512, BlockedLayout([1,4],[2,16],[2,2]): 4 registers, 16 lanes, 2 warps, 4 repetitions.
+    // Per repetition: 4 Hillis-Steele steps and one shuffle for the exclusive prefix, over 4 scanned values
+    // (i32, f32 and the two of the affine scan); axis 0 of 32x16 ([2,1],[4,8],[2,2]): 2 lane bits, 2 reps.
+    assert_eq!(count(ptx, "shfl.sync.up.b32"), 4 * 5 * 4 + 2 * 3, "{ptx}");
+    assert_eq!(count(ptx, "shfl.sync.down.b32"), 0);
+    // Segment totals come from the last lane of the segment.
+    assert_eq!(count(ptx, "shfl.sync.idx.b32"), 4 * 4 + 2, "{ptx}");
+    // Each scan crosses warps once: store, barrier, load, barrier.
+    assert_eq!(count(ptx, "bar.sync 0"), 2 * 4, "{ptx}");
+    assert!(k.shared_bytes > 0);
+    // The f32 sums stay in f32 with round-to-nearest adds (never contracted into FMAs).
+    assert!(ptx.contains("add.rn.f32") && !ptx.contains("fma.rn"), "{ptx}");
+    let ptx = kernel("scan_reverse", Arch::Sm90a).ptx;
+    assert!(ptx.contains("shfl.sync.down.b32") && !ptx.contains("shfl.sync.up"), "{ptx}");
 }
 
 /// A kernel in the text form around one op: `%x` is a constant tensor of `shape` in `layout`.
