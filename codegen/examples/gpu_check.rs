@@ -194,6 +194,24 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
             tol: 1e-6,
         },
         Case {
+            // i16 (shifted to [-1000, 1000) in the kernel) into i32, f16 into f16, f32 into f64 accumulators.
+            name: "dot_types",
+            file: "dot_types",
+            grid: 1,
+            args: vec![
+                Buf { elem: I16, len: 256, init: Init::Random(2000.0), check: false },
+                Buf { elem: I16, len: 256, init: Init::Random(2000.0), check: false },
+                Buf { elem: I32, len: 256, init: Init::Random(1e6), check: true },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: true },
+                Buf { elem: F32, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F64, len: 256, init: Init::Random(1.0), check: true },
+            ],
+            tol: 1e-3,
+        },
+        Case {
             name: "permute",
             file: "permute",
             grid: 1,

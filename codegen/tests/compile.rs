@@ -31,6 +31,7 @@ const KERNELS: &[&str] = &[
     "if_arange",
     "dot_fma",
     "dot_tf32",
+    "dot_types",
     "permute",
     "reshape",
     "join_split",
@@ -198,6 +199,13 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
     // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
     assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
     assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
+    // Integer, f16 and f64 accumulators: 8 elements per thread (16x16 over 32 threads) x 16 k each, i16
+    // operands sign-extended to the i32 accumulator, f32 operands widened to f64.
+    let types = kernel("dot_types", Arch::Sm90a).ptx;
+    for instr in ["mad.lo.s32", "fma.rn.f16", "fma.rn.f64"] {
+        assert_eq!(count(&types, instr), 8 * 16, "{instr}\n{types}");
+    }
+    assert!(types.contains("cvt.s32.s16") && types.contains("cvt.f64.f32"), "{types}");
     // Every accumulator is one chain of 8 FMAs in increasing k: the A operand of step k is the rounding of
     // the k-th element of the thread's row of A (the first two 4-wide loads, %f1..%f8).
     let defs: std::collections::HashMap<&str, Vec<&str>> = ptx

@@ -132,6 +132,20 @@ fn fma_dots_match_the_interpreter() {
         assert!(err < 1e-6, "dot_fma: {err}");
         let err = check("dot_tf32", 1, &[A::In(F32, 128, 1.0), A::In(F32, 128, 1.0), A::InOut(F32, 256, 1.0)], seed);
         assert!(err < 1e-6, "dot_tf32: {err}");
+        // i16 operands (shifted to [-1000, 1000)) into i32, f16 into an f16 accumulator, f32 into f64.
+        let t = [
+            A::In(I16, 256, 2000.0),
+            A::In(I16, 256, 2000.0),
+            A::InOut(I32, 256, 1e6),
+            A::In(F16, 256, 1.0),
+            A::In(F16, 256, 1.0),
+            A::InOut(F16, 256, 1.0),
+            A::In(F32, 256, 1.0),
+            A::In(F32, 256, 1.0),
+            A::InOut(F64, 256, 1.0),
+        ];
+        let err = check("dot_types", 1, &t, seed);
+        assert!(err < 1e-6, "dot_types: {err}");
     }
 }
 
