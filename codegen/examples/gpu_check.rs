@@ -212,6 +212,17 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
             tol: 1e-3,
         },
         Case {
+            name: "dot_batched",
+            file: "dot_batched",
+            grid: 1,
+            args: vec![
+                Buf { elem: F16, len: 2 * 16 * 8, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 2 * 8 * 16, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 2 * 16 * 16, init: Init::Poison, check: true },
+            ],
+            tol: 1e-6,
+        },
+        Case {
             name: "permute",
             file: "permute",
             grid: 1,

@@ -32,6 +32,7 @@ const KERNELS: &[&str] = &[
     "dot_fma",
     "dot_tf32",
     "dot_types",
+    "dot_batched",
     "permute",
     "reshape",
     "join_split",
@@ -206,6 +207,8 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
         assert_eq!(count(&types, instr), 8 * 16, "{instr}\n{types}");
     }
     assert!(types.contains("cvt.s32.s16") && types.contains("cvt.f64.f32"), "{types}");
+    // Batched: [2, 16, 8] x [2, 8, 16], the two warps on the two batches: 8 elements x 8 k per thread.
+    assert_eq!(count(&kernel("dot_batched", Arch::Sm90a).ptx, "fma.rn.f32"), 8 * 8);
     // Every accumulator is one chain of 8 FMAs in increasing k: the A operand of step k is the rounding of
     // the k-th element of the thread's row of A (the first two 4-wide loads, %f1..%f8).
     let defs: std::collections::HashMap<&str, Vec<&str>> = ptx

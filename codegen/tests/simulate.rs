@@ -146,6 +146,8 @@ fn fma_dots_match_the_interpreter() {
         ];
         let err = check("dot_types", 1, &t, seed);
         assert!(err < 1e-6, "dot_types: {err}");
+        let err = check("dot_batched", 1, &[A::In(F16, 256, 1.0), A::In(F16, 256, 1.0), A::Out(F32, 512)], seed);
+        assert!(err < 1e-6, "dot_batched: {err}");
     }
 }
 
