@@ -71,6 +71,7 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
     let am_rows = 4 * (4 + rng.below(8) as usize);
     let loop_rows = 16 * (1 + rng.below(6) as i64);
     let at_n = 1 + rng.below(5000) as i64;
+    let dot_k = 16 * (1 + rng.below(8) as usize);
     vec![
         Case {
             name: "vector_add",
@@ -167,6 +168,129 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
         },
         Case { name: "mixed(then)", file: "mixed", grid: 1, args: mixed_args(1 + rng.below(100) as i64), tol: 1e-6 },
         Case { name: "mixed(else)", file: "mixed", grid: 1, args: mixed_args(-(rng.below(100) as i64)), tol: 1e-6 },
+        Case {
+            // f16 x f16 -> f32 on CUDA cores in a K loop: the interpreter's sequential fma in K order.
+            name: "dot_fma",
+            file: "dot_fma",
+            grid: 1,
+            args: vec![
+                Buf { elem: F16, len: 32 * dot_k, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: dot_k * 32, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 32 * 32, init: Init::Poison, check: true },
+                Int(dot_k as i64),
+            ],
+            tol: 1e-6,
+        },
+        Case {
+            // f32 operands rounded to tf32 (ties away): without the rounding the error is ~1e-4.
+            name: "dot_tf32",
+            file: "dot_tf32",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: 16 * 8, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 8 * 16, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 16 * 16, init: Init::Random(1.0), check: true },
+            ],
+            tol: 1e-6,
+        },
+        Case {
+            // i16 (shifted to [-1000, 1000) in the kernel) into i32, f16 into f16, f32 into f64 accumulators.
+            name: "dot_types",
+            file: "dot_types",
+            grid: 1,
+            args: vec![
+                Buf { elem: I16, len: 256, init: Init::Random(2000.0), check: false },
+                Buf { elem: I16, len: 256, init: Init::Random(2000.0), check: false },
+                Buf { elem: I32, len: 256, init: Init::Random(1e6), check: true },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 256, init: Init::Random(1.0), check: true },
+                Buf { elem: F32, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 256, init: Init::Random(1.0), check: false },
+                Buf { elem: F64, len: 256, init: Init::Random(1.0), check: true },
+            ],
+            tol: 1e-3,
+        },
+        Case {
+            name: "dot_batched",
+            file: "dot_batched",
+            grid: 1,
+            args: vec![
+                Buf { elem: F16, len: 2 * 16 * 8, init: Init::Random(1.0), check: false },
+                Buf { elem: F16, len: 2 * 8 * 16, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 2 * 16 * 16, init: Init::Poison, check: true },
+            ],
+            tol: 1e-6,
+        },
+        Case {
+            name: "permute",
+            file: "permute",
+            grid: 1,
+            args: vec![
+                Buf { elem: F16, len: 32 * 64, init: Init::Random(8.0), check: false },
+                Buf { elem: F16, len: 64 * 32, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 4 * 8 * 16, init: Init::Random(8.0), check: false },
+                Buf { elem: F32, len: 16 * 4 * 8, init: Init::Poison, check: true },
+            ],
+            tol: 0.0,
+        },
+        Case {
+            name: "reshape",
+            file: "reshape",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: 1024, init: Init::Random(8.0), check: false },
+                Buf { elem: F32, len: 1024, init: Init::Poison, check: true },
+                Buf { elem: F16, len: 32 * 64, init: Init::Random(8.0), check: false },
+                Buf { elem: F16, len: 4 * 8 * 64, init: Init::Poison, check: true },
+            ],
+            tol: 0.0,
+        },
+        Case {
+            name: "join_split",
+            file: "join_split",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: 256, init: Init::Random(8.0), check: false },
+                Buf { elem: F32, len: 256, init: Init::Random(8.0), check: false },
+                Buf { elem: F32, len: 512, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 256, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 256, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 512, init: Init::Poison, check: true },
+            ],
+            tol: 0.0,
+        },
+        Case {
+            // Forward scans over registers, lanes and warps: i32 and affine-map (non-commutative) scans exact,
+            // the f32 cumsum within association error.
+            name: "cumsum",
+            file: "cumsum",
+            grid: 1,
+            args: vec![
+                Buf { elem: I32, len: 4 * 512, init: Init::Random(1000.0), check: false },
+                Buf { elem: F32, len: 4 * 512, init: Init::Random(1.0), check: false },
+                Buf { elem: I32, len: 4 * 512, init: Init::Poison, check: true },
+                Buf { elem: F32, len: 4 * 512, init: Init::Poison, check: true },
+                Buf { elem: I32, len: 4 * 512, init: Init::Poison, check: true },
+                Buf { elem: I32, len: 32 * 16, init: Init::Random(1000.0), check: false },
+                Buf { elem: I32, len: 32 * 16, init: Init::Poison, check: true },
+            ],
+            tol: 1e-5,
+        },
+        Case {
+            name: "scan_reverse",
+            file: "scan_reverse",
+            grid: 1,
+            args: vec![
+                Buf { elem: F32, len: 2048, init: Init::Random(1.0), check: false },
+                Buf { elem: F32, len: 2048, init: Init::Poison, check: true },
+                Buf { elem: I32, len: 2048, init: Init::Random(1000.0), check: false },
+                Buf { elem: I32, len: 2048, init: Init::Poison, check: true },
+                Buf { elem: I32, len: 32 * 16, init: Init::Random(1000.0), check: false },
+                Buf { elem: I32, len: 32 * 16, init: Init::Poison, check: true },
+            ],
+            tol: 1e-5,
+        },
     ]
 }
 
@@ -292,7 +416,8 @@ fn check_case(gpu: &Gpu, case: &Case, rng: &mut Rng, corrupt: bool) -> Result<(b
         let (err, n) = rel_err(&out, &reference);
         worst = worst.max(err);
         compared += n;
-        let pass = if case.tol > 0.0 { err <= case.tol } else { err == 0.0 };
+        // Integer outputs match exactly whatever the case's float tolerance.
+        let pass = if case.tol > 0.0 && elem.is_float() { err <= case.tol } else { err == 0.0 };
         // An output the kernel never wrote would compare equal (poison on both sides): require data.
         ok &= pass && n > 0;
     }

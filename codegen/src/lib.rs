@@ -1,9 +1,12 @@
 //! tessel-codegen owns the way to the hardware: per-thread lowering of the layout IR, shared-memory allocation,
 //! barrier insertion, PTX emission per target (sm_80, sm_90a, sm_100a) and the CUDA runtime (module load, launch,
 //! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]), the lowering of elementwise ops, memory
-//! ops (vectorized, masked), reductions, structured control flow and in-register / shared-memory layout
-//! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: dot/MMA, TMA,
-//! mbarriers, scans, warp shuffles for conversions, the disk cache.
+//! ops (vectorized, masked), reductions, scans (registers, lane shuffles, warps through shared memory), `dot` on
+//! CUDA cores (FMA, f16/bf16/f32/tf32/f64 and integer), the shape ops that keep data in place (`permute`,
+//! `reshape`, `join`, `split`, `cat`), structured control flow and in-register / shared-memory layout
+//! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: tensor-core
+//! MMAs (mma.sync, wgmma, tcgen05), TMA, mbarriers, 8-bit element types, warp shuffles for conversions, the
+//! disk cache.
 
 pub mod cache;
 mod lower;

@@ -13,11 +13,32 @@ fn kernel(name: &str, arch: Arch) -> Kernel {
     let src = std::fs::read_to_string(&path).unwrap();
     let f = parse_func(&src).unwrap_or_else(|e| panic!("{path}: {e}"));
     tessel_tile::verify::verify(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // The layouts are those auto mode would give (shape ops keep data in place, dot operands are
+    // DotOperandLayouts of the accumulator's...), so codegen sees what the compiler produces.
+    tessel_tile::verify::verify_layouts(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
     compile(&f, arch).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const KERNELS: &[&str] =
-    &["vector_add", "softmax_f16", "argmax", "loop_acc", "while_halve", "atomic_hist", "mixed", "convert", "if_arange"];
+const KERNELS: &[&str] = &[
+    "vector_add",
+    "softmax_f16",
+    "argmax",
+    "loop_acc",
+    "while_halve",
+    "atomic_hist",
+    "mixed",
+    "convert",
+    "if_arange",
+    "dot_fma",
+    "dot_tf32",
+    "dot_types",
+    "dot_batched",
+    "permute",
+    "reshape",
+    "join_split",
+    "cumsum",
+    "scan_reverse",
+];
 
 fn count(ptx: &str, pat: &str) -> usize {
     ptx.matches(pat).count()
@@ -203,6 +224,126 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }";
     let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
+}
+
+#[test]
+fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
+    let k = kernel("dot_fma", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // 32x32 accumulator, BlockedLayout([2,2],[4,8],[2,2]): 4 rows x 2 columns per thread; K tile 16.
+    assert_eq!(count(ptx, "fma.rn.f32"), 8 * 16, "{ptx}");
+    // Each A element (4 rows x 16 k) and B element (16 k x 2 columns) the thread needs is widened once.
+    assert_eq!(count(ptx, "cvt.f32.f16"), 4 * 16 + 16 * 2, "{ptx}");
+    // The FMAs sit in the K loop, after the operands' conversions to the dot-operand layouts.
+    let (head, fma) = (ptx.find("$L_for_head_1:").unwrap(), ptx.find("fma.rn.f32").unwrap());
+    let back = ptx.find("bra.uni $L_for_head_1").unwrap();
+    assert!(head < fma && fma < back, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: shared-memory round trip"), 2, "{ptx}");
+    let ptx = kernel("dot_tf32", Arch::Sm90a).ptx;
+    assert_eq!(count(&ptx, "fma.rn.f32"), 4 * 8, "{ptx}");
+    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
+    assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
+    assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
+    // Integer, f16 and f64 accumulators: 8 elements per thread (16x16 over 32 threads) x 16 k each, i16
+    // operands sign-extended to the i32 accumulator, f32 operands widened to f64.
+    let types = kernel("dot_types", Arch::Sm90a).ptx;
+    for instr in ["mad.lo.s32", "fma.rn.f16", "fma.rn.f64"] {
+        assert_eq!(count(&types, instr), 8 * 16, "{instr}\n{types}");
+    }
+    assert!(types.contains("cvt.s32.s16") && types.contains("cvt.f64.f32"), "{types}");
+    // Batched: [2, 16, 8] x [2, 8, 16], the two warps on the two batches: 8 elements x 8 k per thread.
+    assert_eq!(count(&kernel("dot_batched", Arch::Sm90a).ptx, "fma.rn.f32"), 8 * 8);
+    // Every accumulator is one chain of 8 FMAs in increasing k: the A operand of step k is the rounding of
+    // the k-th element of the thread's row of A (the first two 4-wide loads, %f1..%f8).
+    let defs: std::collections::HashMap<&str, Vec<&str>> = ptx
+        .lines()
+        .filter_map(|l| {
+            let ops: Vec<&str> = l.trim().trim_end_matches(';').split([' ', ',']).filter(|x| !x.is_empty()).collect();
+            (ops.len() >= 3 && ops[1].starts_with('%')).then(|| (ops[1], ops))
+        })
+        .collect();
+    let fmas: Vec<&Vec<&str>> = defs.values().filter(|o| o[0] == "fma.rn.f32").collect();
+    let ends: Vec<&&Vec<&str>> = fmas.iter().filter(|o| !fmas.iter().any(|p| p[4] == o[1])).collect();
+    assert_eq!(ends.len(), 4, "{ptx}");
+    for end in ends {
+        let mut chain = vec![end[..].to_vec()];
+        while let Some(prev) = defs.get(chain.last().unwrap()[4]).filter(|p| p[0] == "fma.rn.f32") {
+            chain.push(prev.to_vec());
+        }
+        chain.reverse();
+        assert_eq!(chain.len(), 8, "{ptx}");
+        for (k, step) in chain.iter().enumerate() {
+            // `mov.b32 a, r` after `cvt.rna.tf32.f32 r, x` (and the masking `and.b32 r, r, -8192`).
+            let r = defs[step[2]][2];
+            let cvt = ptx.lines().find(|l| l.trim().starts_with(&format!("cvt.rna.tf32.f32 {r},"))).unwrap();
+            assert!(cvt.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
+        }
+    }
+}
+
+#[test]
+fn shape_ops_only_reindex_registers() {
+    for name in ["permute", "reshape", "join_split"] {
+        let k = kernel(name, Arch::Sm90a);
+        assert_eq!(k.shared_bytes, 0, "{name}");
+        assert!(!k.ptx.contains("shfl") && !k.ptx.contains("bar.sync"), "{name}");
+    }
+    // Every output (join's [256, 2] pairs, split's halves, cat's two parts) keeps 8-byte stores: join puts
+    // x[i] and y[i] in consecutive registers, split and cat hand back the operands' own register pairs.
+    let ptx = kernel("join_split", Arch::Sm90a).ptx;
+    assert_eq!(count(&ptx, "st.global.v2.b32"), 4 + 2 * 2 + 4, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.b32"), 0, "{ptx}");
+}
+
+#[test]
+fn scans_go_through_registers_lanes_and_warps() {
+    let k = kernel("cumsum", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // Axis 1 of 4x512, BlockedLayout([1,4],[2,16],[2,2]): 4 registers, 16 lanes, 2 warps, 4 repetitions.
+    // Per repetition: 4 Hillis-Steele steps and one shuffle for the exclusive prefix, over 4 scanned values
+    // (i32, f32 and the two of the affine scan); axis 0 of 32x16 ([2,1],[4,8],[2,2]): 2 lane bits, 2 reps.
+    assert_eq!(count(ptx, "shfl.sync.up.b32"), 4 * 5 * 4 + 2 * 3, "{ptx}");
+    assert_eq!(count(ptx, "shfl.sync.down.b32"), 0);
+    // Segment totals come from the last lane of the segment.
+    assert_eq!(count(ptx, "shfl.sync.idx.b32"), 4 * 4 + 2, "{ptx}");
+    // Each scan crosses warps once: store, barrier, load, barrier.
+    assert_eq!(count(ptx, "bar.sync 0"), 2 * 4, "{ptx}");
+    assert!(k.shared_bytes > 0);
+    // The f32 sums stay in f32 with round-to-nearest adds (never contracted into FMAs).
+    assert!(ptx.contains("add.rn.f32") && !ptx.contains("fma.rn"), "{ptx}");
+    let ptx = kernel("scan_reverse", Arch::Sm90a).ptx;
+    assert!(ptx.contains("shfl.sync.down.b32") && !ptx.contains("shfl.sync.up"), "{ptx}");
+}
+
+/// A kernel in the text form around one op: `%x` is a constant tensor of `shape` in `layout`.
+fn one_op(shape: &str, layout: &str, op: &str) -> tessel_tile::ir::Func {
+    let src = format!(
+        "func @k(%p: ptr<f32>) attributes {{num_warps = 2}} {{
+  %x = constant {{value = 1.0}} : tensor<{shape}xf32, {layout}>
+{op}
+  return
+}}"
+    );
+    parse_func(&src).unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+#[test]
+fn ops_needing_data_movement_are_errors_not_wrong_code() {
+    // A transpose whose result layout is the operand's blocked layout again: elements change threads.
+    let b = "BlockedLayout([1,4],[8,4],[2,1],[1,0])";
+    let f = one_op("32x64", b, &format!("  %t = permute {{order = [1, 0]}} %x : tensor<64x32xf32, {b}>"));
+    let e = compile(&f, Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("`permute`") && e.message.contains("convert_layout"), "{e}");
+    // A dot whose operands are blocked, not dot-operand layouts: rows of A live in other lanes.
+    let acc = "BlockedLayout([1,1],[4,8],[2,1],[1,0])";
+    let dot = format!(
+        "  %y = constant {{value = 2.0}} : tensor<64x32xf32, {b}>
+  %c = constant {{value = 0.0}} : tensor<32x32xf32, {acc}>
+  %d = dot {{precision = ieee}} %x, %y, %c : tensor<32x32xf32, {acc}>"
+    );
+    let e = compile(&one_op("32x64", b, &dot), Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("operand A"), "{e}");
+    assert!(e.message.contains("= dot`") && e.message.contains("DotOperandLayout"), "{e}");
 }
 
 /// `$PTXAS`, else `ptxas` on PATH.

@@ -310,20 +310,22 @@ pub(crate) fn cmp(l: &mut Lower, data: &OpData, p: CmpPred) -> Result<(), Compil
 }
 
 pub(crate) fn select(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
-    let class = class_of(l.elem_of(data.results[0])?)?;
-    map_regs(l, data, |l, a| {
-        let d = l.b.reg(class);
-        let (c, x, y) = (a[0], a[1], a[2]);
-        if class == RegClass::Pred {
-            let (t, u) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::Pred));
-            l.b.ins(format!("and.pred {t}, {c}, {x}"));
-            l.b.ins(format!("and.pred {u}, !{c}, {y}"));
-            l.b.ins(format!("or.pred {d}, {t}, {u}"));
-        } else {
-            l.b.ins(format!("selp.b{} {d}, {x}, {y}, {c}", class.bits()));
-        }
-        Ok(d)
-    })
+    map_regs(l, data, |l, a| Ok(select_reg(l, a[0], a[1], a[2])))
+}
+
+/// `c ? x : y` for registers `x`, `y` of one class.
+pub(crate) fn select_reg(l: &mut Lower, c: Reg, x: Reg, y: Reg) -> Reg {
+    let class = x.class;
+    let d = l.b.reg(class);
+    if class == RegClass::Pred {
+        let (t, u) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::Pred));
+        l.b.ins(format!("and.pred {t}, {c}, {x}"));
+        l.b.ins(format!("and.pred {u}, !{c}, {y}"));
+        l.b.ins(format!("or.pred {d}, {t}, {u}"));
+    } else {
+        l.b.ins(format!("selp.b{} {d}, {x}, {y}, {c}", class.bits()));
+    }
+    d
 }
 
 pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {

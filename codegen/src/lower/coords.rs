@@ -5,6 +5,8 @@
 //! register part is a compile-time constant per register; the thread part is computed once per distinct set
 //! of lane/warp basis values (`bfe.s32` of the id bit gives 0 or -1, `and` with the basis value, `xor`).
 
+use std::collections::HashMap;
+
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::ops::Op;
@@ -107,29 +109,45 @@ pub(crate) fn arange(l: &mut Lower, v: ValueId, start: i32) -> Result<Vec<Reg>, 
     Ok((0..n).map(|r| l.xor_const(t, reg_coords(&lin, r)[0], start as i64)).collect())
 }
 
-/// For each register of `dst`, the register of `src` holding the same element in the same thread, when the
-/// element of `dst` at key `fd(c)` is the element of `src` at key `fs(c)`; `None` if some element lives in
-/// another thread.
-fn register_map(
-    src: &LinearLayout,
-    dst: &LinearLayout,
-    fs: &dyn Fn(&[u32]) -> Vec<u32>,
-    fd: &dyn Fn(&[u32]) -> Vec<u32>,
-) -> Option<Vec<usize>> {
+/// One input of a re-indexing: its registers and layout, a linear map `key` from its element coordinates to a
+/// common key space, and a constant XORed into every key (which operand of a `join`/`cat` it is).
+pub(crate) struct Source<'a> {
+    pub regs: &'a [Reg],
+    pub layout: &'a LinearLayout,
+    pub key: &'a dyn Fn(&[u32]) -> Vec<u32>,
+    pub tag: Vec<u32>,
+}
+
+/// The `dim` bases of `l`, padded with zero vectors to `n` (a missing in-dim holds the same data everywhere).
+fn padded_bases(l: &LinearLayout, dim: &str, n: usize) -> Vec<Vec<u32>> {
+    let mut b = bases(l, dim);
+    b.resize(n, vec![0; l.num_out_dims()]);
+    b
+}
+
+/// For each register of `dst`, a source register holding the element with the same key in the same thread:
+/// the element of `dst` at coordinates `c` is the source element `s` with `key(s) ^ tag == fd(c)`. Both key
+/// maps are linear, so this holds in every thread exactly when every lane and warp basis of each source maps
+/// to the key of the same basis of `dst` and every register of `dst` finds its key among the sources'
+/// registers at lane = warp = 0. `None` when some element lives in another thread (a data movement).
+pub(crate) fn gather(srcs: &[Source], dst: &LinearLayout, fd: &dyn Fn(&[u32]) -> Vec<u32>) -> Option<Vec<Reg>> {
     for dim in ["lane", "warp"] {
-        let (bs, bd) = (bases(src, dim), bases(dst, dim));
-        if bs.len() != bd.len() || bs.iter().zip(&bd).any(|(a, b)| fs(a) != fd(b)) {
-            return None;
+        let n = srcs.iter().map(|s| bases(s.layout, dim).len()).chain([bases(dst, dim).len()]).max().unwrap_or(0);
+        let bd = padded_bases(dst, dim, n);
+        for s in srcs {
+            if padded_bases(s.layout, dim, n).iter().zip(&bd).any(|(a, b)| (s.key)(a) != fd(b)) {
+                return None;
+            }
         }
     }
-    let ns = src.in_dim_size("register");
-    let keys: Vec<Vec<u32>> = (0..ns).map(|r| fs(&reg_coords(src, r))).collect();
-    (0..dst.in_dim_size("register"))
-        .map(|r| {
-            let k = fd(&reg_coords(dst, r));
-            keys.iter().position(|x| *x == k)
-        })
-        .collect()
+    let mut by_key: HashMap<Vec<u32>, Reg> = HashMap::new();
+    for s in srcs {
+        for r in 0..s.layout.in_dim_size("register") {
+            let k: Vec<u32> = (s.key)(&reg_coords(s.layout, r)).iter().zip(&s.tag).map(|(a, b)| a ^ b).collect();
+            by_key.entry(k).or_insert(s.regs[r as usize]);
+        }
+    }
+    (0..dst.in_dim_size("register")).map(|r| by_key.get(&fd(&reg_coords(dst, r))).copied()).collect()
 }
 
 /// Re-indexes `src_regs` (laid out by `src`) for `dst` with the key maps `fs`/`fd`.
@@ -140,7 +158,8 @@ pub(crate) fn remap(
     fs: &dyn Fn(&[u32]) -> Vec<u32>,
     fd: &dyn Fn(&[u32]) -> Vec<u32>,
 ) -> Option<Vec<Reg>> {
-    register_map(src, dst, fs, fd).map(|m| m.into_iter().map(|i| src_regs[i]).collect())
+    let tag = vec![0; fs(&vec![0; src.num_out_dims()]).len()];
+    gather(&[Source { regs: src_regs, layout: src, key: fs, tag }], dst, fd)
 }
 
 /// `broadcast`, `expand_dims`: the element a register holds is already in the same thread.

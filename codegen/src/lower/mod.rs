@@ -2,15 +2,20 @@
 //!
 //! Every tensor value becomes the registers of its layout's `register` in-dim: register `r` of the thread
 //! (`lane`, `warp`) holds the element at `L(r, lane, warp)`. Scalars are one register. Ops that keep the
-//! data in place (splat, broadcast, expand_dims, reduce results, register permutations) only re-index
-//! registers; element coordinates are XORs of layout bases selected by thread-id bits.
+//! data in place (splat, broadcast, expand_dims, permute, reshape, join, split, cat, reduce results, register
+//! permutations) only re-index registers; element coordinates are XORs of layout bases selected by thread-id
+//! bits. One module per family: `arith` (elementwise), `memory`, `convert`, `reduce`, `scan`, `dot` (FMA),
+//! `shape`, `control`; `coords` holds the coordinate and re-indexing helpers they share.
 
 mod arith;
 mod control;
 mod convert;
 mod coords;
+mod dot;
 mod memory;
 mod reduce;
+mod scan;
+mod shape;
 
 use std::collections::HashMap;
 
@@ -154,6 +159,9 @@ impl<'f> Lower<'f> {
             Op::Atomic { op, sem, scope } => memory::atomic(self, &data, *op, sem, scope)?,
             Op::AtomicCas { sem, scope } => memory::atomic_cas(self, &data, sem, scope)?,
             Op::Reduce { axis } => reduce::reduce(self, &data, *axis)?,
+            Op::Scan { axis, reverse } => scan::scan(self, &data, *axis, *reverse)?,
+            Op::Dot { precision, .. } => dot::dot(self, &data, *precision)?,
+            Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Split | Op::Cat => shape::shape_op(self, &data)?,
             Op::For(_) => control::for_loop(self, &data)?,
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,

@@ -11,7 +11,7 @@ use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
 
 /// Lowers the combine region once on `acc` and `x` (one register per operand each).
-fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
+pub(crate) fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
     let args = l.f.region(r).args.clone();
     for (a, reg) in args.iter().zip(acc.iter().chain(x)) {
         l.vals.insert(*a, vec![*reg]);
@@ -20,11 +20,13 @@ fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg
     ys.iter().map(|&y| l.get(y).map(|rs| rs[0])).collect()
 }
 
-/// `shfl.sync.bfly` of any register class (64-bit as two halves, 16-bit and predicates widened).
-fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
+/// `shfl.sync.<mode>` of a register of any class over the full warp (64-bit as two halves, 16-bit values and
+/// predicates widened to 32 bits). `lane` is the lane/offset operand; `c` the clamp/segment operand (31 for
+/// `bfly`, `down` and `idx`, 0 for `up`).
+pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: &str, c: u32) -> Reg {
     let shfl = |l: &mut Lower, x: Reg| {
         let d = l.b.reg(x.class);
-        l.b.ins(format!("shfl.sync.bfly.b32 {d}, {x}, {lane_mask}, 31, -1"));
+        l.b.ins(format!("shfl.sync.{mode}.b32 {d}, {x}, {lane}, {c}, -1"));
         d
     };
     match v.class {
@@ -54,6 +56,11 @@ fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
             d
         }
     }
+}
+
+/// `shfl.sync.bfly` with lane mask `lane_mask`.
+fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
+    shuffle(l, v, "bfly", &lane_mask.to_string(), 31)
 }
 
 pub(crate) fn slot_bytes(c: RegClass) -> u32 {

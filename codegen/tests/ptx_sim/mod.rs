@@ -1,0 +1,686 @@
+//! A small SIMT simulator for the PTX that tessel-codegen emits, so that tests can run kernels on the CPU and
+//! compare them with the reference interpreter where no GPU is at hand.
+//!
+//! Scope: one `.entry` of straight-line code with labels and *uniform* branches (a branch some threads of the
+//! CTA take and others do not is reported as an error), virtual registers, `ld.param`, global memory as
+//! bounds-checked buffers, dynamic shared memory, and the instruction forms the code generator uses. The
+//! threads of a CTA run in lockstep, one instruction at a time over all threads, with every result computed
+//! from the state before the instruction (so `shfl.sync` reads its peers' sources); CTAs run one after another.
+//! Because lockstep execution would hide a missing barrier, every shared-memory access is checked against the
+//! other threads' accesses since the last `bar.sync` (or `bar.warp.sync` within a warp): unordered
+//! read-after-write, write-after-read and conflicting writes are errors. Instruction semantics follow the PTX
+//! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
+//! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
+//! `.approx` math done exactly. It is a test oracle for data movement, arithmetic order and barriers, not a
+//! model of timing, memory consistency or divergent execution.
+
+use std::collections::HashMap;
+
+use tessel_tile::interp::value::{Val, from_bits, to_bits};
+use tessel_tile::types::ScalarType;
+
+#[derive(Clone, Debug)]
+enum Opnd {
+    Reg(usize),
+    NotReg(usize),
+    Imm(u64),
+    Special(&'static str),
+    /// A symbol: a parameter name or `global_smem`.
+    Sym(String),
+    /// `[base + off]`.
+    Mem(Box<Opnd>, i64),
+    /// `{a, b, ..}`; `None` for `_`.
+    Vec(Vec<Option<usize>>),
+}
+
+#[derive(Clone, Debug)]
+struct Ins {
+    pred: Option<(usize, bool)>,
+    op: String,
+    args: Vec<Opnd>,
+    line: usize,
+}
+
+/// A parsed kernel.
+pub struct Program {
+    ins: Vec<Ins>,
+    labels: HashMap<String, usize>,
+    n_regs: usize,
+    params: Vec<String>,
+}
+
+fn parse_imm(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0f") {
+        return u32::from_str_radix(h, 16).ok().map(u64::from);
+    }
+    if let Some(h) = s.strip_prefix("0d") {
+        return u64::from_str_radix(h, 16).ok();
+    }
+    if let Some(h) = s.strip_prefix("0x") {
+        return u64::from_str_radix(h, 16).ok();
+    }
+    s.parse::<i64>().ok().map(|v| v as u64)
+}
+
+/// Splits at top-level commas (not inside `{}` or `[]`).
+fn split_args(s: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0);
+    for ch in s.chars() {
+        match ch {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+impl Program {
+    pub fn parse(ptx: &str) -> Result<Program, String> {
+        let mut regs: HashMap<String, usize> = HashMap::new();
+        let mut reg = |name: &str| {
+            let n = regs.len();
+            *regs.entry(name.to_string()).or_insert(n)
+        };
+        let (mut ins, mut labels, mut params) = (Vec::new(), HashMap::new(), Vec::new());
+        let mut in_body = false;
+        for (ln, raw) in ptx.lines().enumerate() {
+            let line = raw.split("//").next().unwrap().trim();
+            if line.is_empty() {
+                continue;
+            }
+            if !in_body {
+                if let Some(p) = line.strip_prefix(".param ") {
+                    params.push(p.split_whitespace().last().unwrap().trim_end_matches(',').to_string());
+                }
+                in_body = line == "{";
+                continue;
+            }
+            if line == "}" || line.starts_with(".reg") {
+                continue;
+            }
+            if let Some(l) = line.strip_suffix(':') {
+                labels.insert(l.to_string(), ins.len());
+                continue;
+            }
+            let line = line.trim_end_matches(';');
+            let (pred, rest) = match line.strip_prefix('@') {
+                Some(r) => {
+                    let (p, rest) = r.split_once(' ').ok_or("bad predicate")?;
+                    let (neg, p) = match p.strip_prefix('!') {
+                        Some(p) => (true, p),
+                        None => (false, p),
+                    };
+                    (Some((reg(p), !neg)), rest.trim())
+                }
+                None => (None, line),
+            };
+            let (op, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let mut args = Vec::new();
+            for a in split_args(rest) {
+                args.push(Self::operand(&a, &mut reg).ok_or_else(|| format!("line {}: operand `{a}`", ln + 1))?);
+            }
+            ins.push(Ins { pred, op: op.to_string(), args, line: ln + 1 });
+        }
+        Ok(Program { ins, labels, n_regs: regs.len(), params })
+    }
+
+    fn operand(a: &str, reg: &mut impl FnMut(&str) -> usize) -> Option<Opnd> {
+        let a = a.trim();
+        if let Some(inner) = a.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            let (base, off) = match inner.split_once('+') {
+                Some((b, o)) => (b.trim(), o.trim().parse().ok()?),
+                None => (inner.trim(), 0),
+            };
+            return Some(Opnd::Mem(Box::new(Self::operand(base, reg)?), off));
+        }
+        if let Some(inner) = a.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+            return Some(Opnd::Vec(
+                inner.split(',').map(|x| x.trim()).map(|x| if x == "_" { None } else { Some(reg(x)) }).collect(),
+            ));
+        }
+        for s in ["%tid.x", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid"] {
+            if a == s {
+                return Some(Opnd::Special(s));
+            }
+        }
+        if let Some(r) = a.strip_prefix('!') {
+            return Some(Opnd::NotReg(reg(r)));
+        }
+        if a.starts_with('%') {
+            return Some(Opnd::Reg(reg(a)));
+        }
+        if let Some(v) = parse_imm(a) {
+            return Some(Opnd::Imm(v));
+        }
+        Some(Opnd::Sym(a.to_string()))
+    }
+}
+
+/// Global memory: buffers at distinct addresses, every access bounds-checked.
+#[derive(Default)]
+pub struct Global {
+    bufs: Vec<(u64, Vec<u8>)>,
+}
+
+impl Global {
+    /// Places `bytes` in memory and returns its address.
+    pub fn alloc(&mut self, bytes: Vec<u8>) -> u64 {
+        let base = self.bufs.last().map_or(1 << 20, |(b, v)| (b + v.len() as u64 + 4096) & !255);
+        self.bufs.push((base, bytes));
+        base
+    }
+
+    pub fn bytes(&self, addr: u64) -> &[u8] {
+        &self.bufs.iter().find(|(b, _)| *b == addr).expect("no buffer at this address").1
+    }
+
+    fn slice(&mut self, addr: u64, n: usize) -> Result<&mut [u8], String> {
+        for (b, v) in &mut self.bufs {
+            if addr >= *b && addr + n as u64 <= *b + v.len() as u64 {
+                let o = (addr - *b) as usize;
+                return Ok(&mut v[o..o + n]);
+            }
+        }
+        Err(format!("global access of {n} bytes at {addr:#x} is outside every buffer"))
+    }
+}
+
+fn suffix_bits(t: &str) -> u32 {
+    match t {
+        "pred" => 1,
+        _ => t[1..].parse().unwrap_or(32),
+    }
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
+}
+
+fn sext(v: u64, bits: u32) -> i64 {
+    if bits >= 64 { v as i64 } else { ((v << (64 - bits)) as i64) >> (64 - bits) }
+}
+
+fn scalar(t: &str) -> Option<ScalarType> {
+    Some(match t {
+        "f16" => ScalarType::F16,
+        "bf16" => ScalarType::BF16,
+        "f32" => ScalarType::F32,
+        "f64" => ScalarType::F64,
+        _ => return None,
+    })
+}
+
+fn to_f(v: u64, t: &str) -> f64 {
+    from_bits(v, scalar(t).unwrap()).as_f64()
+}
+
+fn from_f(x: f64, t: &str) -> u64 {
+    to_bits(Val::Float(x), scalar(t).unwrap())
+}
+
+/// The value of integer type `t` (`s32`, `u16`, `b64`...) as i128, sign-extended for signed types.
+fn int_val(v: u64, t: &str) -> i128 {
+    let bits = suffix_bits(t);
+    if t.starts_with('s') { sext(v, bits) as i128 } else { (v & mask(bits)) as i128 }
+}
+
+/// One CTA's execution state.
+struct Cta<'a> {
+    p: &'a Program,
+    regs: Vec<Vec<u64>>,
+    params: &'a HashMap<String, u64>,
+    ctaid: [u32; 3],
+    grid: [u32; 3],
+    smem: Vec<u8>,
+    /// Who last wrote and read each byte of shared memory, and when (see [`Cta::check_race`]).
+    shadow: Vec<Shadow>,
+    /// `bar.sync` count, and `bar.warp.sync` count per warp.
+    epoch: u32,
+    warp_epoch: Vec<u32>,
+}
+
+/// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
+#[derive(Clone, Copy, Default)]
+struct Shadow {
+    write: Option<(usize, u32, u32)>,
+    /// The last reader, whether several threads read, and the warp of all readers (`None`: several warps).
+    read: Option<(usize, u32, u32)>,
+    readers_many: bool,
+    readers_warp: Option<usize>,
+}
+
+impl Cta<'_> {
+    fn val(&self, t: usize, o: &Opnd) -> Result<u64, String> {
+        Ok(match o {
+            Opnd::Reg(r) => self.regs[t][*r],
+            Opnd::NotReg(r) => (self.regs[t][*r] == 0) as u64,
+            Opnd::Imm(v) => *v,
+            Opnd::Special(s) => match *s {
+                "%tid.x" => t as u64,
+                "%laneid" => (t % 32) as u64,
+                "%ctaid.x" => self.ctaid[0] as u64,
+                "%ctaid.y" => self.ctaid[1] as u64,
+                "%ctaid.z" => self.ctaid[2] as u64,
+                "%nctaid.x" => self.grid[0] as u64,
+                "%nctaid.y" => self.grid[1] as u64,
+                _ => self.grid[2] as u64,
+            },
+            Opnd::Sym(s) if s == "global_smem" => 0,
+            other => return Err(format!("cannot read {other:?} as a value")),
+        })
+    }
+
+    fn addr(&self, t: usize, o: &Opnd) -> Result<u64, String> {
+        match o {
+            Opnd::Mem(base, off) => Ok(self.val(t, base)?.wrapping_add(*off as u64)),
+            other => Err(format!("{other:?} is not an address")),
+        }
+    }
+
+    /// Bytes `addr..addr + n` of shared memory for thread `t`, after checking the access against the other
+    /// threads' accesses since the last barrier that orders them (`bar.sync`, or `bar.warp.sync` within a
+    /// warp): a read of another thread's unordered write, a write over another thread's unordered read, or a
+    /// different value over another thread's unordered write is a race, reported as an error. This is what
+    /// lockstep execution would otherwise hide: a missing barrier.
+    fn smem(&mut self, t: usize, addr: u64, n: usize, write: Option<&[u8]>) -> Result<&mut [u8], String> {
+        let len = self.smem.len();
+        let a = addr as usize;
+        if a + n > len {
+            return Err(format!("shared access of {n} bytes at {a} past the {len} bytes allocated"));
+        }
+        let (epoch, warp) = (self.epoch, t / 32);
+        let wepoch = self.warp_epoch[warp];
+        // Whether an access by `u` at (e, we) is ordered before this one.
+        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
+        for i in 0..n {
+            let sh = &mut self.shadow[a + i];
+            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
+            match write {
+                None => {
+                    if let Some((u, e, we)) = sh.write
+                        && !ordered(u, e, we)
+                    {
+                        return race(&format!("thread {t} reads what thread {u} wrote"));
+                    }
+                    match sh.read {
+                        Some((u, e, _)) if e == epoch && u != t => {
+                            sh.readers_many = true;
+                            if sh.readers_warp != Some(warp) {
+                                sh.readers_warp = None;
+                            }
+                        }
+                        Some((_, e, _)) if e == epoch => {}
+                        _ => {
+                            sh.readers_many = false;
+                            sh.readers_warp = Some(warp);
+                        }
+                    }
+                    sh.read = Some((t, epoch, wepoch));
+                }
+                Some(new) => {
+                    if let Some((u, e, we)) = sh.read {
+                        let others = sh.readers_many || u != t;
+                        let warp_ordered = sh.readers_warp == Some(warp) && we < wepoch;
+                        if others && e == epoch && !warp_ordered {
+                            return race(&format!("thread {t} overwrites what thread {u} read"));
+                        }
+                    }
+                    if let Some((u, e, we)) = sh.write
+                        && !ordered(u, e, we)
+                        && self.smem[a + i] != new[i]
+                    {
+                        return race(&format!("threads {u} and {t} write different values"));
+                    }
+                    self.shadow[a + i].write = Some((t, epoch, wepoch));
+                }
+            }
+        }
+        Ok(&mut self.smem[a..a + n])
+    }
+}
+
+/// Runs `prog` over `grid` CTAs of `threads` threads with `smem_bytes` of shared memory; `args` are the entry's
+/// parameters in order, as raw bits (addresses from [`Global::alloc`], integers, f32/f64 bit patterns).
+pub fn run(
+    prog: &Program,
+    global: &mut Global,
+    args: &[u64],
+    grid: [u32; 3],
+    threads: u32,
+    smem_bytes: u32,
+) -> Result<(), String> {
+    let params: HashMap<String, u64> = prog.params.iter().cloned().zip(args.iter().copied()).collect();
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                let mut cta = Cta {
+                    p: prog,
+                    regs: vec![vec![0; prog.n_regs]; threads as usize],
+                    params: &params,
+                    ctaid: [x, y, z],
+                    grid,
+                    // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
+                    smem: vec![0xA5; smem_bytes as usize],
+                    shadow: vec![Shadow::default(); smem_bytes as usize],
+                    epoch: 0,
+                    warp_epoch: vec![0; threads.div_ceil(32) as usize],
+                };
+                run_cta(&mut cta, global)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
+    let n = c.regs.len();
+    let mut pc = 0;
+    let mut steps = 0u64;
+    while pc < c.p.ins.len() {
+        steps += 1;
+        if steps > 50_000_000 {
+            return Err("too many steps".into());
+        }
+        let ins = c.p.ins[pc].clone();
+        let active: Vec<bool> = (0..n).map(|t| ins.pred.is_none_or(|(p, want)| (c.regs[t][p] != 0) == want)).collect();
+        let base = ins.op.split('.').next().unwrap();
+        match base {
+            "bra" => {
+                let Opnd::Sym(target) = &ins.args[0] else { return Err("bad branch".into()) };
+                if active.iter().any(|&a| a) != active.iter().all(|&a| a) {
+                    return Err(format!("line {}: divergent branch", ins.line));
+                }
+                pc = if active[0] { c.p.labels[target] } else { pc + 1 };
+                continue;
+            }
+            "ret" => return Ok(()),
+            "bar" => {
+                if ins.op.starts_with("bar.warp") {
+                    c.warp_epoch.iter_mut().for_each(|e| *e += 1);
+                } else {
+                    c.epoch += 1;
+                }
+                pc += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let mut writes: Vec<(usize, usize, u64)> = Vec::new();
+        for (t, _) in active.iter().enumerate().filter(|(_, a)| **a) {
+            exec(c, g, &ins, t, &mut writes).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+        }
+        for (t, r, v) in writes {
+            c.regs[t][r] = v;
+        }
+        pc += 1;
+    }
+    Ok(())
+}
+
+fn dst(o: &Opnd) -> Result<usize, String> {
+    match o {
+        Opnd::Reg(r) => Ok(*r),
+        other => Err(format!("{other:?} is not a register")),
+    }
+}
+
+/// Executes `ins` for thread `t`, recording register writes.
+fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, usize, u64)>) -> Result<(), String> {
+    let parts: Vec<&str> = ins.op.split('.').collect();
+    let ty = *parts.last().unwrap();
+    let bits = suffix_bits(ty);
+    let a = &ins.args;
+    let v = |i: usize| c.val(t, &a[i]);
+    let float = ty.starts_with('f') && scalar(ty).is_some();
+    let mut put = |o: &Opnd, x: u64| -> Result<(), String> {
+        w.push((t, dst(o)?, x));
+        Ok(())
+    };
+    match parts[0] {
+        "mov" => match (&a[0], &a[1]) {
+            (Opnd::Vec(parts_d), src) => {
+                let x = c.val(t, src)?;
+                let each = bits / parts_d.len() as u32;
+                for (i, d) in parts_d.iter().enumerate() {
+                    if let Some(d) = d {
+                        w.push((t, *d, (x >> (each * i as u32)) & mask(each)));
+                    }
+                }
+            }
+            (d, Opnd::Vec(srcs)) => {
+                let each = bits / srcs.len() as u32;
+                let mut x = 0;
+                for (i, s) in srcs.iter().enumerate() {
+                    x |= (c.regs[t][s.ok_or("`_` in a pack")?] & mask(each)) << (each * i as u32);
+                }
+                put(d, x)?;
+            }
+            (d, s) => put(d, c.val(t, s)? & mask(bits.max(1)))?,
+        },
+        "ld" if parts[1] == "param" => {
+            let Opnd::Mem(b, _) = &a[1] else { return Err("bad param".into()) };
+            let Opnd::Sym(name) = &**b else { return Err("bad param".into()) };
+            put(&a[0], c.params[name])?
+        }
+        "cvta" => put(&a[0], v(1)?)?,
+        "ld" | "st" => {
+            let shared = parts[1] == "shared";
+            let vecn: usize = parts.iter().find_map(|p| p.strip_prefix('v').and_then(|n| n.parse().ok())).unwrap_or(1);
+            let eb = (bits / 8) as usize;
+            let (mem_op, regs_op) = if parts[0] == "ld" { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
+            let addr = c.addr(t, mem_op)?;
+            let regs: Vec<Option<usize>> = match regs_op {
+                Opnd::Vec(v) => v.clone(),
+                Opnd::Reg(r) => vec![Some(*r)],
+                Opnd::Imm(_) => vec![None],
+                other => return Err(format!("bad data operand {other:?}")),
+            };
+            // Values to store, read before borrowing memory.
+            let vals: Vec<u64> = regs
+                .iter()
+                .map(|r| match (r, regs_op) {
+                    (Some(r), _) => c.regs[t][*r],
+                    (None, Opnd::Imm(x)) => *x,
+                    _ => 0,
+                })
+                .collect();
+            let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()[..eb].to_vec()).collect();
+            let write = (parts[0] == "st").then_some(&stored[..]);
+            let bytes: &mut [u8] = if shared { c.smem(t, addr, eb * vecn, write)? } else { g.slice(addr, eb * vecn)? };
+            for (i, r) in regs.iter().enumerate() {
+                let chunk = &mut bytes[i * eb..(i + 1) * eb];
+                if parts[0] == "ld" {
+                    let mut b8 = [0u8; 8];
+                    b8[..eb].copy_from_slice(chunk);
+                    w.push((t, r.ok_or("`_` in a load")?, u64::from_le_bytes(b8)));
+                } else {
+                    chunk.copy_from_slice(&vals[i].to_le_bytes()[..eb]);
+                }
+            }
+        }
+        "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" if float => {
+            let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));
+            let r = match parts[0] {
+                "add" => x + y,
+                "sub" => x - y,
+                "mul" => x * y,
+                "div" => x / y,
+                "min" => x.min(y),
+                "max" => x.max(y),
+                _ => return Err("float rem".into()),
+            };
+            // One rounding to the type (f32 sums of f32 values are exact in f64, then rounded once).
+            put(&a[0], from_f(r, ty))?
+        }
+        "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" => {
+            if ty == "pred" {
+                let (x, y) = (v(1)?, v(2)?);
+                let r = match parts[0] {
+                    "and" => x & y,
+                    "or" => x | y,
+                    "xor" => x ^ y,
+                    _ => return Err("pred op".into()),
+                };
+                return put(&a[0], r);
+            }
+            let (x, y) = (int_val(v(1)?, ty), int_val(v(2)?, ty));
+            let wide = parts.get(1) == Some(&"wide");
+            let hi = parts.get(1) == Some(&"hi");
+            let r: i128 = match parts[0] {
+                "add" => x + y,
+                "sub" => x - y,
+                "mul" if hi => (x * y) >> bits,
+                "mul" => x * y,
+                "div" => {
+                    if y == 0 {
+                        -1
+                    } else {
+                        x / y
+                    }
+                }
+                "rem" => {
+                    if y == 0 {
+                        x
+                    } else {
+                        x % y
+                    }
+                }
+                "min" => x.min(y),
+                "max" => x.max(y),
+                "and" => x & y,
+                "or" => x | y,
+                "xor" => x ^ y,
+                "shl" => {
+                    let s = v(2)? as u32;
+                    if s >= bits { 0 } else { x << s }
+                }
+                _ => {
+                    let s = (v(2)? as u32).min(bits);
+                    if ty.starts_with('s') { x >> s.min(bits - 1) } else { (x & mask(bits) as i128) >> s.min(127) }
+                }
+            };
+            put(&a[0], r as u64 & mask(if wide { 2 * bits } else { bits }))?
+        }
+        "mad" => {
+            let (x, y, z) = (int_val(v(1)?, ty), int_val(v(2)?, ty), int_val(v(3)?, ty));
+            let wide = parts.get(1) == Some(&"wide");
+            put(&a[0], (x * y + z) as u64 & mask(if wide { 2 * bits } else { bits }))?
+        }
+        "fma" => {
+            let (x, y, z) = (to_f(v(1)?, ty), to_f(v(2)?, ty), to_f(v(3)?, ty));
+            let r = if ty == "f32" { (x as f32).mul_add(y as f32, z as f32) as f64 } else { x.mul_add(y, z) };
+            put(&a[0], from_f(r, ty))?
+        }
+        "neg" | "abs" | "not" | "ex2" | "lg2" | "sqrt" | "rsqrt" | "sin" | "cos" | "rcp" => {
+            let x = v(1)?;
+            let r = if float {
+                let f = to_f(x, ty);
+                from_f(
+                    match parts[0] {
+                        "neg" => -f,
+                        "abs" => f.abs(),
+                        "ex2" => f.exp2(),
+                        "lg2" => f.log2(),
+                        "sqrt" => f.sqrt(),
+                        "rsqrt" => 1.0 / f.sqrt(),
+                        "sin" => f.sin(),
+                        "cos" => f.cos(),
+                        _ => 1.0 / f,
+                    },
+                    ty,
+                )
+            } else {
+                match parts[0] {
+                    "neg" => (-int_val(x, ty)) as u64 & mask(bits),
+                    "abs" => int_val(x, ty).unsigned_abs() as u64 & mask(bits),
+                    "not" if ty == "pred" => (x == 0) as u64,
+                    _ => !x & mask(bits),
+                }
+            };
+            put(&a[0], r)?
+        }
+        "bfe" => {
+            let (x, pos, len) = (v(1)?, v(2)? as u32, v(3)? as u32);
+            let f = (x >> pos.min(63)) & mask(len);
+            let r = if ty == "s32" && len > 0 { sext(f, len) as u64 } else { f };
+            put(&a[0], r & mask(bits))?
+        }
+        "selp" => put(&a[0], if v(3)? != 0 { v(1)? } else { v(2)? })?,
+        "setp" => {
+            let cmp = parts[1];
+            let r = if float {
+                let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));
+                let unordered = x.is_nan() || y.is_nan();
+                match cmp {
+                    "eq" => x == y,
+                    "ne" => !unordered && x != y,
+                    "neu" => unordered || x != y,
+                    "lt" => x < y,
+                    "le" => x <= y,
+                    "gt" => x > y,
+                    "ge" => x >= y,
+                    other => return Err(format!("setp.{other}")),
+                }
+            } else {
+                let (x, y) = (int_val(v(1)?, ty), int_val(v(2)?, ty));
+                match cmp {
+                    "eq" => x == y,
+                    "ne" => x != y,
+                    "lt" => x < y,
+                    "le" => x <= y,
+                    "gt" => x > y,
+                    "ge" => x >= y,
+                    other => return Err(format!("setp.{other}")),
+                }
+            };
+            put(&a[0], r as u64)?
+        }
+        "cvt" => {
+            let (dt, st) = (parts[parts.len() - 2], parts[parts.len() - 1]);
+            let x = v(1)?;
+            let r = if dt == "tf32" {
+                let f = f32::from_bits(x as u32);
+                if f.is_finite() { (x as u32).wrapping_add(1 << 12) as u64 & 0xffff_e000 } else { x }
+            } else {
+                match (scalar(dt).is_some(), scalar(st).is_some()) {
+                    (true, true) => from_f(to_f(x, st), dt),
+                    (true, false) => from_f(int_val(x, st) as f64, dt),
+                    (false, true) => {
+                        let f = to_f(x, st).trunc();
+                        (f as i128) as u64 & mask(suffix_bits(dt))
+                    }
+                    (false, false) => int_val(x, st) as u64 & mask(suffix_bits(dt)),
+                }
+            };
+            put(&a[0], r)?
+        }
+        "shfl" => {
+            let (mode, lane) = (parts[2], t % 32);
+            let (b, cc) = (v(2)? as usize, v(3)? as usize);
+            let (clamp, seg) = (cc & 31, (cc >> 8) & 31);
+            let (min_lane, max_lane) = (lane & seg, (lane & seg) | (clamp & !seg));
+            let (j, ok) = match mode {
+                "up" => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
+                "down" => (lane + b, lane + b <= max_lane),
+                "bfly" => (lane ^ b, (lane ^ b) <= max_lane),
+                _ => (min_lane | (b & !seg & 31), (min_lane | (b & !seg & 31)) <= max_lane),
+            };
+            let warp = t - lane;
+            let src = if ok { warp + j } else { t };
+            let r = c.val(src, &a[1])?;
+            put(&a[0], r)?
+        }
+        other => return Err(format!("instruction `{other}` is not simulated")),
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! Runs the PTX of the `tests/ir/` kernels on the CPU with the SIMT simulator of `ptx_sim` and compares every
+//! output with the reference interpreter: random inputs, poisoned outputs, integers exact, floats within a
+//! tolerance, as `examples/gpu_check.rs` does on a GPU. This checks what ptxas cannot: that the emitted code
+//! computes the right values and has its barriers. The simulator follows the PTX ISA's instruction semantics;
+//! what it cannot vouch for is the hardware itself (run `gpu_check` on a GPU for that).
+
+mod ptx_sim;
+
+use tessel_codegen::{Arch, compile};
+use tessel_tile::interp::memory::Memory;
+use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::{Arg, run};
+use tessel_tile::types::ScalarType::{self, *};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// A kernel argument: an input buffer (element type, length, scale: floats uniform in `[-scale, scale)`,
+/// integers in `[0, scale)`), a random buffer the kernel also writes, a poisoned output, or an `i32`.
+enum A {
+    In(ScalarType, usize, f64),
+    /// A buffer read and written (random initial values).
+    InOut(ScalarType, usize, f64),
+    Out(ScalarType, usize),
+    Int(i64),
+}
+
+fn decode(bytes: &[u8], elem: ScalarType) -> Vec<f64> {
+    let w = elem.bytes() as usize;
+    bytes
+        .chunks(w)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..w].copy_from_slice(c);
+            from_bits(u64::from_le_bytes(b), elem).as_f64()
+        })
+        .collect()
+}
+
+/// Runs `file` on the simulator and the interpreter; returns the worst relative error over float outputs and
+/// fails on any integer difference or any output element written by only one side.
+fn check(file: &str, grid: u32, args: &[A], seed: u64) -> f64 {
+    compare(file, grid, args, seed, |ptx| ptx).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`check`] on the PTX as `edit` leaves it, with the failures as errors.
+fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -> String) -> Result<f64, String> {
+    let path = format!("{}/tests/ir/{file}.tir", env!("CARGO_MANIFEST_DIR"));
+    let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let kernel = compile(&f, Arch::Sm90a).unwrap();
+    let prog = ptx_sim::Program::parse(&edit(kernel.ptx)).unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut mem = Memory::new();
+    let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut global = ptx_sim::Global::default();
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            A::Int(v) => {
+                iargs.push(Arg::Int(*v));
+                sargs.push(*v as u64);
+            }
+            A::In(e, n, _) | A::InOut(e, n, _) | A::Out(e, n) => {
+                let scale = match a {
+                    A::In(.., s) | A::InOut(.., s) => Some(*s),
+                    _ => None,
+                };
+                let vals: Vec<f64> = (0..*n)
+                    .map(|_| match scale {
+                        Some(s) if e.is_float() => ((rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * s,
+                        Some(s) => (rng.next() % s as u64) as f64,
+                        None if e.is_float() => f64::NAN,
+                        None => -1.0,
+                    })
+                    .collect();
+                let id = mem.alloc_from(format!("arg{i}"), *e, &vals);
+                let bytes = mem.buffer(id).bytes.clone();
+                let dev = if scale.is_none() { vec![0xFF; bytes.len()] } else { bytes };
+                let addr = global.alloc(dev);
+                iargs.push(Arg::Buffer(id));
+                sargs.push(addr);
+                if !matches!(a, A::In(..)) {
+                    outs.push((id, addr, *e));
+                }
+            }
+        }
+    }
+    ptx_sim::run(&prog, &mut global, &sargs, [grid, 1, 1], kernel.num_warps * 32, kernel.shared_bytes)
+        .map_err(|e| format!("{file}: simulator: {e}"))?;
+    run(&f, &iargs, [grid, 1, 1], &mut mem).unwrap_or_else(|e| panic!("{file}: interpreter: {e}"));
+    let mut worst: f64 = 0.0;
+    for (id, addr, e) in outs {
+        let got = decode(global.bytes(addr), e);
+        let want = decode(&mem.buffer(id).bytes, e);
+        let (mut num, mut den, mut n) = (0.0, 0.0, 0);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            if g.is_nan() && w.is_nan() {
+                continue;
+            }
+            if g.is_nan() || w.is_nan() || (!e.is_float() && g != w) {
+                return Err(format!("{file}: output element {i}: simulated {g}, interpreter {w}"));
+            }
+            num += (g - w) * (g - w);
+            den += w * w;
+            n += 1;
+        }
+        if n == 0 {
+            return Err(format!("{file}: an output with no element written"));
+        }
+        worst = worst.max(if den == 0.0 { num.sqrt() } else { (num / den).sqrt() });
+    }
+    Ok(worst)
+}
+
+fn seeds() -> impl Iterator<Item = u64> {
+    [0x5eed, 0xbeef, 0x1234_5678].into_iter()
+}
+
+#[test]
+fn fma_dots_match_the_interpreter() {
+    for seed in seeds() {
+        let k = 16 * (1 + seed as usize % 5);
+        let args = [A::In(F16, 32 * k, 1.0), A::In(F16, k * 32, 1.0), A::Out(F32, 1024), A::Int(k as i64)];
+        let err = check("dot_fma", 1, &args, seed);
+        assert!(err < 1e-6, "dot_fma: {err}");
+        let err = check("dot_tf32", 1, &[A::In(F32, 128, 1.0), A::In(F32, 128, 1.0), A::InOut(F32, 256, 1.0)], seed);
+        assert!(err < 1e-6, "dot_tf32: {err}");
+        // i16 operands (shifted to [-1000, 1000)) into i32, f16 into an f16 accumulator, f32 into f64.
+        let t = [
+            A::In(I16, 256, 2000.0),
+            A::In(I16, 256, 2000.0),
+            A::InOut(I32, 256, 1e6),
+            A::In(F16, 256, 1.0),
+            A::In(F16, 256, 1.0),
+            A::InOut(F16, 256, 1.0),
+            A::In(F32, 256, 1.0),
+            A::In(F32, 256, 1.0),
+            A::InOut(F64, 256, 1.0),
+        ];
+        let err = check("dot_types", 1, &t, seed);
+        assert!(err < 1e-6, "dot_types: {err}");
+        let err = check("dot_batched", 1, &[A::In(F16, 256, 1.0), A::In(F16, 256, 1.0), A::Out(F32, 512)], seed);
+        assert!(err < 1e-6, "dot_batched: {err}");
+    }
+}
+
+#[test]
+fn shape_ops_match_the_interpreter() {
+    for seed in seeds() {
+        let p = [A::In(F16, 2048, 8.0), A::Out(F16, 2048), A::In(F32, 512, 8.0), A::Out(F32, 512)];
+        assert_eq!(check("permute", 1, &p, seed), 0.0);
+        let r = [A::In(F32, 1024, 8.0), A::Out(F32, 1024), A::In(F16, 2048, 8.0), A::Out(F16, 2048)];
+        assert_eq!(check("reshape", 1, &r, seed), 0.0);
+        let j = [
+            A::In(F32, 256, 8.0),
+            A::In(F32, 256, 8.0),
+            A::Out(F32, 512),
+            A::Out(F32, 256),
+            A::Out(F32, 256),
+            A::Out(F32, 512),
+        ];
+        assert_eq!(check("join_split", 1, &j, seed), 0.0);
+    }
+}
+
+#[test]
+fn scans_match_the_interpreter() {
+    for seed in seeds() {
+        let c = [
+            A::In(I32, 2048, 1000.0),
+            A::In(F32, 2048, 1.0),
+            A::Out(I32, 2048),
+            A::Out(F32, 2048),
+            A::Out(I32, 2048),
+            A::In(I32, 512, 1000.0),
+            A::Out(I32, 512),
+        ];
+        let err = check("cumsum", 1, &c, seed);
+        assert!(err < 1e-5, "cumsum: {err}");
+        let r = [
+            A::In(F32, 2048, 1.0),
+            A::Out(F32, 2048),
+            A::In(I32, 2048, 1000.0),
+            A::Out(I32, 2048),
+            A::In(I32, 512, 1000.0),
+            A::Out(I32, 512),
+        ];
+        let err = check("scan_reverse", 1, &r, seed);
+        assert!(err < 1e-5, "scan_reverse: {err}");
+    }
+}
+
+#[test]
+fn the_comparison_can_fail() {
+    // One Hillis-Steele step reading the wrong lanes, one accumulator skipping a product: both must be caught.
+    let c = [
+        A::In(I32, 2048, 1000.0),
+        A::In(F32, 2048, 1.0),
+        A::Out(I32, 2048),
+        A::Out(F32, 2048),
+        A::Out(I32, 2048),
+        A::In(I32, 512, 1000.0),
+        A::Out(I32, 512),
+    ];
+    let wrong_lane = |p: String| p.replacen("shfl.sync.up.b32", "shfl.sync.down.b32", 1);
+    assert!(compare("cumsum", 1, &c, 1, wrong_lane).is_err());
+    // Dropping either barrier of the first warp exchange is a race the simulator reports, even though its
+    // lockstep execution would compute the right values.
+    for nth in [0, 1] {
+        let drop_barrier = |p: String| {
+            let at = p.match_indices("bar.sync 0;").nth(nth).unwrap().0;
+            format!("{}{}", &p[..at], &p[at + "bar.sync 0;".len()..])
+        };
+        let e = compare("cumsum", 1, &c, 1, drop_barrier).unwrap_err();
+        assert!(e.contains("without a barrier"), "{e}");
+    }
+    let d = [A::In(F16, 32 * 32, 1.0), A::In(F16, 32 * 32, 1.0), A::Out(F32, 1024), A::Int(32)];
+    assert!(compare("dot_fma", 1, &d, 1, |p| p).unwrap() < 1e-6);
+    let skip = |p: String| {
+        let at = p.find("fma.rn.f32").unwrap();
+        let end = at + p[at..].find('\n').unwrap();
+        let (d, rest) = p[at + 11..end].split_once(',').unwrap();
+        let acc = rest.rsplit(',').next().unwrap().trim_end_matches(';').trim();
+        format!("{}mov.f32 {d}, {acc};{}", &p[..at], &p[end..])
+    };
+    let err = compare("dot_fma", 1, &d, 1, skip).unwrap();
+    assert!(err > 1e-3, "a missing product must show in the float error: {err}");
+}
+
+#[test]
+fn earlier_kernels_match_the_interpreter() {
+    let err = check("softmax_f16", 4, &[A::In(F16, 16 * 256, 4.0), A::Out(F16, 16 * 256), A::Int(256), A::Int(200)], 7);
+    assert!(err < 2e-3, "softmax_f16: {err}");
+    assert_eq!(check("argmax", 3, &[A::In(F32, 12 * 128, 10.0), A::Out(F32, 12), A::Out(I32, 12)], 7), 0.0);
+    let c = [A::In(F16, 1024, 8.0), A::Out(F16, 1024), A::In(F32, 256, 8.0), A::Out(F32, 256)];
+    assert_eq!(check("convert", 1, &c, 7), 0.0);
+    let err = check("loop_acc", 1, &[A::In(F32, 48 * 512, 1.0), A::Out(F32, 520), A::Int(48)], 7);
+    assert!(err < 1e-5, "loop_acc: {err}");
+}

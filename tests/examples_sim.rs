@@ -1,0 +1,183 @@
+//! Example kernels compiled the whole way to PTX (auto-mode layouts, FMA dots, reductions, shape ops, layout
+//! conversions) and run on the CPU with the PTX simulator of `codegen/tests/ptx_sim`, against the
+//! interpreter on the same inputs: what the offline ptxas check cannot see (wrong values) shows up here
+//! without a GPU.
+
+#[path = "../codegen/tests/ptx_sim/mod.rs"]
+mod ptx_sim;
+
+use std::path::Path;
+
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::tile::ScalarType::{self, F16, F32, I32};
+use tessel_tile::interp::memory::Memory;
+use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::{Arg, run};
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, true)
+}
+
+fn int(div16: bool) -> ArgSpec {
+    ArgSpec::Int(I32, div16)
+}
+
+fn c(v: i64) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Int(v))
+}
+
+/// A runtime argument of both sides: a buffer (`Some(data)` input, `None` poisoned output of `len`), or
+/// a scalar.
+enum V {
+    Buf(ScalarType, Vec<f64>),
+    Out(ScalarType, usize),
+    Int(i64),
+    F32(f32),
+}
+
+fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let x = (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+            if t == F16 { half::f16::from_f64(x).to_f64() } else { x as f32 as f64 }
+        })
+        .collect()
+}
+
+/// Compiles `kernel` of `file` for `spec`, runs it on the simulator and in the interpreter over `grid`, and
+/// returns the worst relative error of the outputs.
+fn compare(file: &str, kernel: &str, spec: Vec<ArgSpec>, warps: u32, vals: &[V], grid: [u32; 3]) -> f64 {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
+    let spec = Specialization { args: spec, num_warps: warps, num_stages: 3 };
+    let mut func = tessel::compile(&source, kernel, &spec).unwrap();
+    tessel::tile::layout::assign_layouts(&mut func, warps).unwrap();
+    let k = tessel::codegen::compile(&func, tessel::codegen::Arch::Sm90a).unwrap();
+    let prog = ptx_sim::Program::parse(&k.ptx).unwrap();
+    let (mut mem, mut global) = (Memory::new(), ptx_sim::Global::default());
+    let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, v) in vals.iter().enumerate() {
+        match v {
+            V::Buf(t, data) => {
+                let id = mem.alloc_from(format!("a{i}"), *t, data);
+                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
+                iargs.push(Arg::Buffer(id));
+            }
+            V::Out(t, n) => {
+                let poison = if t.is_float() { f64::NAN } else { -1.0 };
+                let id = mem.alloc_from(format!("a{i}"), *t, &vec![poison; *n]);
+                let addr = global.alloc(vec![0xFF; mem.buffer(id).bytes.len()]);
+                sargs.push(addr);
+                iargs.push(Arg::Buffer(id));
+                outs.push((id, addr, *t));
+            }
+            V::Int(x) => {
+                sargs.push(*x as u64);
+                iargs.push(Arg::Int(*x));
+            }
+            V::F32(x) => {
+                sargs.push(x.to_bits() as u64);
+                iargs.push(Arg::Float(*x as f64));
+            }
+        }
+    }
+    ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
+        .unwrap_or_else(|e| panic!("{kernel}: simulator: {e}"));
+    run(&func, &iargs, grid, &mut mem).unwrap_or_else(|e| panic!("{kernel}: interpreter: {e}"));
+    let mut worst: f64 = 0.0;
+    for (id, addr, t) in outs {
+        let w = t.bytes() as usize;
+        let dec = |b: &[u8]| -> Vec<f64> {
+            b.chunks(w)
+                .map(|ch| {
+                    let mut x = [0u8; 8];
+                    x[..w].copy_from_slice(ch);
+                    from_bits(u64::from_le_bytes(x), t).as_f64()
+                })
+                .collect()
+        };
+        let (got, want) = (dec(global.bytes(addr)), dec(&mem.buffer(id).bytes));
+        let (mut num, mut den, mut n) = (0.0, 0.0, 0);
+        for (i, (&g, &r)) in got.iter().zip(&want).enumerate() {
+            if g.is_nan() && r.is_nan() {
+                continue;
+            }
+            assert!(!g.is_nan() && !r.is_nan(), "{kernel}: output element {i}: simulated {g}, interpreter {r}");
+            num += (g - r) * (g - r);
+            den += r * r;
+            n += 1;
+        }
+        assert!(n > 0, "{kernel}: an output nobody wrote");
+        worst = worst.max((num / den.max(f64::MIN_POSITIVE)).sqrt());
+    }
+    worst
+}
+
+#[test]
+fn matmul_on_cuda_cores_matches_the_interpreter() {
+    let (m, n, k) = (128usize, 64usize, 96usize);
+    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(true), int(true), int(true)];
+    spec.extend([int(true), int(false), int(true), int(false), int(true), int(false)]);
+    spec.extend([c(64), c(64), c(32), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let mut vals = vec![V::Buf(F16, random(m * k, 1, F16)), V::Buf(F16, random(k * n, 2, F16)), V::Out(F16, m * n)];
+    vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
+    let grid = [((m / 64) * (n / 64)) as u32, 1, 1];
+    let err = compare("matmul.py", "matmul_kernel", spec, 4, &vals, grid);
+    assert!(err < 1e-4, "matmul: {err}");
+}
+
+#[test]
+fn flash_attention_matches_the_interpreter() {
+    for causal in [false, true] {
+        let (z, h, n_ctx, d) = (1usize, 2usize, 64usize, 32usize);
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ArgSpec::Float(F32), ptr(F32), ptr(F16)];
+        spec.extend((0..16 + 3).map(|_| int(false)));
+        spec.extend([c(d as i64), c(32), c(16), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
+        let len = z * h * n_ctx * d;
+        let mut vals = vec![
+            V::Buf(F16, random(len, 3, F16)),
+            V::Buf(F16, random(len, 4, F16)),
+            V::Buf(F16, random(len, 5, F16)),
+            V::F32(0.125),
+            V::Out(F32, z * h * n_ctx),
+            V::Out(F16, len),
+        ];
+        for _ in 0..4 {
+            vals.extend([h * n_ctx * d, n_ctx * d, d, 1].map(|s| V::Int(s as i64)));
+        }
+        vals.extend([z, h, n_ctx].map(|x| V::Int(x as i64)));
+        let grid = [(n_ctx / 32) as u32, (z * h) as u32, 1];
+        let err = compare("flash_attention.py", "_attn_fwd", spec, 4, &vals, grid);
+        assert!(err < 1e-5, "attention (causal = {causal}): {err}");
+    }
+}
+
+#[test]
+fn descriptor_transpose_matches_the_interpreter() {
+    // x: M x N inside rows of LDX; y: N x M inside rows of LDY; ragged edges at both block sizes.
+    let (m, n, ldx, ldy) = (37usize, 100usize, 104usize, 40usize);
+    let desc =
+        |t: ScalarType, block: &[u32]| ArgSpec::TensorDesc { elem: t, block_shape: block.to_vec(), padding_nan: false };
+    let spec = vec![desc(F16, &[16, 32]), desc(F16, &[32, 16]), desc(F32, &[16]), ArgSpec::Float(F32)];
+    let vals = vec![
+        V::Buf(F16, random(m.div_ceil(16) * 16 * ldx, 6, F16)),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(ldx as i64),
+        V::Int(1),
+        V::Out(F16, n * ldy),
+        V::Int(n as i64),
+        V::Int(m as i64),
+        V::Int(ldy as i64),
+        V::Int(1),
+        V::Out(F32, m),
+        V::Int(m as i64),
+        V::Int(1),
+        V::F32(0.5),
+    ];
+    let err = compare("descriptor_copy.py", "transpose_scale_kernel", spec, 4, &vals, [m.div_ceil(16) as u32, 1, 1]);
+    assert!(err < 1e-6, "transpose_scale: {err}");
+}
