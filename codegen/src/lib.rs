@@ -56,7 +56,20 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
+/// The source text a kernel was elaborated from: the IR's op locations are byte ranges into `text`, which
+/// `device_assert` turns into the `file:line` it reports.
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for `arch`.
 pub fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
-    lower::compile(f, arch)
+    lower::compile(f, arch, None)
+}
+
+/// [`compile`], with the source text the kernel came from (for the locations `device_assert` reports).
+pub fn compile_with_source(f: &Func, arch: Arch, source: Source) -> Result<Kernel, CompileError> {
+    lower::compile(f, arch, Some(source))
 }

@@ -16,8 +16,19 @@ fn kernel(name: &str, arch: Arch) -> Kernel {
     compile(&f, arch).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-const KERNELS: &[&str] =
-    &["vector_add", "softmax_f16", "argmax", "loop_acc", "while_halve", "atomic_hist", "mixed", "convert", "if_arange"];
+const KERNELS: &[&str] = &[
+    "vector_add",
+    "softmax_f16",
+    "argmax",
+    "loop_acc",
+    "while_halve",
+    "atomic_hist",
+    "mixed",
+    "convert",
+    "if_arange",
+    "print",
+    "assert",
+];
 
 fn count(ptx: &str, pat: &str) -> usize {
     ptx.matches(pat).count()
@@ -159,6 +170,66 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }";
     let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
+}
+
+/// The bytes of the module string whose contents are `text` (with its NUL), as the PTX declares it.
+fn string_decl(text: &str) -> String {
+    let bytes: Vec<String> = text.bytes().chain([0]).map(|b| b.to_string()).collect();
+    format!("[{}] = {{{}}};", bytes.len(), bytes.join(", "))
+}
+
+#[test]
+fn print_calls_vprintf_once_per_owned_element() {
+    let k = kernel("print", Arch::Sm90a);
+    let ptx = &k.ptx;
+    assert_eq!(count(ptx, ".extern .func (.param .b32 func_retval0) vprintf"), 1, "{ptx}");
+    // 1 (no operands) + 1 + 1 (s, s hex) + 2 (x, h) + 1 (z) + 3 (bits) + 2 (mixed) + 1 (scalar) + 2 (grid: two
+    // registers per thread; its lanes and warps beyond the 4x8 tile hold copies and stay silent).
+    assert_eq!(count(ptx, "call.uni (retval0), vprintf, (param0, param1);"), 14, "{ptx}");
+    // The interpreter's line format; a `%` in the prefix is escaped; floats as round-tripping doubles; signed
+    // hex as 64-bit two's complement; the 2-D index as `%3u,%3u`.
+    for fmt in [
+        "pid (%u, %u, %u)  start%%d\n",
+        "pid (%u, %u, %u) idx (%3u) s: %d\n",
+        "pid (%u, %u, %u) idx (%3u) s: 0x%llx\n",
+        "pid (%u, %u, %u) idx (%3u) x: %.17g\n",
+        "pid (%u, %u, %u) idx (%3u) bits: 0x%x\n",
+        "pid (%u, %u, %u) idx (%3u) mixed: %lld\n",
+        "pid (%u, %u, %u) idx () scalar: %d\n",
+        "pid (%u, %u, %u) idx (%3u,%3u) grid: %d\n",
+    ] {
+        assert!(ptx.contains(&string_decl(fmt)), "missing format {fmt:?}\n{ptx}");
+    }
+    // Arguments: 3 pids + 1 index + an 8-byte value = 24 bytes; floats promoted to f64 before the store.
+    assert!(ptx.contains(".local .align 8 .b8 __local_depot[24];"), "{ptx}");
+    assert!(ptx.contains("cvt.f64.f32") && ptx.contains("st.local.f64 [%rd"), "{ptx}");
+    // Replicated elements print once: the 32-element tensors are held by both warps (warp bit = tid bit 5).
+    assert!(ptx.contains(", 32;\n    setp.eq.u32"), "{ptx}");
+}
+
+#[test]
+fn assert_calls_assertfail_with_the_source_location() {
+    let k = kernel("assert", Arch::Sm90a);
+    let ptx = &k.ptx;
+    assert_eq!(count(ptx, "call.uni __assertfail, (param0, param1, param2, param3, param4);"), 2, "{ptx}");
+    assert!(ptx.contains(&string_decl("x >= 0")) && ptx.contains(&string_decl("unknown")), "{ptx}");
+    assert!(ptx.contains(&string_decl("assert_copy")), "{ptx}");
+    // The tensor assert ORs the failures of the thread's two elements, calls once, then a CTA barrier.
+    assert!(ptx.contains("or.pred") && ptx.contains("bar.sync 0"), "{ptx}");
+    // With the source text, the op's byte offset becomes file and line.
+    let path = format!("{}/tests/ir/assert.tir", env!("CARGO_MANIFEST_DIR"));
+    let mut f = parse_func(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let text = "@jit\ndef k(x):\n    tl.device_assert(x >= 0, \"x >= 0\")\n";
+    let at = text.find("tl.device_assert").unwrap() as u32;
+    let o = (0..f.ops.len())
+        .map(|i| tessel_tile::ir::OpId(i as u32))
+        .find(|&o| matches!(f.op(o).op, tessel_tile::ops::Op::Assert { .. }))
+        .unwrap();
+    f.op_mut(o).loc = Some(tessel_tile::ir::Loc { start: at, end: at + 16 });
+    let src = tessel_codegen::Source { file: "kernels/k.py", text };
+    let ptx = tessel_codegen::compile_with_source(&f, Arch::Sm90a, src).unwrap().ptx;
+    assert!(ptx.contains(&string_decl("kernels/k.py")), "{ptx}");
+    assert!(ptx.contains(".param .b32 param2; st.param.b32 [param2], 3;"), "{ptx}");
 }
 
 /// `$PTXAS`, else `ptxas` on PATH.

@@ -200,7 +200,7 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 
 /// A predicate true in exactly one of the threads holding each element (lane/warp bits with a zero basis
 /// must be 0), or `None` when no element is replicated across threads.
-fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
+pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
     let (lane_mask, warp_mask) = match ty {
         Type::Scalar(_) => (31u32, l.num_warps - 1),
         _ => {

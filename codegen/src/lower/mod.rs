@@ -9,6 +9,7 @@ mod arith;
 mod control;
 mod convert;
 mod coords;
+mod debug;
 mod memory;
 mod reduce;
 
@@ -20,7 +21,7 @@ use tessel_tile::ops::{Attr, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::ptx::{Arch, Builder, Param, Reg, RegClass, module};
-use crate::{CompileError, Kernel};
+use crate::{CompileError, Kernel, Source};
 
 /// The PTX register class holding one element.
 pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
@@ -41,6 +42,8 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
 /// Lowering state for one kernel.
 pub(crate) struct Lower<'f> {
     pub f: &'f Func,
+    /// The source text, when the caller gave it (assert locations).
+    pub source: Option<Source<'f>>,
     pub b: Builder,
     pub num_warps: u32,
     /// Registers of each lowered value (one per `register` index of its layout; 1 for scalars).
@@ -158,6 +161,8 @@ impl<'f> Lower<'f> {
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,
             Op::DebugBarrier => self.b.ins("bar.sync 0"),
+            Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
+            Op::Assert { message } => debug::assert(self, &data, message)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -165,7 +170,7 @@ impl<'f> Lower<'f> {
 }
 
 /// Compiles one kernel of layout IR to PTX for `arch`.
-pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
+pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     let num_warps = match f.attr("num_warps") {
         Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
         Some(other) => return Err(CompileError::new(format!("`num_warps` must be a power of two, got {other}"))),
@@ -196,6 +201,7 @@ pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
     b.set_prologue(false);
     let mut l = Lower {
         f,
+        source,
         b,
         num_warps,
         vals: HashMap::new(),
@@ -236,7 +242,6 @@ pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
     l.region(f.body)?;
     l.b.label("$L_exit");
     l.b.ins("ret");
-    let body = l.b.finish();
-    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &body);
+    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, arch })
 }
