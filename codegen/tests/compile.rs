@@ -28,6 +28,9 @@ const KERNELS: &[&str] = &[
     "if_arange",
     "print",
     "assert",
+    "bytes",
+    "fp8",
+    "math",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -152,24 +155,96 @@ fn scalar_atomic_is_issued_by_one_thread() {
 
 #[test]
 fn unsupported_ops_are_errors_naming_the_op() {
-    let src = "func @k(%p: ptr<f32>) attributes {num_warps = 1} {
+    let src = "func @k(%p: ptr<f64>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>
-  %f = cast %r : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
-  %e = erf %f : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
-  %ps = splat %p : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
-  %pp = addptr %ps, %r : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
+  %f = cast %r : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %e = sin %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %ps = splat %p : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
+  %pp = addptr %ps, %r : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   store %pp, %e
   return
 }";
     let f = parse_func(src).unwrap();
     let e = compile(&f, Arch::Sm90a).unwrap_err();
-    assert!(e.message.contains("`erf`"), "{e}");
+    assert!(e.message.contains("`sin` on f64"), "{e}");
     let no_layout = "func @k(%p: ptr<f32>) {
   %r = arange {start = 0, end = 32} : tensor<32xi32>
   return
 }";
     let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
+    let f16_arg = "func @k(%x: f16) attributes {num_warps = 1} {
+  return
+}";
+    let e = compile(&parse_func(f16_arg).unwrap(), Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("kernel argument 0: f16"), "{e}");
+}
+
+#[test]
+fn bytes_move_sixteen_to_a_vector_access() {
+    let ptx = kernel("bytes", Arch::Sm90a).ptx;
+    // 16 consecutive bytes per thread: one v4.b32 per byte tensor loaded (i8, u8, i1) and stored; the f32
+    // output takes four v4.b32 stores.
+    assert_eq!(count(&ptx, "ld.global.v4.b32"), 3, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.v4.b32"), 3 + 4, "{ptx}");
+    assert!(!ptx.contains(".u8 ["), "{ptx}");
+    // Bytes are unpacked with bfe (i8 sign-extended) and packed with bfi.
+    let byte_fields =
+        |ins: &str| ptx.lines().filter(|l| l.trim_start().starts_with(ins) && l.ends_with(", 8;")).count();
+    assert_eq!(byte_fields("bfe.s32"), 16, "{ptx}");
+    assert_eq!(byte_fields("bfe.u32"), 2 * 16, "{ptx}");
+    assert!(ptx.contains("bfi.b32") && ptx.contains("cvt.s16.s8"), "{ptx}");
+    // u8 umulhi takes the high byte of the 16-bit product; i1 bytes are tested against 0.
+    assert!(ptx.contains("shr.u16") && ptx.contains("setp.ne.u16"), "{ptx}");
+    // Float to i8/u8 saturates to the 8-bit range.
+    assert!(ptx.contains("max.s16") && ptx.contains("min.u16"), "{ptx}");
+    // Small scalar arguments: an i8 and an i1 (bit 0 of its byte).
+    assert!(ptx.contains(".param .s8 bytes_param_8") && ptx.contains(".param .u8 bytes_param_9"), "{ptx}");
+    assert!(ptx.contains("ld.param.s8") && ptx.contains("and.b16"), "{ptx}");
+    // Without alignment facts every byte is its own access.
+    let path = format!("{}/tests/ir/bytes.tir", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).unwrap().replace(", divisible_by_16 = [0, 1, 2, 3, 4, 5, 6, 7]", "");
+    let ptx = compile(&parse_func(&src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "ld.global.u8"), 3 * 16, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.u8"), 3 * 16, "{ptx}");
+}
+
+#[test]
+fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
+    let ptx = kernel("fp8", Arch::Sm90a).ptx;
+    assert!(ptx.contains("cvt.rn.satfinite.e4m3x2.f32") && ptx.contains("cvt.rn.satfinite.e5m2x2.f32"), "{ptx}");
+    assert!(ptx.contains("cvt.rn.f16x2.e4m3x2") && ptx.contains("cvt.rn.f16x2.e5m2x2"), "{ptx}");
+    // f64 -> fp8 rounds to odd in f32 first.
+    assert!(ptx.contains("cvt.rz.f32.f64"), "{ptx}");
+    // Four fp8 elements per thread: one .b32 word per access (the two fp8 loads and the two fp8 stores).
+    assert_eq!(count(&ptx, "ld.global.b32"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.b32"), 2, "{ptx}");
+    let ptx = kernel("fp8", Arch::Sm80).ptx;
+    assert!(!ptx.contains("e4m3") && !ptx.contains("e5m2"), "{ptx}");
+    assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
+}
+
+#[test]
+fn math_follows_tritons_instruction_choices() {
+    let ptx = kernel("math", Arch::Sm90a).ptx;
+    for ins in [
+        "div.full.f32",
+        "div.rn.f32",
+        "sqrt.approx.ftz.f32",
+        "sqrt.rn.f32",
+        "rsqrt.approx.ftz.f32",
+        "ex2.approx.f32",
+        "max.NaN.f32",
+        "min.NaN.f32",
+        "setp.nan.f64",
+        "rcp.rn.f64",
+        "sqrt.rn.f64",
+    ] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // log/log2/pow/erf and f64 transcendentals are software routines (fma chains), not lg2.approx.
+    assert!(!ptx.contains("lg2.approx"), "{ptx}");
+    assert!(count(&ptx, "fma.rn.f64") > 100 && count(&ptx, "fma.rn.f32") > 20, "{ptx}");
 }
 
 /// The bytes of the module string whose contents are `text` (with its NUL), as the PTX declares it.
@@ -190,13 +265,13 @@ fn print_calls_vprintf_once_per_owned_element() {
     // hex as 64-bit two's complement; the 2-D index as `%3u,%3u`.
     for fmt in [
         "pid (%u, %u, %u)  start%%d\n",
-        "pid (%u, %u, %u) idx (%3u) s: %d\n",
-        "pid (%u, %u, %u) idx (%3u) s: 0x%llx\n",
-        "pid (%u, %u, %u) idx (%3u) x: %.17g\n",
-        "pid (%u, %u, %u) idx (%3u) bits: 0x%x\n",
-        "pid (%u, %u, %u) idx (%3u) mixed: %lld\n",
-        "pid (%u, %u, %u) idx () scalar: %d\n",
-        "pid (%u, %u, %u) idx (%3u,%3u) grid: %d\n",
+        "pid (%u, %u, %u) idx (%3u)  s: %d\n",
+        "pid (%u, %u, %u) idx (%3u)  s: 0x%llx\n",
+        "pid (%u, %u, %u) idx (%3u)  x: %.17g\n",
+        "pid (%u, %u, %u) idx (%3u)  bits: 0x%x\n",
+        "pid (%u, %u, %u) idx (%3u)  mixed: %lld\n",
+        "pid (%u, %u, %u) idx ()  scalar: %d\n",
+        "pid (%u, %u, %u) idx (%3u,%3u)  grid: %d\n",
     ] {
         assert!(ptx.contains(&string_decl(fmt)), "missing format {fmt:?}\n{ptx}");
     }

@@ -2,9 +2,11 @@
 //!
 //! Print: one `vprintf` call per element, issued by the one thread that owns it (elements a layout replicates
 //! over lanes, warps or registers print once). The line matches the interpreter's
-//! `pid (x, y, z) idx (  i,  j)PREFIXvalue` (`%3u` per index, `,`-separated; a print without operands prints
-//! `pid (x, y, z) PREFIX` once per program). Arguments are packed in the kernel's `.local` buffer at their C
-//! vararg positions (ints 4 bytes, 64-bit ints and doubles 8, naturally aligned; floats promoted to double).
+//! `pid (x, y, z) idx (  i,  j) PREFIXvalue` (`%3u` per index, `,`-separated; a print without operands prints
+//! `pid (x, y, z) PREFIX` once per program). Triton writes no space before the prefix (its frontend makes the
+//! prefix start with one); the interpreter does, and so do we. Arguments are packed in the kernel's `.local`
+//! buffer at their C vararg positions (ints 4 bytes, 64-bit ints and doubles 8, naturally aligned; floats
+//! promoted to double).
 //! Where the GPU text necessarily differs from the interpreter's (both print the same values):
 //! - floats print with `%.17g`, which round-trips every element exactly, where the interpreter writes Rust's
 //!   shortest round-trip decimal without exponent (`0.1` vs `0.10000000000000001`, `1e+20` vs
@@ -222,7 +224,7 @@ pub(crate) fn print(l: &mut Lower, data: &OpData, prefix: &str, hex: bool) -> Re
             }
             let (conv, val) = format_value(l, regs[r as usize], e, hex)?;
             args.push(val);
-            vprintf(l, &format!("pid (%u, %u, %u) idx ({idx_fmt}){prefix}{conv}\n"), &args);
+            vprintf(l, &format!("pid (%u, %u, %u) idx ({idx_fmt}) {prefix}{conv}\n"), &args);
             if let Some(s) = skip {
                 l.b.label(&s);
             }

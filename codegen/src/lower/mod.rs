@@ -6,10 +6,13 @@
 //! registers; element coordinates are XORs of layout bases selected by thread-id bits.
 
 mod arith;
+mod cast;
 mod control;
 mod convert;
 mod coords;
 mod debug;
+mod fpops;
+mod math;
 mod memory;
 mod reduce;
 
@@ -29,12 +32,19 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
         Elem::Ptr(..) => RegClass::B64,
         Elem::Scalar(s) => match s {
             ScalarType::I1 => RegClass::Pred,
-            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => RegClass::B16,
+            // 8-bit integers sign- or zero-extended, fp8 in the low byte (PTX has no 8-bit registers).
+            ScalarType::I8
+            | ScalarType::U8
+            | ScalarType::F8E4M3
+            | ScalarType::F8E5M2
+            | ScalarType::I16
+            | ScalarType::U16
+            | ScalarType::F16
+            | ScalarType::BF16 => RegClass::B16,
             ScalarType::I32 | ScalarType::U32 => RegClass::B32,
             ScalarType::I64 | ScalarType::U64 => RegClass::B64,
             ScalarType::F32 => RegClass::F32,
             ScalarType::F64 => RegClass::F64,
-            other => return Err(CompileError::new(format!("element type {other} is not supported by codegen yet"))),
         },
     })
 }
@@ -42,6 +52,7 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
 /// Lowering state for one kernel.
 pub(crate) struct Lower<'f> {
     pub f: &'f Func,
+    pub arch: Arch,
     /// The source text, when the caller gave it (assert locations).
     pub source: Option<Source<'f>>,
     pub b: Builder,
@@ -136,6 +147,7 @@ impl<'f> Lower<'f> {
             Op::Cmp(p) => arith::cmp(self, &data, *p)?,
             Op::Select => arith::select(self, &data)?,
             Op::Fma => arith::fma(self, &data)?,
+            Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,
             Op::AddPtr => memory::addptr(self, &data)?,
@@ -201,6 +213,7 @@ pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -
     b.set_prologue(false);
     let mut l = Lower {
         f,
+        arch,
         source,
         b,
         num_warps,
@@ -215,26 +228,38 @@ pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
         let name = format!("{}_param_{i}", f.name);
+        // 8/16-bit integers are passed at their size; the launch writes the low bytes of the value.
         let (ty, class, ld) = match f.ty(a) {
             Type::Scalar(Elem::Ptr(..)) => (".u64", RegClass::B64, "u64"),
             Type::Scalar(Elem::Scalar(s)) => match s {
-                ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::I16 | ScalarType::U16 => {
-                    return Err(CompileError::new(format!("kernel argument {i}: type {s} is not supported yet")));
-                }
+                ScalarType::I1 | ScalarType::U8 => (".u8", RegClass::B16, "u8"),
+                ScalarType::I8 => (".s8", RegClass::B16, "s8"),
+                ScalarType::I16 => (".s16", RegClass::B16, "s16"),
+                ScalarType::U16 => (".u16", RegClass::B16, "u16"),
                 ScalarType::I32 | ScalarType::U32 => (".u32", RegClass::B32, "u32"),
                 ScalarType::I64 | ScalarType::U64 => (".u64", RegClass::B64, "u64"),
                 ScalarType::F32 => (".f32", RegClass::F32, "f32"),
                 ScalarType::F64 => (".f64", RegClass::F64, "f64"),
                 other => {
-                    return Err(CompileError::new(format!("kernel argument {i}: type {other} is not supported yet")));
+                    return Err(CompileError::new(format!(
+                        "kernel argument {i}: {other} scalars cannot be passed yet (the runtime passes integers, \
+                         f32 and f64)"
+                    )));
                 }
             },
             other => return Err(CompileError::new(format!("kernel argument {i}: type {other} cannot be passed"))),
         };
-        let r = l.b.reg(class);
+        let mut r = l.b.reg(class);
         l.b.ins(format!("ld.param.{ld} {r}, [{name}]"));
         if f.ty(a).elem().is_some_and(|e| e.is_ptr()) {
             l.b.ins(format!("cvta.to.global.u64 {r}, {r}"));
+        }
+        if f.ty(a).elem() == Some(Elem::Scalar(ScalarType::I1)) {
+            // Bit 0 of the byte, as the interpreter wraps an integer argument to i1.
+            let (t, p) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::Pred));
+            l.b.ins(format!("and.b16 {t}, {r}, 1"));
+            l.b.ins(format!("setp.ne.u16 {p}, {t}, 0"));
+            r = p;
         }
         l.vals.insert(a, vec![r]);
         params.push(Param { name, ty });
