@@ -211,6 +211,20 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
             )
         },
         case(
+            "shuffle",
+            "shuffle",
+            1,
+            vec![
+                Buf { elem: F32, len: 256, init: Init::Random(4.0), check: false },
+                Buf { elem: F16, len: 256, init: Init::Random(4.0), check: false },
+                Buf { elem: F32, len: 256, init: Init::Poison, check: true },
+                Buf { elem: F16, len: 256, init: Init::Poison, check: true },
+                Buf { elem: I64, len: 256, init: Init::Poison, check: true },
+                Buf { elem: I1, len: 256, init: Init::Poison, check: true },
+            ],
+            0.0,
+        ),
+        case(
             "assert(pass)",
             "assert",
             (as_n as u32).div_ceil(256),

@@ -1,9 +1,12 @@
 //! tessel-codegen owns the way to the hardware: per-thread lowering of the layout IR, shared-memory allocation,
 //! barrier insertion, PTX emission per target (sm_80, sm_90a, sm_100a) and the CUDA runtime (module load, launch,
-//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]), the lowering of elementwise ops, memory
-//! ops (vectorized, masked), reductions, structured control flow and in-register / shared-memory layout
-//! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: dot/MMA, TMA,
-//! mbarriers, scans, warp shuffles for conversions, the disk cache.
+//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]); the lowering ([`compile`]) of
+//! elementwise ops over every element type (i1/i8/u8 stored as bytes, fp8 with `cvt` on sm_90a+ and software
+//! conversions on sm_80, math routines with libdevice accuracy where PTX has no instruction), memory ops
+//! (vectorized, masked), atomics, reductions, structured control flow, layout conversions (register
+//! permutations, warp shuffles, shared-memory round trips), `device_print` (vprintf) and `device_assert`
+//! (`__assertfail`); and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: dot/MMA, TMA,
+//! mbarriers, scans, f64 `sin`/`cos`/`erf`, float `%`, the disk cache.
 
 mod lower;
 pub mod ptx;

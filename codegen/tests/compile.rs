@@ -31,6 +31,7 @@ const KERNELS: &[&str] = &[
     "bytes",
     "fp8",
     "math",
+    "shuffle",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -245,6 +246,20 @@ fn math_follows_tritons_instruction_choices() {
     // log/log2/pow/erf and f64 transcendentals are software routines (fma chains), not lg2.approx.
     assert!(!ptx.contains("lg2.approx"), "{ptx}");
     assert!(count(&ptx, "fma.rn.f64") > 100 && count(&ptx, "fma.rn.f32") > 20, "{ptx}");
+}
+
+#[test]
+fn warp_local_conversions_use_shuffles() {
+    let k = kernel("shuffle", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // Four rounds each: f32 one shuffle per round, i64 two halves, i1 as 0/1 words, f16 two rounds per
+    // shuffle (the destination's first register bit does not change the source lane).
+    assert_eq!(count(ptx, "shfl.sync.idx.b32"), 4 + 8 + 4 + 2, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: 4 warp shuffle(s) for 4 round(s)"), 3, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: 2 warp shuffle(s) for 4 round(s)"), 1, "{ptx}");
+    assert!(!ptx.contains(".shared") && !ptx.contains("bar.sync") && k.shared_bytes == 0, "{ptx}");
+    // Registers chosen per lane: the transpose of a register bit and a lane bit needs selects both sides.
+    assert!(ptx.contains("selp.b32") && ptx.contains("selp.b64"), "{ptx}");
 }
 
 /// The bytes of the module string whose contents are `text` (with its NUL), as the PTX declares it.

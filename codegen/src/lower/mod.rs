@@ -15,6 +15,7 @@ mod fpops;
 mod math;
 mod memory;
 mod reduce;
+mod shuffle;
 
 use std::collections::HashMap;
 
@@ -66,6 +67,8 @@ pub(crate) struct Lower<'f> {
     pub warp: Reg,
     /// Cached per-thread coordinate parts, keyed by the lane and warp bases of one out-dim.
     pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
+    /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
+    pub parity_cache: HashMap<u32, Reg>,
     /// Dynamic shared memory needed (bytes); every user starts at offset 0 and ends with a barrier.
     pub smem_bytes: u32,
 }
@@ -223,6 +226,7 @@ pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -
         lane,
         warp,
         coord_cache: HashMap::new(),
+        parity_cache: HashMap::new(),
         smem_bytes: 0,
     };
     let mut params = Vec::new();
