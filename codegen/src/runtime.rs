@@ -172,7 +172,8 @@ impl DeviceBuffer {
     }
 }
 
-/// A kernel argument, in the order of the kernel's parameters.
+/// A kernel argument, in the order of the kernel's parameters. `I32` also passes i1/i8/i16 parameters: the
+/// driver copies the parameter's size from the start of the (little-endian) value.
 #[derive(Clone, Copy)]
 pub enum KArg<'a> {
     Buf(&'a DeviceBuffer),

@@ -203,7 +203,7 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write) -> Result<(), Fail
         out.write_all(tessel_tile::print::print_func(&func).as_bytes())?;
         return Ok(());
     }
-    let k = codegen(&func, kernel, args.arch)?;
+    let k = codegen(&src, &func, kernel, args.arch)?;
     out.write_all(k.ptx.as_bytes())?;
     Ok(())
 }
@@ -213,9 +213,14 @@ fn assign_layouts(func: &mut Func, kernel: &str, num_warps: u32) -> Result<(), C
         .map_err(|e| CliError::Usage(format!("layout assignment failed for `{kernel}`: {e}")))
 }
 
-fn codegen(func: &Func, kernel: &str, arch: Arch) -> Result<tessel_codegen::Kernel, CliError> {
-    tessel_codegen::compile(func, arch.into())
+fn codegen(src: &Source, func: &Func, kernel: &str, arch: Arch) -> Result<tessel_codegen::Kernel, CliError> {
+    tessel_codegen::compile_with_source(func, arch.into(), codegen_source(src))
         .map_err(|e| CliError::Usage(format!("cannot generate code for `{kernel}` yet: {}", e.message)))
+}
+
+/// The source text for codegen, which reports `device_assert` failures at `file:line`.
+fn codegen_source(src: &Source) -> tessel_codegen::Source<'_> {
+    tessel_codegen::Source { file: &src.name, text: &src.text }
 }
 
 /// A PTX target.
@@ -721,7 +726,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         call_args.extend_from_slice(ir_args);
     }
     let inputs = mem.clone();
-    let launch = Launch { func: &func, kernel, args: &call_args, grid };
+    let launch = Launch { src: &src, func: &func, kernel, args: &call_args, grid };
     let on_gpu = !args.interpret && gpu_run(&launch, &mut mem, args.bench, out, err)?;
     let log = if on_gpu {
         Vec::new()
@@ -820,6 +825,7 @@ fn interpret(
 /// One kernel launch: the IR, its name, the argument values and the grid.
 #[derive(Clone, Copy)]
 struct Launch<'a> {
+    src: &'a Source,
     func: &'a Func,
     kernel: &'a str,
     args: &'a [Arg],
@@ -836,7 +842,7 @@ fn gpu_run(
     err: &mut dyn Write,
 ) -> Result<bool, Failure> {
     use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
-    let Launch { func, kernel, args, grid } = *launch;
+    let Launch { src, func, kernel, args, grid } = *launch;
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
@@ -852,7 +858,7 @@ fn gpu_run(
     let mut laid = func.clone();
     let compiled = tessel_tile::layout::assign_layouts(&mut laid, func_num_warps(func))
         .map_err(|e| format!("layout assignment: {e}"))
-        .and_then(|()| tessel_codegen::compile(&laid, arch).map_err(|e| e.message));
+        .and_then(|()| tessel_codegen::compile_with_source(&laid, arch, codegen_source(src)).map_err(|e| e.message));
     let k = match compiled {
         Ok(k) => k,
         Err(why) => {
@@ -877,7 +883,19 @@ fn gpu_run(
         kargs.push(match (a, ty) {
             (Arg::Buffer(id), _) => KArg::Buf(&device.iter().find(|(d, _)| d == id).expect("uploaded above").1),
             (Arg::Int(i), Some(ScalarType::I64 | ScalarType::U64)) => KArg::I64(*i),
-            (Arg::Int(i), Some(ScalarType::I32 | ScalarType::U32)) => KArg::I32(*i as i32),
+            // 1/8/16-bit parameters read the low bytes of the 32-bit value.
+            (
+                Arg::Int(i),
+                Some(
+                    ScalarType::I32
+                    | ScalarType::U32
+                    | ScalarType::I16
+                    | ScalarType::U16
+                    | ScalarType::I8
+                    | ScalarType::U8
+                    | ScalarType::I1,
+                ),
+            ) => KArg::I32(*i as i32),
             (Arg::Float(x), Some(ScalarType::F64)) => KArg::F64(*x),
             (Arg::Float(x), Some(ScalarType::F32)) => KArg::F32(*x as f32),
             (Arg::Int(i), Some(ScalarType::F32)) => KArg::F32(*i as f32),
