@@ -262,6 +262,24 @@ fn warp_local_conversions_use_shuffles() {
     assert!(ptx.contains("selp.b32") && ptx.contains("selp.b64"), "{ptx}");
 }
 
+#[test]
+fn loaded_values_keep_their_register_class() {
+    // An f64 load feeds a float-to-int conversion, which must read it as f64.
+    let src = "func @k(%p: ptr<f64>, %q: ptr<i32>) attributes {num_warps = 1, divisible_by_16 = [0, 1]} {
+  %r = arange {start = 0, end = 64} : tensor<64xi32, BlockedLayout([2],[32],[1],[0])>
+  %ps = splat %p : tensor<64xptr<f64>, BlockedLayout([2],[32],[1],[0])>
+  %pp = addptr %ps, %r : tensor<64xptr<f64>, BlockedLayout([2],[32],[1],[0])>
+  %x = load %pp : tensor<64xf64, BlockedLayout([2],[32],[1],[0])>
+  %i = cast %x : tensor<64xi32, BlockedLayout([2],[32],[1],[0])>
+  %qs = splat %q : tensor<64xptr<i32>, BlockedLayout([2],[32],[1],[0])>
+  %qq = addptr %qs, %r : tensor<64xptr<i32>, BlockedLayout([2],[32],[1],[0])>
+  store %qq, %i
+  return
+}";
+    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert!(ptx.contains("ld.global.v2.b64 {%fd") && ptx.contains("cvt.rzi.s32.f64"), "{ptx}");
+}
+
 /// The bytes of the module string whose contents are `text` (with its NUL), as the PTX declares it.
 fn string_decl(text: &str) -> String {
     let bytes: Vec<String> = text.bytes().chain([0]).map(|b| b.to_string()).collect();

@@ -149,7 +149,7 @@ pub(crate) fn widen_float(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
 pub(crate) fn float_to_float(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg {
     if to == F64 {
         let w = widen_float(l, x, from);
-        if w.class == RegClass::F64 {
+        if from == F64 {
             return w;
         }
         let d = l.b.reg(RegClass::F64);
@@ -194,7 +194,7 @@ fn int_to_int(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg {
 
 fn float_to_int(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg {
     let w = widen_float(l, x, from);
-    let ft = if w.class == RegClass::F64 { "f64" } else { "f32" };
+    let ft = float_compute(from).name();
     let d = l.b.reg(class_of(Elem::Scalar(to)).expect("an integer class"));
     l.b.ins(format!("cvt.rzi.{}.{ft} {d}, {w}", int_ty(to)));
     if !is_int8(to) {

@@ -145,7 +145,7 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
         (_, false) => {
             // Every float goes to vprintf as a double (C vararg promotion); 17 digits round-trip it.
             let f = l.widen(x, s);
-            let d = if f.class == RegClass::F64 {
+            let d = if s == ScalarType::F64 {
                 f
             } else {
                 let d = l.b.reg(RegClass::F64);

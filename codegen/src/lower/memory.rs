@@ -265,7 +265,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             continue;
         }
         let pred = masks.as_ref().map(|m| m[r0]);
-        let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(word_class(wbits))).collect();
+        // Unpacked words are the elements themselves: give them the element's register class.
+        let wclass = if direct(s, wbits) { super::class_of(Elem::Scalar(s))? } else { word_class(wbits) };
+        let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(wclass)).collect();
         if pred.is_some() {
             // Masked-off lanes keep `other`: the words start out holding it.
             let init = pack(l, &other[r0..r0 + vec as usize], s, wbits);
