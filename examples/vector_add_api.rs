@@ -34,7 +34,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(gpu) => {
             // What `tessel::load` does, with the timings kept to print.
             let mut jit = Jit::new(DiskCache::from_env());
-            let add = jit.load(&gpu, &KernelSource { source: &source, kernel: "add_kernel", spec: &spec }, None)?;
+            let add = jit.load(
+                &gpu,
+                &KernelSource { file: "vector_add.py", source: &source, kernel: "add_kernel", spec: &spec },
+                None,
+            )?;
             print!("on the GPU ({}):\n{}", tessel::arch_of(&gpu)?.target(), jit.timings);
             let (x, y, out) = (gpu.upload_slice(&xs)?, gpu.upload_slice(&ys)?, gpu.upload_slice(&vec![f32::NAN; n])?);
             add.launch(&gpu, grid, &[(&x).into(), (&y).into(), (&out).into(), KArg::I32(n as i32)])?;

@@ -111,13 +111,13 @@ pub fn interpret(
 /// Compiles `kernel` to PTX for `arch` (elaborate, assign layouts, generate code), through the disk cache of
 /// [`DiskCache::from_env`].
 pub fn jit(source: &str, kernel: &str, spec: &Specialization, arch: Arch) -> Result<Kernel, Error> {
-    Jit::new(DiskCache::from_env()).ptx(&KernelSource { source, kernel, spec }, arch, None)
+    Jit::new(DiskCache::from_env()).ptx(&KernelSource { file: "<source>", source, kernel, spec }, arch, None)
 }
 
 /// Compiles `kernel` for the GPU `gpu` and loads it, through the disk cache (a hit skips compilation and the
 /// driver's JIT).
 pub fn load(gpu: &Gpu, source: &str, kernel: &str, spec: &Specialization) -> Result<LoadedKernel, Error> {
-    Jit::new(DiskCache::from_env()).load(gpu, &KernelSource { source, kernel, spec }, None)
+    Jit::new(DiskCache::from_env()).load(gpu, &KernelSource { file: "<source>", source, kernel, spec }, None)
 }
 
 /// The target the code generator uses for `gpu`: sm_90a on Hopper, sm_100a on Blackwell datacenter parts,
@@ -134,9 +134,11 @@ pub fn arch_of(gpu: &Gpu) -> Result<Arch, Error> {
     }
 }
 
-/// One kernel specialization: the source it comes from, the kernel's name and its specialization.
+/// One kernel specialization: the source it comes from (and the file name `device_assert` reports), the
+/// kernel's name and its specialization.
 #[derive(Clone, Copy)]
 pub struct KernelSource<'a> {
+    pub file: &'a str,
     pub source: &'a str,
     pub kernel: &'a str,
     pub spec: &'a Specialization,
@@ -146,7 +148,8 @@ impl KernelSource<'_> {
     /// The cache key of this specialization compiled for `arch` (the cache adds the compiler's identity).
     pub fn cache_key(&self, arch: Arch) -> String {
         let spec = format!("{:?}", self.spec);
-        DiskCache::key(&[self.source.as_bytes(), self.kernel.as_bytes(), spec.as_bytes(), arch.target().as_bytes()])
+        let parts = [self.file, self.source, self.kernel, &spec, arch.target()];
+        DiskCache::key(&parts.map(str::as_bytes))
     }
 }
 
@@ -233,7 +236,13 @@ impl Jit {
             .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
         let kernel = self
             .timings
-            .time("code generation", || tessel_codegen::compile(&func, arch))
+            .time("code generation", || {
+                tessel_codegen::compile_with_source(
+                    &func,
+                    arch,
+                    tessel_codegen::Source { file: ks.file, text: ks.source },
+                )
+            })
             .map_err(|e| Error::Codegen(e.message))?;
         if let Some(cache) = &self.cache {
             self.timings.cache = CacheUse::Miss;

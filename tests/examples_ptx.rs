@@ -90,6 +90,7 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
             vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), int(false), int(false), int(false), int(false), c(16), c(64)],
             4,
         ),
+        ("device_print.py", "debug_kernel", vec![ptr(F32), int(false), c(256)], 4),
     ]
 }
 

@@ -1,12 +1,15 @@
 //! tessel-codegen owns the way to the hardware: per-thread lowering of the layout IR, shared-memory allocation,
 //! barrier insertion, PTX emission per target (sm_80, sm_90a, sm_100a) and the CUDA runtime (module load, launch,
-//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]), the lowering of elementwise ops, memory
-//! ops (vectorized, masked), reductions, scans (registers, lane shuffles, warps through shared memory), `dot` on
-//! CUDA cores (FMA, f16/bf16/f32/tf32/f64 and integer), the shape ops that keep data in place (`permute`,
-//! `reshape`, `join`, `split`, `cat`), structured control flow and in-register / shared-memory layout
-//! conversions ([`compile`]), and a driver-JIT runtime loaded at run time ([`runtime`]). Not yet: tensor-core
-//! MMAs (mma.sync, wgmma, tcgen05), TMA, mbarriers, 8-bit element types, warp shuffles for conversions, the
-//! disk cache.
+//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]); the lowering ([`compile`]) of
+//! elementwise ops over every element type (i1/i8/u8 stored as bytes, fp8 with `cvt` on sm_90a+ and software
+//! conversions on sm_80, math routines with libdevice accuracy where PTX has no instruction), memory ops
+//! (vectorized, masked), atomics, reductions, scans (registers, lane shuffles, warps through shared memory),
+//! `dot` on CUDA cores (FMA, f16/bf16/f32/tf32/f64 and integer), the shape ops that keep data in place
+//! (`permute`, `reshape`, `join`, `split`, `cat`), structured control flow, layout conversions (register
+//! permutations, warp shuffles, shared-memory round trips), `device_print` (vprintf) and `device_assert`
+//! (`__assertfail`); a driver-JIT runtime loaded at run time ([`runtime`]); and the on-disk kernel cache
+//! ([`cache`]). Not yet: tensor-core MMAs (mma.sync, wgmma, tcgen05), TMA, mbarriers, f64 `sin`/`cos`/`erf`,
+//! float `%`.
 
 pub mod cache;
 mod lower;
@@ -60,7 +63,20 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
+/// The source text a kernel was elaborated from: the IR's op locations are byte ranges into `text`, which
+/// `device_assert` turns into the `file:line` it reports.
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for `arch`.
 pub fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
-    lower::compile(f, arch)
+    lower::compile(f, arch, None)
+}
+
+/// [`compile`], with the source text the kernel came from (for the locations `device_assert` reports).
+pub fn compile_with_source(f: &Func, arch: Arch, source: Source) -> Result<Kernel, CompileError> {
+    lower::compile(f, arch, Some(source))
 }

@@ -264,7 +264,8 @@ fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
 }
 
-/// A kernel argument, in the order of the kernel's parameters.
+/// A kernel argument, in the order of the kernel's parameters. `I32` also passes i1/i8/i16 parameters: the
+/// driver copies the parameter's size from the start of the (little-endian) value.
 #[derive(Clone, Copy)]
 pub enum KArg<'a> {
     Buf(&'a DeviceBuffer),

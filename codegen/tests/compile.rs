@@ -38,6 +38,12 @@ const KERNELS: &[&str] = &[
     "join_split",
     "cumsum",
     "scan_reverse",
+    "print",
+    "assert",
+    "bytes",
+    "fp8",
+    "math",
+    "shuffle",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -206,24 +212,188 @@ fn elementwise_results_equal_by_constancy_are_computed_once() {
 
 #[test]
 fn unsupported_ops_are_errors_naming_the_op() {
-    let src = "func @k(%p: ptr<f32>) attributes {num_warps = 1} {
+    let src = "func @k(%p: ptr<f64>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>
-  %f = cast %r : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
-  %e = erf %f : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
-  %ps = splat %p : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
-  %pp = addptr %ps, %r : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
+  %f = cast %r : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %e = sin %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %ps = splat %p : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
+  %pp = addptr %ps, %r : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   store %pp, %e
   return
 }";
     let f = parse_func(src).unwrap();
     let e = compile(&f, Arch::Sm90a).unwrap_err();
-    assert!(e.message.contains("`erf`"), "{e}");
+    assert!(e.message.contains("`sin` on f64"), "{e}");
     let no_layout = "func @k(%p: ptr<f32>) {
   %r = arange {start = 0, end = 32} : tensor<32xi32>
   return
 }";
     let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
+    let f16_arg = "func @k(%x: f16) attributes {num_warps = 1} {
+  return
+}";
+    let e = compile(&parse_func(f16_arg).unwrap(), Arch::Sm90a).unwrap_err();
+    assert!(e.message.contains("kernel argument 0: f16"), "{e}");
+}
+
+#[test]
+fn bytes_move_sixteen_to_a_vector_access() {
+    let ptx = kernel("bytes", Arch::Sm90a).ptx;
+    // 16 consecutive bytes per thread: one v4.b32 per byte tensor loaded (i8, u8, i1) and stored; the f32
+    // output takes four v4.b32 stores.
+    assert_eq!(count(&ptx, "ld.global.v4.b32"), 3, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.v4.b32"), 3 + 4, "{ptx}");
+    assert!(!ptx.contains(".u8 ["), "{ptx}");
+    // Bytes are unpacked with bfe (i8 sign-extended) and packed with bfi.
+    let byte_fields =
+        |ins: &str| ptx.lines().filter(|l| l.trim_start().starts_with(ins) && l.ends_with(", 8;")).count();
+    assert_eq!(byte_fields("bfe.s32"), 16, "{ptx}");
+    assert_eq!(byte_fields("bfe.u32"), 2 * 16, "{ptx}");
+    assert!(ptx.contains("bfi.b32") && ptx.contains("cvt.s16.s8"), "{ptx}");
+    // u8 umulhi takes the high byte of the 16-bit product; i1 bytes are tested against 0.
+    assert!(ptx.contains("shr.u16") && ptx.contains("setp.ne.u16"), "{ptx}");
+    // Float to i8/u8 saturates to the 8-bit range.
+    assert!(ptx.contains("max.s16") && ptx.contains("min.u16"), "{ptx}");
+    // Small scalar arguments: an i8 and an i1 (bit 0 of its byte).
+    assert!(ptx.contains(".param .s8 bytes_param_8") && ptx.contains(".param .u8 bytes_param_9"), "{ptx}");
+    assert!(ptx.contains("ld.param.s8") && ptx.contains("and.b16"), "{ptx}");
+    // Without alignment facts every byte is its own access.
+    let path = format!("{}/tests/ir/bytes.tir", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).unwrap().replace(", divisible_by_16 = [0, 1, 2, 3, 4, 5, 6, 7]", "");
+    let ptx = compile(&parse_func(&src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "ld.global.u8"), 3 * 16, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.u8"), 3 * 16, "{ptx}");
+}
+
+#[test]
+fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
+    let ptx = kernel("fp8", Arch::Sm90a).ptx;
+    assert!(ptx.contains("cvt.rn.satfinite.e4m3x2.f32") && ptx.contains("cvt.rn.satfinite.e5m2x2.f32"), "{ptx}");
+    assert!(ptx.contains("cvt.rn.f16x2.e4m3x2") && ptx.contains("cvt.rn.f16x2.e5m2x2"), "{ptx}");
+    // f64 -> fp8 rounds to odd in f32 first.
+    assert!(ptx.contains("cvt.rz.f32.f64"), "{ptx}");
+    // Four fp8 elements per thread: one .b32 word per access (the two fp8 loads and the two fp8 stores).
+    assert_eq!(count(&ptx, "ld.global.b32"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.b32"), 2, "{ptx}");
+    let ptx = kernel("fp8", Arch::Sm80).ptx;
+    assert!(!ptx.contains("e4m3") && !ptx.contains("e5m2"), "{ptx}");
+    assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
+}
+
+#[test]
+fn math_follows_tritons_instruction_choices() {
+    let ptx = kernel("math", Arch::Sm90a).ptx;
+    for ins in [
+        "div.full.f32",
+        "div.rn.f32",
+        "sqrt.approx.ftz.f32",
+        "sqrt.rn.f32",
+        "rsqrt.approx.ftz.f32",
+        "ex2.approx.f32",
+        "max.NaN.f32",
+        "min.NaN.f32",
+        "setp.nan.f64",
+        "rcp.rn.f64",
+        "sqrt.rn.f64",
+    ] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // log/log2/pow/erf and f64 transcendentals are software routines (fma chains), not lg2.approx.
+    assert!(!ptx.contains("lg2.approx"), "{ptx}");
+    assert!(count(&ptx, "fma.rn.f64") > 100 && count(&ptx, "fma.rn.f32") > 20, "{ptx}");
+}
+
+#[test]
+fn warp_local_conversions_use_shuffles() {
+    let k = kernel("shuffle", Arch::Sm90a);
+    let ptx = &k.ptx;
+    // Four rounds each: f32 one shuffle per round, i64 two halves, i1 as 0/1 words, f16 two rounds per
+    // shuffle (the destination's first register bit does not change the source lane).
+    assert_eq!(count(ptx, "shfl.sync.idx.b32"), 4 + 8 + 4 + 2, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: 4 warp shuffle(s) for 4 round(s)"), 3, "{ptx}");
+    assert_eq!(count(ptx, "convert_layout: 2 warp shuffle(s) for 4 round(s)"), 1, "{ptx}");
+    assert!(!ptx.contains(".shared") && !ptx.contains("bar.sync") && k.shared_bytes == 0, "{ptx}");
+    // Registers chosen per lane: the transpose of a register bit and a lane bit needs selects both sides.
+    assert!(ptx.contains("selp.b32") && ptx.contains("selp.b64"), "{ptx}");
+}
+
+#[test]
+fn loaded_values_keep_their_register_class() {
+    // An f64 load feeds a float-to-int conversion, which must read it as f64.
+    let src = "func @k(%p: ptr<f64>, %q: ptr<i32>) attributes {num_warps = 1, divisible_by_16 = [0, 1]} {
+  %r = arange {start = 0, end = 64} : tensor<64xi32, BlockedLayout([2],[32],[1],[0])>
+  %ps = splat %p : tensor<64xptr<f64>, BlockedLayout([2],[32],[1],[0])>
+  %pp = addptr %ps, %r : tensor<64xptr<f64>, BlockedLayout([2],[32],[1],[0])>
+  %x = load %pp : tensor<64xf64, BlockedLayout([2],[32],[1],[0])>
+  %i = cast %x : tensor<64xi32, BlockedLayout([2],[32],[1],[0])>
+  %qs = splat %q : tensor<64xptr<i32>, BlockedLayout([2],[32],[1],[0])>
+  %qq = addptr %qs, %r : tensor<64xptr<i32>, BlockedLayout([2],[32],[1],[0])>
+  store %qq, %i
+  return
+}";
+    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert!(ptx.contains("ld.global.v2.b64 {%fd") && ptx.contains("cvt.rzi.s32.f64"), "{ptx}");
+}
+
+/// The bytes of the module string whose contents are `text` (with its NUL), as the PTX declares it.
+fn string_decl(text: &str) -> String {
+    let bytes: Vec<String> = text.bytes().chain([0]).map(|b| b.to_string()).collect();
+    format!("[{}] = {{{}}};", bytes.len(), bytes.join(", "))
+}
+
+#[test]
+fn print_calls_vprintf_once_per_owned_element() {
+    let k = kernel("print", Arch::Sm90a);
+    let ptx = &k.ptx;
+    assert_eq!(count(ptx, ".extern .func (.param .b32 func_retval0) vprintf"), 1, "{ptx}");
+    // 1 (no operands) + 1 + 1 (s, s hex) + 2 (x, h) + 1 (z) + 3 (bits) + 2 (mixed) + 1 (scalar) + 2 (grid: two
+    // registers per thread; its lanes and warps beyond the 4x8 tile hold copies and stay silent).
+    assert_eq!(count(ptx, "call.uni (retval0), vprintf, (param0, param1);"), 14, "{ptx}");
+    // The interpreter's line format; a `%` in the prefix is escaped; floats as round-tripping doubles; signed
+    // hex as 64-bit two's complement; the 2-D index as `%3u,%3u`.
+    for fmt in [
+        "pid (%u, %u, %u)  start%%d\n",
+        "pid (%u, %u, %u) idx (%3u)  s: %d\n",
+        "pid (%u, %u, %u) idx (%3u)  s: 0x%llx\n",
+        "pid (%u, %u, %u) idx (%3u)  x: %.17g\n",
+        "pid (%u, %u, %u) idx (%3u)  bits: 0x%x\n",
+        "pid (%u, %u, %u) idx (%3u)  mixed: %lld\n",
+        "pid (%u, %u, %u) idx ()  scalar: %d\n",
+        "pid (%u, %u, %u) idx (%3u,%3u)  grid: %d\n",
+    ] {
+        assert!(ptx.contains(&string_decl(fmt)), "missing format {fmt:?}\n{ptx}");
+    }
+    // Arguments: 3 pids + 1 index + an 8-byte value = 24 bytes; floats promoted to f64 before the store.
+    assert!(ptx.contains(".local .align 8 .b8 __local_depot[24];"), "{ptx}");
+    assert!(ptx.contains("cvt.f64.f32") && ptx.contains("st.local.f64 [%rd"), "{ptx}");
+    // Replicated elements print once: the 32-element tensors are held by both warps (warp bit = tid bit 5).
+    assert!(ptx.contains(", 32;\n    setp.eq.u32"), "{ptx}");
+}
+
+#[test]
+fn assert_calls_assertfail_with_the_source_location() {
+    let k = kernel("assert", Arch::Sm90a);
+    let ptx = &k.ptx;
+    assert_eq!(count(ptx, "call.uni __assertfail, (param0, param1, param2, param3, param4);"), 2, "{ptx}");
+    assert!(ptx.contains(&string_decl("x >= 0")) && ptx.contains(&string_decl("unknown")), "{ptx}");
+    assert!(ptx.contains(&string_decl("assert_copy")), "{ptx}");
+    // The tensor assert ORs the failures of the thread's two elements, calls once, then a CTA barrier.
+    assert!(ptx.contains("or.pred") && ptx.contains("bar.sync 0"), "{ptx}");
+    // With the source text, the op's byte offset becomes file and line.
+    let path = format!("{}/tests/ir/assert.tir", env!("CARGO_MANIFEST_DIR"));
+    let mut f = parse_func(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let text = "@jit\ndef k(x):\n    tl.device_assert(x >= 0, \"x >= 0\")\n";
+    let at = text.find("tl.device_assert").unwrap() as u32;
+    let o = (0..f.ops.len())
+        .map(|i| tessel_tile::ir::OpId(i as u32))
+        .find(|&o| matches!(f.op(o).op, tessel_tile::ops::Op::Assert { .. }))
+        .unwrap();
+    f.op_mut(o).loc = Some(tessel_tile::ir::Loc { start: at, end: at + 16 });
+    let src = tessel_codegen::Source { file: "kernels/k.py", text };
+    let ptx = tessel_codegen::compile_with_source(&f, Arch::Sm90a, src).unwrap().ptx;
+    assert!(ptx.contains(&string_decl("kernels/k.py")), "{ptx}");
+    assert!(ptx.contains(".param .b32 param2; st.param.b32 [param2], 3;"), "{ptx}");
 }
 
 #[test]

@@ -163,7 +163,8 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
             if args.emit == Emit::Layout {
                 tessel_tile::print::print_func(&func)
             } else {
-                t.time("code generation", || tessel_codegen::compile(&func, args.arch.into()))
+                let source = tessel_codegen::Source { file: &src.name, text: &src.text };
+                t.time("code generation", || tessel_codegen::compile_with_source(&func, args.arch.into(), source))
                     .map_err(|e| CliError::Usage(format!("cannot generate code for `{kernel}` yet: {}", e.message)))?
                     .ptx
             }

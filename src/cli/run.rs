@@ -110,7 +110,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let context = start.elapsed();
     let cache = if flags.no_cache { None } else { DiskCache::from_env() };
     let mut jit = Jit::new(cache);
-    let ks = KernelSource { source: &p.src.text, kernel: &p.kernel, spec: &p.spec };
+    let ks = KernelSource { file: &p.src.name, source: &p.src.text, kernel: &p.kernel, spec: &p.spec };
     let loaded = jit.load(&gpu, &ks, Some(&p.func));
     if flags.timings {
         write!(err, "timings: `{}` from the tile IR to a loaded module\n{}", p.kernel, jit.timings)?;
@@ -149,7 +149,19 @@ impl OnGpu {
                 Ok(match (a, ty) {
                     (Arg::Buffer(id), _) => KArg::Buf(&self.device.iter().find(|(d, _)| d == id).expect("uploaded").1),
                     (Arg::Int(i), Some(ScalarType::I64 | ScalarType::U64)) => KArg::I64(*i),
-                    (Arg::Int(i), Some(ScalarType::I32 | ScalarType::U32)) => KArg::I32(*i as i32),
+                    // 1/8/16-bit parameters read the low bytes of the (little-endian) 32-bit value.
+                    (
+                        Arg::Int(i),
+                        Some(
+                            ScalarType::I32
+                            | ScalarType::U32
+                            | ScalarType::I16
+                            | ScalarType::U16
+                            | ScalarType::I8
+                            | ScalarType::U8
+                            | ScalarType::I1,
+                        ),
+                    ) => KArg::I32(*i as i32),
                     (Arg::Float(x), Some(ScalarType::F64)) => KArg::F64(*x),
                     (Arg::Float(x), Some(ScalarType::F32)) => KArg::F32(*x as f32),
                     (Arg::Int(i), Some(ScalarType::F32)) => KArg::F32(*i as f32),

@@ -1,12 +1,29 @@
-//! Elementwise ops, register by register: constants, arithmetic, math, comparisons, select, fma, casts.
-//! f16/bf16 compute in f32 (widen with `cvt.f32.f16`, narrow with `cvt.rn.f16.f32`), as Triton does for most
-//! ops; f32 `add`/`mul` carry `.rn` so ptxas never contracts them into an fma the interpreter would not do.
+//! Elementwise ops, register by register: constants, arithmetic, math, comparisons, select, fma, clamp and
+//! bitcasts (value casts are in `cast.rs`, routines without a PTX instruction in `math.rs`).
+//!
+//! Compute types: f16/bf16/fp8 compute in f32 (widen exactly, round the result once), as Triton does for
+//! most ops; i8/u8 compute in their 16-bit extension and are brought back to 8 bits after each op. f32
+//! `add`/`mul` carry `.rn` so ptxas never contracts them into an fma the interpreter would not do.
+//!
+//! Instruction choices follow Triton's NVIDIA lowering (`ElementwiseOpToLLVM.cpp` and the libdevice functions
+//! it reaches with `__CUDA_FTZ` set): f32 `a / b` is `div.full.f32` (about 2 ulp), `div_rn` is `div.rn`;
+//! `sqrt` is `sqrt.approx.ftz.f32` and `sqrt_rn` `sqrt.rn.f32`; `rsqrt` is `rsqrt.approx.ftz.f32`; `exp` is
+//! `ex2.approx.f32` of `x·log2 e`, `exp2` is `ex2.approx.f32` (libdevice's `exp2f` is `ex2.approx`, with
+//! `.ftz` under Triton's FTZ reflection; we keep subnormal results). These differ from the interpreter's exact
+//! results by design: relative ~2^-21 for `sqrt`/`rsqrt`/`exp2`, ~2^-21 + |x|·2^-24 for `exp`, and `.ftz`
+//! flushes subnormal inputs and results to zero. `sin`/`cos` use `sin.approx`/`cos.approx` (absolute error
+//! ~2^-20.5 on [-π, π], worse outside; Triton calls libdevice's accurate `__nv_sinf`). `log`, `log2`, `pow`,
+//! `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see there).
 
+use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
+use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
+use super::fpops::Emit;
+use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, f32_imm, f64_imm};
@@ -33,55 +50,57 @@ pub(crate) fn ty(s: ScalarType) -> &'static str {
     }
 }
 
-fn is_half(s: ScalarType) -> bool {
-    matches!(s, F16 | BF16)
-}
-
-/// The type arithmetic happens in.
+/// The type arithmetic on `s` happens in.
 fn compute_ty(s: ScalarType) -> ScalarType {
-    if is_half(s) { F32 } else { s }
+    match s {
+        F16 | BF16 | F8E4M3 | F8E5M2 => F32,
+        I8 => I16,
+        U8 => U16,
+        _ => s,
+    }
 }
 
 impl Lower<'_> {
-    /// `x` (of type `s`) in its compute type.
+    /// `x` (of type `s`) in its compute type (8-bit ints already are: they are kept extended).
     pub(crate) fn widen(&mut self, x: Reg, s: ScalarType) -> Reg {
-        if !is_half(s) {
-            return x;
-        }
-        let d = self.b.reg(RegClass::F32);
-        self.b.ins(format!("cvt.f32.{} {d}, {x}", ty(s)));
-        d
+        if s.is_float() { widen_float(self, x, s) } else { x }
     }
 
-    /// `x` (f32) rounded back to the half type `s`.
+    /// `x` (in the compute type of `s`) rounded or wrapped back to `s`.
     pub(crate) fn narrow(&mut self, x: Reg, s: ScalarType) -> Reg {
-        if !is_half(s) {
-            return x;
+        match s {
+            F16 | BF16 | F8E4M3 | F8E5M2 => narrow_f32(self, x, s),
+            I8 | U8 => canon8(self, x, s),
+            _ => x,
         }
-        let d = self.b.reg(RegClass::B16);
-        self.b.ins(format!("cvt.rn.{}.f32 {d}, {x}", ty(s)));
-        d
     }
 
-    /// One scalar constant in a register.
+    /// One scalar constant in a register, with the interpreter's `constant` semantics (integers wrap, floats
+    /// round to the type, a float constant of an integer type converts).
     pub(crate) fn const_reg(&mut self, c: Const, e: Elem) -> Result<Reg, CompileError> {
         let class = class_of(e)?;
-        let s = e.scalar().unwrap_or(U64);
         let d = self.b.reg(class);
-        let (iv, fv) = match c {
-            Const::Int(i) => (i, i as f64),
-            Const::Float(f) => (f as i64, f),
+        let Elem::Scalar(s) = e else {
+            let v = match c {
+                Const::Int(i) => i,
+                Const::Float(f) => f as i64,
+            };
+            self.b.ins(format!("mov.b64 {d}, {v}"));
+            return Ok(d);
+        };
+        let v = match c {
+            Const::Int(i) if s.is_int() => Val::Int(wrap_int(i, s)),
+            Const::Int(i) => Val::Float(round_float(i as f64, s)),
+            Const::Float(x) if s.is_float() => Val::Float(round_float(x, s)),
+            Const::Float(x) => convert(Val::Float(x), Elem::Scalar(F64), Elem::Scalar(s)),
         };
         match s {
-            I1 => self.b.ins(format!("setp.ne.u32 {d}, {}, 0", (iv != 0) as u32)),
-            F32 => self.b.ins(format!("mov.f32 {d}, {}", f32_imm(fv as f32))),
-            F64 => self.b.ins(format!("mov.f64 {d}, {}", f64_imm(fv))),
-            F16 | BF16 => {
-                let t = self.b.reg(RegClass::F32);
-                self.b.ins(format!("mov.f32 {t}, {}", f32_imm(fv as f32)));
-                self.b.ins(format!("cvt.rn.{}.f32 {d}, {t}", ty(s)));
-            }
-            _ => self.b.ins(format!("mov.b{} {d}, {iv}", class.bits())),
+            I1 => self.b.ins(format!("setp.ne.u32 {d}, {}, 0", v.is_true() as u32)),
+            F32 => self.b.ins(format!("mov.f32 {d}, {}", f32_imm(v.as_f64() as f32))),
+            F64 => self.b.ins(format!("mov.f64 {d}, {}", f64_imm(v.as_f64()))),
+            // Sign-extended in its 16-bit register.
+            I8 => self.b.ins(format!("mov.b16 {d}, 0x{:X}", v.as_i64() & 0xffff)),
+            _ => self.b.ins(format!("mov.b{} {d}, 0x{:X}", class.bits(), to_bits(v, s))),
         }
         Ok(d)
     }
@@ -157,13 +176,11 @@ pub(crate) fn binary_scalar(
     a: Reg,
     b: Reg,
 ) -> Result<Reg, CompileError> {
-    let c = compute_ty(s);
-    let (a, b) = (l.widen(a, s), l.widen(b, s));
-    let class = class_of(Elem::Scalar(c))?;
-    let d = l.b.reg(class);
-    let t = ty(c);
-    let bits = class.bits();
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
+    if op == BinOp::Pow {
+        return pow(l, s, a, b);
+    }
+    let c = compute_ty(s);
     if c == I1 {
         let w = match op {
             BinOp::And | BinOp::Min | BinOp::Mul => "and",
@@ -171,12 +188,25 @@ pub(crate) fn binary_scalar(
             BinOp::Xor | BinOp::Add | BinOp::Sub => "xor",
             _ => return unsupported(),
         };
+        let d = l.b.reg(RegClass::Pred);
         l.b.ins(format!("{w}.pred {d}, {a}, {b}"));
         return Ok(d);
     }
-    if matches!(c, I8 | U8) {
-        return unsupported();
+    if op == BinOp::UMulHi && matches!(s, I8 | U8) {
+        // The high byte of the 16-bit product of the unsigned bytes.
+        let (x, y, p, d) =
+            (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
+        l.b.ins(format!("and.b16 {x}, {a}, 255"));
+        l.b.ins(format!("and.b16 {y}, {b}, 255"));
+        l.b.ins(format!("mul.lo.u16 {p}, {x}, {y}"));
+        l.b.ins(format!("shr.u16 {d}, {p}, 8"));
+        return Ok(canon8(l, d, s));
     }
+    let (a, b) = (l.widen(a, s), l.widen(b, s));
+    let class = class_of(Elem::Scalar(c))?;
+    let d = l.b.reg(class);
+    let t = ty(c);
+    let bits = class.bits();
     let text = if c.is_float() {
         match op {
             BinOp::Add => format!("add.rn.{t} {d}, {a}, {b}"),
@@ -184,11 +214,16 @@ pub(crate) fn binary_scalar(
             BinOp::Mul => format!("mul.rn.{t} {d}, {a}, {b}"),
             BinOp::Div if c == F32 => format!("div.full.f32 {d}, {a}, {b}"),
             BinOp::Div | BinOp::DivRn => format!("div.rn.{t} {d}, {a}, {b}"),
+            BinOp::Max | BinOp::Min if nan && c == F64 => {
+                // No `max.NaN.f64`: select NaN when either side is NaN.
+                let w = if op == BinOp::Max { "max" } else { "min" };
+                let (m, p) = (l.b.reg(RegClass::F64), l.b.reg(RegClass::Pred));
+                l.b.ins(format!("{w}.f64 {m}, {a}, {b}"));
+                l.b.ins(format!("setp.nan.f64 {p}, {a}, {b}"));
+                format!("selp.f64 {d}, {}, {m}, {p}", f64_imm(f64::NAN))
+            }
             BinOp::Max | BinOp::Min => {
                 let w = if op == BinOp::Max { "max" } else { "min" };
-                if nan && c == F64 {
-                    return unsupported();
-                }
                 format!("{w}{}.{t} {d}, {a}, {b}", if nan { ".NaN" } else { "" })
             }
             _ => return unsupported(),
@@ -208,7 +243,8 @@ pub(crate) fn binary_scalar(
             BinOp::Min => format!("min.{t} {d}, {a}, {b}"),
             BinOp::UMulHi => format!("mul.hi.{} {d}, {a}, {b}", t.replace('s', "u")),
             BinOp::Shl | BinOp::Shr => {
-                // PTX shift amounts are .u32; shifts >= width give 0 (or the sign) as in LLVM's PTX lowering.
+                // PTX shift amounts are .u32 and clamp at the register width; an 8-bit value shifted by 8 or
+                // more leaves 0 (or the sign) in its low byte, as the interpreter's shift does.
                 let amt = if bits == 32 {
                     b
                 } else {
@@ -225,13 +261,43 @@ pub(crate) fn binary_scalar(
     Ok(l.narrow(d, s))
 }
 
+/// `x^y` for floats: in f64 (the routine of `math.rs`), rounded once to `s`.
+fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError> {
+    if !s.is_float() {
+        return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
+    }
+    let to64 = |l: &mut Lower, x: Reg| float_to_float(l, x, s, F64);
+    let (x, y) = (to64(l, a), to64(l, b));
+    let r = pow_f64(&mut Emit { l, wide: true }, x, y);
+    Ok(float_to_float(l, r, F64, s))
+}
+
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     map_regs(l, data, |l, a| binary_scalar(l, op, nan, s, a[0], a[1]))
 }
 
+/// `clamp x, lo, hi` = `min(max(x, lo), hi)`, with the op's NaN propagation, as the interpreter defines it.
+pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    map_regs(l, data, |l, a| {
+        let lo = binary_scalar(l, BinOp::Max, nan, s, a[0], a[1])?;
+        binary_scalar(l, BinOp::Min, nan, s, lo, a[2])
+    })
+}
+
 const LOG2E: f32 = std::f32::consts::LOG2_E;
-const LN2: f32 = std::f32::consts::LN_2;
+
+/// `ln x` (or `log2 x`) of an f32, computed by the f64 routine and rounded back.
+fn log_via_f64(l: &mut Lower, x: Reg, base2: bool) -> Reg {
+    let w = l.b.reg(RegClass::F64);
+    l.b.ins(format!("cvt.f64.f32 {w}, {x}"));
+    let o = &mut Emit { l, wide: true };
+    let r = if base2 { log2_f64(o, w) } else { log_f64(o, w) };
+    let d = l.b.reg(RegClass::F32);
+    l.b.ins(format!("cvt.rn.f32.f64 {d}, {r}"));
+    d
+}
 
 pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
@@ -239,44 +305,51 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
     map_regs(l, data, |l, a| {
         let x = l.widen(a[0], s);
         let class = class_of(Elem::Scalar(c))?;
-        let d = l.b.reg(class);
         let t = ty(c);
         let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
-        match (op, c) {
-            (UnOp::Neg, I1) | (UnOp::Not, I1) => {
-                if op == UnOp::Neg {
-                    l.b.ins(format!("mov.pred {d}, {x}"))
-                } else {
-                    l.b.ins(format!("not.pred {d}, {x}"))
-                }
-            }
-            (UnOp::Neg, _) if c.is_float() || c.is_signed_int() => l.b.ins(format!("neg.{t} {d}, {x}")),
-            (UnOp::Neg, _) => l.b.ins(format!("neg.s{} {d}, {x}", class.bits())),
-            (UnOp::Not, _) if c.is_int() => l.b.ins(format!("not.b{} {d}, {x}", class.bits())),
-            (UnOp::Abs, _) if c.is_float() || c.is_signed_int() => l.b.ins(format!("abs.{t} {d}, {x}")),
-            (UnOp::Abs, _) if c.is_unsigned_int() => l.b.ins(format!("mov.b{} {d}, {x}", class.bits())),
+        let one = |l: &mut Lower, text: &str| {
+            let d = l.b.reg(class);
+            l.b.ins(format!("{text} {d}, {x}"));
+            d
+        };
+        let d = match (op, c) {
+            (UnOp::Neg, I1) => x,
+            (UnOp::Not, I1) => one(l, "not.pred"),
+            (UnOp::Neg, _) if c.is_float() || c.is_signed_int() => one(l, &format!("neg.{t}")),
+            (UnOp::Neg, _) => one(l, &format!("neg.s{}", class.bits())),
+            (UnOp::Not, _) if c.is_int() => one(l, &format!("not.b{}", class.bits())),
+            (UnOp::Abs, _) if c.is_float() || c.is_signed_int() => one(l, &format!("abs.{t}")),
+            (UnOp::Abs, _) if c.is_unsigned_int() => x,
             (UnOp::Exp, F32) => {
                 let m = l.b.reg(RegClass::F32);
                 l.b.ins(format!("mul.f32 {m}, {x}, {}", f32_imm(LOG2E)));
+                let d = l.b.reg(RegClass::F32);
                 l.b.ins(format!("ex2.approx.f32 {d}, {m}"));
+                d
             }
-            (UnOp::Exp2, F32) => l.b.ins(format!("ex2.approx.f32 {d}, {x}")),
-            (UnOp::Log2, F32) => l.b.ins(format!("lg2.approx.f32 {d}, {x}")),
-            (UnOp::Log, F32) => {
-                let m = l.b.reg(RegClass::F32);
-                l.b.ins(format!("lg2.approx.f32 {m}, {x}"));
-                l.b.ins(format!("mul.f32 {d}, {m}, {}", f32_imm(LN2)));
+            (UnOp::Exp2, F32) => one(l, "ex2.approx.f32"),
+            (UnOp::Sqrt, F32) => one(l, "sqrt.approx.ftz.f32"),
+            (UnOp::Rsqrt, F32) => one(l, "rsqrt.approx.ftz.f32"),
+            (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),
+            (UnOp::Rsqrt, F64) => {
+                let r = one(l, "sqrt.rn.f64");
+                let d = l.b.reg(RegClass::F64);
+                l.b.ins(format!("rcp.rn.f64 {d}, {r}"));
+                d
             }
-            (UnOp::Sqrt, F32) => l.b.ins(format!("sqrt.approx.f32 {d}, {x}")),
-            (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => l.b.ins(format!("sqrt.rn.{t} {d}, {x}")),
-            (UnOp::Rsqrt, F32) => l.b.ins(format!("rsqrt.approx.f32 {d}, {x}")),
-            (UnOp::Rsqrt, F64) => l.b.ins(format!("rsqrt.approx.f64 {d}, {x}")),
-            (UnOp::Sin, F32) => l.b.ins(format!("sin.approx.f32 {d}, {x}")),
-            (UnOp::Cos, F32) => l.b.ins(format!("cos.approx.f32 {d}, {x}")),
-            (UnOp::Floor, F32 | F64) => l.b.ins(format!("cvt.rmi.{t}.{t} {d}, {x}")),
-            (UnOp::Ceil, F32 | F64) => l.b.ins(format!("cvt.rpi.{t}.{t} {d}, {x}")),
+            (UnOp::Sin, F32) => one(l, "sin.approx.f32"),
+            (UnOp::Cos, F32) => one(l, "cos.approx.f32"),
+            (UnOp::Floor, F32 | F64) => one(l, &format!("cvt.rmi.{t}.{t}")),
+            (UnOp::Ceil, F32 | F64) => one(l, &format!("cvt.rpi.{t}.{t}")),
+            (UnOp::Log, F32) => log_via_f64(l, x, false),
+            (UnOp::Log2, F32) => log_via_f64(l, x, true),
+            (UnOp::Erf, F32) => erf_f32(&mut Emit { l, wide: false }, x),
+            (UnOp::Exp, F64) => exp_f64(&mut Emit { l, wide: true }, x),
+            (UnOp::Exp2, F64) => exp2_f64(&mut Emit { l, wide: true }, x),
+            (UnOp::Log, F64) => log_f64(&mut Emit { l, wide: true }, x),
+            (UnOp::Log2, F64) => log2_f64(&mut Emit { l, wide: true }, x),
             _ => return unsupported(),
-        }
+        };
         Ok(l.narrow(d, s))
     })
 }
@@ -297,13 +370,18 @@ fn cmp_word(p: CmpPred, float: bool) -> &'static str {
 pub(crate) fn cmp(l: &mut Lower, data: &OpData, p: CmpPred) -> Result<(), CompileError> {
     let e = l.elem_of(data.operands[0])?;
     let s = e.scalar().unwrap_or(U64);
-    if s == I1 || matches!(s, I8 | U8) {
-        return Err(CompileError::new(format!("comparisons of {s} are not supported yet")));
-    }
     let c = compute_ty(s);
     map_regs(l, data, |l, a| {
-        let (x, y) = (l.widen(a[0], s), l.widen(a[1], s));
         let d = l.b.reg(RegClass::Pred);
+        if s == I1 {
+            // 0/1 as 16-bit values.
+            let (x, y) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
+            l.b.ins(format!("selp.u16 {x}, 1, 0, {}", a[0]));
+            l.b.ins(format!("selp.u16 {y}, 1, 0, {}", a[1]));
+            l.b.ins(format!("setp.{}.u16 {d}, {x}, {y}", cmp_word(p, false)));
+            return Ok(d);
+        }
+        let (x, y) = (l.widen(a[0], s), l.widen(a[1], s));
         l.b.ins(format!("setp.{}.{} {d}, {x}, {y}", cmp_word(p, c.is_float()), ty(c)));
         Ok(d)
     })
@@ -342,65 +420,32 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     })
 }
 
-/// Value conversion from `from` to `to` (round to nearest even; float→int truncates toward zero).
-pub(crate) fn cast_scalar(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Result<Reg, CompileError> {
-    if from == to {
-        return Ok(x);
-    }
-    if matches!(from, I8 | U8 | F8E4M3 | F8E5M2) || matches!(to, I8 | U8 | F8E4M3 | F8E5M2) {
-        return Err(CompileError::new(format!("cast {from} -> {to} is not supported yet")));
-    }
-    let dc = class_of(Elem::Scalar(to))?;
-    let d = l.b.reg(dc);
-    if from == I1 {
-        if to.is_float() {
-            let one = l.const_reg(Const::Float(1.0), Elem::Scalar(to))?;
-            let zero = l.const_reg(Const::Float(0.0), Elem::Scalar(to))?;
-            l.b.ins(format!("selp.b{} {d}, {one}, {zero}, {x}", dc.bits()));
-        } else {
-            l.b.ins(format!("selp.b{} {d}, 1, 0, {x}", dc.bits()));
-        }
-        return Ok(d);
-    }
-    if to == I1 {
-        let zero = l.const_reg(Const::Int(0), Elem::Scalar(from))?;
-        let f = from.is_float();
-        l.b.ins(format!("setp.{}.{} {d}, {x}, {zero}", if f { "neu" } else { "ne" }, ty(from)));
-        return Ok(d);
-    }
-    let text = match (from.is_float(), to.is_float()) {
-        (true, true) if to.bits() > from.bits() || (from == BF16 && to == F16) || (from == F16 && to == BF16) => {
-            if to.bits() > from.bits() {
-                format!("cvt.{}.{} {d}, {x}", ty(to), ty(from))
-            } else {
-                let w = l.widen(x, from);
-                format!("cvt.rn.{}.f32 {d}, {w}", ty(to))
-            }
-        }
-        (true, true) => format!("cvt.rn.{}.{} {d}, {x}", ty(to), ty(from)),
-        (false, true) => format!("cvt.rn.{}.{} {d}, {x}", ty(to), ty(from)),
-        (true, false) => format!("cvt.rzi.{}.{} {d}, {x}", ty(to), ty(from)),
-        (false, false) => format!("cvt.{}.{} {d}, {x}", ty(to), ty(from)),
-    };
-    l.b.ins(text);
-    Ok(d)
-}
-
 pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let from = l.scalar_of(data.operands[0])?;
     let to = l.scalar_of(data.results[0])?;
-    map_regs(l, data, |l, a| cast_scalar(l, a[0], from, to))
+    map_regs(l, data, |l, a| super::cast::cast_scalar(l, a[0], from, to))
 }
 
 pub(crate) fn bitcast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (fe, te) = (l.elem_of(data.operands[0])?, l.elem_of(data.results[0])?);
     let (fc, tc) = (class_of(fe)?, class_of(te)?);
-    if fc.bits() != tc.bits() || fc == RegClass::Pred {
+    let bits = |e: Elem| e.scalar().map_or(64, |s| s.bits());
+    if bits(fe) != bits(te) || fc == RegClass::Pred {
         return Err(CompileError::new(format!("bitcast {fe} -> {te} is not supported")));
     }
+    let to = te.scalar();
     map_regs(l, data, |l, a| {
         let d = l.b.reg(tc);
         l.b.ins(format!("mov.b{} {d}, {}", tc.bits(), a[0]));
-        Ok(d)
+        // 8-bit values: the byte is what moves; the target decides the upper half (extension or zero).
+        Ok(match to {
+            Some(t @ (I8 | U8)) => canon8(l, d, t),
+            Some(t) if is_fp8(t) => {
+                let z = l.b.reg(RegClass::B16);
+                l.b.ins(format!("and.b16 {z}, {d}, 255"));
+                z
+            }
+            _ => d,
+        })
     })
 }

@@ -1,7 +1,6 @@
 //! `convert_layout`, executing the plan of `tessel_layouts::plan_conversion`: nothing, a register
-//! permutation, or a shared-memory round trip with the planner's swizzled `store_map` / `load_map`, its
-//! vector width, duplicate-store masks, barrier kind and repetitions. Warp-shuffle plans are not emitted yet:
-//! those conversions are re-planned without shuffles (so they go through shared memory).
+//! permutation, warp shuffles (`shuffle.rs`), or a shared-memory round trip with the planner's swizzled
+//! `store_map` / `load_map`, its vector width, duplicate-store masks, barrier kind and repetitions.
 
 use tessel_layouts::convert::{BarrierKind, SharedPlan};
 use tessel_layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion};
@@ -20,11 +19,7 @@ pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), Compile
     // Predicates travel as 16-bit values.
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let plan_err = |e: tessel_layouts::LayoutError| CompileError::new(format!("planning the conversion: {e}"));
-    let mut plan = plan_conversion(&src, &dst, bits, &PlanOptions::default()).map_err(plan_err)?;
-    if matches!(plan, ConversionPlan::WarpShuffle(_)) {
-        let opts = PlanOptions { allow_shuffles: false, ..PlanOptions::default() };
-        plan = plan_conversion(&src, &dst, bits, &opts).map_err(plan_err)?;
-    }
+    let plan = plan_conversion(&src, &dst, bits, &PlanOptions::default()).map_err(plan_err)?;
     let out = match plan {
         ConversionPlan::NoOp => regs,
         ConversionPlan::RegisterPermutation { src_register } => {
@@ -34,7 +29,7 @@ pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), Compile
             l.b.comment(format!("convert_layout: shared-memory round trip, {} rep(s), vec {}", p.reps, p.vec));
             round_trip(l, &regs, &p, &dst, class)?
         }
-        ConversionPlan::WarpShuffle(_) => unreachable!("re-planned without shuffles"),
+        ConversionPlan::WarpShuffle(sh) => super::shuffle::warp_shuffle(l, &regs, &sh, class)?,
     };
     l.vals.insert(v, out);
     Ok(())

@@ -83,10 +83,13 @@ fn cache_suffix(c: &str, load: bool) -> Result<&'static str, CompileError> {
     })
 }
 
-/// How registers of one access are moved: the number of machine words and their width.
+/// How registers of one access are moved: the number of machine words and their width in bits. 16-bit
+/// elements travel in pairs per `.b32` word; bytes in fours per `.b32` word (or a `.b16` pair, or alone).
 fn words(eb: u32, vec: u32) -> (u32, u32) {
     let total = eb * vec;
     match eb {
+        1 if vec >= 4 => (total / 4, 32),
+        1 => (1, 8 * vec),
         2 if vec >= 2 => (total / 4, 32),
         _ => (vec, eb * 8),
     }
@@ -104,15 +107,141 @@ fn braces(rs: &[Reg]) -> String {
     }
 }
 
+/// The PTX type of a memory word of `bits` (bytes go through 16-bit registers as `.u8`).
+fn word_ty(bits: u32) -> String {
+    if bits == 8 { ".u8".into() } else { format!(".b{bits}") }
+}
+
+fn word_class(bits: u32) -> RegClass {
+    match bits {
+        8 | 16 => RegClass::B16,
+        32 => RegClass::B32,
+        _ => RegClass::B64,
+    }
+}
+
+/// Whether elements of `s` are their own memory words of `wbits` (no packing).
+fn direct(s: ScalarType, wbits: u32) -> bool {
+    s != ScalarType::I1 && s.bits() == wbits
+}
+
+/// A byte element (i1 as 0/1) zero-extended to 32 bits.
+fn byte_u32(l: &mut Lower, e: Reg) -> Reg {
+    let t = l.b.reg(RegClass::B32);
+    if e.class == RegClass::Pred {
+        l.b.ins(format!("selp.u32 {t}, 1, 0, {e}"));
+    } else {
+        l.b.ins(format!("cvt.u32.u16 {t}, {e}"));
+    }
+    t
+}
+
+/// Element registers of type `s` as the memory words of `wbits` bits they occupy (lower addresses in lower
+/// bits: little endian).
+fn pack(l: &mut Lower, elems: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
+    if direct(s, wbits) {
+        return elems.to_vec();
+    }
+    let per = (wbits / 8 / s.bytes()) as usize;
+    elems
+        .chunks(per)
+        .map(|c| {
+            if s.bytes() == 2 {
+                let w = l.b.reg(RegClass::B32);
+                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", c[0], c[1]));
+                return w;
+            }
+            if wbits == 8 {
+                // One byte: a 16-bit register whose low byte is stored.
+                return if c[0].class == RegClass::Pred {
+                    let h = l.b.reg(RegClass::B16);
+                    l.b.ins(format!("selp.u16 {h}, 1, 0, {}", c[0]));
+                    h
+                } else {
+                    c[0]
+                };
+            }
+            let mut w = byte_u32(l, c[0]);
+            for (k, &e) in c.iter().enumerate().skip(1) {
+                let t = byte_u32(l, e);
+                let n = l.b.reg(RegClass::B32);
+                l.b.ins(format!("bfi.b32 {n}, {t}, {w}, {}, 8", 8 * k));
+                w = n;
+            }
+            if wbits == 16 {
+                let h = l.b.reg(RegClass::B16);
+                l.b.ins(format!("cvt.u16.u32 {h}, {w}"));
+                h
+            } else {
+                w
+            }
+        })
+        .collect()
+}
+
+/// The inverse of [`pack`]: element registers of `s` (8-bit integers extended, i1 true for a nonzero byte as
+/// Triton loads it) from memory words of `wbits` bits.
+fn unpack(l: &mut Lower, words: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
+    if direct(s, wbits) && s.bits() != 8 {
+        return words.to_vec();
+    }
+    let class = super::class_of(Elem::Scalar(s)).expect("a scalar class");
+    let mut out = Vec::new();
+    for &w in words {
+        if s.bytes() == 2 {
+            let (a, b) = (l.b.reg(class), l.b.reg(class));
+            l.b.ins(format!("mov.b32 {{{a}, {b}}}, {w}"));
+            out.extend([a, b]);
+            continue;
+        }
+        if wbits == 8 {
+            out.push(byte_elem(l, w, s));
+            continue;
+        }
+        let w32 = if wbits == 16 {
+            let t = l.b.reg(RegClass::B32);
+            l.b.ins(format!("cvt.u32.u16 {t}, {w}"));
+            t
+        } else {
+            w
+        };
+        for k in 0..wbits / 8 {
+            // i8 extracts sign-extended; the truncation to 16 bits keeps it so.
+            let t = l.b.reg(RegClass::B32);
+            let sign = if s == ScalarType::I8 { "s" } else { "u" };
+            l.b.ins(format!("bfe.{sign}32 {t}, {w32}, {}, 8", 8 * k));
+            if s == ScalarType::I1 {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+                out.push(p);
+            } else {
+                let h = l.b.reg(RegClass::B16);
+                l.b.ins(format!("cvt.u16.u32 {h}, {t}"));
+                out.push(h);
+            }
+        }
+    }
+    out
+}
+
+/// A zero-extended byte in a 16-bit register (a `.u8` load) as an element of `s`.
+fn byte_elem(l: &mut Lower, h: Reg, s: ScalarType) -> Reg {
+    match s {
+        ScalarType::I1 => {
+            let p = l.b.reg(RegClass::Pred);
+            l.b.ins(format!("setp.ne.u16 {p}, {h}, 0"));
+            p
+        }
+        ScalarType::I8 => super::cast::canon8(l, h, s),
+        _ => h,
+    }
+}
+
 pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let tessel_tile::ops::Op::Load { cache, volatile, .. } = &data.op else { unreachable!() };
     let v = data.results[0];
     let s = l.scalar_of(v)?;
-    if matches!(s, ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::F8E4M3 | ScalarType::F8E5M2) {
-        return Err(CompileError::new(format!("loads of {s} are not supported yet")));
-    }
     let eb = s.bytes();
-    let class = class_of(Elem::Scalar(s))?;
     let ptrs = l.get(data.operands[0])?.to_vec();
     let mask = data.operands.get(1).copied();
     let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
@@ -135,30 +264,21 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             out.extend(copy);
             continue;
         }
-        let dst: Vec<Reg> = (0..vec).map(|_| l.b.reg(class)).collect();
         let pred = masks.as_ref().map(|m| m[r0]);
-        let mv = if class == RegClass::B16 { "mov.b16" } else { &format!("mov.b{}", class.bits()) };
-        let mv = mv.to_string();
+        // Unpacked words are the elements themselves: give them the element's register class.
+        let wclass = if direct(s, wbits) { super::class_of(Elem::Scalar(s))? } else { word_class(wbits) };
+        let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(wclass)).collect();
         if pred.is_some() {
-            for (i, d) in dst.iter().enumerate() {
-                l.b.ins(format!("{mv} {d}, {}", other[r0 + i]));
+            // Masked-off lanes keep `other`: the words start out holding it.
+            let init = pack(l, &other[r0..r0 + vec as usize], s, wbits);
+            for (w, i) in ws.iter().zip(init) {
+                l.b.ins(format!("mov.b{} {w}, {i}", w.class.bits()));
             }
         }
         let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
-        if wbits == 32 && eb == 2 {
-            // Pairs of 16-bit elements travel in one .b32 word (low half = lower address).
-            let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(RegClass::B32)).collect();
-            for (i, w) in ws.iter().enumerate() {
-                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", dst[2 * i], dst[2 * i + 1]));
-            }
-            l.b.ins(format!("{guard}ld{qual}.global{cs}{}.b32 {}, [{}]", vsuffix(nw), braces(&ws), ptrs[r0]));
-            for (i, w) in ws.iter().enumerate() {
-                l.b.ins(format!("mov.b32 {{{}, {}}}, {w}", dst[2 * i], dst[2 * i + 1]));
-            }
-        } else {
-            l.b.ins(format!("{guard}ld{qual}.global{cs}{}.b{wbits} {}, [{}]", vsuffix(nw), braces(&dst), ptrs[r0]));
-        }
-        out.extend(dst);
+        let wt = word_ty(wbits);
+        l.b.ins(format!("{guard}ld{qual}.global{cs}{}{wt} {}, [{}]", vsuffix(nw), braces(&ws), ptrs[r0]));
+        out.extend(unpack(l, &ws, s, wbits));
     }
     l.vals.insert(v, out);
     Ok(())
@@ -167,9 +287,6 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let tessel_tile::ops::Op::Store { cache, .. } = &data.op else { unreachable!() };
     let s = l.scalar_of(data.operands[1])?;
-    if matches!(s, ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::F8E4M3 | ScalarType::F8E5M2) {
-        return Err(CompileError::new(format!("stores of {s} are not supported yet")));
-    }
     let eb = s.bytes();
     let ptrs = l.get(data.operands[0])?.to_vec();
     let vals = l.get(data.operands[1])?.to_vec();
@@ -194,23 +311,16 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             (o, m) => o.or(m),
         };
         let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
-        let src: Vec<Reg> = vals[r0..r0 + vec as usize].to_vec();
-        if wbits == 32 && eb == 2 {
-            let ws: Vec<Reg> = (0..nw).map(|_| l.b.reg(RegClass::B32)).collect();
-            for (i, w) in ws.iter().enumerate() {
-                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", src[2 * i], src[2 * i + 1]));
-            }
-            l.b.ins(format!("{guard}st.global{cs}{}.b32 [{}], {}", vsuffix(nw), ptrs[r0], braces(&ws)));
-        } else {
-            l.b.ins(format!("{guard}st.global{cs}{}.b{wbits} [{}], {}", vsuffix(nw), ptrs[r0], braces(&src)));
-        }
+        let ws = pack(l, &vals[r0..r0 + vec as usize], s, wbits);
+        let wt = word_ty(wbits);
+        l.b.ins(format!("{guard}st.global{cs}{}{wt} [{}], {}", vsuffix(nw), ptrs[r0], braces(&ws)));
     }
     Ok(())
 }
 
 /// A predicate true in exactly one of the threads holding each element (lane/warp bits with a zero basis
 /// must be 0), or `None` when no element is replicated across threads.
-fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
+pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
     let (lane_mask, warp_mask) = match ty {
         Type::Scalar(_) => (31u32, l.num_warps - 1),
         _ => {

@@ -8,14 +8,19 @@
 //! `shape`, `control`; `coords` holds the coordinate and re-indexing helpers they share.
 
 mod arith;
+mod cast;
 mod control;
 mod convert;
 mod coords;
+mod debug;
 mod dot;
+mod fpops;
+mod math;
 mod memory;
 mod reduce;
 mod scan;
 mod shape;
+mod shuffle;
 
 use std::collections::HashMap;
 
@@ -25,7 +30,7 @@ use tessel_tile::ops::{Attr, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::ptx::{Arch, Builder, Param, Reg, RegClass, module};
-use crate::{CompileError, Kernel};
+use crate::{CompileError, Kernel, Source};
 
 /// The PTX register class holding one element.
 pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
@@ -33,12 +38,19 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
         Elem::Ptr(..) => RegClass::B64,
         Elem::Scalar(s) => match s {
             ScalarType::I1 => RegClass::Pred,
-            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => RegClass::B16,
+            // 8-bit integers sign- or zero-extended, fp8 in the low byte (PTX has no 8-bit registers).
+            ScalarType::I8
+            | ScalarType::U8
+            | ScalarType::F8E4M3
+            | ScalarType::F8E5M2
+            | ScalarType::I16
+            | ScalarType::U16
+            | ScalarType::F16
+            | ScalarType::BF16 => RegClass::B16,
             ScalarType::I32 | ScalarType::U32 => RegClass::B32,
             ScalarType::I64 | ScalarType::U64 => RegClass::B64,
             ScalarType::F32 => RegClass::F32,
             ScalarType::F64 => RegClass::F64,
-            other => return Err(CompileError::new(format!("element type {other} is not supported by codegen yet"))),
         },
     })
 }
@@ -46,6 +58,9 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
 /// Lowering state for one kernel.
 pub(crate) struct Lower<'f> {
     pub f: &'f Func,
+    pub arch: Arch,
+    /// The source text, when the caller gave it (assert locations).
+    pub source: Option<Source<'f>>,
     pub b: Builder,
     pub num_warps: u32,
     /// Registers of each lowered value (one per `register` index of its layout; 1 for scalars).
@@ -57,6 +72,8 @@ pub(crate) struct Lower<'f> {
     pub warp: Reg,
     /// Cached per-thread coordinate parts, keyed by the lane and warp bases of one out-dim.
     pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
+    /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
+    pub parity_cache: HashMap<u32, Reg>,
     /// Dynamic shared memory needed (bytes); every user starts at offset 0 and ends with a barrier.
     pub smem_bytes: u32,
 }
@@ -138,6 +155,7 @@ impl<'f> Lower<'f> {
             Op::Cmp(p) => arith::cmp(self, &data, *p)?,
             Op::Select => arith::select(self, &data)?,
             Op::Fma => arith::fma(self, &data)?,
+            Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,
             Op::AddPtr => memory::addptr(self, &data)?,
@@ -166,6 +184,8 @@ impl<'f> Lower<'f> {
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,
             Op::DebugBarrier => self.b.ins("bar.sync 0"),
+            Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
+            Op::Assert { message } => debug::assert(self, &data, message)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -173,7 +193,7 @@ impl<'f> Lower<'f> {
 }
 
 /// Compiles one kernel of layout IR to PTX for `arch`.
-pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
+pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     let num_warps = match f.attr("num_warps") {
         Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
         Some(other) => return Err(CompileError::new(format!("`num_warps` must be a power of two, got {other}"))),
@@ -204,6 +224,8 @@ pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
     b.set_prologue(false);
     let mut l = Lower {
         f,
+        arch,
+        source,
         b,
         num_warps,
         vals: HashMap::new(),
@@ -212,31 +234,44 @@ pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
         lane,
         warp,
         coord_cache: HashMap::new(),
+        parity_cache: HashMap::new(),
         smem_bytes: 0,
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
         let name = format!("{}_param_{i}", f.name);
+        // 8/16-bit integers are passed at their size; the launch writes the low bytes of the value.
         let (ty, class, ld) = match f.ty(a) {
             Type::Scalar(Elem::Ptr(..)) => (".u64", RegClass::B64, "u64"),
             Type::Scalar(Elem::Scalar(s)) => match s {
-                ScalarType::I1 | ScalarType::I8 | ScalarType::U8 | ScalarType::I16 | ScalarType::U16 => {
-                    return Err(CompileError::new(format!("kernel argument {i}: type {s} is not supported yet")));
-                }
+                ScalarType::I1 | ScalarType::U8 => (".u8", RegClass::B16, "u8"),
+                ScalarType::I8 => (".s8", RegClass::B16, "s8"),
+                ScalarType::I16 => (".s16", RegClass::B16, "s16"),
+                ScalarType::U16 => (".u16", RegClass::B16, "u16"),
                 ScalarType::I32 | ScalarType::U32 => (".u32", RegClass::B32, "u32"),
                 ScalarType::I64 | ScalarType::U64 => (".u64", RegClass::B64, "u64"),
                 ScalarType::F32 => (".f32", RegClass::F32, "f32"),
                 ScalarType::F64 => (".f64", RegClass::F64, "f64"),
                 other => {
-                    return Err(CompileError::new(format!("kernel argument {i}: type {other} is not supported yet")));
+                    return Err(CompileError::new(format!(
+                        "kernel argument {i}: {other} scalars cannot be passed yet (the runtime passes integers, \
+                         f32 and f64)"
+                    )));
                 }
             },
             other => return Err(CompileError::new(format!("kernel argument {i}: type {other} cannot be passed"))),
         };
-        let r = l.b.reg(class);
+        let mut r = l.b.reg(class);
         l.b.ins(format!("ld.param.{ld} {r}, [{name}]"));
         if f.ty(a).elem().is_some_and(|e| e.is_ptr()) {
             l.b.ins(format!("cvta.to.global.u64 {r}, {r}"));
+        }
+        if f.ty(a).elem() == Some(Elem::Scalar(ScalarType::I1)) {
+            // Bit 0 of the byte, as the interpreter wraps an integer argument to i1.
+            let (t, p) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::Pred));
+            l.b.ins(format!("and.b16 {t}, {r}, 1"));
+            l.b.ins(format!("setp.ne.u16 {p}, {t}, 0"));
+            r = p;
         }
         l.vals.insert(a, vec![r]);
         params.push(Param { name, ty });
@@ -244,7 +279,6 @@ pub(crate) fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
     l.region(f.body)?;
     l.b.label("$L_exit");
     l.b.ins("ret");
-    let body = l.b.finish();
-    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &body);
+    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, arch })
 }

@@ -625,6 +625,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                     "eq" => x == y,
                     "ne" => !unordered && x != y,
                     "neu" => unordered || x != y,
+                    "nan" => unordered,
+                    "num" => !unordered,
                     "lt" => x < y,
                     "le" => x <= y,
                     "gt" => x > y,
