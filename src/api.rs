@@ -161,9 +161,9 @@ pub enum CacheUse {
     Off,
     /// Compiled from source (and stored).
     Miss,
-    /// PTX from the cache, assembled by the driver.
+    /// PTX from the cache, assembled again.
     Ptx,
-    /// PTX and the driver's cubin from the cache.
+    /// PTX and its cubin (assembled by ptxas in an earlier run) from the cache.
     Cubin,
 }
 
@@ -253,13 +253,14 @@ impl Jit {
     }
 
     /// `ks` compiled for `gpu` and loaded: the cached cubin when there is one for this device and driver,
-    /// else the PTX (cached or compiled) assembled by the driver's JIT, whose cubin is then cached.
+    /// else the PTX (cached or compiled) assembled by `ptxas` when there is one (its cubin is then cached) or
+    /// by the driver's JIT (see [`Gpu::jit`]).
     pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
         let gpu_err = |e: tessel_codegen::runtime::RuntimeError| Error::Gpu(e.message);
         let arch = arch_of(gpu)?;
         let kernel = self.ptx(ks, arch, tile)?;
         let Some(cache) = self.cache.clone() else {
-            return self.timings.time("driver JIT + load", || gpu.load(&kernel)).map_err(gpu_err);
+            return self.timings.time("assemble + load", || gpu.load(&kernel)).map_err(gpu_err);
         };
         let (key, device) = (ks.cache_key(arch), gpu.device_tag().map_err(gpu_err)?);
         if let Some(cubin) = cache.get_cubin(&key, &device) {
@@ -269,8 +270,11 @@ impl Jit {
                 return Ok(loaded);
             }
         }
-        let (loaded, cubin) = self.timings.time("driver JIT + load", || gpu.jit(&kernel)).map_err(gpu_err)?;
-        let _ = cache.put_cubin(&key, &device, &cubin);
+        let stage = if tessel_codegen::runtime::find_ptxas().is_some() { "ptxas + load" } else { "driver JIT + load" };
+        let (loaded, cubin) = self.timings.time(stage, || gpu.jit(&kernel)).map_err(gpu_err)?;
+        if let Some(cubin) = cubin {
+            let _ = cache.put_cubin(&key, &device, &cubin);
+        }
         Ok(loaded)
     }
 }

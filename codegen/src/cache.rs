@@ -1,14 +1,15 @@
-//! The on-disk kernel cache: compiled kernels (PTX and launch facts) and the cubins the driver assembled from
+//! The on-disk kernel cache: compiled kernels (PTX and launch facts) and the cubins `ptxas` assembled from
 //! them, so that a kernel compiled once starts in the next process without elaboration, code generation or
-//! driver JIT.
+//! assembly. (Without a `ptxas` the driver's JIT assembles the PTX and keeps its own cache.)
 //!
 //! An entry is a directory named by a SHA-256 key that the caller builds from everything the PTX depends on
 //! (for source kernels: the source text, kernel name, specialization and target; see `tessel::jit`), to which
 //! [`DiskCache::key`] adds the compiler's identity ([`compiler_id`]), so a rebuilt compiler never reads an
 //! older one's output. It holds `kernel.ptx`, `kernel.meta` (name, warps, dynamic shared memory, target) and
 //! one `DEVICE.cubin` per device and driver ([`crate::runtime::Gpu::device_tag`]): a cubin is valid only for
-//! the GPU and driver that built it. Files are written to a temporary name and renamed into place, so a
-//! concurrent reader sees a whole file or none; an unreadable or inconsistent entry is a miss, never an error.
+//! the GPU it was assembled for, and the driver version in the tag re-assembles after a driver update. Files
+//! are written to a temporary name and renamed into place, so a concurrent reader sees a whole file or none;
+//! an unreadable or inconsistent entry is a miss, never an error.
 //!
 //! The directory is `$TESSEL_CACHE_DIR`, else `$XDG_CACHE_HOME/tessel`, else `$HOME/.cache/tessel`;
 //! `TESSEL_CACHE=0` turns the cache off.
@@ -113,7 +114,7 @@ impl DiskCache {
         write_atomic(&dir, "kernel.meta", meta.as_bytes())
     }
 
-    /// The cubin the driver built for `device` from the PTX under `key`.
+    /// The cubin assembled for `device` from the PTX under `key`.
     pub fn get_cubin(&self, key: &str, device: &str) -> Option<Vec<u8>> {
         std::fs::read(self.entry(key).join(format!("{device}.cubin"))).ok().filter(|b| b.starts_with(b"\x7fELF"))
     }
