@@ -106,6 +106,9 @@ fn argmax_shuffles_both_operands() {
     assert_eq!(count(&ptx, "shfl.sync.bfly.b32"), 6, "{ptx}");
     assert!(ptx.contains("selp.b32"));
     assert!(ptx.contains("bar.sync 0"));
+    // The 4 warp partials of each operand come back in one vector load (the row each thread holds: 1 group).
+    assert_eq!(count(&ptx, "ld.shared.v4.b32"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "ld.shared.b32"), 0, "{ptx}");
 }
 
 #[test]
@@ -208,6 +211,39 @@ fn elementwise_results_equal_by_constancy_are_computed_once() {
     // Without the 16-divisibility of `n` nothing is known: one compare per element.
     let ptx = compile(&parse_func(&src.replace("[0, 1]", "[0]")).unwrap(), Arch::Sm90a).unwrap().ptx;
     assert_eq!(count(&ptx, "setp.lt.s32"), 32, "{ptx}");
+}
+
+#[test]
+fn multiply_adds_contract_into_fma_as_in_triton() {
+    let src = "func @k(%x: ptr<f32>, %h: ptr<f16>) attributes {num_warps = 1} {
+  %i = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>
+  %xs = splat %x : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
+  %p = addptr %xs, %i : tensor<32xptr<f32>, BlockedLayout([1],[32],[1],[0])>
+  %a = load %p : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %m = mul %a, %a : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %s = add %m, %a : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %m2 = mul %s, %a : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %t = sub %a, %m2 : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %m3 = mul %t, %t : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  %u = add %m3, %m3 : tensor<32xf32, BlockedLayout([1],[32],[1],[0])>
+  store %p, %u
+  %hs = splat %h : tensor<32xptr<f16>, BlockedLayout([1],[32],[1],[0])>
+  %q = addptr %hs, %i : tensor<32xptr<f16>, BlockedLayout([1],[32],[1],[0])>
+  %b = load %q : tensor<32xf16, BlockedLayout([1],[32],[1],[0])>
+  %bm = mul %b, %b : tensor<32xf16, BlockedLayout([1],[32],[1],[0])>
+  %bs = add %bm, %b : tensor<32xf16, BlockedLayout([1],[32],[1],[0])>
+  store %q, %bs
+  return
+}";
+    // a*a + a and a - s*a contract (the second with a negated product); m3 has two uses and the f16
+    // product is rounded to f16 before its add, so neither contracts.
+    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "fma.rn.f32"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "neg.f32"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "add.rn.f32"), 2, "{ptx}");
+    let off = src.replace("attributes {num_warps = 1}", "attributes {num_warps = 1, enable_fp_fusion = false}");
+    let ptx = compile(&parse_func(&off).unwrap(), Arch::Sm90a).unwrap().ptx;
+    assert_eq!(count(&ptx, "fma.rn.f32"), 0, "{ptx}");
 }
 
 #[test]

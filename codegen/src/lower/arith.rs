@@ -18,7 +18,7 @@
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
-use tessel_tile::ops::{BinOp, CmpPred, Const, UnOp};
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
@@ -274,7 +274,50 @@ fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
+    if let Some(fused) = contraction(l, data, op, s) {
+        return fused;
+    }
     map_regs(l, data, |l, a| binary_scalar(l, op, nan, s, a[0], a[1]))
+}
+
+/// Multiply-add contraction, as LLVM does for Triton (`enable_fp_fusion`): `a * b + c`, `c + a * b`,
+/// `a * b - c` and `c - a * b` on f32/f64, where the product has no other use, become one `fma.rn` (one
+/// rounding instead of two; the multiply is left dead for ptxas to remove). `None` when the pattern does not
+/// apply.
+fn contraction(l: &mut Lower, data: &OpData, op: BinOp, s: ScalarType) -> Option<Result<(), CompileError>> {
+    if !l.fp_fusion || !matches!(s, F32 | F64) || !matches!(op, BinOp::Add | BinOp::Sub) {
+        return None;
+    }
+    let product = |v: ValueId| {
+        let o = *l.producer.get(&v)?;
+        let d = l.f.op(o);
+        let mul = matches!(d.op, Op::Binary { op: BinOp::Mul, .. });
+        (mul && l.uses[v.index()] == 1 && l.f.ty(d.operands[0]) == l.f.ty(v)).then(|| (d.operands[0], d.operands[1]))
+    };
+    // (product operands, addend, negate the product, negate the addend)
+    let (x, y, c, neg_p, neg_c) = match (product(data.operands[0]), product(data.operands[1])) {
+        (Some((x, y)), _) => (x, y, data.operands[1], false, op == BinOp::Sub),
+        (None, Some((x, y))) => (x, y, data.operands[0], op == BinOp::Sub, false),
+        (None, None) => return None,
+    };
+    let mut fused = data.clone();
+    fused.operands = [x, y, c].into_iter().collect();
+    let t = ty(s);
+    Some(map_regs(l, &fused, |l, a| {
+        let class = class_of(Elem::Scalar(s))?;
+        let negated = |l: &mut Lower, r: Reg, on: bool| {
+            if !on {
+                return r;
+            }
+            let n = l.b.reg(class);
+            l.b.ins(format!("neg.{t} {n}, {r}"));
+            n
+        };
+        let (x, c) = (negated(l, a[0], neg_p), negated(l, a[2], neg_c));
+        let d = l.b.reg(class);
+        l.b.ins(format!("fma.rn.{t} {d}, {x}, {}, {c}", a[1]));
+        Ok(d)
+    }))
 }
 
 /// `clamp x, lo, hi` = `min(max(x, lo), hi)`, with the op's NaN propagation, as the interpreter defines it.

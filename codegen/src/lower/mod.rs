@@ -76,6 +76,13 @@ pub(crate) struct Lower<'f> {
     pub parity_cache: HashMap<u32, Reg>,
     /// Dynamic shared memory needed (bytes); every user starts at offset 0 and ends with a barrier.
     pub smem_bytes: u32,
+    /// How many ops use each value, and the op defining each op result (for local pattern matches such as
+    /// multiply-add contraction).
+    pub uses: Vec<u32>,
+    pub producer: HashMap<ValueId, OpId>,
+    /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
+    /// func attribute `enable_fp_fusion = false` turns it off).
+    pub fp_fusion: bool,
 }
 
 impl<'f> Lower<'f> {
@@ -236,6 +243,9 @@ pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -
         coord_cache: HashMap::new(),
         parity_cache: HashMap::new(),
         smem_bytes: 0,
+        uses: f.use_counts(),
+        producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
+        fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {

@@ -93,6 +93,41 @@ pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
     d
 }
 
+/// `n` consecutive slots (of [`slot_bytes`] each) from `addr`, as `ld.shared.v4.b32` / `.v2.b64` where the
+/// slots allow (a 32-bit slot holding a 16-bit value is not a packed vector: those stay scalar).
+fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -> Vec<Reg> {
+    let vec = match class {
+        RegClass::B32 | RegClass::F32 | RegClass::Pred => 4,
+        RegClass::B64 | RegClass::F64 => 2,
+        RegClass::B16 => 1,
+    }
+    .min(n);
+    let bytes = slot_bytes(class);
+    let mut out = Vec::with_capacity(n as usize);
+    for first in (0..n).step_by(vec as usize) {
+        let at = l.b.reg(RegClass::B32);
+        l.b.ins(format!("add.u32 {at}, {addr}, {}", first * bytes));
+        if vec == 1 {
+            out.push(ld_shared(l, at, class));
+            continue;
+        }
+        let load_class = if class == RegClass::Pred { RegClass::B32 } else { class };
+        let regs: Vec<Reg> = (0..vec).map(|_| l.b.reg(load_class)).collect();
+        let list = regs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+        l.b.ins(format!("ld.shared.v{vec}.b{} {{{list}}}, [{at}]", load_class.bits()));
+        for r in regs {
+            if class == RegClass::Pred {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.ins(format!("setp.ne.u32 {p}, {r}, 0"));
+                out.push(p);
+            } else {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), CompileError> {
     let a = axis as usize;
     let n_ops = data.operands.len();
@@ -192,17 +227,21 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         }
         l.b.ins("bar.sync 0");
         for (g, slot) in slots.iter().enumerate() {
-            let mut acc: Option<Vec<Reg>> = None;
-            for wi in 0..w {
-                let mut off = 0;
-                let mut x = Vec::new();
-                for (k, &c) in classes.iter().enumerate() {
-                    let addr = l.b.reg(RegClass::B32);
-                    l.b.ins(format!("mad.lo.u32 {addr}, {slot}, {}, {base}", slot_bytes(c)));
-                    l.b.ins(format!("add.u32 {addr}, {addr}, {}", off + wi * slot_bytes(c)));
-                    x.push(ld_shared(l, addr, c));
-                    off += region_bytes[k];
+            // Each operand's `w` partials of this group are contiguous: load them with vector accesses.
+            let mut off = 0;
+            let mut partials: Vec<Vec<Reg>> = Vec::new();
+            for (k, &c) in classes.iter().enumerate() {
+                let addr = l.b.reg(RegClass::B32);
+                l.b.ins(format!("mad.lo.u32 {addr}, {slot}, {}, {base}", slot_bytes(c)));
+                if off > 0 {
+                    l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
                 }
+                partials.push(ld_shared_run(l, addr, c, w));
+                off += region_bytes[k];
+            }
+            let mut acc: Option<Vec<Reg>> = None;
+            for wi in 0..w as usize {
+                let x: Vec<Reg> = partials.iter().map(|p| p[wi]).collect();
                 acc = Some(match acc {
                     None => x,
                     Some(prev) => combine(l, region, &prev, &x)?,
