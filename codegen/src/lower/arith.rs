@@ -466,6 +466,26 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let from = l.scalar_of(data.operands[0])?;
     let to = l.scalar_of(data.results[0])?;
+    let ins = l.get(data.operands[0])?.to_vec();
+    if from == F32 && matches!(to, F16 | BF16) && ins.len() % 2 == 0 {
+        // Register pairs narrow in one instruction (sm_80+; the same rounding as two scalar conversions).
+        let mut out = Vec::with_capacity(ins.len());
+        let mut memo: Vec<(&[Reg], [Reg; 2])> = Vec::new();
+        for pair in ins.chunks(2) {
+            if let Some((_, halves)) = memo.iter().find(|(p, _)| *p == pair) {
+                out.extend(halves);
+                continue;
+            }
+            let (w, lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
+            // The first source fills the upper half.
+            l.b.ins(format!("cvt.rn.{}x2.f32 {w}, {}, {}", ty(to), pair[1], pair[0]));
+            l.b.ins(format!("mov.b32 {{{lo}, {hi}}}, {w}"));
+            memo.push((pair, [lo, hi]));
+            out.extend([lo, hi]);
+        }
+        l.vals.insert(data.results[0], out);
+        return Ok(());
+    }
     map_regs(l, data, |l, a| super::cast::cast_scalar(l, a[0], from, to))
 }
 

@@ -650,7 +650,10 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
         "cvt" => {
             let (dt, st) = (parts[parts.len() - 2], parts[parts.len() - 1]);
             let x = v(1)?;
-            let r = if dt == "tf32" {
+            let r = if let Some(half) = dt.strip_suffix("x2") {
+                // cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower.
+                (from_f(to_f(x, st), half) << 16) | from_f(to_f(v(2)?, st), half)
+            } else if dt == "tf32" {
                 let f = f32::from_bits(x as u32);
                 if f.is_finite() { (x as u32).wrapping_add(1 << 12) as u64 & 0xffff_e000 } else { x }
             } else {
