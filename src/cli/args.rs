@@ -15,7 +15,7 @@ use super::kernel::{
     split_target,
 };
 use super::{CliError, Failure};
-use crate::npy;
+use crate::{Timings, npy};
 
 /// The arguments every launching command takes: the kernel and its specialization, the grid and the `--arg`
 /// values.
@@ -187,6 +187,8 @@ pub(super) struct Prepared {
     /// What a `--bytes`/`--flops` formula may name: scalar arguments and integer constexprs by value, buffers
     /// by their size in bytes.
     pub names: Vec<(String, f64)>,
+    /// The compile stages done here (reading, parsing, elaborating), for `--timings`.
+    pub timings: Timings,
 }
 
 /// The `--arg` values of `launch`, the specialization they imply (unless `--signature` gives it) and the
@@ -194,7 +196,8 @@ pub(super) struct Prepared {
 pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     let args = launch;
     let (file, kernel) = split_target(&args.spec.target)?;
-    let src = load(Path::new(file))?;
+    let mut timings = Timings::default();
+    let src = timings.time("read + parse", || load(Path::new(file)))?;
     let info = find_kernel(&src, kernel)?;
     let grid = parse_grid(&args.grid)?;
     let sig_types: Option<Vec<ArgSpec>> = match &args.spec.signature {
@@ -276,7 +279,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         .collect::<Result<_, CliError>>()?;
     let spec_args = SpecArgs { signature: None, ..args.spec.clone() };
     let spec = specialization(&info, &spec_args, Some(&inferred))?;
-    let func = elaborate(&src, kernel, &spec)?;
+    let func = timings.time("elaborate + canonicalize", || elaborate(&src, kernel, &spec))?;
 
     // Allocate buffers and bind arguments in the order of the function's (runtime) arguments.
     let mut mem = Memory::new();
@@ -384,7 +387,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => {}
         }
     }
-    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names })
+    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings })
 }
 
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.

@@ -110,10 +110,12 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let context = start.elapsed();
     let cache = if flags.no_cache { None } else { DiskCache::from_env() };
     let mut jit = Jit::new(cache);
+    // Reading and elaborating the source happened while preparing the arguments: they count too.
+    jit.timings.stages = p.timings.stages.clone();
     let ks = KernelSource { file: &p.src.name, source: &p.src.text, kernel: &p.kernel, spec: &p.spec };
     let loaded = jit.load(&gpu, &ks, Some(&p.func));
     if flags.timings {
-        write!(err, "timings: `{}` from the tile IR to a loaded module\n{}", p.kernel, jit.timings)?;
+        write!(err, "timings: `{}` from source to a loaded module\n{}", p.kernel, jit.timings)?;
         writeln!(err, "  (CUDA context creation, not part of compiling: {:.3} ms)", context.as_secs_f64() * 1e3)?;
     }
     let kernel = match loaded {
