@@ -23,6 +23,8 @@ def bench(name, fn, nbytes):
 
 
 def main():
+    if sys.argv[1:] == ["layer_norm"]:
+        return layer_norm_anchor()
     n = 1 << 28
     x = torch.rand(n, device="cuda")
     y = torch.rand(n, device="cuda")
@@ -46,6 +48,11 @@ def main():
         torch.testing.assert_close(y, torch.softmax(x.float(), dim=1).half(), atol=1e-3, rtol=1e-2)
         bench(f"triton softmax fp16 {rows}x{cols} grid={grid} warps={warps}", run, 2 * 2 * rows * cols)
 
+    layer_norm_anchor()
+    print(f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}")
+
+
+def layer_norm_anchor():
     rows, cols = 32768, 4096
     x = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
     w = torch.rand(cols, device="cuda", dtype=torch.float16)
@@ -59,7 +66,6 @@ def main():
     ref = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), 1e-5).half()
     torch.testing.assert_close(y, ref, atol=1e-2, rtol=1e-2)
     bench(f"triton layer_norm fwd fp16 {rows}x{cols}", run, 2 * (2 * rows * cols + 2 * cols) + 2 * 4 * rows)
-    print(f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}")
 
 
 if __name__ == "__main__":

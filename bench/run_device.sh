@@ -8,7 +8,8 @@
 # target/release/examples/vector_add_api:
 #   cargo build --release -p tessel -p tessel-codegen --bins --examples
 # (naming only --example targets would leave a stale target/release/tessel)
-# Usage: bash bench/run_device.sh [check|compile|time|all]   (default all)
+# Usage: bash bench/run_device.sh [check|compile|time|ln|all]   (default all; ln: layer norm forward and its
+# Triton anchor alternating 5 times, to separate a small difference from drift)
 set -uo pipefail
 T=./target/release/tessel
 what=${1:-all}
@@ -114,6 +115,16 @@ $T bench $LN::_layer_norm_fwd_fused --num-warps 8 --const BLOCK_SIZE=4096 --grid
 done 2>&1 | grep -E "^bench|bytes"
 echo "== anchors (the same example kernels in upstream Triton, and a PyTorch copy)"
 PYTHONUNBUFFERED=1 python3 bench/anchors.py
+fi
+if [[ $what == ln ]]; then
+echo "== layer norm forward fp16 32768x4096: tessel and Triton alternating"
+for rep in 1 2 3 4 5; do
+  $T bench $LN::_layer_norm_fwd_fused --num-warps 8 --const BLOCK_SIZE=4096 --grid 32768 \
+    --bytes '2 * (2 * 32768 * N + 2 * N) + 2 * 4 * 32768' --arg X=randn:32768x4096:fp16 --arg Y=zeros:32768x4096:fp16 \
+    --arg W=rand:4096:fp16 --arg B=rand:4096:fp16 --arg Mean=zeros:32768 --arg Rstd=zeros:32768 --arg stride=4096 \
+    --arg N=4096 --arg eps=1e-5 2>&1 | grep -E "^bench"
+  PYTHONUNBUFFERED=1 python3 bench/anchors.py layer_norm
+done
 fi
 echo "== $failures failing step(s)"
 exit $((failures > 0))
