@@ -2,23 +2,14 @@
 //! assembles for sm_90a and sm_80 (when ptxas is on hand: `.ci/run` installs it and sets TESSEL_REQUIRE_PTXAS);
 //! the others must fail with an error naming what is missing, so that this list is updated when support lands.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
+use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
-
-fn ptr(t: ScalarType) -> ArgSpec {
-    ArgSpec::Pointer(t, true)
-}
-
-fn int(div16: bool) -> ArgSpec {
-    ArgSpec::Int(I32, div16)
-}
-
-fn c(v: i64) -> ArgSpec {
-    ArgSpec::Constexpr(ConstValue::Int(v))
-}
 
 /// (file, kernel, specialization, num_warps)
 fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {

@@ -6,25 +6,16 @@
 #[path = "../codegen/tests/ptx_sim/mod.rs"]
 mod ptx_sim;
 
+mod common;
+
 use std::path::Path;
 
+use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
-use tessel::tile::ScalarType::{self, F16, F32, I32};
+use tessel::tile::ScalarType::{self, F16, F32};
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::value::from_bits;
 use tessel_tile::interp::{Arg, run};
-
-fn ptr(t: ScalarType) -> ArgSpec {
-    ArgSpec::Pointer(t, true)
-}
-
-fn int(div16: bool) -> ArgSpec {
-    ArgSpec::Int(I32, div16)
-}
-
-fn c(v: i64) -> ArgSpec {
-    ArgSpec::Constexpr(ConstValue::Int(v))
-}
 
 /// A runtime argument of both sides: a buffer (`Some(data)` input, `None` poisoned output of `len`), or
 /// a scalar.

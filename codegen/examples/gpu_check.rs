@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
 use tessel_codegen::{Arch, compile};
 use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::types::ScalarType;
 
@@ -441,18 +441,6 @@ fn bytes_of(mem: &Memory, id: BufferId) -> Vec<u8> {
     mem.buffer(id).bytes.clone()
 }
 
-fn decode(bytes: &[u8], elem: ScalarType) -> Vec<f64> {
-    let w = elem.bytes() as usize;
-    bytes
-        .chunks(w)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..w].copy_from_slice(c);
-            from_bits(u64::from_le_bytes(b), elem).as_f64()
-        })
-        .collect()
-}
-
 /// `‖out − ref‖ / ‖ref‖` and the number of elements compared; positions both left as NaN (poison) are
 /// skipped; `inf` when only one side is NaN.
 fn rel_err(out: &[f64], reference: &[f64]) -> (f64, usize) {
@@ -550,8 +538,8 @@ fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> R
     let mut checked = 0;
     for ((s, b), d) in case.args.iter().zip(&bufs).zip(&dev) {
         let (Spec::Buf { elem, check: true, .. }, Some(id), Some(d)) = (s, b, d) else { continue };
-        let out = decode(&gpu.download(d).map_err(|e| e.to_string())?, *elem);
-        let reference = decode(&bytes_of(&mem, *id), *elem);
+        let out = decode_le(&gpu.download(d).map_err(|e| e.to_string())?, *elem);
+        let reference = decode_le(&bytes_of(&mem, *id), *elem);
         let (err, n) = rel_err(&out, &reference);
         worst = worst.max(err);
         compared += n;

@@ -8,7 +8,7 @@ mod ptx_sim;
 
 use tessel_codegen::{Arch, compile};
 use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::types::ScalarType::{self, *};
 
@@ -31,18 +31,6 @@ enum A {
     InOut(ScalarType, usize, f64),
     Out(ScalarType, usize),
     Int(i64),
-}
-
-fn decode(bytes: &[u8], elem: ScalarType) -> Vec<f64> {
-    let w = elem.bytes() as usize;
-    bytes
-        .chunks(w)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..w].copy_from_slice(c);
-            from_bits(u64::from_le_bytes(b), elem).as_f64()
-        })
-        .collect()
 }
 
 /// Runs `file` on the simulator and the interpreter; returns the worst relative error over float outputs and
@@ -97,8 +85,8 @@ fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -
     run(&f, &iargs, [grid, 1, 1], &mut mem).unwrap_or_else(|e| panic!("{file}: interpreter: {e}"));
     let mut worst: f64 = 0.0;
     for (id, addr, e) in outs {
-        let got = decode(global.bytes(addr), e);
-        let want = decode(&mem.buffer(id).bytes, e);
+        let got = decode_le(global.bytes(addr), e);
+        let want = decode_le(&mem.buffer(id).bytes, e);
         let (mut num, mut den, mut n) = (0.0, 0.0, 0);
         for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
             if g.is_nan() && w.is_nan() {

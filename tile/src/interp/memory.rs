@@ -81,12 +81,7 @@ impl Memory {
     /// Every element as `f64`.
     pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
         let b = &self.buffers[id.0 as usize];
-        (0..b.len())
-            .map(|i| {
-                let v = self.load_index(id, i);
-                if b.elem.is_unsigned_int() { v.as_i64() as u64 as f64 } else { v.as_f64() }
-            })
-            .collect()
+        super::value::decode_le(&b.bytes, b.elem)
     }
 
     fn load_index(&self, id: BufferId, i: usize) -> Val {

@@ -159,6 +159,21 @@ pub fn to_bits(v: Val, t: ScalarType) -> u64 {
     }
 }
 
+/// Little-endian elements of type `t` as numbers (unsigned integers by their unsigned value): what a buffer's
+/// bytes hold, whether they come from the interpreter's memory or back from a GPU.
+pub fn decode_le(bytes: &[u8], t: ScalarType) -> Vec<f64> {
+    let n = t.bytes() as usize;
+    bytes
+        .chunks_exact(n)
+        .map(|c| {
+            let mut raw = [0u8; 8];
+            raw[..n].copy_from_slice(c);
+            let v = from_bits(u64::from_le_bytes(raw), t);
+            if t.is_unsigned_int() { v.as_i64() as u64 as f64 } else { v.as_f64() }
+        })
+        .collect()
+}
+
 /// The element stored as `bits`.
 pub fn from_bits(bits: u64, t: ScalarType) -> Val {
     match t {
