@@ -157,11 +157,12 @@ fn conversions_follow_the_planner() {
 #[test]
 fn thread_coordinates_are_computed_at_the_entry() {
     // The first `arange` sits in the then-branch; the else-branch and the store reuse its thread part, so
-    // it must be computed before any branch.
+    // it must be computed before any branch, once: `lane * 2` is a single shift of %tid.x.
     let ptx = kernel("if_arange", Arch::Sm90a).ptx;
     let first_branch = ptx.find("bra").unwrap();
-    assert!(ptx.rfind("bfe.s32").unwrap() < first_branch, "{ptx}");
-    assert_eq!(count(&ptx, "bfe.s32"), 5, "{ptx}");
+    assert_eq!(count(&ptx, "shl.b32"), 1, "{ptx}");
+    let shift = ptx.find("shl.b32").unwrap();
+    assert!(shift < first_branch && ptx[shift..].starts_with("shl.b32 %r8, %r1, 1;"), "{ptx}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //!
 //! A coordinate is linear over F2: `c = XOR of basis[i] over the set bits i of (register, lane, warp)`. The
 //! register part is a compile-time constant per register; the thread part is computed once per distinct set
-//! of lane/warp basis values (`bfe.s32` of the id bit gives 0 or -1, `and` with the basis value, `xor`).
+//! of lane/warp basis values, from `%tid.x` by a mask and a shift per distance a basis moves its bit.
 
 use std::collections::HashMap;
 
@@ -43,9 +43,28 @@ pub(crate) fn flatten(c: &[u32], shape: &[u32]) -> u32 {
     acc
 }
 
+/// The thread map `tid -> XOR_i (tid bit i ? vals[i] : 0)` (lane bits 0..5 of `tid`, warp bits from 5) as
+/// `(distance, mask)` groups in ascending distance: the map is `XOR_d shift_d(tid & mask_d)`, where a positive
+/// distance shifts left. Every (input bit, output bit) term of the map lands in the group of its distance.
+pub(crate) fn shift_groups(lane_vals: &[u32], warp_vals: &[u32]) -> Vec<(i32, u32)> {
+    let mut groups: std::collections::BTreeMap<i32, u32> = std::collections::BTreeMap::new();
+    let inputs = lane_vals.iter().enumerate().map(|(i, &v)| (i as i32, v));
+    for (bit, v) in inputs.chain(warp_vals.iter().enumerate().map(|(j, &v)| (5 + j as i32, v))) {
+        for o in (0..32).filter(|o| v >> o & 1 == 1) {
+            *groups.entry(o - bit).or_insert(0) |= 1 << bit;
+        }
+    }
+    groups.into_iter().collect()
+}
+
 impl Lower<'_> {
     /// The thread part `XOR_i (lane bit i ? lane_vals[i] : 0) ^ XOR_j (warp bit j ? warp_vals[j] : 0)`, or
     /// `None` when it is always zero.
+    ///
+    /// Lane bit `i` is bit `i` of `%tid.x` and warp bit `j` is bit `5 + j`, so the map is linear in the bits
+    /// of `tid`. Every (input bit `i`, output bit `o`) term moves one bit by `o - i`; grouping the terms by
+    /// that distance gives `XOR_d shift_d(tid & mask_d)`, a shift and a mask per distinct distance. The usual
+    /// blocked layout is a single group (`(tid << 3) & 0x7f8`, or just `tid << 3`), as in Triton's code.
     pub(crate) fn thread_xor(&mut self, lane_vals: Vec<u32>, warp_vals: Vec<u32>) -> Option<Reg> {
         if lane_vals.iter().chain(&warp_vals).all(|&v| v == 0) {
             return None;
@@ -54,22 +73,38 @@ impl Lower<'_> {
         if let Some(r) = self.coord_cache.get(&key) {
             return Some(*r);
         }
+        let groups = shift_groups(&key.0, &key.1);
+        // Bits of tid that can be set: tid < 32 * num_warps.
+        let live = (32 * self.num_warps).next_power_of_two() - 1;
         // Emitted at the kernel entry: the first request may come from inside a branch or loop body.
         self.b.set_prologue(true);
-        let acc = self.b.reg(RegClass::B32);
-        self.b.ins(format!("mov.b32 {acc}, 0"));
-        for (src, vals) in [(self.lane, &key.0), (self.warp, &key.1)] {
-            for (bit, &v) in vals.iter().enumerate() {
-                if v == 0 {
-                    continue;
-                }
-                let t = self.b.reg(RegClass::B32);
-                self.b.ins(format!("bfe.s32 {t}, {src}, {bit}, 1"));
-                self.b.ins(format!("and.b32 {t}, {t}, {v}"));
-                self.b.ins(format!("xor.b32 {acc}, {acc}, {t}"));
+        let mut acc: Option<Reg> = None;
+        for (d, mask) in groups {
+            let t = self.b.reg(RegClass::B32);
+            let (shift, amount) = if d >= 0 { ("shl.b32", d) } else { ("shr.u32", -d) };
+            // Shift first when the mask covers every live bit on the kept side, so no `and` is needed.
+            let kept = if d >= 0 { live } else { live & !((1u32 << amount) - 1) };
+            if mask & kept == kept && amount == 0 {
+                self.b.ins(format!("mov.b32 {t}, {}", self.tid));
+            } else if mask & kept == kept {
+                self.b.ins(format!("{shift} {t}, {}, {amount}", self.tid));
+            } else if amount == 0 {
+                self.b.ins(format!("and.b32 {t}, {}, {mask}", self.tid));
+            } else {
+                self.b.ins(format!("and.b32 {t}, {}, {mask}", self.tid));
+                self.b.ins(format!("{shift} {t}, {t}, {amount}"));
             }
+            acc = Some(match acc {
+                None => t,
+                Some(a) => {
+                    let x = self.b.reg(RegClass::B32);
+                    self.b.ins(format!("xor.b32 {x}, {a}, {t}"));
+                    x
+                }
+            });
         }
         self.b.set_prologue(false);
+        let acc = acc.expect("a nonzero map has a term");
         self.coord_cache.insert(key, acc);
         Some(acc)
     }
@@ -194,4 +229,32 @@ pub(crate) fn relayout(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     };
     l.vals.insert(v, out);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::shift_groups;
+
+    proptest! {
+        /// The shift groups compute the same map as the XOR over the set bits of every thread id.
+        #[test]
+        fn shift_groups_are_the_linear_map(
+            lane in proptest::collection::vec(any::<u32>(), 5),
+            warp in proptest::collection::vec(any::<u32>(), 0..4),
+        ) {
+            let groups = shift_groups(&lane, &warp);
+            for tid in 0u32..(32 << warp.len()) {
+                let direct = lane.iter().chain(&warp).enumerate()
+                    .filter(|(i, _)| tid >> i & 1 == 1)
+                    .fold(0, |acc, (_, &v)| acc ^ v);
+                let grouped = groups.iter().fold(0, |acc, &(d, mask)| {
+                    let t = tid & mask;
+                    acc ^ if d >= 0 { t << d } else { t >> -d }
+                });
+                prop_assert_eq!(direct, grouped, "tid {}", tid);
+            }
+        }
+    }
 }

@@ -190,40 +190,35 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * w * slot_bytes(c)).collect();
         l.smem_bytes = l.smem_bytes.max(region_bytes.iter().sum());
         l.b.comment("reduce: combine the warps of the axis through shared memory");
-        // wa: the warp's index along the axis (its axis warp bits, compacted).
-        let wa = l.b.reg(RegClass::B32);
-        l.b.ins(format!("mov.b32 {wa}, 0"));
+        // Slot of (output element e, axis warp index wa) = e * w + wa; e = thread part ^ register key. Both
+        // thread parts are linear in the thread id: one for the loads (wa = 0), one for the stores.
+        let logw = axis_warps.len() as u32;
+        let lv: Vec<u32> = bases(&lin, "lane").iter().map(|b| flatten(&drop_axis(b), &out_shape) << logw).collect();
+        let wv: Vec<u32> = warp_bases.iter().map(|b| flatten(&drop_axis(b), &out_shape) << logw).collect();
+        let mut wv_store = wv.clone();
         for (j, &i) in axis_warps.iter().enumerate() {
-            let t = l.b.reg(RegClass::B32);
-            l.b.ins(format!("bfe.u32 {t}, {}, {i}, 1", l.warp));
-            l.b.ins(format!("shl.b32 {t}, {t}, {j}"));
-            l.b.ins(format!("or.b32 {wa}, {wa}, {t}"));
+            wv_store[i] |= 1 << j;
         }
-        let lv = bases(&lin, "lane").iter().map(|b| flatten(&drop_axis(b), &out_shape)).collect();
-        let wv = warp_bases.iter().map(|b| flatten(&drop_axis(b), &out_shape)).collect();
-        let tflat = l.thread_xor(lv, wv);
+        let ld_thread = l.thread_xor(lv.clone(), wv);
+        let st_thread = l.thread_xor(lv, wv_store);
         let base = l.b.reg(RegClass::B32);
         l.b.ins(format!("mov.u32 {base}, global_smem"));
         let mut slots = Vec::new();
-        for (key, _) in &groups {
-            let idx = l.xor_const(tflat, flatten(key, &out_shape), 0);
-            let slot = l.b.reg(RegClass::B32);
-            l.b.ins(format!("shl.b32 {slot}, {idx}, {}", axis_warps.len()));
-            slots.push(slot);
-        }
-        for (g, slot) in slots.iter().enumerate() {
+        for (g, (key, _)) in groups.iter().enumerate() {
+            let k = flatten(key, &out_shape) << logw;
+            let st_slot = l.xor_const(st_thread, k, 0);
             let mut off = 0;
-            for (k, &c) in classes.iter().enumerate() {
+            for (op, &c) in classes.iter().enumerate() {
                 let addr = l.b.reg(RegClass::B32);
-                l.b.ins(format!("add.u32 {addr}, {slot}, {wa}"));
-                l.b.ins(format!("mad.lo.u32 {addr}, {addr}, {}, {base}", slot_bytes(c)));
+                l.b.ins(format!("mad.lo.u32 {addr}, {st_slot}, {}, {base}", slot_bytes(c)));
                 if off > 0 {
                     l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
                 }
-                let v = groups[g].1[k];
+                let v = groups[g].1[op];
                 st_shared(l, addr, v);
-                off += region_bytes[k];
+                off += region_bytes[op];
             }
+            slots.push(l.xor_const(ld_thread, k, 0));
         }
         l.b.ins("bar.sync 0");
         for (g, slot) in slots.iter().enumerate() {
