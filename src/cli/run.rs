@@ -5,8 +5,8 @@
 //! upload, launch, download. `run` falls back to the interpreter, with a note saying why, when there is no
 //! GPU or the code generator does not handle the kernel yet; `--check` compares every buffer with the
 //! interpreter's. `bench` needs a GPU: it launches once (optionally checked), then times warm-up and measured
-//! launches with CUDA events and reports the median with the bandwidth or FLOP rate of a `--bytes`/`--flops`
-//! formula.
+//! launches with CUDA events (each measured launch after clearing the L2, as `triton.testing.do_bench` does)
+//! and reports the median with the bandwidth or FLOP rate of a `--bytes`/`--flops` formula.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -68,7 +68,7 @@ pub struct BenchArgs {
     /// Launches before timing
     #[arg(long, default_value_t = 10)]
     pub warmup: u32,
-    /// Timed launches (each between two CUDA events); the median is reported
+    /// Timed launches (each between two CUDA events, after clearing the L2 as do_bench does); the median is reported
     #[arg(long, default_value_t = 100)]
     pub reps: u32,
     /// Before timing, run the interpreter on the same inputs and compare the first launch's buffers
