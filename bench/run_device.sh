@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device run for BENCHMARKS.md and issue 4's GPU acceptance: every example kernel from source on the GPU,
-# checked against the interpreter on fresh random inputs with NaN-poisoned outputs (under compute-sanitizer
-# memcheck at ragged sizes), compile times, then tessel and the Triton/PyTorch anchors timed on the same
-# shapes in the same run.
+# checked against the interpreter on fresh random inputs with NaN-poisoned outputs, under compute-sanitizer
+# memcheck (at ragged sizes, and at the full benchmark shapes of softmax and layer norm), compile times, then
+# tessel and the Triton/PyTorch anchors timed on the same shapes in the same run.
 #
 # Needs, built here and carried: target/release/tessel, target/release/examples/gpu_check and
 # target/release/examples/vector_add_api:
@@ -19,9 +19,8 @@ VA=examples/vector_add.py::add_kernel
 MC=${MC-compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5}
 export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 failures=0
-step() { # NAME CMD...: runs CMD, prints its check lines and the sanitizer verdict, counts failures
-  local name=$1; shift
-  local log; log=$("$@" 2>&1); local rc=$?
+report() { # NAME RC LOG: prints a step's check lines and the sanitizer verdict, counts failures
+  local name=$1 rc=$2 log=$3
   echo "-- $name (exit $rc)"
   grep -E "^check |ERROR SUMMARY|^error|^Error|wrong|PASS|FAIL|note: cannot" <<<"$log"
   # On the GPU machine every kernel must run on the GPU: a fallback to the interpreter is a failure too.
@@ -29,11 +28,41 @@ step() { # NAME CMD...: runs CMD, prints its check lines and the sanitizer verdi
     failures=$((failures + 1)); echo "$log" | tail -20
   fi
 }
+step() { # NAME CMD...: runs CMD and reports it
+  local name=$1; shift
+  local log; log=$("$@" 2>&1); report "$name" $? "$log"
+}
+# Full-size checks spend minutes in the (single-threaded) interpreter after one GPU launch: they run in the
+# background, on other cores, and are reported at the end.
+bg_names=(); bg_pids=(); bg_logs=()
+bg_step() { # NAME CMD...
+  local name=$1; shift
+  local log; log=$(mktemp)
+  ( "$@" >"$log" 2>&1; echo "exit status $?" >>"$log" ) &
+  bg_names+=("$name"); bg_pids+=($!); bg_logs+=("$log")
+}
+bg_wait() {
+  for i in "${!bg_pids[@]}"; do
+    wait "${bg_pids[$i]}"
+    local log; log=$(cat "${bg_logs[$i]}")
+    report "${bg_names[$i]} (background)" "$(sed -n 's/^exit status //p' <<<"$log")" "$log"
+  done
+}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 if [[ $what == check || $what == all ]]; then
 echo "== correctness: GPU vs interpreter (fresh random inputs, NaN-poisoned outputs), memcheck at ragged sizes"
 S=$RANDOM
+bg_step "layer norm fwd fp16 32768x4096, full size" $MC $T run $LN::_layer_norm_fwd_fused --num-warps 8 --const BLOCK_SIZE=4096 \
+  --grid 32768 --seed $S --check --show 0 --arg X=randn:32768x4096:fp16 --arg Y=fill:nan:32768x4096:fp16 \
+  --arg W=rand:4096:fp16 --arg B=rand:4096:fp16 --arg Mean=fill:nan:32768 --arg Rstd=fill:nan:32768 --arg stride=4096 \
+  --arg N=4096 --arg eps=1e-5
+bg_step "softmax fp16 32768x4096, full size" $MC $T run $SM --num-warps 8 --const BLOCK_SIZE=4096 --const num_stages=4 \
+  --grid 528 --seed $S --check --show 0 --arg output_ptr=fill:nan:32768x4096:fp16 --arg input_ptr=randn:32768x4096:fp16 \
+  --arg input_row_stride=4096 --arg output_row_stride=4096 --arg n_rows=32768 --arg n_cols=4096
+bg_step "softmax fp16 4096x1000, full size" $MC $T run $SM --const BLOCK_SIZE=1024 --const num_stages=4 \
+  --grid 528 --seed $S --check --show 0 --arg output_ptr=fill:nan:4096x1000:fp16 --arg input_ptr=randn:4096x1000:fp16 \
+  --arg input_row_stride=1000 --arg output_row_stride=1000 --arg n_rows=4096 --arg n_cols=1000
 step "vector add n=3000" $MC $T run $VA --const BLOCK_SIZE=1024 --grid 3 --seed $S --check --show 0 \
   --arg x_ptr=rand:3000 --arg y_ptr=rand:3000 --arg output_ptr=fill:nan:3001 --arg n_elements=3000
 step "softmax fp16 37x1000 (stride 1003)" $MC $T run $SM --signature '*fp16,*fp16,i32,i32,i32,i32' --const BLOCK_SIZE=1024 \
@@ -126,5 +155,6 @@ for rep in 1 2 3 4 5; do
   PYTHONUNBUFFERED=1 python3 bench/anchors.py layer_norm
 done
 fi
+bg_wait
 echo "== $failures failing step(s)"
 exit $((failures > 0))
