@@ -1,8 +1,11 @@
 //! A small PTX text builder: virtual registers by class, instructions, labels, module-level declarations
 //! (external functions such as `vprintf`, constant byte strings in `.global`), a per-kernel `.local` scratch
 //! buffer, and the module/entry wrapper. It knows nothing about the IR; `lower` decides what to emit.
+//! [`dce`] removes the pure instructions whose results nothing reads when the body is finished.
 
 use std::fmt::Write;
+
+pub mod dce;
 
 /// A PTX register class. 8-bit integers live in 16-bit registers (PTX has no 8-bit registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -194,7 +197,7 @@ impl Builder {
         s
     }
 
-    /// Register (and scratch buffer) declarations followed by the instructions.
+    /// Register (and scratch buffer) declarations followed by the instructions, without dead pure ones.
     pub fn finish(&self) -> String {
         let mut s = String::new();
         if self.local_bytes > 0 {
@@ -206,8 +209,7 @@ impl Builder {
                 let _ = writeln!(s, "    .reg {ty} {prefix}<{}>;", self.counts[i] + 1);
             }
         }
-        s += &self.prologue;
-        s += &self.body;
+        s += &dce::eliminate(&format!("{}{}", self.prologue, self.body));
         s
     }
 }
