@@ -211,6 +211,24 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
                 0.0,
             )
         },
+        // Native f16 (and, on sm_90, bf16) add/sub/mul, packed two per instruction: bit-equal to the
+        // interpreter's single rounding.
+        case(
+            "halves",
+            "halves",
+            1,
+            vec![
+                Buf { elem: F16, len: 512, init: Init::Random(8.0), check: false },
+                Buf { elem: F16, len: 512, init: Init::Random(8.0), check: false },
+                Buf { elem: BF16, len: 512, init: Init::Random(8.0), check: false },
+                Buf { elem: BF16, len: 512, init: Init::Random(8.0), check: false },
+                Buf { elem: F16, len: 512, init: Init::Poison, check: true },
+                Buf { elem: BF16, len: 512, init: Init::Poison, check: true },
+                Buf { elem: F16, len: 1, init: Init::Poison, check: true },
+                Buf { elem: F16, len: 128, init: Init::Poison, check: true },
+            ],
+            0.0,
+        ),
         // f16 x f16 -> f32 on CUDA cores in a K loop: the interpreter's sequential fma in K order.
         case(
             "dot_fma",

@@ -44,6 +44,7 @@ const KERNELS: &[&str] = &[
     "fp8",
     "math",
     "shuffle",
+    "halves",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -155,6 +156,23 @@ fn conversions_follow_the_planner() {
 }
 
 #[test]
+fn half_arithmetic_is_native_and_packed() {
+    // f16 tensors: two elements per instruction; scalars and 1-register tensors: one native instruction.
+    // bf16 has `add/sub/mul.rn.bf16x2` from sm_90 only: sm_80 computes it in f32.
+    let ptx = kernel("halves", Arch::Sm90a).ptx;
+    assert_eq!(count(&ptx, "mul.rn.f16x2"), 4, "{ptx}");
+    assert_eq!(count(&ptx, "sub.rn.f16x2"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "add.rn.f16x2"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "mul.rn.bf16x2"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "mul.rn.f16 "), 1, "{ptx}");
+    assert_eq!(count(&ptx, "add.rn.f16 "), 1, "{ptx}");
+    assert_eq!(count(&ptx, "cvt.f32.f16"), 0, "{ptx}");
+    let sm80 = kernel("halves", Arch::Sm80).ptx;
+    assert_eq!(count(&sm80, "bf16x2"), 0, "{sm80}");
+    assert_eq!(count(&sm80, "mul.rn.f16x2"), 4, "{sm80}");
+}
+
+#[test]
 fn thread_coordinates_are_computed_at_the_entry() {
     // The first `arange` sits in the then-branch; the else-branch and the store reuse its thread part, so
     // it must be computed before any branch, once: `lane * 2` is a single shift of %tid.x.
@@ -243,7 +261,9 @@ fn multiply_adds_contract_into_fma_as_in_triton() {
     let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 2, "{ptx}");
     assert_eq!(count(&ptx, "neg.f32"), 1, "{ptx}");
-    assert_eq!(count(&ptx, "add.rn.f32"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "add.rn.f32"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "add.rn.f16 "), 1, "{ptx}");
+    assert_eq!(count(&ptx, "fma.rn.f16"), 0, "{ptx}");
     let off = src.replace("attributes {num_warps = 1}", "attributes {num_warps = 1, enable_fp_fusion = false}");
     let ptx = compile(&parse_func(&off).unwrap(), Arch::Sm90a).unwrap().ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 0, "{ptx}");

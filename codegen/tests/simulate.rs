@@ -186,6 +186,24 @@ fn scans_match_the_interpreter() {
 }
 
 #[test]
+fn native_half_arithmetic_matches_the_interpreter() {
+    // Packed and scalar f16/bf16 add/sub/mul round once, exactly as the interpreter's f32 route: bit-equal.
+    for seed in seeds() {
+        let args = [
+            A::In(F16, 512, 8.0),
+            A::In(F16, 512, 8.0),
+            A::In(BF16, 512, 8.0),
+            A::In(BF16, 512, 8.0),
+            A::Out(F16, 512),
+            A::Out(BF16, 512),
+            A::Out(F16, 1),
+            A::Out(F16, 128),
+        ];
+        assert_eq!(check("halves", 1, &args, seed), 0.0);
+    }
+}
+
+#[test]
 fn the_comparison_can_fail() {
     // One Hillis-Steele step reading the wrong lanes, one accumulator skipping a product: both must be caught.
     let c = [

@@ -3,7 +3,11 @@
 //!
 //! Compute types: f16/bf16/fp8 compute in f32 (widen exactly, round the result once), as Triton does for
 //! most ops; i8/u8 compute in their 16-bit extension and are brought back to 8 bits after each op. f32
-//! `add`/`mul` carry `.rn` so ptxas never contracts them into an fma the interpreter would not do.
+//! `add`/`mul` carry `.rn` so ptxas never contracts them into an fma the interpreter would not do. The
+//! exceptions are f16 `add`/`sub`/`mul` (and bf16 from sm_90, which has `add.rn.bf16x2`): these run natively,
+//! two elements per `.f16x2`/`.bf16x2` instruction for tensors. The results are bit-identical to the f32
+//! route: f32 carries more than 2p + 2 bits for p = 11 (8), so rounding the f32 result again to the half type
+//! is the single correct rounding.
 //!
 //! Instruction choices follow Triton's NVIDIA lowering (`ElementwiseOpToLLVM.cpp` and the libdevice functions
 //! it reaches with `__CUDA_FTZ` set): f32 `a / b` is `div.full.f32` (about 2 ulp), `div_rn` is `div.rn`;
@@ -26,7 +30,7 @@ use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass, f32_imm, f64_imm};
+use crate::ptx::{Arch, Reg, RegClass, f32_imm, f64_imm};
 
 use ScalarType::*;
 
@@ -202,6 +206,11 @@ pub(crate) fn binary_scalar(
         l.b.ins(format!("shr.u16 {d}, {p}, 8"));
         return Ok(canon8(l, d, s));
     }
+    if let (Some(t), Some(w)) = (native_half(l.arch, s), half_op(op)) {
+        let d = l.b.reg(RegClass::B16);
+        l.b.ins(format!("{w}.{t} {d}, {a}, {b}"));
+        return Ok(d);
+    }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
     let class = class_of(Elem::Scalar(c))?;
     let d = l.b.reg(class);
@@ -277,7 +286,70 @@ pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Resu
     if let Some(fused) = contraction(l, data, op, s) {
         return fused;
     }
+    if let (Some(t), Some(w)) = (native_half(l.arch, s), half_op(op))
+        && l.num_regs(l.f.ty(data.results[0]))? >= 2
+    {
+        return packed_half(l, data, &format!("{w}.{t}x2"), op, s);
+    }
     map_regs(l, data, |l, a| binary_scalar(l, op, nan, s, a[0], a[1]))
+}
+
+/// The PTX type of native arithmetic on `s` for this target: f16 everywhere (sm_53+), bf16 from sm_90.
+fn native_half(arch: Arch, s: ScalarType) -> Option<&'static str> {
+    match (s, arch) {
+        (F16, _) => Some("f16"),
+        (BF16, Arch::Sm90a | Arch::Sm100a) => Some("bf16"),
+        _ => None,
+    }
+}
+
+/// The half-precision instruction of `op`, for the ops that run natively (see the module doc).
+fn half_op(op: BinOp) -> Option<&'static str> {
+    match op {
+        BinOp::Add => Some("add.rn"),
+        BinOp::Sub => Some("sub.rn"),
+        BinOp::Mul => Some("mul.rn"),
+        _ => None,
+    }
+}
+
+/// A binary op on f16/bf16 tensors two registers at a time: registers `2i` and `2i + 1` of both operands are
+/// packed (free when they came unpacked from one 32-bit load word), combined by one `instr`
+/// (`add.rn.f16x2`...), and unpacked; an odd last register goes through [`binary_scalar`].
+fn packed_half(l: &mut Lower, data: &OpData, instr: &str, op: BinOp, s: ScalarType) -> Result<(), CompileError> {
+    let v = data.results[0];
+    let n = l.num_regs(l.f.ty(v))?;
+    let (a, b) = (l.get(data.operands[0])?.to_vec(), l.get(data.operands[1])?.to_vec());
+    if a.len() != n || b.len() != n {
+        return Err(CompileError::new("operands and result have different layouts"));
+    }
+    let mut memo: Vec<([Reg; 4], [Reg; 2])> = Vec::new();
+    let mut out = Vec::with_capacity(n);
+    for i in (0..n).step_by(2) {
+        if i + 1 == n {
+            out.push(binary_scalar(l, op, false, s, a[i], b[i])?);
+            break;
+        }
+        let key = [a[i], a[i + 1], b[i], b[i + 1]];
+        if let Some((_, pair)) = memo.iter().find(|(k, _)| *k == key) {
+            out.extend(*pair);
+            continue;
+        }
+        let pack = |l: &mut Lower, lo: Reg, hi: Reg| {
+            let p = l.b.reg(RegClass::B32);
+            l.b.ins(format!("mov.b32 {p}, {{{lo}, {hi}}}"));
+            p
+        };
+        let (x, y) = (pack(l, a[i], a[i + 1]), pack(l, b[i], b[i + 1]));
+        let d = l.b.reg(RegClass::B32);
+        l.b.ins(format!("{instr} {d}, {x}, {y}"));
+        let pair = [l.b.reg(RegClass::B16), l.b.reg(RegClass::B16)];
+        l.b.ins(format!("mov.b32 {{{}, {}}}, {d}", pair[0], pair[1]));
+        memo.push((key, pair));
+        out.extend(pair);
+    }
+    l.vals.insert(v, out);
+    Ok(())
 }
 
 /// Multiply-add contraction, as LLVM does for Triton (`enable_fp_fusion`): `a * b + c`, `c + a * b`,

@@ -508,6 +508,24 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 }
             }
         }
+        "add" | "sub" | "mul" | "min" | "max" if ty.strip_suffix("x2").is_some_and(|h| scalar(h).is_some()) => {
+            // Packed halves (`add.rn.f16x2`...): each 16-bit lane on its own, rounded once.
+            let half = &ty[..ty.len() - 2];
+            let (x, y) = (v(1)?, v(2)?);
+            let mut r = 0;
+            for shift in [0, 16] {
+                let (p, q) = (to_f(x >> shift & 0xffff, half), to_f(y >> shift & 0xffff, half));
+                let z = match parts[0] {
+                    "add" => p + q,
+                    "sub" => p - q,
+                    "mul" => p * q,
+                    "min" => p.min(q),
+                    _ => p.max(q),
+                };
+                r |= from_f(z, half) << shift;
+            }
+            put(&a[0], r)?
+        }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" if float => {
             let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));
             let r = match parts[0] {
