@@ -106,8 +106,8 @@ fn fma_dot_operands_are_dot_operand_slices_of_the_blocked_accumulator() {
     let acc = "BlockedLayout([1,1],[1,32],[4,1],[1,0])";
     assert!(out.contains(&format!("DotOperandLayout(0, {acc}, 0)")), "{out}");
     assert!(out.contains(&format!("DotOperandLayout(1, {acc}, 0)")), "{out}");
-    // The two loaded operands are converted; the accumulator constant is built in place, and the result is
-    // converted once for the coalesced store.
+    // The two loaded operands are converted; the accumulator constant is built in place, the `max` runs in
+    // the accumulator's layout, and its result is converted once for the coalesced store.
     assert_eq!(converts(&out), 3, "{out}");
 }
 
@@ -141,6 +141,18 @@ fn a_widening_cast_is_converted_before_it_on_the_narrow_type() {
         convert.contains("convert_layout %h : tensor<64x64xf16"),
         "the f16 tile is converted, not the f32 one: {out}"
     );
+}
+
+#[test]
+fn a_store_in_another_layout_converts_the_narrowest_value_once() {
+    // Layer norm's tail: 16-byte-aligned f16 loads (8 per thread), f32 math, and an f16 store through a
+    // pointer known only 2-byte aligned (1 per thread). The conversion sinks past the f32 ops to the f16
+    // result, as Triton places it: one conversion, of `%rh`, and all the math in the load layout.
+    let out = assign("narrow_store");
+    assert_eq!(converts(&out), 1, "{out}");
+    let convert = out.lines().find(|l| l.contains("convert_layout")).unwrap();
+    assert!(convert.contains("convert_layout %rh : tensor<4096xf16, BlockedLayout([1],[32],[8],[0])>"), "{out}");
+    assert!(out.contains("%r = add %xw, %bf : tensor<4096xf32, BlockedLayout([8],[32],[8],[0])>"), "{out}");
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //!   layout next to the original;
 //! - a conversion of the only use of a `broadcast`, `expand_dims` or widening `cast` moves above it, so the
 //!   smaller tensor is converted;
+//! - conversions feeding an elementwise op move below it when its result is no wider than what they moved
+//!   (the other operands are recomputed in the source layout), so a value is converted once, at its
+//!   narrowest;
 //! - the generic passes then drop conversions to the same layout, merge duplicates (CSE) and hoist
 //!   conversions of loop-invariant values out of loops (LICM).
 
@@ -59,6 +62,9 @@ fn plan(f: &Func, v: ValueId, l: &L, budget: &mut usize, out: &mut Vec<(OpId, L)
         return Some(());
     }
     let o = def_op(f, v)?;
+    if converted_from(f, v, l).is_some() {
+        return Some(());
+    }
     if !cheap(f, o) || *budget == 0 {
         return None;
     }
@@ -75,13 +81,20 @@ fn plan(f: &Func, v: ValueId, l: &L, budget: &mut usize, out: &mut Vec<(OpId, L)
     Some(())
 }
 
+/// `x` when `v = convert_layout(x)` and `x` is already in layout `l`.
+fn converted_from(f: &Func, v: ValueId, l: &L) -> Option<ValueId> {
+    let p = def_op(f, v)?;
+    let x = *f.op(p).operands.first()?;
+    (matches!(f.op(p).op, Op::ConvertLayout) && rules::layout_of(f, x).as_deref() == Some(&**l)).then_some(x)
+}
+
 /// Clones `v`'s producer chain in layout `l`; each clone sits right after its original.
 fn remat(f: &mut Func, v: ValueId, l: &L) -> Option<ValueId> {
     let mut budget = REMAT_BUDGET;
     let mut steps = Vec::new();
     plan(f, v, l, &mut budget, &mut steps)?;
     let mut made: Vec<(ValueId, L, ValueId)> = Vec::new();
-    let mut result = v;
+    let mut result = converted_from(f, v, l).unwrap_or(v);
     for (o, lo) in steps {
         let d = f.op(o).clone();
         let reqs = rules::backward(f, o, &[Some(lo.clone())])?;
@@ -90,9 +103,9 @@ fn remat(f: &mut Func, v: ValueId, l: &L) -> Option<ValueId> {
             .iter()
             .zip(reqs)
             .map(|(&w, req)| match req {
-                Some(req) if rules::layout_of(f, w).as_deref() != Some(&*req) => {
-                    made.iter().find(|(x, xl, _)| *x == w && *xl == req).map_or(w, |m| m.2)
-                }
+                Some(req) if rules::layout_of(f, w).as_deref() != Some(&*req) => converted_from(f, w, &req)
+                    .or_else(|| made.iter().find(|(x, xl, _)| *x == w && *xl == req).map(|m| m.2))
+                    .unwrap_or(w),
                 _ => w,
             })
             .collect();
@@ -175,12 +188,84 @@ fn sink_to_smaller(f: &mut Func) -> bool {
     changed
 }
 
+fn elem_bits(f: &Func, v: ValueId) -> u32 {
+    f.ty(v).elem().map_or(0, |e| e.bits())
+}
+
+/// `op(convert(x), ...)` → `convert(op(x, ...))` for an elementwise op whose converted operands all come from
+/// one layout L and have no other use, when the result is no wider than what those conversions moved: the
+/// other tensor operands are recomputed in L (cheap values, or conversions from L), and one conversion of
+/// the result replaces the operands'. So a value is converted once, at its narrowest, right before the
+/// memory op that wants the other layout (layer norm's `y = x_hat * w + b` converts the f16 `y`, as in
+/// Triton, instead of the f32 product and the f16 `b`).
+fn sink_past_elementwise(f: &mut Func) -> bool {
+    let mut changed = false;
+    for o in f.all_ops() {
+        let d = f.op(o).clone();
+        let elementwise = d.results.len() == 1
+            && d.regions.is_empty()
+            && d.op.is_pure()
+            && rules::kind(&d.op) == Kind::Same
+            && !matches!(d.op, Op::ConvertLayout);
+        if d.parent.is_none() || !elementwise {
+            continue;
+        }
+        let res = d.results[0];
+        let Some(ld) = rules::layout_of(f, res) else { continue };
+        let uses = f.use_counts();
+        // The layout the operands' conversions come from, and the bits per element they move.
+        let mut from: Option<L> = None;
+        let mut moved = 0;
+        let mut single = true;
+        for &w in &d.operands {
+            let Some(p) = def_op(f, w).filter(|&p| matches!(f.op(p).op, Op::ConvertLayout)) else { continue };
+            let Some(lx) = rules::layout_of(f, f.op(p).operands[0]) else { continue };
+            single &= uses.get(w.index()) == Some(&1) && from.as_ref().is_none_or(|l| *l == lx);
+            from = Some(lx);
+            moved += elem_bits(f, w);
+        }
+        let Some(ls) = from else { continue };
+        if !single || ls == ld || elem_bits(f, res) > moved {
+            continue;
+        }
+        let Some(reqs) = rules::backward(f, o, &[Some(ls.clone())]) else { continue };
+        let feasible = d.operands.iter().zip(&reqs).all(|(&w, req)| match req {
+            Some(req) => plan(f, w, req, &mut REMAT_BUDGET.clone(), &mut Vec::new()).is_some(),
+            None => true,
+        });
+        if !feasible {
+            continue;
+        }
+        let mut operands = Vec::with_capacity(d.operands.len());
+        for (&w, req) in d.operands.iter().zip(reqs) {
+            operands.push(match req {
+                Some(req) => remat(f, w, &req).expect("planned above"),
+                None => w,
+            });
+        }
+        let r = d.parent.expect("linked");
+        let n = f.append(r, d.op.clone(), &operands, vec![with_layout(f.ty(res), &ls)], &[], d.loc);
+        f.region_mut(r).ops.pop();
+        insert_after(f, o, n);
+        let nv = f.op(n).results[0];
+        f.values[nv.index()].name = f.value(res).name.clone();
+        let c = f.append(r, Op::ConvertLayout, &[nv], vec![f.ty(res).clone()], &[], d.loc);
+        f.region_mut(r).ops.pop();
+        insert_after(f, n, c);
+        f.replace_all_uses(res, f.op(c).results[0]);
+        f.unlink(o);
+        changed = true;
+    }
+    changed
+}
+
 /// Runs the rewrites to a fixed point (each removes or moves a conversion, so this ends).
 pub fn cleanup(f: &mut Func) {
     for _ in 0..32 {
         let mut changed = fold_chains(f);
         changed |= rematerialize(f);
         changed |= sink_to_smaller(f);
+        changed |= sink_past_elementwise(f);
         crate::passes::dce(f);
         if !changed {
             break;
