@@ -99,7 +99,7 @@ step "descriptor copy fp16 40x104" $MC $T run examples/descriptor_copy.py::trans
 step "gluon aggregate rows fp32 37x300" $MC $T run examples/gluon_aggregate.py::copy_rows_kernel --const BLOCK_M=16 --const BLOCK_N=64 \
   --grid 3 --seed $S --check --show 0 --arg X=randn:37x301 --arg Y=fill:nan:37x300 --arg SUM=fill:nan:37 --arg MAX=fill:nan:37 \
   --arg M=37 --arg N=300 --arg stride_x=301 --arg stride_y=300
-step "vector add n=2^28 (no memcheck)" $T run $VA --const BLOCK_SIZE=1024 --grid 262144 --seed $S --check --show 0 \
+bg_step "vector add n=2^28, full size" $MC $T run $VA --const BLOCK_SIZE=1024 --grid 262144 --seed $S --check --show 0 \
   --arg x_ptr=rand:268435456 --arg y_ptr=rand:268435456 --arg output_ptr=fill:nan:268435456 --arg n_elements=268435456
 step "gpu_check (hand-written layout IR kernels)" ./target/release/examples/gpu_check --no-timing
 step "gpu_check under memcheck (the print/assert children, which trap on purpose, unchecked)" \
