@@ -36,10 +36,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut jit = Jit::new(DiskCache::from_env());
             let add = jit.load(
                 &gpu,
-                &KernelSource { file: "vector_add.py", source: &source, kernel: "add_kernel", spec: &spec },
+                &KernelSource {
+                    file: "vector_add.py",
+                    source: &source,
+                    kernel: "add_kernel",
+                    spec: &spec,
+                    module: None,
+                },
                 None,
             )?;
-            print!("on the GPU ({}):\n{}", tessel::arch_of(&gpu)?.target(), jit.timings);
+            print!("on the GPU ({}):\n{}", tessel::target_of(&gpu)?.name(), jit.timings);
             let (x, y, out) = (gpu.upload_slice(&xs)?, gpu.upload_slice(&ys)?, gpu.upload_slice(&vec![f32::NAN; n])?);
             add.launch(&gpu, grid, &[(&x).into(), (&y).into(), (&out).into(), KArg::I32(n as i32)])?;
             gpu.download_vec(&out)?

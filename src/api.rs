@@ -42,11 +42,13 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use tessel_codegen::Kernel;
 use tessel_codegen::cache::DiskCache;
 use tessel_codegen::runtime::{Gpu, LoadedKernel};
-use tessel_codegen::{Arch, Kernel};
 use tessel_lang::elab::Specialization;
-use tessel_tile::Func;
+use tessel_tile::{Func, Target};
+
+use crate::pipeline::{self, KernelSource, Output, Stage};
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::{Arg, InterpError};
 
@@ -79,18 +81,11 @@ impl std::error::Error for Error {}
 
 /// Parses `source`, elaborates `kernel` for `spec` and canonicalizes the result: the tile IR.
 pub fn compile(source: &str, kernel: &str, spec: &Specialization) -> Result<Func, Error> {
-    let mut timings = Timings::default();
-    tile_ir(source, kernel, spec, &mut timings)
-}
-
-// The closures return tessel-lang's `Diagnostic`, large by design (see that crate).
-#[allow(clippy::result_large_err)]
-fn tile_ir(source: &str, kernel: &str, spec: &Specialization, t: &mut Timings) -> Result<Func, Error> {
-    let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render("<source>", source));
-    let module = t.time("parse", || tessel_lang::parse_module(source)).map_err(render)?;
-    let mut func = t.time("elaborate", || tessel_lang::elab::elaborate(&module, kernel, spec)).map_err(render)?;
-    t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut func));
-    Ok(func)
+    let ks = KernelSource { file: "<source>", source, kernel, spec, module: None };
+    match pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut Timings::default())? {
+        Output::Tile(f) => Ok(f),
+        _ => unreachable!("the pipeline stops at the stage asked for"),
+    }
 }
 
 /// Compiles `kernel` and runs it in the reference interpreter over `grid`; `args` are the values of the
@@ -108,47 +103,39 @@ pub fn interpret(
     tessel_tile::interp::run(&func, args, grid, mem).map_err(Error::Run)
 }
 
-/// Compiles `kernel` to PTX for `arch` (elaborate, assign layouts, generate code), through the disk cache of
+/// Compiles `kernel` to PTX for `target` (elaborate, assign layouts, generate code), through the disk cache of
 /// [`DiskCache::from_env`].
-pub fn jit(source: &str, kernel: &str, spec: &Specialization, arch: Arch) -> Result<Kernel, Error> {
-    Jit::new(DiskCache::from_env()).ptx(&KernelSource { file: "<source>", source, kernel, spec }, arch, None)
+pub fn jit(source: &str, kernel: &str, spec: &Specialization, target: Target) -> Result<Kernel, Error> {
+    Jit::new(DiskCache::from_env()).ptx(
+        &KernelSource { file: "<source>", source, kernel, spec, module: None },
+        target,
+        None,
+    )
 }
 
 /// Compiles `kernel` for the GPU `gpu` and loads it, through the disk cache (a hit skips compilation and the
 /// driver's JIT).
 pub fn load(gpu: &Gpu, source: &str, kernel: &str, spec: &Specialization) -> Result<LoadedKernel, Error> {
-    Jit::new(DiskCache::from_env()).load(gpu, &KernelSource { file: "<source>", source, kernel, spec }, None)
+    Jit::new(DiskCache::from_env()).load(
+        gpu,
+        &KernelSource { file: "<source>", source, kernel, spec, module: None },
+        None,
+    )
 }
 
 /// The target the code generator uses for `gpu`: sm_90a on Hopper, sm_100a on Blackwell datacenter parts,
 /// else sm_80 PTX (which the driver JIT-compiles for any newer GPU).
-pub fn arch_of(gpu: &Gpu) -> Result<Arch, Error> {
-    match gpu.ctx.compute_capability() {
-        Ok((9, _)) => Ok(Arch::Sm90a),
-        Ok((10, _)) => Ok(Arch::Sm100a),
-        Ok((major, _)) if major >= 8 => Ok(Arch::Sm80),
-        Ok((major, minor)) => {
-            Err(Error::Gpu(format!("compute capability {major}.{minor}: tessel needs sm_80 or newer")))
-        }
-        Err(e) => Err(Error::Gpu(format!("{e:?}"))),
-    }
-}
-
-/// One kernel specialization: the source it comes from (and the file name `device_assert` reports), the
-/// kernel's name and its specialization.
-#[derive(Clone, Copy)]
-pub struct KernelSource<'a> {
-    pub file: &'a str,
-    pub source: &'a str,
-    pub kernel: &'a str,
-    pub spec: &'a Specialization,
+pub fn target_of(gpu: &Gpu) -> Result<Target, Error> {
+    let (major, minor) = gpu.ctx.compute_capability().map_err(|e| Error::Gpu(format!("{e:?}")))?;
+    Target::for_compute_capability(major as u32, minor as u32)
+        .ok_or_else(|| Error::Gpu(format!("compute capability {major}.{minor}: tessel needs sm_80 or newer")))
 }
 
 impl KernelSource<'_> {
-    /// The cache key of this specialization compiled for `arch` (the cache adds the compiler's identity).
-    pub fn cache_key(&self, arch: Arch) -> String {
+    /// The cache key of this specialization compiled for `target` (the cache adds the compiler's identity).
+    pub fn cache_key(&self, target: Target) -> String {
         let spec = format!("{:?}", self.spec);
-        let parts = [self.file, self.source, self.kernel, &spec, arch.target()];
+        let parts = [self.file, self.source, self.kernel, &spec, target.name()];
         DiskCache::key(&parts.map(str::as_bytes))
     }
 }
@@ -216,34 +203,19 @@ impl Jit {
         Jit { cache, timings: Timings::default() }
     }
 
-    /// The PTX of `ks` for `arch`: from the cache, or compiled (from `tile`, its already elaborated tile IR,
+    /// The PTX of `ks` for `target`: from the cache, or compiled (from `tile`, its already elaborated tile IR,
     /// when the caller has it) and stored.
-    pub fn ptx(&mut self, ks: &KernelSource, arch: Arch, tile: Option<&Func>) -> Result<Kernel, Error> {
-        let key = ks.cache_key(arch);
+    pub fn ptx(&mut self, ks: &KernelSource, target: Target, tile: Option<&Func>) -> Result<Kernel, Error> {
+        let key = ks.cache_key(target);
         if let Some(cache) = &self.cache
             && let Some(k) = self.timings.time("cache lookup", || cache.get(&key))
         {
             self.timings.cache = CacheUse::Ptx;
             return Ok(k);
         }
-        let mut func = match tile {
-            Some(f) => f.clone(),
-            None => tile_ir(ks.source, ks.kernel, ks.spec, &mut self.timings)?,
+        let Output::Ptx { kernel, .. } = pipeline::run(ks, target, Stage::Ptx, tile, &mut self.timings)? else {
+            unreachable!("the pipeline stops at the stage asked for")
         };
-        let warps = ks.spec.num_warps;
-        self.timings
-            .time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func, warps))
-            .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
-        let kernel = self
-            .timings
-            .time("code generation", || {
-                tessel_codegen::compile_with_source(
-                    &func,
-                    arch,
-                    tessel_codegen::Source { file: ks.file, text: ks.source },
-                )
-            })
-            .map_err(|e| Error::Codegen(e.message))?;
         if let Some(cache) = &self.cache {
             self.timings.cache = CacheUse::Miss;
             // A cache that cannot be written only costs the next run its compile time.
@@ -257,12 +229,12 @@ impl Jit {
     /// by the driver's JIT (see [`Gpu::jit`]).
     pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
         let gpu_err = |e: tessel_codegen::runtime::RuntimeError| Error::Gpu(e.message);
-        let arch = arch_of(gpu)?;
-        let kernel = self.ptx(ks, arch, tile)?;
+        let target = target_of(gpu)?;
+        let kernel = self.ptx(ks, target, tile)?;
         let Some(cache) = self.cache.clone() else {
             return self.timings.time("assemble + load", || gpu.load(&kernel)).map_err(gpu_err);
         };
-        let (key, device) = (ks.cache_key(arch), gpu.device_tag().map_err(gpu_err)?);
+        let (key, device) = (ks.cache_key(target), gpu.device_tag().map_err(gpu_err)?);
         if let Some(cubin) = cache.get_cubin(&key, &device) {
             let loaded = self.timings.time("module load (cubin)", || gpu.load_cubin(&kernel, &cubin));
             if let Ok(loaded) = loaded {

@@ -15,5 +15,8 @@ pub use tessel_tile as tile;
 mod api;
 pub mod cli;
 pub mod npy;
+pub mod pipeline;
 
-pub use api::{CacheUse, Error, Jit, KernelSource, Timings, arch_of, compile, interpret, jit, load};
+pub use api::{CacheUse, Error, Jit, Timings, compile, interpret, jit, load, target_of};
+pub use pipeline::{KernelSource, Stage};
+pub use tessel_sched as sched;

@@ -9,7 +9,9 @@ use std::process::Command;
 
 use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
+use tessel::tile::Target;
 
 /// (file, kernel, specialization, num_warps)
 fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
@@ -114,18 +116,15 @@ fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, &'static str)> {
     vec![("matmul.py", "matmul_kernel", mm, "f8e4m3")]
 }
 
-fn ptx_for(
-    file: &str,
-    kernel: &str,
-    args: Vec<ArgSpec>,
-    num_warps: u32,
-    arch: tessel::codegen::Arch,
-) -> Result<String, String> {
+fn ptx_for(file: &str, kernel: &str, args: Vec<ArgSpec>, num_warps: u32, target: Target) -> Result<String, String> {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
     let spec = Specialization { args, num_warps, num_stages: 3 };
-    let mut func = tessel::compile(&source, kernel, &spec).map_err(|e| e.to_string())?;
-    tessel::tile::layout::assign_layouts(&mut func, num_warps)?;
-    tessel::codegen::compile(&func, arch).map(|k| k.ptx).map_err(|e| e.message)
+    let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
+    match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn ptxas() -> Option<String> {
@@ -147,7 +146,7 @@ fn supported_examples_compile_to_ptx_that_ptxas_accepts() {
     let dir = std::env::temp_dir().join(format!("tessel-examples-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (file, kernel, args, warps) in supported() {
-        for (arch, name) in [(tessel::codegen::Arch::Sm90a, "sm_90a"), (tessel::codegen::Arch::Sm80, "sm_80")] {
+        for (arch, name) in [(Target::Sm90a, "sm_90a"), (Target::Sm80, "sm_80")] {
             let ptx =
                 ptx_for(file, kernel, args.clone(), warps, arch).unwrap_or_else(|e| panic!("{file}::{kernel}: {e}"));
             assert!(ptx.contains(&format!(".target {name}")), "{file}::{kernel}");
@@ -170,7 +169,7 @@ fn supported_examples_compile_to_ptx_that_ptxas_accepts() {
 #[test]
 fn unsupported_examples_say_what_is_missing() {
     for (file, kernel, args, missing) in not_yet() {
-        match ptx_for(file, kernel, args, 4, tessel::codegen::Arch::Sm90a) {
+        match ptx_for(file, kernel, args, 4, Target::Sm90a) {
             Ok(_) => panic!("{file}::{kernel} now compiles: move it to supported()"),
             Err(e) => assert!(e.contains(missing), "{file}::{kernel}: expected an error naming {missing}, got: {e}"),
         }

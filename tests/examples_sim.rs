@@ -12,7 +12,9 @@ use std::path::Path;
 
 use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32};
+use tessel::tile::Target;
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::value::from_bits;
 use tessel_tile::interp::{Arg, run};
@@ -44,9 +46,12 @@ fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
 fn compare(file: &str, kernel: &str, spec: Vec<ArgSpec>, warps: u32, vals: &[V], grid: [u32; 3]) -> f64 {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
     let spec = Specialization { args: spec, num_warps: warps, num_stages: 3 };
-    let mut func = tessel::compile(&source, kernel, &spec).unwrap();
-    tessel::tile::layout::assign_layouts(&mut func, warps).unwrap();
-    let k = tessel::codegen::compile(&func, tessel::codegen::Arch::Sm90a).unwrap();
+    let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
+    let Ok(Output::Ptx { kernel: k, func }) =
+        tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default())
+    else {
+        panic!("{file}::{kernel} does not compile to PTX");
+    };
     let prog = ptx_sim::Program::parse(&k.ptx).unwrap();
     let (mut mem, mut global) = (Memory::new(), ptx_sim::Global::default());
     let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());

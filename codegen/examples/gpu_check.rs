@@ -17,7 +17,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
-use tessel_codegen::{Arch, compile};
+use tessel_codegen::{Target, compile};
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
@@ -71,13 +71,13 @@ struct Case {
     tol: f64,
     /// Per checked buffer, in order, overriding `tol` (empty: `tol` for all).
     tols: &'static [f64],
-    arch: Arch,
+    arch: Target,
     /// A text substitution applied to the kernel file (a variant of the kernel).
     patch: Option<(&'static str, &'static str)>,
 }
 
 fn case(name: &'static str, file: &'static str, grid: u32, args: Vec<Spec>, tol: f64) -> Case {
-    Case { name, file, grid, args, tol, tols: &[], arch: Arch::Sm90a, patch: None }
+    Case { name, file, grid, args, tol, tols: &[], arch: Target::Sm90a, patch: None }
 }
 
 fn cases(rng: &mut Rng) -> Vec<Case> {
@@ -187,9 +187,9 @@ fn cases(rng: &mut Rng) -> Vec<Case> {
         bytes_case("bytes", None, rng),
         // The same kernel without alignment facts: every byte is its own (masked) access.
         bytes_case("bytes(scalar)", Some((", divisible_by_16 = [0, 1, 2, 3, 4, 5, 6, 7]", "")), rng),
-        fp8_case("fp8(sm_90a cvt)", Arch::Sm90a),
+        fp8_case("fp8(sm_90a cvt)", Target::Sm90a),
         // sm_80 PTX (software fp8 conversions) JIT-compiled for this GPU.
-        fp8_case("fp8(sm_80 software)", Arch::Sm80),
+        fp8_case("fp8(sm_80 software)", Target::Sm80),
         Case {
             // clamp/erf/pow; log/log2/sqrt/rsqrt/exp/exp2 (approximate by design: ~2^-21); f64 routines; f16 erf;
             // bf16 arithmetic; div/div_rn/sqrt_rn.
@@ -411,7 +411,7 @@ fn bytes_case(name: &'static str, patch: Option<(&'static str, &'static str)>, r
 }
 
 /// `fp8.tir`: fp8 loads, conversions from and to every float type and i32, fp8 arithmetic; exact.
-fn fp8_case(name: &'static str, arch: Arch) -> Case {
+fn fp8_case(name: &'static str, arch: Target) -> Case {
     use ScalarType::*;
     use Spec::*;
     let out = |elem| Buf { elem, len: 256, init: Init::Poison, check: true };
@@ -488,8 +488,9 @@ fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> R
         }
         src = src.replace(from, to);
     }
-    let f = tessel_tile::parse::parse_func(&src).map_err(|e| format!("{path}: {e}"))?;
-    let mut kernel = compile(&f, case.arch).map_err(|e| e.to_string())?;
+    let mut f = tessel_tile::parse::parse_func(&src).map_err(|e| format!("{path}: {e}"))?;
+    f.target = case.arch;
+    let mut kernel = compile(&f).map_err(|e| e.to_string())?;
     if corrupt {
         // Harness self-test: a wrong kernel must fail the comparison.
         kernel.ptx = kernel.ptx.replacen("add.rn.f32", "sub.rn.f32", 1);
@@ -522,7 +523,7 @@ fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> R
     }
     let Some(gpu) = gpu else {
         run(&f, &iargs, [case.grid, 1, 1], &mut mem).map_err(|e| format!("interpreter: {e}"))?;
-        return Ok((true, format!("interpreter only, {} ({})", case.arch.target(), kernel.ptx.len())));
+        return Ok((true, format!("interpreter only, {} ({})", case.arch.name(), kernel.ptx.len())));
     };
     // Device copies of the inputs, outputs poisoned with 0xFF bytes.
     let mut dev: Vec<Option<DeviceBuffer>> = Vec::new();
@@ -577,7 +578,7 @@ fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> R
 fn time_vector_add(gpu: &Gpu) -> Result<(), String> {
     let path = ir_path("vector_add");
     let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(path).unwrap()).map_err(|e| e.to_string())?;
-    let kernel = compile(&f, Arch::Sm90a).map_err(|e| e.to_string())?;
+    let kernel = compile(&f).map_err(|e| e.to_string())?;
     let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
     let n: usize = 1 << 28;
     let e = |x: tessel_codegen::runtime::RuntimeError| x.to_string();

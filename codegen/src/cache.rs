@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::{Arch, Kernel};
+use crate::{Kernel, Target};
 
 /// A kernel cache rooted at one directory.
 #[derive(Clone, Debug)]
@@ -93,7 +93,7 @@ impl DiskCache {
             name: field("name")?.to_string(),
             num_warps: field("num_warps")?.parse().ok()?,
             shared_bytes: field("shared_bytes")?.parse().ok()?,
-            arch: Arch::parse(field("arch")?)?,
+            target: Target::parse(field("arch")?)?,
             ptx,
         };
         // The entry point must be the one the metadata names (a guard against a mismatched pair of files).
@@ -107,7 +107,7 @@ impl DiskCache {
             kernel.name,
             kernel.num_warps,
             kernel.shared_bytes,
-            kernel.arch.target()
+            kernel.target.name()
         );
         let dir = self.entry(key);
         write_atomic(&dir, "kernel.ptx", kernel.ptx.as_bytes())?;
@@ -144,7 +144,7 @@ mod tests {
             name: "k".to_string(),
             num_warps: 8,
             shared_bytes: 4096,
-            arch: Arch::Sm90a,
+            target: Target::Sm90a,
         }
     }
 
@@ -171,9 +171,9 @@ mod tests {
         assert!(cache.get(&key).is_none());
         cache.put(&key, &kernel()).unwrap();
         let back = cache.get(&key).unwrap();
-        assert_eq!((back.ptx, back.name, back.num_warps, back.shared_bytes, back.arch), {
+        assert_eq!((back.ptx, back.name, back.num_warps, back.shared_bytes, back.target), {
             let k = kernel();
-            (k.ptx, k.name, k.num_warps, k.shared_bytes, k.arch)
+            (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target)
         });
         assert!(cache.get_cubin(&key, "sm90-drv13000").is_none());
         cache.put_cubin(&key, "sm90-drv13000", b"\x7fELF-and-the-rest").unwrap();

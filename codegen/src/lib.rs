@@ -20,7 +20,7 @@ use std::fmt;
 
 use tessel_tile::ir::{Func, OpId};
 
-pub use ptx::Arch;
+pub use tessel_tile::Target;
 
 /// A compiled kernel: PTX text for one entry and what a launch needs to know.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub struct Kernel {
     pub num_warps: u32,
     /// Dynamic shared memory (bytes) to pass at launch.
     pub shared_bytes: u32,
-    pub arch: Arch,
+    pub target: Target,
 }
 
 /// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).
@@ -71,12 +71,12 @@ pub struct Source<'a> {
     pub text: &'a str,
 }
 
-/// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for `arch`.
-pub fn compile(f: &Func, arch: Arch) -> Result<Kernel, CompileError> {
-    lower::compile(f, arch, None)
+/// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for its target (`f.target`).
+pub fn compile(f: &Func) -> Result<Kernel, CompileError> {
+    lower::compile(f, None)
 }
 
 /// [`compile`], with the source text the kernel came from (for the locations `device_assert` reports).
-pub fn compile_with_source(f: &Func, arch: Arch, source: Source) -> Result<Kernel, CompileError> {
-    lower::compile(f, arch, Some(source))
+pub fn compile_with_source(f: &Func, source: Source) -> Result<Kernel, CompileError> {
+    lower::compile(f, Some(source))
 }

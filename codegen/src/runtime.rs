@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! # fn demo(f: &tessel_tile::ir::Func) -> Result<(), Box<dyn std::error::Error>> {
-//! let kernel = tessel_codegen::compile(f, tessel_codegen::Arch::Sm90a)?;
+//! let kernel = tessel_codegen::compile(f)?;
 //! let gpu = tessel_codegen::runtime::Gpu::new()?;
 //! let x = gpu.upload(&[0u8; 4096])?;
 //! gpu.load(&kernel)?.launch(&gpu, [1, 1, 1], &[tessel_codegen::runtime::KArg::Buf(&x)])?;
@@ -146,9 +146,9 @@ impl Gpu {
     /// specific) target, else the device's (sm_80 PTX assembles for any later GPU).
     fn ptxas_arch(&self, k: &Kernel) -> Result<String, RuntimeError> {
         let (major, minor) = self.ctx.compute_capability()?;
-        Ok(match k.arch {
-            crate::Arch::Sm80 => format!("sm_{major}{minor}"),
-            a => a.target().to_string(),
+        Ok(match k.target {
+            crate::Target::Sm80 => format!("sm_{major}{minor}"),
+            a => a.name().to_string(),
         })
     }
 
@@ -268,6 +268,53 @@ fn run_ptxas(ptxas: &Path, arch: &str, ptx: &str) -> Result<Vec<u8>, RuntimeErro
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&out);
     result
+}
+
+/// Assembles `k` offline with `ptxas` for its own target (no GPU needed): the cubin.
+pub fn assemble(k: &Kernel) -> Result<Vec<u8>, RuntimeError> {
+    let ptxas = find_ptxas().ok_or_else(|| {
+        RuntimeError::new("no ptxas found: set PTXAS, put it on PATH, or install CUDA (or the nvidia-cuda-nvcc wheel)")
+    })?;
+    run_ptxas(&ptxas, k.target.name(), &k.ptx)
+}
+
+/// The SASS of `k`: assembled by `ptxas`, disassembled by `nvdisasm` (or `cuobjdump -sass`) found next to
+/// `ptxas`, on `PATH`, or under `$CUDA_HOME` / `/usr/local/cuda`.
+pub fn sass(k: &Kernel) -> Result<String, RuntimeError> {
+    let cubin = assemble(k)?;
+    let near_ptxas = find_ptxas().and_then(|p| p.parent().map(Path::to_path_buf));
+    let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    let cuda = [std::env::var_os("CUDA_HOME").map(PathBuf::from), Some(PathBuf::from("/usr/local/cuda"))];
+    let dirs: Vec<PathBuf> =
+        near_ptxas.into_iter().chain(on_path).chain(cuda.into_iter().flatten().map(|d| d.join("bin"))).collect();
+    let tool = ["nvdisasm", "cuobjdump"].iter().find_map(|t| dirs.iter().map(|d| d.join(t)).find(|p| p.is_file()));
+    let Some(tool) = tool else {
+        return Err(RuntimeError::new(
+            "--emit sass needs nvdisasm or cuobjdump (from a CUDA toolkit); neither is next to ptxas, on PATH or \
+             under $CUDA_HOME",
+        ));
+    };
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let file = std::env::temp_dir().join(format!(
+        "tessel-sass-{}-{}.cubin",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&file, &cubin).map_err(|e| RuntimeError::new(format!("writing {}: {e}", file.display())))?;
+    let is_nvdisasm = tool.file_name().is_some_and(|n| n == "nvdisasm");
+    let mut cmd = Command::new(&tool);
+    if is_nvdisasm {
+        cmd.arg("-c");
+    } else {
+        cmd.arg("-sass");
+    }
+    let out = cmd.arg(&file).output();
+    let _ = std::fs::remove_file(&file);
+    let out = out.map_err(|e| RuntimeError::new(format!("running {}: {e}", tool.display())))?;
+    if !out.status.success() {
+        return Err(RuntimeError::new(format!("{}: {}", tool.display(), String::from_utf8_lossy(&out.stderr))));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Untyped device memory.

@@ -5,18 +5,19 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use tessel_codegen::{Arch, Kernel, compile};
+use tessel_codegen::{Kernel, Target, compile};
 use tessel_tile::parse::parse_func;
 
-fn kernel(name: &str, arch: Arch) -> Kernel {
+fn kernel(name: &str, arch: Target) -> Kernel {
     let path = format!("{}/tests/ir/{name}.tir", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(&path).unwrap();
-    let f = parse_func(&src).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut f = parse_func(&src).unwrap_or_else(|e| panic!("{path}: {e}"));
+    f.target = arch;
     tessel_tile::verify::verify(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
     // The layouts are those auto mode would give (shape ops keep data in place, dot operands are
     // DotOperandLayouts of the accumulator's...), so codegen sees what the compiler produces.
     tessel_tile::verify::verify_layouts(&f).unwrap_or_else(|e| panic!("{path}: {e}"));
-    compile(&f, arch).unwrap_or_else(|e| panic!("{path}: {e}"))
+    compile(&f).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 const KERNELS: &[&str] = &[
@@ -53,7 +54,7 @@ fn count(ptx: &str, pat: &str) -> usize {
 
 #[test]
 fn vector_add_uses_16_byte_masked_accesses() {
-    let k = kernel("vector_add", Arch::Sm90a);
+    let k = kernel("vector_add", Target::Sm90a);
     let ptx = &k.ptx;
     assert!(ptx.contains(".version 8.0\n.target sm_90a"), "{ptx}");
     assert!(ptx.contains(".reqntid 128, 1, 1"));
@@ -72,9 +73,9 @@ fn vector_add_uses_16_byte_masked_accesses() {
 #[test]
 fn targets_get_their_isa_versions() {
     for (arch, head) in [
-        (Arch::Sm80, ".version 7.8\n.target sm_80"),
-        (Arch::Sm90a, ".version 8.0\n.target sm_90a"),
-        (Arch::Sm100a, ".version 8.6\n.target sm_100a"),
+        (Target::Sm80, ".version 7.8\n.target sm_80"),
+        (Target::Sm90a, ".version 8.0\n.target sm_90a"),
+        (Target::Sm100a, ".version 8.6\n.target sm_100a"),
     ] {
         assert!(kernel("vector_add", arch).ptx.contains(head));
     }
@@ -82,7 +83,7 @@ fn targets_get_their_isa_versions() {
 
 #[test]
 fn softmax_reduces_with_shuffles_and_shared_memory() {
-    let k = kernel("softmax_f16", Arch::Sm90a);
+    let k = kernel("softmax_f16", Target::Sm90a);
     let ptx = &k.ptx;
     // 8 consecutive halves per thread along the row: one 16-byte load and store per row a thread owns.
     assert_eq!(count(ptx, "ld.global.v4.b32"), 1, "{ptx}");
@@ -104,7 +105,7 @@ fn softmax_reduces_with_shuffles_and_shared_memory() {
 
 #[test]
 fn argmax_shuffles_both_operands() {
-    let ptx = kernel("argmax", Arch::Sm90a).ptx;
+    let ptx = kernel("argmax", Target::Sm90a).ptx;
     // 3 lane bits along the row, two operands each; the 4 warps along the row go through shared memory.
     assert_eq!(count(&ptx, "shfl.sync.bfly.b32"), 6, "{ptx}");
     assert!(ptx.contains("selp.b32"));
@@ -116,10 +117,10 @@ fn argmax_shuffles_both_operands() {
 
 #[test]
 fn loops_and_conversions() {
-    let ptx = kernel("loop_acc", Arch::Sm90a).ptx;
+    let ptx = kernel("loop_acc", Target::Sm90a).ptx;
     assert!(ptx.contains("$L_for_head_1:") && ptx.contains("bra.uni $L_for_head_1"), "{ptx}");
     assert!(ptx.contains("st.shared.b32") && ptx.contains("ld.shared.b32"), "{ptx}");
-    let ptx = kernel("while_halve", Arch::Sm90a).ptx;
+    let ptx = kernel("while_halve", Target::Sm90a).ptx;
     assert!(ptx.contains("$L_while_head_1:"), "{ptx}");
 }
 
@@ -128,11 +129,11 @@ fn vectors_need_alignment_and_contiguity_facts() {
     // Without `divisible_by_16` the pointers are not known to be 16-byte aligned: scalar accesses.
     let path = format!("{}/tests/ir/vector_add.tir", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(path).unwrap().replace(", divisible_by_16 = [0, 1, 2, 3]", "");
-    let ptx = compile(&parse_func(&src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(&src).unwrap()).unwrap().ptx;
     assert!(!ptx.contains(".v4.") && !ptx.contains(".v2."), "{ptx}");
     assert_eq!(count(&ptx, "ld.global.b32"), 8);
     // bf16 pairs travel as one .b32 word; i64 pairs as .v2.b64; the mismatched convert goes through smem.
-    let ptx = kernel("mixed", Arch::Sm90a).ptx;
+    let ptx = kernel("mixed", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "ld.global.b32"), 1, "{ptx}");
     assert_eq!(count(&ptx, "ld.global.v2.b32"), 1, "{ptx}");
     assert_eq!(count(&ptx, "st.global.v2.b64"), 1, "{ptx}");
@@ -142,7 +143,7 @@ fn vectors_need_alignment_and_contiguity_facts() {
 
 #[test]
 fn conversions_follow_the_planner() {
-    let ptx = kernel("convert", Arch::Sm90a).ptx;
+    let ptx = kernel("convert", Target::Sm90a).ptx;
     // The 32x32 f16 transpose goes through shared memory (one round trip); the 1-D register swap stays in
     // registers: exactly one round trip in the kernel.
     assert_eq!(count(&ptx, "convert_layout: shared-memory round trip"), 1, "{ptx}");
@@ -159,7 +160,7 @@ fn conversions_follow_the_planner() {
 fn half_arithmetic_is_native_and_packed() {
     // f16 tensors: two elements per instruction; scalars and 1-register tensors: one native instruction.
     // bf16 has `add/sub/mul.rn.bf16x2` from sm_90 only: sm_80 computes it in f32.
-    let ptx = kernel("halves", Arch::Sm90a).ptx;
+    let ptx = kernel("halves", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "mul.rn.f16x2"), 4, "{ptx}");
     assert_eq!(count(&ptx, "sub.rn.f16x2"), 2, "{ptx}");
     assert_eq!(count(&ptx, "add.rn.f16x2"), 2, "{ptx}");
@@ -167,7 +168,7 @@ fn half_arithmetic_is_native_and_packed() {
     assert_eq!(count(&ptx, "mul.rn.f16 "), 1, "{ptx}");
     assert_eq!(count(&ptx, "add.rn.f16 "), 1, "{ptx}");
     assert_eq!(count(&ptx, "cvt.f32.f16"), 0, "{ptx}");
-    let sm80 = kernel("halves", Arch::Sm80).ptx;
+    let sm80 = kernel("halves", Target::Sm80).ptx;
     assert_eq!(count(&sm80, "bf16x2"), 0, "{sm80}");
     assert_eq!(count(&sm80, "mul.rn.f16x2"), 4, "{sm80}");
 }
@@ -176,7 +177,7 @@ fn half_arithmetic_is_native_and_packed() {
 fn thread_coordinates_are_computed_at_the_entry() {
     // The first `arange` sits in the then-branch; the else-branch and the store reuse its thread part, so
     // it must be computed before any branch, once: `lane * 2` is a single shift of %tid.x.
-    let ptx = kernel("if_arange", Arch::Sm90a).ptx;
+    let ptx = kernel("if_arange", Target::Sm90a).ptx;
     let first_branch = ptx.find("bra").unwrap();
     assert_eq!(count(&ptx, "shl.b32"), 1, "{ptx}");
     let shift = ptx.find("shl.b32").unwrap();
@@ -185,7 +186,7 @@ fn thread_coordinates_are_computed_at_the_entry() {
 
 #[test]
 fn scalar_atomic_is_issued_by_one_thread() {
-    let ptx = kernel("atomic_hist", Arch::Sm90a).ptx;
+    let ptx = kernel("atomic_hist", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "atom.acq_rel.gpu.global.add.u32"), 1, "{ptx}");
     assert!(ptx.contains("and.b32 %r") && ptx.contains(", 63;"), "{ptx}");
 }
@@ -202,7 +203,7 @@ fn replicated_elements_are_stored_by_one_thread() {
   store %qq, %r
   return
 }";
-    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(src).unwrap()).unwrap().ptx;
     // Owner predicates: tid & 127 == 0 for the scalar, tid & 96 == 0 (warp 0) for the tensor.
     assert!(ptx.contains(", %r1, 127;") && ptx.contains(", %r1, 96;"), "{ptx}");
     let stores: Vec<&str> = ptx.lines().filter(|l| l.contains("st.global")).collect();
@@ -226,11 +227,11 @@ fn elementwise_results_equal_by_constancy_are_computed_once() {
   store %p, %w, %m
   return
 }";
-    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(src).unwrap()).unwrap().ptx;
     assert_eq!(count(&ptx, "setp.lt.s32"), 4, "{ptx}");
     assert_eq!(count(&ptx, "ld.global.v4.b32"), 8, "{ptx}");
     // Without the 16-divisibility of `n` nothing is known: one compare per element.
-    let ptx = compile(&parse_func(&src.replace("[0, 1]", "[0]")).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(&src.replace("[0, 1]", "[0]")).unwrap()).unwrap().ptx;
     assert_eq!(count(&ptx, "setp.lt.s32"), 32, "{ptx}");
 }
 
@@ -258,14 +259,14 @@ fn multiply_adds_contract_into_fma_as_in_triton() {
 }";
     // a*a + a and a - s*a contract (the second with a negated product); m3 has two uses and the f16
     // product is rounded to f16 before its add, so neither contracts.
-    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(src).unwrap()).unwrap().ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 2, "{ptx}");
     assert_eq!(count(&ptx, "neg.f32"), 1, "{ptx}");
     assert_eq!(count(&ptx, "add.rn.f32"), 1, "{ptx}");
     assert_eq!(count(&ptx, "add.rn.f16 "), 1, "{ptx}");
     assert_eq!(count(&ptx, "fma.rn.f16"), 0, "{ptx}");
     let off = src.replace("attributes {num_warps = 1}", "attributes {num_warps = 1, enable_fp_fusion = false}");
-    let ptx = compile(&parse_func(&off).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(&off).unwrap()).unwrap().ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 0, "{ptx}");
 }
 
@@ -281,24 +282,24 @@ fn unsupported_ops_are_errors_naming_the_op() {
   return
 }";
     let f = parse_func(src).unwrap();
-    let e = compile(&f, Arch::Sm90a).unwrap_err();
+    let e = compile(&f).unwrap_err();
     assert!(e.message.contains("`sin` on f64"), "{e}");
     let no_layout = "func @k(%p: ptr<f32>) {
   %r = arange {start = 0, end = 32} : tensor<32xi32>
   return
 }";
-    let e = compile(&parse_func(no_layout).unwrap(), Arch::Sm90a).unwrap_err();
+    let e = compile(&parse_func(no_layout).unwrap()).unwrap_err();
     assert!(e.message.contains("layout"), "{e}");
     let f16_arg = "func @k(%x: f16) attributes {num_warps = 1} {
   return
 }";
-    let e = compile(&parse_func(f16_arg).unwrap(), Arch::Sm90a).unwrap_err();
+    let e = compile(&parse_func(f16_arg).unwrap()).unwrap_err();
     assert!(e.message.contains("kernel argument 0: f16"), "{e}");
 }
 
 #[test]
 fn bytes_move_sixteen_to_a_vector_access() {
-    let ptx = kernel("bytes", Arch::Sm90a).ptx;
+    let ptx = kernel("bytes", Target::Sm90a).ptx;
     // 16 consecutive bytes per thread: one v4.b32 per byte tensor loaded (i8, u8, i1) and stored; the f32
     // output takes four v4.b32 stores.
     assert_eq!(count(&ptx, "ld.global.v4.b32"), 3, "{ptx}");
@@ -320,14 +321,14 @@ fn bytes_move_sixteen_to_a_vector_access() {
     // Without alignment facts every byte is its own access.
     let path = format!("{}/tests/ir/bytes.tir", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(path).unwrap().replace(", divisible_by_16 = [0, 1, 2, 3, 4, 5, 6, 7]", "");
-    let ptx = compile(&parse_func(&src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(&src).unwrap()).unwrap().ptx;
     assert_eq!(count(&ptx, "ld.global.u8"), 3 * 16, "{ptx}");
     assert_eq!(count(&ptx, "st.global.u8"), 3 * 16, "{ptx}");
 }
 
 #[test]
 fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
-    let ptx = kernel("fp8", Arch::Sm90a).ptx;
+    let ptx = kernel("fp8", Target::Sm90a).ptx;
     assert!(ptx.contains("cvt.rn.satfinite.e4m3x2.f32") && ptx.contains("cvt.rn.satfinite.e5m2x2.f32"), "{ptx}");
     assert!(ptx.contains("cvt.rn.f16x2.e4m3x2") && ptx.contains("cvt.rn.f16x2.e5m2x2"), "{ptx}");
     // f64 -> fp8 rounds to odd in f32 first.
@@ -335,14 +336,14 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
     // Four fp8 elements per thread: one .b32 word per access (the two fp8 loads and the two fp8 stores).
     assert_eq!(count(&ptx, "ld.global.b32"), 2, "{ptx}");
     assert_eq!(count(&ptx, "st.global.b32"), 2, "{ptx}");
-    let ptx = kernel("fp8", Arch::Sm80).ptx;
+    let ptx = kernel("fp8", Target::Sm80).ptx;
     assert!(!ptx.contains("e4m3") && !ptx.contains("e5m2"), "{ptx}");
     assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
 }
 
 #[test]
 fn math_follows_tritons_instruction_choices() {
-    let ptx = kernel("math", Arch::Sm90a).ptx;
+    let ptx = kernel("math", Target::Sm90a).ptx;
     for ins in [
         "div.full.f32",
         "div.rn.f32",
@@ -365,7 +366,7 @@ fn math_follows_tritons_instruction_choices() {
 
 #[test]
 fn warp_local_conversions_use_shuffles() {
-    let k = kernel("shuffle", Arch::Sm90a);
+    let k = kernel("shuffle", Target::Sm90a);
     let ptx = &k.ptx;
     // Four rounds each: f32 one shuffle per round, i64 two halves, i1 as 0/1 words, f16 two rounds per
     // shuffle (the destination's first register bit does not change the source lane).
@@ -391,7 +392,7 @@ fn loaded_values_keep_their_register_class() {
   store %qq, %i
   return
 }";
-    let ptx = compile(&parse_func(src).unwrap(), Arch::Sm90a).unwrap().ptx;
+    let ptx = compile(&parse_func(src).unwrap()).unwrap().ptx;
     assert!(ptx.contains("ld.global.v2.b64 {%fd") && ptx.contains("cvt.rzi.s32.f64"), "{ptx}");
 }
 
@@ -403,7 +404,7 @@ fn string_decl(text: &str) -> String {
 
 #[test]
 fn print_calls_vprintf_once_per_owned_element() {
-    let k = kernel("print", Arch::Sm90a);
+    let k = kernel("print", Target::Sm90a);
     let ptx = &k.ptx;
     assert_eq!(count(ptx, ".extern .func (.param .b32 func_retval0) vprintf"), 1, "{ptx}");
     // 1 (no operands) + 1 + 1 (s, s hex) + 2 (x, h) + 1 (z) + 3 (bits) + 2 (mixed) + 1 (scalar) + 2 (grid: two
@@ -432,7 +433,7 @@ fn print_calls_vprintf_once_per_owned_element() {
 
 #[test]
 fn assert_calls_assertfail_with_the_source_location() {
-    let k = kernel("assert", Arch::Sm90a);
+    let k = kernel("assert", Target::Sm90a);
     let ptx = &k.ptx;
     assert_eq!(count(ptx, "call.uni __assertfail, (param0, param1, param2, param3, param4);"), 2, "{ptx}");
     assert!(ptx.contains(&string_decl("x >= 0")) && ptx.contains(&string_decl("unknown")), "{ptx}");
@@ -450,14 +451,14 @@ fn assert_calls_assertfail_with_the_source_location() {
         .unwrap();
     f.op_mut(o).loc = Some(tessel_tile::ir::Loc { start: at, end: at + 16 });
     let src = tessel_codegen::Source { file: "kernels/k.py", text };
-    let ptx = tessel_codegen::compile_with_source(&f, Arch::Sm90a, src).unwrap().ptx;
+    let ptx = tessel_codegen::compile_with_source(&f, src).unwrap().ptx;
     assert!(ptx.contains(&string_decl("kernels/k.py")), "{ptx}");
     assert!(ptx.contains(".param .b32 param2; st.param.b32 [param2], 3;"), "{ptx}");
 }
 
 #[test]
 fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
-    let k = kernel("dot_fma", Arch::Sm90a);
+    let k = kernel("dot_fma", Target::Sm90a);
     let ptx = &k.ptx;
     // 32x32 accumulator, BlockedLayout([2,2],[4,8],[2,2]): 4 rows x 2 columns per thread; K tile 16.
     assert_eq!(count(ptx, "fma.rn.f32"), 8 * 16, "{ptx}");
@@ -468,20 +469,20 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
     let back = ptx.find("bra.uni $L_for_head_1").unwrap();
     assert!(head < fma && fma < back, "{ptx}");
     assert_eq!(count(ptx, "convert_layout: shared-memory round trip"), 2, "{ptx}");
-    let ptx = kernel("dot_tf32", Arch::Sm90a).ptx;
+    let ptx = kernel("dot_tf32", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 4 * 8, "{ptx}");
     // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
     assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
     assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
     // Integer, f16 and f64 accumulators: 8 elements per thread (16x16 over 32 threads) x 16 k each, i16
     // operands sign-extended to the i32 accumulator, f32 operands widened to f64.
-    let types = kernel("dot_types", Arch::Sm90a).ptx;
+    let types = kernel("dot_types", Target::Sm90a).ptx;
     for instr in ["mad.lo.s32", "fma.rn.f16", "fma.rn.f64"] {
         assert_eq!(count(&types, instr), 8 * 16, "{instr}\n{types}");
     }
     assert!(types.contains("cvt.s32.s16") && types.contains("cvt.f64.f32"), "{types}");
     // Batched: [2, 16, 8] x [2, 8, 16], the two warps on the two batches: 8 elements x 8 k per thread.
-    assert_eq!(count(&kernel("dot_batched", Arch::Sm90a).ptx, "fma.rn.f32"), 8 * 8);
+    assert_eq!(count(&kernel("dot_batched", Target::Sm90a).ptx, "fma.rn.f32"), 8 * 8);
     // Every accumulator is one chain of 8 FMAs in increasing k: the A operand of step k is the rounding of
     // the k-th element of the thread's row of A (the first two 4-wide loads, %f1..%f8).
     let defs: std::collections::HashMap<&str, Vec<&str>> = ptx
@@ -513,20 +514,20 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
 #[test]
 fn shape_ops_only_reindex_registers() {
     for name in ["permute", "reshape", "join_split"] {
-        let k = kernel(name, Arch::Sm90a);
+        let k = kernel(name, Target::Sm90a);
         assert_eq!(k.shared_bytes, 0, "{name}");
         assert!(!k.ptx.contains("shfl") && !k.ptx.contains("bar.sync"), "{name}");
     }
     // Every output (join's [256, 2] pairs, split's halves, cat's two parts) keeps 8-byte stores: join puts
     // x[i] and y[i] in consecutive registers, split and cat hand back the operands' own register pairs.
-    let ptx = kernel("join_split", Arch::Sm90a).ptx;
+    let ptx = kernel("join_split", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "st.global.v2.b32"), 4 + 2 * 2 + 4, "{ptx}");
     assert_eq!(count(&ptx, "st.global.b32"), 0, "{ptx}");
 }
 
 #[test]
 fn scans_go_through_registers_lanes_and_warps() {
-    let k = kernel("cumsum", Arch::Sm90a);
+    let k = kernel("cumsum", Target::Sm90a);
     let ptx = &k.ptx;
     // Axis 1 of 4x512, BlockedLayout([1,4],[2,16],[2,2]): 4 registers, 16 lanes, 2 warps, 4 repetitions.
     // Per repetition: 4 Hillis-Steele steps and one shuffle for the exclusive prefix, over 4 scanned values
@@ -540,7 +541,7 @@ fn scans_go_through_registers_lanes_and_warps() {
     assert!(k.shared_bytes > 0);
     // The f32 sums stay in f32 with round-to-nearest adds (never contracted into FMAs).
     assert!(ptx.contains("add.rn.f32") && !ptx.contains("fma.rn"), "{ptx}");
-    let ptx = kernel("scan_reverse", Arch::Sm90a).ptx;
+    let ptx = kernel("scan_reverse", Target::Sm90a).ptx;
     assert!(ptx.contains("shfl.sync.down.b32") && !ptx.contains("shfl.sync.up"), "{ptx}");
 }
 
@@ -561,7 +562,7 @@ fn ops_needing_data_movement_are_errors_not_wrong_code() {
     // A transpose whose result layout is the operand's blocked layout again: elements change threads.
     let b = "BlockedLayout([1,4],[8,4],[2,1],[1,0])";
     let f = one_op("32x64", b, &format!("  %t = permute {{order = [1, 0]}} %x : tensor<64x32xf32, {b}>"));
-    let e = compile(&f, Arch::Sm90a).unwrap_err();
+    let e = compile(&f).unwrap_err();
     assert!(e.message.contains("`permute`") && e.message.contains("convert_layout"), "{e}");
     // A dot whose operands are blocked, not dot-operand layouts: rows of A live in other lanes.
     let acc = "BlockedLayout([1,1],[4,8],[2,1],[1,0])";
@@ -570,7 +571,7 @@ fn ops_needing_data_movement_are_errors_not_wrong_code() {
   %c = constant {{value = 0.0}} : tensor<32x32xf32, {acc}>
   %d = dot {{precision = ieee}} %x, %y, %c : tensor<32x32xf32, {acc}>"
     );
-    let e = compile(&one_op("32x64", b, &dot), Arch::Sm90a).unwrap_err();
+    let e = compile(&one_op("32x64", b, &dot)).unwrap_err();
     assert!(e.message.contains("operand A"), "{e}");
     assert!(e.message.contains("= dot`") && e.message.contains("DotOperandLayout"), "{e}");
 }
@@ -598,19 +599,19 @@ fn ptxas_accepts_every_kernel() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for name in KERNELS {
-        for arch in [Arch::Sm80, Arch::Sm90a, Arch::Sm100a] {
+        for arch in [Target::Sm80, Target::Sm90a, Target::Sm100a] {
             let k = kernel(name, arch);
-            let file = dir.join(format!("{name}.{}.ptx", arch.target()));
+            let file = dir.join(format!("{name}.{}.ptx", arch.name()));
             std::fs::write(&file, &k.ptx).unwrap();
             let out = Command::new(&ptxas)
-                .args(["-arch", arch.target(), "-o", "/dev/null"])
+                .args(["-arch", arch.name(), "-o", "/dev/null"])
                 .arg(&file)
                 .output()
                 .expect("running ptxas");
             let stderr = String::from_utf8_lossy(&out.stderr);
-            eprintln!("ptxas -arch {} {name}: {}", arch.target(), if out.status.success() { "ok" } else { "FAILED" });
+            eprintln!("ptxas -arch {} {name}: {}", arch.name(), if out.status.success() { "ok" } else { "FAILED" });
             if !out.status.success() || !stderr.trim().is_empty() {
-                failures.push(format!("{name} {}: {stderr}", arch.target()));
+                failures.push(format!("{name} {}: {stderr}", arch.name()));
             }
         }
     }

@@ -6,7 +6,7 @@
 
 mod ptx_sim;
 
-use tessel_codegen::{Arch, compile};
+use tessel_codegen::compile;
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
@@ -43,7 +43,7 @@ fn check(file: &str, grid: u32, args: &[A], seed: u64) -> f64 {
 fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -> String) -> Result<f64, String> {
     let path = format!("{}/tests/ir/{file}.tir", env!("CARGO_MANIFEST_DIR"));
     let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let kernel = compile(&f, Arch::Sm90a).unwrap();
+    let kernel = compile(&f).unwrap();
     let prog = ptx_sim::Program::parse(&edit(kernel.ptx)).unwrap();
     let mut rng = Rng(seed | 1);
     let mut mem = Memory::new();

@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use tessel_lang::ast;
 use tessel_lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization};
-use tessel_tile::{Func, ScalarType};
+use tessel_tile::{Func, ScalarType, Target};
 
 use super::{CliError, Failure};
 use crate::Timings;
+use crate::pipeline::{KernelSource, Output, Stage};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  tessel check examples/vector_add.py")]
@@ -59,9 +60,10 @@ pub struct CompileArgs {
     /// What to print
     #[arg(long, value_enum, default_value_t = Emit::Tile)]
     pub emit: Emit,
-    /// Target for --emit ptx
-    #[arg(long, value_enum, default_value_t = Arch::Sm90a)]
-    pub arch: Arch,
+    /// Target architecture: sm_80, sm_90a or sm_100a (layout assignment picks the tensor-core instruction
+    /// from it: mma.sync, wgmma, tcgen05)
+    #[arg(long, value_parser = parse_target, default_value = "sm_90a")]
+    pub arch: Target,
     /// Print the time of each compiler stage to stderr (source to PTX; `tessel run/bench --timings` adds the
     /// driver's JIT and the disk cache)
     #[arg(long)]
@@ -76,8 +78,16 @@ pub enum Emit {
     Tile,
     /// Layout IR: every tensor with the layout auto mode assigned
     Layout,
+    /// The loop schedule: the (stage, cluster) of every op of every loop
+    Sched,
     /// PTX for --arch
     Ptx,
+    /// SASS for --arch (assembled by ptxas, disassembled by nvdisasm or cuobjdump; needs a CUDA toolkit)
+    Sass,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    Target::parse(s).ok_or_else(|| format!("unknown target `{s}` (expected sm_80, sm_90a or sm_100a)"))
 }
 
 /// A parsed source file and the name it is reported under.
@@ -145,30 +155,28 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
     let src = t.time("read + parse", || load(Path::new(file)))?;
     let info = find_kernel(&src, kernel)?;
     if args.emit == Emit::Ast {
-        let def =
-            src.module.body.iter().find(|s| matches!(&s.kind, ast::StmtKind::FunctionDef(d) if d.name.name == kernel));
-        let one = ast::Module { body: def.into_iter().cloned().collect(), span: src.module.span };
-        out.write_all(ast::dump(&one, false).as_bytes())?;
+        out.write_all(crate::pipeline::ast_of(&src.module, kernel).as_bytes())?;
         return Ok(());
     }
     let spec = specialization(&info, &args.spec, None)?;
-    let mut func = t.time("elaborate", || elaborate_only(&src, kernel, &spec))?;
-    t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut func));
-    let text = match args.emit {
-        Emit::Ast => unreachable!("printed above"),
-        Emit::Tile => tessel_tile::print::print_func(&func),
-        Emit::Layout | Emit::Ptx => {
-            t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func, spec.num_warps))
-                .map_err(|e| CliError::Usage(format!("layout assignment failed for `{kernel}`: {e}")))?;
-            if args.emit == Emit::Layout {
-                tessel_tile::print::print_func(&func)
-            } else {
-                let source = tessel_codegen::Source { file: &src.name, text: &src.text };
-                t.time("code generation", || tessel_codegen::compile_with_source(&func, args.arch.into(), source))
-                    .map_err(|e| CliError::Usage(format!("cannot generate code for `{kernel}` yet: {}", e.message)))?
-                    .ptx
-            }
-        }
+    let stop = match args.emit {
+        Emit::Ast => Stage::Ast,
+        Emit::Tile => Stage::Tile,
+        Emit::Layout => Stage::Layout,
+        Emit::Sched => Stage::Sched,
+        Emit::Ptx | Emit::Sass => Stage::Ptx,
+    };
+    let ks = KernelSource { file: &src.name, source: &src.text, kernel, spec: &spec, module: Some(&src.module) };
+    let output = crate::pipeline::run(&ks, args.arch, stop, None, &mut t).map_err(|e| match e {
+        crate::Error::Compile(rendered) => CliError::Diagnostic(rendered),
+        crate::Error::Codegen(m) => CliError::Usage(format!("cannot generate code for `{kernel}` yet: {m}")),
+        other => CliError::Failed(other.to_string()),
+    })?;
+    let text = match (&output, args.emit) {
+        (Output::Ptx { kernel: k, .. }, Emit::Sass) => t
+            .time("ptxas + disassemble", || tessel_codegen::runtime::sass(k))
+            .map_err(|e| CliError::Failed(e.message))?,
+        _ => output.text(),
     };
     out.write_all(text.as_bytes())?;
     if args.timings {
@@ -176,24 +184,6 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
         write!(err, "timings: `{kernel}` from {} to --emit {stage}\n{t}", src.name)?;
     }
     Ok(())
-}
-
-/// A PTX target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Arch {
-    Sm80,
-    Sm90a,
-    Sm100a,
-}
-
-impl From<Arch> for tessel_codegen::Arch {
-    fn from(a: Arch) -> Self {
-        match a {
-            Arch::Sm80 => tessel_codegen::Arch::Sm80,
-            Arch::Sm90a => tessel_codegen::Arch::Sm90a,
-            Arch::Sm100a => tessel_codegen::Arch::Sm100a,
-        }
-    }
 }
 
 /// The tile IR of `kernel`: elaborated and canonicalized.

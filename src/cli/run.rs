@@ -112,7 +112,13 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let mut jit = Jit::new(cache);
     // Reading and elaborating the source happened while preparing the arguments: they count too.
     jit.timings.stages = p.timings.stages.clone();
-    let ks = KernelSource { file: &p.src.name, source: &p.src.text, kernel: &p.kernel, spec: &p.spec };
+    let ks = KernelSource {
+        file: &p.src.name,
+        source: &p.src.text,
+        kernel: &p.kernel,
+        spec: &p.spec,
+        module: Some(&p.src.module),
+    };
     let loaded = jit.load(&gpu, &ks, Some(&p.func));
     if flags.timings {
         write!(err, "timings: `{}` from source to a loaded module\n{}", p.kernel, jit.timings)?;
@@ -125,7 +131,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
         }
         Err(e) => return Err(CliError::Failed(e.to_string()).into()),
     };
-    let target = crate::arch_of(&gpu).map_err(|e| CliError::Failed(e.to_string()))?.target();
+    let target = crate::target_of(&gpu).map_err(|e| CliError::Failed(e.to_string()))?.name();
     let mut device: Vec<(BufferId, DeviceBuffer)> = Vec::new();
     for a in &p.call_args {
         if let Arg::Buffer(id) = a

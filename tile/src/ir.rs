@@ -81,7 +81,11 @@ pub struct Func {
     pub values: Vec<ValueData>,
     pub ops: Vec<OpData>,
     pub regions: Vec<RegionData>,
-    /// Kernel-level settings (`num_warps`, `num_stages`, target...).
+    /// The architecture the kernel is compiled for.
+    pub target: crate::target::Target,
+    /// The launch configuration (`num_warps`, `num_stages`, ...).
+    pub config: crate::target::KernelConfig,
+    /// Other kernel-level settings (`enable_fp_fusion`, `divisible_by_16`, ...).
     pub attrs: Vec<(String, crate::ops::Attr)>,
 }
 
@@ -94,6 +98,8 @@ impl Func {
             values: Vec::new(),
             ops: Vec::new(),
             regions: vec![RegionData::default()],
+            target: crate::target::Target::Sm90a,
+            config: crate::target::KernelConfig::default(),
             attrs: Vec::new(),
         };
         for (name, ty) in arg_types {

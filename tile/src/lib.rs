@@ -1,5 +1,5 @@
 //! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions
-//! ([`ir`]), scalar/pointer/tensor types with an optional layout slot ([`types`]), the op set ([`ops`]), the
+//! ([`ir`]), the typed target and launch configuration every function carries ([`target`]), scalar/pointer/tensor types with an optional layout slot ([`types`]), the op set ([`ops`]), the
 //! textual printer and parser ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes
 //! ([`passes`]: folding, CSE, LICM, DCE), auto-mode layout assignment ([`layout`]: axis analysis, coalescing,
 //! propagation, removal of redundant conversions) and the reference interpreter ([`interp`]).
@@ -11,9 +11,11 @@ pub mod ops;
 pub mod parse;
 pub mod passes;
 pub mod print;
+pub mod target;
 pub mod types;
 pub mod verify;
 
 pub use ir::{Func, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;
+pub use target::{KernelConfig, MmaKind, Target};
 pub use types::{AddrSpace, Elem, Layout, ScalarType, Type};

@@ -176,7 +176,12 @@ impl<'a> Parser<'a> {
             self.bind(&mut f, *at, n, v)?;
         }
         if self.eat_word("attributes") {
-            f.attrs = self.attr_dict()?.into_iter().collect();
+            let at = self.pos;
+            for (k, v) in self.attr_dict()? {
+                if let Err(e) = set_func_attr(&mut f, &k, v) {
+                    return self.error_at(at, e);
+                }
+            }
         }
         self.expect("{")?;
         let body = f.body;
@@ -485,4 +490,32 @@ impl<'a> Parser<'a> {
         self.pos = end;
         Ok(Layout { spec: Some(spec), linear })
     }
+}
+
+/// Sets function attribute `key`: the target and launch configuration into their typed fields, anything else
+/// into `attrs`.
+fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
+    let int = |v: &Attr| match v {
+        Attr::Int(n) if *n > 0 && *n <= u32::MAX as i64 => Ok(*n as u32),
+        other => Err(format!("function attribute `{key}` must be a positive integer, got `{other}`")),
+    };
+    match key {
+        "target" => {
+            let name = match &v {
+                Attr::Word(w) | Attr::Str(w) => w.clone(),
+                other => other.to_string(),
+            };
+            f.target = crate::target::Target::parse(&name)
+                .ok_or_else(|| format!("unknown target `{name}` (expected sm_80, sm_90a or sm_100a)"))?;
+        }
+        "num_warps" => f.config.num_warps = int(&v)?,
+        "num_stages" => f.config.num_stages = int(&v)?,
+        "num_ctas" => f.config.num_ctas = int(&v)?,
+        "maxnreg" => f.config.maxnreg = Some(int(&v)?),
+        _ => {
+            f.attrs.push((key.to_string(), v));
+            return Ok(());
+        }
+    }
+    f.config.validate()
 }

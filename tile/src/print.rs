@@ -85,10 +85,20 @@ pub fn print_func(f: &Func) -> String {
         })
         .collect();
     write!(out, "func @{}({})", f.name, args.join(", ")).unwrap();
-    if !f.attrs.is_empty() {
-        let attrs: Vec<String> = f.attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        write!(out, " attributes {{{}}}", attrs.join(", ")).unwrap();
+    let c = &f.config;
+    let mut attrs = vec![
+        format!("target = {}", f.target),
+        format!("num_warps = {}", c.num_warps),
+        format!("num_stages = {}", c.num_stages),
+    ];
+    if c.num_ctas != 1 {
+        attrs.push(format!("num_ctas = {}", c.num_ctas));
     }
+    if let Some(n) = c.maxnreg {
+        attrs.push(format!("maxnreg = {n}"));
+    }
+    attrs.extend(f.attrs.iter().map(|(k, v)| format!("{k} = {v}")));
+    write!(out, " attributes {{{}}}", attrs.join(", ")).unwrap();
     out.push_str(" {\n");
     print_ops(f, f.body, 1, &mut namer, &mut out);
     out.push_str("}\n");

@@ -12,7 +12,7 @@ fn assign(name: &str) -> String {
     let input = std::fs::read_to_string(format!("{dir}/{name}.in.tir")).unwrap();
     let mut f = parse_func(&input).unwrap_or_else(|e| panic!("{name}: {e}"));
     verify(&f).unwrap();
-    assign_layouts(&mut f, 4).unwrap_or_else(|e| panic!("{name}: {e}\n{}", print_func(&f)));
+    assign_layouts(&mut f).unwrap_or_else(|e| panic!("{name}: {e}\n{}", print_func(&f)));
     verify(&f).unwrap();
     verify_layouts(&f).unwrap();
     let out = print_func(&f);
@@ -28,7 +28,7 @@ fn assign(name: &str) -> String {
     verify_layouts(&back).unwrap();
     // Assigning layouts again to layout IR changes no layout (a spelling may differ) and adds no conversion.
     let mut again = back.clone();
-    assign_layouts(&mut again, 4).unwrap();
+    assign_layouts(&mut again).unwrap();
     for (i, v) in back.values.iter().enumerate() {
         assert_eq!(v.ty, again.values[i].ty, "{name}: a second assignment changed the type of value {i}");
     }

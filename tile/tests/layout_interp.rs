@@ -64,7 +64,7 @@ fn outcome(f: &Func, seed: u64) -> Result<(Vec<Vec<u64>>, Vec<String>), String> 
 fn check_unchanged(src: &str, seeds: std::ops::Range<u64>) -> (usize, usize) {
     let f = parse_func(src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let mut g = f.clone();
-    assign_layouts(&mut g, 4).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    assign_layouts(&mut g).unwrap_or_else(|e| panic!("{e}\n{src}"));
     assert!(g.values.iter().all(|v| !v.ty.is_tensor() || v.ty.layout().is_some()));
     let mut ok = 0;
     for seed in seeds {
@@ -95,7 +95,7 @@ fn test_file_kernels_compute_the_same_with_layouts() {
         if f.args().iter().any(|&a| f.ty(a).is_tensor()) {
             // Not runnable (the interpreter takes scalar arguments), but layouts must still be assigned.
             let mut g = f.clone();
-            assign_layouts(&mut g, 4).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assign_layouts(&mut g).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             continue;
         }
         check_unchanged(&src, 0..4);

@@ -14,8 +14,8 @@
 
 use std::process::Command;
 
+use tessel_codegen::compile;
 use tessel_codegen::runtime::{Gpu, KArg};
-use tessel_codegen::{Arch, compile};
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;
@@ -52,7 +52,7 @@ fn f32_bytes(x: &[f32]) -> Vec<u8> {
 pub fn print_child(seed: u64) -> Result<(), String> {
     let gpu = Gpu::new().map_err(|e| e.to_string())?;
     let (x, n) = print_inputs(seed);
-    let kernel = compile(&parse("print")?, Arch::Sm90a).map_err(|e| e.to_string())?;
+    let kernel = compile(&parse("print")?).map_err(|e| e.to_string())?;
     let buf = gpu.upload(&f32_bytes(&x)).map_err(|e| e.to_string())?;
     let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
     loaded.launch(&gpu, [PRINT_GRID, 1, 1], &[KArg::Buf(&buf), KArg::I32(n as i32)]).map_err(|e| e.to_string())?;
@@ -137,7 +137,7 @@ pub fn assert_child() -> Result<(), String> {
     let mut x: Vec<i32> = (0..ASSERT_LEN as i32).collect();
     x[777] = -5;
     let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let kernel = compile(&parse("assert")?, Arch::Sm90a).map_err(|e| e.to_string())?;
+    let kernel = compile(&parse("assert")?).map_err(|e| e.to_string())?;
     let (inp, out) = (gpu.upload(&bytes).map_err(|e| e.to_string())?, gpu.upload(&bytes).map_err(|e| e.to_string())?);
     let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
     let grid = ASSERT_LEN.div_ceil(256) as u32;

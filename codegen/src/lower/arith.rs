@@ -30,7 +30,9 @@ use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Arch, Reg, RegClass, f32_imm, f64_imm};
+use tessel_tile::Target;
+
+use crate::ptx::{Reg, RegClass, f32_imm, f64_imm};
 
 use ScalarType::*;
 
@@ -295,10 +297,10 @@ pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Resu
 }
 
 /// The PTX type of native arithmetic on `s` for this target: f16 everywhere (sm_53+), bf16 from sm_90.
-fn native_half(arch: Arch, s: ScalarType) -> Option<&'static str> {
+fn native_half(arch: Target, s: ScalarType) -> Option<&'static str> {
     match (s, arch) {
         (F16, _) => Some("f16"),
-        (BF16, Arch::Sm90a | Arch::Sm100a) => Some("bf16"),
+        (BF16, Target::Sm90a | Target::Sm100a) => Some("bf16"),
         _ => None,
     }
 }

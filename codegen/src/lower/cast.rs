@@ -19,7 +19,9 @@ use super::fpops::Emit;
 use super::math::{E4M3, E5M2, Fp8, f32_to_fp8, fp8_to_f32};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Arch, Reg, RegClass};
+use tessel_tile::Target;
+
+use crate::ptx::{Reg, RegClass};
 
 use ScalarType::*;
 
@@ -69,7 +71,7 @@ pub(crate) fn canon8(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
 /// The f32 value of the fp8 `x` (exact).
 pub(crate) fn fp8_to_f32_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     let (fmt, name) = fp8_format(s);
-    if l.arch == Arch::Sm80 {
+    if l.arch == Target::Sm80 {
         let w = l.b.reg(RegClass::B32);
         l.b.ins(format!("cvt.u32.u16 {w}, {x}"));
         return fp8_to_f32(&mut Emit { l, wide: false }, w, fmt);
@@ -86,7 +88,7 @@ pub(crate) fn fp8_to_f32_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
 pub(crate) fn f32_to_fp8_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     let (fmt, name) = fp8_format(s);
     let d = l.b.reg(RegClass::B16);
-    if l.arch == Arch::Sm80 {
+    if l.arch == Target::Sm80 {
         let c = f32_to_fp8(&mut Emit { l, wide: false }, x, fmt);
         l.b.ins(format!("cvt.u16.u32 {d}, {c}"));
         return d;

@@ -29,7 +29,7 @@ use tessel_tile::layout::axis::{AxisAnalysis, analyze};
 use tessel_tile::ops::{Attr, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
-use crate::ptx::{Arch, Builder, Param, Reg, RegClass, module};
+use crate::ptx::{Builder, Param, Reg, RegClass, module};
 use crate::{CompileError, Kernel, Source};
 
 /// The PTX register class holding one element.
@@ -58,7 +58,7 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
 /// Lowering state for one kernel.
 pub(crate) struct Lower<'f> {
     pub f: &'f Func,
-    pub arch: Arch,
+    pub arch: tessel_tile::Target,
     /// The source text, when the caller gave it (assert locations).
     pub source: Option<Source<'f>>,
     pub b: Builder,
@@ -200,12 +200,9 @@ impl<'f> Lower<'f> {
 }
 
 /// Compiles one kernel of layout IR to PTX for `arch`.
-pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
-    let num_warps = match f.attr("num_warps") {
-        Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
-        Some(other) => return Err(CompileError::new(format!("`num_warps` must be a power of two, got {other}"))),
-        None => 4,
-    };
+pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
+    f.config.validate().map_err(CompileError::new)?;
+    let (arch, num_warps) = (f.target, f.config.num_warps);
     for v in &f.values {
         if let Type::Tensor { layout: Some(l), .. } = &v.ty {
             let lin = &l.linear;
@@ -290,5 +287,5 @@ pub(crate) fn compile<'f>(f: &'f Func, arch: Arch, source: Option<Source<'f>>) -
     l.b.label("$L_exit");
     l.b.ins("ret");
     let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
-    Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, arch })
+    Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
 }

@@ -37,7 +37,7 @@ pub mod value;
 
 use std::rc::Rc;
 
-use tessel_tile::ops::{Attr, Const, Op};
+use tessel_tile::ops::{Const, Op};
 use tessel_tile::{Elem, Func, Loc, RegionId, ScalarType, Type};
 
 use crate::ast;
@@ -382,8 +382,8 @@ impl<'a> Elab<'a> {
         self.func.name = name.to_string();
         let body = self.func.body;
         self.func.append(body, Op::Return, &[], vec![], &[], None);
-        self.func.attrs.push(("num_warps".into(), Attr::Int(spec.num_warps as i64)));
-        self.func.attrs.push(("num_stages".into(), Attr::Int(spec.num_stages as i64)));
+        self.func.config.num_warps = spec.num_warps;
+        self.func.config.num_stages = spec.num_stages;
     }
 }
 

@@ -8,8 +8,7 @@
 //! recomputed, conversions moved to smaller tensors) and [`crate::passes::canonicalize`]. Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
-//! Func attributes read here: `num_warps` (an integer; the argument of [`assign_layouts`] is used when
-//! absent) and [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
+//! Read here: the function's target and `config.num_warps`, and the attribute [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
 //! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
 
 pub mod axis;
@@ -20,16 +19,11 @@ pub mod propagate;
 pub mod rules;
 
 use crate::ir::Func;
-use crate::ops::Attr;
 
-/// Assigns a layout to every tensor of `f`, for `num_warps` warps (overridden by a `num_warps` attribute).
-pub fn assign_layouts(f: &mut Func, num_warps: u32) -> Result<(), String> {
-    let num_warps = match f.attr("num_warps") {
-        Some(Attr::Int(n)) if *n > 0 && (*n as u32).is_power_of_two() => *n as u32,
-        Some(other) => return Err(format!("`num_warps` must be a power of two, got {other}")),
-        None if num_warps.is_power_of_two() => num_warps,
-        None => return Err(format!("`num_warps` must be a power of two, got {num_warps}")),
-    };
+/// Assigns a layout to every tensor of `f`, for its target and `config.num_warps`.
+pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
+    f.config.validate()?;
+    let num_warps = f.config.num_warps;
     if descriptors::lower_descriptors(f)? {
         // The per-access index math repeats (one `arange` per dim and access): merge it before analysis.
         crate::passes::canonicalize(f);

@@ -1,0 +1,120 @@
+//! The compile pipeline, once: source → AST → tile IR → layout IR → schedule → PTX (→ SASS). The CLI
+//! (`tessel compile --emit STAGE`, `run`, `bench`), the Rust API ([`crate::jit`], [`crate::load`], [`crate::Jit`])
+//! and the tests all call [`run`], which stops after the stage asked for and times every stage it runs.
+
+use tessel_lang::elab::Specialization;
+use tessel_tile::{Func, Target};
+
+use crate::api::{Error, Timings};
+
+/// A named stage of the pipeline, in order; `--emit` names the stage to stop after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// The parsed kernel definition.
+    Ast,
+    /// Tile IR: elaborated and canonicalized.
+    Tile,
+    /// Layout IR: every tensor with a layout (auto mode assigns them, gluon mode wrote them).
+    Layout,
+    /// The loop schedule (stage and cluster of every op of every loop).
+    Sched,
+    /// PTX text for the target.
+    Ptx,
+}
+
+/// One kernel specialization to compile: the source it comes from (its file name is used in diagnostics and
+/// by `device_assert`), the kernel's name and its specialization.
+#[derive(Clone, Copy)]
+pub struct KernelSource<'a> {
+    pub file: &'a str,
+    pub source: &'a str,
+    pub kernel: &'a str,
+    pub spec: &'a Specialization,
+    /// The source already parsed, when the caller has it (the CLI parses to list the kernel's parameters).
+    pub module: Option<&'a tessel_lang::ast::Module>,
+}
+
+/// What the pipeline produced at the stage it stopped after.
+pub enum Output {
+    Ast(String),
+    Tile(Func),
+    Layout(Func),
+    Sched { func: Func, schedule: String },
+    Ptx { func: Func, kernel: tessel_codegen::Kernel },
+}
+
+impl Output {
+    /// The text `--emit` prints for this stage.
+    pub fn text(&self) -> String {
+        match self {
+            Output::Ast(s) => s.clone(),
+            Output::Tile(f) | Output::Layout(f) => tessel_tile::print::print_func(f),
+            Output::Sched { schedule, .. } => schedule.clone(),
+            Output::Ptx { kernel, .. } => kernel.ptx.clone(),
+        }
+    }
+}
+
+// The closures return tessel-lang's `Diagnostic`, large by design (see that crate).
+#[allow(clippy::result_large_err)]
+/// Runs the pipeline on `ks` for `target` up to and including `stop`, recording each stage in `t`. `tile`, when
+/// given, is the kernel's tile IR already elaborated (the interpreter's), so elaboration is not repeated.
+pub fn run(
+    ks: &KernelSource,
+    target: Target,
+    stop: Stage,
+    tile: Option<&Func>,
+    t: &mut Timings,
+) -> Result<Output, Error> {
+    let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render(ks.file, ks.source));
+    let mut func = match tile {
+        Some(f) => f.clone(),
+        None => {
+            let parsed;
+            let module = match ks.module {
+                Some(m) => m,
+                None => {
+                    parsed = t.time("parse", || tessel_lang::parse_module(ks.source)).map_err(render)?;
+                    &parsed
+                }
+            };
+            if stop == Stage::Ast {
+                return Ok(Output::Ast(ast_of(module, ks.kernel)));
+            }
+            let mut f =
+                t.time("elaborate", || tessel_lang::elab::elaborate(module, ks.kernel, ks.spec)).map_err(render)?;
+            t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut f));
+            f
+        }
+    };
+    func.target = target;
+    if stop <= Stage::Tile {
+        return Ok(Output::Tile(func));
+    }
+    t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func))
+        .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
+    if stop == Stage::Layout {
+        return Ok(Output::Layout(func));
+    }
+    let schedule = t.time("schedule", || tessel_sched::schedule(&func));
+    if stop == Stage::Sched {
+        let text = tessel_sched::print(&func, &schedule);
+        return Ok(Output::Sched { func, schedule: text });
+    }
+    let kernel = t
+        .time("code generation", || {
+            tessel_codegen::compile_with_source(&func, tessel_codegen::Source { file: ks.file, text: ks.source })
+        })
+        .map_err(|e| Error::Codegen(e.message))?;
+    Ok(Output::Ptx { func, kernel })
+}
+
+/// The syntax tree of the definition of `kernel` in `module` (what `--emit ast` prints).
+pub fn ast_of(module: &tessel_lang::ast::Module, kernel: &str) -> String {
+    let def = module
+        .body
+        .iter()
+        .find(|s| matches!(&s.kind, tessel_lang::ast::StmtKind::FunctionDef(d) if d.name.name == kernel));
+    let one = tessel_lang::ast::Module { body: def.into_iter().cloned().collect(), span: module.span };
+    tessel_lang::ast::dump(&one, false)
+}

@@ -1,0 +1,179 @@
+//! The machine a kernel is compiled for and the launch configuration it is compiled with, as typed values
+//! that every stage reads from the function ([`crate::Func::target`], [`crate::Func::config`]): layout
+//! assignment picks the tensor-core instruction from the target, the scheduler reads `num_stages`, codegen
+//! reads both. The text form prints them as the first function attributes (`target = sm_90a, num_warps = 8,
+//! ...`).
+
+use std::fmt;
+
+/// A GPU architecture tessel emits code for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// Ampere: `mma.sync`, `cp.async`, `ldmatrix`.
+    Sm80,
+    /// Hopper with the architecture-specific features: `wgmma`, TMA, mbarrier transactions, clusters.
+    Sm90a,
+    /// Blackwell datacenter parts: `tcgen05` MMAs into tensor memory, TMA.
+    Sm100a,
+}
+
+/// The tensor-core instruction family a target offers for `dot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaKind {
+    /// Warp-level `mma.sync.m16n8kK`, operands in registers (MMA v2).
+    MmaSync,
+    /// Warpgroup-level `wgmma.mma_async.m64nNkK`, B (and optionally A) in shared memory (MMA v3).
+    Wgmma,
+    /// `tcgen05.mma`, accumulator in tensor memory (MMA v5).
+    Tcgen05,
+}
+
+impl Target {
+    pub const ALL: [Target; 3] = [Target::Sm80, Target::Sm90a, Target::Sm100a];
+
+    /// The `.target` name (`sm_90a`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sm80 => "sm_80",
+            Target::Sm90a => "sm_90a",
+            Target::Sm100a => "sm_100a",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// The target for a device of compute capability `major.minor`: sm_90a on Hopper, sm_100a on Blackwell
+    /// datacenter parts, else sm_80 PTX (which the driver JIT-compiles for any newer GPU).
+    pub fn for_compute_capability(major: u32, _minor: u32) -> Option<Target> {
+        match major {
+            9 => Some(Target::Sm90a),
+            10 => Some(Target::Sm100a),
+            m if m >= 8 => Some(Target::Sm80),
+            _ => None,
+        }
+    }
+
+    /// The lowest PTX ISA version that accepts everything emitted for the target (reference/ptx.md §0).
+    pub fn isa_version(self) -> &'static str {
+        match self {
+            Target::Sm80 => "7.8",
+            Target::Sm90a => "8.0",
+            Target::Sm100a => "8.6",
+        }
+    }
+
+    /// The tensor-core instruction family of the target.
+    pub fn mma_kind(self) -> MmaKind {
+        match self {
+            Target::Sm80 => MmaKind::MmaSync,
+            Target::Sm90a => MmaKind::Wgmma,
+            Target::Sm100a => MmaKind::Tcgen05,
+        }
+    }
+
+    /// Shared memory one CTA can allocate (bytes, with the opt-in carve-out): 163 KiB on A100, 227 KiB on
+    /// H100 and B200.
+    pub fn smem_per_block(self) -> u32 {
+        match self {
+            Target::Sm80 => 163 * 1024,
+            Target::Sm90a | Target::Sm100a => 227 * 1024,
+        }
+    }
+
+    /// 32-bit registers per SM (and the most one CTA may use).
+    pub fn registers_per_sm(self) -> u32 {
+        64 * 1024
+    }
+
+    /// The most registers one thread may use.
+    pub fn max_registers_per_thread(self) -> u32 {
+        255
+    }
+
+    /// Streaming multiprocessors of the flagship part (A100 SXM 108, H100 SXM 132, B200 148); the runtime
+    /// asks the device for the real count.
+    pub fn default_sm_count(self) -> u32 {
+        match self {
+            Target::Sm80 => 108,
+            Target::Sm90a => 132,
+            Target::Sm100a => 148,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a kernel is launched, fixed at compile time (Triton's `num_warps`, `num_stages`, `num_ctas`,
+/// `maxnreg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelConfig {
+    /// Warps per CTA: a power of two in 1..=32.
+    pub num_warps: u32,
+    /// Software-pipelining depth of loops (1: no pipelining).
+    pub num_stages: u32,
+    /// CTAs per cluster.
+    pub num_ctas: u32,
+    /// Register cap per thread (`.maxnreg`), when set.
+    pub maxnreg: Option<u32>,
+}
+
+impl Default for KernelConfig {
+    /// Triton's defaults: 4 warps, 3 stages, 1 CTA, no register cap.
+    fn default() -> KernelConfig {
+        KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None }
+    }
+}
+
+impl KernelConfig {
+    /// Checks the values against what the hardware allows.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.num_warps.is_power_of_two() || self.num_warps > 32 {
+            return Err(format!("num_warps must be a power of two in 1..=32, got {}", self.num_warps));
+        }
+        if self.num_stages == 0 {
+            return Err("num_stages must be at least 1".into());
+        }
+        if !self.num_ctas.is_power_of_two() || self.num_ctas > 16 {
+            return Err(format!("num_ctas must be a power of two in 1..=16, got {}", self.num_ctas));
+        }
+        if let Some(n) = self.maxnreg
+            && !(24..=256).contains(&n)
+        {
+            return Err(format!("maxnreg must be in 24..=256, got {n}"));
+        }
+        Ok(())
+    }
+
+    /// Threads per CTA.
+    pub fn threads(&self) -> u32 {
+        self.num_warps * 32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in Target::ALL {
+            assert_eq!(Target::parse(t.name()), Some(t));
+        }
+        assert_eq!(Target::parse("sm_90"), None);
+    }
+
+    #[test]
+    fn config_limits() {
+        assert!(KernelConfig::default().validate().is_ok());
+        let bad = |c: KernelConfig| c.validate().unwrap_err();
+        assert!(bad(KernelConfig { num_warps: 3, ..Default::default() }).contains("power of two"));
+        assert!(bad(KernelConfig { num_warps: 64, ..Default::default() }).contains("1..=32"));
+        assert!(bad(KernelConfig { maxnreg: Some(300), ..Default::default() }).contains("maxnreg"));
+    }
+}
