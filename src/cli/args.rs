@@ -246,7 +246,9 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         .iter()
         .map(|(name, v)| {
             let spec = match v {
-                // As Triton's launcher does: i32 when it fits, and specialized as a multiple of 16 when it is one.
+                // As Triton's launcher does: 1 becomes a constant (strides of 1 make accesses contiguous), else
+                // i32 when it fits, and specialized as a multiple of 16 when it is one.
+                ArgValue::Int(1) => ArgSpec::Constexpr(ConstValue::Int(1)),
                 ArgValue::Int(i) => {
                     ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, i % 16 == 0)
                 }

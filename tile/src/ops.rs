@@ -283,6 +283,20 @@ pub enum Op {
     DescStore,
     /// Layout level: the same values in another layout.
     ConvertLayout,
+    /// `local_alloc [value]` → memdesc: a shared-memory buffer, holding `value` when one is given.
+    LocalAlloc,
+    /// `local_load mem` → tensor: the buffer's contents in the result's (distributed) layout.
+    LocalLoad,
+    /// `local_store value, mem`: overwrites the buffer.
+    LocalStore,
+    /// `local_dealloc mem`: the buffer is not used after this point.
+    LocalDealloc,
+    /// `warpgroup_dot a, b, acc` → acc type: `a @ b + acc` on the tensor cores with `b` (and `a`, when it is a
+    /// memdesc rather than a tensor) read from shared memory; `wgmma` on sm_90a.
+    WarpGroupDot {
+        precision: InputPrecision,
+        max_num_imprecise_acc: u32,
+    },
 }
 
 type Attrs = Vec<(&'static str, Attr)>;
@@ -340,6 +354,11 @@ impl Op {
             Op::DescLoad => "desc_load",
             Op::DescStore => "desc_store",
             Op::ConvertLayout => "convert_layout",
+            Op::LocalAlloc => "local_alloc",
+            Op::LocalLoad => "local_load",
+            Op::LocalStore => "local_store",
+            Op::LocalDealloc => "local_dealloc",
+            Op::WarpGroupDot { .. } => "warpgroup_dot",
         }
     }
 
@@ -386,7 +405,7 @@ impl Op {
                 opt_str(&mut a, "sem", sem);
                 opt_str(&mut a, "scope", scope);
             }
-            Op::Dot { precision, max_num_imprecise_acc } => {
+            Op::Dot { precision, max_num_imprecise_acc } | Op::WarpGroupDot { precision, max_num_imprecise_acc } => {
                 a.push(("precision", word(precision.word())));
                 if *max_num_imprecise_acc != 0 {
                     a.push(("max_num_imprecise_acc", Attr::Int(*max_num_imprecise_acc as i64)));
@@ -476,13 +495,21 @@ impl Op {
                 Op::Atomic { op, sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? }
             }
             "atomic_cas" => Op::AtomicCas { sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? },
-            "dot" => {
+            "dot" | "warpgroup_dot" => {
                 let w = bag.word("precision")?;
                 let precision = InputPrecision::from_word(&w)
                     .ok_or_else(|| unknown("input precision", &w, InputPrecision::WORDS))?;
                 let max = bag.opt_int("max_num_imprecise_acc")?.unwrap_or(0) as u32;
-                Op::Dot { precision, max_num_imprecise_acc: max }
+                if name == "dot" {
+                    Op::Dot { precision, max_num_imprecise_acc: max }
+                } else {
+                    Op::WarpGroupDot { precision, max_num_imprecise_acc: max }
+                }
             }
+            "local_alloc" => Op::LocalAlloc,
+            "local_load" => Op::LocalLoad,
+            "local_store" => Op::LocalStore,
+            "local_dealloc" => Op::LocalDealloc,
             "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
             "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },
             "for" => Op::For(LoopAttrs {
@@ -529,7 +556,8 @@ impl Op {
         matches!(self, Op::Yield | Op::Condition | Op::Return)
     }
 
-    /// Ops whose only effect is their results: removable when unused, hoistable, CSE-able.
+    /// Ops whose only effect is their results: removable when unused, hoistable, CSE-able. Shared-memory ops are
+    /// not: an allocation is a distinct buffer, and loads and MMAs read memory that stores change.
     pub fn is_pure(&self) -> bool {
         !matches!(
             self,
@@ -549,6 +577,11 @@ impl Op {
                 | Op::DebugBarrier
                 | Op::DescLoad
                 | Op::DescStore
+                | Op::LocalAlloc
+                | Op::LocalLoad
+                | Op::LocalStore
+                | Op::LocalDealloc
+                | Op::WarpGroupDot { .. }
         )
     }
 }

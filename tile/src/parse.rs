@@ -449,6 +449,17 @@ impl<'a> Parser<'a> {
             let layout = if self.eat(",") { Some(Arc::new(self.layout(&shape)?)) } else { None };
             self.expect(">")?;
             Ok(Type::Tensor { shape, elem, layout })
+        } else if self.eat_word("memdesc") {
+            self.expect("<")?;
+            let shape = self.dims()?;
+            let elem = self.scalar()?;
+            self.expect(",")?;
+            let layout = Arc::new(self.layout(&shape)?);
+            if !layout.linear.has_in_dim("offset") {
+                return self.error("a memdesc needs a shared layout (offset -> tensor coordinates)");
+            }
+            self.expect(">")?;
+            Ok(Type::MemDesc { shape, elem, layout })
         } else if self.eat_word("tensordesc") {
             self.expect("<")?;
             let block_shape = self.dims()?;

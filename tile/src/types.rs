@@ -203,6 +203,9 @@ pub enum Type {
     Tensor { shape: Shape, elem: Elem, layout: Option<Arc<Layout>> },
     /// A host-created TMA tensor descriptor for a block of `block_shape`.
     TensorDesc { elem: ScalarType, block_shape: Shape },
+    /// A shared-memory buffer holding a tensor of `shape` and `elem`, laid out by a shared layout (its linear
+    /// layout maps `offset`, in elements, to the tensor's coordinates). Made by `local_alloc`.
+    MemDesc { shape: Shape, elem: ScalarType, layout: Arc<Layout> },
 }
 
 impl Type {
@@ -218,18 +221,30 @@ impl Type {
         Type::Tensor { shape: Shape::from_slice(shape), elem, layout: None }
     }
 
-    /// The element (the scalar itself for scalars). `None` for descriptors.
+    /// The element (the scalar itself for scalars). `None` for descriptors and shared-memory buffers.
     pub fn elem(&self) -> Option<Elem> {
         match self {
             Type::Scalar(e) | Type::Tensor { elem: e, .. } => Some(*e),
-            Type::TensorDesc { .. } => None,
+            Type::TensorDesc { .. } | Type::MemDesc { .. } => None,
+        }
+    }
+
+    pub fn is_memdesc(&self) -> bool {
+        matches!(self, Type::MemDesc { .. })
+    }
+
+    /// A shared-memory buffer's shape, element type and shared layout.
+    pub fn memdesc(&self) -> Option<(&[u32], ScalarType, &Layout)> {
+        match self {
+            Type::MemDesc { shape, elem, layout } => Some((shape, *elem, layout)),
+            _ => None,
         }
     }
 
     /// The shape; empty for scalars.
     pub fn shape(&self) -> &[u32] {
         match self {
-            Type::Tensor { shape, .. } => shape,
+            Type::Tensor { shape, .. } | Type::MemDesc { shape, .. } => shape,
             _ => &[],
         }
     }
@@ -250,7 +265,7 @@ impl Type {
         match self {
             Type::Scalar(_) => Type::Scalar(elem),
             Type::Tensor { shape, layout, .. } => Type::Tensor { shape: shape.clone(), elem, layout: layout.clone() },
-            Type::TensorDesc { .. } => self.clone(),
+            Type::TensorDesc { .. } | Type::MemDesc { .. } => self.clone(),
         }
     }
 
@@ -285,6 +300,17 @@ impl fmt::Display for Type {
                 }
                 write!(f, "{elem}>")
             }
+            Type::MemDesc { shape, elem, layout } => {
+                f.write_str("memdesc<")?;
+                for d in shape {
+                    write!(f, "{d}x")?;
+                }
+                write!(f, "{elem}, ")?;
+                match &layout.spec {
+                    Some(spec) => write!(f, "{spec}>"),
+                    None => write!(f, "{}>", shared_linear_spelling(&layout.linear)),
+                }
+            }
         }
     }
 }
@@ -308,4 +334,14 @@ pub fn linear_spelling(l: &LinearLayout) -> String {
         dim("block"),
         shape.join(",")
     )
+}
+
+/// A shared linear layout in Gluon spelling, for shared layouts that have no spec of their own.
+pub fn shared_linear_spelling(l: &LinearLayout) -> String {
+    let bases: Vec<String> = l
+        .bases("offset")
+        .iter()
+        .map(|b| format!("[{}]", b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
+        .collect();
+    format!("SharedLinearLayout(offset_bases=[{}])", bases.join(","))
 }

@@ -335,6 +335,54 @@ impl Verifier<'_> {
                 }
                 same(outs[0], ins[2], "result")
             }
+            Op::LocalAlloc | Op::LocalLoad | Op::LocalStore | Op::LocalDealloc => {
+                let (mem, value) = match data.op {
+                    Op::LocalAlloc => {
+                        count(0..=1, 1)?;
+                        (outs[0], ins.first().copied())
+                    }
+                    Op::LocalLoad => {
+                        count(1..=1, 1)?;
+                        (ins[0], Some(outs[0]))
+                    }
+                    Op::LocalStore => {
+                        count(2..=2, 0)?;
+                        (ins[1], Some(ins[0]))
+                    }
+                    _ => {
+                        count(1..=1, 0)?;
+                        (ins[0], None)
+                    }
+                };
+                let Some((shape, elem, _)) = mem.memdesc() else {
+                    return Err(format!("needs a memdesc, got {mem}"));
+                };
+                match value {
+                    Some(t) if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) => Err(
+                        format!("the tensor {t} does not have the shape and element type of the buffer {mem}"),
+                    ),
+                    _ => Ok(()),
+                }
+            }
+            Op::WarpGroupDot { .. } => {
+                count(3..=3, 1)?;
+                let Some((b, b_elem, _)) = ins[1].memdesc() else {
+                    return Err(format!("operand B must be a memdesc, got {}", ins[1]));
+                };
+                let (a, a_elem) = match ins[0].memdesc() {
+                    Some((a, e, _)) => (a, e),
+                    None if ins[0].is_tensor() => (ins[0].shape(), ins[0].elem().and_then(Elem::scalar).unwrap_or(ScalarType::I1)),
+                    None => return Err(format!("operand A must be a memdesc or a tensor, got {}", ins[0])),
+                };
+                let c = ins[2].shape();
+                if a.len() != 2 || b.len() != 2 || c.len() != 2 || a[1] != b[0] || c != [a[0], b[1]] {
+                    return Err(format!("shapes do not form a matrix product: {} x {} -> {}", ins[0], ins[1], ins[2]));
+                }
+                if a_elem != b_elem {
+                    return Err(format!("operands must have one element type, got {a_elem} and {b_elem}"));
+                }
+                same(outs[0], ins[2], "result")
+            }
             Op::Reduce { axis } | Op::Scan { axis, .. } => {
                 need_regions(1)?;
                 if ins.is_empty() || outs.len() != ins.len() {

@@ -114,6 +114,8 @@ impl<'f> Lower<'f> {
                 Err(CompileError::new("tensor without a layout: codegen needs layout IR"))
             }
             Type::TensorDesc { .. } => Err(CompileError::new("tensor descriptors are not supported by codegen yet")),
+            // A shared-memory buffer is its 32-bit shared-window address.
+            Type::MemDesc { .. } => Ok(1),
         }
     }
 

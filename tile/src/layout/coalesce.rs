@@ -168,10 +168,13 @@ pub fn coalesce(f: &Func, axis: &AxisAnalysis, num_warps: u32) -> Result<HashMap
     for o in f.all_ops() {
         let d = f.op(o);
         let tile = match d.op {
-            Op::Dot { .. } => {
-                let shape = f.ty(d.results[0]).shape().to_vec();
-                Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps)), &shape)?)
-            }
+            Op::Dot { .. } => match crate::layout::accelerate::accumulator_layout(f, o) {
+                Some(mma) => Some(mma),
+                None => {
+                    let shape = f.ty(d.results[0]).shape().to_vec();
+                    Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps)), &shape)?)
+                }
+            },
             Op::DescLoad | Op::DescStore => {
                 let t: &Type = if matches!(d.op, Op::DescLoad) { f.ty(d.results[0]) } else { f.ty(d.operands[1]) };
                 let shape = t.shape().to_vec();

@@ -3,14 +3,17 @@
 //! [`assign_layouts`] runs, in order: [`descriptors::lower_descriptors`] (tensor-descriptor accesses become
 //! masked pointer loads/stores), [`axis::analyze`] (contiguity, divisibility, constancy of integer and
 //! pointer values), [`coalesce::coalesce`] (a blocked layout per memory op following memory contiguity, with
-//! 16-byte vectors), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every tensor, with
-//! `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap values
-//! recomputed, conversions moved to smaller tensors) and [`crate::passes::canonicalize`]. Afterwards every
+//! 16-byte vectors, and the accumulator layout of each `dot` from [`accelerate`]: an MMA layout where the
+//! target's tensor cores run it), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every
+//! tensor, with `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap
+//! values recomputed, conversions moved to smaller tensors), [`accelerate::stage_operands`] (wgmma operands
+//! into shared memory) and [`crate::passes::canonicalize`]. Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
 //! Read here: the function's target and `config.num_warps`, and the attribute [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
 //! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
 
+pub mod accelerate;
 pub mod axis;
 pub mod cleanup;
 pub mod coalesce;
@@ -33,6 +36,7 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
     let assignment = propagate::propagate(f, &anchors, num_warps)?;
     propagate::rewrite(f, &assignment, &anchors)?;
     cleanup::cleanup(f);
+    accelerate::stage_operands(f)?;
     crate::passes::canonicalize(f);
     crate::verify::verify(f).map_err(|e| format!("after layout assignment: {e}"))?;
     crate::verify::verify_layouts(f).map_err(|e| format!("after layout assignment: {e}"))

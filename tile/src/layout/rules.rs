@@ -336,7 +336,8 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MaxContiguous(_)
         | Op::MaxConstancy(_) => Kind::Same,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
-        Op::DescLoad | Op::MakeTensorDesc { .. } => Kind::Source,
+        Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
+        Op::LocalAlloc | Op::LocalStore | Op::LocalDealloc => Kind::Sink,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast
@@ -348,6 +349,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Cat
         | Op::Reduce { .. }
         | Op::Dot { .. }
+        | Op::WarpGroupDot { .. }
         | Op::ConvertLayout => Kind::Special,
     }
 }
@@ -408,21 +410,32 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     }
                     Some(vec![Some(p); n])
                 }
-                Op::Dot { .. } => {
+                Op::Dot { .. } | Op::WarpGroupDot { .. } => {
                     let r = r?;
                     let spec = dist_spec(&r)?.clone();
+                    let bits = operand_bits(f, d.operands[0]);
+                    let k_width = match &spec {
+                        // Registers of an MMA operand hold 32 bits of consecutive K elements.
+                        DistributedLayout::Nvmma(_) => (32 / bits).max(1),
+                        _ => 0,
+                    };
                     let opnd = |i: u32, s: &[u32]| {
                         from_spec(
                             DistributedLayout::DotOperand(tessel_layouts::DotOperandLayout {
                                 operand_index: i,
                                 parent: Box::new(spec.clone()),
-                                k_width: 0,
+                                k_width,
                             }),
                             s,
                         )
                         .ok()
                     };
-                    Some(vec![Some(opnd(0, &shape(0))?), Some(opnd(1, &shape(1))?), Some(r)])
+                    let hopper = matches!(&spec, DistributedLayout::Nvmma(m) if m.is_hopper());
+                    // wgmma reads B (and A, unless it is a register tensor) from shared memory: a tensor operand
+                    // of `dot` there is staged by `accelerate`, so it may keep any layout.
+                    let a = if !tensor(0) || (hopper && matches!(d.op, Op::Dot { .. })) { None } else { Some(opnd(0, &shape(0))?) };
+                    let b = if hopper { None } else { Some(opnd(1, &shape(1))?) };
+                    Some(vec![a, b, Some(r)])
                 }
                 Op::ConvertLayout => Some(vec![None]),
                 _ => None,
@@ -464,10 +477,18 @@ pub fn forward(f: &Func, o: OpId, operands: &[Option<L>]) -> Option<Vec<Option<L
                     let r = if res_tensor(0) { Some(slice(&a, *axis as usize)?) } else { None };
                     Some(vec![r; d.results.len()])
                 }
-                Op::Dot { .. } => Some(vec![operands.get(2).cloned().flatten()]),
+                Op::Dot { .. } | Op::WarpGroupDot { .. } => Some(vec![operands.get(2).cloned().flatten()]),
                 _ => None,
             }
         }
+    }
+}
+
+/// Bits of the elements of a dot operand (a tensor or a shared-memory buffer).
+fn operand_bits(f: &Func, v: crate::ir::ValueId) -> u32 {
+    match f.ty(v) {
+        Type::MemDesc { elem, .. } => elem.bits(),
+        t => t.elem().map_or(32, |e| e.bits()),
     }
 }
 

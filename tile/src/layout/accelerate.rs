@@ -1,0 +1,193 @@
+//! Dot acceleration: which tensor-core instruction a `dot` runs on, the accumulator layout that instruction
+//! produces, and (for `wgmma`) the shared-memory staging of its operands.
+//!
+//! [`accumulator_layout`] is consulted by coalescing, where a `dot` is a layout anchor: on sm_90a a dot whose
+//! types and shape `wgmma` accepts gets an `NVMMADistributedLayout([3, 0], warps, [16, N, K])` accumulator
+//! (warps and instruction N chosen as upstream Triton chooses them), otherwise the blocked FMA layout. After
+//! propagation, [`stage_operands`] rewrites every `dot` with an MMA v3 accumulator into `local_alloc` of each
+//! operand into an NVMMA-swizzled shared layout and a `warpgroup_dot` reading them, so codegen sees shared
+//! memory as IR values.
+//!
+//! Not yet: `mma.sync` on sm_80 (dots there stay on the FMA path), `tcgen05` on sm_100a, f16 accumulators,
+//! `tf32x3`, and A in registers for `wgmma` (attention's `p @ v` goes through shared memory).
+
+use std::sync::Arc;
+
+use tessel_layouts::standard::CgaLayout;
+use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout};
+
+use crate::ir::{Func, OpId, ValueId};
+use crate::layout::rules::{L, from_spec};
+use crate::ops::{InputPrecision, Op};
+use crate::passes::insert_before;
+use crate::target::MmaKind;
+use crate::types::{Elem, Layout, ScalarType, Type};
+
+use ScalarType::*;
+
+/// K elements one `wgmma` consumes: 32 bytes of the operand type.
+fn k_per_instr(op: ScalarType) -> u32 {
+    256 / op.bits()
+}
+
+/// Whether `wgmma` multiplies `op` operands into an `acc` accumulator (with `precision` for f32 operands).
+fn wgmma_types(op: ScalarType, acc: ScalarType, precision: InputPrecision) -> bool {
+    match (op, acc) {
+        (F16 | BF16 | F8E4M3 | F8E5M2, F32) => true,
+        (F32, F32) => precision == InputPrecision::Tf32,
+        (I8 | U8, I32) => true,
+        _ => false,
+    }
+}
+
+/// Whether some `dot` uses a value computed from `o`'s result (a chained dot, as in attention).
+fn feeds_a_dot(f: &Func, o: OpId) -> bool {
+    let mut frontier = vec![f.op(o).results[0]];
+    let mut seen = std::collections::HashSet::new();
+    let ops = f.all_ops();
+    while let Some(v) = frontier.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        for &u in &ops {
+            let d = f.op(u);
+            if d.operands.contains(&v) {
+                if matches!(d.op, Op::Dot { .. }) && u != o {
+                    return true;
+                }
+                frontier.extend(d.results.iter().copied());
+            }
+        }
+    }
+    false
+}
+
+/// The MMA v3 accumulator layout for `dot` op `o` on sm_90a, or `None` when `wgmma` cannot run it.
+fn wgmma_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
+    let d = f.op(o);
+    let Op::Dot { precision, .. } = d.op else { return None };
+    let (a, c) = (f.ty(d.operands[0]), f.ty(d.results[0]));
+    let (op_t, acc_t) = (a.elem()?.scalar()?, c.elem()?.scalar()?);
+    let num_warps = f.config.num_warps;
+    let shape = c.shape();
+    if shape.len() != 2 || num_warps < 4 || !wgmma_types(op_t, acc_t, precision) {
+        return None;
+    }
+    let (m, n, k) = (shape[0], shape[1], a.shape()[1]);
+    let k_instr = k_per_instr(op_t);
+    // Warps: a warpgroup (4 warps down M) is the unit; more warps go down M while M has rows for them, then
+    // along N. A dot feeding another dot keeps all warps along M (rows stay within a warp for the softmax).
+    let mut warps = [4u32, 1];
+    if feeds_a_dot(f, o) {
+        warps = [num_warps, 1];
+    } else {
+        while warps[0] * warps[1] < num_warps {
+            if m > 16 * warps[0] {
+                warps[0] *= 2;
+            } else {
+                warps[1] *= 2;
+            }
+        }
+    }
+    // Instruction N: the largest power of two in 8..=256 that divides the warpgroup's columns.
+    let n_per_wg = n / warps[1];
+    let n_instr = (3..=8).map(|s| 1u32 << s).rev().find(|&x| x <= n_per_wg && n_per_wg % x == 0)?;
+    let int8 = matches!(op_t, I8 | U8);
+    if (int8 && n_instr > 32 && n_instr % 16 != 0) || m % (16 * warps[0]) != 0 || k % k_instr != 0 {
+        return None;
+    }
+    let layout = NvmmaDistributedLayout {
+        version: [3, 0],
+        warps_per_cta: warps.to_vec(),
+        instr_shape: vec![16, n_instr, k_instr],
+        cga: CgaLayout::default(),
+    };
+    layout.validate().ok()?;
+    Some(layout)
+}
+
+/// The accumulator layout `dot` op `o` gets on the function's target, when a tensor-core instruction can run
+/// it; `None` leaves it on the FMA path.
+pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
+    let shape = f.ty(f.op(o).results[0]).shape().to_vec();
+    let spec = match f.target.mma_kind() {
+        MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o)?),
+        MmaKind::MmaSync | MmaKind::Tcgen05 => return None,
+    };
+    from_spec(spec, &shape).ok()
+}
+
+/// The NVMMA shared layout a `wgmma` operand of `shape` and `elem` is staged in: K-major (the contiguous dim is
+/// K) unless `mn_major` (allowed for 16-bit types only), with the widest swizzle (128, 64 or 32 bytes) that one
+/// row of the contiguous dim fills.
+pub fn operand_shared_layout(shape: &[u32], elem: ScalarType, is_b: bool, mn_major: bool) -> Result<L, String> {
+    let bits = elem.bits();
+    // The contiguous dim: K for A is dim 1 and for B dim 0; M/N for A is dim 0 and for B dim 1.
+    let contig_dim = match (is_b, mn_major) {
+        (false, false) | (true, true) => 1,
+        (false, true) | (true, false) => 0,
+    };
+    let contig_bytes = shape[contig_dim] * bits / 8;
+    let swizzle = [128, 64, 32].into_iter().find(|&s| contig_bytes >= s).ok_or_else(|| {
+        format!("a wgmma operand needs at least 32 bytes along its contiguous dim, got {contig_bytes}")
+    })?;
+    let spec = NvmmaSharedLayout {
+        swizzle_byte_width: swizzle,
+        element_bitwidth: bits,
+        rank: 2,
+        transposed: contig_dim == 0,
+        fp4_padded: false,
+        cga: CgaLayout::default(),
+    };
+    let linear = spec.to_linear(shape).map_err(|e| e.to_string())?;
+    Ok(Arc::new(Layout { spec: Some(AnyLayout::Shared(SharedLayout::Nvmma(spec))), linear }))
+}
+
+/// Whether `dim` is the dim along which tensor `v`'s elements are adjacent in its layout: the first register
+/// (else lane) basis that is a unit step moves along `dim`. Staging with `dim` contiguous then keeps the
+/// shared-memory stores as wide as the registers allow.
+fn fastest_dim_is(f: &Func, v: ValueId, dim: usize) -> bool {
+    let Some(l) = f.ty(v).layout() else { return false };
+    let unit = |b: &&tessel_layouts::Basis| b.iter().filter(|&&x| x != 0).count() == 1 && b.iter().any(|&x| x == 1);
+    let mut bases = l.linear.bases("register").into_iter().chain(l.linear.bases("lane"));
+    bases.find(unit).is_some_and(|b| b[dim] == 1)
+}
+
+/// Rewrites every `dot` whose accumulator has an MMA v3 layout into `local_alloc`s of its operands and a
+/// `warpgroup_dot`. Returns whether anything changed.
+pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
+    let mut changed = false;
+    for o in f.all_ops() {
+        let d = f.op(o).clone();
+        let Op::Dot { precision, max_num_imprecise_acc } = d.op else { continue };
+        let acc_layout = f.ty(d.results[0]).layout().and_then(|l| l.spec.clone());
+        let Some(AnyLayout::Distributed(DistributedLayout::Nvmma(m))) = acc_layout else { continue };
+        if !m.is_hopper() {
+            continue;
+        }
+        let r = d.parent.expect("linked op");
+        let mut staged = [d.operands[0], d.operands[1]];
+        for (i, slot) in staged.iter_mut().enumerate() {
+            let v = *slot;
+            let Type::Tensor { shape, elem: Elem::Scalar(elem), .. } = f.ty(v).clone() else {
+                return Err(format!("dot operand {v} is not a tensor"));
+            };
+            let is_b = i == 1;
+            // 16-bit operands may be MN-major; keep whichever major the registers already run along.
+            let mn_dim = if is_b { 1 } else { 0 };
+            let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
+            let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
+            let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
+            let a = f.append(r, Op::LocalAlloc, &[v], vec![ty], &[], d.loc);
+            f.region_mut(r).ops.pop();
+            insert_before(f, r, o, a);
+            *slot = f.op(a).results[0];
+        }
+        let data = f.op_mut(o);
+        data.op = Op::WarpGroupDot { precision, max_num_imprecise_acc };
+        data.operands[0] = staged[0];
+        data.operands[1] = staged[1];
+        changed = true;
+    }
+    Ok(changed)
+}
