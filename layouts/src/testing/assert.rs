@@ -241,8 +241,9 @@ pub fn assert_vectorized(
     }
     let size = shared.in_dim_size("offset");
     let mut text = format!(
-        "accesses in {title} move {bytes} bytes per lane ({vec} elements), fewer than {min_bytes}: a {min_bytes}-byte \
+        "accesses in {title} move {bytes} bytes per lane ({vec} elements), fewer than {min_bytes}: {} {min_bytes}-byte \
          access needs offsets 0..{} in one thread",
+        if min_bytes == 8 { "an" } else { "a" },
         min_bytes * 8 / bits
     );
     if vec >= size {

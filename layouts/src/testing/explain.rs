@@ -21,7 +21,10 @@ pub(crate) struct AccessSide<'a> {
 /// The instruction with the most extra wavefronts, and two lanes of one of its phases that touch different
 /// 4-byte words of the same bank.
 pub(crate) fn explain_conflict(side: &AccessSide, report: &BankReport) -> String {
-    let Some(worst) = report.instructions.iter().max_by_key(|i| (i.conflicts(), std::cmp::Reverse(i.warp))) else {
+    // The first of the worst instructions (in warp, repetition, register order).
+    let worst =
+        report.instructions.iter().min_by_key(|i| (std::cmp::Reverse(i.conflicts()), i.warp, i.rep, i.register));
+    let Some(worst) = worst else {
         return format!("{} has no instructions", side.what);
     };
     let head = format!(
