@@ -73,7 +73,14 @@ fn seed_bytes(seed: u64) -> [u8; 32] {
 /// # Panics
 /// If `opts.families` is empty or holds a memory family (see [`conversion_case`]).
 pub fn fuzz_conversions(opts: &FuzzOptions) -> FuzzOutcome {
-    let config = Config { cases: opts.cases, failure_persistence: None, ..Config::default() };
+    // Every shrinking step re-plans and re-runs a conversion: allow enough of them to reach a small case.
+    let config = Config {
+        cases: opts.cases,
+        failure_persistence: None,
+        max_shrink_iters: 4096,
+        max_shrink_time: 60_000,
+        ..Config::default()
+    };
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(opts.seed));
     let mut runner = TestRunner::new_with_rng(config, rng);
     // Passes and plan kinds up to the first failure: shrinking runs the test again on simpler cases.
