@@ -11,7 +11,7 @@
 //!
 //! # What is here
 //!
-//! * **Strategies** for every kind of layout the crate builds — [`blocked_2d`] and [`blocked_nd`], [`slice`],
+//! * **Strategies** for every kind of layout the crate builds — [`blocked_2d`] and [`blocked_nd`], [`slice()`],
 //!   dot operands ([`dot_fma`], [`dot_mma_v2`], [`dot_mma_v3`]), the MMA accumulators ([`mma_v2`],
 //!   [`mma_v3`]), the tcgen05 register layouts ([`tmem_reg`]) and TMEM allocations ([`tensor_memory`]), shared
 //!   layouts ([`swizzled_shared`], [`nvmma_shared`], [`shared_linear`]), user-written distributed layouts
