@@ -246,3 +246,159 @@ fn help_describes_the_tool_and_only_what_exists() {
         "{out}"
     );
 }
+
+// ----- layout check / layout fuzz -----
+
+const ROWS: &str = "BlockedLayout([1,8],[4,8],[4,1],[1,0])";
+const COLS: &str = "BlockedLayout([8,1],[8,4],[1,4],[0,1])";
+const MMA_V2: &str = "NVMMADistributedLayout([2,0],[2,2],[16,8])";
+const MMA_V3: &str = "NVMMADistributedLayout([3,0],[4,1],[16,128,16])";
+
+/// `tessel layout check SRC DST --shape SHAPE --bits BITS`, expected to pass; returns stdout.
+fn check_passes(src: &str, dst: &str, shape: &str, bits: &str) -> String {
+    let out = ok(&["layout", "check", src, dst, "--shape", shape, "--bits", bits]);
+    assert!(out.starts_with(&format!("{src} -> {dst} on {shape}\n")), "{out}");
+    assert!(out.ends_with(" bank conflicts)\n"), "{out}");
+    out
+}
+
+/// The report lines of one element width.
+fn width_lines(out: &str, bits: u32) -> Vec<&str> {
+    let head = format!("{bits}-bit: ");
+    let mut lines = out.lines().skip_while(|l| !l.starts_with(&head));
+    let first = lines.next().unwrap_or_else(|| panic!("no {bits}-bit report in\n{out}"));
+    std::iter::once(first).chain(lines.take_while(|l| l.starts_with("  "))).collect()
+}
+
+#[test]
+fn check_reports_the_classic_conversions_correct_and_conflict_free() {
+    let pairs = [(ROWS, COLS, "64x128"), (MMA_V2, ROWS, "64x128"), (MMA_V3, ROWS, "64x128")];
+    for (a, b, shape) in pairs {
+        for (src, dst) in [(a, b), (b, a)] {
+            let out = check_passes(src, dst, shape, "16,32");
+            assert!(out.ends_with("result: pass (correct at 16, 32 bits; 0 bank conflicts)\n"), "{out}");
+            for bits in [16, 32] {
+                let lines = width_lines(&out, bits);
+                assert_eq!(lines[0], format!("{bits}-bit: correct on 4 random tensors"), "{out}");
+                assert!(lines[1].starts_with("  plan: shared memory round trip: "), "{out}");
+                assert!(lines[2].starts_with("  instructions: 0 shfl.sync per thread, "), "{out}");
+                assert!(lines[2].ends_with(" per CTA, 1 barrier per thread"), "{out}");
+                assert_eq!(lines[4], "  bank conflicts: store 0, load 0", "{out}");
+            }
+        }
+    }
+    // What the planner gives, stated: rows and columns share only repetition directions in registers, so their
+    // round trip moves 2 elements per access; the MMA accumulators reach 16 bytes at 32 bits.
+    let out = check_passes(ROWS, COLS, "64x128", "16,32");
+    assert_eq!(width_lines(&out, 16)[3], "  vector width: 4 bytes per lane");
+    assert_eq!(width_lines(&out, 32)[3], "  vector width: 8 bytes per lane");
+    let out = check_passes(MMA_V2, ROWS, "64x128", "16,32");
+    assert_eq!(width_lines(&out, 16)[3], "  vector width: 16 bytes per lane");
+    assert_eq!(
+        width_lines(&out, 16)[2],
+        "  instructions: 0 shfl.sync per thread, 32 st.shared + 32 ld.shared per CTA, 1 barrier per thread"
+    );
+    let out = check_passes(MMA_V3, ROWS, "64x128", "32");
+    assert_eq!(width_lines(&out, 32)[3], "  vector width: 16 bytes per lane");
+}
+
+#[test]
+fn check_mma_v2_accumulator_to_dot_operand() {
+    // Operand A (k_width = 32 bits of K) of the accumulator's own dot: warps along N hold copies, so the data
+    // goes through shared memory, conflict-free, 16 bytes per access.
+    for (bits, k_width) in [(16, 2), (32, 1)] {
+        for operand in [0, 1] {
+            let dot = format!("DotOperandLayout({operand}, {MMA_V2}, {k_width})");
+            let out = check_passes(MMA_V2, &dot, "64x64", &bits.to_string());
+            let lines = width_lines(&out, bits);
+            assert_eq!(lines[0], format!("{bits}-bit: correct on 4 random tensors"), "{out}");
+            assert_eq!(lines[3], "  vector width: 16 bytes per lane", "{out}");
+            assert_eq!(lines[4], "  bank conflicts: store 0, load 0", "{out}");
+        }
+    }
+    // With the warps all along M, the 16-bit accumulator already is operand A; at 32 bits it takes shuffles.
+    let (acc, dot) = ("NVMMADistributedLayout([2,0],[4,1],[16,8])", "NVMMADistributedLayout([2,0],[4,1],[16,8])");
+    let out = check_passes(acc, &format!("DotOperandLayout(0, {dot}, 2)"), "64x64", "16");
+    assert_eq!(width_lines(&out, 16)[1], "  plan: no-op: every thread already holds its elements in place");
+    let out = check_passes(acc, &format!("DotOperandLayout(0, {dot}, 1)"), "64x64", "32");
+    assert!(width_lines(&out, 32)[1].starts_with("  plan: warp shuffle: 32 rounds"), "{out}");
+    assert!(width_lines(&out, 32)[2].starts_with("  instructions: 32 shfl.sync per thread, 0 st.shared"), "{out}");
+}
+
+#[test]
+fn check_of_a_corrupted_plan_fails_with_a_counterexample() {
+    let o = tessel(&["layout", "check", ROWS, COLS, "--shape", "64x128", "--bits", "16", "--corrupt-plan"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("16-bit: (test hook) the plan is corrupted on purpose\n16-bit: WRONG\n"), "{out}");
+    assert!(out.ends_with("result: FAIL\n"), "{out}");
+    assert_eq!(
+        stderr(&o),
+        "error: the conversion is wrong at 16 bits: element (dim0=8, dim1=64), held in the source by (block 0, \
+         warp 2, lane 0, register 8), lands in the destination at (block 0, warp 0, lane 1, register 0)\n  but the \
+         destination layout puts it at (block 0, warp 0, lane 1, register 32)\n  and wants element (dim0=8, dim1=0) \
+         at (block 0, warp 0, lane 1, register 0) (held in the source by (block 0, warp 2, lane 0, register 0))\n  \
+         4096 of 8192 destination registers are wrong\n"
+    );
+    // The hook is not advertised.
+    assert!(!ok(&["layout", "check", "--help"]).contains("corrupt"));
+}
+
+#[test]
+fn check_rejects_bad_input_with_a_message() {
+    let err = fails(&["layout", "check", ROWS, "NVMMASharedLayout(128, 16)", "--shape", "64x64"], 2);
+    assert!(err.starts_with("error: DST is a NVMMASharedLayout; `layout check` converts between distributed"), "{err}");
+    let err = fails(&["layout", "check", ROWS, COLS, "--shape", "64x64", "--bits", "16,12"], 2);
+    assert!(err.contains("`12` is not an element size; use 8, 16, 32 or 64"), "{err}");
+    let err = fails(&["layout", "check", ROWS, COLS, "--shape", "64x64", "--cases", "0"], 2);
+    assert!(err.contains("invalid value '0' for '--cases <N>'"), "{err}");
+    let err = fails(&["layout", "check", ROWS, "BlockedLayout([1],[32],[4],[0])", "--shape", "64x64"], 2);
+    assert!(err.starts_with("error: BlockedLayout: the layout has rank 1 but the shape [64, 64] has rank 2"), "{err}");
+    let err = fails(&["layout", "check", ROWS, "BlockedLayout([1,8],[4,8],[2,1],[1,0])", "--shape", "64x64"], 2);
+    assert_eq!(
+        err,
+        "error: cannot plan the conversion at 8 bits: mismatched dims: the source has 4 warps but the destination \
+         has 2\n"
+    );
+}
+
+#[test]
+fn fuzz_passes_on_the_planner_and_shrinks_a_broken_plan() {
+    let out = ok(&["layout", "fuzz", "--families", "mma,blocked,slice", "--cases", "40", "--seed", "1"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "fuzz: 40 random conversions among mma-v2, mma-v3, blocked, slice (seed 1)");
+    assert!(lines[1].starts_with("result: pass (40 conversions correct: "), "{out}");
+    // The same seed draws the same conversions.
+    assert_eq!(ok(&["layout", "fuzz", "--families", "mma,blocked,slice", "--cases", "40", "--seed", "1"]), out);
+
+    let o = tessel(&["layout", "fuzz", "--families", "blocked", "--cases", "20", "--seed", "3", "--corrupt-plan"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "fuzz: 20 random conversions among blocked (seed 3)\n(test hook) every plan is corrupted on purpose\nresult: \
+         FAIL after 0 correct conversions\n"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(
+            "error: a conversion is wrong; the smallest failing case found:\n  BlockedLayout([1,1],[1,32],[1,1],[0,1]) \
+             -> BlockedLayout([1,1],[1,32],[1,1],[0,1]) on 16x16, 8-bit elements, no shuffles\nelement (dim0=1, \
+             dim1=0), held in the source by (block 0, warp 0, lane 0, register 1), lands in the destination at \
+             (block 0, warp 0, lane 0, register 0)\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn fuzz_rejects_unknown_and_memory_families() {
+    let err = fails(&["layout", "fuzz", "--families", "blocked,mmma"], 2);
+    assert!(err.starts_with("error: unknown layout family `mmma`; known: blocked, slice, dot-fma,"), "{err}");
+    let err = fails(&["layout", "fuzz", "--families", "nvmma-shared"], 2);
+    assert!(
+        err.starts_with("error: nvmma-shared is a memory layout; `layout fuzz` draws conversions between"),
+        "{err}"
+    );
+    let err = fails(&["layout", "fuzz", "--cases", "0"], 2);
+    assert!(err.contains("invalid value '0' for '--cases <N>'"), "{err}");
+}

@@ -3,7 +3,10 @@
 //! standard GPU layout (blocked, slice, dot operands, MMA v2/v3 and tcgen05 fragments, swizzled and NVMMA shared
 //! memory, user-written linear layouts), and the planning of layout conversions (register permutations, warp
 //! shuffles, bank-conflict-free shared-memory round trips) together with an executor that runs a plan on plain
-//! arrays. It depends on no IR crate: it is usable on its own to property-test layout conversions.
+//! arrays. It depends on no IR crate: it is usable on its own to property-test layout conversions, and with the
+//! `proptest` feature, [`testing`] provides the strategies and assertions to do so.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod algebra;
 pub mod convert;
@@ -12,6 +15,9 @@ pub mod f2;
 mod linear;
 mod reshape;
 pub mod standard;
+#[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+pub mod testing;
 pub mod view;
 
 pub use convert::{ConversionPlan, PlanOptions, plan_conversion};

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
+use tessel_layouts::testing::{blocked_nd, blocked_with_shape, permutation, pow2, shape, split_bits};
 use tessel_layouts::{
     BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout, LinearLayout,
     NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout, SliceLayout, SwizzledSharedLayout, TensorMemoryLayout,
@@ -37,52 +38,6 @@ fn assert_covers(l: &LinearLayout, shape: &[u32], in_dims: &[&str]) {
 
 const DIST: [&str; 4] = ["register", "lane", "warp", "block"];
 const SHARED: [&str; 2] = ["offset", "block"];
-
-/// `n` one-bits spread over `rank` dims: the power-of-two sizes of a split of `2^n` threads (or warps).
-fn split_bits(n: usize, rank: usize) -> impl Strategy<Value = Vec<u32>> {
-    proptest::collection::vec(0..rank, n).prop_map(move |assign| {
-        let mut sizes = vec![1u32; rank];
-        for d in assign {
-            sizes[d] *= 2;
-        }
-        sizes
-    })
-}
-
-fn permutation(rank: usize) -> impl Strategy<Value = Vec<u32>> {
-    Just((0..rank as u32).collect::<Vec<_>>()).prop_shuffle()
-}
-
-/// A shape of `rank` powers of two, each `2^lo..=2^hi`, at most `2^max_total` elements.
-fn shape(rank: usize, lo: u32, hi: u32, max_total: u32) -> impl Strategy<Value = Vec<u32>> {
-    proptest::collection::vec(lo..=hi, rank)
-        .prop_filter("too many elements", move |v| v.iter().sum::<u32>() <= max_total)
-        .prop_map(|v| v.into_iter().map(|l| 1u32 << l).collect())
-}
-
-fn pow2(lo: u32, hi: u32) -> impl Strategy<Value = u32> {
-    (lo..=hi).prop_map(|l| 1u32 << l)
-}
-
-fn single(spt: Vec<u32>, tpw: Vec<u32>, wpc: Vec<u32>, order: Vec<u32>) -> BlockedLayout {
-    BlockedLayout { size_per_thread: spt, threads_per_warp: tpw, warps_per_cta: wpc, order, cga: CgaLayout::Single }
-}
-
-fn blocked_strategy(max_rank: usize) -> impl Strategy<Value = BlockedLayout> {
-    (1..=max_rank).prop_flat_map(|rank| {
-        (proptest::collection::vec(pow2(0, 3), rank), split_bits(5, rank), (0..=3usize), permutation(rank))
-            .prop_flat_map(move |(spt, tpw, warp_bits, order)| {
-                split_bits(warp_bits, rank).prop_map(move |wpc| single(spt.clone(), tpw.clone(), wpc, order.clone()))
-            })
-    })
-}
-
-fn blocked_with_shape(max_rank: usize) -> impl Strategy<Value = (BlockedLayout, Vec<u32>)> {
-    blocked_strategy(max_rank).prop_flat_map(|b| {
-        let rank = b.order.len();
-        (Just(b), shape(rank, 0, 7, 12))
-    })
-}
 
 /// Splits `x` into digits of the given (power-of-two) extents, visiting dims in `order`.
 fn digits(mut x: u32, extents: &[u32], order: &[u32]) -> Vec<u32> {
@@ -201,7 +156,7 @@ proptest! {
 
     #[test]
     fn legacy_cga_tiles_the_ctas(
-        (b, split_log, dup_log, shape) in blocked_strategy(2)
+        (b, split_log, dup_log, shape) in blocked_nd(2)
             .prop_flat_map(|b| {
                 let rank = b.order.len();
                 (Just(b), proptest::collection::vec(0..=2u32, rank), proptest::collection::vec(0..=1u32, rank))

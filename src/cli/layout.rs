@@ -1,5 +1,5 @@
 //! `tessel layout`: show a layout written in Gluon spelling on a tensor shape, and `tessel layout convert`: plan
-//! the conversion between two layouts.
+//! the conversion between two layouts (`check` and `fuzz` are in `layout_check.rs`).
 
 use std::fmt;
 use std::io::Write;
@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 use clap::{Args, Subcommand};
 
+use super::layout_check::{CHECK_ABOUT, CheckArgs, FUZZ_ABOUT, FuzzArgs};
 use super::{CliError, Failure};
 use crate::layouts::convert::{ConversionPlan, PlanOptions, bank_conflicts, plan_conversion};
 use crate::layouts::expr::{ParsedLayout, layout_kind, parse_layout_expr};
@@ -22,6 +23,9 @@ Examples:
   tessel layout 'NVMMASharedLayout(128, 16)' --shape 64x64 --json
   tessel layout convert 'BlockedLayout([1,8],[4,8],[4,1],[1,0])' 'NVMMADistributedLayout([3,0],[4,1],[16,64,16])' \\
       --shape 64x64
+  tessel layout check 'NVMMADistributedLayout([2,0],[2,2],[16,8])' 'BlockedLayout([1,8],[4,8],[4,1],[1,0])' \\
+      --shape 64x128 --bits 16,32
+  tessel layout fuzz --families mma,blocked,slice --cases 200 --seed 1
 
 The expression is what a Gluon kernel writes (quote it for the shell): positional or keyword arguments with
 Gluon's names and defaults; gl./ttgl./gl.nvidia.blackwell. prefixes are optional. Layouts: BlockedLayout,
@@ -73,6 +77,13 @@ pub enum LayoutCommand {
     /// Plan the conversion of a tensor from layout SRC to layout DST and count its bank conflicts
     #[command(long_about = CONVERT_ABOUT)]
     Convert(ConvertArgs),
+    /// Run the planned conversion from SRC to DST on random data: correctness, bank conflicts, vector widths,
+    /// instruction counts
+    #[command(long_about = CHECK_ABOUT)]
+    Check(CheckArgs),
+    /// Check random conversions between layout families and print the first shrunk counterexample
+    #[command(long_about = FUZZ_ABOUT)]
+    Fuzz(FuzzArgs),
 }
 
 #[derive(Debug, Args)]
@@ -102,7 +113,7 @@ pub struct ConvertArgs {
     pub no_shuffles: bool,
 }
 
-fn parse_bits(s: &str) -> Result<u32, String> {
+pub(super) fn parse_bits(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
         Ok(b @ (8 | 16 | 32 | 64)) => Ok(b),
         _ => Err(format!("`{s}` is not an element size; use 8, 16, 32 or 64")),
@@ -143,8 +154,11 @@ impl fmt::Display for Shape {
 }
 
 pub(super) fn run(args: LayoutArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    if let Some(LayoutCommand::Convert(c)) = args.command {
-        return convert(c, out);
+    match args.command {
+        Some(LayoutCommand::Convert(c)) => return convert(c, out),
+        Some(LayoutCommand::Check(c)) => return super::layout_check::check(c, out),
+        Some(LayoutCommand::Fuzz(c)) => return super::layout_check::fuzz(c, out),
+        None => {}
     }
     let Some(src) = args.expr else {
         return Err(CliError::Usage("no layout given; try `tessel layout --help`".into()).into());
@@ -228,12 +242,12 @@ fn convert(args: ConvertArgs, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
-fn parse(label: &'static str, src: &str) -> Result<ParsedLayout, CliError> {
+pub(super) fn parse(label: &'static str, src: &str) -> Result<ParsedLayout, CliError> {
     parse_layout_expr(src).map_err(|err| CliError::Expr { label, src: src.to_string(), err })
 }
 
 /// `--shape` if given, else the shape the expressions fix (they must agree).
-fn resolve_shape(given: Option<Shape>, parsed: &[&ParsedLayout]) -> Result<Shape, CliError> {
+pub(super) fn resolve_shape(given: Option<Shape>, parsed: &[&ParsedLayout]) -> Result<Shape, CliError> {
     if let Some(s) = given {
         return Ok(s);
     }
@@ -248,7 +262,7 @@ fn resolve_shape(given: Option<Shape>, parsed: &[&ParsedLayout]) -> Result<Shape
     }
 }
 
-fn to_linear(layout: &AnyLayout, shape: &Shape) -> Result<LinearLayout, CliError> {
+pub(super) fn to_linear(layout: &AnyLayout, shape: &Shape) -> Result<LinearLayout, CliError> {
     layout.to_linear(&shape.0).map_err(|e| CliError::Usage(format!("{e}\n  (while building {layout} on {shape})")))
 }
 

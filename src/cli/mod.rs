@@ -16,6 +16,7 @@ mod args;
 mod formula;
 mod kernel;
 mod layout;
+mod layout_check;
 mod run;
 
 pub use layout::{LayoutArgs, Shape};

@@ -67,7 +67,7 @@ impl<T: Copy> ThreadRegs<T> {
 }
 
 /// The row-major index of flat element `v` (first out-dim in the low bits) of `layout`'s tensor.
-fn row_major(layout: &LinearLayout, v: u128) -> usize {
+pub(crate) fn row_major(layout: &LinearLayout, v: u128) -> usize {
     let coords = layout.unflatten_out(v);
     layout
         .out_dim_sizes()

@@ -20,6 +20,8 @@ mod swizzle;
 mod tests;
 
 pub use banks::{BankReport, InstrBanks, bank_conflicts, bank_conflicts_with_vec, global_vector_width};
+#[cfg(feature = "proptest")]
+pub(crate) use exec::row_major;
 pub use exec::{ThreadRegs, check, distribute, gather, run_plan};
 pub use plan::{BarrierKind, ConversionPlan, PlanOptions, SharedPlan, StoreMask, plan_conversion};
 pub use shuffle::{ShufflePlan, ShuffleRound};
