@@ -15,6 +15,7 @@ pub mod cache;
 mod lower;
 pub mod ptx;
 pub mod runtime;
+pub mod smem;
 
 use std::fmt;
 
@@ -62,6 +63,12 @@ impl fmt::Display for CompileError {
 }
 
 impl std::error::Error for CompileError {}
+
+impl From<String> for CompileError {
+    fn from(message: String) -> CompileError {
+        CompileError::new(message)
+    }
+}
 
 /// The source text a kernel was elaborated from: the IR's op locations are byte ranges into `text`, which
 /// `device_assert` turns into the `file:line` it reports.

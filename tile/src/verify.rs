@@ -358,9 +358,9 @@ impl Verifier<'_> {
                     return Err(format!("needs a memdesc, got {mem}"));
                 };
                 match value {
-                    Some(t) if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) => Err(
-                        format!("the tensor {t} does not have the shape and element type of the buffer {mem}"),
-                    ),
+                    Some(t) if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) => {
+                        Err(format!("the tensor {t} does not have the shape and element type of the buffer {mem}"))
+                    }
                     _ => Ok(()),
                 }
             }
@@ -371,7 +371,9 @@ impl Verifier<'_> {
                 };
                 let (a, a_elem) = match ins[0].memdesc() {
                     Some((a, e, _)) => (a, e),
-                    None if ins[0].is_tensor() => (ins[0].shape(), ins[0].elem().and_then(Elem::scalar).unwrap_or(ScalarType::I1)),
+                    None if ins[0].is_tensor() => {
+                        (ins[0].shape(), ins[0].elem().and_then(Elem::scalar).unwrap_or(ScalarType::I1))
+                    }
                     None => return Err(format!("operand A must be a memdesc or a tensor, got {}", ins[0])),
                 };
                 let c = ins[2].shape();

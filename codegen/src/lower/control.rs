@@ -68,6 +68,10 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     }
     let (head, end) = (l.b.new_label("for_head"), l.b.new_label("for_end"));
     l.b.label(&head);
+    // Shared memory: an iteration starts with the previous one's accesses pending.
+    let spans = l.region_spans(body);
+    l.hazards.record(&spans);
+    let at_head = l.hazards.clone();
     let p = l.b.reg(RegClass::Pred);
     l.b.ins(format!("setp.ge.{t} {p}, {iv}, {ub}"));
     l.b.ins(format!("@{p} bra {end}"));
@@ -82,6 +86,7 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     l.b.ins(format!("add.{t} {iv}, {iv}, {step}"));
     l.b.ins(format!("bra.uni {head}"));
     l.b.label(&end);
+    l.hazards.merge(&at_head);
     for (r, c) in data.results.iter().zip(carried) {
         l.vals.insert(*r, c);
     }
@@ -98,17 +103,20 @@ pub(crate) fn if_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     }
     let (els, end) = (l.b.new_label("else"), l.b.new_label("endif"));
     l.b.ins(format!("@!{cond} bra {els}"));
+    let before = l.hazards.clone();
     let ys = l.region(data.regions[0])?;
     let yregs = l.all_regs(&ys)?;
     l.parallel_copy(&outs, &yregs);
     l.b.ins(format!("bra.uni {end}"));
     l.b.label(&els);
+    let after_then = std::mem::replace(&mut l.hazards, before);
     if let Some(&r) = data.regions.get(1) {
         let ys = l.region(r)?;
         let yregs = l.all_regs(&ys)?;
         l.parallel_copy(&outs, &yregs);
     }
     l.b.label(&end);
+    l.hazards.merge(&after_then);
     for (r, o) in data.results.iter().zip(outs) {
         l.vals.insert(*r, o);
     }
@@ -128,6 +136,10 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     }
     let (head, end) = (l.b.new_label("while_head"), l.b.new_label("while_end"));
     l.b.label(&head);
+    let mut spans = l.region_spans(before);
+    spans.extend(l.region_spans(after));
+    l.hazards.record(&spans);
+    let at_head = l.hazards.clone();
     for (a, c) in l.f.region(before).args.clone().iter().zip(&carried) {
         l.vals.insert(*a, c.clone());
     }
@@ -147,6 +159,7 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     l.parallel_copy(&carried, &yregs);
     l.b.ins(format!("bra.uni {head}"));
     l.b.label(&end);
+    l.hazards.merge(&at_head);
     for (r, o) in data.results.iter().zip(outs) {
         l.vals.insert(*r, o);
     }

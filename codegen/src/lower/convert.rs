@@ -7,6 +7,7 @@ use tessel_layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion}
 use tessel_tile::ir::OpData;
 
 use super::coords::{bases, layout_of};
+use super::shared::{ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
@@ -61,9 +62,7 @@ fn round_trip(
 ) -> Result<Vec<Reg>, CompileError> {
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let eb = bits / 8;
-    l.smem_bytes = l.smem_bytes.max(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb));
-    let base = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mov.u32 {base}, global_smem"));
+    let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb));
     let offset_part = |m: &LinearLayout, dim: &str| bases(m, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
     let st_thread = l.thread_xor(offset_part(&p.store_map, "lane"), offset_part(&p.store_map, "warp"));
     let ld_thread = l.thread_xor(offset_part(&p.load_map, "lane"), offset_part(&p.load_map, "warp"));
@@ -108,14 +107,14 @@ fn round_trip(
         }
         match p.barrier {
             BarrierKind::Warp => l.b.ins("bar.warp.sync -1"),
-            BarrierKind::Cta => l.b.ins("bar.sync 0"),
+            BarrierKind::Cta => l.barrier(),
         }
         for &(r0, v) in &ld_groups {
             if reg_part(&p.load_map, r0).1 != k {
                 continue;
             }
             let addr = address(l, base, ld_thread, reg_part(&p.load_map, r0).0, eb);
-            let loaded = load(l, addr, v, bits);
+            let loaded = ld_vec(l, addr, v, bits);
             for (i, d) in loaded.into_iter().enumerate() {
                 let d = if class == RegClass::Pred {
                     let q = l.b.reg(RegClass::Pred);
@@ -132,7 +131,7 @@ fn round_trip(
             }
         }
         // The next user of shared memory (or the next repetition) may overwrite the buffer.
-        l.b.ins("bar.sync 0");
+        l.barrier();
     }
     out.into_iter().map(|r| r.ok_or_else(|| CompileError::new("conversion plan left a register unset"))).collect()
 }
@@ -142,54 +141,4 @@ fn address(l: &mut Lower, base: Reg, thread: Option<Reg>, c: u32, eb: u32) -> Re
     let a = l.b.reg(RegClass::B32);
     l.b.ins(format!("mad.lo.u32 {a}, {idx}, {eb}, {base}"));
     a
-}
-
-/// The type suffix and operand of a store of `vals` (16-bit pairs packed into .b32 words).
-fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, String) {
-    let words: Vec<Reg> = if bits == 16 && vals.len() >= 2 {
-        vals.chunks(2)
-            .map(|p| {
-                let w = l.b.reg(RegClass::B32);
-                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", p[0], p[1]));
-                w
-            })
-            .collect()
-    } else {
-        vals.to_vec()
-    };
-    let wb = if bits == 16 && vals.len() >= 2 { 32 } else { bits };
-    let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-    match words.len() {
-        1 => (format!(".b{wb}"), list),
-        n => (format!(".v{n}.b{wb}"), format!("{{{list}}}")),
-    }
-}
-
-/// `v` elements of `bits` from `addr`, one register each (of the storage class for that width).
-fn load(l: &mut Lower, addr: Reg, v: u32, bits: u32) -> Vec<Reg> {
-    let class = match bits {
-        16 => RegClass::B16,
-        32 => RegClass::B32,
-        _ => RegClass::B64,
-    };
-    let dst: Vec<Reg> = (0..v).map(|_| l.b.reg(class)).collect();
-    if bits == 16 && v >= 2 {
-        let words: Vec<Reg> = (0..v / 2).map(|_| l.b.reg(RegClass::B32)).collect();
-        let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-        let (ty, op) = if words.len() == 1 {
-            (".b32".to_string(), list)
-        } else {
-            (format!(".v{}.b32", words.len()), format!("{{{list}}}"))
-        };
-        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
-        for (i, w) in words.iter().enumerate() {
-            l.b.ins(format!("mov.b32 {{{}, {}}}, {w}", dst[2 * i], dst[2 * i + 1]));
-        }
-    } else {
-        let list = dst.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-        let op = if v == 1 { list } else { format!("{{{list}}}") };
-        let ty = if v == 1 { format!(".b{bits}") } else { format!(".v{v}.b{bits}") };
-        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
-    }
-    dst
 }

@@ -277,7 +277,7 @@ pub(crate) fn assert(l: &mut Lower, data: &OpData, message: &str) -> Result<(), 
     l.b.raw("}");
     l.b.label(&skip);
     if ty.is_tensor() {
-        l.b.ins("bar.sync 0");
+        l.barrier();
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::arith::{map_regs, ty};
 use super::coords::{bases, flatten, layout_of, reg_coords};
-use super::reduce::{ld_shared, slot_bytes, st_shared};
+use super::shared::{ld_shared, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
@@ -425,10 +425,8 @@ fn broadcast_from_owners(l: &mut Lower, ty: &Type, regs: &[Reg], owner: Reg) -> 
         }
     };
     let numel: u32 = ty.shape().iter().product::<u32>().max(1);
-    l.smem_bytes = l.smem_bytes.max(numel * bytes);
     l.b.comment("atomic: broadcast the owners' old values through shared memory");
-    let base = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mov.u32 {base}, global_smem"));
+    let base = l.scratch(numel * bytes);
     let addrs: Vec<Reg> = flat_regs
         .iter()
         .map(|&c| {
@@ -444,9 +442,9 @@ fn broadcast_from_owners(l: &mut Lower, ty: &Type, regs: &[Reg], owner: Reg) -> 
         st_shared(l, a, r);
     }
     l.b.label(&label);
-    l.b.ins("bar.sync 0");
+    l.barrier();
     let out = addrs.iter().map(|&a| ld_shared(l, a, class)).collect();
-    l.b.ins("bar.sync 0");
+    l.barrier();
     Ok(out)
 }
 

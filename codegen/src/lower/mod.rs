@@ -15,12 +15,16 @@ mod coords;
 mod debug;
 mod dot;
 mod fpops;
+mod local;
 mod math;
 mod memory;
 mod reduce;
 mod scan;
 mod shape;
+mod shared;
 mod shuffle;
+mod wgmma;
+mod wgmma_desc;
 
 use std::collections::HashMap;
 
@@ -30,6 +34,7 @@ use tessel_tile::ops::{Attr, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::ptx::{Builder, Param, Reg, RegClass, module};
+use crate::smem::{Access, Allocation, Hazards, Span};
 use crate::{CompileError, Kernel, Source};
 
 /// The PTX register class holding one element.
@@ -74,8 +79,13 @@ pub(crate) struct Lower<'f> {
     pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
     pub parity_cache: HashMap<u32, Reg>,
-    /// Dynamic shared memory needed (bytes); every user starts at offset 0 and ends with a barrier.
+    /// Dynamic shared memory needed (bytes): the allocator's buffers and the highest scratch end.
     pub smem_bytes: u32,
+    /// Where every shared-memory buffer sits, and the shared-memory accesses since the last barrier.
+    pub alloc: Allocation,
+    pub hazards: Hazards,
+    /// The op being lowered (its scratch sits above the buffers live at it).
+    pub cur_op: OpId,
     /// How many ops use each value, and the op defining each op result (for local pattern matches such as
     /// multiply-add contraction).
     pub uses: Vec<u32>,
@@ -137,7 +147,42 @@ impl<'f> Lower<'f> {
         Ok(yielded)
     }
 
+    /// The shared-memory buffer spans op `o` reads and writes (scratch is reported by its user).
+    pub(crate) fn buffer_spans(&self, o: OpId) -> Vec<Span> {
+        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. });
+        crate::smem::alloc::buffer_operands(self.f, o)
+            .into_iter()
+            .filter_map(|(v, write)| {
+                let b = self.alloc.buffer(v)?;
+                let kind = if write {
+                    Access::Write
+                } else if async_reads {
+                    Access::AsyncRead
+                } else {
+                    Access::Read
+                };
+                Some((b.offset, b.offset + b.bytes, kind))
+            })
+            .collect()
+    }
+
+    /// The buffer spans of every op of region `r` and the regions nested in it.
+    pub(crate) fn region_spans(&self, r: RegionId) -> Vec<Span> {
+        let mut out = Vec::new();
+        self.f.walk(r, &mut |o| out.extend(self.buffer_spans(o)));
+        out
+    }
+
     fn op(&mut self, o: OpId) -> Result<(), CompileError> {
+        self.cur_op = o;
+        let spans = self.buffer_spans(o);
+        self.sync_for(&spans);
+        self.lower_op(o)?;
+        self.hazards.record(&spans);
+        Ok(())
+    }
+
+    fn lower_op(&mut self, o: OpId) -> Result<(), CompileError> {
         let data = self.f.op(o).clone();
         let ops = &data.operands;
         let res = data.results.first().copied();
@@ -192,7 +237,12 @@ impl<'f> Lower<'f> {
             Op::For(_) => control::for_loop(self, &data)?,
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,
-            Op::DebugBarrier => self.b.ins("bar.sync 0"),
+            Op::DebugBarrier => self.barrier(),
+            Op::LocalAlloc => local::alloc(self, &data)?,
+            Op::LocalStore => local::store(self, &data)?,
+            Op::LocalLoad => local::load(self, &data)?,
+            Op::LocalDealloc => {}
+            Op::WarpGroupDot { precision, .. } => wgmma::warpgroup_dot(self, &data, *precision)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
@@ -242,6 +292,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         coord_cache: HashMap::new(),
         parity_cache: HashMap::new(),
         smem_bytes: 0,
+        alloc: Allocation::plan(f)?,
+        hazards: Hazards::default(),
+        cur_op: OpId(0),
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),
@@ -288,6 +341,23 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     l.region(f.body)?;
     l.b.label("$L_exit");
     l.b.ins("ret");
+    l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());
+    let capacity = arch.smem_per_block();
+    if l.smem_bytes > capacity {
+        let mut msg = format!(
+            "the kernel needs {} bytes of shared memory, more than the {capacity} one CTA can have on {arch}",
+            l.smem_bytes
+        );
+        for b in &l.alloc.buffers {
+            let name = f.value(b.value).name.clone().map_or_else(|| b.value.to_string(), |n| format!("%{n}"));
+            msg += &format!("; {name}: {} bytes at offset {}", b.bytes, b.offset);
+        }
+        if l.smem_bytes > l.alloc.buffer_bytes() {
+            msg += &format!("; scratch up to offset {}", l.smem_bytes);
+        }
+        return Err(CompileError::new(msg));
+    }
+    l.b.set_header(l.alloc.table(f));
     let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
 }

@@ -6,6 +6,7 @@
 use tessel_tile::ir::{OpData, RegionId};
 
 use super::coords::{bases, flatten, layout_of, reg_coords, remap};
+use super::shared::{ld_shared_run, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
@@ -61,71 +62,6 @@ pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: &str, c: u32) -> 
 /// `shfl.sync.bfly` with lane mask `lane_mask`.
 fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
     shuffle(l, v, "bfly", &lane_mask.to_string(), 31)
-}
-
-pub(crate) fn slot_bytes(c: RegClass) -> u32 {
-    if c.bits() == 64 { 8 } else { 4 }
-}
-
-pub(crate) fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
-    match v.class {
-        RegClass::B16 => l.b.ins(format!("st.shared.b16 [{addr}], {v}")),
-        RegClass::Pred => {
-            let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
-            l.b.ins(format!("st.shared.b32 [{addr}], {w}"));
-        }
-        c => l.b.ins(format!("st.shared.b{} [{addr}], {v}", c.bits())),
-    }
-}
-
-pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
-    let d = l.b.reg(class);
-    match class {
-        RegClass::B16 => l.b.ins(format!("ld.shared.b16 {d}, [{addr}]")),
-        RegClass::Pred => {
-            let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("ld.shared.b32 {w}, [{addr}]"));
-            l.b.ins(format!("setp.ne.u32 {d}, {w}, 0"));
-        }
-        c => l.b.ins(format!("ld.shared.b{} {d}, [{addr}]", c.bits())),
-    }
-    d
-}
-
-/// `n` consecutive slots (of [`slot_bytes`] each) from `addr`, as `ld.shared.v4.b32` / `.v2.b64` where the
-/// slots allow (a 32-bit slot holding a 16-bit value is not a packed vector: those stay scalar).
-fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -> Vec<Reg> {
-    let vec = match class {
-        RegClass::B32 | RegClass::F32 | RegClass::Pred => 4,
-        RegClass::B64 | RegClass::F64 => 2,
-        RegClass::B16 => 1,
-    }
-    .min(n);
-    let bytes = slot_bytes(class);
-    let mut out = Vec::with_capacity(n as usize);
-    for first in (0..n).step_by(vec as usize) {
-        let at = l.b.reg(RegClass::B32);
-        l.b.ins(format!("add.u32 {at}, {addr}, {}", first * bytes));
-        if vec == 1 {
-            out.push(ld_shared(l, at, class));
-            continue;
-        }
-        let load_class = if class == RegClass::Pred { RegClass::B32 } else { class };
-        let regs: Vec<Reg> = (0..vec).map(|_| l.b.reg(load_class)).collect();
-        let list = regs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-        l.b.ins(format!("ld.shared.v{vec}.b{} {{{list}}}, [{at}]", load_class.bits()));
-        for r in regs {
-            if class == RegClass::Pred {
-                let p = l.b.reg(RegClass::Pred);
-                l.b.ins(format!("setp.ne.u32 {p}, {r}, 0"));
-                out.push(p);
-            } else {
-                out.push(r);
-            }
-        }
-    }
-    out
 }
 
 pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), CompileError> {
@@ -188,7 +124,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         let out_shape = drop_axis(&shape);
         let out_numel: u32 = out_shape.iter().product::<u32>().max(1);
         let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * w * slot_bytes(c)).collect();
-        l.smem_bytes = l.smem_bytes.max(region_bytes.iter().sum());
+        let scratch_bytes: u32 = region_bytes.iter().sum();
         l.b.comment("reduce: combine the warps of the axis through shared memory");
         // Slot of (output element e, axis warp index wa) = e * w + wa; e = thread part ^ register key. Both
         // thread parts are linear in the thread id: one for the loads (wa = 0), one for the stores.
@@ -201,8 +137,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         }
         let ld_thread = l.thread_xor(lv.clone(), wv);
         let st_thread = l.thread_xor(lv, wv_store);
-        let base = l.b.reg(RegClass::B32);
-        l.b.ins(format!("mov.u32 {base}, global_smem"));
+        let base = l.scratch(scratch_bytes);
         let mut slots = Vec::new();
         for (g, (key, _)) in groups.iter().enumerate() {
             let k = flatten(key, &out_shape) << logw;
@@ -220,7 +155,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             }
             slots.push(l.xor_const(ld_thread, k, 0));
         }
-        l.b.ins("bar.sync 0");
+        l.barrier();
         for (g, slot) in slots.iter().enumerate() {
             // Each operand's `w` partials of this group are contiguous: load them with vector accesses.
             let mut off = 0;
@@ -244,7 +179,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             }
             groups[g].1 = acc.unwrap();
         }
-        l.b.ins("bar.sync 0");
+        l.barrier();
     }
 
     // 4. The results in the slice layout (or scalars).

@@ -26,7 +26,8 @@ use tessel_tile::ir::{OpData, RegionId};
 use super::Lower;
 use super::arith::select_reg;
 use super::coords::{bases, flatten, layout_of, reg_coords};
-use super::reduce::{combine, ld_shared, shuffle, slot_bytes, st_shared};
+use super::reduce::{combine, shuffle};
+use super::shared::{ld_shared, slot_bytes, st_shared};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
 
@@ -339,7 +340,7 @@ fn warp_segment(
     let slot = |c: &[u32]| pext(flatten(c, shape), keep);
     let slots = numel >> lo;
     let region_bytes: Vec<u32> = classes.iter().map(|&c| slots * slot_bytes(c)).collect();
-    l.smem_bytes = l.smem_bytes.max(region_bytes.iter().sum());
+    let scratch_bytes: u32 = region_bytes.iter().sum();
     // q: this warp's position in scan order among the warps of the segment.
     let q = l.b.reg(RegClass::B32);
     l.b.ins(format!("mov.b32 {q}, {rev_k}", rev_k = if rev != 0 { w - 1 } else { 0 }));
@@ -356,8 +357,7 @@ fn warp_segment(
     let seg_free =
         warp_bases.iter().enumerate().map(|(i, b)| if seg.basis.contains(&(i as u32)) { 0 } else { slot(b) }).collect();
     let base_thread = l.thread_xor(lane_keys, seg_free);
-    let smem = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mov.u32 {smem}, global_smem"));
+    let smem = l.scratch(scratch_bytes);
     let address = |l: &mut Lower, idx: Reg, op: usize| {
         let addr = l.b.reg(RegClass::B32);
         l.b.ins(format!("mad.lo.u32 {addr}, {idx}, {}, {smem}", slot_bytes(classes[op])));
@@ -383,7 +383,7 @@ fn warp_segment(
             st_shared(l, addr, total);
         }
     }
-    l.b.ins("bar.sync 0");
+    l.barrier();
     let before: Vec<Reg> = (1..w)
         .map(|i| {
             let p = l.b.reg(RegClass::Pred);
@@ -428,6 +428,6 @@ fn warp_segment(
             }
         }
     }
-    l.b.ins("bar.sync 0");
+    l.barrier();
     Ok(())
 }

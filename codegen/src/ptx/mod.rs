@@ -74,6 +74,8 @@ pub struct Builder {
     strings: Vec<(String, Vec<u8>)>,
     /// Bytes of the kernel's `.local` scratch buffer (0: none); every user starts at offset 0.
     local_bytes: u32,
+    /// Comment lines printed at the top of the entry body (the shared-memory table).
+    header: String,
 }
 
 /// The `.local` scratch buffer of a kernel (one per entry, sized for its largest user).
@@ -107,6 +109,11 @@ impl Builder {
     /// values computed there dominate every use, whatever branch first asked for them.
     pub fn set_prologue(&mut self, on: bool) {
         self.in_prologue = on;
+    }
+
+    /// Comment lines (each starting with `//`) printed at the top of the entry body.
+    pub fn set_header(&mut self, text: String) {
+        self.header = text;
     }
 
     /// A comment line.
@@ -166,6 +173,9 @@ impl Builder {
     /// Register (and scratch buffer) declarations followed by the instructions, without dead pure ones.
     pub fn finish(&self) -> String {
         let mut s = String::new();
+        for line in self.header.lines() {
+            let _ = writeln!(s, "    {line}");
+        }
         if self.local_bytes > 0 {
             let _ = writeln!(s, "    .local .align 8 .b8 {LOCAL_DEPOT}[{}];", self.local_bytes);
         }
@@ -197,7 +207,7 @@ pub fn module(arch: Target, name: &str, params: &[Param], threads: u32, uses_sme
         let _ = writeln!(s, "{decls}");
     }
     if uses_smem {
-        let _ = writeln!(s, ".extern .shared .align 16 .b8 global_smem[];\n");
+        let _ = writeln!(s, ".extern .shared .align 1024 .b8 global_smem[];\n");
     }
     let _ = writeln!(s, ".visible .entry {name}(");
     let ps: Vec<String> = params.iter().map(|p| format!("    .param {} {}", p.ty, p.name)).collect();

@@ -274,7 +274,11 @@ impl Program<'_> {
                 let init = match ins.first() {
                     Some(&v) => self.tensor(v).clone(),
                     // Fresh shared memory holds garbage; NaN (or 0 for integers) makes reads before writes show.
-                    None => Tensor::splat(shape, Elem::Scalar(elem), if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) }),
+                    None => Tensor::splat(
+                        shape,
+                        Elem::Scalar(elem),
+                        if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) },
+                    ),
                 };
                 self.smem.push(Some(init));
                 self.env[data.results[0].index()] = Some(Value::Smem(self.smem.len() - 1));

@@ -148,8 +148,8 @@ pub fn operand_shared_layout(shape: &[u32], elem: ScalarType, is_b: bool, mn_maj
 /// shared-memory stores as wide as the registers allow.
 fn fastest_dim_is(f: &Func, v: ValueId, dim: usize) -> bool {
     let Some(l) = f.ty(v).layout() else { return false };
-    let unit = |b: &&tessel_layouts::Basis| b.iter().filter(|&&x| x != 0).count() == 1 && b.iter().any(|&x| x == 1);
-    let mut bases = l.linear.bases("register").into_iter().chain(l.linear.bases("lane"));
+    let unit = |b: &&tessel_layouts::Basis| b.iter().filter(|&&x| x != 0).count() == 1 && b.contains(&1);
+    let mut bases = l.linear.bases("register").iter().chain(l.linear.bases("lane"));
     bases.find(unit).is_some_and(|b| b[dim] == 1)
 }
 

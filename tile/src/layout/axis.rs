@@ -489,7 +489,9 @@ fn binary(op: BinOp, a: &AxisInfo, b: &AxisInfo, shape: &[u64], scale: u64) -> O
                     // `x % n` with `n` uniform along the dim and known to be a multiple of 2^j: wraps happen only
                     // at multiples of 2^j, so runs of x stay runs (Triton's rule: gcd of x's contiguity and n's
                     // divisibility).
-                    (BinOp::Rem, None) if b.constancy[k] >= shape[k] && b.divisibility[k] > 1 => {
+                    (BinOp::Rem, None)
+                        if b.constancy[k] >= shape.get(k).copied().unwrap_or(1) && b.divisibility[k] > 1 =>
+                    {
                         b.divisibility[k].min(1 << 62) as i64
                     }
                     _ => continue,

@@ -433,7 +433,11 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     let hopper = matches!(&spec, DistributedLayout::Nvmma(m) if m.is_hopper());
                     // wgmma reads B (and A, unless it is a register tensor) from shared memory: a tensor operand
                     // of `dot` there is staged by `accelerate`, so it may keep any layout.
-                    let a = if !tensor(0) || (hopper && matches!(d.op, Op::Dot { .. })) { None } else { Some(opnd(0, &shape(0))?) };
+                    let a = if !tensor(0) || (hopper && matches!(d.op, Op::Dot { .. })) {
+                        None
+                    } else {
+                        Some(opnd(0, &shape(0))?)
+                    };
                     let b = if hopper { None } else { Some(opnd(1, &shape(1))?) };
                     Some(vec![a, b, Some(r)])
                 }

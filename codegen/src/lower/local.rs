@@ -1,0 +1,140 @@
+//! `local_alloc`, `local_store`, `local_load`: a distributed tensor into and out of a shared-memory buffer.
+//!
+//! A memdesc value is lowered to the 32-bit shared-window address of its buffer (the allocator's offset from
+//! `global_smem`). Register `r` of thread (lane, warp) holds the element at `D(r, lane, warp)`, which the
+//! buffer keeps at offset `S⁻¹(D(r, lane, warp))`: the composition `S⁻¹ ∘ D` (`invert_and_compose`) is a
+//! linear map from the thread's registers and id to offsets, so each access is the XOR of a per-thread part
+//! (computed once, from `%tid`) and a per-register constant. Runs of registers at consecutive offsets become
+//! vector accesses of up to 16 bytes.
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::{OpData, ValueId};
+
+use super::coords::{bases, layout_of};
+use super::shared::{ld_vec, pack};
+use super::{Lower, class_of};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass};
+
+/// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
+fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
+    dist.invert_and_compose(shared)
+        .map_err(|e| CompileError::new(format!("the shared layout does not hold the tensor's elements: {e}")))
+}
+
+/// The offset of register `r` at lane = warp = 0.
+fn reg_offset(map: &LinearLayout, r: u32) -> u32 {
+    map.apply_named(&[("register", r)])[0].1
+}
+
+/// The widest run length `v` (at most 16 bytes) such that every aligned run of `v` registers sits at `v`
+/// consecutive, `v`-aligned offsets whatever the thread.
+fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32) -> u32 {
+    let thread: Vec<u32> = ["lane", "warp"].iter().flat_map(|d| bases(map, d)).map(|b| b[0]).collect();
+    let mut v = (16 / elem_bytes).min(n).max(1);
+    // 8-bit elements live one per 16-bit register: they are moved one at a time.
+    if elem_bytes == 1 {
+        return 1;
+    }
+    while v > 1 {
+        let runs = (0..n).step_by(v as usize).all(|r0| {
+            let o0 = reg_offset(map, r0);
+            o0 % v == 0 && (0..v).all(|i| reg_offset(map, r0 + i) == o0 + i)
+        });
+        if runs && thread.iter().all(|t| t % v == 0) {
+            break;
+        }
+        v /= 2;
+    }
+    v
+}
+
+/// Per-run addresses: `(first register, run length, address)`.
+fn accesses(l: &mut Lower, map: &LinearLayout, n: u32, elem_bytes: u32, base: Reg) -> Vec<(u32, u32, Reg)> {
+    let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
+    let thread = l.thread_xor(offset_part("lane"), offset_part("warp"));
+    let v = vector_width(map, n, elem_bytes);
+    (0..n)
+        .step_by(v as usize)
+        .map(|r0| {
+            let idx = l.xor_const(thread, reg_offset(map, r0), 0);
+            let a = l.b.reg(RegClass::B32);
+            l.b.ins(format!("mad.lo.u32 {a}, {idx}, {elem_bytes}, {base}"));
+            (r0, v, a)
+        })
+        .collect()
+}
+
+/// Bits one element occupies in shared memory.
+fn elem_bits(l: &Lower, v: ValueId) -> u32 {
+    l.f.ty(v).memdesc().map_or(32, |(_, e, _)| e.bits())
+}
+
+/// Writes tensor `x` into buffer `mem` at address `base`.
+fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), CompileError> {
+    let (_, _, shared) = l.f.ty(mem).memdesc().expect("verified: a memdesc");
+    let map = offsets(layout_of(l.f.ty(x))?, &shared.linear)?;
+    let bits = elem_bits(l, mem);
+    let regs = l.get(x)?.to_vec();
+    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base) {
+        let vals = &regs[r0 as usize..(r0 + v) as usize];
+        if bits == 8 {
+            l.b.ins(format!("st.shared.b8 [{addr}], {}", vals[0]));
+            continue;
+        }
+        let (ty, operand) = pack(l, vals, bits);
+        l.b.ins(format!("st.shared{ty} [{addr}], {operand}"));
+    }
+    Ok(())
+}
+
+pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let v = data.results[0];
+    let offset = l.alloc.buffer(v).ok_or_else(|| CompileError::new(format!("buffer {v} was not allocated")))?.offset;
+    let base = l.b.reg(RegClass::B32);
+    l.b.ins(format!("mov.u32 {base}, global_smem"));
+    if offset != 0 {
+        l.b.ins(format!("add.u32 {base}, {base}, {offset}"));
+    }
+    l.vals.insert(v, vec![base]);
+    if let Some(&x) = data.operands.first() {
+        write(l, x, v, base)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (x, mem) = (data.operands[0], data.operands[1]);
+    let base = l.get(mem)?[0];
+    write(l, x, mem, base)
+}
+
+pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (mem, v) = (data.operands[0], data.results[0]);
+    let base = l.get(mem)?[0];
+    let (_, _, shared) = l.f.ty(mem).memdesc().expect("verified: a memdesc");
+    let map = offsets(layout_of(l.f.ty(v))?, &shared.linear)?;
+    let bits = elem_bits(l, mem);
+    let class = class_of(l.elem_of(v)?)?;
+    let n = l.num_regs(l.f.ty(v))? as u32;
+    let mut out = Vec::with_capacity(n as usize);
+    for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base) {
+        if bits == 8 {
+            let d = l.b.reg(RegClass::B16);
+            l.b.ins(format!("ld.shared.b8 {d}, [{addr}]"));
+            out.push(d);
+            continue;
+        }
+        for d in ld_vec(l, addr, len, bits) {
+            out.push(if d.class == class {
+                d
+            } else {
+                let c = l.b.reg(class);
+                l.b.ins(format!("mov.b{bits} {c}, {d}"));
+                c
+            });
+        }
+    }
+    l.vals.insert(v, out);
+    Ok(())
+}

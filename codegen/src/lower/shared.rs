@@ -1,0 +1,159 @@
+//! Shared-memory access from lowered code: the scalar and vector `st.shared`/`ld.shared` forms every user
+//! shares, the scratch space an op borrows (placed by the allocator above the buffers live at that op, after
+//! a barrier when the barrier analysis says earlier accesses may still be in flight), and CTA barriers.
+
+use super::Lower;
+use crate::ptx::{Reg, RegClass};
+use crate::smem::{Access, Sync};
+
+impl Lower<'_> {
+    /// A CTA barrier: every shared-memory access before it is complete for every thread after it.
+    pub(crate) fn barrier(&mut self) {
+        self.b.ins("bar.sync 0");
+        self.hazards.clear();
+    }
+
+    /// Emits what the barrier analysis requires before `spans` are accessed.
+    pub(crate) fn sync_for(&mut self, spans: &[crate::smem::Span]) {
+        match self.hazards.needs(spans) {
+            Sync::None => {}
+            Sync::Barrier => self.barrier(),
+            Sync::FenceBarrier => {
+                self.b.ins("fence.proxy.async.shared::cta");
+                self.barrier();
+            }
+        }
+    }
+
+    /// `bytes` of scratch for the op being lowered: the address of its first byte. The space sits above every
+    /// buffer live at the op; a barrier comes first if an earlier access to it may still be in flight. Users
+    /// end with [`Lower::barrier`] so that the next user may reuse the space.
+    pub(crate) fn scratch(&mut self, bytes: u32) -> Reg {
+        let at = self.alloc.scratch_base(self.cur_op);
+        let span = [(at, at + bytes, Access::Write)];
+        self.sync_for(&span);
+        self.hazards.record(&span);
+        self.smem_bytes = self.smem_bytes.max(at + bytes);
+        let base = self.b.reg(RegClass::B32);
+        self.b.ins(format!("mov.u32 {base}, global_smem"));
+        if at != 0 {
+            self.b.ins(format!("add.u32 {base}, {base}, {at}"));
+        }
+        base
+    }
+}
+
+pub(crate) fn slot_bytes(c: RegClass) -> u32 {
+    if c.bits() == 64 { 8 } else { 4 }
+}
+
+pub(crate) fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
+    match v.class {
+        RegClass::B16 => l.b.ins(format!("st.shared.b16 [{addr}], {v}")),
+        RegClass::Pred => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
+            l.b.ins(format!("st.shared.b32 [{addr}], {w}"));
+        }
+        c => l.b.ins(format!("st.shared.b{} [{addr}], {v}", c.bits())),
+    }
+}
+
+pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
+    let d = l.b.reg(class);
+    match class {
+        RegClass::B16 => l.b.ins(format!("ld.shared.b16 {d}, [{addr}]")),
+        RegClass::Pred => {
+            let w = l.b.reg(RegClass::B32);
+            l.b.ins(format!("ld.shared.b32 {w}, [{addr}]"));
+            l.b.ins(format!("setp.ne.u32 {d}, {w}, 0"));
+        }
+        c => l.b.ins(format!("ld.shared.b{} {d}, [{addr}]", c.bits())),
+    }
+    d
+}
+
+/// `n` consecutive slots (of [`slot_bytes`] each) from `addr`, as `ld.shared.v4.b32` / `.v2.b64` where the
+/// slots allow (a 32-bit slot holding a 16-bit value is not a packed vector: those stay scalar).
+pub(crate) fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -> Vec<Reg> {
+    let vec = match class {
+        RegClass::B32 | RegClass::F32 | RegClass::Pred => 4,
+        RegClass::B64 | RegClass::F64 => 2,
+        RegClass::B16 => 1,
+    }
+    .min(n);
+    let bytes = slot_bytes(class);
+    let mut out = Vec::with_capacity(n as usize);
+    for first in (0..n).step_by(vec as usize) {
+        let at = l.b.reg(RegClass::B32);
+        l.b.ins(format!("add.u32 {at}, {addr}, {}", first * bytes));
+        if vec == 1 {
+            out.push(ld_shared(l, at, class));
+            continue;
+        }
+        let load_class = if class == RegClass::Pred { RegClass::B32 } else { class };
+        let regs: Vec<Reg> = (0..vec).map(|_| l.b.reg(load_class)).collect();
+        let list = regs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+        l.b.ins(format!("ld.shared.v{vec}.b{} {{{list}}}, [{at}]", load_class.bits()));
+        for r in regs {
+            if class == RegClass::Pred {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.ins(format!("setp.ne.u32 {p}, {r}, 0"));
+                out.push(p);
+            } else {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// The type suffix and operand of a store of `vals` (16-bit pairs packed into .b32 words).
+pub(crate) fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, String) {
+    let words: Vec<Reg> = if bits == 16 && vals.len() >= 2 {
+        vals.chunks(2)
+            .map(|p| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", p[0], p[1]));
+                w
+            })
+            .collect()
+    } else {
+        vals.to_vec()
+    };
+    let wb = if bits == 16 && vals.len() >= 2 { 32 } else { bits };
+    let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+    match words.len() {
+        1 => (format!(".b{wb}"), list),
+        n => (format!(".v{n}.b{wb}"), format!("{{{list}}}")),
+    }
+}
+
+/// `v` elements of `bits` from `addr`, one register each (of the storage class for that width).
+pub(crate) fn ld_vec(l: &mut Lower, addr: Reg, v: u32, bits: u32) -> Vec<Reg> {
+    let class = match bits {
+        16 => RegClass::B16,
+        32 => RegClass::B32,
+        _ => RegClass::B64,
+    };
+    let dst: Vec<Reg> = (0..v).map(|_| l.b.reg(class)).collect();
+    if bits == 16 && v >= 2 {
+        let words: Vec<Reg> = (0..v / 2).map(|_| l.b.reg(RegClass::B32)).collect();
+        let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+        let (ty, op) = if words.len() == 1 {
+            (".b32".to_string(), list)
+        } else {
+            (format!(".v{}.b32", words.len()), format!("{{{list}}}"))
+        };
+        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
+        for (i, w) in words.iter().enumerate() {
+            l.b.ins(format!("mov.b32 {{{}, {}}}, {w}", dst[2 * i], dst[2 * i + 1]));
+        }
+    } else {
+        let list = dst.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
+        let op = if v == 1 { list } else { format!("{{{list}}}") };
+        let ty = if v == 1 { format!(".b{bits}") } else { format!(".v{v}.b{bits}") };
+        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
+    }
+    dst
+}

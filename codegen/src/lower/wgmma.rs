@@ -1,0 +1,253 @@
+//! `warpgroup_dot` on sm_90a: `wgmma.mma_async` with both operands read from shared memory through matrix
+//! descriptors, accumulating in registers.
+//!
+//! The accumulator's layout must be an MMA v3 layout whose instruction tile is `64 x N` per warpgroup: register
+//! `4j + 2h + c` of lane `l` (g = l/4, q = l%4) in warp `w` of the warpgroup holds element
+//! `(16w + g + 8h, 8j + 2q + c)` of the tile (PTX ISA, wgmma D fragment; ptx.md §5.3). Rather than trusting the
+//! layout's spelling, the lowering reads the tiles off its linear layout (the registers at lane 0 of warp 0
+//! give each tile's origin and fragment index) and then checks every register of every thread against the
+//! fragment formula, so a layout the instruction cannot produce is an error, not wrong code. The warpgroup's
+//! own offset (warp bits 2 and up) is a per-thread part of the operand addresses.
+//!
+//! Each tile gets `K / k` instructions (k = 32 bytes of the operand type), issued between `wgmma.fence` and
+//! one `commit_group`, then `wait_group 0`: the result is complete when the op ends (the pipeliner will make
+//! the wait asynchronous). The accumulator is copied to fresh registers first, which the instructions then
+//! update in place.
+
+use std::collections::BTreeMap;
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::OpData;
+use tessel_tile::ops::InputPrecision;
+use tessel_tile::types::ScalarType;
+
+use super::Lower;
+use super::coords::{bases, layout_of};
+use super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass};
+
+use ScalarType::*;
+
+/// The PTX type of a wgmma operand (`.f16`, `.tf32`, `.e4m3`, `.s8`...).
+fn operand_type(t: ScalarType, precision: InputPrecision) -> Result<&'static str, CompileError> {
+    Ok(match t {
+        F16 => "f16",
+        BF16 => "bf16",
+        F32 if precision == InputPrecision::Tf32 => "tf32",
+        F8E4M3 => "e4m3",
+        F8E5M2 => "e5m2",
+        I8 => "s8",
+        U8 => "u8",
+        other => {
+            return Err(CompileError::new(format!(
+                "wgmma has no form for {other} operands with input precision {}",
+                precision.word()
+            )));
+        }
+    })
+}
+
+/// One instruction tile of the accumulator: its origin and its registers in fragment order.
+struct Tile {
+    origin: (u32, u32),
+    regs: Vec<usize>,
+}
+
+/// Reads the instruction tiles (`64 x n` each) off the accumulator layout and checks the fragment mapping for
+/// every register, lane and warp.
+fn tiles(lc: &LinearLayout, n: u32, num_warps: u32) -> Result<Vec<Tile>, CompileError> {
+    let coord = |r: u32, lane: u32, warp: u32| {
+        let c = lc.apply_named(&[("register", r), ("lane", lane), ("warp", warp)]);
+        (c[0].1, c[1].1)
+    };
+    let bad = |what: String| CompileError::new(format!("the accumulator layout is not a wgmma fragment: {what}"));
+    let mut by_origin: BTreeMap<(u32, u32), Vec<Option<usize>>> = BTreeMap::new();
+    let n_regs = lc.in_dim_size("register");
+    for r in 0..n_regs {
+        let (row, col) = coord(r, 0, 0);
+        let (h, j, c) = ((row % 16) / 8, (col % n) / 8, col % 2);
+        if row % 8 != 0 || col % 8 > 1 {
+            return Err(bad(format!("register {r} of thread 0 holds ({row}, {col})")));
+        }
+        let origin = (row - row % 16, col - col % n);
+        let frag = by_origin.entry(origin).or_insert_with(|| vec![None; (n / 2) as usize]);
+        let i = (4 * j + 2 * h + c) as usize;
+        if frag[i].replace(r as usize).is_some() {
+            return Err(bad(format!("two registers hold fragment element {i} of the tile at {origin:?}")));
+        }
+    }
+    // Every thread: register r holds the fragment element of its tile, shifted by its warpgroup's offset.
+    let wg_offset = |warp: u32| coord(0, 0, warp & !3);
+    let mut out = Vec::new();
+    for (origin, frag) in by_origin {
+        let regs: Vec<usize> = frag
+            .iter()
+            .map(|x| x.ok_or_else(|| bad(format!("the tile at {origin:?} is missing registers"))))
+            .collect::<Result<_, _>>()?;
+        for (i, &r) in regs.iter().enumerate() {
+            let (j, h, c) = (i as u32 / 4, (i as u32 / 2) % 2, i as u32 % 2);
+            for warp in 0..num_warps {
+                let (wr, wc) = wg_offset(warp);
+                for lane in 0..32 {
+                    let (g, q) = (lane / 4, lane % 4);
+                    let want = ((origin.0 + 16 * (warp % 4) + g + 8 * h) ^ wr, (origin.1 + 8 * j + 2 * q + c) ^ wc);
+                    let got = coord(r as u32, lane, warp);
+                    if got != want {
+                        return Err(bad(format!(
+                            "register {r} of lane {lane} in warp {warp} holds {got:?}, the fragment needs {want:?}"
+                        )));
+                    }
+                }
+            }
+        }
+        out.push(Tile { origin, regs });
+    }
+    Ok(out)
+}
+
+/// A warpgroup's offset along `dim` of the accumulator, per warp bit.
+fn warpgroup_bits(lc: &LinearLayout, dim: usize) -> Vec<u32> {
+    bases(lc, "warp").iter().enumerate().map(|(i, b)| if i < 2 { 0 } else { b[dim] }).collect()
+}
+
+/// One operand: its buffer address, offsets, descriptor, and the per-thread offset of the warpgroup's rows.
+struct OperandDesc {
+    base: Reg,
+    offsets: Offsets,
+    desc: MatrixDesc,
+    elem_bytes: u32,
+    /// Per-thread element offset of the warpgroup's first row (None: warpgroup 0 only).
+    thread: Option<Reg>,
+}
+
+impl OperandDesc {
+    /// The 64-bit descriptor of the tile starting at (row, k) of the warpgroup.
+    fn at(&self, l: &mut Lower, op: Operand, row: u32, k: u32) -> Reg {
+        let c = match op {
+            Operand::A => [row, k],
+            Operand::B => [k, row],
+        };
+        let off = l.xor_const(self.thread, self.offsets.of(c), 0);
+        let (lo, hi, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
+        l.b.ins(format!("mad.lo.u32 {lo}, {off}, {}, {}", self.elem_bytes, self.base));
+        l.b.ins(format!("bfe.u32 {lo}, {lo}, 4, 14"));
+        l.b.ins(format!("or.b32 {lo}, {lo}, {}", self.desc.lbo_field()));
+        l.b.ins(format!("mov.b32 {hi}, {}", self.desc.hi_word()));
+        l.b.ins(format!("mov.b64 {d}, {{{lo}, {hi}}}"));
+        d
+    }
+}
+
+pub(crate) fn warpgroup_dot(l: &mut Lower, data: &OpData, precision: InputPrecision) -> Result<(), CompileError> {
+    if l.arch != tessel_tile::Target::Sm90a {
+        return Err(CompileError::new(format!("warpgroup_dot (wgmma) needs sm_90a, the kernel targets {}", l.arch)));
+    }
+    let f = l.f;
+    let [a, b, acc] = [data.operands[0], data.operands[1], data.operands[2]];
+    let v = data.results[0];
+    let Some((a_shape, a_elem, a_layout)) = f.ty(a).memdesc() else {
+        return Err(CompileError::new("wgmma with A in registers is not supported yet; stage A in shared memory"));
+    };
+    let (_, b_elem, b_layout) = f.ty(b).memdesc().expect("verified: B is a memdesc");
+    let (lc, acc_t) = (layout_of(f.ty(v))?.clone(), l.scalar_of(v)?);
+    let ty_a = operand_type(a_elem, precision)?;
+    let ty_b = operand_type(b_elem, precision)?;
+    let ty_d = match acc_t {
+        F32 if a_elem.is_float() => "f32",
+        I32 if !a_elem.is_float() => "s32",
+        other => return Err(CompileError::new(format!("wgmma cannot accumulate {a_elem} products into {other}"))),
+    };
+    let Some(tessel_layouts::AnyLayout::Distributed(tessel_layouts::DistributedLayout::Nvmma(mma))) =
+        f.ty(v).layout().and_then(|x| x.spec.clone())
+    else {
+        return Err(CompileError::new("the accumulator of warpgroup_dot must have an NVMMADistributedLayout"));
+    };
+    let (n, k_instr) = (mma.instr_shape[1], mma.instr_shape[2]);
+    let eb = a_elem.bits() / 8;
+    if k_instr * eb != 32 || a_shape[1] % k_instr != 0 {
+        return Err(CompileError::new(format!(
+            "instruction K {k_instr} does not match {a_elem} operands (32 bytes per instruction) and K = {}",
+            a_shape[1]
+        )));
+    }
+    let tiles = tiles(&lc, n, l.num_warps)?;
+    let k_steps = a_shape[1] / k_instr;
+
+    // Descriptors: derived from each buffer's layout and checked at every tile and K step of every warpgroup.
+    let wg_row_bits = warpgroup_bits(&lc, 0);
+    let wg_col_bits = warpgroup_bits(&lc, 1);
+    let wg_origins = |bits: &[u32]| -> Vec<u32> {
+        let mut v = vec![0u32];
+        for &x in bits.iter().filter(|&&x| x != 0) {
+            let more: Vec<u32> = v.iter().map(|y| y ^ x).collect();
+            v.extend(more);
+        }
+        v
+    };
+    let (wg_rows, wg_cols) = (wg_origins(&wg_row_bits), wg_origins(&wg_col_bits));
+    let mut a_origins = Vec::new();
+    let mut b_origins = Vec::new();
+    for t in &tiles {
+        for ks in 0..k_steps {
+            a_origins.extend(wg_rows.iter().map(|&w| (t.origin.0 ^ w, ks * k_instr)));
+            b_origins.extend(wg_cols.iter().map(|&w| (t.origin.1 ^ w, ks * k_instr)));
+        }
+    }
+    let mk = |l: &mut Lower, mem, layout: &tessel_tile::Layout, op, rows, origins: &[(u32, u32)], bits: &[u32]| {
+        let offsets = Offsets::new(&layout.linear)?;
+        let desc = wgmma_desc::derive(&offsets, op, eb, rows, k_instr, origins)?;
+        // The warpgroup's first row, as an element offset of the buffer, per warp bit.
+        let warp_vals: Vec<u32> = bits
+            .iter()
+            .map(|&x| if x == 0 { 0 } else { offsets.of(if op == Operand::A { [x, 0] } else { [0, x] }) })
+            .collect();
+        let thread = l.thread_xor(vec![0; 5], warp_vals);
+        Ok::<_, CompileError>(OperandDesc { base: l.get(mem)?[0], offsets, desc, elem_bytes: eb, thread })
+    };
+    let da = mk(l, a, a_layout, Operand::A, 64, &a_origins, &wg_row_bits)?;
+    let db = mk(l, b, b_layout, Operand::B, n, &b_origins, &wg_col_bits)?;
+    let trans = |d: &MatrixDesc| if d.mn_major { 1 } else { 0 };
+    let imm = match (ty_a, ty_d) {
+        ("f16" | "bf16", _) => format!(", 1, 1, {}, {}", trans(&da.desc), trans(&db.desc)),
+        (_, "s32") => String::new(),
+        _ => ", 1, 1".to_string(),
+    };
+
+    // The accumulator, copied to the registers the instructions update in place.
+    let acc_regs = l.get(acc)?.to_vec();
+    let class = if ty_d == "f32" { RegClass::F32 } else { RegClass::B32 };
+    let d_regs: Vec<Reg> = acc_regs
+        .iter()
+        .map(|&r| {
+            let d = l.b.reg(class);
+            l.mov(d, r);
+            d
+        })
+        .collect();
+    l.b.comment(format!(
+        "warpgroup_dot: {} tile(s) of 64x{n} per warpgroup x {k_steps} wgmma.m64n{n}k{k_instr} (A {}, B {})",
+        tiles.len(),
+        if da.desc.mn_major { "MN-major" } else { "K-major" },
+        if db.desc.mn_major { "MN-major" } else { "K-major" },
+    ));
+    let mut issue = Vec::new();
+    for t in &tiles {
+        for ks in 0..k_steps {
+            let desc_a = da.at(l, Operand::A, t.origin.0, ks * k_instr);
+            let desc_b = db.at(l, Operand::B, t.origin.1, ks * k_instr);
+            issue.push((t, desc_a, desc_b));
+        }
+    }
+    l.b.ins("wgmma.fence.sync.aligned");
+    for (t, desc_a, desc_b) in issue {
+        let list = t.regs.iter().map(|&r| d_regs[r].to_string()).collect::<Vec<_>>().join(", ");
+        l.b.ins(format!(
+            "wgmma.mma_async.sync.aligned.m64n{n}k{k_instr}.{ty_d}.{ty_a}.{ty_b} {{{list}}}, {desc_a}, {desc_b}, 1{imm}"
+        ));
+    }
+    l.b.ins("wgmma.commit_group.sync.aligned");
+    l.b.ins("wgmma.wait_group.sync.aligned 0");
+    l.vals.insert(v, d_regs);
+    Ok(())
+}

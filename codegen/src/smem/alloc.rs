@@ -1,0 +1,221 @@
+//! The one shared-memory allocator: every `local_alloc` buffer gets an offset from its lifetime, buffers whose
+//! lifetimes do not overlap share space, and the scratch of an op that needs some (a layout conversion through
+//! shared memory, a reduction or scan across warps, an atomic's broadcast) starts above the buffers live at
+//! that op.
+//!
+//! Lifetimes are intervals over the ops in program order. A buffer lives from its `local_alloc` to its last
+//! use; a use inside a loop or branch that the buffer was defined outside of counts as a use at the end of
+//! that loop or branch (the buffer must survive every iteration).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use tessel_layouts::{AnyLayout, SharedLayout};
+use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
+
+use crate::CompileError;
+
+/// Alignment of buffers whose layout is swizzled for the tensor cores or TMA: the 1024-byte repeat of the
+/// 128-byte swizzle, which `wgmma` descriptors assume (base offset 0).
+pub const SWIZZLE_ALIGN: u32 = 1024;
+
+/// One buffer: the memdesc value, where it sits, and the op positions it is live over (inclusive).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub value: ValueId,
+    pub offset: u32,
+    pub bytes: u32,
+    pub align: u32,
+    pub live: (u32, u32),
+}
+
+/// The offsets of every buffer of a kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Allocation {
+    pub buffers: Vec<Buffer>,
+    by_value: HashMap<ValueId, usize>,
+    /// Program-order position of every op.
+    pos: HashMap<OpId, u32>,
+}
+
+/// Program-order positions of every op, and for each op the last position inside it (itself if it has no
+/// regions).
+fn positions(f: &Func) -> (HashMap<OpId, u32>, HashMap<OpId, u32>) {
+    fn walk(f: &Func, r: RegionId, next: &mut u32, pos: &mut HashMap<OpId, u32>, end: &mut HashMap<OpId, u32>) {
+        for &o in &f.region(r).ops {
+            pos.insert(o, *next);
+            *next += 1;
+            for &child in &f.op(o).regions {
+                walk(f, child, next, pos, end);
+            }
+            end.insert(o, *next - 1);
+        }
+    }
+    let (mut pos, mut end) = (HashMap::new(), HashMap::new());
+    walk(f, f.body, &mut 0, &mut pos, &mut end);
+    (pos, end)
+}
+
+fn align_up(x: u32, a: u32) -> u32 {
+    x.div_ceil(a) * a
+}
+
+impl Allocation {
+    /// Lays out every `local_alloc` of `f`.
+    pub fn plan(f: &Func) -> Result<Allocation, CompileError> {
+        let (pos, end) = positions(f);
+        let mut buffers = Vec::new();
+        for o in f.all_ops() {
+            let d = f.op(o);
+            if d.op != Op::LocalAlloc {
+                continue;
+            }
+            let v = d.results[0];
+            let Type::MemDesc { shape, elem, layout } = f.ty(v) else { unreachable!("verified") };
+            let numel: u64 = shape.iter().map(|&x| x as u64).product();
+            let bytes = u32::try_from(numel * elem.bytes() as u64)
+                .map_err(|_| CompileError::new(format!("shared-memory buffer {v} is larger than 4 GiB")))?;
+            let align = match &layout.spec {
+                Some(AnyLayout::Shared(SharedLayout::Nvmma(_))) => SWIZZLE_ALIGN,
+                _ => 16,
+            };
+            let region = d.parent.expect("linked op");
+            let mut last = pos[&o];
+            for u in f.all_ops() {
+                if f.op(u).operands.contains(&v) {
+                    last = last.max(use_position(f, u, region, &pos, &end).ok_or_else(|| {
+                        CompileError::new(format!("shared-memory buffer {v} is used outside the region it is made in"))
+                    })?);
+                }
+            }
+            for r in f.regions.iter().flat_map(|r| &r.args) {
+                if *r == v {
+                    return Err(CompileError::new("shared-memory buffers cannot be loop-carried yet"));
+                }
+            }
+            buffers.push(Buffer { value: v, offset: 0, bytes, align, live: (pos[&o], last) });
+        }
+        // First fit in order of definition: each buffer takes the lowest aligned offset that no buffer placed
+        // before it and live at the same time occupies.
+        for i in 0..buffers.len() {
+            let (live, align, bytes) = (buffers[i].live, buffers[i].align, buffers[i].bytes);
+            let mut taken: Vec<(u32, u32)> = buffers[..i]
+                .iter()
+                .filter(|b| b.live.0 <= live.1 && live.0 <= b.live.1)
+                .map(|b| (b.offset, b.offset + b.bytes))
+                .collect();
+            taken.sort();
+            let mut at = 0;
+            for (s, e) in taken {
+                if align_up(at, align) + bytes <= s {
+                    break;
+                }
+                at = at.max(e);
+            }
+            buffers[i].offset = align_up(at, align);
+        }
+        let by_value = buffers.iter().enumerate().map(|(i, b)| (b.value, i)).collect();
+        Ok(Allocation { buffers, by_value, pos })
+    }
+
+    /// The buffer of memdesc value `v` (values derived from an allocation are not supported yet).
+    pub fn buffer(&self, v: ValueId) -> Option<&Buffer> {
+        self.by_value.get(&v).map(|&i| &self.buffers[i])
+    }
+
+    /// Where op `o`'s scratch may start: above every buffer live at `o`, 128-byte aligned.
+    pub fn scratch_base(&self, o: OpId) -> u32 {
+        let Some(&p) = self.pos.get(&o) else { return 0 };
+        let top = self.buffers.iter().filter(|b| b.live.0 <= p && p <= b.live.1).map(|b| b.offset + b.bytes).max();
+        align_up(top.unwrap_or(0), 128)
+    }
+
+    /// Bytes the buffers need (scratch not included).
+    pub fn buffer_bytes(&self) -> u32 {
+        self.buffers.iter().map(|b| b.offset + b.bytes).max().unwrap_or(0)
+    }
+
+    /// The table `--emit ptx` prints as comments: one line per buffer.
+    pub fn table(&self, f: &Func) -> String {
+        let mut s = String::new();
+        for b in &self.buffers {
+            let name = f.value(b.value).name.clone().map_or_else(|| b.value.to_string(), |n| format!("%{n}"));
+            let _ = writeln!(
+                s,
+                "// shared memory: {name} {} bytes at [{}, {}), live over ops {}..={} (align {})",
+                b.bytes,
+                b.offset,
+                b.offset + b.bytes,
+                b.live.0,
+                b.live.1,
+                b.align
+            );
+        }
+        s
+    }
+}
+
+/// The position of a use by op `u` as seen from `region`: `u`'s own position when it sits in `region`, else the
+/// end of the op of `region` that (transitively) contains it.
+fn use_position(
+    f: &Func,
+    mut u: OpId,
+    region: RegionId,
+    pos: &HashMap<OpId, u32>,
+    end: &HashMap<OpId, u32>,
+) -> Option<u32> {
+    let mut lifted = false;
+    loop {
+        let r = f.op(u).parent?;
+        if r == region {
+            return Some(if lifted { end[&u] } else { pos[&u] });
+        }
+        u = f.region(r).parent?;
+        lifted = true;
+    }
+}
+
+/// The memdesc values an op reads or writes, with whether it writes them.
+pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
+    let d = f.op(o);
+    match d.op {
+        Op::LocalAlloc if !d.operands.is_empty() => vec![(d.results[0], true)],
+        Op::LocalStore => vec![(d.operands[1], true)],
+        Op::LocalLoad => vec![(d.operands[0], false)],
+        Op::WarpGroupDot { .. } => {
+            d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_PHASES: &str = "func @k(%x: tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>) {
+  %a = local_alloc %x : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  %b = local_alloc %x : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  %u = local_load %a : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  %v = local_load %b : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  %c = local_alloc %u : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  %w = local_load %c : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  return
+}
+";
+
+    #[test]
+    fn buffers_share_space_only_when_their_lifetimes_do_not_overlap() {
+        let f = tessel_tile::parse::parse_func(TWO_PHASES).unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let offs: Vec<(u32, u32)> = a.buffers.iter().map(|b| (b.offset, b.bytes)).collect();
+        // %a and %b are live together; %c is made after %a's last use and takes its place.
+        assert_eq!(offs, [(0, 8192), (8192, 8192), (0, 8192)]);
+        assert_eq!(a.buffer_bytes(), 16384);
+        let load_c = f.all_ops()[5];
+        assert_eq!(a.scratch_base(load_c), 8192, "only %c is live at its load");
+        assert!(a.table(&f).contains("%a 8192 bytes at [0, 8192)"), "{}", a.table(&f));
+    }
+}
