@@ -95,13 +95,17 @@ pub fn wrap_int(v: i64, t: ScalarType) -> i64 {
 }
 
 /// Rounds a real number to the nearest value of float type `t` (ties to even; fp8 saturates to the largest
-/// finite value as `cvt.rn.satfinite` does).
+/// finite value as `cvt.rn.satfinite` does, infinities included). bf16 rounds through f32 (`half`'s
+/// conversion), as the GPU's f32 computation followed by `cvt.rn.bf16.f32` does.
 pub fn round_float(v: f64, t: ScalarType) -> f64 {
     match t {
         ScalarType::F64 => v,
         ScalarType::F32 => v as f32 as f64,
         ScalarType::F16 => f16::from_f64(v).to_f64(),
         ScalarType::BF16 => bf16::from_f64(v).to_f64(),
+        // ±inf saturates to ±57344 as `cvt.rn.satfinite.e5m2x2` does (the GPU lowering's conversion); memory
+        // still holds e5m2 infinities exactly (`to_bits` does not saturate).
+        ScalarType::F8E5M2 if v.is_infinite() => 57344f64.copysign(v),
         ScalarType::F8E4M3 | ScalarType::F8E5M2 => decode_fp8(encode_fp8(v, t), t),
         _ => panic!("round_float on integer type {t}"),
     }
@@ -117,6 +121,9 @@ pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
                 if !f.is_float() {
                     let x = if f.is_unsigned_int() { v.as_i64() as u64 as i128 } else { v.as_i64() as i128 };
                     return Val::Float(int_to_float(x, t));
+                }
+                if f == ScalarType::F64 && t == ScalarType::BF16 {
+                    return Val::Float(round_bf16_once(v.as_f64()));
                 }
                 Val::Float(round_float(v.as_f64(), t))
             } else if t == ScalarType::I1 {
@@ -141,12 +148,13 @@ pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
     }
 }
 
-/// The integer `x` (an i64 or u64 value) rounded once to float type `t`, to nearest even, as `cvt.rn` does.
+/// The integer `x` (an i64 or u64 value) rounded once to float type `t`, to nearest even, as the GPU's cast
+/// does.
 /// Integers beyond 2^53 are first rounded to odd at f64's precision (truncate, then set the last bit when
 /// inexact), which makes the second rounding to a narrower type the correct one.
 pub fn int_to_float(x: i128, t: ScalarType) -> f64 {
     if t == ScalarType::F64 || x.unsigned_abs() <= 1 << 53 {
-        return round_float(x as f64, t);
+        return if t == ScalarType::BF16 { round_bf16_once(x as f64) } else { round_float(x as f64, t) };
     }
     let mag = x.unsigned_abs();
     // Keep the top 53 significant bits, ORing what falls off into the last one (round to odd).
@@ -154,7 +162,24 @@ pub fn int_to_float(x: i128, t: ScalarType) -> f64 {
     let kept = mag >> drop;
     let sticky = (mag & ((1u128 << drop) - 1) != 0) as u128;
     let odd = (kept | sticky) as f64 * 2f64.powi(drop as i32);
-    round_float(if x < 0 { -odd } else { odd }, t)
+    let odd = if x < 0 { -odd } else { odd };
+    if t == ScalarType::BF16 { round_bf16_once(odd) } else { round_float(odd, t) }
+}
+
+/// An f64 rounded once to bf16, as the GPU's cast does: to f32 rounded to odd (truncate, set the last bit when
+/// inexact), then to bf16 (f32 has enough extra bits for that second rounding to be the correct one).
+/// [`round_float`] rounds through f32 to nearest instead, as the GPU's f32 arithmetic on bf16 values does.
+pub fn round_bf16_once(x: f64) -> f64 {
+    let f = x as f32;
+    if !x.is_finite() || f as f64 == x {
+        return bf16::from_f32(f).to_f64();
+    }
+    // Truncate toward zero (step back when rounding went up in magnitude), then make the last bit odd.
+    let mut bits = f.to_bits();
+    if (f as f64).abs() > x.abs() {
+        bits -= 1;
+    }
+    bf16::from_f32(f32::from_bits(bits | 1)).to_f64()
 }
 
 fn int_range(t: ScalarType) -> (i64, i64) {
@@ -397,6 +422,9 @@ mod tests {
         assert_eq!(decode_fp8(encode_fp8(2f64.powi(-11), t), t), 0.0);
         let t = ScalarType::F8E5M2;
         assert_eq!(decode_fp8(encode_fp8(f64::INFINITY, t), t), f64::INFINITY);
+        // Converting saturates infinities (satfinite), storing an e5m2 infinity keeps it.
+        assert_eq!(round_float(f64::NEG_INFINITY, t), -57344.0);
+        assert_eq!(to_bits(Val::Float(f64::INFINITY), t), 0x7c);
         assert_eq!(decode_fp8(encode_fp8(1e6, t), t), 57344.0);
     }
 
@@ -414,9 +442,8 @@ mod tests {
         assert_eq!(to(-1e30, ScalarType::I64), Val::Int(i64::MIN));
     }
 
-    /// Integer to float rounds once: u64/i64 values whose f64 rounding lands on an f32 midpoint still round
-    /// the right way. (bf16 goes through `half`'s f64 → f32 → bf16, two roundings, as the GPU's f32 compute
-    /// path for bf16 does.)
+    /// Integer (and f64) to float rounds once: values whose f64 (or f32) rounding lands on a midpoint of the
+    /// target still round the right way, as the GPU's casts do.
     #[test]
     fn wide_integers_convert_to_floats_with_one_rounding() {
         let cvt = |v: i64, from, to| convert(Val::Int(v), Elem::Scalar(from), Elem::Scalar(to)).as_f64();
@@ -430,6 +457,13 @@ mod tests {
         assert_eq!(cvt(i64::MIN, ScalarType::I64, ScalarType::F64), -(2f64.powi(63)));
         // f16: 2^15 + 2^4 + 1 is above the midpoint between 32768 and 32800 (exact in f64, one rounding).
         assert_eq!(cvt((1 << 15) + (1 << 4) + 1, ScalarType::I64, ScalarType::F16), 32800.0);
+        // bf16 (ulp 2^55 at 2^62): just above a midpoint, from an integer and from an f64; f32 rounding to
+        // nearest first would land on the midpoint and then round down to even.
+        let y = (1i64 << 62) + (1 << 54) + (1 << 10);
+        assert_eq!(cvt(y, ScalarType::I64, ScalarType::BF16), ((1i64 << 62) + (1 << 55)) as f64);
+        let f = convert(Val::Float(y as f64), Elem::Scalar(ScalarType::F64), Elem::Scalar(ScalarType::BF16));
+        assert_eq!(f.as_f64(), ((1i64 << 62) + (1 << 55)) as f64);
+        assert_eq!(round_bf16_once(1.0 + 2f64.powi(-8)), 1.0); // a true tie rounds to even
     }
 
     /// Signalling and quiet NaNs with payloads, of both signs, survive a load (`from_bits`) and a store or
