@@ -26,6 +26,7 @@ use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
+use super::fmod;
 use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
@@ -210,6 +211,12 @@ pub(crate) fn binary_scalar(
         let d = l.b.reg(RegClass::B16);
         l.b.ins(format!("{w}.{t} {d}, {a}, {b}"));
         return Ok(d);
+    }
+    if s.is_float() && op == BinOp::Rem {
+        // C fmod, exact (see fmod.rs): in f64, from the operands' own type (f16/bf16/f32 widen exactly).
+        let (x, y) = (float_to_float(l, a, s, F64), float_to_float(l, b, s, F64));
+        let r = fmod::emit(l, x, y, if s == F64 { 53 } else { 24 });
+        return Ok(float_to_float(l, r, F64, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
     let class = class_of(Elem::Scalar(c))?;

@@ -14,6 +14,7 @@ mod convert;
 mod coords;
 mod debug;
 mod dot;
+mod fmod;
 mod fpops;
 mod math;
 mod memory;

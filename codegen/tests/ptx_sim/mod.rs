@@ -59,7 +59,8 @@ fn parse_imm(s: &str) -> Option<u64> {
     if let Some(h) = s.strip_prefix("0x") {
         return u64::from_str_radix(h, 16).ok();
     }
-    s.parse::<i64>().ok().map(|v| v as u64)
+    // Decimal, signed or (as `mov.b64 %rd, 11743562013128004905` writes) unsigned beyond i64.
+    s.parse::<i64>().ok().map(|v| v as u64).or_else(|| s.parse::<u64>().ok())
 }
 
 /// Splits at top-level commas (not inside `{}` or `[]`).
@@ -557,8 +558,9 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let r: i128 = match parts[0] {
                 "add" => x + y,
                 "sub" => x - y,
-                "mul" if hi => (x * y) >> bits,
-                "mul" => x * y,
+                // Wrapping: u64 operands multiply to up to 2^128 (the low 128 bits are what matter).
+                "mul" if hi => x.wrapping_mul(y) >> bits,
+                "mul" => x.wrapping_mul(y),
                 "div" => {
                     if y == 0 {
                         -1
@@ -676,7 +678,21 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 if f.is_finite() { (x as u32).wrapping_add(1 << 12) as u64 & 0xffff_e000 } else { x }
             } else {
                 match (scalar(dt).is_some(), scalar(st).is_some()) {
-                    (true, true) => from_f(to_f(x, st), dt),
+                    (true, true) => {
+                        // .ftz flushes a subnormal f32 source to ±0; .rmi/.rpi/.rni/.rzi round to an integer.
+                        let mut f = to_f(x, st);
+                        if parts.contains(&"ftz") && st == "f32" && (f as f32).is_subnormal() {
+                            f = 0.0f64.copysign(f);
+                        }
+                        let f = match parts[1] {
+                            "rmi" => f.floor(),
+                            "rpi" => f.ceil(),
+                            "rni" => f.round_ties_even(),
+                            "rzi" => f.trunc(),
+                            _ => f,
+                        };
+                        from_f(f, dt)
+                    }
                     (true, false) => from_f(int_val(x, st) as f64, dt),
                     (false, true) => {
                         let f = to_f(x, st).trunc();
@@ -702,6 +718,20 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let src = if ok { warp + j } else { t };
             let r = c.val(src, &a[1])?;
             put(&a[0], r)?
+        }
+        // Threads run in lock step here (no divergence), so every lane of the warp is active.
+        "activemask" => put(&a[0], 0xffff_ffff)?,
+        "vote" => {
+            // vote.sync.{any,all}.pred d, p, membermask: over the lanes of the mask in this thread's warp.
+            let (warp, m) = (t - t % 32, c.val(t, &a[2])?);
+            let lanes: Vec<usize> = (0..32).filter(|l| m >> l & 1 == 1 && warp + l < c.regs.len()).collect();
+            let preds = lanes.iter().map(|l| c.val(warp + l, &a[1]).map(|p| p != 0)).collect::<Result<Vec<_>, _>>()?;
+            let r = match parts[1] {
+                "sync" if parts[2] == "any" => preds.iter().any(|&p| p),
+                "sync" if parts[2] == "all" => preds.iter().all(|&p| p),
+                _ => return Err(format!("{} is not simulated", ins.op)),
+            };
+            put(&a[0], r as u64)?
         }
         other => return Err(format!("instruction `{other}` is not simulated")),
     }
