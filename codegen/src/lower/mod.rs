@@ -22,6 +22,7 @@ mod reduce;
 mod scan;
 mod shape;
 mod shuffle;
+mod trig;
 
 use std::collections::HashMap;
 
