@@ -268,3 +268,36 @@ fn run_keeps_every_bit_of_wide_integers_and_nan_payloads() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A division whose divisor was loaded with a mask runs (masked-off lanes divide by 0 and are discarded,
+/// as on the GPU) and the unmasked lanes are C's truncating quotient and remainder.
+#[test]
+fn masked_off_integer_division_by_zero_does_not_abort() {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-div-{}", std::process::id()));
+    let (code, out, err) = tessel(&[
+        "run",
+        "tests/kernels/masked_div.py::masked_div_kernel",
+        "--const",
+        "BLOCK=16",
+        "--interpret",
+        "--arg",
+        "x_ptr=fill:-7:10:i32",
+        "--arg",
+        "y_ptr=fill:2:10:i32",
+        "--arg",
+        "q_ptr=fill:99:16:i32",
+        "--arg",
+        "r_ptr=fill:99:16:i32",
+        "--arg",
+        "n=10",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("q_ptr: i32[16] = [-3, -3"), "{out}");
+    let read = |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
+    let want = |v: f64| -> Vec<f64> { [vec![v; 10], vec![99.0; 6]].concat() };
+    assert_eq!(read("q_ptr"), want(-3.0), "quotients, and the masked-off tail untouched");
+    assert_eq!(read("r_ptr"), want(-1.0));
+    std::fs::remove_dir_all(dir).ok();
+}
