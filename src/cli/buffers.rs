@@ -115,7 +115,16 @@ pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> 
         BufferInit::Arange if t.is_float() => (0..len).map(|i| Val::Float(int_to_float(i as i128, t))).collect(),
         BufferInit::Arange => (0..len).map(|i| from_bits(i as u64, t)).collect(),
         BufferInit::Data(a) if a.elem == t => return Ok(a.data.clone()),
-        BufferInit::Data(a) => a.vals().into_iter().map(|v| convert(v, Elem::Scalar(a.elem), Elem::Scalar(t))).collect(),
+        BufferInit::Data(a) => a
+            .vals()
+            .into_iter()
+            .map(|v| match v {
+                // A NaN keeps its payload and quiet bit (what fits of them) in another float type, so that a bf16
+                // NaN passed as f32 (NumPy has no bf16) arrives with its own bits.
+                Val::Float(x) if x.is_nan() && t.is_float() => v,
+                _ => convert(v, Elem::Scalar(a.elem), Elem::Scalar(t)),
+            })
+            .collect(),
     };
     Ok(encode_vals(&vals, t))
 }
@@ -170,5 +179,9 @@ mod tests {
         assert_eq!(bytes(&BufferInit::Data(a.clone()), ScalarType::I64, 2, 0).unwrap(), a.data);
         let f = decode_vals(&bytes(&BufferInit::Data(a), ScalarType::F32, 2, 0).unwrap(), ScalarType::F32);
         assert_eq!(f, vec![Val::Float(2f64.powi(63)), Val::Float(-3.0)]);
+        // bf16 values (a signalling NaN included) given as f32 arrive bit for bit.
+        let bits: [u32; 2] = [0x7f81_0000, 0xbfc0_0000];
+        let a = npy::Array { elem: ScalarType::F32, shape: vec![2], data: bits.iter().flat_map(|b| b.to_le_bytes()).collect() };
+        assert_eq!(bytes(&BufferInit::Data(a), ScalarType::BF16, 2, 0).unwrap(), [0x81, 0x7f, 0xc0, 0xbf]);
     }
 }
