@@ -18,10 +18,13 @@ impl Array {
     /// An array of `values` rounded (floats) or wrapped (integers) to `elem`: a convenience for tests, exact
     /// for integers up to 2^53.
     pub fn from_f64(elem: ScalarType, shape: Vec<usize>, values: &[f64]) -> Array {
-        let vals: Vec<Val> = values
-            .iter()
-            .map(|&v| if elem.is_float() { Val::Float(round_float(v, elem)) } else { Val::Int(wrap_int(v as i64, elem)) })
-            .collect();
+        let vals: Vec<Val> =
+            values
+                .iter()
+                .map(|&v| {
+                    if elem.is_float() { Val::Float(round_float(v, elem)) } else { Val::Int(wrap_int(v as i64, elem)) }
+                })
+                .collect();
         Array { elem, shape, data: encode_vals(&vals, elem) }
     }
 
@@ -156,7 +159,8 @@ mod tests {
     /// 64-bit integers at the ends of their ranges and NaNs with payloads come back bit for bit.
     #[test]
     fn extreme_values_round_trip_exactly() {
-        let i64s: Vec<u8> = [i64::MAX, i64::MIN, i64::MAX - 1, (1 << 53) + 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let i64s: Vec<u8> =
+            [i64::MAX, i64::MIN, i64::MAX - 1, (1 << 53) + 1].iter().flat_map(|v| v.to_le_bytes()).collect();
         let u64s: Vec<u8> = [u64::MAX, u64::MAX - 1, 1 << 63].iter().flat_map(|v| v.to_le_bytes()).collect();
         let f32s: Vec<u8> = [0x7f80_0001u32, 0xffa0_0000, 0x7fc0_1234].iter().flat_map(|v| v.to_le_bytes()).collect();
         for (elem, data) in [(ScalarType::I64, i64s), (ScalarType::U64, u64s), (ScalarType::F32, f32s)] {

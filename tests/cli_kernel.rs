@@ -125,7 +125,8 @@ fn run_passes_host_tensor_descriptors() {
     let (code, out, err) = run(&["--arg", "x_desc=desc:x:block=16x32"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("x: f16[4160]"), "x takes the declared descriptor's dtype: {out}");
-    let read = |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
+    let read =
+        |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
     let (x, y, sums) = (read("x"), read("y"), read("row_sum"));
     let (m, n) = (40, 104);
     for r in 0..m {
@@ -257,7 +258,19 @@ fn run_keeps_every_bit_of_wide_integers_and_nan_payloads() {
         let target = format!("tests/kernels/exact_copy.py::{kernel}");
         let (x, y) = (format!("x_ptr=fill:{value}:5:{dtype}"), format!("y_ptr=zeros:5:{dtype}"));
         let (code, out, err) = tessel(&[
-            "run", &target, "--const", "BLOCK=8", "--interpret", "--arg", &x, "--arg", &y, "--arg", "n=5", "--out-dir", d,
+            "run",
+            &target,
+            "--const",
+            "BLOCK=8",
+            "--interpret",
+            "--arg",
+            &x,
+            "--arg",
+            &y,
+            "--arg",
+            "n=5",
+            "--out-dir",
+            d,
         ]);
         assert_eq!(code, 0, "{kernel} {dtype}: {err}");
         if dtype != "fp32" {
@@ -295,7 +308,8 @@ fn masked_off_integer_division_by_zero_does_not_abort() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("q_ptr: i32[16] = [-3, -3"), "{out}");
-    let read = |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
+    let read =
+        |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
     let want = |v: f64| -> Vec<f64> { [vec![v; 10], vec![99.0; 6]].concat() };
     assert_eq!(read("q_ptr"), want(-3.0), "quotients, and the masked-off tail untouched");
     assert_eq!(read("r_ptr"), want(-1.0));

@@ -10,11 +10,11 @@ use tessel_tile::interp::Arg;
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::{Func, ScalarType};
 
+use super::buffers::{self, BufferInit};
 use super::kernel::{
     Source, SpecArgs, dtype, elaborate, find_kernel, load, parse_sig_type, specialization, split_signature,
     split_target,
 };
-use super::buffers::{self, BufferInit};
 use super::{CliError, Failure};
 use crate::{Timings, npy};
 

@@ -88,7 +88,9 @@ fn uniform(seed: u64, n: usize) -> Vec<f64> {
 fn normal(seed: u64, n: usize) -> Vec<f64> {
     let u = uniform(seed, 2 * n);
     (0..n)
-        .map(|i| (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * u[2 * i + 1]).cos())
+        .map(|i| {
+            (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * u[2 * i + 1]).cos()
+        })
         .collect()
 }
 
@@ -175,13 +177,21 @@ mod tests {
 
     #[test]
     fn npy_data_converts_like_a_cast_when_the_dtype_differs() {
-        let a = npy::Array { elem: ScalarType::I64, shape: vec![2], data: [i64::MAX, -3].iter().flat_map(|v| v.to_le_bytes()).collect() };
+        let a = npy::Array {
+            elem: ScalarType::I64,
+            shape: vec![2],
+            data: [i64::MAX, -3].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
         assert_eq!(bytes(&BufferInit::Data(a.clone()), ScalarType::I64, 2, 0).unwrap(), a.data);
         let f = decode_vals(&bytes(&BufferInit::Data(a), ScalarType::F32, 2, 0).unwrap(), ScalarType::F32);
         assert_eq!(f, vec![Val::Float(2f64.powi(63)), Val::Float(-3.0)]);
         // bf16 values (a signalling NaN included) given as f32 arrive bit for bit.
         let bits: [u32; 2] = [0x7f81_0000, 0xbfc0_0000];
-        let a = npy::Array { elem: ScalarType::F32, shape: vec![2], data: bits.iter().flat_map(|b| b.to_le_bytes()).collect() };
+        let a = npy::Array {
+            elem: ScalarType::F32,
+            shape: vec![2],
+            data: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
+        };
         assert_eq!(bytes(&BufferInit::Data(a), ScalarType::BF16, 2, 0).unwrap(), [0x81, 0x7f, 0xc0, 0xbf]);
     }
 }

@@ -92,7 +92,8 @@ fn wide_integers_and_nan_payloads_pass_through_exactly() {
     let le = |v: &[u64], n: usize| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..n].to_vec()).collect() };
     let i64s = [i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, (1 << 53) + 1, -(1 << 53) - 1, 1 << 62, -7];
     let u64s = [u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) + 1, (1 << 53) + 1, 0, 1, u64::MAX - 1024];
-    let f32s = [0x7f80_0001u64, 0x7fa0_0000, 0xff80_0001, 0xffbf_ffff, 0x7fc0_0001, 0x0000_0001, 0x8000_0000, 0x7f80_0000];
+    let f32s =
+        [0x7f80_0001u64, 0x7fa0_0000, 0xff80_0001, 0xffbf_ffff, 0x7fc0_0001, 0x0000_0001, 0x8000_0000, 0x7f80_0000];
     let mut mem = Memory::new();
     let a = mem.alloc_bytes("a", ScalarType::I64, le(&i64s.map(|v| v as u64), 8));
     let b = mem.alloc_bytes("b", ScalarType::U64, le(&u64s, 8));

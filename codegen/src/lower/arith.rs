@@ -28,10 +28,10 @@ use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
-use super::{fmod, trig};
 use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
+use super::{fmod, trig};
 use crate::CompileError;
 use crate::ptx::{Arch, Reg, RegClass, f32_imm, f64_imm};
 

@@ -27,7 +27,8 @@ use crate::ptx::{Reg, RegClass, f32_imm};
 
 /// The bits of 2/π after the binary point, t_1 ... t_256, preceded by a zero word (so that windows starting
 /// before t_1 read zeros).
-const TWO_OVER_PI: [u64; 5] = [0, 0xa2f9_836e_4e44_1529, 0xfc27_57d1_f534_ddc0, 0xdb62_9599_3c43_9041, 0xfe51_63ab_debb_c561];
+const TWO_OVER_PI: [u64; 5] =
+    [0, 0xa2f9_836e_4e44_1529, 0xfc27_57d1_f534_ddc0, 0xdb62_9599_3c43_9041, 0xfe51_63ab_debb_c561];
 const PI_OVER_2: f64 = std::f64::consts::FRAC_PI_2;
 const MANT: u64 = (1 << 52) - 1;
 
@@ -218,7 +219,12 @@ mod tests {
             for cos in [false, true] {
                 let want = if cos { xf.cos() } else { xf.sin() };
                 let e = ulps(model(x, cos), want);
-                assert!(e <= 1.0, "{}({x:e}) = {:e}, want {want:e} ({e} ulp)", if cos { "cos" } else { "sin" }, model(x, cos));
+                assert!(
+                    e <= 1.0,
+                    "{}({x:e}) = {:e}, want {want:e} ({e} ulp)",
+                    if cos { "cos" } else { "sin" },
+                    model(x, cos)
+                );
                 worst = worst.max(e);
                 n += 1;
             }
@@ -256,7 +262,8 @@ mod tests {
     /// The whole f32 range, and the arguments closest to multiples of π/2 (where reduction loses the most).
     #[test]
     fn large_arguments_and_hard_reductions() {
-        let any = xorshift(50_000, 3).map(|s| f32::from_bits(s as u32 & 0x7f7f_ffff) * if s >> 63 == 1 { -1.0 } else { 1.0 });
+        let any =
+            xorshift(50_000, 3).map(|s| f32::from_bits(s as u32 & 0x7f7f_ffff) * if s >> 63 == 1 { -1.0 } else { 1.0 });
         // A few large bit patterns, the 1e5 and 3e9, the ends of the range and of the unreduced path.
         let hard = [
             f32::from_bits(0x5922_aa80),
