@@ -254,12 +254,15 @@ def environment(no_triton):
     except OSError:
         pass
     if not no_triton:
-        import torch
-        import triton
+        try:
+            import torch
+            import triton
 
-        env["triton"] = triton.__version__
-        env["torch"] = torch.__version__
-        env["gpu"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
+            env["triton"] = triton.__version__
+            env["torch"] = torch.__version__
+            env["gpu"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
+        except Exception as e:  # noqa: BLE001 - every Triton row will then say why it failed
+            env["triton"] = f"unavailable ({short(e)})"
     return env
 
 
