@@ -2,13 +2,41 @@
 //! takes inputs from and hands outputs to Python.
 
 use tessel_tile::ScalarType;
+use tessel_tile::interp::value::{Val, decode_le, decode_vals, encode_vals, round_float, to_bits, wrap_int};
 
-/// A 1-D view of an array: its element type and values as `f64` (integers up to 2^53 are exact).
+/// An array: its element type, shape and raw little-endian elements (so every dtype round-trips bit for bit:
+/// 64-bit integers over their whole range, NaN payloads included).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Array {
     pub elem: ScalarType,
     pub shape: Vec<usize>,
-    pub values: Vec<f64>,
+    /// `shape.product()` elements of `elem`, `elem.bytes()` little-endian bytes each.
+    pub data: Vec<u8>,
+}
+
+impl Array {
+    /// An array of `values` rounded (floats) or wrapped (integers) to `elem`: a convenience for tests, exact
+    /// for integers up to 2^53.
+    pub fn from_f64(elem: ScalarType, shape: Vec<usize>, values: &[f64]) -> Array {
+        let vals: Vec<Val> =
+            values
+                .iter()
+                .map(|&v| {
+                    if elem.is_float() { Val::Float(round_float(v, elem)) } else { Val::Int(wrap_int(v as i64, elem)) }
+                })
+                .collect();
+        Array { elem, shape, data: encode_vals(&vals, elem) }
+    }
+
+    /// The elements exactly.
+    pub fn vals(&self) -> Vec<Val> {
+        decode_vals(&self.data, self.elem)
+    }
+
+    /// The elements as `f64` (unsigned integers by value; integers beyond 2^53 round).
+    pub fn to_f64(&self) -> Vec<f64> {
+        decode_le(&self.data, self.elem)
+    }
 }
 
 fn descr(t: ScalarType) -> Option<&'static str> {
@@ -49,12 +77,12 @@ pub fn write(a: &Array) -> Vec<u8> {
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    for &v in &a.values {
-        match elem {
-            ScalarType::F16 => out.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
-            ScalarType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
-            ScalarType::F64 => out.extend_from_slice(&v.to_le_bytes()),
-            t => out.extend_from_slice(&(v as i64).to_le_bytes()[..t.bytes() as usize]),
+    if elem == a.elem {
+        out.extend_from_slice(&a.data);
+    } else {
+        // bf16 and fp8 widen to f32 exactly (a NaN keeps its payload).
+        for v in a.vals() {
+            out.extend_from_slice(&(to_bits(v, ScalarType::F32) as u32).to_le_bytes());
         }
     }
     out
@@ -99,28 +127,7 @@ pub fn read(bytes: &[u8]) -> Result<Array, String> {
     if data.len() < n * size {
         return Err(format!("the .npy file holds {} bytes of data, its shape needs {}", data.len(), n * size));
     }
-    let values = (0..n)
-        .map(|i| {
-            let b = &data[i * size..(i + 1) * size];
-            match elem {
-                ScalarType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f64(),
-                ScalarType::F32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
-                ScalarType::F64 => f64::from_le_bytes(b.try_into().unwrap()),
-                t => {
-                    let mut raw = [0u8; 8];
-                    raw[..size].copy_from_slice(b);
-                    let v = u64::from_le_bytes(raw);
-                    if t.is_signed_int() {
-                        let shift = 64 - 8 * size as u32;
-                        ((v << shift) as i64 >> shift) as f64
-                    } else {
-                        v as f64
-                    }
-                }
-            }
-        })
-        .collect();
-    Ok(Array { elem, shape, values })
+    Ok(Array { elem, shape, data: data[..n * size].to_vec() })
 }
 
 #[cfg(test)]
@@ -138,22 +145,39 @@ mod tests {
             ScalarType::U16,
             ScalarType::I64,
         ] {
-            let a = Array { elem, shape: vec![2, 3], values: vec![0.0, 1.0, -2.0, 3.0, 100.0, -7.0] };
-            let a = if elem.is_unsigned_int() {
-                Array { values: a.values.iter().map(|v| v.abs()).collect(), ..a }
-            } else {
-                a
-            };
+            let values: [f64; 6] = [0.0, 1.0, -2.0, 3.0, 100.0, -7.0];
+            let values: Vec<f64> = values.iter().map(|v| if elem.is_unsigned_int() { v.abs() } else { *v }).collect();
+            let a = Array::from_f64(elem, vec![2, 3], &values);
             let bytes = write(&a);
             assert_eq!((10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize) % 64, 0, "header is 64-byte aligned");
-            assert_eq!(read(&bytes).unwrap(), a, "{elem}");
+            let back = read(&bytes).unwrap();
+            assert_eq!(back, a, "{elem}");
+            assert_eq!(back.to_f64(), values, "{elem}");
         }
+    }
+
+    /// 64-bit integers at the ends of their ranges and NaNs with payloads come back bit for bit.
+    #[test]
+    fn extreme_values_round_trip_exactly() {
+        let i64s: Vec<u8> =
+            [i64::MAX, i64::MIN, i64::MAX - 1, (1 << 53) + 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let u64s: Vec<u8> = [u64::MAX, u64::MAX - 1, 1 << 63].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let f32s: Vec<u8> = [0x7f80_0001u32, 0xffa0_0000, 0x7fc0_1234].iter().flat_map(|v| v.to_le_bytes()).collect();
+        for (elem, data) in [(ScalarType::I64, i64s), (ScalarType::U64, u64s), (ScalarType::F32, f32s)] {
+            let a = Array { elem, shape: vec![data.len() / elem.bytes() as usize], data };
+            assert_eq!(read(&write(&a)).unwrap(), a, "{elem}");
+        }
+        // bf16 is saved as f32: the same value, NaN payload included.
+        let a = Array { elem: ScalarType::BF16, shape: vec![2], data: vec![0x81, 0x7f, 0x80, 0x3f] };
+        let back = read(&write(&a)).unwrap();
+        assert_eq!(back.elem, ScalarType::F32);
+        assert_eq!(back.data, [0x7f810000u32.to_le_bytes(), 0x3f800000u32.to_le_bytes()].concat());
     }
 
     #[test]
     fn rejects_what_it_cannot_read() {
         assert!(read(b"hello").unwrap_err().contains("magic"));
-        let mut bytes = write(&Array { elem: ScalarType::F32, shape: vec![4], values: vec![1.0; 4] });
+        let mut bytes = write(&Array::from_f64(ScalarType::F32, vec![4], &[1.0; 4]));
         bytes.truncate(bytes.len() - 4);
         assert!(read(&bytes).unwrap_err().contains("shape needs 16"));
     }

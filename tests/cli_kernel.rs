@@ -67,7 +67,7 @@ fn run_computes_and_saves_buffers() {
     assert!(out.contains("output_ptr: f32[1001] = [0.5, 1.5, 2.5, 3.5"), "{out}");
     let saved = tessel::npy::read(&std::fs::read(dir.join("output_ptr.npy")).unwrap()).unwrap();
     let want: Vec<f64> = (0..1000).map(|i| i as f64 + 0.5).chain([-1.0]).collect();
-    assert_eq!(saved.values, want, "every element computed, the one past n untouched");
+    assert_eq!(saved.to_f64(), want, "every element computed, the one past n untouched");
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -125,7 +125,8 @@ fn run_passes_host_tensor_descriptors() {
     let (code, out, err) = run(&["--arg", "x_desc=desc:x:block=16x32"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("x: f16[4160]"), "x takes the declared descriptor's dtype: {out}");
-    let read = |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().values;
+    let read =
+        |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
     let (x, y, sums) = (read("x"), read("y"), read("row_sum"));
     let (m, n) = (40, 104);
     for r in 0..m {
@@ -240,4 +241,77 @@ fn bench_checks_its_formulas_and_needs_a_gpu() {
     let (code, _, err) = tessel(&[&base[..], &["--bytes", "12 * n_elements"]].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("tessel bench needs the kernel on a GPU: no GPU"), "{err}");
+}
+
+/// `fill` writes exact values of every dtype (u64 near 2^64, i64 near -2^63, a signalling NaN's bits), the
+/// interpreter passes them through unchanged and `--out-dir` saves the same bytes.
+#[test]
+fn run_keeps_every_bit_of_wide_integers_and_nan_payloads() {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-exact-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let cases: [(&str, &str, &str, Vec<u8>); 3] = [
+        ("add_zero_kernel", "18446744073709551613", "u64", (u64::MAX - 2).to_le_bytes().to_vec()),
+        ("add_zero_kernel", "-9223372036854775807", "i64", (i64::MIN + 1).to_le_bytes().to_vec()),
+        ("bitcast_round_trip_kernel", "0x7fa00001", "fp32", 0x7fa0_0001u32.to_le_bytes().to_vec()),
+    ];
+    for (kernel, value, dtype, bits) in cases {
+        let target = format!("tests/kernels/exact_copy.py::{kernel}");
+        let (x, y) = (format!("x_ptr=fill:{value}:5:{dtype}"), format!("y_ptr=zeros:5:{dtype}"));
+        let (code, out, err) = tessel(&[
+            "run",
+            &target,
+            "--const",
+            "BLOCK=8",
+            "--interpret",
+            "--arg",
+            &x,
+            "--arg",
+            &y,
+            "--arg",
+            "n=5",
+            "--out-dir",
+            d,
+        ]);
+        assert_eq!(code, 0, "{kernel} {dtype}: {err}");
+        if dtype != "fp32" {
+            assert!(out.contains(&format!("y_ptr: {dtype}[5] = [{value}, {value}")), "printed exactly: {out}");
+        }
+        let saved = tessel::npy::read(&std::fs::read(dir.join("y_ptr.npy")).unwrap()).unwrap();
+        assert_eq!(saved.data, bits.repeat(5), "{kernel} on {value}:{dtype}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A division whose divisor was loaded with a mask runs (masked-off lanes divide by 0 and are discarded,
+/// as on the GPU) and the unmasked lanes are C's truncating quotient and remainder.
+#[test]
+fn masked_off_integer_division_by_zero_does_not_abort() {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-div-{}", std::process::id()));
+    let (code, out, err) = tessel(&[
+        "run",
+        "tests/kernels/masked_div.py::masked_div_kernel",
+        "--const",
+        "BLOCK=16",
+        "--interpret",
+        "--arg",
+        "x_ptr=fill:-7:10:i32",
+        "--arg",
+        "y_ptr=fill:2:10:i32",
+        "--arg",
+        "q_ptr=fill:99:16:i32",
+        "--arg",
+        "r_ptr=fill:99:16:i32",
+        "--arg",
+        "n=10",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("q_ptr: i32[16] = [-3, -3"), "{out}");
+    let read =
+        |name: &str| tessel::npy::read(&std::fs::read(dir.join(format!("{name}.npy"))).unwrap()).unwrap().to_f64();
+    let want = |v: f64| -> Vec<f64> { [vec![v; 10], vec![99.0; 6]].concat() };
+    assert_eq!(read("q_ptr"), want(-3.0), "quotients, and the masked-off tail untouched");
+    assert_eq!(read("r_ptr"), want(-1.0));
+    std::fs::remove_dir_all(dir).ok();
 }

@@ -43,12 +43,20 @@ fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
 
 /// Compiles `kernel` of `file` for `spec`, runs it on the simulator and in the interpreter over `grid`, and
 /// returns the worst relative error of the outputs.
-fn compare(file: &str, kernel: &str, spec: Vec<ArgSpec>, warps: u32, vals: &[V], grid: [u32; 3]) -> f64 {
+fn compare(
+    file: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    warps: u32,
+    vals: &[V],
+    grid: [u32; 3],
+    target: Target,
+) -> f64 {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
     let spec = Specialization { args: spec, num_warps: warps, num_stages: 3 };
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     let Ok(Output::Ptx { kernel: k, func }) =
-        tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default())
+        tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default())
     else {
         panic!("{file}::{kernel} does not compile to PTX");
     };
@@ -121,8 +129,25 @@ fn matmul_on_cuda_cores_matches_the_interpreter() {
     let mut vals = vec![V::Buf(F16, random(m * k, 1, F16)), V::Buf(F16, random(k * n, 2, F16)), V::Out(F16, m * n)];
     vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
     let grid = [((m / 64) * (n / 64)) as u32, 1, 1];
-    let err = compare("matmul.py", "matmul_kernel", spec, 4, &vals, grid);
+    let err = compare("matmul.py", "matmul_kernel", spec, 4, &vals, grid, Target::Sm80);
     assert!(err < 1e-4, "matmul: {err}");
+}
+
+/// The same kernel on sm_90a runs `wgmma` (operands staged through NVMMA-swizzled shared memory); ragged M, N
+/// and K exercise the masks, two warpgroups and 128x64 tiles the warpgroup offsets.
+#[test]
+fn matmul_on_wgmma_matches_the_interpreter() {
+    for (t, bm, bn, bk, warps) in [(F16, 64, 64, 32, 4), (F16, 128, 64, 64, 8), (ScalarType::BF16, 64, 128, 16, 4)] {
+        let (m, n, k) = (130usize, 100usize, 72usize);
+        let mut spec = vec![ptr(t), ptr(t), ptr(F16), int(false), int(false), int(false)];
+        spec.extend([int(false), int(false), int(false), int(false), int(false), int(false)]);
+        spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+        let mut vals = vec![V::Buf(t, random(m * k, 1, t)), V::Buf(t, random(k * n, 2, t)), V::Out(F16, m * n)];
+        vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
+        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
+        let err = compare("matmul.py", "matmul_kernel", spec, warps, &vals, grid, Target::Sm90a);
+        assert!(err < 1e-3, "wgmma matmul {t} {bm}x{bn}x{bk}: {err}");
+    }
 }
 
 #[test]
@@ -146,7 +171,7 @@ fn flash_attention_matches_the_interpreter() {
         }
         vals.extend([z, h, n_ctx].map(|x| V::Int(x as i64)));
         let grid = [(n_ctx / 32) as u32, (z * h) as u32, 1];
-        let err = compare("flash_attention.py", "_attn_fwd", spec, 4, &vals, grid);
+        let err = compare("flash_attention.py", "_attn_fwd", spec, 4, &vals, grid, Target::Sm90a);
         // Multiply-add contraction (Triton's default) rounds `qk * qk_scale - m_ij` once instead of twice,
         // which moves a few fp16 outputs by one ulp (2^-11 relative): ~1e-5 overall, not an indexing error.
         assert!(err < 1e-4, "attention (causal = {causal}): {err}");
@@ -176,6 +201,14 @@ fn descriptor_transpose_matches_the_interpreter() {
         V::Int(1),
         V::F32(0.5),
     ];
-    let err = compare("descriptor_copy.py", "transpose_scale_kernel", spec, 4, &vals, [m.div_ceil(16) as u32, 1, 1]);
+    let err = compare(
+        "descriptor_copy.py",
+        "transpose_scale_kernel",
+        spec,
+        4,
+        &vals,
+        [m.div_ceil(16) as u32, 1, 1],
+        Target::Sm90a,
+    );
     assert!(err < 1e-6, "transpose_scale: {err}");
 }

@@ -46,6 +46,7 @@ const KERNELS: &[&str] = &[
     "math",
     "shuffle",
     "halves",
+    "trig_fmod",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -339,6 +340,17 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
     let ptx = kernel("fp8", Target::Sm80).ptx;
     assert!(!ptx.contains("e4m3") && !ptx.contains("e5m2"), "{ptx}");
     assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
+}
+
+/// sin/cos are the software routine (no `.approx`: it is off by up to ~1e9 ulp for large arguments), float
+/// `%` is the fmod loop (`rem.u64` steps, uniform per warp), floor/ceil flush subnormal inputs as libdevice does.
+#[test]
+fn trig_and_fmod_are_exact_routines() {
+    let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
+    assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
+    for ins in ["mul.hi.u64", "rem.u64", "vote.sync.any.pred", "cvt.rmi.ftz.f32.f32", "cvt.rpi.ftz.f32.f32"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
 }
 
 #[test]

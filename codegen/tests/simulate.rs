@@ -250,3 +250,25 @@ fn earlier_kernels_match_the_interpreter() {
     let err = check("loop_acc", 1, &[A::In(F32, 48 * 512, 1.0), A::Out(F32, 520), A::Int(48)], 7);
     assert!(err < 1e-5, "loop_acc: {err}");
 }
+
+/// f32 sin/cos (the Payne–Hanek routine of trig.rs) within an ulp of the interpreter's correctly rounded
+/// values, from small arguments to ±1e10; float `%` (f32, f16, f64: the fmod loop, uniform per warp through
+/// `vote.any`; one warp, as the simulator needs branches uniform over the CTA) and FTZ floor/ceil equal to
+/// the interpreter's.
+#[test]
+fn accurate_trig_and_exact_fmod_match_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
+        let args = [
+            A::In(F32, 128, scale),
+            A::In(F32, 128, 10.0),
+            A::Out(F32, 128),
+            A::Out(F32, 128),
+            A::Out(F32, 128),
+            A::Out(F16, 128),
+            A::Out(F64, 128),
+            A::Out(F32, 128),
+        ];
+        let err = check("trig_fmod", 1, &args, seed);
+        assert!(err < 1.2e-7, "trig_fmod at scale {scale}: {err}");
+    }
+}

@@ -10,6 +10,7 @@ use tessel_tile::interp::Arg;
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::{Func, ScalarType};
 
+use super::buffers::{self, BufferInit};
 use super::kernel::{
     Source, SpecArgs, dtype, elaborate, find_kernel, load, parse_sig_type, specialization, split_signature,
     split_target,
@@ -39,10 +40,12 @@ macro_rules! arg_specs {
     () => {
         "Argument specs (--arg NAME=SPEC):\n  \
     1000, -3, 0.5             a scalar\n  \
-    rand:4096[:fp16]          uniform in [-1, 1), seeded by --seed (default dtype fp32, or the signature's)\n  \
-    randn:64x128              standard normal\n  \
+    rand:4096[:fp16]          uniform in [-1, 1), seeded by --seed (default dtype fp32, or the signature's);\n                            \
+    integer dtypes: uniform over all values (rand:N:i64 spans -2^63..2^63)\n  \
+    randn:64x128              standard normal (integers: round(100 N(0,1)))\n  \
     zeros:N, ones:N, arange:N a filled buffer\n  \
-    fill:VALUE:N              every element VALUE (fill:nan poisons an output)\n  \
+    fill:VALUE:N              every element VALUE, exact in its dtype (fill:nan poisons an output;\n                            \
+    fill:0x7fa00000:N:fp32 gives the bits, e.g. a signalling NaN)\n  \
     x.npy                     a NumPy file\n  \
     desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
     row-major over x's SIZE (x need not be a parameter); desc:x:40x100:block=16x32\n                            \
@@ -59,14 +62,6 @@ enum ArgValue {
     Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool },
 }
 
-enum BufferInit {
-    Rand,
-    Randn,
-    Fill(f64),
-    Arange,
-    Data(Vec<f64>),
-}
-
 fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
     if let Ok(i) = spec.replace('_', "").parse::<i64>() {
         return Ok(ArgValue::Int(i));
@@ -77,7 +72,7 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
     if spec.ends_with(".npy") {
         let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
         let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
-        return Ok(ArgValue::Buffer { elem: Some(a.elem), values: BufferInit::Data(a.values), shape: a.shape });
+        return Ok(ArgValue::Buffer { elem: Some(a.elem), shape: a.shape.clone(), values: BufferInit::Data(a) });
     }
     let parts: Vec<&str> = spec.split(':').collect();
     let (kind, rest) = parts.split_first().unwrap();
@@ -85,14 +80,14 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
         return parse_desc_arg(spec, rest);
     }
     let (init, rest) = match (*kind, rest) {
-        ("fill", [v, rest @ ..]) => (
-            BufferInit::Fill(v.parse().map_err(|_| CliError::Usage(format!("fill value `{v}` is not a number")))?),
-            rest,
-        ),
+        ("fill", [v, rest @ ..]) => {
+            buffers::check_fill(v)?;
+            (BufferInit::Fill(v.to_string()), rest)
+        }
         ("rand", rest) => (BufferInit::Rand, rest),
         ("randn", rest) => (BufferInit::Randn, rest),
-        ("zeros", rest) => (BufferInit::Fill(0.0), rest),
-        ("ones", rest) => (BufferInit::Fill(1.0), rest),
+        ("zeros", rest) => (BufferInit::Fill("0".into()), rest),
+        ("ones", rest) => (BufferInit::Fill("1".into()), rest),
         ("arange", rest) => (BufferInit::Arange, rest),
         _ => {
             return Err(CliError::Usage(format!(
@@ -155,21 +150,6 @@ fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
         .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
         .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
     Ok([dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)])
-}
-
-/// Deterministic uniform [-1, 1) values (splitmix64).
-fn uniform(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
-        .collect()
 }
 
 /// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
@@ -299,22 +279,8 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             ArgValue::Buffer { values, shape, .. } => {
                 let len = shape.iter().product::<usize>();
                 let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
-                let data = match values {
-                    BufferInit::Rand => uniform(seed, len),
-                    BufferInit::Randn => {
-                        let u = uniform(seed, 2 * len);
-                        (0..len)
-                            .map(|i| {
-                                (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt()
-                                    * (std::f64::consts::PI * u[2 * i + 1]).cos()
-                            })
-                            .collect()
-                    }
-                    BufferInit::Fill(x) => vec![*x; len],
-                    BufferInit::Arange => (0..len).map(|i| i as f64).collect(),
-                    BufferInit::Data(d) => d.clone(),
-                };
-                let id = mem.alloc_from(name.as_str(), *elem, &data);
+                let bytes = buffers::bytes(values, *elem, len, seed)?;
+                let id = mem.alloc_bytes(name.as_str(), *elem, bytes);
                 buffers.push((name.clone(), id));
                 Arg::Buffer(id)
             }

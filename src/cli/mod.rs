@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::layouts::expr::ExprError;
 
 mod args;
+mod buffers;
 mod formula;
 mod kernel;
 mod layout;

@@ -16,6 +16,7 @@ use clap::Args;
 use tessel_codegen::cache::DiskCache;
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
 use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::interp::value::Val;
 use tessel_tile::interp::{self, Arg};
 use tessel_tile::{Func, ScalarType};
 
@@ -229,7 +230,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
     }
     for (name, id) in &p.buffers {
         let b = mem.buffer(*id);
-        let vals = mem.read_f64(*id);
+        let vals = mem.read_vals(*id);
         let shown: Vec<String> = vals.iter().take(args.show).map(|&v| show_value(v, b.elem)).collect();
         let more = if vals.len() > args.show { ", ..." } else { "" };
         if args.show == 0 {
@@ -241,7 +242,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
             std::fs::create_dir_all(dir)
                 .map_err(|e| CliError::Failed(format!("cannot create {}: {e}", dir.display())))?;
             let path = dir.join(format!("{name}.npy"));
-            let bytes = npy::write(&npy::Array { elem: b.elem, shape: vec![vals.len()], values: vals });
+            let bytes = npy::write(&npy::Array { elem: b.elem, shape: vec![vals.len()], data: b.bytes.clone() });
             std::fs::write(&path, bytes)
                 .map_err(|e| CliError::Failed(format!("cannot write {}: {e}", path.display())))?;
         }
@@ -310,18 +311,28 @@ fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> 
         let ref2: f64 = want.iter().filter(|b| !b.is_nan()).map(|b| b * b).sum();
         let rel = if ref2 > 0.0 { (err2 / ref2).sqrt() } else { err2.sqrt() };
         let verdict = if nan_mismatch { "MISMATCH: NaN on one side only".to_string() } else { format!("{rel:.3e}") };
-        writeln!(out, "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict}")?;
+        let size = gpu.buffer(*id).elem.bytes() as usize;
+        let (a, b) = (&gpu.buffer(*id).bytes, &reference.buffer(*id).bytes);
+        let differ = a.chunks(size).zip(b.chunks(size)).filter(|(x, y)| x != y).count();
+        writeln!(
+            out,
+            "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict} ({differ} of {} elements differ in their bits)",
+            got.len()
+        )?;
     }
     Ok(())
 }
 
-/// The shortest decimal that reads back as the same value of the element's type.
-fn show_value(v: f64, elem: ScalarType) -> String {
-    match elem {
-        ScalarType::F32 => format!("{}", v as f32),
-        ScalarType::F16 => format!("{}", half::f16::from_f64(v)),
-        ScalarType::BF16 => format!("{}", half::bf16::from_f64(v)),
-        _ => format!("{v}"),
+/// The shortest decimal that reads back as the same value of the element's type (integers exactly, unsigned
+/// ones by their unsigned value).
+fn show_value(v: Val, elem: ScalarType) -> String {
+    match (v, elem) {
+        (_, ScalarType::U64) => format!("{}", v.as_i64() as u64),
+        (Val::Int(i), _) => format!("{i}"),
+        (_, ScalarType::F32) => format!("{}", v.as_f64() as f32),
+        (_, ScalarType::F16) => format!("{}", half::f16::from_f64(v.as_f64())),
+        (_, ScalarType::BF16) => format!("{}", half::bf16::from_f64(v.as_f64())),
+        _ => format!("{}", v.as_f64()),
     }
 }
 

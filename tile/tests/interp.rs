@@ -81,3 +81,27 @@ fn loops_reductions_branches_and_prints() {
     let bits = u32::from_str_radix(log[0].rsplit("0x").next().unwrap(), 16).unwrap();
     assert_eq!(f32::from_bits(bits) as f64, out[0]);
 }
+
+/// i64 values near ±2^63 and u64 values near 2^64 go through `add 0` exactly, and f32 NaNs (signalling ones
+/// with payloads included) through a bitcast to i32 and back: buffers and the interpreter's values hold every
+/// element in its own type, never rounded through f64.
+#[test]
+fn wide_integers_and_nan_payloads_pass_through_exactly() {
+    let f = parse_func(include_str!("ir/exact_bits.tir")).unwrap();
+    verify(&f).unwrap();
+    let le = |v: &[u64], n: usize| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..n].to_vec()).collect() };
+    let i64s = [i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, (1 << 53) + 1, -(1 << 53) - 1, 1 << 62, -7];
+    let u64s = [u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) + 1, (1 << 53) + 1, 0, 1, u64::MAX - 1024];
+    let f32s =
+        [0x7f80_0001u64, 0x7fa0_0000, 0xff80_0001, 0xffbf_ffff, 0x7fc0_0001, 0x0000_0001, 0x8000_0000, 0x7f80_0000];
+    let mut mem = Memory::new();
+    let a = mem.alloc_bytes("a", ScalarType::I64, le(&i64s.map(|v| v as u64), 8));
+    let b = mem.alloc_bytes("b", ScalarType::U64, le(&u64s, 8));
+    let fl = mem.alloc_bytes("f", ScalarType::F32, le(&f32s, 4));
+    let outs = [ScalarType::I64, ScalarType::U64, ScalarType::F32].map(|t| mem.alloc("out", t, 8));
+    let args = [a, b, fl].into_iter().chain(outs).map(Arg::Buffer).collect::<Vec<_>>();
+    run(&f, &args, [1, 1, 1], &mut mem).unwrap();
+    assert_eq!(mem.buffer(outs[0]).bytes, mem.buffer(a).bytes, "i64 + 0");
+    assert_eq!(mem.buffer(outs[1]).bytes, mem.buffer(b).bytes, "u64 + 0");
+    assert_eq!(mem.buffer(outs[2]).bytes, mem.buffer(fl).bytes, "f32 -> i32 -> f32 bitcasts");
+}

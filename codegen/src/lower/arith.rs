@@ -15,9 +15,11 @@
 //! `ex2.approx.f32` of `x·log2 e`, `exp2` is `ex2.approx.f32` (libdevice's `exp2f` is `ex2.approx`, with
 //! `.ftz` under Triton's FTZ reflection; we keep subnormal results). These differ from the interpreter's exact
 //! results by design: relative ~2^-21 for `sqrt`/`rsqrt`/`exp2`, ~2^-21 + |x|·2^-24 for `exp`, and `.ftz`
-//! flushes subnormal inputs and results to zero. `sin`/`cos` use `sin.approx`/`cos.approx` (absolute error
-//! ~2^-20.5 on [-π, π], worse outside; Triton calls libdevice's accurate `__nv_sinf`). `log`, `log2`, `pow`,
-//! `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see there).
+//! flushes subnormal inputs and results to zero. `sin`/`cos` are the accurate routine of `trig.rs` (within
+//! 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is the exact C fmod of `fmod.rs`. `floor`,
+//! `ceil` (f32) and `erf` flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `log`,
+//! `log2`, `pow`, `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see
+//! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
@@ -29,6 +31,7 @@ use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::{Lower, class_of};
+use super::{fmod, trig};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -212,6 +215,12 @@ pub(crate) fn binary_scalar(
         let d = l.b.reg(RegClass::B16);
         l.b.ins(format!("{w}.{t} {d}, {a}, {b}"));
         return Ok(d);
+    }
+    if s.is_float() && op == BinOp::Rem {
+        // C fmod, exact (see fmod.rs): in f64, from the operands' own type (f16/bf16/f32 widen exactly).
+        let (x, y) = (float_to_float(l, a, s, F64), float_to_float(l, b, s, F64));
+        let r = fmod::emit(l, x, y, if s == F64 { 53 } else { 24 });
+        return Ok(float_to_float(l, r, F64, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
     let class = class_of(Elem::Scalar(c))?;
@@ -454,13 +463,21 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
                 l.b.ins(format!("rcp.rn.f64 {d}, {r}"));
                 d
             }
-            (UnOp::Sin, F32) => one(l, "sin.approx.f32"),
-            (UnOp::Cos, F32) => one(l, "cos.approx.f32"),
-            (UnOp::Floor, F32 | F64) => one(l, &format!("cvt.rmi.{t}.{t}")),
-            (UnOp::Ceil, F32 | F64) => one(l, &format!("cvt.rpi.{t}.{t}")),
+            (UnOp::Sin, F32) => trig::emit(l, x, false),
+            (UnOp::Cos, F32) => trig::emit(l, x, true),
+            // libdevice's floorf/ceilf under Triton's FTZ setting: subnormal inputs count as ±0.
+            (UnOp::Floor, F32) => one(l, "cvt.rmi.ftz.f32.f32"),
+            (UnOp::Ceil, F32) => one(l, "cvt.rpi.ftz.f32.f32"),
+            (UnOp::Floor, F64) => one(l, "cvt.rmi.f64.f64"),
+            (UnOp::Ceil, F64) => one(l, "cvt.rpi.f64.f64"),
             (UnOp::Log, F32) => log_via_f64(l, x, false),
             (UnOp::Log2, F32) => log_via_f64(l, x, true),
-            (UnOp::Erf, F32) => erf_f32(&mut Emit { l, wide: false }, x),
+            (UnOp::Erf, F32) => {
+                // libdevice's erff under FTZ: a subnormal input counts as ±0.
+                let z = l.b.reg(RegClass::F32);
+                l.b.ins(format!("mul.rn.ftz.f32 {z}, {x}, {}", f32_imm(1.0)));
+                erf_f32(&mut Emit { l, wide: false }, z)
+            }
             (UnOp::Exp, F64) => exp_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Exp2, F64) => exp2_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Log, F64) => log_f64(&mut Emit { l, wide: true }, x),

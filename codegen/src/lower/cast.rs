@@ -10,7 +10,7 @@
 //!
 //! fp8: sm_90a and later use `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` and `cvt.rn.f16x2.{e4m3,e5m2}x2`; sm_80 has
 //! neither and uses the software conversions of `math.rs` (exact, unit-tested against the interpreter). Both
-//! saturate infinities to ±max, as `.satfinite` does, where the interpreter keeps e5m2 infinities.
+//! saturate infinities to ±max, as `.satfinite` does (and so does the interpreter's conversion).
 
 use tessel_tile::ops::Const;
 use tessel_tile::types::{Elem, ScalarType};

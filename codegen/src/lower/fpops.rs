@@ -49,6 +49,18 @@ pub(crate) trait FloatOps {
     fn shr(&mut self, a: Self::I, n: u32) -> Self::I;
     /// Arithmetic shift right.
     fn sar(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Shift left by a variable amount (amounts at or past the width give 0, as PTX clamps).
+    fn shl_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
+    /// Logical shift right by a variable amount (amounts at or past the width give 0).
+    fn shr_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
+    /// Unsigned remainder (`b` nonzero).
+    fn urem(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Unsigned high half of the double-width product.
+    fn umulhi(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Wrapping (low half) product.
+    fn imul(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Signed `a < b`.
+    fn slt(&mut self, a: Self::I, b: Self::I) -> Self::P;
     /// Unsigned `a < b`.
     fn ult(&mut self, a: Self::I, b: Self::I) -> Self::P;
     fn umin(&mut self, a: Self::I, b: Self::I) -> Self::I;
@@ -110,6 +122,15 @@ impl Emit<'_, '_> {
     }
     fn setp(&mut self, cmp: &str, ty: &str, a: Reg, b: Reg) -> Reg {
         self.op(Self::pred, &format!("setp.{cmp}.{ty}"), &[a, b])
+    }
+    /// A shift amount as the .u32 register PTX shifts take.
+    fn amount(&mut self, n: Reg) -> Reg {
+        if !self.wide {
+            return n;
+        }
+        let r = self.l.b.reg(RegClass::B32);
+        self.l.b.ins(format!("cvt.u32.u64 {r}, {n}"));
+        r
     }
     fn ishift(&mut self, name: &str, ty: &str, a: Reg, n: u32) -> Reg {
         let d = self.ireg();
@@ -213,6 +234,32 @@ impl FloatOps for Emit<'_, '_> {
     fn sar(&mut self, a: Reg, n: u32) -> Reg {
         let t = self.sty();
         self.ishift("shr", t, a, n)
+    }
+    fn shl_v(&mut self, a: Reg, n: Reg) -> Reg {
+        let amt = self.amount(n);
+        let t = self.bty();
+        self.op(Self::ireg, &format!("shl.{t}"), &[a, amt])
+    }
+    fn shr_v(&mut self, a: Reg, n: Reg) -> Reg {
+        let amt = self.amount(n);
+        let t = self.uty();
+        self.op(Self::ireg, &format!("shr.{t}"), &[a, amt])
+    }
+    fn urem(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.uty();
+        self.iop("rem", t, &[a, b])
+    }
+    fn umulhi(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.uty();
+        self.iop("mul.hi", t, &[a, b])
+    }
+    fn imul(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.uty();
+        self.iop("mul.lo", t, &[a, b])
+    }
+    fn slt(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.sty();
+        self.setp("lt", t, a, b)
     }
     fn ult(&mut self, a: Reg, b: Reg) -> Reg {
         let t = self.uty();
@@ -344,6 +391,24 @@ pub(crate) mod model {
                 }
                 fn sar(&mut self, a: $u, n: u32) -> $u {
                     ((a as $s) >> n) as $u
+                }
+                fn shl_v(&mut self, a: $u, n: $u) -> $u {
+                    if n < <$u>::BITS as $u { a << n } else { 0 }
+                }
+                fn shr_v(&mut self, a: $u, n: $u) -> $u {
+                    if n < <$u>::BITS as $u { a >> n } else { 0 }
+                }
+                fn urem(&mut self, a: $u, b: $u) -> $u {
+                    a % b
+                }
+                fn umulhi(&mut self, a: $u, b: $u) -> $u {
+                    ((a as u128 * b as u128) >> <$u>::BITS) as $u
+                }
+                fn imul(&mut self, a: $u, b: $u) -> $u {
+                    a.wrapping_mul(b)
+                }
+                fn slt(&mut self, a: $u, b: $u) -> bool {
+                    (a as $s) < (b as $s)
                 }
                 fn ult(&mut self, a: $u, b: $u) -> bool {
                     a < b

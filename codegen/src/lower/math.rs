@@ -6,7 +6,7 @@
 //! `log2` within 2 ulp; `pow` within `2 ulp + |y·log2 x|·2^-52` relative (the error of `y·log2 x` is not
 //! compensated; for f32/f16/bf16 `pow`, computed in f64, the result rounds correctly except next to a tie);
 //! f32 `erf` within 1 ulp. The fp8 conversions are exact: round to nearest even, saturating to the largest
-//! finite value like `cvt.rn.satfinite` (so infinities become ±max, where the interpreter keeps e5m2 ±inf).
+//! finite value like `cvt.rn.satfinite` (so infinities become ±max, as in the interpreter).
 //!
 //! Triton reaches the same functions through libdevice (`__nv_exp`, `__nv_log`, `__nv_pow`, `__nv_erff`),
 //! which we do not link; these are our own implementations of the same accuracy class.

@@ -14,6 +14,7 @@ mod convert;
 mod coords;
 mod debug;
 mod dot;
+mod fmod;
 mod fpops;
 mod local;
 mod math;
@@ -23,6 +24,7 @@ mod scan;
 mod shape;
 mod shared;
 mod shuffle;
+mod trig;
 mod wgmma;
 mod wgmma_desc;
 

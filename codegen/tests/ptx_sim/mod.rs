@@ -14,6 +14,8 @@
 //! `.approx` math done exactly. It is a test oracle for data movement, arithmetic order and barriers, not a
 //! model of timing, memory consistency or divergent execution.
 
+mod wgmma;
+
 use std::collections::HashMap;
 
 use tessel_tile::interp::value::{Val, from_bits, to_bits};
@@ -59,7 +61,8 @@ fn parse_imm(s: &str) -> Option<u64> {
     if let Some(h) = s.strip_prefix("0x") {
         return u64::from_str_radix(h, 16).ok();
     }
-    s.parse::<i64>().ok().map(|v| v as u64)
+    // Decimal, signed or (as `mov.b64 %rd, 11743562013128004905` writes) unsigned beyond i64.
+    s.parse::<i64>().ok().map(|v| v as u64).or_else(|| s.parse::<u64>().ok())
 }
 
 /// Splits at top-level commas (not inside `{}` or `[]`).
@@ -247,6 +250,8 @@ struct Cta<'a> {
     /// `bar.sync` count, and `bar.warp.sync` count per warp.
     epoch: u32,
     warp_epoch: Vec<u32>,
+    /// A thread stored to shared memory since the last `fence.proxy.async` (the tensor cores may not see it).
+    generic_since_fence: bool,
 }
 
 /// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
@@ -374,6 +379,7 @@ pub fn run(
                     shadow: vec![Shadow::default(); smem_bytes as usize],
                     epoch: 0,
                     warp_epoch: vec![0; threads.div_ceil(32) as usize],
+                    generic_since_fence: false,
                 };
                 run_cta(&mut cta, global)?;
             }
@@ -404,6 +410,21 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 continue;
             }
             "ret" => return Ok(()),
+            "fence" if ins.op.starts_with("fence.proxy.async") => {
+                c.generic_since_fence = false;
+                pc += 1;
+                continue;
+            }
+            "wgmma" => {
+                if ins.op.starts_with("wgmma.mma_async") {
+                    if active.iter().any(|&a| !a) {
+                        return Err(format!("line {}: predicated wgmma", ins.line));
+                    }
+                    wgmma::mma_async(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
+                }
+                pc += 1;
+                continue;
+            }
             "bar" => {
                 if ins.op.starts_with("bar.warp") {
                     c.warp_epoch.iter_mut().for_each(|e| *e += 1);
@@ -496,6 +517,9 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 .collect();
             let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()[..eb].to_vec()).collect();
             let write = (parts[0] == "st").then_some(&stored[..]);
+            if shared && write.is_some() {
+                c.generic_since_fence = true;
+            }
             let bytes: &mut [u8] = if shared { c.smem(t, addr, eb * vecn, write)? } else { g.slice(addr, eb * vecn)? };
             for (i, r) in regs.iter().enumerate() {
                 let chunk = &mut bytes[i * eb..(i + 1) * eb];
@@ -557,8 +581,9 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let r: i128 = match parts[0] {
                 "add" => x + y,
                 "sub" => x - y,
-                "mul" if hi => (x * y) >> bits,
-                "mul" => x * y,
+                // Wrapping: u64 operands multiply to up to 2^128 (the low 128 bits are what matter).
+                "mul" if hi => x.wrapping_mul(y) >> bits,
+                "mul" => x.wrapping_mul(y),
                 "div" => {
                     if y == 0 {
                         -1
@@ -676,7 +701,21 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 if f.is_finite() { (x as u32).wrapping_add(1 << 12) as u64 & 0xffff_e000 } else { x }
             } else {
                 match (scalar(dt).is_some(), scalar(st).is_some()) {
-                    (true, true) => from_f(to_f(x, st), dt),
+                    (true, true) => {
+                        // .ftz flushes a subnormal f32 source to ±0; .rmi/.rpi/.rni/.rzi round to an integer.
+                        let mut f = to_f(x, st);
+                        if parts.contains(&"ftz") && st == "f32" && (f as f32).is_subnormal() {
+                            f = 0.0f64.copysign(f);
+                        }
+                        let f = match parts[1] {
+                            "rmi" => f.floor(),
+                            "rpi" => f.ceil(),
+                            "rni" => f.round_ties_even(),
+                            "rzi" => f.trunc(),
+                            _ => f,
+                        };
+                        from_f(f, dt)
+                    }
                     (true, false) => from_f(int_val(x, st) as f64, dt),
                     (false, true) => {
                         let f = to_f(x, st).trunc();
@@ -702,6 +741,20 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let src = if ok { warp + j } else { t };
             let r = c.val(src, &a[1])?;
             put(&a[0], r)?
+        }
+        // Threads run in lock step here (no divergence), so every lane of the warp is active.
+        "activemask" => put(&a[0], 0xffff_ffff)?,
+        "vote" => {
+            // vote.sync.{any,all}.pred d, p, membermask: over the lanes of the mask in this thread's warp.
+            let (warp, m) = (t - t % 32, c.val(t, &a[2])?);
+            let lanes: Vec<usize> = (0..32).filter(|l| m >> l & 1 == 1 && warp + l < c.regs.len()).collect();
+            let preds = lanes.iter().map(|l| c.val(warp + l, &a[1]).map(|p| p != 0)).collect::<Result<Vec<_>, _>>()?;
+            let r = match parts[1] {
+                "sync" if parts[2] == "any" => preds.iter().any(|&p| p),
+                "sync" if parts[2] == "all" => preds.iter().all(|&p| p),
+                _ => return Err(format!("{} is not simulated", ins.op)),
+            };
+            put(&a[0], r as u64)?
         }
         other => return Err(format!("instruction `{other}` is not simulated")),
     }

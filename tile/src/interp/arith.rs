@@ -13,11 +13,10 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Sub => x - y,
             BinOp::Mul => x * y,
             BinOp::Div | BinOp::DivRn => x / y,
-            // Python/Triton float `%` takes the divisor's sign; fmod keeps the dividend's.
-            BinOp::Rem => {
-                let r = x % y;
-                if r != 0.0 && (r < 0.0) != (y < 0.0) { r + y } else { r }
-            }
+            // Triton's float `%` is C fmod (LLVM `frem`): the result has the dividend's sign, unlike Python's
+            // `%` on floats. Rust's `%` is fmod, exact; operands of narrower types are exact in f64 and so is
+            // their remainder.
+            BinOp::Rem => x % y,
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => x.max(y),
             BinOp::Min => x.min(y),
@@ -36,7 +35,12 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Add => x.wrapping_add(y),
         BinOp::Sub => x.wrapping_sub(y),
         BinOp::Mul => x.wrapping_mul(y),
-        BinOp::Div | BinOp::Rem if y == 0 => return Err("integer division by zero".into()),
+        // Division by zero does not trap on the GPU (PTX leaves the value machine-specific), and Triton computes
+        // every lane, masked-off ones included, then discards what the mask disables; so it must not abort
+        // here either. Defined as NVIDIA GPUs compute it: the quotient is all ones (-1, or the largest
+        // unsigned value) and the remainder is the dividend.
+        BinOp::Div if y == 0 => -1,
+        BinOp::Rem if y == 0 => x,
         BinOp::Div if unsigned => (ux(x) / ux(y)) as i64,
         BinOp::Div => x.wrapping_div(y),
         BinOp::Rem if unsigned => (ux(x) % ux(y)) as i64,
@@ -82,7 +86,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         };
         return Ok(Val::Int(wrap_int(r, t)));
     }
-    let x = a.as_f64();
+    let x = ftz_input(op, t, a.as_f64());
     let r = match op {
         UnOp::Neg => -x,
         UnOp::Abs => x.abs(),
@@ -92,14 +96,33 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Log2 => x.log2(),
         UnOp::Sqrt | UnOp::SqrtRn => x.sqrt(),
         UnOp::Rsqrt => 1.0 / x.sqrt(),
-        UnOp::Sin => x.sin(),
-        UnOp::Cos => x.cos(),
+        // Correctly rounded; f16/bf16 compute in f32 on the GPU (as in Triton), so they round to f32 first.
+        UnOp::Sin => via_f32(t, x.sin()),
+        UnOp::Cos => via_f32(t, x.cos()),
         UnOp::Erf => erf(x),
         UnOp::Floor => x.floor(),
         UnOp::Ceil => x.ceil(),
         UnOp::Not => return Err(format!("`not` is not defined on {t}")),
     };
     Ok(Val::Float(round_float(r, t)))
+}
+
+/// A subnormal input read as ±0, for the ops the GPU runs with flush-to-zero on f32 (and on bf16, which
+/// computes in f32 and whose subnormals are f32 subnormals): `sqrt` and `rsqrt` (`sqrt.approx.ftz`,
+/// `rsqrt.approx.ftz`), and libdevice's `sinf`, `cosf`, `floorf`, `ceilf`, `erff` under Triton's FTZ
+/// setting. See `README.md` in this directory for the whole table.
+pub fn ftz_input(op: UnOp, t: ScalarType, x: f64) -> f64 {
+    let flushes = matches!(op, UnOp::Sqrt | UnOp::Rsqrt | UnOp::Sin | UnOp::Cos | UnOp::Floor | UnOp::Ceil | UnOp::Erf);
+    if flushes && matches!(t, ScalarType::F32 | ScalarType::BF16) && (x as f32).is_subnormal() {
+        0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).
+fn via_f32(t: ScalarType, r: f64) -> f64 {
+    if matches!(t, ScalarType::F16 | ScalarType::BF16) { r as f32 as f64 } else { r }
 }
 
 pub fn compare(pred: CmpPred, t: ScalarType, a: Val, b: Val) -> Val {
@@ -186,7 +209,13 @@ mod tests {
         assert_eq!(binary(BinOp::Shl, false, t, i(1), i(40)), Ok(i(0)));
         assert_eq!(binary(BinOp::UMulHi, false, ScalarType::U32, i(0xffff_ffff), i(2)), Ok(i(1)));
         assert_eq!(binary(BinOp::Add, false, t, i(i32::MAX as i64), i(1)), Ok(i(i32::MIN as i64)));
-        assert!(binary(BinOp::Div, false, t, i(1), i(0)).is_err());
+        // By zero: all ones and the dividend, for every width and signedness (what the GPU computes).
+        for t in [ScalarType::I8, ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64] {
+            assert_eq!(binary(BinOp::Div, false, t, i(7), i(0)), Ok(i(wrap_int(-1, t))), "{t}");
+            assert_eq!(binary(BinOp::Div, false, t, i(-7), i(0)), Ok(i(wrap_int(-1, t))), "{t}");
+            assert_eq!(binary(BinOp::Rem, false, t, i(wrap_int(-7, t)), i(0)), Ok(i(wrap_int(-7, t))), "{t}");
+        }
+        assert_eq!(binary(BinOp::Div, false, t, i(i32::MIN as i64), i(-1)), Ok(i(i32::MIN as i64)));
     }
 
     #[test]
@@ -200,5 +229,39 @@ mod tests {
         );
         assert_eq!(binary(BinOp::Max, false, ScalarType::F32, f(f64::NAN), f(1.0)), Ok(f(1.0)));
         assert_eq!(compare(CmpPred::Ne, ScalarType::F32, f(f64::NAN), f(f64::NAN)), Val::Int(1));
+    }
+
+    /// The FTZ ops see a subnormal f32 as ±0, the others keep it (see README.md).
+    #[test]
+    fn flush_to_zero_follows_the_gpu_instructions() {
+        let f = |v| Val::Float(v);
+        let un = |op, t, x: f64| unary(op, t, f(x)).unwrap().as_f64();
+        let tiny = f32::from_bits(1) as f64; // 1e-45
+        assert_eq!(un(UnOp::Ceil, ScalarType::F32, tiny), 0.0);
+        assert_eq!(un(UnOp::Floor, ScalarType::F32, -tiny).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(un(UnOp::Sqrt, ScalarType::F32, tiny), 0.0);
+        assert_eq!(un(UnOp::Rsqrt, ScalarType::F32, tiny), f64::INFINITY);
+        assert_eq!(un(UnOp::Sin, ScalarType::F32, -tiny).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(un(UnOp::Erf, ScalarType::F32, tiny), 0.0);
+        assert_eq!(un(UnOp::Cos, ScalarType::F32, tiny), 1.0);
+        // Not flushed: sqrt_rn (sqrt.rn keeps subnormals), f64, and the ops without .ftz.
+        assert_eq!(un(UnOp::SqrtRn, ScalarType::F32, tiny), (tiny.sqrt() as f32) as f64);
+        assert_eq!(un(UnOp::Ceil, ScalarType::F64, 1e-310), 1.0);
+        assert_eq!(un(UnOp::Abs, ScalarType::F32, -tiny), tiny);
+        assert_eq!(un(UnOp::Sin, ScalarType::F32, 3e9), (3e9f64).sin() as f32 as f64);
+    }
+
+    /// Float `%` is C fmod: the sign of the dividend (Triton), not Python's sign of the divisor.
+    #[test]
+    fn float_remainder_is_fmod() {
+        let f = |v| Val::Float(v);
+        let rem = |t, x, y| binary(BinOp::Rem, false, t, f(x), f(y)).unwrap().as_f64();
+        assert_eq!(rem(ScalarType::F32, 1.0, -2.5), 1.0);
+        assert_eq!(rem(ScalarType::F32, -1.0, 2.5), -1.0);
+        assert_eq!(rem(ScalarType::F32, -5.0, 2.5).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(rem(ScalarType::F16, 7.5, 2.0), 1.5);
+        assert_eq!(rem(ScalarType::F32, 1e38f32 as f64, 3.0), (1e38f32 % 3.0) as f64);
+        assert_eq!(rem(ScalarType::F32, 2.0, f64::INFINITY), 2.0);
+        assert!(rem(ScalarType::F32, f64::INFINITY, 2.0).is_nan() && rem(ScalarType::F64, 1.0, 0.0).is_nan());
     }
 }

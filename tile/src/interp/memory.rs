@@ -43,7 +43,16 @@ impl Memory {
         BufferId(self.buffers.len() as u32 - 1)
     }
 
-    /// A buffer holding `values` (converted to `elem` with rounding).
+    /// A buffer holding `bytes`, little-endian elements of `elem` taken as they are (the exact way in: every
+    /// dtype's full range and NaN payloads included).
+    pub fn alloc_bytes(&mut self, name: impl Into<String>, elem: ScalarType, bytes: Vec<u8>) -> BufferId {
+        assert_eq!(bytes.len() % elem.bytes() as usize, 0, "alloc_bytes: not a whole number of {elem} elements");
+        self.buffers.push(Buffer { name: name.into(), elem, bytes });
+        BufferId(self.buffers.len() as u32 - 1)
+    }
+
+    /// A buffer holding `values` (converted to `elem` with rounding; a convenience for tests and examples:
+    /// integers beyond 2^53 cannot be given this way, use [`Memory::alloc_bytes`]).
     pub fn alloc_from(&mut self, name: impl Into<String>, elem: ScalarType, values: &[f64]) -> BufferId {
         let id = self.alloc(name, elem, values.len());
         self.write_f64(id, values);
@@ -78,7 +87,13 @@ impl Memory {
         b.bytes.copy_from_slice(bytes);
     }
 
-    /// Every element as `f64`.
+    /// Every element exactly, as the interpreter's values.
+    pub fn read_vals(&self, id: BufferId) -> Vec<Val> {
+        let b = &self.buffers[id.0 as usize];
+        super::value::decode_vals(&b.bytes, b.elem)
+    }
+
+    /// Every element as `f64` (integers beyond 2^53 round: see [`Memory::read_vals`] for the exact values).
     pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
         let b = &self.buffers[id.0 as usize];
         super::value::decode_le(&b.bytes, b.elem)

@@ -79,7 +79,7 @@ pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Resul
             }
             (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(value::wrap_int(*x, *s)),
             (Arg::Float(x), Elem::Scalar(s)) if s.is_float() => Val::Float(round_float(*x, *s)),
-            (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => Val::Float(round_float(*x as f64, *s)),
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => Val::Float(value::int_to_float(*x as i128, *s)),
             _ => return Err(fail(format!("argument {i}: {a:?} does not fit type {elem}"))),
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
@@ -449,7 +449,7 @@ impl Program<'_> {
                 let e = relem(0);
                 let v = match (c, scalar_of(e)?) {
                     (Const::Int(i), s) if s.is_int() => Val::Int(value::wrap_int(*i, s)),
-                    (Const::Int(i), s) => Val::Float(round_float(*i as f64, s)),
+                    (Const::Int(i), s) => Val::Float(value::int_to_float(*i as i128, s)),
                     (Const::Float(x), s) if s.is_float() => Val::Float(round_float(*x, s)),
                     (Const::Float(x), s) => convert(Val::Float(*x), Elem::Scalar(ScalarType::F64), Elem::Scalar(s)),
                 };

@@ -1,8 +1,10 @@
 //! Runtime values of the interpreter and the number formats they are stored in.
 //!
 //! A value is a tensor (a scalar is a tensor of shape `[]`) of `Val`s in row-major order. Integers are kept
-//! wrapped to their type's width and sign; floats are kept as `f64` holding exactly a value of their type
-//! (every op rounds its result to the type), so f16/bf16/fp8 results are the ones the GPU produces.
+//! wrapped to their type's width and sign (an i64/u64 keeps all 64 bits: a u64 is its bits in an `i64`);
+//! floats are kept as `f64` holding exactly a value of their type (every op rounds its result to the type),
+//! so f16/bf16/fp8 results are the ones the GPU produces. A NaN keeps its payload and its quiet bit: loading
+//! an f32 signalling NaN and storing (or bitcasting) it gives back the same bits, see [`widen_nan`].
 
 use half::{bf16, f16};
 
@@ -93,13 +95,17 @@ pub fn wrap_int(v: i64, t: ScalarType) -> i64 {
 }
 
 /// Rounds a real number to the nearest value of float type `t` (ties to even; fp8 saturates to the largest
-/// finite value as `cvt.rn.satfinite` does).
+/// finite value as `cvt.rn.satfinite` does, infinities included). bf16 rounds through f32 (`half`'s
+/// conversion), as the GPU's f32 computation followed by `cvt.rn.bf16.f32` does.
 pub fn round_float(v: f64, t: ScalarType) -> f64 {
     match t {
         ScalarType::F64 => v,
         ScalarType::F32 => v as f32 as f64,
         ScalarType::F16 => f16::from_f64(v).to_f64(),
         ScalarType::BF16 => bf16::from_f64(v).to_f64(),
+        // ±inf saturates to ±57344 as `cvt.rn.satfinite.e5m2x2` does (the GPU lowering's conversion); memory
+        // still holds e5m2 infinities exactly (`to_bits` does not saturate).
+        ScalarType::F8E5M2 if v.is_infinite() => 57344f64.copysign(v),
         ScalarType::F8E4M3 | ScalarType::F8E5M2 => decode_fp8(encode_fp8(v, t), t),
         _ => panic!("round_float on integer type {t}"),
     }
@@ -112,21 +118,27 @@ pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
         (Elem::Ptr(..), Elem::Scalar(t)) => Val::Int(wrap_int(v.as_i64(), t)),
         (Elem::Scalar(f), Elem::Scalar(t)) => {
             if t.is_float() {
-                let x = if f.is_float() {
-                    v.as_f64()
-                } else if f.is_unsigned_int() {
-                    v.as_i64() as u64 as f64
-                } else {
-                    v.as_i64() as f64
-                };
-                Val::Float(round_float(x, t))
+                if !f.is_float() {
+                    let x = if f.is_unsigned_int() { v.as_i64() as u64 as i128 } else { v.as_i64() as i128 };
+                    return Val::Float(int_to_float(x, t));
+                }
+                if f == ScalarType::F64 && t == ScalarType::BF16 {
+                    return Val::Float(round_bf16_once(v.as_f64()));
+                }
+                Val::Float(round_float(v.as_f64(), t))
             } else if t == ScalarType::I1 {
                 Val::Int((if f.is_float() { v.as_f64() != 0.0 } else { v.as_i64() != 0 }) as i64)
             } else if f.is_float() {
                 // Float to integer truncates toward zero and saturates (PTX cvt.rzi semantics); NaN gives 0.
                 let x = v.as_f64().trunc();
                 let (lo, hi) = int_range(t);
-                Val::Int(if x.is_nan() { 0 } else { x.clamp(lo as f64, hi as f64) as i64 })
+                Val::Int(match t {
+                    // Rust's float-to-int `as` saturates and sends NaN to 0, as cvt.rzi does.
+                    ScalarType::U64 => x as u64 as i64,
+                    ScalarType::I64 => x as i64,
+                    _ if x.is_nan() => 0,
+                    _ => x.clamp(lo as f64, hi as f64) as i64,
+                })
             } else if f.is_unsigned_int() {
                 Val::Int(wrap_int(v.as_i64() as u64 as i64, t))
             } else {
@@ -134,6 +146,40 @@ pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
             }
         }
     }
+}
+
+/// The integer `x` (an i64 or u64 value) rounded once to float type `t`, to nearest even, as the GPU's cast
+/// does.
+/// Integers beyond 2^53 are first rounded to odd at f64's precision (truncate, then set the last bit when
+/// inexact), which makes the second rounding to a narrower type the correct one.
+pub fn int_to_float(x: i128, t: ScalarType) -> f64 {
+    if t == ScalarType::F64 || x.unsigned_abs() <= 1 << 53 {
+        return if t == ScalarType::BF16 { round_bf16_once(x as f64) } else { round_float(x as f64, t) };
+    }
+    let mag = x.unsigned_abs();
+    // Keep the top 53 significant bits, ORing what falls off into the last one (round to odd).
+    let drop = 128 - mag.leading_zeros() - 53;
+    let kept = mag >> drop;
+    let sticky = (mag & ((1u128 << drop) - 1) != 0) as u128;
+    let odd = (kept | sticky) as f64 * 2f64.powi(drop as i32);
+    let odd = if x < 0 { -odd } else { odd };
+    if t == ScalarType::BF16 { round_bf16_once(odd) } else { round_float(odd, t) }
+}
+
+/// An f64 rounded once to bf16, as the GPU's cast does: to f32 rounded to odd (truncate, set the last bit when
+/// inexact), then to bf16 (f32 has enough extra bits for that second rounding to be the correct one).
+/// [`round_float`] rounds through f32 to nearest instead, as the GPU's f32 arithmetic on bf16 values does.
+pub fn round_bf16_once(x: f64) -> f64 {
+    let f = x as f32;
+    if !x.is_finite() || f as f64 == x {
+        return bf16::from_f32(f).to_f64();
+    }
+    // Truncate toward zero (step back when rounding went up in magnitude), then make the last bit odd.
+    let mut bits = f.to_bits();
+    if (f as f64).abs() > x.abs() {
+        bits -= 1;
+    }
+    bf16::from_f32(f32::from_bits(bits | 1)).to_f64()
 }
 
 fn int_range(t: ScalarType) -> (i64, i64) {
@@ -147,8 +193,52 @@ fn int_range(t: ScalarType) -> (i64, i64) {
     }
 }
 
+/// (mantissa bits, exponent bits) of the IEEE-style float types whose NaNs carry a payload.
+fn nan_format(t: ScalarType) -> Option<(u32, u32)> {
+    match t {
+        ScalarType::F32 => Some((23, 8)),
+        ScalarType::F16 => Some((10, 5)),
+        ScalarType::BF16 => Some((7, 8)),
+        ScalarType::F8E5M2 => Some((2, 5)),
+        _ => None,
+    }
+}
+
+/// The f64 NaN standing for the NaN `bits` of type `t`: same sign, the mantissa (payload and quiet bit)
+/// moved to the top of the f64 mantissa. Hardware conversions (and Rust's `as`) would set the quiet bit of a
+/// signalling NaN; this keeps it, so the bits come back unchanged from [`narrow_nan`]. `None` if `bits` is
+/// not a NaN of `t`.
+pub fn widen_nan(bits: u64, t: ScalarType) -> Option<f64> {
+    let (m, e) = nan_format(t)?;
+    let exp_mask = (1u64 << e) - 1;
+    let mant = bits & ((1u64 << m) - 1);
+    if (bits >> m) & exp_mask != exp_mask || mant == 0 {
+        return None;
+    }
+    let sign = (bits >> (m + e)) & 1;
+    Some(f64::from_bits(sign << 63 | 0x7ff << 52 | mant << (52 - m)))
+}
+
+/// The NaN bits of type `t` for an f64 NaN (the inverse of [`widen_nan`]); a payload that lies entirely
+/// below `t`'s mantissa becomes the quiet NaN of that sign.
+pub fn narrow_nan(x: f64, t: ScalarType) -> u64 {
+    let (m, e) = nan_format(t).expect("a float type with NaN payloads");
+    let b = x.to_bits();
+    let mut mant = (b & ((1u64 << 52) - 1)) >> (52 - m);
+    if mant == 0 {
+        mant = 1 << (m - 1);
+    }
+    (b >> 63) << (m + e) | ((1u64 << e) - 1) << m | mant
+}
+
 /// Bits of an element as stored in memory (`t.bytes()` little-endian bytes).
 pub fn to_bits(v: Val, t: ScalarType) -> u64 {
+    if let Val::Float(x) = v
+        && x.is_nan()
+        && nan_format(t).is_some()
+    {
+        return narrow_nan(x, t);
+    }
     match t {
         ScalarType::F64 => v.as_f64().to_bits(),
         ScalarType::F32 => (v.as_f64() as f32).to_bits() as u64,
@@ -159,8 +249,33 @@ pub fn to_bits(v: Val, t: ScalarType) -> u64 {
     }
 }
 
+/// Every element of a little-endian buffer of type `t`, exactly (no detour through `f64` for integers; NaN
+/// payloads kept).
+pub fn decode_vals(bytes: &[u8], t: ScalarType) -> Vec<Val> {
+    let n = t.bytes() as usize;
+    bytes
+        .chunks_exact(n)
+        .map(|c| {
+            let mut raw = [0u8; 8];
+            raw[..n].copy_from_slice(c);
+            from_bits(u64::from_le_bytes(raw), t)
+        })
+        .collect()
+}
+
+/// The little-endian bytes of `vals` as elements of type `t` (the inverse of [`decode_vals`]).
+pub fn encode_vals(vals: &[Val], t: ScalarType) -> Vec<u8> {
+    let n = t.bytes() as usize;
+    let mut out = Vec::with_capacity(vals.len() * n);
+    for &v in vals {
+        out.extend_from_slice(&to_bits(v, t).to_le_bytes()[..n]);
+    }
+    out
+}
+
 /// Little-endian elements of type `t` as numbers (unsigned integers by their unsigned value): what a buffer's
-/// bytes hold, whether they come from the interpreter's memory or back from a GPU.
+/// bytes hold, whether they come from the interpreter's memory or back from a GPU. A view for norms and
+/// tolerances: integers beyond 2^53 round (use [`decode_vals`] for exact values).
 pub fn decode_le(bytes: &[u8], t: ScalarType) -> Vec<f64> {
     let n = t.bytes() as usize;
     bytes
@@ -176,6 +291,9 @@ pub fn decode_le(bytes: &[u8], t: ScalarType) -> Vec<f64> {
 
 /// The element stored as `bits`.
 pub fn from_bits(bits: u64, t: ScalarType) -> Val {
+    if let Some(nan) = widen_nan(bits, t) {
+        return Val::Float(nan);
+    }
     match t {
         ScalarType::F64 => Val::Float(f64::from_bits(bits)),
         ScalarType::F32 => Val::Float(f32::from_bits(bits as u32) as f64),
@@ -304,6 +422,9 @@ mod tests {
         assert_eq!(decode_fp8(encode_fp8(2f64.powi(-11), t), t), 0.0);
         let t = ScalarType::F8E5M2;
         assert_eq!(decode_fp8(encode_fp8(f64::INFINITY, t), t), f64::INFINITY);
+        // Converting saturates infinities (satfinite), storing an e5m2 infinity keeps it.
+        assert_eq!(round_float(f64::NEG_INFINITY, t), -57344.0);
+        assert_eq!(to_bits(Val::Float(f64::INFINITY), t), 0x7c);
         assert_eq!(decode_fp8(encode_fp8(1e6, t), t), 57344.0);
     }
 
@@ -315,6 +436,69 @@ mod tests {
         assert_eq!(to_i8(300.7), Val::Int(127));
         assert_eq!(to_i8(-2.9), Val::Int(-2));
         assert_eq!(to_i8(f64::NAN), Val::Int(0));
+        let to = |x, t| convert(Val::Float(x), Elem::Scalar(ScalarType::F64), Elem::Scalar(t));
+        assert_eq!(to(1.8e19, ScalarType::U64), Val::Int(18_000_000_000_000_000_000u64 as i64));
+        assert_eq!(to(1e30, ScalarType::U64), Val::Int(-1));
+        assert_eq!(to(-1e30, ScalarType::I64), Val::Int(i64::MIN));
+    }
+
+    /// Integer (and f64) to float rounds once: values whose f64 (or f32) rounding lands on a midpoint of the
+    /// target still round the right way, as the GPU's casts do.
+    #[test]
+    fn wide_integers_convert_to_floats_with_one_rounding() {
+        let cvt = |v: i64, from, to| convert(Val::Int(v), Elem::Scalar(from), Elem::Scalar(to)).as_f64();
+        // 2^60 + 2^36 + 1: just above the midpoint between two f32s (ulp 2^37 there); f64 alone would round
+        // it onto the midpoint and ties-to-even would then go down.
+        let x = (1i64 << 60) + (1 << 36) + 1;
+        assert_eq!(cvt(x, ScalarType::I64, ScalarType::F32), ((1i64 << 60) + (1 << 37)) as f64);
+        assert_eq!(cvt(x, ScalarType::I64, ScalarType::F32), x as f32 as f64);
+        assert_eq!(cvt(-x, ScalarType::I64, ScalarType::F32), -x as f32 as f64);
+        assert_eq!(cvt(-1, ScalarType::U64, ScalarType::F32), u64::MAX as f32 as f64);
+        assert_eq!(cvt(i64::MIN, ScalarType::I64, ScalarType::F64), -(2f64.powi(63)));
+        // f16: 2^15 + 2^4 + 1 is above the midpoint between 32768 and 32800 (exact in f64, one rounding).
+        assert_eq!(cvt((1 << 15) + (1 << 4) + 1, ScalarType::I64, ScalarType::F16), 32800.0);
+        // bf16 (ulp 2^55 at 2^62): just above a midpoint, from an integer and from an f64; f32 rounding to
+        // nearest first would land on the midpoint and then round down to even.
+        let y = (1i64 << 62) + (1 << 54) + (1 << 10);
+        assert_eq!(cvt(y, ScalarType::I64, ScalarType::BF16), ((1i64 << 62) + (1 << 55)) as f64);
+        let f = convert(Val::Float(y as f64), Elem::Scalar(ScalarType::F64), Elem::Scalar(ScalarType::BF16));
+        assert_eq!(f.as_f64(), ((1i64 << 62) + (1 << 55)) as f64);
+        assert_eq!(round_bf16_once(1.0 + 2f64.powi(-8)), 1.0); // a true tie rounds to even
+    }
+
+    /// Signalling and quiet NaNs with payloads, of both signs, survive a load (`from_bits`) and a store or
+    /// bitcast (`to_bits`) unchanged, also across a bitcast to the integer of the same width and back.
+    #[test]
+    fn nan_payloads_round_trip_bit_for_bit() {
+        let cases: [(ScalarType, ScalarType, &[u64]); 5] = [
+            (ScalarType::F32, ScalarType::I32, &[0x7f80_0001, 0x7fa0_0000, 0xffbf_ffff, 0x7fc0_0001, 0xff80_1234]),
+            (ScalarType::F16, ScalarType::I16, &[0x7c01, 0x7d55, 0xfe01, 0x7fff]),
+            (ScalarType::BF16, ScalarType::U16, &[0x7f81, 0xffa5, 0x7fc1]),
+            (ScalarType::F64, ScalarType::I64, &[0x7ff0_0000_0000_0001, 0xfff4_0000_dead_beef, 0x7ff8_0000_0000_0007]),
+            (ScalarType::F8E5M2, ScalarType::I8, &[0x7d, 0xfe, 0x7f]),
+        ];
+        for (f, i, bits) in cases {
+            for &b in bits {
+                let v = from_bits(b, f);
+                assert!(v.as_f64().is_nan(), "{f} {b:#x}");
+                assert_eq!(to_bits(v, f), b, "{f} {b:#x} through a load and a store");
+                let as_int = from_bits(to_bits(v, f), i);
+                assert_eq!(to_bits(from_bits(to_bits(as_int, i), f), f), b, "{f} {b:#x} bitcast to {i} and back");
+            }
+        }
+    }
+
+    #[test]
+    fn wide_integers_keep_all_64_bits() {
+        for (t, vals) in [
+            (ScalarType::I64, vec![i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, (1 << 53) + 1]),
+            (ScalarType::U64, vec![-1, -2, i64::MIN, (1 << 53) + 1]),
+        ] {
+            let vals: Vec<Val> = vals.into_iter().map(Val::Int).collect();
+            let bytes = encode_vals(&vals, t);
+            assert_eq!(decode_vals(&bytes, t), vals, "{t}");
+        }
+        assert_eq!(to_bits(Val::Int(-1), ScalarType::U64), u64::MAX);
     }
 
     #[test]

@@ -1,0 +1,195 @@
+"""The conformance cases: kernel expressions, dtypes and inputs (edge values and random data), as raw bits.
+
+Every array is a NumPy array of unsigned integers holding the elements' bits (so NaN payloads, signed
+zeros, subnormals and 64-bit integers travel exactly); `run.py` turns them into torch tensors and `.npy`
+files and compares the outputs bit for bit.
+"""
+
+import math
+
+import numpy as np
+
+# name: (Triton dtype, torch dtype, tessel signature name, bits, kind)
+DTYPES = {
+    "f32": ("float32", "float32", "fp32", 32, "float"),
+    "f16": ("float16", "float16", "fp16", 16, "float"),
+    "bf16": ("bfloat16", "bfloat16", "bf16", 16, "float"),
+    "f64": ("float64", "float64", "fp64", 64, "float"),
+    "f8e5": ("float8e5", "float8_e5m2", "fp8e5", 8, "float"),
+    "i32": ("int32", "int32", "i32", 32, "int"),
+    "i64": ("int64", "int64", "i64", 64, "int"),
+    "u32": ("uint32", "uint32", "u32", 32, "uint"),
+    "u64": ("uint64", "uint64", "u64", 64, "uint"),
+}
+
+UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+# (exponent bits, mantissa bits) of the float formats.
+FLOAT_FMT = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "f64": (11, 52), "f8e5": (5, 2)}
+
+
+def bits_of(name):
+    return DTYPES[name][3]
+
+
+def is_float(name):
+    return DTYPES[name][4] == "float"
+
+
+def f32_to_bf16_bits(b32):
+    """Round f32 bits to bf16 bits (nearest even); NaNs keep their top payload bits (quiet bit forced)."""
+    b = b32.astype(np.uint64)
+    u = np.uint64
+    nan = ((b >> u(23)) & u(0xFF) == u(0xFF)) & (b & u(0x7FFFFF) != u(0))
+    rounded = (b + u(0x7FFF) + ((b >> u(16)) & u(1))) >> u(16)
+    top = b >> u(16)
+    kept = top | np.where(top & u(0x7F) == u(0), u(0x40), u(0))
+    return np.where(nan, kept, rounded).astype(np.uint16)
+
+
+def float_bits(vals, name):
+    """Bits of float64 values rounded to float type `name` (f32, f16, bf16, f64)."""
+    v = np.asarray(vals, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if name == "f64":
+            return v.view(np.uint64).copy()
+        if name == "f32":
+            return v.astype(np.float32).view(np.uint32)
+        if name == "f16":
+            return v.astype(np.float16).view(np.uint16)
+        if name == "bf16":
+            return f32_to_bf16_bits(v.astype(np.float32).view(np.uint32))
+    raise ValueError(name)
+
+
+def nan_patterns(name):
+    """Quiet and signalling NaNs of both signs, with payloads."""
+    e, m = FLOAT_FMT[name]
+    top = ((1 << e) - 1) << m
+    sign = 1 << (e + m)
+    quiet = 1 << (m - 1)
+    pats = [top | quiet, top | quiet | 1, top | 1, top | (quiet >> 1), sign | top | 1, sign | top | quiet | 3]
+    return sorted(set(p for p in pats if p & ((1 << m) - 1)))
+
+
+def float_edges(name):
+    """Edge values of a float type as bits: zeros, subnormals, the smallest normal, extremes, infinities,
+    NaNs with payloads, and values that stress range reduction, rounding and saturation."""
+    e, m = FLOAT_FMT[name]
+    sign = 1 << (e + m)
+    raw = [0, 1, 2, (1 << m) - 1, 1 << m, ((1 << e) - 2) << m | ((1 << m) - 1), ((1 << e) - 1) << m]
+    raw += [r | sign for r in raw]
+    vals = [1.0, -1.0, 2.5, -2.5, 0.1, 0.5, 1.5, -0.5, 3.0, 7.0, math.pi, 100.5, 1e-8, 1e5, -1e5, 3e9, 1e10,
+            -1e10, 1e30, 57344.0, 61440.0, 65504.0, 1e38]
+    bits = list(int(b) for b in float_bits(vals, name)) + raw + nan_patterns(name)
+    seen, out = set(), []
+    for b in bits:
+        if b not in seen:
+            seen.add(b)
+            out.append(b)
+    return np.array(out, dtype=UINT[bits_of(name)])
+
+
+def int_edges(name):
+    n = bits_of(name)
+    if DTYPES[name][4] == "uint":
+        vals = [0, 1, 2, 3, 7, 255, (1 << n) - 1, (1 << n) - 2, 1 << (n - 1), (1 << (n - 1)) + 1]
+        if n == 64:
+            vals += [(1 << 53) + 1, (1 << 63) - 1]
+    else:
+        lo, hi = -(1 << (n - 1)), (1 << (n - 1)) - 1
+        vals = [0, 1, -1, 2, -2, 3, -7, 7, lo, hi, lo + 1, hi - 1]
+        if n == 64:
+            vals += [(1 << 53) + 1, -(1 << 53) - 1]
+    return np.array([v & ((1 << n) - 1) for v in vals], dtype=UINT[n])
+
+
+def edges(name):
+    return float_edges(name) if is_float(name) else int_edges(name)
+
+
+def random_bits(name, count, rng, wide=False):
+    """Random elements: floats a mix of normal values, values spread over many binades and (when `wide`)
+    large arguments up to 1e10; integers uniform over all bit patterns, plus small ones."""
+    n = bits_of(name)
+    if is_float(name):
+        k = count // 3
+        normal = rng.standard_normal(k)
+        spread = np.sign(rng.standard_normal(k)) * 2.0 ** rng.uniform(-30, 30, k)
+        big = rng.uniform(-1e10, 1e10, count - 2 * k) if wide else rng.uniform(-100, 100, count - 2 * k)
+        return float_bits(np.concatenate([normal, spread, big]), name)
+    raw = np.frombuffer(rng.bytes(count * n // 8), dtype=UINT[n]).copy()
+    small = rng.integers(-100, 100, count // 4).astype(np.int64).view(np.uint64) & np.uint64((1 << n) - 1)
+    raw[: count // 4] = small.astype(UINT[n])
+    return raw
+
+
+class Case:
+    """One kernel: `out = EXPR` over inputs x (and y) of dtype `dt`, giving dtype `out`."""
+
+    def __init__(self, name, expr, dt, out=None, binary=False, wide=False, masked=False):
+        self.name, self.expr, self.dt, self.out = name, expr, dt, out or dt
+        self.binary, self.wide, self.masked = binary, wide, masked
+
+    @property
+    def label(self):
+        return f"{self.name} [{self.dt}->{self.out}]" if self.out != self.dt else f"{self.name} [{self.dt}]"
+
+    def inputs(self, rng, n_random):
+        e = edges(self.dt)
+        if not self.binary:
+            return [np.concatenate([e, random_bits(self.dt, n_random, rng, self.wide)])]
+        # Every pair of edge values, then random pairs.
+        x = np.repeat(e, len(e))
+        y = np.tile(e, len(e))
+        rx, ry = random_bits(self.dt, n_random, rng, self.wide), random_bits(self.dt, n_random, rng, self.wide)
+        return [np.concatenate([x, rx]), np.concatenate([y, ry])]
+
+    def source(self, kernel):
+        tl_out = DTYPES[self.out][0]
+        params = "x_ptr, y_ptr, out_ptr, n" if self.binary else "x_ptr, out_ptr, n"
+        other = ", other=0" if self.masked else ""
+        load_y = f"    y = tl.load(y_ptr + offs, mask=m{other})\n" if self.binary else ""
+        mask = "offs < n"
+        return (
+            "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            f"def {kernel}({params}, BLOCK: tl.constexpr):\n"
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+            f"    m = {mask}\n"
+            f"    x = tl.load(x_ptr + offs, mask=m{other})\n"
+            f"{load_y}"
+            f"    r = {self.expr}\n"
+            f"    tl.store(out_ptr + offs, r.to(tl.{tl_out}), mask=m)\n"
+        )
+
+
+def all_cases():
+    cases = []
+    unary = [("sin", "tl.sin(x)", ["f32", "f64"], True), ("cos", "tl.cos(x)", ["f32", "f64"], True),
+             ("exp", "tl.exp(x)", ["f32", "f64"], False), ("exp2", "tl.exp2(x)", ["f32"], False),
+             ("log", "tl.log(x)", ["f32", "f64"], False), ("log2", "tl.log2(x)", ["f32"], False),
+             ("sqrt", "tl.sqrt(x)", ["f32", "f64"], False), ("sqrt_rn", "tl.sqrt_rn(x)", ["f32"], False),
+             ("rsqrt", "tl.rsqrt(x)", ["f32"], False), ("erf", "tl.erf(x)", ["f32"], False),
+             ("floor", "tl.floor(x)", ["f32", "f64"], False), ("ceil", "tl.ceil(x)", ["f32", "f64"], False),
+             ("abs", "tl.abs(x)", ["f32", "f16"], False), ("neg", "-x", ["f32"], False)]
+    for name, expr, dts, wide in unary:
+        cases += [Case(name, expr, dt, wide=wide) for dt in dts]
+    binary = [("add", "x + y", ["f32", "f16", "bf16", "f64"]), ("mul", "x * y", ["f32", "f16", "bf16"]),
+              ("div", "x / y", ["f32", "f64"]), ("div_rn", "tl.div_rn(x, y)", ["f32"]),
+              ("rem", "x % y", ["f32", "f16", "bf16", "f64"]), ("maximum", "tl.maximum(x, y)", ["f32"]),
+              ("minimum", "tl.minimum(x, y)", ["f32"]), ("fma", "tl.fma(x, y, x)", ["f32"])]
+    for name, expr, dts in binary:
+        cases += [Case(name, expr, dt, binary=True) for dt in dts]
+    ints = [("add", "x + y"), ("mul", "x * y"), ("floordiv", "x // y"), ("mod", "x % y"), ("xor", "x ^ y")]
+    for name, expr in ints:
+        cases += [Case(name, expr, dt, binary=True) for dt in ["i32", "i64", "u32", "u64"]]
+    # A divisor loaded with a mask: masked-off lanes divide by `other` = 0 (only the live lanes are stored).
+    cases += [Case("masked floordiv", "x // y", dt, binary=True, masked=True) for dt in ["i32", "i64"]]
+    # Exact passage of bits: copies, + 0 on 64-bit integers, bitcast round trips of NaN payloads.
+    cases += [Case("copy", "x", dt) for dt in ["f32", "f16", "bf16", "f64"]]
+    cases += [Case("add 0", "x + 0", dt) for dt in ["i64", "u64"]]
+    cases += [Case("bitcast round trip", "x.to(tl.int32, bitcast=True).to(tl.float32, bitcast=True)", "f32"),
+              Case("bitcast round trip", "x.to(tl.int16, bitcast=True).to(tl.bfloat16, bitcast=True)", "bf16")]
+    casts = [("f32", "f8e5"), ("f16", "f8e5"), ("f32", "bf16"), ("f32", "f16"), ("f64", "bf16"), ("f64", "f32"),
+             ("f32", "i32"), ("f32", "u64"), ("i64", "f32"), ("u64", "f32"), ("i32", "f32"), ("i64", "bf16")]
+    cases += [Case("cast", "x", a, out=b) for a, b in casts]
+    return cases

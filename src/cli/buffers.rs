@@ -1,0 +1,197 @@
+//! The contents of generated and loaded `--arg` buffers, built directly as little-endian elements of the
+//! buffer's dtype: nothing passes through `f64` on the way, so 64-bit integers keep their full range and
+//! `fill:0x...` can write any bit pattern (signalling NaNs included).
+
+use tessel_tile::ScalarType;
+use tessel_tile::interp::value::{Val, convert, encode_vals, from_bits, int_to_float, round_float};
+use tessel_tile::types::Elem;
+
+use super::CliError;
+use crate::npy;
+
+/// How a buffer `--arg` is filled.
+pub(super) enum BufferInit {
+    /// Floats: uniform in [-1, 1). Integers: uniform over every value of the type (all bit patterns).
+    Rand,
+    /// Floats: standard normal. Integers: `round(σ·N(0, 1))` with σ = 100 (16 for 8-bit types), clamped to
+    /// the type (its absolute value for unsigned types).
+    Randn,
+    /// Every element this value, written as a number (`-3`, `1.5e-40`, `inf`, `nan`, `18446744073709551615`)
+    /// or as the element's bits in hex (`0x7fa00000`).
+    Fill(String),
+    /// 0, 1, 2, ...
+    Arange,
+    /// A `.npy` file's array (converted as `.to(dtype)` would if the buffer's dtype differs).
+    Data(npy::Array),
+}
+
+/// Checks a `fill:VALUE` early, before the buffer's dtype is known.
+pub(super) fn check_fill(v: &str) -> Result<(), CliError> {
+    let ok = v.strip_prefix("0x").map_or_else(|| v.parse::<f64>().is_ok(), |h| u64::from_str_radix(h, 16).is_ok());
+    if ok { Ok(()) } else { Err(CliError::Usage(format!("fill value `{v}` is not a number or 0x-bits"))) }
+}
+
+/// The value `v` of a `fill:` for type `t`, exactly: integers are parsed as integers (and must fit), floats
+/// are rounded once to `t`, hex gives the bits.
+fn fill_value(v: &str, t: ScalarType) -> Result<Val, CliError> {
+    let bad = |why: &str| CliError::Usage(format!("fill value `{v}` for {t}: {why}"));
+    if let Some(h) = v.strip_prefix("0x") {
+        let bits = u64::from_str_radix(h, 16).map_err(|_| bad("bad hex"))?;
+        if t.bits() < 64 && bits >> (t.bytes() * 8) != 0 {
+            return Err(bad("more bits than the type has"));
+        }
+        return Ok(from_bits(bits, t));
+    }
+    if t.is_float() {
+        return Ok(Val::Float(round_float(v.parse::<f64>().map_err(|_| bad("not a number"))?, t)));
+    }
+    let i: i128 = match v.parse::<i128>() {
+        Ok(i) => i,
+        // An integral float (`1e3`, `-0.0`) is that integer.
+        Err(_) => match v.parse::<f64>() {
+            Ok(x) if x.fract() == 0.0 && x.abs() < 1e38 => x as i128,
+            _ => return Err(bad("not an integer")),
+        },
+    };
+    let (lo, hi) = int_limits(t);
+    if i < lo || i > hi {
+        return Err(bad(&format!("outside [{lo}, {hi}]")));
+    }
+    Ok(Val::Int(i as i64))
+}
+
+fn int_limits(t: ScalarType) -> (i128, i128) {
+    let bits = if t == ScalarType::I1 { 1 } else { t.bits() };
+    if t.is_signed_int() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
+}
+
+/// A splitmix64 stream.
+fn splitmix(seed: u64, n: usize) -> Vec<u64> {
+    let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+/// Deterministic uniform [-1, 1) values.
+fn uniform(seed: u64, n: usize) -> Vec<f64> {
+    splitmix(seed, n).into_iter().map(|z| (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0).collect()
+}
+
+/// Deterministic standard normal values (Box–Muller).
+fn normal(seed: u64, n: usize) -> Vec<f64> {
+    let u = uniform(seed, 2 * n);
+    (0..n)
+        .map(|i| {
+            (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * u[2 * i + 1]).cos()
+        })
+        .collect()
+}
+
+/// The `len` elements of a buffer of type `t` filled as `init` says, as little-endian bytes.
+pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> Result<Vec<u8>, CliError> {
+    let float = |xs: Vec<f64>| xs.into_iter().map(|x| Val::Float(round_float(x, t))).collect::<Vec<_>>();
+    let vals: Vec<Val> = match init {
+        BufferInit::Rand if t.is_float() => float(uniform(seed, len)),
+        BufferInit::Rand => splitmix(seed, len).into_iter().map(|z| from_bits(z, t)).collect(),
+        BufferInit::Randn if t.is_float() => float(normal(seed, len)),
+        BufferInit::Randn => {
+            let sigma = if t.bits() <= 8 { 16.0 } else { 100.0 };
+            let (lo, hi) = int_limits(t);
+            normal(seed, len)
+                .into_iter()
+                .map(|z| {
+                    let r = (sigma * z).round() as i128;
+                    let r = if t.is_unsigned_int() || t == ScalarType::I1 { r.abs() } else { r };
+                    Val::Int(r.clamp(lo, hi) as i64)
+                })
+                .collect()
+        }
+        BufferInit::Fill(v) => vec![fill_value(v, t)?; len],
+        BufferInit::Arange if t.is_float() => (0..len).map(|i| Val::Float(int_to_float(i as i128, t))).collect(),
+        BufferInit::Arange => (0..len).map(|i| from_bits(i as u64, t)).collect(),
+        BufferInit::Data(a) if a.elem == t => return Ok(a.data.clone()),
+        BufferInit::Data(a) => a
+            .vals()
+            .into_iter()
+            .map(|v| match v {
+                // A NaN keeps its payload and quiet bit (what fits of them) in another float type, so that a bf16
+                // NaN passed as f32 (NumPy has no bf16) arrives with its own bits.
+                Val::Float(x) if x.is_nan() && t.is_float() => v,
+                _ => convert(v, Elem::Scalar(a.elem), Elem::Scalar(t)),
+            })
+            .collect(),
+    };
+    Ok(encode_vals(&vals, t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessel_tile::interp::value::decode_vals;
+
+    fn vals(init: BufferInit, t: ScalarType, len: usize) -> Vec<Val> {
+        decode_vals(&bytes(&init, t, len, 7).unwrap(), t)
+    }
+
+    #[test]
+    fn fills_are_exact_in_every_type() {
+        let fill = |v: &str, t| vals(BufferInit::Fill(v.into()), t, 2);
+        assert_eq!(fill("18446744073709551615", ScalarType::U64), vec![Val::Int(-1); 2]);
+        assert_eq!(fill("-9223372036854775808", ScalarType::I64), vec![Val::Int(i64::MIN); 2]);
+        assert_eq!(fill("9007199254740993", ScalarType::I64), vec![Val::Int((1 << 53) + 1); 2]);
+        assert_eq!(fill("0x7fa00001", ScalarType::F32)[0].as_f64().to_bits(), 0x7ff4_0000_2000_0000);
+        let raw = bytes(&BufferInit::Fill("0x7fa00001".into()), ScalarType::F32, 1, 0).unwrap();
+        assert_eq!(raw, 0x7fa0_0001u32.to_le_bytes());
+        assert_eq!(fill("1e-45", ScalarType::F32)[0].as_f64(), f32::from_bits(1) as f64);
+        assert!(bytes(&BufferInit::Fill("300".into()), ScalarType::I8, 1, 0).is_err());
+        assert!(bytes(&BufferInit::Fill("-1".into()), ScalarType::U32, 1, 0).is_err());
+        assert!(bytes(&BufferInit::Fill("0x1ff".into()), ScalarType::U8, 1, 0).is_err());
+        assert!(check_fill("abc").is_err() && check_fill("nan").is_ok() && check_fill("0xff").is_ok());
+    }
+
+    #[test]
+    fn random_integers_cover_their_type() {
+        let r = vals(BufferInit::Rand, ScalarType::I64, 4096);
+        // Uniform over all 2^64 values: about half negative, and many beyond 2^53 in magnitude.
+        let neg = r.iter().filter(|v| v.as_i64() < 0).count();
+        let wide = r.iter().filter(|v| v.as_i64().unsigned_abs() > 1 << 53).count();
+        assert!((1800..2300).contains(&neg), "{neg} negative of 4096");
+        assert!(wide > 4000, "{wide} beyond 2^53");
+        let r = vals(BufferInit::Rand, ScalarType::U8, 4096);
+        assert!(r.iter().any(|v| v.as_i64() > 200) && r.iter().any(|v| v.as_i64() < 50));
+        let n = vals(BufferInit::Randn, ScalarType::I32, 4096);
+        let mean_abs = n.iter().map(|v| v.as_i64().abs() as f64).sum::<f64>() / 4096.0;
+        // E|N(0, 100²)| = 100·sqrt(2/π) ≈ 79.8.
+        assert!((70.0..90.0).contains(&mean_abs), "{mean_abs}");
+        assert!(n.iter().any(|v| v.as_i64() != n[0].as_i64()));
+        let a = vals(BufferInit::Arange, ScalarType::U64, 5);
+        assert_eq!(a, (0..5).map(Val::Int).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn npy_data_converts_like_a_cast_when_the_dtype_differs() {
+        let a = npy::Array {
+            elem: ScalarType::I64,
+            shape: vec![2],
+            data: [i64::MAX, -3].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        assert_eq!(bytes(&BufferInit::Data(a.clone()), ScalarType::I64, 2, 0).unwrap(), a.data);
+        let f = decode_vals(&bytes(&BufferInit::Data(a), ScalarType::F32, 2, 0).unwrap(), ScalarType::F32);
+        assert_eq!(f, vec![Val::Float(2f64.powi(63)), Val::Float(-3.0)]);
+        // bf16 values (a signalling NaN included) given as f32 arrive bit for bit.
+        let bits: [u32; 2] = [0x7f81_0000, 0xbfc0_0000];
+        let a = npy::Array {
+            elem: ScalarType::F32,
+            shape: vec![2],
+            data: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
+        };
+        assert_eq!(bytes(&BufferInit::Data(a), ScalarType::BF16, 2, 0).unwrap(), [0x81, 0x7f, 0xc0, 0xbf]);
+    }
+}
