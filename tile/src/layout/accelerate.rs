@@ -16,10 +16,10 @@ use std::sync::Arc;
 use tessel_layouts::standard::CgaLayout;
 use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout};
 
-use crate::ir::{Func, OpId, ValueId};
+use crate::ir::{Func, OpId, ValueDef, ValueId};
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
-use crate::passes::insert_before;
+use crate::layout::propagate::insert_after;
 use crate::target::MmaKind;
 use crate::types::{Elem, Layout, ScalarType, Type};
 
@@ -178,9 +178,17 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
             let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
             let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
             let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
+            // Staged right after the operand is made: a loop-invariant operand (attention's Q) is stored once,
+            // before the loop, not in every iteration.
             let a = f.append(r, Op::LocalAlloc, &[v], vec![ty], &[], d.loc);
             f.region_mut(r).ops.pop();
-            insert_before(f, r, o, a);
+            match f.value(v).def {
+                ValueDef::Result(def, _) => insert_after(f, def, a),
+                ValueDef::Arg(region, _) => {
+                    f.region_mut(region).ops.insert(0, a);
+                    f.op_mut(a).parent = Some(region);
+                }
+            }
             *slot = f.op(a).results[0];
         }
         let data = f.op_mut(o);

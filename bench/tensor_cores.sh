@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Issue 9's device run: tl.dot on tensor cores (wgmma on sm_90a).
+#   check : matmul fp16/bf16/fp8->fp16/fp8->fp32/tf32 and attention forward fp16 (D 64 and 128, causal and not)
+#           on the GPU vs the interpreter (fresh random inputs, NaN-poisoned outputs, ragged sizes), under
+#           compute-sanitizer memcheck and racecheck; HGMMA in the SASS
+#   compile: source -> PTX and ptxas times of the 128x256x64 matmul and attention D=128
+#   time  : matmul fp16 4096^3, 128x128x64 and 128x256x64, 8 warps, num_stages=1, tessel vs Triton 3.6 on the
+#           same example kernel (and cuBLAS for context)
+# Needs target/release/tessel (cargo build --release). Usage: bash bench/tensor_cores.sh [check|compile|time|all]
+set -uo pipefail
+T=${T:-./target/release/tessel}
+what=${1:-all}
+MM=examples/matmul.py::matmul_kernel
+AT=examples/flash_attention.py::_attn_fwd
+MC="compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5"
+RC="compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 5"
+export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
+failures=0
+step() { # NAME CMD...
+  local name=$1; shift
+  local log; log=$("$@" 2>&1); local rc=$?
+  echo "-- $name (exit $rc)"
+  grep -E "^check |ERROR SUMMARY|RACECHECK SUMMARY|^error|wrong|MISMATCH|in the interpreter" <<<"$log"
+  if [[ $rc -ne 0 ]] || grep -qE "MISMATCH|in the interpreter over" <<<"$log"; then
+    failures=$((failures + 1)); echo "$log" | tail -20
+  fi
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+S=$RANDOM
+mm_args() { # M N K DTYPE OUT_DTYPE
+  echo "--arg a_ptr=randn:$1x$3:$4 --arg b_ptr=randn:$3x$2:$4 --arg c_ptr=fill:nan:$1x$2:$5 --arg M=$1 --arg N=$2 --arg K=$3" \
+       "--arg stride_am=$3 --arg stride_ak=1 --arg stride_bk=$2 --arg stride_bn=1 --arg stride_cm=$2 --arg stride_cn=1"
+}
+mm() { # BM BN BK WARPS M N K DTYPE OUT [sanitizer]
+  local grid=$(( ($5 + $1 - 1) / $1 * (($6 + $2 - 1) / $2) ))
+  step "matmul $8->$9 $5x$6x$7 tile $1x$2x$3 warps $4 ${10:-}" ${10:-} $T run $MM --const BLOCK_SIZE_M=$1 --const BLOCK_SIZE_N=$2 \
+    --const BLOCK_SIZE_K=$3 --const GROUP_SIZE_M=8 --const 'ACTIVATION=""' --num-warps $4 --num-stages 1 --grid $grid \
+    --seed $S --check --show 0 $(mm_args $5 $6 $7 $8 $9)
+}
+attn() { # D BM BN CAUSAL WARPS N_CTX [sanitizer]
+  local z=1 h=2 n=$6 d=$1
+  step "attention fwd fp16 Z=$z H=$h N_CTX=$n D=$d causal=$4 tile $2x$3 warps $5 ${7:-}" ${7:-} $T run $AT --const HEAD_DIM=$d \
+    --const BLOCK_M=$2 --const BLOCK_N=$3 --const CAUSAL=$4 --num-warps $5 --grid $(( (n + $2 - 1) / $2 )),$((z * h)) \
+    --seed $S --check --show 0 --arg Q=randn:$h"x"$n"x"$d:fp16 --arg K=randn:$h"x"$n"x"$d:fp16 \
+    --arg V=randn:$h"x"$n"x"$d:fp16 --arg sm_scale=0.0883883 --arg M=fill:nan:$h"x"$n --arg Out=fill:nan:$h"x"$n"x"$d:fp16 \
+    --arg stride_qz=$((h * n * d)) --arg stride_qh=$((n * d)) --arg stride_qm=$d --arg stride_qk=1 \
+    --arg stride_kz=$((h * n * d)) --arg stride_kh=$((n * d)) --arg stride_kn=$d --arg stride_kk=1 \
+    --arg stride_vz=$((h * n * d)) --arg stride_vh=$((n * d)) --arg stride_vn=$d --arg stride_vk=1 \
+    --arg stride_oz=$((h * n * d)) --arg stride_oh=$((n * d)) --arg stride_om=$d --arg stride_ok=1 --arg Z=$z --arg H=$h --arg N_CTX=$n
+}
+
+# The benchmark shapes as compile-only specializations: strides of 1 and sizes divisible by 16, as Triton's
+# launcher specializes them for 4096^3 and for attention.
+MM_SIG=($MM --signature '*fp16,*fp16,*fp16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16' --const stride_ak=1 --const stride_bn=1
+  --const stride_cn=1 --const BLOCK_SIZE_M=128 --const BLOCK_SIZE_N=256 --const BLOCK_SIZE_K=64 --const GROUP_SIZE_M=8
+  --const 'ACTIVATION=""' --num-warps 8)
+AT_SIG=($AT --signature '*fp16,*fp16,*fp16,fp32,*fp32,*fp16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32:16,i32,i32,i32:16'
+  --const stride_qk=1 --const stride_kk=1 --const stride_vk=1 --const stride_ok=1 --const HEAD_DIM=128 --const BLOCK_M=128
+  --const BLOCK_N=64 --const CAUSAL=True --num-warps 8)
+
+if [[ $what == check || $what == all ]]; then
+echo "== correctness: GPU (wgmma) vs the interpreter, ragged sizes, NaN-poisoned outputs"
+mm 128 128 64 8 333 257 190 fp16 fp16 "$MC"
+mm 128 256 64 8 300 520 136 fp16 fp16 "$MC"
+mm 64 64 32 4 200 100 72 fp16 fp16 "$RC"
+mm 128 128 64 8 256 256 128 fp16 fp16 "$RC"
+mm 128 128 64 8 333 257 190 bf16 bf16 "$MC"
+mm 128 128 64 8 333 257 190 fp8e4nv fp16 "$MC"
+mm 128 128 64 8 333 257 190 fp8e4nv fp32 "$MC"
+mm 64 64 32 4 200 136 100 fp32 fp32 "$MC"
+attn 64 128 64 False 8 300 "$MC"
+attn 64 128 64 True 8 300 "$MC"
+attn 128 128 64 False 8 300 "$MC"
+attn 128 128 64 True 8 300 "$MC"
+attn 128 128 64 True 8 256 "$RC"
+echo "== SASS: HGMMA in the matmul and attention kernels"
+for k in MM_SIG AT_SIG; do
+  declare -n args=$k
+  n=$($T compile "${args[@]}" --emit sass | grep -c HGMMA); echo "-- $k: $n HGMMA instructions"
+  [[ $n -gt 0 ]] || failures=$((failures + 1))
+done
+fi
+
+if [[ $what == compile || $what == all ]]; then
+echo "== compile times (source -> PTX, then ptxas -arch sm_90a)"
+for k in MM_SIG AT_SIG; do
+  declare -n args=$k
+  $T compile "${args[@]}" --emit ptx --timings >/tmp/$k.ptx 2>/tmp/$k.t; echo "$k: $(grep total /tmp/$k.t)"
+  /usr/bin/time -f "$k: ptxas -arch sm_90a %e s" ptxas -arch sm_90a -o /tmp/$k.cubin /tmp/$k.ptx
+done
+fi
+
+if [[ $what == time || $what == all ]]; then
+echo "== timing: matmul fp16 4096^3, num_stages=1 (tessel bench: CUDA events, L2 cleared, median of 100)"
+for rep in 1 2; do
+  for cfg in "128 128 64" "128 256 64"; do
+    set -- $cfg
+    $T bench $MM --const BLOCK_SIZE_M=$1 --const BLOCK_SIZE_N=$2 --const BLOCK_SIZE_K=$3 --const GROUP_SIZE_M=8 \
+      --const 'ACTIVATION=""' --num-warps 8 --num-stages 1 --grid $(( (4096 / $1) * (4096 / $2) )) --flops '2 * M * N * K' \
+      $(mm_args 4096 4096 4096 fp16 fp16) 2>&1 | grep -E "^bench" | sed "s/^/$1x$2x$3 /"
+  done
+done
+echo "== anchors (the same example kernel in upstream Triton, num_stages=1 and its default 3; cuBLAS)"
+PYTHONUNBUFFERED=1 python3 bench/anchors_mma.py
+fi
+echo "== $failures failing step(s)"
+exit $((failures > 0))
