@@ -31,13 +31,21 @@ def main():
             grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
 
             def run():
-                matmul.matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                return matmul.matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                            c.stride(0), c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
                                            BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION="", num_warps=8,
                                            num_stages=stages)
 
-            run()
+            compiled = run()
             torch.testing.assert_close(c, ref, atol=1e-1, rtol=1e-2)
+            dump = os.environ.get("TESSEL_DUMP_TRITON")
+            if dump and compiled is not None:
+                # Triton's PTX and cubin, to read its SASS beside tessel's (nvdisasm -c).
+                base = os.path.join(dump, f"triton_mm_{bm}x{bn}x{bk}_s{stages}")
+                with open(base + ".ptx", "w") as fh:
+                    fh.write(compiled.asm["ptx"])
+                with open(base + ".cubin", "wb") as fh:
+                    fh.write(compiled.asm["cubin"])
             ms = triton.testing.do_bench(run, warmup=100, rep=1000, return_mode="median")
             print(f"anchor triton matmul fp16 4096^3 {bm}x{bn}x{bk} warps 8 stages {stages}: "
                   f"median {ms:.4f} ms, {tflops(ms, m, n, k):.1f} TFLOP/s")
