@@ -49,18 +49,33 @@ fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32) -> u32 {
     v
 }
 
-/// Per-run addresses: `(first register, run length, address)`.
-fn accesses(l: &mut Lower, map: &LinearLayout, n: u32, elem_bytes: u32, base: Reg) -> Vec<(u32, u32, Reg)> {
+/// Per-run addresses: `(first register, run length, address operand)`. The per-thread part is computed once, at
+/// the kernel entry; a run whose register offset shares no bit with any thread's part is `[thread + imm]`,
+/// else the XOR is done here.
+fn accesses(l: &mut Lower, map: &LinearLayout, n: u32, elem_bytes: u32, base: Reg) -> Vec<(u32, u32, String)> {
     let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let thread = l.thread_xor(offset_part("lane"), offset_part("warp"));
+    let (lane, warp) = (offset_part("lane"), offset_part("warp"));
+    let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
+    let thread = l.thread_xor(lane, warp);
     let v = vector_width(map, n, elem_bytes);
+    l.b.set_prologue(true);
+    let at = l.b.reg(RegClass::B32);
+    match thread {
+        Some(t) => l.b.ins(format!("mad.lo.u32 {at}, {t}, {elem_bytes}, {base}")),
+        None => l.b.ins(format!("mov.b32 {at}, {base}")),
+    }
+    l.b.set_prologue(false);
     (0..n)
         .step_by(v as usize)
         .map(|r0| {
-            let idx = l.xor_const(thread, reg_offset(map, r0), 0);
+            let c = reg_offset(map, r0);
+            if c & thread_bits == 0 {
+                return (r0, v, if c == 0 { format!("{at}") } else { format!("{at}+{}", c * elem_bytes) });
+            }
+            let idx = l.xor_const(thread, c, 0);
             let a = l.b.reg(RegClass::B32);
             l.b.ins(format!("mad.lo.u32 {a}, {idx}, {elem_bytes}, {base}"));
-            (r0, v, a)
+            (r0, v, a.to_string())
         })
         .collect()
 }
@@ -91,11 +106,14 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
 pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let v = data.results[0];
     let offset = l.alloc.buffer(v).ok_or_else(|| CompileError::new(format!("buffer {v} was not allocated")))?.offset;
+    // The buffer's address is a constant of the kernel: computed once, at the entry.
+    l.b.set_prologue(true);
     let base = l.b.reg(RegClass::B32);
     l.b.ins(format!("mov.u32 {base}, global_smem"));
     if offset != 0 {
         l.b.ins(format!("add.u32 {base}, {base}, {offset}"));
     }
+    l.b.set_prologue(false);
     l.vals.insert(v, vec![base]);
     if let Some(&x) = data.operands.first() {
         write(l, x, v, base)?;
@@ -125,7 +143,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             out.push(d);
             continue;
         }
-        for d in ld_vec(l, addr, len, bits) {
+        for d in ld_vec(l, &addr, len, bits) {
             out.push(if d.class == class {
                 d
             } else {

@@ -130,7 +130,7 @@ pub(crate) fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, String) {
 }
 
 /// `v` elements of `bits` from `addr`, one register each (of the storage class for that width).
-pub(crate) fn ld_vec(l: &mut Lower, addr: Reg, v: u32, bits: u32) -> Vec<Reg> {
+pub(crate) fn ld_vec(l: &mut Lower, addr: impl std::fmt::Display, v: u32, bits: u32) -> Vec<Reg> {
     let class = match bits {
         16 => RegClass::B16,
         32 => RegClass::B32,

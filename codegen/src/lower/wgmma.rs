@@ -111,7 +111,9 @@ fn warpgroup_bits(lc: &LinearLayout, dim: usize) -> Vec<u32> {
     bases(lc, "warp").iter().enumerate().map(|(i, b)| if i < 2 { 0 } else { b[dim] }).collect()
 }
 
-/// One operand: its buffer address, offsets, descriptor, and the per-thread offset of the warpgroup's rows.
+/// One operand: its offsets, descriptor, and the descriptor of the warpgroup's first element (computed once,
+/// at the kernel entry); `stride_free`: every tile origin's offset shares no bit with any warpgroup's, so a
+/// tile's descriptor is the first one plus a constant.
 struct OperandDesc {
     base: Reg,
     offsets: Offsets,
@@ -119,22 +121,48 @@ struct OperandDesc {
     elem_bytes: u32,
     /// Per-thread element offset of the warpgroup's first row (None: warpgroup 0 only).
     thread: Option<Reg>,
+    first: Reg,
+    thread_bits: u32,
 }
 
 impl OperandDesc {
-    /// The 64-bit descriptor of the tile starting at (row, k) of the warpgroup.
+    fn new(l: &mut Lower, base: Reg, offsets: Offsets, desc: MatrixDesc, elem_bytes: u32, warp_vals: Vec<u32>) -> Self {
+        let thread_bits = warp_vals.iter().fold(0, |a, &b| a | b);
+        let thread = l.thread_xor(vec![0; 5], warp_vals);
+        l.b.set_prologue(true);
+        let first = Self::encode(l, thread, 0, elem_bytes, base, &desc);
+        l.b.set_prologue(false);
+        OperandDesc { base, offsets, desc, elem_bytes, thread, first, thread_bits }
+    }
+
+    /// The descriptor of the element at offset `thread ^ c`.
+    fn encode(l: &mut Lower, thread: Option<Reg>, c: u32, eb: u32, base: Reg, desc: &MatrixDesc) -> Reg {
+        let off = l.xor_const(thread, c, 0);
+        let (lo, hi, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
+        l.b.ins(format!("mad.lo.u32 {lo}, {off}, {eb}, {base}"));
+        l.b.ins(format!("bfe.u32 {lo}, {lo}, 4, 14"));
+        l.b.ins(format!("or.b32 {lo}, {lo}, {}", desc.lbo_field()));
+        l.b.ins(format!("mov.b32 {hi}, {}", desc.hi_word()));
+        l.b.ins(format!("mov.b64 {d}, {{{lo}, {hi}}}"));
+        d
+    }
+
+    /// The 64-bit descriptor of the tile starting at (row, k) of the warpgroup: the first descriptor advanced by
+    /// the tile's byte offset (the start-address field cannot carry: shared addresses are below 256 KiB), or,
+    /// when the offsets overlap the warpgroup's bits, encoded from scratch.
     fn at(&self, l: &mut Lower, op: Operand, row: u32, k: u32) -> Reg {
-        let c = match op {
+        let c = self.offsets.of(match op {
             Operand::A => [row, k],
             Operand::B => [k, row],
-        };
-        let off = l.xor_const(self.thread, self.offsets.of(c), 0);
-        let (lo, hi, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
-        l.b.ins(format!("mad.lo.u32 {lo}, {off}, {}, {}", self.elem_bytes, self.base));
-        l.b.ins(format!("bfe.u32 {lo}, {lo}, 4, 14"));
-        l.b.ins(format!("or.b32 {lo}, {lo}, {}", self.desc.lbo_field()));
-        l.b.ins(format!("mov.b32 {hi}, {}", self.desc.hi_word()));
-        l.b.ins(format!("mov.b64 {d}, {{{lo}, {hi}}}"));
+        });
+        if c == 0 {
+            return self.first;
+        }
+        if c & self.thread_bits != 0 {
+            return Self::encode(l, self.thread, c, self.elem_bytes, self.base, &self.desc);
+        }
+        let d = l.b.reg(RegClass::B64);
+        l.b.ins(format!("add.s64 {d}, {}, {}", self.first, (c * self.elem_bytes) >> 4));
         d
     }
 }
@@ -202,8 +230,8 @@ pub(crate) fn warpgroup_dot(l: &mut Lower, data: &OpData, precision: InputPrecis
             .iter()
             .map(|&x| if x == 0 { 0 } else { offsets.of(if op == Operand::A { [x, 0] } else { [0, x] }) })
             .collect();
-        let thread = l.thread_xor(vec![0; 5], warp_vals);
-        Ok::<_, CompileError>(OperandDesc { base: l.get(mem)?[0], offsets, desc, elem_bytes: eb, thread })
+        let base = l.get(mem)?[0];
+        Ok::<_, CompileError>(OperandDesc::new(l, base, offsets, desc, eb, warp_vals))
     };
     let da = mk(l, a, a_layout, Operand::A, 64, &a_origins, &wg_row_bits)?;
     let db = mk(l, b, b_layout, Operand::B, n, &b_origins, &wg_col_bits)?;

@@ -17,9 +17,9 @@ use tessel_layouts::standard::CgaLayout;
 use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout};
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
+use crate::layout::propagate::insert_after;
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
-use crate::layout::propagate::insert_after;
 use crate::target::MmaKind;
 use crate::types::{Elem, Layout, ScalarType, Type};
 
