@@ -359,7 +359,11 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         }
         return Err(CompileError::new(msg));
     }
-    l.b.set_header(l.alloc.table(f));
+    let mut table = l.alloc.table(f);
+    if l.smem_bytes > 0 {
+        table += &format!("// shared memory: {} bytes per CTA (buffers and scratch)\n", l.smem_bytes);
+    }
+    l.b.set_header(table);
     let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
 }
