@@ -68,9 +68,8 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     }
     let (head, end) = (l.b.new_label("for_head"), l.b.new_label("for_end"));
     l.b.label(&head);
-    // Shared memory: an iteration starts with the previous one's accesses pending.
-    let spans = l.region_spans(body);
-    l.hazards.record(&spans);
+    // Shared memory: an iteration starts with what the previous one left pending.
+    l.hazards = l.loop_head(&[body], l.hazards.clone());
     let at_head = l.hazards.clone();
     let p = l.b.reg(RegClass::Pred);
     l.b.ins(format!("setp.ge.{t} {p}, {iv}, {ub}"));
@@ -136,9 +135,7 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     }
     let (head, end) = (l.b.new_label("while_head"), l.b.new_label("while_end"));
     l.b.label(&head);
-    let mut spans = l.region_spans(before);
-    spans.extend(l.region_spans(after));
-    l.hazards.record(&spans);
+    l.hazards = l.loop_head(&[before, after], l.hazards.clone());
     let at_head = l.hazards.clone();
     for (a, c) in l.f.region(before).args.clone().iter().zip(&carried) {
         l.vals.insert(*a, c.clone());

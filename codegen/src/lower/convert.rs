@@ -43,14 +43,59 @@ fn reg_part(map: &LinearLayout, r: u32) -> (u32, u32) {
     (o[0], o[1])
 }
 
-/// The registers of one access: `vec` consecutive registers whose offsets are consecutive, or single ones.
-fn groups(map: &LinearLayout, n: u32, vec: u32) -> Vec<(u32, u32)> {
-    let ok = (0..n).step_by(vec as usize).all(|r0| {
-        let (o0, k0) = reg_part(map, r0);
-        o0 % vec == 0 && (0..vec).all(|i| reg_part(map, r0 + i) == (o0 + i, k0))
-    });
-    let v = if ok { vec } else { 1 };
-    (0..n).step_by(v as usize).map(|r| (r, v)).collect()
+/// The accesses of a plan's map: each holds `vec` elements at consecutive offsets (the registers, in offset
+/// order, whatever their numbers), or one element each when some aligned block of offsets is not held whole by
+/// the thread or a thread's part could break a block.
+fn groups(map: &LinearLayout, regs: impl Iterator<Item = u32>, vec: u32) -> Vec<Vec<u32>> {
+    let regs: Vec<u32> = regs.collect();
+    let thread_low = ["lane", "warp"].iter().flat_map(|d| bases(map, d)).any(|b| b[0] % vec != 0);
+    let mut blocks: std::collections::BTreeMap<(u32, u32), Vec<Option<u32>>> = Default::default();
+    let mut whole = !thread_low;
+    for &r in &regs {
+        let (o, k) = reg_part(map, r);
+        let slot = &mut blocks.entry((k, o / vec)).or_insert_with(|| vec![None; vec as usize])[(o % vec) as usize];
+        whole &= slot.replace(r).is_none();
+    }
+    whole &= blocks.values().all(|b| b.iter().all(Option::is_some));
+    if !whole || vec == 1 {
+        return regs.into_iter().map(|r| vec![r]).collect();
+    }
+    blocks.into_values().map(|b| b.into_iter().map(|r| r.expect("checked")).collect()).collect()
+}
+
+/// Shared-memory addresses of one side of a round trip: the thread's part added to the base once; an access
+/// whose register offset shares no bit with any thread's part is `[thread + imm]`, else the XOR is done here.
+struct Addresses {
+    base: Reg,
+    thread: Option<Reg>,
+    thread_bits: u32,
+    at: Reg,
+    eb: u32,
+}
+
+impl Addresses {
+    fn new(l: &mut Lower, map: &LinearLayout, base: Reg, eb: u32) -> Addresses {
+        let part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
+        let (lane, warp) = (part("lane"), part("warp"));
+        let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
+        let thread = l.thread_xor(lane, warp);
+        let at = l.b.reg(RegClass::B32);
+        match thread {
+            Some(t) => l.b.ins(format!("mad.lo.u32 {at}, {t}, {eb}, {base}")),
+            None => l.b.ins(format!("mov.b32 {at}, {base}")),
+        }
+        Addresses { base, thread, thread_bits, at, eb }
+    }
+
+    fn of(&self, l: &mut Lower, c: u32) -> String {
+        if c & self.thread_bits == 0 {
+            return if c == 0 { self.at.to_string() } else { format!("{}+{}", self.at, c * self.eb) };
+        }
+        let idx = l.xor_const(self.thread, c, 0);
+        let a = l.b.reg(RegClass::B32);
+        l.b.ins(format!("mad.lo.u32 {a}, {idx}, {}, {}", self.eb, self.base));
+        a.to_string()
+    }
 }
 
 fn round_trip(
@@ -63,9 +108,8 @@ fn round_trip(
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let eb = bits / 8;
     let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb));
-    let offset_part = |m: &LinearLayout, dim: &str| bases(m, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let st_thread = l.thread_xor(offset_part(&p.store_map, "lane"), offset_part(&p.store_map, "warp"));
-    let ld_thread = l.thread_xor(offset_part(&p.load_map, "lane"), offset_part(&p.load_map, "warp"));
+    let st_addr = Addresses::new(l, &p.store_map, base, eb);
+    let ld_addr = Addresses::new(l, &p.load_map, base, eb);
     // Threads holding duplicates of another thread's elements skip the stores.
     let mask = p.store_mask.lane | p.store_mask.warp << 5;
     let st_pred = if mask != 0 {
@@ -79,8 +123,8 @@ fn round_trip(
     let guard = st_pred.map(|q| format!("@{q} ")).unwrap_or_default();
     let n_src = regs.len() as u32;
     let n_dst = dst.in_dim_size("register");
-    let st_groups = groups(&p.store_map, n_src, p.vec);
-    let ld_groups = groups(&p.load_map, n_dst, p.vec);
+    let st_groups = groups(&p.store_map, (0..n_src).filter(|r| r & p.store_mask.register == 0), p.vec);
+    let ld_groups = groups(&p.load_map, 0..n_dst, p.vec);
     let mut out = vec![None; n_dst as usize];
     // Source values as stored (predicates widened once).
     let stored: Vec<Reg> = regs
@@ -96,12 +140,13 @@ fn round_trip(
         })
         .collect();
     for k in 0..p.reps {
-        for &(r0, v) in &st_groups {
-            if r0 & p.store_mask.register != 0 || reg_part(&p.store_map, r0).1 != k {
+        for g in &st_groups {
+            let (o0, rep) = reg_part(&p.store_map, g[0]);
+            if rep != k {
                 continue;
             }
-            let addr = address(l, base, st_thread, reg_part(&p.store_map, r0).0, eb);
-            let vals: Vec<Reg> = (r0..r0 + v).map(|r| stored[r as usize]).collect();
+            let addr = st_addr.of(l, o0);
+            let vals: Vec<Reg> = g.iter().map(|&r| stored[r as usize]).collect();
             let (ty, operand) = pack(l, &vals, bits);
             l.b.ins(format!("{guard}st.shared{ty} [{addr}], {operand}"));
         }
@@ -109,13 +154,14 @@ fn round_trip(
             BarrierKind::Warp => l.b.ins("bar.warp.sync -1"),
             BarrierKind::Cta => l.barrier(),
         }
-        for &(r0, v) in &ld_groups {
-            if reg_part(&p.load_map, r0).1 != k {
+        for g in &ld_groups {
+            let (o0, rep) = reg_part(&p.load_map, g[0]);
+            if rep != k {
                 continue;
             }
-            let addr = address(l, base, ld_thread, reg_part(&p.load_map, r0).0, eb);
-            let loaded = ld_vec(l, addr, v, bits);
-            for (i, d) in loaded.into_iter().enumerate() {
+            let addr = ld_addr.of(l, o0);
+            let loaded = ld_vec(l, &addr, g.len() as u32, bits);
+            for (&r, d) in g.iter().zip(loaded) {
                 let d = if class == RegClass::Pred {
                     let q = l.b.reg(RegClass::Pred);
                     l.b.ins(format!("setp.ne.u16 {q}, {d}, 0"));
@@ -127,7 +173,7 @@ fn round_trip(
                 } else {
                     d
                 };
-                out[r0 as usize + i] = Some(d);
+                out[r as usize] = Some(d);
             }
         }
         // The next user of shared memory (or the next repetition) may overwrite the buffer.
@@ -136,9 +182,3 @@ fn round_trip(
     out.into_iter().map(|r| r.ok_or_else(|| CompileError::new("conversion plan left a register unset"))).collect()
 }
 
-fn address(l: &mut Lower, base: Reg, thread: Option<Reg>, c: u32, eb: u32) -> Reg {
-    let idx = l.xor_const(thread, c, 0);
-    let a = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mad.lo.u32 {a}, {idx}, {eb}, {base}"));
-    a
-}

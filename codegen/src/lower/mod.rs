@@ -184,6 +184,62 @@ impl<'f> Lower<'f> {
         Ok(())
     }
 
+    /// What the barrier analysis will have pending after region `r` runs from `state`, without emitting code:
+    /// the decisions [`Lower::op`] makes, with loops iterated to a fixed point. Scratch users are assumed to
+    /// leave their accesses pending (they end with a barrier only when they use shared memory at all), so the
+    /// result may over-approximate, never miss, what is pending.
+    pub(crate) fn simulate(&self, r: RegionId, mut state: Hazards) -> Hazards {
+        for &o in &self.f.region(r).ops {
+            let spans = self.buffer_spans(o);
+            if self.hazards_need(&state, &spans) {
+                state.clear();
+            }
+            let d = self.f.op(o);
+            match d.op {
+                Op::For(_) | Op::While => state = self.loop_head(&d.regions, state),
+                Op::If => {
+                    let then = self.simulate(d.regions[0], state.clone());
+                    let mut other = match d.regions.get(1) {
+                        Some(&e) => self.simulate(e, state.clone()),
+                        None => state.clone(),
+                    };
+                    other.merge(&then);
+                    state = other;
+                }
+                _ => {}
+            }
+            state.record(&spans);
+        }
+        state
+    }
+
+    fn hazards_need(&self, state: &Hazards, spans: &[Span]) -> bool {
+        state.needs(spans) != crate::smem::Sync::None
+    }
+
+    /// The state at the head of a loop with body `regions` entered with `entry`: the entry state merged with
+    /// what an iteration leaves pending, to a fixed point. It is also what is pending when the loop exits.
+    pub(crate) fn loop_head(&self, regions: &[RegionId], entry: Hazards) -> Hazards {
+        let mut head = entry;
+        for _ in 0..8 {
+            let mut end = head.clone();
+            for &r in regions {
+                end = self.simulate(r, end);
+            }
+            let mut next = head.clone();
+            next.merge(&end);
+            if next == head {
+                return head;
+            }
+            head = next;
+        }
+        // Not settled (cannot happen with finitely many spans): assume every access of the body is pending.
+        for &r in regions {
+            head.record(&self.region_spans(r));
+        }
+        head
+    }
+
     fn lower_op(&mut self, o: OpId) -> Result<(), CompileError> {
         let data = self.f.op(o).clone();
         let ops = &data.operands;
