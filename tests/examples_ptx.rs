@@ -178,36 +178,70 @@ fn unsupported_examples_say_what_is_missing() {
     }
 }
 
-/// On sm_90a, `tl.dot` runs on wgmma for every operand type it has a form for, at the tile shapes the
-/// benchmarks use, and ptxas accepts the result.
-#[test]
-fn sm90a_dots_use_wgmma() {
+/// `_attn_fwd` on f16 at the tutorial's tile shapes: BLOCK_M 128, BLOCK_N 64, head dim `d`.
+fn attention_big(d: i64, causal: bool) -> Vec<ArgSpec> {
+    let mut args = vec![ptr(F16), ptr(F16), ptr(F16), ArgSpec::Float(F32), ptr(F32), ptr(F16)];
+    args.extend((0..16 + 3).map(|_| int(false)));
+    args.extend([c(d), c(128), c(64), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
+    args
+}
+
+/// Compiles each case for `target`, checks that its PTX has the tensor-core form named, and assembles it.
+fn tensor_core_cases(target: Target, cases: Vec<(&str, &str, Vec<ArgSpec>, u32, &str)>) {
     let ptxas = ptxas();
-    let dir = std::env::temp_dir().join(format!("tessel-examples-wgmma-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tessel-examples-mma-{}-{}", target.name(), std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let cases = [
-        (F16, 128, 128, 64, 8, "m64n128k16.f32.f16.f16"),
-        (F16, 128, 256, 64, 8, "m64n256k16.f32.f16.f16"),
-        (F16, 64, 64, 32, 4, "m64n64k16.f32.f16.f16"),
-        (ScalarType::BF16, 128, 128, 64, 8, "m64n128k16.f32.bf16.bf16"),
-        (ScalarType::F8E4M3, 128, 128, 64, 8, "m64n128k32.f32.e4m3.e4m3"),
-        (F32, 64, 64, 32, 4, "m64n64k8.f32.tf32.tf32"),
-    ];
-    for (t, bm, bn, bk, warps, form) in cases {
-        let ptx = ptx_for("matmul.py", "matmul_kernel", matmul(t, bm, bn, bk), warps, Target::Sm90a)
-            .unwrap_or_else(|e| panic!("{t} {bm}x{bn}x{bk}: {e}"));
-        assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{form}")), "{t} {bm}x{bn}x{bk}: no {form}");
+    for (i, (file, kernel, args, warps, form)) in cases.into_iter().enumerate() {
+        let ptx = ptx_for(file, kernel, args, warps, target).unwrap_or_else(|e| panic!("{kernel} ({form}): {e}"));
+        assert!(ptx.contains(form), "{kernel}: no {form} in the {} PTX", target.name());
         let Some(ptxas) = &ptxas else { continue };
-        let path = dir.join(format!("mm_{t}_{bm}x{bn}x{bk}.ptx"));
+        let path = dir.join(format!("{kernel}_{i}.ptx"));
         std::fs::write(&path, &ptx).unwrap();
         let out = Command::new(ptxas)
-            .args(["-arch", "sm_90a", "-o"])
+            .args(["-arch", target.name(), "-o"])
             .arg(path.with_extension("cubin"))
             .arg(&path)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && stderr.trim().is_empty(), "ptxas {t} {bm}x{bn}x{bk}:\n{stderr}");
+        assert!(out.status.success() && stderr.trim().is_empty(), "ptxas {kernel} ({form}):\n{stderr}");
     }
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// On sm_90a, `tl.dot` runs on wgmma for every operand type it has a form for, at the tile shapes the
+/// benchmarks use, in the matmul and in attention, and ptxas accepts the result.
+#[test]
+fn sm90a_dots_use_wgmma() {
+    let mm = |t, bm, bn, bk, warps, form| ("matmul.py", "matmul_kernel", matmul(t, bm, bn, bk), warps, form);
+    let at = |d, causal, form| ("flash_attention.py", "_attn_fwd", attention_big(d, causal), 8, form);
+    tensor_core_cases(
+        Target::Sm90a,
+        vec![
+            mm(F16, 128, 128, 64, 8, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+            mm(F16, 128, 256, 64, 8, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"),
+            mm(F16, 64, 64, 32, 4, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+            mm(ScalarType::BF16, 128, 128, 64, 8, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+            mm(ScalarType::F8E4M3, 128, 128, 64, 8, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
+            mm(F32, 64, 64, 32, 4, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
+            at(64, false, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+            at(128, true, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+        ],
+    );
+}
+
+/// On sm_80, `tl.dot` runs on mma.sync (f16, bf16, tf32), and ptxas accepts the result.
+#[test]
+fn sm80_dots_use_mma_sync() {
+    let mm = |t, bm, bn, bk, warps, form| ("matmul.py", "matmul_kernel", matmul(t, bm, bn, bk), warps, form);
+    tensor_core_cases(
+        Target::Sm80,
+        vec![
+            mm(F16, 128, 128, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+            mm(F16, 64, 64, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+            mm(ScalarType::BF16, 64, 64, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+            mm(F32, 64, 64, 32, 4, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+            ("flash_attention.py", "_attn_fwd", attention_big(64, true), 4, "mma.sync.aligned.m16n8k16"),
+        ],
+    );
 }

@@ -181,4 +181,3 @@ fn round_trip(
     }
     out.into_iter().map(|r| r.ok_or_else(|| CompileError::new("conversion plan left a register unset"))).collect()
 }
-

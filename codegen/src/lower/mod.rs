@@ -19,6 +19,7 @@ mod fpops;
 mod local;
 mod math;
 mod memory;
+mod mma;
 mod reduce;
 mod scan;
 mod shape;
@@ -60,6 +61,15 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
             ScalarType::F64 => RegClass::F64,
         },
     })
+}
+
+/// Whether a dot's result has an MMA v2 (`mma.sync`) accumulator layout.
+fn mma_accumulator(t: &Type) -> bool {
+    use tessel_layouts::{AnyLayout, DistributedLayout};
+    matches!(
+        t.layout().and_then(|l| l.spec.as_ref()),
+        Some(AnyLayout::Distributed(DistributedLayout::Nvmma(m))) if !m.is_hopper()
+    )
 }
 
 /// Lowering state for one kernel.
@@ -147,6 +157,30 @@ impl<'f> Lower<'f> {
             self.op(o).map_err(|e| e.at(self.f, o))?;
         }
         Ok(yielded)
+    }
+
+    /// Registers a tensor-core instruction may update in place to turn accumulator `acc` into its result: the
+    /// accumulator's own when nothing else can see them (its only use is this op, and no other value holds any of
+    /// them: then a K loop keeps one set of registers and needs no copies), else fresh copies (a splatted zero
+    /// shares one register, a no-op conversion shares its source's).
+    pub(crate) fn accumulator_registers(&mut self, acc: ValueId, class: RegClass) -> Result<Vec<Reg>, CompileError> {
+        let regs = self.get(acc)?.to_vec();
+        let own: std::collections::HashSet<Reg> = regs.iter().copied().collect();
+        let private = own.len() == regs.len()
+            && self.uses[acc.index()] == 1
+            && regs.iter().all(|r| r.class == class)
+            && !self.vals.iter().any(|(&x, rs)| x != acc && rs.iter().any(|r| own.contains(r)));
+        if private {
+            return Ok(regs);
+        }
+        Ok(regs
+            .iter()
+            .map(|&r| {
+                let d = self.b.reg(class);
+                self.mov(d, r);
+                d
+            })
+            .collect())
     }
 
     /// The shared-memory buffer spans op `o` reads and writes (scratch is reported by its user).
@@ -290,6 +324,9 @@ impl<'f> Lower<'f> {
             Op::AtomicCas { sem, scope } => memory::atomic_cas(self, &data, sem, scope)?,
             Op::Reduce { axis } => reduce::reduce(self, &data, *axis)?,
             Op::Scan { axis, reverse } => scan::scan(self, &data, *axis, *reverse)?,
+            Op::Dot { precision, .. } if mma_accumulator(self.f.ty(data.results[0])) => {
+                mma::mma_sync(self, &data, *precision)?
+            }
             Op::Dot { precision, .. } => dot::dot(self, &data, *precision)?,
             Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Split | Op::Cat => shape::shape_op(self, &data)?,
             Op::For(_) => control::for_loop(self, &data)?,

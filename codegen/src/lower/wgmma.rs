@@ -242,28 +242,8 @@ pub(crate) fn warpgroup_dot(l: &mut Lower, data: &OpData, precision: InputPrecis
         _ => ", 1, 1".to_string(),
     };
 
-    // The registers the instructions update in place: the accumulator's own when nothing else can see them
-    // (its only use is this op and no other value holds any of them; then a K loop keeps one set of D
-    // registers and needs no copies), else fresh copies (a splatted zero shares one register, a no-op
-    // conversion shares its source's).
-    let acc_regs = l.get(acc)?.to_vec();
     let class = if ty_d == "f32" { RegClass::F32 } else { RegClass::B32 };
-    let own: std::collections::HashSet<Reg> = acc_regs.iter().copied().collect();
-    let private = own.len() == acc_regs.len()
-        && l.uses[acc.index()] == 1
-        && !l.vals.iter().any(|(&x, regs)| x != acc && regs.iter().any(|r| own.contains(r)));
-    let d_regs: Vec<Reg> = if private && acc_regs[0].class == class {
-        acc_regs
-    } else {
-        acc_regs
-            .iter()
-            .map(|&r| {
-                let d = l.b.reg(class);
-                l.mov(d, r);
-                d
-            })
-            .collect()
-    };
+    let d_regs = l.accumulator_registers(acc, class)?;
     l.b.comment(format!(
         "warpgroup_dot: {} tile(s) of 64x{n} per warpgroup x {k_steps} wgmma.m64n{n}k{k_instr} (A {}, B {})",
         tiles.len(),

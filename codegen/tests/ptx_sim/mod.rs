@@ -14,6 +14,7 @@
 //! `.approx` math done exactly. It is a test oracle for data movement, arithmetic order and barriers, not a
 //! model of timing, memory consistency or divergent execution.
 
+mod mma;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -412,6 +413,14 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
             "ret" => return Ok(()),
             "fence" if ins.op.starts_with("fence.proxy.async") => {
                 c.generic_since_fence = false;
+                pc += 1;
+                continue;
+            }
+            "mma" => {
+                if active.iter().any(|&a| !a) {
+                    return Err(format!("line {}: predicated mma.sync", ins.line));
+                }
+                mma::mma_sync(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
                 pc += 1;
                 continue;
             }

@@ -3,13 +3,18 @@
 //!
 //! [`accumulator_layout`] is consulted by coalescing, where a `dot` is a layout anchor: on sm_90a a dot whose
 //! types and shape `wgmma` accepts gets an `NVMMADistributedLayout([3, 0], warps, [16, N, K])` accumulator
-//! (warps and instruction N chosen as upstream Triton chooses them), otherwise the blocked FMA layout. After
+//! (warps and instruction N chosen as upstream Triton chooses them), on sm_80 an `mma.sync` layout, otherwise
+//! the blocked FMA layout. After
 //! propagation, [`stage_operands`] rewrites every `dot` with an MMA v3 accumulator into `local_alloc` of each
 //! operand into an NVMMA-swizzled shared layout and a `warpgroup_dot` reading them, so codegen sees shared
 //! memory as IR values.
 //!
-//! Not yet: `mma.sync` on sm_80 (dots there stay on the FMA path), `tcgen05` on sm_100a, f16 accumulators,
-//! `tf32x3`, and A in registers for `wgmma` (attention's `p @ v` goes through shared memory).
+//! On sm_80 a dot gets an `NVMMADistributedLayout([2, 0], warps, [16, 8])` accumulator and its operands
+//! `DotOperandLayout`s of it (propagation inserts the conversions from the loads' layouts); codegen issues
+//! `mma.sync` from registers.
+//!
+//! Not yet: `tcgen05` on sm_100a (dots there stay on the FMA path), f16 accumulators, `tf32x3`, fp8 on
+//! `mma.sync` (sm_89+), and A in registers for `wgmma` (attention's `p @ v` goes through shared memory).
 
 use std::sync::Arc;
 
@@ -106,13 +111,64 @@ fn wgmma_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
     Some(layout)
 }
 
+/// Whether `mma.sync` multiplies `op` operands into an `acc` accumulator (with `precision` for f32 operands).
+fn mma_sync_types(op: ScalarType, acc: ScalarType, precision: InputPrecision) -> bool {
+    match (op, acc) {
+        (F16 | BF16, F32) => true,
+        (F32, F32) => precision == InputPrecision::Tf32,
+        (I8 | U8, I32) => true,
+        _ => false,
+    }
+}
+
+/// The MMA v2 accumulator layout for `dot` op `o` on sm_80, or `None` when `mma.sync` cannot run it. Warps are
+/// placed as upstream Triton places them: doubling along whichever dim has more 16x8 tiles left per warp.
+fn mma_sync_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
+    let d = f.op(o);
+    let Op::Dot { precision, .. } = d.op else { return None };
+    let (a, c) = (f.ty(d.operands[0]), f.ty(d.results[0]));
+    let (op_t, acc_t) = (a.elem()?.scalar()?, c.elem()?.scalar()?);
+    let shape = c.shape();
+    if shape.len() != 2 || !mma_sync_types(op_t, acc_t, precision) {
+        return None;
+    }
+    let (m, n, k) = (shape[0], shape[1], a.shape()[1]);
+    let k_instr = 8 * 32 / op_t.bits();
+    if m < 16 || n < 8 || k % k_instr != 0 {
+        return None;
+    }
+    let num_warps = f.config.num_warps;
+    let mut warps = [1u32, 1];
+    if feeds_a_dot(f, o) {
+        warps = [num_warps.min(m / 16).max(1), 1];
+    }
+    while warps[0] * warps[1] < num_warps {
+        if m / 16 / warps[0] >= n / 16 / warps[1] && warps[0] < m / 16 {
+            warps[0] *= 2;
+        } else if warps[1] < n / 8 {
+            warps[1] *= 2;
+        } else {
+            warps[0] *= 2;
+        }
+    }
+    let layout = NvmmaDistributedLayout {
+        version: [2, 0],
+        warps_per_cta: warps.to_vec(),
+        instr_shape: vec![16, 8],
+        cga: CgaLayout::default(),
+    };
+    layout.validate().ok()?;
+    Some(layout)
+}
+
 /// The accumulator layout `dot` op `o` gets on the function's target, when a tensor-core instruction can run
 /// it; `None` leaves it on the FMA path.
 pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
     let shape = f.ty(f.op(o).results[0]).shape().to_vec();
     let spec = match f.target.mma_kind() {
         MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o)?),
-        MmaKind::MmaSync | MmaKind::Tcgen05 => return None,
+        MmaKind::MmaSync => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
+        MmaKind::Tcgen05 => return None,
     };
     from_spec(spec, &shape).ok()
 }
