@@ -49,9 +49,34 @@ def main():
             ms = triton.testing.do_bench(run, warmup=100, rep=1000, return_mode="median")
             print(f"anchor triton matmul fp16 4096^3 {bm}x{bn}x{bk} warps 8 stages {stages}: "
                   f"median {ms:.4f} ms, {tflops(ms, m, n, k):.1f} TFLOP/s")
+    attention_anchor()
     ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=100, rep=1000, return_mode="median")
     print(f"anchor cublas (torch.matmul) fp16 4096^3: median {ms:.4f} ms, {tflops(ms, m, n, k):.1f} TFLOP/s")
     print(f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}")
+
+
+def attention_anchor():
+    import flash_attention
+    z, h, n, d = 4, 32, 4096, 128
+    q, k, v = (torch.randn((z, h, n, d), device="cuda", dtype=torch.float16) for _ in range(3))
+    sm_scale = 0.0883883
+    for causal in [False, True]:
+        for stages in [1, 3]:
+            m = torch.empty((z, h, n), device="cuda", dtype=torch.float32)
+            o = torch.full_like(q, float("nan"))
+
+            def run():
+                flash_attention._attn_fwd[(n // 128, z * h)](
+                    q, k, v, sm_scale, m, o, *q.stride(), *k.stride(), *v.stride(), *o.stride(), z, h, n,
+                    HEAD_DIM=d, BLOCK_M=128, BLOCK_N=64, CAUSAL=causal, num_warps=8, num_stages=stages)
+
+            run()
+            ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale)
+            torch.testing.assert_close(o, ref, atol=2e-2, rtol=2e-2)
+            ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+            flops = 4 * z * h * n * n * d / (2 if causal else 1)
+            print(f"anchor triton attention fwd fp16 Z={z} H={h} N={n} D={d} causal={causal} 128x64 warps 8 "
+                  f"stages {stages}: median {ms:.4f} ms, {flops / (ms * 1e-3) / 1e12:.1f} TFLOP/s")
 
 
 if __name__ == "__main__":

@@ -68,11 +68,27 @@ mm 128 128 64 8 333 257 190 bf16 bf16 "$MC"
 mm 128 128 64 8 333 257 190 fp8e4nv fp16 "$MC"
 mm 128 128 64 8 333 257 190 fp8e4nv fp32 "$MC"
 mm 64 64 32 4 200 136 100 fp32 fp32 "$MC"
+step "matmul int8->int32 333x257x190 tile 128x128x64 warps 8 $MC" $MC $T run examples/int8_matmul.py::int8_matmul_kernel \
+  --const BLOCK_M=128 --const BLOCK_N=128 --const BLOCK_K=64 --num-warps 8 --grid 3,3 --seed $S --check --show 0 \
+  --arg a_ptr=randn:333x190:i8 --arg b_ptr=randn:190x257:i8 --arg c_ptr=fill:0x7fffffff:333x257:i32 --arg M=333 --arg N=257 \
+  --arg K=190 --arg stride_am=190 --arg stride_ak=1 --arg stride_bk=257 --arg stride_bn=1 --arg stride_cm=257 --arg stride_cn=1
 attn 64 128 64 False 8 300 "$MC"
 attn 64 128 64 True 8 300 "$MC"
 attn 128 128 64 False 8 300 "$MC"
 attn 128 128 64 True 8 300 "$MC"
 attn 128 128 64 True 8 256 "$RC"
+echo "== sm_80 code (mma.sync) on this GPU through the driver's JIT"
+MMA80="--arch sm_80"
+for cfg in "128 128 32 4 fp16" "64 64 32 4 bf16" "64 64 32 4 fp32"; do
+  set -- $cfg
+  step "matmul $5 sm_80 mma.sync 333x257x190 tile $1x$2x$3 warps $4 $MC" $MC $T run $MM $MMA80 --const BLOCK_SIZE_M=$1 \
+    --const BLOCK_SIZE_N=$2 --const BLOCK_SIZE_K=$3 --const GROUP_SIZE_M=8 --const 'ACTIVATION=""' --num-warps $4 \
+    --grid $(( (333 + $1 - 1) / $1 * ((257 + $2 - 1) / $2) )) --seed $S --check --show 0 $(mm_args 333 257 190 $5 fp16)
+done
+step "int8 sm_80 mma.sync 333x257x190 $MC" $MC $T run examples/int8_matmul.py::int8_matmul_kernel $MMA80 \
+  --const BLOCK_M=64 --const BLOCK_N=64 --const BLOCK_K=64 --num-warps 4 --grid 6,5 --seed $S --check --show 0 \
+  --arg a_ptr=randn:333x190:i8 --arg b_ptr=randn:190x257:i8 --arg c_ptr=fill:0x7fffffff:333x257:i32 --arg M=333 --arg N=257 \
+  --arg K=190 --arg stride_am=190 --arg stride_ak=1 --arg stride_bk=257 --arg stride_bn=1 --arg stride_cm=257 --arg stride_cn=1
 echo "== SASS: HGMMA in the matmul and attention kernels"
 for k in MM_SIG AT_SIG; do
   declare -n args=$k
@@ -100,7 +116,19 @@ for rep in 1 2; do
       $(mm_args 4096 4096 4096 fp16 fp16) 2>&1 | grep -E "^bench" | sed "s/^/$1x$2x$3 /"
   done
 done
-echo "== anchors (the same example kernel in upstream Triton, num_stages=1 and its default 3; cuBLAS)"
+echo "== timing: attention forward fp16 Z=4 H=32 N_CTX=4096 D=128, tile 128x64, 8 warps (FLOPs 4*Z*H*N^2*D, halved causal)"
+for causal in False True; do
+  f=4; [[ $causal == True ]] && f=2
+  n=4096 z=4 h=32 d=128
+  $T bench $AT --const HEAD_DIM=$d --const BLOCK_M=128 --const BLOCK_N=64 --const CAUSAL=$causal --num-warps 8 --grid $((n / 128)),$((z * h)) \
+    --flops "$f * $z * $h * $n * $n * $d" --arg Q=randn:$((z*h))x$n"x"$d:fp16 --arg K=randn:$((z*h))x$n"x"$d:fp16 \
+    --arg V=randn:$((z*h))x$n"x"$d:fp16 --arg sm_scale=0.0883883 --arg M=zeros:$((z*h))x$n --arg Out=zeros:$((z*h))x$n"x"$d:fp16 \
+    --arg stride_qz=$((h*n*d)) --arg stride_qh=$((n*d)) --arg stride_qm=$d --arg stride_qk=1 --arg stride_kz=$((h*n*d)) \
+    --arg stride_kh=$((n*d)) --arg stride_kn=$d --arg stride_kk=1 --arg stride_vz=$((h*n*d)) --arg stride_vh=$((n*d)) \
+    --arg stride_vn=$d --arg stride_vk=1 --arg stride_oz=$((h*n*d)) --arg stride_oh=$((n*d)) --arg stride_om=$d --arg stride_ok=1 \
+    --arg Z=$z --arg H=$h --arg N_CTX=$n 2>&1 | grep -E "^bench|TFLOP" | sed "s/^/causal=$causal /"
+done
+echo "== anchors (the same example kernels in upstream Triton, num_stages=1 and its default 3; cuBLAS)"
 PYTHONUNBUFFERED=1 python3 bench/anchors_mma.py
 fi
 echo "== $failures failing step(s)"

@@ -196,11 +196,14 @@ impl fmt::Display for Timings {
 pub struct Jit {
     pub cache: Option<DiskCache>,
     pub timings: Timings,
+    /// Compile for this target instead of the device's own (e.g. sm_80 PTX, which the driver JIT-compiles for
+    /// newer GPUs, to run the `mma.sync` path on a Hopper part).
+    pub target: Option<Target>,
 }
 
 impl Jit {
     pub fn new(cache: Option<DiskCache>) -> Jit {
-        Jit { cache, timings: Timings::default() }
+        Jit { cache, timings: Timings::default(), target: None }
     }
 
     /// The PTX of `ks` for `target`: from the cache, or compiled (from `tile`, its already elaborated tile IR,
@@ -229,7 +232,13 @@ impl Jit {
     /// by the driver's JIT (see [`Gpu::jit`]).
     pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
         let gpu_err = |e: tessel_codegen::runtime::RuntimeError| Error::Gpu(e.message);
-        let target = target_of(gpu)?;
+        let native = target_of(gpu)?;
+        let target = match self.target {
+            // An `a` target's PTX runs only on its own architecture.
+            Some(t) if t == native || t == Target::Sm80 => t,
+            Some(t) => return Err(Error::Gpu(format!("{t} code cannot run on this {native} device"))),
+            None => native,
+        };
         let kernel = self.ptx(ks, target, tile)?;
         let Some(cache) = self.cache.clone() else {
             return self.timings.time("assemble + load", || gpu.load(&kernel)).map_err(gpu_err);

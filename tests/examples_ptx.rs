@@ -186,6 +186,15 @@ fn attention_big(d: i64, causal: bool) -> Vec<ArgSpec> {
     args
 }
 
+/// `int8_matmul_kernel` with 128x128x64 tiles, unit inner strides specialized away.
+fn int8_matmul() -> Vec<ArgSpec> {
+    let mut args = vec![ptr(ScalarType::I8), ptr(ScalarType::I8), ptr(I32)];
+    args.extend([int(false), int(false), int(false), int(true), ArgSpec::Constexpr(ConstValue::Int(1))]);
+    args.extend([int(true), ArgSpec::Constexpr(ConstValue::Int(1)), int(true), ArgSpec::Constexpr(ConstValue::Int(1))]);
+    args.extend([c(128), c(128), c(64)]);
+    args
+}
+
 /// Compiles each case for `target`, checks that its PTX has the tensor-core form named, and assembles it.
 fn tensor_core_cases(target: Target, cases: Vec<(&str, &str, Vec<ArgSpec>, u32, &str)>) {
     let ptxas = ptxas();
@@ -224,6 +233,7 @@ fn sm90a_dots_use_wgmma() {
             mm(ScalarType::BF16, 128, 128, 64, 8, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
             mm(ScalarType::F8E4M3, 128, 128, 64, 8, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
             mm(F32, 64, 64, 32, 4, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
+            ("int8_matmul.py", "int8_matmul_kernel", int8_matmul(), 8, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"),
             at(64, false, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
             at(128, true, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
         ],
@@ -241,6 +251,7 @@ fn sm80_dots_use_mma_sync() {
             mm(F16, 64, 64, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
             mm(ScalarType::BF16, 64, 64, 32, 4, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
             mm(F32, 64, 64, 32, 4, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+            ("int8_matmul.py", "int8_matmul_kernel", int8_matmul(), 8, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"),
             ("flash_attention.py", "_attn_fwd", attention_big(64, true), 4, "mma.sync.aligned.m16n8k16"),
         ],
     );

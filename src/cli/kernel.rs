@@ -86,7 +86,7 @@ pub enum Emit {
     Sass,
 }
 
-fn parse_target(s: &str) -> Result<Target, String> {
+pub(super) fn parse_target(s: &str) -> Result<Target, String> {
     Target::parse(s).ok_or_else(|| format!("unknown target `{s}` (expected sm_80, sm_90a or sm_100a)"))
 }
 

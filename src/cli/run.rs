@@ -81,6 +81,10 @@ pub struct BenchArgs {
 
 #[derive(Debug, Args)]
 pub struct CompileFlags {
+    /// Compile for this target instead of the GPU's own: sm_80 runs the sm_80 code path (mma.sync) on a newer
+    /// GPU through the driver's JIT
+    #[arg(long, value_parser = super::kernel::parse_target)]
+    pub arch: Option<tessel_tile::Target>,
     /// Print the time of each stage, source to loaded module, to stderr
     #[arg(long)]
     pub timings: bool,
@@ -111,6 +115,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let context = start.elapsed();
     let cache = if flags.no_cache { None } else { DiskCache::from_env() };
     let mut jit = Jit::new(cache);
+    jit.target = flags.arch;
     // Reading and elaborating the source happened while preparing the arguments: they count too.
     jit.timings.stages = p.timings.stages.clone();
     let ks = KernelSource {
@@ -132,7 +137,10 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
         }
         Err(e) => return Err(CliError::Failed(e.to_string()).into()),
     };
-    let target = crate::target_of(&gpu).map_err(|e| CliError::Failed(e.to_string()))?.name();
+    let target = match flags.arch {
+        Some(t) => t.name(),
+        None => crate::target_of(&gpu).map_err(|e| CliError::Failed(e.to_string()))?.name(),
+    };
     let mut device: Vec<(BufferId, DeviceBuffer)> = Vec::new();
     for a in &p.call_args {
         if let Arg::Buffer(id) = a
