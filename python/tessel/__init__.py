@@ -13,7 +13,7 @@
 
 from . import gluon, language, testing
 from ._tessel import CompilationError, GPUError, InterpreterError
-from .autotune import Autotuner, Config, Heuristics, autotune, heuristics
+from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .jit import CompiledKernel, JITFunction, jit
 from .shim import cdiv, next_power_of_2
 from .testing import do_bench

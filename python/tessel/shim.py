@@ -10,7 +10,7 @@ import importlib.abc
 import sys
 import types
 
-from . import autotune, gluon, language, runtime, testing, tools
+from . import autotuner as autotune, gluon, language, runtime, testing, tools
 from .jit import jit
 
 
@@ -84,6 +84,10 @@ def install():
     """Installs the `triton` modules (replacing an installed Triton for this process)."""
     for name in [n for n in sys.modules if n == "triton" or n.startswith("triton.")]:
         del sys.modules[name]
-    sys.modules.update(modules())
+    mods = modules()
+    for m in mods.values():
+        if isinstance(m, types.ModuleType) and not hasattr(m, "__path__"):
+            m.__path__ = []  # so `import triton.language.extra` reaches the finder and its message
+    sys.modules.update(mods)
     if not any(isinstance(f, _TritonFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TritonFinder())

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from .jit import _use_interpreter
+from .jit import _LAUNCH_OPTIONS, _use_interpreter
 from .runtime import gpu_target
 
 
@@ -161,8 +161,7 @@ class Autotuner(_Launcher):
 
     def run(self, *args, grid, **kwargs):
         jf = self.jit_function
-        bound = jf.signature.bind_partial(*args, **kwargs)
-        named = dict(bound.arguments)
+        named = _bind_partial(jf, args, kwargs)
         key_vals = tuple(_key_part(named[k]) for k in self.keys if k in named)
         key_vals += tuple(_key_part(v) for v in named.values() if hasattr(v, "dtype") and hasattr(v, "shape"))
         interpret = _use_interpreter(named.values())
@@ -233,6 +232,12 @@ class Autotuner(_Launcher):
         return [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in self.prune_configs(kwargs)]
 
 
+def _bind_partial(jf, args, kwargs):
+    """The kernel's arguments given so far, by name (launch options left out)."""
+    kwargs = {k: v for k, v in kwargs.items() if k not in _LAUNCH_OPTIONS}
+    return dict(jf.signature.bind_partial(*args, **kwargs).arguments)
+
+
 def _progress(line):
     sys.stderr.write("\r" + line + "\x1b[K")
     sys.stderr.flush()
@@ -265,8 +270,7 @@ class Heuristics(_Launcher):
 
     def _extra(self, args, kwargs):
         jf = self.jit_function
-        bound = jf.signature.bind_partial(*args, **kwargs)
-        named = dict(bound.arguments)
+        named = _bind_partial(jf, args, kwargs)
         for name, p in jf.signature.parameters.items():
             if name not in named and p.default is not p.empty:
                 named[name] = p.default
