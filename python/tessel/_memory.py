@@ -78,10 +78,25 @@ class HostRegions:
 
     def __init__(self):
         self._regions = []  # (start address, byte length, dtype name, 1-d numpy view)
+        self._cuda = {}  # (device address, elements, dtype) -> (device span, host copy)
+
+    def _host_copy(self, t):
+        """A CUDA tensor (under TRITON_INTERPRET=1): the device span it covers, copied to the host (and copied back
+        by `write_back`). Not tested here: the machine this was written on has no GPU and no torch."""
+        import torch
+
+        span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) if t.numel() else 0
+        key = (t.data_ptr(), span, str(t.dtype))
+        if key not in self._cuda:
+            device = torch.as_strided(t.detach(), (span,), (1,))
+            self._cuda[key] = (device, device.cpu())
+        return self._cuda[key][1]
 
     def add(self, v) -> int:
         """The index of the buffer holding `v`'s memory."""
         dt = tensor_dtype_name(v)
+        if is_cuda_tensor(v):
+            v = self._host_copy(v)
         flat = _span(_as_numpy(v))
         if flat.dtype.kind not in "biufc" or flat.dtype.itemsize not in _RAW_INT:
             raise TypeError(f"the interpreter cannot take arrays of {flat.dtype}")
@@ -108,3 +123,5 @@ class HostRegions:
             if flat.size and flat.tobytes() != b:
                 raw = _RAW_INT[flat.dtype.itemsize]
                 flat.view(raw)[...] = np.frombuffer(b, dtype=raw)
+        for device, host in self._cuda.values():
+            device.copy_(host)

@@ -66,9 +66,10 @@ def test_autotune_and_heuristics_in_process(capfd):
     assert len(keys) == 2 and all(k[4] == ("const", ("bool", False)) for k in keys)
 
 
+# From the script's folder (see test_drop_in.run_tessel).
 def run_script(path, *args, cache):
     return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
-                          env={**os.environ, "TESSEL_CACHE_DIR": str(cache)}, timeout=300)
+                          env={**os.environ, "TESSEL_CACHE_DIR": str(cache)}, timeout=300, cwd=path.parent)
 
 
 def test_a_second_process_reuses_the_tuning_cache(tmp_path):

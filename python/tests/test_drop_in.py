@@ -53,9 +53,10 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
+# From the script's folder: run from python/, `-m` would import the sources there, which lack the built module.
 def run_tessel(path, *args, env=None):
     return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
+                          env={**os.environ, **(env or {})}, timeout=300, cwd=path.parent)
 
 
 def test_a_triton_script_runs_unmodified(tmp_path):
