@@ -187,6 +187,14 @@ class JITFunction:
         interpret = _use_interpreter(values.values())
         compiled, specs = self.compile(values, opts, interpret)
         if warmup:
+            if not interpret:
+                # Compile to PTX now (into the disk cache, which the first launch's load then hits), so that the
+                # autotuner's parallel warm-up covers code generation too. Untested: no GPU here.
+                from .runtime import gpu_target
+
+                target = gpu_target()
+                if target is not None:
+                    compiled.native.ptx(target)
             return compiled
         g = grid({**values, **opts}) if callable(grid) else grid
         g = _grid3(g)

@@ -8,6 +8,8 @@ only inside kernels; asking for one from host code raises an AttributeError that
 
 from __future__ import annotations
 
+import builtins
+
 
 class dtype:
     """A scalar type; passed to a kernel it is a compile-time constant."""
@@ -92,7 +94,7 @@ class constexpr:
         return int(self.value)
 
     def __bool__(self):
-        return bool(self.value)
+        return builtins.bool(self.value)  # `bool` below is Triton's int1 alias
 
     def __eq__(self, other):
         return self.value == (other.value if isinstance(other, constexpr) else other)
