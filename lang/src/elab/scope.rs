@@ -112,6 +112,9 @@ impl Imports {
 pub fn canonical(path: &str) -> String {
     const ALIASES: &[(&str, &str)] = &[
         ("tessel.language", "triton.language"),
+        // The Python package's gluon namespace (`tessel.gluon.jit`, `tessel.gluon.language as gl`).
+        ("tessel.gluon.language", "triton.experimental.gluon.language"),
+        ("tessel.gluon", "triton.experimental.gluon"),
         ("triton.language.core", "triton.language"),
         ("triton.language.standard", "triton.language"),
         ("triton.language.semantic", "triton.language"),

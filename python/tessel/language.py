@@ -1,0 +1,152 @@
+"""The host-side face of the kernel language (`triton.language` as `tl`, and tessel's own).
+
+tessel compiles kernel bodies from their source, so Python never runs them: this module only holds what a
+script touches at module level or on the host: the dtypes (`tl.float16`), `tl.constexpr` (as an annotation and
+as a wrapper of constants), `tl.tensor` and friends as annotations, `tl.constexpr_function`. Other names exist
+only inside kernels; asking for one from host code raises an AttributeError that says so.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+
+class dtype:
+    """A scalar type; passed to a kernel it is a compile-time constant."""
+
+    def __init__(self, name: str, bits: int, kind: str):
+        self.name = name
+        self.primitive_bitwidth = bits
+        self._kind = kind
+        # What the native module reads to turn this into a compile-time dtype.
+        self._tessel_dtype = name
+
+    def is_floating(self) -> bool:
+        return self._kind == "float"
+
+    def is_int(self) -> bool:
+        return self._kind in ("int", "uint")
+
+    def is_int_signed(self) -> bool:
+        return self._kind == "int"
+
+    def is_int_unsigned(self) -> bool:
+        return self._kind == "uint"
+
+    def is_fp16(self) -> bool:
+        return self.name == "float16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bfloat16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "float32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "float64"
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("tessel.dtype", self.name))
+
+    def __repr__(self):
+        return f"triton.language.{self.name}"
+
+    __str__ = __repr__
+
+
+int1 = dtype("int1", 1, "int")
+int8 = dtype("int8", 8, "int")
+int16 = dtype("int16", 16, "int")
+int32 = dtype("int32", 32, "int")
+int64 = dtype("int64", 64, "int")
+uint8 = dtype("uint8", 8, "uint")
+uint16 = dtype("uint16", 16, "uint")
+uint32 = dtype("uint32", 32, "uint")
+uint64 = dtype("uint64", 64, "uint")
+float8e4nv = dtype("float8e4nv", 8, "float")
+float8e5 = dtype("float8e5", 8, "float")
+float16 = dtype("float16", 16, "float")
+bfloat16 = dtype("bfloat16", 16, "float")
+float32 = dtype("float32", 32, "float")
+float64 = dtype("float64", 64, "float")
+# Triton's aliases.
+bool = int1  # noqa: A001 - Triton's name
+float8e4m3fn = float8e4nv
+float8e5m2 = float8e5
+
+
+class constexpr:
+    """A compile-time constant: `BLOCK: tl.constexpr` marks a parameter, `tl.constexpr(128)` wraps a value."""
+
+    def __init__(self, value=None):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self):
+        return self.value.__index__()
+
+    def __int__(self):
+        return int(self.value)
+
+    def __bool__(self):
+        return builtins.bool(self.value)  # `bool` below is Triton's int1 alias
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, constexpr) else other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+
+def constexpr_function(fn):
+    """Marks a function the compiler runs at compile time; on the host it is the plain function."""
+    return fn
+
+
+class _Annotation:
+    """A type used only in annotations (`x: tl.tensor`); the kernel's compiler reads the source, not this."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"triton.language.{self._name}"
+
+    def __getitem__(self, _):
+        return self
+
+
+tensor = _Annotation("tensor")
+pointer_type = _Annotation("pointer_type")
+block_type = _Annotation("block_type")
+tensor_descriptor = _Annotation("tensor_descriptor")
+tuple_type = _Annotation("tuple")
+
+_DTYPES = {
+    d.name: d
+    for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float8e4nv, float8e5, float16,
+              bfloat16, float32, float64)
+}
+
+
+def from_name(name: str) -> dtype:
+    """The dtype named `float16`, `int32`, ... (Triton's names)."""
+    return _DTYPES[name]
+
+
+def _host_only(module: str, name: str):
+    raise AttributeError(
+        f"{module}.{name} is part of the kernel language: tessel compiles kernel bodies from their source, and "
+        f"host code cannot call it (module {module} on the host only has dtypes, constexpr and annotations)"
+    )
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    _host_only("triton.language", name)

@@ -1,0 +1,98 @@
+"""The autotuner: picks a config, and a second process reuses the tuning cache."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import tessel
+import tessel.language as tl
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import triton
+    import triton.language as tl
+
+    CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b, w in [(64, 1), (128, 2), (256, 4)]]
+    if sys.argv[1:] == ["more"]:
+        CONFIGS.append(triton.Config({"BLOCK": 512}, num_warps=4))
+
+
+    @triton.autotune(configs=CONFIGS, key=["n"], reset_to_zero=["out_ptr"])
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+    if __name__ == "__main__":
+        n = 2048
+        x = np.random.rand(n).astype(np.float32)
+        y = np.random.rand(n).astype(np.float32)
+        out = np.zeros(n, dtype=np.float32)
+        add_kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, y, out, n)
+        assert (out == x + y).all()
+        print("best", add_kernel.best_config)
+''')
+
+
+@tessel.autotune(configs=[tessel.Config({"BLOCK": 32}), tessel.Config({"BLOCK": 64}, num_warps=2)], key=["n"])
+@tessel.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})
+@tessel.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_autotune_and_heuristics_in_process(capfd):
+    x = np.random.rand(200).astype(np.float32)
+    out = np.zeros_like(x)
+    copy_kernel[lambda m: (tessel.cdiv(200, m["BLOCK"]),)](x, out, 200)
+    np.testing.assert_array_equal(out, x)
+    assert copy_kernel.best_config in copy_kernel.configs
+    assert set(copy_kernel.configs_timings) == set(copy_kernel.configs)
+    err = capfd.readouterr().err
+    assert "[tessel autotune] copy_kernel: config 2/2 timed, best" in err
+    # Both configs were compiled; 200 is no multiple of 32 or 64, so EVEN was False for both.
+    keys = list(copy_kernel.jit_function.cache)
+    assert len(keys) == 2 and all(k[4] == ("const", ("bool", False)) for k in keys)
+
+
+# From the script's folder (see test_drop_in.run_tessel).
+def run_script(path, *args, cache):
+    return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
+                          env={**os.environ, "TESSEL_CACHE_DIR": str(cache)}, timeout=300, cwd=path.parent)
+
+
+def test_a_second_process_reuses_the_tuning_cache(tmp_path):
+    script, cache = tmp_path / "tuned.py", tmp_path / "cache"
+    script.write_text(SCRIPT)
+    first = run_script(script, cache=cache)
+    assert first.returncode == 0, first.stderr
+    assert "add_kernel: config 3/3 timed" in first.stderr
+    best = first.stdout.strip()
+    assert best.startswith("best BLOCK: ")
+    [path] = list((cache / "tune").glob("add_kernel-*.json"))
+    [entry] = json.loads(path.read_text())["entries"].values()
+    assert len(entry) == 3
+
+    second = run_script(script, cache=cache)
+    assert second.returncode == 0, second.stderr
+    assert "[tessel autotune]" not in second.stderr  # nothing timed again
+    assert second.stdout.strip() == best
+
+    # A config list with one more config: only the new one is timed, the others keep their timings.
+    third = run_script(script, "more", cache=cache)
+    assert third.returncode == 0, third.stderr
+    assert "add_kernel: config 1/1 timed" in third.stderr
+    [entry2] = json.loads(path.read_text())["entries"].values()
+    assert len(entry2) == 4
+    assert all(entry2[c] == t for c, t in entry.items())

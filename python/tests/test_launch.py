@@ -1,0 +1,143 @@
+"""The launch API in the interpreter: numpy arrays in, results written back into them."""
+
+import numpy as np
+import pytest
+
+import tessel
+import tessel.language as tl
+
+
+@tessel.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@tessel.jit
+def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + offs, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(out_ptr + row * out_row_stride + offs, num / tl.sum(num, axis=0), mask=mask)
+
+
+@tessel.jit
+def scale_kernel(x_ptr, n, stride, factor, SQUARE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    if SQUARE:
+        x = x * x
+    tl.store(x_ptr + offs * stride, x * factor, mask=mask)
+
+
+@tessel.jit
+def bad_kernel(x_ptr, n):
+    offs = tl.arange(0, 100)
+    tl.store(x_ptr + offs, tl.zeros([64], dtype=tl.float32), mask=offs < n)
+
+
+@tessel.jit
+def oob_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32))
+
+
+def test_vector_add_with_a_grid_lambda():
+    rng = np.random.default_rng(0)
+    n = 1000
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    grid = lambda meta: (tessel.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    add_kernel[grid](x, y, out, n, BLOCK=256)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_vector_add_with_a_grid_tuple_and_float16():
+    n = 300
+    x = np.arange(n, dtype=np.float16)
+    y = np.full(n, 0.5, dtype=np.float16)
+    out = np.zeros(n, dtype=np.float16)
+    add_kernel[(3,)](x, y, out, n, BLOCK=128)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_softmax_matches_numpy():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((7, 100)).astype(np.float32)
+    out = np.empty_like(x)
+    rows, cols = x.shape
+    softmax_kernel[(rows,)](out, x, x.strides[0] // 4, out.strides[0] // 4, cols, BLOCK=tessel.next_power_of_2(cols))
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_constexprs_and_specialization():
+    x = np.arange(64, dtype=np.float32)
+    scale_kernel[(1,)](x, 64, 1, 2.0, SQUARE=False, BLOCK=64)
+    np.testing.assert_array_equal(x, np.arange(64) * 2.0)
+    x = np.arange(64, dtype=np.float32)
+    scale_kernel[(1,)](x, 64, 1, 0.5, SQUARE=True, BLOCK=64)
+    np.testing.assert_array_equal(x, np.arange(64) ** 2 * 0.5)
+    # Another constexpr value is another specialization; stride == 1 was specialized as a constant, 64 as a
+    # multiple of 16.
+    keys = list(scale_kernel.cache)
+    assert len(keys) == 2
+    assert keys[0][1] == ("int", "i32", True)
+    assert keys[0][2] == ("const", ("int", 1))
+
+
+def test_strided_view_and_large_integers():
+    a = np.zeros((8, 4), dtype=np.float32)
+    a[:, 1] = np.arange(8)
+    col = a[:, 1]  # a strided view: the kernel reaches the whole span of memory it covers
+    scale_kernel[(1,)](col, 8, 4, 3.0, SQUARE=False, BLOCK=8)
+    np.testing.assert_array_equal(a[:, 1], np.arange(8) * 3.0)
+    np.testing.assert_array_equal(a[:, 0], 0)
+    spec, _ = scale_kernel.specialize({"x_ptr": col, "n": 2**40, "stride": 3, "factor": 1.0, "SQUARE": 0,
+                                       "BLOCK": 8}, {"num_warps": 4, "num_stages": 3, "num_ctas": 1,
+                                                     "maxnreg": None}, True)
+    assert spec[1] == ("int", "i64", True)
+    assert spec[2] == ("int", "i32", False)
+
+
+def test_in_place_kernel_sees_its_own_array():
+    x = np.arange(32, dtype=np.float32)
+    add_kernel[(1,)](x, x, x, 32, BLOCK=32)
+    np.testing.assert_array_equal(x, np.arange(32) * 2.0)
+
+
+def test_warmup_compiles_without_running():
+    out = np.zeros(16, dtype=np.float32)
+    k = add_kernel.warmup(out, out, out, 16, BLOCK=16, grid=(1,))
+    assert isinstance(k, tessel.CompiledKernel)
+    assert "add_kernel" in k.asm["tile"]
+    assert ".entry add_kernel" in k.ptx("sm_80")
+    assert add_kernel.run(out, out, out, 16, BLOCK=16, grid=(1,)) is k
+
+
+def test_compile_error_shows_the_source_line():
+    x = np.zeros(64, dtype=np.float32)
+    with pytest.raises(tessel.CompilationError) as e:
+        bad_kernel[(1,)](x, 64)
+    message = str(e.value)
+    assert "offs = tl.arange(0, 100)" in message
+    assert "test_launch.py" in message
+
+
+def test_out_of_bounds_access_raises():
+    x = np.zeros(16, dtype=np.float32)
+    with pytest.raises(tessel.InterpreterError, match="out-of-bounds"):
+        oob_kernel[(1,)](x, BLOCK=32)
+
+
+def test_calling_a_kernel_directly_is_an_error():
+    with pytest.raises(RuntimeError, match=r"add_kernel\[grid\]"):
+        add_kernel(1, 2)
