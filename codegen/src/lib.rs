@@ -1,15 +1,9 @@
-//! tessel-codegen owns the way to the hardware: per-thread lowering of the layout IR, shared-memory allocation,
-//! barrier insertion, PTX emission per target (sm_80, sm_90a, sm_100a) and the CUDA runtime (module load, launch,
-//! TMA maps, kernel cache). Implemented so far: the PTX builder ([`ptx`]); the lowering ([`compile`]) of
-//! elementwise ops over every element type (i1/i8/u8 stored as bytes, fp8 with `cvt` on sm_90a+ and software
-//! conversions on sm_80, math routines with libdevice accuracy where PTX has no instruction), memory ops
-//! (vectorized, masked), atomics, reductions, scans (registers, lane shuffles, warps through shared memory),
-//! `dot` on CUDA cores (FMA, f16/bf16/f32/tf32/f64 and integer), the shape ops that keep data in place
-//! (`permute`, `reshape`, `join`, `split`, `cat`), structured control flow, layout conversions (register
-//! permutations, warp shuffles, shared-memory round trips), `device_print` (vprintf) and `device_assert`
-//! (`__assertfail`); a driver-JIT runtime loaded at run time ([`runtime`]); and the on-disk kernel cache
-//! ([`cache`]). Not yet: tensor-core MMAs (mma.sync, wgmma, tcgen05), TMA, mbarriers, f64 `sin`/`cos`/`erf`,
-//! float `%`.
+//! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
+//! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
+//! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
+//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), the CUDA runtime that loads and launches
+//! modules ([`runtime`], cudarc loaded at run time) and the on-disk kernel cache ([`cache`]). It reads the target
+//! and launch configuration from the function and decides nothing about layouts: every tensor arrives with one.
 
 pub mod cache;
 mod lower;
