@@ -2,7 +2,7 @@
 # Where the time goes: tessel and Triton (num_stages=1) on fp16 4096x4096xK, 128x128x64 tiles, 8 warps, for a
 # K 4x longer: a gap that stays the same per launch is in the prologue/epilogue, one that grows is in the loop.
 T=${T:-./target/release/tessel}
-for K in 4096 16384; do
+for K in ${KS:-4096 16384}; do
   $T bench examples/matmul.py::matmul_kernel --const BLOCK_SIZE_M=128 --const BLOCK_SIZE_N=128 --const BLOCK_SIZE_K=64 \
     --const GROUP_SIZE_M=8 --const 'ACTIVATION=""' --num-warps 8 --num-stages 1 --grid 1024 --flops "2 * M * N * K" \
     --arg a_ptr=randn:4096x$K:fp16 --arg b_ptr=randn:${K}x4096:fp16 --arg c_ptr=zeros:4096x4096:fp16 --arg M=4096 --arg N=4096 \

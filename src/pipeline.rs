@@ -84,6 +84,10 @@ pub fn run(
             let mut f =
                 t.time("elaborate", || tessel_lang::elab::elaborate(module, ks.kernel, ks.spec)).map_err(render)?;
             t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut f));
+            // As Cranelift runs its verifier after each pass: a pass that breaks the IR is caught where it ran.
+            tessel_tile::verify::verify(&f).map_err(|e| {
+                Error::Codegen(format!("internal error: the IR does not verify after canonicalize: {e}"))
+            })?;
             f
         }
     };
@@ -96,6 +100,7 @@ pub fn run(
     if stop == Stage::Layout {
         return Ok(Output::Layout(func));
     }
+    // assign_layouts ends with the verifier (types and layouts).
     let schedule = t.time("schedule", || tessel_sched::schedule(&func));
     if stop == Stage::Sched {
         let text = tessel_sched::print(&func, &schedule);

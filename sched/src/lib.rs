@@ -70,7 +70,11 @@ pub fn print(f: &Func, schedules: &[CoarseSchedule]) -> String {
         );
         for &(o, stage, cluster) in &sch.ops {
             let d = f.op(o);
-            let res: Vec<String> = d.results.iter().map(|v| v.to_string()).collect();
+            let res: Vec<String> = d
+                .results
+                .iter()
+                .map(|&v| f.value(v).name.as_ref().map_or_else(|| v.to_string(), |n| format!("%{n}")))
+                .collect();
             let lhs = if res.is_empty() { String::new() } else { format!("{} = ", res.join(", ")) };
             let _ = writeln!(s, "  stage {stage} cluster {cluster}  {o}: {lhs}{}", d.op.name());
         }

@@ -5,6 +5,7 @@
 //! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
 //! propagation, removal of redundant conversions) and the reference interpreter ([`interp`]).
 
+pub mod filetest;
 pub mod interp;
 pub mod ir;
 pub mod layout;
