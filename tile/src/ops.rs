@@ -292,11 +292,32 @@ pub enum Op {
     /// `local_dealloc mem`: the buffer is not used after this point.
     LocalDealloc,
     /// `warpgroup_dot a, b, acc` → acc type: `a @ b + acc` on the tensor cores with `b` (and `a`, when it is a
-    /// memdesc rather than a tensor) read from shared memory; `wgmma` on sm_90a.
+    /// memdesc rather than a tensor) read from shared memory; `wgmma` on sm_90a. With `is_async` the result may
+    /// only be read through a `warpgroup_dot_wait`, and the operands' buffers stay in use until then.
     WarpGroupDot {
         precision: InputPrecision,
         max_num_imprecise_acc: u32,
+        is_async: bool,
     },
+    /// `warpgroup_dot_wait vals...` → the same values, usable: waits until at most `pending` asynchronous
+    /// `warpgroup_dot`s are in flight (`wgmma.wait_group`).
+    WarpGroupDotWait {
+        pending: u32,
+    },
+    /// `memdesc_index mem, i` → buffer `i` of a multi-buffered allocation (the leading dim dropped).
+    MemDescIndex,
+    /// `async_copy ptrs, mem [, mask]` → token: copies the pointed-to elements into the buffer asynchronously
+    /// (`cp.async`; masked-off elements are written as 0). The data lands at an `async_wait` that covers it.
+    AsyncCopy,
+    /// `async_commit_group tokens...` → token: closes a group of the copies issued since the last commit.
+    AsyncCommitGroup,
+    /// `async_wait tokens...` → token: waits until at most `pending` committed groups are in flight.
+    AsyncWait {
+        pending: u32,
+    },
+    /// `fence_async_shared`: generic-proxy writes to shared memory become visible to the async proxy (TMA,
+    /// tensor cores).
+    FenceAsyncShared,
 }
 
 type Attrs = Vec<(&'static str, Attr)>;
@@ -359,6 +380,12 @@ impl Op {
             Op::LocalStore => "local_store",
             Op::LocalDealloc => "local_dealloc",
             Op::WarpGroupDot { .. } => "warpgroup_dot",
+            Op::WarpGroupDotWait { .. } => "warpgroup_dot_wait",
+            Op::MemDescIndex => "memdesc_index",
+            Op::AsyncCopy => "async_copy",
+            Op::AsyncCommitGroup => "async_commit_group",
+            Op::AsyncWait { .. } => "async_wait",
+            Op::FenceAsyncShared => "fence_async_shared",
         }
     }
 
@@ -405,12 +432,17 @@ impl Op {
                 opt_str(&mut a, "sem", sem);
                 opt_str(&mut a, "scope", scope);
             }
-            Op::Dot { precision, max_num_imprecise_acc } | Op::WarpGroupDot { precision, max_num_imprecise_acc } => {
+            Op::Dot { precision, max_num_imprecise_acc }
+            | Op::WarpGroupDot { precision, max_num_imprecise_acc, .. } => {
                 a.push(("precision", word(precision.word())));
                 if *max_num_imprecise_acc != 0 {
                     a.push(("max_num_imprecise_acc", Attr::Int(*max_num_imprecise_acc as i64)));
                 }
+                if let Op::WarpGroupDot { is_async: true, .. } = self {
+                    a.push(("is_async", Attr::Bool(true)));
+                }
             }
+            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => a.push(("pending", Attr::Int(*pending as i64))),
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
             Op::Scan { axis, reverse } => {
                 a.push(("axis", Attr::Int(*axis as i64)));
@@ -503,9 +535,15 @@ impl Op {
                 if name == "dot" {
                     Op::Dot { precision, max_num_imprecise_acc: max }
                 } else {
-                    Op::WarpGroupDot { precision, max_num_imprecise_acc: max }
+                    Op::WarpGroupDot { precision, max_num_imprecise_acc: max, is_async: bag.flag("is_async")? }
                 }
             }
+            "warpgroup_dot_wait" => Op::WarpGroupDotWait { pending: bag.int("pending")? as u32 },
+            "memdesc_index" => Op::MemDescIndex,
+            "async_copy" => Op::AsyncCopy,
+            "async_commit_group" => Op::AsyncCommitGroup,
+            "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
+            "fence_async_shared" => Op::FenceAsyncShared,
             "local_alloc" => Op::LocalAlloc,
             "local_load" => Op::LocalLoad,
             "local_store" => Op::LocalStore,
@@ -582,6 +620,12 @@ impl Op {
                 | Op::LocalStore
                 | Op::LocalDealloc
                 | Op::WarpGroupDot { .. }
+                | Op::WarpGroupDotWait { .. }
+                | Op::MemDescIndex
+                | Op::AsyncCopy
+                | Op::AsyncCommitGroup
+                | Op::AsyncWait { .. }
+                | Op::FenceAsyncShared
         )
     }
 }

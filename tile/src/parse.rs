@@ -449,6 +449,8 @@ impl<'a> Parser<'a> {
             let layout = if self.eat(",") { Some(Arc::new(self.layout(&shape)?)) } else { None };
             self.expect(">")?;
             Ok(Type::Tensor { shape, elem, layout })
+        } else if self.eat_word("token") {
+            Ok(Type::Token)
         } else if self.eat_word("memdesc") {
             self.expect("<")?;
             let shape = self.dims()?;

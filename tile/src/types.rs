@@ -206,6 +206,8 @@ pub enum Type {
     /// A shared-memory buffer holding a tensor of `shape` and `elem`, laid out by a shared layout (its linear
     /// layout maps `offset`, in elements, to the tensor's coordinates). Made by `local_alloc`.
     MemDesc { shape: Shape, elem: ScalarType, layout: Arc<Layout> },
+    /// A token of asynchronous work (a group of `async_copy`s): it orders an `async_wait` after the copies.
+    Token,
 }
 
 impl Type {
@@ -225,7 +227,7 @@ impl Type {
     pub fn elem(&self) -> Option<Elem> {
         match self {
             Type::Scalar(e) | Type::Tensor { elem: e, .. } => Some(*e),
-            Type::TensorDesc { .. } | Type::MemDesc { .. } => None,
+            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token => None,
         }
     }
 
@@ -265,7 +267,7 @@ impl Type {
         match self {
             Type::Scalar(_) => Type::Scalar(elem),
             Type::Tensor { shape, layout, .. } => Type::Tensor { shape: shape.clone(), elem, layout: layout.clone() },
-            Type::TensorDesc { .. } | Type::MemDesc { .. } => self.clone(),
+            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token => self.clone(),
         }
     }
 
@@ -300,6 +302,7 @@ impl fmt::Display for Type {
                 }
                 write!(f, "{elem}>")
             }
+            Type::Token => f.write_str("token"),
             Type::MemDesc { shape, elem, layout } => {
                 f.write_str("memdesc<")?;
                 for d in shape {

@@ -385,6 +385,62 @@ impl Verifier<'_> {
                 }
                 same(outs[0], ins[2], "result")
             }
+            Op::WarpGroupDotWait { .. } => {
+                if outs.len() != ins.len() || ins.iter().zip(&outs).any(|(a, b)| a != b) {
+                    return Err("results must be the operands' types, one per operand".into());
+                }
+                Ok(())
+            }
+            Op::MemDescIndex => {
+                count(2..=2, 1)?;
+                same(ins[1], &Type::scalar(ScalarType::I32), "index")?;
+                let (Some((shape, elem, l)), Some((sub, sub_elem, sub_l))) = (ins[0].memdesc(), outs[0].memdesc()) else {
+                    return Err("needs a memdesc operand and result".into());
+                };
+                if shape.len() < 2 || sub != &shape[1..] || elem != sub_elem {
+                    return Err(format!("{} is not one buffer of {}", outs[0], ins[0]));
+                }
+                // Buffer i must be the i-th block of offsets, laid out as the result says.
+                let k = sub_l.linear.in_dim_size_log2("offset") as usize;
+                let bases = l.linear.bases("offset");
+                let inner_ok = bases[..k.min(bases.len())]
+                    .iter()
+                    .zip(sub_l.linear.bases("offset"))
+                    .all(|(b, s)| b[0] == 0 && b[1..] == s[..]);
+                let outer_ok = bases[k.min(bases.len())..].iter().all(|b| b[1..].iter().all(|&x| x == 0));
+                if !inner_ok || !outer_ok {
+                    return Err(format!(
+                        "the layout of {} does not hold its buffers one after another in the layout of {}",
+                        ins[0], outs[0]
+                    ));
+                }
+                Ok(())
+            }
+            Op::AsyncCopy => {
+                count(2..=3, 1)?;
+                same(outs[0], &Type::Token, "result")?;
+                let Some((shape, elem, _)) = ins[1].memdesc() else {
+                    return Err(format!("the destination must be a memdesc, got {}", ins[1]));
+                };
+                if ins[0].shape() != shape || pointee(ins[0]).ok() != Some(elem) {
+                    return Err(format!("pointers {} do not fit the buffer {}", ins[0], ins[1]));
+                }
+                if let Some(m) = ins.get(2)
+                    && (m.shape() != shape || m.elem() != Some(Elem::Scalar(ScalarType::I1)))
+                {
+                    return Err(format!("the mask {m} must be i1 of the buffer's shape"));
+                }
+                Ok(())
+            }
+            Op::AsyncCommitGroup | Op::AsyncWait { .. } => {
+                count(0..=usize::MAX, 1)?;
+                same(outs[0], &Type::Token, "result")?;
+                match ins.iter().find(|t| ***t != Type::Token) {
+                    Some(t) => Err(format!("operands must be tokens, got {t}")),
+                    None => Ok(()),
+                }
+            }
+            Op::FenceAsyncShared => count(0..=0, 0),
             Op::Reduce { axis } | Op::Scan { axis, .. } => {
                 need_regions(1)?;
                 if ins.is_empty() || outs.len() != ins.len() {

@@ -8,6 +8,7 @@
 pub mod arith;
 pub mod memory;
 mod shape_ops;
+mod shared;
 pub mod value;
 
 use std::fmt;
@@ -44,18 +45,15 @@ impl fmt::Display for InterpError {
 
 impl std::error::Error for InterpError {}
 
-/// A runtime value: a tensor (or scalar), a tensor descriptor, or a shared-memory buffer (an index into the
-/// program's buffers: every memdesc value naming it sees its stores).
+/// A runtime value: a tensor (or scalar), a tensor descriptor, a view of a shared-memory buffer (every memdesc
+/// value naming the buffer sees its stores), or an async token.
 #[derive(Clone, Debug)]
 enum Value {
     T(Tensor),
     Desc { base: u64, elem: ScalarType, shape: Vec<i64>, strides: Vec<i64>, nan_padding: bool },
-    Smem(usize),
+    Smem(shared::View),
+    Token,
 }
-
-/// A shared-memory buffer of one program: its contents in row-major order of the tensor it holds (the shared
-/// layout changes where elements sit, not their values), or `None` once deallocated.
-type SmemBuffer = Option<Tensor>;
 
 /// Runs `func` over `grid` programs. Returns the `device_print` lines.
 pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Result<Vec<String>, InterpError> {
@@ -84,12 +82,12 @@ pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Resul
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
-    let mut prog = Program { f: func, env, mem, grid, pid: [0; 3], log: Vec::new(), smem: Vec::new() };
+    let mut prog = Program { f: func, env, mem, grid, pid: [0; 3], log: Vec::new(), smem: Default::default() };
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
                 prog.pid = [x, y, z];
-                prog.smem.clear();
+                prog.smem = Default::default();
                 prog.region(func.body, &[])?;
             }
         }
@@ -104,8 +102,8 @@ struct Program<'a> {
     grid: [u32; 3],
     pid: [u32; 3],
     log: Vec<String>,
-    /// The shared-memory buffers the current program allocated.
-    smem: Vec<SmemBuffer>,
+    /// The shared-memory buffers and pending asynchronous work of the current program.
+    smem: shared::State,
 }
 
 /// How a region ended.
@@ -153,6 +151,7 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
+        self.smem.check_ready(f, o).map_err(|m| err(self, m))?;
         match &data.op {
             Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
             Op::Condition => {
@@ -245,9 +244,17 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(desc);
             }
             Op::DescLoad | Op::DescStore => self.desc_access(o)?,
-            Op::LocalAlloc | Op::LocalLoad | Op::LocalStore | Op::LocalDealloc | Op::WarpGroupDot { .. } => {
-                self.shared(o).map_err(|m| err(self, m))?
-            }
+            Op::LocalAlloc
+            | Op::LocalLoad
+            | Op::LocalStore
+            | Op::LocalDealloc
+            | Op::WarpGroupDot { .. }
+            | Op::WarpGroupDotWait { .. }
+            | Op::MemDescIndex
+            | Op::AsyncCopy
+            | Op::AsyncCommitGroup
+            | Op::AsyncWait { .. }
+            | Op::FenceAsyncShared => self.shared(o).map_err(|m| err(self, m))?,
             _ => {
                 let result = self.compute(o).map_err(|m| err(self, m))?;
                 for (i, t) in result.into_iter().enumerate() {
@@ -256,59 +263,6 @@ impl Program<'_> {
             }
         }
         Ok(None)
-    }
-
-    /// The buffer a memdesc value names, while it is allocated.
-    fn buffer(&self, v: ValueId) -> Result<&Tensor, String> {
-        let Some(Value::Smem(i)) = &self.env[v.index()] else { unreachable!("verified: {v} is a memdesc") };
-        self.smem[*i].as_ref().ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))
-    }
-
-    /// The shared-memory ops: buffers hold tensors; `warpgroup_dot` is `dot` on their contents.
-    fn shared(&mut self, o: OpId) -> Result<(), String> {
-        let data = self.f.op(o);
-        let ins = &data.operands;
-        match &data.op {
-            Op::LocalAlloc => {
-                let (shape, elem, _) = self.f.ty(data.results[0]).memdesc().expect("verified");
-                let init = match ins.first() {
-                    Some(&v) => self.tensor(v).clone(),
-                    // Fresh shared memory holds garbage; NaN (or 0 for integers) makes reads before writes show.
-                    None => Tensor::splat(
-                        shape,
-                        Elem::Scalar(elem),
-                        if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) },
-                    ),
-                };
-                self.smem.push(Some(init));
-                self.env[data.results[0].index()] = Some(Value::Smem(self.smem.len() - 1));
-            }
-            Op::LocalLoad => {
-                let t = self.buffer(ins[0])?.clone();
-                self.set(o, 0, t);
-            }
-            Op::LocalStore => {
-                let value = self.tensor(ins[0]).clone();
-                self.buffer(ins[1])?;
-                let Some(Value::Smem(i)) = &self.env[ins[1].index()] else { unreachable!() };
-                self.smem[*i] = Some(value);
-            }
-            Op::LocalDealloc => {
-                self.buffer(ins[0])?;
-                let Some(Value::Smem(i)) = &self.env[ins[0].index()] else { unreachable!() };
-                self.smem[*i] = None;
-            }
-            Op::WarpGroupDot { precision, .. } => {
-                let a = match &self.env[ins[0].index()] {
-                    Some(Value::Smem(_)) => self.buffer(ins[0])?.clone(),
-                    _ => self.tensor(ins[0]).clone(),
-                };
-                let out = dot(&a, self.buffer(ins[1])?, self.tensor(ins[2]), *precision)?;
-                self.set(o, 0, out);
-            }
-            _ => unreachable!("not a shared-memory op"),
-        }
-        Ok(())
     }
 
     fn bind_results(&mut self, o: OpId, vals: Vec<Value>) {
@@ -326,7 +280,7 @@ impl Program<'_> {
                 .into_iter()
                 .map(|v| match v {
                     Value::T(t) => t.data[0],
-                    Value::Desc { .. } | Value::Smem(_) => unreachable!(),
+                    Value::Desc { .. } | Value::Smem(_) | Value::Token => unreachable!(),
                 })
                 .collect()),
             _ => Err(self.error(None, "combine function must yield")),
@@ -663,7 +617,7 @@ fn print_lines(pid: [u32; 3], prefix: &str, hex: bool, ins: &[&Tensor]) -> Vec<S
 
 /// `a @ b + acc`, with the operands rounded as `precision` says and products accumulated in the
 /// accumulator's type (in K order).
-fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecision) -> Result<Tensor, String> {
+pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecision) -> Result<Tensor, String> {
     let r = a.shape.len();
     let (m, k, n) = (a.shape[r - 2] as usize, a.shape[r - 1] as usize, b.shape[r - 1] as usize);
     let batch = if r == 3 { a.shape[0] as usize } else { 1 };

@@ -248,7 +248,7 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
             *slot = f.op(a).results[0];
         }
         let data = f.op_mut(o);
-        data.op = Op::WarpGroupDot { precision, max_num_imprecise_acc };
+        data.op = Op::WarpGroupDot { precision, max_num_imprecise_acc, is_async: false };
         data.operands[0] = staged[0];
         data.operands[1] = staged[1];
         changed = true;

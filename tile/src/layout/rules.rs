@@ -337,7 +337,14 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MaxConstancy(_) => Kind::Same,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
-        Op::LocalAlloc | Op::LocalStore | Op::LocalDealloc => Kind::Sink,
+        Op::LocalAlloc
+        | Op::LocalStore
+        | Op::LocalDealloc
+        | Op::MemDescIndex
+        | Op::AsyncCommitGroup
+        | Op::AsyncWait { .. }
+        | Op::FenceAsyncShared => Kind::Sink,
+        Op::AsyncCopy => Kind::Same,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast
@@ -350,6 +357,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Reduce { .. }
         | Op::Dot { .. }
         | Op::WarpGroupDot { .. }
+        | Op::WarpGroupDotWait { .. }
         | Op::ConvertLayout => Kind::Special,
     }
 }
@@ -442,6 +450,8 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     Some(vec![a, b, Some(r)])
                 }
                 Op::ConvertLayout => Some(vec![None]),
+                // Each value keeps its layout through the wait.
+                Op::WarpGroupDotWait { .. } => Some(results.to_vec()),
                 _ => None,
             }
         }
@@ -482,6 +492,7 @@ pub fn forward(f: &Func, o: OpId, operands: &[Option<L>]) -> Option<Vec<Option<L
                     Some(vec![r; d.results.len()])
                 }
                 Op::Dot { .. } | Op::WarpGroupDot { .. } => Some(vec![operands.get(2).cloned().flatten()]),
+                Op::WarpGroupDotWait { .. } => Some(operands.to_vec()),
                 _ => None,
             }
         }

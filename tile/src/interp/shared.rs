@@ -1,0 +1,215 @@
+//! Shared memory and asynchronous work in the interpreter, with the rules the hardware imposes made checkable:
+//! a buffer holds a tensor (its shared layout moves elements around, not their values); `async_copy` data lands
+//! in the buffer only at an `async_wait` that retires its group, and reading a buffer with a copy into it still
+//! in flight is an error; an asynchronous `warpgroup_dot`'s result may only be read through a
+//! `warpgroup_dot_wait`, and its operand buffers may not be written before then.
+
+use std::collections::{HashSet, VecDeque};
+
+use super::value::{Tensor, Val};
+use super::{Program, Value, dot};
+use crate::ir::{Func, OpId, ValueId};
+use crate::ops::Op;
+use crate::types::Elem;
+
+/// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
+/// multi-buffered one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct View {
+    buf: usize,
+    start: usize,
+    len: usize,
+}
+
+/// One pending element write of an `async_copy`.
+type Write = (usize, usize, Val);
+
+#[derive(Default)]
+pub(super) struct State {
+    /// Buffers in allocation order; `None` once deallocated.
+    buffers: Vec<Option<Tensor>>,
+    /// Copies issued since the last commit, and committed groups, oldest first.
+    uncommitted: Vec<Write>,
+    groups: VecDeque<Vec<Write>>,
+    /// Results of asynchronous `warpgroup_dot`s not yet through a wait, and the buffers they read.
+    pending_dots: HashSet<ValueId>,
+    dot_reads: Vec<(ValueId, View)>,
+}
+
+fn overlaps(a: &View, b: &View) -> bool {
+    a.buf == b.buf && a.start < b.start + b.len && b.start < a.start + a.len
+}
+
+impl State {
+    /// An operand of `o` that is an asynchronous result not yet waited for is an error.
+    pub(super) fn check_ready(&self, f: &Func, o: OpId) -> Result<(), String> {
+        if self.pending_dots.is_empty() || matches!(f.op(o).op, Op::WarpGroupDotWait { .. } | Op::Yield) {
+            return Ok(());
+        }
+        match f.op(o).operands.iter().find(|v| self.pending_dots.contains(v)) {
+            Some(v) => Err(format!("{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait")),
+            None => Ok(()),
+        }
+    }
+
+    fn in_flight_copy(&self, v: &View) -> bool {
+        self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|&(b, i, _)| b == v.buf && i >= v.start && i < v.start + v.len)
+    }
+}
+
+impl Program<'_> {
+    fn view(&self, v: ValueId) -> View {
+        match &self.env[v.index()] {
+            Some(Value::Smem(view)) => *view,
+            other => unreachable!("verified: {v} is a memdesc, found {other:?}"),
+        }
+    }
+
+    /// The contents of the buffer `v` views, checking it is allocated and has no copy in flight.
+    fn read_buffer(&self, v: ValueId) -> Result<Tensor, String> {
+        let view = self.view(v);
+        let buf = self.smem.buffers[view.buf].as_ref().ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        if self.smem.in_flight_copy(&view) {
+            return Err(format!("shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it)"));
+        }
+        let shape = self.f.ty(v).shape().to_vec();
+        Ok(Tensor { shape, elem: buf.elem, data: buf.data[view.start..view.start + view.len].to_vec() })
+    }
+
+    /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
+    fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), String> {
+        let view = self.view(v);
+        if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+            return Err(format!(
+                "shared-memory buffer {v} is written while the asynchronous warpgroup_dot producing {d} may still read it \
+                 (no warpgroup_dot_wait before)"
+            ));
+        }
+        let buf = self.smem.buffers[view.buf].as_mut().ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        buf.data[view.start..view.start + view.len].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn retire(&mut self, writes: Vec<Write>) {
+        for (b, i, x) in writes {
+            if let Some(buf) = self.smem.buffers[b].as_mut() {
+                buf.data[i] = x;
+            }
+        }
+    }
+
+    /// The shared-memory and asynchronous ops.
+    pub(super) fn shared(&mut self, o: OpId) -> Result<(), String> {
+        let data = self.f.op(o);
+        let ins = &data.operands;
+        match &data.op {
+            Op::LocalAlloc => {
+                let (shape, elem, _) = self.f.ty(data.results[0]).memdesc().expect("verified");
+                let init = match ins.first() {
+                    Some(&v) => self.tensor(v).clone(),
+                    // Fresh shared memory holds garbage; NaN (or 0 for integers) makes reads before writes show.
+                    None => Tensor::splat(shape, Elem::Scalar(elem), if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) }),
+                };
+                let len = init.data.len();
+                self.smem.buffers.push(Some(init));
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len };
+                self.env[data.results[0].index()] = Some(Value::Smem(view));
+            }
+            Op::MemDescIndex => {
+                let whole = self.view(ins[0]);
+                let i = self.tensor(ins[1]).data[0].as_i64();
+                let n = self.f.ty(ins[0]).shape()[0] as i64;
+                if !(0..n).contains(&i) {
+                    return Err(format!("memdesc_index {i} is out of range for {n} buffers"));
+                }
+                let len = whole.len / n as usize;
+                let view = View { buf: whole.buf, start: whole.start + i as usize * len, len };
+                self.env[data.results[0].index()] = Some(Value::Smem(view));
+            }
+            Op::LocalLoad => {
+                let t = self.read_buffer(ins[0])?;
+                self.set(o, 0, t);
+            }
+            Op::LocalStore => {
+                let value = self.tensor(ins[0]).data.clone();
+                self.write_buffer(ins[1], &value)?;
+            }
+            Op::LocalDealloc => {
+                let view = self.view(ins[0]);
+                self.read_buffer(ins[0])?;
+                self.smem.buffers[view.buf] = None;
+            }
+            Op::AsyncCopy => {
+                let view = self.view(ins[1]);
+                let ptrs = self.tensor(ins[0]).clone();
+                let mask = ins.get(2).map(|&m| self.tensor(m).clone());
+                let Elem::Ptr(elem, _) = ptrs.elem else { unreachable!("verified") };
+                for (i, p) in ptrs.data.iter().enumerate() {
+                    let on = mask.as_ref().is_none_or(|m| m.data[i].is_true());
+                    let x = if on { self.mem.load(p.as_i64() as u64, elem)? } else if elem.is_float() { Val::Float(0.0) } else { Val::Int(0) };
+                    self.smem.uncommitted.push((view.buf, view.start + i, x));
+                }
+                self.env[data.results[0].index()] = Some(Value::Token);
+            }
+            Op::AsyncCommitGroup => {
+                let group = std::mem::take(&mut self.smem.uncommitted);
+                self.smem.groups.push_back(group);
+                self.env[data.results[0].index()] = Some(Value::Token);
+            }
+            Op::AsyncWait { pending } => {
+                while self.smem.groups.len() > *pending as usize {
+                    let g = self.smem.groups.pop_front().expect("non-empty");
+                    self.retire(g);
+                }
+                self.env[data.results[0].index()] = Some(Value::Token);
+            }
+            Op::FenceAsyncShared => {}
+            Op::WarpGroupDot { precision, is_async, .. } => {
+                let a = match &self.env[ins[0].index()] {
+                    Some(Value::Smem(_)) => self.read_buffer(ins[0])?,
+                    _ => self.tensor(ins[0]).clone(),
+                };
+                let out = dot(&a, &self.read_buffer(ins[1])?, self.tensor(ins[2]), *precision)?;
+                let r = data.results[0];
+                self.set(o, 0, out);
+                if *is_async {
+                    self.smem.pending_dots.insert(r);
+                    for &x in &ins[..2] {
+                        if let Some(Value::Smem(v)) = &self.env[x.index()] {
+                            let v = *v;
+                            self.smem.dot_reads.push((r, v));
+                        }
+                    }
+                }
+            }
+            Op::WarpGroupDotWait { pending } => {
+                // In program order the interpreter's dots are complete; `pending` bounds how many may still run,
+                // so all but the newest `pending` are retired (their buffers free, their results usable).
+                let mut order: Vec<ValueId> = Vec::new();
+                for (d, _) in &self.smem.dot_reads {
+                    if !order.contains(d) {
+                        order.push(*d);
+                    }
+                }
+                for d in self.smem.pending_dots.iter() {
+                    if !order.contains(d) {
+                        order.push(*d);
+                    }
+                }
+                let keep = order.len().saturating_sub(*pending as usize);
+                let retired: Vec<ValueId> = order[..keep].to_vec();
+                self.smem.pending_dots.retain(|d| !retired.contains(d));
+                self.smem.dot_reads.retain(|(d, _)| !retired.contains(d));
+                for (i, &v) in ins.iter().enumerate() {
+                    if self.smem.pending_dots.contains(&v) {
+                        return Err(format!("warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"));
+                    }
+                    let value = self.env[v.index()].clone().expect("defined before use");
+                    self.env[data.results[i].index()] = Some(value);
+                }
+            }
+            _ => unreachable!("not a shared-memory op"),
+        }
+        Ok(())
+    }
+}
