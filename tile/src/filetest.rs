@@ -7,7 +7,8 @@
 //!   previous match); `// CHECK-NOT: <text>`: the text occurs nowhere in the output; `// CHECK-COUNT-<n>: <text>`:
 //!   it occurs exactly `n` times;
 //! - or an `// EXPECT:` line, after which every line (with its leading `// ` removed) is the exact output.
-//!   Running with `BLESS=1` rewrites that section from the actual output.
+//!   Running with `BLESS=1` rewrites that section from the actual output;
+//! - or `// ERROR: <text>`: a stage must fail, with an error containing the text.
 //!
 //! Stages are looked up by name in the table the calling crate passes ([`Stage`]): a stage transforms the
 //! function, and may instead produce text (PTX, a schedule) that becomes the output; otherwise the output is the
@@ -48,6 +49,7 @@ pub fn run_file(path: &Path, stages: &[Stage]) -> Result<(), String> {
     let mut body = String::new();
     let mut checks: Vec<(String, String)> = Vec::new();
     let mut expect: Option<String> = None;
+    let mut error: Option<String> = None;
     for line in text.lines() {
         if let Some(e) = expect.as_mut() {
             let l = line.strip_prefix("// ").or_else(|| line.strip_prefix("//")).unwrap_or(line);
@@ -55,6 +57,8 @@ pub fn run_file(path: &Path, stages: &[Stage]) -> Result<(), String> {
             e.push('\n');
         } else if let Some(r) = line.strip_prefix("// RUN:") {
             runs.push(r.trim().to_string());
+        } else if let Some(e) = line.strip_prefix("// ERROR:") {
+            error = Some(e.trim().to_string());
         } else if line.trim() == "// EXPECT:" {
             expect = Some(String::new());
         } else if let Some(rest) = line.strip_prefix("// CHECK") {
@@ -76,13 +80,24 @@ pub fn run_file(path: &Path, stages: &[Stage]) -> Result<(), String> {
             .iter()
             .find(|(n, _)| n == r)
             .ok_or_else(|| format!("unknown stage `{r}` (known: {})", names(stages)))?;
-        match stage(&mut f).map_err(|e| format!("stage `{r}`: {e}"))? {
+        let result = stage(&mut f);
+        if let (Some(want), Err(e)) = (&error, &result) {
+            return if e.contains(want.as_str()) {
+                Ok(())
+            } else {
+                Err(format!("stage `{r}` failed with `{e}`, not with an error containing `{want}`"))
+            };
+        }
+        match result.map_err(|e| format!("stage `{r}`: {e}"))? {
             StageOutput::Func => {
                 crate::verify::verify(&f).map_err(|e| format!("after `{r}`: the IR does not verify: {e}"))?;
                 output = None;
             }
             StageOutput::Text(t) => output = Some(t),
         }
+    }
+    if let Some(want) = error {
+        return Err(format!("every stage succeeded; expected an error containing `{want}`"));
     }
     let output = output.unwrap_or_else(|| crate::print::print_func(&f));
     if let Some(want) = expect {

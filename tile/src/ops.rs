@@ -442,7 +442,9 @@ impl Op {
                     a.push(("is_async", Attr::Bool(true)));
                 }
             }
-            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => a.push(("pending", Attr::Int(*pending as i64))),
+            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => {
+                a.push(("pending", Attr::Int(*pending as i64)))
+            }
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
             Op::Scan { axis, reverse } => {
                 a.push(("axis", Attr::Int(*axis as i64)));

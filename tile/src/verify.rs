@@ -394,7 +394,8 @@ impl Verifier<'_> {
             Op::MemDescIndex => {
                 count(2..=2, 1)?;
                 same(ins[1], &Type::scalar(ScalarType::I32), "index")?;
-                let (Some((shape, elem, l)), Some((sub, sub_elem, sub_l))) = (ins[0].memdesc(), outs[0].memdesc()) else {
+                let (Some((shape, elem, l)), Some((sub, sub_elem, sub_l))) = (ins[0].memdesc(), outs[0].memdesc())
+                else {
                     return Err("needs a memdesc operand and result".into());
                 };
                 if shape.len() < 2 || sub != &shape[1..] || elem != sub_elem {

@@ -77,7 +77,8 @@ fn async_dot_kernel(use_before_wait: bool, overwrite_before_wait: bool) -> Strin
     let acc = "NVMMADistributedLayout([3,0],[4,1],[16,64,16])";
     let nv = "NVMMASharedLayout(128, 16)";
     let bl = "BlockedLayout([1,8],[8,4],[4,1],[1,0])";
-    let early = if use_before_wait { format!("  %bad = add %d, %d : tensor<64x64xf32, {acc}>\n") } else { String::new() };
+    let early =
+        if use_before_wait { format!("  %bad = add %d, %d : tensor<64x64xf32, {acc}>\n") } else { String::new() };
     let clobber = if overwrite_before_wait { "  local_store %x, %sb\n" } else { "" };
     format!(
         "func @k(%p: ptr<f16>, %q: ptr<f32>) attributes {{target = sm_90a, num_warps = 4}} {{

@@ -107,7 +107,7 @@ fn round_trip(
 ) -> Result<Vec<Reg>, CompileError> {
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let eb = bits / 8;
-    let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb));
+    let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb))?;
     let st_addr = Addresses::new(l, &p.store_map, base, eb);
     let ld_addr = Addresses::new(l, &p.load_map, base, eb);
     // Threads holding duplicates of another thread's elements skip the stores.

@@ -17,7 +17,7 @@ use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
-fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
+pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
     dist.invert_and_compose(shared)
         .map_err(|e| CompileError::new(format!("the shared layout does not hold the tensor's elements: {e}")))
 }
@@ -52,12 +52,19 @@ fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32) -> u32 {
 /// Per-run addresses: `(first register, run length, address operand)`. The per-thread part is computed once, at
 /// the kernel entry; a run whose register offset shares no bit with any thread's part is `[thread + imm]`,
 /// else the XOR is done here.
-fn accesses(l: &mut Lower, map: &LinearLayout, n: u32, elem_bytes: u32, base: Reg) -> Vec<(u32, u32, String)> {
+pub(crate) fn accesses(
+    l: &mut Lower,
+    map: &LinearLayout,
+    n: u32,
+    elem_bytes: u32,
+    base: Reg,
+    max_vec: u32,
+) -> Vec<(u32, u32, String)> {
     let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
     let (lane, warp) = (offset_part("lane"), offset_part("warp"));
     let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
     let thread = l.thread_xor(lane, warp);
-    let v = vector_width(map, n, elem_bytes);
+    let v = vector_width(map, n, elem_bytes).min(max_vec);
     l.b.set_prologue(true);
     let at = l.b.reg(RegClass::B32);
     match thread {
@@ -91,7 +98,7 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
     let map = offsets(layout_of(l.f.ty(x))?, &shared.linear)?;
     let bits = elem_bits(l, mem);
     let regs = l.get(x)?.to_vec();
-    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base) {
+    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX) {
         let vals = &regs[r0 as usize..(r0 + v) as usize];
         if bits == 8 {
             l.b.ins(format!("st.shared.b8 [{addr}], {}", vals[0]));
@@ -136,7 +143,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let class = class_of(l.elem_of(v)?)?;
     let n = l.num_regs(l.f.ty(v))? as u32;
     let mut out = Vec::with_capacity(n as usize);
-    for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base) {
+    for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base, u32::MAX) {
         if bits == 8 {
             let d = l.b.reg(RegClass::B16);
             l.b.ins(format!("ld.shared.b8 {d}, [{addr}]"));

@@ -57,7 +57,12 @@ fn layout_run(lin: &LinearLayout) -> (usize, u32) {
 }
 
 /// Elements per access for the memory op on `ptr` (with optional `mask`).
-fn vector_width(l: &Lower, ptr: tessel_tile::ir::ValueId, mask: Option<tessel_tile::ir::ValueId>, eb: u32) -> u32 {
+pub(crate) fn vector_width(
+    l: &Lower,
+    ptr: tessel_tile::ir::ValueId,
+    mask: Option<tessel_tile::ir::ValueId>,
+    eb: u32,
+) -> u32 {
     let Type::Tensor { layout: Some(layout), .. } = l.f.ty(ptr) else { return 1 };
     let (d, run) = layout_run(&layout.linear);
     let Some(info) = l.axis.get(ptr) else { return 1 };
@@ -426,7 +431,7 @@ fn broadcast_from_owners(l: &mut Lower, ty: &Type, regs: &[Reg], owner: Reg) -> 
     };
     let numel: u32 = ty.shape().iter().product::<u32>().max(1);
     l.b.comment("atomic: broadcast the owners' old values through shared memory");
-    let base = l.scratch(numel * bytes);
+    let base = l.scratch(numel * bytes)?;
     let addrs: Vec<Reg> = flat_regs
         .iter()
         .map(|&c| {

@@ -8,6 +8,7 @@
 //! `shape`, `control`; `coords` holds the coordinate and re-indexing helpers they share.
 
 mod arith;
+mod asynchronous;
 mod cast;
 mod control;
 mod convert;
@@ -98,6 +99,8 @@ pub(crate) struct Lower<'f> {
     pub hazards: Hazards,
     /// The op being lowered (its scratch sits above the buffers live at it).
     pub cur_op: OpId,
+    /// Asynchronous copies and wgmmas issued and not yet waited for.
+    pub in_flight: asynchronous::InFlight,
     /// How many ops use each value, and the op defining each op result (for local pattern matches such as
     /// multiply-add contraction).
     pub uses: Vec<u32>,
@@ -136,8 +139,9 @@ impl<'f> Lower<'f> {
                 Err(CompileError::new("tensor without a layout: codegen needs layout IR"))
             }
             Type::TensorDesc { .. } => Err(CompileError::new("tensor descriptors are not supported by codegen yet")),
-            // A shared-memory buffer is its 32-bit shared-window address.
+            // A shared-memory buffer is its 32-bit shared-window address; a token orders, it holds nothing.
             Type::MemDesc { .. } => Ok(1),
+            Type::Token => Ok(0),
         }
     }
 
@@ -212,7 +216,14 @@ impl<'f> Lower<'f> {
     fn op(&mut self, o: OpId) -> Result<(), CompileError> {
         self.cur_op = o;
         let spans = self.buffer_spans(o);
+        self.in_flight.check(&spans)?;
         self.sync_for(&spans);
+        let structured = !self.f.op(o).regions.is_empty();
+        if structured && !self.in_flight.is_empty() {
+            return Err(CompileError::new(
+                "asynchronous copies or wgmmas are still in flight at a loop or branch: wait for them before it",
+            ));
+        }
         self.lower_op(o)?;
         self.hazards.record(&spans);
         Ok(())
@@ -337,7 +348,13 @@ impl<'f> Lower<'f> {
             Op::LocalStore => local::store(self, &data)?,
             Op::LocalLoad => local::load(self, &data)?,
             Op::LocalDealloc => {}
-            Op::WarpGroupDot { precision, .. } => wgmma::warpgroup_dot(self, &data, *precision)?,
+            Op::WarpGroupDot { precision, is_async, .. } => wgmma::warpgroup_dot(self, &data, *precision, *is_async)?,
+            Op::WarpGroupDotWait { pending } => asynchronous::dot_wait(self, &data, *pending)?,
+            Op::MemDescIndex => asynchronous::memdesc_index(self, &data)?,
+            Op::AsyncCopy => asynchronous::async_copy(self, &data)?,
+            Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
+            Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
+            Op::FenceAsyncShared => self.b.ins("fence.proxy.async.shared::cta"),
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
@@ -390,6 +407,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         alloc: Allocation::plan(f)?,
         hazards: Hazards::default(),
         cur_op: OpId(0),
+        in_flight: Default::default(),
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),

@@ -137,7 +137,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         }
         let ld_thread = l.thread_xor(lv.clone(), wv);
         let st_thread = l.thread_xor(lv, wv_store);
-        let base = l.scratch(scratch_bytes);
+        let base = l.scratch(scratch_bytes)?;
         let mut slots = Vec::new();
         for (g, (key, _)) in groups.iter().enumerate() {
             let k = flatten(key, &out_shape) << logw;

@@ -357,7 +357,7 @@ fn warp_segment(
     let seg_free =
         warp_bases.iter().enumerate().map(|(i, b)| if seg.basis.contains(&(i as u32)) { 0 } else { slot(b) }).collect();
     let base_thread = l.thread_xor(lane_keys, seg_free);
-    let smem = l.scratch(scratch_bytes);
+    let smem = l.scratch(scratch_bytes)?;
     let address = |l: &mut Lower, idx: Reg, op: usize| {
         let addr = l.b.reg(RegClass::B32);
         l.b.ins(format!("mad.lo.u32 {addr}, {idx}, {}, {smem}", slot_bytes(classes[op])));

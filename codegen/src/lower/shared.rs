@@ -28,9 +28,10 @@ impl Lower<'_> {
     /// `bytes` of scratch for the op being lowered: the address of its first byte. The space sits above every
     /// buffer live at the op; a barrier comes first if an earlier access to it may still be in flight. Users
     /// end with [`Lower::barrier`] so that the next user may reuse the space.
-    pub(crate) fn scratch(&mut self, bytes: u32) -> Reg {
+    pub(crate) fn scratch(&mut self, bytes: u32) -> Result<Reg, crate::CompileError> {
         let at = self.alloc.scratch_base(self.cur_op);
         let span = [(at, at + bytes, Access::Write)];
+        self.in_flight.check(&span)?;
         self.sync_for(&span);
         self.hazards.record(&span);
         self.smem_bytes = self.smem_bytes.max(at + bytes);
@@ -39,7 +40,7 @@ impl Lower<'_> {
         if at != 0 {
             self.b.ins(format!("add.u32 {base}, {base}, {at}"));
         }
-        base
+        Ok(base)
     }
 }
 

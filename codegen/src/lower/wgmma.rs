@@ -167,7 +167,12 @@ impl OperandDesc {
     }
 }
 
-pub(crate) fn warpgroup_dot(l: &mut Lower, data: &OpData, precision: InputPrecision) -> Result<(), CompileError> {
+pub(crate) fn warpgroup_dot(
+    l: &mut Lower,
+    data: &OpData,
+    precision: InputPrecision,
+    is_async: bool,
+) -> Result<(), CompileError> {
     if l.arch != tessel_tile::Target::Sm90a {
         return Err(CompileError::new(format!("warpgroup_dot (wgmma) needs sm_90a, the kernel targets {}", l.arch)));
     }
@@ -266,7 +271,13 @@ pub(crate) fn warpgroup_dot(l: &mut Lower, data: &OpData, precision: InputPrecis
         ));
     }
     l.b.ins("wgmma.commit_group.sync.aligned");
-    l.b.ins("wgmma.wait_group.sync.aligned 0");
+    if is_async {
+        // Complete at a warpgroup_dot_wait; until then the operands' buffers are in use.
+        let reads = l.buffer_spans(l.cur_op);
+        l.in_flight.dot_issued(v, reads);
+    } else {
+        l.b.ins("wgmma.wait_group.sync.aligned 0");
+    }
     l.vals.insert(v, d_regs);
     Ok(())
 }

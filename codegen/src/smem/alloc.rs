@@ -36,6 +36,8 @@ pub struct Buffer {
 pub struct Allocation {
     pub buffers: Vec<Buffer>,
     by_value: HashMap<ValueId, usize>,
+    /// The allocation each view (`memdesc_index` result) is part of.
+    root: HashMap<ValueId, ValueId>,
     /// Program-order position of every op.
     pos: HashMap<OpId, u32>,
 }
@@ -66,6 +68,14 @@ impl Allocation {
     /// Lays out every `local_alloc` of `f`.
     pub fn plan(f: &Func) -> Result<Allocation, CompileError> {
         let (pos, end) = positions(f);
+        let mut root: HashMap<ValueId, ValueId> = HashMap::new();
+        for o in f.all_ops() {
+            let d = f.op(o);
+            if d.op == Op::MemDescIndex {
+                let r = root.get(&d.operands[0]).copied().unwrap_or(d.operands[0]);
+                root.insert(d.results[0], r);
+            }
+        }
         let mut buffers = Vec::new();
         for o in f.all_ops() {
             let d = f.op(o);
@@ -84,7 +94,8 @@ impl Allocation {
             let region = d.parent.expect("linked op");
             let mut last = pos[&o];
             for u in f.all_ops() {
-                if f.op(u).operands.contains(&v) {
+                // A use of a view of the buffer is a use of the buffer.
+                if f.op(u).operands.iter().any(|x| *x == v || root.get(x) == Some(&v)) {
                     last = last.max(use_position(f, u, region, &pos, &end).ok_or_else(|| {
                         CompileError::new(format!("shared-memory buffer {v} is used outside the region it is made in"))
                     })?);
@@ -117,11 +128,12 @@ impl Allocation {
             buffers[i].offset = align_up(at, align);
         }
         let by_value = buffers.iter().enumerate().map(|(i, b)| (b.value, i)).collect();
-        Ok(Allocation { buffers, by_value, pos })
+        Ok(Allocation { buffers, by_value, root, pos })
     }
 
-    /// The buffer of memdesc value `v` (values derived from an allocation are not supported yet).
+    /// The buffer memdesc value `v` is (or, for a `memdesc_index` view, is part of).
     pub fn buffer(&self, v: ValueId) -> Option<&Buffer> {
+        let v = self.root.get(&v).copied().unwrap_or(v);
         self.by_value.get(&v).map(|&i| &self.buffers[i])
     }
 
@@ -187,6 +199,7 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
         Op::WarpGroupDot { .. } => {
             d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
         }
+        Op::AsyncCopy => vec![(d.operands[1], true)],
         _ => Vec::new(),
     }
 }

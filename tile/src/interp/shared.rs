@@ -47,13 +47,18 @@ impl State {
             return Ok(());
         }
         match f.op(o).operands.iter().find(|v| self.pending_dots.contains(v)) {
-            Some(v) => Err(format!("{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait")),
+            Some(v) => {
+                Err(format!("{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait"))
+            }
             None => Ok(()),
         }
     }
 
     fn in_flight_copy(&self, v: &View) -> bool {
-        self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|&(b, i, _)| b == v.buf && i >= v.start && i < v.start + v.len)
+        self.uncommitted
+            .iter()
+            .chain(self.groups.iter().flatten())
+            .any(|&(b, i, _)| b == v.buf && i >= v.start && i < v.start + v.len)
     }
 }
 
@@ -68,9 +73,13 @@ impl Program<'_> {
     /// The contents of the buffer `v` views, checking it is allocated and has no copy in flight.
     fn read_buffer(&self, v: ValueId) -> Result<Tensor, String> {
         let view = self.view(v);
-        let buf = self.smem.buffers[view.buf].as_ref().ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        let buf = self.smem.buffers[view.buf]
+            .as_ref()
+            .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
         if self.smem.in_flight_copy(&view) {
-            return Err(format!("shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it)"));
+            return Err(format!(
+                "shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it)"
+            ));
         }
         let shape = self.f.ty(v).shape().to_vec();
         Ok(Tensor { shape, elem: buf.elem, data: buf.data[view.start..view.start + view.len].to_vec() })
@@ -85,7 +94,9 @@ impl Program<'_> {
                  (no warpgroup_dot_wait before)"
             ));
         }
-        let buf = self.smem.buffers[view.buf].as_mut().ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        let buf = self.smem.buffers[view.buf]
+            .as_mut()
+            .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
         buf.data[view.start..view.start + view.len].copy_from_slice(data);
         Ok(())
     }
@@ -108,7 +119,11 @@ impl Program<'_> {
                 let init = match ins.first() {
                     Some(&v) => self.tensor(v).clone(),
                     // Fresh shared memory holds garbage; NaN (or 0 for integers) makes reads before writes show.
-                    None => Tensor::splat(shape, Elem::Scalar(elem), if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) }),
+                    None => Tensor::splat(
+                        shape,
+                        Elem::Scalar(elem),
+                        if elem.is_float() { Val::Float(f64::NAN) } else { Val::Int(0) },
+                    ),
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
@@ -146,7 +161,13 @@ impl Program<'_> {
                 let Elem::Ptr(elem, _) = ptrs.elem else { unreachable!("verified") };
                 for (i, p) in ptrs.data.iter().enumerate() {
                     let on = mask.as_ref().is_none_or(|m| m.data[i].is_true());
-                    let x = if on { self.mem.load(p.as_i64() as u64, elem)? } else if elem.is_float() { Val::Float(0.0) } else { Val::Int(0) };
+                    let x = if on {
+                        self.mem.load(p.as_i64() as u64, elem)?
+                    } else if elem.is_float() {
+                        Val::Float(0.0)
+                    } else {
+                        Val::Int(0)
+                    };
                     self.smem.uncommitted.push((view.buf, view.start + i, x));
                 }
                 self.env[data.results[0].index()] = Some(Value::Token);
@@ -202,7 +223,9 @@ impl Program<'_> {
                 self.smem.dot_reads.retain(|(d, _)| !retired.contains(d));
                 for (i, &v) in ins.iter().enumerate() {
                     if self.smem.pending_dots.contains(&v) {
-                        return Err(format!("warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"));
+                        return Err(format!(
+                            "warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"
+                        ));
                     }
                     let value = self.env[v.index()].clone().expect("defined before use");
                     self.env[data.results[i].index()] = Some(value);

@@ -1,0 +1,148 @@
+//! Asynchronous work: `async_copy` (`cp.async`, global → shared) with its commit and wait groups,
+//! `memdesc_index`, `fence_async_shared`, and the wait of asynchronous `warpgroup_dot`s.
+//!
+//! Besides what the barrier analysis does for every shared-memory access, the lowering tracks what is still in
+//! flight in program order: a read of a buffer that a copy may still be writing, or a write to a buffer that an
+//! asynchronous wgmma may still be reading, is an error naming the missing wait (the interpreter reports the same
+//! programs), never a race. Tracking is per straight-line region: loops and branches must retire their own work
+//! (the software pipeliner, which carries work across iterations, will extend this).
+
+use std::collections::VecDeque;
+
+use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::types::Type;
+
+use super::Lower;
+use super::coords::layout_of;
+use super::local::{accesses, offsets};
+use crate::CompileError;
+use crate::ptx::RegClass;
+use crate::smem::Span;
+
+/// Asynchronous work issued and not yet waited for.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InFlight {
+    /// Spans written by copies not yet committed, and by committed groups (oldest first).
+    uncommitted: Vec<Span>,
+    groups: VecDeque<Vec<Span>>,
+    /// Spans read by asynchronous wgmmas (oldest first), with the value each produces.
+    dots: VecDeque<(ValueId, Vec<Span>)>,
+}
+
+fn overlaps(a: &Span, b: &Span) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+impl InFlight {
+    /// Checks an op's accesses against the work in flight.
+    pub(crate) fn check(&self, spans: &[Span]) -> Result<(), CompileError> {
+        use crate::smem::Access::*;
+        for s in spans {
+            let copying = self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|c| overlaps(c, s));
+            if copying && s.2 != Write {
+                return Err(CompileError::new(
+                    "reads shared memory that an async_copy may still be writing: an async_wait must retire it first",
+                ));
+            }
+            if s.2 == Write
+                && let Some((d, _)) = self.dots.iter().find(|(_, r)| r.iter().any(|x| overlaps(x, s)))
+            {
+                return Err(CompileError::new(format!(
+                    "writes shared memory that the asynchronous warpgroup_dot producing {d} may still read: a \
+                     warpgroup_dot_wait must retire it first"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn dot_issued(&mut self, v: ValueId, reads: Vec<Span>) {
+        self.dots.push_back((v, reads));
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.uncommitted.is_empty() && self.groups.is_empty() && self.dots.is_empty()
+    }
+}
+
+pub(crate) fn memdesc_index(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (mem, i, v) = (data.operands[0], data.operands[1], data.results[0]);
+    let (base, idx) = (l.get(mem)?[0], l.get(i)?[0]);
+    let Some((sub, elem, _)) = l.f.ty(v).memdesc() else { unreachable!("verified") };
+    let stride = sub.iter().product::<u32>() * elem.bytes();
+    let r = l.b.reg(RegClass::B32);
+    l.b.ins(format!("mad.lo.u32 {r}, {idx}, {stride}, {base}"));
+    l.vals.insert(v, vec![r]);
+    Ok(())
+}
+
+pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (ptr, mem) = (data.operands[0], data.operands[1]);
+    let mask = data.operands.get(2).copied();
+    let Some((_, elem, shared)) = l.f.ty(mem).memdesc() else { unreachable!("verified") };
+    let eb = elem.bytes();
+    let map = offsets(layout_of(l.f.ty(ptr))?, &shared.linear)?;
+    let ptrs = l.get(ptr)?.to_vec();
+    let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
+    let global_vec = super::memory::vector_width(l, ptr, mask, eb);
+    let base = l.get(mem)?[0];
+    let runs = accesses(l, &map, ptrs.len() as u32, eb, base, global_vec);
+    let bytes = runs.first().map_or(eb, |r| r.1 * eb);
+    if ![4, 8, 16].contains(&bytes) {
+        return Err(CompileError::new(format!(
+            "async_copy moves {bytes} bytes per thread access here; cp.async needs 4, 8 or 16 contiguous, aligned bytes \
+             (in global and in shared memory): give the pointers a layout and alignment that allow it"
+        )));
+    }
+    let kind = if bytes == 16 { "cg" } else { "ca" };
+    for (r0, _, dst) in runs {
+        let src = ptrs[r0 as usize];
+        match &masks {
+            Some(m) => {
+                // Masked-off elements are zero-filled: a source size of 0 bytes.
+                let size = l.b.reg(RegClass::B32);
+                l.b.ins(format!("selp.b32 {size}, {bytes}, 0, {}", m[r0 as usize]));
+                l.b.ins(format!("cp.async.{kind}.shared.global [{dst}], [{src}], {bytes}, {size}"));
+            }
+            None => l.b.ins(format!("cp.async.{kind}.shared.global [{dst}], [{src}], {bytes}")),
+        }
+    }
+    let spans = l.buffer_spans(l.cur_op);
+    l.in_flight.uncommitted.extend(spans);
+    l.vals.insert(data.results[0], vec![]);
+    Ok(())
+}
+
+pub(crate) fn commit_group(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    l.b.ins("cp.async.commit_group");
+    let group = std::mem::take(&mut l.in_flight.uncommitted);
+    l.in_flight.groups.push_back(group);
+    l.vals.insert(data.results[0], vec![]);
+    Ok(())
+}
+
+pub(crate) fn async_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(), CompileError> {
+    l.b.ins(format!("cp.async.wait_group {pending}"));
+    while l.in_flight.groups.len() > pending as usize {
+        l.in_flight.groups.pop_front();
+    }
+    l.vals.insert(data.results[0], vec![]);
+    Ok(())
+}
+
+pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(), CompileError> {
+    l.b.ins(format!("wgmma.wait_group.sync.aligned {pending}"));
+    while l.in_flight.dots.len() > pending as usize {
+        l.in_flight.dots.pop_front();
+    }
+    for (&x, &r) in data.operands.iter().zip(&data.results) {
+        if l.in_flight.dots.iter().any(|(d, _)| *d == x) {
+            return Err(CompileError::new(format!(
+                "warpgroup_dot_wait {{pending = {pending}}} leaves {x} in flight but makes it usable"
+            )));
+        }
+        let regs = if matches!(l.f.ty(x), Type::Token) { vec![] } else { l.get(x)?.to_vec() };
+        l.vals.insert(r, regs);
+    }
+    Ok(())
+}
