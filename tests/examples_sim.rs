@@ -169,6 +169,33 @@ fn matmul_on_wgmma_matches_the_interpreter() {
     }
 }
 
+/// On sm_90a at the tutorial's tile shapes both attention dots run on wgmma: Q and K from shared memory, P from
+/// registers (in the dot-operand layout of the QK accumulator) with V from shared memory.
+#[test]
+fn flash_attention_on_wgmma_matches_the_interpreter() {
+    let causal = true;
+    let (z, h, n_ctx, d) = (1usize, 1usize, 192usize, 64usize);
+    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ArgSpec::Float(F32), ptr(F32), ptr(F16)];
+    spec.extend((0..16 + 3).map(|_| int(false)));
+    spec.extend([c(d as i64), c(128), c(64), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
+    let len = z * h * n_ctx * d;
+    let mut vals = vec![
+        V::Buf(F16, random(len, 7, F16)),
+        V::Buf(F16, random(len, 8, F16)),
+        V::Buf(F16, random(len, 9, F16)),
+        V::F32(0.125),
+        V::Out(F32, z * h * n_ctx),
+        V::Out(F16, len),
+    ];
+    for _ in 0..4 {
+        vals.extend([h * n_ctx * d, n_ctx * d, d, 1].map(|s| V::Int(s as i64)));
+    }
+    vals.extend([z, h, n_ctx].map(|x| V::Int(x as i64)));
+    let grid = [n_ctx.div_ceil(128) as u32, (z * h) as u32, 1];
+    let err = compare("flash_attention.py", "_attn_fwd", spec, 8, &vals, grid, Target::Sm90a);
+    assert!(err < 1e-3, "attention on wgmma: {err}");
+}
+
 #[test]
 fn flash_attention_matches_the_interpreter() {
     for causal in [false, true] {

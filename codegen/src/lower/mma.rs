@@ -29,18 +29,18 @@ use ScalarType::*;
 
 /// An operand's fragment: the tile each instruction reads and, per slot (register-major, then element), the
 /// coordinates the slot holds for a lane.
-struct Fragment {
-    tile: [u32; 2],
-    slots: usize,
-    at: fn(usize, u32, u32) -> (u32, u32),
+pub(crate) struct Fragment {
+    pub tile: [u32; 2],
+    pub slots: usize,
+    pub at: fn(usize, u32, u32) -> (u32, u32),
 }
 
 /// The registers of each instruction tile of `l`, in slot order, keyed by the tile's origin in warp 0.
-type Tiles = BTreeMap<(u32, u32), Vec<usize>>;
+pub(crate) type Tiles = BTreeMap<(u32, u32), Vec<usize>>;
 
 /// Reads the tiles of fragment `fr` (with `w` elements per 32-bit register) off layout `l` and checks every
 /// register of every lane and warp. Returns the tiles and each warp's offset.
-fn tiles(
+pub(crate) fn tiles(
     l: &LinearLayout,
     fr: &Fragment,
     w: u32,
@@ -94,7 +94,7 @@ fn c_at(slot: usize, lane: u32, _w: u32) -> (u32, u32) {
     (lane / 4 + 8 * h, 2 * (lane % 4) + c)
 }
 
-fn a_at(slot: usize, lane: u32, w: u32) -> (u32, u32) {
+pub(crate) fn a_at(slot: usize, lane: u32, w: u32) -> (u32, u32) {
     let (j, t) = (slot as u32 / w, slot as u32 % w);
     let (kh, h) = (j / 2, j % 2);
     (lane / 4 + 8 * h, kh * 4 * w + (lane % 4) * w + t)
@@ -123,7 +123,7 @@ fn operand_type(t: ScalarType, precision: InputPrecision) -> Result<&'static str
 }
 
 /// Packs one 32-bit operand register from `w` elements (low element first).
-fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
+pub(crate) fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
     let d = l.b.reg(RegClass::B32);
     match t.bits() {
         32 => {

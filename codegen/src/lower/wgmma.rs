@@ -179,8 +179,10 @@ pub(crate) fn warpgroup_dot(
     let f = l.f;
     let [a, b, acc] = [data.operands[0], data.operands[1], data.operands[2]];
     let v = data.results[0];
-    let Some((a_shape, a_elem, a_layout)) = f.ty(a).memdesc() else {
-        return Err(CompileError::new("wgmma with A in registers is not supported yet; stage A in shared memory"));
+    // A from shared memory (a memdesc), or from registers in the dot-operand layout of the accumulator.
+    let (a_shape, a_elem, a_layout) = match f.ty(a).memdesc() {
+        Some((shape, elem, layout)) => (shape.to_vec(), elem, Some(layout)),
+        None => (f.ty(a).shape().to_vec(), l.scalar_of(a)?, None),
     };
     let (_, b_elem, b_layout) = f.ty(b).memdesc().expect("verified: B is a memdesc");
     let (lc, acc_t) = (layout_of(f.ty(v))?.clone(), l.scalar_of(v)?);
@@ -238,13 +240,40 @@ pub(crate) fn warpgroup_dot(
         let base = l.get(mem)?[0];
         Ok::<_, CompileError>(OperandDesc::new(l, base, offsets, desc, eb, warp_vals))
     };
-    let da = mk(l, a, a_layout, Operand::A, 64, &a_origins, &wg_row_bits)?;
+    let da = match a_layout {
+        Some(layout) => Some(mk(l, a, layout, Operand::A, 64, &a_origins, &wg_row_bits)?),
+        None => None,
+    };
     let db = mk(l, b, b_layout, Operand::B, n, &b_origins, &wg_col_bits)?;
     let trans = |d: &MatrixDesc| if d.mn_major { 1 } else { 0 };
-    let imm = match (ty_a, ty_d) {
-        ("f16" | "bf16", _) => format!(", 1, 1, {}, {}", trans(&da.desc), trans(&db.desc)),
-        (_, "s32") => String::new(),
+    let imm = match (ty_a, ty_d, &da) {
+        ("f16" | "bf16", _, Some(da)) => format!(", 1, 1, {}, {}", trans(&da.desc), trans(&db.desc)),
+        ("f16" | "bf16", _, None) => format!(", 1, 1, {}", trans(&db.desc)),
+        (_, "s32", _) => String::new(),
         _ => ", 1, 1".to_string(),
+    };
+    // A in registers: its m64k16 fragments are the mma.sync A fragments of the warpgroup's four warps.
+    let a_regs = match &da {
+        Some(_) => None,
+        None => {
+            if a_elem.bits() != 16 {
+                return Err(CompileError::new("wgmma with A in registers is implemented for 16-bit operands only"));
+            }
+            let la = layout_of(f.ty(a))?.clone();
+            let fr = super::mma::Fragment { tile: [16, k_instr], slots: 8, at: super::mma::a_at };
+            let (a_tiles, a_warps) = super::mma::tiles(&la, &fr, 2, l.num_warps, "operand A")?;
+            let c_rows = |wp: u32| lc.apply_named(&[("warp", wp)])[0].1;
+            for (wp, &(r, c)) in a_warps.iter().enumerate() {
+                if c != 0 || r != c_rows(wp as u32) {
+                    return Err(CompileError::new(format!(
+                        "operand A's warp {wp} holds rows from {r} (k {c}), the accumulator's from {}: a convert_layout \
+                         to DotOperandLayout(0, the accumulator's layout, 2) is needed",
+                        c_rows(wp as u32)
+                    )));
+                }
+            }
+            Some((a_tiles, l.get(a)?.to_vec()))
+        }
     };
 
     let class = if ty_d == "f32" { RegClass::F32 } else { RegClass::B32 };
@@ -252,15 +281,32 @@ pub(crate) fn warpgroup_dot(
     l.b.comment(format!(
         "warpgroup_dot: {} tile(s) of 64x{n} per warpgroup x {k_steps} wgmma.m64n{n}k{k_instr} (A {}, B {})",
         tiles.len(),
-        if da.desc.mn_major { "MN-major" } else { "K-major" },
+        match &da {
+            Some(d) if d.desc.mn_major => "MN-major",
+            Some(_) => "K-major",
+            None => "in registers",
+        },
         if db.desc.mn_major { "MN-major" } else { "K-major" },
     ));
     let mut issue = Vec::new();
     for t in &tiles {
         for ks in 0..k_steps {
-            let desc_a = da.at(l, Operand::A, t.origin.0, ks * k_instr);
+            let a_operand = match (&da, &a_regs) {
+                (Some(da), _) => da.at(l, Operand::A, t.origin.0, ks * k_instr).to_string(),
+                (None, Some((a_tiles, regs))) => {
+                    // Warp 0's 16-row slice of the tile's rows; the other warps hold theirs.
+                    let slots = a_tiles.get(&(t.origin.0, ks * k_instr)).ok_or_else(|| {
+                        CompileError::new(format!("operand A holds no fragment at {:?}", (t.origin.0, ks * k_instr)))
+                    })?;
+                    let packed: Vec<String> = (0..4)
+                        .map(|j| super::mma::pack(l, &[regs[slots[2 * j]], regs[slots[2 * j + 1]]], a_elem).to_string())
+                        .collect();
+                    format!("{{{}}}", packed.join(", "))
+                }
+                (None, None) => unreachable!("A is in shared memory or in registers"),
+            };
             let desc_b = db.at(l, Operand::B, t.origin.1, ks * k_instr);
-            issue.push((t, desc_a, desc_b));
+            issue.push((t, a_operand, desc_b));
         }
     }
     l.b.ins("wgmma.fence.sync.aligned");

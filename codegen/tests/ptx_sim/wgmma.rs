@@ -90,8 +90,16 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
     if imm(3) != Some(1) {
         return Err("only scale-d = 1 is simulated".into());
     }
-    let (trans_a, trans_b) =
-        if matches!(ty_a, "f16" | "bf16") { (imm(6) == Some(1), imm(7) == Some(1)) } else { (false, false) };
+    // A from registers (a `{..}` list of four) drops the A transpose immediate.
+    let a_regs: Option<Vec<usize>> = match &args[1] {
+        Opnd::Vec(v) => Some(v.iter().map(|r| r.ok_or("`_` in A")).collect::<Result<_, _>>()?),
+        _ => None,
+    };
+    let (trans_a, trans_b) = match (matches!(ty_a, "f16" | "bf16"), &a_regs) {
+        (true, None) => (imm(6) == Some(1), imm(7) == Some(1)),
+        (true, Some(_)) => (false, imm(6) == Some(1)),
+        (false, _) => (false, false),
+    };
     let threads = c.regs.len();
     if threads % 128 != 0 {
         return Err("wgmma needs whole warpgroups".into());
@@ -102,7 +110,8 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
             Opnd::Reg(r) => Ok(c.regs[lead][*r]),
             other => Err(format!("descriptor {other:?} is not a register")),
         };
-        let (da, db) = (decode(reg(c, &args[1])?)?, decode(reg(c, &args[2])?)?);
+        let db = decode(reg(c, &args[2])?)?;
+        let da = if a_regs.is_none() { Some(decode(reg(c, &args[1])?)?) } else { None };
         for t in lead..lead + 128 {
             for (i, o) in args[1..3].iter().enumerate() {
                 if let Opnd::Reg(r) = o
@@ -117,10 +126,29 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
             value(&bytes, ty)
         };
         let mut a = vec![0f64; (64 * k) as usize];
-        for row in 0..64 {
-            for kk in 0..k {
-                a[(row * k + kk) as usize] = read(c, address(&da, trans_a, row, kk, eb), ty_a)?;
+        match (&da, &a_regs) {
+            (Some(da), _) => {
+                for row in 0..64 {
+                    for kk in 0..k {
+                        a[(row * k + kk) as usize] = read(c, address(da, trans_a, row, kk, eb), ty_a)?;
+                    }
+                }
             }
+            (None, Some(regs)) => {
+                // Register j = 2kh + h of lane l in warp w: A[16w + l/4 + 8h][8kh + 2(l%4) + {0, 1}] (16-bit).
+                for t in lead..lead + 128 {
+                    let (w, l) = (((t - lead) / 32) as u64, (t % 32) as u64);
+                    for (j, &r) in regs.iter().enumerate() {
+                        let (kh, h) = (j as u64 / 2, j as u64 % 2);
+                        for e in 0..2u64 {
+                            let half = (c.regs[t][r] >> (16 * e)) & 0xffff;
+                            let row = 16 * w + l / 4 + 8 * h;
+                            a[(row * k + 8 * kh + 2 * (l % 4) + e) as usize] = value(&half.to_le_bytes()[..2], ty_a)?;
+                        }
+                    }
+                }
+            }
+            (None, None) => unreachable!(),
         }
         let mut b = vec![0f64; (k * n) as usize];
         for col in 0..n {

@@ -209,6 +209,19 @@ fn fastest_dim_is(f: &Func, v: ValueId, dim: usize) -> bool {
     bases.find(unit).is_some_and(|b| b[dim] == 1)
 }
 
+/// Whether `v` comes straight from memory (a load, through layout conversions): such an operand is staged in
+/// shared memory rather than kept in registers.
+fn loaded(f: &Func, mut v: ValueId) -> bool {
+    loop {
+        let ValueDef::Result(o, _) = f.value(v).def else { return false };
+        match f.op(o).op {
+            Op::Load { .. } | Op::LocalLoad | Op::DescLoad => return true,
+            Op::ConvertLayout => v = f.op(o).operands[0],
+            _ => return false,
+        }
+    }
+}
+
 /// Rewrites every `dot` whose accumulator has an MMA v3 layout into `local_alloc`s of its operands and a
 /// `warpgroup_dot`. Returns whether anything changed.
 pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
@@ -223,7 +236,23 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
         }
         let r = d.parent.expect("linked op");
         let mut staged = [d.operands[0], d.operands[1]];
+        // A 16-bit A computed in registers (attention's P) stays there: wgmma reads it from registers in the
+        // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result.
+        let a_elem = f.ty(d.operands[0]).elem().and_then(Elem::scalar);
+        let a_in_registers = a_elem.is_some_and(|e| e.bits() == 16) && !loaded(f, d.operands[0]);
+        if a_in_registers {
+            let spec = DistributedLayout::DotOperand(tessel_layouts::DotOperandLayout {
+                operand_index: 0,
+                parent: Box::new(DistributedLayout::Nvmma(m.clone())),
+                k_width: 2,
+            });
+            let layout = from_spec(spec, f.ty(d.operands[0]).shape())?;
+            staged[0] = crate::layout::propagate::convert_before(f, o, d.operands[0], layout);
+        }
         for (i, slot) in staged.iter_mut().enumerate() {
+            if i == 0 && a_in_registers {
+                continue;
+            }
             let v = *slot;
             let Type::Tensor { shape, elem: Elem::Scalar(elem), .. } = f.ty(v).clone() else {
                 return Err(format!("dot operand {v} is not a tensor"));
