@@ -318,6 +318,22 @@ pub enum Op {
     /// `fence_async_shared`: generic-proxy writes to shared memory become visible to the async proxy (TMA,
     /// tensor cores).
     FenceAsyncShared,
+    /// `mbarrier_init bar {count}`: a fresh barrier (`memdesc<1xi64>`) expecting `count` arrivals per phase.
+    MBarrierInit {
+        count: u32,
+    },
+    /// `mbarrier_expect bar [, pred] {bytes}`: one arrival, and `bytes` of transactions (TMA) the phase waits for.
+    MBarrierExpect {
+        bytes: u32,
+    },
+    /// `mbarrier_arrive bar [, pred] {count}`: `count` arrivals, made by one thread of the program.
+    MBarrierArrive {
+        count: u32,
+    },
+    /// `mbarrier_wait bar, phase`: waits until the phase of parity `phase` (0 or 1) has completed.
+    MBarrierWait,
+    /// `mbarrier_invalidate bar`: the barrier is not used after this point.
+    MBarrierInvalidate,
 }
 
 type Attrs = Vec<(&'static str, Attr)>;
@@ -386,6 +402,11 @@ impl Op {
             Op::AsyncCommitGroup => "async_commit_group",
             Op::AsyncWait { .. } => "async_wait",
             Op::FenceAsyncShared => "fence_async_shared",
+            Op::MBarrierInit { .. } => "mbarrier_init",
+            Op::MBarrierExpect { .. } => "mbarrier_expect",
+            Op::MBarrierArrive { .. } => "mbarrier_arrive",
+            Op::MBarrierWait => "mbarrier_wait",
+            Op::MBarrierInvalidate => "mbarrier_invalidate",
         }
     }
 
@@ -445,6 +466,8 @@ impl Op {
             Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => {
                 a.push(("pending", Attr::Int(*pending as i64)))
             }
+            Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
+            Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
             Op::Scan { axis, reverse } => {
                 a.push(("axis", Attr::Int(*axis as i64)));
@@ -546,6 +569,11 @@ impl Op {
             "async_commit_group" => Op::AsyncCommitGroup,
             "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
             "fence_async_shared" => Op::FenceAsyncShared,
+            "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
+            "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
+            "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
+            "mbarrier_wait" => Op::MBarrierWait,
+            "mbarrier_invalidate" => Op::MBarrierInvalidate,
             "local_alloc" => Op::LocalAlloc,
             "local_load" => Op::LocalLoad,
             "local_store" => Op::LocalStore,
@@ -628,6 +656,11 @@ impl Op {
                 | Op::AsyncCommitGroup
                 | Op::AsyncWait { .. }
                 | Op::FenceAsyncShared
+                | Op::MBarrierInit { .. }
+                | Op::MBarrierExpect { .. }
+                | Op::MBarrierArrive { .. }
+                | Op::MBarrierWait
+                | Op::MBarrierInvalidate
         )
     }
 }

@@ -442,6 +442,34 @@ impl Verifier<'_> {
                 }
             }
             Op::FenceAsyncShared => count(0..=0, 0),
+            Op::MBarrierInit { .. }
+            | Op::MBarrierExpect { .. }
+            | Op::MBarrierArrive { .. }
+            | Op::MBarrierWait
+            | Op::MBarrierInvalidate => {
+                let n_in = match data.op {
+                    Op::MBarrierWait => 2..=2,
+                    Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } => 1..=2,
+                    _ => 1..=1,
+                };
+                count(n_in, 0)?;
+                match ins[0].memdesc() {
+                    Some((shape, ScalarType::I64, _)) if shape == [1] => {}
+                    _ => return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
+                }
+                if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = data.op {
+                    return Err("the arrival count must be at least 1".into());
+                }
+                match ins.get(1) {
+                    Some(t) if matches!(data.op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I32) => {
+                        Err(format!("the phase must be an i32, got {t}"))
+                    }
+                    Some(t) if !matches!(data.op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I1) => {
+                        Err(format!("the predicate must be an i1, got {t}"))
+                    }
+                    _ => Ok(()),
+                }
+            }
             Op::Reduce { axis } | Op::Scan { axis, .. } => {
                 need_regions(1)?;
                 if ins.is_empty() || outs.len() != ins.len() {

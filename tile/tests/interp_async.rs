@@ -140,3 +140,51 @@ fn async_wgmma_results_and_operands_wait_for_the_wait() {
         };
     }
 }
+
+/// A barrier in a buffer, then `body` (which may use `%bar`, `%zero`, `%one` and `%t`, a true predicate).
+fn barrier_kernel(body: &str) -> String {
+    format!(
+        "func @k() attributes {{num_warps = 1}} {{
+  %bar = local_alloc : memdesc<1xi64, SwizzledSharedLayout(1, 1, 1, [0])>
+  %zero = constant {{value = 0}} : i32
+  %one = constant {{value = 1}} : i32
+  %t = constant {{value = 1}} : i1
+  mbarrier_init {{count = 1}} %bar
+{body}  return
+}}
+"
+    )
+}
+
+#[test]
+fn mbarrier_phases_complete_with_their_arrivals_and_unsatisfiable_waits_are_deadlocks() {
+    let cases = [
+        // A fresh barrier runs phase 0: waiting for parity 1 passes at once (the producer-start convention).
+        ("  mbarrier_wait %bar, %one\n", None),
+        ("  mbarrier_arrive {count = 1} %bar, %t\n  mbarrier_wait %bar, %zero\n", None),
+        (
+            "  mbarrier_wait %bar, %zero\n",
+            Some(
+                "waiting for phase parity 0 of mbarrier %0 (phase 0 running), which still lacks 1 arrival(s) and 0 transaction byte(s)",
+            ),
+        ),
+        ("  mbarrier_arrive {count = 1} %bar, %t\n  mbarrier_wait %bar, %one\n", Some("phase 1 running")),
+        (
+            "  mbarrier_expect {bytes = 1024} %bar, %t\n  mbarrier_wait %bar, %zero\n",
+            Some("lacks 0 arrival(s) and 1024 transaction byte(s)"),
+        ),
+        ("  mbarrier_arrive {count = 2} %bar, %t\n", Some("2 arrivals on a barrier phase that expects only 1 more")),
+    ];
+    for (body, want) in cases {
+        let f = parse_func(&barrier_kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+        verify(&f).unwrap();
+        let r = run(&f, &[], [1, 1, 1], &mut Memory::new());
+        match (want, r) {
+            (None, r) => {
+                r.unwrap_or_else(|e| panic!("{body}: {e}"));
+            }
+            (Some(msg), Err(e)) => assert!(e.message.contains(msg), "{body}: expected `{msg}`, got: {e}"),
+            (Some(msg), Ok(_)) => panic!("{body}: expected an error containing `{msg}`"),
+        }
+    }
+}

@@ -146,3 +146,68 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
     }
     Ok(())
 }
+
+/// `%tid == 0`, and the op's own predicate when it has one: mbarrier initialization, arrivals and transaction
+/// expectations are made once per program, by its first thread.
+fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
+    let p = l.b.reg(RegClass::Pred);
+    l.b.ins(format!("setp.eq.u32 {p}, {}, 0", l.tid));
+    if let Some(x) = pred {
+        let q = l.get(x)?[0];
+        l.b.ins(format!("and.pred {p}, {p}, {q}"));
+    }
+    Ok(p)
+}
+
+pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    use tessel_tile::ops::Op;
+    let bar = l.get(data.operands[0])?[0];
+    let sm90 = l.arch != tessel_tile::Target::Sm80;
+    let need_sm90 = |what: &str| {
+        CompileError::new(format!("{what} needs sm_90a or newer (mbarrier transactions and arrival counts)"))
+    };
+    match &data.op {
+        Op::MBarrierInit { count } => {
+            let p = first_thread(l, None)?;
+            l.b.ins(format!("@{p} mbarrier.init.shared.b64 [{bar}], {count}"));
+        }
+        Op::MBarrierArrive { count } => {
+            let p = first_thread(l, data.operands.get(1).copied())?;
+            match (*count, sm90) {
+                (1, false) => {
+                    let s = l.b.reg(RegClass::B64);
+                    l.b.ins(format!("@{p} mbarrier.arrive.shared.b64 {s}, [{bar}]"));
+                }
+                (_, false) => return Err(need_sm90("an arrival count above 1")),
+                (n, true) => l.b.ins(format!("@{p} mbarrier.arrive.release.cta.shared::cta.b64 _, [{bar}], {n}")),
+            }
+        }
+        Op::MBarrierExpect { bytes } => {
+            if !sm90 {
+                return Err(need_sm90("mbarrier_expect"));
+            }
+            let p = first_thread(l, data.operands.get(1).copied())?;
+            l.b.ins(format!("@{p} mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {bytes}"));
+        }
+        Op::MBarrierWait => {
+            let phase = l.get(data.operands[1])?[0];
+            let (again, done) = (l.b.new_label("mbar_wait"), l.b.new_label("mbar_done"));
+            let p = l.b.reg(RegClass::Pred);
+            l.b.label(&again);
+            if sm90 {
+                l.b.ins(format!("mbarrier.try_wait.parity.shared::cta.b64 {p}, [{bar}], {phase}"));
+            } else {
+                l.b.ins(format!("mbarrier.test_wait.parity.shared.b64 {p}, [{bar}], {phase}"));
+            }
+            l.b.ins(format!("@{p} bra.uni {done}"));
+            l.b.ins(format!("bra.uni {again}"));
+            l.b.label(&done);
+        }
+        Op::MBarrierInvalidate => {
+            let p = first_thread(l, None)?;
+            l.b.ins(format!("@{p} mbarrier.inval.shared.b64 [{bar}]"));
+        }
+        _ => unreachable!("not an mbarrier op"),
+    }
+    Ok(())
+}

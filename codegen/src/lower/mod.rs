@@ -355,6 +355,11 @@ impl<'f> Lower<'f> {
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
             Op::FenceAsyncShared => self.b.ins("fence.proxy.async.shared::cta"),
+            Op::MBarrierInit { .. }
+            | Op::MBarrierExpect { .. }
+            | Op::MBarrierArrive { .. }
+            | Op::MBarrierWait
+            | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),

@@ -200,6 +200,10 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
             d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
         }
         Op::AsyncCopy => vec![(d.operands[1], true)],
+        // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
+        // operations on the barrier, ordered after it like reads.
+        Op::MBarrierInit { .. } | Op::MBarrierInvalidate => vec![(d.operands[0], true)],
+        Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } | Op::MBarrierWait => vec![(d.operands[0], false)],
         _ => Vec::new(),
     }
 }

@@ -254,7 +254,12 @@ impl Program<'_> {
             | Op::AsyncCopy
             | Op::AsyncCommitGroup
             | Op::AsyncWait { .. }
-            | Op::FenceAsyncShared => self.shared(o).map_err(|m| err(self, m))?,
+            | Op::FenceAsyncShared
+            | Op::MBarrierInit { .. }
+            | Op::MBarrierExpect { .. }
+            | Op::MBarrierArrive { .. }
+            | Op::MBarrierWait
+            | Op::MBarrierInvalidate => self.shared(o).map_err(|m| err(self, m))?,
             _ => {
                 let result = self.compute(o).map_err(|m| err(self, m))?;
                 for (i, t) in result.into_iter().enumerate() {

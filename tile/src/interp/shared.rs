@@ -2,9 +2,11 @@
 //! a buffer holds a tensor (its shared layout moves elements around, not their values); `async_copy` data lands
 //! in the buffer only at an `async_wait` that retires its group, and reading a buffer with a copy into it still
 //! in flight is an error; an asynchronous `warpgroup_dot`'s result may only be read through a
-//! `warpgroup_dot_wait`, and its operand buffers may not be written before then.
+//! `warpgroup_dot_wait`, and its operand buffers may not be written before then; an mbarrier counts arrivals
+//! and transaction bytes per phase, and a wait that nothing left in the program can satisfy is reported as a
+//! deadlock (the barrier, the phase waited for, what it still lacks) instead of hanging.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::value::{Tensor, Val};
 use super::{Program, Value, dot};
@@ -34,6 +36,32 @@ pub(super) struct State {
     /// Results of asynchronous `warpgroup_dot`s not yet through a wait, and the buffers they read.
     pending_dots: HashSet<ValueId>,
     dot_reads: Vec<(ValueId, View)>,
+    /// The mbarriers, by the buffer element they live in.
+    barriers: HashMap<(usize, usize), Barrier>,
+}
+
+/// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
+/// phase still waits for, and the index of the current (incomplete) phase.
+#[derive(Clone, Copy, Debug)]
+struct Barrier {
+    count: u32,
+    pending: u32,
+    tx: i64,
+    phase: u64,
+}
+
+impl Barrier {
+    fn arrive(&mut self, n: u32) -> Result<(), String> {
+        if n > self.pending {
+            return Err(format!("{n} arrivals on a barrier phase that expects only {} more", self.pending));
+        }
+        self.pending -= n;
+        if self.pending == 0 && self.tx == 0 {
+            self.phase += 1;
+            self.pending = self.count;
+        }
+        Ok(())
+    }
 }
 
 fn overlaps(a: &View, b: &View) -> bool {
@@ -185,6 +213,54 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(Value::Token);
             }
             Op::FenceAsyncShared => {}
+            Op::MBarrierInit { count } => {
+                let v = self.view(ins[0]);
+                self.smem
+                    .barriers
+                    .insert((v.buf, v.start), Barrier { count: *count, pending: *count, tx: 0, phase: 0 });
+            }
+            Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } | Op::MBarrierWait | Op::MBarrierInvalidate => {
+                let v = self.view(ins[0]);
+                let pred = ins
+                    .get(1)
+                    .filter(|_| !matches!(data.op, Op::MBarrierWait))
+                    .is_none_or(|&p| self.tensor(p).data[0].is_true());
+                let phase = match data.op {
+                    Op::MBarrierWait => self.tensor(ins[1]).data[0].as_i64(),
+                    _ => 0,
+                };
+                let bar = self
+                    .smem
+                    .barriers
+                    .get_mut(&(v.buf, v.start))
+                    .ok_or_else(|| format!("mbarrier {} is used before mbarrier_init", ins[0]))?;
+                match &data.op {
+                    Op::MBarrierExpect { bytes } if pred => {
+                        bar.tx += *bytes as i64;
+                        bar.arrive(1)?;
+                    }
+                    Op::MBarrierArrive { count } if pred => bar.arrive(*count)?,
+                    Op::MBarrierWait => {
+                        let p = phase;
+                        if !(0..=1).contains(&p) {
+                            return Err(format!("mbarrier_wait phase must be 0 or 1, got {p}"));
+                        }
+                        // Phase `phase` is running; the one of parity p has completed iff phase % 2 != p.
+                        if bar.phase % 2 == p as u64 {
+                            return Err(format!(
+                                "deadlock: waiting for phase parity {p} of mbarrier {} (phase {} running), which still \
+                                 lacks {} arrival(s) and {} transaction byte(s), and nothing left in the program can \
+                                 complete it",
+                                ins[0], bar.phase, bar.pending, bar.tx
+                            ));
+                        }
+                    }
+                    Op::MBarrierInvalidate => {
+                        self.smem.barriers.remove(&(v.buf, v.start));
+                    }
+                    _ => {}
+                }
+            }
             Op::WarpGroupDot { precision, is_async, .. } => {
                 let a = match &self.env[ins[0].index()] {
                     Some(Value::Smem(_)) => self.read_buffer(ins[0])?,

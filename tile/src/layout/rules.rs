@@ -343,7 +343,12 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MemDescIndex
         | Op::AsyncCommitGroup
         | Op::AsyncWait { .. }
-        | Op::FenceAsyncShared => Kind::Sink,
+        | Op::FenceAsyncShared
+        | Op::MBarrierInit { .. }
+        | Op::MBarrierExpect { .. }
+        | Op::MBarrierArrive { .. }
+        | Op::MBarrierWait
+        | Op::MBarrierInvalidate => Kind::Sink,
         Op::AsyncCopy => Kind::Same,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
