@@ -134,43 +134,40 @@ fn matmul_on_cuda_cores_matches_the_interpreter() {
     assert!(err < 1e-4, "matmul: {err}");
 }
 
+/// `matmul_kernel` on `t` operands at ragged M, N, K (masks on every edge) with `bm x bn x bk` tiles: the worst
+/// relative error against the interpreter.
+fn matmul_case(t: ScalarType, (bm, bn, bk): (i64, i64, i64), warps: u32, target: Target) -> f64 {
+    let (m, n, k) = (130usize, 100usize, 72usize);
+    let mut spec = vec![ptr(t), ptr(t), ptr(F16), int(false), int(false), int(false)];
+    spec.extend([int(false), int(false), int(false), int(false), int(false), int(false)]);
+    spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let mut vals = vec![V::Buf(t, random(m * k, 1, t)), V::Buf(t, random(k * n, 2, t)), V::Out(F16, m * n)];
+    vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
+    let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
+    compare("matmul.py", "matmul_kernel", spec, warps, &vals, grid, target)
+}
+
 /// On sm_80 the kernel runs `mma.sync` from registers (operands converted to dot-operand layouts through
 /// shared memory), for each operand type it has a form for.
 #[test]
 fn matmul_on_mma_sync_matches_the_interpreter() {
-    for (t, bm, bn, bk, warps) in [(F16, 64, 64, 32, 4), (ScalarType::BF16, 128, 64, 32, 8), (F32, 64, 32, 16, 4)] {
-        let (m, n, k) = (130usize, 100usize, 72usize);
-        let mut spec = vec![ptr(t), ptr(t), ptr(F16), int(false), int(false), int(false)];
-        spec.extend([int(false), int(false), int(false), int(false), int(false), int(false)]);
-        spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
-        let mut vals = vec![V::Buf(t, random(m * k, 1, t)), V::Buf(t, random(k * n, 2, t)), V::Out(F16, m * n)];
-        vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
-        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
-        let err = compare("matmul.py", "matmul_kernel", spec, warps, &vals, grid, Target::Sm80);
+    for (t, tile, warps) in [(F16, (64, 64, 32), 4), (ScalarType::BF16, (128, 64, 32), 8), (F32, (64, 32, 16), 4)] {
+        let err = matmul_case(t, tile, warps, Target::Sm80);
         // tf32 operands keep 10 mantissa bits: the output (fp16) differs from the interpreter's rounding.
-        assert!(err < 2e-3, "mma.sync matmul {t} {bm}x{bn}x{bk}: {err}");
+        assert!(err < 2e-3, "mma.sync matmul {t} {tile:?}: {err}");
     }
 }
 
-/// The same kernel on sm_90a runs `wgmma` (operands staged through NVMMA-swizzled shared memory); ragged M, N
-/// and K exercise the masks, two warpgroups and 128x64 tiles the warpgroup offsets.
+/// The same kernel on sm_90a runs `wgmma` (operands staged through NVMMA-swizzled shared memory); two
+/// warpgroups and 128-row tiles exercise the warpgroup offsets.
 #[test]
 fn matmul_on_wgmma_matches_the_interpreter() {
-    for (t, bm, bn, bk, warps) in [(F16, 64, 64, 32, 4), (F16, 128, 64, 64, 8), (ScalarType::BF16, 64, 128, 16, 4)] {
-        let (m, n, k) = (130usize, 100usize, 72usize);
-        let mut spec = vec![ptr(t), ptr(t), ptr(F16), int(false), int(false), int(false)];
-        spec.extend([int(false), int(false), int(false), int(false), int(false), int(false)]);
-        spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
-        let mut vals = vec![V::Buf(t, random(m * k, 1, t)), V::Buf(t, random(k * n, 2, t)), V::Out(F16, m * n)];
-        vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
-        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
-        let err = compare("matmul.py", "matmul_kernel", spec, warps, &vals, grid, Target::Sm90a);
-        assert!(err < 1e-3, "wgmma matmul {t} {bm}x{bn}x{bk}: {err}");
+    for (t, tile, warps) in [(F16, (64, 64, 32), 4), (F16, (128, 64, 64), 8), (ScalarType::BF16, (64, 128, 16), 4)] {
+        let err = matmul_case(t, tile, warps, Target::Sm90a);
+        assert!(err < 1e-3, "wgmma matmul {t} {tile:?}: {err}");
     }
 }
 
-/// On sm_90a at the tutorial's tile shapes both attention dots run on wgmma: Q and K from shared memory, P from
-/// registers (in the dot-operand layout of the QK accumulator) with V from shared memory.
 #[test]
 fn flash_attention_on_wgmma_matches_the_interpreter() {
     let causal = true;

@@ -645,7 +645,15 @@ impl Op {
                 | Op::DebugBarrier
                 | Op::DescLoad
                 | Op::DescStore
-                | Op::LocalAlloc
+        ) && !self.is_shared_memory_op()
+    }
+
+    /// The ops on shared memory, asynchronous work and mbarriers (the interpreter runs them in
+    /// `interp::shared`, codegen tracks their buffers).
+    pub fn is_shared_memory_op(&self) -> bool {
+        matches!(
+            self,
+            Op::LocalAlloc
                 | Op::LocalLoad
                 | Op::LocalStore
                 | Op::LocalDealloc

@@ -244,22 +244,7 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(desc);
             }
             Op::DescLoad | Op::DescStore => self.desc_access(o)?,
-            Op::LocalAlloc
-            | Op::LocalLoad
-            | Op::LocalStore
-            | Op::LocalDealloc
-            | Op::WarpGroupDot { .. }
-            | Op::WarpGroupDotWait { .. }
-            | Op::MemDescIndex
-            | Op::AsyncCopy
-            | Op::AsyncCommitGroup
-            | Op::AsyncWait { .. }
-            | Op::FenceAsyncShared
-            | Op::MBarrierInit { .. }
-            | Op::MBarrierExpect { .. }
-            | Op::MBarrierArrive { .. }
-            | Op::MBarrierWait
-            | Op::MBarrierInvalidate => self.shared(o).map_err(|m| err(self, m))?,
+            op if op.is_shared_memory_op() => self.shared(o).map_err(|m| err(self, m))?,
             _ => {
                 let result = self.compute(o).map_err(|m| err(self, m))?;
                 for (i, t) in result.into_iter().enumerate() {

@@ -337,6 +337,9 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MaxConstancy(_) => Kind::Same,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
+        Op::AsyncCopy => Kind::Same,
+        Op::WarpGroupDot { .. } | Op::WarpGroupDotWait { .. } => Kind::Special,
+        // The other shared-memory ops read or write buffers, tokens and barriers, not tensors in a layout.
         Op::LocalAlloc
         | Op::LocalStore
         | Op::LocalDealloc
@@ -349,7 +352,6 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MBarrierArrive { .. }
         | Op::MBarrierWait
         | Op::MBarrierInvalidate => Kind::Sink,
-        Op::AsyncCopy => Kind::Same,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast
@@ -361,8 +363,6 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Cat
         | Op::Reduce { .. }
         | Op::Dot { .. }
-        | Op::WarpGroupDot { .. }
-        | Op::WarpGroupDotWait { .. }
         | Op::ConvertLayout => Kind::Special,
     }
 }
