@@ -3,6 +3,9 @@
 //! ([`tessel::pipeline::run`]), runs it in the reference interpreter over byte buffers the Python side hands
 //! over, and compiles, loads and launches it on the GPU through the same runtime and disk cache as the CLI.
 //! The Python side (`tessel/`) turns Triton-style launches into the specializations and arguments used here.
+//! [`layouts`] exposes the F2 linear layouts, their conversion planner and its checker (`tessel.layouts`).
+
+mod layouts;
 
 use std::sync::{Mutex, OnceLock};
 
@@ -311,5 +314,6 @@ fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CompilationError", m.py().get_type::<CompilationError>())?;
     m.add("InterpreterError", m.py().get_type::<InterpreterError>())?;
     m.add("GPUError", m.py().get_type::<GPUError>())?;
+    layouts::register(m)?;
     Ok(())
 }

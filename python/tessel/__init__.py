@@ -11,7 +11,7 @@
     add[(tessel.cdiv(n, 256),)](x, y, out, n, BLOCK=256)   # numpy arrays: the interpreter; CUDA tensors: the GPU
 """
 
-from . import gluon, language, testing
+from . import gluon, language, layouts, testing
 from ._tessel import CompilationError, GPUError, InterpreterError
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .jit import CompiledKernel, JITFunction, jit
@@ -22,5 +22,5 @@ from .tools import TensorDescriptor
 __all__ = [
     "Autotuner", "CompilationError", "CompiledKernel", "Config", "GPUError", "Heuristics", "InterpreterError",
     "JITFunction", "TensorDescriptor", "autotune", "cdiv", "do_bench", "gluon", "heuristics", "jit", "language",
-    "next_power_of_2", "testing",
+    "layouts", "next_power_of_2", "testing",
 ]
