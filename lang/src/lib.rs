@@ -29,6 +29,14 @@ pub use diag::Diagnostic;
 pub use span::Span;
 pub use token::{Token, TokenKind};
 
+/// Runs `f` with at least 256 KiB of stack left, moving to a fresh 2 MiB segment when less is (the `stacker` crate,
+/// which chumsky already uses for its recursive parsers). The recursive walks over the syntax tree (elaboration,
+/// unparsing, dumping) call this once per level: the lexer bounds how deep a tree can nest
+/// ([`lexer::MAX_NESTING`]), but frames of the elaborator are large, and a test thread has 2 MiB of stack.
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, f)
+}
+
 /// Splits `source` into tokens. Unlike [`parse_module`], a bracket left open at the end is an error here.
 pub fn lex(source: &str) -> Result<Vec<Token>, Diagnostic> {
     let lexed = lexer::tokenize(source)?;

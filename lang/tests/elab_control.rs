@@ -331,3 +331,21 @@ def host(x):
     assert_eq!(a[3].default.as_deref(), Some("tl.float16"));
     assert!(ks[1].params[1].constexpr);
 }
+
+/// The deepest expressions the lexer lets through (just under `MAX_NESTING`) elaborate on a test thread's 2 MiB
+/// stack: the elaborator's recursion moves to fresh stack segments as it goes.
+#[test]
+fn deepest_accepted_expressions_elaborate() {
+    for expr in [
+        format!("x{}", " + 1".repeat(2900)),
+        format!("{}x", "-".repeat(2900)),
+        format!("{}x{}", "tl.abs(".repeat(190), ")".repeat(190)),
+    ] {
+        let src = format!(
+            "{PRELUDE}@triton.jit\ndef k(X, n, BLOCK: tl.constexpr):\n    x = tl.load(X + tl.arange(0, BLOCK))\n    \
+             tl.store(X + tl.arange(0, BLOCK), {expr})\n"
+        );
+        let f = elab("deep.py", &src, "k", vec![ptr(F32), i32(), c(16)]);
+        assert!(f.to_string().contains("store"));
+    }
+}

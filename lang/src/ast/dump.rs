@@ -296,6 +296,10 @@ impl Dumper {
     }
 
     fn expr(&mut self, d: usize, label: Option<&str>, e: &Expr) {
+        crate::deep(|| self.expr_inner(d, label, e))
+    }
+
+    fn expr_inner(&mut self, d: usize, label: Option<&str>, e: &Expr) {
         let c = d + 1;
         let line = |this: &mut Self, head: &str| this.line(d, label, head, e.span);
         match &e.kind {

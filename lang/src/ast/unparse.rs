@@ -443,7 +443,7 @@ impl Unparser {
         if parens {
             self.w("(");
         }
-        self.expr_inner(e);
+        crate::deep(|| self.expr_inner(e));
         if parens {
             self.w(")");
         }

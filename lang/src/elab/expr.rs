@@ -61,6 +61,10 @@ pub const TENSOR_METHODS: &[&str] = &[
 impl<'a> Elab<'a> {
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> R<Value<'a>> {
+        crate::deep(|| self.eval_inner(e))
+    }
+
+    fn eval_inner(&mut self, e: &'a Expr) -> R<Value<'a>> {
         let span = e.span;
         match &e.kind {
             ExprKind::Name(n) => self.lookup(n, span),

@@ -44,6 +44,10 @@ impl<'a> Elab<'a> {
     }
 
     fn exec_stmt(&mut self, s: &'a Stmt, rest: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
+        crate::deep(|| self.exec_stmt_inner(s, rest, cont))
+    }
+
+    fn exec_stmt_inner(&mut self, s: &'a Stmt, rest: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
         let span = s.span;
         match &s.kind {
             StmtKind::Expr(e) => {
