@@ -315,3 +315,59 @@ fn masked_off_integer_division_by_zero_does_not_abort() {
     assert_eq!(read("r_ptr"), want(-1.0));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Launch parameters out of range are refused up front: an `i32` scalar that would wrap, a block of 32768
+/// threads, a grid CUDA cannot launch, a name given twice.
+#[test]
+fn launch_parameters_are_checked_not_wrapped() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "examples/vector_add.py::add_kernel",
+            "--const",
+            "BLOCK_SIZE=256",
+            "--arg",
+            "x_ptr=rand:1000",
+            "--arg",
+            "y_ptr=rand:1000",
+            "--arg",
+            "output_ptr=zeros:1000",
+        ];
+        args.extend_from_slice(extra);
+        tessel(&args)
+    };
+    let sig = ["--signature", "*fp32,*fp32,*fp32,i32"];
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=4294967306"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--arg n_elements=4294967306 does not fit the parameter's type int32"), "{err}");
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=-2147483649"]].concat());
+    assert_eq!(code, 2, "{err}");
+    // The edge of the range is fine.
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=2147483647", "--grid", "3"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["--arg", "n_elements=1000", "--arg", "n_elements=10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--arg n_elements is given twice"), "{err}");
+    for (grid, message) in [("2147483648", "along x"), ("1,65536", "along y"), ("1,1,70000", "along z")] {
+        let (code, _, err) = run(&["--arg", "n_elements=1000", "--grid", grid]);
+        assert_eq!(code, 2);
+        assert!(err.contains(message) && err.contains("more than CUDA allows"), "{err}");
+    }
+    for warps in ["1024", "3", "0", "64"] {
+        let (code, _, err) = run(&["--arg", "n_elements=1000", "--num-warps", warps]);
+        assert_eq!(code, 2);
+        assert!(err.contains("--num-warps must be a power of two in 1..=32"), "{err}");
+    }
+    let (code, _, err) = tessel(&[
+        "compile",
+        "examples/vector_add.py::add_kernel",
+        "--signature",
+        "*fp32,*fp32,*fp32,i32",
+        "--const",
+        "BLOCK_SIZE=64",
+        "--const",
+        "BLOCK_SIZE=128",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--const BLOCK_SIZE is given twice"), "{err}");
+}

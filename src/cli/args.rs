@@ -149,7 +149,30 @@ fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
         .collect::<Option<_>>()
         .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
         .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
-    Ok([dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)])
+    let grid = [dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)];
+    // CUDA's limits on a launch's grid (gridDim.x < 2^31, y and z < 65536).
+    for (axis, (&n, max)) in ["x", "y", "z"].iter().zip(grid.iter().zip([i32::MAX as u32, 65535, 65535])) {
+        if n > max {
+            return Err(CliError::Usage(format!("--grid: {n} programs along {axis} is more than CUDA allows ({max})")));
+        }
+    }
+    Ok(grid)
+}
+
+/// Whether `value` is representable in the integer type `t` (an `--arg` scalar is never silently wrapped).
+fn int_fits(value: i64, t: ScalarType) -> bool {
+    let bits = t.bits();
+    if t.is_bool() {
+        return value == 0 || value == 1;
+    }
+    if bits >= 64 {
+        return t.is_signed_int() || value >= 0;
+    }
+    if t.is_unsigned_int() {
+        (0..1i64 << bits).contains(&value)
+    } else {
+        (-(1i64 << (bits - 1))..1i64 << (bits - 1)).contains(&value)
+    }
 }
 
 /// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
@@ -189,7 +212,11 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     for a in &args.args {
         let (name, spec) =
             a.split_once('=').ok_or_else(|| CliError::Usage(format!("--arg expects NAME=SPEC, got `{a}`")))?;
-        values.push((name.trim().to_string(), parse_arg_value(spec.trim())?));
+        let name = name.trim();
+        if values.iter().any(|(n, _)| n == name) {
+            return Err(CliError::Usage(format!("--arg {name} is given twice")).into());
+        }
+        values.push((name.to_string(), parse_arg_value(spec.trim())?));
     }
     // A buffer that only descriptors use (TensorDescriptor.from_tensor(x, ...)) need not be a parameter.
     let viewed = |name: &str| values.iter().any(|(_, v)| matches!(v, ArgValue::Desc { buffer, .. } if buffer == name));
@@ -273,6 +300,13 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             continue;
         };
         let arg = match v {
+            ArgValue::Int(i) if elem.is_int() && !int_fits(*i, *elem) => {
+                return Err(CliError::Usage(format!(
+                    "--arg {name}={i} does not fit the parameter's type {} (the value would wrap)",
+                    elem.triton_name()
+                ))
+                .into());
+            }
             ArgValue::Int(i) => Arg::Int(*i),
             ArgValue::Float(x) => Arg::Float(*x),
             ArgValue::Desc { .. } => continue,
