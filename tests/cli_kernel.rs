@@ -371,3 +371,45 @@ fn launch_parameters_are_checked_not_wrapped() {
     assert_eq!(code, 2);
     assert!(err.contains("--const BLOCK_SIZE is given twice"), "{err}");
 }
+
+/// A `dot` left on the FMA path (sm_80 has no tensor-core lowering yet) with too many multiply-adds per thread is
+/// refused at its source in well under a second, instead of unrolling for minutes; one under the bound compiles.
+#[test]
+fn huge_fma_dots_are_refused_quickly() {
+    let compile = |k: &str, warps: &str| {
+        let start = std::time::Instant::now();
+        let out = tessel(&[
+            "compile",
+            "tests/kernels/square_dot.py::k",
+            "--signature",
+            "*fp32,*fp32,*fp32",
+            "--const",
+            "M=64",
+            "--const",
+            "N=64",
+            "--const",
+            &format!("K={k}"),
+            "--num-warps",
+            warps,
+            "--arch",
+            "sm_80",
+            "--emit",
+            "layout",
+        ]);
+        (out, start.elapsed())
+    };
+    let ((code, _, err), elapsed) = compile("4096", "4");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "this dot (64x4096 @ 4096x64) runs on FMAs on sm_80 and would unroll 131072 multiply-adds per \
+                      thread, more than 65536"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("c = tl.dot(a, b)"), "points at the dot: {err}");
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+    // 64 * 64 / 256 threads * 2048 = 32768 multiply-adds per thread.
+    let ((code, _, err), _) = compile("2048", "8");
+    assert_eq!(code, 0, "{err}");
+}

@@ -46,6 +46,34 @@ fn non_power_of_two_block() {
     assert!(msg.contains("shape[1] must be a power of two, got 48"), "{msg}");
 }
 
+/// Tiles past 2^20 elements, or past 8192 registers per thread, are refused at the op that would create them
+/// (a broadcast, a `tl.zeros`, a `tl.full`), before the interpreter allocates or codegen unrolls them.
+#[test]
+fn oversized_tiles_are_refused_where_they_are_made() {
+    let msg = error("    z = tl.zeros((65536, 65536), dtype=tl.float32)\n", vec![c(32)]);
+    assert!(
+        msg.starts_with("Error: this creates a tile of 4294967296 elements (65536x65536), more than 1048576"),
+        "{msg}"
+    );
+    assert_eq!(label_column(&msg, "    z = tl.zeros((65536, 65536), dtype=tl.float32)"), "    z = ".len());
+    let msg = error("    a = tl.arange(0, BLOCK)\n    z = a[:, None] + a[None, :]\n", vec![c(2048)]);
+    assert!(msg.contains("a tile of 4194304 elements (2048x2048)"), "{msg}");
+    assert_eq!(label_column(&msg, "    z = a[:, None] + a[None, :]"), "    z = ".len());
+    let msg = error("    z = tl.full((4096, 4096, 4096), 1, tl.int32)\n", vec![c(32)]);
+    assert!(msg.contains("68719476736 elements"), "{msg}");
+    // 2^20 f64 over 4 warps: 16384 registers per thread.
+    let msg = error("    z = tl.zeros((1024, 1024), dtype=tl.float64)\n", vec![c(32)]);
+    assert!(msg.contains("needs 16384 registers per thread over 4 warps, more than 8192"), "{msg}");
+    // A power-of-two dimension past the bound says so (it used to claim 2^30 is not a power of two).
+    let msg = error("    offs = tl.arange(0, BLOCK)\n", vec![c(1 << 30)]);
+    assert!(msg.contains("BLOCK is 1073741824, more than the 1048576 elements a tile may have"), "{msg}");
+    // At the bounds, fine.
+    let src = format!(
+        "{PRELUDE}@triton.jit\ndef k(X, n, BLOCK: tl.constexpr):\n    z = tl.zeros((1024, 1024), dtype=tl.float32)\n    tl.store(X + tl.arange(0, BLOCK), tl.sum(tl.sum(z, 1), 0))\n"
+    );
+    elab("ok.py", &src, "k", vec![ptr(F32), ArgSpec::Int(I32, false), c(16)]);
+}
+
 #[test]
 fn other_without_mask() {
     let msg = error("    x = tl.load(X + tl.arange(0, BLOCK), other=0.0)\n", vec![c(64)]);
