@@ -413,3 +413,36 @@ fn huge_fma_dots_are_refused_quickly() {
     let ((code, _, err), _) = compile("2048", "8");
     assert_eq!(code, 0, "{err}");
 }
+
+/// The interpreter never hangs: a spin-wait on a lock no program will release is reported at once, with the
+/// program and the loop; a loop that makes progress but never ends stops at `--max-iterations`.
+#[test]
+fn interpreter_reports_loops_that_never_end() {
+    let run = |kernel: &str, args: &[&str]| {
+        let target = format!("tests/kernels/spin_lock.py::{kernel}");
+        let mut all = vec!["run", target.as_str()];
+        all.extend_from_slice(args);
+        tessel(&all)
+    };
+    let lock = ["--grid", "3", "--arg", "Lock=zeros:1:i32", "--arg", "Out=zeros:3:i32"];
+    let (code, _, err) = run("forgot_release", &lock);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (1, 0, 0): this `while` loop spins forever"), "{err}");
+    assert!(err.contains("while tl.atomic_cas(Lock, 0, 1) == 1:"), "points at the loop: {err}");
+    let (code, out, err) = run("lock_released", &lock);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Out: i32[3] = [0, 1, 2]"), "{out}");
+
+    let forever = ["--arg", "Out=zeros:1:i32", "--arg", "n=5", "--max-iterations", "1000"];
+    let (code, _, err) = run("counts_forever", &forever);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (0, 0, 0): this program ran more than 1000 loop iterations"), "{err}");
+    let (code, _, err) =
+        run("long_for", &["--arg", "Out=zeros:1:i64", "--arg", "n=1000000000", "--max-iterations", "1000"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ran more than 1000 loop iterations (stopped in this `for` loop)"), "{err}");
+    let (code, out, err) =
+        run("long_for", &["--arg", "Out=zeros:1:i32", "--arg", "n=1000", "--max-iterations", "1000"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Out: i32[1] = [499500]"), "{out}");
+}

@@ -33,6 +33,10 @@ pub struct LaunchArgs {
     /// Seed for rand/randn buffers
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Loop iterations one program may run in the interpreter before it is stopped as hung (a spin-wait that
+    /// can never end is reported at once)
+    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
+    pub max_iterations: u64,
 }
 
 /// The `--arg` grammar, for the commands' help (a macro so that `concat!` can build on it).
@@ -190,6 +194,8 @@ pub(super) struct Prepared {
     /// What a `--bytes`/`--flops` formula may name: scalar arguments and integer constexprs by value, buffers
     /// by their size in bytes.
     pub names: Vec<(String, f64)>,
+    /// Bounds on the interpreter's run (`--max-iterations`).
+    pub limits: tessel_tile::interp::Limits,
     /// The compile stages done here (reading, parsing, elaborating), for `--timings`.
     pub timings: Timings,
 }
@@ -389,7 +395,8 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => {}
         }
     }
-    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings })
+    let limits = tessel_tile::interp::Limits { max_iterations: args.max_iterations };
+    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings, limits })
 }
 
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.

@@ -30,6 +30,9 @@ impl Buffer {
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
     buffers: Vec<Buffer>,
+    /// Stores that changed a byte of some buffer, so far (the interpreter's spin-wait detection compares it
+    /// before and after a loop iteration).
+    changes: u64,
 }
 
 impl Memory {
@@ -64,6 +67,11 @@ impl Memory {
     }
 
     /// The address of element 0.
+    /// How many stores so far changed memory (a store of the value already there does not count).
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
     pub fn base(&self, id: BufferId) -> u64 {
         (id.0 as u64 + 1) << ADDRESS_SHIFT
     }
@@ -111,7 +119,11 @@ impl Memory {
         let b = &mut self.buffers[id.0 as usize];
         let n = b.elem.bytes() as usize;
         let bits = to_bits(v, b.elem).to_le_bytes();
-        b.bytes[i * n..(i + 1) * n].copy_from_slice(&bits[..n]);
+        let slot = &mut b.bytes[i * n..(i + 1) * n];
+        if *slot != bits[..n] {
+            slot.copy_from_slice(&bits[..n]);
+            self.changes += 1;
+        }
     }
 
     /// Resolves an address of an element of type `elem` to (buffer, element index), checking bounds and

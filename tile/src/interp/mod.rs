@@ -57,8 +57,40 @@ enum Value {
 /// layout changes where elements sit, not their values), or `None` once deallocated.
 type SmemBuffer = Option<Tensor>;
 
+/// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
+/// of hanging the interpreter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
+    pub max_iterations: u64,
+}
+
+impl Default for Limits {
+    /// 10^7 iterations per program: far more than any tiled kernel's loops over K or over tiles, and about a
+    /// minute of interpretation.
+    fn default() -> Limits {
+        Limits { max_iterations: 10_000_000 }
+    }
+}
+
 /// Runs `func` over `grid` programs. Returns the `device_print` lines.
 pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Result<Vec<String>, InterpError> {
+    run_with_limits(func, args, grid, mem, Limits::default())
+}
+
+/// [`run`] under `limits`.
+///
+/// Two ways a loop that would never end is caught. A `while` iteration that changes neither its carried values
+/// nor memory (nor prints) will repeat forever, since programs run one at a time and nothing else can change
+/// what it reads: a spin-wait on a lock another program holds, or on a flag another program would set, is
+/// reported at once. Anything else stops at `limits.max_iterations`.
+pub fn run_with_limits(
+    func: &Func,
+    args: &[Arg],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+) -> Result<Vec<String>, InterpError> {
     let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None };
     if args.len() != func.args().len() {
         return Err(fail(format!("`{}` takes {} arguments, got {}", func.name, func.args().len(), args.len())));
@@ -84,12 +116,24 @@ pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Resul
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
-    let mut prog = Program { f: func, env, mem, grid, pid: [0; 3], log: Vec::new(), smem: Vec::new() };
+    let mut prog = Program {
+        f: func,
+        env,
+        mem,
+        grid,
+        pid: [0; 3],
+        log: Vec::new(),
+        smem: Vec::new(),
+        limits,
+        iterations: 0,
+        smem_writes: 0,
+    };
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
                 prog.pid = [x, y, z];
                 prog.smem.clear();
+                prog.iterations = 0;
                 prog.region(func.body, &[])?;
             }
         }
@@ -106,6 +150,11 @@ struct Program<'a> {
     log: Vec<String>,
     /// The shared-memory buffers the current program allocated.
     smem: Vec<SmemBuffer>,
+    limits: Limits,
+    /// Loop iterations the current program has run.
+    iterations: u64,
+    /// Ops that wrote the program's shared memory, so far.
+    smem_writes: u64,
 }
 
 /// How a region ended.
@@ -124,6 +173,23 @@ impl Program<'_> {
 
     fn tensor(&self, v: ValueId) -> &Tensor {
         tensor_in(&self.env, v)
+    }
+
+    /// Counts one iteration of loop `o` against the budget.
+    fn iteration(&mut self, o: OpId) -> R<()> {
+        self.iterations += 1;
+        if self.iterations > self.limits.max_iterations {
+            let kind = if matches!(self.f.op(o).op, Op::While) { "while" } else { "for" };
+            return Err(self.error(
+                Some(o),
+                format!(
+                    "this program ran more than {} loop iterations (stopped in this `{kind}` loop); raise the \
+                     limit with --max-iterations if it is meant to",
+                    self.limits.max_iterations
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn region(&mut self, r: RegionId, args: &[Value]) -> R<Exit> {
@@ -173,6 +239,7 @@ impl Program<'_> {
                 let mut carried = self.values(&ins[3..]);
                 let mut i = lb;
                 while i < ub {
+                    self.iteration(o)?;
                     let mut args = vec![Value::T(Tensor::scalar(iv_elem, Val::Int(i)))];
                     args.extend(carried);
                     match self.region(data.regions[0], &args)? {
@@ -196,9 +263,22 @@ impl Program<'_> {
             Op::While => {
                 let mut carried = self.values(ins);
                 loop {
+                    self.iteration(o)?;
+                    let before = (self.mem.changes(), self.smem_writes, self.log.len());
                     match self.region(data.regions[0], &carried)? {
                         Exit::Condition(true, v) => match self.region(data.regions[1], &v)? {
-                            Exit::Yield(v) => carried = v,
+                            Exit::Yield(v) => {
+                                let still = (self.mem.changes(), self.smem_writes, self.log.len()) == before;
+                                if still && same_values(&v, &carried) {
+                                    return Err(self.error(
+                                        Some(o),
+                                        "this `while` loop spins forever: an iteration changed neither its values \
+                                         nor memory, and the interpreter runs one program at a time, so no other \
+                                         program can release what it waits for",
+                                    ));
+                                }
+                                carried = v;
+                            }
                             _ => unreachable!(),
                         },
                         Exit::Condition(false, v) => {
@@ -246,6 +326,9 @@ impl Program<'_> {
             }
             Op::DescLoad | Op::DescStore => self.desc_access(o)?,
             Op::LocalAlloc | Op::LocalLoad | Op::LocalStore | Op::LocalDealloc | Op::WarpGroupDot { .. } => {
+                if matches!(data.op, Op::LocalAlloc | Op::LocalStore | Op::LocalDealloc) {
+                    self.smem_writes += 1;
+                }
                 self.shared(o).map_err(|m| err(self, m))?
             }
             _ => {
@@ -629,6 +712,23 @@ impl Program<'_> {
         };
         Ok(out)
     }
+}
+
+/// Whether two lists of runtime values are identical, bit for bit (NaNs with their payloads, -0 apart from 0).
+fn same_values(a: &[Value], b: &[Value]) -> bool {
+    let same_val = |x: &Val, y: &Val| match (x, y) {
+        (Val::Float(x), Val::Float(y)) => x.to_bits() == y.to_bits(),
+        (x, y) => x == y,
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Value::T(x), Value::T(y)) => {
+                x.shape == y.shape && x.elem == y.elem && x.data.iter().zip(&y.data).all(|(p, q)| same_val(p, q))
+            }
+            (Value::Smem(x), Value::Smem(y)) => x == y,
+            // Descriptors are made from scalars and never change inside a loop; compare them as different.
+            _ => false,
+        })
 }
 
 fn tensor_in(env: &[Option<Value>], v: ValueId) -> &Tensor {
