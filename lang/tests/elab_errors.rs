@@ -74,6 +74,15 @@ fn oversized_tiles_are_refused_where_they_are_made() {
     elab("ok.py", &src, "k", vec![ptr(F32), ArgSpec::Int(I32, false), c(16)]);
 }
 
+/// A kernel is not a generator: `yield` inside one is refused where it is, while the module (whose host code
+/// may use generators) still parses.
+#[test]
+fn yield_in_a_kernel() {
+    let msg = error("    yield tl.arange(0, BLOCK)\n", vec![c(16)]);
+    assert!(msg.starts_with("Error: `yield` is not supported in kernels: a kernel is not a generator"), "{msg}");
+    assert_eq!(label_column(&msg, "    yield tl.arange(0, BLOCK)"), "    ".len());
+}
+
 #[test]
 fn other_without_mask() {
     let msg = error("    x = tl.load(X + tl.arange(0, BLOCK), other=0.0)\n", vec![c(64)]);

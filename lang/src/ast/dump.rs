@@ -360,6 +360,16 @@ impl Dumper {
                 self.params(c, params);
                 self.expr(c, Some("body"), body);
             }
+            ExprKind::Yield(value) => {
+                line(self, "Yield");
+                if let Some(v) = value {
+                    self.expr(c, Some("value"), v);
+                }
+            }
+            ExprKind::YieldFrom(value) => {
+                line(self, "YieldFrom");
+                self.expr(c, Some("value"), value);
+            }
             ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
                 let kind = match e.kind {
                     ExprKind::Tuple(_) => "Tuple",

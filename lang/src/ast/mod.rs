@@ -274,6 +274,10 @@ pub enum ExprKind {
         params: Box<Parameters>,
         body: Box<Expr>,
     },
+    /// `yield [value]`: host code only (generators, `@contextmanager`); kernels reject it.
+    Yield(Option<Box<Expr>>),
+    /// `yield from value`
+    YieldFrom(Box<Expr>),
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     Set(Vec<Expr>),

@@ -538,6 +538,20 @@ impl Unparser {
                 self.w(" else ");
                 self.expr(orelse, Prec::Test);
             }
+            // Always parenthesized: `(yield x)` is valid wherever `yield x` is, and parses to the same node.
+            ExprKind::Yield(value) => {
+                self.w("(yield");
+                if let Some(v) = value {
+                    self.w(" ");
+                    self.expr(v, Prec::Tuple);
+                }
+                self.w(")");
+            }
+            ExprKind::YieldFrom(value) => {
+                self.w("(yield from ");
+                self.expr(value, Prec::Test);
+                self.w(")");
+            }
             ExprKind::Lambda { params, body } => {
                 self.w("lambda");
                 if !params.is_empty() {

@@ -171,6 +171,11 @@ impl<'a> Elab<'a> {
             ExprKind::Lambda { .. } => {
                 Err(self.err(span, "lambdas are not supported in kernels; define a @jit function"))
             }
+            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => Err(self.err_hint(
+                span,
+                "`yield` is not supported in kernels: a kernel is not a generator",
+                "build a tuple or list and return it, or store the values",
+            )),
             ExprKind::Tuple(items) => Ok(Value::tuple(self.eval_items(items)?)),
             ExprKind::List(items) => Ok(Value::List(Rc::new(RefCell::new(self.eval_items(items)?)))),
             ExprKind::Set(_) | ExprKind::SetComp { .. } => Err(self.err(span, "sets are not supported in kernels")),
