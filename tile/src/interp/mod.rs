@@ -606,6 +606,10 @@ impl Program<'_> {
                     data: ins[0].data.iter().map(|&v| convert(v, from, to)).collect(),
                 }]
             }
+            // A pointer reinterpreted as a pointer to another type: the same address.
+            Op::Bitcast if ins[0].elem.is_ptr() && relem(0).is_ptr() => {
+                vec![Tensor { shape: ins[0].shape.clone(), elem: relem(0), data: ins[0].data.clone() }]
+            }
             Op::Bitcast => {
                 let (from, to) = (scalar_of(ins[0].elem)?, scalar_of(relem(0))?);
                 let data = ins[0].data.iter().map(|&v| from_bits(to_bits(v, from), to)).collect();
