@@ -4,8 +4,8 @@
 //!
 //! The front end reads whole files. A kernel file is a Python module: imports, host code (torch calls, pytest
 //! decorators, f-strings, comprehensions, classes, generators) and decorated kernels, so the parser accepts all of
-//! Python 3.12 except the forms a kernel compiler has no use for (`async`/`await`, `match`), which are reported as
-//! unsupported where they appear. `yield` parses anywhere and is refused only inside kernels, by the elaborator.
+//! Python 3.12 except `async`/`await`, which are reported as unsupported where they appear. `yield` and `match`
+//! parse anywhere and are refused only inside kernels, by the elaborator.
 //!
 //! - [`lex`] splits a source into [`Token`]s with byte spans ([`lexer`]);
 //! - [`parse_module`] parses a source into an [`ast::Module`] (the private `parser` module: chumsky over the tokens);

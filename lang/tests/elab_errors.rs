@@ -77,6 +77,13 @@ fn oversized_tiles_are_refused_where_they_are_made() {
 /// A kernel is not a generator: `yield` inside one is refused where it is, while the module (whose host code
 /// may use generators) still parses.
 #[test]
+fn match_in_a_kernel() {
+    let msg = error("    match BLOCK:\n        case 16:\n            pass\n", vec![c(16)]);
+    assert!(msg.starts_with("Error: `match` is not supported in kernels"), "{msg}");
+    assert!(msg.contains("use an `if`/`elif` chain"), "{msg}");
+}
+
+#[test]
 fn yield_in_a_kernel() {
     let msg = error("    yield tl.arange(0, BLOCK)\n", vec![c(16)]);
     assert!(msg.starts_with("Error: `yield` is not supported in kernels: a kernel is not a generator"), "{msg}");

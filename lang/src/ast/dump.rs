@@ -183,6 +183,19 @@ impl Dumper {
                 self.stmts(c, Some("orelse"), orelse);
                 self.stmts(c, Some("finalbody"), finalbody);
             }
+            StmtKind::Match { subject, cases } => {
+                self.line(d, None, "Match", s.span);
+                self.expr(c, Some("subject"), subject);
+                for case in cases {
+                    self.line(c, None, "match_case", case.span);
+                    self.expr(c + 1, Some("pattern"), &case.pattern);
+                    if let Some(alias) = &case.alias {
+                        self.ident(c + 1, "as", alias);
+                    }
+                    self.opt(c + 1, "guard", case.guard.as_ref());
+                    self.stmts(c + 1, Some("body"), &case.body);
+                }
+            }
             StmtKind::With { items, body } => {
                 self.line(d, None, "With", s.span);
                 for item in items {

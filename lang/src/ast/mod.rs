@@ -112,6 +112,11 @@ pub enum StmtKind {
         items: Vec<WithItem>,
         body: Vec<Stmt>,
     },
+    /// `match subject:` and its `case`s (host code; kernels reject it).
+    Match {
+        subject: Expr,
+        cases: Vec<MatchCase>,
+    },
     /// `type Name[params] = value` (Python 3.12).
     TypeAlias {
         name: Ident,
@@ -202,6 +207,19 @@ pub struct Alias {
 pub struct ExceptHandler {
     pub typ: Option<Expr>,
     pub name: Option<Ident>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// `case pattern [as name] [if guard]: body`. The pattern is read as an expression: Python's patterns (literals,
+/// captures, `_`, dotted values, sequences, `*rest`, mappings with `**rest`, class patterns `Point(x=0)`, `|`
+/// alternatives) are all expressions in form; only `as` is not, and it is taken at the top of a case. A nested
+/// `(p as q)` does not parse, and some expressions that are not patterns (`a + b`) are accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchCase {
+    pub pattern: Expr,
+    pub alias: Option<Ident>,
+    pub guard: Option<Expr>,
     pub body: Vec<Stmt>,
     pub span: Span,
 }

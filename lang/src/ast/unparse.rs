@@ -294,6 +294,27 @@ impl Unparser {
                 self.else_block("finally", finalbody);
                 return;
             }
+            StmtKind::Match { subject, cases } => {
+                self.w("match ");
+                self.expr(subject, Prec::Tuple);
+                self.w(":\n");
+                self.depth += 1;
+                for case in cases {
+                    self.line();
+                    self.w("case ");
+                    self.expr(&case.pattern, Prec::Tuple);
+                    if let Some(alias) = &case.alias {
+                        let _ = write!(self.out, " as {}", alias.name);
+                    }
+                    if let Some(guard) = &case.guard {
+                        self.w(" if ");
+                        self.expr(guard, Prec::Test);
+                    }
+                    self.block(&case.body);
+                }
+                self.depth -= 1;
+                return;
+            }
             StmtKind::With { items, body } => {
                 self.w("with ");
                 self.comma_sep(items, |u, item| {

@@ -205,6 +205,9 @@ impl<'a> Elab<'a> {
                 return Err(self.err(span, "`global` and `nonlocal` are not supported in kernels"));
             }
             StmtKind::Try { .. } => return Err(self.err(span, "`try` is not supported in kernels")),
+            StmtKind::Match { .. } => {
+                return Err(self.err_hint(span, "`match` is not supported in kernels", "use an `if`/`elif` chain"));
+            }
             StmtKind::With { .. } => return Err(self.err(span, "`with` is not supported in kernels")),
             StmtKind::TypeAlias { .. } => {}
         }

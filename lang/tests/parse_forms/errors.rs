@@ -86,14 +86,6 @@ fn await_is_rejected() {
 }
 
 #[test]
-fn match_statement_is_rejected_but_match_stays_a_name() {
-    let (d, at) = error_at("match cmd:\n    case [x, y]:\n        pass\n    case _:\n        pass\n");
-    assert_eq!(d.message, "`match` is not supported in tessel kernels/modules");
-    assert_eq!(at, "match");
-    assert_eq!(d.hint.as_deref(), Some("use an `if`/`elif` chain"));
-}
-
-#[test]
 fn the_earliest_problem_is_reported() {
     let (d, at) = error_at("def f():\n    async with x:\n        pass\n\nx = (\n");
     assert_eq!((d.message.as_str(), at), ("`async` is not supported in tessel kernels/modules", "async"));
