@@ -76,6 +76,26 @@ fn oversized_tiles_are_refused_where_they_are_made() {
 
 /// A kernel is not a generator: `yield` inside one is refused where it is, while the module (whose host code
 /// may use generators) still parses.
+/// Compile-time work is bounded: a sequence repeated past 2^20 items is an error (it was an allocation failure
+/// that aborted), and so is compile-time looping past 10^7 steps in all (nested loops are each bounded alone).
+#[test]
+fn compile_time_work_is_bounded() {
+    let msg = error("    z = 'a' * (10**12)\n", vec![c(16)]);
+    assert!(msg.contains("this makes a compile-time sequence of 1000000000000 items, more than 1048576"), "{msg}");
+    let msg = error("    z = (1, 2) * (2**70)\n", vec![c(16)]);
+    assert!(msg.contains("compile-time sequence of 2361183241434822606848 items"), "{msg}");
+    // Under the bound, sequences are built as before.
+    let msg = error("    z = [0] * 1000\n    z = z + z + z\n    tl.static_assert(len(z) == 3001)\n", vec![c(16)]);
+    assert!(msg.contains("static_assert failed"), "{msg}");
+    let start = std::time::Instant::now();
+    let msg = error(
+        "    for i in tl.static_range(60000):\n        for j in tl.static_range(60000):\n            pass\n",
+        vec![c(16)],
+    );
+    assert!(msg.contains("elaboration took more than 10000000 steps"), "{msg}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60), "{:?}", start.elapsed());
+}
+
 #[test]
 fn match_in_a_kernel() {
     let msg = error("    match BLOCK:\n        case 16:\n            pass\n", vec![c(16)]);

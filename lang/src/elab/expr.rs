@@ -58,10 +58,29 @@ pub const TENSOR_METHODS: &[&str] = &[
     "broadcast",
 ];
 
+/// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a
+/// comprehension over two ranges), and each is bounded alone; this bounds them together. A real kernel takes
+/// some thousands.
+pub const MAX_STEPS: u64 = 10_000_000;
+
 impl<'a> Elab<'a> {
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> R<Value<'a>> {
+        self.step(e.span)?;
         crate::deep(|| self.eval_inner(e))
+    }
+
+    /// Counts one expression or statement against [`MAX_STEPS`].
+    pub fn step(&mut self, span: Span) -> R<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Err(self.err_hint(
+                span,
+                format!("elaboration took more than {MAX_STEPS} steps (expressions and statements), stopped here"),
+                "a compile-time loop (static_range, a comprehension, a constexpr while) runs too long",
+            ));
+        }
+        Ok(())
     }
 
     fn eval_inner(&mut self, e: &'a Expr) -> R<Value<'a>> {

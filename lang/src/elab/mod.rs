@@ -231,6 +231,8 @@ pub struct Elab<'a> {
     /// `gluon` mode: tensors carry the layouts the author wrote.
     pub gluon: bool,
     pub num_warps: u32,
+    /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
+    pub steps: u64,
 }
 
 impl<'a> Elab<'a> {
@@ -244,6 +246,7 @@ impl<'a> Elab<'a> {
             loc_override: None,
             gluon: false,
             num_warps: 4,
+            steps: 0,
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);

@@ -44,6 +44,7 @@ impl<'a> Elab<'a> {
     }
 
     fn exec_stmt(&mut self, s: &'a Stmt, rest: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
+        self.step(s.span)?;
         crate::deep(|| self.exec_stmt_inner(s, rest, cont))
     }
 
