@@ -37,6 +37,11 @@ pub struct LaunchArgs {
     /// can never end is reported at once)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
     pub max_iterations: u64,
+    /// Threads the interpreter runs programs on (default: the machine's cores). Programs run in parallel only
+    /// when none can observe another (no atomics, disjoint stores, nothing loaded that another stores); the
+    /// result is the same either way
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// The `--arg` grammar, for the commands' help (a macro so that `concat!` can build on it).
@@ -395,7 +400,12 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => {}
         }
     }
-    let limits = tessel_tile::interp::Limits { max_iterations: args.max_iterations };
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let limits = tessel_tile::interp::Limits {
+        max_iterations: args.max_iterations,
+        threads: threads.max(1),
+        notes: Some(|why| eprintln!("note: {why}")),
+    };
     Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings, limits })
 }
 

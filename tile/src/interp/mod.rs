@@ -3,7 +3,8 @@
 //! It defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
 //! each op rounds to its result type, integer ops wrap, memory is bounds-checked, `device_assert` and
 //! `assume` are checked, and `device_print` output is collected in Triton's format. Programs run one after the
-//! other (in grid order), so atomics are trivially atomic.
+//! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
+//! observe another, with exactly the sequential result (`run_with_limits`).
 
 pub mod arith;
 pub mod memory;
@@ -59,17 +60,22 @@ type SmemBuffer = Option<Tensor>;
 
 /// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
 /// of hanging the interpreter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
     pub max_iterations: u64,
+    /// Threads to run programs on (1: one at a time). Programs run in parallel only when none can observe
+    /// another (see [`run_with_limits`]); the result is the same either way.
+    pub threads: usize,
+    /// Told why a parallel run fell back to running programs one at a time.
+    pub notes: Option<fn(&str)>,
 }
 
 impl Default for Limits {
     /// 10^7 iterations per program: far more than any tiled kernel's loops over K or over tiles, and about a
-    /// minute of interpretation.
+    /// minute of interpretation; one thread.
     fn default() -> Limits {
-        Limits { max_iterations: 10_000_000 }
+        Limits { max_iterations: 10_000_000, threads: 1, notes: None }
     }
 }
 
@@ -84,6 +90,11 @@ pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Resul
 /// nor memory (nor prints) will repeat forever, since programs run one at a time and nothing else can change
 /// what it reads: a spin-wait on a lock another program holds, or on a flag another program would set, is
 /// reported at once. Anything else stops at `limits.max_iterations`.
+///
+/// With `limits.threads > 1`, programs run in parallel, each against a private view of memory; their stores
+/// are committed only if no program could have observed another (no atomics, no element stored by two programs,
+/// none loaded by one and stored by another), so memory and prints end exactly as in the sequential run.
+/// Otherwise the programs run again one at a time, and `limits.notes` is told why.
 pub fn run_with_limits(
     func: &Func,
     args: &[Arg],
@@ -116,10 +127,22 @@ pub fn run_with_limits(
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
+    let programs: Vec<[u32; 3]> =
+        (0..grid[2]).flat_map(|z| (0..grid[1]).flat_map(move |y| (0..grid[0]).map(move |x| [x, y, z]))).collect();
+    if limits.threads > 1 && programs.len() > 1 {
+        match run_parallel(func, &env, grid, mem, limits, &programs) {
+            Ok(log) => return Ok(log),
+            Err(why) => {
+                if let Some(note) = limits.notes {
+                    note(&why);
+                }
+            }
+        }
+    }
     let mut prog = Program {
         f: func,
         env,
-        mem,
+        mem: Mem::Shared(mem),
         grid,
         pid: [0; 3],
         log: Vec::new(),
@@ -128,23 +151,182 @@ pub fn run_with_limits(
         iterations: 0,
         smem_writes: 0,
     };
-    for z in 0..grid[2] {
-        for y in 0..grid[1] {
-            for x in 0..grid[0] {
-                prog.pid = [x, y, z];
-                prog.smem.clear();
-                prog.iterations = 0;
-                prog.region(func.body, &[])?;
+    for &pid in &programs {
+        prog.pid = pid;
+        prog.smem.clear();
+        prog.iterations = 0;
+        prog.region(func.body, &[])?;
+    }
+    Ok(prog.log)
+}
+
+/// Runs the programs on `limits.threads` threads, each against a private view of memory (the memory before the
+/// launch plus its own stores, every access recorded), and commits the stores in program order if no program
+/// could have observed another: no atomics, no element written by two programs, none read by one program and
+/// written by another. Then memory and the print log are exactly what the sequential run leaves. Otherwise, or
+/// if a program fails, nothing is committed and the reason is returned (the caller runs sequentially, which
+/// also reports the failure exactly).
+fn run_parallel(
+    func: &Func,
+    env: &[Option<Value>],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+    programs: &[[u32; 3]],
+) -> Result<Vec<String>, String> {
+    if let Some(o) =
+        func.all_ops().into_iter().find(|&o| matches!(func.op(o).op, Op::Atomic { .. } | Op::AtomicCas { .. }))
+    {
+        let at = func.op(o).loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
+        return Err(format!("the kernel uses atomics{at}: programs ran one at a time"));
+    }
+    struct Done {
+        log: Vec<String>,
+        /// Elements loaded (sorted, deduplicated) and stored (element, final bits; in first-store order).
+        reads: Vec<u64>,
+        writes: Vec<(u64, u64)>,
+    }
+    let shared: &Memory = mem;
+    let chunk = programs.len().div_ceil(limits.threads);
+    let results: Vec<Result<Done, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = programs
+            .chunks(chunk)
+            .map(|pids| {
+                s.spawn(move || {
+                    let mut out = Vec::with_capacity(pids.len());
+                    for &pid in pids {
+                        let mut prog = Program {
+                            f: func,
+                            env: env.to_vec(),
+                            mem: Mem::Private(Private::default_over(shared)),
+                            grid,
+                            pid,
+                            log: Vec::new(),
+                            smem: Vec::new(),
+                            limits,
+                            iterations: 0,
+                            smem_writes: 0,
+                        };
+                        let ran = prog.region(func.body, &[]);
+                        let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
+                        let mut reads = p.reads;
+                        reads.sort_unstable();
+                        reads.dedup();
+                        out.push(match ran {
+                            Ok(_) => Ok(Done { log: prog.log, reads, writes: p.order }),
+                            Err(e) => Err(format!("{e}")),
+                        });
+                        if out.last().is_some_and(Result::is_err) {
+                            break;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("an interpreter thread panicked")).collect()
+    });
+    let mut done = Vec::with_capacity(results.len());
+    for r in results {
+        done.push(r.map_err(|_| "a program failed: programs ran again one at a time".to_string())?);
+    }
+    // Every stored element with its program, sorted: a repeated element is a store by two programs.
+    let mut writer: Vec<(u64, usize)> =
+        done.iter().enumerate().flat_map(|(p, d)| d.writes.iter().map(move |&(slot, _)| (slot, p))).collect();
+    writer.sort_unstable();
+    if writer.windows(2).any(|w| w[0].0 == w[1].0) {
+        return Err("two programs store to the same element: programs ran one at a time".into());
+    }
+    for (p, d) in done.iter().enumerate() {
+        let stored_by_other =
+            |slot: &u64| writer.binary_search_by_key(slot, |&(s, _)| s).is_ok_and(|i| writer[i].1 != p);
+        if d.reads.iter().any(stored_by_other) {
+            return Err("a program loads an element another program stores: programs ran one at a time".into());
+        }
+    }
+    let mut log = Vec::new();
+    for d in done {
+        for (slot, bits) in d.writes {
+            mem.set_raw_at(slot, bits);
+        }
+        log.extend(d.log);
+    }
+    Ok(log)
+}
+
+/// Global memory as one program sees it.
+enum Mem<'a> {
+    /// The memory itself (programs run one at a time).
+    Shared(&'a mut Memory),
+    /// The memory before the launch, read-only, plus this program's own stores, with every element it reads
+    /// and writes recorded (programs run in parallel).
+    Private(Private<'a>),
+}
+
+struct Private<'a> {
+    base: &'a Memory,
+    /// Elements stored, their latest bits (and in `order`, each element once, in first-store order).
+    stored: std::collections::HashMap<u64, u64>,
+    order: Vec<(u64, u64)>,
+    /// Elements loaded from `base` (with repeats).
+    reads: Vec<u64>,
+    changes: u64,
+}
+
+impl<'a> Private<'a> {
+    fn default_over(base: &'a Memory) -> Private<'a> {
+        Private { base, stored: Default::default(), order: Vec::new(), reads: Vec::new(), changes: 0 }
+    }
+}
+
+impl Mem<'_> {
+    fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+        match self {
+            Mem::Shared(m) => m.load(addr, elem),
+            Mem::Private(p) => {
+                let slot = p.base.slot(addr, elem)?;
+                let own = if p.stored.is_empty() { None } else { p.stored.get(&slot).copied() };
+                let bits = own.unwrap_or_else(|| {
+                    p.reads.push(slot);
+                    p.base.raw_at(slot)
+                });
+                Ok(p.base.decode_at(slot, bits, elem))
             }
         }
     }
-    Ok(prog.log)
+
+    fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+        match self {
+            Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Private(p) => {
+                let slot = p.base.slot(addr, elem)?;
+                let bits = p.base.encode_at(slot, elem, v);
+                let old = p.stored.get(&slot).copied().unwrap_or_else(|| p.base.raw_at(slot));
+                if old != bits {
+                    p.changes += 1;
+                }
+                if p.stored.insert(slot, bits).is_none() {
+                    p.order.push((slot, bits));
+                } else if let Some(entry) = p.order.iter_mut().rev().find(|(s, _)| *s == slot) {
+                    entry.1 = bits;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn changes(&self) -> u64 {
+        match self {
+            Mem::Shared(m) => m.changes(),
+            Mem::Private(p) => p.changes,
+        }
+    }
 }
 
 struct Program<'a> {
     f: &'a Func,
     env: Vec<Option<Value>>,
-    mem: &'a mut Memory,
+    mem: Mem<'a>,
     grid: [u32; 3],
     pid: [u32; 3],
     log: Vec<String>,
