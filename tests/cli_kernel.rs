@@ -445,4 +445,23 @@ fn interpreter_reports_loops_that_never_end() {
         run("long_for", &["--arg", "Out=zeros:1:i32", "--arg", "n=1000", "--max-iterations", "1000"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Out: i32[1] = [499500]"), "{out}");
+    // Few iterations over large tiles are bounded by the elements computed.
+    let (code, _, err) = tessel(&[
+        "run",
+        "examples/vector_add.py::add_kernel",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "--arg",
+        "x_ptr=rand:1024",
+        "--arg",
+        "y_ptr=rand:1024",
+        "--arg",
+        "output_ptr=zeros:1024",
+        "--arg",
+        "n_elements=1024",
+        "--max-work",
+        "3000",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (0, 0, 0): this program computed more than 3000 elements"), "{err}");
 }

@@ -229,6 +229,11 @@ const WORDS: &[&str] = &[
     "1 << 20",
     "2 ** 31",
     "4294967296",
+    " * (10**12)",
+    "tl.static_range(60000)",
+    "\n    match x:\n        case 1:\n            ",
+    "\n    yield ",
+    "\n    while tl.load(x) == 0:\n        ",
     "\n    ",
     "\n        ",
     "\n    return\n",
@@ -382,9 +387,10 @@ fn run_case(c: &Case) -> Outcome {
     Outcome::Parsed(compiled, rejected)
 }
 
-/// Runs a kernel that compiled in the interpreter over two programs, with 4096-element buffers, integers 64 and
-/// floats 0.5, and a budget of 100k loop iterations: any error is fine (out of bounds, a failed assert, the
-/// budget), a panic or a hang is not. Returns an internal error's message. Kernels with descriptors are skipped.
+/// Runs a kernel that compiled in the interpreter over four programs, with 4096-element buffers, integers 64 and
+/// floats 0.5, and a budget of 10^4 loop iterations and 10^7 computed elements, on one thread and on two: any error is fine (out of
+/// bounds, a failed assert, the budget), a panic, a hang or a difference between the two runs is not. Returns
+/// an internal error's message. Kernels with descriptors are skipped.
 fn interpret(ks: &KernelSource) -> Option<String> {
     use tessel::tile::interp::{self, Arg, Limits, memory::Memory};
     if ks.spec.args.iter().any(|a| matches!(a, ArgSpec::TensorDesc { .. })) {
@@ -394,21 +400,38 @@ fn interpret(ks: &KernelSource) -> Option<String> {
     else {
         return None;
     };
-    let mut mem = Memory::new();
-    let mut args = Vec::new();
-    for (i, a) in ks.spec.args.iter().enumerate() {
-        args.push(match a {
-            ArgSpec::Pointer(t, _) => Arg::Buffer(mem.alloc(format!("p{i}"), *t, 4096)),
-            ArgSpec::Int(..) => Arg::Int(64),
-            ArgSpec::Float(_) => Arg::Float(0.5),
-            _ => continue,
-        });
+    // Sequentially, then on two threads: the parallel interpreter must leave the same bytes and give the same
+    // outcome (it commits only what the sequential order would, or runs the programs again one at a time).
+    let mut runs = Vec::new();
+    for threads in [1, 2] {
+        let mut mem = Memory::new();
+        let mut args = Vec::new();
+        for (i, a) in ks.spec.args.iter().enumerate() {
+            args.push(match a {
+                ArgSpec::Pointer(t, _) => Arg::Buffer(mem.alloc(format!("p{i}"), *t, 4096)),
+                ArgSpec::Int(..) => Arg::Int(64),
+                ArgSpec::Float(_) => Arg::Float(0.5),
+                _ => continue,
+            });
+        }
+        args.truncate(func.args().len());
+        let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, notes: None };
+        let result = interp::run_with_limits(&func, &args, [4, 1, 1], &mut mem, limits);
+        if let Err(e) = &result
+            && e.message.contains("internal error")
+        {
+            return Some(e.message.clone());
+        }
+        let bytes: Vec<Vec<u8>> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Buffer(b) => Some(mem.buffer(*b).bytes.clone()),
+                _ => None,
+            })
+            .collect();
+        runs.push((result.map_err(|e| e.to_string()), bytes));
     }
-    args.truncate(func.args().len());
-    match interp::run_with_limits(&func, &args, [2, 1, 1], &mut mem, Limits { max_iterations: 100_000 }) {
-        Err(e) if e.message.contains("internal error") => Some(e.message),
-        _ => None,
-    }
+    (runs[0] != runs[1]).then(|| "internal error: the parallel interpreter differs from the sequential one".into())
 }
 
 /// Child mode: reads case numbers from stdin, runs each, answers `FUZZ <n> <outcome> <ms> <detail>`.

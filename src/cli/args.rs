@@ -37,6 +37,9 @@ pub struct LaunchArgs {
     /// can never end is reported at once)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
     pub max_iterations: u64,
+    /// Elements one program may compute in the interpreter (every op's results) before it is stopped as hung
+    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_work)]
+    pub max_work: u64,
     /// Threads the interpreter runs programs on (default: the machine's cores). Programs run in parallel only
     /// when none can observe another (no atomics, disjoint stores, nothing loaded that another stores); the
     /// result is the same either way
@@ -403,6 +406,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let limits = tessel_tile::interp::Limits {
         max_iterations: args.max_iterations,
+        max_work: args.max_work,
         threads: threads.max(1),
         notes: Some(|why| eprintln!("note: {why}")),
     };

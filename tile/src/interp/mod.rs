@@ -64,6 +64,9 @@ type SmemBuffer = Option<Tensor>;
 pub struct Limits {
     /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
     pub max_iterations: u64,
+    /// Elements one program may compute (every op's results, counted in elements): a loop with few iterations
+    /// over large tiles is bounded by this rather than by `max_iterations`.
+    pub max_work: u64,
     /// Threads to run programs on (1: one at a time). Programs run in parallel only when none can observe
     /// another (see [`run_with_limits`]); the result is the same either way.
     pub threads: usize,
@@ -72,10 +75,10 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// 10^7 iterations per program: far more than any tiled kernel's loops over K or over tiles, and about a
-    /// minute of interpretation; one thread.
+    /// 10^7 iterations and 10^9 computed elements per program (a 128x128 tile over K = 4096 in 64-wide steps is
+    /// about 10^7): far more than any tiled kernel needs, and about a minute of interpretation; one thread.
     fn default() -> Limits {
-        Limits { max_iterations: 10_000_000, threads: 1, notes: None }
+        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None }
     }
 }
 
@@ -150,11 +153,13 @@ pub fn run_with_limits(
         limits,
         iterations: 0,
         smem_writes: 0,
+        work: 0,
     };
     for &pid in &programs {
         prog.pid = pid;
         prog.smem.clear();
         prog.iterations = 0;
+        prog.work = 0;
         prog.region(func.body, &[])?;
     }
     Ok(prog.log)
@@ -206,6 +211,7 @@ fn run_parallel(
                             limits,
                             iterations: 0,
                             smem_writes: 0,
+                            work: 0,
                         };
                         let ran = prog.region(func.body, &[]);
                         let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
@@ -337,6 +343,8 @@ struct Program<'a> {
     iterations: u64,
     /// Ops that wrote the program's shared memory, so far.
     smem_writes: u64,
+    /// Elements the current program has computed.
+    work: u64,
 }
 
 /// How a region ended.
@@ -515,6 +523,15 @@ impl Program<'_> {
             }
             _ => {
                 let result = self.compute(o).map_err(|m| err(self, m))?;
+                self.work += result.iter().map(|t| t.data.len().max(1) as u64).sum::<u64>();
+                if self.work > self.limits.max_work {
+                    let msg = format!(
+                        "this program computed more than {} elements (stopped at this op); raise the limit with \
+                         --max-work if it is meant to",
+                        self.limits.max_work
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
                 for (i, t) in result.into_iter().enumerate() {
                     self.set(o, i, t);
                 }
