@@ -100,7 +100,10 @@ pub fn interpret(
     mem: &mut Memory,
 ) -> Result<Vec<String>, Error> {
     let func = compile(source, kernel, spec)?;
-    tessel_tile::interp::run(&func, args, grid, mem).map_err(Error::Run)
+    // Programs run on every core when none can observe another; the result is the sequential one either way.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let limits = tessel_tile::interp::Limits { threads, ..Default::default() };
+    tessel_tile::interp::run_with_limits(&func, args, grid, mem, limits).map_err(Error::Run)
 }
 
 /// Compiles `kernel` to PTX for `target` (elaborate, assign layouts, generate code), through the disk cache of

@@ -97,6 +97,7 @@ pub fn run(
     }
     t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func))
         .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
+    check_fma_dots(&func).map_err(render)?;
     if stop == Stage::Layout {
         return Ok(Output::Layout(func));
     }
@@ -112,6 +113,50 @@ pub fn run(
         })
         .map_err(|e| Error::Codegen(e.message))?;
     Ok(Output::Ptx { func, kernel })
+}
+
+/// The most multiply-adds one `dot` left on the FMA path may take per thread. Codegen unrolls them all (M*N*K
+/// over the threads): 2^16 is about 400k lines of PTX and a few seconds; a 1024^3 f32 dot would be 8M per
+/// thread, and compile for minutes before ptxas even starts.
+pub const MAX_FMA_DOT_PER_THREAD: u64 = 1 << 16;
+
+/// Refuses, at its source, a `dot` on the FMA path whose unrolled multiply-adds per thread exceed
+/// [`MAX_FMA_DOT_PER_THREAD`]. Runs after layout assignment, which turns every `dot` a tensor-core instruction
+/// runs (`wgmma` on sm_90a, see `tessel_tile::layout::accelerate`) into a `warpgroup_dot`: the `dot`s left are
+/// those codegen lowers to FMAs (sm_80 and sm_100a for now, f32 with `input_precision="ieee"`, shapes or types
+/// `wgmma` does not take).
+#[allow(clippy::result_large_err)]
+fn check_fma_dots(func: &Func) -> Result<(), tessel_lang::Diagnostic> {
+    let threads = func.config.num_warps.max(1) as u64 * 32;
+    for o in func.all_ops() {
+        let data = func.op(o);
+        if !matches!(data.op, tessel_tile::Op::Dot { .. }) {
+            continue;
+        }
+        let acc = func.ty(data.results[0]).shape();
+        let a = func.ty(data.operands[0]).shape();
+        let (numel, k) = (acc.iter().map(|&d| d as u64).product::<u64>(), *a.last().unwrap_or(&1) as u64);
+        let per_thread = numel.div_ceil(threads) * k;
+        if per_thread > MAX_FMA_DOT_PER_THREAD {
+            let span = data
+                .loc
+                .map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize));
+            let dims = |s: &[u32]| s.iter().map(u32::to_string).collect::<Vec<_>>().join("x");
+            return Err(tessel_lang::Diagnostic::error(
+                format!(
+                    "this dot ({} @ {}) runs on FMAs on {} and would unroll {per_thread} multiply-adds per thread, \
+                     more than {MAX_FMA_DOT_PER_THREAD}",
+                    dims(a),
+                    dims(func.ty(data.operands[1]).shape()),
+                    func.target
+                ),
+                span,
+            )
+            .with_hint("loop over K in smaller blocks (and tile M and N over programs), or use more warps")
+            .with_note("dots of f16/bf16/fp8 (or f32 as tf32) operands run on wgmma on sm_90a; others on FMAs"));
+        }
+    }
+    Ok(())
 }
 
 /// The syntax tree of the definition of `kernel` in `module` (what `--emit ast` prints).

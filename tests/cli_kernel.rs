@@ -315,3 +315,153 @@ fn masked_off_integer_division_by_zero_does_not_abort() {
     assert_eq!(read("r_ptr"), want(-1.0));
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Launch parameters out of range are refused up front: an `i32` scalar that would wrap, a block of 32768
+/// threads, a grid CUDA cannot launch, a name given twice.
+#[test]
+fn launch_parameters_are_checked_not_wrapped() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "examples/vector_add.py::add_kernel",
+            "--const",
+            "BLOCK_SIZE=256",
+            "--arg",
+            "x_ptr=rand:1000",
+            "--arg",
+            "y_ptr=rand:1000",
+            "--arg",
+            "output_ptr=zeros:1000",
+        ];
+        args.extend_from_slice(extra);
+        tessel(&args)
+    };
+    let sig = ["--signature", "*fp32,*fp32,*fp32,i32"];
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=4294967306"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--arg n_elements=4294967306 does not fit the parameter's type int32"), "{err}");
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=-2147483649"]].concat());
+    assert_eq!(code, 2, "{err}");
+    // The edge of the range is fine.
+    let (code, _, err) = run(&[&sig[..], &["--arg", "n_elements=2147483647", "--grid", "3"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["--arg", "n_elements=1000", "--arg", "n_elements=10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--arg n_elements is given twice"), "{err}");
+    for (grid, message) in [("2147483648", "along x"), ("1,65536", "along y"), ("1,1,70000", "along z")] {
+        let (code, _, err) = run(&["--arg", "n_elements=1000", "--grid", grid]);
+        assert_eq!(code, 2);
+        assert!(err.contains(message) && err.contains("more than CUDA allows"), "{err}");
+    }
+    for warps in ["1024", "3", "0", "64"] {
+        let (code, _, err) = run(&["--arg", "n_elements=1000", "--num-warps", warps]);
+        assert_eq!(code, 2);
+        assert!(err.contains("--num-warps must be a power of two in 1..=32"), "{err}");
+    }
+    let (code, _, err) = tessel(&[
+        "compile",
+        "examples/vector_add.py::add_kernel",
+        "--signature",
+        "*fp32,*fp32,*fp32,i32",
+        "--const",
+        "BLOCK_SIZE=64",
+        "--const",
+        "BLOCK_SIZE=128",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--const BLOCK_SIZE is given twice"), "{err}");
+}
+
+/// A `dot` left on the FMA path (sm_80 has no tensor-core lowering yet) with too many multiply-adds per thread is
+/// refused at its source in well under a second, instead of unrolling for minutes; one under the bound compiles.
+#[test]
+fn huge_fma_dots_are_refused_quickly() {
+    let compile = |k: &str, warps: &str| {
+        let start = std::time::Instant::now();
+        let out = tessel(&[
+            "compile",
+            "tests/kernels/square_dot.py::k",
+            "--signature",
+            "*fp32,*fp32,*fp32",
+            "--const",
+            "M=64",
+            "--const",
+            "N=64",
+            "--const",
+            &format!("K={k}"),
+            "--num-warps",
+            warps,
+            "--arch",
+            "sm_80",
+            "--emit",
+            "layout",
+        ]);
+        (out, start.elapsed())
+    };
+    let ((code, _, err), elapsed) = compile("4096", "4");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "this dot (64x4096 @ 4096x64) runs on FMAs on sm_80 and would unroll 131072 multiply-adds per \
+                      thread, more than 65536"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("c = tl.dot(a, b)"), "points at the dot: {err}");
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+    // 64 * 64 / 256 threads * 2048 = 32768 multiply-adds per thread.
+    let ((code, _, err), _) = compile("2048", "8");
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The interpreter never hangs: a spin-wait on a lock no program will release is reported at once, with the
+/// program and the loop; a loop that makes progress but never ends stops at `--max-iterations`.
+#[test]
+fn interpreter_reports_loops_that_never_end() {
+    let run = |kernel: &str, args: &[&str]| {
+        let target = format!("tests/kernels/spin_lock.py::{kernel}");
+        let mut all = vec!["run", target.as_str()];
+        all.extend_from_slice(args);
+        tessel(&all)
+    };
+    let lock = ["--grid", "3", "--arg", "Lock=zeros:1:i32", "--arg", "Out=zeros:3:i32"];
+    let (code, _, err) = run("forgot_release", &lock);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (1, 0, 0): this `while` loop spins forever"), "{err}");
+    assert!(err.contains("while tl.atomic_cas(Lock, 0, 1) == 1:"), "points at the loop: {err}");
+    let (code, out, err) = run("lock_released", &lock);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Out: i32[3] = [0, 1, 2]"), "{out}");
+
+    let forever = ["--arg", "Out=zeros:1:i32", "--arg", "n=5", "--max-iterations", "1000"];
+    let (code, _, err) = run("counts_forever", &forever);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (0, 0, 0): this program ran more than 1000 loop iterations"), "{err}");
+    let (code, _, err) =
+        run("long_for", &["--arg", "Out=zeros:1:i64", "--arg", "n=1000000000", "--max-iterations", "1000"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("ran more than 1000 loop iterations (stopped in this `for` loop)"), "{err}");
+    let (code, out, err) =
+        run("long_for", &["--arg", "Out=zeros:1:i32", "--arg", "n=1000", "--max-iterations", "1000"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Out: i32[1] = [499500]"), "{out}");
+    // Few iterations over large tiles are bounded by the elements computed.
+    let (code, _, err) = tessel(&[
+        "run",
+        "examples/vector_add.py::add_kernel",
+        "--const",
+        "BLOCK_SIZE=1024",
+        "--arg",
+        "x_ptr=rand:1024",
+        "--arg",
+        "y_ptr=rand:1024",
+        "--arg",
+        "output_ptr=zeros:1024",
+        "--arg",
+        "n_elements=1024",
+        "--max-work",
+        "3000",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("program (0, 0, 0): this program computed more than 3000 elements"), "{err}");
+}

@@ -29,6 +29,7 @@ const KERNELS: &[&str] = &[
     "atomic_hist",
     "mixed",
     "convert",
+    "int_ptr_casts",
     "if_arange",
     "dot_fma",
     "dot_tf32",

@@ -251,6 +251,17 @@ fn earlier_kernels_match_the_interpreter() {
     assert!(err < 1e-5, "loop_acc: {err}");
 }
 
+/// Integer <-> pointer casts: a pointer through an `i64` and back (with byte arithmetic in between), pointer to
+/// pointer bitcasts, and an `i32` zero-extended to an address (`small + offs` from -5: negative values become
+/// addresses below 2^32, as LLVM's `inttoptr` makes them).
+#[test]
+fn int_pointer_casts_match_the_interpreter() {
+    for seed in seeds() {
+        let args = [A::In(F32, 64, 4.0), A::Out(F32, 64), A::Out(I64, 64), A::Int(-5)];
+        assert_eq!(check("int_ptr_casts", 1, &args, seed), 0.0);
+    }
+}
+
 /// f32 sin/cos (the Payne–Hanek routine of trig.rs) within an ulp of the interpreter's correctly rounded
 /// values, from small arguments to ±1e10; float `%` (f32, f16, f64: the fmod loop, uniform per warp through
 /// `vote.any`; one warp, as the simulator needs branches uniform over the CTA) and FTZ floor/ceil equal to

@@ -54,9 +54,18 @@ impl Diagnostic {
 
     /// Renders the report, with ANSI colours if `color` (for terminals).
     pub fn render_with(&self, file_name: &str, source: &str, color: bool) -> String {
+        // Inside the source and on char boundaries: ariadne slices the source at these offsets, and a span that
+        // splits a multi-byte character would panic there.
+        let floor = |mut i: usize| {
+            i = i.min(source.len());
+            while !source.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
         let clamp = |span: Span| {
-            let end = span.end.min(source.len());
-            span.start.min(end)..end
+            let end = floor(span.end);
+            floor(span.start).min(end)..end
         };
         let config = Config::default().with_color(color).with_index_type(IndexType::Byte);
         let mut report = Report::build(ReportKind::Error, (file_name, clamp(self.span)))

@@ -3,9 +3,9 @@
 //! specialization of a `@triton.jit` / `@gluon.jit` kernel into tile IR.
 //!
 //! The front end reads whole files. A kernel file is a Python module: imports, host code (torch calls, pytest
-//! decorators, f-strings, comprehensions, classes) and decorated kernels, so the parser accepts all of Python 3.12
-//! except the forms a kernel compiler has no use for (`async`/`await`, `yield`, `match`), which are reported as
-//! unsupported where they appear.
+//! decorators, f-strings, comprehensions, classes, generators) and decorated kernels, so the parser accepts all of
+//! Python 3.12 except `async`/`await`, which are reported as unsupported where they appear. `yield` and `match`
+//! parse anywhere and are refused only inside kernels, by the elaborator.
 //!
 //! - [`lex`] splits a source into [`Token`]s with byte spans ([`lexer`]);
 //! - [`parse_module`] parses a source into an [`ast::Module`] (the private `parser` module: chumsky over the tokens);
@@ -28,6 +28,14 @@ pub mod token;
 pub use diag::Diagnostic;
 pub use span::Span;
 pub use token::{Token, TokenKind};
+
+/// Runs `f` with at least 256 KiB of stack left, moving to a fresh 2 MiB segment when less is (the `stacker` crate,
+/// which chumsky already uses for its recursive parsers). The recursive walks over the syntax tree (elaboration,
+/// unparsing, dumping) call this once per level: the lexer bounds how deep a tree can nest
+/// ([`lexer::MAX_NESTING`]), but frames of the elaborator are large, and a test thread has 2 MiB of stack.
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, f)
+}
 
 /// Splits `source` into tokens. Unlike [`parse_module`], a bracket left open at the end is an error here.
 pub fn lex(source: &str) -> Result<Vec<Token>, Diagnostic> {

@@ -36,6 +36,30 @@ fn run_out(src: &str, kernel: &str, args: Vec<ArgSpec>, runtime: &[Arg], n: usiz
     (f.to_string(), mem.read_f64(out))
 }
 
+/// Triton's 06 fused attention passes runtime values (`offs_m`, a tensor, and `N_CTX`, an int) to parameters
+/// of `_attn_fwd_inner` annotated `tl.constexpr`. As in Triton, the annotation of a called function does not
+/// make its argument compile-time: the values stay runtime, and constants passed there stay constants.
+#[test]
+fn runtime_values_bound_to_constexpr_parameters_of_helpers() {
+    let src = r#"
+@triton.jit
+def inner(acc, offs_m: tl.constexpr, N_CTX: tl.constexpr, STAGE: tl.constexpr):
+    if STAGE == 2:
+        acc = acc * 10
+    return tl.where(offs_m < N_CTX, acc + offs_m, acc)
+
+@triton.jit
+def k(Out, n, BLOCK: tl.constexpr):
+    offs_m = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32) + 1
+    acc = inner(acc, offs_m, n, 2)
+    tl.store(Out + offs_m, acc)
+"#;
+    let (ir, out) = run_out(src, "k", vec![ptr(F32), i32(), c(8)], &[Arg::Int(5)], 8);
+    assert_eq!(out, [10.0, 11.0, 12.0, 13.0, 14.0, 10.0, 10.0, 10.0]);
+    assert!(!ir.contains("if "), "STAGE stays a constant: the `if` folds away\n{ir}");
+}
+
 #[test]
 fn constexpr_if_and_static_range_fold_away() {
     let src = r#"
@@ -330,4 +354,22 @@ def host(x):
     assert_eq!(a[2].default.as_deref(), Some("128"));
     assert_eq!(a[3].default.as_deref(), Some("tl.float16"));
     assert!(ks[1].params[1].constexpr);
+}
+
+/// The deepest expressions the lexer lets through (just under `MAX_NESTING`) elaborate on a test thread's 2 MiB
+/// stack: the elaborator's recursion moves to fresh stack segments as it goes.
+#[test]
+fn deepest_accepted_expressions_elaborate() {
+    for expr in [
+        format!("x{}", " + 1".repeat(2900)),
+        format!("{}x", "-".repeat(2900)),
+        format!("{}x{}", "tl.abs(".repeat(190), ")".repeat(190)),
+    ] {
+        let src = format!(
+            "{PRELUDE}@triton.jit\ndef k(X, n, BLOCK: tl.constexpr):\n    x = tl.load(X + tl.arange(0, BLOCK))\n    \
+             tl.store(X + tl.arange(0, BLOCK), {expr})\n"
+        );
+        let f = elab("deep.py", &src, "k", vec![ptr(F32), i32(), c(16)]);
+        assert!(f.to_string().contains("store"));
+    }
 }

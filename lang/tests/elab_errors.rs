@@ -46,6 +46,70 @@ fn non_power_of_two_block() {
     assert!(msg.contains("shape[1] must be a power of two, got 48"), "{msg}");
 }
 
+/// Tiles past 2^20 elements, or past 8192 registers per thread, are refused at the op that would create them
+/// (a broadcast, a `tl.zeros`, a `tl.full`), before the interpreter allocates or codegen unrolls them.
+#[test]
+fn oversized_tiles_are_refused_where_they_are_made() {
+    let msg = error("    z = tl.zeros((65536, 65536), dtype=tl.float32)\n", vec![c(32)]);
+    assert!(
+        msg.starts_with("Error: this creates a tile of 4294967296 elements (65536x65536), more than 1048576"),
+        "{msg}"
+    );
+    assert_eq!(label_column(&msg, "    z = tl.zeros((65536, 65536), dtype=tl.float32)"), "    z = ".len());
+    let msg = error("    a = tl.arange(0, BLOCK)\n    z = a[:, None] + a[None, :]\n", vec![c(2048)]);
+    assert!(msg.contains("a tile of 4194304 elements (2048x2048)"), "{msg}");
+    assert_eq!(label_column(&msg, "    z = a[:, None] + a[None, :]"), "    z = ".len());
+    let msg = error("    z = tl.full((4096, 4096, 4096), 1, tl.int32)\n", vec![c(32)]);
+    assert!(msg.contains("68719476736 elements"), "{msg}");
+    // 2^20 f64 over 4 warps: 16384 registers per thread.
+    let msg = error("    z = tl.zeros((1024, 1024), dtype=tl.float64)\n", vec![c(32)]);
+    assert!(msg.contains("needs 16384 registers per thread over 4 warps, more than 8192"), "{msg}");
+    // A power-of-two dimension past the bound says so (it used to claim 2^30 is not a power of two).
+    let msg = error("    offs = tl.arange(0, BLOCK)\n", vec![c(1 << 30)]);
+    assert!(msg.contains("BLOCK is 1073741824, more than the 1048576 elements a tile may have"), "{msg}");
+    // At the bounds, fine.
+    let src = format!(
+        "{PRELUDE}@triton.jit\ndef k(X, n, BLOCK: tl.constexpr):\n    z = tl.zeros((1024, 1024), dtype=tl.float32)\n    tl.store(X + tl.arange(0, BLOCK), tl.sum(tl.sum(z, 1), 0))\n"
+    );
+    elab("ok.py", &src, "k", vec![ptr(F32), ArgSpec::Int(I32, false), c(16)]);
+}
+
+/// A kernel is not a generator: `yield` inside one is refused where it is, while the module (whose host code
+/// may use generators) still parses.
+/// Compile-time work is bounded: a sequence repeated past 2^20 items is an error (it was an allocation failure
+/// that aborted), and so is compile-time looping past 10^7 steps in all (nested loops are each bounded alone).
+#[test]
+fn compile_time_work_is_bounded() {
+    let msg = error("    z = 'a' * (10**12)\n", vec![c(16)]);
+    assert!(msg.contains("this makes a compile-time sequence of 1000000000000 items, more than 1048576"), "{msg}");
+    let msg = error("    z = (1, 2) * (2**70)\n", vec![c(16)]);
+    assert!(msg.contains("compile-time sequence of 2361183241434822606848 items"), "{msg}");
+    // Under the bound, sequences are built as before.
+    let msg = error("    z = [0] * 1000\n    z = z + z + z\n    tl.static_assert(len(z) == 3001)\n", vec![c(16)]);
+    assert!(msg.contains("static_assert failed"), "{msg}");
+    let start = std::time::Instant::now();
+    let msg = error(
+        "    for i in tl.static_range(60000):\n        for j in tl.static_range(60000):\n            pass\n",
+        vec![c(16)],
+    );
+    assert!(msg.contains("elaboration took more than 10000000 steps"), "{msg}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60), "{:?}", start.elapsed());
+}
+
+#[test]
+fn match_in_a_kernel() {
+    let msg = error("    match BLOCK:\n        case 16:\n            pass\n", vec![c(16)]);
+    assert!(msg.starts_with("Error: `match` is not supported in kernels"), "{msg}");
+    assert!(msg.contains("use an `if`/`elif` chain"), "{msg}");
+}
+
+#[test]
+fn yield_in_a_kernel() {
+    let msg = error("    yield tl.arange(0, BLOCK)\n", vec![c(16)]);
+    assert!(msg.starts_with("Error: `yield` is not supported in kernels: a kernel is not a generator"), "{msg}");
+    assert_eq!(label_column(&msg, "    yield tl.arange(0, BLOCK)"), "    ".len());
+}
+
 #[test]
 fn other_without_mask() {
     let msg = error("    x = tl.load(X + tl.arange(0, BLOCK), other=0.0)\n", vec![c(64)]);
@@ -86,11 +150,17 @@ fn runtime_value_where_a_constexpr_is_needed() {
     assert!(msg.contains("declare it as `n: tl.constexpr`"), "{msg}");
     let msg = error("    for i in tl.static_range(n):\n        pass\n", vec![c(64)]);
     assert!(msg.contains("must be a compile-time constant"), "{msg}");
+    // A runtime value passed to a helper's constexpr parameter stays runtime (as in Triton); it is refused where
+    // the helper needs a constant.
     let src = format!(
-        "{PRELUDE}@triton.jit\ndef f(x, N: tl.constexpr):\n    return x\n\n@triton.jit\ndef k(X, n):\n    f(X, n)\n"
+        "{PRELUDE}@triton.jit\ndef f(x, N: tl.constexpr):\n    return tl.arange(0, N)\n\n@triton.jit\ndef k(X, n):\n    \
+         f(X, n)\n"
     );
     let msg = elab_error(&src, "k", vec![ptr(F32), ArgSpec::Int(I32, false)]);
-    assert!(msg.contains("argument `N` of `f()` is declared tl.constexpr, but `n` is a runtime value (i32)"), "{msg}");
+    assert!(
+        msg.contains("`end` of `tl.arange` must be a compile-time constant (tl.constexpr), but `N` is a runtime value"),
+        "{msg}"
+    );
 }
 
 #[test]

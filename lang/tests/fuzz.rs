@@ -410,7 +410,62 @@ fn pathological_inputs_parse_quickly() {
         assert!(elapsed < Duration::from_secs(2), "{elapsed:?} for input starting {:?}", &src[..src.len().min(40)]);
         if let Err(d) = result {
             assert!(d.span.end <= src.len());
-            assert!(src.starts_with("x = ((("), "unexpected error: {}", d.message);
+            // 5000 terms nest deeper than CPython's compiler (or tessel) goes.
+            let too_deep = src.starts_with("x = 1 + 1") && d.message == "expression too deeply nested";
+            assert!(src.starts_with("x = (((") || too_deep, "unexpected error: {}", d.message);
         }
+    }
+}
+
+/// Nesting past the limits is refused with CPython's words, before the parser builds a tree whose recursive
+/// walks (its `Drop` included) would overflow the stack; just inside the limits parses.
+#[test]
+fn nesting_limits_are_errors_not_stack_overflows() {
+    let n = 100_000;
+    let refused = [
+        (format!("x = 1{}\n", " + 1".repeat(n)), "expression too deeply nested"),
+        (format!("x = {}1\n", "-".repeat(n)), "expression too deeply nested"),
+        (format!("x = {}1\n", "not ".repeat(n)), "expression too deeply nested"),
+        (format!("x = {}1\n", "lambda a, b: ".repeat(n)), "expression too deeply nested"),
+        (format!("x = a{}\n", ".b".repeat(n)), "expression too deeply nested"),
+        (format!("x = f{}\n", "()".repeat(n)), "expression too deeply nested"),
+        (format!("x = 1{}\n", " if c else 1".repeat(n)), "expression too deeply nested"),
+        (format!("x = {}1{}\n", "[".repeat(n), "]".repeat(n)), "too many nested parentheses"),
+        (format!("x = {}1{}\n", "f(".repeat(201), ")".repeat(201)), "too many nested parentheses"),
+        (format!("x = f'{}'\n", "{f'".repeat(300)), "too many nested parentheses"),
+        (
+            (0..101).map(|i| format!("{}if x:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(101) + "pass\n",
+            "too many levels of indentation",
+        ),
+    ];
+    for (src, message) in &refused {
+        let start = Instant::now();
+        let d = parse_module(src).expect_err(&src[..40.min(src.len())]);
+        assert_eq!(d.message, *message, "for {:?}", &src[..40.min(src.len())]);
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(d.render("deep.py", src).contains(message));
+    }
+    let accepted = [
+        format!("x = {}1{}\n", "(-".repeat(199), ")".repeat(199)),
+        format!("x = 1{}\n", " + 1".repeat(2900)),
+        format!("x = [{}]\n", "-1, ".repeat(n)),
+        (0..99).map(|i| format!("{}if x:\n", " ".repeat(i))).collect::<String>() + &" ".repeat(99) + "pass\n",
+    ];
+    for src in &accepted {
+        let module = parse_module(src).unwrap_or_else(|d| panic!("{} for {:?}", d.message, &src[..40]));
+        // Printing and dumping the deepest accepted trees recurses once per level: no overflow on a test thread.
+        let _ = ast::unparse(&module);
+        let _ = ast::dump(&module, false);
+    }
+}
+
+/// "expected an indented block" marks the character after the colon's line, a whole `é` rather than one byte of
+/// it (ariadne would panic slicing inside the character).
+#[test]
+fn missing_block_before_a_multibyte_character() {
+    for src in ["def f():\né = 1\n", "if x:\néa\n", "class C:\n    def f():\né = 1\n", "if a:\n  if b:\nλ\n"] {
+        let d = parse_module(src).expect_err(src);
+        assert!(src.is_char_boundary(d.span.start) && src.is_char_boundary(d.span.end), "{} in {src:?}", d.span);
+        assert!(d.render("mb.py", src).contains("indented block"), "{}", d.message);
     }
 }

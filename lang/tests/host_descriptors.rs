@@ -167,3 +167,15 @@ fn descriptor_parameters_are_checked() {
     let msg = elab_error(KERNEL, "k", vec![desc(F32, &[4, 8], false), ptr(F32), ptr(I64), desc(F32, &[4], false)]);
     assert!(msg.contains("parameter `ROW` is declared tl.constexpr") && msg.contains("tensordesc<4xf32>"), "{msg}");
 }
+
+/// `desc[None, :]` (found by the fuzz campaign) panicked in `expand_dims`, which took any non-tensor for a scalar;
+/// it is a diagnostic at the subscript.
+#[test]
+fn indexing_a_descriptor_with_none_is_an_error() {
+    let src = example_source("descriptor_copy.py").replace("x_desc.block_shape[1]", "x_desc[None, :].block_shape[1]");
+    assert!(src.contains("x_desc[None, :]"));
+    let spec =
+        vec![desc(F16, &[16, 32], false), desc(F16, &[32, 16], false), desc(F32, &[16], false), ArgSpec::Float(F32)];
+    let msg = elab_error(&src, "transpose_scale_kernel", spec);
+    assert!(msg.contains("cannot add a dimension to tensordesc"), "{msg}");
+}

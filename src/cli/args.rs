@@ -33,6 +33,18 @@ pub struct LaunchArgs {
     /// Seed for rand/randn buffers
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Loop iterations one program may run in the interpreter before it is stopped as hung (a spin-wait that
+    /// can never end is reported at once)
+    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
+    pub max_iterations: u64,
+    /// Elements one program may compute in the interpreter (every op's results) before it is stopped as hung
+    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_work)]
+    pub max_work: u64,
+    /// Threads the interpreter runs programs on (default: the machine's cores). Programs run in parallel only
+    /// when none can observe another (no atomics, disjoint stores, nothing loaded that another stores); the
+    /// result is the same either way
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// The `--arg` grammar, for the commands' help (a macro so that `concat!` can build on it).
@@ -149,7 +161,30 @@ fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
         .collect::<Option<_>>()
         .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
         .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
-    Ok([dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)])
+    let grid = [dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)];
+    // CUDA's limits on a launch's grid (gridDim.x < 2^31, y and z < 65536).
+    for (axis, (&n, max)) in ["x", "y", "z"].iter().zip(grid.iter().zip([i32::MAX as u32, 65535, 65535])) {
+        if n > max {
+            return Err(CliError::Usage(format!("--grid: {n} programs along {axis} is more than CUDA allows ({max})")));
+        }
+    }
+    Ok(grid)
+}
+
+/// Whether `value` is representable in the integer type `t` (an `--arg` scalar is never silently wrapped).
+fn int_fits(value: i64, t: ScalarType) -> bool {
+    let bits = t.bits();
+    if t.is_bool() {
+        return value == 0 || value == 1;
+    }
+    if bits >= 64 {
+        return t.is_signed_int() || value >= 0;
+    }
+    if t.is_unsigned_int() {
+        (0..1i64 << bits).contains(&value)
+    } else {
+        (-(1i64 << (bits - 1))..1i64 << (bits - 1)).contains(&value)
+    }
 }
 
 /// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
@@ -167,6 +202,8 @@ pub(super) struct Prepared {
     /// What a `--bytes`/`--flops` formula may name: scalar arguments and integer constexprs by value, buffers
     /// by their size in bytes.
     pub names: Vec<(String, f64)>,
+    /// Bounds on the interpreter's run (`--max-iterations`).
+    pub limits: tessel_tile::interp::Limits,
     /// The compile stages done here (reading, parsing, elaborating), for `--timings`.
     pub timings: Timings,
 }
@@ -189,7 +226,11 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     for a in &args.args {
         let (name, spec) =
             a.split_once('=').ok_or_else(|| CliError::Usage(format!("--arg expects NAME=SPEC, got `{a}`")))?;
-        values.push((name.trim().to_string(), parse_arg_value(spec.trim())?));
+        let name = name.trim();
+        if values.iter().any(|(n, _)| n == name) {
+            return Err(CliError::Usage(format!("--arg {name} is given twice")).into());
+        }
+        values.push((name.to_string(), parse_arg_value(spec.trim())?));
     }
     // A buffer that only descriptors use (TensorDescriptor.from_tensor(x, ...)) need not be a parameter.
     let viewed = |name: &str| values.iter().any(|(_, v)| matches!(v, ArgValue::Desc { buffer, .. } if buffer == name));
@@ -273,6 +314,13 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             continue;
         };
         let arg = match v {
+            ArgValue::Int(i) if elem.is_int() && !int_fits(*i, *elem) => {
+                return Err(CliError::Usage(format!(
+                    "--arg {name}={i} does not fit the parameter's type {} (the value would wrap)",
+                    elem.triton_name()
+                ))
+                .into());
+            }
             ArgValue::Int(i) => Arg::Int(*i),
             ArgValue::Float(x) => Arg::Float(*x),
             ArgValue::Desc { .. } => continue,
@@ -355,7 +403,14 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => {}
         }
     }
-    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings })
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let limits = tessel_tile::interp::Limits {
+        max_iterations: args.max_iterations,
+        max_work: args.max_work,
+        threads: threads.max(1),
+        notes: Some(|why| eprintln!("note: {why}")),
+    };
+    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings, limits })
 }
 
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.

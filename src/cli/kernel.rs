@@ -205,12 +205,18 @@ pub(super) fn specialization(
     spec: &SpecArgs,
     inferred: Option<&[(String, ArgSpec)]>,
 ) -> Result<Specialization, CliError> {
+    let config =
+        tessel_tile::KernelConfig { num_warps: spec.num_warps, num_stages: spec.num_stages, ..Default::default() };
+    config.validate().map_err(|e| CliError::Usage(format!("--{}", e.replace('_', "-"))))?;
     let mut consts = Vec::new();
     for c in &spec.consts {
         let (name, value) =
             c.split_once('=').ok_or_else(|| CliError::Usage(format!("--const expects NAME=VALUE, got `{c}`")))?;
         if !info.params.iter().any(|p| p.name == name.trim()) {
             return Err(CliError::Usage(format!("`{}` has no parameter `{}`", info.name, name.trim())));
+        }
+        if consts.iter().any(|(n, _)| n == name.trim()) {
+            return Err(CliError::Usage(format!("--const {} is given twice", name.trim())));
         }
         consts.push((name.trim().to_string(), parse_const(value.trim())?));
     }

@@ -21,7 +21,6 @@ use tessel_tile::interp::{self, Arg};
 use tessel_tile::{Func, ScalarType};
 
 use super::args::{LaunchArgs, Prepared, arg_specs, prepare};
-use super::kernel::Source;
 use super::{CliError, Failure, formula};
 use crate::{Jit, KernelSource, npy};
 
@@ -228,7 +227,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         Vec::new()
     } else {
         writeln!(err, "note: running `{}` in the interpreter over a grid of {gx}x{gy}x{gz}", p.kernel)?;
-        interpret(&p.src, &p.func, &p.call_args, p.grid, &mut mem)?
+        interpret(&p, &mut mem)?
     };
     if args.check && on_gpu {
         compare_with_interpreter(&p, &mem, out)?;
@@ -311,7 +310,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
 /// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer.
 fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> Result<(), Failure> {
     let mut reference = p.mem.clone();
-    interpret(&p.src, &p.func, &p.call_args, p.grid, &mut reference)?;
+    interpret(p, &mut reference)?;
     for (name, id) in &p.buffers {
         let (got, want) = (gpu.read_f64(*id), reference.read_f64(*id));
         let nan_mismatch = got.iter().zip(&want).any(|(a, b)| a.is_nan() != b.is_nan());
@@ -344,16 +343,12 @@ fn show_value(v: Val, elem: ScalarType) -> String {
     }
 }
 
-fn interpret(
-    src: &Source,
-    func: &Func,
-    args: &[Arg],
-    grid: [u32; 3],
-    mem: &mut Memory,
-) -> Result<Vec<String>, CliError> {
-    interp::run(func, args, grid, mem).map_err(|e| {
+fn interpret(p: &Prepared, mem: &mut Memory) -> Result<Vec<String>, CliError> {
+    let src = &p.src;
+    interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits).map_err(|e| {
+        // The message names the program (`program (x, y, z): ...`).
         let at = e.loc.map(|l| {
-            tessel_lang::Diagnostic::error(e.message.clone(), tessel_lang::Span::new(l.start as usize, l.end as usize))
+            tessel_lang::Diagnostic::error(e.to_string(), tessel_lang::Span::new(l.start as usize, l.end as usize))
         });
         match at {
             Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),

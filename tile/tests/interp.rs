@@ -105,3 +105,80 @@ fn wide_integers_and_nan_payloads_pass_through_exactly() {
     assert_eq!(mem.buffer(outs[1]).bytes, mem.buffer(b).bytes, "u64 + 0");
     assert_eq!(mem.buffer(outs[2]).bytes, mem.buffer(fl).bytes, "f32 -> i32 -> f32 bitcasts");
 }
+
+/// Notes the parallel runs below gave (why they fell back to one program at a time).
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn note(why: &str) {
+    NOTES.lock().unwrap().push(why.to_string());
+}
+
+/// Runs `f` over `grid` on one thread and on four; both must leave the same bytes in every buffer. Returns the
+/// buffers' bytes and the notes the parallel run gave.
+fn sequential_and_parallel(
+    f: &tessel_tile::Func,
+    grid: u32,
+    buffers: &[(ScalarType, Vec<f64>)],
+) -> (Vec<Vec<u8>>, Vec<String>) {
+    let mut outs = Vec::new();
+    let mut notes = Vec::new();
+    for threads in [1, 4] {
+        let mut mem = Memory::new();
+        let args: Vec<Arg> =
+            buffers.iter().enumerate().map(|(i, (t, v))| Arg::Buffer(mem.alloc_from(format!("b{i}"), *t, v))).collect();
+        let limits = tessel_tile::interp::Limits { threads, notes: Some(note), ..Default::default() };
+        NOTES.lock().unwrap().clear();
+        tessel_tile::interp::run_with_limits(f, &args, [grid, 1, 1], &mut mem, limits).unwrap();
+        notes = NOTES.lock().unwrap().clone();
+        let bytes: Vec<Vec<u8>> = (0..buffers.len())
+            .map(|i| mem.buffer(tessel_tile::interp::memory::BufferId(i as u32)).bytes.clone())
+            .collect();
+        outs.push(bytes);
+    }
+    assert_eq!(outs[0], outs[1], "the parallel run left other bytes than the sequential one");
+    (outs.remove(0), notes)
+}
+
+/// Programs that cannot observe each other run in parallel (no note) with the sequential result; programs that
+/// store to one element, or load what another stores, are detected and run again one at a time, with the
+/// sequential result too.
+#[test]
+fn parallel_programs_give_the_sequential_result() {
+    // The vector add with n fixed at 8000 (every argument a buffer); 200 elements past n must stay 7.
+    let n = 8000;
+    let mut out = vec![f64::NAN; n];
+    out.extend([7.0; 200]);
+    let fixed = include_str!("ir/add_kernel.tir")
+        .replace(", %n_elements: i32)", ")")
+        .replace("%3 = splat %n_elements", "%n_elements = constant {value = 8000} : i32\n  %3 = splat %n_elements");
+    let fixed = parse_func(&fixed).unwrap();
+    let bufs = [(ScalarType::F32, randoms(1, n)), (ScalarType::F32, randoms(2, n)), (ScalarType::F32, out)];
+    let (bytes, notes) = sequential_and_parallel(&fixed, 8, &bufs);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert!(bytes[2][n * 4..].chunks(4).all(|c| f32::from_le_bytes(c.try_into().unwrap()) == 7.0));
+
+    let last_wins = "func @last_wins(%out: ptr<i32>) attributes {target = sm_90a, num_warps = 1, num_stages = 3} {
+  %pid = program_id {axis = 0} : i32
+  store %out, %pid
+  return
+}";
+    let (bytes, notes) = sequential_and_parallel(&parse_func(last_wins).unwrap(), 6, &[(ScalarType::I32, vec![-1.0])]);
+    assert_eq!(bytes[0], 5i32.to_le_bytes(), "program 5 stores last");
+    assert_eq!(notes, ["two programs store to the same element: programs ran one at a time"]);
+
+    let chain = "func @chain(%out: ptr<i32>) attributes {target = sm_90a, num_warps = 1, num_stages = 3} {
+  %pid = program_id {axis = 0} : i32
+  %one = constant {value = 1} : i32
+  %a = addptr %out, %pid : ptr<i32>
+  %x = load %a : i32
+  %y = add %x, %one : i32
+  %next = add %pid, %one : i32
+  %b = addptr %out, %next : ptr<i32>
+  store %b, %y
+  return
+}";
+    let (bytes, notes) = sequential_and_parallel(&parse_func(chain).unwrap(), 5, &[(ScalarType::I32, vec![0.0; 6])]);
+    let values: Vec<i32> = bytes[0].chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(values, [0, 1, 2, 3, 4, 5], "each program reads what the one before stored");
+    assert_eq!(notes, ["a program loads an element another program stores: programs ran one at a time"]);
+}

@@ -555,6 +555,10 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 }
 
 pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (fe, te) = (l.elem_of(data.operands[0])?, l.elem_of(data.results[0])?);
+    if fe.is_ptr() || te.is_ptr() {
+        return map_regs(l, data, |l, a| int_ptr_cast(l, a[0], fe, te));
+    }
     let from = l.scalar_of(data.operands[0])?;
     let to = l.scalar_of(data.results[0])?;
     let ins = l.get(data.operands[0])?.to_vec();
@@ -578,6 +582,28 @@ pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         return Ok(());
     }
     map_regs(l, data, |l, a| super::cast::cast_scalar(l, a[0], from, to))
+}
+
+/// An integer to a pointer, or a pointer to a 64-bit integer (the casts the elaborator emits as `cast`; a
+/// pointer to `int1` is a comparison, a pointer to a pointer a `bitcast`). Addresses are 64-bit; a narrower
+/// integer is zero-extended, as LLVM's `inttoptr` (Triton's `int_to_ptr`) does.
+fn int_ptr_cast(l: &mut Lower, x: Reg, from: Elem, to: Elem) -> Result<Reg, CompileError> {
+    let bits = from.scalar().map_or(64, |s| s.bits());
+    match (from, to) {
+        (Elem::Ptr(..), Elem::Scalar(s)) if s.is_int() && s.bits() == 64 => Ok(x),
+        (Elem::Scalar(_), Elem::Ptr(..)) if bits == 64 => Ok(x),
+        (Elem::Scalar(ScalarType::I1), Elem::Ptr(..)) => {
+            let d = l.b.reg(RegClass::B64);
+            l.b.ins(format!("selp.b64 {d}, 1, 0, {x}"));
+            Ok(d)
+        }
+        (Elem::Scalar(s), Elem::Ptr(..)) if s.is_int() => {
+            let d = l.b.reg(RegClass::B64);
+            l.b.ins(format!("cvt.u64.u{bits} {d}, {x}"));
+            Ok(d)
+        }
+        _ => Err(CompileError::new(format!("cast {from} -> {to} is not supported"))),
+    }
 }
 
 pub(crate) fn bitcast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {

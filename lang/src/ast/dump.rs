@@ -183,6 +183,19 @@ impl Dumper {
                 self.stmts(c, Some("orelse"), orelse);
                 self.stmts(c, Some("finalbody"), finalbody);
             }
+            StmtKind::Match { subject, cases } => {
+                self.line(d, None, "Match", s.span);
+                self.expr(c, Some("subject"), subject);
+                for case in cases {
+                    self.line(c, None, "match_case", case.span);
+                    self.expr(c + 1, Some("pattern"), &case.pattern);
+                    if let Some(alias) = &case.alias {
+                        self.ident(c + 1, "as", alias);
+                    }
+                    self.opt(c + 1, "guard", case.guard.as_ref());
+                    self.stmts(c + 1, Some("body"), &case.body);
+                }
+            }
             StmtKind::With { items, body } => {
                 self.line(d, None, "With", s.span);
                 for item in items {
@@ -296,6 +309,10 @@ impl Dumper {
     }
 
     fn expr(&mut self, d: usize, label: Option<&str>, e: &Expr) {
+        crate::deep(|| self.expr_inner(d, label, e))
+    }
+
+    fn expr_inner(&mut self, d: usize, label: Option<&str>, e: &Expr) {
         let c = d + 1;
         let line = |this: &mut Self, head: &str| this.line(d, label, head, e.span);
         match &e.kind {
@@ -355,6 +372,16 @@ impl Dumper {
                 line(self, "Lambda");
                 self.params(c, params);
                 self.expr(c, Some("body"), body);
+            }
+            ExprKind::Yield(value) => {
+                line(self, "Yield");
+                if let Some(v) = value {
+                    self.expr(c, Some("value"), v);
+                }
+            }
+            ExprKind::YieldFrom(value) => {
+                line(self, "YieldFrom");
+                self.expr(c, Some("value"), value);
             }
             ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
                 let kind = match e.kind {

@@ -112,6 +112,11 @@ pub enum StmtKind {
         items: Vec<WithItem>,
         body: Vec<Stmt>,
     },
+    /// `match subject:` and its `case`s (host code; kernels reject it).
+    Match {
+        subject: Expr,
+        cases: Vec<MatchCase>,
+    },
     /// `type Name[params] = value` (Python 3.12).
     TypeAlias {
         name: Ident,
@@ -206,6 +211,19 @@ pub struct ExceptHandler {
     pub span: Span,
 }
 
+/// `case pattern [as name] [if guard]: body`. The pattern is read as an expression: Python's patterns (literals,
+/// captures, `_`, dotted values, sequences, `*rest`, mappings with `**rest`, class patterns `Point(x=0)`, `|`
+/// alternatives) are all expressions in form; only `as` is not, and it is taken at the top of a case. A nested
+/// `(p as q)` does not parse, and some expressions that are not patterns (`a + b`) are accepted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchCase {
+    pub pattern: Expr,
+    pub alias: Option<Ident>,
+    pub guard: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct WithItem {
     pub context: Expr,
@@ -274,6 +292,10 @@ pub enum ExprKind {
         params: Box<Parameters>,
         body: Box<Expr>,
     },
+    /// `yield [value]`: host code only (generators, `@contextmanager`); kernels reject it.
+    Yield(Option<Box<Expr>>),
+    /// `yield from value`
+    YieldFrom(Box<Expr>),
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     Set(Vec<Expr>),

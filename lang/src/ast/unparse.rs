@@ -294,6 +294,27 @@ impl Unparser {
                 self.else_block("finally", finalbody);
                 return;
             }
+            StmtKind::Match { subject, cases } => {
+                self.w("match ");
+                self.expr(subject, Prec::Tuple);
+                self.w(":\n");
+                self.depth += 1;
+                for case in cases {
+                    self.line();
+                    self.w("case ");
+                    self.expr(&case.pattern, Prec::Tuple);
+                    if let Some(alias) = &case.alias {
+                        let _ = write!(self.out, " as {}", alias.name);
+                    }
+                    if let Some(guard) = &case.guard {
+                        self.w(" if ");
+                        self.expr(guard, Prec::Test);
+                    }
+                    self.block(&case.body);
+                }
+                self.depth -= 1;
+                return;
+            }
             StmtKind::With { items, body } => {
                 self.w("with ");
                 self.comma_sep(items, |u, item| {
@@ -443,7 +464,7 @@ impl Unparser {
         if parens {
             self.w("(");
         }
-        self.expr_inner(e);
+        crate::deep(|| self.expr_inner(e));
         if parens {
             self.w(")");
         }
@@ -537,6 +558,20 @@ impl Unparser {
                 self.expr(test, Prec::Or);
                 self.w(" else ");
                 self.expr(orelse, Prec::Test);
+            }
+            // Always parenthesized: `(yield x)` is valid wherever `yield x` is, and parses to the same node.
+            ExprKind::Yield(value) => {
+                self.w("(yield");
+                if let Some(v) = value {
+                    self.w(" ");
+                    self.expr(v, Prec::Tuple);
+                }
+                self.w(")");
+            }
+            ExprKind::YieldFrom(value) => {
+                self.w("(yield from ");
+                self.expr(value, Prec::Test);
+                self.w(")");
             }
             ExprKind::Lambda { params, body } => {
                 self.w("lambda");

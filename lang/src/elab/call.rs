@@ -169,21 +169,10 @@ impl<'a> Elab<'a> {
         let mut missing = Vec::new();
         for (i, p) in all.iter().enumerate() {
             let value = match slots[i].take() {
-                Some(a) => {
-                    if constexpr[i] && a.value.has_runtime() {
-                        return Err(self.err_hint(
-                            a.span,
-                            format!(
-                                "argument `{}` of `{name}()` is declared tl.constexpr, but {} is a runtime value ({})",
-                                p.name.name,
-                                a.name_or("the value passed"),
-                                a.value.type_name()
-                            ),
-                            "pass a compile-time value (a constexpr parameter, a literal, or a constexpr expression)",
-                        ));
-                    }
-                    a.value
-                }
+                // As in Triton, the annotation of a called function's parameter does not make the argument
+                // compile-time: a runtime value passed there stays a runtime value (Triton's 06 fused attention
+                // passes `offs_m` and `N_CTX` so). Only the kernel's own constexpr parameters must be constants.
+                Some(a) => a.value,
                 None => match &p.default {
                     Some(d) => self.eval_default(f.module, name, d)?,
                     None => {
@@ -192,7 +181,8 @@ impl<'a> Elab<'a> {
                     }
                 },
             };
-            out.push((p.name.name.clone(), value, constexpr[i]));
+            let constexpr = constexpr[i] && !value.has_runtime();
+            out.push((p.name.name.clone(), value, constexpr));
         }
         if !missing.is_empty() {
             let s = if missing.len() == 1 { "" } else { "s" };

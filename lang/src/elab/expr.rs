@@ -58,9 +58,32 @@ pub const TENSOR_METHODS: &[&str] = &[
     "broadcast",
 ];
 
+/// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a
+/// comprehension over two ranges), and each is bounded alone; this bounds them together. A real kernel takes
+/// some thousands.
+pub const MAX_STEPS: u64 = 10_000_000;
+
 impl<'a> Elab<'a> {
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> R<Value<'a>> {
+        self.step(e.span)?;
+        crate::deep(|| self.eval_inner(e))
+    }
+
+    /// Counts one expression or statement against [`MAX_STEPS`].
+    pub fn step(&mut self, span: Span) -> R<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Err(self.err_hint(
+                span,
+                format!("elaboration took more than {MAX_STEPS} steps (expressions and statements), stopped here"),
+                "a compile-time loop (static_range, a comprehension, a constexpr while) runs too long",
+            ));
+        }
+        Ok(())
+    }
+
+    fn eval_inner(&mut self, e: &'a Expr) -> R<Value<'a>> {
         let span = e.span;
         match &e.kind {
             ExprKind::Name(n) => self.lookup(n, span),
@@ -167,6 +190,11 @@ impl<'a> Elab<'a> {
             ExprKind::Lambda { .. } => {
                 Err(self.err(span, "lambdas are not supported in kernels; define a @jit function"))
             }
+            ExprKind::Yield(_) | ExprKind::YieldFrom(_) => Err(self.err_hint(
+                span,
+                "`yield` is not supported in kernels: a kernel is not a generator",
+                "build a tuple or list and return it, or store the values",
+            )),
             ExprKind::Tuple(items) => Ok(Value::tuple(self.eval_items(items)?)),
             ExprKind::List(items) => Ok(Value::List(Rc::new(RefCell::new(self.eval_items(items)?)))),
             ExprKind::Set(_) | ExprKind::SetComp { .. } => Err(self.err(span, "sets are not supported in kernels")),

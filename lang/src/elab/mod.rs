@@ -206,6 +206,14 @@ pub struct ElabError {
 
 pub type R<T> = Result<T, Box<ElabError>>;
 
+/// The most elements one tile (a tensor value) may have: Triton's `TRITON_MAX_TENSOR_NUMEL`, 2^20. Past it the
+/// interpreter would allocate gigabytes and codegen would unroll for minutes.
+pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
+/// The most 32-bit registers one tile may take per thread (its elements spread over `num_warps * 32` threads).
+/// The hardware has 255; ptxas spills the rest to local memory, which past this bound means unrolled code of
+/// hundreds of thousands of instructions per op. 2^20 f32 elements over 4 warps is exactly at the bound.
+pub const MAX_TILE_REGISTERS: u64 = 8192;
+
 /// The user's module is module 0; the prelude is module 1.
 pub const USER_MODULE: usize = 0;
 pub const PRELUDE_MODULE: usize = 1;
@@ -223,6 +231,8 @@ pub struct Elab<'a> {
     /// `gluon` mode: tensors carry the layouts the author wrote.
     pub gluon: bool,
     pub num_warps: u32,
+    /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
+    pub steps: u64,
 }
 
 impl<'a> Elab<'a> {
@@ -236,6 +246,7 @@ impl<'a> Elab<'a> {
             loc_override: None,
             gluon: false,
             num_warps: 4,
+            steps: 0,
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);
@@ -290,6 +301,7 @@ impl<'a> Elab<'a> {
     /// Appends an op to the current region; returns its results.
     pub fn emit(&mut self, op: Op, operands: &[Tv], results: Vec<Type>, span: Span) -> R<Vec<Tv>> {
         self.check_runtime_allowed(span)?;
+        self.check_tile_sizes(&results, span)?;
         let ids: Vec<_> = operands.iter().map(|t| t.v).collect();
         let loc = self.loc(span);
         let o = self.func.append(self.region(), op, &ids, results, &[], loc);
@@ -306,10 +318,48 @@ impl<'a> Elab<'a> {
         span: Span,
     ) -> R<Vec<Tv>> {
         self.check_runtime_allowed(span)?;
+        self.check_tile_sizes(&results, span)?;
         let ids: Vec<_> = operands.iter().map(|t| t.v).collect();
         let loc = self.loc(span);
         let o = self.func.append(self.region(), op, &ids, results, regions, loc);
         Ok(self.results(o))
+    }
+
+    /// Refuses a tensor result past [`MAX_TILE_ELEMENTS`] elements or [`MAX_TILE_REGISTERS`] registers per thread,
+    /// at `span`, the op that would create it (no IR, interpreter or codegen ever sees such a tile).
+    fn check_tile_sizes(&self, results: &[Type], span: Span) -> R<()> {
+        // Inside prelude code (`tl.zeros` and friends are written in Python), point at the user's call.
+        let err = |message: String, hint: &str| match self.loc_override {
+            Some(call) => {
+                Box::new(ElabError { diag: Diagnostic::error(message, call).with_hint(hint), module: USER_MODULE })
+            }
+            None => self.err_hint(span, message, hint),
+        };
+        for ty in results.iter().filter(|t| t.is_tensor()) {
+            let numel = ty.shape().iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).unwrap_or(u64::MAX);
+            let shape = ty.shape().iter().map(u32::to_string).collect::<Vec<_>>().join("x");
+            if numel > MAX_TILE_ELEMENTS {
+                return Err(err(
+                    format!("this creates a tile of {numel} elements ({shape}), more than {MAX_TILE_ELEMENTS}"),
+                    "split the work over more programs, or loop over smaller blocks",
+                ));
+            }
+            let bits = ty.elem().map_or(32, |e| e.bits()) as u64;
+            let threads = self.num_warps.max(1) as u64 * 32;
+            let registers = (numel * bits).div_ceil(32 * threads);
+            if registers > MAX_TILE_REGISTERS {
+                return Err(err(
+                    format!(
+                        "this tile ({shape}, {}) needs {registers} registers per thread over {} warps, more than \
+                         {MAX_TILE_REGISTERS}",
+                        ty.elem().map_or_else(String::new, |e| e.to_string()),
+                        self.num_warps
+                    ),
+                    "use smaller blocks, or more warps (--num-warps)",
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn results(&self, o: tessel_tile::OpId) -> Vec<Tv> {

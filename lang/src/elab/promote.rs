@@ -319,7 +319,11 @@ impl<'a> Elab<'a> {
     /// `expand_dims` of a tensor at `axis` (in gluon mode the operand must have a slice layout of that dim).
     pub fn expand_dims(&mut self, t: Tv, axis: usize, span: Span) -> R<Tv> {
         if !t.is_block() {
-            let ty = self.block_ty(&[1], t.elem().expect("scalar"), None, span)?;
+            // A scalar; a tensor descriptor (`desc[None, :]`, found by fuzzing) has no element to splat.
+            let Some(elem) = t.elem() else {
+                return Err(self.err(span, format!("cannot add a dimension to {}", t.ty)));
+            };
+            let ty = self.block_ty(&[1], elem, None, span)?;
             return self.emit1(Op::Splat, &[t], ty, span);
         }
         if axis > t.shape().len() {

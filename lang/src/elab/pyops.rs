@@ -9,6 +9,9 @@ use crate::elab::value::{Value, py_eq};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
+/// The most items (or bytes, for a string) a compile-time sequence built by `+` or `*` may have.
+const MAX_SEQUENCE: i128 = 1 << 20;
+
 impl<'a> Elab<'a> {
     pub fn py_binop(&mut self, op: BinOpKind, a: &Value<'a>, b: &Value<'a>, span: Span) -> R<Value<'a>> {
         let unsupported = |this: &Self| {
@@ -81,7 +84,23 @@ impl<'a> Elab<'a> {
             };
             return r.map(Value::Int).ok_or_else(|| overflow(self));
         }
-        // Sequences.
+        // Sequences, no longer than MAX_SEQUENCE: `'a' * 10**12` must be an error, not an allocation failure.
+        let len = |v: &Value| match v {
+            Value::Str(s) => s.len() as i128,
+            Value::Tuple(_) | Value::List(_) => v.items().map_or(0, |i| i.len() as i128),
+            _ => 0,
+        };
+        let total = match (op, a, b) {
+            (BinOpKind::Add, x, y) => len(x) + len(y),
+            (BinOpKind::Mul, seq, Value::Int(n)) | (BinOpKind::Mul, Value::Int(n), seq) => {
+                len(seq).saturating_mul((*n).max(0))
+            }
+            _ => 0,
+        };
+        if total > MAX_SEQUENCE {
+            return Err(self
+                .err(span, format!("this makes a compile-time sequence of {total} items, more than {MAX_SEQUENCE}")));
+        }
         match (op, a, b) {
             (BinOpKind::Add, Value::Str(x), Value::Str(y)) => Ok(Value::Str(Rc::from(format!("{x}{y}").as_str()))),
             (BinOpKind::Add, Value::Tuple(x), Value::Tuple(y)) => {

@@ -394,6 +394,7 @@ pub fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
                 assigned_names(orelse, out);
             }
             StmtKind::With { body, .. } => assigned_names(body, out),
+            StmtKind::Match { cases, .. } => cases.iter().for_each(|c| assigned_names(&c.body, out)),
             StmtKind::Try { body, handlers, orelse, finalbody, .. } => {
                 assigned_names(body, out);
                 handlers.iter().for_each(|h| assigned_names(&h.body, out));

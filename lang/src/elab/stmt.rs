@@ -44,6 +44,11 @@ impl<'a> Elab<'a> {
     }
 
     fn exec_stmt(&mut self, s: &'a Stmt, rest: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
+        self.step(s.span)?;
+        crate::deep(|| self.exec_stmt_inner(s, rest, cont))
+    }
+
+    fn exec_stmt_inner(&mut self, s: &'a Stmt, rest: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
         let span = s.span;
         match &s.kind {
             StmtKind::Expr(e) => {
@@ -201,6 +206,9 @@ impl<'a> Elab<'a> {
                 return Err(self.err(span, "`global` and `nonlocal` are not supported in kernels"));
             }
             StmtKind::Try { .. } => return Err(self.err(span, "`try` is not supported in kernels")),
+            StmtKind::Match { .. } => {
+                return Err(self.err_hint(span, "`match` is not supported in kernels", "use an `if`/`elif` chain"));
+            }
             StmtKind::With { .. } => return Err(self.err(span, "`with` is not supported in kernels")),
             StmtKind::TypeAlias { .. } => {}
         }

@@ -39,8 +39,77 @@ pub fn tokenize(source: &str) -> Result<Lexed, Diagnostic> {
         at_line_start: true,
     };
     lexer.run()?;
+    check_nesting(&lexer.tokens)?;
     let unclosed = lexer.brackets.iter().map(|open| (open.ch as char, open.span)).collect();
     Ok(Lexed { tokens: lexer.tokens, unclosed })
+}
+
+/// Brackets (and f-string replacement fields) open at once, at most: CPython's tokenizer limit, with its message.
+pub const MAX_BRACKET_DEPTH: usize = 200;
+/// Open indentation levels, at most (CPython's limit, "too many levels of indentation").
+pub const MAX_INDENT_LEVELS: usize = 100;
+/// How deep one expression may nest, counted as [`check_nesting`] bounds it. CPython's compiler gives up near the
+/// same depth ("maximum recursion depth exceeded during compilation" for a sum of 5000 terms); every pass over the
+/// syntax tree, its `Drop` included, recurses once per level, so the tree must never get deeper than this.
+pub const MAX_NESTING: usize = 3000;
+
+/// Refuses expressions whose syntax tree could nest deeper than [`MAX_NESTING`], before the parser builds them.
+///
+/// A bound from the tokens alone: every level of an expression tree is owed to a token of its own (an operator, a
+/// keyword such as `lambda`, `if` or `not`, a `.`, or a bracket), so within one bracket group the depth is at most
+/// the count of such tokens in one comma-separated item, plus the depth of the deepest group nested in that item,
+/// plus a few levels for the group itself (a call or subscript, a tuple, a slice). `lambda` and `for` keep counting
+/// past commas, since their parameters and targets are comma lists inside the node they open.
+pub fn check_nesting(tokens: &[Token]) -> Result<(), Diagnostic> {
+    use TokenKind as T;
+    #[derive(Default)]
+    struct Group {
+        /// Nesting tokens in the current item, and those that carry over commas.
+        ops: usize,
+        sticky: usize,
+        /// The deepest group closed inside the current item; the deepest finished item.
+        child: usize,
+        best: usize,
+    }
+    let mut stack = vec![Group::default()];
+    for token in tokens {
+        let nested = stack.len() > 1;
+        let top = stack.last_mut().expect("the line's group is never popped");
+        match token.kind {
+            T::Name(_) | T::Int(_) | T::Float(_) | T::Str(_) | T::Bytes(_) | T::FStringMiddle(_) | T::Colon => {}
+            T::Newline | T::Indent | T::Dedent => stack = vec![Group::default()],
+            T::Comma => {
+                top.best = top.best.max(top.ops + top.child);
+                top.ops = top.sticky;
+                top.child = 0;
+            }
+            T::LParen | T::LBracket | T::LBrace => {
+                top.ops += 1;
+                stack.push(Group::default());
+            }
+            T::RParen | T::RBracket | T::RBrace if nested => {
+                let depth = top.best.max(top.ops + top.child) + 3;
+                stack.pop();
+                let parent = stack.last_mut().expect("popped only above the line's group");
+                parent.child = parent.child.max(depth);
+            }
+            T::Lambda | T::For => {
+                top.ops += 1;
+                top.sticky += 1;
+            }
+            _ => top.ops += 1,
+        }
+        let top = stack.last().expect("the line's group is never popped");
+        if top.ops + top.child > MAX_NESTING {
+            return Err(Diagnostic::error("expression too deeply nested", token.span)
+                .with_label(format!("more than {MAX_NESTING} nested operations reach here"))
+                .with_note(format!(
+                    "one expression may nest at most {MAX_NESTING} operations deep (CPython stops near there too)"
+                ))
+                .with_hint("split it into several statements"));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -110,6 +179,16 @@ impl<'s> Lexer<'s> {
         Ok(())
     }
 
+    /// Refuses to open one more bracket past [`MAX_BRACKET_DEPTH`].
+    fn check_bracket_depth(&self, span: Span) -> Result<(), Diagnostic> {
+        if self.brackets.len() < MAX_BRACKET_DEPTH {
+            return Ok(());
+        }
+        Err(Diagnostic::error("too many nested parentheses", span)
+            .with_label(format!("bracket {} opened here", self.brackets.len() + 1))
+            .with_note(format!("brackets nest at most {MAX_BRACKET_DEPTH} deep (as in CPython)")))
+    }
+
     fn peek(&self) -> Option<char> {
         self.src[self.pos..].chars().next()
     }
@@ -164,6 +243,11 @@ impl<'s> Lexer<'s> {
             if col > top {
                 if alt <= top_alt {
                     return Err(inconsistent());
+                }
+                if self.indents.len() > MAX_INDENT_LEVELS {
+                    return Err(Diagnostic::error("too many levels of indentation", ws)
+                        .with_label(format!("this line opens block level {}", self.indents.len()))
+                        .with_note(format!("blocks nest at most {MAX_INDENT_LEVELS} deep (as in CPython)")));
                 }
                 self.indents.push((col, alt));
                 self.push(TokenKind::Indent, ws);
@@ -347,7 +431,10 @@ impl<'s> Lexer<'s> {
         let span = Span::new(start, start + text.len());
         self.pos = span.end;
         match kind {
-            LParen | LBracket | LBrace => self.brackets.push(Open { ch: text.as_bytes()[0], span, field: false }),
+            LParen | LBracket | LBrace => {
+                self.check_bracket_depth(span)?;
+                self.brackets.push(Open { ch: text.as_bytes()[0], span, field: false })
+            }
             RParen | RBracket | RBrace => {
                 let close = text.as_bytes()[0];
                 let Some(open) = self.brackets.pop() else {
@@ -490,6 +577,7 @@ impl<'s> Lexer<'s> {
                     self.pos += 1;
                     let span = Span::new(at, at + 1);
                     self.push(TokenKind::LBrace, span);
+                    self.check_bracket_depth(span)?;
                     self.brackets.push(Open { ch: b'{', span, field: true });
                     self.modes.push(Mode::Field);
                     return Ok(());

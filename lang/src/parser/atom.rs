@@ -6,7 +6,7 @@
 
 use chumsky::prelude::*;
 
-use super::{P, custom, ident, tok, tok_span, unsupported};
+use super::{P, custom, ident, tok};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::token::TokenKind as T;
@@ -35,15 +35,12 @@ pub(crate) fn atom<'t>(c: &Core<'t>) -> P<'t, Expr> {
     choice((name, constant, strings(c), parenthesized(c), list(c), braces(c), yield_expr(c))).boxed()
 }
 
-/// `yield [from] [value]`: parsed only so that it can be reported precisely.
+/// `yield [value]` and `yield from value`. Host code may define generators (a `@contextmanager` fixture, say);
+/// the elaborator rejects `yield` in kernels.
 fn yield_expr<'t>(c: &Core<'t>) -> P<'t, Expr> {
-    tok_span(T::Yield)
-        .then(tok(T::From).ignore_then(c.expression.clone()).or(c.star_expressions.clone()).or_not())
-        .validate(|(span, _), e, emitter| {
-            emitter.emit(unsupported("yield", span, "generators are not supported; build a list or return a tuple"));
-            Expr::new(ExprKind::Constant(Constant::None), e.span())
-        })
-        .boxed()
+    let from = tok(T::From).ignore_then(c.expression.clone()).map(|v| ExprKind::YieldFrom(Box::new(v)));
+    let plain = c.star_expressions.clone().or_not().map(|v| ExprKind::Yield(v.map(Box::new)));
+    tok(T::Yield).ignore_then(from.or(plain)).map_with(|kind, e| Expr::new(kind, e.span())).boxed()
 }
 
 /// What follows the first item of a bracketed display.

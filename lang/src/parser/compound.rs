@@ -162,7 +162,7 @@ fn compound_stmt<'t>(x: &Exprs<'t>, block: P<'t, Vec<Stmt>>) -> P<'t, Stmt> {
         stmt
     });
 
-    choice((decorated, if_, while_, for_, with_, try_, async_, match_stmt(x))).boxed()
+    choice((decorated, if_, while_, for_, with_, try_, async_, match_stmt(x, block.clone()))).boxed()
 }
 
 /// `with a as b, c:` or `with (a as b, c,):`
@@ -250,23 +250,32 @@ fn try_stmt<'t>(x: &Exprs<'t>, block: P<'t, Vec<Stmt>>) -> P<'t, Stmt> {
         .boxed()
 }
 
-/// `match subject:` followed by an indented block of `case`s: skipped over and reported as unsupported
-/// (`match` is a soft keyword, so `match = 1` and `match(x)` are still ordinary statements).
-fn match_stmt<'t>(x: &Exprs<'t>) -> P<'t, Stmt> {
-    let skip_block = recursive(|skip_block| {
-        tok(T::Indent)
-            .ignore_then(choice((skip_block, none_of([T::Indent, T::Dedent]).ignored())).repeated())
-            .then_ignore(tok(T::Dedent))
-    });
+/// `match subject:` followed by an indented block of `case`s (`match` and `case` are soft keywords, so
+/// `match = 1` and `match(x)` are still ordinary statements). Patterns are read as expressions ([`MatchCase`]).
+fn match_stmt<'t>(x: &Exprs<'t>, block: P<'t, Vec<Stmt>>) -> P<'t, Stmt> {
+    let case = soft_keyword("case")
+        .then(x.star_expressions.clone())
+        .then(tok(T::As).ignore_then(ident()).or_not())
+        .then(tok(T::If).ignore_then(x.named.clone()).or_not())
+        .then_ignore(tok(T::Colon))
+        .then(block)
+        .map(|((((kw, pattern), alias), guard), body)| MatchCase {
+            span: Span::new(kw.start, end_of(&body)),
+            pattern,
+            alias,
+            guard,
+            body,
+        });
     soft_keyword("match")
-        .then_ignore(x.star_expressions.clone())
+        .then(x.star_expressions.clone())
         .then_ignore(tok(T::Colon))
         .then_ignore(tok(T::Newline))
-        .then_ignore(tok(T::Indent).then(soft_keyword("case")).rewind())
-        .then_ignore(skip_block)
-        .validate(|span, e, emitter| {
-            emitter.emit(unsupported("match", span, "use an `if`/`elif` chain"));
-            Stmt::new(StmtKind::Pass, e.span())
+        .then_ignore(tok(T::Indent))
+        .then(case.repeated().at_least(1).collect::<Vec<_>>())
+        .then_ignore(tok(T::Dedent))
+        .map(|((kw, subject), cases)| {
+            let end = cases.last().map_or(kw.end, |c| c.span.end);
+            Stmt::new(StmtKind::Match { subject, cases }, Span::new(kw.start, end))
         })
         .boxed()
 }

@@ -198,7 +198,9 @@ fn expected_found(expected: Vec<Expected>, found: Option<&T>, span: Span, lexed:
             let first = &tokens[start];
             first.kind.is_keyword().then(|| (first.kind.clone(), first.span))
         });
-        let at = if span.is_empty() { Span::new(span.start, (span.start + 1).min(source.len())) } else { span };
+        // Widened by one character (not one byte: the next one may be `é`) so that the caret has something to mark.
+        let next = source.get(span.start..).and_then(|rest| rest.chars().next()).map_or(0, char::len_utf8);
+        let at = if span.is_empty() { Span::new(span.start, span.start + next) } else { span };
         let mut diag = Diagnostic::error("expected an indented block", at).with_label("this should be indented");
         if let Some((keyword, header_span)) = header {
             diag.message =

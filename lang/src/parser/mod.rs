@@ -1,5 +1,5 @@
 //! The parser: chumsky 0.13 combinators over the token stream, following the grammar of Python 3.12
-//! (`Grammar/python.gram`) rule by rule, minus `async`/`await`/`yield`/`match`, which parse only far enough to be
+//! (`Grammar/python.gram`) rule by rule, minus `async`/`await`, which parse only far enough to be
 //! reported as unsupported.
 //!
 //! - [`expr`]: the expression precedence chain (`expression` down to `primary`), targets and call arguments;
@@ -32,7 +32,7 @@ use crate::token::{Token, TokenKind};
 
 /// The parser input: the lexer's tokens, split into kind and span.
 pub(crate) type In<'t> = MappedInput<'t, TokenKind, Span, &'t [Token], fn(&'t Token) -> (&'t TokenKind, &'t Span)>;
-/// Parse errors; errors the grammar itself raises (`yield` is not supported, invalid targets...) carry a finished
+/// Parse errors; errors the grammar itself raises (`async` is not supported, invalid targets...) carry a finished
 /// [`Diagnostic`].
 pub(crate) type Error<'t> = Rich<'t, TokenKind, Span, Diagnostic>;
 pub(crate) type Extra<'t> = extra::Err<Error<'t>>;
@@ -87,7 +87,7 @@ pub(crate) fn custom<'t>(diagnostic: Diagnostic) -> Error<'t> {
     Rich::custom(diagnostic.span, diagnostic)
 }
 
-/// The error for a Python construct tessel does not support (`yield`, `await`, `async`, `match`).
+/// The error for a Python construct tessel does not support (`await`, `async`).
 pub(crate) fn unsupported<'t>(what: &str, span: Span, hint: &str) -> Error<'t> {
     custom(
         Diagnostic::error(format!("`{what}` is not supported in tessel kernels/modules"), span)

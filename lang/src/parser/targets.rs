@@ -19,6 +19,7 @@ fn describe(e: &Expr) -> &'static str {
         ExprKind::Compare { .. } => "a comparison",
         ExprKind::IfExp { .. } => "a conditional expression",
         ExprKind::Lambda { .. } => "a lambda",
+        ExprKind::Yield(_) | ExprKind::YieldFrom(_) => "a yield expression",
         ExprKind::NamedExpr { .. } => "a named expression",
         ExprKind::Dict(_) => "a dict display",
         ExprKind::Set(_) => "a set display",

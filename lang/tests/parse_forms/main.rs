@@ -1,5 +1,5 @@
 //! The grammar, form by form: one test per form of the kernel language (all of Python 3.12 bar
-//! `async`/`await`/`yield`/`match`), checking the shape of the tree as a span-free dump (which reads like Python's
+//! `async`/`await`), checking the shape of the tree as a span-free dump (which reads like Python's
 //! `ast.dump`) and, for a few, the spans; and the errors for typical mistakes, checking the message, the span and the
 //! rendered report.
 

@@ -447,6 +447,68 @@ fn line_continuations_comments_and_blank_lines() {
     );
 }
 
+/// `match` in host code: each case's pattern (read as an expression), its `as` name and guard, and its body;
+/// the printed form parses back to the same tree.
+#[test]
+fn match_statement() {
+    let src = "match cmd:\n    case {'op': 'add', **rest}:\n        pass\n    case [x, y, *_] as pair if x > 0:\n        \
+               pass\n    case Point(x=0) | None:\n        pass\n    case 1, -2:\n        pass\n    case _:\n        pass\n";
+    assert_tree(
+        src,
+        "
+        Match
+          subject: Name cmd
+          match_case
+            pattern: Dict
+              key: Constant \"op\"
+                value: Constant \"add\"
+              **: Name rest
+            body:
+              Pass
+          match_case
+            pattern: List
+              Name x
+              Name y
+              Starred
+                Name _
+            as: pair
+            guard: Compare >
+              Name x
+              Constant 0
+            body:
+              Pass
+          match_case
+            pattern: BinOp |
+              Call
+                func: Name Point
+                keywords:
+                  Keyword x
+                    Constant 0
+              Constant None
+            body:
+              Pass
+          match_case
+            pattern: Tuple
+              Constant 1
+              UnaryOp -
+                Constant 2
+            body:
+              Pass
+          match_case
+            pattern: Name _
+            body:
+              Pass
+        ",
+    );
+    let module = tessel_lang::parse_module(src).unwrap();
+    let printed = tessel_lang::ast::unparse(&module);
+    assert_eq!(
+        tessel_lang::ast::dump(&tessel_lang::parse_module(&printed).unwrap(), false),
+        tessel_lang::ast::dump(&module, false),
+        "{printed}"
+    );
+}
+
 #[test]
 fn soft_keyword_match_is_still_a_name() {
     assert_tree(

@@ -30,6 +30,9 @@ impl Buffer {
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
     buffers: Vec<Buffer>,
+    /// Stores that changed a byte of some buffer, so far (the interpreter's spin-wait detection compares it
+    /// before and after a loop iteration).
+    changes: u64,
 }
 
 impl Memory {
@@ -63,6 +66,11 @@ impl Memory {
         &self.buffers[id.0 as usize]
     }
 
+    /// How many stores so far changed memory (a store of the value already there does not count).
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
     /// The address of element 0.
     pub fn base(&self, id: BufferId) -> u64 {
         (id.0 as u64 + 1) << ADDRESS_SHIFT
@@ -76,7 +84,8 @@ impl Memory {
             } else {
                 Val::Int(crate::interp::value::wrap_int(v as i64, elem))
             };
-            self.store_index(id, i, val);
+            let bits = self.encode(id, elem, val);
+            self.set_raw(id, i, bits);
         }
     }
 
@@ -97,21 +106,6 @@ impl Memory {
     pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
         let b = &self.buffers[id.0 as usize];
         super::value::decode_le(&b.bytes, b.elem)
-    }
-
-    fn load_index(&self, id: BufferId, i: usize) -> Val {
-        let b = &self.buffers[id.0 as usize];
-        let n = b.elem.bytes() as usize;
-        let mut raw = [0u8; 8];
-        raw[..n].copy_from_slice(&b.bytes[i * n..(i + 1) * n]);
-        from_bits(u64::from_le_bytes(raw), b.elem)
-    }
-
-    fn store_index(&mut self, id: BufferId, i: usize, v: Val) {
-        let b = &mut self.buffers[id.0 as usize];
-        let n = b.elem.bytes() as usize;
-        let bits = to_bits(v, b.elem).to_le_bytes();
-        b.bytes[i * n..(i + 1) * n].copy_from_slice(&bits[..n]);
     }
 
     /// Resolves an address of an element of type `elem` to (buffer, element index), checking bounds and
@@ -144,17 +138,78 @@ impl Memory {
 
     pub fn load(&self, addr: u64, elem: ScalarType) -> Result<Val, String> {
         let (id, i) = self.locate(addr, elem)?;
-        let v = self.load_index(id, i);
-        // The buffer's own type decides the bits; reinterpret if the access type differs in kind only.
-        let b = &self.buffers[id.0 as usize];
-        Ok(if b.elem == elem { v } else { from_bits(to_bits(v, b.elem), elem) })
+        Ok(self.decode(id, self.raw(id, i), elem))
     }
 
     pub fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
         let (id, i) = self.locate(addr, elem)?;
+        let bits = self.encode(id, elem, v);
+        self.set_raw(id, i, bits);
+        Ok(())
+    }
+
+    /// The element an access of `elem` at `addr` lands on (bounds and alignment checked), as one number: the
+    /// buffer in the upper bits, the index in the lower 40.
+    pub(crate) fn slot(&self, addr: u64, elem: ScalarType) -> Result<u64, String> {
+        let (id, i) = self.locate(addr, elem)?;
+        Ok(((id.0 as u64) << ADDRESS_SHIFT) | i as u64)
+    }
+
+    fn split(slot: u64) -> (BufferId, usize) {
+        (BufferId((slot >> ADDRESS_SHIFT) as u32), (slot & ((1 << ADDRESS_SHIFT) - 1)) as usize)
+    }
+
+    /// The raw little-endian bits of the element at `slot`.
+    pub(crate) fn raw_at(&self, slot: u64) -> u64 {
+        let (id, i) = Self::split(slot);
+        self.raw(id, i)
+    }
+
+    /// What a load of `elem` reads from `bits` of the buffer of `slot`: the buffer's own type decides the bits,
+    /// reinterpreted if the access type differs in kind only.
+    pub(crate) fn decode_at(&self, slot: u64, bits: u64, elem: ScalarType) -> Val {
+        self.decode(Self::split(slot).0, bits, elem)
+    }
+
+    /// The bits a store of `v` as `elem` writes into the buffer of `slot`.
+    pub(crate) fn encode_at(&self, slot: u64, elem: ScalarType, v: Val) -> u64 {
+        self.encode(Self::split(slot).0, elem, v)
+    }
+
+    /// Writes raw bits at `slot` (counted in [`Memory::changes`] if they differ).
+    pub(crate) fn set_raw_at(&mut self, slot: u64, bits: u64) {
+        let (id, i) = Self::split(slot);
+        self.set_raw(id, i, bits)
+    }
+
+    fn raw(&self, id: BufferId, i: usize) -> u64 {
+        let b = &self.buffers[id.0 as usize];
+        let n = b.elem.bytes() as usize;
+        let mut raw = [0u8; 8];
+        raw[..n].copy_from_slice(&b.bytes[i * n..(i + 1) * n]);
+        u64::from_le_bytes(raw)
+    }
+
+    fn decode(&self, id: BufferId, bits: u64, elem: ScalarType) -> Val {
+        let b_elem = self.buffers[id.0 as usize].elem;
+        let v = from_bits(bits, b_elem);
+        if b_elem == elem { v } else { from_bits(to_bits(v, b_elem), elem) }
+    }
+
+    fn encode(&self, id: BufferId, elem: ScalarType, v: Val) -> u64 {
         let b_elem = self.buffers[id.0 as usize].elem;
         let v = if b_elem == elem { v } else { from_bits(to_bits(v, elem), b_elem) };
-        self.store_index(id, i, v);
-        Ok(())
+        let n = b_elem.bytes();
+        to_bits(v, b_elem) & if n == 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 }
+    }
+
+    fn set_raw(&mut self, id: BufferId, i: usize, bits: u64) {
+        let b = &mut self.buffers[id.0 as usize];
+        let n = b.elem.bytes() as usize;
+        let slot = &mut b.bytes[i * n..(i + 1) * n];
+        if *slot != bits.to_le_bytes()[..n] {
+            slot.copy_from_slice(&bits.to_le_bytes()[..n]);
+            self.changes += 1;
+        }
     }
 }

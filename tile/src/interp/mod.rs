@@ -3,7 +3,8 @@
 //! It defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
 //! each op rounds to its result type, integer ops wrap, memory is bounds-checked, `device_assert` and
 //! `assume` are checked, and `device_print` output is collected in Triton's format. Programs run one after the
-//! other (in grid order), so atomics are trivially atomic.
+//! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
+//! observe another, with exactly the sequential result (`run_with_limits`).
 
 pub mod arith;
 pub mod memory;
@@ -55,8 +56,53 @@ enum Value {
     Token,
 }
 
+/// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
+/// of hanging the interpreter.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
+    pub max_iterations: u64,
+    /// Elements one program may compute (every op's results, counted in elements): a loop with few iterations
+    /// over large tiles is bounded by this rather than by `max_iterations`.
+    pub max_work: u64,
+    /// Threads to run programs on (1: one at a time). Programs run in parallel only when none can observe
+    /// another (see [`run_with_limits`]); the result is the same either way.
+    pub threads: usize,
+    /// Told why a parallel run fell back to running programs one at a time.
+    pub notes: Option<fn(&str)>,
+}
+
+impl Default for Limits {
+    /// 10^7 iterations and 10^9 computed elements per program (a 128x128 tile over K = 4096 in 64-wide steps is
+    /// about 10^7): far more than any tiled kernel needs, and about a minute of interpretation; one thread.
+    fn default() -> Limits {
+        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None }
+    }
+}
+
 /// Runs `func` over `grid` programs. Returns the `device_print` lines.
 pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Result<Vec<String>, InterpError> {
+    run_with_limits(func, args, grid, mem, Limits::default())
+}
+
+/// [`run`] under `limits`.
+///
+/// Two ways a loop that would never end is caught. A `while` iteration that changes neither its carried values
+/// nor memory (nor prints) will repeat forever, since programs run one at a time and nothing else can change
+/// what it reads: a spin-wait on a lock another program holds, or on a flag another program would set, is
+/// reported at once. Anything else stops at `limits.max_iterations`.
+///
+/// With `limits.threads > 1`, programs run in parallel, each against a private view of memory; their stores
+/// are committed only if no program could have observed another (no atomics, no element stored by two programs,
+/// none loaded by one and stored by another), so memory and prints end exactly as in the sequential run.
+/// Otherwise the programs run again one at a time, and `limits.notes` is told why.
+pub fn run_with_limits(
+    func: &Func,
+    args: &[Arg],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+) -> Result<Vec<String>, InterpError> {
     let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None };
     if args.len() != func.args().len() {
         return Err(fail(format!("`{}` takes {} arguments, got {}", func.name, func.args().len(), args.len())));
@@ -82,28 +128,221 @@ pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Resul
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
-    let mut prog = Program { f: func, env, mem, grid, pid: [0; 3], log: Vec::new(), smem: Default::default() };
-    for z in 0..grid[2] {
-        for y in 0..grid[1] {
-            for x in 0..grid[0] {
-                prog.pid = [x, y, z];
-                prog.smem = Default::default();
-                prog.region(func.body, &[])?;
+    let programs: Vec<[u32; 3]> =
+        (0..grid[2]).flat_map(|z| (0..grid[1]).flat_map(move |y| (0..grid[0]).map(move |x| [x, y, z]))).collect();
+    if limits.threads > 1 && programs.len() > 1 {
+        match run_parallel(func, &env, grid, mem, limits, &programs) {
+            Ok(log) => return Ok(log),
+            Err(why) => {
+                if let Some(note) = limits.notes {
+                    note(&why);
+                }
             }
         }
     }
+    let mut prog = Program {
+        f: func,
+        env,
+        mem: Mem::Shared(mem),
+        grid,
+        pid: [0; 3],
+        log: Vec::new(),
+        smem: Default::default(),
+        limits,
+        iterations: 0,
+        smem_writes: 0,
+        work: 0,
+    };
+    for &pid in &programs {
+        prog.pid = pid;
+        prog.smem = Default::default();
+        prog.iterations = 0;
+        prog.work = 0;
+        prog.region(func.body, &[])?;
+    }
     Ok(prog.log)
+}
+
+/// Runs the programs on `limits.threads` threads, each against a private view of memory (the memory before the
+/// launch plus its own stores, every access recorded), and commits the stores in program order if no program
+/// could have observed another: no atomics, no element written by two programs, none read by one program and
+/// written by another. Then memory and the print log are exactly what the sequential run leaves. Otherwise, or
+/// if a program fails, nothing is committed and the reason is returned (the caller runs sequentially, which
+/// also reports the failure exactly).
+fn run_parallel(
+    func: &Func,
+    env: &[Option<Value>],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+    programs: &[[u32; 3]],
+) -> Result<Vec<String>, String> {
+    if let Some(o) =
+        func.all_ops().into_iter().find(|&o| matches!(func.op(o).op, Op::Atomic { .. } | Op::AtomicCas { .. }))
+    {
+        let at = func.op(o).loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
+        return Err(format!("the kernel uses atomics{at}: programs ran one at a time"));
+    }
+    struct Done {
+        log: Vec<String>,
+        /// Elements loaded (sorted, deduplicated) and stored (element, final bits; in first-store order).
+        reads: Vec<u64>,
+        writes: Vec<(u64, u64)>,
+    }
+    let shared: &Memory = mem;
+    let chunk = programs.len().div_ceil(limits.threads);
+    let results: Vec<Result<Done, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = programs
+            .chunks(chunk)
+            .map(|pids| {
+                s.spawn(move || {
+                    let mut out = Vec::with_capacity(pids.len());
+                    for &pid in pids {
+                        let mut prog = Program {
+                            f: func,
+                            env: env.to_vec(),
+                            mem: Mem::Private(Private::default_over(shared)),
+                            grid,
+                            pid,
+                            log: Vec::new(),
+                            smem: Default::default(),
+                            limits,
+                            iterations: 0,
+                            smem_writes: 0,
+                            work: 0,
+                        };
+                        let ran = prog.region(func.body, &[]);
+                        let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
+                        let mut reads = p.reads;
+                        reads.sort_unstable();
+                        reads.dedup();
+                        out.push(match ran {
+                            Ok(_) => Ok(Done { log: prog.log, reads, writes: p.order }),
+                            Err(e) => Err(format!("{e}")),
+                        });
+                        if out.last().is_some_and(Result::is_err) {
+                            break;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("an interpreter thread panicked")).collect()
+    });
+    let mut done = Vec::with_capacity(results.len());
+    for r in results {
+        done.push(r.map_err(|_| "a program failed: programs ran again one at a time".to_string())?);
+    }
+    // Every stored element with its program, sorted: a repeated element is a store by two programs.
+    let mut writer: Vec<(u64, usize)> =
+        done.iter().enumerate().flat_map(|(p, d)| d.writes.iter().map(move |&(slot, _)| (slot, p))).collect();
+    writer.sort_unstable();
+    if writer.windows(2).any(|w| w[0].0 == w[1].0) {
+        return Err("two programs store to the same element: programs ran one at a time".into());
+    }
+    for (p, d) in done.iter().enumerate() {
+        let stored_by_other =
+            |slot: &u64| writer.binary_search_by_key(slot, |&(s, _)| s).is_ok_and(|i| writer[i].1 != p);
+        if d.reads.iter().any(stored_by_other) {
+            return Err("a program loads an element another program stores: programs ran one at a time".into());
+        }
+    }
+    let mut log = Vec::new();
+    for d in done {
+        for (slot, bits) in d.writes {
+            mem.set_raw_at(slot, bits);
+        }
+        log.extend(d.log);
+    }
+    Ok(log)
+}
+
+/// Global memory as one program sees it.
+enum Mem<'a> {
+    /// The memory itself (programs run one at a time).
+    Shared(&'a mut Memory),
+    /// The memory before the launch, read-only, plus this program's own stores, with every element it reads
+    /// and writes recorded (programs run in parallel).
+    Private(Private<'a>),
+}
+
+struct Private<'a> {
+    base: &'a Memory,
+    /// Elements stored, their latest bits (and in `order`, each element once, in first-store order).
+    stored: std::collections::HashMap<u64, u64>,
+    order: Vec<(u64, u64)>,
+    /// Elements loaded from `base` (with repeats).
+    reads: Vec<u64>,
+    changes: u64,
+}
+
+impl<'a> Private<'a> {
+    fn default_over(base: &'a Memory) -> Private<'a> {
+        Private { base, stored: Default::default(), order: Vec::new(), reads: Vec::new(), changes: 0 }
+    }
+}
+
+impl Mem<'_> {
+    fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+        match self {
+            Mem::Shared(m) => m.load(addr, elem),
+            Mem::Private(p) => {
+                let slot = p.base.slot(addr, elem)?;
+                let own = if p.stored.is_empty() { None } else { p.stored.get(&slot).copied() };
+                let bits = own.unwrap_or_else(|| {
+                    p.reads.push(slot);
+                    p.base.raw_at(slot)
+                });
+                Ok(p.base.decode_at(slot, bits, elem))
+            }
+        }
+    }
+
+    fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+        match self {
+            Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Private(p) => {
+                let slot = p.base.slot(addr, elem)?;
+                let bits = p.base.encode_at(slot, elem, v);
+                let old = p.stored.get(&slot).copied().unwrap_or_else(|| p.base.raw_at(slot));
+                if old != bits {
+                    p.changes += 1;
+                }
+                if p.stored.insert(slot, bits).is_none() {
+                    p.order.push((slot, bits));
+                } else if let Some(entry) = p.order.iter_mut().rev().find(|(s, _)| *s == slot) {
+                    entry.1 = bits;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn changes(&self) -> u64 {
+        match self {
+            Mem::Shared(m) => m.changes(),
+            Mem::Private(p) => p.changes,
+        }
+    }
 }
 
 struct Program<'a> {
     f: &'a Func,
     env: Vec<Option<Value>>,
-    mem: &'a mut Memory,
+    mem: Mem<'a>,
     grid: [u32; 3],
     pid: [u32; 3],
     log: Vec<String>,
     /// The shared-memory buffers and pending asynchronous work of the current program.
     smem: shared::State,
+    limits: Limits,
+    /// Loop iterations the current program has run.
+    iterations: u64,
+    /// Ops that wrote the program's shared memory, so far.
+    smem_writes: u64,
+    /// Elements the current program has computed.
+    work: u64,
 }
 
 /// How a region ended.
@@ -122,6 +361,23 @@ impl Program<'_> {
 
     fn tensor(&self, v: ValueId) -> &Tensor {
         tensor_in(&self.env, v)
+    }
+
+    /// Counts one iteration of loop `o` against the budget.
+    fn iteration(&mut self, o: OpId) -> R<()> {
+        self.iterations += 1;
+        if self.iterations > self.limits.max_iterations {
+            let kind = if matches!(self.f.op(o).op, Op::While) { "while" } else { "for" };
+            return Err(self.error(
+                Some(o),
+                format!(
+                    "this program ran more than {} loop iterations (stopped in this `{kind}` loop); raise the \
+                     limit with --max-iterations if it is meant to",
+                    self.limits.max_iterations
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn region(&mut self, r: RegionId, args: &[Value]) -> R<Exit> {
@@ -172,6 +428,7 @@ impl Program<'_> {
                 let mut carried = self.values(&ins[3..]);
                 let mut i = lb;
                 while i < ub {
+                    self.iteration(o)?;
                     let mut args = vec![Value::T(Tensor::scalar(iv_elem, Val::Int(i)))];
                     args.extend(carried);
                     match self.region(data.regions[0], &args)? {
@@ -195,9 +452,22 @@ impl Program<'_> {
             Op::While => {
                 let mut carried = self.values(ins);
                 loop {
+                    self.iteration(o)?;
+                    let before = (self.mem.changes(), self.smem_writes, self.log.len());
                     match self.region(data.regions[0], &carried)? {
                         Exit::Condition(true, v) => match self.region(data.regions[1], &v)? {
-                            Exit::Yield(v) => carried = v,
+                            Exit::Yield(v) => {
+                                let still = (self.mem.changes(), self.smem_writes, self.log.len()) == before;
+                                if still && same_values(&v, &carried) {
+                                    return Err(self.error(
+                                        Some(o),
+                                        "this `while` loop spins forever: an iteration changed neither its values \
+                                         nor memory, and the interpreter runs one program at a time, so no other \
+                                         program can release what it waits for",
+                                    ));
+                                }
+                                carried = v;
+                            }
                             _ => unreachable!(),
                         },
                         Exit::Condition(false, v) => {
@@ -244,9 +514,24 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(desc);
             }
             Op::DescLoad | Op::DescStore => self.desc_access(o)?,
-            op if op.is_shared_memory_op() => self.shared(o).map_err(|m| err(self, m))?,
+            op if op.is_shared_memory_op() => {
+                // Everything but pure reads changes the program's shared state (what spin detection watches).
+                if !matches!(data.op, Op::LocalLoad | Op::MemDescIndex | Op::MBarrierWait | Op::FenceAsyncShared) {
+                    self.smem_writes += 1;
+                }
+                self.shared(o).map_err(|m| err(self, m))?
+            }
             _ => {
                 let result = self.compute(o).map_err(|m| err(self, m))?;
+                self.work += result.iter().map(|t| t.data.len().max(1) as u64).sum::<u64>();
+                if self.work > self.limits.max_work {
+                    let msg = format!(
+                        "this program computed more than {} elements (stopped at this op); raise the limit with \
+                         --max-work if it is meant to",
+                        self.limits.max_work
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
                 for (i, t) in result.into_iter().enumerate() {
                     self.set(o, i, t);
                 }
@@ -467,6 +752,10 @@ impl Program<'_> {
                     data: ins[0].data.iter().map(|&v| convert(v, from, to)).collect(),
                 }]
             }
+            // A pointer reinterpreted as a pointer to another type: the same address.
+            Op::Bitcast if ins[0].elem.is_ptr() && relem(0).is_ptr() => {
+                vec![Tensor { shape: ins[0].shape.clone(), elem: relem(0), data: ins[0].data.clone() }]
+            }
             Op::Bitcast => {
                 let (from, to) = (scalar_of(ins[0].elem)?, scalar_of(relem(0))?);
                 let data = ins[0].data.iter().map(|&v| from_bits(to_bits(v, from), to)).collect();
@@ -573,6 +862,23 @@ impl Program<'_> {
         };
         Ok(out)
     }
+}
+
+/// Whether two lists of runtime values are identical, bit for bit (NaNs with their payloads, -0 apart from 0).
+fn same_values(a: &[Value], b: &[Value]) -> bool {
+    let same_val = |x: &Val, y: &Val| match (x, y) {
+        (Val::Float(x), Val::Float(y)) => x.to_bits() == y.to_bits(),
+        (x, y) => x == y,
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Value::T(x), Value::T(y)) => {
+                x.shape == y.shape && x.elem == y.elem && x.data.iter().zip(&y.data).all(|(p, q)| same_val(p, q))
+            }
+            (Value::Smem(x), Value::Smem(y)) => x == y,
+            // Descriptors are made from scalars and never change inside a loop; compare them as different.
+            _ => false,
+        })
 }
 
 fn tensor_in(env: &[Option<Value>], v: ValueId) -> &Tensor {

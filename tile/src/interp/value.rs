@@ -114,6 +114,9 @@ pub fn round_float(v: f64, t: ScalarType) -> f64 {
 /// Converts an element to the representation of `t` (the semantics of `cast` / `.to(dtype)`).
 pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
     match (from, to) {
+        // An address is 64-bit: a narrower integer zero-extends (LLVM's `inttoptr`, which Triton's
+        // `int_to_ptr` lowers to, and the GPU lowering's `cvt.u64.u32`).
+        (Elem::Scalar(s), Elem::Ptr(..)) if s.bits() < 64 => Val::Ptr(v.as_i64() as u64 & ((1u64 << s.bits()) - 1)),
         (_, Elem::Ptr(..)) => Val::Ptr(v.as_i64() as u64),
         (Elem::Ptr(..), Elem::Scalar(t)) => Val::Int(wrap_int(v.as_i64(), t)),
         (Elem::Scalar(f), Elem::Scalar(t)) => {

@@ -652,7 +652,13 @@ impl<'a> Elab<'a> {
 
     /// Tile dimensions must be powers of two (and small enough to index with 32 bits).
     pub fn check_pow2(&self, d: i128, label: &str, span: Span) -> R<()> {
-        if d <= 0 || d > (1 << 20) || (d & (d - 1)) != 0 {
+        if d > 0 && (d & (d - 1)) == 0 && d > crate::elab::MAX_TILE_ELEMENTS as i128 {
+            return Err(self.err(
+                span,
+                format!("{label} is {d}, more than the {} elements a tile may have", crate::elab::MAX_TILE_ELEMENTS),
+            ));
+        }
+        if d <= 0 || (d & (d - 1)) != 0 {
             let mut e = self.err(span, format!("{label} must be a power of two, got {d}"));
             if d > 0 {
                 let next = (d as u128).next_power_of_two();

@@ -1,0 +1,13 @@
+"""One `dot` of constexpr-sized blocks, for the compile-cost bound on FMA dots (tests/cli_kernel.rs)."""
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    b = tl.load(B + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], c)
