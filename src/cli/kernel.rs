@@ -60,8 +60,8 @@ pub struct CompileArgs {
     /// What to print
     #[arg(long, value_enum, default_value_t = Emit::Tile)]
     pub emit: Emit,
-    /// Target architecture: sm_80, sm_90a or sm_100a (layout assignment picks the tensor-core instruction
-    /// from it: mma.sync, wgmma, tcgen05)
+    /// Target architecture: sm_80, sm_90a or sm_100a (dots run on mma.sync on sm_80 and wgmma on sm_90a; on
+    /// sm_100a they stay on CUDA cores until tcgen05 lands)
     #[arg(long, value_parser = parse_target, default_value = "sm_90a")]
     pub arch: Target,
     /// Print the time of each compiler stage to stderr (source to PTX; `tessel run/bench --timings` adds the
