@@ -38,18 +38,7 @@ fn to_py(e: Error) -> PyErr {
 
 /// `float32`, `fp32`, `f32`, `bfloat16`, `bool`, `float8_e4m3fn`, ... (Triton's, tessel's and torch's spellings).
 fn dtype(name: &str) -> PyResult<ScalarType> {
-    let s = name.trim_start_matches("torch.").trim_start_matches("tl.").trim_start_matches("triton.language.");
-    let alias = match s {
-        "fp8e4nv" | "fp8e4m3" => "f8e4m3",
-        "fp8e5" | "fp8e5m2" => "f8e5m2",
-        "fp16" | "half" => "f16",
-        "fp32" | "float" => "f32",
-        "fp64" | "double" => "f64",
-        other => other,
-    };
-    ScalarType::from_name(alias)
-        .or_else(|| ScalarType::from_triton_name(s))
-        .ok_or_else(|| PyTypeError::new_err(format!("tessel has no dtype `{name}`")))
+    ScalarType::from_any_name(name).ok_or_else(|| PyTypeError::new_err(format!("tessel has no dtype `{name}`")))
 }
 
 /// The kernels (`@triton.jit`, `@gluon.jit`, `@tessel.jit` functions) of a module's source: for each its name,

@@ -308,16 +308,7 @@ fn parse_const(v: &str) -> Result<ConstValue, CliError> {
 
 /// `fp32`, `float32`, `tl.float32`, `f32`, `bf16`, `i32`, `u8`, `fp8e4nv`, ...
 pub(super) fn dtype(s: &str) -> Option<ScalarType> {
-    let s = s.trim_start_matches("tl.").trim_start_matches("gl.").trim_start_matches("torch.");
-    let alias = match s {
-        "fp8e4nv" | "fp8e4m3" => "f8e4m3",
-        "fp8e5" | "fp8e5m2" => "f8e5m2",
-        "fp16" | "half" => "f16",
-        "fp32" | "float" => "f32",
-        "fp64" | "double" => "f64",
-        other => other,
-    };
-    ScalarType::from_name(alias).or_else(|| ScalarType::from_triton_name(s))
+    ScalarType::from_any_name(s)
 }
 
 /// The types of a signature: split at the commas outside `<...>` and `[...]`.

@@ -112,6 +112,21 @@ impl ScalarType {
         }
     }
 
+    /// Any of the spellings users write: tessel's (`f32`), Triton's (`float32`, `fp32`, `fp8e4nv`), torch's
+    /// (`half`, `float8_e4m3fn`), with or without a `tl.`, `gl.`, `torch.` or `triton.language.` prefix.
+    pub fn from_any_name(name: &str) -> Option<ScalarType> {
+        let s = ["triton.language.", "torch.", "tl.", "gl."].iter().fold(name, |s, p| s.trim_start_matches(p));
+        let alias = match s {
+            "fp8e4nv" | "fp8e4m3" => "f8e4m3",
+            "fp8e5" | "fp8e5m2" => "f8e5m2",
+            "fp16" | "half" => "f16",
+            "fp32" | "float" => "f32",
+            "fp64" | "double" => "f64",
+            other => other,
+        };
+        ScalarType::from_name(alias).or_else(|| ScalarType::from_triton_name(s))
+    }
+
     pub fn from_triton_name(s: &str) -> Option<ScalarType> {
         let alias = match s {
             "float8_e4m3fn" => "float8e4nv",
@@ -347,4 +362,31 @@ pub fn shared_linear_spelling(l: &LinearLayout) -> String {
         .map(|b| format!("[{}]", b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
         .collect();
     format!("SharedLinearLayout(offset_bases=[{}])", bases.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ScalarType::{self, *};
+
+    #[test]
+    fn dtype_spellings_of_tessel_triton_and_torch() {
+        for (s, t) in [
+            ("f32", F32),
+            ("float32", F32),
+            ("tl.float32", F32),
+            ("triton.language.float16", F16),
+            ("torch.half", F16),
+            ("fp16", F16),
+            ("gl.bfloat16", BF16),
+            ("fp8e4nv", F8E4M3),
+            ("float8_e4m3fn", F8E4M3),
+            ("fp8e5", F8E5M2),
+            ("bool", I1),
+            ("uint8", U8),
+            ("double", F64),
+        ] {
+            assert_eq!(ScalarType::from_any_name(s), Some(t), "{s}");
+        }
+        assert_eq!(ScalarType::from_any_name("float128"), None);
+    }
 }
