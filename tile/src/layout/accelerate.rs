@@ -23,6 +23,7 @@ use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, Nvmma
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
 use crate::layout::propagate::insert_after;
+use crate::passes::insert_before;
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
 use crate::target::MmaKind;
@@ -263,16 +264,20 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
             let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
             let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
             let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
-            // Staged right after the operand is made: a loop-invariant operand (attention's Q) is stored once,
-            // before the loop, not in every iteration.
+            // An operand made in the dot's own region is staged right before the dot, as Triton does: every
+            // global load of both operands is issued before the first shared store, so their latencies overlap
+            // (storing A right after its load makes the B loads wait for A's data). An operand made in an outer
+            // region (attention's Q, loop-invariant) is staged right after it is made: stored once, before the
+            // loop, not in every iteration.
             let a = f.append(r, Op::LocalAlloc, &[v], vec![ty], &[], d.loc);
             f.region_mut(r).ops.pop();
             match f.value(v).def {
-                ValueDef::Result(def, _) => insert_after(f, def, a),
-                ValueDef::Arg(region, _) => {
+                ValueDef::Result(def, _) if f.op(def).parent != Some(r) => insert_after(f, def, a),
+                ValueDef::Arg(region, _) if region != r => {
                     f.region_mut(region).ops.insert(0, a);
                     f.op_mut(a).parent = Some(region);
                 }
+                _ => insert_before(f, r, o, a),
             }
             *slot = f.op(a).results[0];
         }
