@@ -54,6 +54,10 @@ enum Value {
     Desc { base: u64, elem: ScalarType, shape: Vec<i64>, strides: Vec<i64>, nan_padding: bool },
     Smem(shared::View),
     Token,
+    /// The result of asynchronous `warpgroup_dot` number `dot` (in issue order), not yet retired by a
+    /// `warpgroup_dot_wait`: it may flow through `yield` and loop arguments, accumulate into the next
+    /// asynchronous dot, or go through a wait, and nothing else may read it.
+    Pending { value: Box<Value>, dot: u64 },
 }
 
 /// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
@@ -407,7 +411,7 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
-        self.smem.check_ready(f, o).map_err(|m| err(self, m))?;
+        self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
         match &data.op {
             Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
             Op::Condition => {
@@ -555,7 +559,7 @@ impl Program<'_> {
                 .into_iter()
                 .map(|v| match v {
                     Value::T(t) => t.data[0],
-                    Value::Desc { .. } | Value::Smem(_) | Value::Token => unreachable!(),
+                    Value::Desc { .. } | Value::Smem(_) | Value::Token | Value::Pending { .. } => unreachable!(),
                 })
                 .collect()),
             _ => Err(self.error(None, "combine function must yield")),

@@ -6,7 +6,7 @@
 //! and transaction bytes per phase, and a wait that nothing left in the program can satisfy is reported as a
 //! deadlock (the barrier, the phase waited for, what it still lacks) instead of hanging.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use super::value::{Tensor, Val};
 use super::{Program, Value, dot};
@@ -33,9 +33,10 @@ pub(super) struct State {
     /// Copies issued since the last commit, and committed groups, oldest first.
     uncommitted: Vec<Write>,
     groups: VecDeque<Vec<Write>>,
-    /// Results of asynchronous `warpgroup_dot`s not yet through a wait, and the buffers they read.
-    pending_dots: HashSet<ValueId>,
-    dot_reads: Vec<(ValueId, View)>,
+    /// Asynchronous `warpgroup_dot`s in flight (issue numbers), the buffers they read, and the next number.
+    in_flight_dots: BTreeSet<u64>,
+    dot_reads: Vec<(u64, View)>,
+    next_dot: u64,
     /// The mbarriers, by the buffer element they live in.
     barriers: HashMap<(usize, usize), Barrier>,
 }
@@ -69,17 +70,31 @@ fn overlaps(a: &View, b: &View) -> bool {
 }
 
 impl State {
-    /// An operand of `o` that is an asynchronous result not yet waited for is an error.
-    pub(super) fn check_ready(&self, f: &Func, o: OpId) -> Result<(), String> {
-        if self.pending_dots.is_empty() || matches!(f.op(o).op, Op::WarpGroupDotWait { .. } | Op::Yield) {
+    /// An operand of `o` that is an asynchronous result not yet waited for is an error, except where such a
+    /// value may go: through `yield`, into a loop's initial values, through `warpgroup_dot_wait`, and as the
+    /// accumulator of another asynchronous `warpgroup_dot` (the tensor cores accumulate in issue order).
+    pub(super) fn check_ready(&self, f: &Func, env: &[Option<Value>], o: OpId) -> Result<(), String> {
+        if self.in_flight_dots.is_empty() {
             return Ok(());
         }
-        match f.op(o).operands.iter().find(|v| self.pending_dots.contains(v)) {
-            Some(v) => {
-                Err(format!("{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait"))
+        let d = f.op(o);
+        for (i, v) in d.operands.iter().enumerate() {
+            if !matches!(env[v.index()], Some(Value::Pending { .. })) {
+                continue;
             }
-            None => Ok(()),
+            let allowed = match d.op {
+                Op::Yield | Op::WarpGroupDotWait { .. } => true,
+                Op::For(_) => i >= 3,
+                Op::WarpGroupDot { is_async, .. } => is_async && i == 2,
+                _ => false,
+            };
+            if !allowed {
+                return Err(format!(
+                    "{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait"
+                ));
+            }
         }
+        Ok(())
     }
 
     fn in_flight_copy(&self, v: &View) -> bool {
@@ -118,8 +133,8 @@ impl Program<'_> {
         let view = self.view(v);
         if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
             return Err(format!(
-                "shared-memory buffer {v} is written while the asynchronous warpgroup_dot producing {d} may still read it \
-                 (no warpgroup_dot_wait before)"
+                "shared-memory buffer {v} is written while asynchronous warpgroup_dot number {d} (in issue order) may \
+                 still read it (no warpgroup_dot_wait before)"
             ));
         }
         let buf = self.smem.buffers[view.buf]
@@ -184,6 +199,13 @@ impl Program<'_> {
             }
             Op::AsyncCopy => {
                 let view = self.view(ins[1]);
+                if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                    return Err(format!(
+                        "async_copy into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read \
+                         it (no warpgroup_dot_wait before)",
+                        ins[1]
+                    ));
+                }
                 let ptrs = self.tensor(ins[0]).clone();
                 let mask = ins.get(2).map(|&m| self.tensor(m).clone());
                 let Elem::Ptr(elem, _) = ptrs.elem else { unreachable!("verified") };
@@ -266,44 +288,48 @@ impl Program<'_> {
                     Some(Value::Smem(_)) => self.read_buffer(ins[0])?,
                     _ => self.tensor(ins[0]).clone(),
                 };
-                let out = dot(&a, &self.read_buffer(ins[1])?, self.tensor(ins[2]), *precision)?;
-                let r = data.results[0];
-                self.set(o, 0, out);
+                let acc = match &self.env[ins[2].index()] {
+                    Some(Value::Pending { value, .. }) => match value.as_ref() {
+                        Value::T(t) => t.clone(),
+                        other => unreachable!("verified: an accumulator is a tensor, found {other:?}"),
+                    },
+                    _ => self.tensor(ins[2]).clone(),
+                };
+                let out = dot(&a, &self.read_buffer(ins[1])?, &acc, *precision)?;
                 if *is_async {
-                    self.smem.pending_dots.insert(r);
+                    let n = self.smem.next_dot;
+                    self.smem.next_dot += 1;
+                    self.smem.in_flight_dots.insert(n);
                     for &x in &ins[..2] {
                         if let Some(Value::Smem(v)) = &self.env[x.index()] {
                             let v = *v;
-                            self.smem.dot_reads.push((r, v));
+                            self.smem.dot_reads.push((n, v));
                         }
                     }
+                    self.env[data.results[0].index()] = Some(Value::Pending { value: Box::new(Value::T(out)), dot: n });
+                } else {
+                    self.set(o, 0, out);
                 }
             }
             Op::WarpGroupDotWait { pending } => {
                 // In program order the interpreter's dots are complete; `pending` bounds how many may still run,
                 // so all but the newest `pending` are retired (their buffers free, their results usable).
-                let mut order: Vec<ValueId> = Vec::new();
-                for (d, _) in &self.smem.dot_reads {
-                    if !order.contains(d) {
-                        order.push(*d);
-                    }
+                let keep = self.smem.in_flight_dots.len().saturating_sub(*pending as usize);
+                let retired: Vec<u64> = self.smem.in_flight_dots.iter().take(keep).copied().collect();
+                for n in &retired {
+                    self.smem.in_flight_dots.remove(n);
                 }
-                for d in self.smem.pending_dots.iter() {
-                    if !order.contains(d) {
-                        order.push(*d);
-                    }
-                }
-                let keep = order.len().saturating_sub(*pending as usize);
-                let retired: Vec<ValueId> = order[..keep].to_vec();
-                self.smem.pending_dots.retain(|d| !retired.contains(d));
-                self.smem.dot_reads.retain(|(d, _)| !retired.contains(d));
+                self.smem.dot_reads.retain(|(d, _)| self.smem.in_flight_dots.contains(d));
                 for (i, &v) in ins.iter().enumerate() {
-                    if self.smem.pending_dots.contains(&v) {
-                        return Err(format!(
-                            "warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"
-                        ));
-                    }
-                    let value = self.env[v.index()].clone().expect("defined before use");
+                    let value = match self.env[v.index()].clone().expect("defined before use") {
+                        Value::Pending { dot, .. } if self.smem.in_flight_dots.contains(&dot) => {
+                            return Err(format!(
+                                "warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"
+                            ));
+                        }
+                        Value::Pending { value, .. } => *value,
+                        other => other,
+                    };
                     self.env[data.results[i].index()] = Some(value);
                 }
             }
