@@ -102,9 +102,17 @@ pub fn run(
         return Ok(Output::Layout(func));
     }
     // assign_layouts ends with the verifier (types and layouts).
-    let schedule = t.time("schedule", || tessel_sched::schedule(&func));
-    if stop == Stage::Sched {
-        let text = tessel_sched::print(&func, &schedule);
+    let before = (stop == Stage::Sched).then(|| func.clone());
+    let schedule = t
+        .time("schedule + pipeline", || tessel_sched::pipeline(&mut func))
+        .map_err(|e| Error::Codegen(format!("internal error: the software pipeliner failed: {e}")))?;
+    tessel_tile::verify::verify(&func)
+        .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
+    if let Some(before) = before {
+        // The schedule refers to the loops as they were; the expanded function follows it.
+        let mut text = tessel_sched::print(&before, &schedule);
+        text.push('\n');
+        text += &tessel_tile::print::print_func(&func);
         return Ok(Output::Sched { func, schedule: text });
     }
     let kernel = t

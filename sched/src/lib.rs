@@ -1,55 +1,51 @@
 //! tessel-sched owns loop scheduling: the latency model, the CoarseSchedule (a stage and a cluster for every op
-//! of a loop body), loop expansion into prologue / steady state / epilogue with multi-buffered shared memory and
-//! mbarrier phases, and the lowering of warp-specialized partitions. It reads layout IR and writes layout IR;
-//! codegen runs after it.
+//! of a loop body), loop expansion into prologue / steady state / drain with multi-buffered shared memory, and
+//! (later) the lowering of warp-specialized partitions. It reads layout IR and writes layout IR; codegen runs
+//! after it.
 //!
-//! The schedule is computed for every `for` loop ([`schedule`]) and printed by `tessel compile --emit sched`
-//! ([`print`]). Loop expansion is not implemented yet, so every op is scheduled in stage 0 (the loop runs as
-//! written) and the printout says so.
+//! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
+//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`.
+
+pub mod expand;
+pub mod plan;
 
 use std::fmt::Write;
 
-use tessel_tile::ir::{Func, OpId};
+use tessel_tile::ir::Func;
+use tessel_tile::layout::axis;
 use tessel_tile::ops::Op;
 
-/// The schedule of one loop: for each op of its body, in program order, the stage (how many iterations ahead
-/// of the loop's current one it runs) and the cluster (its order among the ops emitted together).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CoarseSchedule {
-    /// The `for` op.
-    pub loop_op: OpId,
-    /// The pipelining depth asked for: the loop's `num_stages` (from `tl.range`), else the kernel's.
-    pub requested_stages: u32,
-    /// `(op, stage, cluster)` for the ops of the body, terminator excluded.
-    pub ops: Vec<(OpId, u32, u32)>,
-    /// Why the loop is scheduled the way it is.
-    pub reason: &'static str,
-}
+pub use plan::{CoarseSchedule, LoopPlan};
 
-impl CoarseSchedule {
-    /// The number of stages the schedule uses (1 + the largest stage).
-    pub fn num_stages(&self) -> u32 {
-        1 + self.ops.iter().map(|&(_, s, _)| s).max().unwrap_or(0)
+fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
+    let axis = axis::analyze(f);
+    let mut out = Vec::new();
+    for o in f.all_ops() {
+        let Op::For(attrs) = &f.op(o).op else { continue };
+        let requested = attrs.num_stages.unwrap_or(f.config.num_stages);
+        out.push(match plan::plan(f, o, &axis) {
+            Ok(p) => (plan::schedule_of(f, &p, requested), Some(p)),
+            Err(why) => (plan::as_written(f, o, requested, why), None),
+        });
     }
+    out
 }
 
 /// The schedule of every `for` loop of `f`, outermost first.
 pub fn schedule(f: &Func) -> Vec<CoarseSchedule> {
+    plans(f).into_iter().map(|(s, _)| s).collect()
+}
+
+/// Schedules every loop and expands those the pipeliner takes; returns the schedules (of the loops as they were).
+pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, String> {
     let mut out = Vec::new();
-    for o in f.all_ops() {
-        let d = f.op(o);
-        let Op::For(attrs) = &d.op else { continue };
-        let requested_stages = attrs.num_stages.unwrap_or(f.config.num_stages);
-        let body = f.region(d.regions[0]);
-        let ops = body.ops.iter().filter(|&&x| !f.op(x).op.is_terminator()).map(|&x| (x, 0, 0)).collect();
-        let reason = if requested_stages <= 1 {
-            "num_stages = 1: the loop runs as written"
-        } else {
-            "loop expansion (the software pipeliner) is not implemented yet: the loop runs as written"
-        };
-        out.push(CoarseSchedule { loop_op: o, requested_stages, ops, reason });
+    for (s, p) in plans(f) {
+        if let Some(p) = p {
+            expand::expand(f, &p)?;
+        }
+        out.push(s);
     }
-    out
+    Ok(out)
 }
 
 /// The schedules as text: one block per loop, one line per op with its stage and cluster.

@@ -194,6 +194,14 @@ impl Func {
         }
     }
 
+    /// Op `o` and the ops of the regions nested in it, in program order.
+    pub fn walk_op(&self, o: OpId, visit: &mut impl FnMut(OpId)) {
+        visit(o);
+        for &child in &self.ops[o.index()].regions {
+            self.walk(child, visit);
+        }
+    }
+
     /// Every op reachable from the body, in program order.
     pub fn all_ops(&self) -> Vec<OpId> {
         let mut out = Vec::new();

@@ -101,6 +101,44 @@ impl AxisAnalysis {
     pub fn mask_alignment(&self, mask: ValueId, dim: usize) -> u64 {
         self.get(mask).map_or(1, |i| i.constancy[dim])
     }
+
+    /// Elements one thread moves per vector access of the memory op on `ptr` (with optional `mask`), as codegen
+    /// vectorizes it: the run of consecutive elements along one dim that the pointers' layout gives a thread's
+    /// registers, bounded by the pointers' contiguity and alignment, the mask's constancy and 16 bytes; a power of
+    /// two. `eb` is the element size in bytes. The pipeliner asks it whether `cp.async` (4, 8 or 16 bytes) can
+    /// copy a load.
+    pub fn access_width(&self, f: &Func, ptr: ValueId, mask: Option<ValueId>, eb: u32) -> u32 {
+        let Type::Tensor { layout: Some(layout), .. } = f.ty(ptr) else { return 1 };
+        let (d, run) = register_run(&layout.linear);
+        let Some(info) = self.get(ptr) else { return 1 };
+        let mut v = (run as u64).min(info.contiguity[d]).min(info.divisibility[d] / eb as u64).min((16 / eb) as u64);
+        if let Some(m) = mask {
+            v = v.min(self.mask_alignment(m, d));
+        }
+        let v = v.max(1);
+        1 << (63 - v.leading_zeros())
+    }
+}
+
+/// The dim along which a thread's first registers walk and how many consecutive elements they cover: registers
+/// `0..run` hold elements `0..run` along `dim` (and no other register, lane or warp base lands inside that run).
+pub fn register_run(lin: &tessel_layouts::LinearLayout) -> (usize, u32) {
+    let bases = |name: &str| -> Vec<Vec<u32>> {
+        if lin.has_in_dim(name) { lin.bases(name).iter().map(|b| b.to_vec()).collect() } else { Vec::new() }
+    };
+    let regs = bases("register");
+    let Some(first) = regs.first() else { return (0, 1) };
+    let Some(d) = first.iter().position(|&x| x == 1) else { return (0, 1) };
+    if first.iter().enumerate().any(|(i, &x)| i != d && x != 0) {
+        return (0, 1);
+    }
+    let mut k = 0;
+    while k < regs.len() && regs[k].iter().enumerate().all(|(i, &x)| if i == d { x == 1 << k } else { x == 0 }) {
+        k += 1;
+    }
+    let others: u32 = regs[k..].iter().chain(&bases("lane")).chain(&bases("warp")).fold(0, |a, b| a | b[d]);
+    let limit = if others == 0 { 31 } else { others.trailing_zeros() };
+    (d, 1 << k.min(limit as usize))
 }
 
 /// Runs the analysis over `f`.

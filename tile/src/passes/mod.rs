@@ -3,20 +3,23 @@
 
 mod cse;
 mod dce;
+mod dot_acc;
 mod fold;
 mod licm;
 
 pub use cse::cse;
 pub use dce::dce;
+pub use dot_acc::combine_dot_add;
 pub use fold::fold;
 pub use licm::licm;
 
 use crate::ir::{Func, OpId, RegionId};
 
-/// Folding, CSE, loop-invariant code motion and dead-code elimination until nothing changes.
+/// Folding, the dot-accumulate combine, CSE, loop-invariant code motion and dead-code elimination until nothing
+/// changes.
 pub fn canonicalize(f: &mut Func) {
     for _ in 0..16 {
-        let changed = fold(f) | cse(f) | licm(f) | dce(f);
+        let changed = fold(f) | combine_dot_add(f) | cse(f) | licm(f) | dce(f);
         if !changed {
             break;
         }

@@ -1,0 +1,294 @@
+//! Loop expansion: turns a loop and its [`LoopPlan`] into prologue, steady state and drain.
+//!
+//! With `S` stages the loads run `D = S − 1` iterations ahead. Each pipelined load gets a ring of `B` shared
+//! buffers (`B` = the next power of two ≥ `S`, so the ring index is a mask); iteration `j`'s data goes to buffer
+//! `j mod B`, one `cp.async` group per iteration.
+//!
+//! - Prologue, before the loop: stage 0 of iterations `0..D` (copies predicated on the iteration existing).
+//! - Steady state, iteration `k`: wait until at most `D − 1` groups are in flight (iteration `k`'s data has
+//!   landed), run the last stage on buffer `k mod B` (the dot, asynchronous when the plan says so, followed by a
+//!   wait that retires the previous iteration's dot and so frees its buffers), then stage 0 of iteration `k + D`
+//!   into buffer `(k + D) mod B`, predicated on `k + D` being an iteration. The epilogue is predicated, not
+//!   peeled: the last `D` iterations issue empty copies. A loop-carried counter gives the ring indices.
+//! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
+//!
+//! Stage 0 is pure apart from its loads, so running it for iterations that do not exist computes addresses
+//! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
+use tessel_tile::types::{Elem, Layout, ScalarType, Type};
+
+use crate::plan::LoopPlan;
+
+/// Builds ops detached from any region; the caller places them.
+struct Emit<'f> {
+    f: &'f mut Func,
+    region: RegionId,
+    loc: Option<tessel_tile::ir::Loc>,
+    out: Vec<OpId>,
+}
+
+impl Emit<'_> {
+    fn op(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
+        let o = self.f.append(self.region, op, operands, results, &[], self.loc);
+        self.f.region_mut(self.region).ops.pop();
+        self.out.push(o);
+        o
+    }
+
+    fn value(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
+        let o = self.op(op, operands, vec![ty]);
+        self.f.op(o).results[0]
+    }
+
+    fn int(&mut self, v: i64, ty: &Type) -> ValueId {
+        self.value(Op::Constant(Const::Int(v)), &[], ty.clone())
+    }
+
+    fn binary(&mut self, op: BinOp, a: ValueId, b: ValueId) -> ValueId {
+        let ty = self.f.ty(a).clone();
+        self.value(Op::Binary { op, propagate_nan: false }, &[a, b], ty)
+    }
+
+    /// `base + n * step`.
+    fn advance(&mut self, base: ValueId, n: i64, step: ValueId) -> ValueId {
+        if n == 0 {
+            return base;
+        }
+        let ty = self.f.ty(base).clone();
+        let c = self.int(n, &ty);
+        let m = self.binary(BinOp::Mul, c, step);
+        self.binary(BinOp::Add, base, m)
+    }
+
+    fn less(&mut self, a: ValueId, b: ValueId) -> ValueId {
+        self.value(Op::Cmp(CmpPred::Lt), &[a, b], Type::scalar(ScalarType::I1))
+    }
+
+    /// The async copy standing for a load with (remapped) `operands`: into `view`, with the load's mask (if
+    /// any) and `ok` (the iteration exists). Masked-off elements are zero-filled, as the plan required.
+    fn copy(&mut self, operands: &[ValueId], view: ValueId, ok: ValueId) -> ValueId {
+        let ptrs = operands[0];
+        let lay = match self.f.ty(ptrs) {
+            Type::Tensor { layout, .. } => layout.clone(),
+            _ => None,
+        };
+        let shape = self.f.ty(ptrs).shape().into();
+        let mask_ty = Type::Tensor { shape, elem: Elem::Scalar(ScalarType::I1), layout: lay };
+        let okt = self.value(Op::Splat, &[ok], mask_ty);
+        let mask = match operands.get(1) {
+            Some(&m) => self.binary(BinOp::And, m, okt),
+            None => okt,
+        };
+        self.value(Op::AsyncCopy, &[ptrs, view, mask], Type::Token)
+    }
+}
+
+/// The memdesc type of a ring of `n` buffers of type `one`: a leading buffer dim whose offsets come after a
+/// whole buffer's.
+fn ring_type(one: &Type, n: u32) -> Result<Type, String> {
+    let Type::MemDesc { shape, elem, layout } = one else { return Err(format!("{one} is not a memdesc")) };
+    let lin = &layout.linear;
+    let per_buffer = lin.in_dim_size_log2("offset");
+    let mut ins = Vec::new();
+    for name in lin.in_dim_names() {
+        let mut bases: Vec<Vec<u32>> =
+            lin.bases(name.as_str()).iter().map(|b| std::iter::once(0).chain(b.iter().copied()).collect()).collect();
+        if name.as_str() == "offset" {
+            debug_assert_eq!(bases.len() as u32, per_buffer);
+            for i in 0..n.trailing_zeros() {
+                let mut b = vec![0; shape.len() + 1];
+                b[0] = 1 << i;
+                bases.push(b);
+            }
+        }
+        ins.push((name, bases));
+    }
+    let mut sizes = vec![n];
+    sizes.extend(shape.iter().copied());
+    let outs = tessel_layouts::standard_out_dims(sizes.len()).into_iter().zip(sizes.iter().copied());
+    let linear = tessel_layouts::LinearLayout::new(ins, outs).map_err(|e| e.to_string())?;
+    Ok(Type::MemDesc { shape: sizes.into(), elem: *elem, layout: Arc::new(Layout { spec: None, linear }) })
+}
+
+/// Expands loop `p.loop_op` as the module doc describes.
+pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
+    let o = p.loop_op;
+    let d = f.op(o).clone();
+    let parent = d.parent.expect("linked loop");
+    let body = d.regions[0];
+    let args = f.region(body).args.clone();
+    let (lb, ub, step) = (d.operands[0], d.operands[1], d.operands[2]);
+    let iv = args[0];
+    let dist = (p.stages - 1) as i64;
+    let i32t = Type::scalar(ScalarType::I32);
+    let mut pre = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
+
+    // The rings.
+    let mut rings = Vec::new();
+    for &(_, alloc) in &p.loads {
+        let one = pre.f.ty(pre.f.op(alloc).results[0]).clone();
+        let ring = pre.value(Op::LocalAlloc, &[], ring_type(&one, p.buffers)?);
+        rings.push((ring, one));
+    }
+
+    // Prologue: stage 0 of iterations 0..D.
+    let yields = pre.f.op(*pre.f.region(body).ops.last().expect("yield")).operands.clone();
+    let mut carried: Vec<ValueId> = p.early_args.iter().map(|&j| d.operands[3 + j]).collect();
+    for i in 0..dist {
+        let iv_i = pre.advance(lb, i, step);
+        let ok = pre.less(iv_i, ub);
+        let mut map: HashMap<ValueId, ValueId> = HashMap::from([(iv, iv_i)]);
+        for (k, &j) in p.early_args.iter().enumerate() {
+            map.insert(args[j + 1], carried[k]);
+        }
+        let mut tokens = Vec::new();
+        for &x in &p.stage0 {
+            let xd = pre.f.op(x).clone();
+            let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+            if let Some(n) = p.loads.iter().position(|&(l, _)| l == x) {
+                let idx = pre.int(i % p.buffers as i64, &i32t);
+                let (ring, one) = rings[n].clone();
+                let view = pre.value(Op::MemDescIndex, &[ring, idx], one);
+                tokens.push(pre.copy(&operands, view, ok));
+            } else {
+                let types = xd.results.iter().map(|&r| pre.f.ty(r).clone()).collect();
+                let c = pre.op(xd.op.clone(), &operands, types);
+                for (&r, &cr) in xd.results.iter().zip(&pre.f.op(c).results.clone()) {
+                    map.insert(r, cr);
+                }
+            }
+        }
+        pre.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+        for (k, &j) in p.early_args.iter().enumerate() {
+            carried[k] = *map.get(&yields[j]).unwrap_or(&yields[j]);
+        }
+    }
+    let zero = pre.int(0, &i32t);
+    let prologue = std::mem::take(&mut pre.out);
+    let f = pre.f;
+
+    // The loop carries the ring counter and starts its stage-0 values D iterations ahead.
+    for (k, &j) in p.early_args.iter().enumerate() {
+        f.op_mut(o).operands[3 + j] = carried[k];
+    }
+    f.op_mut(o).operands.push(zero);
+    let counter = f.add_region_arg(body, i32t.clone(), Some("ring_k".into()));
+    let n_results = f.op(o).results.len() as u32;
+    f.values.push(ValueData { ty: i32t.clone(), def: ValueDef::Result(o, n_results), name: None });
+    let counter_out = ValueId(f.values.len() as u32 - 1);
+    f.op_mut(o).results.push(counter_out);
+
+    // Steady state.
+    let old_ops = f.region(body).ops.clone();
+    let (&yield_op, old_ops) = old_ops.split_last().expect("yield");
+    let mut e = Emit { f, region: body, loc: d.loc, out: Vec::new() };
+    e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
+    let mask = e.int(p.buffers as i64 - 1, &i32t);
+    let ext = e.binary(BinOp::And, counter, mask);
+    for (n, &(_, alloc)) in p.loads.iter().enumerate() {
+        let (ring, one) = rings[n].clone();
+        let view = e.value(Op::MemDescIndex, &[ring, ext], one);
+        let staged = e.f.op(alloc).results[0];
+        e.f.replace_all_uses(staged, view);
+        e.f.unlink(alloc);
+    }
+    // Values of stage 0 the last stage reads as well, computed again for the current iteration.
+    let mut again: HashMap<ValueId, ValueId> = HashMap::new();
+    for &x in &p.remat {
+        let xd = e.f.op(x).clone();
+        let operands: Vec<ValueId> = xd.operands.iter().map(|v| *again.get(v).unwrap_or(v)).collect();
+        let types = xd.results.iter().map(|&r| e.f.ty(r).clone()).collect();
+        let c = e.op(xd.op.clone(), &operands, types);
+        for (&r, &cr) in xd.results.iter().zip(&e.f.op(c).results.clone()) {
+            again.insert(r, cr);
+        }
+    }
+    let mut order = std::mem::take(&mut e.out);
+    let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
+    for &x in old_ops.iter().filter(|x| !early.contains(x) && !p.loads.iter().any(|&(_, a)| a == **x)) {
+        let mut nested = Vec::new();
+        e.f.walk_op(x, &mut |y| nested.push(y));
+        for y in nested {
+            for v in e.f.op_mut(y).operands.iter_mut() {
+                if let Some(&n) = again.get(v) {
+                    *v = n;
+                }
+            }
+        }
+        order.push(x);
+        if Some(x) == p.async_dot {
+            if let Op::WarpGroupDot { is_async, .. } = &mut e.f.op_mut(x).op {
+                *is_async = true;
+            }
+            e.op(Op::WarpGroupDotWait { pending: 1 }, &[], vec![]);
+            order.append(&mut e.out);
+        }
+    }
+    let iv_ahead = e.advance(iv, dist, step);
+    let ok = e.less(iv_ahead, ub);
+    let dist_c = e.int(dist, &i32t);
+    let ahead = e.binary(BinOp::Add, counter, dist_c);
+    let ins = e.binary(BinOp::And, ahead, mask);
+    order.append(&mut e.out);
+    let mut tokens = Vec::new();
+    for &x in &p.stage0 {
+        for v in e.f.op_mut(x).operands.iter_mut() {
+            if *v == iv {
+                *v = iv_ahead;
+            }
+        }
+        if let Some(n) = p.loads.iter().position(|&(l, _)| l == x) {
+            let (ring, one) = rings[n].clone();
+            let view = e.value(Op::MemDescIndex, &[ring, ins], one);
+            let operands = e.f.op(x).operands.to_vec();
+            tokens.push(e.copy(&operands, view, ok));
+            e.f.op_mut(x).parent = None;
+            order.append(&mut e.out);
+        } else {
+            order.push(x);
+        }
+    }
+    e.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+    let one_c = e.int(1, &i32t);
+    let next = e.binary(BinOp::Add, counter, one_c);
+    order.append(&mut e.out);
+    order.push(yield_op);
+    let f = e.f;
+    f.op_mut(yield_op).operands.push(next);
+    for &x in &order {
+        f.op_mut(x).parent = Some(body);
+    }
+    f.region_mut(body).ops = order;
+
+    // Drain.
+    let mut e = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
+    e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
+    if let Some(dot) = p.async_dot {
+        let acc = e.f.op(dot).operands[2];
+        let j = args.iter().position(|&a| a == acc).expect("planned: the accumulator is carried") - 1;
+        let result = d.results[j];
+        let ty = e.f.ty(result).clone();
+        let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &[result], vec![ty]);
+        let ready = e.f.op(w).results[0];
+        e.f.replace_all_uses(result, ready);
+        e.f.op_mut(w).operands[0] = result;
+    }
+    for (ring, _) in &rings {
+        e.op(Op::LocalDealloc, &[*ring], vec![]);
+    }
+    let drain = std::mem::take(&mut e.out);
+    let f = e.f;
+    let ops = &mut f.region_mut(parent).ops;
+    let at = ops.iter().position(|&x| x == o).expect("linked loop");
+    ops.splice(at + 1..at + 1, drain.iter().copied());
+    ops.splice(at..at, prologue.iter().copied());
+    for &x in prologue.iter().chain(&drain) {
+        f.op_mut(x).parent = Some(parent);
+    }
+    Ok(())
+}

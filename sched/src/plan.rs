@@ -1,0 +1,298 @@
+//! Which loops the pipeliner takes and how: the latency model, the legality checks, and the CoarseSchedule.
+//!
+//! The latency model is Triton's first-order one: a global load whose data a tensor-core `warpgroup_dot` reads
+//! from shared memory (through the `local_alloc` that layout assignment put before the dot) takes `num_stages − 1`
+//! iterations to arrive, so it is issued that many iterations ahead, as a `cp.async` into one buffer of a ring.
+//! Everything the loads need from the loop (their pointers, masks, the pointer increments carried to the next
+//! iteration) runs with them in stage 0; the rest of the body runs in the last stage. An accumulating dot whose
+//! accumulator nothing else in the loop reads is made asynchronous, with one wgmma group left in flight across
+//! the back edge.
+//!
+//! A loop that does not fit gets a schedule with every op in stage 0 and the reason, printed by
+//! `tessel compile --emit sched`; it runs as written.
+
+use std::collections::HashSet;
+
+use tessel_tile::ir::{Func, OpId, ValueDef, ValueId};
+use tessel_tile::layout::axis::AxisAnalysis;
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::types::{Elem, Type};
+
+/// The schedule of one loop: for each op of its body, in the order the steady state issues them, the stage
+/// (how many iterations ahead of the loop's current one it runs) and the cluster (its group in that order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoarseSchedule {
+    /// The `for` op.
+    pub loop_op: OpId,
+    /// The pipelining depth asked for: the loop's `num_stages` (from `tl.range`), else the kernel's.
+    pub requested_stages: u32,
+    /// `(op, stage, cluster)` for the ops of the body, terminator excluded.
+    pub ops: Vec<(OpId, u32, u32)>,
+    /// Why the loop is scheduled the way it is.
+    pub reason: String,
+}
+
+impl CoarseSchedule {
+    /// The number of stages the schedule uses (1 + the largest stage).
+    pub fn num_stages(&self) -> u32 {
+        1 + self.ops.iter().map(|&(_, s, _)| s).max().unwrap_or(0)
+    }
+}
+
+/// How one loop is pipelined.
+#[derive(Clone, Debug)]
+pub struct LoopPlan {
+    pub loop_op: OpId,
+    /// `num_stages`: loads run `stages − 1` iterations ahead.
+    pub stages: u32,
+    /// Buffers in each ring: the next power of two ≥ `stages` (a shared layout's buffer count is a power of two).
+    pub buffers: u32,
+    /// Stage 0 in program order: the pipelined loads and every body op they need.
+    pub stage0: Vec<OpId>,
+    /// Each pipelined load and the `local_alloc` that stages its data for the dot.
+    pub loads: Vec<(OpId, OpId)>,
+    /// Positions (among the loop-carried values) of the values stage 0 carries: the loads' pointers.
+    pub early_args: Vec<usize>,
+    /// Stage-0 ops that depend only on the induction variable and whose values the last stage reads too: the
+    /// last stage computes them again for its own iteration.
+    pub remat: Vec<OpId>,
+    /// The `warpgroup_dot` made asynchronous, when there is one that can be.
+    pub async_dot: Option<OpId>,
+}
+
+/// The plan for loop `o`, or why it runs as written.
+pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> {
+    let d = f.op(o);
+    let Op::For(attrs) = &d.op else { return Err("not a for loop".into()) };
+    let stages = attrs.num_stages.unwrap_or(f.config.num_stages);
+    if stages <= 1 {
+        return Err(format!("num_stages = {stages}: the loop runs as written"));
+    }
+    let body = d.regions[0];
+    let ops: Vec<OpId> = f.region(body).ops.clone();
+    let (yield_op, ops) = ops.split_last().expect("verified: a body ends in yield");
+    let (args, yields) = (&f.region(body).args, &f.op(*yield_op).operands);
+    let mut nested = false;
+    for &x in ops {
+        f.walk_op(x, &mut |y| nested |= matches!(f.op(y).op, Op::For(_) | Op::While));
+    }
+    if nested {
+        return Err("the loop contains a loop: only innermost loops are pipelined".into());
+    }
+    let in_body: HashSet<OpId> = ops.iter().copied().collect();
+    let def_in_body = |v: ValueId| match f.value(v).def {
+        ValueDef::Result(p, _) if in_body.contains(&p) => Some(p),
+        _ => None,
+    };
+    let uses = f.use_counts();
+
+    // The loads worth pipelining: their one user stages them in shared memory for a wgmma, cp.async can copy
+    // them (4+ contiguous bytes, masked-off elements zero) and their mask and pointers are computed in the loop.
+    let mut loads = Vec::new();
+    let mut skipped = Vec::new();
+    for &x in ops {
+        let xd = f.op(x);
+        if !matches!(xd.op, Op::Load { .. }) {
+            continue;
+        }
+        let v = xd.results[0];
+        let Some(alloc) = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v])
+        else {
+            continue;
+        };
+        if uses[v.index()] != 1 || !feeds_wgmma(f, ops, f.op(alloc).results[0]) {
+            continue;
+        }
+        let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
+        let width = axis.access_width(f, xd.operands[0], xd.operands.get(1).copied(), elem.bytes()) * elem.bytes();
+        if width < 4 {
+            skipped.push(format!("{v}: {width}-byte accesses (cp.async needs 4, 8 or 16)"));
+            continue;
+        }
+        if let Some(&other) = xd.operands.get(2)
+            && !is_zero(f, other)
+        {
+            skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
+            continue;
+        }
+        loads.push((x, alloc));
+    }
+    if loads.is_empty() {
+        let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
+        return Err(format!("no load in the loop feeds a tensor-core dot through shared memory{why}"));
+    }
+
+    // Stage 0: the loads, what they need from the body, and the next values of the loop-carried values they
+    // read (a pointer's increment), to a fixed point.
+    let mut stage0: HashSet<OpId> = loads.iter().map(|&(l, _)| l).collect();
+    let mut early: HashSet<usize> = HashSet::new();
+    let mut work: Vec<OpId> = stage0.iter().copied().collect();
+    while let Some(x) = work.pop() {
+        for &v in &f.op(x).operands {
+            if let Some(p) = def_in_body(v) {
+                if stage0.insert(p) {
+                    work.push(p);
+                }
+            } else if let Some(i) = args.iter().position(|&a| a == v)
+                && i > 0
+                && early.insert(i - 1)
+                && let Some(p) = def_in_body(yields[i - 1])
+                && stage0.insert(p)
+            {
+                work.push(p);
+            }
+        }
+    }
+    for &x in &stage0 {
+        let xd = f.op(x);
+        if !xd.regions.is_empty() || (!xd.op.is_pure() && !matches!(xd.op, Op::Load { .. })) {
+            return Err(format!("{x} ({}) computes what a pipelined load needs but is not a pure op", xd.op.name()));
+        }
+    }
+    // The rest of the body runs in the last stage, one iteration behind: it may not read stage 0's values (they
+    // belong to a later iteration) except the loads' data, through their `local_alloc`s, and values that depend
+    // on nothing but the induction variable (attention's key offsets, also used by its causal mask), which the
+    // last stage computes again for its own iteration.
+    let iv = args[0];
+    let mut iv_only: HashSet<OpId> = HashSet::new();
+    for &x in ops.iter().filter(|x| stage0.contains(x) && f.op(**x).op.is_pure()) {
+        let ok = f.op(x).operands.iter().all(|&v| match def_in_body(v) {
+            Some(p) => iv_only.contains(&p),
+            None => v == iv || !args.contains(&v),
+        });
+        if ok {
+            iv_only.insert(x);
+        }
+    }
+    let allocs: HashSet<OpId> = loads.iter().map(|&(_, a)| a).collect();
+    let mut remat: HashSet<OpId> = HashSet::new();
+    for &x in ops.iter().filter(|x| !stage0.contains(x) && !allocs.contains(x)) {
+        let mut bad = None;
+        f.walk_op(x, &mut |y| {
+            for &v in &f.op(y).operands {
+                let early_arg = args.iter().position(|&a| a == v).is_some_and(|i| i > 0 && early.contains(&(i - 1)));
+                match def_in_body(v).filter(|p| stage0.contains(p)) {
+                    Some(p) if iv_only.contains(&p) => {
+                        remat.insert(p);
+                    }
+                    Some(_) => bad = Some(v),
+                    None if early_arg => bad = Some(v),
+                    None => {}
+                }
+            }
+        });
+        if let Some(v) = bad {
+            return Err(format!(
+                "{x} ({}) uses {v}, which the pipelined loads' stage computes for a later iteration",
+                f.op(x).op.name()
+            ));
+        }
+    }
+    // What the recomputed values need, in program order.
+    let mut work: Vec<OpId> = remat.iter().copied().collect();
+    while let Some(x) = work.pop() {
+        for &v in &f.op(x).operands {
+            if let Some(p) = def_in_body(v)
+                && remat.insert(p)
+            {
+                work.push(p);
+            }
+        }
+    }
+    let remat: Vec<OpId> = ops.iter().copied().filter(|x| remat.contains(x)).collect();
+    for &i in &early {
+        if uses[d.results[i].index()] > 0 {
+            return Err(format!(
+                "the loop's result {} (a pointer the loads advance) is used after the loop",
+                d.results[i]
+            ));
+        }
+        if def_in_body(yields[i]).is_none() && yields[i] != args[i + 1] {
+            return Err(format!(
+                "the loads' loop-carried {} is replaced by a value from outside the loop",
+                args[i + 1]
+            ));
+        }
+    }
+
+    let async_dot = async_candidate(f, ops, args, yields, &uses);
+    let mut stage0: Vec<OpId> = ops.iter().copied().filter(|x| stage0.contains(x)).collect();
+    stage0.shrink_to_fit();
+    let mut early_args: Vec<usize> = early.into_iter().collect();
+    early_args.sort_unstable();
+    Ok(LoopPlan {
+        loop_op: o,
+        stages,
+        buffers: stages.next_power_of_two(),
+        stage0,
+        loads,
+        early_args,
+        remat,
+        async_dot,
+    })
+}
+
+/// Whether memdesc `m` is an operand of a `warpgroup_dot` among `ops`.
+fn feeds_wgmma(f: &Func, ops: &[OpId], m: ValueId) -> bool {
+    ops.iter().any(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. }) && f.op(x).operands[..2].contains(&m))
+}
+
+/// Whether `v` is a constant 0 (scalar or splat).
+fn is_zero(f: &Func, v: ValueId) -> bool {
+    match f.value(v).def {
+        ValueDef::Result(p, _) => match f.op(p).op {
+            Op::Constant(Const::Int(0)) => true,
+            Op::Constant(Const::Float(x)) => x == 0.0 && x.is_sign_positive(),
+            Op::Splat | Op::Broadcast => is_zero(f, f.op(p).operands[0]),
+            _ => false,
+        },
+        ValueDef::Arg(..) => false,
+    }
+}
+
+/// The one `warpgroup_dot` of the body that may stay in flight across the back edge: it accumulates into a
+/// loop-carried value that nothing else in the loop reads, and its result only goes back to that value.
+fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId], uses: &[u32]) -> Option<OpId> {
+    let dots: Vec<OpId> = ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).collect();
+    let [dot] = dots[..] else { return None };
+    let dd = f.op(dot);
+    let acc = dd.operands[2];
+    let i = args.iter().position(|&a| a == acc)?;
+    let carried_back = i > 0 && yields[i - 1] == dd.results[0];
+    let tensor_acc = matches!(f.ty(acc), Type::Tensor { .. });
+    (carried_back && tensor_acc && uses[acc.index()] == 1 && uses[dd.results[0].index()] == 1).then_some(dot)
+}
+
+/// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has
+/// arrived), then stage 0 (cluster 1: the copies for `stages − 1` iterations ahead), as the steady state runs.
+pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSchedule {
+    let body = f.region(f.op(p.loop_op).regions[0]);
+    let early: HashSet<OpId> = p.stage0.iter().copied().collect();
+    let last = p.stages - 1;
+    let body_ops = body.ops.iter().copied().filter(|&x| !f.op(x).op.is_terminator());
+    let mut ops: Vec<(OpId, u32, u32)> =
+        body_ops.clone().filter(|x| !early.contains(x)).map(|x| (x, last, 0)).collect();
+    ops.extend(body_ops.filter(|x| early.contains(x)).map(|x| (x, 0, 1)));
+    let dot = match p.async_dot {
+        Some(d) => format!("; {d} runs asynchronously, one wgmma group in flight across iterations"),
+        None => String::new(),
+    };
+    CoarseSchedule {
+        loop_op: p.loop_op,
+        requested_stages,
+        ops,
+        reason: format!(
+            "{} load(s) pipelined {} iteration(s) ahead through cp.async into rings of {} buffers{dot}",
+            p.loads.len(),
+            p.stages - 1,
+            p.buffers
+        ),
+    }
+}
+
+/// The schedule of a loop that runs as written: every op in stage 0, in program order.
+pub fn as_written(f: &Func, o: OpId, requested_stages: u32, reason: String) -> CoarseSchedule {
+    let body = f.region(f.op(o).regions[0]);
+    let ops = body.ops.iter().filter(|&&x| !f.op(x).op.is_terminator()).map(|&x| (x, 0, 0)).collect();
+    CoarseSchedule { loop_op: o, requested_stages, ops, reason }
+}
