@@ -51,13 +51,22 @@ impl std::error::Error for InterpError {}
 #[derive(Clone, Debug)]
 enum Value {
     T(Tensor),
-    Desc { base: u64, elem: ScalarType, shape: Vec<i64>, strides: Vec<i64>, nan_padding: bool },
+    Desc {
+        base: u64,
+        elem: ScalarType,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        nan_padding: bool,
+    },
     Smem(shared::View),
     Token,
     /// The result of asynchronous `warpgroup_dot` number `dot` (in issue order), not yet retired by a
     /// `warpgroup_dot_wait`: it may flow through `yield` and loop arguments, accumulate into the next
     /// asynchronous dot, or go through a wait, and nothing else may read it.
-    Pending { value: Box<Value>, dot: u64 },
+    Pending {
+        value: Box<Value>,
+        dot: u64,
+    },
 }
 
 /// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead

@@ -23,9 +23,9 @@ use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, Nvmma
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
 use crate::layout::propagate::insert_after;
-use crate::passes::insert_before;
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
+use crate::passes::insert_before;
 use crate::target::MmaKind;
 use crate::types::{Elem, Layout, ScalarType, Type};
 
