@@ -4,8 +4,9 @@
 //! Besides what the barrier analysis does for every shared-memory access, the lowering tracks what is still in
 //! flight in program order: a read of a buffer that a copy may still be writing, or a write to a buffer that an
 //! asynchronous wgmma may still be reading, is an error naming the missing wait (the interpreter reports the same
-//! programs), never a race. Tracking is per straight-line region: loops and branches must retire their own work
-//! (the software pipeliner, which carries work across iterations, will extend this).
+//! programs), never a race. Tracking is per straight-line region: work on whole allocations must be retired
+//! before a loop or branch; work on `memdesc_index` views (rings of buffers, whose index is often a run-time
+//! value) is not tracked here and may cross them, as the software pipeliner's does: the interpreter checks it.
 
 use std::collections::VecDeque;
 
@@ -60,8 +61,12 @@ impl InFlight {
         self.dots.push_back((v, reads));
     }
 
+    /// Whether no tracked span is still in flight (groups and dots that touch only untracked views count as
+    /// retired here: they may cross loops, as the pipeliner's do).
     pub(crate) fn is_empty(&self) -> bool {
-        self.uncommitted.is_empty() && self.groups.is_empty() && self.dots.is_empty()
+        self.uncommitted.is_empty()
+            && self.groups.iter().all(Vec::is_empty)
+            && self.dots.iter().all(|(_, r)| r.is_empty())
     }
 }
 
@@ -107,7 +112,7 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
             None => l.b.ins(format!("cp.async.{kind}.shared.global [{dst}], [{src}], {bytes}")),
         }
     }
-    let spans = l.buffer_spans(l.cur_op);
+    let spans = l.tracked_spans(l.cur_op);
     l.in_flight.uncommitted.extend(spans);
     l.vals.insert(data.results[0], vec![]);
     Ok(())

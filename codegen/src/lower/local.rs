@@ -50,7 +50,7 @@ fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32) -> u32 {
 }
 
 /// Per-run addresses: `(first register, run length, address operand)`. The per-thread part is computed once, at
-/// the kernel entry; a run whose register offset shares no bit with any thread's part is `[thread + imm]`,
+/// the kernel entry when `base` is computed there too; a run whose register offset shares no bit with any thread's part is `[thread + imm]`,
 /// else the XOR is done here.
 pub(crate) fn accesses(
     l: &mut Lower,
@@ -65,7 +65,10 @@ pub(crate) fn accesses(
     let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
     let thread = l.thread_xor(lane, warp);
     let v = vector_width(map, n, elem_bytes).min(max_vec);
-    l.b.set_prologue(true);
+    // At the entry when the base is known there (a whole allocation); a view's base (`memdesc_index`, often a
+    // run-time ring index) exists only where it is computed.
+    let hoist = l.entry_regs.contains(&base);
+    l.b.set_prologue(hoist);
     let at = l.b.reg(RegClass::B32);
     match thread {
         Some(t) => l.b.ins(format!("mad.lo.u32 {at}, {t}, {elem_bytes}, {base}")),
@@ -121,6 +124,7 @@ pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.b.ins(format!("add.u32 {base}, {base}, {offset}"));
     }
     l.b.set_prologue(false);
+    l.entry_regs.insert(base);
     l.vals.insert(v, vec![base]);
     if let Some(&x) = data.operands.first() {
         write(l, x, v, base)?;

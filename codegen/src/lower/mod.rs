@@ -92,6 +92,9 @@ pub(crate) struct Lower<'f> {
     pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
     pub parity_cache: HashMap<u32, Reg>,
+    /// Registers computed once at the kernel entry that per-thread addresses may be hoisted next to (the base
+    /// addresses of whole shared-memory allocations).
+    pub entry_regs: std::collections::HashSet<Reg>,
     /// Dynamic shared memory needed (bytes): the allocator's buffers and the highest scratch end.
     pub smem_bytes: u32,
     /// Where every shared-memory buffer sits, and the shared-memory accesses since the last barrier.
@@ -189,9 +192,23 @@ impl<'f> Lower<'f> {
 
     /// The shared-memory buffer spans op `o` reads and writes (scratch is reported by its user).
     pub(crate) fn buffer_spans(&self, o: OpId) -> Vec<Span> {
+        self.spans_of(o, false)
+    }
+
+    /// The spans of [`Lower::buffer_spans`] that the in-flight tracking follows: all but those reached through a
+    /// `memdesc_index` view. A view's buffer is often chosen at run time (the pipeliner's rings), so a span per
+    /// view would be the whole ring and every copy into one buffer would look like a race with a dot reading
+    /// another; the interpreter checks those programs instead (it sees the actual buffers).
+    pub(crate) fn tracked_spans(&self, o: OpId) -> Vec<Span> {
+        self.spans_of(o, true)
+    }
+
+    fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. });
+        let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
+            .filter(|&(v, _)| !(skip_views && is_view(v)))
             .filter_map(|(v, write)| {
                 let b = self.alloc.buffer(v)?;
                 let kind = if write {
@@ -216,7 +233,7 @@ impl<'f> Lower<'f> {
     fn op(&mut self, o: OpId) -> Result<(), CompileError> {
         self.cur_op = o;
         let spans = self.buffer_spans(o);
-        self.in_flight.check(&spans)?;
+        self.in_flight.check(&self.tracked_spans(o))?;
         self.sync_for(&spans);
         let structured = !self.f.op(o).regions.is_empty();
         if structured && !self.in_flight.is_empty() {
@@ -413,6 +430,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         hazards: Hazards::default(),
         cur_op: OpId(0),
         in_flight: Default::default(),
+        entry_regs: Default::default(),
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),

@@ -129,7 +129,9 @@ impl OperandDesc {
     fn new(l: &mut Lower, base: Reg, offsets: Offsets, desc: MatrixDesc, elem_bytes: u32, warp_vals: Vec<u32>) -> Self {
         let thread_bits = warp_vals.iter().fold(0, |a, &b| a | b);
         let thread = l.thread_xor(vec![0; 5], warp_vals);
-        l.b.set_prologue(true);
+        // At the entry when the buffer's address is known there; a ring buffer's only where it is indexed.
+        let hoist = l.entry_regs.contains(&base);
+        l.b.set_prologue(hoist);
         let first = Self::encode(l, thread, 0, elem_bytes, base, &desc);
         l.b.set_prologue(false);
         OperandDesc { base, offsets, desc, elem_bytes, thread, first, thread_bits }
@@ -319,7 +321,7 @@ pub(crate) fn warpgroup_dot(
     l.b.ins("wgmma.commit_group.sync.aligned");
     if is_async {
         // Complete at a warpgroup_dot_wait; until then the operands' buffers are in use.
-        let reads = l.buffer_spans(l.cur_op);
+        let reads = l.tracked_spans(l.cur_op);
         l.in_flight.dot_issued(v, reads);
     } else {
         l.b.ins("wgmma.wait_group.sync.aligned 0");

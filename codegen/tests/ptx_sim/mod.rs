@@ -434,6 +434,12 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 pc += 1;
                 continue;
             }
+            // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
+            // groups order nothing here: a missing wait is the interpreter's to catch, not the simulator's.
+            "cp" if ins.op.starts_with("cp.async.commit_group") || ins.op.starts_with("cp.async.wait_group") => {
+                pc += 1;
+                continue;
+            }
             "bar" => {
                 if ins.op.starts_with("bar.warp") {
                     c.warp_epoch.iter_mut().for_each(|e| *e += 1);
@@ -503,6 +509,18 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
+        "cp" if parts[1] == "async" => {
+            // `cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]`: src_size bytes, zeros after.
+            let (dst, src) = (c.addr(t, &a[0])?, c.addr(t, &a[1])?);
+            let size = v(2)? as usize;
+            let from = if a.len() > 3 { v(3)? as usize } else { size };
+            let mut data = vec![0u8; size];
+            if from > 0 {
+                data[..from].copy_from_slice(g.slice(src, from)?);
+            }
+            c.generic_since_fence = true;
+            c.smem(t, dst, size, Some(&data))?.copy_from_slice(&data);
+        }
         "ld" | "st" => {
             let shared = parts[1] == "shared";
             let vecn: usize = parts.iter().find_map(|p| p.strip_prefix('v').and_then(|n| n.parse().ok())).unwrap_or(1);
