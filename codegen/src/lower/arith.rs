@@ -109,7 +109,7 @@ impl Lower<'_> {
             F64 => self.b.op("mov.f64", d, f64_imm(v.as_f64())),
             // Sign-extended in its 16-bit register.
             I8 => self.b.op("mov.b16", d, hex((v.as_i64() & 0xffff) as u64)),
-            _ => self.b.op(format!("mov.b{}", class.bits()), d, hex((to_bits(v, s)) as u64)),
+            _ => self.b.op(format!("mov.b{}", class.bits()), d, hex(to_bits(v, s))),
         }
         Ok(d)
     }
