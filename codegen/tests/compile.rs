@@ -466,7 +466,7 @@ fn assert_calls_assertfail_with_the_source_location() {
     let src = tessel_codegen::Source { file: "kernels/k.py", text };
     let ptx = tessel_codegen::compile_with_source(&f, src).unwrap().ptx;
     assert!(ptx.contains(&string_decl("kernels/k.py")), "{ptx}");
-    assert!(ptx.contains(".param .b32 param2; st.param.b32 [param2], 3;"), "{ptx}");
+    assert!(ptx.contains("    .param .b32 param2;\n    st.param.b32 [param2], 3;\n"), "{ptx}");
 }
 
 #[test]

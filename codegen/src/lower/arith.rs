@@ -35,7 +35,7 @@ use super::{fmod, trig};
 use crate::CompileError;
 use tessel_tile::Target;
 
-use crate::ptx::{Reg, RegClass, f32_imm, f64_imm};
+use crate::ptx::{Reg, RegClass, f32_imm, f64_imm, hex, instr, not, vector};
 
 use ScalarType::*;
 
@@ -94,7 +94,7 @@ impl Lower<'_> {
                 Const::Int(i) => i,
                 Const::Float(f) => f as i64,
             };
-            self.b.ins(format!("mov.b64 {d}, {v}"));
+            self.b.op("mov.b64", d, v);
             return Ok(d);
         };
         let v = match c {
@@ -104,12 +104,12 @@ impl Lower<'_> {
             Const::Float(x) => convert(Val::Float(x), Elem::Scalar(F64), Elem::Scalar(s)),
         };
         match s {
-            I1 => self.b.ins(format!("setp.ne.u32 {d}, {}, 0", v.is_true() as u32)),
-            F32 => self.b.ins(format!("mov.f32 {d}, {}", f32_imm(v.as_f64() as f32))),
-            F64 => self.b.ins(format!("mov.f64 {d}, {}", f64_imm(v.as_f64()))),
+            I1 => self.b.op("setp.ne.u32", d, (v.is_true() as u32, 0)),
+            F32 => self.b.op("mov.f32", d, f32_imm(v.as_f64() as f32)),
+            F64 => self.b.op("mov.f64", d, f64_imm(v.as_f64())),
             // Sign-extended in its 16-bit register.
-            I8 => self.b.ins(format!("mov.b16 {d}, 0x{:X}", v.as_i64() & 0xffff)),
-            _ => self.b.ins(format!("mov.b{} {d}, 0x{:X}", class.bits(), to_bits(v, s))),
+            I8 => self.b.op("mov.b16", d, hex((v.as_i64() & 0xffff) as u64)),
+            _ => self.b.op(format!("mov.b{}", class.bits()), d, hex(to_bits(v, s))),
         }
         Ok(d)
     }
@@ -198,22 +198,22 @@ pub(crate) fn binary_scalar(
             _ => return unsupported(),
         };
         let d = l.b.reg(RegClass::Pred);
-        l.b.ins(format!("{w}.pred {d}, {a}, {b}"));
+        l.b.op(format!("{w}.pred"), d, (a, b));
         return Ok(d);
     }
     if op == BinOp::UMulHi && matches!(s, I8 | U8) {
         // The high byte of the 16-bit product of the unsigned bytes.
         let (x, y, p, d) =
             (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
-        l.b.ins(format!("and.b16 {x}, {a}, 255"));
-        l.b.ins(format!("and.b16 {y}, {b}, 255"));
-        l.b.ins(format!("mul.lo.u16 {p}, {x}, {y}"));
-        l.b.ins(format!("shr.u16 {d}, {p}, 8"));
+        l.b.op("and.b16", x, (a, 255));
+        l.b.op("and.b16", y, (b, 255));
+        l.b.op("mul.lo.u16", p, (x, y));
+        l.b.op("shr.u16", d, (p, 8));
         return Ok(canon8(l, d, s));
     }
     if let (Some(t), Some(w)) = (native_half(l.arch, s), half_op(op)) {
         let d = l.b.reg(RegClass::B16);
-        l.b.ins(format!("{w}.{t} {d}, {a}, {b}"));
+        l.b.op(format!("{w}.{t}"), d, (a, b));
         return Ok(d);
     }
     if s.is_float() && op == BinOp::Rem {
@@ -227,41 +227,42 @@ pub(crate) fn binary_scalar(
     let d = l.b.reg(class);
     let t = ty(c);
     let bits = class.bits();
-    let text = if c.is_float() {
+    let bin = |op: String| instr(op).dst(d).srcs((a, b));
+    let ins = if c.is_float() {
         match op {
-            BinOp::Add => format!("add.rn.{t} {d}, {a}, {b}"),
-            BinOp::Sub => format!("sub.rn.{t} {d}, {a}, {b}"),
-            BinOp::Mul => format!("mul.rn.{t} {d}, {a}, {b}"),
-            BinOp::Div if c == F32 => format!("div.full.f32 {d}, {a}, {b}"),
-            BinOp::Div | BinOp::DivRn => format!("div.rn.{t} {d}, {a}, {b}"),
+            BinOp::Add => bin(format!("add.rn.{t}")),
+            BinOp::Sub => bin(format!("sub.rn.{t}")),
+            BinOp::Mul => bin(format!("mul.rn.{t}")),
+            BinOp::Div if c == F32 => bin("div.full.f32".into()),
+            BinOp::Div | BinOp::DivRn => bin(format!("div.rn.{t}")),
             BinOp::Max | BinOp::Min if nan && c == F64 => {
                 // No `max.NaN.f64`: select NaN when either side is NaN.
                 let w = if op == BinOp::Max { "max" } else { "min" };
                 let (m, p) = (l.b.reg(RegClass::F64), l.b.reg(RegClass::Pred));
-                l.b.ins(format!("{w}.f64 {m}, {a}, {b}"));
-                l.b.ins(format!("setp.nan.f64 {p}, {a}, {b}"));
-                format!("selp.f64 {d}, {}, {m}, {p}", f64_imm(f64::NAN))
+                l.b.op(format!("{w}.f64"), m, (a, b));
+                l.b.op("setp.nan.f64", p, (a, b));
+                instr("selp.f64").dst(d).srcs((f64_imm(f64::NAN), m, p))
             }
             BinOp::Max | BinOp::Min => {
                 let w = if op == BinOp::Max { "max" } else { "min" };
-                format!("{w}{}.{t} {d}, {a}, {b}", if nan { ".NaN" } else { "" })
+                bin(format!("{w}{}.{t}", if nan { ".NaN" } else { "" }))
             }
             _ => return unsupported(),
         }
     } else {
         let bt = format!("b{bits}");
         match op {
-            BinOp::Add => format!("add.{t} {d}, {a}, {b}"),
-            BinOp::Sub => format!("sub.{t} {d}, {a}, {b}"),
-            BinOp::Mul => format!("mul.lo.{t} {d}, {a}, {b}"),
-            BinOp::Div => format!("div.{t} {d}, {a}, {b}"),
-            BinOp::Rem => format!("rem.{t} {d}, {a}, {b}"),
-            BinOp::And => format!("and.{bt} {d}, {a}, {b}"),
-            BinOp::Or => format!("or.{bt} {d}, {a}, {b}"),
-            BinOp::Xor => format!("xor.{bt} {d}, {a}, {b}"),
-            BinOp::Max => format!("max.{t} {d}, {a}, {b}"),
-            BinOp::Min => format!("min.{t} {d}, {a}, {b}"),
-            BinOp::UMulHi => format!("mul.hi.{} {d}, {a}, {b}", t.replace('s', "u")),
+            BinOp::Add => bin(format!("add.{t}")),
+            BinOp::Sub => bin(format!("sub.{t}")),
+            BinOp::Mul => bin(format!("mul.lo.{t}")),
+            BinOp::Div => bin(format!("div.{t}")),
+            BinOp::Rem => bin(format!("rem.{t}")),
+            BinOp::And => bin(format!("and.{bt}")),
+            BinOp::Or => bin(format!("or.{bt}")),
+            BinOp::Xor => bin(format!("xor.{bt}")),
+            BinOp::Max => bin(format!("max.{t}")),
+            BinOp::Min => bin(format!("min.{t}")),
+            BinOp::UMulHi => bin(format!("mul.hi.{}", t.replace('s', "u"))),
             BinOp::Shl | BinOp::Shr => {
                 // PTX shift amounts are .u32 and clamp at the register width; an 8-bit value shifted by 8 or
                 // more leaves 0 (or the sign) in its low byte, as the interpreter's shift does.
@@ -269,15 +270,16 @@ pub(crate) fn binary_scalar(
                     b
                 } else {
                     let r = l.b.reg(RegClass::B32);
-                    l.b.ins(format!("cvt.u32.{t} {r}, {b}"));
+                    l.b.op(format!("cvt.u32.{t}"), r, b);
                     r
                 };
-                if op == BinOp::Shl { format!("shl.{bt} {d}, {a}, {amt}") } else { format!("shr.{t} {d}, {a}, {amt}") }
+                let op = if op == BinOp::Shl { format!("shl.{bt}") } else { format!("shr.{t}") };
+                instr(op).dst(d).srcs((a, amt))
             }
             _ => return unsupported(),
         }
     };
-    l.b.ins(text);
+    l.b.emit(ins);
     Ok(l.narrow(d, s))
 }
 
@@ -348,14 +350,14 @@ fn packed_half(l: &mut Lower, data: &OpData, instr: &str, op: BinOp, s: ScalarTy
         }
         let pack = |l: &mut Lower, lo: Reg, hi: Reg| {
             let p = l.b.reg(RegClass::B32);
-            l.b.ins(format!("mov.b32 {p}, {{{lo}, {hi}}}"));
+            l.b.op("mov.b32", p, vector(&[lo, hi]));
             p
         };
         let (x, y) = (pack(l, a[i], a[i + 1]), pack(l, b[i], b[i + 1]));
         let d = l.b.reg(RegClass::B32);
-        l.b.ins(format!("{instr} {d}, {x}, {y}"));
+        l.b.op(instr.to_string(), d, (x, y));
         let pair = [l.b.reg(RegClass::B16), l.b.reg(RegClass::B16)];
-        l.b.ins(format!("mov.b32 {{{}, {}}}, {d}", pair[0], pair[1]));
+        l.b.op("mov.b32", vector(&[pair[0], pair[1]]), d);
         memo.push((key, pair));
         out.extend(pair);
     }
@@ -393,12 +395,12 @@ fn contraction(l: &mut Lower, data: &OpData, op: BinOp, s: ScalarType) -> Option
                 return r;
             }
             let n = l.b.reg(class);
-            l.b.ins(format!("neg.{t} {n}, {r}"));
+            l.b.op(format!("neg.{t}"), n, r);
             n
         };
         let (x, c) = (negated(l, a[0], neg_p), negated(l, a[2], neg_c));
         let d = l.b.reg(class);
-        l.b.ins(format!("fma.rn.{t} {d}, {x}, {}, {c}", a[1]));
+        l.b.op(format!("fma.rn.{t}"), d, (x, a[1], c));
         Ok(d)
     }))
 }
@@ -417,11 +419,11 @@ const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// `ln x` (or `log2 x`) of an f32, computed by the f64 routine and rounded back.
 fn log_via_f64(l: &mut Lower, x: Reg, base2: bool) -> Reg {
     let w = l.b.reg(RegClass::F64);
-    l.b.ins(format!("cvt.f64.f32 {w}, {x}"));
+    l.b.op("cvt.f64.f32", w, x);
     let o = &mut Emit { l, wide: true };
     let r = if base2 { log2_f64(o, w) } else { log_f64(o, w) };
     let d = l.b.reg(RegClass::F32);
-    l.b.ins(format!("cvt.rn.f32.f64 {d}, {r}"));
+    l.b.op("cvt.rn.f32.f64", d, r);
     d
 }
 
@@ -435,7 +437,7 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
         let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
         let one = |l: &mut Lower, text: &str| {
             let d = l.b.reg(class);
-            l.b.ins(format!("{text} {d}, {x}"));
+            l.b.op(text.to_string(), d, x);
             d
         };
         let d = match (op, c) {
@@ -448,9 +450,9 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Abs, _) if c.is_unsigned_int() => x,
             (UnOp::Exp, F32) => {
                 let m = l.b.reg(RegClass::F32);
-                l.b.ins(format!("mul.f32 {m}, {x}, {}", f32_imm(LOG2E)));
+                l.b.op("mul.f32", m, (x, f32_imm(LOG2E)));
                 let d = l.b.reg(RegClass::F32);
-                l.b.ins(format!("ex2.approx.f32 {d}, {m}"));
+                l.b.op("ex2.approx.f32", d, m);
                 d
             }
             (UnOp::Exp2, F32) => one(l, "ex2.approx.f32"),
@@ -460,7 +462,7 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Rsqrt, F64) => {
                 let r = one(l, "sqrt.rn.f64");
                 let d = l.b.reg(RegClass::F64);
-                l.b.ins(format!("rcp.rn.f64 {d}, {r}"));
+                l.b.op("rcp.rn.f64", d, r);
                 d
             }
             (UnOp::Sin, F32) => trig::emit(l, x, false),
@@ -475,7 +477,7 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Erf, F32) => {
                 // libdevice's erff under FTZ: a subnormal input counts as ±0.
                 let z = l.b.reg(RegClass::F32);
-                l.b.ins(format!("mul.rn.ftz.f32 {z}, {x}, {}", f32_imm(1.0)));
+                l.b.op("mul.rn.ftz.f32", z, (x, f32_imm(1.0)));
                 erf_f32(&mut Emit { l, wide: false }, z)
             }
             (UnOp::Exp, F64) => exp_f64(&mut Emit { l, wide: true }, x),
@@ -510,13 +512,13 @@ pub(crate) fn cmp(l: &mut Lower, data: &OpData, p: CmpPred) -> Result<(), Compil
         if s == I1 {
             // 0/1 as 16-bit values.
             let (x, y) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
-            l.b.ins(format!("selp.u16 {x}, 1, 0, {}", a[0]));
-            l.b.ins(format!("selp.u16 {y}, 1, 0, {}", a[1]));
-            l.b.ins(format!("setp.{}.u16 {d}, {x}, {y}", cmp_word(p, false)));
+            l.b.op("selp.u16", x, (1, 0, a[0]));
+            l.b.op("selp.u16", y, (1, 0, a[1]));
+            l.b.op(format!("setp.{}.u16", cmp_word(p, false)), d, (x, y));
             return Ok(d);
         }
         let (x, y) = (l.widen(a[0], s), l.widen(a[1], s));
-        l.b.ins(format!("setp.{}.{} {d}, {x}, {y}", cmp_word(p, c.is_float()), ty(c)));
+        l.b.op(format!("setp.{}.{}", cmp_word(p, c.is_float()), ty(c)), d, (x, y));
         Ok(d)
     })
 }
@@ -531,11 +533,11 @@ pub(crate) fn select_reg(l: &mut Lower, c: Reg, x: Reg, y: Reg) -> Reg {
     let d = l.b.reg(class);
     if class == RegClass::Pred {
         let (t, u) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::Pred));
-        l.b.ins(format!("and.pred {t}, {c}, {x}"));
-        l.b.ins(format!("and.pred {u}, !{c}, {y}"));
-        l.b.ins(format!("or.pred {d}, {t}, {u}"));
+        l.b.op("and.pred", t, (c, x));
+        l.b.op("and.pred", u, (not(c), y));
+        l.b.op("or.pred", d, (t, u));
     } else {
-        l.b.ins(format!("selp.b{} {d}, {x}, {y}, {c}", class.bits()));
+        l.b.op(format!("selp.b{}", class.bits()), d, (x, y, c));
     }
     d
 }
@@ -549,7 +551,7 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let (x, y, z) = (l.widen(a[0], s), l.widen(a[1], s), l.widen(a[2], s));
         let c = compute_ty(s);
         let d = l.b.reg(class_of(Elem::Scalar(c))?);
-        l.b.ins(format!("fma.rn.{} {d}, {x}, {y}, {z}", ty(c)));
+        l.b.op(format!("fma.rn.{}", ty(c)), d, (x, y, z));
         Ok(l.narrow(d, s))
     })
 }
@@ -573,8 +575,8 @@ pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             }
             let (w, lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
             // The first source fills the upper half.
-            l.b.ins(format!("cvt.rn.{}x2.f32 {w}, {}, {}", ty(to), pair[1], pair[0]));
-            l.b.ins(format!("mov.b32 {{{lo}, {hi}}}, {w}"));
+            l.b.op(format!("cvt.rn.{}x2.f32", ty(to)), w, (pair[1], pair[0]));
+            l.b.op("mov.b32", vector(&[lo, hi]), w);
             memo.push((pair, [lo, hi]));
             out.extend([lo, hi]);
         }
@@ -594,12 +596,12 @@ fn int_ptr_cast(l: &mut Lower, x: Reg, from: Elem, to: Elem) -> Result<Reg, Comp
         (Elem::Scalar(_), Elem::Ptr(..)) if bits == 64 => Ok(x),
         (Elem::Scalar(ScalarType::I1), Elem::Ptr(..)) => {
             let d = l.b.reg(RegClass::B64);
-            l.b.ins(format!("selp.b64 {d}, 1, 0, {x}"));
+            l.b.op("selp.b64", d, (1, 0, x));
             Ok(d)
         }
         (Elem::Scalar(s), Elem::Ptr(..)) if s.is_int() => {
             let d = l.b.reg(RegClass::B64);
-            l.b.ins(format!("cvt.u64.u{bits} {d}, {x}"));
+            l.b.op(format!("cvt.u64.u{bits}"), d, x);
             Ok(d)
         }
         _ => Err(CompileError::new(format!("cast {from} -> {to} is not supported"))),
@@ -616,13 +618,13 @@ pub(crate) fn bitcast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> 
     let to = te.scalar();
     map_regs(l, data, |l, a| {
         let d = l.b.reg(tc);
-        l.b.ins(format!("mov.b{} {d}, {}", tc.bits(), a[0]));
+        l.b.op(format!("mov.b{}", tc.bits()), d, a[0]);
         // 8-bit values: the byte is what moves; the target decides the upper half (extension or zero).
         Ok(match to {
             Some(t @ (I8 | U8)) => canon8(l, d, t),
             Some(t) if is_fp8(t) => {
                 let z = l.b.reg(RegClass::B16);
-                l.b.ins(format!("and.b16 {z}, {d}, 255"));
+                l.b.op("and.b16", z, (d, 255));
                 z
             }
             _ => d,

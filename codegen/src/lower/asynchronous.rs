@@ -17,7 +17,7 @@ use super::Lower;
 use super::coords::layout_of;
 use super::local::{accesses, offsets};
 use crate::CompileError;
-use crate::ptx::RegClass;
+use crate::ptx::{Instr, Operand, RegClass, instr, mem};
 use crate::smem::Span;
 
 /// Asynchronous work issued and not yet waited for.
@@ -76,21 +76,21 @@ pub(crate) fn memdesc_index(l: &mut Lower, data: &OpData) -> Result<(), CompileE
     let Some((sub, elem, _)) = l.f.ty(v).memdesc() else { unreachable!("verified") };
     let stride = sub.iter().product::<u32>() * elem.bytes();
     let r = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mad.lo.u32 {r}, {idx}, {stride}, {base}"));
+    l.b.op("mad.lo.u32", r, (idx, stride, base));
     l.vals.insert(v, vec![r]);
     Ok(())
 }
 
 pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
-    let (ptr, mem) = (data.operands[0], data.operands[1]);
+    let (ptr, buf) = (data.operands[0], data.operands[1]);
     let mask = data.operands.get(2).copied();
-    let Some((_, elem, shared)) = l.f.ty(mem).memdesc() else { unreachable!("verified") };
+    let Some((_, elem, shared)) = l.f.ty(buf).memdesc() else { unreachable!("verified") };
     let eb = elem.bytes();
     let map = offsets(layout_of(l.f.ty(ptr))?, &shared.linear)?;
     let ptrs = l.get(ptr)?.to_vec();
     let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
     let global_vec = super::memory::vector_width(l, ptr, mask, eb);
-    let base = l.get(mem)?[0];
+    let base = l.get(buf)?[0];
     let runs = accesses(l, &map, ptrs.len() as u32, eb, base, global_vec);
     let bytes = runs.first().map_or(eb, |r| r.1 * eb);
     if ![4, 8, 16].contains(&bytes) {
@@ -106,10 +106,10 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
             Some(m) => {
                 // Masked-off elements are zero-filled: a source size of 0 bytes.
                 let size = l.b.reg(RegClass::B32);
-                l.b.ins(format!("selp.b32 {size}, {bytes}, 0, {}", m[r0 as usize]));
-                l.b.ins(format!("cp.async.{kind}.shared.global [{dst}], [{src}], {bytes}, {size}"));
+                l.b.op("selp.b32", size, (bytes, 0, m[r0 as usize]));
+                l.b.effect(format!("cp.async.{kind}.shared.global"), (dst, mem(src), bytes, size));
             }
-            None => l.b.ins(format!("cp.async.{kind}.shared.global [{dst}], [{src}], {bytes}")),
+            None => l.b.effect(format!("cp.async.{kind}.shared.global"), (dst, mem(src), bytes)),
         }
     }
     let spans = l.tracked_spans(l.cur_op);
@@ -119,7 +119,7 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
 }
 
 pub(crate) fn commit_group(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
-    l.b.ins("cp.async.commit_group");
+    l.b.effect("cp.async.commit_group", ());
     let group = std::mem::take(&mut l.in_flight.uncommitted);
     l.in_flight.groups.push_back(group);
     l.vals.insert(data.results[0], vec![]);
@@ -127,7 +127,7 @@ pub(crate) fn commit_group(l: &mut Lower, data: &OpData) -> Result<(), CompileEr
 }
 
 pub(crate) fn async_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(), CompileError> {
-    l.b.ins(format!("cp.async.wait_group {pending}"));
+    l.b.effect("cp.async.wait_group", pending);
     while l.in_flight.groups.len() > pending as usize {
         l.in_flight.groups.pop_front();
     }
@@ -136,7 +136,7 @@ pub(crate) fn async_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(
 }
 
 pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(), CompileError> {
-    l.b.ins(format!("wgmma.wait_group.sync.aligned {pending}"));
+    l.b.effect("wgmma.wait_group.sync.aligned", pending);
     while l.in_flight.dots.len() > pending as usize {
         l.in_flight.dots.pop_front();
     }
@@ -156,10 +156,10 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
 /// expectations are made once per program, by its first thread.
 fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
     let p = l.b.reg(RegClass::Pred);
-    l.b.ins(format!("setp.eq.u32 {p}, {}, 0", l.tid));
+    l.b.op("setp.eq.u32", p, (l.tid, 0));
     if let Some(x) = pred {
         let q = l.get(x)?[0];
-        l.b.ins(format!("and.pred {p}, {p}, {q}"));
+        l.b.op("and.pred", p, (p, q));
     }
     Ok(p)
 }
@@ -174,17 +174,22 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     match &data.op {
         Op::MBarrierInit { count } => {
             let p = first_thread(l, None)?;
-            l.b.ins(format!("@{p} mbarrier.init.shared.b64 [{bar}], {count}"));
+            l.b.emit(instr("mbarrier.init.shared.b64").guard(p).srcs((mem(bar), *count)));
         }
         Op::MBarrierArrive { count } => {
             let p = first_thread(l, data.operands.get(1).copied())?;
             match (*count, sm90) {
                 (1, false) => {
                     let s = l.b.reg(RegClass::B64);
-                    l.b.ins(format!("@{p} mbarrier.arrive.shared.b64 {s}, [{bar}]"));
+                    l.b.emit(instr("mbarrier.arrive.shared.b64").guard(p).dst(s).srcs(mem(bar)));
                 }
                 (_, false) => return Err(need_sm90("an arrival count above 1")),
-                (n, true) => l.b.ins(format!("@{p} mbarrier.arrive.release.cta.shared::cta.b64 _, [{bar}], {n}")),
+                (n, true) => l.b.emit(
+                    instr("mbarrier.arrive.release.cta.shared::cta.b64")
+                        .guard(p)
+                        .dst(Operand::Sink)
+                        .srcs((mem(bar), n)),
+                ),
             }
         }
         Op::MBarrierExpect { bytes } => {
@@ -192,7 +197,9 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 return Err(need_sm90("mbarrier_expect"));
             }
             let p = first_thread(l, data.operands.get(1).copied())?;
-            l.b.ins(format!("@{p} mbarrier.arrive.expect_tx.shared::cta.b64 _, [{bar}], {bytes}"));
+            l.b.emit(
+                instr("mbarrier.arrive.expect_tx.shared::cta.b64").guard(p).dst(Operand::Sink).srcs((mem(bar), *bytes)),
+            );
         }
         Op::MBarrierWait => {
             let phase = l.get(data.operands[1])?[0];
@@ -200,17 +207,17 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
             let p = l.b.reg(RegClass::Pred);
             l.b.label(&again);
             if sm90 {
-                l.b.ins(format!("mbarrier.try_wait.parity.shared::cta.b64 {p}, [{bar}], {phase}"));
+                l.b.op("mbarrier.try_wait.parity.shared::cta.b64", p, (mem(bar), phase));
             } else {
-                l.b.ins(format!("mbarrier.test_wait.parity.shared.b64 {p}, [{bar}], {phase}"));
+                l.b.op("mbarrier.test_wait.parity.shared.b64", p, (mem(bar), phase));
             }
-            l.b.ins(format!("@{p} bra.uni {done}"));
-            l.b.ins(format!("bra.uni {again}"));
+            l.b.emit(Instr::bra_uni(&done).guard(p));
+            l.b.emit(Instr::bra_uni(&again));
             l.b.label(&done);
         }
         Op::MBarrierInvalidate => {
             let p = first_thread(l, None)?;
-            l.b.ins(format!("@{p} mbarrier.inval.shared.b64 [{bar}]"));
+            l.b.emit(instr("mbarrier.inval.shared.b64").guard(p).srcs(mem(bar)));
         }
         _ => unreachable!("not an mbarrier op"),
     }

@@ -21,7 +21,7 @@ use super::{Lower, class_of};
 use crate::CompileError;
 use tessel_tile::Target;
 
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Reg, RegClass, f32_imm, vector};
 
 use ScalarType::*;
 
@@ -61,9 +61,9 @@ pub(crate) fn canon8(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     }
     let d = l.b.reg(RegClass::B16);
     if s == I8 {
-        l.b.ins(format!("cvt.s16.s8 {d}, {x}"));
+        l.b.op("cvt.s16.s8", d, x);
     } else {
-        l.b.ins(format!("and.b16 {d}, {x}, 255"));
+        l.b.op("and.b16", d, (x, 255));
     }
     d
 }
@@ -73,14 +73,14 @@ pub(crate) fn fp8_to_f32_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     let (fmt, name) = fp8_format(s);
     if l.arch == Target::Sm80 {
         let w = l.b.reg(RegClass::B32);
-        l.b.ins(format!("cvt.u32.u16 {w}, {x}"));
+        l.b.op("cvt.u32.u16", w, x);
         return fp8_to_f32(&mut Emit { l, wide: false }, w, fmt);
     }
     let (w, lo, hi, d) =
         (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16), l.b.reg(RegClass::B16), l.b.reg(RegClass::F32));
-    l.b.ins(format!("cvt.rn.f16x2.{name} {w}, {x}"));
-    l.b.ins(format!("mov.b32 {{{lo}, {hi}}}, {w}"));
-    l.b.ins(format!("cvt.f32.f16 {d}, {lo}"));
+    l.b.op(format!("cvt.rn.f16x2.{name}"), w, x);
+    l.b.op("mov.b32", vector(&[lo, hi]), w);
+    l.b.op("cvt.f32.f16", d, lo);
     d
 }
 
@@ -90,32 +90,32 @@ pub(crate) fn f32_to_fp8_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     let d = l.b.reg(RegClass::B16);
     if l.arch == Target::Sm80 {
         let c = f32_to_fp8(&mut Emit { l, wide: false }, x, fmt);
-        l.b.ins(format!("cvt.u16.u32 {d}, {c}"));
+        l.b.op("cvt.u16.u32", d, c);
         return d;
     }
     // The first source goes to the upper byte: 0.0 there leaves the value alone in the low byte.
     let z = l.b.reg(RegClass::F32);
-    l.b.ins(format!("mov.f32 {z}, 0f00000000"));
-    l.b.ins(format!("cvt.rn.satfinite.{name}.f32 {d}, {z}, {x}"));
+    l.b.op("mov.f32", z, f32_imm(0.0));
+    l.b.op(format!("cvt.rn.satfinite.{name}.f32"), d, (z, x));
     d
 }
 
 /// Sets the last bit of `r` (an f32 obtained by truncation) when `inexact`: rounding to odd.
 fn set_sticky(l: &mut Lower, r: Reg, inexact: Reg) -> Reg {
     let (b, o, s, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::F32));
-    l.b.ins(format!("mov.b32 {b}, {r}"));
-    l.b.ins(format!("or.b32 {o}, {b}, 1"));
-    l.b.ins(format!("selp.b32 {s}, {o}, {b}, {inexact}"));
-    l.b.ins(format!("mov.b32 {d}, {s}"));
+    l.b.op("mov.b32", b, r);
+    l.b.op("or.b32", o, (b, 1));
+    l.b.op("selp.b32", s, (o, b, inexact));
+    l.b.op("mov.b32", d, s);
     d
 }
 
 /// The f64 `x` as an f32 rounded to odd.
 fn f64_to_f32_odd(l: &mut Lower, x: Reg) -> Reg {
     let (r, back, p) = (l.b.reg(RegClass::F32), l.b.reg(RegClass::F64), l.b.reg(RegClass::Pred));
-    l.b.ins(format!("cvt.rz.f32.f64 {r}, {x}"));
-    l.b.ins(format!("cvt.f64.f32 {back}, {r}"));
-    l.b.ins(format!("setp.neu.f64 {p}, {back}, {x}"));
+    l.b.op("cvt.rz.f32.f64", r, x);
+    l.b.op("cvt.f64.f32", back, r);
+    l.b.op("setp.neu.f64", p, (back, x));
     set_sticky(l, r, p)
 }
 
@@ -123,9 +123,9 @@ fn f64_to_f32_odd(l: &mut Lower, x: Reg) -> Reg {
 fn int_to_f32_odd(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     let t = int_ty(s);
     let (r, back, p) = (l.b.reg(RegClass::F32), l.b.reg(x.class), l.b.reg(RegClass::Pred));
-    l.b.ins(format!("cvt.rz.f32.{t} {r}, {x}"));
-    l.b.ins(format!("cvt.rzi.{t}.f32 {back}, {r}"));
-    l.b.ins(format!("setp.ne.{t} {p}, {back}, {x}"));
+    l.b.op(format!("cvt.rz.f32.{t}"), r, x);
+    l.b.op(format!("cvt.rzi.{t}.f32"), back, r);
+    l.b.op(format!("setp.ne.{t}"), p, (back, x));
     set_sticky(l, r, p)
 }
 
@@ -139,7 +139,7 @@ pub(crate) fn widen_float(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     match s {
         F16 | BF16 => {
             let d = l.b.reg(RegClass::F32);
-            l.b.ins(format!("cvt.f32.{} {d}, {x}", if s == F16 { "f16" } else { "bf16" }));
+            l.b.op(format!("cvt.f32.{}", if s == F16 { "f16" } else { "bf16" }), d, x);
             d
         }
         F8E4M3 | F8E5M2 => fp8_to_f32_reg(l, x, s),
@@ -155,12 +155,12 @@ pub(crate) fn float_to_float(l: &mut Lower, x: Reg, from: ScalarType, to: Scalar
             return w;
         }
         let d = l.b.reg(RegClass::F64);
-        l.b.ins(format!("cvt.f64.f32 {d}, {w}"));
+        l.b.op("cvt.f64.f32", d, w);
         return d;
     }
     if from == F64 && matches!(to, F32 | F16) {
         let d = l.b.reg(class_of(Elem::Scalar(to)).expect("a float class"));
-        l.b.ins(format!("cvt.rn.{}.f64 {d}, {x}", if to == F32 { "f32" } else { "f16" }));
+        l.b.op(format!("cvt.rn.{}.f64", if to == F32 { "f32" } else { "f16" }), d, x);
         return d;
     }
     let w = if from == F64 { f64_to_f32_odd(l, x) } else { widen_float(l, x, from) };
@@ -173,7 +173,7 @@ pub(crate) fn narrow_f32(l: &mut Lower, x: Reg, to: ScalarType) -> Reg {
         F32 => x,
         F16 | BF16 => {
             let d = l.b.reg(RegClass::B16);
-            l.b.ins(format!("cvt.rn.{}.f32 {d}, {x}", if to == F16 { "f16" } else { "bf16" }));
+            l.b.op(format!("cvt.rn.{}.f32", if to == F16 { "f16" } else { "bf16" }), d, x);
             d
         }
         F8E4M3 | F8E5M2 => f32_to_fp8_reg(l, x, to),
@@ -188,7 +188,7 @@ fn int_to_int(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg {
     } else {
         // Widening extends by the source's signedness, narrowing truncates.
         let d = l.b.reg(tc);
-        l.b.ins(format!("cvt.{}.{} {d}, {x}", int_ty(to), int_ty(from)));
+        l.b.op(format!("cvt.{}.{}", int_ty(to), int_ty(from)), d, x);
         d
     };
     canon8(l, y, to)
@@ -198,7 +198,7 @@ fn float_to_int(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg 
     let w = widen_float(l, x, from);
     let ft = float_compute(from).name();
     let d = l.b.reg(class_of(Elem::Scalar(to)).expect("an integer class"));
-    l.b.ins(format!("cvt.rzi.{}.{ft} {d}, {w}", int_ty(to)));
+    l.b.op(format!("cvt.rzi.{}.{ft}", int_ty(to)), d, w);
     if !is_int8(to) {
         return d;
     }
@@ -206,10 +206,10 @@ fn float_to_int(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg 
     let c = l.b.reg(RegClass::B16);
     if to == I8 {
         let t = l.b.reg(RegClass::B16);
-        l.b.ins(format!("max.s16 {t}, {d}, -128"));
-        l.b.ins(format!("min.s16 {c}, {t}, 127"));
+        l.b.op("max.s16", t, (d, -128));
+        l.b.op("min.s16", c, (t, 127));
     } else {
-        l.b.ins(format!("min.u16 {c}, {d}, 255"));
+        l.b.op("min.u16", c, (d, 255));
     }
     c
 }
@@ -219,19 +219,19 @@ fn int_to_float(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarType) -> Reg 
     match to {
         F32 | F64 | F16 => {
             let d = l.b.reg(class_of(Elem::Scalar(to)).expect("a float class"));
-            l.b.ins(format!("cvt.rn.{}.{t} {d}, {x}", to.name()));
+            l.b.op(format!("cvt.rn.{}.{t}", to.name()), d, x);
             d
         }
         // 8/16-bit integers are exact in f32; wider ones round to odd there first.
         _ if from.bits() <= 16 => {
             let f = l.b.reg(RegClass::F32);
-            l.b.ins(format!("cvt.rn.f32.{t} {f}, {x}"));
+            l.b.op(format!("cvt.rn.f32.{t}"), f, x);
             narrow_f32(l, f, to)
         }
         // fp8 saturates far below 2^24, where integers stop being exact in f32.
         F8E4M3 | F8E5M2 => {
             let f = l.b.reg(RegClass::F32);
-            l.b.ins(format!("cvt.rn.f32.{t} {f}, {x}"));
+            l.b.op(format!("cvt.rn.f32.{t}"), f, x);
             narrow_f32(l, f, to)
         }
         _ => {
@@ -251,7 +251,7 @@ pub(crate) fn cast_scalar(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarTyp
             (l.const_reg(Const::Int(1), Elem::Scalar(to))?, l.const_reg(Const::Int(0), Elem::Scalar(to))?);
         let dc = class_of(Elem::Scalar(to))?;
         let d = l.b.reg(dc);
-        l.b.ins(format!("selp.b{} {d}, {one}, {zero}, {x}", dc.bits()));
+        l.b.op(format!("selp.b{}", dc.bits()), d, (one, zero, x));
         return Ok(d);
     }
     if to == I1 {
@@ -260,9 +260,9 @@ pub(crate) fn cast_scalar(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarTyp
             let w = widen_float(l, x, from);
             let c = float_compute(from);
             let zero = l.const_reg(Const::Int(0), Elem::Scalar(c))?;
-            l.b.ins(format!("setp.neu.{} {d}, {w}, {zero}", c.name()));
+            l.b.op(format!("setp.neu.{}", c.name()), d, (w, zero));
         } else {
-            l.b.ins(format!("setp.ne.{} {d}, {x}, 0", int_ty(from)));
+            l.b.op(format!("setp.ne.{}", int_ty(from)), d, (x, 0));
         }
         return Ok(d);
     }

@@ -9,7 +9,7 @@ use tessel_tile::types::ScalarType;
 use super::Lower;
 use super::arith::ty;
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Instr, Reg, RegClass};
 
 impl Lower<'_> {
     pub(crate) fn mov(&mut self, d: Reg, s: Reg) {
@@ -19,7 +19,7 @@ impl Lower<'_> {
             RegClass::F64 => "f64".to_string(),
             c => format!("b{}", c.bits()),
         };
-        self.b.ins(format!("mov.{t} {d}, {s}"));
+        self.b.op(format!("mov.{t}"), d, s);
     }
 
     /// Fresh registers shaped like `regs`.
@@ -72,8 +72,8 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     l.hazards = l.loop_head(&[body], l.hazards.clone());
     let at_head = l.hazards.clone();
     let p = l.b.reg(RegClass::Pred);
-    l.b.ins(format!("setp.ge.{t} {p}, {iv}, {ub}"));
-    l.b.ins(format!("@{p} bra {end}"));
+    l.b.op(format!("setp.ge.{t}"), p, (iv, ub));
+    l.b.emit(Instr::bra(&end).guard(p));
     let args = l.f.region(body).args.clone();
     l.vals.insert(args[0], vec![iv]);
     for (a, c) in args[1..].iter().zip(&carried) {
@@ -82,8 +82,8 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     let ys = l.region(body)?;
     let yregs = l.all_regs(&ys)?;
     l.parallel_copy(&carried, &yregs);
-    l.b.ins(format!("add.{t} {iv}, {iv}, {step}"));
-    l.b.ins(format!("bra.uni {head}"));
+    l.b.op(format!("add.{t}"), iv, (iv, step));
+    l.b.emit(Instr::bra_uni(&head));
     l.b.label(&end);
     l.hazards.merge(&at_head);
     for (r, c) in data.results.iter().zip(carried) {
@@ -101,12 +101,12 @@ pub(crate) fn if_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         outs.push((0..n).map(|_| l.b.reg(class)).collect());
     }
     let (els, end) = (l.b.new_label("else"), l.b.new_label("endif"));
-    l.b.ins(format!("@!{cond} bra {els}"));
+    l.b.emit(Instr::bra(&els).unless(cond));
     let before = l.hazards.clone();
     let ys = l.region(data.regions[0])?;
     let yregs = l.all_regs(&ys)?;
     l.parallel_copy(&outs, &yregs);
-    l.b.ins(format!("bra.uni {end}"));
+    l.b.emit(Instr::bra_uni(&end));
     l.b.label(&els);
     let after_then = std::mem::replace(&mut l.hazards, before);
     if let Some(&r) = data.regions.get(1) {
@@ -147,14 +147,14 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     let c = l.get(cond)?[0];
     let rest_regs = l.all_regs(rest)?;
     l.parallel_copy(&outs, &rest_regs);
-    l.b.ins(format!("@!{c} bra {end}"));
+    l.b.emit(Instr::bra(&end).unless(c));
     for (a, o) in l.f.region(after).args.clone().iter().zip(&outs) {
         l.vals.insert(*a, o.clone());
     }
     let ys = l.region(after)?;
     let yregs = l.all_regs(&ys)?;
     l.parallel_copy(&carried, &yregs);
-    l.b.ins(format!("bra.uni {head}"));
+    l.b.emit(Instr::bra_uni(&head));
     l.b.label(&end);
     l.hazards.merge(&at_head);
     for (r, o) in data.results.iter().zip(outs) {

@@ -10,7 +10,7 @@ use super::coords::{bases, layout_of};
 use super::shared::{ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off};
 
 pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (x, v) = (data.operands[0], data.results[0]);
@@ -81,20 +81,21 @@ impl Addresses {
         let thread = l.thread_xor(lane, warp);
         let at = l.b.reg(RegClass::B32);
         match thread {
-            Some(t) => l.b.ins(format!("mad.lo.u32 {at}, {t}, {eb}, {base}")),
-            None => l.b.ins(format!("mov.b32 {at}, {base}")),
+            Some(t) => l.b.op("mad.lo.u32", at, (t, eb, base)),
+            None => l.b.op("mov.b32", at, base),
         }
         Addresses { base, thread, thread_bits, at, eb }
     }
 
-    fn of(&self, l: &mut Lower, c: u32) -> String {
+    /// The address (`[r]` or `[r+offset]`) of offset `c`.
+    fn of(&self, l: &mut Lower, c: u32) -> Operand {
         if c & self.thread_bits == 0 {
-            return if c == 0 { self.at.to_string() } else { format!("{}+{}", self.at, c * self.eb) };
+            return if c == 0 { mem(self.at) } else { mem_off(self.at, c * self.eb) };
         }
         let idx = l.xor_const(self.thread, c, 0);
         let a = l.b.reg(RegClass::B32);
-        l.b.ins(format!("mad.lo.u32 {a}, {idx}, {}, {}", self.eb, self.base));
-        a.to_string()
+        l.b.op("mad.lo.u32", a, (idx, self.eb, self.base));
+        mem(a)
     }
 }
 
@@ -114,13 +115,12 @@ fn round_trip(
     let mask = p.store_mask.lane | p.store_mask.warp << 5;
     let st_pred = if mask != 0 {
         let (t, q) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-        l.b.ins(format!("and.b32 {t}, {}, {mask}", l.tid));
-        l.b.ins(format!("setp.eq.u32 {q}, {t}, 0"));
+        l.b.op("and.b32", t, (l.tid, mask));
+        l.b.op("setp.eq.u32", q, (t, 0));
         Some(q)
     } else {
         None
     };
-    let guard = st_pred.map(|q| format!("@{q} ")).unwrap_or_default();
     let n_src = regs.len() as u32;
     let n_dst = dst.in_dim_size("register");
     let st_groups = groups(&p.store_map, (0..n_src).filter(|r| r & p.store_mask.register == 0), p.vec);
@@ -132,7 +132,7 @@ fn round_trip(
         .map(|&r| {
             if class == RegClass::Pred {
                 let t = l.b.reg(RegClass::B16);
-                l.b.ins(format!("selp.u16 {t}, 1, 0, {r}"));
+                l.b.op("selp.u16", t, (1, 0, r));
                 t
             } else {
                 r
@@ -148,10 +148,10 @@ fn round_trip(
             let addr = st_addr.of(l, o0);
             let vals: Vec<Reg> = g.iter().map(|&r| stored[r as usize]).collect();
             let (ty, operand) = pack(l, &vals, bits);
-            l.b.ins(format!("{guard}st.shared{ty} [{addr}], {operand}"));
+            l.b.emit(instr(format!("st.shared{ty}")).when(st_pred).srcs((addr, operand)));
         }
         match p.barrier {
-            BarrierKind::Warp => l.b.ins("bar.warp.sync -1"),
+            BarrierKind::Warp => l.b.effect("bar.warp.sync", -1),
             BarrierKind::Cta => l.barrier(),
         }
         for g in &ld_groups {
@@ -160,15 +160,15 @@ fn round_trip(
                 continue;
             }
             let addr = ld_addr.of(l, o0);
-            let loaded = ld_vec(l, &addr, g.len() as u32, bits);
+            let loaded = ld_vec(l, addr, g.len() as u32, bits);
             for (&r, d) in g.iter().zip(loaded) {
                 let d = if class == RegClass::Pred {
                     let q = l.b.reg(RegClass::Pred);
-                    l.b.ins(format!("setp.ne.u16 {q}, {d}, 0"));
+                    l.b.op("setp.ne.u16", q, (d, 0));
                     q
                 } else if class != d.class {
                     let c = l.b.reg(class);
-                    l.b.ins(format!("mov.b{bits} {c}, {d}"));
+                    l.b.op(format!("mov.b{bits}"), c, d);
                     c
                 } else {
                     d

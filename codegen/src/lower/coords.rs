@@ -85,20 +85,20 @@ impl Lower<'_> {
             // Shift first when the mask covers every live bit on the kept side, so no `and` is needed.
             let kept = if d >= 0 { live } else { live & !((1u32 << amount) - 1) };
             if mask & kept == kept && amount == 0 {
-                self.b.ins(format!("mov.b32 {t}, {}", self.tid));
+                self.b.op("mov.b32", t, self.tid);
             } else if mask & kept == kept {
-                self.b.ins(format!("{shift} {t}, {}, {amount}", self.tid));
+                self.b.op(shift, t, (self.tid, amount));
             } else if amount == 0 {
-                self.b.ins(format!("and.b32 {t}, {}, {mask}", self.tid));
+                self.b.op("and.b32", t, (self.tid, mask));
             } else {
-                self.b.ins(format!("and.b32 {t}, {}, {mask}", self.tid));
-                self.b.ins(format!("{shift} {t}, {t}, {amount}"));
+                self.b.op("and.b32", t, (self.tid, mask));
+                self.b.op(shift, t, (t, amount));
             }
             acc = Some(match acc {
                 None => t,
                 Some(a) => {
                     let x = self.b.reg(RegClass::B32);
-                    self.b.ins(format!("xor.b32 {x}, {a}, {t}"));
+                    self.b.op("xor.b32", x, (a, t));
                     x
                 }
             });
@@ -120,15 +120,15 @@ impl Lower<'_> {
     pub(crate) fn xor_const(&mut self, thread: Option<Reg>, c: u32, add: i64) -> Reg {
         let r = self.b.reg(RegClass::B32);
         match thread {
-            None => self.b.ins(format!("mov.b32 {r}, {}", (c as i64 + add) as i32)),
+            None => self.b.op("mov.b32", r, (c as i64 + add) as i32),
             Some(t) => {
                 if c == 0 {
-                    self.b.ins(format!("mov.b32 {r}, {t}"));
+                    self.b.op("mov.b32", r, t);
                 } else {
-                    self.b.ins(format!("xor.b32 {r}, {t}, {c}"));
+                    self.b.op("xor.b32", r, (t, c));
                 }
                 if add != 0 {
-                    self.b.ins(format!("add.s32 {r}, {r}, {add}"));
+                    self.b.op("add.s32", r, (r, add));
                 }
             }
         }

@@ -29,7 +29,7 @@ use super::coords::{bases, layout_of, reg_coords};
 use super::memory::owner_pred;
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem_off, mem_sym, not, special, sym};
 
 const VPRINTF: &str =
     ".extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1)";
@@ -44,11 +44,22 @@ fn escape(s: &str) -> String {
 
 /// A generic address of the module string `text`.
 fn string_address(l: &mut Lower, text: &str) -> Reg {
-    let sym = l.b.global_string(text);
+    let name = l.b.global_string(text);
     let (a, g) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64));
-    l.b.ins(format!("mov.u64 {a}, {sym}"));
-    l.b.ins(format!("cvta.global.u64 {g}, {a}"));
+    l.b.op("mov.u64", a, sym(name));
+    l.b.op("cvta.global.u64", g, a);
     g
+}
+
+/// `call.uni (ret), func, (params...)`: the call of a function declared at module level, with the `.param`
+/// variables of the open call scope.
+fn call(ret: Option<&'static str>, func: &'static str, params: &[&'static str]) -> Instr {
+    let ins = instr("call.uni");
+    let ins = match ret {
+        Some(r) => ins.dst(Operand::List(vec![sym(r)])),
+        None => ins,
+    };
+    ins.srcs((sym(func), Operand::List(params.iter().map(|&p| sym(p)).collect())))
 }
 
 /// Calls `vprintf(fmt, args)`. `args` are 32-bit (`%d`, `%u`, `%x`) or 64-bit (`%lld`, `%g` on a double...)
@@ -68,30 +79,32 @@ fn vprintf(l: &mut Lower, fmt: &str, args: &[Reg]) {
     } else {
         let depot = l.b.local_depot(end.next_multiple_of(8));
         let (local, generic) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64));
-        l.b.ins(format!("mov.u64 {local}, {depot}"));
-        l.b.ins(format!("cvta.local.u64 {generic}, {local}"));
+        l.b.op("mov.u64", local, sym(depot));
+        l.b.op("cvta.local.u64", generic, local);
         for (a, at) in args.iter().zip(&offsets) {
             let ty = match a.class {
                 RegClass::F64 => "f64",
                 c if c.bits() == 64 => "b64",
                 _ => "b32",
             };
-            l.b.ins(format!("st.local.{ty} [{local}+{at}], {a}"));
+            l.b.effect(format!("st.local.{ty}"), (mem_off(local, *at), *a));
         }
         Some(generic)
     };
     let f = string_address(l, fmt);
     let ret = l.b.reg(RegClass::B32);
-    l.b.raw("{");
-    l.b.ins(format!(".param .b64 param0; st.param.b64 [param0], {f}"));
+    l.b.open();
+    l.b.param("b64", "param0");
+    l.b.effect("st.param.b64", (mem_sym("param0"), f));
+    l.b.param("b64", "param1");
     match buffer {
-        Some(g) => l.b.ins(format!(".param .b64 param1; st.param.b64 [param1], {g}")),
-        None => l.b.ins(".param .b64 param1; st.param.b64 [param1], 0"),
+        Some(g) => l.b.effect("st.param.b64", (mem_sym("param1"), g)),
+        None => l.b.effect("st.param.b64", (mem_sym("param1"), 0)),
     }
-    l.b.ins(".param .b32 retval0");
-    l.b.ins("call.uni (retval0), vprintf, (param0, param1)");
-    l.b.ins(format!("ld.param.b32 {ret}, [retval0]"));
-    l.b.raw("}");
+    l.b.param("b32", "retval0");
+    l.b.emit(call(Some("retval0"), "vprintf", &["param0", "param1"]));
+    l.b.op("ld.param.b32", ret, mem_sym("retval0"));
+    l.b.close();
 }
 
 /// The `%` conversion and the register to pass for one element `x` of type `e`.
@@ -103,12 +116,12 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
     let r32 = |l: &mut Lower, signed: bool| {
         let d = l.b.reg(RegClass::B32);
         match x.class {
-            RegClass::Pred => l.b.ins(format!("selp.u32 {d}, 1, 0, {x}")),
+            RegClass::Pred => l.b.op("selp.u32", d, (1, 0, x)),
             RegClass::B16 => {
                 let t = if signed { "s" } else { "u" };
-                l.b.ins(format!("cvt.{t}32.{t}16 {d}, {x}"))
+                l.b.op(format!("cvt.{t}32.{t}16"), d, x)
             }
-            _ => l.b.ins(format!("mov.b32 {d}, {x}")),
+            _ => l.b.op("mov.b32", d, x),
         }
         d
     };
@@ -122,7 +135,7 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
         (ScalarType::I8 | ScalarType::I16 | ScalarType::I32, true) => {
             let w = r32(l, true);
             let d = l.b.reg(RegClass::B64);
-            l.b.ins(format!("cvt.s64.s32 {d}, {w}"));
+            l.b.op("cvt.s64.s32", d, w);
             ("0x%llx", d)
         }
         (ScalarType::I64, false) => ("%lld", x),
@@ -130,15 +143,15 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
         (ScalarType::I64 | ScalarType::U64, true) => ("0x%llx", x),
         (ScalarType::F64, true) => {
             let d = l.b.reg(RegClass::B64);
-            l.b.ins(format!("mov.b64 {d}, {x}"));
+            l.b.op("mov.b64", d, x);
             ("0x%llx", d)
         }
         (_, true) => {
             // f32, f16, bf16, fp8: the element's bits, zero-extended.
             let d = l.b.reg(RegClass::B32);
             match x.class {
-                RegClass::B16 => l.b.ins(format!("cvt.u32.u16 {d}, {x}")),
-                _ => l.b.ins(format!("mov.b32 {d}, {x}")),
+                RegClass::B16 => l.b.op("cvt.u32.u16", d, x),
+                _ => l.b.op("mov.b32", d, x),
             }
             ("0x%x", d)
         }
@@ -149,7 +162,7 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
                 f
             } else {
                 let d = l.b.reg(RegClass::F64);
-                l.b.ins(format!("cvt.f64.f32 {d}, {f}"));
+                l.b.op("cvt.f64.f32", d, f);
                 d
             };
             ("%.17g", d)
@@ -159,9 +172,9 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
 
 /// `%ctaid.x, y, z`.
 fn program_ids(l: &mut Lower) -> [Reg; 3] {
-    ["x", "y", "z"].map(|c| {
+    ["%ctaid.x", "%ctaid.y", "%ctaid.z"].map(|c| {
         let r = l.b.reg(RegClass::B32);
-        l.b.ins(format!("mov.u32 {r}, %ctaid.{c}"));
+        l.b.op("mov.u32", r, special(c));
         r
     })
 }
@@ -184,7 +197,7 @@ fn distinct_registers(ty: &Type) -> Result<Vec<u32>, CompileError> {
 fn guard(l: &mut Lower, pred: Option<Reg>, hint: &str) -> Option<String> {
     pred.map(|p| {
         let skip = l.b.new_label(hint);
-        l.b.ins(format!("@!{p} bra {skip}"));
+        l.b.emit(Instr::bra(&skip).unless(p));
         skip
     })
 }
@@ -251,8 +264,8 @@ pub(crate) fn assert(l: &mut Lower, data: &OpData, message: &str) -> Result<(), 
         let ok = regs[r as usize];
         let d = l.b.reg(RegClass::Pred);
         match any {
-            None => l.b.ins(format!("not.pred {d}, {ok}")),
-            Some(a) => l.b.ins(format!("or.pred {d}, {a}, !{ok}")),
+            None => l.b.op("not.pred", d, ok),
+            Some(a) => l.b.op("or.pred", d, (a, not(ok))),
         }
         any = Some(d);
     }
@@ -263,18 +276,24 @@ pub(crate) fn assert(l: &mut Lower, data: &OpData, message: &str) -> Result<(), 
     };
     l.b.extern_func(ASSERTFAIL);
     let skip = l.b.new_label("assert_ok");
-    l.b.ins(format!("@!{any} bra {skip}"));
+    l.b.emit(Instr::bra(&skip).unless(any));
     let msg = string_address(l, message);
     let file = string_address(l, &file);
     let func = string_address(l, &l.f.name.clone());
-    l.b.raw("{");
-    l.b.ins(format!(".param .b64 param0; st.param.b64 [param0], {msg}"));
-    l.b.ins(format!(".param .b64 param1; st.param.b64 [param1], {file}"));
-    l.b.ins(format!(".param .b32 param2; st.param.b32 [param2], {line}"));
-    l.b.ins(format!(".param .b64 param3; st.param.b64 [param3], {func}"));
-    l.b.ins(".param .b64 param4; st.param.b64 [param4], 1");
-    l.b.ins("call.uni __assertfail, (param0, param1, param2, param3, param4)");
-    l.b.raw("}");
+    l.b.open();
+    let args: [(&'static str, &'static str, Operand); 5] = [
+        ("b64", "param0", msg.into()),
+        ("b64", "param1", file.into()),
+        ("b32", "param2", line.into()),
+        ("b64", "param3", func.into()),
+        ("b64", "param4", 1.into()),
+    ];
+    for (ty, name, value) in args {
+        l.b.param(ty, name);
+        l.b.emit(instr("st.param").m(ty).srcs((mem_sym(name), value)));
+    }
+    l.b.emit(call(None, "__assertfail", &["param0", "param1", "param2", "param3", "param4"]));
+    l.b.close();
     l.b.label(&skip);
     if ty.is_tensor() {
         l.barrier();

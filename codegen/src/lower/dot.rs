@@ -26,7 +26,7 @@ use super::Lower;
 use super::arith::ty;
 use super::coords::{bases, layout_of, reg_coords};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Opcode, Reg, RegClass};
 
 use ScalarType::*;
 
@@ -138,7 +138,7 @@ impl Prepared {
             Arith::Float { t, tf32 } => {
                 let mut x = if matches!(self.op, F16 | BF16) && t != self.op {
                     let w = l.b.reg(RegClass::F32);
-                    l.b.ins(format!("cvt.f32.{} {w}, {x}", ty(self.op)));
+                    l.b.op(format!("cvt.f32.{}", ty(self.op)), w, x);
                     w
                 } else {
                     x
@@ -146,14 +146,14 @@ impl Prepared {
                 if tf32 {
                     // cvt.rna.tf32.f32 leaves a .b32 whose low 13 bits the ISA does not promise to clear.
                     let (bits, w) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::F32));
-                    l.b.ins(format!("cvt.rna.tf32.f32 {bits}, {x}"));
-                    l.b.ins(format!("and.b32 {bits}, {bits}, -8192"));
-                    l.b.ins(format!("mov.b32 {w}, {bits}"));
+                    l.b.op("cvt.rna.tf32.f32", bits, x);
+                    l.b.op("and.b32", bits, (bits, -8192));
+                    l.b.op("mov.b32", w, bits);
                     x = w;
                 }
                 if t == F64 && x.class == RegClass::F32 {
                     let w = l.b.reg(RegClass::F64);
-                    l.b.ins(format!("cvt.f64.f32 {w}, {x}"));
+                    l.b.op("cvt.f64.f32", w, x);
                     x = w;
                 }
                 x
@@ -174,7 +174,7 @@ impl Prepared {
                     // Wider: extend as the interpreter reads the value (signed or not); narrower: the low bits
                     // are all a product reduced modulo 2^bits depends on.
                     let s = if ob < bits && self.op.is_signed_int() { "s" } else { "u" };
-                    l.b.ins(format!("cvt.{s}{bits}.{s}{ob} {w}, {x}"));
+                    l.b.op(format!("cvt.{s}{bits}.{s}{ob}"), w, x);
                     w
                 }
             }
@@ -235,9 +235,9 @@ pub(crate) fn dot(l: &mut Lower, data: &OpData, precision: InputPrecision) -> Re
 
     let mut pa = Prepared { op: op_t, arith, regs: l.get(a)?.to_vec(), done: HashMap::new() };
     let mut pb = Prepared { op: op_t, arith, regs: l.get(b)?.to_vec(), done: HashMap::new() };
-    let (class, instr) = match arith {
-        Arith::Float { t, .. } => (super::class_of(Elem::Scalar(t))?, format!("fma.rn.{}", ty(t))),
-        Arith::Int { bits } => (c_regs[0].class, format!("mad.lo.s{bits}")),
+    let (class, op): (_, Opcode) = match arith {
+        Arith::Float { t, .. } => (super::class_of(Elem::Scalar(t))?, format!("fma.rn.{}", ty(t)).into()),
+        Arith::Int { bits } => (c_regs[0].class, format!("mad.lo.s{bits}").into()),
     };
     l.b.comment(format!("dot: {} accumulator element(s) x {k_size} k per thread on CUDA cores", elems.len()));
     let mut acc: Vec<Reg> = elems.iter().map(|&(_, r)| c_regs[r]).collect();
@@ -246,7 +246,7 @@ pub(crate) fn dot(l: &mut Lower, data: &OpData, precision: InputPrecision) -> Re
         for (e, ops) in operands.iter().enumerate() {
             let (x, y) = (pa.get(l, ops[k].0), pb.get(l, ops[k].1));
             let d = l.b.reg(class);
-            l.b.ins(format!("{instr} {d}, {x}, {y}, {}", acc[e]));
+            l.b.op(op.clone(), d, (x, y, acc[e]));
             acc[e] = d;
         }
     }

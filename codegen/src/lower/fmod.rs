@@ -17,7 +17,7 @@
 
 use super::Lower;
 use super::fpops::{Emit, FloatOps};
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Instr, Reg, RegClass};
 
 /// The loop state: the partial remainder, the divisor's mantissa, the exponent gap still to bring in.
 pub(crate) struct State<I, F> {
@@ -140,13 +140,13 @@ pub(crate) fn emit(l: &mut Lower, x: Reg, y: Reg, p: u32) -> Reg {
     // leaves it unchanged), so the branch is uniform.
     let go = more(&mut Emit { l, wide: true }, &s);
     let (m, any) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-    l.b.ins(format!("activemask.b32 {m}"));
-    l.b.ins(format!("vote.sync.any.pred {any}, {go}, {m}"));
-    l.b.ins(format!("@!{any} bra.uni {end}"));
+    l.b.op("activemask.b32", m, ());
+    l.b.op("vote.sync.any.pred", any, (go, m));
+    l.b.emit(Instr::bra_uni(&end).unless(any));
     let (r, gap) = step(&mut Emit { l, wide: true }, &s, p);
     l.mov(s.r, r);
     l.mov(s.gap, gap);
-    l.b.ins(format!("bra.uni {head}"));
+    l.b.emit(Instr::bra_uni(&head));
     l.b.label(&end);
     let d = finish(&mut Emit { l, wide: true }, &s);
     debug_assert_eq!(d.class, RegClass::F64);

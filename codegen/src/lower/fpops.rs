@@ -8,7 +8,7 @@
 //! subnormals (no `.ftz`). Integers have the width of the float (32 or 64 bits) and wrap.
 
 use super::Lower;
-use crate::ptx::{Reg, RegClass, f32_imm, f64_imm};
+use crate::ptx::{Imm, Reg, RegClass, f32_imm, f64_imm, instr};
 
 /// A sequence of float/int/predicate operations at one precision (32 or 64 bits).
 pub(crate) trait FloatOps {
@@ -109,8 +109,8 @@ impl Emit<'_, '_> {
     /// `op.ty d, args` into a fresh register made by `fresh`.
     fn op(&mut self, fresh: fn(&mut Self) -> Reg, text: &str, args: &[Reg]) -> Reg {
         let d = fresh(self);
-        let list: Vec<String> = std::iter::once(d.to_string()).chain(args.iter().map(|a| a.to_string())).collect();
-        self.l.b.ins(format!("{text} {}", list.join(", ")));
+        let ins = args.iter().fold(instr(text.to_string()).dst(d), |i, &a| i.src(a));
+        self.l.b.emit(ins);
         d
     }
     fn fop(&mut self, name: &str, args: &[Reg]) -> Reg {
@@ -129,12 +129,12 @@ impl Emit<'_, '_> {
             return n;
         }
         let r = self.l.b.reg(RegClass::B32);
-        self.l.b.ins(format!("cvt.u32.u64 {r}, {n}"));
+        self.l.b.op("cvt.u32.u64", r, n);
         r
     }
     fn ishift(&mut self, name: &str, ty: &str, a: Reg, n: u32) -> Reg {
         let d = self.ireg();
-        self.l.b.ins(format!("{name}.{ty} {d}, {a}, {n}"));
+        self.l.b.op(format!("{name}.{ty}"), d, (a, n));
         d
     }
 }
@@ -147,19 +147,19 @@ impl FloatOps for Emit<'_, '_> {
     fn fc(&mut self, v: f64) -> Reg {
         let d = self.freg();
         let imm = if self.wide { f64_imm(v) } else { f32_imm(v as f32) };
-        self.l.b.ins(format!("mov.{} {d}, {imm}", self.fty()));
+        self.l.b.op(format!("mov.{}", self.fty()), d, imm);
         d
     }
     fn fbits(&mut self, bits: u64) -> Reg {
         let d = self.freg();
-        let imm = if self.wide { format!("0d{bits:016X}") } else { format!("0f{:08X}", bits as u32) };
-        self.l.b.ins(format!("mov.{} {d}, {imm}", self.fty()));
+        let imm = if self.wide { Imm::F64(bits) } else { Imm::F32(bits as u32) };
+        self.l.b.op(format!("mov.{}", self.fty()), d, imm);
         d
     }
     fn ic(&mut self, v: u64) -> Reg {
         let d = self.ireg();
         let v = if self.wide { v } else { v & 0xffff_ffff };
-        self.l.b.ins(format!("mov.{} {d}, {v}", self.bty()));
+        self.l.b.op(format!("mov.{}", self.bty()), d, v);
         d
     }
     fn add(&mut self, a: Reg, b: Reg) -> Reg {

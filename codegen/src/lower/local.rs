@@ -14,7 +14,7 @@ use super::coords::{bases, layout_of};
 use super::shared::{ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Operand, Reg, RegClass, mem, mem_off, sym};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
@@ -59,7 +59,7 @@ pub(crate) fn accesses(
     elem_bytes: u32,
     base: Reg,
     max_vec: u32,
-) -> Vec<(u32, u32, String)> {
+) -> Vec<(u32, u32, Operand)> {
     let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
     let (lane, warp) = (offset_part("lane"), offset_part("warp"));
     let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
@@ -71,8 +71,8 @@ pub(crate) fn accesses(
     l.b.set_prologue(hoist);
     let at = l.b.reg(RegClass::B32);
     match thread {
-        Some(t) => l.b.ins(format!("mad.lo.u32 {at}, {t}, {elem_bytes}, {base}")),
-        None => l.b.ins(format!("mov.b32 {at}, {base}")),
+        Some(t) => l.b.op("mad.lo.u32", at, (t, elem_bytes, base)),
+        None => l.b.op("mov.b32", at, base),
     }
     l.b.set_prologue(false);
     (0..n)
@@ -80,12 +80,12 @@ pub(crate) fn accesses(
         .map(|r0| {
             let c = reg_offset(map, r0);
             if c & thread_bits == 0 {
-                return (r0, v, if c == 0 { format!("{at}") } else { format!("{at}+{}", c * elem_bytes) });
+                return (r0, v, if c == 0 { mem(at) } else { mem_off(at, c * elem_bytes) });
             }
             let idx = l.xor_const(thread, c, 0);
             let a = l.b.reg(RegClass::B32);
-            l.b.ins(format!("mad.lo.u32 {a}, {idx}, {elem_bytes}, {base}"));
-            (r0, v, a.to_string())
+            l.b.op("mad.lo.u32", a, (idx, elem_bytes, base));
+            (r0, v, mem(a))
         })
         .collect()
 }
@@ -104,11 +104,11 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
     for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX) {
         let vals = &regs[r0 as usize..(r0 + v) as usize];
         if bits == 8 {
-            l.b.ins(format!("st.shared.b8 [{addr}], {}", vals[0]));
+            l.b.effect("st.shared.b8", (addr, vals[0]));
             continue;
         }
         let (ty, operand) = pack(l, vals, bits);
-        l.b.ins(format!("st.shared{ty} [{addr}], {operand}"));
+        l.b.effect(format!("st.shared{ty}"), (addr, operand));
     }
     Ok(())
 }
@@ -119,9 +119,9 @@ pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     // The buffer's address is a constant of the kernel: computed once, at the entry.
     l.b.set_prologue(true);
     let base = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mov.u32 {base}, global_smem"));
+    l.b.op("mov.u32", base, sym("global_smem"));
     if offset != 0 {
-        l.b.ins(format!("add.u32 {base}, {base}, {offset}"));
+        l.b.op("add.u32", base, (base, offset));
     }
     l.b.set_prologue(false);
     l.entry_regs.insert(base);
@@ -150,16 +150,16 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base, u32::MAX) {
         if bits == 8 {
             let d = l.b.reg(RegClass::B16);
-            l.b.ins(format!("ld.shared.b8 {d}, [{addr}]"));
+            l.b.op("ld.shared.b8", d, addr);
             out.push(d);
             continue;
         }
-        for d in ld_vec(l, &addr, len, bits) {
+        for d in ld_vec(l, addr, len, bits) {
             out.push(if d.class == class {
                 d
             } else {
                 let c = l.b.reg(class);
-                l.b.ins(format!("mov.b{bits} {c}, {d}"));
+                l.b.op(format!("mov.b{bits}"), c, d);
                 c
             });
         }

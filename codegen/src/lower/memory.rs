@@ -15,7 +15,7 @@ use super::coords::{bases, flatten, layout_of, reg_coords};
 use super::shared::{ld_shared, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem, vector};
 
 pub(crate) fn addptr(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let Some(Elem::Ptr(pointee, _)) = l.f.ty(data.results[0]).elem() else {
@@ -28,10 +28,10 @@ pub(crate) fn addptr(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         match off {
             ScalarType::I32 | ScalarType::U32 => {
                 let t = l.b.reg(RegClass::B64);
-                l.b.ins(format!("mul.wide.{} {t}, {}, {bytes}", ty(off), a[1]));
-                l.b.ins(format!("add.s64 {d}, {}, {t}", a[0]));
+                l.b.op(format!("mul.wide.{}", ty(off)), t, (a[1], bytes));
+                l.b.op("add.s64", d, (a[0], t));
             }
-            ScalarType::I64 | ScalarType::U64 => l.b.ins(format!("mad.lo.s64 {d}, {}, {bytes}, {}", a[1], a[0])),
+            ScalarType::I64 | ScalarType::U64 => l.b.op("mad.lo.s64", d, (a[1], bytes, a[0])),
             other => return Err(CompileError::new(format!("addptr offsets of type {other} are not supported"))),
         }
         Ok(d)
@@ -104,12 +104,9 @@ fn vsuffix(n: u32) -> String {
     if n == 1 { String::new() } else { format!(".v{n}") }
 }
 
-fn braces(rs: &[Reg]) -> String {
-    if rs.len() == 1 {
-        rs[0].to_string()
-    } else {
-        format!("{{{}}}", rs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", "))
-    }
+/// One register, or the `{...}` vector of several.
+fn braces(rs: &[Reg]) -> Operand {
+    if rs.len() == 1 { rs[0].into() } else { vector(rs) }
 }
 
 /// The PTX type of a memory word of `bits` (bytes go through 16-bit registers as `.u8`).
@@ -134,9 +131,9 @@ fn direct(s: ScalarType, wbits: u32) -> bool {
 fn byte_u32(l: &mut Lower, e: Reg) -> Reg {
     let t = l.b.reg(RegClass::B32);
     if e.class == RegClass::Pred {
-        l.b.ins(format!("selp.u32 {t}, 1, 0, {e}"));
+        l.b.op("selp.u32", t, (1, 0, e));
     } else {
-        l.b.ins(format!("cvt.u32.u16 {t}, {e}"));
+        l.b.op("cvt.u32.u16", t, e);
     }
     t
 }
@@ -153,14 +150,14 @@ fn pack(l: &mut Lower, elems: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
         .map(|c| {
             if s.bytes() == 2 {
                 let w = l.b.reg(RegClass::B32);
-                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", c[0], c[1]));
+                l.b.op("mov.b32", w, vector(&[c[0], c[1]]));
                 return w;
             }
             if wbits == 8 {
                 // One byte: a 16-bit register whose low byte is stored.
                 return if c[0].class == RegClass::Pred {
                     let h = l.b.reg(RegClass::B16);
-                    l.b.ins(format!("selp.u16 {h}, 1, 0, {}", c[0]));
+                    l.b.op("selp.u16", h, (1, 0, c[0]));
                     h
                 } else {
                     c[0]
@@ -170,12 +167,12 @@ fn pack(l: &mut Lower, elems: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
             for (k, &e) in c.iter().enumerate().skip(1) {
                 let t = byte_u32(l, e);
                 let n = l.b.reg(RegClass::B32);
-                l.b.ins(format!("bfi.b32 {n}, {t}, {w}, {}, 8", 8 * k));
+                l.b.op("bfi.b32", n, (t, w, 8 * k, 8));
                 w = n;
             }
             if wbits == 16 {
                 let h = l.b.reg(RegClass::B16);
-                l.b.ins(format!("cvt.u16.u32 {h}, {w}"));
+                l.b.op("cvt.u16.u32", h, w);
                 h
             } else {
                 w
@@ -195,7 +192,7 @@ fn unpack(l: &mut Lower, words: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
     for &w in words {
         if s.bytes() == 2 {
             let (a, b) = (l.b.reg(class), l.b.reg(class));
-            l.b.ins(format!("mov.b32 {{{a}, {b}}}, {w}"));
+            l.b.op("mov.b32", vector(&[a, b]), w);
             out.extend([a, b]);
             continue;
         }
@@ -205,7 +202,7 @@ fn unpack(l: &mut Lower, words: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
         }
         let w32 = if wbits == 16 {
             let t = l.b.reg(RegClass::B32);
-            l.b.ins(format!("cvt.u32.u16 {t}, {w}"));
+            l.b.op("cvt.u32.u16", t, w);
             t
         } else {
             w
@@ -214,14 +211,14 @@ fn unpack(l: &mut Lower, words: &[Reg], s: ScalarType, wbits: u32) -> Vec<Reg> {
             // i8 extracts sign-extended; the truncation to 16 bits keeps it so.
             let t = l.b.reg(RegClass::B32);
             let sign = if s == ScalarType::I8 { "s" } else { "u" };
-            l.b.ins(format!("bfe.{sign}32 {t}, {w32}, {}, 8", 8 * k));
+            l.b.op(format!("bfe.{sign}32"), t, (w32, 8 * k, 8));
             if s == ScalarType::I1 {
                 let p = l.b.reg(RegClass::Pred);
-                l.b.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+                l.b.op("setp.ne.u32", p, (t, 0));
                 out.push(p);
             } else {
                 let h = l.b.reg(RegClass::B16);
-                l.b.ins(format!("cvt.u16.u32 {h}, {t}"));
+                l.b.op("cvt.u16.u32", h, t);
                 out.push(h);
             }
         }
@@ -234,7 +231,7 @@ fn byte_elem(l: &mut Lower, h: Reg, s: ScalarType) -> Reg {
     match s {
         ScalarType::I1 => {
             let p = l.b.reg(RegClass::Pred);
-            l.b.ins(format!("setp.ne.u16 {p}, {h}, 0"));
+            l.b.op("setp.ne.u16", p, (h, 0));
             p
         }
         ScalarType::I8 => super::cast::canon8(l, h, s),
@@ -277,12 +274,12 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             // Masked-off lanes keep `other`: the words start out holding it.
             let init = pack(l, &other[r0..r0 + vec as usize], s, wbits);
             for (w, i) in ws.iter().zip(init) {
-                l.b.ins(format!("mov.b{} {w}, {i}", w.class.bits()));
+                l.b.op(format!("mov.b{}", w.class.bits()), w, i);
             }
         }
-        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
         let wt = word_ty(wbits);
-        l.b.ins(format!("{guard}ld{qual}.global{cs}{}{wt} {}, [{}]", vsuffix(nw), braces(&ws), ptrs[r0]));
+        let op = format!("ld{qual}.global{cs}{}{wt}", vsuffix(nw));
+        l.b.emit(instr(op).when(pred).dst(braces(&ws)).src(mem(ptrs[r0])));
         out.extend(unpack(l, &ws, s, wbits));
     }
     l.vals.insert(v, out);
@@ -310,15 +307,15 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let pred = match (owner, masks.as_ref().map(|m| m[r0])) {
             (Some(o), Some(m)) => {
                 let p = l.b.reg(RegClass::Pred);
-                l.b.ins(format!("and.pred {p}, {o}, {m}"));
+                l.b.op("and.pred", p, (o, m));
                 Some(p)
             }
             (o, m) => o.or(m),
         };
-        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
         let ws = pack(l, &vals[r0..r0 + vec as usize], s, wbits);
         let wt = word_ty(wbits);
-        l.b.ins(format!("{guard}st.global{cs}{}{wt} [{}], {}", vsuffix(nw), ptrs[r0], braces(&ws)));
+        let op = format!("st.global{cs}{}{wt}", vsuffix(nw));
+        l.b.emit(instr(op).when(pred).srcs((mem(ptrs[r0]), braces(&ws))));
     }
     Ok(())
 }
@@ -345,8 +342,8 @@ pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, Compil
         return Ok(None);
     }
     let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-    l.b.ins(format!("and.b32 {t}, {}, {mask}", l.tid));
-    l.b.ins(format!("setp.eq.u32 {p}, {t}, 0"));
+    l.b.op("and.b32", t, (l.tid, mask));
+    l.b.op("setp.eq.u32", p, (t, 0));
     Ok(Some(p))
 }
 
@@ -365,7 +362,7 @@ fn sem_scope(sem: &str, scope: &str) -> Result<String, CompileError> {
 }
 
 /// Builds the `atom` instruction for element `i` into register `d` from the operands' registers.
-type AtomText<'a> = dyn Fn(usize, Reg, &[Vec<Reg>]) -> String + 'a;
+type AtomText<'a> = dyn Fn(usize, Reg, &[Vec<Reg>]) -> Instr + 'a;
 
 /// Shared by `atomic` and `atomic_cas`: per element, one owning thread issues `atom`.
 fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: &AtomText) -> Result<(), CompileError> {
@@ -389,17 +386,15 @@ fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: 
                 None => m,
                 Some(o) => {
                     let p = l.b.reg(RegClass::Pred);
-                    l.b.ins(format!("and.pred {p}, {o}, {m}"));
+                    l.b.op("and.pred", p, (o, m));
                     p
                 }
             });
         }
         let d = l.b.reg(class);
         let zero = l.const_reg(Const::Int(0), ty_v.elem().unwrap())?;
-        l.b.ins(format!("mov.b{} {d}, {zero}", class.bits()));
-        let text = emit(i, d, &ops);
-        let guard = pred.map(|p| format!("@{p} ")).unwrap_or_default();
-        l.b.ins(format!("{guard}{text}"));
+        l.b.op(format!("mov.b{}", class.bits()), d, zero);
+        l.b.emit(emit(i, d, &ops).when(pred));
         out.push(d);
     }
     if let Some(owner) = owner.filter(|_| l.f.use_counts()[v.index()] > 0) {
@@ -437,12 +432,12 @@ fn broadcast_from_owners(l: &mut Lower, ty: &Type, regs: &[Reg], owner: Reg) -> 
         .map(|&c| {
             let idx = l.xor_const(flat_thread, c, 0);
             let a = l.b.reg(RegClass::B32);
-            l.b.ins(format!("mad.lo.u32 {a}, {idx}, {bytes}, {base}"));
+            l.b.op("mad.lo.u32", a, (idx, bytes, base));
             a
         })
         .collect();
     let label = l.b.new_label("atomic_bcast");
-    l.b.ins(format!("@!{owner} bra {label}"));
+    l.b.emit(Instr::bra(&label).unless(owner));
     for (&a, &r) in addrs.iter().zip(regs) {
         st_shared(l, a, r);
     }
@@ -476,7 +471,8 @@ pub(crate) fn atomic(l: &mut Lower, data: &OpData, op: AtomicOp, sem: &str, scop
         (AtomicOp::Xchg, ScalarType::F32 | ScalarType::F64) => ("exch", format!("b{}", s.bits())),
         _ => return Err(CompileError::new(format!("atomic `{}` on {s} is not supported yet", op.word()))),
     };
-    atomic_common(l, data, Some(2), &|i, d, ops| format!("atom{ss}.global.{w}.{t} {d}, [{}], {}", ops[0][i], ops[1][i]))
+    let op = format!("atom{ss}.global.{w}.{t}");
+    atomic_common(l, data, Some(2), &|i, d, ops| instr(op.clone()).dst(d).srcs((mem(ops[0][i]), ops[1][i])))
 }
 
 pub(crate) fn atomic_cas(l: &mut Lower, data: &OpData, sem: &str, scope: &str) -> Result<(), CompileError> {
@@ -486,7 +482,6 @@ pub(crate) fn atomic_cas(l: &mut Lower, data: &OpData, sem: &str, scope: &str) -
     }
     let ss = sem_scope(sem, scope)?;
     let b = s.bits();
-    atomic_common(l, data, None, &|i, d, ops| {
-        format!("atom{ss}.global.cas.b{b} {d}, [{}], {}, {}", ops[0][i], ops[1][i], ops[2][i])
-    })
+    let op = format!("atom{ss}.global.cas.b{b}");
+    atomic_common(l, data, None, &|i, d, ops| instr(op.clone()).dst(d).srcs((mem(ops[0][i]), ops[1][i], ops[2][i])))
 }

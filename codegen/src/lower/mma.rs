@@ -23,7 +23,7 @@ use tessel_tile::types::ScalarType;
 use super::Lower;
 use super::coords::layout_of;
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Reg, RegClass, instr, vector};
 
 use ScalarType::*;
 
@@ -128,20 +128,20 @@ pub(crate) fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
     match t.bits() {
         32 => {
             // tf32: rounded to nearest, ties away (the interpreter's rounding); the low 13 bits are ignored.
-            l.b.ins(format!("cvt.rna.tf32.f32 {d}, {}", elems[0]));
+            l.b.op("cvt.rna.tf32.f32", d, elems[0]);
         }
-        16 => l.b.ins(format!("mov.b32 {d}, {{{}, {}}}", elems[0], elems[1])),
+        16 => l.b.op("mov.b32", d, vector(&[elems[0], elems[1]])),
         _ => {
             // Bytes in 16-bit registers: d = b0 | b1 << 8 | b2 << 16 | b3 << 24.
-            l.b.ins(format!("mov.b32 {d}, 0"));
+            l.b.op("mov.b32", d, 0);
             for (i, &e) in elems.iter().enumerate() {
                 let x = l.b.reg(RegClass::B32);
-                l.b.ins(format!("cvt.u32.u16 {x}, {e}"));
-                l.b.ins(format!("and.b32 {x}, {x}, 255"));
+                l.b.op("cvt.u32.u16", x, e);
+                l.b.op("and.b32", x, (x, 255));
                 if i > 0 {
-                    l.b.ins(format!("shl.b32 {x}, {x}, {}", 8 * i));
+                    l.b.op("shl.b32", x, (x, 8 * i));
                 }
-                l.b.ins(format!("or.b32 {d}, {d}, {x}"));
+                l.b.op("or.b32", d, (d, x));
             }
         }
     }
@@ -206,15 +206,9 @@ pub(crate) fn mma_sync(l: &mut Lower, data: &OpData, precision: InputPrecision) 
         for k0 in (0..k).step_by(k_instr as usize) {
             let a4: Vec<Reg> = (0..4).map(|j| operand(l, 'a', (m0, k0), j)).collect::<Result<_, _>>()?;
             let b2: Vec<Reg> = (0..2).map(|j| operand(l, 'b', (k0, n0), j)).collect::<Result<_, _>>()?;
-            let list = |rs: &[Reg]| rs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
             let dr: Vec<Reg> = c_slots.iter().map(|&s| d[s]).collect();
-            l.b.ins(format!(
-                "mma.sync.aligned.m16n8k{k_instr}.row.col.{ty_d}.{ty_op}.{ty_op}.{ty_d} {{{}}}, {{{}}}, {{{}}}, {{{}}}",
-                list(&dr),
-                list(&a4),
-                list(&b2),
-                list(&dr)
-            ));
+            let op = format!("mma.sync.aligned.m16n8k{k_instr}.row.col.{ty_d}.{ty_op}.{ty_op}.{ty_d}");
+            l.b.emit(instr(op).dst(vector(&dr)).srcs((vector(&a4), vector(&b2), vector(&dr))));
         }
     }
     l.vals.insert(v, d);

@@ -37,7 +37,7 @@ use tessel_tile::layout::axis::{AxisAnalysis, analyze};
 use tessel_tile::ops::{Attr, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
-use crate::ptx::{Builder, Param, Reg, RegClass, module};
+use crate::ptx::{Builder, Instr, Param, Reg, RegClass, mem_sym, module, special};
 use crate::smem::{Access, Allocation, Hazards, Span};
 use crate::{CompileError, Kernel, Source};
 
@@ -157,7 +157,7 @@ impl<'f> Lower<'f> {
                 yielded = data.operands.to_vec();
                 if data.op == Op::Return {
                     let exit = "$L_exit".to_string();
-                    self.b.ins(format!("bra.uni {exit}"));
+                    self.b.emit(Instr::bra_uni(&exit));
                 }
                 continue;
             }
@@ -313,10 +313,14 @@ impl<'f> Lower<'f> {
                 self.vals.insert(v, regs);
             }
             Op::ProgramId(axis) | Op::NumPrograms(axis) => {
-                let sreg = if matches!(data.op, Op::ProgramId(_)) { "%ctaid" } else { "%nctaid" };
-                let comp = ["x", "y", "z"].get(*axis as usize).ok_or_else(|| CompileError::new("axis must be 0..3"))?;
+                let sregs = if matches!(data.op, Op::ProgramId(_)) {
+                    ["%ctaid.x", "%ctaid.y", "%ctaid.z"]
+                } else {
+                    ["%nctaid.x", "%nctaid.y", "%nctaid.z"]
+                };
+                let sreg = sregs.get(*axis as usize).ok_or_else(|| CompileError::new("axis must be 0..3"))?;
                 let r = self.b.reg(RegClass::B32);
-                self.b.ins(format!("mov.u32 {r}, {sreg}.{comp}"));
+                self.b.op("mov.u32", r, special(sreg));
                 self.vals.insert(res.unwrap(), vec![r]);
             }
             Op::Arange { start, .. } => {
@@ -371,7 +375,7 @@ impl<'f> Lower<'f> {
             Op::AsyncCopy => asynchronous::async_copy(self, &data)?,
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
-            Op::FenceAsyncShared => self.b.ins("fence.proxy.async.shared::cta"),
+            Op::FenceAsyncShared => self.b.effect("fence.proxy.async.shared::cta", ()),
             Op::MBarrierInit { .. }
             | Op::MBarrierExpect { .. }
             | Op::MBarrierArrive { .. }
@@ -408,9 +412,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     let lane = b.reg(RegClass::B32);
     let warp = b.reg(RegClass::B32);
     b.set_prologue(true);
-    b.ins(format!("mov.u32 {tid}, %tid.x"));
-    b.ins(format!("and.b32 {lane}, {tid}, 31"));
-    b.ins(format!("shr.u32 {warp}, {tid}, 5"));
+    b.op("mov.u32", tid, special("%tid.x"));
+    b.op("and.b32", lane, (tid, 31));
+    b.op("shr.u32", warp, (tid, 5));
     b.set_prologue(false);
     let mut l = Lower {
         f,
@@ -460,15 +464,15 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
             other => return Err(CompileError::new(format!("kernel argument {i}: type {other} cannot be passed"))),
         };
         let mut r = l.b.reg(class);
-        l.b.ins(format!("ld.param.{ld} {r}, [{name}]"));
+        l.b.op(format!("ld.param.{ld}"), r, mem_sym(name.clone()));
         if f.ty(a).elem().is_some_and(|e| e.is_ptr()) {
-            l.b.ins(format!("cvta.to.global.u64 {r}, {r}"));
+            l.b.op("cvta.to.global.u64", r, r);
         }
         if f.ty(a).elem() == Some(Elem::Scalar(ScalarType::I1)) {
             // Bit 0 of the byte, as the interpreter wraps an integer argument to i1.
             let (t, p) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::Pred));
-            l.b.ins(format!("and.b16 {t}, {r}, 1"));
-            l.b.ins(format!("setp.ne.u16 {p}, {t}, 0"));
+            l.b.op("and.b16", t, (r, 1));
+            l.b.op("setp.ne.u16", p, (t, 0));
             r = p;
         }
         l.vals.insert(a, vec![r]);
@@ -476,7 +480,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     }
     l.region(f.body)?;
     l.b.label("$L_exit");
-    l.b.ins("ret");
+    l.b.effect("ret", ());
     l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());
     let capacity = arch.smem_per_block();
     if l.smem_bytes > capacity {

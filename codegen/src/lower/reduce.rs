@@ -9,7 +9,7 @@ use super::coords::{bases, flatten, layout_of, reg_coords, remap};
 use super::shared::{ld_shared_run, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Operand, Reg, RegClass, vector};
 
 /// Lowers the combine region once on `acc` and `x` (one register per operand each).
 pub(crate) fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
@@ -24,36 +24,36 @@ pub(crate) fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Res
 /// `shfl.sync.<mode>` of a register of any class over the full warp (64-bit as two halves, 16-bit values and
 /// predicates widened to 32 bits). `lane` is the lane/offset operand; `c` the clamp/segment operand (31 for
 /// `bfly`, `down` and `idx`, 0 for `up`).
-pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: &str, c: u32) -> Reg {
+pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: Operand, c: u32) -> Reg {
     let shfl = |l: &mut Lower, x: Reg| {
         let d = l.b.reg(x.class);
-        l.b.ins(format!("shfl.sync.{mode}.b32 {d}, {x}, {lane}, {c}, -1"));
+        l.b.op(format!("shfl.sync.{mode}.b32"), d, (x, lane.clone(), c, -1));
         d
     };
     match v.class {
         RegClass::B32 | RegClass::F32 => shfl(l, v),
         RegClass::B64 | RegClass::F64 => {
             let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-            l.b.ins(format!("mov.b64 {{{lo}, {hi}}}, {v}"));
+            l.b.op("mov.b64", vector(&[lo, hi]), v);
             let (lo2, hi2) = (shfl(l, lo), shfl(l, hi));
             let d = l.b.reg(v.class);
-            l.b.ins(format!("mov.b64 {d}, {{{lo2}, {hi2}}}"));
+            l.b.op("mov.b64", d, vector(&[lo2, hi2]));
             d
         }
         RegClass::B16 => {
             let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("cvt.u32.u16 {w}, {v}"));
+            l.b.op("cvt.u32.u16", w, v);
             let w2 = shfl(l, w);
             let d = l.b.reg(RegClass::B16);
-            l.b.ins(format!("cvt.u16.u32 {d}, {w2}"));
+            l.b.op("cvt.u16.u32", d, w2);
             d
         }
         RegClass::Pred => {
             let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
+            l.b.op("selp.b32", w, (1, 0, v));
             let w2 = shfl(l, w);
             let d = l.b.reg(RegClass::Pred);
-            l.b.ins(format!("setp.ne.u32 {d}, {w2}, 0"));
+            l.b.op("setp.ne.u32", d, (w2, 0));
             d
         }
     }
@@ -61,7 +61,7 @@ pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: &str, c: u32) -> 
 
 /// `shfl.sync.bfly` with lane mask `lane_mask`.
 fn shuffle_xor(l: &mut Lower, v: Reg, lane_mask: u32) -> Reg {
-    shuffle(l, v, "bfly", &lane_mask.to_string(), 31)
+    shuffle(l, v, "bfly", lane_mask.into(), 31)
 }
 
 pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), CompileError> {
@@ -145,9 +145,9 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             let mut off = 0;
             for (op, &c) in classes.iter().enumerate() {
                 let addr = l.b.reg(RegClass::B32);
-                l.b.ins(format!("mad.lo.u32 {addr}, {st_slot}, {}, {base}", slot_bytes(c)));
+                l.b.op("mad.lo.u32", addr, (st_slot, slot_bytes(c), base));
                 if off > 0 {
-                    l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
+                    l.b.op("add.u32", addr, (addr, off));
                 }
                 let v = groups[g].1[op];
                 st_shared(l, addr, v);
@@ -162,9 +162,9 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             let mut partials: Vec<Vec<Reg>> = Vec::new();
             for (k, &c) in classes.iter().enumerate() {
                 let addr = l.b.reg(RegClass::B32);
-                l.b.ins(format!("mad.lo.u32 {addr}, {slot}, {}, {base}", slot_bytes(c)));
+                l.b.op("mad.lo.u32", addr, (*slot, slot_bytes(c), base));
                 if off > 0 {
-                    l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
+                    l.b.op("add.u32", addr, (addr, off));
                 }
                 partials.push(ld_shared_run(l, addr, c, w));
                 off += region_bytes[k];

@@ -264,14 +264,14 @@ fn lane_segment(
     let field = ((1u32 << k) - 1) << l0;
     // q: the lane's position in scan order among the lanes of the segment.
     let q = l.b.reg(RegClass::B32);
-    l.b.ins(format!("bfe.u32 {q}, {}, {l0}, {k}", l.lane));
+    l.b.op("bfe.u32", q, (l.lane, l0, k));
     if reverse {
-        l.b.ins(format!("xor.b32 {q}, {q}, {}", (1 << k) - 1));
+        l.b.op("xor.b32", q, (q, (1 << k) - 1));
     }
     let ge: Vec<Reg> = (0..k)
         .map(|i| {
             let p = l.b.reg(RegClass::Pred);
-            l.b.ins(format!("setp.ge.u32 {p}, {q}, {}", 1 << i));
+            l.b.op("setp.ge.u32", p, (q, 1 << i));
             p
         })
         .collect();
@@ -279,17 +279,17 @@ fn lane_segment(
     let src_lane = (!last).then(|| {
         let r = l.b.reg(RegClass::B32);
         if reverse {
-            l.b.ins(format!("and.b32 {r}, {}, {}", l.lane, !field));
+            l.b.op("and.b32", r, (l.lane, !field));
         } else {
-            l.b.ins(format!("or.b32 {r}, {}, {field}", l.lane));
+            l.b.op("or.b32", r, (l.lane, field));
         }
         r
     });
     for (total, members) in groups_by_total(t) {
         let mut inc = total.clone();
         for (i, &g) in ge.iter().enumerate() {
-            let off = (1u32 << (l0 + i as u32)).to_string();
-            let prev: Vec<Reg> = inc.iter().map(|&v| shuffle(l, v, mode, &off, c)).collect();
+            let off = 1u32 << (l0 + i as u32);
+            let prev: Vec<Reg> = inc.iter().map(|&v| shuffle(l, v, mode, off.into(), c)).collect();
             let cand = st.combine(l, &prev, &inc)?;
             inc = select_all(l, g, &cand, &inc);
         }
@@ -300,14 +300,14 @@ fn lane_segment(
                 continue;
             }
             if excl.is_none() {
-                let off = (1u32 << l0).to_string();
-                excl = Some(inc.iter().map(|&v| shuffle(l, v, mode, &off, c)).collect());
+                let off = 1u32 << l0;
+                excl = Some(inc.iter().map(|&v| shuffle(l, v, mode, off.into(), c)).collect());
             }
             let cand = st.combine(l, excl.as_ref().unwrap(), &s[e])?;
             s[e] = select_all(l, ge[0], &cand, &s[e]);
         }
         if let Some(src) = src_lane {
-            let all: Vec<Reg> = inc.iter().map(|&v| shuffle(l, v, "idx", &src.to_string(), 31)).collect();
+            let all: Vec<Reg> = inc.iter().map(|&v| shuffle(l, v, "idx", src.into(), 31)).collect();
             for &e in &members {
                 t[e] = all.clone();
             }
@@ -343,12 +343,12 @@ fn warp_segment(
     let scratch_bytes: u32 = region_bytes.iter().sum();
     // q: this warp's position in scan order among the warps of the segment.
     let q = l.b.reg(RegClass::B32);
-    l.b.ins(format!("mov.b32 {q}, {rev_k}", rev_k = if rev != 0 { w - 1 } else { 0 }));
+    l.b.op("mov.b32", q, if rev != 0 { w - 1 } else { 0 });
     for (i, &wb) in seg.basis.iter().enumerate() {
         let bit = l.b.reg(RegClass::B32);
-        l.b.ins(format!("bfe.u32 {bit}, {}, {wb}, 1", l.warp));
-        l.b.ins(format!("shl.b32 {bit}, {bit}, {i}"));
-        l.b.ins(format!("xor.b32 {q}, {q}, {bit}"));
+        l.b.op("bfe.u32", bit, (l.warp, wb, 1));
+        l.b.op("shl.b32", bit, (bit, i));
+        l.b.op("xor.b32", q, (q, bit));
     }
     let lane_keys: Vec<u32> = bases(lin, "lane").iter().map(|b| slot(b)).collect();
     let warp_bases = bases(lin, "warp");
@@ -360,10 +360,10 @@ fn warp_segment(
     let smem = l.scratch(scratch_bytes)?;
     let address = |l: &mut Lower, idx: Reg, op: usize| {
         let addr = l.b.reg(RegClass::B32);
-        l.b.ins(format!("mad.lo.u32 {addr}, {idx}, {}, {smem}", slot_bytes(classes[op])));
+        l.b.op("mad.lo.u32", addr, (idx, slot_bytes(classes[op]), smem));
         let off: u32 = region_bytes[..op].iter().sum();
         if off > 0 {
-            l.b.ins(format!("add.u32 {addr}, {addr}, {off}"));
+            l.b.op("add.u32", addr, (addr, off));
         }
         addr
     };
@@ -387,7 +387,7 @@ fn warp_segment(
     let before: Vec<Reg> = (1..w)
         .map(|i| {
             let p = l.b.reg(RegClass::Pred);
-            l.b.ins(format!("setp.gt.u32 {p}, {q}, {}", i - 1));
+            l.b.op("setp.gt.u32", p, (q, i - 1));
             p
         })
         .collect();

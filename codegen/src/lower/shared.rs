@@ -3,13 +3,13 @@
 //! a barrier when the barrier analysis says earlier accesses may still be in flight), and CTA barriers.
 
 use super::Lower;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Operand, Reg, RegClass, mem, sym, vector};
 use crate::smem::{Access, Sync};
 
 impl Lower<'_> {
     /// A CTA barrier: every shared-memory access before it is complete for every thread after it.
     pub(crate) fn barrier(&mut self) {
-        self.b.ins("bar.sync 0");
+        self.b.effect("bar.sync", 0);
         self.hazards.clear();
     }
 
@@ -19,7 +19,7 @@ impl Lower<'_> {
             Sync::None => {}
             Sync::Barrier => self.barrier(),
             Sync::FenceBarrier => {
-                self.b.ins("fence.proxy.async.shared::cta");
+                self.b.effect("fence.proxy.async.shared::cta", ());
                 self.barrier();
             }
         }
@@ -36,9 +36,9 @@ impl Lower<'_> {
         self.hazards.record(&span);
         self.smem_bytes = self.smem_bytes.max(at + bytes);
         let base = self.b.reg(RegClass::B32);
-        self.b.ins(format!("mov.u32 {base}, global_smem"));
+        self.b.op("mov.u32", base, sym("global_smem"));
         if at != 0 {
-            self.b.ins(format!("add.u32 {base}, {base}, {at}"));
+            self.b.op("add.u32", base, (base, at));
         }
         Ok(base)
     }
@@ -50,26 +50,26 @@ pub(crate) fn slot_bytes(c: RegClass) -> u32 {
 
 pub(crate) fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
     match v.class {
-        RegClass::B16 => l.b.ins(format!("st.shared.b16 [{addr}], {v}")),
+        RegClass::B16 => l.b.effect("st.shared.b16", (mem(addr), v)),
         RegClass::Pred => {
             let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("selp.b32 {w}, 1, 0, {v}"));
-            l.b.ins(format!("st.shared.b32 [{addr}], {w}"));
+            l.b.op("selp.b32", w, (1, 0, v));
+            l.b.effect("st.shared.b32", (mem(addr), w));
         }
-        c => l.b.ins(format!("st.shared.b{} [{addr}], {v}", c.bits())),
+        c => l.b.effect(format!("st.shared.b{}", c.bits()), (mem(addr), v)),
     }
 }
 
 pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
     let d = l.b.reg(class);
     match class {
-        RegClass::B16 => l.b.ins(format!("ld.shared.b16 {d}, [{addr}]")),
+        RegClass::B16 => l.b.op("ld.shared.b16", d, mem(addr)),
         RegClass::Pred => {
             let w = l.b.reg(RegClass::B32);
-            l.b.ins(format!("ld.shared.b32 {w}, [{addr}]"));
-            l.b.ins(format!("setp.ne.u32 {d}, {w}, 0"));
+            l.b.op("ld.shared.b32", w, mem(addr));
+            l.b.op("setp.ne.u32", d, (w, 0));
         }
-        c => l.b.ins(format!("ld.shared.b{} {d}, [{addr}]", c.bits())),
+        c => l.b.op(format!("ld.shared.b{}", c.bits()), d, mem(addr)),
     }
     d
 }
@@ -87,19 +87,18 @@ pub(crate) fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -
     let mut out = Vec::with_capacity(n as usize);
     for first in (0..n).step_by(vec as usize) {
         let at = l.b.reg(RegClass::B32);
-        l.b.ins(format!("add.u32 {at}, {addr}, {}", first * bytes));
+        l.b.op("add.u32", at, (addr, first * bytes));
         if vec == 1 {
             out.push(ld_shared(l, at, class));
             continue;
         }
         let load_class = if class == RegClass::Pred { RegClass::B32 } else { class };
         let regs: Vec<Reg> = (0..vec).map(|_| l.b.reg(load_class)).collect();
-        let list = regs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-        l.b.ins(format!("ld.shared.v{vec}.b{} {{{list}}}, [{at}]", load_class.bits()));
+        l.b.op(format!("ld.shared.v{vec}.b{}", load_class.bits()), vector(&regs), mem(at));
         for r in regs {
             if class == RegClass::Pred {
                 let p = l.b.reg(RegClass::Pred);
-                l.b.ins(format!("setp.ne.u32 {p}, {r}, 0"));
+                l.b.op("setp.ne.u32", p, (r, 0));
                 out.push(p);
             } else {
                 out.push(r);
@@ -110,12 +109,12 @@ pub(crate) fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -
 }
 
 /// The type suffix and operand of a store of `vals` (16-bit pairs packed into .b32 words).
-pub(crate) fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, String) {
+pub(crate) fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, Operand) {
     let words: Vec<Reg> = if bits == 16 && vals.len() >= 2 {
         vals.chunks(2)
             .map(|p| {
                 let w = l.b.reg(RegClass::B32);
-                l.b.ins(format!("mov.b32 {w}, {{{}, {}}}", p[0], p[1]));
+                l.b.op("mov.b32", w, vector(&[p[0], p[1]]));
                 w
             })
             .collect()
@@ -123,15 +122,15 @@ pub(crate) fn pack(l: &mut Lower, vals: &[Reg], bits: u32) -> (String, String) {
         vals.to_vec()
     };
     let wb = if bits == 16 && vals.len() >= 2 { 32 } else { bits };
-    let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
     match words.len() {
-        1 => (format!(".b{wb}"), list),
-        n => (format!(".v{n}.b{wb}"), format!("{{{list}}}")),
+        1 => (format!(".b{wb}"), words[0].into()),
+        n => (format!(".v{n}.b{wb}"), vector(&words)),
     }
 }
 
-/// `v` elements of `bits` from `addr`, one register each (of the storage class for that width).
-pub(crate) fn ld_vec(l: &mut Lower, addr: impl std::fmt::Display, v: u32, bits: u32) -> Vec<Reg> {
+/// `v` elements of `bits` from address `addr` (`[r]`, `[r+offset]`), one register each (of the storage class
+/// for that width).
+pub(crate) fn ld_vec(l: &mut Lower, addr: Operand, v: u32, bits: u32) -> Vec<Reg> {
     let class = match bits {
         16 => RegClass::B16,
         32 => RegClass::B32,
@@ -140,21 +139,19 @@ pub(crate) fn ld_vec(l: &mut Lower, addr: impl std::fmt::Display, v: u32, bits: 
     let dst: Vec<Reg> = (0..v).map(|_| l.b.reg(class)).collect();
     if bits == 16 && v >= 2 {
         let words: Vec<Reg> = (0..v / 2).map(|_| l.b.reg(RegClass::B32)).collect();
-        let list = words.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
         let (ty, op) = if words.len() == 1 {
-            (".b32".to_string(), list)
+            (".b32".to_string(), words[0].into())
         } else {
-            (format!(".v{}.b32", words.len()), format!("{{{list}}}"))
+            (format!(".v{}.b32", words.len()), vector(&words))
         };
-        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
+        l.b.op(format!("ld.shared{ty}"), op, addr);
         for (i, w) in words.iter().enumerate() {
-            l.b.ins(format!("mov.b32 {{{}, {}}}, {w}", dst[2 * i], dst[2 * i + 1]));
+            l.b.op("mov.b32", vector(&[dst[2 * i], dst[2 * i + 1]]), w);
         }
     } else {
-        let list = dst.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ");
-        let op = if v == 1 { list } else { format!("{{{list}}}") };
+        let op = if v == 1 { dst[0].into() } else { vector(&dst) };
         let ty = if v == 1 { format!(".b{bits}") } else { format!(".v{v}.b{bits}") };
-        l.b.ins(format!("ld.shared{ty} {op}, [{addr}]"));
+        l.b.op(format!("ld.shared{ty}"), op, addr);
     }
     dst
 }

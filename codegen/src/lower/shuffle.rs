@@ -18,7 +18,7 @@ use tessel_layouts::convert::ShufflePlan;
 
 use super::Lower;
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{Reg, RegClass, not, vector};
 
 /// A register (or lane) index chosen per lane, linearly: `base ⊕ XOR of cols[b] over the set bits b of the
 /// lane id`.
@@ -145,12 +145,12 @@ impl Lower<'_> {
         }
         self.b.set_prologue(true);
         let (t, p) = (self.b.reg(RegClass::B32), self.b.reg(RegClass::Pred));
-        self.b.ins(format!("and.b32 {t}, {}, {mask}", self.lane));
+        self.b.op("and.b32", t, (self.lane, mask));
         if !mask.is_power_of_two() {
-            self.b.ins(format!("popc.b32 {t}, {t}"));
-            self.b.ins(format!("and.b32 {t}, {t}, 1"));
+            self.b.op("popc.b32", t, t);
+            self.b.op("and.b32", t, (t, 1));
         }
-        self.b.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+        self.b.op("setp.ne.u32", p, (t, 0));
         self.b.set_prologue(false);
         self.parity_cache.insert(mask, p);
         p
@@ -204,11 +204,11 @@ impl Lower<'_> {
         match a.class {
             RegClass::Pred => {
                 let (t, u) = (self.b.reg(RegClass::Pred), self.b.reg(RegClass::Pred));
-                self.b.ins(format!("and.pred {t}, {p}, {a}"));
-                self.b.ins(format!("and.pred {u}, !{p}, {b}"));
-                self.b.ins(format!("or.pred {d}, {t}, {u}"));
+                self.b.op("and.pred", t, (p, a));
+                self.b.op("and.pred", u, (not(p), b));
+                self.b.op("or.pred", d, (t, u));
             }
-            c => self.b.ins(format!("selp.b{} {d}, {a}, {b}, {p}", c.bits())),
+            c => self.b.op(format!("selp.b{}", c.bits()), d, (a, b, p)),
         }
         d
     }
@@ -217,7 +217,7 @@ impl Lower<'_> {
 /// `shfl.sync.idx` of one 32-bit word from lane `src`.
 fn shfl(l: &mut Lower, w: Reg, src: Reg) -> Reg {
     let d = l.b.reg(RegClass::B32);
-    l.b.ins(format!("shfl.sync.idx.b32 {d}, {w}, {src}, 31, -1"));
+    l.b.op("shfl.sync.idx.b32", d, (w, src, 31, -1));
     d
 }
 
@@ -241,35 +241,35 @@ pub(crate) fn warp_shuffle(
             RegClass::B32 | RegClass::F32 => {
                 let w = shfl(l, sent[0], src);
                 let d = l.b.reg(class);
-                l.b.ins(format!("mov.b32 {d}, {w}"));
+                l.b.op("mov.b32", d, w);
                 vec![d]
             }
             RegClass::B64 | RegClass::F64 => {
                 let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-                l.b.ins(format!("mov.b64 {{{lo}, {hi}}}, {}", sent[0]));
+                l.b.op("mov.b64", vector(&[lo, hi]), sent[0]);
                 let (lo2, hi2) = (shfl(l, lo, src), shfl(l, hi, src));
                 let d = l.b.reg(class);
-                l.b.ins(format!("mov.b64 {d}, {{{lo2}, {hi2}}}"));
+                l.b.op("mov.b64", d, vector(&[lo2, hi2]));
                 vec![d]
             }
             RegClass::B16 => {
                 let w = l.b.reg(RegClass::B32);
                 match sent.as_slice() {
-                    [a, b] => l.b.ins(format!("mov.b32 {w}, {{{a}, {b}}}")),
-                    [a] => l.b.ins(format!("cvt.u32.u16 {w}, {a}")),
+                    [a, b] => l.b.op("mov.b32", w, vector(&[*a, *b])),
+                    [a] => l.b.op("cvt.u32.u16", w, a),
                     _ => unreachable!("at most two rounds per shuffle"),
                 }
                 let g = shfl(l, w, src);
                 let (lo, hi) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
-                l.b.ins(format!("mov.b32 {{{lo}, {hi}}}, {g}"));
+                l.b.op("mov.b32", vector(&[lo, hi]), g);
                 if sent.len() == 2 { vec![lo, hi] } else { vec![lo] }
             }
             RegClass::Pred => {
                 let w = l.b.reg(RegClass::B32);
-                l.b.ins(format!("selp.b32 {w}, 1, 0, {}", sent[0]));
+                l.b.op("selp.b32", w, (1, 0, sent[0]));
                 let g = shfl(l, w, src);
                 let d = l.b.reg(RegClass::Pred);
-                l.b.ins(format!("setp.ne.u32 {d}, {g}, 0"));
+                l.b.op("setp.ne.u32", d, (g, 0));
                 vec![d]
             }
         };

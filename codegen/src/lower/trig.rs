@@ -180,12 +180,12 @@ pub(crate) fn sin_cos<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
 pub(crate) fn emit(l: &mut Lower, x: Reg, cos: bool) -> Reg {
     // Flush a subnormal input to ±0 (the only effect of multiplying by 1 with .ftz).
     let flushed = l.b.reg(RegClass::F32);
-    l.b.ins(format!("mul.rn.ftz.f32 {flushed}, {x}, {}", f32_imm(1.0)));
+    l.b.op("mul.rn.ftz.f32", flushed, (x, f32_imm(1.0)));
     let w = l.b.reg(RegClass::F64);
-    l.b.ins(format!("cvt.f64.f32 {w}, {flushed}"));
+    l.b.op("cvt.f64.f32", w, flushed);
     let r = sin_cos(&mut Emit { l, wide: true }, w, cos);
     let d = l.b.reg(RegClass::F32);
-    l.b.ins(format!("cvt.rn.f32.f64 {d}, {r}"));
+    l.b.op("cvt.rn.f32.f64", d, r);
     d
 }
 

@@ -25,7 +25,7 @@ use super::Lower;
 use super::coords::{bases, layout_of};
 use super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
 use crate::CompileError;
-use crate::ptx::{Reg, RegClass};
+use crate::ptx::{self, Reg, RegClass, instr, vector};
 
 use ScalarType::*;
 
@@ -141,11 +141,11 @@ impl OperandDesc {
     fn encode(l: &mut Lower, thread: Option<Reg>, c: u32, eb: u32, base: Reg, desc: &MatrixDesc) -> Reg {
         let off = l.xor_const(thread, c, 0);
         let (lo, hi, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
-        l.b.ins(format!("mad.lo.u32 {lo}, {off}, {eb}, {base}"));
-        l.b.ins(format!("bfe.u32 {lo}, {lo}, 4, 14"));
-        l.b.ins(format!("or.b32 {lo}, {lo}, {}", desc.lbo_field()));
-        l.b.ins(format!("mov.b32 {hi}, {}", desc.hi_word()));
-        l.b.ins(format!("mov.b64 {d}, {{{lo}, {hi}}}"));
+        l.b.op("mad.lo.u32", lo, (off, eb, base));
+        l.b.op("bfe.u32", lo, (lo, 4, 14));
+        l.b.op("or.b32", lo, (lo, desc.lbo_field()));
+        l.b.op("mov.b32", hi, desc.hi_word());
+        l.b.op("mov.b64", d, vector(&[lo, hi]));
         d
     }
 
@@ -164,7 +164,7 @@ impl OperandDesc {
             return Self::encode(l, self.thread, c, self.elem_bytes, self.base, &self.desc);
         }
         let d = l.b.reg(RegClass::B64);
-        l.b.ins(format!("add.s64 {d}, {}, {}", self.first, (c * self.elem_bytes) >> 4));
+        l.b.op("add.s64", d, (self.first, (c * self.elem_bytes) >> 4));
         d
     }
 }
@@ -248,11 +248,13 @@ pub(crate) fn warpgroup_dot(
     };
     let db = mk(l, b, b_layout, Operand::B, n, &b_origins, &wg_col_bits)?;
     let trans = |d: &MatrixDesc| if d.mn_major { 1 } else { 0 };
-    let imm = match (ty_a, ty_d, &da) {
-        ("f16" | "bf16", _, Some(da)) => format!(", 1, 1, {}, {}", trans(&da.desc), trans(&db.desc)),
-        ("f16" | "bf16", _, None) => format!(", 1, 1, {}", trans(&db.desc)),
-        (_, "s32", _) => String::new(),
-        _ => ", 1, 1".to_string(),
+    // After the scale-d immediate 1: the scales of A and B, then the transpose flags of the operands in shared
+    // memory.
+    let imm: Vec<u32> = match (ty_a, ty_d, &da) {
+        ("f16" | "bf16", _, Some(da)) => vec![1, 1, trans(&da.desc), trans(&db.desc)],
+        ("f16" | "bf16", _, None) => vec![1, 1, trans(&db.desc)],
+        (_, "s32", _) => vec![],
+        _ => vec![1, 1],
     };
     // A in registers: its m64k16 fragments are the mma.sync A fragments of the warpgroup's four warps.
     let a_regs = match &da {
@@ -294,16 +296,16 @@ pub(crate) fn warpgroup_dot(
     for t in &tiles {
         for ks in 0..k_steps {
             let a_operand = match (&da, &a_regs) {
-                (Some(da), _) => da.at(l, Operand::A, t.origin.0, ks * k_instr).to_string(),
+                (Some(da), _) => ptx::Operand::Reg(da.at(l, Operand::A, t.origin.0, ks * k_instr)),
                 (None, Some((a_tiles, regs))) => {
                     // Warp 0's 16-row slice of the tile's rows; the other warps hold theirs.
                     let slots = a_tiles.get(&(t.origin.0, ks * k_instr)).ok_or_else(|| {
                         CompileError::new(format!("operand A holds no fragment at {:?}", (t.origin.0, ks * k_instr)))
                     })?;
-                    let packed: Vec<String> = (0..4)
-                        .map(|j| super::mma::pack(l, &[regs[slots[2 * j]], regs[slots[2 * j + 1]]], a_elem).to_string())
+                    let packed: Vec<Reg> = (0..4)
+                        .map(|j| super::mma::pack(l, &[regs[slots[2 * j]], regs[slots[2 * j + 1]]], a_elem))
                         .collect();
-                    format!("{{{}}}", packed.join(", "))
+                    ptx::Operand::Vector(packed)
                 }
                 (None, None) => unreachable!("A is in shared memory or in registers"),
             };
@@ -311,20 +313,20 @@ pub(crate) fn warpgroup_dot(
             issue.push((t, a_operand, desc_b));
         }
     }
-    l.b.ins("wgmma.fence.sync.aligned");
+    l.b.effect("wgmma.fence.sync.aligned", ());
     for (t, desc_a, desc_b) in issue {
-        let list = t.regs.iter().map(|&r| d_regs[r].to_string()).collect::<Vec<_>>().join(", ");
-        l.b.ins(format!(
-            "wgmma.mma_async.sync.aligned.m64n{n}k{k_instr}.{ty_d}.{ty_a}.{ty_b} {{{list}}}, {desc_a}, {desc_b}, 1{imm}"
-        ));
+        let acc: Vec<Reg> = t.regs.iter().map(|&r| d_regs[r]).collect();
+        let op = format!("wgmma.mma_async.sync.aligned.m64n{n}k{k_instr}.{ty_d}.{ty_a}.{ty_b}");
+        let ins = instr(op).dst(ptx::Operand::Vector(acc)).srcs((desc_a, desc_b, 1));
+        l.b.emit(imm.iter().fold(ins, |i, &x| i.src(x)));
     }
-    l.b.ins("wgmma.commit_group.sync.aligned");
+    l.b.effect("wgmma.commit_group.sync.aligned", ());
     if is_async {
         // Complete at a warpgroup_dot_wait; until then the operands' buffers are in use.
         let reads = l.tracked_spans(l.cur_op);
         l.in_flight.dot_issued(v, reads);
     } else {
-        l.b.ins("wgmma.wait_group.sync.aligned 0");
+        l.b.effect("wgmma.wait_group.sync.aligned", 0);
     }
     l.vals.insert(v, d_regs);
     Ok(())

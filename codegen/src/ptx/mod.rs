@@ -1,13 +1,26 @@
-//! A small PTX text builder: virtual registers by class, instructions, labels, module-level declarations
-//! (external functions such as `vprintf`, constant byte strings in `.global`), a per-kernel `.local` scratch
-//! buffer, and the module/entry wrapper. It knows nothing about the IR; `lower` decides what to emit.
-//! [`dce`] removes the pure instructions whose results nothing reads when the body is finished.
+//! PTX as data, and its text. This module owns:
+//! - the typed instruction ([`Instr`]: guard, [`Opcode`] with its modifiers, [`Operand`]s with the
+//!   destinations marked) and the other statements of a body ([`Stmt`]: labels, comments, call scopes with
+//!   their `.param` declarations), in `instr.rs`, with their printer;
+//! - the [`Builder`]: virtual registers by class, the statement lists of one kernel (prologue and body),
+//!   module-level declarations (external functions such as `vprintf`, constant byte strings in `.global`), a
+//!   per-kernel `.local` scratch buffer;
+//! - [`dce`]: removal of the pure instructions whose results nothing reads, over the typed statements;
+//! - [`module`]: the module/entry wrapper, where the text is printed, once.
+//!
+//! It knows nothing about the IR; `lower` decides what to emit.
 
 use std::fmt::Write;
 
 use tessel_tile::Target;
 
 pub mod dce;
+mod instr;
+
+pub use instr::{
+    Base, Guard, Imm, Instr, Opcode, Operand, Srcs, Stmt, Text, f32_imm, f64_imm, hex, instr, mem, mem_off, mem_sym,
+    not, special, sym, vector,
+};
 
 /// A PTX register class. 8-bit integers live in 16-bit registers (PTX has no 8-bit registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,11 +75,11 @@ impl std::fmt::Display for Reg {
 #[derive(Default)]
 pub struct Builder {
     counts: [u32; 6],
-    /// Instructions placed at the kernel entry, before the body (values that depend only on thread ids).
-    prologue: String,
-    body: String,
+    /// Statements placed at the kernel entry, before the body (values that depend only on thread ids).
+    prologue: Vec<Stmt>,
+    body: Vec<Stmt>,
     labels: u32,
-    /// While set, `ins` appends to the prologue.
+    /// While set, instructions go to the prologue.
     in_prologue: bool,
     /// Module-level `.extern .func` prototypes, each once, in first-use order.
     externs: Vec<String>,
@@ -93,16 +106,38 @@ impl Builder {
         Reg { class, num: self.counts[i] }
     }
 
-    /// One instruction (without the trailing `;`).
-    pub fn ins(&mut self, text: impl AsRef<str>) {
-        let out = if self.in_prologue { &mut self.prologue } else { &mut self.body };
-        let _ = writeln!(out, "    {};", text.as_ref());
+    fn push(&mut self, s: Stmt) {
+        if self.in_prologue { self.prologue.push(s) } else { self.body.push(s) }
     }
 
-    /// A line without the trailing `;` (the braces of a call's parameter scope).
-    pub fn raw(&mut self, text: impl AsRef<str>) {
-        let out = if self.in_prologue { &mut self.prologue } else { &mut self.body };
-        let _ = writeln!(out, "    {}", text.as_ref());
+    /// One instruction.
+    pub fn emit(&mut self, i: Instr) {
+        self.push(Stmt::Ins(i));
+    }
+
+    /// `op dst, srcs...`: an instruction with one destination.
+    pub fn op(&mut self, op: impl Into<Opcode>, dst: impl Into<Operand>, srcs: impl Srcs) {
+        self.emit(instr(op).dst(dst).srcs(srcs));
+    }
+
+    /// `op srcs...`: an instruction without a destination (a store, a barrier, a wait).
+    pub fn effect(&mut self, op: impl Into<Opcode>, srcs: impl Srcs) {
+        self.emit(instr(op).srcs(srcs));
+    }
+
+    /// Opens the scope of a call's parameters (`{`); [`Builder::param`] declares them, [`Builder::close`] ends it.
+    pub fn open(&mut self) {
+        self.push(Stmt::Open);
+    }
+
+    /// Declares `.param .ty name` in the open call scope.
+    pub fn param(&mut self, ty: &'static str, name: &'static str) {
+        self.push(Stmt::Param { ty, name });
+    }
+
+    /// Closes a call scope (`}`).
+    pub fn close(&mut self) {
+        self.push(Stmt::Close);
     }
 
     /// Sends the following instructions to the kernel entry (`true`) or back to the current point (`false`):
@@ -117,8 +152,8 @@ impl Builder {
     }
 
     /// A comment line.
-    pub fn comment(&mut self, text: impl AsRef<str>) {
-        let _ = writeln!(self.body, "    // {}", text.as_ref());
+    pub fn comment(&mut self, text: impl Into<String>) {
+        self.body.push(Stmt::Comment(text.into()));
     }
 
     pub fn new_label(&mut self, hint: &str) -> String {
@@ -127,7 +162,7 @@ impl Builder {
     }
 
     pub fn label(&mut self, l: &str) {
-        let _ = writeln!(self.body, "{l}:");
+        self.body.push(Stmt::Label(l.to_string()));
     }
 
     /// Declares the external function `name` with the prototype `decl` (the whole `.extern .func ...` line,
@@ -170,7 +205,8 @@ impl Builder {
         s
     }
 
-    /// Register (and scratch buffer) declarations followed by the instructions, without dead pure ones.
+    /// Register (and scratch buffer) declarations followed by the statements, without dead pure instructions:
+    /// the only place the body becomes text.
     pub fn finish(&self) -> String {
         let mut s = String::new();
         for line in self.header.lines() {
@@ -185,7 +221,12 @@ impl Builder {
                 let _ = writeln!(s, "    .reg {ty} {prefix}<{}>;", self.counts[i] + 1);
             }
         }
-        s += &dce::eliminate(&format!("{}{}", self.prologue, self.body));
+        let stmts: Vec<&Stmt> = self.prologue.iter().chain(&self.body).collect();
+        for (st, live) in stmts.iter().zip(dce::live(&stmts)) {
+            if live {
+                let _ = writeln!(s, "{st}");
+            }
+        }
         s
     }
 }
@@ -216,14 +257,4 @@ pub fn module(arch: Target, name: &str, params: &[Param], threads: u32, uses_sme
     s += &b.finish();
     let _ = writeln!(s, "}}");
     s
-}
-
-/// A PTX immediate for an f32 constant (`0f3F800000`).
-pub fn f32_imm(v: f32) -> String {
-    format!("0f{:08X}", v.to_bits())
-}
-
-/// A PTX immediate for an f64 constant.
-pub fn f64_imm(v: f64) -> String {
-    format!("0d{:016X}", v.to_bits())
 }
