@@ -5,7 +5,6 @@
 //! analysis of the pointer tensor (contiguity; divisibility in bytes, which includes the 16-byte alignment of
 //! `divisible_by_16` kernel arguments), by the constancy of the mask, and by 16 bytes per access.
 
-use tessel_layouts::LinearLayout;
 use tessel_tile::ir::OpData;
 use tessel_tile::ops::{AtomicOp, Const};
 use tessel_tile::types::{Elem, ScalarType, Type};
@@ -38,41 +37,15 @@ pub(crate) fn addptr(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     })
 }
 
-/// `(dim, 2^k)`: the dim along which register bases `0..k` step by `1, 2, .., 2^(k-1)`, with every other
-/// basis leaving the low `k` bits of that dim alone.
-fn layout_run(lin: &LinearLayout) -> (usize, u32) {
-    let regs = bases(lin, "register");
-    let Some(first) = regs.first() else { return (0, 1) };
-    let Some(d) = first.iter().position(|&x| x == 1) else { return (0, 1) };
-    if first.iter().enumerate().any(|(i, &x)| i != d && x != 0) {
-        return (0, 1);
-    }
-    let mut k = 0;
-    while k < regs.len() && regs[k].iter().enumerate().all(|(i, &x)| if i == d { x == 1 << k } else { x == 0 }) {
-        k += 1;
-    }
-    let others: u32 = regs[k..].iter().chain(&bases(lin, "lane")).chain(&bases(lin, "warp")).fold(0, |a, b| a | b[d]);
-    let limit = if others == 0 { 31 } else { others.trailing_zeros() };
-    (d, 1 << k.min(limit as usize))
-}
-
-/// Elements per access for the memory op on `ptr` (with optional `mask`).
+/// Elements per access for the memory op on `ptr` (with optional `mask`): see
+/// [`tessel_tile::layout::axis::AxisAnalysis::access_width`], which the pipeliner asks too.
 pub(crate) fn vector_width(
     l: &Lower,
     ptr: tessel_tile::ir::ValueId,
     mask: Option<tessel_tile::ir::ValueId>,
     eb: u32,
 ) -> u32 {
-    let Type::Tensor { layout: Some(layout), .. } = l.f.ty(ptr) else { return 1 };
-    let (d, run) = layout_run(&layout.linear);
-    let Some(info) = l.axis.get(ptr) else { return 1 };
-    let mut v = run as u64;
-    v = v.min(info.contiguity[d]).min(info.divisibility[d] / eb as u64).min((16 / eb) as u64);
-    if let Some(m) = mask {
-        v = v.min(l.axis.mask_alignment(m, d));
-    }
-    let v = v.max(1);
-    1 << (63 - v.leading_zeros())
+    l.axis.access_width(l.f, ptr, mask, eb)
 }
 
 fn cache_suffix(c: &str, load: bool) -> Result<&'static str, CompileError> {
