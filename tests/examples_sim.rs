@@ -68,7 +68,7 @@ fn compare_stages(
     target: Target,
 ) -> f64 {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
-    let spec = Specialization { args: spec, num_warps: warps, num_stages };
+    let spec = Specialization { args: spec, num_warps: warps, num_stages, maxnreg: None };
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     let Ok(Output::Ptx { kernel: k, func }) =
         tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default())

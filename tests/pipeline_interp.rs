@@ -34,7 +34,7 @@ fn random(n: usize, seed: u64) -> Vec<f64> {
 /// The kernel in layout IR (before scheduling) for `stages` stages on sm_90a.
 fn layout_ir(file: &str, kernel: &str, args: Vec<ArgSpec>, warps: u32, stages: u32) -> Func {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
-    let spec = Specialization { args, num_warps: warps, num_stages: stages };
+    let spec = Specialization { args, num_warps: warps, num_stages: stages, maxnreg: None };
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Layout, None, &mut Default::default()) {
         Ok(Output::Layout(f)) => f,

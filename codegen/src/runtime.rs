@@ -2,7 +2,9 @@
 //!
 //! cudarc loads `libcuda` at run time, so this builds and links with no CUDA installed; [`Gpu::new`] checks
 //! for the library (and a device) before creating a context, because context creation panics without a
-//! driver. Module loading goes through `cuModuleLoadDataEx` with an error-log buffer so that a JIT failure
+//! driver. The context is the device's primary context, the one the CUDA runtime (and so torch) uses: a
+//! kernel loaded here can be launched on a stream torch owns ([`LoadedKernel::launch_on_stream`]), and
+//! [`ContextGuard`] / [`Gpu::on_device`] leave the caller's current context as they found it. Module loading goes through `cuModuleLoadDataEx` with an error-log buffer so that a JIT failure
 //! reports what the driver's assembler said.
 //!
 //! ```no_run
@@ -55,7 +57,8 @@ fn check(r: sys::CUresult, what: &str) -> Result<(), RuntimeError> {
     if r == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(RuntimeError::new(format!("{what}: {r:?}"))) }
 }
 
-/// One GPU: a context on device 0 and its default stream.
+/// One GPU: the primary context of one device (the context the CUDA runtime, and so torch, uses on it) and
+/// its default stream.
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
@@ -67,16 +70,79 @@ pub fn driver_present() -> bool {
     std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
 }
 
+/// Makes a context current on the calling thread for as long as it lives, then restores the context that was
+/// current before (none included): a library sharing the thread with another CUDA user (torch) leaves that user's
+/// current device as it found it.
+pub struct ContextGuard {
+    previous: Option<sys::CUcontext>,
+}
+
+impl ContextGuard {
+    /// Makes `ctx` current (nothing to do, and nothing to restore, when it already is).
+    pub fn enter(ctx: &CudaContext) -> Result<ContextGuard, RuntimeError> {
+        let mut current: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        check(unsafe { sys::cuCtxGetCurrent(&mut current) }, "cuCtxGetCurrent")?;
+        if current == ctx.cu_ctx() {
+            return Ok(ContextGuard { previous: None });
+        }
+        // SAFETY: `ctx` is a live (retained) context.
+        check(unsafe { sys::cuCtxSetCurrent(ctx.cu_ctx()) }, "cuCtxSetCurrent")?;
+        Ok(ContextGuard { previous: Some(current) })
+    }
+}
+
+impl Drop for ContextGuard {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous {
+            // SAFETY: `previous` was current on this thread when the guard was made (or null: none).
+            unsafe {
+                sys::cuCtxSetCurrent(previous);
+            }
+        }
+    }
+}
+
 impl Gpu {
-    /// Device 0, or an error when there is no driver or no device.
+    /// Device 0, or an error when there is no driver or no device. The context stays current on the thread.
     pub fn new() -> Result<Gpu, RuntimeError> {
+        Gpu::open(0)
+    }
+
+    /// The primary context of device `ordinal` (shared with the CUDA runtime, so with torch), or an error when
+    /// there is no driver or no such device. The context stays current on the calling thread (see
+    /// [`Gpu::on_device`] for a variant that leaves the thread as it was).
+    pub fn open(ordinal: usize) -> Result<Gpu, RuntimeError> {
         if !driver_present() {
             return Err(RuntimeError::new("no CUDA driver (libcuda) found"));
         }
-        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
             .map_err(|_| RuntimeError::new("creating a CUDA context panicked"))??;
         let stream = ctx.default_stream();
         Ok(Gpu { ctx, stream })
+    }
+
+    /// [`Gpu::open`], restoring the context that was current on the calling thread before: for a library
+    /// that launches on another program's device (torch's), whose current device must not change under it.
+    pub fn on_device(ordinal: usize) -> Result<Gpu, RuntimeError> {
+        if !driver_present() {
+            return Err(RuntimeError::new("no CUDA driver (libcuda) found"));
+        }
+        let mut previous: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: initializes the driver (idempotent), then writes one handle.
+        check(unsafe { sys::cuInit(0) }, "cuInit")?;
+        check(unsafe { sys::cuCtxGetCurrent(&mut previous) }, "cuCtxGetCurrent")?;
+        let gpu = Gpu::open(ordinal);
+        // SAFETY: `previous` was current on this thread (or null: none).
+        unsafe {
+            sys::cuCtxSetCurrent(previous);
+        }
+        gpu
+    }
+
+    /// The device's ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
     }
 
     /// Copies `bytes` into a fresh device buffer.
@@ -421,6 +487,55 @@ impl LoadedKernel {
         Ok(times)
     }
 
+    /// Launches over `grid` programs on `stream`, the `CUstream` handle (as an integer, the way torch's
+    /// `cuda_stream` gives it) of a stream of this kernel's context that another library owns (torch's current
+    /// stream): asynchronous, no synchronization. Each parameter's value is 8 little-endian
+    /// bytes in `params`, one per kernel parameter in order (a device address, an integer sign-extended to 64
+    /// bits, an f32's bits in the low half, an f64's bits): the driver reads each parameter's size from the start
+    /// of its slot. The kernel's context is made current for the launch and the caller's restored after.
+    ///
+    /// # Safety
+    /// `stream` must be null (the legacy default stream) or a live stream of this kernel's device's primary
+    /// context, and `params` must hold exactly one slot per kernel parameter; addresses must be device memory the
+    /// kernel may access (a wrong one faults on the device, which the driver reports on a later call).
+    pub unsafe fn launch_on_stream(
+        &self,
+        stream: usize,
+        grid: [u32; 3],
+        params: &mut [u64],
+    ) -> Result<(), RuntimeError> {
+        let _current = ContextGuard::enter(&self.ctx)?;
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); 64];
+        let mut heap = Vec::new();
+        let ptrs: &mut [*mut c_void] = if params.len() <= ptrs.len() {
+            for (p, v) in ptrs.iter_mut().zip(params.iter_mut()) {
+                *p = v as *mut u64 as *mut c_void;
+            }
+            &mut ptrs[..params.len()]
+        } else {
+            heap.extend(params.iter_mut().map(|v| v as *mut u64 as *mut c_void));
+            &mut heap
+        };
+        // SAFETY: one pointer per kernel parameter, each to 8 bytes (at least the parameter's size); the stream
+        // belongs to this context (the caller's promise).
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                self.func,
+                grid[0],
+                grid[1],
+                grid[2],
+                self.threads,
+                1,
+                1,
+                self.shared_bytes,
+                stream as sys::CUstream,
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(r, "cuLaunchKernel")
+    }
+
     /// Launches over `grid` programs with `num_warps * 32` threads each (asynchronous on the default stream).
     pub fn launch(&self, gpu: &Gpu, grid: [u32; 3], args: &[KArg]) -> Result<(), RuntimeError> {
         self.ctx.bind_to_thread()?;
@@ -470,7 +585,9 @@ impl LoadedKernel {
 
 impl Drop for LoadedKernel {
     fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
+        // The thread's current context is left as it was (a kernel may be dropped on a thread that uses another
+        // device).
+        if let Ok(_current) = ContextGuard::enter(&self.ctx) {
             // SAFETY: the module was loaded by us and is unloaded once.
             unsafe {
                 sys::cuModuleUnload(self.module);

@@ -7,7 +7,7 @@
 
 mod layouts;
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
@@ -15,9 +15,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use tessel::codegen::cache::DiskCache;
-use tessel::codegen::runtime::{Gpu, KArg, LoadedKernel};
+use tessel::codegen::runtime::{ContextGuard, Gpu, LoadedKernel};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
+use tessel::tile::Elem;
 use tessel::tile::interp::Arg;
 use tessel::tile::interp::memory::Memory;
 use tessel::tile::{Func, ScalarType, Target};
@@ -102,22 +103,30 @@ fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
     })
 }
 
-/// A loaded module: CUDA handles are used from whichever thread launches (the launch binds the context first).
+/// A loaded module: CUDA handles are used from whichever thread launches (each use makes the kernel's context
+/// current first).
 struct SendLoaded(LoadedKernel);
 // SAFETY: a CUmodule/CUfunction may be used from any thread once its context is current, which
-// `LoadedKernel::launch` ensures; the Mutex around it serializes the uses.
+// `LoadedKernel::launch_on_stream` and its `Drop` ensure; the driver's launch and unload calls are thread-safe.
 unsafe impl Send for SendLoaded {}
+// SAFETY: as above; launching one CUfunction from several threads at once is allowed by the driver.
+unsafe impl Sync for SendLoaded {}
 
 struct GpuState {
     gpu: Gpu,
     target: Target,
 }
 
-/// The GPU (device 0) and its target, opened once per process, or why there is none.
-fn gpu() -> Result<&'static GpuState, String> {
-    static GPU: OnceLock<Result<GpuState, String>> = OnceLock::new();
-    GPU.get_or_init(|| {
-        let gpu = Gpu::new().map_err(|e| e.message)?;
+/// CUDA devices tessel launches on (ordinals 0..MAX_DEVICES).
+const MAX_DEVICES: usize = 64;
+
+/// The primary context of CUDA device `device` (the one torch uses) and its target, opened once per process, or
+/// why there is none. Opening it leaves the calling thread's current context as it was.
+fn gpu(device: usize) -> Result<&'static GpuState, String> {
+    static GPUS: [OnceLock<Result<GpuState, String>>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+    let slot = GPUS.get(device).ok_or_else(|| format!("CUDA device {device}: tessel launches on devices 0..64"))?;
+    slot.get_or_init(|| {
+        let gpu = Gpu::on_device(device).map_err(|e| e.message)?;
         let target = tessel::target_of(&gpu).map_err(|e| e.to_string())?;
         Ok(GpuState { gpu, target })
     })
@@ -127,11 +136,62 @@ fn gpu() -> Result<&'static GpuState, String> {
 
 /// Whether a GPU can be used, and the target tessel compiles for it (`sm_90a`, ...), or why not.
 #[pyfunction]
-fn gpu_target() -> (Option<&'static str>, Option<String>) {
-    match gpu() {
+#[pyo3(signature = (device=0))]
+fn gpu_target(device: usize) -> (Option<&'static str>, Option<String>) {
+    match gpu(device) {
         Ok(g) => (Some(g.target.name()), None),
         Err(why) => (None, Some(why)),
     }
+}
+
+/// How one IR argument travels in its 8-byte launch slot (see `LoadedKernel::launch_on_stream`).
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// A device address.
+    Ptr,
+    /// An integer of at most 32 bits (i1/i8/i16/i32/u32...), sign-extended: the driver reads its low bytes.
+    I32,
+    /// A 64-bit integer.
+    I64,
+    /// A Python float (or int) passed as f32.
+    F32,
+    F64,
+    /// A parameter type the GPU launch does not pass yet (the message says which).
+    Unsupported(ScalarType),
+}
+
+fn slots(func: &Func) -> Vec<Slot> {
+    func.args()
+        .iter()
+        .map(|&v| {
+            let elem = func.ty(v).elem();
+            match (elem, elem.and_then(|e| e.scalar())) {
+                (Some(Elem::Ptr(..)), _) => Slot::Ptr,
+                (_, Some(ScalarType::I64 | ScalarType::U64)) => Slot::I64,
+                (_, Some(t)) if t.is_int() => Slot::I32,
+                (_, Some(ScalarType::F32)) => Slot::F32,
+                (_, Some(ScalarType::F64)) => Slot::F64,
+                (_, Some(t)) => Slot::Unsupported(t),
+                (_, None) => Slot::Ptr,
+            }
+        })
+        .collect()
+}
+
+/// One launch argument as its 8-byte slot.
+fn slot_value(slot: Slot, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    Ok(match slot {
+        Slot::Ptr => v.extract::<u64>()?,
+        Slot::I32 | Slot::I64 => match v.extract::<i64>() {
+            Ok(i) => i as u64,
+            Err(_) => v.extract::<u64>()?,
+        },
+        Slot::F32 => (v.extract::<f64>()? as f32).to_bits() as u64,
+        Slot::F64 => v.extract::<f64>()?.to_bits(),
+        Slot::Unsupported(t) => {
+            return Err(PyTypeError::new_err(format!("GPU launches do not take {t} arguments yet")));
+        }
+    })
 }
 
 /// One specialization of a kernel, elaborated to tile IR; compiled to PTX and loaded on first GPU launch.
@@ -142,13 +202,18 @@ struct Compiled {
     kernel: String,
     spec: Specialization,
     func: Func,
-    loaded: Mutex<Option<SendLoaded>>,
+    /// How each IR argument is passed to a GPU launch.
+    slots: Vec<Slot>,
+    /// The loaded module per CUDA device ordinal (loaded on the first launch there).
+    loaded: Mutex<Vec<Option<Arc<SendLoaded>>>>,
 }
 
 /// Elaborates `kernel` of `source` for one specialization: `params` gives each parameter's spelling (see
-/// `arg_spec`), in order; trailing parameters left out take their defaults.
+/// `arg_spec`), in order; trailing parameters left out take their defaults. `maxnreg` caps the registers per
+/// thread of the GPU code (`.maxnreg`).
 #[pyfunction]
-#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3))]
+#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None))]
+#[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
     source: String,
@@ -157,9 +222,10 @@ fn compile(
     params: Vec<Bound<'_, PyAny>>,
     num_warps: u32,
     num_stages: u32,
+    maxnreg: Option<u32>,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
-    let spec = Specialization { args, num_warps, num_stages };
+    let spec = Specialization { args, num_warps, num_stages, maxnreg };
     let func = py
         .detach(|| {
             let ks = KernelSource { file: &file, source: &source, kernel: &kernel, spec: &spec, module: None };
@@ -167,7 +233,8 @@ fn compile(
         })
         .map_err(to_py)?;
     let Output::Tile(func) = func else { unreachable!("the pipeline stops at the stage asked for") };
-    Ok(Compiled { file, source, kernel, spec, func, loaded: Mutex::new(None) })
+    let slots = slots(&func);
+    Ok(Compiled { file, source, kernel, spec, func, slots, loaded: Mutex::new(Vec::new()) })
 }
 
 #[pymethods]
@@ -222,59 +289,44 @@ impl Compiled {
         Ok((out, log))
     }
 
-    /// Compiles (once), loads and launches the kernel on the GPU over `grid`, asynchronously on the runtime's
-    /// stream. `args` are the IR's arguments: `("ptr", device address)`, `("int", value)`, `("float", value)`.
-    fn launch_cuda(&self, py: Python<'_>, args: Vec<(String, Bound<'_, PyAny>)>, grid: [u32; 3]) -> PyResult<()> {
-        let state = gpu().map_err(GPUError::new_err)?;
-        let mut values = Vec::new();
-        for (kind, v) in &args {
-            values.push(match kind.as_str() {
-                "ptr" => Arg::Int(v.extract::<u64>()? as i64),
-                "int" => Arg::Int(v.extract()?),
-                "float" => Arg::Float(v.extract()?),
-                other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
-            });
-        }
-        if values.len() != self.func.args().len() {
+    /// Compiles (once per process, through the disk cache) and loads the kernel on CUDA device `device`, unless
+    /// it is loaded there already. `launch` does this on its first call; the launcher calls it ahead so that
+    /// compile errors surface before any argument is packed.
+    fn load(&self, py: Python<'_>, device: usize) -> PyResult<()> {
+        self.loaded_on(py, device).map(|_| ())
+    }
+
+    /// Launches the kernel over `grid` on CUDA device `device`, on `stream` (a `CUstream` handle of that
+    /// device's primary context: torch's `torch.cuda.current_stream(device).cuda_stream`; 0 is the legacy
+    /// default stream), asynchronously: nothing waits for the kernel, as with Triton. `args` are the IR's
+    /// arguments in order: device addresses for pointers, ints, floats. Errors of the launch call itself
+    /// (bad configuration, too many resources, an earlier asynchronous fault) raise `GPUError`.
+    fn launch(
+        &self,
+        py: Python<'_>,
+        device: usize,
+        stream: usize,
+        grid: (u32, u32, u32),
+        args: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        if args.len() != self.slots.len() {
             return Err(PyValueError::new_err(format!(
                 "`{}` takes {} arguments, got {}",
                 self.kernel,
-                self.func.args().len(),
-                values.len()
+                self.slots.len(),
+                args.len()
             )));
         }
-        let mut kargs = Vec::new();
-        for (a, &v) in values.iter().zip(self.func.args()) {
-            let elem = self.func.ty(v).elem();
-            let is_ptr = matches!(elem, Some(tessel::tile::Elem::Ptr(..)));
-            let ty = elem.and_then(|e| e.scalar());
-            kargs.push(match (a, ty) {
-                // A device address is 8 little-endian bytes, as a 64-bit integer is.
-                (Arg::Int(p), _) if is_ptr => KArg::I64(*p),
-                (Arg::Int(i), Some(ScalarType::I64 | ScalarType::U64)) => KArg::I64(*i),
-                (Arg::Int(i), Some(t)) if t.is_int() => KArg::I32(*i as i32),
-                (Arg::Float(x), Some(ScalarType::F64)) => KArg::F64(*x),
-                (Arg::Float(x), Some(ScalarType::F32)) => KArg::F32(*x as f32),
-                (Arg::Int(i), Some(ScalarType::F32)) => KArg::F32(*i as f32),
-                (_, t) => {
-                    let what = t.map_or("this kind of".to_string(), |t| t.to_string());
-                    return Err(PyTypeError::new_err(format!("GPU launches do not take {what} arguments yet")));
-                }
-            });
+        let mut params = Vec::with_capacity(self.slots.len());
+        for (slot, v) in self.slots.iter().zip(args.iter()) {
+            params.push(slot_value(*slot, &v)?);
         }
-        let mut loaded = self.loaded.lock().map_err(|_| GPUError::new_err("a launch panicked"))?;
-        if loaded.is_none() {
-            let load = || Jit::new(DiskCache::from_env()).load(&state.gpu, &self.source(), Some(&self.func));
-            *loaded = Some(py.detach(|| load().map(SendLoaded)).map_err(to_py)?);
-        }
-        let k = &loaded.as_ref().expect("loaded above").0;
-        k.launch(&state.gpu, grid, &kargs).map_err(|e| GPUError::new_err(e.message))
-    }
-
-    /// Waits for the runtime's stream.
-    #[staticmethod]
-    fn synchronize() -> PyResult<()> {
-        gpu().map_err(GPUError::new_err)?.gpu.synchronize().map_err(|e| GPUError::new_err(e.message))
+        let k = self.loaded_on(py, device)?;
+        // SAFETY: the stream is the caller's stream of `device` (the launcher passes torch's current stream of the
+        // device the tensors live on, or 0); `params` has one slot per kernel parameter (checked above).
+        let launched =
+            py.detach(move || unsafe { k.0.launch_on_stream(stream, [grid.0, grid.1, grid.2], &mut params) });
+        launched.map_err(|e| GPUError::new_err(format!("launching `{}`: {}", self.kernel, e.message)))
     }
 
     /// The number of arguments the IR function takes (a tensor descriptor of rank r takes 1 + 2r).
@@ -291,6 +343,28 @@ impl Compiled {
 impl Compiled {
     fn source(&self) -> KernelSource<'_> {
         KernelSource { file: &self.file, source: &self.source, kernel: &self.kernel, spec: &self.spec, module: None }
+    }
+
+    /// The kernel loaded on `device`: from the table, else compiled and loaded without the GIL (and without
+    /// holding the table's lock, which a thread holding the GIL may be waiting for). Two threads loading at once
+    /// both load; the first to finish is kept.
+    fn loaded_on(&self, py: Python<'_>, device: usize) -> PyResult<Arc<SendLoaded>> {
+        let lock_err = || GPUError::new_err("a launch panicked");
+        if let Some(Some(k)) = self.loaded.lock().map_err(|_| lock_err())?.get(device) {
+            return Ok(k.clone());
+        }
+        let state = gpu(device).map_err(GPUError::new_err)?;
+        let load = || -> Result<SendLoaded, Error> {
+            // The driver loads the module into the current context: make the device's current for the load only.
+            let _current = ContextGuard::enter(&state.gpu.ctx).map_err(|e| Error::Gpu(e.message))?;
+            Jit::new(DiskCache::from_env()).load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
+        };
+        let k = Arc::new(py.detach(load).map_err(to_py)?);
+        let mut table = self.loaded.lock().map_err(|_| lock_err())?;
+        if table.len() <= device {
+            table.resize(device + 1, None);
+        }
+        Ok(table[device].get_or_insert(k).clone())
     }
 }
 

@@ -7,8 +7,14 @@ parameters and dtypes as constants), compiles it once per specialization (cached
 
 * on numpy arrays and CPU torch tensors: in tessel's reference interpreter; every array the kernel can reach is
   copied in, and copied back into the same memory afterwards;
-* on CUDA torch tensors: compiled to PTX and launched on the GPU through tessel's runtime (unless
+* on CUDA torch tensors: compiled to PTX, loaded into the primary context of the tensors' device (the context
+  torch uses) and launched asynchronously on torch's current stream of that device, as Triton does: nothing
+  waits for the kernel, and work queued on that stream before and after is ordered with it (unless
   `TRITON_INTERPRET=1`, which runs the interpreter on host copies).
+
+The GPU path is the hot one: `kernel[grid](...)` binds the arguments with a function generated from the
+kernel's signature (no `inspect` per call), builds the specialization key and the launch arguments in one pass
+over them, and looks the key up in `cache` (a dict); a hit goes straight to the native launch.
 
 The kernel's source is the whole file the function is defined in (the compiler resolves its imports, helpers
 and module-level constants from it).
@@ -16,7 +22,9 @@ and module-level constants from it).
 
 from __future__ import annotations
 
+import functools
 import inspect
+import keyword
 import linecache
 import os
 import sys
@@ -27,6 +35,75 @@ from . import language as tl
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# Accepted for Triton compatibility and ignored.
+_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream")
+
+# `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
+# read the environment's underlying mapping when CPython exposes it.
+_ENV_DATA = getattr(os.environ, "_data", None)
+_INTERPRET_KEY = None
+if isinstance(_ENV_DATA, dict) and hasattr(os.environ, "encodekey") and hasattr(os.environ, "decodevalue"):
+    _INTERPRET_KEY = os.environ.encodekey("TRITON_INTERPRET")
+
+
+def _interpret_requested() -> bool:
+    """Whether `TRITON_INTERPRET` asks for the interpreter."""
+    if _INTERPRET_KEY is not None:
+        v = _ENV_DATA.get(_INTERPRET_KEY)
+        if v is None:
+            return False
+        v = os.environ.decodevalue(v)
+    else:
+        v = os.environ.get("TRITON_INTERPRET")
+        if v is None:
+            return False
+    return v not in ("", "0")
+
+
+# What kind of argument a Python type is, decided once per type: the launcher dispatches on it.
+_K_INT, _K_FLOAT, _K_BOOL, _K_TENSOR, _K_OTHER = range(5)
+_TYPE_KINDS = {int: _K_INT, float: _K_FLOAT, bool: _K_BOOL}
+
+
+def _kind_of_type(t):
+    k = _TYPE_KINDS.get(t)
+    if k is None:
+        torch = sys.modules.get("torch")
+        k = _K_TENSOR if torch is not None and issubclass(t, torch.Tensor) else _K_OTHER
+        if k == _K_TENSOR or torch is not None:  # a type seen before torch was imported may be a tensor later
+            _TYPE_KINDS[t] = k
+    return k
+
+
+# torch dtype -> Triton's name of it (`float32`, `int1` for bool), filled as dtypes are seen.
+_TORCH_DTYPE_NAMES = {}
+
+
+def _torch_dtype_name(dt):
+    name = _TORCH_DTYPE_NAMES.get(dt)
+    if name is None:
+        name = str(dt).removeprefix("torch.")
+        name = _TORCH_DTYPE_NAMES[dt] = "int1" if name == "bool" else name
+    return name
+
+
+_current_stream = None
+
+
+def _stream_of(device):
+    """torch's current stream of CUDA device `device`, as a `CUstream` handle (an int)."""
+    global _current_stream
+    if _current_stream is None:
+        try:
+            from torch._C import _cuda_getCurrentRawStream as raw  # what Triton's launcher uses: no Stream object
+        except ImportError:
+            import torch
+
+            def raw(d):
+                return torch.cuda.current_stream(d).cuda_stream
+
+        _current_stream = raw
+    return _current_stream(device)
 
 
 def _module_source(fn) -> tuple[str, str]:
@@ -104,7 +181,10 @@ class JITFunction:
         self.do_not_specialize = {self.arg_names[a] if isinstance(a, int) else a for a in do_not_specialize}
         self.filename, self.source = _module_source(fn)
         self._params = None
-        self.cache = {}
+        self._plan = None
+        self._binder = self._make_binder()
+        self.cache = _KernelCache()
+        self._launcher = self._first_launch
         self._lock = threading.Lock()
 
     # --- the kernel's parameters, as the compiler reads them ---
@@ -130,7 +210,7 @@ class JITFunction:
         raise RuntimeError(f"`{self.__name__}` is a kernel: launch it with {self.__name__}[grid](...)")
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+        return functools.partial(self._launcher, grid)
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
@@ -139,14 +219,57 @@ class JITFunction:
     def bind(self, args, kwargs):
         """The value of every parameter by name (defaults applied) and the launch options."""
         opts = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+        kwargs = dict(kwargs)
         for k in _LAUNCH_OPTIONS:
             if k in kwargs:
                 opts[k] = kwargs.pop(k)
-        for k in ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream"):
+        for k in _IGNORED_OPTIONS:
             kwargs.pop(k, None)
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return dict(bound.arguments), opts
+
+    def _make_binder(self):
+        """A function `(*args, **kwargs) -> (values in signature order, (num_warps, num_stages, num_ctas,
+        maxnreg))`, generated from the signature as Triton does, so that a launch binds its arguments with one
+        Python call; `bind` (through `inspect`) when the signature is not a plain list of parameters."""
+        params = list(self.signature.parameters.values())
+        names = [p.name for p in params]
+        reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | {"_tessel_defaults"}
+        plain = all(
+            p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
+            and p.name not in reserved
+            for p in params
+        )
+        if not plain:
+            def slow(*args, **kwargs):
+                values, opts = self.bind(args, kwargs)
+                return tuple(values[n] for n in names), tuple(opts[k] for k in _LAUNCH_OPTIONS)
+
+            return slow
+        defaults = [p.default for p in params]
+        sig = [p.name if p.default is p.empty else f"{p.name}=_tessel_defaults[{i}]" for i, p in enumerate(params)]
+        sig.append("*")
+        sig += [f"{k}={v!r}" for k, v in (("num_warps", 4), ("num_stages", 3), ("num_ctas", 1), ("maxnreg", None))]
+        sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
+        body = f"    return ({''.join(n + ', ' for n in names)}), (num_warps, num_stages, num_ctas, maxnreg)\n"
+        src = f"def binder({', '.join(sig)}):\n{body}"
+        scope = {"_tessel_defaults": defaults}
+        exec(compile(src, f"<tessel binder of {self.__name__}>", "exec"), scope)  # noqa: S102 - our own text
+        return scope["binder"]
+
+    def _launch_plan(self):
+        """For each compiler parameter, in order: (its index in the signature, name, is constexpr, do not
+        specialize)."""
+        if self._plan is None:
+            index = {n: i for i, n in enumerate(self.arg_names)}
+            plan = []
+            for p in self.params:
+                if p.name not in index:
+                    raise TypeError(f"{self.__name__}() has no parameter `{p.name}` in its Python signature")
+                plan.append((index[p.name], p.name, p.constexpr, p.name in self.do_not_specialize))
+            self._plan = plan
+        return self._plan
 
     def specialize(self, values, opts, interpret):
         """(the native spelling of each parameter's specialization, a hashable cache key)."""
@@ -167,14 +290,16 @@ class JITFunction:
             hit = self.cache.get(key)
         if hit is not None:
             return hit, specs
-        if not interpret and (opts["num_ctas"] != 1 or opts["maxnreg"] is not None):
+        if not interpret and opts["num_ctas"] != 1:
             raise NotImplementedError(
-                "tessel's GPU pipeline takes num_warps and num_stages; num_ctas != 1 and maxnreg are not "
-                "supported yet (the interpreter runs such launches, since they do not change results)"
+                f"num_ctas={opts['num_ctas']}: tessel's GPU code generator does not implement thread-block clusters "
+                "(num_ctas > 1) yet; launch with num_ctas=1 (the interpreter runs such launches, since they do not "
+                "change results)"
             )
         native_specs = [("const", _unwrap(s[1])) if s[0] == "const" else s for s in specs]
         native = _tessel.compile(
-            self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"]
+            self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
+            opts["maxnreg"],
         )
         compiled = CompiledKernel(native, key, dict(opts))
         with self._lock:
@@ -183,7 +308,34 @@ class JITFunction:
 
     # --- launching ---
     def run(self, *args, grid, warmup=False, **kwargs):
-        values, opts = self.bind(args, kwargs)
+        if not warmup:
+            return self._launcher(grid, *args, **kwargs)
+        values, opts = self._binder(*args, **kwargs)
+        return self._run_slow(values, opts, grid, warmup=True)
+
+    def _first_launch(self, grid, *args, **kwargs):
+        """Builds the launcher (on the first launch: it needs the compiler's view of the parameters), then
+        launches."""
+        self._launcher = _make_launcher(self)
+        return self._launcher(grid, *args, **kwargs)
+
+    def _launch_miss(self, key, grid, values, opts):
+        """The generated launcher's key is not cached: launch through the generic path, and remember the
+        compiled kernel under the key when the launch was a GPU one."""
+        compiled = self._run_cuda(values, opts, grid)
+        if compiled is not None:
+            self.cache.fast[key] = compiled
+            return compiled
+        return self._run_slow(values, opts, grid)
+
+    def _run_slow(self, values, opts, grid, warmup=False):
+        """The generic launch: `values` in signature order, `opts` as `_LAUNCH_OPTIONS`."""
+        if not warmup:
+            compiled = self._run_cuda(values, opts, grid)
+            if compiled is not None:
+                return compiled
+        values = dict(zip(self.arg_names, values))
+        opts = dict(zip(_LAUNCH_OPTIONS, opts))
         interpret = _use_interpreter(values.values())
         compiled, specs = self.compile(values, opts, interpret)
         if warmup:
@@ -200,15 +352,273 @@ class JITFunction:
         g = _grid3(g)
         if 0 in g:
             return compiled
-        if interpret:
-            _run_interpreter(compiled, self.params, specs, values, g)
+        # Only the interpreter gets here: `_run_cuda` launched (or refused) every launch with a CUDA tensor.
+        _run_interpreter(compiled, self.params, specs, values, g)
+        return compiled
+
+    def _run_cuda(self, values, opts, grid):
+        """Launches on the GPU when an argument is a CUDA tensor (and `TRITON_INTERPRET` is unset): the compiled
+        kernel; None when the launch is the interpreter's. One pass over the arguments builds both the cache key
+        (the same as `specialize`'s) and the kernel's runtime arguments."""
+        plan = self._plan if self._plan is not None else self._launch_plan()
+        key = []
+        ir_args = []
+        device = -1
+        host = None  # the first argument in host memory
+        for index, name, constexpr, dont_specialize in plan:
+            v = values[index]
+            if constexpr:
+                key.append(("const", _const_key(v)))
+                continue
+            kind = _TYPE_KINDS.get(type(v))
+            if kind is None:
+                kind = _kind_of_type(type(v))
+            if kind == _K_TENSOR:
+                ptr = v.data_ptr()
+                d = v.get_device()
+                if d < 0:
+                    host = host or name
+                elif device != d:
+                    if device >= 0:
+                        raise ValueError(
+                            f"argument `{name}` is on cuda:{d}, but an earlier argument is on cuda:{device}: a "
+                            "kernel launches on one device"
+                        )
+                    device = d
+                key.append(("ptr", _torch_dtype_name(v.dtype), ptr % 16 == 0))
+                ir_args.append(ptr)
+            elif kind == _K_INT:
+                if v == 1 and not dont_specialize:
+                    key.append(("const", ("int", 1)))
+                    continue
+                if -(2**31) <= v < 2**31:
+                    ty = "i32"
+                elif -(2**63) <= v < 2**63:
+                    ty = "i64"
+                elif 0 <= v < 2**64:
+                    ty = "u64"
+                else:
+                    raise OverflowError(f"argument `{name}` = {v} does not fit in 64 bits")
+                key.append(("int", ty, v % 16 == 0 and not dont_specialize))
+                ir_args.append(v)
+            elif kind == _K_FLOAT:
+                key.append(("float", "fp32"))
+                ir_args.append(v)
+            elif kind == _K_BOOL:
+                key.append(("int", "i1", False))
+                ir_args.append(int(v))
+            else:
+                s = _spec_of(KernelParam(name, False, None), v, dont_specialize)
+                if s[0] == "const":
+                    key.append(("const", _const_key(s[1])))
+                    continue
+                key.append(tuple(tuple(x) if isinstance(x, list) else x for x in s))
+                if s[0] in ("ptr", "desc"):
+                    t = v.base if s[0] == "desc" else v
+                    d = t.get_device() if is_cuda_tensor(t) else -1
+                    if d < 0:
+                        host = host or name
+                    elif device != d:
+                        if device >= 0:
+                            raise ValueError(
+                                f"argument `{name}` is on cuda:{d}, but an earlier argument is on cuda:{device}: a "
+                                "kernel launches on one device"
+                            )
+                        device = d
+                    ir_args.append(t.data_ptr() if d >= 0 else 0)
+                    if s[0] == "desc":
+                        ir_args += [int(x) for x in v.shape]
+                        ir_args += [int(x) for x in v.strides]
+                elif s[0] == "int":
+                    ir_args.append(int(v))
+                else:
+                    ir_args.append(float(v))
+        if device < 0 or _interpret_requested():
+            return None
+        if host is not None:
+            raise ValueError(f"argument `{host}` is in host memory, but other arguments are CUDA tensors")
+        key = tuple(key) + opts + (False,)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            named = dict(zip(self.arg_names, values))
+            compiled, _ = self.compile(named, dict(zip(_LAUNCH_OPTIONS, opts)), False)
+            # The compiled kernel is cached under `specialize`'s key, which this one must equal.
+            assert compiled.spec_key == key, (compiled.spec_key, key)
+            # Load it now: compile and load errors surface before the launch (and outside the timed path).
+            compiled.native.load(device)
+        if callable(grid):
+            meta = dict(zip(self.arg_names, values))
+            meta.update(zip(_LAUNCH_OPTIONS, opts))
+            grid = grid(meta)
+        n = len(grid) if type(grid) is tuple else 0
+        if n == 1 and type(grid[0]) is int and 0 < grid[0] < 2**31:
+            g = (grid[0], 1, 1)
         else:
-            _run_cuda(compiled, self.params, specs, values, g)
+            g = _grid3(grid)
+            if 0 in g:
+                return compiled
+        compiled.native.launch(device, _stream_of(device), g, ir_args)
         return compiled
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles the specialization these arguments select, without running it."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+
+class _KernelCache(dict):
+    """The compiled specializations by `specialize`'s key; `fast` maps the generated launcher's cheaper key to the
+    same compiled kernels, and is emptied with it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fast = {}
+
+    def clear(self):
+        self.fast.clear()
+        super().clear()
+
+    def pop(self, *args):
+        self.fast.clear()
+        return super().pop(*args)
+
+    def popitem(self):
+        self.fast.clear()
+        return super().popitem()
+
+    def __delitem__(self, key):
+        self.fast.clear()
+        super().__delitem__(key)
+
+
+_SIMPLE_CONST_TYPES = frozenset({int, bool, float, str, type(None)})
+
+
+def _grid_fast(g):
+    """`g` as 3 positive ints, or None for an empty grid."""
+    if g.__class__ is tuple:
+        n = len(g)
+        if n == 1:
+            x = g[0]
+            if x.__class__ is int and 0 < x < 2**31:
+                return (x, 1, 1)
+        elif n == 2:
+            x, y = g
+            if x.__class__ is int and y.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31:
+                return (x, y, 1)
+    g = _grid3(g)
+    return None if 0 in g else g
+
+
+def _make_launcher(jf):
+    """The launcher of one kernel: a function of `(grid, *args, **kwargs)`, generated from its signature (as
+    Triton generates its binder), that checks each argument's type inline, builds a flat key of what the
+    specialization depends on and the packed runtime arguments, and launches the cached kernel natively. Anything
+    it does not handle inline (no CUDA tensor, `TRITON_INTERPRET`, tensor subclasses, descriptors, None, numpy
+    scalars, mixed devices, a new specialization) goes to the generic path (`_run_slow`), which raises the errors
+    and fills the cache."""
+    params = list(jf.signature.parameters.values())
+    names = [p.name for p in params]
+    torch = sys.modules.get("torch")
+
+    def generic(grid, *args, **kwargs):
+        if torch is None and "torch" in sys.modules:
+            jf._launcher = _make_launcher(jf)  # torch arrived: later launches may be on CUDA tensors
+        values, opts = jf._binder(*args, **kwargs)
+        return jf._run_slow(values, opts, grid)
+
+    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS)
+    plain = all(
+        p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
+        and not p.name.startswith("_t_") and p.name not in reserved
+        for p in params
+    )
+    compiler = [(p.name, p.constexpr) for p in jf.params]
+    if torch is None or not plain or [n for n, _ in compiler] != names:
+        return generic
+    constexpr = {n: c for n, c in compiler}
+    sig = ["_t_grid"]
+    sig += [p.name if p.default is p.empty else f"{p.name}=_t_defaults[{i}]" for i, p in enumerate(params)]
+    sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
+    sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
+    values = "(" + "".join(f"{n}, " for n in names) + ")"
+    opts = "(num_warps, num_stages, num_ctas, maxnreg)"
+    slow = f"return _t_slow(_t_grid, {values}, {opts})"
+    lines = [f"def launcher({', '.join(sig)}):", "    _t_args = []", "    _t_dev = -2"]
+    key = []
+    for i, n in enumerate(names):
+        if constexpr[n]:
+            lines += [
+                f"    _t_k{i} = {n}.__class__",
+                f"    _t_c{i} = {n} if _t_k{i} in _t_simple else _t_const_key({n})",
+            ]
+        else:
+            one = n not in jf.do_not_specialize
+            lines += [
+                f"    _t_k{i} = {n}.__class__",
+                f"    if _t_k{i} is _t_tensor:",
+                f"        _t_a = {n}.data_ptr()",
+                f"        _t_d = {n}.get_device()",
+                "        if _t_d != _t_dev:",
+                "            if _t_dev != -2 or _t_d < 0:",
+                f"                {slow}",
+                "            _t_dev = _t_d",
+                f"        _t_k{i} = {n}.dtype",
+                f"        _t_c{i} = _t_a & 15 == 0",
+                "        _t_args.append(_t_a)",
+                f"    elif _t_k{i} is int:",
+                f"        if {one} and {n} == 1:",
+                f"            _t_c{i} = 0",
+                f"        elif -2147483648 <= {n} < 2147483648:",
+                f"            _t_c{i} = 2 if {one} and {n} & 15 == 0 else 1",
+                f"            _t_args.append({n})",
+                f"        elif -9223372036854775808 <= {n} < 9223372036854775808:",
+                f"            _t_c{i} = 4 if {one} and {n} & 15 == 0 else 3",
+                f"            _t_args.append({n})",
+                "        else:",
+                f"            {slow}",
+                f"    elif _t_k{i} is float:",
+                f"        _t_c{i} = 10",
+                f"        _t_args.append({n})",
+                f"    elif _t_k{i} is bool:",
+                f"        _t_c{i} = 11",
+                f"        _t_args.append(1 if {n} else 0)",
+                "    else:",
+                f"        {slow}",
+            ]
+        key += [f"_t_k{i}", f"_t_c{i}"]
+    meta = "{" + "".join(f"{n!r}: {n}, " for n in names) + "".join(
+        f"{k!r}: {k}, " for k in _LAUNCH_OPTIONS) + "}"
+    lines += [
+        "    if _t_dev < 0 or _t_interpret():",
+        f"        {slow}",
+        f"    _t_key = ({''.join(k + ', ' for k in key)}num_warps, num_stages, num_ctas, maxnreg)",
+        "    _t_c = _t_fast_get(_t_key)",
+        "    if _t_c is None:",
+        f"        return _t_miss(_t_key, _t_grid, {values}, {opts})",
+        "    if _t_grid.__class__ is not tuple and callable(_t_grid):",
+        f"        _t_grid = _t_grid({meta})",
+        "    _t_g = _t_grid_fast(_t_grid)",
+        "    if _t_g is not None:",
+        "        _t_c.native.launch(_t_dev, _t_stream(_t_dev), _t_g, _t_args)",
+        "    return _t_c",
+    ]
+    scope = {
+        "_t_defaults": [p.default for p in params],
+        "_t_tensor": torch.Tensor,
+        "_t_simple": _SIMPLE_CONST_TYPES,
+        "_t_const_key": _const_key,
+        "_t_interpret": _interpret_requested,
+        "_t_fast_get": jf.cache.fast.get,
+        "_t_miss": jf._launch_miss,
+        "_t_slow": lambda grid, values, opts: jf._run_slow(values, opts, grid),
+        "_t_grid_fast": _grid_fast,
+        "_t_stream": _stream_of,
+    }
+    src = "\n".join(lines) + "\n"
+    exec(compile(src, f"<tessel launcher of {jf.__name__}>", "exec"), scope)  # noqa: S102 - our own text
+    launcher = scope["launcher"]
+    launcher.source = src
+    return launcher
 
 
 def _grid3(g):
@@ -302,34 +712,6 @@ def _run_interpreter(compiled, params, specs, values, grid):
     regions.write_back(out)
     for line in log:
         print(line)
-
-
-def _run_cuda(compiled, params, specs, values, grid):
-    import torch
-
-    ir_args = []
-    for p, s in zip(params, specs):
-        v = values[p.name]
-        kind = s[0]
-        if kind == "const":
-            continue
-        if kind in ("ptr", "desc"):
-            t = v.base if kind == "desc" else v
-            if not is_cuda_tensor(t):
-                raise ValueError(f"argument `{p.name}` is on the host, but other arguments are CUDA tensors")
-            if t.device.index not in (None, 0):
-                raise NotImplementedError("tessel's runtime launches on CUDA device 0 only")
-            ir_args.append(("ptr", t.data_ptr()))
-            if kind == "desc":
-                ir_args += [("int", int(d)) for d in v.shape] + [("int", int(d)) for d in v.strides]
-        elif kind == "int":
-            ir_args.append(("int", int(v)))
-        else:
-            ir_args.append(("float", float(v)))
-    # tessel launches on its runtime's stream: order it after torch's work and before what follows.
-    torch.cuda.current_stream().synchronize()
-    compiled.native.launch_cuda(ir_args, list(grid))
-    _tessel.Compiled.synchronize()
 
 
 def jit(fn=None, *, do_not_specialize=(), **kwargs):

@@ -279,7 +279,7 @@ pub(super) fn specialization(
     if let Some((m, _)) = missing.iter().find(|(_, has_default)| !has_default || provided_after_gap) {
         return Err(CliError::Usage(format!("no value for constexpr `{m}` of `{}`: pass --const {m}=...", info.name)));
     }
-    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages })
+    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages, maxnreg: None })
 }
 
 fn parse_const(v: &str) -> Result<ConstValue, CliError> {

@@ -108,11 +108,13 @@ pub struct Specialization {
     pub args: Vec<ArgSpec>,
     pub num_warps: u32,
     pub num_stages: u32,
+    /// Register cap per thread (Triton's `maxnreg`; `.maxnreg` in the PTX entry), when set.
+    pub maxnreg: Option<u32>,
 }
 
 impl Specialization {
     pub fn new(args: Vec<ArgSpec>) -> Specialization {
-        Specialization { args, num_warps: 4, num_stages: 3 }
+        Specialization { args, num_warps: 4, num_stages: 3, maxnreg: None }
     }
 }
 
@@ -434,6 +436,7 @@ impl<'a> Elab<'a> {
         self.func.append(body, Op::Return, &[], vec![], &[], None);
         self.func.config.num_warps = spec.num_warps;
         self.func.config.num_stages = spec.num_stages;
+        self.func.config.maxnreg = spec.maxnreg;
     }
 }
 

@@ -1,0 +1,36 @@
+"""Kernels for the GPU check and the launch-overhead benchmark (tessel compiles the whole file a kernel is
+defined in, so they live in a file of their own)."""
+
+import tessel
+import tessel.language as tl
+
+
+@tessel.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+@tessel.jit
+def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(out_ptr + row * out_row_stride + offs, num / tl.sum(num, axis=0), mask=mask)
+
+
+@tessel.jit
+def axpby_kernel(x_ptr, out_ptr, n, stride, alpha, beta, BLOCK: tl.constexpr):
+    # out[i] = alpha * x[i * stride] + beta * i: an f32 scalar, an int that may be specialized to 1, and a
+    # 64-bit index when n does not fit in 32 bits.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    tl.store(out_ptr + offs, alpha * x + beta * offs.to(tl.float32), mask=mask)

@@ -1,0 +1,217 @@
+"""The GPU launcher's Python side, without a GPU: a stand-in `torch` whose tensors report a CUDA device, and a
+stand-in for the native launch that records what it was given (device, stream, grid, packed arguments)."""
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import tessel
+import tessel.language as tl
+
+jit_module = sys.modules["tessel.jit"]
+
+
+@tessel.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@tessel.jit
+def scalars_kernel(x_ptr, n, stride, factor, flag, BLOCK: tl.constexpr = 64):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs * stride, mask=mask)
+    if flag:
+        x = (x * factor).to(x.dtype)
+    tl.store(x_ptr + offs * stride, x, mask=mask)
+
+
+class FakeTensor:
+    """What the launcher reads of a torch tensor."""
+
+    def __init__(self, ptr, dtype="torch.float32", device=0):
+        self._ptr, self.dtype, self._device = ptr, dtype, device
+        self.is_cuda = device >= 0
+
+    def data_ptr(self):
+        return self._ptr
+
+    def get_device(self):
+        return self._device
+
+
+class Recorder:
+    def __init__(self):
+        self.launches, self.loads = [], []
+
+    def load(self, device):
+        self.loads.append(device)
+
+    def launch(self, device, stream, grid, args):
+        self.launches.append((device, stream, grid, args))
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """A stand-in torch (its tensors are CUDA tensors) and a stream per device (1000 + device)."""
+    fake = types.ModuleType("torch")
+    fake.Tensor = FakeTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(jit_module, "_current_stream", lambda device: 1000 + device)
+    add_kernel.cache.clear()
+    scalars_kernel.cache.clear()
+    yield
+    add_kernel.cache.clear()
+    scalars_kernel.cache.clear()
+
+
+def recording(kernel, *args, **kwargs):
+    """Compiles the specialization (no GPU needed: warm-up stops before loading) and records its launches."""
+    compiled = kernel.warmup(*args, **kwargs)
+    compiled.native = Recorder()
+    return compiled.native
+
+
+BASE = 0x7F00_0000_0000
+
+
+def test_cuda_launch_packs_arguments_and_uses_torchs_stream(fake_cuda):
+    x, y, out = FakeTensor(BASE), FakeTensor(BASE + 4096), FakeTensor(BASE + 8192)
+    rec = recording(add_kernel, x, y, out, 1000, BLOCK=256, grid=(4,))
+    k = add_kernel[(4,)](x, y, out, 1000, BLOCK=256)
+    assert rec.launches == [(0, 1000, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])]
+    assert isinstance(k, tessel.CompiledKernel)
+    # A grid lambda sees the arguments and options by name.
+    seen = {}
+
+    def grid(meta):
+        seen.update(meta)
+        return (tessel.cdiv(meta["n"], meta["BLOCK"]), 1)
+
+    add_kernel[grid](x, y, out, 1000, BLOCK=256)
+    assert rec.launches[-1] == (0, 1000, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])
+    assert seen["n"] == 1000 and seen["BLOCK"] == 256 and seen["num_warps"] == 4 and seen["x_ptr"] is x
+    # A zero-sized grid launches nothing.
+    add_kernel[(0,)](x, y, out, 1000, BLOCK=256)
+    assert len(rec.launches) == 2
+    # The fast path's key is `specialize`'s: one cache entry.
+    assert len(add_kernel.cache) == 1
+
+
+def test_the_tensors_device_picks_the_device_and_its_stream(fake_cuda):
+    x, y, out = (FakeTensor(BASE + i * 256, device=3) for i in range(3))
+    rec = recording(add_kernel, x, y, out, 64, BLOCK=64, grid=(1,))
+    add_kernel[(1,)](x, y, out, 64, BLOCK=64)
+    assert rec.launches == [(3, 1003, (1, 1, 1), [BASE, BASE + 256, BASE + 512, 64])]
+
+
+def test_mixed_devices_and_host_memory_are_refused(fake_cuda):
+    x, y = FakeTensor(BASE, device=0), FakeTensor(BASE + 256, device=1)
+    with pytest.raises(ValueError, match="cuda:1.*cuda:0"):
+        add_kernel[(1,)](x, y, x, 64, BLOCK=64)
+    with pytest.raises(ValueError, match="`y_ptr` is in host memory"):
+        add_kernel[(1,)](x, FakeTensor(BASE, device=-1), x, 64, BLOCK=64)
+    with pytest.raises(ValueError, match="`y_ptr` is in host memory"):
+        add_kernel[(1,)](x, np.zeros(64, np.float32), x, 64, BLOCK=64)
+
+
+def test_scalars_are_specialized_as_triton_does(fake_cuda):
+    x = FakeTensor(BASE + 4)  # not 16-byte aligned
+    rec = recording(scalars_kernel, x, 1 << 40, 1, 2.5, True, grid=(1,))
+    scalars_kernel[(1,)](x, 1 << 40, 1, 2.5, True)
+    # stride == 1 is a constant (not passed); n is i64; the bool is an i1 passed as 0/1.
+    assert rec.launches == [(0, 1000, (1, 1, 1), [BASE + 4, 1 << 40, 2.5, 1])]
+    (key,) = scalars_kernel.cache
+    assert key[0] == ("ptr", "float32", False)
+    assert key[1] == ("int", "i64", True)
+    assert key[2] == ("const", ("int", 1))
+    assert key[3] == ("float", "fp32")
+    assert key[4] == ("int", "i1", False)
+    # Another stride is another specialization, compiled on its first launch, which loads it (and here finds
+    # no GPU: the error is a Python exception).
+    with pytest.raises(tessel.GPUError):
+        scalars_kernel[(1,)](x, 1 << 40, 3, 2.5, True)
+    assert len(scalars_kernel.cache) == 2
+
+
+def test_fast_key_equals_specialize_key(fake_cuda):
+    x = FakeTensor(BASE, dtype="torch.float16")
+    for args in [(x, 17, 2, 1.0, False), (x, 32, 1, 0.5, True), (x, 2**35, 7, -1.0, 0)]:
+        compiled = scalars_kernel.warmup(*args, BLOCK=32, grid=(1,), num_warps=2)
+        values, opts = scalars_kernel.bind(args, {"BLOCK": 32, "num_warps": 2})
+        _, key = scalars_kernel.specialize(values, opts, False)
+        assert compiled.spec_key == key
+        compiled.native = Recorder()
+        assert scalars_kernel[(1,)](*args, BLOCK=32, num_warps=2) is compiled
+        assert len(compiled.native.launches) == 1
+
+
+def test_launch_options(fake_cuda):
+    x = FakeTensor(BASE)
+    with pytest.raises(NotImplementedError, match="clusters"):
+        add_kernel[(1,)](x, x, x, 64, BLOCK=64, num_ctas=2)
+    k = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), maxnreg=40, num_ctas=1)
+    assert ".maxnreg 40" in k.ptx("sm_90a")
+    assert ".maxnreg" not in add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,)).ptx("sm_90a")
+    # Options Triton takes and tessel ignores.
+    rec = recording(add_kernel, x, x, x, 64, BLOCK=64, grid=(1,))
+    add_kernel[(1,)](x, x, x, 64, BLOCK=64, debug=False, enable_fp_fusion=True)
+    assert len(rec.launches) == 1
+
+
+def test_interpret_env_runs_cuda_tensors_in_the_interpreter(fake_cuda, monkeypatch):
+    x = FakeTensor(BASE)
+    rec = recording(add_kernel, x, x, x, 64, BLOCK=64, grid=(1,))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert jit_module._interpret_requested()
+    # The interpreter path copies CUDA tensors to the host through torch, which the stand-in does not have.
+    with pytest.raises(Exception):
+        add_kernel[(1,)](x, x, x, 64, BLOCK=64)
+    assert rec.launches == []
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert not jit_module._interpret_requested()
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert not jit_module._interpret_requested()
+
+
+def test_binder_matches_inspect_bind():
+    binder = scalars_kernel._binder
+    values, opts = binder(1, 2, 3, 4.0, True)
+    assert values == (1, 2, 3, 4.0, True, 64) and opts == (4, 3, 1, None)
+    values, opts = binder(1, n=2, stride=3, factor=4.0, flag=False, BLOCK=8, num_warps=8, maxnreg=64, stream=None)
+    assert values == (1, 2, 3, 4.0, False, 8) and opts == (8, 3, 1, 64)
+    with pytest.raises(TypeError):
+        binder(1, 2, 3)
+    with pytest.raises(TypeError):
+        binder(1, 2, 3, 4.0, True, nonsense=1)
+    with pytest.raises(TypeError):
+        add_kernel[(1,)](np.zeros(4), np.zeros(4), np.zeros(4), 4, BLOCK=4, nonsense=1)
+
+
+def test_a_kernel_with_a_parameter_named_like_an_option_binds_through_inspect():
+    import importlib.util
+    import pathlib
+    import tempfile
+
+    src = (
+        "import tessel\nimport tessel.language as tl\n\n\n@tessel.jit\n"
+        "def k(x_ptr, num_stages: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, 4), tl.full([4], num_stages, "
+        "tl.float32))\n"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "named_like_option.py"
+        path.write_text(src)
+        spec = importlib.util.spec_from_file_location("named_like_option", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["named_like_option"] = mod
+        try:
+            spec.loader.exec_module(mod)
+            x = np.zeros(4, np.float32)
+            mod.k[(1,)](x, 3)
+            np.testing.assert_array_equal(x, 3.0)
+        finally:
+            del sys.modules["named_like_option"]

@@ -1,0 +1,68 @@
+//! The launch configuration that reaches the PTX: Triton's `maxnreg` becomes `.maxnreg N` in the entry (and the
+//! cache key, through the specialization); `num_ctas` > 1 is refused with an error naming clusters.
+
+mod common;
+
+use std::path::Path;
+
+use common::{c, int, ptr};
+use tessel::lang::elab::Specialization;
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType::F32;
+use tessel::tile::Target;
+
+fn vector_add(maxnreg: Option<u32>) -> Specialization {
+    let args = vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(1024)];
+    Specialization { args, num_warps: 4, num_stages: 3, maxnreg }
+}
+
+fn ptx(spec: &Specialization, target: Target) -> Result<String, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join("examples/vector_add.py")).unwrap();
+    let ks = tessel::KernelSource { file: "vector_add.py", source: &source, kernel: "add_kernel", spec, module: None };
+    match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[test]
+fn maxnreg_is_an_entry_directive() {
+    for target in [Target::Sm80, Target::Sm90a] {
+        let plain = ptx(&vector_add(None), target).unwrap();
+        assert!(!plain.contains(".maxnreg"), "{plain}");
+        let capped = ptx(&vector_add(Some(40)), target).unwrap();
+        assert!(capped.contains(".reqntid 128, 1, 1\n.maxnreg 40\n{\n"), "{capped}");
+        // Only the directive differs.
+        assert_eq!(capped.replace(".maxnreg 40\n", ""), plain);
+        // ptxas takes it (CI has ptxas and sets TESSEL_REQUIRE_PTXAS).
+        if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+            let kernel = tessel::codegen::Kernel {
+                ptx: capped,
+                name: "add_kernel".into(),
+                num_warps: 4,
+                shared_bytes: 0,
+                target,
+            };
+            tessel::codegen::runtime::assemble(&kernel).unwrap();
+        }
+    }
+}
+
+#[test]
+fn maxnreg_is_part_of_the_cache_key() {
+    let ks = |maxnreg| {
+        let spec = vector_add(maxnreg);
+        tessel::KernelSource { file: "f.py", source: "", kernel: "k", spec: &spec, module: None }
+            .cache_key(Target::Sm90a)
+    };
+    assert_ne!(ks(None), ks(Some(64)));
+    assert_ne!(ks(Some(32)), ks(Some(64)));
+}
+
+#[test]
+fn maxnreg_out_of_range_is_refused() {
+    let e = ptx(&vector_add(Some(300)), Target::Sm90a).unwrap_err();
+    assert!(e.contains("maxnreg must be in 24..=256"), "{e}");
+}
