@@ -74,33 +74,30 @@ pub struct Source<'a> {
 
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for its target (`f.target`).
 pub fn compile(f: &Func) -> Result<Kernel, CompileError> {
-    lower::compile(f, None).and_then(|k| with_launch_config(f, k))
+    check_launch_config(f)?;
+    lower::compile(f, None)
 }
 
 /// [`compile`], with the source text the kernel came from (for the locations `device_assert` reports).
 pub fn compile_with_source(f: &Func, source: Source) -> Result<Kernel, CompileError> {
-    lower::compile(f, Some(source)).and_then(|k| with_launch_config(f, k))
+    check_launch_config(f)?;
+    lower::compile(f, Some(source))
 }
 
-/// Applies the parts of the launch configuration that live in the entry's performance directives rather than
-/// in the code: `maxnreg` becomes `.maxnreg N` after the entry's other directives (`.reqntid`), which both
-/// `ptxas` and the driver's JIT honour, so the cached PTX carries it. `num_ctas` > 1 (thread-block clusters) is
-/// refused: nothing lowers clusters yet.
-fn with_launch_config(f: &Func, mut k: Kernel) -> Result<Kernel, CompileError> {
+/// Checks the parts of the launch configuration the code does not read: `maxnreg` (printed by the entry as
+/// `.maxnreg N`) must be in range, and `num_ctas` > 1 (thread-block clusters) is refused: nothing lowers clusters
+/// yet.
+fn check_launch_config(f: &Func) -> Result<(), CompileError> {
     if f.config.num_ctas != 1 {
         return Err(CompileError::new(format!(
             "num_ctas = {}: thread-block clusters are not implemented; launch with num_ctas=1",
             f.config.num_ctas
         )));
     }
-    if let Some(n) = f.config.maxnreg {
-        if !(24..=256).contains(&n) {
-            return Err(CompileError::new(format!("maxnreg must be in 24..=256, got {n}")));
-        }
-        // The entry's body opens with the first line that is only `{` after `.entry NAME(`.
-        let entry = k.ptx.find(".entry ").ok_or_else(|| CompileError::new("the PTX has no .entry"))?;
-        let body = k.ptx[entry..].find("\n{").ok_or_else(|| CompileError::new("the PTX entry has no body"))?;
-        k.ptx.insert_str(entry + body + 1, &format!(".maxnreg {n}\n"));
+    if let Some(n) = f.config.maxnreg
+        && !(24..=256).contains(&n)
+    {
+        return Err(CompileError::new(format!("maxnreg must be in 24..=256, got {n}")));
     }
-    Ok(k)
+    Ok(())
 }

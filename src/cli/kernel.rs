@@ -44,9 +44,12 @@ pub struct SpecArgs {
     /// Warps per program
     #[arg(long, default_value_t = 4)]
     pub num_warps: u32,
-    /// Software-pipelining depth for loads feeding `dot`
+    /// Software-pipelining depth for loads feeding `dot` (1: loops run as written)
     #[arg(long, default_value_t = 3)]
     pub num_stages: u32,
+    /// Register cap per thread (`.maxnreg`, Triton's `maxnreg`), 24..=256
+    #[arg(long)]
+    pub maxnreg: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -205,8 +208,12 @@ pub(super) fn specialization(
     spec: &SpecArgs,
     inferred: Option<&[(String, ArgSpec)]>,
 ) -> Result<Specialization, CliError> {
-    let config =
-        tessel_tile::KernelConfig { num_warps: spec.num_warps, num_stages: spec.num_stages, ..Default::default() };
+    let config = tessel_tile::KernelConfig {
+        num_warps: spec.num_warps,
+        num_stages: spec.num_stages,
+        maxnreg: spec.maxnreg,
+        ..Default::default()
+    };
     config.validate().map_err(|e| CliError::Usage(format!("--{}", e.replace('_', "-"))))?;
     let mut consts = Vec::new();
     for c in &spec.consts {
@@ -279,7 +286,7 @@ pub(super) fn specialization(
     if let Some((m, _)) = missing.iter().find(|(_, has_default)| !has_default || provided_after_gap) {
         return Err(CliError::Usage(format!("no value for constexpr `{m}` of `{}`: pass --const {m}=...", info.name)));
     }
-    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages, maxnreg: None })
+    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages, maxnreg: spec.maxnreg })
 }
 
 fn parse_const(v: &str) -> Result<ConstValue, CliError> {

@@ -502,6 +502,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         table += &format!("// shared memory: {} bytes per CTA (buffers and scratch)\n", l.smem_bytes);
     }
     l.b.set_header(table);
-    let ptx = module(arch, &f.name, &params, num_warps * 32, l.smem_bytes > 0, &l.b);
+    let entry = crate::ptx::Directives { threads: num_warps * 32, maxnreg: f.config.maxnreg };
+    let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
 }
