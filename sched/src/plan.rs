@@ -68,6 +68,9 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     if stages <= 1 {
         return Err(format!("num_stages = {stages}: the loop runs as written"));
     }
+    if matches!(f.attr(tessel_tile::GLUON_ATTR), Some(tessel_tile::ops::Attr::Bool(true))) {
+        return Err("gluon mode: the kernel's author writes the schedule, the loop runs as written".into());
+    }
     let body = d.regions[0];
     let ops: Vec<OpId> = f.region(body).ops.clone();
     let (yield_op, ops) = ops.split_last().expect("verified: a body ends in yield");

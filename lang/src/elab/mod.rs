@@ -437,6 +437,10 @@ impl<'a> Elab<'a> {
         self.func.config.num_warps = spec.num_warps;
         self.func.config.num_stages = spec.num_stages;
         self.func.config.maxnreg = spec.maxnreg;
+        if self.gluon {
+            // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
+            self.func.attrs.push((tessel_tile::GLUON_ATTR.into(), tessel_tile::ops::Attr::Bool(true)));
+        }
     }
 }
 
