@@ -15,6 +15,7 @@ use std::collections::HashSet;
 
 use tessel_tile::ir::{Func, OpId, ValueDef, ValueId};
 use tessel_tile::layout::axis::AxisAnalysis;
+use tessel_tile::layout::shared_access;
 use tessel_tile::ops::{Const, Op};
 use tessel_tile::types::{Elem, Type};
 
@@ -107,7 +108,18 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             continue;
         }
         let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
-        let width = axis.access_width(f, xd.operands[0], xd.operands.get(1).copied(), elem.bytes()) * elem.bytes();
+        // cp.async moves runs contiguous in global memory (the pointers' alignment and contiguity) and in the
+        // buffer (the shared layout the dot wants).
+        let global = axis.access_width(f, xd.operands[0], xd.operands.get(1).copied(), elem.bytes());
+        let shared = match (f.ty(v), f.ty(f.op(alloc).results[0])) {
+            (Type::Tensor { layout: Some(d), .. }, Type::MemDesc { layout: s, .. }) => {
+                shared_access::offsets(&d.linear, &s.linear)
+                    .map(|m| shared_access::contiguous_run(&m, d.linear.in_dim_size("register"), elem.bytes()))
+                    .unwrap_or(1)
+            }
+            _ => 1,
+        };
+        let width = global.min(shared) * elem.bytes();
         if width < 4 {
             skipped.push(format!("{v}: {width}-byte accesses (cp.async needs 4, 8 or 16)"));
             continue;
@@ -218,7 +230,14 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         }
     }
 
-    let async_dot = async_candidate(f, ops, args, yields, &uses);
+    // A dot left in flight across the back edge may only read rings (and buffers made before the loop): a
+    // buffer the loop body writes every iteration would be overwritten while the previous dot still reads it.
+    let ring_results: HashSet<ValueId> = loads.iter().map(|&(_, a)| f.op(a).results[0]).collect();
+    let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|&dot| {
+        f.op(dot).operands[..2]
+            .iter()
+            .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+    });
     let mut stage0: Vec<OpId> = ops.iter().copied().filter(|x| stage0.contains(x)).collect();
     stage0.shrink_to_fit();
     let mut early_args: Vec<usize> = early.into_iter().collect();

@@ -91,7 +91,7 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     let masks = mask.map(|m| l.get(m).map(|r| r.to_vec())).transpose()?;
     let global_vec = super::memory::vector_width(l, ptr, mask, eb);
     let base = l.get(buf)?[0];
-    let runs = accesses(l, &map, ptrs.len() as u32, eb, base, global_vec);
+    let runs = accesses(l, &map, ptrs.len() as u32, eb, base, global_vec, false);
     let bytes = runs.first().map_or(eb, |r| r.1 * eb);
     if ![4, 8, 16].contains(&bytes) {
         return Err(CompileError::new(format!(

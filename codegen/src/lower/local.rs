@@ -9,6 +9,7 @@
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::layout::shared_access::{self, reg_offset};
 
 use super::coords::{bases, layout_of};
 use super::shared::{ld_vec, pack};
@@ -18,39 +19,22 @@ use crate::ptx::{Operand, Reg, RegClass, mem, mem_off, sym};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
-    dist.invert_and_compose(shared)
-        .map_err(|e| CompileError::new(format!("the shared layout does not hold the tensor's elements: {e}")))
+    shared_access::offsets(dist, shared).map_err(CompileError::new)
 }
 
-/// The offset of register `r` at lane = warp = 0.
-fn reg_offset(map: &LinearLayout, r: u32) -> u32 {
-    map.apply_named(&[("register", r)])[0].1
-}
-
-/// The widest run length `v` (at most 16 bytes) such that every aligned run of `v` registers sits at `v`
-/// consecutive, `v`-aligned offsets whatever the thread.
-fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32) -> u32 {
-    let thread: Vec<u32> = ["lane", "warp"].iter().flat_map(|d| bases(map, d)).map(|b| b[0]).collect();
-    let mut v = (16 / elem_bytes).min(n).max(1);
-    // 8-bit elements live one per 16-bit register: they are moved one at a time.
-    if elem_bytes == 1 {
+/// How many registers move per access: the contiguous run of the map, except that 8-bit elements, which live
+/// one per 16-bit register, move one at a time when they go through registers (`cp.async` copies memory to
+/// memory and takes whole runs).
+fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32, through_registers: bool) -> u32 {
+    if elem_bytes == 1 && through_registers {
         return 1;
     }
-    while v > 1 {
-        let runs = (0..n).step_by(v as usize).all(|r0| {
-            let o0 = reg_offset(map, r0);
-            o0 % v == 0 && (0..v).all(|i| reg_offset(map, r0 + i) == o0 + i)
-        });
-        if runs && thread.iter().all(|t| t % v == 0) {
-            break;
-        }
-        v /= 2;
-    }
-    v
+    shared_access::contiguous_run(map, n, elem_bytes)
 }
 
 /// Per-run addresses: `(first register, run length, address operand)`. The per-thread part is computed once, at
-/// the kernel entry when `base` is computed there too; a run whose register offset shares no bit with any thread's part is `[thread + imm]`,
+/// the kernel entry when `base` is computed there too; a run whose register offset shares no bit with any
+/// thread's part is `[thread + imm]`,
 /// else the XOR is done here.
 pub(crate) fn accesses(
     l: &mut Lower,
@@ -59,12 +43,13 @@ pub(crate) fn accesses(
     elem_bytes: u32,
     base: Reg,
     max_vec: u32,
+    through_registers: bool,
 ) -> Vec<(u32, u32, Operand)> {
     let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
     let (lane, warp) = (offset_part("lane"), offset_part("warp"));
     let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
     let thread = l.thread_xor(lane, warp);
-    let v = vector_width(map, n, elem_bytes).min(max_vec);
+    let v = vector_width(map, n, elem_bytes, through_registers).min(max_vec);
     // At the entry when the base is known there (a whole allocation); a view's base (`memdesc_index`, often a
     // run-time ring index) exists only where it is computed.
     let hoist = l.entry_regs.contains(&base);
@@ -101,7 +86,7 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
     let map = offsets(layout_of(l.f.ty(x))?, &shared.linear)?;
     let bits = elem_bits(l, mem);
     let regs = l.get(x)?.to_vec();
-    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX) {
+    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX, true) {
         let vals = &regs[r0 as usize..(r0 + v) as usize];
         if bits == 8 {
             l.b.effect("st.shared.b8", (addr, vals[0]));
@@ -147,7 +132,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let class = class_of(l.elem_of(v)?)?;
     let n = l.num_regs(l.f.ty(v))? as u32;
     let mut out = Vec::with_capacity(n as usize);
-    for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base, u32::MAX) {
+    for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base, u32::MAX, true) {
         if bits == 8 {
             let d = l.b.reg(RegClass::B16);
             l.b.op("ld.shared.b8", d, addr);

@@ -20,6 +20,7 @@ pub mod coalesce;
 pub mod descriptors;
 pub mod propagate;
 pub mod rules;
+pub mod shared_access;
 
 use crate::ir::Func;
 
