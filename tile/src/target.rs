@@ -82,6 +82,20 @@ impl Target {
         }
     }
 
+    /// Shared memory per SM, shared by the CTAs resident on it (bytes): 164 KiB on A100, 228 KiB on H100 and
+    /// B200; each CTA also takes 1 KiB the driver reserves.
+    pub fn smem_per_sm(self) -> u32 {
+        match self {
+            Target::Sm80 => 164 * 1024,
+            Target::Sm90a | Target::Sm100a => 228 * 1024,
+        }
+    }
+
+    /// Threads resident on one SM at most.
+    pub fn threads_per_sm(self) -> u32 {
+        2048
+    }
+
     /// 32-bit registers per SM (and the most one CTA may use).
     pub fn registers_per_sm(self) -> u32 {
         64 * 1024

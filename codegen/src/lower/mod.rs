@@ -21,6 +21,7 @@ mod local;
 mod math;
 mod memory;
 mod mma;
+mod occupancy;
 mod reduce;
 mod scan;
 mod shape;
@@ -502,7 +503,8 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         table += &format!("// shared memory: {} bytes per CTA (buffers and scratch)\n", l.smem_bytes);
     }
     l.b.set_header(table);
-    let entry = crate::ptx::Directives { threads: num_warps * 32, maxnreg: f.config.maxnreg };
+    let min_ctas = occupancy::min_ctas_per_sm(&l, f, l.smem_bytes);
+    let entry = crate::ptx::Directives { threads: num_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
 }

@@ -237,12 +237,14 @@ pub struct Param {
     pub ty: &'static str,
 }
 
-/// An entry's performance directives: threads per CTA (`.reqntid`) and the register cap (`.maxnreg`, Triton's
-/// `maxnreg` launch option), which both ptxas and the driver's JIT honour.
+/// An entry's performance directives: threads per CTA (`.reqntid`), the register cap (`.maxnreg`, Triton's
+/// `maxnreg` launch option) and the occupancy wanted (`.minnctapersm`), which ptxas and the driver's JIT honour.
 #[derive(Clone, Copy, Debug)]
 pub struct Directives {
     pub threads: u32,
     pub maxnreg: Option<u32>,
+    /// CTAs that should fit on one SM at once (`.minnctapersm`): ptxas caps registers to match.
+    pub min_ctas: Option<u32>,
 }
 
 /// The whole module text for one entry: header, the builder's module-level declarations, dynamic shared memory
@@ -264,6 +266,9 @@ pub fn module(arch: Target, name: &str, params: &[Param], entry: Directives, use
     let _ = writeln!(s, ".reqntid {}, 1, 1", entry.threads);
     if let Some(n) = entry.maxnreg {
         let _ = writeln!(s, ".maxnreg {n}");
+    }
+    if let Some(n) = entry.min_ctas {
+        let _ = writeln!(s, ".minnctapersm {n}");
     }
     let _ = writeln!(s, "{{");
     s += &b.finish();
