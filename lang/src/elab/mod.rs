@@ -29,6 +29,7 @@ pub mod arith;
 pub mod builtins;
 pub mod call;
 pub mod expr;
+pub mod jumps;
 pub mod promote;
 pub mod pyops;
 pub mod scope;
