@@ -125,3 +125,30 @@ def k(Out, X, n, BLOCK: tl.constexpr):
     );
     assert_eq!(out[0][4 * block..], [202.0, 303.0, 404.0, -95.0], "`first * 100 + j` of each program");
 }
+
+#[test]
+fn flip_and_sort_compile_to_ptx() {
+    let src = r#"
+@triton.jit
+def k(Out, X, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(X + offs)
+    tl.store(Out + offs, tl.flip(x, 1))
+    tl.store(Out + M * N + offs, tl.flip(x, 0))
+    tl.store(Out + 2 * M * N + offs, tl.sort(x))
+    tl.store(Out + 3 * M * N + offs, tl.sort(x, 0, descending=True))
+"#;
+    let (m, n) = (8usize, 32usize);
+    let x: Vec<f64> = (0..m * n).map(|i| ((i * 7919) % 263) as f64 - 131.0).collect();
+    let out = same_on_both(
+        src,
+        "k",
+        vec![ptr(F32), ptr(F32), c(m as i64), c(n as i64)],
+        &[V::Out(F32, 4 * m * n), V::Buf(F32, x.clone())],
+        [1, 1, 1],
+    );
+    let out = &out[0];
+    assert_eq!(out[n - 1], x[0], "flip along the last axis");
+    let row: Vec<f64> = out[2 * m * n..2 * m * n + n].to_vec();
+    assert!(row.windows(2).all(|w| w[0] <= w[1]), "sorted rows: {row:?}");
+}

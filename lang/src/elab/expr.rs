@@ -56,6 +56,8 @@ pub const TENSOR_METHODS: &[&str] = &[
     "fma",
     "interleave",
     "broadcast",
+    "flip",
+    "sort",
 ];
 
 /// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a

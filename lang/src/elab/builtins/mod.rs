@@ -250,6 +250,8 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "uint_to_uniform_float",
     "pair_uniform_to_normal",
     "interleave",
+    "flip",
+    "sort",
 ];
 
 const KNOWN_MODULES: &[(&str, Option<Ns>)] = &[
