@@ -334,7 +334,11 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Scan { .. }
         | Op::MultipleOf(_)
         | Op::MaxContiguous(_)
-        | Op::MaxConstancy(_) => Kind::Same,
+        | Op::MaxConstancy(_)
+        | Op::InlineAsm { .. } => Kind::Same,
+        // Not lowered yet: any layouts.
+        Op::Gather { .. } | Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
+        Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
         Op::AsyncCopy => Kind::Same,
