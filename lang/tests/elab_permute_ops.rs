@@ -133,3 +133,58 @@ def k(Out, X):
     want.sort_by(|a, b| a.partial_cmp(b).unwrap());
     assert_eq!(out, want);
 }
+
+#[test]
+fn gather_picks_elements_along_an_axis() {
+    let src = r#"
+@triton.jit
+def k(Out, X):
+    rows = tl.arange(0, 4)[:, None]
+    cols = tl.arange(0, 8)[None, :]
+    x = tl.load(X + rows * 8 + cols)
+    # Reverse each row with gather along axis 1; pick rows 3, 0 along axis 0 (a [2, 8] index).
+    rev = 7 - (rows * 0 + cols)
+    tl.store(Out + rows * 8 + cols, tl.gather(x, rev, axis=1))
+    idx = tl.where(tl.arange(0, 2)[:, None] == 0, 3, 0) + cols * 0
+    tl.store(Out + 32 + tl.arange(0, 2)[:, None] * 8 + cols, x.gather(idx, -2))
+"#;
+    let x: Vec<f64> = (0..32).map(|i| i as f64).collect();
+    let (ir, out) = run_k(src, F32, vec![], &x, 48);
+    assert!(ir.contains("gather {axis = 1}") && ir.contains("gather {axis = 0}"), "{ir}");
+    let mut want: Vec<f64> = (0..32).map(|i| ((i / 8) * 8 + 7 - i % 8) as f64).collect();
+    want.extend((24..32).map(|i| i as f64));
+    want.extend((0..8).map(|i| i as f64));
+    assert_eq!(out, want);
+}
+
+#[test]
+fn gather_errors_point_at_the_arguments() {
+    let err = |body: &str| {
+        let src = format!("{PRELUDE}@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 8))\n{body}\n");
+        elab_error(&src, "k", vec![ptr(F32), ptr(F32)])
+    };
+    let msg = err("    y = tl.gather(x, x, 0)");
+    assert!(msg.contains("`index` of `tl.gather` must be integers, got tensor<8xf32>"), "{msg}");
+    let msg = err("    y = tl.gather(x, tl.arange(0, 4)[:, None], 0)");
+    assert!(msg.contains("must be tensors of one rank"), "{msg}");
+    let msg = err("    y = tl.gather(x, tl.arange(0, 4), 1)");
+    assert!(msg.contains("`axis` 1 is out of range for rank 1"), "{msg}");
+}
+
+#[test]
+fn histogram_counts_with_and_without_a_mask() {
+    let src = r#"
+@triton.jit
+def k(Out, X):
+    offs = tl.arange(0, 16)
+    x = tl.load(X + offs)
+    tl.store(Out + tl.arange(0, 8), tl.histogram(x, 8))
+    tl.store(Out + 8 + tl.arange(0, 4), x.histogram(4, mask=offs < 8))
+"#;
+    let x: Vec<f64> = [0, 1, 1, 7, 3, 3, 3, 9, 2, 2, 5, 6, -1, 0, 0, 4].iter().map(|&v| v as f64).collect();
+    let (_, out) = run_k(src, I32, vec![], &x, 12);
+    assert_eq!(out, [3.0, 2.0, 2.0, 3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 0.0, 3.0]);
+    let src = format!("{PRELUDE}@triton.jit\ndef k(Out, X):\n    h = tl.histogram(tl.load(X + tl.arange(0, 8)), 6)\n");
+    let msg = elab_error(&src, "k", vec![ptr(I32), ptr(I32)]);
+    assert!(msg.contains("num_bins must be a power of two, got 6"), "{msg}");
+}

@@ -58,6 +58,8 @@ pub const TENSOR_METHODS: &[&str] = &[
     "broadcast",
     "flip",
     "sort",
+    "gather",
+    "histogram",
 ];
 
 /// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a
