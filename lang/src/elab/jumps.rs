@@ -313,7 +313,13 @@ impl<'a> Elab<'a> {
                 let c = this.condition(c, test.span)?;
                 this.emit(Op::Yield, &[c], vec![], test.span)
             })?;
-            let c = this.emit_with_regions(Op::If, &[b_brk.clone()], vec![i1.clone()], &[stop, test_r], test.span)?;
+            let c = this.emit_with_regions(
+                Op::If,
+                std::slice::from_ref(&b_brk),
+                vec![i1.clone()],
+                &[stop, test_r],
+                test.span,
+            )?;
             let mut operands = c;
             operands.push(b_brk.clone());
             operands.extend(b_rest.iter().cloned());
