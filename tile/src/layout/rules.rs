@@ -400,7 +400,14 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                 Op::Permute { order } => Some(vec![Some(permute(&*r?, &inverse_order(order))?)]),
                 Op::Reshape { .. } => Some(vec![Some(reshape(&*r?, &shape(0))?)]),
                 Op::Join => {
-                    let x = split(&*r?)?;
+                    // `join` puts the new dim in register bit 0 (and `cat` below in the last register bit): a
+                    // result layout with it elsewhere comes from no operand layout (differential testing found
+                    // the mismatch the layout verifier then reports).
+                    let r = r?;
+                    let x = split(&r)?;
+                    if join(&x)?.linear != r.linear {
+                        return None;
+                    }
                     Some(vec![Some(x.clone()), Some(x)])
                 }
                 Op::Split => {
@@ -411,7 +418,11 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     Some(vec![Some(join(&a)?)])
                 }
                 Op::Cat => {
-                    let x = uncat(&*r?)?;
+                    let r = r?;
+                    let x = uncat(&r)?;
+                    if cat(&x)?.linear != r.linear {
+                        return None;
+                    }
                     Some(vec![Some(x.clone()), Some(x)])
                 }
                 Op::Reduce { axis } => {
