@@ -5,7 +5,8 @@
 //!
 //! CI runs a fixed small budget (`DEFAULT_PROGRAMS`). A longer campaign:
 //! `TESSEL_DIFF_PROGRAMS=10000 TESSEL_DIFF_SEED=1 cargo test --release --test differential -- --nocapture`.
-//! A failing program is printed with its seed; `TESSEL_DIFF_SEED=<seed> TESSEL_DIFF_PROGRAMS=1` replays it.
+//! A failing program is printed with its seed; `TESSEL_DIFF_SEED=<seed> TESSEL_DIFF_PROGRAMS=1` replays it, and
+//! `TESSEL_DIFF_SOURCE=<file.py>` replays that seed's shapes and data with an edited program (to shrink it).
 
 mod common;
 mod sim_common;
@@ -40,16 +41,17 @@ impl Rng {
     }
 }
 
-/// Expressions over `[M, N]` f32 tiles, kept bounded (no division, exp or log) so that the only difference the
-/// two sides may show is the order of float additions in reductions and scans.
+/// Expressions over `[M, N]` f32 tiles, kept bounded (no division, exp or log). Inputs are multiples of 1/64 and
+/// constants of 1/8, so that sums are mostly exact whatever the order of additions (the one thing the two sides
+/// may do differently): a sum at an integer boundary could otherwise truncate or compare either way.
 fn expr(r: &mut Rng, depth: u32) -> String {
     if depth == 0 || r.below(4) == 0 {
         return match r.below(4) {
             0 => "x".into(),
             1 => "y".into(),
             // Constants as tiles, so that every expression is a tile.
-            2 => format!("(x * 0.0 + {:.3})", r.unit()),
-            _ => "((rows + cols).to(tl.float32) * 0.01)".into(),
+            2 => format!("(x * 0.0 + {})", (r.unit() * 8.0).round() / 8.0),
+            _ => "((rows + cols).to(tl.float32) * 0.125)".into(),
         };
     }
     let a = expr(r, depth - 1);
@@ -65,13 +67,17 @@ fn expr(r: &mut Rng, depth: u32) -> String {
         8 => {
             let (f, axis) = (r.pick(&["sum", "max", "min"]), r.below(2));
             let idx = if axis == 0 { "[None, :]" } else { "[:, None]" };
-            format!("(tl.{f}({a}, axis={axis}){idx} + 0.0 * x)")
+            // `+ 0.0` turns -0.0 into +0.0: lanes holding copies of one result may otherwise reduce zeros of
+            // both signs in different orders and get different signs (max(-0, +0) may return either).
+            format!("(tl.{f}({a} + 0.0, axis={axis}){idx} + 0.0 * x)")
         }
         9 => format!("tl.cumsum({a}, axis={})", r.below(2)),
         10 => format!("{a}.to({}).to(tl.float32)", r.pick(&["tl.float16", "tl.bfloat16"])),
         11 => format!("tl.flip({a}, {})", r.below(2)),
         12 => format!("tl.sort({a}, {}, descending={})", r.below(2), r.pick(&["False", "True"])),
-        _ => format!("(({a}).to(tl.int32) & 7).to(tl.float32)"),
+        // On inputs only: after a reduction or scan, a value at an integer boundary may truncate either way
+        // depending on the order of additions.
+        _ => format!("(({} * 8.0).to(tl.int32) & 7).to(tl.float32)", r.pick(&["x", "y"])),
     }
 }
 
@@ -128,14 +134,18 @@ fn env(name: &str, default: u64) -> u64 {
 /// Runs the program of `seed`; `Err` describes a mismatch or a failure to compile or run.
 fn case(seed: u64) -> Result<(), String> {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let source = program(&mut r);
+    let mut source = program(&mut r);
+    // Hand-shrinking a failure: the same seed (shapes, data) with an edited program.
+    if let Ok(path) = std::env::var("TESSEL_DIFF_SOURCE") {
+        source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
     let (m, n) = (1u32 << r.below(5), 1u32 << r.below(6));
     let warps = *r.pick(&[1u32, 2, 4]);
     let programs = 1 + r.below(3) as u32;
     let total = (m * n * programs) as usize;
     let valid = total - r.below(total as u64 / 2 + 1) as usize;
     let iters = r.below(4) as i64;
-    let mut data = |r: &mut Rng| (0..total).map(|_| (r.unit() as f32) as f64).collect::<Vec<_>>();
+    let data = |r: &mut Rng| (0..total).map(|_| (r.unit() * 64.0).round() / 64.0).collect::<Vec<_>>();
     let (x, y) = (data(&mut r), data(&mut r));
     let spec = vec![ptr(F32), ptr(F32), ptr(F32), int(false), int(false), c(m as i64), c(n as i64)];
     let vals = [V::Out(F32, total), V::Buf(F32, x), V::Buf(F32, y), V::Int(valid as i64), V::Int(iters)];
