@@ -45,6 +45,9 @@ pub fn same_on_both(source: &str, kernel: &str, spec: Vec<ArgSpec>, vals: &[V], 
         .collect()
 }
 
+/// One output buffer: its simulated values, then the interpreter's.
+pub type SimAndInterp = (Vec<f64>, Vec<f64>);
+
 /// Compiles `kernel` of `source` (a whole module) for sm_90a with `num_warps`, runs it on the simulator and in
 /// the interpreter over `grid`; returns (simulated, interpreted) values of each output buffer.
 pub fn run_both(
@@ -54,7 +57,7 @@ pub fn run_both(
     num_warps: u32,
     vals: &[V],
     grid: [u32; 3],
-) -> Result<Vec<(Vec<f64>, Vec<f64>)>, String> {
+) -> Result<Vec<SimAndInterp>, String> {
     let spec = Specialization { args: spec, num_warps, num_stages: 3 };
     let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
