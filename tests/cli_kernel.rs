@@ -20,6 +20,13 @@ fn check_lists_kernels_and_parameters() {
     let (code, out, err) = tessel(&["check", "examples/vector_add.py"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: constexpr)"), "{out}");
+    // Launchable kernels and the jit helpers they call are told apart.
+    let (code, out, err) = tessel(&["check", "examples/flash_attention.py"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("examples/flash_attention.py: 1 kernel, 1 helper\n"), "{out}");
+    assert!(out.contains("  Triton helper _attn_fwd_inner("), "{out}");
+    assert!(out.contains("offs_m, offs_n)  (called by _attn_fwd)\n"), "{out}");
+    assert!(out.contains("  Triton kernel _attn_fwd(Q, K, V,"), "{out}");
 }
 
 #[test]

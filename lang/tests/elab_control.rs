@@ -373,3 +373,51 @@ fn deepest_accepted_expressions_elaborate() {
         assert!(f.to_string().contains("store"));
     }
 }
+
+/// `kernels` says which jit functions are meant to be launched (launched from host code, or called by no other
+/// jit function and returning nothing) and which are helpers (called by jit functions, or returning a value).
+#[test]
+fn kernels_are_told_apart_from_helpers() {
+    use tessel_lang::elab::roles::Role;
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def square(x):
+    return x * x
+
+@triton.jit
+def store_sq(Out, x):
+    tl.store(Out, square(x))
+
+@triton.jit
+def main(Out, X):
+    store_sq(Out, tl.load(X))
+
+@triton.jit
+def also_called(Out):
+    tl.store(Out, 1.0)
+
+@triton.jit
+def outer(Out):
+    also_called(Out)
+
+def host(out):
+    also_called[(1,)](out)
+"#;
+    let module = tessel_lang::parse_module(src).unwrap();
+    let roles: Vec<(String, Role)> =
+        tessel_lang::elab::kernels(&module).into_iter().map(|k| (k.name, k.role)).collect();
+    let helper = |c: &[&str]| Role::Helper { callers: c.iter().map(|s| s.to_string()).collect() };
+    assert_eq!(
+        roles,
+        [
+            ("square".into(), helper(&["store_sq"])),
+            ("store_sq".into(), helper(&["main"])),
+            ("main".into(), Role::Kernel),
+            ("also_called".into(), Role::Kernel),
+            ("outer".into(), Role::Kernel),
+        ]
+    );
+}

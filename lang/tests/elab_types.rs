@@ -171,3 +171,33 @@ fn unsigned_and_negative_python_numbers_do_not_mix() {
     let msg = elab_error(&src, "k", vec![ptr(U32)]);
     assert!(msg.contains("cannot combine an unsigned tensor with a negative Python number"), "{msg}");
 }
+
+/// `...` stands for as many `:` as the dims the other indices leave out (`x[..., None]`, `x[None, ...]`,
+/// `x[..., None, :]`); a second ellipsis is an error.
+#[test]
+fn ellipsis_indexing() {
+    let src = format!(
+        "{PRELUDE}{}",
+        r#"
+@triton.jit
+def k(Out):
+    x = tl.zeros([4, 8], dtype=tl.float32)
+    a = x[..., None]
+    b = x[None, ...]
+    c = x[..., None, :]
+    d = x[:, ..., None]
+    e = x[...]
+    tl.static_assert(a.shape == (4, 8, 1) and b.shape == (1, 4, 8) and c.shape == (4, 1, 8))
+    tl.static_assert(d.shape == (4, 8, 1) and e.shape == (4, 8))
+    tl.store(Out + tl.arange(0, 8)[None, :] + tl.arange(0, 4)[..., None] * 8, x + 1.0)
+"#
+    );
+    let f = elab("test.py", &src, "k", vec![ArgSpec::Pointer(F32, false)]);
+    let mut mem = Memory::new();
+    let o = mem.alloc("out", F32, 32);
+    run(&f, &[Arg::Buffer(o)], [1, 1, 1], &mut mem);
+    assert_eq!(mem.read_f64(o), vec![1.0; 32]);
+    let bad = format!("{PRELUDE}@triton.jit\ndef k(Out):\n    x = tl.zeros([4], dtype=tl.float32)[..., None, ...]\n");
+    let msg = elab_error(&bad, "k", vec![ArgSpec::Pointer(F32, false)]);
+    assert!(msg.contains("an index can only have a single ellipsis"), "{msg}");
+}

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use tessel_lang::ast;
+use tessel_lang::elab::roles::Role;
 use tessel_lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization};
 use tessel_tile::{Func, ScalarType, Target};
 
@@ -131,7 +132,13 @@ pub(super) fn find_kernel(src: &Source, name: &str) -> Result<KernelInfo, CliErr
 pub(super) fn check(args: CheckArgs, out: &mut dyn Write) -> Result<(), Failure> {
     let src = load(&args.file)?;
     let kernels = tessel_lang::elab::kernels(&src.module);
-    writeln!(out, "{}: {} kernel{}", src.name, kernels.len(), if kernels.len() == 1 { "" } else { "s" })?;
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let helpers = kernels.iter().filter(|k| matches!(k.role, Role::Helper { .. })).count();
+    let mut head = format!("{}: {}", src.name, plural(kernels.len() - helpers, "kernel"));
+    if helpers > 0 {
+        head.push_str(&format!(", {}", plural(helpers, "helper")));
+    }
+    writeln!(out, "{head}")?;
     for k in kernels {
         let params: Vec<String> = k
             .params
@@ -147,7 +154,14 @@ pub(super) fn check(args: CheckArgs, out: &mut dyn Write) -> Result<(), Failure>
                 s
             })
             .collect();
-        writeln!(out, "  {:?} {}({})", k.decorator, k.name, params.join(", "))?;
+        let role = match &k.role {
+            Role::Kernel => "kernel".to_string(),
+            Role::Helper { callers } if callers.is_empty() => "helper".to_string(),
+            Role::Helper { callers } => format!("helper (called by {})", callers.join(", ")),
+        };
+        let (role, note) = role.split_once(' ').map_or((role.as_str(), ""), |(r, n)| (r, n));
+        let note = if note.is_empty() { String::new() } else { format!("  {note}") };
+        writeln!(out, "  {:?} {role:<6} {}({}){note}", k.decorator, k.name, params.join(", "))?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod print;
 pub mod target;
 pub mod types;
 pub mod verify;
+mod verify_ext;
 
 pub use ir::{Func, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;

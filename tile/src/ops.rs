@@ -334,6 +334,31 @@ pub enum Op {
     MBarrierWait,
     /// `mbarrier_invalidate bar`: the barrier is not used after this point.
     MBarrierInvalidate,
+    /// `gather src, index {axis}` → a tensor shaped like `index` (same rank as `src`, equal dims but `axis`):
+    /// `out[i] = src[i with i[axis] replaced by index[i]]`.
+    Gather {
+        axis: u32,
+    },
+    /// `histogram input [, mask] {num_bins}` → `tensor<num_bins x i32>`: how many (unmasked) elements of the 1-D
+    /// integer `input` equal each of `0..num_bins`; other values are not counted.
+    Histogram {
+        num_bins: u32,
+    },
+    /// `inline_asm args... {asm, constraints, pure, pack}` → results of the operands' shape: inline PTX applied
+    /// elementwise, `pack` elements per instance (Triton's `inline_asm_elementwise`).
+    InlineAsm {
+        asm: String,
+        constraints: String,
+        pure: bool,
+        pack: u32,
+    },
+    /// `globaltimer` → i64 (nanoseconds), `smid` → i32 (the multiprocessor the program runs on).
+    GlobalTimer,
+    SmId,
+    /// Programmatic dependent launch (`griddepcontrol`): `gdc_wait` waits for the grid this one depends on,
+    /// `gdc_launch_dependents` lets the dependent grid start.
+    GdcWait,
+    GdcLaunchDependents,
 }
 
 type Attrs = Vec<(&'static str, Attr)>;
@@ -407,6 +432,13 @@ impl Op {
             Op::MBarrierArrive { .. } => "mbarrier_arrive",
             Op::MBarrierWait => "mbarrier_wait",
             Op::MBarrierInvalidate => "mbarrier_invalidate",
+            Op::Gather { .. } => "gather",
+            Op::Histogram { .. } => "histogram",
+            Op::InlineAsm { .. } => "inline_asm",
+            Op::GlobalTimer => "globaltimer",
+            Op::SmId => "smid",
+            Op::GdcWait => "gdc_wait",
+            Op::GdcLaunchDependents => "gdc_launch_dependents",
         }
     }
 
@@ -503,6 +535,14 @@ impl Op {
             Op::MakeTensorDesc { rank, padding } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
+            }
+            Op::Gather { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Histogram { num_bins } => a.push(("num_bins", Attr::Int(*num_bins as i64))),
+            Op::InlineAsm { asm, constraints, pure, pack } => {
+                a.push(("asm", Attr::Str(asm.clone())));
+                a.push(("constraints", Attr::Str(constraints.clone())));
+                a.push(("pure", Attr::Bool(*pure)));
+                a.push(("pack", Attr::Int(*pack as i64)));
             }
             _ => {}
         }
@@ -605,6 +645,18 @@ impl Op {
             "desc_load" => Op::DescLoad,
             "desc_store" => Op::DescStore,
             "convert_layout" => Op::ConvertLayout,
+            "gather" => Op::Gather { axis: bag.int("axis")? as u32 },
+            "histogram" => Op::Histogram { num_bins: bag.int("num_bins")? as u32 },
+            "inline_asm" => Op::InlineAsm {
+                asm: bag.string("asm")?,
+                constraints: bag.string("constraints")?,
+                pure: bag.flag("pure")?,
+                pack: bag.opt_int("pack")?.unwrap_or(1) as u32,
+            },
+            "globaltimer" => Op::GlobalTimer,
+            "smid" => Op::SmId,
+            "gdc_wait" => Op::GdcWait,
+            "gdc_launch_dependents" => Op::GdcLaunchDependents,
             other => {
                 if let Some(op) = BinOp::from_word(other) {
                     Op::Binary { op, propagate_nan: bag.flag("propagate_nan")? }
@@ -645,6 +697,11 @@ impl Op {
                 | Op::DebugBarrier
                 | Op::DescLoad
                 | Op::DescStore
+                | Op::InlineAsm { pure: false, .. }
+                | Op::GlobalTimer
+                | Op::SmId
+                | Op::GdcWait
+                | Op::GdcLaunchDependents
         ) && !self.is_shared_memory_op()
     }
 

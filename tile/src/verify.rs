@@ -575,6 +575,13 @@ impl Verifier<'_> {
                     other => Err(format!("result must be a rank-{r} tensordesc of {pointee}, got {other}")),
                 }
             }
+            Op::Gather { .. }
+            | Op::Histogram { .. }
+            | Op::InlineAsm { .. }
+            | Op::GlobalTimer
+            | Op::SmId
+            | Op::GdcWait
+            | Op::GdcLaunchDependents => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {
                 let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                     return Err("first operand must be a tensordesc".into());

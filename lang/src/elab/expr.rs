@@ -56,6 +56,10 @@ pub const TENSOR_METHODS: &[&str] = &[
     "fma",
     "interleave",
     "broadcast",
+    "flip",
+    "sort",
+    "gather",
+    "histogram",
 ];
 
 /// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a
@@ -562,10 +566,20 @@ impl<'a> Elab<'a> {
     pub fn subscript(&mut self, v: Value<'a>, index: Value<'a>, span: Span) -> R<Value<'a>> {
         match &v {
             Value::Tensor(t) => {
-                let parts = match &index {
+                let mut parts = match &index {
                     Value::Tuple(items) => items.as_ref().clone(),
                     other => vec![other.clone()],
                 };
+                // `...` stands for as many `:` as the dims the other indices do not name.
+                let ellipses = parts.iter().filter(|p| matches!(p, Value::Ellipsis)).count();
+                if ellipses > 1 {
+                    return Err(self.err(span, "an index can only have a single ellipsis (`...`)"));
+                }
+                if let Some(at) = parts.iter().position(|p| matches!(p, Value::Ellipsis)) {
+                    let named = parts.iter().filter(|p| !matches!(p, Value::None | Value::Ellipsis)).count();
+                    let fill = t.shape().len().saturating_sub(named);
+                    parts.splice(at..=at, std::iter::repeat_n(Value::Slice(None, None, None), fill));
+                }
                 let mut out = t.clone();
                 for (dim, p) in parts.iter().enumerate() {
                     match p {
@@ -578,7 +592,7 @@ impl<'a> Elab<'a> {
                             return Err(self.err_hint(
                                 span,
                                 format!("unsupported tensor index {}", other.describe()),
-                                "tensors can only be indexed with `:` and `None` (as in `x[:, None]`)",
+                                "tensors can only be indexed with `:`, `...` and `None` (as in `x[:, None]`)",
                             ));
                         }
                     }

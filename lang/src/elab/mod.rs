@@ -29,8 +29,10 @@ pub mod arith;
 pub mod builtins;
 pub mod call;
 pub mod expr;
+pub mod jumps;
 pub mod promote;
 pub mod pyops;
+pub mod roles;
 pub mod scope;
 pub mod stmt;
 pub mod value;
@@ -144,6 +146,8 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     pub decorator: Decorator,
     pub span: Span,
+    /// Whether it is meant to be launched or called (see [`roles`]).
+    pub role: roles::Role,
 }
 
 /// The kernels (`@triton.jit`, `@gluon.jit`, `@tessel.jit` functions) defined at the top level of `module`.
@@ -163,7 +167,13 @@ pub fn kernels(module: &ast::Module) -> Vec<KernelInfo> {
                 default: p.default.as_ref().map(|d| d.to_string()),
             })
             .collect();
-        out.push(KernelInfo { name: def.name.name.clone(), params, decorator, span: def.name.span });
+        let role = roles::Role::Kernel;
+        out.push(KernelInfo { name: def.name.name.clone(), params, decorator, span: def.name.span, role });
+    }
+    let names: Vec<String> = out.iter().map(|k| k.name.clone()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for (k, role) in out.iter_mut().zip(roles::roles(module, &names)) {
+        k.role = role;
     }
     out
 }

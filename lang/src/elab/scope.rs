@@ -262,6 +262,8 @@ pub struct Frame<'a> {
     pub fn_name: String,
     /// How many runtime loops enclose the current statement (`return` is not allowed inside one).
     pub runtime_loops: u32,
+    /// The `break`/`continue` flags of the enclosing loops, innermost last (see `elab::jumps`).
+    pub jumps: Vec<crate::elab::jumps::JumpFlags>,
 }
 
 impl<'a> Frame<'a> {
@@ -273,6 +275,7 @@ impl<'a> Frame<'a> {
             compile_time_only,
             fn_name: fn_name.to_string(),
             runtime_loops: 0,
+            jumps: Vec::new(),
         }
     }
 }
@@ -294,8 +297,11 @@ impl<'a> Elab<'a> {
         if let Some(b) = crate::elab::builtins::python_builtin(name) {
             return Ok(Value::Builtin(b));
         }
-        let mut candidates: Vec<String> =
-            self.frames.last().map(|f| f.vars.keys().cloned().collect()).unwrap_or_default();
+        let mut candidates: Vec<String> = self
+            .frames
+            .last()
+            .map(|f| f.vars.keys().filter(|k| !k.starts_with(crate::elab::jumps::FLAG_PREFIX)).cloned().collect())
+            .unwrap_or_default();
         candidates.extend(self.modules[module].globals.borrow().keys().cloned());
         let mut e = self.err(span, format!("name `{name}` is not defined"));
         if let Some(best) = closest(name, candidates.iter().map(String::as_str)) {

@@ -4,7 +4,8 @@
 //! becomes an `if` op yielding every variable either branch assigns that is defined after both; a runtime `for`
 //! becomes a `for` op carrying every variable its body assigns that was defined before it (its type may not
 //! change); `while` becomes a `while` op the same way. A `return` inside a runtime `if` (outside loops) is
-//! handled by moving the rest of the function into the branches, so both branches end in a return.
+//! handled by moving the rest of the function into the branches, so both branches end in a return. `break` and
+//! `continue` set flags that the loops and the rest of the body consume ([`crate::elab::jumps`]).
 
 use std::collections::HashMap;
 
@@ -12,6 +13,7 @@ use tessel_tile::ops::Op;
 use tessel_tile::{ScalarType, Type};
 
 use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::elab::jumps::contains_jump;
 use crate::elab::promote::integer_promote;
 use crate::elab::scope::{assigned_names, contains_return};
 use crate::elab::value::{Dtype, RangeVal, Tv, Value};
@@ -32,6 +34,16 @@ impl<'a> Elab<'a> {
     /// the block is not inside a loop (a `return` in a runtime `if` needs them).
     pub fn exec_block(&mut self, stmts: &[&'a Stmt], cont: Option<&[&'a Stmt]>) -> R<Flow<'a>> {
         for (i, s) in stmts.iter().enumerate() {
+            // After a `break`/`continue` the rest of the loop body is skipped: now if the jump was taken at
+            // compile time, under an `if` on the flag if it was taken at run time.
+            match self.skip_flag() {
+                Some(Value::Bool(true)) => return Ok(Flow::Normal),
+                Some(Value::Tensor(skip)) => {
+                    self.guard_rest(skip, &stmts[i..], s.span)?;
+                    return Ok(Flow::Normal);
+                }
+                _ => {}
+            }
             let rest = &stmts[i + 1..];
             let flow = self.exec_stmt(s, rest, cont)?;
             match flow {
@@ -127,6 +139,8 @@ impl<'a> Elab<'a> {
                 }
                 return self.exec_while(test, body, span);
             }
+            StmtKind::Break if self.jump(true) => {}
+            StmtKind::Continue if self.jump(false) => {}
             StmtKind::Break => return Ok(Flow::Break(span)),
             StmtKind::Continue => return Ok(Flow::Continue(span)),
             StmtKind::Pass => {}
@@ -341,10 +355,10 @@ impl<'a> Elab<'a> {
     ) -> R<Flow<'a>> {
         let span = test.span;
         let c = self.condition(cond, span)?;
-        let then_r = self.func.new_region();
-        let else_r = self.func.new_region();
-        let snapshot = self.frame().vars.clone();
         if contains_return(body) || contains_return(orelse) {
+            let then_r = self.func.new_region();
+            let else_r = self.func.new_region();
+            let snapshot = self.frame().vars.clone();
             let Some(cont) = cont else {
                 return Err(self.err(span, "a `return` inside a runtime `if` is not supported inside a loop"));
             };
@@ -370,13 +384,44 @@ impl<'a> Elab<'a> {
             let v = self.join_branches(c, then_r, else_r, &[vt], &[ve], span)?;
             return Ok(Flow::Return(v.into_iter().next().unwrap()));
         }
+        let then_block: Vec<&'a Stmt> = body.iter().collect();
+        let else_block: Vec<&'a Stmt> = orelse.iter().collect();
+        self.branches(c, &then_block, &else_block, false, span)?;
+        Ok(Flow::Normal)
+    }
+
+    /// Emits an `if` on `c` whose branches run `then_block` and `else_block`, yielding every variable either
+    /// assigns that is defined after both, and the `break`/`continue` flags of the innermost loop. With
+    /// `reset_skip`, `c` is "the rest of the loop body was not skipped": the then-branch starts unskipped.
+    pub fn branches(
+        &mut self,
+        c: Tv,
+        then_block: &[&'a Stmt],
+        else_block: &[&'a Stmt],
+        reset_skip: bool,
+        span: Span,
+    ) -> R<()> {
+        let then_r = self.func.new_region();
+        let else_r = self.func.new_region();
+        let snapshot = self.frame().vars.clone();
         let mut names = Vec::new();
-        assigned_names(body, &mut names);
-        assigned_names(orelse, &mut names);
-        let ft = self.in_region(then_r, |this| this.exec_block(&body.iter().collect::<Vec<_>>(), None))?;
+        for s in then_block.iter().chain(else_block) {
+            assigned_names(std::slice::from_ref(*s), &mut names);
+        }
+        let ft = self.in_region(then_r, |this| {
+            if reset_skip {
+                this.known_skip(false);
+            }
+            this.exec_block(then_block, None)
+        })?;
         self.no_jump(ft)?;
         let then_vars = std::mem::replace(&mut self.frame().vars, snapshot.clone());
-        let fe = self.in_region(else_r, |this| this.exec_block(&orelse.iter().collect::<Vec<_>>(), None))?;
+        let fe = self.in_region(else_r, |this| {
+            if reset_skip {
+                this.known_skip(true);
+            }
+            this.exec_block(else_block, None)
+        })?;
         self.no_jump(fe)?;
         let else_vars = std::mem::replace(&mut self.frame().vars, snapshot);
         let mut joined = Vec::new();
@@ -392,22 +437,23 @@ impl<'a> Elab<'a> {
             tv.push(a.clone());
             ev.push(b.clone());
         }
+        self.join_jump_flags(&then_vars, &else_vars, &mut joined, &mut tv, &mut ev, span)?;
         let values = self.join_branches(c, then_r, else_r, &tv, &ev, span)?;
         for (n, v) in joined.into_iter().zip(values) {
-            if let Value::Tensor(t) = &v {
+            if let Value::Tensor(t) = &v
+                && !n.starts_with(crate::elab::jumps::FLAG_PREFIX)
+            {
                 self.name_value(t, &n);
             }
             self.frame().vars.insert(n, v);
         }
-        Ok(Flow::Normal)
+        Ok(())
     }
 
-    fn no_jump(&self, f: Flow<'a>) -> R<()> {
+    pub fn no_jump(&self, f: Flow<'a>) -> R<()> {
         match f {
             Flow::Normal | Flow::Return(_) => Ok(()),
-            Flow::Break(s) | Flow::Continue(s) => {
-                Err(self.err(s, "`break` and `continue` are only supported in compile-time loops (tl.static_range)"))
-            }
+            Flow::Break(s) | Flow::Continue(s) => Err(self.err(s, "`break`/`continue` outside a loop")),
         }
     }
 
@@ -453,25 +499,20 @@ impl<'a> Elab<'a> {
             if !orelse.is_empty() {
                 return Err(self.err(span, "`for ... else` is not supported on runtime loops"));
             }
-            self.runtime_for(target, &r, body, iter.span)?;
+            if contains_jump(body, true) {
+                self.runtime_for_break(target, &r, body, iter.span)?;
+            } else {
+                self.runtime_for(target, &r, body, iter.span)?;
+            }
             return Ok(Flow::Normal);
         }
         // Unrolled at compile time.
         let items = self.iterate(&it, iter.span)?;
-        let block: Vec<&'a Stmt> = body.iter().collect();
-        for item in items {
-            self.assign(target, item, false)?;
-            match self.exec_block(&block, None)? {
-                Flow::Normal | Flow::Continue(_) => {}
-                Flow::Break(_) => return Ok(Flow::Normal),
-                r @ Flow::Return(_) => return Ok(r),
-            }
-        }
-        self.exec_block(&orelse.iter().collect::<Vec<_>>(), None)
+        self.unrolled(target, items, body, orelse, span)
     }
 
     /// Variables a loop body carries: those it assigns that are defined before the loop.
-    fn carried(&mut self, body: &'a [Stmt], exclude: Option<&str>) -> Vec<(String, Value<'a>)> {
+    pub(crate) fn carried(&mut self, body: &'a [Stmt], exclude: Option<&str>) -> Vec<(String, Value<'a>)> {
         let mut names = Vec::new();
         assigned_names(body, &mut names);
         let vars = &self.frames.last().expect("frame").vars;
@@ -483,7 +524,7 @@ impl<'a> Elab<'a> {
     }
 
     /// Checks the values at the end of a loop body against the loop-carried values and returns their leaves.
-    fn loop_yields(&mut self, carried: &[(String, Value<'a>)], kind: &str, span: Span) -> R<Vec<Tv>> {
+    pub(crate) fn loop_yields(&mut self, carried: &[(String, Value<'a>)], kind: &str, span: Span) -> R<Vec<Tv>> {
         let mut leaves = Vec::new();
         for (n, init) in carried {
             let Some(now) = self.frame().vars.get(n).cloned() else {
@@ -505,6 +546,41 @@ impl<'a> Elab<'a> {
         let Some(iv_name) = target.as_name() else {
             return Err(self.err(target.span, "the target of a runtime `for` loop must be a single name"));
         };
+        let (bounds, iv_ty, negative) = self.loop_bounds(r, span)?;
+        let carried = self.carried(body, Some(iv_name));
+        let mut inits = Vec::new();
+        carried.iter().for_each(|(_, v)| v.flatten(&mut inits));
+        let region = self.func.new_region();
+        let iv = self.func.add_region_arg(region, Type::scalar(iv_ty), Some(iv_name.to_string()));
+        let iv = Tv::new(iv, Type::scalar(iv_ty));
+        let args = self.region_args(region, &carried);
+        let snapshot = self.frame().vars.clone();
+        let leaves = self.in_region(region, |this| {
+            let iv_value = this.iv_value(&iv, &bounds, negative, span)?;
+            this.frame().vars.insert(iv_name.to_string(), Value::Tensor(iv_value));
+            this.bind_carried(&carried, &args);
+            this.frame().runtime_loops += 1;
+            this.push_jumps();
+            let flow = this.exec_block(&body.iter().collect::<Vec<_>>(), None);
+            this.pop_jumps();
+            this.frame().runtime_loops -= 1;
+            this.no_jump(flow?)?;
+            let leaves = this.loop_yields(&carried, "`for`", span)?;
+            this.emit(Op::Yield, &leaves, vec![], span)?;
+            Ok(leaves)
+        })?;
+        let _ = leaves;
+        self.frame().vars = snapshot;
+        let operands: Vec<Tv> = bounds.iter().cloned().chain(inits.iter().cloned()).collect();
+        let types: Vec<Type> = inits.iter().map(|t| t.ty.clone()).collect();
+        let results = self.emit_with_regions(Op::For(r.attrs.clone()), &operands, types, &[region], span)?;
+        self.rebind(&carried, results);
+        Ok(())
+    }
+
+    /// The bounds of a runtime `for` (`lb`, `ub`, `step`, cast to one integer type), that type, and whether the
+    /// range counts down (then the loop runs `lb..ub` over the swapped bounds, see [`Elab::iv_value`]).
+    pub(crate) fn loop_bounds(&mut self, r: &RangeVal<'a>, span: Span) -> R<(Vec<Tv>, ScalarType, bool)> {
         let (mut lb, mut ub, mut step) = (r.start.clone(), r.end.clone(), r.step.clone());
         let negative = step.as_int().is_some_and(|s| s < 0);
         if negative {
@@ -530,43 +606,22 @@ impl<'a> Elab<'a> {
             iv_ty = integer_promote(iv_ty, b.scalar().unwrap()).map_err(|m| self.err(span, m))?;
         }
         let bounds = bounds.into_iter().map(|b| self.cast(b, Dtype::Scalar(iv_ty), span)).collect::<R<Vec<_>>>()?;
-        let carried = self.carried(body, Some(iv_name));
-        let mut inits = Vec::new();
-        carried.iter().for_each(|(_, v)| v.flatten(&mut inits));
-        let region = self.func.new_region();
-        let iv = self.func.add_region_arg(region, Type::scalar(iv_ty), Some(iv_name.to_string()));
-        let iv = Tv::new(iv, Type::scalar(iv_ty));
-        let args = self.region_args(region, &carried);
-        let snapshot = self.frame().vars.clone();
-        let leaves = self.in_region(region, |this| {
-            let iv_value = if negative {
-                // range(hi, lo, -s) runs iv' = lo, lo+s, ... and uses hi - (iv' - lo) ... as Triton does.
-                let d = this.arith(tessel_tile::ops::BinOp::Sub, bounds[1].clone(), iv.clone(), span)?;
-                this.arith(tessel_tile::ops::BinOp::Add, d, bounds[0].clone(), span)?
-            } else {
-                iv.clone()
-            };
-            this.frame().vars.insert(iv_name.to_string(), Value::Tensor(iv_value));
-            this.bind_carried(&carried, &args);
-            this.frame().runtime_loops += 1;
-            let flow = this.exec_block(&body.iter().collect::<Vec<_>>(), None);
-            this.frame().runtime_loops -= 1;
-            this.no_jump(flow?)?;
-            let leaves = this.loop_yields(&carried, "`for`", span)?;
-            this.emit(Op::Yield, &leaves, vec![], span)?;
-            Ok(leaves)
-        })?;
-        let _ = leaves;
-        self.frame().vars = snapshot;
-        let operands: Vec<Tv> = bounds.iter().cloned().chain(inits.iter().cloned()).collect();
-        let types: Vec<Type> = inits.iter().map(|t| t.ty.clone()).collect();
-        let results = self.emit_with_regions(Op::For(r.attrs.clone()), &operands, types, &[region], span)?;
-        self.rebind(&carried, results);
-        Ok(())
+        Ok((bounds, iv_ty, negative))
+    }
+
+    /// The value of the loop variable for the induction variable `iv`.
+    pub(crate) fn iv_value(&mut self, iv: &Tv, bounds: &[Tv], negative: bool, span: Span) -> R<Tv> {
+        if negative {
+            // range(hi, lo, -s) runs iv' = lo, lo+s, ... and uses hi - (iv' - lo) ... as Triton does.
+            let d = self.arith(tessel_tile::ops::BinOp::Sub, bounds[1].clone(), iv.clone(), span)?;
+            self.arith(tessel_tile::ops::BinOp::Add, d, bounds[0].clone(), span)
+        } else {
+            Ok(iv.clone())
+        }
     }
 
     /// Adds region arguments for the leaves of the carried values; returns them.
-    fn region_args(&mut self, region: tessel_tile::RegionId, carried: &[(String, Value<'a>)]) -> Vec<Tv> {
+    pub(crate) fn region_args(&mut self, region: tessel_tile::RegionId, carried: &[(String, Value<'a>)]) -> Vec<Tv> {
         let mut out = Vec::new();
         for (n, v) in carried {
             let mut leaves = Vec::new();
@@ -580,14 +635,14 @@ impl<'a> Elab<'a> {
     }
 
     /// Binds the carried names to values rebuilt from `leaves`.
-    fn bind_carried(&mut self, carried: &[(String, Value<'a>)], leaves: &[Tv]) {
+    pub(crate) fn bind_carried(&mut self, carried: &[(String, Value<'a>)], leaves: &[Tv]) {
         let mut it = leaves.iter().cloned();
         let rebuilt: HashMap<String, Value<'a>> =
             carried.iter().map(|(n, v)| (n.clone(), v.unflatten(&mut it))).collect();
         self.frame().vars.extend(rebuilt);
     }
 
-    fn rebind(&mut self, carried: &[(String, Value<'a>)], results: Vec<Tv>) {
+    pub(crate) fn rebind(&mut self, carried: &[(String, Value<'a>)], results: Vec<Tv>) {
         for (t, (n, _)) in results.iter().zip(carried.iter().flat_map(|(n, v)| {
             let mut l = Vec::new();
             v.flatten(&mut l);
@@ -600,21 +655,11 @@ impl<'a> Elab<'a> {
 
     fn exec_while(&mut self, test: &'a Expr, body: &'a [Stmt], span: Span) -> R<Flow<'a>> {
         if self.frames.last().is_some_and(|f| f.compile_time_only) {
-            let block: Vec<&'a Stmt> = body.iter().collect();
-            for _ in 0..1_000_000 {
-                let c = self.eval(test)?;
-                match c.truth() {
-                    Some(true) => {}
-                    Some(false) => return Ok(Flow::Normal),
-                    None => return Err(self.err(test.span, "a compile-time `while` needs a compile-time condition")),
-                }
-                match self.exec_block(&block, None)? {
-                    Flow::Normal | Flow::Continue(_) => {}
-                    Flow::Break(_) => return Ok(Flow::Normal),
-                    r @ Flow::Return(_) => return Ok(r),
-                }
-            }
-            return Err(self.err(span, "compile-time `while` loop did not finish after 1000000 iterations"));
+            return self.unrolled_while(test, body, span);
+        }
+        if contains_jump(body, true) {
+            self.runtime_while_break(test, body, span)?;
+            return Ok(Flow::Normal);
         }
         let carried = self.carried(body, None);
         let mut inits = Vec::new();
@@ -637,7 +682,9 @@ impl<'a> Elab<'a> {
         self.in_region(after, |this| {
             this.bind_carried(&carried, &after_args);
             this.frame().runtime_loops += 1;
+            this.push_jumps();
             let flow = this.exec_block(&body.iter().collect::<Vec<_>>(), None);
+            this.pop_jumps();
             this.frame().runtime_loops -= 1;
             this.no_jump(flow?)?;
             let leaves = this.loop_yields(&carried, "`while`", span)?;

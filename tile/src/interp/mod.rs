@@ -7,6 +7,7 @@
 //! observe another, with exactly the sequential result (`run_with_limits`).
 
 pub mod arith;
+mod data_ops;
 pub mod memory;
 mod shape_ops;
 mod shared;
@@ -871,6 +872,13 @@ impl Program<'_> {
                 vec![]
             }
             Op::DebugBarrier => vec![],
+            op @ (Op::Gather { .. }
+            | Op::Histogram { .. }
+            | Op::InlineAsm { .. }
+            | Op::GlobalTimer
+            | Op::SmId
+            | Op::GdcWait
+            | Op::GdcLaunchDependents) => data_ops::eval(op, &ins)?,
             op => shape_ops::eval(op, &ins, rty(0))?,
         };
         Ok(out)

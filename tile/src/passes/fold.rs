@@ -101,10 +101,18 @@ fn simplify(f: &Func, o: OpId) -> Option<Rewrite> {
                     .map(|v| Rewrite::Constant(from_val(v)));
             }
             let (a, b) = (consts[0], consts[1]);
+            // The additive identity: 0 for integers; for floats only -0.0 (x + 0.0 is +0.0 for x = -0.0).
+            let zero = |c: Option<Const>| {
+                if t.is_float() {
+                    matches!(c, Some(Const::Float(x)) if x == 0.0 && x.is_sign_negative())
+                } else {
+                    is(c, 0.0)
+                }
+            };
             match op {
-                BinOp::Add | BinOp::Or | BinOp::Xor if is(b, 0.0) => Some(Rewrite::Value(ins[0])),
-                BinOp::Add | BinOp::Or | BinOp::Xor if is(a, 0.0) => Some(Rewrite::Value(ins[1])),
-                // x - 0 and shifts by 0; float x + (-0.0) is not x for x = -0.0, but x - 0.0 is.
+                BinOp::Add | BinOp::Or | BinOp::Xor if zero(b) => Some(Rewrite::Value(ins[0])),
+                BinOp::Add | BinOp::Or | BinOp::Xor if zero(a) => Some(Rewrite::Value(ins[1])),
+                // x - 0 and shifts by 0 (float x - 0.0 is x, also for x = -0.0).
                 BinOp::Sub | BinOp::Shl | BinOp::Shr if is(b, 0.0) => Some(Rewrite::Value(ins[0])),
                 BinOp::Mul | BinOp::Div if is(b, 1.0) => Some(Rewrite::Value(ins[0])),
                 BinOp::Mul if is(a, 1.0) => Some(Rewrite::Value(ins[1])),

@@ -6,11 +6,13 @@
 //! - [`math`]: elementwise math; [`reduce`]: `reduce`, `associative_scan`, `dot`;
 //! - [`python`]: Python builtins and compile-time helpers (`range`, `len`, `min`, `isinstance`, dtype methods...);
 //! - [`debug`]: `static_print`, `static_assert`, `device_print`, `device_assert`;
+//! - [`extra`]: `gather`, `histogram`, `inline_asm_elementwise`, `tl.extra.cuda`, the AMD-only modules' error;
 //! - [`gluon`]: gluon layouts;
 //! - [`prelude`]: library functions written in the kernel language itself (`tl.sum`, `tl.softmax`, `tl.rand`...).
 
 pub mod core;
 pub mod debug;
+pub mod extra;
 pub mod gluon;
 pub mod math;
 pub mod memory;
@@ -63,6 +65,7 @@ impl Builtin {
             Ns::Triton => "triton.",
             Ns::Tl => "tl.",
             Ns::Math => "tl.math.",
+            Ns::Libdevice if extra::CUDA_NAMES.contains(&self.name) => "tl.extra.cuda.",
             Ns::Libdevice => "libdevice.",
             Ns::Gluon => "gluon.",
             Ns::Gl => "gl.",
@@ -190,6 +193,9 @@ pub const TL_NAMES: &[&str] = &[
     "_aggregate",
     "tuple",
     "jit",
+    "gather",
+    "histogram",
+    "inline_asm_elementwise",
 ];
 
 /// The dtype names of `triton.language`.
@@ -250,6 +256,8 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "uint_to_uniform_float",
     "pair_uniform_to_normal",
     "interleave",
+    "flip",
+    "sort",
 ];
 
 const KNOWN_MODULES: &[(&str, Option<Ns>)] = &[
@@ -282,6 +290,9 @@ impl<'a> Elab<'a> {
     /// The value an import path refers to: a module, or a member of one (`from triton import jit`).
     pub fn resolve_path(&mut self, path: &str, span: Span) -> R<Value<'a>> {
         let path = canonical(path);
+        if extra::is_amd_path(&path) {
+            return Err(self.amd_error(&path, span));
+        }
         if known_module(&path).is_some() {
             return Ok(Value::Module(path.as_str().into()));
         }
@@ -296,6 +307,9 @@ impl<'a> Elab<'a> {
     pub fn module_attr(&mut self, module: &str, name: &str, span: Span) -> R<Value<'a>> {
         let module = canonical(module);
         let sub = canonical(&format!("{module}.{name}"));
+        if extra::is_amd_path(&sub) {
+            return Err(self.amd_error(&sub, span));
+        }
         if known_module(&sub).is_some() {
             return Ok(Value::Module(sub.as_str().into()));
         }
@@ -348,6 +362,11 @@ impl<'a> Elab<'a> {
         };
         if let Some(n) = find(table, name) {
             let ns = if ns == Ns::Libdevice { Ns::Math } else { ns };
+            return Ok(Value::Builtin(Builtin { ns, name: n }));
+        }
+        if ns == Ns::Libdevice
+            && let Some(n) = find(extra::CUDA_NAMES, name)
+        {
             return Ok(Value::Builtin(Builtin { ns, name: n }));
         }
         if ns == Ns::Tessel && matches!(name, "language") {
@@ -517,6 +536,9 @@ impl<'a> Elab<'a> {
             Ns::Triton | Ns::Gluon | Ns::Tessel => self.call_host(b.name, &fname, args),
             Ns::Method => unreachable!("methods are called through Value::Method"),
             Ns::Tl | Ns::Math | Ns::Libdevice | Ns::Gl => {
+                if let Some(v) = self.call_extra(b, &fname, &args)? {
+                    return Ok(v);
+                }
                 if let Some(v) = self.call_gluon(b, &fname, &args)? {
                     return Ok(v);
                 }

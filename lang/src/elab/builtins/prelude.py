@@ -331,3 +331,106 @@ def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     u2 = uint_to_uniform_float(i2)
     n1, _ = pair_uniform_to_normal(u1, u2)
     return n1
+
+
+# Flip and sort. Triton builds them from reshapes, xor tricks and sum-reductions over size-2 axes; these are
+# tessel's own: the axis is viewed as `log2(n)` axes of size 2 and pairs are exchanged with `split`/`join`, so
+# they lower through the shape ops codegen already has.
+
+
+def _norm_dim(dim, rank, what):
+    if dim is None:
+        return rank - 1
+    if dim < -rank or dim >= rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for a tensor of rank {rank}")
+    if dim < 0:
+        return dim + rank
+    return dim
+
+
+def _log2_exact(n, what):
+    k = 0
+    while (1 << k) < n:
+        k += 1
+    if (1 << k) != n:
+        raise ValueError(f"{what}: the dimension must be a power of two, got {n}")
+    return k
+
+
+def _to_last(rank, axis):
+    return [d for d in range(rank) if d != axis] + [axis]
+
+
+def _from_last(rank, axis):
+    return [d if d < axis else (rank - 1 if d == axis else d - 1) for d in range(rank)]
+
+
+@triton.jit
+def _swap_pairs(y, axis: tl.constexpr):
+    # Exchanges the two halves of the size-2 axis `axis`.
+    rank: tl.constexpr = len(y.shape)
+    z = tl.permute(y, _to_last(rank, axis))
+    a, b = tl.split(z)
+    z = tl.join(b, a)
+    return tl.permute(z, _from_last(rank, axis))
+
+
+@triton.jit
+def flip(x, dim=None):
+    rank: tl.constexpr = len(x.shape)
+    d: tl.constexpr = _norm_dim(dim, rank, "flip")
+    steps: tl.constexpr = _log2_exact(x.shape[d], "flip")
+    if steps == 0:
+        return x
+    # Index i of the axis becomes n-1-i = i ^ (n-1): every one of its bits flips.
+    y = tl.reshape(x, list(x.shape[:d]) + [2] * steps + list(x.shape[d + 1:]))
+    for i in tl.static_range(steps):
+        y = _swap_pairs(y, d + i)
+    return tl.reshape(y, x.shape)
+
+
+@triton.jit
+def _compare_and_swap(x, descending, i: tl.constexpr, stage: tl.constexpr, n_dims: tl.constexpr):
+    # Compare-and-swap of the elements whose last-axis indices differ in bit `n_dims - 1 - i`; with
+    # `descending` None, the direction alternates with bit `stage` of the index (a bitonic merge step).
+    n_outer: tl.constexpr = x.numel >> n_dims
+    outer: tl.constexpr = n_outer << i
+    inner: tl.constexpr = 1 << (n_dims - i - 1)
+    y = tl.reshape(x, [outer, 2, inner])
+    y = tl.permute(y, [0, 2, 1])
+    left, right = tl.split(y)
+    if descending is None:
+        o = tl.arange(0, outer)[:, None] % (1 << i)
+        j = tl.arange(0, inner)[None, :]
+        flip = (((o << (n_dims - i)) | j) >> stage) & 1
+        swap = (left > right) != (flip != 0)
+    else:
+        swap = (left > right) != descending
+    new_left = tl.where(swap, right, left)
+    new_right = tl.where(swap, left, right)
+    y = tl.join(new_left, new_right)
+    y = tl.permute(y, [0, 2, 1])
+    return tl.reshape(y, x.shape)
+
+
+@triton.jit
+def _sort_last(x, descending: tl.constexpr):
+    n_dims: tl.constexpr = _log2_exact(x.shape[len(x.shape) - 1], "sort")
+    for stage in tl.static_range(1, n_dims + 1):
+        for i in tl.static_range(n_dims - stage, n_dims):
+            if stage < n_dims:
+                x = _compare_and_swap(x, None, i, stage, n_dims)
+            else:
+                x = _compare_and_swap(x, descending, i, stage, n_dims)
+    return x
+
+
+@triton.jit
+def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
+    rank: tl.constexpr = len(x.shape)
+    d: tl.constexpr = _norm_dim(dim, rank, "sort")
+    if d == rank - 1:
+        return _sort_last(x, descending)
+    else:
+        y = _sort_last(tl.permute(x, _to_last(rank, d)), descending)
+        return tl.permute(y, _from_last(rank, d))

@@ -1,0 +1,98 @@
+//! Shared by the simulator tests of language constructs and the differential tests: compile a kernel source to
+//! PTX (sm_90a), run it on the PTX simulator of `codegen/tests/ptx_sim` and in the interpreter on the same inputs.
+#![allow(dead_code)]
+
+#[path = "../../codegen/tests/ptx_sim/mod.rs"]
+mod ptx_sim;
+
+use tessel::lang::elab::{ArgSpec, Specialization};
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType;
+use tessel::tile::Target;
+use tessel_tile::interp::memory::Memory;
+use tessel_tile::interp::value::from_bits;
+use tessel_tile::interp::{Arg, run};
+
+/// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, or an i32.
+pub enum V {
+    Buf(ScalarType, Vec<f64>),
+    Out(ScalarType, usize),
+    Int(i64),
+}
+
+fn decode(bytes: &[u8], t: ScalarType) -> Vec<f64> {
+    let w = t.bytes() as usize;
+    bytes
+        .chunks(w)
+        .map(|ch| {
+            let mut x = [0u8; 8];
+            x[..w].copy_from_slice(ch);
+            from_bits(u64::from_le_bytes(x), t).as_f64()
+        })
+        .collect()
+}
+
+/// Compiles `kernel` of `source` for sm_90a, runs it on the simulator and in the interpreter over `grid`;
+/// asserts the outputs are equal (bit for bit, as decoded values) and returns them.
+pub fn same_on_both(source: &str, kernel: &str, spec: Vec<ArgSpec>, vals: &[V], grid: [u32; 3]) -> Vec<Vec<f64>> {
+    let source = format!("import triton\nimport triton.language as tl\n\n{source}");
+    let both = run_both(&source, kernel, spec, 4, vals, grid).unwrap_or_else(|e| panic!("{e}"));
+    both.into_iter()
+        .map(|(got, want)| {
+            assert_eq!(got, want, "{kernel}: simulated PTX vs interpreter");
+            want
+        })
+        .collect()
+}
+
+/// One output buffer: its simulated values, then the interpreter's.
+pub type SimAndInterp = (Vec<f64>, Vec<f64>);
+
+/// Compiles `kernel` of `source` (a whole module) for sm_90a with `num_warps`, runs it on the simulator and in
+/// the interpreter over `grid`; returns (simulated, interpreted) values of each output buffer.
+pub fn run_both(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    num_warps: u32,
+    vals: &[V],
+    grid: [u32; 3],
+) -> Result<Vec<SimAndInterp>, String> {
+    let spec = Specialization { args: spec, num_warps, num_stages: 3 };
+    let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
+    let k = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel: k, func }) => (k, func),
+        Ok(_) => return Err(format!("{kernel}: not PTX")),
+        Err(e) => return Err(format!("{kernel} does not compile to PTX: {e}")),
+    };
+    let (k, func) = k;
+    let prog = ptx_sim::Program::parse(&k.ptx).map_err(|e| format!("{kernel}: PTX the simulator cannot parse: {e}"))?;
+    let (mut mem, mut global) = (Memory::new(), ptx_sim::Global::default());
+    let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, v) in vals.iter().enumerate() {
+        match v {
+            V::Buf(t, data) => {
+                let id = mem.alloc_from(format!("a{i}"), *t, data);
+                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
+                iargs.push(Arg::Buffer(id));
+            }
+            V::Out(t, n) => {
+                let id = mem.alloc_from(format!("a{i}"), *t, &vec![-7.0; *n]);
+                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
+                iargs.push(Arg::Buffer(id));
+                outs.push((id, *sargs.last().unwrap(), *t));
+            }
+            V::Int(x) => {
+                sargs.push(*x as u64);
+                iargs.push(Arg::Int(*x));
+            }
+        }
+    }
+    ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
+        .map_err(|e| format!("{kernel}: simulator: {e}"))?;
+    run(&func, &iargs, grid, &mut mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
+    Ok(outs
+        .into_iter()
+        .map(|(id, addr, t)| (decode(global.bytes(addr), t), decode(&mem.buffer(id).bytes, t)))
+        .collect())
+}

@@ -1,0 +1,89 @@
+//! Typing rules of the data-dependent and target-specific ops (`gather`, `histogram`, `inline_asm`,
+//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`), kept beside [`crate::verify`]'s table.
+
+use crate::ops::Op;
+use crate::types::{Elem, ScalarType, Type};
+
+fn int_elem(t: &Type, what: &str) -> Result<ScalarType, String> {
+    match t.elem().and_then(Elem::scalar) {
+        Some(s) if s.is_int() => Ok(s),
+        _ => Err(format!("{what} must be integers, got {t}")),
+    }
+}
+
+fn counts(ins: &[&Type], outs: &[&Type], n_in: std::ops::RangeInclusive<usize>, n_out: usize) -> Result<(), String> {
+    if !n_in.contains(&ins.len()) {
+        return Err(format!("expected {}..={} operands, got {}", n_in.start(), n_in.end(), ins.len()));
+    }
+    if outs.len() != n_out {
+        return Err(format!("expected {n_out} results, got {}", outs.len()));
+    }
+    Ok(())
+}
+
+/// The typing rule of `op` (one of this module's ops).
+pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+    match op {
+        Op::Gather { axis } => {
+            counts(ins, outs, 2..=2, 1)?;
+            let (src, index, out) = (ins[0], ins[1], outs[0]);
+            int_elem(index, "indices")?;
+            let (ss, is) = (src.shape(), index.shape());
+            if !src.is_tensor() || !index.is_tensor() || ss.len() != is.len() {
+                return Err(format!("source and indices must be tensors of one rank, got {src} and {index}"));
+            }
+            let a = *axis as usize;
+            if a >= ss.len() {
+                return Err(format!("axis {axis} is out of range for rank {}", ss.len()));
+            }
+            if let Some(d) = (0..ss.len()).find(|&d| d != a && ss[d] != is[d]) {
+                return Err(format!("source and indices differ in dim {d} (not the gather axis): {src} and {index}"));
+            }
+            if out.shape() != is || out.elem() != src.elem() {
+                return Err(format!("result must be shaped like the indices with the source's elements, got {out}"));
+            }
+            Ok(())
+        }
+        Op::Histogram { num_bins } => {
+            counts(ins, outs, 1..=2, 1)?;
+            int_elem(ins[0], "input")?;
+            if ins[0].shape().len() != 1 {
+                return Err(format!("input must be a 1-D tensor, got {}", ins[0]));
+            }
+            if let Some(m) = ins.get(1)
+                && (m.shape() != ins[0].shape() || m.elem() != Some(Elem::Scalar(ScalarType::I1)))
+            {
+                return Err(format!("mask must be i1 shaped like the input, got {m}"));
+            }
+            let out = outs[0];
+            if out.shape() != [*num_bins] || out.elem() != Some(Elem::Scalar(ScalarType::I32)) {
+                return Err(format!("result must be tensor<{num_bins}xi32>, got {out}"));
+            }
+            Ok(())
+        }
+        Op::InlineAsm { pack, .. } => {
+            if outs.is_empty() {
+                return Err("needs at least one result".into());
+            }
+            let shape = outs[0].shape();
+            if let Some(t) = ins.iter().chain(outs).find(|t| t.shape() != shape || t.elem().is_none()) {
+                return Err(format!("operands and results must be tensors or scalars of one shape, got {t}"));
+            }
+            let n: u32 = shape.iter().product();
+            if *pack == 0 || n % *pack != 0 {
+                return Err(format!("pack {pack} must divide the {n} elements"));
+            }
+            Ok(())
+        }
+        Op::GlobalTimer | Op::SmId => {
+            counts(ins, outs, 0..=0, 1)?;
+            let want = if matches!(op, Op::GlobalTimer) { ScalarType::I64 } else { ScalarType::I32 };
+            if *outs[0] != Type::scalar(want) {
+                return Err(format!("result must be {want}, got {}", outs[0]));
+            }
+            Ok(())
+        }
+        Op::GdcWait | Op::GdcLaunchDependents => counts(ins, outs, 0..=0, 0),
+        other => Err(format!("`{}` is not typed here", other.name())),
+    }
+}
