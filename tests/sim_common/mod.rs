@@ -58,7 +58,7 @@ pub fn run_both(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<SimAndInterp>, String> {
-    let spec = Specialization { args: spec, num_warps, num_stages: 3 };
+    let spec = Specialization { args: spec, num_warps, num_stages: 3, maxnreg: None };
     let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel: k, func }) => (k, func),
