@@ -1,8 +1,8 @@
 //! Loop expansion: turns a loop and its [`LoopPlan`] into prologue, steady state and drain.
 //!
-//! With `S` stages the loads run `D = S − 1` iterations ahead. Each pipelined load gets a ring of `B` shared
-//! buffers (`B` = the next power of two ≥ `S`, so the ring index is a mask); iteration `j`'s data goes to buffer
-//! `j mod B`, one `cp.async` group per iteration.
+//! With `S` stages the loads run `D = S − 1` iterations ahead. Each pipelined load gets a ring of `B = S` shared
+//! buffers (the dot in flight reads one, `D` are being filled); iteration `j`'s data goes to buffer `j mod B`, one
+//! `cp.async` group per iteration.
 //!
 //! - Prologue, before the loop: stage 0 of iterations `0..D` (copies predicated on the iteration existing).
 //! - Steady state, iteration `k`: wait until at most `D − 1` groups are in flight (iteration `k`'s data has
@@ -65,6 +65,18 @@ impl Emit<'_> {
         self.binary(BinOp::Add, base, m)
     }
 
+    /// `k mod n` for a non-negative counter: a mask when `n` is a power of two.
+    fn ring_index(&mut self, k: ValueId, n: u32) -> ValueId {
+        let ty = self.f.ty(k).clone();
+        if n.is_power_of_two() {
+            let m = self.int(n as i64 - 1, &ty);
+            self.binary(BinOp::And, k, m)
+        } else {
+            let m = self.int(n as i64, &ty);
+            self.binary(BinOp::Rem, k, m)
+        }
+    }
+
     fn less(&mut self, a: ValueId, b: ValueId) -> ValueId {
         self.value(Op::Cmp(CmpPred::Lt), &[a, b], Type::scalar(ScalarType::I1))
     }
@@ -100,7 +112,7 @@ fn ring_type(one: &Type, n: u32) -> Result<Type, String> {
             lin.bases(name.as_str()).iter().map(|b| std::iter::once(0).chain(b.iter().copied()).collect()).collect();
         if name.as_str() == "offset" {
             debug_assert_eq!(bases.len() as u32, per_buffer);
-            for i in 0..n.trailing_zeros() {
+            for i in 0..n.next_power_of_two().trailing_zeros() {
                 let mut b = vec![0; shape.len() + 1];
                 b[0] = 1 << i;
                 bases.push(b);
@@ -108,10 +120,12 @@ fn ring_type(one: &Type, n: u32) -> Result<Type, String> {
         }
         ins.push((name, bases));
     }
-    let mut sizes = vec![n];
+    let mut sizes = vec![n.next_power_of_two()];
     sizes.extend(shape.iter().copied());
     let outs = tessel_layouts::standard_out_dims(sizes.len()).into_iter().zip(sizes.iter().copied());
     let linear = tessel_layouts::LinearLayout::new(ins, outs).map_err(|e| e.to_string())?;
+    // The layout spans a power of two of buffers; the type (and the allocation) holds `n` of them.
+    sizes[0] = n;
     Ok(Type::MemDesc { shape: sizes.into(), elem: *elem, layout: Arc::new(Layout { spec: None, linear }) })
 }
 
@@ -188,8 +202,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let (&yield_op, old_ops) = old_ops.split_last().expect("yield");
     let mut e = Emit { f, region: body, loc: d.loc, out: Vec::new() };
     e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
-    let mask = e.int(p.buffers as i64 - 1, &i32t);
-    let ext = e.binary(BinOp::And, counter, mask);
+    let ext = e.ring_index(counter, p.buffers);
     for (n, &(_, alloc)) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
         let view = e.value(Op::MemDescIndex, &[ring, ext], one);
@@ -233,7 +246,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let ok = e.less(iv_ahead, ub);
     let dist_c = e.int(dist, &i32t);
     let ahead = e.binary(BinOp::Add, counter, dist_c);
-    let ins = e.binary(BinOp::And, ahead, mask);
+    let ins = e.ring_index(ahead, p.buffers);
     order.append(&mut e.out);
     let mut tokens = Vec::new();
     for &x in &p.stage0 {

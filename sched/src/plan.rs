@@ -46,7 +46,7 @@ pub struct LoopPlan {
     pub loop_op: OpId,
     /// `num_stages`: loads run `stages − 1` iterations ahead.
     pub stages: u32,
-    /// Buffers in each ring: the next power of two ≥ `stages` (a shared layout's buffer count is a power of two).
+    /// Buffers in each ring: `stages` (one read by the dot in flight, `stages − 1` being filled).
     pub buffers: u32,
     /// Stage 0 in program order: the pipelined loads and every body op they need.
     pub stage0: Vec<OpId>,
@@ -242,16 +242,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     stage0.shrink_to_fit();
     let mut early_args: Vec<usize> = early.into_iter().collect();
     early_args.sort_unstable();
-    Ok(LoopPlan {
-        loop_op: o,
-        stages,
-        buffers: stages.next_power_of_two(),
-        stage0,
-        loads,
-        early_args,
-        remat,
-        async_dot,
-    })
+    Ok(LoopPlan { loop_op: o, stages, buffers: stages, stage0, loads, early_args, remat, async_dot })
 }
 
 /// Whether memdesc `m` is an operand of a `warpgroup_dot` among `ops`.

@@ -456,7 +456,10 @@ impl<'a> Parser<'a> {
             let shape = self.dims()?;
             let elem = self.scalar()?;
             self.expect(",")?;
-            let layout = Arc::new(self.layout(&shape)?);
+            // A ring of buffers may hold any number of them (the pipeliner's `num_stages`); its layout spans the
+            // next power of two, and only the first buffers exist.
+            let padded: Vec<u32> = shape.iter().map(|d| d.next_power_of_two()).collect();
+            let layout = Arc::new(self.layout(&padded)?);
             if !layout.linear.has_in_dim("offset") {
                 return self.error("a memdesc needs a shared layout (offset -> tensor coordinates)");
             }
