@@ -87,6 +87,8 @@ STAGES=3 mm 128 128 64 8 256 256 256 fp16 fp16 "$RC"
 STAGES=4 mm 64 64 32 4 128 128 160 fp16 fp16 "$RC"
 STAGES=3 mm 128 128 64 8 333 320 16 fp16 fp16 "$MC"
 STAGES=3 mm 128 128 64 8 333 320 208 fp8e4nv fp32 "$MC"
+STAGES=5 mm 64 64 32 4 200 96 240 fp16 fp16 "$MC"
+STAGES=3 mm 64 64 32 4 200 96 240 fp32 fp32 "$MC"
 echo "== sm_80 code (mma.sync) on this GPU through the driver's JIT"
 MMA80="--arch sm_80"
 for cfg in "128 128 32 4 fp16" "64 64 32 4 bf16" "64 64 32 4 fp32"; do
