@@ -372,3 +372,40 @@ fn python_integer_arithmetic() {
     assert_eq!(eval("0x10 + 0b11 + 1_000"), 1019);
     assert_eq!(eval("-(2 - 5)"), 3);
 }
+
+#[test]
+fn call_layout_binds_evaluated_arguments_and_reports_at_their_spans() {
+    let arg = |name: Option<&str>, value: ArgValue, span: Span| CallArg { name: name.map(str::to_string), value, span };
+    let ints = |v: &[i64]| ArgValue::List(v.iter().map(|&i| ArgValue::Int(i)).collect());
+    let b = call_layout(
+        &["BlockedLayout"],
+        0..13,
+        0..40,
+        vec![
+            arg(None, ints(&[1, 4]), 14..20),
+            arg(None, ints(&[8, 4]), 21..27),
+            arg(None, ints(&[4, 1]), 28..34),
+            arg(Some("order"), ints(&[1, 0]), 35..39),
+        ],
+    )
+    .unwrap();
+    assert_eq!(b.layout, blocked(blocked_1448()));
+    let d = call_layout(
+        &["NVMMASharedLayout", "get_default_for"],
+        0..5,
+        0..30,
+        vec![arg(None, ints(&[64, 64]), 6..14), arg(None, ArgValue::Dtype("float16".into()), 15..25)],
+    )
+    .unwrap();
+    assert_eq!(d.layout.to_string(), "NVMMASharedLayout(128, 16)");
+    assert_eq!(d.shape, Some(vec![64, 64]));
+    let one = || ArgValue::Int(1);
+    let args = vec![
+        arg(None, ArgValue::Str("x".into()), 7..10),
+        arg(None, one(), 11..12),
+        arg(None, one(), 13..14),
+        arg(None, ints(&[0]), 15..18),
+    ];
+    let e = call_layout(&["SwizzledSharedLayout"], 0..5, 0..30, args).unwrap_err();
+    assert_eq!(e.span, 7..10, "{e}");
+}
