@@ -14,7 +14,11 @@
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
 //! `register` with its Gluon signature (defaults included).
 
+pub mod async_copy;
 pub mod layouts;
+pub mod mbarrier;
+pub mod smem;
+pub mod wgmma;
 
 use std::sync::OnceLock;
 
@@ -42,10 +46,12 @@ pub fn registry() -> &'static Registry {
         r.module(AMPERE_MBARRIER, "mbarrier");
         r.module(HOPPER_MBARRIER, "mbarrier");
         layouts::register(&mut r);
-        r.set_attr_hook(|_, v, name, _| match v {
-            tessel_lang::elab::value::Value::Layout(l) => Ok(layouts::layout_attr(l, name)),
-            _ => Ok(None),
-        });
+        smem::register(&mut r);
+        mbarrier::register(&mut r);
+        async_copy::register(&mut r);
+        wgmma::register(&mut r);
+        r.set_attr_hook(smem::attr);
+        r.set_method_hook(smem::method);
         r
     })
 }

@@ -409,3 +409,19 @@ fn call_layout_binds_evaluated_arguments_and_reports_at_their_spans() {
     let e = call_layout(&["SwizzledSharedLayout"], 0..5, 0..30, args).unwrap_err();
     assert_eq!(e.span, 7..10, "{e}");
 }
+
+#[test]
+fn a_shared_layout_lays_out_leading_buffer_dims_one_after_another() {
+    let l = parse("NVMMASharedLayout(128, 16)");
+    let one = l.to_linear(&[64, 64]).unwrap();
+    let ring = l.to_linear_buffered(&[4, 64, 64]).unwrap();
+    assert_eq!(ring.in_dim_size("offset"), 4 * 64 * 64);
+    for i in 0..4u32 {
+        for off in [0u32, 1, 77, 4095] {
+            let got = ring.apply(&[i * 4096 + off, 0]);
+            let want = one.apply(&[off, 0]);
+            assert_eq!(&got[..], &[&[i][..], &want[..]].concat()[..], "buffer {i}, offset {off}");
+        }
+    }
+    assert!(l.to_linear_buffered(&[3, 64, 64]).is_err(), "buffer counts are powers of two");
+}
