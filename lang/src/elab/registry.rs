@@ -146,8 +146,7 @@ impl<'a> Elab<'a> {
             return Err(self.err_hint(
                 args.span,
                 format!("`{fname}` is a gluon builtin: it needs a `@gluon.jit` kernel"),
-                "decorate the kernel with `@gluon.jit` (`from triton.experimental import gluon`), or use the `tl.*` \
-                 equivalent",
+                "decorate the kernel with `@gluon.jit` (`from triton.experimental import gluon`)",
             ));
         }
         match entry.handler {
