@@ -8,6 +8,7 @@
 //! output formats. The work itself lives in the crates it re-exports; the facade adds no compiler logic.
 
 pub use tessel_codegen as codegen;
+pub use tessel_gluon as gluon;
 pub use tessel_lang as lang;
 pub use tessel_layouts as layouts;
 pub use tessel_tile as tile;

@@ -81,8 +81,7 @@ pub fn run(
             if stop == Stage::Ast {
                 return Ok(Output::Ast(ast_of(module, ks.kernel)));
             }
-            let mut f =
-                t.time("elaborate", || tessel_lang::elab::elaborate(module, ks.kernel, ks.spec)).map_err(render)?;
+            let mut f = t.time("elaborate", || elaborate(module, ks.kernel, ks.spec)).map_err(render)?.func;
             t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut f));
             // As Cranelift runs its verifier after each pass: a pass that breaks the IR is caught where it ran.
             tessel_tile::verify::verify(&f).map_err(|e| {
@@ -121,6 +120,17 @@ pub fn run(
         })
         .map_err(|e| Error::Codegen(e.message))?;
     Ok(Output::Ptx { func, kernel })
+}
+
+/// Elaborates `kernel` of `module` for `spec` with every builtin: lang's `tl.*` and the gluon crate's `gl.*`
+/// (registered into lang's builtin registry here, the one place that wires them).
+#[allow(clippy::result_large_err)]
+pub fn elaborate(
+    module: &tessel_lang::ast::Module,
+    kernel: &str,
+    spec: &Specialization,
+) -> Result<tessel_lang::elab::Elaborated, tessel_lang::Diagnostic> {
+    tessel_lang::elab::elaborate_with(module, kernel, spec, tessel_gluon::registry())
 }
 
 /// The most multiply-adds one `dot` left on the FMA path may take per thread. Codegen unrolls them all (M*N*K

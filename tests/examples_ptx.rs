@@ -107,7 +107,20 @@ fn desc(elem: ScalarType, block_shape: &[u32]) -> ArgSpec {
 /// (file, kernel, specialization, target, what the error must name)
 fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, Target, &'static str)> {
     // fp8 operands on sm_80: no mma.sync path yet, and the FMA path has no 8-bit float registers.
-    vec![("matmul.py", "matmul_kernel", matmul(ScalarType::F8E4M3, 64, 64, 32), Target::Sm80, "f8e4m3")]
+    vec![
+        ("matmul.py", "matmul_kernel", matmul(ScalarType::F8E4M3, 64, 64, 32), Target::Sm80, "f8e4m3"),
+        // A gluon kernel's warpgroup_mma is wgmma, which sm_80 does not have.
+        ("gluon_matmul.py", "matmul_kernel", gluon_matmul(64, 64, 32), Target::Sm80, "needs sm_90a"),
+    ]
+}
+
+/// `gluon_matmul.py`'s kernel with `bm x bn x bk` tiles; K, N and the strides multiples of 16 (the copies'
+/// masks and addresses then vectorize to 16-byte cp.async).
+fn gluon_matmul(bm: i64, bn: i64, bk: i64) -> Vec<ArgSpec> {
+    let mut args = vec![ptr(F16), ptr(F16), ptr(F16), int(false)];
+    args.extend((0..5).map(|_| int(true)));
+    args.extend([c(bm), c(bn), c(bk)]);
+    args
 }
 
 /// `matmul_kernel` on `t` operands with `bm x bn x bk` tiles, strides multiples of 16.
@@ -241,6 +254,9 @@ fn sm90a_dots_use_wgmma() {
                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8",
             ),
             at(64, false, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+            // Gluon: the hand-written cp.async ring and asynchronous warpgroup_mma, one and two warpgroups.
+            ("gluon_matmul.py", "matmul_kernel", gluon_matmul(64, 64, 32), 4, "wgmma.mma_async.sync.aligned.m64n64k16"),
+            ("gluon_matmul.py", "matmul_kernel", gluon_matmul(128, 128, 64), 8, "cp.async.cg.shared.global"),
             at(128, true, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
         ],
     );

@@ -207,6 +207,26 @@ fn pipelined_matmul_on_wgmma_matches_the_interpreter() {
     }
 }
 
+/// The gluon matmul (`examples/gluon_matmul.py`): a hand-written double-buffered cp.async ring feeding an
+/// asynchronous `warpgroup_mma`, its layouts and shared memory as the author wrote them. One 64x64x32 step
+/// (one warpgroup), then ragged M with several K steps, and two warpgroups on 128x128x64 tiles.
+#[test]
+fn gluon_matmul_on_wgmma_matches_the_interpreter() {
+    for (m, n, k, (bm, bn, bk), warps) in
+        [(64, 64, 32, (64, 64, 32), 4), (100, 64, 160, (64, 64, 32), 4), (130, 128, 192, (128, 128, 64), 8)]
+    {
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(false)];
+        spec.extend((0..5).map(|_| int(true)));
+        spec.extend([c(bm), c(bn), c(bk)]);
+        let mut vals = vec![V::Buf(F16, random(m * k, 4, F16)), V::Buf(F16, random(k * n, 5, F16))];
+        vals.push(V::Out(F16, m * n));
+        vals.extend([m, n, k, k, n, n].map(|x| V::Int(x as i64)));
+        let grid = [m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32, 1];
+        let err = compare("gluon_matmul.py", "matmul_kernel", spec, warps, &vals, grid, Target::Sm90a);
+        assert!(err < 1e-3, "gluon matmul {m}x{n}x{k}, tile {bm}x{bn}x{bk}: {err}");
+    }
+}
+
 /// `_attn_fwd` on f16 (one batch, `h` heads of `n_ctx` x `d`, `bm` x `bn` tiles, `warps` warps) on sm_90a: the
 /// worst relative error against the interpreter.
 fn attention_case(

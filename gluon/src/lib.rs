@@ -1,3 +1,57 @@
-//! tessel-gluon owns the gluon builtins: layout constructors, shared and tensor memory, mbarriers, TMA,
-//! wgmma/tcgen05 and warp_specialize, their checks against the layouts the author wrote, and their lowering into
-//! the layout IR. Nothing is implemented here yet.
+//! tessel-gluon owns the `gl.*` builtins of gluon mode (`@gluon.jit`): the layout classes, shared memory and its
+//! descriptor, mbarriers, `cp.async` copies and `wgmma`, with the checks against what the author wrote (shapes,
+//! dtypes, layouts), registered into tessel-lang's builtin registry ([`registry`]). They emit the same tile IR ops
+//! auto mode uses (`local_alloc`, `async_copy`, `warpgroup_dot`, `mbarrier_*`), so the verifier, the interpreter
+//! and codegen are shared; this crate only elaborates.
+//!
+//! - [`layouts`]: layout constructors (bound by `tessel_layouts::expr`, the binder the `tessel layout` CLI uses),
+//!   layout attributes, `convert_layout`, `num_warps`, `thread_barrier`;
+//! - [`smem`]: `allocate_shared_memory` and the shared-memory descriptor (`load`, `store`, `index`, attributes);
+//! - [`mbarrier`]: `mbarrier.*` and `fence_async_shared`;
+//! - [`async_copy`]: `cp.async` (`async_copy_global_to_shared`, `commit_group`, `wait_group`);
+//! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`.
+//!
+//! To add a builtin: write its handler in the module of its concept and register it in that module's
+//! `register` with its Gluon signature (defaults included).
+
+pub mod async_copy;
+pub mod layouts;
+pub mod mbarrier;
+pub mod smem;
+pub mod wgmma;
+
+use std::sync::OnceLock;
+
+use tessel_lang::elab::registry::Registry;
+
+/// `triton.experimental.gluon.language` (`gl`).
+pub const GL: &str = "triton.experimental.gluon.language";
+pub const NVIDIA: &str = "triton.experimental.gluon.language.nvidia";
+pub const AMPERE: &str = "triton.experimental.gluon.language.nvidia.ampere";
+pub const HOPPER: &str = "triton.experimental.gluon.language.nvidia.hopper";
+pub const AMPERE_ASYNC_COPY: &str = "triton.experimental.gluon.language.nvidia.ampere.async_copy";
+pub const AMPERE_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.ampere.mbarrier";
+pub const HOPPER_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.hopper.mbarrier";
+
+/// Every gluon builtin, registered once.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut r = Registry::default();
+        r.module(GL, "gl");
+        r.module(NVIDIA, "nvidia");
+        r.module(AMPERE, "ampere");
+        r.module(HOPPER, "hopper");
+        r.module(AMPERE_ASYNC_COPY, "async_copy");
+        r.module(AMPERE_MBARRIER, "mbarrier");
+        r.module(HOPPER_MBARRIER, "mbarrier");
+        layouts::register(&mut r);
+        smem::register(&mut r);
+        mbarrier::register(&mut r);
+        async_copy::register(&mut r);
+        wgmma::register(&mut r);
+        r.set_attr_hook(smem::attr);
+        r.set_method_hook(smem::method);
+        r
+    })
+}

@@ -289,34 +289,6 @@ fn flash_attention_causal() {
     attention(true);
 }
 
-#[test]
-fn gluon_aggregate_copy_and_row_stats() {
-    let src = example_source("gluon_aggregate.py");
-    let t = F16;
-    let args = vec![ptr(t), ptr(t), ptr(F32), ptr(F32), int(), int(), int(), int(), cint(16), cint(64)];
-    let f = elab("gluon_aggregate.py", &src, "copy_rows_kernel", args);
-    let text = f.to_string();
-    assert!(text.contains("BlockedLayout("), "gluon tensors carry the layouts as written:\n{text}");
-    assert!(text.contains("SliceLayout("), "{text}");
-    let (m, n, stride) = (37usize, 150usize, 160usize);
-    let mut rng = Rng::new(7);
-    let x = rounded(t, &rng.vec(m * stride));
-    let mut mem = Memory::new();
-    let bx = mem.alloc_from("x", t, &x);
-    let by = poisoned(&mut mem, "y", t, m * n);
-    let (bs, bmax) = (poisoned(&mut mem, "sum", F32, m), poisoned(&mut mem, "max", F32, m));
-    let argv = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Buffer(bs), Arg::Buffer(bmax)];
-    let argv = [&argv[..], &[m, n, stride, n].map(|v| Arg::Int(v as i64))[..]].concat();
-    run(&f, &argv, [m.div_ceil(16) as u32, 1, 1], &mut mem);
-    let copy_ref: Vec<f64> = (0..m).flat_map(|r| x[r * stride..r * stride + n].to_vec()).collect();
-    assert_eq!(mem.read_f64(by), copy_ref, "the copy is exact");
-    let sums: Vec<f64> = (0..m).map(|r| x[r * stride..r * stride + n].iter().sum()).collect();
-    let maxs: Vec<f64> =
-        (0..m).map(|r| x[r * stride..r * stride + n].iter().cloned().fold(f64::NEG_INFINITY, f64::max)).collect();
-    assert_close("gluon row sums", &mem.read_f64(bs), &sums, 1e-5);
-    assert_eq!(mem.read_f64(bmax), maxs, "row maxima are exact");
-}
-
 /// Row-wise argmax over 3 column tiles (the last one masked) with many ties: values are small integers, so the
 /// first-index tie-break inside a tile and the strict `>` across tiles are both exercised.
 #[test]

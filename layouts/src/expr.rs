@@ -73,6 +73,60 @@ pub fn parse_layout_expr(src: &str) -> Result<ParsedLayout> {
 
 pub use build::KNOWN_CALLABLES;
 
+/// An argument value already evaluated by the caller (the kernel elaborator evaluates `gl.BlockedLayout(...)`'s
+/// arguments itself), for [`call_layout`]: the same binder, parameter names, defaults and checks as the text form.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgValue {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    None,
+    List(Vec<ArgValue>),
+    Tuple(Vec<ArgValue>),
+    /// A dtype, by its Gluon name (`float16`).
+    Dtype(String),
+    Layout(AnyLayout),
+}
+
+/// One argument of a [`call_layout`]: its keyword (if passed by name), its value and where it was written.
+#[derive(Clone, Debug)]
+pub struct CallArg {
+    pub name: Option<String>,
+    pub value: ArgValue,
+    pub span: Span,
+}
+
+fn from_arg(v: ArgValue, span: &Span) -> Sp<Value> {
+    let seq = |items: Vec<ArgValue>, tuple| Value::Seq(items.into_iter().map(|i| from_arg(i, span)).collect(), tuple);
+    let value = match v {
+        ArgValue::Int(i) => Value::Int(i),
+        ArgValue::Bool(b) => Value::Bool(b),
+        ArgValue::Str(s) => Value::Str(s),
+        ArgValue::None => Value::None,
+        ArgValue::List(items) => seq(items, false),
+        ArgValue::Tuple(items) => seq(items, true),
+        ArgValue::Dtype(n) => Value::Name(n),
+        ArgValue::Layout(l) => Value::Layout(l, None),
+    };
+    Sp { value, span: span.clone() }
+}
+
+/// Calls the Gluon layout constructor or function named by `path` (`["BlockedLayout"]`,
+/// `["NVMMASharedLayout", "get_default_for"]`) on arguments evaluated elsewhere. Spans are the caller's (byte
+/// ranges of its own source): `path_span` the callee, `span` the whole call; errors point into them.
+pub fn call_layout(path: &[&str], path_span: Span, span: Span, args: Vec<CallArg>) -> Result<ParsedLayout> {
+    let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    let call = Call { path: &path, path_span, span: span.clone(), open: span };
+    let args = args
+        .into_iter()
+        .map(|a| Arg { name: a.name.map(|n| Sp { value: n, span: a.span.clone() }), value: from_arg(a.value, &a.span) })
+        .collect();
+    match build::call(&call, args)? {
+        Value::Layout(layout, shape) => Ok(ParsedLayout { layout, shape }),
+        other => err(call.span.clone(), format!("expected a layout, found {}", other.describe())),
+    }
+}
+
 // ----- lexer -----
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -211,7 +211,8 @@ pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Re
 }
 
 fn elaborate_only(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
-    tessel_lang::elab::elaborate(&src.module, kernel, spec)
+    crate::pipeline::elaborate(&src.module, kernel, spec)
+        .map(|e| e.func)
         .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))
 }
 

@@ -499,7 +499,8 @@ impl<'a> Parser<'a> {
             Ok(spec) => spec,
             Err(e) => return self.error_at(start, format!("bad layout: {e}")),
         };
-        let linear = match spec.to_linear(shape) {
+        // A shared layout may lay out leading buffer dims beyond its rank (a multi-buffered memdesc).
+        let linear = match spec.to_linear_buffered(shape) {
             Ok(l) => l,
             Err(e) => return self.error_at(start, format!("layout does not fit the tensor: {e}")),
         };

@@ -465,6 +465,9 @@ impl<'a> Elab<'a> {
 
     /// `value.name`.
     pub fn get_attr(&mut self, v: Value<'a>, name: &str, span: Span) -> R<Value<'a>> {
+        if let Some(x) = self.plugin_attr(&v, name, span)? {
+            return Ok(x);
+        }
         match &v {
             Value::Module(path) => {
                 let path = path.to_string();
@@ -551,11 +554,6 @@ impl<'a> Elab<'a> {
                 .dtype_attr(*d, name, span)
                 .map(|r| r.unwrap_or(Value::Method(Rc::new((v.clone(), name.to_string()))))),
             Value::Str(_) | Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Layout(_) => {
-                if let Value::Layout(l) = &v
-                    && let Some(x) = crate::elab::builtins::gluon::layout_attr(l, name)
-                {
-                    return Ok(x);
-                }
                 Ok(Value::Method(Rc::new((v.clone(), name.to_string()))))
             }
             other => Err(self.err(span, format!("{} has no attribute `{name}`", other.type_name()))),

@@ -32,6 +32,7 @@ pub mod expr;
 pub mod jumps;
 pub mod promote;
 pub mod pyops;
+pub mod registry;
 pub mod roles;
 pub mod scope;
 pub mod stmt;
@@ -45,6 +46,7 @@ use tessel_tile::{Elem, Func, Loc, RegionId, ScalarType, Type};
 use crate::ast;
 use crate::diag::Diagnostic;
 use crate::span::Span;
+use registry::Registry;
 use scope::{Frame, ModuleCtx};
 use value::{Dtype, Tv, Value};
 
@@ -185,17 +187,29 @@ pub struct Elaborated {
     pub static_prints: Vec<String>,
 }
 
-/// Elaborates `kernel` of `module` for one specialization into tile IR (verified).
+/// Elaborates `kernel` of `module` for one specialization into tile IR (verified), with lang's builtins only
+/// (no `gl.*` builtins: see [`elaborate_with`]).
 #[allow(clippy::result_large_err)]
 pub fn elaborate(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Func, Diagnostic> {
-    elaborate_full(module, kernel, spec).map(|e| e.func)
+    elaborate_with(module, kernel, spec, Registry::empty()).map(|e| e.func)
 }
 
 /// [`elaborate`], also returning the compile-time prints.
 #[allow(clippy::result_large_err)]
 pub fn elaborate_full(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Elaborated, Diagnostic> {
+    elaborate_with(module, kernel, spec, Registry::empty())
+}
+
+/// [`elaborate_full`] with the builtins of `registry` (the gluon crate's) plugged in.
+#[allow(clippy::result_large_err)]
+pub fn elaborate_with(
+    module: &ast::Module,
+    kernel: &str,
+    spec: &Specialization,
+    registry: &Registry,
+) -> Result<Elaborated, Diagnostic> {
     let prelude = builtins::prelude::module()?;
-    let mut elab = Elab::new(module, prelude);
+    let mut elab = Elab::new(module, prelude, registry);
     match elab.kernel(kernel, spec) {
         Ok(()) => {}
         Err(e) => return Err(e.diag),
@@ -245,10 +259,12 @@ pub struct Elab<'a> {
     pub num_warps: u32,
     /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
     pub steps: u64,
+    /// Builtins plugged in from other crates.
+    pub registry: &'a Registry,
 }
 
 impl<'a> Elab<'a> {
-    pub fn new(user: &'a ast::Module, prelude: &'a ast::Module) -> Elab<'a> {
+    pub fn new(user: &'a ast::Module, prelude: &'a ast::Module, registry: &'a Registry) -> Elab<'a> {
         let elab = Elab {
             func: Func::new("kernel", []),
             regions: Vec::new(),
@@ -259,6 +275,7 @@ impl<'a> Elab<'a> {
             gluon: false,
             num_warps: 4,
             steps: 0,
+            registry,
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);

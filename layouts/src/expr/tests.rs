@@ -372,3 +372,57 @@ fn python_integer_arithmetic() {
     assert_eq!(eval("0x10 + 0b11 + 1_000"), 1019);
     assert_eq!(eval("-(2 - 5)"), 3);
 }
+
+#[test]
+fn call_layout_binds_evaluated_arguments_and_reports_at_their_spans() {
+    let arg = |name: Option<&str>, value: ArgValue, span: Span| CallArg { name: name.map(str::to_string), value, span };
+    let ints = |v: &[i64]| ArgValue::List(v.iter().map(|&i| ArgValue::Int(i)).collect());
+    let b = call_layout(
+        &["BlockedLayout"],
+        0..13,
+        0..40,
+        vec![
+            arg(None, ints(&[1, 4]), 14..20),
+            arg(None, ints(&[8, 4]), 21..27),
+            arg(None, ints(&[4, 1]), 28..34),
+            arg(Some("order"), ints(&[1, 0]), 35..39),
+        ],
+    )
+    .unwrap();
+    assert_eq!(b.layout, blocked(blocked_1448()));
+    let d = call_layout(
+        &["NVMMASharedLayout", "get_default_for"],
+        0..5,
+        0..30,
+        vec![arg(None, ints(&[64, 64]), 6..14), arg(None, ArgValue::Dtype("float16".into()), 15..25)],
+    )
+    .unwrap();
+    assert_eq!(d.layout.to_string(), "NVMMASharedLayout(128, 16)");
+    assert_eq!(d.shape, Some(vec![64, 64]));
+    let one = || ArgValue::Int(1);
+    let args = vec![
+        arg(None, ArgValue::Str("x".into()), 7..10),
+        arg(None, one(), 11..12),
+        arg(None, one(), 13..14),
+        arg(None, ints(&[0]), 15..18),
+    ];
+    let e = call_layout(&["SwizzledSharedLayout"], 0..5, 0..30, args).unwrap_err();
+    assert_eq!(e.span, 7..10, "{e}");
+}
+
+#[test]
+fn a_shared_layout_lays_out_leading_buffer_dims_one_after_another() {
+    let l = parse("NVMMASharedLayout(128, 16)");
+    let one = l.to_linear(&[64, 64]).unwrap();
+    let ring = l.to_linear_buffered(&[4, 64, 64]).unwrap();
+    assert_eq!(ring.in_dim_size("offset"), 4 * 64 * 64);
+    for i in 0..4u32 {
+        for off in [0u32, 1, 77, 4095] {
+            let got = ring.apply(&[i * 4096 + off, 0]);
+            let want = one.apply(&[off, 0]);
+            assert_eq!(&got[..], &[&[i][..], &want[..]].concat()[..], "buffer {i}, offset {off}");
+        }
+    }
+    // A ring of 3 (num_stages = 3) spans the offsets of 4 buffers, laid out the same way.
+    assert_eq!(l.to_linear_buffered(&[3, 64, 64]).unwrap(), ring);
+}

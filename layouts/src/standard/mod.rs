@@ -19,7 +19,7 @@ mod tmem;
 
 use std::fmt;
 
-use crate::linear::{LinearLayout, Result};
+use crate::linear::{LinearLayout, Result, standard_out_dims};
 
 pub use common::{
     DISTRIBUTED_IN_DIMS, MAX_PARAM_LOG2, MAX_SHAPE_LOG2, SHARED_IN_DIMS, WARP_SIZE, combine_cta_cga_with_shape,
@@ -283,6 +283,38 @@ impl AnyLayout {
             AnyLayout::Shared(l) => l.to_linear(shape),
             AnyLayout::TensorMemory(l) => l.to_linear(shape),
         }
+    }
+
+    /// [`AnyLayout::to_linear`], except that a shared layout of rank `r` also lays out a buffer of rank `r + k`:
+    /// the `k` leading dims index whole buffers of the last `r` dims, one after another in row-major order (as
+    /// Gluon's multi-buffered `allocate_shared_memory(f16, [STAGES, M, K], NVMMASharedLayout(...))`); a buffer
+    /// count that is not a power of two gets the out-dim size of the next one.
+    pub fn to_linear_buffered(&self, shape: &[u32]) -> Result<LinearLayout> {
+        let AnyLayout::Shared(s) = self else { return self.to_linear(shape) };
+        let r = s.rank();
+        if shape.len() <= r {
+            return s.to_linear(shape);
+        }
+        let k = shape.len() - r;
+        // A buffer count need not be a power of two (a ring of `num_stages` buffers): the layout spans the next
+        // power of two, of which the memdesc holds the first `shape[d]`.
+        let shape: Vec<u32> =
+            shape.iter().enumerate().map(|(d, &n)| if d < k { n.next_power_of_two() } else { n }).collect();
+        let inner = s.to_linear(&shape[k..])?;
+        let ins = inner.bases_vec().into_iter().map(|(name, bases)| {
+            let mut out: Vec<Vec<u32>> = bases.into_iter().map(|b| [vec![0; k], b].concat()).collect();
+            if name.as_str() == "offset" {
+                for d in (0..k).rev() {
+                    for j in 0..shape[d].trailing_zeros() {
+                        let mut b = vec![0; shape.len()];
+                        b[d] = 1 << j;
+                        out.push(b);
+                    }
+                }
+            }
+            (name, out)
+        });
+        LinearLayout::new(ins, standard_out_dims(shape.len()).into_iter().zip(shape.iter().copied()))
     }
 }
 

@@ -10,6 +10,10 @@
 //! into shared memory) and [`crate::passes::canonicalize`]. Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
+//! A gluon kernel ([`crate::GLUON_ATTR`]) whose tensors all carry the layouts their author wrote is only checked
+//! ([`crate::verify::verify_layouts`]): no layout of it changes. One with tensors left without a layout
+//! (`gl.AutoLayout`) goes through the auto-mode passes like any other.
+//!
 //! Read here: the function's target and `config.num_warps`, and the attribute [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
 //! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
 
@@ -27,6 +31,9 @@ use crate::ir::Func;
 /// Assigns a layout to every tensor of `f`, for its target and `config.num_warps`.
 pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
     f.config.validate()?;
+    if is_laid_out_gluon(f) {
+        return crate::verify::verify_layouts(f).map_err(|e| format!("gluon layouts: {e}"));
+    }
     let num_warps = f.config.num_warps;
     if descriptors::lower_descriptors(f)? {
         // The per-access index math repeats (one `arange` per dim and access): merge it before analysis.
@@ -41,4 +48,10 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
     crate::passes::canonicalize(f);
     crate::verify::verify(f).map_err(|e| format!("after layout assignment: {e}"))?;
     crate::verify::verify_layouts(f).map_err(|e| format!("after layout assignment: {e}"))
+}
+
+/// Whether `f` is a gluon kernel in which every tensor has a layout (the author's, kept as written).
+fn is_laid_out_gluon(f: &Func) -> bool {
+    matches!(f.attr(crate::GLUON_ATTR), Some(crate::ops::Attr::Bool(true)))
+        && f.values.iter().all(|v| !v.ty.is_tensor() || v.ty.layout().is_some())
 }

@@ -7,13 +7,14 @@
 //! - [`python`]: Python builtins and compile-time helpers (`range`, `len`, `min`, `isinstance`, dtype methods...);
 //! - [`debug`]: `static_print`, `static_assert`, `device_print`, `device_assert`;
 //! - [`extra`]: `gather`, `histogram`, `inline_asm_elementwise`, `tl.extra.cuda`, the AMD-only modules' error;
-//! - [`gluon`]: gluon layouts;
+//! - [`layout`]: how gluon layouts follow tensors through the ops above (the `gl.*` builtins themselves live in
+//!   the gluon crate and plug in through [`crate::elab::registry`]);
 //! - [`prelude`]: library functions written in the kernel language itself (`tl.sum`, `tl.softmax`, `tl.rand`...).
 
 pub mod core;
 pub mod debug;
 pub mod extra;
-pub mod gluon;
+pub mod layout;
 pub mod math;
 pub mod memory;
 pub mod prelude;
@@ -48,6 +49,8 @@ pub enum Ns {
     Tessel,
     /// Methods of tensors, dtypes, descriptors and compile-time containers.
     Method,
+    /// Entry `i` of the elaborator's [`crate::elab::registry::Registry`] (the gluon crate's `gl.*`).
+    Plugin(u16),
 }
 
 /// A builtin function or object.
@@ -61,7 +64,7 @@ impl Builtin {
     /// How the user would write it (`tl.load`), for messages.
     pub fn display(&self) -> String {
         let prefix = match self.ns {
-            Ns::Py | Ns::Method => "",
+            Ns::Py | Ns::Method | Ns::Plugin(_) => "",
             Ns::Triton => "triton.",
             Ns::Tl => "tl.",
             Ns::Math => "tl.math.",
@@ -227,10 +230,6 @@ const TRITON_NAMES: &[&str] =
 
 const GLUON_NAMES: &[&str] = &["jit", "aggregate", "constexpr_function", "must_use_result"];
 
-/// Gluon-only names of `gl` (on top of the shared `tl` names).
-pub const GL_ONLY_NAMES: &[&str] =
-    &["BlockedLayout", "SliceLayout", "AutoLayout", "convert_layout", "num_warps", "set_auto_layout", "barrier"];
-
 /// Names of `tl` that the prelude defines (in the kernel language).
 pub const PRELUDE_NAMES: &[&str] = &[
     "cdiv",
@@ -282,7 +281,7 @@ fn find(names: &'static [&'static str], name: &str) -> Option<&'static str> {
 }
 
 /// Whether `path` (canonical) names a module we know, and its namespace.
-fn known_module(path: &str) -> Option<Option<Ns>> {
+pub(crate) fn known_module(path: &str) -> Option<Option<Ns>> {
     KNOWN_MODULES.iter().find(|(p, _)| *p == path).map(|(_, ns)| *ns)
 }
 
@@ -293,11 +292,11 @@ impl<'a> Elab<'a> {
         if extra::is_amd_path(&path) {
             return Err(self.amd_error(&path, span));
         }
-        if known_module(&path).is_some() {
+        if self.is_module(&path) {
             return Ok(Value::Module(path.as_str().into()));
         }
         match path.rsplit_once('.') {
-            Some((parent, name)) if known_module(&canonical(parent)).is_some() => self.module_attr(parent, name, span),
+            Some((parent, name)) if self.is_module(&canonical(parent)) => self.module_attr(parent, name, span),
             // A module we do not know (torch, numpy...): usable only by host code.
             _ => Ok(Value::Module(path.as_str().into())),
         }
@@ -310,14 +309,18 @@ impl<'a> Elab<'a> {
         if extra::is_amd_path(&sub) {
             return Err(self.amd_error(&sub, span));
         }
-        if known_module(&sub).is_some() {
+        if self.is_module(&sub) {
             return Ok(Value::Module(sub.as_str().into()));
+        }
+        if let Some(b) = self.plugin_builtin(&module, name) {
+            return Ok(Value::Builtin(b));
         }
         let ns = match known_module(&module) {
             Some(Some(ns)) => ns,
             Some(None) => {
                 return Err(self.err(span, format!("module `{module}` has no member `{name}` that tessel knows")));
             }
+            None if self.registry.has_module(&module) => return Err(self.unknown_plugin_name(&module, name, span)),
             None if module.starts_with("triton.") || module.starts_with("tessel.") => {
                 return Err(self.err(span, format!("`{module}.{name}` is not supported by tessel's elaborator yet")));
             }
@@ -342,11 +345,6 @@ impl<'a> Elab<'a> {
             let table = if ns == Ns::Math { MATH_NAMES } else { TL_NAMES };
             if let Some(n) = find(table, name) {
                 return Ok(Value::Builtin(Builtin { ns: if ns == Ns::Math { Ns::Math } else { Ns::Tl }, name: n }));
-            }
-            if ns == Ns::Gl
-                && let Some(n) = find(GL_ONLY_NAMES, name)
-            {
-                return Ok(Value::Builtin(Builtin { ns: Ns::Gl, name: n }));
             }
             if shared_tl && PRELUDE_NAMES.contains(&name) {
                 if let Some(v) = self.global(PRELUDE_MODULE, name, span)? {
@@ -381,7 +379,7 @@ impl<'a> Elab<'a> {
                 candidates.extend(DTYPE_NAMES.iter().map(|(n, _)| *n));
             }
             if ns == Ns::Gl {
-                candidates.extend(GL_ONLY_NAMES);
+                candidates.extend(self.registry.names(&module));
             }
         }
         let alias = match ns {
@@ -463,11 +461,14 @@ impl<'a> Bound<'a> {
     }
 }
 
-/// Binds `args` to the parameters in `sig`: `"pointer, mask?, other?, *, cache_modifier?"` — names separated
-/// by commas, `?` for optional, `*name` for a var-positional parameter, a bare `*` before keyword-only ones.
+/// Binds `args` to the parameters in `sig`: `"pointer, mask?, other?, *, cache_modifier?, pred=True"` — names
+/// separated by commas, `?` for optional, `=literal` for a default (`True`, `False`, `None`, an integer, a quoted
+/// string: bound when the argument is left out), `*name` for a var-positional parameter, a bare `*` before
+/// keyword-only ones.
 pub fn bind<'a>(fname: &str, sig: &'static str, args: CallArgs<'a>) -> Result<Bound<'a>, (Span, String)> {
     let mut names = Vec::new();
     let mut required = Vec::new();
+    let mut defaults: Vec<(usize, Value<'a>)> = Vec::new();
     let mut n_positional = usize::MAX;
     let mut var_pos = false;
     for p in sig.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -479,6 +480,10 @@ pub fn bind<'a>(fname: &str, sig: &'static str, args: CallArgs<'a>) -> Result<Bo
             var_pos = true;
         } else if let Some(n) = p.strip_suffix('?') {
             names.push(n);
+            required.push(false);
+        } else if let Some((n, d)) = p.split_once('=') {
+            defaults.push((names.len(), default_literal(d.trim())));
+            names.push(n.trim());
             required.push(false);
         } else {
             names.push(p);
@@ -519,7 +524,23 @@ pub fn bind<'a>(fname: &str, sig: &'static str, args: CallArgs<'a>) -> Result<Bo
             return Err((args.span, format!("`{fname}` is missing the required argument `{n}`")));
         }
     }
+    for (i, d) in defaults {
+        if vals[i].is_none() {
+            vals[i] = Some(Arg::new(d, args.span));
+        }
+    }
     Ok(Bound { fname: fname.to_string(), names, vals, rest, span: args.span })
+}
+
+/// The value of a default written in a signature.
+fn default_literal<'a>(d: &str) -> Value<'a> {
+    match d {
+        "True" => Value::Bool(true),
+        "False" => Value::Bool(false),
+        "None" => Value::None,
+        _ if d.starts_with(['\'', '"']) => Value::str(&d[1..d.len() - 1]),
+        _ => Value::Int(d.parse().unwrap_or_else(|_| panic!("signature default `{d}` is not a literal"))),
+    }
 }
 
 impl<'a> Elab<'a> {
@@ -535,11 +556,9 @@ impl<'a> Elab<'a> {
             Ns::Py => self.call_python(b.name, &fname, args),
             Ns::Triton | Ns::Gluon | Ns::Tessel => self.call_host(b.name, &fname, args),
             Ns::Method => unreachable!("methods are called through Value::Method"),
+            Ns::Plugin(i) => self.call_plugin(i as usize, args),
             Ns::Tl | Ns::Math | Ns::Libdevice | Ns::Gl => {
                 if let Some(v) = self.call_extra(b, &fname, &args)? {
-                    return Ok(v);
-                }
-                if let Some(v) = self.call_gluon(b, &fname, &args)? {
                     return Ok(v);
                 }
                 if let Some(v) = self.call_math(b.name, &fname, &args)? {
@@ -614,6 +633,13 @@ impl<'a> Elab<'a> {
         match &a.value {
             Value::Tensor(t) if matches!(t.ty, tessel_tile::Type::TensorDesc { .. }) => {
                 Err(self.err(a.span, format!("`{what}` of `{fname}` must be a tensor, got the descriptor {}", t.ty)))
+            }
+            Value::Tensor(t) if matches!(t.ty, tessel_tile::Type::MemDesc { .. } | tessel_tile::Type::Token) => {
+                Err(self.err_hint(
+                    a.span,
+                    format!("`{what}` of `{fname}` must be a tensor, got {}", t.ty),
+                    "a shared-memory descriptor holds a tensor: read it with `.load(layout)`",
+                ))
             }
             Value::Tensor(t) => Ok(t.clone()),
             v if v.is_number() => self.to_tensor(v, a.span),

@@ -332,7 +332,11 @@ impl<'a> Elab<'a> {
     }
 
     /// `receiver.name(args)` for non-aggregate receivers.
-    pub fn call_method(&mut self, recv: Value<'a>, name: &str, mut args: CallArgs<'a>, span: Span) -> R<Value<'a>> {
+    pub fn call_method(&mut self, recv: Value<'a>, name: &str, args: CallArgs<'a>, span: Span) -> R<Value<'a>> {
+        let mut args = match self.plugin_method(&recv, name, args, span)? {
+            Ok(v) => return Ok(v),
+            Err(args) => args,
+        };
         match &recv {
             Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
                 let fname = format!("desc.{name}");

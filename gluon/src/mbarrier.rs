@@ -1,0 +1,178 @@
+//! mbarriers (`triton.experimental.gluon.language.nvidia.{ampere,hopper}.mbarrier`): a barrier is a
+//! shared-memory descriptor of shape `[1]` and `int64` (`MBarrierLayout()`; `allocate_mbarrier(batch)` gives
+//! `[batch, 1]`, indexed per barrier). `init(bar, count)`, `expect(bar, bytes, pred=True)`,
+//! `arrive(bar, count=1, pred=True)`, `wait(bar, phase, pred=True, deps=())`, `invalidate(bar)` emit the
+//! `mbarrier_*` ops; `hopper.fence_async_shared()` emits `fence_async_shared`.
+
+use tessel_lang::elab::builtins::{Arg, Bound};
+use tessel_lang::elab::registry::{Handler, Registry};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
+use tessel_lang::elab::{Elab, R};
+use tessel_layouts::{CgaLayout, SharedLayout, SwizzledSharedLayout};
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::types::Shape;
+use tessel_tile::{ScalarType, Type};
+
+use crate::{AMPERE_MBARRIER, HOPPER, HOPPER_MBARRIER};
+
+pub fn register(r: &mut Registry) {
+    for m in [AMPERE_MBARRIER, HOPPER_MBARRIER] {
+        r.add(m, "allocate_mbarrier", Handler::Bound("batch=None, two_ctas=False", allocate));
+        r.add(m, "init", Handler::Bound("mbarrier, count", init));
+        r.add(m, "expect", Handler::Bound("mbarrier, bytes_per_cta=None, pred=True", expect));
+        r.add(m, "arrive", Handler::Bound("mbarrier, count=1, pred=True, *, from_cta=None", arrive));
+        r.add(m, "wait", Handler::Bound("mbarrier, phase, pred=True, deps=None", wait));
+        r.add(m, "invalidate", Handler::Bound("mbarrier", invalidate));
+    }
+    r.add(HOPPER, "fence_async_shared", Handler::Bound("cluster=False", fence));
+}
+
+/// `MBarrierLayout()`.
+fn layout() -> SharedLayout {
+    SharedLayout::Swizzled(SwizzledSharedLayout {
+        vec: 1,
+        per_phase: 1,
+        max_phase: 1,
+        order: vec![0],
+        cga: CgaLayout::Single,
+    })
+}
+
+fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    if b.opt("two_ctas").is_some() && e.const_bool(b.req("two_ctas"), &b.fname, "two_ctas")? {
+        return Err(
+            e.err(b.req("two_ctas").span, "two-CTA barriers need a cluster launch, which tessel does not do yet")
+        );
+    }
+    let shape = match b.opt("batch") {
+        None => vec![1],
+        Some(a) => {
+            let n = e.const_int(a, &b.fname, "batch")?;
+            e.check_pow2(n, "batch", a.span)?;
+            vec![n as u32, 1]
+        }
+    };
+    let layout = crate::smem::shared_layout(e, &layout(), &shape, ScalarType::I64, b.span)?;
+    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem: ScalarType::I64, layout };
+    Ok(Value::Tensor(e.emit1(Op::LocalAlloc, &[], ty, b.span)?))
+}
+
+/// The barrier argument: a descriptor of shape `[1]` holding `int64`.
+fn barrier<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<Tv> {
+    let a = b.req("mbarrier");
+    let t = crate::smem::memdesc_arg(e, a, &b.fname, "mbarrier")?;
+    match t.ty.memdesc() {
+        Some(([1], ScalarType::I64, _)) => Ok(t),
+        _ => Err(e.err_hint(
+            a.span,
+            format!("`{}` needs a barrier (a shared-memory descriptor of shape [1] and int64), got {}", b.fname, t.ty),
+            "allocate one with `mbarrier.allocate_mbarrier()` (or `.index(i)` of a batch)",
+        )),
+    }
+}
+
+/// A predicate: `Some(None)` always, `None` never, `Some(Some(p))` when the runtime `i1` `p` holds.
+fn pred<'a>(e: &mut Elab<'a>, a: &Arg<'a>, fname: &str) -> R<Option<Option<Tv>>> {
+    match &a.value {
+        Value::Tensor(t) if t.is_block() => {
+            Err(e.err(a.span, format!("the `pred` of `{fname}` must be a scalar, got {}", t.ty)))
+        }
+        Value::Tensor(t) => Ok(Some(Some(e.cast(t.clone(), Dtype::Scalar(ScalarType::I1), a.span)?))),
+        _ => Ok(e.const_bool(a, fname, "pred")?.then_some(None)),
+    }
+}
+
+/// A compile-time count (at least 1, at most 2^20 as the hardware's arrival counter holds).
+fn count<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<u32> {
+    let n = e.const_int(a, fname, what)?;
+    if !(1..=(1 << 20) - 1).contains(&n) {
+        return Err(e.err(a.span, format!("`{what}` of `{fname}` must be between 1 and 2^20 - 1, got {n}")));
+    }
+    Ok(n as u32)
+}
+
+fn init<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = barrier(e, &b)?;
+    let count = count(e, b.req("count"), &b.fname, "count")?;
+    e.emit(Op::MBarrierInit { count }, &[bar], vec![], b.span)?;
+    Ok(Value::None)
+}
+
+fn expect<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = barrier(e, &b)?;
+    let Some(bytes) = b.opt("bytes_per_cta") else {
+        return Err(e.err(b.span, format!("`{}` needs the transaction bytes (`bytes_per_cta`)", b.fname)));
+    };
+    let n = e.const_int(bytes, &b.fname, "bytes_per_cta")?;
+    let Ok(bytes) = u32::try_from(n) else {
+        return Err(e.err(bytes.span, format!("{n} is not a byte count")));
+    };
+    emit_predicated(e, &b, Op::MBarrierExpect { bytes }, bar)
+}
+
+fn arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = barrier(e, &b)?;
+    if let Some(a) = b.opt("from_cta") {
+        return Err(e.err(a.span, "`from_cta` (remote arrivals) needs a cluster launch, which tessel does not do yet"));
+    }
+    let count = count(e, b.req("count"), &b.fname, "count")?;
+    emit_predicated(e, &b, Op::MBarrierArrive { count }, bar)
+}
+
+fn emit_predicated<'a>(e: &mut Elab<'a>, b: &Bound<'a>, op: Op, bar: Tv) -> R<Value<'a>> {
+    match pred(e, b.req("pred"), &b.fname)? {
+        None => {}
+        Some(None) => {
+            e.emit(op, &[bar], vec![], b.span)?;
+        }
+        Some(Some(p)) => {
+            e.emit(op, &[bar, p], vec![], b.span)?;
+        }
+    }
+    Ok(Value::None)
+}
+
+fn wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = barrier(e, &b)?;
+    let phase = b.req("phase");
+    let phase = match phase.value.as_int() {
+        Some(p) if !(0..=1).contains(&p) => {
+            return Err(e.err(phase.span, format!("the phase of `{}` is a parity, 0 or 1, got {p}", b.fname)));
+        }
+        Some(p) => e.constant(Const::Int(p as i64), Type::scalar(ScalarType::I32), phase.span)?,
+        None => {
+            let t = e.tensor_arg(phase, &b.fname, "phase")?;
+            if t.is_block() || t.scalar().is_none_or(|s| !s.is_int()) {
+                return Err(
+                    e.err(phase.span, format!("the phase of `{}` must be an integer scalar, got {}", b.fname, t.ty))
+                );
+            }
+            e.cast(t, Dtype::Scalar(ScalarType::I32), phase.span)?
+        }
+    };
+    match pred(e, b.req("pred"), &b.fname)? {
+        None => return Ok(Value::None),
+        Some(None) => {}
+        Some(Some(_)) => {
+            return Err(e.err(b.req("pred").span, format!("a runtime `pred` on `{}` is not supported yet", b.fname)));
+        }
+    }
+    e.emit(Op::MBarrierWait, &[bar, phase], vec![], b.span)?;
+    Ok(Value::None)
+}
+
+fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = barrier(e, &b)?;
+    e.emit(Op::MBarrierInvalidate, &[bar], vec![], b.span)?;
+    Ok(Value::None)
+}
+
+fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
+        return Err(
+            e.err(b.req("cluster").span, "`cluster=True` fences need a cluster launch, which tessel does not do yet")
+        );
+    }
+    e.emit(Op::FenceAsyncShared, &[], vec![], b.span)?;
+    Ok(Value::None)
+}

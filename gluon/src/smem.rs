@@ -1,0 +1,257 @@
+//! Shared memory: `gl.allocate_shared_memory(element_ty, shape, layout, value=None)` and the shared-memory
+//! descriptor it returns, a `memdesc` value of the IR (`local_alloc`). Its methods: `load(layout)`
+//! (`local_load` into a distributed layout), `store(value)` (`local_store`), `index(i)` (`memdesc_index`: buffer
+//! `i` of a multi-buffered allocation, the leading dim dropped), `_keep_alive()`; its attributes: `shape`,
+//! `dtype` (`element_ty`), `layout`, `rank`, `numel`, `nbytes_per_cta`, and `type` (the descriptor itself, so
+//! that `smem.type.shape` and `smem.type.layout` read as in Gluon).
+//!
+//! A shared layout of rank `r` lays out an allocation of rank `r + k`: the `k` leading dims count whole buffers
+//! (`AnyLayout::to_linear_buffered`), as in Gluon.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tessel_lang::Span;
+use tessel_lang::elab::builtins::{Arg, Bound, CallArgs};
+use tessel_lang::elab::registry::{Handler, Registry};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
+use tessel_lang::elab::{Elab, R};
+use tessel_layouts::{AnyLayout, SharedLayout};
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::types::Shape;
+use tessel_tile::{Elem, Layout, ScalarType, Type};
+
+use crate::GL;
+use crate::layouts::{distributed_arg, layout_attr, shared_arg, spec_of};
+
+pub fn register(r: &mut Registry) {
+    r.add(GL, "allocate_shared_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
+}
+
+/// The names a descriptor answers to as methods.
+const METHODS: &[&str] = &["load", "store", "index", "_keep_alive"];
+/// Methods of Gluon's descriptor tessel does not have yet.
+const NOT_YET: &[&str] = &["slice", "permute", "reshape", "reinterpret", "_reinterpret", "gather", "scatter"];
+const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "rank", "numel", "nbytes_per_cta", "type"];
+
+/// `gl.allocate_shared_memory(element_ty, shape, layout, value=None)`.
+fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
+    let shape = e.shape_arg(b.req("shape"), &fname)?;
+    let layout_arg = b.req("layout");
+    let spec = shared_arg(e, layout_arg, &fname)?;
+    let layout = shared_layout(e, &spec, &shape, elem, layout_arg.span)?;
+    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
+    let init = match b.opt("value") {
+        Some(a) => {
+            let t = e.tensor_arg(a, &fname, "value")?;
+            check_fits(e, &t, &ty, a.span)?;
+            vec![t]
+        }
+        None => vec![],
+    };
+    Ok(Value::Tensor(e.emit1(Op::LocalAlloc, &init, ty, b.span)?))
+}
+
+/// A dtype argument that is a scalar type.
+pub fn scalar_dtype<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<ScalarType> {
+    match e.dtype_arg(a, fname, what)? {
+        Dtype::Scalar(s) => Ok(s),
+        other => Err(e.err(a.span, format!("`{what}` of `{fname}` must be a scalar dtype, got {other}"))),
+    }
+}
+
+/// The layout of a buffer of `shape` and `elem` laid out by `spec`, checked against both (at `span`).
+pub fn shared_layout<'a>(
+    e: &Elab<'a>,
+    spec: &SharedLayout,
+    shape: &[u32],
+    elem: ScalarType,
+    span: Span,
+) -> R<Arc<Layout>> {
+    if spec.rank() > shape.len() {
+        return Err(
+            e.err(span, format!("a rank-{} shared layout cannot lay out a buffer of shape {shape:?}", spec.rank()))
+        );
+    }
+    if let SharedLayout::Nvmma(n) = spec
+        && n.element_bitwidth != elem.bits()
+    {
+        return Err(e.err_hint(
+            span,
+            format!(
+                "this NVMMASharedLayout is for {}-bit elements, but the buffer holds {} ({} bits)",
+                n.element_bitwidth,
+                elem.triton_name(),
+                elem.bits()
+            ),
+            "use `gl.NVMMASharedLayout.get_default_for(block_shape, dtype)`",
+        ));
+    }
+    let any = AnyLayout::Shared(spec.clone());
+    let linear = any.to_linear_buffered(shape).map_err(|err| e.err(span, format!("layout {any}: {err}")))?;
+    Ok(Arc::new(Layout { spec: Some(any), linear }))
+}
+
+/// A tensor stored into (or allocated with) a buffer must have its shape and element type.
+fn check_fits<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
+    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
+    if !t.is_block() || t.shape() != shape {
+        return Err(e.err(
+            span,
+            format!("the tensor has shape {:?}, but the shared-memory buffer has shape {shape:?}", t.shape()),
+        ));
+    }
+    if t.elem() != Some(Elem::Scalar(elem)) {
+        return Err(e.err_hint(
+            span,
+            format!("the tensor holds {}, but the shared-memory buffer holds {}", t.ty, elem.triton_name()),
+            format!("convert it first with `.to(gl.{})`", elem.triton_name()),
+        ));
+    }
+    Ok(())
+}
+
+/// The memdesc inside a value, if it is one.
+pub fn memdesc<'v>(v: &'v Value<'_>) -> Option<&'v Tv> {
+    match v {
+        Value::Tensor(t) if t.ty.is_memdesc() => Some(t),
+        _ => None,
+    }
+}
+
+/// A shared-memory descriptor argument.
+pub fn memdesc_arg<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<Tv> {
+    memdesc(&a.value).cloned().ok_or_else(|| {
+        e.err_hint(
+            a.span,
+            format!("`{what}` of `{fname}` must be a shared-memory descriptor, got {}", a.value.describe()),
+            "make one with `gl.allocate_shared_memory(dtype, shape, layout)`",
+        )
+    })
+}
+
+/// The registry's attribute hook: descriptors, tokens and layouts.
+pub fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
+    match v {
+        Value::Layout(l) => Ok(layout_attr(l, name)),
+        Value::Tensor(t) if t.ty == Type::Token => {
+            Err(e.err(span, format!("an async token has no attribute `{name}`")))
+        }
+        Value::Tensor(t) => {
+            let (shape, elem, layout) = t.ty.memdesc().expect("the registry owns memdescs and tokens");
+            let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
+            let numel: u64 = shape.iter().map(|&d| d as u64).product();
+            Ok(Some(match name {
+                "shape" => ints(shape),
+                "dtype" | "element_ty" => Value::Dtype(Dtype::Scalar(elem)),
+                "layout" => Value::Layout(Rc::new(spec_of(layout))),
+                "rank" => Value::Int(shape.len() as i128),
+                "numel" => Value::Int(numel as i128),
+                "nbytes_per_cta" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
+                "type" => v.clone(),
+                m if METHODS.contains(&m) || NOT_YET.contains(&m) => Value::Method(Rc::new((v.clone(), m.to_string()))),
+                _ => {
+                    let mut err = e.err(span, format!("a shared-memory descriptor has no attribute `{name}`"));
+                    let known = METHODS.iter().chain(ATTRS).copied();
+                    if let Some(best) = tessel_lang::elab::scope::closest(name, known) {
+                        err.diag = err.diag.with_hint(format!("did you mean `.{best}`?"));
+                    }
+                    return Err(err);
+                }
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The registry's method hook: descriptor methods.
+pub fn method<'a>(
+    e: &mut Elab<'a>,
+    recv: &Value<'a>,
+    name: &str,
+    args: CallArgs<'a>,
+    span: Span,
+) -> R<Option<Value<'a>>> {
+    let Some(mem) = memdesc(recv).cloned() else { return Ok(None) };
+    let fname = format!("shared_memory_descriptor.{name}");
+    match name {
+        "load" => {
+            let b = e.bind(&fname, "layout", args)?;
+            if distributed_arg(e, b.req("layout"), &fname)?.is_none() {
+                return Err(e.err(b.req("layout").span, format!("`{fname}` needs the layout of the loaded tensor")));
+            }
+            let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+            let layout = e.layout_kwarg(&b, shape)?;
+            let ty = Type::Tensor { shape: Shape::from_slice(shape), elem: Elem::Scalar(elem), layout };
+            Ok(Some(Value::Tensor(e.emit1(Op::LocalLoad, &[mem], ty, span)?)))
+        }
+        "store" => {
+            let b = e.bind(&fname, "value", args)?;
+            let t = e.tensor_arg(b.req("value"), &fname, "value")?;
+            check_fits(e, &t, &mem.ty, b.req("value").span)?;
+            e.emit(Op::LocalStore, &[t, mem], vec![], span)?;
+            Ok(Some(Value::None))
+        }
+        "index" => {
+            let b = e.bind(&fname, "index", args)?;
+            index(e, mem, b.req("index"), span).map(|t| Some(Value::Tensor(t)))
+        }
+        "_keep_alive" => {
+            e.bind(&fname, "", args)?;
+            Ok(Some(Value::None))
+        }
+        _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
+    }
+}
+
+/// `mem.index(i)`: buffer `i` of a multi-buffered allocation.
+pub fn index<'a>(e: &mut Elab<'a>, mem: Tv, i: &Arg<'a>, span: Span) -> R<Tv> {
+    let (shape, elem, layout) = mem.ty.memdesc().expect("a memdesc");
+    if shape.len() < 2 {
+        return Err(e.err(span, format!("`index` needs a buffer with a leading buffer dim, got shape {shape:?}")));
+    }
+    let sub: Vec<u32> = shape[1..].to_vec();
+    let sub_layout = sub_layout(layout, &sub)
+        .ok_or_else(|| e.err(span, format!("the layout of {} does not hold its buffers one after another", mem.ty)))?;
+    let idx = match &i.value {
+        Value::Int(n) if !(0..shape[0] as i128).contains(n) => {
+            return Err(e.err(i.span, format!("index {n} is out of range for {} buffers", shape[0])));
+        }
+        Value::Int(n) => e.constant(Const::Int(*n as i64), Type::scalar(ScalarType::I32), i.span)?,
+        Value::Tensor(t) if t.ty.is_tensor() || t.scalar().is_none_or(|s| !s.is_int()) => {
+            return Err(e.err(i.span, format!("a buffer index must be an integer scalar, got {}", t.ty)));
+        }
+        Value::Tensor(t) => e.cast(t.clone(), Dtype::Scalar(ScalarType::I32), i.span)?,
+        other => return Err(e.err(i.span, format!("a buffer index must be an integer, got {}", other.describe()))),
+    };
+    let ty = Type::MemDesc { shape: Shape::from_slice(&sub), elem, layout: sub_layout };
+    e.emit1(Op::MemDescIndex, &[mem, idx], ty, span)
+}
+
+/// The layout of one buffer: the spec's own when it fits the buffer's rank, else the first offset bases.
+fn sub_layout(l: &Layout, sub: &[u32]) -> Option<Arc<Layout>> {
+    if let Some(spec @ AnyLayout::Shared(s)) = &l.spec
+        && s.rank() <= sub.len()
+    {
+        let linear = spec.to_linear_buffered(sub).ok()?;
+        return Some(Arc::new(Layout { spec: Some(spec.clone()), linear }));
+    }
+    let k = sub.iter().map(|d| d.trailing_zeros() as usize).sum::<usize>();
+    let bases = l.linear.bases("offset");
+    if bases.len() < k
+        || bases[..k].iter().any(|b| b[0] != 0)
+        || bases[k..].iter().any(|b| b[1..].iter().any(|&x| x != 0))
+    {
+        return None;
+    }
+    let offset_bases = bases[..k].iter().map(|b| b[1..].to_vec()).collect();
+    let spec = AnyLayout::Shared(SharedLayout::Linear(tessel_layouts::SharedLinearLayout {
+        offset_bases,
+        block_bases: vec![],
+        alignment: 16,
+    }));
+    let linear = spec.to_linear_buffered(sub).ok()?;
+    Some(Arc::new(Layout { spec: Some(spec), linear }))
+}

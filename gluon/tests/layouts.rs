@@ -1,0 +1,96 @@
+//! Gluon layouts through the registry: the layout classes bound by `tessel_layouts::expr` (names, defaults,
+//! checks), their attributes, `convert_layout`, and the example kernel whose tiling is an aggregate.
+
+mod common;
+
+use common::*;
+use tessel_tile::ScalarType::*;
+use tessel_tile::interp::Arg;
+use tessel_tile::interp::memory::Memory;
+
+#[test]
+fn gluon_aggregate_copy_and_row_stats() {
+    let src = example_source("gluon_aggregate.py");
+    let t = F16;
+    let args = vec![ptr(t), ptr(t), ptr(F32), ptr(F32), int(), int(), int(), int(), cint(16), cint(64)];
+    let f = elab(&src, "copy_rows_kernel", args);
+    let text = f.to_string();
+    assert!(text.contains("BlockedLayout("), "gluon tensors carry the layouts as written:\n{text}");
+    assert!(text.contains("SliceLayout("), "{text}");
+    let (m, n, stride) = (37usize, 150usize, 160usize);
+    let mut rng = Rng::new(7);
+    let x = rounded(t, &rng.vec(m * stride));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", t, &x);
+    let by = poisoned(&mut mem, "y", t, m * n);
+    let (bs, bmax) = (poisoned(&mut mem, "sum", F32, m), poisoned(&mut mem, "max", F32, m));
+    let argv = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Buffer(bs), Arg::Buffer(bmax)];
+    let argv = [&argv[..], &[m, n, stride, n].map(|v| Arg::Int(v as i64))[..]].concat();
+    run(&f, &argv, [m.div_ceil(16) as u32, 1, 1], &mut mem);
+    let copy_ref: Vec<f64> = (0..m).flat_map(|r| x[r * stride..r * stride + n].to_vec()).collect();
+    assert_eq!(mem.read_f64(by), copy_ref, "the copy is exact");
+    let sums: Vec<f64> = (0..m).map(|r| x[r * stride..r * stride + n].iter().sum()).collect();
+    let maxs: Vec<f64> =
+        (0..m).map(|r| x[r * stride..r * stride + n].iter().cloned().fold(f64::NEG_INFINITY, f64::max)).collect();
+    assert_close("gluon row sums", &mem.read_f64(bs), &sums, 1e-5);
+    assert_eq!(mem.read_f64(bmax), maxs, "row maxima are exact");
+}
+
+/// A kernel that prints layouts and their attributes at compile time.
+fn static_prints(body: &str) -> Vec<String> {
+    let src = format!("{HEADER}\n@gluon.jit\ndef k(X):\n{body}");
+    let module = tessel_lang::parse_module(&src).unwrap();
+    let spec = tessel_lang::elab::Specialization::new(vec![ptr(F32)]);
+    match tessel_lang::elab::elaborate_with(&module, "k", &spec, tessel_gluon::registry()) {
+        Ok(e) => e.static_prints,
+        Err(d) => panic!("{}", d.render("test.py", &src)),
+    }
+}
+
+#[test]
+fn layout_classes_bind_with_gluon_names_and_defaults() {
+    let out = static_prints(
+        "    a: gl.constexpr = gl.NVMMASharedLayout.get_default_for([64, 32], gl.float16)
+    gl.static_print(a, a.swizzle_byte_width, a.element_bitwidth, a.transposed)
+    b: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    gl.static_print(b == gl.NVMMASharedLayout(128, 16))
+    acc: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    gl.static_print(acc.instr_shape, acc.version)
+    op: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc, k_width=2)
+    gl.static_print(op.k_width, op.parent == acc)
+    s: gl.constexpr = gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0])
+    gl.static_print(s.vec, s.order, mbarrier.MBarrierLayout())
+",
+    );
+    assert_eq!(
+        out,
+        [
+            "NVMMASharedLayout(64, 16) 64 16 False",
+            "True",
+            "(16, 64, 16) (3, 0)",
+            "2 True",
+            "8 (1, 0) SwizzledSharedLayout(1,1,1,[0])",
+        ]
+    );
+}
+
+#[test]
+fn convert_layout_converts_and_assert_trivial_refuses_a_real_conversion() {
+    let body = "
+@gluon.jit
+def k(X):
+    a: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+    b: gl.constexpr = gl.BlockedLayout([4, 1], [4, 8], [1, 4], [0, 1])
+    x = gl.full([32, 32], 1.0, gl.float32, layout=a)
+    y = gl.convert_layout(x, a, assert_trivial=True)
+    z = gl.convert_layout(y, b)
+    w = gl.convert_layout(z, a, assert_trivial=TRIVIAL)
+";
+    let src = format!("{HEADER}{}", body.replace("TRIVIAL", "False"));
+    let f = elab(&src, "k", vec![ptr(F32)]);
+    assert_eq!(f.to_string().matches("convert_layout").count(), 2, "{f}");
+    let src = format!("{HEADER}{}", body.replace("TRIVIAL", "True"));
+    let err = elab_error(&src, "k", vec![ptr(F32)]);
+    assert!(err.contains("this conversion is not trivial"), "{err}");
+    assert!(err.contains("gl.convert_layout(z, a, assert_trivial=True)"), "the error points at the call:\n{err}");
+}
