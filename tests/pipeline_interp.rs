@@ -168,3 +168,23 @@ fn pipelined_attention_computes_what_the_loop_as_written_does() {
     attention(100, 64, true, 3);
     attention(100, 64, false, 2);
 }
+
+/// Five stages of 128x256x64 fp16 tiles need 240 KiB of rings, more than a CTA may have on the H100: the error
+/// names each ring and its size and says what to change, instead of failing at launch.
+#[test]
+fn rings_over_the_shared_memory_budget_are_an_error_naming_them() {
+    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(true), int(true)];
+    spec.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
+    spec.extend([c(128), c(256), c(64), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/matmul.py")).unwrap();
+    let spec = Specialization { args: spec, num_warps: 8, num_stages: 5, maxnreg: None };
+    let ks =
+        tessel::KernelSource { file: "matmul.py", source: &source, kernel: "matmul_kernel", spec: &spec, module: None };
+    let err = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("240 KiB of rings compiled"),
+    };
+    for want in ["245760 bytes of shared memory", "%a_ring: 81920 bytes", "%b_ring: 163840 bytes", "num_stages = 5"] {
+        assert!(err.contains(want), "`{want}` missing from: {err}");
+    }
+}

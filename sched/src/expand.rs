@@ -144,9 +144,12 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
 
     // The rings.
     let mut rings = Vec::new();
-    for &(_, alloc) in &p.loads {
+    for &(load, alloc) in &p.loads {
         let one = pre.f.ty(pre.f.op(alloc).results[0]).clone();
         let ring = pre.value(Op::LocalAlloc, &[], ring_type(&one, p.buffers)?);
+        // Named after the load it stands for (`%a_ring`), for the allocation table and its errors.
+        let loaded = pre.f.op(load).results[0];
+        pre.f.values[ring.index()].name = pre.f.value(loaded).name.as_ref().map(|n| format!("{n}_ring"));
         rings.push((ring, one));
     }
 

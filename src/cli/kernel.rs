@@ -186,7 +186,7 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
     let ks = KernelSource { file: &src.name, source: &src.text, kernel, spec: &spec, module: Some(&src.module) };
     let output = crate::pipeline::run(&ks, args.arch, stop, None, &mut t).map_err(|e| match e {
         crate::Error::Compile(rendered) => CliError::Diagnostic(rendered),
-        crate::Error::Codegen(m) => CliError::Usage(format!("cannot generate code for `{kernel}` yet: {m}")),
+        crate::Error::Codegen(m) => CliError::Usage(format!("cannot generate code for `{kernel}`: {m}")),
         other => CliError::Failed(other.to_string()),
     })?;
     let text = match (&output, args.emit) {

@@ -496,6 +496,12 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         if l.smem_bytes > l.alloc.buffer_bytes() {
             msg += &format!("; scratch up to offset {}", l.smem_bytes);
         }
+        if f.config.num_stages > 1 && l.alloc.buffers.iter().any(|b| f.ty(b.value).shape().len() > 2) {
+            msg += &format!(
+                " (each of the software pipeliner's rings holds num_stages = {} buffers: a smaller num_stages or tile fits)",
+                f.config.num_stages
+            );
+        }
         return Err(CompileError::new(msg));
     }
     let mut table = l.alloc.table(f);
