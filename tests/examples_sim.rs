@@ -3,30 +3,16 @@
 //! interpreter on the same inputs: what the offline ptxas check cannot see (wrong values) shows up here
 //! without a GPU.
 
-#[path = "../codegen/tests/ptx_sim/mod.rs"]
-mod ptx_sim;
-
 mod common;
+mod sim_common;
 
 use std::path::Path;
 
 use common::{c, int, ptr};
-use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
-use tessel::pipeline::{Output, Stage};
+use sim_common::{RunOptions, V, run_on};
+use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, F16, F32};
 use tessel::tile::Target;
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::value::from_bits;
-use tessel_tile::interp::{Arg, run};
-
-/// A runtime argument of both sides: a buffer (`Some(data)` input, `None` poisoned output of `len`), or
-/// a scalar.
-enum V {
-    Buf(ScalarType, Vec<f64>),
-    Out(ScalarType, usize),
-    Int(i64),
-    F32(f32),
-}
 
 fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
     let mut s = seed | 1;
@@ -55,7 +41,8 @@ fn compare(
     compare_stages(file, kernel, spec, warps, 3, vals, grid, target)
 }
 
-/// [`compare`] with `num_stages` given.
+/// [`compare`] with `num_stages` given: the worst relative error over the outputs (each poisoned first, so an
+/// element nobody writes fails).
 #[allow(clippy::too_many_arguments)]
 fn compare_stages(
     file: &str,
@@ -68,57 +55,10 @@ fn compare_stages(
     target: Target,
 ) -> f64 {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
-    let spec = Specialization { args: spec, num_warps: warps, num_stages, maxnreg: None };
-    let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
-    let Ok(Output::Ptx { kernel: k, func }) =
-        tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default())
-    else {
-        panic!("{file}::{kernel} does not compile to PTX");
-    };
-    let prog = ptx_sim::Program::parse(&k.ptx).unwrap();
-    let (mut mem, mut global) = (Memory::new(), ptx_sim::Global::default());
-    let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, v) in vals.iter().enumerate() {
-        match v {
-            V::Buf(t, data) => {
-                let id = mem.alloc_from(format!("a{i}"), *t, data);
-                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
-                iargs.push(Arg::Buffer(id));
-            }
-            V::Out(t, n) => {
-                let poison = if t.is_float() { f64::NAN } else { -1.0 };
-                let id = mem.alloc_from(format!("a{i}"), *t, &vec![poison; *n]);
-                let addr = global.alloc(vec![0xFF; mem.buffer(id).bytes.len()]);
-                sargs.push(addr);
-                iargs.push(Arg::Buffer(id));
-                outs.push((id, addr, *t));
-            }
-            V::Int(x) => {
-                sargs.push(*x as u64);
-                iargs.push(Arg::Int(*x));
-            }
-            V::F32(x) => {
-                sargs.push(x.to_bits() as u64);
-                iargs.push(Arg::Float(*x as f64));
-            }
-        }
-    }
-    ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
-        .unwrap_or_else(|e| panic!("{kernel}: simulator: {e}"));
-    run(&func, &iargs, grid, &mut mem).unwrap_or_else(|e| panic!("{kernel}: interpreter: {e}"));
+    let opts = RunOptions { file, target, num_warps: warps, num_stages, poison: true };
+    let outs = run_on(&source, kernel, spec, &opts, vals, grid).unwrap_or_else(|e| panic!("{file}: {e}"));
     let mut worst: f64 = 0.0;
-    for (id, addr, t) in outs {
-        let w = t.bytes() as usize;
-        let dec = |b: &[u8]| -> Vec<f64> {
-            b.chunks(w)
-                .map(|ch| {
-                    let mut x = [0u8; 8];
-                    x[..w].copy_from_slice(ch);
-                    from_bits(u64::from_le_bytes(x), t).as_f64()
-                })
-                .collect()
-        };
-        let (got, want) = (dec(global.bytes(addr)), dec(&mem.buffer(id).bytes));
+    for (got, want) in outs {
         let (mut num, mut den, mut n) = (0.0, 0.0, 0);
         for (i, (&g, &r)) in got.iter().zip(&want).enumerate() {
             if g.is_nan() && r.is_nan() {

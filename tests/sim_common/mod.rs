@@ -1,5 +1,6 @@
-//! Shared by the simulator tests of language constructs and the differential tests: compile a kernel source to
-//! PTX (sm_90a), run it on the PTX simulator of `codegen/tests/ptx_sim` and in the interpreter on the same inputs.
+//! Shared by the simulator tests (examples, language constructs) and the differential tests: compile a kernel
+//! source to PTX, run it on the PTX simulator of `codegen/tests/ptx_sim` and in the interpreter on the same
+//! inputs.
 #![allow(dead_code)]
 
 #[path = "../../codegen/tests/ptx_sim/mod.rs"]
@@ -13,11 +14,24 @@ use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::value::from_bits;
 use tessel_tile::interp::{Arg, run};
 
-/// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, or an i32.
+/// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer or an f32.
 pub enum V {
     Buf(ScalarType, Vec<f64>),
     Out(ScalarType, usize),
     Int(i64),
+    F32(f32),
+}
+
+/// How [`run_on`] compiles and what output buffers start as.
+pub struct RunOptions<'a> {
+    /// The file name diagnostics and `device_assert` report.
+    pub file: &'a str,
+    pub target: Target,
+    pub num_warps: u32,
+    pub num_stages: u32,
+    /// Outputs start as NaN (floats) or -1 (integers) in the interpreter and as 0xFF bytes in the simulator, so
+    /// an element nobody writes shows up; otherwise both start as -7.0, so untouched elements compare equal.
+    pub poison: bool,
 }
 
 fn decode(bytes: &[u8], t: ScalarType) -> Vec<f64> {
@@ -58,9 +72,22 @@ pub fn run_both(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<SimAndInterp>, String> {
-    let spec = Specialization { args: spec, num_warps, num_stages: 3, maxnreg: None };
-    let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
-    let k = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
+    let opts = RunOptions { file: "test.py", target: Target::Sm90a, num_warps, num_stages: 3, poison: false };
+    run_on(source, kernel, spec, &opts, vals, grid)
+}
+
+/// [`run_both`] with the target, stages, file name and output poisoning given.
+pub fn run_on(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+) -> Result<Vec<SimAndInterp>, String> {
+    let spec = Specialization { args: spec, num_warps: opts.num_warps, num_stages: opts.num_stages, maxnreg: None };
+    let ks = tessel::KernelSource { file: opts.file, source, kernel, spec: &spec, module: None };
+    let k = match tessel::pipeline::run(&ks, opts.target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel: k, func }) => (k, func),
         Ok(_) => return Err(format!("{kernel}: not PTX")),
         Err(e) => return Err(format!("{kernel} does not compile to PTX: {e}")),
@@ -77,14 +104,25 @@ pub fn run_both(
                 iargs.push(Arg::Buffer(id));
             }
             V::Out(t, n) => {
-                let id = mem.alloc_from(format!("a{i}"), *t, &vec![-7.0; *n]);
-                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
+                let start = match (opts.poison, t.is_float()) {
+                    (true, true) => f64::NAN,
+                    (true, false) => -1.0,
+                    (false, _) => -7.0,
+                };
+                let id = mem.alloc_from(format!("a{i}"), *t, &vec![start; *n]);
+                let bytes =
+                    if opts.poison { vec![0xFF; mem.buffer(id).bytes.len()] } else { mem.buffer(id).bytes.clone() };
+                sargs.push(global.alloc(bytes));
                 iargs.push(Arg::Buffer(id));
                 outs.push((id, *sargs.last().unwrap(), *t));
             }
             V::Int(x) => {
                 sargs.push(*x as u64);
                 iargs.push(Arg::Int(*x));
+            }
+            V::F32(x) => {
+                sargs.push(x.to_bits() as u64);
+                iargs.push(Arg::Float(*x as f64));
             }
         }
     }
