@@ -17,21 +17,13 @@ use tessel_tile::{Layout, Type};
 
 use crate::{GL, HOPPER_MBARRIER};
 
-/// The layout classes of `gl` that have a linear layout.
-const GL_LAYOUTS: &[&str] = &[
-    "BlockedLayout",
-    "SliceLayout",
-    "DotOperandLayout",
-    "NVMMADistributedLayout",
-    "DistributedLinearLayout",
-    "SwizzledSharedLayout",
-    "NVMMASharedLayout",
-    "NVMMASharedLayout.get_default_for",
-    "SharedLinearLayout",
-];
+/// The layout classes the shared binder knows that live in other modules than `gl` (mbarrier) or in features
+/// gluon mode does not have yet (tensor memory, Blackwell).
+const NOT_IN_GL: &[&str] = &["MBarrierLayout", "TensorMemoryLayout", "get_tmem_reg_layout"];
 
 pub fn register(r: &mut Registry) {
-    for name in GL_LAYOUTS {
+    // Every layout class `tessel_layouts::expr` binds is a `gl.*` class, bound the same way.
+    for name in tessel_layouts::expr::KNOWN_CALLABLES.iter().filter(|n| !NOT_IN_GL.contains(n)) {
         r.add(GL, name, Handler::Raw(layout_call));
     }
     for m in [crate::AMPERE_MBARRIER, HOPPER_MBARRIER] {
