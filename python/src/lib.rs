@@ -252,6 +252,15 @@ impl Compiled {
         Ok(kernel.map_err(to_py)?.ptx)
     }
 
+    /// The dynamic shared memory (bytes) the kernel's code for `target` launches with, through the disk cache
+    /// (Triton's `metadata.shared`).
+    fn shared_bytes(&self, py: Python<'_>, target: &str) -> PyResult<u32> {
+        let target =
+            Target::parse(target).ok_or_else(|| PyValueError::new_err(format!("unknown target `{target}`")))?;
+        let kernel = py.detach(|| Jit::new(DiskCache::from_env()).ptx(&self.source(), target, Some(&self.func)));
+        Ok(kernel.map_err(to_py)?.shared_bytes)
+    }
+
     /// Runs the kernel in the interpreter over `grid`. `buffers` are (dtype, bytes) of each memory region;
     /// `args` the IR's arguments in order: `("buf", index)`, `("int", value)` or `("float", value)`. Returns the
     /// buffers' bytes afterwards and the lines `device_print` printed.

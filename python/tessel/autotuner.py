@@ -24,7 +24,8 @@ from .runtime import gpu_target
 class Config:
     """One candidate: meta-parameters (`kwargs`) and launch options."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None,
+                 ir_override=None):
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -129,16 +130,22 @@ class Autotuner(_Launcher):
         os.replace(tmp, path)
 
     # --- tuning ---
-    def prune_configs(self, named):
+    def prune_configs(self, kwargs, nargs=None):
+        """The configs to time, as Triton prunes them: `early_config_prune(configs, nargs, **kwargs)` and
+        `perf_model(**nargs, **kwargs, **config.all_kwargs())`, where `nargs` are the arguments given by position
+        (by name) and `kwargs` those given by keyword."""
+        nargs = {} if nargs is None else nargs
         configs = self.configs
         if self.early_config_prune:
-            configs = list(self.early_config_prune(self.configs, named))
+            configs = list(self.early_config_prune(self.configs, nargs, **kwargs))
+            if not configs:
+                raise RuntimeError(f"autotune: early_config_prune left no config of `{self.jit_function.__name__}`")
         if self.perf_model:
             top_k = self.configs_top_k
             if isinstance(top_k, float) and top_k <= 1.0:
-                top_k = int(len(configs) * top_k)
+                top_k = int(len(self.configs) * top_k)
             if top_k and len(configs) > top_k:
-                est = {c: self.perf_model(**named, **c.all_kwargs()) for c in configs}
+                est = {c: self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in configs}
                 configs = sorted(est, key=est.get)[:top_k]
         return configs
 
@@ -168,7 +175,8 @@ class Autotuner(_Launcher):
         target = "interpreter" if interpret else (gpu_target() or "cuda")
         key = (key_vals, target)
         if key not in self.cache:
-            self.cache[key] = self._tune(args, kwargs, grid, named, key_vals, target)
+            nargs = dict(zip(jf.arg_names, args))
+            self.cache[key] = self._tune(args, kwargs, grid, named, key_vals, target, nargs)
         config = self.cache[key]
         self.best_config = config
         if config.pre_hook:
@@ -180,8 +188,8 @@ class Autotuner(_Launcher):
             self.post_hook(named, None)
         return out
 
-    def _tune(self, args, kwargs, grid, named, key_vals, target):
-        configs = self.prune_configs(named)
+    def _tune(self, args, kwargs, grid, named, key_vals, target, nargs):
+        configs = self.prune_configs({k: v for k, v in kwargs.items()}, nargs)
         if len(configs) == 1 and not self.early_config_prune and len(self.configs) == 1:
             return configs[0]
         entry_key = json.dumps({"key": list(key_vals), "target": target})
@@ -192,7 +200,15 @@ class Autotuner(_Launcher):
         if todo:
             def compile_one(c):
                 try:
-                    self.fn.warmup(*args, grid=grid, **kwargs, **c.all_kwargs())
+                    c_args, c_kwargs = args, kwargs
+                    if c.pre_hook:
+                        # The hook may set what the specialization depends on (a descriptor's block shape, from
+                        # the config): run it on copies of the descriptors, so that configs compiled at once in
+                        # other threads, and the arguments themselves, are left alone.
+                        c_args, c_kwargs = _with_copied_descriptors(args, kwargs)
+                        c_named = _bind_partial(self.jit_function, c_args, c_kwargs)
+                        c.pre_hook({**c_named, **c.all_kwargs()})
+                    self.fn.warmup(*c_args, grid=grid, **c_kwargs, **c.all_kwargs())
                     return None
                 except Exception as e:  # noqa: BLE001 - a config that does not compile is skipped, as Triton does
                     return e
@@ -229,7 +245,21 @@ class Autotuner(_Launcher):
         return best
 
     def warmup(self, *args, **kwargs):
-        return [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in self.prune_configs(kwargs)]
+        nargs = dict(zip(self.jit_function.arg_names, args))
+        launch_kwargs = {k: v for k, v in kwargs.items() if k != "grid"}
+        return [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in self.prune_configs(launch_kwargs, nargs)]
+
+
+def _with_copied_descriptors(args, kwargs):
+    """`args` and `kwargs` with each tensor descriptor replaced by a copy (its lists copied too)."""
+    from .tools import TensorDescriptor
+
+    def copy(v):
+        if isinstance(v, TensorDescriptor):
+            return TensorDescriptor(v.base, list(v.shape), list(v.strides), list(v.block_shape), v.padding)
+        return v
+
+    return tuple(copy(a) for a in args), {k: copy(v) for k, v in kwargs.items()}
 
 
 def _bind_partial(jf, args, kwargs):

@@ -2,11 +2,19 @@
 
 The modules are installed in `sys.modules`, and a finder turns any other `triton.*` import into an ImportError
 that names the module tessel does not provide (instead of a confusing error from a half-found package).
+
+Each module has a `ModuleSpec` (torch probes `importlib.util.find_spec("triton")` when CUDA initializes, and
+that raises on a module whose `__spec__` is None). torch's optional Triton integration (inductor, the sparse
+Triton kernels: `torch.utils._triton.has_triton()`) must see no usable Triton rather than crash or try to drive
+tessel as Triton: `triton.backends.backends` is empty, so torch concludes "triton not built with the 'nvidia'
+backend", and `triton.compiler` is not provided (older torch imports `triton.compiler.compiler.triton_key`
+and treats the ImportError as "no Triton").
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import sys
 import types
 
@@ -23,10 +31,41 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+_allocator = None
+
+
+def set_allocator(allocator):
+    """`triton.set_allocator(fn)`: the function Triton calls for the global scratch memory of kernels that build
+    tensor descriptors on the device (`fn(size, alignment, stream) -> tensor`). Stored (`get_allocator()`);
+    tessel's compiler does not ask for such scratch memory yet."""
+    global _allocator
+    _allocator = allocator
+
+
+def get_allocator():
+    return _allocator
+
+
+class _ShimLoader(importlib.abc.Loader):
+    """The loader named by the shim modules' specs: they are created here, already complete."""
+
+    def create_module(self, spec):
+        return sys.modules.get(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+_LOADER = _ShimLoader()
+
+
 def _module(name, doc, **attrs):
     m = types.ModuleType(name, doc)
     m.__dict__.update(attrs)
     m.__path__ = []  # a package: submodules resolve through sys.modules and the finder below
+    m.__spec__ = importlib.machinery.ModuleSpec(name, _LOADER, is_package=True)
+    m.__loader__ = _LOADER
+    m.__package__ = name
     return m
 
 
@@ -41,6 +80,8 @@ class _TritonFinder(importlib.abc.MetaPathFinder):
 
 def modules():
     """The `triton` modules tessel provides, by name."""
+    jit_module = sys.modules[jit.__module__]  # `tessel.jit` the module (the package's `jit` is the decorator)
+
     tl = language
     ttgl = gluon.language
     tensor_descriptor = _module("triton.tools.tensor_descriptor", tools.__doc__,
@@ -49,23 +90,36 @@ def modules():
     gluon_mod = _module("triton.experimental.gluon", gluon.__doc__, jit=gluon.jit, language=ttgl,
                         constexpr_function=gluon.constexpr_function)
     experimental = _module("triton.experimental", "tessel's triton.experimental", gluon=gluon_mod)
+    driver_mod = _module("triton.runtime.driver", runtime.__doc__, driver=runtime.driver)
+    jit_mod = _module("triton.runtime.jit", jit_module.__doc__, JITFunction=jit_module.JITFunction, jit=jit)
+    autotuner_mod = _module("triton.runtime.autotuner", autotune.__doc__, Autotuner=autotune.Autotuner,
+                            Config=autotune.Config, Heuristics=autotune.Heuristics, autotune=autotune.autotune,
+                            heuristics=autotune.heuristics)
     runtime_mod = _module("triton.runtime", runtime.__doc__, driver=runtime.driver, Autotuner=autotune.Autotuner,
-                          Heuristics=autotune.Heuristics)
+                          Heuristics=autotune.Heuristics, Config=autotune.Config, JITFunction=jit_module.JITFunction,
+                          jit=jit_mod, autotuner=autotuner_mod)
     testing_mod = _module("triton.testing", testing.__doc__, do_bench=testing.do_bench,
-                          assert_close=testing.assert_close)
+                          assert_close=testing.assert_close, Benchmark=testing.Benchmark, Mark=testing.Mark,
+                          perf_report=testing.perf_report)
+    # Empty: torch's Triton integration finds no backend and stays off (see the module's docstring).
+    backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={})
     triton = _module(
         "triton", "tessel standing in for Triton",
         __version__="3.5.0+tessel",
         jit=jit, autotune=autotune.autotune, Config=autotune.Config, heuristics=autotune.heuristics,
-        cdiv=cdiv, next_power_of_2=next_power_of_2, language=tl, testing=testing_mod, runtime=runtime_mod,
-        experimental=experimental, tools=tools_mod, CompilationError=_compilation_error(),
+        JITFunction=jit_module.JITFunction, cdiv=cdiv, next_power_of_2=next_power_of_2, language=tl,
+        testing=testing_mod, runtime=runtime_mod, experimental=experimental, tools=tools_mod, backends=backends,
+        set_allocator=set_allocator, CompilationError=_compilation_error(),
     )
     return {
         "triton": triton,
         "triton.language": tl,
         "triton.testing": testing_mod,
         "triton.runtime": runtime_mod,
-        "triton.runtime.driver": runtime.driver,
+        "triton.runtime.driver": driver_mod,
+        "triton.runtime.jit": jit_mod,
+        "triton.runtime.autotuner": autotuner_mod,
+        "triton.backends": backends,
         "triton.experimental": experimental,
         "triton.experimental.gluon": gluon_mod,
         "triton.experimental.gluon.language": ttgl,
