@@ -17,29 +17,7 @@ use tessel::tile::ScalarType::F32;
 
 const DEFAULT_PROGRAMS: u64 = 24;
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn pick<'s, T>(&mut self, items: &'s [T]) -> &'s T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
+use tessel::tile::testing::Rng;
 
 /// Expressions over `[M, N]` f32 tiles, kept bounded (no division, exp or log). Inputs are multiples of 1/64 and
 /// constants of 1/8, so that sums are mostly exact whatever the order of additions (the one thing the two sides
@@ -50,7 +28,7 @@ fn expr(r: &mut Rng, depth: u32) -> String {
             0 => "x".into(),
             1 => "y".into(),
             // Constants as tiles, so that every expression is a tile.
-            2 => format!("(x * 0.0 + {})", (r.unit() * 8.0).round() / 8.0),
+            2 => format!("(x * 0.0 + {})", (r.uniform() * 8.0).round() / 8.0),
             _ => "((rows + cols).to(tl.float32) * 0.125)".into(),
         };
     }
@@ -133,7 +111,7 @@ fn env(name: &str, default: u64) -> u64 {
 
 /// Runs the program of `seed`; `Err` describes a mismatch or a failure to compile or run.
 fn case(seed: u64) -> Result<(), String> {
-    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut r = Rng::new(seed);
     let mut source = program(&mut r);
     // Hand-shrinking a failure: the same seed (shapes, data) with an edited program.
     if let Ok(path) = std::env::var("TESSEL_DIFF_SOURCE") {
@@ -145,7 +123,7 @@ fn case(seed: u64) -> Result<(), String> {
     let total = (m * n * programs) as usize;
     let valid = total - r.below(total as u64 / 2 + 1) as usize;
     let iters = r.below(4) as i64;
-    let data = |r: &mut Rng| (0..total).map(|_| (r.unit() * 64.0).round() / 64.0).collect::<Vec<_>>();
+    let data = |r: &mut Rng| (0..total).map(|_| (r.uniform() * 64.0).round() / 64.0).collect::<Vec<_>>();
     let (x, y) = (data(&mut r), data(&mut r));
     let spec = vec![ptr(F32), ptr(F32), ptr(F32), int(false), int(false), c(m as i64), c(n as i64)];
     let vals = [V::Out(F32, total), V::Buf(F32, x), V::Buf(F32, y), V::Int(valid as i64), V::Int(iters)];

@@ -15,16 +15,7 @@ use tessel::tile::ScalarType::{self, F16, F32};
 use tessel::tile::Target;
 
 fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let x = (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            if t == F16 { half::f16::from_f64(x).to_f64() } else { x as f32 as f64 }
-        })
-        .collect()
+    tessel::tile::testing::Rng::new(seed).vec_of(n, t)
 }
 
 /// Compiles `kernel` of `file` for `spec`, runs it on the simulator and in the interpreter over `grid`, and

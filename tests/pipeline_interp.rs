@@ -20,15 +20,7 @@ use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
 
 fn random(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            half::f16::from_f64((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0).to_f64()
-        })
-        .collect()
+    tessel::tile::testing::Rng::new(seed).vec_of(n, F16)
 }
 
 /// The kernel in layout IR (before scheduling) for `stages` stages on sm_90a.

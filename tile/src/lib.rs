@@ -14,6 +14,7 @@ pub mod parse;
 pub mod passes;
 pub mod print;
 pub mod target;
+pub mod testing;
 pub mod types;
 pub mod verify;
 mod verify_ext;

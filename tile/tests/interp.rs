@@ -6,17 +6,9 @@ use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType;
 use tessel_tile::verify::verify;
 
-/// Deterministic pseudo-random numbers in [-1, 1) (xorshift), so tests need no extra crates.
+/// Deterministic pseudo-random numbers in [-1, 1).
 fn randoms(seed: u64, n: usize) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        })
-        .collect()
+    tessel_tile::testing::Rng::new(seed).vec(n)
 }
 
 #[test]

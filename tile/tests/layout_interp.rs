@@ -11,45 +11,28 @@ use tessel_tile::parse::parse_func;
 use tessel_tile::print::print_func;
 use tessel_tile::types::{Elem, Type};
 
-/// xorshift64: deterministic without extra crates.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
+use tessel_tile::testing::Rng;
 
 const BUFFER: usize = 1 << 15;
 
 /// Runs `f` on inputs drawn from `seed`: every buffer's final contents (as bits) and the print log, or the
 /// error message.
 fn outcome(f: &Func, seed: u64) -> Result<(Vec<Vec<u64>>, Vec<String>), String> {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::new(seed);
     let mut mem = Memory::new();
     let mut args = Vec::new();
     let mut bufs = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
         match f.ty(a) {
             Type::Scalar(Elem::Ptr(s, _)) => {
-                let vals: Vec<f64> =
-                    (0..BUFFER).map(|_| if s.is_float() { rng.unit() * 4.0 } else { rng.below(64) as f64 }).collect();
+                let vals: Vec<f64> = (0..BUFFER)
+                    .map(|_| if s.is_float() { rng.uniform() * 4.0 } else { rng.below(64) as f64 })
+                    .collect();
                 let b = mem.alloc_from(format!("arg{i}"), *s, &vals);
                 bufs.push(b);
                 args.push(Arg::Buffer(b));
             }
-            Type::Scalar(Elem::Scalar(s)) if s.is_float() => args.push(Arg::Float(rng.unit())),
+            Type::Scalar(Elem::Scalar(s)) if s.is_float() => args.push(Arg::Float(rng.uniform())),
             Type::Scalar(Elem::Scalar(_)) => args.push(Arg::Int(1 + rng.below(40) as i64)),
             other => panic!("argument of type {other}"),
         }
@@ -202,7 +185,7 @@ fn random_kernel(rng: &mut Rng) -> String {
 #[test]
 fn random_kernels_compute_the_same_with_layouts() {
     let cases: u64 = std::env::var("LAYOUT_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
-    let mut rng = Rng(0x5eed_1a70_u64);
+    let mut rng = Rng::new(0x5eed_1a70);
     let (mut converted, mut ok) = (0, 0);
     for _ in 0..cases {
         let src = random_kernel(&mut rng);

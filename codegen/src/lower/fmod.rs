@@ -202,12 +202,9 @@ mod tests {
             f32::NEG_INFINITY,
             f32::NAN,
         ];
-        let mut s = 0x2545_f491u32;
+        let mut rng = tessel_tile::testing::Rng::new(2);
         for _ in 0..300 {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            let f = f32::from_bits(s);
+            let f = f32::from_bits(rng.next_u64() as u32);
             if !f.is_nan() {
                 v.push(f);
             }
@@ -254,12 +251,9 @@ mod tests {
             f64::NEG_INFINITY,
             f64::NAN,
         ];
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = tessel_tile::testing::Rng::new(1);
         for _ in 0..150 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            vals.push(f64::from_bits(s));
+            vals.push(f64::from_bits(rng.next_u64()));
         }
         for &x in &vals {
             for &y in &vals {

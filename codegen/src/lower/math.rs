@@ -407,17 +407,10 @@ mod tests {
         (got - want).abs() / ulp
     }
 
-    /// A deterministic spread of test points: a xorshift stream mapped into [lo, hi].
+    /// A deterministic spread of test points in [lo, hi].
     fn points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                lo + (hi - lo) * (s >> 11) as f64 / (1u64 << 53) as f64
-            })
-            .collect()
+        let mut rng = tessel_tile::testing::Rng::new(4);
+        (0..n).map(|_| lo + (hi - lo) * (rng.uniform() + 1.0) / 2.0).collect()
     }
 
     #[test]

@@ -357,13 +357,8 @@ mod tests {
         ));
         assert!(agrees(&layout(&[1], &[2, 4, 8, 16, 32], &[], 64), &layout(&[16, 32], &[1, 2, 4, 8, 0], &[], 64)));
         // Random invertible recombinations of a warp-local layout's bits.
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = tessel_tile::testing::Rng::new(3);
+        let mut next = || rng.next_u64();
         let mut shuffled = 0;
         for _ in 0..300 {
             let nr = 1 + next() % 3;

@@ -233,13 +233,8 @@ mod tests {
     }
 
     fn xorshift(n: usize, seed: u64) -> impl Iterator<Item = u64> {
-        let mut s = seed;
-        (0..n).map(move |_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
+        let mut rng = tessel_tile::testing::Rng::new(seed);
+        (0..n).map(move |_| rng.next_u64())
     }
 
     /// ≥ 100k points over ±1e10 (uniform in value and in exponent), within 1 ulp of f64 sin/cos.
