@@ -112,7 +112,7 @@ fn sorted_ref(x: &[f64], m: usize, n: usize, dim: usize, desc: bool) -> Vec<f64>
 fn sort_is_a_bitonic_sort_along_any_axis() {
     let mut rng = Rng::new(7);
     for (m, n) in [(2usize, 16usize), (4, 32), (8, 1), (1, 64)] {
-        let x: Vec<f64> = rounded(F32, &rng.vec(m * n));
+        let x: Vec<f64> = rounded(F32, &rng.normals(m * n));
         for dim in [0usize, 1] {
             for desc in [false, true] {
                 let (_, out) = run_k(SORT, F32, vec![c(m as i64), c(n as i64), c(dim as i64), b(desc)], &x, m * n);

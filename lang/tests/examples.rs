@@ -31,7 +31,7 @@ fn vector_add(t: ScalarType) {
     let f = elab("vector_add.py", &src, "add_kernel", vec![ptr(t), ptr(t), ptr(t), int(), cint(256)]);
     let n = 1000;
     let mut rng = Rng::new(1);
-    let (x, y) = (rounded(t, &rng.vec(n)), rounded(t, &rng.vec(n)));
+    let (x, y) = (rounded(t, &rng.normals(n)), rounded(t, &rng.normals(n)));
     let mut mem = Memory::new();
     let (bx, by) = (mem.alloc_from("x", t, &x), mem.alloc_from("y", t, &y));
     let out = poisoned(&mut mem, "out", t, n);
@@ -58,7 +58,7 @@ fn softmax(t: ScalarType) {
     assert!(text.contains("for {num_stages = 4}"), "tl.range's num_stages is recorded:\n{text}");
     let (rows, cols, in_stride) = (37usize, 1000usize, 1003usize);
     let mut rng = Rng::new(2);
-    let x = rounded(t, &rng.vec(rows * in_stride));
+    let x = rounded(t, &rng.normals(rows * in_stride));
     let mut mem = Memory::new();
     let bx = mem.alloc_from("x", t, &x);
     let out = poisoned(&mut mem, "y", t, rows * cols);
@@ -99,8 +99,8 @@ fn matmul(t: ScalarType, activation: &str, tolerance: f64) {
     let f = elab("matmul.py", &src, "matmul_kernel", args);
     let (m, n, k) = (100usize, 70usize, 90usize);
     let mut rng = Rng::new(3);
-    let a = rounded(t, &rng.vec(m * k));
-    let b = rounded(t, &rng.vec(k * n));
+    let a = rounded(t, &rng.normals(m * k));
+    let b = rounded(t, &rng.normals(k * n));
     let mut mem = Memory::new();
     let (ba, bb) = (mem.alloc_from("a", t, &a), mem.alloc_from("b", t, &b));
     let c = poisoned(&mut mem, "c", t, m * n);
@@ -137,10 +137,10 @@ fn layer_norm_forward_and_backward() {
     let (rows, n, block) = (33usize, 500usize, 128i64);
     let eps = 1e-5;
     let mut rng = Rng::new(4);
-    let x = rounded(t, &rng.vec(rows * n));
-    let w = rounded(t, &rng.vec(n));
-    let b = rounded(t, &rng.vec(n));
-    let dy = rounded(t, &rng.vec(rows * n));
+    let x = rounded(t, &rng.normals(rows * n));
+    let w = rounded(t, &rng.normals(n));
+    let b = rounded(t, &rng.normals(n));
+    let dy = rounded(t, &rng.normals(rows * n));
 
     // Forward: BLOCK_SIZE 128 < N, so each of the three loops runs 4 times, the last one masked.
     let fwd_args =
@@ -236,7 +236,7 @@ fn attention(causal: bool) {
     let f = elab("flash_attention.py", &src, "_attn_fwd", args);
     let mut rng = Rng::new(5 + causal as u64);
     let len = z * h * n_ctx * d;
-    let (q, k, v) = (rounded(t, &rng.vec(len)), rounded(t, &rng.vec(len)), rounded(t, &rng.vec(len)));
+    let (q, k, v) = (rounded(t, &rng.normals(len)), rounded(t, &rng.normals(len)), rounded(t, &rng.normals(len)));
     let mut mem = Memory::new();
     let (bq, bk, bv) = (mem.alloc_from("q", t, &q), mem.alloc_from("k", t, &k), mem.alloc_from("v", t, &v));
     let bm_out = poisoned(&mut mem, "m", F32, z * h * n_ctx);

@@ -42,6 +42,16 @@ impl Rng {
         (0..n).map(|_| self.uniform()).collect()
     }
 
+    /// Approximately standard normal (a sum of 4 uniforms, rescaled): bell-shaped data with rare large values.
+    pub fn normal(&mut self) -> f64 {
+        (0..4).map(|_| self.uniform()).sum::<f64>() * (3.0f64 / 4.0).sqrt()
+    }
+
+    /// `n` values of [`Rng::normal`].
+    pub fn normals(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.normal()).collect()
+    }
+
     /// `n` values uniform in [-1, 1), each rounded to `t` (what a buffer of `t` holds, so references computed
     /// from them see exactly what the kernel reads).
     pub fn vec_of(&mut self, n: usize, t: ScalarType) -> Vec<f64> {

@@ -48,35 +48,8 @@ pub fn check_ir(f: &Func) {
     assert_eq!(print_func(&parsed), text, "print(parse(print(f))) differs");
 }
 
-/// A small deterministic generator (xorshift64*).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-
-    /// Approximately standard normal (sum of 4 uniforms, rescaled).
-    pub fn normal(&mut self) -> f64 {
-        (0..4).map(|_| self.uniform()).sum::<f64>() * (3.0f64 / 4.0).sqrt()
-    }
-
-    pub fn vec(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.normal()).collect()
-    }
-}
+#[allow(unused_imports)]
+pub use tessel_tile::testing::Rng;
 
 /// The values as stored in `t` (rounded), so references are computed from exactly what the kernel reads.
 pub fn rounded(t: ScalarType, v: &[f64]) -> Vec<f64> {
