@@ -4,21 +4,27 @@
 # public upstream files, not part of this repository: pass the directory holding them (e.g. 01-vector-add.py,
 # 02-fused-softmax.py, 03-matrix-multiplication.py, 05-layer-norm.py, 06-fused-attention.py).
 # Needs the wheel built here and carried: pip wheel --no-deps ./python -w dist/
-# Usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS_PER_TUTORIAL]
+# Usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS_PER_TUTORIAL] [GLOB]   (GLOB picks tutorials, e.g. '0[12]*';
+# full logs go to $OUT (or /tmp) as tut-NAME.log; the autotuner's progress lines are left out of what is printed)
 set -uo pipefail
-dir=${1:?usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS]}
+dir=${1:?usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS] [GLOB]}
 secs=${2:-150}
+glob=${3:-*}
+logs=${OUT:-/tmp}
 python -m pip install --quiet --no-deps --no-index --force-reinstall dist/tessel-*.whl 2>&1 | grep -v "as the 'root' user"
 python -c "import tessel, torch, triton; print('tessel', tessel.__file__, '| torch', torch.__version__, '| triton', triton.__version__)"
-echo "== gpu_check (torch tensors, streams, events)"
-python python/bench/gpu_check.py 2>&1 | tail -20
-echo "== launch overhead"
-python python/bench/launch_overhead.py 2>&1 | tail -14
-for t in "$dir"/*.py; do
+if [[ $glob == "*" ]]; then
+  echo "== gpu_check (torch tensors, streams, events)"
+  python python/bench/gpu_check.py 2>&1 | tail -20
+  echo "== launch overhead"
+  python python/bench/launch_overhead.py 2>&1 | tail -14
+fi
+for t in "$dir"/$glob.py; do
   echo "== python -m tessel $(basename "$t") (at most ${secs}s)"
   start=$(date +%s)
-  timeout "$secs" python -m tessel "$t" > /tmp/tut.log 2>&1
+  log="$logs/tut-$(basename "$t" .py).log"
+  timeout "$secs" python -m tessel "$t" > "$log" 2>&1
   rc=$?
-  grep -vE '^\s*$' /tmp/tut.log | tail -30
+  tr '\r' '\n' < "$log" | grep -vE '^\s*$|tessel autotune' | tail -40
   echo "-- exit $rc after $(( $(date +%s) - start ))s"
 done
