@@ -7,6 +7,8 @@
 # Usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS_PER_TUTORIAL] [GLOB]   (GLOB picks tutorials, e.g. '0[12]*';
 # full logs go to $OUT (or /tmp) as tut-NAME.log; the autotuner's progress lines are left out of what is printed)
 set -uo pipefail
+# ptxas (for the register counts scripts read from warmed-up kernels) lives with the CUDA toolkit.
+export PATH=$PATH:/usr/local/cuda/bin
 dir=${1:?usage: bash bench/python_device.sh TUTORIALS_DIR [SECONDS] [GLOB]}
 secs=${2:-150}
 glob=${3:-*}
