@@ -180,3 +180,29 @@ fn rings_over_the_shared_memory_budget_are_an_error_naming_them() {
         assert!(err.contains(want), "`{want}` missing from: {err}");
     }
 }
+
+/// The persistent softmax asks for stages on its row loop (`tl.range(..., num_stages=)`): its row load, which
+/// feeds no dot, runs ahead as a cp.async into a ring and is read back into registers, masked-off columns set to
+/// the load's `other` (-inf) after the read. Ragged rows and columns, fewer rows than programs × stages.
+#[test]
+fn pipelined_softmax_rows_compute_what_the_loop_as_written_does() {
+    for (rows, cols, stages, programs) in [(37usize, 1000usize, 3i64, 4u32), (5, 130, 2, 2), (2, 64, 4, 3)] {
+        let block = cols.next_power_of_two() as i64;
+        let ld = cols.next_multiple_of(16);
+        let spec = vec![ptr(F32), ptr(F32), int(true), int(true), int(false), int(false), c(block), c(stages)];
+        let f = layout_ir("fused_softmax.py", "softmax_kernel", spec, 4, 3);
+        let p = pipelined(&f, 1);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains(&format!("num_stages requested {stages}")), "{schedule}");
+        let vals = vec![
+            V::Out(F32, rows * ld),
+            V::Buf(F32, tessel::tile::testing::Rng::new(9).vec(rows * ld)),
+            V::Int(ld as i64),
+            V::Int(ld as i64),
+            V::Int(rows as i64),
+            V::Int(cols as i64),
+        ];
+        let (want, got) = (outputs(&f, &vals, [programs, 1, 1]), outputs(&p, &vals, [programs, 1, 1]));
+        assert!(want == got, "softmax {rows}x{cols} stages {stages}: pipelined result differs");
+    }
+}

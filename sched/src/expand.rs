@@ -22,7 +22,7 @@ use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
 use tessel_tile::types::{Elem, Layout, ScalarType, Type};
 
-use crate::plan::LoopPlan;
+use crate::plan::{Consumer, LoopPlan};
 
 /// Builds ops detached from any region; the caller places them.
 struct Emit<'f> {
@@ -144,11 +144,11 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
 
     // The rings.
     let mut rings = Vec::new();
-    for &(load, alloc) in &p.loads {
-        let one = pre.f.ty(pre.f.op(alloc).results[0]).clone();
+    for l in &p.loads {
+        let one = l.buffer.clone();
         let ring = pre.value(Op::LocalAlloc, &[], ring_type(&one, p.buffers)?);
         // Named after the load it stands for (`%a_ring`), for the allocation table and its errors.
-        let loaded = pre.f.op(load).results[0];
+        let loaded = pre.f.op(l.load).results[0];
         pre.f.values[ring.index()].name = pre.f.value(loaded).name.as_ref().map(|n| format!("{n}_ring"));
         rings.push((ring, one));
     }
@@ -167,7 +167,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         for &x in &p.stage0 {
             let xd = pre.f.op(x).clone();
             let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-            if let Some(n) = p.loads.iter().position(|&(l, _)| l == x) {
+            if let Some(n) = p.loads.iter().position(|l| l.load == x) {
                 let idx = pre.int(i % p.buffers as i64, &i32t);
                 let (ring, one) = rings[n].clone();
                 let view = pre.value(Op::MemDescIndex, &[ring, idx], one);
@@ -206,12 +206,16 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let mut e = Emit { f, region: body, loc: d.loc, out: Vec::new() };
     e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
     let ext = e.ring_index(counter, p.buffers);
-    for (n, &(_, alloc)) in p.loads.iter().enumerate() {
+    let mut views = Vec::new();
+    for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
         let view = e.value(Op::MemDescIndex, &[ring, ext], one);
-        let staged = e.f.op(alloc).results[0];
-        e.f.replace_all_uses(staged, view);
-        e.f.unlink(alloc);
+        if let Consumer::Alloc(alloc) = l.consumer {
+            let staged = e.f.op(alloc).results[0];
+            e.f.replace_all_uses(staged, view);
+            e.f.unlink(alloc);
+        }
+        views.push(view);
     }
     // Values of stage 0 the last stage reads as well, computed again for the current iteration.
     let mut again: HashMap<ValueId, ValueId> = HashMap::new();
@@ -224,9 +228,23 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             again.insert(r, cr);
         }
     }
+    // Loads read back into registers: the buffer in the load's layout, `other` where the mask was off.
+    for (l, &view) in p.loads.iter().zip(&views) {
+        let Consumer::Registers { mask_other } = l.consumer else { continue };
+        let loaded = e.f.op(l.load).results[0];
+        let ty = e.f.ty(loaded).clone();
+        let mut data = e.value(Op::LocalLoad, &[view], ty.clone());
+        if let Some((m, o)) = mask_other {
+            let (m, o) = (*again.get(&m).unwrap_or(&m), *again.get(&o).unwrap_or(&o));
+            data = e.value(Op::Select, &[m, data, o], ty);
+        }
+        again.insert(loaded, data);
+    }
     let mut order = std::mem::take(&mut e.out);
     let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
-    for &x in old_ops.iter().filter(|x| !early.contains(x) && !p.loads.iter().any(|&(_, a)| a == **x)) {
+    let staging: std::collections::HashSet<OpId> =
+        p.loads.iter().filter_map(|l| if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None }).collect();
+    for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
         let mut nested = Vec::new();
         e.f.walk_op(x, &mut |y| nested.push(y));
         for y in nested {
@@ -258,7 +276,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 *v = iv_ahead;
             }
         }
-        if let Some(n) = p.loads.iter().position(|&(l, _)| l == x) {
+        if let Some(n) = p.loads.iter().position(|l| l.load == x) {
             let (ring, one) = rings[n].clone();
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();

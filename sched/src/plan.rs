@@ -50,8 +50,8 @@ pub struct LoopPlan {
     pub buffers: u32,
     /// Stage 0 in program order: the pipelined loads and every body op they need.
     pub stage0: Vec<OpId>,
-    /// Each pipelined load and the `local_alloc` that stages its data for the dot.
-    pub loads: Vec<(OpId, OpId)>,
+    /// The pipelined loads, in program order.
+    pub loads: Vec<PipelinedLoad>,
     /// Positions (among the loop-carried values) of the values stage 0 carries: the loads' pointers.
     pub early_args: Vec<usize>,
     /// Stage-0 ops that depend only on the induction variable and whose values the last stage reads too: the
@@ -59,6 +59,23 @@ pub struct LoopPlan {
     pub remat: Vec<OpId>,
     /// The `warpgroup_dot` made asynchronous, when there is one that can be.
     pub async_dot: Option<OpId>,
+}
+
+/// A load the pipeliner issues ahead as a `cp.async` into a ring.
+#[derive(Clone, Debug)]
+pub struct PipelinedLoad {
+    pub load: OpId,
+    /// The type of one buffer of its ring.
+    pub buffer: Type,
+    /// How the last stage reads it back: through the dot's shared-memory operand (the `local_alloc` it replaces),
+    /// or into registers in the load's layout (`local_load`, then masked-off elements set to the load's `other`).
+    pub consumer: Consumer,
+}
+
+#[derive(Clone, Debug)]
+pub enum Consumer {
+    Alloc(OpId),
+    Registers { mask_other: Option<(ValueId, ValueId)> },
 }
 
 /// The plan for loop `o`, or why it runs as written.
@@ -90,8 +107,11 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     };
     let uses = f.use_counts();
 
-    // The loads worth pipelining: their one user stages them in shared memory for a wgmma, cp.async can copy
-    // them (4+ contiguous bytes, masked-off elements zero) and their mask and pointers are computed in the loop.
+    // The loads worth pipelining: those whose one user stages them in shared memory for a wgmma and, when the
+    // loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too, read back into
+    // registers. cp.async must be able to copy them (4+ contiguous bytes in both memories, masked-off elements
+    // zero for the dot's operands; for register loads `other` is applied after the read).
+    let explicit = attrs.num_stages.is_some();
     let mut loads = Vec::new();
     let mut skipped = Vec::new();
     for &x in ops {
@@ -100,23 +120,29 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             continue;
         }
         let v = xd.results[0];
-        let Some(alloc) = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v])
-        else {
-            continue;
-        };
-        if uses[v.index()] != 1 || !feeds_wgmma(f, ops, f.op(alloc).results[0]) {
-            continue;
-        }
         let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
-        // cp.async moves runs contiguous in global memory (the pointers' alignment and contiguity) and in the
-        // buffer (the shared layout the dot wants).
-        let global = axis.access_width(f, xd.operands[0], xd.operands.get(1).copied(), elem.bytes());
-        let shared = match (f.ty(v), f.ty(f.op(alloc).results[0])) {
-            (Type::Tensor { layout: Some(d), .. }, Type::MemDesc { layout: s, .. }) => {
-                shared_access::offsets(&d.linear, &s.linear)
-                    .map(|m| shared_access::contiguous_run(&m, d.linear.in_dim_size("register"), elem.bytes()))
-                    .unwrap_or(1)
+        let Type::Tensor { layout: Some(dist), .. } = f.ty(v) else { continue };
+        let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v]);
+        let (buffer, consumer) = match alloc {
+            Some(a) if uses[v.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
+                (f.ty(f.op(a).results[0]).clone(), Consumer::Alloc(a))
             }
+            _ if explicit => {
+                let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
+                    (Some(&m), Some(&o)) if !is_zero(f, o) => Some((m, o)),
+                    _ => None,
+                };
+                (row_major_buffer(f.ty(v), &dist.linear, elem), Consumer::Registers { mask_other })
+            }
+            _ => continue,
+        };
+        // cp.async moves runs contiguous in global memory (the pointers' alignment and contiguity) and in the
+        // buffer.
+        let global = axis.access_width(f, xd.operands[0], xd.operands.get(1).copied(), elem.bytes());
+        let shared = match &buffer {
+            Type::MemDesc { layout: s, .. } => shared_access::offsets(&dist.linear, &s.linear)
+                .map(|m| shared_access::contiguous_run(&m, dist.linear.in_dim_size("register"), elem.bytes()))
+                .unwrap_or(1),
             _ => 1,
         };
         let width = global.min(shared) * elem.bytes();
@@ -124,22 +150,27 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             skipped.push(format!("{v}: {width}-byte accesses (cp.async needs 4, 8 or 16)"));
             continue;
         }
-        if let Some(&other) = xd.operands.get(2)
+        if let (Consumer::Alloc(_), Some(&other)) = (&consumer, xd.operands.get(2))
             && !is_zero(f, other)
         {
             skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
             continue;
         }
-        loads.push((x, alloc));
+        loads.push(PipelinedLoad { load: x, buffer, consumer });
     }
     if loads.is_empty() {
         let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
-        return Err(format!("no load in the loop feeds a tensor-core dot through shared memory{why}"));
+        let what = if explicit {
+            "no load in the loop"
+        } else {
+            "no load in the loop feeds a tensor-core dot through shared memory"
+        };
+        return Err(format!("{what} can be copied with cp.async{why}"));
     }
 
     // Stage 0: the loads, what they need from the body, and the next values of the loop-carried values they
     // read (a pointer's increment), to a fixed point.
-    let mut stage0: HashSet<OpId> = loads.iter().map(|&(l, _)| l).collect();
+    let mut stage0: HashSet<OpId> = loads.iter().map(|l| l.load).collect();
     let mut early: HashSet<usize> = HashSet::new();
     let mut work: Vec<OpId> = stage0.iter().copied().collect();
     while let Some(x) = work.pop() {
@@ -179,14 +210,49 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             iv_only.insert(x);
         }
     }
-    let allocs: HashSet<OpId> = loads.iter().map(|&(_, a)| a).collect();
+    let allocs: HashSet<OpId> =
+        loads.iter().filter_map(|l| if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None }).collect();
+    // The data of register loads: the last stage reads it back from the ring (so it may use it), stage 0 may not
+    // (a load whose address depends on another load's data is not pipelined).
+    let read_back: HashSet<ValueId> = loads
+        .iter()
+        .filter(|l| matches!(l.consumer, Consumer::Registers { .. }))
+        .map(|l| f.op(l.load).results[0])
+        .collect();
+    for &x in &stage0 {
+        if let Some(v) = f.op(x).operands.iter().find(|v| read_back.contains(v)) {
+            return Err(format!("{x} ({}) needs the data of the load {v} to load", f.op(x).op.name()));
+        }
+    }
     let mut remat: HashSet<OpId> = HashSet::new();
+    // The mask and `other` of register loads are applied in the last stage, for its own iteration.
+    for l in &loads {
+        if let Consumer::Registers { mask_other: Some((m, o)) } = l.consumer {
+            for v in [m, o] {
+                match def_in_body(v) {
+                    Some(p) if iv_only.contains(&p) => {
+                        remat.insert(p);
+                    }
+                    Some(_) => {
+                        return Err(format!(
+                            "the mask or `other` {v} of a pipelined load depends on loop-carried values"
+                        ));
+                    }
+                    None if args[1..].contains(&v) => {
+                        return Err(format!("the mask or `other` {v} of a pipelined load is loop-carried"));
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
     for &x in ops.iter().filter(|x| !stage0.contains(x) && !allocs.contains(x)) {
         let mut bad = None;
         f.walk_op(x, &mut |y| {
             for &v in &f.op(y).operands {
                 let early_arg = args.iter().position(|&a| a == v).is_some_and(|i| i > 0 && early.contains(&(i - 1)));
                 match def_in_body(v).filter(|p| stage0.contains(p)) {
+                    Some(_) if read_back.contains(&v) => {}
                     Some(p) if iv_only.contains(&p) => {
                         remat.insert(p);
                     }
@@ -232,7 +298,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
 
     // A dot left in flight across the back edge may only read rings (and buffers made before the loop): a
     // buffer the loop body writes every iteration would be overwritten while the previous dot still reads it.
-    let ring_results: HashSet<ValueId> = loads.iter().map(|&(_, a)| f.op(a).results[0]).collect();
+    let ring_results: HashSet<ValueId> = allocs.iter().map(|&a| f.op(a).results[0]).collect();
     let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|&dot| {
         f.op(dot).operands[..2]
             .iter()
@@ -243,6 +309,26 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let mut early_args: Vec<usize> = early.into_iter().collect();
     early_args.sort_unstable();
     Ok(LoopPlan { loop_op: o, stages, buffers: stages, stage0, loads, early_args, remat, async_dot })
+}
+
+/// One buffer for a load read back into registers of layout `dist`: the tensor row-major with `dist`'s
+/// fastest register dim innermost, so each thread's run of registers is one contiguous copy.
+fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_tile::ScalarType) -> Type {
+    let shape = t.shape();
+    let (fast, _) = tessel_tile::layout::axis::register_run(dist);
+    let mut order: Vec<usize> = vec![fast];
+    order.extend((0..shape.len()).rev().filter(|&d| d != fast));
+    let mut bases = Vec::new();
+    for &d in &order {
+        for j in 0..shape[d].trailing_zeros() {
+            let mut b = vec![0u32; shape.len()];
+            b[d] = 1 << j;
+            bases.push(b);
+        }
+    }
+    let outs = tessel_layouts::standard_out_dims(shape.len()).into_iter().zip(shape.iter().copied());
+    let linear = tessel_layouts::LinearLayout::new([("offset", bases)], outs).expect("a row-major layout of the shape");
+    Type::MemDesc { shape: shape.into(), elem, layout: std::sync::Arc::new(tessel_tile::Layout { spec: None, linear }) }
 }
 
 /// Whether memdesc `m` is an operand of a `warpgroup_dot` among `ops`.
