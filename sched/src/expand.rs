@@ -1,14 +1,15 @@
 //! Loop expansion: turns a loop and its [`LoopPlan`] into prologue, steady state and drain.
 //!
-//! With `S` stages the loads run `D = S − 1` iterations ahead. Each pipelined load gets a ring of `B = S` shared
-//! buffers (the dot in flight reads one, `D` are being filled); iteration `j`'s data goes to buffer `j mod B`, one
-//! `cp.async` group per iteration.
+//! With `S` stages the loads run `D = S − 1` iterations ahead. Each pipelined load gets a ring of `B` shared
+//! buffers: `D` being filled, plus one when an asynchronous dot still reads the previous iteration's while the next
+//! copy is issued; iteration `j`'s data goes to buffer `j mod B`, one `cp.async` group per iteration.
 //!
 //! - Prologue, before the loop: stage 0 of iterations `0..D` (copies predicated on the iteration existing).
 //! - Steady state, iteration `k`: wait until at most `D − 1` groups are in flight (iteration `k`'s data has
 //!   landed), run the last stage on buffer `k mod B` (the dot, asynchronous when the plan says so, followed by a
 //!   wait that retires the previous iteration's dot and so frees its buffers), then stage 0 of iteration `k + D`
-//!   into buffer `(k + D) mod B`, predicated on `k + D` being an iteration. The epilogue is predicated, not
+//!   into buffer `(k + D) mod B` (the one the previous iteration's dot read, or, with `B = D`, the one just read:
+//!   the barrier analysis puts a barrier between), predicated on `k + D` being an iteration. The epilogue is predicated, not
 //!   peeled: the last `D` iterations issue empty copies. A loop-carried counter gives the ring indices.
 //! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
 //!

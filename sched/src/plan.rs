@@ -46,7 +46,9 @@ pub struct LoopPlan {
     pub loop_op: OpId,
     /// `num_stages`: loads run `stages − 1` iterations ahead.
     pub stages: u32,
-    /// Buffers in each ring: `stages` (one read by the dot in flight, `stages − 1` being filled).
+    /// Buffers in each ring: the `stages − 1` being filled, plus the one an asynchronous dot still reads while the
+    /// next copy is issued. Without one, the last stage is done with its buffer before the copy into it (a
+    /// barrier between them).
     pub buffers: u32,
     /// Stage 0 in program order: the pipelined loads and every body op they need.
     pub stage0: Vec<OpId>,
@@ -308,7 +310,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     stage0.shrink_to_fit();
     let mut early_args: Vec<usize> = early.into_iter().collect();
     early_args.sort_unstable();
-    Ok(LoopPlan { loop_op: o, stages, buffers: stages, stage0, loads, early_args, remat, async_dot })
+    let buffers = if async_dot.is_some() { stages } else { stages - 1 };
+    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot })
 }
 
 /// One buffer for a load read back into registers of layout `dist`: the tensor row-major with `dist`'s
