@@ -1,9 +1,51 @@
-//! One deterministic random-number generator for the tests of every crate (the interpreter comparisons, the
-//! differential generator, the simulator tests), so that a seed means the same stream everywhere and no test
-//! needs an extra crate. xorshift64* (Marsaglia, Vigna): fast, 64-bit state, good enough for test data.
+//! What the tests of every crate share: one deterministic random-number generator (so that a seed means the
+//! same stream everywhere and no test needs an extra crate; xorshift64*, fast and good enough for test data), the
+//! IR round-trip check, poisoned buffers and the interpreter comparisons.
 
+use crate::interp::memory::{BufferId, Memory};
 use crate::interp::value::round_float;
+use crate::interp::{Arg, run};
+use crate::ir::Func;
+use crate::parse::parse_func;
+use crate::print::print_func;
 use crate::types::ScalarType;
+use crate::verify::verify;
+
+/// The IR verifies, and prints → parses → prints to the same text.
+pub fn check_ir(f: &Func) {
+    verify(f).unwrap_or_else(|e| panic!("verifier: {e}\n{f}"));
+    let text = print_func(f);
+    let parsed = parse_func(&text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
+    verify(&parsed).unwrap_or_else(|e| panic!("verifier (parsed): {e}"));
+    assert_eq!(print_func(&parsed), text, "print(parse(print(f))) differs");
+}
+
+/// The values as stored in `t` (rounded), so references are computed from exactly what the kernel reads.
+pub fn rounded(t: ScalarType, v: &[f64]) -> Vec<f64> {
+    v.iter().map(|&x| round_float(x, t)).collect()
+}
+
+/// A buffer filled with NaN (floats) or a sentinel (ints): what is not written shows.
+pub fn poisoned(mem: &mut Memory, name: &str, t: ScalarType, n: usize) -> BufferId {
+    let fill = if t.is_float() { f64::NAN } else { -7.0 };
+    mem.alloc_from(name, t, &vec![fill; n])
+}
+
+/// ‖out − ref‖ / ‖ref‖ (infinite if any output is NaN).
+pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
+    assert_eq!(out.len(), reference.len());
+    if out.iter().any(|x| x.is_nan()) {
+        return f64::INFINITY;
+    }
+    let num: f64 = out.iter().zip(reference).map(|(a, b)| (a - b) * (a - b)).sum();
+    let den: f64 = reference.iter().map(|b| b * b).sum();
+    (num / den).sqrt()
+}
+
+/// Runs `f` in the interpreter, panicking with its error; returns the printed lines.
+pub fn interpret(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
+    run(f, args, grid, mem).unwrap_or_else(|e| panic!("interpreter: {e}"))
+}
 
 /// A seeded xorshift64* stream.
 #[derive(Clone, Debug)]

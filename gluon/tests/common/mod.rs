@@ -4,10 +4,7 @@
 
 use tessel_lang::elab::{ArgSpec, ConstValue, Elaborated, Specialization, elaborate_with};
 use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::parse::parse_func;
-use tessel_tile::print::print_func;
-use tessel_tile::verify::verify;
+use tessel_tile::interp::memory::Memory;
 use tessel_tile::{Func, ScalarType};
 
 pub const HEADER: &str = "\
@@ -56,42 +53,11 @@ pub fn elab_error(src: &str, kernel: &str, args: Vec<ArgSpec>) -> String {
     }
 }
 
-/// The IR verifies, and prints → parses → prints to the same text.
-pub fn check_ir(f: &Func) {
-    verify(f).unwrap_or_else(|e| panic!("verifier: {e}\n{f}"));
-    let text = print_func(f);
-    let parsed = parse_func(&text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
-    verify(&parsed).unwrap_or_else(|e| panic!("verifier (parsed): {e}"));
-    assert_eq!(print_func(&parsed), text, "print(parse(print(f))) differs");
-}
-
 #[allow(unused_imports)]
-pub use tessel_tile::testing::Rng;
-
-/// The values as stored in `t` (rounded), so references are computed from exactly what the kernel reads.
-pub fn rounded(t: ScalarType, v: &[f64]) -> Vec<f64> {
-    v.iter().map(|&x| tessel_tile::interp::value::round_float(x, t)).collect()
-}
-
-/// A buffer filled with NaN (floats) or a sentinel (ints): what is not written shows.
-pub fn poisoned(mem: &mut Memory, name: &str, t: ScalarType, n: usize) -> BufferId {
-    let fill = if t.is_float() { f64::NAN } else { -7.0 };
-    mem.alloc_from(name, t, &vec![fill; n])
-}
-
-/// ‖out − ref‖ / ‖ref‖ (infinite if any output is NaN).
-pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
-    assert_eq!(out.len(), reference.len());
-    if out.iter().any(|x| x.is_nan()) {
-        return f64::INFINITY;
-    }
-    let num: f64 = out.iter().zip(reference).map(|(a, b)| (a - b) * (a - b)).sum();
-    let den: f64 = reference.iter().map(|b| b * b).sum();
-    (num / den).sqrt()
-}
+pub use tessel_tile::testing::{Rng, check_ir, poisoned, rel_err, rounded};
 
 pub fn run(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
-    tessel_tile::interp::run(f, args, grid, mem).unwrap_or_else(|e| panic!("interpreter: {e}"))
+    tessel_tile::testing::interpret(f, args, grid, mem)
 }
 
 /// The interpreter's error for a program it must refuse.
