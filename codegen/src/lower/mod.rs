@@ -498,7 +498,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         }
         if f.config.num_stages > 1 && l.alloc.buffers.iter().any(|b| f.ty(b.value).shape().len() > 2) {
             msg += &format!(
-                " (each of the software pipeliner's rings holds num_stages = {} buffers: a smaller num_stages or tile fits)",
+                " (the software pipeliner keeps num_stages - 1 or num_stages buffers in each ring, num_stages = {}: a smaller num_stages or tile fits)",
                 f.config.num_stages
             );
         }
