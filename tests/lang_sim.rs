@@ -8,7 +8,7 @@ mod sim_common;
 use common::{c, int, ptr};
 use sim_common::{V, same_on_both};
 use tessel::lang::elab::Specialization;
-use tessel::pipeline::Stage;
+use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F32;
 use tessel::tile::Target;
 
@@ -95,10 +95,6 @@ fn ops_without_a_lowering_yet_are_a_clean_codegen_error() {
             "inline_asm",
             r#"tl.store(Out + offs, tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], tl.float32, True, 1))"#,
         ),
-        ("globaltimer", "tl.store(Out, tl.extra.cuda.globaltimer().to(tl.float32))"),
-        ("smid", "tl.store(Out, tl.extra.cuda.smid().to(tl.float32))"),
-        ("gdc_wait", "tl.extra.cuda.gdc_wait()"),
-        ("gdc_launch_dependents", "tl.extra.cuda.gdc_launch_dependents()"),
     ];
     for (op, line) in cases {
         let source = format!(
@@ -112,6 +108,36 @@ fn ops_without_a_lowering_yet_are_a_clean_codegen_error() {
         let msg = format!("{e}");
         assert!(msg.contains(&format!("op `{op}` is not supported by codegen yet")), "{op}: {msg}");
     }
+}
+
+/// `tl.extra.cuda`'s device-state reads and programmatic-dependent-launch control lower to their PTX (the
+/// simulator has no timer or SM id, so the PTX is checked, and assembled when ptxas is on hand: `.ci/run` sets
+/// TESSEL_REQUIRE_PTXAS for the PTX checks); gdc on sm_80 is refused with the reason.
+#[test]
+fn extra_cuda_device_ops_lower_to_their_ptx() {
+    let source = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(Out):\n    \
+                  tl.extra.cuda.gdc_wait()\n    t = tl.extra.cuda.globaltimer()\n    \
+                  s = tl.extra.cuda.smid()\n    tl.store(Out, t.to(tl.float32) + s.to(tl.float32))\n    \
+                  tl.extra.cuda.gdc_launch_dependents()\n";
+    let spec = Specialization::new(vec![ptr(F32)]);
+    let ks = tessel::KernelSource { file: "t.py", source, kernel: "k", spec: &spec, module: None };
+    let Ok(Output::Ptx { kernel, .. }) =
+        tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default())
+    else {
+        panic!("does not compile to PTX");
+    };
+    for want in ["griddepcontrol.wait;", "%globaltimer;", "%smid;", "griddepcontrol.launch_dependents;"] {
+        assert!(kernel.ptx.contains(want), "`{want}` missing:\n{}", kernel.ptx);
+    }
+    let wait = kernel.ptx.find("griddepcontrol.wait").unwrap();
+    assert!(wait < kernel.ptx.find("st.global").unwrap(), "the wait comes before the kernel's work");
+    if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        tessel::codegen::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
+    }
+    let Err(e) = tessel::pipeline::run(&ks, Target::Sm80, Stage::Ptx, None, &mut Default::default()) else {
+        panic!("gdc compiled for sm_80");
+    };
+    assert!(e.to_string().contains("needs sm_90a"), "{e}");
 }
 
 /// Found by the differential tests: with one warp, layout propagation met a `join` (inside `tl.sort`) from its

@@ -14,6 +14,7 @@ mod control;
 mod convert;
 mod coords;
 mod debug;
+mod device;
 mod dot;
 mod fmod;
 mod fpops;
@@ -384,6 +385,7 @@ impl<'f> Lower<'f> {
             | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
+            Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
