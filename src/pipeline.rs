@@ -105,6 +105,9 @@ pub fn run(
     let schedule = t
         .time("schedule + pipeline", || tessel_sched::pipeline(&mut func))
         .map_err(|e| Error::Codegen(format!("internal error: the software pipeliner failed: {e}")))?;
+    // Descriptor accesses the pipeliner did not take become TMA copies (sm_90a+ host descriptors).
+    t.time("tma copies", || tessel_tile::layout::tma_copies::lower_tma_copies(&mut func))
+        .map_err(|e| Error::Codegen(format!("internal error: lowering descriptor accesses to TMA: {e}")))?;
     tessel_tile::verify::verify(&func)
         .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
     if let Some(before) = before {
