@@ -19,7 +19,7 @@ export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 failures=0
 step() { # NAME CMD...
   local name=$1; shift
-  local log; log=$("$@" 2>&1); local rc=$?
+  local log; log=$(timeout ${STEP_TIMEOUT:-240} "$@" 2>&1); local rc=$?
   echo "-- $name (exit $rc)"
   grep -E "^check |ERROR SUMMARY|RACECHECK SUMMARY|^error|wrong|MISMATCH|in the interpreter" <<<"$log"
   if [[ $rc -ne 0 ]] || grep -qE "MISMATCH|in the interpreter over" <<<"$log"; then
@@ -61,7 +61,7 @@ for dt in fp16 bf16; do
   for n in $SIZES; do
     for cfg in "128 128 64 3" "128 128 64 4" "128 256 64 3"; do
       set -- $cfg
-      $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) --flops "2 * M * N * K" \
+      timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) --flops "2 * M * N * K" \
         --arg a=randn:$n"x"$n:$dt --arg b=randn:$n"x"$n:$dt --arg c=zeros:$n"x"$n:$dt --arg a_desc=desc:a:block=$1x$3 \
         --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
         | grep -E "^bench|^error" | sed "s/^/$dt $n^3 $1x$2x$3 stages $4 /"
