@@ -35,9 +35,11 @@ fn data_type(elem: ScalarType) -> sys::CUtensorMapDataType {
     }
 }
 
-/// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments (innermost dim first):
-/// dims, byte strides of the outer dims, box.
-fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<(Vec<u64>, Vec<u64>, Vec<u32>), String> {
+/// The driver's arguments, innermost dim first: dims, byte strides of the outer dims, box.
+type DriverArgs = (Vec<u64>, Vec<u64>, Vec<u32>);
+
+/// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments.
+fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, String> {
     let rank = m.block_shape.len();
     let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
     let eb = m.elem.bytes() as u64;
@@ -60,7 +62,7 @@ fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<(Vec<u64>, Vec<
             v.strides[d], eb
         ));
     }
-    if m.nan_padding && !m.elem.is_float() || m.nan_padding && m.elem.bits() == 8 {
+    if m.nan_padding && (!m.elem.is_float() || m.elem.bits() == 8) {
         return Err(format!("NaN padding needs a 16-, 32- or 64-bit float tensor, not {}", m.elem));
     }
     let dims = v.shape.iter().rev().map(|&d| d as u64).collect();

@@ -290,11 +290,7 @@ impl Program<'_> {
                             self.land_tma(key);
                         }
                     }
-                    Op::MBarrierArrive { count } if pred => {
-                        if bar.arrive(*count)? {
-                            self.land_tma(key);
-                        }
-                    }
+                    Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
                     Op::MBarrierWait => {
                         let p = phase;
                         if !(0..=1).contains(&p) {

@@ -193,14 +193,27 @@ mod tests {
   desc_store %dy, %tt, %on, %om
   return
 }";
-        let f = parse_func(src).unwrap();
+        let mut f = parse_func(src).unwrap();
+        // sm_80 has no TMA: every access becomes pointer loads and stores.
+        f.target = crate::Target::Sm80;
         let mut g = f.clone();
         lower_descriptors(&mut g).unwrap();
         crate::verify::verify(&g).unwrap();
         let text = crate::print::print_func(&g);
         assert!(!text.contains("desc"), "{text}");
+        // On sm_90a the load of `%dx` (the kernel's arguments in a descriptor's order: a host descriptor) stays
+        // for TMA, and `%dy`'s store (arguments out of that order: no tensor map) becomes pointer stores.
+        let mut h = f.clone();
+        h.target = crate::Target::Sm90a;
+        lower_descriptors(&mut h).unwrap();
+        let text = crate::print::print_func(&h);
+        assert!(text.contains("desc_load") && !text.contains("desc_store"), "{text}");
+        assert!(crate::layout::tma_copies::lower_tma_copies(&mut h).unwrap());
+        crate::verify::verify(&h).unwrap();
+        let text = crate::print::print_func(&h);
+        assert!(text.contains("tma_load") && text.contains("mbarrier_wait") && !text.contains("desc_load"), "{text}");
         let (m, n) = (19usize, 45usize);
-        let outputs: Vec<Vec<f64>> = [&f, &g]
+        let outputs: Vec<Vec<f64>> = [&f, &g, &h]
             .iter()
             .map(|func| {
                 let mut mem = Memory::new();
@@ -221,6 +234,7 @@ mod tests {
             })
             .collect();
         assert_eq!(outputs[0], outputs[1]);
+        assert_eq!(outputs[0], outputs[2], "the TMA lowering");
         let expect: Vec<f64> = (0..n * m).map(|i| ((i % m) * n + i / m) as f64).collect();
         assert_eq!(outputs[1], expect);
     }

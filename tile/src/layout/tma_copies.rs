@@ -85,7 +85,7 @@ fn store(f: &mut Func, o: OpId) -> Result<(), String> {
     let data = f.op(o).clone();
     let (desc, value) = (data.operands[0], data.operands[1]);
     let (elem, block) = tma::desc_block(f.ty(desc)).ok_or("desc_store to a non-descriptor")?;
-    let buffer_ty = tma::buffer_type(elem, &block.to_vec())?;
+    let buffer_ty = tma::buffer_type(elem, block)?;
     let mut c = Cursor { f, anchor: o };
     let buf = c.op(Op::LocalAlloc, &[value], buffer_ty);
     let mut operands = vec![desc, buf];
