@@ -91,10 +91,6 @@ fn ops_without_a_lowering_yet_are_a_clean_codegen_error() {
     let cases = [
         ("gather", "tl.store(Out + offs, tl.gather(x, 7 - offs, 0))"),
         ("histogram", "tl.store(Out + tl.arange(0, 4), tl.histogram(offs, 4).to(tl.float32))"),
-        (
-            "inline_asm",
-            r#"tl.store(Out + offs, tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], tl.float32, True, 1))"#,
-        ),
     ];
     for (op, line) in cases {
         let source = format!(

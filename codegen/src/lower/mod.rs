@@ -18,6 +18,7 @@ mod device;
 mod dot;
 mod fmod;
 mod fpops;
+mod inline_asm;
 mod local;
 mod math;
 mod memory;
@@ -399,6 +400,7 @@ impl<'f> Lower<'f> {
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
+            Op::InlineAsm { .. } => inline_asm::lower(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())

@@ -109,7 +109,8 @@ impl Program {
                 in_body = line == "{";
                 continue;
             }
-            if line == "}" || line.starts_with(".reg") {
+            // Scopes inside the body (inline asm, call parameters) are flat here: registers are global names.
+            if line == "{" || line == "}" || line.starts_with(".reg") {
                 continue;
             }
             if let Some(l) = line.strip_suffix(':') {
@@ -684,6 +685,12 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let f = (x >> pos.min(63)) & mask(len);
             let r = if ty == "s32" && len > 0 { sext(f, len) as u64 } else { f };
             put(&a[0], r & mask(bits))?
+        }
+        "bfi" => {
+            // Bits pos..pos+len of b replaced by the low len bits of a (PTX: both clamped to the width).
+            let (x, y, pos, len) = (v(1)?, v(2)?, v(3)? as u32 & 0xff, v(4)? as u32 & 0xff);
+            let field = mask(len.min(bits)).checked_shl(pos).unwrap_or(0);
+            put(&a[0], ((y & !field) | (x.checked_shl(pos).unwrap_or(0) & field)) & mask(bits))?
         }
         "selp" => put(&a[0], if v(3)? != 0 { v(1)? } else { v(2)? })?,
         "setp" => {
