@@ -13,6 +13,7 @@ mod cast;
 mod control;
 mod convert;
 mod coords;
+mod data;
 mod debug;
 mod device;
 mod dot;
@@ -401,6 +402,8 @@ impl<'f> Lower<'f> {
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
             Op::InlineAsm { .. } => inline_asm::lower(self, &data)?,
+            Op::Gather { .. } => data::gather(self, &data)?,
+            Op::Histogram { num_bins } => data::histogram(self, &data, *num_bins)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())

@@ -264,6 +264,8 @@ struct Shadow {
     read: Option<(usize, u32, u32)>,
     readers_many: bool,
     readers_warp: Option<usize>,
+    /// The last write was an atomic (atomics of different threads need no barrier between them).
+    atomic: bool,
 }
 
 impl Cta<'_> {
@@ -349,8 +351,41 @@ impl Cta<'_> {
                         return race(&format!("threads {u} and {t} write different values"));
                     }
                     self.shadow[a + i].write = Some((t, epoch, wepoch));
+                    self.shadow[a + i].atomic = false;
                 }
             }
+        }
+        Ok(&mut self.smem[a..a + n])
+    }
+
+    /// Bytes `addr..addr + n` of shared memory for an atomic read-modify-write by thread `t`: ordered with
+    /// other threads' atomics, but a race with their unordered plain reads and writes.
+    fn smem_atomic(&mut self, t: usize, addr: u64, n: usize) -> Result<&mut [u8], String> {
+        let len = self.smem.len();
+        let a = addr as usize;
+        if a + n > len {
+            return Err(format!("shared atomic of {n} bytes at {a} past the {len} bytes allocated"));
+        }
+        let (epoch, warp) = (self.epoch, t / 32);
+        let wepoch = self.warp_epoch[warp];
+        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
+        for i in 0..n {
+            let sh = &mut self.shadow[a + i];
+            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
+            if let Some((u, e, we)) = sh.write
+                && !sh.atomic
+                && !ordered(u, e, we)
+            {
+                return race(&format!("thread {t}'s atomic meets thread {u}'s write"));
+            }
+            if let Some((u, e, we)) = sh.read
+                && (sh.readers_many || u != t)
+                && !ordered(u, e, we)
+            {
+                return race(&format!("thread {t}'s atomic meets thread {u}'s read"));
+            }
+            sh.write = Some((t, epoch, wepoch));
+            sh.atomic = true;
         }
         Ok(&mut self.smem[a..a + n])
     }
@@ -510,6 +545,41 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
+        "atom" | "red" => {
+            // `atom{.sem}{.scope}.space.op.type d, [a], b` (returns the old value) and `red...` (does not).
+            let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
+            let addr = c.addr(t, mem_op)?;
+            let shared = parts.contains(&"shared");
+            let op = parts[parts.len() - 2];
+            let eb = (bits / 8) as usize;
+            let b = v(first)?;
+            let bytes: &mut [u8] = if shared { c.smem_atomic(t, addr, eb)? } else { g.slice(addr, eb)? };
+            let mut b8 = [0u8; 8];
+            b8[..eb].copy_from_slice(bytes);
+            let old = u64::from_le_bytes(b8);
+            let signed = ty.starts_with('s');
+            let new = match op {
+                "add" if float => from_f(to_f(old, ty) + to_f(b, ty), ty),
+                "add" => old.wrapping_add(b),
+                "and" => old & b,
+                "or" => old | b,
+                "xor" => old ^ b,
+                "exch" => b,
+                "min" | "max" => {
+                    let (x, y) = if signed {
+                        (sext(old, bits) as i128, sext(b, bits) as i128)
+                    } else {
+                        (old as i128, b as i128)
+                    };
+                    if (op == "min") == (y < x) { b } else { old }
+                }
+                other => return Err(format!("atomic `{other}` is not simulated")),
+            } & mask(bits);
+            bytes.copy_from_slice(&new.to_le_bytes()[..eb]);
+            if parts[0] == "atom" {
+                put(&a[0], old)?;
+            }
+        }
         "cp" if parts[1] == "async" => {
             // `cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]`: src_size bytes, zeros after.
             let (dst, src) = (c.addr(t, &a[0])?, c.addr(t, &a[1])?);
