@@ -797,7 +797,17 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
         "cvt" => {
             let (dt, st) = (parts[parts.len() - 2], parts[parts.len() - 1]);
             let x = v(1)?;
-            let r = if let Some(half) = dt.strip_suffix("x2") {
+            let fp8 = |t: &str| match t {
+                "e4m3x2" => Some(ScalarType::F8E4M3),
+                "e5m2x2" => Some(ScalarType::F8E5M2),
+                _ => None,
+            };
+            let r = if let (Some(half), Some(f8)) = (dt.strip_suffix("x2"), fp8(st)) {
+                // cvt.rn.f16x2.e4m3x2 d, a: the low byte of a into the lower half, the high byte into the upper
+                // (every fp8 value is exact in f16).
+                let each = |b: u64| from_f(from_bits(b & 0xff, f8).as_f64(), half);
+                (each(x >> 8) << 16) | each(x)
+            } else if let Some(half) = dt.strip_suffix("x2") {
                 // cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower.
                 (from_f(to_f(x, st), half) << 16) | from_f(to_f(v(2)?, st), half)
             } else if dt == "tf32" {
