@@ -291,8 +291,11 @@ impl Compiled {
                 other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
             });
         }
+        // Programs run in parallel when none can observe another (the result is the sequential one either way).
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let limits = tessel::tile::interp::Limits { threads, ..Default::default() };
         let log = py
-            .detach(|| tessel::tile::interp::run(&self.func, &call, grid, &mut mem))
+            .detach(|| tessel::tile::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits))
             .map_err(|e| to_py(Error::Run(e)))?;
         let out = ids.iter().map(|&id| PyBytes::new(py, &mem.buffer(id).bytes)).collect();
         Ok((out, log))
