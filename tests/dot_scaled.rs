@@ -183,7 +183,7 @@ impl Case {
 
 /// The interpreter matches the reference (to f32 accumulation: the products are exact in the compute type),
 /// and the simulated PTX matches the interpreter bit for bit, for every pair of formats and packing tested, on
-/// sm_90a (wgmma) and sm_80 (mma.sync); ptxas accepts both.
+/// sm_90a (wgmma), sm_80 (mma.sync) and sm_100a (CUDA cores for now); ptxas accepts all three.
 #[test]
 fn dot_scaled_matches_the_reference_and_the_simulator() {
     let (m, n, k) = (64usize, 32usize, 64usize);
@@ -197,7 +197,7 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
     for (fa, fb, packs, scale_b) in cases {
         let cs = case(fa, fb, packs, scale_b, m, n, k);
         let want = cs.reference(m, n, k);
-        for target in [Target::Sm90a, Target::Sm80] {
+        for target in [Target::Sm90a, Target::Sm80, Target::Sm100a] {
             let opts = RunOptions { file: "mx.py", target, num_warps: 4, num_stages: 3, poison: true };
             let outs = sim_common::run_on(KERNEL, "mx", cs.spec(m, n, k), &opts, &cs.vals(m, n), [1, 1, 1])
                 .unwrap_or_else(|e| panic!("{fa} x {fb}, {}: {e}", target.name()));
@@ -214,7 +214,12 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
             else {
                 panic!("no PTX");
             };
-            let mma = if target == Target::Sm90a { "wgmma.mma_async" } else { "mma.sync" };
+            // sm_100a's dots run on CUDA cores until tcgen05 lands.
+            let mma = match target {
+                Target::Sm90a => "wgmma.mma_async",
+                Target::Sm80 => "mma.sync",
+                _ => "fma.rn.f32",
+            };
             assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());
             if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
                 tessel::codegen::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
