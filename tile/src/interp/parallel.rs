@@ -89,15 +89,15 @@ impl Launch<'_> {
         format!("element {i} of buffer `{}`", self.base.buffer(id).name)
     }
 
-    /// Program `tag` loads `slot` (not one it stored itself).
-    fn claim_load(&self, slot: u64, tag: u32) -> Result<(), String> {
+    /// Program `tag` loads `slot`; `true` when the program stored it itself (the value is in its own stores).
+    fn claim_load(&self, slot: u64, tag: u32) -> Result<bool, String> {
         let cell = self.owner(slot);
         let mut s = cell.load(Ordering::Acquire);
         loop {
             let new = match s {
                 0 => tag,
-                MANY => return Ok(()),
-                x if x & !WRITTEN == tag => return Ok(()),
+                MANY => return Ok(false),
+                x if x & !WRITTEN == tag => return Ok(x & WRITTEN != 0),
                 x if x & WRITTEN != 0 => {
                     return Err(self.conflict(format!(
                         "a program loads an element another program stores (program {} loads {}, which program {} \
@@ -110,19 +110,19 @@ impl Launch<'_> {
                 _ => MANY,
             };
             match cell.compare_exchange_weak(s, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(false),
                 Err(now) => s = now,
             }
         }
     }
 
-    /// Program `tag` stores to `slot`.
-    fn claim_store(&self, slot: u64, tag: u32) -> Result<(), String> {
+    /// Program `tag` stores to `slot`; `true` when it had stored it before.
+    fn claim_store(&self, slot: u64, tag: u32) -> Result<bool, String> {
         let cell = self.owner(slot);
         let mut s = cell.load(Ordering::Acquire);
         loop {
             if s == tag | WRITTEN {
-                return Ok(());
+                return Ok(true);
             }
             if s != 0 && s != tag {
                 let why = if s == MANY || s & WRITTEN == 0 {
@@ -144,7 +144,7 @@ impl Launch<'_> {
                 return Err(self.conflict(why));
             }
             match cell.compare_exchange_weak(s, tag | WRITTEN, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(false),
                 Err(now) => s = now,
             }
         }
@@ -181,13 +181,8 @@ impl Mem<'_> {
             Mem::Private(p) => {
                 let base = p.launch.base;
                 let slot = base.slot(addr, elem)?;
-                let bits = match p.stored.get(&slot) {
-                    Some(&bits) => bits,
-                    None => {
-                        p.launch.claim_load(slot, p.tag)?;
-                        base.raw_at(slot)
-                    }
-                };
+                // The ownership entry says whether the program stored the element (only then is it in `stored`).
+                let bits = if p.launch.claim_load(slot, p.tag)? { p.stored[&slot] } else { base.raw_at(slot) };
                 Ok(base.decode_at(slot, bits, elem))
             }
         }
@@ -200,13 +195,7 @@ impl Mem<'_> {
                 let base = p.launch.base;
                 let slot = base.slot(addr, elem)?;
                 let bits = base.encode_at(slot, elem, v);
-                let old = match p.stored.get(&slot) {
-                    Some(&old) => old,
-                    None => {
-                        p.launch.claim_store(slot, p.tag)?;
-                        base.raw_at(slot)
-                    }
-                };
+                let old = if p.launch.claim_store(slot, p.tag)? { p.stored[&slot] } else { base.raw_at(slot) };
                 if old != bits {
                     p.changes += 1;
                 }
