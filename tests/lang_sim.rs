@@ -84,32 +84,6 @@ def k(Out, X, M: tl.constexpr, N: tl.constexpr):
     assert!(row.windows(2).all(|w| w[0] <= w[1]), "sorted rows: {row:?}");
 }
 
-/// The ops that need a lowering of their own (after the typed-PTX refactor of codegen) stop at codegen with a
-/// clean error naming the op, after the whole frontend and layout assignment have run.
-#[test]
-fn ops_without_a_lowering_yet_are_a_clean_codegen_error() {
-    let cases = [
-        ("gather", "tl.store(Out + offs, tl.gather(x, 7 - offs, 0))"),
-        ("histogram", "tl.store(Out + tl.arange(0, 4), tl.histogram(offs, 4).to(tl.float32))"),
-        (
-            "inline_asm",
-            r#"tl.store(Out + offs, tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], tl.float32, True, 1))"#,
-        ),
-    ];
-    for (op, line) in cases {
-        let source = format!(
-            "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 8)\n    x = tl.load(X + offs)\n    {line}\n"
-        );
-        let spec = Specialization::new(vec![ptr(F32), ptr(F32)]);
-        let ks = tessel::KernelSource { file: "t.py", source: &source, kernel: "k", spec: &spec, module: None };
-        let Err(e) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) else {
-            panic!("{op}: compiled to PTX; if it is lowered now, move it to the simulator tests");
-        };
-        let msg = format!("{e}");
-        assert!(msg.contains(&format!("op `{op}` is not supported by codegen yet")), "{op}: {msg}");
-    }
-}
-
 /// `tl.extra.cuda`'s device-state reads and programmatic-dependent-launch control lower to their PTX (the
 /// simulator has no timer or SM id, so the PTX is checked, and assembled when ptxas is on hand: `.ci/run` sets
 /// TESSEL_REQUIRE_PTXAS for the PTX checks); gdc on sm_80 is refused with the reason.

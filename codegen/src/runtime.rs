@@ -499,13 +499,15 @@ impl LoadedKernel {
     ///
     /// # Safety
     /// `stream` must be null (the legacy default stream) or a live stream of this kernel's device's primary
-    /// context, and `params` must hold exactly one slot per kernel parameter; addresses must be device memory the
+    /// context, and `params` must hold exactly one slot per IR argument (the tensor maps are encoded from them and
+    /// appended); addresses must be device memory the
     /// kernel may access (a wrong one faults on the device, which the driver reports on a later call).
     pub unsafe fn launch_on_stream(
         &self,
         stream: usize,
         grid: [u32; 3],
         params: &mut [u64],
+        opts: LaunchOptions,
     ) -> Result<(), RuntimeError> {
         let _current = ContextGuard::enter(&self.ctx)?;
         let mut maps = self.encode_maps(|i| params[i] as i64)?;
@@ -525,26 +527,22 @@ impl LoadedKernel {
         };
         // SAFETY: one pointer per kernel parameter, each to 8 bytes (at least the parameter's size); the stream
         // belongs to this context (the caller's promise).
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                self.func,
-                grid[0],
-                grid[1],
-                grid[2],
-                self.threads,
-                1,
-                1,
-                self.shared_bytes,
-                stream as sys::CUstream,
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(r, "cuLaunchKernel")
+        unsafe { self.raw_launch(stream as sys::CUstream, grid, ptrs, opts) }
     }
 
     /// Launches over `grid` programs with `num_warps * 32` threads each (asynchronous on the default stream).
     pub fn launch(&self, gpu: &Gpu, grid: [u32; 3], args: &[KArg]) -> Result<(), RuntimeError> {
+        self.launch_with(gpu, grid, args, LaunchOptions::default())
+    }
+
+    /// [`LoadedKernel::launch`] with launch attributes (programmatic dependent launch).
+    pub fn launch_with(
+        &self,
+        gpu: &Gpu,
+        grid: [u32; 3],
+        args: &[KArg],
+        opts: LaunchOptions,
+    ) -> Result<(), RuntimeError> {
         self.ctx.bind_to_thread()?;
         // Values first (stable addresses), then pointers to them.
         let mut storage: Vec<[u8; 8]> = Vec::with_capacity(args.len());
@@ -572,23 +570,89 @@ impl LoadedKernel {
         ptrs.extend(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void));
         // SAFETY: one pointer per kernel parameter, each to at least as many bytes as the parameter's type
         // (little-endian, so a 4-byte parameter reads the low half); buffers stay alive through `guards`.
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                self.func,
-                grid[0],
-                grid[1],
-                grid[2],
-                self.threads,
-                1,
-                1,
-                self.shared_bytes,
-                gpu.stream.cu_stream(),
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
+        let r = unsafe { self.raw_launch(gpu.stream.cu_stream(), grid, &mut ptrs, opts) };
         drop(guards);
-        check(r, "cuLaunchKernel")
+        r
+    }
+
+    /// The launch itself: `cuLaunchKernel`, or `cuLaunchKernelEx` when `opts` asks for launch attributes.
+    ///
+    /// # Safety
+    /// `ptrs` holds one pointer per kernel parameter, each to at least the parameter's size of bytes that stay
+    /// valid for the call; `stream` is null or a live stream of this kernel's context.
+    unsafe fn raw_launch(
+        &self,
+        stream: sys::CUstream,
+        grid: [u32; 3],
+        ptrs: &mut [*mut c_void],
+        opts: LaunchOptions,
+    ) -> Result<(), RuntimeError> {
+        let mut attrs = opts.attributes();
+        if attrs.is_empty() {
+            // SAFETY: the caller's promise.
+            let r = unsafe {
+                sys::cuLaunchKernel(
+                    self.func,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    self.threads,
+                    1,
+                    1,
+                    self.shared_bytes,
+                    stream,
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            return check(r, "cuLaunchKernel");
+        }
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: self.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.shared_bytes,
+            hStream: stream,
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: attrs.len() as u32,
+        };
+        // SAFETY: the caller's promise for `ptrs` and `stream`; `config` and the attributes it points to outlive
+        // the call.
+        let r = unsafe { sys::cuLaunchKernelEx(&config, self.func, ptrs.as_mut_ptr(), std::ptr::null_mut()) };
+        check(r, "cuLaunchKernelEx")
+    }
+}
+
+/// How a kernel is launched, beyond its grid and arguments (Triton's launch keywords).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Programmatic dependent launch (Triton's `launch_pdl=True`): the launch may start while the kernel before
+    /// it on the stream still runs, once every block of that kernel has executed `griddepcontrol.launch_dependents`
+    /// (`tl.extra.cuda.gdc_launch_dependents`) or exited; this kernel's `griddepcontrol.wait`
+    /// (`tl.extra.cuda.gdc_wait`) then waits for the earlier kernel to complete and its memory to be visible.
+    /// Sets `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (sm_90 and newer; older devices run the
+    /// kernels one after the other, as without it).
+    pub pdl: bool,
+}
+
+impl LaunchOptions {
+    /// The `cuLaunchKernelEx` attributes these options set (none: a plain `cuLaunchKernel`).
+    pub fn attributes(&self) -> Vec<sys::CUlaunchAttribute> {
+        let mut attrs = Vec::new();
+        if self.pdl {
+            // SAFETY: an all-zero launch attribute value is a valid bit pattern for every member of the union.
+            let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+            value.programmaticStreamSerializationAllowed = 1;
+            attrs.push(sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                value,
+            });
+        }
+        attrs
     }
 }
 
@@ -629,6 +693,19 @@ mod tests {
 
     /// `ptxas` (when there is one: CI installs it and sets TESSEL_REQUIRE_PTXAS) assembles whole-program code:
     /// an executable ELF, not the relocatable object `cuLink*` would build (more registers, slower kernels).
+    /// `launch_pdl` is one attribute, programmatic stream serialization allowed; no options, no attributes (the
+    /// plain `cuLaunchKernel` path).
+    #[test]
+    fn pdl_sets_programmatic_stream_serialization() {
+        assert!(LaunchOptions::default().attributes().is_empty());
+        let attrs = LaunchOptions { pdl: true }.attributes();
+        assert_eq!(attrs.len(), 1);
+        assert_eq!(attrs[0].id, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+        assert_eq!(attrs[0].id as u32, 6, "CUDA's value of the attribute");
+        // SAFETY: the member the attribute's id selects, written by `attributes`.
+        assert_eq!(unsafe { attrs[0].value.programmaticStreamSerializationAllowed }, 1);
+    }
+
     #[test]
     fn ptxas_builds_whole_program_cubins() {
         let Some(ptxas) = find_ptxas() else {

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use tessel::codegen::cache::DiskCache;
-use tessel::codegen::runtime::{ContextGuard, Gpu, LoadedKernel};
+use tessel::codegen::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::Elem;
@@ -291,8 +291,11 @@ impl Compiled {
                 other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
             });
         }
+        // Programs run in parallel when none can observe another (the result is the sequential one either way).
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let limits = tessel::tile::interp::Limits { threads, ..Default::default() };
         let log = py
-            .detach(|| tessel::tile::interp::run(&self.func, &call, grid, &mut mem))
+            .detach(|| tessel::tile::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits))
             .map_err(|e| to_py(Error::Run(e)))?;
         let out = ids.iter().map(|&id| PyBytes::new(py, &mem.buffer(id).bytes)).collect();
         Ok((out, log))
@@ -309,7 +312,9 @@ impl Compiled {
     /// device's primary context: torch's `torch.cuda.current_stream(device).cuda_stream`; 0 is the legacy
     /// default stream), asynchronously: nothing waits for the kernel, as with Triton. `args` are the IR's
     /// arguments in order: device addresses for pointers, ints, floats. Errors of the launch call itself
-    /// (bad configuration, too many resources, an earlier asynchronous fault) raise `GPUError`.
+    /// (bad configuration, too many resources, an earlier asynchronous fault) raise `GPUError`. `pdl` is
+    /// Triton's `launch_pdl`: a programmatic dependent launch (`LaunchOptions::pdl`).
+    #[pyo3(signature = (device, stream, grid, args, pdl = false))]
     fn launch(
         &self,
         py: Python<'_>,
@@ -317,6 +322,7 @@ impl Compiled {
         stream: usize,
         grid: (u32, u32, u32),
         args: &Bound<'_, PyList>,
+        pdl: bool,
     ) -> PyResult<()> {
         if args.len() != self.slots.len() {
             return Err(PyValueError::new_err(format!(
@@ -333,8 +339,9 @@ impl Compiled {
         let k = self.loaded_on(py, device)?;
         // SAFETY: the stream is the caller's stream of `device` (the launcher passes torch's current stream of the
         // device the tensors live on, or 0); `params` has one slot per kernel parameter (checked above).
-        let launched =
-            py.detach(move || unsafe { k.0.launch_on_stream(stream, [grid.0, grid.1, grid.2], &mut params) });
+        let launched = py.detach(move || unsafe {
+            k.0.launch_on_stream(stream, [grid.0, grid.1, grid.2], &mut params, LaunchOptions { pdl })
+        });
         launched.map_err(|e| GPUError::new_err(format!("launching `{}`: {}", self.kernel, e.message)))
     }
 

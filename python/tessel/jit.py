@@ -37,6 +37,11 @@ from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 # Accepted for Triton compatibility and ignored.
 _IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream")
+# Launch keywords that change how a compiled kernel is launched, not what is compiled: they follow the
+# `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
+# dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.
+_RUNTIME_OPTIONS = ("launch_pdl",)
+_N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
 
 # `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
 # read the environment's underlying mapping when CPython exposes it.
@@ -187,8 +192,8 @@ class CompiledKernel:
         def runner(*args, stream=None, **kwargs):
             if self.fn is None:
                 raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
-            values, _ = self.fn._binder(*args, **kwargs)
-            opts = tuple(self.options[k] for k in _LAUNCH_OPTIONS)
+            values, bound = self.fn._binder(*args, **kwargs)
+            opts = tuple(self.options[k] for k in _LAUNCH_OPTIONS) + tuple(bound[_N_KEY_OPTIONS:])
             return self.fn._run_slow(values, opts, grid)
 
         return runner
@@ -379,9 +384,12 @@ class JITFunction:
     # --- binding and specialization ---
     def bind(self, args, kwargs):
         """The value of every parameter by name (defaults applied) and the launch options."""
-        opts = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+        opts = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None, "launch_pdl": False}
         kwargs = dict(kwargs)
         params = self.signature.parameters
+        for k in _RUNTIME_OPTIONS:
+            if k in kwargs and k not in params:
+                opts[k] = bool(kwargs.pop(k))
         # A keyword that names both a launch option and a parameter (a `num_stages: tl.constexpr` parameter)
         # is both, as in Triton.
         for k in _LAUNCH_OPTIONS:
@@ -396,11 +404,11 @@ class JITFunction:
 
     def _make_binder(self):
         """A function `(*args, **kwargs) -> (values in signature order, (num_warps, num_stages, num_ctas,
-        maxnreg))`, generated from the signature as Triton does, so that a launch binds its arguments with one
+        maxnreg, launch_pdl))`, generated from the signature as Triton does, so that a launch binds its arguments with one
         Python call; `bind` (through `inspect`) when the signature is not a plain list of parameters."""
         params = list(self.signature.parameters.values())
         names = [p.name for p in params]
-        reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | {"_tessel_defaults"}
+        reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | {"_tessel_defaults"}
         plain = all(
             p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
             and p.name not in reserved
@@ -409,7 +417,7 @@ class JITFunction:
         if not plain:
             def slow(*args, **kwargs):
                 values, opts = self.bind(args, kwargs)
-                return tuple(values[n] for n in names), tuple(opts[k] for k in _LAUNCH_OPTIONS)
+                return tuple(values[n] for n in names), tuple(opts[k] for k in _LAUNCH_OPTIONS + _RUNTIME_OPTIONS)
 
             return slow
         defaults = [p.default for p in params]
@@ -417,7 +425,11 @@ class JITFunction:
         sig.append("*")
         sig += [f"{k}={v!r}" for k, v in (("num_warps", 4), ("num_stages", 3), ("num_ctas", 1), ("maxnreg", None))]
         sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
-        body = f"    return ({''.join(n + ', ' for n in names)}), (num_warps, num_stages, num_ctas, maxnreg)\n"
+        sig += ["launch_pdl=False"]
+        body = (
+            f"    return ({''.join(n + ', ' for n in names)}), "
+            "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))\n"
+        )
         src = f"def binder({', '.join(sig)}):\n{body}"
         scope = {"_tessel_defaults": defaults}
         exec(compile(src, f"<tessel binder of {self.__name__}>", "exec"), scope)  # noqa: S102 - our own text
@@ -603,7 +615,7 @@ class JITFunction:
             return None
         if host is not None:
             raise ValueError(f"argument `{host}` is in host memory, but other arguments are CUDA tensors")
-        key = tuple(key) + opts + (False,)
+        key = tuple(key) + tuple(opts[:_N_KEY_OPTIONS]) + (False,)
         compiled = self.cache.get(key)
         if compiled is None:
             named = dict(zip(self.arg_names, values))
@@ -623,7 +635,10 @@ class JITFunction:
             g = _grid3(grid)
             if 0 in g:
                 return compiled
-        compiled.native.launch(device, _stream_of(device), g, ir_args)
+        if len(opts) > _N_KEY_OPTIONS and opts[_N_KEY_OPTIONS]:
+            compiled.native.launch(device, _stream_of(device), g, ir_args, True)
+        else:
+            compiled.native.launch(device, _stream_of(device), g, ir_args)
         return compiled
 
     def warmup(self, *args, grid=None, **kwargs):
@@ -692,7 +707,7 @@ def _make_launcher(jf):
         values, opts = jf._binder(*args, **kwargs)
         return jf._run_slow(values, opts, grid)
 
-    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS)
+    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS)
     plain = all(
         p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
         and not p.name.startswith("_t_") and p.name not in reserved
@@ -706,8 +721,9 @@ def _make_launcher(jf):
     sig += [p.name if p.default is p.empty else f"{p.name}=_t_defaults[{i}]" for i, p in enumerate(params)]
     sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
+    sig += ["launch_pdl=False"]
     values = "(" + "".join(f"{n}, " for n in names) + ")"
-    opts = "(num_warps, num_stages, num_ctas, maxnreg)"
+    opts = "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))"
     slow = f"return _t_slow(_t_grid, {values}, {opts})"
     lines = [f"def launcher({', '.join(sig)}):", "    _t_args = []", "    _t_dev = -2"]
     key = []
@@ -764,7 +780,9 @@ def _make_launcher(jf):
         "    if _t_grid.__class__ is not tuple and callable(_t_grid):",
         f"        _t_grid = _t_grid({meta})",
         "    _t_g = _t_grid_fast(_t_grid)",
-        "    if _t_g is not None:",
+        "    if _t_g is not None and launch_pdl:",
+        "        _t_c.native.launch(_t_dev, _t_stream(_t_dev), _t_g, _t_args, True)",
+        "    elif _t_g is not None:",
         "        _t_c.native.launch(_t_dev, _t_stream(_t_dev), _t_g, _t_args)",
         "    return _t_c",
     ]

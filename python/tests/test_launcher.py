@@ -46,13 +46,14 @@ class FakeTensor:
 
 class Recorder:
     def __init__(self):
-        self.launches, self.loads = [], []
+        self.launches, self.loads, self.pdl = [], [], []
 
     def load(self, device):
         self.loads.append(device)
 
-    def launch(self, device, stream, grid, args):
+    def launch(self, device, stream, grid, args, pdl=False):
         self.launches.append((device, stream, grid, args))
+        self.pdl.append(pdl)
 
 
 @pytest.fixture
@@ -163,6 +164,23 @@ def test_launch_options(fake_cuda):
     assert len(rec.launches) == 1
 
 
+def test_launch_pdl_reaches_the_native_launch_and_not_the_cache_key(fake_cuda):
+    """`launch_pdl=True` (Triton's launch keyword) asks the native launch for a programmatic dependent launch,
+    on the first launch of the specialization (the generic path), on the cached fast path, and through a
+    compiled kernel's own launcher; it compiles nothing new."""
+    x = FakeTensor(BASE)
+    rec = recording(add_kernel, x, x, x, 64, BLOCK=64, grid=(1,))
+    add_kernel[(1,)](x, x, x, 64, BLOCK=64, launch_pdl=True)
+    add_kernel[(1,)](x, x, x, 64, BLOCK=64)
+    add_kernel[(1, 1, 1)](x, x, x, 64, BLOCK=64, launch_pdl=True)
+    add_kernel[(1, 1, 1)](x, x, x, 64, BLOCK=64, launch_pdl=False)
+    assert rec.pdl == [True, False, True, False]
+    assert len(add_kernel.cache) == 1
+    compiled = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,))
+    compiled[(1,)](x, x, x, 64, BLOCK=64, launch_pdl=True)
+    assert rec.pdl[-1] is True
+
+
 def test_interpret_env_runs_cuda_tensors_in_the_interpreter(fake_cuda, monkeypatch):
     x = FakeTensor(BASE)
     rec = recording(add_kernel, x, x, x, 64, BLOCK=64, grid=(1,))
@@ -181,9 +199,11 @@ def test_interpret_env_runs_cuda_tensors_in_the_interpreter(fake_cuda, monkeypat
 def test_binder_matches_inspect_bind():
     binder = scalars_kernel._binder
     values, opts = binder(1, 2, 3, 4.0, True)
-    assert values == (1, 2, 3, 4.0, True, 64) and opts == (4, 3, 1, None)
+    assert values == (1, 2, 3, 4.0, True, 64) and opts == (4, 3, 1, None, False)
     values, opts = binder(1, n=2, stride=3, factor=4.0, flag=False, BLOCK=8, num_warps=8, maxnreg=64, stream=None)
-    assert values == (1, 2, 3, 4.0, False, 8) and opts == (8, 3, 1, 64)
+    assert values == (1, 2, 3, 4.0, False, 8) and opts == (8, 3, 1, 64, False)
+    assert binder(1, 2, 3, 4.0, True, launch_pdl=True)[1] == (4, 3, 1, None, True)
+    assert scalars_kernel.bind((1, 2, 3, 4.0, True), {"launch_pdl": True})[1]["launch_pdl"] is True
     with pytest.raises(TypeError):
         binder(1, 2, 3)
     with pytest.raises(TypeError):

@@ -235,10 +235,10 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         Vec::new()
     } else {
         writeln!(err, "note: running `{}` in the interpreter over a grid of {gx}x{gy}x{gz}", p.kernel)?;
-        interpret(&p, &mut mem)?
+        interpret(&p, &mut mem, args.compile.timings.then_some(&mut *err))?
     };
     if args.check && on_gpu {
-        compare_with_interpreter(&p, &mem, args.tol, out)?;
+        compare_with_interpreter(&p, &mem, args.tol, out, args.compile.timings.then_some(err))?;
     }
     for line in log {
         writeln!(out, "{line}")?;
@@ -287,7 +287,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     let mut mem = p.mem.clone();
     g.run_once(&kargs, p.grid, &mut mem)?;
     if args.check {
-        compare_with_interpreter(&p, &mem, args.tol, out)?;
+        compare_with_interpreter(&p, &mem, args.tol, out, args.compile.timings.then_some(err))?;
     }
     let times = g.kernel.time(&g.gpu, p.grid, &kargs, args.warmup, args.reps).map_err(gpu_err)?;
     let median = times[times.len() / 2];
@@ -315,12 +315,19 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     Ok(())
 }
 
-/// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer; fails
-/// when a buffer differs by more than `tol` or has NaN where the other side has a number.
-fn compare_with_interpreter(p: &Prepared, gpu: &Memory, tol: f64, out: &mut dyn Write) -> Result<(), Failure> {
+/// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer (and,
+/// given `timings`, how long the interpreter took); fails when a buffer differs by more than `tol` or has NaN where
+/// the other side has a number.
+fn compare_with_interpreter(
+    p: &Prepared,
+    gpu: &Memory,
+    tol: f64,
+    out: &mut dyn Write,
+    timings: Option<&mut dyn Write>,
+) -> Result<(), Failure> {
     let mut bad = Vec::new();
     let mut reference = p.mem.clone();
-    interpret(p, &mut reference)?;
+    interpret(p, &mut reference, timings)?;
     for (name, id) in &p.buffers {
         let (got, want) = (gpu.read_f64(*id), reference.read_f64(*id));
         let nan_mismatch = got.iter().zip(&want).any(|(a, b)| a.is_nan() != b.is_nan());
@@ -368,9 +375,21 @@ fn show_value(v: Val, elem: ScalarType) -> String {
     }
 }
 
-fn interpret(p: &Prepared, mem: &mut Memory) -> Result<Vec<String>, CliError> {
+/// Runs `p` in the interpreter on `mem`; given `timings`, writes how long that took and on how many threads.
+fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) -> Result<Vec<String>, Failure> {
     let src = &p.src;
-    interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits).map_err(|e| {
+    let start = Instant::now();
+    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits);
+    if let Some(w) = timings {
+        let programs: u64 = p.grid.iter().map(|&g| g as u64).product();
+        writeln!(
+            w,
+            "timings: the interpreter ran {programs} programs on up to {} threads in {:.3} s",
+            p.limits.threads,
+            start.elapsed().as_secs_f64()
+        )?;
+    }
+    ran.map_err(|e| {
         // The message names the program (`program (x, y, z): ...`).
         let at = e.loc.map(|l| {
             tessel_lang::Diagnostic::error(e.to_string(), tessel_lang::Span::new(l.start as usize, l.end as usize))
@@ -379,5 +398,6 @@ fn interpret(p: &Prepared, mem: &mut Memory) -> Result<Vec<String>, CliError> {
             Some(d) => CliError::Diagnostic(d.render(&src.name, &src.text)),
             None => CliError::Usage(format!("the kernel failed: {e}")),
         }
+        .into()
     })
 }

@@ -85,6 +85,46 @@ pub fn run_on(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<SimAndInterp>, String> {
+    let mut s = simulate(source, kernel, spec, opts, vals, grid)?;
+    run(&s.func, &s.iargs, grid, &mut s.mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
+    Ok(s.outs
+        .into_iter()
+        .map(|(id, addr, t)| (decode(s.global.bytes(addr), t), decode(&s.mem.buffer(id).bytes, t)))
+        .collect())
+}
+
+/// Compiles `kernel` and runs it on the simulator only (for PTX the interpreter cannot run: inline asm);
+/// returns each output buffer's simulated values.
+pub fn sim_only(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+) -> Result<Vec<Vec<f64>>, String> {
+    let s = simulate(source, kernel, spec, opts, vals, grid)?;
+    Ok(s.outs.into_iter().map(|(_, addr, t)| decode(s.global.bytes(addr), t)).collect())
+}
+
+/// A simulated run, with the interpreter's side prepared on the same inputs.
+struct Simulated {
+    func: tessel::tile::Func,
+    mem: Memory,
+    iargs: Vec<Arg>,
+    global: ptx_sim::Global,
+    /// Each output buffer: the interpreter's id, the simulator's address, its type.
+    outs: Vec<(tessel_tile::interp::memory::BufferId, u64, ScalarType)>,
+}
+
+fn simulate(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+) -> Result<Simulated, String> {
     let spec = Specialization { args: spec, num_warps: opts.num_warps, num_stages: opts.num_stages, maxnreg: None };
     let ks = tessel::KernelSource { file: opts.file, source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, opts.target, Stage::Ptx, None, &mut Default::default()) {
@@ -128,9 +168,5 @@ pub fn run_on(
     }
     ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
         .map_err(|e| format!("{kernel}: simulator: {e}"))?;
-    run(&func, &iargs, grid, &mut mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
-    Ok(outs
-        .into_iter()
-        .map(|(id, addr, t)| (decode(global.bytes(addr), t), decode(&mem.buffer(id).bytes, t)))
-        .collect())
+    Ok(Simulated { func, mem, iargs, global, outs })
 }

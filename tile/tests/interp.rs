@@ -112,24 +112,44 @@ fn sequential_and_parallel(
     grid: u32,
     buffers: &[(ScalarType, Vec<f64>)],
 ) -> (Vec<Vec<u8>>, Vec<String>) {
+    let (bytes, _, notes) = on_threads(f, [grid, 1, 1], buffers, &[1, 4]);
+    (bytes, notes)
+}
+
+/// Runs `f` over `grid` on each number of `threads` in turn; every run must leave the same bytes in every
+/// buffer and print the same lines. Returns the bytes, the prints and the notes of the last run.
+fn on_threads(
+    f: &tessel_tile::Func,
+    grid: [u32; 3],
+    buffers: &[(ScalarType, Vec<f64>)],
+    threads: &[usize],
+) -> (Vec<Vec<u8>>, Vec<String>, Vec<String>) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut outs = Vec::new();
+    let mut logs = Vec::new();
     let mut notes = Vec::new();
-    for threads in [1, 4] {
+    for &threads in threads {
         let mut mem = Memory::new();
         let args: Vec<Arg> =
             buffers.iter().enumerate().map(|(i, (t, v))| Arg::Buffer(mem.alloc_from(format!("b{i}"), *t, v))).collect();
         let limits = tessel_tile::interp::Limits { threads, notes: Some(note), ..Default::default() };
         NOTES.lock().unwrap().clear();
-        tessel_tile::interp::run_with_limits(f, &args, [grid, 1, 1], &mut mem, limits).unwrap();
+        logs.push(tessel_tile::interp::run_with_limits(f, &args, grid, &mut mem, limits).unwrap());
         notes = NOTES.lock().unwrap().clone();
         let bytes: Vec<Vec<u8>> = (0..buffers.len())
             .map(|i| mem.buffer(tessel_tile::interp::memory::BufferId(i as u32)).bytes.clone())
             .collect();
         outs.push(bytes);
     }
-    assert_eq!(outs[0], outs[1], "the parallel run left other bytes than the sequential one");
-    (outs.remove(0), notes)
+    for (i, &t) in threads.iter().enumerate() {
+        assert!(outs[i] == outs[0], "the run on {t} threads left other bytes than the one on {}", threads[0]);
+        assert_eq!(logs[i], logs[0], "the run on {t} threads printed other lines than the one on {}", threads[0]);
+    }
+    (outs.remove(0), logs.remove(0), notes)
 }
+
+/// The tests that read NOTES run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Programs that cannot observe each other run in parallel (no note) with the sequential result; programs that
 /// store to one element, or load what another stores, are detected and run again one at a time, with the
@@ -156,7 +176,9 @@ fn parallel_programs_give_the_sequential_result() {
 }";
     let (bytes, notes) = sequential_and_parallel(&parse_func(last_wins).unwrap(), 6, &[(ScalarType::I32, vec![-1.0])]);
     assert_eq!(bytes[0], 5i32.to_le_bytes(), "program 5 stores last");
-    assert_eq!(notes, ["two programs store to the same element: programs ran one at a time"]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("two programs store to the same element (programs ("), "{notes:?}");
+    assert!(notes[0].ends_with(", element 0 of buffer `b0`): programs ran one at a time"), "{notes:?}");
 
     let chain = "func @chain(%out: ptr<i32>) attributes {target = sm_90a, num_warps = 1, num_stages = 3} {
   %pid = program_id {axis = 0} : i32
@@ -172,5 +194,114 @@ fn parallel_programs_give_the_sequential_result() {
     let (bytes, notes) = sequential_and_parallel(&parse_func(chain).unwrap(), 5, &[(ScalarType::I32, vec![0.0; 6])]);
     let values: Vec<i32> = bytes[0].chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(values, [0, 1, 2, 3, 4, 5], "each program reads what the one before stored");
-    assert_eq!(notes, ["a program loads an element another program stores: programs ran one at a time"]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("a program loads an element another program stores (program ("), "{notes:?}");
+}
+
+/// A 2-D grid whose programs all load one shared row and each store their own row, and print: every thread
+/// count gives the sequential bytes and the prints in grid order, without a note.
+#[test]
+fn parallel_runs_are_deterministic_across_thread_counts() {
+    let rows = "func @rows(%w: ptr<f32>, %out: ptr<f32>) attributes {target = sm_90a, num_warps = 1, num_stages = 3} {
+  %x = program_id {axis = 0} : i32
+  %y = program_id {axis = 1} : i32
+  %gx = num_programs {axis = 0} : i32
+  %row = mul %y, %gx : i32
+  %r = add %row, %x : i32
+  %c16 = constant {value = 16} : i32
+  %off = mul %r, %c16 : i32
+  %i = arange {start = 0, end = 16} : tensor<16xi32>
+  %wp0 = splat %w : tensor<16xptr<f32>>
+  %wp = addptr %wp0, %i : tensor<16xptr<f32>>
+  %wv = load %wp : tensor<16xf32>
+  %rf = cast %r : f32
+  %rs = splat %rf : tensor<16xf32>
+  %v = mul %wv, %rs : tensor<16xf32>
+  %offs0 = splat %off : tensor<16xi32>
+  %offs = add %offs0, %i : tensor<16xi32>
+  %op0 = splat %out : tensor<16xptr<f32>>
+  %op = addptr %op0, %offs : tensor<16xptr<f32>>
+  store %op, %v
+  print {prefix = \" row \"} %r
+  return
+}";
+    let f = parse_func(rows).unwrap();
+    verify(&f).unwrap();
+    let (gx, gy) = (7u32, 9u32);
+    let n = (gx * gy * 16) as usize;
+    let bufs = [(ScalarType::F32, randoms(5, 16)), (ScalarType::F32, vec![f64::NAN; n])];
+    let (bytes, log, notes) = on_threads(&f, [gx, gy, 1], &bufs, &[1, 2, 3, 8, 16]);
+    assert!(notes.is_empty(), "{notes:?}");
+    let out: Vec<f32> = bytes[1].chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    for (k, v) in out.iter().enumerate() {
+        assert_eq!(*v, bufs[0].1[k % 16] as f32 * (k / 16) as f32, "element {k}");
+    }
+    let want: Vec<String> =
+        (0..gy).flat_map(|y| (0..gx).map(move |x| format!("pid ({x}, {y}, 0) idx ()  row {}", y * gx + x))).collect();
+    assert_eq!(log, want, "prints in grid order");
+}
+
+/// An atomic that no program runs leaves the programs in parallel; one that runs sends them back to one at a
+/// time, with a note naming the program, and the sequential result (every increment counted).
+#[test]
+fn atomics_send_programs_back_to_one_at_a_time_when_they_run() {
+    let kernel = |which: i64| {
+        format!(
+            "func @count(%out: ptr<i32>) attributes {{target = sm_90a, num_warps = 1, num_stages = 3}} {{
+  %pid = program_id {{axis = 0}} : i32
+  %k = constant {{value = {which}}} : i32
+  %hit = cmp {{pred = ge}} %pid, %k : i1
+  %one = constant {{value = 1}} : i32
+  %z = constant {{value = 0}} : i32
+  %got = if %hit : i32 {{
+    %old = atomic {{op = add}} %out, %one : i32
+    yield %old
+  }} else {{
+    yield %z
+  }}
+  return
+}}"
+        )
+    };
+    let f = parse_func(&kernel(100)).unwrap();
+    verify(&f).unwrap();
+    let (bytes, _, notes) = on_threads(&f, [12, 1, 1], &[(ScalarType::I32, vec![0.0])], &[1, 4]);
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(bytes[0], 0i32.to_le_bytes());
+
+    let f = parse_func(&kernel(9)).unwrap();
+    let (bytes, _, notes) = on_threads(&f, [12, 1, 1], &[(ScalarType::I32, vec![0.0])], &[1, 4]);
+    assert_eq!(bytes[0], 3i32.to_le_bytes(), "programs 9, 10 and 11 add one each");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("program ("), "{notes:?}");
+    assert!(notes[0].contains(") runs an atomic"), "{notes:?}");
+    assert!(notes[0].ends_with(": programs ran one at a time"), "{notes:?}");
+}
+
+/// A program that fails in a parallel run is reported exactly as the sequential run reports it: the first
+/// failing program in grid order, named, at the op.
+#[test]
+fn a_failing_program_is_named_in_parallel_runs_too() {
+    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    let mut errors = Vec::new();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for threads in [1, 4] {
+        let mut mem = Memory::new();
+        let b = mem.alloc("x", ScalarType::F32, 3000);
+        let args = [Arg::Buffer(b), Arg::Buffer(b), Arg::Buffer(b), Arg::Int(3100)];
+        NOTES.lock().unwrap().clear();
+        let limits = tessel_tile::interp::Limits { threads, notes: Some(note), ..Default::default() };
+        errors.push(tessel_tile::interp::run_with_limits(&f, &args, [4, 1, 1], &mut mem, limits).unwrap_err());
+        if threads > 1 {
+            assert_eq!(*NOTES.lock().unwrap(), ["a program failed: programs ran again one at a time"]);
+        }
+    }
+    assert_eq!(errors[0], errors[1]);
+    assert_eq!(errors[0].program, [2, 0, 0], "{}", errors[0]);
+    assert!(
+        errors[0].to_string().starts_with("program (2, 0, 0): out-of-bounds access: element 3000"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].op.is_some());
 }

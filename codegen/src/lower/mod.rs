@@ -13,11 +13,13 @@ mod cast;
 mod control;
 mod convert;
 mod coords;
+mod data;
 mod debug;
 mod device;
 mod dot;
 mod fmod;
 mod fpops;
+mod inline_asm;
 mod local;
 mod math;
 mod memory;
@@ -399,6 +401,9 @@ impl<'f> Lower<'f> {
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
+            Op::InlineAsm { .. } => inline_asm::lower(self, &data)?,
+            Op::Gather { .. } => data::gather(self, &data)?,
+            Op::Histogram { num_bins } => data::histogram(self, &data, *num_bins)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())

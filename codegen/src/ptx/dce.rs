@@ -33,6 +33,10 @@ fn removable_defs(s: &Stmt) -> Option<Vec<Reg>> {
 /// Calls `f` on every register statement `s` reads: for a removable instruction its guard and sources, for
 /// any other instruction every register it names.
 fn for_each_read(s: &Stmt, removable: bool, f: &mut impl FnMut(Reg)) {
+    if let Stmt::Asm { regs, .. } = s {
+        regs.iter().copied().for_each(f);
+        return;
+    }
     let Stmt::Ins(i) = s else { return };
     i.for_each_use(f);
     if !removable {

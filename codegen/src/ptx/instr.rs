@@ -502,6 +502,13 @@ pub enum Stmt {
         ty: &'static str,
         name: &'static str,
     },
+    /// Inline PTX written by the kernel's author (`inline_asm_elementwise`), its operands already substituted,
+    /// printed in a `{ }` scope of its own (so that `.reg` declarations inside stay local). `regs` are every
+    /// register the text names: it is never removed, and they all count as read.
+    Asm {
+        text: String,
+        regs: Vec<Reg>,
+    },
 }
 
 impl fmt::Display for Stmt {
@@ -514,6 +521,13 @@ impl fmt::Display for Stmt {
             Stmt::Open => f.write_str("    {"),
             Stmt::Close => f.write_str("    }"),
             Stmt::Param { ty, name } => write!(f, "    .param .{ty} {name};"),
+            Stmt::Asm { text, .. } => {
+                f.write_str("    {\n")?;
+                for line in text.lines() {
+                    writeln!(f, "    {}", line.trim())?;
+                }
+                f.write_str("    }")
+            }
         }
     }
 }

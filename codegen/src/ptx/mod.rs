@@ -125,6 +125,11 @@ impl Builder {
         self.emit(instr(op).srcs(srcs));
     }
 
+    /// Inline PTX with its operands substituted (see [`Stmt::Asm`]); `regs`: every register it names.
+    pub fn asm(&mut self, text: String, regs: Vec<Reg>) {
+        self.push(Stmt::Asm { text, regs });
+    }
+
     /// Opens the scope of a call's parameters (`{`); [`Builder::param`] declares them, [`Builder::close`] ends it.
     pub fn open(&mut self) {
         self.push(Stmt::Open);

@@ -109,7 +109,8 @@ impl Program {
                 in_body = line == "{";
                 continue;
             }
-            if line == "}" || line.starts_with(".reg") {
+            // Scopes inside the body (inline asm, call parameters) are flat here: registers are global names.
+            if line == "{" || line == "}" || line.starts_with(".reg") {
                 continue;
             }
             if let Some(l) = line.strip_suffix(':') {
@@ -263,6 +264,8 @@ struct Shadow {
     read: Option<(usize, u32, u32)>,
     readers_many: bool,
     readers_warp: Option<usize>,
+    /// The last write was an atomic (atomics of different threads need no barrier between them).
+    atomic: bool,
 }
 
 impl Cta<'_> {
@@ -348,8 +351,41 @@ impl Cta<'_> {
                         return race(&format!("threads {u} and {t} write different values"));
                     }
                     self.shadow[a + i].write = Some((t, epoch, wepoch));
+                    self.shadow[a + i].atomic = false;
                 }
             }
+        }
+        Ok(&mut self.smem[a..a + n])
+    }
+
+    /// Bytes `addr..addr + n` of shared memory for an atomic read-modify-write by thread `t`: ordered with
+    /// other threads' atomics, but a race with their unordered plain reads and writes.
+    fn smem_atomic(&mut self, t: usize, addr: u64, n: usize) -> Result<&mut [u8], String> {
+        let len = self.smem.len();
+        let a = addr as usize;
+        if a + n > len {
+            return Err(format!("shared atomic of {n} bytes at {a} past the {len} bytes allocated"));
+        }
+        let (epoch, warp) = (self.epoch, t / 32);
+        let wepoch = self.warp_epoch[warp];
+        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
+        for i in 0..n {
+            let sh = &mut self.shadow[a + i];
+            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
+            if let Some((u, e, we)) = sh.write
+                && !sh.atomic
+                && !ordered(u, e, we)
+            {
+                return race(&format!("thread {t}'s atomic meets thread {u}'s write"));
+            }
+            if let Some((u, e, we)) = sh.read
+                && (sh.readers_many || u != t)
+                && !ordered(u, e, we)
+            {
+                return race(&format!("thread {t}'s atomic meets thread {u}'s read"));
+            }
+            sh.write = Some((t, epoch, wepoch));
+            sh.atomic = true;
         }
         Ok(&mut self.smem[a..a + n])
     }
@@ -509,6 +545,41 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
+        "atom" | "red" => {
+            // `atom{.sem}{.scope}.space.op.type d, [a], b` (returns the old value) and `red...` (does not).
+            let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
+            let addr = c.addr(t, mem_op)?;
+            let shared = parts.contains(&"shared");
+            let op = parts[parts.len() - 2];
+            let eb = (bits / 8) as usize;
+            let b = v(first)?;
+            let bytes: &mut [u8] = if shared { c.smem_atomic(t, addr, eb)? } else { g.slice(addr, eb)? };
+            let mut b8 = [0u8; 8];
+            b8[..eb].copy_from_slice(bytes);
+            let old = u64::from_le_bytes(b8);
+            let signed = ty.starts_with('s');
+            let new = match op {
+                "add" if float => from_f(to_f(old, ty) + to_f(b, ty), ty),
+                "add" => old.wrapping_add(b),
+                "and" => old & b,
+                "or" => old | b,
+                "xor" => old ^ b,
+                "exch" => b,
+                "min" | "max" => {
+                    let (x, y) = if signed {
+                        (sext(old, bits) as i128, sext(b, bits) as i128)
+                    } else {
+                        (old as i128, b as i128)
+                    };
+                    if (op == "min") == (y < x) { b } else { old }
+                }
+                other => return Err(format!("atomic `{other}` is not simulated")),
+            } & mask(bits);
+            bytes.copy_from_slice(&new.to_le_bytes()[..eb]);
+            if parts[0] == "atom" {
+                put(&a[0], old)?;
+            }
+        }
         "cp" if parts[1] == "async" => {
             // `cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]`: src_size bytes, zeros after.
             let (dst, src) = (c.addr(t, &a[0])?, c.addr(t, &a[1])?);
@@ -685,6 +756,12 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let r = if ty == "s32" && len > 0 { sext(f, len) as u64 } else { f };
             put(&a[0], r & mask(bits))?
         }
+        "bfi" => {
+            // Bits pos..pos+len of b replaced by the low len bits of a (PTX: both clamped to the width).
+            let (x, y, pos, len) = (v(1)?, v(2)?, v(3)? as u32 & 0xff, v(4)? as u32 & 0xff);
+            let field = mask(len.min(bits)).checked_shl(pos).unwrap_or(0);
+            put(&a[0], ((y & !field) | (x.checked_shl(pos).unwrap_or(0) & field)) & mask(bits))?
+        }
         "selp" => put(&a[0], if v(3)? != 0 { v(1)? } else { v(2)? })?,
         "setp" => {
             let cmp = parts[1];
@@ -720,7 +797,17 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
         "cvt" => {
             let (dt, st) = (parts[parts.len() - 2], parts[parts.len() - 1]);
             let x = v(1)?;
-            let r = if let Some(half) = dt.strip_suffix("x2") {
+            let fp8 = |t: &str| match t {
+                "e4m3x2" => Some(ScalarType::F8E4M3),
+                "e5m2x2" => Some(ScalarType::F8E5M2),
+                _ => None,
+            };
+            let r = if let (Some(half), Some(f8)) = (dt.strip_suffix("x2"), fp8(st)) {
+                // cvt.rn.f16x2.e4m3x2 d, a: the low byte of a into the lower half, the high byte into the upper
+                // (every fp8 value is exact in f16).
+                let each = |b: u64| from_f(from_bits(b & 0xff, f8).as_f64(), half);
+                (each(x >> 8) << 16) | each(x)
+            } else if let Some(half) = dt.strip_suffix("x2") {
                 // cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower.
                 (from_f(to_f(x, st), half) << 16) | from_f(to_f(v(2)?, st), half)
             } else if dt == "tf32" {

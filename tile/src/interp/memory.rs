@@ -62,6 +62,11 @@ impl Memory {
         id
     }
 
+    /// How many buffers there are (their ids are 0..count).
+    pub fn buffer_count(&self) -> usize {
+        self.buffers.len()
+    }
+
     pub fn buffer(&self, id: BufferId) -> &Buffer {
         &self.buffers[id.0 as usize]
     }
@@ -155,7 +160,7 @@ impl Memory {
         Ok(((id.0 as u64) << ADDRESS_SHIFT) | i as u64)
     }
 
-    fn split(slot: u64) -> (BufferId, usize) {
+    pub(crate) fn split(slot: u64) -> (BufferId, usize) {
         (BufferId((slot >> ADDRESS_SHIFT) as u32), (slot & ((1 << ADDRESS_SHIFT) - 1)) as usize)
     }
 
@@ -174,12 +179,6 @@ impl Memory {
     /// The bits a store of `v` as `elem` writes into the buffer of `slot`.
     pub(crate) fn encode_at(&self, slot: u64, elem: ScalarType, v: Val) -> u64 {
         self.encode(Self::split(slot).0, elem, v)
-    }
-
-    /// Writes raw bits at `slot` (counted in [`Memory::changes`] if they differ).
-    pub(crate) fn set_raw_at(&mut self, slot: u64, bits: u64) {
-        let (id, i) = Self::split(slot);
-        self.set_raw(id, i, bits)
     }
 
     fn raw(&self, id: BufferId, i: usize) -> u64 {

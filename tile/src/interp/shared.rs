@@ -10,8 +10,9 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
+use super::compute::dot;
 use super::value::{Tensor, Val};
-use super::{Program, Value, dot};
+use super::{Program, Value};
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::Op;
 use crate::types::Elem;

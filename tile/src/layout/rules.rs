@@ -336,8 +336,8 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MaxContiguous(_)
         | Op::MaxConstancy(_)
         | Op::InlineAsm { .. } => Kind::Same,
-        // Not lowered yet: any layouts.
-        Op::Gather { .. } | Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
+        // A histogram's bins take any layout (codegen counts through shared memory).
+        Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
         Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
@@ -370,6 +370,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Cat
         | Op::Reduce { .. }
         | Op::Dot { .. }
+        | Op::Gather { .. }
         | Op::ConvertLayout => Kind::Special,
     }
 }
@@ -473,6 +474,9 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     Some(vec![a, b, Some(r)])
                 }
                 Op::ConvertLayout => Some(vec![None]),
+                // The source goes through shared memory (any layout); each thread reads the elements its index
+                // registers name, so the index has the result's layout.
+                Op::Gather { .. } => Some(vec![None, Some(r?)]),
                 // Each value keeps its layout through the wait.
                 Op::WarpGroupDotWait { .. } => Some(results.to_vec()),
                 _ => None,
@@ -494,6 +498,7 @@ pub fn forward(f: &Func, o: OpId, operands: &[Option<L>]) -> Option<Vec<Option<L
             Some((0..d.results.len()).map(|i| res_tensor(i).then(|| l.clone())).collect())
         }
         Kind::Source | Kind::Sink | Kind::Structured => None,
+        Kind::Special if matches!(d.op, Op::Gather { .. }) => Some(vec![operands.get(1).cloned().flatten()]),
         Kind::Special => {
             let a = operands.first().cloned().flatten()?;
             let one = |l: Option<L>| Some(vec![Some(l?)]);

@@ -2,7 +2,7 @@
 //! `triton.language.extra.cuda` helpers (`globaltimer`, `smid`, `num_threads`, `num_warps`,
 //! `convert_custom_float8*`, `gdc_wait`, `gdc_launch_dependents`), and the error for AMD-only modules.
 
-use tessel_tile::ops::Op;
+use tessel_tile::ops::{Const, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
 use crate::elab::builtins::{Arg, Builtin, CallArgs, Ns};
@@ -164,14 +164,22 @@ impl<'a> Elab<'a> {
         }
         let n = self.const_int(num_bins, fname, "num_bins")?;
         self.check_pow2(n, "num_bins", num_bins.span)?;
-        let mut operands = vec![x.clone()];
+        let mut x = x;
         if let Some(m) = mask {
+            // A masked-off element becomes -1, which no bin counts: the mask is folded into the input (as a
+            // signed integer wide enough to keep every value's bin), so the op sees one tensor and codegen
+            // need not bring the mask into the input's layout.
             let m = self.tensor_arg(m, fname, "mask")?;
             let m = self.cast(m, Dtype::Scalar(ScalarType::I1), span)?;
-            operands.push(self.broadcast_like(m, &x.ty, span)?);
+            let m = self.broadcast_like(m, &x.ty, span)?;
+            let wide = if x.scalar().is_some_and(|s| s.bits() == 64) { ScalarType::I64 } else { ScalarType::I32 };
+            let xw = self.cast(x, Dtype::Scalar(wide), span)?;
+            let off = self.constant(Const::Int(-1), xw.ty.clone(), span)?;
+            let ty = xw.ty.clone();
+            x = self.emit1(Op::Select, &[m, xw, off], ty, span)?;
         }
         let ty = self.block_ty(&[n as u32], Elem::Scalar(ScalarType::I32), None, span)?;
-        self.emit1(Op::Histogram { num_bins: n as u32 }, &operands, ty, span)
+        self.emit1(Op::Histogram { num_bins: n as u32 }, &[x], ty, span)
     }
 
     /// `inline_asm_elementwise`: the arguments broadcast to one shape; one result per dtype (a tuple when

@@ -257,6 +257,7 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "interleave",
     "flip",
     "sort",
+    "dot_scaled",
 ];
 
 const KNOWN_MODULES: &[(&str, Option<Ns>)] = &[

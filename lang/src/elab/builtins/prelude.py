@@ -434,3 +434,114 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
     else:
         y = _sort_last(tl.permute(x, _to_last(rank, d)), descending)
         return tl.permute(y, _from_last(rank, d))
+
+
+# dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA
+# (its DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled
+# per 32 elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255
+# gives NaN unless fast_math), then an ordinary dot accumulates in f32.
+
+_MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
+
+
+def _mx_check(fmt, x, side, k_pack, scaled):
+    if fmt not in _MX_FORMATS:
+        raise ValueError(f"dot_scaled: {side}_format must be one of e2m1, e4m3, e5m2, bf16, fp16, got {fmt!r}")
+    if len(x.shape) != 2:
+        raise ValueError(f"dot_scaled: {side} must be a 2-D tensor, got shape {list(x.shape)} (batched dot_scaled "
+                         "is not supported yet)")
+    if not k_pack and fmt != "e2m1":
+        raise ValueError(f"dot_scaled: only e2m1 operands can be packed along another dim than K ({side}_k_pack)")
+    want = {"e2m1": ("uint8", ), "e4m3": ("uint8", "fp8e4nv"), "e5m2": ("uint8", "fp8e5"),
+            "bf16": ("uint16", "bf16"), "fp16": ("uint16", "fp16")}[fmt]
+    if str(x.dtype) not in want:
+        raise TypeError(f"dot_scaled: a {fmt} {side} must hold {' or '.join(want)}, got {x.dtype}")
+    return 0
+
+
+def _mx_scale_check(scale, side, rows, k):
+    if scale is not None:
+        if k % 32 != 0:
+            raise ValueError(f"dot_scaled: K = {k} must be a multiple of 32 (one scale per 32 elements along K)")
+        if str(scale.dtype) != "uint8":
+            raise TypeError(f"dot_scaled: {side}_scale must hold uint8 (e8m0) scales, got {scale.dtype}")
+        if list(scale.shape) != [rows, k // 32]:
+            raise ValueError(f"dot_scaled: {side}_scale must have shape {[rows, k // 32]}, got {list(scale.shape)}")
+    return 0
+
+
+def _mx_compute(lhs_format, rhs_format):
+    if lhs_format == "fp16" or rhs_format == "fp16":
+        return tl.float16
+    return tl.bfloat16
+
+
+@triton.jit
+def _e2m1_to_bf16(n):
+    # One fp4 value per nibble: sign, 2 exponent bits (bias 1), 1 mantissa bit; 0b001 is the subnormal 0.5.
+    n = n.to(tl.int32)
+    mag = n & 7
+    bits = tl.where(mag >= 2, (((mag >> 1) + 126) << 7) | ((mag & 1) << 6), tl.where(mag == 1, 0x3F00, 0))
+    bits = (bits | ((n >> 3) << 15)).to(tl.uint16)
+    return bits.to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _mx_upcast(x, fmt: tl.constexpr, ct: tl.constexpr, along_rows: tl.constexpr):
+    # The operand's values in the compute type; e2m1 pairs unpacked along the packed dim (the low nibble first).
+    if fmt == "e2m1":
+        lo = _e2m1_to_bf16(x & 15)
+        hi = _e2m1_to_bf16(x >> 4)
+        if along_rows:
+            v = tl.reshape(tl.permute(tl.join(lo, hi), (0, 2, 1)), (2 * x.shape[0], x.shape[1]))
+        else:
+            v = tl.reshape(tl.join(lo, hi), (x.shape[0], 2 * x.shape[1]))
+    elif fmt == "e4m3":
+        v = x.to(tl.float8e4nv, bitcast=True)
+    elif fmt == "e5m2":
+        v = x.to(tl.float8e5, bitcast=True)
+    elif fmt == "bf16":
+        v = x.to(tl.bfloat16, bitcast=True)
+    else:
+        v = x.to(tl.float16, bitcast=True)
+    return v.to(ct)
+
+
+@triton.jit
+def _mx_scale(v, scale, ct: tl.constexpr, fast_math: tl.constexpr):
+    # v [R, K] times 2^(scale - 127) per 32 elements along K (scale [R, K / 32]).
+    R: tl.constexpr = v.shape[0]
+    K: tl.constexpr = v.shape[1]
+    if ct == tl.bfloat16:
+        bits16 = (scale.to(tl.int32) << 7).to(tl.uint16)
+        s = bits16.to(tl.bfloat16, bitcast=True)
+    else:
+        bits32 = (scale.to(tl.int32) << 23).to(tl.uint32)
+        s = bits32.to(tl.float32, bitcast=True).to(tl.float16)
+    s = tl.reshape(tl.broadcast_to(tl.expand_dims(s, 2), (R, K // 32, 32)), (R, K))
+    out = v * s
+    if not fast_math:
+        raw = tl.reshape(tl.broadcast_to(tl.expand_dims(scale, 2), (R, K // 32, 32)), (R, K))
+        out = tl.where(raw == 255, float("nan"), out)
+    return out
+
+
+@triton.jit
+def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_format: tl.constexpr, acc=None,
+               fast_math: tl.constexpr = False, lhs_k_pack: tl.constexpr = True, rhs_k_pack: tl.constexpr = True,
+               out_dtype: tl.constexpr = tl.float32):
+    _c0: tl.constexpr = _mx_check(lhs_format, lhs, "lhs", lhs_k_pack, lhs_scale is not None)
+    _c1: tl.constexpr = _mx_check(rhs_format, rhs, "rhs", rhs_k_pack, rhs_scale is not None)
+    ct: tl.constexpr = _mx_compute(lhs_format, rhs_format)
+    a = _mx_upcast(lhs, lhs_format, ct, not lhs_k_pack)
+    b = _mx_upcast(rhs, rhs_format, ct, rhs_k_pack)
+    _c2: tl.constexpr = _mx_scale_check(lhs_scale, "lhs", a.shape[0], a.shape[1])
+    _c3: tl.constexpr = _mx_scale_check(rhs_scale, "rhs", b.shape[1], b.shape[0])
+    if lhs_scale is not None:
+        a = _mx_scale(a, lhs_scale, ct, fast_math)
+    if rhs_scale is not None:
+        b = tl.trans(_mx_scale(tl.trans(b), rhs_scale, ct, fast_math))
+    if acc is None:
+        return tl.dot(a, b, out_dtype=out_dtype)
+    else:
+        return tl.dot(a, b, acc)

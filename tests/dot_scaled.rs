@@ -1,0 +1,280 @@
+//! `tl.dot_scaled` (microscaling formats with e8m0 scales per 32 elements along K): the interpreter against a
+//! reference computed here from the formats' definitions, the PTX (the upcast lowering: dequantize, scale,
+//! an ordinary bf16/fp16 dot on wgmma or mma.sync) on the simulator against the interpreter for sm_90a and
+//! sm_80, ptxas acceptance, and the errors.
+
+#[allow(dead_code)]
+mod common;
+mod sim_common;
+
+use common::{c, ptr};
+use sim_common::{RunOptions, V};
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::Stage;
+use tessel::tile::ScalarType::{self, F32, U8, U16};
+use tessel::tile::Target;
+use tessel_tile::interp::value::from_bits;
+
+const KERNEL: &str = r#"
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mx(Out, A, SA, B, SB, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, FA: tl.constexpr, FB: tl.constexpr,
+       AR: tl.constexpr, AC: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr, A_PACK: tl.constexpr,
+       B_PACK: tl.constexpr, SCALE_B: tl.constexpr, FAST: tl.constexpr):
+    a = tl.load(A + tl.arange(0, AR)[:, None] * AC + tl.arange(0, AC)[None, :])
+    b = tl.load(B + tl.arange(0, BR)[:, None] * BC + tl.arange(0, BC)[None, :])
+    sa = tl.load(SA + tl.arange(0, M)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    if SCALE_B:
+        sb = tl.load(SB + tl.arange(0, N)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    else:
+        sb = None
+    acc = tl.full((M, N), 0.5, tl.float32)
+    c = tl.dot_scaled(a, sa, FA, b, sb, FB, acc, fast_math=FAST, lhs_k_pack=A_PACK, rhs_k_pack=B_PACK)
+    tl.store(Out + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+"#;
+
+/// One operand: its format, whether packed along K, and its raw elements (bytes or 16-bit patterns).
+struct Operand {
+    fmt: &'static str,
+    k_pack: bool,
+    rows: usize,
+    cols: usize,
+    raw: Vec<u64>,
+}
+
+/// The value of an fp4 (e2m1) nibble.
+fn e2m1(n: u64) -> f64 {
+    let mag = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][(n & 7) as usize];
+    if n & 8 != 0 { -mag } else { mag }
+}
+
+impl Operand {
+    /// Deterministic raw elements for a logical `[r, c]` operand (`lhs`: r = M, c = K; `rhs`: r = K, c = N).
+    fn new(fmt: &'static str, k_pack: bool, lhs: bool, r: usize, c: usize, seed: u64) -> Operand {
+        let (mut rows, mut cols) = (r, c);
+        if fmt == "e2m1" {
+            // Two values per byte along K (lhs columns, rhs rows), or along M / N without k_pack.
+            if k_pack == lhs { cols /= 2 } else { rows /= 2 }
+        }
+        let elem = elem_of(fmt);
+        let raw = (0..(rows * cols) as u64)
+            .map(|i| {
+                let h = (i * 2654435761 + seed * 40503) >> 7;
+                match fmt {
+                    "e2m1" => h & 0xff,
+                    // fp8: exponents near 1 (no NaN, no overflow in the compute type).
+                    "e4m3" => (h & 0x80) | (0x30 + (h % 0x20)),
+                    "e5m2" => (h & 0x80) | (0x38 + (h % 0x0c)),
+                    // bf16 / fp16 values with small exponents and short mantissas.
+                    "bf16" => (h & 0x8000) | 0x3e00 | (h % 0x80) << 1,
+                    _ => (h & 0x8000) | 0x3400 | (h % 0x100) << 2,
+                }
+            })
+            .collect();
+        let _ = elem;
+        Operand { fmt, k_pack, rows, cols, raw }
+    }
+
+    /// Logical element `(i, j)` of the `[r, c]` operand (`lhs` packs along its columns, `rhs` along its rows).
+    fn value(&self, lhs: bool, i: usize, j: usize) -> f64 {
+        match self.fmt {
+            "e2m1" => {
+                let along_cols = self.k_pack == lhs;
+                let (bi, bj, hi) = if along_cols { (i, j / 2, j % 2 == 1) } else { (i / 2, j, i % 2 == 1) };
+                let byte = self.raw[bi * self.cols + bj];
+                e2m1(if hi { byte >> 4 } else { byte & 15 })
+            }
+            "e4m3" => from_bits(self.raw[i * self.cols + j], ScalarType::F8E4M3).as_f64(),
+            "e5m2" => from_bits(self.raw[i * self.cols + j], ScalarType::F8E5M2).as_f64(),
+            "bf16" => from_bits(self.raw[i * self.cols + j], ScalarType::BF16).as_f64(),
+            _ => from_bits(self.raw[i * self.cols + j], ScalarType::F16).as_f64(),
+        }
+    }
+}
+
+fn elem_of(fmt: &str) -> ScalarType {
+    if matches!(fmt, "bf16" | "fp16") { U16 } else { U8 }
+}
+
+/// 2^(s - 127) as an e8m0 scale is read: s = 0 gives 0, 255 NaN.
+fn scale(s: u64) -> f64 {
+    match s {
+        0 => 0.0,
+        255 => f64::NAN,
+        s => 2f64.powi(s as i32 - 127),
+    }
+}
+
+struct Case {
+    a: Operand,
+    b: Operand,
+    sa: Vec<u64>,
+    sb: Option<Vec<u64>>,
+    fast: bool,
+}
+
+fn case(fa: &'static str, fb: &'static str, packs: (bool, bool), scale_b: bool, m: usize, n: usize, k: usize) -> Case {
+    let a = Operand::new(fa, packs.0, true, m, k, 1);
+    let b = Operand::new(fb, packs.1, false, k, n, 2);
+    // Scales near 1 (exact in either compute type); one row of A scaled by 0.
+    let sa: Vec<u64> = (0..m * k / 32).map(|i| if i / (k / 32) == 3 { 0 } else { 124 + (i as u64 * 7) % 7 }).collect();
+    let sb = scale_b.then(|| (0..n * k / 32).map(|i| 125 + (i as u64 * 5) % 5).collect());
+    Case { a, b, sa, sb, fast: false }
+}
+
+impl Case {
+    fn spec(&self, m: usize, n: usize, k: usize) -> Vec<ArgSpec> {
+        let s = |x: &str| ArgSpec::Constexpr(ConstValue::Str(x.to_string()));
+        let b = |x: bool| ArgSpec::Constexpr(ConstValue::Bool(x));
+        vec![
+            ptr(F32),
+            ptr(elem_of(self.a.fmt)),
+            ptr(U8),
+            ptr(elem_of(self.b.fmt)),
+            ptr(U8),
+            c(m as i64),
+            c(n as i64),
+            c(k as i64),
+            s(self.a.fmt),
+            s(self.b.fmt),
+            c(self.a.rows as i64),
+            c(self.a.cols as i64),
+            c(self.b.rows as i64),
+            c(self.b.cols as i64),
+            b(self.a.k_pack),
+            b(self.b.k_pack),
+            b(self.sb.is_some()),
+            b(self.fast),
+        ]
+    }
+
+    fn vals(&self, m: usize, n: usize) -> Vec<V> {
+        let f = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+        vec![
+            V::Out(F32, m * n),
+            V::Buf(elem_of(self.a.fmt), f(&self.a.raw)),
+            V::Buf(U8, f(&self.sa)),
+            V::Buf(elem_of(self.b.fmt), f(&self.b.raw)),
+            V::Buf(U8, f(self.sb.as_deref().unwrap_or(&[0]))),
+        ]
+    }
+
+    /// `0.5 + sum_k a[i,k] 2^(sa) * b[k,j] 2^(sb)` in f64.
+    fn reference(&self, m: usize, n: usize, k: usize) -> Vec<f64> {
+        let mut out = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.5;
+                for kk in 0..k {
+                    let x = self.a.value(true, i, kk) * scale(self.sa[i * (k / 32) + kk / 32]);
+                    let y = self.b.value(false, kk, j)
+                        * self.sb.as_ref().map_or(1.0, |sb| scale(sb[j * (k / 32) + kk / 32]));
+                    s += x * y;
+                }
+                out[i * n + j] = s;
+            }
+        }
+        out
+    }
+}
+
+/// The interpreter matches the reference (to f32 accumulation: the products are exact in the compute type),
+/// and the simulated PTX matches the interpreter bit for bit, for every pair of formats and packing tested, on
+/// sm_90a (wgmma), sm_80 (mma.sync) and sm_100a (CUDA cores for now); ptxas accepts all three.
+#[test]
+fn dot_scaled_matches_the_reference_and_the_simulator() {
+    let (m, n, k) = (64usize, 32usize, 64usize);
+    let cases = [
+        ("e2m1", "e4m3", (true, true), true),
+        ("e5m2", "bf16", (true, true), false),
+        ("fp16", "e2m1", (true, false), true),
+        ("e2m1", "e5m2", (false, true), true),
+        ("e4m3", "e2m1", (true, true), true),
+    ];
+    for (fa, fb, packs, scale_b) in cases {
+        let cs = case(fa, fb, packs, scale_b, m, n, k);
+        let want = cs.reference(m, n, k);
+        for target in [Target::Sm90a, Target::Sm80, Target::Sm100a] {
+            let opts = RunOptions { file: "mx.py", target, num_warps: 4, num_stages: 3, poison: true };
+            let outs = sim_common::run_on(KERNEL, "mx", cs.spec(m, n, k), &opts, &cs.vals(m, n), [1, 1, 1])
+                .unwrap_or_else(|e| panic!("{fa} x {fb}, {}: {e}", target.name()));
+            let (sim, interp) = &outs[0];
+            assert_eq!(sim, interp, "{fa} x {fb}, {}: simulated PTX vs interpreter", target.name());
+            for (e, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+                assert!((got - w).abs() <= 1e-6 * (1.0 + w.abs()), "{fa} x {fb}: element {e}: {got} vs {w}");
+            }
+            assert!(interp[3 * n..4 * n].iter().all(|&v| v == 0.5), "{fa} x {fb}: a zero scale zeroes row 3 of A");
+            let spec = Specialization { args: cs.spec(m, n, k), num_warps: 4, num_stages: 3, maxnreg: None };
+            let ks = tessel::KernelSource { file: "mx.py", source: KERNEL, kernel: "mx", spec: &spec, module: None };
+            let Ok(tessel::pipeline::Output::Ptx { kernel, .. }) =
+                tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default())
+            else {
+                panic!("no PTX");
+            };
+            // sm_100a's dots run on CUDA cores until tcgen05 lands.
+            let mma = match target {
+                Target::Sm90a => "wgmma.mma_async",
+                Target::Sm80 => "mma.sync",
+                _ => "fma.rn.f32",
+            };
+            assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());
+            if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+                tessel::codegen::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
+            }
+        }
+    }
+}
+
+/// A scale of 255 (e8m0 NaN) makes its 32 products NaN, so every output of that row is NaN; with fast_math the
+/// NaN check is skipped and the scale is taken as the exponent field it is (infinity).
+#[test]
+fn a_nan_scale_poisons_its_row_unless_fast_math() {
+    let (m, n, k) = (64usize, 32usize, 64usize);
+    let mut cs = case("e4m3", "e4m3", (true, true), false, m, n, k);
+    cs.sa[5 * (k / 32) + 1] = 255;
+    let opts = RunOptions { file: "mx.py", target: Target::Sm90a, num_warps: 4, num_stages: 3, poison: true };
+    let outs = sim_common::run_on(KERNEL, "mx", cs.spec(m, n, k), &opts, &cs.vals(m, n), [1, 1, 1]).unwrap();
+    let interp = &outs[0].1;
+    assert!(interp[5 * n..6 * n].iter().all(|v| v.is_nan()), "row 5 is NaN");
+    assert!(interp.iter().enumerate().all(|(e, v)| (e / n == 5) == v.is_nan()), "only row 5");
+    cs.fast = true;
+    let outs = sim_common::run_on(KERNEL, "mx", cs.spec(m, n, k), &opts, &cs.vals(m, n), [1, 1, 1]).unwrap();
+    let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+    let differ = outs[0].0.iter().zip(&outs[0].1).position(|(&x, &y)| !same(x, y));
+    assert_eq!(differ, None, "fast_math: simulated PTX vs interpreter (first differing element)");
+    assert!(outs[0].1[5 * n..6 * n].iter().any(|v| v.is_infinite() || v.is_nan()), "fast_math: scale 255 is inf");
+}
+
+/// Unsupported formats, wrong element types and wrong scale shapes are errors at the call, naming the cause.
+#[test]
+fn dot_scaled_errors_point_at_the_call() {
+    let kernel = |fa: &str, a_ty: &str, sa_cols: usize, k_pack: &str| {
+        format!(
+            "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(Out, A, S, B):\n    a = tl.load(A + \
+             tl.arange(0, 16)[:, None] * 64 + tl.arange(0, 64)[None, :]).to({a_ty}, bitcast=True)\n    b = tl.load(B \
+             + tl.arange(0, 64)[:, None] * 16 + tl.arange(0, 16)[None, :])\n    s = tl.load(S + tl.arange(0, \
+             16)[:, None] * {sa_cols} + tl.arange(0, {sa_cols})[None, :])\n    c = tl.dot_scaled(a, s, \"{fa}\", b, \
+             None, \"e4m3\"{k_pack})\n    tl.store(Out + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :], \
+             c)\n"
+        )
+    };
+    let spec = Specialization::new(vec![ptr(F32), ptr(U8), ptr(U8), ptr(U8)]);
+    let cases = [
+        (kernel("e3m2", "tl.uint8", 2, ""), "lhs_format must be one of e2m1, e4m3, e5m2, bf16, fp16, got 'e3m2'"),
+        (kernel("bf16", "tl.uint8", 2, ""), "a bf16 lhs must hold uint16 or bf16, got uint8"),
+        (kernel("e4m3", "tl.uint8", 4, ""), "lhs_scale must have shape [16, 2], got [16, 4]"),
+        (kernel("e4m3", "tl.uint8", 2, ", lhs_k_pack=False"), "only e2m1 operands can be packed along another dim"),
+    ];
+    for (src, want) in cases {
+        let ks = tessel::KernelSource { file: "t.py", source: &src, kernel: "k", spec: &spec, module: None };
+        let Err(e) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut Default::default()) else {
+            panic!("`{want}`: elaborated");
+        };
+        let msg = e.to_string();
+        assert!(msg.contains(want), "{msg}");
+        assert!(msg.contains("c = tl.dot_scaled("), "the error points at the call:\n{msg}");
+    }
+}

@@ -1,0 +1,313 @@
+//! Programs run in parallel (rayon) when none can observe another, with exactly the sequential result.
+//!
+//! Each program reads the memory as it was before the launch and keeps its own stores private. Every element a
+//! program touches is claimed in an ownership table as it runs: an element may be loaded by any number of
+//! programs, or loaded and stored by one. The first claim that breaks this (two programs store one element, or
+//! one loads what another stores), or an atomic, stops the run at once; nothing is committed and the caller
+//! runs the programs again one at a time. Otherwise no program saw another's stores, so the sequential run
+//! would have loaded the same values, computed the same results and stored the same bits (each element by at
+//! most one program): a finished program's stores go straight into a staged copy of the buffers they touch,
+//! which replaces the memory when every program is done, and the prints are joined in program order.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use super::memory::{BufferId, Memory};
+use super::value::Val;
+use super::{Limits, Program, Value};
+use crate::ir::{Func, Loc};
+use crate::types::ScalarType;
+
+/// Global memory as one program sees it.
+pub(super) enum Mem<'a> {
+    /// The memory itself (programs run one at a time).
+    Shared(&'a mut Memory),
+    /// The memory before the launch, read-only, plus this program's own stores (programs run in parallel).
+    Private(Private<'a>),
+}
+
+pub(super) struct Private<'a> {
+    launch: &'a Launch<'a>,
+    /// The program's position in grid order, plus one (its tag in the ownership table).
+    tag: u32,
+    /// Elements stored (slot -> latest bits).
+    stored: HashMap<u64, u64>,
+    /// Stores that changed an element (spin-wait detection compares it across a loop iteration).
+    changes: u64,
+}
+
+/// An ownership entry: 0 untouched; a program's tag: loaded by that program only; the tag with `WRITTEN`:
+/// stored (and perhaps loaded) by that program only; `MANY`: loaded by several programs, stored by none.
+const WRITTEN: u32 = 1 << 31;
+const MANY: u32 = u32::MAX;
+
+/// Bytes per lock of a staged buffer: programs storing to different parts of one buffer rarely wait.
+const STAGE_CHUNK: usize = 1 << 16;
+
+/// What the programs of one parallel launch share.
+struct Launch<'a> {
+    base: &'a Memory,
+    programs: &'a [[u32; 3]],
+    /// Per buffer, made on first touch: an ownership entry per element.
+    owners: Vec<OnceLock<Box<[AtomicU32]>>>,
+    /// Per buffer, made on first commit into it: its bytes after the launch, in locked chunks.
+    staged: Vec<OnceLock<Vec<Mutex<Vec<u8>>>>>,
+    /// Why the programs cannot run in parallel (the first reason found); set, it stops every program.
+    conflict: OnceLock<String>,
+    /// A program failed (the sequential run reports it exactly).
+    failed: AtomicBool,
+}
+
+impl Launch<'_> {
+    fn stopped(&self) -> bool {
+        self.conflict.get().is_some() || self.failed.load(Ordering::Relaxed)
+    }
+
+    fn owner(&self, slot: u64) -> &AtomicU32 {
+        let (id, i) = Memory::split(slot);
+        let table = self.owners[id.0 as usize]
+            .get_or_init(|| (0..self.base.buffer(id).len()).map(|_| AtomicU32::new(0)).collect());
+        &table[i]
+    }
+
+    fn pid(&self, tag: u32) -> String {
+        let [x, y, z] = self.programs[(tag & !WRITTEN) as usize - 1];
+        format!("({x}, {y}, {z})")
+    }
+
+    /// Records a conflict; returns the error that ends the program which found it.
+    fn conflict(&self, why: String) -> String {
+        let _ = self.conflict.set(format!("{why}: programs ran one at a time"));
+        "stopped: the programs cannot run in parallel".into()
+    }
+
+    fn element(&self, slot: u64) -> String {
+        let (id, i) = Memory::split(slot);
+        format!("element {i} of buffer `{}`", self.base.buffer(id).name)
+    }
+
+    /// Program `tag` loads `slot`; `true` when the program stored it itself (the value is in its own stores).
+    fn claim_load(&self, slot: u64, tag: u32) -> Result<bool, String> {
+        let cell = self.owner(slot);
+        let mut s = cell.load(Ordering::Acquire);
+        loop {
+            let new = match s {
+                0 => tag,
+                MANY => return Ok(false),
+                x if x & !WRITTEN == tag => return Ok(x & WRITTEN != 0),
+                x if x & WRITTEN != 0 => {
+                    return Err(self.conflict(format!(
+                        "a program loads an element another program stores (program {} loads {}, which program {} \
+                         stores)",
+                        self.pid(tag),
+                        self.element(slot),
+                        self.pid(x)
+                    )));
+                }
+                _ => MANY,
+            };
+            match cell.compare_exchange_weak(s, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(false),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Program `tag` stores to `slot`; `true` when it had stored it before.
+    fn claim_store(&self, slot: u64, tag: u32) -> Result<bool, String> {
+        let cell = self.owner(slot);
+        let mut s = cell.load(Ordering::Acquire);
+        loop {
+            if s == tag | WRITTEN {
+                return Ok(true);
+            }
+            if s != 0 && s != tag {
+                let why = if s == MANY || s & WRITTEN == 0 {
+                    let other =
+                        if s == MANY { "other programs load it".to_string() } else { self.pid(s) + " loads it" };
+                    format!(
+                        "a program loads an element another program stores (program {} stores {}, and {other})",
+                        self.pid(tag),
+                        self.element(slot)
+                    )
+                } else {
+                    format!(
+                        "two programs store to the same element (programs {} and {}, {})",
+                        self.pid(s),
+                        self.pid(tag),
+                        self.element(slot)
+                    )
+                };
+                return Err(self.conflict(why));
+            }
+            match cell.compare_exchange_weak(s, tag | WRITTEN, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(false),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Writes a finished program's stores into the staged buffers.
+    fn commit(&self, stored: HashMap<u64, u64>) {
+        let mut writes: Vec<(u64, u64)> = stored.into_iter().collect();
+        writes.sort_unstable();
+        let mut held: Option<(usize, usize, std::sync::MutexGuard<'_, Vec<u8>>)> = None;
+        for (slot, bits) in writes {
+            let (id, i) = Memory::split(slot);
+            let b = id.0 as usize;
+            let n = self.base.buffer(id).elem.bytes() as usize;
+            let (chunk, at) = ((i * n) / STAGE_CHUNK, (i * n) % STAGE_CHUNK);
+            if held.as_ref().is_none_or(|&(hb, hc, _)| (hb, hc) != (b, chunk)) {
+                // Unlock the chunk held before locking the next (writes are sorted, so locks go in one order).
+                drop(held.take());
+                let chunks = self.staged[b].get_or_init(|| {
+                    self.base.buffer(id).bytes.chunks(STAGE_CHUNK).map(|c| Mutex::new(c.to_vec())).collect()
+                });
+                held = Some((b, chunk, chunks[chunk].lock().expect("a committing thread panicked")));
+            }
+            let (_, _, bytes) = held.as_mut().expect("locked above");
+            bytes[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
+        }
+    }
+}
+
+impl Mem<'_> {
+    pub(super) fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+        match self {
+            Mem::Shared(m) => m.load(addr, elem),
+            Mem::Private(p) => {
+                let base = p.launch.base;
+                let slot = base.slot(addr, elem)?;
+                // The ownership entry says whether the program stored the element (only then is it in `stored`).
+                let bits = if p.launch.claim_load(slot, p.tag)? { p.stored[&slot] } else { base.raw_at(slot) };
+                Ok(base.decode_at(slot, bits, elem))
+            }
+        }
+    }
+
+    pub(super) fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+        match self {
+            Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Private(p) => {
+                let base = p.launch.base;
+                let slot = base.slot(addr, elem)?;
+                let bits = base.encode_at(slot, elem, v);
+                let old = if p.launch.claim_store(slot, p.tag)? { p.stored[&slot] } else { base.raw_at(slot) };
+                if old != bits {
+                    p.changes += 1;
+                }
+                p.stored.insert(slot, bits);
+                Ok(())
+            }
+        }
+    }
+
+    /// An atomic is about to run (at `loc`, in program `pid`): programs that use atomics run one at a time.
+    pub(super) fn atomic(&mut self, pid: [u32; 3], loc: Option<Loc>) -> Result<(), String> {
+        match self {
+            Mem::Shared(_) => Ok(()),
+            Mem::Private(p) => {
+                let [x, y, z] = pid;
+                let at = loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
+                Err(p.launch.conflict(format!("program ({x}, {y}, {z}) runs an atomic{at}")))
+            }
+        }
+    }
+
+    pub(super) fn changes(&self) -> u64 {
+        match self {
+            Mem::Shared(m) => m.changes(),
+            Mem::Private(p) => p.changes,
+        }
+    }
+}
+
+/// Runs `programs` on `limits.threads` threads as the module's comment says. Returns the prints in program
+/// order, having updated `mem`; or why the programs must run one at a time, leaving `mem` as it was.
+pub(super) fn run(
+    func: &Func,
+    env: &[Option<Value>],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+    programs: &[[u32; 3]],
+) -> Result<Vec<String>, String> {
+    if programs.len() >= (WRITTEN - 1) as usize {
+        return Err(format!("{} programs are too many to run in parallel: programs ran one at a time", programs.len()));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(limits.threads)
+        .build()
+        .map_err(|e| format!("no threads to run programs in parallel ({e}): programs ran one at a time"))?;
+    let base: &Memory = mem;
+    let buffers = base.buffer_count();
+    let launch = Launch {
+        base,
+        programs,
+        owners: (0..buffers).map(|_| OnceLock::new()).collect(),
+        staged: (0..buffers).map(|_| OnceLock::new()).collect(),
+        conflict: OnceLock::new(),
+        failed: AtomicBool::new(false),
+    };
+    let logs: Vec<Option<Vec<String>>> = pool.install(|| {
+        programs
+            .par_iter()
+            .enumerate()
+            .map(|(n, &pid)| {
+                if launch.stopped() {
+                    return None;
+                }
+                let mut prog = Program {
+                    f: func,
+                    env: env.to_vec(),
+                    mem: Mem::Private(Private {
+                        launch: &launch,
+                        tag: n as u32 + 1,
+                        stored: HashMap::new(),
+                        changes: 0,
+                    }),
+                    grid,
+                    pid,
+                    log: Vec::new(),
+                    smem: Default::default(),
+                    limits,
+                    iterations: 0,
+                    smem_writes: 0,
+                    work: 0,
+                };
+                let ran = prog.region(func.body, &[]);
+                let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
+                match ran {
+                    Ok(_) if !launch.stopped() => {
+                        launch.commit(p.stored);
+                        Some(prog.log)
+                    }
+                    Ok(_) => None,
+                    Err(_) => {
+                        launch.failed.store(true, Ordering::Relaxed);
+                        None
+                    }
+                }
+            })
+            .collect()
+    });
+    if let Some(why) = launch.conflict.into_inner() {
+        return Err(why);
+    }
+    if launch.failed.into_inner() {
+        return Err("a program failed: programs ran again one at a time".into());
+    }
+    for (b, staged) in launch.staged.into_iter().enumerate() {
+        if let Some(chunks) = staged.into_inner() {
+            let mut bytes = Vec::with_capacity(chunks.len() * STAGE_CHUNK);
+            for c in chunks {
+                bytes.extend_from_slice(&c.into_inner().expect("a committing thread panicked"));
+            }
+            mem.set_bytes(BufferId(b as u32), &bytes);
+        }
+    }
+    Ok(logs.into_iter().flatten().flatten().collect())
+}
