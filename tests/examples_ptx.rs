@@ -84,6 +84,20 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
             4,
         ),
         ("device_print.py", "debug_kernel", vec![ptr(F32), int(false), c(256)], 4),
+        (
+            "tma_matmul.py",
+            "matmul_kernel",
+            vec![
+                desc(F16, &[128, 64]),
+                desc(F16, &[64, 128]),
+                desc(F16, &[128, 128]),
+                int(false),
+                int(false),
+                int(false),
+                c(8),
+            ],
+            8,
+        ),
     ]
 }
 
@@ -111,6 +125,14 @@ fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, Target, &'static 
         ("matmul.py", "matmul_kernel", matmul(ScalarType::F8E4M3, 64, 64, 32), Target::Sm80, "f8e4m3"),
         // A gluon kernel's warpgroup_mma is wgmma, which sm_80 does not have.
         ("gluon_matmul.py", "matmul_kernel", gluon_matmul(64, 64, 32), Target::Sm80, "needs sm_90a"),
+        // TMA (sm_90a and newer).
+        (
+            "gluon_tma_matmul.py",
+            "matmul_kernel",
+            vec![desc(F16, &[64, 32]), desc(F16, &[32, 64]), desc(F16, &[64, 64]), int(false)],
+            Target::Sm80,
+            "sm_90a",
+        ),
     ]
 }
 
@@ -257,6 +279,29 @@ fn sm90a_dots_use_wgmma() {
             // Gluon: the hand-written cp.async ring and asynchronous warpgroup_mma, one and two warpgroups.
             ("gluon_matmul.py", "matmul_kernel", gluon_matmul(64, 64, 32), 4, "wgmma.mma_async.sync.aligned.m64n64k16"),
             ("gluon_matmul.py", "matmul_kernel", gluon_matmul(128, 128, 64), 8, "cp.async.cg.shared.global"),
+            // TMA: gluon's hand-written ring, and auto mode's descriptor loads pipelined into TMA rings.
+            (
+                "gluon_tma_matmul.py",
+                "matmul_kernel",
+                vec![desc(F16, &[128, 64]), desc(F16, &[64, 128]), desc(F16, &[128, 128]), int(false)],
+                4,
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            ),
+            (
+                "tma_matmul.py",
+                "matmul_kernel",
+                vec![
+                    desc(F16, &[128, 64]),
+                    desc(F16, &[64, 128]),
+                    desc(F16, &[128, 128]),
+                    int(false),
+                    int(false),
+                    int(false),
+                    c(8),
+                ],
+                8,
+                "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+            ),
             at(128, true, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
         ],
     );

@@ -9,6 +9,8 @@
 //! - [`smem`]: `allocate_shared_memory` and the shared-memory descriptor (`load`, `store`, `index`, attributes);
 //! - [`mbarrier`]: `mbarrier.*` and `fence_async_shared`;
 //! - [`async_copy`]: `cp.async` (`async_copy_global_to_shared`, `commit_group`, `wait_group`);
+//! - [`tma`]: Hopper TMA copies (`async_load`, `async_store`, `store_wait`) and the descriptor's `layout` and
+//!   `nbytes_per_cta`;
 //! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`.
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
@@ -18,6 +20,7 @@ pub mod async_copy;
 pub mod layouts;
 pub mod mbarrier;
 pub mod smem;
+pub mod tma;
 pub mod wgmma;
 
 use std::sync::OnceLock;
@@ -32,6 +35,7 @@ pub const HOPPER: &str = "triton.experimental.gluon.language.nvidia.hopper";
 pub const AMPERE_ASYNC_COPY: &str = "triton.experimental.gluon.language.nvidia.ampere.async_copy";
 pub const AMPERE_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.ampere.mbarrier";
 pub const HOPPER_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.hopper.mbarrier";
+pub const HOPPER_TMA: &str = "triton.experimental.gluon.language.nvidia.hopper.tma";
 
 /// Every gluon builtin, registered once.
 pub fn registry() -> &'static Registry {
@@ -45,10 +49,12 @@ pub fn registry() -> &'static Registry {
         r.module(AMPERE_ASYNC_COPY, "async_copy");
         r.module(AMPERE_MBARRIER, "mbarrier");
         r.module(HOPPER_MBARRIER, "mbarrier");
+        r.module(HOPPER_TMA, "tma");
         layouts::register(&mut r);
         smem::register(&mut r);
         mbarrier::register(&mut r);
         async_copy::register(&mut r);
+        tma::register(&mut r);
         wgmma::register(&mut r);
         r.set_attr_hook(smem::attr);
         r.set_method_hook(smem::method);

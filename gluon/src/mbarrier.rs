@@ -72,7 +72,7 @@ fn barrier<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<Tv> {
 }
 
 /// A predicate: `Some(None)` always, `None` never, `Some(Some(p))` when the runtime `i1` `p` holds.
-fn pred<'a>(e: &mut Elab<'a>, a: &Arg<'a>, fname: &str) -> R<Option<Option<Tv>>> {
+pub(crate) fn pred<'a>(e: &mut Elab<'a>, a: &Arg<'a>, fname: &str) -> R<Option<Option<Tv>>> {
     match &a.value {
         Value::Tensor(t) if t.is_block() => {
             Err(e.err(a.span, format!("the `pred` of `{fname}` must be a scalar, got {}", t.ty)))

@@ -139,6 +139,7 @@ pub fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Op
         Value::Tensor(t) if t.ty == Type::Token => {
             Err(e.err(span, format!("an async token has no attribute `{name}`")))
         }
+        Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => crate::tma::desc_attr(e, t, name, span),
         Value::Tensor(t) => {
             let (shape, elem, layout) = t.ty.memdesc().expect("the registry owns memdescs and tokens");
             let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());

@@ -180,7 +180,9 @@ impl<'a> Elab<'a> {
                 }
             };
         }
-        if !Self::plugin_owned(v) {
+        // Tensor descriptors are lang's, but the registry may add attributes (gluon's `desc.layout`).
+        let desc = matches!(v, Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }));
+        if !Self::plugin_owned(v) && !desc {
             return Ok(None);
         }
         match self.registry.attr_hook() {

@@ -336,7 +336,7 @@ impl<'a> Elab<'a> {
     }
 
     /// `rank` integer scalars of type `s` from a tuple/list argument.
-    fn scalar_list(&mut self, a: &Arg<'a>, rank: usize, s: ScalarType, fname: &str, what: &str) -> R<Vec<Tv>> {
+    pub fn scalar_list(&mut self, a: &Arg<'a>, rank: usize, s: ScalarType, fname: &str, what: &str) -> R<Vec<Tv>> {
         let Some(items) = a.value.items() else {
             return Err(self.err(a.span, format!("`{what}` of `{fname}` must be a list, got {}", a.value.describe())));
         };

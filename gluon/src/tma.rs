@@ -1,0 +1,170 @@
+//! Hopper TMA (`triton.experimental.gluon.language.nvidia.hopper.tma`): `async_load(tensor_desc, coord,
+//! barrier, result, pred=True)` (alias `async_copy_global_to_shared`) copies the descriptor's block at `coord`
+//! into the shared-memory buffer `result` and completes its bytes on `barrier` (armed by the author with
+//! `mbarrier.expect(barrier, tensor_desc.nbytes_per_cta)`); `async_store(tensor_desc, coord, src)` (alias
+//! `async_copy_shared_to_global`) copies a buffer to the block; `store_wait(pendings)` waits until at most
+//! `pendings` stores still read their buffers. They emit `tma_load` / `tma_store` / `tma_store_wait`, the ops
+//! auto mode's descriptor accesses lower to, with one lowering.
+//!
+//! A descriptor's block lives in shared memory in its TMA layout, `tensor_desc.layout` (Gluon's
+//! `NVMMASharedLayout.get_default_for(block_shape, dtype)`): the layout the runtime encodes the tensor map for,
+//! so a buffer in any other layout is refused at the call.
+
+use tessel_lang::elab::builtins::{Arg, Bound};
+use tessel_lang::elab::registry::{Handler, Registry};
+use tessel_lang::elab::value::{Tv, Value};
+use tessel_lang::elab::{Elab, R};
+use tessel_tile::ops::Op;
+use tessel_tile::{ScalarType, Type};
+
+use crate::HOPPER_TMA;
+use crate::smem::memdesc_arg;
+
+const LOAD_SIG: &str = "tensor_desc, coord, barrier, result, pred=True, multicast=False, cache_policy=None";
+const STORE_SIG: &str = "tensor_desc, coord, src, cache_policy=None";
+
+pub fn register(r: &mut Registry) {
+    r.add(HOPPER_TMA, "async_load", Handler::Bound(LOAD_SIG, load));
+    r.add(HOPPER_TMA, "async_copy_global_to_shared", Handler::Bound(LOAD_SIG, load));
+    r.add(HOPPER_TMA, "async_store", Handler::Bound(STORE_SIG, store));
+    r.add(HOPPER_TMA, "async_copy_shared_to_global", Handler::Bound(STORE_SIG, store));
+    r.add(HOPPER_TMA, "store_wait", Handler::Bound("pendings, read_only=True", store_wait));
+}
+
+/// The descriptor argument: a host `TensorDescriptor` parameter (only those have a tensor map).
+fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> {
+    let a = b.req("tensor_desc");
+    match &a.value {
+        Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
+            let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
+            if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() {
+                return Err(e.err(
+                    a.span,
+                    "TMA copies need a descriptor passed to the kernel (a TensorDescriptor argument); descriptors made \
+                     in the kernel have no tensor map yet",
+                ));
+            }
+            Ok((t.clone(), elem, block.to_vec()))
+        }
+        other => Err(e.err(
+            a.span,
+            format!("`tensor_desc` of `{}` must be a tensor descriptor, got {}", b.fname, other.describe()),
+        )),
+    }
+}
+
+/// A buffer holding the descriptor's block in its TMA layout.
+fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, elem: ScalarType, block: &[u32]) -> R<Tv> {
+    let mem = memdesc_arg(e, a, fname, what)?;
+    let (shape, got, layout) = mem.ty.memdesc().expect("a memdesc");
+    if shape != block || got != elem {
+        return Err(e.err(
+            a.span,
+            format!(
+                "`{what}` must hold the descriptor's block ({} {block:?}), got {} {shape:?}",
+                elem.triton_name(),
+                got.triton_name()
+            ),
+        ));
+    }
+    let want = tessel_tile::tma::buffer_type(elem, block).map_err(|m| e.err(a.span, m))?;
+    if want.memdesc().expect("a memdesc").2.linear != layout.linear {
+        return Err(e.err_hint(
+            a.span,
+            format!("`{what}` is not in the descriptor's TMA layout, which TMA writes and reads"),
+            "allocate it with the descriptor's layout: `gl.allocate_shared_memory(desc.dtype, desc.block_shape, desc.layout)`",
+        ));
+    }
+    Ok(mem)
+}
+
+/// `multicast` (loads only) and `cache_policy`, which need what tessel does not have yet.
+fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, load: bool) -> R<()> {
+    if load
+        && let Some(a) = b.opt("multicast")
+        && e.const_bool(a, &b.fname, "multicast")?
+    {
+        return Err(e.err(a.span, "multicast TMA needs a cluster launch, which tessel does not do yet"));
+    }
+    if let Some(a) = b.opt("cache_policy")
+        && !matches!(a.value, Value::None)
+    {
+        return Err(e.err(a.span, format!("`cache_policy` of `{}` is not supported by tessel yet", b.fname)));
+    }
+    Ok(())
+}
+
+fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let (desc, elem, block) = descriptor(e, &b)?;
+    refuse_options(e, &b, true)?;
+    let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
+    let ba = b.req("barrier");
+    let bar = memdesc_arg(e, ba, &b.fname, "barrier")?;
+    if !matches!(bar.ty.memdesc(), Some(([1], ScalarType::I64, _))) {
+        return Err(e.err(ba.span, format!("`barrier` must be an mbarrier (shape [1], int64), got {}", bar.ty)));
+    }
+    let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
+    let mut operands = vec![desc, result, bar];
+    operands.extend(coords);
+    match crate::mbarrier::pred(e, b.req("pred"), &b.fname)? {
+        None => return Ok(Value::None),
+        Some(None) => {}
+        Some(Some(p)) => operands.push(p),
+    }
+    e.emit(Op::TmaLoad, &operands, vec![], b.span)?;
+    Ok(Value::None)
+}
+
+fn store<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let (desc, elem, block) = descriptor(e, &b)?;
+    refuse_options(e, &b, false)?;
+    let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
+    let src = block_buffer(e, b.req("src"), &b.fname, "src", elem, &block)?;
+    let mut operands = vec![desc, src];
+    operands.extend(coords);
+    e.emit(Op::TmaStore, &operands, vec![], b.span)?;
+    Ok(Value::None)
+}
+
+fn store_wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let a = b.req("pendings");
+    let n = e.const_int(a, &b.fname, "pendings")?;
+    let Ok(pending) = u32::try_from(n) else {
+        return Err(e.err(a.span, format!("`pendings` must be a non-negative count, got {n}")));
+    };
+    if let Some(r) = b.opt("read_only")
+        && !e.const_bool(r, &b.fname, "read_only")?
+    {
+        return Err(e.err(
+            r.span,
+            "`read_only=False` (waiting until the stores' writes are visible) is not supported yet; the default waits \
+             until the buffers may be reused",
+        ));
+    }
+    e.emit(Op::TmaStoreWait { pending }, &[], vec![], b.span)?;
+    Ok(Value::None)
+}
+
+/// Attributes of a tensor descriptor that gluon adds to lang's (`block_shape`, `shape`, `strides`, `dtype`,
+/// `load`, `store`): `layout` (its block's TMA layout) and `nbytes_per_cta` (the bytes a copy of the block moves,
+/// what `mbarrier.expect` waits for). `Ok(None)`: lang's attribute.
+pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) -> R<Option<Value<'a>>> {
+    let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
+    match name {
+        "layout" => {
+            let ty = tessel_tile::tma::buffer_type(elem, block).map_err(|m| e.err(span, m))?;
+            let (_, _, layout) = ty.memdesc().expect("a memdesc");
+            Ok(Some(Value::Layout(std::rc::Rc::new(crate::layouts::spec_of(layout)))))
+        }
+        "nbytes_per_cta" => {
+            let n: u64 = block.iter().map(|&d| d as u64).product::<u64>() * elem.bits() as u64 / 8;
+            Ok(Some(Value::Int(n as i128)))
+        }
+        "block_type" => Err(e.err_hint(
+            span,
+            "a descriptor's `block_type` is not supported by tessel yet",
+            "use `desc.block_shape`, `desc.dtype` and `desc.nbytes_per_cta`",
+        )),
+        _ => Ok(None),
+    }
+}
