@@ -48,6 +48,7 @@ const KERNELS: &[&str] = &[
     "shuffle",
     "halves",
     "trig_fmod",
+    "int_div",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -344,14 +345,36 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
 }
 
 /// sin/cos are the software routine (no `.approx`: it is off by up to ~1e9 ulp for large arguments), float
-/// `%` is the fmod loop (`rem.u64` steps, uniform per warp), floor/ceil flush subnormal inputs as libdevice does.
+/// `%` is LLVM's `frem` expansion as Triton gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64),
+/// floor/ceil flush subnormal inputs as libdevice does.
 #[test]
 fn trig_and_fmod_are_exact_routines() {
     let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
     assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
-    for ins in ["mul.hi.u64", "rem.u64", "vote.sync.any.pred", "cvt.rmi.ftz.f32.f32", "cvt.rpi.ftz.f32.f32"] {
+    for ins in [
+        "mul.hi.u64",
+        "div.rn.f32",
+        "cvt.rzi.f32.f32",
+        "fma.rn.f32",
+        "div.rn.f64",
+        "cvt.rzi.f64.f64",
+        "fma.rn.f64",
+        "cvt.rmi.ftz.f32.f32",
+        "cvt.rpi.ftz.f32.f32",
+    ] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
+}
+
+/// 64-bit `/` and `%` take LLVM's 32-bit bypass when both high halves are zero (as Triton's code does), the
+/// 64-bit instruction otherwise; 32-bit ones stay one instruction.
+#[test]
+fn wide_division_has_the_32_bit_bypass() {
+    let ptx = kernel("int_div", Target::Sm90a).ptx;
+    for ins in ["div.u32", "rem.u32", "div.s64", "rem.s64", "div.u64", "rem.u64", "div.s32", "rem.s32"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    assert_eq!(count(&ptx, "shr.u64"), count(&ptx, "div.u32") + count(&ptx, "rem.u32"), "{ptx}");
 }
 
 #[test]

@@ -263,9 +263,8 @@ fn int_pointer_casts_match_the_interpreter() {
 }
 
 /// f32 sin/cos (the Payne–Hanek routine of trig.rs) within an ulp of the interpreter's correctly rounded
-/// values, from small arguments to ±1e10; float `%` (f32, f16, f64: the fmod loop, uniform per warp through
-/// `vote.any`; one warp, as the simulator needs branches uniform over the CTA) and FTZ floor/ceil equal to
-/// the interpreter's.
+/// values, from small arguments to ±1e10; float `%` (f32, f16, f64: Triton's `frem` expansion) and FTZ
+/// floor/ceil equal to the interpreter's.
 #[test]
 fn accurate_trig_and_exact_fmod_match_the_interpreter() {
     for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
@@ -281,5 +280,18 @@ fn accurate_trig_and_exact_fmod_match_the_interpreter() {
         ];
         let err = check("trig_fmod", 1, &args, seed);
         assert!(err < 1.2e-7, "trig_fmod at scale {scale}: {err}");
+    }
+}
+
+/// Integer `/` and `%` with zero divisors, as Triton's code computes them on NVIDIA: all ones, except 64-bit
+/// operands whose high halves are zero, which go through `div.u32`/`rem.u32` (LLVM's bypass of slow division)
+/// and give 4294967295. Dividends in [0, 4) (bypassed), (a − 2)·3000000001 (negative or above 2^32: the 64-bit
+/// instruction), as i64, u64 and i32; divisors in [0, 3).
+#[test]
+fn integer_division_by_zero_matches_the_interpreter() {
+    for seed in seeds() {
+        let mut args = vec![A::In(I64, 64, 4.0), A::In(I64, 64, 3.0)];
+        args.extend([I64, I64, I64, I64, U64, U64, I32, I32].map(|t| A::Out(t, 64)));
+        assert_eq!(check("int_div", 1, &args, seed), 0.0);
     }
 }

@@ -16,7 +16,7 @@
 //! `.ftz` under Triton's FTZ reflection; we keep subnormal results). These differ from the interpreter's exact
 //! results by design: relative ~2^-21 for `sqrt`/`rsqrt`/`exp2`, ~2^-21 + |x|·2^-24 for `exp`, and `.ftz`
 //! flushes subnormal inputs and results to zero. `sin`/`cos` are the accurate routine of `trig.rs` (within
-//! 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is the exact C fmod of `fmod.rs`. `floor`,
+//! 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`,
 //! `ceil` (f32) and `erf` flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `log`,
 //! `log2`, `pow`, `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see
 //! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
@@ -217,10 +217,10 @@ pub(crate) fn binary_scalar(
         return Ok(d);
     }
     if s.is_float() && op == BinOp::Rem {
-        // C fmod, exact (see fmod.rs): in f64, from the operands' own type (f16/bf16/f32 widen exactly).
-        let (x, y) = (float_to_float(l, a, s, F64), float_to_float(l, b, s, F64));
-        let r = fmod::emit(l, x, y, if s == F64 { 53 } else { 24 });
-        return Ok(float_to_float(l, r, F64, s));
+        // Triton's `frem` expansion (see fmod.rs): in f64 for f64, in f32 for every narrower float.
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let r = fmod::frem(&mut Emit { l, wide: s == F64 }, x, y);
+        return Ok(l.narrow(r, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
     let class = class_of(Elem::Scalar(c))?;
@@ -255,6 +255,10 @@ pub(crate) fn binary_scalar(
             BinOp::Add => bin(format!("add.{t}")),
             BinOp::Sub => bin(format!("sub.{t}")),
             BinOp::Mul => bin(format!("mul.lo.{t}")),
+            BinOp::Div | BinOp::Rem if bits == 64 => {
+                div64(l, op == BinOp::Div, t, a, b, d);
+                return Ok(d);
+            }
             BinOp::Div => bin(format!("div.{t}")),
             BinOp::Rem => bin(format!("rem.{t}")),
             BinOp::And => bin(format!("and.{bt}")),
@@ -281,6 +285,24 @@ pub(crate) fn binary_scalar(
     };
     l.b.emit(ins);
     Ok(l.narrow(d, s))
+}
+
+/// 64-bit `/` or `%` into `d` as LLVM's NVPTX backend emits it for Triton: when both operands' high halves are
+/// zero, the 32-bit `div.u32`/`rem.u32` (its "bypass slow division": far cheaper than the 64-bit expansion);
+/// else the 64-bit instruction. Besides speed this fixes the result of a division by zero, which differs
+/// between the two (see `tessel_tile::interp::arith::int_div_by_zero`).
+fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
+    let w = if div { "div" } else { "rem" };
+    let (or, hi, small) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64), l.b.reg(RegClass::Pred));
+    l.b.op("or.b64", or, (a, b));
+    l.b.op("shr.u64", hi, (or, 32));
+    l.b.op("setp.eq.u64", small, (hi, 0));
+    let (a32, b32, r32) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+    l.b.op("cvt.u32.u64", a32, a);
+    l.b.op("cvt.u32.u64", b32, b);
+    l.b.emit(instr(format!("{w}.u32")).dst(r32).srcs((a32, b32)).guard(small));
+    l.b.emit(instr("cvt.u64.u32").dst(d).src(r32).guard(small));
+    l.b.emit(instr(format!("{w}.{t}")).dst(d).srcs((a, b)).unless(small));
 }
 
 /// `x^y` for floats: in f64 (the routine of `math.rs`), rounded once to `s`.

@@ -13,10 +13,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Sub => x - y,
             BinOp::Mul => x * y,
             BinOp::Div | BinOp::DivRn => x / y,
-            // Triton's float `%` is C fmod (LLVM `frem`): the result has the dividend's sign, unlike Python's
-            // `%` on floats. Rust's `%` is fmod, exact; operands of narrower types are exact in f64 and so is
-            // their remainder.
-            BinOp::Rem => x % y,
+            BinOp::Rem => frem(t, x, y),
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => x.max(y),
             BinOp::Min => x.min(y),
@@ -35,12 +32,10 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Add => x.wrapping_add(y),
         BinOp::Sub => x.wrapping_sub(y),
         BinOp::Mul => x.wrapping_mul(y),
-        // Division by zero does not trap on the GPU (PTX leaves the value machine-specific), and Triton computes
-        // every lane, masked-off ones included, then discards what the mask disables; so it must not abort
-        // here either. Defined as NVIDIA GPUs compute it: the quotient is all ones (-1, or the largest
-        // unsigned value) and the remainder is the dividend.
-        BinOp::Div if y == 0 => -1,
-        BinOp::Rem if y == 0 => x,
+        // Division by zero does not trap on the GPU, and Triton computes every lane, masked-off ones included,
+        // then discards what the mask disables; so it must not abort here either. Undefined in the language;
+        // defined here as Triton's code gives it on NVIDIA (see `int_div_by_zero`).
+        BinOp::Div | BinOp::Rem if y == 0 => int_div_by_zero(bits, ux(x)),
         BinOp::Div if unsigned => (ux(x) / ux(y)) as i64,
         BinOp::Div => x.wrapping_div(y),
         BinOp::Rem if unsigned => (ux(x) % ux(y)) as i64,
@@ -105,6 +100,30 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Not => return Err(format!("`not` is not defined on {t}")),
     };
     Ok(Val::Float(round_float(r, t)))
+}
+
+/// `x / 0` and `x % 0` (both the same) for an integer of `bits` bits whose bits are `ux`, as Triton 3.6's code
+/// computes them on NVIDIA GPUs (measured on an H100, `conformance/RESULTS.md`): PTX's `div`/`rem` by zero give
+/// all ones (−1, or the type's largest unsigned value) for quotient and remainder alike; but LLVM's NVPTX
+/// backend divides 64-bit integers through a 32-bit `div.u32`/`rem.u32` when both operands' high halves are
+/// zero (its "bypass slow division"), so a 64-bit dividend in [0, 2^32) over 0 gives 0xFFFF_FFFF zero-extended
+/// (4294967295), for signed and unsigned types alike.
+pub fn int_div_by_zero(bits: u32, ux: u64) -> i64 {
+    if bits == 64 && ux >> 32 == 0 { 0xffff_ffff } else { -1 }
+}
+
+/// Float `%` as Triton computes it on NVIDIA (LLVM's NVPTX expansion of `frem`, see
+/// `codegen/src/lower/fmod.rs`): `x − trunc(x / y)·y` with an IEEE division and one fma, or `x` when
+/// `|y| = ∞`; f16 and bf16 compute in f32 and round once. Not C's exact `fmod`: `1.0 % 0.1` is `−2^-26` in
+/// f32, a zero result is +0, and a quotient that overflows gives ±inf.
+pub fn frem(t: ScalarType, x: f64, y: f64) -> f64 {
+    if t == ScalarType::F64 {
+        let q = (x / y).trunc();
+        return if y.is_infinite() { x } else { (-q).mul_add(y, x) };
+    }
+    let (x, y) = (x as f32, y as f32);
+    let q = (x / y).trunc();
+    (if y.is_infinite() { x } else { (-q).mul_add(y, x) }) as f64
 }
 
 /// A subnormal input read as ±0, for the ops the GPU runs with flush-to-zero on f32 (and on bf16, which
@@ -209,12 +228,22 @@ mod tests {
         assert_eq!(binary(BinOp::Shl, false, t, i(1), i(40)), Ok(i(0)));
         assert_eq!(binary(BinOp::UMulHi, false, ScalarType::U32, i(0xffff_ffff), i(2)), Ok(i(1)));
         assert_eq!(binary(BinOp::Add, false, t, i(i32::MAX as i64), i(1)), Ok(i(i32::MIN as i64)));
-        // By zero: all ones and the dividend, for every width and signedness (what the GPU computes).
+        // By zero: all ones for quotient and remainder alike (Triton on an H100: i32 `0 % 0` is −1)...
         for t in [ScalarType::I8, ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64] {
-            assert_eq!(binary(BinOp::Div, false, t, i(7), i(0)), Ok(i(wrap_int(-1, t))), "{t}");
-            assert_eq!(binary(BinOp::Div, false, t, i(-7), i(0)), Ok(i(wrap_int(-1, t))), "{t}");
-            assert_eq!(binary(BinOp::Rem, false, t, i(wrap_int(-7, t)), i(0)), Ok(i(wrap_int(-7, t))), "{t}");
+            let ones = Ok(i(wrap_int(-1, t)));
+            assert_eq!(binary(BinOp::Div, false, t, i(wrap_int(-7, t)), i(0)), ones, "{t}");
+            assert_eq!(binary(BinOp::Rem, false, t, i(wrap_int(-7, t)), i(0)), ones, "{t}");
+            assert_eq!(binary(BinOp::Rem, false, t, i(wrap_int(1 << 40, t)), i(0)), ones, "{t}");
         }
+        // ...except a 64-bit dividend in [0, 2^32), which LLVM divides with div.u32/rem.u32: 4294967295 (Triton on
+        // an H100: i64 and u64 `0 // 0` and `0 % 0`).
+        for t in [ScalarType::I64, ScalarType::U64] {
+            for x in [0, 7, 0xffff_ffff] {
+                assert_eq!(binary(BinOp::Div, false, t, i(x), i(0)), Ok(i(0xffff_ffff)), "{t} {x}");
+                assert_eq!(binary(BinOp::Rem, false, t, i(x), i(0)), Ok(i(0xffff_ffff)), "{t} {x}");
+            }
+        }
+        assert_eq!(binary(BinOp::Rem, false, ScalarType::U32, i(5), i(0)), Ok(i(0xffff_ffff)));
         assert_eq!(binary(BinOp::Div, false, t, i(i32::MIN as i64), i(-1)), Ok(i(i32::MIN as i64)));
     }
 
@@ -251,16 +280,21 @@ mod tests {
         assert_eq!(un(UnOp::Sin, ScalarType::F32, 3e9), (3e9f64).sin() as f32 as f64);
     }
 
-    /// Float `%` is C fmod: the sign of the dividend (Triton), not Python's sign of the divisor.
+    /// Float `%` is Triton's expansion of `frem`, not C's `fmod`: equal to fmod on ordinary operands (the sign of
+    /// the dividend, unlike Python's floats), different where the quotient rounds or overflows.
     #[test]
-    fn float_remainder_is_fmod() {
+    fn float_remainder_follows_tritons_frem() {
         let f = |v| Val::Float(v);
         let rem = |t, x, y| binary(BinOp::Rem, false, t, f(x), f(y)).unwrap().as_f64();
         assert_eq!(rem(ScalarType::F32, 1.0, -2.5), 1.0);
         assert_eq!(rem(ScalarType::F32, -1.0, 2.5), -1.0);
-        assert_eq!(rem(ScalarType::F32, -5.0, 2.5).to_bits(), (-0.0f64).to_bits());
         assert_eq!(rem(ScalarType::F16, 7.5, 2.0), 1.5);
-        assert_eq!(rem(ScalarType::F32, 1e38f32 as f64, 3.0), (1e38f32 % 3.0) as f64);
+        // A zero result is +0 (fmod: −0), and 1 % 0.1f rounds its quotient up to 10 (fmod: 0.0999...).
+        assert_eq!(rem(ScalarType::F32, -5.0, 2.5).to_bits(), 0);
+        assert_eq!((rem(ScalarType::F32, 1.0, 0.1f32 as f64) as f32).to_bits(), 0xb280_0000);
+        assert_eq!(rem(ScalarType::F64, 1.0, 0.1).to_bits(), 0xbc90_0000_0000_0000);
+        // The quotient overflows f32 (bf16 computes in f32): −inf.
+        assert_eq!(rem(ScalarType::BF16, 1.0, 2f64.powi(-133)), f64::NEG_INFINITY);
         assert_eq!(rem(ScalarType::F32, 2.0, f64::INFINITY), 2.0);
         assert!(rem(ScalarType::F32, f64::INFINITY, 2.0).is_nan() && rem(ScalarType::F64, 1.0, 0.0).is_nan());
     }
