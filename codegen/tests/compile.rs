@@ -99,7 +99,7 @@ fn softmax_reduces_with_shuffles_and_shared_memory() {
     assert_eq!(count(ptx, "bar.sync 0"), 4);
     assert!(k.shared_bytes > 0);
     assert!(ptx.contains(".extern .shared .align 1024 .b8 global_smem[];"));
-    assert_eq!(count(ptx, "ex2.approx.f32"), 8);
+    assert_eq!(count(ptx, "ex2.approx.ftz.f32"), 8);
     // Widened per element; the 8 results of a thread narrowed in pairs.
     assert!(ptx.contains("cvt.f32.f16") && !ptx.contains("cvt.rn.f16.f32"), "{ptx}");
     assert_eq!(count(ptx, "cvt.rn.f16x2.f32"), 4, "{ptx}");

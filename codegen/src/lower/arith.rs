@@ -12,13 +12,14 @@
 //! Instruction choices follow Triton's NVIDIA lowering (`ElementwiseOpToLLVM.cpp` and the libdevice functions
 //! it reaches with `__CUDA_FTZ` set): f32 `a / b` is `div.full.f32` (about 2 ulp), `div_rn` is `div.rn`;
 //! `sqrt` is `sqrt.approx.ftz.f32` and `sqrt_rn` `sqrt.rn.f32`; `rsqrt` is `rsqrt.approx.ftz.f32`; `exp` is
-//! `ex2.approx.f32` of `x·log2 e`, `exp2` is `ex2.approx.f32` (libdevice's `exp2f` is `ex2.approx`, with
-//! `.ftz` under Triton's FTZ reflection; we keep subnormal results). These differ from the interpreter's exact
-//! results by design: relative ~2^-21 for `sqrt`/`rsqrt`/`exp2`, ~2^-21 + |x|·2^-24 for `exp`, and `.ftz`
-//! flushes subnormal inputs and results to zero. `sin`/`cos` are the accurate routine of `trig.rs` (within
-//! 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`,
-//! `ceil` (f32) and `erf` flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `log`,
-//! `log2`, `pow`, `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see
+//! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
+//! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
+//! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). `sin`/`cos` are the
+//! accurate routine of `trig.rs` (within 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's
+//! expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) and `erf` flush a subnormal input to ±0
+//! as libdevice does under Triton's FTZ setting. `log`, `log2`, `pow`, `erf` and every f64 transcendental use
+//! the routines of `math.rs` (libdevice accuracy, see
 //! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
@@ -477,7 +478,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
                 l.b.op("ex2.approx.f32", d, m);
                 d
             }
-            (UnOp::Exp2, F32) => one(l, "ex2.approx.f32"),
+            // libdevice's exp2f under Triton's FTZ setting: `ex2.approx.ftz` (subnormal results flush to +0, measured).
+            (UnOp::Exp2, F32) => one(l, "ex2.approx.ftz.f32"),
             (UnOp::Sqrt, F32) => one(l, "sqrt.approx.ftz.f32"),
             (UnOp::Rsqrt, F32) => one(l, "rsqrt.approx.ftz.f32"),
             (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),

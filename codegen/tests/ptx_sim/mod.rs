@@ -584,6 +584,21 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 "sub" => x - y,
                 "mul" => x * y,
                 "div" => x / y,
+                // PTX orders −0 below +0.
+                "min" if x == 0.0 && y == 0.0 => {
+                    if x.is_sign_negative() {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                "max" if x == 0.0 && y == 0.0 => {
+                    if x.is_sign_negative() {
+                        y
+                    } else {
+                        x
+                    }
+                }
                 "min" => x.min(y),
                 "max" => x.max(y),
                 _ => return Err("float rem".into()),
@@ -661,6 +676,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                     match parts[0] {
                         "neg" => -f,
                         "abs" => f.abs(),
+                        // `.ftz` flushes a subnormal result to +0.
+                        "ex2" if parts.contains(&"ftz") && ty == "f32" && (f.exp2() as f32).is_subnormal() => 0.0,
                         "ex2" => f.exp2(),
                         "lg2" => f.log2(),
                         "sqrt" => f.sqrt(),

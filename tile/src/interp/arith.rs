@@ -15,8 +15,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Div | BinOp::DivRn => x / y,
             BinOp::Rem => frem(t, x, y),
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
-            BinOp::Max => x.max(y),
-            BinOp::Min => x.min(y),
+            BinOp::Max => fmax(x, y),
+            BinOp::Min => fmin(x, y),
             BinOp::Pow => x.powf(y),
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi => {
                 return Err(format!("`{}` is not defined on {t}", op.word()));
@@ -85,6 +85,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
     let r = match op {
         UnOp::Neg => -x,
         UnOp::Abs => x.abs(),
+        UnOp::Exp if t != ScalarType::F64 => ex2_f32(x as f32 * std::f32::consts::LOG2_E, false),
+        UnOp::Exp2 if t != ScalarType::F64 => ex2_f32(x as f32, true),
         UnOp::Exp => x.exp(),
         UnOp::Exp2 => x.exp2(),
         UnOp::Log => x.ln(),
@@ -124,6 +126,41 @@ pub fn frem(t: ScalarType, x: f64, y: f64) -> f64 {
     let (x, y) = (x as f32, y as f32);
     let q = (x / y).trunc();
     (if y.is_infinite() { x } else { (-q).mul_add(y, x) }) as f64
+}
+
+/// `fma(x, y, z)` of type `t` with one rounding at the precision it computes in: f32 for f32 (and for f16/bf16,
+/// rounded again to the type, as the GPU's `fma.rn.f32` and narrowing do), f64 for f64. An f64 fma rounded to
+/// f32 afterwards would round twice (1 ulp off, measured against Triton).
+pub fn fma(t: ScalarType, x: f64, y: f64, z: f64) -> f64 {
+    if t == ScalarType::F64 {
+        return x.mul_add(y, z);
+    }
+    round_float((x as f32).mul_add(y as f32, z as f32) as f64, t)
+}
+
+/// `max` of two non-NaN-propagating floats as PTX's `max.f32`/`max.f64` (and so Triton) computes it: a NaN
+/// operand gives the other one, and −0 counts as less than +0.
+fn fmax(x: f64, y: f64) -> f64 {
+    if x == 0.0 && y == 0.0 { if x.is_sign_negative() { y } else { x } } else { x.max(y) }
+}
+
+/// `min` as PTX's `min.f32`: a NaN operand gives the other one, −0 counts as less than +0.
+fn fmin(x: f64, y: f64) -> f64 {
+    if x == 0.0 && y == 0.0 { if x.is_sign_negative() { x } else { y } } else { x.min(y) }
+}
+
+/// The model of `ex2.approx.f32` (with `.ftz` when `ftz`) that f32, f16 and bf16 `exp` and `exp2` use on the
+/// GPU, as in Triton: `exp(x)` is `ex2.approx.f32(x·log2 e)` with the product rounded to f32 (Triton's
+/// `ExpOpConversionApprox`), `exp2(x)` is libdevice's `exp2f`, which under Triton's FTZ setting is
+/// `ex2.approx.ftz.f32` (a subnormal result is +0: `exp2(-139.3) = 0`, measured). This model rounds 2^y
+/// correctly where the hardware unit approximates it; the two differ by the unit's own error only (the PTX ISA
+/// gives `ex2.approx.f32` a maximum relative error of about 2^-22, i.e. ≤ 2 ulp; `conformance/RESULTS.md`
+/// measures it), no longer by the argument's rounding, which for `exp` of large |x| is worth up to
+/// |x·log2 e|·2^-24 relative (58 ulp over the conformance inputs before this model).
+pub fn ex2_f32(y: f32, ftz: bool) -> f64 {
+    let y = if ftz && y.is_subnormal() { 0.0 } else { y };
+    let r = (y as f64).exp2() as f32;
+    (if ftz && r.is_subnormal() { 0.0 } else { r }) as f64
 }
 
 /// A subnormal input read as ±0, for the ops the GPU runs with flush-to-zero on f32 (and on bf16, which
@@ -297,5 +334,45 @@ mod tests {
         assert_eq!(rem(ScalarType::BF16, 1.0, 2f64.powi(-133)), f64::NEG_INFINITY);
         assert_eq!(rem(ScalarType::F32, 2.0, f64::INFINITY), 2.0);
         assert!(rem(ScalarType::F32, f64::INFINITY, 2.0).is_nan() && rem(ScalarType::F64, 1.0, 0.0).is_nan());
+    }
+
+    /// Where IEEE leaves a choice, the GPU's instructions (and Triton's measured results) decide: max/min order
+    /// −0 below +0; f32 fma rounds once in f32; NaN to u64 is 2^63.
+    #[test]
+    fn signed_zeros_fma_and_nan_casts_follow_the_gpu() {
+        let f = |v| Val::Float(v);
+        let bits = |op, x: f64, y: f64| binary(op, false, ScalarType::F32, f(x), f(y)).unwrap().as_f64().to_bits();
+        for (x, y) in [(-0.0, 0.0), (0.0, -0.0)] {
+            assert_eq!(bits(BinOp::Max, x, y), 0, "max({x}, {y})");
+            assert_eq!(bits(BinOp::Min, x, y), (-0.0f64).to_bits(), "min({x}, {y})");
+        }
+        assert_eq!(bits(BinOp::Max, -0.0, -0.0), (-0.0f64).to_bits());
+        assert_eq!(bits(BinOp::Min, 0.0, 0.0), 0);
+        // Triton's fma(x, y, x) for x = 2.5, y = 0x7149f2ca: one f32 rounding gives 0x71fc6f7d (an f64 fma rounded
+        // again to f32 gives 0x71fc6f7c).
+        let (x, y) = (2.5f32 as f64, f32::from_bits(0x7149_f2ca) as f64);
+        assert_eq!((fma(ScalarType::F32, x, y, x) as f32).to_bits(), 0x71fc_6f7d);
+        use crate::types::Elem;
+        let nan =
+            crate::interp::value::convert(f(f64::NAN), Elem::Scalar(ScalarType::F32), Elem::Scalar(ScalarType::U64));
+        assert_eq!(nan.as_i64() as u64, 1 << 63);
+    }
+
+    /// `exp` and `exp2` on f32 follow the GPU's argument reduction (x·log2 e rounded to f32) and flushes (`exp2`
+    /// is `.ftz`), leaving only the hardware unit's own error.
+    #[test]
+    fn exp_models_ex2_approx() {
+        let un = |op, t, x: f64| unary(op, t, Val::Float(x)).unwrap().as_f64();
+        // Triton's exp2(-139.27) is 0 (ex2.approx.ftz); f64 keeps the subnormal-free exact value.
+        let x = f32::from_bits(0xc30b_46a8) as f64;
+        assert_eq!(un(UnOp::Exp2, ScalarType::F32, x), 0.0);
+        assert!(un(UnOp::Exp2, ScalarType::F64, x) > 0.0);
+        // exp(88) computes 2^(88·log2e rounded to f32): not the correctly rounded e^88.
+        let y = 88f32 * std::f32::consts::LOG2_E;
+        assert_eq!(un(UnOp::Exp, ScalarType::F32, 88.0), (y as f64).exp2() as f32 as f64);
+        assert_ne!(un(UnOp::Exp, ScalarType::F32, 88.0), 88f64.exp() as f32 as f64);
+        // exp keeps subnormal results (no .ftz): e^-100 ≈ 3.7e-44.
+        assert!(un(UnOp::Exp, ScalarType::F32, -100.0) > 0.0);
+        assert_eq!(un(UnOp::Exp, ScalarType::F16, 0.0), 1.0);
     }
 }

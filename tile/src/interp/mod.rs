@@ -740,10 +740,8 @@ impl Program<'_> {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())
                     .map(|i| {
-                        Val::Float(round_float(
-                            ins[0].data[i].as_f64().mul_add(ins[1].data[i].as_f64(), ins[2].data[i].as_f64()),
-                            t,
-                        ))
+                        let (x, y, z) = (ins[0].data[i].as_f64(), ins[1].data[i].as_f64(), ins[2].data[i].as_f64());
+                        Val::Float(arith::fma(t, x, y, z))
                     })
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
