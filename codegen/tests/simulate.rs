@@ -295,3 +295,13 @@ fn integer_division_by_zero_matches_the_interpreter() {
         assert_eq!(check("int_div", 1, &args, seed), 0.0);
     }
 }
+
+/// f64 sin/cos (the Payne–Hanek routine of trig64.rs) against the interpreter's (the host's) values, from
+/// ordinary arguments to ±1e300.
+#[test]
+fn f64_trig_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e300, 1e6, 3.0]) {
+        let err = check("trig64", 1, &[A::In(F64, 64, scale), A::Out(F64, 64), A::Out(F64, 64)], seed);
+        assert!(err < 1e-15, "trig64 at scale {scale}: {err}");
+    }
+}

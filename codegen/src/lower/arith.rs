@@ -31,6 +31,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
 use super::{fmod, trig};
 use crate::CompileError;
@@ -491,6 +492,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             }
             (UnOp::Sin, F32) => trig::emit(l, x, false),
             (UnOp::Cos, F32) => trig::emit(l, x, true),
+            (UnOp::Sin, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, false),
+            (UnOp::Cos, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, true),
             // libdevice's floorf/ceilf under Triton's FTZ setting: subnormal inputs count as ±0.
             (UnOp::Floor, F32) => one(l, "cvt.rmi.ftz.f32.f32"),
             (UnOp::Ceil, F32) => one(l, "cvt.rpi.ftz.f32.f32"),

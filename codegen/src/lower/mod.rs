@@ -29,6 +29,7 @@ mod shape;
 mod shared;
 mod shuffle;
 mod trig;
+mod trig64;
 mod wgmma;
 mod wgmma_desc;
 
