@@ -50,6 +50,7 @@ const KERNELS: &[&str] = &[
     "trig_fmod",
     "int_div",
     "trig64",
+    "libdevice",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {

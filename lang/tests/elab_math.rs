@@ -41,3 +41,111 @@ fn float_negation_is_zero_minus_x() {
     // Integers wrap as before.
     assert_eq!(unary("-x", I32, &[0.0, 5.0, -(2f64.powi(31))]), [0.0, -5.0, -(2f64.powi(31))]);
 }
+
+/// Runs `out = EXPR` over two f32/f64 inputs.
+fn binary(expr: &str, t: ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    let n = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X, Y):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    y = tl.load(Y + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(t)]);
+    let mut mem = Memory::new();
+    let (o, x, y) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("y", t, ys));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+/// Each libdevice function reaches its own semantics: in the interpreter f64 results are the host's libm
+/// (asinh/acosh/atanh through log1p) and f32 results that value rounded once.
+#[test]
+fn libdevice_functions_compute_their_function() {
+    let xs = [0.3, -0.7, 0.999, 1e-3, -0.25];
+    let big = [1.5, 2.5, 10.0, 300.0, 7.25];
+    type F = fn(f64) -> f64;
+    let cases: [(&str, F, &[f64]); 19] = [
+        ("tanh", f64::tanh, &xs),
+        ("sinh", f64::sinh, &xs),
+        ("cosh", f64::cosh, &xs),
+        ("tan", f64::tan, &xs),
+        ("asin", f64::asin, &xs),
+        ("acos", f64::acos, &xs),
+        ("atan", f64::atan, &big),
+        ("asinh", tessel_tile::interp::arith::asinh, &big),
+        ("acosh", tessel_tile::interp::arith::acosh, &big),
+        ("atanh", tessel_tile::interp::arith::atanh, &xs),
+        ("log1p", f64::ln_1p, &xs),
+        ("expm1", f64::exp_m1, &xs),
+        ("log10", f64::log10, &big),
+        ("exp10", |x| 10f64.powf(x), &xs),
+        ("cbrt", f64::cbrt, &big),
+        ("trunc", f64::trunc, &big),
+        ("rint", f64::round_ties_even, &big),
+        ("nearbyint", f64::round_ties_even, &big),
+        ("round", f64::round, &big),
+    ];
+    for (name, f, args) in cases {
+        let got = unary(&format!("libdevice.{name}(x)"), F64, args);
+        assert_eq!(got, args.iter().map(|&x| f(x)).collect::<Vec<_>>(), "{name} (f64)");
+        let got = unary(&format!("libdevice.{name}(x)"), F32, args);
+        let want: Vec<f64> = args.iter().map(|&x| f(x as f32 as f64) as f32 as f64).collect();
+        assert_eq!(got, want, "{name} (f32)");
+    }
+    let (ys, xs2) = ([1.0, -1.0, 0.0, -0.0, 3.0], [-2.0, -2.0, -1.0, -1.0, 4.0]);
+    assert_eq!(
+        binary("libdevice.atan2(x, y)", F64, &ys, &xs2),
+        ys.iter().zip(&xs2).map(|(y, x)| y.atan2(*x)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        binary("libdevice.hypot(x, y)", F64, &xs2, &ys),
+        xs2.iter().zip(&ys).map(|(x, y)| x.hypot(*y)).collect::<Vec<_>>()
+    );
+    assert_eq!(binary("libdevice.pow(x, y)", F32, &[2.0, 9.0], &[10.0, 0.5]), [1024.0, 3.0]);
+    let cs = binary("libdevice.copysign(x, y)", F32, &[1.5, -2.0, 3.0], &[-0.0, 1.0, -4.0]);
+    assert_eq!(cs, [-1.5, 2.0, -3.0]);
+}
+
+/// The classification functions return int32 1/0; signbit sees −0 and negative NaNs.
+#[test]
+fn libdevice_classification_returns_int32() {
+    let xs = [0.0, -0.0, f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0];
+    let run = |expr: &str, t: ScalarType| {
+        let src = format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 8)\n    m = offs < 7\n    x = tl.load(X + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n"
+        );
+        let f = elab("test.py", &src, "k", vec![ptr(I32), ptr(t)]);
+        let mut mem = Memory::new();
+        let (o, x) = (mem.alloc("out", I32, 7), mem.alloc_from("x", t, &xs));
+        run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+        mem.read_f64(o)
+    };
+    for t in [F32, F64] {
+        assert_eq!(run("libdevice.isnan(x)", t), [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], "{t}");
+        assert_eq!(run("libdevice.isinf(x)", t), [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0], "{t}");
+        assert_eq!(run("libdevice.signbit(x)", t), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0], "{t}");
+    }
+    assert_eq!(run("libdevice.finitef(x)", F32), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(run("libdevice.isfinited(x)", F64), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+}
+
+/// Like Triton, libdevice functions take fp32/fp64 only: an fp16 argument is an error at the argument, with a
+/// hint; an unknown name suggests the closest.
+#[test]
+fn libdevice_errors_point_at_the_argument() {
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 8))\n    tl.store(Out + tl.arange(0, 8), libdevice.tanh(x))\n"
+    );
+    let msg = elab_error(&src, "k", vec![ptr(F16), ptr(F16)]);
+    assert!(msg.contains("`libdevice.tanh` expects float32 or float64, got float16"), "{msg}");
+    assert!(msg.contains("x.to(tl.float32)"), "{msg}");
+    let line = msg.lines().position(|l| l.contains("libdevice.tanh(x)")).expect("the call is shown");
+    let col = msg.lines().nth(line).unwrap().find("tanh(x)").unwrap() + 5;
+    let mark = msg.lines().nth(line + 1).unwrap().find(['─', '┬', '^']).unwrap();
+    assert_eq!(
+        msg.lines().nth(line + 1).unwrap()[..mark].chars().count(),
+        msg.lines().nth(line).unwrap()[..col].chars().count(),
+        "{msg}"
+    );
+    let msg = elab_error(&src.replace("libdevice.tanh(x)", "libdevice.tanhh(x)"), "k", vec![ptr(F32), ptr(F32)]);
+    assert!(msg.contains("tanh"), "{msg}");
+}

@@ -33,7 +33,7 @@ use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{fmod, trig};
+use super::{fmod, libdevice, trig};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -217,6 +217,13 @@ pub(crate) fn binary_scalar(
         let d = l.b.reg(RegClass::B16);
         l.b.op(format!("{w}.{t}"), d, (a, b));
         return Ok(d);
+    }
+    if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
+        // libdevice's atan2/hypot (libdevice.rs): f32 (and the half types, widened) or f64.
+        let c = if s == F64 { F64 } else { F32 };
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let r = libdevice::emit_binary(l, op, c, x, y);
+        return Ok(l.narrow(r, s));
     }
     if s.is_float() && op == BinOp::Rem {
         // Triton's `frem` expansion (see fmod.rs): in f64 for f64, in f32 for every narrower float.
@@ -464,6 +471,11 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             l.b.op(text.to_string(), d, x);
             d
         };
+        if c.is_float()
+            && let Some(d) = libdevice::emit_unary(l, op, c, x)
+        {
+            return Ok(l.narrow(d, s));
+        }
         let d = match (op, c) {
             (UnOp::Neg, I1) => x,
             (UnOp::Not, I1) => one(l, "not.pred"),

@@ -18,6 +18,7 @@ mod device;
 mod dot;
 mod fmod;
 mod fpops;
+mod libdevice;
 mod local;
 mod math;
 mod memory;

@@ -18,6 +18,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
             BinOp::Pow => x.powf(y),
+            BinOp::Atan2 => via_f32(t, libm_input(t, x).atan2(libm_input(t, y))),
+            BinOp::Hypot => via_f32(t, libm_input(t, x).hypot(libm_input(t, y))),
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi => {
                 return Err(format!("`{}` is not defined on {t}", op.word()));
             }
@@ -64,7 +66,9 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Max => x.max(y),
         BinOp::Min => x.min(y),
         BinOp::UMulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
-        BinOp::DivRn | BinOp::Pow => return Err(format!("`{}` is not defined on {t}", op.word())),
+        BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot => {
+            return Err(format!("`{}` is not defined on {t}", op.word()));
+        }
     };
     Ok(Val::Int(wrap_int(r, t)))
 }
@@ -99,6 +103,27 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Erf => erf(x),
         UnOp::Floor => x.floor(),
         UnOp::Ceil => x.ceil(),
+        // The libdevice functions: correctly rounded (the host's f64 function, within an ulp of f64, rounded
+        // once to f32 for the narrower types); the GPU's routines (`codegen/src/lower/libdevice.rs`) are
+        // within the bounds stated there.
+        UnOp::Tanh => via_f32(t, x.tanh()),
+        UnOp::Sinh => via_f32(t, x.sinh()),
+        UnOp::Cosh => via_f32(t, x.cosh()),
+        UnOp::Tan => via_f32(t, x.tan()),
+        UnOp::Asin => via_f32(t, x.asin()),
+        UnOp::Acos => via_f32(t, x.acos()),
+        UnOp::Atan => via_f32(t, x.atan()),
+        UnOp::Asinh => via_f32(t, asinh(x)),
+        UnOp::Acosh => via_f32(t, acosh(x)),
+        UnOp::Atanh => via_f32(t, atanh(x)),
+        UnOp::Log1p => via_f32(t, x.ln_1p()),
+        UnOp::Expm1 => via_f32(t, x.exp_m1()),
+        UnOp::Log10 => via_f32(t, x.log10()),
+        UnOp::Exp10 => via_f32(t, 10f64.powf(x)),
+        UnOp::Cbrt => via_f32(t, x.cbrt()),
+        UnOp::Trunc => x.trunc(),
+        UnOp::Rint => x.round_ties_even(),
+        UnOp::Round => x.round(),
         UnOp::Not => return Err(format!("`not` is not defined on {t}")),
     };
     Ok(Val::Float(round_float(r, t)))
@@ -165,15 +190,47 @@ pub fn ex2_f32(y: f32, ftz: bool) -> f64 {
 
 /// A subnormal input read as ±0, for the ops the GPU runs with flush-to-zero on f32 (and on bf16, which
 /// computes in f32 and whose subnormals are f32 subnormals): `sqrt` and `rsqrt` (`sqrt.approx.ftz`,
-/// `rsqrt.approx.ftz`), and libdevice's `sinf`, `cosf`, `floorf`, `ceilf`, `erff` under Triton's FTZ
-/// setting. See `README.md` in this directory for the whole table.
+/// `rsqrt.approx.ftz`), and libdevice's `sinf`, `cosf`, `floorf`, `ceilf`, `erff` and the other libdevice
+/// functions (`tanhf`, `atanf`, ...) under Triton's FTZ setting. See `README.md` in this directory for the
+/// whole table.
 pub fn ftz_input(op: UnOp, t: ScalarType, x: f64) -> f64 {
-    let flushes = matches!(op, UnOp::Sqrt | UnOp::Rsqrt | UnOp::Sin | UnOp::Cos | UnOp::Floor | UnOp::Ceil | UnOp::Erf);
+    let flushes = !matches!(op, UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::Exp | UnOp::Exp2 | UnOp::Log | UnOp::Log2)
+        && op != UnOp::SqrtRn;
     if flushes && matches!(t, ScalarType::F32 | ScalarType::BF16) && (x as f32).is_subnormal() {
         0f64.copysign(x)
     } else {
         x
     }
+}
+
+/// asinh, acosh and atanh through libm's `log1p` without cancellation (Rust's own `f64::atanh` loses ~20 ulp
+/// near −1, `f64::acosh` more near 1): within ~2 ulp.
+pub fn asinh(x: f64) -> f64 {
+    let a = x.abs();
+    let r = if a > 268_435_456.0 {
+        a.ln() + std::f64::consts::LN_2
+    } else {
+        (a + a * a / (1.0 + (1.0 + a * a).sqrt())).ln_1p()
+    };
+    r.copysign(x)
+}
+
+pub fn acosh(x: f64) -> f64 {
+    if x > 268_435_456.0 {
+        return x.ln() + std::f64::consts::LN_2;
+    }
+    let t = x - 1.0;
+    (t + (t * (t + 2.0)).sqrt()).ln_1p()
+}
+
+pub fn atanh(x: f64) -> f64 {
+    let a = x.abs();
+    (0.5 * (2.0 * a / (1.0 - a)).ln_1p()).copysign(x)
+}
+
+/// An input of a libdevice function of type `t` as the GPU reads it: f32 (and bf16) subnormals flushed to ±0.
+fn libm_input(t: ScalarType, x: f64) -> f64 {
+    if matches!(t, ScalarType::F32 | ScalarType::BF16) && (x as f32).is_subnormal() { 0f64.copysign(x) } else { x }
 }
 
 /// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).

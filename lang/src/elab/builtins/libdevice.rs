@@ -1,0 +1,169 @@
+//! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
+//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
+//! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
+//! `rint`, `nearbyint`, `round`), `pow`, and the classification and sign functions (`isnan`, `isinf`,
+//! `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of compares and bit operations.
+//! As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and the classification
+//! functions return int32 (1 or 0).
+
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
+use tessel_tile::{Elem, ScalarType};
+
+use crate::elab::builtins::CallArgs;
+use crate::elab::value::{Dtype, Tv, Value};
+use crate::elab::{Elab, R};
+use crate::span::Span;
+
+const F32_F64: &[ScalarType] = &[ScalarType::F32, ScalarType::F64];
+
+/// The libdevice names this module adds to those of `tl.math`.
+pub const LIBDEVICE_NAMES: &[&str] = &[
+    "tanh",
+    "sinh",
+    "cosh",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "log1p",
+    "expm1",
+    "log10",
+    "exp10",
+    "cbrt",
+    "trunc",
+    "rint",
+    "nearbyint",
+    "round",
+    "atan2",
+    "hypot",
+    "pow",
+    "isnan",
+    "isinf",
+    "finitef",
+    "isfinited",
+    "signbit",
+    "copysign",
+];
+
+fn unary_op(name: &str) -> Option<UnOp> {
+    Some(match name {
+        "tanh" => UnOp::Tanh,
+        "sinh" => UnOp::Sinh,
+        "cosh" => UnOp::Cosh,
+        "tan" => UnOp::Tan,
+        "asin" => UnOp::Asin,
+        "acos" => UnOp::Acos,
+        "atan" => UnOp::Atan,
+        "asinh" => UnOp::Asinh,
+        "acosh" => UnOp::Acosh,
+        "atanh" => UnOp::Atanh,
+        "log1p" => UnOp::Log1p,
+        "expm1" => UnOp::Expm1,
+        "log10" => UnOp::Log10,
+        "exp10" => UnOp::Exp10,
+        "cbrt" => UnOp::Cbrt,
+        "trunc" => UnOp::Trunc,
+        "rint" | "nearbyint" => UnOp::Rint,
+        "round" => UnOp::Round,
+        _ => return None,
+    })
+}
+
+impl<'a> Elab<'a> {
+    pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
+        let span = args.span;
+        if let Some(op) = unary_op(name) {
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            let ty = x.ty.clone();
+            return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
+        }
+        Ok(Some(Value::Tensor(match name {
+            "atan2" | "hypot" | "pow" | "copysign" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+                let (x, y) = self.broadcast_pair(x, y, span)?;
+                if x.ty != y.ty {
+                    return Err(
+                        self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty))
+                    );
+                }
+                match name {
+                    "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
+                    "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
+                    "pow" => self.arith(BinOp::Pow, x, y, span)?,
+                    _ => self.copysign(x, y, span)?,
+                }
+            }
+            "isnan" | "isinf" | "finitef" | "isfinited" | "signbit" => {
+                let allowed: &[ScalarType] = match name {
+                    "finitef" => &[ScalarType::F32],
+                    "isfinited" => &[ScalarType::F64],
+                    _ => F32_F64,
+                };
+                let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+                let p = match name {
+                    "isnan" => self.cmp(CmpPred::Ne, x.clone(), x, span)?,
+                    "signbit" => {
+                        let (bits, _) = self.float_bits(x, span)?;
+                        let zero = self.zero_like(&bits, span)?;
+                        self.cmp(CmpPred::Lt, bits, zero, span)?
+                    }
+                    _ => {
+                        let ty = x.ty.clone();
+                        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
+                        let inf = self.constant(Const::Float(f64::INFINITY), ty, span)?;
+                        let pred = if name == "isinf" { CmpPred::Eq } else { CmpPred::Lt };
+                        self.cmp(pred, a, inf, span)?
+                    }
+                };
+                self.cast(p, Dtype::Scalar(ScalarType::I32), span)?
+            }
+            _ => return Ok(None),
+        })))
+    }
+
+    /// The one float argument `arg` of a libdevice function, checked against `allowed`.
+    fn libdevice_float(
+        &mut self,
+        args: &CallArgs<'a>,
+        fname: &str,
+        arg: &'static str,
+        allowed: &[ScalarType],
+    ) -> R<Tv> {
+        let b = self.bind(fname, arg, args.clone())?;
+        let x = self.tensor_arg(b.req(arg), fname, arg)?;
+        self.check_dtype(&x, allowed, fname, b.req(arg).span)?;
+        Ok(x)
+    }
+
+    fn cmp(&mut self, pred: CmpPred, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.with_elem(Elem::Scalar(ScalarType::I1));
+        self.emit1(Op::Cmp(pred), &[x, y], ty, span)
+    }
+
+    /// The bits of a float tensor as a signed integer of its width, and that integer type.
+    fn float_bits(&mut self, x: Tv, span: Span) -> R<(Tv, ScalarType)> {
+        let it = if x.scalar() == Some(ScalarType::F64) { ScalarType::I64 } else { ScalarType::I32 };
+        Ok((self.bitcast(x, Dtype::Scalar(it), span)?, it))
+    }
+
+    /// |x| with the sign of y, on the bits (NaNs keep their payload).
+    fn copysign(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let dt = x.dtype().expect("a float tensor");
+        let (xb, it) = self.float_bits(x, span)?;
+        let (yb, _) = self.float_bits(y, span)?;
+        let sign = if it == ScalarType::I64 { i64::MIN } else { i32::MIN as i64 };
+        let ty = xb.ty.clone();
+        let (s, m) = (self.constant(Const::Int(sign), ty.clone(), span)?, self.constant(Const::Int(!sign), ty, span)?);
+        let mag = self.arith(BinOp::And, xb, m, span)?;
+        let sgn = self.arith(BinOp::And, yb, s, span)?;
+        let r = self.arith(BinOp::Or, mag, sgn, span)?;
+        self.bitcast(r, dt, span)
+    }
+}
