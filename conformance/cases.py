@@ -262,6 +262,15 @@ def all_cases():
     cases += [Case("atomic_add", "", dt, body=atomic, stores=True, zero_out=True) for dt in ["i32", "f32"]]
     atomic_max = "    tl.atomic_max(out_ptr + offs % 64, x, mask=m)\n"
     cases += [Case("atomic_max", "", "i32", body=atomic_max, stores=True, zero_out=True)]
+    # libdevice (Triton's results come from NVIDIA's libdevice, tessel's from its own routines: both within a
+    # few ulp of the true value, so the last bits may differ; trunc/rint/round/fmod/copysign/isnan... are exact).
+    ld = ["tanh", "sinh", "cosh", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1",
+          "log10", "exp10", "cbrt", "trunc", "rint", "round"]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, wide=f in ("tan",)) for f in ld for dt in ["f32", "f64"]]
+    for f in ["atan2", "hypot", "pow", "fmod", "copysign"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    for f, dts in [("isnan", ["f32", "f64"]), ("isinf", ["f32"]), ("signbit", ["f32", "f64"]), ("finitef", ["f32"])]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out="i32") for dt in dts]
     # Dots of 32x32 tiles, per input precision.
     dots = [("dot ieee", 'tl.dot(a, b, input_precision="ieee")', "f32"),
             ("dot tf32", 'tl.dot(a, b, input_precision="tf32")', "f32"),

@@ -51,6 +51,7 @@ const KERNELS: &[&str] = &[
     "int_div",
     "trig64",
     "libdevice",
+    "cfmod",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {

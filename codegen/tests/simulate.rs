@@ -318,3 +318,14 @@ fn libdevice_functions_match_the_interpreter() {
         assert!(err < 1.2e-7, "libdevice: {err}");
     }
 }
+
+/// libdevice's exact `fmod` (the loop of cfmod.rs, uniform per warp through `vote.any`; one warp, as the
+/// simulator needs branches uniform over the CTA) equals the interpreter's, bit for bit in effect (f32 and f64),
+/// from quotients near 1 to 1e10.
+#[test]
+fn exact_fmod_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
+        let args = [A::In(F32, 128, scale), A::In(F32, 128, 3.0), A::Out(F32, 128), A::Out(F64, 128)];
+        assert_eq!(check("cfmod", 1, &args, seed), 0.0, "cfmod at scale {scale}");
+    }
+}

@@ -149,3 +149,22 @@ fn libdevice_errors_point_at_the_argument() {
     let msg = elab_error(&src.replace("libdevice.tanh(x)", "libdevice.tanhh(x)"), "k", vec![ptr(F32), ptr(F32)]);
     assert!(msg.contains("tanh"), "{msg}");
 }
+
+/// `libdevice.fmod` is C's exact fmod, unlike `%` (Triton's frem expansion): 1 % 0.1 differs, signs follow
+/// the dividend in both.
+#[test]
+fn libdevice_fmod_is_exact_unlike_percent() {
+    let (xs, ys) = ([1.0, -7.5, 1e10, 5.0], [0.1, 2.0, 3.0, -2.5]);
+    for t in [F32, F64] {
+        let got = binary("libdevice.fmod(x, y)", t, &xs, &ys);
+        let want: Vec<f64> = if t == F32 {
+            xs.iter().zip(&ys).map(|(&x, &y)| ((x as f32) % (y as f32)) as f64).collect()
+        } else {
+            xs.iter().zip(&ys).map(|(&x, &y)| x % y).collect()
+        };
+        assert_eq!(got, want, "{t}");
+        assert_eq!(got[3].to_bits(), 0, "{t}: 5 fmod -2.5 is +0");
+        let pct = binary("x % y", t, &xs, &ys);
+        assert!(pct[0] < 0.0 && got[0] > 0.0, "{t}: % gives {}, fmod {}", pct[0], got[0]);
+    }
+}

@@ -72,6 +72,8 @@ pub enum BinOp {
     /// libdevice's `atan2(y, x)` and `hypot(x, y)` (floats).
     Atan2,
     Hypot,
+    /// libdevice's `fmod`: C's exact remainder (float `Rem` is Triton's `%`, which is not exact).
+    Fmod,
 }
 
 /// Elementwise unary math.
@@ -161,7 +163,8 @@ macro_rules! word_enum {
 
 word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
     Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", DivRn => "div_rn",
-    Pow => "pow", Atan2 => "atan2", Hypot => "hypot" });
+    Pow => "pow", Atan2 => "atan2", Hypot => "hypot",
+    Fmod => "fmod" });
 word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 => "exp2", Log => "log",
     Log2 => "log2", Sqrt => "sqrt", SqrtRn => "sqrt_rn", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos",
     Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",

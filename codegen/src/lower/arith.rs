@@ -19,7 +19,8 @@
 //! accurate routine of `trig.rs` (within 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's
 //! expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) and `erf` flush a subnormal input to ±0
 //! as libdevice does under Triton's FTZ setting. `log`, `log2`, `pow`, `erf` and every f64 transcendental use
-//! the routines of `math.rs` (libdevice accuracy, see
+//! the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions those of
+//! `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see
 //! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
@@ -33,7 +34,7 @@ use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{fmod, libdevice, trig};
+use super::{cfmod, fmod, libdevice, trig};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -223,6 +224,17 @@ pub(crate) fn binary_scalar(
         let c = if s == F64 { F64 } else { F32 };
         let (x, y) = (l.widen(a, s), l.widen(b, s));
         let r = libdevice::emit_binary(l, op, c, x, y);
+        return Ok(l.narrow(r, s));
+    }
+    if s.is_float() && op == BinOp::Fmod {
+        // libdevice's exact C fmod (cfmod.rs), in f64 for every type (f32 flushed first, as libdevice under FTZ).
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        if s == F64 {
+            return Ok(cfmod::emit(l, x, y, 53));
+        }
+        let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
+        let r = cfmod::emit(l, x, y, 24);
+        let r = libdevice::narrow(l, r);
         return Ok(l.narrow(r, s));
     }
     if s.is_float() && op == BinOp::Rem {

@@ -55,6 +55,8 @@ pub(crate) trait FloatOps {
     fn shl_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
     /// Logical shift right by a variable amount (amounts at or past the width give 0).
     fn shr_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
+    /// Unsigned remainder (`b` nonzero).
+    fn urem(&mut self, a: Self::I, b: Self::I) -> Self::I;
     /// Unsigned high half of the double-width product.
     fn umulhi(&mut self, a: Self::I, b: Self::I) -> Self::I;
     /// Wrapping (low half) product.
@@ -248,6 +250,10 @@ impl FloatOps for Emit<'_, '_> {
         let t = self.uty();
         self.op(Self::ireg, &format!("shr.{t}"), &[a, amt])
     }
+    fn urem(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.uty();
+        self.iop("rem", t, &[a, b])
+    }
     fn umulhi(&mut self, a: Reg, b: Reg) -> Reg {
         let t = self.uty();
         self.iop("mul.hi", t, &[a, b])
@@ -399,6 +405,9 @@ pub(crate) mod model {
                 }
                 fn shr_v(&mut self, a: $u, n: $u) -> $u {
                     if n < <$u>::BITS as $u { a >> n } else { 0 }
+                }
+                fn urem(&mut self, a: $u, b: $u) -> $u {
+                    a % b
                 }
                 fn umulhi(&mut self, a: $u, b: $u) -> $u {
                     ((a as u128 * b as u128) >> <$u>::BITS) as $u

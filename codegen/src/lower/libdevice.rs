@@ -503,7 +503,7 @@ pub(crate) fn emit_binary(l: &mut Lower, op: BinOp, s: ScalarType, a: Reg, b: Re
 }
 
 /// An f32 register flushed when subnormal (the only effect of `mul.rn.ftz` by 1) and widened to f64.
-fn widen_flushed(l: &mut Lower, x: Reg) -> Reg {
+pub(crate) fn widen_flushed(l: &mut Lower, x: Reg) -> Reg {
     let f = l.b.reg(RegClass::F32);
     l.b.op("mul.rn.ftz.f32", f, (x, f32_imm(1.0)));
     let w = l.b.reg(RegClass::F64);
@@ -511,7 +511,7 @@ fn widen_flushed(l: &mut Lower, x: Reg) -> Reg {
     w
 }
 
-fn narrow(l: &mut Lower, r: Reg) -> Reg {
+pub(crate) fn narrow(l: &mut Lower, r: Reg) -> Reg {
     let d = l.b.reg(RegClass::F32);
     l.b.op("cvt.rn.f32.f64", d, r);
     d

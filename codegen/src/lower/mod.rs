@@ -10,6 +10,7 @@
 mod arith;
 mod asynchronous;
 mod cast;
+mod cfmod;
 mod control;
 mod convert;
 mod coords;

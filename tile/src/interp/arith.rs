@@ -20,6 +20,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Pow => x.powf(y),
             BinOp::Atan2 => via_f32(t, libm_input(t, x).atan2(libm_input(t, y))),
             BinOp::Hypot => via_f32(t, libm_input(t, x).hypot(libm_input(t, y))),
+            // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
+            BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi => {
                 return Err(format!("`{}` is not defined on {t}", op.word()));
             }
@@ -66,7 +68,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Max => x.max(y),
         BinOp::Min => x.min(y),
         BinOp::UMulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
-        BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot => {
+        BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
     };

@@ -1,10 +1,10 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
 //! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
-//! `rint`, `nearbyint`, `round`), `pow`, and the classification and sign functions (`isnan`, `isinf`,
-//! `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of compares and bit operations.
-//! As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and the classification
-//! functions return int32 (1 or 0).
+//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), and the classification and
+//! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
+//! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
+//! the classification functions return int32 (1 or 0).
 
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
@@ -40,6 +40,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "atan2",
     "hypot",
     "pow",
+    "fmod",
     "isnan",
     "isinf",
     "finitef",
@@ -81,7 +82,7 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
         Ok(Some(Value::Tensor(match name {
-            "atan2" | "hypot" | "pow" | "copysign" => {
+            "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
                 let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
                 let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
@@ -97,6 +98,7 @@ impl<'a> Elab<'a> {
                     "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
                     "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
                     "pow" => self.arith(BinOp::Pow, x, y, span)?,
+                    "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
                     _ => self.copysign(x, y, span)?,
                 }
             }
