@@ -269,6 +269,11 @@ def all_cases():
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, wide=f in ("tan",)) for f in ld for dt in ["f32", "f64"]]
     for f in ["atan2", "hypot", "pow", "fmod", "copysign"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    rounded = [f"{op}_{m}" for op in ["add", "sub", "mul", "div"] for m in ["rz", "rd", "ru"]]
+    for f in rounded:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    for f in ["sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rz", "rcp_rn"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
     for f, dts in [("isnan", ["f32", "f64"]), ("isinf", ["f32"]), ("signbit", ["f32", "f64"]), ("finitef", ["f32"])]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out="i32") for dt in dts]
     # Dots of 32x32 tiles, per input precision.

@@ -52,6 +52,7 @@ const KERNELS: &[&str] = &[
     "trig64",
     "libdevice",
     "cfmod",
+    "rounding",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -366,6 +367,19 @@ fn trig_and_fmod_are_exact_routines() {
         "cvt.rpi.ftz.f32.f32",
     ] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+}
+
+/// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 and f64.
+#[test]
+fn directed_rounding_uses_the_ptx_modifiers() {
+    let ptx = kernel("rounding", Target::Sm90a).ptx;
+    for op in ["add", "sub", "mul", "div", "sqrt"] {
+        for m in ["rz", "rm", "rp"] {
+            for t in ["f32", "f64"] {
+                assert!(ptx.contains(&format!("{op}.{m}.{t}")), "missing {op}.{m}.{t}\n{ptx}");
+            }
+        }
     }
 }
 

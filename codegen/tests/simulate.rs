@@ -329,3 +329,15 @@ fn exact_fmod_matches_the_interpreter() {
         assert_eq!(check("cfmod", 1, &args, seed), 0.0, "cfmod at scale {scale}");
     }
 }
+
+/// add/sub/mul/div/sqrt rounded toward zero, down and up (f32 and f64) equal the interpreter's exactly
+/// rounded results.
+#[test]
+fn directed_rounding_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e30, 1000.0, 3.0]) {
+        let mut args = vec![A::In(F32, 64, scale), A::In(F32, 64, 3.0)];
+        args.extend((0..15).map(|_| A::Out(F32, 64)));
+        args.extend((0..15).map(|_| A::Out(F64, 64)));
+        assert_eq!(check("rounding", 1, &args, seed), 0.0, "rounding at scale {scale}");
+    }
+}

@@ -23,6 +23,7 @@
 //! `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see
 //! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
+use tessel_tile::interp::rounding::Arith;
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
@@ -217,6 +218,21 @@ pub(crate) fn binary_scalar(
     if let (Some(t), Some(w)) = (native_half(l.arch, s), half_op(op)) {
         let d = l.b.reg(RegClass::B16);
         l.b.op(format!("{w}.{t}"), d, (a, b));
+        return Ok(d);
+    }
+    if let Some((arith, dir)) = op.directed() {
+        // libdevice's add_rz, div_ru...: PTX's rounding modifiers (no `.ftz`), on f32 and f64 only.
+        if !matches!(s, F32 | F64) {
+            return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
+        }
+        let w = match arith {
+            Arith::Add => "add",
+            Arith::Sub => "sub",
+            Arith::Mul => "mul",
+            Arith::Div | Arith::Sqrt => "div",
+        };
+        let d = l.b.reg(if s == F64 { RegClass::F64 } else { RegClass::F32 });
+        l.b.op(format!("{w}.{}.{}", dir.ptx(), ty(s)), d, (a, b));
         return Ok(d);
     }
     if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
@@ -483,6 +499,14 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             l.b.op(text.to_string(), d, x);
             d
         };
+        if let Some(dir) = op.directed() {
+            if !matches!(s, F32 | F64) {
+                return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
+            }
+            let d = l.b.reg(class);
+            l.b.op(format!("sqrt.{}.{t}", dir.ptx()), d, x);
+            return Ok(d);
+        }
         if c.is_float()
             && let Some(d) = libdevice::emit_unary(l, op, c, x)
         {

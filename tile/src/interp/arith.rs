@@ -1,5 +1,6 @@
 //! Elementwise semantics: what one lane of a binary, unary or comparison op computes for each element type.
 
+use crate::interp::rounding;
 use crate::interp::value::{Val, round_float, wrap_int};
 use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
@@ -8,6 +9,12 @@ use crate::types::ScalarType;
 pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> Result<Val, String> {
     if t.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
+        if let Some((arith, dir)) = op.directed() {
+            if !matches!(t, ScalarType::F32 | ScalarType::F64) {
+                return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
+            }
+            return Ok(Val::Float(rounding::directed(arith, dir, t, x, y)));
+        }
         let r = match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
@@ -22,9 +29,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Hypot => via_f32(t, libm_input(t, x).hypot(libm_input(t, y))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
-            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi => {
-                return Err(format!("`{}` is not defined on {t}", op.word()));
-            }
+            _ => return Err(format!("`{}` is not defined on {t}", op.word())),
         };
         return Ok(Val::Float(round_float(r, t)));
     }
@@ -68,7 +73,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Max => x.max(y),
         BinOp::Min => x.min(y),
         BinOp::UMulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
-        BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod => {
+        _ => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
     };
@@ -86,6 +91,12 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
         };
         return Ok(Val::Int(wrap_int(r, t)));
+    }
+    if let Some(dir) = op.directed() {
+        if !matches!(t, ScalarType::F32 | ScalarType::F64) {
+            return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
+        }
+        return Ok(Val::Float(rounding::directed(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
     }
     let x = ftz_input(op, t, a.as_f64());
     let r = match op {
@@ -126,7 +137,9 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
-        UnOp::Not => return Err(format!("`not` is not defined on {t}")),
+        UnOp::Not | UnOp::SqrtRz | UnOp::SqrtRd | UnOp::SqrtRu => {
+            return Err(format!("`{}` is not defined on {t}", op.word()));
+        }
     };
     Ok(Val::Float(round_float(r, t)))
 }

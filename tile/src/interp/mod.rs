@@ -9,6 +9,7 @@
 pub mod arith;
 mod data_ops;
 pub mod memory;
+pub mod rounding;
 mod shape_ops;
 mod shared;
 pub mod value;

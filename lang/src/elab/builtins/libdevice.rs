@@ -1,7 +1,8 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
 //! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
-//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), and the classification and
+//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), arithmetic with a rounding
+//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
 //! the classification functions return int32 (1 or 0).
@@ -41,6 +42,28 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "hypot",
     "pow",
     "fmod",
+    "add_rn",
+    "add_rz",
+    "add_rd",
+    "add_ru",
+    "sub_rn",
+    "sub_rz",
+    "sub_rd",
+    "sub_ru",
+    "mul_rn",
+    "mul_rz",
+    "mul_rd",
+    "mul_ru",
+    "div_rz",
+    "div_rd",
+    "div_ru",
+    "rcp_rn",
+    "rcp_rz",
+    "rcp_rd",
+    "rcp_ru",
+    "sqrt_rz",
+    "sqrt_rd",
+    "sqrt_ru",
     "isnan",
     "isinf",
     "finitef",
@@ -48,6 +71,38 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "signbit",
     "copysign",
 ];
+
+/// `add_rn` ... `div_ru`: the op with that rounding (`_rn` is the ordinary IEEE op).
+fn rounded_binary(name: &str) -> Option<BinOp> {
+    Some(match name {
+        "add_rn" => BinOp::Add,
+        "add_rz" => BinOp::AddRz,
+        "add_rd" => BinOp::AddRd,
+        "add_ru" => BinOp::AddRu,
+        "sub_rn" => BinOp::Sub,
+        "sub_rz" => BinOp::SubRz,
+        "sub_rd" => BinOp::SubRd,
+        "sub_ru" => BinOp::SubRu,
+        "mul_rn" => BinOp::Mul,
+        "mul_rz" => BinOp::MulRz,
+        "mul_rd" => BinOp::MulRd,
+        "mul_ru" => BinOp::MulRu,
+        "div_rz" => BinOp::DivRz,
+        "div_rd" => BinOp::DivRd,
+        "div_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
+
+fn rounded_rcp(name: &str) -> Option<BinOp> {
+    Some(match name {
+        "rcp_rn" => BinOp::DivRn,
+        "rcp_rz" => BinOp::DivRz,
+        "rcp_rd" => BinOp::DivRd,
+        "rcp_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
 
 fn unary_op(name: &str) -> Option<UnOp> {
     Some(match name {
@@ -69,6 +124,9 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
+        "sqrt_rz" => UnOp::SqrtRz,
+        "sqrt_rd" => UnOp::SqrtRd,
+        "sqrt_ru" => UnOp::SqrtRu,
         _ => return None,
     })
 }
@@ -76,6 +134,21 @@ fn unary_op(name: &str) -> Option<UnOp> {
 impl<'a> Elab<'a> {
     pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
         let span = args.span;
+        if let Some(op) = rounded_binary(name) {
+            let b = self.bind(fname, "arg0, arg1", args.clone())?;
+            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+            let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+            self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+            let (x, y) = self.same_type_pair(x, y, fname, span)?;
+            return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if let Some(op) = rounded_rcp(name) {
+            // rcp_X(x) = div_X(1, x).
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            let one = self.constant(Const::Float(1.0), x.ty.clone(), span)?;
+            return Ok(Some(Value::Tensor(self.arith(op, one, x, span)?)));
+        }
         if let Some(op) = unary_op(name) {
             let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
             let ty = x.ty.clone();
@@ -88,12 +161,7 @@ impl<'a> Elab<'a> {
                 let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
                 self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
                 self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
-                let (x, y) = self.broadcast_pair(x, y, span)?;
-                if x.ty != y.ty {
-                    return Err(
-                        self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty))
-                    );
-                }
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
                 match name {
                     "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
                     "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
@@ -128,6 +196,15 @@ impl<'a> Elab<'a> {
             }
             _ => return Ok(None),
         })))
+    }
+
+    /// Two float tensors broadcast together, of one type (libdevice does not promote).
+    fn same_type_pair(&mut self, x: Tv, y: Tv, fname: &str, span: Span) -> R<(Tv, Tv)> {
+        let (x, y) = self.broadcast_pair(x, y, span)?;
+        if x.ty != y.ty {
+            return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));
+        }
+        Ok((x, y))
     }
 
     /// The one float argument `arg` of a libdevice function, checked against `allowed`.
