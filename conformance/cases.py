@@ -274,6 +274,13 @@ def all_cases():
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
     for f in ["sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rz", "rcp_rn"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
+    for f in ["fmax", "fmin", "fdim", "nextafter"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    cases += [Case("libdevice.saturatef", "libdevice.saturatef(x)", "f32")]
+    conv = [("float2int_rn", "f32", "i32"), ("float2int_rd", "f32", "i32"), ("float2uint_ru", "f32", "u32"),
+            ("float2ll_rz", "f32", "i64"), ("double2ll_rn", "f64", "i64"), ("double2int_ru", "f64", "i32"),
+            ("float_as_int", "f32", "i32"), ("int2float_rn", "i32", "f32"), ("ll2double_rn", "i64", "f64")]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", a, out=b) for f, a, b in conv]
     for f, dts in [("isnan", ["f32", "f64"]), ("isinf", ["f32"]), ("signbit", ["f32", "f64"]), ("finitef", ["f32"])]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out="i32") for dt in dts]
     # Dots of 32x32 tiles, per input precision.

@@ -352,7 +352,7 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
 /// `%` is LLVM's `frem` expansion as Triton gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64),
 /// floor/ceil flush subnormal inputs as libdevice does.
 #[test]
-fn trig_and_fmod_are_exact_routines() {
+fn trig_is_accurate_and_percent_is_tritons_frem() {
     let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
     assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
     for ins in [

@@ -266,7 +266,7 @@ fn int_pointer_casts_match_the_interpreter() {
 /// values, from small arguments to ±1e10; float `%` (f32, f16, f64: Triton's `frem` expansion) and FTZ
 /// floor/ceil equal to the interpreter's.
 #[test]
-fn accurate_trig_and_exact_fmod_match_the_interpreter() {
+fn accurate_trig_and_tritons_frem_match_the_interpreter() {
     for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
         let args = [
             A::In(F32, 128, scale),

@@ -198,3 +198,62 @@ fn libdevice_rounding_modes() {
         assert_eq!(binary("libdevice.add_rn(x, y)", t, &[1.0], &[2.0]), [3.0]);
     }
 }
+
+/// The compositions: fmax/fmin ignore a NaN, fdim, saturatef, nextafter (bit for bit against the host's
+/// `nextafter` semantics), the bit reinterpretations and the rounding conversions to integers.
+#[test]
+fn libdevice_compositions() {
+    let nan = f64::NAN;
+    let got = binary("libdevice.fmax(x, y)", F32, &[1.0, nan, -0.0], &[nan, 2.0, 0.0]);
+    assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [1.0f64, 2.0, 0.0].map(f64::to_bits));
+    assert_eq!(binary("libdevice.fmin(x, y)", F64, &[1.0, nan], &[nan, 2.0]), [1.0, 2.0]);
+    let got = binary("libdevice.fdim(x, y)", F32, &[5.0, 1.0, nan, 2.0], &[3.0, 4.0, 1.0, 2.0]);
+    assert!(got[0] == 2.0 && got[1].to_bits() == 0 && got[2].is_nan() && got[3].to_bits() == 0, "{got:?}");
+    let got = unary("libdevice.saturatef(x)", F32, &[-1.0, 0.25, 7.0, nan]);
+    assert_eq!(got, [0.0, 0.25, 1.0, 0.0]);
+    // nextafter, f32 and f64, against stepping the bits by hand.
+    let next32 = |x: f32, y: f32| -> f32 {
+        if x.is_nan() || y.is_nan() {
+            return f32::NAN;
+        }
+        if x == y {
+            return y;
+        }
+        if x == 0.0 {
+            return if y > 0.0 { f32::from_bits(1) } else { -f32::from_bits(1) };
+        }
+        let b = x.to_bits();
+        f32::from_bits(if (x < y) == (x > 0.0) { b + 1 } else { b - 1 })
+    };
+    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0];
+    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0];
+    let got = binary("libdevice.nextafter(x, y)", F32, &xs, &ys);
+    for i in 0..xs.len() {
+        let want = next32(xs[i] as f32, ys[i] as f32) as f64;
+        assert!(got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()), "{} {}", xs[i], ys[i]);
+    }
+    let got = binary("libdevice.nextafter(x, y)", F64, &[1.0, -1.0], &[2.0, 0.0]);
+    assert_eq!(got, [f64::from_bits(1f64.to_bits() + 1), f64::from_bits((-1f64).to_bits() - 1)]);
+    // Reinterpretations and conversions.
+    let src = |body: &str| {
+        format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 4)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, {body})\n"
+        )
+    };
+    let run = |body: &str, a: ScalarType, o: ScalarType, xs: &[f64]| {
+        let f = elab("test.py", &src(body), "k", vec![ptr(o), ptr(a)]);
+        let mut mem = Memory::new();
+        let (out, x) = (mem.alloc("out", o, 4), mem.alloc_from("x", a, xs));
+        run(&f, &[Arg::Buffer(out), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+        mem.read_f64(out)
+    };
+    let xs = [2.5, -2.5, 3.7, -0.5];
+    assert_eq!(run("libdevice.float2int_rn(x)", F32, I32, &xs), [2.0, -2.0, 4.0, 0.0]);
+    assert_eq!(run("libdevice.float2int_rz(x)", F32, I32, &xs), [2.0, -2.0, 3.0, 0.0]);
+    assert_eq!(run("libdevice.float2int_rd(x)", F32, I32, &xs), [2.0, -3.0, 3.0, -1.0]);
+    assert_eq!(run("libdevice.double2ll_ru(x)", F64, I64, &xs), [3.0, -2.0, 4.0, 0.0]);
+    assert_eq!(run("libdevice.float_as_int(x)", F32, I32, &[1.0, -0.0, 2.0, 0.5])[..2], [1065353216.0, -2147483648.0]);
+    assert_eq!(run("libdevice.int2float_rn(x)", I32, F32, &[16777217.0, 3.0, -5.0, 0.0]), [16777216.0, 3.0, -5.0, 0.0]);
+    let msg = elab_error(&src("libdevice.float2int_rn(x)"), "k", vec![ptr(I32), ptr(F64)]);
+    assert!(msg.contains("`libdevice.float2int_rn` expects float32, got float64"), "{msg}");
+}

@@ -64,6 +64,24 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_rz",
     "sqrt_rd",
     "sqrt_ru",
+    "fmax",
+    "fmin",
+    "fdim",
+    "saturatef",
+    "nextafter",
+    "float_as_int",
+    "int_as_float",
+    "double_as_longlong",
+    "longlong_as_double",
+    "double2float_rn",
+    "int2float_rn",
+    "uint2float_rn",
+    "ll2float_rn",
+    "ull2float_rn",
+    "int2double_rn",
+    "uint2double_rn",
+    "ll2double_rn",
+    "ull2double_rn",
     "isnan",
     "isinf",
     "finitef",
@@ -102,6 +120,70 @@ fn rounded_rcp(name: &str) -> Option<BinOp> {
         "rcp_ru" => BinOp::DivRu,
         _ => return None,
     })
+}
+
+/// The float-to-integer conversions with a rounding mode (`float2int_rn`, `double2ull_rd`...).
+pub const CONVERSIONS: &[&str] = &[
+    "float2int_rn",
+    "float2int_rz",
+    "float2int_rd",
+    "float2int_ru",
+    "float2uint_rn",
+    "float2uint_rz",
+    "float2uint_rd",
+    "float2uint_ru",
+    "float2ll_rn",
+    "float2ll_rz",
+    "float2ll_rd",
+    "float2ll_ru",
+    "float2ull_rn",
+    "float2ull_rz",
+    "float2ull_rd",
+    "float2ull_ru",
+    "double2int_rn",
+    "double2int_rz",
+    "double2int_rd",
+    "double2int_ru",
+    "double2uint_rn",
+    "double2uint_rz",
+    "double2uint_rd",
+    "double2uint_ru",
+    "double2ll_rn",
+    "double2ll_rz",
+    "double2ll_rd",
+    "double2ll_ru",
+    "double2ull_rn",
+    "double2ull_rz",
+    "double2ull_rd",
+    "double2ull_ru",
+];
+
+/// `(source, target, rounding op)` of a float-to-integer conversion name: the value is rounded to an integer
+/// (`rint`, `floor`, `ceil`, or nothing for `_rz`), then cast, which truncates and saturates as `cvt.rni`,
+/// `cvt.rmi`... do (NaN gives 0, or 2^63 for u64).
+fn conversion(name: &str) -> Option<(ScalarType, ScalarType, Option<UnOp>)> {
+    let (from, rest) = name.split_once('2')?;
+    let (to, mode) = rest.split_once('_')?;
+    let from = match from {
+        "float" => ScalarType::F32,
+        "double" => ScalarType::F64,
+        _ => return None,
+    };
+    let to = match to {
+        "int" => ScalarType::I32,
+        "uint" => ScalarType::U32,
+        "ll" => ScalarType::I64,
+        "ull" => ScalarType::U64,
+        _ => return None,
+    };
+    let round = match mode {
+        "rn" => Some(UnOp::Rint),
+        "rz" => None,
+        "rd" => Some(UnOp::Floor),
+        "ru" => Some(UnOp::Ceil),
+        _ => return None,
+    };
+    Some((from, to, round))
 }
 
 fn unary_op(name: &str) -> Option<UnOp> {
@@ -154,7 +236,80 @@ impl<'a> Elab<'a> {
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
+        if let Some((from, to, round)) = conversion(name) {
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let x = match round {
+                Some(op) => {
+                    let ty = x.ty.clone();
+                    self.emit1(Op::Unary(op), &[x], ty, span)?
+                }
+                None => x,
+            };
+            return Ok(Some(Value::Tensor(self.cast(x, Dtype::Scalar(to), span)?)));
+        }
+        let bits = |name: &str| -> Option<(ScalarType, ScalarType)> {
+            Some(match name {
+                "float_as_int" => (ScalarType::F32, ScalarType::I32),
+                "int_as_float" => (ScalarType::I32, ScalarType::F32),
+                "double_as_longlong" => (ScalarType::F64, ScalarType::I64),
+                "longlong_as_double" => (ScalarType::I64, ScalarType::F64),
+                "double2float_rn" => (ScalarType::F64, ScalarType::F32),
+                "int2float_rn" => (ScalarType::I32, ScalarType::F32),
+                "uint2float_rn" => (ScalarType::U32, ScalarType::F32),
+                "ll2float_rn" => (ScalarType::I64, ScalarType::F32),
+                "ull2float_rn" => (ScalarType::U64, ScalarType::F32),
+                "int2double_rn" => (ScalarType::I32, ScalarType::F64),
+                "uint2double_rn" => (ScalarType::U32, ScalarType::F64),
+                "ll2double_rn" => (ScalarType::I64, ScalarType::F64),
+                "ull2double_rn" => (ScalarType::U64, ScalarType::F64),
+                _ => return None,
+            })
+        };
+        if let Some((from, to)) = bits(name) {
+            // `_as_` reinterprets the bits; the others convert (to nearest even).
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let r = if name.contains("_as_") {
+                self.bitcast(x, Dtype::Scalar(to), span)?
+            } else {
+                self.cast(x, Dtype::Scalar(to), span)?
+            };
+            return Ok(Some(Value::Tensor(r)));
+        }
         Ok(Some(Value::Tensor(match name {
+            "fmax" | "fmin" | "fdim" | "nextafter" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
+                let ty = x.ty.clone();
+                match name {
+                    // IEEE fmax/fmin: a NaN operand gives the other (PTX max.f32/min.f32).
+                    "fmax" | "fmin" => {
+                        let op = if name == "fmax" { BinOp::Max } else { BinOp::Min };
+                        self.emit1(Op::Binary { op, propagate_nan: false }, &[x, y], ty, span)?
+                    }
+                    // x − y where x > y, +0 where x ≤ y, NaN where either is NaN.
+                    "fdim" => {
+                        let d = self.arith(BinOp::Sub, x.clone(), y.clone(), span)?;
+                        let le = self.cmp(CmpPred::Le, x, y, span)?;
+                        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+                        self.emit1(Op::Select, &[le, zero, d], ty, span)?
+                    }
+                    _ => self.nextafter(x, y, span)?,
+                }
+            }
+            "saturatef" => {
+                // min(max(x, 0), 1), NaN giving 0 (max.f32 with a NaN operand returns the other).
+                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+                let ty = x.ty.clone();
+                let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+                let one = self.constant(Const::Float(1.0), ty.clone(), span)?;
+                let lo =
+                    self.emit1(Op::Binary { op: BinOp::Max, propagate_nan: false }, &[x, zero], ty.clone(), span)?;
+                self.emit1(Op::Binary { op: BinOp::Min, propagate_nan: false }, &[lo, one], ty, span)?
+            }
             "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
                 let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
@@ -196,6 +351,40 @@ impl<'a> Elab<'a> {
             }
             _ => return Ok(None),
         })))
+    }
+
+    /// C's `nextafter(x, y)`: the neighbour of x toward y (y itself when equal, NaN when either is NaN), on the
+    /// bits: ±the smallest subnormal from a zero, else the bits stepped by one away from or toward zero.
+    fn nextafter(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let (xb, _) = self.float_bits(x.clone(), span)?;
+        let ity = xb.ty.clone();
+        let one = self.constant(Const::Int(1), ity.clone(), span)?;
+        let up = self.arith(BinOp::Add, xb.clone(), one.clone(), span)?;
+        let down = self.arith(BinOp::Sub, xb, one, span)?;
+        // Toward y: the bits grow (away from zero) when x > 0 moves up or x < 0 moves down.
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        let lt = self.cmp(CmpPred::Lt, x.clone(), y.clone(), span)?;
+        let pos = self.cmp(CmpPred::Gt, x.clone(), zero.clone(), span)?;
+        let rising = self.emit1(Op::Select, &[pos.clone(), up.clone(), down.clone()], ity.clone(), span)?;
+        let falling = self.emit1(Op::Select, &[pos, down, up], ity.clone(), span)?;
+        let stepped = self.emit1(Op::Select, &[lt.clone(), rising, falling], ity.clone(), span)?;
+        let stepped = self.bitcast(stepped, Dtype::Scalar(x.scalar().expect("a float")), span)?;
+        // From ±0: the smallest subnormal with y's direction.
+        let tiny = self.constant(Const::Int(1), ity, span)?;
+        let tiny = self.bitcast(tiny, Dtype::Scalar(x.scalar().expect("a float")), span)?;
+        let ntiny = self.arith(BinOp::Sub, zero.clone(), tiny.clone(), span)?;
+        let toward = self.emit1(Op::Select, &[lt, tiny, ntiny], ty.clone(), span)?;
+        let xz = self.cmp(CmpPred::Eq, x.clone(), zero, span)?;
+        let r = self.emit1(Op::Select, &[xz, toward, stepped], ty.clone(), span)?;
+        // x = y: y; a NaN: x + y (NaN).
+        let eq = self.cmp(CmpPred::Eq, x.clone(), y.clone(), span)?;
+        let r = self.emit1(Op::Select, &[eq, y.clone(), r], ty.clone(), span)?;
+        let un = self.cmp(CmpPred::Ne, x.clone(), x.clone(), span)?;
+        let un2 = self.cmp(CmpPred::Ne, y.clone(), y.clone(), span)?;
+        let nan = self.arith(BinOp::Or, un, un2, span)?;
+        let sum = self.arith(BinOp::Add, x, y, span)?;
+        self.emit1(Op::Select, &[nan, sum, r], ty, span)
     }
 
     /// Two float tensors broadcast together, of one type (libdevice does not promote).

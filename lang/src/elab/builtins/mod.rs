@@ -364,7 +364,9 @@ impl<'a> Elab<'a> {
             return Ok(Value::Builtin(Builtin { ns, name: n }));
         }
         if ns == Ns::Libdevice
-            && let Some(n) = find(extra::CUDA_NAMES, name).or_else(|| find(libdevice::LIBDEVICE_NAMES, name))
+            && let Some(n) = find(extra::CUDA_NAMES, name)
+                .or_else(|| find(libdevice::LIBDEVICE_NAMES, name))
+                .or_else(|| find(libdevice::CONVERSIONS, name))
         {
             return Ok(Value::Builtin(Builtin { ns, name: n }));
         }
