@@ -277,6 +277,9 @@ def all_cases():
     for f in ["fmax", "fmin", "fdim", "nextafter"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
     cases += [Case("libdevice.saturatef", "libdevice.saturatef(x)", "f32")]
+    fast = ["fast_expf", "fast_exp10f", "fast_log2f", "fast_logf", "fast_log10f", "fast_sinf", "fast_cosf", "fast_tanf"]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32") for f in fast]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", "f32", binary=True) for f in ["fast_powf", "fast_dividef"]]
     conv = [("float2int_rn", "f32", "i32"), ("float2int_rd", "f32", "i32"), ("float2uint_ru", "f32", "u32"),
             ("float2ll_rz", "f32", "i64"), ("double2ll_rn", "f64", "i64"), ("double2int_ru", "f64", "i32"),
             ("float_as_int", "f32", "i32"), ("int2float_rn", "i32", "f32"), ("ll2double_rn", "i64", "f64")]

@@ -257,3 +257,26 @@ fn libdevice_compositions() {
     let msg = elab_error(&src("libdevice.float2int_rn(x)"), "k", vec![ptr(I32), ptr(F64)]);
     assert!(msg.contains("`libdevice.float2int_rn` expects float32, got float64"), "{msg}");
 }
+
+/// fast_expf is ex2.approx.ftz(x·log2 e) as in libdevice (the interpreter's model: the product rounded to f32,
+/// subnormal results flushed); the other fast_* functions are the accurate ones.
+#[test]
+fn libdevice_fast_functions() {
+    let xs = [1.0, -2.5, 10.0, -100.0];
+    let got = unary("libdevice.fast_expf(x)", F32, &xs);
+    let want: Vec<f64> =
+        xs.iter().map(|&x| tessel_tile::interp::arith::ex2_f32(x as f32 * std::f32::consts::LOG2_E, true)).collect();
+    assert_eq!(got, want);
+    assert_eq!(got[3], 0.0, "e^-100 is subnormal in f32: flushed");
+    assert_eq!(unary("libdevice.fast_log2f(x)", F32, &[8.0, 0.5]), [3.0, -1.0]);
+    assert_eq!(unary("libdevice.fast_sinf(x)", F32, &[0.5]), [(0.5f64).sin() as f32 as f64]);
+    assert_eq!(binary("libdevice.fast_powf(x, y)", F32, &[2.0], &[5.0]), [32.0]);
+    let msg = elab_error(
+        &format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.fast_expf(x))\n"
+        ),
+        "k",
+        vec![ptr(F64), ptr(F64)],
+    );
+    assert!(msg.contains("`libdevice.fast_expf` expects float32, got float64"), "{msg}");
+}

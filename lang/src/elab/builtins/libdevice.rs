@@ -2,7 +2,8 @@
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
 //! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
 //! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), arithmetic with a rounding
-//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), and the classification and
+//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
+//! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
 //! the classification functions return int32 (1 or 0).
@@ -64,6 +65,16 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_rz",
     "sqrt_rd",
     "sqrt_ru",
+    "fast_expf",
+    "fast_exp10f",
+    "fast_log2f",
+    "fast_logf",
+    "fast_log10f",
+    "fast_sinf",
+    "fast_cosf",
+    "fast_tanf",
+    "fast_powf",
+    "fast_dividef",
     "fmax",
     "fmin",
     "fdim",
@@ -231,6 +242,9 @@ impl<'a> Elab<'a> {
             let one = self.constant(Const::Float(1.0), x.ty.clone(), span)?;
             return Ok(Some(Value::Tensor(self.arith(op, one, x, span)?)));
         }
+        if let Some(v) = self.fast(name, fname, args)? {
+            return Ok(Some(Value::Tensor(v)));
+        }
         if let Some(op) = unary_op(name) {
             let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
             let ty = x.ty.clone();
@@ -385,6 +399,45 @@ impl<'a> Elab<'a> {
         let nan = self.arith(BinOp::Or, un, un2, span)?;
         let sum = self.arith(BinOp::Add, x, y, span)?;
         self.emit1(Op::Select, &[nan, sum, r], ty, span)
+    }
+
+    /// The `fast_*f` functions (fp32 only). `fast_expf` and `fast_exp10f` are what libdevice computes:
+    /// `ex2.approx.ftz` (tessel's `exp2`) of x·log2(e) or x·log2(10); the others are the accurate function
+    /// (`log2`, `log`, `log10`, `sin`, `cos`, `tan`, `pow`, `/`), more accurate than libdevice's approximate
+    /// instructions (`lg2.approx`, `sin.approx`... whose error grows without bound for large sin/cos arguments),
+    /// so their last bits can differ from Triton's.
+    fn fast(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
+        let span = args.span;
+        let unary = match name {
+            "fast_expf" | "fast_exp10f" => {
+                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+                let k = if name == "fast_expf" { std::f64::consts::LOG2_E } else { std::f64::consts::LOG2_10 };
+                let k = self.constant(Const::Float(k), x.ty.clone(), span)?;
+                let t = self.arith(BinOp::Mul, x, k, span)?;
+                let ty = t.ty.clone();
+                return Ok(Some(self.emit1(Op::Unary(UnOp::Exp2), &[t], ty, span)?));
+            }
+            "fast_log2f" => UnOp::Log2,
+            "fast_logf" => UnOp::Log,
+            "fast_log10f" => UnOp::Log10,
+            "fast_sinf" => UnOp::Sin,
+            "fast_cosf" => UnOp::Cos,
+            "fast_tanf" => UnOp::Tan,
+            "fast_powf" | "fast_dividef" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, &[ScalarType::F32], fname, b.req("arg0").span)?;
+                self.check_dtype(&y, &[ScalarType::F32], fname, b.req("arg1").span)?;
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
+                let op = if name == "fast_powf" { BinOp::Pow } else { BinOp::Div };
+                return Ok(Some(self.arith(op, x, y, span)?));
+            }
+            _ => return Ok(None),
+        };
+        let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+        let ty = x.ty.clone();
+        Ok(Some(self.emit1(Op::Unary(unary), &[x], ty, span)?))
     }
 
     /// Two float tensors broadcast together, of one type (libdevice does not promote).
