@@ -965,7 +965,13 @@ pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecisio
                     let mut s = out.data[at].as_f64();
                     for kk in 0..k {
                         let (x, y) = (prep(a.data[bt * m * k + i * k + kk]), prep(b.data[bt * k * n + kk * n + j]));
-                        s = round_float(x.mul_add(y, s), acc_t);
+                        // An f32 accumulator takes one f32 rounding per step, as the GPU's `fma.rn.f32` (an f64
+                        // fma rounded again to f32 could round twice).
+                        s = if acc_t == ScalarType::F32 {
+                            arith::fma(acc_t, x, y, s)
+                        } else {
+                            round_float(x.mul_add(y, s), acc_t)
+                        };
                     }
                     out.data[at] = Val::Float(s);
                 }
