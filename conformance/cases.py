@@ -16,6 +16,7 @@ DTYPES = {
     "bf16": ("bfloat16", "bfloat16", "bf16", 16, "float"),
     "f64": ("float64", "float64", "fp64", 64, "float"),
     "f8e5": ("float8e5", "float8_e5m2", "fp8e5", 8, "float"),
+    "f8e4": ("float8e4nv", "float8_e4m3fn", "fp8e4nv", 8, "float"),
     "i32": ("int32", "int32", "i32", 32, "int"),
     "i64": ("int64", "int64", "i64", 64, "int"),
     "u32": ("uint32", "uint32", "u32", 32, "uint"),
@@ -24,7 +25,24 @@ DTYPES = {
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 # (exponent bits, mantissa bits) of the float formats.
-FLOAT_FMT = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "f64": (11, 52), "f8e5": (5, 2)}
+FLOAT_FMT = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7), "f64": (11, 52), "f8e5": (5, 2), "f8e4": (4, 3)}
+
+
+def fp8_value(code, name):
+    """The value of an fp8 code: e5m2 is IEEE-like (inf at 0x7c, NaN above); e4m3 ("fn") has no inf and its
+    only NaNs are 0x7f and 0xff."""
+    e, m = FLOAT_FMT[name]
+    bias = (1 << (e - 1)) - 1
+    sign = -1.0 if code & 0x80 else 1.0
+    mag = code & 0x7F
+    exp, man = mag >> m, mag & ((1 << m) - 1)
+    if name == "f8e4" and mag == 0x7F:
+        return math.nan
+    if name == "f8e5" and exp == (1 << e) - 1:
+        return sign * math.inf if man == 0 else math.nan
+    if exp == 0:
+        return sign * man * 2.0 ** (1 - bias - m)
+    return sign * (1 + man / (1 << m)) * 2.0 ** (exp - bias)
 
 
 def bits_of(name):
@@ -124,17 +142,28 @@ def random_bits(name, count, rng, wide=False):
 
 
 class Case:
-    """One kernel: `out = EXPR` over inputs x (and y) of dtype `dt`, giving dtype `out`."""
+    """One kernel: `out = EXPR` over inputs x (and y) of dtype `dt`, giving dtype `out`.
 
-    def __init__(self, name, expr, dt, out=None, binary=False, wide=False, masked=False):
+    `body` replaces the default `r = EXPR` line (it may span lines and must define `r`, or, with `stores` set,
+    write `out_ptr` itself, as atomics do); `zero_out` starts the output at zeros; `edges=False` feeds random
+    data only (standard normal for floats), for dots, where edge values would only spread NaNs."""
+
+    def __init__(self, name, expr, dt, out=None, binary=False, wide=False, masked=False, body=None, stores=False,
+                 zero_out=False, edges=True):
         self.name, self.expr, self.dt, self.out = name, expr, dt, out or dt
         self.binary, self.wide, self.masked = binary, wide, masked
+        self.body, self.stores, self.zero_out, self.edges = body, stores, zero_out, edges
 
     @property
     def label(self):
         return f"{self.name} [{self.dt}->{self.out}]" if self.out != self.dt else f"{self.name} [{self.dt}]"
 
     def inputs(self, rng, n_random):
+        if not self.edges:
+            k = 2 if self.binary else 1
+            if is_float(self.dt):
+                return [float_bits(rng.standard_normal(n_random), self.dt) for _ in range(k)]
+            return [random_bits(self.dt, n_random, rng) for _ in range(k)]
         e = edges(self.dt)
         if not self.binary:
             return [np.concatenate([e, random_bits(self.dt, n_random, rng, self.wide)])]
@@ -147,19 +176,43 @@ class Case:
     def source(self, kernel):
         tl_out = DTYPES[self.out][0]
         params = "x_ptr, y_ptr, out_ptr, n" if self.binary else "x_ptr, out_ptr, n"
-        other = ", other=0" if self.masked else ""
+        other = ", other=0" if self.masked or self.body else ""
         load_y = f"    y = tl.load(y_ptr + offs, mask=m{other})\n" if self.binary else ""
         mask = "offs < n"
+        body = self.body if self.body is not None else f"    r = {self.expr}\n"
+        store = "" if self.stores else f"    tl.store(out_ptr + offs, r.to(tl.{tl_out}), mask=m)\n"
         return (
-            "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n"
+            "@triton.jit\n"
             f"def {kernel}({params}, BLOCK: tl.constexpr):\n"
             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
             f"    m = {mask}\n"
             f"    x = tl.load(x_ptr + offs, mask=m{other})\n"
             f"{load_y}"
-            f"    r = {self.expr}\n"
-            f"    tl.store(out_ptr + offs, r.to(tl.{tl_out}), mask=m)\n"
+            f"{body}"
+            f"{store}"
         )
+
+
+GROUP = 16
+
+
+def grouped(reduce):
+    """A body reducing each run of GROUP consecutive elements (`reduce` of `x2`, over axis 1) and giving every
+    element its group's result, so the output keeps one element per input."""
+    return (f"    x2 = tl.reshape(x, (BLOCK // {GROUP}, {GROUP}))\n"
+            f"    g = {reduce}\n"
+            f"    r = tl.reshape(tl.broadcast_to(g[:, None], (BLOCK // {GROUP}, {GROUP})), (BLOCK,))\n")
+
+
+def scanned(scan):
+    """A body scanning each run of GROUP consecutive elements (`scan` of `x2`, along axis 1)."""
+    return f"    x2 = tl.reshape(x, (BLOCK // {GROUP}, {GROUP}))\n    r = tl.reshape({scan}, (BLOCK,))\n"
+
+
+def dotted(call):
+    """A body multiplying the block's 32x32 tiles of x and y (`call` of `a` and `b`)."""
+    return f"    a = tl.reshape(x, (32, 32))\n    b = tl.reshape(y, (32, 32))\n    r = tl.reshape({call}, (BLOCK,))\n"
 
 
 def all_cases():
@@ -190,6 +243,52 @@ def all_cases():
     cases += [Case("bitcast round trip", "x.to(tl.int32, bitcast=True).to(tl.float32, bitcast=True)", "f32"),
               Case("bitcast round trip", "x.to(tl.int16, bitcast=True).to(tl.bfloat16, bitcast=True)", "bf16")]
     casts = [("f32", "f8e5"), ("f16", "f8e5"), ("f32", "bf16"), ("f32", "f16"), ("f64", "bf16"), ("f64", "f32"),
-             ("f32", "i32"), ("f32", "u64"), ("i64", "f32"), ("u64", "f32"), ("i32", "f32"), ("i64", "bf16")]
+             ("f32", "i32"), ("f32", "u64"), ("i64", "f32"), ("u64", "f32"), ("i32", "f32"), ("i64", "bf16"),
+             ("f32", "f8e4"), ("f16", "f8e4"), ("f32", "i64"), ("f32", "u32"), ("f64", "i64"), ("f16", "f32")]
     cases += [Case("cast", "x", a, out=b) for a, b in casts]
+    cases += [Case("neg", "-x", "f16")]
+    # Reductions and scans over runs of 16 elements (float sums depend on the order of the additions).
+    reductions = [("sum", "tl.sum(x2, axis=1)", ["f32", "i32", "i64"], None),
+                  ("max", "tl.max(x2, axis=1)", ["f32", "i32", "u32"], None),
+                  ("min", "tl.min(x2, axis=1)", ["f32", "i64"], None),
+                  ("argmax", "tl.argmax(x2, axis=1)", ["f32", "i32"], "i32"),
+                  ("argmin", "tl.argmin(x2, axis=1)", ["f32"], "i32")]
+    for name, expr, dts, out in reductions:
+        cases += [Case(name, "", dt, out=out, body=grouped(expr)) for dt in dts]
+    cases += [Case("cumsum", "", dt, body=scanned("tl.cumsum(x2, axis=1)")) for dt in ["f32", "i32", "i64"]]
+    cases += [Case("cumprod", "", "i32", body=scanned("tl.cumprod(x2, axis=1)"))]
+    # Atomics: every element adds into one of 64 slots (f32 sums depend on the order the hardware takes).
+    atomic = "    tl.atomic_add(out_ptr + offs % 64, x, mask=m)\n"
+    cases += [Case("atomic_add", "", dt, body=atomic, stores=True, zero_out=True) for dt in ["i32", "f32"]]
+    atomic_max = "    tl.atomic_max(out_ptr + offs % 64, x, mask=m)\n"
+    cases += [Case("atomic_max", "", "i32", body=atomic_max, stores=True, zero_out=True)]
+    # libdevice (Triton's results come from NVIDIA's libdevice, tessel's from its own routines: both within a
+    # few ulp of the true value, so the last bits may differ; trunc/rint/round/fmod/copysign/isnan... are exact).
+    ld = ["tanh", "sinh", "cosh", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1",
+          "log10", "exp10", "cbrt", "trunc", "rint", "round"]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, wide=f in ("tan",)) for f in ld for dt in ["f32", "f64"]]
+    for f in ["atan2", "hypot", "pow", "fmod", "copysign"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    rounded = [f"{op}_{m}" for op in ["add", "sub", "mul", "div"] for m in ["rz", "rd", "ru"]]
+    for f in rounded:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    for f in ["sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rz", "rcp_rn"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
+    for f in ["fmax", "fmin", "fdim", "nextafter"]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    cases += [Case("libdevice.saturatef", "libdevice.saturatef(x)", "f32")]
+    fast = ["fast_expf", "fast_exp10f", "fast_log2f", "fast_logf", "fast_log10f", "fast_sinf", "fast_cosf", "fast_tanf"]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32") for f in fast]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", "f32", binary=True) for f in ["fast_powf", "fast_dividef"]]
+    conv = [("float2int_rn", "f32", "i32"), ("float2int_rd", "f32", "i32"), ("float2uint_ru", "f32", "u32"),
+            ("float2ll_rz", "f32", "i64"), ("double2ll_rn", "f64", "i64"), ("double2int_ru", "f64", "i32"),
+            ("float_as_int", "f32", "i32"), ("int2float_rn", "i32", "f32"), ("ll2double_rn", "i64", "f64")]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", a, out=b) for f, a, b in conv]
+    for f, dts in [("isnan", ["f32", "f64"]), ("isinf", ["f32"]), ("signbit", ["f32", "f64"]), ("finitef", ["f32"])]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out="i32") for dt in dts]
+    # Dots of 32x32 tiles, per input precision.
+    dots = [("dot ieee", 'tl.dot(a, b, input_precision="ieee")', "f32"),
+            ("dot tf32", 'tl.dot(a, b, input_precision="tf32")', "f32"),
+            ("dot", "tl.dot(a, b)", "f16"), ("dot", "tl.dot(a, b)", "bf16")]
+    cases += [Case(name, "", dt, out="f32", binary=True, body=dotted(call), edges=False) for name, call, dt in dots]
     return cases

@@ -31,7 +31,7 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cases import DTYPES, FLOAT_FMT, UINT, all_cases, bits_of, is_float  # noqa: E402
+from cases import DTYPES, FLOAT_FMT, UINT, all_cases, bits_of, fp8_value, is_float  # noqa: E402
 
 BLOCK = 1024
 
@@ -52,12 +52,17 @@ def bits_from_npy(arr, dt):
     """Output bits of dtype `dt` from the .npy tessel wrote (bf16 and fp8 come back widened to f32)."""
     if dt == "bf16":
         return (arr.view(np.uint32) >> 16).astype(np.uint16)
-    if dt == "f8e5":
+    if dt in ("f8e5", "f8e4"):
+        # The f32 value of every code back to its code (values are exact; NaN keeps its sign, 0x7f).
         f = arr.astype(np.float32)
-        with np.errstate(all="ignore"):
-            code = (f.astype(np.float16).view(np.uint16) >> 8).astype(np.uint8)
-        sign = (arr.view(np.uint32) >> 24).astype(np.uint8) & 0x80
-        return np.where(np.isnan(f), sign | 0x7F, code).astype(np.uint8)
+        table = {}
+        for code in range(256):
+            v = np.float32(fp8_value(code, dt))
+            if not np.isnan(v):
+                table[int(v.view(np.uint32))] = code
+        sign = (f.view(np.uint32) >> 24).astype(np.uint8) & 0x80
+        codes = [table.get(int(b), 0x7F) for b in f.view(np.uint32)]
+        return np.where(np.isnan(f), sign | 0x7F, np.array(codes, dtype=np.uint8)).astype(np.uint8)
     return arr.view(UINT[bits_of(dt)]).copy()
 
 
@@ -67,6 +72,8 @@ def bits_from_npy(arr, dt):
 def nan_mask(bits, dt):
     if not is_float(dt):
         return np.zeros(len(bits), dtype=bool)
+    if dt == "f8e4":
+        return bits & 0x7F == 0x7F
     e, m = FLOAT_FMT[dt]
     b = bits.astype(np.uint64)
     return ((b >> np.uint64(m)) & np.uint64((1 << e) - 1) == (1 << e) - 1) & (b & np.uint64((1 << m) - 1) != 0)
@@ -126,8 +133,10 @@ def run_triton(case, path, kernel, inputs, n):
         w = bits_of(case.dt)
         t = torch.from_numpy(bits.view({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[w]).copy())
         tensors.append(t.view(getattr(torch, DTYPES[case.dt][1])).cuda())
-    # empty, not zeros: the unsigned and fp8 dtypes have few kernels in PyTorch, and the mask covers every lane.
-    out = torch.empty(n, dtype=getattr(torch, DTYPES[case.out][1]), device="cuda")
+    # empty, not zeros: the unsigned and fp8 dtypes have few kernels in PyTorch, and the mask covers every lane;
+    # zeros where the kernel accumulates into the output (atomics).
+    make = torch.zeros if case.zero_out else torch.empty
+    out = make(n, dtype=getattr(torch, DTYPES[case.out][1]), device="cuda")
     k[(triton_cdiv(n),)](*tensors, out, n, BLOCK=BLOCK)
     torch.cuda.synchronize()
     w = bits_of(case.out)

@@ -48,6 +48,11 @@ const KERNELS: &[&str] = &[
     "shuffle",
     "halves",
     "trig_fmod",
+    "int_div",
+    "trig64",
+    "libdevice",
+    "cfmod",
+    "rounding",
 ];
 
 fn count(ptx: &str, pat: &str) -> usize {
@@ -98,7 +103,7 @@ fn softmax_reduces_with_shuffles_and_shared_memory() {
     assert_eq!(count(ptx, "bar.sync 0"), 4);
     assert!(k.shared_bytes > 0);
     assert!(ptx.contains(".extern .shared .align 1024 .b8 global_smem[];"));
-    assert_eq!(count(ptx, "ex2.approx.f32"), 8);
+    assert_eq!(count(ptx, "ex2.approx.ftz.f32"), 8);
     // Widened per element; the 8 results of a thread narrowed in pairs.
     assert!(ptx.contains("cvt.f32.f16") && !ptx.contains("cvt.rn.f16.f32"), "{ptx}");
     assert_eq!(count(ptx, "cvt.rn.f16x2.f32"), 4, "{ptx}");
@@ -277,7 +282,7 @@ fn unsupported_ops_are_errors_naming_the_op() {
     let src = "func @k(%p: ptr<f64>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>
   %f = cast %r : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
-  %e = sin %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %e = erf %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
   %ps = splat %p : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   %pp = addptr %ps, %r : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   store %pp, %e
@@ -285,7 +290,7 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }";
     let f = parse_func(src).unwrap();
     let e = compile(&f).unwrap_err();
-    assert!(e.message.contains("`sin` on f64"), "{e}");
+    assert!(e.message.contains("`erf` on f64"), "{e}");
     let no_layout = "func @k(%p: ptr<f32>) {
   %r = arange {start = 0, end = 32} : tensor<32xi32>
   return
@@ -344,14 +349,49 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
 }
 
 /// sin/cos are the software routine (no `.approx`: it is off by up to ~1e9 ulp for large arguments), float
-/// `%` is the fmod loop (`rem.u64` steps, uniform per warp), floor/ceil flush subnormal inputs as libdevice does.
+/// `%` is LLVM's `frem` expansion as Triton gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64),
+/// floor/ceil flush subnormal inputs as libdevice does.
 #[test]
-fn trig_and_fmod_are_exact_routines() {
+fn trig_is_accurate_and_percent_is_tritons_frem() {
     let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
     assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
-    for ins in ["mul.hi.u64", "rem.u64", "vote.sync.any.pred", "cvt.rmi.ftz.f32.f32", "cvt.rpi.ftz.f32.f32"] {
+    for ins in [
+        "mul.hi.u64",
+        "div.rn.f32",
+        "cvt.rzi.f32.f32",
+        "fma.rn.f32",
+        "div.rn.f64",
+        "cvt.rzi.f64.f64",
+        "fma.rn.f64",
+        "cvt.rmi.ftz.f32.f32",
+        "cvt.rpi.ftz.f32.f32",
+    ] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
+}
+
+/// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 and f64.
+#[test]
+fn directed_rounding_uses_the_ptx_modifiers() {
+    let ptx = kernel("rounding", Target::Sm90a).ptx;
+    for op in ["add", "sub", "mul", "div", "sqrt"] {
+        for m in ["rz", "rm", "rp"] {
+            for t in ["f32", "f64"] {
+                assert!(ptx.contains(&format!("{op}.{m}.{t}")), "missing {op}.{m}.{t}\n{ptx}");
+            }
+        }
+    }
+}
+
+/// 64-bit `/` and `%` take LLVM's 32-bit bypass when both high halves are zero (as Triton's code does), the
+/// 64-bit instruction otherwise; 32-bit ones stay one instruction.
+#[test]
+fn wide_division_has_the_32_bit_bypass() {
+    let ptx = kernel("int_div", Target::Sm90a).ptx;
+    for ins in ["div.u32", "rem.u32", "div.s64", "rem.s64", "div.u64", "rem.u64", "div.s32", "rem.s32"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    assert_eq!(count(&ptx, "shr.u64"), count(&ptx, "div.u32") + count(&ptx, "rem.u32"), "{ptx}");
 }
 
 #[test]

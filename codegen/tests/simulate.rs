@@ -263,11 +263,10 @@ fn int_pointer_casts_match_the_interpreter() {
 }
 
 /// f32 sin/cos (the Payne–Hanek routine of trig.rs) within an ulp of the interpreter's correctly rounded
-/// values, from small arguments to ±1e10; float `%` (f32, f16, f64: the fmod loop, uniform per warp through
-/// `vote.any`; one warp, as the simulator needs branches uniform over the CTA) and FTZ floor/ceil equal to
-/// the interpreter's.
+/// values, from small arguments to ±1e10; float `%` (f32, f16, f64: Triton's `frem` expansion) and FTZ
+/// floor/ceil equal to the interpreter's.
 #[test]
-fn accurate_trig_and_exact_fmod_match_the_interpreter() {
+fn accurate_trig_and_tritons_frem_match_the_interpreter() {
     for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
         let args = [
             A::In(F32, 128, scale),
@@ -281,5 +280,64 @@ fn accurate_trig_and_exact_fmod_match_the_interpreter() {
         ];
         let err = check("trig_fmod", 1, &args, seed);
         assert!(err < 1.2e-7, "trig_fmod at scale {scale}: {err}");
+    }
+}
+
+/// Integer `/` and `%` with zero divisors, as Triton's code computes them on NVIDIA: all ones, except 64-bit
+/// operands whose high halves are zero, which go through `div.u32`/`rem.u32` (LLVM's bypass of slow division)
+/// and give 4294967295. Dividends in [0, 4) (bypassed), (a − 2)·3000000001 (negative or above 2^32: the 64-bit
+/// instruction), as i64, u64 and i32; divisors in [0, 3).
+#[test]
+fn integer_division_by_zero_matches_the_interpreter() {
+    for seed in seeds() {
+        let mut args = vec![A::In(I64, 64, 4.0), A::In(I64, 64, 3.0)];
+        args.extend([I64, I64, I64, I64, U64, U64, I32, I32].map(|t| A::Out(t, 64)));
+        assert_eq!(check("int_div", 1, &args, seed), 0.0);
+    }
+}
+
+/// f64 sin/cos (the Payne–Hanek routine of trig64.rs) against the interpreter's (the host's) values, from
+/// ordinary arguments to ±1e300.
+#[test]
+fn f64_trig_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e300, 1e6, 3.0]) {
+        let err = check("trig64", 1, &[A::In(F64, 64, scale), A::Out(F64, 64), A::Out(F64, 64)], seed);
+        assert!(err < 1e-15, "trig64 at scale {scale}: {err}");
+    }
+}
+
+/// The libdevice routines (libdevice.rs) against the interpreter's correctly rounded values: 20 f32 functions
+/// (arguments in [-3, 3), transformed into each domain) within an f32 ulp, 5 f64 ones within 3 f64 ulps.
+#[test]
+fn libdevice_functions_match_the_interpreter() {
+    for seed in seeds() {
+        let mut args = vec![A::In(F32, 64, 3.0), A::In(F32, 64, 3.0)];
+        args.extend((0..20).map(|_| A::Out(F32, 64)));
+        args.extend((0..5).map(|_| A::Out(F64, 64)));
+        let err = check("libdevice", 1, &args, seed);
+        assert!(err < 1.2e-7, "libdevice: {err}");
+    }
+}
+
+/// libdevice's exact `fmod` (the loop of cfmod.rs, uniform per warp through `vote.any`; one warp, as the
+/// simulator needs branches uniform over the CTA) equals the interpreter's, bit for bit in effect (f32 and f64),
+/// from quotients near 1 to 1e10.
+#[test]
+fn exact_fmod_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
+        let args = [A::In(F32, 128, scale), A::In(F32, 128, 3.0), A::Out(F32, 128), A::Out(F64, 128)];
+        assert_eq!(check("cfmod", 1, &args, seed), 0.0, "cfmod at scale {scale}");
+    }
+}
+
+/// add/sub/mul/div/sqrt rounded toward zero, down and up (f32 and f64) equal the interpreter's exactly
+/// rounded results.
+#[test]
+fn directed_rounding_matches_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e30, 1000.0, 3.0]) {
+        let mut args = vec![A::In(F32, 64, scale), A::In(F32, 64, 3.0)];
+        args.extend((0..15).map(|_| A::Out(F32, 64)));
+        args.extend((0..15).map(|_| A::Out(F64, 64)));
+        assert_eq!(check("rounding", 1, &args, seed), 0.0, "rounding at scale {scale}");
     }
 }

@@ -69,6 +69,24 @@ pub enum BinOp {
     /// Float division rounded to nearest (`div_rn`); plain `Div` on floats may be approximate.
     DivRn,
     Pow,
+    /// libdevice's `atan2(y, x)` and `hypot(x, y)` (floats).
+    Atan2,
+    Hypot,
+    /// libdevice's `fmod`: C's exact remainder (float `Rem` is Triton's `%`, which is not exact).
+    Fmod,
+    /// Float arithmetic rounded toward zero, down or up (libdevice's `add_rz`...; f32 and f64).
+    AddRz,
+    AddRd,
+    AddRu,
+    SubRz,
+    SubRd,
+    SubRu,
+    MulRz,
+    MulRd,
+    MulRu,
+    DivRz,
+    DivRd,
+    DivRu,
 }
 
 /// Elementwise unary math.
@@ -89,6 +107,30 @@ pub enum UnOp {
     Erf,
     Floor,
     Ceil,
+    /// The libdevice functions (`triton.language.extra.libdevice`), floats only.
+    Tanh,
+    Sinh,
+    Cosh,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Asinh,
+    Acosh,
+    Atanh,
+    Log1p,
+    Expm1,
+    Log10,
+    Exp10,
+    Cbrt,
+    /// Round toward zero, to nearest even, to nearest with ties away from zero.
+    Trunc,
+    Rint,
+    Round,
+    /// Square root rounded toward zero, down or up (f32 and f64).
+    SqrtRz,
+    SqrtRd,
+    SqrtRu,
 }
 
 /// Comparison predicates; signedness and ordering come from the operand type.
@@ -138,10 +180,16 @@ macro_rules! word_enum {
 
 word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
     Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", DivRn => "div_rn",
-    Pow => "pow" });
+    Pow => "pow", Atan2 => "atan2", Hypot => "hypot",
+    Fmod => "fmod", AddRz => "add_rz", AddRd => "add_rd", AddRu => "add_ru", SubRz => "sub_rz", SubRd => "sub_rd",
+    SubRu => "sub_ru", MulRz => "mul_rz", MulRd => "mul_rd", MulRu => "mul_ru", DivRz => "div_rz", DivRd => "div_rd",
+    DivRu => "div_ru" });
 word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 => "exp2", Log => "log",
     Log2 => "log2", Sqrt => "sqrt", SqrtRn => "sqrt_rn", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos",
-    Erf => "erf", Floor => "floor", Ceil => "ceil" });
+    Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",
+    Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
+    Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Trunc => "trunc",
+    Rint => "rint", Round => "round", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
 word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
 word_enum!(AtomicOp { Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
     Xchg => "xchg" });

@@ -148,7 +148,8 @@ impl Verifier<'_> {
                 let s = scalar_elem(ins[0])?;
                 let int_only =
                     matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi);
-                let float_only = matches!(op, BinOp::DivRn | BinOp::Pow);
+                let float_only = matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod)
+                    || op.directed().is_some();
                 if int_only && s.is_float() {
                     return Err(format!("needs integer operands, got {s}"));
                 }

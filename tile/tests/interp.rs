@@ -305,3 +305,22 @@ fn a_failing_program_is_named_in_parallel_runs_too() {
     );
     assert!(errors[0].op.is_some());
 }
+
+/// A dot with an f32 accumulator rounds once per step in f32, as the GPU's `fma.rn.f32`: with
+/// x = 1 + 2^-12 and y = 2^-24·(1 − 2^-12 + 2^-24), x·y + 1 = 1 + 2^-24 + 2^-60 rounds up to 1 + 2^-23 (an f64
+/// fma would stop at the tie 1 + 2^-24 and then round to 1).
+#[test]
+fn f32_dot_accumulates_with_one_rounding() {
+    let f = parse_func(include_str!("ir/dot_f32_acc.tir")).unwrap();
+    verify(&f).unwrap();
+    let (mut a, mut b) = (vec![0.0; 256], vec![0.0; 256]);
+    a[0] = 1.0 + 2f64.powi(-12);
+    b[0] = 2f64.powi(-24) * (1.0 - 2f64.powi(-12) + 2f64.powi(-24));
+    let mut mem = Memory::new();
+    let (ba, bb) = (mem.alloc_from("a", ScalarType::F32, &a), mem.alloc_from("b", ScalarType::F32, &b));
+    let bo = mem.alloc("o", ScalarType::F32, 256);
+    run(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)], [1, 1, 1], &mut mem).unwrap();
+    let out = mem.read_f64(bo);
+    assert_eq!(out[0], 1.0 + 2f64.powi(-23));
+    assert_eq!(out[1], 1.0);
+}

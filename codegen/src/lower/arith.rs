@@ -12,15 +12,18 @@
 //! Instruction choices follow Triton's NVIDIA lowering (`ElementwiseOpToLLVM.cpp` and the libdevice functions
 //! it reaches with `__CUDA_FTZ` set): f32 `a / b` is `div.full.f32` (about 2 ulp), `div_rn` is `div.rn`;
 //! `sqrt` is `sqrt.approx.ftz.f32` and `sqrt_rn` `sqrt.rn.f32`; `rsqrt` is `rsqrt.approx.ftz.f32`; `exp` is
-//! `ex2.approx.f32` of `x·log2 e`, `exp2` is `ex2.approx.f32` (libdevice's `exp2f` is `ex2.approx`, with
-//! `.ftz` under Triton's FTZ reflection; we keep subnormal results). These differ from the interpreter's exact
-//! results by design: relative ~2^-21 for `sqrt`/`rsqrt`/`exp2`, ~2^-21 + |x|·2^-24 for `exp`, and `.ftz`
-//! flushes subnormal inputs and results to zero. `sin`/`cos` are the accurate routine of `trig.rs` (within
-//! 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is the exact C fmod of `fmod.rs`. `floor`,
-//! `ceil` (f32) and `erf` flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `log`,
-//! `log2`, `pow`, `erf` and every f64 transcendental use the routines of `math.rs` (libdevice accuracy, see
+//! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
+//! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
+//! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). `sin`/`cos` are the
+//! accurate routine of `trig.rs` (within 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's
+//! expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) and `erf` flush a subnormal input to ±0
+//! as libdevice does under Triton's FTZ setting. `log`, `log2`, `pow`, `erf` and every f64 transcendental use
+//! the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions those of
+//! `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see
 //! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
+use tessel_tile::interp::rounding::Arith;
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
@@ -30,8 +33,9 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{fmod, trig};
+use super::{cfmod, fmod, libdevice, trig};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -216,11 +220,44 @@ pub(crate) fn binary_scalar(
         l.b.op(format!("{w}.{t}"), d, (a, b));
         return Ok(d);
     }
+    if let Some((arith, dir)) = op.directed() {
+        // libdevice's add_rz, div_ru...: PTX's rounding modifiers (no `.ftz`), on f32 and f64 only.
+        if !matches!(s, F32 | F64) {
+            return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
+        }
+        let w = match arith {
+            Arith::Add => "add",
+            Arith::Sub => "sub",
+            Arith::Mul => "mul",
+            Arith::Div | Arith::Sqrt => "div",
+        };
+        let d = l.b.reg(if s == F64 { RegClass::F64 } else { RegClass::F32 });
+        l.b.op(format!("{w}.{}.{}", dir.ptx(), ty(s)), d, (a, b));
+        return Ok(d);
+    }
+    if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
+        // libdevice's atan2/hypot (libdevice.rs): f32 (and the half types, widened) or f64.
+        let c = if s == F64 { F64 } else { F32 };
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let r = libdevice::emit_binary(l, op, c, x, y);
+        return Ok(l.narrow(r, s));
+    }
+    if s.is_float() && op == BinOp::Fmod {
+        // libdevice's exact C fmod (cfmod.rs), in f64 for every type (f32 flushed first, as libdevice under FTZ).
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        if s == F64 {
+            return Ok(cfmod::emit(l, x, y, 53));
+        }
+        let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
+        let r = cfmod::emit(l, x, y, 24);
+        let r = libdevice::narrow(l, r);
+        return Ok(l.narrow(r, s));
+    }
     if s.is_float() && op == BinOp::Rem {
-        // C fmod, exact (see fmod.rs): in f64, from the operands' own type (f16/bf16/f32 widen exactly).
-        let (x, y) = (float_to_float(l, a, s, F64), float_to_float(l, b, s, F64));
-        let r = fmod::emit(l, x, y, if s == F64 { 53 } else { 24 });
-        return Ok(float_to_float(l, r, F64, s));
+        // Triton's `frem` expansion (see fmod.rs): in f64 for f64, in f32 for every narrower float.
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let r = fmod::frem(&mut Emit { l, wide: s == F64 }, x, y);
+        return Ok(l.narrow(r, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
     let class = class_of(Elem::Scalar(c))?;
@@ -255,6 +292,10 @@ pub(crate) fn binary_scalar(
             BinOp::Add => bin(format!("add.{t}")),
             BinOp::Sub => bin(format!("sub.{t}")),
             BinOp::Mul => bin(format!("mul.lo.{t}")),
+            BinOp::Div | BinOp::Rem if bits == 64 => {
+                div64(l, op == BinOp::Div, t, a, b, d);
+                return Ok(d);
+            }
             BinOp::Div => bin(format!("div.{t}")),
             BinOp::Rem => bin(format!("rem.{t}")),
             BinOp::And => bin(format!("and.{bt}")),
@@ -281,6 +322,24 @@ pub(crate) fn binary_scalar(
     };
     l.b.emit(ins);
     Ok(l.narrow(d, s))
+}
+
+/// 64-bit `/` or `%` into `d` as LLVM's NVPTX backend emits it for Triton: when both operands' high halves are
+/// zero, the 32-bit `div.u32`/`rem.u32` (its "bypass slow division": far cheaper than the 64-bit expansion);
+/// else the 64-bit instruction. Besides speed this fixes the result of a division by zero, which differs
+/// between the two (see `tessel_tile::interp::arith::int_div_by_zero`).
+fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
+    let w = if div { "div" } else { "rem" };
+    let (or, hi, small) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64), l.b.reg(RegClass::Pred));
+    l.b.op("or.b64", or, (a, b));
+    l.b.op("shr.u64", hi, (or, 32));
+    l.b.op("setp.eq.u64", small, (hi, 0));
+    let (a32, b32, r32) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+    l.b.op("cvt.u32.u64", a32, a);
+    l.b.op("cvt.u32.u64", b32, b);
+    l.b.emit(instr(format!("{w}.u32")).dst(r32).srcs((a32, b32)).guard(small));
+    l.b.emit(instr("cvt.u64.u32").dst(d).src(r32).guard(small));
+    l.b.emit(instr(format!("{w}.{t}")).dst(d).srcs((a, b)).unless(small));
 }
 
 /// `x^y` for floats: in f64 (the routine of `math.rs`), rounded once to `s`.
@@ -440,6 +499,19 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             l.b.op(text.to_string(), d, x);
             d
         };
+        if let Some(dir) = op.directed() {
+            if !matches!(s, F32 | F64) {
+                return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
+            }
+            let d = l.b.reg(class);
+            l.b.op(format!("sqrt.{}.{t}", dir.ptx()), d, x);
+            return Ok(d);
+        }
+        if c.is_float()
+            && let Some(d) = libdevice::emit_unary(l, op, c, x)
+        {
+            return Ok(l.narrow(d, s));
+        }
         let d = match (op, c) {
             (UnOp::Neg, I1) => x,
             (UnOp::Not, I1) => one(l, "not.pred"),
@@ -455,7 +527,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
                 l.b.op("ex2.approx.f32", d, m);
                 d
             }
-            (UnOp::Exp2, F32) => one(l, "ex2.approx.f32"),
+            // libdevice's exp2f under Triton's FTZ setting: `ex2.approx.ftz` (subnormal results flush to +0, measured).
+            (UnOp::Exp2, F32) => one(l, "ex2.approx.ftz.f32"),
             (UnOp::Sqrt, F32) => one(l, "sqrt.approx.ftz.f32"),
             (UnOp::Rsqrt, F32) => one(l, "rsqrt.approx.ftz.f32"),
             (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),
@@ -467,6 +540,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             }
             (UnOp::Sin, F32) => trig::emit(l, x, false),
             (UnOp::Cos, F32) => trig::emit(l, x, true),
+            (UnOp::Sin, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, false),
+            (UnOp::Cos, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, true),
             // libdevice's floorf/ceilf under Triton's FTZ setting: subnormal inputs count as ±0.
             (UnOp::Floor, F32) => one(l, "cvt.rmi.ftz.f32.f32"),
             (UnOp::Ceil, F32) => one(l, "cvt.rpi.ftz.f32.f32"),

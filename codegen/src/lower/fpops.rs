@@ -26,6 +26,8 @@ pub(crate) trait FloatOps {
     fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
     fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// Correctly rounded square root (`sqrt.rn`).
+    fn sqrt(&mut self, a: Self::F) -> Self::F;
     /// `a * b + c` with one rounding.
     fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     fn neg(&mut self, a: Self::F) -> Self::F;
@@ -173,6 +175,9 @@ impl FloatOps for Emit<'_, '_> {
     }
     fn div(&mut self, a: Reg, b: Reg) -> Reg {
         self.fop("div.rn", &[a, b])
+    }
+    fn sqrt(&mut self, a: Reg) -> Reg {
+        self.fop("sqrt.rn", &[a])
     }
     fn fma(&mut self, a: Reg, b: Reg, c: Reg) -> Reg {
         self.fop("fma.rn", &[a, b, c])
@@ -343,6 +348,9 @@ pub(crate) mod model {
                 }
                 fn div(&mut self, a: $f, b: $f) -> $f {
                     a / b
+                }
+                fn sqrt(&mut self, a: $f) -> $f {
+                    a.sqrt()
                 }
                 fn fma(&mut self, a: $f, b: $f, c: $f) -> $f {
                     a.mul_add(b, c)

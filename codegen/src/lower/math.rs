@@ -31,9 +31,9 @@ fn bit_consts<T: FloatOps>(o: &mut T, bits: &[u64]) -> Vec<T::F> {
 // f64
 
 /// ln 2 split so that `n·LN2_HI` is exact for |n| < 2^21 (fdlibm's split).
-const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
-const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
-const LOG2E: u64 = 0x3ff7_1547_652b_82fe;
+pub(crate) const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
+pub(crate) const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
+pub(crate) const LOG2E: u64 = 0x3ff7_1547_652b_82fe;
 /// The mantissa field of √2: mantissas above it are halved, so `log` reduces to m ∈ [√2/2, √2].
 const SQRT2_MANT: u64 = 0x0006_a09e_667f_3bcd;
 const MANT_MASK: u64 = (1 << 52) - 1;

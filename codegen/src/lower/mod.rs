@@ -10,6 +10,7 @@
 mod arith;
 mod asynchronous;
 mod cast;
+mod cfmod;
 mod control;
 mod convert;
 mod coords;
@@ -20,6 +21,7 @@ mod dot;
 mod fmod;
 mod fpops;
 mod inline_asm;
+mod libdevice;
 mod local;
 mod math;
 mod memory;
@@ -32,6 +34,7 @@ mod shared;
 mod shuffle;
 mod tma;
 mod trig;
+mod trig64;
 mod wgmma;
 mod wgmma_desc;
 

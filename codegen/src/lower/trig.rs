@@ -135,6 +135,13 @@ pub(crate) fn sin_cos<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
     let ax = o.abs(x);
     let (n, r) = reduce(o, ax);
     let (s, c) = kernels(o, r);
+    finish(o, x, n, s, c, cos)
+}
+
+/// sin x (or cos x) from the quadrant n of |x| and sin r, cos r of its reduced argument: picks and signs by
+/// the quadrant, gives sin the sign of x (−0 stays −0), and NaN for ±inf and NaN. Shared with `trig64.rs`.
+pub(crate) fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F, cos: bool) -> T::F {
+    let ax = o.abs(x);
     // cos x = sin(x + π/2): one quadrant on.
     let n = if cos {
         let one = o.ic(1);

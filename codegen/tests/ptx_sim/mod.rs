@@ -648,6 +648,27 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             }
             put(&a[0], r)?
         }
+        "add" | "sub" | "mul" | "div" | "sqrt" if float && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp")) => {
+            // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`...), by the interpreter's exact rounding.
+            use tessel_tile::interp::rounding::{Arith, Dir, directed};
+            let dir = if parts.contains(&"rz") {
+                Dir::Zero
+            } else if parts.contains(&"rm") {
+                Dir::Down
+            } else {
+                Dir::Up
+            };
+            let t = if ty == "f64" { ScalarType::F64 } else { ScalarType::F32 };
+            let x = to_f(v(1)?, ty);
+            let (op, y) = match parts[0] {
+                "add" => (Arith::Add, to_f(v(2)?, ty)),
+                "sub" => (Arith::Sub, to_f(v(2)?, ty)),
+                "mul" => (Arith::Mul, to_f(v(2)?, ty)),
+                "div" => (Arith::Div, to_f(v(2)?, ty)),
+                _ => (Arith::Sqrt, 0.0),
+            };
+            put(&a[0], from_f(directed(op, dir, t, x, y), ty))?
+        }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" if float => {
             let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));
             let r = match parts[0] {
@@ -655,6 +676,21 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 "sub" => x - y,
                 "mul" => x * y,
                 "div" => x / y,
+                // PTX orders −0 below +0.
+                "min" if x == 0.0 && y == 0.0 => {
+                    if x.is_sign_negative() {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                "max" if x == 0.0 && y == 0.0 => {
+                    if x.is_sign_negative() {
+                        y
+                    } else {
+                        x
+                    }
+                }
                 "min" => x.min(y),
                 "max" => x.max(y),
                 _ => return Err("float rem".into()),
@@ -689,9 +725,11 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                         x / y
                     }
                 }
+                // By zero the hardware gives all ones, for the remainder too (measured through Triton on an
+                // H100: i32 `0 % 0` is -1).
                 "rem" => {
                     if y == 0 {
-                        x
+                        -1
                     } else {
                         x % y
                     }
@@ -730,6 +768,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                     match parts[0] {
                         "neg" => -f,
                         "abs" => f.abs(),
+                        // `.ftz` flushes a subnormal result to +0.
+                        "ex2" if parts.contains(&"ftz") && ty == "f32" && (f.exp2() as f32).is_subnormal() => 0.0,
                         "ex2" => f.exp2(),
                         "lg2" => f.log2(),
                         "sqrt" => f.sqrt(),

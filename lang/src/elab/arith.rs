@@ -2,7 +2,7 @@
 //! (Python semantics, [`crate::elab::pyops`]) or, as soon as one operand is a runtime value, as IR with Triton's
 //! typing (`semantic.py`: `add`, `sub`, `mul`, `truediv`, `floordiv`, `mod`, bitwise ops, comparisons).
 
-use tessel_tile::ops::{BinOp, CmpPred, Op, UnOp};
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
 use crate::ast::{BinOpKind, CmpOp, UnaryOpKind};
@@ -175,6 +175,11 @@ impl<'a> Elab<'a> {
         };
         let out = match op {
             UnaryOpKind::UAdd => t,
+            // Triton's `-x` on floats is `0 - x` (semantic.py's `minus`), so `-(+0.0)` is +0.0, not −0.0.
+            UnaryOpKind::USub if s.is_float() => {
+                let zero = self.constant(Const::Float(0.0), t.ty.clone(), span)?;
+                self.arith(BinOp::Sub, zero, t, span)?
+            }
             UnaryOpKind::USub => self.emit1(Op::Unary(UnOp::Neg), std::slice::from_ref(&t), t.ty.clone(), span)?,
             UnaryOpKind::Invert | UnaryOpKind::Not => {
                 if s.is_float() {

@@ -70,10 +70,8 @@ impl Program<'_> {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())
                     .map(|i| {
-                        Val::Float(round_float(
-                            ins[0].data[i].as_f64().mul_add(ins[1].data[i].as_f64(), ins[2].data[i].as_f64()),
-                            t,
-                        ))
+                        let (x, y, z) = (ins[0].data[i].as_f64(), ins[1].data[i].as_f64(), ins[2].data[i].as_f64());
+                        Val::Float(arith::fma(t, x, y, z))
                     })
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
@@ -274,7 +272,13 @@ pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecisio
                     let mut s = out.data[at].as_f64();
                     for kk in 0..k {
                         let (x, y) = (prep(a.data[bt * m * k + i * k + kk]), prep(b.data[bt * k * n + kk * n + j]));
-                        s = round_float(x.mul_add(y, s), acc_t);
+                        // An f32 accumulator takes one f32 rounding per step, as the GPU's `fma.rn.f32` (an f64
+                        // fma rounded again to f32 could round twice).
+                        s = if acc_t == ScalarType::F32 {
+                            arith::fma(acc_t, x, y, s)
+                        } else {
+                            round_float(x.mul_add(y, s), acc_t)
+                        };
                     }
                     out.data[at] = Val::Float(s);
                 }

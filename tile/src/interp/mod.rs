@@ -11,6 +11,7 @@ mod compute;
 mod data_ops;
 pub mod memory;
 mod parallel;
+pub mod rounding;
 mod shape_ops;
 mod shared;
 pub mod value;

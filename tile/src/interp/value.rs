@@ -136,6 +136,8 @@ pub fn convert(v: Val, from: Elem, to: Elem) -> Val {
                 let x = v.as_f64().trunc();
                 let (lo, hi) = int_range(t);
                 Val::Int(match t {
+                    // NaN to u64 is 2^63 on the GPU (`cvt.rzi.u64.f32`, measured against Triton on an H100).
+                    ScalarType::U64 if x.is_nan() => i64::MIN,
                     // Rust's float-to-int `as` saturates and sends NaN to 0, as cvt.rzi does.
                     ScalarType::U64 => x as u64 as i64,
                     ScalarType::I64 => x as i64,

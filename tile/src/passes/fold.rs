@@ -112,7 +112,9 @@ fn simplify(f: &Func, o: OpId) -> Option<Rewrite> {
             match op {
                 BinOp::Add | BinOp::Or | BinOp::Xor if zero(b) => Some(Rewrite::Value(ins[0])),
                 BinOp::Add | BinOp::Or | BinOp::Xor if zero(a) => Some(Rewrite::Value(ins[1])),
-                // x - 0 and shifts by 0 (float x - 0.0 is x, also for x = -0.0).
+                // x - 0 and shifts by 0 (float x - 0.0 is x, also for x = -0.0; but x - (-0.0) is x + 0.0, which
+                // makes -0.0 into +0.0, so it stays).
+                BinOp::Sub if t.is_float() && matches!(b, Some(Const::Float(z)) if z.is_sign_negative()) => None,
                 BinOp::Sub | BinOp::Shl | BinOp::Shr if is(b, 0.0) => Some(Rewrite::Value(ins[0])),
                 BinOp::Mul | BinOp::Div if is(b, 1.0) => Some(Rewrite::Value(ins[0])),
                 BinOp::Mul if is(a, 1.0) => Some(Rewrite::Value(ins[1])),

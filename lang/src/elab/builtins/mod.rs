@@ -15,6 +15,7 @@ pub mod core;
 pub mod debug;
 pub mod extra;
 pub mod layout;
+pub mod libdevice;
 pub mod math;
 pub mod memory;
 pub mod prelude;
@@ -365,6 +366,8 @@ impl<'a> Elab<'a> {
         }
         if ns == Ns::Libdevice
             && let Some(n) = find(extra::CUDA_NAMES, name)
+                .or_else(|| find(libdevice::LIBDEVICE_NAMES, name))
+                .or_else(|| find(libdevice::CONVERSIONS, name))
         {
             return Ok(Value::Builtin(Builtin { ns, name: n }));
         }
@@ -373,6 +376,9 @@ impl<'a> Elab<'a> {
         }
         // Unknown: suggest the closest name of the namespace.
         let mut candidates: Vec<&str> = table.to_vec();
+        if ns == Ns::Libdevice {
+            candidates.extend(libdevice::LIBDEVICE_NAMES);
+        }
         if shared_tl || ns == Ns::Math {
             candidates.extend(if ns == Ns::Math { MATH_NAMES } else { TL_NAMES });
             if shared_tl {
@@ -560,6 +566,11 @@ impl<'a> Elab<'a> {
             Ns::Plugin(i) => self.call_plugin(i as usize, args),
             Ns::Tl | Ns::Math | Ns::Libdevice | Ns::Gl => {
                 if let Some(v) = self.call_extra(b, &fname, &args)? {
+                    return Ok(v);
+                }
+                if b.ns == Ns::Libdevice
+                    && let Some(v) = self.call_libdevice(b.name, &fname, &args)?
+                {
                     return Ok(v);
                 }
                 if let Some(v) = self.call_math(b.name, &fname, &args)? {

@@ -1,0 +1,490 @@
+//! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
+//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
+//! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
+//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), arithmetic with a rounding
+//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
+//! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
+//! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
+//! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
+//! the classification functions return int32 (1 or 0).
+
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
+use tessel_tile::{Elem, ScalarType};
+
+use crate::elab::builtins::CallArgs;
+use crate::elab::value::{Dtype, Tv, Value};
+use crate::elab::{Elab, R};
+use crate::span::Span;
+
+const F32_F64: &[ScalarType] = &[ScalarType::F32, ScalarType::F64];
+
+/// The libdevice names this module adds to those of `tl.math`.
+pub const LIBDEVICE_NAMES: &[&str] = &[
+    "tanh",
+    "sinh",
+    "cosh",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "log1p",
+    "expm1",
+    "log10",
+    "exp10",
+    "cbrt",
+    "trunc",
+    "rint",
+    "nearbyint",
+    "round",
+    "atan2",
+    "hypot",
+    "pow",
+    "fmod",
+    "add_rn",
+    "add_rz",
+    "add_rd",
+    "add_ru",
+    "sub_rn",
+    "sub_rz",
+    "sub_rd",
+    "sub_ru",
+    "mul_rn",
+    "mul_rz",
+    "mul_rd",
+    "mul_ru",
+    "div_rz",
+    "div_rd",
+    "div_ru",
+    "rcp_rn",
+    "rcp_rz",
+    "rcp_rd",
+    "rcp_ru",
+    "sqrt_rz",
+    "sqrt_rd",
+    "sqrt_ru",
+    "fast_expf",
+    "fast_exp10f",
+    "fast_log2f",
+    "fast_logf",
+    "fast_log10f",
+    "fast_sinf",
+    "fast_cosf",
+    "fast_tanf",
+    "fast_powf",
+    "fast_dividef",
+    "fmax",
+    "fmin",
+    "fdim",
+    "saturatef",
+    "nextafter",
+    "float_as_int",
+    "int_as_float",
+    "double_as_longlong",
+    "longlong_as_double",
+    "double2float_rn",
+    "int2float_rn",
+    "uint2float_rn",
+    "ll2float_rn",
+    "ull2float_rn",
+    "int2double_rn",
+    "uint2double_rn",
+    "ll2double_rn",
+    "ull2double_rn",
+    "isnan",
+    "isinf",
+    "finitef",
+    "isfinited",
+    "signbit",
+    "copysign",
+];
+
+/// `add_rn` ... `div_ru`: the op with that rounding (`_rn` is the ordinary IEEE op).
+fn rounded_binary(name: &str) -> Option<BinOp> {
+    Some(match name {
+        "add_rn" => BinOp::Add,
+        "add_rz" => BinOp::AddRz,
+        "add_rd" => BinOp::AddRd,
+        "add_ru" => BinOp::AddRu,
+        "sub_rn" => BinOp::Sub,
+        "sub_rz" => BinOp::SubRz,
+        "sub_rd" => BinOp::SubRd,
+        "sub_ru" => BinOp::SubRu,
+        "mul_rn" => BinOp::Mul,
+        "mul_rz" => BinOp::MulRz,
+        "mul_rd" => BinOp::MulRd,
+        "mul_ru" => BinOp::MulRu,
+        "div_rz" => BinOp::DivRz,
+        "div_rd" => BinOp::DivRd,
+        "div_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
+
+fn rounded_rcp(name: &str) -> Option<BinOp> {
+    Some(match name {
+        "rcp_rn" => BinOp::DivRn,
+        "rcp_rz" => BinOp::DivRz,
+        "rcp_rd" => BinOp::DivRd,
+        "rcp_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
+
+/// The float-to-integer conversions with a rounding mode (`float2int_rn`, `double2ull_rd`...).
+pub const CONVERSIONS: &[&str] = &[
+    "float2int_rn",
+    "float2int_rz",
+    "float2int_rd",
+    "float2int_ru",
+    "float2uint_rn",
+    "float2uint_rz",
+    "float2uint_rd",
+    "float2uint_ru",
+    "float2ll_rn",
+    "float2ll_rz",
+    "float2ll_rd",
+    "float2ll_ru",
+    "float2ull_rn",
+    "float2ull_rz",
+    "float2ull_rd",
+    "float2ull_ru",
+    "double2int_rn",
+    "double2int_rz",
+    "double2int_rd",
+    "double2int_ru",
+    "double2uint_rn",
+    "double2uint_rz",
+    "double2uint_rd",
+    "double2uint_ru",
+    "double2ll_rn",
+    "double2ll_rz",
+    "double2ll_rd",
+    "double2ll_ru",
+    "double2ull_rn",
+    "double2ull_rz",
+    "double2ull_rd",
+    "double2ull_ru",
+];
+
+/// `(source, target, rounding op)` of a float-to-integer conversion name: the value is rounded to an integer
+/// (`rint`, `floor`, `ceil`, or nothing for `_rz`), then cast, which truncates and saturates as `cvt.rni`,
+/// `cvt.rmi`... do (NaN gives 0, or 2^63 for u64).
+fn conversion(name: &str) -> Option<(ScalarType, ScalarType, Option<UnOp>)> {
+    let (from, rest) = name.split_once('2')?;
+    let (to, mode) = rest.split_once('_')?;
+    let from = match from {
+        "float" => ScalarType::F32,
+        "double" => ScalarType::F64,
+        _ => return None,
+    };
+    let to = match to {
+        "int" => ScalarType::I32,
+        "uint" => ScalarType::U32,
+        "ll" => ScalarType::I64,
+        "ull" => ScalarType::U64,
+        _ => return None,
+    };
+    let round = match mode {
+        "rn" => Some(UnOp::Rint),
+        "rz" => None,
+        "rd" => Some(UnOp::Floor),
+        "ru" => Some(UnOp::Ceil),
+        _ => return None,
+    };
+    Some((from, to, round))
+}
+
+fn unary_op(name: &str) -> Option<UnOp> {
+    Some(match name {
+        "tanh" => UnOp::Tanh,
+        "sinh" => UnOp::Sinh,
+        "cosh" => UnOp::Cosh,
+        "tan" => UnOp::Tan,
+        "asin" => UnOp::Asin,
+        "acos" => UnOp::Acos,
+        "atan" => UnOp::Atan,
+        "asinh" => UnOp::Asinh,
+        "acosh" => UnOp::Acosh,
+        "atanh" => UnOp::Atanh,
+        "log1p" => UnOp::Log1p,
+        "expm1" => UnOp::Expm1,
+        "log10" => UnOp::Log10,
+        "exp10" => UnOp::Exp10,
+        "cbrt" => UnOp::Cbrt,
+        "trunc" => UnOp::Trunc,
+        "rint" | "nearbyint" => UnOp::Rint,
+        "round" => UnOp::Round,
+        "sqrt_rz" => UnOp::SqrtRz,
+        "sqrt_rd" => UnOp::SqrtRd,
+        "sqrt_ru" => UnOp::SqrtRu,
+        _ => return None,
+    })
+}
+
+impl<'a> Elab<'a> {
+    pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
+        let span = args.span;
+        if let Some(op) = rounded_binary(name) {
+            let b = self.bind(fname, "arg0, arg1", args.clone())?;
+            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+            let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+            self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+            let (x, y) = self.same_type_pair(x, y, fname, span)?;
+            return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if let Some(op) = rounded_rcp(name) {
+            // rcp_X(x) = div_X(1, x).
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            let one = self.constant(Const::Float(1.0), x.ty.clone(), span)?;
+            return Ok(Some(Value::Tensor(self.arith(op, one, x, span)?)));
+        }
+        if let Some(v) = self.fast(name, fname, args)? {
+            return Ok(Some(Value::Tensor(v)));
+        }
+        if let Some(op) = unary_op(name) {
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            let ty = x.ty.clone();
+            return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
+        }
+        if let Some((from, to, round)) = conversion(name) {
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let x = match round {
+                Some(op) => {
+                    let ty = x.ty.clone();
+                    self.emit1(Op::Unary(op), &[x], ty, span)?
+                }
+                None => x,
+            };
+            return Ok(Some(Value::Tensor(self.cast(x, Dtype::Scalar(to), span)?)));
+        }
+        let bits = |name: &str| -> Option<(ScalarType, ScalarType)> {
+            Some(match name {
+                "float_as_int" => (ScalarType::F32, ScalarType::I32),
+                "int_as_float" => (ScalarType::I32, ScalarType::F32),
+                "double_as_longlong" => (ScalarType::F64, ScalarType::I64),
+                "longlong_as_double" => (ScalarType::I64, ScalarType::F64),
+                "double2float_rn" => (ScalarType::F64, ScalarType::F32),
+                "int2float_rn" => (ScalarType::I32, ScalarType::F32),
+                "uint2float_rn" => (ScalarType::U32, ScalarType::F32),
+                "ll2float_rn" => (ScalarType::I64, ScalarType::F32),
+                "ull2float_rn" => (ScalarType::U64, ScalarType::F32),
+                "int2double_rn" => (ScalarType::I32, ScalarType::F64),
+                "uint2double_rn" => (ScalarType::U32, ScalarType::F64),
+                "ll2double_rn" => (ScalarType::I64, ScalarType::F64),
+                "ull2double_rn" => (ScalarType::U64, ScalarType::F64),
+                _ => return None,
+            })
+        };
+        if let Some((from, to)) = bits(name) {
+            // `_as_` reinterprets the bits; the others convert (to nearest even).
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let r = if name.contains("_as_") {
+                self.bitcast(x, Dtype::Scalar(to), span)?
+            } else {
+                self.cast(x, Dtype::Scalar(to), span)?
+            };
+            return Ok(Some(Value::Tensor(r)));
+        }
+        Ok(Some(Value::Tensor(match name {
+            "fmax" | "fmin" | "fdim" | "nextafter" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
+                let ty = x.ty.clone();
+                match name {
+                    // IEEE fmax/fmin: a NaN operand gives the other (PTX max.f32/min.f32).
+                    "fmax" | "fmin" => {
+                        let op = if name == "fmax" { BinOp::Max } else { BinOp::Min };
+                        self.emit1(Op::Binary { op, propagate_nan: false }, &[x, y], ty, span)?
+                    }
+                    // x − y where x > y, +0 where x ≤ y, NaN where either is NaN.
+                    "fdim" => {
+                        let d = self.arith(BinOp::Sub, x.clone(), y.clone(), span)?;
+                        let le = self.cmp(CmpPred::Le, x, y, span)?;
+                        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+                        self.emit1(Op::Select, &[le, zero, d], ty, span)?
+                    }
+                    _ => self.nextafter(x, y, span)?,
+                }
+            }
+            "saturatef" => {
+                // min(max(x, 0), 1), NaN giving 0 (max.f32 with a NaN operand returns the other).
+                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+                let ty = x.ty.clone();
+                let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+                let one = self.constant(Const::Float(1.0), ty.clone(), span)?;
+                let lo =
+                    self.emit1(Op::Binary { op: BinOp::Max, propagate_nan: false }, &[x, zero], ty.clone(), span)?;
+                self.emit1(Op::Binary { op: BinOp::Min, propagate_nan: false }, &[lo, one], ty, span)?
+            }
+            "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
+                match name {
+                    "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
+                    "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
+                    "pow" => self.arith(BinOp::Pow, x, y, span)?,
+                    "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
+                    _ => self.copysign(x, y, span)?,
+                }
+            }
+            "isnan" | "isinf" | "finitef" | "isfinited" | "signbit" => {
+                let allowed: &[ScalarType] = match name {
+                    "finitef" => &[ScalarType::F32],
+                    "isfinited" => &[ScalarType::F64],
+                    _ => F32_F64,
+                };
+                let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+                let p = match name {
+                    "isnan" => self.cmp(CmpPred::Ne, x.clone(), x, span)?,
+                    "signbit" => {
+                        let (bits, _) = self.float_bits(x, span)?;
+                        let zero = self.zero_like(&bits, span)?;
+                        self.cmp(CmpPred::Lt, bits, zero, span)?
+                    }
+                    _ => {
+                        let ty = x.ty.clone();
+                        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
+                        let inf = self.constant(Const::Float(f64::INFINITY), ty, span)?;
+                        let pred = if name == "isinf" { CmpPred::Eq } else { CmpPred::Lt };
+                        self.cmp(pred, a, inf, span)?
+                    }
+                };
+                self.cast(p, Dtype::Scalar(ScalarType::I32), span)?
+            }
+            _ => return Ok(None),
+        })))
+    }
+
+    /// C's `nextafter(x, y)`: the neighbour of x toward y (y itself when equal, NaN when either is NaN), on the
+    /// bits: ±the smallest subnormal from a zero, else the bits stepped by one away from or toward zero.
+    fn nextafter(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let (xb, _) = self.float_bits(x.clone(), span)?;
+        let ity = xb.ty.clone();
+        let one = self.constant(Const::Int(1), ity.clone(), span)?;
+        let up = self.arith(BinOp::Add, xb.clone(), one.clone(), span)?;
+        let down = self.arith(BinOp::Sub, xb, one, span)?;
+        // Toward y: the bits grow (away from zero) when x > 0 moves up or x < 0 moves down.
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        let lt = self.cmp(CmpPred::Lt, x.clone(), y.clone(), span)?;
+        let pos = self.cmp(CmpPred::Gt, x.clone(), zero.clone(), span)?;
+        let rising = self.emit1(Op::Select, &[pos.clone(), up.clone(), down.clone()], ity.clone(), span)?;
+        let falling = self.emit1(Op::Select, &[pos, down, up], ity.clone(), span)?;
+        let stepped = self.emit1(Op::Select, &[lt.clone(), rising, falling], ity.clone(), span)?;
+        let stepped = self.bitcast(stepped, Dtype::Scalar(x.scalar().expect("a float")), span)?;
+        // From ±0: the smallest subnormal with y's direction.
+        let tiny = self.constant(Const::Int(1), ity, span)?;
+        let tiny = self.bitcast(tiny, Dtype::Scalar(x.scalar().expect("a float")), span)?;
+        let ntiny = self.arith(BinOp::Sub, zero.clone(), tiny.clone(), span)?;
+        let toward = self.emit1(Op::Select, &[lt, tiny, ntiny], ty.clone(), span)?;
+        let xz = self.cmp(CmpPred::Eq, x.clone(), zero, span)?;
+        let r = self.emit1(Op::Select, &[xz, toward, stepped], ty.clone(), span)?;
+        // x = y: y; a NaN: x + y (NaN).
+        let eq = self.cmp(CmpPred::Eq, x.clone(), y.clone(), span)?;
+        let r = self.emit1(Op::Select, &[eq, y.clone(), r], ty.clone(), span)?;
+        let un = self.cmp(CmpPred::Ne, x.clone(), x.clone(), span)?;
+        let un2 = self.cmp(CmpPred::Ne, y.clone(), y.clone(), span)?;
+        let nan = self.arith(BinOp::Or, un, un2, span)?;
+        let sum = self.arith(BinOp::Add, x, y, span)?;
+        self.emit1(Op::Select, &[nan, sum, r], ty, span)
+    }
+
+    /// The `fast_*f` functions (fp32 only). `fast_expf` and `fast_exp10f` are what libdevice computes:
+    /// `ex2.approx.ftz` (tessel's `exp2`) of x·log2(e) or x·log2(10); the others are the accurate function
+    /// (`log2`, `log`, `log10`, `sin`, `cos`, `tan`, `pow`, `/`), more accurate than libdevice's approximate
+    /// instructions (`lg2.approx`, `sin.approx`... whose error grows without bound for large sin/cos arguments),
+    /// so their last bits can differ from Triton's.
+    fn fast(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
+        let span = args.span;
+        let unary = match name {
+            "fast_expf" | "fast_exp10f" => {
+                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+                let k = if name == "fast_expf" { std::f64::consts::LOG2_E } else { std::f64::consts::LOG2_10 };
+                let k = self.constant(Const::Float(k), x.ty.clone(), span)?;
+                let t = self.arith(BinOp::Mul, x, k, span)?;
+                let ty = t.ty.clone();
+                return Ok(Some(self.emit1(Op::Unary(UnOp::Exp2), &[t], ty, span)?));
+            }
+            "fast_log2f" => UnOp::Log2,
+            "fast_logf" => UnOp::Log,
+            "fast_log10f" => UnOp::Log10,
+            "fast_sinf" => UnOp::Sin,
+            "fast_cosf" => UnOp::Cos,
+            "fast_tanf" => UnOp::Tan,
+            "fast_powf" | "fast_dividef" => {
+                let b = self.bind(fname, "arg0, arg1", args.clone())?;
+                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+                self.check_dtype(&x, &[ScalarType::F32], fname, b.req("arg0").span)?;
+                self.check_dtype(&y, &[ScalarType::F32], fname, b.req("arg1").span)?;
+                let (x, y) = self.same_type_pair(x, y, fname, span)?;
+                let op = if name == "fast_powf" { BinOp::Pow } else { BinOp::Div };
+                return Ok(Some(self.arith(op, x, y, span)?));
+            }
+            _ => return Ok(None),
+        };
+        let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+        let ty = x.ty.clone();
+        Ok(Some(self.emit1(Op::Unary(unary), &[x], ty, span)?))
+    }
+
+    /// Two float tensors broadcast together, of one type (libdevice does not promote).
+    fn same_type_pair(&mut self, x: Tv, y: Tv, fname: &str, span: Span) -> R<(Tv, Tv)> {
+        let (x, y) = self.broadcast_pair(x, y, span)?;
+        if x.ty != y.ty {
+            return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));
+        }
+        Ok((x, y))
+    }
+
+    /// The one float argument `arg` of a libdevice function, checked against `allowed`.
+    fn libdevice_float(
+        &mut self,
+        args: &CallArgs<'a>,
+        fname: &str,
+        arg: &'static str,
+        allowed: &[ScalarType],
+    ) -> R<Tv> {
+        let b = self.bind(fname, arg, args.clone())?;
+        let x = self.tensor_arg(b.req(arg), fname, arg)?;
+        self.check_dtype(&x, allowed, fname, b.req(arg).span)?;
+        Ok(x)
+    }
+
+    fn cmp(&mut self, pred: CmpPred, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.with_elem(Elem::Scalar(ScalarType::I1));
+        self.emit1(Op::Cmp(pred), &[x, y], ty, span)
+    }
+
+    /// The bits of a float tensor as a signed integer of its width, and that integer type.
+    fn float_bits(&mut self, x: Tv, span: Span) -> R<(Tv, ScalarType)> {
+        let it = if x.scalar() == Some(ScalarType::F64) { ScalarType::I64 } else { ScalarType::I32 };
+        Ok((self.bitcast(x, Dtype::Scalar(it), span)?, it))
+    }
+
+    /// |x| with the sign of y, on the bits (NaNs keep their payload).
+    fn copysign(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let dt = x.dtype().expect("a float tensor");
+        let (xb, it) = self.float_bits(x, span)?;
+        let (yb, _) = self.float_bits(y, span)?;
+        let sign = if it == ScalarType::I64 { i64::MIN } else { i32::MIN as i64 };
+        let ty = xb.ty.clone();
+        let (s, m) = (self.constant(Const::Int(sign), ty.clone(), span)?, self.constant(Const::Int(!sign), ty, span)?);
+        let mag = self.arith(BinOp::And, xb, m, span)?;
+        let sgn = self.arith(BinOp::And, yb, s, span)?;
+        let r = self.arith(BinOp::Or, mag, sgn, span)?;
+        self.bitcast(r, dt, span)
+    }
+}

@@ -1,0 +1,282 @@
+//! Math semantics that the frontend decides: `-x` on floats (Triton's `0 - x`), and the `libdevice` functions.
+
+mod elab_common;
+
+use elab_common::*;
+use tessel_lang::elab::ArgSpec;
+use tessel_tile::ScalarType::{self, *};
+use tessel_tile::interp::Arg;
+use tessel_tile::interp::memory::Memory;
+
+const PRELUDE: &str = "import triton\nimport triton.language as tl\n\n";
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, false)
+}
+
+/// Runs `out = EXPR` (of `x`, loaded from a buffer of type `t`) over `xs` in the interpreter; the results as
+/// f64s.
+fn unary(expr: &str, t: ScalarType, xs: &[f64]) -> Vec<f64> {
+    let n = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t)]);
+    let mut mem = Memory::new();
+    let (o, x) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+/// Triton's `-x` is `0 - x`: `-(+0.0)` and `-(-0.0)` are both +0.0 (measured on an H100: `-0.0` gave
+/// 0x00000000), other values negate.
+#[test]
+fn float_negation_is_zero_minus_x() {
+    for t in [F32, F16, F64] {
+        let got = unary("-x", t, &[0.0, -0.0, 1.5, -2.0]);
+        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>()[..2], [0, 0], "{t}: {got:?}");
+        assert_eq!(got[2..], [-1.5, 2.0], "{t}");
+    }
+    // Integers wrap as before.
+    assert_eq!(unary("-x", I32, &[0.0, 5.0, -(2f64.powi(31))]), [0.0, -5.0, -(2f64.powi(31))]);
+}
+
+/// Runs `out = EXPR` over two f32/f64 inputs.
+fn binary(expr: &str, t: ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    let n = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X, Y):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    y = tl.load(Y + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(t)]);
+    let mut mem = Memory::new();
+    let (o, x, y) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("y", t, ys));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+/// Each libdevice function reaches its own semantics: in the interpreter f64 results are the host's libm
+/// (asinh/acosh/atanh through log1p) and f32 results that value rounded once.
+#[test]
+fn libdevice_functions_compute_their_function() {
+    let xs = [0.3, -0.7, 0.999, 1e-3, -0.25];
+    let big = [1.5, 2.5, 10.0, 300.0, 7.25];
+    type F = fn(f64) -> f64;
+    let cases: [(&str, F, &[f64]); 19] = [
+        ("tanh", f64::tanh, &xs),
+        ("sinh", f64::sinh, &xs),
+        ("cosh", f64::cosh, &xs),
+        ("tan", f64::tan, &xs),
+        ("asin", f64::asin, &xs),
+        ("acos", f64::acos, &xs),
+        ("atan", f64::atan, &big),
+        ("asinh", tessel_tile::interp::arith::asinh, &big),
+        ("acosh", tessel_tile::interp::arith::acosh, &big),
+        ("atanh", tessel_tile::interp::arith::atanh, &xs),
+        ("log1p", f64::ln_1p, &xs),
+        ("expm1", f64::exp_m1, &xs),
+        ("log10", f64::log10, &big),
+        ("exp10", |x| 10f64.powf(x), &xs),
+        ("cbrt", f64::cbrt, &big),
+        ("trunc", f64::trunc, &big),
+        ("rint", f64::round_ties_even, &big),
+        ("nearbyint", f64::round_ties_even, &big),
+        ("round", f64::round, &big),
+    ];
+    for (name, f, args) in cases {
+        let got = unary(&format!("libdevice.{name}(x)"), F64, args);
+        assert_eq!(got, args.iter().map(|&x| f(x)).collect::<Vec<_>>(), "{name} (f64)");
+        let got = unary(&format!("libdevice.{name}(x)"), F32, args);
+        let want: Vec<f64> = args.iter().map(|&x| f(x as f32 as f64) as f32 as f64).collect();
+        assert_eq!(got, want, "{name} (f32)");
+    }
+    let (ys, xs2) = ([1.0, -1.0, 0.0, -0.0, 3.0], [-2.0, -2.0, -1.0, -1.0, 4.0]);
+    assert_eq!(
+        binary("libdevice.atan2(x, y)", F64, &ys, &xs2),
+        ys.iter().zip(&xs2).map(|(y, x)| y.atan2(*x)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        binary("libdevice.hypot(x, y)", F64, &xs2, &ys),
+        xs2.iter().zip(&ys).map(|(x, y)| x.hypot(*y)).collect::<Vec<_>>()
+    );
+    assert_eq!(binary("libdevice.pow(x, y)", F32, &[2.0, 9.0], &[10.0, 0.5]), [1024.0, 3.0]);
+    let cs = binary("libdevice.copysign(x, y)", F32, &[1.5, -2.0, 3.0], &[-0.0, 1.0, -4.0]);
+    assert_eq!(cs, [-1.5, 2.0, -3.0]);
+}
+
+/// The classification functions return int32 1/0; signbit sees −0 and negative NaNs.
+#[test]
+fn libdevice_classification_returns_int32() {
+    let xs = [0.0, -0.0, f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0];
+    let run = |expr: &str, t: ScalarType| {
+        let src = format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 8)\n    m = offs < 7\n    x = tl.load(X + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n"
+        );
+        let f = elab("test.py", &src, "k", vec![ptr(I32), ptr(t)]);
+        let mut mem = Memory::new();
+        let (o, x) = (mem.alloc("out", I32, 7), mem.alloc_from("x", t, &xs));
+        run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+        mem.read_f64(o)
+    };
+    for t in [F32, F64] {
+        assert_eq!(run("libdevice.isnan(x)", t), [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0], "{t}");
+        assert_eq!(run("libdevice.isinf(x)", t), [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0], "{t}");
+        assert_eq!(run("libdevice.signbit(x)", t), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0], "{t}");
+    }
+    assert_eq!(run("libdevice.finitef(x)", F32), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(run("libdevice.isfinited(x)", F64), [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+}
+
+/// Like Triton, libdevice functions take fp32/fp64 only: an fp16 argument is an error at the argument, with a
+/// hint; an unknown name suggests the closest.
+#[test]
+fn libdevice_errors_point_at_the_argument() {
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 8))\n    tl.store(Out + tl.arange(0, 8), libdevice.tanh(x))\n"
+    );
+    let msg = elab_error(&src, "k", vec![ptr(F16), ptr(F16)]);
+    assert!(msg.contains("`libdevice.tanh` expects float32 or float64, got float16"), "{msg}");
+    assert!(msg.contains("x.to(tl.float32)"), "{msg}");
+    let line = msg.lines().position(|l| l.contains("libdevice.tanh(x)")).expect("the call is shown");
+    let col = msg.lines().nth(line).unwrap().find("tanh(x)").unwrap() + 5;
+    let mark = msg.lines().nth(line + 1).unwrap().find(['─', '┬', '^']).unwrap();
+    assert_eq!(
+        msg.lines().nth(line + 1).unwrap()[..mark].chars().count(),
+        msg.lines().nth(line).unwrap()[..col].chars().count(),
+        "{msg}"
+    );
+    let msg = elab_error(&src.replace("libdevice.tanh(x)", "libdevice.tanhh(x)"), "k", vec![ptr(F32), ptr(F32)]);
+    assert!(msg.contains("tanh"), "{msg}");
+}
+
+/// `libdevice.fmod` is C's exact fmod, unlike `%` (Triton's frem expansion): 1 % 0.1 differs, signs follow
+/// the dividend in both.
+#[test]
+fn libdevice_fmod_is_exact_unlike_percent() {
+    let (xs, ys) = ([1.0, -7.5, 1e10, 5.0], [0.1, 2.0, 3.0, -2.5]);
+    for t in [F32, F64] {
+        let got = binary("libdevice.fmod(x, y)", t, &xs, &ys);
+        let want: Vec<f64> = if t == F32 {
+            xs.iter().zip(&ys).map(|(&x, &y)| ((x as f32) % (y as f32)) as f64).collect()
+        } else {
+            xs.iter().zip(&ys).map(|(&x, &y)| x % y).collect()
+        };
+        assert_eq!(got, want, "{t}");
+        assert_eq!(got[3].to_bits(), 0, "{t}: 5 fmod -2.5 is +0");
+        let pct = binary("x % y", t, &xs, &ys);
+        assert!(pct[0] < 0.0 && got[0] > 0.0, "{t}: % gives {}, fmod {}", pct[0], got[0]);
+    }
+}
+
+/// libdevice's rounding-mode arithmetic: each name reaches its op and direction (checked against the
+/// interpreter's exact directed rounding), `_rn` is the ordinary op, `rcp_X(x)` is `div_X(1, x)`.
+#[test]
+fn libdevice_rounding_modes() {
+    use tessel_tile::interp::rounding::{Arith, Dir, directed};
+    let (xs, ys) = ([1.0, -1.0, 1e30, 3.0, -7.0], [3.0, 3.0, 7.0, 1e-30, 0.1]);
+    for t in [F32, F64] {
+        for (name, op) in [("add", Arith::Add), ("sub", Arith::Sub), ("mul", Arith::Mul), ("div", Arith::Div)] {
+            for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
+                let got = binary(&format!("libdevice.{name}_{m}(x, y)"), t, &xs, &ys);
+                let want: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| directed(op, dir, t, x, y)).collect();
+                assert_eq!(got, want, "{name}_{m} on {t}");
+            }
+        }
+        for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
+            let got = unary(&format!("libdevice.sqrt_{m}(x)"), t, &[2.0, 3.0, 0.5]);
+            let want: Vec<f64> = [2.0, 3.0, 0.5].iter().map(|&x| directed(Arith::Sqrt, dir, t, x, 0.0)).collect();
+            assert_eq!(got, want, "sqrt_{m} on {t}");
+            let got = unary(&format!("libdevice.rcp_{m}(x)"), t, &[3.0, -7.0]);
+            let want: Vec<f64> = [3.0, -7.0].iter().map(|&x| directed(Arith::Div, dir, t, 1.0, x)).collect();
+            assert_eq!(got, want, "rcp_{m} on {t}");
+        }
+        // Round down and up bracket 1/3; _rn is the nearest.
+        let (d, u) =
+            (binary("libdevice.div_rd(x, y)", t, &[1.0], &[3.0]), binary("libdevice.div_ru(x, y)", t, &[1.0], &[3.0]));
+        assert!(d[0] < u[0], "{t}");
+        assert_eq!(binary("libdevice.add_rn(x, y)", t, &[1.0], &[2.0]), [3.0]);
+    }
+}
+
+/// The compositions: fmax/fmin ignore a NaN, fdim, saturatef, nextafter (bit for bit against the host's
+/// `nextafter` semantics), the bit reinterpretations and the rounding conversions to integers.
+#[test]
+fn libdevice_compositions() {
+    let nan = f64::NAN;
+    let got = binary("libdevice.fmax(x, y)", F32, &[1.0, nan, -0.0], &[nan, 2.0, 0.0]);
+    assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [1.0f64, 2.0, 0.0].map(f64::to_bits));
+    assert_eq!(binary("libdevice.fmin(x, y)", F64, &[1.0, nan], &[nan, 2.0]), [1.0, 2.0]);
+    let got = binary("libdevice.fdim(x, y)", F32, &[5.0, 1.0, nan, 2.0], &[3.0, 4.0, 1.0, 2.0]);
+    assert!(got[0] == 2.0 && got[1].to_bits() == 0 && got[2].is_nan() && got[3].to_bits() == 0, "{got:?}");
+    let got = unary("libdevice.saturatef(x)", F32, &[-1.0, 0.25, 7.0, nan]);
+    assert_eq!(got, [0.0, 0.25, 1.0, 0.0]);
+    // nextafter, f32 and f64, against stepping the bits by hand.
+    let next32 = |x: f32, y: f32| -> f32 {
+        if x.is_nan() || y.is_nan() {
+            return f32::NAN;
+        }
+        if x == y {
+            return y;
+        }
+        if x == 0.0 {
+            return if y > 0.0 { f32::from_bits(1) } else { -f32::from_bits(1) };
+        }
+        let b = x.to_bits();
+        f32::from_bits(if (x < y) == (x > 0.0) { b + 1 } else { b - 1 })
+    };
+    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0];
+    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0];
+    let got = binary("libdevice.nextafter(x, y)", F32, &xs, &ys);
+    for i in 0..xs.len() {
+        let want = next32(xs[i] as f32, ys[i] as f32) as f64;
+        assert!(got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()), "{} {}", xs[i], ys[i]);
+    }
+    let got = binary("libdevice.nextafter(x, y)", F64, &[1.0, -1.0], &[2.0, 0.0]);
+    assert_eq!(got, [f64::from_bits(1f64.to_bits() + 1), f64::from_bits((-1f64).to_bits() - 1)]);
+    // Reinterpretations and conversions.
+    let src = |body: &str| {
+        format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 4)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, {body})\n"
+        )
+    };
+    let run = |body: &str, a: ScalarType, o: ScalarType, xs: &[f64]| {
+        let f = elab("test.py", &src(body), "k", vec![ptr(o), ptr(a)]);
+        let mut mem = Memory::new();
+        let (out, x) = (mem.alloc("out", o, 4), mem.alloc_from("x", a, xs));
+        run(&f, &[Arg::Buffer(out), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+        mem.read_f64(out)
+    };
+    let xs = [2.5, -2.5, 3.7, -0.5];
+    assert_eq!(run("libdevice.float2int_rn(x)", F32, I32, &xs), [2.0, -2.0, 4.0, 0.0]);
+    assert_eq!(run("libdevice.float2int_rz(x)", F32, I32, &xs), [2.0, -2.0, 3.0, 0.0]);
+    assert_eq!(run("libdevice.float2int_rd(x)", F32, I32, &xs), [2.0, -3.0, 3.0, -1.0]);
+    assert_eq!(run("libdevice.double2ll_ru(x)", F64, I64, &xs), [3.0, -2.0, 4.0, 0.0]);
+    assert_eq!(run("libdevice.float_as_int(x)", F32, I32, &[1.0, -0.0, 2.0, 0.5])[..2], [1065353216.0, -2147483648.0]);
+    assert_eq!(run("libdevice.int2float_rn(x)", I32, F32, &[16777217.0, 3.0, -5.0, 0.0]), [16777216.0, 3.0, -5.0, 0.0]);
+    let msg = elab_error(&src("libdevice.float2int_rn(x)"), "k", vec![ptr(I32), ptr(F64)]);
+    assert!(msg.contains("`libdevice.float2int_rn` expects float32, got float64"), "{msg}");
+}
+
+/// fast_expf is ex2.approx.ftz(x·log2 e) as in libdevice (the interpreter's model: the product rounded to f32,
+/// subnormal results flushed); the other fast_* functions are the accurate ones.
+#[test]
+fn libdevice_fast_functions() {
+    let xs = [1.0, -2.5, 10.0, -100.0];
+    let got = unary("libdevice.fast_expf(x)", F32, &xs);
+    let want: Vec<f64> =
+        xs.iter().map(|&x| tessel_tile::interp::arith::ex2_f32(x as f32 * std::f32::consts::LOG2_E, true)).collect();
+    assert_eq!(got, want);
+    assert_eq!(got[3], 0.0, "e^-100 is subnormal in f32: flushed");
+    assert_eq!(unary("libdevice.fast_log2f(x)", F32, &[8.0, 0.5]), [3.0, -1.0]);
+    assert_eq!(unary("libdevice.fast_sinf(x)", F32, &[0.5]), [(0.5f64).sin() as f32 as f64]);
+    assert_eq!(binary("libdevice.fast_powf(x, y)", F32, &[2.0], &[5.0]), [32.0]);
+    let msg = elab_error(
+        &format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.fast_expf(x))\n"
+        ),
+        "k",
+        vec![ptr(F64), ptr(F64)],
+    );
+    assert!(msg.contains("`libdevice.fast_expf` expects float32, got float64"), "{msg}");
+}
