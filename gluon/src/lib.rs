@@ -9,7 +9,8 @@
 //! - [`smem`]: `allocate_shared_memory` and the shared-memory descriptor (`load`, `store`, `index`, attributes);
 //! - [`mbarrier`]: `mbarrier.*` and `fence_async_shared`;
 //! - [`async_copy`]: `cp.async` (`async_copy_global_to_shared`, `commit_group`, `wait_group`);
-//! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`.
+//! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
+//! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own.
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
 //! `register` with its Gluon signature (defaults included).
@@ -18,6 +19,7 @@ pub mod async_copy;
 pub mod layouts;
 pub mod mbarrier;
 pub mod smem;
+pub mod warp_specialize;
 pub mod wgmma;
 
 use std::sync::OnceLock;
@@ -50,6 +52,7 @@ pub fn registry() -> &'static Registry {
         mbarrier::register(&mut r);
         async_copy::register(&mut r);
         wgmma::register(&mut r);
+        warp_specialize::register(&mut r);
         r.set_attr_hook(smem::attr);
         r.set_method_hook(smem::method);
         r

@@ -9,6 +9,7 @@
 pub mod arith;
 mod data_ops;
 pub mod memory;
+mod partitions;
 mod shape_ops;
 mod shared;
 pub mod value;
@@ -166,6 +167,7 @@ pub fn run_with_limits(
         iterations: 0,
         smem_writes: 0,
         work: 0,
+        task: None,
     };
     for &pid in &programs {
         prog.pid = pid;
@@ -224,6 +226,7 @@ fn run_parallel(
                             iterations: 0,
                             smem_writes: 0,
                             work: 0,
+                            task: None,
                         };
                         let ran = prog.region(func.body, &[]);
                         let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
@@ -279,6 +282,8 @@ enum Mem<'a> {
     /// The memory before the launch, read-only, plus this program's own stores, with every element it reads
     /// and writes recorded (programs run in parallel).
     Private(Private<'a>),
+    /// Lent to another partition of a `warp_specialize` (`partitions`), which runs while this one waits.
+    Lent,
 }
 
 struct Private<'a> {
@@ -301,6 +306,7 @@ impl Mem<'_> {
     fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
         match self {
             Mem::Shared(m) => m.load(addr, elem),
+            Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let slot = p.base.slot(addr, elem)?;
                 let own = if p.stored.is_empty() { None } else { p.stored.get(&slot).copied() };
@@ -316,6 +322,7 @@ impl Mem<'_> {
     fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
         match self {
             Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let slot = p.base.slot(addr, elem)?;
                 let bits = p.base.encode_at(slot, elem, v);
@@ -337,6 +344,7 @@ impl Mem<'_> {
         match self {
             Mem::Shared(m) => m.changes(),
             Mem::Private(p) => p.changes,
+            Mem::Lent => 0,
         }
     }
 }
@@ -357,6 +365,8 @@ struct Program<'a> {
     smem_writes: u64,
     /// Elements the current program has computed.
     work: u64,
+    /// Set while the program runs one partition of a `warp_specialize` (`partitions`).
+    task: Option<partitions::Task<'a>>,
 }
 
 /// How a region ended.
@@ -421,8 +431,13 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
+        if self.task.is_some() && matches!(data.op, Op::MBarrierWait) {
+            // Another partition may complete the phase: let it run until it does, or report a deadlock.
+            self.wait_for_phase(o)?;
+        }
         self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
         match &data.op {
+            Op::WarpSpecialize(_) => return self.warp_specialize(o).map(|()| None),
             Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
             Op::Condition => {
                 let c = self.tensor(ins[0]).data[0].is_true();

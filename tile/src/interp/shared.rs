@@ -65,6 +65,26 @@ impl Barrier {
     }
 }
 
+/// The asynchronous work one partition of a `warp_specialize` has in flight (copy groups, wgmmas): each
+/// partition waits only for its own, so it moves with the partition while another one runs (`partitions`).
+#[derive(Default)]
+pub(super) struct AsyncWork {
+    uncommitted: Vec<Write>,
+    groups: VecDeque<Vec<Write>>,
+    in_flight_dots: BTreeSet<u64>,
+    dot_reads: Vec<(u64, View)>,
+}
+
+impl State {
+    /// Exchanges the asynchronous work in flight with `w`.
+    pub(super) fn swap_async(&mut self, w: &mut AsyncWork) {
+        std::mem::swap(&mut self.uncommitted, &mut w.uncommitted);
+        std::mem::swap(&mut self.groups, &mut w.groups);
+        std::mem::swap(&mut self.in_flight_dots, &mut w.in_flight_dots);
+        std::mem::swap(&mut self.dot_reads, &mut w.dot_reads);
+    }
+}
+
 fn overlaps(a: &View, b: &View) -> bool {
     a.buf == b.buf && a.start < b.start + b.len && b.start < a.start + a.len
 }
@@ -150,6 +170,20 @@ impl Program<'_> {
                 buf.data[i] = x;
             }
         }
+    }
+
+    /// Whether the phase of parity `parity` of barrier `bar` has completed: `Ok(None)` if so, else what the
+    /// running phase still lacks. `Err` when the barrier is not initialized.
+    pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<String>, String> {
+        let v = self.view(bar);
+        let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or("not initialized")?;
+        if b.phase % 2 != parity as u64 {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "phase {} running, which still lacks {} arrival(s) and {} transaction byte(s)",
+            b.phase, b.pending, b.tx
+        )))
     }
 
     /// The shared-memory and asynchronous ops.

@@ -339,6 +339,7 @@ pub fn kind(op: &Op) -> Kind {
         // Not lowered yet: any layouts.
         Op::Gather { .. } | Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
         Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
+        Op::WarpSpecialize(_) => Kind::Structured,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
         Op::AsyncCopy => Kind::Same,
