@@ -159,3 +159,24 @@ fn bad_partitions_are_refused_with_a_span() {
     assert!(bad(3).contains("the partitions need 36 warps"));
     assert!(bad(4).contains("must be called at the top level of the kernel"));
 }
+
+/// `examples/gluon_warp_specialize.py` as its author runs it (4 + 4 warps, registers moved): three programs of
+/// eight tiles each, every output checked against a float64 reference.
+#[test]
+fn the_warp_specialize_example_streams_every_tile() {
+    let spec = vec![ptr(F16), ptr(F16), ptr(F32), ArgSpec::Float(F32), cint(8), cint(32), cint(64), cint(2)];
+    let f = elab(&example_source("gluon_warp_specialize.py"), "stream_kernel", spec);
+    let (programs, tile) = (3, 32 * 64);
+    let x = rounded(F16, &Rng::new(3).vec(programs * 8 * tile));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F16, &x);
+    let by = poisoned(&mut mem, "y", F16, x.len());
+    let bs = poisoned(&mut mem, "sums", F32, programs * tile);
+    let args = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Buffer(bs), Arg::Float(0.5)];
+    run(&f, &args, [programs as u32, 1, 1], &mut mem);
+    let want_y: Vec<f64> = x.iter().map(|v| rounded(F16, &[v * 0.5 + 1.0])[0]).collect();
+    assert_eq!(mem.read_f64(by), want_y);
+    let want: Vec<f64> =
+        (0..programs * tile).map(|j| (0..8).map(|i| x[(j / tile * 8 + i) * tile + j % tile]).sum()).collect();
+    assert_close("tile sums", &mem.read_f64(bs), &want, 1e-6);
+}

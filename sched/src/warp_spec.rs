@@ -61,7 +61,9 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, String> {
         plan.note += "; no register reallocation requested";
         return Ok(plan);
     }
-    let why_not = if nw % 4 != 0 || (total_warps - nw) % 4 != 0 {
+    let why_not = if f.target == tessel_tile::Target::Sm80 {
+        Some("sm_80 has no setmaxnreg")
+    } else if nw % 4 != 0 || (total_warps - nw) % 4 != 0 {
         Some("setmaxnreg works on whole warpgroups and the partitions do not fill whole warpgroups")
     } else if w.worker_num_regs.iter().any(|&r| r != w.worker_num_regs[0]) {
         Some("the workers ask for different register counts and may share a warpgroup")

@@ -23,6 +23,7 @@ mod math;
 mod memory;
 mod mma;
 mod occupancy;
+mod partitions;
 mod reduce;
 mod scan;
 mod shape;
@@ -113,6 +114,13 @@ pub(crate) struct Lower<'f> {
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
     /// func attribute `enable_fp_fusion = false` turns it off).
     pub fp_fusion: bool,
+    /// The CTA barrier of the warps running the code being lowered: `(0, 0)` is `bar.sync 0` (every thread of
+    /// the CTA); in a warp-specialized kernel, named barrier `id` over `threads` (see `partitions`).
+    pub bar: (u32, u32),
+    /// Scratch starts at least here (the scratch of partitions that run at the same time must not overlap).
+    pub scratch_floor: u32,
+    /// In a warp-specialized kernel: the per-thread values of each worker partition (`partitions`).
+    pub ws: Option<partitions::Setup>,
 }
 
 impl<'f> Lower<'f> {
@@ -386,6 +394,7 @@ impl<'f> Lower<'f> {
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
+            Op::WarpSpecialize(_) => partitions::lower(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -396,12 +405,17 @@ impl<'f> Lower<'f> {
 pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     f.config.validate().map_err(CompileError::new)?;
     let (arch, num_warps) = (f.target, f.config.num_warps);
-    for v in &f.values {
+    let partition_warps = partitions::warps_of_values(f);
+    for (i, v) in f.values.iter().enumerate() {
         if let Type::Tensor { layout: Some(l), .. } = &v.ty {
             let lin = &l.linear;
-            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != num_warps {
+            let (warps, whose) = match partition_warps.get(&ValueId(i as u32)) {
+                Some(&(w, worker)) => (w, format!("worker partition {worker} has")),
+                None => (num_warps, "the kernel has num_warps =".to_string()),
+            };
+            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != warps {
                 return Err(CompileError::new(format!(
-                    "a layout spans {} warps but the kernel has num_warps = {num_warps}",
+                    "a layout spans {} warps but {whose} {warps}",
                     lin.in_dim_size("warp")
                 )));
             }
@@ -441,6 +455,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),
+        bar: (0, 0),
+        scratch_floor: 0,
+        ws: None,
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
@@ -481,6 +498,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         l.vals.insert(a, vec![r]);
         params.push(Param { name, ty });
     }
+    partitions::setup(&mut l)?;
     l.region(f.body)?;
     l.b.label("$L_exit");
     l.b.effect("ret", ());
@@ -511,8 +529,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         table += &format!("// shared memory: {} bytes per CTA (buffers and scratch)\n", l.smem_bytes);
     }
     l.b.set_header(table);
-    let min_ctas = occupancy::min_ctas_per_sm(&l, f, l.smem_bytes);
-    let entry = crate::ptx::Directives { threads: num_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
+    let total_warps = l.ws.as_ref().map_or(num_warps, |w| w.total_warps);
+    let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
+    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
-    Ok(Kernel { ptx, name: f.name.clone(), num_warps, shared_bytes: l.smem_bytes, target: arch })
+    Ok(Kernel { ptx, name: f.name.clone(), num_warps: total_warps, shared_bytes: l.smem_bytes, target: arch })
 }
