@@ -243,3 +243,45 @@ fn descriptor_transpose_matches_the_interpreter() {
     );
     assert!(err < 1e-6, "transpose_scale: {err}");
 }
+
+/// Gluon's `warpgroup_mma` with A in registers (a tensor in `DotOperandLayout(0, <the accumulator>, 2)`) and B
+/// in NVMMA-swizzled shared memory: `wgmma` with A as four packed registers per thread, against the interpreter.
+const GLUON_RS: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
+
+@gluon.jit
+def rs_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 16])
+    A_OP: gl.constexpr = gl.DotOperandLayout(0, ACC, 2)
+    LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
+    k = gl.arange(0, K, layout=gl.SliceLayout(0, LOAD))
+    a = gl.convert_layout(gl.load(a_ptr + r[:, None] * K + k[None, :]) * 2.0, A_OP)
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, LOAD))
+    n = gl.arange(0, N, layout=gl.SliceLayout(0, LOAD))
+    b = gl.load(b_ptr + kb[:, None] * N + n[None, :])
+    b_smem = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
+    fence_async_shared()
+    acc = warpgroup_mma(a, b_smem, gl.zeros([M, N], gl.float32, ACC))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
+"#;
+
+#[test]
+fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
+    for (m, n, k, warps) in [(64, 64, 32, 4), (128, 64, 64, 8)] {
+        let spec = vec![ptr(F16), ptr(F16), ptr(F32), c(m as i64), c(n as i64), c(k as i64)];
+        let vals = [V::Buf(F16, random(m * k, 8, F16)), V::Buf(F16, random(k * n, 9, F16)), V::Out(F32, m * n)];
+        let opts = RunOptions { file: "rs.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
+        let outs = run_on(GLUON_RS, "rs_kernel", spec, &opts, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(outs.len(), 1);
+        for (got, want) in outs {
+            assert_eq!(got.len(), m * n);
+            let err = tessel::tile::testing::rel_err(&got, &want);
+            assert!(err < 1e-6, "{m}x{n}x{k} on {warps} warps: {err}");
+        }
+    }
+}
