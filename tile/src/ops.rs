@@ -368,6 +368,17 @@ pub enum Op {
     /// (the first warp of each partition, the default's 0 first) and `regs` (the registers each partition
     /// runs with, empty when none are reallocated).
     WarpSpecialize(WarpSpec),
+    /// Views of a shared-memory buffer (the same bytes, another shape; `layout::shared_views`):
+    /// `memdesc_permute mem {order}` (result dim `i` is dim `order[i]`), `memdesc_reshape mem` (the row-major
+    /// reshape to the result's shape), `memdesc_slice mem {dim, start}` (the result's length of `dim` from `start`).
+    MemDescPermute {
+        order: Vec<u32>,
+    },
+    MemDescReshape,
+    MemDescSlice {
+        dim: u32,
+        start: u32,
+    },
 }
 
 /// The attributes of [`Op::WarpSpecialize`].
@@ -458,6 +469,9 @@ impl Op {
             Op::GdcWait => "gdc_wait",
             Op::GdcLaunchDependents => "gdc_launch_dependents",
             Op::WarpSpecialize(_) => "warp_specialize",
+            Op::MemDescPermute { .. } => "memdesc_permute",
+            Op::MemDescReshape => "memdesc_reshape",
+            Op::MemDescSlice { .. } => "memdesc_slice",
         }
     }
 
@@ -562,6 +576,11 @@ impl Op {
                 a.push(("constraints", Attr::Str(constraints.clone())));
                 a.push(("pure", Attr::Bool(*pure)));
                 a.push(("pack", Attr::Int(*pack as i64)));
+            }
+            Op::MemDescPermute { order } => a.push(("order", Attr::Ints(order.iter().map(|&x| x as i64).collect()))),
+            Op::MemDescSlice { dim, start } => {
+                a.push(("dim", Attr::Int(*dim as i64)));
+                a.push(("start", Attr::Int(*start as i64)));
             }
             Op::WarpSpecialize(w) => {
                 let ints = |v: &[u32]| Attr::Ints(v.iter().map(|&x| x as i64).collect());
@@ -687,6 +706,11 @@ impl Op {
             "smid" => Op::SmId,
             "gdc_wait" => Op::GdcWait,
             "gdc_launch_dependents" => Op::GdcLaunchDependents,
+            "memdesc_permute" => {
+                Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
+            }
+            "memdesc_reshape" => Op::MemDescReshape,
+            "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
                     let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };
@@ -769,7 +793,15 @@ impl Op {
                 | Op::MBarrierArrive { .. }
                 | Op::MBarrierWait
                 | Op::MBarrierInvalidate
+                | Op::MemDescPermute { .. }
+                | Op::MemDescReshape
+                | Op::MemDescSlice { .. }
         )
+    }
+
+    /// The ops whose result is a view of their first operand's shared-memory buffer.
+    pub fn is_memdesc_view(&self) -> bool {
+        matches!(self, Op::MemDescIndex | Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. })
     }
 }
 

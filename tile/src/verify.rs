@@ -401,6 +401,10 @@ impl Verifier<'_> {
                 }
                 Ok(())
             }
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
+                count(1..=1, 1)?;
+                crate::layout::shared_views::check(&data.op, ins[0], outs[0])
+            }
             Op::MemDescIndex => {
                 count(2..=2, 1)?;
                 same(ins[1], &Type::scalar(ScalarType::I32), "index")?;

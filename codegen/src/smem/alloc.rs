@@ -37,7 +37,7 @@ pub struct Buffer {
 pub struct Allocation {
     pub buffers: Vec<Buffer>,
     by_value: HashMap<ValueId, usize>,
-    /// The allocation each view (`memdesc_index` result) is part of.
+    /// The allocation each view (`memdesc_index`, `memdesc_permute`... result) is part of.
     root: HashMap<ValueId, ValueId>,
     /// Program-order position of every op.
     pos: HashMap<OpId, u32>,
@@ -72,7 +72,7 @@ impl Allocation {
         let mut root: HashMap<ValueId, ValueId> = HashMap::new();
         for o in f.all_ops() {
             let d = f.op(o);
-            if d.op == Op::MemDescIndex {
+            if d.op.is_memdesc_view() {
                 let r = root.get(&d.operands[0]).copied().unwrap_or(d.operands[0]);
                 root.insert(d.results[0], r);
             }

@@ -15,12 +15,57 @@ use crate::ops::Op;
 use crate::types::Elem;
 
 /// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
-/// multi-buffered one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// multi-buffered one. A permuted or sliced view (`memdesc_permute`, `memdesc_slice`) has `strided`: its shape
+/// and the strides of its dims in buffer elements (element 0 at `start`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct View {
     buf: usize,
     start: usize,
     len: usize,
+    strided: Option<std::sync::Arc<(Vec<u32>, Vec<i64>)>>,
+}
+
+fn row_major(shape: &[u32]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1] as i64;
+    }
+    strides
+}
+
+impl View {
+    fn new(buf: usize, start: usize, shape: &[u32], strides: &[i64]) -> View {
+        let len = shape.iter().map(|&d| d as usize).product();
+        let strided =
+            (strides != row_major(shape).as_slice()).then(|| std::sync::Arc::new((shape.to_vec(), strides.to_vec())));
+        View { buf, start, len, strided }
+    }
+
+    /// The view's shape and strides, given its shape (`shape`, from its type).
+    fn dims(&self, shape: &[u32]) -> (Vec<u32>, Vec<i64>) {
+        match &self.strided {
+            Some(s) => (s.0.clone(), s.1.clone()),
+            None => (shape.to_vec(), row_major(shape)),
+        }
+    }
+
+    /// The buffer element of each view element, in row-major order of the view.
+    fn elements(&self) -> Vec<usize> {
+        let Some(s) = &self.strided else { return (self.start..self.start + self.len).collect() };
+        (0..self.len)
+            .map(|i| {
+                let idx = Tensor::unravel(&s.0, i);
+                (self.start as i64 + idx.iter().zip(&s.1).map(|(&x, &st)| x as i64 * st).sum::<i64>()) as usize
+            })
+            .collect()
+    }
+
+    fn contains(&self, e: usize) -> bool {
+        match &self.strided {
+            None => e >= self.start && e < self.start + self.len,
+            Some(_) => self.elements().contains(&e),
+        }
+    }
 }
 
 /// One pending element write of an `async_copy`.
@@ -86,6 +131,9 @@ impl State {
 }
 
 fn overlaps(a: &View, b: &View) -> bool {
+    if a.strided.is_some() || b.strided.is_some() {
+        return a.buf == b.buf && a.elements().iter().any(|&e| b.contains(e));
+    }
     a.buf == b.buf && a.start < b.start + b.len && b.start < a.start + a.len
 }
 
@@ -118,17 +166,14 @@ impl State {
     }
 
     fn in_flight_copy(&self, v: &View) -> bool {
-        self.uncommitted
-            .iter()
-            .chain(self.groups.iter().flatten())
-            .any(|&(b, i, _)| b == v.buf && i >= v.start && i < v.start + v.len)
+        self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|&(b, i, _)| b == v.buf && v.contains(i))
     }
 }
 
 impl Program<'_> {
     fn view(&self, v: ValueId) -> View {
         match &self.env[v.index()] {
-            Some(Value::Smem(view)) => *view,
+            Some(Value::Smem(view)) => view.clone(),
             other => unreachable!("verified: {v} is a memdesc, found {other:?}"),
         }
     }
@@ -145,7 +190,11 @@ impl Program<'_> {
             ));
         }
         let shape = self.f.ty(v).shape().to_vec();
-        Ok(Tensor { shape, elem: buf.elem, data: buf.data[view.start..view.start + view.len].to_vec() })
+        let data = match view.strided {
+            None => buf.data[view.start..view.start + view.len].to_vec(),
+            Some(_) => view.elements().into_iter().map(|e| buf.data[e]).collect(),
+        };
+        Ok(Tensor { shape, elem: buf.elem, data })
     }
 
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
@@ -160,7 +209,14 @@ impl Program<'_> {
         let buf = self.smem.buffers[view.buf]
             .as_mut()
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
-        buf.data[view.start..view.start + view.len].copy_from_slice(data);
+        match view.strided {
+            None => buf.data[view.start..view.start + view.len].copy_from_slice(data),
+            Some(_) => {
+                for (e, &x) in view.elements().into_iter().zip(data) {
+                    buf.data[e] = x;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -204,7 +260,7 @@ impl Program<'_> {
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
-                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len };
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, strided: None };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
@@ -214,8 +270,39 @@ impl Program<'_> {
                 if !(0..n).contains(&i) {
                     return Err(format!("memdesc_index {i} is out of range for {n} buffers"));
                 }
-                let len = whole.len / n as usize;
-                let view = View { buf: whole.buf, start: whole.start + i as usize * len, len };
+                let (shape, strides) = whole.dims(self.f.ty(ins[0]).shape());
+                let start = (whole.start as i64 + i * strides[0]) as usize;
+                let view = View::new(whole.buf, start, &shape[1..], &strides[1..]);
+                self.env[data.results[0].index()] = Some(Value::Smem(view));
+            }
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
+                let whole = self.view(ins[0]);
+                let (shape, strides) = whole.dims(self.f.ty(ins[0]).shape());
+                let view = match &data.op {
+                    Op::MemDescPermute { order } => {
+                        let pick = |v: &[i64]| order.iter().map(|&d| v[d as usize]).collect::<Vec<i64>>();
+                        let sh: Vec<u32> = order.iter().map(|&d| shape[d as usize]).collect();
+                        View::new(whole.buf, whole.start, &sh, &pick(&strides))
+                    }
+                    Op::MemDescSlice { dim, start } => {
+                        let (mut sh, d) = (shape.clone(), *dim as usize);
+                        sh[d] = self.f.ty(data.results[0]).shape()[d];
+                        View::new(whole.buf, (whole.start as i64 + *start as i64 * strides[d]) as usize, &sh, &strides)
+                    }
+                    _ if whole.strided.is_some() => {
+                        return Err(format!(
+                            "{} reshapes a permuted or sliced view of a shared-memory buffer, which the interpreter \
+                             does not do yet",
+                            ins[0]
+                        ));
+                    }
+                    _ => View::new(
+                        whole.buf,
+                        whole.start,
+                        self.f.ty(data.results[0]).shape(),
+                        &row_major(self.f.ty(data.results[0]).shape()),
+                    ),
+                };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::LocalLoad => {
@@ -243,6 +330,7 @@ impl Program<'_> {
                 let ptrs = self.tensor(ins[0]).clone();
                 let mask = ins.get(2).map(|&m| self.tensor(m).clone());
                 let Elem::Ptr(elem, _) = ptrs.elem else { unreachable!("verified") };
+                let elements = view.elements();
                 for (i, p) in ptrs.data.iter().enumerate() {
                     let on = mask.as_ref().is_none_or(|m| m.data[i].is_true());
                     let x = if on {
@@ -252,7 +340,7 @@ impl Program<'_> {
                     } else {
                         Val::Int(0)
                     };
-                    self.smem.uncommitted.push((view.buf, view.start + i, x));
+                    self.smem.uncommitted.push((view.buf, elements[i], x));
                 }
                 self.env[data.results[0].index()] = Some(Value::Token);
             }
@@ -336,7 +424,7 @@ impl Program<'_> {
                     self.smem.in_flight_dots.insert(n);
                     for &x in &ins[..2] {
                         if let Some(Value::Smem(v)) = &self.env[x.index()] {
-                            let v = *v;
+                            let v = v.clone();
                             self.smem.dot_reads.push((n, v));
                         }
                     }

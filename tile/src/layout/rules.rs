@@ -349,6 +349,9 @@ pub fn kind(op: &Op) -> Kind {
         | Op::LocalStore
         | Op::LocalDealloc
         | Op::MemDescIndex
+        | Op::MemDescPermute { .. }
+        | Op::MemDescReshape
+        | Op::MemDescSlice { .. }
         | Op::AsyncCommitGroup
         | Op::AsyncWait { .. }
         | Op::FenceAsyncShared
