@@ -25,12 +25,11 @@ def tile_offsets(BLOCK_M: gl.constexpr, N: gl.constexpr, layout: gl.constexpr):
 
 
 @gluon.jit
-def producer(x_ptr, bufs, ready, empty, TILES: gl.constexpr, BLOCK_M: gl.constexpr, N: gl.constexpr,
+def producer(x_ptr, base, bufs, ready, empty, TILES: gl.constexpr, BLOCK_M: gl.constexpr, N: gl.constexpr,
              STAGES: gl.constexpr):
     # This partition's warps: gl.num_warps() is worker_num_warps[0] here.
     layout: gl.constexpr = gl.BlockedLayout([1, 8], [32 // (N // 8), N // 8], [gl.num_warps(), 1], [1, 0])
     offs = tile_offsets(BLOCK_M, N, layout)
-    base = gl.program_id(0) * TILES * BLOCK_M * N
     for i in range(TILES):
         s = i % STAGES
         mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)
@@ -43,11 +42,10 @@ def producer(x_ptr, bufs, ready, empty, TILES: gl.constexpr, BLOCK_M: gl.constex
 
 
 @gluon.jit
-def consumer(y_ptr, scale, bufs, ready, empty, TILES: gl.constexpr, BLOCK_M: gl.constexpr, N: gl.constexpr,
+def consumer(y_ptr, scale, base, bufs, ready, empty, TILES: gl.constexpr, BLOCK_M: gl.constexpr, N: gl.constexpr,
              STAGES: gl.constexpr):
     layout: gl.constexpr = gl.BlockedLayout([1, 8], [32 // (N // 8), N // 8], [gl.num_warps(), 1], [1, 0])
     offs = tile_offsets(BLOCK_M, N, layout)
-    base = gl.program_id(0) * TILES * BLOCK_M * N
     total = gl.zeros([BLOCK_M, N], gl.float32, layout)
     for i in range(TILES):
         s = i % STAGES
@@ -70,9 +68,11 @@ def stream_kernel(x_ptr, y_ptr, sum_ptr, scale, TILES: gl.constexpr, BLOCK_M: gl
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)
         mbarrier.init(empty.index(s), count=1)
+    # The first element of this program's tiles: the worker gets it from the default partition.
+    base = gl.program_id(0) * TILES * BLOCK_M * N
     total = gl.warp_specialize([
-        (consumer, (y_ptr, scale, bufs, ready, empty, TILES, BLOCK_M, N, STAGES)),
-        (producer, (x_ptr, bufs, ready, empty, TILES, BLOCK_M, N, STAGES)),
+        (consumer, (y_ptr, scale, base, bufs, ready, empty, TILES, BLOCK_M, N, STAGES)),
+        (producer, (x_ptr, base, bufs, ready, empty, TILES, BLOCK_M, N, STAGES)),
     ], worker_num_warps=[4], worker_num_regs=[40])
     layout: gl.constexpr = gl.BlockedLayout([1, 8], [32 // (N // 8), N // 8], [gl.num_warps(), 1], [1, 0])
     offs = tile_offsets(BLOCK_M, N, layout)

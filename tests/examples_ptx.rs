@@ -112,7 +112,15 @@ fn warp_specialized_partitions_run_on_their_own_warps() {
     ] {
         assert!(ptx.contains(want), "no `{want}` in\n{ptx}");
     }
-    assert_eq!(ptx.matches("bar.sync 0;").count(), 3, "hand-off (twice: captures go through shared memory) and join");
+    // Pointers and buffers are in registers every thread set at the entry; `base` (from program_id, computed by
+    // the default partition) goes through shared memory: two hand-off barriers, one join.
+    assert_eq!(
+        ptx.matches("bar.sync 0;").count(),
+        3,
+        "hand-off (twice: a capture goes through shared memory) and join"
+    );
+    let handoff = &ptx[ptx.find("$L_ws_handoff_1:").unwrap()..ptx.find("$L_ws_default").unwrap()];
+    assert_eq!(handoff.matches("ld.shared.b32").count(), 1, "one capture loaded by the workers:\n{handoff}");
     let entry = ptx.find("bra.uni $L_ws_handoff").expect("the workers' branch at the entry");
     let init = ptx.find("mbarrier.init").unwrap();
     assert!(entry < init, "the workers skip the kernel's code before the partitions");

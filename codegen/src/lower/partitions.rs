@@ -128,7 +128,9 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
                 f.ty(c)
             )));
         }
-        let param = matches!(f.value(c).def, ValueDef::Arg(r, _) if r == f.body);
+        // A kernel argument, or a value in its registers (`multiple_of` and other hints): loaded at the entry.
+        let param = matches!(f.value(c).def, ValueDef::Arg(r, _) if r == f.body)
+            || f.args().iter().any(|a| l.vals.get(a).is_some_and(|p| p[0] == regs[0]));
         if param || l.entry_regs.contains(&regs[0]) {
             captures.push(Some(regs[0]));
         } else {
