@@ -15,7 +15,8 @@ use tessel_tile::interp::memory::Memory;
 /// the tiles, which the kernel stores after the partitions join. `SKEW` breaks the producer's first wait.
 const PIPELINE: &str = r#"
 @gluon.jit
-def producer(X, bufs, ready, empty, T, BM: gl.constexpr, N: gl.constexpr, STAGES: gl.constexpr, SKEW: gl.constexpr):
+def producer(X, bufs, ready, empty, T, BM: gl.constexpr, N: gl.constexpr, STAGES: gl.constexpr, SKEW: gl.constexpr,
+             WAIT: gl.constexpr):
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     r = gl.arange(0, BM, layout=gl.SliceLayout(1, L))
     c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
@@ -26,7 +27,8 @@ def producer(X, bufs, ready, empty, T, BM: gl.constexpr, N: gl.constexpr, STAGES
         mbarrier.wait(empty.index(s), phase ^ 1 ^ SKEW)
         async_copy.async_copy_global_to_shared(bufs.index(s), X + i * BM * N + offs)
         async_copy.commit_group()
-        async_copy.wait_group(0)
+        if WAIT:
+            async_copy.wait_group(0)
         mbarrier.arrive(ready.index(s))
 
 @gluon.jit
@@ -48,7 +50,7 @@ def consumer(Y, bufs, ready, empty, T, BM: gl.constexpr, N: gl.constexpr, STAGES
 
 @gluon.jit
 def pipeline(X, Y, S, T, BM: gl.constexpr, N: gl.constexpr, STAGES: gl.constexpr, SKEW: gl.constexpr,
-             OLD: gl.constexpr):
+             OLD: gl.constexpr, WAIT: gl.constexpr):
     bufs = gl.allocate_shared_memory(gl.float16, [STAGES, BM, N], gl.SwizzledSharedLayout(8, 1, 8, [1, 0]))
     ready = mbarrier.allocate_mbarrier(batch=STAGES)
     empty = mbarrier.allocate_mbarrier(batch=STAGES)
@@ -57,10 +59,10 @@ def pipeline(X, Y, S, T, BM: gl.constexpr, N: gl.constexpr, STAGES: gl.constexpr
         mbarrier.init(empty.index(s), count=1)
     if OLD:
         acc = gl.warp_specialize((Y, bufs, ready, empty, T, BM, N, STAGES), consumer,
-                                 [(X, bufs, ready, empty, T, BM, N, STAGES, SKEW)], [producer], [1], [24])
+                                 [(X, bufs, ready, empty, T, BM, N, STAGES, SKEW, WAIT)], [producer], [1], [24])
     else:
         acc = gl.warp_specialize([(consumer, (Y, bufs, ready, empty, T, BM, N, STAGES)),
-                                  (producer, (X, bufs, ready, empty, T, BM, N, STAGES, SKEW))], [1], [24])
+                                  (producer, (X, bufs, ready, empty, T, BM, N, STAGES, SKEW, WAIT))], [1], [24])
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     r = gl.arange(0, BM, layout=gl.SliceLayout(1, L))
     c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
@@ -70,15 +72,16 @@ def pipeline(X, Y, S, T, BM: gl.constexpr, N: gl.constexpr, STAGES: gl.constexpr
 const BM: usize = 16;
 const N: usize = 64;
 
-fn spec(skew: i64, old: bool) -> Vec<ArgSpec> {
-    vec![ptr(F16), ptr(F16), ptr(F32), int(), cint(BM as i64), cint(N as i64), cint(2), cint(skew), cint(old as i64)]
+fn spec(skew: i64, old: bool, wait: bool) -> Vec<ArgSpec> {
+    let mut s = vec![ptr(F16), ptr(F16), ptr(F32), int(), cint(BM as i64), cint(N as i64), cint(2), cint(skew)];
+    s.extend([cint(old as i64), cint(wait as i64)]);
+    s
 }
 
-fn pipeline(
-    skew: i64,
-    old: bool,
-) -> (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, [tessel_tile::interp::memory::BufferId; 2]) {
-    let f = elab(&format!("{HEADER}{PIPELINE}"), "pipeline", spec(skew, old));
+type Pipeline = (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, [tessel_tile::interp::memory::BufferId; 2]);
+
+fn pipeline(skew: i64, old: bool, wait: bool) -> Pipeline {
+    let f = elab(&format!("{HEADER}{PIPELINE}"), "pipeline", spec(skew, old, wait));
     let t = 5;
     let x = rounded(F16, &Rng::new(7).vec(t * BM * N));
     let mut mem = Memory::new();
@@ -91,7 +94,7 @@ fn pipeline(
 #[test]
 fn a_producer_partition_feeds_the_default_partition_through_an_mbarrier_ring() {
     for old in [false, true] {
-        let (f, mut mem, args, x, [by, bs]) = pipeline(0, old);
+        let (f, mut mem, args, x, [by, bs]) = pipeline(0, old, true);
         let text = f.to_string();
         assert!(text.contains("warp_specialize {worker_num_warps = [1], worker_num_regs = [24]}"), "{text}");
         run(&f, &args, [1, 1, 1], &mut mem);
@@ -104,7 +107,7 @@ fn a_producer_partition_feeds_the_default_partition_through_an_mbarrier_ring() {
 
 #[test]
 fn a_wrong_phase_is_a_deadlock_naming_each_partition_barrier_and_phase() {
-    let (f, mut mem, args, _, _) = pipeline(1, false);
+    let (f, mut mem, args, _, _) = pipeline(1, false, true);
     let err = run_error(&f, &args, &mut mem);
     assert!(err.contains("deadlock: every partition still running waits on an mbarrier"), "{err}");
     // The producer waits for a phase of `empty` the consumer can only complete after `ready`, which waits for it.
@@ -113,6 +116,14 @@ fn a_wrong_phase_is_a_deadlock_naming_each_partition_barrier_and_phase() {
     assert!(err.contains("the default partition waits"), "{err}");
     assert!(err.contains("for phase parity 0 of mbarrier `ready[0]`"), "{err}");
     assert!(err.contains("lacks 1 arrival(s)"), "{err}");
+}
+
+#[test]
+fn reading_a_tile_another_partition_still_copies_is_refused() {
+    // The producer arrives without waiting for its copy: the consumer's read races with it.
+    let (f, mut mem, args, _, _) = pipeline(0, false, false);
+    let err = run_error(&f, &args, &mut mem);
+    assert!(err.contains("is read while an async_copy into it is in flight"), "{err}");
 }
 
 const BAD: &str = r#"

@@ -44,6 +44,8 @@ struct Inner<'a> {
     epoch: u64,
     blocked: Vec<Option<(u64, String)>>,
     done: Vec<bool>,
+    /// The buffer elements each partition's copies still have in flight, while it does not hold the state.
+    pending: Vec<Vec<(usize, usize)>>,
     /// The first failure (a partition's error or the deadlock): every partition stops.
     failure: Option<InterpError>,
 }
@@ -107,7 +109,9 @@ impl<'a> Program<'a> {
         if let Some(e) = &g.failure {
             return Err(e.clone());
         }
-        let held = g.held.take().expect("the turn comes with the state");
+        let mut held = g.held.take().expect("the turn comes with the state");
+        held.smem.foreign =
+            g.pending.iter().enumerate().filter(|&(q, _)| q != p).flat_map(|(_, w)| w.clone()).collect();
         self.hold(held);
         Ok(g)
     }
@@ -117,8 +121,12 @@ impl<'a> Program<'a> {
         if !self.task().holding {
             return;
         }
-        g.held = Some(self.lend());
-        if let Some(q) = g.next_alive(self.task().index) {
+        let mut held = self.lend();
+        held.smem.foreign.clear();
+        let p = self.task().index;
+        g.pending[p] = self.task().own.pending_copies();
+        g.held = Some(held);
+        if let Some(q) = g.next_alive(p) {
             g.turn = q;
         }
     }
@@ -223,6 +231,7 @@ impl<'a> Program<'a> {
                 epoch: 0,
                 blocked: vec![None; n],
                 done: vec![false; n],
+                pending: vec![Vec::new(); n],
                 failure: None,
             }),
             turn_changed: Condvar::new(),

@@ -84,6 +84,8 @@ pub(super) struct State {
     next_dot: u64,
     /// The mbarriers, by the buffer element they live in.
     barriers: HashMap<(usize, usize), Barrier>,
+    /// Elements the `async_copy`s of the other partitions of a `warp_specialize` still have in flight (`partitions`).
+    pub(super) foreign: Vec<(usize, usize)>,
 }
 
 /// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
@@ -118,6 +120,13 @@ pub(super) struct AsyncWork {
     groups: VecDeque<Vec<Write>>,
     in_flight_dots: BTreeSet<u64>,
     dot_reads: Vec<(u64, View)>,
+}
+
+impl AsyncWork {
+    /// The buffer elements its copies will write.
+    pub(super) fn pending_copies(&self) -> Vec<(usize, usize)> {
+        self.uncommitted.iter().chain(self.groups.iter().flatten()).map(|&(b, i, _)| (b, i)).collect()
+    }
 }
 
 impl State {
@@ -167,6 +176,7 @@ impl State {
 
     fn in_flight_copy(&self, v: &View) -> bool {
         self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|&(b, i, _)| b == v.buf && v.contains(i))
+            || self.foreign.iter().any(|&(b, i)| b == v.buf && v.contains(i))
     }
 }
 
@@ -186,7 +196,8 @@ impl Program<'_> {
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
         if self.smem.in_flight_copy(&view) {
             return Err(format!(
-                "shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it)"
+                "shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it, \
+                 in this partition or the one that issued it)"
             ));
         }
         let shape = self.f.ty(v).shape().to_vec();
