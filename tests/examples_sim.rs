@@ -294,7 +294,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
 
 @gluon.jit
-def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, M: gl.constexpr, N: gl.constexpr):
+def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, b_ptr, M: gl.constexpr, N: gl.constexpr):
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     r = gl.arange(0, M, layout=gl.SliceLayout(1, L))
     c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
@@ -306,6 +306,8 @@ def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, M: gl.constexpr, N: gl.constexpr):
     h = gl.arange(0, M // 2, layout=gl.SliceLayout(1, L))
     gl.store(s_ptr + h[:, None] * N + c[None, :], smem.slice(M // 2, M // 2).load(L))
     gl.store(q_ptr + h[:, None] * N + c[None, :], smem.reshape([2, M // 2, N]).index(1).load(L))
+    b = smem._reinterpret(gl.int16, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])).load(L)
+    gl.store(b_ptr + r[:, None] * N + c[None, :], b)
 
 @gluon.jit
 def bt_kernel(a_ptr, bt_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
@@ -330,10 +332,16 @@ fn gluon_shared_memory_views_match_the_interpreter() {
     let opts =
         |warps| RunOptions { file: "views.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
     let (m, n) = (64usize, 64usize);
-    let spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), c(m as i64), c(n as i64)];
-    let vals = [V::Buf(F16, random(m * n, 3, F16)), V::Out(F16, m * n), V::Out(F16, m * n / 2), V::Out(F16, m * n / 2)];
+    let spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(ScalarType::I16), c(m as i64), c(n as i64)];
+    let vals = [
+        V::Buf(F16, random(m * n, 3, F16)),
+        V::Out(F16, m * n),
+        V::Out(F16, m * n / 2),
+        V::Out(F16, m * n / 2),
+        V::Out(ScalarType::I16, m * n),
+    ];
     let outs = run_on(GLUON_VIEWS, "views_kernel", spec, &opts(4), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(outs.len(), 3);
+    assert_eq!(outs.len(), 4);
     for (got, want) in outs {
         assert_eq!(got, want, "a view read other bytes than the interpreter's");
     }

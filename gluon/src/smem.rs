@@ -30,9 +30,10 @@ pub fn register(r: &mut Registry) {
 }
 
 /// The names a descriptor answers to as methods.
-const METHODS: &[&str] = &["load", "store", "index", "permute", "reshape", "slice", "_keep_alive"];
+const METHODS: &[&str] =
+    &["load", "store", "index", "permute", "reshape", "slice", "reinterpret", "_reinterpret", "_keep_alive"];
 /// Methods of Gluon's descriptor tessel does not have yet.
-const NOT_YET: &[&str] = &["reinterpret", "_reinterpret", "gather", "scatter"];
+const NOT_YET: &[&str] = &["gather", "scatter"];
 const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "rank", "numel", "nbytes_per_cta", "type"];
 
 /// `gl.allocate_shared_memory(element_ty, shape, layout, value=None)`.
@@ -200,6 +201,10 @@ pub fn method<'a>(
             index(e, mem, b.req("index"), span).map(|t| Some(Value::Tensor(t)))
         }
         "permute" | "reshape" | "slice" => view(e, mem, name, &fname, args, span).map(|t| Some(Value::Tensor(t))),
+        "reinterpret" | "_reinterpret" => {
+            let b = e.bind(&fname, "dtype, shape, layout", args)?;
+            reinterpret(e, mem, b, span).map(|t| Some(Value::Tensor(t)))
+        }
         "_keep_alive" => {
             e.bind(&fname, "", args)?;
             Ok(Some(Value::None))
@@ -265,6 +270,38 @@ fn view<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, fname: &str, args: CallArgs<'
     };
     let ty = Type::MemDesc { shape: Shape::from_slice(&result.0), elem, layout: result.1 };
     e.emit1(op, &[mem], ty, span)
+}
+
+/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`.
+/// The elements must keep their size (tessel's interpreter keeps buffers as elements, not bytes).
+fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv> {
+    let fname = b.fname.clone();
+    let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+    let numel: u64 = shape.iter().map(|&d| d as u64).product();
+    let to = scalar_dtype(e, b.req("dtype"), &fname, "dtype")?;
+    if to.bits() != elem.bits() {
+        return Err(e.err(
+            b.req("dtype").span,
+            format!(
+                "reinterpreting {} ({} bits) as {} ({} bits) changes the element size, which tessel does not support yet",
+                elem.triton_name(),
+                elem.bits(),
+                to.triton_name(),
+                to.bits()
+            ),
+        ));
+    }
+    let new_shape = e.shape_arg(b.req("shape"), &fname)?;
+    if new_shape.iter().map(|&d| d as u64).product::<u64>() != numel {
+        return Err(e.err(
+            b.req("shape").span,
+            format!("a view of shape {new_shape:?} does not hold the {numel} elements of {}", mem.ty),
+        ));
+    }
+    let spec = shared_arg(e, b.req("layout"), &fname)?;
+    let layout = shared_layout(e, &spec, &new_shape, to, b.req("layout").span)?;
+    let ty = Type::MemDesc { shape: Shape::from_slice(&new_shape), elem: to, layout };
+    e.emit1(Op::MemDescReinterpret, &[mem], ty, span)
 }
 
 /// `mem.index(i)`: buffer `i` of a multi-buffered allocation.

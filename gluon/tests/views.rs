@@ -11,7 +11,7 @@ use tessel_tile::interp::memory::Memory;
 
 pub const VIEWS: &str = r#"
 @gluon.jit
-def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, M: gl.constexpr, N: gl.constexpr):
+def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, b_ptr, M: gl.constexpr, N: gl.constexpr):
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     r = gl.arange(0, M, layout=gl.SliceLayout(1, L))
     c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
@@ -28,6 +28,10 @@ def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, M: gl.constexpr, N: gl.constexpr):
     gl.store(s_ptr + h[:, None] * N + c[None, :], s)
     q = smem.reshape([2, M // 2, N]).index(1).load(L)
     gl.store(q_ptr + h[:, None] * N + c[None, :], q)
+    # The bits as int16, under a row-major layout: element (i, j) is the one at offset i * N + j of the swizzled
+    # buffer.
+    b = smem._reinterpret(gl.int16, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])).load(L)
+    gl.store(b_ptr + r[:, None] * N + c[None, :], b)
 "#;
 
 #[test]
@@ -36,7 +40,7 @@ fn permuted_sliced_and_reshaped_views_read_the_same_bytes() {
     let f = elab(
         &format!("{HEADER}{VIEWS}"),
         "views_kernel",
-        vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), cint(m), cint(n)],
+        vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(I16), cint(m), cint(n)],
     );
     let text = f.to_string();
     for op in ["memdesc_permute {order = [1, 0]}", "memdesc_slice {dim = 0, start = 32}", "memdesc_reshape"] {
@@ -49,11 +53,34 @@ fn permuted_sliced_and_reshaped_views_read_the_same_bytes() {
     let bt = poisoned(&mut mem, "t", F16, m * n);
     let bs = poisoned(&mut mem, "s", F16, m * n / 2);
     let bq = poisoned(&mut mem, "q", F16, m * n / 2);
-    run(&f, &[Arg::Buffer(bx), Arg::Buffer(bt), Arg::Buffer(bs), Arg::Buffer(bq)], [1, 1, 1], &mut mem);
+    let bb = poisoned(&mut mem, "b", I16, m * n);
+    let args = [Arg::Buffer(bx), Arg::Buffer(bt), Arg::Buffer(bs), Arg::Buffer(bq), Arg::Buffer(bb)];
+    run(&f, &args, [1, 1, 1], &mut mem);
     let want_t: Vec<f64> = (0..m * n).map(|k| x[(k % m) * n + k / m]).collect();
     assert_eq!(mem.read_f64(bt), want_t);
     assert_eq!(mem.read_f64(bs), x[m * n / 2..]);
     assert_eq!(mem.read_f64(bq), x[m * n / 2..]);
+    // Offset o of the NVMMA buffer holds x at the coordinates its layout gives o.
+    let nvmma =
+        tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(tessel_layouts::NvmmaSharedLayout {
+            swizzle_byte_width: 128,
+            element_bitwidth: 16,
+            rank: 2,
+            transposed: false,
+            fp4_padded: false,
+            cga: tessel_layouts::CgaLayout::Single,
+        }))
+        .to_linear_buffered(&[m as u32, n as u32])
+        .unwrap();
+    let want_b: Vec<f64> = (0..m * n)
+        .map(|o| {
+            let rc = nvmma.apply_named(&[("offset", o as u32)]);
+            let v = x[rc[0].1 as usize * n + rc[1].1 as usize];
+            let bits = tessel_tile::interp::value::to_bits(tessel_tile::interp::value::Val::Float(v), F16);
+            bits as u16 as i16 as f64
+        })
+        .collect();
+    assert_eq!(mem.read_f64(bb), want_b);
 }
 
 const BAD_SLICE: &str = r#"

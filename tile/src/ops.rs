@@ -379,6 +379,9 @@ pub enum Op {
         dim: u32,
         start: u32,
     },
+    /// `memdesc_reinterpret mem`: the same bytes as the result's element type (of the same size), shape and
+    /// layout (Gluon's `_reinterpret`).
+    MemDescReinterpret,
 }
 
 /// The attributes of [`Op::WarpSpecialize`].
@@ -472,6 +475,7 @@ impl Op {
             Op::MemDescPermute { .. } => "memdesc_permute",
             Op::MemDescReshape => "memdesc_reshape",
             Op::MemDescSlice { .. } => "memdesc_slice",
+            Op::MemDescReinterpret => "memdesc_reinterpret",
         }
     }
 
@@ -710,6 +714,7 @@ impl Op {
                 Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
             }
             "memdesc_reshape" => Op::MemDescReshape,
+            "memdesc_reinterpret" => Op::MemDescReinterpret,
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
@@ -796,12 +801,20 @@ impl Op {
                 | Op::MemDescPermute { .. }
                 | Op::MemDescReshape
                 | Op::MemDescSlice { .. }
+                | Op::MemDescReinterpret
         )
     }
 
     /// The ops whose result is a view of their first operand's shared-memory buffer.
     pub fn is_memdesc_view(&self) -> bool {
-        matches!(self, Op::MemDescIndex | Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. })
+        matches!(
+            self,
+            Op::MemDescIndex
+                | Op::MemDescPermute { .. }
+                | Op::MemDescReshape
+                | Op::MemDescSlice { .. }
+                | Op::MemDescReinterpret
+        )
     }
 }
 

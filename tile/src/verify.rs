@@ -401,6 +401,20 @@ impl Verifier<'_> {
                 }
                 Ok(())
             }
+            Op::MemDescReinterpret => {
+                count(1..=1, 1)?;
+                let (Some((shape, elem, _)), Some((vshape, velem, _))) = (ins[0].memdesc(), outs[0].memdesc()) else {
+                    return Err("needs a memdesc operand and result".into());
+                };
+                let numel = |s: &[u32]| s.iter().map(|&d| d as u64).product::<u64>();
+                if elem.bits() != velem.bits() || numel(shape) != numel(vshape) {
+                    return Err(format!(
+                        "{} is not the bytes of {} (element sizes and counts must match)",
+                        outs[0], ins[0]
+                    ));
+                }
+                Ok(())
+            }
             Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
                 count(1..=1, 1)?;
                 crate::layout::shared_views::check(&data.op, ins[0], outs[0])

@@ -118,8 +118,8 @@ pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `memdesc_permute`, `memdesc_reshape`, `memdesc_slice`: the same bytes under another layout (the result
-/// type's), a slice from its first element on (at the entry when the buffer's address is computed there).
+/// `memdesc_permute`, `memdesc_reshape`, `memdesc_slice`, `memdesc_reinterpret`: the same bytes under another
+/// layout (the result type's), a slice from its first element on (at the entry when the buffer's address is computed there).
 pub(crate) fn view(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (src, v) = (data.operands[0], data.results[0]);
     let base = l.get(src)?[0];

@@ -382,7 +382,9 @@ impl<'f> Lower<'f> {
             Op::WarpGroupDot { precision, is_async, .. } => wgmma::warpgroup_dot(self, &data, *precision, *is_async)?,
             Op::WarpGroupDotWait { pending } => asynchronous::dot_wait(self, &data, *pending)?,
             Op::MemDescIndex => asynchronous::memdesc_index(self, &data)?,
-            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => local::view(self, &data)?,
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
+                local::view(self, &data)?
+            }
             Op::AsyncCopy => asynchronous::async_copy(self, &data)?,
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,

@@ -15,57 +15,59 @@ use crate::ops::Op;
 use crate::types::Elem;
 
 /// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
-/// multi-buffered one. A permuted or sliced view (`memdesc_permute`, `memdesc_slice`) has `strided`: its shape
-/// and the strides of its dims in buffer elements (element 0 at `start`).
+/// multi-buffered one. A view that is not such a run (`memdesc_permute`, `memdesc_slice`, `memdesc_reinterpret`
+/// and views of those) lists its buffer elements in `mapped`, in row-major order of the view (`start` is the
+/// first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct View {
     buf: usize,
     start: usize,
     len: usize,
-    strided: Option<std::sync::Arc<(Vec<u32>, Vec<i64>)>>,
-}
-
-fn row_major(shape: &[u32]) -> Vec<i64> {
-    let mut strides = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1] as i64;
-    }
-    strides
+    mapped: Option<std::sync::Arc<Vec<usize>>>,
 }
 
 impl View {
-    fn new(buf: usize, start: usize, shape: &[u32], strides: &[i64]) -> View {
-        let len = shape.iter().map(|&d| d as usize).product();
-        let strided =
-            (strides != row_major(shape).as_slice()).then(|| std::sync::Arc::new((shape.to_vec(), strides.to_vec())));
-        View { buf, start, len, strided }
-    }
-
-    /// The view's shape and strides, given its shape (`shape`, from its type).
-    fn dims(&self, shape: &[u32]) -> (Vec<u32>, Vec<i64>) {
-        match &self.strided {
-            Some(s) => (s.0.clone(), s.1.clone()),
-            None => (shape.to_vec(), row_major(shape)),
-        }
+    /// The view of buffer `buf` whose elements are `elements`, in row-major order.
+    fn of(buf: usize, elements: Vec<usize>) -> View {
+        let (start, len) = (elements.first().copied().unwrap_or(0), elements.len());
+        let run = elements.iter().enumerate().all(|(i, &e)| e == start + i);
+        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)) }
     }
 
     /// The buffer element of each view element, in row-major order of the view.
     fn elements(&self) -> Vec<usize> {
-        let Some(s) = &self.strided else { return (self.start..self.start + self.len).collect() };
-        (0..self.len)
-            .map(|i| {
-                let idx = Tensor::unravel(&s.0, i);
-                (self.start as i64 + idx.iter().zip(&s.1).map(|(&x, &st)| x as i64 * st).sum::<i64>()) as usize
-            })
-            .collect()
+        match &self.mapped {
+            Some(m) => m.to_vec(),
+            None => (self.start..self.start + self.len).collect(),
+        }
     }
 
     fn contains(&self, e: usize) -> bool {
-        match &self.strided {
+        match &self.mapped {
             None => e >= self.start && e < self.start + self.len,
-            Some(_) => self.elements().contains(&e),
+            Some(m) => m.contains(&e),
         }
     }
+
+    /// The view of shape `shape` whose element at index `i` is this view's (of shape `from`) at `to_from(i)`.
+    fn derive(&self, from: &[u32], shape: &[u32], to_from: impl Fn(&[u32]) -> Vec<u32>) -> View {
+        let mine = self.elements();
+        let n: usize = shape.iter().map(|&d| d as usize).product();
+        let elements = (0..n).map(|k| mine[ravel(from, &to_from(&Tensor::unravel(shape, k)))]).collect();
+        View::of(self.buf, elements)
+    }
+}
+
+/// `x` of type `from` read as the bits of type `to` (of the same size).
+fn recast(x: Val, from: Elem, to: Elem) -> Val {
+    match (from.scalar(), to.scalar()) {
+        (Some(f), Some(t)) => super::value::from_bits(super::value::to_bits(x, f), t),
+        _ => x,
+    }
+}
+
+fn ravel(shape: &[u32], idx: &[u32]) -> usize {
+    shape.iter().zip(idx).fold(0, |acc, (&d, &i)| acc * d as usize + i as usize)
 }
 
 /// One pending element write of an `async_copy`.
@@ -140,7 +142,7 @@ impl State {
 }
 
 fn overlaps(a: &View, b: &View) -> bool {
-    if a.strided.is_some() || b.strided.is_some() {
+    if a.mapped.is_some() || b.mapped.is_some() {
         return a.buf == b.buf && a.elements().iter().any(|&e| b.contains(e));
     }
     a.buf == b.buf && a.start < b.start + b.len && b.start < a.start + a.len
@@ -201,11 +203,16 @@ impl Program<'_> {
             ));
         }
         let shape = self.f.ty(v).shape().to_vec();
-        let data = match view.strided {
+        let mut data = match view.mapped {
             None => buf.data[view.start..view.start + view.len].to_vec(),
             Some(_) => view.elements().into_iter().map(|e| buf.data[e]).collect(),
         };
-        Ok(Tensor { shape, elem: buf.elem, data })
+        // Through a reinterpreting view: the element's bits as the view's type.
+        let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
+        if elem != buf.elem {
+            data = data.into_iter().map(|x| recast(x, buf.elem, elem)).collect();
+        }
+        Ok(Tensor { shape, elem, data })
     }
 
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
@@ -217,10 +224,18 @@ impl Program<'_> {
                  still read it (no warpgroup_dot_wait before)"
             ));
         }
+        let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
         let buf = self.smem.buffers[view.buf]
             .as_mut()
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
-        match view.strided {
+        let converted: Vec<Val>;
+        let data = if elem != buf.elem {
+            converted = data.iter().map(|&x| recast(x, elem, buf.elem)).collect();
+            &converted[..]
+        } else {
+            data
+        };
+        match view.mapped {
             None => buf.data[view.start..view.start + view.len].copy_from_slice(data),
             Some(_) => {
                 for (e, &x) in view.elements().into_iter().zip(data) {
@@ -271,7 +286,7 @@ impl Program<'_> {
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
-                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, strided: None };
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
@@ -281,38 +296,45 @@ impl Program<'_> {
                 if !(0..n).contains(&i) {
                     return Err(format!("memdesc_index {i} is out of range for {n} buffers"));
                 }
-                let (shape, strides) = whole.dims(self.f.ty(ins[0]).shape());
-                let start = (whole.start as i64 + i * strides[0]) as usize;
-                let view = View::new(whole.buf, start, &shape[1..], &strides[1..]);
+                let shape = self.f.ty(ins[0]).shape();
+                let view = match whole.mapped {
+                    None => {
+                        let len = whole.len / n as usize;
+                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None }
+                    }
+                    Some(_) => whole.derive(shape, &shape[1..], |idx| [&[i as u32], idx].concat()),
+                };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
-            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
                 let whole = self.view(ins[0]);
-                let (shape, strides) = whole.dims(self.f.ty(ins[0]).shape());
+                let (from, to) = (self.f.ty(ins[0]), self.f.ty(data.results[0]));
                 let view = match &data.op {
-                    Op::MemDescPermute { order } => {
-                        let pick = |v: &[i64]| order.iter().map(|&d| v[d as usize]).collect::<Vec<i64>>();
-                        let sh: Vec<u32> = order.iter().map(|&d| shape[d as usize]).collect();
-                        View::new(whole.buf, whole.start, &sh, &pick(&strides))
+                    Op::MemDescPermute { order } => whole.derive(from.shape(), to.shape(), |idx| {
+                        let mut p = vec![0; idx.len()];
+                        for (i, &d) in order.iter().enumerate() {
+                            p[d as usize] = idx[i];
+                        }
+                        p
+                    }),
+                    Op::MemDescSlice { dim, start } => whole.derive(from.shape(), to.shape(), |idx| {
+                        let mut p = idx.to_vec();
+                        p[*dim as usize] += start;
+                        p
+                    }),
+                    // Row-major order is kept: the same elements.
+                    Op::MemDescReshape => whole.clone(),
+                    _ => {
+                        // The same bytes (of elements of one size): view element c sits at offset Lv⁻¹(c), which
+                        // holds the buffer's element Lb(offset).
+                        let ((_, _, lb), (_, _, lv)) =
+                            (from.memdesc().expect("a memdesc"), to.memdesc().expect("a memdesc"));
+                        let inv = lv.linear.invert().map_err(|e| format!("{} is not invertible: {e}", to))?;
+                        whole.derive(from.shape(), to.shape(), |idx| {
+                            let offset = inv.apply(idx);
+                            lb.linear.apply(&offset).to_vec()
+                        })
                     }
-                    Op::MemDescSlice { dim, start } => {
-                        let (mut sh, d) = (shape.clone(), *dim as usize);
-                        sh[d] = self.f.ty(data.results[0]).shape()[d];
-                        View::new(whole.buf, (whole.start as i64 + *start as i64 * strides[d]) as usize, &sh, &strides)
-                    }
-                    _ if whole.strided.is_some() => {
-                        return Err(format!(
-                            "{} reshapes a permuted or sliced view of a shared-memory buffer, which the interpreter \
-                             does not do yet",
-                            ins[0]
-                        ));
-                    }
-                    _ => View::new(
-                        whole.buf,
-                        whole.start,
-                        self.f.ty(data.results[0]).shape(),
-                        &row_major(self.f.ty(data.results[0]).shape()),
-                    ),
                 };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
@@ -350,6 +372,10 @@ impl Program<'_> {
                         Val::Float(0.0)
                     } else {
                         Val::Int(0)
+                    };
+                    let x = match self.smem.buffers[view.buf].as_ref() {
+                        Some(buf) if buf.elem != Elem::Scalar(elem) => recast(x, Elem::Scalar(elem), buf.elem),
+                        _ => x,
                     };
                     self.smem.uncommitted.push((view.buf, elements[i], x));
                 }

@@ -352,6 +352,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MemDescPermute { .. }
         | Op::MemDescReshape
         | Op::MemDescSlice { .. }
+        | Op::MemDescReinterpret
         | Op::AsyncCommitGroup
         | Op::AsyncWait { .. }
         | Op::FenceAsyncShared
