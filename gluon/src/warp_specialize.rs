@@ -63,37 +63,32 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
             ));
         }
         let mut parts = vec![default];
-        for (f, a) in fns.into_iter().zip(fargs) {
-            let at = b.req("worker_partitions").span;
+        let fn_spans = item_spans(b.req("worker_partitions"), fns.len());
+        let arg_spans = item_spans(b.req("worker_args"), fargs.len());
+        for ((f, a), (at, args_at)) in fns.into_iter().zip(fargs).zip(fn_spans.into_iter().zip(arg_spans)) {
             let func = func_arg(e, &Arg::new(f, at))?;
-            parts.push(Partition {
-                func,
-                args: items(e, &Arg::new(a, b.req("worker_args").span), "worker_args")?,
-                span: at,
-            });
+            parts.push(Partition { func, args: items(e, &Arg::new(a, args_at), "worker_args")?, span: at });
         }
         (parts, b.req("worker_num_warps").clone(), b.opt("worker_num_regs").cloned())
     } else {
         let b = e.bind(name, NEW_SIG, args)?;
         let list = b.req("functions_and_args");
         let mut parts = Vec::new();
-        for item in items(e, list, "functions_and_args")? {
+        let all = items(e, list, "functions_and_args")?;
+        let spans = item_spans(list, all.len());
+        for (item, at) in all.into_iter().zip(spans) {
             let pair = match &item {
                 Value::Tuple(t) if t.len() == 2 => t.clone(),
                 other => {
                     return Err(e.err_hint(
-                        list.span,
+                        at,
                         format!("each partition is a pair `(function, args)`, got {}", other.type_name()),
                         "write `gl.warp_specialize([(default_fn, (a, b)), (worker_fn, (c,))], [1], [24])`",
                     ));
                 }
             };
-            let func = func_arg(e, &Arg::new(pair[0].clone(), list.span))?;
-            parts.push(Partition {
-                func,
-                args: items(e, &Arg::new(pair[1].clone(), list.span), "args")?,
-                span: list.span,
-            });
+            let func = func_arg(e, &Arg::new(pair[0].clone(), at))?;
+            parts.push(Partition { func, args: items(e, &Arg::new(pair[1].clone(), at), "args")?, span: at });
         }
         if parts.len() < 2 {
             return Err(e.err(list.span, "warp_specialize needs the default partition and at least one worker"));
@@ -101,12 +96,11 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
         (parts, b.req("worker_num_warps").clone(), b.opt("worker_num_regs").cloned())
     };
     let workers = parts.len() - 1;
-    let worker_num_warps = counts(e, &warps, workers, "worker_num_warps")?;
-    for &w in &worker_num_warps {
-        if !w.is_power_of_two() {
-            return Err(e.err(warps.span, format!("a worker's warp count must be a power of two, got {w}")));
-        }
+    let counted = counts(e, &warps, workers, "worker_num_warps")?;
+    if let Some(&(w, at)) = counted.iter().find(|(w, _)| !w.is_power_of_two()) {
+        return Err(e.err(at, format!("a worker's warp count must be a power of two, got {w}")));
     }
+    let worker_num_warps: Vec<u32> = counted.iter().map(|&(w, _)| w).collect();
     let total = e.num_warps + worker_num_warps.iter().sum::<u32>();
     if total > MAX_WARPS {
         return Err(e.err(
@@ -122,14 +116,14 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
         None => Vec::new(),
         Some(a) => {
             let v = counts(e, a, workers, "worker_num_regs")?;
-            if let Some(r) = v.iter().find(|&&r| !(24..=256).contains(&r) || r % 8 != 0) {
+            if let Some(&(r, at)) = v.iter().find(|&&(r, _)| !(24..=256).contains(&r) || r % 8 != 0) {
                 return Err(e.err_hint(
-                    a.span,
+                    at,
                     format!("a worker's register count must be a multiple of 8 in 24..=256, got {r}"),
                     "setmaxnreg takes 24, 32, ..., 256 registers per thread",
                 ));
             }
-            v
+            v.into_iter().map(|(r, _)| r).collect()
         }
     };
     if e.regions.len() != 1 {
@@ -210,6 +204,17 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
     Ok(substitute(&ret, &yielded, &results))
 }
 
+/// Where each item of a tuple or list argument is written (the whole argument's span when it is not a literal).
+fn item_spans(a: &Arg, n: usize) -> Vec<Span> {
+    use tessel_lang::ast::ExprKind;
+    match a.expr.map(|x| &x.kind) {
+        Some(ExprKind::List(items) | ExprKind::Tuple(items)) if items.len() == n => {
+            items.iter().map(|x| x.span).collect()
+        }
+        _ => vec![a.span; n],
+    }
+}
+
 fn call<'a>(e: &mut Elab<'a>, p: &Partition<'a>, args: Vec<Value<'a>>) -> R<Value<'a>> {
     let pos = args.into_iter().map(|v| Arg::new(v, p.span)).collect();
     e.call_function(p.func.clone(), None, CallArgs { pos, kw: Vec::new(), span: p.span }, p.span)
@@ -232,17 +237,16 @@ fn items<'a>(e: &Elab<'a>, a: &Arg<'a>, what: &str) -> R<Vec<Value<'a>>> {
 }
 
 /// A list of `n` compile-time counts, one per worker.
-fn counts<'a>(e: &Elab<'a>, a: &Arg<'a>, n: usize, what: &str) -> R<Vec<u32>> {
+fn counts<'a>(e: &Elab<'a>, a: &Arg<'a>, n: usize, what: &str) -> R<Vec<(u32, Span)>> {
     let v = items(e, a, what)?;
     if v.len() != n {
         return Err(e.err(a.span, format!("`{what}` needs one entry per worker partition ({n}), got {}", v.len())));
     }
     v.iter()
-        .map(|x| match x.as_int() {
-            Some(i) if (1..=1024).contains(&i) => Ok(i as u32),
-            _ => {
-                Err(e.err(a.span, format!("`{what}` must hold positive compile-time integers, got {}", x.type_name())))
-            }
+        .zip(item_spans(a, n))
+        .map(|(x, at)| match x.as_int() {
+            Some(i) if (1..=1024).contains(&i) => Ok((i as u32, at)),
+            _ => Err(e.err(at, format!("`{what}` must hold positive compile-time integers, got {}", x.type_name()))),
         })
         .collect()
 }

@@ -160,12 +160,18 @@ fn bad(case: i64) -> String {
 
 #[test]
 fn bad_partitions_are_refused_with_a_span() {
+    // The report's location (`test.py:LINE:COL`) is where `sub` starts on the source line holding `line`.
+    let src = format!("{HEADER}{BAD}");
+    let at = |line: &str, sub: &str| {
+        let (i, text) = src.lines().enumerate().find(|(_, l)| l.contains(line)).unwrap();
+        format!("test.py:{}:{}", i + 1, text.find(line).unwrap() + line.find(sub).unwrap() + 1)
+    };
     let e = bad(0);
     assert!(e.contains("worker partition `worker` is passed a value of type tensor<128xf32"), "{e}");
-    assert!(e.contains("(worker, (x, bar))"), "the span shows the partition:\n{e}");
+    assert!(e.contains(&at("(worker, (x, bar))", "(worker")), "the span is the partition's pair:\n{e}");
     let e = bad(1);
     assert!(e.contains("a worker's register count must be a multiple of 8 in 24..=256, got 20"), "{e}");
-    assert!(e.contains("[20]"), "{e}");
+    assert!(e.contains(&at("[1], [20]", "20")), "the span is the count:\n{e}");
     assert!(bad(2).contains("a worker's warp count must be a power of two, got 3"));
     assert!(bad(3).contains("the partitions need 36 warps"));
     assert!(bad(4).contains("must be called at the top level of the kernel"));
