@@ -102,9 +102,17 @@ pub fn run(
     }
     // assign_layouts ends with the verifier (types and layouts).
     let before = (stop == Stage::Sched).then(|| func.clone());
+    // The pipeliner issues its loads ahead; the descriptor accesses it did not take become TMA copies then
+    // (sm_90a+ host descriptors).
     let schedule = t
-        .time("schedule + pipeline", || tessel_sched::pipeline(&mut func))
-        .map_err(|e| Error::Codegen(format!("internal error: the software pipeliner failed: {e}")))?;
+        .time("schedule + pipeline", || {
+            let schedule =
+                tessel_sched::pipeline(&mut func).map_err(|e| format!("the software pipeliner failed: {e}"))?;
+            tessel_tile::layout::tma_copies::lower_tma_copies(&mut func)
+                .map_err(|e| format!("lowering descriptor accesses to TMA: {e}"))?;
+            Ok::<_, String>(schedule)
+        })
+        .map_err(|e| Error::Codegen(format!("internal error: {e}")))?;
     tessel_tile::verify::verify(&func)
         .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
     if let Some(before) = before {

@@ -239,7 +239,9 @@ fn descriptor_transpose_matches_the_interpreter() {
         4,
         &vals,
         [m.div_ceil(16) as u32, 1, 1],
-        Target::Sm90a,
+        // The pointer lowering of descriptor accesses (sm_80). On sm_90a they are TMA copies, which the simulator
+        // does not model: bench/tma.sh checks those against the interpreter on the H100.
+        Target::Sm80,
     );
     assert!(err < 1e-6, "transpose_scale: {err}");
 }

@@ -44,6 +44,7 @@ fn maxnreg_is_an_entry_directive() {
                 num_warps: 4,
                 shared_bytes: 0,
                 target,
+                tensor_maps: Vec::new(),
             };
             tessel::codegen::runtime::assemble(&kernel).unwrap();
         }

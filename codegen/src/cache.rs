@@ -94,6 +94,10 @@ impl DiskCache {
             num_warps: field("num_warps")?.parse().ok()?,
             shared_bytes: field("shared_bytes")?.parse().ok()?,
             target: Target::parse(field("arch")?)?,
+            tensor_maps: match field("tensor_maps")? {
+                "" => Vec::new(),
+                maps => maps.split(';').map(crate::TensorMapArg::from_text).collect::<Option<_>>()?,
+            },
             ptx,
         };
         // The entry point must be the one the metadata names (a guard against a mismatched pair of files).
@@ -103,11 +107,12 @@ impl DiskCache {
     /// Stores `kernel` under `key` (replacing what was there).
     pub fn put(&self, key: &str, kernel: &Kernel) -> io::Result<()> {
         let meta = format!(
-            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\n",
+            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\ntensor_maps={}\n",
             kernel.name,
             kernel.num_warps,
             kernel.shared_bytes,
-            kernel.target.name()
+            kernel.target.name(),
+            kernel.tensor_maps.iter().map(crate::TensorMapArg::to_text).collect::<Vec<_>>().join(";")
         );
         let dir = self.entry(key);
         write_atomic(&dir, "kernel.ptx", kernel.ptx.as_bytes())?;
@@ -145,6 +150,12 @@ mod tests {
             num_warps: 8,
             shared_bytes: 4096,
             target: Target::Sm90a,
+            tensor_maps: vec![crate::TensorMapArg {
+                base_arg: 2,
+                elem: tessel_tile::ScalarType::F16,
+                block_shape: vec![64, 128],
+                nan_padding: true,
+            }],
         }
     }
 
@@ -171,9 +182,9 @@ mod tests {
         assert!(cache.get(&key).is_none());
         cache.put(&key, &kernel()).unwrap();
         let back = cache.get(&key).unwrap();
-        assert_eq!((back.ptx, back.name, back.num_warps, back.shared_bytes, back.target), {
+        assert_eq!((back.ptx, back.name, back.num_warps, back.shared_bytes, back.target, back.tensor_maps), {
             let k = kernel();
-            (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target)
+            (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps)
         });
         assert!(cache.get_cubin(&key, "sm90-drv13000").is_none());
         cache.put_cubin(&key, "sm90-drv13000", b"\x7fELF-and-the-rest").unwrap();

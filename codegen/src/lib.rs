@@ -10,6 +10,7 @@ mod lower;
 pub mod ptx;
 pub mod runtime;
 pub mod smem;
+pub mod tensor_map;
 
 use std::fmt;
 
@@ -26,6 +27,43 @@ pub struct Kernel {
     /// Dynamic shared memory (bytes) to pass at launch.
     pub shared_bytes: u32,
     pub target: Target,
+    /// The tensor maps the kernel takes after the IR's arguments, in order: one 128-byte parameter each, which a
+    /// launch encodes from the host descriptor's arguments.
+    pub tensor_maps: Vec<TensorMapArg>,
+}
+
+/// A tensor-map parameter: the host descriptor whose arguments start at IR argument `base_arg` (base pointer,
+/// then shape and strides, as the elaborator binds a `TensorDescriptor`), and what the map's encoding follows
+/// from (`tessel_tile::tma::block` of the element type and block shape; zero or NaN padding).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapArg {
+    pub base_arg: u32,
+    pub elem: tessel_tile::ScalarType,
+    pub block_shape: Vec<u32>,
+    pub nan_padding: bool,
+}
+
+impl TensorMapArg {
+    /// `base:elem:BxB:zero|nan`, the form the disk cache stores.
+    pub fn to_text(&self) -> String {
+        let block: Vec<String> = self.block_shape.iter().map(u32::to_string).collect();
+        let padding = if self.nan_padding { "nan" } else { "zero" };
+        format!("{}:{}:{}:{padding}", self.base_arg, self.elem, block.join("x"))
+    }
+
+    /// The inverse of [`TensorMapArg::to_text`].
+    pub fn from_text(s: &str) -> Option<TensorMapArg> {
+        let mut parts = s.split(':');
+        let base_arg = parts.next()?.parse().ok()?;
+        let elem = tessel_tile::ScalarType::from_name(parts.next()?)?;
+        let block_shape = parts.next()?.split('x').map(|d| d.parse().ok()).collect::<Option<Vec<u32>>>()?;
+        let nan_padding = match parts.next()? {
+            "nan" => true,
+            "zero" => false,
+            _ => return None,
+        };
+        parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding })
+    }
 }
 
 /// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).

@@ -279,6 +279,7 @@ impl Gpu {
             func: std::ptr::null_mut(),
             threads: k.num_warps * 32,
             shared_bytes: k.shared_bytes,
+            tensor_maps: k.tensor_maps.clone(),
             ctx: self.ctx.clone(),
         };
         let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
@@ -449,6 +450,8 @@ pub struct LoadedKernel {
     func: sys::CUfunction,
     threads: u32,
     shared_bytes: u32,
+    /// The tensor maps the kernel takes after its IR arguments, encoded at each launch.
+    tensor_maps: Vec<crate::TensorMapArg>,
     ctx: Arc<CudaContext>,
 }
 
@@ -505,15 +508,19 @@ impl LoadedKernel {
         params: &mut [u64],
     ) -> Result<(), RuntimeError> {
         let _current = ContextGuard::enter(&self.ctx)?;
+        let mut maps = self.encode_maps(|i| params[i] as i64)?;
+        let n = params.len() + maps.len();
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 64];
         let mut heap = Vec::new();
-        let ptrs: &mut [*mut c_void] = if params.len() <= ptrs.len() {
-            for (p, v) in ptrs.iter_mut().zip(params.iter_mut()) {
-                *p = v as *mut u64 as *mut c_void;
+        let slots = params.iter_mut().map(|v| v as *mut u64 as *mut c_void);
+        let all = slots.chain(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void));
+        let ptrs: &mut [*mut c_void] = if n <= ptrs.len() {
+            for (p, v) in ptrs.iter_mut().zip(all) {
+                *p = v;
             }
-            &mut ptrs[..params.len()]
+            &mut ptrs[..n]
         } else {
-            heap.extend(params.iter_mut().map(|v| v as *mut u64 as *mut c_void));
+            heap.extend(all);
             &mut heap
         };
         // SAFETY: one pointer per kernel parameter, each to 8 bytes (at least the parameter's size); the stream
@@ -560,7 +567,9 @@ impl LoadedKernel {
             };
             storage.push(bytes);
         }
+        let mut maps = self.encode_maps(|i| i64::from_le_bytes(storage[i]))?;
         let mut ptrs: Vec<*mut c_void> = storage.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        ptrs.extend(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void));
         // SAFETY: one pointer per kernel parameter, each to at least as many bytes as the parameter's type
         // (little-endian, so a 4-byte parameter reads the low half); buffers stay alive through `guards`.
         let r = unsafe {
@@ -580,6 +589,24 @@ impl LoadedKernel {
         };
         drop(guards);
         check(r, "cuLaunchKernel")
+    }
+}
+
+impl LoadedKernel {
+    /// The kernel's tensor maps, encoded from its IR arguments (`arg(i)`: argument `i` as an integer, a device
+    /// address for pointers).
+    fn encode_maps(&self, arg: impl Fn(usize) -> i64) -> Result<Vec<[u64; 16]>, RuntimeError> {
+        self.tensor_maps
+            .iter()
+            .map(|m| {
+                let (b, r) = (m.base_arg as usize, m.block_shape.len());
+                let shape: Vec<i64> = (b + 1..b + 1 + r).map(|i| arg(i) as i32 as i64).collect();
+                let strides: Vec<i64> = (b + 1 + r..b + 1 + 2 * r).map(&arg).collect();
+                let values =
+                    crate::tensor_map::DescriptorValues { base: arg(b) as u64, shape: &shape, strides: &strides };
+                crate::tensor_map::encode(m, &values)
+            })
+            .collect()
     }
 }
 

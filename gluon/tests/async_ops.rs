@@ -60,7 +60,7 @@ fn reading_the_buffer_a_copy_still_fills_is_refused() {
     // wait_group(2) leaves the copy of the tile about to be read in flight.
     let (f, mut mem, args, _, _) = ring(2);
     let err = run_error(&f, &args, &mut mem);
-    assert!(err.contains("is read while an async_copy into it is in flight"), "{err}");
+    assert!(err.contains("is read while an async_copy or a TMA load into it is in flight"), "{err}");
 }
 
 const BARRIERS: &str = r#"

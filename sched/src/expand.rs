@@ -13,6 +13,10 @@
 //!   peeled: the last `D` iterations issue empty copies. A loop-carried counter gives the ring indices.
 //! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
 //!
+//! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
+//! counts an iteration's TMA bytes: armed (`mbarrier_expect`) with the copies when they are issued, waited for in
+//! phase parity `(k / B) mod 2` by iteration `k`, invalidated in the drain.
+//!
 //! Stage 0 is pure apart from its loads, so running it for iterations that do not exist computes addresses
 //! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
 
@@ -99,6 +103,22 @@ impl Emit<'_> {
         };
         self.value(Op::AsyncCopy, &[ptrs, view, mask], Type::Token)
     }
+
+    /// The TMA copy standing for a descriptor load with (remapped) `operands` (the descriptor, then the
+    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists).
+    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId) {
+        let mut ins = vec![operands[0], view, bar];
+        ins.extend_from_slice(&operands[1..]);
+        ins.push(ok);
+        self.op(Op::TmaLoad, &ins, vec![]);
+    }
+
+    /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
+    fn arm(&mut self, bars: ValueId, idx: ValueId, bytes: u32, ok: ValueId) -> ValueId {
+        let bar = self.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
+        self.op(Op::MBarrierExpect { bytes }, &[bar, ok], vec![]);
+        bar
+    }
 }
 
 /// The memdesc type of a ring of `n` buffers of type `one`: a leading buffer dim whose offsets come after a
@@ -153,6 +173,25 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         pre.f.values[ring.index()].name = pre.f.value(loaded).name.as_ref().map(|n| format!("{n}_ring"));
         rings.push((ring, one));
     }
+    // TMA loads complete on one mbarrier per ring buffer, armed with all their bytes for the iteration.
+    let cp_async = p.loads.iter().any(|l| !l.tma);
+    let mut tma_bytes = 0;
+    for l in p.loads.iter().filter(|l| l.tma) {
+        let (elem, block) = tessel_tile::tma::desc_block(pre.f.ty(pre.f.op(l.load).operands[0])).expect("planned");
+        tma_bytes += tessel_tile::tma::block(elem, block)?.bytes();
+    }
+    let bars = if tma_bytes > 0 {
+        let bars = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
+        pre.f.values[bars.index()].name = Some("tma_bars".into());
+        for b in 0..p.buffers {
+            let idx = pre.int(b as i64, &i32t);
+            let bar = pre.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
+            pre.op(Op::MBarrierInit { count: 1 }, &[bar], vec![]);
+        }
+        Some(bars)
+    } else {
+        None
+    };
 
     // Prologue: stage 0 of iterations 0..D.
     let yields = pre.f.op(*pre.f.region(body).ops.last().expect("yield")).operands.clone();
@@ -165,14 +204,18 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             map.insert(args[j + 1], carried[k]);
         }
         let mut tokens = Vec::new();
+        let slot = pre.int(i % p.buffers as i64, &i32t);
+        let bar = bars.map(|bars| pre.arm(bars, slot, tma_bytes, ok));
         for &x in &p.stage0 {
             let xd = pre.f.op(x).clone();
             let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
             if let Some(n) = p.loads.iter().position(|l| l.load == x) {
-                let idx = pre.int(i % p.buffers as i64, &i32t);
                 let (ring, one) = rings[n].clone();
-                let view = pre.value(Op::MemDescIndex, &[ring, idx], one);
-                tokens.push(pre.copy(&operands, view, ok));
+                let view = pre.value(Op::MemDescIndex, &[ring, slot], one);
+                match bar.filter(|_| p.loads[n].tma) {
+                    Some(bar) => pre.tma_copy(&operands, view, bar, ok),
+                    None => tokens.push(pre.copy(&operands, view, ok)),
+                }
             } else {
                 let types = xd.results.iter().map(|&r| pre.f.ty(r).clone()).collect();
                 let c = pre.op(xd.op.clone(), &operands, types);
@@ -181,7 +224,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 }
             }
         }
-        pre.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+        if cp_async {
+            pre.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+        }
         for (k, &j) in p.early_args.iter().enumerate() {
             carried[k] = *map.get(&yields[j]).unwrap_or(&yields[j]);
         }
@@ -205,8 +250,19 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let old_ops = f.region(body).ops.clone();
     let (&yield_op, old_ops) = old_ops.split_last().expect("yield");
     let mut e = Emit { f, region: body, loc: d.loc, out: Vec::new() };
-    e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
+    if cp_async {
+        e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
+    }
     let ext = e.ring_index(counter, p.buffers);
+    if let Some(bars) = bars {
+        // Iteration k's copies are the (k / B)-th into buffer k mod B: they complete that barrier's phase k / B.
+        let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
+        let b = e.int(p.buffers as i64, &i32t);
+        let round = e.binary(BinOp::Div, counter, b);
+        let one = e.int(1, &i32t);
+        let parity = e.binary(BinOp::And, round, one);
+        e.op(Op::MBarrierWait, &[bar, parity], vec![]);
+    }
     let mut views = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
@@ -269,6 +325,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let dist_c = e.int(dist, &i32t);
     let ahead = e.binary(BinOp::Add, counter, dist_c);
     let ins = e.ring_index(ahead, p.buffers);
+    let bar = bars.map(|bars| e.arm(bars, ins, tma_bytes, ok));
     order.append(&mut e.out);
     let mut tokens = Vec::new();
     for &x in &p.stage0 {
@@ -281,14 +338,19 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             let (ring, one) = rings[n].clone();
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();
-            tokens.push(e.copy(&operands, view, ok));
+            match bar.filter(|_| p.loads[n].tma) {
+                Some(bar) => e.tma_copy(&operands, view, bar, ok),
+                None => tokens.push(e.copy(&operands, view, ok)),
+            }
             e.f.op_mut(x).parent = None;
             order.append(&mut e.out);
         } else {
             order.push(x);
         }
     }
-    e.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+    if cp_async {
+        e.value(Op::AsyncCommitGroup, &tokens, Type::Token);
+    }
     let one_c = e.int(1, &i32t);
     let next = e.binary(BinOp::Add, counter, one_c);
     order.append(&mut e.out);
@@ -302,7 +364,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
 
     // Drain.
     let mut e = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
-    e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
+    if cp_async {
+        e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
+    }
     if let Some(dot) = p.async_dot {
         let acc = e.f.op(dot).operands[2];
         let j = args.iter().position(|&a| a == acc).expect("planned: the accumulator is carried") - 1;
@@ -315,6 +379,15 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     }
     for (ring, _) in &rings {
         e.op(Op::LocalDealloc, &[*ring], vec![]);
+    }
+    // Every copy issued was waited for in the loop (the predicated-off ones were never issued).
+    if let Some(bars) = bars {
+        for b in 0..p.buffers {
+            let idx = e.int(b as i64, &i32t);
+            let bar = e.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
+            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
+        }
+        e.op(Op::LocalDealloc, &[bars], vec![]);
     }
     let drain = std::mem::take(&mut e.out);
     let f = e.f;

@@ -63,10 +63,12 @@ pub struct LoopPlan {
     pub async_dot: Option<OpId>,
 }
 
-/// A load the pipeliner issues ahead as a `cp.async` into a ring.
+/// A load the pipeliner issues ahead into a ring: a `cp.async` of a pointer load, or a TMA copy of a
+/// descriptor load (`tma`), which completes on the ring's mbarrier for its buffer.
 #[derive(Clone, Debug)]
 pub struct PipelinedLoad {
     pub load: OpId,
+    pub tma: bool,
     /// The type of one buffer of its ring.
     pub buffer: Type,
     /// How the last stage reads it back: through the dot's shared-memory operand (the `local_alloc` it replaces),
@@ -118,6 +120,15 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let mut skipped = Vec::new();
     for &x in ops {
         let xd = f.op(x);
+        if xd.op == Op::DescLoad {
+            // Descriptor loads left by layout assignment are TMA's (sm_90a, host descriptors).
+            match tma_load(f, ops, x, explicit, &uses) {
+                Ok(Some(l)) => loads.push(l),
+                Ok(None) => {}
+                Err(why) => skipped.push(why),
+            }
+            continue;
+        }
         if !matches!(xd.op, Op::Load { .. }) {
             continue;
         }
@@ -158,7 +169,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
             continue;
         }
-        loads.push(PipelinedLoad { load: x, buffer, consumer });
+        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false });
     }
     if loads.is_empty() {
         let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
@@ -167,7 +178,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         } else {
             "no load in the loop feeds a tensor-core dot through shared memory"
         };
-        return Err(format!("{what} can be copied with cp.async{why}"));
+        return Err(format!("{what} can be copied with cp.async or TMA{why}"));
     }
 
     // Stage 0: the loads, what they need from the body, and the next values of the loop-carried values they
@@ -193,7 +204,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     }
     for &x in &stage0 {
         let xd = f.op(x);
-        if !xd.regions.is_empty() || (!xd.op.is_pure() && !matches!(xd.op, Op::Load { .. })) {
+        if !xd.regions.is_empty() || (!xd.op.is_pure() && !matches!(xd.op, Op::Load { .. } | Op::DescLoad)) {
             return Err(format!("{x} ({}) computes what a pipelined load needs but is not a pure op", xd.op.name()));
         }
     }
@@ -314,6 +325,29 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot })
 }
 
+/// A `desc_load` the pipeliner can issue ahead as a TMA copy: staged for a wgmma in the descriptor's TMA
+/// layout (its buffer is then a ring buffer the copy fills), or, when the loop asks for stages, any other (read
+/// back into registers). `Ok(None)`: not a load to pipeline.
+fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Result<Option<PipelinedLoad>, String> {
+    let (desc, v) = (f.op(x).operands[0], f.op(x).results[0]);
+    let Some((elem, block)) = tessel_tile::tma::desc_block(f.ty(desc)) else { return Ok(None) };
+    let buffer = tessel_tile::tma::buffer_type(elem, block)?;
+    let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v]);
+    let consumer = match alloc {
+        Some(a) if uses[v.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
+            let staged = f.ty(f.op(a).results[0]);
+            let same = matches!((staged.memdesc(), buffer.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
+            if !same {
+                return Err(format!("{v}: the wgmma stages it in another layout than its TMA copy writes"));
+            }
+            Consumer::Alloc(a)
+        }
+        _ if explicit => Consumer::Registers { mask_other: None },
+        _ => return Ok(None),
+    };
+    Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true }))
+}
+
 /// One buffer for a load read back into registers of layout `dist`: the tensor row-major with `dist`'s
 /// fastest register dim innermost, so each thread's run of registers is one contiguous copy.
 fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_tile::ScalarType) -> Type {
@@ -384,9 +418,14 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         requested_stages,
         ops,
         reason: format!(
-            "{} load(s) pipelined {} iteration(s) ahead through cp.async into rings of {} buffers{dot}",
+            "{} load(s) pipelined {} iteration(s) ahead through {} into rings of {} buffers{dot}",
             p.loads.len(),
             p.stages - 1,
+            match (p.loads.iter().any(|l| l.tma), p.loads.iter().any(|l| !l.tma)) {
+                (true, true) => "TMA and cp.async",
+                (true, false) => "TMA",
+                _ => "cp.async",
+            },
             p.buffers
         ),
     }

@@ -43,9 +43,14 @@ pub struct RunArgs {
     /// Run in the interpreter even when a GPU is present
     #[arg(long)]
     pub interpret: bool,
-    /// After a GPU run, run the interpreter on the same inputs and compare every buffer
+    /// After a GPU run, run the interpreter on the same inputs and compare every buffer (fails when one differs
+    /// by more than --tol, or has NaN on one side only)
     #[arg(long, conflicts_with = "interpret")]
     pub check: bool,
+    /// --check's bound on ||gpu - interpreter|| / ||interpreter|| per buffer (the GPU may sum in another order
+    /// and use approximate math, so floats rarely match bit for bit)
+    #[arg(long, default_value_t = 1e-2, value_name = "REL")]
+    pub tol: f64,
     #[command(flatten)]
     pub compile: CompileFlags,
 }
@@ -74,6 +79,9 @@ pub struct BenchArgs {
     /// Before timing, run the interpreter on the same inputs and compare the first launch's buffers
     #[arg(long)]
     pub check: bool,
+    /// --check's bound on ||gpu - interpreter|| / ||interpreter|| per buffer
+    #[arg(long, default_value_t = 1e-2, value_name = "REL")]
+    pub tol: f64,
     #[command(flatten)]
     pub compile: CompileFlags,
 }
@@ -230,7 +238,7 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
         interpret(&p, &mut mem)?
     };
     if args.check && on_gpu {
-        compare_with_interpreter(&p, &mem, out)?;
+        compare_with_interpreter(&p, &mem, args.tol, out)?;
     }
     for line in log {
         writeln!(out, "{line}")?;
@@ -279,7 +287,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     let mut mem = p.mem.clone();
     g.run_once(&kargs, p.grid, &mut mem)?;
     if args.check {
-        compare_with_interpreter(&p, &mem, out)?;
+        compare_with_interpreter(&p, &mem, args.tol, out)?;
     }
     let times = g.kernel.time(&g.gpu, p.grid, &kargs, args.warmup, args.reps).map_err(gpu_err)?;
     let median = times[times.len() / 2];
@@ -307,8 +315,10 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     Ok(())
 }
 
-/// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer.
-fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> Result<(), Failure> {
+/// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer; fails
+/// when a buffer differs by more than `tol` or has NaN where the other side has a number.
+fn compare_with_interpreter(p: &Prepared, gpu: &Memory, tol: f64, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut bad = Vec::new();
     let mut reference = p.mem.clone();
     interpret(p, &mut reference)?;
     for (name, id) in &p.buffers {
@@ -317,7 +327,16 @@ fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> 
         let err2: f64 = got.iter().zip(&want).filter(|(a, _)| !a.is_nan()).map(|(a, b)| (a - b) * (a - b)).sum();
         let ref2: f64 = want.iter().filter(|b| !b.is_nan()).map(|b| b * b).sum();
         let rel = if ref2 > 0.0 { (err2 / ref2).sqrt() } else { err2.sqrt() };
-        let verdict = if nan_mismatch { "MISMATCH: NaN on one side only".to_string() } else { format!("{rel:.3e}") };
+        let verdict = if nan_mismatch {
+            "MISMATCH: NaN on one side only".to_string()
+        } else if rel > tol || rel.is_nan() {
+            format!("{rel:.3e} MISMATCH: above --tol {tol:e}")
+        } else {
+            format!("{rel:.3e}")
+        };
+        if nan_mismatch || rel > tol || rel.is_nan() {
+            bad.push(name.clone());
+        }
         let size = gpu.buffer(*id).elem.bytes() as usize;
         let (a, b) = (&gpu.buffer(*id).bytes, &reference.buffer(*id).bytes);
         let differ = a.chunks(size).zip(b.chunks(size)).filter(|(x, y)| x != y).count();
@@ -326,6 +345,12 @@ fn compare_with_interpreter(p: &Prepared, gpu: &Memory, out: &mut dyn Write) -> 
             "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict} ({differ} of {} elements differ in their bits)",
             got.len()
         )?;
+    }
+    if !bad.is_empty() {
+        return Err(Failure::Cli(CliError::Failed(format!(
+            "the GPU's results differ from the interpreter's in {}",
+            bad.join(", ")
+        ))));
     }
     Ok(())
 }

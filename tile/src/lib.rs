@@ -15,6 +15,7 @@ pub mod passes;
 pub mod print;
 pub mod target;
 pub mod testing;
+pub mod tma;
 pub mod types;
 pub mod verify;
 mod verify_ext;

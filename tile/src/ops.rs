@@ -334,6 +334,17 @@ pub enum Op {
     MBarrierWait,
     /// `mbarrier_invalidate bar`: the barrier is not used after this point.
     MBarrierInvalidate,
+    /// `tma_load desc, mem, bar, coords... [, pred]`: TMA copies the block of host descriptor `desc` at `coords`
+    /// into buffer `mem` (out-of-bounds elements as the descriptor's padding) and completes its bytes as
+    /// transactions on mbarrier `bar`: the data is there once a wait sees that phase complete.
+    TmaLoad,
+    /// `tma_store desc, mem, coords...`: TMA copies buffer `mem` to the block of `desc` at `coords` (the parts
+    /// outside the tensor are dropped); the buffer may be written again after a `tma_store_wait`.
+    TmaStore,
+    /// `tma_store_wait {pending}`: waits until at most `pending` TMA stores still read their buffers.
+    TmaStoreWait {
+        pending: u32,
+    },
     /// `gather src, index {axis}` → a tensor shaped like `index` (same rank as `src`, equal dims but `axis`):
     /// `out[i] = src[i with i[axis] replaced by index[i]]`.
     Gather {
@@ -464,6 +475,9 @@ impl Op {
             Op::MBarrierArrive { .. } => "mbarrier_arrive",
             Op::MBarrierWait => "mbarrier_wait",
             Op::MBarrierInvalidate => "mbarrier_invalidate",
+            Op::TmaLoad => "tma_load",
+            Op::TmaStore => "tma_store",
+            Op::TmaStoreWait { .. } => "tma_store_wait",
             Op::Gather { .. } => "gather",
             Op::Histogram { .. } => "histogram",
             Op::InlineAsm { .. } => "inline_asm",
@@ -532,7 +546,7 @@ impl Op {
                     a.push(("is_async", Attr::Bool(true)));
                 }
             }
-            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => {
+            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } | Op::TmaStoreWait { pending } => {
                 a.push(("pending", Attr::Int(*pending as i64)))
             }
             Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
@@ -667,6 +681,9 @@ impl Op {
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
             "mbarrier_wait" => Op::MBarrierWait,
             "mbarrier_invalidate" => Op::MBarrierInvalidate,
+            "tma_load" => Op::TmaLoad,
+            "tma_store" => Op::TmaStore,
+            "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32 },
             "local_alloc" => Op::LocalAlloc,
             "local_load" => Op::LocalLoad,
             "local_store" => Op::LocalStore,
@@ -798,6 +815,9 @@ impl Op {
                 | Op::MBarrierArrive { .. }
                 | Op::MBarrierWait
                 | Op::MBarrierInvalidate
+                | Op::TmaLoad
+                | Op::TmaStore
+                | Op::TmaStoreWait { .. }
                 | Op::MemDescPermute { .. }
                 | Op::MemDescReshape
                 | Op::MemDescSlice { .. }

@@ -64,6 +64,11 @@ impl Target {
         }
     }
 
+    /// Whether the target has TMA (`cp.async.bulk.tensor`) and mbarrier transaction counts: sm_90a and newer.
+    pub fn has_tma(self) -> bool {
+        !matches!(self, Target::Sm80)
+    }
+
     /// The tensor-core instruction family of the target.
     pub fn mma_kind(self) -> MmaKind {
         match self {

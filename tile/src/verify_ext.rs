@@ -1,5 +1,5 @@
 //! Typing rules of the data-dependent and target-specific ops (`gather`, `histogram`, `inline_asm`,
-//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`), kept beside [`crate::verify`]'s table.
+//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`, the TMA copies), kept beside [`crate::verify`]'s table.
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
@@ -84,6 +84,30 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             Ok(())
         }
         Op::GdcWait | Op::GdcLaunchDependents => counts(ins, outs, 0..=0, 0),
+        Op::TmaLoad | Op::TmaStore => {
+            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
+                return Err("the first operand must be a tensordesc".into());
+            };
+            let r = block_shape.len();
+            let load = matches!(op, Op::TmaLoad);
+            let fixed = if load { 3 } else { 2 };
+            counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
+            match ins[1].memdesc() {
+                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
+                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
+            }
+            if load && !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
+                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
+            }
+            if let Some(t) = ins[fixed..fixed + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
+                return Err(format!("coordinates must be i32 scalars, got {t}"));
+            }
+            match ins.get(fixed + r) {
+                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
+                _ => Ok(()),
+            }
+        }
+        Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
         other => Err(format!("`{}` is not typed here", other.name())),
     }
 }

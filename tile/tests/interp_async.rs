@@ -68,7 +68,7 @@ fn reading_a_buffer_with_a_copy_in_flight_is_an_error() {
     let mut mem = Memory::new();
     let (x, y) = (mem.alloc_from("x", F32, &[1.0; 64]), mem.alloc_from("y", F32, &[0.0; 64]));
     let e = run(&f, &[Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("async_copy into it is in flight"), "{e}");
+    assert!(e.message.contains("async_copy or a TMA load into it is in flight"), "{e}");
 }
 
 /// `acc = a @ a` with an asynchronous wgmma; `use_before_wait` reads the result before the wait,

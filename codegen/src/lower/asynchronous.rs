@@ -175,6 +175,10 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         Op::MBarrierInit { count } => {
             let p = first_thread(l, None)?;
             l.b.emit(instr("mbarrier.init.shared.b64").guard(p).srcs((mem(bar), *count)));
+            if sm90 {
+                // The initialization made visible to the async proxy (TMA completes transactions on it).
+                l.b.emit(instr("fence.mbarrier_init.release.cluster").guard(p));
+            }
         }
         Op::MBarrierArrive { count } => {
             let p = first_thread(l, data.operands.get(1).copied())?;

@@ -29,6 +29,7 @@ mod scan;
 mod shape;
 mod shared;
 mod shuffle;
+mod tma;
 mod trig;
 mod wgmma;
 mod wgmma_desc;
@@ -111,6 +112,8 @@ pub(crate) struct Lower<'f> {
     /// multiply-add contraction).
     pub uses: Vec<u32>,
     pub producer: HashMap<ValueId, OpId>,
+    /// The tensor maps TMA copies use (kernel parameters after the IR's arguments).
+    pub tensor_maps: Vec<crate::TensorMapArg>,
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
     /// func attribute `enable_fp_fusion = false` turns it off).
     pub fp_fusion: bool,
@@ -214,14 +217,17 @@ impl<'f> Lower<'f> {
     }
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
-        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. });
+        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
+        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad);
         let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
             .filter(|&(v, _)| !(skip_views && is_view(v)))
             .filter_map(|(v, write)| {
                 let b = self.alloc.buffer(v)?;
-                let kind = if write {
+                let kind = if write && async_writes {
+                    Access::AsyncWrite
+                } else if write {
                     Access::Write
                 } else if async_reads {
                     Access::AsyncRead
@@ -394,6 +400,13 @@ impl<'f> Lower<'f> {
             | Op::MBarrierArrive { .. }
             | Op::MBarrierWait
             | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
+            // A descriptor's only users are TMA copies, which reach its arguments through the IR.
+            Op::MakeTensorDesc { .. } => {
+                self.vals.insert(data.results[0], vec![]);
+            }
+            Op::TmaLoad => tma::load(self, &data)?,
+            Op::TmaStore => tma::store(self, &data)?,
+            Op::TmaStoreWait { pending } => tma::store_wait(self, *pending)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,
@@ -461,6 +474,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         bar: (0, 0),
         scratch_floor: 0,
         ws: None,
+        tensor_maps: Vec::new(),
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
@@ -499,10 +513,13 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
             r = p;
         }
         l.vals.insert(a, vec![r]);
-        params.push(Param { name, ty });
+        params.push(Param { name, ty, bytes: None });
     }
     partitions::setup(&mut l)?;
     l.region(f.body)?;
+    for k in 0..l.tensor_maps.len() {
+        params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });
+    }
     l.b.label("$L_exit");
     l.b.effect("ret", ());
     l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());
@@ -536,5 +553,12 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
     let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
-    Ok(Kernel { ptx, name: f.name.clone(), num_warps: total_warps, shared_bytes: l.smem_bytes, target: arch })
+    Ok(Kernel {
+        ptx,
+        name: f.name.clone(),
+        num_warps: total_warps,
+        shared_bytes: l.smem_bytes,
+        target: arch,
+        tensor_maps: l.tensor_maps,
+    })
 }

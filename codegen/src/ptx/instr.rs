@@ -172,6 +172,12 @@ pub enum Operand {
     Sink,
     /// `(a, b)`: the parameter lists of a `call`.
     List(Vec<Operand>),
+    /// `[map, {c0, c1, ...}]`: a TMA tensor address, the tensor map's generic address and the box's
+    /// coordinates, innermost dim first.
+    TensorAddr {
+        map: Reg,
+        coords: Vec<Reg>,
+    },
 }
 
 impl Operand {
@@ -185,6 +191,10 @@ impl Operand {
                 f(*b)
             }
             Operand::List(ops) => ops.iter().for_each(|o| o.for_each_reg(f)),
+            Operand::TensorAddr { map, coords } => {
+                f(*map);
+                coords.iter().for_each(|&r| f(r))
+            }
             Operand::Imm(_)
             | Operand::Addr { base: Base::Sym(_), .. }
             | Operand::Label(_)
@@ -236,6 +246,7 @@ impl fmt::Display for Operand {
                 }
                 f.write_str(")")
             }
+            Operand::TensorAddr { map, coords } => write!(f, "[{map}, {}]", Operand::Vector(coords.clone())),
         }
     }
 }

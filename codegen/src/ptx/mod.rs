@@ -235,6 +235,8 @@ impl Builder {
 pub struct Param {
     pub name: String,
     pub ty: &'static str,
+    /// An array of this many bytes (a tensor map: `.param .align 64 .b8 name[128]`) rather than a scalar.
+    pub bytes: Option<u32>,
 }
 
 /// An entry's performance directives: threads per CTA (`.reqntid`), the register cap (`.maxnreg`, Triton's
@@ -261,7 +263,13 @@ pub fn module(arch: Target, name: &str, params: &[Param], entry: Directives, use
         let _ = writeln!(s, ".extern .shared .align 1024 .b8 global_smem[];\n");
     }
     let _ = writeln!(s, ".visible .entry {name}(");
-    let ps: Vec<String> = params.iter().map(|p| format!("    .param {} {}", p.ty, p.name)).collect();
+    let ps: Vec<String> = params
+        .iter()
+        .map(|p| match p.bytes {
+            Some(n) => format!("    .param {} {}[{n}]", p.ty, p.name),
+            None => format!("    .param {} {}", p.ty, p.name),
+        })
+        .collect();
     let _ = writeln!(s, "{}\n)", ps.join(",\n"));
     let _ = writeln!(s, ".reqntid {}, 1, 1", entry.threads);
     if let Some(n) = entry.maxnreg {

@@ -12,8 +12,17 @@ pub enum Access {
     Read,
     /// `st.shared` (generic proxy).
     Write,
-    /// Read by the async proxy (`wgmma` operands through matrix descriptors).
+    /// Read by the async proxy (`wgmma` operands through matrix descriptors, TMA stores).
     AsyncRead,
+    /// Written by the async proxy (a TMA load). It must wait for earlier accesses like any write, but leaves
+    /// nothing pending: its readers learn it landed from its mbarrier, not from a CTA barrier.
+    AsyncWrite,
+}
+
+impl Access {
+    fn writes(self) -> bool {
+        matches!(self, Access::Write | Access::AsyncWrite)
+    }
 }
 
 /// A byte interval `[start, end)` of shared memory and how it is accessed.
@@ -45,7 +54,7 @@ impl Hazards {
         let mut sync = Sync::None;
         for a in accesses {
             for p in &self.pending {
-                if !overlaps(a, p) || (a.2 != Access::Write && p.2 != Access::Write) {
+                if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) {
                     continue;
                 }
                 if a.2 == Access::AsyncRead && p.2 == Access::Write {
@@ -59,7 +68,7 @@ impl Hazards {
 
     /// Records accesses made after the last barrier.
     pub fn record(&mut self, accesses: &[Span]) {
-        for a in accesses {
+        for a in accesses.iter().filter(|a| a.2 != Access::AsyncWrite) {
             if !self.pending.contains(a) {
                 self.pending.push(*a);
             }
@@ -97,5 +106,16 @@ mod tests {
         other.record(&[(4096, 8192, Write)]);
         h.merge(&other);
         assert_eq!(h.needs(&[(5000, 5001, Read)]), Sync::Barrier, "a merged path's write is pending");
+    }
+
+    #[test]
+    fn a_tma_load_waits_for_earlier_readers_and_leaves_nothing_pending() {
+        let mut h = Hazards::default();
+        h.record(&[(0, 1024, AsyncRead)]);
+        assert_eq!(h.needs(&[(0, 1024, AsyncWrite)]), Sync::Barrier, "the wgmma may still read the buffer");
+        h.clear();
+        h.record(&[(0, 1024, AsyncWrite)]);
+        assert_eq!(h.needs(&[(0, 1024, Read)]), Sync::None, "its mbarrier orders the readers");
+        assert_eq!(h.needs(&[(0, 1024, AsyncRead)]), Sync::None, "no generic write to fence");
     }
 }

@@ -285,14 +285,9 @@ fn nvmma_default_for(mut b: Bound) -> Result<Value> {
     if transposed && !per_cta.is_empty() {
         per_cta.rotate_left(1);
     }
-    let contig_bytes = per_cta.last().copied().unwrap_or(1) * if fp4_padded { 2 } else { 1 } * bits as u64 / 8;
-    let mut swizzle = [128, 64, 32].into_iter().find(|&w| contig_bytes >= w && contig_bytes % w == 0).unwrap_or(0);
-    let outer: u64 = per_cta.iter().rev().skip(1).product();
-    if rank < 2 || outer < 8 {
-        swizzle = 0;
-    }
+    let swizzle = crate::standard::default_swizzle(&per_cta, bits, fp4_padded);
     let l = NvmmaSharedLayout {
-        swizzle_byte_width: swizzle as u32,
+        swizzle_byte_width: swizzle,
         element_bitwidth: bits,
         rank: rank as u32,
         transposed,

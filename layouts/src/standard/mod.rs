@@ -26,6 +26,7 @@ pub use common::{
     ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd,
 };
 pub use mma::nvidia_mma_tile;
+pub use shared::default_swizzle;
 
 /// The CTA (block) part of a layout: how a CGA cluster's CTAs split the tensor.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

@@ -67,7 +67,34 @@ impl SwizzledSharedLayout {
     }
 }
 
+/// The swizzle Gluon's `NVMMASharedLayout.get_default_for` picks for a per-CTA block (contiguous dim last): the
+/// widest of 128, 64 and 32 bytes that the contiguous dim's bytes are a multiple of, and none for 1-d blocks or
+/// blocks of fewer than 8 rows (a swizzle atom is 8 rows).
+pub fn default_swizzle(per_cta: &[u64], element_bitwidth: u32, fp4_padded: bool) -> u32 {
+    let contig_bytes =
+        per_cta.last().copied().unwrap_or(1) * if fp4_padded { 2 } else { 1 } * element_bitwidth as u64 / 8;
+    let outer: u64 = per_cta.iter().rev().skip(1).product();
+    if per_cta.len() < 2 || outer < 8 {
+        return 0;
+    }
+    [128, 64, 32].into_iter().find(|&w| contig_bytes >= w && contig_bytes % w == 0).unwrap_or(0) as u32
+}
+
 impl NvmmaSharedLayout {
+    /// `get_default_for(block_shape, dtype)` on one CTA: the layout TMA copies of `block_shape` use when the
+    /// author did not choose one (auto mode's descriptors, and the tensor maps the runtime encodes for them).
+    pub fn default_for(block_shape: &[u32], element_bitwidth: u32) -> NvmmaSharedLayout {
+        let per_cta: Vec<u64> = block_shape.iter().map(|&d| d as u64).collect();
+        NvmmaSharedLayout {
+            swizzle_byte_width: default_swizzle(&per_cta, element_bitwidth, false),
+            element_bitwidth,
+            rank: block_shape.len() as u32,
+            transposed: false,
+            fp4_padded: false,
+            cga: CgaLayout::default(),
+        }
+    }
+
     pub fn rank(&self) -> usize {
         self.rank as usize
     }

@@ -655,42 +655,58 @@ impl Program<'_> {
 
     fn desc_access(&mut self, o: OpId) -> R<()> {
         let data = self.f.op(o);
-        let Some(Value::Desc { base, elem, shape, strides, nan_padding }) = self.env[data.operands[0].index()].clone()
-        else {
-            return Err(self.error(Some(o), "first operand is not a tensor descriptor"));
-        };
-        let Type::TensorDesc { block_shape, .. } = self.f.ty(data.operands[0]) else { unreachable!() };
-        let block: Vec<u32> = block_shape.to_vec();
         let is_load = matches!(data.op, Op::DescLoad);
         let first_offset = if is_load { 1 } else { 2 };
         let offsets: Vec<i64> =
             data.operands[first_offset..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
-        let n: usize = block.iter().map(|&d| d as usize).product();
-        let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
-        let value = if is_load { None } else { Some(self.tensor(data.operands[1]).clone()) };
-        for i in 0..n {
-            let idx = Tensor::unravel(&block, i);
-            let coords: Vec<i64> = idx.iter().zip(&offsets).map(|(&a, &b)| a as i64 + b).collect();
-            let inside = coords.iter().zip(&shape).all(|(&c, &s)| c >= 0 && c < s);
-            let addr =
-                base as i64 + coords.iter().zip(&strides).map(|(&c, &s)| c * s).sum::<i64>() * elem.bytes() as i64;
-            if is_load {
-                out.data[i] = if inside {
-                    self.mem.load(addr as u64, elem).map_err(|m| self.error(Some(o), m))?
-                } else if elem.is_float() {
-                    Val::Float(if nan_padding { f64::NAN } else { 0.0 })
-                } else {
-                    Val::Int(0)
-                };
-            } else if inside {
-                let v = value.as_ref().unwrap().data[i];
-                self.mem.store(addr as u64, elem, v).map_err(|m| self.error(Some(o), m))?;
-            }
-        }
         if is_load {
+            let out = self.desc_read(data.operands[0], &offsets).map_err(|m| self.error(Some(o), m))?;
             self.set(o, 0, out);
+        } else {
+            let value = self.tensor(data.operands[1]).clone();
+            self.desc_write(data.operands[0], &offsets, &value).map_err(|m| self.error(Some(o), m))?;
         }
         Ok(())
+    }
+
+    /// The elements of a descriptor's block at `offsets` (TMA's semantics: elements outside the tensor read as
+    /// the descriptor's padding, zero or NaN).
+    pub(super) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, String> {
+        let (base, elem, shape, strides, nan_padding, block) = self.desc_parts(desc)?;
+        let n: usize = block.iter().map(|&d| d as usize).product();
+        let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
+        for i in 0..n {
+            let idx = Tensor::unravel(&block, i);
+            let coords: Vec<i64> = idx.iter().zip(offsets).map(|(&a, &b)| a as i64 + b).collect();
+            out.data[i] = match element_address(base, elem, &shape, &strides, &coords) {
+                Some(addr) => self.mem.load(addr, elem)?,
+                None if elem.is_float() => Val::Float(if nan_padding { f64::NAN } else { 0.0 }),
+                None => Val::Int(0),
+            };
+        }
+        Ok(out)
+    }
+
+    /// Writes `value` to a descriptor's block at `offsets`; the parts outside the tensor are dropped.
+    pub(super) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), String> {
+        let (base, elem, shape, strides, _, block) = self.desc_parts(desc)?;
+        for (i, &v) in value.data.iter().enumerate() {
+            let idx = Tensor::unravel(&block, i);
+            let coords: Vec<i64> = idx.iter().zip(offsets).map(|(&a, &b)| a as i64 + b).collect();
+            if let Some(addr) = element_address(base, elem, &shape, &strides, &coords) {
+                self.mem.store(addr, elem, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn desc_parts(&self, desc: ValueId) -> Result<(u64, ScalarType, Vec<i64>, Vec<i64>, bool, Vec<u32>), String> {
+        let Some(Value::Desc { base, elem, shape, strides, nan_padding }) = self.env[desc.index()].clone() else {
+            return Err(format!("{desc} is not a tensor descriptor"));
+        };
+        let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
+        Ok((base, elem, shape, strides, nan_padding, block_shape.to_vec()))
     }
 
     /// Ops without regions: returns their results.
@@ -989,4 +1005,11 @@ pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecisio
         }
     }
     Ok(out)
+}
+
+/// The address of element `coords` of a descriptor's tensor, or `None` outside it.
+fn element_address(base: u64, elem: ScalarType, shape: &[i64], strides: &[i64], coords: &[i64]) -> Option<u64> {
+    let inside = coords.iter().zip(shape).all(|(&c, &s)| c >= 0 && c < s);
+    let offset: i64 = coords.iter().zip(strides).map(|(&c, &s)| c * s).sum();
+    inside.then(|| (base as i64 + offset * elem.bytes() as i64) as u64)
 }

@@ -4,7 +4,9 @@
 //! in flight is an error; an asynchronous `warpgroup_dot`'s result may only be read through a
 //! `warpgroup_dot_wait`, and its operand buffers may not be written before then; an mbarrier counts arrivals
 //! and transaction bytes per phase, and a wait that nothing left in the program can satisfy is reported as a
-//! deadlock (the barrier, the phase waited for, what it still lacks) instead of hanging.
+//! deadlock (the barrier, the phase waited for, what it still lacks) instead of hanging; a TMA load's data lands
+//! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
+//! before a `tma_store_wait` retires the store.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -88,6 +90,11 @@ pub(super) struct State {
     barriers: HashMap<(usize, usize), Barrier>,
     /// Elements the `async_copy`s of the other partitions of a `warp_specialize` still have in flight (`partitions`).
     pub(super) foreign: Vec<(usize, usize)>,
+    /// TMA loads in flight: their element writes, which land when the phase of the barrier they complete on
+    /// completes.
+    tma_writes: Vec<((usize, usize), Vec<Write>)>,
+    /// Buffers TMA stores may still read (oldest first), until a `tma_store_wait` retires them.
+    tma_store_reads: VecDeque<View>,
 }
 
 /// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
@@ -101,16 +108,28 @@ struct Barrier {
 }
 
 impl Barrier {
-    fn arrive(&mut self, n: u32) -> Result<(), String> {
+    /// `n` arrivals; returns whether they completed the phase.
+    fn arrive(&mut self, n: u32) -> Result<bool, String> {
         if n > self.pending {
             return Err(format!("{n} arrivals on a barrier phase that expects only {} more", self.pending));
         }
         self.pending -= n;
+        Ok(self.try_complete())
+    }
+
+    /// `bytes` of transactions done (a TMA copy landed); returns whether that completed the phase.
+    fn complete_tx(&mut self, bytes: i64) -> bool {
+        self.tx -= bytes;
+        self.try_complete()
+    }
+
+    fn try_complete(&mut self) -> bool {
         if self.pending == 0 && self.tx == 0 {
             self.phase += 1;
             self.pending = self.count;
+            return true;
         }
-        Ok(())
+        false
     }
 }
 
@@ -177,7 +196,11 @@ impl State {
     }
 
     fn in_flight_copy(&self, v: &View) -> bool {
-        self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|&(b, i, _)| b == v.buf && v.contains(i))
+        self.uncommitted
+            .iter()
+            .chain(self.groups.iter().flatten())
+            .chain(self.tma_writes.iter().flat_map(|(_, w)| w))
+            .any(|&(b, i, _)| b == v.buf && v.contains(i))
             || self.foreign.iter().any(|&(b, i)| b == v.buf && v.contains(i))
     }
 }
@@ -198,8 +221,9 @@ impl Program<'_> {
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
         if self.smem.in_flight_copy(&view) {
             return Err(format!(
-                "shared-memory buffer {v} is read while an async_copy into it is in flight (no async_wait retired it, \
-                 in this partition or the one that issued it)"
+                "shared-memory buffer {v} is read while an async_copy or a TMA load into it is in flight (no async_wait \
+                 retired it, in this partition or the one that issued it, or no mbarrier_wait saw its barrier's phase \
+                 complete)"
             ));
         }
         let shape = self.f.ty(v).shape().to_vec();
@@ -222,6 +246,11 @@ impl Program<'_> {
             return Err(format!(
                 "shared-memory buffer {v} is written while asynchronous warpgroup_dot number {d} (in issue order) may \
                  still read it (no warpgroup_dot_wait before)"
+            ));
+        }
+        if self.smem.tma_store_reads.iter().any(|r| overlaps(r, &view)) {
+            return Err(format!(
+                "shared-memory buffer {v} is written while a TMA store may still read it (no tma_store_wait before)"
             ));
         }
         let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
@@ -415,12 +444,15 @@ impl Program<'_> {
                     .barriers
                     .get_mut(&(v.buf, v.start))
                     .ok_or_else(|| format!("mbarrier {} is used before mbarrier_init", ins[0]))?;
+                let key = (v.buf, v.start);
                 match &data.op {
                     Op::MBarrierExpect { bytes } if pred => {
                         bar.tx += *bytes as i64;
-                        bar.arrive(1)?;
+                        if bar.arrive(1)? {
+                            self.land_tma(key);
+                        }
                     }
-                    Op::MBarrierArrive { count } if pred => bar.arrive(*count)?,
+                    Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
                     Op::MBarrierWait => {
                         let p = phase;
                         if !(0..=1).contains(&p) {
@@ -437,7 +469,13 @@ impl Program<'_> {
                         }
                     }
                     Op::MBarrierInvalidate => {
-                        self.smem.barriers.remove(&(v.buf, v.start));
+                        if self.smem.tma_writes.iter().any(|(k, _)| *k == key) {
+                            return Err(format!(
+                                "mbarrier {} is invalidated while a TMA load completing on it is in flight",
+                                ins[0]
+                            ));
+                        }
+                        self.smem.barriers.remove(&key);
                     }
                     _ => {}
                 }
@@ -492,7 +530,82 @@ impl Program<'_> {
                     self.env[data.results[i].index()] = Some(value);
                 }
             }
+            Op::TmaLoad | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
             _ => unreachable!("not a shared-memory op"),
+        }
+        Ok(())
+    }
+
+    /// The writes of the TMA loads that completed on barrier `key`'s phase land in their buffers.
+    fn land_tma(&mut self, key: (usize, usize)) {
+        let (landed, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.smem.tma_writes).into_iter().partition(|(k, _)| *k == key);
+        self.smem.tma_writes = waiting;
+        for (_, writes) in landed {
+            self.retire(writes);
+        }
+    }
+
+    /// `tma_load`, `tma_store` and `tma_store_wait`. A load's data is read at issue (the global memory a kernel
+    /// reads through TMA is not written by the kernel while the copy runs) and lands when the phase of its barrier
+    /// completes; its bytes count as that phase's transactions.
+    fn tma(&mut self, o: OpId) -> Result<(), String> {
+        let data = self.f.op(o);
+        let ins = &data.operands;
+        let rank = || crate::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
+        match &data.op {
+            Op::TmaLoad => {
+                let rank = rank();
+                if let Some(&p) = ins.get(3 + rank)
+                    && !self.tensor(p).data[0].is_true()
+                {
+                    return Ok(());
+                }
+                let coords: Vec<i64> = ins[3..3 + rank].iter().map(|&c| self.tensor(c).data[0].as_i64()).collect();
+                let block = self.desc_read(ins[0], &coords)?;
+                let view = self.view(ins[1]);
+                if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                    return Err(format!(
+                        "tma_load into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",
+                        ins[1]
+                    ));
+                }
+                let bar = self.view(ins[2]);
+                let key = (bar.buf, bar.start);
+                let barrier =
+                    self.smem.barriers.get_mut(&key).ok_or_else(|| {
+                        format!("tma_load completes on mbarrier {}, which is not initialized", ins[2])
+                    })?;
+                let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
+                // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
+                let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);
+                let writes = view
+                    .elements()
+                    .into_iter()
+                    .zip(block.data)
+                    .map(|(e, x)| {
+                        (view.buf, e, into.filter(|&t| t != block.elem).map_or(x, |t| recast(x, block.elem, t)))
+                    })
+                    .collect();
+                self.smem.tma_writes.push((key, writes));
+                if barrier.complete_tx(bytes) {
+                    self.land_tma(key);
+                }
+            }
+            Op::TmaStore => {
+                let rank = rank();
+                let value = self.read_buffer(ins[1])?;
+                let coords: Vec<i64> = ins[2..2 + rank].iter().map(|&c| self.tensor(c).data[0].as_i64()).collect();
+                self.desc_write(ins[0], &coords, &value)?;
+                let view = self.view(ins[1]);
+                self.smem.tma_store_reads.push_back(view);
+            }
+            Op::TmaStoreWait { pending } => {
+                while self.smem.tma_store_reads.len() > *pending as usize {
+                    self.smem.tma_store_reads.pop_front();
+                }
+            }
+            _ => unreachable!("not a TMA op"),
         }
         Ok(())
     }

@@ -8,8 +8,9 @@
 //! dim (TMA has no stride for it; the interpreter rejects any other value), and knowing it lets coalescing give
 //! the accesses 16-byte vectors. Index math is in i64, as the strides are.
 //!
-//! This is the portable lowering (what Triton does where TMA is unavailable); TMA copies with mbarriers on
-//! sm_90a+ are gluon mode's explicit tools and a later auto-mode step.
+//! This is the portable lowering (what Triton does where TMA is unavailable, and for descriptors made in the
+//! kernel, which have no tensor map yet). On sm_90a and newer, accesses of host descriptors whose blocks TMA can
+//! copy are left for [`super::tma_copies`] (after the software pipeliner, which issues its own TMA loads).
 
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, Op};
@@ -19,8 +20,13 @@ use crate::types::{Elem, ScalarType, Type};
 /// `make_tensor_desc` ops; returns whether anything changed. Fails when a descriptor is not formed by a
 /// `make_tensor_desc` in the kernel.
 pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
-    let accesses: Vec<OpId> =
-        f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::DescLoad | Op::DescStore)).collect();
+    // Accesses TMA can make stay: [`super::tma_copies`] lowers them once the pipeliner has taken its loads.
+    let accesses: Vec<OpId> = f
+        .all_ops()
+        .into_iter()
+        .filter(|&o| matches!(f.op(o).op, Op::DescLoad | Op::DescStore))
+        .filter(|&o| !crate::tma::usable(f, f.op(o).operands[0]))
+        .collect();
     let changed = !accesses.is_empty();
     for o in accesses {
         lower_access(f, o)?;
@@ -35,14 +41,14 @@ pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
 }
 
 /// Inserts new ops before `anchor`, in order.
-struct Cursor<'f> {
-    f: &'f mut Func,
-    anchor: OpId,
+pub(crate) struct Cursor<'f> {
+    pub(crate) f: &'f mut Func,
+    pub(crate) anchor: OpId,
 }
 
 impl Cursor<'_> {
     /// Inserts `op` before the anchor; returns the new op.
-    fn insert(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
+    pub(crate) fn insert(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
         let region = self.f.op(self.anchor).parent.expect("a linked op");
         let loc = self.f.op(self.anchor).loc;
         let new = self.f.append(region, op, operands, results, &[], loc);
@@ -54,12 +60,12 @@ impl Cursor<'_> {
     }
 
     /// Inserts a one-result op before the anchor; returns its result.
-    fn op(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
+    pub(crate) fn op(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
         let new = self.insert(op, operands, vec![ty]);
         self.f.op(new).results[0]
     }
 
-    fn constant(&mut self, c: Const, ty: Type) -> ValueId {
+    pub(crate) fn constant(&mut self, c: Const, ty: Type) -> ValueId {
         self.op(Op::Constant(c), &[], ty)
     }
 
@@ -187,14 +193,27 @@ mod tests {
   desc_store %dy, %tt, %on, %om
   return
 }";
-        let f = parse_func(src).unwrap();
+        let mut f = parse_func(src).unwrap();
+        // sm_80 has no TMA: every access becomes pointer loads and stores.
+        f.target = crate::Target::Sm80;
         let mut g = f.clone();
         lower_descriptors(&mut g).unwrap();
         crate::verify::verify(&g).unwrap();
         let text = crate::print::print_func(&g);
         assert!(!text.contains("desc"), "{text}");
+        // On sm_90a the load of `%dx` (the kernel's arguments in a descriptor's order: a host descriptor) stays
+        // for TMA, and `%dy`'s store (arguments out of that order: no tensor map) becomes pointer stores.
+        let mut h = f.clone();
+        h.target = crate::Target::Sm90a;
+        lower_descriptors(&mut h).unwrap();
+        let text = crate::print::print_func(&h);
+        assert!(text.contains("desc_load") && !text.contains("desc_store"), "{text}");
+        assert!(crate::layout::tma_copies::lower_tma_copies(&mut h).unwrap());
+        crate::verify::verify(&h).unwrap();
+        let text = crate::print::print_func(&h);
+        assert!(text.contains("tma_load") && text.contains("mbarrier_wait") && !text.contains("desc_load"), "{text}");
         let (m, n) = (19usize, 45usize);
-        let outputs: Vec<Vec<f64>> = [&f, &g]
+        let outputs: Vec<Vec<f64>> = [&f, &g, &h]
             .iter()
             .map(|func| {
                 let mut mem = Memory::new();
@@ -215,6 +234,7 @@ mod tests {
             })
             .collect();
         assert_eq!(outputs[0], outputs[1]);
+        assert_eq!(outputs[0], outputs[2], "the TMA lowering");
         let expect: Vec<f64> = (0..n * m).map(|i| ((i % m) * n + i / m) as f64).collect();
         assert_eq!(outputs[1], expect);
     }

@@ -360,7 +360,10 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MBarrierExpect { .. }
         | Op::MBarrierArrive { .. }
         | Op::MBarrierWait
-        | Op::MBarrierInvalidate => Kind::Sink,
+        | Op::MBarrierInvalidate
+        | Op::TmaLoad
+        | Op::TmaStore
+        | Op::TmaStoreWait { .. } => Kind::Sink,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast

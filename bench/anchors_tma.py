@@ -1,0 +1,45 @@
+"""TMA matmul anchors for BENCHMARKS.md, measured in the same device run as tessel's numbers.
+
+examples/tma_matmul.py's kernel (host TensorDescriptors; Triton lowers its desc.load/store to TMA too) launched by
+upstream Triton on fp16 and bf16 M=N=K=4096 and 8192 at the tile configs tessel is timed at, num_warps 8, plus
+torch.matmul (cuBLAS). TFLOP/s = 2*M*N*K / median time (do_bench: warm-up, CUDA events, L2 cleared, median).
+Each result is checked against torch.matmul first. Usage: python3 bench/anchors_tma.py [SIZE...]
+"""
+import os
+import sys
+
+import torch
+import triton
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import tma_matmul  # noqa: E402
+
+CONFIGS = [(128, 128, 64, 3), (128, 128, 64, 4), (128, 256, 64, 3)]
+
+
+def tflops(ms, n):
+    return 2 * n**3 / (ms * 1e-3) / 1e12
+
+
+def main():
+    sizes = [int(s) for s in sys.argv[1:]] or [4096, 8192]
+    torch.manual_seed(0)
+    for dtype in (torch.float16, torch.bfloat16):
+        name = "fp16" if dtype == torch.float16 else "bf16"
+        for n in sizes:
+            a = torch.randn((n, n), device="cuda", dtype=dtype)
+            b = torch.randn((n, n), device="cuda", dtype=dtype)
+            ref = torch.matmul(a, b)
+            for bm, bn, bk, stages in CONFIGS:
+                run = lambda: tma_matmul.matmul(a, b, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_stages=stages)  # noqa: E731
+                torch.testing.assert_close(run(), ref, atol=2e-1, rtol=2e-2)
+                ms = triton.testing.do_bench(run, warmup=100, rep=1000, return_mode="median")
+                print(f"anchor triton tma_matmul {name} {n}^3 {bm}x{bn}x{bk} stages {stages}: median {ms:.4f} ms, "
+                      f"{tflops(ms, n):.1f} TFLOP/s")
+            ms = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=100, rep=1000, return_mode="median")
+            print(f"anchor cublas {name} {n}^3: median {ms:.4f} ms, {tflops(ms, n):.1f} TFLOP/s")
+    print(f"triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}")
+
+
+if __name__ == "__main__":
+    main()

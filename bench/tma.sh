@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# TMA in auto mode (issue 10): host TensorDescriptor loads and stores as cp.async.bulk.tensor with mbarriers.
+#   check : examples/tma_matmul.py (pipelined TMA rings, 1-5 stages, ragged M/N/K, K < BLOCK_K, K = 0) and
+#           examples/descriptor_copy.py (TMA loads/stores waited at once, 1-d and 2-d, zero and NaN padding) on the
+#           GPU vs the interpreter (fresh random inputs, NaN-poisoned outputs) under compute-sanitizer memcheck and
+#           racecheck
+#   time  : tma_matmul fp16/bf16 4096^3 and 8192^3 at three tile configs, tessel bench vs upstream Triton 3.6 on the
+#           same kernel source and cuBLAS (bench/anchors_tma.py), in one run
+# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all] [SIZES...]
+set -uo pipefail
+T=${T:-./target/release/tessel}
+what=${1:-all}
+shift || true
+SIZES=${*:-4096 8192}
+K=examples/tma_matmul.py::matmul_kernel
+MC="compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5"
+RC="compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 5"
+export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
+failures=0
+step() { # NAME CMD...
+  local name=$1; shift
+  local log; log=$(timeout ${STEP_TIMEOUT:-240} "$@" 2>&1); local rc=$?
+  echo "-- $name (exit $rc)"
+  grep -E "^check |ERROR SUMMARY|RACECHECK SUMMARY|^error|wrong|MISMATCH|in the interpreter" <<<"$log"
+  if [[ $rc -ne 0 ]] || grep -qE "MISMATCH|in the interpreter over" <<<"$log"; then
+    failures=$((failures + 1)); echo "$log" | tail -20
+  fi
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+S=$RANDOM
+tma() { # BM BN BK WARPS STAGES M N K DTYPE [sanitizer]
+  local grid=$(( ($6 + $1 - 1) / $1 * (($7 + $2 - 1) / $2) ))
+  step "tma_matmul $9 $6x$7x$8 tile $1x$2x$3 warps $4 stages $5 ${10:-}" ${10:-} $T run $K --const GROUP_M=8 --num-warps $4 \
+    --num-stages $5 --grid $grid --seed $S --check --show 0 --arg a=randn:$6x$8:$9 --arg b=randn:$8x$7:$9 \
+    --arg c=fill:nan:$6x$7:$9 --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 \
+    --arg M=$6 --arg N=$7 --arg K=$8
+}
+if [[ $what == check || $what == all ]]; then
+echo "== correctness: GPU (TMA + wgmma) vs the interpreter"
+tma 128 128 64 8 3 333 264 200 fp16 "$MC"
+tma 128 128 64 8 4 333 264 200 fp16 "$RC"
+tma 64 64 32 4 2 200 96 72 fp16 "$MC"
+tma 128 256 64 8 3 300 520 136 bf16 "$MC"
+tma 64 128 32 4 5 130 200 264 fp16 "$MC"
+tma 128 128 64 8 1 333 264 200 fp16 "$MC"
+tma 128 128 64 8 3 333 264 40 fp16 "$MC"
+tma 128 128 64 8 3 256 256 256 fp16 "$RC"
+step "descriptor copy fp16 200x328 (TMA loads and stores, 1-d and 2-d) $MC" $MC $T run examples/descriptor_copy.py::transpose_scale_kernel \
+  --grid 13 --seed $S --check --show 0 --arg x=randn:200x328:fp16 --arg y=fill:nan:328x200:fp16 --arg row_sum=fill:nan:200 \
+  --arg x_desc=desc:x:block=16x32 --arg y_desc=desc:y:block=32x16 --arg sum_desc=desc:row_sum:block=16 --arg scale=0.5
+step "descriptor copy, NaN padding $RC" $RC $T run examples/descriptor_copy.py::transpose_scale_kernel \
+  --grid 13 --seed $S --check --show 0 --arg x=randn:200x328:fp16 --arg y=fill:nan:328x200:fp16 --arg row_sum=fill:nan:200 \
+  --arg x_desc=desc:x:block=16x32:padding=nan --arg y_desc=desc:y:block=32x16 --arg sum_desc=desc:row_sum:block=16 --arg scale=0.5
+n=$($T compile $K --signature 'tensordesc<fp16[128, 64]>,tensordesc<fp16[64, 128]>,tensordesc<fp16[128, 128]>,i32,i32,i32' \
+  --const GROUP_M=8 --num-warps 8 --num-stages 4 --emit sass | grep -cE "UTMALDG|UTMASTG")
+echo "-- SASS: $n UTMALDG/UTMASTG instructions"; [[ $n -gt 0 ]] || failures=$((failures + 1))
+fi
+if [[ $what == time || $what == all ]]; then
+echo "== timing: tma_matmul, tessel bench (CUDA events, L2 cleared, median of 100)"
+for dt in fp16 bf16; do
+  for n in $SIZES; do
+    for cfg in "128 128 64 3" "128 128 64 4" "128 256 64 3"; do
+      set -- $cfg
+      timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) --flops "2 * M * N * K" \
+        --arg a=randn:$n"x"$n:$dt --arg b=randn:$n"x"$n:$dt --arg c=zeros:$n"x"$n:$dt --arg a_desc=desc:a:block=$1x$3 \
+        --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
+        | grep -E "^bench|^error" | sed "s/^/$dt $n^3 $1x$2x$3 stages $4 /"
+    done
+  done
+done
+echo "== anchors: the same kernel source in upstream Triton; cuBLAS"
+PYTHONUNBUFFERED=1 python3 bench/anchors_tma.py $SIZES
+fi
+echo "== $failures failing step(s)"
+exit $((failures > 0))

@@ -1,0 +1,146 @@
+//! Tensor maps (`CUtensorMap`, 128 bytes) for the TMA copies of a kernel, encoded at launch from a host
+//! descriptor's argument values: the base address, shape and strides (elements, row-major, as the IR receives a
+//! `TensorDescriptor`) with the box and swizzle of `tessel_tile::tma::block` (the rule the compiler lowered the
+//! copies with). The checks are the tensor-map rules `cuTensorMapEncodeTiled` enforces (and Triton's
+//! `TensorDescriptor` asserts), reported with the descriptor's argument position rather than as a driver error
+//! code.
+
+use cudarc::driver::sys;
+
+use crate::TensorMapArg;
+use crate::runtime::RuntimeError;
+use tessel_tile::ScalarType;
+
+/// The values a map is encoded from, as the kernel's IR arguments give them.
+pub struct DescriptorValues<'a> {
+    pub base: u64,
+    pub shape: &'a [i64],
+    pub strides: &'a [i64],
+}
+
+/// The tensor-map data type of `elem` (8-bit floats are copied as bytes).
+fn data_type(elem: ScalarType) -> sys::CUtensorMapDataType {
+    use sys::CUtensorMapDataType::*;
+    match elem {
+        ScalarType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        ScalarType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        ScalarType::F32 => CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        ScalarType::F64 => CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        ScalarType::I32 => CU_TENSOR_MAP_DATA_TYPE_INT32,
+        ScalarType::U32 => CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        ScalarType::I64 => CU_TENSOR_MAP_DATA_TYPE_INT64,
+        ScalarType::U64 => CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        s if s.bits() == 16 => CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        _ => CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    }
+}
+
+/// The driver's arguments, innermost dim first: dims, byte strides of the outer dims, box.
+type DriverArgs = (Vec<u64>, Vec<u64>, Vec<u32>);
+
+/// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments.
+fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, String> {
+    let rank = m.block_shape.len();
+    let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
+    let eb = m.elem.bytes() as u64;
+    if v.shape.len() != rank || v.strides.len() != rank {
+        return Err(format!("expected {rank} dims, got shape {:?} and strides {:?}", v.shape, v.strides));
+    }
+    if v.base % 16 != 0 {
+        return Err(format!("TMA needs a 16-byte aligned base address, got {:#x}", v.base));
+    }
+    if v.strides[rank - 1] != 1 {
+        return Err(format!("the last dim must be contiguous (stride 1), got strides {:?}", v.strides));
+    }
+    if let Some(d) = v.shape.iter().position(|&d| !(1..=1 << 32).contains(&d)) {
+        return Err(format!("dim {d} has size {}; TMA takes 1 to 2^32", v.shape[d]));
+    }
+    if let Some(d) = (0..rank - 1).find(|&d| v.strides[d] <= 0 || (v.strides[d] as u64 * eb) % 16 != 0) {
+        return Err(format!(
+            "TMA needs the strides of all but the last dim to be positive multiples of 16 bytes; stride {d} is {} \
+             elements of {} bytes",
+            v.strides[d], eb
+        ));
+    }
+    if m.nan_padding && (!m.elem.is_float() || m.elem.bits() == 8) {
+        return Err(format!("NaN padding needs a 16-, 32- or 64-bit float tensor, not {}", m.elem));
+    }
+    let dims = v.shape.iter().rev().map(|&d| d as u64).collect();
+    let strides = v.strides[..rank - 1].iter().rev().map(|&s| s as u64 * eb).collect();
+    let boxes = b.box_dims.iter().rev().copied().collect();
+    Ok((dims, strides, boxes))
+}
+
+/// Encodes the tensor map of descriptor `m` over `v`. Needs the CUDA driver (no GPU work is done).
+pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], RuntimeError> {
+    let what = |e: String| RuntimeError {
+        message: format!("the tensor descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
+    };
+    let (dims, strides, boxes) = driver_args(m, v).map_err(what)?;
+    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape).map_err(what)?.swizzle_bytes() {
+        128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        _ => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+    };
+    let fill = if m.nan_padding {
+        sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+    } else {
+        sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+    };
+    let element_strides = vec![1u32; dims.len()];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: every array holds `rank` entries (strides `rank - 1`), as the call reads; `map` is writable and the
+    // function only encodes (it neither dereferences the global address nor touches the GPU).
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            data_type(m.elem),
+            dims.len() as u32,
+            v.base as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            fill,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(what(format!("cuTensorMapEncodeTiled failed ({r:?})")));
+    }
+    Ok(map.opaque)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arg(elem: ScalarType, block: &[u32]) -> TensorMapArg {
+        TensorMapArg { base_arg: 0, elem, block_shape: block.to_vec(), nan_padding: false }
+    }
+
+    #[test]
+    fn driver_arguments_are_innermost_first_in_bytes() {
+        let m = arg(ScalarType::F16, &[64, 128]);
+        let v = DescriptorValues { base: 0x1000, shape: &[300, 200], strides: &[256, 1] };
+        let (dims, strides, boxes) = driver_args(&m, &v).unwrap();
+        assert_eq!((dims, strides, boxes), (vec![200, 300], vec![512], vec![64, 64]));
+    }
+
+    #[test]
+    fn the_tensor_map_rules_are_checked_before_the_driver() {
+        let m = arg(ScalarType::F16, &[16, 32]);
+        let bad = |shape: &[i64], strides: &[i64], base| {
+            driver_args(&m, &DescriptorValues { base, shape, strides }).unwrap_err()
+        };
+        assert!(bad(&[8, 100], &[100, 1], 0).contains("multiples of 16 bytes"));
+        assert!(bad(&[8, 64], &[64, 1], 8).contains("16-byte aligned"));
+        assert!(bad(&[8, 64], &[1, 8], 0).contains("contiguous"));
+        let nan_i8 = TensorMapArg { nan_padding: true, ..arg(ScalarType::I8, &[16, 32]) };
+        let v = DescriptorValues { base: 0, shape: &[16, 32], strides: &[32, 1] };
+        assert!(driver_args(&nan_i8, &v).unwrap_err().contains("NaN padding"));
+    }
+}

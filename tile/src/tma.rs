@@ -1,0 +1,200 @@
+//! TMA (the Hopper/Blackwell tensor memory accelerator) as the compiler and the runtime both see it: which
+//! tensor descriptors a TMA copy can serve, the shared layout a copy writes or reads, and the boxes it moves.
+//!
+//! One rule, used on both sides of the kernel boundary: the layout of a descriptor's block is Gluon's
+//! `NVMMASharedLayout.get_default_for(block_shape, dtype)`, and the tensor map's box is that layout's TMA box
+//! (`NvmmaSharedLayout::tma_block_shape`: every dim at most 256 elements, the contiguous dim one swizzle row
+//! when swizzled). A block wider than a swizzle row, or longer than 256 along a dim, is copied as several boxes,
+//! each landing where the layout puts its first element. The compiler lowers `desc_load`/`desc_store` through
+//! this rule and records, for every host descriptor a TMA op uses, the element type and block shape; the
+//! runtime encodes the tensor map (`cuTensorMapEncodeTiled`) from the same rule, so neither side has to be told
+//! the other's choice.
+
+use tessel_layouts::LinearLayout;
+use tessel_layouts::standard::NvmmaSharedLayout;
+
+use crate::ir::{Func, ValueDef, ValueId};
+use crate::ops::Op;
+use crate::types::{ScalarType, Type};
+
+/// The most dims a tensor map has.
+pub const MAX_RANK: usize = 5;
+
+/// How TMA copies one block of a descriptor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaBlock {
+    /// The shared layout of the block (what the copy writes, or reads for a store).
+    pub layout: NvmmaSharedLayout,
+    /// The box of the tensor map, in the block's dim order (row-major: the last dim is contiguous).
+    pub box_dims: Vec<u32>,
+    /// The origin of each box within the block, in the block's dim order.
+    pub boxes: Vec<Vec<u32>>,
+}
+
+impl TmaBlock {
+    /// Bytes one box moves (what a load's mbarrier transaction count adds per box).
+    pub fn box_bytes(&self) -> u32 {
+        self.box_dims.iter().product::<u32>() * self.layout.element_bitwidth / 8
+    }
+
+    /// Bytes the whole block moves.
+    pub fn bytes(&self) -> u32 {
+        self.box_bytes() * self.boxes.len() as u32
+    }
+
+    /// The swizzle of the tensor map: 0 (none), 32, 64 or 128 bytes.
+    pub fn swizzle_bytes(&self) -> u32 {
+        self.layout.swizzle_byte_width
+    }
+}
+
+/// The TMA copy of a `block` of `elem`, or why there is none: rank 1 to 5, 8- to 64-bit elements, and a box whose
+/// contiguous dim spans a multiple of 16 bytes (the tensor-map rule) that tiles the block exactly.
+pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, String> {
+    let bits = elem.bits();
+    if block.is_empty() || block.len() > MAX_RANK {
+        return Err(format!("TMA copies blocks of rank 1 to {MAX_RANK}, not {}", block.len()));
+    }
+    if ![8, 16, 32, 64].contains(&bits) {
+        return Err(format!("TMA copies 8- to 64-bit elements, not {elem}"));
+    }
+    let layout = NvmmaSharedLayout::default_for(block, bits);
+    let box_dims = layout.tma_block_shape(block, true).map_err(|e| e.to_string())?;
+    let inner_bytes = box_dims[box_dims.len() - 1] * bits / 8;
+    if inner_bytes % 16 != 0 {
+        return Err(format!(
+            "a TMA box's contiguous dim must span a multiple of 16 bytes; the block {block:?} of {elem} spans \
+             {inner_bytes}"
+        ));
+    }
+    if block.iter().zip(&box_dims).any(|(&b, &x)| b % x != 0) {
+        return Err(format!("the TMA box {box_dims:?} does not tile the block {block:?}"));
+    }
+    // Boxes in row-major order of their origins.
+    let counts: Vec<u32> = block.iter().zip(&box_dims).map(|(&b, &x)| b / x).collect();
+    let total: u32 = counts.iter().product();
+    let boxes = (0..total)
+        .map(|mut i| {
+            let mut origin = vec![0; block.len()];
+            for d in (0..block.len()).rev() {
+                origin[d] = i % counts[d] * box_dims[d];
+                i /= counts[d];
+            }
+            origin
+        })
+        .collect();
+    Ok(TmaBlock { layout, box_dims, boxes })
+}
+
+/// The element offset where a box with first element at `origin` starts in a buffer of `layout` (a shared
+/// layout's linear map, in-dim `offset` to the tensor's dims): the layout's inverse at the origin. Boxes start
+/// on swizzle-atom boundaries, where the swizzle is the identity.
+pub fn box_offset(layout: &LinearLayout, origin: &[u32]) -> Result<u32, String> {
+    let inv = layout.pseudo_invert().map_err(|e| e.to_string())?;
+    let names: Vec<String> = (0..origin.len()).map(|d| format!("dim{d}")).collect();
+    let ins: Vec<(&str, u32)> = names.iter().map(String::as_str).zip(origin.iter().copied()).collect();
+    let out = inv.apply_named(&ins);
+    out.iter().find(|(d, _)| d.as_str() == "offset").map(|&(_, x)| x).ok_or_else(|| "no offset dim".to_string())
+}
+
+/// The index of the function argument holding the base pointer of host descriptor `desc` (a
+/// `make_tensor_desc` of the function's arguments, as a `TensorDescriptor` parameter is received), or `None`
+/// for a descriptor made in the kernel. Only host descriptors have a tensor map.
+pub fn host_desc_base(f: &Func, desc: ValueId) -> Option<usize> {
+    let ValueDef::Result(maker, _) = f.value(desc).def else { return None };
+    let data = f.op(maker);
+    if !matches!(data.op, Op::MakeTensorDesc { .. }) {
+        return None;
+    }
+    let arg_index = |mut v: ValueId| {
+        loop {
+            match f.value(v).def {
+                ValueDef::Arg(r, i) if r == f.body => return Some(i as usize),
+                ValueDef::Result(o, _) if matches!(f.op(o).op, Op::MultipleOf(_) | Op::Assume) => {
+                    v = f.op(o).operands[0];
+                }
+                _ => return None,
+            }
+        }
+    };
+    let base = arg_index(data.operands[0])?;
+    // Shape and strides must be the arguments that follow the base, as the elaborator binds them.
+    let rest_are_args = data.operands[1..].iter().enumerate().all(|(k, &v)| arg_index(v) == Some(base + 1 + k));
+    rest_are_args.then_some(base)
+}
+
+/// Whether the accesses of descriptor `desc` in `f` go through TMA: the target has it, the descriptor came from
+/// the host (only those have a tensor map) and its block has a TMA copy.
+pub fn usable(f: &Func, desc: ValueId) -> bool {
+    f.target.has_tma()
+        && host_desc_base(f, desc).is_some()
+        && desc_block(f.ty(desc)).is_some_and(|(elem, b)| block(elem, b).is_ok())
+}
+
+/// The memdesc type of one block of a descriptor of `elem` in its TMA layout.
+pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, String> {
+    let b = block(elem, block_shape)?;
+    let linear = b.layout.to_linear(block_shape).map_err(|e| e.to_string())?;
+    let spec = tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(b.layout));
+    Ok(Type::MemDesc {
+        shape: block_shape.into(),
+        elem,
+        layout: std::sync::Arc::new(crate::types::Layout { spec: Some(spec), linear }),
+    })
+}
+
+/// The memdesc type of one mbarrier (`MBarrierLayout()`: one 64-bit word).
+pub fn barrier_type() -> Type {
+    use tessel_layouts::{AnyLayout, CgaLayout, SharedLayout, SwizzledSharedLayout};
+    let spec = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga: CgaLayout::Single };
+    let linear = spec.to_linear(&[1]).expect("a one-element layout");
+    let layout = crate::types::Layout { spec: Some(AnyLayout::Shared(SharedLayout::Swizzled(spec))), linear };
+    Type::MemDesc { shape: [1].as_slice().into(), elem: ScalarType::I64, layout: std::sync::Arc::new(layout) }
+}
+
+/// The element type and block shape of a descriptor type.
+pub fn desc_block(ty: &Type) -> Option<(ScalarType, &[u32])> {
+    match ty {
+        Type::TensorDesc { elem, block_shape } => Some((*elem, block_shape.as_slice())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_wider_than_a_swizzle_row_is_copied_as_several_boxes() {
+        // 64 x 128 halves: 256-byte rows, 128-byte swizzle, two 64 x 64 boxes side by side.
+        let b = block(ScalarType::F16, &[64, 128]).unwrap();
+        assert_eq!(b.swizzle_bytes(), 128);
+        assert_eq!(b.box_dims, [64, 64]);
+        assert_eq!(b.boxes, [vec![0, 0], vec![0, 64]]);
+        assert_eq!(b.bytes(), 64 * 128 * 2);
+        // The second box starts after the first one's 8 KiB.
+        let linear = b.layout.to_linear(&[64, 128]).unwrap();
+        assert_eq!(box_offset(&linear, &[0, 64]).unwrap(), 64 * 64);
+        // 128 x 64 halves: one box with a 128-byte swizzle.
+        let a = block(ScalarType::F16, &[128, 64]).unwrap();
+        assert_eq!((a.box_dims.as_slice(), a.boxes.len(), a.swizzle_bytes()), ([128, 64].as_slice(), 1, 128));
+    }
+
+    #[test]
+    fn small_and_one_dimensional_blocks_are_not_swizzled() {
+        let v = block(ScalarType::F32, &[16]).unwrap();
+        assert_eq!((v.box_dims.as_slice(), v.swizzle_bytes()), ([16].as_slice(), 0));
+        let r = block(ScalarType::F16, &[4, 64]).unwrap();
+        assert_eq!((r.box_dims.as_slice(), r.swizzle_bytes()), ([4, 64].as_slice(), 0));
+        let long = block(ScalarType::F32, &[512, 8]).unwrap();
+        assert_eq!(long.box_dims, [256, 8]);
+        assert_eq!(long.boxes.len(), 2);
+    }
+
+    #[test]
+    fn boxes_narrower_than_16_bytes_are_refused() {
+        let e = block(ScalarType::F16, &[16, 4]).unwrap_err();
+        assert!(e.contains("multiple of 16 bytes"), "{e}");
+        assert!(block(ScalarType::I1, &[16, 16]).is_err());
+    }
+}
