@@ -123,7 +123,7 @@ fn reading_a_tile_another_partition_still_copies_is_refused() {
     // The producer arrives without waiting for its copy: the consumer's read races with it.
     let (f, mut mem, args, _, _) = pipeline(0, false, false);
     let err = run_error(&f, &args, &mut mem);
-    assert!(err.contains("is read while an async_copy into it is in flight"), "{err}");
+    assert!(err.contains("is read while an async_copy or a TMA load into it is in flight"), "{err}");
 }
 
 const BAD: &str = r#"
