@@ -98,7 +98,58 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
             ],
             8,
         ),
+        ("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4),
     ]
+}
+
+/// `gluon_warp_specialize.py`'s kernel: 8 tiles of 32 x 64 per program through a two-buffer ring.
+fn warp_specialized() -> Vec<ArgSpec> {
+    vec![ptr(F16), ptr(F16), ptr(F32), ArgSpec::Float(F32), c(8), c(32), c(64), c(2)]
+}
+
+/// A warp-specialized kernel: the CTA has the default partition's 4 warps and the producer's 4; the workers
+/// branch from the entry past the kernel's own code, registers move per warpgroup (`setmaxnreg`, with `.maxnreg`
+/// on the entry), each partition synchronizes on a named barrier of its own threads, and every thread meets
+/// at `bar.sync 0` only to hand over and to join. The producer's layouts are computed from its own thread index
+/// (`%tid.x - 128`).
+#[test]
+fn warp_specialized_partitions_run_on_their_own_warps() {
+    let ptx = ptx_for("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4, Target::Sm90a).unwrap();
+    for want in [
+        ".reqntid 256, 1, 1",
+        ".maxnreg 248",
+        "setmaxnreg.dec.sync.aligned.u32 40;",
+        "setmaxnreg.inc.sync.aligned.u32 256;",
+        "bar.sync 1, 128;",
+        "bar.sync 2, 128;",
+        "cp.async.cg.shared.global",
+    ] {
+        assert!(ptx.contains(want), "no `{want}` in\n{ptx}");
+    }
+    // Pointers and buffers are in registers every thread set at the entry; `base` (from program_id, computed by
+    // the default partition) goes through shared memory: two hand-off barriers, one join.
+    assert_eq!(
+        ptx.matches("bar.sync 0;").count(),
+        3,
+        "hand-off (twice: a capture goes through shared memory) and join"
+    );
+    let handoff = &ptx[ptx.find("$L_ws_handoff_1:").unwrap()..ptx.find("$L_ws_default").unwrap()];
+    assert_eq!(handoff.matches("ld.shared.b32").count(), 1, "one capture loaded by the workers:\n{handoff}");
+    let entry = ptx.find("bra.uni $L_ws_handoff").expect("the workers' branch at the entry");
+    let init = ptx.find("mbarrier.init").unwrap();
+    assert!(entry < init, "the workers skip the kernel's code before the partitions");
+    let worker = ptx.find("setmaxnreg.dec").unwrap();
+    let default = ptx.find("setmaxnreg.inc").unwrap();
+    let worker_code = &ptx[worker..default];
+    assert!(worker_code.contains("bar.sync 2, 128;") && !worker_code.contains("bar.sync 1,"), "{worker_code}");
+    let tid = ptx.lines().find_map(|l| l.trim().strip_prefix("mov.u32 ")?.strip_suffix(", %tid.x;")).unwrap();
+    assert!(
+        ptx.lines().any(|l| l.trim().starts_with("sub.u32") && l.trim().ends_with(&format!(", {tid}, 128;"))),
+        "the producer's thread index is rebased to its first warp"
+    );
+    // sm_80 has the partitions and named barriers but no setmaxnreg.
+    let sm80 = ptx_for("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4, Target::Sm80).unwrap();
+    assert!(!sm80.contains("setmaxnreg") && !sm80.contains(".maxnreg") && sm80.contains("bar.sync 2, 128;"));
 }
 
 /// `matmul_kernel` on f16, 64x64x32 tiles, strides multiples of 16 (as in the tutorial's autotuning configs).

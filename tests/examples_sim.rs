@@ -245,3 +245,116 @@ fn descriptor_transpose_matches_the_interpreter() {
     );
     assert!(err < 1e-6, "transpose_scale: {err}");
 }
+
+/// Gluon's `warpgroup_mma` with A in registers (a tensor in `DotOperandLayout(0, <the accumulator>, 2)`) and B
+/// in NVMMA-swizzled shared memory: `wgmma` with A as four packed registers per thread, against the interpreter.
+const GLUON_RS: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
+
+@gluon.jit
+def rs_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 16])
+    A_OP: gl.constexpr = gl.DotOperandLayout(0, ACC, 2)
+    LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
+    k = gl.arange(0, K, layout=gl.SliceLayout(0, LOAD))
+    a = gl.convert_layout(gl.load(a_ptr + r[:, None] * K + k[None, :]) * 2.0, A_OP)
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, LOAD))
+    n = gl.arange(0, N, layout=gl.SliceLayout(0, LOAD))
+    b = gl.load(b_ptr + kb[:, None] * N + n[None, :])
+    b_smem = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
+    fence_async_shared()
+    acc = warpgroup_mma(a, b_smem, gl.zeros([M, N], gl.float32, ACC))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
+"#;
+
+#[test]
+fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
+    for (m, n, k, warps) in [(64, 64, 32, 4), (128, 64, 64, 8)] {
+        let spec = vec![ptr(F16), ptr(F16), ptr(F32), c(m as i64), c(n as i64), c(k as i64)];
+        let vals = [V::Buf(F16, random(m * k, 8, F16)), V::Buf(F16, random(k * n, 9, F16)), V::Out(F32, m * n)];
+        let opts = RunOptions { file: "rs.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
+        let outs = run_on(GLUON_RS, "rs_kernel", spec, &opts, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(outs.len(), 1);
+        for (got, want) in outs {
+            assert_eq!(got.len(), m * n);
+            let err = tessel::tile::testing::rel_err(&got, &want);
+            assert!(err < 1e-6, "{m}x{n}x{k} on {warps} warps: {err}");
+        }
+    }
+}
+
+/// Shared-memory views in gluon: a transposed, a sliced and a reshaped view of one NVMMA-swizzled buffer read
+/// back into registers, and a K-major buffer permuted into wgmma's B (C = A @ Bt^T), against the interpreter.
+const GLUON_VIEWS: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
+
+@gluon.jit
+def views_kernel(x_ptr, t_ptr, s_ptr, q_ptr, b_ptr, M: gl.constexpr, N: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+    c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    x = gl.load(x_ptr + r[:, None] * N + c[None, :])
+    smem = gl.allocate_shared_memory(gl.float16, [M, N], gl.NVMMASharedLayout.get_default_for([M, N], gl.float16), x)
+    tr = gl.arange(0, N, layout=gl.SliceLayout(1, L))
+    tc = gl.arange(0, M, layout=gl.SliceLayout(0, L))
+    gl.store(t_ptr + tr[:, None] * M + tc[None, :], smem.permute((1, 0)).load(L))
+    h = gl.arange(0, M // 2, layout=gl.SliceLayout(1, L))
+    gl.store(s_ptr + h[:, None] * N + c[None, :], smem.slice(M // 2, M // 2).load(L))
+    gl.store(q_ptr + h[:, None] * N + c[None, :], smem.reshape([2, M // 2, N]).index(1).load(L))
+    b = smem._reinterpret(gl.int16, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])).load(L)
+    gl.store(b_ptr + r[:, None] * N + c[None, :], b)
+
+@gluon.jit
+def bt_kernel(a_ptr, bt_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 16])
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+    n = gl.arange(0, N, layout=gl.SliceLayout(1, L))
+    k = gl.arange(0, K, layout=gl.SliceLayout(0, L))
+    a = gl.load(a_ptr + r[:, None] * K + k[None, :])
+    bt = gl.load(bt_ptr + n[:, None] * K + k[None, :])
+    a_smem = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
+    bt_smem = gl.allocate_shared_memory(gl.float16, [N, K], gl.NVMMASharedLayout.get_default_for([N, K], gl.float16), bt)
+    fence_async_shared()
+    acc = warpgroup_mma(a_smem, bt_smem.permute((1, 0)), gl.zeros([M, N], gl.float32, ACC))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
+"#;
+
+#[test]
+fn gluon_shared_memory_views_match_the_interpreter() {
+    let opts =
+        |warps| RunOptions { file: "views.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
+    let (m, n) = (64usize, 64usize);
+    let spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(ScalarType::I16), c(m as i64), c(n as i64)];
+    let vals = [
+        V::Buf(F16, random(m * n, 3, F16)),
+        V::Out(F16, m * n),
+        V::Out(F16, m * n / 2),
+        V::Out(F16, m * n / 2),
+        V::Out(ScalarType::I16, m * n),
+    ];
+    let outs = run_on(GLUON_VIEWS, "views_kernel", spec, &opts(4), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outs.len(), 4);
+    for (got, want) in outs {
+        assert_eq!(got, want, "a view read other bytes than the interpreter's");
+    }
+    for (m, n, k, warps) in [(64, 64, 64, 4), (128, 128, 64, 8)] {
+        let spec = vec![ptr(F16), ptr(F16), ptr(F32), c(m as i64), c(n as i64), c(k as i64)];
+        let vals = [V::Buf(F16, random(m * k, 6, F16)), V::Buf(F16, random(n * k, 7, F16)), V::Out(F32, m * n)];
+        let outs =
+            run_on(GLUON_VIEWS, "bt_kernel", spec, &opts(warps), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        for (got, want) in outs {
+            let err = tessel::tile::testing::rel_err(&got, &want);
+            assert!(err < 1e-6, "A @ Bt^T {m}x{n}x{k}: {err}");
+        }
+    }
+}

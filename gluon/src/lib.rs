@@ -11,16 +11,20 @@
 //! - [`async_copy`]: `cp.async` (`async_copy_global_to_shared`, `commit_group`, `wait_group`);
 //! - [`tma`]: Hopper TMA copies (`async_load`, `async_store`, `store_wait`) and the descriptor's `layout` and
 //!   `nbytes_per_cta`;
-//! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`.
+//! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
+//! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
+//! - `map_elementwise` in [`elementwise`].
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
 //! `register` with its Gluon signature (defaults included).
 
 pub mod async_copy;
+pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
 pub mod smem;
 pub mod tma;
+pub mod warp_specialize;
 pub mod wgmma;
 
 use std::sync::OnceLock;
@@ -56,6 +60,8 @@ pub fn registry() -> &'static Registry {
         async_copy::register(&mut r);
         tma::register(&mut r);
         wgmma::register(&mut r);
+        warp_specialize::register(&mut r);
+        elementwise::register(&mut r);
         r.set_attr_hook(smem::attr);
         r.set_method_hook(smem::method);
         r

@@ -1,7 +1,8 @@
 //! Shared memory: `gl.allocate_shared_memory(element_ty, shape, layout, value=None)` and the shared-memory
 //! descriptor it returns, a `memdesc` value of the IR (`local_alloc`). Its methods: `load(layout)`
 //! (`local_load` into a distributed layout), `store(value)` (`local_store`), `index(i)` (`memdesc_index`: buffer
-//! `i` of a multi-buffered allocation, the leading dim dropped), `_keep_alive()`; its attributes: `shape`,
+//! `i` of a multi-buffered allocation, the leading dim dropped), the views `permute(order)`, `reshape(shape)`,
+//! `slice(start, length, dim=0)` (`memdesc_permute/reshape/slice`), `_keep_alive()`; its attributes: `shape`,
 //! `dtype` (`element_ty`), `layout`, `rank`, `numel`, `nbytes_per_cta`, and `type` (the descriptor itself, so
 //! that `smem.type.shape` and `smem.type.layout` read as in Gluon).
 //!
@@ -29,9 +30,10 @@ pub fn register(r: &mut Registry) {
 }
 
 /// The names a descriptor answers to as methods.
-const METHODS: &[&str] = &["load", "store", "index", "_keep_alive"];
+const METHODS: &[&str] =
+    &["load", "store", "index", "permute", "reshape", "slice", "reinterpret", "_reinterpret", "_keep_alive"];
 /// Methods of Gluon's descriptor tessel does not have yet.
-const NOT_YET: &[&str] = &["slice", "permute", "reshape", "reinterpret", "_reinterpret", "gather", "scatter"];
+const NOT_YET: &[&str] = &["gather", "scatter"];
 const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "rank", "numel", "nbytes_per_cta", "type"];
 
 /// `gl.allocate_shared_memory(element_ty, shape, layout, value=None)`.
@@ -199,12 +201,108 @@ pub fn method<'a>(
             let b = e.bind(&fname, "index", args)?;
             index(e, mem, b.req("index"), span).map(|t| Some(Value::Tensor(t)))
         }
+        "permute" | "reshape" | "slice" => view(e, mem, name, &fname, args, span).map(|t| Some(Value::Tensor(t))),
+        "reinterpret" | "_reinterpret" => {
+            let b = e.bind(&fname, "dtype, shape, layout", args)?;
+            reinterpret(e, mem, b, span).map(|t| Some(Value::Tensor(t)))
+        }
         "_keep_alive" => {
             e.bind(&fname, "", args)?;
             Ok(Some(Value::None))
         }
         _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
     }
+}
+
+/// `mem.permute(order)`, `mem.reshape(shape)`, `mem.slice(start, length, dim=0)`: views of the same bytes
+/// (`tessel_tile::layout::shared_views` says which slices are views tessel can address).
+fn view<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, fname: &str, args: CallArgs<'a>, span: Span) -> R<Tv> {
+    use tessel_tile::layout::shared_views;
+    let (shape, elem, layout) = mem.ty.memdesc().expect("a memdesc");
+    let shape = shape.to_vec();
+    let ints = |e: &Elab<'a>, a: &Arg<'a>, what: &str| -> R<Vec<u32>> {
+        let items = match &a.value {
+            Value::Tuple(t) => t.to_vec(),
+            Value::List(l) => l.borrow().clone(),
+            other => {
+                return Err(e.err(a.span, format!("`{what}` of `{fname}` must be a tuple, got {}", other.describe())));
+            }
+        };
+        items
+            .iter()
+            .map(|x| match x.as_int() {
+                Some(i) if (0..=u32::MAX as i128).contains(&i) => Ok(i as u32),
+                _ => Err(e.err(a.span, format!("`{what}` of `{fname}` must hold compile-time integers"))),
+            })
+            .collect()
+    };
+    let (op, result) = match name {
+        "permute" => {
+            let b = e.bind(fname, "order", args)?;
+            let order = ints(e, b.req("order"), "order")?;
+            let l = shared_views::permute(layout, &order).map_err(|m| e.err(b.req("order").span, m))?;
+            let sh: Vec<u32> = order.iter().map(|&d| shape[d as usize]).collect();
+            (Op::MemDescPermute { order }, (sh, l))
+        }
+        "reshape" => {
+            let b = e.bind(fname, "shape", args)?;
+            let sh = e.shape_arg(b.req("shape"), fname)?;
+            let l = shared_views::reshape(layout, &sh).map_err(|m| e.err(b.req("shape").span, m))?;
+            (Op::MemDescReshape, (sh, l))
+        }
+        _ => {
+            let b = e.bind(fname, "start, length, dim=0", args)?;
+            let get = |k: &str| -> R<u32> {
+                let a = b.req(k);
+                match e.const_int(a, fname, k)? {
+                    v if (0..=u32::MAX as i128).contains(&v) => Ok(v as u32),
+                    v => Err(e.err(a.span, format!("`{k}` of `{fname}` must be a non-negative integer, got {v}"))),
+                }
+            };
+            let (start, length, dim) = (get("start")?, get("length")?, get("dim")?);
+            if dim as usize >= shape.len() {
+                return Err(e.err(b.req("dim").span, format!("dim {dim} is out of range for shape {shape:?}")));
+            }
+            let (l, _) = shared_views::slice(layout, dim as usize, start, length).map_err(|m| e.err(span, m))?;
+            let mut sh = shape.clone();
+            sh[dim as usize] = length;
+            (Op::MemDescSlice { dim, start }, (sh, l))
+        }
+    };
+    let ty = Type::MemDesc { shape: Shape::from_slice(&result.0), elem, layout: result.1 };
+    e.emit1(op, &[mem], ty, span)
+}
+
+/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`.
+/// The elements must keep their size (tessel's interpreter keeps buffers as elements, not bytes).
+fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv> {
+    let fname = b.fname.clone();
+    let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+    let numel: u64 = shape.iter().map(|&d| d as u64).product();
+    let to = scalar_dtype(e, b.req("dtype"), &fname, "dtype")?;
+    if to.bits() != elem.bits() {
+        return Err(e.err(
+            b.req("dtype").span,
+            format!(
+                "reinterpreting {} ({} bits) as {} ({} bits) changes the element size, which tessel does not support yet",
+                elem.triton_name(),
+                elem.bits(),
+                to.triton_name(),
+                to.bits()
+            ),
+        ));
+    }
+    let new_shape = e.shape_arg(b.req("shape"), &fname)?;
+    if new_shape.iter().map(|&d| d as u64).product::<u64>() != numel {
+        return Err(e.err(
+            b.req("shape").span,
+            format!("a view of shape {new_shape:?} does not hold the {numel} elements of {}", mem.ty),
+        ));
+    }
+    let spec = shared_arg(e, b.req("layout"), &fname)?;
+    let layout = shared_layout(e, &spec, &new_shape, to, b.req("layout").span)?;
+    let ty = Type::MemDesc { shape: Shape::from_slice(&new_shape), elem: to, layout };
+    e.emit1(Op::MemDescReinterpret, &[mem], ty, span)
 }
 
 /// `mem.index(i)`: buffer `i` of a multi-buffered allocation.

@@ -86,7 +86,8 @@ fn shared_memory_shapes_dtypes_and_layouts() {
         "index 2 is out of range for 2 buffers",
         "2",
     );
-    check("    t = s.permute([1, 0])\n", "is not supported by tessel yet", "s.permute([1, 0])");
+    check("    t = s._reinterpret(gl.int8, [64, 128], s.layout)\n", "changes the element size", "gl.int8");
+    check("    t = s._reinterpret(gl.int16, [64, 32], s.layout)\n", "does not hold the 4096 elements", "[64, 32]");
 }
 
 #[test]

@@ -94,3 +94,48 @@ def k(X):
     assert!(err.contains("this conversion is not trivial"), "{err}");
     assert!(err.contains("gl.convert_layout(z, a, assert_trivial=True)"), "the error points at the call:\n{err}");
 }
+
+const MAP: &str = r#"
+@gluon.jit
+def axpy_clamped(a, b, alpha):
+    return gl.minimum(a * alpha + b, 4.0)
+
+@gluon.jit
+def relu(x):
+    if x > 0:
+        return x
+    return 0.0
+
+@gluon.jit
+def k(X, Y, Out, N: gl.constexpr, BRANCH: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1, 1], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, N, layout=gl.SliceLayout(1, L))
+    c = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    x = gl.load(X + r[:, None] * N + c[None, :])
+    y = gl.load(Y + c)[None, :]
+    if BRANCH:
+        out = gl.map_elementwise(relu, x)
+    else:
+        out = gl.map_elementwise(axpy_clamped, x, y, 2.0)
+    gl.store(Out + r[:, None] * N + c[None, :], out)
+"#;
+
+#[test]
+fn map_elementwise_applies_a_function_to_every_broadcast_element() {
+    use tessel_tile::interp::Arg;
+    use tessel_tile::interp::memory::Memory;
+    let n = 16;
+    let f = elab(&format!("{HEADER}{MAP}"), "k", vec![ptr(F32), ptr(F32), ptr(F32), cint(n), cint(0)]);
+    let n = n as usize;
+    let mut rng = Rng::new(2);
+    let (x, y) = (rounded(F32, &rng.vec(n * n)), rounded(F32, &rng.vec(n)));
+    let mut mem = Memory::new();
+    let (bx, by) = (mem.alloc_from("x", F32, &x), mem.alloc_from("y", F32, &y));
+    let out = poisoned(&mut mem, "out", F32, n * n);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(by), Arg::Buffer(out)], [1, 1, 1], &mut mem);
+    let want: Vec<f64> =
+        (0..n * n).map(|i| rounded(F32, &[rounded(F32, &[x[i] * 2.0])[0] + y[i % n]])[0].min(4.0)).collect();
+    assert_eq!(mem.read_f64(out), want);
+    let err = elab_error(&format!("{HEADER}{MAP}"), "k", vec![ptr(F32), ptr(F32), ptr(F32), cint(16), cint(1)]);
+    assert!(err.contains("runs `relu` on whole tensors: control flow on their elements is not supported yet"), "{err}");
+}

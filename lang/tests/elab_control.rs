@@ -305,6 +305,7 @@ def k(Out, SHAPE: tl.constexpr, NAME: tl.constexpr):
     tl.static_assert(isinstance(x, tl.tensor) and not isinstance(x, tl.constexpr))
     tl.static_assert(len(x.shape) == 2 and x.dtype.is_fp16() and x.dtype.primitive_bitwidth == 16)
     tl.static_print(NAME.upper(), "{}x{}".format(*dims), min(dims), sum(dims), x.T.shape, x.dtype)
+    tl.static_print((dims[1]).bit_length(), (0).bit_length(), (-5).bit_length(), SHAPE[2].bit_length())
     total = 0
     for i, d in enumerate(dims):
         total = total + i * d
@@ -315,7 +316,7 @@ def k(Out, SHAPE: tl.constexpr, NAME: tl.constexpr):
     let full = format!("{PRELUDE}{src}");
     let e = elab_spec("test.py", &full, "k", &Specialization::new(vec![ptr(F32), shape, name]));
     check_ir(&e.func);
-    assert_eq!(e.static_prints, ["TILE 4x8 4 12 (8, 4) float16"]);
+    assert_eq!(e.static_prints, ["TILE 4x8 4 12 (8, 4) float16", "4 0 3 3"]);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! tessel-sched owns loop scheduling: the latency model, the CoarseSchedule (a stage and a cluster for every op
 //! of a loop body), loop expansion into prologue / steady state / drain with multi-buffered shared memory, and
-//! (later) the lowering of warp-specialized partitions. It reads layout IR and writes layout IR; codegen runs
+//! the partition plan of `warp_specialize` ([`warp_spec`]: warp ranges, `setmaxnreg` counts). It reads layout IR and writes layout IR; codegen runs
 //! after it.
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
@@ -8,6 +8,7 @@
 
 pub mod expand;
 pub mod plan;
+pub mod warp_spec;
 
 use std::fmt::Write;
 
@@ -36,8 +37,10 @@ pub fn schedule(f: &Func) -> Vec<CoarseSchedule> {
     plans(f).into_iter().map(|(s, _)| s).collect()
 }
 
-/// Schedules every loop and expands those the pipeliner takes; returns the schedules (of the loops as they were).
+/// Plans the partitions of every `warp_specialize` ([`warp_spec`]), schedules every loop and expands those the
+/// pipeliner takes; returns the schedules (of the loops as they were).
 pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, String> {
+    warp_spec::assign(f)?;
     let mut out = Vec::new();
     for (s, p) in plans(f) {
         if let Some(p) = p {
@@ -51,6 +54,13 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, String> {
 /// The schedules as text: one block per loop, one line per op with its stage and cluster.
 pub fn print(f: &Func, schedules: &[CoarseSchedule]) -> String {
     let mut s = String::new();
+    for o in f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::WarpSpecialize(_))) {
+        match warp_spec::plan_of(f, o) {
+            Ok(p) => writeln!(s, "// @{} warp_specialize {o}: {}", f.name, p.note),
+            Err(e) => writeln!(s, "// @{} warp_specialize {o}: {e}", f.name),
+        }
+        .ok();
+    }
     if schedules.is_empty() {
         let _ = writeln!(s, "// @{}: no loops to schedule", f.name);
     }

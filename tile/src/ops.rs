@@ -418,6 +418,38 @@ pub enum Op {
     /// `gdc_launch_dependents` lets the dependent grid start.
     GdcWait,
     GdcLaunchDependents,
+    /// `warp_specialize captures... {worker_num_warps, worker_num_regs}` → the default partition's results.
+    /// Region 0 is the default partition: it runs on the kernel's `num_warps` warps, may use values of the
+    /// enclosing region and yields the results. Region `1 + i` is worker `i`: `worker_num_warps[i]` warps of
+    /// its own (after the default's and the workers' before it), isolated from above (its arguments are the
+    /// captures, the operands), yielding nothing. `worker_num_regs` (empty, or one per worker) asks for that
+    /// many registers per thread (`setmaxnreg`). The partition plan (`sched::warp_spec`) fills `warp_starts`
+    /// (the first warp of each partition, the default's 0 first) and `regs` (the registers each partition
+    /// runs with, empty when none are reallocated).
+    WarpSpecialize(WarpSpec),
+    /// Views of a shared-memory buffer (the same bytes, another shape; `layout::shared_views`):
+    /// `memdesc_permute mem {order}` (result dim `i` is dim `order[i]`), `memdesc_reshape mem` (the row-major
+    /// reshape to the result's shape), `memdesc_slice mem {dim, start}` (the result's length of `dim` from `start`).
+    MemDescPermute {
+        order: Vec<u32>,
+    },
+    MemDescReshape,
+    MemDescSlice {
+        dim: u32,
+        start: u32,
+    },
+    /// `memdesc_reinterpret mem`: the same bytes as the result's element type (of the same size), shape and
+    /// layout (Gluon's `_reinterpret`).
+    MemDescReinterpret,
+}
+
+/// The attributes of [`Op::WarpSpecialize`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WarpSpec {
+    pub worker_num_warps: Vec<u32>,
+    pub worker_num_regs: Vec<u32>,
+    pub warp_starts: Vec<u32>,
+    pub regs: Vec<u32>,
 }
 
 type Attrs = Vec<(&'static str, Attr)>;
@@ -501,6 +533,11 @@ impl Op {
             Op::SmId => "smid",
             Op::GdcWait => "gdc_wait",
             Op::GdcLaunchDependents => "gdc_launch_dependents",
+            Op::WarpSpecialize(_) => "warp_specialize",
+            Op::MemDescPermute { .. } => "memdesc_permute",
+            Op::MemDescReshape => "memdesc_reshape",
+            Op::MemDescSlice { .. } => "memdesc_slice",
+            Op::MemDescReinterpret => "memdesc_reinterpret",
         }
     }
 
@@ -605,6 +642,22 @@ impl Op {
                 a.push(("constraints", Attr::Str(constraints.clone())));
                 a.push(("pure", Attr::Bool(*pure)));
                 a.push(("pack", Attr::Int(*pack as i64)));
+            }
+            Op::MemDescPermute { order } => a.push(("order", Attr::Ints(order.iter().map(|&x| x as i64).collect()))),
+            Op::MemDescSlice { dim, start } => {
+                a.push(("dim", Attr::Int(*dim as i64)));
+                a.push(("start", Attr::Int(*start as i64)));
+            }
+            Op::WarpSpecialize(w) => {
+                let ints = |v: &[u32]| Attr::Ints(v.iter().map(|&x| x as i64).collect());
+                a.push(("worker_num_warps", ints(&w.worker_num_warps)));
+                for (k, v) in
+                    [("worker_num_regs", &w.worker_num_regs), ("warp_starts", &w.warp_starts), ("regs", &w.regs)]
+                {
+                    if !v.is_empty() {
+                        a.push((k, ints(v)));
+                    }
+                }
             }
             _ => {}
         }
@@ -722,6 +775,24 @@ impl Op {
             "smid" => Op::SmId,
             "gdc_wait" => Op::GdcWait,
             "gdc_launch_dependents" => Op::GdcLaunchDependents,
+            "memdesc_permute" => {
+                Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
+            }
+            "memdesc_reshape" => Op::MemDescReshape,
+            "memdesc_reinterpret" => Op::MemDescReinterpret,
+            "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
+            "warp_specialize" => {
+                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
+                    let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };
+                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| format!("`{name}`: `{k}` has {x}"))).collect()
+                };
+                Op::WarpSpecialize(WarpSpec {
+                    worker_num_warps: ints("worker_num_warps", true)?,
+                    worker_num_regs: ints("worker_num_regs", false)?,
+                    warp_starts: ints("warp_starts", false)?,
+                    regs: ints("regs", false)?,
+                })
+            }
             other => {
                 if let Some(op) = BinOp::from_word(other) {
                     Op::Binary { op, propagate_nan: bag.flag("propagate_nan")? }
@@ -767,6 +838,7 @@ impl Op {
                 | Op::SmId
                 | Op::GdcWait
                 | Op::GdcLaunchDependents
+                | Op::WarpSpecialize(_)
         ) && !self.is_shared_memory_op()
     }
 
@@ -794,6 +866,22 @@ impl Op {
                 | Op::TmaLoad
                 | Op::TmaStore
                 | Op::TmaStoreWait { .. }
+                | Op::MemDescPermute { .. }
+                | Op::MemDescReshape
+                | Op::MemDescSlice { .. }
+                | Op::MemDescReinterpret
+        )
+    }
+
+    /// The ops whose result is a view of their first operand's shared-memory buffer.
+    pub fn is_memdesc_view(&self) -> bool {
+        matches!(
+            self,
+            Op::MemDescIndex
+                | Op::MemDescPermute { .. }
+                | Op::MemDescReshape
+                | Op::MemDescSlice { .. }
+                | Op::MemDescReinterpret
         )
     }
 }
@@ -870,6 +958,10 @@ impl AttrBag<'_> {
             None => Err(format!("`{}` needs attribute `{key}`", self.name)),
             Some(other) => Err(format!("`{}`: attribute `{key}` must be a list of integers, got `{other}`", self.name)),
         }
+    }
+
+    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+        if self.attrs.iter().any(|(k, _)| k == key) { self.ints(key) } else { Ok(Vec::new()) }
     }
 
     fn finish(self) -> Result<(), String> {

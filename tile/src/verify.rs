@@ -93,6 +93,16 @@ impl Verifier<'_> {
                 self.region(regions[0], Terminator::Condition)?;
                 self.region(regions[1], Terminator::Yield)?;
             }
+            Op::WarpSpecialize(_) => {
+                self.region(regions[0], Terminator::Yield)?;
+                // Worker partitions run on other warps: they see only their arguments (the captures).
+                for &r in &regions[1..] {
+                    let saved = std::mem::take(&mut self.visible);
+                    let res = self.region(r, Terminator::Yield);
+                    self.visible = saved;
+                    res?;
+                }
+            }
             _ => {
                 for r in regions {
                     self.region(r, Terminator::Yield)?;
@@ -392,6 +402,24 @@ impl Verifier<'_> {
                 }
                 Ok(())
             }
+            Op::MemDescReinterpret => {
+                count(1..=1, 1)?;
+                let (Some((shape, elem, _)), Some((vshape, velem, _))) = (ins[0].memdesc(), outs[0].memdesc()) else {
+                    return Err("needs a memdesc operand and result".into());
+                };
+                let numel = |s: &[u32]| s.iter().map(|&d| d as u64).product::<u64>();
+                if elem.bits() != velem.bits() || numel(shape) != numel(vshape) {
+                    return Err(format!(
+                        "{} is not the bytes of {} (element sizes and counts must match)",
+                        outs[0], ins[0]
+                    ));
+                }
+                Ok(())
+            }
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
+                count(1..=1, 1)?;
+                crate::layout::shared_views::check(&data.op, ins[0], outs[0])
+            }
             Op::MemDescIndex => {
                 count(2..=2, 1)?;
                 same(ins[1], &Type::scalar(ScalarType::I32), "index")?;
@@ -544,6 +572,10 @@ impl Verifier<'_> {
                 self.region_sig(data.regions[1], &results, &inits)
             }
             Op::Yield | Op::Condition => Ok(()),
+            Op::WarpSpecialize(w) => {
+                need_regions(1 + w.worker_num_warps.len())?;
+                self.warp_specialize_types(o, w)
+            }
             Op::Return => count(0..=0, 0),
             Op::Assume => {
                 count(1..=1, 0)?;
@@ -609,6 +641,51 @@ impl Verifier<'_> {
     }
 
     /// Checks a region's argument types and the types its terminator yields.
+    /// `warp_specialize`: partition warp counts, register requests, the plan's shape, and the regions' signatures.
+    fn warp_specialize_types(&self, o: OpId, w: &crate::ops::WarpSpec) -> Result<(), String> {
+        let f = self.f;
+        let data = f.op(o);
+        let n = w.worker_num_warps.len();
+        if n == 0 {
+            return Err("needs at least one worker partition".into());
+        }
+        if let Some(x) = w.worker_num_warps.iter().find(|x| !x.is_power_of_two()) {
+            return Err(format!("worker warp counts must be powers of two, got {x}"));
+        }
+        if !w.worker_num_regs.is_empty() && w.worker_num_regs.len() != n {
+            return Err(format!("`worker_num_regs` needs one entry per worker ({n}), got {}", w.worker_num_regs.len()));
+        }
+        if let Some(x) = w.worker_num_regs.iter().find(|&&x| !(24..=256).contains(&x) || x % 8 != 0) {
+            return Err(format!("worker register counts must be multiples of 8 in 24..=256, got {x}"));
+        }
+        if !w.warp_starts.is_empty() && w.warp_starts.len() != n + 1 {
+            return Err(format!(
+                "`warp_starts` needs one entry per partition ({}), got {}",
+                n + 1,
+                w.warp_starts.len()
+            ));
+        }
+        if !w.regs.is_empty() && w.regs.len() != n + 1 {
+            return Err(format!("`regs` needs one entry per partition ({}), got {}", n + 1, w.regs.len()));
+        }
+        let mut inside = false;
+        let mut p = data.parent.and_then(|r| f.region(r).parent);
+        while let Some(q) = p {
+            inside |= matches!(f.op(q).op, Op::WarpSpecialize(_));
+            p = f.op(q).parent.and_then(|r| f.region(r).parent);
+        }
+        if inside {
+            return Err("a warp_specialize cannot be nested in a partition".into());
+        }
+        let results: Vec<Type> = data.results.iter().map(|&v| f.ty(v).clone()).collect();
+        self.region_sig(data.regions[0], &[], &results)?;
+        let captures: Vec<Type> = data.operands.iter().map(|&v| f.ty(v).clone()).collect();
+        for &r in &data.regions[1..] {
+            self.region_sig(r, &captures, &[])?;
+        }
+        Ok(())
+    }
+
     fn region_sig(&self, r: RegionId, args: &[Type], yields: &[Type]) -> Result<(), String> {
         let f = self.f;
         let region = f.region(r);

@@ -10,6 +10,7 @@
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::shared_access::{self, reg_offset};
+use tessel_tile::ops::Op;
 
 use super::coords::{bases, layout_of};
 use super::shared::{ld_vec, pack};
@@ -114,6 +115,36 @@ pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     if let Some(&x) = data.operands.first() {
         write(l, x, v, base)?;
     }
+    Ok(())
+}
+
+/// `memdesc_permute`, `memdesc_reshape`, `memdesc_slice`, `memdesc_reinterpret`: the same bytes under another
+/// layout (the result type's), a slice from its first element on (at the entry when the buffer's address is computed there).
+pub(crate) fn view(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (src, v) = (data.operands[0], data.results[0]);
+    let base = l.get(src)?[0];
+    let Op::MemDescSlice { dim, start } = data.op else {
+        l.vals.insert(v, vec![base]);
+        return Ok(());
+    };
+    let (_, elem, layout) = l.f.ty(src).memdesc().expect("verified: a memdesc");
+    let length = l.f.ty(v).shape()[dim as usize];
+    let (_, offset) =
+        tessel_tile::layout::shared_views::slice(layout, dim as usize, start, length).map_err(CompileError::new)?;
+    let bytes = offset * elem.bytes();
+    if bytes == 0 {
+        l.vals.insert(v, vec![base]);
+        return Ok(());
+    }
+    let hoist = l.entry_regs.contains(&base);
+    l.b.set_prologue(hoist);
+    let at = l.b.reg(RegClass::B32);
+    l.b.op("add.u32", at, (base, bytes));
+    l.b.set_prologue(false);
+    if hoist {
+        l.entry_regs.insert(at);
+    }
+    l.vals.insert(v, vec![at]);
     Ok(())
 }
 

@@ -27,6 +27,7 @@ mod math;
 mod memory;
 mod mma;
 mod occupancy;
+mod partitions;
 mod reduce;
 mod scan;
 mod shape;
@@ -121,6 +122,13 @@ pub(crate) struct Lower<'f> {
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
     /// func attribute `enable_fp_fusion = false` turns it off).
     pub fp_fusion: bool,
+    /// The CTA barrier of the warps running the code being lowered: `(0, 0)` is `bar.sync 0` (every thread of
+    /// the CTA); in a warp-specialized kernel, named barrier `id` over `threads` (see `partitions`).
+    pub bar: (u32, u32),
+    /// Scratch starts at least here (the scratch of partitions that run at the same time must not overlap).
+    pub scratch_floor: u32,
+    /// In a warp-specialized kernel: the per-thread values of each worker partition (`partitions`).
+    pub ws: Option<partitions::Setup>,
 }
 
 impl<'f> Lower<'f> {
@@ -385,6 +393,9 @@ impl<'f> Lower<'f> {
             Op::WarpGroupDot { precision, is_async, .. } => wgmma::warpgroup_dot(self, &data, *precision, *is_async)?,
             Op::WarpGroupDotWait { pending } => asynchronous::dot_wait(self, &data, *pending)?,
             Op::MemDescIndex => asynchronous::memdesc_index(self, &data)?,
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
+                local::view(self, &data)?
+            }
             Op::AsyncCopy => asynchronous::async_copy(self, &data)?,
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
@@ -407,6 +418,7 @@ impl<'f> Lower<'f> {
             Op::InlineAsm { .. } => inline_asm::lower(self, &data)?,
             Op::Gather { .. } => data::gather(self, &data)?,
             Op::Histogram { num_bins } => data::histogram(self, &data, *num_bins)?,
+            Op::WarpSpecialize(_) => partitions::lower(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -417,12 +429,17 @@ impl<'f> Lower<'f> {
 pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     f.config.validate().map_err(CompileError::new)?;
     let (arch, num_warps) = (f.target, f.config.num_warps);
-    for v in &f.values {
+    let partition_warps = partitions::warps_of_values(f);
+    for (i, v) in f.values.iter().enumerate() {
         if let Type::Tensor { layout: Some(l), .. } = &v.ty {
             let lin = &l.linear;
-            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != num_warps {
+            let (warps, whose) = match partition_warps.get(&ValueId(i as u32)) {
+                Some(&(w, worker)) => (w, format!("worker partition {worker} has")),
+                None => (num_warps, "the kernel has num_warps =".to_string()),
+            };
+            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != warps {
                 return Err(CompileError::new(format!(
-                    "a layout spans {} warps but the kernel has num_warps = {num_warps}",
+                    "a layout spans {} warps but {whose} {warps}",
                     lin.in_dim_size("warp")
                 )));
             }
@@ -462,6 +479,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),
+        bar: (0, 0),
+        scratch_floor: 0,
+        ws: None,
         tensor_maps: Vec::new(),
     };
     let mut params = Vec::new();
@@ -503,6 +523,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         l.vals.insert(a, vec![r]);
         params.push(Param { name, ty, bytes: None });
     }
+    partitions::setup(&mut l)?;
     l.region(f.body)?;
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });
@@ -536,13 +557,14 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         table += &format!("// shared memory: {} bytes per CTA (buffers and scratch)\n", l.smem_bytes);
     }
     l.b.set_header(table);
-    let min_ctas = occupancy::min_ctas_per_sm(&l, f, l.smem_bytes);
-    let entry = crate::ptx::Directives { threads: num_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
+    let total_warps = l.ws.as_ref().map_or(num_warps, |w| w.total_warps);
+    let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
+    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel {
         ptx,
         name: f.name.clone(),
-        num_warps,
+        num_warps: total_warps,
         shared_bytes: l.smem_bytes,
         target: arch,
         tensor_maps: l.tensor_maps,

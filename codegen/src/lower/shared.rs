@@ -9,7 +9,10 @@ use crate::smem::{Access, Sync};
 impl Lower<'_> {
     /// A CTA barrier: every shared-memory access before it is complete for every thread after it.
     pub(crate) fn barrier(&mut self) {
-        self.b.effect("bar.sync", 0);
+        match self.bar {
+            (0, 0) => self.b.effect("bar.sync", 0),
+            (id, threads) => self.b.effect("bar.sync", (id, threads)),
+        }
         self.hazards.clear();
     }
 
@@ -29,18 +32,26 @@ impl Lower<'_> {
     /// buffer live at the op; a barrier comes first if an earlier access to it may still be in flight. Users
     /// end with [`Lower::barrier`] so that the next user may reuse the space.
     pub(crate) fn scratch(&mut self, bytes: u32) -> Result<Reg, crate::CompileError> {
-        let at = self.alloc.scratch_base(self.cur_op);
-        let span = [(at, at + bytes, Access::Write)];
-        self.in_flight.check(&span)?;
-        self.sync_for(&span);
-        self.hazards.record(&span);
-        self.smem_bytes = self.smem_bytes.max(at + bytes);
+        let at = self.scratch_at(bytes)?;
         let base = self.b.reg(RegClass::B32);
         self.b.op("mov.u32", base, sym("global_smem"));
         if at != 0 {
             self.b.op("add.u32", base, (base, at));
         }
         Ok(base)
+    }
+}
+
+impl Lower<'_> {
+    /// The offset of [`Lower::scratch`]'s space, with its barrier and bookkeeping done.
+    pub(crate) fn scratch_at(&mut self, bytes: u32) -> Result<u32, crate::CompileError> {
+        let at = self.alloc.scratch_base(self.cur_op).max(self.scratch_floor.next_multiple_of(128));
+        let span = [(at, at + bytes, Access::Write)];
+        self.in_flight.check(&span)?;
+        self.sync_for(&span);
+        self.hazards.record(&span);
+        self.smem_bytes = self.smem_bytes.max(at + bytes);
+        Ok(at)
     }
 }
 

@@ -5,7 +5,8 @@
 //!
 //! Lifetimes are intervals over the ops in program order. A buffer lives from its `local_alloc` to its last
 //! use; a use inside a loop or branch that the buffer was defined outside of counts as a use at the end of
-//! that loop or branch (the buffer must survive every iteration).
+//! that loop or branch (the buffer must survive every iteration). A buffer made inside a partition of a
+//! `warp_specialize` lives over the whole op, since its partitions run at the same time.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -36,7 +37,7 @@ pub struct Buffer {
 pub struct Allocation {
     pub buffers: Vec<Buffer>,
     by_value: HashMap<ValueId, usize>,
-    /// The allocation each view (`memdesc_index` result) is part of.
+    /// The allocation each view (`memdesc_index`, `memdesc_permute`... result) is part of.
     root: HashMap<ValueId, ValueId>,
     /// Program-order position of every op.
     pos: HashMap<OpId, u32>,
@@ -71,7 +72,7 @@ impl Allocation {
         let mut root: HashMap<ValueId, ValueId> = HashMap::new();
         for o in f.all_ops() {
             let d = f.op(o);
-            if d.op == Op::MemDescIndex {
+            if d.op.is_memdesc_view() {
                 let r = root.get(&d.operands[0]).copied().unwrap_or(d.operands[0]);
                 root.insert(d.results[0], r);
             }
@@ -106,7 +107,16 @@ impl Allocation {
                     return Err(CompileError::new("shared-memory buffers cannot be loop-carried yet"));
                 }
             }
-            buffers.push(Buffer { value: v, offset: 0, bytes, align, live: (pos[&o], last) });
+            let mut live = (pos[&o], last);
+            // The partitions of a warp_specialize run at the same time: a buffer made in one lives over all of them.
+            let mut up = f.region(region).parent;
+            while let Some(p) = up {
+                if matches!(f.op(p).op, Op::WarpSpecialize(_)) {
+                    live = (live.0.min(pos[&p]), live.1.max(end[&p]));
+                }
+                up = f.op(p).parent.and_then(|r| f.region(r).parent);
+            }
+            buffers.push(Buffer { value: v, offset: 0, bytes, align, live });
         }
         // First fit in order of definition: each buffer takes the lowest aligned offset that no buffer placed
         // before it and live at the same time occupies.
@@ -236,5 +246,28 @@ mod tests {
         let load_c = f.all_ops()[5];
         assert_eq!(a.scratch_base(load_c), 8192, "only %c is live at its load");
         assert!(a.table(&f).contains("%a 8192 bytes at [0, 8192)"), "{}", a.table(&f));
+    }
+
+    #[test]
+    fn buffers_of_partitions_that_run_at_once_never_share_space() {
+        let f = tessel_tile::parse::parse_func(
+            "func @k() {
+  warp_specialize {worker_num_warps = [4]} {
+    %a = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+    yield
+  }, {
+    %b = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+    yield
+  }
+  %c = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
+        // %a and %b each live only at their allocation, but the partitions run at the same time; %c comes after.
+        assert_eq!(offs, [0, 8192, 0]);
     }
 }

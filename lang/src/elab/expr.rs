@@ -556,6 +556,7 @@ impl<'a> Elab<'a> {
             Value::Str(_) | Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Layout(_) => {
                 Ok(Value::Method(Rc::new((v.clone(), name.to_string()))))
             }
+            Value::Int(_) if name == "bit_length" => Ok(Value::Method(Rc::new((v.clone(), name.to_string())))),
             other => Err(self.err(span, format!("{} has no attribute `{name}`", other.type_name()))),
         }
     }

@@ -11,6 +11,7 @@ mod compute;
 mod data_ops;
 pub mod memory;
 mod parallel;
+mod partitions;
 pub mod rounding;
 mod shape_ops;
 mod shared;
@@ -171,6 +172,7 @@ pub fn run_with_limits(
         iterations: 0,
         smem_writes: 0,
         work: 0,
+        task: None,
     };
     for &pid in &programs {
         prog.pid = pid;
@@ -198,6 +200,8 @@ struct Program<'a> {
     smem_writes: u64,
     /// Elements the current program has computed.
     work: u64,
+    /// Set while the program runs one partition of a `warp_specialize` (`partitions`).
+    task: Option<partitions::Task<'a>>,
 }
 
 /// How a region ended.
@@ -262,8 +266,13 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
+        if self.task.is_some() && matches!(data.op, Op::MBarrierWait) {
+            // Another partition may complete the phase: let it run until it does, or report a deadlock.
+            self.wait_for_phase(o)?;
+        }
         self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
         match &data.op {
+            Op::WarpSpecialize(_) => return self.warp_specialize(o).map(|()| None),
             Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
             Op::Condition => {
                 let c = self.tensor(ins[0]).data[0].is_true();

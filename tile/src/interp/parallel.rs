@@ -27,6 +27,8 @@ pub(super) enum Mem<'a> {
     Shared(&'a mut Memory),
     /// The memory before the launch, read-only, plus this program's own stores (programs run in parallel).
     Private(Private<'a>),
+    /// Lent to another partition of a `warp_specialize` (`partitions`), which runs while this one waits.
+    Lent,
 }
 
 pub(super) struct Private<'a> {
@@ -178,6 +180,7 @@ impl Mem<'_> {
     pub(super) fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
         match self {
             Mem::Shared(m) => m.load(addr, elem),
+            Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let base = p.launch.base;
                 let slot = base.slot(addr, elem)?;
@@ -191,6 +194,7 @@ impl Mem<'_> {
     pub(super) fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
         match self {
             Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let base = p.launch.base;
                 let slot = base.slot(addr, elem)?;
@@ -208,7 +212,7 @@ impl Mem<'_> {
     /// An atomic is about to run (at `loc`, in program `pid`): programs that use atomics run one at a time.
     pub(super) fn atomic(&mut self, pid: [u32; 3], loc: Option<Loc>) -> Result<(), String> {
         match self {
-            Mem::Shared(_) => Ok(()),
+            Mem::Shared(_) | Mem::Lent => Ok(()),
             Mem::Private(p) => {
                 let [x, y, z] = pid;
                 let at = loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
@@ -221,6 +225,7 @@ impl Mem<'_> {
         match self {
             Mem::Shared(m) => m.changes(),
             Mem::Private(p) => p.changes,
+            Mem::Lent => 0,
         }
     }
 }
@@ -277,6 +282,7 @@ pub(super) fn run(
                     iterations: 0,
                     smem_writes: 0,
                     work: 0,
+                    task: None,
                 };
                 let ran = prog.region(func.body, &[]);
                 let Mem::Private(p) = prog.mem else { unreachable!("a private view") };

@@ -18,12 +18,59 @@ use crate::ops::Op;
 use crate::types::Elem;
 
 /// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
-/// multi-buffered one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// multi-buffered one. A view that is not such a run (`memdesc_permute`, `memdesc_slice`, `memdesc_reinterpret`
+/// and views of those) lists its buffer elements in `mapped`, in row-major order of the view (`start` is the
+/// first).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct View {
     buf: usize,
     start: usize,
     len: usize,
+    mapped: Option<std::sync::Arc<Vec<usize>>>,
+}
+
+impl View {
+    /// The view of buffer `buf` whose elements are `elements`, in row-major order.
+    fn of(buf: usize, elements: Vec<usize>) -> View {
+        let (start, len) = (elements.first().copied().unwrap_or(0), elements.len());
+        let run = elements.iter().enumerate().all(|(i, &e)| e == start + i);
+        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)) }
+    }
+
+    /// The buffer element of each view element, in row-major order of the view.
+    fn elements(&self) -> Vec<usize> {
+        match &self.mapped {
+            Some(m) => m.to_vec(),
+            None => (self.start..self.start + self.len).collect(),
+        }
+    }
+
+    fn contains(&self, e: usize) -> bool {
+        match &self.mapped {
+            None => e >= self.start && e < self.start + self.len,
+            Some(m) => m.contains(&e),
+        }
+    }
+
+    /// The view of shape `shape` whose element at index `i` is this view's (of shape `from`) at `to_from(i)`.
+    fn derive(&self, from: &[u32], shape: &[u32], to_from: impl Fn(&[u32]) -> Vec<u32>) -> View {
+        let mine = self.elements();
+        let n: usize = shape.iter().map(|&d| d as usize).product();
+        let elements = (0..n).map(|k| mine[ravel(from, &to_from(&Tensor::unravel(shape, k)))]).collect();
+        View::of(self.buf, elements)
+    }
+}
+
+/// `x` of type `from` read as the bits of type `to` (of the same size).
+fn recast(x: Val, from: Elem, to: Elem) -> Val {
+    match (from.scalar(), to.scalar()) {
+        (Some(f), Some(t)) => super::value::from_bits(super::value::to_bits(x, f), t),
+        _ => x,
+    }
+}
+
+fn ravel(shape: &[u32], idx: &[u32]) -> usize {
+    shape.iter().zip(idx).fold(0, |acc, (&d, &i)| acc * d as usize + i as usize)
 }
 
 /// One pending element write of an `async_copy`.
@@ -42,6 +89,8 @@ pub(super) struct State {
     next_dot: u64,
     /// The mbarriers, by the buffer element they live in.
     barriers: HashMap<(usize, usize), Barrier>,
+    /// Elements the `async_copy`s of the other partitions of a `warp_specialize` still have in flight (`partitions`).
+    pub(super) foreign: Vec<(usize, usize)>,
     /// TMA loads in flight: their element writes, which land when the phase of the barrier they complete on
     /// completes.
     tma_writes: Vec<((usize, usize), Vec<Write>)>,
@@ -85,7 +134,37 @@ impl Barrier {
     }
 }
 
+/// The asynchronous work one partition of a `warp_specialize` has in flight (copy groups, wgmmas): each
+/// partition waits only for its own, so it moves with the partition while another one runs (`partitions`).
+#[derive(Default)]
+pub(super) struct AsyncWork {
+    uncommitted: Vec<Write>,
+    groups: VecDeque<Vec<Write>>,
+    in_flight_dots: BTreeSet<u64>,
+    dot_reads: Vec<(u64, View)>,
+}
+
+impl AsyncWork {
+    /// The buffer elements its copies will write.
+    pub(super) fn pending_copies(&self) -> Vec<(usize, usize)> {
+        self.uncommitted.iter().chain(self.groups.iter().flatten()).map(|&(b, i, _)| (b, i)).collect()
+    }
+}
+
+impl State {
+    /// Exchanges the asynchronous work in flight with `w`.
+    pub(super) fn swap_async(&mut self, w: &mut AsyncWork) {
+        std::mem::swap(&mut self.uncommitted, &mut w.uncommitted);
+        std::mem::swap(&mut self.groups, &mut w.groups);
+        std::mem::swap(&mut self.in_flight_dots, &mut w.in_flight_dots);
+        std::mem::swap(&mut self.dot_reads, &mut w.dot_reads);
+    }
+}
+
 fn overlaps(a: &View, b: &View) -> bool {
+    if a.mapped.is_some() || b.mapped.is_some() {
+        return a.buf == b.buf && a.elements().iter().any(|&e| b.contains(e));
+    }
     a.buf == b.buf && a.start < b.start + b.len && b.start < a.start + a.len
 }
 
@@ -122,14 +201,15 @@ impl State {
             .iter()
             .chain(self.groups.iter().flatten())
             .chain(self.tma_writes.iter().flat_map(|(_, w)| w))
-            .any(|&(b, i, _)| b == v.buf && i >= v.start && i < v.start + v.len)
+            .any(|&(b, i, _)| b == v.buf && v.contains(i))
+            || self.foreign.iter().any(|&(b, i)| b == v.buf && v.contains(i))
     }
 }
 
 impl Program<'_> {
     fn view(&self, v: ValueId) -> View {
         match &self.env[v.index()] {
-            Some(Value::Smem(view)) => *view,
+            Some(Value::Smem(view)) => view.clone(),
             other => unreachable!("verified: {v} is a memdesc, found {other:?}"),
         }
     }
@@ -143,11 +223,21 @@ impl Program<'_> {
         if self.smem.in_flight_copy(&view) {
             return Err(format!(
                 "shared-memory buffer {v} is read while an async_copy or a TMA load into it is in flight (no async_wait \
-                 retired it, or no mbarrier_wait saw its barrier's phase complete)"
+                 retired it, in this partition or the one that issued it, or no mbarrier_wait saw its barrier's phase \
+                 complete)"
             ));
         }
         let shape = self.f.ty(v).shape().to_vec();
-        Ok(Tensor { shape, elem: buf.elem, data: buf.data[view.start..view.start + view.len].to_vec() })
+        let mut data = match view.mapped {
+            None => buf.data[view.start..view.start + view.len].to_vec(),
+            Some(_) => view.elements().into_iter().map(|e| buf.data[e]).collect(),
+        };
+        // Through a reinterpreting view: the element's bits as the view's type.
+        let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
+        if elem != buf.elem {
+            data = data.into_iter().map(|x| recast(x, buf.elem, elem)).collect();
+        }
+        Ok(Tensor { shape, elem, data })
     }
 
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
@@ -164,10 +254,25 @@ impl Program<'_> {
                 "shared-memory buffer {v} is written while a TMA store may still read it (no tma_store_wait before)"
             ));
         }
+        let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
         let buf = self.smem.buffers[view.buf]
             .as_mut()
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
-        buf.data[view.start..view.start + view.len].copy_from_slice(data);
+        let converted: Vec<Val>;
+        let data = if elem != buf.elem {
+            converted = data.iter().map(|&x| recast(x, elem, buf.elem)).collect();
+            &converted[..]
+        } else {
+            data
+        };
+        match view.mapped {
+            None => buf.data[view.start..view.start + view.len].copy_from_slice(data),
+            Some(_) => {
+                for (e, &x) in view.elements().into_iter().zip(data) {
+                    buf.data[e] = x;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -177,6 +282,20 @@ impl Program<'_> {
                 buf.data[i] = x;
             }
         }
+    }
+
+    /// Whether the phase of parity `parity` of barrier `bar` has completed: `Ok(None)` if so, else what the
+    /// running phase still lacks. `Err` when the barrier is not initialized.
+    pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<String>, String> {
+        let v = self.view(bar);
+        let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or("not initialized")?;
+        if b.phase % 2 != parity as u64 {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "phase {} running, which still lacks {} arrival(s) and {} transaction byte(s)",
+            b.phase, b.pending, b.tx
+        )))
     }
 
     /// The shared-memory and asynchronous ops.
@@ -197,7 +316,7 @@ impl Program<'_> {
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
-                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len };
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
@@ -207,8 +326,46 @@ impl Program<'_> {
                 if !(0..n).contains(&i) {
                     return Err(format!("memdesc_index {i} is out of range for {n} buffers"));
                 }
-                let len = whole.len / n as usize;
-                let view = View { buf: whole.buf, start: whole.start + i as usize * len, len };
+                let shape = self.f.ty(ins[0]).shape();
+                let view = match whole.mapped {
+                    None => {
+                        let len = whole.len / n as usize;
+                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None }
+                    }
+                    Some(_) => whole.derive(shape, &shape[1..], |idx| [&[i as u32], idx].concat()),
+                };
+                self.env[data.results[0].index()] = Some(Value::Smem(view));
+            }
+            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
+                let whole = self.view(ins[0]);
+                let (from, to) = (self.f.ty(ins[0]), self.f.ty(data.results[0]));
+                let view = match &data.op {
+                    Op::MemDescPermute { order } => whole.derive(from.shape(), to.shape(), |idx| {
+                        let mut p = vec![0; idx.len()];
+                        for (i, &d) in order.iter().enumerate() {
+                            p[d as usize] = idx[i];
+                        }
+                        p
+                    }),
+                    Op::MemDescSlice { dim, start } => whole.derive(from.shape(), to.shape(), |idx| {
+                        let mut p = idx.to_vec();
+                        p[*dim as usize] += start;
+                        p
+                    }),
+                    // Row-major order is kept: the same elements.
+                    Op::MemDescReshape => whole.clone(),
+                    _ => {
+                        // The same bytes (of elements of one size): view element c sits at offset Lv⁻¹(c), which
+                        // holds the buffer's element Lb(offset).
+                        let ((_, _, lb), (_, _, lv)) =
+                            (from.memdesc().expect("a memdesc"), to.memdesc().expect("a memdesc"));
+                        let inv = lv.linear.invert().map_err(|e| format!("{} is not invertible: {e}", to))?;
+                        whole.derive(from.shape(), to.shape(), |idx| {
+                            let offset = inv.apply(idx);
+                            lb.linear.apply(&offset).to_vec()
+                        })
+                    }
+                };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::LocalLoad => {
@@ -236,6 +393,7 @@ impl Program<'_> {
                 let ptrs = self.tensor(ins[0]).clone();
                 let mask = ins.get(2).map(|&m| self.tensor(m).clone());
                 let Elem::Ptr(elem, _) = ptrs.elem else { unreachable!("verified") };
+                let elements = view.elements();
                 for (i, p) in ptrs.data.iter().enumerate() {
                     let on = mask.as_ref().is_none_or(|m| m.data[i].is_true());
                     let x = if on {
@@ -245,7 +403,11 @@ impl Program<'_> {
                     } else {
                         Val::Int(0)
                     };
-                    self.smem.uncommitted.push((view.buf, view.start + i, x));
+                    let x = match self.smem.buffers[view.buf].as_ref() {
+                        Some(buf) if buf.elem != Elem::Scalar(elem) => recast(x, Elem::Scalar(elem), buf.elem),
+                        _ => x,
+                    };
+                    self.smem.uncommitted.push((view.buf, elements[i], x));
                 }
                 self.env[data.results[0].index()] = Some(Value::Token);
             }
@@ -338,7 +500,7 @@ impl Program<'_> {
                     self.smem.in_flight_dots.insert(n);
                     for &x in &ins[..2] {
                         if let Some(Value::Smem(v)) = &self.env[x.index()] {
-                            let v = *v;
+                            let v = v.clone();
                             self.smem.dot_reads.push((n, v));
                         }
                     }
@@ -416,7 +578,16 @@ impl Program<'_> {
                         format!("tma_load completes on mbarrier {}, which is not initialized", ins[2])
                     })?;
                 let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
-                let writes = block.data.into_iter().enumerate().map(|(i, x)| (view.buf, view.start + i, x)).collect();
+                // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
+                let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);
+                let writes = view
+                    .elements()
+                    .into_iter()
+                    .zip(block.data)
+                    .map(|(e, x)| {
+                        (view.buf, e, into.filter(|&t| t != block.elem).map_or(x, |t| recast(x, block.elem, t)))
+                    })
+                    .collect();
                 self.smem.tma_writes.push((key, writes));
                 if barrier.complete_tx(bytes) {
                     self.land_tma(key);

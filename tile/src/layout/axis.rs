@@ -300,6 +300,20 @@ impl Analyzer<'_> {
                     self.set(r, i);
                 }
             }
+            Op::WarpSpecialize(_) => {
+                // The default partition sees the enclosing values; the workers' arguments are the captures.
+                for &r in &d.regions[1..] {
+                    for (&a, i) in f.region(r).args.clone().iter().zip(&ins) {
+                        self.set(a, i.clone());
+                    }
+                }
+                for &r in &d.regions {
+                    self.region(r);
+                }
+                for (&r, i) in results.iter().zip(self.yields(d.regions[0])) {
+                    self.set(r, i);
+                }
+            }
             Op::Reduce { .. } | Op::Scan { .. } => {
                 for &r in &d.regions {
                     for a in f.region(r).args.clone() {

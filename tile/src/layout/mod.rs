@@ -25,6 +25,7 @@ pub mod descriptors;
 pub mod propagate;
 pub mod rules;
 pub mod shared_access;
+pub mod shared_views;
 pub mod tma_copies;
 
 use crate::ir::Func;

@@ -88,6 +88,12 @@ pub fn tied_groups(f: &Func) -> Vec<TiedGroup> {
                     out.push((vec![res, f.region(a).args[i]], vec![(c, i + 1)]));
                 }
             }
+            Op::WarpSpecialize(_) => {
+                let y = term(d.regions[0]);
+                for (i, &res) in d.results.iter().enumerate() {
+                    out.push((vec![res], vec![(y, i)]));
+                }
+            }
             _ => {}
         }
     }

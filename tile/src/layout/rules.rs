@@ -339,6 +339,7 @@ pub fn kind(op: &Op) -> Kind {
         // A histogram's bins take any layout (codegen counts through shared memory).
         Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
         Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
+        Op::WarpSpecialize(_) => Kind::Structured,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
         Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
         Op::AsyncCopy => Kind::Same,
@@ -348,6 +349,10 @@ pub fn kind(op: &Op) -> Kind {
         | Op::LocalStore
         | Op::LocalDealloc
         | Op::MemDescIndex
+        | Op::MemDescPermute { .. }
+        | Op::MemDescReshape
+        | Op::MemDescSlice { .. }
+        | Op::MemDescReinterpret
         | Op::AsyncCommitGroup
         | Op::AsyncWait { .. }
         | Op::FenceAsyncShared

@@ -39,7 +39,12 @@ fn walk(
             }
             scopes.last_mut().unwrap().insert(key, d.results.to_vec());
         }
-        for &child in &d.regions {
+        for (i, &child) in d.regions.iter().enumerate() {
+            if i > 0 && matches!(d.op, crate::ops::Op::WarpSpecialize(_)) {
+                // A worker partition is isolated from above: nothing outside may stand in for its values.
+                walk(f, child, &mut vec![HashMap::new()], replaced);
+                continue;
+            }
             scopes.push(HashMap::new());
             walk(f, child, scopes, replaced);
             scopes.pop();

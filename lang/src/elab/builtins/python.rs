@@ -362,6 +362,11 @@ impl<'a> Elab<'a> {
                 self.dtype_method(*d, name, span).map(Value::Bool)
             }
             Value::Str(s) => self.str_method(s, name, args, span),
+            // `int.bit_length()`: the bits needed for |i| (`(8).bit_length() == 4`, `(0).bit_length() == 0`).
+            Value::Int(i) if name == "bit_length" => {
+                self.bind("int.bit_length", "", args)?;
+                Ok(Value::Int((128 - i.unsigned_abs().leading_zeros()) as i128))
+            }
             Value::List(l) => {
                 let l = l.clone();
                 match name {

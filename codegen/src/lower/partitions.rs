@@ -1,0 +1,236 @@
+//! `warp_specialize`: the partitions of a kernel on disjoint warps of one CTA.
+//!
+//! The CTA has `num_warps + Σ worker_num_warps` warps (the plan of `sched::warp_spec`, written on the op as
+//! `warp_starts`). Worker warps skip the kernel's code before the op: they branch from the entry straight to the
+//! hand-off, where every thread meets at `bar.sync 0`. Values the workers capture that every thread already
+//! holds (kernel arguments, whole shared-memory allocations, computed at the entry) are used as they are; the
+//! others the default partition's first thread stores to scratch, and the workers load them between two
+//! `bar.sync 0`s (the second keeps the partitions' own buffers, which may reuse the space, from overwriting
+//! them early). Then each warp branches to its partition:
+//!
+//! - register reallocation, when the plan has counts: `setmaxnreg.dec`/`.inc` per partition (the entry has
+//!   `.maxnreg`, without which ptxas ignores it);
+//! - a worker's code is lowered with its own warp count and its thread and warp indices rebased to its first
+//!   warp (its layouts are written for its warps), and its barriers are named barriers over its threads only
+//!   (`bar.sync 2 + i, 32 * worker_num_warps[i]`); the default partition's, before, in and after the op, are
+//!   `bar.sync 1, 32 * num_warps`, since the workers never reach them;
+//! - the partitions' scratch does not overlap: workers are lowered first and each one's scratch starts above
+//!   the last one's; shared-memory buffers made in a partition live over the whole op (`smem::alloc`).
+//!
+//! At the end every thread meets at `bar.sync 0` again and the workers exit; the default partition goes on
+//! with its results.
+
+use std::collections::HashMap;
+
+use tessel_tile::ir::{Func, OpData, ValueDef, ValueId};
+use tessel_tile::ops::Op;
+
+use super::Lower;
+use super::shared::{ld_shared, st_shared};
+use crate::CompileError;
+use crate::ptx::{Instr, Reg, RegClass, sym};
+
+/// The per-thread values of a warp-specialized kernel, made at the entry.
+#[derive(Clone, Debug)]
+pub(crate) struct Setup {
+    pub total_warps: u32,
+    /// Whether the thread is in a worker partition (`warp >= num_warps`).
+    is_worker: Reg,
+    /// Each worker's thread index and warp index, counted from its first warp.
+    rebased: Vec<(Reg, Reg)>,
+    handoff: String,
+}
+
+/// The values defined in worker partitions (results and region arguments, nested regions included), with the
+/// worker's warp count and index.
+pub(crate) fn warps_of_values(f: &Func) -> HashMap<ValueId, (u32, usize)> {
+    let mut out = HashMap::new();
+    for o in f.all_ops() {
+        let d = f.op(o);
+        let Op::WarpSpecialize(w) = &d.op else { continue };
+        for (i, &r) in d.regions[1..].iter().enumerate() {
+            let n = w.worker_num_warps[i];
+            out.extend(f.region(r).args.iter().map(|&a| (a, (n, i))));
+            f.walk(r, &mut |x| {
+                out.extend(f.op(x).results.iter().map(|&v| (v, (n, i))));
+                for &c in &f.op(x).regions {
+                    out.extend(f.region(c).args.iter().map(|&a| (a, (n, i))));
+                }
+            });
+        }
+    }
+    out
+}
+
+/// At the entry of a warp-specialized kernel: the per-thread values of the partitions, and the worker warps'
+/// branch to the hand-off. Nothing for other kernels.
+pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
+    let f = l.f;
+    let ops: Vec<_> = f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::WarpSpecialize(_))).collect();
+    let Some(&o) = ops.first() else { return Ok(()) };
+    if ops.len() > 1 {
+        return Err(CompileError::new("tessel supports one warp_specialize per kernel").at(f, ops[1]));
+    }
+    if f.op(o).parent != Some(f.body) {
+        return Err(CompileError::new("warp_specialize must be at the top level of the kernel").at(f, o));
+    }
+    let Op::WarpSpecialize(w) = &f.op(o).op else { unreachable!() };
+    if w.warp_starts.len() != w.worker_num_warps.len() + 1 {
+        return Err(CompileError::new(
+            "warp_specialize has no partition plan (`warp_starts`): codegen runs after tessel_sched::pipeline",
+        )
+        .at(f, o));
+    }
+    let nw = f.config.num_warps;
+    let total_warps = w.warp_starts.last().unwrap() + w.worker_num_warps.last().unwrap();
+    l.b.set_prologue(true);
+    let is_worker = l.b.reg(RegClass::Pred);
+    l.b.op("setp.ge.u32", is_worker, (l.warp, nw));
+    let rebased = w.warp_starts[1..]
+        .iter()
+        .map(|&start| {
+            let (t, wp) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.op("sub.u32", t, (l.tid, start * 32));
+            l.b.op("sub.u32", wp, (l.warp, start));
+            (t, wp)
+        })
+        .collect();
+    l.b.set_prologue(false);
+    let handoff = l.b.new_label("ws_handoff");
+    l.b.emit(Instr::bra_uni(&handoff).guard(is_worker));
+    l.bar = (1, nw * 32);
+    l.ws = Some(Setup { total_warps, is_worker, rebased, handoff });
+    Ok(())
+}
+
+fn setmaxnreg(l: &mut Lower, to: u32) {
+    let from = l.f.config.maxnreg.unwrap_or(to);
+    if to < from {
+        l.b.effect("setmaxnreg.dec.sync.aligned.u32", to);
+    } else if to > from {
+        l.b.effect("setmaxnreg.inc.sync.aligned.u32", to);
+    }
+}
+
+pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let f = l.f;
+    let Op::WarpSpecialize(w) = &data.op else { unreachable!("a warp_specialize") };
+    let Some(s) = l.ws.clone() else { unreachable!("setup ran: the op is in the kernel") };
+    let nw = f.config.num_warps;
+    // The captures every thread holds, and those the workers load from the default partition.
+    let mut captures: Vec<Option<Reg>> = Vec::new();
+    let mut transfer: Vec<(usize, Reg)> = Vec::new();
+    for (i, &c) in data.operands.iter().enumerate() {
+        let regs = l.get(c)?.to_vec();
+        if regs.len() != 1 {
+            return Err(CompileError::new(format!(
+                "worker partitions take scalars and shared-memory descriptors, not {}",
+                f.ty(c)
+            )));
+        }
+        // A kernel argument, or a value in its registers (`multiple_of` and other hints): loaded at the entry.
+        let param = matches!(f.value(c).def, ValueDef::Arg(r, _) if r == f.body)
+            || f.args().iter().any(|a| l.vals.get(a).is_some_and(|p| p[0] == regs[0]));
+        if param || l.entry_regs.contains(&regs[0]) {
+            captures.push(Some(regs[0]));
+        } else {
+            captures.push(None);
+            transfer.push((i, regs[0]));
+        }
+    }
+    let slots = if transfer.is_empty() { None } else { Some(l.scratch_at(8 * transfer.len() as u32)?) };
+    if let Some(at) = slots {
+        let skip = l.b.new_label("ws_stored");
+        let not_first = l.b.reg(RegClass::Pred);
+        l.b.op("setp.ne.u32", not_first, (l.tid, 0));
+        l.b.emit(Instr::bra(&skip).guard(not_first));
+        for (k, &(_, r)) in transfer.iter().enumerate() {
+            let a = address(l, at + 8 * k as u32, false);
+            st_shared(l, a, r);
+        }
+        l.b.label(&skip);
+    }
+    l.b.label(&s.handoff);
+    l.b.effect("bar.sync", 0);
+    if let Some(at) = slots {
+        let loaded = l.b.new_label("ws_loaded");
+        l.b.emit(Instr::bra_uni(&loaded).unless(s.is_worker));
+        for (k, &(i, r)) in transfer.iter().enumerate() {
+            let a = address(l, at + 8 * k as u32, true);
+            captures[i] = Some(ld_shared(l, a, r.class));
+        }
+        l.b.label(&loaded);
+        l.b.effect("bar.sync", 0);
+    }
+    l.hazards.clear();
+    let captures: Vec<Reg> = captures.into_iter().map(|c| c.expect("every capture has a register")).collect();
+    let (default_label, join) = (l.b.new_label("ws_default"), l.b.new_label("ws_join"));
+    l.b.emit(Instr::bra_uni(&default_label).unless(s.is_worker));
+    // The workers: register reallocation (one count for all, as the plan requires), then each to its code.
+    if let Some(&r) = w.regs.get(1) {
+        setmaxnreg(l, r);
+    }
+    let labels: Vec<String> = (0..w.worker_num_warps.len()).map(|_| l.b.new_label("ws_worker")).collect();
+    for (i, label) in labels.iter().enumerate().take(labels.len() - 1) {
+        let p = l.b.reg(RegClass::Pred);
+        l.b.op("setp.lt.u32", p, (l.warp, w.warp_starts[i + 1] + w.worker_num_warps[i]));
+        l.b.emit(Instr::bra_uni(label).guard(p));
+    }
+    for (i, label) in labels.iter().enumerate() {
+        l.b.label(label);
+        let saved = (l.tid, l.warp, l.num_warps, std::mem::take(&mut l.coord_cache), l.bar);
+        let n = w.worker_num_warps[i];
+        (l.tid, l.warp, l.num_warps, l.bar) = (s.rebased[i].0, s.rebased[i].1, n, (2 + i as u32, 32 * n));
+        let r = data.regions[1 + i];
+        for (&a, &c) in f.region(r).args.iter().zip(&captures) {
+            l.vals.insert(a, vec![c]);
+        }
+        let ran = l.region(r);
+        let idle = l.in_flight.is_empty();
+        (l.tid, l.warp, l.num_warps, l.coord_cache, l.bar) = saved;
+        ran?;
+        if !idle {
+            return Err(CompileError::new(format!(
+                "asynchronous copies or wgmmas of worker partition {i} are still in flight at its end: wait for them"
+            )));
+        }
+        l.hazards.clear();
+        l.scratch_floor = l.scratch_floor.max(l.smem_bytes);
+        l.b.emit(Instr::bra_uni(&join));
+    }
+    // The default partition, on the kernel's warps, with its scratch above the workers'.
+    l.b.label(&default_label);
+    if let Some(&r) = w.regs.first() {
+        setmaxnreg(l, r);
+    }
+    let yielded = l.region(data.regions[0])?;
+    for (&res, y) in data.results.iter().zip(yielded) {
+        let regs = l.get(y)?.to_vec();
+        l.vals.insert(res, regs);
+    }
+    if !l.in_flight.is_empty() {
+        return Err(CompileError::new(
+            "asynchronous copies or wgmmas of the default partition are still in flight at its end: wait for them",
+        ));
+    }
+    l.b.label(&join);
+    l.b.effect("bar.sync", 0);
+    l.b.emit(Instr::bra_uni("$L_exit").guard(s.is_worker));
+    l.hazards.clear();
+    l.scratch_floor = 0;
+    debug_assert_eq!(l.bar, (1, 32 * nw));
+    Ok(())
+}
+
+/// The shared address `global_smem + at`, at the entry (for the workers, which skip the code before the op) or
+/// here.
+fn address(l: &mut Lower, at: u32, entry: bool) -> Reg {
+    l.b.set_prologue(entry);
+    let a = l.b.reg(RegClass::B32);
+    l.b.op("mov.u32", a, sym("global_smem"));
+    if at != 0 {
+        l.b.op("add.u32", a, (a, at));
+    }
+    l.b.set_prologue(false);
+    a
+}
