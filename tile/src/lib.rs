@@ -10,6 +10,7 @@ pub mod interp;
 pub mod ir;
 pub mod layout;
 pub mod ops;
+mod ops_text;
 pub mod parse;
 pub mod passes;
 pub mod print;

@@ -1,0 +1,235 @@
+//! The text form's op constructor: [`Op::from_parts`] rebuilds an op from the name and attributes the printer
+//! wrote ([`Op::name`], [`Op::attrs`]), reporting missing, mistyped and unexpected attributes.
+
+use crate::ops::*;
+
+impl Op {
+    /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
+    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, String> {
+        let mut bag = AttrBag { name, attrs, used: vec![false; attrs.len()] };
+        let op = match name {
+            "constant" => match bag.take("value")? {
+                Some(Attr::Int(v)) => Op::Constant(Const::Int(v)),
+                Some(Attr::Float(v)) => Op::Constant(Const::Float(v)),
+                Some(Attr::Bool(b)) => Op::Constant(Const::Int(b as i64)),
+                _ => return Err("`constant` needs `value = <number>`".into()),
+            },
+            "program_id" => Op::ProgramId(bag.int("axis")? as u32),
+            "num_programs" => Op::NumPrograms(bag.int("axis")? as u32),
+            "arange" => Op::Arange { start: bag.int("start")? as i32, end: bag.int("end")? as i32 },
+            "cmp" => {
+                let w = bag.word("pred")?;
+                Op::Cmp(CmpPred::from_word(&w).ok_or_else(|| unknown("predicate", &w, CmpPred::WORDS))?)
+            }
+            "select" => Op::Select,
+            "fma" => Op::Fma,
+            "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
+            "cast" => Op::Cast,
+            "bitcast" => Op::Bitcast,
+            "addptr" => Op::AddPtr,
+            "splat" => Op::Splat,
+            "broadcast" => Op::Broadcast,
+            "expand_dims" => Op::ExpandDims { axis: bag.int("axis")? as u32 },
+            "reshape" => Op::Reshape { can_reorder: bag.flag("can_reorder")? },
+            "permute" => Op::Permute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() },
+            "join" => Op::Join,
+            "split" => Op::Split,
+            "cat" => Op::Cat,
+            "load" => Op::Load {
+                cache: bag.opt_word("cache")?,
+                evict: bag.opt_word("evict")?,
+                volatile: bag.flag("volatile")?,
+            },
+            "store" => Op::Store { cache: bag.opt_word("cache")?, evict: bag.opt_word("evict")? },
+            "atomic" => {
+                let w = bag.word("op")?;
+                let op = AtomicOp::from_word(&w).ok_or_else(|| unknown("atomic op", &w, AtomicOp::WORDS))?;
+                Op::Atomic { op, sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? }
+            }
+            "atomic_cas" => Op::AtomicCas { sem: bag.opt_word("sem")?, scope: bag.opt_word("scope")? },
+            "dot" | "warpgroup_dot" => {
+                let w = bag.word("precision")?;
+                let precision = InputPrecision::from_word(&w)
+                    .ok_or_else(|| unknown("input precision", &w, InputPrecision::WORDS))?;
+                let max = bag.opt_int("max_num_imprecise_acc")?.unwrap_or(0) as u32;
+                if name == "dot" {
+                    Op::Dot { precision, max_num_imprecise_acc: max }
+                } else {
+                    Op::WarpGroupDot { precision, max_num_imprecise_acc: max, is_async: bag.flag("is_async")? }
+                }
+            }
+            "warpgroup_dot_wait" => Op::WarpGroupDotWait { pending: bag.int("pending")? as u32 },
+            "memdesc_index" => Op::MemDescIndex,
+            "async_copy" => Op::AsyncCopy,
+            "async_commit_group" => Op::AsyncCommitGroup,
+            "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
+            "fence_async_shared" => Op::FenceAsyncShared,
+            "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
+            "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
+            "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
+            "mbarrier_wait" => Op::MBarrierWait,
+            "mbarrier_invalidate" => Op::MBarrierInvalidate,
+            "tma_load" => Op::TmaLoad,
+            "tma_store" => Op::TmaStore,
+            "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32 },
+            "local_alloc" => Op::LocalAlloc,
+            "local_load" => Op::LocalLoad,
+            "local_store" => Op::LocalStore,
+            "local_dealloc" => Op::LocalDealloc,
+            "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
+            "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },
+            "for" => Op::For(LoopAttrs {
+                num_stages: bag.opt_int("num_stages")?.map(|v| v as u32),
+                loop_unroll_factor: bag.opt_int("loop_unroll_factor")?.map(|v| v as u32),
+                warp_specialize: bag.flag("warp_specialize")?,
+                flatten: bag.flag("flatten")?,
+                disallow_acc_multi_buffer: bag.flag("disallow_acc_multi_buffer")?,
+            }),
+            "if" => Op::If,
+            "while" => Op::While,
+            "yield" => Op::Yield,
+            "condition" => Op::Condition,
+            "return" => Op::Return,
+            "assume" => Op::Assume,
+            "multiple_of" => Op::MultipleOf(bag.ints("values")?),
+            "max_contiguous" => Op::MaxContiguous(bag.ints("values")?),
+            "max_constancy" => Op::MaxConstancy(bag.ints("values")?),
+            "print" => Op::Print { prefix: bag.string("prefix")?, hex: bag.flag("hex")? },
+            "assert" => Op::Assert { message: bag.string("message")? },
+            "debug_barrier" => Op::DebugBarrier,
+            "make_tensor_desc" => {
+                Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
+            }
+            "desc_load" => Op::DescLoad,
+            "desc_store" => Op::DescStore,
+            "convert_layout" => Op::ConvertLayout,
+            "gather" => Op::Gather { axis: bag.int("axis")? as u32 },
+            "histogram" => Op::Histogram { num_bins: bag.int("num_bins")? as u32 },
+            "inline_asm" => Op::InlineAsm {
+                asm: bag.string("asm")?,
+                constraints: bag.string("constraints")?,
+                pure: bag.flag("pure")?,
+                pack: bag.opt_int("pack")?.unwrap_or(1) as u32,
+            },
+            "globaltimer" => Op::GlobalTimer,
+            "smid" => Op::SmId,
+            "gdc_wait" => Op::GdcWait,
+            "gdc_launch_dependents" => Op::GdcLaunchDependents,
+            "memdesc_permute" => {
+                Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
+            }
+            "memdesc_reshape" => Op::MemDescReshape,
+            "memdesc_reinterpret" => Op::MemDescReinterpret,
+            "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
+            "warp_specialize" => {
+                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
+                    let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };
+                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| format!("`{name}`: `{k}` has {x}"))).collect()
+                };
+                Op::WarpSpecialize(WarpSpec {
+                    worker_num_warps: ints("worker_num_warps", true)?,
+                    worker_num_regs: ints("worker_num_regs", false)?,
+                    warp_starts: ints("warp_starts", false)?,
+                    regs: ints("regs", false)?,
+                })
+            }
+            other => {
+                if let Some(op) = BinOp::from_word(other) {
+                    Op::Binary { op, propagate_nan: bag.flag("propagate_nan")? }
+                } else if let Some(op) = UnOp::from_word(other) {
+                    Op::Unary(op)
+                } else {
+                    return Err(format!("unknown op `{other}`"));
+                }
+            }
+        };
+        bag.finish()?;
+        Ok(op)
+    }
+}
+
+fn unknown(what: &str, got: &str, valid: &[&str]) -> String {
+    format!("unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+}
+
+/// Attribute lookup that reports missing, mistyped and unexpected attributes.
+struct AttrBag<'a> {
+    name: &'a str,
+    attrs: &'a [(String, Attr)],
+    used: Vec<bool>,
+}
+
+impl AttrBag<'_> {
+    fn take(&mut self, key: &str) -> Result<Option<Attr>, String> {
+        match self.attrs.iter().position(|(k, _)| k == key) {
+            Some(i) => {
+                self.used[i] = true;
+                Ok(Some(self.attrs[i].1.clone()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, String> {
+        match self.take(key)? {
+            None => Ok(None),
+            Some(Attr::Int(v)) => Ok(Some(v)),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be an integer, got `{other}`", self.name)),
+        }
+    }
+
+    fn int(&mut self, key: &str) -> Result<i64, String> {
+        self.opt_int(key)?.ok_or_else(|| format!("`{}` needs attribute `{key}`", self.name))
+    }
+
+    fn flag(&mut self, key: &str) -> Result<bool, String> {
+        match self.take(key)? {
+            None => Ok(false),
+            Some(Attr::Bool(b)) => Ok(b),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be true or false, got `{other}`", self.name)),
+        }
+    }
+
+    fn opt_word(&mut self, key: &str) -> Result<String, String> {
+        match self.take(key)? {
+            None => Ok(String::new()),
+            Some(Attr::Word(w)) | Some(Attr::Str(w)) => Ok(w),
+            // The text form reads the words `nan` and `inf` as numbers; as word attributes they are words.
+            Some(Attr::Float(f)) if f.is_nan() => Ok("nan".into()),
+            Some(Attr::Float(f)) if f == f64::INFINITY => Ok("inf".into()),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a word, got `{other}`", self.name)),
+        }
+    }
+
+    fn word(&mut self, key: &str) -> Result<String, String> {
+        let w = self.opt_word(key)?;
+        if w.is_empty() { Err(format!("`{}` needs attribute `{key}`", self.name)) } else { Ok(w) }
+    }
+
+    fn string(&mut self, key: &str) -> Result<String, String> {
+        match self.take(key)? {
+            Some(Attr::Str(s)) => Ok(s),
+            None => Ok(String::new()),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a string, got `{other}`", self.name)),
+        }
+    }
+
+    fn ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+        match self.take(key)? {
+            Some(Attr::Ints(v)) => Ok(v),
+            None => Err(format!("`{}` needs attribute `{key}`", self.name)),
+            Some(other) => Err(format!("`{}`: attribute `{key}` must be a list of integers, got `{other}`", self.name)),
+        }
+    }
+
+    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+        if self.attrs.iter().any(|(k, _)| k == key) { self.ints(key) } else { Ok(Vec::new()) }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self.attrs.iter().zip(&self.used).find(|(_, u)| !**u) {
+            Some(((k, _), _)) => Err(format!("`{}` has no attribute `{k}`", self.name)),
+            None => Ok(()),
+        }
+    }
+}
