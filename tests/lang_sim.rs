@@ -136,3 +136,37 @@ def k(Out, X, M: tl.constexpr, N: tl.constexpr):
         assert_eq!(outs[0].0, outs[0].1, "{m}x{n}, {warps} warps");
     }
 }
+
+/// `tl.argmax`/`tl.argmin` over a reshaped tile: the reduction's values and indices arrive in different layouts
+/// (the reshape's and the index `arange`'s), and must be brought to one before they are combined register by
+/// register. Found by the conformance run on the H100 (the GPU's indices were other elements'); the interpreter
+/// and Triton agreed.
+#[test]
+fn argmax_over_a_reshaped_tile_matches_the_interpreter() {
+    let src = r#"
+@triton.jit
+def k(Out, X, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    x2 = tl.reshape(x, (BLOCK // 16, 16))
+    g = tl.argmax(x2, axis=1) * 100 + tl.argmin(x2, axis=1)
+    r = tl.reshape(tl.broadcast_to(g[:, None], (BLOCK // 16, 16)), (BLOCK,))
+    tl.store(Out + offs, r)
+"#;
+    let block = 1024usize;
+    let x: Vec<f64> = (0..block).map(|i| ((i * 37 + 11) % 101) as f64 / 7.0).collect();
+    let out = same_on_both(
+        src,
+        "k",
+        vec![ptr(tessel::tile::ScalarType::I32), ptr(F32), c(block as i64)],
+        &[V::Out(tessel::tile::ScalarType::I32, block), V::Buf(F32, x.clone())],
+        [1, 1, 1],
+    );
+    // And the right answer: per run of 16, the position of the largest (smallest) value.
+    for g in 0..block / 16 {
+        let run = &x[g * 16..g * 16 + 16];
+        let arg = |better: fn(f64, f64) -> bool| (0..16).fold(0, |b, i| if better(run[i], run[b]) { i } else { b });
+        let want = arg(|a, b| a > b) * 100 + arg(|a, b| a < b);
+        assert_eq!(out[0][g * 16], want as f64, "group {g}");
+    }
+}

@@ -435,7 +435,20 @@ pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Resu
             Some(r) => r,
             None => {
                 // The op cannot produce its assigned result layouts: give it the ones its operands produce
-                // and convert after it.
+                // and convert after it. The operands of a reduction combine register by register, so they
+                // must share one layout first (argmax's indices with its values): the first operand's.
+                if matches!(f.op(o).op, Op::Reduce { .. }) {
+                    let first = rules::layout_of(f, f.op(o).operands[0]);
+                    for i in 1..f.op(o).operands.len() {
+                        let w = f.op(o).operands[i];
+                        if let Some(l) = first.clone()
+                            && rules::layout_of(f, w).as_deref() != Some(&*l)
+                        {
+                            let c = convert_before(f, o, w, l);
+                            f.op_mut(o).operands[i] = c;
+                        }
+                    }
+                }
                 let d = f.op(o).clone();
                 let ins: Vec<Option<L>> = d.operands.iter().map(|&w| rules::layout_of(f, w)).collect();
                 let outs = rules::forward(f, o, &ins)

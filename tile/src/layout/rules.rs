@@ -561,6 +561,16 @@ pub fn check(f: &Func, o: OpId) -> Result<(), String> {
     let forward_checked =
         matches!(d.op, Op::Reduce { .. } | Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Split | Op::Cat);
     if forward_checked {
+        // A reduction combines its operands register by register: one layout for all of them.
+        if matches!(d.op, Op::Reduce { .. })
+            && let Some(i) = (1..have_in.len()).find(|&i| have_in[i] != have_in[0])
+        {
+            return Err(format!(
+                "operand {i} must have operand 0's layout {}, has {}",
+                show(&have_in[0]),
+                show(&have_in[i])
+            ));
+        }
         let want = forward(f, o, &have_in).ok_or("no result layouts follow from its operand layouts")?;
         for (i, (h, w)) in have_out.iter().zip(&want).enumerate() {
             if w.is_some() && h != w {
