@@ -16,16 +16,7 @@ K=examples/tma_matmul.py::matmul_kernel
 MC="compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5"
 RC="compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 5"
 export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
-failures=0
-step() { # NAME CMD...
-  local name=$1; shift
-  local log; log=$(timeout ${STEP_TIMEOUT:-240} "$@" 2>&1); local rc=$?
-  echo "-- $name (exit $rc)"
-  grep -E "^check |ERROR SUMMARY|RACECHECK SUMMARY|^error|wrong|MISMATCH|in the interpreter" <<<"$log"
-  if [[ $rc -ne 0 ]] || grep -qE "MISMATCH|in the interpreter over" <<<"$log"; then
-    failures=$((failures + 1)); echo "$log" | tail -20
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=$RANDOM
 tma() { # BM BN BK WARPS STAGES M N K DTYPE [sanitizer]

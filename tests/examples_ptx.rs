@@ -84,20 +84,7 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
             4,
         ),
         ("device_print.py", "debug_kernel", vec![ptr(F32), int(false), c(256)], 4),
-        (
-            "tma_matmul.py",
-            "matmul_kernel",
-            vec![
-                desc(F16, &[128, 64]),
-                desc(F16, &[64, 128]),
-                desc(F16, &[128, 128]),
-                int(false),
-                int(false),
-                int(false),
-                c(8),
-            ],
-            8,
-        ),
+        ("tma_matmul.py", "matmul_kernel", tma_matmul(), 8),
         ("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4),
     ]
 }
@@ -163,6 +150,11 @@ fn attention(causal: bool) -> Vec<ArgSpec> {
     args.extend((0..16 + 3).map(|_| int(false)));
     args.extend([c(32), c(32), c(16), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
     args
+}
+
+/// `tma_matmul.py`'s kernel on f16 with 128x128x64 tiles (host descriptors: TMA on sm_90a).
+fn tma_matmul() -> Vec<ArgSpec> {
+    vec![desc(F16, &[128, 64]), desc(F16, &[64, 128]), desc(F16, &[128, 128]), int(false), int(false), int(false), c(8)]
 }
 
 fn desc(elem: ScalarType, block_shape: &[u32]) -> ArgSpec {
@@ -341,15 +333,7 @@ fn sm90a_dots_use_wgmma() {
             (
                 "tma_matmul.py",
                 "matmul_kernel",
-                vec![
-                    desc(F16, &[128, 64]),
-                    desc(F16, &[64, 128]),
-                    desc(F16, &[128, 128]),
-                    int(false),
-                    int(false),
-                    int(false),
-                    c(8),
-                ],
+                tma_matmul(),
                 8,
                 "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
             ),
