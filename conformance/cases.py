@@ -274,7 +274,8 @@ def all_cases():
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
     for f in ["sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rz", "rcp_rn"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
-    for f in ["fmax", "fmin", "fdim", "nextafter"]:
+    # (libdevice.fmax/fmin are tessel's only: Triton 3.6's libdevice module does not have them.)
+    for f in ["fdim", "nextafter"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
     cases += [Case("libdevice.saturatef", "libdevice.saturatef(x)", "f32")]
     fast = ["fast_expf", "fast_exp10f", "fast_log2f", "fast_logf", "fast_log10f", "fast_sinf", "fast_cosf", "fast_tanf"]
