@@ -99,8 +99,18 @@ def modules():
                           Heuristics=autotune.Heuristics, Config=autotune.Config, JITFunction=jit_module.JITFunction,
                           jit=jit_mod, autotuner=autotuner_mod)
     testing_mod = _module("triton.testing", testing.__doc__, do_bench=testing.do_bench,
+                          do_bench_cudagraph=testing.do_bench_cudagraph,
                           assert_close=testing.assert_close, Benchmark=testing.Benchmark, Mark=testing.Mark,
                           perf_report=testing.perf_report)
+    # The device-function namespaces kernels call into (`libdevice.asin(x)`, `tl.extra.cuda.gdc_wait()`): tessel
+    # compiles those calls from the kernel's source; the modules exist so that host code can import them, as it
+    # does with Triton (calling them outside a kernel is an error there too).
+    libdevice_mod = _module("triton.language.extra.libdevice",
+                            "device functions (libdevice): compiled by tessel inside kernels only")
+    cuda_mod = _module("triton.language.extra.cuda", "CUDA device functions: compiled by tessel inside kernels only",
+                       libdevice=libdevice_mod)
+    extra_mod = _module("triton.language.extra", "tessel's triton.language.extra", libdevice=libdevice_mod,
+                        cuda=cuda_mod)
     # Empty: torch's Triton integration finds no backend and stays off (see the module's docstring).
     backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={})
     triton = _module(
@@ -114,6 +124,10 @@ def modules():
     return {
         "triton": triton,
         "triton.language": tl,
+        "triton.language.extra": extra_mod,
+        "triton.language.extra.libdevice": libdevice_mod,
+        "triton.language.extra.cuda": cuda_mod,
+        "triton.language.extra.cuda.libdevice": libdevice_mod,
         "triton.testing": testing_mod,
         "triton.runtime": runtime_mod,
         "triton.runtime.driver": driver_mod,

@@ -66,6 +66,45 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     return _summarize(times, quantiles, return_mode)
 
 
+def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """`triton.testing.do_bench_cudagraph`: the time of one `fn` with the launch overheads removed. `fn` is
+    captured in a CUDA graph as many times as fit in about `rep` ms, the graph replayed ten times, and each
+    replay's time divided by the number of captured calls. Needs CUDA (torch); on the CPU there are no graphs."""
+    assert return_mode in ("min", "max", "mean", "median", "all")
+    if not _cuda_in_use():
+        raise RuntimeError("do_bench_cudagraph needs CUDA (torch.cuda): use do_bench on the CPU")
+    import torch
+
+    with torch.cuda.stream(torch.cuda.Stream()):
+        fn()  # compile and load outside the graph
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        torch.cuda.synchronize()
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        n = max(1, int(rep / max(start.elapsed_time(end), 1e-3)))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(n):
+                if grad_to_none is not None:
+                    for x in grad_to_none:
+                        x.grad = None
+                fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(10):
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / n)
+    return _summarize(times, quantiles, return_mode)
+
+
 def _bench_cuda(fn, warmup, rep, grad_to_none, quantiles, return_mode):
     # Untested here (no GPU on the machine this was written on): Triton's method with torch's CUDA events.
     import torch

@@ -75,11 +75,42 @@ def test_a_triton_script_runs_unmodified(tmp_path):
 
 
 def test_missing_triton_modules_say_so(tmp_path):
-    script = tmp_path / "extra.py"
-    script.write_text("import triton.language.extra.cuda.libdevice\n")
+    script = tmp_path / "proton.py"
+    script.write_text("import triton.profiler as proton\n")
     r = run_tessel(script)
     assert r.returncode != 0
-    assert "does not provide the module `triton.language.extra`" in r.stderr
+    assert "does not provide the module `triton.profiler`" in r.stderr
+
+
+LIBDEVICE_SCRIPT = """
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+from triton.language.extra.cuda import libdevice as cuda_libdevice
+
+
+@triton.jit
+def asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, libdevice.asin(x) + cuda_libdevice.acos(x), mask=offs < n)
+
+
+x = np.linspace(-1, 1, 100).astype(np.float32)
+y = np.full_like(x, np.nan)
+asin_kernel[(1,)](x, y, 100, BLOCK=128)
+print("max difference", float(np.max(np.abs(y - (np.arcsin(x) + np.arccos(x))))) < 1e-6)
+"""
+
+
+def test_libdevice_imports_as_in_the_extern_functions_tutorial(tmp_path):
+    # Tutorial 07 imports `triton.language.extra.libdevice` in host code; its functions run in kernels.
+    script = tmp_path / "extern.py"
+    script.write_text(LIBDEVICE_SCRIPT)
+    r = run_tessel(script, env={"TRITON_INTERPRET": "1"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["max difference True"]
 
 
 def test_host_code_cannot_call_kernel_builtins(tmp_path):
