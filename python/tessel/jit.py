@@ -35,8 +35,9 @@ from . import language as tl
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-# Accepted for Triton compatibility and ignored.
-_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream")
+# Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
+# compiles libdevice calls with its own routines, so the paths are not read.
+_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream", "extern_libs")
 # Launch keywords that change how a compiled kernel is launched, not what is compiled: they follow the
 # `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
 # dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.

@@ -99,7 +99,7 @@ def asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 x = np.linspace(-1, 1, 100).astype(np.float32)
 y = np.full_like(x, np.nan)
-asin_kernel[(1,)](x, y, 100, BLOCK=128)
+asin_kernel[(1,)](x, y, 100, BLOCK=128, extern_libs={"libdevice": "/a/path/tessel/does/not/read.bc"})
 print("max difference", float(np.max(np.abs(y - (np.arcsin(x) + np.arccos(x))))) < 1e-6)
 """
 
