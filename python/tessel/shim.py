@@ -107,8 +107,10 @@ def modules():
     # does with Triton (calling them outside a kernel is an error there too).
     libdevice_mod = _module("triton.language.extra.libdevice",
                             "device functions (libdevice): compiled by tessel inside kernels only")
+    cuda_libdevice_mod = _module("triton.language.extra.cuda.libdevice",
+                                 "device functions (libdevice): compiled by tessel inside kernels only")
     cuda_mod = _module("triton.language.extra.cuda", "CUDA device functions: compiled by tessel inside kernels only",
-                       libdevice=libdevice_mod)
+                       libdevice=cuda_libdevice_mod)
     extra_mod = _module("triton.language.extra", "tessel's triton.language.extra", libdevice=libdevice_mod,
                         cuda=cuda_mod)
     # Empty: torch's Triton integration finds no backend and stays off (see the module's docstring).
@@ -127,7 +129,7 @@ def modules():
         "triton.language.extra": extra_mod,
         "triton.language.extra.libdevice": libdevice_mod,
         "triton.language.extra.cuda": cuda_mod,
-        "triton.language.extra.cuda.libdevice": libdevice_mod,
+        "triton.language.extra.cuda.libdevice": cuda_libdevice_mod,
         "triton.testing": testing_mod,
         "triton.runtime": runtime_mod,
         "triton.runtime.driver": driver_mod,
