@@ -137,6 +137,10 @@ fn attention(n_ctx: usize, d: usize, causal: bool, stages: u32) {
     spec.extend([c(d as i64), c(bm as i64), c(bn as i64), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
     let f = layout_ir("flash_attention.py", "_attn_fwd", spec, 4, stages);
     let p = pipelined(&f, if causal { 2 } else { 1 });
+    // The second dot (P @ V) stays in flight into the next iteration, retired before `acc * alpha`.
+    let schedules = tessel::sched::pipeline(&mut f.clone()).unwrap();
+    let printed = tessel::sched::print(&f, &schedules);
+    assert!(printed.contains("runs asynchronously, waited for before"), "{printed}");
     let len = z * h * n_ctx * d;
     let mut vals = vec![
         V::Buf(F16, random(len, 3)),
@@ -159,6 +163,9 @@ fn attention(n_ctx: usize, d: usize, causal: bool, stages: u32) {
 fn pipelined_attention_computes_what_the_loop_as_written_does() {
     attention(100, 64, true, 3);
     attention(100, 64, false, 2);
+    // One key block (the wait at the top of the only iteration retires nothing), and none (zero-trip stage 1).
+    attention(30, 64, false, 4);
+    attention(20, 64, true, 2);
 }
 
 /// Five stages of 128x256x64 fp16 tiles need 240 KiB of rings, more than a CTA may have on the H100: the error

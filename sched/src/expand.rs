@@ -27,7 +27,7 @@ use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
 use tessel_tile::types::{Elem, Layout, ScalarType, Type};
 
-use crate::plan::{Consumer, LoopPlan};
+use crate::plan::{AsyncDot, Consumer, DotWait, LoopPlan};
 
 /// Builds ops detached from any region; the caller places them.
 struct Emit<'f> {
@@ -302,6 +302,16 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let staging: std::collections::HashSet<OpId> =
         p.loads.iter().filter_map(|l| if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None }).collect();
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
+        if let Some(AsyncDot { carried, wait: DotWait::BeforeUse(first), .. }) = p.async_dot
+            && first == x
+        {
+            // The previous iteration's dot is retired before its accumulator is read again.
+            let acc = e.f.region(body).args[carried];
+            let ty = e.f.ty(acc).clone();
+            let ready = e.value(Op::WarpGroupDotWait { pending: 0 }, &[acc], ty);
+            again.insert(acc, ready);
+            order.append(&mut e.out);
+        }
         let mut nested = Vec::new();
         e.f.walk_op(x, &mut |y| nested.push(y));
         for y in nested {
@@ -312,12 +322,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             }
         }
         order.push(x);
-        if Some(x) == p.async_dot {
+        if let Some(a) = p.async_dot.filter(|a| a.dot == x) {
             if let Op::WarpGroupDot { is_async, .. } = &mut e.f.op_mut(x).op {
                 *is_async = true;
             }
-            e.op(Op::WarpGroupDotWait { pending: 1 }, &[], vec![]);
-            order.append(&mut e.out);
+            if a.wait == DotWait::AfterIssue {
+                e.op(Op::WarpGroupDotWait { pending: 1 }, &[], vec![]);
+                order.append(&mut e.out);
+            }
         }
     }
     let iv_ahead = e.advance(iv, dist, step);
@@ -367,10 +379,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if cp_async {
         e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
     }
-    if let Some(dot) = p.async_dot {
-        let acc = e.f.op(dot).operands[2];
-        let j = args.iter().position(|&a| a == acc).expect("planned: the accumulator is carried") - 1;
-        let result = d.results[j];
+    if let Some(a) = p.async_dot {
+        let result = d.results[a.carried - 1];
         let ty = e.f.ty(result).clone();
         let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &[result], vec![ty]);
         let ready = e.f.op(w).results[0];

@@ -60,7 +60,29 @@ pub struct LoopPlan {
     /// last stage computes them again for its own iteration.
     pub remat: Vec<OpId>,
     /// The `warpgroup_dot` made asynchronous, when there is one that can be.
-    pub async_dot: Option<OpId>,
+    pub async_dot: Option<AsyncDot>,
+}
+
+/// A `warpgroup_dot` left in flight across the back edge, and where its result is waited for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsyncDot {
+    pub dot: OpId,
+    /// The position among the body's arguments (0 is the induction variable) of the loop-carried accumulator
+    /// the dot's result goes back to.
+    pub carried: usize,
+    pub wait: DotWait,
+}
+
+/// Where the previous iteration's asynchronous dot is retired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DotWait {
+    /// Right after the dot, down to one group in flight: the dot accumulates into the carried value itself and
+    /// nothing else reads it, so the next iteration's dot chains on the registers in flight (a matmul's K loop).
+    AfterIssue,
+    /// Before this op of the body, the first that reads the carried accumulator (attention's rescaling
+    /// `acc * alpha`): everything the next iteration does before it (its other dots, their softmax) overlaps
+    /// with the dot. Waits for every group.
+    BeforeUse(OpId),
 }
 
 /// A load the pipeliner issues ahead into a ring: a `cp.async` of a pointer load, or a TMA copy of a
@@ -312,10 +334,15 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     // A dot left in flight across the back edge may only read rings (and buffers made before the loop): a
     // buffer the loop body writes every iteration would be overwritten while the previous dot still reads it.
     let ring_results: HashSet<ValueId> = allocs.iter().map(|&a| f.op(a).results[0]).collect();
-    let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|&dot| {
-        f.op(dot).operands[..2]
+    // The wait before the accumulator's first read belongs to the last stage.
+    let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|a| {
+        f.op(a.dot).operands[..2]
             .iter()
             .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+            && match a.wait {
+                DotWait::BeforeUse(x) => !stage0.contains(&x) && !remat.contains(&x),
+                DotWait::AfterIssue => true,
+            }
     });
     let mut stage0: Vec<OpId> = ops.iter().copied().filter(|x| stage0.contains(x)).collect();
     stage0.shrink_to_fit();
@@ -386,17 +413,35 @@ fn is_zero(f: &Func, v: ValueId) -> bool {
     }
 }
 
-/// The one `warpgroup_dot` of the body that may stay in flight across the back edge: it accumulates into a
-/// loop-carried value that nothing else in the loop reads, and its result only goes back to that value.
-fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId], uses: &[u32]) -> Option<OpId> {
+/// The `warpgroup_dot` of the body that may stay in flight across the back edge: its result only goes back to a
+/// loop-carried accumulator. When the dot accumulates into that value itself and nothing else reads it, the
+/// next iteration's dot chains on it ([`DotWait::AfterIssue`]); otherwise the next iteration waits before its
+/// first read of the value, and only the last such dot of the body qualifies (the others stay synchronous, and
+/// each of their waits retires it too, being in order).
+fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId], uses: &[u32]) -> Option<AsyncDot> {
     let dots: Vec<OpId> = ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).collect();
-    let [dot] = dots[..] else { return None };
+    let &dot = dots.last()?;
     let dd = f.op(dot);
-    let acc = dd.operands[2];
-    let i = args.iter().position(|&a| a == acc)?;
-    let carried_back = i > 0 && yields[i - 1] == dd.results[0];
-    let tensor_acc = matches!(f.ty(acc), Type::Tensor { .. });
-    (carried_back && tensor_acc && uses[acc.index()] == 1 && uses[dd.results[0].index()] == 1).then_some(dot)
+    let (acc, result) = (dd.operands[2], dd.results[0]);
+    if !matches!(f.ty(acc), Type::Tensor { .. }) || uses[result.index()] != 1 {
+        return None;
+    }
+    let carried = 1 + yields.iter().position(|&y| y == result)?;
+    if dots.len() == 1 && args[carried] == acc && uses[acc.index()] == 1 {
+        return Some(AsyncDot { dot, carried, wait: DotWait::AfterIssue });
+    }
+    // Every read of the carried value comes before the dot (the dot then overwrites its registers).
+    let at = ops.iter().position(|&x| x == dot).expect("a body op");
+    let reads = |x: OpId| {
+        let mut r = false;
+        f.walk_op(x, &mut |y| r |= f.op(y).operands.contains(&args[carried]));
+        r
+    };
+    if ops[at..].iter().any(|&x| reads(x)) {
+        return None;
+    }
+    let first = ops[..at].iter().copied().find(|&x| reads(x)).unwrap_or(dot);
+    Some(AsyncDot { dot, carried, wait: DotWait::BeforeUse(first) })
 }
 
 /// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has
@@ -410,7 +455,12 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         body_ops.clone().filter(|x| !early.contains(x)).map(|x| (x, last, 0)).collect();
     ops.extend(body_ops.filter(|x| early.contains(x)).map(|x| (x, 0, 1)));
     let dot = match p.async_dot {
-        Some(d) => format!("; {d} runs asynchronously, one wgmma group in flight across iterations"),
+        Some(AsyncDot { dot, wait: DotWait::AfterIssue, .. }) => {
+            format!("; {dot} runs asynchronously, one wgmma group in flight across iterations")
+        }
+        Some(AsyncDot { dot, wait: DotWait::BeforeUse(x), .. }) => {
+            format!("; {dot} runs asynchronously, waited for before {x} of the next iteration")
+        }
         None => String::new(),
     };
     CoarseSchedule {

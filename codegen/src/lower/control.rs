@@ -4,6 +4,7 @@
 //! types), i.e. it assumes a positive step, as Triton's `range` lowering does for non-constant steps.
 
 use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::ops::Op;
 use tessel_tile::types::ScalarType;
 
 use super::Lower;
@@ -78,6 +79,17 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     l.vals.insert(args[0], vec![iv]);
     for (a, c) in args[1..].iter().zip(&carried) {
         l.vals.insert(*a, c.clone());
+    }
+    // An asynchronous dot whose result goes back to a carried value accumulates in that value's registers:
+    // copying its result at the back edge would read registers the tensor cores may still be writing.
+    let yields = l.f.op(*l.f.region(body).ops.last().expect("verified: a body ends in yield")).operands.clone();
+    for (y, c) in yields.iter().zip(&carried) {
+        if let Some(&p) = l.producer.get(y)
+            && matches!(l.f.op(p).op, Op::WarpGroupDot { is_async: true, .. })
+            && l.f.op(p).parent == Some(body)
+        {
+            l.dot_dest.insert(*y, c.clone());
+        }
     }
     let ys = l.region(body)?;
     let yregs = l.all_regs(&ys)?;

@@ -113,6 +113,9 @@ pub(crate) struct Lower<'f> {
     pub cur_op: OpId,
     /// Asynchronous copies and wgmmas issued and not yet waited for.
     pub in_flight: asynchronous::InFlight,
+    /// Loop-carried registers an asynchronous `warpgroup_dot` whose result a loop yields may accumulate in, so
+    /// that the back edge does not copy registers the tensor cores are still writing (see `control::for_loop`).
+    pub dot_dest: HashMap<ValueId, Vec<Reg>>,
     /// How many ops use each value, and the op defining each op result (for local pattern matches such as
     /// multiply-add contraction).
     pub uses: Vec<u32>,
@@ -206,6 +209,30 @@ impl<'f> Lower<'f> {
                 d
             })
             .collect())
+    }
+
+    /// Whether the current op may accumulate `acc` in registers `dest` (a loop's carried registers): the
+    /// registers are of `class`, `acc`'s registers map onto them one to one (a register of `acc` sits in `dest`
+    /// only at its own position), and no op after the current one in its region reads them.
+    pub(crate) fn can_accumulate_in(&self, acc: ValueId, dest: &[Reg], class: RegClass) -> Result<bool, CompileError> {
+        let src = self.get(acc)?;
+        let shuffled = src.iter().enumerate().any(|(i, r)| dest.iter().position(|d| d == r).is_some_and(|j| j != i));
+        if src.len() != dest.len() || dest.iter().any(|r| r.class != class) || shuffled {
+            return Ok(false);
+        }
+        let Some(region) = self.f.op(self.cur_op).parent else { return Ok(false) };
+        let ops = &self.f.region(region).ops;
+        let at = ops.iter().position(|&x| x == self.cur_op).expect("an op of its region");
+        let mut read = false;
+        for &x in &ops[at + 1..] {
+            self.f.walk_op(x, &mut |y| {
+                read |= self.f.op(y).operands.iter().any(|v| {
+                    *v != self.f.op(self.cur_op).results[0]
+                        && self.vals.get(v).is_some_and(|rs| rs.iter().any(|r| dest.contains(r)))
+                })
+            });
+        }
+        Ok(!read)
     }
 
     /// The shared-memory buffer spans op `o` reads and writes (scratch is reported by its user).
@@ -475,6 +502,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         hazards: Hazards::default(),
         cur_op: OpId(0),
         in_flight: Default::default(),
+        dot_dest: HashMap::new(),
         entry_regs: Default::default(),
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),

@@ -281,7 +281,17 @@ pub(crate) fn warpgroup_dot(
     };
 
     let class = if ty_d == "f32" { RegClass::F32 } else { RegClass::B32 };
-    let d_regs = l.accumulator_registers(acc, class)?;
+    let d_regs = match l.dot_dest.get(&v).cloned() {
+        Some(dest) if is_async && l.can_accumulate_in(acc, &dest, class)? => {
+            for (&d, s) in dest.iter().zip(l.get(acc)?.to_vec()) {
+                if d != s {
+                    l.mov(d, s);
+                }
+            }
+            dest
+        }
+        _ => l.accumulator_registers(acc, class)?,
+    };
     l.b.comment(format!(
         "warpgroup_dot: {} tile(s) of 64x{n} per warpgroup x {k_steps} wgmma.m64n{n}k{k_instr} (A {}, B {})",
         tiles.len(),

@@ -172,10 +172,9 @@ impl State {
     /// An operand of `o` that is an asynchronous result not yet waited for is an error, except where such a
     /// value may go: through `yield`, into a loop's initial values, through `warpgroup_dot_wait`, and as the
     /// accumulator of another asynchronous `warpgroup_dot` (the tensor cores accumulate in issue order).
+    /// A pending value stays pending after its dot completes: only the wait's result may be read (the wait is
+    /// what makes the registers usable on the GPU).
     pub(super) fn check_ready(&self, f: &Func, env: &[Option<Value>], o: OpId) -> Result<(), String> {
-        if self.in_flight_dots.is_empty() {
-            return Ok(());
-        }
         let d = f.op(o);
         for (i, v) in d.operands.iter().enumerate() {
             if !matches!(env[v.index()], Some(Value::Pending { .. })) {
