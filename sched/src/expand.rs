@@ -266,10 +266,18 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let mut views = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
-        let view = e.value(Op::MemDescIndex, &[ring, ext], one);
+        let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
         if let Consumer::Alloc(alloc) = l.consumer {
             let staged = e.f.op(alloc).results[0];
-            e.f.replace_all_uses(staged, view);
+            let read = match &l.permute {
+                Some((permute, order)) => {
+                    let ty = crate::plan::permuted(&one, order)?;
+                    e.f.unlink(*permute);
+                    e.value(Op::MemDescPermute { order: order.clone() }, &[view], ty)
+                }
+                None => view,
+            };
+            e.f.replace_all_uses(staged, read);
             e.f.unlink(alloc);
         }
         views.push(view);
@@ -299,8 +307,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     }
     let mut order = std::mem::take(&mut e.out);
     let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
-    let staging: std::collections::HashSet<OpId> =
-        p.loads.iter().filter_map(|l| if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None }).collect();
+    let staging: std::collections::HashSet<OpId> = p
+        .loads
+        .iter()
+        .flat_map(|l| {
+            let alloc = if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None };
+            alloc.into_iter().chain(l.permute.as_ref().map(|p| p.0))
+        })
+        .collect();
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
         if let Some(AsyncDot { carried, wait: DotWait::BeforeUse(first), .. }) = p.async_dot
             && first == x

@@ -96,6 +96,10 @@ pub struct PipelinedLoad {
     /// How the last stage reads it back: through the dot's shared-memory operand (the `local_alloc` it replaces),
     /// or into registers in the load's layout (`local_load`, then masked-off elements set to the load's `other`).
     pub consumer: Consumer,
+    /// A TMA load the dot reads transposed (`desc.load(...).T`, as attention's K): the `permute` between the
+    /// load and its `local_alloc`, whose order the dot's operand becomes a `memdesc_permute` view of the ring
+    /// buffer with (the copy itself lands in the descriptor's layout).
+    pub permute: Option<(OpId, Vec<u32>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -191,7 +195,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
             continue;
         }
-        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false });
+        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false, permute: None });
     }
     if loads.is_empty() {
         let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
@@ -245,8 +249,13 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             iv_only.insert(x);
         }
     }
-    let allocs: HashSet<OpId> =
-        loads.iter().filter_map(|l| if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None }).collect();
+    let allocs: HashSet<OpId> = loads
+        .iter()
+        .flat_map(|l| {
+            let alloc = if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None };
+            alloc.into_iter().chain(l.permute.as_ref().map(|p| p.0))
+        })
+        .collect();
     // The data of register loads: the last stage reads it back from the ring (so it may use it), stage 0 may not
     // (a load whose address depends on another load's data is not pipelined).
     let read_back: HashSet<ValueId> = loads
@@ -359,11 +368,22 @@ fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Re
     let (desc, v) = (f.op(x).operands[0], f.op(x).results[0]);
     let Some((elem, block)) = tessel_tile::tma::desc_block(f.ty(desc)) else { return Ok(None) };
     let buffer = tessel_tile::tma::buffer_type(elem, block)?;
-    let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v]);
+    // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
+    // reads a permuted view of it.
+    let permute = ops.iter().copied().find_map(|y| match &f.op(y).op {
+        Op::Permute { order } if f.op(y).operands[..] == [v] && uses[v.index()] == 1 => Some((y, order.clone())),
+        _ => None,
+    });
+    let staged_from = permute.as_ref().map_or(v, |(p, _)| f.op(*p).results[0]);
+    let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [staged_from]);
     let consumer = match alloc {
-        Some(a) if uses[v.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
+        Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
             let staged = f.ty(f.op(a).results[0]);
-            let same = matches!((staged.memdesc(), buffer.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
+            let view = match &permute {
+                Some((_, order)) => permuted(&buffer, order)?,
+                None => buffer.clone(),
+            };
+            let same = matches!((staged.memdesc(), view.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
             if !same {
                 return Err(format!("{v}: the wgmma stages it in another layout than its TMA copy writes"));
             }
@@ -372,7 +392,16 @@ fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Re
         _ if explicit => Consumer::Registers { mask_other: None },
         _ => return Ok(None),
     };
-    Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true }))
+    let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
+    Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true, permute }))
+}
+
+/// The type of `memdesc_permute(order)` of a buffer of type `t`.
+pub(crate) fn permuted(t: &Type, order: &[u32]) -> Result<Type, String> {
+    let Type::MemDesc { shape, elem, layout } = t else { return Err(format!("{t} is not a buffer")) };
+    let layout = tessel_tile::layout::shared_views::permute(layout, order)?;
+    let shape = order.iter().map(|&d| shape[d as usize]).collect();
+    Ok(Type::MemDesc { shape, elem: *elem, layout })
 }
 
 /// One buffer for a load read back into registers of layout `dist`: the tensor row-major with `dist`'s
