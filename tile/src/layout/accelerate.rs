@@ -227,6 +227,10 @@ fn loaded(f: &Func, mut v: ValueId) -> bool {
 /// `warpgroup_dot`. Returns whether anything changed.
 pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
     let mut changed = false;
+    // Operands staged where they are made (outside the dot's region), by value and buffer type: another dot
+    // reading the same value the same way (attention's Q, read by the off-diagonal and the diagonal loops)
+    // shares the buffer, which nothing writes after its `local_alloc`.
+    let mut hoisted: Vec<(ValueId, Type, ValueId)> = Vec::new();
     for o in f.all_ops() {
         let d = f.op(o).clone();
         let Op::Dot { precision, max_num_imprecise_acc } = d.op else { continue };
@@ -264,12 +268,20 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
             let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
             let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
             let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
+            let outer = match f.value(v).def {
+                ValueDef::Result(def, _) => f.op(def).parent != Some(r),
+                ValueDef::Arg(region, _) => region != r,
+            };
+            if outer && let Some((.., m)) = hoisted.iter().find(|(x, t, _)| *x == v && *t == ty) {
+                *slot = *m;
+                continue;
+            }
             // An operand made in the dot's own region is staged right before the dot, as Triton does: every
             // global load of both operands is issued before the first shared store, so their latencies overlap
             // (storing A right after its load makes the B loads wait for A's data). An operand made in an outer
             // region (attention's Q, loop-invariant) is staged right after it is made: stored once, before the
             // loop, not in every iteration.
-            let a = f.append(r, Op::LocalAlloc, &[v], vec![ty], &[], d.loc);
+            let a = f.append(r, Op::LocalAlloc, &[v], vec![ty.clone()], &[], d.loc);
             f.region_mut(r).ops.pop();
             match f.value(v).def {
                 ValueDef::Result(def, _) if f.op(def).parent != Some(r) => insert_after(f, def, a),
@@ -280,6 +292,9 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
                 _ => insert_before(f, r, o, a),
             }
             *slot = f.op(a).results[0];
+            if outer {
+                hoisted.push((v, ty, *slot));
+            }
         }
         let data = f.op_mut(o);
         data.op = Op::WarpGroupDot { precision, max_num_imprecise_acc, is_async: false };
