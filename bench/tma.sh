@@ -6,6 +6,8 @@
 #           racecheck
 #   time  : tma_matmul fp16/bf16 4096^3 and 8192^3 at three tile configs, tessel bench vs upstream Triton 3.6 on the
 #           same kernel source and cuBLAS (bench/anchors_tma.py), in one run
+#   fp8   : matmul_kernel_bt (B as N x K) fp8 e4m3 -> fp16 at SIZES (default 8192) over four tile configs, then
+#           the same kernel in Triton and cuBLAS's torch._scaled_mm (bench/anchors_tma.py --fp8)
 # Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all] [SIZES...]
 set -uo pipefail
 T=${T:-./target/release/tessel}
@@ -61,6 +63,25 @@ for dt in fp16 bf16; do
 done
 echo "== anchors: the same kernel source in upstream Triton; cuBLAS"
 PYTHONUNBUFFERED=1 python3 bench/anchors_tma.py $SIZES
+fi
+if [[ $what == fp8 ]]; then
+BT=examples/tma_matmul.py::matmul_kernel_bt
+echo "== timing: matmul_kernel_bt fp8e4m3 -> fp16, tessel bench (CUDA events, L2 cleared, median of 100)"
+for n in $SIZES; do
+  step "fp8 check 520x392x304 128x128x128 stages 3" $T run $BT --const GROUP_M=8 --num-warps 8 --num-stages 3 --grid 20 \
+    --check --show 0 --arg a=randn:520x304:fp8e4nv --arg bt=randn:392x304:fp8e4nv --arg c=fill:nan:520x392:fp16 \
+    --arg a_desc=desc:a:block=128x128 --arg bt_desc=desc:bt:block=128x128 --arg c_desc=desc:c:block=128x128 \
+    --arg M=520 --arg N=392 --arg K=304
+  for cfg in "128 128 128 3" "128 128 128 4" "128 256 128 3" "128 256 128 4"; do
+    set -- $cfg
+    timeout 120 $T bench $BT --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) --flops "2 * M * N * K" \
+      --arg a=randn:$n"x"$n:fp8e4nv --arg bt=randn:$n"x"$n:fp8e4nv --arg c=zeros:$n"x"$n:fp16 --arg a_desc=desc:a:block=$1x$3 \
+      --arg bt_desc=desc:bt:block=$2x$3 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
+      | grep -E "^bench|TFLOP|^error" | tr '\n' ' ' | sed "s/^/fp8e4m3 $n^3 $1x$2x$3 stages $4 /"; echo
+  done
+done
+echo "== anchors: the same kernel source in upstream Triton; cuBLAS"
+PYTHONUNBUFFERED=1 python3 bench/anchors_tma.py --fp8 $SIZES
 fi
 echo "== $failures failing step(s)"
 exit $((failures > 0))

@@ -40,6 +40,31 @@ def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
+@triton.jit
+def matmul_kernel_bt(a_desc, bt_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
+    """C = A @ B with B given transposed, as an (N x K) matrix: what 8-bit operands need on Hopper, whose wgmma
+    reads both operands K-major. The tile of B^T is read transposed by the dot where TMA put it."""
+    BLOCK_M: tl.constexpr = a_desc.block_shape[0]
+    BLOCK_K: tl.constexpr = a_desc.block_shape[1]
+    BLOCK_N: tl.constexpr = bt_desc.block_shape[0]
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group = pid // (GROUP_M * num_pid_n)
+    first_m = group * GROUP_M
+    group_rows = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group_rows)
+    pid_n = (pid % (GROUP_M * num_pid_n)) // group_rows
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, k])
+        bt = bt_desc.load([off_n, k])
+        acc = tl.dot(a, bt.T, acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=4,
            num_warps=8):
     M, K = a.shape
