@@ -161,10 +161,24 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         let v = xd.results[0];
         let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
         let Type::Tensor { layout: Some(dist), .. } = f.ty(v) else { continue };
-        let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [v]);
+        let (staged_from, permute) = transposed_staging(f, ops, v, &uses);
+        let alloc =
+            ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [staged_from]);
         let (buffer, consumer) = match alloc {
-            Some(a) if uses[v.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
-                (f.ty(f.op(a).results[0]).clone(), Consumer::Alloc(a))
+            Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
+                // A tile the dot reads transposed is copied as loaded; the dot reads a permuted view.
+                let staged = f.ty(f.op(a).results[0]);
+                let buffer = match &permute {
+                    Some((_, order)) => match permuted(staged, &inverse(order)) {
+                        Ok(t) => t,
+                        Err(why) => {
+                            skipped.push(format!("{v}: {why}"));
+                            continue;
+                        }
+                    },
+                    None => staged.clone(),
+                };
+                (buffer, Consumer::Alloc(a))
             }
             _ if explicit => {
                 let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
@@ -195,7 +209,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
             continue;
         }
-        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false, permute: None });
+        let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
+        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false, permute });
     }
     if loads.is_empty() {
         let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
@@ -370,11 +385,7 @@ fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Re
     let buffer = tessel_tile::tma::buffer_type(elem, block)?;
     // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
     // reads a permuted view of it.
-    let permute = ops.iter().copied().find_map(|y| match &f.op(y).op {
-        Op::Permute { order } if f.op(y).operands[..] == [v] && uses[v.index()] == 1 => Some((y, order.clone())),
-        _ => None,
-    });
-    let staged_from = permute.as_ref().map_or(v, |(p, _)| f.op(*p).results[0]);
+    let (staged_from, permute) = transposed_staging(f, ops, v, uses);
     let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [staged_from]);
     let consumer = match alloc {
         Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
@@ -394,6 +405,25 @@ fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Re
     };
     let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
     Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true, permute }))
+}
+
+/// The value a loaded `v` is staged from: `v`, or the `permute` that is its only user (`x.T` before a dot), with
+/// that op and its order.
+fn transposed_staging(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> (ValueId, Option<(OpId, Vec<u32>)>) {
+    let permute = ops.iter().copied().find_map(|y| match &f.op(y).op {
+        Op::Permute { order } if f.op(y).operands[..] == [v] && uses[v.index()] == 1 => Some((y, order.clone())),
+        _ => None,
+    });
+    (permute.as_ref().map_or(v, |(p, _)| f.op(*p).results[0]), permute)
+}
+
+/// The permutation that undoes `order`.
+fn inverse(order: &[u32]) -> Vec<u32> {
+    let mut inv = vec![0; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d as usize] = i as u32;
+    }
+    inv
 }
 
 /// The type of `memdesc_permute(order)` of a buffer of type `t`.
