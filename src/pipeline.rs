@@ -82,7 +82,13 @@ pub fn run(
                 return Ok(Output::Ast(ast_of(module, ks.kernel)));
             }
             let mut f = t.time("elaborate", || elaborate(module, ks.kernel, ks.spec)).map_err(render)?.func;
-            t.time("canonicalize", || tessel_tile::passes::canonicalize(&mut f));
+            t.time("canonicalize", || {
+                tessel_tile::passes::canonicalize(&mut f);
+                // `tl.range(..., loop_unroll_factor=)`, before layouts and scheduling, as Triton does.
+                if tessel_tile::passes::unroll_loops(&mut f) {
+                    tessel_tile::passes::canonicalize(&mut f);
+                }
+            });
             // As Cranelift runs its verifier after each pass: a pass that breaks the IR is caught where it ran.
             tessel_tile::verify::verify(&f).map_err(|e| {
                 Error::Codegen(format!("internal error: the IR does not verify after canonicalize: {e}"))

@@ -23,10 +23,11 @@ fn check_lists_kernels_and_parameters() {
     // Launchable kernels and the jit helpers they call are told apart.
     let (code, out, err) = tessel(&["check", "examples/flash_attention.py"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("examples/flash_attention.py: 1 kernel, 1 helper\n"), "{out}");
+    assert!(out.starts_with("examples/flash_attention.py: 2 kernels, 2 helpers\n"), "{out}");
     assert!(out.contains("  Triton helper _attn_fwd_inner("), "{out}");
     assert!(out.contains("offs_m, offs_n)  (called by _attn_fwd)\n"), "{out}");
     assert!(out.contains("  Triton kernel _attn_fwd(Q, K, V,"), "{out}");
+    assert!(out.contains("N_CTX)  (called by _attn_fwd_tma)\n"), "{out}");
 }
 
 #[test]

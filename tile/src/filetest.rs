@@ -30,11 +30,15 @@ pub type Stage<'a> = (&'a str, &'a dyn Fn(&mut Func) -> Result<StageOutput, Stri
 /// A stage as a plain function.
 pub type StageFn = fn(&mut Func) -> Result<StageOutput, String>;
 
-/// The stages of this crate: `canonicalize`, `assign-layouts`, `verify-layouts`.
+/// The stages of this crate: `canonicalize`, `unroll`, `assign-layouts`, `verify-layouts`.
 pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
     vec![
         ("canonicalize", |f| {
             crate::passes::canonicalize(f);
+            Ok(StageOutput::Func)
+        }),
+        ("unroll", |f| {
+            crate::passes::unroll_loops(f);
             Ok(StageOutput::Func)
         }),
         ("assign-layouts", |f| crate::layout::assign_layouts(f).map(|_| StageOutput::Func)),

@@ -6,12 +6,14 @@ mod dce;
 mod dot_acc;
 mod fold;
 mod licm;
+mod unroll;
 
 pub use cse::cse;
 pub use dce::dce;
 pub use dot_acc::combine_dot_add;
 pub use fold::fold;
 pub use licm::licm;
+pub use unroll::unroll_loops;
 
 use crate::ir::{Func, OpId, RegionId};
 
