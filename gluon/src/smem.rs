@@ -40,9 +40,9 @@ const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "rank", "nume
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let fname = b.fname.clone();
     let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
-    let shape = e.shape_arg(b.req("shape"), &fname)?;
     let layout_arg = b.req("layout");
     let spec = shared_arg(e, layout_arg, &fname)?;
+    let shape = buffer_shape(e, b.req("shape"), &fname, spec.rank())?;
     let layout = shared_layout(e, &spec, &shape, elem, layout_arg.span)?;
     let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
     let init = match b.opt("value") {
@@ -54,6 +54,23 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         None => vec![],
     };
     Ok(Value::Tensor(e.emit1(Op::LocalAlloc, &init, ty, b.span)?))
+}
+
+/// The shape of a buffer laid out by a rank-`rank` shared layout: the trailing `rank` dims are powers of two, as
+/// tile dims are; the leading ones count buffers (a ring of 3 is fine, the layout spans the next power of two).
+fn buffer_shape<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, rank: usize) -> R<Vec<u32>> {
+    let dims = e.int_list(a, fname, "shape")?;
+    let lead = dims.len().saturating_sub(rank);
+    let mut out = Vec::with_capacity(dims.len());
+    for (i, &d) in dims.iter().enumerate() {
+        if i >= lead {
+            e.check_pow2(d, &format!("shape[{i}]"), a.span)?;
+        } else if !(1..=1 << 16).contains(&d) {
+            return Err(e.err(a.span, format!("shape[{i}] counts buffers: it must be in 1..=65536, got {d}")));
+        }
+        out.push(d as u32);
+    }
+    Ok(out)
 }
 
 /// A dtype argument that is a scalar type.

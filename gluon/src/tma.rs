@@ -132,16 +132,12 @@ fn store_wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let Ok(pending) = u32::try_from(n) else {
         return Err(e.err(a.span, format!("`pendings` must be a non-negative count, got {n}")));
     };
-    if let Some(r) = b.opt("read_only")
-        && !e.const_bool(r, &b.fname, "read_only")?
-    {
-        return Err(e.err(
-            r.span,
-            "`read_only=False` (waiting until the stores' writes are visible) is not supported yet; the default waits \
-             until the buffers may be reused",
-        ));
-    }
-    e.emit(Op::TmaStoreWait { pending }, &[], vec![], b.span)?;
+    // `read_only=False`: wait until the stores' writes are done, not only their reads of shared memory.
+    let writes = match b.opt("read_only") {
+        Some(r) => !e.const_bool(r, &b.fname, "read_only")?,
+        None => false,
+    };
+    e.emit(Op::TmaStoreWait { pending, writes }, &[], vec![], b.span)?;
     Ok(Value::None)
 }
 
@@ -160,11 +156,6 @@ pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) 
             let n: u64 = block.iter().map(|&d| d as u64).product::<u64>() * elem.bits() as u64 / 8;
             Ok(Some(Value::Int(n as i128)))
         }
-        "block_type" => Err(e.err_hint(
-            span,
-            "a descriptor's `block_type` is not supported by tessel yet",
-            "use `desc.block_shape`, `desc.dtype` and `desc.nbytes_per_cta`",
-        )),
         _ => Ok(None),
     }
 }

@@ -60,6 +60,11 @@ pub enum ConstValue {
     Str(String),
     Dtype(ScalarType),
     Tuple(Vec<ConstValue>),
+    /// A Python expression, evaluated at compile time in the kernel's module as a default value would be: a
+    /// Gluon layout (`gl.BlockedLayout([1], [32], [4], [0])`, or bare `BlockedLayout(...)` as `tessel layout`
+    /// spells it), a list or tuple, an `@aggregate` class, a host-side factory call (`Scheduler(8)`). This is how
+    /// the CLI passes what Triton's launcher receives as Python objects.
+    Expr(String),
 }
 
 /// How one kernel parameter is specialized.
@@ -209,7 +214,9 @@ pub fn elaborate_with(
     registry: &Registry,
 ) -> Result<Elaborated, Diagnostic> {
     let prelude = builtins::prelude::module()?;
+    let const_exprs = parse_const_exprs(spec)?;
     let mut elab = Elab::new(module, prelude, registry);
+    elab.const_exprs = const_exprs.iter().map(Option::as_ref).collect();
     match elab.kernel(kernel, spec) {
         Ok(()) => {}
         Err(e) => return Err(e.diag),
@@ -261,6 +268,8 @@ pub struct Elab<'a> {
     pub steps: u64,
     /// Builtins plugged in from other crates.
     pub registry: &'a Registry,
+    /// The parsed [`ConstValue::Expr`] arguments of the kernel, by parameter index.
+    pub const_exprs: Vec<Option<&'a ast::Expr>>,
 }
 
 impl<'a> Elab<'a> {
@@ -276,6 +285,7 @@ impl<'a> Elab<'a> {
             num_warps: 4,
             steps: 0,
             registry,
+            const_exprs: Vec::new(),
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);
@@ -471,15 +481,31 @@ impl<'a> Elab<'a> {
     }
 }
 
-/// A compile-time argument as a value.
-pub fn const_value<'a>(c: &ConstValue) -> Value<'a> {
-    match c {
+/// The [`ConstValue::Expr`] arguments of `spec` parsed, by parameter index; a layout in `tessel layout`'s
+/// spelling that is not Python in scope (`BlockedLayout(...)` with no import) is bound later, see
+/// [`call::bind_kernel`].
+#[allow(clippy::result_large_err)]
+fn parse_const_exprs(spec: &Specialization) -> Result<Vec<Option<ast::Expr>>, Diagnostic> {
+    let parse = |a: &ArgSpec| match a {
+        ArgSpec::Constexpr(ConstValue::Expr(src)) => crate::parse_expr(src).map(Some).map_err(|d| {
+            Diagnostic::error(format!("cannot read the constant `{src}`: {}", d.message), Span::default())
+        }),
+        _ => Ok(None),
+    };
+    spec.args.iter().map(parse).collect()
+}
+
+/// A compile-time argument as a value; `None` for a [`ConstValue::Expr`] (or a tuple holding one), which only
+/// the elaborator can evaluate ([`call::bind_kernel`] does, for a whole argument).
+pub fn const_value<'a>(c: &ConstValue) -> Option<Value<'a>> {
+    Some(match c {
         ConstValue::None => Value::None,
         ConstValue::Bool(b) => Value::Bool(*b),
         ConstValue::Int(i) => Value::Int(*i as i128),
         ConstValue::Float(f) => Value::Float(*f),
         ConstValue::Str(s) => Value::Str(Rc::from(s.as_str())),
         ConstValue::Dtype(s) => Value::Dtype(Dtype::Scalar(*s)),
-        ConstValue::Tuple(items) => Value::tuple(items.iter().map(const_value).collect()),
-    }
+        ConstValue::Tuple(items) => Value::tuple(items.iter().map(const_value).collect::<Option<_>>()?),
+        ConstValue::Expr(_) => return None,
+    })
 }

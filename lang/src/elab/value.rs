@@ -179,6 +179,9 @@ pub enum Value<'a> {
     Range(Rc<RangeVal<'a>>),
     /// A gluon layout object.
     Layout(Rc<tessel_layouts::AnyLayout>),
+    /// Triton's `block_type`: the element type and shape of a block (a descriptor's `desc.block_type`), with
+    /// `shape` (a list), `element_ty`, `nbytes` and `numel`.
+    BlockType(Rc<(ScalarType, Vec<u32>)>),
     Tensor(Tv),
 }
 
@@ -283,6 +286,7 @@ impl<'a> Value<'a> {
             Value::Slice(..) => "slice".into(),
             Value::Range(_) => "range".into(),
             Value::Layout(_) => "layout".into(),
+            Value::BlockType(_) => "block type".into(),
             Value::Tensor(t) => t.ty.to_string(),
         }
     }
@@ -388,6 +392,7 @@ pub fn py_eq<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<bool> {
         (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
         (Value::Module(x), Value::Module(y)) => x == y,
         (Value::Layout(x), Value::Layout(y)) => x == y,
+        (Value::BlockType(x), Value::BlockType(y)) => x == y,
         (Value::Slice(a0, a1, a2), Value::Slice(b0, b1, b2)) => (a0, a1, a2) == (b0, b1, b2),
         _ => false,
     })
@@ -425,6 +430,10 @@ pub fn py_str(v: &Value) -> String {
             format!("slice({}, {}, {})", s(a), s(b), s(c))
         }
         Value::Layout(l) => l.to_string(),
+        Value::BlockType(b) => {
+            let dims: Vec<String> = b.1.iter().map(u32::to_string).collect();
+            format!("<[{}], {}>", dims.join(", "), b.0)
+        }
         Value::Instance(i) => {
             let fields: Vec<String> = i.fields.borrow().iter().map(|(k, v)| format!("{k}={}", repr(v))).collect();
             format!("{}({})", i.class.def.name.name, fields.join(", "))

@@ -600,7 +600,9 @@ impl Program<'_> {
                 let view = self.view(ins[1]);
                 self.smem.tma_store_reads.push_back(view);
             }
-            Op::TmaStoreWait { pending } => {
+            // The interpreter writes global memory when the store is issued: waiting for the writes too is the
+            // same as waiting for the reads.
+            Op::TmaStoreWait { pending, .. } => {
                 while self.smem.tma_store_reads.len() > *pending as usize {
                     self.smem.tma_store_reads.pop_front();
                 }
