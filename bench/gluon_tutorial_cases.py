@@ -171,3 +171,32 @@ CASES += [blocked_matmul("blocked_matmul_kernel", 64, 64, 64, 4, t) for t in (Fa
 CASES += [blocked_matmul("blocked_matmul_kernel", 128, 128, 128, 8, False)]
 CASES += [blocked_matmul("blocked_matmul_pipelined_kernel", 64, 64, 64, 4),
           blocked_matmul("blocked_matmul_pipelined_kernel", 128, 128, 128, 8)]
+
+
+# 07-persistence: the pipelined matmul (128x256x64 blocks, 2-4 buffers, 4 and 8 warps), the persistent one (with
+# each scheduler) and the persistent pipelined one (3 buffers; 4 buffers steal B's buffers for the epilogue, at
+# 64^3 blocks too). The tests' 2000x1000x2000 is the GPU's; the interpreter here runs 208x416x304 (the pipelined
+# persistent test's other shape). The persistent grids are 3 programs, not min(SMs, tiles), so that every program
+# runs several tiles (at min(132, tiles) each runs one).
+def mm07(kernel, label, bm, bn, bk, warps, consts, grid=None, half=False, M=208, N=416, K=304):
+    sig = f"tensordesc<fp16[{bm}, {bk}]>,tensordesc<fp16[{bk}, {bn}]>,tensordesc<fp16[{bm}, {bn}]>"
+    args = [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{K}x{N}:fp16"), ("C", f"fill:nan:{M}x{N}:fp16"),
+            ("a_desc", f"desc:A:block={bm}x{bk}"), ("b_desc", f"desc:B:block={bk}x{bn}"),
+            ("c_desc", f"desc:C:block={bm}x{bn}")]
+    if half:
+        sig += f",tensordesc<fp16[{bm}, {bn // 2}]>"
+        args.append(("c_half_desc", f"desc:C:block={bm}x{bn // 2}"))
+    return Case("07-persistence.py", kernel, f"07 {kernel} ({bm}x{bn}x{bk}, {warps} warps, {label})", sig,
+                [("MMAImpl", "WGMMA")] + consts + [("num_warps", warps)], warps,
+                grid or f"{cdiv(M, bm)},{cdiv(N, bn)}", args, matmul_ref("A", "B", "C", (M, K), (K, N)))
+
+
+SCHEDULERS = ["PersistentTileScheduler", "GroupedPersistentTileScheduler(1)", "GroupedPersistentTileScheduler(8)"]
+CASES += [mm07("matmul_pipelined_kernel", f"bufs={n}", 128, 256, 64, w, [("num_buffers", n)])
+          for n in (2, 3, 4) for w in (4, 8)]
+CASES += [mm07("persistent_matmul_kernel", f"bufs={n}, {s}", 128, 256, 64, w,
+               [("SchedulerImpl", s), ("num_buffers", n)], grid="3")
+          for s in SCHEDULERS for n, w in ((2, 4), (3, 8), (4, 8))]
+CASES += [mm07("persistent_matmul_pipelined_kernel", f"bufs={n}, {s}", bm, bn, bk, w,
+               [("SchedulerImpl", s), ("num_buffers", n), ("STEALB", n == 4)], grid="3", half=True)
+          for s in SCHEDULERS for (bm, bn, bk) in ((64, 64, 64), (128, 256, 64)) for n, w in ((3, 4), (4, 8))]

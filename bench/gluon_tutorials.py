@@ -13,13 +13,14 @@ as in python/tutorials/gluon of triton-lang/triton). For every entry kernel at t
 
 and prints one table: kernel x {compiles, ptxas sm_90a, interpreter correct, [GPU = interpreter]}.
 
-Usage: python3 bench/gluon_tutorials.py TUTORIAL_DIR [--tessel PATH] [--ptxas PATH] [--only SUBSTRING]
+Usage: python3 bench/gluon_tutorials.py TUTORIAL_DIR [--tessel PATH] [--ptxas PATH] [--only REGEX]
                                         [--gpu] [--sanitize memcheck,racecheck,synccheck] [--verbose]
 Needs numpy. Exits non-zero when any step fails.
 """
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,14 +88,14 @@ def main():
     ap.add_argument("tutorials", help="directory with the Gluon tutorials (01-intro.py, ...)")
     ap.add_argument("--tessel", default=os.environ.get("TESSEL", "target/release/tessel"))
     ap.add_argument("--ptxas", default=os.environ.get("PTXAS", shutil.which("ptxas") or "ptxas"))
-    ap.add_argument("--only", default="", help="run the cases whose label contains this")
+    ap.add_argument("--only", default="", help="run the cases whose label matches this regular expression")
     ap.add_argument("--gpu", action="store_true", help="also run on the GPU against the interpreter (--check)")
     ap.add_argument("--sanitize", default="", help="with --gpu: compute-sanitizer tools, e.g. memcheck,racecheck")
     ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(2), "little"))
     ap.add_argument("--verbose", action="store_true", help="print every failing step's log tail")
     a = ap.parse_args()
     tdir = os.path.abspath(a.tutorials)
-    cases = [c for c in CASES if a.only in c.label]
+    cases = [c for c in CASES if re.search(a.only, c.label)]
     tools = [t for t in a.sanitize.split(",") if t]
     print(f"seed {a.seed}; {len(cases)} cases; tessel {a.tessel}; ptxas {a.ptxas}")
     header = ["kernel", "compiles", "ptxas sm_90a", "interpreter"] + (["GPU = interp"] if a.gpu else [])

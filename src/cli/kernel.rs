@@ -212,7 +212,7 @@ pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Re
 }
 
 fn elaborate_only(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
-    crate::pipeline::elaborate(&src.module, kernel, spec)
+    crate::pipeline::elaborate(&src.module, &src.name, kernel, spec)
         .map(|e| e.func)
         .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))
 }

@@ -35,6 +35,7 @@ pub mod pyops;
 pub mod registry;
 pub mod roles;
 pub mod scope;
+pub mod siblings;
 pub mod stmt;
 pub mod value;
 
@@ -213,12 +214,34 @@ pub fn elaborate_with(
     spec: &Specialization,
     registry: &Registry,
 ) -> Result<Elaborated, Diagnostic> {
+    elaborate_with_siblings(module, &[], kernel, spec, registry)
+}
+
+/// [`elaborate_with`] for a kernel whose file imports sibling modules ([`siblings::load`] reads them).
+#[allow(clippy::result_large_err)]
+pub fn elaborate_with_siblings(
+    module: &ast::Module,
+    siblings: &[siblings::Sibling],
+    kernel: &str,
+    spec: &Specialization,
+    registry: &Registry,
+) -> Result<Elaborated, Diagnostic> {
     let prelude = builtins::prelude::module()?;
     let const_exprs = parse_const_exprs(spec)?;
     let mut elab = Elab::new(module, prelude, registry);
     elab.const_exprs = const_exprs.iter().map(Option::as_ref).collect();
+    for s in siblings {
+        let index = elab.modules.len();
+        elab.modules.push(ModuleCtx::new(&s.module));
+        elab.modules[index].collect(index);
+        elab.siblings.push((s.name.as_str(), index));
+    }
     match elab.kernel(kernel, spec) {
         Ok(()) => {}
+        Err(e) if e.module > PRELUDE_MODULE => {
+            let s = &siblings[e.module - PRELUDE_MODULE - 1];
+            return Err(e.diag.in_file(&s.file, s.source.clone()));
+        }
         Err(e) => return Err(e.diag),
     }
     let func = elab.func;
@@ -270,6 +293,8 @@ pub struct Elab<'a> {
     pub registry: &'a Registry,
     /// The parsed [`ConstValue::Expr`] arguments of the kernel, by parameter index.
     pub const_exprs: Vec<Option<&'a ast::Expr>>,
+    /// The sibling modules `importlib.import_module` may return, by name: modules `2..` (see [`siblings`]).
+    pub siblings: Vec<(&'a str, usize)>,
 }
 
 impl<'a> Elab<'a> {
@@ -286,6 +311,7 @@ impl<'a> Elab<'a> {
             steps: 0,
             registry,
             const_exprs: Vec::new(),
+            siblings: Vec::new(),
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);

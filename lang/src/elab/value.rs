@@ -175,6 +175,9 @@ pub enum Value<'a> {
     Instance(Rc<Instance<'a>>),
     /// An imported module, by canonical path (`triton.language`).
     Module(Rc<str>),
+    /// A sibling module of the kernel's file (`importlib.import_module("05-wgmma")`): the elaborator's module
+    /// number; its globals are its attributes.
+    UserModule(usize),
     Slice(Option<i128>, Option<i128>, Option<i128>),
     Range(Rc<RangeVal<'a>>),
     /// A gluon layout object.
@@ -283,6 +286,7 @@ impl<'a> Value<'a> {
             Value::Class(c) => format!("class `{}`", c.def.name.name),
             Value::Instance(i) => format!("`{}` instance", i.class.def.name.name),
             Value::Module(m) => format!("module `{m}`"),
+            Value::UserModule(_) => "module".into(),
             Value::Slice(..) => "slice".into(),
             Value::Range(_) => "range".into(),
             Value::Layout(_) => "layout".into(),
@@ -391,6 +395,7 @@ pub fn py_eq<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<bool> {
         (Value::Class(x), Value::Class(y)) => std::ptr::eq(x.def, y.def),
         (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
         (Value::Module(x), Value::Module(y)) => x == y,
+        (Value::UserModule(x), Value::UserModule(y)) => x == y,
         (Value::Layout(x), Value::Layout(y)) => x == y,
         (Value::BlockType(x), Value::BlockType(y)) => x == y,
         (Value::Slice(a0, a1, a2), Value::Slice(b0, b1, b2)) => (a0, a1, a2) == (b0, b1, b2),
