@@ -61,6 +61,7 @@ impl<'a> Elab<'a> {
         // Compile-time code stays compile-time: a jit function called from a constexpr function cannot emit IR.
         let compile_time = f.kind == FnKind::ConstexprFn || self.frames.last().is_some_and(|fr| fr.compile_time_only);
         let mut frame = Frame::new(f.module, &name, compile_time);
+        frame.env = f.env.clone();
         for (p, v, constexpr) in bound {
             if let Value::Tensor(t) = &v
                 && f.module != PRELUDE_MODULE

@@ -589,6 +589,8 @@ impl<'a> Elab<'a> {
                 Ok(Value::Method(Rc::new((v.clone(), name.to_string()))))
             }
             Value::Int(_) if name == "bit_length" => Ok(Value::Method(Rc::new((v.clone(), name.to_string())))),
+            // `tl.constexpr(x).value`: a constexpr is its Python value here.
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::None if name == "value" => Ok(v),
             other => Err(self.err(span, format!("{} has no attribute `{name}`", other.type_name()))),
         }
     }

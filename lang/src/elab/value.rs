@@ -107,7 +107,14 @@ pub struct FuncVal<'a> {
     pub def: &'a ast::FunctionDef,
     pub module: usize,
     pub kind: FnKind,
+    /// For a function defined inside another (a method of a class a host-side factory builds): the names it
+    /// closes over, looked up after its locals and before its module's globals.
+    pub env: Option<Env<'a>>,
 }
+
+/// The variables a nested definition closes over: the enclosing function's locals when the definition ran, and
+/// the names defined beside it in that function (so a class's methods see the class).
+pub type Env<'a> = Rc<RefCell<HashMap<String, Value<'a>>>>;
 
 /// An `@aggregate` class: its fields in declaration order and its methods.
 #[derive(Debug)]
