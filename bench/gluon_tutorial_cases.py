@@ -24,6 +24,8 @@ class Case:
     args: list
     reference: Callable = field(default=lambda bufs: [])
     has_reference: bool = True
+    # More compile flags (`--maxnreg 128` where the tutorial launches with maxnreg=128).
+    extra: list = field(default_factory=list)
 
 
 def cdiv(a, b):
@@ -200,3 +202,39 @@ CASES += [mm07("persistent_matmul_kernel", f"bufs={n}, {s}", 128, 256, 64, w,
 CASES += [mm07("persistent_matmul_pipelined_kernel", f"bufs={n}, {s}", bm, bn, bk, w,
                [("SchedulerImpl", s), ("num_buffers", n), ("STEALB", n == 4)], grid="3", half=True)
           for s in SCHEDULERS for (bm, bn, bk) in ((64, 64, 64), (128, 256, 64)) for n, w in ((3, 4), (4, 8))]
+
+
+# 08-warp-specialization: the Hopper kernel (the matmul there is Blackwell's): test_elementwise_add_warp_specialized
+# at 1000x2000 and 4000x120, 32x64 blocks, 1 and 2 buffers each way, 4 and 8 warps, maxnreg=128 as launched.
+def ws_add(xnumel, ynumel, nbuf, warps):
+    args = [("a", f"randn:{xnumel}x{ynumel}"), ("b", f"randn:{xnumel}x{ynumel}"), ("c", f"fill:nan:{xnumel}x{ynumel}"),
+            ("a_desc", "desc:a:block=32x64"), ("b_desc", "desc:b:block=32x64"), ("c_desc", "desc:c:block=32x64"),
+            ("xnumel", xnumel), ("ynumel", ynumel)]
+    return Case("08-warp-specialization.py", "elementwise_add_warp_specialized_kernel",
+                f"08 elementwise_add_warp_specialized_kernel ({xnumel}x{ynumel}, bufs={nbuf}, {warps} warps)",
+                "tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,i32,i32",
+                [("XBLOCK", 32), ("YBLOCK", 64), ("num_load_buffers", nbuf), ("num_store_buffers", nbuf),
+                 ("num_warps", warps)], warps, str(cdiv(xnumel, 32)), args,
+                add2d("a", "b", "c", (xnumel, ynumel)), extra=["--maxnreg", "128"])
+
+
+CASES += [ws_add(x, y, n, w) for (x, y) in ((1000, 2000), (4000, 120)) for n in (1, 2) for w in (4, 8)]
+
+# 13-conv-im2col: the im2col copy (a 1x4x4x32 fp32 image, 16x32 block, 1 warp) and the convolution
+# (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks). Host im2col descriptors (`--arg` has no spelling
+# for their pixel box yet) are not there: these cases report how far the kernels get.
+CASES += [
+    Case("13-conv-im2col.py", "tma_im2col_kernel", "13 tma_im2col_kernel",
+         "tensordesc_im2col<fp32[16, 32]>,tensordesc<fp32[16, 32]>,i32,i32,i32,i32", [("offset_h", 0), ("offset_w", 0)],
+         1, "1", [("inp", "randn:1x4x4x32"), ("out", "fill:nan:16x32"), ("in_desc", "desc:inp:block=16x32"),
+                  ("out_desc", "desc:out:block=16x32"), ("coord_n", 0), ("coord_h", 0), ("coord_w", 0), ("coord_c", 0)],
+         lambda b: [("out", b["inp"].reshape(16, 32).astype(np.float64), 0.0)]),
+    Case("13-conv-im2col.py", "conv2d_im2col_kernel", "13 conv2d_im2col_kernel",
+         "tensordesc_im2col<fp16[64, 64]>,tensordesc<fp16[64, 64]>,tensordesc<fp16[64, 64]>,i32,i32,i32,i32,i32,i32,i32",
+         [("stride_h", 1), ("stride_w", 1), ("MMAImpl", "t7.WGMMA"), ("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 64),
+          ("num_warps", 4)], 4, "4,1",
+         [("x", "randn:1x16x16x64:fp16"), ("w", "randn:64x3x3x64:fp16"), ("y", "fill:nan:256x64:fp16"),
+          ("in_desc", "desc:x:block=64x64"), ("weight_desc", "desc:w:576x64:block=64x64"),
+          ("out_desc", "desc:y:block=64x64"), ("R", 3), ("S", 3), ("Ci", 64), ("out_h", 16), ("out_w", 16),
+          ("pad_h", 1), ("pad_w", 1)], has_reference=False),
+]

@@ -49,7 +49,7 @@ def first_error(log):
 
 def kernel_flags(case, tdir):
     target = f"{os.path.join(tdir, case.file)}::{case.kernel}"
-    flags = ["--signature", case.signature, "--num-warps", str(case.num_warps)]
+    flags = ["--signature", case.signature, "--num-warps", str(case.num_warps), *case.extra]
     for k, v in case.consts:
         flags += ["--const", f"{k}={v}"]
     return target, flags

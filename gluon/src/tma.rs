@@ -31,18 +31,26 @@ pub fn register(r: &mut Registry) {
     r.add(HOPPER_TMA, "store_wait", Handler::Bound("pendings, read_only=True", store_wait));
 }
 
+pub(crate) const NOT_HOST: &str = "TMA copies need a descriptor passed to the kernel (a TensorDescriptor \
+                                   argument); descriptors made in the kernel have no tensor map yet";
+
+/// Whether `t` is an argument of a region still being built: a `warp_specialize` worker's (the op, made after
+/// its regions, checks the worker's copies: `warp_specialize::check_worker_tma`).
+fn in_worker(e: &Elab<'_>, t: &Tv) -> bool {
+    match e.func.value(t.v).def {
+        tessel_tile::ir::ValueDef::Arg(r, _) => r != e.func.body && e.func.region(r).parent.is_none(),
+        _ => false,
+    }
+}
+
 /// The descriptor argument: a host `TensorDescriptor` parameter (only those have a tensor map).
 fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> {
     let a = b.req("tensor_desc");
     match &a.value {
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
             let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
-            if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() {
-                return Err(e.err(
-                    a.span,
-                    "TMA copies need a descriptor passed to the kernel (a TensorDescriptor argument); descriptors made \
-                     in the kernel have no tensor map yet",
-                ));
+            if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() && !in_worker(e, t) {
+                return Err(e.err(a.span, NOT_HOST));
             }
             Ok((t.clone(), elem, block.to_vec()))
         }

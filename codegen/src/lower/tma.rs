@@ -41,7 +41,7 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
         )
     })?;
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
-    let maker = match l.f.value(desc).def {
+    let maker = match l.f.value(tma::desc_source(l.f, desc)).def {
         tessel_tile::ir::ValueDef::Result(o, _) => o,
         _ => unreachable!("host_desc_base found its make_tensor_desc"),
     };
