@@ -297,18 +297,10 @@ impl<'a> Elab<'a> {
 
     fn is_instance(&mut self, obj: &Value<'a>, class: &Value<'a>, span: Span) -> R<bool> {
         Ok(match class {
-            // A Gluon layout class (`gl.NVMMASharedLayout`, or the bases `gl.SharedLayout`, `gl.DistributedLayout`).
-            Value::Builtin(b) if matches!(b.ns, Ns::Plugin(_)) && b.name.ends_with("Layout") => match obj {
-                Value::Layout(l) => {
-                    let kind = tessel_layouts::expr::layout_kind(l);
-                    match (b.name, l.as_ref()) {
-                        ("SharedLayout", tessel_layouts::AnyLayout::Shared(_)) => true,
-                        ("DistributedLayout", tessel_layouts::AnyLayout::Distributed(_)) => true,
-                        (name, _) => name == kind,
-                    }
-                }
-                _ => false,
-            },
+            // A Gluon layout class (`gl.NVMMASharedLayout`).
+            Value::Builtin(b) if matches!(b.ns, Ns::Plugin(_)) && b.name.ends_with("Layout") => {
+                matches!(obj, Value::Layout(l) if tessel_layouts::expr::layout_kind(l) == b.name)
+            }
             Value::Builtin(b) => match (b.ns, b.name) {
                 (Ns::Py, "int") => matches!(obj, Value::Int(_) | Value::Bool(_)),
                 (Ns::Py, "float") => matches!(obj, Value::Float(_)),
