@@ -118,3 +118,85 @@ fn sibling_modules_load_from_the_kernels_directory() {
     assert!(err.contains("main.py:6:"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A worker partition fills a two-buffer ring from a host descriptor with TMA; the default partition doubles each
+/// tile, stores it with TMA and waits for the writes (`read_only=False`). The consumer releases the previous
+/// tile's buffer, `(i - 1) % 2` under `pred=i >= 1`: at `i = 0` that is `index(-1)` (`%` truncates, as in
+/// Triton), never touched.
+const WORKER_TMA: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+
+@gluon.jit
+def loader(x_desc, bufs, ready, empty, T):
+    for i in range(T):
+        s = i % 2
+        mbarrier.wait(empty.index(s), ((i // 2) & 1) ^ 1)
+        mbarrier.expect(ready.index(s), x_desc.block_type.nbytes)
+        tma.async_load(x_desc, [i * 32, 0], ready.index(s), bufs.index(s))
+
+@gluon.jit
+def doubler(y_desc, bufs, out, ready, empty, T):
+    L: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [gl.num_warps(), 1], [1, 0])
+    for i in range(T):
+        s = i % 2
+        mbarrier.wait(ready.index(s), (i // 2) & 1)
+        x = bufs.index(s).load(L)
+        mbarrier.arrive(empty.index((i - 1) % 2), pred=i >= 1)
+        tma.store_wait(0, read_only=False)
+        out.store(x * 2.0)
+        fence_async_shared()
+        tma.async_copy_shared_to_global(y_desc, [i * 32, 0], out)
+    tma.store_wait(0, read_only=False)
+
+@gluon.jit
+def k(x_desc, y_desc, T):
+    bufs = gl.allocate_shared_memory(gl.float32, [2] + x_desc.block_type.shape, x_desc.layout)
+    out = gl.allocate_shared_memory(gl.float32, y_desc.block_type.shape, y_desc.layout)
+    ready = mbarrier.allocate_mbarrier(batch=2)
+    empty = mbarrier.allocate_mbarrier(batch=2)
+    for s in gl.static_range(2):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=1)
+    gl.warp_specialize([(doubler, (y_desc, bufs, out, ready, empty, T)),
+                        (loader, (x_desc, bufs, ready, empty, T))], [1], [24])
+"#;
+
+#[test]
+fn a_worker_partition_copies_with_a_host_descriptor() {
+    let dir = scratch("worker-tma", &[("k.py", WORKER_TMA)]);
+    let target = format!("{}::k", dir.join("k.py").display());
+    let sig = "tensordesc<fp32[32, 32]>,tensordesc<fp32[32, 32]>,i32";
+    let (code, out, err) = tessel(&[
+        "run",
+        "--interpret",
+        &target,
+        "--signature",
+        sig,
+        "--arg",
+        "x=arange:128x32",
+        "--arg",
+        "y=fill:nan:128x32",
+        "--arg",
+        "x_desc=desc:x:block=32x32",
+        "--arg",
+        "y_desc=desc:y:block=32x32",
+        "--arg",
+        "T=4",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let y = tessel::npy::read(&std::fs::read(dir.join("y.npy")).unwrap()).unwrap().to_f64();
+    assert_eq!(y, (0..4096).map(|i| 2.0 * i as f64).collect::<Vec<_>>(), "{out}");
+    let (code, ptx, err) = tessel(&["compile", &target, "--signature", sig, "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    // The worker's loads and the default partition's stores, each with its tensor map.
+    assert!(ptx.contains("cp.async.bulk.tensor.2d.shared::cluster.global"), "{ptx}");
+    assert!(ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta"), "{ptx}");
+    // `read_only=False` waits for the writes, not only the reads of shared memory.
+    assert!(ptx.contains("cp.async.bulk.wait_group 0;"), "{ptx}");
+    assert!(!ptx.contains("wait_group.read"), "{ptx}");
+    std::fs::remove_dir_all(&dir).ok();
+}
