@@ -220,7 +220,7 @@ pub fn method<'a>(
         }
         "permute" | "reshape" | "slice" => view(e, mem, name, &fname, args, span).map(|t| Some(Value::Tensor(t))),
         "reinterpret" | "_reinterpret" => {
-            let b = e.bind(&fname, "dtype, shape, layout", args)?;
+            let b = e.bind(&fname, "dtype=None, shape=None, layout=None", args)?;
             reinterpret(e, mem, b, span).map(|t| Some(Value::Tensor(t)))
         }
         "_keep_alive" => {
@@ -290,16 +290,21 @@ fn view<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, fname: &str, args: CallArgs<'
     e.emit1(op, &[mem], ty, span)
 }
 
-/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`.
-/// The elements must keep their size (tessel's interpreter keeps buffers as elements, not bytes).
+/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`
+/// (each, when left out, the buffer's own). The elements must keep their size (tessel's interpreter keeps buffers
+/// as elements, not bytes).
 fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv> {
     let fname = b.fname.clone();
-    let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+    let (shape, elem, own) = mem.ty.memdesc().expect("a memdesc");
     let numel: u64 = shape.iter().map(|&d| d as u64).product();
-    let to = scalar_dtype(e, b.req("dtype"), &fname, "dtype")?;
+    let given = |name: &str| b.opt(name).filter(|a| !matches!(a.value, Value::None));
+    let to = match given("dtype") {
+        Some(a) => scalar_dtype(e, a, &fname, "dtype")?,
+        None => elem,
+    };
     if to.bits() != elem.bits() {
         return Err(e.err(
-            b.req("dtype").span,
+            given("dtype").map_or(span, |a| a.span),
             format!(
                 "reinterpreting {} ({} bits) as {} ({} bits) changes the element size, which tessel does not support yet",
                 elem.triton_name(),
@@ -309,15 +314,26 @@ fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv>
             ),
         ));
     }
-    let new_shape = e.shape_arg(b.req("shape"), &fname)?;
+    let new_shape = match given("shape") {
+        Some(a) => e.shape_arg(a, &fname)?,
+        None => shape.to_vec(),
+    };
     if new_shape.iter().map(|&d| d as u64).product::<u64>() != numel {
         return Err(e.err(
-            b.req("shape").span,
+            given("shape").map_or(span, |a| a.span),
             format!("a view of shape {new_shape:?} does not hold the {numel} elements of {}", mem.ty),
         ));
     }
-    let spec = shared_arg(e, b.req("layout"), &fname)?;
-    let layout = shared_layout(e, &spec, &new_shape, to, b.req("layout").span)?;
+    let layout = match given("layout") {
+        Some(a) => {
+            let spec = shared_arg(e, a, &fname)?;
+            shared_layout(e, &spec, &new_shape, to, a.span)?
+        }
+        None => match &own.spec {
+            Some(AnyLayout::Shared(spec)) => shared_layout(e, spec, &new_shape, to, span)?,
+            _ => return Err(e.err(span, format!("`{fname}` needs a `layout`: the buffer's has no Gluon spelling"))),
+        },
+    };
     let ty = Type::MemDesc { shape: Shape::from_slice(&new_shape), elem: to, layout };
     e.emit1(Op::MemDescReinterpret, &[mem], ty, span)
 }
