@@ -30,7 +30,11 @@ fn layout(src: &str) -> tessel_lang::elab::ArgSpec {
 #[test]
 fn a_row_splits_into_its_halves_with_the_layout_following() {
     let src = format!("{HEADER}{HALVES}");
-    let f = elab(&src, "halves", vec![ptr(F32), ptr(F32), ptr(F32), layout("gl.BlockedLayout([1, 64], [32, 1], [4, 1], [1, 0])")]);
+    let f = elab(
+        &src,
+        "halves",
+        vec![ptr(F32), ptr(F32), ptr(F32), layout("gl.BlockedLayout([1, 64], [32, 1], [4, 1], [1, 0])")],
+    );
     let text = f.to_string();
     for op in ["reshape", "permute", "split"] {
         assert!(text.contains(op), "{op}:\n{text}");
@@ -49,7 +53,11 @@ fn a_row_splits_into_its_halves_with_the_layout_following() {
 fn a_split_across_warps_is_refused_at_the_call() {
     let src = format!("{HEADER}{HALVES}");
     // Dim 1 spread over lanes and warps: after the reshape the halves are two warps apart, not two registers.
-    let e = elab_error(&src, "halves", vec![ptr(F32), ptr(F32), ptr(F32), layout("gl.BlockedLayout([1, 1], [2, 16], [1, 4], [1, 0])")]);
+    let e = elab_error(
+        &src,
+        "halves",
+        vec![ptr(F32), ptr(F32), ptr(F32), layout("gl.BlockedLayout([1, 1], [2, 16], [1, 4], [1, 0])")],
+    );
     assert!(e.contains("its last dim is not held in one thread's registers"), "{e}");
     assert!(e.contains("test.py:"), "{e}");
 }
