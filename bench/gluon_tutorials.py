@@ -31,12 +31,13 @@ import numpy as np
 from gluon_tutorial_cases import CASES
 
 
-def run(cmd, timeout=900):
+def run(cmd, timeout=900, stdout_only=False):
+    """(exit status, output): stdout and stderr together, or stdout alone (the PTX of `compile --emit ptx`)."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout + p.stderr
+        return p.returncode, p.stdout if stdout_only and p.returncode == 0 else p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
-        return 124, f"timed out after {timeout} s: {' '.join(cmd)}\n{e.stdout or ''}{e.stderr or ''}"
+        return 124, f"timed out after {timeout} s: {' '.join(cmd)}"
 
 
 def first_error(log):
@@ -106,10 +107,10 @@ def main():
         target, kflags = kernel_flags(case, tdir)
         row = [case.label]
         ptx = os.path.join(work, case.label.replace("/", "_").replace(" ", "_") + ".ptx")
-        rc, log = run([a.tessel, "compile", target, *kflags, "--arch", "sm_90a", "--emit", "ptx"])
+        rc, log = run([a.tessel, "compile", target, *kflags, "--arch", "sm_90a", "--emit", "ptx"], stdout_only=True)
         if rc == 0:
             with open(ptx, "w") as f:
-                f.write(log if not log.startswith("note:") else log.split("\n", 1)[1])
+                f.write(log)
             row.append("yes")
             rc2, log2 = run([a.ptxas, "-arch=sm_90a", ptx, "-o", os.devnull])
             row.append("yes" if rc2 == 0 else "NO")
