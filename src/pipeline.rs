@@ -81,7 +81,7 @@ pub fn run(
             if stop == Stage::Ast {
                 return Ok(Output::Ast(ast_of(module, ks.kernel)));
             }
-            let mut f = t.time("elaborate", || elaborate(module, ks.kernel, ks.spec)).map_err(render)?.func;
+            let mut f = t.time("elaborate", || elaborate(module, ks.file, ks.kernel, ks.spec)).map_err(render)?.func;
             t.time("canonicalize", || {
                 tessel_tile::passes::canonicalize(&mut f);
                 // `tl.range(..., loop_unroll_factor=)`, before layouts and scheduling, as Triton does.
@@ -136,15 +136,19 @@ pub fn run(
     Ok(Output::Ptx { func, kernel })
 }
 
-/// Elaborates `kernel` of `module` for `spec` with every builtin: lang's `tl.*` and the gluon crate's `gl.*`
-/// (registered into lang's builtin registry here, the one place that wires them).
+/// Elaborates `kernel` of `module` (read from `file`) for `spec` with every builtin: lang's `tl.*` and the gluon
+/// crate's `gl.*` (registered into lang's builtin registry here, the one place that wires them). Sibling modules
+/// the file imports with `importlib.import_module("NAME")` are read from NAME.py beside `file`.
 #[allow(clippy::result_large_err)]
 pub fn elaborate(
     module: &tessel_lang::ast::Module,
+    file: &str,
     kernel: &str,
     spec: &Specialization,
 ) -> Result<tessel_lang::elab::Elaborated, tessel_lang::Diagnostic> {
-    tessel_lang::elab::elaborate_with(module, kernel, spec, tessel_gluon::registry())
+    let dir = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new("."));
+    let siblings = tessel_lang::elab::siblings::load(module, dir)?;
+    tessel_lang::elab::elaborate_with_siblings(module, &siblings, kernel, spec, tessel_gluon::registry())
 }
 
 /// The most multiply-adds one `dot` left on the FMA path may take per thread. Codegen unrolls them all (M*N*K

@@ -40,9 +40,9 @@ const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "rank", "nume
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let fname = b.fname.clone();
     let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
-    let shape = e.shape_arg(b.req("shape"), &fname)?;
     let layout_arg = b.req("layout");
     let spec = shared_arg(e, layout_arg, &fname)?;
+    let shape = buffer_shape(e, b.req("shape"), &fname, spec.rank())?;
     let layout = shared_layout(e, &spec, &shape, elem, layout_arg.span)?;
     let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
     let init = match b.opt("value") {
@@ -54,6 +54,23 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         None => vec![],
     };
     Ok(Value::Tensor(e.emit1(Op::LocalAlloc, &init, ty, b.span)?))
+}
+
+/// The shape of a buffer laid out by a rank-`rank` shared layout: the trailing `rank` dims are powers of two, as
+/// tile dims are; the leading ones count buffers (a ring of 3 is fine, the layout spans the next power of two).
+fn buffer_shape<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, rank: usize) -> R<Vec<u32>> {
+    let dims = e.int_list(a, fname, "shape")?;
+    let lead = dims.len().saturating_sub(rank);
+    let mut out = Vec::with_capacity(dims.len());
+    for (i, &d) in dims.iter().enumerate() {
+        if i >= lead {
+            e.check_pow2(d, &format!("shape[{i}]"), a.span)?;
+        } else if !(1..=1 << 16).contains(&d) {
+            return Err(e.err(a.span, format!("shape[{i}] counts buffers: it must be in 1..=65536, got {d}")));
+        }
+        out.push(d as u32);
+    }
+    Ok(out)
 }
 
 /// A dtype argument that is a scalar type.
@@ -203,7 +220,7 @@ pub fn method<'a>(
         }
         "permute" | "reshape" | "slice" => view(e, mem, name, &fname, args, span).map(|t| Some(Value::Tensor(t))),
         "reinterpret" | "_reinterpret" => {
-            let b = e.bind(&fname, "dtype, shape, layout", args)?;
+            let b = e.bind(&fname, "dtype=None, shape=None, layout=None", args)?;
             reinterpret(e, mem, b, span).map(|t| Some(Value::Tensor(t)))
         }
         "_keep_alive" => {
@@ -273,16 +290,21 @@ fn view<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, fname: &str, args: CallArgs<'
     e.emit1(op, &[mem], ty, span)
 }
 
-/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`.
-/// The elements must keep their size (tessel's interpreter keeps buffers as elements, not bytes).
+/// `mem._reinterpret(dtype, shape, layout)`: the same bytes as `dtype` elements of `shape`, laid out by `layout`
+/// (each, when left out, the buffer's own). The elements must keep their size (tessel's interpreter keeps buffers
+/// as elements, not bytes).
 fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv> {
     let fname = b.fname.clone();
-    let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+    let (shape, elem, own) = mem.ty.memdesc().expect("a memdesc");
     let numel: u64 = shape.iter().map(|&d| d as u64).product();
-    let to = scalar_dtype(e, b.req("dtype"), &fname, "dtype")?;
+    let given = |name: &str| b.opt(name).filter(|a| !matches!(a.value, Value::None));
+    let to = match given("dtype") {
+        Some(a) => scalar_dtype(e, a, &fname, "dtype")?,
+        None => elem,
+    };
     if to.bits() != elem.bits() {
         return Err(e.err(
-            b.req("dtype").span,
+            given("dtype").map_or(span, |a| a.span),
             format!(
                 "reinterpreting {} ({} bits) as {} ({} bits) changes the element size, which tessel does not support yet",
                 elem.triton_name(),
@@ -292,15 +314,26 @@ fn reinterpret<'a>(e: &mut Elab<'a>, mem: Tv, b: Bound<'a>, span: Span) -> R<Tv>
             ),
         ));
     }
-    let new_shape = e.shape_arg(b.req("shape"), &fname)?;
+    let new_shape = match given("shape") {
+        Some(a) => e.shape_arg(a, &fname)?,
+        None => shape.to_vec(),
+    };
     if new_shape.iter().map(|&d| d as u64).product::<u64>() != numel {
         return Err(e.err(
-            b.req("shape").span,
+            given("shape").map_or(span, |a| a.span),
             format!("a view of shape {new_shape:?} does not hold the {numel} elements of {}", mem.ty),
         ));
     }
-    let spec = shared_arg(e, b.req("layout"), &fname)?;
-    let layout = shared_layout(e, &spec, &new_shape, to, b.req("layout").span)?;
+    let layout = match given("layout") {
+        Some(a) => {
+            let spec = shared_arg(e, a, &fname)?;
+            shared_layout(e, &spec, &new_shape, to, a.span)?
+        }
+        None => match &own.spec {
+            Some(AnyLayout::Shared(spec)) => shared_layout(e, spec, &new_shape, to, span)?,
+            _ => return Err(e.err(span, format!("`{fname}` needs a `layout`: the buffer's has no Gluon spelling"))),
+        },
+    };
     let ty = Type::MemDesc { shape: Shape::from_slice(&new_shape), elem: to, layout };
     e.emit1(Op::MemDescReinterpret, &[mem], ty, span)
 }

@@ -31,18 +31,26 @@ pub fn register(r: &mut Registry) {
     r.add(HOPPER_TMA, "store_wait", Handler::Bound("pendings, read_only=True", store_wait));
 }
 
+pub(crate) const NOT_HOST: &str = "TMA copies need a descriptor passed to the kernel (a TensorDescriptor \
+                                   argument); descriptors made in the kernel have no tensor map yet";
+
+/// Whether `t` is an argument of a region still being built: a `warp_specialize` worker's (the op, made after
+/// its regions, checks the worker's copies: `warp_specialize::check_worker_tma`).
+fn in_worker(e: &Elab<'_>, t: &Tv) -> bool {
+    match e.func.value(t.v).def {
+        tessel_tile::ir::ValueDef::Arg(r, _) => r != e.func.body && e.func.region(r).parent.is_none(),
+        _ => false,
+    }
+}
+
 /// The descriptor argument: a host `TensorDescriptor` parameter (only those have a tensor map).
 fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> {
     let a = b.req("tensor_desc");
     match &a.value {
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
             let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
-            if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() {
-                return Err(e.err(
-                    a.span,
-                    "TMA copies need a descriptor passed to the kernel (a TensorDescriptor argument); descriptors made \
-                     in the kernel have no tensor map yet",
-                ));
+            if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() && !in_worker(e, t) {
+                return Err(e.err(a.span, NOT_HOST));
             }
             Ok((t.clone(), elem, block.to_vec()))
         }
@@ -132,16 +140,12 @@ fn store_wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let Ok(pending) = u32::try_from(n) else {
         return Err(e.err(a.span, format!("`pendings` must be a non-negative count, got {n}")));
     };
-    if let Some(r) = b.opt("read_only")
-        && !e.const_bool(r, &b.fname, "read_only")?
-    {
-        return Err(e.err(
-            r.span,
-            "`read_only=False` (waiting until the stores' writes are visible) is not supported yet; the default waits \
-             until the buffers may be reused",
-        ));
-    }
-    e.emit(Op::TmaStoreWait { pending }, &[], vec![], b.span)?;
+    // `read_only=False`: wait until the stores' writes are done, not only their reads of shared memory.
+    let writes = match b.opt("read_only") {
+        Some(r) => !e.const_bool(r, &b.fname, "read_only")?,
+        None => false,
+    };
+    e.emit(Op::TmaStoreWait { pending, writes }, &[], vec![], b.span)?;
     Ok(Value::None)
 }
 
@@ -160,11 +164,6 @@ pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) 
             let n: u64 = block.iter().map(|&d| d as u64).product::<u64>() * elem.bits() as u64 / 8;
             Ok(Some(Value::Int(n as i128)))
         }
-        "block_type" => Err(e.err_hint(
-            span,
-            "a descriptor's `block_type` is not supported by tessel yet",
-            "use `desc.block_shape`, `desc.dtype` and `desc.nbytes_per_cta`",
-        )),
         _ => Ok(None),
     }
 }

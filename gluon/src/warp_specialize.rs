@@ -201,7 +201,29 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
     regions.extend(&worker_regions);
     let spec = WarpSpec { worker_num_warps, worker_num_regs, ..Default::default() };
     let results = e.emit_with_regions(Op::WarpSpecialize(spec), &captures, types, &regions, span)?;
+    for &r in &worker_regions {
+        check_worker_tma(e, r)?;
+    }
     Ok(substitute(&ret, &yielded, &results))
+}
+
+/// A worker's TMA copies use the descriptors it was passed; only host descriptors have a tensor map. While the
+/// worker was elaborated its arguments were not yet the op's (`tma::descriptor` let them through), so the copies
+/// are checked here, at their source.
+fn check_worker_tma<'a>(e: &Elab<'a>, r: RegionId) -> R<()> {
+    for &o in &e.func.region(r).ops {
+        let data = e.func.op(o);
+        if matches!(data.op, Op::TmaLoad | Op::TmaStore)
+            && tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_none()
+        {
+            let at = data.loc.map_or(Span::default(), |l| Span::new(l.start as usize, l.end as usize));
+            return Err(e.err(at, crate::tma::NOT_HOST));
+        }
+        for &inner in &data.regions {
+            check_worker_tma(e, inner)?;
+        }
+    }
+    Ok(())
 }
 
 /// Where each item of a tuple or list argument is written (the whole argument's span when it is not a literal).

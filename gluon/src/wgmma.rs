@@ -118,15 +118,20 @@ fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         None => 0,
     };
     let is_async = e.const_bool(b.req("is_async"), &fname, "is_async")?;
-    let acc = match &b.req("use_acc").value {
-        Value::Tensor(_) => {
-            return Err(e.err(b.req("use_acc").span, "a runtime `use_acc` is not supported yet; pass a constant"));
+    let zero = if acc_elem.is_float() { Const::Float(0.0) } else { Const::Int(0) };
+    let use_acc = b.req("use_acc");
+    let acc = match &use_acc.value {
+        // A runtime flag (the accumulator is reset per tile, say): the accumulator or zeros, selected in registers
+        // before the dot.
+        Value::Tensor(t) => {
+            if t.is_block() {
+                return Err(e.err(use_acc.span, format!("`use_acc` must be a scalar, got {}", t.ty)));
+            }
+            let z = Value::Tensor(e.constant(zero, acc.ty.clone(), b.span)?);
+            e.where_(&use_acc.value, &Value::Tensor(acc), &z, use_acc.span)?
         }
-        _ if e.const_bool(b.req("use_acc"), &fname, "use_acc")? => acc,
-        _ => {
-            let zero = if acc_elem.is_float() { Const::Float(0.0) } else { Const::Int(0) };
-            e.constant(zero, acc.ty.clone(), b.span)?
-        }
+        _ if e.const_bool(use_acc, &fname, "use_acc")? => acc,
+        _ => e.constant(zero, acc.ty.clone(), b.span)?,
     };
     let ty = acc.ty.clone();
     let op = Op::WarpGroupDot { precision, max_num_imprecise_acc, is_async };

@@ -69,3 +69,46 @@ fn an_async_wgmma_result_read_before_its_wait_is_refused() {
     let err = matmul(false).unwrap_err();
     assert!(err.contains("read before a warpgroup_dot_wait"), "{err}");
 }
+
+/// `use_acc` a runtime flag (as tutorial 07's `WGMMA` aggregate carries it): program 1 accumulates onto C,
+/// program 0 starts from zero.
+const USE_ACC: &str = r#"
+@gluon.jit
+def use_acc_tile(A, B, C, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 16])
+    ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+    ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, L))
+    nb = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16),
+                                    gl.load(A + ra[:, None] * K + ka[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
+                                    gl.load(B + kb[:, None] * N + nb[None, :]))
+    fence_async_shared()
+    c = gl.convert_layout(gl.load(C + ra[:, None] * N + nb[None, :]), ACC)
+    flag = gl.program_id(0) == 1
+    acc = warpgroup_mma(a_s, b_s, c, use_acc=flag, is_async=True)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+    gl.store(Out + gl.program_id(0) * M * N + ra[:, None] * N + nb[None, :], gl.convert_layout(acc, L))
+"#;
+
+#[test]
+fn a_runtime_use_acc_chooses_between_the_accumulator_and_zero() {
+    let (m, n, k) = (64usize, 64usize, 32usize);
+    let src = format!("{HEADER}{USE_ACC}");
+    let spec = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64)];
+    let f = elab(&src, "use_acc_tile", spec);
+    assert!(f.to_string().contains("select"), "{f}");
+    let mut rng = Rng::new(4);
+    let (a, b, c) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(k * n)), rounded(F32, &rng.vec(m * n)));
+    let mut mem = Memory::new();
+    let (ba, bb, bc) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b), mem.alloc_from("c", F32, &c));
+    let bo = poisoned(&mut mem, "out", F32, 2 * m * n);
+    run(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bc), Arg::Buffer(bo)], [2, 1, 1], &mut mem);
+    let ab: Vec<f64> = (0..m * n).map(|i| (0..k).map(|p| a[i / n * k + p] * b[p * n + i % n]).sum()).collect();
+    let with_c: Vec<f64> = ab.iter().zip(&c).map(|(x, y)| x + y).collect();
+    let out = mem.read_f64(bo);
+    assert_close("use_acc=False (program 0)", &out[..m * n], &ab, 1e-6);
+    assert_close("use_acc=True (program 1)", &out[m * n..], &with_c, 1e-6);
+}

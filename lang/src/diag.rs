@@ -1,6 +1,7 @@
 //! Diagnostics: one error with a primary span, optional secondary labels, a hint and notes, rendered by ariadne.
 
 use std::fmt;
+use std::sync::Arc;
 
 use ariadne::{Config, IndexType, Label, Report, ReportKind, Source};
 
@@ -18,13 +19,24 @@ pub struct Diagnostic {
     pub secondary: Vec<(Span, String)>,
     pub hint: Option<String>,
     pub notes: Vec<String>,
+    /// The file the spans point into (its name and text) when it is not the one being compiled: a sibling module
+    /// the kernel's file imports. `render` shows that file instead of the one it is given.
+    pub file: Option<(String, Arc<str>)>,
 }
 
 impl Diagnostic {
     /// An error at `span` whose label repeats the message.
     pub fn error(message: impl Into<String>, span: Span) -> Self {
         let message = message.into();
-        Diagnostic { label: message.clone(), message, span, secondary: Vec::new(), hint: None, notes: Vec::new() }
+        Diagnostic {
+            label: message.clone(),
+            message,
+            span,
+            secondary: Vec::new(),
+            hint: None,
+            notes: Vec::new(),
+            file: None,
+        }
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
@@ -42,6 +54,12 @@ impl Diagnostic {
         self
     }
 
+    /// The same error, located in another file (see [`Diagnostic::file`]); a located one keeps its file.
+    pub fn in_file(mut self, file: &str, source: Arc<str>) -> Self {
+        self.file.get_or_insert_with(|| (file.to_string(), source));
+        self
+    }
+
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
@@ -54,6 +72,10 @@ impl Diagnostic {
 
     /// Renders the report, with ANSI colours if `color` (for terminals).
     pub fn render_with(&self, file_name: &str, source: &str, color: bool) -> String {
+        let (file_name, source) = match &self.file {
+            Some((f, s)) => (f.as_str(), s.as_ref()),
+            None => (file_name, source),
+        };
         // Inside the source and on char boundaries: ariadne slices the source at these offsets, and a span that
         // splits a multi-byte character would panic there.
         let floor = |mut i: usize| {

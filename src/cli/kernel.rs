@@ -38,8 +38,9 @@ pub struct SpecArgs {
     /// a tensor descriptor is 'tensordesc<fp16[16, 32]>', with ',padding=nan' before the '>' for NaN padding)
     #[arg(long)]
     pub signature: Option<String>,
-    /// A compile-time parameter value: NAME=VALUE (an int, float, True/False, None, a dtype such as float16, or a
-    /// quoted string); repeatable
+    /// A compile-time parameter value: NAME=VALUE (an int, float, True/False, None, a dtype such as float16, a
+    /// quoted string, or a Python expression evaluated in the kernel's module: a layout such as
+    /// 'gl.BlockedLayout([1], [32], [4], [0])' or 'BlockedLayout(...)', a tuple, a class); repeatable
     #[arg(long = "const", value_name = "NAME=VALUE")]
     pub consts: Vec<String>,
     /// Warps per program
@@ -211,7 +212,7 @@ pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Re
 }
 
 fn elaborate_only(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
-    crate::pipeline::elaborate(&src.module, kernel, spec)
+    crate::pipeline::elaborate(&src.module, &src.name, kernel, spec)
         .map(|e| e.func)
         .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))
 }
@@ -319,10 +320,11 @@ fn parse_const(v: &str) -> Result<ConstValue, CliError> {
                 ConstValue::Float(x)
             } else if let Some(t) = dtype(v) {
                 ConstValue::Dtype(t)
+            } else if v.trim().is_empty() {
+                return Err(CliError::Usage("a constant needs a value: NAME=VALUE".into()));
             } else {
-                return Err(CliError::Usage(format!(
-                    "cannot read constant `{v}`: expected a number, True/False, None, a dtype or a quoted string"
-                )));
+                // Anything else is Python, evaluated in the kernel's module: a layout, a tuple or list, a class.
+                ConstValue::Expr(v.to_string())
             }
         }
     })

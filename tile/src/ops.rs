@@ -389,9 +389,12 @@ pub enum Op {
     /// `tma_store desc, mem, coords...`: TMA copies buffer `mem` to the block of `desc` at `coords` (the parts
     /// outside the tensor are dropped); the buffer may be written again after a `tma_store_wait`.
     TmaStore,
-    /// `tma_store_wait {pending}`: waits until at most `pending` TMA stores still read their buffers.
+    /// `tma_store_wait {pending}`: waits until at most `pending` TMA stores still read their buffers; with
+    /// `writes` (Gluon's `store_wait(read_only=False)`), until at most `pending` stores are still writing global
+    /// memory (their writes are then visible to this thread, e.g. before a release that publishes them).
     TmaStoreWait {
         pending: u32,
+        writes: bool,
     },
     /// `gather src, index {axis}` → a tensor shaped like `index` (same rank as `src`, equal dims but `axis`):
     /// `out[i] = src[i with i[axis] replaced by index[i]]`.
@@ -594,8 +597,14 @@ impl Op {
                     a.push(("is_async", Attr::Bool(true)));
                 }
             }
-            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } | Op::TmaStoreWait { pending } => {
+            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => {
                 a.push(("pending", Attr::Int(*pending as i64)))
+            }
+            Op::TmaStoreWait { pending, writes } => {
+                a.push(("pending", Attr::Int(*pending as i64)));
+                if *writes {
+                    a.push(("writes", Attr::Bool(true)));
+                }
             }
             Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
             Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),

@@ -71,7 +71,7 @@ impl Op {
             "mbarrier_invalidate" => Op::MBarrierInvalidate,
             "tma_load" => Op::TmaLoad,
             "tma_store" => Op::TmaStore,
-            "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32 },
+            "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
             "local_alloc" => Op::LocalAlloc,
             "local_load" => Op::LocalLoad,
             "local_store" => Op::LocalStore,

@@ -97,11 +97,26 @@ pub fn box_offset(layout: &LinearLayout, origin: &[u32]) -> Result<u32, String> 
     out.iter().find(|(d, _)| d.as_str() == "offset").map(|&(_, x)| x).ok_or_else(|| "no offset dim".to_string())
 }
 
+/// The value a descriptor stands for: itself, or, for an argument of a `warp_specialize` worker region (workers
+/// are isolated from above and receive what they use as the op's operands), the operand passed to it, so that a
+/// host descriptor handed to a worker keeps its tensor map.
+pub fn desc_source(f: &Func, mut desc: ValueId) -> ValueId {
+    while let ValueDef::Arg(r, i) = f.value(desc).def {
+        let Some(parent) = f.region(r).parent else { break };
+        let op = f.op(parent);
+        if !matches!(op.op, Op::WarpSpecialize(_)) || op.regions.first() == Some(&r) {
+            break;
+        }
+        desc = op.operands[i as usize];
+    }
+    desc
+}
+
 /// The index of the function argument holding the base pointer of host descriptor `desc` (a
 /// `make_tensor_desc` of the function's arguments, as a `TensorDescriptor` parameter is received), or `None`
 /// for a descriptor made in the kernel. Only host descriptors have a tensor map.
 pub fn host_desc_base(f: &Func, desc: ValueId) -> Option<usize> {
-    let ValueDef::Result(maker, _) = f.value(desc).def else { return None };
+    let ValueDef::Result(maker, _) = f.value(desc_source(f, desc)).def else { return None };
     let data = f.op(maker);
     if !matches!(data.op, Op::MakeTensorDesc { .. }) {
         return None;

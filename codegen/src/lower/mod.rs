@@ -438,7 +438,7 @@ impl<'f> Lower<'f> {
             }
             Op::TmaLoad => tma::load(self, &data)?,
             Op::TmaStore => tma::store(self, &data)?,
-            Op::TmaStoreWait { pending } => tma::store_wait(self, *pending)?,
+            Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
             Op::GlobalTimer | Op::SmId | Op::GdcWait | Op::GdcLaunchDependents => device::lower(self, &data)?,

@@ -118,10 +118,17 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let Some(s) = l.ws.clone() else { unreachable!("setup ran: the op is in the kernel") };
     let nw = f.config.num_warps;
     // The captures every thread holds, and those the workers load from the default partition.
-    let mut captures: Vec<Option<Reg>> = Vec::new();
+    let mut captures: Vec<Option<Vec<Reg>>> = Vec::new();
     let mut transfer: Vec<(usize, Reg)> = Vec::new();
     for (i, &c) in data.operands.iter().enumerate() {
         let regs = l.get(c)?.to_vec();
+        if matches!(f.ty(c), tessel_tile::Type::TensorDesc { .. }) && tessel_tile::tma::host_desc_base(f, c).is_some() {
+            // A host descriptor: a worker's TMA copies reach its tensor map, a kernel parameter, through
+            // `tma::desc_source`; the worker reads none of its registers (the elaborator gives workers no
+            // `desc.shape`), so nothing is handed over.
+            captures.push(Some(regs));
+            continue;
+        }
         if regs.len() != 1 {
             return Err(CompileError::new(format!(
                 "worker partitions take scalars and shared-memory descriptors, not {}",
@@ -132,7 +139,7 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let param = matches!(f.value(c).def, ValueDef::Arg(r, _) if r == f.body)
             || f.args().iter().any(|a| l.vals.get(a).is_some_and(|p| p[0] == regs[0]));
         if param || l.entry_regs.contains(&regs[0]) {
-            captures.push(Some(regs[0]));
+            captures.push(Some(regs));
         } else {
             captures.push(None);
             transfer.push((i, regs[0]));
@@ -157,13 +164,13 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.b.emit(Instr::bra_uni(&loaded).unless(s.is_worker));
         for (k, &(i, r)) in transfer.iter().enumerate() {
             let a = address(l, at + 8 * k as u32, true);
-            captures[i] = Some(ld_shared(l, a, r.class));
+            captures[i] = Some(vec![ld_shared(l, a, r.class)]);
         }
         l.b.label(&loaded);
         l.b.effect("bar.sync", 0);
     }
     l.hazards.clear();
-    let captures: Vec<Reg> = captures.into_iter().map(|c| c.expect("every capture has a register")).collect();
+    let captures: Vec<Vec<Reg>> = captures.into_iter().map(|c| c.expect("every capture has its registers")).collect();
     let (default_label, join) = (l.b.new_label("ws_default"), l.b.new_label("ws_join"));
     l.b.emit(Instr::bra_uni(&default_label).unless(s.is_worker));
     // The workers: register reallocation (one count for all, as the plan requires), then each to its code.
@@ -182,8 +189,8 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let n = w.worker_num_warps[i];
         (l.tid, l.warp, l.num_warps, l.bar) = (s.rebased[i].0, s.rebased[i].1, n, (2 + i as u32, 32 * n));
         let r = data.regions[1 + i];
-        for (&a, &c) in f.region(r).args.iter().zip(&captures) {
-            l.vals.insert(a, vec![c]);
+        for (&a, c) in f.region(r).args.iter().zip(&captures) {
+            l.vals.insert(a, c.clone());
         }
         let ran = l.region(r);
         let idle = l.in_flight.is_empty();

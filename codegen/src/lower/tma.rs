@@ -41,7 +41,7 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
         )
     })?;
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
-    let maker = match l.f.value(desc).def {
+    let maker = match l.f.value(tma::desc_source(l.f, desc)).def {
         tessel_tile::ir::ValueDef::Result(o, _) => o,
         _ => unreachable!("host_desc_base found its make_tensor_desc"),
     };
@@ -157,9 +157,11 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 
 /// `tma_store_wait {pending}`: the issuing thread waits until at most `pending` bulk groups still read shared
 /// memory; the barrier analysis puts a CTA barrier between that wait and the next write of the buffer.
-pub(crate) fn store_wait(l: &mut Lower, pending: u32) -> Result<(), CompileError> {
+pub(crate) fn store_wait(l: &mut Lower, pending: u32, writes: bool) -> Result<(), CompileError> {
     need_tma(l)?;
     let p = issuing_thread(l, None)?;
-    l.b.emit(instr("cp.async.bulk.wait_group.read").guard(p).srcs(pending));
+    // `.read`: until the bulk groups have read their shared memory; without it, until their writes are done.
+    let op = if writes { "cp.async.bulk.wait_group" } else { "cp.async.bulk.wait_group.read" };
+    l.b.emit(instr(op).guard(p).srcs(pending));
     Ok(())
 }

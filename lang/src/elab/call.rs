@@ -13,7 +13,7 @@ use crate::elab::builtins::{Arg, CallArgs};
 use crate::elab::scope::{Frame, Imports};
 use crate::elab::stmt::Flow;
 use crate::elab::value::{ClassVal, FnKind, FuncVal, Instance, Tv, Value};
-use crate::elab::{ArgSpec, Elab, PRELUDE_MODULE, R, Specialization, const_value};
+use crate::elab::{ArgSpec, ConstValue, Elab, PRELUDE_MODULE, R, Specialization, const_value};
 use crate::span::Span;
 
 /// How deep inlined calls may nest.
@@ -61,6 +61,7 @@ impl<'a> Elab<'a> {
         // Compile-time code stays compile-time: a jit function called from a constexpr function cannot emit IR.
         let compile_time = f.kind == FnKind::ConstexprFn || self.frames.last().is_some_and(|fr| fr.compile_time_only);
         let mut frame = Frame::new(f.module, &name, compile_time);
+        frame.env = f.env.clone();
         for (p, v, constexpr) in bound {
             if let Value::Tensor(t) = &v
                 && f.module != PRELUDE_MODULE
@@ -365,7 +366,10 @@ pub fn bind_kernel<'a>(
                 }
             }
             None => match (spec.args.get(i), &p.default) {
-                (Some(ArgSpec::Constexpr(c)), _) => const_value(c),
+                (Some(ArgSpec::Constexpr(c)), _) => match const_value(c) {
+                    Some(v) => v,
+                    None => const_expr(elab, i, c, p, &name)?,
+                },
                 (None, Some(d)) => {
                     elab.frames.push(Frame::new(crate::elab::USER_MODULE, &name, true));
                     let v = elab.eval(d);
@@ -399,4 +403,30 @@ pub fn bind_kernel<'a>(
     elab.finish_kernel(&name, spec);
     let _ = Elem::is_ptr;
     Ok(())
+}
+
+/// Evaluates the [`ConstValue::Expr`] argument of parameter `i` in the kernel's module, as a default value is; a
+/// Gluon layout in `tessel layout`'s spelling that is not Python in scope (`BlockedLayout(...)` where the module
+/// imports `gl`) binds through the layout parser. An error is reported at the parameter, naming the constant.
+fn const_expr<'a>(elab: &mut Elab<'a>, i: usize, c: &ConstValue, p: &Param, kernel: &str) -> R<Value<'a>> {
+    let src = match c {
+        ConstValue::Expr(src) => src.as_str(),
+        _ => "(a tuple)",
+    };
+    let wrap = |elab: &Elab<'a>, message: &str| {
+        elab.err(p.name.span, format!("the constant `{}={src}` does not evaluate: {message}", p.name.name))
+    };
+    let Some(expr) = elab.const_exprs.get(i).copied().flatten() else {
+        return Err(wrap(elab, "an expression may be a whole constant, not an element of a tuple"));
+    };
+    elab.frames.push(Frame::new(crate::elab::USER_MODULE, kernel, true));
+    let v = elab.eval(expr);
+    elab.frames.pop();
+    match v {
+        Ok(v) => Ok(v),
+        Err(e) => match tessel_layouts::expr::parse_layout(src) {
+            Ok(layout) => Ok(Value::Layout(Rc::new(layout))),
+            Err(_) => Err(wrap(elab, &e.diag.message)),
+        },
+    }
 }

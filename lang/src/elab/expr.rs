@@ -473,10 +473,22 @@ impl<'a> Elab<'a> {
                 let path = path.to_string();
                 self.module_attr(&path, name, span)
             }
+            Value::UserModule(m) => match self.global(*m, name, span)? {
+                Some(v) => Ok(v),
+                None => {
+                    let module = self.siblings.iter().find(|(_, i)| i == m).map_or("?", |(n, _)| *n);
+                    Err(self.err(span, format!("module `{module}` has no global `{name}`")))
+                }
+            },
             Value::Tensor(t) => match (name, &t.ty) {
                 ("block_shape", Type::TensorDesc { block_shape, .. }) => {
                     Ok(Value::tuple(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))
                 }
+                ("block_type", Type::TensorDesc { elem, block_shape }) => {
+                    Ok(Value::BlockType(Rc::new((*elem, block_shape.to_vec()))))
+                }
+                // The descriptor's type (`desc.type.block_type`, `desc.type.layout`): the descriptor answers both.
+                ("type", Type::TensorDesc { .. }) => Ok(v.clone()),
                 // As in Triton, the tensor's shape (`i32`) and strides (`i64`) are runtime values: the operands
                 // of the `make_tensor_desc` that formed the descriptor (in the kernel, or at entry for a host one).
                 ("shape" | "strides", Type::TensorDesc { block_shape, .. }) => {
@@ -523,6 +535,26 @@ impl<'a> Elab<'a> {
                     Err(e)
                 }
             },
+            Value::BlockType(bt) => {
+                let (elem, shape) = (bt.0, &bt.1);
+                let numel: u64 = shape.iter().map(|&d| d as u64).product();
+                Ok(match name {
+                    "shape" => Value::List(Rc::new(std::cell::RefCell::new(
+                        shape.iter().map(|&d| Value::Int(d as i128)).collect(),
+                    ))),
+                    "element_ty" | "dtype" => Value::Dtype(Dtype::Scalar(elem)),
+                    "numel" => Value::Int(numel as i128),
+                    "nbytes" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
+                    "rank" => Value::Int(shape.len() as i128),
+                    _ => {
+                        return Err(self.err_hint(
+                            span,
+                            format!("a block type has no attribute `{name}`"),
+                            "a block type has `shape`, `element_ty`, `nbytes`, `numel` and `rank`",
+                        ));
+                    }
+                })
+            }
             Value::Instance(inst) => {
                 if let Some(f) = inst.get(name) {
                     return Ok(f);
@@ -557,6 +589,8 @@ impl<'a> Elab<'a> {
                 Ok(Value::Method(Rc::new((v.clone(), name.to_string()))))
             }
             Value::Int(_) if name == "bit_length" => Ok(Value::Method(Rc::new((v.clone(), name.to_string())))),
+            // `tl.constexpr(x).value`: a constexpr is its Python value here.
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::None if name == "value" => Ok(v),
             other => Err(self.err(span, format!("{} has no attribute `{name}`", other.type_name()))),
         }
     }

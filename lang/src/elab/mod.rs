@@ -35,6 +35,7 @@ pub mod pyops;
 pub mod registry;
 pub mod roles;
 pub mod scope;
+pub mod siblings;
 pub mod stmt;
 pub mod value;
 
@@ -60,6 +61,11 @@ pub enum ConstValue {
     Str(String),
     Dtype(ScalarType),
     Tuple(Vec<ConstValue>),
+    /// A Python expression, evaluated at compile time in the kernel's module as a default value would be: a
+    /// Gluon layout (`gl.BlockedLayout([1], [32], [4], [0])`, or bare `BlockedLayout(...)` as `tessel layout`
+    /// spells it), a list or tuple, an `@aggregate` class, a host-side factory call (`Scheduler(8)`). This is how
+    /// the CLI passes what Triton's launcher receives as Python objects.
+    Expr(String),
 }
 
 /// How one kernel parameter is specialized.
@@ -208,10 +214,34 @@ pub fn elaborate_with(
     spec: &Specialization,
     registry: &Registry,
 ) -> Result<Elaborated, Diagnostic> {
+    elaborate_with_siblings(module, &[], kernel, spec, registry)
+}
+
+/// [`elaborate_with`] for a kernel whose file imports sibling modules ([`siblings::load`] reads them).
+#[allow(clippy::result_large_err)]
+pub fn elaborate_with_siblings(
+    module: &ast::Module,
+    siblings: &[siblings::Sibling],
+    kernel: &str,
+    spec: &Specialization,
+    registry: &Registry,
+) -> Result<Elaborated, Diagnostic> {
     let prelude = builtins::prelude::module()?;
+    let const_exprs = parse_const_exprs(spec)?;
     let mut elab = Elab::new(module, prelude, registry);
+    elab.const_exprs = const_exprs.iter().map(Option::as_ref).collect();
+    for s in siblings {
+        let index = elab.modules.len();
+        elab.modules.push(ModuleCtx::new(&s.module));
+        elab.modules[index].collect(index);
+        elab.siblings.push((s.name.as_str(), index));
+    }
     match elab.kernel(kernel, spec) {
         Ok(()) => {}
+        Err(e) if e.module > PRELUDE_MODULE => {
+            let s = &siblings[e.module - PRELUDE_MODULE - 1];
+            return Err(e.diag.in_file(&s.file, s.source.clone()));
+        }
         Err(e) => return Err(e.diag),
     }
     let func = elab.func;
@@ -261,6 +291,10 @@ pub struct Elab<'a> {
     pub steps: u64,
     /// Builtins plugged in from other crates.
     pub registry: &'a Registry,
+    /// The parsed [`ConstValue::Expr`] arguments of the kernel, by parameter index.
+    pub const_exprs: Vec<Option<&'a ast::Expr>>,
+    /// The sibling modules `importlib.import_module` may return, by name: modules `2..` (see [`siblings`]).
+    pub siblings: Vec<(&'a str, usize)>,
 }
 
 impl<'a> Elab<'a> {
@@ -276,6 +310,8 @@ impl<'a> Elab<'a> {
             num_warps: 4,
             steps: 0,
             registry,
+            const_exprs: Vec::new(),
+            siblings: Vec::new(),
         };
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);
@@ -471,15 +507,31 @@ impl<'a> Elab<'a> {
     }
 }
 
-/// A compile-time argument as a value.
-pub fn const_value<'a>(c: &ConstValue) -> Value<'a> {
-    match c {
+/// The [`ConstValue::Expr`] arguments of `spec` parsed, by parameter index; a layout in `tessel layout`'s
+/// spelling that is not Python in scope (`BlockedLayout(...)` with no import) is bound later, see
+/// [`call::bind_kernel`].
+#[allow(clippy::result_large_err)]
+fn parse_const_exprs(spec: &Specialization) -> Result<Vec<Option<ast::Expr>>, Diagnostic> {
+    let parse = |a: &ArgSpec| match a {
+        ArgSpec::Constexpr(ConstValue::Expr(src)) => crate::parse_expr(src).map(Some).map_err(|d| {
+            Diagnostic::error(format!("cannot read the constant `{src}`: {}", d.message), Span::default())
+        }),
+        _ => Ok(None),
+    };
+    spec.args.iter().map(parse).collect()
+}
+
+/// A compile-time argument as a value; `None` for a [`ConstValue::Expr`] (or a tuple holding one), which only
+/// the elaborator can evaluate ([`call::bind_kernel`] does, for a whole argument).
+pub fn const_value<'a>(c: &ConstValue) -> Option<Value<'a>> {
+    Some(match c {
         ConstValue::None => Value::None,
         ConstValue::Bool(b) => Value::Bool(*b),
         ConstValue::Int(i) => Value::Int(*i as i128),
         ConstValue::Float(f) => Value::Float(*f),
         ConstValue::Str(s) => Value::Str(Rc::from(s.as_str())),
         ConstValue::Dtype(s) => Value::Dtype(Dtype::Scalar(*s)),
-        ConstValue::Tuple(items) => Value::tuple(items.iter().map(const_value).collect()),
-    }
+        ConstValue::Tuple(items) => Value::tuple(items.iter().map(const_value).collect::<Option<_>>()?),
+        ConstValue::Expr(_) => return None,
+    })
 }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ast::{self, Expr, ExprKind, StmtKind};
-use crate::elab::value::{ClassVal, FnKind, FuncVal, Value};
+use crate::elab::value::{ClassVal, Env, FnKind, FuncVal, Value};
 use crate::elab::{Decorator, Elab, R};
 use crate::span::Span;
 
@@ -183,11 +183,11 @@ impl<'a> ModuleCtx<'a> {
         for stmt in &self.ast.body {
             match &stmt.kind {
                 StmtKind::FunctionDef(def) => {
-                    let f = func_val(&self.imports, def, index);
+                    let f = func_val(&self.imports, def, index, None);
                     globals.insert(def.name.name.clone(), Global::Done(Value::Func(f)));
                 }
                 StmtKind::ClassDef(def) => {
-                    let c = class_val(&self.imports, def, index);
+                    let c = class_val(&self.imports, def, index, None);
                     globals.insert(def.name.name.clone(), Global::Done(Value::Class(c)));
                 }
                 StmtKind::Assign { targets, value } => {
@@ -209,7 +209,12 @@ impl<'a> ModuleCtx<'a> {
 }
 
 /// A function value for a `def`, classified by its decorators.
-pub fn func_val<'a>(imports: &Imports, def: &'a ast::FunctionDef, module: usize) -> Rc<FuncVal<'a>> {
+pub fn func_val<'a>(
+    imports: &Imports,
+    def: &'a ast::FunctionDef,
+    module: usize,
+    env: Option<Env<'a>>,
+) -> Rc<FuncVal<'a>> {
     let kind = if imports.jit_decorator(&def.decorators).is_some() {
         FnKind::Jit
     } else if imports.has_decorator(&def.decorators, "jit") {
@@ -218,11 +223,16 @@ pub fn func_val<'a>(imports: &Imports, def: &'a ast::FunctionDef, module: usize)
     } else {
         FnKind::ConstexprFn
     };
-    Rc::new(FuncVal { def, module, kind })
+    Rc::new(FuncVal { def, module, kind, env })
 }
 
 /// A class value: fields from the annotated names of the body, methods from its `def`s.
-pub fn class_val<'a>(imports: &Imports, def: &'a ast::ClassDef, module: usize) -> Rc<ClassVal<'a>> {
+pub fn class_val<'a>(
+    imports: &Imports,
+    def: &'a ast::ClassDef,
+    module: usize,
+    env: Option<Env<'a>>,
+) -> Rc<ClassVal<'a>> {
     let mut fields = Vec::new();
     let mut methods = HashMap::new();
     let mut statics = Vec::new();
@@ -243,7 +253,7 @@ pub fn class_val<'a>(imports: &Imports, def: &'a ast::ClassDef, module: usize) -
                 } else {
                     FnKind::Jit
                 };
-                methods.insert(m.name.name.clone(), Rc::new(FuncVal { def: m, module, kind }));
+                methods.insert(m.name.name.clone(), Rc::new(FuncVal { def: m, module, kind, env: env.clone() }));
             }
             _ => {}
         }
@@ -264,6 +274,10 @@ pub struct Frame<'a> {
     pub runtime_loops: u32,
     /// The `break`/`continue` flags of the enclosing loops, innermost last (see `elab::jumps`).
     pub jumps: Vec<crate::elab::jumps::JumpFlags>,
+    /// What the function closes over, when it was defined inside another ([`FuncVal::env`]).
+    pub env: Option<Env<'a>>,
+    /// The environment of the definitions nested in this function, made at the first one.
+    pub nested_env: Option<Env<'a>>,
 }
 
 impl<'a> Frame<'a> {
@@ -276,6 +290,8 @@ impl<'a> Frame<'a> {
             fn_name: fn_name.to_string(),
             runtime_loops: 0,
             jumps: Vec::new(),
+            env: None,
+            nested_env: None,
         }
     }
 }
@@ -289,6 +305,10 @@ impl<'a> Elab<'a> {
     pub fn lookup(&mut self, name: &str, span: Span) -> R<Value<'a>> {
         if let Some(v) = self.frames.last().and_then(|f| f.vars.get(name)) {
             return Ok(v.clone());
+        }
+        if let Some(v) = self.frames.last().and_then(|f| f.env.as_ref()).and_then(|env| env.borrow().get(name).cloned())
+        {
+            return Ok(v);
         }
         let module = self.cur_module();
         if let Some(v) = self.global(module, name, span)? {
@@ -422,4 +442,40 @@ pub fn contains_return(stmts: &[ast::Stmt]) -> bool {
         StmtKind::With { body, .. } => contains_return(body),
         _ => false,
     })
+}
+
+impl<'a> Elab<'a> {
+    /// A `def` or `class` inside a compile-time function (a host-side factory such as
+    /// `def Scheduler(GROUP): ... class Impl: ...; return Impl`): the value closes over the function's locals at
+    /// this point and over the other definitions nested in it, itself included (its methods may name the class).
+    pub fn nested_definition(&mut self, stmt: &'a ast::Stmt) -> R<()> {
+        let module = self.cur_module();
+        let frame = self.frame();
+        let env: Env<'a> = frame.nested_env.get_or_insert_with(|| Rc::new(RefCell::new(HashMap::new()))).clone();
+        {
+            // Locals assigned since an earlier nested definition are seen too (what ran before this one).
+            let mut vars = env.borrow_mut();
+            if let Some(outer) = &frame.env {
+                for (k, v) in outer.borrow().iter() {
+                    vars.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            for (k, v) in &frame.vars {
+                vars.insert(k.clone(), v.clone());
+            }
+        }
+        let imports = &self.modules[module].imports;
+        let (name, value) = match &stmt.kind {
+            StmtKind::FunctionDef(def) => {
+                (def.name.name.clone(), Value::Func(func_val(imports, def, module, Some(env.clone()))))
+            }
+            StmtKind::ClassDef(def) => {
+                (def.name.name.clone(), Value::Class(class_val(imports, def, module, Some(env.clone()))))
+            }
+            _ => unreachable!("called on definitions only"),
+        };
+        env.borrow_mut().insert(name.clone(), value.clone());
+        self.frame().vars.insert(name, value);
+        Ok(())
+    }
 }

@@ -210,8 +210,15 @@ impl<'a> Elab<'a> {
                 };
                 return Err(self.err(span, text));
             }
+            StmtKind::FunctionDef(_) | StmtKind::ClassDef(_) if self.frame().compile_time_only => {
+                self.nested_definition(s)?;
+            }
             StmtKind::FunctionDef(_) | StmtKind::ClassDef(_) => {
-                return Err(self.err(span, "nested function and class definitions are not supported in kernels"));
+                return Err(self.err_hint(
+                    span,
+                    "nested function and class definitions are not supported in kernels",
+                    "define it at the top of the file, or in a host-side function that returns it",
+                ));
             }
             StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
                 return Err(self.err(span, "imports are not supported inside kernels; import at the top of the file"));
@@ -313,6 +320,9 @@ impl<'a> Elab<'a> {
                     inst.set(&attr.name, value);
                     Ok(())
                 }
+                // A factory renaming the class it built (`Impl.__name__ = f"Scheduler({n})"`): the name only shows
+                // when Python prints the class, which kernels never do; messages keep the `class` statement's name.
+                Value::Class(_) if matches!(attr.name.as_str(), "__name__" | "__qualname__") => Ok(()),
                 other => Err(self.err(target.span, format!("cannot set attributes of {}", other.type_name()))),
             },
             ExprKind::Subscript { value: obj, index } => {

@@ -107,7 +107,14 @@ pub struct FuncVal<'a> {
     pub def: &'a ast::FunctionDef,
     pub module: usize,
     pub kind: FnKind,
+    /// For a function defined inside another (a method of a class a host-side factory builds): the names it
+    /// closes over, looked up after its locals and before its module's globals.
+    pub env: Option<Env<'a>>,
 }
+
+/// The variables a nested definition closes over: the enclosing function's locals when the definition ran, and
+/// the names defined beside it in that function (so a class's methods see the class).
+pub type Env<'a> = Rc<RefCell<HashMap<String, Value<'a>>>>;
 
 /// An `@aggregate` class: its fields in declaration order and its methods.
 #[derive(Debug)]
@@ -175,10 +182,16 @@ pub enum Value<'a> {
     Instance(Rc<Instance<'a>>),
     /// An imported module, by canonical path (`triton.language`).
     Module(Rc<str>),
+    /// A sibling module of the kernel's file (`importlib.import_module("05-wgmma")`): the elaborator's module
+    /// number; its globals are its attributes.
+    UserModule(usize),
     Slice(Option<i128>, Option<i128>, Option<i128>),
     Range(Rc<RangeVal<'a>>),
     /// A gluon layout object.
     Layout(Rc<tessel_layouts::AnyLayout>),
+    /// Triton's `block_type`: the element type and shape of a block (a descriptor's `desc.block_type`), with
+    /// `shape` (a list), `element_ty`, `nbytes` and `numel`.
+    BlockType(Rc<(ScalarType, Vec<u32>)>),
     Tensor(Tv),
 }
 
@@ -280,9 +293,11 @@ impl<'a> Value<'a> {
             Value::Class(c) => format!("class `{}`", c.def.name.name),
             Value::Instance(i) => format!("`{}` instance", i.class.def.name.name),
             Value::Module(m) => format!("module `{m}`"),
+            Value::UserModule(_) => "module".into(),
             Value::Slice(..) => "slice".into(),
             Value::Range(_) => "range".into(),
             Value::Layout(_) => "layout".into(),
+            Value::BlockType(_) => "block type".into(),
             Value::Tensor(t) => t.ty.to_string(),
         }
     }
@@ -387,7 +402,9 @@ pub fn py_eq<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<bool> {
         (Value::Class(x), Value::Class(y)) => std::ptr::eq(x.def, y.def),
         (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
         (Value::Module(x), Value::Module(y)) => x == y,
+        (Value::UserModule(x), Value::UserModule(y)) => x == y,
         (Value::Layout(x), Value::Layout(y)) => x == y,
+        (Value::BlockType(x), Value::BlockType(y)) => x == y,
         (Value::Slice(a0, a1, a2), Value::Slice(b0, b1, b2)) => (a0, a1, a2) == (b0, b1, b2),
         _ => false,
     })
@@ -425,6 +442,10 @@ pub fn py_str(v: &Value) -> String {
             format!("slice({}, {}, {})", s(a), s(b), s(c))
         }
         Value::Layout(l) => l.to_string(),
+        Value::BlockType(b) => {
+            let dims: Vec<String> = b.1.iter().map(u32::to_string).collect();
+            format!("<[{}], {}>", dims.join(", "), b.0)
+        }
         Value::Instance(i) => {
             let fields: Vec<String> = i.fields.borrow().iter().map(|(k, v)| format!("{k}={}", repr(v))).collect();
             format!("{}({})", i.class.def.name.name, fields.join(", "))

@@ -65,6 +65,9 @@ enum Value {
         nan_padding: bool,
     },
     Smem(shared::View),
+    /// `memdesc_index` past the buffers (Gluon computes the view's address; a predicated-off use never touches
+    /// it): an error when something reads, writes or waits through it. The message says which index.
+    SmemOutOfRange(String),
     Token,
     /// The result of asynchronous `warpgroup_dot` number `dot` (in issue order), not yet retired by a
     /// `warpgroup_dot_wait`: it may flow through `yield` and loop arguments, accumulate into the next
@@ -419,7 +422,11 @@ impl Program<'_> {
                 .into_iter()
                 .map(|v| match v {
                     Value::T(t) => t.data[0],
-                    Value::Desc { .. } | Value::Smem(_) | Value::Token | Value::Pending { .. } => unreachable!(),
+                    Value::Desc { .. }
+                    | Value::Smem(_)
+                    | Value::SmemOutOfRange(_)
+                    | Value::Token
+                    | Value::Pending { .. } => unreachable!(),
                 })
                 .collect()),
             _ => Err(self.error(None, "combine function must yield")),

@@ -206,16 +206,18 @@ impl State {
 }
 
 impl Program<'_> {
-    fn view(&self, v: ValueId) -> View {
+    /// The view `v` holds; an error for a view of a buffer index out of range (see [`Value::SmemOutOfRange`]).
+    fn view(&self, v: ValueId) -> Result<View, String> {
         match &self.env[v.index()] {
-            Some(Value::Smem(view)) => view.clone(),
+            Some(Value::Smem(view)) => Ok(view.clone()),
+            Some(Value::SmemOutOfRange(why)) => Err(format!("shared-memory view {v} is used, but {why}")),
             other => unreachable!("verified: {v} is a memdesc, found {other:?}"),
         }
     }
 
     /// The contents of the buffer `v` views, checking it is allocated and has no copy in flight.
     fn read_buffer(&self, v: ValueId) -> Result<Tensor, String> {
-        let view = self.view(v);
+        let view = self.view(v)?;
         let buf = self.smem.buffers[view.buf]
             .as_ref()
             .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
@@ -241,7 +243,7 @@ impl Program<'_> {
 
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
     fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), String> {
-        let view = self.view(v);
+        let view = self.view(v)?;
         if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
             return Err(format!(
                 "shared-memory buffer {v} is written while asynchronous warpgroup_dot number {d} (in issue order) may \
@@ -286,7 +288,7 @@ impl Program<'_> {
     /// Whether the phase of parity `parity` of barrier `bar` has completed: `Ok(None)` if so, else what the
     /// running phase still lacks. `Err` when the barrier is not initialized.
     pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<String>, String> {
-        let v = self.view(bar);
+        let v = self.view(bar)?;
         let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or("not initialized")?;
         if b.phase % 2 != parity as u64 {
             return Ok(None);
@@ -319,12 +321,21 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
-                let whole = self.view(ins[0]);
                 let i = self.tensor(ins[1]).data[0].as_i64();
                 let n = self.f.ty(ins[0]).shape()[0] as i64;
-                if !(0..n).contains(&i) {
-                    return Err(format!("memdesc_index {i} is out of range for {n} buffers"));
-                }
+                let whole = match self.view(ins[0]) {
+                    Ok(w) if (0..n).contains(&i) => w,
+                    // Not an error yet: `bars.index((i - 1) % n)` under a false predicate is never touched.
+                    Ok(_) => {
+                        let why = format!("it is memdesc_index {i} of {n} buffers, out of range");
+                        self.env[data.results[0].index()] = Some(Value::SmemOutOfRange(why));
+                        return Ok(());
+                    }
+                    Err(_) => {
+                        self.env[data.results[0].index()] = self.env[ins[0].index()].clone();
+                        return Ok(());
+                    }
+                };
                 let shape = self.f.ty(ins[0]).shape();
                 let view = match whole.mapped {
                     None => {
@@ -336,7 +347,11 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
-                let whole = self.view(ins[0]);
+                let Ok(whole) = self.view(ins[0]) else {
+                    // A view of an out-of-range view stays one (the error comes at a use).
+                    self.env[data.results[0].index()] = self.env[ins[0].index()].clone();
+                    return Ok(());
+                };
                 let (from, to) = (self.f.ty(ins[0]), self.f.ty(data.results[0]));
                 let view = match &data.op {
                     Op::MemDescPermute { order } => whole.derive(from.shape(), to.shape(), |idx| {
@@ -376,12 +391,12 @@ impl Program<'_> {
                 self.write_buffer(ins[1], &value)?;
             }
             Op::LocalDealloc => {
-                let view = self.view(ins[0]);
+                let view = self.view(ins[0])?;
                 self.read_buffer(ins[0])?;
                 self.smem.buffers[view.buf] = None;
             }
             Op::AsyncCopy => {
-                let view = self.view(ins[1]);
+                let view = self.view(ins[1])?;
                 if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(format!(
                         "async_copy into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read \
@@ -424,17 +439,21 @@ impl Program<'_> {
             }
             Op::FenceAsyncShared => {}
             Op::MBarrierInit { count } => {
-                let v = self.view(ins[0]);
+                let v = self.view(ins[0])?;
                 self.smem
                     .barriers
                     .insert((v.buf, v.start), Barrier { count: *count, pending: *count, tx: 0, phase: 0 });
             }
             Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } | Op::MBarrierWait | Op::MBarrierInvalidate => {
-                let v = self.view(ins[0]);
                 let pred = ins
                     .get(1)
                     .filter(|_| !matches!(data.op, Op::MBarrierWait))
                     .is_none_or(|&p| self.tensor(p).data[0].is_true());
+                if !pred {
+                    // Predicated off: the barrier is not touched (it may even be an index past the buffers).
+                    return Ok(());
+                }
+                let v = self.view(ins[0])?;
                 let phase = match data.op {
                     Op::MBarrierWait => self.tensor(ins[1]).data[0].as_i64(),
                     _ => 0,
@@ -563,14 +582,14 @@ impl Program<'_> {
                 }
                 let coords: Vec<i64> = ins[3..3 + rank].iter().map(|&c| self.tensor(c).data[0].as_i64()).collect();
                 let block = self.desc_read(ins[0], &coords)?;
-                let view = self.view(ins[1]);
+                let view = self.view(ins[1])?;
                 if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(format!(
                         "tma_load into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",
                         ins[1]
                     ));
                 }
-                let bar = self.view(ins[2]);
+                let bar = self.view(ins[2])?;
                 let key = (bar.buf, bar.start);
                 let barrier =
                     self.smem.barriers.get_mut(&key).ok_or_else(|| {
@@ -597,10 +616,12 @@ impl Program<'_> {
                 let value = self.read_buffer(ins[1])?;
                 let coords: Vec<i64> = ins[2..2 + rank].iter().map(|&c| self.tensor(c).data[0].as_i64()).collect();
                 self.desc_write(ins[0], &coords, &value)?;
-                let view = self.view(ins[1]);
+                let view = self.view(ins[1])?;
                 self.smem.tma_store_reads.push_back(view);
             }
-            Op::TmaStoreWait { pending } => {
+            // The interpreter writes global memory when the store is issued: waiting for the writes too is the
+            // same as waiting for the reads.
+            Op::TmaStoreWait { pending, .. } => {
                 while self.smem.tma_store_reads.len() > *pending as usize {
                     self.smem.tma_store_reads.pop_front();
                 }

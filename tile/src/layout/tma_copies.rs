@@ -91,7 +91,7 @@ fn store(f: &mut Func, o: OpId) -> Result<(), String> {
     let mut operands = vec![desc, buf];
     operands.extend(data.operands[2..].iter().copied());
     c.insert(Op::TmaStore, &operands, vec![]);
-    c.insert(Op::TmaStoreWait { pending: 0 }, &[], vec![]);
+    c.insert(Op::TmaStoreWait { pending: 0, writes: false }, &[], vec![]);
     f.unlink(o);
     Ok(())
 }

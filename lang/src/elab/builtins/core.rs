@@ -173,7 +173,18 @@ impl<'a> Elab<'a> {
                     return Err(self.err(span, format!("`{fname}` needs a tensor whose last dim is 2, got {}", x.ty)));
                 }
                 let shape = &x.shape()[..x.shape().len() - 1];
-                let ty = self.block_ty(shape, x.elem().unwrap(), None, span)?;
+                // In gluon mode the halves are the last dim's register bit apart (Triton requires the same).
+                let layout = match x.ty.layout() {
+                    Some(l) => Some(spelled(tessel_tile::layout::rules::split(l).ok_or_else(|| {
+                        self.err_hint(
+                            span,
+                            format!("cannot split {}: its last dim is not held in one thread's registers", x.ty),
+                            "convert it first to a layout whose last register bit spans the last dim",
+                        )
+                    })?)),
+                    None => None,
+                };
+                let ty = self.block_ty(shape, x.elem().unwrap(), layout.as_ref(), span)?;
                 let out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
                 Ok(Value::tuple(out.into_iter().map(Value::Tensor).collect()))
             }
@@ -362,13 +373,15 @@ impl<'a> Elab<'a> {
             let flat = self.reshape(x, &[1], false, span)?;
             return self.reduce_to_scalar_single(flat, elem, span);
         }
-        if x.ty.layout().is_some() {
-            return Err(
-                self.err(span, "reshape of a tensor with an explicit layout is not supported in gluon mode yet")
-            );
-        }
+        // In gluon mode the elements keep their registers, lanes and warps: the layout follows the reshape.
+        let layout = match x.ty.layout() {
+            Some(l) => Some(spelled(tessel_tile::layout::rules::reshape(l, shape).ok_or_else(|| {
+                self.err(span, format!("cannot reshape {} to {shape:?}: no layout keeps its elements in place", x.ty))
+            })?)),
+            None => None,
+        };
         let ty = if x.is_block() {
-            self.block_ty(shape, x.elem().unwrap(), None, span)?
+            self.block_ty(shape, x.elem().unwrap(), layout.as_ref(), span)?
         } else {
             return self.broadcast_to(x, shape, span);
         };
@@ -397,12 +410,13 @@ impl<'a> Elab<'a> {
             return Ok(x);
         }
         let shape: Vec<u32> = order.iter().map(|&d| x.shape()[d as usize]).collect();
-        if x.ty.layout().is_some() {
-            return Err(
-                self.err(span, "permute of a tensor with an explicit layout is not supported in gluon mode yet")
-            );
-        }
-        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+        let layout = match x.ty.layout() {
+            Some(l) => Some(spelled(tessel_tile::layout::rules::permute(l, &order).ok_or_else(|| {
+                self.err(span, format!("cannot permute {} by {order:?}: no layout keeps its elements in place", x.ty))
+            })?)),
+            None => None,
+        };
+        let ty = self.block_ty(&shape, x.elem().unwrap(), layout.as_ref(), span)?;
         self.emit1(Op::Permute { order }, &[x], ty, span)
     }
 
@@ -489,4 +503,25 @@ impl<'a> Elab<'a> {
         }
         Ok(Rc::new(RangeVal { is_static, is_python, start, end, step, attrs }))
     }
+}
+
+/// A derived register layout (a reshape's, a permute's, a split's) written as Gluon writes it: its bases as a
+/// `DistributedLinearLayout`, so the IR prints it in the spelling it parses back.
+fn spelled(l: std::sync::Arc<tessel_tile::Layout>) -> std::sync::Arc<tessel_tile::Layout> {
+    use tessel_layouts::{AnyLayout, DistributedLayout, DistributedLinearLayout};
+    if l.spec.is_some() {
+        return l;
+    }
+    let bases = l.linear.bases_vec();
+    let get = |n: &str| bases.iter().find(|(k, _)| k.as_str() == n).map(|(_, b)| b.clone()).unwrap_or_default();
+    let shape = l.linear.out_dim_sizes().iter().map(|(_, s)| *s).collect();
+    let spec = DistributedLinearLayout {
+        reg_bases: get("register"),
+        lane_bases: get("lane"),
+        warp_bases: get("warp"),
+        block_bases: get("block"),
+        shape,
+    };
+    let spec = Some(AnyLayout::Distributed(DistributedLayout::Linear(spec)));
+    std::sync::Arc::new(tessel_tile::Layout { spec, linear: l.linear.clone() })
 }

@@ -322,6 +322,9 @@ impl<'a> Elab<'a> {
             Some(None) => {
                 return Err(self.err(span, format!("module `{module}` has no member `{name}` that tessel knows")));
             }
+            None if module == "importlib" && name == "import_module" => {
+                return Ok(Value::Builtin(Builtin { ns: Ns::Py, name: "import_module" }));
+            }
             None if self.registry.has_module(&module) => return Err(self.unknown_plugin_name(&module, name, span)),
             None if module.starts_with("triton.") || module.starts_with("tessel.") => {
                 return Err(self.err(span, format!("`{module}.{name}` is not supported by tessel's elaborator yet")));

@@ -273,6 +273,19 @@ impl<'a> Elab<'a> {
                 }
             }
             "type" => Err(self.err(span, "type() is not supported in kernels; use isinstance()")),
+            "import_module" => {
+                let b = self.bind(fname, "name, package=None", args)?;
+                let name = self.const_str(b.req("name"), fname, "name")?;
+                match self.siblings.iter().find(|(n, _)| *n == name) {
+                    Some(&(_, m)) => Ok(Value::UserModule(m)),
+                    None => Err(self.err_hint(
+                        span,
+                        format!("the module `{name}` was not loaded"),
+                        "tessel loads `importlib.import_module(\"NAME\")` assigned at the top of the kernel's file \
+                         from NAME.py beside it (the CLI and `tessel.load` of a file do)",
+                    )),
+                }
+            }
             "staticmethod" | "property" => Err(self.err(span, format!("`{name}` is a decorator"))),
             _ => {
                 // Exception classes: `ValueError("...")` builds a message (used by `raise`).
@@ -284,6 +297,10 @@ impl<'a> Elab<'a> {
 
     fn is_instance(&mut self, obj: &Value<'a>, class: &Value<'a>, span: Span) -> R<bool> {
         Ok(match class {
+            // A Gluon layout class (`gl.NVMMASharedLayout`).
+            Value::Builtin(b) if matches!(b.ns, Ns::Plugin(_)) && b.name.ends_with("Layout") => {
+                matches!(obj, Value::Layout(l) if tessel_layouts::expr::layout_kind(l) == b.name)
+            }
             Value::Builtin(b) => match (b.ns, b.name) {
                 (Ns::Py, "int") => matches!(obj, Value::Int(_) | Value::Bool(_)),
                 (Ns::Py, "float") => matches!(obj, Value::Float(_)),

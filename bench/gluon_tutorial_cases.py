@@ -1,0 +1,240 @@
+"""The entry kernels of the public Gluon tutorials at their own configurations, for bench/gluon_tutorials.py.
+
+Each case is what the tutorial's test function launches: the constexprs (layouts and classes as the Python the
+tutorial passes, evaluated by tessel in the tutorial's module), the signature (a host TensorDescriptor is
+`tensordesc<dtype[block]>`), num_warps, the grid, the buffers (`--arg` specs: outputs poisoned with NaN), and a
+float64 NumPy reference of the outputs where one is cheap. The tutorials' sources are not copied here.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Case:
+    file: str
+    kernel: str
+    label: str
+    signature: str
+    consts: list
+    num_warps: int
+    grid: str
+    args: list
+    reference: Callable = field(default=lambda bufs: [])
+    has_reference: bool = True
+    # More compile flags (`--maxnreg 128` where the tutorial launches with maxnreg=128).
+    extra: list = field(default_factory=list)
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def same(out, src, tol=0.0):
+    return lambda b: [(out, b[src].astype(np.float64), tol)]
+
+
+def add2d(a, b_, c, shape):
+    # In the inputs' dtype, as the kernel adds (the tutorials compare with atol=rtol=0).
+    return lambda b: [(c, (b[a] + b[b_]).reshape(shape).astype(np.float64), 0.0)]
+
+
+BLOCKED_ROWS = "gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])"
+BLOCKED_COLS = "gl.BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1])"
+SWIZZLED_ROWS = "gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])"
+
+CASES = []
+
+# 01-intro: test_copy_scalar, test_memcpy (XBLOCK 64, xnumel 500), the autotuned copy at its first config.
+CASES += [
+    Case("01-intro.py", "copy_scalar_kernel", "01 copy_scalar_kernel", "*fp32,*fp32", [], 1, "1",
+         [("in_ptr", "rand:1"), ("out_ptr", "fill:nan:1")], same("out_ptr", "in_ptr")),
+    Case("01-intro.py", "memcpy_kernel", "01 memcpy_kernel", "*fp32,*fp32,i32", [("XBLOCK", 64)], 1,
+         str(cdiv(500, 64)), [("in_ptr", "randn:500"), ("out_ptr", "fill:nan:500"), ("xnumel", 500)],
+         same("out_ptr", "in_ptr")),
+    Case("01-intro.py", "memcpy_kernel_autotune", "01 memcpy_kernel_autotune", "*fp32,*fp32,i32", [("XBLOCK", 256)],
+         1, str(cdiv(1000, 256)), [("in_ptr", "randn:1000"), ("out_ptr", "fill:nan:1000"), ("xnumel", 1000)],
+         same("out_ptr", "in_ptr")),
+]
+
+# 02-layouts: test_memcpy_1d (XBLOCK 128, xnumel 1000), test_memcpy_2d (128x256 blocks over 100x2000, plain and
+# transposed), test_memcpy_2d_inout (300x400, input transposed).
+CASES += [
+    Case("02-layouts.py", "memcpy_1d_kernel", "02 memcpy_1d_kernel", "*fp32,*fp32,i32",
+         [("XBLOCK", 128), ("layout", "gl.BlockedLayout([1], [32], [4], [0])")], 4, str(cdiv(1000, 128)),
+         [("in_ptr", "randn:1000"), ("out_ptr", "fill:nan:1000"), ("xnumel", 1000)], same("out_ptr", "in_ptr")),
+    Case("02-layouts.py", "memcpy_2d_kernel", "02 memcpy_2d_kernel", "*fp32,*fp32,i32,i32,i32,i32,i32,i32",
+         [("layout", BLOCKED_ROWS), ("XBLOCK", 128), ("YBLOCK", 256)], 4, f"1,{cdiv(2000, 256)}",
+         [("in_ptr", "randn:100x2000"), ("out_ptr", "fill:nan:100x2000"), ("xnumel", 100), ("ynumel", 2000),
+          ("xstride_in", 2000), ("ystride_in", 1), ("xstride_out", 2000), ("ystride_out", 1)],
+         same("out_ptr", "in_ptr")),
+    # transposed=True: the tensors are the .T views of 100x2000 row-major buffers.
+    Case("02-layouts.py", "memcpy_2d_kernel", "02 memcpy_2d_kernel (transposed)", "*fp32,*fp32,i32,i32,i32,i32,i32,i32",
+         [("layout", BLOCKED_ROWS), ("XBLOCK", 256), ("YBLOCK", 128)], 4, f"{cdiv(2000, 256)},1",
+         [("in_ptr", "randn:100x2000"), ("out_ptr", "fill:nan:100x2000"), ("xnumel", 2000), ("ynumel", 100),
+          ("xstride_in", 1), ("ystride_in", 2000), ("xstride_out", 1), ("ystride_out", 2000)],
+         same("out_ptr", "in_ptr")),
+    Case("02-layouts.py", "memcpy_2d_inout_kernel", "02 memcpy_2d_inout_kernel", "*fp32,*fp32,i32,i32,i32,i32,i32,i32",
+         [("layout_in", BLOCKED_COLS), ("layout_out", BLOCKED_ROWS), ("XBLOCK", 128), ("YBLOCK", 128)], 4,
+         f"{cdiv(300, 128)},{cdiv(400, 128)}",
+         [("in_ptr", "randn:400x300"), ("out_ptr", "fill:nan:300x400"), ("xnumel", 300), ("ynumel", 400),
+          ("xstride_in", 1), ("ystride_in", 300), ("xstride_out", 400), ("ystride_out", 1)],
+         lambda b: [("out_ptr", b["in_ptr"].reshape(400, 300).T.astype(np.float64), 0.0)]),
+]
+
+# 03-async-copy: test_memcpy_1d_cpasync (1000, 256), the adds over 1000x2000 (32x32 blocks; the pipelined one
+# at 32x64 with 2 and 3 buffers).
+ADD_ARGS = [("a_ptr", "randn:1000x2000"), ("b_ptr", "randn:1000x2000"), ("c_ptr", "fill:nan:1000x2000"),
+            ("xnumel", 1000), ("ynumel", 2000)] + [(f"{d}stride_{t}", s) for t in "abc" for d, s in (("x", 2000), ("y", 1))]
+ADD_SIG = "*fp32,*fp32,*fp32" + ",i32" * 8
+CASES += [
+    Case("03-async-copy.py", "memcpy_1d_cpasync_kernel", "03 memcpy_1d_cpasync_kernel", "*fp32,*fp32,i32",
+         [("XBLOCK", 256)], 4, str(cdiv(1000, 256)),
+         [("in_ptr", "randn:1000"), ("out_ptr", "fill:nan:1000"), ("xnumel", 1000)], same("out_ptr", "in_ptr")),
+    Case("03-async-copy.py", "elementwise_add_kernel", "03 elementwise_add_kernel", ADD_SIG,
+         [("XBLOCK", 32), ("YBLOCK", 32)], 4, str(cdiv(1000, 32)), ADD_ARGS,
+         add2d("a_ptr", "b_ptr", "c_ptr", (1000, 2000))),
+    Case("03-async-copy.py", "elementwise_add_cpasync_kernel", "03 elementwise_add_cpasync_kernel", ADD_SIG,
+         [("XBLOCK", 32), ("YBLOCK", 32), ("smem_layout", SWIZZLED_ROWS)], 4, str(cdiv(1000, 32)), ADD_ARGS,
+         add2d("a_ptr", "b_ptr", "c_ptr", (1000, 2000))),
+] + [
+    Case("03-async-copy.py", "elementwise_add_pipelined_kernel", f"03 elementwise_add_pipelined_kernel (bufs={n})",
+         ADD_SIG, [("XBLOCK", 32), ("YBLOCK", 64), ("smem_layout", SWIZZLED_ROWS), ("num_buffers", n)], 4,
+         str(cdiv(1000, 32)), ADD_ARGS, add2d("a_ptr", "b_ptr", "c_ptr", (1000, 2000)))
+    for n in (1, 2, 3)
+]
+
+# 04-tma: test_memcpy_1d_tma (XBLOCK 64, xnumel 500, 1 warp), test_tma_message_passing (16 int32, 2 programs,
+# 1 warp), test_elementwise_add_pipelined (1000x2000, 32x64 blocks, 2 buffers).
+TMA_ADD_ARGS = [("a", "randn:1000x2000"), ("b", "randn:1000x2000"), ("c", "fill:nan:1000x2000"),
+                ("a_desc", "desc:a:block=32x64"), ("b_desc", "desc:b:block=32x64"), ("c_desc", "desc:c:block=32x64"),
+                ("xnumel", 1000), ("ynumel", 2000)]
+CASES += [
+    Case("04-tma.py", "memcpy_1d_tma_kernel", "04 memcpy_1d_tma_kernel", "tensordesc<fp32[64]>,tensordesc<fp32[64]>",
+         [("XBLOCK", 64)], 1, str(cdiv(500, 64)),
+         [("x", "randn:500"), ("y", "fill:nan:500"), ("in_desc", "desc:x:block=64"), ("out_desc", "desc:y:block=64")],
+         same("y", "x")),
+    Case("04-tma.py", "tma_message_passing_kernel", "04 tma_message_passing_kernel", "tensordesc<i32[16]>,*i32,*i32",
+         [("MESSAGE_SIZE", 16)], 1, "2",
+         [("message", "fill:-1:16:i32"), ("message_desc", "desc:message:block=16"), ("ready", "zeros:1:i32"),
+          ("output", "fill:-1:16:i32")],
+         lambda b: [("output", np.arange(16, dtype=np.float64) + 1000, 0.0)]),
+] + [
+    Case("04-tma.py", "elementwise_add_tma_kernel", f"04 elementwise_add_tma_kernel (bufs={n})",
+         "tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,i32,i32",
+         [("XBLOCK", 32), ("YBLOCK", 64), ("num_buffers", n)], 4, str(cdiv(1000, 32)), TMA_ADD_ARGS,
+         add2d("a", "b", "c", (1000, 2000)))
+    for n in (1, 2, 3)
+]
+
+
+# 05-wgmma: test_small_mma (64x32x32, INSTR_SHAPE_N 16, A in shared memory and in registers), the blocked matmuls at
+# 208x416x304 with 64^3 blocks (B plain and transposed), and the pipelined one (4 and 8 warps, 128^3 blocks too).
+def matmul_ref(a, b, c, shape_a, shape_b, transpose_b=False, bias=None, tol=1e-2):
+    def ref(bufs):
+        A = bufs[a].reshape(shape_a).astype(np.float64)
+        B = bufs[b].reshape(shape_b).astype(np.float64)
+        D = A @ (B.T if transpose_b else B)
+        if bias is not None:
+            D = D + bufs[bias].reshape(D.shape).astype(np.float64)
+        return [(c, D, tol)]
+
+    return ref
+
+
+def small_mma(lhs_in_reg):
+    return Case("05-wgmma.py", "small_mma_kernel", f"05 small_mma_kernel (LHS_IN_REG={lhs_in_reg})",
+                "tensordesc<fp16[64, 32]>,tensordesc<fp16[32, 32]>,tensordesc<fp32[64, 32]>,tensordesc<fp32[64, 32]>",
+                [("LHS_IN_REG", lhs_in_reg), ("INSTR_SHAPE_N", 16), ("num_warps", 4)], 4, "1",
+                [("A", "randn:64x32:fp16"), ("B", "randn:32x32:fp16"), ("C", "randn:64x32"), ("D", "fill:nan:64x32"),
+                 ("a_desc", "desc:A:block=64x32"), ("b_desc", "desc:B:block=32x32"), ("c_desc", "desc:C:block=64x32"),
+                 ("d_desc", "desc:D:block=64x32")],
+                matmul_ref("A", "B", "D", (64, 32), (32, 32), bias="C", tol=1e-3))
+
+
+def blocked_matmul(kernel, bm, bn, bk, warps, transpose_b=None, M=208, N=416, K=304):
+    b_shape = (N, K) if transpose_b else (K, N)
+    b_block = (bn, bk) if transpose_b else (bk, bn)
+    consts = ([("TRANSPOSE_B", transpose_b)] if transpose_b is not None else []) + [("num_warps", warps)]
+    tb = f", TRANSPOSE_B={transpose_b}" if transpose_b is not None else ""
+    return Case("05-wgmma.py", kernel, f"05 {kernel} ({bm}x{bn}x{bk}, {warps} warps{tb})",
+                f"tensordesc<fp16[{bm}, {bk}]>,tensordesc<fp16[{b_block[0]}, {b_block[1]}]>,tensordesc<fp16[{bm}, {bn}]>",
+                consts, warps, f"{cdiv(M, bm)},{cdiv(N, bn)}",
+                [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{b_shape[0]}x{b_shape[1]}:fp16"),
+                 ("C", f"fill:nan:{M}x{N}:fp16"), ("a_desc", f"desc:A:block={bm}x{bk}"),
+                 ("b_desc", f"desc:B:block={b_block[0]}x{b_block[1]}"), ("c_desc", f"desc:C:block={bm}x{bn}")],
+                matmul_ref("A", "B", "C", (M, K), b_shape, bool(transpose_b)))
+
+
+CASES += [small_mma(False), small_mma(True)]
+CASES += [blocked_matmul("blocked_matmul_kernel", 64, 64, 64, 4, t) for t in (False, True)]
+CASES += [blocked_matmul("blocked_matmul_kernel", 128, 128, 128, 8, False)]
+CASES += [blocked_matmul("blocked_matmul_pipelined_kernel", 64, 64, 64, 4),
+          blocked_matmul("blocked_matmul_pipelined_kernel", 128, 128, 128, 8)]
+
+
+# 07-persistence: the pipelined matmul (128x256x64 blocks, 2-4 buffers, 4 and 8 warps), the persistent one (with
+# each scheduler) and the persistent pipelined one (3 buffers; 4 buffers steal B's buffers for the epilogue, at
+# 64^3 blocks too). The tests' 2000x1000x2000 is the GPU's; the interpreter here runs 208x416x304 (the pipelined
+# persistent test's other shape). The persistent grids are 3 programs, not min(SMs, tiles), so that every program
+# runs several tiles (at min(132, tiles) each runs one).
+def mm07(kernel, label, bm, bn, bk, warps, consts, grid=None, half=False, M=208, N=416, K=304):
+    sig = f"tensordesc<fp16[{bm}, {bk}]>,tensordesc<fp16[{bk}, {bn}]>,tensordesc<fp16[{bm}, {bn}]>"
+    args = [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{K}x{N}:fp16"), ("C", f"fill:nan:{M}x{N}:fp16"),
+            ("a_desc", f"desc:A:block={bm}x{bk}"), ("b_desc", f"desc:B:block={bk}x{bn}"),
+            ("c_desc", f"desc:C:block={bm}x{bn}")]
+    if half:
+        sig += f",tensordesc<fp16[{bm}, {bn // 2}]>"
+        args.append(("c_half_desc", f"desc:C:block={bm}x{bn // 2}"))
+    return Case("07-persistence.py", kernel, f"07 {kernel} ({bm}x{bn}x{bk}, {warps} warps, {label})", sig,
+                [("MMAImpl", "WGMMA")] + consts + [("num_warps", warps)], warps,
+                grid or f"{cdiv(M, bm)},{cdiv(N, bn)}", args, matmul_ref("A", "B", "C", (M, K), (K, N)))
+
+
+SCHEDULERS = ["PersistentTileScheduler", "GroupedPersistentTileScheduler(1)", "GroupedPersistentTileScheduler(8)"]
+CASES += [mm07("matmul_pipelined_kernel", f"bufs={n}", 128, 256, 64, w, [("num_buffers", n)])
+          for n in (2, 3, 4) for w in (4, 8)]
+CASES += [mm07("persistent_matmul_kernel", f"bufs={n}, {s}", 128, 256, 64, w,
+               [("SchedulerImpl", s), ("num_buffers", n)], grid="3")
+          for s in SCHEDULERS for n, w in ((2, 4), (3, 8), (4, 8))]
+CASES += [mm07("persistent_matmul_pipelined_kernel", f"bufs={n}, {s}", bm, bn, bk, w,
+               [("SchedulerImpl", s), ("num_buffers", n), ("STEALB", n == 4)], grid="3", half=True)
+          for s in SCHEDULERS for (bm, bn, bk) in ((64, 64, 64), (128, 256, 64)) for n, w in ((3, 4), (4, 8))]
+
+
+# 08-warp-specialization: the Hopper kernel (the matmul there is Blackwell's): test_elementwise_add_warp_specialized
+# at 1000x2000 and 4000x120, 32x64 blocks, 1 and 2 buffers each way, 4 and 8 warps, maxnreg=128 as launched.
+def ws_add(xnumel, ynumel, nbuf, warps):
+    args = [("a", f"randn:{xnumel}x{ynumel}"), ("b", f"randn:{xnumel}x{ynumel}"), ("c", f"fill:nan:{xnumel}x{ynumel}"),
+            ("a_desc", "desc:a:block=32x64"), ("b_desc", "desc:b:block=32x64"), ("c_desc", "desc:c:block=32x64"),
+            ("xnumel", xnumel), ("ynumel", ynumel)]
+    return Case("08-warp-specialization.py", "elementwise_add_warp_specialized_kernel",
+                f"08 elementwise_add_warp_specialized_kernel ({xnumel}x{ynumel}, bufs={nbuf}, {warps} warps)",
+                "tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,tensordesc<fp32[32, 64]>,i32,i32",
+                [("XBLOCK", 32), ("YBLOCK", 64), ("num_load_buffers", nbuf), ("num_store_buffers", nbuf),
+                 ("num_warps", warps)], warps, str(cdiv(xnumel, 32)), args,
+                add2d("a", "b", "c", (xnumel, ynumel)), extra=["--maxnreg", "128"])
+
+
+CASES += [ws_add(x, y, n, w) for (x, y) in ((1000, 2000), (4000, 120)) for n in (1, 2) for w in (4, 8)]
+
+# 13-conv-im2col: the im2col copy (a 1x4x4x32 fp32 image, 16x32 block, 1 warp) and the convolution
+# (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks). Host im2col descriptors (`--arg` has no spelling
+# for their pixel box yet) are not there: these cases report how far the kernels get.
+CASES += [
+    Case("13-conv-im2col.py", "tma_im2col_kernel", "13 tma_im2col_kernel",
+         "tensordesc_im2col<fp32[16, 32]>,tensordesc<fp32[16, 32]>,i32,i32,i32,i32", [("offset_h", 0), ("offset_w", 0)],
+         1, "1", [("inp", "randn:1x4x4x32"), ("out", "fill:nan:16x32"), ("in_desc", "desc:inp:block=16x32"),
+                  ("out_desc", "desc:out:block=16x32"), ("coord_n", 0), ("coord_h", 0), ("coord_w", 0), ("coord_c", 0)],
+         lambda b: [("out", b["inp"].reshape(16, 32).astype(np.float64), 0.0)]),
+    Case("13-conv-im2col.py", "conv2d_im2col_kernel", "13 conv2d_im2col_kernel",
+         "tensordesc_im2col<fp16[64, 64]>,tensordesc<fp16[64, 64]>,tensordesc<fp16[64, 64]>,i32,i32,i32,i32,i32,i32,i32",
+         [("stride_h", 1), ("stride_w", 1), ("MMAImpl", "t7.WGMMA"), ("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 64),
+          ("num_warps", 4)], 4, "4,1",
+         [("x", "randn:1x16x16x64:fp16"), ("w", "randn:64x3x3x64:fp16"), ("y", "fill:nan:256x64:fp16"),
+          ("in_desc", "desc:x:block=64x64"), ("weight_desc", "desc:w:576x64:block=64x64"),
+          ("out_desc", "desc:y:block=64x64"), ("R", 3), ("S", 3), ("Ci", 64), ("out_h", 16), ("out_w", 16),
+          ("pad_h", 1), ("pad_w", 1)], has_reference=False),
+]

@@ -1,0 +1,202 @@
+//! Gluon kernels through the `tessel` binary: a deadlock the interpreter names instead of hanging, sibling modules
+//! loaded by `importlib.import_module`, constants written as Python (layouts, tuples).
+
+use std::process::Command;
+
+fn tessel(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the tessel binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_wrong_phase_is_reported_as_a_deadlock_naming_partitions_barriers_and_phases() {
+    let (code, _, err) = tessel(&[
+        "run",
+        "--interpret",
+        "examples/gluon_deadlock.py::pipeline_kernel",
+        "--const",
+        "TILES=4",
+        "--const",
+        "STAGES=2",
+        "--arg",
+        "x_ptr=rand:256x64:fp16",
+        "--arg",
+        "y_ptr=zeros:256x64:fp16",
+    ]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("deadlock: every partition still running waits on an mbarrier"), "{err}");
+    assert!(err.contains("the default partition waits"), "{err}");
+    assert!(err.contains("for phase parity 0 of mbarrier `ready[0]`"), "{err}");
+    assert!(err.contains("worker partition 0 waits"), "{err}");
+    assert!(err.contains("for phase parity 0 of mbarrier `empty[0]`"), "{err}");
+    assert!(err.contains("still lacks 1 arrival(s)"), "{err}");
+    assert!(err.contains("examples/gluon_deadlock.py:"), "{err}");
+}
+
+/// A directory of its own per test, holding `files`.
+fn scratch(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-gluon-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    dir
+}
+
+const HELPERS: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+SCALE: gl.constexpr = 3
+
+@gluon.constexpr_function
+def lanes(num_warps):
+    return 32 * num_warps
+
+@gluon.jit
+def scaled(x):
+    return x * SCALE
+"#;
+
+const MAIN: &str = r#"
+import importlib
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+h = importlib.import_module("01-helpers")
+
+@gluon.jit
+def k(X, Y, layout: gl.constexpr):
+    offs = gl.arange(0, h.lanes(4), layout=layout)
+    gl.store(Y + offs, h.scaled(gl.load(X + offs)))
+"#;
+
+#[test]
+fn sibling_modules_load_from_the_kernels_directory() {
+    let dir = scratch("siblings", &[("01-helpers.py", HELPERS), ("main.py", MAIN)]);
+    let target = format!("{}::k", dir.join("main.py").display());
+    let run = |layout: &str| {
+        tessel(&[
+            "run",
+            "--interpret",
+            &target,
+            "--const",
+            layout,
+            "--arg",
+            "X=arange:128:i32",
+            "--arg",
+            "Y=zeros:128:i32",
+            "--show",
+            "3",
+        ])
+    };
+    // The layout as the module spells it, and bare as `tessel layout` does.
+    for layout in ["layout=gl.BlockedLayout([1], [32], [4], [0])", "layout=BlockedLayout([1], [32], [4], [0])"] {
+        let (code, out, err) = run(layout);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("Y: i32[128] = [0, 3, 6, ...]"), "{out}");
+    }
+    // An error inside the sibling points into the sibling's file.
+    std::fs::write(dir.join("01-helpers.py"), HELPERS.replace("x * SCALE", "x * SCALEE")).unwrap();
+    let (code, _, err) = run("layout=gl.BlockedLayout([1], [32], [4], [0])");
+    assert_ne!(code, 0);
+    assert!(err.contains("name `SCALEE` is not defined"), "{err}");
+    assert!(err.contains("01-helpers.py:13:"), "{err}");
+    // A sibling that is not there is reported at the import.
+    std::fs::remove_file(dir.join("01-helpers.py")).unwrap();
+    let (code, _, err) = run("layout=gl.BlockedLayout([1], [32], [4], [0])");
+    assert_ne!(code, 0);
+    assert!(err.contains("cannot read the module `01-helpers`"), "{err}");
+    assert!(err.contains("main.py:6:"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A worker partition fills a two-buffer ring from a host descriptor with TMA; the default partition doubles each
+/// tile, stores it with TMA and waits for the writes (`read_only=False`). The consumer releases the previous
+/// tile's buffer, `(i - 1) % 2` under `pred=i >= 1`: at `i = 0` that is `index(-1)` (`%` truncates, as in
+/// Triton), never touched.
+const WORKER_TMA: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+
+@gluon.jit
+def loader(x_desc, bufs, ready, empty, T):
+    for i in range(T):
+        s = i % 2
+        mbarrier.wait(empty.index(s), ((i // 2) & 1) ^ 1)
+        mbarrier.expect(ready.index(s), x_desc.block_type.nbytes)
+        tma.async_load(x_desc, [i * 32, 0], ready.index(s), bufs.index(s))
+
+@gluon.jit
+def doubler(y_desc, bufs, out, ready, empty, T):
+    L: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [gl.num_warps(), 1], [1, 0])
+    for i in range(T):
+        s = i % 2
+        mbarrier.wait(ready.index(s), (i // 2) & 1)
+        x = bufs.index(s).load(L)
+        mbarrier.arrive(empty.index((i - 1) % 2), pred=i >= 1)
+        tma.store_wait(0, read_only=False)
+        out.store(x * 2.0)
+        fence_async_shared()
+        tma.async_copy_shared_to_global(y_desc, [i * 32, 0], out)
+    tma.store_wait(0, read_only=False)
+
+@gluon.jit
+def k(x_desc, y_desc, T):
+    bufs = gl.allocate_shared_memory(gl.float32, [2] + x_desc.block_type.shape, x_desc.layout)
+    out = gl.allocate_shared_memory(gl.float32, y_desc.block_type.shape, y_desc.layout)
+    ready = mbarrier.allocate_mbarrier(batch=2)
+    empty = mbarrier.allocate_mbarrier(batch=2)
+    for s in gl.static_range(2):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=1)
+    gl.warp_specialize([(doubler, (y_desc, bufs, out, ready, empty, T)),
+                        (loader, (x_desc, bufs, ready, empty, T))], [1], [24])
+"#;
+
+#[test]
+fn a_worker_partition_copies_with_a_host_descriptor() {
+    let dir = scratch("worker-tma", &[("k.py", WORKER_TMA)]);
+    let target = format!("{}::k", dir.join("k.py").display());
+    let sig = "tensordesc<fp32[32, 32]>,tensordesc<fp32[32, 32]>,i32";
+    let (code, out, err) = tessel(&[
+        "run",
+        "--interpret",
+        &target,
+        "--signature",
+        sig,
+        "--arg",
+        "x=arange:128x32",
+        "--arg",
+        "y=fill:nan:128x32",
+        "--arg",
+        "x_desc=desc:x:block=32x32",
+        "--arg",
+        "y_desc=desc:y:block=32x32",
+        "--arg",
+        "T=4",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let y = tessel::npy::read(&std::fs::read(dir.join("y.npy")).unwrap()).unwrap().to_f64();
+    assert_eq!(y, (0..4096).map(|i| 2.0 * i as f64).collect::<Vec<_>>(), "{out}");
+    let (code, ptx, err) = tessel(&["compile", &target, "--signature", sig, "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    // The worker's loads and the default partition's stores, each with its tensor map.
+    assert!(ptx.contains("cp.async.bulk.tensor.2d.shared::cluster.global"), "{ptx}");
+    assert!(ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta"), "{ptx}");
+    // `read_only=False` waits for the writes, not only the reads of shared memory.
+    assert!(ptx.contains("cp.async.bulk.wait_group 0;"), "{ptx}");
+    assert!(!ptx.contains("wait_group.read"), "{ptx}");
+    std::fs::remove_dir_all(&dir).ok();
+}
