@@ -221,7 +221,8 @@ pub(crate) fn binary_scalar(
         return Ok(d);
     }
     if let Some((arith, dir)) = op.directed() {
-        // libdevice's add_rz, div_ru...: PTX's rounding modifiers (no `.ftz`), on f32 and f64 only.
+        // libdevice's add_rn, div_ru...: PTX's rounding modifiers, on f32 (with `.ftz`, as libdevice under
+        // Triton) and f64 only.
         if !matches!(s, F32 | F64) {
             return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
         }
@@ -232,7 +233,8 @@ pub(crate) fn binary_scalar(
             Arith::Div | Arith::Sqrt => "div",
         };
         let d = l.b.reg(if s == F64 { RegClass::F64 } else { RegClass::F32 });
-        l.b.op(format!("{w}.{}.{}", dir.ptx(), ty(s)), d, (a, b));
+        let ftz = if s == F32 { ".ftz" } else { "" };
+        l.b.op(format!("{w}.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a, b));
         return Ok(d);
     }
     if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
@@ -504,7 +506,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
                 return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
             }
             let d = l.b.reg(class);
-            l.b.op(format!("sqrt.{}.{t}", dir.ptx()), d, x);
+            let ftz = if s == F32 { ".ftz" } else { "" };
+            l.b.op(format!("sqrt.{}{ftz}.{t}", dir.ptx()), d, x);
             return Ok(d);
         }
         if c.is_float()

@@ -648,26 +648,33 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             }
             put(&a[0], r)?
         }
-        "add" | "sub" | "mul" | "div" | "sqrt" if float && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp")) => {
-            // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`...), by the interpreter's exact rounding.
-            use tessel_tile::interp::rounding::{Arith, Dir, directed};
+        "add" | "sub" | "mul" | "div" | "sqrt"
+            if float && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp") || (*p == "rn" && parts.contains(&"ftz"))) =>
+        {
+            // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`, `div.rn.ftz.f32`...), by the interpreter's exact
+            // rounding; `.ftz` flushes f32 subnormal operands and results.
+            use tessel_tile::interp::rounding::{Arith, Dir, directed, flush_f32};
             let dir = if parts.contains(&"rz") {
                 Dir::Zero
             } else if parts.contains(&"rm") {
                 Dir::Down
-            } else {
+            } else if parts.contains(&"rp") {
                 Dir::Up
+            } else {
+                Dir::Nearest
             };
+            let ftz = parts.contains(&"ftz") && ty == "f32";
+            let flush = |v: f64| if ftz { flush_f32(v) } else { v };
             let t = if ty == "f64" { ScalarType::F64 } else { ScalarType::F32 };
-            let x = to_f(v(1)?, ty);
+            let x = flush(to_f(v(1)?, ty));
             let (op, y) = match parts[0] {
-                "add" => (Arith::Add, to_f(v(2)?, ty)),
-                "sub" => (Arith::Sub, to_f(v(2)?, ty)),
-                "mul" => (Arith::Mul, to_f(v(2)?, ty)),
-                "div" => (Arith::Div, to_f(v(2)?, ty)),
+                "add" => (Arith::Add, flush(to_f(v(2)?, ty))),
+                "sub" => (Arith::Sub, flush(to_f(v(2)?, ty))),
+                "mul" => (Arith::Mul, flush(to_f(v(2)?, ty))),
+                "div" => (Arith::Div, flush(to_f(v(2)?, ty))),
                 _ => (Arith::Sqrt, 0.0),
             };
-            put(&a[0], from_f(directed(op, dir, t, x, y), ty))?
+            put(&a[0], from_f(flush(directed(op, dir, t, x, y)), ty))?
         }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" if float => {
             let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));

@@ -13,7 +13,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             if !matches!(t, ScalarType::F32 | ScalarType::F64) {
                 return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
             }
-            return Ok(Val::Float(rounding::directed(arith, dir, t, x, y)));
+            return Ok(Val::Float(rounding::libdevice(arith, dir, t, x, y)));
         }
         let r = match op {
             BinOp::Add => x + y,
@@ -96,7 +96,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         if !matches!(t, ScalarType::F32 | ScalarType::F64) {
             return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
         }
-        return Ok(Val::Float(rounding::directed(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
+        return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
     }
     let x = ftz_input(op, t, a.as_f64());
     let r = match op {
@@ -137,7 +137,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
-        UnOp::Not | UnOp::SqrtRz | UnOp::SqrtRd | UnOp::SqrtRu => {
+        UnOp::Not | UnOp::SqrtRnFtz | UnOp::SqrtRz | UnOp::SqrtRd | UnOp::SqrtRu => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
     };

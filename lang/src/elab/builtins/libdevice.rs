@@ -101,21 +101,26 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "copysign",
 ];
 
-/// `add_rn` ... `div_ru`: the op with that rounding (`_rn` is the ordinary IEEE op).
+/// The names `tl.math` has too whose libdevice version computes otherwise: `libdevice.div_rn` and
+/// `libdevice.sqrt_rn` flush f32 subnormals (`div.rn.ftz.f32`), `tl.div_rn` and `tl.sqrt_rn` keep them.
+pub const OWN_VERSIONS: &[&str] = &["div_rn", "sqrt_rn"];
+
+/// `add_rn` ... `div_ru`: the op with that rounding.
 fn rounded_binary(name: &str) -> Option<BinOp> {
     Some(match name {
-        "add_rn" => BinOp::Add,
+        "add_rn" => BinOp::AddRn,
         "add_rz" => BinOp::AddRz,
         "add_rd" => BinOp::AddRd,
         "add_ru" => BinOp::AddRu,
-        "sub_rn" => BinOp::Sub,
+        "sub_rn" => BinOp::SubRn,
         "sub_rz" => BinOp::SubRz,
         "sub_rd" => BinOp::SubRd,
         "sub_ru" => BinOp::SubRu,
-        "mul_rn" => BinOp::Mul,
+        "mul_rn" => BinOp::MulRn,
         "mul_rz" => BinOp::MulRz,
         "mul_rd" => BinOp::MulRd,
         "mul_ru" => BinOp::MulRu,
+        "div_rn" => BinOp::DivRnFtz,
         "div_rz" => BinOp::DivRz,
         "div_rd" => BinOp::DivRd,
         "div_ru" => BinOp::DivRu,
@@ -125,7 +130,7 @@ fn rounded_binary(name: &str) -> Option<BinOp> {
 
 fn rounded_rcp(name: &str) -> Option<BinOp> {
     Some(match name {
-        "rcp_rn" => BinOp::DivRn,
+        "rcp_rn" => BinOp::DivRnFtz,
         "rcp_rz" => BinOp::DivRz,
         "rcp_rd" => BinOp::DivRd,
         "rcp_ru" => BinOp::DivRu,
@@ -217,6 +222,7 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
+        "sqrt_rn" => UnOp::SqrtRnFtz,
         "sqrt_rz" => UnOp::SqrtRz,
         "sqrt_rd" => UnOp::SqrtRd,
         "sqrt_ru" => UnOp::SqrtRu,

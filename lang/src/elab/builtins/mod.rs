@@ -360,6 +360,11 @@ impl<'a> Elab<'a> {
             Ns::Libdevice => MATH_NAMES,
             _ => &[],
         };
+        if ns == Ns::Libdevice
+            && let Some(n) = find(libdevice::OWN_VERSIONS, name)
+        {
+            return Ok(Value::Builtin(Builtin { ns, name: n }));
+        }
         if let Some(n) = find(table, name) {
             let ns = if ns == Ns::Libdevice { Ns::Math } else { ns };
             return Ok(Value::Builtin(Builtin { ns, name: n }));
