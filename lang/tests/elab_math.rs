@@ -89,6 +89,13 @@ fn libdevice_functions_compute_their_function() {
         assert_eq!(got, args.iter().map(|&x| f(x)).collect::<Vec<_>>(), "{name} (f64)");
         let got = unary(&format!("libdevice.{name}(x)"), F32, args);
         let want: Vec<f64> = args.iter().map(|&x| f(x as f32 as f64) as f32 as f64).collect();
+        if name == "tanh" {
+            // libdevice's own f32 sequence (`tessel_tile::libm`): within 2 ulp.
+            for (g, w) in got.iter().zip(&want) {
+                assert!(((*g as f32).to_bits() as i64 - (*w as f32).to_bits() as i64).abs() <= 2, "tanh {g} {w}");
+            }
+            continue;
+        }
         assert_eq!(got, want, "{name} (f32)");
     }
     let (ys, xs2) = ([1.0, -1.0, 0.0, -0.0, 3.0], [-2.0, -2.0, -1.0, -1.0, 4.0]);
@@ -211,22 +218,27 @@ fn libdevice_compositions() {
     assert!(got[0] == 2.0 && got[1].to_bits() == 0 && got[2].is_nan() && got[3].to_bits() == 0, "{got:?}");
     let got = unary("libdevice.saturatef(x)", F32, &[-1.0, 0.25, 7.0, nan]);
     assert_eq!(got, [0.0, 0.25, 1.0, 0.0]);
-    // nextafter, f32 and f64, against stepping the bits by hand.
+    let got = unary("libdevice.saturatef(x)", F32, &[1e-40, -1e-40]);
+    assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [0, 0], "subnormals flush to +0");
+    // nextafter, f32 and f64, against stepping the bits by hand; f32 flushes subnormals as libdevice's
+    // nextafterf does (from zero the step is the smallest normal).
     let next32 = |x: f32, y: f32| -> f32 {
         if x.is_nan() || y.is_nan() {
             return f32::NAN;
         }
+        let flush = |v: f32| if v.is_subnormal() { 0f32.copysign(v) } else { v };
+        let (x, y) = (flush(x), flush(y));
         if x == y {
             return y;
         }
         if x == 0.0 {
-            return if y > 0.0 { f32::from_bits(1) } else { -f32::from_bits(1) };
+            return f32::MIN_POSITIVE.copysign(y);
         }
         let b = x.to_bits();
         f32::from_bits(if (x < y) == (x > 0.0) { b + 1 } else { b - 1 })
     };
-    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0];
-    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0];
+    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0, 1e-40, 0.0];
+    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0, 1.0, -1e-40];
     let got = binary("libdevice.nextafter(x, y)", F32, &xs, &ys);
     for i in 0..xs.len() {
         let want = next32(xs[i] as f32, ys[i] as f32) as f64;
@@ -258,8 +270,9 @@ fn libdevice_compositions() {
     assert!(msg.contains("`libdevice.float2int_rn` expects float32, got float64"), "{msg}");
 }
 
-/// fast_expf is ex2.approx.ftz(x·log2 e) as in libdevice (the interpreter's model: the product rounded to f32,
-/// subnormal results flushed); the other fast_* functions are the accurate ones.
+/// The fast_* functions are libdevice's approximate instructions: fast_expf is ex2.approx.ftz(x·log2 e) (the
+/// interpreter's model: the product rounded to f32, subnormal results flushed), fast_sinf is sin.approx
+/// (within 2^-20 absolute), fast_dividef is div.approx (0 for divisors above 2^126), fast_powf 2^(log2 x·y).
 #[test]
 fn libdevice_fast_functions() {
     let xs = [1.0, -2.5, 10.0, -100.0];
@@ -269,8 +282,11 @@ fn libdevice_fast_functions() {
     assert_eq!(got, want);
     assert_eq!(got[3], 0.0, "e^-100 is subnormal in f32: flushed");
     assert_eq!(unary("libdevice.fast_log2f(x)", F32, &[8.0, 0.5]), [3.0, -1.0]);
-    assert_eq!(unary("libdevice.fast_sinf(x)", F32, &[0.5]), [(0.5f64).sin() as f32 as f64]);
+    assert!((unary("libdevice.fast_sinf(x)", F32, &[0.5])[0] - 0.5f64.sin()).abs() < 2f64.powi(-20));
     assert_eq!(binary("libdevice.fast_powf(x, y)", F32, &[2.0], &[5.0]), [32.0]);
+    assert!(binary("libdevice.fast_powf(x, y)", F32, &[1.0], &[f64::INFINITY])[0].is_nan());
+    assert_eq!(binary("libdevice.fast_dividef(x, y)", F32, &[1.0, 6.0], &[1e38, 3.0]), [0.0, 2.0]);
+    assert_eq!(unary("libdevice.fast_logf(x)", F32, &[1.0]), [0.0]);
     let msg = elab_error(
         &format!(
             "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.fast_expf(x))\n"

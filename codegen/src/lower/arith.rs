@@ -32,7 +32,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
 use super::{cfmod, fmod, libdevice, trig};
@@ -273,6 +273,8 @@ pub(crate) fn binary_scalar(
             BinOp::Sub => bin(format!("sub.rn.{t}")),
             BinOp::Mul => bin(format!("mul.rn.{t}")),
             BinOp::Div if c == F32 => bin("div.full.f32".into()),
+            // libdevice's fast_dividef.
+            BinOp::DivApprox if c == F32 => bin("div.approx.ftz.f32".into()),
             BinOp::Div | BinOp::DivRn => bin(format!("div.rn.{t}")),
             BinOp::Max | BinOp::Min if nan && c == F64 => {
                 // No `max.NaN.f64`: select NaN when either side is NaN.
@@ -477,17 +479,6 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 
-/// `ln x` (or `log2 x`) of an f32, computed by the f64 routine and rounded back.
-fn log_via_f64(l: &mut Lower, x: Reg, base2: bool) -> Reg {
-    let w = l.b.reg(RegClass::F64);
-    l.b.op("cvt.f64.f32", w, x);
-    let o = &mut Emit { l, wide: true };
-    let r = if base2 { log2_f64(o, w) } else { log_f64(o, w) };
-    let d = l.b.reg(RegClass::F32);
-    l.b.op("cvt.rn.f32.f64", d, r);
-    d
-}
-
 pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     let c = compute_ty(s);
@@ -509,6 +500,12 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             let ftz = if s == F32 { ".ftz" } else { "" };
             l.b.op(format!("sqrt.{}{ftz}.{t}", dir.ptx()), d, x);
             return Ok(d);
+        }
+        if c == F32
+            && let Some(d) = tessel_tile::libm::unary_f32(&mut Emit { l, wide: false }, op, x)
+        {
+            // libdevice's own f32 sequence (tile::libm), as Triton runs it.
+            return Ok(l.narrow(d, s));
         }
         if c.is_float()
             && let Some(d) = libdevice::emit_unary(l, op, c, x)
@@ -535,12 +532,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Sqrt, F32) => one(l, "sqrt.approx.ftz.f32"),
             (UnOp::Rsqrt, F32) => one(l, "rsqrt.approx.ftz.f32"),
             (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),
-            (UnOp::Rsqrt, F64) => {
-                let r = one(l, "sqrt.rn.f64");
-                let d = l.b.reg(RegClass::F64);
-                l.b.op("rcp.rn.f64", d, r);
-                d
-            }
+            // As Triton (`__nv_rsqrt` is the approximate instruction).
+            (UnOp::Rsqrt, F64) => one(l, "rsqrt.approx.f64"),
             (UnOp::Sin, F32) => trig::emit(l, x, false),
             (UnOp::Cos, F32) => trig::emit(l, x, true),
             (UnOp::Sin, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, false),
@@ -550,14 +543,11 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Ceil, F32) => one(l, "cvt.rpi.ftz.f32.f32"),
             (UnOp::Floor, F64) => one(l, "cvt.rmi.f64.f64"),
             (UnOp::Ceil, F64) => one(l, "cvt.rpi.f64.f64"),
-            (UnOp::Log, F32) => log_via_f64(l, x, false),
-            (UnOp::Log2, F32) => log_via_f64(l, x, true),
-            (UnOp::Erf, F32) => {
-                // libdevice's erff under FTZ: a subnormal input counts as ±0.
-                let z = l.b.reg(RegClass::F32);
-                l.b.op("mul.rn.ftz.f32", z, (x, f32_imm(1.0)));
-                erf_f32(&mut Emit { l, wide: false }, z)
-            }
+            // libdevice's fast_log2f/fast_sinf/fast_cosf and saturatef.
+            (UnOp::Lg2Approx, F32) => one(l, "lg2.approx.ftz.f32"),
+            (UnOp::SinApprox, F32) => one(l, "sin.approx.ftz.f32"),
+            (UnOp::CosApprox, F32) => one(l, "cos.approx.ftz.f32"),
+            (UnOp::Saturate, F32) => one(l, "cvt.ftz.sat.f32.f32"),
             (UnOp::Exp, F64) => exp_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Exp2, F64) => exp2_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Log, F64) => log_f64(&mut Emit { l, wide: true }, x),

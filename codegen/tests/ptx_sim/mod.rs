@@ -649,7 +649,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], r)?
         }
         "add" | "sub" | "mul" | "div" | "sqrt"
-            if float && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp") || (*p == "rn" && parts.contains(&"ftz"))) =>
+            if float
+                && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp") || (*p == "rn" && parts.contains(&"ftz"))) =>
         {
             // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`, `div.rn.ftz.f32`...), by the interpreter's exact
             // rounding; `.ftz` flushes f32 subnormal operands and results.
@@ -763,30 +764,38 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], (x * y + z) as u64 & mask(if wide { 2 * bits } else { bits }))?
         }
         "fma" => {
-            let (x, y, z) = (to_f(v(1)?, ty), to_f(v(2)?, ty), to_f(v(3)?, ty));
-            let r = if ty == "f32" { (x as f32).mul_add(y as f32, z as f32) as f64 } else { x.mul_add(y, z) };
-            put(&a[0], from_f(r, ty))?
+            // `.ftz` reads f32 subnormal operands as ±0 and flushes a subnormal result; `.rm`/`.rp`/`.rz` round
+            // exactly in that direction.
+            use tessel_tile::interp::rounding::{Dir, flush_f32, fma};
+            let flush = |v: f64| if parts.contains(&"ftz") && ty == "f32" { flush_f32(v) } else { v };
+            let (x, y, z) = (flush(to_f(v(1)?, ty)), flush(to_f(v(2)?, ty)), flush(to_f(v(3)?, ty)));
+            let dir = match parts.get(1) {
+                Some(&"rm") => Dir::Down,
+                Some(&"rp") => Dir::Up,
+                Some(&"rz") => Dir::Zero,
+                _ => Dir::Nearest,
+            };
+            let t = if ty == "f32" { ScalarType::F32 } else { ScalarType::F64 };
+            put(&a[0], from_f(flush(fma(dir, t, x, y, z)), ty))?
         }
         "neg" | "abs" | "not" | "ex2" | "lg2" | "sqrt" | "rsqrt" | "sin" | "cos" | "rcp" => {
             let x = v(1)?;
             let r = if float {
-                let f = to_f(x, ty);
-                from_f(
-                    match parts[0] {
-                        "neg" => -f,
-                        "abs" => f.abs(),
-                        // `.ftz` flushes a subnormal result to +0.
-                        "ex2" if parts.contains(&"ftz") && ty == "f32" && (f.exp2() as f32).is_subnormal() => 0.0,
-                        "ex2" => f.exp2(),
-                        "lg2" => f.log2(),
-                        "sqrt" => f.sqrt(),
-                        "rsqrt" => 1.0 / f.sqrt(),
-                        "sin" => f.sin(),
-                        "cos" => f.cos(),
-                        _ => 1.0 / f,
-                    },
-                    ty,
-                )
+                let ftz = parts.contains(&"ftz") && ty == "f32";
+                let flush = |v: f64| if ftz { tessel_tile::interp::rounding::flush_f32(v) } else { v };
+                let f = flush(to_f(x, ty));
+                let r = match parts[0] {
+                    "neg" => -f,
+                    "abs" => f.abs(),
+                    "ex2" => f.exp2(),
+                    "lg2" => f.log2(),
+                    "sqrt" => f.sqrt(),
+                    "rsqrt" => 1.0 / f.sqrt(),
+                    "sin" => f.sin(),
+                    "cos" => f.cos(),
+                    _ => 1.0 / f,
+                };
+                from_f(flush(r), ty)
             } else {
                 match parts[0] {
                     "neg" => (-int_val(x, ty)) as u64 & mask(bits),

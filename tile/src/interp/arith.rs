@@ -1,7 +1,7 @@
 //! Elementwise semantics: what one lane of a binary, unary or comparison op computes for each element type.
 
-use crate::interp::rounding;
 use crate::interp::value::{Val, round_float, wrap_int};
+use crate::interp::{approx, rounding};
 use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
 
@@ -20,6 +20,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Sub => x - y,
             BinOp::Mul => x * y,
             BinOp::Div | BinOp::DivRn => x / y,
+            BinOp::DivApprox => approx::div(x, y),
             BinOp::Rem => frem(t, x, y),
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
@@ -98,6 +99,11 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         }
         return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
     }
+    if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
+        && let Some(r) = crate::libm::unary_f32(&mut crate::libm::model::M32, op, a.as_f64() as f32)
+    {
+        return Ok(Val::Float(round_float(r as f64, t)));
+    }
     let x = ftz_input(op, t, a.as_f64());
     let r = match op {
         UnOp::Neg => -x,
@@ -134,6 +140,10 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Log10 => via_f32(t, x.log10()),
         UnOp::Exp10 => via_f32(t, 10f64.powf(x)),
         UnOp::Cbrt => via_f32(t, x.cbrt()),
+        UnOp::Lg2Approx => approx::lg2(x),
+        UnOp::SinApprox => approx::sin_cos(x, false),
+        UnOp::CosApprox => approx::sin_cos(x, true),
+        UnOp::Saturate => approx::saturate(x),
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),

@@ -107,10 +107,11 @@ pub fn flush_f32(v: f64) -> f64 {
     if v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0f64.copysign(v) } else { v }
 }
 
-/// The IEEE operation `x op y` (y unused for `Sqrt`) of type `t` (f32 or f64, operands of that type held in
-/// f64s) rounded in direction `dir`, subnormals kept.
+/// The IEEE operation `x op y` (y unused for `Sqrt`) of type `t` (f32 or f64; operands are rounded to `t`
+/// first) rounded in direction `dir`, subnormals kept.
 pub fn directed(op: Arith, dir: Dir, t: ScalarType, x: f64, y: f64) -> f64 {
     let f = Format::of(t);
+    let (x, y) = (f.operand(x), f.operand(y));
     match op {
         Arith::Add => add(f, dir, x, y),
         Arith::Sub => add(f, dir, x, -y),
@@ -123,6 +124,7 @@ pub fn directed(op: Arith, dir: Dir, t: ScalarType, x: f64, y: f64) -> f64 {
 /// The IEEE `fma(x, y, z)` of type `t` rounded once in direction `dir`, subnormals kept.
 pub fn fma(dir: Dir, t: ScalarType, x: f64, y: f64, z: f64) -> f64 {
     let f = Format::of(t);
+    let (x, y, z) = (f.operand(x), f.operand(y), f.operand(z));
     if !(x.is_finite() && y.is_finite() && z.is_finite()) || x == 0.0 || y == 0.0 {
         // NaN, infinities and a zero product: the exact result is what f64 computes (x·y is ±0 or not finite),
         // a sum of zeros signed as `add` signs it.
@@ -154,6 +156,11 @@ impl Format {
         } else {
             Format { p: 24, emin: -149, emax: 127 }
         }
+    }
+
+    /// An operand as a value of the format.
+    fn operand(self, v: f64) -> f64 {
+        if self.p == 24 { v as f32 as f64 } else { v }
     }
 }
 
@@ -361,17 +368,27 @@ mod tests {
         for _ in 0..200_000 {
             let (x, y, z) = (any_value(&mut rng, true), any_value(&mut rng, true), any_value(&mut rng, true));
             let n = |op| directed(op, Dir::Nearest, F64, x, y);
-            for (got, want) in [(n(Arith::Add), x + y), (n(Arith::Sub), x - y), (n(Arith::Mul), x * y),
-                (n(Arith::Div), x / y), (n(Arith::Sqrt), x.sqrt()), (fma(Dir::Nearest, F64, x, y, z), x.mul_add(y, z))]
-            {
+            for (got, want) in [
+                (n(Arith::Add), x + y),
+                (n(Arith::Sub), x - y),
+                (n(Arith::Mul), x * y),
+                (n(Arith::Div), x / y),
+                (n(Arith::Sqrt), x.sqrt()),
+                (fma(Dir::Nearest, F64, x, y, z), x.mul_add(y, z)),
+            ] {
                 assert!(same(got, want), "f64 {x:e} {y:e} {z:e}: {got:e} want {want:e}");
             }
             let (x, y, z) = (any_value(&mut rng, false), any_value(&mut rng, false), any_value(&mut rng, false));
             let (a, b, c) = (x as f32, y as f32, z as f32);
             let n = |op| directed(op, Dir::Nearest, F32, x, y);
-            for (got, want) in [(n(Arith::Add), a + b), (n(Arith::Sub), a - b), (n(Arith::Mul), a * b),
-                (n(Arith::Div), a / b), (n(Arith::Sqrt), a.sqrt()), (fma(Dir::Nearest, F32, x, y, z), a.mul_add(b, c))]
-            {
+            for (got, want) in [
+                (n(Arith::Add), a + b),
+                (n(Arith::Sub), a - b),
+                (n(Arith::Mul), a * b),
+                (n(Arith::Div), a / b),
+                (n(Arith::Sqrt), a.sqrt()),
+                (fma(Dir::Nearest, F32, x, y, z), a.mul_add(b, c)),
+            ] {
                 assert!(same(got, want as f64), "f32 {x:e} {y:e} {z:e}: {got:e} want {want:e}");
             }
         }

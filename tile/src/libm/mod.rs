@@ -9,6 +9,20 @@
 
 pub mod libdevice32;
 
+use crate::ops::UnOp;
+
+/// The f32 routine of `op` that reproduces Triton's libdevice code op for op, where there is one (f16 and
+/// bf16 compute in f32 and round the result). Both the interpreter and codegen go through here.
+pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
+    Some(match op {
+        UnOp::Log => libdevice32::logf(o, x),
+        UnOp::Log2 => libdevice32::log2f(o, x),
+        UnOp::Erf => libdevice32::erff(o, x),
+        UnOp::Tanh => libdevice32::tanhf(o, x),
+        _ => return None,
+    })
+}
+
 /// A sequence of float/int/predicate operations at one precision (32 or 64 bits).
 pub trait FloatOps {
     /// A float, an integer of the same width, a predicate.
@@ -247,7 +261,7 @@ pub mod model {
                 }
                 fn sat_ftz(&mut self, a: $f) -> $f {
                     let a = Self::flush(a);
-                    if a.is_nan() { 0.0 } else { a.clamp(0.0, 1.0) }
+                    if a.is_nan() || a <= 0.0 { 0.0 } else { a.min(1.0) }
                 }
                 fn ex2_approx_ftz(&mut self, a: $f) -> $f {
                     Self::flush((Self::flush(a) as f64).exp2() as $f)
