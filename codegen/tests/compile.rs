@@ -348,15 +348,18 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
     assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
 }
 
-/// sin/cos are the software routine (no `.approx`: it is off by up to ~1e9 ulp for large arguments), float
-/// `%` is LLVM's `frem` expansion as Triton gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64),
-/// floor/ceil flush subnormal inputs as libdevice does.
+/// sin/cos are libdevice's sequence (no `.approx`: it is off by up to ~1e9 ulp for large arguments; the
+/// Payne–Hanek reduction's 32×32 products and its one f64 step), float `%` is LLVM's `frem` expansion as Triton
+/// gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64), floor/ceil flush subnormal inputs as
+/// libdevice does.
 #[test]
 fn trig_is_accurate_and_percent_is_tritons_frem() {
     let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
     assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
     for ins in [
-        "mul.hi.u64",
+        "mul.hi.u32",
+        "cvt.rn.f64.s64",
+        "fma.rn.ftz.f32",
         "div.rn.f32",
         "cvt.rzi.f32.f32",
         "fma.rn.f32",

@@ -15,13 +15,13 @@
 //! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
-//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). `sin`/`cos` are the
-//! accurate routine of `trig.rs` (within 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's
-//! expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) and `erf` flush a subnormal input to ±0
-//! as libdevice does under Triton's FTZ setting. `log`, `log2`, `pow`, `erf` and every f64 transcendental use
-//! the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions those of
-//! `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see
-//! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
+//! `log2`, `erf` and `libdevice.tanh` are libdevice's own sequences (`tessel_tile::libm`, which the
+//! interpreter runs too); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil`
+//! (f32) flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `pow` and every f64
+//! transcendental use the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions
+//! those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
+//! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::rounding::Arith;
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
@@ -35,7 +35,7 @@ use super::fpops::Emit;
 use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{cfmod, fmod, libdevice, trig};
+use super::{cfmod, fmod, libdevice};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -534,8 +534,6 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),
             // As Triton (`__nv_rsqrt` is the approximate instruction).
             (UnOp::Rsqrt, F64) => one(l, "rsqrt.approx.f64"),
-            (UnOp::Sin, F32) => trig::emit(l, x, false),
-            (UnOp::Cos, F32) => trig::emit(l, x, true),
             (UnOp::Sin, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, false),
             (UnOp::Cos, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, true),
             // libdevice's floorf/ceilf under Triton's FTZ setting: subnormal inputs count as ±0.

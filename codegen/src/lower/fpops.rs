@@ -1,5 +1,5 @@
 //! The PTX implementation of [`FloatOps`] (`tessel_tile::libm`), the operations the branch-free math routines
-//! of `math.rs`, `trig.rs`, `libdevice.rs` and `tessel_tile::libm` are written in; `tessel_tile::libm::model`
+//! of `math.rs`, `trig64.rs`, `libdevice.rs` and `tessel_tile::libm` are written in; `tessel_tile::libm::model`
 //! evaluates the same sequence on the CPU with the same roundings. A routine is therefore tested bit-exactly
 //! on the CPU and the PTX it emits is that tested sequence, instruction for instruction.
 //!
@@ -265,6 +265,24 @@ impl FloatOps for Emit<'_, '_> {
     }
     fn rcp_approx_ftz(&mut self, a: Reg) -> Reg {
         self.approx("rcp", a)
+    }
+    fn mul_ftz(&mut self, a: Reg, b: Reg) -> Reg {
+        let name = if self.wide { "mul.rn" } else { "mul.rn.ftz" };
+        self.fop(name, &[a, b])
+    }
+    fn ixor(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.bty();
+        self.iop("xor", t, &[a, b])
+    }
+    fn s64_scaled_to_f32(&mut self, hi: Reg, lo: Reg, scale: u64) -> Reg {
+        assert!(!self.wide, "an f32 reduction step");
+        let (v, w, p) = (self.l.b.reg(RegClass::B64), self.l.b.reg(RegClass::F64), self.l.b.reg(RegClass::F64));
+        self.l.b.op("mov.b64", v, crate::ptx::Operand::Vector(vec![lo, hi]));
+        self.l.b.op("cvt.rn.f64.s64", w, v);
+        self.l.b.op("mul.rn.f64", p, (w, Imm::F64(scale)));
+        let d = self.freg();
+        self.l.b.op("cvt.rn.f32.f64", d, p);
+        d
     }
     fn abs_ftz(&mut self, a: Reg) -> Reg {
         let name = if self.wide { "abs" } else { "abs.ftz" };

@@ -888,8 +888,34 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                     }
                     (true, false) => from_f(int_val(x, st) as f64, dt),
                     (false, true) => {
-                        let f = to_f(x, st).trunc();
-                        (f as i128) as u64 & mask(suffix_bits(dt))
+                        // Rounded by the mode (`.rni`...; truncated by default), saturated to the integer's
+                        // range; NaN as the GPU converts it (`nan_to_int`).
+                        let f = to_f(x, st);
+                        let f = match parts[1] {
+                            "rmi" => f.floor(),
+                            "rpi" => f.ceil(),
+                            "rni" => f.round_ties_even(),
+                            _ => f.trunc(),
+                        };
+                        let n = suffix_bits(dt);
+                        let (lo, hi) = if dt.starts_with('s') {
+                            (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1)
+                        } else {
+                            (0, (1i128 << n) - 1)
+                        };
+                        let r = if f.is_nan() {
+                            let from = if st == "f64" { ScalarType::F64 } else { ScalarType::F32 };
+                            let to = match (dt.starts_with('s'), n) {
+                                (true, 64) => ScalarType::I64,
+                                (false, 64) => ScalarType::U64,
+                                (true, _) => ScalarType::I32,
+                                (false, _) => ScalarType::U32,
+                            };
+                            tessel_tile::interp::value::nan_to_int(from, to) as i128
+                        } else {
+                            (f.clamp(lo as f64, hi as f64) as i128).clamp(lo, hi)
+                        };
+                        r as u64 & mask(n)
                     }
                     (false, false) => int_val(x, st) as u64 & mask(suffix_bits(dt)),
                 }

@@ -8,6 +8,7 @@
 //! (32 or 64 bits) and wrap.
 
 pub mod libdevice32;
+pub mod trig32;
 
 use crate::ops::UnOp;
 
@@ -19,6 +20,8 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Log2 => libdevice32::log2f(o, x),
         UnOp::Erf => libdevice32::erff(o, x),
         UnOp::Tanh => libdevice32::tanhf(o, x),
+        UnOp::Sin => trig32::sinf(o, x, false),
+        UnOp::Cos => trig32::sinf(o, x, true),
         _ => return None,
     })
 }
@@ -107,6 +110,13 @@ pub trait FloatOps {
     fn rcp_approx_ftz(&mut self, a: Self::F) -> Self::F;
     /// `abs.ftz`: |a|, a subnormal giving +0.
     fn abs_ftz(&mut self, a: Self::F) -> Self::F;
+    /// `mul.rn.ftz`.
+    fn mul_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn ixor(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// The one f64 step of libdevice's f32 argument reduction (32-bit only): the signed 64-bit integer
+    /// `hi:lo` converted to f64 (`cvt.rn.f64.s64`), times the f64 with bits `scale` (`mul.f64`), rounded to f32
+    /// (`cvt.rn.f32.f64`).
+    fn s64_scaled_to_f32(&mut self, hi: Self::I, lo: Self::I, scale: u64) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -271,6 +281,16 @@ pub mod model {
                 }
                 fn abs_ftz(&mut self, a: $f) -> $f {
                     Self::flush(a.abs())
+                }
+                fn mul_ftz(&mut self, a: $f, b: $f) -> $f {
+                    Self::flush(Self::flush(a) * Self::flush(b))
+                }
+                fn ixor(&mut self, a: $u, b: $u) -> $u {
+                    a ^ b
+                }
+                fn s64_scaled_to_f32(&mut self, hi: $u, lo: $u, scale: u64) -> $f {
+                    let v = ((hi as u64) << 32 | lo as u64 & 0xffff_ffff) as i64;
+                    (v as f64 * f64::from_bits(scale)) as f32 as $f
                 }
                 fn rcp_approx_ftz(&mut self, a: $f) -> $f {
                     Self::flush((1.0 / Self::flush(a) as f64) as $f)
