@@ -30,7 +30,7 @@ use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
-use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
+use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
@@ -351,10 +351,16 @@ fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError
     if !s.is_float() {
         return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
     }
-    let to64 = |l: &mut Lower, x: Reg| float_to_float(l, x, s, F64);
-    let (x, y) = (to64(l, a), to64(l, b));
+    if s == F64 {
+        let r = pow_f64(&mut Emit { l, wide: true }, a, b);
+        return Ok(r);
+    }
+    // libdevice's powf under FTZ: f32 subnormal operands read as ±0, a subnormal result flushed.
+    let (x, y) = (l.widen(a, s), l.widen(b, s));
+    let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
     let r = pow_f64(&mut Emit { l, wide: true }, x, y);
-    Ok(float_to_float(l, r, F64, s))
+    let r = libdevice::narrow(l, r);
+    Ok(l.narrow(r, s))
 }
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {

@@ -884,6 +884,12 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                             "rzi" => f.trunc(),
                             _ => f,
                         };
+                        // .ftz flushes a subnormal f32 result too.
+                        let f = if parts.contains(&"ftz") && dt == "f32" {
+                            tessel_tile::interp::rounding::flush_f32(f as f32 as f64)
+                        } else {
+                            f
+                        };
                         from_f(f, dt)
                     }
                     (true, false) => from_f(int_val(x, st) as f64, dt),

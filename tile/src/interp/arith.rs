@@ -25,9 +25,9 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
-            BinOp::Pow => x.powf(y),
-            BinOp::Atan2 => via_f32(t, libm_input(t, x).atan2(libm_input(t, y))),
-            BinOp::Hypot => via_f32(t, libm_input(t, x).hypot(libm_input(t, y))),
+            BinOp::Pow => libm_result(t, pow(libm_input(t, x), libm_input(t, y))),
+            BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
+            BinOp::Hypot => libm_result(t, via_f32(t, libm_input(t, x).hypot(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
@@ -125,21 +125,21 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         // The libdevice functions: correctly rounded (the host's f64 function, within an ulp of f64, rounded
         // once to f32 for the narrower types); the GPU's routines (`codegen/src/lower/libdevice.rs`) are
         // within the bounds stated there.
-        UnOp::Tanh => via_f32(t, x.tanh()),
-        UnOp::Sinh => via_f32(t, x.sinh()),
-        UnOp::Cosh => via_f32(t, x.cosh()),
-        UnOp::Tan => via_f32(t, x.tan()),
-        UnOp::Asin => via_f32(t, x.asin()),
-        UnOp::Acos => via_f32(t, x.acos()),
-        UnOp::Atan => via_f32(t, x.atan()),
-        UnOp::Asinh => via_f32(t, asinh(x)),
-        UnOp::Acosh => via_f32(t, acosh(x)),
-        UnOp::Atanh => via_f32(t, atanh(x)),
-        UnOp::Log1p => via_f32(t, x.ln_1p()),
-        UnOp::Expm1 => via_f32(t, x.exp_m1()),
-        UnOp::Log10 => via_f32(t, x.log10()),
-        UnOp::Exp10 => via_f32(t, 10f64.powf(x)),
-        UnOp::Cbrt => via_f32(t, x.cbrt()),
+        UnOp::Tanh => libm_result(t, via_f32(t, x.tanh())),
+        UnOp::Sinh => libm_result(t, via_f32(t, x.sinh())),
+        UnOp::Cosh => libm_result(t, via_f32(t, x.cosh())),
+        UnOp::Tan => libm_result(t, via_f32(t, x.tan())),
+        UnOp::Asin => libm_result(t, via_f32(t, x.asin())),
+        UnOp::Acos => libm_result(t, via_f32(t, x.acos())),
+        UnOp::Atan => libm_result(t, via_f32(t, x.atan())),
+        UnOp::Asinh => libm_result(t, via_f32(t, asinh(x))),
+        UnOp::Acosh => libm_result(t, via_f32(t, acosh(x))),
+        UnOp::Atanh => libm_result(t, via_f32(t, atanh(x))),
+        UnOp::Log1p => libm_result(t, via_f32(t, x.ln_1p())),
+        UnOp::Expm1 => libm_result(t, via_f32(t, x.exp_m1())),
+        UnOp::Log10 => libm_result(t, via_f32(t, x.log10())),
+        UnOp::Exp10 => libm_result(t, via_f32(t, 10f64.powf(x))),
+        UnOp::Cbrt => libm_result(t, via_f32(t, x.cbrt())),
         UnOp::Lg2Approx => approx::lg2(x),
         UnOp::SinApprox => approx::sin_cos(x, false),
         UnOp::CosApprox => approx::sin_cos(x, true),
@@ -256,6 +256,18 @@ pub fn atanh(x: f64) -> f64 {
 /// An input of a libdevice function of type `t` as the GPU reads it: f32 (and bf16) subnormals flushed to ±0.
 fn libm_input(t: ScalarType, x: f64) -> f64 {
     if matches!(t, ScalarType::F32 | ScalarType::BF16) && (x as f32).is_subnormal() { 0f64.copysign(x) } else { x }
+}
+
+/// A libdevice function's result as the GPU gives it for type `t`: an f32 (or bf16) subnormal flushed to ±0
+/// (libdevice under Triton's FTZ setting; measured: `atan2f(2^-126, 2.5) = 0`).
+fn libm_result(t: ScalarType, r: f64) -> f64 {
+    if matches!(t, ScalarType::F32 | ScalarType::BF16) { rounding::flush_f32(r as f32 as f64) } else { r }
+}
+
+/// C's `pow` (Annex F): `pow(1, y)` and `pow(x, ±0)` are 1 even for a NaN operand (signalling NaNs too, which
+/// the host's libm turns into NaN).
+fn pow(x: f64, y: f64) -> f64 {
+    if x == 1.0 || y == 0.0 { 1.0 } else { x.powf(y) }
 }
 
 /// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).
