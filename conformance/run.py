@@ -9,7 +9,10 @@ to a file and run three ways on the same input bits:
   interp   `tessel run FILE::KERNEL --interpret` (tessel's reference interpreter on the CPU)
 
 and the outputs are compared bit for bit (NaN against NaN counts as equal, with NaN-bit differences
-counted apart), with the largest distance in ulps (floats) for the rest. The result is a markdown table.
+counted apart), with the largest distance in ulps (floats) for the rest. Each row gets a verdict: EXACT,
+`explained: REASON` (the case's `expect` in cases.py covers the difference and its bound; README.md justifies
+each reason) or UNEXPLAINED. The result is a markdown report: counts per backend, the unexplained rows, the
+reasons, and the table of every case.
 
     python3 conformance/run.py --tessel target/release/tessel --out $OUT/conformance.md
 

@@ -296,3 +296,69 @@ fn libdevice_fast_functions() {
     );
     assert!(msg.contains("`libdevice.fast_expf` expects float32, got float64"), "{msg}");
 }
+
+/// libdevice's integer and bit functions against the host's integer operations.
+#[test]
+fn libdevice_integer_functions() {
+    let xs: [i64; 6] = [0, 1, -1, 0x1234_5678, i32::MIN as i64, 96];
+    let ys: [i64; 6] = [5, -3, 7, 0x7fff_ffff, -1, 40];
+    let f = |v: &[i64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    let ints = |v: Vec<f64>| v.into_iter().map(|x| x as i64).collect::<Vec<_>>();
+    let each = |g: fn(i32) -> i64| xs.iter().map(|&x| g(x as i32)).collect::<Vec<_>>();
+    assert_eq!(ints(unary("libdevice.popc(x)", I32, &f(&xs))), each(|x| x.count_ones() as i64));
+    assert_eq!(ints(unary("libdevice.clz(x)", I32, &f(&xs))), each(|x| x.leading_zeros() as i64));
+    assert_eq!(ints(unary("libdevice.brev(x)", I32, &f(&xs))), each(|x| x.reverse_bits() as i64));
+    assert_eq!(
+        ints(unary("libdevice.ffs(x)", I32, &f(&xs))),
+        each(|x| if x == 0 { 0 } else { x.trailing_zeros() as i64 + 1 })
+    );
+    let pairs = |g: fn(i32, i32) -> i64| xs.iter().zip(&ys).map(|(&x, &y)| g(x as i32, y as i32)).collect::<Vec<_>>();
+    assert_eq!(
+        ints(binary("libdevice.mulhi(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (x as i64 * y as i64) >> 32)
+    );
+    assert_eq!(
+        ints(binary("libdevice.hadd(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (x as i64 + y as i64).div_euclid(2))
+    );
+    assert_eq!(
+        ints(binary("libdevice.rhadd(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (x as i64 + y as i64 + 1).div_euclid(2))
+    );
+    assert_eq!(
+        ints(binary("libdevice.mul24(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (((x << 8) >> 8).wrapping_mul((y << 8) >> 8)) as i64)
+    );
+    // byte_perm(x, y, s): bytes of y:x chosen by the selector's nibbles; 0x3210 is x, 0x7654 is y.
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x3210)", I32, &[0x1234_5678 as f64], &[7.0])), [0x1234_5678]);
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x7654)", I32, &[1.0], &[0x0102_0304 as f64])), [0x0102_0304]);
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x0123)", I32, &[0x1234_5678 as f64], &[0.0])), [0x7856_3412]);
+    // 64-bit: popc and clz give int32 counts of the 64-bit value, mulhi the high half of the 128-bit product.
+    let big = [(1i64 << 40) as f64, -1.0, 3.0];
+    assert_eq!(ints(unary("libdevice.popc(x)", I64, &big)), [1, 64, 2]);
+    assert_eq!(ints(unary("libdevice.clz(x)", I64, &big)), [23, 0, 62]);
+    assert_eq!(ints(binary("libdevice.mulhi(x, y)", I64, &[-(1i64 << 40) as f64], &[(1i64 << 40) as f64])), [-(1 << 16)]);
+    // Word reinterpretations of an f64.
+    let d = 1.5f64;
+    assert_eq!(ints(run_f64_to_i32("libdevice.double2hiint(x)", d)), [(d.to_bits() >> 32) as i32 as i64]);
+    let msg = elab_error(
+        &format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.popc(x))\n"
+        ),
+        "k",
+        vec![ptr(F32), ptr(F32)],
+    );
+    assert!(msg.contains("`libdevice.popc` expects"), "{msg}");
+}
+
+/// `EXPR` of an f64 `x` stored to an i32 output.
+fn run_f64_to_i32(expr: &str, x: f64) -> Vec<f64> {
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 1)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, {expr})\n"
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(I32), ptr(F64)]);
+    let mut mem = Memory::new();
+    let (o, xb) = (mem.alloc("out", I32, 1), mem.alloc_from("x", F64, &[x]));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(xb)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}

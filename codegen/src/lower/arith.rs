@@ -308,6 +308,7 @@ pub(crate) fn binary_scalar(
             BinOp::Max => bin(format!("max.{t}")),
             BinOp::Min => bin(format!("min.{t}")),
             BinOp::UMulHi => bin(format!("mul.hi.{}", t.replace('s', "u"))),
+            BinOp::MulHi => bin(format!("mul.hi.{t}")),
             BinOp::Shl | BinOp::Shr => {
                 // PTX shift amounts are .u32 and clamp at the register width; an 8-bit value shifted by 8 or
                 // more leaves 0 (or the sign) in its low byte, as the interpreter's shift does.
@@ -526,6 +527,20 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Not, _) if c.is_int() => one(l, &format!("not.b{}", class.bits())),
             (UnOp::Abs, _) if c.is_float() || c.is_signed_int() => one(l, &format!("abs.{t}")),
             (UnOp::Abs, _) if c.is_unsigned_int() => x,
+            (UnOp::Brev, _) if c.is_int() => one(l, &format!("brev.b{}", class.bits())),
+            (UnOp::Popc | UnOp::Clz, _) if c.is_int() => {
+                // A 32-bit count, widened back to the operand's width.
+                let w = if op == UnOp::Popc { "popc" } else { "clz" };
+                let n = l.b.reg(RegClass::B32);
+                l.b.op(format!("{w}.b{}", class.bits()), n, x);
+                if class.bits() == 64 {
+                    let d = l.b.reg(class);
+                    l.b.op("cvt.u64.u32", d, n);
+                    d
+                } else {
+                    n
+                }
+            }
             (UnOp::Exp, F32) => {
                 let m = l.b.reg(RegClass::F32);
                 l.b.op("mul.f32", m, (x, f32_imm(LOG2E)));

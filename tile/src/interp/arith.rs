@@ -74,6 +74,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Max => x.max(y),
         BinOp::Min => x.min(y),
         BinOp::UMulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
+        BinOp::MulHi if !unsigned => ((x as i128 * y as i128) >> bits) as i64,
+        BinOp::MulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
         _ => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
@@ -89,6 +91,15 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
             UnOp::Not if t == ScalarType::I1 => (x == 0) as i64,
             UnOp::Not => !x,
             UnOp::Abs => x.wrapping_abs(),
+            UnOp::Popc | UnOp::Clz | UnOp::Brev => {
+                let bits = t.bits();
+                let u = x as u64 & if bits >= 64 { u64::MAX } else { (1 << bits) - 1 };
+                match op {
+                    UnOp::Popc => u.count_ones() as i64,
+                    UnOp::Clz => (u.leading_zeros() - (64 - bits)) as i64,
+                    _ => (u.reverse_bits() >> (64 - bits)) as i64,
+                }
+            }
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
         };
         return Ok(Val::Int(wrap_int(r, t)));
@@ -147,7 +158,14 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
-        UnOp::Not | UnOp::SqrtRnFtz | UnOp::SqrtRz | UnOp::SqrtRd | UnOp::SqrtRu => {
+        UnOp::Not
+        | UnOp::Popc
+        | UnOp::Clz
+        | UnOp::Brev
+        | UnOp::SqrtRnFtz
+        | UnOp::SqrtRz
+        | UnOp::SqrtRd
+        | UnOp::SqrtRu => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
     };

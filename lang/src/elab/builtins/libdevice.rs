@@ -233,6 +233,9 @@ fn unary_op(name: &str) -> Option<UnOp> {
 impl<'a> Elab<'a> {
     pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
         let span = args.span;
+        if let Some(v) = self.call_libdevice_int(name, fname, args)? {
+            return Ok(Some(Value::Tensor(v)));
+        }
         if let Some(op) = rounded_binary(name) {
             let b = self.bind(fname, "arg0, arg1", args.clone())?;
             let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
