@@ -379,6 +379,22 @@ def libdevice_cases():
             ("double2float_rn", "f64", "f32"), ("uint2float_rn", "u32", "f32"), ("ull2double_rn", "u64", "f64"),
             ("int_as_float", "i32", "f32"), ("longlong_as_double", "i64", "f64")]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", a, out=b) for f, a, b in conv]
+    # Integer and bit functions.
+    for f, dts, out in [("popc", ["i32", "i64"], "i32"), ("clz", ["i32", "i64"], "i32"), ("ffs", ["i32", "i64"], "i32"),
+                        ("brev", ["i32", "i64"], None)]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out=out) for dt in dts]
+    for f, dts in [("mulhi", ["i32", "u32", "i64", "u64"]), ("mul24", ["i32", "u32"]), ("hadd", ["i32", "u32"]),
+                   ("rhadd", ["i32", "u32"])]:
+        cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in dts]
+    cases += [Case("libdevice.byte_perm", "libdevice.byte_perm(x, y, x ^ y)", "i32", binary=True),
+              Case("libdevice.sad", "libdevice.sad(x, y, x.to(tl.uint32, bitcast=True))", "i32", out="u32",
+                   binary=True),
+              Case("libdevice.float_as_uint", "libdevice.float_as_uint(x)", "f32", out="u32"),
+              Case("libdevice.llrint", "libdevice.llrint(x)", "f32", out="i64"),
+              Case("libdevice.llround", "libdevice.llround(x)", "f64", out="i64"),
+              Case("libdevice.double2hiint", "libdevice.double2hiint(x)", "f64", out="i32"),
+              Case("libdevice.double2loint", "libdevice.double2loint(x)", "f64", out="i32"),
+              Case("libdevice.hiloint2double", "libdevice.hiloint2double(x, y)", "i32", out="f64", binary=True)]
     for f, dts in [("isnan", ["f32", "f64"]), ("isinf", ["f32", "f64"]), ("signbit", ["f32", "f64"]),
                    ("finitef", ["f32"]), ("isfinited", ["f64"])]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, out="i32") for dt in dts]

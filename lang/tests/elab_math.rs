@@ -313,10 +313,7 @@ fn libdevice_integer_functions() {
         each(|x| if x == 0 { 0 } else { x.trailing_zeros() as i64 + 1 })
     );
     let pairs = |g: fn(i32, i32) -> i64| xs.iter().zip(&ys).map(|(&x, &y)| g(x as i32, y as i32)).collect::<Vec<_>>();
-    assert_eq!(
-        ints(binary("libdevice.mulhi(x, y)", I32, &f(&xs), &f(&ys))),
-        pairs(|x, y| (x as i64 * y as i64) >> 32)
-    );
+    assert_eq!(ints(binary("libdevice.mulhi(x, y)", I32, &f(&xs), &f(&ys))), pairs(|x, y| (x as i64 * y as i64) >> 32));
     assert_eq!(
         ints(binary("libdevice.hadd(x, y)", I32, &f(&xs), &f(&ys))),
         pairs(|x, y| (x as i64 + y as i64).div_euclid(2))
@@ -337,7 +334,13 @@ fn libdevice_integer_functions() {
     let big = [(1i64 << 40) as f64, -1.0, 3.0];
     assert_eq!(ints(unary("libdevice.popc(x)", I64, &big)), [1, 64, 2]);
     assert_eq!(ints(unary("libdevice.clz(x)", I64, &big)), [23, 0, 62]);
-    assert_eq!(ints(binary("libdevice.mulhi(x, y)", I64, &[-(1i64 << 40) as f64], &[(1i64 << 40) as f64])), [-(1 << 16)]);
+    assert_eq!(
+        ints(binary("libdevice.mulhi(x, y)", I64, &[-(1i64 << 40) as f64], &[(1i64 << 40) as f64])),
+        [-(1 << 16)]
+    );
+    // llrint rounds ties to even, llround away from zero.
+    assert_eq!(unary("libdevice.llrint(x)", F64, &[2.5, -3.5, 1e18]), [2.0, -4.0, 1e18]);
+    assert_eq!(unary("libdevice.llround(x)", F64, &[2.5, -3.5, 0.49]), [3.0, -4.0, 0.0]);
     // Word reinterpretations of an f64.
     let d = 1.5f64;
     assert_eq!(ints(run_f64_to_i32("libdevice.double2hiint(x)", d)), [(d.to_bits() >> 32) as i32 as i64]);

@@ -521,7 +521,8 @@ impl<'a> Elab<'a> {
         }))
     }
 
-    fn un(&mut self, op: UnOp, x: Tv, span: Span) -> R<Tv> {
+    /// The elementwise unary `op` of `x`.
+    pub(crate) fn un(&mut self, op: UnOp, x: Tv, span: Span) -> R<Tv> {
         let ty = x.ty.clone();
         self.emit1(Op::Unary(op), &[x], ty, span)
     }

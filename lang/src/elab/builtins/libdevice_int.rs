@@ -1,6 +1,7 @@
 //! libdevice's integer and bit functions (`popc`, `clz`, `brev`, `ffs`, `mulhi`, `mul24`, `sad`, `hadd`,
 //! `rhadd`, `byte_perm`) and the word-level reinterpretations (`float_as_uint`, `uint_as_float`,
-//! `double2hiint`, `double2loint`, `hiloint2double`), with Triton's signatures: `popc`/`clz`/`ffs` of int32
+//! `double2hiint`, `double2loint`, `hiloint2double`) and `llrint`/`llround` (to int64, ties to even or away
+//! from zero), with Triton's signatures: `popc`/`clz`/`ffs` of int32
 //! or int64 give int32, `brev` keeps its type, `mulhi` is the high half of the signed or unsigned product by
 //! type, `mul24` multiplies the low 24 bits (sign-extended for int32), `sad(x, y, z)` is |x − y| + z as uint32,
 //! `hadd`/`rhadd` the average rounded down/up without overflow, `byte_perm(x, y, s)` PTX's `prmt` (byte i of
@@ -33,15 +34,16 @@ pub const NAMES: &[&str] = &[
     "double2hiint",
     "double2loint",
     "hiloint2double",
+    "llrint",
+    "llround",
 ];
 
 impl<'a> Elab<'a> {
     pub fn call_libdevice_int(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
         let span = args.span;
         let params: &'static str = match name {
-            "popc" | "clz" | "brev" | "ffs" | "float_as_uint" | "uint_as_float" | "double2hiint" | "double2loint" => {
-                "arg0"
-            }
+            "popc" | "clz" | "brev" | "ffs" | "float_as_uint" | "uint_as_float" | "double2hiint" | "double2loint"
+            | "llrint" | "llround" => "arg0",
             "mulhi" | "mul24" | "hadd" | "rhadd" | "hiloint2double" => "arg0, arg1",
             "sad" | "byte_perm" => "arg0, arg1, arg2",
             _ => return Ok(None),
@@ -56,6 +58,7 @@ impl<'a> Elab<'a> {
             "mul24" | "hadd" | "rhadd" | "sad" => &[I32, U32],
             "byte_perm" | "hiloint2double" => &[I32],
             "float_as_uint" => &[F32],
+            "llrint" | "llround" => &[F32, F64],
             "uint_as_float" => &[U32],
             _ => &[F64],
         };
@@ -76,16 +79,16 @@ impl<'a> Elab<'a> {
         Ok(Some(match name {
             "popc" | "clz" => {
                 let op = if name == "popc" { UnOp::Popc } else { UnOp::Clz };
-                let r = self.un_int(op, x, span)?;
+                let r = self.un(op, x, span)?;
                 to_i32(self, r)?
             }
-            "brev" => self.un_int(UnOp::Brev, x, span)?,
+            "brev" => self.un(UnOp::Brev, x, span)?,
             "ffs" => {
                 // The 1-based position of the lowest set bit: popc(x ^ (x − 1)), 0 for x = 0.
                 let one = self.int_like(&x, 1, span)?;
                 let m = self.arith(BinOp::Sub, x.clone(), one, span)?;
                 let low = self.arith(BinOp::Xor, x.clone(), m, span)?;
-                let n = self.un_int(UnOp::Popc, low, span)?;
+                let n = self.un(UnOp::Popc, low, span)?;
                 let zero = self.int_like(&x, 0, span)?;
                 let z = self.cmp_int(CmpPred::Eq, x, zero.clone(), span)?;
                 let ty = n.ty.clone();
@@ -138,6 +141,11 @@ impl<'a> Elab<'a> {
                 self.arith(BinOp::Add, d, z, span)?
             }
             "byte_perm" => self.byte_perm(x, xs[1].clone(), xs[2].clone(), span)?,
+            "llrint" | "llround" => {
+                let op = if name == "llrint" { UnOp::Rint } else { UnOp::Round };
+                let r = self.un(op, x, span)?;
+                self.cast(r, Dtype::Scalar(I64), span)?
+            }
             "float_as_uint" => self.bitcast(x, Dtype::Scalar(U32), span)?,
             "uint_as_float" => self.bitcast(x, Dtype::Scalar(F32), span)?,
             "double2hiint" | "double2loint" => {
@@ -192,11 +200,6 @@ impl<'a> Elab<'a> {
         }
         let r = self.cast(r, Dtype::Scalar(U32), span)?;
         self.bitcast(r, Dtype::Scalar(I32), span)
-    }
-
-    fn un_int(&mut self, op: UnOp, x: Tv, span: Span) -> R<Tv> {
-        let ty = x.ty.clone();
-        self.emit1(Op::Unary(op), &[x], ty, span)
     }
 
     /// The integer constant `v` in the type of `like`.
