@@ -332,7 +332,7 @@ def all_cases():
     # Dots of 32x32 tiles, per input precision (Triton runs them on mma.sync).
     M = both("mma", None)
     dots = [("dot ieee", 'tl.dot(a, b, input_precision="ieee")', "f32", {}),
-            ("dot tf32", 'tl.dot(a, b, input_precision="tf32")', "f32", {}),
+            ("dot tf32", 'tl.dot(a, b, input_precision="tf32")', "f32", M),
             ("dot", "tl.dot(a, b)", "f16", M), ("dot", "tl.dot(a, b)", "bf16", M)]
     cases += [Case(name, "", dt, out="f32", binary=True, body=dotted(call), edges=False, **exp)
               for name, call, dt, exp in dots]

@@ -528,8 +528,9 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
     assert_eq!(count(ptx, "convert_layout: shared-memory round trip"), 2, "{ptx}");
     let ptx = kernel("dot_tf32", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 4 * 8, "{ptx}");
-    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
-    assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
+    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements lose their low 13 bits.
+    assert_eq!(count(&ptx, ", -8192;"), 8 + 8 * 4, "{ptx}");
+    assert!(!ptx.contains("cvt.rna.tf32"), "{ptx}");
     assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
     // Integer, f16 and f64 accumulators: 8 elements per thread (16x16 over 32 threads) x 16 k each, i16
     // operands sign-extended to the i32 accumulator, f32 operands widened to f64.
@@ -560,10 +561,12 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
         chain.reverse();
         assert_eq!(chain.len(), 8, "{ptx}");
         for (k, step) in chain.iter().enumerate() {
-            // `mov.b32 a, r` after `cvt.rna.tf32.f32 r, x` (and the masking `and.b32 r, r, -8192`).
+            // `mov.b32 a, r` after `and.b32 r, b, -8192` after `mov.b32 b, x`.
             let r = defs[step[2]][2];
-            let cvt = ptx.lines().find(|l| l.trim().starts_with(&format!("cvt.rna.tf32.f32 {r},"))).unwrap();
-            assert!(cvt.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
+            let b = defs[r][2];
+            assert_eq!(defs[r][0], "and.b32", "step {k}: {step:?}\n{ptx}");
+            let mov = ptx.lines().find(|l| l.trim().starts_with(&format!("mov.b32 {b},"))).unwrap();
+            assert!(mov.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
         }
     }
 }
