@@ -43,9 +43,14 @@ BLOCK = 1024
 
 
 def npy_array(bits, dt):
-    """The array tessel reads for input bits of dtype `dt` (bf16 travels as f32: the widening is exact)."""
+    """The array tessel reads for input bits of dtype `dt` (bf16 and fp8 travel as f32: the widening is exact)."""
     if dt == "bf16":
         return (bits.astype(np.uint32) << 16).view(np.float32)
+    if dt in ("f8e5", "f8e4"):
+        # fp8 travels as the f32 of each code (exact; NaN codes as NaN of their sign).
+        table = np.array([fp8_value(c, dt) for c in range(256)], dtype=np.float32)
+        vals = table[bits.astype(np.int64)]
+        return np.where(np.isnan(vals) & (bits >= 0x80), -np.abs(vals), vals).astype(np.float32)
     view = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "i64": np.int64,
             "u32": np.uint32, "u64": np.uint64}[dt]
     return bits.view(view)
