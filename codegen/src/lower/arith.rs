@@ -514,6 +514,11 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             // libdevice's own f32 sequence (tile::libm), as Triton runs it.
             return Ok(l.narrow(d, s));
         }
+        if c == F64
+            && let Some(d) = tessel_tile::libm::unary_f64(&mut Emit { l, wide: true }, op, x)
+        {
+            return Ok(d);
+        }
         if c.is_float()
             && let Some(d) = libdevice::emit_unary(l, op, c, x)
         {

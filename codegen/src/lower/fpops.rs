@@ -284,6 +284,25 @@ impl FloatOps for Emit<'_, '_> {
         self.l.b.op("cvt.rn.f32.f64", d, p);
         d
     }
+    fn f32_rni_scaled(&mut self, a: Reg, k: u32) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let (f, m, n) = (self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", f, a);
+        self.l.b.op("mul.rn.f32", m, (f, Imm::F32(k)));
+        self.l.b.op("cvt.rni.f32.f32", n, m);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, n);
+        d
+    }
+    fn ex2_f32_widened(&mut self, n: Reg) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let (f, e) = (self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", f, n);
+        self.l.b.op("ex2.approx.ftz.f32", e, f);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, e);
+        d
+    }
     fn abs_ftz(&mut self, a: Reg) -> Reg {
         let name = if self.wide { "abs" } else { "abs.ftz" };
         self.fop(name, &[a])

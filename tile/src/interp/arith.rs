@@ -115,6 +115,11 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
     {
         return Ok(Val::Float(round_float(r as f64, t)));
     }
+    if t == ScalarType::F64
+        && let Some(r) = crate::libm::unary_f64(&mut crate::libm::model::M64, op, a.as_f64())
+    {
+        return Ok(Val::Float(r));
+    }
     let x = ftz_input(op, t, a.as_f64());
     let r = match op {
         UnOp::Neg => -x,

@@ -7,10 +7,19 @@
 //! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
 //! (32 or 64 bits) and wrap.
 
+pub mod erf64;
 pub mod libdevice32;
 pub mod trig32;
 
 use crate::ops::UnOp;
+
+/// The f64 routine of `op` that reproduces Triton's libdevice code op for op, where there is one.
+pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
+    Some(match op {
+        UnOp::Erf => erf64::erf(o, x),
+        _ => return None,
+    })
+}
 
 /// The f32 routine of `op` that reproduces Triton's libdevice code op for op, where there is one (f16 and
 /// bf16 compute in f32 and round the result). Both the interpreter and codegen go through here.
@@ -117,6 +126,11 @@ pub trait FloatOps {
     /// `hi:lo` converted to f64 (`cvt.rn.f64.s64`), times the f64 with bits `scale` (`mul.f64`), rounded to f32
     /// (`cvt.rn.f32.f64`).
     fn s64_scaled_to_f32(&mut self, hi: Self::I, lo: Self::I, scale: u64) -> Self::F;
+    /// The f32 steps of libdevice's f64 `erf` (64-bit only): `cvt.rn.f32.f64` of `a`, `mul.f32` by the f32
+    /// with bits `k`, `cvt.rni.f32.f32`, widened back (`cvt.f64.f32`).
+    fn f32_rni_scaled(&mut self, a: Self::F, k: u32) -> Self::F;
+    /// `ex2.approx.ftz.f32` of an integral f64 `n` (exact: a power of two, 0 below 2^-126), widened back.
+    fn ex2_f32_widened(&mut self, n: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -287,6 +301,15 @@ pub mod model {
                 }
                 fn ixor(&mut self, a: $u, b: $u) -> $u {
                     a ^ b
+                }
+                fn f32_rni_scaled(&mut self, a: $f, k: u32) -> $f {
+                    ((a as f32) * f32::from_bits(k)).round_ties_even() as $f
+                }
+                fn ex2_f32_widened(&mut self, n: $f) -> $f {
+                    let n = n as f32;
+                    // 2^n for an integer n: exact, flushed below the smallest normal.
+                    let r = if n.is_nan() { f32::NAN } else { (n as f64).exp2() as f32 };
+                    flush_f32(r as f64) as $f
                 }
                 fn s64_scaled_to_f32(&mut self, hi: $u, lo: $u, scale: u64) -> $f {
                     let v = ((hi as u64) << 32 | lo as u64 & 0xffff_ffff) as i64;
