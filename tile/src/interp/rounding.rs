@@ -199,7 +199,7 @@ fn round_exact(f: Format, dir: Dir, neg: bool, m: u128, e: i32, sticky: bool) ->
         let s = (q - e) as u32;
         let n = if s >= 128 { 0 } else { m >> s };
         let half = s <= 128 && (m >> (s - 1)) & 1 == 1;
-        let below = sticky || (s >= 2 && (if s - 1 >= 128 { m } else { m & ((1u128 << (s - 1)) - 1) }) != 0);
+        let below = sticky || (s >= 2 && (if s > 128 { m } else { m & ((1u128 << (s - 1)) - 1) }) != 0);
         (n, half, below)
     } else {
         (m << (e - q), false, sticky)

@@ -303,7 +303,7 @@ impl<'a> Elab<'a> {
         let zero = self.zero_like(&ival, span)?;
         let bty = ival.ty.with_elem(Elem::Scalar(ScalarType::I1));
         let neg = self.emit1(Op::Cmp(tessel_tile::ops::CmpPred::Lt), &[ival.clone(), zero], bty.clone(), span)?;
-        let pos = self.emit1(Op::Unary(tessel_tile::ops::UnOp::Not), &[neg.clone()], bty, span)?;
+        let pos = self.emit1(Op::Unary(tessel_tile::ops::UnOp::Not), std::slice::from_ref(&neg), bty, span)?;
         let (pm, nm) = match mask {
             Some(m) => (
                 self.arith(tessel_tile::ops::BinOp::And, m.clone(), pos.clone(), span)?,

@@ -5,6 +5,9 @@ use super::*;
 use crate::libm::model::M32;
 use crate::testing::Rng;
 
+/// A routine on the CPU model.
+type Routine = fn(&mut M32, f32) -> f32;
+
 fn ulps(a: f32, b: f32) -> u64 {
     let key = |v: f32| {
         let b = v.to_bits() as i64;
@@ -15,7 +18,7 @@ fn ulps(a: f32, b: f32) -> u64 {
 
 /// The largest distance in f32 ulps from `f` (CPU model) to the f64 function `g` rounded to f32, over random
 /// points of every binade in `[lo, hi]` (and their negatives when `signed`, for the odd functions).
-fn worst(f: fn(&mut M32, f32) -> f32, g: fn(f64) -> f64, lo: f32, hi: f32, signed: bool) -> (u64, f32) {
+fn worst(f: Routine, g: fn(f64) -> f64, lo: f32, hi: f32, signed: bool) -> (u64, f32) {
     // erff and tanhf read subnormals as zero; logf and log2f (not signed here) scale them.
     let ftz = signed;
     let mut rng = Rng::new(5);
@@ -44,7 +47,7 @@ fn worst(f: fn(&mut M32, f32) -> f32, g: fn(f64) -> f64, lo: f32, hi: f32, signe
 #[test]
 fn triton_bits() {
     let b = f32::from_bits;
-    let cases: [(fn(&mut M32, f32) -> f32, u32, u32); 5] = [
+    let cases: [(Routine, u32, u32); 5] = [
         (logf, 0x3fc0_0000, 0x3ecf_9920),
         (log2f, 0x4020_0000, 0x3fa9_34f0),
         (erff, 0xbed6_f00b, 0xbee5_01b1),
@@ -59,7 +62,7 @@ fn triton_bits() {
 #[test]
 fn special_values() {
     let inf = f32::INFINITY;
-    for f in [logf as fn(&mut M32, f32) -> f32, log2f] {
+    for f in [logf as Routine, log2f] {
         assert_eq!(f(&mut M32, 0.0), -inf);
         assert_eq!(f(&mut M32, -0.0), -inf);
         assert_eq!(f(&mut M32, inf), inf);
@@ -69,7 +72,7 @@ fn special_values() {
     }
     assert_eq!(log2f(&mut M32, f32::from_bits(1)), -149.0);
     assert!(logf(&mut M32, -f32::from_bits(1)).is_nan());
-    for f in [erff as fn(&mut M32, f32) -> f32, tanhf] {
+    for f in [erff as Routine, tanhf] {
         assert_eq!(f(&mut M32, inf), 1.0);
         assert_eq!(f(&mut M32, -inf), -1.0);
         assert!(f(&mut M32, f32::NAN).is_nan());
