@@ -9,7 +9,10 @@ to a file and run three ways on the same input bits:
   interp   `tessel run FILE::KERNEL --interpret` (tessel's reference interpreter on the CPU)
 
 and the outputs are compared bit for bit (NaN against NaN counts as equal, with NaN-bit differences
-counted apart), with the largest distance in ulps (floats) for the rest. The result is a markdown table.
+counted apart), with the largest distance in ulps (floats) for the rest. Each row gets a verdict: EXACT,
+`explained: REASON` (the case's `expect` in cases.py covers the difference and its bound; README.md justifies
+each reason) or UNEXPLAINED. The result is a markdown report: counts per backend, the unexplained rows, the
+reasons, and the table of every case.
 
     python3 conformance/run.py --tessel target/release/tessel --out $OUT/conformance.md
 
@@ -31,7 +34,7 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cases import DTYPES, FLOAT_FMT, UINT, all_cases, bits_of, fp8_value, is_float  # noqa: E402
+from cases import DTYPES, FLOAT_FMT, REASONS, UINT, all_cases, bits_of, fp8_value, is_float  # noqa: E402
 
 BLOCK = 1024
 
@@ -40,9 +43,14 @@ BLOCK = 1024
 
 
 def npy_array(bits, dt):
-    """The array tessel reads for input bits of dtype `dt` (bf16 travels as f32: the widening is exact)."""
+    """The array tessel reads for input bits of dtype `dt` (bf16 and fp8 travel as f32: the widening is exact)."""
     if dt == "bf16":
         return (bits.astype(np.uint32) << 16).view(np.float32)
+    if dt in ("f8e5", "f8e4"):
+        # fp8 travels as the f32 of each code (exact; NaN codes as NaN of their sign).
+        table = np.array([fp8_value(c, dt) for c in range(256)], dtype=np.float32)
+        vals = table[bits.astype(np.int64)]
+        return np.where(np.isnan(vals) & (bits >= 0x80), -np.abs(vals), vals).astype(np.float32)
     view = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "i64": np.int64,
             "u32": np.uint32, "u64": np.uint64}[dt]
     return bits.view(view)
@@ -230,6 +238,10 @@ def main():
             rows.append(row(case, b, where, note, ref, ref_err, got, inputs, n))
         for r in rows[len(rows) - len(outputs):]:
             print("   " + " | ".join(str(x) for x in r[1:]), flush=True)
+    bad = [r for r in rows if r[3].startswith("UNEXPLAINED") or r[3] == "FAILED"]
+    print(f"\n{len(bad)} unexplained differences or failures" + (":" if bad else ""))
+    for r in bad:
+        print(f"  {r[0]} ({r[1]}): {r[3]}; {r[6]} differ, max ulp {r[7]}; {r[8][:200]}")
     report = render(rows, env, time.time() - start, a)
     with open(a.out, "w") as f:
         f.write(report)
@@ -242,17 +254,32 @@ def short(e):
     return str(e).strip().replace("\n", " ")[:300]
 
 
+def verdict(case, backend, where, other, worst):
+    """EXACT, `explained: REASON` (the case's expectation covers the difference), or UNEXPLAINED."""
+    if other == 0:
+        return "EXACT"
+    if backend == "gpu" and where != "GPU":
+        return "UNEXPLAINED (the GPU run fell back to the interpreter)"
+    exp = case.expect.get(backend)
+    if exp is None:
+        return "UNEXPLAINED"
+    reason, bound = exp
+    if bound is None or worst <= bound:
+        return f"explained: {reason}" + (f" (≤ {bound} ulp)" if bound is not None else "")
+    return f"UNEXPLAINED ({reason} allows ≤ {bound} ulp)"
+
+
 def row(case, backend, where, note, ref, ref_err, got, inputs, n):
     if got is None:
-        return [case.label, backend, where, "-", "-", "-", "-", note]
+        return [case.label, backend, where, "FAILED", "-", "-", "-", "-", note]
     if ref is None:
         what = ref_err or "ran; no reference to compare with (--no-triton without a GPU run)"
-        return [case.label, backend, where, "-", "-", "-", "-", "; ".join(x for x in (what, note) if x)]
+        return [case.label, backend, where, "NOT COMPARED", "-", "-", "-", "-", "; ".join(x for x in (what, note) if x)]
     same, nan_only, other, worst, example = compare(ref, got, case.out, inputs, case.dt)
     ulp = "-" if not is_float(case.out) or other == 0 else ("NaN/inf" if worst == float("inf") else str(worst))
-    verdict = f"{same}/{n}" + (" exact" if same + nan_only == n else "")
     detail = "; ".join(x for x in (example, ref_err if ref_err.startswith("reference") else "", note) if x)
-    return [case.label, backend, where, verdict, nan_only, other, ulp, detail]
+    return [case.label, backend, where, verdict(case, backend, where, other, worst), f"{same}/{n}", nan_only, other,
+            ulp, detail]
 
 
 def environment(no_triton):
@@ -281,16 +308,27 @@ def render(rows, env, seconds, a):
     lines += [f"- command: `{' '.join(sys.argv)}`", f"- {seconds:.0f} s, {a.random} random elements per case plus"
               " edge values (every pair of them for binary ops)", ""]
     for b in ("gpu", "interp"):
-        mine = [r for r in rows if r[1] == b and r[3] != "-"]
-        exact = sum(1 for r in mine if r[3].endswith("exact"))
-        failed = sum(1 for r in rows if r[1] == b and r[3] == "-")
-        if mine or failed:
-            lines.append(f"- **{b}**: {exact} of {len(mine)} compared cases bit-identical (NaN payloads aside); "
-                         f"{failed} not compared (a run failed)")
-    lines += ["", "identical = elements with the same bits as the reference; NaN bits = both NaN, different bits; "
+        mine = [r for r in rows if r[1] == b]
+        if not mine:
+            continue
+        count = lambda p: sum(1 for r in mine if p(r[3]))  # noqa: E731
+        lines.append(f"- **{b}**: {len(mine)} cases: {count(lambda v: v == 'EXACT')} bit-identical, "
+                     f"{count(lambda v: v.startswith('explained'))} differing as explained, "
+                     f"**{count(lambda v: v.startswith('UNEXPLAINED'))} UNEXPLAINED**, "
+                     f"{count(lambda v: v == 'FAILED')} failed to run, {count(lambda v: v == 'NOT COMPARED')} "
+                     "not compared (no reference)")
+    bad = [r for r in rows if r[3].startswith("UNEXPLAINED") or r[3] == "FAILED"]
+    lines += ["", "## Unexplained differences and failures", ""]
+    lines += [f"- {r[0]} ({r[1]}): {r[3]}; {r[6]} elements differ, max ulp {r[7]}; {r[8]}" for r in bad] or ["none"]
+    lines += ["", "## Reasons a case may differ (see conformance/README.md)", ""]
+    lines += [f"- **{k}**: {v}" for k, v in REASONS.items()]
+    lines += ["- NaN bits (a column of its own, never a failure): Triton does not specify the bits of a NaN "
+              "result; the GPU returns the canonical NaN, the interpreter the host's.", "",
+              "## All cases", "",
+              "identical = elements with the same bits as the reference; NaN bits = both NaN, different bits; "
               "differ = the rest; ulp = the largest distance among those (floats).", "",
-              "| case | tessel | ran on | identical | NaN bits | differ | max ulp | first difference / notes |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| case | tessel | ran on | verdict | identical | NaN bits | differ | max ulp | first difference / notes |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append("| " + " | ".join(str(x).replace("|", "\\|") for x in r) + " |")
     return "\n".join(lines) + "\n"

@@ -282,7 +282,7 @@ fn unsupported_ops_are_errors_naming_the_op() {
     let src = "func @k(%p: ptr<f64>) attributes {num_warps = 1} {
   %r = arange {start = 0, end = 32} : tensor<32xi32, BlockedLayout([1],[32],[1],[0])>
   %f = cast %r : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
-  %e = erf %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
+  %e = lg2_approx %f : tensor<32xf64, BlockedLayout([1],[32],[1],[0])>
   %ps = splat %p : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   %pp = addptr %ps, %r : tensor<32xptr<f64>, BlockedLayout([1],[32],[1],[0])>
   store %pp, %e
@@ -290,7 +290,7 @@ fn unsupported_ops_are_errors_naming_the_op() {
 }";
     let f = parse_func(src).unwrap();
     let e = compile(&f).unwrap_err();
-    assert!(e.message.contains("`erf` on f64"), "{e}");
+    assert!(e.message.contains("`lg2_approx` on f64"), "{e}");
     let no_layout = "func @k(%p: ptr<f32>) {
   %r = arange {start = 0, end = 32} : tensor<32xi32>
   return
@@ -348,15 +348,18 @@ fn fp8_uses_cvt_on_hopper_and_software_on_ampere() {
     assert!(ptx.contains("cvt.rni.s32.f32") && ptx.contains("min.u32"), "{ptx}");
 }
 
-/// sin/cos are the software routine (no `.approx`: it is off by up to ~1e9 ulp for large arguments), float
-/// `%` is LLVM's `frem` expansion as Triton gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64),
-/// floor/ceil flush subnormal inputs as libdevice does.
+/// sin/cos are libdevice's sequence (no `.approx`: it is off by up to ~1e9 ulp for large arguments; the
+/// Payne–Hanek reduction's 32×32 products and its one f64 step), float `%` is LLVM's `frem` expansion as Triton
+/// gets it (IEEE division, truncation, one fma; f16 in f32, f64 in f64), floor/ceil flush subnormal inputs as
+/// libdevice does.
 #[test]
 fn trig_is_accurate_and_percent_is_tritons_frem() {
     let ptx = kernel("trig_fmod", Target::Sm90a).ptx;
     assert!(!ptx.contains("sin.approx") && !ptx.contains("cos.approx"), "{ptx}");
     for ins in [
-        "mul.hi.u64",
+        "mul.hi.u32",
+        "cvt.rn.f64.s64",
+        "fma.rn.ftz.f32",
         "div.rn.f32",
         "cvt.rzi.f32.f32",
         "fma.rn.f32",
@@ -370,13 +373,14 @@ fn trig_is_accurate_and_percent_is_tritons_frem() {
     }
 }
 
-/// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 and f64.
+/// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 (flushing subnormals, as
+/// libdevice under Triton) and f64.
 #[test]
 fn directed_rounding_uses_the_ptx_modifiers() {
     let ptx = kernel("rounding", Target::Sm90a).ptx;
     for op in ["add", "sub", "mul", "div", "sqrt"] {
         for m in ["rz", "rm", "rp"] {
-            for t in ["f32", "f64"] {
+            for t in ["ftz.f32", "f64"] {
                 assert!(ptx.contains(&format!("{op}.{m}.{t}")), "missing {op}.{m}.{t}\n{ptx}");
             }
         }
@@ -407,14 +411,14 @@ fn math_follows_tritons_instruction_choices() {
         "max.NaN.f32",
         "min.NaN.f32",
         "setp.nan.f64",
-        "rcp.rn.f64",
-        "sqrt.rn.f64",
+        "rsqrt.approx.f64",
     ] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
-    // log/log2/pow/erf and f64 transcendentals are software routines (fma chains), not lg2.approx.
+    // log/log2/pow/erf and f64 transcendentals are software routines (fma chains), not lg2.approx: f32 log,
+    // log2 and erf are libdevice's own sequences (`fma.rn.ftz.f32`).
     assert!(!ptx.contains("lg2.approx"), "{ptx}");
-    assert!(count(&ptx, "fma.rn.f64") > 100 && count(&ptx, "fma.rn.f32") > 20, "{ptx}");
+    assert!(count(&ptx, "fma.rn.f64") > 100 && count(&ptx, "fma.rn.ftz.f32") > 20, "{ptx}");
 }
 
 #[test]
@@ -524,8 +528,9 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
     assert_eq!(count(ptx, "convert_layout: shared-memory round trip"), 2, "{ptx}");
     let ptx = kernel("dot_tf32", Target::Sm90a).ptx;
     assert_eq!(count(&ptx, "fma.rn.f32"), 4 * 8, "{ptx}");
-    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements are rounded, ties away from zero.
-    assert_eq!(count(&ptx, "cvt.rna.tf32.f32"), 8 + 8 * 4, "{ptx}");
+    // tf32: the 8 A elements of the thread's row and the 8 x 4 B elements lose their low 13 bits.
+    assert_eq!(count(&ptx, ", -8192;"), 8 + 8 * 4, "{ptx}");
+    assert!(!ptx.contains("cvt.rna.tf32"), "{ptx}");
     assert!(!ptx.contains("shfl") && !ptx.contains("ld.shared"), "operands loaded in place: no data movement");
     // Integer, f16 and f64 accumulators: 8 elements per thread (16x16 over 32 threads) x 16 k each, i16
     // operands sign-extended to the i32 accumulator, f32 operands widened to f64.
@@ -556,10 +561,12 @@ fn fma_dot_is_one_fma_per_accumulator_element_and_k() {
         chain.reverse();
         assert_eq!(chain.len(), 8, "{ptx}");
         for (k, step) in chain.iter().enumerate() {
-            // `mov.b32 a, r` after `cvt.rna.tf32.f32 r, x` (and the masking `and.b32 r, r, -8192`).
+            // `mov.b32 a, r` after `and.b32 r, b, -8192` after `mov.b32 b, x`.
             let r = defs[step[2]][2];
-            let cvt = ptx.lines().find(|l| l.trim().starts_with(&format!("cvt.rna.tf32.f32 {r},"))).unwrap();
-            assert!(cvt.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
+            let b = defs[r][2];
+            assert_eq!(defs[r][0], "and.b32", "step {k}: {step:?}\n{ptx}");
+            let mov = ptx.lines().find(|l| l.trim().starts_with(&format!("mov.b32 {b},"))).unwrap();
+            assert!(mov.trim().ends_with(&format!(" %f{};", k + 1)), "step {k}: {step:?}\n{ptx}");
         }
     }
 }

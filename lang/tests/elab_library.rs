@@ -333,3 +333,34 @@ def k(X, DTYPE: tl.constexpr, FLAG: tl.constexpr, SCALE: tl.constexpr):
     check_ir(&e.func);
     assert_eq!(e.static_prints, ["bfloat16 True 0.125 0.12 True float8e4nv", "bfloat16 done"]);
 }
+
+/// Float `atomic_max`/`atomic_min` go through the integer atomics on the bits, as Triton builds them: the
+/// maximum and minimum of mixed-sign values (−0 included), with the old values returned.
+#[test]
+fn float_atomic_max_min_order_the_bits() {
+    let src = format!(
+        "{PRELUDE}{}",
+        r#"
+@triton.jit
+def k(X, Acc, Old):
+    i = tl.arange(0, 8)
+    x = tl.load(X + i)
+    old = tl.atomic_max(Acc + (i % 2), x)
+    tl.store(Old + i, old)
+    tl.atomic_min(Acc + 2 + (i % 2), x)
+"#
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(F32), ptr(F32), ptr(F32)]);
+    let x = [-3.0, 2.5, -0.5, -7.0, 1.0, -0.0, -2.0, 0.25];
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let acc = mem.alloc_from("acc", F32, &[-100.0, -100.0, 100.0, 100.0]);
+    let old = poisoned(&mut mem, "old", F32, 8);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(acc), Arg::Buffer(old)], [1, 1, 1], &mut mem);
+    let acc = mem.read_f64(acc);
+    assert_eq!(acc, [1.0, 2.5, -3.0, -7.0]);
+    // Each old value is what the slot held before that element's update: the atomic on the lanes with the
+    // sign bit clear runs first, so lane 0 (−3) sees the 1.0 lane 4 left, lane 1 (2.5) the initial −100.
+    let old = mem.read_f64(old);
+    assert_eq!(old[..2], [1.0, -100.0]);
+}

@@ -89,6 +89,13 @@ fn libdevice_functions_compute_their_function() {
         assert_eq!(got, args.iter().map(|&x| f(x)).collect::<Vec<_>>(), "{name} (f64)");
         let got = unary(&format!("libdevice.{name}(x)"), F32, args);
         let want: Vec<f64> = args.iter().map(|&x| f(x as f32 as f64) as f32 as f64).collect();
+        if name == "tanh" {
+            // libdevice's own f32 sequence (`tessel_tile::libm`): within 2 ulp.
+            for (g, w) in got.iter().zip(&want) {
+                assert!(((*g as f32).to_bits() as i64 - (*w as f32).to_bits() as i64).abs() <= 2, "tanh {g} {w}");
+            }
+            continue;
+        }
         assert_eq!(got, want, "{name} (f32)");
     }
     let (ys, xs2) = ([1.0, -1.0, 0.0, -0.0, 3.0], [-2.0, -2.0, -1.0, -1.0, 4.0]);
@@ -211,22 +218,27 @@ fn libdevice_compositions() {
     assert!(got[0] == 2.0 && got[1].to_bits() == 0 && got[2].is_nan() && got[3].to_bits() == 0, "{got:?}");
     let got = unary("libdevice.saturatef(x)", F32, &[-1.0, 0.25, 7.0, nan]);
     assert_eq!(got, [0.0, 0.25, 1.0, 0.0]);
-    // nextafter, f32 and f64, against stepping the bits by hand.
+    let got = unary("libdevice.saturatef(x)", F32, &[1e-40, -1e-40]);
+    assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [0, 0], "subnormals flush to +0");
+    // nextafter, f32 and f64, against stepping the bits by hand; f32 flushes subnormals as libdevice's
+    // nextafterf does (from zero the step is the smallest normal).
     let next32 = |x: f32, y: f32| -> f32 {
         if x.is_nan() || y.is_nan() {
             return f32::NAN;
         }
+        let flush = |v: f32| if v.is_subnormal() { 0f32.copysign(v) } else { v };
+        let (x, y) = (flush(x), flush(y));
         if x == y {
             return y;
         }
         if x == 0.0 {
-            return if y > 0.0 { f32::from_bits(1) } else { -f32::from_bits(1) };
+            return f32::MIN_POSITIVE.copysign(y);
         }
         let b = x.to_bits();
         f32::from_bits(if (x < y) == (x > 0.0) { b + 1 } else { b - 1 })
     };
-    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0];
-    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0];
+    let xs = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, f64::MAX, 3.0, nan, 2.0, 1e-40, 0.0];
+    let ys = [2.0, 0.0, 0.0, -2.0, 1.0, -1.0, 0.0, f64::INFINITY, nan, 1.0, 2.0, 1.0, -1e-40];
     let got = binary("libdevice.nextafter(x, y)", F32, &xs, &ys);
     for i in 0..xs.len() {
         let want = next32(xs[i] as f32, ys[i] as f32) as f64;
@@ -258,8 +270,9 @@ fn libdevice_compositions() {
     assert!(msg.contains("`libdevice.float2int_rn` expects float32, got float64"), "{msg}");
 }
 
-/// fast_expf is ex2.approx.ftz(x·log2 e) as in libdevice (the interpreter's model: the product rounded to f32,
-/// subnormal results flushed); the other fast_* functions are the accurate ones.
+/// The fast_* functions are libdevice's approximate instructions: fast_expf is ex2.approx.ftz(x·log2 e) (the
+/// interpreter's model: the product rounded to f32, subnormal results flushed), fast_sinf is sin.approx
+/// (within 2^-20 absolute), fast_dividef is div.approx (0 for divisors above 2^126), fast_powf 2^(log2 x·y).
 #[test]
 fn libdevice_fast_functions() {
     let xs = [1.0, -2.5, 10.0, -100.0];
@@ -269,8 +282,11 @@ fn libdevice_fast_functions() {
     assert_eq!(got, want);
     assert_eq!(got[3], 0.0, "e^-100 is subnormal in f32: flushed");
     assert_eq!(unary("libdevice.fast_log2f(x)", F32, &[8.0, 0.5]), [3.0, -1.0]);
-    assert_eq!(unary("libdevice.fast_sinf(x)", F32, &[0.5]), [(0.5f64).sin() as f32 as f64]);
+    assert!((unary("libdevice.fast_sinf(x)", F32, &[0.5])[0] - 0.5f64.sin()).abs() < 2f64.powi(-20));
     assert_eq!(binary("libdevice.fast_powf(x, y)", F32, &[2.0], &[5.0]), [32.0]);
+    assert!(binary("libdevice.fast_powf(x, y)", F32, &[1.0], &[f64::INFINITY])[0].is_nan());
+    assert_eq!(binary("libdevice.fast_dividef(x, y)", F32, &[1.0, 6.0], &[1e38, 3.0]), [0.0, 2.0]);
+    assert_eq!(unary("libdevice.fast_logf(x)", F32, &[1.0]), [0.0]);
     let msg = elab_error(
         &format!(
             "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.fast_expf(x))\n"
@@ -279,4 +295,73 @@ fn libdevice_fast_functions() {
         vec![ptr(F64), ptr(F64)],
     );
     assert!(msg.contains("`libdevice.fast_expf` expects float32, got float64"), "{msg}");
+}
+
+/// libdevice's integer and bit functions against the host's integer operations.
+#[test]
+fn libdevice_integer_functions() {
+    let xs: [i64; 6] = [0, 1, -1, 0x1234_5678, i32::MIN as i64, 96];
+    let ys: [i64; 6] = [5, -3, 7, 0x7fff_ffff, -1, 40];
+    let f = |v: &[i64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    let ints = |v: Vec<f64>| v.into_iter().map(|x| x as i64).collect::<Vec<_>>();
+    let each = |g: fn(i32) -> i64| xs.iter().map(|&x| g(x as i32)).collect::<Vec<_>>();
+    assert_eq!(ints(unary("libdevice.popc(x)", I32, &f(&xs))), each(|x| x.count_ones() as i64));
+    assert_eq!(ints(unary("libdevice.clz(x)", I32, &f(&xs))), each(|x| x.leading_zeros() as i64));
+    assert_eq!(ints(unary("libdevice.brev(x)", I32, &f(&xs))), each(|x| x.reverse_bits() as i64));
+    assert_eq!(
+        ints(unary("libdevice.ffs(x)", I32, &f(&xs))),
+        each(|x| if x == 0 { 0 } else { x.trailing_zeros() as i64 + 1 })
+    );
+    let pairs = |g: fn(i32, i32) -> i64| xs.iter().zip(&ys).map(|(&x, &y)| g(x as i32, y as i32)).collect::<Vec<_>>();
+    assert_eq!(ints(binary("libdevice.mulhi(x, y)", I32, &f(&xs), &f(&ys))), pairs(|x, y| (x as i64 * y as i64) >> 32));
+    assert_eq!(
+        ints(binary("libdevice.hadd(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (x as i64 + y as i64).div_euclid(2))
+    );
+    assert_eq!(
+        ints(binary("libdevice.rhadd(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (x as i64 + y as i64 + 1).div_euclid(2))
+    );
+    assert_eq!(
+        ints(binary("libdevice.mul24(x, y)", I32, &f(&xs), &f(&ys))),
+        pairs(|x, y| (((x << 8) >> 8).wrapping_mul((y << 8) >> 8)) as i64)
+    );
+    // byte_perm(x, y, s): bytes of y:x chosen by the selector's nibbles; 0x3210 is x, 0x7654 is y.
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x3210)", I32, &[0x1234_5678 as f64], &[7.0])), [0x1234_5678]);
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x7654)", I32, &[1.0], &[0x0102_0304 as f64])), [0x0102_0304]);
+    assert_eq!(ints(binary("libdevice.byte_perm(x, y, 0x0123)", I32, &[0x1234_5678 as f64], &[0.0])), [0x7856_3412]);
+    // 64-bit: popc and clz give int32 counts of the 64-bit value, mulhi the high half of the 128-bit product.
+    let big = [(1i64 << 40) as f64, -1.0, 3.0];
+    assert_eq!(ints(unary("libdevice.popc(x)", I64, &big)), [1, 64, 2]);
+    assert_eq!(ints(unary("libdevice.clz(x)", I64, &big)), [23, 0, 62]);
+    assert_eq!(
+        ints(binary("libdevice.mulhi(x, y)", I64, &[-(1i64 << 40) as f64], &[(1i64 << 40) as f64])),
+        [-(1 << 16)]
+    );
+    // llrint rounds ties to even, llround away from zero.
+    assert_eq!(unary("libdevice.llrint(x)", F64, &[2.5, -3.5, 1e18]), [2.0, -4.0, 1e18]);
+    assert_eq!(unary("libdevice.llround(x)", F64, &[2.5, -3.5, 0.49]), [3.0, -4.0, 0.0]);
+    // Word reinterpretations of an f64.
+    let d = 1.5f64;
+    assert_eq!(ints(run_f64_to_i32("libdevice.double2hiint(x)", d)), [(d.to_bits() >> 32) as i32 as i64]);
+    let msg = elab_error(
+        &format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 4))\n    tl.store(Out + tl.arange(0, 4), libdevice.popc(x))\n"
+        ),
+        "k",
+        vec![ptr(F32), ptr(F32)],
+    );
+    assert!(msg.contains("`libdevice.popc` expects"), "{msg}");
+}
+
+/// `EXPR` of an f64 `x` stored to an i32 output.
+fn run_f64_to_i32(expr: &str, x: f64) -> Vec<f64> {
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 1)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, {expr})\n"
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(I32), ptr(F64)]);
+    let mut mem = Memory::new();
+    let (o, xb) = (mem.alloc("out", I32, 1), mem.alloc_from("x", F64, &[x]));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(xb)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
 }

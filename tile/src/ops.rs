@@ -66,6 +66,8 @@ pub enum BinOp {
     Min,
     /// High 32 (or 64) bits of the full product.
     UMulHi,
+    /// The high half of the signed full product (libdevice's `mulhi`, `mul64hi`).
+    MulHi,
     /// Float division rounded to nearest (`div_rn`); plain `Div` on floats may be approximate.
     DivRn,
     Pow,
@@ -74,7 +76,15 @@ pub enum BinOp {
     Hypot,
     /// libdevice's `fmod`: C's exact remainder (float `Rem` is Triton's `%`, which is not exact).
     Fmod,
-    /// Float arithmetic rounded toward zero, down or up (libdevice's `add_rz`...; f32 and f64).
+    /// libdevice's rounded arithmetic (`add_rn`, `add_rz`, ..., `div_ru`; f32 and f64): rounded to nearest,
+    /// toward zero, down or up, f32 with subnormals flushed (`.ftz`) as libdevice does under Triton.
+    /// `DivRnFtz` is libdevice's `div_rn` (and `rcp_rn`), `tl.div_rn` being `DivRn`.
+    AddRn,
+    SubRn,
+    MulRn,
+    DivRnFtz,
+    /// libdevice's `fast_dividef` (f32): `div.approx.ftz.f32`, x·(1/y) by the hardware's reciprocal (2 ulp).
+    DivApprox,
     AddRz,
     AddRd,
     AddRu,
@@ -127,7 +137,20 @@ pub enum UnOp {
     Trunc,
     Rint,
     Round,
-    /// Square root rounded toward zero, down or up (f32 and f64).
+    /// Bit counts of an integer, of its type (libdevice's `popc`, `clz`, `brev`; 32 and 64 bits): set bits,
+    /// leading zeros, the bits in reverse order.
+    Popc,
+    Clz,
+    Brev,
+    /// The hardware's approximations libdevice's `fast_*f` functions use (f32): `lg2.approx.ftz`,
+    /// `sin.approx.ftz`, `cos.approx.ftz`; and `saturatef`, `cvt.ftz.sat` (clamped to [0, 1], NaN to 0).
+    Lg2Approx,
+    SinApprox,
+    CosApprox,
+    Saturate,
+    /// libdevice's square root rounded to nearest, toward zero, down or up (f32 with `.ftz`, and f64);
+    /// `tl.sqrt_rn` is `SqrtRn`.
+    SqrtRnFtz,
     SqrtRz,
     SqrtRd,
     SqrtRu,
@@ -179,9 +202,10 @@ macro_rules! word_enum {
 }
 
 word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
-    Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", DivRn => "div_rn",
+    Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", MulHi => "mulhi", DivRn => "div_rn",
     Pow => "pow", Atan2 => "atan2", Hypot => "hypot",
-    Fmod => "fmod", AddRz => "add_rz", AddRd => "add_rd", AddRu => "add_ru", SubRz => "sub_rz", SubRd => "sub_rd",
+    Fmod => "fmod", AddRn => "add_rn", SubRn => "sub_rn", MulRn => "mul_rn", DivRnFtz => "div_rn_ftz", DivApprox => "div_approx",
+    AddRz => "add_rz", AddRd => "add_rd", AddRu => "add_ru", SubRz => "sub_rz", SubRd => "sub_rd",
     SubRu => "sub_ru", MulRz => "mul_rz", MulRd => "mul_rd", MulRu => "mul_ru", DivRz => "div_rz", DivRd => "div_rd",
     DivRu => "div_ru" });
 word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 => "exp2", Log => "log",
@@ -189,7 +213,8 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
     Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Trunc => "trunc",
-    Rint => "rint", Round => "round", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
+    Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
+    SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
 word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
 word_enum!(AtomicOp { Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
     Xchg => "xchg" });

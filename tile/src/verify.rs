@@ -156,8 +156,10 @@ impl Verifier<'_> {
                 same(ins[0], ins[1], "operands")?;
                 same(outs[0], ins[0], "result")?;
                 let s = scalar_elem(ins[0])?;
-                let int_only =
-                    matches!(op, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi);
+                let int_only = matches!(
+                    op,
+                    BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi | BinOp::MulHi
+                );
                 let float_only = matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod)
                     || op.directed().is_some();
                 if int_only && s.is_float() {
@@ -176,6 +178,8 @@ impl Verifier<'_> {
                     UnOp::Neg | UnOp::Abs => Ok(()),
                     UnOp::Not if s.is_int() => Ok(()),
                     UnOp::Not => Err(format!("needs integer operands, got {s}")),
+                    UnOp::Popc | UnOp::Clz | UnOp::Brev if matches!(s.bits(), 32 | 64) && s.is_int() => Ok(()),
+                    UnOp::Popc | UnOp::Clz | UnOp::Brev => Err(format!("needs 32- or 64-bit integers, got {s}")),
                     _ if s.is_float() => Ok(()),
                     _ => Err(format!("needs float operands, got {s}")),
                 }

@@ -15,13 +15,13 @@
 //! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
-//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). `sin`/`cos` are the
-//! accurate routine of `trig.rs` (within 1 ulp for every f32, as libdevice's `__nv_sinf`); float `%` is LLVM's
-//! expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) and `erf` flush a subnormal input to ±0
-//! as libdevice does under Triton's FTZ setting. `log`, `log2`, `pow`, `erf` and every f64 transcendental use
-//! the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions those of
-//! `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see
-//! there). The interpreter models these instruction semantics (see `tile/src/interp/README.md`).
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
+//! `log2`, `erf` and `libdevice.tanh` are libdevice's own sequences (`tessel_tile::libm`, which the
+//! interpreter runs too); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil`
+//! (f32) flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `pow` and every f64
+//! transcendental use the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions
+//! those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
+//! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::rounding::Arith;
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
@@ -30,12 +30,12 @@ use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
-use super::cast::{canon8, float_to_float, is_fp8, narrow_f32, widen_float};
+use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{erf_f32, exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{cfmod, fmod, libdevice, trig};
+use super::{cfmod, fmod, libdevice};
 use crate::CompileError;
 use tessel_tile::Target;
 
@@ -221,7 +221,8 @@ pub(crate) fn binary_scalar(
         return Ok(d);
     }
     if let Some((arith, dir)) = op.directed() {
-        // libdevice's add_rz, div_ru...: PTX's rounding modifiers (no `.ftz`), on f32 and f64 only.
+        // libdevice's add_rn, div_ru...: PTX's rounding modifiers, on f32 (with `.ftz`, as libdevice under
+        // Triton) and f64 only.
         if !matches!(s, F32 | F64) {
             return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
         }
@@ -232,7 +233,8 @@ pub(crate) fn binary_scalar(
             Arith::Div | Arith::Sqrt => "div",
         };
         let d = l.b.reg(if s == F64 { RegClass::F64 } else { RegClass::F32 });
-        l.b.op(format!("{w}.{}.{}", dir.ptx(), ty(s)), d, (a, b));
+        let ftz = if s == F32 { ".ftz" } else { "" };
+        l.b.op(format!("{w}.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a, b));
         return Ok(d);
     }
     if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
@@ -271,6 +273,8 @@ pub(crate) fn binary_scalar(
             BinOp::Sub => bin(format!("sub.rn.{t}")),
             BinOp::Mul => bin(format!("mul.rn.{t}")),
             BinOp::Div if c == F32 => bin("div.full.f32".into()),
+            // libdevice's fast_dividef.
+            BinOp::DivApprox if c == F32 => bin("div.approx.ftz.f32".into()),
             BinOp::Div | BinOp::DivRn => bin(format!("div.rn.{t}")),
             BinOp::Max | BinOp::Min if nan && c == F64 => {
                 // No `max.NaN.f64`: select NaN when either side is NaN.
@@ -304,6 +308,7 @@ pub(crate) fn binary_scalar(
             BinOp::Max => bin(format!("max.{t}")),
             BinOp::Min => bin(format!("min.{t}")),
             BinOp::UMulHi => bin(format!("mul.hi.{}", t.replace('s', "u"))),
+            BinOp::MulHi => bin(format!("mul.hi.{t}")),
             BinOp::Shl | BinOp::Shr => {
                 // PTX shift amounts are .u32 and clamp at the register width; an 8-bit value shifted by 8 or
                 // more leaves 0 (or the sign) in its low byte, as the interpreter's shift does.
@@ -347,10 +352,16 @@ fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError
     if !s.is_float() {
         return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
     }
-    let to64 = |l: &mut Lower, x: Reg| float_to_float(l, x, s, F64);
-    let (x, y) = (to64(l, a), to64(l, b));
+    if s == F64 {
+        let r = pow_f64(&mut Emit { l, wide: true }, a, b);
+        return Ok(r);
+    }
+    // libdevice's powf under FTZ: f32 subnormal operands read as ±0, a subnormal result flushed.
+    let (x, y) = (l.widen(a, s), l.widen(b, s));
+    let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
     let r = pow_f64(&mut Emit { l, wide: true }, x, y);
-    Ok(float_to_float(l, r, F64, s))
+    let r = libdevice::narrow(l, r);
+    Ok(l.narrow(r, s))
 }
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {
@@ -475,17 +486,6 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 
-/// `ln x` (or `log2 x`) of an f32, computed by the f64 routine and rounded back.
-fn log_via_f64(l: &mut Lower, x: Reg, base2: bool) -> Reg {
-    let w = l.b.reg(RegClass::F64);
-    l.b.op("cvt.f64.f32", w, x);
-    let o = &mut Emit { l, wide: true };
-    let r = if base2 { log2_f64(o, w) } else { log_f64(o, w) };
-    let d = l.b.reg(RegClass::F32);
-    l.b.op("cvt.rn.f32.f64", d, r);
-    d
-}
-
 pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     let c = compute_ty(s);
@@ -504,7 +504,19 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
                 return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", op.word())));
             }
             let d = l.b.reg(class);
-            l.b.op(format!("sqrt.{}.{t}", dir.ptx()), d, x);
+            let ftz = if s == F32 { ".ftz" } else { "" };
+            l.b.op(format!("sqrt.{}{ftz}.{t}", dir.ptx()), d, x);
+            return Ok(d);
+        }
+        if c == F32
+            && let Some(d) = tessel_tile::libm::unary_f32(&mut Emit { l, wide: false }, op, x)
+        {
+            // libdevice's own f32 sequence (tile::libm), as Triton runs it.
+            return Ok(l.narrow(d, s));
+        }
+        if c == F64
+            && let Some(d) = tessel_tile::libm::unary_f64(&mut Emit { l, wide: true }, op, x)
+        {
             return Ok(d);
         }
         if c.is_float()
@@ -520,6 +532,20 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Not, _) if c.is_int() => one(l, &format!("not.b{}", class.bits())),
             (UnOp::Abs, _) if c.is_float() || c.is_signed_int() => one(l, &format!("abs.{t}")),
             (UnOp::Abs, _) if c.is_unsigned_int() => x,
+            (UnOp::Brev, _) if c.is_int() => one(l, &format!("brev.b{}", class.bits())),
+            (UnOp::Popc | UnOp::Clz, _) if c.is_int() => {
+                // A 32-bit count, widened back to the operand's width.
+                let w = if op == UnOp::Popc { "popc" } else { "clz" };
+                let n = l.b.reg(RegClass::B32);
+                l.b.op(format!("{w}.b{}", class.bits()), n, x);
+                if class.bits() == 64 {
+                    let d = l.b.reg(class);
+                    l.b.op("cvt.u64.u32", d, n);
+                    d
+                } else {
+                    n
+                }
+            }
             (UnOp::Exp, F32) => {
                 let m = l.b.reg(RegClass::F32);
                 l.b.op("mul.f32", m, (x, f32_imm(LOG2E)));
@@ -532,14 +558,8 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Sqrt, F32) => one(l, "sqrt.approx.ftz.f32"),
             (UnOp::Rsqrt, F32) => one(l, "rsqrt.approx.ftz.f32"),
             (UnOp::Sqrt | UnOp::SqrtRn, F32 | F64) => one(l, &format!("sqrt.rn.{t}")),
-            (UnOp::Rsqrt, F64) => {
-                let r = one(l, "sqrt.rn.f64");
-                let d = l.b.reg(RegClass::F64);
-                l.b.op("rcp.rn.f64", d, r);
-                d
-            }
-            (UnOp::Sin, F32) => trig::emit(l, x, false),
-            (UnOp::Cos, F32) => trig::emit(l, x, true),
+            // As Triton (`__nv_rsqrt` is the approximate instruction).
+            (UnOp::Rsqrt, F64) => one(l, "rsqrt.approx.f64"),
             (UnOp::Sin, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, false),
             (UnOp::Cos, F64) => sin_cos_f64(&mut Emit { l, wide: true }, x, true),
             // libdevice's floorf/ceilf under Triton's FTZ setting: subnormal inputs count as ±0.
@@ -547,14 +567,11 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             (UnOp::Ceil, F32) => one(l, "cvt.rpi.ftz.f32.f32"),
             (UnOp::Floor, F64) => one(l, "cvt.rmi.f64.f64"),
             (UnOp::Ceil, F64) => one(l, "cvt.rpi.f64.f64"),
-            (UnOp::Log, F32) => log_via_f64(l, x, false),
-            (UnOp::Log2, F32) => log_via_f64(l, x, true),
-            (UnOp::Erf, F32) => {
-                // libdevice's erff under FTZ: a subnormal input counts as ±0.
-                let z = l.b.reg(RegClass::F32);
-                l.b.op("mul.rn.ftz.f32", z, (x, f32_imm(1.0)));
-                erf_f32(&mut Emit { l, wide: false }, z)
-            }
+            // libdevice's fast_log2f/fast_sinf/fast_cosf and saturatef.
+            (UnOp::Lg2Approx, F32) => one(l, "lg2.approx.ftz.f32"),
+            (UnOp::SinApprox, F32) => one(l, "sin.approx.ftz.f32"),
+            (UnOp::CosApprox, F32) => one(l, "cos.approx.ftz.f32"),
+            (UnOp::Saturate, F32) => one(l, "cvt.ftz.sat.f32.f32"),
             (UnOp::Exp, F64) => exp_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Exp2, F64) => exp2_f64(&mut Emit { l, wide: true }, x),
             (UnOp::Log, F64) => log_f64(&mut Emit { l, wide: true }, x),

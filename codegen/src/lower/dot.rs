@@ -144,11 +144,11 @@ impl Prepared {
                     x
                 };
                 if tf32 {
-                    // cvt.rna.tf32.f32 leaves a .b32 whose low 13 bits the ISA does not promise to clear.
-                    let (bits, w) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::F32));
-                    l.b.op("cvt.rna.tf32.f32", bits, x);
-                    l.b.op("and.b32", bits, (bits, -8192));
-                    l.b.op("mov.b32", w, bits);
+                    // As the tensor cores read a tf32 operand (and Triton's `dot`): the low 13 bits dropped.
+                    let (bits, low, w) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::F32));
+                    l.b.op("mov.b32", bits, x);
+                    l.b.op("and.b32", low, (bits, -8192));
+                    l.b.op("mov.b32", w, low);
                     x = w;
                 }
                 if t == F64 && x.class == RegClass::F32 {

@@ -1,84 +1,17 @@
-//! The operations the branch-free math routines of `math.rs` are written in, with two implementations: one
-//! emits PTX, the other evaluates the same sequence on the CPU with the same IEEE roundings. A routine is
-//! therefore tested bit-exactly on the CPU (against the interpreter's reference functions) and the PTX it
-//! emits is that tested sequence, instruction for instruction.
+//! The PTX implementation of [`FloatOps`] (`tessel_tile::libm`), the operations the branch-free math routines
+//! of `math.rs`, `trig64.rs`, `libdevice.rs` and `tessel_tile::libm` are written in; `tessel_tile::libm::model`
+//! evaluates the same sequence on the CPU with the same roundings. A routine is therefore tested bit-exactly
+//! on the CPU and the PTX it emits is that tested sequence, instruction for instruction.
 //!
-//! Every float op is correctly rounded to nearest even (`add.rn`, `mul.rn`, `fma.rn`, `div.rn`; `.rn` also
-//! keeps ptxas from contracting a `mul` and an `add` into an `fma` the model would not do) and keeps
-//! subnormals (no `.ftz`). Integers have the width of the float (32 or 64 bits) and wrap.
+//! Every plain float op is correctly rounded to nearest even (`add.rn`, `mul.rn`, `fma.rn`, `div.rn`; `.rn`
+//! also keeps ptxas from contracting a `mul` and an `add` into an `fma` the model would not do) and keeps
+//! subnormals; the `_ftz` and `_approx` forms are libdevice's (`fma.rn.ftz.f32`, `ex2.approx.ftz.f32`...).
+//! Integers have the width of the float (32 or 64 bits) and wrap.
 
 use super::Lower;
 use crate::ptx::{Imm, Reg, RegClass, f32_imm, f64_imm, instr};
 
-/// A sequence of float/int/predicate operations at one precision (32 or 64 bits).
-pub(crate) trait FloatOps {
-    /// A float, an integer of the same width, a predicate.
-    type F: Copy;
-    type I: Copy;
-    type P: Copy;
-
-    /// `v` rounded to the precision.
-    fn fc(&mut self, v: f64) -> Self::F;
-    /// A float from its bits.
-    fn fbits(&mut self, bits: u64) -> Self::F;
-    fn ic(&mut self, v: u64) -> Self::I;
-    fn add(&mut self, a: Self::F, b: Self::F) -> Self::F;
-    fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
-    fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
-    fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
-    /// Correctly rounded square root (`sqrt.rn`).
-    fn sqrt(&mut self, a: Self::F) -> Self::F;
-    /// `a * b + c` with one rounding.
-    fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
-    fn neg(&mut self, a: Self::F) -> Self::F;
-    fn abs(&mut self, a: Self::F) -> Self::F;
-    /// Round to the nearest integer, ties to even (`cvt.rni`).
-    fn rni(&mut self, a: Self::F) -> Self::F;
-    /// Round toward zero to an integer (`cvt.rzi`).
-    fn trunc(&mut self, a: Self::F) -> Self::F;
-    /// An integral float as a signed integer (saturating; NaN gives 0).
-    fn f2i(&mut self, a: Self::F) -> Self::I;
-    /// A signed integer as a float (rounded).
-    fn i2f(&mut self, a: Self::I) -> Self::F;
-    fn f_to_bits(&mut self, a: Self::F) -> Self::I;
-    fn bits_to_f(&mut self, a: Self::I) -> Self::F;
-    fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    fn isub(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    fn iand(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    fn ior(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    fn shl(&mut self, a: Self::I, n: u32) -> Self::I;
-    /// Logical shift right.
-    fn shr(&mut self, a: Self::I, n: u32) -> Self::I;
-    /// Arithmetic shift right.
-    fn sar(&mut self, a: Self::I, n: u32) -> Self::I;
-    /// Shift left by a variable amount (amounts at or past the width give 0, as PTX clamps).
-    fn shl_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
-    /// Logical shift right by a variable amount (amounts at or past the width give 0).
-    fn shr_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
-    /// Unsigned remainder (`b` nonzero).
-    fn urem(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    /// Unsigned high half of the double-width product.
-    fn umulhi(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    /// Wrapping (low half) product.
-    fn imul(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    /// Signed `a < b`.
-    fn slt(&mut self, a: Self::I, b: Self::I) -> Self::P;
-    /// Unsigned `a < b`.
-    fn ult(&mut self, a: Self::I, b: Self::I) -> Self::P;
-    fn umin(&mut self, a: Self::I, b: Self::I) -> Self::I;
-    /// Ordered comparisons (false when either side is NaN).
-    fn lt(&mut self, a: Self::F, b: Self::F) -> Self::P;
-    fn le(&mut self, a: Self::F, b: Self::F) -> Self::P;
-    fn eq(&mut self, a: Self::F, b: Self::F) -> Self::P;
-    /// `a != b` or either is NaN.
-    fn ne(&mut self, a: Self::F, b: Self::F) -> Self::P;
-    fn is_nan(&mut self, a: Self::F) -> Self::P;
-    fn sel(&mut self, p: Self::P, a: Self::F, b: Self::F) -> Self::F;
-    fn isel(&mut self, p: Self::P, a: Self::I, b: Self::I) -> Self::I;
-    fn and(&mut self, a: Self::P, b: Self::P) -> Self::P;
-    fn or(&mut self, a: Self::P, b: Self::P) -> Self::P;
-    fn not(&mut self, a: Self::P) -> Self::P;
-}
+pub(crate) use tessel_tile::libm::FloatOps;
 
 /// Emits the operations as PTX at 32 (`wide = false`) or 64 bits.
 pub(crate) struct Emit<'a, 'f> {
@@ -311,153 +244,79 @@ impl FloatOps for Emit<'_, '_> {
     fn not(&mut self, a: Reg) -> Reg {
         self.op(Self::pred, "not.pred", &[a])
     }
-}
-
-/// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
-/// subnormals, as the PTX forms above do).
-#[cfg(test)]
-pub(crate) mod model {
-    use super::FloatOps;
-
-    macro_rules! model {
-        ($name:ident, $f:ty, $u:ty, $s:ty) => {
-            pub(crate) struct $name;
-
-            impl FloatOps for $name {
-                type F = $f;
-                type I = $u;
-                type P = bool;
-
-                fn fc(&mut self, v: f64) -> $f {
-                    v as $f
-                }
-                fn fbits(&mut self, bits: u64) -> $f {
-                    <$f>::from_bits(bits as $u)
-                }
-                fn ic(&mut self, v: u64) -> $u {
-                    v as $u
-                }
-                fn add(&mut self, a: $f, b: $f) -> $f {
-                    a + b
-                }
-                fn sub(&mut self, a: $f, b: $f) -> $f {
-                    a - b
-                }
-                fn mul(&mut self, a: $f, b: $f) -> $f {
-                    a * b
-                }
-                fn div(&mut self, a: $f, b: $f) -> $f {
-                    a / b
-                }
-                fn sqrt(&mut self, a: $f) -> $f {
-                    a.sqrt()
-                }
-                fn fma(&mut self, a: $f, b: $f, c: $f) -> $f {
-                    a.mul_add(b, c)
-                }
-                fn neg(&mut self, a: $f) -> $f {
-                    -a
-                }
-                fn abs(&mut self, a: $f) -> $f {
-                    a.abs()
-                }
-                fn rni(&mut self, a: $f) -> $f {
-                    a.round_ties_even()
-                }
-                fn trunc(&mut self, a: $f) -> $f {
-                    a.trunc()
-                }
-                fn f2i(&mut self, a: $f) -> $u {
-                    a.round_ties_even() as $s as $u
-                }
-                fn i2f(&mut self, a: $u) -> $f {
-                    a as $s as $f
-                }
-                fn f_to_bits(&mut self, a: $f) -> $u {
-                    a.to_bits()
-                }
-                fn bits_to_f(&mut self, a: $u) -> $f {
-                    <$f>::from_bits(a)
-                }
-                fn iadd(&mut self, a: $u, b: $u) -> $u {
-                    a.wrapping_add(b)
-                }
-                fn isub(&mut self, a: $u, b: $u) -> $u {
-                    a.wrapping_sub(b)
-                }
-                fn iand(&mut self, a: $u, b: $u) -> $u {
-                    a & b
-                }
-                fn ior(&mut self, a: $u, b: $u) -> $u {
-                    a | b
-                }
-                fn shl(&mut self, a: $u, n: u32) -> $u {
-                    a << n
-                }
-                fn shr(&mut self, a: $u, n: u32) -> $u {
-                    a >> n
-                }
-                fn sar(&mut self, a: $u, n: u32) -> $u {
-                    ((a as $s) >> n) as $u
-                }
-                fn shl_v(&mut self, a: $u, n: $u) -> $u {
-                    if n < <$u>::BITS as $u { a << n } else { 0 }
-                }
-                fn shr_v(&mut self, a: $u, n: $u) -> $u {
-                    if n < <$u>::BITS as $u { a >> n } else { 0 }
-                }
-                fn urem(&mut self, a: $u, b: $u) -> $u {
-                    a % b
-                }
-                fn umulhi(&mut self, a: $u, b: $u) -> $u {
-                    ((a as u128 * b as u128) >> <$u>::BITS) as $u
-                }
-                fn imul(&mut self, a: $u, b: $u) -> $u {
-                    a.wrapping_mul(b)
-                }
-                fn slt(&mut self, a: $u, b: $u) -> bool {
-                    (a as $s) < (b as $s)
-                }
-                fn ult(&mut self, a: $u, b: $u) -> bool {
-                    a < b
-                }
-                fn umin(&mut self, a: $u, b: $u) -> $u {
-                    a.min(b)
-                }
-                fn lt(&mut self, a: $f, b: $f) -> bool {
-                    a < b
-                }
-                fn le(&mut self, a: $f, b: $f) -> bool {
-                    a <= b
-                }
-                fn eq(&mut self, a: $f, b: $f) -> bool {
-                    a == b
-                }
-                fn ne(&mut self, a: $f, b: $f) -> bool {
-                    a != b
-                }
-                fn is_nan(&mut self, a: $f) -> bool {
-                    a.is_nan()
-                }
-                fn sel(&mut self, p: bool, a: $f, b: $f) -> $f {
-                    if p { a } else { b }
-                }
-                fn isel(&mut self, p: bool, a: $u, b: $u) -> $u {
-                    if p { a } else { b }
-                }
-                fn and(&mut self, a: bool, b: bool) -> bool {
-                    a && b
-                }
-                fn or(&mut self, a: bool, b: bool) -> bool {
-                    a || b
-                }
-                fn not(&mut self, a: bool) -> bool {
-                    !a
-                }
-            }
-        };
+    fn fma_ftz(&mut self, a: Reg, b: Reg, c: Reg) -> Reg {
+        let name = if self.wide { "fma.rn" } else { "fma.rn.ftz" };
+        self.fop(name, &[a, b, c])
     }
-
-    model!(M32, f32, u32, i32);
-    model!(M64, f64, u64, i64);
+    fn fma_rm_ftz(&mut self, a: Reg, b: Reg, c: Reg) -> Reg {
+        let name = if self.wide { "fma.rm" } else { "fma.rm.ftz" };
+        self.fop(name, &[a, b, c])
+    }
+    fn sat_ftz(&mut self, a: Reg) -> Reg {
+        let t = self.fty();
+        let name = if self.wide { format!("cvt.sat.{t}.{t}") } else { format!("cvt.ftz.sat.{t}.{t}") };
+        self.op(Self::freg, &name, &[a])
+    }
+    fn ex2_approx_ftz(&mut self, a: Reg) -> Reg {
+        self.approx("ex2", a)
+    }
+    fn lg2_approx_ftz(&mut self, a: Reg) -> Reg {
+        self.approx("lg2", a)
+    }
+    fn rcp_approx_ftz(&mut self, a: Reg) -> Reg {
+        self.approx("rcp", a)
+    }
+    fn mul_ftz(&mut self, a: Reg, b: Reg) -> Reg {
+        let name = if self.wide { "mul.rn" } else { "mul.rn.ftz" };
+        self.fop(name, &[a, b])
+    }
+    fn ixor(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.bty();
+        self.iop("xor", t, &[a, b])
+    }
+    fn s64_scaled_to_f32(&mut self, hi: Reg, lo: Reg, scale: u64) -> Reg {
+        assert!(!self.wide, "an f32 reduction step");
+        let (v, w, p) = (self.l.b.reg(RegClass::B64), self.l.b.reg(RegClass::F64), self.l.b.reg(RegClass::F64));
+        self.l.b.op("mov.b64", v, crate::ptx::Operand::Vector(vec![lo, hi]));
+        self.l.b.op("cvt.rn.f64.s64", w, v);
+        self.l.b.op("mul.rn.f64", p, (w, Imm::F64(scale)));
+        let d = self.freg();
+        self.l.b.op("cvt.rn.f32.f64", d, p);
+        d
+    }
+    fn f32_rni_scaled(&mut self, a: Reg, k: u32) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let (f, m, n) = (self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", f, a);
+        self.l.b.op("mul.rn.f32", m, (f, Imm::F32(k)));
+        self.l.b.op("cvt.rni.f32.f32", n, m);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, n);
+        d
+    }
+    fn ex2_f32_widened(&mut self, n: Reg) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let (f, e) = (self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", f, n);
+        self.l.b.op("ex2.approx.ftz.f32", e, f);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, e);
+        d
+    }
+    fn abs_ftz(&mut self, a: Reg) -> Reg {
+        let name = if self.wide { "abs" } else { "abs.ftz" };
+        self.fop(name, &[a])
+    }
 }
+
+impl Emit<'_, '_> {
+    /// `name.approx.ftz.f32` (`rcp.approx.ftz.f64` at 64 bits; `ex2`/`lg2` have no f64 form, so the f64 model is
+    /// the accurate routine and these are never emitted at 64 bits by it).
+    fn approx(&mut self, name: &str, a: Reg) -> Reg {
+        let t = self.fty();
+        self.op(Self::freg, &format!("{name}.approx.ftz.{t}"), &[a])
+    }
+}
+
+#[cfg(test)]
+pub(crate) use tessel_tile::libm::model;

@@ -242,70 +242,6 @@ pub(crate) fn pow_f64<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
 // ---------------------------------------------------------------------------------------------------------
 // f32
 
-/// erf(x)/x − 1 as a polynomial in x² on |x| < 1 (0.87 ulp with the final fma).
-const ERF_SMALL: [u32; 7] = [0x3e0375d4, 0xbec0939e, 0x3de71675, 0xbcdbfda0, 0x3baa1417, 0xba52a649, 0x38a6e2ec];
-/// erfc(t)·e^(t²) as a polynomial in 1/t on 1 ≤ t ≤ 4, fitted for the absolute error of erfc.
-const ERF_TAIL: [u32; 11] = [
-    0x399bb9c2, 0x3f0f24b4, 0x3d183b66, 0xbede7f9d, 0x3eb52a22, 0x3db59deb, 0xbeeb35c6, 0x3ef4bec1, 0xbe88470f,
-    0x3da69a57, 0xbc30c111,
-];
-/// ln 2 split for f32 Cody–Waite (`n·LN2_HI_F` exact for |n| < 2^8).
-const LN2_HI_F: u32 = 0x3f31_7200;
-const LN2_LO_F: u32 = 0x35bf_be8e;
-
-/// e^a for a in [−17, 0]: Cody–Waite reduction, Taylor polynomial of degree 7, times 2^n (a normal scale).
-fn exp_neg_f32<T: FloatOps>(o: &mut T, a: T::F) -> T::F {
-    let log2e = o.fc(std::f64::consts::LOG2_E);
-    let t = o.mul(a, log2e);
-    let n = o.rni(t);
-    let (nhi, nlo) = (o.fbits((LN2_HI_F ^ 1 << 31) as u64), o.fbits((LN2_LO_F ^ 1 << 31) as u64));
-    let r = o.fma(n, nhi, a);
-    let r = o.fma(n, nlo, r);
-    let mut c = vec![1.0f64; 8];
-    for k in 2..8 {
-        c[k] = c[k - 1] / k as f64;
-    }
-    let c = consts(o, &c);
-    let p = horner(o, r, &c);
-    let ni = o.f2i(n);
-    let bias = o.ic(127);
-    let e = o.iadd(ni, bias);
-    let e = o.shl(e, 23);
-    let scale = o.bits_to_f(e);
-    o.mul(p, scale)
-}
-
-/// erf(x): x + x·P(x²) below 1; 1 − e^(−x²)·Q(1/|x|) up to 4, with x² split exactly into h + l and
-/// e^(−x²) = e^(−h)·(1 − l); ±1 beyond 4 (where erf rounds to 1 in f32).
-pub(crate) fn erf_f32<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
-    let ax = o.abs(x);
-    let z = o.mul(x, x);
-    let small = bit_consts(o, &ERF_SMALL.map(u64::from));
-    let q = horner(o, z, &small);
-    let ys = o.fma(x, q, x);
-    let h = o.mul(ax, ax);
-    let nh = o.neg(h);
-    let l = o.fma(ax, ax, nh);
-    let e = exp_neg_f32(o, nh);
-    let nl = o.neg(l);
-    let e = o.fma(e, nl, e);
-    let one = o.fc(1.0);
-    let u = o.div(one, ax);
-    let tail = bit_consts(o, &ERF_TAIL.map(u64::from));
-    let p = horner(o, u, &tail);
-    let ec = o.mul(e, p);
-    let yt = o.sub(one, ec);
-    let four = o.fc(4.0);
-    let sat = o.le(four, ax);
-    let yt = o.sel(sat, one, yt);
-    let zero = o.fc(0.0);
-    let negx = o.lt(x, zero);
-    let nyt = o.neg(yt);
-    let yt = o.sel(negx, nyt, yt);
-    let below = o.lt(ax, one);
-    o.sel(below, ys, yt)
-}
-
 /// An fp8 format: mantissa bits, exponent bias, largest finite code, and whether it has infinities.
 #[derive(Clone, Copy)]
 pub(crate) struct Fp8 {
@@ -484,27 +420,6 @@ mod tests {
                 assert!(ok, "pow({x}, {y}) = {got}, want {want}");
             }
         }
-    }
-
-    #[test]
-    fn erf_is_within_1_ulp_of_the_interpreter() {
-        let erf = tessel_tile::interp::arith::erf;
-        let mut worst: f64 = 0.0;
-        let mut xs = points(-5.0, 5.0, 400_000);
-        xs.extend(points(-1e-3, 1e-3, 10_000));
-        xs.extend([0.0, -0.0, 1.0, -1.0, 4.0, 3.99, 1e-40, f32::MAX as f64]);
-        for x in xs {
-            let x = x as f32;
-            let got = erf_f32(&mut M32, x);
-            let want = erf(x as f64) as f32;
-            let ulp = (f32::from_bits(want.abs().to_bits() + 1) - want.abs()) as f64;
-            let e = (got as f64 - erf(x as f64)).abs() / ulp;
-            worst = worst.max(e);
-            assert_eq!(got.is_sign_negative(), want.is_sign_negative(), "erf({x})");
-        }
-        assert!(worst <= 1.0, "worst {worst} ulp");
-        assert!(erf_f32(&mut M32, f32::NAN).is_nan());
-        assert_eq!(erf_f32(&mut M32, f32::INFINITY), 1.0);
     }
 
     /// Every code decodes exactly; encoding matches the interpreter's `encode_fp8` on the values, midpoints

@@ -127,8 +127,9 @@ pub(crate) fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
     let d = l.b.reg(RegClass::B32);
     match t.bits() {
         32 => {
-            // tf32: rounded to nearest, ties away (the interpreter's rounding); the low 13 bits are ignored.
-            l.b.op("cvt.rna.tf32.f32", d, elems[0]);
+            // tf32: the f32 bits as they are, as Triton passes them; the tensor cores ignore the low 13 bits
+            // (the interpreter's `round_tf32`).
+            l.b.op("mov.b32", d, elems[0]);
         }
         16 => l.b.op("mov.b32", d, vector(&[elems[0], elems[1]])),
         _ => {

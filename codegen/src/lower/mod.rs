@@ -34,7 +34,6 @@ mod shape;
 mod shared;
 mod shuffle;
 mod tma;
-mod trig;
 mod trig64;
 mod wgmma;
 mod wgmma_desc;

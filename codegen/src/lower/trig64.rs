@@ -13,7 +13,7 @@
 //!   multiple of π/2 (about 2^−61 of a quadrant). r = fraction·π/2 as a double-double (π/2 in two parts, the
 //!   product split exactly with an fma), renormalized to r + rr, |r| ≤ π/4.
 //! - sin(r + rr) = r + (r·z·P(z) + rr·(1 − z/2)) and cos(r + rr) = 1 + (z·Q(z) − r·rr) with z = r², P and Q the
-//!   Taylor polynomials to r^21/r^22 (truncation < 2^−80); picked and signed by the quadrant as in `trig.rs`.
+//!   Taylor polynomials to r^21/r^22 (truncation < 2^−80); picked and signed by the quadrant ([`finish`]).
 //! - Below π/4 no reduction (n = 0, rr = 0). ±0 keep their sign in sin, ±inf and NaN give NaN; f64
 //!   subnormals are kept (f64 never flushes).
 //!
@@ -21,7 +21,6 @@
 //! `sin`/`cos` on ≥ 200k points from 1e-300 to 1e308 and on the hardest reduction cases).
 
 use super::fpops::FloatOps;
-use super::trig::finish;
 
 /// The bits of 2/π after the binary point, t_1 ... t_1216, preceded by a zero word (so that windows starting
 /// before t_1 read zeros): padded bit j is t_(j−63).
@@ -213,6 +212,51 @@ pub(crate) fn sin_cos_f64<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
     let (n, r, rr) = reduce(o, ax);
     let (s, c) = kernels(o, r, rr);
     finish(o, x, n, s, c, cos)
+}
+
+/// sin x (or cos x) from the quadrant n of |x| and sin r, cos r of its reduced argument: picks and signs by
+/// the quadrant, gives sin the sign of x (−0 stays −0), and NaN for ±inf and NaN.
+pub(crate) fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F, cos: bool) -> T::F {
+    let ax = o.abs(x);
+    // cos x = sin(x + π/2): one quadrant on.
+    let n = if cos {
+        let one = o.ic(1);
+        o.iadd(n, one)
+    } else {
+        n
+    };
+    let (one, two, three) = (o.ic(1), o.ic(2), o.ic(3));
+    let q = o.iand(n, three);
+    let odd = o.iand(q, one);
+    let zero = o.ic(0);
+    let use_cos = o.ult(zero, odd);
+    let v = o.sel(use_cos, c, s);
+    let hi = o.iand(q, two);
+    let flip = o.ult(zero, hi);
+    let nv = o.neg(v);
+    let v = o.sel(flip, nv, v);
+    let v = if cos {
+        v
+    } else {
+        // sin is odd: the sign of x (also for ±0).
+        let fz = o.fc(0.0);
+        let negx = o.lt(x, fz);
+        let nv = o.neg(v);
+        let xb = o.f_to_bits(x);
+        let sign = o.ic(1 << 63);
+        let sb = o.iand(xb, sign);
+        let is_neg0 = o.ult(zero, sb);
+        let zx = o.eq(x, fz);
+        let neg0 = o.and(zx, is_neg0);
+        let v = o.sel(negx, nv, v);
+        o.sel(neg0, x, v)
+    };
+    let inf = o.fc(f64::INFINITY);
+    let isinf = o.eq(ax, inf);
+    let isnan = o.is_nan(x);
+    let bad = o.or(isinf, isnan);
+    let nan = o.fc(f64::NAN);
+    o.sel(bad, nan, v)
 }
 
 #[cfg(test)]

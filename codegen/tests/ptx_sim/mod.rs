@@ -648,26 +648,34 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             }
             put(&a[0], r)?
         }
-        "add" | "sub" | "mul" | "div" | "sqrt" if float && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp")) => {
-            // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`...), by the interpreter's exact rounding.
-            use tessel_tile::interp::rounding::{Arith, Dir, directed};
+        "add" | "sub" | "mul" | "div" | "sqrt"
+            if float
+                && parts.iter().any(|p| matches!(*p, "rz" | "rm" | "rp") || (*p == "rn" && parts.contains(&"ftz"))) =>
+        {
+            // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`, `div.rn.ftz.f32`...), by the interpreter's exact
+            // rounding; `.ftz` flushes f32 subnormal operands and results.
+            use tessel_tile::interp::rounding::{Arith, Dir, directed, flush_f32};
             let dir = if parts.contains(&"rz") {
                 Dir::Zero
             } else if parts.contains(&"rm") {
                 Dir::Down
-            } else {
+            } else if parts.contains(&"rp") {
                 Dir::Up
+            } else {
+                Dir::Nearest
             };
+            let ftz = parts.contains(&"ftz") && ty == "f32";
+            let flush = |v: f64| if ftz { flush_f32(v) } else { v };
             let t = if ty == "f64" { ScalarType::F64 } else { ScalarType::F32 };
-            let x = to_f(v(1)?, ty);
+            let x = flush(to_f(v(1)?, ty));
             let (op, y) = match parts[0] {
-                "add" => (Arith::Add, to_f(v(2)?, ty)),
-                "sub" => (Arith::Sub, to_f(v(2)?, ty)),
-                "mul" => (Arith::Mul, to_f(v(2)?, ty)),
-                "div" => (Arith::Div, to_f(v(2)?, ty)),
+                "add" => (Arith::Add, flush(to_f(v(2)?, ty))),
+                "sub" => (Arith::Sub, flush(to_f(v(2)?, ty))),
+                "mul" => (Arith::Mul, flush(to_f(v(2)?, ty))),
+                "div" => (Arith::Div, flush(to_f(v(2)?, ty))),
                 _ => (Arith::Sqrt, 0.0),
             };
-            put(&a[0], from_f(directed(op, dir, t, x, y), ty))?
+            put(&a[0], from_f(flush(directed(op, dir, t, x, y)), ty))?
         }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" if float => {
             let (x, y) = (to_f(v(1)?, ty), to_f(v(2)?, ty));
@@ -756,30 +764,38 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], (x * y + z) as u64 & mask(if wide { 2 * bits } else { bits }))?
         }
         "fma" => {
-            let (x, y, z) = (to_f(v(1)?, ty), to_f(v(2)?, ty), to_f(v(3)?, ty));
-            let r = if ty == "f32" { (x as f32).mul_add(y as f32, z as f32) as f64 } else { x.mul_add(y, z) };
-            put(&a[0], from_f(r, ty))?
+            // `.ftz` reads f32 subnormal operands as ±0 and flushes a subnormal result; `.rm`/`.rp`/`.rz` round
+            // exactly in that direction.
+            use tessel_tile::interp::rounding::{Dir, flush_f32, fma};
+            let flush = |v: f64| if parts.contains(&"ftz") && ty == "f32" { flush_f32(v) } else { v };
+            let (x, y, z) = (flush(to_f(v(1)?, ty)), flush(to_f(v(2)?, ty)), flush(to_f(v(3)?, ty)));
+            let dir = match parts.get(1) {
+                Some(&"rm") => Dir::Down,
+                Some(&"rp") => Dir::Up,
+                Some(&"rz") => Dir::Zero,
+                _ => Dir::Nearest,
+            };
+            let t = if ty == "f32" { ScalarType::F32 } else { ScalarType::F64 };
+            put(&a[0], from_f(flush(fma(dir, t, x, y, z)), ty))?
         }
         "neg" | "abs" | "not" | "ex2" | "lg2" | "sqrt" | "rsqrt" | "sin" | "cos" | "rcp" => {
             let x = v(1)?;
             let r = if float {
-                let f = to_f(x, ty);
-                from_f(
-                    match parts[0] {
-                        "neg" => -f,
-                        "abs" => f.abs(),
-                        // `.ftz` flushes a subnormal result to +0.
-                        "ex2" if parts.contains(&"ftz") && ty == "f32" && (f.exp2() as f32).is_subnormal() => 0.0,
-                        "ex2" => f.exp2(),
-                        "lg2" => f.log2(),
-                        "sqrt" => f.sqrt(),
-                        "rsqrt" => 1.0 / f.sqrt(),
-                        "sin" => f.sin(),
-                        "cos" => f.cos(),
-                        _ => 1.0 / f,
-                    },
-                    ty,
-                )
+                let ftz = parts.contains(&"ftz") && ty == "f32";
+                let flush = |v: f64| if ftz { tessel_tile::interp::rounding::flush_f32(v) } else { v };
+                let f = flush(to_f(x, ty));
+                let r = match parts[0] {
+                    "neg" => -f,
+                    "abs" => f.abs(),
+                    "ex2" => f.exp2(),
+                    "lg2" => f.log2(),
+                    "sqrt" => f.sqrt(),
+                    "rsqrt" => 1.0 / f.sqrt(),
+                    "sin" => f.sin(),
+                    "cos" => f.cos(),
+                    _ => 1.0 / f,
+                };
+                from_f(flush(r), ty)
             } else {
                 match parts[0] {
                     "neg" => (-int_val(x, ty)) as u64 & mask(bits),
@@ -868,12 +884,44 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                             "rzi" => f.trunc(),
                             _ => f,
                         };
+                        // .ftz flushes a subnormal f32 result too.
+                        let f = if parts.contains(&"ftz") && dt == "f32" {
+                            tessel_tile::interp::rounding::flush_f32(f as f32 as f64)
+                        } else {
+                            f
+                        };
                         from_f(f, dt)
                     }
                     (true, false) => from_f(int_val(x, st) as f64, dt),
                     (false, true) => {
-                        let f = to_f(x, st).trunc();
-                        (f as i128) as u64 & mask(suffix_bits(dt))
+                        // Rounded by the mode (`.rni`...; truncated by default), saturated to the integer's
+                        // range; NaN as the GPU converts it (`nan_to_int`).
+                        let f = to_f(x, st);
+                        let f = match parts[1] {
+                            "rmi" => f.floor(),
+                            "rpi" => f.ceil(),
+                            "rni" => f.round_ties_even(),
+                            _ => f.trunc(),
+                        };
+                        let n = suffix_bits(dt);
+                        let (lo, hi) = if dt.starts_with('s') {
+                            (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1)
+                        } else {
+                            (0, (1i128 << n) - 1)
+                        };
+                        let r = if f.is_nan() {
+                            let from = if st == "f64" { ScalarType::F64 } else { ScalarType::F32 };
+                            let to = match (dt.starts_with('s'), n) {
+                                (true, 64) => ScalarType::I64,
+                                (false, 64) => ScalarType::U64,
+                                (true, _) => ScalarType::I32,
+                                (false, _) => ScalarType::U32,
+                            };
+                            tessel_tile::interp::value::nan_to_int(from, to) as i128
+                        } else {
+                            (f.clamp(lo as f64, hi as f64) as i128).clamp(lo, hi)
+                        };
+                        r as u64 & mask(n)
                     }
                     (false, false) => int_val(x, st) as u64 & mask(suffix_bits(dt)),
                 }

@@ -1,7 +1,7 @@
 //! Elementwise semantics: what one lane of a binary, unary or comparison op computes for each element type.
 
-use crate::interp::rounding;
 use crate::interp::value::{Val, round_float, wrap_int};
+use crate::interp::{approx, rounding};
 use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
 
@@ -13,20 +13,21 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             if !matches!(t, ScalarType::F32 | ScalarType::F64) {
                 return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
             }
-            return Ok(Val::Float(rounding::directed(arith, dir, t, x, y)));
+            return Ok(Val::Float(rounding::libdevice(arith, dir, t, x, y)));
         }
         let r = match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
             BinOp::Mul => x * y,
             BinOp::Div | BinOp::DivRn => x / y,
+            BinOp::DivApprox => approx::div(x, y),
             BinOp::Rem => frem(t, x, y),
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
-            BinOp::Pow => x.powf(y),
-            BinOp::Atan2 => via_f32(t, libm_input(t, x).atan2(libm_input(t, y))),
-            BinOp::Hypot => via_f32(t, libm_input(t, x).hypot(libm_input(t, y))),
+            BinOp::Pow => libm_result(t, pow(libm_input(t, x), libm_input(t, y))),
+            BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
+            BinOp::Hypot => libm_result(t, via_f32(t, libm_input(t, x).hypot(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
@@ -73,6 +74,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::Max => x.max(y),
         BinOp::Min => x.min(y),
         BinOp::UMulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
+        BinOp::MulHi if !unsigned => ((x as i128 * y as i128) >> bits) as i64,
+        BinOp::MulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
         _ => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
@@ -88,6 +91,15 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
             UnOp::Not if t == ScalarType::I1 => (x == 0) as i64,
             UnOp::Not => !x,
             UnOp::Abs => x.wrapping_abs(),
+            UnOp::Popc | UnOp::Clz | UnOp::Brev => {
+                let bits = t.bits();
+                let u = x as u64 & if bits >= 64 { u64::MAX } else { (1 << bits) - 1 };
+                match op {
+                    UnOp::Popc => u.count_ones() as i64,
+                    UnOp::Clz => (u.leading_zeros() - (64 - bits)) as i64,
+                    _ => (u.reverse_bits() >> (64 - bits)) as i64,
+                }
+            }
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
         };
         return Ok(Val::Int(wrap_int(r, t)));
@@ -96,7 +108,17 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         if !matches!(t, ScalarType::F32 | ScalarType::F64) {
             return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
         }
-        return Ok(Val::Float(rounding::directed(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
+        return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
+    }
+    if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
+        && let Some(r) = crate::libm::unary_f32(&mut crate::libm::model::M32, op, a.as_f64() as f32)
+    {
+        return Ok(Val::Float(round_float(r as f64, t)));
+    }
+    if t == ScalarType::F64
+        && let Some(r) = crate::libm::unary_f64(&mut crate::libm::model::M64, op, a.as_f64())
+    {
+        return Ok(Val::Float(r));
     }
     let x = ftz_input(op, t, a.as_f64());
     let r = match op {
@@ -119,25 +141,36 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         // The libdevice functions: correctly rounded (the host's f64 function, within an ulp of f64, rounded
         // once to f32 for the narrower types); the GPU's routines (`codegen/src/lower/libdevice.rs`) are
         // within the bounds stated there.
-        UnOp::Tanh => via_f32(t, x.tanh()),
-        UnOp::Sinh => via_f32(t, x.sinh()),
-        UnOp::Cosh => via_f32(t, x.cosh()),
-        UnOp::Tan => via_f32(t, x.tan()),
-        UnOp::Asin => via_f32(t, x.asin()),
-        UnOp::Acos => via_f32(t, x.acos()),
-        UnOp::Atan => via_f32(t, x.atan()),
-        UnOp::Asinh => via_f32(t, asinh(x)),
-        UnOp::Acosh => via_f32(t, acosh(x)),
-        UnOp::Atanh => via_f32(t, atanh(x)),
-        UnOp::Log1p => via_f32(t, x.ln_1p()),
-        UnOp::Expm1 => via_f32(t, x.exp_m1()),
-        UnOp::Log10 => via_f32(t, x.log10()),
-        UnOp::Exp10 => via_f32(t, 10f64.powf(x)),
-        UnOp::Cbrt => via_f32(t, x.cbrt()),
+        UnOp::Tanh => libm_result(t, via_f32(t, x.tanh())),
+        UnOp::Sinh => libm_result(t, via_f32(t, x.sinh())),
+        UnOp::Cosh => libm_result(t, via_f32(t, x.cosh())),
+        UnOp::Tan => libm_result(t, via_f32(t, x.tan())),
+        UnOp::Asin => libm_result(t, via_f32(t, x.asin())),
+        UnOp::Acos => libm_result(t, via_f32(t, x.acos())),
+        UnOp::Atan => libm_result(t, via_f32(t, x.atan())),
+        UnOp::Asinh => libm_result(t, via_f32(t, asinh(x))),
+        UnOp::Acosh => libm_result(t, via_f32(t, acosh(x))),
+        UnOp::Atanh => libm_result(t, via_f32(t, atanh(x))),
+        UnOp::Log1p => libm_result(t, via_f32(t, x.ln_1p())),
+        UnOp::Expm1 => libm_result(t, via_f32(t, x.exp_m1())),
+        UnOp::Log10 => libm_result(t, via_f32(t, x.log10())),
+        UnOp::Exp10 => libm_result(t, via_f32(t, 10f64.powf(x))),
+        UnOp::Cbrt => libm_result(t, via_f32(t, x.cbrt())),
+        UnOp::Lg2Approx => approx::lg2(x),
+        UnOp::SinApprox => approx::sin_cos(x, false),
+        UnOp::CosApprox => approx::sin_cos(x, true),
+        UnOp::Saturate => approx::saturate(x),
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
-        UnOp::Not | UnOp::SqrtRz | UnOp::SqrtRd | UnOp::SqrtRu => {
+        UnOp::Not
+        | UnOp::Popc
+        | UnOp::Clz
+        | UnOp::Brev
+        | UnOp::SqrtRnFtz
+        | UnOp::SqrtRz
+        | UnOp::SqrtRd
+        | UnOp::SqrtRu => {
             return Err(format!("`{}` is not defined on {t}", op.word()));
         }
     };
@@ -246,6 +279,18 @@ pub fn atanh(x: f64) -> f64 {
 /// An input of a libdevice function of type `t` as the GPU reads it: f32 (and bf16) subnormals flushed to ±0.
 fn libm_input(t: ScalarType, x: f64) -> f64 {
     if matches!(t, ScalarType::F32 | ScalarType::BF16) && (x as f32).is_subnormal() { 0f64.copysign(x) } else { x }
+}
+
+/// A libdevice function's result as the GPU gives it for type `t`: an f32 (or bf16) subnormal flushed to ±0
+/// (libdevice under Triton's FTZ setting; measured: `atan2f(2^-126, 2.5) = 0`).
+fn libm_result(t: ScalarType, r: f64) -> f64 {
+    if matches!(t, ScalarType::F32 | ScalarType::BF16) { rounding::flush_f32(r as f32 as f64) } else { r }
+}
+
+/// C's `pow` (Annex F): `pow(1, y)` and `pow(x, ±0)` are 1 even for a NaN operand (signalling NaNs too, which
+/// the host's libm turns into NaN).
+fn pow(x: f64, y: f64) -> f64 {
+    if x == 1.0 || y == 0.0 { 1.0 } else { x.powf(y) }
 }
 
 /// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).

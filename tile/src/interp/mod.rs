@@ -6,6 +6,7 @@
 //! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
 //! observe another, with exactly the sequential result (`run_with_limits`).
 
+pub mod approx;
 pub mod arith;
 mod compute;
 mod data_ops;

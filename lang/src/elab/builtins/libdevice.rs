@@ -101,21 +101,26 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "copysign",
 ];
 
-/// `add_rn` ... `div_ru`: the op with that rounding (`_rn` is the ordinary IEEE op).
+/// The names `tl.math` has too whose libdevice version computes otherwise: `libdevice.div_rn` and
+/// `libdevice.sqrt_rn` flush f32 subnormals (`div.rn.ftz.f32`), `tl.div_rn` and `tl.sqrt_rn` keep them.
+pub const OWN_VERSIONS: &[&str] = &["div_rn", "sqrt_rn"];
+
+/// `add_rn` ... `div_ru`: the op with that rounding.
 fn rounded_binary(name: &str) -> Option<BinOp> {
     Some(match name {
-        "add_rn" => BinOp::Add,
+        "add_rn" => BinOp::AddRn,
         "add_rz" => BinOp::AddRz,
         "add_rd" => BinOp::AddRd,
         "add_ru" => BinOp::AddRu,
-        "sub_rn" => BinOp::Sub,
+        "sub_rn" => BinOp::SubRn,
         "sub_rz" => BinOp::SubRz,
         "sub_rd" => BinOp::SubRd,
         "sub_ru" => BinOp::SubRu,
-        "mul_rn" => BinOp::Mul,
+        "mul_rn" => BinOp::MulRn,
         "mul_rz" => BinOp::MulRz,
         "mul_rd" => BinOp::MulRd,
         "mul_ru" => BinOp::MulRu,
+        "div_rn" => BinOp::DivRnFtz,
         "div_rz" => BinOp::DivRz,
         "div_rd" => BinOp::DivRd,
         "div_ru" => BinOp::DivRu,
@@ -125,7 +130,7 @@ fn rounded_binary(name: &str) -> Option<BinOp> {
 
 fn rounded_rcp(name: &str) -> Option<BinOp> {
     Some(match name {
-        "rcp_rn" => BinOp::DivRn,
+        "rcp_rn" => BinOp::DivRnFtz,
         "rcp_rz" => BinOp::DivRz,
         "rcp_rd" => BinOp::DivRd,
         "rcp_ru" => BinOp::DivRu,
@@ -217,6 +222,7 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
+        "sqrt_rn" => UnOp::SqrtRnFtz,
         "sqrt_rz" => UnOp::SqrtRz,
         "sqrt_rd" => UnOp::SqrtRd,
         "sqrt_ru" => UnOp::SqrtRu,
@@ -227,6 +233,9 @@ fn unary_op(name: &str) -> Option<UnOp> {
 impl<'a> Elab<'a> {
     pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
         let span = args.span;
+        if let Some(v) = self.call_libdevice_int(name, fname, args)? {
+            return Ok(Some(Value::Tensor(v)));
+        }
         if let Some(op) = rounded_binary(name) {
             let b = self.bind(fname, "arg0, arg1", args.clone())?;
             let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
@@ -311,18 +320,14 @@ impl<'a> Elab<'a> {
                         let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
                         self.emit1(Op::Select, &[le, zero, d], ty, span)?
                     }
+                    _ if x.scalar() == Some(ScalarType::F32) => self.nextafter_f32(x, y, span)?,
                     _ => self.nextafter(x, y, span)?,
                 }
             }
             "saturatef" => {
-                // min(max(x, 0), 1), NaN giving 0 (max.f32 with a NaN operand returns the other).
+                // `cvt.ftz.sat.f32`: clamped to [0, 1], NaN and subnormals giving 0.
                 let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
-                let ty = x.ty.clone();
-                let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
-                let one = self.constant(Const::Float(1.0), ty.clone(), span)?;
-                let lo =
-                    self.emit1(Op::Binary { op: BinOp::Max, propagate_nan: false }, &[x, zero], ty.clone(), span)?;
-                self.emit1(Op::Binary { op: BinOp::Min, propagate_nan: false }, &[lo, one], ty, span)?
+                self.un(UnOp::Saturate, x, span)?
             }
             "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
@@ -401,43 +406,125 @@ impl<'a> Elab<'a> {
         self.emit1(Op::Select, &[nan, sum, r], ty, span)
     }
 
-    /// The `fast_*f` functions (fp32 only). `fast_expf` and `fast_exp10f` are what libdevice computes:
-    /// `ex2.approx.ftz` (tessel's `exp2`) of x·log2(e) or x·log2(10); the others are the accurate function
-    /// (`log2`, `log`, `log10`, `sin`, `cos`, `tan`, `pow`, `/`), more accurate than libdevice's approximate
-    /// instructions (`lg2.approx`, `sin.approx`... whose error grows without bound for large sin/cos arguments),
-    /// so their last bits can differ from Triton's.
+    /// libdevice's `nextafterf`, which flushes subnormals (its f32 code under Triton's FTZ setting): a
+    /// subnormal x counts as ±0, and from ±0 the step goes to ±2^-126 (the smallest normal) with y's sign,
+    /// or to y flushed when y is ±0 too; otherwise x's bits step by one away from or toward zero as C's
+    /// `nextafter` does (a step that reaches ±0 gives the zero of x's sign). A NaN operand gives x + y.
+    fn nextafter_f32(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let (xb, _) = self.float_bits(x.clone(), span)?;
+        let (yb, _) = self.float_bits(y.clone(), span)?;
+        let ity = xb.ty.clone();
+        let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
+        let (expo, sign, mag, zero_i) =
+            (int(self, 0x7f80_0000)?, int(self, i32::MIN as i64)?, int(self, i32::MAX as i64)?, int(self, 0)?);
+        // Bits with a zero exponent field (±0 and subnormals) become the zero of their sign.
+        let flush = |e: &mut Self, b: Tv| -> R<Tv> {
+            let ex = e.arith(BinOp::And, b.clone(), expo.clone(), span)?;
+            let tiny = e.cmp(CmpPred::Eq, ex, zero_i.clone(), span)?;
+            let sg = e.arith(BinOp::And, b.clone(), sign.clone(), span)?;
+            e.emit1(Op::Select, &[tiny, sg, b], ity.clone(), span)
+        };
+        let x1 = flush(self, xb)?;
+        let y1 = flush(self, yb.clone())?;
+        // x ≠ 0: one step, away from zero when y lies beyond x, toward zero when y lies between.
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        let lt = self.cmp(CmpPred::Lt, x.clone(), y.clone(), span)?;
+        let gt = self.cmp(CmpPred::Gt, x.clone(), y.clone(), span)?;
+        let pos = self.cmp(CmpPred::Gt, x.clone(), zero.clone(), span)?;
+        let neg = self.cmp(CmpPred::Lt, x.clone(), zero, span)?;
+        let up1 = self.arith(BinOp::And, pos.clone(), lt.clone(), span)?;
+        let up2 = self.arith(BinOp::And, neg.clone(), gt.clone(), span)?;
+        let away = self.arith(BinOp::Or, up1, up2, span)?;
+        let dn1 = self.arith(BinOp::And, neg, lt, span)?;
+        let dn2 = self.arith(BinOp::And, pos, gt, span)?;
+        let toward = self.arith(BinOp::Or, dn1, dn2, span)?;
+        let (one, m1) = (int(self, 1)?, int(self, -1)?);
+        let step = self.emit1(Op::Select, &[toward, m1, zero_i.clone()], ity.clone(), span)?;
+        let step = self.emit1(Op::Select, &[away, one, step], ity.clone(), span)?;
+        let r = self.arith(BinOp::Add, x1.clone(), step, span)?;
+        let rm = self.arith(BinOp::And, r.clone(), mag.clone(), span)?;
+        let rz = self.cmp(CmpPred::Eq, rm, zero_i.clone(), span)?;
+        let rs = self.arith(BinOp::And, r.clone(), sign.clone(), span)?;
+        let r = self.emit1(Op::Select, &[rz, rs, r], ity.clone(), span)?;
+        // x = ±0: y flushed when it is ±0 too, else the smallest normal with y's sign.
+        let normal = int(self, 0x0080_0000)?;
+        let ys = self.arith(BinOp::And, yb, sign, span)?;
+        let tiny = self.arith(BinOp::Or, ys, normal, span)?;
+        let ym = self.arith(BinOp::And, y1.clone(), mag.clone(), span)?;
+        let yz = self.cmp(CmpPred::Eq, ym, zero_i.clone(), span)?;
+        let from_zero = self.emit1(Op::Select, &[yz, y1, tiny], ity.clone(), span)?;
+        let xm = self.arith(BinOp::And, x1, mag, span)?;
+        let xz = self.cmp(CmpPred::Eq, xm, zero_i, span)?;
+        let r = self.emit1(Op::Select, &[xz, from_zero, r], ity, span)?;
+        let r = self.bitcast(r, Dtype::Scalar(ScalarType::F32), span)?;
+        let un = self.cmp(CmpPred::Ne, x.clone(), x.clone(), span)?;
+        let un2 = self.cmp(CmpPred::Ne, y.clone(), y.clone(), span)?;
+        let nan = self.arith(BinOp::Or, un, un2, span)?;
+        let sum = self.arith(BinOp::Add, x, y, span)?;
+        self.emit1(Op::Select, &[nan, sum, r], ty, span)
+    }
+
+    /// The `fast_*f` functions (fp32 only), as libdevice computes them: the hardware's approximations
+    /// (`lg2.approx.ftz`, `sin.approx.ftz`, `cos.approx.ftz`, `div.approx.ftz`, `ex2.approx.ftz` = tessel's
+    /// f32 `exp2`), `fast_logf`/`fast_log10f` as log2 times ln 2 or log10 2 (rounded to f32), `fast_tanf` as
+    /// sin/cos, `fast_powf(x, y)` as 2^(log2(x)·y), `fast_expf`/`fast_exp10f` as 2^(x·log2 e) / 2^(x·log2 10).
     fn fast(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
         let span = args.span;
-        let unary = match name {
+        if matches!(name, "fast_powf" | "fast_dividef") {
+            let b = self.bind(fname, "arg0, arg1", args.clone())?;
+            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+            let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+            self.check_dtype(&x, &[ScalarType::F32], fname, b.req("arg0").span)?;
+            self.check_dtype(&y, &[ScalarType::F32], fname, b.req("arg1").span)?;
+            let (x, y) = self.same_type_pair(x, y, fname, span)?;
+            if name == "fast_dividef" {
+                return Ok(Some(self.arith(BinOp::DivApprox, x, y, span)?));
+            }
+            let l = self.un(UnOp::Lg2Approx, x, span)?;
+            let t = self.arith(BinOp::Mul, l, y, span)?;
+            return Ok(Some(self.un(UnOp::Exp2, t, span)?));
+        }
+        if !name.starts_with("fast_") || name == "fast_dividef" {
+            return Ok(None);
+        }
+        let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+        // `x` times an f32 constant given by its bits.
+        let scale = |e: &mut Self, x: Tv, bits: u32| -> R<Tv> {
+            let k = e.constant(Const::Float(f32::from_bits(bits) as f64), x.ty.clone(), span)?;
+            e.arith(BinOp::Mul, x, k, span)
+        };
+        Ok(Some(match name {
             "fast_expf" | "fast_exp10f" => {
-                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
                 let k = if name == "fast_expf" { std::f64::consts::LOG2_E } else { std::f64::consts::LOG2_10 };
                 let k = self.constant(Const::Float(k), x.ty.clone(), span)?;
                 let t = self.arith(BinOp::Mul, x, k, span)?;
-                let ty = t.ty.clone();
-                return Ok(Some(self.emit1(Op::Unary(UnOp::Exp2), &[t], ty, span)?));
+                self.un(UnOp::Exp2, t, span)?
             }
-            "fast_log2f" => UnOp::Log2,
-            "fast_logf" => UnOp::Log,
-            "fast_log10f" => UnOp::Log10,
-            "fast_sinf" => UnOp::Sin,
-            "fast_cosf" => UnOp::Cos,
-            "fast_tanf" => UnOp::Tan,
-            "fast_powf" | "fast_dividef" => {
-                let b = self.bind(fname, "arg0, arg1", args.clone())?;
-                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-                self.check_dtype(&x, &[ScalarType::F32], fname, b.req("arg0").span)?;
-                self.check_dtype(&y, &[ScalarType::F32], fname, b.req("arg1").span)?;
-                let (x, y) = self.same_type_pair(x, y, fname, span)?;
-                let op = if name == "fast_powf" { BinOp::Pow } else { BinOp::Div };
-                return Ok(Some(self.arith(op, x, y, span)?));
+            "fast_log2f" => self.un(UnOp::Lg2Approx, x, span)?,
+            "fast_logf" => {
+                let l = self.un(UnOp::Lg2Approx, x, span)?;
+                scale(self, l, 0x3f31_7218)?
+            }
+            "fast_log10f" => {
+                let l = self.un(UnOp::Lg2Approx, x, span)?;
+                scale(self, l, 0x3e9a_209b)?
+            }
+            "fast_sinf" => self.un(UnOp::SinApprox, x, span)?,
+            "fast_cosf" => self.un(UnOp::CosApprox, x, span)?,
+            "fast_tanf" => {
+                let sn = self.un(UnOp::SinApprox, x.clone(), span)?;
+                let cs = self.un(UnOp::CosApprox, x, span)?;
+                self.arith(BinOp::DivApprox, sn, cs, span)?
             }
             _ => return Ok(None),
-        };
-        let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
+        }))
+    }
+
+    /// The elementwise unary `op` of `x`.
+    pub(crate) fn un(&mut self, op: UnOp, x: Tv, span: Span) -> R<Tv> {
         let ty = x.ty.clone();
-        Ok(Some(self.emit1(Op::Unary(unary), &[x], ty, span)?))
+        self.emit1(Op::Unary(op), &[x], ty, span)
     }
 
     /// Two float tensors broadcast together, of one type (libdevice does not promote).

@@ -265,15 +265,62 @@ impl<'a> Elab<'a> {
         }
         let (sem, scope) = self.sem_scope(b, fname)?;
         let val = self.value_for(b.req("val"), &ptr, pointee, fname, "val", span)?;
-        let mut operands = vec![ptr.clone(), val.clone()];
+        let mut mask = None;
         if let Some(m) = b.opt("mask") {
-            let mask = self.mask_arg(m, fname)?;
-            if !ptr.is_block() && mask.is_block() {
-                return Err(self.err(m.span, format!("the mask is a tensor ({}) but the pointer is a scalar", mask.ty)));
+            let mk = self.mask_arg(m, fname)?;
+            if !ptr.is_block() && mk.is_block() {
+                return Err(self.err(m.span, format!("the mask is a tensor ({}) but the pointer is a scalar", mk.ty)));
             }
-            operands.push(self.broadcast_like(mask, &ptr.ty.with_elem(Elem::Scalar(ScalarType::I1)), m.span)?);
+            mask = Some(self.broadcast_like(mk, &ptr.ty.with_elem(Elem::Scalar(ScalarType::I1)), m.span)?);
         }
+        if pointee.is_float() && matches!(op, AtomicOp::Max | AtomicOp::Min) {
+            return self.float_atomic_min_max(op, ptr, val, mask, (sem, scope), span);
+        }
+        let mut operands = vec![ptr.clone(), val.clone()];
+        operands.extend(mask);
         self.emit1(Op::Atomic { op, sem, scope }, &operands, val.ty, span)
+    }
+
+    /// Float `atomic_max`/`atomic_min` as Triton builds them, on the bits: values with the sign bit clear
+    /// order as signed integers (`atomic_max`/`min` of the i32/i64 bits), values with it set in reverse as
+    /// unsigned ones (`atomic_min`/`max` of the u32/u64 bits); the old value comes back from whichever ran.
+    fn float_atomic_min_max(
+        &mut self,
+        op: AtomicOp,
+        ptr: Tv,
+        val: Tv,
+        mask: Option<Tv>,
+        (sem, scope): (String, String),
+        span: Span,
+    ) -> R<Tv> {
+        let ft = val.scalar().expect("a float value");
+        let (it, ut) =
+            if ft == ScalarType::F64 { (ScalarType::I64, ScalarType::U64) } else { (ScalarType::I32, ScalarType::U32) };
+        let ival = self.bitcast(val.clone(), Dtype::Scalar(it), span)?;
+        let uval = self.bitcast(val, Dtype::Scalar(ut), span)?;
+        let iptr = self.bitcast(ptr.clone(), Dtype::Ptr(it), span)?;
+        let uptr = self.bitcast(ptr, Dtype::Ptr(ut), span)?;
+        let zero = self.zero_like(&ival, span)?;
+        let bty = ival.ty.with_elem(Elem::Scalar(ScalarType::I1));
+        let neg = self.emit1(Op::Cmp(tessel_tile::ops::CmpPred::Lt), &[ival.clone(), zero], bty.clone(), span)?;
+        let pos = self.emit1(Op::Unary(tessel_tile::ops::UnOp::Not), std::slice::from_ref(&neg), bty, span)?;
+        let (pm, nm) = match mask {
+            Some(m) => (
+                self.arith(tessel_tile::ops::BinOp::And, m.clone(), pos.clone(), span)?,
+                self.arith(tessel_tile::ops::BinOp::And, m, neg, span)?,
+            ),
+            None => (pos.clone(), neg),
+        };
+        let (iop, uop) =
+            if op == AtomicOp::Max { (AtomicOp::Max, AtomicOp::Min) } else { (AtomicOp::Min, AtomicOp::Max) };
+        let ity = ival.ty.clone();
+        let (sem2, scope2) = (sem.clone(), scope.clone());
+        let pr = self.emit1(Op::Atomic { op: iop, sem, scope }, &[iptr, ival, pm], ity.clone(), span)?;
+        let uty = uval.ty.clone();
+        let nr = self.emit1(Op::Atomic { op: uop, sem: sem2, scope: scope2 }, &[uptr, uval, nm], uty, span)?;
+        let nr = self.bitcast(nr, Dtype::Scalar(it), span)?;
+        let r = self.emit1(Op::Select, &[pos, pr, nr], ity, span)?;
+        self.bitcast(r, Dtype::Scalar(ft), span)
     }
 
     fn make_descriptor(&mut self, b: &Bound<'a>, fname: &str, span: Span) -> R<Tv> {

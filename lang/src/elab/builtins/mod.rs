@@ -16,6 +16,7 @@ pub mod debug;
 pub mod extra;
 pub mod layout;
 pub mod libdevice;
+pub mod libdevice_int;
 pub mod math;
 pub mod memory;
 pub mod prelude;
@@ -363,6 +364,11 @@ impl<'a> Elab<'a> {
             Ns::Libdevice => MATH_NAMES,
             _ => &[],
         };
+        if ns == Ns::Libdevice
+            && let Some(n) = find(libdevice::OWN_VERSIONS, name)
+        {
+            return Ok(Value::Builtin(Builtin { ns, name: n }));
+        }
         if let Some(n) = find(table, name) {
             let ns = if ns == Ns::Libdevice { Ns::Math } else { ns };
             return Ok(Value::Builtin(Builtin { ns, name: n }));
@@ -370,6 +376,7 @@ impl<'a> Elab<'a> {
         if ns == Ns::Libdevice
             && let Some(n) = find(extra::CUDA_NAMES, name)
                 .or_else(|| find(libdevice::LIBDEVICE_NAMES, name))
+                .or_else(|| find(libdevice_int::NAMES, name))
                 .or_else(|| find(libdevice::CONVERSIONS, name))
         {
             return Ok(Value::Builtin(Builtin { ns, name: n }));
@@ -381,6 +388,7 @@ impl<'a> Elab<'a> {
         let mut candidates: Vec<&str> = table.to_vec();
         if ns == Ns::Libdevice {
             candidates.extend(libdevice::LIBDEVICE_NAMES);
+            candidates.extend(libdevice_int::NAMES);
         }
         if shared_tl || ns == Ns::Math {
             candidates.extend(if ns == Ns::Math { MATH_NAMES } else { TL_NAMES });

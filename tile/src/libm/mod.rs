@@ -1,0 +1,334 @@
+//! Math routines written once over [`FloatOps`], a sequence of typed float/int/predicate operations at one
+//! precision: codegen implements it by emitting PTX (`codegen/src/lower/fpops.rs`), [`model`] by computing
+//! the same operations on the CPU with the same roundings, so a routine's PTX and its CPU evaluation (the
+//! interpreter's semantics for the op, and the tests' model) are the same sequence, instruction for instruction.
+//!
+//! Every plain float op is correctly rounded to nearest even and keeps subnormals (`add.rn`, `fma.rn`...); the
+//! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
+//! (32 or 64 bits) and wrap.
+
+pub mod erf64;
+pub mod libdevice32;
+pub mod trig32;
+
+use crate::ops::UnOp;
+
+/// The f64 routine of `op` that reproduces Triton's libdevice code op for op, where there is one.
+pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
+    Some(match op {
+        UnOp::Erf => erf64::erf(o, x),
+        _ => return None,
+    })
+}
+
+/// The f32 routine of `op` that reproduces Triton's libdevice code op for op, where there is one (f16 and
+/// bf16 compute in f32 and round the result). Both the interpreter and codegen go through here.
+pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
+    Some(match op {
+        UnOp::Log => libdevice32::logf(o, x),
+        UnOp::Log2 => libdevice32::log2f(o, x),
+        UnOp::Erf => libdevice32::erff(o, x),
+        UnOp::Tanh => libdevice32::tanhf(o, x),
+        UnOp::Sin => trig32::sinf(o, x, false),
+        UnOp::Cos => trig32::sinf(o, x, true),
+        _ => return None,
+    })
+}
+
+/// A sequence of float/int/predicate operations at one precision (32 or 64 bits).
+pub trait FloatOps {
+    /// A float, an integer of the same width, a predicate.
+    type F: Copy;
+    type I: Copy;
+    type P: Copy;
+
+    /// `v` rounded to the precision.
+    fn fc(&mut self, v: f64) -> Self::F;
+    /// A float from its bits.
+    fn fbits(&mut self, bits: u64) -> Self::F;
+    fn ic(&mut self, v: u64) -> Self::I;
+    fn add(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// Correctly rounded square root (`sqrt.rn`).
+    fn sqrt(&mut self, a: Self::F) -> Self::F;
+    /// `a * b + c` with one rounding.
+    fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    fn neg(&mut self, a: Self::F) -> Self::F;
+    fn abs(&mut self, a: Self::F) -> Self::F;
+    /// Round to the nearest integer, ties to even (`cvt.rni`).
+    fn rni(&mut self, a: Self::F) -> Self::F;
+    /// Round toward zero to an integer (`cvt.rzi`).
+    fn trunc(&mut self, a: Self::F) -> Self::F;
+    /// An integral float as a signed integer (saturating; NaN gives 0).
+    fn f2i(&mut self, a: Self::F) -> Self::I;
+    /// A signed integer as a float (rounded).
+    fn i2f(&mut self, a: Self::I) -> Self::F;
+    fn f_to_bits(&mut self, a: Self::F) -> Self::I;
+    fn bits_to_f(&mut self, a: Self::I) -> Self::F;
+    fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn isub(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn iand(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn ior(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn shl(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Logical shift right.
+    fn shr(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Arithmetic shift right.
+    fn sar(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Shift left by a variable amount (amounts at or past the width give 0, as PTX clamps).
+    fn shl_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
+    /// Logical shift right by a variable amount (amounts at or past the width give 0).
+    fn shr_v(&mut self, a: Self::I, n: Self::I) -> Self::I;
+    /// Unsigned remainder (`b` nonzero).
+    fn urem(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Unsigned high half of the double-width product.
+    fn umulhi(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Wrapping (low half) product.
+    fn imul(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Signed `a < b`.
+    fn slt(&mut self, a: Self::I, b: Self::I) -> Self::P;
+    /// Unsigned `a < b`.
+    fn ult(&mut self, a: Self::I, b: Self::I) -> Self::P;
+    fn umin(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Ordered comparisons (false when either side is NaN).
+    fn lt(&mut self, a: Self::F, b: Self::F) -> Self::P;
+    fn le(&mut self, a: Self::F, b: Self::F) -> Self::P;
+    fn eq(&mut self, a: Self::F, b: Self::F) -> Self::P;
+    /// `a != b` or either is NaN.
+    fn ne(&mut self, a: Self::F, b: Self::F) -> Self::P;
+    fn is_nan(&mut self, a: Self::F) -> Self::P;
+    fn sel(&mut self, p: Self::P, a: Self::F, b: Self::F) -> Self::F;
+    fn isel(&mut self, p: Self::P, a: Self::I, b: Self::I) -> Self::I;
+    fn and(&mut self, a: Self::P, b: Self::P) -> Self::P;
+    fn or(&mut self, a: Self::P, b: Self::P) -> Self::P;
+    fn not(&mut self, a: Self::P) -> Self::P;
+
+    /// libdevice's flushing and approximate forms (Triton compiles libdevice with `__CUDA_FTZ`). At 64 bits
+    /// they are the plain operations (f64 has no `.ftz`). `fma.rn.ftz`:
+    fn fma_ftz(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// `fma.rm.ftz`: rounded down.
+    fn fma_rm_ftz(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// `cvt.ftz.sat`: clamped to [0, 1] (NaN gives 0).
+    fn sat_ftz(&mut self, a: Self::F) -> Self::F;
+    /// `ex2.approx.ftz`, `lg2.approx.ftz`, `rcp.approx.ftz`: the hardware's approximations. The CPU model
+    /// rounds the exact function correctly, so it can differ from the GPU in the last bits (the PTX ISA bounds
+    /// `ex2.approx` to 2 ulp, `lg2.approx` to 2^-22.6 absolute for arguments near 1, `rcp.approx` to 1 ulp).
+    fn ex2_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    fn lg2_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    fn rcp_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    /// `abs.ftz`: |a|, a subnormal giving +0.
+    fn abs_ftz(&mut self, a: Self::F) -> Self::F;
+    /// `mul.rn.ftz`.
+    fn mul_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn ixor(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// The one f64 step of libdevice's f32 argument reduction (32-bit only): the signed 64-bit integer
+    /// `hi:lo` converted to f64 (`cvt.rn.f64.s64`), times the f64 with bits `scale` (`mul.f64`), rounded to f32
+    /// (`cvt.rn.f32.f64`).
+    fn s64_scaled_to_f32(&mut self, hi: Self::I, lo: Self::I, scale: u64) -> Self::F;
+    /// The f32 steps of libdevice's f64 `erf` (64-bit only): `cvt.rn.f32.f64` of `a`, `mul.f32` by the f32
+    /// with bits `k`, `cvt.rni.f32.f32`, widened back (`cvt.f64.f32`).
+    fn f32_rni_scaled(&mut self, a: Self::F, k: u32) -> Self::F;
+    /// `ex2.approx.ftz.f32` of an integral f64 `n` (exact: a power of two, 0 below 2^-126), widened back.
+    fn ex2_f32_widened(&mut self, n: Self::F) -> Self::F;
+}
+
+/// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
+/// subnormals, as the PTX forms without `.ftz` do; the `_ftz` forms flush f32 subnormal operands and results).
+pub mod model {
+    use super::FloatOps;
+    use crate::interp::rounding::{Dir, flush_f32, fma as fma_dir};
+    use crate::types::ScalarType;
+
+    macro_rules! model {
+        ($name:ident, $f:ty, $u:ty, $s:ty, $t:expr) => {
+            pub struct $name;
+
+            impl FloatOps for $name {
+                type F = $f;
+                type I = $u;
+                type P = bool;
+
+                fn fc(&mut self, v: f64) -> $f {
+                    v as $f
+                }
+                fn fbits(&mut self, bits: u64) -> $f {
+                    <$f>::from_bits(bits as $u)
+                }
+                fn ic(&mut self, v: u64) -> $u {
+                    v as $u
+                }
+                fn add(&mut self, a: $f, b: $f) -> $f {
+                    a + b
+                }
+                fn sub(&mut self, a: $f, b: $f) -> $f {
+                    a - b
+                }
+                fn mul(&mut self, a: $f, b: $f) -> $f {
+                    a * b
+                }
+                fn div(&mut self, a: $f, b: $f) -> $f {
+                    a / b
+                }
+                fn sqrt(&mut self, a: $f) -> $f {
+                    a.sqrt()
+                }
+                fn fma(&mut self, a: $f, b: $f, c: $f) -> $f {
+                    a.mul_add(b, c)
+                }
+                fn neg(&mut self, a: $f) -> $f {
+                    -a
+                }
+                fn abs(&mut self, a: $f) -> $f {
+                    a.abs()
+                }
+                fn rni(&mut self, a: $f) -> $f {
+                    a.round_ties_even()
+                }
+                fn trunc(&mut self, a: $f) -> $f {
+                    a.trunc()
+                }
+                fn f2i(&mut self, a: $f) -> $u {
+                    a.round_ties_even() as $s as $u
+                }
+                fn i2f(&mut self, a: $u) -> $f {
+                    a as $s as $f
+                }
+                fn f_to_bits(&mut self, a: $f) -> $u {
+                    a.to_bits()
+                }
+                fn bits_to_f(&mut self, a: $u) -> $f {
+                    <$f>::from_bits(a)
+                }
+                fn iadd(&mut self, a: $u, b: $u) -> $u {
+                    a.wrapping_add(b)
+                }
+                fn isub(&mut self, a: $u, b: $u) -> $u {
+                    a.wrapping_sub(b)
+                }
+                fn iand(&mut self, a: $u, b: $u) -> $u {
+                    a & b
+                }
+                fn ior(&mut self, a: $u, b: $u) -> $u {
+                    a | b
+                }
+                fn shl(&mut self, a: $u, n: u32) -> $u {
+                    a << n
+                }
+                fn shr(&mut self, a: $u, n: u32) -> $u {
+                    a >> n
+                }
+                fn sar(&mut self, a: $u, n: u32) -> $u {
+                    ((a as $s) >> n) as $u
+                }
+                fn shl_v(&mut self, a: $u, n: $u) -> $u {
+                    if n < <$u>::BITS as $u { a << n } else { 0 }
+                }
+                fn shr_v(&mut self, a: $u, n: $u) -> $u {
+                    if n < <$u>::BITS as $u { a >> n } else { 0 }
+                }
+                fn urem(&mut self, a: $u, b: $u) -> $u {
+                    a % b
+                }
+                fn umulhi(&mut self, a: $u, b: $u) -> $u {
+                    ((a as u128 * b as u128) >> <$u>::BITS) as $u
+                }
+                fn imul(&mut self, a: $u, b: $u) -> $u {
+                    a.wrapping_mul(b)
+                }
+                fn slt(&mut self, a: $u, b: $u) -> bool {
+                    (a as $s) < (b as $s)
+                }
+                fn ult(&mut self, a: $u, b: $u) -> bool {
+                    a < b
+                }
+                fn umin(&mut self, a: $u, b: $u) -> $u {
+                    a.min(b)
+                }
+                fn lt(&mut self, a: $f, b: $f) -> bool {
+                    a < b
+                }
+                fn le(&mut self, a: $f, b: $f) -> bool {
+                    a <= b
+                }
+                fn eq(&mut self, a: $f, b: $f) -> bool {
+                    a == b
+                }
+                fn ne(&mut self, a: $f, b: $f) -> bool {
+                    a != b
+                }
+                fn is_nan(&mut self, a: $f) -> bool {
+                    a.is_nan()
+                }
+                fn sel(&mut self, p: bool, a: $f, b: $f) -> $f {
+                    if p { a } else { b }
+                }
+                fn isel(&mut self, p: bool, a: $u, b: $u) -> $u {
+                    if p { a } else { b }
+                }
+                fn and(&mut self, a: bool, b: bool) -> bool {
+                    a && b
+                }
+                fn or(&mut self, a: bool, b: bool) -> bool {
+                    a || b
+                }
+                fn not(&mut self, a: bool) -> bool {
+                    !a
+                }
+                fn fma_ftz(&mut self, a: $f, b: $f, c: $f) -> $f {
+                    let f = |v: $f| Self::flush(v);
+                    f(f(a).mul_add(f(b), f(c)))
+                }
+                fn fma_rm_ftz(&mut self, a: $f, b: $f, c: $f) -> $f {
+                    let f = |v: $f| Self::flush(v);
+                    f(fma_dir(Dir::Down, $t, f(a) as f64, f(b) as f64, f(c) as f64) as $f)
+                }
+                fn sat_ftz(&mut self, a: $f) -> $f {
+                    let a = Self::flush(a);
+                    if a.is_nan() || a <= 0.0 { 0.0 } else { a.min(1.0) }
+                }
+                fn ex2_approx_ftz(&mut self, a: $f) -> $f {
+                    Self::flush((Self::flush(a) as f64).exp2() as $f)
+                }
+                fn lg2_approx_ftz(&mut self, a: $f) -> $f {
+                    Self::flush((Self::flush(a) as f64).log2() as $f)
+                }
+                fn abs_ftz(&mut self, a: $f) -> $f {
+                    Self::flush(a.abs())
+                }
+                fn mul_ftz(&mut self, a: $f, b: $f) -> $f {
+                    Self::flush(Self::flush(a) * Self::flush(b))
+                }
+                fn ixor(&mut self, a: $u, b: $u) -> $u {
+                    a ^ b
+                }
+                fn f32_rni_scaled(&mut self, a: $f, k: u32) -> $f {
+                    ((a as f32) * f32::from_bits(k)).round_ties_even() as $f
+                }
+                fn ex2_f32_widened(&mut self, n: $f) -> $f {
+                    let n = n as f32;
+                    // 2^n for an integer n: exact, flushed below the smallest normal.
+                    let r = if n.is_nan() { f32::NAN } else { (n as f64).exp2() as f32 };
+                    flush_f32(r as f64) as $f
+                }
+                fn s64_scaled_to_f32(&mut self, hi: $u, lo: $u, scale: u64) -> $f {
+                    let v = ((hi as u64) << 32 | lo as u64 & 0xffff_ffff) as i64;
+                    (v as f64 * f64::from_bits(scale)) as f32 as $f
+                }
+                fn rcp_approx_ftz(&mut self, a: $f) -> $f {
+                    Self::flush((1.0 / Self::flush(a) as f64) as $f)
+                }
+            }
+
+            impl $name {
+                /// A subnormal read as zero at 32 bits.
+                fn flush(v: $f) -> $f {
+                    if $t == ScalarType::F32 { flush_f32(v as f64) as $f } else { v }
+                }
+            }
+        };
+    }
+
+    model!(M32, f32, u32, i32, ScalarType::F32);
+    model!(M64, f64, u64, i64, ScalarType::F64);
+}
