@@ -307,7 +307,7 @@ fn typed_fp8_operands_and_nvfp4_scales() {
     for (fa, group) in [("e2m1", 16usize), ("e5m2", 32)] {
         let (a_elem, ac) = if fa == "e2m1" { (U8, k / 2) } else { (F8E5M2, k) };
         let a_raw: Vec<u64> = (0..(m * ac) as u64)
-            .map(|i| if fa == "e2m1" { (i * 2654435761 >> 7) & 0xff } else { (i * 13 % 0x0c + 0x38) | (i & 1) << 7 })
+            .map(|i| if fa == "e2m1" { ((i * 2654435761) >> 7) & 0xff } else { (i * 13 % 0x0c + 0x38) | (i & 1) << 7 })
             .collect();
         let a_val = |i: usize, kk: usize| {
             if fa == "e2m1" {
