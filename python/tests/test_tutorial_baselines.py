@@ -1,6 +1,7 @@
-"""`triton.profiler` (proton) under tessel: sessions, scopes, the kernel-launch hook and the hatchet file the
-viewer reads. The CUDA events are replaced here by a clock the test advances, so the tree's arithmetic is
-checked exactly; on a GPU the same code reads torch's CUDA events."""
+"""What the tutorials time their kernels with and against: `triton.profiler` (proton) under tessel (sessions,
+scopes, the kernel-launch hook and the hatchet file the viewer reads; the CUDA events are replaced here by a
+clock the test advances, so the tree's arithmetic is checked exactly, where a GPU run reads torch's CUDA events)
+and the cuBLAS baseline of `triton._C.libtriton.nvidia`."""
 
 import json
 
@@ -91,3 +92,30 @@ def test_what_is_not_supported_is_an_error(clock):
         profiler.exit_scope()
     with pytest.raises(ValueError, match="does not derive the metric 'flop/cycle'"):
         profiler_viewer._derive({}, "flop/cycle")
+
+
+def test_cublas_baseline_is_torch_matmul_and_refuses_fp8(monkeypatch):
+    """`from triton._C.libtriton import nvidia`: CublasLt.matmul(a, b, c) is C = A @ B^T through torch; what
+    torch does not run on cuBLAS as-is is refused by name."""
+    import sys
+    import types
+
+    calls = []
+    fake = types.SimpleNamespace(float16="f16", bfloat16="bf16", float32="f32",
+                                 matmul=lambda x, y, out: calls.append((x, y, out)))
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    nvidia = shim.modules()["triton._C.libtriton"].nvidia
+
+    class T:
+        def __init__(self, name, dtype):
+            self.name, self.dtype = name, dtype
+
+        @property
+        def T(self):
+            return T(self.name + ".T", self.dtype)
+
+    blas = nvidia.cublas.CublasLt(T("ws", "u8"))
+    blas.matmul(T("a", "f16"), T("b", "f16"), T("c", "f16"))
+    assert [(x.name, y.name, o.name) for x, y, o in calls] == [("a", "b.T", "c")]
+    with pytest.raises(NotImplementedError, match="fp8 binding is not provided"):
+        blas.matmul(T("a", "e4m3"), T("b", "e4m3"), T("c", "e4m3"))
