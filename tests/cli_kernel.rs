@@ -473,3 +473,45 @@ fn interpreter_reports_loops_that_never_end() {
     assert_eq!(code, 2);
     assert!(err.contains("program (0, 0, 0): this program computed more than 3000 elements"), "{err}");
 }
+
+/// `ptrs:a,b` is an int64 buffer of other buffers' addresses (grouped GEMM's pointer arrays); the buffers it
+/// names need not be parameters, and a name that is no buffer is an error.
+#[test]
+fn run_passes_tables_of_buffer_addresses() {
+    let dir = std::env::temp_dir().join(format!("tessel-cli-ptrs-{}", std::process::id()));
+    let run = |table: &str| {
+        tessel(&[
+            "run",
+            "tests/kernels/pointer_table.py::scale_each",
+            "--const",
+            "BLOCK=8",
+            "--grid",
+            "3",
+            "--interpret",
+            "--arg",
+            table,
+            "--arg",
+            "a=arange:6",
+            "--arg",
+            "b=fill:0.5:6",
+            "--arg",
+            "out=fill:-1:24",
+            "--arg",
+            "n=6",
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ])
+    };
+    let (code, _, err) = run("table=ptrs:b,a,b");
+    assert_eq!(code, 0, "{err}");
+    let out = tessel::npy::read(&std::fs::read(dir.join("out.npy")).unwrap()).unwrap().to_f64();
+    // Rows 0 and 2 read b (0.5 each), row 1 reads a (0, 1, ..); the two elements past n stay -1.
+    let src = |g: usize, i: usize| if g == 1 { i as f64 } else { 0.5 };
+    let want: Vec<f64> =
+        (0..24).map(|e| if e % 8 < 6 { src(e / 8, e % 8) * (e / 8 + 1) as f64 } else { -1.0 }).collect();
+    assert_eq!(out, want, "each program read the buffer its table entry names");
+    let (code, _, err) = run("table=ptrs:b,a,c");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`c` is not a buffer --arg"), "{err}");
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -1,4 +1,5 @@
-//! `tl.dot_scaled` (microscaling formats with e8m0 scales per 32 elements along K): the interpreter against a
+//! `tl.dot_scaled` (microscaling formats with e8m0 scales per 32 elements along K, NVFP4's e4m3 scales per 16,
+//! operands as raw bits or in their fp8 dtype): the interpreter against a
 //! reference computed here from the formats' definitions, the PTX (the upcast lowering: dequantize, scale,
 //! an ordinary bf16/fp16 dot on wgmma or mma.sync) on the simulator against the interpreter for sm_90a and
 //! sm_80, ptxas acceptance, and the errors.
@@ -183,7 +184,7 @@ impl Case {
 
 /// The interpreter matches the reference (to f32 accumulation: the products are exact in the compute type),
 /// and the simulated PTX matches the interpreter bit for bit, for every pair of formats and packing tested, on
-/// sm_90a (wgmma), sm_80 (mma.sync) and sm_100a (CUDA cores for now); ptxas accepts all three.
+/// sm_90a (wgmma), sm_80 and sm_100a (mma.sync, until tcgen05 lands); ptxas accepts all three.
 #[test]
 fn dot_scaled_matches_the_reference_and_the_simulator() {
     let (m, n, k) = (64usize, 32usize, 64usize);
@@ -214,11 +215,10 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
             else {
                 panic!("no PTX");
             };
-            // sm_100a's dots run on CUDA cores until tcgen05 lands.
+            // sm_100a's dots run on mma.sync until tcgen05 lands.
             let mma = match target {
                 Target::Sm90a => "wgmma.mma_async",
-                Target::Sm80 => "mma.sync",
-                _ => "fma.rn.f32",
+                _ => "mma.sync",
             };
             assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());
             if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
@@ -277,4 +277,120 @@ fn dot_scaled_errors_point_at_the_call() {
         assert!(msg.contains(want), "{msg}");
         assert!(msg.contains("c = tl.dot_scaled("), "the error points at the call:\n{msg}");
     }
+}
+
+const TYPED: &str = r#"
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mx_typed(Out, A, SA, B, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, FA: tl.constexpr, AC: tl.constexpr,
+             G: tl.constexpr):
+    a = tl.load(A + tl.arange(0, M)[:, None] * AC + tl.arange(0, AC)[None, :])
+    sa = tl.load(SA + tl.arange(0, M)[:, None] * (K // G) + tl.arange(0, K // G)[None, :])
+    b = tl.load(B + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    c = tl.dot_scaled(a, sa, FA, b, None, "e4m3")
+    tl.store(Out + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+"#;
+
+/// Operands in their fp8 dtype (B is fp8e4nv, not raw bytes), and NVFP4 (e2m1 with fp8e4nv scales, one per 16
+/// elements along K) beside e5m2 with e8m0 scales: the interpreter matches the reference and the simulated PTX
+/// matches the interpreter on every target.
+#[test]
+fn typed_fp8_operands_and_nvfp4_scales() {
+    use tessel::tile::ScalarType::{F8E4M3, F8E5M2};
+    let (m, n, k) = (32usize, 32usize, 64usize);
+    let fp8 = |bits: u64, t| from_bits(bits, t).as_f64();
+    // B: fp8e4nv values with exponents near 1, both signs.
+    let b: Vec<f64> = (0..(k * n) as u64).map(|i| fp8((i * 37 % 0x10) | 0x30 | (i & 1) << 7, F8E4M3)).collect();
+    for (fa, group) in [("e2m1", 16usize), ("e5m2", 32)] {
+        let (a_elem, ac) = if fa == "e2m1" { (U8, k / 2) } else { (F8E5M2, k) };
+        let a_raw: Vec<u64> = (0..(m * ac) as u64)
+            .map(|i| if fa == "e2m1" { ((i * 2654435761) >> 7) & 0xff } else { (i * 13 % 0x0c + 0x38) | (i & 1) << 7 })
+            .collect();
+        let a_val = |i: usize, kk: usize| {
+            if fa == "e2m1" {
+                let byte = a_raw[i * ac + kk / 2];
+                e2m1(if kk % 2 == 1 { byte >> 4 } else { byte & 15 })
+            } else {
+                fp8(a_raw[i * ac + kk], F8E5M2)
+            }
+        };
+        // NVFP4's scales are e4m3 values (both signs; row 3 zero), the MX scales e8m0 exponents.
+        let (s_elem, s_vals): (ScalarType, Vec<f64>) = if group == 16 {
+            let v = (0..(m * k / 16) as u64).map(|i| {
+                if i as usize / (k / 16) == 3 { 0.0 } else { fp8((0x28 + i * 5 % 24) | (i % 3 / 2) << 7, F8E4M3) }
+            });
+            (F8E4M3, v.collect())
+        } else {
+            (U8, (0..m * k / 32).map(|i| (124 + i % 7) as f64).collect())
+        };
+        let scale_of = |i: usize, kk: usize| {
+            let s = s_vals[i * (k / group) + kk / group];
+            if group == 16 { s } else { scale(s as u64) }
+        };
+        let mut want = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = (0..k).map(|kk| a_val(i, kk) * scale_of(i, kk) * b[kk * n + j]).sum();
+            }
+        }
+        let str_arg = |x: &str| ArgSpec::Constexpr(ConstValue::Str(x.to_string()));
+        let spec = vec![
+            ptr(F32),
+            ptr(a_elem),
+            ptr(s_elem),
+            ptr(F8E4M3),
+            c(m as i64),
+            c(n as i64),
+            c(k as i64),
+            str_arg(fa),
+            c(ac as i64),
+            c(group as i64),
+        ];
+        let a_buf = if fa == "e2m1" {
+            a_raw.iter().map(|&r| r as f64).collect()
+        } else {
+            (0..m * ac).map(|e| a_val(e / ac, e % ac)).collect()
+        };
+        let vals =
+            vec![V::Out(F32, m * n), V::Buf(a_elem, a_buf), V::Buf(s_elem, s_vals.clone()), V::Buf(F8E4M3, b.clone())];
+        for target in [Target::Sm90a, Target::Sm80, Target::Sm100a] {
+            let opts = RunOptions { file: "mx_typed.py", target, num_warps: 4, num_stages: 3, poison: true };
+            let outs = sim_common::run_on(TYPED, "mx_typed", spec.clone(), &opts, &vals, [1, 1, 1])
+                .unwrap_or_else(|e| panic!("{fa}, {}: {e}", target.name()));
+            let (sim, interp) = &outs[0];
+            assert_eq!(sim, interp, "{fa}, {}: simulated PTX vs interpreter", target.name());
+            for (e, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+                assert!((got - w).abs() <= 1e-5 * (1.0 + w.abs()), "{fa}: element {e}: {got} vs {w}");
+            }
+        }
+    }
+}
+
+/// NVFP4's e4m3 scales go with e2m1 operands only, as in Triton.
+#[test]
+fn e4m3_scales_need_e2m1_operands() {
+    use tessel::tile::ScalarType::F8E4M3;
+    let spec = vec![
+        ptr(F32),
+        ptr(F8E4M3),
+        ptr(F8E4M3),
+        ptr(F8E4M3),
+        c(16),
+        c(16),
+        c(32),
+        ArgSpec::Constexpr(ConstValue::Str("e4m3".into())),
+        c(32),
+        c(16),
+    ];
+    let spec = Specialization::new(spec);
+    let ks = tessel::KernelSource { file: "t.py", source: TYPED, kernel: "mx_typed", spec: &spec, module: None };
+    let Err(e) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut Default::default()) else {
+        panic!("elaborated");
+    };
+    let msg = e.to_string();
+    assert!(msg.contains("fp8e4nv scales go with e2m1 operands (NVFP4), not e4m3"), "{msg}");
+    assert!(msg.contains("c = tl.dot_scaled("), "the error points at the call:\n{msg}");
 }

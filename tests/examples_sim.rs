@@ -66,18 +66,17 @@ fn compare_stages(
     worst
 }
 
+/// Dots no tensor-core instruction takes run on the FMA path: fp8 operands on sm_80 (mma.sync has no fp8 form
+/// there), and on two warps on sm_90a (wgmma needs a warpgroup), as the tutorial matmul's two-warp fp8
+/// configurations are.
 #[test]
 fn matmul_on_cuda_cores_matches_the_interpreter() {
-    // sm_100a: tcgen05 is not emitted yet, so dots there run on the FMA path this test covers.
-    let (m, n, k) = (128usize, 64usize, 96usize);
-    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(true), int(true), int(true)];
-    spec.extend([int(true), int(false), int(true), int(false), int(true), int(false)]);
-    spec.extend([c(64), c(64), c(32), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
-    let mut vals = vec![V::Buf(F16, random(m * k, 1, F16)), V::Buf(F16, random(k * n, 2, F16)), V::Out(F16, m * n)];
-    vals.extend([m, n, k, k, 1, n, 1, n, 1].map(|x| V::Int(x as i64)));
-    let grid = [((m / 64) * (n / 64)) as u32, 1, 1];
-    let err = compare("matmul.py", "matmul_kernel", spec, 4, &vals, grid, Target::Sm100a);
-    assert!(err < 1e-4, "matmul: {err}");
+    for t in [ScalarType::F8E5M2, ScalarType::F8E4M3] {
+        for (warps, target) in [(4, Target::Sm80), (2, Target::Sm90a)] {
+            let err = matmul_case(t, (64, 32, 32), warps, target);
+            assert!(err < 1e-4, "{t} matmul on {warps} warps, {}: {err}", target.name());
+        }
+    }
 }
 
 /// `matmul_kernel` on `t` operands at ragged M, N, K (masks on every edge) with `bm x bn x bk` tiles: the worst
@@ -93,12 +92,14 @@ fn matmul_case(t: ScalarType, (bm, bn, bk): (i64, i64, i64), warps: u32, target:
     compare("matmul.py", "matmul_kernel", spec, warps, &vals, grid, target)
 }
 
-/// On sm_80 the kernel runs `mma.sync` from registers (operands converted to dot-operand layouts through
-/// shared memory), for each operand type it has a form for.
+/// On sm_80 (and on sm_100a, until tcgen05 lands) the kernel runs `mma.sync` from registers (operands converted
+/// to dot-operand layouts through shared memory), for each operand type it has a form for.
 #[test]
 fn matmul_on_mma_sync_matches_the_interpreter() {
-    for (t, tile, warps) in [(F16, (64, 64, 32), 4), (ScalarType::BF16, (128, 64, 32), 8), (F32, (64, 32, 16), 4)] {
-        let err = matmul_case(t, tile, warps, Target::Sm80);
+    let cases = [(F16, (64, 64, 32), 4, Target::Sm80), (ScalarType::BF16, (128, 64, 32), 8, Target::Sm80)];
+    let cases = cases.into_iter().chain([(F32, (64, 32, 16), 4, Target::Sm80), (F16, (64, 64, 32), 4, Target::Sm100a)]);
+    for (t, tile, warps, target) in cases {
+        let err = matmul_case(t, tile, warps, target);
         // tf32 operands keep 10 mantissa bits: the output (fp16) differs from the interpreter's rounding.
         assert!(err < 2e-3, "mma.sync matmul {t} {tile:?}: {err}");
     }

@@ -30,7 +30,7 @@ import os
 import sys
 import threading
 
-from . import _tessel
+from . import _tessel, profiler
 from . import language as tl
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 
@@ -336,8 +336,11 @@ def resource_usage(compiled):
 class JITFunction:
     """A kernel: launch it with `kernel[grid](*args, **kwargs)`."""
 
-    def __init__(self, fn, *, do_not_specialize=(), decorator="tessel", **_unused):
+    def __init__(self, fn, *, do_not_specialize=(), decorator="tessel", launch_metadata=None, **_unused):
         self.fn = fn
+        # `launch_metadata(grid, kernel, args) -> {"name": .., "flops16": ..}`: how triton.profiler's launch hook
+        # names and measures this kernel's launches.
+        self.launch_metadata = launch_metadata
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         self.__doc__ = fn.__doc__
@@ -377,7 +380,18 @@ class JITFunction:
         raise RuntimeError(f"`{self.__name__}` is a kernel: launch it with {self.__name__}[grid](...)")
 
     def __getitem__(self, grid):
+        if profiler.hooked():
+            return functools.partial(self._profiled_launch, grid)
         return functools.partial(self._launcher, grid)
+
+    def _profiled_launch(self, grid, *args, **kwargs):
+        """A launch timed for triton.profiler (a session with hook='triton' is active)."""
+        bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in self.arg_names})
+        bound.apply_defaults()
+        named = dict(bound.arguments)
+        resolved = grid(named) if callable(grid) else grid
+        return profiler.launch(self, resolved, named, self.launch_metadata,
+                               lambda: self._launcher(grid, *args, **kwargs))
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
@@ -487,6 +501,8 @@ class JITFunction:
     # --- launching ---
     def run(self, *args, grid, warmup=False, **kwargs):
         if not warmup:
+            if profiler.hooked():
+                return self._profiled_launch(grid, *args, **kwargs)
             return self._launcher(grid, *args, **kwargs)
         values, opts = self._binder(*args, **kwargs)
         return self._run_slow(values, opts, grid, warmup=True)

@@ -18,7 +18,7 @@ import importlib.machinery
 import sys
 import types
 
-from . import autotuner as autotune, gluon, language, runtime, testing, tools
+from . import autotuner as autotune, cublas, gluon, language, profiler, profiler_viewer, runtime, testing, tools
 from .jit import jit
 
 
@@ -113,6 +113,17 @@ def modules():
                        libdevice=cuda_libdevice_mod)
     extra_mod = _module("triton.language.extra", "tessel's triton.language.extra", libdevice=libdevice_mod,
                         cuda=cuda_mod)
+    viewer_mod = _module("triton.profiler.viewer", profiler_viewer.__doc__, parse=profiler_viewer.parse,
+                         print_tree=profiler_viewer.print_tree)
+    profiler_mod = _module("triton.profiler", profiler.__doc__, start=profiler.start, activate=profiler.activate,
+                           deactivate=profiler.deactivate, finalize=profiler.finalize, scope=profiler.scope,
+                           enter_scope=profiler.enter_scope, exit_scope=profiler.exit_scope, viewer=viewer_mod)
+    cublas_mod = _module("triton._C.libtriton.nvidia.cublas", cublas.__doc__, CublasLt=cublas.CublasLt)
+    nvidia_mod = _module("triton._C.libtriton.nvidia", "tessel's stand-ins for Triton's NVIDIA bindings",
+                         cublas=cublas_mod)
+    libtriton_mod = _module("triton._C.libtriton", "tessel's triton._C.libtriton: the cuBLAS baseline only",
+                            nvidia=nvidia_mod)
+    c_mod = _module("triton._C", "tessel's triton._C", libtriton=libtriton_mod)
     # Empty: torch's Triton integration finds no backend and stays off (see the module's docstring).
     backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={})
     triton = _module(
@@ -121,7 +132,7 @@ def modules():
         jit=jit, autotune=autotune.autotune, Config=autotune.Config, heuristics=autotune.heuristics,
         JITFunction=jit_module.JITFunction, cdiv=cdiv, next_power_of_2=next_power_of_2, language=tl,
         testing=testing_mod, runtime=runtime_mod, experimental=experimental, tools=tools_mod, backends=backends,
-        set_allocator=set_allocator, CompilationError=_compilation_error(),
+        set_allocator=set_allocator, CompilationError=_compilation_error(), profiler=profiler_mod,
     )
     return {
         "triton": triton,
@@ -131,6 +142,12 @@ def modules():
         "triton.language.extra.cuda": cuda_mod,
         "triton.language.extra.cuda.libdevice": cuda_libdevice_mod,
         "triton.testing": testing_mod,
+        "triton.profiler": profiler_mod,
+        "triton._C": c_mod,
+        "triton._C.libtriton": libtriton_mod,
+        "triton._C.libtriton.nvidia": nvidia_mod,
+        "triton._C.libtriton.nvidia.cublas": cublas_mod,
+        "triton.profiler.viewer": viewer_mod,
         "triton.runtime": runtime_mod,
         "triton.runtime.driver": driver_mod,
         "triton.runtime.jit": jit_mod,

@@ -75,11 +75,11 @@ def test_a_triton_script_runs_unmodified(tmp_path):
 
 
 def test_missing_triton_modules_say_so(tmp_path):
-    script = tmp_path / "proton.py"
-    script.write_text("import triton.profiler as proton\n")
+    script = tmp_path / "compiler.py"
+    script.write_text("import triton.compiler.compiler\n")
     r = run_tessel(script)
     assert r.returncode != 0
-    assert "does not provide the module `triton.profiler`" in r.stderr
+    assert "does not provide the module `triton.compiler`" in r.stderr
 
 
 LIBDEVICE_SCRIPT = """

@@ -1,5 +1,5 @@
 //! The `--arg NAME=SPEC` values of `tessel run` and `tessel bench` (scalars, generated or `.npy` buffers,
-//! tensor descriptors over buffers), the signature they imply when none is given, and [`prepare`], which
+//! tensor descriptors over buffers, tables of other buffers' addresses), the signature they imply when none is given, and [`prepare`], which
 //! elaborates the kernel for that signature and allocates and binds its arguments.
 
 use std::path::Path;
@@ -59,6 +59,8 @@ macro_rules! arg_specs {
     fill:VALUE:N              every element VALUE, exact in its dtype (fill:nan poisons an output;\n                            \
     fill:0x7fa00000:N:fp32 gives the bits, e.g. a signalling NaN)\n  \
     x.npy                     a NumPy file\n  \
+    ptrs:a0,a1,a2             an int64 buffer holding the addresses of --arg buffers a0, a1, a2 (a pointer\n                            \
+    array, as grouped GEMM passes; a0.. need not be parameters; interpreter only)\n  \
     desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
     row-major over x's SIZE (x need not be a parameter); desc:x:40x100:block=16x32\n                            \
     gives the shape; :padding=nan pads loads with NaN instead of zero"
@@ -66,12 +68,14 @@ macro_rules! arg_specs {
 }
 pub(super) use arg_specs;
 
-/// A `--arg` value: a scalar, a buffer to allocate, or a tensor descriptor over another `--arg`'s buffer.
+/// A `--arg` value: a scalar, a buffer to allocate, a tensor descriptor over another `--arg`'s buffer, or a
+/// table of other `--arg` buffers' addresses.
 enum ArgValue {
     Int(i64),
     Float(f64),
     Buffer { elem: Option<ScalarType>, values: BufferInit, shape: Vec<usize> },
     Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool },
+    Ptrs(Vec<String>),
 }
 
 fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
@@ -91,6 +95,13 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
     if *kind == "desc" {
         return parse_desc_arg(spec, rest);
     }
+    if *kind == "ptrs" {
+        let names: Vec<String> = rest.join(":").split(',').map(|n| n.trim().to_string()).collect();
+        if names.iter().any(String::is_empty) {
+            return Err(CliError::Usage(format!("cannot read `{spec}`: expected ptrs:BUFFER,BUFFER,..")));
+        }
+        return Ok(ArgValue::Ptrs(names));
+    }
     let (init, rest) = match (*kind, rest) {
         ("fill", [v, rest @ ..]) => {
             buffers::check_fill(v)?;
@@ -103,7 +114,7 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
         ("arange", rest) => (BufferInit::Arange, rest),
         _ => {
             return Err(CliError::Usage(format!(
-                "cannot read argument `{spec}`: expected a number, a .npy file, rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE], or desc:BUFFER:block=BxB"
+                "cannot read argument `{spec}`: expected a number, a .npy file, rand/randn/zeros/ones/arange/fill:V followed by :SIZE[:DTYPE], desc:BUFFER:block=BxB or ptrs:BUFFER,.."
             )));
         }
     };
@@ -202,6 +213,9 @@ pub(super) struct Prepared {
     /// What a `--bytes`/`--flops` formula may name: scalar arguments and integer constexprs by value, buffers
     /// by their size in bytes.
     pub names: Vec<(String, f64)>,
+    /// The buffers of addresses (`ptrs:`): their contents are the interpreter's addresses, so the kernel runs
+    /// there only.
+    pub address_tables: Vec<String>,
     /// Bounds on the interpreter's run (`--max-iterations`).
     pub limits: tessel_tile::interp::Limits,
     /// The compile stages done here (reading, parsing, elaborating), for `--timings`.
@@ -232,8 +246,15 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         }
         values.push((name.to_string(), parse_arg_value(spec.trim())?));
     }
-    // A buffer that only descriptors use (TensorDescriptor.from_tensor(x, ...)) need not be a parameter.
-    let viewed = |name: &str| values.iter().any(|(_, v)| matches!(v, ArgValue::Desc { buffer, .. } if buffer == name));
+    // A buffer that only descriptors or address tables use (TensorDescriptor.from_tensor(x, ...), a pointer
+    // array) need not be a parameter.
+    let viewed = |name: &str| {
+        values.iter().any(|(_, v)| match v {
+            ArgValue::Desc { buffer, .. } => buffer == name,
+            ArgValue::Ptrs(names) => names.iter().any(|n| n == name),
+            _ => false,
+        })
+    };
     for (name, v) in &values {
         let allowed =
             info.params.iter().any(|p| p.name == *name) || matches!(v, ArgValue::Buffer { .. }) && viewed(name);
@@ -275,6 +296,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                 }
                 ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
                 ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
+                ArgValue::Ptrs(_) => ArgSpec::Pointer(ScalarType::I64, true),
                 ArgValue::Desc { buffer, block, padding_nan, .. } => {
                     let elem = buffer_elem(buffer).ok_or_else(|| {
                         CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer --arg"))
@@ -323,7 +345,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             }
             ArgValue::Int(i) => Arg::Int(*i),
             ArgValue::Float(x) => Arg::Float(*x),
-            ArgValue::Desc { .. } => continue,
+            ArgValue::Desc { .. } | ArgValue::Ptrs(_) => continue,
             ArgValue::Buffer { values, shape, .. } => {
                 let len = shape.iter().product::<usize>();
                 let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
@@ -334,6 +356,32 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             }
         };
         bound.push((name.clone(), vec![arg]));
+    }
+    // Address tables, over the buffers just allocated (an int64 parameter takes it as a plain buffer).
+    let mut address_tables = Vec::new();
+    for (k, (name, v)) in values.iter().enumerate() {
+        let ArgValue::Ptrs(names) = v else { continue };
+        if let Some((_, ArgSpec::Pointer(elem, _))) = inferred.get(k)
+            && elem.bytes() != 8
+        {
+            return Err(CliError::Usage(format!(
+                "--arg {name}=ptrs:..: the parameter must point to 64-bit integers, \
+                 not {}",
+                elem.triton_name()
+            ))
+            .into());
+        }
+        let mut bytes = Vec::with_capacity(8 * names.len());
+        for n in names {
+            let Some((_, id)) = buffers.iter().find(|(b, _)| b == n) else {
+                return Err(CliError::Usage(format!("--arg {name}: `{n}` is not a buffer --arg")).into());
+            };
+            bytes.extend_from_slice(&mem.base(*id).to_le_bytes());
+        }
+        let id = mem.alloc_bytes(name.as_str(), ScalarType::I64, bytes);
+        buffers.push((name.clone(), id));
+        bound.push((name.clone(), vec![Arg::Buffer(id)]));
+        address_tables.push(name.clone());
     }
     // Descriptors, over the buffers just allocated: base, shape (row-major) and strides, as Triton passes them.
     for (name, v) in &values {
@@ -389,7 +437,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         match v {
             ArgValue::Int(i) => names.push((name.clone(), *i as f64)),
             ArgValue::Float(x) => names.push((name.clone(), *x)),
-            ArgValue::Buffer { .. } | ArgValue::Desc { .. } => {}
+            ArgValue::Buffer { .. } | ArgValue::Desc { .. } | ArgValue::Ptrs(_) => {}
         }
     }
     for (name, id) in &buffers {
@@ -410,7 +458,20 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         threads: threads.max(1),
         notes: Some(|why| eprintln!("note: {why}")),
     };
-    Ok(Prepared { src, kernel: kernel.to_string(), spec, func, mem, buffers, call_args, grid, names, timings, limits })
+    Ok(Prepared {
+        src,
+        kernel: kernel.to_string(),
+        spec,
+        func,
+        mem,
+        buffers,
+        call_args,
+        grid,
+        names,
+        address_tables,
+        timings,
+        limits,
+    })
 }
 
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.

@@ -114,6 +114,9 @@ type NotOnGpu = String;
 /// Compiles and loads `p` on the GPU and uploads its buffers; `Ok(Err(why))` when there is no GPU or the
 /// kernel cannot be compiled for it yet.
 fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Result<OnGpu, NotOnGpu>, Failure> {
+    if let Some(t) = p.address_tables.first() {
+        return Ok(Err(format!("`{t}` holds the interpreter's addresses of buffers (ptrs:), not the GPU's")));
+    }
     let start = Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,

@@ -9,7 +9,7 @@
 //! along batch/N), and each accumulator register must find its operands among the thread's registers; anything
 //! else is an error asking for a `convert_layout`, never wrong code.
 //!
-//! Arithmetic, matching the interpreter's rounding: f16/bf16/f32 operands into an f32 accumulator are widened
+//! Arithmetic, matching the interpreter's rounding: fp8/f16/bf16/f32 operands into an f32 accumulator are widened
 //! (exactly) and combined with `fma.rn.f32`; f32 operands with `precision = tf32` are first rounded with
 //! `cvt.rna.tf32.f32` (ties away from zero, as `round_tf32`); an f64 accumulator uses `fma.rn.f64`; f16 (bf16)
 //! operands into an f16 (bf16) accumulator use `fma.rn.f16` (`.bf16`); integer dots use `mad.lo` at the
@@ -42,7 +42,7 @@ enum Arith {
 fn arith_for(op: ScalarType, acc: ScalarType, precision: InputPrecision) -> Result<Arith, CompileError> {
     let tf32 = op == F32 && precision == InputPrecision::Tf32;
     Ok(match (op, acc) {
-        (F16 | BF16 | F32, F32) => Arith::Float { t: F32, tf32 },
+        (F16 | BF16 | F32 | F8E4M3 | F8E5M2, F32) => Arith::Float { t: F32, tf32 },
         (F16 | BF16 | F32 | F64, F64) => Arith::Float { t: F64, tf32 },
         (F16, F16) => Arith::Float { t: F16, tf32: false },
         (BF16, BF16) => Arith::Float { t: BF16, tf32: false },
@@ -136,10 +136,8 @@ impl Prepared {
         let x = self.regs[i];
         let r = match self.arith {
             Arith::Float { t, tf32 } => {
-                let mut x = if matches!(self.op, F16 | BF16) && t != self.op {
-                    let w = l.b.reg(RegClass::F32);
-                    l.b.op(format!("cvt.f32.{}", ty(self.op)), w, x);
-                    w
+                let mut x = if matches!(self.op, F16 | BF16 | F8E4M3 | F8E5M2) && t != self.op {
+                    super::cast::widen_float(l, x, self.op)
                 } else {
                     x
                 };

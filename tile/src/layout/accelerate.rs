@@ -163,13 +163,13 @@ fn mma_sync_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
 }
 
 /// The accumulator layout `dot` op `o` gets on the function's target, when a tensor-core instruction can run
-/// it; `None` leaves it on the FMA path.
+/// it; `None` leaves it on the FMA path. Blackwell (sm_100a) runs `mma.sync` until tcgen05 lands: the
+/// warp-level MMA is there on every target from sm_80 on.
 pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
     let shape = f.ty(f.op(o).results[0]).shape().to_vec();
     let spec = match f.target.mma_kind() {
         MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o)?),
-        MmaKind::MmaSync => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
-        MmaKind::Tcgen05 => return None,
+        MmaKind::MmaSync | MmaKind::Tcgen05 => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
     };
     from_spec(spec, &shape).ok()
 }

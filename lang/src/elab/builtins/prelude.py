@@ -439,7 +439,8 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
 # dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA
 # (its DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled
 # per 32 elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255
-# gives NaN unless fast_math), then an ordinary dot accumulates in f32.
+# gives NaN unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value;
+# then an ordinary dot accumulates in f32.
 
 _MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
 
@@ -452,21 +453,37 @@ def _mx_check(fmt, x, side, k_pack, scaled):
                          "is not supported yet)")
     if not k_pack and fmt != "e2m1":
         raise ValueError(f"dot_scaled: only e2m1 operands can be packed along another dim than K ({side}_k_pack)")
-    want = {"e2m1": ("uint8", ), "e4m3": ("uint8", "fp8e4nv"), "e5m2": ("uint8", "fp8e5"),
-            "bf16": ("uint16", "bf16"), "fp16": ("uint16", "fp16")}[fmt]
-    if str(x.dtype) not in want:
-        raise TypeError(f"dot_scaled: a {fmt} {side} must hold {' or '.join(want)}, got {x.dtype}")
+    # The raw bits in an integer tensor, or the format's own dtype.
+    want = {"e2m1": (tl.uint8, ), "e4m3": (tl.uint8, tl.float8e4nv), "e5m2": (tl.uint8, tl.float8e5),
+            "bf16": (tl.uint16, tl.bfloat16), "fp16": (tl.uint16, tl.float16)}[fmt]
+    names = {"e2m1": "uint8", "e4m3": "uint8 or fp8e4nv", "e5m2": "uint8 or fp8e5", "bf16": "uint16 or bf16",
+             "fp16": "uint16 or fp16"}[fmt]
+    if x.dtype not in want:
+        raise TypeError(f"dot_scaled: a {fmt} {side} must hold {names}, got {x.dtype}")
     return 0
 
 
-def _mx_scale_check(scale, side, rows, k):
+def _mx_group(scale):
+    # Elements along K per scale: 32 for e8m0 scales (uint8, the MX formats), 16 for e4m3 scales (NVFP4).
+    if scale.dtype == tl.float8e4nv:
+        return 16
+    return 32
+
+
+def _mx_scale_check(scale, side, fmt, rows, k):
     if scale is not None:
-        if k % 32 != 0:
-            raise ValueError(f"dot_scaled: K = {k} must be a multiple of 32 (one scale per 32 elements along K)")
-        if str(scale.dtype) != "uint8":
-            raise TypeError(f"dot_scaled: {side}_scale must hold uint8 (e8m0) scales, got {scale.dtype}")
-        if list(scale.shape) != [rows, k // 32]:
-            raise ValueError(f"dot_scaled: {side}_scale must have shape {[rows, k // 32]}, got {list(scale.shape)}")
+        if scale.dtype != tl.uint8 and scale.dtype != tl.float8e4nv:
+            raise TypeError(f"dot_scaled: {side}_scale must hold uint8 (e8m0) or fp8e4nv (NVFP4) scales, got "
+                            f"{scale.dtype}")
+        if scale.dtype == tl.float8e4nv and fmt != "e2m1":
+            raise TypeError(f"dot_scaled: fp8e4nv scales go with e2m1 operands (NVFP4), not {fmt}")
+        group = _mx_group(scale)
+        if k % group != 0:
+            raise ValueError(f"dot_scaled: K = {k} must be a multiple of {group} (one scale per {group} elements "
+                             "along K)")
+        if list(scale.shape) != [rows, k // group]:
+            raise ValueError(f"dot_scaled: {side}_scale must have shape {[rows, k // group]}, got "
+                             f"{list(scale.shape)}")
     return 0
 
 
@@ -509,19 +526,23 @@ def _mx_upcast(x, fmt: tl.constexpr, ct: tl.constexpr, along_rows: tl.constexpr)
 
 @triton.jit
 def _mx_scale(v, scale, ct: tl.constexpr, fast_math: tl.constexpr):
-    # v [R, K] times 2^(scale - 127) per 32 elements along K (scale [R, K / 32]).
+    # v [R, K] times its scale per G elements along K (scale [R, K / G]): 2^(scale - 127) for e8m0 (G = 32), the
+    # e4m3 value itself for NVFP4 (G = 16; exact in bf16 and fp16, a NaN scale gives NaN products).
     R: tl.constexpr = v.shape[0]
     K: tl.constexpr = v.shape[1]
-    if ct == tl.bfloat16:
+    G: tl.constexpr = _mx_group(scale)
+    if scale.dtype == tl.float8e4nv:
+        s = scale.to(ct)
+    elif ct == tl.bfloat16:
         bits16 = (scale.to(tl.int32) << 7).to(tl.uint16)
         s = bits16.to(tl.bfloat16, bitcast=True)
     else:
         bits32 = (scale.to(tl.int32) << 23).to(tl.uint32)
         s = bits32.to(tl.float32, bitcast=True).to(tl.float16)
-    s = tl.reshape(tl.broadcast_to(tl.expand_dims(s, 2), (R, K // 32, 32)), (R, K))
+    s = tl.reshape(tl.broadcast_to(tl.expand_dims(s, 2), (R, K // G, G)), (R, K))
     out = v * s
-    if not fast_math:
-        raw = tl.reshape(tl.broadcast_to(tl.expand_dims(scale, 2), (R, K // 32, 32)), (R, K))
+    if not fast_math and scale.dtype == tl.uint8:
+        raw = tl.reshape(tl.broadcast_to(tl.expand_dims(scale, 2), (R, K // G, G)), (R, K))
         out = tl.where(raw == 255, float("nan"), out)
     return out
 
@@ -535,8 +556,8 @@ def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_for
     ct: tl.constexpr = _mx_compute(lhs_format, rhs_format)
     a = _mx_upcast(lhs, lhs_format, ct, not lhs_k_pack)
     b = _mx_upcast(rhs, rhs_format, ct, rhs_k_pack)
-    _c2: tl.constexpr = _mx_scale_check(lhs_scale, "lhs", a.shape[0], a.shape[1])
-    _c3: tl.constexpr = _mx_scale_check(rhs_scale, "rhs", b.shape[1], b.shape[0])
+    _c2: tl.constexpr = _mx_scale_check(lhs_scale, "lhs", lhs_format, a.shape[0], a.shape[1])
+    _c3: tl.constexpr = _mx_scale_check(rhs_scale, "rhs", rhs_format, b.shape[1], b.shape[0])
     if lhs_scale is not None:
         a = _mx_scale(a, lhs_scale, ct, fast_math)
     if rhs_scale is not None:
