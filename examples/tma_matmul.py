@@ -18,11 +18,8 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 
 @triton.jit
-def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
-    BLOCK_M: tl.constexpr = a_desc.block_shape[0]
-    BLOCK_K: tl.constexpr = a_desc.block_shape[1]
-    BLOCK_N: tl.constexpr = b_desc.block_shape[1]
-    pid = tl.program_id(axis=0)
+def _tile_offsets(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """The first row and column of program `pid`'s tile of C, taking tiles in groups of GROUP_M rows."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     group = pid // (GROUP_M * num_pid_n)
@@ -30,8 +27,15 @@ def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
     group_rows = min(num_pid_m - first_m, GROUP_M)
     pid_m = first_m + (pid % group_rows)
     pid_n = (pid % (GROUP_M * num_pid_n)) // group_rows
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
+    return pid_m * BLOCK_M, pid_n * BLOCK_N
+
+
+@triton.jit
+def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
+    BLOCK_M: tl.constexpr = a_desc.block_shape[0]
+    BLOCK_K: tl.constexpr = a_desc.block_shape[1]
+    BLOCK_N: tl.constexpr = b_desc.block_shape[1]
+    off_m, off_n = _tile_offsets(tl.program_id(axis=0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         a = a_desc.load([off_m, k])
@@ -47,16 +51,7 @@ def matmul_kernel_bt(a_desc, bt_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
     BLOCK_M: tl.constexpr = a_desc.block_shape[0]
     BLOCK_K: tl.constexpr = a_desc.block_shape[1]
     BLOCK_N: tl.constexpr = bt_desc.block_shape[0]
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    group = pid // (GROUP_M * num_pid_n)
-    first_m = group * GROUP_M
-    group_rows = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group_rows)
-    pid_n = (pid % (GROUP_M * num_pid_n)) // group_rows
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
+    off_m, off_n = _tile_offsets(tl.program_id(axis=0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         a = a_desc.load([off_m, k])
