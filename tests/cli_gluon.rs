@@ -1,20 +1,9 @@
 //! Gluon kernels through the `tessel` binary: a deadlock the interpreter names instead of hanging, sibling modules
 //! loaded by `importlib.import_module`, constants written as Python (layouts, tuples).
 
-use std::process::Command;
+mod cli_common;
 
-fn tessel(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the tessel binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use cli_common::tessel;
 
 #[test]
 fn a_wrong_phase_is_reported_as_a_deadlock_naming_partitions_barriers_and_phases() {

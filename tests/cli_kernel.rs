@@ -1,19 +1,8 @@
 //! `tessel check`, `compile` and `run` on the example kernels, through the built binary.
 
-use std::process::Command;
+mod cli_common;
 
-fn tessel(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the tessel binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use cli_common::tessel;
 
 #[test]
 fn check_lists_kernels_and_parameters() {
