@@ -122,8 +122,9 @@ pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> 
             .into_iter()
             .map(|v| match v {
                 // A NaN keeps its payload and quiet bit (what fits of them) in another float type, so that a bf16
-                // NaN passed as f32 (NumPy has no bf16) arrives with its own bits.
-                Val::Float(x) if x.is_nan() && t.is_float() => v,
+                // NaN passed as f32 (NumPy has no bf16) arrives with its own bits. An infinity stays one: an e5m2
+                // infinity passed as f32 is the e5m2 infinity, not the saturated 57344 of a computed cast.
+                Val::Float(x) if (x.is_nan() || x.is_infinite()) && t.is_float() => v,
                 _ => convert(v, Elem::Scalar(a.elem), Elem::Scalar(t)),
             })
             .collect(),
@@ -193,5 +194,13 @@ mod tests {
             data: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
         };
         assert_eq!(bytes(&BufferInit::Data(a), ScalarType::BF16, 2, 0).unwrap(), [0x81, 0x7f, 0xc0, 0xbf]);
+        // e5m2 infinities given as f32 stay infinities (0x7c, 0xfc), not the saturated 57344 (0x7b) of a cast.
+        let bits: [u32; 3] = [0x7f80_0000, 0xff80_0000, 0x4760_0000];
+        let a = npy::Array {
+            elem: ScalarType::F32,
+            shape: vec![3],
+            data: bits.iter().flat_map(|b| b.to_le_bytes()).collect(),
+        };
+        assert_eq!(bytes(&BufferInit::Data(a), ScalarType::F8E5M2, 3, 0).unwrap(), [0x7c, 0xfc, 0x7b]);
     }
 }

@@ -39,7 +39,8 @@ pub fn div(x: f64, y: f64) -> f64 {
     let (x, y) = (flush_f32(x), flush_f32(y));
     let big = 2f64.powi(126);
     if y.abs() > big && y.is_finite() {
-        return if x.is_infinite() { f64::NAN } else { 0f64.copysign(x) * y.signum() };
+        // A NaN or infinite dividend stays NaN (Triton: fast_dividef(0x7f800001, 0x7e967699) = NaN).
+        return if !x.is_finite() { f64::NAN } else { 0f64.copysign(x) * y.signum() };
     }
     let r = (1.0 / y) as f32;
     flush_f32((x as f32 * r) as f64)
@@ -61,6 +62,7 @@ mod tests {
     fn approximations() {
         // div.approx by |y| > 2^126 gives 0: fast_dividef(1, 1.0e38) = 0 on the GPU.
         assert_eq!(div(1.0, f32::from_bits(0x7e96_7699) as f64).to_bits(), 0);
+        assert!(div(f32::from_bits(0x7f80_0001) as f64, f32::from_bits(0x7e96_7699) as f64).is_nan());
         assert!(div(f64::INFINITY, f32::from_bits(0x7e96_7699) as f64).is_nan());
         assert_eq!(div(6.0, 3.0), 2.0);
         assert_eq!(saturate(f32::from_bits(1) as f64), 0.0);

@@ -102,13 +102,26 @@ pub fn round_float(v: f64, t: ScalarType) -> f64 {
         ScalarType::F64 => v,
         ScalarType::F32 => v as f32 as f64,
         ScalarType::F16 => f16::from_f64(v).to_f64(),
-        ScalarType::BF16 => bf16::from_f64(v).to_f64(),
+        ScalarType::BF16 => bf16_rne(v).to_f64(),
         // ±inf saturates to ±57344 as `cvt.rn.satfinite.e5m2x2` does (the GPU lowering's conversion); memory
         // still holds e5m2 infinities exactly (`to_bits` does not saturate).
         ScalarType::F8E5M2 if v.is_infinite() => 57344f64.copysign(v),
         ScalarType::F8E4M3 | ScalarType::F8E5M2 => decode_fp8(encode_fp8(v, t), t),
         _ => panic!("round_float on integer type {t}"),
     }
+}
+
+/// `v` rounded to bf16, nearest even, in one rounding (`cvt.rn.bf16.f32` / `.f64`). `half`'s `bf16::from_f64`
+/// drops the low 32 bits of the f64 before rounding, so a value just above a tie (f32 0xc2568007) rounded down;
+/// rounding to f32 by round-to-odd first keeps the sticky bit, and f32 -> bf16 is then exact nearest-even.
+fn bf16_rne(v: f64) -> bf16 {
+    let r = v as f32;
+    if r as f64 == v || !r.is_finite() {
+        return bf16::from_f32(r);
+    }
+    // Round to odd: truncate toward zero, then set the last bit.
+    let toward_zero = if (r as f64).abs() > v.abs() { r.to_bits() - 1 } else { r.to_bits() };
+    bf16::from_f32(f32::from_bits(toward_zero | 1))
 }
 
 /// Converts an element to the representation of `t` (the semantics of `cast` / `.to(dtype)`).
@@ -260,7 +273,7 @@ pub fn to_bits(v: Val, t: ScalarType) -> u64 {
         ScalarType::F64 => v.as_f64().to_bits(),
         ScalarType::F32 => (v.as_f64() as f32).to_bits() as u64,
         ScalarType::F16 => f16::from_f64(v.as_f64()).to_bits() as u64,
-        ScalarType::BF16 => bf16::from_f64(v.as_f64()).to_bits() as u64,
+        ScalarType::BF16 => bf16_rne(v.as_f64()).to_bits() as u64,
         ScalarType::F8E4M3 | ScalarType::F8E5M2 => encode_fp8(v.as_f64(), t) as u64,
         _ => v.as_i64() as u64 & mask_bits(t.bytes() * 8),
     }
@@ -412,6 +425,22 @@ pub fn round_tf32(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// f32 -> bf16 rounds once, to nearest even: Triton's `cvt.rn.bf16.f32` of 0xc2568007 is 0xc257 (the bits
+    /// below the tie decide; `half`'s `from_f64` lost them and gave 0xc256). Ties go to even; f64 inputs too.
+    #[test]
+    fn bf16_rounds_once_to_nearest_even() {
+        let bf = |b: u32| to_bits(Val::Float(f32::from_bits(b) as f64), ScalarType::BF16);
+        assert_eq!(bf(0xc256_8007), 0xc257);
+        assert_eq!(bf(0xc256_8000), 0xc256);
+        assert_eq!(bf(0xc257_8000), 0xc258);
+        assert_eq!(bf(0x3f80_7fff), 0x3f80);
+        assert_eq!(bf(0x0000_8001), 0x0001);
+        assert_eq!(round_float(f32::from_bits(0xc256_8007) as f64, ScalarType::BF16), -53.75);
+        // An f64 just above a tie that f32 rounding alone would turn into the tie.
+        let just_above = f64::from_bits(0x3ff0_1000_0000_0001);
+        assert_eq!(to_bits(Val::Float(just_above), ScalarType::BF16), 0x3f81);
+    }
 
     #[test]
     fn fp8_round_trips_every_encoding() {
