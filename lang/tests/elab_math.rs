@@ -216,6 +216,14 @@ fn libdevice_compositions() {
     assert_eq!(binary("libdevice.fmin(x, y)", F64, &[1.0, nan], &[nan, 2.0]), [1.0, 2.0]);
     let got = binary("libdevice.fdim(x, y)", F32, &[5.0, 1.0, nan, 2.0], &[3.0, 4.0, 1.0, 2.0]);
     assert!(got[0] == 2.0 && got[1].to_bits() == 0 && got[2].is_nan() && got[3].to_bits() == 0, "{got:?}");
+    // libdevice.abs is fabsf = abs.ftz.f32 at f32: a subnormal gives +0 (Triton: abs(0x00000001) = 0); f64 keeps it.
+    let got = unary("libdevice.abs(x)", F32, &[-1e-45, 1e-40, -2.5, f32::MIN_POSITIVE as f64]);
+    assert_eq!(
+        got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        [0.0, 0.0, 2.5, f32::MIN_POSITIVE as f64].map(f64::to_bits)
+    );
+    assert_eq!(unary("libdevice.abs(x)", F64, &[-1e-310]), [1e-310]);
+    assert!(unary("libdevice.abs(x)", F32, &[nan])[0].is_nan());
     let got = unary("libdevice.saturatef(x)", F32, &[-1.0, 0.25, 7.0, nan]);
     assert_eq!(got, [0.0, 0.25, 1.0, 0.0]);
     let got = unary("libdevice.saturatef(x)", F32, &[1e-40, -1e-40]);

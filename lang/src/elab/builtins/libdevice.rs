@@ -102,8 +102,9 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
 ];
 
 /// The names `tl.math` has too whose libdevice version computes otherwise: `libdevice.div_rn` and
-/// `libdevice.sqrt_rn` flush f32 subnormals (`div.rn.ftz.f32`), `tl.div_rn` and `tl.sqrt_rn` keep them.
-pub const OWN_VERSIONS: &[&str] = &["div_rn", "sqrt_rn"];
+/// `libdevice.sqrt_rn` flush f32 subnormals (`div.rn.ftz.f32`), `tl.div_rn` and `tl.sqrt_rn` keep them; so
+/// does `libdevice.abs` at f32 (`abs.ftz.f32`), `tl.abs` keeping them.
+pub const OWN_VERSIONS: &[&str] = &["div_rn", "sqrt_rn", "abs"];
 
 /// `add_rn` ... `div_ru`: the op with that rounding.
 fn rounded_binary(name: &str) -> Option<BinOp> {
@@ -234,6 +235,11 @@ impl<'a> Elab<'a> {
     pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
         let span = args.span;
         if let Some(v) = self.call_libdevice_int(name, fname, args)? {
+            return Ok(Some(Value::Tensor(v)));
+        }
+        if name == "abs"
+            && let Some(v) = self.libdevice_fabsf(fname, args)?
+        {
             return Ok(Some(Value::Tensor(v)));
         }
         if let Some(op) = rounded_binary(name) {
@@ -548,6 +554,23 @@ impl<'a> Elab<'a> {
         let x = self.tensor_arg(b.req(arg), fname, arg)?;
         self.check_dtype(&x, allowed, fname, b.req(arg).span)?;
         Ok(x)
+    }
+
+    /// libdevice's `fabsf` (f32 only; other types are `tl.abs`): `abs.ftz.f32`, so a subnormal gives +0
+    /// (Triton: libdevice.abs(0x00000001) = 0). A NaN keeps its bits (the comparison is false).
+    fn libdevice_fabsf(&mut self, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
+        let span = args.span;
+        let b = self.bind(fname, "arg0", args.clone())?;
+        let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+        if x.scalar() != Some(ScalarType::F32) {
+            return Ok(None);
+        }
+        let ty = x.ty.clone();
+        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
+        let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), ty.clone(), span)?;
+        let tiny = self.cmp(CmpPred::Lt, a.clone(), min_normal, span)?;
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        Ok(Some(self.emit1(Op::Select, &[tiny, zero, a], ty, span)?))
     }
 
     fn cmp(&mut self, pred: CmpPred, x: Tv, y: Tv, span: Span) -> R<Tv> {
