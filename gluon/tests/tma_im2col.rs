@@ -11,25 +11,9 @@ use tessel_tile::ScalarType::*;
 use tessel_tile::interp::Arg;
 use tessel_tile::interp::memory::Memory;
 
-const KERNEL: &str = r#"
-@gluon.jit
-def im2col_copy(x_desc, out_ptr, n, h, w, c, OFF_H: gl.constexpr, OFF_W: gl.constexpr):
-    buf = gl.allocate_shared_memory(x_desc.dtype, x_desc.block_shape, x_desc.layout)
-    bar = mbarrier.allocate_mbarrier()
-    mbarrier.init(bar, count=1)
-    mbarrier.expect(bar, x_desc.block_type.nbytes)
-    tma.async_load_im2col(x_desc, [n, h, w, c], [OFF_H, OFF_W], bar, buf)
-    mbarrier.wait(bar, 0)
-    mbarrier.invalidate(bar)
-    layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
-    vals = buf.load(layout)
-    rows = gl.arange(0, 32, layout=gl.SliceLayout(1, layout))
-    cols = gl.arange(0, 16, layout=gl.SliceLayout(0, layout))
-    gl.store(out_ptr + rows[:, None] * 16 + cols[None, :], vals)
-"#;
-
-fn source(body: &str) -> String {
-    format!("{HEADER}from triton.experimental.gluon.language.nvidia.hopper import tma\n{body}")
+/// `examples/gluon_tma_im2col.py`: one im2col load of a 32 x 16 fp16 block, copied out through registers.
+fn kernel() -> String {
+    example_source("gluon_tma_im2col.py")
 }
 
 fn im2col_desc() -> ArgSpec {
@@ -76,7 +60,7 @@ fn im2col_loads_match_an_enumeration_of_the_pixel_box() {
     // into image 1 with channels 16..32 of 24.
     let cases = [([0i64, -1, -2, 0], [0i64, 0]), ([0, -1, -2, 8], [1, 2]), ([0, 3, 1, 16], [1, 0])];
     for (at, off) in cases {
-        let f = elab(&source(KERNEL), "im2col_copy", spec(off));
+        let f = elab(&kernel(), "im2col_copy", spec(off));
         assert!(f.to_string().contains("tma_load_im2col"), "{f}");
         let mut mem = Memory::new();
         let bx = mem.alloc_from("x", F16, &x);
@@ -95,18 +79,18 @@ fn im2col_loads_match_an_enumeration_of_the_pixel_box() {
 
 #[test]
 fn tiled_copies_of_an_im2col_descriptor_and_im2col_loads_of_a_tiled_one_are_refused_at_the_call() {
-    let tiled_load = KERNEL.replace(
+    let tiled_load = kernel().replace(
         "tma.async_load_im2col(x_desc, [n, h, w, c], [OFF_H, OFF_W], bar, buf)",
         "tma.async_load(x_desc, [n, h], bar, buf)",
     );
-    let err = elab_error(&source(&tiled_load), "im2col_copy", spec([0, 0]));
+    let err = elab_error(&tiled_load, "im2col_copy", spec([0, 0]));
     assert!(err.contains("this is an im2col descriptor") && err.contains("async_load_im2col"), "{err}");
     assert!(err.contains("x_desc, [n, h], bar, buf"), "the span shows the call: {err}");
     let mut args = spec([0, 0]);
     args[0] = ArgSpec::TensorDesc { elem: F16, block_shape: vec![32, 16], padding_nan: false };
-    let err = elab_error(&source(KERNEL), "im2col_copy", args);
+    let err = elab_error(&kernel(), "im2col_copy", args);
     assert!(err.contains("needs an im2col descriptor") && err.contains("tensordesc_im2col"), "{err}");
-    let three_offsets = KERNEL.replace("[OFF_H, OFF_W]", "[OFF_H, OFF_W, 0]");
-    let err = elab_error(&source(&three_offsets), "im2col_copy", spec([0, 0]));
+    let three_offsets = kernel().replace("[OFF_H, OFF_W]", "[OFF_H, OFF_W, 0]");
+    let err = elab_error(&three_offsets, "im2col_copy", spec([0, 0]));
     assert!(err.contains("`offsets` of `tma.async_load_im2col` needs 2 entries, got 3"), "{err}");
 }
