@@ -220,21 +220,57 @@ def ws_add(xnumel, ynumel, nbuf, warps):
 
 CASES += [ws_add(x, y, n, w) for (x, y) in ((1000, 2000), (4000, 120)) for n in (1, 2) for w in (4, 8)]
 
-# 13-conv-im2col: the im2col copy (a 1x4x4x32 fp32 image, 16x32 block, 1 warp) and the convolution
-# (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks). Host im2col descriptors (`--arg` has no spelling
-# for their pixel box yet) are not there: these cases report how far the kernels get.
+# 13-conv-im2col: the im2col copy of the tutorial's five examples (a 1x4x4x32 or 2x4x4x32 fp32 image, 16x32
+# block, 1 warp) and the convolution (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks), through
+# `desc_im2col` arguments (the pixel box's corners as TensorDescriptorIm2Col.from_tensor takes them).
+def im2col_ref(x, lower, upper, coord, offsets, pixels):
+    """The block of a TMA im2col load, by listing the pixel box's positions (batch-major, then h, then w) from the
+    coordinates on, shifting each by the offsets; zero outside the image or past the channels."""
+    n_img, h_img, w_img, c_img = x.shape
+    box = [(n, h, w) for n in range(coord[0], n_img + 1) for h in range(lower[0], h_img + upper[0])
+           for w in range(lower[1], w_img + upper[1])]
+    start = box.index(tuple(coord[:3]))
+    out = np.zeros((pixels, 32))
+    for p, (n, h, w) in enumerate(box[start:start + pixels]):
+        h, w = h + offsets[0], w + offsets[1]
+        if 0 <= n < n_img and 0 <= h < h_img and 0 <= w < w_img:
+            c = x[n, h, w, coord[3]:coord[3] + 32].astype(np.float64)
+            out[p, :len(c)] = c
+    return out
+
+
+def im2col_case(example, shape, lower, upper, coord, offsets):
+    image = "x".join(map(str, shape))
+    box = f"lower={lower[0]}x{lower[1]}:upper={upper[0]}x{upper[1]}"
+    return Case("13-conv-im2col.py", "tma_im2col_kernel", f"13 tma_im2col_kernel ({example})",
+                "tensordesc_im2col<fp32[16, 32]>,tensordesc<fp32[16, 32]>,i32,i32,i32,i32",
+                [("offset_h", offsets[0]), ("offset_w", offsets[1])], 1, "1",
+                [("inp", f"randn:{image}"), ("out", "fill:nan:16x32"), ("in_desc", f"desc_im2col:inp:block=16x32:{box}"),
+                 ("out_desc", "desc:out:block=16x32"), ("coord_n", coord[0]), ("coord_h", coord[1]),
+                 ("coord_w", coord[2]), ("coord_c", coord[3])],
+                lambda b: [("out", im2col_ref(b["inp"].reshape(shape), lower, upper, coord, offsets, 16), 0.0)])
+
+
+def conv_ref(b):
+    x = b["x"].reshape(1, 16, 16, 64).astype(np.float64)
+    w = b["w"].reshape(64, 3, 3, 64).astype(np.float64)
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    y = sum(np.einsum("nhwc,oc->nhwo", xp[:, r:r + 16, s:s + 16, :], w[:, r, s, :]) for r in range(3) for s in range(3))
+    return [("y", y.reshape(256, 64), 1e-2)]
+
+
 CASES += [
-    Case("13-conv-im2col.py", "tma_im2col_kernel", "13 tma_im2col_kernel",
-         "tensordesc_im2col<fp32[16, 32]>,tensordesc<fp32[16, 32]>,i32,i32,i32,i32", [("offset_h", 0), ("offset_w", 0)],
-         1, "1", [("inp", "randn:1x4x4x32"), ("out", "fill:nan:16x32"), ("in_desc", "desc:inp:block=16x32"),
-                  ("out_desc", "desc:out:block=16x32"), ("coord_n", 0), ("coord_h", 0), ("coord_w", 0), ("coord_c", 0)],
-         lambda b: [("out", b["inp"].reshape(16, 32).astype(np.float64), 0.0)]),
+    im2col_case("basic", (1, 4, 4, 32), (0, 0), (0, 0), (0, 0, 0, 0), (0, 0)),
+    im2col_case("padded", (1, 4, 4, 32), (-1, -1), (-1, -1), (0, -1, -1, 0), (0, 0)),
+    im2col_case("offset", (1, 4, 4, 32), (-1, -1), (-1, -1), (0, -1, -1, 0), (1, 1)),
+    im2col_case("multi-batch", (2, 4, 4, 32), (0, 0), (0, 0), (0, 1, 3, 0), (0, 0)),
+    im2col_case("multi-batch padded", (2, 4, 4, 32), (-1, -1), (-1, -1), (0, 1, 2, 0), (0, 0)),
     Case("13-conv-im2col.py", "conv2d_im2col_kernel", "13 conv2d_im2col_kernel",
          "tensordesc_im2col<fp16[64, 64]>,tensordesc<fp16[64, 64]>,tensordesc<fp16[64, 64]>,i32,i32,i32,i32,i32,i32,i32",
          [("stride_h", 1), ("stride_w", 1), ("MMAImpl", "t7.WGMMA"), ("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 64),
           ("num_warps", 4)], 4, "4,1",
          [("x", "randn:1x16x16x64:fp16"), ("w", "randn:64x3x3x64:fp16"), ("y", "fill:nan:256x64:fp16"),
-          ("in_desc", "desc:x:block=64x64"), ("weight_desc", "desc:w:576x64:block=64x64"),
-          ("out_desc", "desc:y:block=64x64"), ("R", 3), ("S", 3), ("Ci", 64), ("out_h", 16), ("out_w", 16),
-          ("pad_h", 1), ("pad_w", 1)], has_reference=False),
+          ("in_desc", "desc_im2col:x:block=64x64:lower=-1x-1:upper=-1x-1"),
+          ("weight_desc", "desc:w:64x576:block=64x64"), ("out_desc", "desc:y:block=64x64"), ("R", 3), ("S", 3),
+          ("Ci", 64), ("out_h", 16), ("out_w", 16), ("pad_h", 1), ("pad_w", 1)], conv_ref),
 ]

@@ -245,6 +245,28 @@ fn supported_examples_compile_to_ptx_that_ptxas_accepts() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// `cp.async.bulk.tensor.4d...im2col` with its 16-bit offsets (sm_90a only: TMA).
+#[test]
+fn the_im2col_example_assembles_for_sm_90a() {
+    let desc = ArgSpec::TensorDescIm2col { elem: F16, block_shape: vec![32, 16], rank: 4, padding_nan: false };
+    let args = vec![desc, ptr(F16), int(false), int(false), int(false), int(false), c(1), c(2)];
+    let ptx = ptx_for("gluon_tma_im2col.py", "im2col_copy", args.clone(), 4, Target::Sm90a).unwrap();
+    let load = "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes";
+    assert!(ptx.contains(load) && ptx.contains("], {%h"), "{ptx}");
+    let err = ptx_for("gluon_tma_im2col.py", "im2col_copy", args, 4, Target::Sm80).unwrap_err();
+    assert!(err.contains("sm_90a"), "{err}");
+    let Some(ptxas) = ptxas() else { return };
+    let dir = std::env::temp_dir().join(format!("tessel-im2col-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("im2col_copy.ptx");
+    std::fs::write(&path, &ptx).unwrap();
+    let mut cmd = Command::new(ptxas);
+    let out = cmd.args(["-arch", "sm_90a", "-o"]).arg(path.with_extension("cubin")).arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch sm_90a im2col_copy:\n{stderr}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn unsupported_examples_say_what_is_missing() {
     for (file, kernel, args, target, missing) in not_yet() {

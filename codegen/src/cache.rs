@@ -155,6 +155,7 @@ mod tests {
                 elem: tessel_tile::ScalarType::F16,
                 block_shape: vec![64, 128],
                 nan_padding: true,
+                im2col_rank: None,
             }],
         }
     }

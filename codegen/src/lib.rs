@@ -41,6 +41,9 @@ pub struct TensorMapArg {
     pub elem: tessel_tile::ScalarType,
     pub block_shape: Vec<u32>,
     pub nan_padding: bool,
+    /// An im2col map (`cuTensorMapEncodeIm2col`): the rank of its tensor, whose arguments follow the base as
+    /// `ArgSpec::TensorDescIm2col` binds them; the block is `[pixels, channels]`. `None`: a tiled map.
+    pub im2col_rank: Option<u32>,
 }
 
 impl TensorMapArg {
@@ -48,7 +51,8 @@ impl TensorMapArg {
     pub fn to_text(&self) -> String {
         let block: Vec<String> = self.block_shape.iter().map(u32::to_string).collect();
         let padding = if self.nan_padding { "nan" } else { "zero" };
-        format!("{}:{}:{}:{padding}", self.base_arg, self.elem, block.join("x"))
+        let im2col = self.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
+        format!("{}:{}:{}:{padding}{im2col}", self.base_arg, self.elem, block.join("x"))
     }
 
     /// The inverse of [`TensorMapArg::to_text`].
@@ -62,7 +66,11 @@ impl TensorMapArg {
             "zero" => false,
             _ => return None,
         };
-        parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding })
+        let im2col_rank = match parts.next() {
+            None => None,
+            Some(r) => Some(r.strip_prefix("im2col")?.parse().ok()?),
+        };
+        parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank })
     }
 }
 

@@ -663,12 +663,24 @@ impl LoadedKernel {
         self.tensor_maps
             .iter()
             .map(|m| {
-                let (b, r) = (m.base_arg as usize, m.block_shape.len());
+                let b = m.base_arg as usize;
+                let r = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
                 let shape: Vec<i64> = (b + 1..b + 1 + r).map(|i| arg(i) as i32 as i64).collect();
                 let strides: Vec<i64> = (b + 1 + r..b + 1 + 2 * r).map(&arg).collect();
                 let values =
                     crate::tensor_map::DescriptorValues { base: arg(b) as u64, shape: &shape, strides: &strides };
-                crate::tensor_map::encode(m, &values)
+                if m.im2col_rank.is_none() {
+                    return crate::tensor_map::encode(m, &values);
+                }
+                // Lower corners, upper corners (spatial dims), element strides, as i32 arguments.
+                let rest: Vec<i64> = (b + 1 + 2 * r..b + 5 * r - 3).map(|i| arg(i) as i32 as i64).collect();
+                let s = r - 2;
+                let im2col = crate::tensor_map::Im2colValues {
+                    lower: &rest[..s],
+                    upper: &rest[s..2 * s],
+                    element_strides: &rest[2 * s..],
+                };
+                crate::tensor_map::encode_im2col(m, &values, &im2col)
             })
             .collect()
     }

@@ -40,7 +40,7 @@ type DriverArgs = (Vec<u64>, Vec<u64>, Vec<u32>);
 
 /// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments.
 fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, String> {
-    let rank = m.block_shape.len();
+    let rank = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
     let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
     let eb = m.elem.bytes() as u64;
     if v.shape.len() != rank || v.strides.len() != rank {
@@ -71,13 +71,8 @@ fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, Str
     Ok((dims, strides, boxes))
 }
 
-/// Encodes the tensor map of descriptor `m` over `v`. Needs the CUDA driver (no GPU work is done).
-pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], RuntimeError> {
-    let what = |e: String| RuntimeError {
-        message: format!("the tensor descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
-    };
-    let (dims, strides, boxes) = driver_args(m, v).map_err(what)?;
-    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape).map_err(what)?.swizzle_bytes() {
+fn swizzle_and_fill(m: &TensorMapArg) -> Result<(sys::CUtensorMapSwizzle, sys::CUtensorMapFloatOOBfill), String> {
+    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape)?.swizzle_bytes() {
         128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
         32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -88,6 +83,96 @@ pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], Runti
     } else {
         sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
     };
+    Ok((swizzle, fill))
+}
+
+/// The pixel box of an im2col map, as the kernel's arguments give it (spatial dims outermost first; element
+/// strides one per dim).
+pub struct Im2colValues<'a> {
+    pub lower: &'a [i64],
+    pub upper: &'a [i64],
+    pub element_strides: &'a [i64],
+}
+
+/// The im2col driver arguments after the dims and strides: lower and upper corners (innermost spatial dim
+/// first), channels per pixel, pixels per column (the box: one box's channels, the block's pixels) and the
+/// element strides (innermost first).
+/// The im2col driver arguments: lower corners, upper corners, channels per pixel, pixels per column, element
+/// strides.
+type Im2colArgs = (Vec<i32>, Vec<i32>, u32, u32, Vec<u32>);
+
+fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, String> {
+    let rank = m.im2col_rank.expect("an im2col map") as usize;
+    let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
+    let s = rank - 2;
+    if im.lower.len() != s || im.upper.len() != s || im.element_strides.len() != rank {
+        return Err(format!("expected {s} lower and upper corners and {rank} element strides"));
+    }
+    // cuTensorMapEncodeIm2col: the corners are signed 16-, 8- and 4-bit numbers for rank 3, 4 and 5.
+    let bits = match rank {
+        3 => 16,
+        4 => 8,
+        _ => 4,
+    };
+    let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
+    if let Some(c) = im.lower.iter().chain(im.upper).find(|c| !(lo..=hi).contains(*c)) {
+        return Err(format!("a pixel box corner of a rank-{rank} im2col map is within {lo}..={hi}, got {c}"));
+    }
+    if let Some(e) = im.element_strides.iter().find(|e| !(1..=8).contains(*e)) {
+        return Err(format!("element strides are 1 to 8, got {e}"));
+    }
+    if b.box_dims[0] != m.block_shape[0] {
+        return Err(format!("an im2col block of {} pixels is more than one box", m.block_shape[0]));
+    }
+    let lower = im.lower.iter().rev().map(|&c| c as i32).collect();
+    let upper = im.upper.iter().rev().map(|&c| c as i32).collect();
+    let strides = im.element_strides.iter().rev().map(|&e| e as u32).collect();
+    Ok((lower, upper, b.box_dims[1], b.box_dims[0], strides))
+}
+
+/// Encodes the im2col tensor map of descriptor `m` over `v` and `im` (`cuTensorMapEncodeIm2col`).
+pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) -> Result<[u64; 16], RuntimeError> {
+    let what = |e: String| RuntimeError {
+        message: format!("the im2col descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
+    };
+    let (dims, strides, _) = driver_args(m, v).map_err(what)?;
+    let (lower, upper, channels, pixels, element_strides) = im2col_args(m, im).map_err(what)?;
+    let (swizzle, fill) = swizzle_and_fill(m).map_err(what)?;
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: `dims` and `element_strides` hold `rank` entries, `strides` `rank - 1`, the corners `rank - 2`, as
+    // the call reads; `map` is writable and the function only encodes.
+    let r = unsafe {
+        sys::cuTensorMapEncodeIm2col(
+            &mut map,
+            data_type(m.elem),
+            dims.len() as u32,
+            v.base as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            lower.as_ptr(),
+            upper.as_ptr(),
+            channels,
+            pixels,
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            fill,
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(what(format!("cuTensorMapEncodeIm2col failed ({r:?})")));
+    }
+    Ok(map.opaque)
+}
+
+/// Encodes the tensor map of descriptor `m` over `v`. Needs the CUDA driver (no GPU work is done).
+pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], RuntimeError> {
+    let what = |e: String| RuntimeError {
+        message: format!("the tensor descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
+    };
+    let (dims, strides, boxes) = driver_args(m, v).map_err(what)?;
+    let (swizzle, fill) = swizzle_and_fill(m).map_err(what)?;
     let element_strides = vec![1u32; dims.len()];
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     // SAFETY: every array holds `rank` entries (strides `rank - 1`), as the call reads; `map` is writable and the
@@ -119,7 +204,7 @@ mod tests {
     use super::*;
 
     fn arg(elem: ScalarType, block: &[u32]) -> TensorMapArg {
-        TensorMapArg { base_arg: 0, elem, block_shape: block.to_vec(), nan_padding: false }
+        TensorMapArg { base_arg: 0, elem, block_shape: block.to_vec(), nan_padding: false, im2col_rank: None }
     }
 
     #[test]

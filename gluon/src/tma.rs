@@ -21,11 +21,14 @@ use crate::HOPPER_TMA;
 use crate::smem::memdesc_arg;
 
 const LOAD_SIG: &str = "tensor_desc, coord, barrier, result, pred=True, multicast=False, cache_policy=None";
+const IM2COL_SIG: &str = "tensor_desc, coord, offsets, barrier, result, pred=True, multicast=False, cache_policy=None";
 const STORE_SIG: &str = "tensor_desc, coord, src, cache_policy=None";
 
 pub fn register(r: &mut Registry) {
     r.add(HOPPER_TMA, "async_load", Handler::Bound(LOAD_SIG, load));
     r.add(HOPPER_TMA, "async_copy_global_to_shared", Handler::Bound(LOAD_SIG, load));
+    r.add(HOPPER_TMA, "async_load_im2col", Handler::Bound(IM2COL_SIG, load_im2col));
+    r.add(HOPPER_TMA, "async_copy_global_to_shared_im2col", Handler::Bound(IM2COL_SIG, load_im2col));
     r.add(HOPPER_TMA, "async_store", Handler::Bound(STORE_SIG, store));
     r.add(HOPPER_TMA, "async_copy_shared_to_global", Handler::Bound(STORE_SIG, store));
     r.add(HOPPER_TMA, "store_wait", Handler::Bound("pendings, read_only=True", store_wait));
@@ -49,6 +52,13 @@ fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> 
     match &a.value {
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
             let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
+            if tessel_tile::tma::is_im2col(&e.func, t.v) {
+                return Err(e.err_hint(
+                    a.span,
+                    format!("`{}` copies tiles, but this is an im2col descriptor (TensorDescriptorIm2Col)", b.fname),
+                    "load it with `tma.async_load_im2col(desc, coord, offsets, barrier, result)`",
+                ));
+            }
             if tessel_tile::tma::host_desc_base(&e.func, t.v).is_none() && !in_worker(e, t) {
                 return Err(e.err(a.span, NOT_HOST));
             }
@@ -120,6 +130,56 @@ fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         Some(Some(p)) => operands.push(p),
     }
     e.emit(Op::TmaLoad, &operands, vec![], b.span)?;
+    Ok(Value::None)
+}
+
+/// `async_load_im2col(tensor_desc, coord, offsets, barrier, result, pred=True)`: TMA's im2col load of a host
+/// `TensorDescriptorIm2Col` (`tensordesc_im2col<...>`): `coord` has one entry per dim of the tensor, `offsets`
+/// (16-bit) one per spatial dim.
+fn load_im2col<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let a = b.req("tensor_desc");
+    let desc = match &a.value {
+        Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => t.clone(),
+        other => {
+            return Err(e.err(
+                a.span,
+                format!("`tensor_desc` of `{}` must be an im2col tensor descriptor, got {}", b.fname, other.describe()),
+            ));
+        }
+    };
+    let rank = match tessel_tile::tma::host_im2col_base(&e.func, desc.v) {
+        Some((_, rank)) => rank as usize,
+        None if in_worker(e, &desc) => {
+            return Err(e.err(a.span, "im2col loads in a warp_specialize worker are not supported by tessel yet"));
+        }
+        None => {
+            return Err(e.err_hint(
+                a.span,
+                format!("`{}` needs an im2col descriptor passed to the kernel (a TensorDescriptorIm2Col)", b.fname),
+                "declare the parameter as tensordesc_im2col<DTYPE[PIXELS, CHANNELS]> in the signature",
+            ));
+        }
+    };
+    let (elem, block) = tessel_tile::tma::desc_block(&desc.ty).expect("a tensordesc");
+    let block = block.to_vec();
+    refuse_options(e, &b, true)?;
+    let coords = e.scalar_list(b.req("coord"), rank, ScalarType::I32, &b.fname, "coord")?;
+    let offsets = e.scalar_list(b.req("offsets"), rank - 2, ScalarType::I16, &b.fname, "offsets")?;
+    let ba = b.req("barrier");
+    let bar = memdesc_arg(e, ba, &b.fname, "barrier")?;
+    if !matches!(bar.ty.memdesc(), Some(([1], ScalarType::I64, _))) {
+        return Err(e.err(ba.span, format!("`barrier` must be an mbarrier (shape [1], int64), got {}", bar.ty)));
+    }
+    let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
+    let mut operands = vec![desc, result, bar];
+    operands.extend(coords);
+    operands.extend(offsets);
+    match crate::mbarrier::pred(e, b.req("pred"), &b.fname)? {
+        None => return Ok(Value::None),
+        Some(None) => {}
+        Some(Some(p)) => operands.push(p),
+    }
+    e.emit(Op::TmaLoadIm2col { rank: rank as u32 }, &operands, vec![], b.span)?;
     Ok(Value::None)
 }
 

@@ -63,7 +63,11 @@ macro_rules! arg_specs {
     array, as grouped GEMM passes; a0.. need not be parameters; interpreter only)\n  \
     desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
     row-major over x's SIZE (x need not be a parameter); desc:x:40x100:block=16x32\n                            \
-    gives the shape; :padding=nan pads loads with NaN instead of zero"
+    gives the shape; :padding=nan pads loads with NaN instead of zero\n  \
+    desc_im2col:x:block=16x32:lower=-1x-1:upper=-1x-1[:element_strides=1x1x1x1]\n                            \
+    an im2col descriptor (TensorDescriptorIm2Col.from_tensor) over the channels-last\n                            \
+    buffer x (give its shape, e.g. desc_im2col:x:1x4x4x32:...): block = pixels x channels,\n                            \
+    the pixel box's lower and upper corners one per spatial dim"
     };
 }
 pub(super) use arg_specs;
@@ -74,8 +78,16 @@ enum ArgValue {
     Int(i64),
     Float(f64),
     Buffer { elem: Option<ScalarType>, values: BufferInit, shape: Vec<usize> },
-    Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool },
+    Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool, im2col: Option<Im2col> },
     Ptrs(Vec<String>),
+}
+
+/// An im2col descriptor's pixel box: corners per spatial dim, element strides per dim (default 1).
+#[derive(Clone)]
+struct Im2col {
+    lower: Vec<i64>,
+    upper: Vec<i64>,
+    element_strides: Option<Vec<i64>>,
 }
 
 fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
@@ -92,8 +104,11 @@ fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
     }
     let parts: Vec<&str> = spec.split(':').collect();
     let (kind, rest) = parts.split_first().unwrap();
+    if *kind == "desc_im2col" {
+        return parse_desc_arg(spec, rest, true);
+    }
     if *kind == "desc" {
-        return parse_desc_arg(spec, rest);
+        return parse_desc_arg(spec, rest, false);
     }
     if *kind == "ptrs" {
         let names: Vec<String> = rest.join(":").split(',').map(|n| n.trim().to_string()).collect();
@@ -137,16 +152,35 @@ fn parse_dims(size: &str, spec: &str) -> Result<Vec<usize>, CliError> {
 }
 
 /// `desc:BUFFER[:SHAPE]:block=BxB[:padding=nan]`, `rest` being the parts after `desc`.
-fn parse_desc_arg(spec: &str, rest: &[&str]) -> Result<ArgValue, CliError> {
+fn parse_desc_arg(spec: &str, rest: &[&str], im2col: bool) -> Result<ArgValue, CliError> {
     let usage = || {
-        CliError::Usage(format!(
-            "cannot read `{spec}`: expected desc:BUFFER[:SHAPE]:block=BxB[:padding=nan], e.g. desc:x:block=16x32"
-        ))
+        CliError::Usage(if im2col {
+            format!(
+                "cannot read `{spec}`: expected desc_im2col:BUFFER[:SHAPE]:block=PIXELSxCHANNELS:lower=LxL:upper=UxU\
+                 [:element_strides=1x1x1x1][:padding=nan], e.g. desc_im2col:x:block=16x32:lower=-1x-1:upper=-1x-1"
+            )
+        } else {
+            format!(
+                "cannot read `{spec}`: expected desc:BUFFER[:SHAPE]:block=BxB[:padding=nan], e.g. desc:x:block=16x32"
+            )
+        })
+    };
+    let ints = |s: &str| -> Result<Vec<i64>, CliError> {
+        s.split('x')
+            .map(|d| d.parse::<i64>().map_err(|_| CliError::Usage(format!("bad list `{s}` in `{spec}`"))))
+            .collect()
     };
     let (buffer, rest) = rest.split_first().filter(|(b, _)| !b.is_empty()).ok_or_else(usage)?;
     let (mut shape, mut block, mut padding_nan) = (None, None, false);
+    let (mut lower, mut upper, mut element_strides) = (None, None, None);
     for part in rest {
-        if let Some(b) = part.strip_prefix("block=") {
+        if let (true, Some(l)) = (im2col, part.strip_prefix("lower=")) {
+            lower = Some(ints(l)?);
+        } else if let (true, Some(u)) = (im2col, part.strip_prefix("upper=")) {
+            upper = Some(ints(u)?);
+        } else if let (true, Some(e)) = (im2col, part.strip_prefix("element_strides=")) {
+            element_strides = Some(ints(e)?);
+        } else if let Some(b) = part.strip_prefix("block=") {
             let dims = parse_dims(b, spec)?;
             block = Some(dims.iter().map(|&d| u32::try_from(d).map_err(|_| usage())).collect::<Result<_, _>>()?);
         } else if let Some(p) = part.strip_prefix("padding=") {
@@ -162,7 +196,12 @@ fn parse_desc_arg(spec: &str, rest: &[&str]) -> Result<ArgValue, CliError> {
         }
     }
     let block = block.ok_or_else(usage)?;
-    Ok(ArgValue::Desc { buffer: buffer.to_string(), shape, block, padding_nan })
+    let im2col = match (im2col, lower, upper) {
+        (false, ..) => None,
+        (true, Some(lower), Some(upper)) => Some(Im2col { lower, upper, element_strides }),
+        (true, ..) => return Err(usage()),
+    };
+    Ok(ArgValue::Desc { buffer: buffer.to_string(), shape, block, padding_nan, im2col })
 }
 
 fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
@@ -270,7 +309,12 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     // The dtype a declared descriptor gives the buffer it views.
     let desc_elem = |buf: &str| {
         values.iter().find_map(|(n, v)| match (v, declared(n)) {
-            (ArgValue::Desc { buffer, .. }, Some(ArgSpec::TensorDesc { elem, .. })) if buffer == buf => Some(elem),
+            (ArgValue::Desc { buffer, .. }, Some(ArgSpec::TensorDesc { elem, .. }))
+            | (ArgValue::Desc { buffer, .. }, Some(ArgSpec::TensorDescIm2col { elem, .. }))
+                if buffer == buf =>
+            {
+                Some(elem)
+            }
             _ => None,
         })
     };
@@ -297,22 +341,35 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                 ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
                 ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
                 ArgValue::Ptrs(_) => ArgSpec::Pointer(ScalarType::I64, true),
-                ArgValue::Desc { buffer, block, padding_nan, .. } => {
+                ArgValue::Desc { buffer, block, padding_nan, im2col, shape } => {
                     let elem = buffer_elem(buffer).ok_or_else(|| {
                         CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer --arg"))
                     })?;
-                    ArgSpec::TensorDesc { elem, block_shape: block.clone(), padding_nan: *padding_nan }
+                    match im2col {
+                        None => ArgSpec::TensorDesc { elem, block_shape: block.clone(), padding_nan: *padding_nan },
+                        Some(_) => {
+                            let rank =
+                                shape.clone().or_else(|| buffer_shape(&values, buffer)).map_or(4, |s| s.len() as u32);
+                            ArgSpec::TensorDescIm2col {
+                                elem,
+                                block_shape: block.clone(),
+                                rank,
+                                padding_nan: *padding_nan,
+                            }
+                        }
+                    }
                 }
             };
+            let is_desc = |a: &ArgSpec| matches!(a, ArgSpec::TensorDesc { .. } | ArgSpec::TensorDescIm2col { .. });
             let spec = match (declared(name), spec) {
-                (Some(d @ ArgSpec::TensorDesc { .. }), s @ ArgSpec::TensorDesc { .. }) if d != s => {
+                (Some(d), s) if is_desc(&d) && is_desc(&s) && d != s => {
                     return Err(CliError::Usage(format!(
                         "--arg {name} is a {} descriptor, but the signature declares {}",
                         desc_spelling(&s),
                         desc_spelling(&d)
                     )));
                 }
-                (Some(d), s) if matches!(d, ArgSpec::TensorDesc { .. }) != matches!(s, ArgSpec::TensorDesc { .. }) => {
+                (Some(d), s) if is_desc(&d) != is_desc(&s) => {
                     return Err(CliError::Usage(format!(
                         "--arg {name}: the signature and the value disagree on whether it is a tensor descriptor"
                     )));
@@ -385,7 +442,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     }
     // Descriptors, over the buffers just allocated: base, shape (row-major) and strides, as Triton passes them.
     for (name, v) in &values {
-        let ArgValue::Desc { buffer, shape, block, .. } = v else { continue };
+        let ArgValue::Desc { buffer, shape, block, im2col, .. } = v else { continue };
         let Some((_, id)) = buffers.iter().find(|(n, _)| n == buffer) else {
             return Err(CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer")).into());
         };
@@ -395,7 +452,25 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => unreachable!("a buffer"),
         });
         let strides: Vec<usize> = (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
-        let problem = if shape.len() != block.len() {
+        let problem = if let Some(im) = im2col {
+            let s = shape.len().saturating_sub(2);
+            let es = im.element_strides.as_ref().map_or(shape.len(), Vec::len);
+            if !(3..=5).contains(&shape.len()) || block.len() != 2 {
+                Some(format!(
+                    "an im2col descriptor views a tensor of rank 3 to 5 (got {shape:?}) with a block of \
+                              [pixels, channels] (got {block:?})"
+                ))
+            } else if im.lower.len() != s || im.upper.len() != s || es != shape.len() {
+                Some(format!(
+                    "its tensor {shape:?} needs {s} lower and upper corners and {} element strides",
+                    shape.len()
+                ))
+            } else if shape.iter().product::<usize>() > buf.len() {
+                Some(format!("its shape {shape:?} needs more than the {} elements of `{buffer}`", buf.len()))
+            } else {
+                None
+            }
+        } else if shape.len() != block.len() {
             Some(format!("its shape {shape:?} and block {block:?} differ in rank"))
         } else if shape.iter().any(|&d| d == 0 || d > i32::MAX as usize) {
             Some(format!("its shape {shape:?} needs dims from 1 to 2^31 - 1"))
@@ -416,6 +491,11 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         }
         let mut ir_args = vec![Arg::Buffer(*id)];
         ir_args.extend(shape.iter().chain(&strides).map(|&d| Arg::Int(d as i64)));
+        if let Some(im) = im2col {
+            let ones = vec![1; shape.len()];
+            let es = im.element_strides.as_ref().unwrap_or(&ones);
+            ir_args.extend(im.lower.iter().chain(&im.upper).chain(es).map(|&d| Arg::Int(d)));
+        }
         bound.push((name.clone(), ir_args));
     }
     // The IR's arguments are the runtime parameters that were not specialized as constants, in order.
@@ -474,9 +554,25 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     })
 }
 
+/// The shape of buffer `--arg name`.
+fn buffer_shape(values: &[(String, ArgValue)], name: &str) -> Option<Vec<usize>> {
+    values.iter().find_map(|(n, v)| match v {
+        ArgValue::Buffer { shape, .. } if n == name => Some(shape.clone()),
+        _ => None,
+    })
+}
+
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.
 fn desc_spelling(a: &ArgSpec) -> String {
-    let ArgSpec::TensorDesc { elem, block_shape, padding_nan } = a else { return format!("{a:?}") };
+    let (elem, block_shape, padding_nan, kind) = match a {
+        ArgSpec::TensorDesc { elem, block_shape, padding_nan } => {
+            (elem, block_shape, padding_nan, "tensordesc".to_string())
+        }
+        ArgSpec::TensorDescIm2col { elem, block_shape, padding_nan, rank } => {
+            (elem, block_shape, padding_nan, format!("tensordesc_im2col(rank {rank})"))
+        }
+        _ => return format!("{a:?}"),
+    };
     let dims: Vec<String> = block_shape.iter().map(u32::to_string).collect();
     let padding = if *padding_nan { ",padding=nan" } else { "" };
     // Triton's signature names of the element types.
@@ -488,5 +584,5 @@ fn desc_spelling(a: &ArgSpec) -> String {
         "f8e5m2" => "fp8e5",
         other => other,
     };
-    format!("tensordesc<{elem}[{}]{padding}>", dims.join(", "))
+    format!("{kind}<{elem}[{}]{padding}>", dims.join(", "))
 }

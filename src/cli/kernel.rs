@@ -356,6 +356,9 @@ pub(super) fn split_signature(sig: &str) -> Vec<&str> {
 
 /// `tensordesc<fp16[16, 32]>` (Triton's spelling), `tensordesc<fp32[64],padding=nan>`.
 fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
+    if let Some(inner) = s.strip_prefix("tensordesc_im2col<") {
+        return Some(parse_im2col_type(s, inner));
+    }
     let inner = s.strip_prefix("tensordesc<")?;
     let bad = || {
         CliError::Usage(format!(
@@ -377,6 +380,34 @@ fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
         Some(ArgSpec::TensorDesc { elem: dtype(dtype_name.trim())?, block_shape, padding_nan })
     };
     Some(parse().ok_or_else(bad))
+}
+
+/// `tensordesc_im2col<fp16[64, 64]>` (the block is `[pixels, channels]`; the tensor is NHWC, rank 4, unless
+/// `,rank=3` or `,rank=5`), with `,padding=nan` as for `tensordesc`.
+fn parse_im2col_type(s: &str, inner: &str) -> Result<ArgSpec, CliError> {
+    let bad = || {
+        CliError::Usage(format!(
+            "cannot read `{s}`: expected tensordesc_im2col<DTYPE[PIXELS, CHANNELS]>, e.g. \
+             tensordesc_im2col<fp16[64, 64]> or tensordesc_im2col<fp32[16, 32],rank=3,padding=nan>"
+        ))
+    };
+    let inner = inner.strip_suffix('>').ok_or_else(bad)?;
+    let (dtype_name, rest) = inner.split_once('[').ok_or_else(bad)?;
+    let (block, rest) = rest.split_once(']').ok_or_else(bad)?;
+    let (mut rank, mut padding_nan) = (4, false);
+    for opt in rest.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        match opt {
+            "padding=zero" => padding_nan = false,
+            "padding=nan" => padding_nan = true,
+            o => match o.strip_prefix("rank=").and_then(|r| r.parse::<u32>().ok()) {
+                Some(r @ 3..=5) => rank = r,
+                _ => return Err(bad()),
+            },
+        }
+    }
+    let block_shape = block.split(',').map(|d| d.trim().parse::<u32>().ok()).collect::<Option<Vec<_>>>();
+    let block_shape = block_shape.filter(|b| b.len() == 2).ok_or_else(bad)?;
+    Ok(ArgSpec::TensorDescIm2col { elem: dtype(dtype_name.trim()).ok_or_else(bad)?, block_shape, rank, padding_nan })
 }
 
 pub(super) fn parse_sig_type(s: &str) -> Result<ArgSpec, CliError> {

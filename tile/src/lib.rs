@@ -18,6 +18,7 @@ pub mod print;
 pub mod target;
 pub mod testing;
 pub mod tma;
+pub mod tma_im2col;
 pub mod types;
 pub mod verify;
 mod verify_ext;

@@ -351,6 +351,14 @@ pub enum Op {
         rank: u32,
         padding: String,
     },
+    /// `make_tensor_desc_im2col base, shape..., strides..., lower..., upper..., element_strides...` → tensordesc
+    /// of a `[pixels, channels]` block: TMA's im2col mode over a channels-last tensor of `rank` dims (batch,
+    /// `rank - 2` spatial dims, channels), with the pixel box's lower and upper corners (one per spatial dim) and
+    /// the traversal strides (one per dim). Its only user is `tma_load_im2col`.
+    MakeTensorDescIm2col {
+        rank: u32,
+        padding: String,
+    },
     /// `desc_load desc, offsets...` / `desc_store desc, value, offsets...`.
     DescLoad,
     DescStore,
@@ -411,6 +419,13 @@ pub enum Op {
     /// into buffer `mem` (out-of-bounds elements as the descriptor's padding) and completes its bytes as
     /// transactions on mbarrier `bar`: the data is there once a wait sees that phase complete.
     TmaLoad,
+    /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: TMA's im2col load of im2col
+    /// descriptor `desc` (over a rank-`rank` tensor): `coords` (one per dim, i32) start the walk of the pixel box,
+    /// `offsets` (one per spatial dim, i16) shift the pixels read (the filter tap); the `[pixels, channels]` block
+    /// lands in `mem` and completes its bytes on `bar` as for `tma_load`.
+    TmaLoadIm2col {
+        rank: u32,
+    },
     /// `tma_store desc, mem, coords...`: TMA copies buffer `mem` to the block of `desc` at `coords` (the parts
     /// outside the tensor are dropped); the buffer may be written again after a `tma_store_wait`.
     TmaStore,
@@ -532,6 +547,7 @@ impl Op {
             Op::Assert { .. } => "assert",
             Op::DebugBarrier => "debug_barrier",
             Op::MakeTensorDesc { .. } => "make_tensor_desc",
+            Op::MakeTensorDescIm2col { .. } => "make_tensor_desc_im2col",
             Op::DescLoad => "desc_load",
             Op::DescStore => "desc_store",
             Op::ConvertLayout => "convert_layout",
@@ -552,6 +568,7 @@ impl Op {
             Op::MBarrierWait => "mbarrier_wait",
             Op::MBarrierInvalidate => "mbarrier_invalidate",
             Op::TmaLoad => "tma_load",
+            Op::TmaLoadIm2col { .. } => "tma_load_im2col",
             Op::TmaStore => "tma_store",
             Op::TmaStoreWait { .. } => "tma_store_wait",
             Op::Gather { .. } => "gather",
@@ -665,7 +682,8 @@ impl Op {
                 }
             }
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
-            Op::MakeTensorDesc { rank, padding } => {
+            Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
+            Op::MakeTensorDesc { rank, padding } | Op::MakeTensorDescIm2col { rank, padding } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
             }
@@ -755,6 +773,7 @@ impl Op {
                 | Op::MBarrierWait
                 | Op::MBarrierInvalidate
                 | Op::TmaLoad
+                | Op::TmaLoadIm2col { .. }
                 | Op::TmaStore
                 | Op::TmaStoreWait { .. }
                 | Op::MemDescPermute { .. }

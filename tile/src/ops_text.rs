@@ -70,6 +70,7 @@ impl Op {
             "mbarrier_wait" => Op::MBarrierWait,
             "mbarrier_invalidate" => Op::MBarrierInvalidate,
             "tma_load" => Op::TmaLoad,
+            "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_store" => Op::TmaStore,
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
             "local_alloc" => Op::LocalAlloc,
@@ -99,6 +100,9 @@ impl Op {
             "debug_barrier" => Op::DebugBarrier,
             "make_tensor_desc" => {
                 Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
+            }
+            "make_tensor_desc_im2col" => {
+                Op::MakeTensorDescIm2col { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
             }
             "desc_load" => Op::DescLoad,
             "desc_store" => Op::DescStore,

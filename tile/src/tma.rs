@@ -116,9 +116,31 @@ pub fn desc_source(f: &Func, mut desc: ValueId) -> ValueId {
 /// `make_tensor_desc` of the function's arguments, as a `TensorDescriptor` parameter is received), or `None`
 /// for a descriptor made in the kernel. Only host descriptors have a tensor map.
 pub fn host_desc_base(f: &Func, desc: ValueId) -> Option<usize> {
+    host_base(f, desc, false)
+}
+
+/// The index of the function argument holding the base pointer of host im2col descriptor `desc` (a
+/// `make_tensor_desc_im2col` of the function's arguments) and its tensor's rank, or `None` when `desc` is not one.
+pub fn host_im2col_base(f: &Func, desc: ValueId) -> Option<(usize, u32)> {
+    let ValueDef::Result(maker, _) = f.value(desc_source(f, desc)).def else { return None };
+    let Op::MakeTensorDescIm2col { rank, .. } = f.op(maker).op else { return None };
+    Some((host_base(f, desc, true)?, rank))
+}
+
+/// Whether `desc` was made by `make_tensor_desc_im2col` (host or not).
+pub fn is_im2col(f: &Func, desc: ValueId) -> bool {
+    matches!(f.value(desc_source(f, desc)).def, ValueDef::Result(o, _) if matches!(f.op(o).op, Op::MakeTensorDescIm2col { .. }))
+}
+
+fn host_base(f: &Func, desc: ValueId, im2col: bool) -> Option<usize> {
     let ValueDef::Result(maker, _) = f.value(desc_source(f, desc)).def else { return None };
     let data = f.op(maker);
-    if !matches!(data.op, Op::MakeTensorDesc { .. }) {
+    let made = if im2col {
+        matches!(data.op, Op::MakeTensorDescIm2col { .. })
+    } else {
+        matches!(data.op, Op::MakeTensorDesc { .. })
+    };
+    if !made {
         return None;
     }
     let arg_index = |mut v: ValueId| {

@@ -620,6 +620,8 @@ impl Verifier<'_> {
             | Op::GdcWait
             | Op::GdcLaunchDependents
             | Op::TmaLoad
+            | Op::TmaLoadIm2col { .. }
+            | Op::MakeTensorDescIm2col { .. }
             | Op::TmaStore
             | Op::TmaStoreWait { .. } => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {

@@ -108,6 +108,55 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             }
         }
         Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
+        Op::MakeTensorDescIm2col { rank, .. } => {
+            let r = *rank as usize;
+            if !(3..=crate::tma::MAX_RANK).contains(&r) {
+                return Err(format!("an im2col descriptor is over a tensor of rank 3 to 5, not {r}"));
+            }
+            // base, shape, strides, lower and upper corners (spatial dims), element strides.
+            counts(ins, outs, 1 + 5 * r - 4..=1 + 5 * r - 4, 1)?;
+            let Some(Elem::Ptr(pointee, _)) = ins[0].elem() else {
+                return Err(format!("the base must be a pointer, got {}", ins[0]));
+            };
+            let want = |range: std::ops::Range<usize>, s: ScalarType, what: &str| match ins[range]
+                .iter()
+                .find(|t| ***t != Type::scalar(s))
+            {
+                Some(t) => Err(format!("{what} must be {s} scalars, got {t}")),
+                None => Ok(()),
+            };
+            want(1..1 + r, ScalarType::I32, "the shape")?;
+            want(1 + r..1 + 2 * r, ScalarType::I64, "the strides")?;
+            want(1 + 2 * r..ins.len(), ScalarType::I32, "the corners and element strides")?;
+            match outs[0] {
+                Type::TensorDesc { elem, block_shape } if *elem == pointee && block_shape.len() == 2 => Ok(()),
+                other => Err(format!("result must be a [pixels, channels] tensordesc of {pointee}, got {other}")),
+            }
+        }
+        Op::TmaLoadIm2col { rank } => {
+            let r = *rank as usize;
+            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
+                return Err("the first operand must be a tensordesc".into());
+            };
+            counts(ins, outs, 3 + 2 * r - 2..=3 + 2 * r - 1, 0)?;
+            match ins[1].memdesc() {
+                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
+                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
+            }
+            if !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
+                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
+            }
+            if let Some(t) = ins[3..3 + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
+                return Err(format!("coordinates must be i32 scalars, got {t}"));
+            }
+            if let Some(t) = ins[3 + r..3 + 2 * r - 2].iter().find(|t| ***t != Type::scalar(ScalarType::I16)) {
+                return Err(format!("im2col offsets must be i16 scalars, got {t}"));
+            }
+            match ins.get(3 + 2 * r - 2) {
+                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
+                _ => Ok(()),
+            }
+        }
         other => Err(format!("`{}` is not typed here", other.name())),
     }
 }

@@ -249,7 +249,7 @@ impl<'f> Lower<'f> {
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
-        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad);
+        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
         let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
@@ -432,10 +432,11 @@ impl<'f> Lower<'f> {
             | Op::MBarrierWait
             | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
             // A descriptor's only users are TMA copies, which reach its arguments through the IR.
-            Op::MakeTensorDesc { .. } => {
+            Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. } => {
                 self.vals.insert(data.results[0], vec![]);
             }
             Op::TmaLoad => tma::load(self, &data)?,
+            Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,
             Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,

@@ -46,7 +46,12 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
         _ => unreachable!("host_desc_base found its make_tensor_desc"),
     };
     let nan_padding = matches!(&l.f.op(maker).op, tessel_tile::Op::MakeTensorDesc { padding, .. } if padding == "nan");
-    let arg = TensorMapArg { base_arg: base as u32, elem, block_shape: block.to_vec(), nan_padding };
+    let arg = TensorMapArg { base_arg: base as u32, elem, block_shape: block.to_vec(), nan_padding, im2col_rank: None };
+    Ok(map_param(l, arg))
+}
+
+/// The generic address of the tensor map `arg`, adding its kernel parameter on first use.
+fn map_param(l: &mut Lower, arg: TensorMapArg) -> Reg {
     let k = match l.tensor_maps.iter().position(|m| *m == arg) {
         Some(k) => k,
         None => {
@@ -57,7 +62,7 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
     let (p, g) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64));
     l.b.op("mov.b64", p, sym(tensor_map_param(&l.f.name, k)));
     l.b.op("cvta.param.u64", g, p);
-    Ok(g)
+    g
 }
 
 /// The name of the kernel parameter holding tensor map `k`.
@@ -132,6 +137,76 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     for (origin, dst) in b.boxes.iter().zip(dsts) {
         let c = box_coords(l, coords, origin)?;
         l.b.emit(instr(op.clone()).guard(p).srcs((mem(dst), Operand::TensorAddr { map, coords: c }, mem(bar_addr))));
+    }
+    Ok(())
+}
+
+/// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: the block's boxes (channels wider
+/// than a swizzle row are several boxes side by side, each starting `origin` channels further), each one
+/// `cp.async.bulk.tensor.{rank}d...im2col` with the coordinates and the 16-bit offsets innermost first.
+pub(crate) fn load_im2col(l: &mut Lower, data: &OpData, rank: usize) -> Result<(), CompileError> {
+    need_tma(l)?;
+    let (desc, buf, bar) = (data.operands[0], data.operands[1], data.operands[2]);
+    let b = checked_block(l, desc, buf)?;
+    if b.boxes.iter().any(|o| o[0] != 0) {
+        return Err(CompileError::new(format!(
+            "an im2col load of {} pixels needs more than one box along the pixels ({} each), which continue the \
+             pixel walk: not supported yet",
+            b.box_dims[0] * b.boxes.len() as u32 / b.boxes.iter().filter(|o| o[0] == 0).count() as u32,
+            b.box_dims[0]
+        )));
+    }
+    let (base, _) = tma::host_im2col_base(l.f, desc).ok_or_else(|| {
+        CompileError::new("an im2col load needs an im2col descriptor made on the host (a TensorDescriptorIm2Col)")
+    })?;
+    let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
+    let maker = match l.f.value(tma::desc_source(l.f, desc)).def {
+        tessel_tile::ir::ValueDef::Result(o, _) => o,
+        _ => unreachable!("host_im2col_base found its maker"),
+    };
+    let nan_padding =
+        matches!(&l.f.op(maker).op, tessel_tile::Op::MakeTensorDescIm2col { padding, .. } if padding == "nan");
+    let arg = TensorMapArg {
+        base_arg: base as u32,
+        elem,
+        block_shape: block.to_vec(),
+        nan_padding,
+        im2col_rank: Some(rank as u32),
+    };
+    let map = map_param(l, arg);
+    let coords = &data.operands[3..3 + rank];
+    let offsets = &data.operands[3 + rank..3 + 2 * rank - 2];
+    let bar_addr = l.get(bar)?[0];
+    let dsts = box_addresses(l, buf, &b)?;
+    let mut offs = Vec::with_capacity(offsets.len());
+    for &o in offsets.iter().rev() {
+        let r = l.get(o)?[0];
+        if r.class == RegClass::B16 {
+            offs.push(r);
+        } else {
+            let h = l.b.reg(RegClass::B16);
+            l.b.op("cvt.u16.u32", h, r);
+            offs.push(h);
+        }
+    }
+    let p = issuing_thread(l, data.operands.get(3 + 2 * rank - 2).copied())?;
+    let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
+    for (origin, dst) in b.boxes.iter().zip(dsts) {
+        // The channel coordinate (innermost) moves by the box's channel origin; the pixel walk starts where the
+        // load's does.
+        let mut c = Vec::with_capacity(rank);
+        for (k, &x) in coords.iter().rev().enumerate() {
+            let r = l.get(x)?[0];
+            if k == 0 && origin[1] != 0 {
+                let s = l.b.reg(RegClass::B32);
+                l.b.op("add.s32", s, (r, origin[1]));
+                c.push(s);
+            } else {
+                c.push(r);
+            }
+        }
+        let srcs = (mem(dst), Operand::TensorAddr { map, coords: c }, mem(bar_addr), Operand::Vector(offs.clone()));
+        l.b.emit(instr(op.clone()).guard(p).srcs(srcs));
     }
     Ok(())
 }

@@ -309,6 +309,38 @@ pub fn bind_kernel<'a>(
                 ir_args.extend((0..rank).map(|d| (format!("{pname}_stride{d}"), Type::scalar(ScalarType::I64))));
                 (Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() }, ir_args)
             }
+            Some(ArgSpec::TensorDescIm2col { elem, block_shape, rank, padding_nan }) => {
+                let r = *rank as usize;
+                if !(3..=5).contains(&r) || block_shape.len() != 2 {
+                    return Err(elab.err(
+                        p.span,
+                        format!(
+                            "im2col descriptor `{pname}`: the tensor has rank 3 to 5 (got {r}) and the block is \
+                             [pixels, channels] (got {block_shape:?})"
+                        ),
+                    ));
+                }
+                for (d, &b) in block_shape.iter().enumerate() {
+                    elab.check_pow2(b as i128, &format!("block_shape[{d}] of descriptor `{pname}`"), p.span)?;
+                }
+                elab.check_desc_block(*elem, block_shape, p.span)?;
+                if *padding_nan && !elem.is_float() {
+                    return Err(elab.err(
+                        p.span,
+                        format!("descriptor `{pname}`: NaN padding needs float elements, got {}", elem.triton_name()),
+                    ));
+                }
+                let i32s = |what: &str, n: usize| {
+                    (0..n).map(|d| (format!("{pname}_{what}{d}"), Type::scalar(ScalarType::I32))).collect::<Vec<_>>()
+                };
+                let mut ir_args = vec![(format!("{pname}_base"), Type::ptr(*elem))];
+                ir_args.extend(i32s("shape", r));
+                ir_args.extend((0..r).map(|d| (format!("{pname}_stride{d}"), Type::scalar(ScalarType::I64))));
+                ir_args.extend(i32s("lower", r - 2));
+                ir_args.extend(i32s("upper", r - 2));
+                ir_args.extend(i32s("element_stride", r));
+                (Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() }, ir_args)
+            }
             _ => continue,
         };
         if p.annotation.as_ref().is_some_and(|a| imports.is_constexpr_annotation(a)) {
@@ -344,6 +376,19 @@ pub fn bind_kernel<'a>(
                         operands[0] = elab.emit1(Op::MultipleOf(vec![16]), &operands[..1], ty, p.span)?;
                         let op = Op::MakeTensorDesc {
                             rank: block_shape.len() as u32,
+                            padding: if *padding_nan { "nan".into() } else { String::new() },
+                        };
+                        let ty = Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() };
+                        let d = elab.emit1(op, &operands, ty, p.span)?;
+                        elab.name_value(&d, &pname);
+                        Value::Tensor(d)
+                    }
+                    ArgSpec::TensorDescIm2col { elem, block_shape, rank, padding_nan } => {
+                        let mut operands = vals;
+                        let ty = operands[0].ty.clone();
+                        operands[0] = elab.emit1(Op::MultipleOf(vec![16]), &operands[..1], ty, p.span)?;
+                        let op = Op::MakeTensorDescIm2col {
+                            rank: *rank,
                             padding: if *padding_nan { "nan".into() } else { String::new() },
                         };
                         let ty = Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() };

@@ -96,6 +96,18 @@ pub enum ArgSpec {
         block_shape: Vec<u32>,
         padding_nan: bool,
     },
+    /// An im2col tensor descriptor created on the host (Gluon's `TensorDescriptorIm2Col`), over a channels-last
+    /// tensor of `rank` dims (`[N, spatial..., C]`, 3 to 5), whose block is `[pixels, channels]`
+    /// (`tensordesc_im2col<fp16[64, 64]>`; `rank` 4 unless given). It takes `5 * rank - 3` IR arguments: the base,
+    /// shape (`i32`) and strides (`i64`) as a `TensorDesc`'s, then the pixel box's lower corners, upper corners
+    /// (one `i32` per spatial dim each) and the element strides (one `i32` per dim), from which a
+    /// `make_tensor_desc_im2col` op at entry re-forms the descriptor.
+    TensorDescIm2col {
+        elem: ScalarType,
+        block_shape: Vec<u32>,
+        rank: u32,
+        padding_nan: bool,
+    },
 }
 
 impl ArgSpec {
@@ -107,6 +119,7 @@ impl ArgSpec {
             ArgSpec::Constexpr(_) => 0,
             ArgSpec::Pointer(..) | ArgSpec::Int(..) | ArgSpec::Float(_) => 1,
             ArgSpec::TensorDesc { block_shape, .. } => 1 + 2 * block_shape.len(),
+            ArgSpec::TensorDescIm2col { rank, .. } => 5 * *rank as usize - 3,
         }
     }
 }

@@ -64,6 +64,8 @@ enum Value {
         shape: Vec<i64>,
         strides: Vec<i64>,
         nan_padding: bool,
+        /// An im2col descriptor's pixel box: lower and upper corners, element strides.
+        im2col: Option<[Vec<i64>; 3]>,
     },
     Smem(shared::View),
     /// `memdesc_index` past the buffers (Gluon computes the view's address; a predicated-off use never touches
@@ -378,6 +380,29 @@ impl Program<'_> {
                     shape: scalars[..r].to_vec(),
                     strides: scalars[r..].to_vec(),
                     nan_padding: padding == "nan",
+                    im2col: None,
+                };
+                self.env[data.results[0].index()] = Some(desc);
+            }
+            Op::MakeTensorDescIm2col { rank, padding } => {
+                let (r, s) = (*rank as usize, *rank as usize - 2);
+                let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
+                let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
+                if scalars[2 * r - 1] != 1 {
+                    let msg = format!(
+                        "an im2col descriptor's channels must be contiguous (stride 1), got stride {}",
+                        scalars[2 * r - 1]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
+                let corners = &scalars[2 * r..];
+                let desc = Value::Desc {
+                    base: self.tensor(ins[0]).data[0].as_i64() as u64,
+                    elem,
+                    shape: scalars[..r].to_vec(),
+                    strides: scalars[r..2 * r].to_vec(),
+                    nan_padding: padding == "nan",
+                    im2col: Some([corners[..s].to_vec(), corners[s..2 * s].to_vec(), corners[2 * s..].to_vec()]),
                 };
                 self.env[data.results[0].index()] = Some(desc);
             }
@@ -543,11 +568,43 @@ impl Program<'_> {
         Ok(())
     }
 
+    /// An im2col descriptor's `[pixels, channels]` block for a load at `coords` with `offsets`
+    /// ([`crate::tma_im2col::pixels`]); positions outside the tensor read the padding value.
+    pub(super) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, String> {
+        let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col: Some([lower, upper, es]) }) =
+            self.env[desc.index()].clone()
+        else {
+            return Err(format!("{desc} is not an im2col tensor descriptor"));
+        };
+        let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
+        let block = block_shape.to_vec();
+        let b = crate::tma_im2col::PixelBox { shape: &shape, lower: &lower, upper: &upper, element_strides: &es };
+        let pixels = crate::tma_im2col::pixels(&b, coords, offsets, block[0])?;
+        let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
+        let channels = block[1] as usize;
+        for (p, at) in pixels.iter().enumerate() {
+            for c in 0..channels {
+                let mut coords = at.clone();
+                *coords.last_mut().expect("rank 3 or more") += c as i64;
+                out.data[p * channels + c] = match element_address(base, elem, &shape, &strides, &coords) {
+                    Some(addr) => self.mem.load(addr, elem)?,
+                    None if elem.is_float() => Val::Float(if nan_padding { f64::NAN } else { 0.0 }),
+                    None => Val::Int(0),
+                };
+            }
+        }
+        Ok(out)
+    }
+
     #[allow(clippy::type_complexity)]
     fn desc_parts(&self, desc: ValueId) -> Result<(u64, ScalarType, Vec<i64>, Vec<i64>, bool, Vec<u32>), String> {
-        let Some(Value::Desc { base, elem, shape, strides, nan_padding }) = self.env[desc.index()].clone() else {
+        let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col }) = self.env[desc.index()].clone()
+        else {
             return Err(format!("{desc} is not a tensor descriptor"));
         };
+        if im2col.is_some() {
+            return Err(format!("{desc} is an im2col descriptor, which only `tma_load_im2col` reads"));
+        }
         let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
         Ok((base, elem, shape, strides, nan_padding, block_shape.to_vec()))
     }

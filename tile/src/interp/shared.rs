@@ -549,7 +549,7 @@ impl Program<'_> {
                     self.env[data.results[i].index()] = Some(value);
                 }
             }
-            Op::TmaLoad | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
             _ => unreachable!("not a shared-memory op"),
         }
         Ok(())
@@ -573,19 +573,31 @@ impl Program<'_> {
         let ins = &data.operands;
         let rank = || crate::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
         match &data.op {
-            Op::TmaLoad => {
-                let rank = rank();
-                if let Some(&p) = ins.get(3 + rank)
+            Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
+                // Coordinates, then (im2col) one offset per spatial dim.
+                let (rank, n_offsets) = match data.op {
+                    Op::TmaLoadIm2col { rank } => (rank as usize, rank as usize - 2),
+                    _ => (rank(), 0),
+                };
+                if let Some(&p) = ins.get(3 + rank + n_offsets)
                     && !self.tensor(p).data[0].is_true()
                 {
                     return Ok(());
                 }
-                let coords: Vec<i64> = ins[3..3 + rank].iter().map(|&c| self.tensor(c).data[0].as_i64()).collect();
-                let block = self.desc_read(ins[0], &coords)?;
+                let scalars =
+                    |r: &[ValueId]| -> Vec<i64> { r.iter().map(|&c| self.tensor(c).data[0].as_i64()).collect() };
+                let coords = scalars(&ins[3..3 + rank]);
+                let block = if n_offsets == 0 {
+                    self.desc_read(ins[0], &coords)?
+                } else {
+                    let offsets = scalars(&ins[3 + rank..3 + rank + n_offsets]);
+                    self.im2col_read(ins[0], &coords, &offsets)?
+                };
                 let view = self.view(ins[1])?;
                 if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(format!(
-                        "tma_load into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",
+                        "{} into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",
+                        data.op.name(),
                         ins[1]
                     ));
                 }

@@ -341,7 +341,7 @@ pub fn kind(op: &Op) -> Kind {
         Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
         Op::WarpSpecialize(_) => Kind::Structured,
         Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
-        Op::DescLoad | Op::MakeTensorDesc { .. } | Op::LocalLoad => Kind::Source,
+        Op::DescLoad | Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. } | Op::LocalLoad => Kind::Source,
         Op::AsyncCopy => Kind::Same,
         Op::WarpGroupDot { .. } | Op::WarpGroupDotWait { .. } => Kind::Special,
         // The other shared-memory ops read or write buffers, tokens and barriers, not tensors in a layout.
@@ -362,6 +362,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MBarrierWait
         | Op::MBarrierInvalidate
         | Op::TmaLoad
+        | Op::TmaLoadIm2col { .. }
         | Op::TmaStore
         | Op::TmaStoreWait { .. } => Kind::Sink,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,

@@ -406,6 +406,11 @@ impl<'a> Elab<'a> {
         let Type::TensorDesc { elem, block_shape } = desc.ty.clone() else {
             return Err(self.err(span, format!("`{fname}` needs a tensor descriptor, got {}", desc.ty)));
         };
+        if tessel_tile::tma::is_im2col(&self.func, desc.v) {
+            return Err(
+                self.err(span, format!("`{fname}` reads tiles; an im2col descriptor is read by TMA im2col loads"))
+            );
+        }
         let offs = self.scalar_list(offsets, block_shape.len(), ScalarType::I32, fname, "offsets")?;
         let mut operands = vec![desc];
         operands.extend(offs);
@@ -417,6 +422,9 @@ impl<'a> Elab<'a> {
         let Type::TensorDesc { elem, block_shape } = desc.ty.clone() else {
             return Err(self.err(span, format!("`{fname}` needs a tensor descriptor, got {}", desc.ty)));
         };
+        if tessel_tile::tma::is_im2col(&self.func, desc.v) {
+            return Err(self.err(span, format!("`{fname}` writes tiles; an im2col descriptor is only loaded")));
+        }
         let v = self.tensor_arg(value, fname, "value")?;
         if v.shape() != block_shape.as_slice() {
             return Err(self.err(
