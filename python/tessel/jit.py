@@ -42,6 +42,15 @@ _IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "str
 # `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
 # dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.
 _RUNTIME_OPTIONS = ("launch_pdl",)
+# Launch options only AMD's backend has (tutorial 10's CDNA4 kernel passes `matrix_instr_nonkdim`).
+_AMD_OPTIONS = ("matrix_instr_nonkdim", "waves_per_eu", "kpack")
+
+
+def _refuse_amd_options(given):
+    """The error for AMD-only launch options (`given`: their names)."""
+    if given:
+        raise NotImplementedError(f"AMD targets are not supported yet: the launch option(s) "
+                                  f"{', '.join(f'`{k}`' for k in given)} exist only on AMD GPUs")
 _N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
 
 # `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
@@ -402,6 +411,7 @@ class JITFunction:
         opts = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None, "launch_pdl": False}
         kwargs = dict(kwargs)
         params = self.signature.parameters
+        _refuse_amd_options([k for k in _AMD_OPTIONS if k in kwargs and k not in params])
         for k in _RUNTIME_OPTIONS:
             if k in kwargs and k not in params:
                 opts[k] = bool(kwargs.pop(k))
@@ -423,7 +433,8 @@ class JITFunction:
         Python call; `bind` (through `inspect`) when the signature is not a plain list of parameters."""
         params = list(self.signature.parameters.values())
         names = [p.name for p in params]
-        reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | {"_tessel_defaults"}
+        reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
+        reserved |= {"_tessel_defaults", "_tessel_refuse_amd"}
         plain = all(
             p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
             and p.name not in reserved
@@ -441,12 +452,17 @@ class JITFunction:
         sig += [f"{k}={v!r}" for k, v in (("num_warps", 4), ("num_stages", 3), ("num_ctas", 1), ("maxnreg", None))]
         sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
         sig += ["launch_pdl=False"]
+        sig += [f"{k}=None" for k in _AMD_OPTIONS]
+        amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
         body = (
+            f"    if {amd}:\n"
+            f"        _tessel_refuse_amd([k for k, v in zip({_AMD_OPTIONS!r}, ({', '.join(_AMD_OPTIONS)},)) "
+            "if v is not None])\n"
             f"    return ({''.join(n + ', ' for n in names)}), "
             "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))\n"
         )
         src = f"def binder({', '.join(sig)}):\n{body}"
-        scope = {"_tessel_defaults": defaults}
+        scope = {"_tessel_defaults": defaults, "_tessel_refuse_amd": _refuse_amd_options}
         exec(compile(src, f"<tessel binder of {self.__name__}>", "exec"), scope)  # noqa: S102 - our own text
         return scope["binder"]
 

@@ -141,3 +141,14 @@ def test_out_of_bounds_access_raises():
 def test_calling_a_kernel_directly_is_an_error():
     with pytest.raises(RuntimeError, match=r"add_kernel\[grid\]"):
         add_kernel(1, 2)
+
+
+def test_amd_only_launch_options_are_refused_clearly():
+    # Tutorial 10's CDNA4 kernel is launched with `matrix_instr_nonkdim`, which only AMD's backend has.
+    x = np.ones(64, dtype=np.float32)
+    out = np.full(64, np.nan, dtype=np.float32)
+    with pytest.raises(NotImplementedError, match="AMD targets are not supported yet.*matrix_instr_nonkdim"):
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64, matrix_instr_nonkdim=16)
+    assert np.isnan(out).all(), "nothing was launched"
+    add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+    np.testing.assert_array_equal(out, 2 * x)
