@@ -112,15 +112,21 @@ fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, load: bool) -> R<()> {
     Ok(())
 }
 
-fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    let (desc, elem, block) = descriptor(e, &b)?;
-    refuse_options(e, &b, true)?;
-    let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
+/// The `barrier` argument of a TMA load: an mbarrier (shape [1], int64).
+fn barrier_arg<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<Tv> {
     let ba = b.req("barrier");
     let bar = memdesc_arg(e, ba, &b.fname, "barrier")?;
     if !matches!(bar.ty.memdesc(), Some(([1], ScalarType::I64, _))) {
         return Err(e.err(ba.span, format!("`barrier` must be an mbarrier (shape [1], int64), got {}", bar.ty)));
     }
+    Ok(bar)
+}
+
+fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let (desc, elem, block) = descriptor(e, &b)?;
+    refuse_options(e, &b, true)?;
+    let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
+    let bar = barrier_arg(e, &b)?;
     let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
     let mut operands = vec![desc, result, bar];
     operands.extend(coords);
@@ -165,11 +171,7 @@ fn load_im2col<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     refuse_options(e, &b, true)?;
     let coords = e.scalar_list(b.req("coord"), rank, ScalarType::I32, &b.fname, "coord")?;
     let offsets = e.scalar_list(b.req("offsets"), rank - 2, ScalarType::I16, &b.fname, "offsets")?;
-    let ba = b.req("barrier");
-    let bar = memdesc_arg(e, ba, &b.fname, "barrier")?;
-    if !matches!(bar.ty.memdesc(), Some(([1], ScalarType::I64, _))) {
-        return Err(e.err(ba.span, format!("`barrier` must be an mbarrier (shape [1], int64), got {}", bar.ty)));
-    }
+    let bar = barrier_arg(e, &b)?;
     let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
     let mut operands = vec![desc, result, bar];
     operands.extend(coords);
