@@ -189,3 +189,91 @@ fn a_worker_partition_copies_with_a_host_descriptor() {
     assert!(!ptx.contains("wait_group.read"), "{ptx}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Four partitions of 4, 1, 2 and 1 warps, each writing its id over its own 128 elements.
+const FOUR_PARTITIONS: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+@gluon.jit
+def mark(out, ID: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    offs = gl.arange(0, 32 * gl.num_warps(), layout=L)
+    gl.store(out + ID * 128 + offs, gl.full([32 * gl.num_warps()], ID, gl.int32, L))
+
+@gluon.jit
+def k(out):
+    gl.warp_specialize([(mark, (out, 0)), (mark, (out, 1)), (mark, (out, 2)), (mark, (out, 3))],
+                       [1, 2, 1], [24, 24, 24])
+"#;
+
+/// Follows the PTX's partition dispatch for warp `warp` (a worker's: at least the kernel's 4): from the branch
+/// that sends the default partition away, through the `setp.lt.u32`/`bra.uni` chain, to the first worker label
+/// reached by a branch or by falling through; returns that worker's position among the worker bodies.
+fn dispatched_worker(ptx: &str, warp: u32) -> usize {
+    let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+    let bodies: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("$L_ws_worker_") && l.ends_with(':'))
+        .map(|l| l.trim_end_matches(':'))
+        .collect();
+    let start = lines.iter().position(|l| l.contains("bra.uni $L_ws_default_")).expect("a default dispatch");
+    let mut preds = std::collections::HashMap::new();
+    for l in &lines[start + 1..] {
+        let l = l.trim_end_matches(';');
+        let words: Vec<&str> = l.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+        let target = match words.as_slice() {
+            ["setp.lt.u32", p, _, bound] => {
+                preds.insert(p.to_string(), warp < bound.parse::<u32>().unwrap());
+                continue;
+            }
+            [guard, "bra.uni", target] if guard.starts_with("@%p") => {
+                if !preds[&guard[1..]] {
+                    continue;
+                }
+                *target
+            }
+            ["bra.uni", target] => *target,
+            [label] if label.ends_with(':') => label.trim_end_matches(':'),
+            _ => continue,
+        };
+        return bodies.iter().position(|b| *b == target).unwrap_or_else(|| panic!("{target} is no worker body"));
+    }
+    panic!("warp {warp} reaches no worker body:\n{ptx}")
+}
+
+#[test]
+fn each_worker_partition_runs_on_its_own_warps() {
+    let dir = scratch("four-partitions", &[("k.py", FOUR_PARTITIONS)]);
+    let target = format!("{}::k", dir.join("k.py").display());
+    let (code, out, err) = tessel(&[
+        "run",
+        "--interpret",
+        &target,
+        "--signature",
+        "*i32",
+        "--arg",
+        "out=fill:-1:512:i32",
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let got = tessel::npy::read(&std::fs::read(dir.join("out.npy")).unwrap()).unwrap().to_f64();
+    let want: Vec<f64> = (0..512)
+        .map(|i| match (i / 128, i % 128) {
+            (0, _) => 0.0,
+            (1, j) if j < 32 => 1.0,
+            (2, j) if j < 64 => 2.0,
+            (3, j) if j < 32 => 3.0,
+            _ => -1.0,
+        })
+        .collect();
+    assert_eq!(got, want, "{out}");
+    // In the PTX, warps 4, 5-6 and 7 reach workers 0, 1 and 2 (the last one once fell through into worker 0).
+    let (code, ptx, err) = tessel(&["compile", &target, "--signature", "*i32", "--emit", "ptx"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(ptx.contains(".reqntid 256, 1, 1"), "{ptx}");
+    let reached: Vec<usize> = (4..8).map(|w| dispatched_worker(&ptx, w)).collect();
+    assert_eq!(reached, [0, 1, 1, 2], "{ptx}");
+    std::fs::remove_dir_all(&dir).ok();
+}

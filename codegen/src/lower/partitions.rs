@@ -177,8 +177,17 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     if let Some(&r) = w.regs.get(1) {
         setmaxnreg(l, r);
     }
+    // Worker i runs on warps [warp_starts[i + 1], warp_starts[i + 1] + worker_num_warps[i]): each but the last
+    // is picked by the end of its range, the last takes the rest. The bodies follow in order, so the last one
+    // needs its own branch (falling through would land in the first worker's body).
     let labels: Vec<String> = (0..w.worker_num_warps.len()).map(|_| l.b.new_label("ws_worker")).collect();
-    for (i, label) in labels.iter().enumerate().take(labels.len() - 1) {
+    for (i, label) in labels.iter().enumerate() {
+        if i + 1 == labels.len() {
+            if i > 0 {
+                l.b.emit(Instr::bra_uni(label));
+            }
+            break;
+        }
         let p = l.b.reg(RegClass::Pred);
         l.b.op("setp.lt.u32", p, (l.warp, w.warp_starts[i + 1] + w.worker_num_warps[i]));
         l.b.emit(Instr::bra_uni(label).guard(p));
