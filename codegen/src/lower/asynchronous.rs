@@ -181,6 +181,12 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
             }
         }
         Op::MBarrierArrive { count } => {
+            // One thread arrives for the whole partition (as in Triton, where the arrive has block-level
+            // semantics): every thread's shared-memory reads and writes, and every warpgroup's wait for its
+            // wgmmas, must be complete before the waiter may reuse the buffers, so the partition syncs first.
+            if !l.b.ends_with_barrier() {
+                l.barrier();
+            }
             let p = first_thread(l, data.operands.get(1).copied())?;
             match (*count, sm90) {
                 (1, false) => {

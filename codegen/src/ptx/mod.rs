@@ -120,6 +120,13 @@ impl Builder {
         self.emit(instr(op).dst(dst).srcs(srcs));
     }
 
+    /// Whether the body's last statement is an unguarded `bar` (`bar.sync`): a second one right after it would
+    /// order nothing more.
+    pub fn ends_with_barrier(&self) -> bool {
+        !self.in_prologue
+            && matches!(self.body.last(), Some(Stmt::Ins(i)) if i.guard.is_none() && i.op.is("bar") && i.op.has("sync"))
+    }
+
     /// `op srcs...`: an instruction without a destination (a store, a barrier, a wait).
     pub fn effect(&mut self, op: impl Into<Opcode>, srcs: impl Srcs) {
         self.emit(instr(op).srcs(srcs));
