@@ -277,3 +277,63 @@ fn each_worker_partition_runs_on_its_own_warps() {
     assert_eq!(reached, [0, 1, 1, 2], "{ptx}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `examples/gluon/matmul.py` (persistent tiles, a TMA loader partition, asynchronous wgmma) in the interpreter
+/// against a float64 product: ragged M, N and K (rows 16-byte aligned, as TMA needs), fewer programs than tiles, rings of 2 and 3 buffers, K
+/// shorter than a block.
+#[test]
+fn the_persistent_warp_specialized_gemm_matches_a_float64_product() {
+    let dir = scratch("persistent-gemm", &[]);
+    for (m, n, k, stages, grid) in [(300, 600, 200, 3, 3), (130, 72, 40, 2, 2), (64, 128, 16, 2, 1)] {
+        let (code, out, err) = tessel(&[
+            "run",
+            "--interpret",
+            "examples/gluon/matmul.py::matmul_kernel",
+            "--signature",
+            "tensordesc<fp16[64, 32]>,tensordesc<fp16[32, 64]>,tensordesc<fp16[64, 64]>,i32,i32,i32",
+            "--const",
+            "GROUP_M=2",
+            "--const",
+            &format!("STAGES={stages}"),
+            "--num-warps",
+            "4",
+            "--grid",
+            &grid.to_string(),
+            "--arg",
+            &format!("a=randn:{m}x{k}:fp16"),
+            "--arg",
+            &format!("b=randn:{k}x{n}:fp16"),
+            "--arg",
+            &format!("c=fill:nan:{m}x{n}:fp16"),
+            "--arg",
+            "a_desc=desc:a:block=64x32",
+            "--arg",
+            "b_desc=desc:b:block=32x64",
+            "--arg",
+            "c_desc=desc:c:block=64x64",
+            "--arg",
+            &format!("M={m}"),
+            "--arg",
+            &format!("N={n}"),
+            "--arg",
+            &format!("K={k}"),
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
+        let (a, b, c) = (read("a.npy"), read("b.npy"), read("c.npy"));
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                let got = c[i * n + j];
+                // fp32 accumulation, one fp16 rounding of the result.
+                assert!(
+                    (got - want).abs() <= 1e-3 * want.abs() + 1e-2,
+                    "{m}x{n}x{k}: c[{i}, {j}] = {got}, want {want}\n{out}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -178,6 +178,20 @@ fn not_yet() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, Target, &'static 
     ]
 }
 
+/// `gluon/matmul.py`'s kernel with `bm x bn x bk` tiles through a ring of `stages` buffers.
+fn gluon_persistent(bm: u32, bn: u32, bk: u32, stages: i64) -> Vec<ArgSpec> {
+    vec![
+        desc(F16, &[bm, bk]),
+        desc(F16, &[bk, bn]),
+        desc(F16, &[bm, bn]),
+        int(false),
+        int(false),
+        int(false),
+        c(8),
+        c(stages),
+    ]
+}
+
 /// `gluon_matmul.py`'s kernel with `bm x bn x bk` tiles; K, N and the strides multiples of 16 (the copies'
 /// masks and addresses then vectorize to 16-byte cp.async).
 fn gluon_matmul(bm: i64, bn: i64, bk: i64) -> Vec<ArgSpec> {
@@ -358,6 +372,9 @@ fn sm90a_dots_use_wgmma() {
                 8,
                 "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
             ),
+            // Gluon's persistent, warp-specialized GEMM: two consumer warpgroups, and one.
+            ("gluon/matmul.py", "matmul_kernel", gluon_persistent(128, 256, 64, 3), 8, "m64n256k16.f32.f16.f16"),
+            ("gluon/matmul.py", "matmul_kernel", gluon_persistent(128, 128, 64, 4), 4, "m64n128k16.f32.f16.f16"),
             at(128, true, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
         ],
     );

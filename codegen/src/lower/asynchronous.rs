@@ -141,10 +141,11 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
         l.in_flight.dots.pop_front();
     }
     for (&x, &r) in data.operands.iter().zip(&data.results) {
-        if l.in_flight.dots.iter().any(|(d, _)| *d == x) {
-            return Err(CompileError::new(format!(
-                "warpgroup_dot_wait {{pending = {pending}}} leaves {x} in flight but makes it usable"
-            )));
+        // A dependency the wait leaves in flight (Gluon's `acc = warpgroup_mma_wait(1, deps=[acc])` right after
+        // issuing `acc`) stays in flight under its new name: the next wgmma may accumulate into it (the tensor
+        // cores order wgmmas on one accumulator), and a later wait retires it.
+        for (d, _) in l.in_flight.dots.iter_mut().filter(|(d, _)| *d == x) {
+            *d = r;
         }
         let regs = if matches!(l.f.ty(x), Type::Token) { vec![] } else { l.get(x)?.to_vec() };
         l.vals.insert(r, regs);

@@ -289,7 +289,7 @@ impl<'f> Lower<'f> {
             ));
         }
         self.lower_op(o)?;
-        self.hazards.record(&spans);
+        advance(&mut self.hazards, &self.f.op(o).op, &spans);
         Ok(())
     }
 
@@ -317,7 +317,7 @@ impl<'f> Lower<'f> {
                 }
                 _ => {}
             }
-            state.record(&spans);
+            advance(&mut state, &d.op, &spans);
         }
         state
     }
@@ -449,6 +449,16 @@ impl<'f> Lower<'f> {
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
+    }
+}
+
+/// The barrier analysis's state after op `op`, which accessed `spans`: a TMA store starts a bulk group, a
+/// `tma_store_wait` retires the older ones, anything else leaves its accesses pending.
+fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
+    match op {
+        Op::TmaStore => state.bulk_issued(spans),
+        Op::TmaStoreWait { pending, .. } => state.bulk_waited(*pending),
+        _ => state.record(spans),
     }
 }
 

@@ -169,7 +169,10 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.b.label(&loaded);
         l.b.effect("bar.sync", 0);
     }
+    // Each partition's code starts from the state after the hand-off barrier (TMA stores issued before the
+    // warp_specialize still read their buffers).
     l.hazards.clear();
+    let entry_hazards = l.hazards.clone();
     let captures: Vec<Vec<Reg>> = captures.into_iter().map(|c| c.expect("every capture has its registers")).collect();
     let (default_label, join) = (l.b.new_label("ws_default"), l.b.new_label("ws_join"));
     l.b.emit(Instr::bra_uni(&default_label).unless(s.is_worker));
@@ -210,7 +213,7 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
                 "asynchronous copies or wgmmas of worker partition {i} are still in flight at its end: wait for them"
             )));
         }
-        l.hazards.clear();
+        l.hazards = entry_hazards.clone();
         l.scratch_floor = l.scratch_floor.max(l.smem_bytes);
         l.b.emit(Instr::bra_uni(&join));
     }

@@ -4,6 +4,13 @@
 //! `fence.proxy.async` too. Like Triton's Membar, it works on byte intervals and follows structured control
 //! flow: a loop body starts with everything its iterations access pending (the previous iteration's accesses
 //! reach the next one), a branch merges what either side leaves pending.
+//!
+//! TMA stores read their buffer asynchronously until a `tma_store_wait` retires their bulk group; a CTA
+//! barrier before that does not end the read. Their spans are kept per bulk group, apart from the accesses a
+//! barrier clears, and become ordinary pending reads at the wait (the waiting thread is the one that issued
+//! them; the other threads learn of it at the next barrier).
+
+use std::collections::VecDeque;
 
 /// How an op touches shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,10 +45,12 @@ pub enum Sync {
     FenceBarrier,
 }
 
-/// The accesses made since the last CTA barrier.
+/// The accesses made since the last CTA barrier, and the TMA stores not yet waited for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hazards {
     pending: Vec<Span>,
+    /// The buffers each bulk group of TMA stores reads, oldest group first.
+    bulk: VecDeque<Vec<Span>>,
 }
 
 fn overlaps(a: &Span, b: &Span) -> bool {
@@ -53,7 +62,7 @@ impl Hazards {
     pub fn needs(&self, accesses: &[Span]) -> Sync {
         let mut sync = Sync::None;
         for a in accesses {
-            for p in &self.pending {
+            for p in self.pending.iter().chain(self.bulk.iter().flatten()) {
                 if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) {
                     continue;
                 }
@@ -75,14 +84,42 @@ impl Hazards {
         }
     }
 
-    /// A CTA barrier: nothing is pending any more.
+    /// A TMA store's bulk group, reading `spans` until a `tma_store_wait` retires it.
+    pub fn bulk_issued(&mut self, spans: &[Span]) {
+        self.bulk.push_back(spans.to_vec());
+    }
+
+    /// `tma_store_wait {pending}`: the groups older than the newest `pending` are done reading; their spans
+    /// are pending like any read until the next barrier.
+    pub fn bulk_waited(&mut self, pending: u32) {
+        while self.bulk.len() > pending as usize {
+            let done = self.bulk.pop_front().expect("a group");
+            self.record(&done);
+        }
+    }
+
+    /// A CTA barrier: no access of a thread is pending any more (TMA stores still read until waited for).
     pub fn clear(&mut self) {
         self.pending.clear();
     }
 
-    /// What is pending after either of two paths (an `if`'s branches, a loop's entry and its back edge).
+    /// What is pending after either of two paths (an `if`'s branches, a loop's entry and its back edge). Bulk
+    /// groups are matched from the newest: a span stays in flight until a wait retires it on both paths.
     pub fn merge(&mut self, other: &Hazards) {
         self.record(&other.pending);
+        let (mine, theirs) = (self.bulk.len(), other.bulk.len());
+        for _ in mine..theirs {
+            self.bulk.push_front(Vec::new());
+        }
+        let n = self.bulk.len();
+        for (k, g) in other.bulk.iter().enumerate() {
+            let at = n - theirs + k;
+            for s in g {
+                if !self.bulk[at].contains(s) {
+                    self.bulk[at].push(*s);
+                }
+            }
+        }
     }
 }
 
@@ -117,5 +154,49 @@ mod tests {
         h.record(&[(0, 1024, AsyncWrite)]);
         assert_eq!(h.needs(&[(0, 1024, Read)]), Sync::None, "its mbarrier orders the readers");
         assert_eq!(h.needs(&[(0, 1024, AsyncRead)]), Sync::None, "no generic write to fence");
+    }
+
+    #[test]
+    fn a_tma_store_reads_until_its_wait_and_a_barrier_after_it() {
+        let mut h = Hazards::default();
+        h.bulk_issued(&[(0, 1024, AsyncRead)]);
+        h.clear();
+        assert_eq!(h.needs(&[(0, 16, Write)]), Sync::Barrier, "a barrier before the wait does not end the read");
+        h.bulk_issued(&[(2048, 4096, AsyncRead)]);
+        h.bulk_waited(1);
+        h.clear();
+        assert_eq!(h.needs(&[(0, 16, Write)]), Sync::None, "the older group was waited for, then a barrier");
+        assert_eq!(h.needs(&[(2048, 2064, Write)]), Sync::Barrier, "the newer one still reads");
+        h.bulk_waited(0);
+        assert_eq!(h.needs(&[(2048, 2064, Write)]), Sync::Barrier, "waited, but the other threads need a barrier");
+        h.clear();
+        assert_eq!(h.needs(&[(2048, 2064, Write)]), Sync::None);
+    }
+
+    #[test]
+    fn merged_paths_keep_a_store_in_flight_until_both_retire_it() {
+        let mut waited = Hazards::default();
+        waited.bulk_issued(&[(0, 1024, AsyncRead)]);
+        let mut not = waited.clone();
+        not.bulk_issued(&[(8192, 9000, AsyncRead)]);
+        waited.bulk_waited(0);
+        waited.clear();
+        waited.bulk_issued(&[(4096, 5000, AsyncRead)]);
+        not.merge(&waited);
+        not.bulk_waited(1);
+        not.clear();
+        assert_eq!(not.needs(&[(0, 16, Write)]), Sync::None, "the older group is retired by wait(1) on both paths");
+        not.bulk_waited(0);
+        not.clear();
+        assert_eq!(not.needs(&[(4096, 4100, Write)]), Sync::None);
+        let mut a = Hazards::default();
+        a.bulk_issued(&[(0, 1024, AsyncRead)]);
+        let mut b = Hazards::default();
+        b.bulk_issued(&[(0, 1024, AsyncRead)]);
+        b.bulk_issued(&[(8192, 9000, AsyncRead)]);
+        a.merge(&b);
+        a.bulk_waited(1);
+        a.clear();
+        assert_eq!(a.needs(&[(0, 16, Write)]), Sync::Barrier, "on `a`'s path the store is the newest group");
     }
 }

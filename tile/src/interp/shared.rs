@@ -537,12 +537,11 @@ impl Program<'_> {
                 }
                 self.smem.dot_reads.retain(|(d, _)| self.smem.in_flight_dots.contains(d));
                 for (i, &v) in ins.iter().enumerate() {
+                    // A dependency the wait leaves in flight stays pending under its new name (Gluon's
+                    // `acc = warpgroup_mma_wait(1, deps=[acc])` right after issuing `acc`): the next wgmma may
+                    // accumulate into it; anything else must wait again first.
                     let value = match self.env[v.index()].clone().expect("defined before use") {
-                        Value::Pending { dot, .. } if self.smem.in_flight_dots.contains(&dot) => {
-                            return Err(format!(
-                                "warpgroup_dot_wait {{pending = {pending}}} leaves {v} in flight but makes it usable"
-                            ));
-                        }
+                        p @ Value::Pending { dot, .. } if self.smem.in_flight_dots.contains(&dot) => p,
                         Value::Pending { value, .. } => *value,
                         other => other,
                     };
