@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The Gluon Hopper GEMM of examples/gluon/matmul.py (persistent tiles, a warp-specialized TMA loader, an
+# mbarrier ring, asynchronous wgmma; issue 11) on the device:
+#   check : GPU vs the interpreter (fresh random inputs, NaN-poisoned C) on ragged sizes with fewer programs than
+#           tiles, under compute-sanitizer memcheck, racecheck and synccheck
+#   time  : tessel bench at SIZES (default 4096 8192) fp16 over CONFIGS ("BM,BN,BK,STAGES,WARPS ..."), one
+#           program per SM; then bench/anchors_gluon_gemm.py: cuBLAS (torch.matmul) and upstream Triton 3.6
+#           running the same kernel source, in the same run
+# T=path/to/tessel picks the binary. Usage: bash bench/gluon_gemm.sh [check|time|all] [SIZES...]
+set -uo pipefail
+set -f  # the signatures hold [ ]: no globbing of the word-split argument lists
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+T=${T:-target/release/tessel}
+what=${1:-all}
+shift || true
+SIZES=${*:-4096 8192}
+CONFIGS=${CONFIGS:-"128,256,64,3,8 128,128,64,4,8 128,128,64,4,4"}
+K=examples/gluon/matmul.py::matmul_kernel
+SMS=$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1)
+SMS=${SMS:-132}
+export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+S=$RANDOM
+# gemm BM BN BK STAGES WARPS M N K GRID DTYPE MODE... : `tessel run --check` or `tessel bench` arguments.
+gemm_args() {
+  local bm=$1 bn=$2 bk=$3 s=$4 w=$5 m=$6 n=$7 k=$8 grid=$9 dt=${10} cinit=${11}
+  echo $K --signature "tensordesc<$dt[$bm,$bk]>,tensordesc<$dt[$bk,$bn]>,tensordesc<$dt[$bm,$bn]>,i32,i32,i32" \
+    --const GROUP_M=8 --const STAGES=$s --num-warps $w --grid $grid --arg a=randn:$m"x"$k:$dt \
+    --arg b=randn:$k"x"$n:$dt --arg c=$cinit:$m"x"$n:$dt --arg a_desc=desc:a:block=$bm"x"$bk \
+    --arg b_desc=desc:b:block=$bk"x"$bn --arg c_desc=desc:c:block=$bm"x"$bn --arg M=$m --arg N=$n --arg K=$k
+}
+if [[ $what == check || $what == all ]]; then
+  echo "== correctness: GPU vs the interpreter"
+  for tool in memcheck racecheck synccheck; do
+    SAN="compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 5"
+    step "gluon gemm fp16 520x392x304 128x256x64 s3 w8 grid 2 ($tool)" $SAN $T run $(gemm_args 128 256 64 3 8 520 392 304 2 fp16 fill:nan) --seed $S --check --show 0
+    step "gluon gemm bf16 300x264x200 128x128x64 s4 w4 grid 3 ($tool)" $SAN $T run $(gemm_args 128 128 64 4 4 300 264 200 3 bf16 fill:nan) --seed $S --check --show 0
+  done
+  step "gluon gemm fp16 1000x1096x520 128x256x64 s3 w8 grid $SMS" $T run $(gemm_args 128 256 64 3 8 1000 1096 520 $SMS fp16 fill:nan) --seed $S --check --show 0
+  step "gluon gemm fp16 256x256x40 128x128x64 s2 w8 grid 1 (K < BLOCK_K)" $T run $(gemm_args 128 128 64 2 8 256 256 40 1 fp16 fill:nan) --seed $S --check --show 0
+fi
+if [[ $what == time || $what == all ]]; then
+  echo "== timing: tessel bench (CUDA events, L2 cleared, median of 100), $SMS programs"
+  for n in $SIZES; do
+    for cfg in $CONFIGS; do
+      IFS=, read -r bm bn bk s w <<<"$cfg"
+      timeout 180 $T bench $(gemm_args $bm $bn $bk $s $w $n $n $n $SMS fp16 zeros) --flops "2 * M * N * K" 2>&1 \
+        | grep -E "^bench|^error" | sed "s/^/fp16 $n^3 ${bm}x${bn}x${bk} stages $s warps $w /"
+    done
+  done
+  echo "== anchors: cuBLAS, and the same kernel source in upstream Triton"
+  PYTHONUNBUFFERED=1 CONFIGS="$CONFIGS" python3 bench/anchors_gluon_gemm.py $SIZES
+fi
+echo "failures: $failures"
+exit $((failures > 0))
