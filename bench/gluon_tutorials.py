@@ -94,6 +94,7 @@ def main():
     ap.add_argument("--sanitize", default="", help="with --gpu: compute-sanitizer tools, e.g. memcheck,racecheck")
     ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(2), "little"))
     ap.add_argument("--verbose", action="store_true", help="print every failing step's log tail")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds each GPU step may run (a hang costs this)")
     a = ap.parse_args()
     tdir = os.path.abspath(a.tutorials)
     cases = [c for c in CASES if re.search(a.only, c.label)]
@@ -132,17 +133,21 @@ def main():
                 notes.append(f"{case.label} reference: {msg}")
         if a.gpu:
             cmd = [a.tessel, "run", target, *kflags, *run_flags(case, a.seed), "--check"]
-            rc, log = run(cmd)
+            rc, log = run(cmd, timeout=a.timeout)
             good = rc == 0 and "in the interpreter over" not in log
             row.append("yes" if good else "NO")
             if not good:
                 notes.append(f"{case.label} GPU: {first_error(log)}")
+                if a.verbose:
+                    print(log[-4000:], flush=True)
             for tool in tools:
                 san = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--print-limit", "5"]
-                rc, log = run(san + [a.tessel, "run", target, *kflags, *run_flags(case, a.seed)])
+                rc, log = run(san + [a.tessel, "run", target, *kflags, *run_flags(case, a.seed)], timeout=a.timeout)
                 row.append("clean" if rc == 0 else "NO")
                 if rc != 0:
                     notes.append(f"{case.label} {tool}: {first_error(log)}")
+                    if a.verbose:
+                        print(log[-4000:], flush=True)
         if any(c.startswith("NO") for c in row[1:]):
             failures += 1
         rows.append(row)
