@@ -17,8 +17,8 @@ shift || true
 SIZES=${*:-4096 8192}
 CONFIGS=${CONFIGS:-"128,256,64,3,8 128,128,64,4,8 128,128,64,4,4"}
 K=examples/gluon/matmul.py::matmul_kernel
-SMS=$(nvidia-smi --query-gpu=multiprocessor_count --format=csv,noheader 2>/dev/null | head -1)
-SMS=${SMS:-132}
+SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)" 2>/dev/null)
+[[ $SMS =~ ^[0-9]+$ ]] || SMS=132
 export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=$RANDOM
