@@ -100,6 +100,10 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
         )));
     }
     let kind = if bytes == 16 { "cg" } else { "ca" };
+    // Where the layout replicates elements across threads, one thread of each group copies them (the others
+    // would write the same bytes concurrently).
+    let owner = super::memory::owner_pred(l, &l.f.ty(ptr).clone())?;
+    let op = format!("cp.async.{kind}.shared.global");
     for (r0, _, dst) in runs {
         let src = ptrs[r0 as usize];
         match &masks {
@@ -107,9 +111,9 @@ pub(crate) fn async_copy(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
                 // Masked-off elements are zero-filled: a source size of 0 bytes.
                 let size = l.b.reg(RegClass::B32);
                 l.b.op("selp.b32", size, (bytes, 0, m[r0 as usize]));
-                l.b.effect(format!("cp.async.{kind}.shared.global"), (dst, mem(src), bytes, size));
+                l.b.emit(instr(op.clone()).when(owner).srcs((dst, mem(src), bytes, size)));
             }
-            None => l.b.effect(format!("cp.async.{kind}.shared.global"), (dst, mem(src), bytes)),
+            None => l.b.emit(instr(op.clone()).when(owner).srcs((dst, mem(src), bytes))),
         }
     }
     let spans = l.tracked_spans(l.cur_op);

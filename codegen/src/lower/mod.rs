@@ -250,6 +250,7 @@ impl<'f> Lower<'f> {
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
+        let leader_writes = matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate);
         let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
@@ -258,6 +259,8 @@ impl<'f> Lower<'f> {
                 let b = self.alloc.buffer(v)?;
                 let kind = if write && async_writes {
                     Access::AsyncWrite
+                } else if write && leader_writes {
+                    Access::LeaderWrite
                 } else if write {
                     Access::Write
                 } else if async_reads {

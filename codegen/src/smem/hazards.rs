@@ -24,11 +24,14 @@ pub enum Access {
     /// Written by the async proxy (a TMA load). It must wait for earlier accesses like any write, but leaves
     /// nothing pending: its readers learn it landed from its mbarrier, not from a CTA barrier.
     AsyncWrite,
+    /// Written by the program's first thread alone (`mbarrier.init`, `mbarrier.inval`): ordered after another
+    /// such write by program order, after anything else by a barrier.
+    LeaderWrite,
 }
 
 impl Access {
     fn writes(self) -> bool {
-        matches!(self, Access::Write | Access::AsyncWrite)
+        matches!(self, Access::Write | Access::AsyncWrite | Access::LeaderWrite)
     }
 }
 
@@ -63,7 +66,8 @@ impl Hazards {
         let mut sync = Sync::None;
         for a in accesses {
             for p in self.pending.iter().chain(self.bulk.iter().flatten()) {
-                if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) {
+                let same_thread = a.2 == Access::LeaderWrite && p.2 == Access::LeaderWrite;
+                if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) || same_thread {
                     continue;
                 }
                 if a.2 == Access::AsyncRead && p.2 == Access::Write {
@@ -154,6 +158,17 @@ mod tests {
         h.record(&[(0, 1024, AsyncWrite)]);
         assert_eq!(h.needs(&[(0, 1024, Read)]), Sync::None, "its mbarrier orders the readers");
         assert_eq!(h.needs(&[(0, 1024, AsyncRead)]), Sync::None, "no generic write to fence");
+    }
+
+    #[test]
+    fn the_first_threads_writes_are_ordered_among_themselves() {
+        let mut h = Hazards::default();
+        h.record(&[(0, 16, LeaderWrite)]);
+        assert_eq!(h.needs(&[(0, 16, LeaderWrite)]), Sync::None, "initializing a ring's barriers one by one");
+        assert_eq!(h.needs(&[(0, 8, Read)]), Sync::Barrier, "everyone waits on an initialized barrier");
+        h.clear();
+        h.record(&[(0, 8, Read)]);
+        assert_eq!(h.needs(&[(0, 8, LeaderWrite)]), Sync::Barrier, "invalidated after every thread's wait");
     }
 
     #[test]
