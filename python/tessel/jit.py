@@ -34,8 +34,8 @@ import threading
 from . import _tessel, profiler
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
-from .gluon._layouts import _Layout
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
+from .gluon._layouts import _Layout
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 # Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
@@ -152,8 +152,6 @@ class KernelParam:
 
 def _unwrap(v):
     return v.value if isinstance(v, tl.constexpr) else v
-
-
 
 
 class CompiledKernel:
