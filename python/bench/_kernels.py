@@ -3,6 +3,8 @@ defined in, so they live in a file of their own)."""
 
 import tessel
 import tessel.language as tl
+from tessel import gluon
+from tessel.gluon import language as gl
 
 
 @tessel.jit
@@ -34,3 +36,14 @@ def axpby_kernel(x_ptr, out_ptr, n, stride, alpha, beta, BLOCK: tl.constexpr):
     mask = offs < n
     x = tl.load(x_ptr + offs * stride, mask=mask)
     tl.store(out_ptr + offs, alpha * x + beta * offs.to(tl.float32), mask=mask)
+
+
+@gluon.jit
+def staged_scale_kernel(x_ptr, out_ptr, M: gl.constexpr, N: gl.constexpr, layout: gl.constexpr,
+                        SHARED: gl.constexpr):
+    # A [M, N] tile per program, in the host's register layout, through shared memory in the host's shared layout.
+    rows = gl.program_id(0) * M + gl.arange(0, M, layout=gl.SliceLayout(1, layout))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, layout))
+    offs = rows[:, None] * N + cols[None, :]
+    smem = gl.allocate_shared_memory(gl.float16, [M, N], SHARED, gl.load(x_ptr + offs))
+    gl.store(out_ptr + offs, smem.load(layout) * 2)

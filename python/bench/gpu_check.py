@@ -28,7 +28,8 @@ except ImportError:
     raise
 
 import tessel  # noqa: E402
-from _kernels import add_kernel, axpby_kernel, softmax_kernel  # noqa: E402
+from _kernels import add_kernel, axpby_kernel, softmax_kernel, staged_scale_kernel  # noqa: E402
+from tessel.gluon import language as gl  # noqa: E402
 from tessel.runtime import gpu_target  # noqa: E402
 
 CHECKS = []
@@ -145,6 +146,23 @@ def scalar_arguments_and_specialization():
     if len(keys) != 2:
         raise AssertionError(f"expected 2 GPU specializations of axpby_kernel, got {len(keys)}: {keys}")
     return "f32 scalars, stride==1 specialized, stride 2 at run time"
+
+
+@check
+def gluon_layouts_from_the_host():
+    x = torch.randn(4 * 128, 64, device="cuda", dtype=torch.float16)
+    shared = gl.NVMMASharedLayout.get_default_for([128, 64], gl.float16)
+    compiled = []
+    for layout in (gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0]), gl.BlockedLayout([4, 1], [4, 8], [1, 4], [0, 1]),
+                   gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1],
+                                    order=[1, 0])):
+        out = _nan_like(x)
+        compiled.append(staged_scale_kernel[(4,)](x, out, 128, 64, layout, shared, num_warps=4))
+        _expect_equal(out, 2 * x, f"staged_scale {layout}")
+    # The third layout equals the first: the launcher's cache gives the same compiled kernel.
+    if compiled[2] is not compiled[0] or compiled[1] is compiled[0]:
+        raise AssertionError(f"specializations by layout: {compiled}")
+    return "two BlockedLayouts and an NVMMA shared layout built on the host; equal layouts share a kernel"
 
 
 @check

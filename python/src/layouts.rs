@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use tessel::layouts::convert::{BankReport, bank_conflicts as count_bank_conflicts};
-use tessel::layouts::expr::parse_layout_expr;
+use tessel::layouts::expr::{layout_kind, parse_layout_expr};
+use tessel::layouts::standard::{AnyLayout, SharedLayout};
 use tessel::layouts::testing::{ConversionFailure, ConversionReport, check_conversion as check, corrupt_plan};
 use tessel::layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion as plan};
 
@@ -242,7 +243,31 @@ fn bank_conflicts<'py>(
     bank_dict(py, &count_bank_conflicts(&dist.layout, &shared.layout, bits).map_err(err)?)
 }
 
+/// A Gluon layout expression evaluated (`NVMMASharedLayout.get_default_for([128, 64], float16)`,
+/// `gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])`): `(spelling, class name, fields)`, the spelling canonical
+/// (the one the compiler prints and reads back, so equal layouts spell equally) and `fields` the computed
+/// parameters of an `NVMMASharedLayout` (`swizzle_byte_width`, `element_bitwidth`, `rank`, `transposed`,
+/// `fp4_padded`), None for the other classes. The host-side `gl.*` layout classes are built through this.
+#[pyfunction]
+fn gluon_layout<'py>(py: Python<'py>, spelling: &str) -> PyResult<(String, &'static str, Option<Bound<'py, PyDict>>)> {
+    let layout = parse_layout_expr(spelling).map_err(|e| LayoutError::new_err(format!("`{spelling}`: {e}")))?.layout;
+    let fields = match &layout {
+        AnyLayout::Shared(SharedLayout::Nvmma(l)) => {
+            let d = PyDict::new(py);
+            d.set_item("swizzle_byte_width", l.swizzle_byte_width)?;
+            d.set_item("element_bitwidth", l.element_bitwidth)?;
+            d.set_item("rank", l.rank)?;
+            d.set_item("transposed", l.transposed)?;
+            d.set_item("fp4_padded", l.fp4_padded)?;
+            Some(d)
+        }
+        _ => None,
+    };
+    Ok((layout.to_string(), layout_kind(&layout), fields))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(gluon_layout, m)?)?;
     m.add_class::<PyLinearLayout>()?;
     m.add_function(wrap_pyfunction!(plan_conversion, m)?)?;
     m.add_function(wrap_pyfunction!(check_conversion, m)?)?;

@@ -57,8 +57,9 @@ fn kernels(source: &str, file: &str) -> PyResult<Vec<(String, String, Vec<(Strin
         .collect())
 }
 
-/// A compile-time value: None, bool, int, float, str, a tuple or list of those, or a dtype (an object with a
-/// `_tessel_dtype` attribute naming it).
+/// A compile-time value: None, bool, int, float, str, a tuple or list of those, a dtype (an object with a
+/// `_tessel_dtype` attribute naming it), or a host object the compiler rebuilds from Python source in the
+/// kernel's module (an object with a `_tessel_const_expr` attribute, its source: the host-side Gluon layouts).
 fn const_value(v: &Bound<'_, PyAny>) -> PyResult<ConstValue> {
     if v.is_none() {
         return Ok(ConstValue::None);
@@ -77,6 +78,9 @@ fn const_value(v: &Bound<'_, PyAny>) -> PyResult<ConstValue> {
     }
     if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
         return Ok(ConstValue::Tuple(v.try_iter()?.map(|x| const_value(&x?)).collect::<PyResult<_>>()?));
+    }
+    if let Ok(src) = v.getattr("_tessel_const_expr") {
+        return Ok(ConstValue::Expr(src.extract()?));
     }
     if let Ok(name) = v.getattr("_tessel_dtype") {
         return Ok(ConstValue::Dtype(dtype(&name.extract::<String>()?)?));

@@ -3,7 +3,8 @@
 `kernel[grid](*args, num_warps=4, num_stages=3, **constexprs)` binds the arguments the way Triton's launcher
 does, builds the specialization (pointers by dtype and 16-byte alignment; integers as i32 when they fit, else
 i64, with 1 as a constant and multiples of 16 marked; floats as fp32; None, bools given to constexpr
-parameters and dtypes as constants), compiles it once per specialization (cached in memory), and runs it:
+parameters, dtypes and Gluon layouts as constants; what a constexpr may be is in `_constants`), compiles it
+once per specialization (cached in memory), and runs it:
 
 * on numpy arrays and CPU torch tensors: in tessel's reference interpreter; every array the kernel can reach is
   copied in, and copied back into the same memory afterwards;
@@ -32,7 +33,9 @@ import threading
 
 from . import _tessel, profiler
 from . import language as tl
+from ._constants import const_key as _const_key, native_const
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
+from .gluon._layouts import _Layout
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 # Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
@@ -149,16 +152,6 @@ class KernelParam:
 
 def _unwrap(v):
     return v.value if isinstance(v, tl.constexpr) else v
-
-
-def _const_key(v):
-    """A hashable key of a compile-time value."""
-    v = _unwrap(v)
-    if isinstance(v, (tuple, list)):
-        return ("t",) + tuple(_const_key(x) for x in v)
-    if isinstance(v, tl.dtype):
-        return ("dtype", v.name)
-    return (type(v).__name__, v)
 
 
 class CompiledKernel:
@@ -487,8 +480,9 @@ class JITFunction:
                 raise TypeError(f"{self.__name__}() missing a value for parameter `{p.name}`")
             specs.append(_spec_of(p, values[p.name], p.name in self.do_not_specialize))
         key = tuple(
-            (s[0], _const_key(s[1])) if s[0] == "const" else tuple(tuple(x) if isinstance(x, list) else x for x in s)
-            for s in specs
+            (s[0], _const_key(s[1], p.name)) if s[0] == "const"
+            else tuple(tuple(x) if isinstance(x, list) else x for x in s)
+            for p, s in zip(self.params, specs)
         )
         return specs, key + (opts["num_warps"], opts["num_stages"], opts["num_ctas"], opts["maxnreg"], interpret)
 
@@ -504,7 +498,10 @@ class JITFunction:
                 "(num_ctas > 1) yet; launch with num_ctas=1 (the interpreter runs such launches, since they do not "
                 "change results)"
             )
-        native_specs = [("const", _unwrap(s[1])) if s[0] == "const" else s for s in specs]
+        native_specs = [
+            ("const", native_const(s[1], p.name, self.fn.__globals__)) if s[0] == "const" else s
+            for p, s in zip(self.params, specs)
+        ]
         native = _tessel.compile(
             self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
             opts["maxnreg"],
@@ -579,7 +576,7 @@ class JITFunction:
         for index, name, constexpr, dont_specialize in plan:
             v = values[index]
             if constexpr:
-                key.append(("const", _const_key(v)))
+                key.append(("const", _const_key(v, name)))
                 continue
             kind = _TYPE_KINDS.get(type(v))
             if kind is None:
@@ -621,7 +618,7 @@ class JITFunction:
             else:
                 s = _spec_of(KernelParam(name, False, None), v, dont_specialize)
                 if s[0] == "const":
-                    key.append(("const", _const_key(s[1])))
+                    key.append(("const", _const_key(s[1], name)))
                     continue
                 key.append(tuple(tuple(x) if isinstance(x, list) else x for x in s))
                 if s[0] in ("ptr", "desc"):
@@ -764,7 +761,7 @@ def _make_launcher(jf):
         if constexpr[n]:
             lines += [
                 f"    _t_k{i} = {n}.__class__",
-                f"    _t_c{i} = {n} if _t_k{i} in _t_simple else _t_const_key({n})",
+                f"    _t_c{i} = {n} if _t_k{i} in _t_simple else _t_const_key({n}, {n!r})",
             ]
         else:
             one = n not in jf.do_not_specialize
@@ -874,7 +871,7 @@ def _spec_of(p, v, dont_specialize):
     v = _unwrap(v) if p.constexpr or isinstance(v, tl.constexpr) else v
     if type(v).__module__ == "numpy" and hasattr(v, "item") and getattr(v, "ndim", None) == 0:
         v = v.item()  # numpy scalars are scalars, not arrays
-    if p.constexpr or v is None or isinstance(v, (tl.dtype, str)):
+    if p.constexpr or v is None or isinstance(v, (tl.dtype, str, _Layout)):
         return ("const", v)
     if isinstance(v, bool):
         return ("int", "i1", False)

@@ -1,9 +1,8 @@
-"""`triton.experimental.gluon.language` (`gl`) on the host: dtypes, `constexpr`, annotations.
+"""`triton.experimental.gluon.language` (`gl`) on the host: dtypes, `constexpr`, annotations, and the layout
+classes (`gl.BlockedLayout(...)`, `gl.NVMMASharedLayout.get_default_for(...)`), which host code builds and passes
+to kernels as compile-time arguments (see `_layouts`).
 
-Layout classes, shared-memory and TMA builtins exist only inside kernels, which tessel compiles from source.
-Host code that builds layouts (to pass them to a kernel as constexpr arguments) is not supported yet: a layout
-cannot be passed as a compile-time argument through tessel's launcher; write it in the kernel or as a
-module-level constant the kernel reads.
+Shared-memory, mbarrier, TMA and wgmma builtins exist only inside kernels, which tessel compiles from source.
 """
 
 from ..language import (  # noqa: F401 - re-exported names
@@ -29,6 +28,21 @@ from ..language import (  # noqa: F401 - re-exported names
     uint64,
 )
 from ..language import _host_only
+from ._layouts import (  # noqa: F401 - re-exported names
+    AutoLayout,
+    BlockedLayout,
+    CoalescedLayout,
+    DistributedLayout,
+    DistributedLinearLayout,
+    DotOperandLayout,
+    NVMMADistributedLayout,
+    NVMMASharedLayout,
+    PaddedSharedLayout,
+    SharedLayout,
+    SharedLinearLayout,
+    SliceLayout,
+    SwizzledSharedLayout,
+)
 
 
 def __getattr__(name: str):

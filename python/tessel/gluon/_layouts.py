@@ -1,0 +1,189 @@
+"""Gluon's layout classes on the host (`gl.BlockedLayout(...)`, `gl.NVMMASharedLayout.get_default_for(...)`), so
+that host code builds layouts and passes them to kernels as compile-time arguments, as it does with Triton.
+
+A layout object keeps the arguments it was built with as attributes (`layout.order`), as Triton's dataclasses
+do, and is checked and spelled by tessel's layout binder (`tessel_layouts::expr`, the one the compiler, the IR
+text and `tessel compile --const` use: the same parameter names, defaults and checks): a bad parameter raises
+`tessel.layouts.LayoutError` (a ValueError) when the layout is built. Passed to a kernel, the compiler receives
+the layout's canonical spelling (`_tessel_const_expr`, `BlockedLayout([1,4],[8,4],[4,1],[1,0])`) and evaluates it
+in the kernel's module, the constant `--const 'layout=gl.BlockedLayout(...)'` builds; two layouts are equal (and
+share a compiled specialization) when their spellings are.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from .. import _tessel
+from .. import language as _tl
+
+_REQUIRED = inspect.Parameter.empty
+# Triton 3.5's CTA parameters, which the binder still accepts (and turns into `cga_layout`).
+_LEGACY_CGA = ("ctas_per_cga", "cta_split_num", "cta_order")
+
+
+def _value(v):
+    """A constructor argument as plain Python (a `gl.constexpr` unwrapped, tuples as lists)."""
+    v = v.value if isinstance(v, _tl.constexpr) else v
+    if isinstance(v, (list, tuple)):
+        return [_value(x) for x in v]
+    return v
+
+
+def _render(v, where: str) -> str:
+    """`v` in the layout expression language."""
+    if v is None or isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_render(x, where) for x in v) + "]"
+    if isinstance(v, _Layout):
+        return v._tessel_const_expr
+    if isinstance(v, _tl.dtype):
+        return v.name
+    raise TypeError(f"{where}: cannot use {v!r} ({type(v).__name__}) in a layout")
+
+
+class _Layout:
+    """A Gluon layout built on the host; subclasses name their constructor's parameters (`_params`: (name,
+    default) pairs, `_REQUIRED` for none) in Gluon's order."""
+
+    _params: tuple = ()
+    _signature: inspect.Signature
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for n, d in cls._params]
+        if any(n == "cga_layout" for n, _ in cls._params):
+            params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in _LEGACY_CGA]
+        cls._signature = inspect.Signature(params)
+
+    def __init__(self, *args, **kwargs):
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"gl.{type(self).__name__}: {e}") from None
+        given = {k: _value(v) for k, v in bound.arguments.items()}
+        for name, default in self._params:
+            default = [] if name == "cga_layout" else list(default) if isinstance(default, list) else default
+            object.__setattr__(self, name, given.get(name, default))
+        where = f"gl.{type(self).__name__}"
+        args = ", ".join(f"{k}={_render(v, where)}" for k, v in given.items() if v is not None)
+        self._bind(f"{type(self).__name__}({args})")
+
+    def _bind(self, source: str):
+        spelling, kind, fields = _tessel.gluon_layout(source)
+        if kind != type(self).__name__:
+            raise TypeError(f"`{source}` is a {kind}, not a {type(self).__name__}")
+        object.__setattr__(self, "_tessel_const_expr", spelling)
+        return fields
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"gl.{type(self).__name__} is immutable (as Gluon's layouts are)")
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._tessel_const_expr == other._tessel_const_expr
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._tessel_const_expr))
+
+    def __repr__(self):
+        return self._tessel_const_expr
+
+
+class DistributedLayout(_Layout):
+    """A layout of a tensor in registers (the base of `BlockedLayout`, `SliceLayout`, ...)."""
+
+
+class SharedLayout(_Layout):
+    """A layout of a buffer in shared memory (the base of `NVMMASharedLayout`, `SwizzledSharedLayout`, ...)."""
+
+
+class BlockedLayout(DistributedLayout):
+    _params = (("size_per_thread", _REQUIRED), ("threads_per_warp", _REQUIRED), ("warps_per_cta", _REQUIRED),
+               ("order", _REQUIRED), ("cga_layout", None))
+
+
+class SliceLayout(DistributedLayout):
+    _params = (("dim", _REQUIRED), ("parent", _REQUIRED))
+
+
+class DistributedLinearLayout(DistributedLayout):
+    _params = (("reg_bases", _REQUIRED), ("lane_bases", _REQUIRED), ("warp_bases", _REQUIRED),
+               ("block_bases", _REQUIRED), ("shape", _REQUIRED))
+
+
+class DotOperandLayout(DistributedLayout):
+    _params = (("operand_index", _REQUIRED), ("parent", _REQUIRED), ("k_width", _REQUIRED))
+
+
+class NVMMADistributedLayout(DistributedLayout):
+    _params = (("version", _REQUIRED), ("warps_per_cta", _REQUIRED), ("instr_shape", _REQUIRED),
+               ("cga_layout", None))
+
+
+class SwizzledSharedLayout(SharedLayout):
+    _params = (("vec", _REQUIRED), ("per_phase", _REQUIRED), ("max_phase", _REQUIRED), ("order", _REQUIRED),
+               ("cga_layout", None))
+
+
+class SharedLinearLayout(SharedLayout):
+    _params = (("offset_bases", _REQUIRED), ("block_bases", []), ("alignment", 16))
+
+
+class NVMMASharedLayout(SharedLayout):
+    _params = (("swizzle_byte_width", _REQUIRED), ("element_bitwidth", _REQUIRED), ("rank", 2),
+               ("transposed", False), ("fp4_padded", False), ("cga_layout", None))
+
+    @staticmethod
+    def get_default_for(block_shape, dtype, transposed=False, fp4_padded=False, cga_layout=None):
+        """The NVMMA layout a TMA copy of `block_shape` elements of `dtype` uses by default (the widest swizzle
+        the block's contiguous rows fill), computed by the compiler's own rule."""
+        args = {"block_shape": _value(block_shape), "dtype": _value(dtype), "transposed": _value(transposed),
+                "fp4_padded": _value(fp4_padded), "cga_layout": _value(cga_layout)}
+        where = "gl.NVMMASharedLayout.get_default_for"
+        source = f"NVMMASharedLayout.get_default_for({', '.join(f'{k}={_render(v, where)}' for k, v in args.items())})"
+        layout = object.__new__(NVMMASharedLayout)
+        fields = layout._bind(source)
+        for name, value in fields.items():
+            object.__setattr__(layout, name, value)
+        object.__setattr__(layout, "cga_layout", args["cga_layout"] or [])
+        return layout
+
+
+class _Placeholder(DistributedLayout):
+    """`AutoLayout()` / `CoalescedLayout()`: no layout of their own (the compiler picks one); in a kernel they are
+    what the elaborator makes of them, no layout (`None`)."""
+
+    def __init__(self):
+        object.__setattr__(self, "_tessel_const_expr", "None")
+
+    def __eq__(self, other):
+        return type(self) is type(other)
+
+    def __hash__(self):
+        return hash(type(self).__name__)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class AutoLayout(_Placeholder):
+    pass
+
+
+class CoalescedLayout(_Placeholder):
+    pass
+
+
+class PaddedSharedLayout(SharedLayout):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("gl.PaddedSharedLayout is not supported by tessel yet")
+
+
+LAYOUT_CLASSES = (
+    AutoLayout, BlockedLayout, CoalescedLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
+    NVMMADistributedLayout, NVMMASharedLayout, PaddedSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout,
+    SwizzledSharedLayout,
+)
