@@ -459,12 +459,15 @@ impl<'f> Lower<'f> {
     }
 }
 
-/// The barrier analysis's state after op `op`, which accessed `spans`: a TMA store starts a bulk group, a
-/// `tma_store_wait` retires the older ones, anything else leaves its accesses pending.
+/// The barrier analysis's state after op `op`, which accessed `spans`: TMA stores and `cp.async` copies join
+/// their groups until a wait retires them, anything else leaves its accesses pending.
 fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
     match op {
         Op::TmaStore => state.bulk_issued(spans),
         Op::TmaStoreWait { pending, .. } => state.bulk_waited(*pending),
+        Op::AsyncCopy => state.copy_issued(spans),
+        Op::AsyncCommitGroup => state.copies_committed(),
+        Op::AsyncWait { pending } => state.copies_waited(*pending),
         _ => state.record(spans),
     }
 }

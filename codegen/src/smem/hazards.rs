@@ -5,10 +5,11 @@
 //! flow: a loop body starts with everything its iterations access pending (the previous iteration's accesses
 //! reach the next one), a branch merges what either side leaves pending.
 //!
-//! TMA stores read their buffer asynchronously until a `tma_store_wait` retires their bulk group; a CTA
-//! barrier before that does not end the read. Their spans are kept per bulk group, apart from the accesses a
-//! barrier clears, and become ordinary pending reads at the wait (the waiting thread is the one that issued
-//! them; the other threads learn of it at the next barrier).
+//! Asynchronous copies run until a wait retires their group, and a CTA barrier before that does not end them:
+//! TMA stores read their buffer until a `tma_store_wait` retires their bulk group, `cp.async` copies write
+//! theirs until an `async_wait` retires their commit group. Their spans are kept per group, apart from the
+//! accesses a barrier clears, and become ordinary pending accesses at the wait (each thread waits for its own
+//! copies; the other threads learn of it at the next barrier).
 
 use std::collections::VecDeque;
 
@@ -48,12 +49,60 @@ pub enum Sync {
     FenceBarrier,
 }
 
-/// The accesses made since the last CTA barrier, and the TMA stores not yet waited for.
+/// The accesses made since the last CTA barrier, and the asynchronous copies not yet waited for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hazards {
     pending: Vec<Span>,
-    /// The buffers each bulk group of TMA stores reads, oldest group first.
-    bulk: VecDeque<Vec<Span>>,
+    /// TMA stores, by bulk group.
+    bulk: Groups,
+    /// `cp.async` copies, by commit group.
+    copies: Groups,
+}
+
+/// Asynchronous copies issued and not yet waited for: the spans of the copies not yet committed, and of each
+/// committed group, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Groups {
+    open: Vec<Span>,
+    committed: VecDeque<Vec<Span>>,
+}
+
+impl Groups {
+    fn spans(&self) -> impl Iterator<Item = &Span> {
+        self.open.iter().chain(self.committed.iter().flatten())
+    }
+
+    /// All but the newest `pending` committed groups are done: their spans.
+    fn retire(&mut self, pending: u32) -> Vec<Span> {
+        let mut done = Vec::new();
+        while self.committed.len() > pending as usize {
+            done.extend(self.committed.pop_front().expect("a group"));
+        }
+        done
+    }
+
+    /// Either path's copies, groups matched from the newest: a span stays in flight until a wait retires it on
+    /// both paths.
+    fn merge(&mut self, other: &Groups) {
+        for s in &other.open {
+            if !self.open.contains(s) {
+                self.open.push(*s);
+            }
+        }
+        let (mine, theirs) = (self.committed.len(), other.committed.len());
+        for _ in mine..theirs {
+            self.committed.push_front(Vec::new());
+        }
+        let n = self.committed.len();
+        for (k, g) in other.committed.iter().enumerate() {
+            let at = n - theirs + k;
+            for s in g {
+                if !self.committed[at].contains(s) {
+                    self.committed[at].push(*s);
+                }
+            }
+        }
+    }
 }
 
 fn overlaps(a: &Span, b: &Span) -> bool {
@@ -65,7 +114,7 @@ impl Hazards {
     pub fn needs(&self, accesses: &[Span]) -> Sync {
         let mut sync = Sync::None;
         for a in accesses {
-            for p in self.pending.iter().chain(self.bulk.iter().flatten()) {
+            for p in self.pending.iter().chain(self.bulk.spans()).chain(self.copies.spans()) {
                 let same_thread = a.2 == Access::LeaderWrite && p.2 == Access::LeaderWrite;
                 if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) || same_thread {
                     continue;
@@ -90,16 +139,32 @@ impl Hazards {
 
     /// A TMA store's bulk group, reading `spans` until a `tma_store_wait` retires it.
     pub fn bulk_issued(&mut self, spans: &[Span]) {
-        self.bulk.push_back(spans.to_vec());
+        self.bulk.committed.push_back(spans.to_vec());
     }
 
     /// `tma_store_wait {pending}`: the groups older than the newest `pending` are done reading; their spans
     /// are pending like any read until the next barrier.
     pub fn bulk_waited(&mut self, pending: u32) {
-        while self.bulk.len() > pending as usize {
-            let done = self.bulk.pop_front().expect("a group");
-            self.record(&done);
-        }
+        let done = self.bulk.retire(pending);
+        self.record(&done);
+    }
+
+    /// A `cp.async` copy writing `spans` until the `async_wait` that retires its commit group.
+    pub fn copy_issued(&mut self, spans: &[Span]) {
+        self.copies.open.extend_from_slice(spans);
+    }
+
+    /// `async_commit_group`: the copies issued since the last one form a group.
+    pub fn copies_committed(&mut self) {
+        let group = std::mem::take(&mut self.copies.open);
+        self.copies.committed.push_back(group);
+    }
+
+    /// `async_wait {pending}`: the groups older than the newest `pending` have landed; their writes are pending
+    /// like any write until the next barrier.
+    pub fn copies_waited(&mut self, pending: u32) {
+        let done = self.copies.retire(pending);
+        self.record(&done);
     }
 
     /// A CTA barrier: no access of a thread is pending any more (TMA stores still read until waited for).
@@ -111,19 +176,8 @@ impl Hazards {
     /// groups are matched from the newest: a span stays in flight until a wait retires it on both paths.
     pub fn merge(&mut self, other: &Hazards) {
         self.record(&other.pending);
-        let (mine, theirs) = (self.bulk.len(), other.bulk.len());
-        for _ in mine..theirs {
-            self.bulk.push_front(Vec::new());
-        }
-        let n = self.bulk.len();
-        for (k, g) in other.bulk.iter().enumerate() {
-            let at = n - theirs + k;
-            for s in g {
-                if !self.bulk[at].contains(s) {
-                    self.bulk[at].push(*s);
-                }
-            }
-        }
+        self.bulk.merge(&other.bulk);
+        self.copies.merge(&other.copies);
     }
 }
 
@@ -186,6 +240,24 @@ mod tests {
         assert_eq!(h.needs(&[(2048, 2064, Write)]), Sync::Barrier, "waited, but the other threads need a barrier");
         h.clear();
         assert_eq!(h.needs(&[(2048, 2064, Write)]), Sync::None);
+    }
+
+    #[test]
+    fn a_copy_writes_until_its_group_is_waited_for() {
+        let mut h = Hazards::default();
+        h.copy_issued(&[(0, 1024, Write)]);
+        h.copies_committed();
+        h.copy_issued(&[(1024, 2048, Write)]);
+        h.copies_committed();
+        h.clear();
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::Barrier, "a barrier before the wait does not land the copy");
+        h.copies_waited(1);
+        h.clear();
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::None, "waited for, then a barrier");
+        assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::Barrier, "the newer group may still be writing");
+        h.copies_waited(0);
+        assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::Barrier, "landed, but other threads' copies need a barrier");
+        assert_eq!(h.needs(&[(1024, 1040, AsyncRead)]), Sync::FenceBarrier, "and a fence before the tensor cores");
     }
 
     #[test]
