@@ -190,8 +190,26 @@ pub(crate) fn binary_scalar(
     b: Reg,
 ) -> Result<Reg, CompileError> {
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
+    if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot) {
+        // libdevice's own sequence (tile::libm), as Triton runs it: f32 (the half types widened) or f64.
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let wide = compute_ty(s) == F64;
+        let mut e = Emit { l, wide };
+        let r = if wide {
+            tessel_tile::libm::binary_f64(&mut e, op, x, y)
+        } else {
+            tessel_tile::libm::binary_f32(&mut e, op, x, y)
+        };
+        if let Some(r) = r {
+            return Ok(l.narrow(r, s));
+        }
+    }
     if op == BinOp::Pow {
-        return pow(l, s, a, b);
+        if s != F64 {
+            return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
+        }
+        // f64: tessel's routine (math.rs), not libdevice's sequence.
+        return Ok(pow_f64(&mut Emit { l, wide: true }, a, b));
     }
     let c = compute_ty(s);
     if c == I1 {
@@ -237,11 +255,11 @@ pub(crate) fn binary_scalar(
         l.b.op(format!("{w}.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a, b));
         return Ok(d);
     }
-    if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
-        // libdevice's atan2/hypot (libdevice.rs): f32 (and the half types, widened) or f64.
+    if s.is_float() && op == BinOp::Atan2 {
+        // atan2 (libdevice.rs): f32 (and the half types, widened) or f64.
         let c = if s == F64 { F64 } else { F32 };
         let (x, y) = (l.widen(a, s), l.widen(b, s));
-        let r = libdevice::emit_binary(l, op, c, x, y);
+        let r = libdevice::emit_atan2(l, c, x, y);
         return Ok(l.narrow(r, s));
     }
     if s.is_float() && op == BinOp::Fmod {
@@ -345,23 +363,6 @@ fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
     l.b.emit(instr(format!("{w}.u32")).dst(r32).srcs((a32, b32)).guard(small));
     l.b.emit(instr("cvt.u64.u32").dst(d).src(r32).guard(small));
     l.b.emit(instr(format!("{w}.{t}")).dst(d).srcs((a, b)).unless(small));
-}
-
-/// `x^y` for floats: in f64 (the routine of `math.rs`), rounded once to `s`.
-fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError> {
-    if !s.is_float() {
-        return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
-    }
-    if s == F64 {
-        let r = pow_f64(&mut Emit { l, wide: true }, a, b);
-        return Ok(r);
-    }
-    // libdevice's powf under FTZ: f32 subnormal operands read as ±0, a subnormal result flushed.
-    let (x, y) = (l.widen(a, s), l.widen(b, s));
-    let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
-    let r = pow_f64(&mut Emit { l, wide: true }, x, y);
-    let r = libdevice::narrow(l, r);
-    Ok(l.narrow(r, s))
 }
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {

@@ -15,6 +15,17 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             }
             return Ok(Val::Float(rounding::libdevice(arith, dir, t, x, y)));
         }
+        // libdevice's own sequences (tile::libm), as the GPU code runs them; the half types in f32.
+        if t == ScalarType::F64
+            && let Some(r) = crate::libm::binary_f64(&mut crate::libm::model::M64, op, x, y)
+        {
+            return Ok(Val::Float(r));
+        }
+        if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
+            && let Some(r) = crate::libm::binary_f32(&mut crate::libm::model::M32, op, x as f32, y as f32)
+        {
+            return Ok(Val::Float(round_float(r as f64, t)));
+        }
         let r = match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
@@ -25,9 +36,8 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
-            BinOp::Pow => libm_result(t, pow(libm_input(t, x), libm_input(t, y))),
+            BinOp::Pow => pow(x, y),
             BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
-            BinOp::Hypot => libm_result(t, via_f32(t, libm_input(t, x).hypot(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),

@@ -8,15 +8,39 @@
 //! (32 or 64 bits) and wrap.
 
 pub mod erf64;
+pub mod explog32;
 pub mod libdevice32;
+pub mod pow32;
+pub mod roots;
+#[cfg(test)]
+mod testutil;
 pub mod trig32;
 
-use crate::ops::UnOp;
+pub use crate::interp::rounding::{Arith, Dir};
+use crate::ops::{BinOp, UnOp};
 
 /// The f64 routine of `op` that reproduces Triton's libdevice code op for op, where there is one.
 pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
     Some(match op {
         UnOp::Erf => erf64::erf(o, x),
+        _ => return None,
+    })
+}
+
+/// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
+pub fn binary_f64<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option<T::F> {
+    Some(match op {
+        BinOp::Hypot => roots::hypot(o, x, y),
+        _ => return None,
+    })
+}
+
+/// The f32 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one
+/// (f16 and bf16 compute in f32 and round the result).
+pub fn binary_f32<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option<T::F> {
+    Some(match op {
+        BinOp::Hypot => roots::hypotf(o, x, y),
+        BinOp::Pow => pow32::powf(o, x, y),
         _ => return None,
     })
 }
@@ -31,6 +55,10 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Tanh => libdevice32::tanhf(o, x),
         UnOp::Sin => trig32::sinf(o, x, false),
         UnOp::Cos => trig32::sinf(o, x, true),
+        UnOp::Exp10 => explog32::exp10f(o, x),
+        UnOp::Log10 => explog32::log10f(o, x),
+        UnOp::Acosh => explog32::acoshf(o, x),
+        UnOp::Cbrt => roots::cbrtf(o, x),
         _ => return None,
     })
 }
@@ -131,13 +159,28 @@ pub trait FloatOps {
     fn f32_rni_scaled(&mut self, a: Self::F, k: u32) -> Self::F;
     /// `ex2.approx.ftz.f32` of an integral f64 `n` (exact: a power of two, 0 below 2^-126), widened back.
     fn ex2_f32_widened(&mut self, n: Self::F) -> Self::F;
+    /// `add`/`sub`/`mul` rounded in direction `dir`, with `.ftz` at 32 bits (`mul.rz.ftz.f32`, `add.rn.ftz.f32`;
+    /// the plain directed form at 64 bits).
+    fn arith_ftz(&mut self, op: Arith, dir: Dir, a: Self::F, b: Self::F) -> Self::F;
+    /// `sqrt.approx.ftz.f32` (32-bit only) and `rsqrt.approx.ftz` (both widths): the hardware's approximations,
+    /// which the CPU model rounds correctly (the PTX ISA bounds both to about 1 ulp at f32).
+    fn sqrt_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    fn rsqrt_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    /// Signed and unsigned integer minimum and maximum (`min.s32`, `max.u64`...).
+    fn smin(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn smax(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn umax(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Integer equality (`setp.eq.b32`).
+    fn ieq(&mut self, a: Self::I, b: Self::I) -> Self::P;
+    /// `min.f32`/`min.f64`: the smaller, or the other operand when one is NaN.
+    fn fmin(&mut self, a: Self::F, b: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
 /// subnormals, as the PTX forms without `.ftz` do; the `_ftz` forms flush f32 subnormal operands and results).
 pub mod model {
     use super::FloatOps;
-    use crate::interp::rounding::{Dir, flush_f32, fma as fma_dir};
+    use crate::interp::rounding::{Arith, Dir, flush_f32, fma as fma_dir, libdevice};
     use crate::types::ScalarType;
 
     macro_rules! model {
@@ -317,6 +360,33 @@ pub mod model {
                 }
                 fn rcp_approx_ftz(&mut self, a: $f) -> $f {
                     Self::flush((1.0 / Self::flush(a) as f64) as $f)
+                }
+                fn arith_ftz(&mut self, op: Arith, dir: Dir, a: $f, b: $f) -> $f {
+                    libdevice(op, dir, $t, a as f64, b as f64) as $f
+                }
+                fn sqrt_approx_ftz(&mut self, a: $f) -> $f {
+                    Self::flush(Self::flush(a).sqrt())
+                }
+                fn rsqrt_approx_ftz(&mut self, a: $f) -> $f {
+                    let a = Self::flush(a);
+                    // 1/√a rounded once (through f64 at 32 bits; at 64 bits the division rounds twice at worst
+                    // by half an ulp, inside the unit's own error).
+                    Self::flush(if $t == ScalarType::F32 { (1.0 / (a as f64).sqrt()) as $f } else { 1.0 / a.sqrt() })
+                }
+                fn smin(&mut self, a: $u, b: $u) -> $u {
+                    (a as $s).min(b as $s) as $u
+                }
+                fn smax(&mut self, a: $u, b: $u) -> $u {
+                    (a as $s).max(b as $s) as $u
+                }
+                fn ieq(&mut self, a: $u, b: $u) -> bool {
+                    a == b
+                }
+                fn umax(&mut self, a: $u, b: $u) -> $u {
+                    a.max(b)
+                }
+                fn fmin(&mut self, a: $f, b: $f) -> $f {
+                    a.min(b)
                 }
             }
 
