@@ -16,11 +16,11 @@
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
 //! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
-//! `log2`, `erf` and `libdevice.tanh` are libdevice's own sequences (`tessel_tile::libm`, which the
-//! interpreter runs too); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil`
-//! (f32) flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `pow` and every f64
-//! transcendental use the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions
-//! those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
+//! `log2`, `erf`, and `libdevice.tanh`, `exp10`, `log10`, `acosh`, `cbrt`, `hypot`, `pow` (the last two at f64
+//! too, with f64 `erf`) are libdevice's own sequences (`tessel_tile::libm`, which the interpreter runs too);
+//! float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) flush a subnormal
+//! input to ±0 as libdevice does under Triton's FTZ setting. The other f64 transcendentals use the routines of
+//! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
 //! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
 use tessel_tile::interp::rounding::Arith;
@@ -32,7 +32,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::math::{exp_f64, exp2_f64, log_f64, log2_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
 use super::{cfmod, fmod, libdevice};
@@ -205,11 +205,7 @@ pub(crate) fn binary_scalar(
         }
     }
     if op == BinOp::Pow {
-        if s != F64 {
-            return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
-        }
-        // f64: tessel's routine (math.rs), not libdevice's sequence.
-        return Ok(pow_f64(&mut Emit { l, wide: true }, a, b));
+        return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
     }
     let c = compute_ty(s);
     if c == I1 {

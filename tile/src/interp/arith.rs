@@ -36,7 +36,6 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
-            BinOp::Pow => pow(x, y),
             BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
@@ -295,12 +294,6 @@ fn libm_input(t: ScalarType, x: f64) -> f64 {
 /// (libdevice under Triton's FTZ setting; measured: `atan2f(2^-126, 2.5) = 0`).
 fn libm_result(t: ScalarType, r: f64) -> f64 {
     if matches!(t, ScalarType::F32 | ScalarType::BF16) { rounding::flush_f32(r as f32 as f64) } else { r }
-}
-
-/// C's `pow` (Annex F): `pow(1, y)` and `pow(x, ±0)` are 1 even for a NaN operand (signalling NaNs too, which
-/// the host's libm turns into NaN).
-fn pow(x: f64, y: f64) -> f64 {
-    if x == 1.0 || y == 0.0 { 1.0 } else { x.powf(y) }
 }
 
 /// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).

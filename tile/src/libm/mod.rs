@@ -11,6 +11,7 @@ pub mod erf64;
 pub mod explog32;
 pub mod libdevice32;
 pub mod pow32;
+pub mod pow64;
 pub mod roots;
 #[cfg(test)]
 mod testutil;
@@ -31,6 +32,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 pub fn binary_f64<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option<T::F> {
     Some(match op {
         BinOp::Hypot => roots::hypot(o, x, y),
+        BinOp::Pow => pow64::pow(o, x, y),
         _ => return None,
     })
 }
