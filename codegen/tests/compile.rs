@@ -51,6 +51,7 @@ const KERNELS: &[&str] = &[
     "int_div",
     "trig64",
     "libdevice",
+    "libm64",
     "cfmod",
     "rounding",
 ];
@@ -396,6 +397,16 @@ fn wide_division_has_the_32_bit_bypass() {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
     assert_eq!(count(&ptx, "shr.u64"), count(&ptx, "div.u32") + count(&ptx, "rem.u32"), "{ptx}");
+}
+
+/// f64 acosh, hypot and pow are libdevice's own sequences (`tessel_tile::libm`): its approximate f64
+/// reciprocal and reciprocal square root, refined by fmas, and its f64 division in log1p.
+#[test]
+fn f64_libm_uses_libdevices_instructions() {
+    let ptx = kernel("libm64", Target::Sm90a).ptx;
+    for ins in ["rsqrt.approx.ftz.f64", "rcp.approx.ftz.f64", "div.rn.f64", "min.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
 //! (32 or 64 bits) and wrap.
 
+pub mod acosh64;
 pub mod erf64;
 pub mod explog32;
 pub mod libdevice32;
@@ -24,6 +25,7 @@ use crate::ops::{BinOp, UnOp};
 pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
     Some(match op {
         UnOp::Erf => erf64::erf(o, x),
+        UnOp::Acosh => acosh64::acosh(o, x),
         _ => return None,
     })
 }
