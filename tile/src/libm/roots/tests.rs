@@ -12,7 +12,8 @@ fn triton_bits() {
     // cbrtf's lg2/ex2/rcp.approx, rounded correctly by the model, give the correctly rounded 0x3b0d316b where
     // the H100 gave 0x3b0d316a (the GPU code is Triton's sequence).
     assert_eq!(cbrtf(&mut M32, b(0x322b_cc77)).to_bits(), 0x3b0d_316b);
-    // hypotf's sqrt.approx: the model's correctly rounded √1.25 gives 0x3f8f1bbd, the H100 0x3f8f1bbc.
+    // hypotf(1, 0.5) is √20·2^-2 by sqrt.approx: the model's correctly rounded √20 gives 0x3f8f1bbd; the same
+    // sequence with the root one ulp lower gives the H100's 0x3f8f1bbc.
     assert_eq!(hypotf(&mut M32, b(0x3f80_0000), b(0x3f00_0000)).to_bits(), 0x3f8f_1bbd);
     // hypot's rsqrt.approx is followed by a correction step, and the model lands on Triton's bits.
     assert_eq!(hypot(&mut M64, d(0x3ff0_0000_0000_0000), d(0x3ff8_0000_0000_0000)).to_bits(), 0x3ffc_d82b_4461_59f4);
