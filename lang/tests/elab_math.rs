@@ -57,7 +57,8 @@ fn binary(expr: &str, t: ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
 }
 
 /// Each libdevice function reaches its own semantics: in the interpreter f64 results are the host's libm
-/// (asinh/acosh/atanh through log1p) and f32 results that value rounded once.
+/// (asinh/atanh through log1p) and f32 results that value rounded once, except where tessel runs libdevice's
+/// own sequence (within an ulp or two of that).
 #[test]
 fn libdevice_functions_compute_their_function() {
     let xs = [0.3, -0.7, 0.999, 1e-3, -0.25];
@@ -84,15 +85,24 @@ fn libdevice_functions_compute_their_function() {
         ("nearbyint", f64::round_ties_even, &big),
         ("round", f64::round, &big),
     ];
+    // libdevice's own sequences (`tessel_tile::libm`), not correctly rounded: within 2 ulp (f32), 1 ulp (f64).
+    let (own32, own64) = (["tanh", "exp10", "log10", "cbrt", "acosh"], ["acosh"]);
     for (name, f, args) in cases {
         let got = unary(&format!("libdevice.{name}(x)"), F64, args);
-        assert_eq!(got, args.iter().map(|&x| f(x)).collect::<Vec<_>>(), "{name} (f64)");
+        let want: Vec<f64> = args.iter().map(|&x| f(x)).collect();
+        if own64.contains(&name) {
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1, "{name} {g} {w}");
+            }
+        } else {
+            assert_eq!(got, want, "{name} (f64)");
+        }
         let got = unary(&format!("libdevice.{name}(x)"), F32, args);
         let want: Vec<f64> = args.iter().map(|&x| f(x as f32 as f64) as f32 as f64).collect();
-        if name == "tanh" {
-            // libdevice's own f32 sequence (`tessel_tile::libm`): within 2 ulp.
+        if own32.contains(&name) {
             for (g, w) in got.iter().zip(&want) {
-                assert!(((*g as f32).to_bits() as i64 - (*w as f32).to_bits() as i64).abs() <= 2, "tanh {g} {w}");
+                let d = ((*g as f32).to_bits() as i64 - (*w as f32).to_bits() as i64).abs();
+                assert!(d <= 2, "{name} {g} {w}");
             }
             continue;
         }
@@ -103,10 +113,10 @@ fn libdevice_functions_compute_their_function() {
         binary("libdevice.atan2(x, y)", F64, &ys, &xs2),
         ys.iter().zip(&xs2).map(|(y, x)| y.atan2(*x)).collect::<Vec<_>>()
     );
-    assert_eq!(
-        binary("libdevice.hypot(x, y)", F64, &xs2, &ys),
-        xs2.iter().zip(&ys).map(|(x, y)| x.hypot(*y)).collect::<Vec<_>>()
-    );
+    let got = binary("libdevice.hypot(x, y)", F64, &xs2, &ys);
+    for (g, w) in got.iter().zip(xs2.iter().zip(&ys).map(|(x, y)| x.hypot(*y))) {
+        assert!((g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1, "hypot {g} {w}");
+    }
     assert_eq!(binary("libdevice.pow(x, y)", F32, &[2.0, 9.0], &[10.0, 0.5]), [1024.0, 3.0]);
     let cs = binary("libdevice.copysign(x, y)", F32, &[1.5, -2.0, 3.0], &[-0.0, 1.0, -4.0]);
     assert_eq!(cs, [-1.5, 2.0, -3.0]);
