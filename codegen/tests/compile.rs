@@ -52,6 +52,7 @@ const KERNELS: &[&str] = &[
     "trig64",
     "libdevice",
     "libm64",
+    "libm_more",
     "cfmod",
     "rounding",
 ];
@@ -405,6 +406,12 @@ fn wide_division_has_the_32_bit_bypass() {
 fn f64_libm_uses_libdevices_instructions() {
     let ptx = kernel("libm64", Target::Sm90a).ptx;
     for ins in ["rsqrt.approx.ftz.f64", "rcp.approx.ftz.f64", "div.rn.f64", "min.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // sinpi/cospi/rcbrt/logb/erfinv: libdevice's sequences (its leading-zero count for logb's subnormals,
+    // the approximate units for rcbrt and erfinv).
+    let ptx = kernel("libm_more", Target::Sm90a).ptx;
+    for ins in ["clz.b32", "rsqrt.approx.ftz.f32", "lg2.approx.ftz.f32", "ex2.approx.ftz.f32", "cvt.rni.f64.f64"] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
 }

@@ -383,3 +383,29 @@ fn run_f64_to_i32(expr: &str, x: f64) -> Vec<f64> {
     run(&f, &[Arg::Buffer(o), Arg::Buffer(xb)], [1, 1, 1], &mut mem);
     mem.read_f64(o)
 }
+
+/// `sinpi`, `cospi` (f32 and f64), `rcbrt`, `logb`, `erfinv` (f32) reach libdevice's sequences; the f32-only
+/// ones refuse fp64 with a clear error at the call.
+#[test]
+fn libdevice_pi_functions_and_f32_only_ones() {
+    let xs = [0.5, -1.0, 0.25, 2.5, -0.75];
+    for t in [F32, F64] {
+        let s = unary("libdevice.sinpi(x)", t, &xs);
+        let c = unary("libdevice.cospi(x)", t, &xs);
+        for (i, &x) in xs.iter().enumerate() {
+            let (ws, wc) = ((std::f64::consts::PI * x).sin(), (std::f64::consts::PI * x).cos());
+            assert!((s[i] - ws).abs() < 1e-6 && (c[i] - wc).abs() < 1e-6, "{t} sinpi/cospi({x}): {} {}", s[i], c[i]);
+        }
+    }
+    assert_eq!(unary("libdevice.sinpi(x)", F32, &[1.0, -2.0]), [0.0, -0.0]);
+    assert_eq!(unary("libdevice.rcbrt(x)", F32, &[8.0, -0.125, 1.0]), [0.5, -2.0, 1.0]);
+    assert_eq!(unary("libdevice.logb(x)", F32, &[1.0, 0.1, -1024.0, 0.0]), [0.0, -4.0, 10.0, f64::NEG_INFINITY]);
+    let e = unary("libdevice.erfinv(x)", F32, &[0.0, 0.5, -0.9]);
+    assert!(e[0] == 0.0 && (e[1] - 0.476_936_276).abs() < 1e-6 && (e[2] + 1.163_087_154).abs() < 1e-6, "{e:?}");
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    x = tl.load(X + tl.arange(0, 8))\n    tl.store(Out + tl.arange(0, 8), libdevice.rcbrt(x))\n"
+    );
+    let msg = elab_error(&src, "k", vec![ptr(F64), ptr(F64)]);
+    assert!(msg.contains("`libdevice.rcbrt` on fp64 is not supported yet (fp32 is)"), "{msg}");
+    assert!(msg.contains("libdevice.rcbrt(x)"), "{msg}");
+}

@@ -133,6 +133,13 @@ pub enum UnOp {
     Log10,
     Exp10,
     Cbrt,
+    /// sin(πx), cos(πx), 1/∛x, the unbiased exponent as a float, the inverse of erf (libdevice's `sinpi`,
+    /// `cospi`, `rcbrt`, `logb`, `erfinv`; `rcbrt`, `logb` and `erfinv` f32 only so far).
+    Sinpi,
+    Cospi,
+    Rcbrt,
+    Logb,
+    Erfinv,
     /// Round toward zero, to nearest even, to nearest with ties away from zero.
     Trunc,
     Rint,
@@ -212,7 +219,8 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Log2 => "log2", Sqrt => "sqrt", SqrtRn => "sqrt_rn", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos",
     Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
-    Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Trunc => "trunc",
+    Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
+    Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
 word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });

@@ -333,6 +333,17 @@ impl FloatOps for Emit<'_, '_> {
         let t = self.sty();
         self.iop("max", t, &[a, b])
     }
+    fn clz(&mut self, a: Reg) -> Reg {
+        let n = self.l.b.reg(RegClass::B32);
+        let t = self.bty();
+        self.l.b.op(format!("clz.{t}"), n, a);
+        if !self.wide {
+            return n;
+        }
+        let d = self.ireg();
+        self.l.b.op("cvt.u64.u32", d, n);
+        d
+    }
     fn ieq(&mut self, a: Reg, b: Reg) -> Reg {
         let t = self.bty();
         self.setp("eq", t, a, b)

@@ -14,6 +14,8 @@ pub mod libdevice32;
 pub mod pow32;
 pub mod pow64;
 pub mod roots;
+pub mod sinpi64;
+pub mod special32;
 #[cfg(test)]
 mod testutil;
 pub mod trig32;
@@ -26,6 +28,8 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
     Some(match op {
         UnOp::Erf => erf64::erf(o, x),
         UnOp::Acosh => acosh64::acosh(o, x),
+        UnOp::Sinpi => sinpi64::sinpi(o, x),
+        UnOp::Cospi => sinpi64::cospi(o, x),
         _ => return None,
     })
 }
@@ -63,6 +67,11 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Log10 => explog32::log10f(o, x),
         UnOp::Acosh => explog32::acoshf(o, x),
         UnOp::Cbrt => roots::cbrtf(o, x),
+        UnOp::Sinpi => special32::sinpif(o, x),
+        UnOp::Cospi => special32::cospif(o, x),
+        UnOp::Rcbrt => special32::rcbrtf(o, x),
+        UnOp::Logb => special32::logbf(o, x),
+        UnOp::Erfinv => special32::erfinvf(o, x),
         _ => return None,
     })
 }
@@ -174,6 +183,8 @@ pub trait FloatOps {
     fn smin(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn smax(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn umax(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Leading zero bits of the integer, at its width (`clz.b32`; 64 at 64 bits for 0).
+    fn clz(&mut self, a: Self::I) -> Self::I;
     /// Integer equality (`setp.eq.b32`).
     fn ieq(&mut self, a: Self::I, b: Self::I) -> Self::P;
     /// `min.f32`/`min.f64`: the smaller, or the other operand when one is NaN.
@@ -382,6 +393,9 @@ pub mod model {
                 }
                 fn smax(&mut self, a: $u, b: $u) -> $u {
                     (a as $s).max(b as $s) as $u
+                }
+                fn clz(&mut self, a: $u) -> $u {
+                    a.leading_zeros() as $u
                 }
                 fn ieq(&mut self, a: $u, b: $u) -> bool {
                     a == b

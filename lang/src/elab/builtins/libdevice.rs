@@ -35,6 +35,11 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "log10",
     "exp10",
     "cbrt",
+    "sinpi",
+    "cospi",
+    "rcbrt",
+    "logb",
+    "erfinv",
     "trunc",
     "rint",
     "nearbyint",
@@ -220,6 +225,11 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "log10" => UnOp::Log10,
         "exp10" => UnOp::Exp10,
         "cbrt" => UnOp::Cbrt,
+        "sinpi" => UnOp::Sinpi,
+        "cospi" => UnOp::Cospi,
+        "rcbrt" => UnOp::Rcbrt,
+        "logb" => UnOp::Logb,
+        "erfinv" => UnOp::Erfinv,
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
@@ -262,6 +272,10 @@ impl<'a> Elab<'a> {
         }
         if let Some(op) = unary_op(name) {
             let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            if matches!(op, UnOp::Rcbrt | UnOp::Logb | UnOp::Erfinv) && x.scalar() == Some(ScalarType::F64) {
+                // tile::libm has libdevice's f32 sequence only.
+                return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
+            }
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
