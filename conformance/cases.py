@@ -393,6 +393,8 @@ def libdevice_cases():
     rounded = [f"{op}_{m}" for op in ["add", "sub", "mul", "div"] for m in ["rn", "rz", "rd", "ru"]]
     for f in rounded:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y, x)", dt, binary=True)
+              for f in ["fma_rn", "fma_rz", "fma_rd", "fma_ru"] for dt in ["f32", "f64"]]
     for f in ["sqrt_rn", "sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rn", "rcp_rz", "rcp_rd", "rcp_ru"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
     # (libdevice.fmax/fmin are tessel's only: Triton 3.6's libdevice module does not have them.)

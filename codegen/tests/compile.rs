@@ -53,6 +53,7 @@ const KERNELS: &[&str] = &[
     "libdevice",
     "libm64",
     "libm_more",
+    "fma_round",
     "cfmod",
     "rounding",
 ];
@@ -377,6 +378,15 @@ fn trig_is_accurate_and_percent_is_tritons_frem() {
 
 /// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 (flushing subnormals, as
 /// libdevice under Triton) and f64.
+/// libdevice's `fma_rn` ... `fma_ru`: one `fma` with the rounding modifier, `.ftz` at f32.
+#[test]
+fn directed_fma_uses_the_ptx_modifiers() {
+    let ptx = kernel("fma_round", Target::Sm90a).ptx;
+    for ins in ["fma.rz.ftz.f32", "fma.rp.ftz.f32", "fma.rm.f64", "fma.rn.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+}
+
 #[test]
 fn directed_rounding_uses_the_ptx_modifiers() {
     let ptx = kernel("rounding", Target::Sm90a).ptx;

@@ -409,3 +409,22 @@ fn libdevice_pi_functions_and_f32_only_ones() {
     assert!(msg.contains("`libdevice.rcbrt` on fp64 is not supported yet (fp32 is)"), "{msg}");
     assert!(msg.contains("libdevice.rcbrt(x)"), "{msg}");
 }
+
+/// `libdevice.fma_rn` ... `fma_ru`: one rounding in the direction; f32 reads subnormal operands as zero.
+#[test]
+fn libdevice_fma_rounds_once_in_its_direction() {
+    // (±(1 + 2^-12))·(1 + 2^-12) = ±(1 + 2^-11 + 2^-24): half an f32 ulp above 1 + 2^-11 (a tie, to even).
+    let a = 1.0 + 2f64.powi(-12);
+    let run = |f: &str, t: ScalarType| binary(&format!("libdevice.{f}(x, y, x - x)"), t, &[a, -a], &[a, a]);
+    let (lo, hi) = (1.0 + 2f64.powi(-11), 1.0 + 2f64.powi(-11) + 2f64.powi(-23));
+    assert_eq!(run("fma_rn", F32), [lo, -lo]);
+    assert_eq!(run("fma_rz", F32), [lo, -lo]);
+    assert_eq!(run("fma_rd", F32), [lo, -hi]);
+    assert_eq!(run("fma_ru", F32), [hi, -lo]);
+    let exact = 1.0 + 2f64.powi(-11) + 2f64.powi(-24);
+    assert_eq!(run("fma_rd", F64), [exact, -exact]);
+    // 2^-149 (subnormal) read as 0: fma_ru(2^-149, 1, 0) = 0 in f32, 2^-149 would be exact in f64.
+    let sub = f32::from_bits(1) as f64;
+    assert_eq!(binary("libdevice.fma_ru(x, y, x - x)", F32, &[sub], &[1.0]), [0.0]);
+    assert_eq!(binary("libdevice.fma_ru(x, y, x - x)", F64, &[sub], &[1.0]), [sub]);
+}

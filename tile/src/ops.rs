@@ -269,6 +269,9 @@ pub enum Op {
     Select,
     /// `fma a, b, c` = a*b+c with one rounding.
     Fma,
+    /// libdevice's `fma_rn`, `fma_rz`, `fma_rd`, `fma_ru`: a*b+c rounded once in the direction, f32 with
+    /// `.ftz` (subnormal operands and results read as ±0), f64 as IEEE.
+    FmaRound(crate::interp::rounding::Dir),
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,
@@ -526,6 +529,12 @@ impl Op {
             Op::Cmp(_) => "cmp",
             Op::Select => "select",
             Op::Fma => "fma",
+            Op::FmaRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "fma_rn",
+                crate::interp::rounding::Dir::Zero => "fma_rz",
+                crate::interp::rounding::Dir::Down => "fma_rd",
+                crate::interp::rounding::Dir::Up => "fma_ru",
+            },
             Op::Clamp { .. } => "clamp",
             Op::Cast => "cast",
             Op::Bitcast => "bitcast",

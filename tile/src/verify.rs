@@ -195,7 +195,10 @@ impl Verifier<'_> {
                 same(ins[1], ins[2], "operands")?;
                 same(outs[0], ins[1], "result")
             }
-            Op::Fma | Op::Clamp { .. } => {
+            Op::FmaRound(_) if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) => {
+                Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]))
+            }
+            Op::Fma | Op::FmaRound(_) | Op::Clamp { .. } => {
                 count(3..=3, 1)?;
                 same(ins[0], ins[1], "operands")?;
                 same(ins[0], ins[2], "operands")?;

@@ -23,7 +23,7 @@
 //! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
 //! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
-use tessel_tile::interp::rounding::Arith;
+use tessel_tile::interp::rounding::{Arith, Dir};
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
@@ -642,6 +642,20 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let d = l.b.reg(class_of(Elem::Scalar(c))?);
         l.b.op(format!("fma.rn.{}", ty(c)), d, (x, y, z));
         Ok(l.narrow(d, s))
+    })
+}
+
+/// libdevice's `fma_rn` ... `fma_ru`: `fma.rn.ftz.f32`, `fma.rz.f64`...
+pub(crate) fn fma_round(l: &mut Lower, data: &OpData, dir: Dir) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    if !matches!(s, F32 | F64) {
+        return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", data.op.name())));
+    }
+    map_regs(l, data, |l, a| {
+        let d = l.b.reg(class_of(Elem::Scalar(s))?);
+        let ftz = if s == F32 { ".ftz" } else { "" };
+        l.b.op(format!("fma.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a[0], a[1], a[2]));
+        Ok(d)
     })
 }
 

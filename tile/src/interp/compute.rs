@@ -76,6 +76,16 @@ impl Program<'_> {
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
             }
+            Op::FmaRound(dir) => {
+                let t = scalar_of(ins[0].elem)?;
+                let data = (0..ins[0].numel())
+                    .map(|i| {
+                        let (x, y, z) = (ins[0].data[i].as_f64(), ins[1].data[i].as_f64(), ins[2].data[i].as_f64());
+                        Val::Float(crate::interp::rounding::libdevice_fma(*dir, t, x, y, z))
+                    })
+                    .collect();
+                vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
+            }
             Op::Clamp { propagate_nan } => {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())

@@ -323,6 +323,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Cmp(_)
         | Op::Select
         | Op::Fma
+        | Op::FmaRound(_)
         | Op::Clamp { .. }
         | Op::Cast
         | Op::Bitcast

@@ -8,6 +8,7 @@
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
 //! the classification functions return int32 (1 or 0).
 
+use tessel_tile::interp::rounding::Dir;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
@@ -70,6 +71,10 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_rz",
     "sqrt_rd",
     "sqrt_ru",
+    "fma_rn",
+    "fma_rz",
+    "fma_rd",
+    "fma_ru",
     "fast_expf",
     "fast_exp10f",
     "fast_log2f",
@@ -130,6 +135,17 @@ fn rounded_binary(name: &str) -> Option<BinOp> {
         "div_rz" => BinOp::DivRz,
         "div_rd" => BinOp::DivRd,
         "div_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
+
+/// `fma_rn` ... `fma_ru`: the fma with that rounding.
+fn rounded_fma(name: &str) -> Option<Dir> {
+    Some(match name {
+        "fma_rn" => Dir::Nearest,
+        "fma_rz" => Dir::Zero,
+        "fma_rd" => Dir::Down,
+        "fma_ru" => Dir::Up,
         _ => return None,
     })
 }
@@ -260,6 +276,21 @@ impl<'a> Elab<'a> {
             self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if let Some(dir) = rounded_fma(name) {
+            let b = self.bind(fname, "arg0, arg1, arg2", args.clone())?;
+            let mut xs = Vec::new();
+            for p in ["arg0", "arg1", "arg2"] {
+                let x = self.tensor_arg(b.req(p), fname, p)?;
+                self.check_dtype(&x, F32_F64, fname, b.req(p).span)?;
+                xs.push(x);
+            }
+            let [x, y, z]: [Tv; 3] = xs.try_into().expect("three arguments");
+            let (x, y) = self.same_type_pair(x, y, fname, span)?;
+            let (x, z) = self.same_type_pair(x, z, fname, span)?;
+            let y = self.broadcast_to(y, x.shape(), span)?;
+            let ty = x.ty.clone();
+            return Ok(Some(Value::Tensor(self.emit1(Op::FmaRound(dir), &[x, y, z], ty, span)?)));
         }
         if let Some(op) = rounded_rcp(name) {
             // rcp_X(x) = div_X(1, x).
