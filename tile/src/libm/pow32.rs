@@ -109,7 +109,23 @@ fn pow_core<T: FloatOps>(o: &mut T, ax: T::F, y: T::F) -> T::F {
     let at_edge = o.ieq(tb, edge);
     let below = k(o, 0x42b1_7217);
     let t1 = o.sel(at_edge, below, t);
-    // libdevice's expf of t1: j = trunc(t1·log2 e) clamped to ±126, r = t1 − j·ln 2 in two parts.
+    let v = exp_scaled(o, t1);
+    // v·(1 + tail), tail = (ph − t) + pl (+ 2^-17 at the edge), unless v overflowed.
+    let nt = o.neg(t);
+    let d = add_ftz(o, ph, nt);
+    let d = add_ftz(o, d, pl);
+    let eps = k(o, 0x3700_0000);
+    let de = o.add(d, eps);
+    let d = o.sel(at_edge, de, d);
+    let w = o.fma_ftz(v, d, v);
+    let inf = k(o, 0x7f80_0000);
+    let is_inf = o.eq(v, inf);
+    o.sel(is_inf, inf, w)
+}
+
+/// libdevice's inline `expf` core (in `powf` and `erfcf`): j = trunc(t·log2 e) clamped to ±126, r = t − j·ln 2 in
+/// two parts, 2^(r·log2 e) by `ex2.approx.ftz` times 2^j (a multiply without `.ftz`).
+pub(super) fn exp_scaled<T: FloatOps>(o: &mut T, t1: T::F) -> T::F {
     let log2e = k(o, 0x3fb8_aa3b);
     let jt = o.mul_ftz(t1, log2e);
     let j = o.trunc(jt);
@@ -129,18 +145,7 @@ fn pow_core<T: FloatOps>(o: &mut T, ax: T::F, y: T::F) -> T::F {
     let sb = o.shl(jb, 23);
     let scale = o.bits_to_f(sb);
     let e = o.ex2_approx_ftz(r);
-    let v = o.mul(e, scale);
-    // v·(1 + tail), tail = (ph − t) + pl (+ 2^-17 at the edge), unless v overflowed.
-    let nt = o.neg(t);
-    let d = add_ftz(o, ph, nt);
-    let d = add_ftz(o, d, pl);
-    let eps = k(o, 0x3700_0000);
-    let de = o.add(d, eps);
-    let d = o.sel(at_edge, de, d);
-    let w = o.fma_ftz(v, d, v);
-    let inf = k(o, 0x7f80_0000);
-    let is_inf = o.eq(v, inf);
-    o.sel(is_inf, inf, w)
+    o.mul(e, scale)
 }
 
 /// `__nv_powf`.

@@ -1,10 +1,12 @@
-//! libdevice's f32 `sinpif`, `cospif`, `rcbrtf`, `logbf` and `erfinvf` as Triton 3.6 runs them (their PTX for
+//! libdevice's f32 `sinpif`, `cospif`, `rcbrtf`, `logbf`, `erfinvf`, `erfcf`, `frsqrt_rn` as Triton 3.6 runs them (their PTX for
 //! sm_90 under `__CUDA_FTZ`), op for op; branches become selects. `sinpif`/`cospif` and `logbf` are exact
-//! arithmetic and bit-exact in the CPU model; `rcbrtf` (`lg2`/`ex2`/`rcp.approx.ftz`) and `erfinvf`
-//! (`lg2`/`rsqrt.approx.ftz`) can differ from the GPU in the last bit there.
+//! arithmetic and bit-exact in the CPU model; `rcbrtf` (`lg2`/`ex2`/`rcp.approx.ftz`), `erfinvf`
+//! (`lg2`/`rsqrt.approx.ftz`), `erfcf` (`rcp`/`ex2.approx.ftz`) can differ from the GPU in the last bit there;
+//! `frsqrt_rn` refines its approximate start to the correctly rounded result.
 
 use super::FloatOps;
 use super::libdevice32::{horner, k};
+use super::pow32::exp_scaled;
 use super::trig32::sin_cos_kernel;
 
 /// The reduction of `sinpif`/`cospif`: n = rni(2x), r = (x − n/2)·π (π in two parts), quadrant n.
@@ -137,6 +139,96 @@ pub fn erfinvf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let p = horner(o, w, &c);
     let near = o.mul(p, x);
     o.sel(lt, far, near)
+}
+
+/// `__nv_erfcf`: for a = |x|, t = (a − 4)/(a + 4) (the approximate reciprocal, corrected), p(t) a degree-10
+/// polynomial, erfc(a) = p/(1 + 2a) (corrected likewise) · e^(−a²) (the square's rounding error carried into
+/// the exponential); 0 above a = 10.055; 2 − erfc(a) for negative x.
+pub fn erfcf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let a = o.abs_ftz(x);
+    let (m4, four, one) = (o.fc(-4.0), o.fc(4.0), o.fc(1.0));
+    let n = o.add(a, m4);
+    let d = o.add(a, four);
+    let rd = o.rcp_approx_ftz(d);
+    let t = o.mul_ftz(n, rd);
+    let t1 = o.add(t, one);
+    let e = o.fma_ftz(m4, t1, a);
+    let nt = o.neg(t);
+    let e = o.fma_ftz(nt, a, e);
+    let t = o.fma_ftz(rd, e, t);
+    let c = [
+        0x3a69_a091,
+        0x3be6_e05b,
+        0xbc81_fb4b,
+        0x3d15_373b,
+        0xbd88_7c5a,
+        0x3dc0_21d5,
+        0xbdce_d424,
+        0x3d8b_74de,
+        0x3c7b_f170,
+        0xbe0e_f8d4,
+        0x3f9d_d2c9,
+    ];
+    let p = horner(o, t, &c);
+    let two = o.fc(2.0);
+    let d2 = o.fma_ftz(two, a, one);
+    let r2 = o.rcp_approx_ftz(d2);
+    let q = o.mul_ftz(p, r2);
+    let m2 = o.fc(-2.0);
+    let m = o.mul(q, m2);
+    let s = o.fma_ftz(a, m, p);
+    let s = o.sub(s, q);
+    let q = o.fma_ftz(s, r2, q);
+    let na = o.neg(a);
+    let sq = o.mul(a, na);
+    let v = exp_scaled(o, sq);
+    let nsq = o.neg(sq);
+    let err = o.fma_ftz(na, a, nsq);
+    let v = o.fma_ftz(v, err, v);
+    let r = o.mul(v, q);
+    let lim = k(o, 0x4120_e148);
+    let far = o.lt(lim, a);
+    let zero = o.fc(0.0);
+    let r = o.sel(far, zero, r);
+    let neg = o.lt(x, zero);
+    let nr = o.sub(two, r);
+    o.sel(neg, nr, r)
+}
+
+/// `__nv_frsqrt_rn`: 1/√x correctly rounded. For a positive normal x, m = x's significand with the exponent's
+/// parity (m in [0.5, 2)), y ≈ 1/√m from `rsqrt.approx.ftz` refined by one step with y² carried exactly, and
+/// the halved exponent difference added back to the bits; others (0, subnormals, negatives, inf, NaN) give
+/// `rsqrt.approx.ftz` of x.
+pub fn rsqrt_rnf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let xb = o.f_to_bits(x);
+    let off = o.ic(0xff80_0000);
+    let xm = o.iadd(xb, off);
+    let lim = o.ic(0x7eff_ffff);
+    let special = o.ult(lim, xm);
+    let keep = o.ic(0x00ff_ffff);
+    let mb = o.iand(xb, keep);
+    let half = o.ic(0x3f00_0000);
+    let mb = o.ior(mb, half);
+    let kk = o.isub(mb, xb);
+    let m = o.bits_to_f(mb);
+    let y = o.rsqrt_approx_ftz(m);
+    let y2 = o.mul(y, y);
+    let ny2 = o.neg(y2);
+    let e2 = o.fma_ftz(y, y, ny2);
+    let nm = o.neg(m);
+    let one = o.fc(1.0);
+    let h = o.fma_ftz(y2, nm, one);
+    let h = o.fma_ftz(e2, nm, h);
+    let (c38, c12) = (o.fc(0.375), o.fc(0.5));
+    let p = o.fma_ftz(c38, h, c12);
+    let yh = o.mul(y, h);
+    let r = o.fma_ftz(p, yh, y);
+    let sh = o.sar(kk, 1);
+    let rb = o.f_to_bits(r);
+    let rb = o.iadd(sh, rb);
+    let v = o.bits_to_f(rb);
+    let s = o.rsqrt_approx_ftz(x);
+    o.sel(special, s, v)
 }
 
 #[cfg(test)]

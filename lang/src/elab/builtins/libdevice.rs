@@ -41,6 +41,8 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "rcbrt",
     "logb",
     "erfinv",
+    "erfc",
+    "rsqrt_rn",
     "trunc",
     "rint",
     "nearbyint",
@@ -246,6 +248,8 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "rcbrt" => UnOp::Rcbrt,
         "logb" => UnOp::Logb,
         "erfinv" => UnOp::Erfinv,
+        "erfc" => UnOp::Erfc,
+        "rsqrt_rn" => UnOp::RsqrtRnFtz,
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
@@ -302,8 +306,11 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(v)));
         }
         if let Some(op) = unary_op(name) {
-            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
-            if matches!(op, UnOp::Rcbrt | UnOp::Logb | UnOp::Erfinv) && x.scalar() == Some(ScalarType::F64) {
+            // libdevice has `rsqrt_rn` for fp32 only.
+            let allowed = if op == UnOp::RsqrtRnFtz { &[ScalarType::F32][..] } else { F32_F64 };
+            let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+            if matches!(op, UnOp::Rcbrt | UnOp::Logb | UnOp::Erfinv | UnOp::Erfc) && x.scalar() == Some(ScalarType::F64)
+            {
                 // tile::libm has libdevice's f32 sequence only.
                 return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
             }
