@@ -397,6 +397,12 @@ def libdevice_cases():
     rounded = [f"{op}_{m}" for op in ["add", "sub", "mul", "div"] for m in ["rn", "rz", "rd", "ru"]]
     for f in rounded:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
+    # ldexp/scalbn by int32 exponents from y's bits, spread over libdevice's one-, two- and four-factor paths
+    # (|n| up to 299 at f32; up to 4999 at f64, past its clamp to ±2200): exact powers of two, bit-identical.
+    cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y.to(tl.int32, bitcast=True) % 300)", "f32", binary=True)
+              for f in ["ldexp", "scalbn"]]
+    cases += [Case("libdevice.ldexp", "libdevice.ldexp(x, (y.to(tl.int64, bitcast=True) % 5000).to(tl.int32))", "f64",
+                   binary=True)]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y, x)", dt, binary=True)
               for f in ["fma_rn", "fma_rz", "fma_rd", "fma_ru"] for dt in ["f32", "f64"]]
     for f in ["sqrt_rn", "sqrt_rz", "sqrt_rd", "sqrt_ru", "rcp_rn", "rcp_rz", "rcp_rd", "rcp_ru"]:

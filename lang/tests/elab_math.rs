@@ -431,3 +431,37 @@ fn libdevice_fma_rounds_once_in_its_direction() {
     assert_eq!(binary("libdevice.fma_ru(x, y, x - x)", F32, &[sub], &[1.0]), [0.0]);
     assert_eq!(binary("libdevice.fma_ru(x, y, x - x)", F64, &[sub], &[1.0]), [sub]);
 }
+
+/// Runs `out = EXPR` of `x` (type `t`) and `n` (int32).
+fn with_int(expr: &str, t: ScalarType, xs: &[f64], ns: &[i64]) -> Vec<f64> {
+    let k = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X, N):\n    offs = tl.arange(0, {k})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    n = tl.load(N + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(I32)]);
+    let mut mem = Memory::new();
+    let ns: Vec<f64> = ns.iter().map(|&n| n as f64).collect();
+    let (o, x, n) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("n", I32, &ns));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(n)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+/// `libdevice.ldexp` / `scalbn`: x·2^n in one, two or four exact factors (libdevice's split by |n|), so results
+/// that reach the subnormals through a product are what one rounding gives; libdevice's special cases, its
+/// reading of an f32 subnormal as 0 (x + x) included.
+#[test]
+fn libdevice_ldexp_scales_by_powers_of_two() {
+    let p = |k: i32| 2f64.powi(k);
+    let xs = [1.5, 1.0, 1.0, -3.0, 1.0, 1.0, 5.0, p(-149)];
+    let ns = [3, -149, 200, -300, 250, i32::MIN as i64, 0, 0];
+    let want = [12.0, p(-149), f64::INFINITY, -0.0, p(250).min(f64::INFINITY), 0.0, 5.0, p(-148)];
+    let got = with_int("libdevice.ldexp(x, n)", F32, &xs, &ns);
+    let want32: Vec<f64> = want.iter().map(|&w| if w > f32::MAX as f64 { f64::INFINITY } else { w }).collect();
+    assert_eq!(got, want32);
+    assert_eq!(with_int("libdevice.scalbn(x, n)", F32, &xs, &ns), want32);
+    let xs = [1.5, 1.0, 1.0, p(-1074), p(-1074), -1.0, 0.0, 1.0];
+    let ns = [3, -1074, 1024, 2000, 2100, -5000, 7, i32::MAX as i64];
+    let want = [12.0, p(-1074), f64::INFINITY, p(926), f64::INFINITY, -0.0, 0.0, f64::INFINITY];
+    assert_eq!(with_int("libdevice.ldexp(x, n)", F64, &xs, &ns), want);
+}

@@ -73,6 +73,8 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_rz",
     "sqrt_rd",
     "sqrt_ru",
+    "ldexp",
+    "scalbn",
     "fma_rn",
     "fma_rz",
     "fma_rd",
@@ -280,6 +282,14 @@ impl<'a> Elab<'a> {
             self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if matches!(name, "ldexp" | "scalbn") {
+            let b = self.bind(fname, "arg0, arg1", args.clone())?;
+            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+            let n = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+            self.check_dtype(&n, &[ScalarType::I32], fname, b.req("arg1").span)?;
+            return Ok(Some(Value::Tensor(self.ldexp(x, n, span)?)));
         }
         if let Some(dir) = rounded_fma(name) {
             let b = self.bind(fname, "arg0, arg1, arg2", args.clone())?;

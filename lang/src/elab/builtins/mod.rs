@@ -17,6 +17,7 @@ pub mod extra;
 pub mod layout;
 pub mod libdevice;
 pub mod libdevice_int;
+mod libdevice_ldexp;
 pub mod math;
 pub mod memory;
 pub mod prelude;
