@@ -360,10 +360,11 @@ def libdevice_cases():
     # exact where no approximate instruction is involved, else within the bound the approximate units allow
     # (the model rounds each correctly): f32 tanh and exp10 (ex2.approx ≤ 2 ulp, carried to the result),
     # cbrt (lg2/ex2/rcp.approx, then one Newton step: ≤ 2), acosh and hypot (sqrt.approx ≤ 1 ulp, through a
-    # log1p for acosh: ≤ 2 and ≤ 1), pow (ex2.approx carried to the result, ≤ 2, plus the final fma's rounding:
-    # ≤ 3); f64 acosh, hypot and pow read rcp.approx/rsqrt.approx.f64 only as a start for Newton steps: ≤ 1.
-    EXACT32 = {"tanh": 2, "exp10": 2, "log10": None, "cbrt": 2, "acosh": 2, "hypot": 1, "pow": 3}
-    EXACT64 = {"acosh": 1, "hypot": 1, "pow": 1}
+    # log1p for acosh: ≤ 2 and ≤ 1), rhypot (rsqrt.approx: ≤ 1), pow (ex2.approx carried to the result, ≤ 2,
+    # plus the final fma's rounding: ≤ 3); f64 acosh, hypot, rhypot and pow read rcp.approx/rsqrt.approx.f64
+    # only as a start for Newton steps: ≤ 1.
+    EXACT32 = {"tanh": 2, "exp10": 2, "log10": None, "cbrt": 2, "acosh": 2, "hypot": 1, "rhypot": 1, "pow": 3}
+    EXACT64 = {"acosh": 1, "hypot": 1, "rhypot": 1, "pow": 1}
 
     def expect(f, dt):
         table, routine = (EXACT32, R32) if dt == "f32" else (EXACT64, R64)
@@ -389,7 +390,7 @@ def libdevice_cases():
               Case("libdevice.rsqrt_rn", "libdevice.rsqrt_rn(x)", "f32")]
     for f in ["trunc", "rint", "round", "floor", "ceil", "abs"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
-    for f in ["atan2", "hypot", "pow"]:
+    for f in ["atan2", "hypot", "rhypot", "pow"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True, **expect(f, dt))
                   for dt in ["f32", "f64"]]
     for f in ["fmod", "copysign", "fdim", "nextafter"]:

@@ -118,6 +118,7 @@ fn libdevice_functions_compute_their_function() {
         assert!((g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1, "hypot {g} {w}");
     }
     assert_eq!(binary("libdevice.pow(x, y)", F32, &[2.0, 9.0], &[10.0, 0.5]), [1024.0, 3.0]);
+    assert_eq!(binary("libdevice.rhypot(x, y)", F32, &[3.0, 0.0], &[-4.0, 0.0]), [0.2f32 as f64, f64::INFINITY]);
     let cs = binary("libdevice.copysign(x, y)", F32, &[1.5, -2.0, 3.0], &[-0.0, 1.0, -4.0]);
     assert_eq!(cs, [-1.5, 2.0, -3.0]);
 }

@@ -74,6 +74,8 @@ pub enum BinOp {
     /// libdevice's `atan2(y, x)` and `hypot(x, y)` (floats).
     Atan2,
     Hypot,
+    /// 1/√(x² + y²) (libdevice's `rhypot`).
+    Rhypot,
     /// libdevice's `fmod`: C's exact remainder (float `Rem` is Triton's `%`, which is not exact).
     Fmod,
     /// libdevice's rounded arithmetic (`add_rn`, `add_rz`, ..., `div_ru`; f32 and f64): rounded to nearest,
@@ -213,7 +215,7 @@ macro_rules! word_enum {
 
 word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
     Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", MulHi => "mulhi", DivRn => "div_rn",
-    Pow => "pow", Atan2 => "atan2", Hypot => "hypot",
+    Pow => "pow", Atan2 => "atan2", Hypot => "hypot", Rhypot => "rhypot",
     Fmod => "fmod", AddRn => "add_rn", SubRn => "sub_rn", MulRn => "mul_rn", DivRnFtz => "div_rn_ftz", DivApprox => "div_approx",
     AddRz => "add_rz", AddRd => "add_rd", AddRu => "add_ru", SubRz => "sub_rz", SubRd => "sub_rd",
     SubRu => "sub_ru", MulRz => "mul_rz", MulRd => "mul_rd", MulRu => "mul_ru", DivRz => "div_rz", DivRd => "div_rd",

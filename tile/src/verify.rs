@@ -160,8 +160,9 @@ impl Verifier<'_> {
                     op,
                     BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi | BinOp::MulHi
                 );
-                let float_only = matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod)
-                    || op.directed().is_some();
+                let float_only =
+                    matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Rhypot | BinOp::Fmod)
+                        || op.directed().is_some();
                 if int_only && s.is_float() {
                     return Err(format!("needs integer operands, got {s}"));
                 }

@@ -190,7 +190,7 @@ pub(crate) fn binary_scalar(
     b: Reg,
 ) -> Result<Reg, CompileError> {
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
-    if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot) {
+    if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot | BinOp::Rhypot) {
         // libdevice's own sequence (tile::libm), as Triton runs it: f32 (the half types widened) or f64.
         let (x, y) = (l.widen(a, s), l.widen(b, s));
         let wide = compute_ty(s) == F64;

@@ -39,6 +39,7 @@ pub fn binary_f64<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option
     Some(match op {
         BinOp::Hypot => roots::hypot(o, x, y),
         BinOp::Pow => pow64::pow(o, x, y),
+        BinOp::Rhypot => roots::rhypot(o, x, y),
         _ => return None,
     })
 }
@@ -49,6 +50,7 @@ pub fn binary_f32<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option
     Some(match op {
         BinOp::Hypot => roots::hypotf(o, x, y),
         BinOp::Pow => pow32::powf(o, x, y),
+        BinOp::Rhypot => roots::rhypotf(o, x, y),
         _ => return None,
     })
 }

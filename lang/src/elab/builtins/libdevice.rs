@@ -49,6 +49,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "round",
     "atan2",
     "hypot",
+    "rhypot",
     "pow",
     "fmod",
     "add_rn",
@@ -397,7 +398,7 @@ impl<'a> Elab<'a> {
                 let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
                 self.un(UnOp::Saturate, x, span)?
             }
-            "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
+            "atan2" | "hypot" | "rhypot" | "pow" | "fmod" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
                 let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
                 let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
@@ -407,6 +408,7 @@ impl<'a> Elab<'a> {
                 match name {
                     "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
                     "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
+                    "rhypot" => self.arith(BinOp::Rhypot, x, y, span)?,
                     "pow" => self.arith(BinOp::Pow, x, y, span)?,
                     "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
                     _ => self.copysign(x, y, span)?,

@@ -76,3 +76,37 @@ fn within_bounds() {
         }
     }
 }
+
+/// rhypot: 1/hypot within 2 ulp (f32: rsqrt.approx, the model's correctly rounded; f64: one correction step),
+/// and C's special cases as libdevice gives them.
+#[test]
+fn rhypot_within_bounds() {
+    let inf = f32::INFINITY;
+    assert_eq!(rhypotf(&mut M32, 3.0, 4.0), 0.2);
+    assert_eq!(rhypotf(&mut M32, 0.0, -0.0), inf);
+    assert_eq!(rhypotf(&mut M32, inf, f32::NAN), 0.0);
+    assert!(rhypotf(&mut M32, f32::NAN, 1.0).is_nan());
+    let dinf = f64::INFINITY;
+    // Not correctly rounded: 0.2 less an ulp.
+    assert!(ulps64(rhypot(&mut M64, 3.0, 4.0), 0.2) <= 1);
+    assert_eq!(rhypot(&mut M64, 0.0, -0.0), dinf);
+    assert_eq!(rhypot(&mut M64, f64::NAN, -dinf), 0.0);
+    assert!(rhypot(&mut M64, f64::NAN, 1.0).is_nan());
+    assert_eq!(rhypot(&mut M64, 5e-324, 0.0), dinf);
+    let mut rng = Rng::new(36);
+    let ys = spread(&mut rng, 1e-18, 1e18, 300, true);
+    let zs = spread(&mut rng, 1e-150, 1e150, 300, true);
+    for &x in &ys {
+        for &y in &ys {
+            let (x, y) = (x as f32, y as f32);
+            let d = ulps32(rhypotf(&mut M32, x, y), (1.0 / (x as f64).hypot(y as f64)) as f32);
+            assert!(d <= 2, "rhypotf({x:e}, {y:e}): {d} ulp");
+        }
+    }
+    for &x in &zs {
+        for &y in &zs {
+            let d = ulps64(rhypot(&mut M64, x, y), 1.0 / x.hypot(y));
+            assert!(d <= 2, "rhypot({x:e}, {y:e}): {d} ulp");
+        }
+    }
+}
