@@ -136,7 +136,7 @@ pub enum UnOp {
     Exp10,
     Cbrt,
     /// sin(πx), cos(πx), 1/∛x, the unbiased exponent as a float, the inverse of erf (libdevice's `sinpi`,
-    /// `cospi`, `rcbrt`, `logb`, `erfinv`; `rcbrt`, `logb` and `erfinv` f32 only so far).
+    /// `cospi`, `rcbrt`, `logb`, `erfinv`; `rcbrt` and `erfinv` f32 only so far).
     Sinpi,
     Cospi,
     Rcbrt,

@@ -11,6 +11,7 @@ pub mod acosh64;
 pub mod erf64;
 pub mod explog32;
 pub mod libdevice32;
+pub mod logb64;
 pub mod pow32;
 pub mod pow64;
 pub mod roots;
@@ -30,6 +31,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Acosh => acosh64::acosh(o, x),
         UnOp::Sinpi => sinpi64::sinpi(o, x),
         UnOp::Cospi => sinpi64::cospi(o, x),
+        UnOp::Logb => logb64::logb(o, x),
         _ => return None,
     })
 }

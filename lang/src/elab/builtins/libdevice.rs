@@ -320,8 +320,7 @@ impl<'a> Elab<'a> {
             // libdevice has `rsqrt_rn` for fp32 only.
             let allowed = if op == UnOp::RsqrtRnFtz { &[ScalarType::F32][..] } else { F32_F64 };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
-            if matches!(op, UnOp::Rcbrt | UnOp::Logb | UnOp::Erfinv | UnOp::Erfc) && x.scalar() == Some(ScalarType::F64)
-            {
+            if matches!(op, UnOp::Rcbrt | UnOp::Erfinv | UnOp::Erfc) && x.scalar() == Some(ScalarType::F64) {
                 // tile::libm has libdevice's f32 sequence only.
                 return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
             }
