@@ -1,8 +1,10 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
-//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
-//! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
-//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), arithmetic with a rounding
-//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
+//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
+//! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
+//! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
+//! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `ldexp`/`scalbn`
+//! (`libdevice_ldexp.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
+//! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
 //! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
