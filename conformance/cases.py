@@ -381,6 +381,7 @@ def libdevice_cases():
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt, wide=True) for f in ["sinpi", "cospi"]
               for dt in ["f32", "f64"]]
     cases += [Case("libdevice.logb", "libdevice.logb(x)", dt) for dt in ["f32", "f64"]]
+    cases += [Case("libdevice.ilogb", "libdevice.ilogb(x)", dt, out="i32") for dt in ["f32", "f64"]]
     # f32 only in tessel so far; rcbrt (lg2/ex2/rcp.approx, then a Newton step) and erfinv (lg2/rsqrt.approx)
     # within 2 ulp of the GPU in the interpreter.
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", 2)) for f in ["rcbrt", "erfinv"]]

@@ -468,3 +468,24 @@ fn libdevice_ldexp_scales_by_powers_of_two() {
     let want = [12.0, p(-1074), f64::INFINITY, p(926), f64::INFINITY, -0.0, 0.0, f64::INFINITY];
     assert_eq!(with_int("libdevice.ldexp(x, n)", F64, &xs, &ns), want);
 }
+
+/// `libdevice.ilogb`: the unbiased exponent as int32; `INT_MIN` for 0, NaN (and f32 subnormals, read as 0),
+/// `INT_MAX` for ±inf; f64 subnormals from their leading zeros.
+#[test]
+fn libdevice_ilogb_gives_int32_exponents() {
+    let run = |t: ScalarType, xs: &[f64]| -> Vec<f64> {
+        let src = format!(
+            "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 8)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, libdevice.ilogb(x))\n"
+        );
+        let f = elab("test.py", &src, "k", vec![ptr(I32), ptr(t)]);
+        let mut mem = Memory::new();
+        let (o, x) = (mem.alloc("out", I32, 8), mem.alloc_from("x", t, xs));
+        run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+        mem.read_f64(o)
+    };
+    let (imin, imax) = (i32::MIN as f64, i32::MAX as f64);
+    let xs = [1.0, 0.1, -1024.0, 0.0, 1e-40, f64::INFINITY, f64::NAN, f32::MAX as f64];
+    assert_eq!(run(F32, &xs), [0.0, -4.0, 10.0, imin, imin, imax, imin, 127.0]);
+    let xs = [1.0, 0.1, -1024.0, 0.0, 5e-324, f64::NEG_INFINITY, f64::NAN, 1e-310];
+    assert_eq!(run(F64, &xs), [0.0, -4.0, 10.0, imin, -1074.0, imax, imin, -1030.0]);
+}

@@ -3,7 +3,7 @@
 //! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
 //! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
 //! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `ldexp`/`scalbn`
-//! (`libdevice_ldexp.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
+//! and `ilogb` (`libdevice_exponent.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
 //! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
 //! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
@@ -78,6 +78,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_ru",
     "ldexp",
     "scalbn",
+    "ilogb",
     "fma_rn",
     "fma_rz",
     "fma_rd",
@@ -285,6 +286,10 @@ impl<'a> Elab<'a> {
             self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if name == "ilogb" {
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            return Ok(Some(Value::Tensor(self.ilogb(x, span)?)));
         }
         if matches!(name, "ldexp" | "scalbn") {
             let b = self.bind(fname, "arg0, arg1", args.clone())?;

@@ -1,3 +1,6 @@
+//! libdevice's exponent functions, built from elementwise IR ops op for op as Triton 3.6's PTX for sm_90
+//! computes them (branches become selects): `ilogb(x)` (int32: the unbiased exponent; `INT_MIN` for 0 and NaN,
+//! and at f32 for subnormals, which `abs.ftz` reads as 0; `INT_MAX` for ±inf), and
 //! `libdevice.ldexp(x, n)` and `libdevice.scalbn(x, n)` (the same code in libdevice: `__nv_ldexpf`/
 //! `__nv_scalbnf`, `__nv_ldexp`/`__nv_scalbn`), x fp32 or fp64 and n int32, built from elementwise IR ops
 //! op for op as Triton 3.6's PTX for sm_90 computes them (branches become selects). f32 scales by
@@ -126,6 +129,49 @@ impl<'a> Elab<'a> {
         let v3 = self.arith(BinOp::Mul, er, v3, span)?;
         let v = self.emit1(Op::Select, &[huge, v3, v2], fty.clone(), span)?;
         self.emit1(Op::Select, &[big, v, v1], fty, span)
+    }
+
+    /// `__nv_ilogbf` / `__nv_ilogb` of `x` (fp32 or fp64), as int32.
+    pub(super) fn ilogb(&mut self, x: Tv, span: Span) -> R<Tv> {
+        let wide = x.scalar() == Some(ScalarType::F64);
+        let fty = x.ty.clone();
+        let mut a = self.emit1(Op::Unary(UnOp::Abs), &[x.clone()], fty.clone(), span)?;
+        if !wide {
+            // abs.ftz.
+            let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), fty.clone(), span)?;
+            let tiny = self.lt(a.clone(), min_normal, span)?;
+            let zero = self.constant(Const::Float(0.0), fty.clone(), span)?;
+            a = self.emit1(Op::Select, &[tiny, zero, a], fty.clone(), span)?;
+        }
+        let it = if wide { ScalarType::I64 } else { ScalarType::I32 };
+        let b = self.bitcast(a, Dtype::Scalar(it), span)?;
+        let ity = b.ty.clone();
+        let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
+        let (mant, bias, sub_base, inf_bits) =
+            if wide { (52, 1023, -1011, 0x7ff0_0000_0000_0000) } else { (23, 127, -118, 0x7f80_0000) };
+        // Normal: the exponent field less the bias.
+        let sh = int(self, mant)?;
+        let e = self.arith(BinOp::Shr, b.clone(), sh, span)?;
+        let bias = int(self, -bias)?;
+        let e = self.arith(BinOp::Add, e, bias, span)?;
+        // Subnormal (f64 only: f32's were flushed): from the leading zeros.
+        let z = self.emit1(Op::Unary(UnOp::Clz), &[b.clone()], ity.clone(), span)?;
+        let base = int(self, sub_base)?;
+        let sub = self.arith(BinOp::Sub, base, z, span)?;
+        let min_normal = int(self, 1 << mant)?;
+        let is_sub = self.lt(b.clone(), min_normal, span)?;
+        let e = self.emit1(Op::Select, &[is_sub, sub, e], ity.clone(), span)?;
+        // 0 and NaN give INT_MIN, inf INT_MAX (as int32 values in the wider type at f64).
+        let (imin, imax) = (int(self, i32::MIN as i64)?, int(self, i32::MAX as i64)?);
+        let infb = int(self, inf_bits)?;
+        let is_inf = self.cmp2(CmpPred::Eq, b.clone(), infb.clone(), span)?;
+        let e = self.emit1(Op::Select, &[is_inf, imax, e], ity.clone(), span)?;
+        let is_nan = self.cmp2(CmpPred::Gt, b.clone(), infb, span)?;
+        let zero_i = int(self, 0)?;
+        let is_zero = self.cmp2(CmpPred::Eq, b, zero_i, span)?;
+        let bad = self.arith(BinOp::Or, is_nan, is_zero, span)?;
+        let e = self.emit1(Op::Select, &[bad, imin, e], ity, span)?;
+        if wide { self.cast(e, Dtype::Scalar(ScalarType::I32), span) } else { Ok(e) }
     }
 
     fn cmp2(&mut self, pred: CmpPred, x: Tv, y: Tv, span: Span) -> R<Tv> {
