@@ -423,7 +423,11 @@ def libdevice_cases():
             ("double2uint_rz", "f64", "u32"), ("double2ull_rd", "f64", "u64"),
             ("float_as_int", "f32", "i32"), ("int2float_rn", "i32", "f32"), ("ll2double_rn", "i64", "f64"),
             ("double2float_rn", "f64", "f32"), ("uint2float_rn", "u32", "f32"), ("ull2double_rn", "u64", "f64"),
-            ("int_as_float", "i32", "f32"), ("longlong_as_double", "i64", "f64")]
+            ("int_as_float", "i32", "f32"), ("longlong_as_double", "i64", "f64"),
+            ("int2float_rz", "i32", "f32"), ("int2float_rd", "i32", "f32"), ("int2float_ru", "i32", "f32"),
+            ("uint2float_ru", "u32", "f32"), ("ll2float_rd", "i64", "f32"), ("ull2float_rz", "u64", "f32"),
+            ("ll2double_ru", "i64", "f64"), ("ull2double_rd", "u64", "f64"), ("double2float_rz", "f64", "f32"),
+            ("double2float_rd", "f64", "f32"), ("double2float_ru", "f64", "f32")]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", a, out=b) for f, a, b in conv]
     # Integer and bit functions.
     for f, dts, out in [("popc", ["i32", "i64"], "i32"), ("clz", ["i32", "i64"], "i32"), ("ffs", ["i32", "i64"], "i32"),

@@ -54,6 +54,7 @@ const KERNELS: &[&str] = &[
     "libm64",
     "libm_more",
     "fma_round",
+    "cast_round",
     "cfmod",
     "rounding",
 ];
@@ -383,6 +384,11 @@ fn trig_is_accurate_and_percent_is_tritons_frem() {
 fn directed_fma_uses_the_ptx_modifiers() {
     let ptx = kernel("fma_round", Target::Sm90a).ptx;
     for ins in ["fma.rz.ftz.f32", "fma.rp.ftz.f32", "fma.rm.f64", "fma.rn.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // The conversions with a rounding mode (`int2float_rz`...), f64 to f32 with libdevice's `.ftz`.
+    let ptx = kernel("cast_round", Target::Sm90a).ptx;
+    for ins in ["cvt.rz.f32.s64", "cvt.rp.f64.s64", "cvt.rm.ftz.f32.f64", "cvt.rz.f32.s32"] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
 }

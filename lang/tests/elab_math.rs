@@ -489,3 +489,51 @@ fn libdevice_ilogb_gives_int32_exponents() {
     let xs = [1.0, 0.1, -1024.0, 0.0, 5e-324, f64::NEG_INFINITY, f64::NAN, 1e-310];
     assert_eq!(run(F64, &xs), [0.0, -4.0, 10.0, imin, -1074.0, imax, imin, -1030.0]);
 }
+
+/// Runs `out = EXPR` of `x` (type `t`) into a buffer of type `u`.
+fn convert(expr: &str, t: ScalarType, u: ScalarType, xs: &[f64]) -> Vec<f64> {
+    let k = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, {k})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(u), ptr(t)]);
+    let mut mem = Memory::new();
+    let (o, x) = (mem.alloc("out", u, xs.len()), mem.alloc_from("x", t, xs));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+/// The conversions with a rounding mode round once in their direction; `double2float_*` flush a subnormal
+/// result (libdevice's `cvt.rn.ftz.f32.f64`).
+#[test]
+fn libdevice_conversions_round_in_their_direction() {
+    let p = |k: i32| 2f64.powi(k);
+    let xs = [p(24) + 1.0, -(p(24) + 1.0), 3.0];
+    assert_eq!(convert("libdevice.int2float_rz(x)", I32, F32, &xs), [p(24), -p(24), 3.0]);
+    assert_eq!(convert("libdevice.int2float_ru(x)", I32, F32, &xs), [p(24) + 2.0, -p(24), 3.0]);
+    assert_eq!(convert("libdevice.int2float_rd(x)", I32, F32, &xs), [p(24), -p(24) - 2.0, 3.0]);
+    assert_eq!(convert("libdevice.uint2float_rd(x)", U32, F32, &[p(32) - 1.0]), [p(32) - 256.0]);
+    assert_eq!(convert("libdevice.uint2float_ru(x)", U32, F32, &[p(32) - 1.0]), [p(32)]);
+    assert_eq!(convert("libdevice.ll2float_rz(x)", I64, F32, &[-(p(40) + 1.0)]), [-p(40)]);
+    assert_eq!(convert("libdevice.ull2float_ru(x)", U64, F32, &[p(40) + 1.0]), [p(40) + p(17)]);
+    assert_eq!(convert("libdevice.ll2double_rz(x)", I64, F64, &[p(53) + 2.0]), [p(53) + 2.0]);
+    assert_eq!(convert("libdevice.ull2double_rd(x)", U64, F64, &[p(60) + 1.0]), [p(60)]);
+    let xs = [1.0 + p(-30), -(1.0 + p(-30)), 1e-40, -1e-40, 1e300, f64::NEG_INFINITY];
+    let up = 1.0 + p(-23);
+    assert_eq!(
+        convert("libdevice.double2float_rz(x)", F64, F32, &xs),
+        [1.0, -1.0, 0.0, -0.0, f32::MAX as f64, f64::NEG_INFINITY]
+    );
+    assert_eq!(
+        convert("libdevice.double2float_ru(x)", F64, F32, &xs),
+        [up, -1.0, 0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY]
+    );
+    assert_eq!(
+        convert("libdevice.double2float_rd(x)", F64, F32, &xs),
+        [1.0, -up, 0.0, -0.0, f32::MAX as f64, f64::NEG_INFINITY]
+    );
+    let got = convert("libdevice.double2float_rn(x)", F64, F32, &xs);
+    assert_eq!(got, [1.0, -1.0, 0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY]);
+    assert!(got[3].is_sign_negative(), "the flushed −1e-40 keeps its sign");
+}

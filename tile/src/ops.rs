@@ -278,6 +278,9 @@ pub enum Op {
     /// libdevice's `fma_rn`, `fma_rz`, `fma_rd`, `fma_ru`: a*b+c rounded once in the direction, f32 with
     /// `.ftz` (subnormal operands and results read as ±0), f64 as IEEE.
     FmaRound(crate::interp::rounding::Dir),
+    /// libdevice's conversions with a rounding mode: an integer to f32/f64 (`int2float_rz`, `ull2double_ru`...)
+    /// or f64 to f32 (`double2float_rd`..., flushing a subnormal result), rounded in the direction.
+    CastRound(crate::interp::rounding::Dir),
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,
@@ -540,6 +543,12 @@ impl Op {
                 crate::interp::rounding::Dir::Zero => "fma_rz",
                 crate::interp::rounding::Dir::Down => "fma_rd",
                 crate::interp::rounding::Dir::Up => "fma_ru",
+            },
+            Op::CastRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "cast_rn",
+                crate::interp::rounding::Dir::Zero => "cast_rz",
+                crate::interp::rounding::Dir::Down => "cast_rd",
+                crate::interp::rounding::Dir::Up => "cast_ru",
             },
             Op::Clamp { .. } => "clamp",
             Op::Cast => "cast",

@@ -659,6 +659,19 @@ pub(crate) fn fma_round(l: &mut Lower, data: &OpData, dir: Dir) -> Result<(), Co
     })
 }
 
+/// libdevice's conversions with a rounding mode: `cvt.rz.f32.s32` ... `cvt.rp.f64.u64`, and f64 to f32 with
+/// `.ftz` (`cvt.rm.ftz.f32.f64`).
+pub(crate) fn cast_round(l: &mut Lower, data: &OpData, dir: Dir) -> Result<(), CompileError> {
+    let from = l.scalar_of(data.operands[0])?;
+    let to = l.scalar_of(data.results[0])?;
+    let ftz = if from == F64 { ".ftz" } else { "" };
+    map_regs(l, data, |l, a| {
+        let d = l.b.reg(class_of(Elem::Scalar(to))?);
+        l.b.op(format!("cvt.{}{ftz}.{}.{}", dir.ptx(), ty(to), ty(from)), d, a[0]);
+        Ok(d)
+    })
+}
+
 pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (fe, te) = (l.elem_of(data.operands[0])?, l.elem_of(data.results[0])?);
     if fe.is_ptr() || te.is_ptr() {

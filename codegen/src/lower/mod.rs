@@ -388,6 +388,7 @@ impl<'f> Lower<'f> {
             Op::Select => arith::select(self, &data)?,
             Op::Fma => arith::fma(self, &data)?,
             Op::FmaRound(dir) => arith::fma_round(self, &data, *dir)?,
+            Op::CastRound(dir) => arith::cast_round(self, &data, *dir)?,
             Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,

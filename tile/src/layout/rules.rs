@@ -324,6 +324,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Select
         | Op::Fma
         | Op::FmaRound(_)
+        | Op::CastRound(_)
         | Op::Clamp { .. }
         | Op::Cast
         | Op::Bitcast

@@ -103,6 +103,27 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "double_as_longlong",
     "longlong_as_double",
     "double2float_rn",
+    "int2float_rz",
+    "int2float_rd",
+    "int2float_ru",
+    "uint2float_rz",
+    "uint2float_rd",
+    "uint2float_ru",
+    "ll2float_rz",
+    "ll2float_rd",
+    "ll2float_ru",
+    "ull2float_rz",
+    "ull2float_rd",
+    "ull2float_ru",
+    "ll2double_rz",
+    "ll2double_rd",
+    "ll2double_ru",
+    "ull2double_rz",
+    "ull2double_rd",
+    "ull2double_ru",
+    "double2float_rz",
+    "double2float_rd",
+    "double2float_ru",
     "int2float_rn",
     "uint2float_rn",
     "ll2float_rn",
@@ -145,6 +166,34 @@ fn rounded_binary(name: &str) -> Option<BinOp> {
         "div_ru" => BinOp::DivRu,
         _ => return None,
     })
+}
+
+/// The conversions to float with a rounding mode (`int2float_rz`, `ull2double_ru`, `double2float_rd`...; and
+/// `double2float_rn`, which flushes a subnormal f32 result as libdevice does): (source, target, direction).
+fn rounded_conversion(name: &str) -> Option<(ScalarType, ScalarType, Dir)> {
+    let (from, rest) = name.split_once('2')?;
+    let (to, mode) = rest.split_once('_')?;
+    let from = match from {
+        "int" => ScalarType::I32,
+        "uint" => ScalarType::U32,
+        "ll" => ScalarType::I64,
+        "ull" => ScalarType::U64,
+        "double" => ScalarType::F64,
+        _ => return None,
+    };
+    let to = match to {
+        "float" => ScalarType::F32,
+        "double" if from.is_int() && from.bits() == 64 => ScalarType::F64,
+        _ => return None,
+    };
+    let dir = match mode {
+        "rn" if from == ScalarType::F64 => Dir::Nearest,
+        "rz" => Dir::Zero,
+        "rd" => Dir::Down,
+        "ru" => Dir::Up,
+        _ => return None,
+    };
+    Some((from, to, dir))
 }
 
 /// `fma_rn` ... `fma_ru`: the fma with that rounding.
@@ -299,6 +348,11 @@ impl<'a> Elab<'a> {
             self.check_dtype(&n, &[ScalarType::I32], fname, b.req("arg1").span)?;
             return Ok(Some(Value::Tensor(self.ldexp(x, n, span)?)));
         }
+        if let Some((from, to, dir)) = rounded_conversion(name) {
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let ty = x.ty.with_elem(Elem::Scalar(to));
+            return Ok(Some(Value::Tensor(self.emit1(Op::CastRound(dir), &[x], ty, span)?)));
+        }
         if let Some(dir) = rounded_fma(name) {
             let b = self.bind(fname, "arg0, arg1, arg2", args.clone())?;
             let mut xs = Vec::new();
@@ -351,7 +405,6 @@ impl<'a> Elab<'a> {
                 "int_as_float" => (ScalarType::I32, ScalarType::F32),
                 "double_as_longlong" => (ScalarType::F64, ScalarType::I64),
                 "longlong_as_double" => (ScalarType::I64, ScalarType::F64),
-                "double2float_rn" => (ScalarType::F64, ScalarType::F32),
                 "int2float_rn" => (ScalarType::I32, ScalarType::F32),
                 "uint2float_rn" => (ScalarType::U32, ScalarType::F32),
                 "ll2float_rn" => (ScalarType::I64, ScalarType::F32),
