@@ -388,7 +388,10 @@ def libdevice_cases():
     # erfc: rcp.approx twice (each corrected by an fma) and ex2.approx carried to the result: within 3 ulp;
     # rsqrt_rn refines rsqrt.approx to the correctly rounded result, the same in both.
     cases += [Case("libdevice.erfc", "libdevice.erfc(x)", "f32", **interp_only("approx", 3)),
-              Case("libdevice.rsqrt_rn", "libdevice.rsqrt_rn(x)", "f32")]
+              Case("libdevice.rsqrt_rn", "libdevice.rsqrt_rn(x)", "f32"),
+              # rcp64h is rcp.approx.ftz.f64 itself: the interpreter's is the correctly rounded reciprocal, and
+              # the unit's bits are not specified (no bound stated).
+              Case("libdevice.rcp64h", "libdevice.rcp64h(x)", "f64", **interp_only("approx", None))]
     for f in ["trunc", "rint", "round", "floor", "ceil", "abs"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", dt) for dt in ["f32", "f64"]]
     for f in ["atan2", "hypot", "rhypot", "pow"]:

@@ -404,6 +404,9 @@ fn libdevice_pi_functions_and_f32_only_ones() {
         assert_eq!(unary("libdevice.logb(x)", t, &[1.0, 0.1, -1024.0, 0.0]), [0.0, -4.0, 10.0, f64::NEG_INFINITY]);
     }
     assert_eq!(unary("libdevice.rsqrt_rn(x)", F32, &[4.0, 0.0]), [0.5, f64::INFINITY]);
+    // rcp64h: the approximate f64 reciprocal, which the interpreter rounds correctly; `.ftz` reads a
+    // subnormal as ±0.
+    assert_eq!(unary("libdevice.rcp64h(x)", F64, &[4.0, -0.5, -1e-310]), [0.25, -2.0, f64::NEG_INFINITY]);
     let e = unary("libdevice.erfc(x)", F32, &[0.0, 1.0, -1.0]);
     assert!(e[0] == 1.0 && (e[1] - 0.157_299_207).abs() < 1e-7 && (e[2] - 1.842_700_793).abs() < 1e-6, "{e:?}");
     let e = unary("libdevice.erfinv(x)", F32, &[0.0, 0.5, -0.9]);

@@ -145,6 +145,8 @@ pub enum UnOp {
     /// erfc (f32 only so far) and libdevice's correctly rounded `rsqrt_rn` (f32 with `.ftz` reads).
     Erfc,
     RsqrtRnFtz,
+    /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
+    Rcp64h,
     /// Round toward zero, to nearest even, to nearest with ties away from zero.
     Trunc,
     Rint,
@@ -226,7 +228,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
     Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
     Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc",
-    RsqrtRnFtz => "rsqrt_rn_ftz", Trunc => "trunc",
+    RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
 word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });

@@ -173,7 +173,14 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
         // libdevice's own sequences only (tile::libm), at the widths it has them.
-        UnOp::Sinpi | UnOp::Cospi | UnOp::Rcbrt | UnOp::Logb | UnOp::Erfinv | UnOp::Erfc | UnOp::RsqrtRnFtz => {
+        UnOp::Sinpi
+        | UnOp::Cospi
+        | UnOp::Rcbrt
+        | UnOp::Logb
+        | UnOp::Erfinv
+        | UnOp::Erfc
+        | UnOp::RsqrtRnFtz
+        | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }
         UnOp::Not

@@ -32,6 +32,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Sinpi => sinpi64::sinpi(o, x),
         UnOp::Cospi => sinpi64::cospi(o, x),
         UnOp::Logb => logb64::logb(o, x),
+        UnOp::Rcp64h => o.rcp_approx_ftz(x),
         _ => return None,
     })
 }
@@ -380,7 +381,7 @@ pub mod model {
                     (v as f64 * f64::from_bits(scale)) as f32 as $f
                 }
                 fn rcp_approx_ftz(&mut self, a: $f) -> $f {
-                    Self::flush((1.0 / Self::flush(a) as f64) as $f)
+                    Self::flush_ftz((1.0 / Self::flush_ftz(a) as f64) as $f)
                 }
                 fn arith_ftz(&mut self, op: Arith, dir: Dir, a: $f, b: $f) -> $f {
                     libdevice(op, dir, $t, a as f64, b as f64) as $f
@@ -389,10 +390,14 @@ pub mod model {
                     Self::flush(Self::flush(a).sqrt())
                 }
                 fn rsqrt_approx_ftz(&mut self, a: $f) -> $f {
-                    let a = Self::flush(a);
+                    let a = Self::flush_ftz(a);
                     // 1/√a rounded once (through f64 at 32 bits; at 64 bits the division rounds twice at worst
                     // by half an ulp, inside the unit's own error).
-                    Self::flush(if $t == ScalarType::F32 { (1.0 / (a as f64).sqrt()) as $f } else { 1.0 / a.sqrt() })
+                    Self::flush_ftz(if $t == ScalarType::F32 {
+                        (1.0 / (a as f64).sqrt()) as $f
+                    } else {
+                        1.0 / a.sqrt()
+                    })
                 }
                 fn smin(&mut self, a: $u, b: $u) -> $u {
                     (a as $s).min(b as $s) as $u
@@ -418,6 +423,11 @@ pub mod model {
                 /// A subnormal read as zero at 32 bits.
                 fn flush(v: $f) -> $f {
                     if $t == ScalarType::F32 { flush_f32(v as f64) as $f } else { v }
+                }
+                /// A subnormal read as zero at either width: the `.ftz` of `rcp.approx.ftz.f64` and
+                /// `rsqrt.approx.ftz.f64`, the only f64 instructions with one.
+                fn flush_ftz(v: $f) -> $f {
+                    if v.is_subnormal() { (0.0 as $f).copysign(v) } else { v }
                 }
             }
         };

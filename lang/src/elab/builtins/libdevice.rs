@@ -45,6 +45,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "erfinv",
     "erfc",
     "rsqrt_rn",
+    "rcp64h",
     "trunc",
     "rint",
     "nearbyint",
@@ -305,6 +306,7 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "erfinv" => UnOp::Erfinv,
         "erfc" => UnOp::Erfc,
         "rsqrt_rn" => UnOp::RsqrtRnFtz,
+        "rcp64h" => UnOp::Rcp64h,
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
@@ -378,8 +380,12 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(v)));
         }
         if let Some(op) = unary_op(name) {
-            // libdevice has `rsqrt_rn` for fp32 only.
-            let allowed = if op == UnOp::RsqrtRnFtz { &[ScalarType::F32][..] } else { F32_F64 };
+            // libdevice has `rsqrt_rn` for fp32 only, `rcp64h` for fp64 only.
+            let allowed = match op {
+                UnOp::RsqrtRnFtz => &[ScalarType::F32][..],
+                UnOp::Rcp64h => &[ScalarType::F64][..],
+                _ => F32_F64,
+            };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
             if matches!(op, UnOp::Rcbrt | UnOp::Erfinv | UnOp::Erfc) && x.scalar() == Some(ScalarType::F64) {
                 // tile::libm has libdevice's f32 sequence only.
