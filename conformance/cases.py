@@ -385,9 +385,11 @@ def libdevice_cases():
     # f32 only in tessel so far; rcbrt (lg2/ex2/rcp.approx, then a Newton step) and erfinv (lg2/rsqrt.approx)
     # within 2 ulp of the GPU in the interpreter.
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", 2)) for f in ["rcbrt", "erfinv"]]
-    # erfc: rcp.approx twice (each corrected by an fma) and ex2.approx carried to the result: within 3 ulp;
+    # erfc (and normcdf, erfc of −x/√2 halved): rcp.approx twice (each corrected by an fma) and ex2.approx
+    # carried to the result: within 3 ulp;
     # rsqrt_rn refines rsqrt.approx to the correctly rounded result, the same in both.
     cases += [Case("libdevice.erfc", "libdevice.erfc(x)", "f32", **interp_only("approx", 3)),
+              Case("libdevice.normcdf", "libdevice.normcdf(x)", "f32", **interp_only("approx", 3)),
               Case("libdevice.rsqrt_rn", "libdevice.rsqrt_rn(x)", "f32"),
               # rcp64h is rcp.approx.ftz.f64 itself: the interpreter's is the correctly rounded reciprocal, and
               # the unit's bits are not specified (no bound stated).

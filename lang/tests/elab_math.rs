@@ -407,6 +407,8 @@ fn libdevice_pi_functions_and_f32_only_ones() {
     // rcp64h: the approximate f64 reciprocal, which the interpreter rounds correctly; `.ftz` reads a
     // subnormal as ±0.
     assert_eq!(unary("libdevice.rcp64h(x)", F64, &[4.0, -0.5, -1e-310]), [0.25, -2.0, f64::NEG_INFINITY]);
+    let e = unary("libdevice.normcdf(x)", F32, &[0.0, 1.0, -2.0]);
+    assert!(e[0] == 0.5 && (e[1] - 0.841_344_746).abs() < 1e-7 && (e[2] - 0.022_750_132).abs() < 1e-8, "{e:?}");
     let e = unary("libdevice.erfc(x)", F32, &[0.0, 1.0, -1.0]);
     assert!(e[0] == 1.0 && (e[1] - 0.157_299_207).abs() < 1e-7 && (e[2] - 1.842_700_793).abs() < 1e-6, "{e:?}");
     let e = unary("libdevice.erfinv(x)", F32, &[0.0, 0.5, -0.9]);

@@ -142,8 +142,10 @@ pub enum UnOp {
     Rcbrt,
     Logb,
     Erfinv,
-    /// erfc (f32 only so far) and libdevice's correctly rounded `rsqrt_rn` (f32 with `.ftz` reads).
+    /// erfc and the standard normal CDF (f32 only so far), libdevice's correctly rounded `rsqrt_rn` (f32
+    /// with `.ftz` reads).
     Erfc,
+    Normcdf,
     RsqrtRnFtz,
     /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
     Rcp64h,
@@ -227,7 +229,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
     Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
-    Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc",
+    Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
     RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });

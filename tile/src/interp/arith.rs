@@ -180,6 +180,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Erfinv
         | UnOp::Erfc
         | UnOp::RsqrtRnFtz
+        | UnOp::Normcdf
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }

@@ -78,6 +78,7 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Logb => special32::logbf(o, x),
         UnOp::Erfinv => special32::erfinvf(o, x),
         UnOp::Erfc => special32::erfcf(o, x),
+        UnOp::Normcdf => special32::normcdff(o, x),
         UnOp::RsqrtRnFtz => special32::rsqrt_rnf(o, x),
         _ => return None,
     })

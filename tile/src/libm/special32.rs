@@ -1,13 +1,14 @@
-//! libdevice's f32 `sinpif`, `cospif`, `rcbrtf`, `logbf`, `erfinvf`, `erfcf`, `frsqrt_rn` as Triton 3.6 runs them (their PTX for
+//! libdevice's f32 `sinpif`, `cospif`, `rcbrtf`, `logbf`, `erfinvf`, `erfcf`, `normcdff`, `frsqrt_rn` as Triton
+//! 3.6 runs them (their PTX for
 //! sm_90 under `__CUDA_FTZ`), op for op; branches become selects. `sinpif`/`cospif` and `logbf` are exact
 //! arithmetic and bit-exact in the CPU model; `rcbrtf` (`lg2`/`ex2`/`rcp.approx.ftz`), `erfinvf`
 //! (`lg2`/`rsqrt.approx.ftz`), `erfcf` (`rcp`/`ex2.approx.ftz`) can differ from the GPU in the last bit there;
 //! `frsqrt_rn` refines its approximate start to the correctly rounded result.
 
-use super::FloatOps;
 use super::libdevice32::{horner, k};
 use super::pow32::exp_scaled;
 use super::trig32::sin_cos_kernel;
+use super::{Arith, Dir, FloatOps};
 
 /// The reduction of `sinpif`/`cospif`: n = rni(2x), r = (x − n/2)·π (π in two parts), quadrant n.
 fn pi_reduce<T: FloatOps>(o: &mut T, x: T::F) -> (T::I, T::F) {
@@ -193,6 +194,36 @@ pub fn erfcf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let neg = o.lt(x, zero);
     let nr = o.sub(two, r);
     o.sel(neg, nr, r)
+}
+
+/// `__nv_normcdff`: Φ(x) = erfc(−x/√2)/2 with x clamped to ±14.5, −x/√2 carried as a head u and tail, `erfcf`
+/// of the head, and below x = −1 the first-order correction for the tail (d/du erfc(u) = −2u·erfc(u)... as
+/// libdevice scales it).
+pub fn normcdff<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let a = o.abs_ftz(x);
+    let lim = k(o, 0x4168_0000);
+    let big = o.lt(lim, a);
+    let cl = super::libdevice32::with_sign(o, lim, x);
+    let t = o.sel(big, cl, x);
+    let c = k(o, 0xbf35_04f3);
+    let h = o.mul_ftz(t, c);
+    let nh = o.neg(h);
+    let e = o.fma_ftz(t, c, nh);
+    let cl = k(o, 0xb24f_e77a);
+    let l = o.fma_ftz(t, cl, e);
+    let u = o.arith_ftz(Arith::Add, Dir::Nearest, h, l);
+    let v = erfcf(o, u);
+    let d = o.sub(h, u);
+    let d = o.arith_ftz(Arith::Add, Dir::Nearest, d, l);
+    let m2 = o.fc(-2.0);
+    let m = o.mul(u, m2);
+    let m = o.mul(m, v);
+    let w = o.fma_ftz(m, d, v);
+    let m1 = o.fc(-1.0);
+    let low = o.lt(t, m1);
+    let v = o.sel(low, w, v);
+    let half = o.fc(0.5);
+    o.mul(v, half)
 }
 
 /// `__nv_frsqrt_rn`: 1/√x correctly rounded. For a positive normal x, m = x's significand with the exponent's

@@ -44,6 +44,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "logb",
     "erfinv",
     "erfc",
+    "normcdf",
     "rsqrt_rn",
     "rcp64h",
     "trunc",
@@ -305,6 +306,7 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "logb" => UnOp::Logb,
         "erfinv" => UnOp::Erfinv,
         "erfc" => UnOp::Erfc,
+        "normcdf" => UnOp::Normcdf,
         "rsqrt_rn" => UnOp::RsqrtRnFtz,
         "rcp64h" => UnOp::Rcp64h,
         "trunc" => UnOp::Trunc,
@@ -387,7 +389,9 @@ impl<'a> Elab<'a> {
                 _ => F32_F64,
             };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
-            if matches!(op, UnOp::Rcbrt | UnOp::Erfinv | UnOp::Erfc) && x.scalar() == Some(ScalarType::F64) {
+            if matches!(op, UnOp::Rcbrt | UnOp::Erfinv | UnOp::Erfc | UnOp::Normcdf)
+                && x.scalar() == Some(ScalarType::F64)
+            {
                 // tile::libm has libdevice's f32 sequence only.
                 return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
             }

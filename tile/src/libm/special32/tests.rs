@@ -177,3 +177,36 @@ fn rsqrt_rn() {
         assert!(off <= 0.5 + 1e-6, "rsqrt_rn({x:e}) = {got:e}, {off} ulp from {want:e}");
     }
 }
+
+/// normcdf against erfc(−x/√2)/2 in f64 (the reference above): within 4 ulp (libdevice's erfcf bound; the
+/// −x/√2 head and tail make the argument exact to first order).
+#[test]
+fn normcdf() {
+    let n = |x: f32| normcdff(&mut M32, x);
+    assert_eq!(n(0.0), 0.5);
+    assert_eq!(n(f32::INFINITY), 1.0);
+    assert_eq!(n(f32::NEG_INFINITY), 0.0);
+    assert_eq!(n(-14.0), 0.0);
+    assert!(n(f32::NAN).is_nan());
+    let mut rng = Rng::new(49);
+    let mut worst = 0;
+    for x in spread(&mut rng, 1e-20, 13.0, 100_000, true) {
+        let x = x as f32;
+        let u = -(x as f64) / std::f64::consts::SQRT_2;
+        let want = if u < 0.0 { 2.0 - erfc_ref(-u) } else { erfc_ref(u) } / 2.0;
+        // erfc below 2^-126 flushes (its last fma is .ftz); the final halving keeps subnormals.
+        if 2.0 * want < f32::MIN_POSITIVE as f64 {
+            assert_eq!(n(x), 0.0, "normcdff({x:e})");
+            continue;
+        }
+        if want < f32::MIN_POSITIVE as f64 {
+            let err = (n(x) as f64 - want).abs();
+            assert!(err <= 4.0 * f32::from_bits(1) as f64, "normcdff({x:e}) = {:e}, want {want:e}", n(x));
+            continue;
+        }
+        let d = ulps32(n(x), want as f32);
+        assert!(d <= 4, "normcdff({x:e}) = {:e}, want {want:e}: {d} ulp", n(x));
+        worst = worst.max(d);
+    }
+    eprintln!("normcdff: worst {worst} ulp");
+}
