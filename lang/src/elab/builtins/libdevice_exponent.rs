@@ -24,7 +24,7 @@ impl<'a> Elab<'a> {
         let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
         let flt = |e: &mut Self, v: f64| e.constant(Const::Float(v), fty.clone(), span);
         // |x|, with libdevice's abs.ftz at f32.
-        let mut a = self.emit1(Op::Unary(UnOp::Abs), &[x.clone()], fty.clone(), span)?;
+        let mut a = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&x), fty.clone(), span)?;
         let zero = flt(self, 0.0)?;
         if !wide {
             let min_normal = flt(self, f32::MIN_POSITIVE as f64)?;
@@ -55,7 +55,7 @@ impl<'a> Elab<'a> {
             let kf = e.cast(k, Dtype::Scalar(ScalarType::F32), span)?;
             e.emit1(Op::Unary(UnOp::Exp2), &[kf], fty.clone(), span)
         };
-        let m = self.emit1(Op::Unary(UnOp::Abs), &[n.clone()], ity.clone(), span)?;
+        let m = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&n), ity.clone(), span)?;
         let (k125, k251) = (int(self, 125)?, int(self, 251)?);
         let big = self.cmp2(CmpPred::Gt, m.clone(), k125, span)?;
         let huge = self.cmp2(CmpPred::Gt, m, k251, span)?;
@@ -102,7 +102,7 @@ impl<'a> Elab<'a> {
         let (lo, hi) = (int(self, -2200)?, int(self, 2200)?);
         let n = self.arith(BinOp::Max, n, lo, span)?;
         let n = self.arith(BinOp::Min, n, hi, span)?;
-        let m = self.emit1(Op::Unary(UnOp::Abs), &[n.clone()], ity.clone(), span)?;
+        let m = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&n), ity.clone(), span)?;
         let (k1021, k2043) = (int(self, 1021)?, int(self, 2043)?);
         let big = self.cmp2(CmpPred::Gt, m.clone(), k1021, span)?;
         let huge = self.cmp2(CmpPred::Gt, m, k2043, span)?;
@@ -135,7 +135,7 @@ impl<'a> Elab<'a> {
     pub(super) fn ilogb(&mut self, x: Tv, span: Span) -> R<Tv> {
         let wide = x.scalar() == Some(ScalarType::F64);
         let fty = x.ty.clone();
-        let mut a = self.emit1(Op::Unary(UnOp::Abs), &[x.clone()], fty.clone(), span)?;
+        let mut a = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&x), fty.clone(), span)?;
         if !wide {
             // abs.ftz.
             let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), fty.clone(), span)?;
@@ -155,7 +155,7 @@ impl<'a> Elab<'a> {
         let bias = int(self, -bias)?;
         let e = self.arith(BinOp::Add, e, bias, span)?;
         // Subnormal (f64 only: f32's were flushed): from the leading zeros.
-        let z = self.emit1(Op::Unary(UnOp::Clz), &[b.clone()], ity.clone(), span)?;
+        let z = self.emit1(Op::Unary(UnOp::Clz), std::slice::from_ref(&b), ity.clone(), span)?;
         let base = int(self, sub_base)?;
         let sub = self.arith(BinOp::Sub, base, z, span)?;
         let min_normal = int(self, 1 << mant)?;
