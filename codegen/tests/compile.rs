@@ -51,6 +51,10 @@ const KERNELS: &[&str] = &[
     "int_div",
     "trig64",
     "libdevice",
+    "libm64",
+    "libm_more",
+    "fma_round",
+    "cast_round",
     "cfmod",
     "rounding",
 ];
@@ -375,6 +379,20 @@ fn trig_is_accurate_and_percent_is_tritons_frem() {
 
 /// libdevice's directed-rounding arithmetic is PTX's rounding modifiers, for f32 (flushing subnormals, as
 /// libdevice under Triton) and f64.
+/// libdevice's `fma_rn` ... `fma_ru`: one `fma` with the rounding modifier, `.ftz` at f32.
+#[test]
+fn directed_fma_uses_the_ptx_modifiers() {
+    let ptx = kernel("fma_round", Target::Sm90a).ptx;
+    for ins in ["fma.rz.ftz.f32", "fma.rp.ftz.f32", "fma.rm.f64", "fma.rn.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // The conversions with a rounding mode (`int2float_rz`...), f64 to f32 with libdevice's `.ftz`.
+    let ptx = kernel("cast_round", Target::Sm90a).ptx;
+    for ins in ["cvt.rz.f32.s64", "cvt.rp.f64.s64", "cvt.rm.ftz.f32.f64", "cvt.rz.f32.s32"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+}
+
 #[test]
 fn directed_rounding_uses_the_ptx_modifiers() {
     let ptx = kernel("rounding", Target::Sm90a).ptx;
@@ -396,6 +414,22 @@ fn wide_division_has_the_32_bit_bypass() {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
     assert_eq!(count(&ptx, "shr.u64"), count(&ptx, "div.u32") + count(&ptx, "rem.u32"), "{ptx}");
+}
+
+/// f64 acosh, hypot and pow are libdevice's own sequences (`tessel_tile::libm`): its approximate f64
+/// reciprocal and reciprocal square root, refined by fmas, and its f64 division in log1p.
+#[test]
+fn f64_libm_uses_libdevices_instructions() {
+    let ptx = kernel("libm64", Target::Sm90a).ptx;
+    for ins in ["rsqrt.approx.ftz.f64", "rcp.approx.ftz.f64", "div.rn.f64", "min.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // sinpi/cospi/rcbrt/logb/erfinv: libdevice's sequences (its leading-zero count for logb's subnormals,
+    // the approximate units for rcbrt and erfinv).
+    let ptx = kernel("libm_more", Target::Sm90a).ptx;
+    for ins in ["clz.b32", "rsqrt.approx.ftz.f32", "lg2.approx.ftz.f32", "ex2.approx.ftz.f32", "cvt.rni.f64.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
 }
 
 #[test]

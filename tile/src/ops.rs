@@ -74,6 +74,8 @@ pub enum BinOp {
     /// libdevice's `atan2(y, x)` and `hypot(x, y)` (floats).
     Atan2,
     Hypot,
+    /// 1/√(x² + y²) (libdevice's `rhypot`).
+    Rhypot,
     /// libdevice's `fmod`: C's exact remainder (float `Rem` is Triton's `%`, which is not exact).
     Fmod,
     /// libdevice's rounded arithmetic (`add_rn`, `add_rz`, ..., `div_ru`; f32 and f64): rounded to nearest,
@@ -133,6 +135,20 @@ pub enum UnOp {
     Log10,
     Exp10,
     Cbrt,
+    /// sin(πx), cos(πx), 1/∛x, the unbiased exponent as a float, the inverse of erf (libdevice's `sinpi`,
+    /// `cospi`, `rcbrt`, `logb`, `erfinv`; `rcbrt` and `erfinv` f32 only so far).
+    Sinpi,
+    Cospi,
+    Rcbrt,
+    Logb,
+    Erfinv,
+    /// erfc and the standard normal CDF (f32 only so far), libdevice's correctly rounded `rsqrt_rn` (f32
+    /// with `.ftz` reads).
+    Erfc,
+    Normcdf,
+    RsqrtRnFtz,
+    /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
+    Rcp64h,
     /// Round toward zero, to nearest even, to nearest with ties away from zero.
     Trunc,
     Rint,
@@ -203,7 +219,7 @@ macro_rules! word_enum {
 
 word_enum!(BinOp { Add => "add", Sub => "sub", Mul => "mul", Div => "div", Rem => "rem", And => "and", Or => "or",
     Xor => "xor", Shl => "shl", Shr => "shr", Max => "max", Min => "min", UMulHi => "umulhi", MulHi => "mulhi", DivRn => "div_rn",
-    Pow => "pow", Atan2 => "atan2", Hypot => "hypot",
+    Pow => "pow", Atan2 => "atan2", Hypot => "hypot", Rhypot => "rhypot",
     Fmod => "fmod", AddRn => "add_rn", SubRn => "sub_rn", MulRn => "mul_rn", DivRnFtz => "div_rn_ftz", DivApprox => "div_approx",
     AddRz => "add_rz", AddRd => "add_rd", AddRu => "add_ru", SubRz => "sub_rz", SubRd => "sub_rd",
     SubRu => "sub_ru", MulRz => "mul_rz", MulRd => "mul_rd", MulRu => "mul_ru", DivRz => "div_rz", DivRd => "div_rd",
@@ -212,7 +228,9 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Log2 => "log2", Sqrt => "sqrt", SqrtRn => "sqrt_rn", Rsqrt => "rsqrt", Sin => "sin", Cos => "cos",
     Erf => "erf", Floor => "floor", Ceil => "ceil", Tanh => "tanh", Sinh => "sinh", Cosh => "cosh", Tan => "tan",
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
-    Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Trunc => "trunc",
+    Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
+    Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
+    RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });
 word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge" });
@@ -261,6 +279,12 @@ pub enum Op {
     Select,
     /// `fma a, b, c` = a*b+c with one rounding.
     Fma,
+    /// libdevice's `fma_rn`, `fma_rz`, `fma_rd`, `fma_ru`: a*b+c rounded once in the direction, f32 with
+    /// `.ftz` (subnormal operands and results read as ±0), f64 as IEEE.
+    FmaRound(crate::interp::rounding::Dir),
+    /// libdevice's conversions with a rounding mode: an integer to f32/f64 (`int2float_rz`, `ull2double_ru`...)
+    /// or f64 to f32 (`double2float_rd`..., flushing a subnormal result), rounded in the direction.
+    CastRound(crate::interp::rounding::Dir),
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,
@@ -518,6 +542,18 @@ impl Op {
             Op::Cmp(_) => "cmp",
             Op::Select => "select",
             Op::Fma => "fma",
+            Op::FmaRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "fma_rn",
+                crate::interp::rounding::Dir::Zero => "fma_rz",
+                crate::interp::rounding::Dir::Down => "fma_rd",
+                crate::interp::rounding::Dir::Up => "fma_ru",
+            },
+            Op::CastRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "cast_rn",
+                crate::interp::rounding::Dir::Zero => "cast_rz",
+                crate::interp::rounding::Dir::Down => "cast_rd",
+                crate::interp::rounding::Dir::Up => "cast_ru",
+            },
             Op::Clamp { .. } => "clamp",
             Op::Cast => "cast",
             Op::Bitcast => "bitcast",

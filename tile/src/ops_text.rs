@@ -1,6 +1,7 @@
 //! The text form's op constructor: [`Op::from_parts`] rebuilds an op from the name and attributes the printer
 //! wrote ([`Op::name`], [`Op::attrs`]), reporting missing, mistyped and unexpected attributes.
 
+use crate::interp::rounding::Dir;
 use crate::ops::*;
 
 impl Op {
@@ -23,6 +24,14 @@ impl Op {
             }
             "select" => Op::Select,
             "fma" => Op::Fma,
+            "fma_rn" => Op::FmaRound(Dir::Nearest),
+            "fma_rz" => Op::FmaRound(Dir::Zero),
+            "fma_rd" => Op::FmaRound(Dir::Down),
+            "fma_ru" => Op::FmaRound(Dir::Up),
+            "cast_rn" => Op::CastRound(Dir::Nearest),
+            "cast_rz" => Op::CastRound(Dir::Zero),
+            "cast_rd" => Op::CastRound(Dir::Down),
+            "cast_ru" => Op::CastRound(Dir::Up),
             "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
             "cast" => Op::Cast,
             "bitcast" => Op::Bitcast,

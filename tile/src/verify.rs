@@ -160,8 +160,9 @@ impl Verifier<'_> {
                     op,
                     BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr | BinOp::UMulHi | BinOp::MulHi
                 );
-                let float_only = matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Fmod)
-                    || op.directed().is_some();
+                let float_only =
+                    matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Rhypot | BinOp::Fmod)
+                        || op.directed().is_some();
                 if int_only && s.is_float() {
                     return Err(format!("needs integer operands, got {s}"));
                 }
@@ -195,7 +196,23 @@ impl Verifier<'_> {
                 same(ins[1], ins[2], "operands")?;
                 same(outs[0], ins[1], "result")
             }
-            Op::Fma | Op::Clamp { .. } => {
+            Op::FmaRound(_) if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) => {
+                Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]))
+            }
+            Op::CastRound(_) => {
+                count(1..=1, 1)?;
+                if ins[0].shape() != outs[0].shape() {
+                    return Err(format!("shape changes from {} to {}", ins[0], outs[0]));
+                }
+                let (from, to) = (scalar_elem(ins[0])?, scalar_elem(outs[0])?);
+                let int = from.is_int() && from != ScalarType::I1 && matches!(from.bits(), 32 | 64);
+                match to {
+                    ScalarType::F32 | ScalarType::F64 if int => Ok(()),
+                    ScalarType::F32 if from == ScalarType::F64 => Ok(()),
+                    _ => Err(format!("converts a 32/64-bit integer to f32/f64 or f64 to f32, not {from} to {to}")),
+                }
+            }
+            Op::Fma | Op::FmaRound(_) | Op::Clamp { .. } => {
                 count(3..=3, 1)?;
                 same(ins[0], ins[1], "operands")?;
                 same(ins[0], ins[2], "operands")?;

@@ -16,14 +16,14 @@
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
 //! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
-//! `log2`, `erf` and `libdevice.tanh` are libdevice's own sequences (`tessel_tile::libm`, which the
-//! interpreter runs too); float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil`
-//! (f32) flush a subnormal input to ±0 as libdevice does under Triton's FTZ setting. `pow` and every f64
-//! transcendental use the routines of `math.rs` (libdevice accuracy, see there); the other libdevice functions
-//! those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
+//! `log2`, `erf`, and `libdevice.tanh`, `exp10`, `log10`, `acosh`, `cbrt`, `hypot`, `pow` (the last two at f64
+//! too, with f64 `erf`) are libdevice's own sequences (`tessel_tile::libm`, which the interpreter runs too);
+//! float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) flush a subnormal
+//! input to ±0 as libdevice does under Triton's FTZ setting. The other f64 transcendentals use the routines of
+//! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
 //! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
-use tessel_tile::interp::rounding::Arith;
+use tessel_tile::interp::rounding::{Arith, Dir};
 use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
@@ -32,7 +32,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{exp_f64, exp2_f64, log_f64, log2_f64, pow_f64};
+use super::math::{exp_f64, exp2_f64, log_f64, log2_f64};
 use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
 use super::{cfmod, fmod, libdevice};
@@ -190,8 +190,22 @@ pub(crate) fn binary_scalar(
     b: Reg,
 ) -> Result<Reg, CompileError> {
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
+    if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot | BinOp::Rhypot) {
+        // libdevice's own sequence (tile::libm), as Triton runs it: f32 (the half types widened) or f64.
+        let (x, y) = (l.widen(a, s), l.widen(b, s));
+        let wide = compute_ty(s) == F64;
+        let mut e = Emit { l, wide };
+        let r = if wide {
+            tessel_tile::libm::binary_f64(&mut e, op, x, y)
+        } else {
+            tessel_tile::libm::binary_f32(&mut e, op, x, y)
+        };
+        if let Some(r) = r {
+            return Ok(l.narrow(r, s));
+        }
+    }
     if op == BinOp::Pow {
-        return pow(l, s, a, b);
+        return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
     }
     let c = compute_ty(s);
     if c == I1 {
@@ -237,11 +251,11 @@ pub(crate) fn binary_scalar(
         l.b.op(format!("{w}.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a, b));
         return Ok(d);
     }
-    if s.is_float() && matches!(op, BinOp::Atan2 | BinOp::Hypot) {
-        // libdevice's atan2/hypot (libdevice.rs): f32 (and the half types, widened) or f64.
+    if s.is_float() && op == BinOp::Atan2 {
+        // atan2 (libdevice.rs): f32 (and the half types, widened) or f64.
         let c = if s == F64 { F64 } else { F32 };
         let (x, y) = (l.widen(a, s), l.widen(b, s));
-        let r = libdevice::emit_binary(l, op, c, x, y);
+        let r = libdevice::emit_atan2(l, c, x, y);
         return Ok(l.narrow(r, s));
     }
     if s.is_float() && op == BinOp::Fmod {
@@ -345,23 +359,6 @@ fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
     l.b.emit(instr(format!("{w}.u32")).dst(r32).srcs((a32, b32)).guard(small));
     l.b.emit(instr("cvt.u64.u32").dst(d).src(r32).guard(small));
     l.b.emit(instr(format!("{w}.{t}")).dst(d).srcs((a, b)).unless(small));
-}
-
-/// `x^y` for floats: in f64 (the routine of `math.rs`), rounded once to `s`.
-fn pow(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Result<Reg, CompileError> {
-    if !s.is_float() {
-        return Err(CompileError::new(format!("`pow` on {s}: the interpreter defines it on floats only")));
-    }
-    if s == F64 {
-        let r = pow_f64(&mut Emit { l, wide: true }, a, b);
-        return Ok(r);
-    }
-    // libdevice's powf under FTZ: f32 subnormal operands read as ±0, a subnormal result flushed.
-    let (x, y) = (l.widen(a, s), l.widen(b, s));
-    let (x, y) = (libdevice::widen_flushed(l, x), libdevice::widen_flushed(l, y));
-    let r = pow_f64(&mut Emit { l, wide: true }, x, y);
-    let r = libdevice::narrow(l, r);
-    Ok(l.narrow(r, s))
 }
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {
@@ -645,6 +642,33 @@ pub(crate) fn fma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let d = l.b.reg(class_of(Elem::Scalar(c))?);
         l.b.op(format!("fma.rn.{}", ty(c)), d, (x, y, z));
         Ok(l.narrow(d, s))
+    })
+}
+
+/// libdevice's `fma_rn` ... `fma_ru`: `fma.rn.ftz.f32`, `fma.rz.f64`...
+pub(crate) fn fma_round(l: &mut Lower, data: &OpData, dir: Dir) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    if !matches!(s, F32 | F64) {
+        return Err(CompileError::new(format!("`{}` is defined on f32 and f64 only, not {s}", data.op.name())));
+    }
+    map_regs(l, data, |l, a| {
+        let d = l.b.reg(class_of(Elem::Scalar(s))?);
+        let ftz = if s == F32 { ".ftz" } else { "" };
+        l.b.op(format!("fma.{}{ftz}.{}", dir.ptx(), ty(s)), d, (a[0], a[1], a[2]));
+        Ok(d)
+    })
+}
+
+/// libdevice's conversions with a rounding mode: `cvt.rz.f32.s32` ... `cvt.rp.f64.u64`, and f64 to f32 with
+/// `.ftz` (`cvt.rm.ftz.f32.f64`).
+pub(crate) fn cast_round(l: &mut Lower, data: &OpData, dir: Dir) -> Result<(), CompileError> {
+    let from = l.scalar_of(data.operands[0])?;
+    let to = l.scalar_of(data.results[0])?;
+    let ftz = if from == F64 { ".ftz" } else { "" };
+    map_regs(l, data, |l, a| {
+        let d = l.b.reg(class_of(Elem::Scalar(to))?);
+        l.b.op(format!("cvt.{}{ftz}.{}.{}", dir.ptx(), ty(to), ty(from)), d, a[0]);
+        Ok(d)
     })
 }
 

@@ -12,6 +12,7 @@ use super::Lower;
 use crate::ptx::{Imm, Reg, RegClass, f32_imm, f64_imm, instr};
 
 pub(crate) use tessel_tile::libm::FloatOps;
+use tessel_tile::libm::{Arith, Dir};
 
 /// Emits the operations as PTX at 32 (`wide = false`) or 64 bits.
 pub(crate) struct Emit<'a, 'f> {
@@ -307,11 +308,58 @@ impl FloatOps for Emit<'_, '_> {
         let name = if self.wide { "abs" } else { "abs.ftz" };
         self.fop(name, &[a])
     }
+    fn arith_ftz(&mut self, op: Arith, dir: Dir, a: Reg, b: Reg) -> Reg {
+        let name = match op {
+            Arith::Add => "add",
+            Arith::Sub => "sub",
+            Arith::Mul => "mul",
+            Arith::Div | Arith::Sqrt => unreachable!("libm routines round add, sub and mul only"),
+        };
+        let ftz = if self.wide { "" } else { ".ftz" };
+        self.fop(&format!("{name}.{}{ftz}", dir.ptx()), &[a, b])
+    }
+    fn sqrt_approx_ftz(&mut self, a: Reg) -> Reg {
+        assert!(!self.wide, "sqrt.approx is f32 only");
+        self.approx("sqrt", a)
+    }
+    fn rsqrt_approx_ftz(&mut self, a: Reg) -> Reg {
+        self.approx("rsqrt", a)
+    }
+    fn smin(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.sty();
+        self.iop("min", t, &[a, b])
+    }
+    fn smax(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.sty();
+        self.iop("max", t, &[a, b])
+    }
+    fn clz(&mut self, a: Reg) -> Reg {
+        let n = self.l.b.reg(RegClass::B32);
+        let t = self.bty();
+        self.l.b.op(format!("clz.{t}"), n, a);
+        if !self.wide {
+            return n;
+        }
+        let d = self.ireg();
+        self.l.b.op("cvt.u64.u32", d, n);
+        d
+    }
+    fn ieq(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.bty();
+        self.setp("eq", t, a, b)
+    }
+    fn umax(&mut self, a: Reg, b: Reg) -> Reg {
+        let t = self.uty();
+        self.iop("max", t, &[a, b])
+    }
+    fn fmin(&mut self, a: Reg, b: Reg) -> Reg {
+        self.fop("min", &[a, b])
+    }
 }
 
 impl Emit<'_, '_> {
-    /// `name.approx.ftz.f32` (`rcp.approx.ftz.f64` at 64 bits; `ex2`/`lg2` have no f64 form, so the f64 model is
-    /// the accurate routine and these are never emitted at 64 bits by it).
+    /// `name.approx.ftz.f32` (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64` at 64 bits; `ex2`/`lg2`/`sqrt` have no
+    /// f64 form, so the f64 routines never ask for them).
     fn approx(&mut self, name: &str, a: Reg) -> Reg {
         let t = self.fty();
         self.op(Self::freg, &format!("{name}.approx.ftz.{t}"), &[a])

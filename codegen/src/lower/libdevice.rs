@@ -1,21 +1,23 @@
 //! The libdevice functions of `triton.language.extra.libdevice` that PTX has no instruction for, written once
 //! over [`FloatOps`] at f64 precision (so the CPU model in the tests runs the emitted sequence): `tanh`, `sinh`,
-//! `cosh`, `tan`, `asin`, `acos`, `atan`, `atan2`, `asinh`, `acosh`, `atanh`, `log1p`, `expm1`, `log10`,
-//! `exp10`, `cbrt`, `hypot`, `round`. f32 (and f16/bf16, which compute in f32) arguments are widened to f64,
+//! `cosh`, `tan`, `asin`, `acos`, `atan`, `atan2`, `asinh`, `atanh`, `log1p`, `expm1`, `log10`, `exp10`,
+//! `cbrt`, `round`. f32 (and f16/bf16, which compute in f32) arguments are widened to f64,
 //! flushed first when subnormal (libdevice under Triton's FTZ setting), and the f64 result rounds once to f32.
+//! Where `tessel_tile::libm` has libdevice's own sequence (f32 `tanh`, `exp10`, `log10`, `cbrt`; `acosh`,
+//! `hypot` and `pow` at both widths), codegen emits that instead: `exp10`, `log10`, `cbrt` here serve f64 only.
 //!
 //! Methods: `expm1` by Cody–Waite reduction and the Taylor polynomial of e^r − 1 (no cancellation), put back
 //! as 2·(2^(n−1)·p + (2^(n−1) − ½)); `log1p` as ln(1 + x) plus the correction (x − ((1 + x) − 1))/(1 + x);
-//! `tanh`, `sinh`, `asinh`, `acosh`, `atanh` through those two without cancellation; `atan` reduced to
+//! `tanh`, `sinh`, `asinh`, `atanh` through those two without cancellation; `atan` reduced to
 //! [0, tan(π/12)] (1/x above 1, then (x√3 − 1)/(x + √3) around π/6) and its Taylor polynomial, π/6 and π/2
 //! carried in two parts; `asin`, `acos` and `atan2` through `atan`; `exp10` with the product x·ln10 split
-//! exactly (an fma) into a value and its error; `cbrt` from 2^(log2|x|/3) and one Newton step; `hypot` as
-//! m·√(1 + (n/m)²); `tan` as sin/cos of `trig64.rs`.
+//! exactly (an fma) into a value and its error; `cbrt` from 2^(log2|x|/3) and one Newton step; `tan` as sin/cos
+//! of `trig64.rs`.
 //!
 //! Accuracy, measured by the tests (`libdevice/tests.rs`) against the host's libm (glibc) on 40k–70k points
 //! per function over its whole range, special values included: every f32 result is within 1 ulp of the
 //! correctly rounded value (the tests found none off); in f64, `tanh`, `sinh` and `cosh` are within 3 ulp and
-//! the others within 2 ulp (`log1p`, `log10`, `exp10`, `cbrt`, `asinh`, `acosh`, `atanh` measured at 1). CUDA
+//! the others within 2 ulp (`log1p`, `log10`, `exp10`, `cbrt`, `asinh`, `atanh` measured at 1). CUDA
 //! documents 1–3 ulp for libdevice's own versions, so results may differ from Triton's in the last bits.
 //! `trunc`, `rint` and `round` are exact.
 use super::Lower;
@@ -23,7 +25,7 @@ use super::fpops::{Emit, FloatOps};
 use super::math::{LN2_HI, LN2_LO, LOG2E, exp_f64, exp2_f64, log_f64, log2_f64};
 use super::trig64::sin_cos_f64;
 use crate::ptx::{Reg, RegClass, f32_imm};
-use tessel_tile::ops::{BinOp, UnOp};
+use tessel_tile::ops::UnOp;
 use tessel_tile::types::ScalarType;
 
 const SIGN: u64 = 1 << 63;
@@ -316,21 +318,6 @@ pub(crate) fn asinh<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     copysign(o, r, x)
 }
 
-pub(crate) fn acosh<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
-    let one = o.fc(1.0);
-    let t = o.sub(x, one);
-    let two = o.fc(2.0);
-    let t2 = o.add(t, two);
-    let p = o.mul(t, t2);
-    let s = o.sqrt(p);
-    let u = o.add(t, s);
-    let r = log1p(o, u);
-    let big = o.fc(268_435_456.0);
-    let p = o.lt(big, x);
-    let b = log_twice(o, x);
-    o.sel(p, b, r)
-}
-
 pub(crate) fn atanh<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let a = o.abs(x);
     let one = o.fc(1.0);
@@ -390,32 +377,6 @@ pub(crate) fn cbrt<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     copysign(o, y, x)
 }
 
-pub(crate) fn hypot<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
-    let (ax, ay) = (o.abs(x), o.abs(y));
-    let p = o.lt(ax, ay);
-    let m = o.sel(p, ay, ax);
-    let n = o.sel(p, ax, ay);
-    let q = o.div(n, m);
-    let one = o.fc(1.0);
-    let s = o.fma(q, q, one);
-    let s = o.sqrt(s);
-    let h = o.mul(m, s);
-    let zero = o.fc(0.0);
-    let mz = o.eq(m, zero);
-    let h = o.sel(mz, zero, h);
-    // An infinity wins over a NaN; otherwise a NaN gives NaN.
-    let inf = o.fc(f64::INFINITY);
-    let xn = o.is_nan(x);
-    let yn = o.is_nan(y);
-    let n = o.or(xn, yn);
-    let nan = o.fc(f64::NAN);
-    let h = o.sel(n, nan, h);
-    let xi = o.eq(ax, inf);
-    let yi = o.eq(ay, inf);
-    let i = o.or(xi, yi);
-    o.sel(i, inf, h)
-}
-
 /// Round to nearest, ties away from zero (C's `round`): trunc(x), one further from zero when the dropped
 /// part (exact) is at least ½.
 pub(crate) fn round<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
@@ -441,7 +402,6 @@ pub(crate) fn unary<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Acos => acos(o, x),
         UnOp::Atan => atan(o, x),
         UnOp::Asinh => asinh(o, x),
-        UnOp::Acosh => acosh(o, x),
         UnOp::Atanh => atanh(o, x),
         UnOp::Log1p => log1p(o, x),
         UnOp::Expm1 => expm1(o, x),
@@ -468,7 +428,6 @@ pub(crate) fn emit_unary(l: &mut Lower, op: UnOp, s: ScalarType, x: Reg) -> Opti
             | UnOp::Acos
             | UnOp::Atan
             | UnOp::Asinh
-            | UnOp::Acosh
             | UnOp::Atanh
             | UnOp::Log1p
             | UnOp::Expm1
@@ -491,14 +450,13 @@ pub(crate) fn emit_unary(l: &mut Lower, op: UnOp, s: ScalarType, x: Reg) -> Opti
     })
 }
 
-/// Emits `atan2` or `hypot` of f32 or f64 registers.
-pub(crate) fn emit_binary(l: &mut Lower, op: BinOp, s: ScalarType, a: Reg, b: Reg) -> Reg {
-    let f = |o: &mut Emit, a, b| if op == BinOp::Atan2 { atan2(o, a, b) } else { hypot(o, a, b) };
+/// Emits `atan2` of f32 or f64 registers.
+pub(crate) fn emit_atan2(l: &mut Lower, s: ScalarType, a: Reg, b: Reg) -> Reg {
     if s == ScalarType::F64 {
-        return f(&mut Emit { l, wide: true }, a, b);
+        return atan2(&mut Emit { l, wide: true }, a, b);
     }
     let (a, b) = (widen_flushed(l, a), widen_flushed(l, b));
-    let r = f(&mut Emit { l, wide: true }, a, b);
+    let r = atan2(&mut Emit { l, wide: true }, a, b);
     narrow(l, r)
 }
 

@@ -1,15 +1,14 @@
 //! Math routines PTX has no instruction for, written once over [`FloatOps`] so that the emitted sequence is
-//! the one the unit tests below run on the CPU: f64 `exp`, `exp2`, `log`, `log2`, `pow`; f32 `erf`; and the
+//! the one the unit tests below run on the CPU: f64 `exp`, `exp2`, `log`, `log2`; f32 `erf`; and the
 //! software fp8 conversions used on sm_80 (which has no fp8 `cvt`).
 //!
 //! Accuracy (measured by the tests against Rust's libm and the interpreter's `erf`): `exp`, `exp2`, `log`,
-//! `log2` within 2 ulp; `pow` within `2 ulp + |y·log2 x|·2^-52` relative (the error of `y·log2 x` is not
-//! compensated; for f32/f16/bf16 `pow`, computed in f64, the result rounds correctly except next to a tie);
-//! f32 `erf` within 1 ulp. The fp8 conversions are exact: round to nearest even, saturating to the largest
+//! `log2` within 2 ulp; f32 `erf` within 1 ulp. The fp8 conversions are exact: round to nearest even, saturating to the largest
 //! finite value like `cvt.rn.satfinite` (so infinities become ±max, as in the interpreter).
 //!
-//! Triton reaches the same functions through libdevice (`__nv_exp`, `__nv_log`, `__nv_pow`, `__nv_erff`),
-//! which we do not link; these are our own implementations of the same accuracy class.
+//! Triton reaches the same functions through libdevice (`__nv_exp`, `__nv_log`, `__nv_erff`), which we do not
+//! link; these are our own implementations of the same accuracy class (`pow` is libdevice's own sequence, in
+//! `tessel_tile::libm`).
 
 use super::fpops::FloatOps;
 
@@ -188,57 +187,6 @@ pub(crate) fn log2_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     log_specials(o, x, r)
 }
 
-/// x^y = ±2^(y·log2|x|), with the special cases of C's `pow` (which the interpreter's `powf` follows):
-/// y = 0 or x = 1 give 1 (even with a NaN), (−1)^±inf = 1, a negative finite x with a non-integer y is NaN,
-/// and a negative x with an odd integer y negates.
-pub(crate) fn pow_f64<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
-    let ax = o.abs(x);
-    let (e, lnm) = log_parts(o, ax);
-    let log2e = o.fbits(LOG2E);
-    let l2 = o.fma(lnm, log2e, e);
-    let (zero, one, half) = (o.fc(0.0), o.fc(1.0), o.fc(0.5));
-    let (inf, ninf, nan) = (o.fc(f64::INFINITY), o.fc(f64::NEG_INFINITY), o.fc(f64::NAN));
-    let p = o.eq(ax, zero);
-    let l2 = o.sel(p, ninf, l2);
-    let p = o.eq(ax, inf);
-    let l2 = o.sel(p, inf, l2);
-    let t = o.mul(y, l2);
-    let r = exp2_f64(o, t);
-    // Sign: x has its sign bit set and y is an odd integer.
-    let yt = o.trunc(y);
-    let yint = o.eq(yt, y);
-    let yh = o.mul(y, half);
-    let yht = o.trunc(yh);
-    let frac = o.ne(yht, yh);
-    let odd = o.and(yint, frac);
-    let xb = o.f_to_bits(x);
-    let maxpos = o.ic(i64::MAX as u64);
-    let xneg = o.ult(maxpos, xb);
-    let flip = o.and(xneg, odd);
-    let nr = o.neg(r);
-    let r = o.sel(flip, nr, r);
-    // A finite negative x with a non-integer y has no real power.
-    let neg = o.lt(x, zero);
-    let fin = o.lt(ninf, x);
-    let negfin = o.and(neg, fin);
-    let nonint = o.not(yint);
-    let bad = o.and(negfin, nonint);
-    let r = o.sel(bad, nan, r);
-    let xn = o.is_nan(x);
-    let yn = o.is_nan(y);
-    let anynan = o.or(xn, yn);
-    let r = o.sel(anynan, nan, r);
-    let y0 = o.eq(y, zero);
-    let x1 = o.eq(x, one);
-    let ay = o.abs(y);
-    let yinf = o.eq(ay, inf);
-    let ax1 = o.eq(ax, one);
-    let m1 = o.and(ax1, yinf);
-    let unit = o.or(y0, x1);
-    let unit = o.or(unit, m1);
-    o.sel(unit, one, r)
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // f32
 
@@ -392,38 +340,6 @@ mod tests {
         assert!(log_f64(&mut M64, -1.0).is_nan() && log2_f64(&mut M64, f64::NAN).is_nan());
     }
 
-    #[test]
-    fn pow_follows_c_and_stays_accurate() {
-        let mut worst: f64 = 0.0;
-        let xs = points(0.01, 100.0, 300);
-        let ys = points(-60.0, 60.0, 300);
-        for &x in &xs {
-            for &y in &ys {
-                let (got, want) = (pow_f64(&mut M64, x, y), x.powf(y));
-                let t = (y * x.log2()).abs();
-                worst = worst.max(ulps64(got, want) / (2.0 + 2.0 * t));
-            }
-        }
-        assert!(worst <= 1.0, "worst {worst} (ulp / (2 + 2|y log2 x|))");
-        let specials = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY];
-        for &x in specials.iter().chain(&[f64::NAN]) {
-            for &y in specials.iter().chain(&[f64::NAN, 2.5, -2.5]) {
-                let (got, want) = (pow_f64(&mut M64, x, y), x.powf(y));
-                // Zeros, infinities, NaN and ±1 must come out exactly (with their sign); the rest within the
-                // accuracy bound.
-                let special = want == 0.0 || !want.is_finite() || want.abs() == 1.0;
-                let ok = if special {
-                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan())
-                } else {
-                    ulps64(got, want) <= 2.0 + 2.0 * (y * x.abs().log2()).abs()
-                };
-                assert!(ok, "pow({x}, {y}) = {got}, want {want}");
-            }
-        }
-    }
-
-    /// Every code decodes exactly; encoding matches the interpreter's `encode_fp8` on the values, midpoints
-    /// and neighbours of every code and on a spread of f32s (infinities saturate, as `cvt.rn.satfinite` does).
     #[test]
     fn software_fp8_matches_the_interpreter() {
         for (f, t) in [(E4M3, ScalarType::F8E4M3), (E5M2, ScalarType::F8E5M2)] {

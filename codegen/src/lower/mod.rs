@@ -387,6 +387,8 @@ impl<'f> Lower<'f> {
             Op::Cmp(p) => arith::cmp(self, &data, *p)?,
             Op::Select => arith::select(self, &data)?,
             Op::Fma => arith::fma(self, &data)?,
+            Op::FmaRound(dir) => arith::fma_round(self, &data, *dir)?,
+            Op::CastRound(dir) => arith::cast_round(self, &data, *dir)?,
             Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,

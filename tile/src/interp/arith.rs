@@ -15,6 +15,17 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             }
             return Ok(Val::Float(rounding::libdevice(arith, dir, t, x, y)));
         }
+        // libdevice's own sequences (tile::libm), as the GPU code runs them; the half types in f32.
+        if t == ScalarType::F64
+            && let Some(r) = crate::libm::binary_f64(&mut crate::libm::model::M64, op, x, y)
+        {
+            return Ok(Val::Float(r));
+        }
+        if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
+            && let Some(r) = crate::libm::binary_f32(&mut crate::libm::model::M32, op, x as f32, y as f32)
+        {
+            return Ok(Val::Float(round_float(r as f64, t)));
+        }
         let r = match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
@@ -25,9 +36,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Max | BinOp::Min if propagate_nan && (x.is_nan() || y.is_nan()) => f64::NAN,
             BinOp::Max => fmax(x, y),
             BinOp::Min => fmin(x, y),
-            BinOp::Pow => libm_result(t, pow(libm_input(t, x), libm_input(t, y))),
             BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
-            BinOp::Hypot => libm_result(t, via_f32(t, libm_input(t, x).hypot(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
             _ => return Err(format!("`{}` is not defined on {t}", op.word())),
@@ -163,6 +172,18 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
+        // libdevice's own sequences only (tile::libm), at the widths it has them.
+        UnOp::Sinpi
+        | UnOp::Cospi
+        | UnOp::Rcbrt
+        | UnOp::Logb
+        | UnOp::Erfinv
+        | UnOp::Erfc
+        | UnOp::RsqrtRnFtz
+        | UnOp::Normcdf
+        | UnOp::Rcp64h => {
+            return Err(format!("`{}` on {t} is not supported yet", op.word()));
+        }
         UnOp::Not
         | UnOp::Popc
         | UnOp::Clz
@@ -285,12 +306,6 @@ fn libm_input(t: ScalarType, x: f64) -> f64 {
 /// (libdevice under Triton's FTZ setting; measured: `atan2f(2^-126, 2.5) = 0`).
 fn libm_result(t: ScalarType, r: f64) -> f64 {
     if matches!(t, ScalarType::F32 | ScalarType::BF16) { rounding::flush_f32(r as f32 as f64) } else { r }
-}
-
-/// C's `pow` (Annex F): `pow(1, y)` and `pow(x, ±0)` are 1 even for a NaN operand (signalling NaNs too, which
-/// the host's libm turns into NaN).
-fn pow(x: f64, y: f64) -> f64 {
-    if x == 1.0 || y == 0.0 { 1.0 } else { x.powf(y) }
 }
 
 /// `r` rounded to f32 first when `t` is a half type (which the GPU computes in f32).

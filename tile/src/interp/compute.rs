@@ -76,6 +76,16 @@ impl Program<'_> {
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
             }
+            Op::FmaRound(dir) => {
+                let t = scalar_of(ins[0].elem)?;
+                let data = (0..ins[0].numel())
+                    .map(|i| {
+                        let (x, y, z) = (ins[0].data[i].as_f64(), ins[1].data[i].as_f64(), ins[2].data[i].as_f64());
+                        Val::Float(crate::interp::rounding::libdevice_fma(*dir, t, x, y, z))
+                    })
+                    .collect();
+                vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
+            }
             Op::Clamp { propagate_nan } => {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())
@@ -85,6 +95,27 @@ impl Program<'_> {
                     })
                     .collect::<Result<_, _>>()?;
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
+            }
+            Op::CastRound(dir) => {
+                let (from, to) = (scalar_of(ins[0].elem)?, scalar_of(relem(0))?);
+                let data = ins[0]
+                    .data
+                    .iter()
+                    .map(|&v| {
+                        Val::Float(if from == ScalarType::F64 {
+                            crate::interp::rounding::f64_to_f32(*dir, v.as_f64())
+                        } else {
+                            let i = v.as_i64();
+                            let (neg, mag) = if from.is_unsigned_int() {
+                                (false, i as u64 & if from.bits() == 64 { u64::MAX } else { 0xffff_ffff })
+                            } else {
+                                (i < 0, i.unsigned_abs())
+                            };
+                            crate::interp::rounding::int_to_float(*dir, to, neg, mag)
+                        })
+                    })
+                    .collect();
+                vec![Tensor { shape: ins[0].shape.clone(), elem: relem(0), data }]
             }
             Op::Cast => {
                 let (from, to) = (ins[0].elem, relem(0));

@@ -102,6 +102,22 @@ pub fn libdevice_fma(dir: Dir, t: ScalarType, x: f64, y: f64, z: f64) -> f64 {
     flush_f32(fma(dir, t, flush_f32(x), flush_f32(y), flush_f32(z)))
 }
 
+/// libdevice's conversions with a rounding mode (`int2float_rz`, `ull2double_ru`...: `cvt.rz.f32.s32`...): the
+/// integer −mag (when `neg`) or mag rounded to `t` (f32 or f64) in direction `dir`.
+pub fn int_to_float(dir: Dir, t: ScalarType, neg: bool, mag: u64) -> f64 {
+    round_exact(Format::of(t), dir, neg, mag as u128, 0, false)
+}
+
+/// libdevice's `double2float_rn` ... `double2float_ru` (`cvt.rz.ftz.f32.f64`...): `x` rounded to f32 in
+/// direction `dir`, a subnormal result flushed to ±0; NaN and infinities carried over.
+pub fn f64_to_f32(dir: Dir, x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x as f32 as f64;
+    }
+    let (neg, m, e) = split(x);
+    flush_f32(round_exact(Format::of(ScalarType::F32), dir, neg, m, e, false))
+}
+
 /// An f32 value (held in an f64) with a subnormal read as zero of its sign.
 pub fn flush_f32(v: f64) -> f64 {
     if v != 0.0 && v.abs() < f32::MIN_POSITIVE as f64 { 0f64.copysign(v) } else { v }

@@ -323,6 +323,8 @@ pub fn kind(op: &Op) -> Kind {
         | Op::Cmp(_)
         | Op::Select
         | Op::Fma
+        | Op::FmaRound(_)
+        | Op::CastRound(_)
         | Op::Clamp { .. }
         | Op::Cast
         | Op::Bitcast

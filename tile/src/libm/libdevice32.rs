@@ -12,12 +12,12 @@ use super::FloatOps;
 
 const SIGN: u64 = 0x8000_0000;
 
-fn k<T: FloatOps>(o: &mut T, bits: u32) -> T::F {
+pub(super) fn k<T: FloatOps>(o: &mut T, bits: u32) -> T::F {
     o.fbits(bits as u64)
 }
 
 /// Horner's rule with `fma.rn.ftz`: ((c0·x + c1)·x + c2)... with `c` from the highest degree down.
-fn horner<T: FloatOps>(o: &mut T, x: T::F, c: &[u32]) -> T::F {
+pub(super) fn horner<T: FloatOps>(o: &mut T, x: T::F, c: &[u32]) -> T::F {
     let mut acc = k(o, c[0]);
     for &ci in &c[1..] {
         let ci = k(o, ci);
@@ -113,7 +113,7 @@ pub fn log2f<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
 }
 
 /// |x| with the sign of `s` put back by bits: (s & sign) | bits(v), for v ≥ 0.
-fn with_sign<T: FloatOps>(o: &mut T, v: T::F, s: T::F) -> T::F {
+pub(super) fn with_sign<T: FloatOps>(o: &mut T, v: T::F, s: T::F) -> T::F {
     let sb = o.f_to_bits(s);
     let m = o.ic(SIGN);
     let sb = o.iand(sb, m);

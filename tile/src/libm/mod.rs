@@ -7,16 +7,53 @@
 //! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
 //! (32 or 64 bits) and wrap.
 
+pub mod acosh64;
 pub mod erf64;
+pub mod explog32;
 pub mod libdevice32;
+pub mod logb64;
+pub mod pow32;
+pub mod pow64;
+pub mod roots;
+pub mod sinpi64;
+pub mod special32;
+#[cfg(test)]
+mod testutil;
 pub mod trig32;
 
-use crate::ops::UnOp;
+pub use crate::interp::rounding::{Arith, Dir};
+use crate::ops::{BinOp, UnOp};
 
 /// The f64 routine of `op` that reproduces Triton's libdevice code op for op, where there is one.
 pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
     Some(match op {
         UnOp::Erf => erf64::erf(o, x),
+        UnOp::Acosh => acosh64::acosh(o, x),
+        UnOp::Sinpi => sinpi64::sinpi(o, x),
+        UnOp::Cospi => sinpi64::cospi(o, x),
+        UnOp::Logb => logb64::logb(o, x),
+        UnOp::Rcp64h => o.rcp_approx_ftz(x),
+        _ => return None,
+    })
+}
+
+/// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
+pub fn binary_f64<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option<T::F> {
+    Some(match op {
+        BinOp::Hypot => roots::hypot(o, x, y),
+        BinOp::Pow => pow64::pow(o, x, y),
+        BinOp::Rhypot => roots::rhypot(o, x, y),
+        _ => return None,
+    })
+}
+
+/// The f32 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one
+/// (f16 and bf16 compute in f32 and round the result).
+pub fn binary_f32<T: FloatOps>(o: &mut T, op: BinOp, x: T::F, y: T::F) -> Option<T::F> {
+    Some(match op {
+        BinOp::Hypot => roots::hypotf(o, x, y),
+        BinOp::Pow => pow32::powf(o, x, y),
+        BinOp::Rhypot => roots::rhypotf(o, x, y),
         _ => return None,
     })
 }
@@ -31,6 +68,18 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Tanh => libdevice32::tanhf(o, x),
         UnOp::Sin => trig32::sinf(o, x, false),
         UnOp::Cos => trig32::sinf(o, x, true),
+        UnOp::Exp10 => explog32::exp10f(o, x),
+        UnOp::Log10 => explog32::log10f(o, x),
+        UnOp::Acosh => explog32::acoshf(o, x),
+        UnOp::Cbrt => roots::cbrtf(o, x),
+        UnOp::Sinpi => special32::sinpif(o, x),
+        UnOp::Cospi => special32::cospif(o, x),
+        UnOp::Rcbrt => special32::rcbrtf(o, x),
+        UnOp::Logb => special32::logbf(o, x),
+        UnOp::Erfinv => special32::erfinvf(o, x),
+        UnOp::Erfc => special32::erfcf(o, x),
+        UnOp::Normcdf => special32::normcdff(o, x),
+        UnOp::RsqrtRnFtz => special32::rsqrt_rnf(o, x),
         _ => return None,
     })
 }
@@ -131,13 +180,30 @@ pub trait FloatOps {
     fn f32_rni_scaled(&mut self, a: Self::F, k: u32) -> Self::F;
     /// `ex2.approx.ftz.f32` of an integral f64 `n` (exact: a power of two, 0 below 2^-126), widened back.
     fn ex2_f32_widened(&mut self, n: Self::F) -> Self::F;
+    /// `add`/`sub`/`mul` rounded in direction `dir`, with `.ftz` at 32 bits (`mul.rz.ftz.f32`, `add.rn.ftz.f32`;
+    /// the plain directed form at 64 bits).
+    fn arith_ftz(&mut self, op: Arith, dir: Dir, a: Self::F, b: Self::F) -> Self::F;
+    /// `sqrt.approx.ftz.f32` (32-bit only) and `rsqrt.approx.ftz` (both widths): the hardware's approximations,
+    /// which the CPU model rounds correctly (the PTX ISA bounds both to about 1 ulp at f32).
+    fn sqrt_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    fn rsqrt_approx_ftz(&mut self, a: Self::F) -> Self::F;
+    /// Signed and unsigned integer minimum and maximum (`min.s32`, `max.u64`...).
+    fn smin(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn smax(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn umax(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Leading zero bits of the integer, at its width (`clz.b32`; 64 at 64 bits for 0).
+    fn clz(&mut self, a: Self::I) -> Self::I;
+    /// Integer equality (`setp.eq.b32`).
+    fn ieq(&mut self, a: Self::I, b: Self::I) -> Self::P;
+    /// `min.f32`/`min.f64`: the smaller, or the other operand when one is NaN.
+    fn fmin(&mut self, a: Self::F, b: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
 /// subnormals, as the PTX forms without `.ftz` do; the `_ftz` forms flush f32 subnormal operands and results).
 pub mod model {
     use super::FloatOps;
-    use crate::interp::rounding::{Dir, flush_f32, fma as fma_dir};
+    use crate::interp::rounding::{Arith, Dir, flush_f32, fma as fma_dir, libdevice};
     use crate::types::ScalarType;
 
     macro_rules! model {
@@ -316,7 +382,41 @@ pub mod model {
                     (v as f64 * f64::from_bits(scale)) as f32 as $f
                 }
                 fn rcp_approx_ftz(&mut self, a: $f) -> $f {
-                    Self::flush((1.0 / Self::flush(a) as f64) as $f)
+                    Self::flush_ftz((1.0 / Self::flush_ftz(a) as f64) as $f)
+                }
+                fn arith_ftz(&mut self, op: Arith, dir: Dir, a: $f, b: $f) -> $f {
+                    libdevice(op, dir, $t, a as f64, b as f64) as $f
+                }
+                fn sqrt_approx_ftz(&mut self, a: $f) -> $f {
+                    Self::flush(Self::flush(a).sqrt())
+                }
+                fn rsqrt_approx_ftz(&mut self, a: $f) -> $f {
+                    let a = Self::flush_ftz(a);
+                    // 1/√a rounded once (through f64 at 32 bits; at 64 bits the division rounds twice at worst
+                    // by half an ulp, inside the unit's own error).
+                    Self::flush_ftz(if $t == ScalarType::F32 {
+                        (1.0 / (a as f64).sqrt()) as $f
+                    } else {
+                        1.0 / a.sqrt()
+                    })
+                }
+                fn smin(&mut self, a: $u, b: $u) -> $u {
+                    (a as $s).min(b as $s) as $u
+                }
+                fn smax(&mut self, a: $u, b: $u) -> $u {
+                    (a as $s).max(b as $s) as $u
+                }
+                fn clz(&mut self, a: $u) -> $u {
+                    a.leading_zeros() as $u
+                }
+                fn ieq(&mut self, a: $u, b: $u) -> bool {
+                    a == b
+                }
+                fn umax(&mut self, a: $u, b: $u) -> $u {
+                    a.max(b)
+                }
+                fn fmin(&mut self, a: $f, b: $f) -> $f {
+                    a.min(b)
                 }
             }
 
@@ -324,6 +424,11 @@ pub mod model {
                 /// A subnormal read as zero at 32 bits.
                 fn flush(v: $f) -> $f {
                     if $t == ScalarType::F32 { flush_f32(v as f64) as $f } else { v }
+                }
+                /// A subnormal read as zero at either width: the `.ftz` of `rcp.approx.ftz.f64` and
+                /// `rsqrt.approx.ftz.f64`, the only f64 instructions with one.
+                fn flush_ftz(v: $f) -> $f {
+                    if v.is_subnormal() { (0.0 as $f).copysign(v) } else { v }
                 }
             }
         };

@@ -119,6 +119,13 @@ pub fn sinf<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
     let rs = o.sel(is_inf, nan, rs);
     let q = o.isel(slow, qs, q);
     let r = o.sel(slow, rs, r);
+    sin_cos_kernel(o, q, r, cos)
+}
+
+/// libdevice's `__internal_sin_cos_kernel`: sin(r + q·π/2) for |r| ≤ π/4 (cos when `cos`, through q + 1): the
+/// sine or cosine polynomial in r² by the parity of the (cos-shifted) quadrant, negated by its bit 1.
+pub(super) fn sin_cos_kernel<T: FloatOps>(o: &mut T, q: T::I, r: T::F, cos: bool) -> T::F {
+    let (zero_i, zero_f) = (o.ic(0), o.fc(0.0));
     // The polynomial: the cosine one when the (cos-shifted) quadrant is odd.
     let one_i = o.ic(1);
     let qc = if cos { o.iadd(q, one_i) } else { q };

@@ -126,10 +126,6 @@ fn inverse_trigonometric_and_hyperbolic() {
     for f in [(asin as Un, f64::asin as fn(f64) -> f64), (acos, f64::acos), (atanh, reference::atanh)] {
         specials("asin/acos/atanh", f.0, f.1, &[1.5, -1.5, 1e-310]);
     }
-    let mut xs = log_spread(&mut rng, 0.0, 1023.0, 40_000, false);
-    xs.extend(log_spread(&mut rng, -52.0, 0.0, 20_000, false).into_iter().map(|d| 1.0 + d));
-    check("acosh", acosh, reference::acosh, &xs, 2.0);
-    specials("acosh", acosh, reference::acosh, &[0.5, 1e300]);
 }
 
 #[test]
@@ -142,37 +138,30 @@ fn tan_is_sin_over_cos() {
 }
 
 #[test]
-fn binary_functions() {
+fn atan2_within_bounds() {
     let mut rng = Rng::new(24);
     let ys = log_spread(&mut rng, -1000.0, 1000.0, 300, true);
     let xs = log_spread(&mut rng, -1000.0, 1000.0, 300, true);
-    let (mut wa, mut wh): (f64, f64) = (0.0, 0.0);
+    let mut wa: f64 = 0.0;
     for &y in &ys {
         for &x in &xs {
             let e = ulps(atan2(&mut M64, y, x), y.atan2(x));
             assert!(e <= 3.0, "atan2({y:e}, {x:e}): {e} ulp");
             wa = wa.max(e);
-            let e = ulps(hypot(&mut M64, x, y), x.hypot(y));
-            assert!(e <= 2.0, "hypot({x:e}, {y:e}): {e} ulp");
-            wh = wh.max(e);
             let (xf, yf) = (x as f32, y as f32);
             if xf.is_normal() && yf.is_normal() {
                 let got = atan2(&mut M64, yf as f64, xf as f64) as f32;
                 assert!(ulps32(got, (yf as f64).atan2(xf as f64) as f32) <= 1.0, "atan2f({yf:e}, {xf:e})");
-                let got = hypot(&mut M64, xf as f64, yf as f64) as f32;
-                assert!(ulps32(got, (xf as f64).hypot(yf as f64) as f32) <= 1.0, "hypotf({xf:e}, {yf:e})");
             }
         }
     }
-    eprintln!("atan2: worst {wa:.2} ulp; hypot: worst {wh:.2} ulp");
-    // C99's special cases, against the host's atan2 (exact bits) and hypot.
+    eprintln!("atan2: worst {wa:.2} ulp");
+    // C99's special cases, against the host's atan2 (exact bits).
     let sp = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-310];
     for &y in &sp {
         for &x in &sp {
             let (got, want) = (atan2(&mut M64, y, x), y.atan2(x));
             assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "atan2({y}, {x}) = {got}");
-            let (got, want) = (hypot(&mut M64, x, y), x.hypot(y));
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "hypot({x}, {y}) = {got}");
         }
     }
 }

@@ -1,13 +1,16 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
-//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, ... as IR ops the interpreter computes
-//! correctly rounded and the GPU with the routines of `codegen/src/lower/libdevice.rs`), rounding (`trunc`,
-//! `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), arithmetic with a rounding
-//! mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
+//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
+//! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
+//! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
+//! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `ldexp`/`scalbn`
+//! and `ilogb` (`libdevice_exponent.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
+//! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
 //! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
 //! the classification functions return int32 (1 or 0).
 
+use tessel_tile::interp::rounding::Dir;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
@@ -35,12 +38,22 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "log10",
     "exp10",
     "cbrt",
+    "sinpi",
+    "cospi",
+    "rcbrt",
+    "logb",
+    "erfinv",
+    "erfc",
+    "normcdf",
+    "rsqrt_rn",
+    "rcp64h",
     "trunc",
     "rint",
     "nearbyint",
     "round",
     "atan2",
     "hypot",
+    "rhypot",
     "pow",
     "fmod",
     "add_rn",
@@ -65,6 +78,13 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "sqrt_rz",
     "sqrt_rd",
     "sqrt_ru",
+    "ldexp",
+    "scalbn",
+    "ilogb",
+    "fma_rn",
+    "fma_rz",
+    "fma_rd",
+    "fma_ru",
     "fast_expf",
     "fast_exp10f",
     "fast_log2f",
@@ -85,6 +105,27 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "double_as_longlong",
     "longlong_as_double",
     "double2float_rn",
+    "int2float_rz",
+    "int2float_rd",
+    "int2float_ru",
+    "uint2float_rz",
+    "uint2float_rd",
+    "uint2float_ru",
+    "ll2float_rz",
+    "ll2float_rd",
+    "ll2float_ru",
+    "ull2float_rz",
+    "ull2float_rd",
+    "ull2float_ru",
+    "ll2double_rz",
+    "ll2double_rd",
+    "ll2double_ru",
+    "ull2double_rz",
+    "ull2double_rd",
+    "ull2double_ru",
+    "double2float_rz",
+    "double2float_rd",
+    "double2float_ru",
     "int2float_rn",
     "uint2float_rn",
     "ll2float_rn",
@@ -125,6 +166,45 @@ fn rounded_binary(name: &str) -> Option<BinOp> {
         "div_rz" => BinOp::DivRz,
         "div_rd" => BinOp::DivRd,
         "div_ru" => BinOp::DivRu,
+        _ => return None,
+    })
+}
+
+/// The conversions to float with a rounding mode (`int2float_rz`, `ull2double_ru`, `double2float_rd`...; and
+/// `double2float_rn`, which flushes a subnormal f32 result as libdevice does): (source, target, direction).
+fn rounded_conversion(name: &str) -> Option<(ScalarType, ScalarType, Dir)> {
+    let (from, rest) = name.split_once('2')?;
+    let (to, mode) = rest.split_once('_')?;
+    let from = match from {
+        "int" => ScalarType::I32,
+        "uint" => ScalarType::U32,
+        "ll" => ScalarType::I64,
+        "ull" => ScalarType::U64,
+        "double" => ScalarType::F64,
+        _ => return None,
+    };
+    let to = match to {
+        "float" => ScalarType::F32,
+        "double" if from.is_int() && from.bits() == 64 => ScalarType::F64,
+        _ => return None,
+    };
+    let dir = match mode {
+        "rn" if from == ScalarType::F64 => Dir::Nearest,
+        "rz" => Dir::Zero,
+        "rd" => Dir::Down,
+        "ru" => Dir::Up,
+        _ => return None,
+    };
+    Some((from, to, dir))
+}
+
+/// `fma_rn` ... `fma_ru`: the fma with that rounding.
+fn rounded_fma(name: &str) -> Option<Dir> {
+    Some(match name {
+        "fma_rn" => Dir::Nearest,
+        "fma_rz" => Dir::Zero,
+        "fma_rd" => Dir::Down,
+        "fma_ru" => Dir::Up,
         _ => return None,
     })
 }
@@ -220,6 +300,15 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "log10" => UnOp::Log10,
         "exp10" => UnOp::Exp10,
         "cbrt" => UnOp::Cbrt,
+        "sinpi" => UnOp::Sinpi,
+        "cospi" => UnOp::Cospi,
+        "rcbrt" => UnOp::Rcbrt,
+        "logb" => UnOp::Logb,
+        "erfinv" => UnOp::Erfinv,
+        "erfc" => UnOp::Erfc,
+        "normcdf" => UnOp::Normcdf,
+        "rsqrt_rn" => UnOp::RsqrtRnFtz,
+        "rcp64h" => UnOp::Rcp64h,
         "trunc" => UnOp::Trunc,
         "rint" | "nearbyint" => UnOp::Rint,
         "round" => UnOp::Round,
@@ -251,6 +340,38 @@ impl<'a> Elab<'a> {
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
         }
+        if name == "ilogb" {
+            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            return Ok(Some(Value::Tensor(self.ilogb(x, span)?)));
+        }
+        if matches!(name, "ldexp" | "scalbn") {
+            let b = self.bind(fname, "arg0, arg1", args.clone())?;
+            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
+            let n = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
+            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
+            self.check_dtype(&n, &[ScalarType::I32], fname, b.req("arg1").span)?;
+            return Ok(Some(Value::Tensor(self.ldexp(x, n, span)?)));
+        }
+        if let Some((from, to, dir)) = rounded_conversion(name) {
+            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
+            let ty = x.ty.with_elem(Elem::Scalar(to));
+            return Ok(Some(Value::Tensor(self.emit1(Op::CastRound(dir), &[x], ty, span)?)));
+        }
+        if let Some(dir) = rounded_fma(name) {
+            let b = self.bind(fname, "arg0, arg1, arg2", args.clone())?;
+            let mut xs = Vec::new();
+            for p in ["arg0", "arg1", "arg2"] {
+                let x = self.tensor_arg(b.req(p), fname, p)?;
+                self.check_dtype(&x, F32_F64, fname, b.req(p).span)?;
+                xs.push(x);
+            }
+            let [x, y, z]: [Tv; 3] = xs.try_into().expect("three arguments");
+            let (x, y) = self.same_type_pair(x, y, fname, span)?;
+            let (x, z) = self.same_type_pair(x, z, fname, span)?;
+            let y = self.broadcast_to(y, x.shape(), span)?;
+            let ty = x.ty.clone();
+            return Ok(Some(Value::Tensor(self.emit1(Op::FmaRound(dir), &[x, y, z], ty, span)?)));
+        }
         if let Some(op) = rounded_rcp(name) {
             // rcp_X(x) = div_X(1, x).
             let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
@@ -261,7 +382,19 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(v)));
         }
         if let Some(op) = unary_op(name) {
-            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
+            // libdevice has `rsqrt_rn` for fp32 only, `rcp64h` for fp64 only.
+            let allowed = match op {
+                UnOp::RsqrtRnFtz => &[ScalarType::F32][..],
+                UnOp::Rcp64h => &[ScalarType::F64][..],
+                _ => F32_F64,
+            };
+            let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+            if matches!(op, UnOp::Rcbrt | UnOp::Erfinv | UnOp::Erfc | UnOp::Normcdf)
+                && x.scalar() == Some(ScalarType::F64)
+            {
+                // tile::libm has libdevice's f32 sequence only.
+                return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
+            }
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
@@ -282,7 +415,6 @@ impl<'a> Elab<'a> {
                 "int_as_float" => (ScalarType::I32, ScalarType::F32),
                 "double_as_longlong" => (ScalarType::F64, ScalarType::I64),
                 "longlong_as_double" => (ScalarType::I64, ScalarType::F64),
-                "double2float_rn" => (ScalarType::F64, ScalarType::F32),
                 "int2float_rn" => (ScalarType::I32, ScalarType::F32),
                 "uint2float_rn" => (ScalarType::U32, ScalarType::F32),
                 "ll2float_rn" => (ScalarType::I64, ScalarType::F32),
@@ -335,7 +467,7 @@ impl<'a> Elab<'a> {
                 let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
                 self.un(UnOp::Saturate, x, span)?
             }
-            "atan2" | "hypot" | "pow" | "fmod" | "copysign" => {
+            "atan2" | "hypot" | "rhypot" | "pow" | "fmod" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
                 let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
                 let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
@@ -345,6 +477,7 @@ impl<'a> Elab<'a> {
                 match name {
                     "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
                     "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
+                    "rhypot" => self.arith(BinOp::Rhypot, x, y, span)?,
                     "pow" => self.arith(BinOp::Pow, x, y, span)?,
                     "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
                     _ => self.copysign(x, y, span)?,
