@@ -493,6 +493,15 @@ fn libdevice_ilogb_gives_int32_exponents() {
     assert_eq!(run(F32, &xs), [0.0, -4.0, 10.0, imin, imin, imax, imin, 127.0]);
     let xs = [1.0, 0.1, -1024.0, 0.0, 5e-324, f64::NEG_INFINITY, f64::NAN, 1e-310];
     assert_eq!(run(F64, &xs), [0.0, -4.0, 10.0, imin, -1074.0, imax, imin, -1030.0]);
+    // A negative NaN (sign bit and payload 1) is a NaN too: the magnitude is taken on the bits, since the
+    // H100's abs.f64 returned this NaN with its sign and it read as a subnormal (-1011).
+    let neg_nan = f64::from_bits(0xfff0_0000_0000_0001);
+    assert_eq!(run(F64, &[neg_nan, -1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0])[0], imin);
+    let src = format!(
+        "{PRELUDE}from triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 8)\n    tl.store(Out + offs, libdevice.ilogb(tl.load(X + offs)))\n"
+    );
+    let ir = tessel_tile::print::print_func(&elab("test.py", &src, "k", vec![ptr(I32), ptr(F64)]));
+    assert!(!ir.contains(" abs "), "{ir}");
 }
 
 /// Runs `out = EXPR` of `x` (type `t`) into a buffer of type `u`.

@@ -287,7 +287,11 @@ fn sum(f: Format, dir: Dir, a: (bool, u128, i32), b: (bool, u128, i32)) -> f64 {
         // a − (mb + δ) = (ma − mb − 1) + (1 − δ): mb is far below ma, so this keeps 120+ bits.
         return round_exact(f, dir, a.0, ma - mb - 1, ea, true);
     }
-    if ma >= mb { round_exact(f, dir, a.0, ma - mb, ea, false) } else { round_exact(f, dir, b.0, mb - ma, ea, false) }
+    if ma == mb {
+        // An exact cancellation is +0, or −0 when rounding down (IEEE 754 §6.3).
+        return if dir == Dir::Down { -0.0 } else { 0.0 };
+    }
+    if ma > mb { round_exact(f, dir, a.0, ma - mb, ea, false) } else { round_exact(f, dir, b.0, mb - ma, ea, false) }
 }
 
 fn mul(f: Format, dir: Dir, x: f64, y: f64) -> f64 {
@@ -406,6 +410,21 @@ mod tests {
                 (fma(Dir::Nearest, F32, x, y, z), a.mul_add(b, c)),
             ] {
                 assert!(same(got, want as f64), "f32 {x:e} {y:e} {z:e}: {got:e} want {want:e}");
+            }
+        }
+    }
+
+    /// An exact cancellation is +0 in every direction but down, where it is −0 (Triton's fma_rn(1, −1, 1) is +0,
+    /// its fma_rd(−1, −1, −1) is −0, measured on an H100: conformance/RESULTS.md).
+    #[test]
+    fn exact_cancellations_are_signed_by_the_direction() {
+        for t in [F32, F64] {
+            for dir in [Dir::Nearest, Dir::Zero, Dir::Up, Dir::Down] {
+                let want = if dir == Dir::Down { (-0.0f64).to_bits() } else { 0 };
+                assert_eq!(fma(dir, t, 1.0, -1.0, 1.0).to_bits(), want, "{t:?} {dir:?} fma(1, -1, 1)");
+                assert_eq!(fma(dir, t, -1.0, -1.0, -1.0).to_bits(), want, "{t:?} {dir:?} fma(-1, -1, -1)");
+                assert_eq!(directed(Arith::Add, dir, t, 2.5, -2.5).to_bits(), want, "{t:?} {dir:?} 2.5 + -2.5");
+                assert_eq!(directed(Arith::Sub, dir, t, -0.75, -0.75).to_bits(), want, "{t:?} {dir:?} -0.75 - -0.75");
             }
         }
     }

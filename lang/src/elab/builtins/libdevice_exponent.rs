@@ -134,21 +134,23 @@ impl<'a> Elab<'a> {
     /// `__nv_ilogbf` / `__nv_ilogb` of `x` (fp32 or fp64), as int32.
     pub(super) fn ilogb(&mut self, x: Tv, span: Span) -> R<Tv> {
         let wide = x.scalar() == Some(ScalarType::F64);
-        let fty = x.ty.clone();
-        let mut a = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&x), fty.clone(), span)?;
-        if !wide {
-            // abs.ftz.
-            let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), fty.clone(), span)?;
-            let tiny = self.lt(a.clone(), min_normal, span)?;
-            let zero = self.constant(Const::Float(0.0), fty.clone(), span)?;
-            a = self.emit1(Op::Select, &[tiny, zero, a], fty.clone(), span)?;
-        }
+        // |x| on the bits: the float abs of a NaN may keep its sign (the H100's abs.f64 does), and a negative
+        // NaN's bits would then read as a tiny magnitude.
         let it = if wide { ScalarType::I64 } else { ScalarType::I32 };
-        let b = self.bitcast(a, Dtype::Scalar(it), span)?;
-        let ity = b.ty.clone();
+        let bits = self.bitcast(x, Dtype::Scalar(it), span)?;
+        let ity = bits.ty.clone();
         let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
+        let magnitude = int(self, if wide { i64::MAX } else { i32::MAX as i64 })?;
+        let mut b = self.arith(BinOp::And, bits, magnitude, span)?;
         let (mant, bias, sub_base, inf_bits) =
             if wide { (52, 1023, -1011, 0x7ff0_0000_0000_0000) } else { (23, 127, -118, 0x7f80_0000) };
+        if !wide {
+            // abs.ftz: a subnormal counts as 0.
+            let min_normal = int(self, 1 << mant)?;
+            let tiny = self.lt(b.clone(), min_normal, span)?;
+            let zero = int(self, 0)?;
+            b = self.emit1(Op::Select, &[tiny, zero, b], ity.clone(), span)?;
+        }
         // Normal: the exponent field less the bias.
         let sh = int(self, mant)?;
         let e = self.arith(BinOp::Shr, b.clone(), sh, span)?;
