@@ -16,12 +16,12 @@
 //! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
 //! counts an iteration's TMA bytes: armed (`mbarrier_expect`) with the copies when they are issued, waited for in
 //! phase parity `(k / B) mod 2` by iteration `k`, invalidated in the drain. When every load of the loop is a TMA
-//! load and the asynchronous dot is waited for before its accumulator's next read (attention), a second mbarrier
-//! per buffer tells the issuing thread that the buffer is free again instead of a CTA barrier before each
-//! refill: each warp arrives on it (`per_warp`) once the wait that retires the dot reading the buffer has run,
-//! and the refill of iteration `m` waits for phase parity `(m / B + 1) mod 2` (a fresh barrier passes). The
-//! warps, and the two warpgroups of a 128-row tile, then run apart by up to half an iteration where a barrier
-//! would hold them in step.
+//! load, a second mbarrier per buffer tells the issuing thread that the buffer is free again instead of a CTA
+//! barrier before each refill: each warp arrives on it (`per_warp`) once it is done with the buffer (after the
+//! wait that retires the asynchronous dot reading it, or at the end of the iteration when no dot outlives it),
+//! and the refill of iteration `m` waits for phase parity `(m / B + 1) mod 2` (a fresh barrier passes). The warps
+//! then run up to an iteration apart (two warpgroups overlap one's softmax with the other's wgmma) where a
+//! barrier would hold them in step.
 //!
 //! Stage 0 is pure apart from its loads, so running it for iterations that do not exist computes addresses
 //! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
@@ -129,9 +129,10 @@ impl Emit<'_> {
     }
 
     /// Every warp's release of ring buffer `idx` (`empties[idx]`, which counts `warps` arrivals), when `ok`.
-    fn release(&mut self, empties: ValueId, idx: ValueId, warps: u32, ok: ValueId) {
+    fn release(&mut self, empties: ValueId, idx: ValueId, warps: u32, ok: Option<ValueId>) {
         let bar = self.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-        self.op(Op::MBarrierArrive { count: warps, per_warp: true }, &[bar, ok], vec![]);
+        let ins: Vec<ValueId> = std::iter::once(bar).chain(ok).collect();
+        self.op(Op::MBarrierArrive { count: warps, per_warp: true }, &ins, vec![]);
     }
 
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
@@ -213,13 +214,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     } else {
         None
     };
-    // With TMA loads only and a dot waited for before its accumulator's next use (attention's two-dot loop),
-    // the buffers' releases: one arrival per warp. (Measured on the H100: attention 509 → 517 TFLOP/s; a
-    // matmul's single dot, retired right after the next one is issued, went from 0.198 to 0.231 ms with them,
-    // so it keeps the CTA barrier.)
+    // With TMA loads only, the buffers' releases: one arrival per warp.
     let warps = pre.f.config.num_warps;
-    let released = matches!(p.async_dot, Some(AsyncDot { wait: DotWait::BeforeUse(_), .. }));
-    let empties = if bars.is_some() && !cp_async && released {
+    let empties = if bars.is_some() && !cp_async {
         let empties = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
         pre.f.values[empties.index()].name = Some("tma_empty".into());
         for b in 0..p.buffers {
@@ -385,9 +382,16 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             }
             if a.wait == DotWait::AfterIssue {
                 e.op(Op::WarpGroupDotWait { pending: 1 }, &[], vec![]);
+                if let Some(empties) = empties {
+                    release_previous(&mut e, empties, counter, p.buffers, warps);
+                }
                 order.append(&mut e.out);
             }
         }
+    }
+    if let Some(empties) = empties.filter(|_| p.async_dot.is_none()) {
+        // Nothing outlives the iteration: its buffer is free at its end (and refilled next).
+        e.release(empties, ext, warps, None);
     }
     let iv_ahead = e.advance(iv, dist, step);
     let ok = e.less(iv_ahead, ub);
@@ -496,5 +500,5 @@ fn release_previous(e: &mut Emit, empties: ValueId, counter: ValueId, buffers: u
     let idx = e.ring_index(prev, buffers);
     let zero = e.int(0, &ty);
     let ok = e.less(zero, counter);
-    e.release(empties, idx, warps, ok);
+    e.release(empties, idx, warps, Some(ok));
 }
