@@ -119,7 +119,7 @@ fn arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         return Err(e.err(a.span, "`from_cta` (remote arrivals) needs a cluster launch, which tessel does not do yet"));
     }
     let count = count(e, b.req("count"), &b.fname, "count")?;
-    emit_predicated(e, &b, Op::MBarrierArrive { count, per_warp: false }, bar)
+    emit_predicated(e, &b, Op::MBarrierArrive { count }, bar)
 }
 
 fn emit_predicated<'a>(e: &mut Elab<'a>, b: &Bound<'a>, op: Op, bar: Tv) -> R<Value<'a>> {

@@ -15,13 +15,7 @@
 //!
 //! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
 //! counts an iteration's TMA bytes: armed (`mbarrier_expect`) with the copies when they are issued, waited for in
-//! phase parity `(k / B) mod 2` by iteration `k`, invalidated in the drain. When every load of the loop is a TMA
-//! load, a second mbarrier per buffer tells the issuing thread that the buffer is free again instead of a CTA
-//! barrier before each refill: each warp arrives on it (`per_warp`) once it is done with the buffer (after the
-//! wait that retires the asynchronous dot reading it, or at the end of the iteration when no dot outlives it),
-//! and the refill of iteration `m` waits for phase parity `(m / B + 1) mod 2` (a fresh barrier passes). The warps
-//! then run up to an iteration apart (two warpgroups overlap one's softmax with the other's wgmma) where a
-//! barrier would hold them in step.
+//! phase parity `(k / B) mod 2` by iteration `k`, invalidated in the drain.
 //!
 //! Stage 0 is pure apart from its loads, so running it for iterations that do not exist computes addresses
 //! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
@@ -111,28 +105,12 @@ impl Emit<'_> {
     }
 
     /// The TMA copy standing for a descriptor load with (remapped) `operands` (the descriptor, then the
-    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists), once `release`
-    /// (a barrier and phase parity) says the consumers freed the buffer.
-    fn tma_copy(
-        &mut self,
-        operands: &[ValueId],
-        view: ValueId,
-        bar: ValueId,
-        ok: ValueId,
-        release: Option<(ValueId, ValueId)>,
-    ) {
+    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists).
+    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId) {
         let mut ins = vec![operands[0], view, bar];
         ins.extend_from_slice(&operands[1..]);
         ins.push(ok);
-        ins.extend(release.into_iter().flat_map(|(e, p)| [e, p]));
         self.op(Op::TmaLoad, &ins, vec![]);
-    }
-
-    /// Every warp's release of ring buffer `idx` (`empties[idx]`, which counts `warps` arrivals), when `ok`.
-    fn release(&mut self, empties: ValueId, idx: ValueId, warps: u32, ok: Option<ValueId>) {
-        let bar = self.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-        let ins: Vec<ValueId> = std::iter::once(bar).chain(ok).collect();
-        self.op(Op::MBarrierArrive { count: warps, per_warp: true }, &ins, vec![]);
     }
 
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
@@ -214,20 +192,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     } else {
         None
     };
-    // With TMA loads only, the buffers' releases: one arrival per warp.
-    let warps = pre.f.config.num_warps;
-    let empties = if bars.is_some() && !cp_async {
-        let empties = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
-        pre.f.values[empties.index()].name = Some("tma_empty".into());
-        for b in 0..p.buffers {
-            let idx = pre.int(b as i64, &i32t);
-            let bar = pre.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-            pre.op(Op::MBarrierInit { count: warps }, &[bar], vec![]);
-        }
-        Some(empties)
-    } else {
-        None
-    };
 
     // Prologue: stage 0 of iterations 0..D.
     let yields = pre.f.op(*pre.f.region(body).ops.last().expect("yield")).operands.clone();
@@ -249,8 +213,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 let (ring, one) = rings[n].clone();
                 let view = pre.value(Op::MemDescIndex, &[ring, slot], one);
                 match bar.filter(|_| p.loads[n].tma) {
-                    // The first fills: every buffer is free.
-                    Some(bar) => pre.tma_copy(&operands, view, bar, ok, None),
+                    Some(bar) => pre.tma_copy(&operands, view, bar, ok),
                     None => tokens.push(pre.copy(&operands, view, ok)),
                 }
             } else {
@@ -361,9 +324,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             let ty = e.f.ty(acc).clone();
             let ready = e.value(Op::WarpGroupDotWait { pending: 0 }, &[acc], ty);
             again.insert(acc, ready);
-            if let Some(empties) = empties {
-                release_previous(&mut e, empties, counter, p.buffers, warps);
-            }
             order.append(&mut e.out);
         }
         let mut nested = Vec::new();
@@ -382,16 +342,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             }
             if a.wait == DotWait::AfterIssue {
                 e.op(Op::WarpGroupDotWait { pending: 1 }, &[], vec![]);
-                if let Some(empties) = empties {
-                    release_previous(&mut e, empties, counter, p.buffers, warps);
-                }
                 order.append(&mut e.out);
             }
         }
-    }
-    if let Some(empties) = empties.filter(|_| p.async_dot.is_none()) {
-        // Nothing outlives the iteration: its buffer is free at its end (and refilled next).
-        e.release(empties, ext, warps, None);
     }
     let iv_ahead = e.advance(iv, dist, step);
     let ok = e.less(iv_ahead, ub);
@@ -399,17 +352,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let ahead = e.binary(BinOp::Add, counter, dist_c);
     let ins = e.ring_index(ahead, p.buffers);
     let bar = bars.map(|bars| e.arm(bars, ins, tma_bytes, ok));
-    // Iteration m = k + D refills buffer m mod B once the consumers of iteration m - B released it: phase
-    // m / B - 1 of its barrier, parity (m / B + 1) mod 2 (for m < B a fresh barrier's, which passes).
-    let release = empties.map(|empties| {
-        let empty = e.value(Op::MemDescIndex, &[empties, ins], tessel_tile::tma::barrier_type());
-        let b = e.int(p.buffers as i64, &i32t);
-        let round = e.binary(BinOp::Div, ahead, b);
-        let one = e.int(1, &i32t);
-        let next = e.binary(BinOp::Add, round, one);
-        let parity = e.binary(BinOp::And, next, one);
-        (empty, parity)
-    });
     order.append(&mut e.out);
     let mut tokens = Vec::new();
     for &x in &p.stage0 {
@@ -423,7 +365,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();
             match bar.filter(|_| p.loads[n].tma) {
-                Some(bar) => e.tma_copy(&operands, view, bar, ok, release),
+                Some(bar) => e.tma_copy(&operands, view, bar, ok),
                 None => tokens.push(e.copy(&operands, view, ok)),
             }
             e.f.op_mut(x).parent = None;
@@ -471,14 +413,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         }
         e.op(Op::LocalDealloc, &[bars], vec![]);
     }
-    if let Some(empties) = empties {
-        for b in 0..p.buffers {
-            let idx = e.int(b as i64, &i32t);
-            let bar = e.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
-        }
-        e.op(Op::LocalDealloc, &[empties], vec![]);
-    }
     let drain = std::mem::take(&mut e.out);
     let f = e.f;
     let ops = &mut f.region_mut(parent).ops;
@@ -489,16 +423,4 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         f.op_mut(x).parent = Some(parent);
     }
     Ok(())
-}
-
-/// Every warp's release of the buffer iteration `k - 1` read (`k` the ring counter), once the wait that
-/// retires its asynchronous dot has run; the first iteration has no previous one.
-fn release_previous(e: &mut Emit, empties: ValueId, counter: ValueId, buffers: u32, warps: u32) {
-    let ty = e.f.ty(counter).clone();
-    let back = e.int(buffers as i64 - 1, &ty);
-    let prev = e.binary(BinOp::Add, counter, back);
-    let idx = e.ring_index(prev, buffers);
-    let zero = e.int(0, &ty);
-    let ok = e.less(zero, counter);
-    e.release(empties, idx, warps, Some(ok));
 }

@@ -431,13 +431,9 @@ pub enum Op {
     MBarrierExpect {
         bytes: u32,
     },
-    /// `mbarrier_arrive bar [, pred] {count}`: `count` arrivals, made by one thread of the program once every
-    /// thread's earlier shared-memory accesses are done. With `per_warp`, each of the program's W warps makes
-    /// `count / W` of them once its own accesses are done, without waiting for the other warps: how a consumer
-    /// releases a ring buffer that the warps read independently (asynchronous wgmma operands).
+    /// `mbarrier_arrive bar [, pred] {count}`: `count` arrivals, made by one thread of the program.
     MBarrierArrive {
         count: u32,
-        per_warp: bool,
     },
     /// `mbarrier_wait bar, phase`: waits until the phase of parity `phase` (0 or 1) has completed.
     MBarrierWait,
@@ -688,13 +684,7 @@ impl Op {
                     a.push(("writes", Attr::Bool(true)));
                 }
             }
-            Op::MBarrierInit { count } => a.push(("count", Attr::Int(*count as i64))),
-            Op::MBarrierArrive { count, per_warp } => {
-                a.push(("count", Attr::Int(*count as i64)));
-                if *per_warp {
-                    a.push(("per_warp", Attr::Bool(true)));
-                }
-            }
+            Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
             Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
             Op::Scan { axis, reverse } => {

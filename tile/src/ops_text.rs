@@ -75,9 +75,7 @@ impl Op {
             "fence_async_shared" => Op::FenceAsyncShared,
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
-            "mbarrier_arrive" => {
-                Op::MBarrierArrive { count: bag.int("count")? as u32, per_warp: bag.flag("per_warp")? }
-            }
+            "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
             "mbarrier_wait" => Op::MBarrierWait,
             "mbarrier_invalidate" => Op::MBarrierInvalidate,
             "tma_load" => Op::TmaLoad,

@@ -197,18 +197,6 @@ pub fn desc_block(ty: &Type) -> Option<(ScalarType, &[u32])> {
     }
 }
 
-/// The release barrier of `tma_load` op `o`, when it has one: `(empty, parity)`, the mbarrier whose phase of
-/// parity `parity` must have completed (the consumers released the buffer) before the issuing thread copies.
-pub fn load_release(f: &Func, o: crate::ir::OpId) -> Option<(ValueId, ValueId)> {
-    let d = f.op(o);
-    if !matches!(d.op, Op::TmaLoad) {
-        return None;
-    }
-    let (_, block) = desc_block(f.ty(d.operands[0]))?;
-    let n = 3 + block.len();
-    (d.operands.len() == n + 3).then(|| (d.operands[n + 1], d.operands[n + 2]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

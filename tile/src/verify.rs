@@ -507,7 +507,7 @@ impl Verifier<'_> {
                     Some((shape, ScalarType::I64, _)) if shape == [1] => {}
                     _ => return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
                 }
-                if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0, .. } = data.op {
+                if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = data.op {
                     return Err("the arrival count must be at least 1".into());
                 }
                 match ins.get(1) {

@@ -91,19 +91,7 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             let r = block_shape.len();
             let load = matches!(op, Op::TmaLoad);
             let fixed = if load { 3 } else { 2 };
-            // A load may end with its predicate, then a release barrier and its phase parity.
-            let released = load && ins.len() == fixed + r + 3;
-            if !released {
-                counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
-            } else {
-                counts(ins, outs, fixed + r + 3..=fixed + r + 3, 0)?;
-                if !matches!(ins[fixed + r + 1].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
-                    return Err(format!("the release barrier must be a memdesc<1xi64>, got {}", ins[fixed + r + 1]));
-                }
-                if *ins[fixed + r + 2] != Type::scalar(ScalarType::I32) {
-                    return Err(format!("the release phase must be an i32, got {}", ins[fixed + r + 2]));
-                }
-            }
+            counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
             match ins[1].memdesc() {
                 Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
                 _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),

@@ -185,35 +185,7 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 l.b.emit(instr("fence.mbarrier_init.release.cluster").guard(p));
             }
         }
-        Op::MBarrierArrive { count, per_warp: true } => {
-            // Each warp arrives for itself once its lanes' accesses are ordered (bar.warp.sync), with no barrier
-            // across warps: a warp that is done with a buffer releases its share without waiting for the rest.
-            let w = l.num_warps;
-            if !sm90 {
-                return Err(need_sm90("a per-warp arrival"));
-            }
-            if *count % w != 0 {
-                return Err(CompileError::new(format!(
-                    "a per-warp mbarrier_arrive of {count} arrivals over {w} warps: the count must be a multiple of the \
-                     warps"
-                )));
-            }
-            l.b.effect("bar.warp.sync", -1i32);
-            let (lane, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-            l.b.op("and.b32", lane, (l.tid, 31));
-            l.b.op("setp.eq.u32", p, (lane, 0));
-            if let Some(&x) = data.operands.get(1) {
-                let q = l.get(x)?[0];
-                l.b.op("and.pred", p, (p, q));
-            }
-            l.b.emit(
-                instr("mbarrier.arrive.release.cta.shared::cta.b64")
-                    .guard(p)
-                    .dst(Operand::Sink)
-                    .srcs((mem(bar), *count / w)),
-            );
-        }
-        Op::MBarrierArrive { count, per_warp: false } => {
+        Op::MBarrierArrive { count } => {
             // One thread arrives for the whole partition (as in Triton, where the arrive has block-level
             // semantics): every thread's shared-memory reads and writes, and every warpgroup's wait for its
             // wgmmas, must be complete before the waiter may reuse the buffers, so the partition syncs first.

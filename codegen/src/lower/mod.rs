@@ -251,14 +251,10 @@ impl<'f> Lower<'f> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
         let leader_writes = matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate);
-        // A TMA load that waits for its buffer's release on an mbarrier is ordered after the buffer's readers
-        // by that barrier: its write needs no CTA barrier.
-        let released = tessel_tile::tma::load_release(self.f, o).is_some();
         let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
             .filter(|&(v, _)| !(skip_views && is_view(v)))
-            .filter(|&(_, write)| !(released && write))
             .filter_map(|(v, write)| {
                 let b = self.alloc.buffer(v)?;
                 let kind = if write && async_writes {

@@ -12,7 +12,7 @@ use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
-use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem, sym};
+use crate::ptx::{Operand, Reg, RegClass, instr, mem, sym};
 use crate::{CompileError, TensorMapArg};
 
 /// The TMA block of descriptor `desc`, checked against the layout of the buffer `buf` it is copied to or from.
@@ -133,17 +133,6 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let bar_addr = l.get(bar)?[0];
     let dsts = box_addresses(l, buf, &b)?;
     let p = issuing_thread(l, data.operands.get(3 + rank).copied())?;
-    if let Some((empty, parity)) = tma::load_release(l.f, l.cur_op) {
-        // The issuing thread alone waits until the consumers released the buffer; the others go on.
-        let (empty, parity) = (l.get(empty)?[0], l.get(parity)?[0]);
-        let (again, done) = (l.b.new_label("release_wait"), l.b.new_label("released"));
-        let q = l.b.reg(RegClass::Pred);
-        l.b.emit(Instr::bra(&done).unless(p));
-        l.b.label(&again);
-        l.b.op("mbarrier.try_wait.parity.shared::cta.b64", q, (mem(empty), parity));
-        l.b.emit(Instr::bra(&again).unless(q));
-        l.b.label(&done);
-    }
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
     for (origin, dst) in b.boxes.iter().zip(dsts) {
         let c = box_coords(l, coords, origin)?;

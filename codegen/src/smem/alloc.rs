@@ -210,11 +210,7 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
             d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
         }
         Op::AsyncCopy => vec![(d.operands[1], true)],
-        Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
-            let mut v = vec![(d.operands[1], true), (d.operands[2], false)];
-            v.extend(tessel_tile::tma::load_release(f, o).map(|(empty, _)| (empty, false)));
-            v
-        }
+        Op::TmaLoad | Op::TmaLoadIm2col { .. } => vec![(d.operands[1], true), (d.operands[2], false)],
         Op::TmaStore => vec![(d.operands[1], false)],
         // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
         // operations on the barrier, ordered after it like reads.

@@ -272,18 +272,9 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
-        if self.task.is_some() {
+        if self.task.is_some() && matches!(data.op, Op::MBarrierWait) {
             // Another partition may complete the phase: let it run until it does, or report a deadlock.
-            let awaited = match data.op {
-                Op::MBarrierWait => Some((ins[0], ins[1])),
-                _ => crate::tma::load_release(f, o).filter(|_| {
-                    let rank = crate::tma::desc_block(f.ty(ins[0])).map_or(0, |(_, b)| b.len());
-                    self.tensor(ins[3 + rank]).data[0].is_true()
-                }),
-            };
-            if let Some((bar, parity)) = awaited {
-                self.wait_for_phase(o, bar, parity)?;
-            }
+            self.wait_for_phase(o)?;
         }
         self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
         match &data.op {

@@ -157,11 +157,10 @@ impl<'a> Program<'a> {
         }
     }
 
-    /// Blocks at op `o` (an `mbarrier_wait`, or a `tma_load` waiting for its buffer's release) until the phase of
-    /// parity `parity` of `bar` completes, letting the other partitions run meanwhile.
-    pub(super) fn wait_for_phase(&mut self, o: OpId, bar: ValueId, parity: ValueId) -> R<()> {
+    /// Blocks at `mbarrier_wait` `o` until its phase completes, letting the other partitions run meanwhile.
+    pub(super) fn wait_for_phase(&mut self, o: OpId) -> R<()> {
         let f = self.f;
-        let ins = [bar, parity];
+        let ins = &f.op(o).operands;
         let baton = self.task().baton.clone();
         let p = self.task().index;
         loop {

@@ -471,7 +471,7 @@ impl Program<'_> {
                             self.land_tma(key);
                         }
                     }
-                    Op::MBarrierArrive { count, .. } if pred && bar.arrive(*count)? => self.land_tma(key),
+                    Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
                     Op::MBarrierWait => {
                         let p = phase;
                         if !(0..=1).contains(&p) {
@@ -582,18 +582,6 @@ impl Program<'_> {
                     && !self.tensor(p).data[0].is_true()
                 {
                     return Ok(());
-                }
-                if let Some((empty, parity)) = crate::tma::load_release(self.f, o) {
-                    // The consumers must have released the buffer (in a partition, `op` let the others run
-                    // until they did, or reported the deadlock).
-                    let parity = self.tensor(parity).data[0].as_i64();
-                    if let Some(lacks) = self.phase_pending(empty, parity)? {
-                        return Err(format!(
-                            "tma_load into {} before its buffer is released: phase parity {parity} of mbarrier {empty} \
-                             has not completed ({lacks}), and nothing left in the program can complete it",
-                            ins[1]
-                        ));
-                    }
                 }
                 let scalars =
                     |r: &[ValueId]| -> Vec<i64> { r.iter().map(|&c| self.tensor(c).data[0].as_i64()).collect() };
