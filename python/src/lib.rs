@@ -138,6 +138,13 @@ fn gpu(device: usize) -> Result<&'static GpuState, String> {
     .map_err(Clone::clone)
 }
 
+/// The names `triton.language` has inside kernels (`tl.load`, `tl.make_tensor_descriptor`...): host code may
+/// ask whether one exists (`hasattr(tl, "make_tensor_descriptor")`, as the tutorials do), not call it.
+#[pyfunction]
+fn kernel_language_names() -> Vec<&'static str> {
+    tessel::lang::elab::builtins::TL_NAMES.to_vec()
+}
+
 /// Whether a GPU can be used, and the target tessel compiles for it (`sm_90a`, ...), or why not.
 #[pyfunction]
 #[pyo3(signature = (device=0))]
@@ -393,6 +400,7 @@ fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_target, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_language_names, m)?)?;
     m.add_class::<Compiled>()?;
     m.add("CompilationError", m.py().get_type::<CompilationError>())?;
     m.add("InterpreterError", m.py().get_type::<InterpreterError>())?;

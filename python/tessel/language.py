@@ -146,7 +146,31 @@ def _host_only(module: str, name: str):
     )
 
 
+def _kernel_only(module: str, name: str):
+    """What `module.name` is on the host for a builtin of the kernel language: it exists (host code may test for
+    it, as the tutorials test for `tl.make_tensor_descriptor`), and calling it raises."""
+
+    def builtin(*args, **kwargs):
+        _host_only(module, name)
+
+    builtin.__name__ = builtin.__qualname__ = name
+    return builtin
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _kernel_names():
+        return _kernel_only("triton.language", name)
     _host_only("triton.language", name)
+
+
+def _kernel_names() -> frozenset:
+    global _KERNEL_NAMES
+    if _KERNEL_NAMES is None:
+        from . import _tessel
+        _KERNEL_NAMES = frozenset(_tessel.kernel_language_names())
+    return _KERNEL_NAMES
+
+
+_KERNEL_NAMES = None

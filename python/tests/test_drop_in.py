@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent('''
     import sys
     import numpy as np
@@ -119,3 +121,13 @@ def test_host_code_cannot_call_kernel_builtins(tmp_path):
     r = run_tessel(script)
     assert r.returncode != 0
     assert "part of the kernel language" in r.stderr
+
+
+def test_host_code_can_ask_whether_a_kernel_builtin_exists():
+    # Tutorial 09 enables its in-kernel descriptor kernel with `hasattr(tl, "make_tensor_descriptor")`.
+    import tessel.language as tl
+
+    assert hasattr(tl, "make_tensor_descriptor") and hasattr(tl, "load")
+    assert not hasattr(tl, "no_such_builtin")
+    with pytest.raises(AttributeError, match="part of the kernel language"):
+        tl.make_tensor_descriptor(None, [1], [1], [1])
