@@ -1,8 +1,243 @@
-//! The text form's op constructor: [`Op::from_parts`] rebuilds an op from the name and attributes the printer
-//! wrote ([`Op::name`], [`Op::attrs`]), reporting missing, mistyped and unexpected attributes.
+//! The text form of ops, both ways: [`Op::name`] and [`Op::attrs`] give an op's name and attributes as the
+//! printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting missing, mistyped and unexpected
+//! attributes.
 
 use crate::interp::rounding::Dir;
 use crate::ops::*;
+
+type Attrs = Vec<(&'static str, Attr)>;
+
+fn word(s: &str) -> Attr {
+    Attr::Word(s.to_string())
+}
+
+impl Op {
+    /// The textual name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Constant(_) => "constant",
+            Op::ProgramId(_) => "program_id",
+            Op::NumPrograms(_) => "num_programs",
+            Op::Arange { .. } => "arange",
+            Op::Binary { op, .. } => op.word(),
+            Op::Unary(op) => op.word(),
+            Op::Cmp(_) => "cmp",
+            Op::Select => "select",
+            Op::Fma => "fma",
+            Op::FmaRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "fma_rn",
+                crate::interp::rounding::Dir::Zero => "fma_rz",
+                crate::interp::rounding::Dir::Down => "fma_rd",
+                crate::interp::rounding::Dir::Up => "fma_ru",
+            },
+            Op::CastRound(d) => match d {
+                crate::interp::rounding::Dir::Nearest => "cast_rn",
+                crate::interp::rounding::Dir::Zero => "cast_rz",
+                crate::interp::rounding::Dir::Down => "cast_rd",
+                crate::interp::rounding::Dir::Up => "cast_ru",
+            },
+            Op::Clamp { .. } => "clamp",
+            Op::Cast => "cast",
+            Op::Bitcast => "bitcast",
+            Op::AddPtr => "addptr",
+            Op::Splat => "splat",
+            Op::Broadcast => "broadcast",
+            Op::ExpandDims { .. } => "expand_dims",
+            Op::Reshape { .. } => "reshape",
+            Op::Permute { .. } => "permute",
+            Op::Join => "join",
+            Op::Split => "split",
+            Op::Cat => "cat",
+            Op::Load { .. } => "load",
+            Op::Store { .. } => "store",
+            Op::Atomic { .. } => "atomic",
+            Op::AtomicCas { .. } => "atomic_cas",
+            Op::Dot { .. } => "dot",
+            Op::Reduce { .. } => "reduce",
+            Op::Scan { .. } => "scan",
+            Op::For(_) => "for",
+            Op::If => "if",
+            Op::While => "while",
+            Op::Yield => "yield",
+            Op::Condition => "condition",
+            Op::Return => "return",
+            Op::Assume => "assume",
+            Op::MultipleOf(_) => "multiple_of",
+            Op::MaxContiguous(_) => "max_contiguous",
+            Op::MaxConstancy(_) => "max_constancy",
+            Op::Print { .. } => "print",
+            Op::Assert { .. } => "assert",
+            Op::DebugBarrier => "debug_barrier",
+            Op::MakeTensorDesc { .. } => "make_tensor_desc",
+            Op::MakeTensorDescIm2col { .. } => "make_tensor_desc_im2col",
+            Op::DescLoad => "desc_load",
+            Op::DescStore => "desc_store",
+            Op::ConvertLayout => "convert_layout",
+            Op::LocalAlloc => "local_alloc",
+            Op::LocalLoad => "local_load",
+            Op::LocalStore => "local_store",
+            Op::LocalDealloc => "local_dealloc",
+            Op::WarpGroupDot { .. } => "warpgroup_dot",
+            Op::WarpGroupDotWait { .. } => "warpgroup_dot_wait",
+            Op::MemDescIndex => "memdesc_index",
+            Op::AsyncCopy => "async_copy",
+            Op::AsyncCommitGroup => "async_commit_group",
+            Op::AsyncWait { .. } => "async_wait",
+            Op::FenceAsyncShared => "fence_async_shared",
+            Op::MBarrierInit { .. } => "mbarrier_init",
+            Op::MBarrierExpect { .. } => "mbarrier_expect",
+            Op::MBarrierArrive { .. } => "mbarrier_arrive",
+            Op::MBarrierWait => "mbarrier_wait",
+            Op::MBarrierInvalidate => "mbarrier_invalidate",
+            Op::TmaLoad => "tma_load",
+            Op::TmaLoadIm2col { .. } => "tma_load_im2col",
+            Op::TmaStore => "tma_store",
+            Op::TmaStoreWait { .. } => "tma_store_wait",
+            Op::Gather { .. } => "gather",
+            Op::Histogram { .. } => "histogram",
+            Op::InlineAsm { .. } => "inline_asm",
+            Op::GlobalTimer => "globaltimer",
+            Op::SmId => "smid",
+            Op::GdcWait => "gdc_wait",
+            Op::GdcLaunchDependents => "gdc_launch_dependents",
+            Op::WarpSpecialize(_) => "warp_specialize",
+            Op::MemDescPermute { .. } => "memdesc_permute",
+            Op::MemDescReshape => "memdesc_reshape",
+            Op::MemDescSlice { .. } => "memdesc_slice",
+            Op::MemDescReinterpret => "memdesc_reinterpret",
+        }
+    }
+
+    /// The attributes, in printing order; defaults are omitted.
+    pub fn attrs(&self) -> Attrs {
+        let mut a: Attrs = Vec::new();
+        let opt_str = |a: &mut Attrs, k: &'static str, v: &str| {
+            if !v.is_empty() {
+                a.push((k, word(v)));
+            }
+        };
+        match self {
+            Op::Constant(Const::Int(v)) => a.push(("value", Attr::Int(*v))),
+            Op::Constant(Const::Float(v)) => a.push(("value", Attr::Float(*v))),
+            Op::ProgramId(axis) | Op::NumPrograms(axis) => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Arange { start, end } => {
+                a.push(("start", Attr::Int(*start as i64)));
+                a.push(("end", Attr::Int(*end as i64)));
+            }
+            Op::Binary { propagate_nan: true, .. } | Op::Clamp { propagate_nan: true } => {
+                a.push(("propagate_nan", Attr::Bool(true)))
+            }
+            Op::Cmp(p) => a.push(("pred", word(p.word()))),
+            Op::ExpandDims { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Reshape { can_reorder: true } => a.push(("can_reorder", Attr::Bool(true))),
+            Op::Permute { order } => a.push(("order", Attr::Ints(order.iter().map(|&x| x as i64).collect()))),
+            Op::Load { cache, evict, volatile } => {
+                opt_str(&mut a, "cache", cache);
+                opt_str(&mut a, "evict", evict);
+                if *volatile {
+                    a.push(("volatile", Attr::Bool(true)));
+                }
+            }
+            Op::Store { cache, evict } => {
+                opt_str(&mut a, "cache", cache);
+                opt_str(&mut a, "evict", evict);
+            }
+            Op::Atomic { op, sem, scope } => {
+                a.push(("op", word(op.word())));
+                opt_str(&mut a, "sem", sem);
+                opt_str(&mut a, "scope", scope);
+            }
+            Op::AtomicCas { sem, scope } => {
+                opt_str(&mut a, "sem", sem);
+                opt_str(&mut a, "scope", scope);
+            }
+            Op::Dot { precision, max_num_imprecise_acc }
+            | Op::WarpGroupDot { precision, max_num_imprecise_acc, .. } => {
+                a.push(("precision", word(precision.word())));
+                if *max_num_imprecise_acc != 0 {
+                    a.push(("max_num_imprecise_acc", Attr::Int(*max_num_imprecise_acc as i64)));
+                }
+                if let Op::WarpGroupDot { is_async: true, .. } = self {
+                    a.push(("is_async", Attr::Bool(true)));
+                }
+            }
+            Op::WarpGroupDotWait { pending } | Op::AsyncWait { pending } => {
+                a.push(("pending", Attr::Int(*pending as i64)))
+            }
+            Op::TmaStoreWait { pending, writes } => {
+                a.push(("pending", Attr::Int(*pending as i64)));
+                if *writes {
+                    a.push(("writes", Attr::Bool(true)));
+                }
+            }
+            Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
+            Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
+            Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Scan { axis, reverse } => {
+                a.push(("axis", Attr::Int(*axis as i64)));
+                if *reverse {
+                    a.push(("reverse", Attr::Bool(true)));
+                }
+            }
+            Op::For(l) => {
+                if let Some(n) = l.num_stages {
+                    a.push(("num_stages", Attr::Int(n as i64)));
+                }
+                if let Some(n) = l.loop_unroll_factor {
+                    a.push(("loop_unroll_factor", Attr::Int(n as i64)));
+                }
+                for (k, v) in [
+                    ("warp_specialize", l.warp_specialize),
+                    ("flatten", l.flatten),
+                    ("disallow_acc_multi_buffer", l.disallow_acc_multi_buffer),
+                ] {
+                    if v {
+                        a.push((k, Attr::Bool(true)));
+                    }
+                }
+            }
+            Op::MultipleOf(v) | Op::MaxContiguous(v) | Op::MaxConstancy(v) => a.push(("values", Attr::Ints(v.clone()))),
+            Op::Print { prefix, hex } => {
+                a.push(("prefix", Attr::Str(prefix.clone())));
+                if *hex {
+                    a.push(("hex", Attr::Bool(true)));
+                }
+            }
+            Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
+            Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
+            Op::MakeTensorDesc { rank, padding } | Op::MakeTensorDescIm2col { rank, padding } => {
+                a.push(("rank", Attr::Int(*rank as i64)));
+                opt_str(&mut a, "padding", padding);
+            }
+            Op::Gather { axis } => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::Histogram { num_bins } => a.push(("num_bins", Attr::Int(*num_bins as i64))),
+            Op::InlineAsm { asm, constraints, pure, pack } => {
+                a.push(("asm", Attr::Str(asm.clone())));
+                a.push(("constraints", Attr::Str(constraints.clone())));
+                a.push(("pure", Attr::Bool(*pure)));
+                a.push(("pack", Attr::Int(*pack as i64)));
+            }
+            Op::MemDescPermute { order } => a.push(("order", Attr::Ints(order.iter().map(|&x| x as i64).collect()))),
+            Op::MemDescSlice { dim, start } => {
+                a.push(("dim", Attr::Int(*dim as i64)));
+                a.push(("start", Attr::Int(*start as i64)));
+            }
+            Op::WarpSpecialize(w) => {
+                let ints = |v: &[u32]| Attr::Ints(v.iter().map(|&x| x as i64).collect());
+                a.push(("worker_num_warps", ints(&w.worker_num_warps)));
+                for (k, v) in
+                    [("worker_num_regs", &w.worker_num_regs), ("warp_starts", &w.warp_starts), ("regs", &w.regs)]
+                {
+                    if !v.is_empty() {
+                        a.push((k, ints(v)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        a
+    }
+}
 
 impl Op {
     /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
