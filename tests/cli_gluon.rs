@@ -337,3 +337,64 @@ fn the_persistent_warp_specialized_gemm_matches_a_float64_product() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One A buffer reloaded by TMA every iteration while the previous iteration's asynchronous wgmma may still
+/// read it (waited for only after the loads): a race across the back edge, refused by the code generator as the
+/// interpreter refuses it at run time. Waiting before the loads compiles.
+const RELOAD_UNDER_WGMMA: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait
+
+@gluon.jit
+def k(a_desc, b_desc, K, WAIT_FIRST: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [4, 1], [16, 64, 16])
+    a_buf = gl.allocate_shared_memory(gl.float16, [64, 32], a_desc.layout)
+    b_buf = gl.allocate_shared_memory(gl.float16, [32, 64], b_desc.layout)
+    bar = mbarrier.allocate_mbarrier()
+    mbarrier.init(bar, count=1)
+    acc = gl.zeros([64, 64], gl.float32, layout=ACC)
+    phase = 0
+    for kk in range(0, K, 32):
+        if WAIT_FIRST:
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+        mbarrier.expect(bar, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
+        tma.async_copy_global_to_shared(a_desc, [0, kk], bar, a_buf)
+        tma.async_copy_global_to_shared(b_desc, [kk, 0], bar, b_buf)
+        mbarrier.wait(bar, phase)
+        phase ^= 1
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+        acc = warpgroup_mma(a_buf, b_buf, acc, is_async=True)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])
+"#;
+
+#[test]
+fn reloading_a_buffer_an_in_flight_wgmma_reads_is_refused_across_the_back_edge() {
+    let dir = scratch("reload-under-wgmma", &[("k.py", RELOAD_UNDER_WGMMA)]);
+    let target = format!("{}::k", dir.join("k.py").display());
+    let compile = |wait_first: &str| {
+        tessel(&[
+            "compile",
+            &target,
+            "--signature",
+            "tensordesc<fp16[64, 32]>,tensordesc<fp16[32, 64]>,i32",
+            "--const",
+            &format!("WAIT_FIRST={wait_first}"),
+            "--emit",
+            "ptx",
+        ])
+    };
+    let (code, _, err) = compile("False");
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(
+            "across the loop's back edge, the next iteration writes shared memory that the asynchronous \
+             warpgroup_dot producing"
+        ),
+        "{err}"
+    );
+    let (code, ptx, err) = compile("True");
+    assert_eq!(code, 0, "{err}");
+    assert!(ptx.contains("wgmma.mma_async"), "{ptx}");
+    std::fs::remove_dir_all(&dir).ok();
+}

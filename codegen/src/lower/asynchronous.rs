@@ -45,13 +45,59 @@ impl InFlight {
                     "reads shared memory that an async_copy may still be writing: an async_wait must retire it first",
                 ));
             }
-            if s.2 == Write
+            if matches!(s.2, Write | AsyncWrite)
                 && let Some((d, _)) = self.dots.iter().find(|(_, r)| r.iter().any(|x| overlaps(x, s)))
             {
                 return Err(CompileError::new(format!(
                     "writes shared memory that the asynchronous warpgroup_dot producing {d} may still read: a \
                      warpgroup_dot_wait must retire it first"
                 )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The work in flight at a loop's back edge against the next iteration: its ops from the top are checked
+    /// with [`InFlight::check`] (issues and waits applied as they come) until nothing from before is left or a
+    /// nested region starts. A pipelined ring's buffers are views and not tracked; a single buffer reused while
+    /// an asynchronous wgmma from the previous iteration may still read it is refused here, as in one iteration.
+    pub(crate) fn check_back_edge(&self, l: &Lower, body: tessel_tile::ir::RegionId) -> Result<(), CompileError> {
+        use tessel_tile::ops::Op;
+        let mut state = self.clone();
+        let carried = |s: &InFlight, before: &InFlight| {
+            before.dots.iter().any(|(d, _)| s.dots.iter().any(|(e, _)| e == d))
+                || before.groups.iter().any(|g| !g.is_empty() && s.groups.contains(g))
+                || (!before.uncommitted.is_empty() && s.uncommitted.starts_with(&before.uncommitted))
+        };
+        for &o in &l.f.region(body).ops {
+            if !carried(&state, self) {
+                break;
+            }
+            let d = l.f.op(o);
+            if !d.regions.is_empty() || matches!(d.op, Op::Yield) {
+                break;
+            }
+            state.check(&l.tracked_spans(o)).map_err(|e| {
+                CompileError::new(format!("across the loop's back edge, the next iteration {}", e.message))
+            })?;
+            match d.op {
+                Op::WarpGroupDot { is_async: true, .. } => state.dot_issued(d.results[0], l.tracked_spans(o)),
+                Op::WarpGroupDotWait { pending } => {
+                    while state.dots.len() > pending as usize {
+                        state.dots.pop_front();
+                    }
+                }
+                Op::AsyncCopy => state.uncommitted.extend(l.tracked_spans(o)),
+                Op::AsyncCommitGroup => {
+                    let g = std::mem::take(&mut state.uncommitted);
+                    state.groups.push_back(g);
+                }
+                Op::AsyncWait { pending } => {
+                    while state.groups.len() > pending as usize {
+                        state.groups.pop_front();
+                    }
+                }
+                _ => {}
             }
         }
         Ok(())

@@ -92,6 +92,7 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         }
     }
     let ys = l.region(body)?;
+    l.in_flight.check_back_edge(l, body)?;
     let yregs = l.all_regs(&ys)?;
     l.parallel_copy(&carried, &yregs);
     l.b.op(format!("add.{t}"), iv, (iv, step));
