@@ -23,6 +23,7 @@ Without Triton or a GPU (--no-triton --no-gpu) it still runs the interpreter, wh
 
 import argparse
 import datetime
+import hashlib
 import os
 import shutil
 import subprocess
@@ -201,7 +202,7 @@ def main():
     tessel = os.path.abspath(a.tessel)
     if not os.access(tessel, os.X_OK):
         sys.exit(f"no tessel binary at {tessel} (build it with: cargo build --release)")
-    env = environment(a.no_triton)
+    env = environment(a.no_triton, a.tessel)
     backends = [b for b, skip in (("gpu", a.no_gpu), ("interp", a.no_interp)) if not skip]
     root = a.keep or tempfile.mkdtemp(prefix="tessel-conformance-")
     os.makedirs(root, exist_ok=True)
@@ -282,11 +283,18 @@ def row(case, backend, where, note, ref, ref_err, got, inputs, n):
             ulp, detail]
 
 
-def environment(no_triton):
+def environment(no_triton, tessel):
     env = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "host": os.uname().nodename}
     try:
+        # The checkout's commit: on a machine the tree was copied to, its .git may be older than the tree, so the
+        # binary's own digest says what ran.
         env["tessel commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                               text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except OSError:
+        pass
+    try:
+        with open(tessel, "rb") as f:
+            env["tessel binary sha256"] = hashlib.sha256(f.read()).hexdigest()[:16]
     except OSError:
         pass
     if not no_triton:
