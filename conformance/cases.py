@@ -401,7 +401,7 @@ def libdevice_cases():
     for f in ["atan2", "hypot", "rhypot", "pow"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True, **expect(f, dt))
                   for dt in ["f32", "f64"]]
-    for f in ["fmod", "copysign", "fdim", "nextafter"]:
+    for f in ["fmod", "remainder", "copysign", "fdim", "nextafter"]:
         cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x, y)", dt, binary=True) for dt in ["f32", "f64"]]
     rounded = [f"{op}_{m}" for op in ["add", "sub", "mul", "div"] for m in ["rn", "rz", "rd", "ru"]]
     for f in rounded:

@@ -551,3 +551,66 @@ fn libdevice_conversions_round_in_their_direction() {
     assert_eq!(got, [1.0, -1.0, 0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY]);
     assert!(got[3].is_sign_negative(), "the flushed −1e-40 keeps its sign");
 }
+
+/// IEEE 754's remainder, exactly: x − n·y with n the integer nearest x / y, ties to even (for operands whose
+/// exponents are within 60 of each other, so that both fit an i128 at a common exponent).
+fn exact_remainder(x: f64, y: f64) -> f64 {
+    if x == 0.0 {
+        return x;
+    }
+    let split = |v: f64| {
+        let b = v.abs().to_bits();
+        let (e, m) = ((b >> 52) as i32, b & ((1 << 52) - 1));
+        if e == 0 { (m as i128, -1074) } else { ((m | 1 << 52) as i128, e - 1075) }
+    };
+    let ((mx, ex), (my, ey)) = (split(x), split(y));
+    let e0 = ex.min(ey);
+    let (big_x, big_y) = (mx << (ex - e0), my << (ey - e0));
+    let q = big_x / big_y;
+    let mut r = big_x - q * big_y;
+    if 2 * r > big_y || (2 * r == big_y && q % 2 == 1) {
+        r -= big_y;
+    }
+    // 2^e0 in two exact halves (2f64.powi(-1074) is 0: it divides by an overflowed 2^1074).
+    let v = r as f64 * 2f64.powi(e0 / 2) * 2f64.powi(e0 - e0 / 2);
+    if x.is_sign_negative() { -v } else { v }
+}
+
+/// `libdevice.remainder`: IEEE's remainder (always exact), ties to the even quotient, x's sign on a zero, NaN
+/// for x = ±inf or y = 0, x for y = ±inf; f64 subnormal divisors (where |y| / 2 would round) too.
+#[test]
+fn libdevice_remainder_is_ieee_remainder() {
+    let mut rng = Rng::new(41);
+    for t in [F32, F64] {
+        let mut xs = vec![5.5, 4.5, -5.5, 3.0, -3.0, 1.0, 7.0, 0.0, -0.0];
+        let mut ys = vec![1.0, 1.0, 1.0, 3.0, 3.0, 0.1, -2.0, 3.0, 3.0];
+        for _ in 0..500 {
+            let (sx, sy) = (rng.normal() * 2f64.powi((rng.below(60) as i32) - 30), rng.normal());
+            let (sx, sy) = if t == F32 { (sx as f32 as f64, sy as f32 as f64) } else { (sx, sy) };
+            xs.push(sx);
+            ys.push(if sy == 0.0 { 1.0 } else { sy });
+        }
+        if t == F64 {
+            xs.extend([3e-323, 1e-310, -7e-322]);
+            ys.extend([5e-324, 3e-323, 1e-323]);
+        } else {
+            // The kernel reads f32 values; the reference takes the same ones.
+            for v in xs.iter_mut().chain(ys.iter_mut()) {
+                *v = *v as f32 as f64;
+            }
+        }
+        let got = binary("libdevice.remainder(x, y)", t, &xs, &ys);
+        for ((&x, &y), &g) in xs.iter().zip(&ys).zip(&got) {
+            let want = exact_remainder(x, y);
+            assert_eq!(g.to_bits(), want.to_bits(), "{t}: remainder({x:e}, {y:e}) = {g:e}, want {want:e}");
+        }
+        let special = binary(
+            "libdevice.remainder(x, y)",
+            t,
+            &[f64::INFINITY, 1.0, 2.5, f64::NAN, -2.5],
+            &[1.0, 0.0, f64::INFINITY, 1.0, f64::NEG_INFINITY],
+        );
+        assert!(special[0].is_nan() && special[1].is_nan() && special[3].is_nan(), "{t}: {special:?}");
+        assert_eq!((special[2], special[4]), (2.5, -2.5), "{t}");
+    }
+}

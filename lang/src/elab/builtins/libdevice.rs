@@ -2,7 +2,8 @@
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
 //! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
 //! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
-//! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `ldexp`/`scalbn`
+//! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `remainder` (IEEE's,
+//! `libdevice_remainder.rs`), `ldexp`/`scalbn`
 //! and `ilogb` (`libdevice_exponent.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
 //! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
 //! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
@@ -56,6 +57,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "rhypot",
     "pow",
     "fmod",
+    "remainder",
     "add_rn",
     "add_rz",
     "add_rd",
@@ -467,7 +469,7 @@ impl<'a> Elab<'a> {
                 let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
                 self.un(UnOp::Saturate, x, span)?
             }
-            "atan2" | "hypot" | "rhypot" | "pow" | "fmod" | "copysign" => {
+            "atan2" | "hypot" | "rhypot" | "pow" | "fmod" | "remainder" | "copysign" => {
                 let b = self.bind(fname, "arg0, arg1", args.clone())?;
                 let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
                 let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
@@ -480,6 +482,7 @@ impl<'a> Elab<'a> {
                     "rhypot" => self.arith(BinOp::Rhypot, x, y, span)?,
                     "pow" => self.arith(BinOp::Pow, x, y, span)?,
                     "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
+                    "remainder" => self.remainder(x, y, span)?,
                     _ => self.copysign(x, y, span)?,
                 }
             }
@@ -712,7 +715,7 @@ impl<'a> Elab<'a> {
     }
 
     /// The bits of a float tensor as a signed integer of its width, and that integer type.
-    fn float_bits(&mut self, x: Tv, span: Span) -> R<(Tv, ScalarType)> {
+    pub(super) fn float_bits(&mut self, x: Tv, span: Span) -> R<(Tv, ScalarType)> {
         let it = if x.scalar() == Some(ScalarType::F64) { ScalarType::I64 } else { ScalarType::I32 };
         Ok((self.bitcast(x, Dtype::Scalar(it), span)?, it))
     }
