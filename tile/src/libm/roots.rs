@@ -30,10 +30,18 @@ pub fn cbrtf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     o.sel(same, xx, v)
 }
 
-/// `__nv_hypotf`: with m = max(|x|, |y|) and n = min (compared as integers), both scaled by the power of two
-/// that brings m's exponent (rounded down to even) near 1, √(m² + n²) by the approximate square root, scaled
-/// back; n = 0 gives m, n = inf gives inf.
-pub fn hypotf<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
+/// `hypotf`'s and `rhypotf`'s common start: m = max(|x|, |y|) and n = min (`abs.ftz`, compared as integers),
+/// e the exponent bits of m rounded down to even, s the power of two that brings that exponent near 1, and
+/// (m·s)² + (n·s)².
+struct ScaledSum<T: FloatOps> {
+    n: T::F,
+    m: T::F,
+    e: T::I,
+    s: T::F,
+    sum: T::F,
+}
+
+fn scaled_sum_f32<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> ScaledSum<T> {
     let (a, b) = (o.abs_ftz(x), o.abs_ftz(y));
     let (ab, bb) = (o.f_to_bits(a), o.f_to_bits(b));
     let nb = o.smin(bb, ab);
@@ -47,6 +55,14 @@ pub fn hypotf<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
     let ms = o.mul(m, s);
     let n2 = o.mul(ns, ns);
     let sum = o.fma_ftz(ms, ms, n2);
+    ScaledSum { n, m, e, s, sum }
+}
+
+/// `__nv_hypotf`: with m = max(|x|, |y|) and n = min (compared as integers), both scaled by the power of two
+/// that brings m's exponent (rounded down to even) near 1, √(m² + n²) by the approximate square root, scaled
+/// back; n = 0 gives m, n = inf gives inf.
+pub fn hypotf<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
+    let ScaledSum { n, m, e, sum, .. } = scaled_sum_f32(o, x, y);
     let r = o.sqrt_approx_ftz(sum);
     let hidden = o.ic(0x0080_0000);
     let bb = o.ior(e, hidden);
@@ -105,19 +121,7 @@ pub fn hypot<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
 /// `__nv_rhypotf`: 1/√(x² + y²) as `hypotf`'s scaled sum under `rsqrt.approx.ftz`, times the scale; 0 when
 /// the smaller magnitude (by bits) is inf.
 pub fn rhypotf<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
-    let (a, b) = (o.abs_ftz(x), o.abs_ftz(y));
-    let (ab, bb) = (o.f_to_bits(a), o.f_to_bits(b));
-    let nb = o.smin(bb, ab);
-    let mb = o.smax(bb, ab);
-    let mask = o.ic(0xfe00_0000);
-    let e = o.iand(mb, mask);
-    let flip = o.ic(0x7e80_0000);
-    let sb = o.ixor(e, flip);
-    let (n, m, s) = (o.bits_to_f(nb), o.bits_to_f(mb), o.bits_to_f(sb));
-    let ns = o.mul(n, s);
-    let ms = o.mul(m, s);
-    let n2 = o.mul(ns, ns);
-    let sum = o.fma_ftz(ms, ms, n2);
+    let ScaledSum { n, s, sum, .. } = scaled_sum_f32(o, x, y);
     let r = o.rsqrt_approx_ftz(sum);
     let v = o.mul(r, s);
     let inf = k(o, 0x7f80_0000);
