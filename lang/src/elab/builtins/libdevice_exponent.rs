@@ -49,46 +49,18 @@ impl<'a> Elab<'a> {
     /// `__nv_ldexpf`'s scaling: |n| ≤ 125 one factor 2^n, ≤ 251 two (n/2 and the rest), else four (n/4 three
     /// times and the rest), each 2^k from `ex2.approx.ftz` of k.
     fn ldexp_f32(&mut self, x: Tv, n: Tv, span: Span) -> R<Tv> {
-        let (fty, ity) = (x.ty.clone(), n.ty.clone());
-        let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
+        let fty = x.ty.clone();
         let pow2 = |e: &mut Self, k: Tv| -> R<Tv> {
             let kf = e.cast(k, Dtype::Scalar(ScalarType::F32), span)?;
             e.emit1(Op::Unary(UnOp::Exp2), &[kf], fty.clone(), span)
         };
-        let m = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&n), ity.clone(), span)?;
-        let (k125, k251) = (int(self, 125)?, int(self, 251)?);
-        let big = self.cmp2(CmpPred::Gt, m.clone(), k125, span)?;
-        let huge = self.cmp2(CmpPred::Gt, m, k251, span)?;
-        let e = pow2(self, n.clone())?;
-        let v1 = self.arith(BinOp::Mul, e, x.clone(), span)?;
-        // n/2 and n/4 toward zero (libdevice's shift-and-correct sequences compute exactly these).
-        let two = int(self, 2)?;
-        let h = self.arith(BinOp::Div, n.clone(), two, span)?;
-        let rest = self.arith(BinOp::Sub, n.clone(), h.clone(), span)?;
-        let eh = pow2(self, h)?;
-        let v2 = self.arith(BinOp::Mul, eh, x.clone(), span)?;
-        let er = pow2(self, rest)?;
-        let v2 = self.arith(BinOp::Mul, v2, er, span)?;
-        let four = int(self, 4)?;
-        let q = self.arith(BinOp::Div, n.clone(), four, span)?;
-        let three = int(self, 3)?;
-        let q3 = self.arith(BinOp::Mul, q.clone(), three, span)?;
-        let rest = self.arith(BinOp::Sub, n, q3, span)?;
-        let eq = pow2(self, q)?;
-        let mut v3 = self.arith(BinOp::Mul, eq.clone(), x, span)?;
-        for _ in 0..2 {
-            v3 = self.arith(BinOp::Mul, eq.clone(), v3, span)?;
-        }
-        let er = pow2(self, rest)?;
-        let v3 = self.arith(BinOp::Mul, er, v3, span)?;
-        let v = self.emit1(Op::Select, &[huge, v3, v2], fty.clone(), span)?;
-        self.emit1(Op::Select, &[big, v, v1], fty, span)
+        self.scale_in_factors(x, n, [125, 251], &pow2, span)
     }
 
     /// `__nv_ldexp`'s scaling: n clamped to ±2200; |n| ≤ 1021 one factor 2^n, ≤ 2043 two, else four; 2^k
     /// as the double with exponent field k + 1023.
     fn ldexp_f64(&mut self, x: Tv, n: Tv, span: Span) -> R<Tv> {
-        let (fty, ity) = (x.ty.clone(), n.ty.clone());
+        let ity = n.ty.clone();
         let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
         let lty = ity.with_elem(tessel_tile::Elem::Scalar(ScalarType::I64));
         let pow2 = |e: &mut Self, k: Tv| -> R<Tv> {
@@ -102,12 +74,28 @@ impl<'a> Elab<'a> {
         let (lo, hi) = (int(self, -2200)?, int(self, 2200)?);
         let n = self.arith(BinOp::Max, n, lo, span)?;
         let n = self.arith(BinOp::Min, n, hi, span)?;
+        self.scale_in_factors(x, n, [1021, 2043], &pow2, span)
+    }
+
+    /// x·2^n as libdevice's ldexp computes it: one factor 2^n when |n| ≤ `limits[0]`, two (2^(n/2), 2^(n − n/2))
+    /// when |n| ≤ `limits[1]`, else four (2^(n/4) three times and the rest); `pow2` builds 2^k.
+    fn scale_in_factors(
+        &mut self,
+        x: Tv,
+        n: Tv,
+        limits: [i64; 2],
+        pow2: &dyn Fn(&mut Self, Tv) -> R<Tv>,
+        span: Span,
+    ) -> R<Tv> {
+        let (fty, ity) = (x.ty.clone(), n.ty.clone());
+        let int = |e: &mut Self, v: i64| e.constant(Const::Int(v), ity.clone(), span);
         let m = self.emit1(Op::Unary(UnOp::Abs), std::slice::from_ref(&n), ity.clone(), span)?;
-        let (k1021, k2043) = (int(self, 1021)?, int(self, 2043)?);
-        let big = self.cmp2(CmpPred::Gt, m.clone(), k1021, span)?;
-        let huge = self.cmp2(CmpPred::Gt, m, k2043, span)?;
+        let (k_big, k_huge) = (int(self, limits[0])?, int(self, limits[1])?);
+        let big = self.cmp2(CmpPred::Gt, m.clone(), k_big, span)?;
+        let huge = self.cmp2(CmpPred::Gt, m, k_huge, span)?;
         let e = pow2(self, n.clone())?;
         let v1 = self.arith(BinOp::Mul, e, x.clone(), span)?;
+        // n/2 and n/4 toward zero (libdevice's shift-and-correct sequences compute exactly these).
         let two = int(self, 2)?;
         let h = self.arith(BinOp::Div, n.clone(), two, span)?;
         let rest = self.arith(BinOp::Sub, n.clone(), h.clone(), span)?;
