@@ -355,6 +355,20 @@ impl FloatOps for Emit<'_, '_> {
     fn fmin(&mut self, a: Reg, b: Reg) -> Reg {
         self.fop("min", &[a, b])
     }
+    fn fmax(&mut self, a: Reg, b: Reg) -> Reg {
+        self.fop("max", &[a, b])
+    }
+    fn f32_exp2_scaled_log2(&mut self, a: Reg, k: u32) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let r: [Reg; 4] = std::array::from_fn(|_| self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", r[0], a);
+        self.l.b.op("lg2.approx.ftz.f32", r[1], r[0]);
+        self.l.b.op("mul.rn.f32", r[2], (r[1], Imm::F32(k)));
+        self.l.b.op("ex2.approx.ftz.f32", r[3], r[2]);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, r[3]);
+        d
+    }
 }
 
 impl Emit<'_, '_> {

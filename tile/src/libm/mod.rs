@@ -9,9 +9,12 @@
 
 pub mod acosh64;
 pub mod erf64;
+pub mod erfc64;
+pub mod erfinv64;
 pub mod explog32;
 pub mod libdevice32;
 pub mod logb64;
+pub mod norm;
 pub mod pow32;
 pub mod pow64;
 pub mod roots;
@@ -33,6 +36,10 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Cospi => sinpi64::cospi(o, x),
         UnOp::Logb => logb64::logb(o, x),
         UnOp::Rcp64h => o.rcp_approx_ftz(x),
+        UnOp::Rcbrt => erfc64::rcbrt(o, x),
+        UnOp::Erfc => erfc64::erfc(o, x),
+        UnOp::Normcdf => erfc64::normcdf(o, x),
+        UnOp::Erfinv => erfinv64::erfinv(o, x),
         _ => return None,
     })
 }
@@ -197,6 +204,11 @@ pub trait FloatOps {
     fn ieq(&mut self, a: Self::I, b: Self::I) -> Self::P;
     /// `min.f32`/`min.f64`: the smaller, or the other operand when one is NaN.
     fn fmin(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `max.f32`/`max.f64`: the larger, or the other operand when one is NaN.
+    fn fmax(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// The f32 steps of libdevice's f64 `rcbrt` (64-bit only): `cvt.rn.f32.f64` of `a`, `lg2.approx.ftz.f32`,
+    /// `mul.f32` by the f32 with bits `k`, `ex2.approx.ftz.f32`, widened back (`cvt.f64.f32`): 2^(k·log2 a).
+    fn f32_exp2_scaled_log2(&mut self, a: Self::F, k: u32) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -417,6 +429,14 @@ pub mod model {
                 }
                 fn fmin(&mut self, a: $f, b: $f) -> $f {
                     a.min(b)
+                }
+                fn fmax(&mut self, a: $f, b: $f) -> $f {
+                    a.max(b)
+                }
+                fn f32_exp2_scaled_log2(&mut self, a: $f, k: u32) -> $f {
+                    let l = (flush_f32((a as f32) as f64).log2()) as f32;
+                    let t = l * f32::from_bits(k);
+                    flush_f32((t as f64).exp2()) as f32 as $f
                 }
             }
 
