@@ -285,6 +285,11 @@ pub enum Op {
     /// libdevice's conversions with a rounding mode: an integer to f32/f64 (`int2float_rz`, `ull2double_ru`...)
     /// or f64 to f32 (`double2float_rd`..., flushing a subnormal result), rounded in the direction.
     CastRound(crate::interp::rounding::Dir),
+    /// libdevice's `norm3d`/`norm4d` (√(x² + y² + z² [+ w²]) without overflow or underflow) and `rnorm3d`/`rnorm4d`
+    /// (its reciprocal): three or four f32 or f64 operands, libdevice's own sequences (`libm::norm`).
+    Norm {
+        recip: bool,
+    },
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,

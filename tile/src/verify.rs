@@ -212,6 +212,16 @@ impl Verifier<'_> {
                     _ => Err(format!("converts a 32/64-bit integer to f32/f64 or f64 to f32, not {from} to {to}")),
                 }
             }
+            Op::Norm { .. } => {
+                count(3..=4, 1)?;
+                if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) {
+                    return Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]));
+                }
+                for i in &ins[1..] {
+                    same(ins[0], i, "operands")?;
+                }
+                same(outs[0], ins[0], "result")
+            }
             Op::Fma | Op::FmaRound(_) | Op::Clamp { .. } => {
                 count(3..=3, 1)?;
                 same(ins[0], ins[1], "operands")?;

@@ -481,6 +481,24 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
     })
 }
 
+/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_tile::libm::norm`, which the interpreter runs too).
+pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), CompileError> {
+    let s = l.scalar_of(data.results[0])?;
+    if !matches!(s, F32 | F64) {
+        let name = data.op.name();
+        return Err(CompileError::new(format!("`{name}` is defined on f32 and f64 only, not {s}")));
+    }
+    map_regs(l, data, |l, a| {
+        let wide = s == F64;
+        let mut e = Emit { l, wide };
+        Ok(if wide {
+            tessel_tile::libm::norm::norm_f64(&mut e, a, recip)
+        } else {
+            tessel_tile::libm::norm::norm_f32(&mut e, a, recip)
+        })
+    })
+}
+
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 
 pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), CompileError> {

@@ -386,6 +386,7 @@ impl<'f> Lower<'f> {
             Op::FmaRound(dir) => arith::fma_round(self, &data, *dir)?,
             Op::CastRound(dir) => arith::cast_round(self, &data, *dir)?,
             Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
+            Op::Norm { recip } => arith::norm(self, &data, *recip)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,
             Op::AddPtr => memory::addptr(self, &data)?,

@@ -204,6 +204,19 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
 /// backend divides 64-bit integers through a 32-bit `div.u32`/`rem.u32` when both operands' high halves are
 /// zero (its "bypass slow division"), so a 64-bit dividend in [0, 2^32) over 0 gives 0xFFFF_FFFF zero-extended
 /// (4294967295), for signed and unsigned types alike.
+/// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`libm::norm`).
+pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
+    use crate::libm::{model, norm};
+    match t {
+        ScalarType::F32 => {
+            let xs: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+            Ok(norm::norm_f32(&mut model::M32, &xs, recip) as f64)
+        }
+        ScalarType::F64 => Ok(norm::norm_f64(&mut model::M64, xs, recip)),
+        _ => Err(format!("`{}` is defined on f32 and f64 only, not {t}", if recip { "rnorm" } else { "norm" })),
+    }
+}
+
 pub fn int_div_by_zero(bits: u32, ux: u64) -> i64 {
     if bits == 64 && ux >> 32 == 0 { 0xffff_ffff } else { -1 }
 }

@@ -86,6 +86,16 @@ impl Program<'_> {
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
             }
+            Op::Norm { recip } => {
+                let t = scalar_of(ins[0].elem)?;
+                let data = (0..ins[0].numel())
+                    .map(|i| {
+                        let xs: Vec<f64> = ins.iter().map(|v| v.data[i].as_f64()).collect();
+                        arith::norm(t, &xs, *recip).map(Val::Float)
+                    })
+                    .collect::<Result<_, _>>()?;
+                vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
+            }
             Op::Clamp { propagate_nan } => {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())

@@ -326,6 +326,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::FmaRound(_)
         | Op::CastRound(_)
         | Op::Clamp { .. }
+        | Op::Norm { .. }
         | Op::Cast
         | Op::Bitcast
         | Op::AddPtr

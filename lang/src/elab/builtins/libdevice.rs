@@ -4,7 +4,7 @@
 //! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
 //! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `remainder` (IEEE's,
 //! `libdevice_remainder.rs`), `ldexp`/`scalbn`
-//! and `ilogb` (`libdevice_exponent.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
+//! and `ilogb` (`libdevice_exponent.rs`), `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`libdevice_norm.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
 //! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
 //! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
 //! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
@@ -46,6 +46,10 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "erfinv",
     "erfc",
     "normcdf",
+    "norm3d",
+    "norm4d",
+    "rnorm3d",
+    "rnorm4d",
     "rsqrt_rn",
     "rcp64h",
     "trunc",
@@ -341,6 +345,12 @@ impl<'a> Elab<'a> {
             self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
+        }
+        if let Some((n, recip)) = super::libdevice_norm::norm_fn(name) {
+            return Ok(Some(Value::Tensor(self.libdevice_norm(n, recip, fname, args)?)));
+        }
+        if let Some((n, recip)) = super::libdevice_norm::norm_fn(name) {
+            return Ok(Some(Value::Tensor(self.libdevice_norm(n, recip, fname, args)?)));
         }
         if name == "ilogb" {
             let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
@@ -664,7 +674,7 @@ impl<'a> Elab<'a> {
     }
 
     /// Two float tensors broadcast together, of one type (libdevice does not promote).
-    fn same_type_pair(&mut self, x: Tv, y: Tv, fname: &str, span: Span) -> R<(Tv, Tv)> {
+    pub(super) fn same_type_pair(&mut self, x: Tv, y: Tv, fname: &str, span: Span) -> R<(Tv, Tv)> {
         let (x, y) = self.broadcast_pair(x, y, span)?;
         if x.ty != y.ty {
             return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));

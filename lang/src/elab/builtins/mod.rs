@@ -18,6 +18,7 @@ pub mod layout;
 pub mod libdevice;
 mod libdevice_exponent;
 pub mod libdevice_int;
+mod libdevice_norm;
 mod libdevice_remainder;
 pub mod math;
 pub mod memory;

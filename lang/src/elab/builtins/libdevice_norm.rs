@@ -1,0 +1,50 @@
+//! `libdevice.norm3d`, `norm4d`, `rnorm3d`, `rnorm4d`: √(x² + y² + z² [+ w²]) and its reciprocal, fp32 or fp64
+//! (all operands of one type, broadcast together), as one `norm`/`rnorm` IR op that runs libdevice's own
+//! sequence (`tessel_tile::libm::norm`) in the interpreter and codegen alike.
+
+use tessel_tile::ScalarType;
+use tessel_tile::ops::Op;
+
+use crate::elab::builtins::CallArgs;
+use crate::elab::value::Tv;
+use crate::elab::{Elab, R};
+
+/// The operand count and whether it is the reciprocal, for the four names.
+pub(super) fn norm_fn(name: &str) -> Option<(usize, bool)> {
+    Some(match name {
+        "norm3d" => (3, false),
+        "norm4d" => (4, false),
+        "rnorm3d" => (3, true),
+        "rnorm4d" => (4, true),
+        _ => return None,
+    })
+}
+
+impl<'a> Elab<'a> {
+    /// `libdevice.{r}norm{3,4}d(arg0, ...)`.
+    pub(super) fn libdevice_norm(&mut self, n: usize, recip: bool, fname: &str, args: &CallArgs<'a>) -> R<Tv> {
+        let span = args.span;
+        let sig = if n == 3 { "arg0, arg1, arg2" } else { "arg0, arg1, arg2, arg3" };
+        let params = ["arg0", "arg1", "arg2", "arg3"];
+        let b = self.bind(fname, sig, args.clone())?;
+        let mut xs = Vec::with_capacity(n);
+        for p in &params[..n] {
+            let x = self.tensor_arg(b.req(p), fname, p)?;
+            self.check_dtype(&x, &[ScalarType::F32, ScalarType::F64], fname, b.req(p).span)?;
+            xs.push(x);
+        }
+        // One type and one shape for all: each broadcast against the first, then all to the common shape.
+        let mut first = xs[0].clone();
+        for x in xs.iter_mut().skip(1) {
+            let (f, y) = self.same_type_pair(first, x.clone(), fname, span)?;
+            first = f;
+            *x = y;
+        }
+        let shape = first.shape().to_vec();
+        for x in xs.iter_mut() {
+            *x = self.broadcast_to(x.clone(), &shape, span)?;
+        }
+        let ty = first.ty.clone();
+        self.emit1(Op::Norm { recip }, &xs, ty, span)
+    }
+}
