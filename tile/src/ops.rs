@@ -136,16 +136,20 @@ pub enum UnOp {
     Exp10,
     Cbrt,
     /// sin(πx), cos(πx), 1/∛x, the unbiased exponent as a float, the inverse of erf (libdevice's `sinpi`,
-    /// `cospi`, `rcbrt`, `logb`, `erfinv`; `rcbrt` and `erfinv` f32 only so far).
+    /// `cospi`, `rcbrt`, `logb`, `erfinv`).
     Sinpi,
     Cospi,
     Rcbrt,
     Logb,
     Erfinv,
-    /// erfc and the standard normal CDF (f32 only so far), libdevice's correctly rounded `rsqrt_rn` (f32
-    /// with `.ftz` reads).
+    /// erfc and the standard normal CDF, libdevice's correctly rounded `rsqrt_rn` (f32 with `.ftz` reads).
     Erfc,
     Normcdf,
+    /// e^(x²)·erfc(x), the inverse of erfc, the inverse of the standard normal CDF (libdevice's `erfcx`,
+    /// `erfcinv`, `normcdfinv`).
+    Erfcx,
+    Erfcinv,
+    Normcdfinv,
     RsqrtRnFtz,
     /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
     Rcp64h,
@@ -230,6 +234,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Asin => "asin", Acos => "acos", Atan => "atan", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
     Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
     Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
+    Erfcx => "erfcx", Erfcinv => "erfcinv", Normcdfinv => "normcdfinv",
     RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });

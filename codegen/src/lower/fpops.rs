@@ -358,6 +358,10 @@ impl FloatOps for Emit<'_, '_> {
     fn fmax(&mut self, a: Reg, b: Reg) -> Reg {
         self.fop("max", &[a, b])
     }
+    fn div_approx_ftz(&mut self, a: Reg, b: Reg) -> Reg {
+        assert!(!self.wide, "div.approx is f32 only");
+        self.fop("div.approx.ftz", &[a, b])
+    }
     fn f32_exp2_scaled_log2(&mut self, a: Reg, k: u32) -> Reg {
         assert!(self.wide, "an f64 routine's f32 step");
         let r: [Reg; 4] = std::array::from_fn(|_| self.l.b.reg(RegClass::F32));

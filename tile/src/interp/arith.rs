@@ -181,6 +181,9 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Erfc
         | UnOp::RsqrtRnFtz
         | UnOp::Normcdf
+        | UnOp::Erfcx
+        | UnOp::Erfcinv
+        | UnOp::Normcdfinv
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }

@@ -12,6 +12,7 @@ pub mod erf64;
 pub mod erfc64;
 pub mod erfinv64;
 pub mod explog32;
+pub mod inverf32;
 pub mod libdevice32;
 pub mod logb64;
 pub mod norm;
@@ -42,6 +43,12 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfinv => erfinv64::erfinv(o, x),
         _ => return None,
     })
+}
+
+/// Whether a libdevice `op` that tile::libm implements has its f64 routine too (those it lacks are refused on
+/// fp64 by the elaborator).
+pub fn has_f64(op: UnOp) -> bool {
+    !matches!(op, UnOp::Erfcx | UnOp::Erfcinv | UnOp::Normcdfinv)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
@@ -87,6 +94,9 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfc => special32::erfcf(o, x),
         UnOp::Normcdf => special32::normcdff(o, x),
         UnOp::RsqrtRnFtz => special32::rsqrt_rnf(o, x),
+        UnOp::Erfcx => inverf32::erfcxf(o, x),
+        UnOp::Erfcinv => inverf32::erfcinvf(o, x),
+        UnOp::Normcdfinv => inverf32::normcdfinvf(o, x),
         _ => return None,
     })
 }
@@ -209,6 +219,9 @@ pub trait FloatOps {
     /// The f32 steps of libdevice's f64 `rcbrt` (64-bit only): `cvt.rn.f32.f64` of `a`, `lg2.approx.ftz.f32`,
     /// `mul.f32` by the f32 with bits `k`, `ex2.approx.ftz.f32`, widened back (`cvt.f64.f32`): 2^(k·log2 a).
     fn f32_exp2_scaled_log2(&mut self, a: Self::F, k: u32) -> Self::F;
+    /// `div.approx.ftz.f32` (32-bit only): a·(1/b) from the approximate reciprocal, 0 for |b| > 2^126 (the CPU
+    /// model is the interpreter's, `interp::approx::div`).
+    fn div_approx_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -432,6 +445,9 @@ pub mod model {
                 }
                 fn fmax(&mut self, a: $f, b: $f) -> $f {
                     a.max(b)
+                }
+                fn div_approx_ftz(&mut self, a: $f, b: $f) -> $f {
+                    crate::interp::approx::div(a as f64, b as f64) as $f
                 }
                 fn f32_exp2_scaled_log2(&mut self, a: $f, k: u32) -> $f {
                     let l = (flush_f32((a as f32) as f64).log2()) as f32;

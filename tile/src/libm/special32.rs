@@ -142,11 +142,9 @@ pub fn erfinvf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     o.sel(lt, far, near)
 }
 
-/// `__nv_erfcf`: for a = |x|, t = (a − 4)/(a + 4) (the approximate reciprocal, corrected), p(t) a degree-10
-/// polynomial, erfc(a) = p/(1 + 2a) (corrected likewise) · e^(−a²) (the square's rounding error carried into
-/// the exponential); 0 above a = 10.055; 2 − erfc(a) for negative x.
-pub fn erfcf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
-    let a = o.abs_ftz(x);
+/// erfc(a)·e^(a²) for a = |x| as `erfcf` and `erfcxf` compute it: t = (a − 4)/(a + 4) (the approximate
+/// reciprocal, corrected), p(t) a degree-10 polynomial, p/(1 + 2a) (corrected likewise).
+pub(super) fn erfcx_rational<T: FloatOps>(o: &mut T, a: T::F) -> T::F {
     let (m4, four, one) = (o.fc(-4.0), o.fc(4.0), o.fc(1.0));
     let n = o.add(a, m4);
     let d = o.add(a, four);
@@ -179,7 +177,16 @@ pub fn erfcf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let m = o.mul(q, m2);
     let s = o.fma_ftz(a, m, p);
     let s = o.sub(s, q);
-    let q = o.fma_ftz(s, r2, q);
+    o.fma_ftz(s, r2, q)
+}
+
+/// `__nv_erfcf`: for a = |x|, t = (a − 4)/(a + 4) (the approximate reciprocal, corrected), p(t) a degree-10
+/// polynomial, erfc(a) = p/(1 + 2a) (corrected likewise) · e^(−a²) (the square's rounding error carried into
+/// the exponential); 0 above a = 10.055; 2 − erfc(a) for negative x.
+pub fn erfcf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let a = o.abs_ftz(x);
+    let q = erfcx_rational(o, a);
+    let two = o.fc(2.0);
     let na = o.neg(a);
     let sq = o.mul(a, na);
     let v = exp_scaled(o, sq);

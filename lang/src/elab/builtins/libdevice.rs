@@ -46,6 +46,9 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "erfinv",
     "erfc",
     "normcdf",
+    "erfcx",
+    "erfcinv",
+    "normcdfinv",
     "norm3d",
     "norm4d",
     "rnorm3d",
@@ -313,6 +316,9 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "erfinv" => UnOp::Erfinv,
         "erfc" => UnOp::Erfc,
         "normcdf" => UnOp::Normcdf,
+        "erfcx" => UnOp::Erfcx,
+        "erfcinv" => UnOp::Erfcinv,
+        "normcdfinv" => UnOp::Normcdfinv,
         "rsqrt_rn" => UnOp::RsqrtRnFtz,
         "rcp64h" => UnOp::Rcp64h,
         "trunc" => UnOp::Trunc,
@@ -401,6 +407,10 @@ impl<'a> Elab<'a> {
                 _ => F32_F64,
             };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+            if x.scalar() == Some(ScalarType::F64) && !tessel_tile::libm::has_f64(op) {
+                // tile::libm has libdevice's f32 sequence only.
+                return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
+            }
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
