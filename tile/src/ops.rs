@@ -150,6 +150,10 @@ pub enum UnOp {
     Erfcx,
     Erfcinv,
     Normcdfinv,
+    /// The modified Bessel functions of the first kind of orders 0 and 1 (libdevice's `cyl_bessel_i0`,
+    /// `cyl_bessel_i1`).
+    BesselI0,
+    BesselI1,
     RsqrtRnFtz,
     /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
     Rcp64h,
@@ -235,6 +239,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Log1p => "log1p", Expm1 => "expm1", Log10 => "log10", Exp10 => "exp10", Cbrt => "cbrt", Sinpi => "sinpi", Cospi => "cospi",
     Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
     Erfcx => "erfcx", Erfcinv => "erfcinv", Normcdfinv => "normcdfinv",
+    BesselI0 => "cyl_bessel_i0", BesselI1 => "cyl_bessel_i1",
     RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });

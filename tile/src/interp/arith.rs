@@ -184,6 +184,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Erfcx
         | UnOp::Erfcinv
         | UnOp::Normcdfinv
+        | UnOp::BesselI0
+        | UnOp::BesselI1
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }

@@ -8,6 +8,7 @@
 //! (32 or 64 bits) and wrap.
 
 pub mod acosh64;
+pub mod bessel_i32;
 pub mod erf64;
 pub mod erfc64;
 pub mod erfinv64;
@@ -48,7 +49,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements has its f64 routine too (those it lacks are refused on
 /// fp64 by the elaborator).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Erfcx | UnOp::Erfcinv | UnOp::Normcdfinv)
+    !matches!(op, UnOp::Erfcx | UnOp::Erfcinv | UnOp::Normcdfinv | UnOp::BesselI0 | UnOp::BesselI1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
@@ -97,6 +98,8 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfcx => inverf32::erfcxf(o, x),
         UnOp::Erfcinv => inverf32::erfcinvf(o, x),
         UnOp::Normcdfinv => inverf32::normcdfinvf(o, x),
+        UnOp::BesselI0 => bessel_i32::i0f(o, x),
+        UnOp::BesselI1 => bessel_i32::i1f(o, x),
         _ => return None,
     })
 }
