@@ -358,6 +358,10 @@ impl FloatOps for Emit<'_, '_> {
     fn fmax(&mut self, a: Reg, b: Reg) -> Reg {
         self.fop("max", &[a, b])
     }
+    fn rsqrt_approx(&mut self, a: Reg) -> Reg {
+        assert!(self.wide, "an f64 routine's step");
+        self.fop("rsqrt.approx", &[a])
+    }
     fn div_approx_ftz(&mut self, a: Reg, b: Reg) -> Reg {
         assert!(!self.wide, "div.approx is f32 only");
         self.fop("div.approx.ftz", &[a, b])

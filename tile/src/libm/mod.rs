@@ -11,6 +11,7 @@ pub mod acosh64;
 pub mod bessel_i32;
 pub mod erf64;
 pub mod erfc64;
+pub mod erfcinv64;
 pub mod erfinv64;
 pub mod explog32;
 pub mod inverf32;
@@ -42,6 +43,8 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfc => erfc64::erfc(o, x),
         UnOp::Normcdf => erfc64::normcdf(o, x),
         UnOp::Erfinv => erfinv64::erfinv(o, x),
+        UnOp::Erfcinv => erfcinv64::erfcinv(o, x),
+        UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
 }
@@ -49,7 +52,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements has its f64 routine too (those it lacks are refused on
 /// fp64 by the elaborator).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Erfcx | UnOp::Erfcinv | UnOp::Normcdfinv | UnOp::BesselI0 | UnOp::BesselI1)
+    !matches!(op, UnOp::Erfcx | UnOp::BesselI0 | UnOp::BesselI1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
@@ -225,6 +228,8 @@ pub trait FloatOps {
     /// `div.approx.ftz.f32` (32-bit only): a·(1/b) from the approximate reciprocal, 0 for |b| > 2^126 (the CPU
     /// model is the interpreter's, `interp::approx::div`).
     fn div_approx_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `rsqrt.approx.f64` (64-bit only): as `rsqrt_approx_ftz` but keeping subnormal operands.
+    fn rsqrt_approx(&mut self, a: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -448,6 +453,9 @@ pub mod model {
                 }
                 fn fmax(&mut self, a: $f, b: $f) -> $f {
                     a.max(b)
+                }
+                fn rsqrt_approx(&mut self, a: $f) -> $f {
+                    1.0 / a.sqrt()
                 }
                 fn div_approx_ftz(&mut self, a: $f, b: $f) -> $f {
                     crate::interp::approx::div(a as f64, b as f64) as $f
