@@ -78,9 +78,9 @@ const E: [u64; 12] = [
     0x3ff0_0000_0000_0000,
 ];
 
-/// e^s for s ≤ 0 (s = −a², down to about −750): n = rni(s·log2 e) by the 1.5·2^52 shifter, r = s − n·ln 2 (ln 2
-/// in two parts), 2^n applied in two halves so that neither overflows nor goes subnormal early.
-pub(super) fn exp_neg<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
+/// `__nv_exp`'s core: n = rni(s·log2 e) by the 1.5·2^52 shifter (the shifter's low word, signed), r = s − n·ln 2
+/// (ln 2 in two parts), e^r by its polynomial; (e^r, n).
+pub(super) fn exp_parts<T: FloatOps>(o: &mut T, s: T::F) -> (T::F, T::I) {
     let shifter = o.fbits(0x4338_0000_0000_0000);
     let l2e = o.fbits(0x3ff7_1547_652b_82fe);
     let sh = o.fma(s, l2e, shifter);
@@ -93,8 +93,18 @@ pub(super) fn exp_neg<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
     let (l2h, l2l) = (o.fbits(0xbfe6_2e42_fefa_39ef), o.fbits(0xbc7a_bc9e_3b39_803f));
     let r = o.fma(kf, l2h, s);
     let r = o.fma(kf, l2l, r);
-    let e = horner(o, r, &E);
-    // half = n / 2 rounded toward zero; e·2^half, times 2^(n − half).
+    (horner(o, r, &E), n)
+}
+
+/// e^s for s ≤ 0 (s = −a², down to about −750): `exp_parts`, 2^n applied in two halves so that neither
+/// overflows nor goes subnormal early.
+pub(super) fn exp_neg<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
+    let (e, n) = exp_parts(o, s);
+    scale_halves(o, e, n)
+}
+
+/// e·2^n as e·2^half times 2^(n − half), half = n/2 rounded toward zero.
+pub(super) fn scale_halves<T: FloatOps>(o: &mut T, e: T::F, n: T::I) -> T::F {
     let sign = o.shr(n, 63);
     let h = o.iadd(n, sign);
     let half = o.sar(h, 1);
@@ -110,12 +120,9 @@ pub(super) fn exp_neg<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
     o.mul(sc, e)
 }
 
-/// `__nv_erfc`: for a = |x|, t = (a − 4)/(a + 4), p(t) of degree 22, erfc(a) = p/(1 + 2a) (corrected once) ·
-/// e^(−a²) (the square's rounding error carried in); 0 above |x| = 27.3 (hi word 0x403b4000); 2 − erfc(a) for
-/// negative x; ±inf give 0 and 2, NaN gives x + x.
-pub fn erfc<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
-    let (ha, xb) = hi_abs(o, x);
-    let a = o.abs(x);
+/// erfc(a)·e^(a²) for a = |x| as `erfc` and `erfcx` compute it: t = (a − 4)/(a + 4) (corrected once), p(t) of
+/// degree 22, p/(1 + 2a) (corrected once).
+pub(super) fn erfcx_rational<T: FloatOps>(o: &mut T, a: T::F) -> T::F {
     let (m4, p4, one, two) = (o.fc(-4.0), o.fc(4.0), o.fc(1.0), o.fc(2.0));
     let n = o.add(a, m4);
     let d = o.add(a, p4);
@@ -135,7 +142,17 @@ pub fn erfc<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let s = o.fma(a, m, p);
     let nq = o.neg(q);
     let s = o.add(s, nq);
-    let q = o.fma(s, r2, q);
+    o.fma(s, r2, q)
+}
+
+/// `__nv_erfc`: for a = |x|, t = (a − 4)/(a + 4), p(t) of degree 22, erfc(a) = p/(1 + 2a) (corrected once) ·
+/// e^(−a²) (the square's rounding error carried in); 0 above |x| = 27.3 (hi word 0x403b4000); 2 − erfc(a) for
+/// negative x; ±inf give 0 and 2, NaN gives x + x.
+pub fn erfc<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let (ha, xb) = hi_abs(o, x);
+    let a = o.abs(x);
+    let q = erfcx_rational(o, a);
+    let two = o.fc(2.0);
     let na = o.neg(a);
     let sq = o.mul(a, na);
     let v = exp_neg(o, sq);
@@ -270,6 +287,63 @@ pub fn rcbrt<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let vb = o.f_to_bits(v);
     let vb = o.ior(vb, sb);
     o.bits_to_f(vb)
+}
+
+/// `__nv_erfcx`: e^(x²)·erfc(x). Below |x| = 32 (the high word of |x| below 0x40400000) `erfc`'s rational part;
+/// beyond (and NaN) the asymptotic series r/√π·(1 − r²/2 + 3r⁴/4 − 15r⁶/8 + 105r⁸/16 − 945r¹⁰/32) in r = 1/x
+/// (correctly rounded). For x < 0 (x's sign bit), 2·e^(x²)·(1 + err) − erfcx(|x|) with err the square's rounding
+/// error and `__nv_exp` of x² (2^n put on the exponent directly, in two halves from x² = 708.4 on, inf from 745);
+/// inf where 2·e^(x²) overflows.
+pub fn erfcx<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let (ha, xb) = hi_abs(o, x);
+    let a = o.abs(x);
+    let near = erfcx_rational(o, a);
+    let one = o.fc(1.0);
+    let r = o.div(one, x);
+    let r2 = o.mul(r, r);
+    let c = [
+        0xc03d_8800_0000_0000,
+        0x401a_4000_0000_0000,
+        0xbffe_0000_0000_0000,
+        0x3fe8_0000_0000_0000,
+        0xbfe0_0000_0000_0000,
+        0x3ff0_0000_0000_0000,
+    ];
+    let p = horner(o, r2, &c);
+    let k = o.fbits(0x3fe2_0dd7_5042_9b6d);
+    let rk = o.mul(r, k);
+    let far = o.mul(rk, p);
+    let lim = o.ic(0x4040_0000);
+    let small = o.ult(ha, lim);
+    let pos = o.sel(small, near, far);
+    // x < 0.
+    let s = o.mul(x, x);
+    let ns = o.neg(s);
+    let err = o.fma(x, x, ns);
+    let (e, n) = exp_parts(o, s);
+    let eb = o.f_to_bits(e);
+    let nb = o.shl(n, 52);
+    let eb = o.iadd(eb, nb);
+    let direct = o.bits_to_f(eb);
+    let halves = scale_halves(o, e, n);
+    let inf = o.fbits(0x7ff0_0000_0000_0000);
+    let over = o.add(s, inf);
+    // s's high word (as an f32: the compares are libdevice's) at 0x4086232b (708.4) and 0x40874800 (745).
+    let sb = o.f_to_bits(s);
+    let sh = o.shr(sb, 32);
+    let (l1, l2) = (o.ic(0x4086_232b), o.ic(0x4087_4800));
+    let below1 = o.ult(sh, l1);
+    let below2 = o.ult(sh, l2);
+    let big = o.sel(below2, halves, over);
+    let v = o.sel(below1, direct, big);
+    let v2 = o.add(v, v);
+    let w = o.fma(v2, err, v2);
+    let neg = o.sub(w, pos);
+    let is_inf = o.eq(v2, inf);
+    let neg = o.sel(is_inf, inf, neg);
+    let izero = o.ic(0);
+    let is_neg = o.slt(xb, izero);
+    o.sel(is_neg, neg, pos)
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Normcdf => erfc64::normcdf(o, x),
         UnOp::Erfinv => erfinv64::erfinv(o, x),
         UnOp::Erfcinv => erfcinv64::erfcinv(o, x),
+        UnOp::Erfcx => erfc64::erfcx(o, x),
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
@@ -52,7 +53,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements has its f64 routine too (those it lacks are refused on
 /// fp64 by the elaborator).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Erfcx | UnOp::BesselI0 | UnOp::BesselI1)
+    !matches!(op, UnOp::BesselI0 | UnOp::BesselI1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
