@@ -103,6 +103,29 @@ pub(super) fn exp_neg<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
     scale_halves(o, e, n)
 }
 
+/// `__nv_exp`: `exp_parts`, 2^n put on the exponent directly while |s|'s high word (compared as an f32, as
+/// libdevice does) is below 0x4086232b (708.4), in two halves below 0x40874800 (745), else 0 for negative s
+/// and s + inf (inf, or NaN) otherwise.
+pub(super) fn exp_full<T: FloatOps>(o: &mut T, s: T::F) -> T::F {
+    let (e, n) = exp_parts(o, s);
+    let eb = o.f_to_bits(e);
+    let nb = o.shl(n, 52);
+    let eb = o.iadd(eb, nb);
+    let direct = o.bits_to_f(eb);
+    let halves = scale_halves(o, e, n);
+    let inf = o.fbits(0x7ff0_0000_0000_0000);
+    let over = o.add(s, inf);
+    let zero = o.fc(0.0);
+    let neg = o.lt(s, zero);
+    let over = o.sel(neg, zero, over);
+    let (sh, _) = hi_abs(o, s);
+    let (l1, l2) = (o.ic(0x4086_232b), o.ic(0x4087_4800));
+    let below1 = o.ult(sh, l1);
+    let below2 = o.ult(sh, l2);
+    let big = o.sel(below2, halves, over);
+    o.sel(below1, direct, big)
+}
+
 /// e·2^n as e·2^half times 2^(n − half), half = n/2 rounded toward zero.
 pub(super) fn scale_halves<T: FloatOps>(o: &mut T, e: T::F, n: T::I) -> T::F {
     let sign = o.shr(n, 63);
@@ -320,22 +343,8 @@ pub fn erfcx<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let s = o.mul(x, x);
     let ns = o.neg(s);
     let err = o.fma(x, x, ns);
-    let (e, n) = exp_parts(o, s);
-    let eb = o.f_to_bits(e);
-    let nb = o.shl(n, 52);
-    let eb = o.iadd(eb, nb);
-    let direct = o.bits_to_f(eb);
-    let halves = scale_halves(o, e, n);
+    let v = exp_full(o, s);
     let inf = o.fbits(0x7ff0_0000_0000_0000);
-    let over = o.add(s, inf);
-    // s's high word (as an f32: the compares are libdevice's) at 0x4086232b (708.4) and 0x40874800 (745).
-    let sb = o.f_to_bits(s);
-    let sh = o.shr(sb, 32);
-    let (l1, l2) = (o.ic(0x4086_232b), o.ic(0x4087_4800));
-    let below1 = o.ult(sh, l1);
-    let below2 = o.ult(sh, l2);
-    let big = o.sel(below2, halves, over);
-    let v = o.sel(below1, direct, big);
     let v2 = o.add(v, v);
     let w = o.fma(v2, err, v2);
     let neg = o.sub(w, pos);

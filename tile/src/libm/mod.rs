@@ -9,6 +9,7 @@
 
 pub mod acosh64;
 pub mod bessel_i32;
+pub mod bessel_i64;
 pub mod erf64;
 pub mod erfc64;
 pub mod erfcinv64;
@@ -45,15 +46,11 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfinv => erfinv64::erfinv(o, x),
         UnOp::Erfcinv => erfcinv64::erfcinv(o, x),
         UnOp::Erfcx => erfc64::erfcx(o, x),
+        UnOp::BesselI0 => bessel_i64::i0(o, x),
+        UnOp::BesselI1 => bessel_i64::i1(o, x),
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
-}
-
-/// Whether a libdevice `op` that tile::libm implements has its f64 routine too (those it lacks are refused on
-/// fp64 by the elaborator).
-pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::BesselI0 | UnOp::BesselI1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
