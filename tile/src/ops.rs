@@ -154,6 +154,8 @@ pub enum UnOp {
     /// `cyl_bessel_i1`).
     BesselI0,
     BesselI1,
+    /// Γ(x) (libdevice's `tgamma`; f32 only so far).
+    Tgamma,
     RsqrtRnFtz,
     /// libdevice's `rcp64h` (f64): `rcp.approx.ftz.f64`, the hardware's approximate reciprocal.
     Rcp64h,
@@ -240,6 +242,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
     Erfcx => "erfcx", Erfcinv => "erfcinv", Normcdfinv => "normcdfinv",
     BesselI0 => "cyl_bessel_i0", BesselI1 => "cyl_bessel_i1",
+    Tgamma => "tgamma",
     RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });

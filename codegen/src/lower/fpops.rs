@@ -358,6 +358,11 @@ impl FloatOps for Emit<'_, '_> {
     fn fmax(&mut self, a: Reg, b: Reg) -> Reg {
         self.fop("max", &[a, b])
     }
+    fn floor_ftz(&mut self, a: Reg) -> Reg {
+        let t = self.fty();
+        let ftz = if self.wide { "" } else { ".ftz" };
+        self.op(Self::freg, &format!("cvt.rmi{ftz}.{t}.{t}"), &[a])
+    }
     fn rsqrt_approx(&mut self, a: Reg) -> Reg {
         assert!(self.wide, "an f64 routine's step");
         self.fop("rsqrt.approx", &[a])

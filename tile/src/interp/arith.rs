@@ -186,6 +186,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Normcdfinv
         | UnOp::BesselI0
         | UnOp::BesselI1
+        | UnOp::Tgamma
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }

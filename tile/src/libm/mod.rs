@@ -15,6 +15,7 @@ pub mod erfc64;
 pub mod erfcinv64;
 pub mod erfinv64;
 pub mod explog32;
+pub mod gamma32;
 pub mod inverf32;
 pub mod libdevice32;
 pub mod logb64;
@@ -51,6 +52,12 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
+}
+
+/// Whether a libdevice `op` that tile::libm implements at f32 has its f64 routine too (the elaborator refuses
+/// the others on fp64).
+pub fn has_f64(op: UnOp) -> bool {
+    !matches!(op, UnOp::Tgamma)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
@@ -101,6 +108,7 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Normcdfinv => inverf32::normcdfinvf(o, x),
         UnOp::BesselI0 => bessel_i32::i0f(o, x),
         UnOp::BesselI1 => bessel_i32::i1f(o, x),
+        UnOp::Tgamma => gamma32::tgammaf(o, x),
         _ => return None,
     })
 }
@@ -228,6 +236,8 @@ pub trait FloatOps {
     fn div_approx_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
     /// `rsqrt.approx.f64` (64-bit only): as `rsqrt_approx_ftz` but keeping subnormal operands.
     fn rsqrt_approx(&mut self, a: Self::F) -> Self::F;
+    /// `cvt.rmi.ftz.f32.f32` / `cvt.rmi.f64.f64`: rounded down to an integer (a subnormal f32 read as ±0).
+    fn floor_ftz(&mut self, a: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -451,6 +461,9 @@ pub mod model {
                 }
                 fn fmax(&mut self, a: $f, b: $f) -> $f {
                     a.max(b)
+                }
+                fn floor_ftz(&mut self, a: $f) -> $f {
+                    Self::flush(a).floor()
                 }
                 fn rsqrt_approx(&mut self, a: $f) -> $f {
                     1.0 / a.sqrt()

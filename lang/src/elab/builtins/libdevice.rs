@@ -51,6 +51,7 @@ pub const LIBDEVICE_NAMES: &[&str] = &[
     "normcdfinv",
     "cyl_bessel_i0",
     "cyl_bessel_i1",
+    "tgamma",
     "norm3d",
     "norm4d",
     "rnorm3d",
@@ -323,6 +324,7 @@ fn unary_op(name: &str) -> Option<UnOp> {
         "normcdfinv" => UnOp::Normcdfinv,
         "cyl_bessel_i0" => UnOp::BesselI0,
         "cyl_bessel_i1" => UnOp::BesselI1,
+        "tgamma" => UnOp::Tgamma,
         "rsqrt_rn" => UnOp::RsqrtRnFtz,
         "rcp64h" => UnOp::Rcp64h,
         "trunc" => UnOp::Trunc,
@@ -411,6 +413,10 @@ impl<'a> Elab<'a> {
                 _ => F32_F64,
             };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
+            if x.scalar() == Some(ScalarType::F64) && !tessel_tile::libm::has_f64(op) {
+                // tile::libm has libdevice's f32 sequence only.
+                return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
+            }
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
