@@ -187,6 +187,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::BesselI0
         | UnOp::BesselI1
         | UnOp::Tgamma
+        | UnOp::J0
+        | UnOp::J1
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }

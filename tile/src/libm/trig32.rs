@@ -94,6 +94,12 @@ fn payne_hanek<T: FloatOps>(o: &mut T, x: T::F) -> (T::I, T::F) {
 
 /// `sinf(x)`, or `cosf(x)` when `cos`.
 pub fn sinf<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
+    let (q, r) = reduce(o, x);
+    sin_cos_kernel(o, q, r, cos)
+}
+
+/// libdevice's `__internal_trig_reduction_kernel`: (quadrant, x − quadrant·π/2).
+pub(super) fn reduce<T: FloatOps>(o: &mut T, x: T::F) -> (T::I, T::F) {
     // Cody–Waite: q = rni(x·2/π), r = x − q·π/2 in three parts.
     let two_pi = k(o, 0x3f22_f983);
     let t = o.mul(x, two_pi);
@@ -119,7 +125,7 @@ pub fn sinf<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
     let rs = o.sel(is_inf, nan, rs);
     let q = o.isel(slow, qs, q);
     let r = o.sel(slow, rs, r);
-    sin_cos_kernel(o, q, r, cos)
+    (q, r)
 }
 
 /// libdevice's `__internal_sin_cos_kernel`: sin(r + q·π/2) for |r| ≤ π/4 (cos when `cos`, through q + 1): the
