@@ -189,6 +189,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Tgamma
         | UnOp::J0
         | UnOp::J1
+        | UnOp::Y0
+        | UnOp::Y1
         | UnOp::Rcp64h => {
             return Err(format!("`{}` on {t} is not supported yet", op.word()));
         }
