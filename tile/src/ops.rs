@@ -154,8 +154,9 @@ pub enum UnOp {
     /// `cyl_bessel_i1`).
     BesselI0,
     BesselI1,
-    /// Γ(x) (libdevice's `tgamma`; f32 only so far).
+    /// Γ(x) and ln|Γ(x)| (libdevice's `tgamma`, `lgamma`; f32 only so far).
     Tgamma,
+    Lgamma,
     /// The Bessel functions of the first and second kinds of orders 0 and 1 (libdevice's `j0`, `j1`, `y0`,
     /// `y1`; f32 only so far).
     J0,
@@ -248,7 +249,7 @@ word_enum!(UnOp { Neg => "neg", Not => "not", Abs => "abs", Exp => "exp", Exp2 =
     Rcbrt => "rcbrt", Logb => "logb", Erfinv => "erfinv", Erfc => "erfc", Normcdf => "normcdf",
     Erfcx => "erfcx", Erfcinv => "erfcinv", Normcdfinv => "normcdfinv",
     BesselI0 => "cyl_bessel_i0", BesselI1 => "cyl_bessel_i1",
-    Tgamma => "tgamma", J0 => "j0", J1 => "j1", Y0 => "y0", Y1 => "y1",
+    Tgamma => "tgamma", Lgamma => "lgamma", J0 => "j0", J1 => "j1", Y0 => "y0", Y1 => "y1",
     RsqrtRnFtz => "rsqrt_rn_ftz", Rcp64h => "rcp64h", Trunc => "trunc",
     Rint => "rint", Round => "round", Popc => "popc", Clz => "clz", Brev => "brev", Lg2Approx => "lg2_approx",
     SinApprox => "sin_approx", CosApprox => "cos_approx", Saturate => "saturate", SqrtRnFtz => "sqrt_rn_ftz", SqrtRz => "sqrt_rz", SqrtRd => "sqrt_rd", SqrtRu => "sqrt_ru" });

@@ -187,6 +187,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::BesselI0
         | UnOp::BesselI1
         | UnOp::Tgamma
+        | UnOp::Lgamma
         | UnOp::J0
         | UnOp::J1
         | UnOp::Y0

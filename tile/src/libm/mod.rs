@@ -58,7 +58,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements at f32 has its f64 routine too (the elaborator refuses
 /// the others on fp64).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Tgamma | UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
+    !matches!(op, UnOp::Tgamma | UnOp::Lgamma | UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.
@@ -110,6 +110,7 @@ pub fn unary_f32<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::BesselI0 => bessel_i32::i0f(o, x),
         UnOp::BesselI1 => bessel_i32::i1f(o, x),
         UnOp::Tgamma => gamma32::tgammaf(o, x),
+        UnOp::Lgamma => gamma32::lgammaf(o, x),
         UnOp::J0 => bessel_j32::j0f(o, x),
         UnOp::J1 => bessel_j32::j1f(o, x),
         UnOp::Y0 => bessel_j32::y0f(o, x),
