@@ -53,6 +53,7 @@ const KERNELS: &[&str] = &[
     "libdevice",
     "libm64",
     "libm_more",
+    "libm_special",
     "fma_round",
     "cast_round",
     "cfmod",
@@ -430,6 +431,33 @@ fn f64_libm_uses_libdevices_instructions() {
     for ins in ["clz.b32", "rsqrt.approx.ftz.f32", "lg2.approx.ftz.f32", "ex2.approx.ftz.f32", "cvt.rni.f64.f64"] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
+}
+
+/// erfcx/erfcinv/normcdfinv/cyl_bessel_i0/i1/tgamma/lgamma/j0/j1/y0/y1 (f32), their f64 forms where tile::libm
+/// has them, and norm/rnorm of three and four operands: libdevice's sequences, with its instructions
+/// (`div.approx` in erfcx and tgamma, `cvt.rmi.ftz` in tgamma/lgamma, sinf's 64-bit Payne–Hanek step in the
+/// Bessel functions, the unrefined `rsqrt.approx.f64` of erfcinv's far tail, min/max sorting in norm).
+#[test]
+fn libm_special_functions_use_libdevices_instructions() {
+    let ptx = kernel("libm_special", Target::Sm90a).ptx;
+    for ins in [
+        "div.approx.ftz.f32",
+        "cvt.rmi.ftz.f32.f32",
+        "cvt.rn.f64.s64",
+        "rsqrt.approx.f64",
+        "rsqrt.approx.ftz.f64",
+        "rcp.approx.ftz.f64",
+        "sqrt.approx.ftz.f32",
+        "max.f32",
+        "max.f64",
+        "ex2.approx.ftz.f32",
+        "lg2.approx.ftz.f32",
+    ] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // Straight-line: every branch of libdevice's is a select here (and its loops are unrolled); the only jump
+    // is the kernel's own exit.
+    assert!(ptx.lines().filter(|l| l.contains("bra")).all(|l| l.contains("$L_exit")), "{ptx}");
 }
 
 #[test]
