@@ -1,0 +1,107 @@
+//! The libdevice special functions that run libdevice's own sequences from `tessel_tile::libm` (erfcx, erfcinv,
+//! normcdfinv, the Bessel and gamma functions, norm3d/norm4d and their reciprocals, and the f64 forms of rcbrt,
+//! erfinv, erfc, normcdf) through the elaborator and the interpreter; the fp64 forms tile::libm lacks are
+//! refused at the call.
+
+mod elab_common;
+
+use elab_common::*;
+use tessel_lang::elab::ArgSpec;
+use tessel_tile::ScalarType::{self, *};
+use tessel_tile::interp::Arg;
+use tessel_tile::interp::memory::Memory;
+
+const PRELUDE: &str = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n";
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, false)
+}
+
+/// `out = EXPR` of `x` and `y` (loaded from buffers of type `t`) in the interpreter; the results as f64s.
+fn run2(expr: &str, t: ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    let n = xs.len().next_power_of_two();
+    let src = format!(
+        "{PRELUDE}@triton.jit\ndef k(Out, X, Y):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    y = tl.load(Y + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(t)]);
+    let mut mem = Memory::new();
+    let (o, x, y) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("y", t, ys));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
+
+fn unary(f: &str, t: ScalarType, xs: &[f64]) -> Vec<f64> {
+    run2(&format!("libdevice.{f}(x)"), t, xs, xs)
+}
+
+/// Each function at a few points (exact in f32) against its value (mpmath, 200 bits, rounded to f64): within 8 ulps of the
+/// type, relative (absolute below 1, where j0/j1/y0/y1 oscillate); f32 and f64 where tile::libm has both. The
+/// routines' bounds are measured in `tessel_tile::libm`'s tests.
+#[test]
+fn special_functions_compute_their_function() {
+    let cases: &[(&str, &[(f64, f64)], bool)] = &[
+        ("erfcx", &[(1.0, 0.427583576155807), (-0.5, 1.952360489182557), (30.0, 0.01879588886141675)], true),
+        ("erfcinv", &[(0.5, 0.4769362762044699), (1.1641532182693481e-10, 4.556549801237543), (1.875, -1.0847870400692832)], true),
+        ("normcdfinv", &[(0.96875, 1.8627318674216515), (7.62939453125e-06, -4.324919040826046)], true),
+        ("cyl_bessel_i0", &[(1.0, 1.2660658777520084), (-20.0, 43558282.559553534)], true),
+        ("cyl_bessel_i1", &[(1.0, 0.565159103992485), (-20.0, -42454973.38512777)], true),
+        ("tgamma", &[(4.5, 11.631728396567448), (-1.5, 2.363271801207355)], false),
+        ("lgamma", &[(0.5, 0.5723649429247001), (30.0, 71.25703896716801), (-1.5, 0.860047015376481)], false),
+        ("j0", &[(1.0, 0.7651976865579666), (20.0, 0.16702466434058316)], false),
+        ("j1", &[(1.0, 0.4400505857449335), (-20.0, -0.06683312417585005)], false),
+        ("y0", &[(1.0, 0.08825696421567696), (20.0, 0.06264059680938383)], false),
+        ("y1", &[(1.0, -0.7812128213002887), (20.0, -0.1655116143625213)], false),
+        ("rcbrt", &[(8.0, 0.5), (-3.0, -0.6933612743506347)], true),
+        ("erfinv", &[(0.5, 0.4769362762044699), (-0.998046875, -2.190099968353768)], true),
+        ("erfc", &[(1.0, 0.15729920705028513), (-2.0, 1.9953222650189528)], true),
+        ("normcdf", &[(1.0, 0.8413447460685429), (-10.0, 7.619853024160525e-24)], true),
+    ];
+    for &(f, points, f64_too) in cases {
+        let (xs, want): (Vec<f64>, Vec<f64>) = points.iter().copied().unzip();
+        let types: &[ScalarType] = if f64_too { &[F32, F64] } else { &[F32] };
+        for &t in types {
+            let got = unary(f, t, &xs);
+            let eps = if t == F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+            for i in 0..xs.len() {
+                let err = (got[i] - want[i]).abs() / want[i].abs().max(1.0);
+                assert!(err <= 8.0 * eps, "libdevice.{f}({}) on {t}: {}, want {}", xs[i], got[i], want[i]);
+            }
+        }
+    }
+}
+
+/// norm3d/norm4d/rnorm3d/rnorm4d: one type for all operands, broadcast together (a scalar operand too: a
+/// Python float is an fp32 scalar here, as for the other libdevice functions of several operands).
+#[test]
+fn norms_broadcast_their_operands() {
+    assert_eq!(run2("libdevice.norm3d(x, y, 12.0)", F32, &[3.0, 0.0], &[4.0, 5.0]), [13.0, 13.0]);
+    for t in [F32, F64] {
+        assert_eq!(run2("libdevice.norm3d(x, y, x + y + 5)", t, &[3.0, 0.0], &[4.0, 0.0]), [13.0, 5.0], "{t}");
+        assert_eq!(run2("libdevice.norm4d(x, y, x, y)", t, &[1.0, 0.0], &[1.0, 0.0]), [2.0, 0.0], "{t}");
+        assert_eq!(run2("libdevice.rnorm3d(x, y, y)", t, &[2.0, 0.0], &[0.0, 0.0]), [0.5, f64::INFINITY], "{t}");
+        assert_eq!(run2("libdevice.rnorm4d(x, x, x, y)", t, &[1.0], &[1.0]), [0.5], "{t}");
+    }
+    assert_eq!(run2("libdevice.norm3d(x, y, x)", F32, &[f64::INFINITY], &[f64::NAN]), [f64::INFINITY]);
+}
+
+/// Bad calls are errors at the call: an integer operand, mixed float types, a missing operand, and the fp64
+/// forms tile::libm does not have yet.
+#[test]
+fn bad_calls_are_errors_at_the_call() {
+    let src = |body: &str| {
+        format!("{PRELUDE}@triton.jit\ndef k(Out, X, Y):\n    x = tl.load(X + tl.arange(0, 8))\n    y = tl.load(Y + tl.arange(0, 8))\n    tl.store(Out + tl.arange(0, 8), {body})\n")
+    };
+    let msg = elab_error(&src("libdevice.norm3d(x, y)"), "k", vec![ptr(F32), ptr(F32), ptr(F32)]);
+    assert!(msg.contains("arg2") && msg.contains("libdevice.norm3d(x, y)"), "{msg}");
+    let msg = elab_error(&src("libdevice.norm3d(x, y, x)"), "k", vec![ptr(F32), ptr(F32), ptr(F64)]);
+    assert!(msg.contains("one type") && msg.contains("libdevice.norm3d(x, y, x)"), "{msg}");
+    let msg = elab_error(&src("libdevice.rnorm4d(x, y, x, y)"), "k", vec![ptr(F32), ptr(I32), ptr(I32)]);
+    assert!(msg.contains("rnorm4d"), "{msg}");
+    for f in ["tgamma", "lgamma", "j0", "j1", "y0", "y1"] {
+        let call = format!("libdevice.{f}(x)");
+        let msg = elab_error(&src(&call), "k", vec![ptr(F64), ptr(F64), ptr(F64)]);
+        assert!(msg.contains(&format!("`libdevice.{f}` on fp64 is not supported yet (fp32 is)")), "{msg}");
+        assert!(msg.contains(&call), "{msg}");
+    }
+}
