@@ -29,20 +29,10 @@ const MID_D: [u64; 8] = [
     0x3f0a_da42_d79d_8dbb,
 ];
 /// The far tail (m below 2^−333, subnormals included).
-const FAR_N: [u64; 5] = [
-    0x3fe8_e210_1c71_b0bf,
-    0x3ffa_2013_964e_259c,
-    0x3fda_bfe9_0921_be68,
-    0x3f97_e413_14de_00d4,
-    0x3f31_1bd4_8710_2e94,
-];
-const FAR_D: [u64; 5] = [
-    0x3ff5_9895_c30b_aa54,
-    0x3ffa_e8e5_956a_143f,
-    0x3fda_cce8_5ff7_383d,
-    0x3f97_e43b_6cac_34fe,
-    0x3f31_1bd0_8289_eb12,
-];
+const FAR_N: [u64; 5] =
+    [0x3fe8_e210_1c71_b0bf, 0x3ffa_2013_964e_259c, 0x3fda_bfe9_0921_be68, 0x3f97_e413_14de_00d4, 0x3f31_1bd4_8710_2e94];
+const FAR_D: [u64; 5] =
+    [0x3ff5_9895_c30b_aa54, 0x3ffa_e8e5_956a_143f, 0x3fda_cce8_5ff7_383d, 0x3f97_e43b_6cac_34fe, 0x3f31_1bd0_8289_eb12];
 /// ln(1 + 2f)-style series of `__nv_log` in (2f)², highest degree first.
 const LOG: [u64; 8] = [
     0x3eb1_380b_3ae8_0f1e,

@@ -4,7 +4,7 @@
 //! rare ties).
 
 use super::FloatOps;
-use super::erfc64::{horner, hi_abs, recip};
+use super::erfc64::{hi_abs, horner, recip};
 
 /// 2·atanh(f) − 2f over f², f = (m − 1)/(m + 1), highest degree first.
 const ATANH: [u64; 10] = [

@@ -213,8 +213,6 @@ const RCBRT: [(f64, f64); 64] = [
     (0.125, 2.0),
 ];
 
-
-
 /// (x, erfcx(x) from mpmath at 200 bits rounded to f64).
 const ERFCX: [(f64, f64); 132] = [
     (2.267058593810488e+299, 2.4886413835447564e-300),
