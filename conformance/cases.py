@@ -389,17 +389,17 @@ def libdevice_cases():
     # libdevice's own sequences (tile/src/libm/, read off Triton 3.6's PTX for sm_90): bit-identical on the GPU.
     # In the interpreter, where each approximate unit is modelled by the correctly rounded function: f32 erfcinv/
     # normcdfinv (lg2/rsqrt/rcp.approx), erfcx (rcp/ex2/div.approx), cyl_bessel_i0/i1 (rcp/rsqrt/ex2.approx) and
-    # tgamma (one div.approx) within 2 ulp estimated (each unit's error carried to the result once); lgamma (lg2/
-    # rcp.approx) near its zeros 1, 2 and the negative ones, where an ulp distance is unbounded: no bound; j0/j1/y0/y1
-    # past 8 (y1: 10.2) go through rcp/rsqrt.approx (y0/y1's logarithm through lg2.approx) and oscillate there, so
-    # near their zeros an ulp distance is unbounded (CUDA states an absolute bound): no bound. The f64 forms read
-    # rcp.approx.f64/rsqrt.approx.f64 (and f32 lg2/ex2.approx in rcbrt) only as starts of Newton steps: within 1
-    # ulp estimated; f64 erfcinv and normcdfinv below 2^-333 use rsqrt.approx.f64 unrefined, whose error reaches
-    # the result (no bound: the unit's bits are not specified).
+    # tgamma (one div.approx) within 2 ulp estimated (each unit's error carried to the result once). No bound for
+    # lgamma (f32: lg2/rcp.approx; f64: rcp.approx.f64 refined) near its zeros 1, 2 and the negative ones, nor for
+    # j0/j1/y0/y1 past 8 (y1: 10.2), through rcp/rsqrt.approx, where they oscillate: an ulp distance near a zero
+    # is unbounded (CUDA states absolute bounds there). The other f64 forms read rcp.approx.f64/rsqrt.approx.f64
+    # (and f32 lg2/ex2.approx in rcbrt) only as starts of Newton steps: within 1 ulp estimated; f64 erfcinv and
+    # normcdfinv below 2^-333 use rsqrt.approx.f64 unrefined, whose error reaches the result (no bound: the unit's
+    # bits are not specified).
     special32 = {"erfcx": 2, "erfcinv": 2, "normcdfinv": 2, "cyl_bessel_i0": 2, "cyl_bessel_i1": 2, "tgamma": 2,
                  "lgamma": None, "j0": None, "j1": None, "y0": None, "y1": None}
     special64 = {"rcbrt": 1, "erfinv": 1, "erfc": 1, "normcdf": 1, "erfcx": 1, "erfcinv": None, "normcdfinv": None,
-                 "cyl_bessel_i0": 1, "cyl_bessel_i1": 1}
+                 "cyl_bessel_i0": 1, "cyl_bessel_i1": 1, "lgamma": None}
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", b)) for f, b in special32.items()]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f64", **interp_only("approx", b)) for f, b in special64.items()]
     # norm3d/norm4d and their reciprocals (x, y and x again, or y): f32 through sqrt/rsqrt.approx (1 ulp in the

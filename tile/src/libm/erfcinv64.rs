@@ -61,7 +61,7 @@ fn rational<T: FloatOps>(o: &mut T, t: T::F, n: &[u64], d: &[u64]) -> T::F {
 /// `__nv_log` for m below 2^−333 (or not positive): subnormals scaled by 2^54, m = 2^e·f with f in
 /// [0.7071, 1.4142), ln f = 2u + (2u)³·P((2u)²) with 2u = 2(f − 1)/(f + 1) and its rounding error carried, e·ln 2
 /// in two parts. 0 gives −inf; negative, inf and NaN give m·inf + inf.
-fn log_full<T: FloatOps>(o: &mut T, m: T::F) -> T::F {
+pub(super) fn log_full<T: FloatOps>(o: &mut T, m: T::F) -> T::F {
     let mb = o.f_to_bits(m);
     let mh = o.shr(mb, 32);
     let (lo, hi) = (o.ic(0x000f_ffff), o.ic(0x8000_0000));

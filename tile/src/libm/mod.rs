@@ -17,6 +17,7 @@ pub mod erfcinv64;
 pub mod erfinv64;
 pub mod explog32;
 pub mod gamma32;
+pub mod gamma64;
 pub mod inverf32;
 pub mod libdevice32;
 pub mod logb64;
@@ -50,6 +51,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Erfcx => erfc64::erfcx(o, x),
         UnOp::BesselI0 => bessel_i64::i0(o, x),
         UnOp::BesselI1 => bessel_i64::i1(o, x),
+        UnOp::Lgamma => gamma64::lgamma(o, x),
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
@@ -58,7 +60,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements at f32 has its f64 routine too (the elaborator refuses
 /// the others on fp64).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Tgamma | UnOp::Lgamma | UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
+    !matches!(op, UnOp::Tgamma | UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.

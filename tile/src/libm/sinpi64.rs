@@ -27,7 +27,7 @@ const COS: [u64; 7] = [
 ];
 
 /// sin(r + q·π/2) for |r| ≤ π/4.
-fn kernel<T: FloatOps>(o: &mut T, q: T::I, r: T::F) -> T::F {
+pub(super) fn kernel<T: FloatOps>(o: &mut T, q: T::I, r: T::F) -> T::F {
     let one_i = o.ic(1);
     let bit = o.iand(q, one_i);
     let z = o.ic(0);
@@ -53,7 +53,7 @@ fn kernel<T: FloatOps>(o: &mut T, q: T::I, r: T::F) -> T::F {
 }
 
 /// (n, r) with n = rni(2x) (2x by the exponent field: +2^52 on the bits) and r = (x − n/2)·π.
-fn reduce<T: FloatOps>(o: &mut T, x: T::F) -> (T::I, T::F) {
+pub(super) fn reduce<T: FloatOps>(o: &mut T, x: T::F) -> (T::I, T::F) {
     let b = o.f_to_bits(x);
     let step = o.ic(0x0010_0000_0000_0000);
     let b2 = o.iadd(b, step);
