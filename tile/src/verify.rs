@@ -196,7 +196,9 @@ impl Verifier<'_> {
                 same(ins[1], ins[2], "operands")?;
                 same(outs[0], ins[1], "result")
             }
-            Op::FmaRound(_) if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) => {
+            Op::FmaRound(_) | Op::Norm { .. }
+                if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) =>
+            {
                 Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]))
             }
             Op::CastRound(_) => {
@@ -214,12 +216,7 @@ impl Verifier<'_> {
             }
             Op::Norm { .. } => {
                 count(3..=4, 1)?;
-                if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) {
-                    return Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]));
-                }
-                for i in &ins[1..] {
-                    same(ins[0], i, "operands")?;
-                }
+                ins[1..].iter().try_for_each(|i| same(ins[0], i, "operands"))?;
                 same(outs[0], ins[0], "result")
             }
             Op::Fma | Op::FmaRound(_) | Op::Clamp { .. } => {

@@ -51,6 +51,12 @@ fn verifier_rejects_ill_typed_ops() {
             "func @f(%a: tensor<16x32xf16>, %b: tensor<16x32xf16>, %c: tensor<16x32xf32>) {\n  %d = dot {precision = ieee} %a, %b, %c : tensor<16x32xf32>\n  return\n}\n",
             "do not form a matrix product",
         ),
+        ("func @f(%a: f32) {\n  %n = norm %a, %a : f32\n  return\n}\n", "expected 3 to 4 operands, got 2"),
+        ("func @f(%a: i32) {\n  %n = rnorm %a, %a, %a : i32\n  return\n}\n", "`rnorm` is defined on f32 and f64 only"),
+        (
+            "func @f(%a: f32, %b: f64) {\n  %n = norm %a, %a, %b : f32\n  return\n}\n",
+            "operands must have one type, got f32 and f64",
+        ),
     ];
     for (text, want) in bad {
         let f = parse_func(text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
