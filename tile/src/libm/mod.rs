@@ -6,6 +6,9 @@
 //! Every plain float op is correctly rounded to nearest even and keeps subnormals (`add.rn`, `fma.rn`...); the
 //! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
 //! (32 or 64 bits) and wrap.
+//!
+//! The tests' reference tables of the special functions (erfc..., the Bessel and gamma functions) are mpmath's
+//! values at 200 bits, rounded once to f64; `mpmath_refs.py` recomputes any row.
 
 pub mod acosh64;
 pub mod bessel_i32;

@@ -1,0 +1,66 @@
+"""The references of tile::libm's tests: mpmath at 200 bits, rounded once to f64.
+
+    python3 tile/src/libm/mpmath_refs.py erfcinv 0.5 1e-300 1.9
+
+prints one `(x, f(x)),` row per argument, as the tests' tables hold them (f32 tables hold f32 arguments,
+written as the f64 of the same value). Every row of a table can be checked this way.
+"""
+
+import sys
+
+import mpmath as mp
+
+mp.mp.prec = 200
+
+
+def erfcinv(x):
+    """erfc(y) = x: erfinv(1 − x) where 1 − x loses nothing, else Newton on ln erfc (x down to subnormals)."""
+    if x > 1:
+        return -erfcinv(2 - x)
+    if x == 1:
+        return mp.mpf(0)
+    if x > mp.mpf("1e-3"):
+        return mp.erfinv(1 - x)
+    return mp.findroot(lambda y: mp.log(mp.erfc(y)) - mp.log(x), mp.sqrt(-mp.log(x)))
+
+
+def erfcx(x):
+    """e^(x²)·erfc(x); the asymptotic series past 1e6, where mpmath's erfc overflows its own checks."""
+    if x > 1e6:
+        t = 1 / (2 * x * x)
+        s, term = mp.mpf(0), mp.mpf(1)
+        for k in range(8):
+            s += term
+            term *= -(2 * k + 1) * t
+        return s / (x * mp.sqrt(mp.pi))
+    return mp.exp(x * x) * mp.erfc(x)
+
+
+FUNCTIONS = {
+    "erfc": mp.erfc,
+    "normcdf": mp.ncdf,
+    "rcbrt": lambda x: mp.sign(x) / mp.cbrt(abs(x)),
+    "erfinv": mp.erfinv,
+    "erfcinv": erfcinv,
+    "normcdfinv": lambda x: -mp.sqrt(2) * erfcinv(2 * x),
+    "erfcx": erfcx,
+    "tgamma": mp.gamma,
+    "lgamma": lambda x: mp.log(abs(mp.gamma(x))),
+    "j0": lambda x: mp.besselj(0, x),
+    "j1": lambda x: mp.besselj(1, x),
+    "y0": lambda x: mp.bessely(0, x),
+    "y1": lambda x: mp.bessely(1, x),
+    "i0": lambda x: mp.besseli(0, x),
+    "i1": lambda x: mp.besseli(1, x),
+}
+
+
+def main():
+    f = FUNCTIONS[sys.argv[1]]
+    for a in sys.argv[2:]:
+        x = float(a)
+        print(f"    ({x!r}, {float(f(mp.mpf(x)))!r}),")
+
+
+if __name__ == "__main__":
+    main()
