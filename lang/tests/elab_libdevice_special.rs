@@ -91,8 +91,8 @@ fn norms_broadcast_their_operands() {
     assert_eq!(run2("libdevice.norm3d(x, y, x)", F32, &[f64::INFINITY], &[f64::NAN]), [f64::INFINITY]);
 }
 
-/// Bad calls are errors at the call: an integer operand, mixed float types, a missing operand, and the fp64
-/// forms tile::libm does not have yet.
+/// Bad calls are errors at the call: an integer operand, mixed float types, a missing operand, `jn`/`yn`
+/// (not supported), and the fp64 forms tile::libm does not have yet.
 #[test]
 fn bad_calls_are_errors_at_the_call() {
     let src = |body: &str| {
@@ -106,6 +106,11 @@ fn bad_calls_are_errors_at_the_call() {
     assert!(msg.contains("one type") && msg.contains("libdevice.norm3d(x, y, x)"), "{msg}");
     let msg = elab_error(&src("libdevice.rnorm4d(x, y, x, y)"), "k", vec![ptr(F32), ptr(I32), ptr(I32)]);
     assert!(msg.contains("rnorm4d"), "{msg}");
+    for f in ["jn", "yn"] {
+        let call = format!("libdevice.{f}(y, x)");
+        let msg = elab_error(&src(&call), "k", vec![ptr(F32), ptr(F32), ptr(I32)]);
+        assert!(msg.contains(&format!("`libdevice.{f}` is not supported yet")) && msg.contains(&call), "{msg}");
+    }
     for f in ["tgamma", "j0", "j1", "y0", "y1"] {
         let call = format!("libdevice.{f}(x)");
         let msg = elab_error(&src(&call), "k", vec![ptr(F64), ptr(F64), ptr(F64)]);
