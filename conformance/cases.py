@@ -399,7 +399,8 @@ def libdevice_cases():
     special32 = {"erfcx": 2, "erfcinv": 2, "normcdfinv": 2, "cyl_bessel_i0": 2, "cyl_bessel_i1": 2, "tgamma": 2,
                  "lgamma": None, "j0": None, "j1": None, "y0": None, "y1": None}
     special64 = {"rcbrt": 1, "erfinv": 1, "erfc": 1, "normcdf": 1, "erfcx": 1, "erfcinv": None, "normcdfinv": None,
-                 "cyl_bessel_i0": 1, "cyl_bessel_i1": 1, "lgamma": None}
+                 "cyl_bessel_i0": 1, "cyl_bessel_i1": 1, "lgamma": None,
+                 "tgamma": 1}
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", b)) for f, b in special32.items()]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f64", **interp_only("approx", b)) for f, b in special64.items()]
     # norm3d/norm4d and their reciprocals (x, y and x again, or y): f32 through sqrt/rsqrt.approx (1 ulp in the

@@ -154,7 +154,7 @@ pub enum UnOp {
     /// `cyl_bessel_i1`).
     BesselI0,
     BesselI1,
-    /// Γ(x) and ln|Γ(x)| (libdevice's `tgamma`, `lgamma`; `tgamma` f32 only so far).
+    /// Γ(x) and ln|Γ(x)| (libdevice's `tgamma`, `lgamma`).
     Tgamma,
     Lgamma,
     /// The Bessel functions of the first and second kinds of orders 0 and 1 (libdevice's `j0`, `j1`, `y0`,

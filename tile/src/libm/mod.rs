@@ -55,6 +55,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::BesselI0 => bessel_i64::i0(o, x),
         UnOp::BesselI1 => bessel_i64::i1(o, x),
         UnOp::Lgamma => gamma64::lgamma(o, x),
+        UnOp::Tgamma => gamma64::tgamma(o, x),
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
         _ => return None,
     })
@@ -63,7 +64,7 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
 /// Whether a libdevice `op` that tile::libm implements at f32 has its f64 routine too (the elaborator refuses
 /// the others on fp64).
 pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::Tgamma | UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
+    !matches!(op, UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.

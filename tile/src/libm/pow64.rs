@@ -42,7 +42,7 @@ const LN2_HI: u64 = 0x3fe6_2e42_fefa_39ef;
 const LN2_LO: u64 = 0x3c7a_bc9e_3b39_803f;
 
 /// ln(a) for a = |x| as head + tail.
-fn log_ext<T: FloatOps>(o: &mut T, a: T::F) -> (T::F, T::F) {
+pub(super) fn log_ext<T: FloatOps>(o: &mut T, a: T::F) -> (T::F, T::F) {
     // A subnormal (high half ≤ 0xfffff) is scaled by 2^54 first.
     let b0 = o.f_to_bits(a);
     let normal_min = o.ic(0x0010_0000_0000_0000);
@@ -141,7 +141,7 @@ fn log_ext<T: FloatOps>(o: &mut T, a: T::F) -> (T::F, T::F) {
 }
 
 /// e^(y·ln a) for a = |x|, without the special cases.
-fn accurate_pow<T: FloatOps>(o: &mut T, a: T::F, y: T::F) -> T::F {
+pub(super) fn accurate_pow<T: FloatOps>(o: &mut T, a: T::F, y: T::F) -> T::F {
     let (lh, ll) = log_ext(o, a);
     // A huge |y| (high half of 2|y| above 0xfdffffff) loses exponent bits 20–23 of its high half.
     let yb = o.f_to_bits(y);
