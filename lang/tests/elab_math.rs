@@ -608,3 +608,23 @@ fn libdevice_remainder_is_ieee_remainder() {
         assert_eq!((special[2], special[4]), (2.5, -2.5), "{t}");
     }
 }
+
+/// fp32 `libdevice.remainder` flushes as libdevice does under `__CUDA_FTZ` (found on the H100 against Triton): a
+/// subnormal divisor reads as 0 (NaN), a subnormal dividend as a zero of its sign, and a subnormal result is
+/// flushed to a zero of its sign.
+#[test]
+fn libdevice_remainder_f32_flushes_subnormals() {
+    let tiny = f32::from_bits(0x007f_ffff) as f64;
+    let (a, b) = (2f64.powi(-125), 2f64.powi(-140));
+    let got = binary(
+        "libdevice.remainder(x, y)",
+        F32,
+        &[1.0, tiny, -tiny, a + b, -(a + b), 5.5],
+        &[tiny, 1.0, 1.0, a, a, 1.0],
+    );
+    assert!(got[0].is_nan(), "{got:?}");
+    assert_eq!(
+        got[1..].iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        [0.0, -0.0, 0.0, -0.0, -0.5].map(f64::to_bits)
+    );
+}

@@ -4,7 +4,8 @@
 //! |r| < 2|y| with x's sign; then up to two exact subtractions of |y| bring |r| to at most |y|/2 (a tie kept
 //! only when its quotient is even), comparing 2|r| with |y| where |y| is so small that |y|/2 would round, and
 //! the result takes x's sign (a zero result is ±0 as x). NaN operands, x = ±inf and y = 0 give NaN (through
-//! `fmod`); y = ±inf gives x.
+//! `fmod`); y = ±inf gives x. On fp32, libdevice runs with `__CUDA_FTZ` as Triton compiles it: subnormal
+//! operands read as zeros of their sign (a subnormal y gives NaN), and a subnormal result is flushed too.
 
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 
@@ -23,6 +24,19 @@ impl<'a> Elab<'a> {
             let ty = a.ty.with_elem(tessel_tile::Elem::Scalar(tessel_tile::ScalarType::I1));
             e.emit1(Op::Cmp(p), &[a, b], ty, span)
         };
+        // fp32: subnormals to zeros of their sign (`v * 0` keeps the sign), as libdevice's `.ftz` ops read them.
+        let ftz = |e: &mut Self, v: Tv| -> R<Tv> {
+            if wide {
+                return Ok(v);
+            }
+            let small = abs(e, v.clone())?;
+            let normal = flt(e, f32::MIN_POSITIVE as f64)?;
+            let tiny = cmp(e, CmpPred::Lt, small, normal)?;
+            let z = flt(e, 0.0)?;
+            let zero = e.arith(BinOp::Mul, v.clone(), z, span)?;
+            e.emit1(Op::Select, &[tiny, zero, v], fty.clone(), span)
+        };
+        let (x, y) = (ftz(self, x)?, ftz(self, y)?);
         let p = abs(self, y)?;
         // 2|y| overflows to inf only when |y| > max / 2, where fmod by inf leaves x, as it should.
         let two_p = self.arith(BinOp::Add, p.clone(), p.clone(), span)?;
@@ -55,6 +69,7 @@ impl<'a> Elab<'a> {
         let zero = self.zero_like(&bits, span)?;
         let negative = cmp(self, CmpPred::Lt, bits, zero)?;
         let flipped = self.emit1(Op::Unary(UnOp::Neg), std::slice::from_ref(&a2), fty.clone(), span)?;
-        self.emit1(Op::Select, &[negative, flipped, a2], fty, span)
+        let r = self.emit1(Op::Select, &[negative, flipped, a2], fty.clone(), span)?;
+        ftz(self, r)
     }
 }
