@@ -22,6 +22,7 @@ pub mod tma_im2col;
 pub mod types;
 pub mod verify;
 mod verify_ext;
+mod verify_smem;
 
 pub use ir::{Func, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;

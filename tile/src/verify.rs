@@ -7,6 +7,7 @@ use std::fmt;
 use crate::ir::{Func, Loc, OpId, RegionId, ValueId};
 use crate::ops::{BinOp, Op, UnOp};
 use crate::types::{Elem, ScalarType, Type};
+use crate::verify_ext::counts;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyError {
@@ -119,15 +120,7 @@ impl Verifier<'_> {
         let data = f.op(o);
         let ins: Vec<&Type> = data.operands.iter().map(|&v| f.ty(v)).collect();
         let outs: Vec<&Type> = data.results.iter().map(|&v| f.ty(v)).collect();
-        let count = |n_in: std::ops::RangeInclusive<usize>, n_out: usize| -> Result<(), String> {
-            if !n_in.contains(&ins.len()) {
-                return Err(format!("expected {} operands, got {}", fmt_range(&n_in), ins.len()));
-            }
-            if outs.len() != n_out {
-                return Err(format!("expected {n_out} results, got {}", outs.len()));
-            }
-            Ok(())
-        };
+        let count = |n_in: std::ops::RangeInclusive<usize>, n_out: usize| counts(&ins, &outs, n_in, n_out);
         let regions = data.regions.len();
         let need_regions =
             |n: usize| if regions == n { Ok(()) } else { Err(format!("expected {n} regions, got {regions}")) };
@@ -374,159 +367,26 @@ impl Verifier<'_> {
                 }
                 same(outs[0], ins[2], "result")
             }
-            Op::LocalAlloc | Op::LocalLoad | Op::LocalStore | Op::LocalDealloc => {
-                let (mem, value) = match data.op {
-                    Op::LocalAlloc => {
-                        count(0..=1, 1)?;
-                        (outs[0], ins.first().copied())
-                    }
-                    Op::LocalLoad => {
-                        count(1..=1, 1)?;
-                        (ins[0], Some(outs[0]))
-                    }
-                    Op::LocalStore => {
-                        count(2..=2, 0)?;
-                        (ins[1], Some(ins[0]))
-                    }
-                    _ => {
-                        count(1..=1, 0)?;
-                        (ins[0], None)
-                    }
-                };
-                let Some((shape, elem, _)) = mem.memdesc() else {
-                    return Err(format!("needs a memdesc, got {mem}"));
-                };
-                match value {
-                    Some(t) if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) => {
-                        Err(format!("the tensor {t} does not have the shape and element type of the buffer {mem}"))
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Op::WarpGroupDot { .. } => {
-                count(3..=3, 1)?;
-                let Some((b, b_elem, _)) = ins[1].memdesc() else {
-                    return Err(format!("operand B must be a memdesc, got {}", ins[1]));
-                };
-                let (a, a_elem) = match ins[0].memdesc() {
-                    Some((a, e, _)) => (a, e),
-                    None if ins[0].is_tensor() => {
-                        (ins[0].shape(), ins[0].elem().and_then(Elem::scalar).unwrap_or(ScalarType::I1))
-                    }
-                    None => return Err(format!("operand A must be a memdesc or a tensor, got {}", ins[0])),
-                };
-                let c = ins[2].shape();
-                if a.len() != 2 || b.len() != 2 || c.len() != 2 || a[1] != b[0] || c != [a[0], b[1]] {
-                    return Err(format!("shapes do not form a matrix product: {} x {} -> {}", ins[0], ins[1], ins[2]));
-                }
-                if a_elem != b_elem {
-                    return Err(format!("operands must have one element type, got {a_elem} and {b_elem}"));
-                }
-                same(outs[0], ins[2], "result")
-            }
-            Op::WarpGroupDotWait { .. } => {
-                if outs.len() != ins.len() || ins.iter().zip(&outs).any(|(a, b)| a != b) {
-                    return Err("results must be the operands' types, one per operand".into());
-                }
-                Ok(())
-            }
-            Op::MemDescReinterpret => {
-                count(1..=1, 1)?;
-                let (Some((shape, elem, _)), Some((vshape, velem, _))) = (ins[0].memdesc(), outs[0].memdesc()) else {
-                    return Err("needs a memdesc operand and result".into());
-                };
-                let numel = |s: &[u32]| s.iter().map(|&d| d as u64).product::<u64>();
-                if elem.bits() != velem.bits() || numel(shape) != numel(vshape) {
-                    return Err(format!(
-                        "{} is not the bytes of {} (element sizes and counts must match)",
-                        outs[0], ins[0]
-                    ));
-                }
-                Ok(())
-            }
-            Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
-                count(1..=1, 1)?;
-                crate::layout::shared_views::check(&data.op, ins[0], outs[0])
-            }
-            Op::MemDescIndex => {
-                count(2..=2, 1)?;
-                same(ins[1], &Type::scalar(ScalarType::I32), "index")?;
-                let (Some((shape, elem, l)), Some((sub, sub_elem, sub_l))) = (ins[0].memdesc(), outs[0].memdesc())
-                else {
-                    return Err("needs a memdesc operand and result".into());
-                };
-                if shape.len() < 2 || sub != &shape[1..] || elem != sub_elem {
-                    return Err(format!("{} is not one buffer of {}", outs[0], ins[0]));
-                }
-                // Buffer i must be the i-th block of offsets, laid out as the result says.
-                let k = sub_l.linear.in_dim_size_log2("offset") as usize;
-                let bases = l.linear.bases("offset");
-                let inner_ok = bases[..k.min(bases.len())]
-                    .iter()
-                    .zip(sub_l.linear.bases("offset"))
-                    .all(|(b, s)| b[0] == 0 && b[1..] == s[..]);
-                let outer_ok = bases[k.min(bases.len())..].iter().all(|b| b[1..].iter().all(|&x| x == 0));
-                if !inner_ok || !outer_ok {
-                    return Err(format!(
-                        "the layout of {} does not hold its buffers one after another in the layout of {}",
-                        ins[0], outs[0]
-                    ));
-                }
-                Ok(())
-            }
-            Op::AsyncCopy => {
-                count(2..=3, 1)?;
-                same(outs[0], &Type::Token, "result")?;
-                let Some((shape, elem, _)) = ins[1].memdesc() else {
-                    return Err(format!("the destination must be a memdesc, got {}", ins[1]));
-                };
-                if ins[0].shape() != shape || pointee(ins[0]).ok() != Some(elem) {
-                    return Err(format!("pointers {} do not fit the buffer {}", ins[0], ins[1]));
-                }
-                if let Some(m) = ins.get(2)
-                    && (m.shape() != shape || m.elem() != Some(Elem::Scalar(ScalarType::I1)))
-                {
-                    return Err(format!("the mask {m} must be i1 of the buffer's shape"));
-                }
-                Ok(())
-            }
-            Op::AsyncCommitGroup | Op::AsyncWait { .. } => {
-                count(0..=usize::MAX, 1)?;
-                same(outs[0], &Type::Token, "result")?;
-                match ins.iter().find(|t| ***t != Type::Token) {
-                    Some(t) => Err(format!("operands must be tokens, got {t}")),
-                    None => Ok(()),
-                }
-            }
-            Op::FenceAsyncShared => count(0..=0, 0),
-            Op::MBarrierInit { .. }
+            Op::LocalAlloc
+            | Op::LocalLoad
+            | Op::LocalStore
+            | Op::LocalDealloc
+            | Op::WarpGroupDot { .. }
+            | Op::WarpGroupDotWait { .. }
+            | Op::MemDescReinterpret
+            | Op::MemDescPermute { .. }
+            | Op::MemDescReshape
+            | Op::MemDescSlice { .. }
+            | Op::MemDescIndex
+            | Op::AsyncCopy
+            | Op::AsyncCommitGroup
+            | Op::AsyncWait { .. }
+            | Op::FenceAsyncShared
+            | Op::MBarrierInit { .. }
             | Op::MBarrierExpect { .. }
             | Op::MBarrierArrive { .. }
             | Op::MBarrierWait
-            | Op::MBarrierInvalidate => {
-                let n_in = match data.op {
-                    Op::MBarrierWait => 2..=2,
-                    Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } => 1..=2,
-                    _ => 1..=1,
-                };
-                count(n_in, 0)?;
-                match ins[0].memdesc() {
-                    Some((shape, ScalarType::I64, _)) if shape == [1] => {}
-                    _ => return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
-                }
-                if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = data.op {
-                    return Err("the arrival count must be at least 1".into());
-                }
-                match ins.get(1) {
-                    Some(t) if matches!(data.op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I32) => {
-                        Err(format!("the phase must be an i32, got {t}"))
-                    }
-                    Some(t) if !matches!(data.op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I1) => {
-                        Err(format!("the predicate must be an i1, got {t}"))
-                    }
-                    _ => Ok(()),
-                }
-            }
+            | Op::MBarrierInvalidate => crate::verify_smem::types(&data.op, &ins, &outs),
             Op::Reduce { axis } | Op::Scan { axis, .. } => {
                 need_regions(1)?;
                 if ins.is_empty() || outs.len() != ins.len() {
@@ -738,7 +598,7 @@ impl Verifier<'_> {
     }
 }
 
-fn fmt_range(r: &std::ops::RangeInclusive<usize>) -> String {
+pub(crate) fn fmt_range(r: &std::ops::RangeInclusive<usize>) -> String {
     if r.start() == r.end() {
         r.start().to_string()
     } else if *r.end() == usize::MAX {
@@ -748,7 +608,7 @@ fn fmt_range(r: &std::ops::RangeInclusive<usize>) -> String {
     }
 }
 
-fn same(a: &Type, b: &Type, what: &str) -> Result<(), String> {
+pub(crate) fn same(a: &Type, b: &Type, what: &str) -> Result<(), String> {
     match (a == b, what) {
         (true, _) => Ok(()),
         (false, "operands" | "results") => Err(format!("{what} must have one type, got {a} and {b}")),
@@ -773,7 +633,7 @@ fn scalar_elem(t: &Type) -> Result<ScalarType, String> {
     t.elem().and_then(Elem::scalar).ok_or_else(|| format!("expected numbers, got {t}"))
 }
 
-fn pointee(t: &Type) -> Result<ScalarType, String> {
+pub(crate) fn pointee(t: &Type) -> Result<ScalarType, String> {
     match t.elem() {
         Some(Elem::Ptr(s, _)) => Ok(s),
         _ => Err(format!("expected pointers, got {t}")),

@@ -11,9 +11,14 @@ fn int_elem(t: &Type, what: &str) -> Result<ScalarType, String> {
     }
 }
 
-fn counts(ins: &[&Type], outs: &[&Type], n_in: std::ops::RangeInclusive<usize>, n_out: usize) -> Result<(), String> {
+pub(crate) fn counts(
+    ins: &[&Type],
+    outs: &[&Type],
+    n_in: std::ops::RangeInclusive<usize>,
+    n_out: usize,
+) -> Result<(), String> {
     if !n_in.contains(&ins.len()) {
-        return Err(format!("expected {}..={} operands, got {}", n_in.start(), n_in.end(), ins.len()));
+        return Err(format!("expected {} operands, got {}", crate::verify::fmt_range(&n_in), ins.len()));
     }
     if outs.len() != n_out {
         return Err(format!("expected {n_out} results, got {}", outs.len()));
