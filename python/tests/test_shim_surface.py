@@ -19,6 +19,7 @@ from tessel import runtime, shim, testing
 from tessel.tools import TensorDescriptor
 
 jit_module = sys.modules["tessel.jit"]
+compiled_module = sys.modules["tessel.compiled"]
 
 
 def run_tessel(path, *args, env=None):
@@ -207,14 +208,14 @@ def scale_rows(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr, num_stages: tl.cons
 
 def test_warmup_then_launch_the_compiled_kernel(capsys, monkeypatch):
     monkeypatch.setenv("PTXAS", "")  # no ptxas: the register count is an upper bound, with a note
-    jit_module._NOTED.clear()
+    compiled_module._NOTED.clear()
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     y = np.zeros_like(x)
     # `num_stages` names a parameter and a launch option: as in Triton it is both
     kernel = scale_rows.warmup(y, x, 4, BLOCK=4, num_stages=2, num_warps=2, grid=(1,))
     assert kernel.options["num_stages"] == 2 and kernel.options["num_warps"] == 2
     kernel._init_handles()
-    assert kernel.n_regs == jit_module.MAX_REGS_PER_THREAD and kernel.n_spills is None
+    assert kernel.n_regs == compiled_module.MAX_REGS_PER_THREAD and kernel.n_spills is None
     assert "register count unknown" in capsys.readouterr().err
     assert isinstance(kernel.metadata.shared, int) and kernel.metadata.num_warps == 2
     assert kernel.metadata.target.arch == 90

@@ -1,0 +1,190 @@
+"""A compiled specialization (`CompiledKernel`, what `kernel.warmup(...)` returns, as Triton's) and its
+resource usage: shared memory from the compiler, registers and spills from `ptxas -v` over its PTX."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+class CompiledKernel:
+    """One specialization of a kernel: its tile IR (`asm["tile"]`), PTX on demand (`ptx(target)`, `asm["ptx"]`).
+
+    As Triton's compiled kernel (what `kernel.warmup(...)` returns): `kernel[grid](*args)` launches this
+    specialization with its launch options (the arguments are all the kernel's, constexprs included, as Triton
+    takes them); `_init_handles()` loads it on the current CUDA device (when it is a GPU specialization) and finds
+    its resources: `metadata.shared` (the dynamic shared memory it launches with, from the compiler), `n_regs` and
+    `n_spills` (registers per thread, and spilled 4-byte words, from `ptxas -v` over its PTX when a ptxas is
+    found; see `resource_usage`)."""
+
+    def __init__(self, native, spec_key, options, jit_function=None):
+        self.native = native
+        self.spec_key = spec_key
+        self.options = options
+        self.name = native.name
+        self.fn = jit_function
+        self._resources = None
+        self._ptx_ready = False
+
+    @property
+    def asm(self):
+        return _Asm(self)
+
+    def ptx(self, target="sm_90a"):
+        return self.native.ptx(target)
+
+    @property
+    def interpreted(self) -> bool:
+        """Whether this specialization is the interpreter's (its arguments were in host memory)."""
+        return bool(self.spec_key[-1])
+
+    def _target(self):
+        from .runtime import gpu_target
+
+        return gpu_target() or "sm_90a"
+
+    # --- Triton's compiled-kernel surface ---
+    def __getitem__(self, grid):
+        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS
+
+        def runner(*args, stream=None, **kwargs):
+            if self.fn is None:
+                raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
+            values, bound = self.fn._binder(*args, **kwargs)
+            opts = tuple(self.options[k] for k in _LAUNCH_OPTIONS) + tuple(bound[_N_KEY_OPTIONS:])
+            return self.fn._run_slow(values, opts, grid)
+
+        return runner
+
+    def _init_handles(self):
+        """Loads the kernel on the current CUDA device (a GPU specialization) and finds its resource usage."""
+        if self._resources is not None:
+            return
+        if not self.interpreted:
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                self.native.load(torch.cuda.current_device())
+        self._resources = resource_usage(self)
+
+    @property
+    def n_regs(self):
+        self._init_handles()
+        return self._resources["n_regs"]
+
+    @property
+    def n_spills(self):
+        self._init_handles()
+        return self._resources["n_spills"]
+
+    @property
+    def metadata(self):
+        import types
+
+        from .runtime import GPUTarget
+
+        self._init_handles()
+        target = self._target()
+        return types.SimpleNamespace(
+            name=self.name, shared=self._resources["shared"], num_warps=self.options["num_warps"],
+            num_stages=self.options["num_stages"], num_ctas=self.options["num_ctas"],
+            maxnreg=self.options["maxnreg"], target=GPUTarget("cuda", int(target[3:].rstrip("a")), 32),
+        )
+
+    def __repr__(self):
+        return f"<tessel.CompiledKernel {self.name} {self.options}>"
+
+
+class _Asm(dict):
+    """`compiled.asm`: "tile" (tessel's tile IR) and, computed when asked for, "ptx" (for the GPU's target, or
+    sm_90a without one)."""
+
+    def __init__(self, compiled):
+        super().__init__(tile=compiled.native.tile_ir())
+        self._compiled = compiled
+
+    def __missing__(self, key):
+        if key == "ptx":
+            self[key] = self._compiled.native.ptx(self._compiled._target())
+            return self[key]
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return key == "ptx" or super().__contains__(key)
+
+
+def find_ptxas():
+    """A `ptxas` to ask for resource usage: `$PTXAS` (empty: none), `$TRITON_PTXAS_PATH`, `ptxas` on `PATH`,
+    under `$CUDA_HOME` or /usr/local/cuda, else the one an installed Triton package bundles."""
+    import shutil
+
+    if "PTXAS" in os.environ:
+        return os.environ["PTXAS"] or None
+    candidates = [os.environ.get("TRITON_PTXAS_PATH"), shutil.which("ptxas")]
+    candidates += [os.path.join(d, "bin", "ptxas") for d in (os.environ.get("CUDA_HOME"), "/usr/local/cuda") if d]
+    candidates += [os.path.join(p, "triton", "backends", "nvidia", "bin", "ptxas") for p in sys.path if p]
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
+_NOTED = set()
+
+
+def _note(key, text):
+    if key not in _NOTED:
+        _NOTED.add(key)
+        print(f"[tessel] {text}", file=sys.stderr)
+
+
+# The most registers a thread can have: what `n_regs` reports when it is unknown, so that occupancy arithmetic
+# (registers per SM // (n_regs * threads per block)) stays an under-estimate.
+MAX_REGS_PER_THREAD = 255
+
+
+def resource_usage(compiled):
+    """{"shared": bytes, "n_regs": registers per thread, "n_spills": spilled 4-byte words (Triton's definition:
+    local memory / 4)}. Registers and spills come from `ptxas -v` over the kernel's PTX (assembled for the
+    target as the loader assembles it); without a ptxas, `n_regs` is `MAX_REGS_PER_THREAD` (an upper bound)
+    and `n_spills` None, and a note on stderr says so. `shared` is the compiler's; when the code generator
+    cannot produce this kernel (an interpreter-only specialization), the whole shared memory of a block (an
+    upper bound) with a note."""
+    import re
+    import subprocess
+    import tempfile
+
+    target = compiled._target()
+    out = {"shared": None, "n_regs": None, "n_spills": None}
+    try:
+        out["shared"] = compiled.native.shared_bytes(target)
+        ptx = compiled.native.ptx(target)
+    except Exception as e:  # noqa: BLE001 - reported below with the upper bounds
+        ptx = None
+        from .runtime import driver
+
+        out["shared"] = driver.active.utils.get_device_properties(None)["max_shared_mem"]
+        _note(("shared", compiled.name), f"`{compiled.name}`: no {target} code ({str(e).splitlines()[0]}); "
+              f"metadata.shared is the whole block's shared memory ({out['shared']} bytes), an upper bound")
+    ptxas = find_ptxas() if ptx is not None else None
+    if ptxas is not None:
+        with tempfile.TemporaryDirectory(prefix="tessel-ptxas-") as d:
+            src = os.path.join(d, "k.ptx")
+            with open(src, "w") as f:
+                f.write(ptx)
+            try:
+                r = subprocess.run([ptxas, "-v", "-arch", target, "-o", os.path.join(d, "k.cubin"), src],
+                                   capture_output=True, text=True, timeout=300)
+                text = r.stdout + r.stderr
+            except (OSError, subprocess.SubprocessError) as e:
+                text = str(e)
+        regs = re.search(r"Used (\d+) registers", text)
+        stack = re.search(r"(\d+) bytes stack frame", text)
+        if regs:
+            out["n_regs"] = int(regs.group(1))
+            out["n_spills"] = int(stack.group(1)) // 4 if stack else 0
+    if out["n_regs"] is None:
+        maxnreg = compiled.options.get("maxnreg")
+        out["n_regs"] = min(MAX_REGS_PER_THREAD, maxnreg) if maxnreg else MAX_REGS_PER_THREAD
+        why = "no ptxas found (set PTXAS or CUDA_HOME)" if ptx is not None and ptxas is None else "ptxas said nothing"
+        if ptx is None:
+            why = "no PTX"
+        _note(("regs", compiled.name), f"`{compiled.name}`: register count unknown ({why}); n_regs reports "
+              f"{out['n_regs']}, an upper bound, so occupancy computed from it is an under-estimate")
+    return out
