@@ -269,16 +269,42 @@ fn the_im2col_example_assembles_for_sm_90a() {
     assert!(ptx.contains(load) && ptx.contains("], {%h"), "{ptx}");
     let err = ptx_for("gluon_tma_im2col.py", "im2col_copy", args, 4, Target::Sm80).unwrap_err();
     assert!(err.contains("sm_90a"), "{err}");
+    assemble("im2col_copy", &ptx, "sm_90a");
+}
+
+/// ptxas (when there is one) accepts `ptx` for `arch` without a word.
+fn assemble(name: &str, ptx: &str, arch: &str) {
     let Some(ptxas) = ptxas() else { return };
-    let dir = std::env::temp_dir().join(format!("tessel-im2col-ptx-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("tessel-ptx-{name}-{arch}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("im2col_copy.ptx");
-    std::fs::write(&path, &ptx).unwrap();
-    let mut cmd = Command::new(ptxas);
-    let out = cmd.args(["-arch", "sm_90a", "-o"]).arg(path.with_extension("cubin")).arg(&path).output().unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, ptx).unwrap();
+    let out = Command::new(ptxas).args(["-arch", arch, "-o"]).arg(path.with_extension("cubin")).arg(&path).output();
+    let out = out.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch sm_90a im2col_copy:\n{stderr}");
+    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch {arch} {name}:\n{stderr}");
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// `async_copy.mbarrier_arrive`: every thread's `cp.async.mbarrier.arrive`, `.noinc` when the barrier counts the
+/// threads (`increment_count=False`), on sm_80 and sm_90a.
+#[test]
+fn copies_handed_to_an_mbarrier_assemble() {
+    for (increment, form) in
+        [(true, "cp.async.mbarrier.arrive.shared::cta.b64"), (false, "cp.async.mbarrier.arrive.noinc.shared::cta.b64")]
+    {
+        let args = vec![ptr(F16), ptr(F16), int(false), c(16), c(64), cb(increment), cb(true)];
+        for (target, arch) in [(Target::Sm90a, "sm_90a"), (Target::Sm80, "sm_80")] {
+            let ptx = ptx_for("gluon_copy_mbarrier.py", "copy_ring", args.clone(), 4, target).unwrap();
+            assert!(ptx.contains(form), "{ptx}");
+            assert!(!ptx.contains("cp.async.wait_group"), "the ring waits on its barriers only:\n{ptx}");
+            assemble(&format!("copy_ring_{increment}"), &ptx, arch);
+        }
+    }
+}
+
+fn cb(v: bool) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Bool(v))
 }
 
 #[test]

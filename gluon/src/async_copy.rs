@@ -2,7 +2,11 @@
 //! `async_copy_global_to_shared(smem, pointer, mask=None)` (alias `async_load`) copies a tile of pointed-to
 //! elements into a shared-memory buffer asynchronously (`async_copy`), `commit_group()` closes the group of
 //! copies issued since the last commit, `wait_group(num_outstanding=0)` waits until at most that many groups are
-//! in flight (their data lands there, in the interpreter as on the GPU).
+//! in flight (their data lands there, in the interpreter as on the GPU). `mbarrier_arrive(mbarrier,
+//! increment_count=True)` hands the copies in flight to an mbarrier instead (`cp.async.mbarrier.arrive`): they
+//! land when its phase completes. With `increment_count` the arrival only holds the phase open until then (the
+//! barrier's count is unchanged); without, every thread of the partition arrives once its copies are done, so
+//! the barrier must expect that many arrivals.
 
 use tessel_lang::elab::builtins::Bound;
 use tessel_lang::elab::registry::{Handler, Registry};
@@ -22,6 +26,16 @@ pub fn register(r: &mut Registry) {
     r.add(AMPERE_ASYNC_COPY, "async_load", Handler::Bound(COPY_SIG, copy));
     r.add(AMPERE_ASYNC_COPY, "commit_group", Handler::Bound("", commit));
     r.add(AMPERE_ASYNC_COPY, "wait_group", Handler::Bound("num_outstanding=0", wait));
+    r.add(AMPERE_ASYNC_COPY, "mbarrier_arrive", Handler::Bound("mbarrier, increment_count=True", mbarrier_arrive));
+}
+
+fn mbarrier_arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let bar = crate::mbarrier::barrier(e, &b)?;
+    let increment = e.const_bool(b.req("increment_count"), &b.fname, "increment_count")?;
+    // Without `increment_count`, each thread of the partition arrives (`.noinc`).
+    let arrivals = if increment { 0 } else { e.num_warps * 32 };
+    e.emit(Op::AsyncCopyMBarrierArrive { arrivals }, &[bar], vec![], b.span)?;
+    Ok(Value::None)
 }
 
 fn copy<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {

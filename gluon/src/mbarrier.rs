@@ -61,7 +61,7 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 }
 
 /// The barrier argument: a descriptor of shape `[1]` holding `int64`.
-fn barrier<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<Tv> {
+pub(crate) fn barrier<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<Tv> {
     let a = b.req("mbarrier");
     let t = crate::smem::memdesc_arg(e, a, &b.fname, "mbarrier")?;
     match t.ty.memdesc() {

@@ -122,3 +122,36 @@ fn expected_bytes_that_never_arrive_are_a_deadlock() {
     let err = barriers(0, 64).unwrap_err();
     assert!(err.contains("deadlock") && err.contains("64 transaction byte(s)"), "{err}");
 }
+
+/// `examples/gluon_copy_mbarrier.py`: a cp.async ring waited for on mbarriers (`async_copy.mbarrier_arrive`),
+/// with and without `increment_count`; `WAIT = 0` reads a buffer whose copies are still in flight.
+fn copy_ring(increment: bool, wait: bool) -> Result<(), String> {
+    let src = example_source("gluon_copy_mbarrier.py");
+    let spec = vec![ptr(F16), ptr(F16), int(), cint(16), cint(64), cbool(increment), cbool(wait)];
+    let f = elab(&src, "copy_ring", spec);
+    let text = f.to_string();
+    let arrivals = if increment { 0 } else { 128 };
+    assert!(text.contains(&format!("async_copy_mbarrier_arrive {{arrivals = {arrivals}}}")), "{text}");
+    let t = 5;
+    let n = t * 16 * 64;
+    let x = rounded(F16, &Rng::new(12).vec(n));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F16, &x);
+    let by = poisoned(&mut mem, "y", F16, n);
+    let args = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Int(t as i64)];
+    tessel_tile::interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+    assert_eq!(mem.read_f64(by), x.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+    Ok(())
+}
+
+#[test]
+fn copies_handed_to_an_mbarrier_land_with_its_phase() {
+    copy_ring(true, true).unwrap();
+    copy_ring(false, true).unwrap();
+}
+
+#[test]
+fn reading_copies_handed_to_an_mbarrier_before_waiting_on_it_is_refused() {
+    let err = copy_ring(true, false).unwrap_err();
+    assert!(err.contains("is read while an async_copy or a TMA load into it is in flight"), "{err}");
+}

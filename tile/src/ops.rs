@@ -445,6 +445,14 @@ pub enum Op {
     AsyncWait {
         pending: u32,
     },
+    /// `async_copy_mbarrier_arrive bar {arrivals}` (`cp.async.mbarrier.arrive`): mbarrier `bar` tracks every
+    /// `async_copy` the program (partition) has issued and not waited for; their data lands when the barrier's
+    /// phase completes, which cannot happen before they have. With `arrivals = 0` (Gluon's
+    /// `increment_count=True`) the arrival is net zero: it only holds the phase open until the copies land;
+    /// otherwise (`.noinc`) each of the partition's `arrivals` threads arrives once its copies are done.
+    AsyncCopyMBarrierArrive {
+        arrivals: u32,
+    },
     /// `fence_async_shared`: generic-proxy writes to shared memory become visible to the async proxy (TMA,
     /// tensor cores).
     FenceAsyncShared,
@@ -595,6 +603,7 @@ impl Op {
                 | Op::AsyncCopy
                 | Op::AsyncCommitGroup
                 | Op::AsyncWait { .. }
+                | Op::AsyncCopyMBarrierArrive { .. }
                 | Op::FenceAsyncShared
                 | Op::MBarrierInit { .. }
                 | Op::MBarrierExpect { .. }

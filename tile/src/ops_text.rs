@@ -85,6 +85,7 @@ impl Op {
             Op::AsyncCopy => "async_copy",
             Op::AsyncCommitGroup => "async_commit_group",
             Op::AsyncWait { .. } => "async_wait",
+            Op::AsyncCopyMBarrierArrive { .. } => "async_copy_mbarrier_arrive",
             Op::FenceAsyncShared => "fence_async_shared",
             Op::MBarrierInit { .. } => "mbarrier_init",
             Op::MBarrierExpect { .. } => "mbarrier_expect",
@@ -174,6 +175,7 @@ impl Op {
             }
             Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
             Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
+            Op::AsyncCopyMBarrierArrive { arrivals } => a.push(("arrivals", Attr::Int(*arrivals as i64))),
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
             Op::Scan { axis, reverse } => {
                 a.push(("axis", Attr::Int(*axis as i64)));
@@ -311,6 +313,7 @@ impl Op {
             "async_copy" => Op::AsyncCopy,
             "async_commit_group" => Op::AsyncCommitGroup,
             "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
+            "async_copy_mbarrier_arrive" => Op::AsyncCopyMBarrierArrive { arrivals: bag.int("arrivals")? as u32 },
             "fence_async_shared" => Op::FenceAsyncShared,
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },

@@ -381,6 +381,7 @@ impl Verifier<'_> {
             | Op::AsyncCopy
             | Op::AsyncCommitGroup
             | Op::AsyncWait { .. }
+            | Op::AsyncCopyMBarrierArrive { .. }
             | Op::FenceAsyncShared
             | Op::MBarrierInit { .. }
             | Op::MBarrierExpect { .. }

@@ -134,6 +134,13 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             }
         }
         Op::FenceAsyncShared => counts(ins, outs, 0..=0, 0),
+        Op::AsyncCopyMBarrierArrive { .. } => {
+            counts(ins, outs, 1..=1, 0)?;
+            match ins[0].memdesc() {
+                Some((shape, ScalarType::I64, _)) if shape == [1] => Ok(()),
+                _ => Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
+            }
+        }
         Op::MBarrierInit { .. }
         | Op::MBarrierExpect { .. }
         | Op::MBarrierArrive { .. }

@@ -28,6 +28,9 @@ pub(crate) struct InFlight {
     groups: VecDeque<Vec<Span>>,
     /// Spans read by asynchronous wgmmas (oldest first), with the value each produces.
     dots: VecDeque<(ValueId, Vec<Span>)>,
+    /// Spans written by copies handed to an mbarrier (`async_copy_mbarrier_arrive`), with the barrier's spans:
+    /// in flight until a wait on that barrier.
+    on_barrier: Vec<(Vec<Span>, Vec<Span>)>,
 }
 
 fn overlaps(a: &Span, b: &Span) -> bool {
@@ -39,10 +42,16 @@ impl InFlight {
     pub(crate) fn check(&self, spans: &[Span]) -> Result<(), CompileError> {
         use crate::smem::Access::*;
         for s in spans {
-            let copying = self.uncommitted.iter().chain(self.groups.iter().flatten()).any(|c| overlaps(c, s));
+            let copying = self
+                .uncommitted
+                .iter()
+                .chain(self.groups.iter().flatten())
+                .chain(self.on_barrier.iter().flat_map(|(_, c)| c))
+                .any(|c| overlaps(c, s));
             if copying && s.2 != Write {
                 return Err(CompileError::new(
-                    "reads shared memory that an async_copy may still be writing: an async_wait must retire it first",
+                    "reads shared memory that an async_copy may still be writing: an async_wait (or, for copies handed \
+                     to an mbarrier, a wait on it) must retire it first",
                 ));
             }
             if matches!(s.2, Write | AsyncWrite)
@@ -68,6 +77,7 @@ impl InFlight {
             before.dots.iter().any(|(d, _)| s.dots.iter().any(|(e, _)| e == d))
                 || before.groups.iter().any(|g| !g.is_empty() && s.groups.contains(g))
                 || (!before.uncommitted.is_empty() && s.uncommitted.starts_with(&before.uncommitted))
+                || before.on_barrier.iter().any(|b| !b.1.is_empty() && s.on_barrier.contains(b))
         };
         for &o in &l.f.region(body).ops {
             if !carried(&state, self) {
@@ -97,6 +107,8 @@ impl InFlight {
                         state.groups.pop_front();
                     }
                 }
+                Op::AsyncCopyMBarrierArrive { .. } => state.copies_to_barrier(l.tracked_spans(o)),
+                Op::MBarrierWait => state.barrier_waited(&l.tracked_spans(o)),
                 _ => {}
             }
         }
@@ -107,11 +119,32 @@ impl InFlight {
         self.dots.push_back((v, reads));
     }
 
+    /// `async_copy_mbarrier_arrive` on the barrier at `bar`: every copy in flight completes on it (the groups stay,
+    /// emptied, for the count of later waits).
+    fn copies_to_barrier(&mut self, bar: Vec<Span>) {
+        let mut copies = std::mem::take(&mut self.uncommitted);
+        for g in self.groups.iter_mut() {
+            copies.append(g);
+        }
+        if !copies.is_empty() {
+            self.on_barrier.push((bar, copies));
+        }
+    }
+
+    /// A wait on the barrier at `bar`: the copies handed to it have landed. A barrier reached through a view
+    /// (`memdesc_index` with a run-time index) has no span here; its copies count as landed at any wait (the
+    /// interpreter checks which barrier).
+    fn barrier_waited(&mut self, bar: &[Span]) {
+        self.on_barrier
+            .retain(|(b, _)| !(b.is_empty() || bar.is_empty() || b.iter().any(|x| bar.iter().any(|y| overlaps(x, y)))));
+    }
+
     /// Whether no tracked span is still in flight (groups and dots that touch only untracked views count as
     /// retired here: they may cross loops, as the pipeliner's do).
     pub(crate) fn is_empty(&self) -> bool {
         self.uncommitted.is_empty()
             && self.groups.iter().all(Vec::is_empty)
+            && self.on_barrier.is_empty()
             && self.dots.iter().all(|(_, r)| r.is_empty())
     }
 }
@@ -182,6 +215,30 @@ pub(crate) fn async_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(
         l.in_flight.groups.pop_front();
     }
     l.vals.insert(data.results[0], vec![]);
+    Ok(())
+}
+
+/// `cp.async.mbarrier.arrive`, by every thread of the partition: the barrier tracks the thread's copies in
+/// flight. `arrivals = 0` is the default form (the pending count is raised by one first: net zero); otherwise
+/// `.noinc`, and the partition's threads must be that many arrivals.
+pub(crate) fn copy_mbarrier_arrive(l: &mut Lower, data: &OpData, arrivals: u32) -> Result<(), CompileError> {
+    // The partition's threads: its named barrier's, or the CTA's.
+    let threads = if l.bar.1 == 0 { l.num_warps * 32 } else { l.bar.1 };
+    if arrivals != 0 && arrivals != threads {
+        return Err(CompileError::new(format!(
+            "async_copy.mbarrier_arrive(increment_count=False) arrives once per thread: {arrivals} arrivals were \
+             planned, but the partition has {threads} threads"
+        )));
+    }
+    let bar = l.get(data.operands[0])?[0];
+    let op = if arrivals == 0 {
+        "cp.async.mbarrier.arrive.shared::cta.b64"
+    } else {
+        "cp.async.mbarrier.arrive.noinc.shared::cta.b64"
+    };
+    l.b.emit(instr(op).srcs(mem(bar)));
+    let bar_spans = l.tracked_spans(l.cur_op);
+    l.in_flight.copies_to_barrier(bar_spans);
     Ok(())
 }
 
@@ -275,6 +332,8 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
             l.b.emit(Instr::bra_uni(&done).guard(p));
             l.b.emit(Instr::bra_uni(&again));
             l.b.label(&done);
+            let spans = l.tracked_spans(l.cur_op);
+            l.in_flight.barrier_waited(&spans);
         }
         Op::MBarrierInvalidate => {
             let p = first_thread(l, None)?;

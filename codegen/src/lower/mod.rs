@@ -431,6 +431,7 @@ impl<'f> Lower<'f> {
             Op::AsyncCopy => asynchronous::async_copy(self, &data)?,
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
+            Op::AsyncCopyMBarrierArrive { arrivals } => asynchronous::copy_mbarrier_arrive(self, &data, *arrivals)?,
             Op::FenceAsyncShared => self.b.effect("fence.proxy.async.shared::cta", ()),
             Op::MBarrierInit { .. }
             | Op::MBarrierExpect { .. }
@@ -467,6 +468,10 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
         Op::AsyncCopy => state.copy_issued(spans),
         Op::AsyncCommitGroup => state.copies_committed(),
         Op::AsyncWait { pending } => state.copies_waited(*pending),
+        Op::AsyncCopyMBarrierArrive { .. } => {
+            state.copies_to_barrier();
+            state.record(spans)
+        }
         _ => state.record(spans),
     }
 }

@@ -215,7 +215,10 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
         // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
         // operations on the barrier, ordered after it like reads.
         Op::MBarrierInit { .. } | Op::MBarrierInvalidate => vec![(d.operands[0], true)],
-        Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } | Op::MBarrierWait => vec![(d.operands[0], false)],
+        Op::MBarrierExpect { .. }
+        | Op::MBarrierArrive { .. }
+        | Op::MBarrierWait
+        | Op::AsyncCopyMBarrierArrive { .. } => vec![(d.operands[0], false)],
         _ => Vec::new(),
     }
 }

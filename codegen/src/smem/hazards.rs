@@ -167,6 +167,16 @@ impl Hazards {
         self.record(&done);
     }
 
+    /// `async_copy_mbarrier_arrive`: the copies in flight complete on an mbarrier, whose wait orders them for
+    /// every waiting thread as it orders TMA loads; they leave their groups (which stay, emptied, for the
+    /// count of later waits).
+    pub fn copies_to_barrier(&mut self) {
+        self.copies.open.clear();
+        for g in self.copies.committed.iter_mut() {
+            g.clear();
+        }
+    }
+
     /// A CTA barrier: no access of a thread is pending any more (TMA stores still read until waited for).
     pub fn clear(&mut self) {
         self.pending.clear();

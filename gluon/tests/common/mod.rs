@@ -32,6 +32,11 @@ pub fn cint(v: i64) -> ArgSpec {
     ArgSpec::Constexpr(ConstValue::Int(v))
 }
 
+#[allow(dead_code)]
+pub fn cbool(v: bool) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Bool(v))
+}
+
 fn try_elab(src: &str, kernel: &str, spec: &Specialization) -> Result<Elaborated, String> {
     let module = tessel_lang::parse_module(src).unwrap_or_else(|d| panic!("{}", d.render("test.py", src)));
     elaborate_with(&module, kernel, spec, tessel_gluon::registry()).map_err(|d| d.render("test.py", src))

@@ -76,6 +76,10 @@ fn ravel(shape: &[u32], idx: &[u32]) -> usize {
 /// One pending element write of an `async_copy`.
 type Write = (usize, usize, Val);
 
+/// Writes that complete on an mbarrier: the barrier's key, the index of the phase they completed with (once they
+/// have), the element writes.
+type BarrierWrites = ((usize, usize), Option<u64>, Vec<Write>);
+
 #[derive(Default)]
 pub(super) struct State {
     /// Buffers in allocation order; `None` once deallocated.
@@ -91,9 +95,11 @@ pub(super) struct State {
     barriers: HashMap<(usize, usize), Barrier>,
     /// Elements the `async_copy`s of the other partitions of a `warp_specialize` still have in flight (`partitions`).
     pub(super) foreign: Vec<(usize, usize)>,
-    /// TMA loads in flight: their element writes, which land when the phase of the barrier they complete on
-    /// completes.
-    tma_writes: Vec<((usize, usize), Vec<Write>)>,
+    /// TMA loads in flight, and `async_copy`s an `async_copy_mbarrier_arrive` handed to a barrier: their element
+    /// writes, keyed by the barrier, with the index of the barrier phase they completed with once it has. They
+    /// land when an `mbarrier_wait` sees that phase complete: reading them before is a race, even when the
+    /// phase happened to complete earlier in program order.
+    tma_writes: Vec<BarrierWrites>,
     /// Buffers TMA stores may still read (oldest first), until a `tma_store_wait` retires them.
     tma_store_reads: VecDeque<View>,
 }
@@ -199,7 +205,7 @@ impl State {
         self.uncommitted
             .iter()
             .chain(self.groups.iter().flatten())
-            .chain(self.tma_writes.iter().flat_map(|(_, w)| w))
+            .chain(self.tma_writes.iter().flat_map(|(_, _, w)| w))
             .any(|&(b, i, _)| b == v.buf && v.contains(i))
             || self.foreign.iter().any(|&(b, i)| b == v.buf && v.contains(i))
     }
@@ -437,6 +443,26 @@ impl Program<'_> {
                 }
                 self.env[data.results[0].index()] = Some(Value::Token);
             }
+            Op::AsyncCopyMBarrierArrive { arrivals } => {
+                // Every copy not yet waited for, committed or not, now lands with the barrier's phase; the groups
+                // keep their places (emptied), so later waits count as before.
+                let v = self.view(ins[0])?;
+                let key = (v.buf, v.start);
+                if !self.smem.barriers.contains_key(&key) {
+                    return Err(format!("mbarrier {} is used before mbarrier_init", ins[0]));
+                }
+                let mut writes = std::mem::take(&mut self.smem.uncommitted);
+                for g in self.smem.groups.iter_mut() {
+                    writes.append(g);
+                }
+                if !writes.is_empty() {
+                    self.smem.tma_writes.push((key, None, writes));
+                }
+                let bar = self.smem.barriers.get_mut(&key).expect("checked");
+                if *arrivals > 0 && bar.arrive(*arrivals)? {
+                    self.land_tma(key);
+                }
+            }
             Op::FenceAsyncShared => {}
             Op::MBarrierInit { count } => {
                 let v = self.view(ins[0])?;
@@ -486,14 +512,20 @@ impl Program<'_> {
                                 ins[0], bar.phase, bar.pending, bar.tx
                             ));
                         }
+                        // The latest phase of parity p (none on a fresh barrier waited for in parity 1).
+                        if let Some(seen) = bar.phase.checked_sub(1) {
+                            self.observe(key, seen);
+                        }
                     }
                     Op::MBarrierInvalidate => {
-                        if self.smem.tma_writes.iter().any(|(k, _)| *k == key) {
+                        if self.smem.tma_writes.iter().any(|(k, done, _)| *k == key && done.is_none()) {
                             return Err(format!(
-                                "mbarrier {} is invalidated while a TMA load completing on it is in flight",
+                                "mbarrier {} is invalidated while a TMA load or an async_copy it tracks is in flight",
                                 ins[0]
                             ));
                         }
+                        // Done and never waited for: nothing may read them without a race; they land now.
+                        self.observe(key, u64::MAX);
                         self.smem.barriers.remove(&key);
                     }
                     _ => {}
@@ -554,12 +586,24 @@ impl Program<'_> {
         Ok(())
     }
 
-    /// The writes of the TMA loads that completed on barrier `key`'s phase land in their buffers.
+    /// Barrier `key`'s phase has just completed: the TMA loads (and handed-over `async_copy`s) it waited for are
+    /// done, tagged with that phase, to land at a wait that sees it.
     fn land_tma(&mut self, key: (usize, usize)) {
-        let (landed, waiting): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.smem.tma_writes).into_iter().partition(|(k, _)| *k == key);
+        let phase = self.smem.barriers[&key].phase - 1;
+        for (k, done, _) in self.smem.tma_writes.iter_mut() {
+            if *k == key && done.is_none() {
+                *done = Some(phase);
+            }
+        }
+    }
+
+    /// A wait on barrier `key` saw phases up to `upto` complete: the writes done with them land.
+    fn observe(&mut self, key: (usize, usize), upto: u64) {
+        let (landed, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.smem.tma_writes)
+            .into_iter()
+            .partition(|(k, done, _)| *k == key && done.is_some_and(|p| p <= upto));
         self.smem.tma_writes = waiting;
-        for (_, writes) in landed {
+        for (_, _, writes) in landed {
             self.retire(writes);
         }
     }
@@ -617,7 +661,7 @@ impl Program<'_> {
                         (view.buf, e, into.filter(|&t| t != block.elem).map_or(x, |t| recast(x, block.elem, t)))
                     })
                     .collect();
-                self.smem.tma_writes.push((key, writes));
+                self.smem.tma_writes.push((key, None, writes));
                 if barrier.complete_tx(bytes) {
                     self.land_tma(key);
                 }

@@ -358,6 +358,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MemDescReinterpret
         | Op::AsyncCommitGroup
         | Op::AsyncWait { .. }
+        | Op::AsyncCopyMBarrierArrive { .. }
         | Op::FenceAsyncShared
         | Op::MBarrierInit { .. }
         | Op::MBarrierExpect { .. }
