@@ -81,20 +81,7 @@ fn ln<T: FloatOps>(o: &mut T, v: T::F) -> T::F {
     let t = o.mul(f, r);
     let u = o.fma(f, r, t);
     let u2 = o.mul(u, u);
-    let p = horner(
-        o,
-        u2,
-        &[
-            0x3eb1_380b_3ae8_0f1e,
-            0x3ed0_ee25_8b7a_8b04,
-            0x3ef3_b266_9f02_676f,
-            0x3f17_45cb_a9ab_0956,
-            0x3f3c_71c7_2d1b_5154,
-            0x3f62_4924_923b_e72d,
-            0x3f89_9999_9999_a3c4,
-            0x3fb5_5555_5555_5554,
-        ],
-    );
+    let p = horner(o, u2, &super::erfcinv64::LOG_SERIES);
     let d = o.sub(f, u);
     let d = o.add(d, d);
     let nu = o.neg(u);

@@ -62,8 +62,9 @@ const C: [u64; 23] = [
     0x3ff3_ba59_16e9_fd7f,
 ];
 
-/// e^r for |r| ≤ ln2/2, highest degree first (the last two steps add 1 twice: e^r = 1 + r·(1 + r·(...))).
-const E: [u64; 12] = [
+/// `__nv_exp`'s e^r for |r| ≤ ln2/2, highest degree first (the last two steps add 1 twice: e^r = 1 + r·(1 +
+/// r·(...))); `pow`'s accurate core evaluates it too.
+pub(super) const EXP_POLY: [u64; 12] = [
     0x3e5a_de15_69ce_2bdf,
     0x3e92_8af3_fca2_13ea,
     0x3ec7_1dee_6240_1315,
@@ -93,7 +94,7 @@ pub(super) fn exp_parts<T: FloatOps>(o: &mut T, s: T::F) -> (T::F, T::I) {
     let (l2h, l2l) = (o.fbits(0xbfe6_2e42_fefa_39ef), o.fbits(0xbc7a_bc9e_3b39_803f));
     let r = o.fma(kf, l2h, s);
     let r = o.fma(kf, l2l, r);
-    (horner(o, r, &E), n)
+    (horner(o, r, &EXP_POLY), n)
 }
 
 /// e^s for s ≤ 0 (s = −a², down to about −750): `exp_parts`, 2^n applied in two halves so that neither

@@ -33,8 +33,8 @@ const FAR_N: [u64; 5] =
     [0x3fe8_e210_1c71_b0bf, 0x3ffa_2013_964e_259c, 0x3fda_bfe9_0921_be68, 0x3f97_e413_14de_00d4, 0x3f31_1bd4_8710_2e94];
 const FAR_D: [u64; 5] =
     [0x3ff5_9895_c30b_aa54, 0x3ffa_e8e5_956a_143f, 0x3fda_cce8_5ff7_383d, 0x3f97_e43b_6cac_34fe, 0x3f31_1bd0_8289_eb12];
-/// ln(1 + 2f)-style series of `__nv_log` in (2f)², highest degree first.
-const LOG: [u64; 8] = [
+/// ln(1 + 2f)-style series of `__nv_log` in (2f)², highest degree first; `acosh`'s logarithm evaluates it too.
+pub(super) const LOG_SERIES: [u64; 8] = [
     0x3eb1_380b_3ae8_0f1e,
     0x3ed0_ee25_8b7a_8b04,
     0x3ef3_b266_9f02_676f,
@@ -103,7 +103,7 @@ pub(super) fn log_full<T: FloatOps>(o: &mut T, m: T::F) -> T::F {
     let u = o.mul(a, r);
     let u = o.fma(a, r, u);
     let u2 = o.mul(u, u);
-    let q = horner(o, u2, &LOG);
+    let q = horner(o, u2, &LOG_SERIES);
     let d = o.sub(a, u);
     let d = o.add(d, d);
     let nu = o.neg(u);

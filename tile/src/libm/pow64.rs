@@ -164,24 +164,7 @@ pub(super) fn accurate_pow<T: FloatOps>(o: &mut T, a: T::F, y: T::F) -> T::F {
     let r = o.fma(n, nl2h, t);
     let nl2l = c(o, 0xbc7a_bc9e_3b39_803f);
     let r = o.fma(n, nl2l, r);
-    let p = horner(
-        o,
-        r,
-        &[
-            0x3e5a_de15_69ce_2bdf,
-            0x3e92_8af3_fca2_13ea,
-            0x3ec7_1dee_6240_1315,
-            0x3efa_0199_7c89_eb71,
-            0x3f2a_01a0_1476_1f65,
-            0x3f56_c16c_1852_b7af,
-            0x3f81_1111_1112_2322,
-            0x3fa5_5555_5555_02a1,
-            0x3fc5_5555_5555_5511,
-            0x3fe0_0000_0000_000b,
-            0x3ff0_0000_0000_0000,
-            0x3ff0_0000_0000_0000,
-        ],
-    );
+    let p = horner(o, r, &super::erfc64::EXP_POLY);
     // 2^n added to the exponent (n is the low 32 bits of the shifter's sum, a signed integer).
     let pb = o.f_to_bits(p);
     let nbits = o.f_to_bits(nb);
