@@ -33,6 +33,7 @@ pub mod special32;
 #[cfg(test)]
 mod testutil;
 pub mod trig32;
+pub mod trig64;
 
 pub use crate::interp::rounding::{Arith, Dir};
 use crate::ops::{BinOp, UnOp};
