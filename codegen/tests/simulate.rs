@@ -306,6 +306,18 @@ fn f64_trig_matches_the_interpreter() {
     }
 }
 
+/// libdevice's f64 j0/j1/y0/y1 (`tessel_tile::libm::bessel_j64`, with trig64's Payne–Hanek reduction past 2^31)
+/// equal to the interpreter's bit for bit: the same sequence, emitted as PTX and run on the CPU model (the
+/// simulator's `rcp`/`rsqrt.approx` are the model's correctly rounded ones), over ±1e300, ±12 and ±3.
+#[test]
+fn f64_bessel_functions_match_the_interpreter() {
+    for (seed, scale) in seeds().zip([1e300, 12.0, 3.0]) {
+        let mut args = vec![A::In(F64, 64, scale)];
+        args.extend((0..4).map(|_| A::Out(F64, 64)));
+        assert_eq!(check("bessel64", 1, &args, seed), 0.0, "bessel64 at scale {scale}");
+    }
+}
+
 /// The libdevice routines (libdevice.rs) against the interpreter's correctly rounded values: 20 f32 functions
 /// (arguments in [-3, 3), transformed into each domain) within an f32 ulp, 5 f64 ones within 3 f64 ulps.
 #[test]

@@ -778,6 +778,11 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let t = if ty == "f32" { ScalarType::F32 } else { ScalarType::F64 };
             put(&a[0], from_f(flush(fma(dir, t, x, y, z)), ty))?
         }
+        "clz" => {
+            // The leading zero bits of the b32/b64 operand (its width for 0), into a 32-bit register.
+            let x = v(1)? & mask(bits);
+            put(&a[0], (x.leading_zeros() - (64 - bits)) as u64)?
+        }
         "neg" | "abs" | "not" | "ex2" | "lg2" | "sqrt" | "rsqrt" | "sin" | "cos" | "rcp" => {
             let x = v(1)?;
             let r = if float {

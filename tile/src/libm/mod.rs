@@ -14,6 +14,7 @@ pub mod acosh64;
 pub mod bessel_i32;
 pub mod bessel_i64;
 pub mod bessel_j32;
+pub mod bessel_j64;
 pub mod erf64;
 pub mod erfc64;
 pub mod erfcinv64;
@@ -58,14 +59,12 @@ pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {
         UnOp::Lgamma => gamma64::lgamma(o, x),
         UnOp::Tgamma => gamma64::tgamma(o, x),
         UnOp::Normcdfinv => erfcinv64::normcdfinv(o, x),
+        UnOp::J0 => bessel_j64::j0(o, x),
+        UnOp::J1 => bessel_j64::j1(o, x),
+        UnOp::Y0 => bessel_j64::y0(o, x),
+        UnOp::Y1 => bessel_j64::y1(o, x),
         _ => return None,
     })
-}
-
-/// Whether a libdevice `op` that tile::libm implements at f32 has its f64 routine too (the elaborator refuses
-/// the others on fp64).
-pub fn has_f64(op: UnOp) -> bool {
-    !matches!(op, UnOp::J0 | UnOp::J1 | UnOp::Y0 | UnOp::Y1)
 }
 
 /// The f64 routine of the binary `op` that reproduces Triton's libdevice code op for op, where there is one.

@@ -3,7 +3,8 @@
     python3 tile/src/libm/mpmath_refs.py erfcinv 0.5 1e-300 1.9
 
 prints one `(x, f(x)),` row per argument, as the tests' tables hold them (f32 tables hold f32 arguments,
-written as the f64 of the same value). Every row of a table can be checked this way.
+written as the f64 of the same value). Every row of a table can be checked this way. The precision grows with
+x's exponent (200 bits past it), which the Bessel functions' huge arguments need.
 """
 
 import sys
@@ -59,6 +60,8 @@ def main():
     f = FUNCTIONS[sys.argv[1]]
     for a in sys.argv[2:]:
         x = float(a)
+        # 200 bits beyond x's own exponent, so that the periodic functions' reduction of a huge x keeps them.
+        mp.mp.prec = 200 + max(0, int(mp.mag(x)))
         print(f"    ({x!r}, {float(f(mp.mpf(x)))!r}),")
 
 

@@ -433,10 +433,6 @@ impl<'a> Elab<'a> {
                 _ => F32_F64,
             };
             let x = self.libdevice_float(args, fname, "arg0", allowed)?;
-            if x.scalar() == Some(ScalarType::F64) && !tessel_tile::libm::has_f64(op) {
-                // tile::libm has libdevice's f32 sequence only.
-                return Err(self.err(span, format!("`{fname}` on fp64 is not supported yet (fp32 is)")));
-            }
             let ty = x.ty.clone();
             return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
         }
