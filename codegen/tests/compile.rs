@@ -433,10 +433,11 @@ fn f64_libm_uses_libdevices_instructions() {
     }
 }
 
-/// erfcx/erfcinv/normcdfinv/cyl_bessel_i0/i1/tgamma/lgamma/j0/j1/y0/y1 (f32), their f64 forms where tile::libm
-/// has them, and norm/rnorm of three and four operands: libdevice's sequences, with its instructions
-/// (`div.approx` in erfcx and tgamma, `cvt.rmi.ftz` in tgamma/lgamma, sinf's 64-bit Payne–Hanek step in the
-/// Bessel functions, the unrefined `rsqrt.approx.f64` of erfcinv's far tail, min/max sorting in norm).
+/// erfcx/erfcinv/normcdfinv/cyl_bessel_i0/i1/tgamma/lgamma/j0/j1/y0/y1 (f32 and f64), and norm/rnorm of three
+/// and four operands: libdevice's sequences, with its instructions (`div.approx` in erfcx and tgamma,
+/// `cvt.rmi.ftz` in tgamma/lgamma, sinf's 64-bit Payne–Hanek step in the f32 Bessel functions and the f64
+/// reduction's 64×64-bit products and `clz.b64` in the f64 ones, the unrefined `rsqrt.approx.f64` of erfcinv's
+/// far tail and the f64 Bessel functions' amplitude, min/max sorting in norm).
 #[test]
 fn libm_special_functions_use_libdevices_instructions() {
     let ptx = kernel("libm_special", Target::Sm90a).ptx;
@@ -452,6 +453,8 @@ fn libm_special_functions_use_libdevices_instructions() {
         "max.f64",
         "ex2.approx.ftz.f32",
         "lg2.approx.ftz.f32",
+        "mul.hi.u64",
+        "clz.b64",
     ] {
         assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
     }
