@@ -138,6 +138,10 @@ impl FloatOps for Emit<'_, '_> {
         let (s, f) = (self.sty(), self.fty());
         self.op(Self::freg, &format!("cvt.rn.{f}.{s}"), &[a])
     }
+    fn u2f(&mut self, a: Reg) -> Reg {
+        let (u, f) = (self.uty(), self.fty());
+        self.op(Self::freg, &format!("cvt.rn.{f}.{u}"), &[a])
+    }
     fn f_to_bits(&mut self, a: Reg) -> Reg {
         let b = self.bty();
         self.iop("mov", b, &[a])
@@ -293,6 +297,15 @@ impl FloatOps for Emit<'_, '_> {
         self.l.b.op("cvt.rni.f32.f32", n, m);
         let d = self.freg();
         self.l.b.op("cvt.f64.f32", d, n);
+        d
+    }
+    fn abs_as_f32(&mut self, a: Reg) -> Reg {
+        assert!(self.wide, "an f64 routine's f32 step");
+        let (f, m) = (self.l.b.reg(RegClass::F32), self.l.b.reg(RegClass::F32));
+        self.l.b.op("cvt.rn.f32.f64", f, a);
+        self.l.b.op("abs.ftz.f32", m, f);
+        let d = self.freg();
+        self.l.b.op("cvt.f64.f32", d, m);
         d
     }
     fn ex2_f32_widened(&mut self, n: Reg) -> Reg {

@@ -3,6 +3,11 @@
 //! the same operations on the CPU with the same roundings, so a routine's PTX and its CPU evaluation (the
 //! interpreter's semantics for the op, and the tests' model) are the same sequence, instruction for instruction.
 //!
+//! A routine whose trip count depends on its operands (`bessel_n`'s recurrences) is written in parts, a set-up,
+//! one step and a finish: the model loops over the step, codegen emits the loop (a warp loops while any lane
+//! needs a step, and a lane that needs none keeps its state through the step's selects), so each lane still runs
+//! exactly the same operations.
+//!
 //! Every plain float op is correctly rounded to nearest even and keeps subnormals (`add.rn`, `fma.rn`...); the
 //! `_ftz` forms are libdevice's, which Triton compiles with `__CUDA_FTZ`. Integers have the width of the float
 //! (32 or 64 bits) and wrap.
@@ -155,6 +160,8 @@ pub trait FloatOps {
     fn f2i(&mut self, a: Self::F) -> Self::I;
     /// A signed integer as a float (rounded).
     fn i2f(&mut self, a: Self::I) -> Self::F;
+    /// An unsigned integer as a float (rounded: `cvt.rn.f32.u32`, `cvt.rn.f64.u64`).
+    fn u2f(&mut self, a: Self::I) -> Self::F;
     fn f_to_bits(&mut self, a: Self::F) -> Self::I;
     fn bits_to_f(&mut self, a: Self::I) -> Self::F;
     fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
@@ -250,6 +257,9 @@ pub trait FloatOps {
     fn rsqrt_approx(&mut self, a: Self::F) -> Self::F;
     /// `cvt.rmi.ftz.f32.f32` / `cvt.rmi.f64.f64`: rounded down to an integer (a subnormal f32 read as ±0).
     fn floor_ftz(&mut self, a: Self::F) -> Self::F;
+    /// The f32 magnitude test of libdevice's f64 `jn` (64-bit only): `cvt.rn.f32.f64` of `a`, `abs.ftz.f32`,
+    /// widened back (`cvt.f64.f32`).
+    fn abs_as_f32(&mut self, a: Self::F) -> Self::F;
 }
 
 /// The CPU model: the same operations on `f32`/`f64` values (Rust's float ops round to nearest even and keep
@@ -312,6 +322,9 @@ pub mod model {
                 }
                 fn i2f(&mut self, a: $u) -> $f {
                     a as $s as $f
+                }
+                fn u2f(&mut self, a: $u) -> $f {
+                    a as $f
                 }
                 fn f_to_bits(&mut self, a: $f) -> $u {
                     a.to_bits()
@@ -476,6 +489,9 @@ pub mod model {
                 }
                 fn floor_ftz(&mut self, a: $f) -> $f {
                     Self::flush(a).floor()
+                }
+                fn abs_as_f32(&mut self, a: $f) -> $f {
+                    flush_f32(((a as f32).abs()) as f64) as $f
                 }
                 fn rsqrt_approx(&mut self, a: $f) -> $f {
                     1.0 / a.sqrt()
