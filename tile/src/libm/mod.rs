@@ -20,6 +20,7 @@ pub mod bessel_i32;
 pub mod bessel_i64;
 pub mod bessel_j32;
 pub mod bessel_j64;
+pub mod bessel_n;
 pub mod erf64;
 pub mod erfc64;
 pub mod erfcinv64;

@@ -1,10 +1,11 @@
 """The references of tile::libm's tests: mpmath at 200 bits, rounded once to f64.
 
     python3 tile/src/libm/mpmath_refs.py erfcinv 0.5 1e-300 1.9
+    python3 tile/src/libm/mpmath_refs.py jn 5,2.5 30,1e4
 
-prints one `(x, f(x)),` row per argument, as the tests' tables hold them (f32 tables hold f32 arguments,
-written as the f64 of the same value). Every row of a table can be checked this way. The precision grows with
-x's exponent (200 bits past it), which the Bessel functions' huge arguments need.
+prints one `(x, f(x)),` row per argument (`(n, x, f(n, x)),` for jn/yn), as the tests' tables hold them (f32
+tables hold f32 arguments, written as the f64 of the same value). Every row of a table can be checked this way.
+The precision grows with x's exponent (200 bits past it), which the Bessel functions' huge arguments need.
 """
 
 import sys
@@ -56,7 +57,24 @@ FUNCTIONS = {
 }
 
 
+# Of an integer order n and x, the arguments written `n,x`.
+FUNCTIONS2 = {
+    "jn": lambda n, x: mp.besselj(n, x),
+    "yn": lambda n, x: mp.bessely(n, x),
+}
+
+
 def main():
+    if sys.argv[1] in FUNCTIONS2:
+        f = FUNCTIONS2[sys.argv[1]]
+        for a in sys.argv[2:]:
+            n, x = a.split(",")
+            n, x = int(n), float(x)
+            mp.mp.prec = 200 + max(0, int(mp.mag(x)))
+            v = float(f(n, mp.mpf(x)))
+            v = {float("inf"): "f64::INFINITY", float("-inf"): "f64::NEG_INFINITY"}.get(v, repr(v))
+            print(f"    ({n}, {x!r}, {v}),")
+        return
     f = FUNCTIONS[sys.argv[1]]
     for a in sys.argv[2:]:
         x = float(a)
