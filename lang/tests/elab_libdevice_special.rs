@@ -1,7 +1,6 @@
 //! The libdevice special functions that run libdevice's own sequences from `tessel_tile::libm` (erfcx, erfcinv,
 //! normcdfinv, the Bessel and gamma functions, norm3d/norm4d and their reciprocals, and the f64 forms of rcbrt,
-//! erfinv, erfc, normcdf) through the elaborator and the interpreter, on fp32 and fp64; `jn`/`yn` are refused at
-//! the call.
+//! erfinv, erfc, normcdf) and `jn`/`yn` through the elaborator and the interpreter, on fp32 and fp64.
 
 mod elab_common;
 
@@ -93,8 +92,8 @@ fn norms_broadcast_their_operands() {
     assert_eq!(run2("libdevice.norm3d(x, y, x)", F32, &[f64::INFINITY], &[f64::NAN]), [f64::INFINITY]);
 }
 
-/// Bad calls are errors at the call: an integer operand, mixed float types, a missing operand, `jn`/`yn`
-/// (not supported).
+/// Bad calls are errors at the call: an integer operand, mixed float types, a missing operand, `jn`/`yn` with an
+/// order that is not int32 or an x that is not fp32/fp64.
 #[test]
 fn bad_calls_are_errors_at_the_call() {
     let src = |body: &str| {
@@ -108,9 +107,54 @@ fn bad_calls_are_errors_at_the_call() {
     assert!(msg.contains("one type") && msg.contains("libdevice.norm3d(x, y, x)"), "{msg}");
     let msg = elab_error(&src("libdevice.rnorm4d(x, y, x, y)"), "k", vec![ptr(F32), ptr(I32), ptr(I32)]);
     assert!(msg.contains("rnorm4d"), "{msg}");
-    for f in ["jn", "yn"] {
-        let call = format!("libdevice.{f}(y, x)");
-        let msg = elab_error(&src(&call), "k", vec![ptr(F32), ptr(F32), ptr(I32)]);
-        assert!(msg.contains(&format!("`libdevice.{f}` is not supported yet")) && msg.contains(&call), "{msg}");
+    // jn/yn: the order must be int32 and x fp32/fp64 (Triton's two signatures).
+    for (call, t) in
+        [("libdevice.jn(x, x)", F32), ("libdevice.yn(y, y)", I32), ("libdevice.jn(y.to(tl.int64), x)", I32)]
+    {
+        let msg = elab_error(&src(call), "k", vec![ptr(F32), ptr(F32), ptr(t)]);
+        assert!(msg.contains(call) && (msg.contains("int32") || msg.contains("i32") || msg.contains("fp32")), "{msg}");
+    }
+}
+
+/// `jn`/`yn` of an int32 order (a tensor, or a Python int broadcast against x) on fp32 and fp64, against mpmath's
+/// values (200 bits, rounded to f64): orders 0 and 1 (j0/j1/y0/y1), both of `jn`'s recurrences (7 at 30:
+/// forward; 3 at 2.5 and 12 at 4: backward), `yn`'s forward one; within 8 ulps of the type relative (absolute
+/// below 1; 1e−12 for f64 past 8); a negative order gives NaN.
+#[test]
+fn bessel_functions_of_integer_order() {
+    let (ns, xs) = ([3, 0, 1, 7, 12, -1], [2.5, 1.5, 2.0, 30.0, 4.0, 1.0]);
+    let jn = [0.21660039103911352, 0.5118276717359181, 0.5767248077568734, 0.1451851895723283, 6.264461794312208e-06];
+    let yn = [-0.756055496753671, 0.38244892379775886, -0.10703243154093754, 0.02720211839520559, -4493.779939702275];
+    let ord: Vec<f64> = ns.iter().map(|&n| n as f64).collect();
+    for t in [F32, F64] {
+        for (f, want) in [("jn", &jn), ("yn", &yn)] {
+            let src = format!(
+                "{PRELUDE}@triton.jit\ndef k(Out, X, N):\n    offs = tl.arange(0, 8)\n    m = offs < 6\n    x = tl.load(X + offs, mask=m)\n    n = tl.load(N + offs, mask=m)\n    tl.store(Out + offs, libdevice.{f}(n, x), mask=m)\n"
+            );
+            let k = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(I32)]);
+            let mut mem = Memory::new();
+            let (o, x, n) = (mem.alloc("out", t, 6), mem.alloc_from("x", t, &xs), mem.alloc_from("n", I32, &ord));
+            run(&k, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(n)], [1, 1, 1], &mut mem);
+            let got = mem.read_f64(o);
+            let eps = if t == F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+            for i in 0..5 {
+                let err = (got[i] - want[i]).abs() / want[i].abs().max(1.0);
+                // Past 8 the f64 recurrence starts from j0/j1/y0/y1's Hankel form (about 1e−12 relative).
+                let tol = if t == F64 && xs[i] > 8.0 { 1e-12 } else { 8.0 * eps };
+                assert!(err <= tol, "libdevice.{f}({}, {}) on {t}: {}, want {}", ns[i], xs[i], got[i], want[i]);
+            }
+            assert!(got[5].is_nan(), "libdevice.{f}(-1, 1.0) on {t}: {}", got[5]);
+        }
+        // A Python int order, broadcast: jn(3, x).
+        let src = format!(
+            "{PRELUDE}@triton.jit\ndef k(Out, X, N):\n    offs = tl.arange(0, 8)\n    m = offs < 1\n    x = tl.load(X + offs, mask=m)\n    tl.store(Out + offs, libdevice.jn(3, x), mask=m)\n"
+        );
+        let k = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(I32)]);
+        let mut mem = Memory::new();
+        let (o, x, n) = (mem.alloc("out", t, 1), mem.alloc_from("x", t, &[2.5]), mem.alloc("n", I32, 1));
+        run(&k, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(n)], [1, 1, 1], &mut mem);
+        let got = mem.read_f64(o)[0];
+        let eps = if t == F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+        assert!((got - jn[0]).abs() <= 8.0 * eps, "jn(3, 2.5) on {t}: {got}");
     }
 }

@@ -310,6 +310,9 @@ pub enum Op {
     Norm {
         recip: bool,
     },
+    /// libdevice's `jn`/`yn`: the Bessel function of integer order (an i32 operand) of an f32 or f64 operand, by
+    /// libdevice's recurrences, whose trip count depends on the order (`libm::bessel_n`).
+    BesselN(crate::libm::bessel_n::Kind),
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,

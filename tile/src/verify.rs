@@ -207,6 +207,14 @@ impl Verifier<'_> {
                     _ => Err(format!("converts a 32/64-bit integer to f32/f64 or f64 to f32, not {from} to {to}")),
                 }
             }
+            Op::BesselN(_) => {
+                count(2..=2, 1)?;
+                same(ins[0], &ins[1].with_elem(Elem::Scalar(ScalarType::I32)), "order")?;
+                if !matches!(ins[1].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) {
+                    return Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[1]));
+                }
+                same(outs[0], ins[1], "result")
+            }
             Op::Norm { .. } => {
                 count(3..=4, 1)?;
                 ins[1..].iter().try_for_each(|i| same(ins[0], i, "operands"))?;

@@ -52,6 +52,9 @@ fn verifier_rejects_ill_typed_ops() {
             "do not form a matrix product",
         ),
         ("func @f(%a: f32) {\n  %n = norm %a, %a : f32\n  return\n}\n", "expected 3 to 4 operands, got 2"),
+        ("func @f(%a: f32) {\n  %n = jn %a : f32\n  return\n}\n", "expected 2 operands, got 1"),
+        ("func @f(%n: i32, %a: i32) {\n  %j = yn %n, %a : i32\n  return\n}\n", "`yn` is defined on f32 and f64 only"),
+        ("func @f(%n: i64, %a: f32) {\n  %j = jn %n, %a : f32\n  return\n}\n", "order: expected i32, got i64"),
         ("func @f(%a: i32) {\n  %n = rnorm %a, %a, %a : i32\n  return\n}\n", "`rnorm` is defined on f32 and f64 only"),
         (
             "func @f(%a: f32, %b: f64) {\n  %n = norm %a, %a, %b : f32\n  return\n}\n",

@@ -9,6 +9,7 @@
 
 mod arith;
 mod asynchronous;
+mod bessel_n;
 mod cast;
 mod cfmod;
 mod control;
@@ -387,6 +388,7 @@ impl<'f> Lower<'f> {
             Op::CastRound(dir) => arith::cast_round(self, &data, *dir)?,
             Op::Clamp { propagate_nan } => arith::clamp(self, &data, *propagate_nan)?,
             Op::Norm { recip } => arith::norm(self, &data, *recip)?,
+            Op::BesselN(kind) => bessel_n::bessel_n(self, &data, *kind)?,
             Op::Cast => arith::cast(self, &data)?,
             Op::Bitcast => arith::bitcast(self, &data)?,
             Op::AddPtr => memory::addptr(self, &data)?,

@@ -209,12 +209,19 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
     Ok(Val::Float(round_float(r, t)))
 }
 
-/// `x / 0` and `x % 0` (both the same) for an integer of `bits` bits whose bits are `ux`, as Triton 3.6's code
-/// computes them on NVIDIA GPUs (measured on an H100, `conformance/RESULTS.md`): PTX's `div`/`rem` by zero give
-/// all ones (−1, or the type's largest unsigned value) for quotient and remainder alike; but LLVM's NVPTX
-/// backend divides 64-bit integers through a 32-bit `div.u32`/`rem.u32` when both operands' high halves are
-/// zero (its "bypass slow division"), so a 64-bit dividend in [0, 2^32) over 0 gives 0xFFFF_FFFF zero-extended
-/// (4294967295), for signed and unsigned types alike.
+/// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`libm::bessel_n`), the loop the
+/// PTX runs.
+pub fn bessel_n(kind: crate::libm::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
+    use crate::libm::bessel_n::{Kind, model32, model64};
+    // The order is an i32 value.
+    let n = n as i32;
+    match t {
+        ScalarType::F32 => Ok(model32(kind, n, x as f32) as f64),
+        ScalarType::F64 => Ok(model64(kind, n, x)),
+        _ => Err(format!("`{}` is defined on f32 and f64 only, not {t}", if kind == Kind::J { "jn" } else { "yn" })),
+    }
+}
+
 /// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`libm::norm`).
 pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
     use crate::libm::{model, norm};
@@ -228,6 +235,12 @@ pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
     }
 }
 
+/// `x / 0` and `x % 0` (both the same) for an integer of `bits` bits whose bits are `ux`, as Triton 3.6's code
+/// computes them on NVIDIA GPUs (measured on an H100, `conformance/RESULTS.md`): PTX's `div`/`rem` by zero give
+/// all ones (−1, or the type's largest unsigned value) for quotient and remainder alike; but LLVM's NVPTX
+/// backend divides 64-bit integers through a 32-bit `div.u32`/`rem.u32` when both operands' high halves are
+/// zero (its "bypass slow division"), so a 64-bit dividend in [0, 2^32) over 0 gives 0xFFFF_FFFF zero-extended
+/// (4294967295), for signed and unsigned types alike.
 pub fn int_div_by_zero(bits: u32, ux: u64) -> i64 {
     if bits == 64 && ux >> 32 == 0 { 0xffff_ffff } else { -1 }
 }

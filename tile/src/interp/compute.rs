@@ -86,6 +86,15 @@ impl Program<'_> {
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
             }
+            Op::BesselN(kind) => {
+                let t = scalar_of(ins[1].elem)?;
+                let data = (0..ins[1].numel())
+                    .map(|i| {
+                        arith::bessel_n(*kind, t, ins[0].data[i].as_i64(), ins[1].data[i].as_f64()).map(Val::Float)
+                    })
+                    .collect::<Result<_, _>>()?;
+                vec![Tensor { shape: ins[1].shape.clone(), elem: ins[1].elem, data }]
+            }
             Op::Norm { recip } => {
                 let t = scalar_of(ins[0].elem)?;
                 let data = (0..ins[0].numel())

@@ -327,6 +327,7 @@ pub fn kind(op: &Op) -> Kind {
         | Op::CastRound(_)
         | Op::Clamp { .. }
         | Op::Norm { .. }
+        | Op::BesselN(_)
         | Op::Cast
         | Op::Bitcast
         | Op::AddPtr

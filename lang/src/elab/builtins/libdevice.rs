@@ -370,16 +370,12 @@ impl<'a> Elab<'a> {
             let (x, y) = self.same_type_pair(x, y, fname, span)?;
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
         }
-        if matches!(name, "jn" | "yn") {
-            // Bound first, so a call with the wrong arguments says so; then refused.
-            self.bind(fname, "arg0, arg1", args.clone())?;
-            return Err(self.err(
-                span,
-                format!(
-                    "`{fname}` is not supported yet (libdevice's recurrence over the order runs a data-dependent \
-                     number of steps; `j0`, `j1`, `y0`, `y1` are supported)"
-                ),
-            ));
+        if let Some(kind) = match name {
+            "jn" => Some(tessel_tile::libm::bessel_n::Kind::J),
+            "yn" => Some(tessel_tile::libm::bessel_n::Kind::Y),
+            _ => None,
+        } {
+            return Ok(Some(Value::Tensor(self.libdevice_bessel_n(kind, fname, args)?)));
         }
         if let Some((n, recip)) = super::libdevice_norm::norm_fn(name) {
             return Ok(Some(Value::Tensor(self.libdevice_norm(n, recip, fname, args)?)));

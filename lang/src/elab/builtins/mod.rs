@@ -16,6 +16,7 @@ pub mod debug;
 pub mod extra;
 pub mod layout;
 pub mod libdevice;
+mod libdevice_bessel;
 mod libdevice_exponent;
 pub mod libdevice_int;
 mod libdevice_norm;
