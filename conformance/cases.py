@@ -406,6 +406,14 @@ def libdevice_cases():
                  "tgamma": 1, "j0": None, "j1": None, "y0": None, "y1": None}
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", b)) for f, b in special32.items()]
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f64", **interp_only("approx", b)) for f, b in special64.items()]
+    # jn/yn of an int32 order from y's bits (negative orders, 0 and 1 included; below 12 in magnitude, and below
+    # 200): libdevice's recurrences from j0/j1/y0/y1, bit-identical on the GPU; in the interpreter no bound, as
+    # for those past their ranges (and f32 jn's backward start n + ⌊√(40n)⌋ comes from sqrt.approx).
+    order = {"f32": "y.to(tl.int32, bitcast=True)", "f64": "y.to(tl.int64, bitcast=True)"}
+    for f in ["jn", "yn"]:
+        for m in [12, 200]:
+            cases += [Case(f"libdevice.{f} (|n| < {m})", f"libdevice.{f}(({order[dt]} % {m}).to(tl.int32), x)", dt, binary=True,
+                           **interp_only("approx", None)) for dt in ["f32", "f64"]]
     # norm3d/norm4d and their reciprocals (x, y and x again, or y): f32 through sqrt/rsqrt.approx (1 ulp in the
     # interpreter), f64 through rsqrt.approx.f64 and a Newton step (norm3d/norm4d: 2 ulp measured, see above).
     for f, args in [("norm3d", "x, y, x"), ("rnorm3d", "x, y, x"), ("norm4d", "x, y, y, x"), ("rnorm4d", "x, y, y, x")]:

@@ -54,6 +54,8 @@ const KERNELS: &[&str] = &[
     "libm64",
     "libm_more",
     "libm_special",
+    "bessel64",
+    "bessel_n",
     "fma_round",
     "cast_round",
     "cfmod",
@@ -461,6 +463,23 @@ fn libm_special_functions_use_libdevices_instructions() {
     // Straight-line: every branch of libdevice's is a select here (and its loops are unrolled); the only jump
     // is the kernel's own exit.
     assert!(ptx.lines().filter(|l| l.contains("bra")).all(|l| l.contains("$L_exit")), "{ptx}");
+}
+
+/// jn/yn: the recurrence is a loop per element, uniform over the warp (`vote.sync.any` of the lanes that still
+/// need a step), around libdevice's straight-line set-up (j0/j1/y0/y1) and finish; f32 M from `sqrt.approx`,
+/// f64 from `sqrt.rn`, f64's rescaling test through an f32 `abs.ftz`.
+#[test]
+fn bessel_of_integer_order_loops_uniformly_over_the_warp() {
+    let ptx = kernel("bessel_n", Target::Sm90a).ptx;
+    // Four ops, two elements a lane: eight loops.
+    assert_eq!(count(&ptx, "vote.sync.any.pred"), 8, "{ptx}");
+    for ins in ["sqrt.approx.ftz.f32", "sqrt.rn.f64", "abs.ftz.f32", "cvt.s64.s32", "div.rn.f32", "div.rn.f64"] {
+        assert!(ptx.contains(ins), "missing {ins}\n{ptx}");
+    }
+    // Every jump is a loop's: back to its head, or out of it, uniformly.
+    for l in ptx.lines().filter(|l| l.contains("bra")) {
+        assert!(l.contains("bra.uni") && (l.contains("besseln") || l.contains("$L_exit")), "{l}");
+    }
 }
 
 #[test]

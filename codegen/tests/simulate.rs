@@ -318,6 +318,19 @@ fn f64_bessel_functions_match_the_interpreter() {
     }
 }
 
+/// libdevice's jn/yn (`tessel_tile::libm::bessel_n`: the recurrence as a loop over the warp, each lane frozen
+/// once its own steps are done) equal to the interpreter's bit for bit, f32 and f64, for orders 0 to 11 (and 0
+/// to 99) at x over ±30 and ±3: lanes of one warp on the forward and the backward recurrence, with different
+/// trip counts (one warp, two elements a lane: the simulator needs branches uniform over the CTA).
+#[test]
+fn bessel_functions_of_integer_order_match_the_interpreter() {
+    for (seed, (scale, orders)) in seeds().zip([(30.0, 12.0), (3.0, 12.0), (30.0, 100.0)]) {
+        let mut args = vec![A::In(F32, 64, scale), A::In(F64, 64, scale), A::In(I32, 64, orders)];
+        args.extend([F32, F32, F64, F64].map(|t| A::Out(t, 64)));
+        assert_eq!(check("bessel_n", 1, &args, seed), 0.0, "bessel_n at scale {scale}, orders below {orders}");
+    }
+}
+
 /// The libdevice routines (libdevice.rs) against the interpreter's correctly rounded values: 20 f32 functions
 /// (arguments in [-3, 3), transformed into each domain) within an f32 ulp, 5 f64 ones within 3 f64 ulps.
 #[test]
