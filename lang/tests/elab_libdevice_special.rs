@@ -158,3 +158,20 @@ fn bessel_functions_of_integer_order() {
         assert!((got - jn[0]).abs() <= 8.0 * eps, "jn(3, 2.5) on {t}: {got}");
     }
 }
+
+/// `jn` of a huge order loops that many steps in one element (on the GPU as in libdevice): the interpreter counts
+/// the steps against its work budget before running them, and stops at the op with an error instead of running
+/// for hours.
+#[test]
+fn huge_orders_stop_at_the_work_budget() {
+    let src = format!(
+        "{PRELUDE}@triton.jit\ndef k(Out, X):\n    offs = tl.arange(0, 64)\n    x = tl.load(X + offs)\n    tl.store(Out + offs, libdevice.jn(1 << 30, x))\n"
+    );
+    let f = elab("test.py", &src, "k", vec![ptr(F32), ptr(F32)]);
+    let mut mem = Memory::new();
+    let (o, x) = (mem.alloc("out", F32, 64), mem.alloc_from("x", F32, &[0.5; 64]));
+    let t0 = std::time::Instant::now();
+    let err = tessel_tile::interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
+    assert!(err.to_string().contains("recurrences over the orders would run about"), "{err}");
+    assert!(t0.elapsed().as_secs() < 5, "stopped before running: {:?}", t0.elapsed());
+}

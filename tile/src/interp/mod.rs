@@ -415,6 +415,20 @@ impl Program<'_> {
                 self.shared(o).map_err(|m| err(self, m))?
             }
             _ => {
+                if let Op::BesselN(_) = data.op {
+                    // jn/yn loop over the order inside one element: their steps count against the work budget
+                    // before they run (a huge order would otherwise run for hours in one op).
+                    let steps: u64 = self.tensor(data.operands[0]).data.iter().map(|n| bessel_steps(n.as_i64())).sum();
+                    if self.work.saturating_add(steps) > self.limits.max_work {
+                        let msg = format!(
+                            "this op's recurrences over the orders would run about {steps} steps, more than the \
+                             {} elements of work left to this program; raise the limit with --max-work if it is meant to",
+                            self.limits.max_work - self.work.min(self.limits.max_work)
+                        );
+                        return Err(self.error(Some(o), msg));
+                    }
+                    self.work += steps;
+                }
                 let result = self.compute(o).map_err(|m| err(self, m))?;
                 self.work += result.iter().map(|t| t.data.len().max(1) as u64).sum::<u64>();
                 if self.work > self.limits.max_work {
@@ -639,4 +653,11 @@ fn element_address(base: u64, elem: ScalarType, shape: &[i64], strides: &[i64], 
     let inside = coords.iter().zip(shape).all(|(&c, &s)| c >= 0 && c < s);
     let offset: i64 = coords.iter().zip(strides).map(|(&c, &s)| c * s).sum();
     inside.then(|| (base as i64 + offset * elem.bytes() as i64) as u64)
+}
+
+/// An upper bound on the recurrence steps libdevice's `jn`/`yn` run for order `n` (an i32; the backward
+/// recurrence starts at most ⌊√(60·n)⌋ above it, its 32-bit wrapping included).
+fn bessel_steps(n: i64) -> u64 {
+    let n = (n as i32).unsigned_abs() as u64;
+    n + ((60 * n) as f64).sqrt() as u64 + 2
 }
