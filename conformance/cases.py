@@ -397,9 +397,9 @@ def libdevice_cases():
     # normcdfinv below 2^-333, and f64 j0/j1/y0/y1 past their ranges (10.2, 8.6, 8.7, 9.2: Hankel's amplitude), use
     # rsqrt.approx.f64 unrefined, whose error reaches the result (no bound: the unit's bits are not specified).
     # Measured on the H100 (2026-11-24, sixth session; every case bit-identical on the GPU): f32 erfcx, erfcinv
-    # and cyl_bessel_i0/i1 reach 3 ulp and normcdfinv 4 in the interpreter, f64 cyl_bessel_i0/i1 3 and
-    # norm3d/norm4d 2, one or two above the estimates: the stated bounds are the measured.
-    special32 = {"erfcx": 3, "erfcinv": 3, "normcdfinv": 4, "cyl_bessel_i0": 3, "cyl_bessel_i1": 3, "tgamma": 2,
+    # and cyl_bessel_i0/i1 reach 3 ulp and normcdfinv 4 in the interpreter (5 in a second run on other inputs),
+    # f64 cyl_bessel_i0/i1 3 and norm3d/norm4d 2, one or two above the estimates: the stated bounds are the measured.
+    special32 = {"erfcx": 3, "erfcinv": 3, "normcdfinv": 5, "cyl_bessel_i0": 3, "cyl_bessel_i1": 3, "tgamma": 2,
                  "lgamma": None, "j0": None, "j1": None, "y0": None, "y1": None}
     special64 = {"rcbrt": 1, "erfinv": 1, "erfc": 1, "normcdf": 1, "erfcx": 1, "erfcinv": None, "normcdfinv": None,
                  "cyl_bessel_i0": 3, "cyl_bessel_i1": 3, "lgamma": None,
