@@ -16,18 +16,8 @@ fn ptr(t: ScalarType) -> ArgSpec {
     ArgSpec::Pointer(t, false)
 }
 
-/// `out = EXPR` of `x` and `y` (loaded from buffers of type `t`) in the interpreter; the results as f64s.
 fn run2(expr: &str, t: ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
-    let n = xs.len().next_power_of_two();
-    let src = format!(
-        "{PRELUDE}@triton.jit\ndef k(Out, X, Y):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    y = tl.load(Y + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
-        xs.len()
-    );
-    let f = elab("test.py", &src, "k", vec![ptr(t), ptr(t), ptr(t)]);
-    let mut mem = Memory::new();
-    let (o, x, y) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("y", t, ys));
-    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem);
-    mem.read_f64(o)
+    elementwise2(expr, t, xs, ys)
 }
 
 fn unary(f: &str, t: ScalarType, xs: &[f64]) -> Vec<f64> {

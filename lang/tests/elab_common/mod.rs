@@ -49,3 +49,18 @@ pub fn assert_close(what: &str, out: &[f64], reference: &[f64], tol: f64) -> f64
     assert!(e <= tol, "{what}: relative error {e:e} exceeds {tol:e}");
     e
 }
+
+/// `out = EXPR` of `x` and `y`, loaded from buffers of type `t` (with `tl` and `libdevice` imported), run in the
+/// interpreter; the results as f64s.
+pub fn elementwise2(expr: &str, t: tessel_tile::ScalarType, xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    let n = xs.len().next_power_of_two();
+    let src = format!(
+        "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n@triton.jit\ndef k(Out, X, Y):\n    offs = tl.arange(0, {n})\n    m = offs < {}\n    x = tl.load(X + offs, mask=m)\n    y = tl.load(Y + offs, mask=m)\n    tl.store(Out + offs, {expr}, mask=m)\n",
+        xs.len()
+    );
+    let f = elab("test.py", &src, "k", vec![ArgSpec::Pointer(t, false); 3]);
+    let mut mem = Memory::new();
+    let (o, x, y) = (mem.alloc("out", t, xs.len()), mem.alloc_from("x", t, xs), mem.alloc_from("y", t, ys));
+    run(&f, &[Arg::Buffer(o), Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem);
+    mem.read_f64(o)
+}
