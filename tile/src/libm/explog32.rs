@@ -12,7 +12,15 @@ use super::{Arith, Dir};
 /// (clamped to [−127, 125] through a saturated fraction), r = x·log2(10) − j in two parts; the scale 2^j
 /// multiplies the approximate 2^r without `.ftz`, so subnormal results survive.
 pub fn exp10f<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
-    let (c, half) = (k(o, 0x3c57_fa62), o.fc(0.5));
+    let (e, scale) = exp_split(o, x, [0x3c57_fa62, 0x4054_9a78, 0x3397_9a37]);
+    o.mul(e, scale)
+}
+
+/// libdevice's f32 exponential core for b^x (`expf`: b = e, `exp10f`: b = 10), as `exp10f` above describes:
+/// `c` scales x into the saturated fraction that rounds j, `hi + lo` is log2(b) in two parts. Returns (2^r from
+/// `ex2.approx.ftz`, the scale 2^j), whose product is the result.
+pub(super) fn exp_split<T: FloatOps>(o: &mut T, x: T::F, [c, hi, lo]: [u32; 3]) -> (T::F, T::F) {
+    let (c, half) = (k(o, c), o.fc(0.5));
     let t = o.fma_ftz(x, c, half);
     let s = o.sat_ftz(t);
     let (w, m) = (k(o, 0x437c_0000), k(o, 0x4b40_0001));
@@ -20,15 +28,14 @@ pub fn exp10f<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let bias = k(o, 0xcb40_007f);
     let a = o.add(j, bias);
     let na = o.neg(a);
-    let hi = k(o, 0x4054_9a78);
+    let hi = k(o, hi);
     let r = o.fma_ftz(x, hi, na);
-    let lo = k(o, 0x3397_9a37);
+    let lo = k(o, lo);
     let r = o.fma_ftz(x, lo, r);
     let jb = o.f_to_bits(j);
     let sb = o.shl(jb, 23);
     let scale = o.bits_to_f(sb);
-    let e = o.ex2_approx_ftz(r);
-    o.mul(e, scale)
+    (o.ex2_approx_ftz(r), scale)
 }
 
 /// `__nv_log10f`: `logf` times log10(e) (rounded), with log10(0) = −inf.

@@ -98,22 +98,8 @@ pub fn erfcxf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let s = o.arith_ftz(Arith::Mul, Dir::Zero, a, a);
     let ns = o.neg(s);
     let err = o.fma_ftz(a, a, ns);
-    let (c1, h) = (k(o, 0x3bbb_989d), o.fc(0.5));
-    let f = o.fma_ftz(s, c1, h);
-    let f = o.sat_ftz(f);
-    let (c2, c3) = (k(o, 0x437c_0000), k(o, 0x4b40_0001));
-    let j = o.fma_rm_ftz(f, c2, c3);
-    let c4 = k(o, 0xcb40_007f);
-    let jf = o.add(j, c4);
-    let njf = o.neg(jf);
-    let l2e = k(o, 0x3fb8_aa3b);
-    let r = o.fma_ftz(s, l2e, njf);
-    let l2l = k(o, 0x32a5_7060);
-    let r = o.fma_ftz(s, l2l, r);
-    let jb = o.f_to_bits(j);
-    let sb = o.shl(jb, 23);
-    let sc = o.bits_to_f(sb);
-    let e = o.ex2_approx_ftz(r);
+    // e^s by expf's core.
+    let (e, sc) = super::explog32::exp_split(o, s, [0x3bbb_989d, 0x3fb8_aa3b, 0x32a5_7060]);
     let m = o.mul(e, sc);
     let v = o.fma(e, sc, m);
     let w = o.fma_ftz(v, err, v);

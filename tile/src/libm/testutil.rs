@@ -41,3 +41,29 @@ pub fn same32(a: f32, b: f32) -> bool {
 pub fn same64(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
+
+/// The largest distance in f32 ulps from `f` to a table of (x, reference) rows (x an f32, the reference
+/// rounded to f32), and the x where it is.
+pub fn worst_f32(f: fn(&mut crate::libm::model::M32, f32) -> f32, refs: &[(f64, f64)]) -> (u64, f32) {
+    let mut w = (0, 0.0);
+    for &(x, want) in refs {
+        let x = x as f32;
+        let d = ulps32(f(&mut crate::libm::model::M32, x), want as f32);
+        if d > w.0 {
+            w = (d, x);
+        }
+    }
+    w
+}
+
+/// The largest distance in f64 ulps from `f` to a table of (x, reference) rows, and the x where it is.
+pub fn worst_f64(f: fn(&mut crate::libm::model::M64, f64) -> f64, refs: &[(f64, f64)]) -> (u64, f64) {
+    let mut w = (0, 0.0);
+    for &(x, want) in refs {
+        let d = ulps64(f(&mut crate::libm::model::M64, x), want);
+        if d > w.0 {
+            w = (d, x);
+        }
+    }
+    w
+}

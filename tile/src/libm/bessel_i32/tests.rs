@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::libm::model::M32;
-use crate::libm::testutil::{same32, ulps32};
+use crate::libm::testutil::same32;
 
 /// (x (an f32), i0(x) from mpmath at 200 bits rounded to f64).
 const I0: [(f64, f64); 88] = [
@@ -189,18 +189,7 @@ const I1: [(f64, f64); 88] = [
     (91.5, 2.271720499214125e+38),
 ];
 
-/// The largest distance in f32 ulps to the references (each rounded to f32).
-fn worst(f: fn(&mut M32, f32) -> f32, refs: &[(f64, f64)]) -> (u64, f32) {
-    let mut w = (0, 0.0);
-    for &(x, want) in refs {
-        let x = x as f32;
-        let d = ulps32(f(&mut M32, x), want as f32);
-        if d > w.0 {
-            w = (d, x);
-        }
-    }
-    w
-}
+use crate::libm::testutil::worst_f32 as worst;
 
 /// CUDA's programming guide bounds `cyl_bessel_i0f` and `cyl_bessel_i1f` by 6 ulp; libdevice's sequences are
 /// within 3 here (both sides of the switch to the asymptotic form, up to where the result overflows).

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::libm::model::M64;
-use crate::libm::testutil::{same64, ulps64};
+use crate::libm::testutil::same64;
 
 /// (x, i0(x) from mpmath at 200 bits rounded to f64).
 const I0: [(f64, f64); 104] = [
@@ -221,16 +221,7 @@ const I1: [(f64, f64); 104] = [
     (-0.5, -0.2578943053908963),
 ];
 
-fn worst(f: fn(&mut M64, f64) -> f64, refs: &[(f64, f64)]) -> (u64, f64) {
-    let mut w = (0, 0.0);
-    for &(x, want) in refs {
-        let d = ulps64(f(&mut M64, x), want);
-        if d > w.0 {
-            w = (d, x);
-        }
-    }
-    w
-}
+use crate::libm::testutil::worst_f64 as worst;
 
 /// CUDA's programming guide bounds `cyl_bessel_i0` and `cyl_bessel_i1` (f64) by 6 ulp; libdevice's sequences
 /// are within 3 here (both sides of the switch at 11, up to where the result overflows near 713.99).

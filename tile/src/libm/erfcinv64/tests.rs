@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::libm::model::M64;
-use crate::libm::testutil::{same64, ulps64};
+use crate::libm::testutil::same64;
 
 /// (x, erfcinv(x) from mpmath at 200 bits rounded to f64).
 const ERFCINV: [(f64, f64); 103] = [
@@ -205,16 +205,7 @@ const NORMCDFINV: [(f64, f64); 88] = [
     (0.00048, -3.3019943613003306),
 ];
 
-fn worst(f: fn(&mut M64, f64) -> f64, refs: &[(f64, f64)]) -> (u64, f64) {
-    let mut w = (0, 0.0);
-    for &(x, want) in refs {
-        let d = ulps64(f(&mut M64, x), want);
-        if d > w.0 {
-            w = (d, x);
-        }
-    }
-    w
-}
+use crate::libm::testutil::worst_f64 as worst;
 
 /// CUDA's programming guide bounds `erfcinv` (f64) by 6 ulp; libdevice's sequence is within 3 here (the
 /// central range, the moderate tail and the far one down to the smallest subnormal, both sides of 1).

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::libm::model::M32;
-use crate::libm::testutil::{same32, ulps32};
+use crate::libm::testutil::same32;
 
 /// (x (an f32), erfcinv(x) from mpmath at 200 bits rounded to f64).
 const ERFCINV: [(f64, f64); 78] = [
@@ -264,18 +264,7 @@ const ERFCX: [(f64, f64); 92] = [
     (3.000000106909804e+37, 1.8806318781398593e-38),
 ];
 
-/// The largest distance in f32 ulps to the references (each rounded to f32).
-fn worst(f: fn(&mut M32, f32) -> f32, refs: &[(f64, f64)]) -> (u64, f32) {
-    let mut w = (0, 0.0);
-    for &(x, want) in refs {
-        let x = x as f32;
-        let d = ulps32(f(&mut M32, x), want as f32);
-        if d > w.0 {
-            w = (d, x);
-        }
-    }
-    w
-}
+use crate::libm::testutil::worst_f32 as worst;
 
 /// CUDA's programming guide bounds `erfcinvf` by 4 ulp; libdevice's sequence (in the CPU model) is within 2
 /// at these points, the central range and both tails.
