@@ -31,10 +31,13 @@ import numpy as np
 from gluon_tutorial_cases import CASES
 
 
-def run(cmd, timeout=900, stdout_only=False):
-    """(exit status, output): stdout and stderr together, or stdout alone (the PTX of `compile --emit ptx`)."""
+def run(cmd, timeout=900, stdout_only=False, warnings=None):
+    """(exit status, output): stdout and stderr together, or stdout alone (the PTX of `compile --emit ptx`).
+    With `warnings` (a list), the first line of each compiler warning on stderr is appended to it."""
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if warnings is not None:
+            warnings += [l.strip() for l in p.stderr.splitlines() if l.startswith("Warning:")]
         return p.returncode, p.stdout if stdout_only and p.returncode == 0 else p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         return 124, f"timed out after {timeout} s: {' '.join(cmd)}"
@@ -108,11 +111,14 @@ def main():
         target, kflags = kernel_flags(case, tdir)
         row = [case.label]
         ptx = os.path.join(work, case.label.replace("/", "_").replace(" ", "_") + ".ptx")
-        rc, log = run([a.tessel, "compile", target, *kflags, "--arch", "sm_90a", "--emit", "ptx"], stdout_only=True)
+        warned = []
+        cmd = [a.tessel, "compile", target, *kflags, "--arch", "sm_90a", "--emit", "ptx"]
+        rc, log = run(cmd, stdout_only=True, warnings=warned)
+        notes += [f"{case.label} compile: {w}" for w in warned]
         if rc == 0:
             with open(ptx, "w") as f:
                 f.write(log)
-            row.append("yes")
+            row.append(f"yes ({len(warned)} warning{'s' if len(warned) > 1 else ''})" if warned else "yes")
             rc2, log2 = run([a.ptxas, "-arch=sm_90a", ptx, "-o", os.devnull])
             row.append("yes" if rc2 == 0 else "NO")
             if rc2 != 0:
@@ -160,7 +166,7 @@ def main():
     for r in rows:
         print(line(r))
     if notes:
-        print("\nfailures:")
+        print("\nfailures and warnings:")
         for n in notes:
             print("  " + n)
     print(f"\n{len(rows) - failures}/{len(rows)} kernels pass every step")

@@ -157,11 +157,14 @@ pub enum CacheUse {
     Cubin,
 }
 
-/// Wall-clock time of each stage, in order.
+/// What a compile reports besides its result: the wall-clock time of each stage, in order, and its messages.
 #[derive(Clone, Debug, Default)]
 pub struct Timings {
     pub stages: Vec<(&'static str, Duration)>,
     pub cache: CacheUse,
+    /// What the compile reported besides its result, rendered for the user: `tl.static_print` output and
+    /// warnings (see [`crate::pipeline::messages`]).
+    pub messages: Vec<String>,
 }
 
 impl Timings {

@@ -81,7 +81,9 @@ pub fn run(
             if stop == Stage::Ast {
                 return Ok(Output::Ast(ast_of(module, ks.kernel)));
             }
-            let mut f = t.time("elaborate", || elaborate(module, ks.file, ks.kernel, ks.spec)).map_err(render)?.func;
+            let e = t.time("elaborate", || elaborate(module, ks.file, ks.kernel, ks.spec)).map_err(render)?;
+            t.messages.extend(messages(&e, ks.file, ks.source));
+            let mut f = e.func;
             t.time("canonicalize", || {
                 tessel_tile::passes::canonicalize(&mut f);
                 // `tl.range(..., loop_unroll_factor=)`, before layouts and scheduling, as Triton does.
@@ -148,7 +150,37 @@ pub fn elaborate(
 ) -> Result<tessel_lang::elab::Elaborated, tessel_lang::Diagnostic> {
     let dir = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new("."));
     let siblings = tessel_lang::elab::siblings::load(module, dir)?;
-    tessel_lang::elab::elaborate_with_siblings(module, &siblings, kernel, spec, tessel_gluon::registry())
+    let mut e = tessel_lang::elab::elaborate_with_siblings(module, &siblings, kernel, spec, tessel_gluon::registry())?;
+    // Gluon mode: an overwrite of a buffer an asynchronous wgmma still reads gets a wait before it, and a warning.
+    for w in tessel_tile::passes::wait_before_overwriting_dot_operands(&mut e.func) {
+        e.warnings.push(overwrite_warning(&e.func, w));
+    }
+    Ok(e)
+}
+
+/// What elaborating printed for the user: `tl.static_print` lines, then the warnings rendered against `source`.
+pub fn messages(e: &tessel_lang::elab::Elaborated, file: &str, source: &str) -> Vec<String> {
+    let prints = e.static_prints.iter().map(|p| format!("{p}\n"));
+    prints.chain(e.warnings.iter().map(|w| w.render(file, source))).collect()
+}
+
+/// The warning for a `warpgroup_dot_wait` [`tessel_tile::passes::wait_before_overwriting_dot_operands`] inserted.
+fn overwrite_warning(f: &Func, w: tessel_tile::passes::InsertedDotWait) -> tessel_lang::Diagnostic {
+    let span = |o| {
+        f.op(o).loc.map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize))
+    };
+    let what = match f.op(w.write).op {
+        tessel_tile::Op::TmaLoad | tessel_tile::Op::TmaLoadIm2col { .. } => "this TMA load",
+        tessel_tile::Op::AsyncCopy => "this async_copy",
+        _ => "this store",
+    };
+    tessel_lang::Diagnostic::warning(
+        format!("{what} overwrites shared memory that an asynchronous warpgroup_mma may still be reading"),
+        span(w.write),
+    )
+    .with_label(format!("{what} writes the buffer the wgmma reads; a warpgroup_mma_wait(num_outstanding=0) is inserted before it"))
+    .with_secondary(span(w.dot), "issued here, asynchronously: it reads its shared-memory operands until a warpgroup_mma_wait retires it")
+    .with_hint("retire the wgmma before overwriting its operands (warpgroup_mma_wait before the write), or give the loads a ring of buffers")
 }
 
 /// The most multiply-adds one `dot` left on the FMA path may take per thread. Codegen unrolls them all (M*N*K

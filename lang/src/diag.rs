@@ -1,4 +1,4 @@
-//! Diagnostics: one error with a primary span, optional secondary labels, a hint and notes, rendered by ariadne.
+//! Diagnostics: one error (or warning) with a primary span, optional secondary labels, a hint and notes, rendered by ariadne.
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +22,16 @@ pub struct Diagnostic {
     /// The file the spans point into (its name and text) when it is not the one being compiled: a sibling module
     /// the kernel's file imports. `render` shows that file instead of the one it is given.
     pub file: Option<(String, Arc<str>)>,
+    /// An error stops the compile; a warning reports what the compiler did about questionable code and goes on.
+    pub severity: Severity,
+}
+
+/// Whether a [`Diagnostic`] stops the compile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Severity {
+    #[default]
+    Error,
+    Warning,
 }
 
 impl Diagnostic {
@@ -36,7 +46,13 @@ impl Diagnostic {
             hint: None,
             notes: Vec::new(),
             file: None,
+            severity: Severity::Error,
         }
+    }
+
+    /// A warning at `span` whose label repeats the message.
+    pub fn warning(message: impl Into<String>, span: Span) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(message, span) }
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
@@ -90,7 +106,11 @@ impl Diagnostic {
             floor(span.start).min(end)..end
         };
         let config = Config::default().with_color(color).with_index_type(IndexType::Byte);
-        let mut report = Report::build(ReportKind::Error, (file_name, clamp(self.span)))
+        let kind = match self.severity {
+            Severity::Error => ReportKind::Error,
+            Severity::Warning => ReportKind::Warning,
+        };
+        let mut report = Report::build(kind, (file_name, clamp(self.span)))
             .with_config(config)
             .with_message(&self.message)
             .with_label(Label::new((file_name, clamp(self.span))).with_message(&self.label).with_order(0));

@@ -381,7 +381,8 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         .collect::<Result<_, CliError>>()?;
     let spec_args = SpecArgs { signature: None, ..args.spec.clone() };
     let spec = specialization(&info, &spec_args, Some(&inferred))?;
-    let func = timings.time("elaborate + canonicalize", || elaborate(&src, kernel, &spec))?;
+    let (func, messages) = timings.time("elaborate + canonicalize", || elaborate(&src, kernel, &spec))?;
+    timings.messages = messages;
 
     // Allocate buffers and bind arguments in the order of the function's (runtime) arguments.
     let mut mem = Memory::new();

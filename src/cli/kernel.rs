@@ -185,7 +185,11 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
         Emit::Ptx | Emit::Sass => Stage::Ptx,
     };
     let ks = KernelSource { file: &src.name, source: &src.text, kernel, spec: &spec, module: Some(&src.module) };
-    let output = crate::pipeline::run(&ks, args.arch, stop, None, &mut t).map_err(|e| match e {
+    let output = crate::pipeline::run(&ks, args.arch, stop, None, &mut t);
+    for m in &t.messages {
+        err.write_all(m.as_bytes())?;
+    }
+    let output = output.map_err(|e| match e {
         crate::Error::Compile(rendered) => CliError::Diagnostic(rendered),
         crate::Error::Codegen(m) => CliError::Usage(format!("cannot generate code for `{kernel}`: {m}")),
         other => CliError::Failed(other.to_string()),
@@ -204,17 +208,15 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
     Ok(())
 }
 
-/// The tile IR of `kernel`: elaborated and canonicalized.
-pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
-    let mut func = elaborate_only(src, kernel, spec)?;
+/// The tile IR of `kernel`, elaborated and canonicalized, and what elaborating it printed for the user
+/// (`tl.static_print`, warnings).
+pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Result<(Func, Vec<String>), CliError> {
+    let e = crate::pipeline::elaborate(&src.module, &src.name, kernel, spec)
+        .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))?;
+    let messages = crate::pipeline::messages(&e, &src.name, &src.text);
+    let mut func = e.func;
     tessel_tile::passes::canonicalize(&mut func);
-    Ok(func)
-}
-
-fn elaborate_only(src: &Source, kernel: &str, spec: &Specialization) -> Result<Func, CliError> {
-    crate::pipeline::elaborate(&src.module, &src.name, kernel, spec)
-        .map(|e| e.func)
-        .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))
+    Ok((func, messages))
 }
 
 /// Builds the specialization: constexprs from `--const`, the rest from the signature (given, or inferred from

@@ -214,6 +214,9 @@ impl OnGpu {
 
 pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let p = prepare(&args.launch)?;
+    for m in &p.timings.messages {
+        err.write_all(m.as_bytes())?;
+    }
     let mut mem = p.mem.clone();
     let [gx, gy, gz] = p.grid;
     let mut on_gpu = false;
@@ -273,6 +276,9 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
         return Err(CliError::Usage("--reps must be at least 1".to_string()).into());
     }
     let p = prepare(&args.launch)?;
+    for m in &p.timings.messages {
+        err.write_all(m.as_bytes())?;
+    }
     // Evaluate the formulas before spending time on the GPU: a typo should fail at once.
     let bytes = match &args.bytes {
         Some(e) => Some((formula::eval("--bytes", e, &p.names)?, e.clone())),

@@ -30,7 +30,7 @@ pub type Stage<'a> = (&'a str, &'a dyn Fn(&mut Func) -> Result<StageOutput, Stri
 /// A stage as a plain function.
 pub type StageFn = fn(&mut Func) -> Result<StageOutput, String>;
 
-/// The stages of this crate: `canonicalize`, `unroll`, `assign-layouts`, `verify-layouts`.
+/// The stages of this crate: `canonicalize`, `unroll`, `wait-before-overwrite`, `assign-layouts`, `verify-layouts`.
 pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
     vec![
         ("canonicalize", |f| {
@@ -39,6 +39,10 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
         }),
         ("unroll", |f| {
             crate::passes::unroll_loops(f);
+            Ok(StageOutput::Func)
+        }),
+        ("wait-before-overwrite", |f| {
+            crate::passes::wait_before_overwriting_dot_operands(f);
             Ok(StageOutput::Func)
         }),
         ("assign-layouts", |f| crate::layout::assign_layouts(f).map(|_| StageOutput::Func)),

@@ -199,11 +199,13 @@ pub fn kernels(module: &ast::Module) -> Vec<KernelInfo> {
     out
 }
 
-/// The result of elaborating a kernel: the IR, and what `tl.static_print` printed at compile time.
+/// The result of elaborating a kernel: the IR, what `tl.static_print` printed at compile time, and the warnings
+/// about it (the driver adds those of the passes it runs on the elaborated IR).
 #[derive(Clone, Debug)]
 pub struct Elaborated {
     pub func: Func,
     pub static_prints: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Elaborates `kernel` of `module` for one specialization into tile IR (verified), with lang's builtins only
@@ -263,7 +265,7 @@ pub fn elaborate_with_siblings(
         let span = e.loc.map_or(Span::default(), |l| Span::new(l.start as usize, l.end as usize));
         return Err(Diagnostic::error(format!("internal error: the elaborated IR does not verify: {e}"), span));
     }
-    Ok(Elaborated { func, static_prints: elab.static_prints })
+    Ok(Elaborated { func, static_prints: elab.static_prints, warnings: Vec::new() })
 }
 
 /// An elaboration error: the diagnostic, and the module whose source its span points into.

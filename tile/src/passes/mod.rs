@@ -4,6 +4,7 @@
 mod cse;
 mod dce;
 mod dot_acc;
+mod dot_war;
 mod fold;
 mod licm;
 mod unroll;
@@ -11,6 +12,7 @@ mod unroll;
 pub use cse::cse;
 pub use dce::dce;
 pub use dot_acc::combine_dot_add;
+pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
 pub use fold::fold;
 pub use licm::licm;
 pub use unroll::unroll_loops;
