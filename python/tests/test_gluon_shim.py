@@ -100,3 +100,43 @@ def test_a_gluon_script_runs_under_python_m_tessel(tmp_path):
         "host call True",
         "unknown name ImportError",
     ]
+
+
+TUTORIAL_TESTS = textwrap.dedent('''
+    import numpy as np
+    import pytest
+    import triton
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+
+
+    @gluon.jit
+    def negate_kernel(x_ptr, out_ptr, BLOCK: gl.constexpr):
+        offs = gl.arange(0, BLOCK, layout=gl.BlockedLayout([1], [32], [4], [0]))
+        gl.store(out_ptr + offs, -gl.load(x_ptr + offs))
+
+
+    @pytest.mark.parametrize("BLOCK", [128, 256])
+    def test_negate(BLOCK):
+        x = np.arange(BLOCK, dtype=np.float32)
+        out = np.zeros_like(x)
+        negate_kernel[(1,)](x, out, BLOCK)
+        assert triton.__version__.endswith("+tessel")
+        np.testing.assert_array_equal(out, EXPECTED_SIGN * x)
+''')
+
+
+def test_python_m_tessel_runs_pytest_on_a_tutorial_file(tmp_path):
+    """`python -m tessel -m pytest FILE`: a tutorial's own tests, with `triton` resolving to tessel."""
+    for name, sign in (("test_good.py", -1), ("test_bad.py", 1)):
+        (tmp_path / name).write_text(f"EXPECTED_SIGN = {sign}\n" + TUTORIAL_TESTS)
+
+    def run(f):
+        return subprocess.run([sys.executable, "-m", "tessel", "-m", "pytest", "-q", "-p", "no:cacheprovider", f],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+    good = run("test_good.py")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "2 passed" in good.stdout
+    bad = run("test_bad.py")
+    assert bad.returncode == 1 and "2 failed" in bad.stdout
