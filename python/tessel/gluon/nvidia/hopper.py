@@ -86,7 +86,18 @@ def _check_common(d, where: str, dtype: _tl.dtype):
                          f"{least} elements in its last dimension, got {d.block_shape}")
 
 
+@dataclass
 class _GluonDescriptor(HostDescriptor):
+    """The fields both kinds of Gluon descriptor have, in Gluon's order."""
+
+    base: Any
+    shape: List[int]
+    strides: List[int]
+    block_shape: List[int]
+    layout: NVMMASharedLayout
+    padding: str = "zero"
+    round_f32_to_tf32: bool = False
+
     def _layout_spelling(self) -> str:
         """The layout's spelling, after checking that it is the one tessel's compiler gives the block."""
         dtype = _dtype_of(self.base)
@@ -101,14 +112,6 @@ class _GluonDescriptor(HostDescriptor):
 
 @dataclass
 class TensorDescriptor(_GluonDescriptor):
-    base: Any
-    shape: List[int]
-    strides: List[int]
-    block_shape: List[int]
-    layout: NVMMASharedLayout
-    padding: str = "zero"
-    round_f32_to_tf32: bool = False
-
     def __post_init__(self):
         self.shape, self.strides = [int(s) for s in self.shape], [int(s) for s in self.strides]
         self.block_shape = [int(b) for b in self.block_shape]
@@ -142,13 +145,6 @@ class TensorDescriptorIm2Col(_GluonDescriptor):
     (`tma.async_load_im2col`) gathers a `[pixels, channels]` block, walking the pixel box (each spatial dim from
     `pixel_box_lower_corner` to its size plus `pixel_box_upper_corner`, in steps of `element_strides`)."""
 
-    base: Any
-    shape: List[int]
-    strides: List[int]
-    block_shape: List[int]
-    layout: NVMMASharedLayout
-    padding: str = "zero"
-    round_f32_to_tf32: bool = False
     element_strides: Optional[List[int]] = None
     pixel_box_lower_corner: Optional[List[int]] = None
     pixel_box_upper_corner: Optional[List[int]] = None
