@@ -3,7 +3,8 @@
 A constexpr is None, a bool, int, float or str, a dtype (`tl.float16`), a Gluon layout built on the host
 (`gl.BlockedLayout(...)`, see `gluon._layouts`), a tuple or list of those, or an object the kernel's module names
 at its top level (a `@jit` function or a class of the module, or one reached through a module it imports:
-`t7.WGMMA`). Dtypes travel as their names; layouts and named objects as Python source the compiler evaluates in
+`t7.WGMMA`), or an `@gluon.aggregate` class made by a factory function the module names (`Scheduler(8)`, see
+`gluon._aggregate`). Dtypes travel as their names; layouts and named objects as Python source the compiler evaluates in
 the kernel's module (`_tessel_const_expr`), the constants `tessel compile --const NAME=SOURCE` builds. Anything
 else is a TypeError naming the parameter, raised before anything is compiled or cached.
 """
@@ -43,6 +44,9 @@ def const_key(v, name="?"):
         return ("dtype", v.name)
     if isinstance(v, _Layout):
         return ("layout", type(v).__name__, v._tessel_const_expr)
+    factory = _factory_of(v)
+    if factory is not None:
+        return ("factory",) + factory.key()
     if isinstance(v, types.ModuleType) or _is_data(v):
         _refuse(v, name)
     try:
@@ -50,6 +54,12 @@ def const_key(v, name="?"):
     except TypeError:
         _refuse(v, name, " (it is not hashable)")
     return ("object", v)
+
+
+def _factory_of(v):
+    """How an aggregate class made by a host factory function was made (`gluon._aggregate.FactoryCall`), or None
+    for any other value."""
+    return getattr(v, "_tessel_factory", None) if isinstance(v, type) and "_tessel_factory" in vars(v) else None
 
 
 def _is_data(v):
@@ -92,6 +102,21 @@ def native_const(v, name, module_globals):
             )
         return items if isinstance(v, list) else tuple(items)
     src = _module_name_of(v, module_globals)
+    factory = _factory_of(v)
+    if src is None and factory is not None:
+        src = _factory_source(v, factory, name, module_globals)
     if src is None:
         _refuse(v, name, " (the kernel's module does not name it at its top level)")
     return _Source(src)
+
+
+def _factory_source(v, factory, name, module_globals):
+    """`Factory(args)`: the call that made the aggregate class `v`, as the kernel's module names the factory."""
+    why = factory.error
+    if why is None:
+        fname = _module_name_of(factory.function, module_globals)
+        if fname is not None:
+            return f"{fname}({factory.args_source})"
+        why = f"the kernel's module does not name its factory `{factory.function.__name__}` at its top level"
+    raise TypeError(f"argument `{name}`: cannot pass the aggregate class {v.__qualname__} as a compile-time "
+                    f"constant: {why}")

@@ -252,12 +252,10 @@ class Autotuner(_Launcher):
 
 def _with_copied_descriptors(args, kwargs):
     """`args` and `kwargs` with each tensor descriptor replaced by a copy (its lists copied too)."""
-    from .tools import TensorDescriptor
+    from .tools import HostDescriptor
 
     def copy(v):
-        if isinstance(v, TensorDescriptor):
-            return TensorDescriptor(v.base, list(v.shape), list(v.strides), list(v.block_shape), v.padding)
-        return v
+        return v._tessel_copy() if isinstance(v, HostDescriptor) else v
 
     return tuple(copy(a) for a in args), {k: copy(v) for k, v in kwargs.items()}
 

@@ -96,20 +96,30 @@ class CompiledKernel:
 
 class _Asm(dict):
     """`compiled.asm`: "tile" (tessel's tile IR) and, computed when asked for, "ptx" (for the GPU's target, or
-    sm_90a without one)."""
+    sm_90a without one), "cubin" (that PTX assembled by ptxas) and "sass" (the cubin disassembled, laid out as
+    Triton's; see `_sass`)."""
+
+    _LAZY = ("ptx", "cubin", "sass")
 
     def __init__(self, compiled):
         super().__init__(tile=compiled.native.tile_ir())
         self._compiled = compiled
 
     def __missing__(self, key):
+        from . import _sass
+
         if key == "ptx":
             self[key] = self._compiled.native.ptx(self._compiled._target())
-            return self[key]
-        raise KeyError(key)
+        elif key == "cubin":
+            self[key] = _sass.assemble(self["ptx"], self._compiled._target())
+        elif key == "sass":
+            self[key] = _sass.disassemble(self["cubin"])
+        else:
+            raise KeyError(key)
+        return self[key]
 
     def __contains__(self, key):
-        return key == "ptx" or super().__contains__(key)
+        return key in self._LAZY or super().__contains__(key)
 
 
 def find_ptxas():

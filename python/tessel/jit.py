@@ -37,6 +37,7 @@ from ._constants import const_key as _const_key, native_const
 from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 from .gluon._layouts import _Layout
+from .tools import HostDescriptor
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 # Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
@@ -56,6 +57,9 @@ def _refuse_amd_options(given):
         raise NotImplementedError(f"AMD targets are not supported yet: the launch option(s) "
                                   f"{', '.join(f'`{k}`' for k in given)} exist only on AMD GPUs")
 _N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
+# The specializations of host descriptors (`tools.HostDescriptor._tessel_spec`): a base address, then integers.
+_DESC_KINDS = ("desc", "desc_im2col")
+_POINTER_KINDS = ("ptr",) + _DESC_KINDS
 
 # `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
 # read the environment's underlying mapping when CPython exposes it.
@@ -322,10 +326,19 @@ class JITFunction:
             ("const", native_const(s[1], p.name, self.fn.__globals__)) if s[0] == "const" else s
             for p, s in zip(self.params, specs)
         ]
-        native = _tessel.compile(
-            self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
-            opts["maxnreg"],
-        )
+        try:
+            native = _tessel.compile(
+                self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
+                opts["maxnreg"],
+            )
+        except ValueError as e:
+            if "unknown argument kind `desc_im2col`" not in str(e):
+                raise
+            raise NotImplementedError(
+                f"`{self.__name__}`: this build of tessel's native module (tessel._tessel) does not take "
+                "TensorDescriptorIm2Col arguments from Python yet (the `tessel` CLI takes them, as "
+                "tensordesc_im2col<...> signatures)"
+            ) from None
         compiled = CompiledKernel(native, key, dict(opts), self)
         with self._lock:
             compiled = self.cache.setdefault(key, compiled)
@@ -441,8 +454,8 @@ class JITFunction:
                     key.append(("const", _const_key(s[1], name)))
                     continue
                 key.append(tuple(tuple(x) if isinstance(x, list) else x for x in s))
-                if s[0] in ("ptr", "desc"):
-                    t = v.base if s[0] == "desc" else v
+                if s[0] in _POINTER_KINDS:
+                    t = v.base if s[0] in _DESC_KINDS else v
                     d = t.get_device() if is_cuda_tensor(t) else -1
                     if d < 0:
                         host = host or name
@@ -454,9 +467,8 @@ class JITFunction:
                             )
                         device = d
                     ir_args.append(t.data_ptr() if d >= 0 else 0)
-                    if s[0] == "desc":
-                        ir_args += [int(x) for x in v.shape]
-                        ir_args += [int(x) for x in v.strides]
+                    if s[0] in _DESC_KINDS:
+                        ir_args += v._tessel_runtime_ints()
                 elif s[0] == "int":
                     ir_args.append(int(v))
                 else:
@@ -671,9 +683,7 @@ def _is_array(v):
 
 
 def _is_desc(v):
-    from .tools import TensorDescriptor
-
-    return isinstance(v, TensorDescriptor)
+    return isinstance(v, HostDescriptor)
 
 
 def _use_interpreter(values):
@@ -710,7 +720,7 @@ def _spec_of(p, v, dont_specialize):
     if isinstance(v, float):
         return ("float", "fp32")
     if _is_desc(v):
-        return ("desc", tensor_dtype_name(v.base), list(v.block_shape), v.padding == "nan")
+        return v._tessel_spec()
     if _is_array(v):
         from ._memory import data_ptr
 
@@ -730,9 +740,9 @@ def _run_interpreter(compiled, params, specs, values, grid):
             continue
         if kind == "ptr":
             ir_args.append(("buf", regions.add(v)))
-        elif kind == "desc":
+        elif kind in _DESC_KINDS:
             ir_args.append(("buf", regions.add(v.base)))
-            ir_args += [("int", int(d)) for d in v.shape] + [("int", int(d)) for d in v.strides]
+            ir_args += [("int", d) for d in v._tessel_runtime_ints()]
         elif kind == "int":
             ir_args.append(("int", int(v)))
         else:

@@ -108,24 +108,34 @@ def constexpr_function(fn):
     return fn
 
 
-class _Annotation:
-    """A type used only in annotations (`x: tl.tensor`); the kernel's compiler reads the source, not this."""
+class _AnnotationType(type):
+    """The metaclass of the kernel language's types on the host: they appear in annotations (`x: tl.tensor`,
+    aggregate fields such as `acc: Union[warpgroup_mma_accumulator, gl.tensor]`) and are subscripted
+    (`tl.tensor[...]`); the kernel's compiler reads the source, not these objects. They are classes, as in
+    Triton, so that `typing.Union[...]` takes them on every Python tessel supports."""
 
-    def __init__(self, name):
-        self._name = name
+    def __repr__(cls):
+        return f"{cls._module}.{cls.__name__}"
 
-    def __repr__(self):
-        return f"triton.language.{self._name}"
-
-    def __getitem__(self, _):
-        return self
+    def __getitem__(cls, _):
+        return cls
 
 
-tensor = _Annotation("tensor")
-pointer_type = _Annotation("pointer_type")
-block_type = _Annotation("block_type")
-tensor_descriptor = _Annotation("tensor_descriptor")
-tuple_type = _Annotation("tuple")
+def _annotation(module: str, name: str):
+    """The host-side stand-in for the kernel-language type `module.name`: usable in annotations; constructing
+    one on the host raises."""
+
+    def construct(cls, *args, **kwargs):
+        _host_only(module, name)
+
+    return _AnnotationType(name, (), {"_module": module, "__new__": construct, "__module__": module})
+
+
+tensor = _annotation("triton.language", "tensor")
+pointer_type = _annotation("triton.language", "pointer_type")
+block_type = _annotation("triton.language", "block_type")
+tensor_descriptor = _annotation("triton.language", "tensor_descriptor")
+tuple_type = _annotation("triton.language", "tuple")
 
 _DTYPES = {
     d.name: d

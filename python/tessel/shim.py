@@ -19,6 +19,7 @@ import sys
 import types
 
 from . import autotuner as autotune, cublas, gluon, language, profiler, profiler_viewer, runtime, testing, tools
+from .gluon import _namespaces
 from .jit import jit
 
 
@@ -88,7 +89,8 @@ def modules():
                                 TensorDescriptor=tools.TensorDescriptor)
     tools_mod = _module("triton.tools", "tessel's triton.tools", tensor_descriptor=tensor_descriptor)
     gluon_mod = _module("triton.experimental.gluon", gluon.__doc__, jit=gluon.jit, language=ttgl,
-                        constexpr_function=gluon.constexpr_function)
+                        constexpr_function=gluon.constexpr_function, aggregate=gluon.aggregate,
+                        must_use_result=gluon.must_use_result, nvidia=gluon.nvidia)
     experimental = _module("triton.experimental", "tessel's triton.experimental", gluon=gluon_mod)
     driver_mod = _module("triton.runtime.driver", runtime.__doc__, driver=runtime.driver)
     jit_mod = _module("triton.runtime.jit", jit_module.__doc__, JITFunction=jit_module.JITFunction, jit=jit)
@@ -156,6 +158,10 @@ def modules():
         "triton.experimental": experimental,
         "triton.experimental.gluon": gluon_mod,
         "triton.experimental.gluon.language": ttgl,
+        "triton.experimental.gluon.nvidia": gluon.nvidia,
+        "triton.experimental.gluon.nvidia.hopper": gluon.nvidia.hopper,
+        "triton.experimental.gluon.nvidia.blackwell": gluon.nvidia.blackwell,
+        **{f"{_namespaces.ROOT}.{rel}": m for rel, m in _namespaces.MODULES.items()},
         "triton.tools": tools_mod,
         "triton.tools.tensor_descriptor": tensor_descriptor,
     }

@@ -74,10 +74,15 @@ class _Layout:
 
     def _bind(self, source: str):
         spelling, kind, fields = _tessel.gluon_layout(source)
-        if kind != type(self).__name__:
-            raise TypeError(f"`{source}` is a {kind}, not a {type(self).__name__}")
+        if kind != self._kind():
+            raise TypeError(f"`{source}` is a {kind}, not a {self._kind()}")
         object.__setattr__(self, "_tessel_const_expr", spelling)
         return fields
+
+    @classmethod
+    def _kind(cls) -> str:
+        """The layout the binder builds for this class (its own name, except for aliases of another layout)."""
+        return cls.__name__
 
     def __setattr__(self, name, value):
         raise AttributeError(f"gl.{type(self).__name__} is immutable (as Gluon's layouts are)")
@@ -182,8 +187,38 @@ class PaddedSharedLayout(SharedLayout):
         raise NotImplementedError("gl.PaddedSharedLayout is not supported by tessel yet")
 
 
+class MBarrierLayout(SwizzledSharedLayout):
+    """`mbarrier.MBarrierLayout()`: the layout of an mbarrier array, a `SwizzledSharedLayout(1, 1, 1, [0])` (as in
+    Gluon, where it is that layout's subclass)."""
+
+    _params = (("cga_layout", None),)
+
+    @classmethod
+    def _kind(cls) -> str:
+        return "SwizzledSharedLayout"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, value in (("vec", 1), ("per_phase", 1), ("max_phase", 1), ("order", [0])):
+            object.__setattr__(self, name, value)
+
+
+class TensorMemoryLayout(_Layout):
+    """`blackwell.TensorMemoryLayout(block, col_stride, ...)`: a layout of Blackwell's tensor memory. It binds
+    and spells as Gluon's; tessel's code generator has no tensor-memory support yet, so kernels that allocate
+    tensor memory do not compile."""
+
+    _params = (("block", _REQUIRED), ("col_stride", _REQUIRED), ("cga_layout", None), ("two_ctas", False),
+               ("fp4_padded", False))
+
+
+class TensorMemoryScalesLayout(_Layout):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("blackwell.TensorMemoryScalesLayout is not supported by tessel yet")
+
+
 LAYOUT_CLASSES = (
     AutoLayout, BlockedLayout, CoalescedLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
-    NVMMADistributedLayout, NVMMASharedLayout, PaddedSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout,
-    SwizzledSharedLayout,
+    MBarrierLayout, NVMMADistributedLayout, NVMMASharedLayout, PaddedSharedLayout, SharedLayout, SharedLinearLayout,
+    SliceLayout, SwizzledSharedLayout, TensorMemoryLayout, TensorMemoryScalesLayout,
 )
