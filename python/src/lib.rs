@@ -89,7 +89,10 @@ fn const_value(v: &Bound<'_, PyAny>) -> PyResult<ConstValue> {
 }
 
 /// One parameter's specialization, as the Python side spells it: `("const", value)`, `("ptr", dtype, aligned)`,
-/// `("int", dtype, multiple_of_16)`, `("float", dtype)`, `("desc", dtype, block_shape, padding_nan)`.
+/// `("int", dtype, multiple_of_16)`, `("float", dtype)`, `("desc", dtype, block_shape, padding_nan[, layout])`,
+/// `("desc_im2col", dtype, block_shape, rank, padding_nan[, layout])`. A Gluon descriptor's `layout` (the spelling
+/// of its block's NVMMA layout) is not read here: the Python side checks that it is the layout the compiler gives
+/// the block (`NVMMASharedLayout.get_default_for`).
 fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
     let kind: String = t.get_item(0)?.extract()?;
     let item = |i: usize| t.get_item(i);
@@ -102,6 +105,12 @@ fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
             elem: dtype(&item(1)?.extract::<String>()?)?,
             block_shape: item(2)?.extract()?,
             padding_nan: item(3)?.extract()?,
+        },
+        "desc_im2col" => ArgSpec::TensorDescIm2col {
+            elem: dtype(&item(1)?.extract::<String>()?)?,
+            block_shape: item(2)?.extract()?,
+            rank: item(3)?.extract()?,
+            padding_nan: item(4)?.extract()?,
         },
         other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
     })

@@ -188,10 +188,6 @@ def _im2col_reference(x, lower, upper, coord, offsets, pixels):
     return out
 
 
-# Needs `tessel._tessel.compile` to take ("desc_im2col", ...) specializations (an `arg_spec` case in
-# python/src/lib.rs); until the native module does, the launch raises the NotImplementedError below.
-@pytest.mark.xfail(raises=NotImplementedError, strict=True,
-                   reason="the native module does not take TensorDescriptorIm2Col arguments yet")
 @pytest.mark.parametrize("lower, upper, coord, offsets", [
     ([0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
     ([-1, -1], [-1, -1], [0, -1, -1, 0], [1, 1]),
