@@ -427,3 +427,49 @@ fn reloading_a_buffer_an_in_flight_wgmma_reads_gets_a_wait_and_a_warning() {
     assert!(err.contains("Warning: this TMA load overwrites"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+const DESC_LAYOUT: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+@gluon.jit
+def k(desc):
+    gl.static_print("layout", desc.layout, "ctas", gl.num_ctas())
+"#;
+
+/// A descriptor's block layout in the signature, as Triton mangles it: the layout tessel gives the block is
+/// accepted in any spelling (and `desc.layout` is it), another one is refused naming the one tessel uses.
+/// `--num-ctas` reaches `gl.num_ctas()`; code generation refuses clusters.
+#[test]
+fn signature_descriptor_layouts_and_num_ctas() {
+    let dir = scratch("desc-layout", &[("k.py", DESC_LAYOUT)]);
+    let target = format!("{}::k", dir.join("k.py").display());
+    let compile = |sig: &str, extra: &[&str]| {
+        let mut args = vec!["compile", &target, "--signature", sig, "--emit", "tile"];
+        args.extend(extra);
+        tessel(&args)
+    };
+    let mangled = "tensordesc<fp16[64, 64],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, \
+                   transposed=False, fp4_padded=False, cga_layout=[])>";
+    let (code, _, err) = compile(mangled, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("layout NVMMASharedLayout(128, 16) ctas 1"), "{err}");
+    let (code, _, err) = compile("tensordesc<fp16[64, 64],NVMMASharedLayout(128, 16),padding=nan>", &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = compile("tensordesc<fp16[64, 64],NVMMASharedLayout(64, 16)>", &[]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("tessel stages a descriptor's block of [64, 64] f16 in NVMMASharedLayout(swizzle_byte_width=128"),
+        "{err}"
+    );
+    let (code, _, err) = compile("tensordesc<fp16[64, 64],BlockedLayout([1,1],[32,1],[4,1],[1,0])>", &[]);
+    assert_ne!(code, 0);
+    assert!(err.contains("is a shared-memory layout"), "{err}");
+    let (code, _, err) = compile(mangled, &["--num-ctas", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("ctas 2"), "{err}");
+    let (code, _, err) = tessel(&["compile", &target, "--signature", mangled, "--num-ctas", "2", "--emit", "ptx"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("thread-block clusters are not implemented"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

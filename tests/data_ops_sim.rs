@@ -23,7 +23,7 @@ fn opts() -> RunOptions<'static> {
 
 /// Compiles `kernel` for `target` and, when ptxas is on hand, assembles it; returns the PTX or the error.
 fn ptx_for(source: &str, kernel: &str, spec: &[ArgSpec], num_warps: u32, target: Target) -> Result<String, String> {
-    let spec = Specialization { args: spec.to_vec(), num_warps, num_stages: 3, maxnreg: None };
+    let spec = Specialization { args: spec.to_vec(), num_warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
     let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => {

@@ -211,7 +211,7 @@ fn matmul(t: ScalarType, bm: i64, bn: i64, bk: i64) -> Vec<ArgSpec> {
 
 fn ptx_for(file: &str, kernel: &str, args: Vec<ArgSpec>, num_warps: u32, target: Target) -> Result<String, String> {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
-    let spec = Specialization { args, num_warps, num_stages: 3, maxnreg: None };
+    let spec = Specialization { args, num_warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),

@@ -332,7 +332,7 @@ fn specialization(info: &KernelInfo, file: &str) -> Specialization {
     if let Some(k) =
         known().into_iter().find(|k| k.file == file && k.kernel == info.name && k.args.len() == info.params.len())
     {
-        return Specialization { args: k.args, num_warps: k.warps, num_stages: 3, maxnreg: None };
+        return Specialization { args: k.args, num_warps: k.warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
     }
     let args = info
         .params

@@ -13,7 +13,7 @@ use tessel::tile::Target;
 
 fn vector_add(maxnreg: Option<u32>) -> Specialization {
     let args = vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(1024)];
-    Specialization { args, num_warps: 4, num_stages: 3, maxnreg }
+    Specialization { args, num_warps: 4, num_stages: 3, maxnreg, num_ctas: 1 }
 }
 
 fn ptx(spec: &Specialization, target: Target) -> Result<String, String> {

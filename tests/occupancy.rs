@@ -16,7 +16,7 @@ fn matmul_ptx((bm, bn, bk): (i64, i64, i64), warps: u32, stages: u32, maxnreg: O
     args.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
     args.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/matmul.py")).unwrap();
-    let spec = Specialization { args, num_warps: warps, num_stages: stages, maxnreg };
+    let spec = Specialization { args, num_warps: warps, num_stages: stages, maxnreg, num_ctas: 1 };
     let ks =
         tessel::KernelSource { file: "matmul.py", source: &source, kernel: "matmul_kernel", spec: &spec, module: None };
     match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {

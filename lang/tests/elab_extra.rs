@@ -84,7 +84,8 @@ def k(Out, X):
     gdc_launch_dependents()
 "#
     );
-    let spec = Specialization { args: vec![ptr(F32), ptr(F32)], num_warps: 8, num_stages: 3, maxnreg: None };
+    let spec =
+        Specialization { args: vec![ptr(F32), ptr(F32)], num_warps: 8, num_stages: 3, maxnreg: None, num_ctas: 1 };
     let f = elab_spec("test.py", &src, "k", &spec).func;
     check_ir(&f);
     let ir = f.to_string();

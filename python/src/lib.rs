@@ -230,9 +230,9 @@ struct Compiled {
 
 /// Elaborates `kernel` of `source` for one specialization: `params` gives each parameter's spelling (see
 /// `arg_spec`), in order; trailing parameters left out take their defaults. `maxnreg` caps the registers per
-/// thread of the GPU code (`.maxnreg`).
+/// thread of the GPU code (`.maxnreg`); `num_ctas` is what `gl.num_ctas()` returns (code generation takes 1).
 #[pyfunction]
-#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None))]
+#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None, num_ctas=1))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
@@ -243,15 +243,22 @@ fn compile(
     num_warps: u32,
     num_stages: u32,
     maxnreg: Option<u32>,
+    num_ctas: u32,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
-    let spec = Specialization { args, num_warps, num_stages, maxnreg };
-    let func = py
-        .detach(|| {
-            let ks = KernelSource { file: &file, source: &source, kernel: &kernel, spec: &spec, module: None };
-            tessel::pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut Timings::default())
-        })
-        .map_err(to_py)?;
+    let spec = Specialization { args, num_warps, num_stages, maxnreg, num_ctas };
+    let mut t = Timings::default();
+    let func = py.detach(|| {
+        let ks = KernelSource { file: &file, source: &source, kernel: &kernel, spec: &spec, module: None };
+        tessel::pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut t)
+    });
+    // `tl.static_print` output and compiler warnings, as the CLI shows them (through Python's sys.stderr, so that
+    // pytest and notebooks capture them).
+    let stderr = py.import("sys")?.getattr("stderr")?;
+    for m in &t.messages {
+        stderr.call_method1("write", (m,))?;
+    }
+    let func = func.map_err(to_py)?;
     let Output::Tile(func) = func else { unreachable!("the pipeline stops at the stage asked for") };
     let slots = slots(&func);
     Ok(Compiled { file, source, kernel, spec, func, slots, loaded: Mutex::new(Vec::new()) })

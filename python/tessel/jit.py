@@ -326,19 +326,10 @@ class JITFunction:
             ("const", native_const(s[1], p.name, self.fn.__globals__)) if s[0] == "const" else s
             for p, s in zip(self.params, specs)
         ]
-        try:
-            native = _tessel.compile(
-                self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
-                opts["maxnreg"],
-            )
-        except ValueError as e:
-            if "unknown argument kind `desc_im2col`" not in str(e):
-                raise
-            raise NotImplementedError(
-                f"`{self.__name__}`: this build of tessel's native module (tessel._tessel) does not take "
-                "TensorDescriptorIm2Col arguments from Python yet (the `tessel` CLI takes them, as "
-                "tensordesc_im2col<...> signatures)"
-            ) from None
+        native = _tessel.compile(
+            self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
+            opts["maxnreg"], opts["num_ctas"],
+        )
         compiled = CompiledKernel(native, key, dict(opts), self)
         with self._lock:
             compiled = self.cache.setdefault(key, compiled)

@@ -52,6 +52,9 @@ pub struct SpecArgs {
     /// Register cap per thread (`.maxnreg`, Triton's `maxnreg`), 24..=256
     #[arg(long)]
     pub maxnreg: Option<u32>,
+    /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`); code generation takes 1 only for now
+    #[arg(long, default_value_t = 1)]
+    pub num_ctas: u32,
 }
 
 #[derive(Debug, Args)]
@@ -230,7 +233,7 @@ pub(super) fn specialization(
         num_warps: spec.num_warps,
         num_stages: spec.num_stages,
         maxnreg: spec.maxnreg,
-        ..Default::default()
+        num_ctas: spec.num_ctas,
     };
     config.validate().map_err(|e| CliError::Usage(format!("--{}", e.replace('_', "-"))))?;
     let mut consts = Vec::new();
@@ -304,7 +307,13 @@ pub(super) fn specialization(
     if let Some((m, _)) = missing.iter().find(|(_, has_default)| !has_default || provided_after_gap) {
         return Err(CliError::Usage(format!("no value for constexpr `{m}` of `{}`: pass --const {m}=...", info.name)));
     }
-    Ok(Specialization { args, num_warps: spec.num_warps, num_stages: spec.num_stages, maxnreg: spec.maxnreg })
+    Ok(Specialization {
+        args,
+        num_warps: spec.num_warps,
+        num_stages: spec.num_stages,
+        maxnreg: spec.maxnreg,
+        num_ctas: spec.num_ctas,
+    })
 }
 
 fn parse_const(v: &str) -> Result<ConstValue, CliError> {
@@ -337,13 +346,13 @@ pub(super) fn dtype(s: &str) -> Option<ScalarType> {
     ScalarType::from_any_name(s)
 }
 
-/// The types of a signature: split at the commas outside `<...>` and `[...]`.
+/// The types of a signature: split at the commas outside `<...>`, `[...]` and `(...)`.
 pub(super) fn split_signature(sig: &str) -> Vec<&str> {
     let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
     for (i, c) in sig.char_indices() {
         match c {
-            '<' | '[' => depth += 1,
-            '>' | ']' => depth -= 1,
+            '<' | '[' | '(' => depth += 1,
+            '>' | ']' | ')' => depth -= 1,
             ',' if depth == 0 => {
                 parts.push(sig[start..i].trim());
                 start = i + 1;
@@ -356,7 +365,9 @@ pub(super) fn split_signature(sig: &str) -> Vec<&str> {
     parts
 }
 
-/// `tensordesc<fp16[16, 32]>` (Triton's spelling), `tensordesc<fp32[64],padding=nan>`.
+/// `tensordesc<fp16[16, 32]>` (Triton's spelling), `tensordesc<fp32[64],padding=nan>`, and with the block's shared
+/// layout as Triton mangles it into a Gluon kernel's signature:
+/// `tensordesc<bf16[1, 128],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, ...)>`.
 fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
     if let Some(inner) = s.strip_prefix("tensordesc_im2col<") {
         return Some(parse_im2col_type(s, inner));
@@ -364,24 +375,56 @@ fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
     let inner = s.strip_prefix("tensordesc<")?;
     let bad = || {
         CliError::Usage(format!(
-            "cannot read `{s}`: expected tensordesc<DTYPE[BLOCK, ...]>, e.g. tensordesc<fp16[16, 32]> or \
-             tensordesc<fp32[64],padding=nan>"
+            "cannot read `{s}`: expected tensordesc<DTYPE[BLOCK, ...]>, e.g. tensordesc<fp16[16, 32]>, \
+             tensordesc<fp32[64],padding=nan> or tensordesc<fp16[64, 64],NVMMASharedLayout(128, 16)>"
         ))
     };
-    let parse = || -> Option<ArgSpec> {
-        let inner = inner.strip_suffix('>')?;
-        let (dtype_name, rest) = inner.split_once('[')?;
-        let (block, rest) = rest.split_once(']')?;
-        let padding_nan = match rest.trim().strip_prefix(',').map(str::trim) {
-            None if rest.trim().is_empty() => false,
-            Some("padding=zero") => false,
-            Some("padding=nan") => true,
-            _ => return None,
-        };
-        let block_shape = block.split(',').map(|d| d.trim().parse::<u32>().ok()).collect::<Option<Vec<_>>>()?;
-        Some(ArgSpec::TensorDesc { elem: dtype(dtype_name.trim())?, block_shape, padding_nan })
+    let parse = || -> Result<ArgSpec, CliError> {
+        let inner = inner.strip_suffix('>').ok_or_else(bad)?;
+        let (dtype_name, rest) = inner.split_once('[').ok_or_else(bad)?;
+        let (block, rest) = rest.split_once(']').ok_or_else(bad)?;
+        let elem = dtype(dtype_name.trim()).ok_or_else(bad)?;
+        let block_shape =
+            block.split(',').map(|d| d.trim().parse::<u32>().ok()).collect::<Option<Vec<_>>>().ok_or_else(bad)?;
+        let rest = rest.trim();
+        let options = if rest.is_empty() { "" } else { rest.strip_prefix(',').ok_or_else(bad)? };
+        let mut padding_nan = false;
+        for option in split_signature(options) {
+            match option {
+                "padding=zero" => padding_nan = false,
+                "padding=nan" => padding_nan = true,
+                layout => check_desc_layout(s, elem, &block_shape, layout)?,
+            }
+        }
+        Ok(ArgSpec::TensorDesc { elem, block_shape, padding_nan })
     };
-    Some(parse().ok_or_else(bad))
+    Some(parse())
+}
+
+/// A descriptor's shared layout given in its signature must be the one tessel gives the block: the TMA rule
+/// (`tessel_tile::tma::block`) stages every descriptor's block in `NVMMASharedLayout.get_default_for(block,
+/// dtype)`, which is also what Gluon's host `TensorDescriptor.from_tensor` layouts are in the tutorials. Layouts
+/// are compared as linear layouts over the block, so any spelling of the same one is accepted.
+fn check_desc_layout(s: &str, elem: ScalarType, block: &[u32], layout: &str) -> Result<(), CliError> {
+    use crate::layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
+    let given = crate::layouts::expr::parse_layout(layout)
+        .map_err(|e| CliError::Usage(format!("cannot read the layout of `{s}`: {e}")))?;
+    let AnyLayout::Shared(given) = given else {
+        return Err(CliError::Usage(format!(
+            "`{s}`: a descriptor's block layout is a shared-memory layout (NVMMASharedLayout(...)), not `{layout}`"
+        )));
+    };
+    let default = NvmmaSharedLayout::default_for(block, elem.bits());
+    let want = SharedLayout::Nvmma(default.clone()).to_linear(block);
+    let got = given.to_linear(block).map_err(|e| CliError::Usage(format!("`{s}`: the layout {layout}: {e}")))?;
+    if want.as_ref().ok() != Some(&got) {
+        return Err(CliError::Usage(format!(
+            "`{s}`: tessel stages a descriptor's block of {block:?} {elem} in NVMMASharedLayout(swizzle_byte_width={}, \
+             element_bitwidth={}, rank={}) (get_default_for); other block layouts are not supported yet",
+            default.swizzle_byte_width, default.element_bitwidth, default.rank
+        )));
+    }
+    Ok(())
 }
 
 /// `tensordesc_im2col<fp16[64, 64]>` (the block is `[pixels, channels]`; the tensor is NHWC, rank 4, unless

@@ -125,7 +125,13 @@ fn simulate(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Simulated, String> {
-    let spec = Specialization { args: spec, num_warps: opts.num_warps, num_stages: opts.num_stages, maxnreg: None };
+    let spec = Specialization {
+        args: spec,
+        num_warps: opts.num_warps,
+        num_stages: opts.num_stages,
+        maxnreg: None,
+        num_ctas: 1,
+    };
     let ks = tessel::KernelSource { file: opts.file, source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, opts.target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel: k, func }) => (k, func),

@@ -133,11 +133,13 @@ pub struct Specialization {
     pub num_stages: u32,
     /// Register cap per thread (Triton's `maxnreg`; `.maxnreg` in the PTX entry), when set.
     pub maxnreg: Option<u32>,
+    /// CTAs per thread-block cluster (Triton's `num_ctas`; `gl.num_ctas()`).
+    pub num_ctas: u32,
 }
 
 impl Specialization {
     pub fn new(args: Vec<ArgSpec>) -> Specialization {
-        Specialization { args, num_warps: 4, num_stages: 3, maxnreg: None }
+        Specialization { args, num_warps: 4, num_stages: 3, maxnreg: None, num_ctas: 1 }
     }
 }
 
@@ -302,6 +304,8 @@ pub struct Elab<'a> {
     /// `gluon` mode: tensors carry the layouts the author wrote.
     pub gluon: bool,
     pub num_warps: u32,
+    /// `gl.num_ctas()` of the kernel being elaborated.
+    pub num_ctas: u32,
     /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
     pub steps: u64,
     /// Builtins plugged in from other crates.
@@ -323,6 +327,7 @@ impl<'a> Elab<'a> {
             loc_override: None,
             gluon: false,
             num_warps: 4,
+            num_ctas: 1,
             steps: 0,
             registry,
             const_exprs: Vec::new(),
@@ -503,6 +508,7 @@ impl<'a> Elab<'a> {
         };
         self.gluon = decorator == Decorator::Gluon;
         self.num_warps = spec.num_warps;
+        self.num_ctas = spec.num_ctas;
         call::bind_kernel(self, def, &imports, spec)?;
         Ok(())
     }
@@ -515,6 +521,7 @@ impl<'a> Elab<'a> {
         self.func.config.num_warps = spec.num_warps;
         self.func.config.num_stages = spec.num_stages;
         self.func.config.maxnreg = spec.maxnreg;
+        self.func.config.num_ctas = spec.num_ctas;
         if self.gluon {
             // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
             self.func.attrs.push((tessel_tile::GLUON_ATTR.into(), tessel_tile::ops::Attr::Bool(true)));
