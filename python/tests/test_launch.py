@@ -152,3 +152,19 @@ def test_amd_only_launch_options_are_refused_clearly():
     assert np.isnan(out).all(), "nothing was launched"
     add_kernel[(1,)](x, x, out, 64, BLOCK=64)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+@tessel.jit
+def printing_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.static_print("BLOCK is", BLOCK)
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+def test_static_print_reaches_stderr_once_per_compile(capsys):
+    x = np.zeros(16, dtype=np.float32)
+    printing_kernel[(1,)](x, BLOCK=16)
+    printing_kernel[(1,)](x, BLOCK=16)
+    err = capsys.readouterr().err
+    assert err.count("BLOCK is 16") == 1, err
+    np.testing.assert_array_equal(x, np.full(16, 2, dtype=np.float32))
