@@ -1,15 +1,13 @@
 """The autotuner: picks a config, and a second process reuses the tuning cache."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 
 import tessel
 import tessel.language as tl
+from subprocesses import run_tessel
 
 SCRIPT = textwrap.dedent('''
     import sys
@@ -66,10 +64,8 @@ def test_autotune_and_heuristics_in_process(capfd):
     assert len(keys) == 2 and all(k[4] == ("const", ("bool", False)) for k in keys)
 
 
-# From the script's folder (see test_drop_in.run_tessel).
 def run_script(path, *args, cache):
-    return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
-                          env={**os.environ, "TESSEL_CACHE_DIR": str(cache)}, timeout=300, cwd=path.parent)
+    return run_tessel(path, *args, env={"TESSEL_CACHE_DIR": str(cache)})
 
 
 def test_a_second_process_reuses_the_tuning_cache(tmp_path):

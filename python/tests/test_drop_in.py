@@ -1,11 +1,10 @@
 """`python -m tessel SCRIPT.py`: an unmodified Triton-style script (numpy arrays) runs on tessel."""
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from subprocesses import run_tessel
 
 SCRIPT = textwrap.dedent('''
     import sys
@@ -56,11 +55,6 @@ SCRIPT = textwrap.dedent('''
 
 
 # From the script's folder: run from python/, `-m` would import the sources there, which lack the built module.
-def run_tessel(path, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300, cwd=path.parent)
-
-
 def test_a_triton_script_runs_unmodified(tmp_path):
     script = tmp_path / "vector_add.py"
     script.write_text(SCRIPT)

@@ -2,10 +2,9 @@
 (host descriptors, the NVIDIA namespaces of the kernel language, `gluon.aggregate`), used as the Gluon tutorials
 use them, with a TMA kernel and a factory-made aggregate run in the interpreter."""
 
-import os
-import subprocess
-import sys
 import textwrap
+
+from subprocesses import python_m_tessel, run_tessel
 
 SCRIPT = textwrap.dedent('''
     from typing import Union
@@ -88,8 +87,7 @@ SCRIPT = textwrap.dedent('''
 def test_a_gluon_script_runs_under_python_m_tessel(tmp_path):
     script = tmp_path / "gluon_surface.py"
     script.write_text(SCRIPT)
-    r = subprocess.run([sys.executable, "-m", "tessel", str(script)], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path, env={**os.environ, "TRITON_INTERPRET": "1"})
+    r = run_tessel(script, env={"TRITON_INTERPRET": "1"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "tma copy True",
@@ -132,8 +130,7 @@ def test_python_m_tessel_runs_pytest_on_a_tutorial_file(tmp_path):
         (tmp_path / name).write_text(f"EXPECTED_SIGN = {sign}\n" + TUTORIAL_TESTS)
 
     def run(f):
-        return subprocess.run([sys.executable, "-m", "tessel", "-m", "pytest", "-q", "-p", "no:cacheprovider", f],
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        return python_m_tessel("-m", "pytest", "-q", "-p", "no:cacheprovider", f, cwd=tmp_path)
 
     good = run("test_good.py")
     assert good.returncode == 0, good.stdout + good.stderr

@@ -4,8 +4,6 @@ quantiles, `Benchmark` / `perf_report` tables), compiled kernels from `warmup` (
 autotuner's pruning and pre-hooks, `set_allocator`. Real torch and CUDA are not needed: a stand-in torch answers
 where torch is asked."""
 
-import os
-import subprocess
 import sys
 import textwrap
 import types
@@ -17,14 +15,10 @@ import tessel
 import tessel.language as tl
 from tessel import runtime, shim, testing
 from tessel.tools import TensorDescriptor
+from subprocesses import run_tessel
 
 jit_module = sys.modules["tessel.jit"]
 compiled_module = sys.modules["tessel.compiled"]
-
-
-def run_tessel(path, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "tessel", str(path), *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300, cwd=path.parent)
 
 
 # --- modules and torch's probing ---
