@@ -37,6 +37,22 @@ def transpose_scale_kernel(x_desc,  # descriptor of the input, M x N, blocks of 
     sum_desc.store([off_m], acc)
 
 
+@triton.jit
+def tile_copy_device_desc(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                          PADDING: tl.constexpr):
+    """Descriptors made in the kernel: program (i, j) reads tile (i, j) of `x` (M x N) through one, with PADDING
+    ("zero" or "nan") past the edges, and writes the whole tile, padding included, into `y`, whose rows and
+    columns are rounded up to whole tiles, through another. On sm_90a both are TMA copies through tensor maps the
+    program writes into its global scratch."""
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BLOCK_M, BLOCK_N],
+                                       padding_option=PADDING)
+    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[tl.cdiv(M, BLOCK_M) * BLOCK_M, tl.cdiv(N, BLOCK_N) * BLOCK_N],
+                                       strides=[stride_y, 1], block_shape=[BLOCK_M, BLOCK_N])
+    off_m = tl.program_id(axis=0) * BLOCK_M
+    off_n = tl.program_id(axis=1) * BLOCK_N
+    y_desc.store([off_m, off_n], x_desc.load([off_m, off_n]))
+
+
 def transpose_scale(x: torch.Tensor, scale: float, BLOCK_M=16, BLOCK_N=32):
     M, N = x.shape
     y = torch.empty((N, M), device=x.device, dtype=x.dtype)

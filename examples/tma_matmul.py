@@ -60,6 +60,25 @@ def matmul_kernel_bt(a_desc, bt_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
+@triton.jit
+def matmul_kernel_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr,
+                              BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """The same product from plain pointers and row strides: the kernel makes its descriptors itself. On sm_90a
+    each program writes their three tensor maps once into its slot of the kernel's global scratch (which the
+    launch allocates), and the loads and the store are TMA copies as above. The strides must be multiples of 16
+    bytes and the pointers 16-byte aligned (TMA's rules; the kernel stops with a message otherwise)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1], block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
+    off_m, off_n = _tile_offsets(tl.program_id(axis=0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([off_m, k])
+        b = b_desc.load([k, off_n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(c_ptr.dtype.element_ty))
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=4,
            num_warps=8):
     M, K = a.shape

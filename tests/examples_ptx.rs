@@ -85,8 +85,68 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
         ),
         ("device_print.py", "debug_kernel", vec![ptr(F32), int(false), c(256)], 4),
         ("tma_matmul.py", "matmul_kernel", tma_matmul(), 8),
+        ("tma_matmul.py", "matmul_kernel_device_desc", tma_matmul_device_desc(), 8),
+        ("descriptor_copy.py", "tile_copy_device_desc", tile_copy_device_desc("nan"), 4),
         ("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4),
     ]
+}
+
+/// `tma_matmul.py`'s kernel with descriptors made in the kernel, f16, 128x128x64 tiles.
+fn tma_matmul_device_desc() -> Vec<ArgSpec> {
+    let mut args = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(false), int(false)];
+    args.extend([int(true), int(true), int(true), c(128), c(128), c(64), c(8)]);
+    args
+}
+
+/// `descriptor_copy.py`'s in-kernel descriptor copy, f16 tiles of 16 x 32.
+fn tile_copy_device_desc(padding: &str) -> Vec<ArgSpec> {
+    let mut args = vec![ptr(F16), ptr(F16), int(false), int(false), int(true), int(true), c(16), c(32)];
+    args.push(ArgSpec::Constexpr(ConstValue::Str(padding.to_string())));
+    args
+}
+
+/// A descriptor the kernel makes once per program gets a tensor map in the program's slot of the global scratch
+/// on sm_90a: the launch's template copied there, the tensor's address, dims and byte strides replaced, released
+/// to the tensormap proxy, a CTA barrier, acquired; then TMA copies through it. The PTX is 8.3 (for
+/// `tensormap.replace`), a misaligned tensor traps (no call, which would serialize the wgmmas), and on sm_80 the
+/// same kernel reads through pointers with no scratch at all.
+#[test]
+fn descriptors_made_in_the_kernel_get_tensor_maps_in_global_scratch() {
+    let ptx =
+        ptx_for("descriptor_copy.py", "tile_copy_device_desc", tile_copy_device_desc("nan"), 4, Target::Sm90a).unwrap();
+    assert!(ptx.contains(".version 8.3"), "{ptx}");
+    assert!(ptx.contains(".param .u64 tile_copy_device_desc_scratch"), "{ptx}");
+    assert_eq!(
+        ptx.matches(".param .align 64 .b8 tile_copy_device_desc_tmap_").count(),
+        2,
+        "two templates: x pads with NaN"
+    );
+    let order = [
+        "[tile_copy_device_desc_scratch]",
+        "trap;",
+        "ld.param.v2.b64",
+        "st.global.v2.b64",
+        "tensormap.replace.tile.global_address.global.b1024.b64",
+        "tensormap.replace.tile.global_dim.global.b1024.b32",
+        "tensormap.replace.tile.global_stride.global.b1024.b64",
+        "fence.proxy.tensormap::generic.release.gpu;",
+        "bar.sync 0;",
+        "fence.proxy.tensormap::generic.acquire.gpu",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+    ];
+    let mut at = 0;
+    for want in order {
+        let Some(i) = ptx[at..].find(want) else { panic!("no `{want}` after byte {at}:\n{ptx}") };
+        at += i;
+    }
+    assert!(!ptx.contains("__assertfail"), "a call would serialize wgmma");
+    // Two dims and one byte stride per map, two maps.
+    assert_eq!(ptx.matches("tensormap.replace.tile.global_dim").count(), 4);
+    assert_eq!(ptx.matches("tensormap.replace.tile.global_stride").count(), 2);
+    let sm80 =
+        ptx_for("descriptor_copy.py", "tile_copy_device_desc", tile_copy_device_desc("zero"), 4, Target::Sm80).unwrap();
+    assert!(!sm80.contains("tensormap") && !sm80.contains("_scratch"), "{sm80}");
 }
 
 /// `gluon_warp_specialize.py`'s kernel: 8 tiles of 32 x 64 per program through a two-buffer ring.
@@ -397,6 +457,14 @@ fn sm90a_dots_use_wgmma() {
                 tma_matmul(),
                 8,
                 "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+            ),
+            // Descriptors made in the kernel: TMA through tensor maps in the global scratch, wgmma not serialized.
+            (
+                "tma_matmul.py",
+                "matmul_kernel_device_desc",
+                tma_matmul_device_desc(),
+                8,
+                "tensormap.replace.tile.global_address.global.b1024.b64",
             ),
             // Gluon's persistent, warp-specialized GEMM: two consumer warpgroups, and one.
             ("gluon/matmul.py", "matmul_kernel", gluon_persistent(128, 256, 64, 3), 8, "m64n256k16.f32.f16.f16"),

@@ -45,6 +45,7 @@ fn maxnreg_is_an_entry_directive() {
                 shared_bytes: 0,
                 target,
                 tensor_maps: Vec::new(),
+                scratch_bytes: 0,
             };
             tessel::codegen::runtime::assemble(&kernel).unwrap();
         }

@@ -260,6 +260,36 @@ fn tma_matmul_pipelined_and_as_written_compute_what_the_descriptors_say() {
     tma_matmul(130, 200, 100, (128, 128, 64), 8, 3);
 }
 
+/// `tma_matmul.py`'s kernel with descriptors made in the kernel from pointers and row strides: on sm_90a they are
+/// made once per program, so their accesses are TMA copies and pipelined into rings exactly as a host
+/// descriptor's (the three forms compute the same bits).
+#[test]
+fn descriptors_made_in_the_kernel_pipeline_through_tma() {
+    for (m, n, k, stages) in [(70usize, 56usize, 72usize, 3u32), (130, 200, 100, 2), (64, 64, 0, 3)] {
+        let (bm, bn, bk) = (64u32, 64u32, 32u32);
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(false), int(false)];
+        spec.extend([int(true), int(true), int(true), c(bm as i64), c(bn as i64), c(bk as i64), c(4)]);
+        let f = layout_ir("tma_matmul.py", "matmul_kernel_device_desc", spec, 4, stages);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
+        let tma = |mut g: Func| {
+            assert!(tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap(), "no descriptor access left");
+            tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
+            g
+        };
+        let as_written = tma(f.clone());
+        let p = tma(pipelined(&f, 1));
+        let (lda, ldb, ldc) = (k.next_multiple_of(16).max(16), n.next_multiple_of(16), n.next_multiple_of(16));
+        let mut vals =
+            vec![V::Buf(F16, random(m * lda, 5)), V::Buf(F16, random(k.max(1) * ldb, 6)), V::Out(F16, m * ldc)];
+        vals.extend([m, n, k, lda, ldb, ldc].map(|x| V::Int(x as i64)));
+        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
+        let want = outputs(&f, &vals, grid);
+        assert!(want == outputs(&as_written, &vals, grid), "{m}x{n}x{k}: TMA as written differs from desc_load");
+        assert!(want == outputs(&p, &vals, grid), "{m}x{n}x{k} stages {stages}: pipelined TMA differs");
+    }
+}
+
 /// The tutorial's Hopper attention through descriptors: K is loaded `[BLOCK_N, HEAD_DIM]` and read transposed
 /// by the first dot, so the pipeliner copies it into its ring as TMA writes it and gives the dot a permuted view;
 /// V goes to a ring as is; the second dot stays in flight into the next iteration. The three forms (desc_load,

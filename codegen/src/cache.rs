@@ -98,6 +98,7 @@ impl DiskCache {
                 "" => Vec::new(),
                 maps => maps.split(';').map(crate::TensorMapArg::from_text).collect::<Option<_>>()?,
             },
+            scratch_bytes: field("scratch_bytes")?.parse().ok()?,
             ptx,
         };
         // The entry point must be the one the metadata names (a guard against a mismatched pair of files).
@@ -107,12 +108,13 @@ impl DiskCache {
     /// Stores `kernel` under `key` (replacing what was there).
     pub fn put(&self, key: &str, kernel: &Kernel) -> io::Result<()> {
         let meta = format!(
-            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\ntensor_maps={}\n",
+            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\ntensor_maps={}\nscratch_bytes={}\n",
             kernel.name,
             kernel.num_warps,
             kernel.shared_bytes,
             kernel.target.name(),
-            kernel.tensor_maps.iter().map(crate::TensorMapArg::to_text).collect::<Vec<_>>().join(";")
+            kernel.tensor_maps.iter().map(crate::TensorMapArg::to_text).collect::<Vec<_>>().join(";"),
+            kernel.scratch_bytes
         );
         let dir = self.entry(key);
         write_atomic(&dir, "kernel.ptx", kernel.ptx.as_bytes())?;
@@ -150,13 +152,23 @@ mod tests {
             num_warps: 8,
             shared_bytes: 4096,
             target: Target::Sm90a,
-            tensor_maps: vec![crate::TensorMapArg {
-                base_arg: 2,
-                elem: tessel_tile::ScalarType::F16,
-                block_shape: vec![64, 128],
-                nan_padding: true,
-                im2col_rank: None,
-            }],
+            tensor_maps: vec![
+                crate::TensorMapArg {
+                    base_arg: Some(2),
+                    elem: tessel_tile::ScalarType::F16,
+                    block_shape: vec![64, 128],
+                    nan_padding: true,
+                    im2col_rank: None,
+                },
+                crate::TensorMapArg {
+                    base_arg: None,
+                    elem: tessel_tile::ScalarType::BF16,
+                    block_shape: vec![128, 64],
+                    nan_padding: false,
+                    im2col_rank: None,
+                },
+            ],
+            scratch_bytes: 128,
         }
     }
 
@@ -183,10 +195,13 @@ mod tests {
         assert!(cache.get(&key).is_none());
         cache.put(&key, &kernel()).unwrap();
         let back = cache.get(&key).unwrap();
-        assert_eq!((back.ptx, back.name, back.num_warps, back.shared_bytes, back.target, back.tensor_maps), {
-            let k = kernel();
-            (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps)
-        });
+        assert_eq!(
+            (back.ptx, back.name, back.num_warps, back.shared_bytes, back.target, back.tensor_maps, back.scratch_bytes),
+            {
+                let k = kernel();
+                (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps, k.scratch_bytes)
+            }
+        );
         assert!(cache.get_cubin(&key, "sm90-drv13000").is_none());
         cache.put_cubin(&key, "sm90-drv13000", b"\x7fELF-and-the-rest").unwrap();
         assert_eq!(cache.get_cubin(&key, "sm90-drv13000").unwrap(), b"\x7fELF-and-the-rest");

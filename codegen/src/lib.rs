@@ -28,16 +28,24 @@ pub struct Kernel {
     pub shared_bytes: u32,
     pub target: Target,
     /// The tensor maps the kernel takes after the IR's arguments, in order: one 128-byte parameter each, which a
-    /// launch encodes from the host descriptor's arguments.
+    /// launch encodes from the host descriptor's arguments (or, for a descriptor the kernel makes, as a
+    /// template).
     pub tensor_maps: Vec<TensorMapArg>,
+    /// Bytes of global scratch memory each program needs (Triton's `global_scratch`): the tensor maps of the
+    /// descriptors the kernel makes, 128 bytes each. When nonzero the kernel takes one more parameter after the
+    /// tensor maps, the address of `scratch_bytes` × (number of programs) bytes, 128-byte aligned, which the
+    /// launch allocates (stream-ordered) and frees after the kernel.
+    pub scratch_bytes: u32,
 }
 
-/// A tensor-map parameter: the host descriptor whose arguments start at IR argument `base_arg` (base pointer,
-/// then shape and strides, as the elaborator binds a `TensorDescriptor`), and what the map's encoding follows
-/// from (`tessel_tile::tma::block` of the element type and block shape; zero or NaN padding).
+/// A tensor-map parameter: what the map's encoding follows from (`tessel_tile::tma::block` of the element type
+/// and block shape; zero or NaN padding) and where its tensor comes from: the host descriptor whose arguments
+/// start at IR argument `base_arg` (base pointer, then shape and strides, as the elaborator binds a
+/// `TensorDescriptor`), or, for `base_arg: None`, a descriptor the kernel makes: the launch encodes the map over
+/// a stand-in tensor and the kernel copies it into its scratch and replaces the address, dims and strides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorMapArg {
-    pub base_arg: u32,
+    pub base_arg: Option<u32>,
     pub elem: tessel_tile::ScalarType,
     pub block_shape: Vec<u32>,
     pub nan_padding: bool,
@@ -47,18 +55,23 @@ pub struct TensorMapArg {
 }
 
 impl TensorMapArg {
-    /// `base:elem:BxB:zero|nan`, the form the disk cache stores.
+    /// `base:elem:BxB:zero|nan` (`base` is `kernel` for a descriptor the kernel makes), the form the disk cache
+    /// stores.
     pub fn to_text(&self) -> String {
         let block: Vec<String> = self.block_shape.iter().map(u32::to_string).collect();
         let padding = if self.nan_padding { "nan" } else { "zero" };
         let im2col = self.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
-        format!("{}:{}:{}:{padding}{im2col}", self.base_arg, self.elem, block.join("x"))
+        let base = self.base_arg.map_or_else(|| "kernel".to_string(), |b| b.to_string());
+        format!("{base}:{}:{}:{padding}{im2col}", self.elem, block.join("x"))
     }
 
     /// The inverse of [`TensorMapArg::to_text`].
     pub fn from_text(s: &str) -> Option<TensorMapArg> {
         let mut parts = s.split(':');
-        let base_arg = parts.next()?.parse().ok()?;
+        let base_arg = match parts.next()? {
+            "kernel" => None,
+            b => Some(b.parse().ok()?),
+        };
         let elem = tessel_tile::ScalarType::from_name(parts.next()?)?;
         let block_shape = parts.next()?.split('x').map(|d| d.parse().ok()).collect::<Option<Vec<u32>>>()?;
         let nan_padding = match parts.next()? {

@@ -280,6 +280,7 @@ impl Gpu {
             threads: k.num_warps * 32,
             shared_bytes: k.shared_bytes,
             tensor_maps: k.tensor_maps.clone(),
+            scratch_bytes: k.scratch_bytes,
             ctx: self.ctx.clone(),
         };
         let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
@@ -452,7 +453,44 @@ pub struct LoadedKernel {
     shared_bytes: u32,
     /// The tensor maps the kernel takes after its IR arguments, encoded at each launch.
     tensor_maps: Vec<crate::TensorMapArg>,
+    /// Global scratch bytes per program (`Kernel::scratch_bytes`), allocated for each launch.
+    scratch_bytes: u32,
     ctx: Arc<CudaContext>,
+}
+
+/// A kernel's global scratch for one launch (or one timing run): allocated from the device's default memory
+/// pool in the order of `stream` (`cuMemAllocAsync`) and freed in that order when dropped, so that it lives
+/// until the kernels launched on the stream before the drop have finished, without synchronizing.
+struct Scratch {
+    ptr: sys::CUdeviceptr,
+    stream: sys::CUstream,
+}
+
+impl Scratch {
+    /// `bytes_per_program` × the programs of `grid`, or `None` when the kernel needs none.
+    fn alloc(bytes_per_program: u32, grid: [u32; 3], stream: sys::CUstream) -> Result<Option<Scratch>, RuntimeError> {
+        if bytes_per_program == 0 {
+            return Ok(None);
+        }
+        let programs = grid.iter().map(|&g| g as usize).product::<usize>().max(1);
+        let mut ptr: sys::CUdeviceptr = 0;
+        // SAFETY: `ptr` is writable; the stream is null or live (the callers' promise). Pool allocations are
+        // aligned to at least 256 bytes, more than a tensor map's 64.
+        check(
+            unsafe { sys::cuMemAllocAsync(&mut ptr, bytes_per_program as usize * programs, stream) },
+            "allocating the kernel's global scratch (cuMemAllocAsync)",
+        )?;
+        Ok(Some(Scratch { ptr, stream }))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `cuMemAllocAsync` on this stream and freed once, after the work queued on it.
+        unsafe {
+            sys::cuMemFreeAsync(self.ptr, self.stream);
+        }
+    }
 }
 
 impl LoadedKernel {
@@ -472,8 +510,12 @@ impl LoadedKernel {
     ) -> Result<Vec<f64>, RuntimeError> {
         const L2_CLEAR_BYTES: usize = 256_000_000;
         let mut scrub = gpu.stream.alloc_zeros::<u32>(L2_CLEAR_BYTES / 4)?;
+        self.ctx.bind_to_thread()?;
+        // One scratch for every launch (they run one after the other on the stream): none is timed allocating.
+        let scratch = Scratch::alloc(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
+        let scratch = scratch.as_ref().map(|s| s.ptr);
         for _ in 0..warmup {
-            self.launch(gpu, grid, args)?;
+            self.launch_args(gpu, grid, args, LaunchOptions::default(), scratch)?;
         }
         let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(reps as usize);
@@ -481,7 +523,7 @@ impl LoadedKernel {
             let (start, stop) = (gpu.ctx.new_event(flags)?, gpu.ctx.new_event(flags)?);
             gpu.stream.memset_zeros(&mut scrub)?;
             start.record(&gpu.stream)?;
-            self.launch(gpu, grid, args)?;
+            self.launch_args(gpu, grid, args, LaunchOptions::default(), scratch)?;
             stop.record(&gpu.stream)?;
             stop.synchronize()?;
             times.push(start.elapsed_ms(&stop)? as f64);
@@ -500,7 +542,7 @@ impl LoadedKernel {
     /// # Safety
     /// `stream` must be null (the legacy default stream) or a live stream of this kernel's device's primary
     /// context, and `params` must hold exactly one slot per IR argument (the tensor maps are encoded from them and
-    /// appended); addresses must be device memory the
+    /// appended, then the global scratch, allocated on `stream` for this launch); addresses must be device memory the
     /// kernel may access (a wrong one faults on the device, which the driver reports on a later call).
     pub unsafe fn launch_on_stream(
         &self,
@@ -511,11 +553,15 @@ impl LoadedKernel {
     ) -> Result<(), RuntimeError> {
         let _current = ContextGuard::enter(&self.ctx)?;
         let mut maps = self.encode_maps(|i| params[i] as i64)?;
-        let n = params.len() + maps.len();
+        let scratch = Scratch::alloc(self.scratch_bytes, grid, stream as sys::CUstream)?;
+        let mut scratch_ptr = scratch.as_ref().map(|s| s.ptr);
+        let n = params.len() + maps.len() + scratch_ptr.is_some() as usize;
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 64];
         let mut heap = Vec::new();
         let slots = params.iter_mut().map(|v| v as *mut u64 as *mut c_void);
-        let all = slots.chain(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void));
+        let all = slots
+            .chain(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void))
+            .chain(scratch_ptr.as_mut().map(|p| p as *mut u64 as *mut c_void));
         let ptrs: &mut [*mut c_void] = if n <= ptrs.len() {
             for (p, v) in ptrs.iter_mut().zip(all) {
                 *p = v;
@@ -544,6 +590,20 @@ impl LoadedKernel {
         opts: LaunchOptions,
     ) -> Result<(), RuntimeError> {
         self.ctx.bind_to_thread()?;
+        let scratch = Scratch::alloc(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
+        self.launch_args(gpu, grid, args, opts, scratch.as_ref().map(|s| s.ptr))
+    }
+
+    /// [`LoadedKernel::launch_with`] with the global scratch given (allocated by the caller when the kernel
+    /// needs one), on the context bound to the thread.
+    fn launch_args(
+        &self,
+        gpu: &Gpu,
+        grid: [u32; 3],
+        args: &[KArg],
+        opts: LaunchOptions,
+        mut scratch: Option<sys::CUdeviceptr>,
+    ) -> Result<(), RuntimeError> {
         // Values first (stable addresses), then pointers to them.
         let mut storage: Vec<[u8; 8]> = Vec::with_capacity(args.len());
         let mut guards = Vec::new();
@@ -568,6 +628,7 @@ impl LoadedKernel {
         let mut maps = self.encode_maps(|i| i64::from_le_bytes(storage[i]))?;
         let mut ptrs: Vec<*mut c_void> = storage.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
         ptrs.extend(maps.iter_mut().map(|m| m.as_mut_ptr() as *mut c_void));
+        ptrs.extend(scratch.as_mut().map(|p| p as *mut u64 as *mut c_void));
         // SAFETY: one pointer per kernel parameter, each to at least as many bytes as the parameter's type
         // (little-endian, so a 4-byte parameter reads the low half); buffers stay alive through `guards`.
         let r = unsafe { self.raw_launch(gpu.stream.cu_stream(), grid, &mut ptrs, opts) };
@@ -663,7 +724,12 @@ impl LoadedKernel {
         self.tensor_maps
             .iter()
             .map(|m| {
-                let b = m.base_arg as usize;
+                let Some(b) = m.base_arg.map(|b| b as usize) else {
+                    // A descriptor the kernel makes: a template the kernel completes.
+                    let (base, shape, strides) = crate::tensor_map::template_values(m);
+                    let values = crate::tensor_map::DescriptorValues { base, shape: &shape, strides: &strides };
+                    return crate::tensor_map::encode(m, &values);
+                };
                 let r = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
                 let shape: Vec<i64> = (b + 1..b + 1 + r).map(|i| arg(i) as i32 as i64).collect();
                 let strides: Vec<i64> = (b + 1 + r..b + 1 + 2 * r).map(&arg).collect();

@@ -133,7 +133,7 @@ fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, String
 /// Encodes the im2col tensor map of descriptor `m` over `v` and `im` (`cuTensorMapEncodeIm2col`).
 pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) -> Result<[u64; 16], RuntimeError> {
     let what = |e: String| RuntimeError {
-        message: format!("the im2col descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
+        message: format!("the im2col descriptor {} cannot be copied by TMA: {e}", whose(m)),
     };
     let (dims, strides, _) = driver_args(m, v).map_err(what)?;
     let (lower, upper, channels, pixels, element_strides) = im2col_args(m, im).map_err(what)?;
@@ -166,10 +166,27 @@ pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) 
     Ok(map.opaque)
 }
 
+/// Which descriptor `m` is, for messages.
+fn whose(m: &TensorMapArg) -> String {
+    m.base_arg.map_or_else(|| "made in the kernel".to_string(), |b| format!("of kernel argument {b}"))
+}
+
+/// The stand-in tensor the template of a descriptor made in the kernel is encoded over: one block, row-major,
+/// at a 16-byte aligned address. Only the fields the kernel keeps matter (element type, box, swizzle, padding,
+/// interleave, L2 promotion); it replaces the address, dims and strides with its own before any copy.
+pub fn template_values(m: &TensorMapArg) -> (u64, Vec<i64>, Vec<i64>) {
+    let shape: Vec<i64> = m.block_shape.iter().map(|&d| d as i64).collect();
+    let mut strides = vec![1i64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    (1 << 20, shape, strides)
+}
+
 /// Encodes the tensor map of descriptor `m` over `v`. Needs the CUDA driver (no GPU work is done).
 pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], RuntimeError> {
     let what = |e: String| RuntimeError {
-        message: format!("the tensor descriptor of kernel argument {} cannot be copied by TMA: {e}", m.base_arg),
+        message: format!("the tensor descriptor {} cannot be copied by TMA: {e}", whose(m)),
     };
     let (dims, strides, boxes) = driver_args(m, v).map_err(what)?;
     let (swizzle, fill) = swizzle_and_fill(m).map_err(what)?;
@@ -204,7 +221,24 @@ mod tests {
     use super::*;
 
     fn arg(elem: ScalarType, block: &[u32]) -> TensorMapArg {
-        TensorMapArg { base_arg: 0, elem, block_shape: block.to_vec(), nan_padding: false, im2col_rank: None }
+        TensorMapArg { base_arg: Some(0), elem, block_shape: block.to_vec(), nan_padding: false, im2col_rank: None }
+    }
+
+    /// The template of a descriptor made in the kernel passes the same checks as a host tensor would: every
+    /// block TMA can copy has a stand-in tensor with 16-byte strides.
+    #[test]
+    fn templates_are_encodable_stand_ins() {
+        for (elem, block) in [
+            (ScalarType::F16, &[64, 128][..]),
+            (ScalarType::F8E4M3, &[128, 128]),
+            (ScalarType::F32, &[16]),
+            (ScalarType::BF16, &[2, 8, 64]),
+        ] {
+            let m = TensorMapArg { base_arg: None, ..arg(elem, block) };
+            let (base, shape, strides) = template_values(&m);
+            let v = DescriptorValues { base, shape: &shape, strides: &strides };
+            driver_args(&m, &v).unwrap_or_else(|e| panic!("{elem} {block:?}: {e}"));
+        }
     }
 
     #[test]

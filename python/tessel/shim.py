@@ -37,8 +37,9 @@ _allocator = None
 
 def set_allocator(allocator):
     """`triton.set_allocator(fn)`: the function Triton calls for the global scratch memory of kernels that build
-    tensor descriptors on the device (`fn(size, alignment, stream) -> tensor`). Stored (`get_allocator()`);
-    tessel's compiler does not ask for such scratch memory yet."""
+    tensor descriptors on the device (`fn(size, alignment, stream) -> tensor`). Stored (`get_allocator()`) so
+    that Triton scripts run unchanged, but not called: tessel's launcher allocates that scratch itself, from the
+    CUDA driver's stream-ordered pool on the launch's stream, and frees it in stream order after the kernel."""
     global _allocator
     _allocator = allocator
 

@@ -6,9 +6,11 @@
 //! (`NvmmaSharedLayout::tma_block_shape`: every dim at most 256 elements, the contiguous dim one swizzle row
 //! when swizzled). A block wider than a swizzle row, or longer than 256 along a dim, is copied as several boxes,
 //! each landing where the layout puts its first element. The compiler lowers `desc_load`/`desc_store` through
-//! this rule and records, for every host descriptor a TMA op uses, the element type and block shape; the
-//! runtime encodes the tensor map (`cuTensorMapEncodeTiled`) from the same rule, so neither side has to be told
-//! the other's choice.
+//! this rule and records, for every descriptor a TMA op uses, the element type and block shape; the runtime
+//! encodes the tensor map (`cuTensorMapEncodeTiled`) from the same rule, so neither side has to be told the
+//! other's choice. A descriptor the kernel makes (`tl.make_tensor_descriptor`) gets the same encoding: the
+//! runtime encodes it over a stand-in tensor as a template, and the kernel copies the template into its global
+//! scratch and replaces the address, dims and strides (`tensormap.replace`).
 
 use tessel_layouts::LinearLayout;
 use tessel_layouts::standard::NvmmaSharedLayout;
@@ -160,11 +162,24 @@ fn host_base(f: &Func, desc: ValueId, im2col: bool) -> Option<usize> {
     rest_are_args.then_some(base)
 }
 
-/// Whether the accesses of descriptor `desc` in `f` go through TMA: the target has it, the descriptor came from
-/// the host (only those have a tensor map) and its block has a TMA copy.
+/// The `make_tensor_desc` that made descriptor `desc` in the kernel (`tl.make_tensor_descriptor`), when the
+/// program makes it once: the op sits in the function's body, outside every loop, branch and partition, so
+/// that its tensor map can be written once per program into the program's global scratch before any copy
+/// uses it. `None` for host descriptors and for descriptors made in loops or branches.
+pub fn kernel_desc_maker(f: &Func, desc: ValueId) -> Option<crate::ir::OpId> {
+    let ValueDef::Result(maker, _) = f.value(desc_source(f, desc)).def else { return None };
+    let data = f.op(maker);
+    (matches!(data.op, Op::MakeTensorDesc { .. }) && data.parent == Some(f.body) && host_desc_base(f, desc).is_none())
+        .then_some(maker)
+}
+
+/// Whether the accesses of descriptor `desc` in `f` go through TMA: the target has it, the descriptor has a
+/// tensor map (a host descriptor's is a kernel parameter; one made once per program in the kernel, see
+/// [`kernel_desc_maker`], gets one in global scratch) and its block has a TMA copy. Descriptors made in loops or
+/// branches are read and written through pointers.
 pub fn usable(f: &Func, desc: ValueId) -> bool {
     f.target.has_tma()
-        && host_desc_base(f, desc).is_some()
+        && (host_desc_base(f, desc).is_some() || kernel_desc_maker(f, desc).is_some())
         && desc_block(f.ty(desc)).is_some_and(|(elem, b)| block(elem, b).is_ok())
 }
 

@@ -270,7 +270,18 @@ pub(crate) fn assert(l: &mut Lower, data: &OpData, message: &str) -> Result<(), 
         any = Some(d);
     }
     let any = any.expect("a value has at least one register");
-    let (file, line) = match (data.loc, l.source) {
+    fail_if(l, any, message, data.loc);
+    if ty.is_tensor() {
+        l.barrier();
+    }
+    Ok(())
+}
+
+/// Where `failed` holds, the thread reports `message` with the source position of `loc` through
+/// `__assertfail` (as a failed `tl.device_assert` does) and the kernel stops with an error the host sees.
+pub(crate) fn fail_if(l: &mut Lower, failed: Reg, message: &str, loc: Option<tessel_tile::ir::Loc>) {
+    let any = failed;
+    let (file, line) = match (loc, l.source) {
         (Some(loc), Some(src)) => (src.file.to_string(), line_of(src.text, loc.start as usize)),
         _ => ("unknown".to_string(), 0),
     };
@@ -295,8 +306,4 @@ pub(crate) fn assert(l: &mut Lower, data: &OpData, message: &str) -> Result<(), 
     l.b.emit(call(None, "__assertfail", &["param0", "param1", "param2", "param3", "param4"]));
     l.b.close();
     l.b.label(&skip);
-    if ty.is_tensor() {
-        l.barrier();
-    }
-    Ok(())
 }

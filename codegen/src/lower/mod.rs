@@ -122,6 +122,9 @@ pub(crate) struct Lower<'f> {
     pub producer: HashMap<ValueId, OpId>,
     /// The tensor maps TMA copies use (kernel parameters after the IR's arguments).
     pub tensor_maps: Vec<crate::TensorMapArg>,
+    /// The descriptors the kernel makes once per program and TMA copies (`tma::kernel_desc_maker`), in program
+    /// order: each one's tensor map is written into the program's global scratch, 128 bytes per maker.
+    pub kernel_maps: Vec<OpId>,
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
     /// func attribute `enable_fp_fusion = false` turns it off).
     pub fp_fusion: bool,
@@ -440,7 +443,9 @@ impl<'f> Lower<'f> {
             | Op::MBarrierArrive { .. }
             | Op::MBarrierWait
             | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
-            // A descriptor's only users are TMA copies, which reach its arguments through the IR.
+            // A descriptor the program makes holds its tensor map's address; a host descriptor's TMA copies reach
+            // its arguments through the IR.
+            Op::MakeTensorDesc { .. } if self.kernel_maps.contains(&o) => tma::make_desc(self, o, &data)?,
             Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. } => {
                 self.vals.insert(data.results[0], vec![]);
             }
@@ -537,6 +542,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         scratch_floor: 0,
         ws: None,
         tensor_maps: Vec::new(),
+        kernel_maps: tma::kernel_made_maps(f),
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {
@@ -582,6 +588,10 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });
     }
+    let scratch_bytes = tma::MAP_BYTES * l.kernel_maps.len() as u32;
+    if scratch_bytes > 0 {
+        params.push(Param { name: tma::scratch_param(&f.name), ty: ".u64", bytes: None });
+    }
     l.b.label("$L_exit");
     l.b.effect("ret", ());
     l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());
@@ -613,7 +623,9 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     l.b.set_header(table);
     let total_warps = l.ws.as_ref().map_or(num_warps, |w| w.total_warps);
     let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
-    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas };
+    // `tensormap.replace` and the tensormap proxy fences are PTX 8.3.
+    let isa = if scratch_bytes > 0 && arch == tessel_tile::Target::Sm90a { "8.3" } else { arch.isa_version() };
+    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas, isa };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel {
         ptx,
@@ -622,5 +634,6 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         shared_bytes: l.smem_bytes,
         target: arch,
         tensor_maps: l.tensor_maps,
+        scratch_bytes,
     })
 }

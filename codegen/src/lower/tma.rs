@@ -4,16 +4,23 @@
 //! One thread of the program issues each copy, as for mbarrier arrivals: the copies are the program's, not each
 //! thread's. The tensor map of a host descriptor is a 128-byte kernel parameter appended after the IR's
 //! arguments (recorded in [`crate::Kernel::tensor_maps`], which the runtime encodes from the descriptor's
-//! argument values); its generic address is the copy's tensor operand. A block is copied as the boxes of
+//! argument values); its generic address is the copy's tensor operand. A descriptor the program makes once
+//! (`tl.make_tensor_descriptor` outside loops and branches) has its map in the program's slot of the kernel's
+//! global scratch ([`make_desc`]): the runtime encodes a template parameter from the block, and the kernel
+//! copies it there and replaces the address, dims and strides, as Triton does with its `global_scratch`. A block is copied as the boxes of
 //! [`tessel_tile::tma::block`], each to where the buffer's layout puts its first element, and the buffer's
 //! layout must be the descriptor's TMA layout (that rule's), which the copy writes and reads.
 
-use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::Op;
+use tessel_tile::ir::{Func, OpData, OpId, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
-use crate::ptx::{Operand, Reg, RegClass, instr, mem, sym};
+use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
+
+/// The size of a tensor map (`CUtensorMap`), and of its slot in the global scratch.
+pub(crate) const MAP_BYTES: u32 = 128;
 
 /// The TMA block of descriptor `desc`, checked against the layout of the buffer `buf` it is copied to or from.
 fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, CompileError> {
@@ -32,12 +39,17 @@ fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, Com
     Ok(b)
 }
 
-/// The generic address of the tensor map of host descriptor `desc`, adding its kernel parameter on first use.
+/// The generic address of the tensor map of descriptor `desc`: a host descriptor's kernel parameter (added on
+/// first use), or the scratch slot of one the program made ([`make_desc`] put its address in the descriptor's
+/// register).
 fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
+    if tma::kernel_desc_maker(l.f, desc).is_some() {
+        return l.get(desc)?.first().copied().ok_or_else(|| CompileError::new("the descriptor has no tensor map"));
+    }
     let base = tma::host_desc_base(l.f, desc).ok_or_else(|| {
         CompileError::new(
-            "a TMA copy needs a descriptor made on the host (a TensorDescriptor argument); descriptors made in the \
-             kernel have no tensor map yet",
+            "a TMA copy needs a descriptor made on the host (a TensorDescriptor argument) or made once per \
+             program in the kernel (outside loops and branches)",
         )
     })?;
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
@@ -46,8 +58,140 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
         _ => unreachable!("host_desc_base found its make_tensor_desc"),
     };
     let nan_padding = matches!(&l.f.op(maker).op, tessel_tile::Op::MakeTensorDesc { padding, .. } if padding == "nan");
-    let arg = TensorMapArg { base_arg: base as u32, elem, block_shape: block.to_vec(), nan_padding, im2col_rank: None };
+    let arg =
+        TensorMapArg { base_arg: Some(base as u32), elem, block_shape: block.to_vec(), nan_padding, im2col_rank: None };
     Ok(map_param(l, arg))
+}
+
+/// The `make_tensor_desc`s whose tensor maps the kernel writes into its global scratch: those made once per
+/// program (`tma::kernel_desc_maker`) that TMA copies, in program order; the k-th one's slot is at `128 * k` in
+/// the program's scratch.
+pub(crate) fn kernel_made_maps(f: &Func) -> Vec<OpId> {
+    f.region(f.body)
+        .ops
+        .iter()
+        .copied()
+        .filter(|&o| matches!(f.op(o).op, Op::MakeTensorDesc { .. }))
+        .filter(|&o| tma::kernel_desc_maker(f, f.op(o).results[0]) == Some(o) && tma::usable(f, f.op(o).results[0]))
+        .collect()
+}
+
+/// The name of the kernel parameter holding the global scratch's address.
+pub(crate) fn scratch_param(kernel: &str) -> String {
+    format!("{kernel}_scratch")
+}
+
+/// `make_tensor_desc base, shape..., strides...` of a descriptor the program makes once and TMA copies: its
+/// tensor map, written into the program's scratch slot, whose generic address becomes the descriptor's value.
+///
+/// - Every thread checks what TMA needs of the tensor (a 16-byte aligned base, the strides of all but the last
+///   dim multiples of 16 bytes, a contiguous last dim) and stops the kernel (`trap`: the launch fails with an
+///   illegal-instruction error) when it does not hold, rather than let TMA misread it. The interpreter refuses
+///   the same descriptors with a message, as Triton's does. (An empty dim is left to TMA: a descriptor of an
+///   empty tensor that is never copied, as `A` and `B` of a matmul with K = 0, is harmless.)
+/// - It copies the template parameter the launch encoded from the block (element type, box, swizzle, padding)
+///   into the slot, replaces the global address, the dims and the byte strides (`tensormap.replace`, innermost
+///   dim first), and releases the writes to the tensormap proxy.
+/// - A CTA barrier, then every thread acquires the map (`fence.proxy.tensormap::generic.acquire`). (Gluon's TMA
+///   copies take host descriptors only, so no worker partition uses such a map.)
+pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), CompileError> {
+    need_tma(l)?;
+    let desc = data.results[0];
+    let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
+    let (block, rank) = (block.to_vec(), block.len());
+    let Op::MakeTensorDesc { padding, .. } = &data.op else { unreachable!("a make_tensor_desc") };
+    let template = TensorMapArg {
+        base_arg: None,
+        elem,
+        block_shape: block.clone(),
+        nan_padding: padding == "nan",
+        im2col_rank: None,
+    };
+    let k = match l.tensor_maps.iter().position(|m| *m == template) {
+        Some(k) => k,
+        None => {
+            l.tensor_maps.push(template);
+            l.tensor_maps.len() - 1
+        }
+    };
+    let slot = l.kernel_maps.iter().position(|&m| m == o).expect("a kernel-made map") as u32;
+    let base = l.get(data.operands[0])?[0];
+    let shape: Vec<Reg> =
+        data.operands[1..1 + rank].iter().map(|&v| l.get(v).map(|r| r[0])).collect::<Result<_, _>>()?;
+    let strides: Vec<Reg> =
+        data.operands[1 + rank..1 + 2 * rank].iter().map(|&v| l.get(v).map(|r| r[0])).collect::<Result<_, _>>()?;
+
+    // The slot: scratch + (linear program id * maps + slot) * 128, generic (for the fence and the copies) and
+    // global (for the writes).
+    let b = &mut l.b;
+    let scratch = b.reg(RegClass::B64);
+    b.op("ld.param.u64", scratch, mem_sym(scratch_param(&l.f.name)));
+    let [x, y, z, nx, ny] = ["%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y"].map(|sr| {
+        let r = b.reg(RegClass::B32);
+        b.op("mov.u32", r, special(sr));
+        r
+    });
+    let pid = b.reg(RegClass::B32);
+    b.op("mad.lo.u32", pid, (z, ny, y));
+    b.op("mad.lo.u32", pid, (pid, nx, x));
+    let index = b.reg(RegClass::B32);
+    b.op("mad.lo.u32", index, (pid, l.kernel_maps.len() as u32, slot));
+    let offset = b.reg(RegClass::B64);
+    b.op("mul.wide.u32", offset, (index, MAP_BYTES));
+    let map = b.reg(RegClass::B64);
+    b.op("add.s64", map, (scratch, offset));
+    let global = b.reg(RegClass::B64);
+    b.op("cvta.to.global.u64", global, map);
+
+    // What TMA needs of the tensor.
+    let first = issuing_thread(l, None)?;
+    let b = &mut l.b;
+    let bad = b.reg(RegClass::Pred);
+    let low = b.reg(RegClass::B64);
+    b.op("and.b64", low, (base, 15u32));
+    b.op("setp.ne.u64", bad, (low, 0u32));
+    for (d, &s) in strides.iter().enumerate() {
+        let p = b.reg(RegClass::Pred);
+        if d + 1 == rank {
+            b.op("setp.ne.s64", p, (s, 1u32));
+        } else {
+            let bytes = b.reg(RegClass::B64);
+            b.op("mul.lo.s64", bytes, (s, elem.bytes()));
+            b.op("and.b64", bytes, (bytes, 15u32));
+            b.op("setp.ne.u64", p, (bytes, 0u32));
+        }
+        b.op("or.pred", bad, (bad, p));
+    }
+    // `trap`, not `__assertfail`: a call anywhere in the kernel makes ptxas serialize every wgmma (C7510).
+    b.comment(
+        "tl.make_tensor_descriptor: TMA copies need a 16-byte aligned base, strides that are multiples of 16 bytes \
+         in all but the last dim and a contiguous last dim",
+    );
+    b.emit(instr("trap").guard(bad));
+
+    // The map: template, then the tensor's own address, dims and byte strides.
+    let b = &mut l.b;
+    let param = super::tma::tensor_map_param(&l.f.name, k);
+    for i in 0..MAP_BYTES / 16 {
+        let (lo, hi) = (b.reg(RegClass::B64), b.reg(RegClass::B64));
+        b.op("ld.param.v2.b64", vector(&[lo, hi]), mem_sym(format!("{param}+{}", 16 * i)));
+        b.emit(instr("st.global.v2.b64").guard(first).srcs((mem_off(global, 16 * i as i64), vector(&[lo, hi]))));
+    }
+    let replace = |f: &str, ty: &str| format!("tensormap.replace.tile.{f}.global.b1024.{ty}");
+    b.emit(instr(replace("global_address", "b64")).guard(first).srcs((mem(global), base)));
+    for (ord, &d) in shape.iter().rev().enumerate() {
+        b.emit(instr(replace("global_dim", "b32")).guard(first).srcs((mem(global), ord as u32, d)));
+    }
+    for (ord, &s) in strides[..rank - 1].iter().rev().enumerate() {
+        let bytes = b.reg(RegClass::B64);
+        b.op("mul.lo.s64", bytes, (s, elem.bytes()));
+        b.emit(instr(replace("global_stride", "b64")).guard(first).srcs((mem(global), ord as u32, bytes)));
+    }
+    b.emit(instr("fence.proxy.tensormap::generic.release.gpu").guard(first));
+    l.barrier();
+    l.b.effect("fence.proxy.tensormap::generic.acquire.gpu", (mem(map), MAP_BYTES));
+    l.vals.insert(desc, vec![map]);
+    Ok(())
 }
 
 /// The generic address of the tensor map `arg`, adding its kernel parameter on first use.
@@ -167,7 +311,7 @@ pub(crate) fn load_im2col(l: &mut Lower, data: &OpData, rank: usize) -> Result<(
     let nan_padding =
         matches!(&l.f.op(maker).op, tessel_tile::Op::MakeTensorDescIm2col { padding, .. } if padding == "nan");
     let arg = TensorMapArg {
-        base_arg: base as u32,
+        base_arg: Some(base as u32),
         elem,
         block_shape: block.to_vec(),
         nan_padding,

@@ -374,8 +374,22 @@ impl Program<'_> {
                     );
                     return Err(self.error(Some(o), msg));
                 }
+                // What TMA needs, and Triton checks of every descriptor whether TMA copies it or not.
+                let base = self.tensor(ins[0]).data[0].as_i64() as u64;
+                if base % 16 != 0 {
+                    return Err(self
+                        .error(Some(o), format!("a tensor descriptor's base must be 16-byte aligned, got {base:#x}")));
+                }
+                if let Some(d) = (0..r - 1).find(|&d| (scalars[r + d] * elem.bytes() as i64) % 16 != 0) {
+                    let msg = format!(
+                        "a tensor descriptor's strides must be multiples of 16 bytes in all but the last dim; stride \
+                         {d} is {} elements of {elem}",
+                        scalars[r + d]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
                 let desc = Value::Desc {
-                    base: self.tensor(ins[0]).data[0].as_i64() as u64,
+                    base,
                     elem,
                     shape: scalars[..r].to_vec(),
                     strides: scalars[r..].to_vec(),

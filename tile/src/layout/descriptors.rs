@@ -8,9 +8,10 @@
 //! dim (TMA has no stride for it; the interpreter rejects any other value), and knowing it lets coalescing give
 //! the accesses 16-byte vectors. Index math is in i64, as the strides are.
 //!
-//! This is the portable lowering (what Triton does where TMA is unavailable, and for descriptors made in the
-//! kernel, which have no tensor map yet). On sm_90a and newer, accesses of host descriptors whose blocks TMA can
-//! copy are left for [`super::tma_copies`] (after the software pipeliner, which issues its own TMA loads).
+//! This is the portable lowering (what Triton does where TMA is unavailable). On sm_90a and newer, accesses of
+//! descriptors with a tensor map whose blocks TMA can copy ([`crate::tma::usable`]: host descriptors, and those
+//! the kernel makes once per program) are left for [`super::tma_copies`] (after the software pipeliner, which
+//! issues its own TMA loads); descriptors made in loops or branches are read and written here.
 
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, Op};
@@ -176,7 +177,8 @@ mod tests {
     use crate::parse::parse_func;
 
     /// A transposing copy through descriptors, run in the interpreter before and after the rewrite on a
-    /// ragged 19 x 45 input (blocks 8 x 16): the outputs must be identical, padding and clipping included.
+    /// ragged 19 x 45 input (blocks 8 x 16, rows padded to 16-byte multiples as descriptors require): the
+    /// outputs must be identical, padding and clipping included.
     #[test]
     fn rewrite_preserves_semantics_on_ragged_tiles() {
         let src = "func @t(%x: ptr<f32>, %m: i32, %n: i32, %sx: i64, %one: i64, %y: ptr<f32>, %sy: i64) {
@@ -201,33 +203,33 @@ mod tests {
         crate::verify::verify(&g).unwrap();
         let text = crate::print::print_func(&g);
         assert!(!text.contains("desc"), "{text}");
-        // On sm_90a the load of `%dx` (the kernel's arguments in a descriptor's order: a host descriptor) stays
-        // for TMA, and `%dy`'s store (arguments out of that order: no tensor map) becomes pointer stores.
+        // On sm_90a both stay for TMA: `%dx` is a host descriptor (the kernel's arguments in a descriptor's
+        // order), `%dy` one the kernel makes once (at the top level), which gets a tensor map in global scratch.
         let mut h = f.clone();
         h.target = crate::Target::Sm90a;
         lower_descriptors(&mut h).unwrap();
         let text = crate::print::print_func(&h);
-        assert!(text.contains("desc_load") && !text.contains("desc_store"), "{text}");
+        assert!(text.contains("desc_load") && text.contains("desc_store"), "{text}");
         assert!(crate::layout::tma_copies::lower_tma_copies(&mut h).unwrap());
         crate::verify::verify(&h).unwrap();
         let text = crate::print::print_func(&h);
-        assert!(text.contains("tma_load") && text.contains("mbarrier_wait") && !text.contains("desc_load"), "{text}");
-        let (m, n) = (19usize, 45usize);
+        assert!(text.contains("tma_load") && text.contains("tma_store") && !text.contains("desc_load"), "{text}");
+        let (m, n, sx, sy) = (19usize, 45usize, 48usize, 20usize);
         let outputs: Vec<Vec<f64>> = [&f, &g, &h]
             .iter()
             .map(|func| {
                 let mut mem = Memory::new();
-                let xs: Vec<f64> = (0..m * n).map(|i| i as f64).collect();
+                let xs: Vec<f64> = (0..m * sx).map(|i| (i / sx * n + i % sx) as f64).collect();
                 let x = mem.alloc_from("x", ScalarType::F32, &xs);
-                let y = mem.alloc_from("y", ScalarType::F32, &vec![-1.0; n * m]);
+                let y = mem.alloc_from("y", ScalarType::F32, &vec![-1.0; n * sy]);
                 let args = [
                     Arg::Buffer(x),
                     Arg::Int(m as i64),
                     Arg::Int(n as i64),
-                    Arg::Int(n as i64),
+                    Arg::Int(sx as i64),
                     Arg::Int(1),
                     Arg::Buffer(y),
-                    Arg::Int(m as i64),
+                    Arg::Int(sy as i64),
                 ];
                 run(func, &args, [3, 3, 1], &mut mem).unwrap();
                 mem.read_f64(y)
@@ -235,7 +237,9 @@ mod tests {
             .collect();
         assert_eq!(outputs[0], outputs[1]);
         assert_eq!(outputs[0], outputs[2], "the TMA lowering");
-        let expect: Vec<f64> = (0..n * m).map(|i| ((i % m) * n + i / m) as f64).collect();
+        // y[r][c] = x[c][r] inside the 45 x 19 result; the row padding keeps its -1.
+        let expect: Vec<f64> =
+            (0..n * sy).map(|i| if i % sy < m { ((i % sy) * n + i / sy) as f64 } else { -1.0 }).collect();
         assert_eq!(outputs[1], expect);
     }
 }
