@@ -6,9 +6,13 @@
 #           racecheck
 #   time  : tma_matmul fp16/bf16 4096^3 and 8192^3 at three tile configs, tessel bench vs upstream Triton 3.6 on the
 #           same kernel source and cuBLAS (bench/anchors_tma.py), in one run
+#   devdesc: descriptors made in the kernel (tensor maps in each program's global scratch): tile_copy_device_desc
+#           (zero and NaN padding) and matmul_kernel_device_desc (1-5 stages, ragged, K < BLOCK_K, K = 0) on the GPU
+#           vs the interpreter under memcheck and racecheck; a misaligned row stride must fail on both; then
+#           tessel bench of matmul_kernel_device_desc next to matmul_kernel (host descriptors) at SIZES
 #   fp8   : matmul_kernel_bt (B as N x K) fp8 e4m3 -> fp16 at SIZES (default 8192) over four tile configs, then
 #           the same kernel in Triton and cuBLAS's torch._scaled_mm (bench/anchors_tma.py --fp8)
-# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all] [SIZES...]
+# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all|devdesc|fp8] [SIZES...]
 set -uo pipefail
 T=${T:-./target/release/tessel}
 what=${1:-all}
@@ -63,6 +67,58 @@ for dt in fp16 bf16; do
 done
 echo "== anchors: the same kernel source in upstream Triton; cuBLAS"
 PYTHONUNBUFFERED=1 python3 bench/anchors_tma.py $SIZES
+fi
+if [[ $what == devdesc ]]; then
+DK=examples/tma_matmul.py::matmul_kernel_device_desc
+pad8() { echo $(( ($1 + 7) / 8 * 8 )); }
+dd() { # BM BN BK WARPS STAGES M N K [sanitizer]
+  local grid=$(( ($6 + $1 - 1) / $1 * (($7 + $2 - 1) / $2) )) lda=$(pad8 $8) ldb=$(pad8 $7) kr=$(( $8 > 0 ? $8 : 1 ))
+  step "device-desc matmul fp16 $6x$7x$8 tile $1x$2x$3 warps $4 stages $5 ${9:-}" ${9:-} $T run $DK --const BLOCK_M=$1 \
+    --const BLOCK_N=$2 --const BLOCK_K=$3 --const GROUP_M=8 --num-warps $4 --num-stages $5 --grid $grid --seed $S --check \
+    --show 0 --arg a_ptr=randn:$6x$lda:fp16 --arg b_ptr=randn:$kr"x"$ldb:fp16 --arg c_ptr=fill:nan:$6x$ldb:fp16 \
+    --arg M=$6 --arg N=$7 --arg K=$8 --arg stride_am=$lda --arg stride_bk=$ldb --arg stride_cm=$ldb
+}
+echo "== correctness: descriptors made in the kernel, GPU (TMA through tensor maps in global scratch) vs the interpreter"
+for pad in zero nan; do
+  step "tile copy through device descriptors, padding $pad $MC" $MC $T run examples/descriptor_copy.py::tile_copy_device_desc \
+    --grid 13,11 --seed $S --check --show 0 --arg x_ptr=randn:200x328:fp16 --arg y_ptr=fill:nan:208x352:fp16 --arg M=200 \
+    --arg N=328 --arg stride_x=328 --arg stride_y=352 --const BLOCK_M=16 --const BLOCK_N=32 --const "PADDING=\"$pad\""
+done
+step "tile copy through device descriptors, padding nan $RC" $RC $T run examples/descriptor_copy.py::tile_copy_device_desc \
+  --grid 13,11 --seed $S --check --show 0 --arg x_ptr=randn:200x328:fp16 --arg y_ptr=fill:nan:208x352:fp16 --arg M=200 \
+  --arg N=328 --arg stride_x=328 --arg stride_y=352 --const BLOCK_M=16 --const BLOCK_N=32 --const 'PADDING="nan"'
+dd 128 128 64 8 3 333 264 200 "$MC"
+dd 128 128 64 8 4 333 264 200 "$RC"
+dd 64 64 32 4 2 200 96 72 "$MC"
+dd 64 128 32 4 5 130 200 264 "$MC"
+dd 128 256 64 8 3 300 520 136 "$MC"
+dd 128 128 64 8 1 333 264 200 "$MC"
+dd 128 128 64 8 3 333 264 40 "$MC"
+dd 128 128 64 8 3 256 256 0 "$MC"
+echo "-- a row stride of 100 halves (200 bytes, no TMA stride): the GPU run and the interpreter must both refuse"
+for mode in "" "--interpret"; do
+  out=$($T run $DK $mode --const BLOCK_M=128 --const BLOCK_N=128 --const BLOCK_K=64 --const GROUP_M=8 --num-warps 8 \
+    --grid 4 --arg a_ptr=randn:256x100:fp16 --arg b_ptr=randn:100x256:fp16 --arg c_ptr=zeros:256x256:fp16 --arg M=256 \
+    --arg N=256 --arg K=100 --arg stride_am=100 --arg stride_bk=256 --arg stride_cm=256 --show 0 2>&1)
+  rc=$?
+  echo "${mode:-gpu}: rc=$rc: $(echo "$out" | grep -iE "error|illegal|stride" | head -2 | tr '\n' ' ')"
+  [[ $rc -ne 0 ]] || failures=$((failures + 1))
+done
+echo "== timing: device descriptors vs host descriptors, tessel bench (CUDA events, L2 cleared, median of 100)"
+for n in $SIZES; do
+  for cfg in "128 128 64 4" "128 256 64 3"; do
+    set -- $cfg
+    grid=$(( (n / $1) * (n / $2) ))
+    timeout 120 $T bench $DK --const BLOCK_M=$1 --const BLOCK_N=$2 --const BLOCK_K=$3 --const GROUP_M=8 --num-warps 8 \
+      --num-stages $4 --grid $grid --flops "2 * M * N * K" --arg a_ptr=randn:$n"x"$n:fp16 --arg b_ptr=randn:$n"x"$n:fp16 \
+      --arg c_ptr=zeros:$n"x"$n:fp16 --arg M=$n --arg N=$n --arg K=$n --arg stride_am=$n --arg stride_bk=$n \
+      --arg stride_cm=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/device-desc fp16 $n^3 $1x$2x$3 stages $4 /"
+    timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $grid --flops "2 * M * N * K" \
+      --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 --arg a_desc=desc:a:block=$1x$3 \
+      --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
+      | grep -E "^bench|^error" | sed "s/^/host-desc   fp16 $n^3 $1x$2x$3 stages $4 /"
+  done
+done
 fi
 if [[ $what == fp8 ]]; then
 BT=examples/tma_matmul.py::matmul_kernel_bt
