@@ -24,7 +24,7 @@ import triton
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 import tma_matmul  # noqa: E402
 
-WHO = "tessel" if "tessel" in os.path.dirname(triton.__file__) else f"triton {triton.__version__}"
+WHO = "tessel" if "tessel" in sys.modules else f"triton {triton.__version__}"
 
 
 def tflops(ms, m, n, k):

@@ -107,7 +107,7 @@ fn tile_copy_device_desc(padding: &str) -> Vec<ArgSpec> {
 
 /// A descriptor the kernel makes once per program gets a tensor map in the program's slot of the global scratch
 /// on sm_90a: the launch's template copied there, the tensor's address, dims and byte strides replaced, released
-/// to the tensormap proxy, a CTA barrier, acquired; then TMA copies through it. The PTX is 8.3 (for
+/// to the tensormap proxy (once for both maps), a CTA barrier, acquired; then TMA copies through it. The PTX is 8.3 (for
 /// `tensormap.replace`), a misaligned tensor traps (no call, which would serialize the wgmmas), and on sm_80 the
 /// same kernel reads through pointers with no scratch at all.
 #[test]
@@ -141,8 +141,10 @@ fn descriptors_made_in_the_kernel_get_tensor_maps_in_global_scratch() {
         at += i;
     }
     assert!(!ptx.contains("__assertfail"), "a call would serialize wgmma");
-    // Two dims and one byte stride per map, two maps.
+    // Two dims and one byte stride per map, two maps, published together: one release, one acquire each.
     assert_eq!(ptx.matches("tensormap.replace.tile.global_dim").count(), 4);
+    assert_eq!(ptx.matches("fence.proxy.tensormap::generic.release.gpu").count(), 1);
+    assert_eq!(ptx.matches("fence.proxy.tensormap::generic.acquire.gpu").count(), 2);
     assert_eq!(ptx.matches("tensormap.replace.tile.global_stride").count(), 2);
     let sm80 =
         ptx_for("descriptor_copy.py", "tile_copy_device_desc", tile_copy_device_desc("zero"), 4, Target::Sm80).unwrap();

@@ -125,6 +125,8 @@ pub(crate) struct Lower<'f> {
     /// The descriptors the kernel makes once per program and TMA copies (`tma::kernel_desc_maker`), in program
     /// order: each one's tensor map is written into the program's global scratch, 128 bytes per maker.
     pub kernel_maps: Vec<OpId>,
+    /// The scratch addresses of kernel-made maps written but not yet released and acquired (`tma::make_desc`).
+    pub unpublished_maps: Vec<Reg>,
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
     /// func attribute `enable_fp_fusion = false` turns it off).
     pub fp_fusion: bool,
@@ -543,6 +545,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         ws: None,
         tensor_maps: Vec::new(),
         kernel_maps: tma::kernel_made_maps(f),
+        unpublished_maps: Vec::new(),
     };
     let mut params = Vec::new();
     for (i, &a) in f.args().iter().enumerate() {

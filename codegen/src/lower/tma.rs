@@ -93,7 +93,9 @@ pub(crate) fn scratch_param(kernel: &str) -> String {
 ///   into the slot, replaces the global address, the dims and the byte strides (`tensormap.replace`, innermost
 ///   dim first), and releases the writes to the tensormap proxy.
 /// - A CTA barrier, then every thread acquires the map (`fence.proxy.tensormap::generic.acquire`). (Gluon's TMA
-///   copies take host descriptors only, so no worker partition uses such a map.)
+///   copies take host descriptors only, so no worker partition uses such a map.) Maps made one after the other
+///   share one release, barrier and round of acquires, after the last of them (or before the first copy that
+///   comes between two makers): each step waits on memory, and a GEMM's three maps took three rounds.
 pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), CompileError> {
     need_tma(l)?;
     let desc = data.results[0];
@@ -187,11 +189,31 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
         b.op("mul.lo.s64", bytes, (s, elem.bytes()));
         b.emit(instr(replace("global_stride", "b64")).guard(first).srcs((mem(global), ord as u32, bytes)));
     }
-    b.emit(instr("fence.proxy.tensormap::generic.release.gpu").guard(first));
-    l.barrier();
-    l.b.effect("fence.proxy.tensormap::generic.acquire.gpu", (mem(map), MAP_BYTES));
     l.vals.insert(desc, vec![map]);
+    l.unpublished_maps.push(map);
+    if publish_here(l.f, &l.kernel_maps, o) {
+        // One release, one barrier and the acquires for every map written since the last publication.
+        l.b.emit(instr("fence.proxy.tensormap::generic.release.gpu").guard(first));
+        l.barrier();
+        for map in std::mem::take(&mut l.unpublished_maps) {
+            l.b.effect("fence.proxy.tensormap::generic.acquire.gpu", (mem(map), MAP_BYTES));
+        }
+    }
     Ok(())
+}
+
+/// Whether the maps written so far must be published after maker `o`: it is the last maker, or a TMA copy comes
+/// before the next one (makers sit in the function body, in program order).
+fn publish_here(f: &Func, makers: &[OpId], o: OpId) -> bool {
+    let Some(next) = makers.iter().position(|&m| m == o).and_then(|i| makers.get(i + 1)) else { return true };
+    let ops = &f.region(f.body).ops;
+    let (from, to) = (ops.iter().position(|&x| x == o), ops.iter().position(|x| x == next));
+    let (Some(from), Some(to)) = (from, to) else { return true };
+    let mut copies = false;
+    for &x in &ops[from + 1..to] {
+        f.walk_op(x, &mut |y| copies |= matches!(f.op(y).op, Op::TmaLoad | Op::TmaStore));
+    }
+    copies
 }
 
 /// The generic address of the tensor map `arg`, adding its kernel parameter on first use.
