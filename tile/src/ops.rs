@@ -424,9 +424,11 @@ pub enum Op {
     LocalStore,
     /// `local_dealloc mem`: the buffer is not used after this point.
     LocalDealloc,
-    /// `warpgroup_dot a, b, acc` → acc type: `a @ b + acc` on the tensor cores with `b` (and `a`, when it is a
-    /// memdesc rather than a tensor) read from shared memory; `wgmma` on sm_90a. With `is_async` the result may
-    /// only be read through a `warpgroup_dot_wait`, and the operands' buffers stay in use until then.
+    /// `warpgroup_dot a, b, acc [, use_acc]` → acc type: `a @ b + acc` on the tensor cores with `b` (and `a`,
+    /// when it is a memdesc rather than a tensor) read from shared memory; `wgmma` on sm_90a. With `is_async` the
+    /// result may only be read through a `warpgroup_dot_wait`, and the operands' buffers stay in use until then.
+    /// The optional `use_acc` (i1) is wgmma's scale-d: when false the product ignores `acc` (`a @ b`), which
+    /// is how a loop restarts its accumulator without reading it (a flattened persistent loop's first K step).
     WarpGroupDot {
         precision: InputPrecision,
         max_num_imprecise_acc: u32,

@@ -40,7 +40,12 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             }
         }
         Op::WarpGroupDot { .. } => {
-            counts(ins, outs, 3..=3, 1)?;
+            counts(ins, outs, 3..=4, 1)?;
+            if let Some(u) = ins.get(3)
+                && **u != Type::scalar(ScalarType::I1)
+            {
+                return Err(format!("`use_acc` must be an i1 scalar, got {u}"));
+            }
             let Some((b, b_elem, _)) = ins[1].memdesc() else {
                 return Err(format!("operand B must be a memdesc, got {}", ins[1]));
             };

@@ -323,11 +323,21 @@ pub(crate) fn warpgroup_dot(
             issue.push((t, a_operand, desc_b));
         }
     }
+    // `use_acc`: scale-d of each tile's first K step is the predicate (0: the product alone); the later steps
+    // accumulate onto it.
+    let use_acc = match data.operands.get(3) {
+        Some(&u) => Some(l.get(u)?[0]),
+        None => None,
+    };
     l.b.effect("wgmma.fence.sync.aligned", ());
-    for (t, desc_a, desc_b) in issue {
+    for (i, (t, desc_a, desc_b)) in issue.into_iter().enumerate() {
         let acc: Vec<Reg> = t.regs.iter().map(|&r| d_regs[r]).collect();
         let op = format!("wgmma.mma_async.sync.aligned.m64n{n}k{k_instr}.{ty_d}.{ty_a}.{ty_b}");
-        let ins = instr(op).dst(ptx::Operand::Vector(acc)).srcs((desc_a, desc_b, 1));
+        let scale_d = match use_acc {
+            Some(p) if i as u32 % k_steps == 0 => ptx::Operand::Reg(p),
+            _ => ptx::Operand::from(1),
+        };
+        let ins = instr(op).dst(ptx::Operand::Vector(acc)).srcs((desc_a, desc_b, scale_d));
         l.b.emit(imm.iter().fold(ins, |i, &x| i.src(x)));
     }
     l.b.effect("wgmma.commit_group.sync.aligned", ());

@@ -543,6 +543,14 @@ impl Program<'_> {
                     },
                     _ => self.tensor(ins[2]).clone(),
                 };
+                // `use_acc` false: the product alone (wgmma's scale-d 0).
+                let acc = match ins.get(3) {
+                    Some(&u) if self.tensor(u).data[0].as_i64() == 0 => {
+                        let float = acc.elem.scalar().is_some_and(|s| s.is_float());
+                        Tensor::splat(&acc.shape, acc.elem, if float { Val::Float(0.0) } else { Val::Int(0) })
+                    }
+                    _ => acc,
+                };
                 let out = dot(&a, &self.read_buffer(ins[1])?, &acc, *precision)?;
                 if *is_async {
                     let n = self.smem.next_dot;
