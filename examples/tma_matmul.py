@@ -61,6 +61,27 @@ def matmul_kernel_bt(a_desc, bt_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
 
 
 @triton.jit
+def matmul_kernel_persistent(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                             FLATTEN: tl.constexpr):
+    """The same product with one program per SM walking the tiles (a persistent kernel, launched over NUM_SMS
+    programs). With FLATTEN the tile loop and the K loop are fused (`tl.range(..., flatten=True)`): the software
+    pipeliner then runs across tile boundaries, issuing the next tile's first loads while this tile's last K
+    steps and its store run, and the dot restarts its accumulator through wgmma's scale-d instead of a reset."""
+    BLOCK_M: tl.constexpr = a_desc.block_shape[0]
+    BLOCK_K: tl.constexpr = a_desc.block_shape[1]
+    BLOCK_N: tl.constexpr = b_desc.block_shape[1]
+    num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(tl.program_id(axis=0), num_tiles, NUM_SMS, flatten=FLATTEN):
+        off_m, off_n = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, K, BLOCK_K):
+            a = a_desc.load([off_m, k])
+            b = b_desc.load([k, off_n])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+@triton.jit
 def matmul_kernel_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr,
                               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """The same product from plain pointers and row strides: the kernel makes its descriptors itself. On sm_90a

@@ -84,13 +84,26 @@ pub fn run(
             let e = t.time("elaborate", || elaborate(module, ks.file, ks.kernel, ks.spec)).map_err(render)?;
             t.messages.extend(messages(&e, ks.file, ks.source));
             let mut f = e.func;
-            t.time("canonicalize", || {
+            let refused = t.time("canonicalize", || {
                 tessel_tile::passes::canonicalize(&mut f);
-                // `tl.range(..., loop_unroll_factor=)`, before layouts and scheduling, as Triton does.
-                if tessel_tile::passes::unroll_loops(&mut f) {
+                // `tl.range(..., loop_unroll_factor=)` and `flatten=True`, before layouts and scheduling, as
+                // Triton does.
+                let unrolled = tessel_tile::passes::unroll_loops(&mut f);
+                let (flattened, refused) = tessel_tile::passes::flatten_loops(&mut f);
+                if unrolled || flattened {
                     tessel_tile::passes::canonicalize(&mut f);
                 }
+                refused
             });
+            for (o, why) in refused {
+                let span = f
+                    .op(o)
+                    .loc
+                    .map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize));
+                let w = tessel_lang::Diagnostic::warning("`flatten=True` is ignored for this loop", span)
+                    .with_label(format!("the loop nest runs as written: {why}"));
+                t.messages.push(w.render(ks.file, ks.source));
+            }
             // As Cranelift runs its verifier after each pass: a pass that breaks the IR is caught where it ran.
             tessel_tile::verify::verify(&f).map_err(|e| {
                 Error::Codegen(format!("internal error: the IR does not verify after canonicalize: {e}"))

@@ -91,6 +91,35 @@ fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
     ]
 }
 
+/// `tma_matmul.py`'s persistent kernel, f16, 128x128x64 tiles over 132 programs, fused or not.
+fn tma_persistent(flatten: bool) -> Vec<ArgSpec> {
+    let mut args = vec![desc(F16, &[128, 64]), desc(F16, &[64, 128]), desc(F16, &[128, 128])];
+    args.extend([int(false), int(false), int(false), c(8), c(132), ArgSpec::Constexpr(ConstValue::Bool(flatten))]);
+    args
+}
+
+/// `flatten=True` on the persistent kernel: the tile's first K step restarts the accumulator through a scale-d
+/// predicate on the first wgmma of each tile of the dot (the later K steps accumulate, scale-d 1); the one wait
+/// for every group sits in the epilogue's branch. Without it, the nest's inner loop has no predicate at all.
+#[test]
+fn flattened_persistent_matmul_restarts_the_accumulator_through_scale_d() {
+    let ptx = ptx_for("tma_matmul.py", "matmul_kernel_persistent", tma_persistent(true), 8, Target::Sm90a).unwrap();
+    let wgmma: Vec<&str> = ptx.lines().map(str::trim).filter(|l| l.starts_with("wgmma.mma_async")).collect();
+    let scale_d = |l: &str| l.rsplit('}').next().unwrap().split(',').nth(3).unwrap().trim().to_string();
+    let predicated = wgmma.iter().filter(|l| scale_d(l).starts_with("%p")).count();
+    // 128x128x64 over two warpgroups: 4 K steps of k16 per wgmma group, the first one predicated.
+    assert_eq!((wgmma.len(), predicated), (4, 1), "{wgmma:#?}");
+    let branch = ptx.find("wgmma.wait_group.sync.aligned 1;").unwrap();
+    assert!(ptx[branch..].contains("wgmma.wait_group.sync.aligned 0;"), "the epilogue waits for the last group");
+    let nested = ptx_for("tma_matmul.py", "matmul_kernel_persistent", tma_persistent(false), 8, Target::Sm90a).unwrap();
+    assert!(
+        nested
+            .lines()
+            .filter(|l| l.trim().starts_with("wgmma.mma_async"))
+            .all(|l| !scale_d(l.trim()).starts_with("%p"))
+    );
+}
+
 /// `tma_matmul.py`'s kernel with descriptors made in the kernel, f16, 128x128x64 tiles.
 fn tma_matmul_device_desc() -> Vec<ArgSpec> {
     let mut args = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(false), int(false)];
@@ -460,6 +489,9 @@ fn sm90a_dots_use_wgmma() {
                 8,
                 "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
             ),
+            // A persistent loop nest fused by `flatten=True`: one pipelined loop across tiles, the accumulator
+            // restarted through wgmma's scale-d predicate, the epilogue's wait inside its branch; not serialized.
+            ("tma_matmul.py", "matmul_kernel_persistent", tma_persistent(true), 8, "wgmma.wait_group.sync.aligned 1;"),
             // Descriptors made in the kernel: TMA through tensor maps in the global scratch, wgmma not serialized.
             (
                 "tma_matmul.py",

@@ -315,8 +315,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             alloc.into_iter().chain(l.permute.as_ref().map(|p| p.0))
         })
         .collect();
+    let restart = p.async_dot.as_ref().and_then(|a| a.restart);
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
-        if let Some(AsyncDot { carried, wait: DotWait::BeforeUse(first), .. }) = p.async_dot
+        if restart.is_some_and(|r| r.select == x) {
+            // The dot restarts through `use_acc` instead.
+            e.f.op_mut(x).parent = None;
+            continue;
+        }
+        if let Some(&AsyncDot { carried, wait: DotWait::BeforeUse(first), .. }) = p.async_dot.as_ref()
             && first == x
         {
             // The previous iteration's dot is retired before its accumulator is read again.
@@ -335,8 +341,24 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 }
             }
         }
+        if let Some(r) = restart.filter(|_| p.async_dot.as_ref().is_some_and(|a| a.dot == x)) {
+            // use_acc = !when; the accumulator operand is the carried value itself.
+            let a = p.async_dot.as_ref().expect("checked");
+            let when = *again.get(&r.when).unwrap_or(&r.when);
+            let yes = e.value(Op::Constant(Const::Int(1)), &[], Type::scalar(ScalarType::I1));
+            let use_acc = e.binary(BinOp::Xor, when, yes);
+            order.append(&mut e.out);
+            let acc = e.f.region(body).args[a.carried];
+            let dot = e.f.op_mut(x);
+            dot.operands[2] = acc;
+            dot.operands.push(use_acc);
+        }
+        if let Some(a) = p.async_dot.as_ref().filter(|a| a.readers.contains(&x)) {
+            // The epilogue waits for the dot inside, where it reads the result.
+            wait_inside(e.f, x, e.f.op(a.dot).results[0]);
+        }
         order.push(x);
-        if let Some(a) = p.async_dot.filter(|a| a.dot == x) {
+        if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x) {
             if let Op::WarpGroupDot { is_async, .. } = &mut e.f.op_mut(x).op {
                 *is_async = true;
             }
@@ -393,7 +415,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if cp_async {
         e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
     }
-    if let Some(a) = p.async_dot {
+    if let Some(a) = &p.async_dot {
         let result = d.results[a.carried - 1];
         let ty = e.f.ty(result).clone();
         let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &[result], vec![ty]);
@@ -423,4 +445,34 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         f.op_mut(x).parent = Some(parent);
     }
     Ok(())
+}
+
+/// Makes every region of `reader` that reads `result` (an asynchronous dot's) start with a
+/// `warpgroup_dot_wait {pending = 0}` of it and read the wait's value instead.
+fn wait_inside(f: &mut Func, reader: OpId, result: ValueId) {
+    for r in f.op(reader).regions.clone() {
+        let mut users = Vec::new();
+        f.walk(r, &mut |y| {
+            if f.op(y).operands.contains(&result) {
+                users.push(y);
+            }
+        });
+        if users.is_empty() {
+            continue;
+        }
+        let ty = f.ty(result).clone();
+        let loc = f.op(reader).loc;
+        let w = f.append(r, Op::WarpGroupDotWait { pending: 0 }, &[result], vec![ty], &[], loc);
+        let ops = &mut f.region_mut(r).ops;
+        ops.pop();
+        ops.insert(0, w);
+        let ready = f.op(w).results[0];
+        for y in users {
+            for v in f.op_mut(y).operands.iter_mut() {
+                if *v == result {
+                    *v = ready;
+                }
+            }
+        }
+    }
 }

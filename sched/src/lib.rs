@@ -16,7 +16,7 @@ use tessel_tile::ir::Func;
 use tessel_tile::layout::axis;
 use tessel_tile::ops::Op;
 
-pub use plan::{AsyncDot, CoarseSchedule, DotWait, LoopPlan};
+pub use plan::{AsyncDot, CoarseSchedule, DotWait, LoopPlan, Restart};
 
 fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
     let axis = axis::analyze(f);

@@ -64,13 +64,28 @@ pub struct LoopPlan {
 }
 
 /// A `warpgroup_dot` left in flight across the back edge, and where its result is waited for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AsyncDot {
     pub dot: OpId,
     /// The position among the body's arguments (0 is the induction variable) of the loop-carried accumulator
     /// the dot's result goes back to.
     pub carried: usize,
     pub wait: DotWait,
+    /// The accumulator restarted on some iterations (a flattened loop nest's first K step): the `select` of a
+    /// zero or the carried value on a scalar condition, which the expansion replaces with the dot's `use_acc`
+    /// (the negated condition), so the dot accumulates into the carried value itself and stays in flight.
+    pub restart: Option<Restart>,
+    /// `if` ops after the dot that read its result (a flattened nest's epilogue, on the inner loop's last step):
+    /// each waits for the dot inside, so the wait is paid only when the epilogue runs.
+    pub readers: Vec<OpId>,
+}
+
+/// See [`AsyncDot::restart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Restart {
+    pub select: OpId,
+    /// The scalar condition under which the accumulator restarts from zero.
+    pub when: ValueId,
 }
 
 /// Where the previous iteration's asynchronous dot is retired.
@@ -360,6 +375,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let ring_results: HashSet<ValueId> = allocs.iter().map(|&a| f.op(a).results[0]).collect();
     // The wait before the accumulator's first read belongs to the last stage.
     let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|a| {
+        // A restart's condition is the last stage's (recomputed when stage 0 computes it too).
+        let restart_ok = a.restart.is_none_or(|r| !stage0.contains(&r.select));
         f.op(a.dot).operands[..2]
             .iter()
             .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
@@ -367,6 +384,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
                 DotWait::BeforeUse(x) => !stage0.contains(&x) && !remat.contains(&x),
                 DotWait::AfterIssue => true,
             }
+            && restart_ok
+            && a.readers.iter().all(|r| !stage0.contains(r))
     });
     let mut stage0: Vec<OpId> = ops.iter().copied().filter(|x| stage0.contains(x)).collect();
     stage0.shrink_to_fit();
@@ -482,15 +501,32 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
     let &dot = dots.last()?;
     let dd = f.op(dot);
     let (acc, result) = (dd.operands[2], dd.results[0]);
-    if !matches!(f.ty(acc), Type::Tensor { .. }) || uses[result.index()] != 1 {
+    if !matches!(f.ty(acc), Type::Tensor { .. }) || dd.operands.len() > 3 {
         return None;
     }
     let carried = 1 + yields.iter().position(|&y| y == result)?;
+    let at = ops.iter().position(|&x| x == dot).expect("a body op");
+    // Reads of the result besides the back edge: only inside `if`s after the dot (each waits inside).
+    let count_in = |x: OpId| {
+        let mut n = 0;
+        f.walk_op(x, &mut |y| n += f.op(y).operands.iter().filter(|&&v| v == result).count() as u32);
+        n
+    };
+    let readers: Vec<OpId> =
+        ops[at + 1..].iter().copied().filter(|&x| f.op(x).op == Op::If && count_in(x) > 0).collect();
+    let inside: u32 = readers.iter().map(|&x| count_in(x)).sum();
+    if uses[result.index()] != 1 + inside || readers.iter().any(|&x| f.op(x).operands.contains(&result)) {
+        return None;
+    }
+    let restart = restart_of(f, ops, acc, args[carried], uses);
+    let acc = if restart.is_some() { args[carried] } else { acc };
     if dots.len() == 1 && args[carried] == acc && uses[acc.index()] == 1 {
-        return Some(AsyncDot { dot, carried, wait: DotWait::AfterIssue });
+        return Some(AsyncDot { dot, carried, wait: DotWait::AfterIssue, restart, readers });
+    }
+    if !readers.is_empty() || restart.is_some() {
+        return None;
     }
     // Every read of the carried value comes before the dot (the dot then overwrites its registers).
-    let at = ops.iter().position(|&x| x == dot).expect("a body op");
     let reads = |x: OpId| {
         let mut r = false;
         f.walk_op(x, &mut |y| r |= f.op(y).operands.contains(&args[carried]));
@@ -500,7 +536,31 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
         return None;
     }
     let first = ops[..at].iter().copied().find(|&x| reads(x)).unwrap_or(dot);
-    Some(AsyncDot { dot, carried, wait: DotWait::BeforeUse(first) })
+    Some(AsyncDot { dot, carried, wait: DotWait::BeforeUse(first), restart: None, readers: Vec::new() })
+}
+
+/// `acc = select(splat(when), 0, carried)` read by nothing but the dot: the accumulator restarting from zero
+/// when the scalar `when` holds (a flattened nest's first K step).
+fn restart_of(f: &Func, ops: &[OpId], acc: ValueId, carried: ValueId, uses: &[u32]) -> Option<Restart> {
+    let ValueDef::Result(select, _) = f.value(acc).def else { return None };
+    let sd = f.op(select);
+    if sd.op != Op::Select || !ops.contains(&select) || uses[acc.index()] != 1 {
+        return None;
+    }
+    if sd.operands[2] != carried || !is_zero(f, sd.operands[1]) || uses[carried.index()] != 1 {
+        return None;
+    }
+    // The condition, through the splat (and layout conversions) that made it a tensor.
+    let mut when = sd.operands[0];
+    loop {
+        match f.value(when).def {
+            ValueDef::Result(p, _) if matches!(f.op(p).op, Op::Splat | Op::Broadcast | Op::ConvertLayout) => {
+                when = f.op(p).operands[0];
+            }
+            _ => break,
+        }
+    }
+    (!f.ty(when).is_tensor()).then_some(Restart { select, when })
 }
 
 /// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has
@@ -513,9 +573,15 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
     let mut ops: Vec<(OpId, u32, u32)> =
         body_ops.clone().filter(|x| !early.contains(x)).map(|x| (x, last, 0)).collect();
     ops.extend(body_ops.filter(|x| early.contains(x)).map(|x| (x, 0, 1)));
-    let dot = match p.async_dot {
-        Some(AsyncDot { dot, wait: DotWait::AfterIssue, .. }) => {
-            format!("; {dot} runs asynchronously, one wgmma group in flight across iterations")
+    let dot = match &p.async_dot {
+        Some(AsyncDot { dot, wait: DotWait::AfterIssue, restart, readers, .. }) => {
+            let restart = restart.map_or(String::new(), |r| {
+                format!(", restarting its accumulator through use_acc (replacing {})", r.select)
+            });
+            let readers: Vec<String> = readers.iter().map(|r| r.to_string()).collect();
+            let readers =
+                if readers.is_empty() { String::new() } else { format!(", waited for inside {}", readers.join(", ")) };
+            format!("; {dot} runs asynchronously, one wgmma group in flight across iterations{restart}{readers}")
         }
         Some(AsyncDot { dot, wait: DotWait::BeforeUse(x), .. }) => {
             format!("; {dot} runs asynchronously, waited for before {x} of the next iteration")

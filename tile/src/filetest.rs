@@ -41,6 +41,13 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
             crate::passes::unroll_loops(f);
             Ok(StageOutput::Func)
         }),
+        ("flatten", |f| {
+            let (_, refused) = crate::passes::flatten_loops(f);
+            match refused.first() {
+                Some((o, why)) => Err(format!("{o}: {why}")),
+                None => Ok(StageOutput::Func),
+            }
+        }),
         ("wait-before-overwrite", |f| {
             crate::passes::wait_before_overwriting_dot_operands(f);
             Ok(StageOutput::Func)

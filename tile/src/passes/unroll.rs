@@ -151,7 +151,7 @@ fn unroll(f: &mut Func, o: OpId, u: i64, step: i64) {
 }
 
 /// Clones op `x` (and its regions) to the end of region `r`, its operands through `map`; records its results.
-fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
+pub(crate) fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
     let xd = f.op(x).clone();
     let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
     let mut regions = Vec::new();
