@@ -6,8 +6,8 @@ the launcher allocates each launch's global scratch, where every program writes 
 
 1. examples/tma_matmul.py's `matmul_kernel_device_desc` on ragged fp16 shapes (row strides padded to 16 bytes),
    NaN-poisoned output, checked against torch.matmul in float32; a misaligned row stride must fail loudly.
-2. Tutorial 09's `matmul_descriptor_persistent` (its own autotuned configs, `triton.set_allocator` as the tutorial
-   sets it), checked against torch, then timed with do_bench (median, L2 cleared) at SIZES (default 4096 8192),
+2. Tutorial 09's `matmul_descriptor_persistent` and `matmul_tma_persistent` (persistent, `flatten=True`; their
+   own autotuned configs; `triton.set_allocator` as the tutorial sets it), checked against torch, then timed with do_bench (median, L2 cleared) at SIZES (default 4096 8192),
    fp16, next to `matmul_kernel_device_desc` at 128x256x64, 3 stages, and torch.matmul (cuBLAS), which the same
    command times in both runs.
 3. Last, a row stride that is no TMA stride (200 bytes): the run must fail loudly, not compute silently.
@@ -70,12 +70,16 @@ def main():
         a = torch.randn((n, n), device="cuda", dtype=torch.float16)
         bt = torch.randn((n, n), device="cuda", dtype=torch.float16)  # the tutorial's B is N x K
         ref = torch.matmul(a, bt.T)
-        run = lambda: t09.matmul_descriptor_persistent(a, bt, False)  # noqa: E731
-        torch.testing.assert_close(run(), ref, atol=2e-1, rtol=2e-2)
-        ms = triton.testing.do_bench(run, warmup=100, rep=1000, return_mode="median")
-        best = getattr(t09.matmul_kernel_descriptor_persistent, "best_config", None)
-        print(f"[{WHO}] 09 matmul_descriptor_persistent fp16 {n}^3: median {ms:.4f} ms, "
-              f"{tflops(ms, n, n, n):.1f} TFLOP/s (config {best})", flush=True)
+        for name, fn, kernel in [
+            ("matmul_descriptor_persistent", t09.matmul_descriptor_persistent, t09.matmul_kernel_descriptor_persistent),
+            ("matmul_tma_persistent", t09.matmul_tma_persistent, t09.matmul_kernel_tma_persistent),
+        ]:
+            run = lambda: fn(a, bt, False)  # noqa: E731
+            torch.testing.assert_close(run(), ref, atol=2e-1, rtol=2e-2)
+            ms = triton.testing.do_bench(run, warmup=100, rep=1000, return_mode="median")
+            best = getattr(kernel, "best_config", None)
+            print(f"[{WHO}] 09 {name} fp16 {n}^3: median {ms:.4f} ms, {tflops(ms, n, n, n):.1f} TFLOP/s "
+                  f"(config {best})", flush=True)
         b = bt.T.contiguous()
         c = torch.empty((n, n), device="cuda", dtype=torch.float16)
         run = lambda: device_desc(a, b, c, 128, 256, 64, 3)  # noqa: E731

@@ -10,9 +10,12 @@
 #           (zero and NaN padding) and matmul_kernel_device_desc (1-5 stages, ragged, K < BLOCK_K, K = 0) on the GPU
 #           vs the interpreter under memcheck and racecheck; a misaligned row stride must fail on both; then
 #           tessel bench of matmul_kernel_device_desc next to matmul_kernel (host descriptors) at SIZES
+#   persistent: matmul_kernel_persistent (one program per SM, NUM_SMS=132) with FLATTEN on and off on the GPU vs
+#           the interpreter (2-4 stages, ragged, K < BLOCK_K) under memcheck and racecheck, then tessel bench
+#           of both next to matmul_kernel at SIZES
 #   fp8   : matmul_kernel_bt (B as N x K) fp8 e4m3 -> fp16 at SIZES (default 8192) over four tile configs, then
 #           the same kernel in Triton and cuBLAS's torch._scaled_mm (bench/anchors_tma.py --fp8)
-# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all|devdesc|fp8] [SIZES...]
+# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all|devdesc|persistent|fp8] [SIZES...]
 set -uo pipefail
 T=${T:-./target/release/tessel}
 what=${1:-all}
@@ -117,6 +120,40 @@ for n in $SIZES; do
       --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 --arg a_desc=desc:a:block=$1x$3 \
       --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
       | grep -E "^bench|^error" | sed "s/^/host-desc   fp16 $n^3 $1x$2x$3 stages $4 /"
+  done
+done
+fi
+if [[ $what == persistent ]]; then
+PK=examples/tma_matmul.py::matmul_kernel_persistent
+pm() { # BM BN BK WARPS STAGES M N K FLATTEN [sanitizer]  (rows of 16-byte multiples: N and K multiples of 8)
+  step "persistent matmul fp16 $6x$7x$8 tile $1x$2x$3 warps $4 stages $5 flatten $9 ${10:-}" ${10:-} $T run $PK \
+    --const GROUP_M=8 --const NUM_SMS=132 --const FLATTEN=$9 --num-warps $4 --num-stages $5 --grid 132 --seed $S --check \
+    --show 0 --arg a=randn:$6x$8:fp16 --arg b=randn:$8x$7:fp16 --arg c=fill:nan:$6x$7:fp16 \
+    --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 \
+    --arg M=$6 --arg N=$7 --arg K=$8
+}
+echo "== correctness: persistent matmul, fused (flatten=True) and nested, GPU vs the interpreter"
+echo "   (K = 0 is the interpreter's: a host descriptor of an empty tensor has no tensor map)"
+pm 128 128 64 8 3 1000 1096 200 True "$MC"
+pm 128 128 64 8 4 1000 1096 200 True "$RC"
+pm 128 128 64 8 3 1000 1096 200 False "$MC"
+pm 64 64 32 4 2 700 904 72 True "$MC"
+pm 128 256 64 8 3 1200 1304 136 True "$MC"
+pm 128 128 64 8 3 700 600 40 True "$MC"
+echo "== timing: persistent matmul, tessel bench (CUDA events, L2 cleared, median of 100)"
+for n in $SIZES; do
+  for cfg in "128 128 64 4" "128 256 64 3"; do
+    set -- $cfg
+    for fl in True False; do
+      timeout 120 $T bench $PK --const GROUP_M=8 --const NUM_SMS=132 --const FLATTEN=$fl --num-warps 8 --num-stages $4 \
+        --grid 132 --flops "2 * M * N * K" --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 \
+        --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n \
+        --arg N=$n --arg K=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/persistent flatten=$fl fp16 $n^3 $1x$2x$3 stages $4 /"
+    done
+    timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) \
+      --flops "2 * M * N * K" --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 \
+      --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n \
+      --arg N=$n --arg K=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/one tile per program fp16 $n^3 $1x$2x$3 stages $4 /"
   done
 done
 fi
