@@ -59,6 +59,11 @@ impl Output {
 #[allow(clippy::result_large_err)]
 /// Runs the pipeline on `ks` for `target` up to and including `stop`, recording each stage in `t`. `tile`, when
 /// given, is the kernel's tile IR already elaborated (the interpreter's), so elaboration is not repeated.
+///
+/// A loop nest fused by `flatten=True` keeps its rings and its epilogue's shared memory live together; when that
+/// is more shared memory than the target has, the kernel is compiled again from its source with the nest as
+/// written, and a warning says so (as Triton prunes configs that do not fit, the user asked for a schedule, not
+/// for an error).
 pub fn run(
     ks: &KernelSource,
     target: Target,
@@ -66,9 +71,56 @@ pub fn run(
     tile: Option<&Func>,
     t: &mut Timings,
 ) -> Result<Output, Error> {
+    let mut fused = false;
+    match run_with(ks, target, stop, tile, t, true, &mut fused) {
+        Err(Error::Codegen(msg)) if fused && msg.contains(SMEM_OVERFLOW) => {
+            let out = run_with(ks, target, stop, None, t, false, &mut fused)?;
+            // The loop that asked, as the nest compiled as written still marks it.
+            let func = match &out {
+                Output::Tile(f) | Output::Layout(f) | Output::Sched { func: f, .. } | Output::Ptx { func: f, .. } => {
+                    Some(f)
+                }
+                Output::Ast(_) => None,
+            };
+            let at = func.and_then(|f| {
+                let o =
+                    f.all_ops().into_iter().find(|&o| matches!(&f.op(o).op, tessel_tile::Op::For(a) if a.flatten))?;
+                f.op(o).loc.map(|l| tessel_lang::Span::new(l.start as usize, l.end as usize))
+            });
+            let w = tessel_lang::Diagnostic::warning(
+                "`flatten=True` is ignored: the fused loop does not fit in shared memory",
+                at.unwrap_or_default(),
+            )
+            .with_label(format!(
+                "fused, the loop keeps its rings and its epilogue's buffers live together: {msg}; the loop nest \
+                 runs as written"
+            ));
+            t.messages.push(w.render(ks.file, ks.source));
+            Ok(out)
+        }
+        r => r,
+    }
+}
+
+/// The start of codegen's message for a kernel over the target's shared memory.
+const SMEM_OVERFLOW: &str = "bytes of shared memory, more than the";
+
+#[allow(clippy::result_large_err, clippy::too_many_arguments)]
+fn run_with(
+    ks: &KernelSource,
+    target: Target,
+    stop: Stage,
+    tile: Option<&Func>,
+    t: &mut Timings,
+    flatten: bool,
+    fused: &mut bool,
+) -> Result<Output, Error> {
     let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render(ks.file, ks.source));
     let mut func = match tile {
-        Some(f) => f.clone(),
+        Some(f) => {
+            *fused = f.attr(tessel_tile::passes::FLATTENED_ATTR).is_some();
+            f.clone()
+        }
         None => {
             let parsed;
             let module = match ks.module {
@@ -89,13 +141,15 @@ pub fn run(
                 // `tl.range(..., loop_unroll_factor=)` and `flatten=True`, before layouts and scheduling, as
                 // Triton does.
                 let unrolled = tessel_tile::passes::unroll_loops(&mut f);
-                let (flattened, refused) = tessel_tile::passes::flatten_loops(&mut f);
+                let (flattened, refused) =
+                    if flatten { tessel_tile::passes::flatten_loops(&mut f) } else { Default::default() };
+                *fused = flattened;
                 if unrolled || flattened {
                     tessel_tile::passes::canonicalize(&mut f);
                 }
                 refused
             });
-            for (o, why) in refused {
+            for (o, why) in refused.into_iter().filter(|_| flatten) {
                 let span = f
                     .op(o)
                     .loc

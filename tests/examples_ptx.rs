@@ -120,6 +120,32 @@ fn flattened_persistent_matmul_restarts_the_accumulator_through_scale_d() {
     );
 }
 
+/// A fused loop keeps its rings and its epilogue's store buffer live together: at 128x256x64 with 4 stages that is
+/// 256 KiB, more than an sm_90a CTA has, while the nest as written (rings dead by the epilogue) fits. The
+/// pipeline compiles the nest and warns at the loop, rather than fail a config the user only asked to schedule.
+#[test]
+fn a_fused_loop_over_shared_memory_falls_back_to_the_nest_with_a_warning() {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap();
+    let mut args = vec![desc(F16, &[128, 64]), desc(F16, &[64, 256]), desc(F16, &[128, 256])];
+    args.extend([int(false), int(false), int(false), c(8), c(132), ArgSpec::Constexpr(ConstValue::Bool(true))]);
+    let spec = Specialization { args, num_warps: 8, num_stages: 4, maxnreg: None, num_ctas: 1 };
+    let ks = tessel::KernelSource {
+        file: "tma_matmul.py",
+        source: &source,
+        kernel: "matmul_kernel_persistent",
+        spec: &spec,
+        module: None,
+    };
+    let mut t = tessel::Timings::default();
+    let Ok(Output::Ptx { kernel, .. }) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut t) else {
+        panic!("the nest as written compiles")
+    };
+    let warning = t.messages.join("\n");
+    assert!(warning.contains("`flatten=True` is ignored: the fused loop does not fit in shared memory"), "{warning}");
+    assert!(warning.contains("flatten=FLATTEN") && warning.contains("263168 bytes"), "{warning}");
+    assert!(kernel.shared_bytes <= 232448 && !kernel.ptx.contains("wgmma.wait_group.sync.aligned 0;\n    @"), "nested");
+}
+
 /// `tma_matmul.py`'s kernel with descriptors made in the kernel, f16, 128x128x64 tiles.
 fn tma_matmul_device_desc() -> Vec<ArgSpec> {
     let mut args = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(false), int(false)];

@@ -257,7 +257,18 @@ impl<'f> Lower<'f> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
         let leader_writes = matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate);
-        let is_view = |v: ValueId| matches!(self.f.value(v).def, tessel_tile::ir::ValueDef::Result(p, _) if self.f.op(p).op == Op::MemDescIndex);
+        // One buffer of a ring (`memdesc_index`), or a view of one (the permuted ring buffer a dot reads a
+        // transposed tile through).
+        let is_view = |mut v: ValueId| loop {
+            let tessel_tile::ir::ValueDef::Result(p, _) = self.f.value(v).def else { return false };
+            match self.f.op(p).op {
+                Op::MemDescIndex => return true,
+                Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescReinterpret | Op::MemDescSlice { .. } => {
+                    v = self.f.op(p).operands[0];
+                }
+                _ => return false,
+            }
+        };
         crate::smem::alloc::buffer_operands(self.f, o)
             .into_iter()
             .filter(|&(v, _)| !(skip_views && is_view(v)))

@@ -175,6 +175,10 @@ pub fn coalesce(f: &Func, axis: &AxisAnalysis, num_warps: u32) -> Result<HashMap
                     Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps)), &shape)?)
                 }
             },
+            // A TMA store writes the tile into shared memory from whatever layout it is in (the copy then reads
+            // it in the descriptor's layout): converting it first would only add a trip through shared memory,
+            // which a fused persistent loop cannot spare while its rings are full.
+            Op::DescStore if crate::tma::usable(f, d.operands[0]) => None,
             Op::DescLoad | Op::DescStore => {
                 let t: &Type = if matches!(d.op, Op::DescLoad) { f.ty(d.results[0]) } else { f.ty(d.operands[1]) };
                 let shape = t.shape().to_vec();
