@@ -324,3 +324,28 @@ fn f32_dot_accumulates_with_one_rounding() {
     assert_eq!(out[0], 1.0 + 2f64.powi(-23));
     assert_eq!(out[1], 1.0);
 }
+
+/// A tensor descriptor needs what TMA needs, as Triton's interpreter checks: rows whose stride is a multiple of
+/// 16 bytes (and a 16-byte aligned base). An empty tensor is not checked: nothing of it can be read, and
+/// frameworks give its rows any stride (torch: 1).
+#[test]
+fn descriptors_need_16_byte_strides_unless_empty() {
+    let src = "func @k(%x: ptr<f16>, %m: i32, %n: i32, %s: i64, %one: i64) {
+  %d = make_tensor_desc {rank = 2} %x, %m, %n, %s, %one : tensordesc<16x16xf16>
+  %z = constant {value = 0} : i32
+  %t = desc_load %d, %z, %z : tensor<16x16xf16>
+  return
+}";
+    let f = parse_func(src).unwrap();
+    verify(&f).unwrap();
+    let go = |rows: i64, cols: i64, stride: i64| {
+        let mut mem = Memory::new();
+        let x = mem.alloc("x", ScalarType::F16, (rows * stride.max(1)).max(1) as usize);
+        let args = [Arg::Buffer(x), Arg::Int(rows), Arg::Int(cols), Arg::Int(stride), Arg::Int(1)];
+        run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())
+    };
+    go(16, 24, 24).unwrap();
+    let e = go(16, 20, 20).unwrap_err();
+    assert!(e.contains("multiples of 16 bytes") && e.contains("20 elements of f16"), "{e}");
+    go(16, 0, 1).unwrap();
+}

@@ -16,7 +16,7 @@ use tessel_tile::ir::{Func, OpData, OpId, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
-use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, special, sym, vector};
+use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, not, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
 
 /// The size of a tensor map (`CUtensorMap`), and of its slot in the global scratch.
@@ -87,8 +87,8 @@ pub(crate) fn scratch_param(kernel: &str) -> String {
 /// - Every thread checks what TMA needs of the tensor (a 16-byte aligned base, the strides of all but the last
 ///   dim multiples of 16 bytes, a contiguous last dim) and stops the kernel (`trap`: the launch fails with an
 ///   illegal-instruction error) when it does not hold, rather than let TMA misread it. The interpreter refuses
-///   the same descriptors with a message, as Triton's does. (An empty dim is left to TMA: a descriptor of an
-///   empty tensor that is never copied, as `A` and `B` of a matmul with K = 0, is harmless.)
+///   the same descriptors with a message, as Triton's does. An empty tensor (a dim of 0: `A` and `B` of a
+///   matmul with K = 0) is not checked, here or in the interpreter: nothing of it can be misread.
 /// - It copies the template parameter the launch encoded from the block (element type, box, swizzle, padding)
 ///   into the slot, replaces the global address, the dims and the byte strides (`tensormap.replace`, innermost
 ///   dim first), and releases the writes to the tensormap proxy.
@@ -163,6 +163,13 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
             b.op("setp.ne.u64", p, (bytes, 0u32));
         }
         b.op("or.pred", bad, (bad, p));
+    }
+    // An empty tensor (a dim of 0, as a K = 0 matmul's operands) has nothing to misread: its map is never used
+    // for data, and its strides are whatever the framework made up (torch gives an empty row stride 1).
+    for &d in &shape {
+        let p = b.reg(RegClass::Pred);
+        b.op("setp.lt.s32", p, (d, 1u32));
+        b.op("and.pred", bad, (bad, not(p)));
     }
     // `trap`, not `__assertfail`: a call anywhere in the kernel makes ptxas serialize every wgmma (C7510).
     b.comment(
