@@ -185,6 +185,8 @@ fn run_with(
                 tessel_sched::pipeline(&mut func).map_err(|e| format!("the software pipeliner failed: {e}"))?;
             tessel_tile::layout::tma_copies::lower_tma_copies(&mut func)
                 .map_err(|e| format!("lowering descriptor accesses to TMA: {e}"))?;
+            // What the pipeliner recomputes for a fused loop's epilogue runs inside the epilogue's branch.
+            tessel_tile::passes::sink_into_branches(&mut func);
             Ok::<_, String>(schedule)
         })
         .map_err(|e| Error::Codegen(format!("internal error: {e}")))?;

@@ -473,6 +473,7 @@ impl Scratch {
             return Ok(None);
         }
         let programs = grid.iter().map(|&g| g as usize).product::<usize>().max(1);
+        keep_pool_memory()?;
         let mut ptr: sys::CUdeviceptr = 0;
         // SAFETY: `ptr` is writable; the stream is null or live (the callers' promise). Pool allocations are
         // aligned to at least 256 bytes, more than a tensor map's 64.
@@ -482,6 +483,38 @@ impl Scratch {
         )?;
         Ok(Some(Scratch { ptr, stream }))
     }
+}
+
+/// Makes the current device's default memory pool keep what is freed into it (release threshold: no limit),
+/// once per device. By default the pool returns its memory to the driver at every synchronization, so each
+/// launch's scratch allocation would map fresh pages: measured on the H100 through the Python launcher, a
+/// matmul with in-kernel descriptors took 14 us longer per launch (0.2213 vs 0.2072 ms at 4096^3).
+fn keep_pool_memory() -> Result<(), RuntimeError> {
+    static DONE: [std::sync::atomic::AtomicBool; 64] = [const { std::sync::atomic::AtomicBool::new(false) }; 64];
+    let mut dev: sys::CUdevice = 0;
+    // SAFETY: a context is current (the callers enter the kernel's context first); `dev` is writable.
+    check(unsafe { sys::cuCtxGetDevice(&mut dev) }, "cuCtxGetDevice")?;
+    let Some(done) = DONE.get(dev as usize) else { return Ok(()) };
+    if done.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `dev` is a valid device ordinal; `pool` is writable.
+    check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) }, "cuDeviceGetDefaultMemPool")?;
+    let mut threshold = u64::MAX;
+    // SAFETY: the release threshold attribute takes a pointer to a u64.
+    check(
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut c_void,
+            )
+        },
+        "setting the memory pool's release threshold",
+    )?;
+    done.store(true, Ordering::Relaxed);
+    Ok(())
 }
 
 impl Drop for Scratch {

@@ -48,6 +48,10 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
                 None => Ok(StageOutput::Func),
             }
         }),
+        ("sink", |f| {
+            crate::passes::sink_into_branches(f);
+            Ok(StageOutput::Func)
+        }),
         ("wait-before-overwrite", |f| {
             crate::passes::wait_before_overwriting_dot_operands(f);
             Ok(StageOutput::Func)

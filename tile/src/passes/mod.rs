@@ -8,6 +8,7 @@ mod dot_war;
 mod flatten;
 mod fold;
 mod licm;
+mod sink;
 mod unroll;
 
 pub use cse::cse;
@@ -17,6 +18,7 @@ pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
 pub use flatten::{FLATTENED_ATTR, flatten_loops};
 pub use fold::fold;
 pub use licm::licm;
+pub use sink::sink_into_branches;
 pub use unroll::unroll_loops;
 
 use crate::ir::{Func, OpId, RegionId};
