@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use crate::ir::{Func, OpId, RegionId};
 use crate::ops::Op;
+use crate::types::Type;
 
 /// Sinks pure ops into the `if` regions that alone use them, in every region of `f`; whether anything moved.
 pub fn sink_into_branches(f: &mut Func) -> bool {
@@ -38,6 +39,11 @@ fn sink_region(f: &mut Func, r: RegionId) -> bool {
     for (i, &x) in ops.iter().enumerate().rev() {
         let xd = f.op(x);
         if !xd.op.is_pure() || !xd.regions.is_empty() || xd.results.is_empty() || xd.parent != Some(r) {
+            continue;
+        }
+        // Arithmetic only: a tensor descriptor the program makes once stays where it is made (codegen writes its
+        // tensor map at the kernel's top level), as do buffers and tokens.
+        if xd.results.iter().any(|&v| matches!(f.ty(v), Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token)) {
             continue;
         }
         let results = xd.results.clone();
