@@ -28,6 +28,12 @@ export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 source "$(dirname "$0")/lib.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=$RANDOM
+host_bench() { # BM BN BK STAGES N DTYPE LABEL: tessel bench of matmul_kernel (host descriptors), N^3, 8 warps
+  timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( ($5 / $1) * ($5 / $2) )) \
+    --flops "2 * M * N * K" --arg a=randn:$5x$5:$6 --arg b=randn:$5x$5:$6 --arg c=zeros:$5x$5:$6 \
+    --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$5 \
+    --arg N=$5 --arg K=$5 2>&1 | grep -E "^bench|^error" | sed "s/^/$7 /"
+}
 tma() { # BM BN BK WARPS STAGES M N K DTYPE [sanitizer]
   local grid=$(( ($6 + $1 - 1) / $1 * (($7 + $2 - 1) / $2) ))
   step "tma_matmul $9 $6x$7x$8 tile $1x$2x$3 warps $4 stages $5 ${10:-}" ${10:-} $T run $K --const GROUP_M=8 --num-warps $4 \
@@ -61,10 +67,7 @@ for dt in fp16 bf16; do
   for n in $SIZES; do
     for cfg in "128 128 64 3" "128 128 64 4" "128 256 64 3"; do
       set -- $cfg
-      timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) --flops "2 * M * N * K" \
-        --arg a=randn:$n"x"$n:$dt --arg b=randn:$n"x"$n:$dt --arg c=zeros:$n"x"$n:$dt --arg a_desc=desc:a:block=$1x$3 \
-        --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
-        | grep -E "^bench|^error" | sed "s/^/$dt $n^3 $1x$2x$3 stages $4 /"
+      host_bench $1 $2 $3 $4 $n $dt "$dt $n^3 $1x$2x$3 stages $4"
     done
   done
 done
@@ -116,10 +119,7 @@ for n in $SIZES; do
       --num-stages $4 --grid $grid --flops "2 * M * N * K" --arg a_ptr=randn:$n"x"$n:fp16 --arg b_ptr=randn:$n"x"$n:fp16 \
       --arg c_ptr=zeros:$n"x"$n:fp16 --arg M=$n --arg N=$n --arg K=$n --arg stride_am=$n --arg stride_bk=$n \
       --arg stride_cm=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/device-desc fp16 $n^3 $1x$2x$3 stages $4 /"
-    timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $grid --flops "2 * M * N * K" \
-      --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 --arg a_desc=desc:a:block=$1x$3 \
-      --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n --arg N=$n --arg K=$n 2>&1 \
-      | grep -E "^bench|^error" | sed "s/^/host-desc   fp16 $n^3 $1x$2x$3 stages $4 /"
+    host_bench $1 $2 $3 $4 $n fp16 "host-desc   fp16 $n^3 $1x$2x$3 stages $4"
   done
 done
 fi
@@ -150,10 +150,7 @@ for n in $SIZES; do
         --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n \
         --arg N=$n --arg K=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/persistent flatten=$fl fp16 $n^3 $1x$2x$3 stages $4 /"
     done
-    timeout 120 $T bench $K --const GROUP_M=8 --num-warps 8 --num-stages $4 --grid $(( (n / $1) * (n / $2) )) \
-      --flops "2 * M * N * K" --arg a=randn:$n"x"$n:fp16 --arg b=randn:$n"x"$n:fp16 --arg c=zeros:$n"x"$n:fp16 \
-      --arg a_desc=desc:a:block=$1x$3 --arg b_desc=desc:b:block=$3x$2 --arg c_desc=desc:c:block=$1x$2 --arg M=$n \
-      --arg N=$n --arg K=$n 2>&1 | grep -E "^bench|^error" | sed "s/^/one tile per program fp16 $n^3 $1x$2x$3 stages $4 /"
+    host_bench $1 $2 $3 $4 $n fp16 "one tile per program fp16 $n^3 $1x$2x$3 stages $4"
   done
 done
 fi

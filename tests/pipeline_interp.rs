@@ -216,6 +216,19 @@ fn pipelined_softmax_rows_compute_what_the_loop_as_written_does() {
     }
 }
 
+/// `g` with its descriptor accesses lowered to TMA copies (there must be some), verified.
+fn tma_lowered(mut g: Func) -> Func {
+    assert!(tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap(), "no descriptor access left");
+    tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
+    g
+}
+
+/// A host descriptor's IR arguments over a row-major `rows x cols` matrix with leading dim `ld`: base, shape,
+/// strides.
+fn desc_args(buf: V, rows: usize, cols: usize, ld: usize) -> Vec<V> {
+    vec![buf, V::Int(rows as i64), V::Int(cols as i64), V::Int(ld as i64), V::Int(1)]
+}
+
 /// `examples/tma_matmul.py` on sm_90a: its descriptor loads become TMA copies. Three programs must give the same
 /// bits: the layout IR with `desc_load`/`desc_store` (the interpreter's TMA semantics: zero padding past the
 /// edges), the loop as written with each access lowered to a TMA copy waited on at once, and the loop pipelined
@@ -224,13 +237,8 @@ fn tma_matmul(m: usize, n: usize, k: usize, (bm, bn, bk): (u32, u32, u32), warps
     let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
     let spec = vec![desc(&[bm, bk]), desc(&[bk, bn]), desc(&[bm, bn]), int(false), int(false), int(false), c(4)];
     let f = layout_ir("tma_matmul.py", "matmul_kernel", spec, warps, stages);
-    let tma = |mut g: Func| {
-        assert!(tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap(), "no descriptor access left");
-        tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
-        g
-    };
-    let as_written = tma(f.clone());
-    let p = tma(pipelined(&f, if stages > 1 { 1 } else { 0 }));
+    let as_written = tma_lowered(f.clone());
+    let p = tma_lowered(pipelined(&f, if stages > 1 { 1 } else { 0 }));
     if stages > 1 {
         let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
         assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
@@ -238,12 +246,9 @@ fn tma_matmul(m: usize, n: usize, k: usize, (bm, bn, bk): (u32, u32, u32), warps
     // Row-major with leading dims that are 16-byte multiples (TMA's rule); the padding beyond the logical sizes
     // holds data the edges must not read.
     let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
-    let d = |buf: V, rows: usize, cols: usize, ld: usize| {
-        vec![buf, V::Int(rows as i64), V::Int(cols as i64), V::Int(ld as i64), V::Int(1)]
-    };
-    let mut vals = d(V::Buf(F16, random(m * lda, 5)), m, k, lda);
-    vals.extend(d(V::Buf(F16, random(k.max(1) * ldb, 6)), k, n, ldb));
-    vals.extend(d(V::Out(F16, m * ldc), m, n, ldc));
+    let mut vals = desc_args(V::Buf(F16, random(m * lda, 5)), m, k, lda);
+    vals.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, 6)), k, n, ldb));
+    vals.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
     vals.extend([m, n, k].map(|x| V::Int(x as i64)));
     let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
     let want = outputs(&f, &vals, grid);
@@ -272,13 +277,8 @@ fn descriptors_made_in_the_kernel_pipeline_through_tma() {
         let f = layout_ir("tma_matmul.py", "matmul_kernel_device_desc", spec, 4, stages);
         let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
         assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
-        let tma = |mut g: Func| {
-            assert!(tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap(), "no descriptor access left");
-            tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
-            g
-        };
-        let as_written = tma(f.clone());
-        let p = tma(pipelined(&f, 1));
+        let as_written = tma_lowered(f.clone());
+        let p = tma_lowered(pipelined(&f, 1));
         let (lda, ldb, ldc) = (k.next_multiple_of(16).max(16), n.next_multiple_of(16), n.next_multiple_of(16));
         let mut vals =
             vec![V::Buf(F16, random(m * lda, 5)), V::Buf(F16, random(k.max(1) * ldb, 6)), V::Out(F16, m * ldc)];
@@ -315,21 +315,13 @@ fn flattened_persistent_matmul_pipelines_across_tiles() {
             "{schedule}"
         );
         assert!(schedule.contains("waited for inside"), "{schedule}");
-        let tma = |mut g: Func| {
-            tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap();
-            tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
-            g
-        };
         // The fused loop (inside the `n2 > 0` branch) is pipelined; the other branch's loop has no loads.
-        let p = tma(pipelined(&fused, 1));
-        let as_written = tma(fused.clone());
+        let p = tma_lowered(pipelined(&fused, 1));
+        let as_written = tma_lowered(fused.clone());
         let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
-        let d = |buf: V, rows: usize, cols: usize, ld: usize| {
-            vec![buf, V::Int(rows as i64), V::Int(cols as i64), V::Int(ld as i64), V::Int(1)]
-        };
-        let mut vals = d(V::Buf(F16, random(m * lda, 15)), m, k, lda);
-        vals.extend(d(V::Buf(F16, random(k.max(1) * ldb, 16)), k, n, ldb));
-        vals.extend(d(V::Out(F16, m * ldc), m, n, ldc));
+        let mut vals = desc_args(V::Buf(F16, random(m * lda, 15)), m, k, lda);
+        vals.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, 16)), k, n, ldb));
+        vals.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
         vals.extend([m, n, k].map(|x| V::Int(x as i64)));
         let grid = [sms as u32, 1, 1];
         let want = outputs(&nested, &vals, grid);
@@ -367,13 +359,8 @@ fn tma_attention(n_ctx: usize, d: u32, causal: bool, stages: u32) {
         c(if causal { 3 } else { 1 }),
     ];
     let f = layout_ir("flash_attention.py", "_attn_fwd_tma", spec, 4, stages);
-    let tma = |mut g: Func| {
-        tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap();
-        tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
-        g
-    };
-    let as_written = tma(f.clone());
-    let p = tma(pipelined(&f, if causal { 2 } else { 1 }));
+    let as_written = tma_lowered(f.clone());
+    let p = tma_lowered(pipelined(&f, if causal { 2 } else { 1 }));
     let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
     assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
     assert!(schedule.contains("waited for before"), "{schedule}");
@@ -416,21 +403,13 @@ fn fp8_tma_matmul_with_transposed_b_pipelines_both_operands() {
         c(4),
     ];
     let f = layout_ir("tma_matmul.py", "matmul_kernel_bt", spec, 4, 3);
-    let tma = |mut g: Func| {
-        tessel::tile::layout::tma_copies::lower_tma_copies(&mut g).unwrap();
-        tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
-        g
-    };
     let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
     assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
-    let (as_written, p) = (tma(f.clone()), tma(pipelined(&f, 1)));
-    let d = |buf: V, rows: usize, cols: usize| {
-        vec![buf, V::Int(rows as i64), V::Int(cols as i64), V::Int(cols as i64), V::Int(1)]
-    };
+    let (as_written, p) = (tma_lowered(f.clone()), tma_lowered(pipelined(&f, 1)));
     let fp8 = |len: usize, seed: u64| tessel::tile::testing::Rng::new(seed).vec_of(len, e4m3);
-    let mut vals = d(V::Buf(e4m3, fp8(m * k, 11)), m, k);
-    vals.extend(d(V::Buf(e4m3, fp8(n * k, 12)), n, k));
-    vals.extend(d(V::Out(F16, m * n.next_multiple_of(8)), m, n.next_multiple_of(8)));
+    let mut vals = desc_args(V::Buf(e4m3, fp8(m * k, 11)), m, k, k);
+    vals.extend(desc_args(V::Buf(e4m3, fp8(n * k, 12)), n, k, k));
+    vals.extend(desc_args(V::Out(F16, m * n.next_multiple_of(8)), m, n.next_multiple_of(8), n.next_multiple_of(8)));
     vals.extend([m, n, k].map(|x| V::Int(x as i64)));
     let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
     let want = outputs(&f, &vals, grid);

@@ -23,8 +23,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::unroll::clone_op;
-use crate::ir::{Func, Loc, OpId, RegionId, ValueDef, ValueId};
+use super::build::{Builder, clone_op, const_int};
+use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, LoopAttrs, Op};
 use crate::types::{Elem, ScalarType, Type};
 
@@ -56,16 +56,6 @@ pub fn flatten_loops(f: &mut Func) -> (bool, Vec<(OpId, String)>) {
     (changed, refused)
 }
 
-fn const_int(f: &Func, v: ValueId) -> Option<i64> {
-    match f.value(v).def {
-        ValueDef::Result(p, _) => match f.op(p).op {
-            Op::Constant(Const::Int(x)) => Some(x),
-            _ => None,
-        },
-        ValueDef::Arg(..) => None,
-    }
-}
-
 /// The values defined inside op `o` (its regions' arguments and every nested result).
 fn defined_inside(f: &Func, o: OpId) -> HashSet<ValueId> {
     let mut out = HashSet::new();
@@ -78,32 +68,7 @@ fn defined_inside(f: &Func, o: OpId) -> HashSet<ValueId> {
     out
 }
 
-/// Appends ops at the end of a region.
-struct At<'f> {
-    f: &'f mut Func,
-    region: RegionId,
-    loc: Option<Loc>,
-}
-
-impl At<'_> {
-    fn value(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
-        let o = self.f.append(self.region, op, operands, vec![ty], &[], self.loc);
-        self.f.op(o).results[0]
-    }
-
-    fn int(&mut self, x: i64, ty: &Type) -> ValueId {
-        self.value(Op::Constant(Const::Int(x)), &[], ty.clone())
-    }
-
-    fn binary(&mut self, op: BinOp, a: ValueId, b: ValueId) -> ValueId {
-        let ty = self.f.ty(a).clone();
-        self.value(Op::Binary { op, propagate_nan: false }, &[a, b], ty)
-    }
-
-    fn cmp(&mut self, p: CmpPred, a: ValueId, b: ValueId) -> ValueId {
-        self.value(Op::Cmp(p), &[a, b], Type::scalar(ScalarType::I1))
-    }
-
+impl Builder<'_> {
     /// `ub > lb ? (ub - lb + s - 1) / s : 0` for a positive constant step `s`.
     fn trips(&mut self, lb: ValueId, ub: ValueId, s: i64) -> ValueId {
         let ty = self.f.ty(lb).clone();
@@ -189,7 +154,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     // Before the loop: trip counts, the fused count and the choice between the two forms.
     let parent = d.parent.expect("linked loop");
     let (pre, then_r, else_r) = (f.new_region(), f.new_region(), f.new_region());
-    let mut b = At { f, region: pre, loc: d.loc };
+    let mut b = Builder { f, region: pre, at: None, loc: d.loc };
     let n1 = b.trips(d.operands[0], d.operands[1], s1);
     let n2 = b.trips(id.operands[0], id.operands[1], s2);
     let zero = b.int(0, &ity);
@@ -218,7 +183,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     let t = f.add_region_arg(flat, ity.clone(), Some("t".into()));
     let oc: Vec<ValueId> = oargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
     let ic: Vec<ValueId> = iargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
-    let mut b = At { f, region: flat, loc: d.loc };
+    let mut b = Builder { f, region: flat, at: None, loc: d.loc };
     let ii = b.binary(BinOp::Div, t, n2);
     let span = b.binary(BinOp::Mul, ii, n2);
     let jj = b.binary(BinOp::Sub, t, span);
@@ -237,7 +202,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     for &x in prologue {
         clone_op(f, x, flat, &mut map);
     }
-    let mut b = At { f, region: flat, loc: d.loc };
+    let mut b = Builder { f, region: flat, at: None, loc: d.loc };
     let first = b.cmp(CmpPred::Eq, jj, zero);
     let last = b.cmp(CmpPred::Eq, jj, last_j);
     map.insert(iargs[0], j);

@@ -1,6 +1,7 @@
 //! Generic passes over the tile IR. Each is a plain function `fn(&mut Func) -> bool` (did it change
 //! anything) with text-in/text-out tests; [`canonicalize`] runs them to a fixed point.
 
+mod build;
 mod cse;
 mod dce;
 mod dot_acc;

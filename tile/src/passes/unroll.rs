@@ -15,9 +15,10 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Func, OpId, RegionId, ValueDef, ValueId};
+use super::build::{Builder, clone_op, const_int};
+use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, LoopAttrs, Op};
-use crate::types::{ScalarType, Type};
+use crate::types::Type;
 
 /// Unrolls every `for` that asks for it; whether anything changed.
 pub fn unroll_loops(f: &mut Func) -> bool {
@@ -33,44 +34,6 @@ pub fn unroll_loops(f: &mut Func) -> bool {
     changed
 }
 
-fn const_int(f: &Func, v: ValueId) -> Option<i64> {
-    match f.value(v).def {
-        ValueDef::Result(p, _) => match f.op(p).op {
-            Op::Constant(Const::Int(x)) => Some(x),
-            _ => None,
-        },
-        ValueDef::Arg(..) => None,
-    }
-}
-
-/// Ops appended before the loop being unrolled.
-struct Before<'f> {
-    f: &'f mut Func,
-    region: RegionId,
-    at: usize,
-    loc: Option<crate::ir::Loc>,
-}
-
-impl Before<'_> {
-    fn value(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
-        let o = self.f.append(self.region, op, operands, vec![ty], &[], self.loc);
-        let ops = &mut self.f.region_mut(self.region).ops;
-        ops.pop();
-        ops.insert(self.at, o);
-        self.at += 1;
-        self.f.op(o).results[0]
-    }
-
-    fn int(&mut self, x: i64, ty: &Type) -> ValueId {
-        self.value(Op::Constant(Const::Int(x)), &[], ty.clone())
-    }
-
-    fn binary(&mut self, op: BinOp, a: ValueId, b: ValueId) -> ValueId {
-        let ty = self.f.ty(a).clone();
-        self.value(Op::Binary { op, propagate_nan: false }, &[a, b], ty)
-    }
-}
-
 fn unroll(f: &mut Func, o: OpId, u: i64, step: i64) {
     let d = f.op(o).clone();
     let Op::For(attrs) = d.op.clone() else { unreachable!("a for loop") };
@@ -79,12 +42,12 @@ fn unroll(f: &mut Func, o: OpId, u: i64, step: i64) {
     let (lb, ub) = (d.operands[0], d.operands[1]);
     let ity = f.ty(lb).clone();
     // Division and comparison follow the type's signedness.
-    let mut b = Before { f, region: parent, at, loc: d.loc };
+    let mut b = Builder { f, region: parent, at: Some(at), loc: d.loc };
     // main_ub = lb + (ub > lb ? (ub - lb) / S : 0) * S, with S = U * step.
     let big = b.int(u * step, &ity);
     let diff = b.binary(BinOp::Sub, ub, lb);
     let q = b.binary(BinOp::Div, diff, big);
-    let some = b.value(Op::Cmp(CmpPred::Gt), &[ub, lb], Type::scalar(ScalarType::I1));
+    let some = b.cmp(CmpPred::Gt, ub, lb);
     let zero = b.int(0, &ity);
     let q = b.value(Op::Select, &[some, q, zero], ity.clone());
     let span = b.binary(BinOp::Mul, q, big);
@@ -148,30 +111,4 @@ fn unroll(f: &mut Func, o: OpId, u: i64, step: i64) {
     rd.operands[0] = main_ub;
     rd.operands[3..].copy_from_slice(&main_results);
     rd.op = Op::For(LoopAttrs { loop_unroll_factor: None, num_stages: Some(1), ..attrs });
-}
-
-/// Clones op `x` (and its regions) to the end of region `r`, its operands through `map`; records its results.
-pub(crate) fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
-    let xd = f.op(x).clone();
-    let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-    let mut regions = Vec::new();
-    for &old in &xd.regions {
-        let new = f.new_region();
-        for a in f.region(old).args.clone() {
-            let (ty, name) = (f.ty(a).clone(), f.value(a).name.clone());
-            let n = f.add_region_arg(new, ty, name);
-            map.insert(a, n);
-        }
-        for y in f.region(old).ops.clone() {
-            clone_op(f, y, new, map);
-        }
-        regions.push(new);
-    }
-    let types = xd.results.iter().map(|&v| f.ty(v).clone()).collect();
-    let c = f.append(r, xd.op.clone(), &operands, types, &regions, xd.loc);
-    for (&old, &new) in xd.results.iter().zip(&f.op(c).results.clone()) {
-        map.insert(old, new);
-        f.values[new.index()].name = f.value(old).name.clone();
-    }
-    c
 }
