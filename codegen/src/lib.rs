@@ -9,6 +9,7 @@ pub mod cache;
 mod lower;
 pub mod ptx;
 pub mod runtime;
+mod scratch;
 pub mod smem;
 pub mod tensor_map;
 
@@ -34,7 +35,7 @@ pub struct Kernel {
     /// Bytes of global scratch memory each program needs (Triton's `global_scratch`): the tensor maps of the
     /// descriptors the kernel makes, 128 bytes each. When nonzero the kernel takes one more parameter after the
     /// tensor maps, the address of `scratch_bytes` × (number of programs) bytes, 128-byte aligned, which the
-    /// launch allocates (stream-ordered) and frees after the kernel.
+    /// runtime allocates in the launch's stream order and keeps for the kernel's next launch on that stream.
     pub scratch_bytes: u32,
 }
 

@@ -53,7 +53,7 @@ impl From<cudarc::driver::DriverError> for RuntimeError {
     }
 }
 
-fn check(r: sys::CUresult, what: &str) -> Result<(), RuntimeError> {
+pub(crate) fn check(r: sys::CUresult, what: &str) -> Result<(), RuntimeError> {
     if r == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(RuntimeError::new(format!("{what}: {r:?}"))) }
 }
 
@@ -281,6 +281,7 @@ impl Gpu {
             shared_bytes: k.shared_bytes,
             tensor_maps: k.tensor_maps.clone(),
             scratch_bytes: k.scratch_bytes,
+            scratch: Default::default(),
             ctx: self.ctx.clone(),
         };
         let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
@@ -453,77 +454,10 @@ pub struct LoadedKernel {
     shared_bytes: u32,
     /// The tensor maps the kernel takes after its IR arguments, encoded at each launch.
     tensor_maps: Vec<crate::TensorMapArg>,
-    /// Global scratch bytes per program (`Kernel::scratch_bytes`), allocated for each launch.
+    /// Global scratch bytes per program (`Kernel::scratch_bytes`), and the buffers kept per stream.
     scratch_bytes: u32,
+    scratch: crate::scratch::ScratchCache,
     ctx: Arc<CudaContext>,
-}
-
-/// A kernel's global scratch for one launch (or one timing run): allocated from the device's default memory
-/// pool in the order of `stream` (`cuMemAllocAsync`) and freed in that order when dropped, so that it lives
-/// until the kernels launched on the stream before the drop have finished, without synchronizing.
-struct Scratch {
-    ptr: sys::CUdeviceptr,
-    stream: sys::CUstream,
-}
-
-impl Scratch {
-    /// `bytes_per_program` × the programs of `grid`, or `None` when the kernel needs none.
-    fn alloc(bytes_per_program: u32, grid: [u32; 3], stream: sys::CUstream) -> Result<Option<Scratch>, RuntimeError> {
-        if bytes_per_program == 0 {
-            return Ok(None);
-        }
-        let programs = grid.iter().map(|&g| g as usize).product::<usize>().max(1);
-        keep_pool_memory()?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        // SAFETY: `ptr` is writable; the stream is null or live (the callers' promise). Pool allocations are
-        // aligned to at least 256 bytes, more than a tensor map's 64.
-        check(
-            unsafe { sys::cuMemAllocAsync(&mut ptr, bytes_per_program as usize * programs, stream) },
-            "allocating the kernel's global scratch (cuMemAllocAsync)",
-        )?;
-        Ok(Some(Scratch { ptr, stream }))
-    }
-}
-
-/// Makes the current device's default memory pool keep what is freed into it (release threshold: no limit),
-/// once per device. By default the pool returns its memory to the driver at every synchronization, so each
-/// launch's scratch allocation would map fresh pages: measured on the H100 through the Python launcher, a
-/// matmul with in-kernel descriptors took 14 us longer per launch (0.2213 vs 0.2072 ms at 4096^3).
-fn keep_pool_memory() -> Result<(), RuntimeError> {
-    static DONE: [std::sync::atomic::AtomicBool; 64] = [const { std::sync::atomic::AtomicBool::new(false) }; 64];
-    let mut dev: sys::CUdevice = 0;
-    // SAFETY: a context is current (the callers enter the kernel's context first); `dev` is writable.
-    check(unsafe { sys::cuCtxGetDevice(&mut dev) }, "cuCtxGetDevice")?;
-    let Some(done) = DONE.get(dev as usize) else { return Ok(()) };
-    if done.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: `dev` is a valid device ordinal; `pool` is writable.
-    check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) }, "cuDeviceGetDefaultMemPool")?;
-    let mut threshold = u64::MAX;
-    // SAFETY: the release threshold attribute takes a pointer to a u64.
-    check(
-        unsafe {
-            sys::cuMemPoolSetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                &mut threshold as *mut u64 as *mut c_void,
-            )
-        },
-        "setting the memory pool's release threshold",
-    )?;
-    done.store(true, Ordering::Relaxed);
-    Ok(())
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // SAFETY: allocated by `cuMemAllocAsync` on this stream and freed once, after the work queued on it.
-        unsafe {
-            sys::cuMemFreeAsync(self.ptr, self.stream);
-        }
-    }
 }
 
 impl LoadedKernel {
@@ -544,9 +478,7 @@ impl LoadedKernel {
         const L2_CLEAR_BYTES: usize = 256_000_000;
         let mut scrub = gpu.stream.alloc_zeros::<u32>(L2_CLEAR_BYTES / 4)?;
         self.ctx.bind_to_thread()?;
-        // One scratch for every launch (they run one after the other on the stream): none is timed allocating.
-        let scratch = Scratch::alloc(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
-        let scratch = scratch.as_ref().map(|s| s.ptr);
+        let scratch = self.scratch.get(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
         for _ in 0..warmup {
             self.launch_args(gpu, grid, args, LaunchOptions::default(), scratch)?;
         }
@@ -586,8 +518,7 @@ impl LoadedKernel {
     ) -> Result<(), RuntimeError> {
         let _current = ContextGuard::enter(&self.ctx)?;
         let mut maps = self.encode_maps(|i| params[i] as i64)?;
-        let scratch = Scratch::alloc(self.scratch_bytes, grid, stream as sys::CUstream)?;
-        let mut scratch_ptr = scratch.as_ref().map(|s| s.ptr);
+        let mut scratch_ptr = self.scratch.get(self.scratch_bytes, grid, stream as sys::CUstream)?;
         let n = params.len() + maps.len() + scratch_ptr.is_some() as usize;
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 64];
         let mut heap = Vec::new();
@@ -623,8 +554,8 @@ impl LoadedKernel {
         opts: LaunchOptions,
     ) -> Result<(), RuntimeError> {
         self.ctx.bind_to_thread()?;
-        let scratch = Scratch::alloc(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
-        self.launch_args(gpu, grid, args, opts, scratch.as_ref().map(|s| s.ptr))
+        let scratch = self.scratch.get(self.scratch_bytes, grid, gpu.stream.cu_stream())?;
+        self.launch_args(gpu, grid, args, opts, scratch)
     }
 
     /// [`LoadedKernel::launch_with`] with the global scratch given (allocated by the caller when the kernel
@@ -790,6 +721,7 @@ impl Drop for LoadedKernel {
         // The thread's current context is left as it was (a kernel may be dropped on a thread that uses another
         // device).
         if let Ok(_current) = ContextGuard::enter(&self.ctx) {
+            self.scratch.free_all();
             // SAFETY: the module was loaded by us and is unloaded once.
             unsafe {
                 sys::cuModuleUnload(self.module);

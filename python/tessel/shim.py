@@ -39,7 +39,7 @@ def set_allocator(allocator):
     """`triton.set_allocator(fn)`: the function Triton calls for the global scratch memory of kernels that build
     tensor descriptors on the device (`fn(size, alignment, stream) -> tensor`). Stored (`get_allocator()`) so
     that Triton scripts run unchanged, but not called: tessel's launcher allocates that scratch itself, from the
-    CUDA driver's stream-ordered pool on the launch's stream, and frees it in stream order after the kernel."""
+    CUDA driver's memory pool in the launch's stream order, and keeps it for the kernel's next launch there."""
     global _allocator
     _allocator = allocator
 
