@@ -3,7 +3,7 @@
 //! `fill:0x...` can write any bit pattern (signalling NaNs included).
 
 use tessel_tile::ScalarType;
-use tessel_tile::interp::value::{Val, convert, encode_vals, from_bits, int_to_float, round_float};
+use tessel_tile::interp::value::{Val, convert, encode_vals, from_bits, int_to_float, round_float, to_bits};
 use tessel_tile::types::Elem;
 
 use super::CliError;
@@ -65,57 +65,62 @@ fn int_limits(t: ScalarType) -> (i128, i128) {
     if t.is_signed_int() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
 }
 
-/// A splitmix64 stream.
-fn splitmix(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-        .collect()
+/// Element `k` of a splitmix64 stream: counter-based, so any element is computed alone (and buffers are filled
+/// in parallel with the same values as one pass in order).
+fn splitmix(seed: u64, k: usize) -> u64 {
+    const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut z = seed.wrapping_add(GOLDEN.wrapping_mul(k as u64 + 2));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
-/// Deterministic uniform [-1, 1) values.
-fn uniform(seed: u64, n: usize) -> Vec<f64> {
-    splitmix(seed, n).into_iter().map(|z| (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0).collect()
+/// Deterministic uniform [-1, 1): element `k`.
+fn uniform(seed: u64, k: usize) -> f64 {
+    (splitmix(seed, k) >> 11) as f64 / (1u64 << 52) as f64 - 1.0
 }
 
-/// Deterministic standard normal values (Box–Muller).
-fn normal(seed: u64, n: usize) -> Vec<f64> {
-    let u = uniform(seed, 2 * n);
-    (0..n)
-        .map(|i| {
-            (-2.0 * (0.5 * (u[2 * i] + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * u[2 * i + 1]).cos()
-        })
-        .collect()
+/// Deterministic standard normal (Box–Muller over uniforms `2i` and `2i + 1`): element `i`.
+fn normal(seed: u64, i: usize) -> f64 {
+    let (u, v) = (uniform(seed, 2 * i), uniform(seed, 2 * i + 1));
+    (-2.0 * (0.5 * (u + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * v).cos()
+}
+
+/// `len` elements of type `t`, element `i` being `at(i)`, as little-endian bytes, filled in parallel chunks.
+fn generate(len: usize, t: ScalarType, at: impl Fn(usize) -> Val + Sync) -> Vec<u8> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let n = t.bytes() as usize;
+    let mut out = vec![0u8; len * n];
+    out.par_chunks_mut(CHUNK * n).enumerate().for_each(|(c, bytes)| {
+        for (j, e) in bytes.chunks_exact_mut(n).enumerate() {
+            e.copy_from_slice(&to_bits(at(c * CHUNK + j), t).to_le_bytes()[..n]);
+        }
+    });
+    out
 }
 
 /// The `len` elements of a buffer of type `t` filled as `init` says, as little-endian bytes.
 pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> Result<Vec<u8>, CliError> {
-    let float = |xs: Vec<f64>| xs.into_iter().map(|x| Val::Float(round_float(x, t))).collect::<Vec<_>>();
     let vals: Vec<Val> = match init {
-        BufferInit::Rand if t.is_float() => float(uniform(seed, len)),
-        BufferInit::Rand => splitmix(seed, len).into_iter().map(|z| from_bits(z, t)).collect(),
-        BufferInit::Randn if t.is_float() => float(normal(seed, len)),
+        BufferInit::Rand if t.is_float() => return Ok(generate(len, t, |i| Val::Float(round_float(uniform(seed, i), t)))),
+        BufferInit::Rand => return Ok(generate(len, t, |i| from_bits(splitmix(seed, i), t))),
+        BufferInit::Randn if t.is_float() => return Ok(generate(len, t, |i| Val::Float(round_float(normal(seed, i), t)))),
         BufferInit::Randn => {
             let sigma = if t.bits() <= 8 { 16.0 } else { 100.0 };
             let (lo, hi) = int_limits(t);
-            normal(seed, len)
-                .into_iter()
-                .map(|z| {
-                    let r = (sigma * z).round() as i128;
-                    let r = if t.is_unsigned_int() || t == ScalarType::I1 { r.abs() } else { r };
-                    Val::Int(r.clamp(lo, hi) as i64)
-                })
-                .collect()
+            return Ok(generate(len, t, |i| {
+                let r = (sigma * normal(seed, i)).round() as i128;
+                let r = if t.is_unsigned_int() || t == ScalarType::I1 { r.abs() } else { r };
+                Val::Int(r.clamp(lo, hi) as i64)
+            }));
         }
-        BufferInit::Fill(v) => vec![fill_value(v, t)?; len],
-        BufferInit::Arange if t.is_float() => (0..len).map(|i| Val::Float(int_to_float(i as i128, t))).collect(),
-        BufferInit::Arange => (0..len).map(|i| from_bits(i as u64, t)).collect(),
+        BufferInit::Fill(v) => {
+            let v = fill_value(v, t)?;
+            return Ok(generate(len, t, |_| v));
+        }
+        BufferInit::Arange if t.is_float() => return Ok(generate(len, t, |i| Val::Float(int_to_float(i as i128, t)))),
+        BufferInit::Arange => return Ok(generate(len, t, |i| from_bits(i as u64, t))),
         BufferInit::Data(a) if a.elem == t => return Ok(a.data.clone()),
         BufferInit::Data(a) => a
             .vals()
