@@ -16,6 +16,10 @@
 //! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
 //! counts an iteration's TMA bytes: armed (`mbarrier_expect`) with the copies when they are issued, waited for in
 //! phase parity `(k / B) mod 2` by iteration `k`, invalidated in the drain.
+//! Where the plan's `release` holds, each slot also has a counter (zeroed before the loop, freed in the drain), and
+//! the steady state's copies are predicated on a `ring_release` of the slot instead of issued by the first thread
+//! after a CTA barrier: every warp counts itself done with the slot, and the thread that completes the count
+//! issues them.
 //!
 //! Stage 0 is pure apart from its loads, so running it for iterations that do not exist computes addresses
 //! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
@@ -191,6 +195,22 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         Some(bars)
     } else {
         None
+    };
+    // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
+    // per slot: the warps never meet at a CTA barrier in the loop.
+    let counters = match bars {
+        Some(_) if p.release => {
+            let ty = tessel_tile::tma::release_counter_type();
+            let counters = pre.value(Op::LocalAlloc, &[], ring_type(&ty, p.buffers)?);
+            pre.f.values[counters.index()].name = Some("ring_releases".into());
+            for b in 0..p.buffers {
+                let idx = pre.int(b as i64, &i32t);
+                let c = pre.value(Op::MemDescIndex, &[counters, idx], ty.clone());
+                pre.op(Op::RingCounterInit, &[c], vec![]);
+            }
+            Some(counters)
+        }
+        _ => None,
     };
 
     // Prologue: stage 0 of iterations 0..D.
@@ -373,6 +393,19 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let dist_c = e.int(dist, &i32t);
     let ahead = e.binary(BinOp::Add, counter, dist_c);
     let ins = e.ring_index(ahead, p.buffers);
+    // The slot being refilled is the one an earlier iteration read: with a release counter, every warp counts
+    // itself done with it and the last one issues the copies.
+    let ok = match counters {
+        Some(counters) => {
+            let c = e.value(Op::MemDescIndex, &[counters, ins], tessel_tile::tma::release_counter_type());
+            let mut ins_ = vec![c, ok];
+            for (ring, one) in &rings {
+                ins_.push(e.value(Op::MemDescIndex, &[*ring, ins], one.clone()));
+            }
+            e.value(Op::RingRelease, &ins_, Type::scalar(ScalarType::I1))
+        }
+        None => ok,
+    };
     let bar = bars.map(|bars| e.arm(bars, ins, tma_bytes, ok));
     order.append(&mut e.out);
     let mut tokens = Vec::new();
@@ -434,6 +467,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             e.op(Op::MBarrierInvalidate, &[bar], vec![]);
         }
         e.op(Op::LocalDealloc, &[bars], vec![]);
+    }
+    if let Some(counters) = counters {
+        e.op(Op::LocalDealloc, &[counters], vec![]);
     }
     let drain = std::mem::take(&mut e.out);
     let f = e.f;

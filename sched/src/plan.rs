@@ -61,6 +61,20 @@ pub struct LoopPlan {
     pub remat: Vec<OpId>,
     /// The `warpgroup_dot` made asynchronous, when there is one that can be.
     pub async_dot: Option<AsyncDot>,
+    /// Whether each ring slot is refilled by the last warp to release it (`ring_release`) rather than by the
+    /// first thread after a CTA barrier: see [`releases_pay`].
+    pub release: bool,
+}
+
+/// Whether a TMA-only loop refills its ring slots through release counters instead of a CTA barrier. The
+/// counters let the warpgroups drift apart, which pays when one can run the loop's non-tensor-core work (the
+/// softmax between attention's two dots) while another runs its wgmmas: 4–6% on the H100 for attention with two
+/// warpgroups. The last warp's atomic round trip delays each refill, though, and where the warps have nothing to
+/// overlap (one warpgroup, or a loop that is one dot) that delay costs more than the barrier did (matmul 5–14%,
+/// one-warpgroup attention 2–7%), so those keep the barrier.
+fn releases_pay(f: &Func, body: &[OpId], loads: &[PipelinedLoad]) -> bool {
+    let dots = body.iter().filter(|&&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).count();
+    loads.iter().all(|l| l.tma) && f.config.num_warps >= 8 && dots >= 2
 }
 
 /// A `warpgroup_dot` left in flight across the back edge, and where its result is waited for.
@@ -392,7 +406,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let mut early_args: Vec<usize> = early.into_iter().collect();
     early_args.sort_unstable();
     let buffers = if async_dot.is_some() { stages } else { stages - 1 };
-    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot })
+    let release = releases_pay(f, ops, &loads);
+    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot, release })
 }
 
 /// A `desc_load` the pipeliner can issue ahead as a TMA copy: staged for a wgmma in the descriptor's TMA
@@ -598,6 +613,7 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
             p.stages - 1,
             match (p.loads.iter().any(|l| l.tma), p.loads.iter().any(|l| !l.tma)) {
                 (true, true) => "TMA and cp.async",
+                (true, false) if p.release => "TMA (each slot refilled by the last warp to release it)",
                 (true, false) => "TMA",
                 _ => "cp.async",
             },

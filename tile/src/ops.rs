@@ -498,6 +498,15 @@ pub enum Op {
         pending: u32,
         writes: bool,
     },
+    /// `ring_counter_init counter`: zeroes a ring buffer's release counter (`memdesc<1xi32>`), from one thread.
+    RingCounterInit,
+    /// `%issue = ring_release counter, pred, buffers...`: every warp of the program is done reading `buffers` (one
+    /// slot of the pipeliner's rings) and counts itself on the slot's `counter`; `%issue` is true in exactly one
+    /// thread, the one that made the last release of the round, and only when `pred`. That thread alone refills
+    /// the slot: `%issue` is only ever the predicate of the slot's `mbarrier_expect` and `tma_load`s, which then
+    /// need no CTA barrier (the warps run apart instead of meeting before every refill). The program as a whole
+    /// (the interpreter's view) releases the buffers, so `%issue` is `pred` there.
+    RingRelease,
     /// `gather src, index {axis}` → a tensor shaped like `index` (same rank as `src`, equal dims but `axis`):
     /// `out[i] = src[i with i[axis] replaced by index[i]]`.
     Gather {
@@ -619,6 +628,8 @@ impl Op {
                 | Op::TmaLoadIm2col { .. }
                 | Op::TmaStore
                 | Op::TmaStoreWait { .. }
+                | Op::RingCounterInit
+                | Op::RingRelease
                 | Op::MemDescPermute { .. }
                 | Op::MemDescReshape
                 | Op::MemDescSlice { .. }

@@ -197,11 +197,20 @@ pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, String
 
 /// The memdesc type of one mbarrier (`MBarrierLayout()`: one 64-bit word).
 pub fn barrier_type() -> Type {
+    one_word(ScalarType::I64)
+}
+
+/// The type of a ring buffer's release counter (`ring_release`): one `i32` word.
+pub fn release_counter_type() -> Type {
+    one_word(ScalarType::I32)
+}
+
+fn one_word(elem: ScalarType) -> Type {
     use tessel_layouts::{AnyLayout, CgaLayout, SharedLayout, SwizzledSharedLayout};
     let spec = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga: CgaLayout::Single };
     let linear = spec.to_linear(&[1]).expect("a one-element layout");
     let layout = crate::types::Layout { spec: Some(AnyLayout::Shared(SharedLayout::Swizzled(spec))), linear };
-    Type::MemDesc { shape: [1].as_slice().into(), elem: ScalarType::I64, layout: std::sync::Arc::new(layout) }
+    Type::MemDesc { shape: [1].as_slice().into(), elem, layout: std::sync::Arc::new(layout) }
 }
 
 /// The element type and block shape of a descriptor type.

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::ir::{Func, Loc, OpId, RegionId, ValueId};
+use crate::ir::{Func, Loc, OpId, RegionId, ValueDef, ValueId};
 use crate::ops::{BinOp, Op, UnOp};
 use crate::types::{Elem, ScalarType, Type};
 use crate::verify_ext::counts;
@@ -79,6 +79,30 @@ impl Verifier<'_> {
         VerifyError { op: Some(o), loc: data.loc, message: format!("`{}`: {message}", data.op.name()) }
     }
 
+    /// A `ring_release` result is true in one thread only: it may predicate the refill it elects (an
+    /// `mbarrier_expect` or a `tma_load`, which that thread issues) and nothing else.
+    fn elected_uses(&self, o: OpId) -> Result<(), VerifyError> {
+        let data = self.f.op(o);
+        for (k, &v) in data.operands.iter().enumerate() {
+            let ValueDef::Result(p, _) = self.f.value(v).def else { continue };
+            if !matches!(self.f.op(p).op, Op::RingRelease) {
+                continue;
+            }
+            let predicate = match data.op {
+                Op::MBarrierExpect { .. } => k == 1,
+                Op::TmaLoad => k >= 4 && k + 1 == data.operands.len(),
+                _ => false,
+            };
+            if !predicate {
+                return Err(self.err(
+                    o,
+                    format!("{v}, a ring_release result, may only be the predicate of mbarrier_expect or tma_load"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn op(&mut self, o: OpId) -> Result<(), VerifyError> {
         let data = self.f.op(o);
         for &v in &data.operands {
@@ -87,6 +111,7 @@ impl Verifier<'_> {
             }
         }
         self.types(o).map_err(|m| self.err(o, m))?;
+        self.elected_uses(o)?;
         let op = &data.op;
         let regions: Vec<RegionId> = data.regions.to_vec();
         match op {
@@ -516,7 +541,9 @@ impl Verifier<'_> {
             | Op::TmaLoadIm2col { .. }
             | Op::MakeTensorDescIm2col { .. }
             | Op::TmaStore
-            | Op::TmaStoreWait { .. } => crate::verify_ext::types(&data.op, &ins, &outs),
+            | Op::TmaStoreWait { .. }
+            | Op::RingCounterInit
+            | Op::RingRelease => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {
                 let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                     return Err("first operand must be a tensordesc".into());

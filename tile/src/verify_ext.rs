@@ -113,6 +113,24 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             }
         }
         Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
+        Op::RingCounterInit | Op::RingRelease => {
+            let release = matches!(op, Op::RingRelease);
+            counts(ins, outs, if release { 3..=usize::MAX } else { 1..=1 }, release as usize)?;
+            if !matches!(ins[0].memdesc(), Some((shape, ScalarType::I32, _)) if shape == [1]) {
+                return Err(format!("the release counter must be a memdesc<1xi32>, got {}", ins[0]));
+            }
+            if !release {
+                return Ok(());
+            }
+            let i1 = Type::scalar(ScalarType::I1);
+            if *ins[1] != i1 || *outs[0] != i1 {
+                return Err(format!("the predicate and the result must be i1, got {} and {}", ins[1], outs[0]));
+            }
+            match ins[2..].iter().find(|t| !t.is_memdesc()) {
+                Some(t) => Err(format!("the released buffers must be memdescs, got {t}")),
+                None => Ok(()),
+            }
+        }
         Op::MakeTensorDescIm2col { rank, .. } => {
             let r = *rank as usize;
             if !(3..=crate::tma::MAX_RANK).contains(&r) {

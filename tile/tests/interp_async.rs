@@ -75,11 +75,18 @@ fn reading_a_buffer_with_a_copy_in_flight_is_an_error() {
 /// `overwrite_before_wait` stores into an operand buffer before it.
 fn async_dot_kernel(use_before_wait: bool, overwrite_before_wait: bool) -> String {
     let acc = "NVMMADistributedLayout([3,0],[4,1],[16,64,16])";
-    let nv = "NVMMASharedLayout(128, 16)";
-    let bl = "BlockedLayout([1,8],[8,4],[4,1],[1,0])";
     let early =
         if use_before_wait { format!("  %bad = add %d, %d : tensor<64x64xf32, {acc}>\n") } else { String::new() };
     let clobber = if overwrite_before_wait { "  local_store %x, %sb\n" } else { "" };
+    async_dot_kernel_with(&format!("{early}{clobber}"), "")
+}
+
+/// The kernel of [`async_dot_kernel`] with `before` and `after` (lines of IR) around the wait for the dot; `%sb`
+/// is the dot's B buffer, `%c` a `memdesc<1xi32>` release counter zeroed first, `%yes` a true `i1`.
+fn async_dot_kernel_with(before: &str, after: &str) -> String {
+    let acc = "NVMMADistributedLayout([3,0],[4,1],[16,64,16])";
+    let nv = "NVMMASharedLayout(128, 16)";
+    let bl = "BlockedLayout([1,8],[8,4],[4,1],[1,0])";
     format!(
         "func @k(%p: ptr<f16>, %q: ptr<f32>) attributes {{target = sm_90a, num_warps = 4}} {{
   %i = arange {{start = 0, end = 64}} : tensor<64xi32, SliceLayout(1, {bl})>
@@ -96,11 +103,14 @@ fn async_dot_kernel(use_before_wait: bool, overwrite_before_wait: bool) -> Strin
   %x = load %pp : tensor<64x64xf16, {bl}>
   %sa = local_alloc %x : memdesc<64x64xf16, {nv}>
   %sb = local_alloc %x : memdesc<64x64xf16, {nv}>
+  %c = local_alloc : memdesc<1xi32, SwizzledSharedLayout(1, 1, 1, [0])>
+  ring_counter_init %c
+  %yes = constant {{value = 1}} : i1
   %z = constant {{value = 0.0}} : tensor<64x64xf32, {acc}>
   fence_async_shared
   %d = warpgroup_dot {{precision = ieee, is_async = true}} %sa, %sb, %z : tensor<64x64xf32, {acc}>
-{early}{clobber}  %w = warpgroup_dot_wait {{pending = 0}} %d : tensor<64x64xf32, {acc}>
-  %o = convert_layout %w : tensor<64x64xf32, {bl}>
+{before}  %w = warpgroup_dot_wait {{pending = 0}} %d : tensor<64x64xf32, {acc}>
+{after}  %o = convert_layout %w : tensor<64x64xf32, {bl}>
   %q0 = splat %q : tensor<64x64xptr<f32>, {bl}>
   %qq = addptr %q0, %off : tensor<64x64xptr<f32>, {bl}>
   store %qq, %o
@@ -139,6 +149,30 @@ fn async_wgmma_results_and_operands_wait_for_the_wait() {
             }
         };
     }
+}
+
+#[test]
+fn a_ring_slot_is_released_only_once_no_wgmma_reads_it() {
+    let release = "  %issue = ring_release %c, %yes, %sb : i1\n";
+    let f = parse_func(&async_dot_kernel_with(release, "")).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap();
+    let mut mem = Memory::new();
+    let p = mem.alloc_from("p", tessel_tile::types::ScalarType::F16, &[0.5; 64 * 64]);
+    let q = mem.alloc_from("q", F32, &[f64::NAN; 64 * 64]);
+    let e = run(&f, &[Arg::Buffer(p), Arg::Buffer(q)], [1, 1, 1], &mut mem).unwrap_err();
+    assert!(e.message.contains("released for a refill while asynchronous warpgroup_dot"), "{e}");
+    let f = parse_func(&async_dot_kernel_with("", release)).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap();
+    run(&f, &[Arg::Buffer(p), Arg::Buffer(q)], [1, 1, 1], &mut mem).unwrap();
+    assert!(mem.read_f64(q).iter().all(|&x| x == 16.0));
+}
+
+#[test]
+fn a_ring_release_result_only_predicates_the_refill() {
+    let misuse = "  %issue = ring_release %c, %yes, %sb : i1\n  %both = and %issue, %yes : i1\n";
+    let f = parse_func(&async_dot_kernel_with("", misuse)).unwrap_or_else(|e| panic!("{e}"));
+    let e = verify(&f).unwrap_err();
+    assert!(e.to_string().contains("may only be the predicate of mbarrier_expect or tma_load"), "{e}");
 }
 
 /// A barrier in a buffer, then `body` (which may use `%bar`, `%zero`, `%one` and `%t`, a true predicate).

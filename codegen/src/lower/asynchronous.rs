@@ -261,8 +261,15 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
 }
 
 /// `%tid == 0`, and the op's own predicate when it has one: mbarrier initialization, arrivals and transaction
-/// expectations are made once per program, by its first thread.
-fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
+/// expectations are made once per program, by its first thread. A predicate made by `ring_release` already
+/// names the one thread that issues.
+pub(crate) fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
+    if let Some(x) = pred
+        && let tessel_tile::ir::ValueDef::Result(r, _) = l.f.value(x).def
+        && matches!(l.f.op(r).op, tessel_tile::ops::Op::RingRelease)
+    {
+        return Ok(l.get(x)?[0]);
+    }
     let p = l.b.reg(RegClass::Pred);
     l.b.op("setp.eq.u32", p, (l.tid, 0));
     if let Some(x) = pred {
@@ -341,5 +348,45 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         }
         _ => unreachable!("not an mbarrier op"),
     }
+    Ok(())
+}
+
+/// `ring_counter_init counter`: the first thread zeroes it (ordered before the releases by the barrier analysis,
+/// as an mbarrier's initialization is before its waits).
+pub(crate) fn ring_counter_init(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let counter = l.get(data.operands[0])?[0];
+    let p = first_thread(l, None)?;
+    l.b.emit(instr("st.shared.u32").guard(p).srcs((mem(counter), 0)));
+    Ok(())
+}
+
+/// `%issue = ring_release counter, pred, buffers...`: lane 0 of each warp adds one to the counter once the warp
+/// is done with the buffers (its reads, and its waits for the wgmmas that read them, come before in program
+/// order; the release orders them before the refill the last warp issues, as an mbarrier arrival would). The
+/// warp whose addition completes a round of `num_warps` is the last reader: its lane 0 issues when `pred`.
+/// No warp waits for another.
+pub(crate) fn ring_release(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let counter = l.get(data.operands[0])?[0];
+    let pred = l.get(data.operands[1])?[0];
+    let n = l.num_warps;
+    let leader = l.b.reg(RegClass::Pred);
+    l.b.op("setp.eq.u32", leader, (l.lane, 0));
+    let old = l.b.reg(RegClass::B32);
+    // The other lanes keep 0; the leader test below leaves them out.
+    l.b.op("mov.u32", old, 0);
+    // Acquire-release: the warp's reads of the slot happen before the refill the last warp issues. (Relaxed
+    // measured the same on the H100; the cost of the release is its round trip, not its ordering.)
+    l.b.emit(instr("atom.acq_rel.cta.shared::cta.add.u32").guard(leader).dst(old).srcs((mem(counter), 1)));
+    let round = l.b.reg(RegClass::B32);
+    if n.is_power_of_two() {
+        l.b.op("and.b32", round, (old, n - 1));
+    } else {
+        l.b.op("rem.u32", round, (old, n));
+    }
+    let issue = l.b.reg(RegClass::Pred);
+    l.b.op("setp.eq.u32", issue, (round, n - 1));
+    l.b.op("and.pred", issue, (issue, leader));
+    l.b.op("and.pred", issue, (issue, pred));
+    l.vals.insert(data.results[0], vec![issue]);
     Ok(())
 }

@@ -253,10 +253,30 @@ impl<'f> Lower<'f> {
         self.spans_of(o, true)
     }
 
+    /// The buffers a `tma_load` may write without a CTA barrier: those the `ring_release` electing its issuing
+    /// thread released (every warp has counted itself done with them, after its own reads).
+    fn released_spans(&self, o: OpId) -> Vec<(u32, u32)> {
+        let d = self.f.op(o);
+        let release = match (&d.op, d.operands.last()) {
+            (Op::TmaLoad, Some(&p)) => match self.f.value(p).def {
+                tessel_tile::ir::ValueDef::Result(r, _) if matches!(self.f.op(r).op, Op::RingRelease) => r,
+                _ => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        self.f.op(release).operands[2..]
+            .iter()
+            .filter_map(|&v| self.alloc.buffer(v))
+            .map(|b| (b.offset, b.offset + b.bytes))
+            .collect()
+    }
+
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
-        let leader_writes = matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate);
+        let leader_writes =
+            matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
+        let released = self.released_spans(o);
         // One buffer of a ring (`memdesc_index`), or a view of one (the permuted ring buffer a dot reads a
         // transposed tile through).
         let is_view = |mut v: ValueId| loop {
@@ -287,6 +307,7 @@ impl<'f> Lower<'f> {
                 };
                 Some((b.offset, b.offset + b.bytes, kind))
             })
+            .filter(|s| !(s.2 == Access::AsyncWrite && released.contains(&(s.0, s.1))))
             .collect()
     }
 
@@ -462,6 +483,8 @@ impl<'f> Lower<'f> {
             Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. } => {
                 self.vals.insert(data.results[0], vec![]);
             }
+            Op::RingCounterInit => asynchronous::ring_counter_init(self, &data)?,
+            Op::RingRelease => asynchronous::ring_release(self, &data)?,
             Op::TmaLoad => tma::load(self, &data)?,
             Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,

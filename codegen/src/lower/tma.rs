@@ -245,13 +245,7 @@ pub(crate) fn tensor_map_param(kernel: &str, k: usize) -> String {
 
 /// `%tid == 0` (and the op's predicate): the thread that issues the program's copies.
 fn issuing_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<Reg, CompileError> {
-    let p = l.b.reg(RegClass::Pred);
-    l.b.op("setp.eq.u32", p, (l.tid, 0));
-    if let Some(x) = pred {
-        let q = l.get(x)?[0];
-        l.b.op("and.pred", p, (p, q));
-    }
-    Ok(p)
+    super::asynchronous::first_thread(l, pred)
 }
 
 /// The coordinates of a box: the op's block coordinates plus the box origin, innermost dim first.

@@ -214,7 +214,10 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
         Op::TmaStore => vec![(d.operands[1], false)],
         // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
         // operations on the barrier, ordered after it like reads.
-        Op::MBarrierInit { .. } | Op::MBarrierInvalidate => vec![(d.operands[0], true)],
+        Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit => vec![(d.operands[0], true)],
+        // Its atomic additions to the counter are ordered among themselves, after its initialization like reads
+        // (the released buffers are not accessed: they are what the refill it elects may write).
+        Op::RingRelease => vec![(d.operands[0], false)],
         Op::MBarrierExpect { .. }
         | Op::MBarrierArrive { .. }
         | Op::MBarrierWait

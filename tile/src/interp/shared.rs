@@ -589,6 +589,23 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::RingCounterInit => {
+                self.view(ins[0])?;
+            }
+            Op::RingRelease => {
+                // One program stands for all its warps: its release is the last, and it refills when `pred`.
+                for &b in &ins[2..] {
+                    let view = self.view(b)?;
+                    if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                        return Err(format!(
+                            "shared-memory buffer {b} is released for a refill while asynchronous warpgroup_dot \
+                             number {d} (in issue order) may still read it (no warpgroup_dot_wait before)"
+                        ));
+                    }
+                }
+                let pred = self.tensor(ins[1]).clone();
+                self.env[data.results[0].index()] = Some(Value::T(pred));
+            }
             _ => unreachable!("not a shared-memory op"),
         }
         Ok(())

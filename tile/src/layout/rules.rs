@@ -369,7 +369,9 @@ pub fn kind(op: &Op) -> Kind {
         | Op::TmaLoad
         | Op::TmaLoadIm2col { .. }
         | Op::TmaStore
-        | Op::TmaStoreWait { .. } => Kind::Sink,
+        | Op::TmaStoreWait { .. }
+        | Op::RingCounterInit
+        | Op::RingRelease => Kind::Sink,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast
