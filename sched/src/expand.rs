@@ -10,7 +10,8 @@
 //!   wait that retires the previous iteration's dot and so frees its buffers), then stage 0 of iteration `k + D`
 //!   into buffer `(k + D) mod B` (the one the previous iteration's dot read, or, with `B = D`, the one just read:
 //!   the barrier analysis puts a barrier between), predicated on `k + D` being an iteration. The epilogue is predicated, not
-//!   peeled: the last `D` iterations issue empty copies. A loop-carried counter gives the ring indices.
+//!   peeled: the last `D` iterations issue empty copies. The loop carries the ring positions (slot read, barrier
+//!   parity, slot refilled), each advanced by an increment and a wrap.
 //! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
 //!
 //! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
@@ -74,16 +75,15 @@ impl Emit<'_> {
         self.binary(BinOp::Add, base, m)
     }
 
-    /// `k mod n` for a non-negative counter: a mask when `n` is a power of two.
-    fn ring_index(&mut self, k: ValueId, n: u32) -> ValueId {
+    /// The ring position after `k` (in `0..n`): `k + 1`, or 0 when that is `n`; and whether it wrapped.
+    fn wrap_next(&mut self, k: ValueId, n: u32) -> (ValueId, ValueId) {
         let ty = self.f.ty(k).clone();
-        if n.is_power_of_two() {
-            let m = self.int(n as i64 - 1, &ty);
-            self.binary(BinOp::And, k, m)
-        } else {
-            let m = self.int(n as i64, &ty);
-            self.binary(BinOp::Rem, k, m)
-        }
+        let one = self.int(1, &ty);
+        let up = self.binary(BinOp::Add, k, one);
+        let n = self.int(n as i64, &ty);
+        let wrapped = self.value(Op::Cmp(CmpPred::Eq), &[up, n], Type::scalar(ScalarType::I1));
+        let zero = self.int(0, &ty);
+        (self.value(Op::Select, &[wrapped, zero, up], ty), wrapped)
     }
 
     fn less(&mut self, a: ValueId, b: ValueId) -> ValueId {
@@ -252,19 +252,28 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         }
     }
     let zero = pre.int(0, &i32t);
+    let first_fill = pre.int(dist % p.buffers as i64, &i32t);
     let prologue = std::mem::take(&mut pre.out);
     let f = pre.f;
 
-    // The loop carries the ring counter and starts its stage-0 values D iterations ahead.
+    // The loop starts its stage-0 values D iterations ahead and carries its ring positions: the slot iteration k
+    // reads (k mod B), the parity of the barrier phase it waits for ((k / B) mod 2) and the slot it refills
+    // ((k + D) mod B), each advanced by an increment and a wrap (no division in the loop).
     for (k, &j) in p.early_args.iter().enumerate() {
         f.op_mut(o).operands[3 + j] = carried[k];
     }
-    f.op_mut(o).operands.push(zero);
-    let counter = f.add_region_arg(body, i32t.clone(), Some("ring_k".into()));
-    let n_results = f.op(o).results.len() as u32;
-    f.values.push(ValueData { ty: i32t.clone(), def: ValueDef::Result(o, n_results), name: None });
-    let counter_out = ValueId(f.values.len() as u32 - 1);
-    f.op_mut(o).results.push(counter_out);
+    let ring_arg = |f: &mut Func, init: ValueId, name: &str| {
+        f.op_mut(o).operands.push(init);
+        let arg = f.add_region_arg(body, i32t.clone(), Some(name.into()));
+        let n_results = f.op(o).results.len() as u32;
+        f.values.push(ValueData { ty: i32t.clone(), def: ValueDef::Result(o, n_results), name: None });
+        let out = ValueId(f.values.len() as u32 - 1);
+        f.op_mut(o).results.push(out);
+        arg
+    };
+    let slot = ring_arg(f, zero, "ring_slot");
+    let phase = bars.map(|_| ring_arg(f, zero, "ring_phase"));
+    let fill = ring_arg(f, first_fill, "ring_fill");
 
     // Steady state.
     let old_ops = f.region(body).ops.clone();
@@ -273,15 +282,11 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if cp_async {
         e.value(Op::AsyncWait { pending: (dist - 1) as u32 }, &[], Type::Token);
     }
-    let ext = e.ring_index(counter, p.buffers);
+    let ext = slot;
     if let Some(bars) = bars {
         // Iteration k's copies are the (k / B)-th into buffer k mod B: they complete that barrier's phase k / B.
         let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
-        let b = e.int(p.buffers as i64, &i32t);
-        let round = e.binary(BinOp::Div, counter, b);
-        let one = e.int(1, &i32t);
-        let parity = e.binary(BinOp::And, round, one);
-        e.op(Op::MBarrierWait, &[bar, parity], vec![]);
+        e.op(Op::MBarrierWait, &[bar, phase.expect("carried with the barriers")], vec![]);
     }
     let mut views = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {
@@ -390,9 +395,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     }
     let iv_ahead = e.advance(iv, dist, step);
     let ok = e.less(iv_ahead, ub);
-    let dist_c = e.int(dist, &i32t);
-    let ahead = e.binary(BinOp::Add, counter, dist_c);
-    let ins = e.ring_index(ahead, p.buffers);
+    let ins = fill;
     // The slot being refilled is the one an earlier iteration read: with a release counter, every warp counts
     // itself done with it and the last one issues the copies.
     let ok = match counters {
@@ -432,12 +435,19 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if cp_async {
         e.value(Op::AsyncCommitGroup, &tokens, Type::Token);
     }
-    let one_c = e.int(1, &i32t);
-    let next = e.binary(BinOp::Add, counter, one_c);
+    let (next_slot, wrapped) = e.wrap_next(slot, p.buffers);
+    let next_phase = phase.map(|phase| {
+        let (one, zero) = (e.int(1, &i32t), e.int(0, &i32t));
+        let flip = e.value(Op::Select, &[wrapped, one, zero], i32t.clone());
+        e.binary(BinOp::Xor, phase, flip)
+    });
+    let (next_fill, _) = e.wrap_next(fill, p.buffers);
     order.append(&mut e.out);
     order.push(yield_op);
     let f = e.f;
-    f.op_mut(yield_op).operands.push(next);
+    f.op_mut(yield_op).operands.push(next_slot);
+    f.op_mut(yield_op).operands.extend(next_phase);
+    f.op_mut(yield_op).operands.push(next_fill);
     for &x in &order {
         f.op_mut(x).parent = Some(body);
     }
