@@ -103,9 +103,13 @@ fn generate(len: usize, t: ScalarType, at: impl Fn(usize) -> Val + Sync) -> Vec<
 /// The `len` elements of a buffer of type `t` filled as `init` says, as little-endian bytes.
 pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> Result<Vec<u8>, CliError> {
     let vals: Vec<Val> = match init {
-        BufferInit::Rand if t.is_float() => return Ok(generate(len, t, |i| Val::Float(round_float(uniform(seed, i), t)))),
+        BufferInit::Rand if t.is_float() => {
+            return Ok(generate(len, t, |i| Val::Float(round_float(uniform(seed, i), t))));
+        }
         BufferInit::Rand => return Ok(generate(len, t, |i| from_bits(splitmix(seed, i), t))),
-        BufferInit::Randn if t.is_float() => return Ok(generate(len, t, |i| Val::Float(round_float(normal(seed, i), t)))),
+        BufferInit::Randn if t.is_float() => {
+            return Ok(generate(len, t, |i| Val::Float(round_float(normal(seed, i), t))));
+        }
         BufferInit::Randn => {
             let sigma = if t.bits() <= 8 { 16.0 } else { 100.0 };
             let (lo, hi) = int_limits(t);
