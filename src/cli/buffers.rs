@@ -186,6 +186,30 @@ mod tests {
     }
 
     #[test]
+    fn parallel_generation_is_the_sequential_stream_across_chunks() {
+        // The splitmix64 stream as one pass in order (how buffers were filled before they were filled in
+        // parallel chunks of 2^16 elements): every element, chunk boundaries included, must be the same.
+        let (seed, n) = (7u64, 3 * (1 << 16) + 5);
+        let mut s = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let sequential: Vec<Val> = (0..n)
+            .map(|_| {
+                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = s;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                from_bits(z ^ (z >> 31), ScalarType::U64)
+            })
+            .collect();
+        assert_eq!(vals(BufferInit::Rand, ScalarType::U64, n), sequential);
+        // Normals pair uniforms 2i and 2i + 1 of the same stream.
+        let u = |k: usize| (splitmix(seed, k) >> 11) as f64 / (1u64 << 52) as f64 - 1.0;
+        let i = (1 << 16) - 1;
+        let want =
+            (-2.0 * (0.5 * (u(2 * i) + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * u(2 * i + 1)).cos();
+        assert_eq!(vals(BufferInit::Randn, ScalarType::F64, i + 2)[i], Val::Float(want));
+    }
+
+    #[test]
     fn npy_data_converts_like_a_cast_when_the_dtype_differs() {
         let a = npy::Array {
             elem: ScalarType::I64,
