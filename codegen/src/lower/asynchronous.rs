@@ -261,7 +261,7 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
 }
 
 /// `%tid == 0`, and the op's own predicate when it has one: mbarrier initialization, arrivals and transaction
-/// expectations are made once per program, by its first thread. A predicate made by `ring_release` already
+/// expectations are made, and TMA copies issued, once per program, by its first thread. A predicate made by `ring_release` already
 /// names the one thread that issues.
 pub(crate) fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
     if let Some(x) = pred

@@ -16,6 +16,7 @@ use tessel_tile::ir::{Func, OpData, OpId, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
+use super::asynchronous::first_thread;
 use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, not, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
 
@@ -146,7 +147,7 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
     b.op("cvta.to.global.u64", global, map);
 
     // What TMA needs of the tensor.
-    let first = issuing_thread(l, None)?;
+    let first = first_thread(l, None)?;
     let b = &mut l.b;
     let bad = b.reg(RegClass::Pred);
     let low = b.reg(RegClass::B64);
@@ -243,11 +244,6 @@ pub(crate) fn tensor_map_param(kernel: &str, k: usize) -> String {
     format!("{kernel}_tmap_{k}")
 }
 
-/// `%tid == 0` (and the op's predicate): the thread that issues the program's copies.
-fn issuing_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<Reg, CompileError> {
-    super::asynchronous::first_thread(l, pred)
-}
-
 /// The coordinates of a box: the op's block coordinates plus the box origin, innermost dim first.
 fn box_coords(l: &mut Lower, coords: &[ValueId], origin: &[u32]) -> Result<Vec<Reg>, CompileError> {
     let mut out = Vec::with_capacity(coords.len());
@@ -299,7 +295,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
     let dsts = box_addresses(l, buf, &b)?;
-    let p = issuing_thread(l, data.operands.get(3 + rank).copied())?;
+    let p = first_thread(l, data.operands.get(3 + rank).copied())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
     for (origin, dst) in b.boxes.iter().zip(dsts) {
         let c = box_coords(l, coords, origin)?;
@@ -356,7 +352,7 @@ pub(crate) fn load_im2col(l: &mut Lower, data: &OpData, rank: usize) -> Result<(
             offs.push(h);
         }
     }
-    let p = issuing_thread(l, data.operands.get(3 + 2 * rank - 2).copied())?;
+    let p = first_thread(l, data.operands.get(3 + 2 * rank - 2).copied())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
     for (origin, dst) in b.boxes.iter().zip(dsts) {
         // The channel coordinate (innermost) moves by the box's channel origin; the pixel walk starts where the
@@ -387,7 +383,7 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[2..2 + rank];
     let map = tensor_map(l, desc)?;
     let srcs = box_addresses(l, buf, &b)?;
-    let p = issuing_thread(l, None)?;
+    let p = first_thread(l, None)?;
     let op = format!("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group");
     for (origin, src) in b.boxes.iter().zip(srcs) {
         let c = box_coords(l, coords, origin)?;
@@ -401,7 +397,7 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 /// memory; the barrier analysis puts a CTA barrier between that wait and the next write of the buffer.
 pub(crate) fn store_wait(l: &mut Lower, pending: u32, writes: bool) -> Result<(), CompileError> {
     need_tma(l)?;
-    let p = issuing_thread(l, None)?;
+    let p = first_thread(l, None)?;
     // `.read`: until the bulk groups have read their shared memory; without it, until their writes are done.
     let op = if writes { "cp.async.bulk.wait_group" } else { "cp.async.bulk.wait_group.read" };
     l.b.emit(instr(op).guard(p).srcs(pending));
