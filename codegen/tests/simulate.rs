@@ -366,3 +366,19 @@ fn directed_rounding_matches_the_interpreter() {
         assert_eq!(check("rounding", 1, &args, seed), 0.0, "rounding at scale {scale}");
     }
 }
+
+#[test]
+fn stmatrix_stores_match_the_interpreter() {
+    let path = format!("{}/tests/ir/stmatrix.tir", env!("CARGO_MANIFEST_DIR"));
+    let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ptx = compile(&f).unwrap().ptx;
+    let count = |form: &str| ptx.lines().filter(|l| l.contains(form)).count();
+    // 64x64 and 64x32 tiles: 32 and 16 registers a thread, so 4 and 2 x4 stores; 64x8: 4 registers, one x2.
+    assert_eq!((count("stmatrix.sync.aligned.m8n8.x4"), count("stmatrix.sync.aligned.m8n8.x2")), (6, 1), "{ptx}");
+    assert_eq!(count("st.shared"), 0, "{ptx}");
+    for seed in seeds() {
+        let args =
+            [(64, 64), (64, 32), (64, 8)].into_iter().flat_map(|(r, c)| [A::In(F16, r * c, 8.0), A::Out(F16, r * c)]);
+        assert_eq!(check("stmatrix", 1, &args.collect::<Vec<_>>(), seed), 0.0);
+    }
+}

@@ -69,6 +69,12 @@ impl Target {
         !matches!(self, Target::Sm80)
     }
 
+    /// Whether the target has `stmatrix` (sm_90 and newer): a warp writes four 8×8 16-bit matrices from the
+    /// registers `mma`/`wgmma` leave them in, one instruction where 32-bit stores take four.
+    pub fn has_stmatrix(self) -> bool {
+        !matches!(self, Target::Sm80)
+    }
+
     /// The tensor-core instruction family of the target.
     pub fn mma_kind(self) -> MmaKind {
         match self {

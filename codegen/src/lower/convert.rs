@@ -7,10 +7,10 @@ use tessel_layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion}
 use tessel_tile::ir::OpData;
 
 use super::coords::{bases, layout_of};
-use super::shared::{ld_vec, pack};
+use super::shared::{Addresses, ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off};
+use crate::ptx::{Reg, RegClass, instr};
 
 pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (x, v) = (data.operands[0], data.results[0]);
@@ -63,42 +63,6 @@ fn groups(map: &LinearLayout, regs: impl Iterator<Item = u32>, vec: u32) -> Vec<
     blocks.into_values().map(|b| b.into_iter().map(|r| r.expect("checked")).collect()).collect()
 }
 
-/// Shared-memory addresses of one side of a round trip: the thread's part added to the base once; an access
-/// whose register offset shares no bit with any thread's part is `[thread + imm]`, else the XOR is done here.
-struct Addresses {
-    base: Reg,
-    thread: Option<Reg>,
-    thread_bits: u32,
-    at: Reg,
-    eb: u32,
-}
-
-impl Addresses {
-    fn new(l: &mut Lower, map: &LinearLayout, base: Reg, eb: u32) -> Addresses {
-        let part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-        let (lane, warp) = (part("lane"), part("warp"));
-        let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
-        let thread = l.thread_xor(lane, warp);
-        let at = l.b.reg(RegClass::B32);
-        match thread {
-            Some(t) => l.b.op("mad.lo.u32", at, (t, eb, base)),
-            None => l.b.op("mov.b32", at, base),
-        }
-        Addresses { base, thread, thread_bits, at, eb }
-    }
-
-    /// The address (`[r]` or `[r+offset]`) of offset `c`.
-    fn of(&self, l: &mut Lower, c: u32) -> Operand {
-        if c & self.thread_bits == 0 {
-            return if c == 0 { mem(self.at) } else { mem_off(self.at, c * self.eb) };
-        }
-        let idx = l.xor_const(self.thread, c, 0);
-        let a = l.b.reg(RegClass::B32);
-        l.b.op("mad.lo.u32", a, (idx, self.eb, self.base));
-        mem(a)
-    }
-}
-
 fn round_trip(
     l: &mut Lower,
     regs: &[Reg],
@@ -109,8 +73,9 @@ fn round_trip(
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let eb = bits / 8;
     let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb))?;
-    let st_addr = Addresses::new(l, &p.store_map, base, eb);
-    let ld_addr = Addresses::new(l, &p.load_map, base, eb);
+    let part = |map: &LinearLayout, dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
+    let mut st_addr = Addresses::new(l, part(&p.store_map, "lane"), part(&p.store_map, "warp"), base, eb);
+    let mut ld_addr = Addresses::new(l, part(&p.load_map, "lane"), part(&p.load_map, "warp"), base, eb);
     // Threads holding duplicates of another thread's elements skip the stores.
     let mask = p.store_mask.lane | p.store_mask.warp << 5;
     let st_pred = if mask != 0 {

@@ -13,10 +13,10 @@ use tessel_tile::layout::shared_access::{self, reg_offset};
 use tessel_tile::ops::Op;
 
 use super::coords::{bases, layout_of};
-use super::shared::{ld_vec, pack};
+use super::shared::{Addresses, ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Operand, Reg, RegClass, mem, mem_off, sym};
+use crate::ptx::{Operand, Reg, RegClass, sym, vector};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
@@ -33,10 +33,7 @@ fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32, through_registers: 
     shared_access::contiguous_run(map, n, elem_bytes)
 }
 
-/// Per-run addresses: `(first register, run length, address operand)`. The per-thread part is computed once, at
-/// the kernel entry when `base` is computed there too; a run whose register offset shares no bit with any
-/// thread's part is `[thread + imm]`,
-/// else the XOR is done here.
+/// Per-run addresses: `(first register, run length, address operand)`.
 pub(crate) fn accesses(
     l: &mut Lower,
     map: &LinearLayout,
@@ -47,33 +44,9 @@ pub(crate) fn accesses(
     through_registers: bool,
 ) -> Vec<(u32, u32, Operand)> {
     let offset_part = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let (lane, warp) = (offset_part("lane"), offset_part("warp"));
-    let thread_bits = lane.iter().chain(&warp).fold(0, |a, &b| a | b);
-    let thread = l.thread_xor(lane, warp);
+    let mut addrs = Addresses::new(l, offset_part("lane"), offset_part("warp"), base, elem_bytes);
     let v = vector_width(map, n, elem_bytes, through_registers).min(max_vec);
-    // At the entry when the base is known there (a whole allocation); a view's base (`memdesc_index`, often a
-    // run-time ring index) exists only where it is computed.
-    let hoist = l.entry_regs.contains(&base);
-    l.b.set_prologue(hoist);
-    let at = l.b.reg(RegClass::B32);
-    match thread {
-        Some(t) => l.b.op("mad.lo.u32", at, (t, elem_bytes, base)),
-        None => l.b.op("mov.b32", at, base),
-    }
-    l.b.set_prologue(false);
-    (0..n)
-        .step_by(v as usize)
-        .map(|r0| {
-            let c = reg_offset(map, r0);
-            if c & thread_bits == 0 {
-                return (r0, v, if c == 0 { mem(at) } else { mem_off(at, c * elem_bytes) });
-            }
-            let idx = l.xor_const(thread, c, 0);
-            let a = l.b.reg(RegClass::B32);
-            l.b.op("mad.lo.u32", a, (idx, elem_bytes, base));
-            (r0, v, mem(a))
-        })
-        .collect()
+    (0..n).step_by(v as usize).map(|r0| (r0, v, addrs.of(l, reg_offset(map, r0)))).collect()
 }
 
 /// Bits one element occupies in shared memory.
@@ -87,6 +60,13 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
     let map = offsets(layout_of(l.f.ty(x))?, &shared.linear)?;
     let bits = elem_bits(l, mem);
     let regs = l.get(x)?.to_vec();
+    if bits == 16
+        && l.arch.has_stmatrix()
+        && let Some(matrices) = stmatrix_matrices(&map, regs.len() as u32)
+    {
+        write_stmatrix(l, &map, &regs, matrices, base);
+        return Ok(());
+    }
     for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX, true) {
         let vals = &regs[r0 as usize..(r0 + v) as usize];
         if bits == 8 {
@@ -97,6 +77,47 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
         l.b.effect(format!("st.shared{ty}"), (addr, operand));
     }
     Ok(())
+}
+
+/// How many 8×8 matrices one `stmatrix` of `map` can write (1, 2 or 4), if it can write them at all. A
+/// 16-bit tensor qualifies when each thread's register pair (bit 0 of the register index) and lane bits 0–1
+/// cover 8 consecutive elements (one 16-byte row of an 8×8 matrix, as `stmatrix` distributes it) and every
+/// other basis moves by whole rows: lane bits 2–4 then pick the row, register bits 1–2 the matrix, and the
+/// remaining register bits one `stmatrix` each.
+fn stmatrix_matrices(map: &LinearLayout, n: u32) -> Option<u32> {
+    let basis = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
+    let (reg, lane, warp) = (basis("register"), basis("lane"), basis("warp"));
+    if reg.first() != Some(&1) || lane.len() != 5 || lane[..2] != [2, 4] || n < 2 {
+        return None;
+    }
+    let rows_apart = reg[1..].iter().chain(&lane[2..]).chain(&warp).all(|b| b % 8 == 0);
+    rows_apart.then_some((n / 2).min(4))
+}
+
+/// `x`'s registers into the buffer by `stmatrix.m8n8.x{matrices}`: thread `t` supplies the address of row
+/// `t % 8` of matrix `t / 8`, that is the offset of (lane bits 2–4 = `t % 8`, register bits 1–2 = `t / 8`), and
+/// each group of `2 * matrices` registers is one instruction at that address XOR the group's offset.
+fn write_stmatrix(l: &mut Lower, map: &LinearLayout, regs: &[Reg], matrices: u32, base: Reg) {
+    let basis = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
+    let (reg, lane, warp) = (basis("register"), basis("lane"), basis("warp"));
+    // Lanes 8–15 and 16–31 address matrices 1 and 2–3; where the instruction has fewer, their addresses are
+    // not read.
+    let matrix_bit = |i: usize| if (1u32 << i) < matrices { reg[i + 1] } else { 0 };
+    let row_lanes = vec![lane[2], lane[3], lane[4], matrix_bit(0), matrix_bit(1)];
+    let mut addrs = Addresses::new(l, row_lanes, warp, base, 2);
+    let group = (2 * matrices) as usize;
+    for (g, chunk) in regs.chunks(group).enumerate() {
+        let addr = addrs.of(l, reg_offset(map, (g * group) as u32));
+        let words: Vec<Reg> = chunk
+            .chunks(2)
+            .map(|p| {
+                let w = l.b.reg(RegClass::B32);
+                l.b.op("mov.b32", w, vector(&[p[0], p[1]]));
+                w
+            })
+            .collect();
+        l.b.effect(format!("stmatrix.sync.aligned.m8n8.x{matrices}.shared.b16"), (addr, vector(&words)));
+    }
 }
 
 pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {

@@ -2,8 +2,10 @@
 //! shares, the scratch space an op borrows (placed by the allocator above the buffers live at that op, after
 //! a barrier when the barrier analysis says earlier accesses may still be in flight), and CTA barriers.
 
+use std::collections::HashMap;
+
 use super::Lower;
-use crate::ptx::{Operand, Reg, RegClass, mem, sym, vector};
+use crate::ptx::{Operand, Reg, RegClass, mem, mem_off, sym, vector};
 use crate::smem::{Access, Sync};
 
 impl Lower<'_> {
@@ -52,6 +54,48 @@ impl Lower<'_> {
         self.hazards.record(&span);
         self.smem_bytes = self.smem_bytes.max(at + bytes);
         Ok(at)
+    }
+}
+
+/// Shared-memory addresses of an access whose element offset is linear in the thread and register bits:
+/// `thread ^ c` for a per-thread part (XOR of `lane_vals`/`warp_vals` over `%tid`'s bits) and a per-register
+/// constant `c`. The part of `c` on the thread's bits is XORed into a register once per distinct value; the rest
+/// shares no bit with it, so XOR is addition there and it goes into the address's immediate (`[r+imm]`).
+pub(crate) struct Addresses {
+    base: Reg,
+    thread: Option<Reg>,
+    thread_bits: u32,
+    eb: u32,
+    /// The address of `thread ^ c` for each thread-bit part `c` seen so far (0: at the entry when `base` is).
+    at: HashMap<u32, Reg>,
+}
+
+impl Addresses {
+    /// Addresses of `eb`-byte elements from `base`; the thread's part is added at the kernel entry when `base`
+    /// is computed there too (a whole allocation), else here (a view's base, often a run-time ring index).
+    pub(crate) fn new(l: &mut Lower, lane_vals: Vec<u32>, warp_vals: Vec<u32>, base: Reg, eb: u32) -> Addresses {
+        let thread_bits = lane_vals.iter().chain(&warp_vals).fold(0, |a, &b| a | b);
+        let thread = l.thread_xor(lane_vals, warp_vals);
+        l.b.set_prologue(l.entry_regs.contains(&base));
+        let at = l.b.reg(RegClass::B32);
+        match thread {
+            Some(t) => l.b.op("mad.lo.u32", at, (t, eb, base)),
+            None => l.b.op("mov.b32", at, base),
+        }
+        l.b.set_prologue(false);
+        Addresses { base, thread, thread_bits, eb, at: HashMap::from([(0, at)]) }
+    }
+
+    /// The address (`[r]` or `[r+offset]`) of element offset `thread ^ c`.
+    pub(crate) fn of(&mut self, l: &mut Lower, c: u32) -> Operand {
+        let (on_thread, apart) = (c & self.thread_bits, c & !self.thread_bits);
+        let at = *self.at.entry(on_thread).or_insert_with(|| {
+            let idx = l.xor_const(self.thread, on_thread, 0);
+            let a = l.b.reg(RegClass::B32);
+            l.b.op("mad.lo.u32", a, (idx, self.eb, self.base));
+            a
+        });
+        if apart == 0 { mem(at) } else { mem_off(at, apart * self.eb) }
     }
 }
 

@@ -15,6 +15,7 @@
 //! model of timing, memory consistency or divergent execution.
 
 mod mma;
+mod stmatrix;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -457,6 +458,11 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                     return Err(format!("line {}: predicated mma.sync", ins.line));
                 }
                 mma::mma_sync(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
+                pc += 1;
+                continue;
+            }
+            "stmatrix" => {
+                stmatrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
                 pc += 1;
                 continue;
             }
