@@ -1,8 +1,8 @@
 //! TMA copies (`cp.async.bulk.tensor`, sm_90a and newer): `tma_load` (global → shared, completing its bytes on
 //! an mbarrier), `tma_store` (shared → global, in a bulk group) and `tma_store_wait`.
 //!
-//! One thread of the program issues each copy, as for mbarrier arrivals: the copies are the program's, not each
-//! thread's. The tensor map of a host descriptor is a 128-byte kernel parameter appended after the IR's
+//! The copies are the program's, not each thread's: lane 0 of one warp issues each box of a block, the warps
+//! taking the boxes in turn ([`box_issuers`]). The tensor map of a host descriptor is a 128-byte kernel parameter appended after the IR's
 //! arguments (recorded in [`crate::Kernel::tensor_maps`], which the runtime encodes from the descriptor's
 //! argument values); its generic address is the copy's tensor operand. A descriptor the program makes once
 //! (`tl.make_tensor_descriptor` outside loops and branches) has its map in the program's slot of the kernel's
@@ -295,13 +295,42 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
     let dsts = box_addresses(l, buf, &b)?;
-    let p = first_thread(l, data.operands.get(3 + rank).copied())?;
+    let issuers = box_issuers(l, data.operands.get(3 + rank).copied(), b.boxes.len())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
-    for (origin, dst) in b.boxes.iter().zip(dsts) {
+    for ((origin, dst), p) in b.boxes.iter().zip(dsts).zip(issuers) {
         let c = box_coords(l, coords, origin)?;
         l.b.emit(instr(op.clone()).guard(p).srcs((mem(dst), Operand::TensorAddr { map, coords: c }, mem(bar_addr))));
     }
     Ok(())
+}
+
+/// The thread that issues each of a load's `boxes` boxes: lane 0 of warp `i mod num_warps` for box `i`, so that
+/// the warps issue a block's boxes side by side rather than one thread one after the other (each copy is a
+/// uniform-datapath instruction that ptxas wraps in a loop over the active lanes). The mbarrier's
+/// transaction count may go below zero when a copy completes before the expect (PTX ISA: tx-count in
+/// ±(2^20 − 1)); its phase cannot complete before the expecting thread arrives. A copy whose slot was
+/// released by a `ring_release` is issued by the thread that completed the round, which alone knows it may.
+fn box_issuers(l: &mut Lower, pred: Option<ValueId>, boxes: usize) -> Result<Vec<Reg>, CompileError> {
+    let released = pred.is_some_and(|x| {
+        matches!(l.f.value(x).def, tessel_tile::ir::ValueDef::Result(r, _) if matches!(l.f.op(r).op, Op::RingRelease))
+    });
+    if released || boxes == 1 || l.num_warps == 1 {
+        let p = first_thread(l, pred)?;
+        return Ok(vec![p; boxes]);
+    }
+    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
+    let warps = boxes.min(l.num_warps as usize);
+    let per_warp: Vec<Reg> = (0..warps as u32)
+        .map(|w| {
+            let p = l.b.reg(RegClass::Pred);
+            l.b.op("setp.eq.u32", p, (l.tid, 32 * w));
+            if let Some(q) = q {
+                l.b.op("and.pred", p, (p, q));
+            }
+            p
+        })
+        .collect();
+    Ok((0..boxes).map(|i| per_warp[i % warps]).collect())
 }
 
 /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: the block's boxes (channels wider
@@ -383,23 +412,25 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[2..2 + rank];
     let map = tensor_map(l, desc)?;
     let srcs = box_addresses(l, buf, &b)?;
-    let p = first_thread(l, None)?;
+    let issuers = box_issuers(l, None, b.boxes.len())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group");
-    for (origin, src) in b.boxes.iter().zip(srcs) {
+    for ((origin, src), p) in b.boxes.iter().zip(srcs).zip(issuers) {
         let c = box_coords(l, coords, origin)?;
         l.b.emit(instr(op.clone()).guard(p).srcs((Operand::TensorAddr { map, coords: c }, mem(src))));
     }
-    l.b.emit(instr("cp.async.bulk.commit_group").guard(p));
+    // Every thread commits (a thread that issued nothing commits an empty group), so that every thread counts
+    // the same groups and `tma_store_wait {pending}` means the same in each.
+    l.b.emit(instr("cp.async.bulk.commit_group"));
     Ok(())
 }
 
-/// `tma_store_wait {pending}`: the issuing thread waits until at most `pending` bulk groups still read shared
-/// memory; the barrier analysis puts a CTA barrier between that wait and the next write of the buffer.
+/// `tma_store_wait {pending}`: every thread waits until at most `pending` of its bulk groups still read shared
+/// memory (the stores' boxes are issued by several warps); the barrier analysis puts a CTA barrier between that
+/// wait and the next write of the buffer.
 pub(crate) fn store_wait(l: &mut Lower, pending: u32, writes: bool) -> Result<(), CompileError> {
     need_tma(l)?;
-    let p = first_thread(l, None)?;
     // `.read`: until the bulk groups have read their shared memory; without it, until their writes are done.
     let op = if writes { "cp.async.bulk.wait_group" } else { "cp.async.bulk.wait_group.read" };
-    l.b.emit(instr(op).guard(p).srcs(pending));
+    l.b.emit(instr(op).srcs(pending));
     Ok(())
 }
