@@ -35,6 +35,7 @@ mod shape;
 mod shared;
 mod shuffle;
 mod tma;
+mod tma_issue;
 mod trig64;
 mod wgmma;
 mod wgmma_desc;

@@ -17,6 +17,7 @@ use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
 use super::asynchronous::first_thread;
+use super::tma_issue::{box_addresses, box_copies};
 use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, not, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
 
@@ -244,40 +245,6 @@ pub(crate) fn tensor_map_param(kernel: &str, k: usize) -> String {
     format!("{kernel}_tmap_{k}")
 }
 
-/// The coordinates of a box: the op's block coordinates plus the box origin, innermost dim first.
-fn box_coords(l: &mut Lower, coords: &[ValueId], origin: &[u32]) -> Result<Vec<Reg>, CompileError> {
-    let mut out = Vec::with_capacity(coords.len());
-    for (&c, &o) in coords.iter().zip(origin).rev() {
-        let r = l.get(c)?[0];
-        if o == 0 {
-            out.push(r);
-        } else {
-            let s = l.b.reg(RegClass::B32);
-            l.b.op("add.s32", s, (r, o));
-            out.push(s);
-        }
-    }
-    Ok(out)
-}
-
-/// Each box's shared address: the buffer's base plus where the layout puts the box's first element.
-fn box_addresses(l: &mut Lower, buf: ValueId, b: &TmaBlock) -> Result<Vec<Reg>, CompileError> {
-    let base = l.get(buf)?[0];
-    let (_, elem, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
-    let mut out = Vec::with_capacity(b.boxes.len());
-    for origin in &b.boxes {
-        let offset = tma::box_offset(&layout.linear, origin).map_err(CompileError::new)? * elem.bytes();
-        if offset == 0 {
-            out.push(base);
-        } else {
-            let a = l.b.reg(RegClass::B32);
-            l.b.op("add.u32", a, (base, offset));
-            out.push(a);
-        }
-    }
-    Ok(out)
-}
-
 fn need_tma(l: &Lower) -> Result<(), CompileError> {
     if l.arch == tessel_tile::Target::Sm80 {
         return Err(CompileError::new("TMA copies need sm_90a or newer"));
@@ -294,43 +261,12 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[3..3 + rank];
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
-    let dsts = box_addresses(l, buf, &b)?;
-    let issuers = box_issuers(l, data.operands.get(3 + rank).copied(), b.boxes.len())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
-    for ((origin, dst), p) in b.boxes.iter().zip(dsts).zip(issuers) {
-        let c = box_coords(l, coords, origin)?;
-        l.b.emit(instr(op.clone()).guard(p).srcs((mem(dst), Operand::TensorAddr { map, coords: c }, mem(bar_addr))));
+    for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, coords)? {
+        let srcs = (mem(c.smem), Operand::TensorAddr { map, coords: c.coords }, mem(bar_addr));
+        l.b.emit(instr(op.clone()).guard(c.pred).srcs(srcs));
     }
     Ok(())
-}
-
-/// The thread that issues each of a load's `boxes` boxes: lane 0 of warp `i mod num_warps` for box `i`, so that
-/// the warps issue a block's boxes side by side rather than one thread one after the other (each copy is a
-/// uniform-datapath instruction that ptxas wraps in a loop over the active lanes). The mbarrier's
-/// transaction count may go below zero when a copy completes before the expect (PTX ISA: tx-count in
-/// ±(2^20 − 1)); its phase cannot complete before the expecting thread arrives. A copy whose slot was
-/// released by a `ring_release` is issued by the thread that completed the round, which alone knows it may.
-fn box_issuers(l: &mut Lower, pred: Option<ValueId>, boxes: usize) -> Result<Vec<Reg>, CompileError> {
-    let released = pred.is_some_and(|x| {
-        matches!(l.f.value(x).def, tessel_tile::ir::ValueDef::Result(r, _) if matches!(l.f.op(r).op, Op::RingRelease))
-    });
-    if released || boxes == 1 || l.num_warps == 1 {
-        let p = first_thread(l, pred)?;
-        return Ok(vec![p; boxes]);
-    }
-    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
-    let warps = boxes.min(l.num_warps as usize);
-    let per_warp: Vec<Reg> = (0..warps as u32)
-        .map(|w| {
-            let p = l.b.reg(RegClass::Pred);
-            l.b.op("setp.eq.u32", p, (l.tid, 32 * w));
-            if let Some(q) = q {
-                l.b.op("and.pred", p, (p, q));
-            }
-            p
-        })
-        .collect();
-    Ok((0..boxes).map(|i| per_warp[i % warps]).collect())
 }
 
 /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: the block's boxes (channels wider
@@ -411,12 +347,9 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let rank = b.box_dims.len();
     let coords = &data.operands[2..2 + rank];
     let map = tensor_map(l, desc)?;
-    let srcs = box_addresses(l, buf, &b)?;
-    let issuers = box_issuers(l, None, b.boxes.len())?;
     let op = format!("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group");
-    for ((origin, src), p) in b.boxes.iter().zip(srcs).zip(issuers) {
-        let c = box_coords(l, coords, origin)?;
-        l.b.emit(instr(op.clone()).guard(p).srcs((Operand::TensorAddr { map, coords: c }, mem(src))));
+    for c in box_copies(l, None, buf, &b, coords)? {
+        l.b.emit(instr(op.clone()).guard(c.pred).srcs((Operand::TensorAddr { map, coords: c.coords }, mem(c.smem))));
     }
     // Every thread commits (a thread that issued nothing commits an empty group), so that every thread counts
     // the same groups and `tma_store_wait {pending}` means the same in each.

@@ -1,0 +1,186 @@
+//! Who issues the copies of a TMA block, and with which operands.
+//!
+//! A block wider than its swizzle is several boxes (a 64×256 fp16 tile with the 128-byte swizzle is four
+//! 64-column boxes), and the copies are the program's, not each thread's: one lane per box issues it. Three
+//! things decide how fast that is:
+//!
+//! - **Which lane.** `elect.sync` in a warp whose index ptxas can see is uniform (a shuffle from lane 0), as
+//!   Triton does. ptxas then issues each copy as one predicated uniform-datapath `UTMALDG`/`UTMASTG`. Behind
+//!   `%tid == 0` it wrapped every copy in a loop over the active lanes, about a dozen instructions per copy
+//!   that every warp ran through on every iteration: 65% more instructions than Triton's matmul. ncu at locked
+//!   clocks timed both the same, but the extra issue drew power, and a long run paid for it in clock speed.
+//! - **How many instructions.** When the boxes' origins and shared offsets step evenly (boxes side by side
+//!   along one dim, the usual case), warp `w` issues box `w` of each round of `num_warps` boxes through one
+//!   instruction whose coordinates and address are computed from `w`: a block costs one copy instruction
+//!   however many boxes it has.
+//! - **Ordering.** Boxes landing before the expecting thread's `mbarrier.arrive.expect_tx` take the
+//!   transaction count below zero, which the PTX ISA allows (±(2^20 − 1)); the phase cannot complete before
+//!   that arrival.
+//!
+//! A refill whose slot was released by `ring_release` is issued by the one thread that completed the round,
+//! which alone knows it may: every box from it, one after the other.
+
+use tessel_tile::Op;
+use tessel_tile::ir::{ValueDef, ValueId};
+use tessel_tile::tma::{self, TmaBlock};
+
+use super::Lower;
+use super::asynchronous::first_thread;
+use crate::CompileError;
+use crate::ptx::{Operand, Reg, RegClass};
+
+/// One copy instruction: the predicate of the lane that issues it, its shared-memory address and its
+/// coordinates (innermost dim first).
+pub(crate) struct BoxCopy {
+    pub pred: Reg,
+    pub smem: Reg,
+    pub coords: Vec<Reg>,
+}
+
+/// The copy instructions of block `b` of buffer `buf` at block coordinates `coords`, under the op's optional
+/// predicate `pred`.
+pub(crate) fn box_copies(
+    l: &mut Lower,
+    pred: Option<ValueId>,
+    buf: ValueId,
+    b: &TmaBlock,
+    coords: &[ValueId],
+) -> Result<Vec<BoxCopy>, CompileError> {
+    let released = pred
+        .is_some_and(|x| matches!(l.f.value(x).def, ValueDef::Result(r, _) if matches!(l.f.op(r).op, Op::RingRelease)));
+    if released {
+        let p = first_thread(l, pred)?;
+        let smem = box_addresses(l, buf, b)?;
+        return b
+            .boxes
+            .iter()
+            .zip(smem)
+            .map(|(origin, smem)| Ok(BoxCopy { pred: p, smem, coords: box_coords(l, coords, origin, None)? }))
+            .collect();
+    }
+    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
+    let offsets = box_offsets(l, buf, b)?;
+    let base = l.get(buf)?[0];
+    // The warp index as ptxas can see it is uniform, and one elected lane of each warp.
+    let warp = l.b.reg(RegClass::B32);
+    l.b.op("shfl.sync.idx.b32", warp, (l.warp, 0, 31, -1));
+    let (lane, elected) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.b.op("elect.sync", Operand::PredPair(lane, elected), -1);
+    if let Some(q) = q {
+        l.b.op("and.pred", elected, (elected, q));
+    }
+    let n = b.boxes.len() as u32;
+    let nw = l.num_warps;
+    if let Some((origin_step, offset_step)) = even_steps(&b.boxes, &offsets) {
+        // Round r: warp w < min(nw, n - r·nw) issues box r·nw + w.
+        return (0..n.div_ceil(nw))
+            .map(|round| {
+                let first = round * nw;
+                let pred = l.b.reg(RegClass::Pred);
+                l.b.op("setp.lt.and.u32", pred, (warp, (n - first).min(nw), elected));
+                let index = if first == 0 {
+                    warp
+                } else {
+                    let i = l.b.reg(RegClass::B32);
+                    l.b.op("add.u32", i, (warp, first));
+                    i
+                };
+                let at = if offsets[0] == 0 {
+                    base
+                } else {
+                    let a = l.b.reg(RegClass::B32);
+                    l.b.op("add.u32", a, (base, offsets[0]));
+                    a
+                };
+                let smem = l.b.reg(RegClass::B32);
+                l.b.op("mad.lo.u32", smem, (index, offset_step, at));
+                let coords = box_coords(l, coords, &b.boxes[0], Some((index, origin_step.as_slice())))?;
+                Ok(BoxCopy { pred, smem, coords })
+            })
+            .collect();
+    }
+    // Box i from warp i mod nw, one instruction each.
+    let per_warp: Vec<Reg> = (0..n.min(nw))
+        .map(|w| {
+            let p = l.b.reg(RegClass::Pred);
+            l.b.op("setp.eq.and.u32", p, (warp, w, elected));
+            p
+        })
+        .collect();
+    let smem = box_addresses(l, buf, b)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for (i, (origin, smem)) in b.boxes.iter().zip(smem).enumerate() {
+        let coords = box_coords(l, coords, origin, None)?;
+        out.push(BoxCopy { pred: per_warp[i % per_warp.len()], smem, coords });
+    }
+    Ok(out)
+}
+
+/// The per-box steps of the origins (per dim) and of the shared offsets when both are arithmetic progressions
+/// over two or more boxes.
+fn even_steps(boxes: &[Vec<u32>], offsets: &[u32]) -> Option<(Vec<u32>, u32)> {
+    if boxes.len() < 2 {
+        return None;
+    }
+    let step: Vec<u32> = boxes[1].iter().zip(&boxes[0]).map(|(b, a)| b.checked_sub(*a)).collect::<Option<_>>()?;
+    let offset_step = offsets[1].checked_sub(offsets[0])?;
+    let even = boxes.iter().zip(offsets).enumerate().all(|(i, (origin, &offset))| {
+        let i = i as u32;
+        offset == offsets[0] + i * offset_step
+            && origin.iter().zip(&boxes[0]).zip(&step).all(|((o, o0), s)| *o == o0 + i * s)
+    });
+    even.then_some((step, offset_step))
+}
+
+/// The coordinates of a box, innermost dim first: the op's block coordinates plus the box origin, plus
+/// `index × step` when the box is chosen at run time.
+fn box_coords(
+    l: &mut Lower,
+    coords: &[ValueId],
+    origin: &[u32],
+    indexed: Option<(Reg, &[u32])>,
+) -> Result<Vec<Reg>, CompileError> {
+    let mut out = Vec::with_capacity(coords.len());
+    for (d, (&c, &o)) in coords.iter().zip(origin).enumerate().rev() {
+        let mut r = l.get(c)?[0];
+        if o != 0 {
+            let s = l.b.reg(RegClass::B32);
+            l.b.op("add.s32", s, (r, o));
+            r = s;
+        }
+        if let Some((index, step)) = indexed
+            && step[d] != 0
+        {
+            let s = l.b.reg(RegClass::B32);
+            l.b.op("mad.lo.s32", s, (index, step[d], r));
+            r = s;
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Each box's byte offset in the buffer: where the layout puts the box's first element.
+fn box_offsets(l: &Lower, buf: ValueId, b: &TmaBlock) -> Result<Vec<u32>, CompileError> {
+    let (_, elem, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
+    b.boxes
+        .iter()
+        .map(|origin| Ok(tma::box_offset(&layout.linear, origin).map_err(CompileError::new)? * elem.bytes()))
+        .collect()
+}
+
+/// Each box's shared address: the buffer's base plus the box's offset.
+pub(crate) fn box_addresses(l: &mut Lower, buf: ValueId, b: &TmaBlock) -> Result<Vec<Reg>, CompileError> {
+    let base = l.get(buf)?[0];
+    box_offsets(l, buf, b)?
+        .into_iter()
+        .map(|offset| {
+            if offset == 0 {
+                return Ok(base);
+            }
+            let a = l.b.reg(RegClass::B32);
+            l.b.op("add.u32", a, (base, offset));
+            Ok(a)
+        })
+        .collect()
+}
