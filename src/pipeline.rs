@@ -3,6 +3,7 @@
 //! and the tests all call [`run`], which stops after the stage asked for and times every stage it runs.
 
 use tessel_lang::elab::Specialization;
+use tessel_tile::layout::tma_copies::{Lowered, StoreWaits};
 use tessel_tile::{Func, Target};
 
 use crate::api::{Error, Timings};
@@ -181,17 +182,11 @@ fn run_with(
     // (sm_90a+ host descriptors).
     let schedule = t
         .time("schedule + pipeline", || {
-            let schedule =
-                tessel_sched::pipeline(&mut func).map_err(|e| format!("the software pipeliner failed: {e}"))?;
-            tessel_tile::layout::tma_copies::lower_tma_copies(&mut func)
-                .map_err(|e| format!("lowering descriptor accesses to TMA: {e}"))?;
-            // What the pipeliner recomputes for a fused loop's epilogue runs inside the epilogue's branch.
-            tessel_tile::passes::sink_into_branches(&mut func);
-            Ok::<_, String>(schedule)
+            tessel_sched::pipeline(&mut func).map_err(|e| format!("the software pipeliner failed: {e}"))
         })
         .map_err(|e| Error::Codegen(format!("internal error: {e}")))?;
-    tessel_tile::verify::verify(&func)
-        .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
+    let pipelined = func.clone();
+    let lowered = lower_descriptor_accesses(&mut func, StoreWaits::Deferred, t)?;
     if let Some(before) = before {
         // The schedule refers to the loops as they were; the expanded function follows it.
         let mut text = tessel_sched::print(&before, &schedule);
@@ -199,12 +194,31 @@ fn run_with(
         text += &tessel_tile::print::print_func(&func);
         return Ok(Output::Sched { func, schedule: text });
     }
-    let kernel = t
-        .time("code generation", || {
-            tessel_codegen::compile_with_source(&func, tessel_codegen::Source { file: ks.file, text: ks.source })
-        })
-        .map_err(|e| Error::Codegen(e.message))?;
+    let source = tessel_codegen::Source { file: ks.file, text: ks.source };
+    let kernel = match t.time("code generation", || tessel_codegen::compile_with_source(&func, source)) {
+        // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and
+        // their space is reused.
+        Err(e) if e.shared_memory.is_some() && lowered.deferred_stores > 0 => {
+            func = pipelined;
+            lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
+            t.time("code generation", || tessel_codegen::compile_with_source(&func, source))
+        }
+        result => result,
+    }
+    .map_err(|e| Error::Codegen(e.message))?;
     Ok(Output::Ptx { func, kernel })
+}
+
+/// The descriptor accesses the pipeliner did not take, as TMA copies (sm_90a+ host descriptors); then what the
+/// pipeliner recomputes for a fused loop's epilogue sinks into the epilogue's branch. Verified.
+fn lower_descriptor_accesses(func: &mut Func, waits: StoreWaits, t: &mut Timings) -> Result<Lowered, Error> {
+    let lowered = t
+        .time("TMA copies", || tessel_tile::layout::tma_copies::lower_tma_copies(func, waits))
+        .map_err(|e| Error::Codegen(format!("internal error: lowering descriptor accesses to TMA: {e}")))?;
+    tessel_tile::passes::sink_into_branches(func);
+    tessel_tile::verify::verify(func)
+        .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
+    Ok(lowered)
 }
 
 /// Elaborates `kernel` of `module` (read from `file`) for `spec` with every builtin: lang's `tl.*` and the gluon

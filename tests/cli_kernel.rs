@@ -205,7 +205,7 @@ fn compile_timings_cover_every_stage_to_ptx() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(".entry add_kernel(") && !out.contains("timings"), "the PTX alone goes to stdout");
     let stages: Vec<&str> = err.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(stages, ["read", "elaborate", "canonicalize", "layout", "schedule", "code", "total"], "{err}");
+    assert_eq!(stages, ["read", "elaborate", "canonicalize", "layout", "schedule", "TMA", "code", "total"], "{err}");
     assert!(err.lines().all(|l| !l.starts_with("  ") || l.contains(" ms")), "{err}");
 }
 

@@ -92,11 +92,14 @@ impl TensorMapArg {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompileError {
     pub message: String,
+    /// Set when the kernel needs more shared memory than a CTA may have: (bytes needed, capacity). The compile
+    /// pipeline may then lower again with choices that take less (`StoreWaits::Immediate`).
+    pub shared_memory: Option<(u32, u32)>,
 }
 
 impl CompileError {
     pub fn new(message: impl Into<String>) -> CompileError {
-        CompileError { message: message.into() }
+        CompileError { message: message.into(), shared_memory: None }
     }
 
     /// Prefixes the op the error happened in.
@@ -106,7 +109,7 @@ impl CompileError {
         }
         let data = f.op(o);
         let res = data.results.first().map(|v| format!("{v} = ")).unwrap_or_default();
-        CompileError::new(format!("in `{res}{}`: {}", data.op.name(), self.message))
+        CompileError { message: format!("in `{res}{}`: {}", data.op.name(), self.message), ..self }
     }
 }
 

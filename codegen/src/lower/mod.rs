@@ -652,7 +652,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
                 f.config.num_stages
             );
         }
-        return Err(CompileError::new(msg));
+        return Err(CompileError { shared_memory: Some((l.smem_bytes, capacity)), ..CompileError::new(msg) });
     }
     let mut table = l.alloc.table(f);
     if l.smem_bytes > 0 {

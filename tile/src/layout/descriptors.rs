@@ -210,7 +210,12 @@ mod tests {
         lower_descriptors(&mut h).unwrap();
         let text = crate::print::print_func(&h);
         assert!(text.contains("desc_load") && text.contains("desc_store"), "{text}");
-        assert!(crate::layout::tma_copies::lower_tma_copies(&mut h).unwrap());
+        assert!(
+            crate::layout::tma_copies::lower_tma_copies(&mut h, crate::layout::tma_copies::StoreWaits::Deferred)
+                .unwrap()
+                .accesses
+                > 0
+        );
         crate::verify::verify(&h).unwrap();
         let text = crate::print::print_func(&h);
         assert!(text.contains("tma_load") && text.contains("tma_store") && !text.contains("desc_load"), "{text}");
