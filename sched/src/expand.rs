@@ -10,7 +10,8 @@
 //!   wait that retires the previous iteration's dot and so frees its buffers), then stage 0 of iteration `k + D`
 //!   into buffer `(k + D) mod B` (the one the previous iteration's dot read, or, with `B = D`, the one just read:
 //!   the barrier analysis puts a barrier between), predicated on `k + D` being an iteration. The epilogue is predicated, not
-//!   peeled: the last `D` iterations issue empty copies. The loop carries the ring positions (slot read, barrier
+//!   peeled: the last `D` iterations issue empty copies. In a fused loop nest, the inner loop's epilogue (the
+//!   branch that reads the dot's result) runs after that refill. The loop carries the ring positions (slot read, barrier
 //!   parity, slot refilled), each advanced by an increment and a wrap.
 //! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
 //!
@@ -341,7 +342,15 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         })
         .collect();
     let restart = p.async_dot.as_ref().and_then(|a| a.restart);
+    // Where the epilogue of a fused loop nest (the branch reading the dot's result) starts in `order`: it and
+    // what follows it run after the refill, so that the next iterations' copies are in flight while the tile is
+    // converted and stored (Triton orders them so too). Nothing of stage 0 reads them: it runs `D` iterations
+    // ahead.
+    let mut epilogue_at = None;
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
+        if epilogue_at.is_none() && p.async_dot.as_ref().is_some_and(|a| a.readers.contains(&x)) {
+            epilogue_at = Some(order.len());
+        }
         if restart.is_some_and(|r| r.select == x) {
             // The dot restarts through `use_acc` instead.
             e.f.op_mut(x).parent = None;
@@ -393,6 +402,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             }
         }
     }
+    let epilogue = epilogue_at.map_or_else(Vec::new, |at| order.split_off(at));
     let iv_ahead = e.advance(iv, dist, step);
     let ok = e.less(iv_ahead, ub);
     let ins = fill;
@@ -443,6 +453,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     });
     let (next_fill, _) = e.wrap_next(fill, p.buffers);
     order.append(&mut e.out);
+    order.extend(epilogue);
     order.push(yield_op);
     let f = e.f;
     f.op_mut(yield_op).operands.push(next_slot);

@@ -579,15 +579,26 @@ fn restart_of(f: &Func, ops: &[OpId], acc: ValueId, carried: ValueId, uses: &[u3
 }
 
 /// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has
-/// arrived), then stage 0 (cluster 1: the copies for `stages − 1` iterations ahead), as the steady state runs.
+/// arrived), then stage 0 (cluster 1: the copies for `stages − 1` iterations ahead), as the steady state runs;
+/// in a fused loop nest, the inner loop's epilogue (from the branch reading the dot's result on) last (cluster 2,
+/// still the last stage).
 pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSchedule {
     let body = f.region(f.op(p.loop_op).regions[0]);
     let early: HashSet<OpId> = p.stage0.iter().copied().collect();
     let last = p.stages - 1;
     let body_ops = body.ops.iter().copied().filter(|&x| !f.op(x).op.is_terminator());
-    let mut ops: Vec<(OpId, u32, u32)> =
-        body_ops.clone().filter(|x| !early.contains(x)).map(|x| (x, last, 0)).collect();
+    let readers = p.async_dot.as_ref().map_or(&[][..], |a| &a.readers[..]);
+    let mut late: Vec<(OpId, u32, u32)> = Vec::new();
+    let mut ops: Vec<(OpId, u32, u32)> = Vec::new();
+    for x in body_ops.clone().filter(|x| !early.contains(x)) {
+        if !late.is_empty() || readers.contains(&x) {
+            late.push((x, last, 2));
+        } else {
+            ops.push((x, last, 0));
+        }
+    }
     ops.extend(body_ops.filter(|x| early.contains(x)).map(|x| (x, 0, 1)));
+    ops.extend(late);
     let dot = match &p.async_dot {
         Some(AsyncDot { dot, wait: DotWait::AfterIssue, restart, readers, .. }) => {
             let restart = restart.map_or(String::new(), |r| {
