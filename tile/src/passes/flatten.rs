@@ -177,14 +177,25 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
         });
     }
 
-    // The fused loop.
+    // The fused loop's `t / n2` is a multiply-high by a reciprocal computed once, in the branch where the loop
+    // runs (n2 > 0, and t counts up from 0, so both are non-negative): a division by a run-time value is a
+    // dozen instructions on every step (ptxas does not hoist its reciprocal), the multiply-high a few.
     let f = b.f;
+    let reciprocal = (ity == Type::scalar(ScalarType::I32)).then(|| {
+        let mut b = Builder { f, region: then_r, at: None, loc: d.loc };
+        reciprocal_u32(&mut b, n2)
+    });
+
+    // The fused loop.
     let flat = f.new_region();
     let t = f.add_region_arg(flat, ity.clone(), Some("t".into()));
     let oc: Vec<ValueId> = oargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
     let ic: Vec<ValueId> = iargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
     let mut b = Builder { f, region: flat, at: None, loc: d.loc };
-    let ii = b.binary(BinOp::Div, t, n2);
+    let ii = match reciprocal {
+        Some(r) => r.divide(&mut b, t),
+        None => b.binary(BinOp::Div, t, n2),
+    };
     let span = b.binary(BinOp::Mul, ii, n2);
     let jj = b.binary(BinOp::Sub, t, span);
     let step1 = b.int(s1, &ity);
@@ -287,4 +298,35 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     f.region_mut(parent).ops.splice(at..at, new_ops);
     f.unlink(o);
     Ok(())
+}
+
+/// `⌊n / d⌋` for non-negative i32 `n` and positive i32 `d` by one 64-bit multiply-high: with
+/// `m = ⌈2^64 / d⌉ = (2^64 − 1) / d + 1`, `m·d = 2^64 + e` with `0 ≤ e < d`, so `n·m / 2^64 = n/d + n·e/(d·2^64)`
+/// exceeds `n/d` by less than `2^-32 < 1/d`, never reaching the next integer. `d = 1` wraps `m` to 0 and
+/// takes `n` itself.
+#[derive(Clone, Copy)]
+struct Reciprocal {
+    m: ValueId,
+    is_one: ValueId,
+}
+
+fn reciprocal_u32(b: &mut Builder, d: ValueId) -> Reciprocal {
+    let u64t = Type::scalar(ScalarType::U64);
+    let wide = b.value(Op::Cast, &[d], u64t.clone());
+    let all_ones = b.int(-1, &u64t);
+    let one = b.int(1, &u64t);
+    let q = b.binary(BinOp::Div, all_ones, wide);
+    let m = b.binary(BinOp::Add, q, one);
+    let is_one = b.cmp(CmpPred::Eq, wide, one);
+    Reciprocal { m, is_one }
+}
+
+impl Reciprocal {
+    fn divide(self, b: &mut Builder, n: ValueId) -> ValueId {
+        let ty = b.f.ty(n).clone();
+        let wide = b.value(Op::Cast, &[n], Type::scalar(ScalarType::U64));
+        let hi = b.binary(BinOp::UMulHi, wide, self.m);
+        let q = b.value(Op::Select, &[self.is_one, wide, hi], Type::scalar(ScalarType::U64));
+        b.value(Op::Cast, &[q], ty)
+    }
 }
