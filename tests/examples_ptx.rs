@@ -120,9 +120,28 @@ fn flattened_persistent_matmul_restarts_the_accumulator_through_scale_d() {
     );
 }
 
+/// A TMA store inside a loop gets a buffer of its own beside the rings and is waited for only before the next
+/// tile writes that buffer, so its read of shared memory overlaps the next tile's K loop (Triton's order): the
+/// wait comes before the epilogue's `stmatrix`, and the store's commit is not followed by a wait. So in the fused
+/// loop and in the nest (the store in the outer loop).
+#[test]
+fn stores_in_loops_are_waited_for_before_their_buffer_is_written_again() {
+    for flatten in [true, false] {
+        let ptx =
+            ptx_for("tma_matmul.py", "matmul_kernel_persistent", tma_persistent(flatten), 8, Target::Sm90a).unwrap();
+        let wait = ptx.find("cp.async.bulk.wait_group.read 0;").expect("a store wait");
+        assert!(wait < ptx.find("stmatrix").expect("the epilogue's stores"), "flatten={flatten}");
+        let commit = ptx.find("cp.async.bulk.commit_group;").expect("a store");
+        let after = ptx[commit..].lines().nth(1).unwrap_or_default().trim();
+        assert!(!after.starts_with("cp.async.bulk.wait_group"), "flatten={flatten}: waited at once");
+    }
+}
+
 /// A fused loop keeps its rings and its epilogue's store buffer live together: at 128x256x64 with 4 stages that is
 /// 256 KiB, more than an sm_90a CTA has, while the nest as written (rings dead by the epilogue) fits. The
 /// pipeline compiles the nest and warns at the loop, rather than fail a config the user only asked to schedule.
+/// The nest's store cannot keep a buffer of its own over the outer loop either (192 KiB of rings + 64 KiB): it is
+/// lowered again with the wait right after the store, its buffer over the rings' space.
 #[test]
 fn a_fused_loop_over_shared_memory_falls_back_to_the_nest_with_a_warning() {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap();
@@ -144,6 +163,9 @@ fn a_fused_loop_over_shared_memory_falls_back_to_the_nest_with_a_warning() {
     assert!(warning.contains("`flatten=True` is ignored: the fused loop does not fit in shared memory"), "{warning}");
     assert!(warning.contains("flatten=FLATTEN") && warning.contains("263168 bytes"), "{warning}");
     assert!(kernel.shared_bytes <= 232448 && !kernel.ptx.contains("wgmma.wait_group.sync.aligned 0;\n    @"), "nested");
+    let commit = kernel.ptx.find("cp.async.bulk.commit_group;").expect("a store");
+    let after = kernel.ptx[commit..].lines().nth(1).unwrap_or_default().trim();
+    assert_eq!(after, "cp.async.bulk.wait_group.read 0;", "the store waited for at once");
 }
 
 /// `tma_matmul.py`'s kernel with descriptors made in the kernel, f16, 128x128x64 tiles.

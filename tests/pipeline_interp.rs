@@ -190,52 +190,6 @@ fn rings_over_the_shared_memory_budget_are_an_error_naming_them() {
     }
 }
 
-/// The flattened persistent matmul's store gets a 64 KiB buffer of its own beside the rings, waited for only
-/// before the next tile writes it (as Triton's): 3 stages of 128x256x64 fit (rings 144 KiB + 64 KiB). At 4
-/// stages the rings alone take 192 KiB, so the kernel is lowered again with the store waited for at once and its
-/// buffer over the rings' space: it compiles, within the 227 KiB a CTA may have.
-#[test]
-fn a_stores_own_buffer_is_given_up_when_it_does_not_fit() {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap();
-    let compile = |stages: u32| {
-        let mut args = vec![desc(&[128, 64]), desc(&[64, 256]), desc(&[128, 256]), int(false), int(false), int(false)];
-        args.extend([c(8), c(132), ArgSpec::Constexpr(ConstValue::Bool(true))]);
-        let spec = Specialization { args, num_warps: 8, num_stages: stages, maxnreg: None, num_ctas: 1 };
-        let ks = tessel::KernelSource {
-            file: "tma_matmul.py",
-            source: &source,
-            kernel: "matmul_kernel_persistent",
-            spec: &spec,
-            module: None,
-        };
-        match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {
-            Ok(Output::Ptx { kernel, .. }) => kernel.ptx,
-            Ok(_) => unreachable!("compiled to PTX"),
-            Err(e) => panic!("{stages} stages: {e}"),
-        }
-    };
-    let smem = |ptx: &str| -> u32 {
-        let line = ptx.lines().find(|l| l.contains("bytes per CTA")).expect("a shared-memory summary");
-        line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
-    };
-    // Deferred: the wait is the first thing the epilogue does, before its stores into the buffer.
-    let three = compile(3);
-    assert_eq!(smem(&three), 214016, "rings, barriers and the store's own buffer");
-    let wait = three.find("cp.async.bulk.wait_group.read 0").unwrap();
-    assert!(wait < three.find("stmatrix").unwrap(), "the wait comes before the buffer is written");
-    // Given up: the wait follows the store's commit.
-    let four = compile(4);
-    assert!(smem(&four) <= 232448, "{} bytes", smem(&four));
-    let commit = four.find("cp.async.bulk.commit_group;").unwrap();
-    assert!(
-        four[commit..]
-            .trim_start_matches("cp.async.bulk.commit_group;")
-            .trim_start()
-            .starts_with("cp.async.bulk.wait_group.read 0")
-    );
-}
-
 /// The persistent softmax asks for stages on its row loop (`tl.range(..., num_stages=)`): its row load, which
 /// feeds no dot, runs ahead as a cp.async into a ring and is read back into registers, masked-off columns set to
 /// the load's `other` (-inf) after the read. Ragged rows and columns, fewer rows than programs × stages.
