@@ -229,10 +229,8 @@ class Autotuner(_Launcher):
             timings[str(c)] = fresh[str(c)]
             listed = {str(x) for x in configs}
             cur = builtins.min((t, s) for s, t in timings.items() if s in listed)
-            _progress(f"[tessel autotune] {name}: config {i + 1}/{len(todo)} timed, best {cur[0]:.4f} ms ({cur[1]})")
-        if todo:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+            _progress(f"[tessel autotune] {name}: config {i + 1}/{len(todo)} timed, best {cur[0]:.4f} ms ({cur[1]})",
+                      last=i + 1 == len(todo))
         for n, copy in saved.items():
             _restore(named[n], copy)
         if fresh:
@@ -266,8 +264,12 @@ def _bind_partial(jf, args, kwargs):
     return dict(jf.signature.bind_partial(*args, **kwargs).arguments)
 
 
-def _progress(line):
-    sys.stderr.write("\r" + line + "\x1b[K")
+def _progress(line, last):
+    """One progress line rewritten in place on a terminal; elsewhere (a log, a pipe) only the last one."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + line + "\x1b[K" + ("\n" if last else ""))
+    elif last:
+        sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
 

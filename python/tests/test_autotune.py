@@ -59,6 +59,8 @@ def test_autotune_and_heuristics_in_process(capfd):
     assert set(copy_kernel.configs_timings) == set(copy_kernel.configs)
     err = capfd.readouterr().err
     assert "[tessel autotune] copy_kernel: config 2/2 timed, best" in err
+    # Not a terminal: the last progress line only, no carriage returns or escape codes in the log.
+    assert "config 1/2" not in err and "\r" not in err and "\x1b" not in err
     # Both configs were compiled; 200 is no multiple of 32 or 64, so EVEN was False for both.
     keys = list(copy_kernel.jit_function.cache)
     assert len(keys) == 2 and all(k[4] == ("const", ("bool", False)) for k in keys)
