@@ -320,6 +320,8 @@ fn flattened_persistent_matmul_pipelines_across_tiles() {
         assert!(schedule.contains("waited for inside"), "{schedule}");
         // The epilogue branch runs after the refill (cluster 2), so the next copies fly while the tile is stored.
         assert!(schedule.lines().any(|l| l.contains("cluster 2") && l.ends_with(": if")), "{schedule}");
+        // The tile offsets are computed on a tile's first step only, in stage 0, and carried.
+        assert!(schedule.lines().any(|l| l.contains("stage 0") && l.ends_with("= if")), "{schedule}");
         // The fused loop (inside the `n2 > 0` branch) is pipelined; the other branch's loop has no loads.
         let p = tma_lowered(pipelined(&fused, 1));
         let as_written = tma_lowered(fused.clone());

@@ -257,7 +257,11 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let mut early: HashSet<usize> = HashSet::new();
     let mut work: Vec<OpId> = stage0.iter().copied().collect();
     while let Some(x) = work.pop() {
-        for &v in &f.op(x).operands {
+        // An `if` in stage 0 (a fused loop's tile prologue, computed on a tile's first step) reads values in its
+        // branches too.
+        let mut read = Vec::new();
+        f.walk_op(x, &mut |y| read.extend(f.op(y).operands.iter().copied()));
+        for v in read {
             if let Some(p) = def_in_body(v) {
                 if stage0.insert(p) {
                     work.push(p);
@@ -274,7 +278,16 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     }
     for &x in &stage0 {
         let xd = f.op(x);
-        if !xd.regions.is_empty() || (!xd.op.is_pure() && !matches!(xd.op, Op::Load { .. } | Op::DescLoad)) {
+        let pure_branch = |x: OpId| {
+            let mut pure = true;
+            f.walk_op(x, &mut |y| pure &= y == x || f.op(y).op.is_pure() || f.op(y).op == Op::Yield);
+            pure
+        };
+        let ok = match &xd.op {
+            Op::If => pure_branch(x),
+            op => xd.regions.is_empty() && (op.is_pure() || matches!(op, Op::Load { .. } | Op::DescLoad)),
+        };
+        if !ok {
             return Err(format!("{x} ({}) computes what a pipelined load needs but is not a pure op", xd.op.name()));
         }
     }

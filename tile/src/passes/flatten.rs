@@ -151,6 +151,27 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
         }
     }
 
+    // Prologue values the inner loop uses only as descriptor-load coordinates (a persistent kernel's tile
+    // offsets): the fused loop computes them on a tile's first step and carries them, instead of recomputing the
+    // prologue (its divisions) on every step. The pipeliner runs that branch ahead with the loads; the epilogue
+    // computes its own copy.
+    let prologue_values: HashSet<ValueId> = prologue.iter().flat_map(|&x| f.op(x).results.to_vec()).collect();
+    let mut tile_values: Vec<ValueId> = Vec::new();
+    let mut only_coords = true;
+    f.walk_op(inner, &mut |x| {
+        for (n, v) in f.op(x).operands.iter().enumerate() {
+            if prologue_values.contains(v) {
+                only_coords &= f.op(x).op == Op::DescLoad && n > 0;
+                if !tile_values.contains(v) {
+                    tile_values.push(*v);
+                }
+            }
+        }
+    });
+    let carry_tile = only_coords
+        && !tile_values.is_empty()
+        && tile_values.iter().all(|&v| matches!(f.ty(v).elem(), Some(Elem::Scalar(_))) && !f.ty(v).is_tensor());
+
     // Before the loop: trip counts, the fused count and the choice between the two forms.
     let parent = d.parent.expect("linked loop");
     let (pre, then_r, else_r) = (f.new_region(), f.new_region(), f.new_region());
@@ -177,6 +198,18 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
         });
     }
 
+    let tile_inits: Vec<ValueId> = if carry_tile {
+        tile_values
+            .iter()
+            .map(|&v| {
+                let ty = b.f.ty(v).clone();
+                b.value(Op::Constant(Const::Int(0)), &[], ty)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
     // The fused loop's `t / n2` is a multiply-high by a reciprocal computed once, in the branch where the loop
     // runs (n2 > 0, and t counts up from 0, so both are non-negative): a division by a run-time value is a
     // dozen instructions on every step (ptxas does not hoist its reciprocal), the multiply-high a few.
@@ -191,6 +224,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     let t = f.add_region_arg(flat, ity.clone(), Some("t".into()));
     let oc: Vec<ValueId> = oargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
     let ic: Vec<ValueId> = iargs[1..].iter().map(|&a| f.add_region_arg(flat, f.ty(a).clone(), None)).collect();
+    let tc: Vec<ValueId> = tile_inits.iter().map(|&v| f.add_region_arg(flat, f.ty(v).clone(), None)).collect();
     let mut b = Builder { f, region: flat, at: None, loc: d.loc };
     let ii = match reciprocal {
         Some(r) => r.divide(&mut b, t),
@@ -210,12 +244,35 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     for (&a, &c) in oargs[1..].iter().zip(&oc) {
         map.insert(a, c);
     }
-    for &x in prologue {
-        clone_op(f, x, flat, &mut map);
-    }
     let mut b = Builder { f, region: flat, at: None, loc: d.loc };
     let first = b.cmp(CmpPred::Eq, jj, zero);
     let last = b.cmp(CmpPred::Eq, jj, last_j);
+    let f = b.f;
+    // The epilogue's own copy of the prologue, from the same `i` (it runs on the tile's last step).
+    let epilogue_map = map.clone();
+    let tile_now = if carry_tile {
+        let (then_p, else_p) = (f.new_region(), f.new_region());
+        let mut inner_map = map.clone();
+        for &x in prologue {
+            clone_op(f, x, then_p, &mut inner_map);
+        }
+        let fresh: Vec<ValueId> = tile_values.iter().map(|v| inner_map[v]).collect();
+        f.append(then_p, Op::Yield, &fresh, vec![], &[], d.loc);
+        f.append(else_p, Op::Yield, &tc, vec![], &[], d.loc);
+        let types: Vec<Type> = tc.iter().map(|&v| f.ty(v).clone()).collect();
+        let on_first = f.append(flat, Op::If, &[first], types, &[then_p, else_p], d.loc);
+        let now = f.op(on_first).results.to_vec();
+        for (&v, &r) in tile_values.iter().zip(&now) {
+            map.insert(v, r);
+        }
+        now
+    } else {
+        for &x in prologue {
+            clone_op(f, x, flat, &mut map);
+        }
+        Vec::new()
+    };
+    let mut b = Builder { f, region: flat, at: None, loc: d.loc };
     map.insert(iargs[0], j);
     for ((&a, &c), &init) in iargs[1..].iter().zip(&ic).zip(&inner_inits) {
         let init = *map.get(&init).unwrap_or(&init);
@@ -234,6 +291,20 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     }
     // The epilogue, on the inner loop's last step.
     let (epi_then, epi_else) = (f.new_region(), f.new_region());
+    if carry_tile {
+        // The prologue's values as the epilogue sees them: computed again from `i`, the inner loop's results as
+        // the step left them.
+        let mut em = epilogue_map;
+        for &x in prologue {
+            clone_op(f, x, epi_then, &mut em);
+        }
+        for (k, v) in map.iter() {
+            if !prologue_values.contains(k) {
+                em.entry(*k).or_insert(*v);
+            }
+        }
+        map = em;
+    }
     for &x in epilogue {
         clone_op(f, x, epi_then, &mut map);
     }
@@ -244,6 +315,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     let epi = f.append(flat, Op::If, &[last], otypes.clone(), &[epi_then, epi_else], d.loc);
     let mut yields = f.op(epi).results.to_vec();
     yields.extend(&new_c);
+    yields.extend(&tile_now);
     f.append(flat, Op::Yield, &yields, vec![], &[], d.loc);
     let flat_attrs = LoopAttrs {
         num_stages: inner_attrs.num_stages.or(attrs.num_stages),
@@ -254,8 +326,10 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
     };
     let mut operands = vec![zero, total, one];
     operands.extend(&inits);
+    operands.extend(&tile_inits);
     let mut types = otypes.clone();
     types.extend(ic.iter().map(|&v| f.ty(v).clone()));
+    types.extend(tc.iter().map(|&v| f.ty(v).clone()));
     let fused = f.append(then_r, Op::For(flat_attrs), &operands, types, &[flat], d.loc);
     let fused_results = f.op(fused).results[..oc.len()].to_vec();
     f.append(then_r, Op::Yield, &fused_results, vec![], &[], d.loc);
