@@ -135,6 +135,12 @@ fn stores_in_loops_are_waited_for_before_their_buffer_is_written_again() {
         let after = ptx[commit..].lines().nth(1).unwrap_or_default().trim();
         assert!(!after.starts_with("cp.async.bulk.wait_group"), "flatten={flatten}: waited at once");
     }
+    // In the fused loop the refill's copies are issued before the epilogue's branch, so they fly while the tile
+    // is stored: between the K step's last wgmma and the epilogue's first stmatrix lies a TMA load.
+    let ptx = ptx_for("tma_matmul.py", "matmul_kernel_persistent", tma_persistent(true), 8, Target::Sm90a).unwrap();
+    let epilogue = ptx.find("stmatrix").unwrap();
+    let last_mma = ptx[..epilogue].rfind("wgmma.mma_async").unwrap();
+    assert!(ptx[last_mma..epilogue].contains("cp.async.bulk.tensor.2d.shared::cluster"), "refill after the epilogue");
 }
 
 /// A fused loop keeps its rings and its epilogue's store buffer live together: at 128x256x64 with 4 stages that is

@@ -239,7 +239,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 }
             } else {
                 let types = xd.results.iter().map(|&r| pre.f.ty(r).clone()).collect();
-                let regions: Vec<RegionId> = xd.regions.iter().map(|&r| clone_region(pre.f, r, &mut map)).collect();
+                let regions: Vec<RegionId> =
+                    xd.regions.iter().map(|&r| tessel_tile::passes::clone_region(pre.f, r, &mut map)).collect();
                 let c = pre.op(xd.op.clone(), &operands, types);
                 for &r in &regions {
                     pre.f.region_mut(r).parent = Some(c);
@@ -541,26 +542,4 @@ fn wait_inside(f: &mut Func, reader: OpId, result: ValueId) {
             }
         }
     }
-}
-
-/// A copy of region `r` (a stage-0 branch: pure ops and a yield), its operands through `map`, which records the
-/// copies' values.
-fn clone_region(f: &mut Func, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> RegionId {
-    let new = f.new_region();
-    for a in f.region(r).args.clone() {
-        let ty = f.ty(a).clone();
-        let n = f.add_region_arg(new, ty, None);
-        map.insert(a, n);
-    }
-    for x in f.region(r).ops.clone() {
-        let xd = f.op(x).clone();
-        let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-        let regions: Vec<RegionId> = xd.regions.iter().map(|&q| clone_region(f, q, map)).collect();
-        let types = xd.results.iter().map(|&v| f.ty(v).clone()).collect();
-        let c = f.append(new, xd.op.clone(), &operands, types, &regions, xd.loc);
-        for (&old, &cr) in xd.results.iter().zip(&f.op(c).results.clone()) {
-            map.insert(old, cr);
-        }
-    }
-    new
 }

@@ -260,14 +260,16 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
     Ok(())
 }
 
+/// Whether predicate `x` is a `ring_release` result: true in the one thread that completed the round.
+pub(crate) fn released_by_ring(l: &Lower, x: ValueId) -> bool {
+    matches!(l.f.value(x).def, tessel_tile::ir::ValueDef::Result(r, _) if matches!(l.f.op(r).op, tessel_tile::ops::Op::RingRelease))
+}
+
 /// `%tid == 0`, and the op's own predicate when it has one: mbarrier initialization, arrivals and transaction
 /// expectations are made, and TMA copies issued, once per program, by its first thread. A predicate made by `ring_release` already
 /// names the one thread that issues.
 pub(crate) fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
-    if let Some(x) = pred
-        && let tessel_tile::ir::ValueDef::Result(r, _) = l.f.value(x).def
-        && matches!(l.f.op(r).op, tessel_tile::ops::Op::RingRelease)
-    {
+    if let Some(x) = pred.filter(|&x| released_by_ring(l, x)) {
         return Ok(l.get(x)?[0]);
     }
     let p = l.b.reg(RegClass::Pred);

@@ -20,12 +20,11 @@
 //! A refill whose slot was released by `ring_release` is issued by the one thread that completed the round,
 //! which alone knows it may: every box from it, one after the other.
 
-use tessel_tile::Op;
-use tessel_tile::ir::{ValueDef, ValueId};
+use tessel_tile::ir::ValueId;
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
-use super::asynchronous::first_thread;
+use super::asynchronous::{first_thread, released_by_ring};
 use crate::CompileError;
 use crate::ptx::{Operand, Reg, RegClass};
 
@@ -46,9 +45,7 @@ pub(crate) fn box_copies(
     b: &TmaBlock,
     coords: &[ValueId],
 ) -> Result<Vec<BoxCopy>, CompileError> {
-    let released = pred
-        .is_some_and(|x| matches!(l.f.value(x).def, ValueDef::Result(r, _) if matches!(l.f.op(r).op, Op::RingRelease)));
-    if released {
+    if pred.is_some_and(|x| released_by_ring(l, x)) {
         let p = first_thread(l, pred)?;
         let smem = box_addresses(l, buf, b)?;
         return b

@@ -77,3 +77,18 @@ pub(crate) fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<Val
     }
     c
 }
+
+/// A new region holding copies of region `r`'s arguments and ops, their operands through `map`, which records
+/// every copied value (the software pipeliner copies stage-0 branches into the loop's prologue with it).
+pub fn clone_region(f: &mut Func, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> RegionId {
+    let new = f.new_region();
+    for a in f.region(r).args.clone() {
+        let (ty, name) = (f.ty(a).clone(), f.value(a).name.clone());
+        let n = f.add_region_arg(new, ty, name);
+        map.insert(a, n);
+    }
+    for x in f.region(r).ops.clone() {
+        clone_op(f, x, new, map);
+    }
+    new
+}

@@ -12,6 +12,7 @@ mod licm;
 mod sink;
 mod unroll;
 
+pub use build::clone_region;
 pub use cse::cse;
 pub use dce::dce;
 pub use dot_acc::combine_dot_add;
