@@ -56,19 +56,7 @@ pub(crate) fn const_int(f: &Func, v: ValueId) -> Option<i64> {
 pub(crate) fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
     let xd = f.op(x).clone();
     let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-    let mut regions = Vec::new();
-    for &old in &xd.regions {
-        let new = f.new_region();
-        for a in f.region(old).args.clone() {
-            let (ty, name) = (f.ty(a).clone(), f.value(a).name.clone());
-            let n = f.add_region_arg(new, ty, name);
-            map.insert(a, n);
-        }
-        for y in f.region(old).ops.clone() {
-            clone_op(f, y, new, map);
-        }
-        regions.push(new);
-    }
+    let regions: Vec<RegionId> = xd.regions.iter().map(|&old| clone_region(f, old, map)).collect();
     let types = xd.results.iter().map(|&v| f.ty(v).clone()).collect();
     let c = f.append(r, xd.op.clone(), &operands, types, &regions, xd.loc);
     for (&old, &new) in xd.results.iter().zip(&f.op(c).results.clone()) {
