@@ -127,8 +127,13 @@ def modules():
     libtriton_mod = _module("triton._C.libtriton", "tessel's triton._C.libtriton: the cuBLAS baseline only",
                             nvidia=nvidia_mod)
     c_mod = _module("triton._C", "tessel's triton._C", libtriton=libtriton_mod)
-    # Empty: torch's Triton integration finds no backend and stays off (see the module's docstring).
-    backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={})
+    # The target type scripts name (`from triton.backends.compiler import GPUTarget`), what
+    # `driver.active.get_current_target()` returns.
+    backends_compiler = _module("triton.backends.compiler", "tessel's triton.backends.compiler: the target type",
+                                GPUTarget=runtime.GPUTarget)
+    # No backends: torch's Triton integration finds none and stays off (see the module's docstring).
+    backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={},
+                       compiler=backends_compiler)
     triton = _module(
         "triton", "tessel standing in for Triton",
         __version__="3.5.0+tessel",
@@ -156,6 +161,7 @@ def modules():
         "triton.runtime.jit": jit_mod,
         "triton.runtime.autotuner": autotuner_mod,
         "triton.backends": backends,
+        "triton.backends.compiler": backends_compiler,
         "triton.experimental": experimental,
         "triton.experimental.gluon": gluon_mod,
         "triton.experimental.gluon.language": ttgl,

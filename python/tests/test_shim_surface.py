@@ -53,8 +53,10 @@ PROBE = textwrap.dedent('''
     from triton.runtime.jit import JITFunction
     from triton.runtime.autotuner import Autotuner, Config
     import triton.runtime.driver
+    from triton.backends.compiler import GPUTarget
     print("jit", JITFunction.__module__)
     print("driver", driver is triton.runtime.driver)
+    print("target", isinstance(driver.active.get_current_target(), GPUTarget))
 ''')
 
 
@@ -65,6 +67,7 @@ def test_torch_probing_sees_no_usable_triton_and_scripts_see_tessel(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "find_spec True", "version (3, 5)", "nvidia backend False", "no triton_key", "jit tessel.jit", "driver True",
+        "target True",
     ]
 
 
