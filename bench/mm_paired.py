@@ -1,0 +1,156 @@
+"""tessel against upstream Triton on examples/tma_matmul.py's kernels, timed in one process, round by round.
+
+Two processes (one per compiler) see different power and clock histories: on the H100 both matmuls run at the
+700 W cap, so a drift of a percent between processes is as large as the difference being measured. Here one
+process imports upstream Triton and tessel's package side by side and compiles the same kernel source with each
+(`triton.jit` as the module decorates it; `tessel.jit` on the function underneath). Each round times every
+variant with both compilers back to back (the order alternating between rounds), with cuBLAS timed at the round's
+start and end as a control: its end/start ratio is what this harness reads as a difference where there is none.
+
+Variants: `matmul_kernel` at the tile configs bench/anchors_tma.py sweeps (8 warps) and `matmul_kernel_persistent`
+(one program per SM) with FLATTEN on and off. Every variant is checked against torch.matmul (NaN-poisoned output)
+before it is timed. Timing is triton.testing.do_bench (warm-up, L2 cleared before each run, CUDA events, median).
+
+Reported per variant: each compiler's median over the rounds' medians and the geometric mean of the per-round
+ratios (Triton's time over tessel's: > 1 means tessel is faster) with a 95% confidence interval; then best against
+best, where each side's best is its fastest variant in each round.
+
+Usage: python3 bench/mm_paired.py [--rounds R] [--rep MS] [--dtypes fp16,bf16] [SIZES...]   (default 8 rounds,
+rep 150 ms, fp16 and bf16, sizes 4096 8192). Needs a GPU, torch, Triton 3.6 and the tessel wheel.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+import torch
+import triton
+from triton.testing import do_bench
+from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+
+import tessel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+import tma_matmul  # noqa: E402
+
+CONFIGS = [(128, 128, 64, 3), (128, 128, 64, 4), (128, 256, 64, 3)]  # bench/anchors_tma.py's sweep
+PERSISTENT = [(128, 256, 64, 3)]
+NUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count if torch.cuda.is_available() else 132
+# Student's t, two-sided 95%, by degrees of freedom.
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20,
+       12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 19: 2.09, 24: 2.06, 29: 2.05}
+
+
+def t95(df):
+    return T95.get(df) or T95[max(k for k in T95 if k <= df)]
+
+
+def variants(n):
+    """(name, kernel attribute, grid, constexpr kwargs, (BM, BN, BK)) for N^3."""
+    out = []
+    for bm, bn, bk, s in CONFIGS:
+        out.append((f"matmul_kernel {bm}x{bn}x{bk} s{s}", "matmul_kernel", (triton.cdiv(n, bm) * triton.cdiv(n, bn),),
+                    dict(GROUP_M=8, num_warps=8, num_stages=s), (bm, bn, bk)))
+    for bm, bn, bk, s in PERSISTENT:
+        tiles = triton.cdiv(n, bm) * triton.cdiv(n, bn)
+        for flatten in (True, False):
+            out.append((f"persistent {'fused' if flatten else 'nested'} {bm}x{bn}x{bk} s{s}", "matmul_kernel_persistent",
+                        (min(NUM_SMS, tiles),),
+                        dict(GROUP_M=8, NUM_SMS=NUM_SMS, FLATTEN=flatten, num_warps=8, num_stages=s), (bm, bn, bk)))
+    return out
+
+
+def launcher(kernel, desc_type, a, b, c, grid, kwargs, block):
+    bm, bn, bk = block
+    n = a.shape[0]
+    da = desc_type.from_tensor(a, block_shape=[bm, bk])
+    db = desc_type.from_tensor(b, block_shape=[bk, bn])
+    dc = desc_type.from_tensor(c, block_shape=[bm, bn])
+
+    def run():
+        kernel[grid](da, db, dc, n, n, n, **kwargs)
+
+    return run
+
+
+def log_stats(ratios):
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), float("nan"), float("nan")
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def fmt(ratios):
+    g, lo, hi = log_stats(ratios)
+    return f"{g:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def workload(dtype, n, rounds, rep):
+    name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
+    torch.manual_seed(n)
+    a = torch.randn((n, n), device="cuda", dtype=dtype)
+    b = torch.randn((n, n), device="cuda", dtype=dtype)
+    ref = torch.matmul(a, b)
+    c_tri = torch.empty_like(ref)
+    c_tes = torch.empty_like(ref)
+    runs = []
+    for vname, attr, grid, kwargs, block in variants(n):
+        tri_kernel = getattr(tma_matmul, attr)
+        tes_kernel = tessel.jit(tri_kernel.fn)
+        pair = {}
+        for who, kernel, desc, c in (("triton", tri_kernel, TritonDescriptor, c_tri),
+                                     ("tessel", tes_kernel, tessel.TensorDescriptor, c_tes)):
+            run = launcher(kernel, desc, a, b, c, grid, kwargs, block)
+            c.fill_(float("nan"))
+            run()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(c, ref, atol=2e-1, rtol=2e-2, msg=lambda m: f"{who} {vname}: {m}")
+            pair[who] = run
+        runs.append((vname, pair))
+    cublas = lambda: torch.matmul(a, b)  # noqa: E731
+    times = {v: {"triton": [], "tessel": []} for v, _ in runs}
+    control = []
+    for r in range(rounds):
+        first = do_bench(cublas, warmup=25, rep=rep, return_mode="median")
+        order = ("triton", "tessel") if r % 2 == 0 else ("tessel", "triton")
+        for vname, pair in runs:
+            for who in order:
+                times[vname][who].append(do_bench(pair[who], warmup=25, rep=rep, return_mode="median"))
+        last = do_bench(cublas, warmup=25, rep=rep, return_mode="median")
+        control.append(first / last)
+    flops = 2 * n**3
+    print(f"== {name} {n}^3, {rounds} rounds (ms: median of the rounds' medians; ratio: Triton / tessel, "
+          f"geometric mean [95% CI])", flush=True)
+    for vname, _ in runs:
+        t, s = times[vname]["triton"], times[vname]["tessel"]
+        ratios = [x / y for x, y in zip(t, s)]
+        print(f"{vname:34s} triton {statistics.median(t):.4f} ms ({flops / statistics.median(t) / 1e9:.0f} TFLOP/s)  "
+              f"tessel {statistics.median(s):.4f} ms ({flops / statistics.median(s) / 1e9:.0f} TFLOP/s)  "
+              f"ratio {fmt(ratios)}")
+    best_t = [min(times[v]["triton"][r] for v, _ in runs) for r in range(rounds)]
+    best_s = [min(times[v]["tessel"][r] for v, _ in runs) for r in range(rounds)]
+    print(f"{'best vs best':34s} triton {statistics.median(best_t):.4f} ms  tessel {statistics.median(best_s):.4f} ms  "
+          f"ratio {fmt([x / y for x, y in zip(best_t, best_s)])}")
+    print(f"{'control: cuBLAS start / end':34s} ratio {fmt(control)}", flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("sizes", nargs="*", type=int, default=[4096, 8192])
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--rep", type=int, default=150, help="do_bench's rep (ms) per measurement")
+    p.add_argument("--dtypes", default="fp16,bf16")
+    args = p.parse_args()
+    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    print(f"triton {triton.__version__}, torch {torch.__version__}, tessel {tessel.__file__}, "
+          f"{torch.cuda.get_device_name()}", flush=True)
+    for d in args.dtypes.split(","):
+        for n in args.sizes:
+            workload(dtypes[d], n, args.rounds, args.rep)
+
+
+if __name__ == "__main__":
+    main()
