@@ -32,6 +32,7 @@ use tessel::lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization, kernel
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
 use tessel::tile::Target;
+use tessel::tile::testing::Rng;
 
 const CHILD_ENV: &str = "TESSEL_FUZZ_CHILD";
 const TEST_NAME: &str = "mutated_examples_never_panic_abort_or_hang";
@@ -122,23 +123,6 @@ fn sources() -> Vec<(&'static str, String)> {
             (f, std::fs::read_to_string(path).expect("the examples are readable"))
         })
         .collect()
-}
-
-/// splitmix64: small, seedable, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// Pieces a mutation writes into the kernel: tokens, builtins, shapes and numbers at the edges.
@@ -256,8 +240,8 @@ struct Case {
 }
 
 fn case(seed: u64, index: u64, sources: &[(&'static str, String)]) -> Case {
-    let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let (file, original) = &sources[rng.below(sources.len())];
+    let mut rng = Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let (file, original) = rng.pick(sources);
     let mut src = original.clone();
     for _ in 0..1 + rng.below(3) {
         // Edit between the first kernel decorator and the host code.
@@ -269,24 +253,24 @@ fn case(seed: u64, index: u64, sources: &[(&'static str, String)]) -> Case {
             }
             i
         };
-        let pos = floor(&src, start + rng.below(end - start));
+        let pos = floor(&src, start + rng.below((end - start).max(1) as u64) as usize);
         let line_start = src[..pos].rfind('\n').map_or(0, |i| i + 1);
         let line_end = src[pos..].find('\n').map_or(src.len(), |i| pos + i + 1);
         match rng.below(11) {
             // A word repeated: nesting and length at and past the front end's limits.
             10 => {
                 let word =
-                    ["-", "(", "x + ", "[", "tl.abs(", "not ", "lambda: ", "    ", "a.", "1 if x else "][rng.below(10)];
-                let times = [2, 30, 199, 201, 2999, 3001, 20000][rng.below(7)];
+                    *rng.pick(&["-", "(", "x + ", "[", "tl.abs(", "not ", "lambda: ", "    ", "a.", "1 if x else "]);
+                let times = *rng.pick(&[2, 30, 199, 201, 2999, 3001, 20000]);
                 src.insert_str(pos, &word.repeat(times));
             }
             // Replace up to six bytes with a word.
             0..=3 => {
-                let to = floor(&src, (pos + rng.below(7)).min(src.len()));
-                src.replace_range(pos..to, WORDS[rng.below(WORDS.len())]);
+                let to = floor(&src, (pos + rng.below(7) as usize).min(src.len()));
+                src.replace_range(pos..to, rng.pick::<&str>(WORDS));
             }
             // Insert a word.
-            4 | 5 => src.insert_str(pos, WORDS[rng.below(WORDS.len())]),
+            4 | 5 => src.insert_str(pos, rng.pick::<&str>(WORDS)),
             // Put another number in place of a number literal on this line.
             6 | 7 => {
                 let line = &src[line_start..line_end];
@@ -299,9 +283,9 @@ fn case(seed: u64, index: u64, sources: &[(&'static str, String)]) -> Case {
                     .map(|(i, _)| i)
                     .collect();
                 if !digits.is_empty() {
-                    let at = line_start + digits[rng.below(digits.len())];
+                    let at = line_start + *rng.pick(&digits);
                     let len = src[at..].find(|ch: char| !ch.is_ascii_alphanumeric() && ch != '.').unwrap_or(0);
-                    src.replace_range(at..at + len, NUMBERS[rng.below(NUMBERS.len())]);
+                    src.replace_range(at..at + len, rng.pick::<&str>(NUMBERS));
                 }
             }
             // Duplicate or delete the line.

@@ -10,18 +10,8 @@ use tessel_codegen::compile;
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
+use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType::{self, *};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// A kernel argument: an input buffer (element type, length, scale: floats uniform in `[-scale, scale)`,
 /// integers in `[0, scale)`), a random buffer the kernel also writes, a poisoned output, or an `i32`.
@@ -45,7 +35,7 @@ fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -
     let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let kernel = compile(&f).unwrap();
     let prog = ptx_sim::Program::parse(&edit(kernel.ptx)).unwrap();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut mem = Memory::new();
     let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
     let mut global = ptx_sim::Global::default();
@@ -62,8 +52,8 @@ fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -
                 };
                 let vals: Vec<f64> = (0..*n)
                     .map(|_| match scale {
-                        Some(s) if e.is_float() => ((rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * s,
-                        Some(s) => (rng.next() % s as u64) as f64,
+                        Some(s) if e.is_float() => rng.uniform() * s,
+                        Some(s) => rng.below(s as u64) as f64,
                         None if e.is_float() => f64::NAN,
                         None => -1.0,
                     })

@@ -19,9 +19,10 @@ use tessel_codegen::runtime::{Gpu, KArg};
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;
+use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
 
-use super::{Rng, ir_path};
+use super::ir_path;
 
 const PRINT_GRID: u32 = 2;
 
@@ -34,11 +35,11 @@ fn parse(name: &str) -> Result<Func, String> {
 /// The print kernel's inputs: 32 f32 values (integers, fractions, a negative zero, a tiny and a huge value)
 /// and the scalar `n`.
 fn print_inputs(seed: u64) -> (Vec<f32>, i64) {
-    let mut rng = Rng(seed | 1);
-    let mut x: Vec<f32> = (0..32).map(|_| (rng.unit() * 100.0) as f32).collect();
+    let mut rng = Rng::new(seed);
+    let mut x: Vec<f32> = (0..32).map(|_| (rng.uniform() * 100.0) as f32).collect();
     x[0] = -0.0;
     x[1] = 3.0;
-    x[2] = 1e-30 * (1.0 + rng.unit() as f32);
+    x[2] = 1e-30 * (1.0 + rng.uniform() as f32);
     x[3] = 3e30;
     let n = rng.below(1000) as i64 - 500;
     (x, n)
