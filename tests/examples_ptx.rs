@@ -412,6 +412,14 @@ fn the_im2col_example_assembles_for_sm_90a() {
     let ptx = ptx_for("gluon_tma_im2col.py", "im2col_copy", args.clone(), 4, Target::Sm90a).unwrap();
     let load = "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes";
     assert!(ptx.contains(load) && ptx.contains("], {%h"), "{ptx}");
+    // Issued by an elected lane of warp 0 (ptxas predicates one copy), not by `%tid == 0` (a loop over the active
+    // lanes around it): the guard is `warp == 0 && elected`.
+    let line = ptx.lines().find(|l| l.contains(load)).unwrap();
+    let guard = line.trim().strip_prefix('@').and_then(|l| l.split_whitespace().next()).expect("a guarded copy");
+    let def =
+        ptx.lines().find(|l| l.trim().starts_with("setp.eq.and.u32") && l.contains(&format!("{guard},"))).unwrap();
+    let elected = def.trim().trim_end_matches(';').rsplit(", ").next().unwrap();
+    assert!(ptx.lines().any(|l| l.trim().starts_with("elect.sync") && l.contains(&format!("|{elected},"))), "{ptx}");
     let err = ptx_for("gluon_tma_im2col.py", "im2col_copy", args, 4, Target::Sm80).unwrap_err();
     assert!(err.contains("sm_90a"), "{err}");
     assemble("im2col_copy", &ptx, "sm_90a");

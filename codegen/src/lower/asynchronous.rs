@@ -260,14 +260,16 @@ pub(crate) fn dot_wait(l: &mut Lower, data: &OpData, pending: u32) -> Result<(),
     Ok(())
 }
 
-/// Whether predicate `x` is a `ring_release` result: true in the one thread that completed the round.
+/// Whether predicate `x` is a `ring_release` result: true in the elected lane of the warp that completed the
+/// round.
 pub(crate) fn released_by_ring(l: &Lower, x: ValueId) -> bool {
     matches!(l.f.value(x).def, tessel_tile::ir::ValueDef::Result(r, _) if matches!(l.f.op(r).op, tessel_tile::ops::Op::RingRelease))
 }
 
-/// `%tid == 0`, and the op's own predicate when it has one: mbarrier initialization, arrivals and transaction
-/// expectations are made, and TMA copies issued, once per program, by its first thread. A predicate made by `ring_release` already
-/// names the one thread that issues.
+/// The thread that makes mbarrier initializations, arrivals and transaction expectations, and issues TMA copies,
+/// once per program: `%tid == 0`, and the op's own predicate when it has one. A predicate made by
+/// `ring_release` already names the one thread that issues (an `elect.sync` lane, so ptxas predicates its
+/// copies instead of looping over the active lanes).
 pub(crate) fn first_thread(l: &mut Lower, pred: Option<ValueId>) -> Result<crate::ptx::Reg, CompileError> {
     if let Some(x) = pred.filter(|&x| released_by_ring(l, x)) {
         return Ok(l.get(x)?[0]);
@@ -362,17 +364,20 @@ pub(crate) fn ring_counter_init(l: &mut Lower, data: &OpData) -> Result<(), Comp
     Ok(())
 }
 
-/// `%issue = ring_release counter, pred, buffers...`: lane 0 of each warp adds one to the counter once the warp
-/// is done with the buffers (its reads, and its waits for the wgmmas that read them, come before in program
-/// order; the release orders them before the refill the last warp issues, as an mbarrier arrival would). The
-/// warp whose addition completes a round of `num_warps` is the last reader: its lane 0 issues when `pred`.
-/// No warp waits for another.
+/// `%issue = ring_release counter, pred, buffers...`: an elected lane of each warp adds one to the counter once
+/// the warp is done with the buffers (its reads, and its waits for the wgmmas that read them, come before in
+/// program order; the release orders them before the refill the last warp issues, as an mbarrier arrival
+/// would). The warp whose addition completes a round of `num_warps` is the last reader: its elected lane issues
+/// when `pred`. No warp waits for another.
+///
+/// The lane is `elect.sync`'s, not lane 0: ptxas then knows at most one lane of the warp issues, and predicates
+/// the copies (one `UTMALDG` each) instead of looping over the active lanes (`BRA.U.ANY`) around every copy.
 pub(crate) fn ring_release(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let counter = l.get(data.operands[0])?[0];
     let pred = l.get(data.operands[1])?[0];
     let n = l.num_warps;
-    let leader = l.b.reg(RegClass::Pred);
-    l.b.op("setp.eq.u32", leader, (l.lane, 0));
+    let (leader_lane, leader) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.b.op("elect.sync", Operand::PredPair(leader_lane, leader), -1);
     let old = l.b.reg(RegClass::B32);
     // The other lanes keep 0; the leader test below leaves them out.
     l.b.op("mov.u32", old, 0);

@@ -17,8 +17,8 @@
 //!   transaction count below zero, which the PTX ISA allows (±(2^20 − 1)); the phase cannot complete before
 //!   that arrival.
 //!
-//! A refill whose slot was released by `ring_release` is issued by the one thread that completed the round,
-//! which alone knows it may: every box from it, one after the other.
+//! A refill whose slot was released by `ring_release` is issued by the elected lane of the warp that completed
+//! the round, which alone knows it may: every box from it, one after the other.
 
 use tessel_tile::ir::ValueId;
 use tessel_tile::tma::{self, TmaBlock};
@@ -58,14 +58,7 @@ pub(crate) fn box_copies(
     let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
     let offsets = box_offsets(l, buf, b)?;
     let base = l.get(buf)?[0];
-    // The warp index as ptxas can see it is uniform, and one elected lane of each warp.
-    let warp = l.b.reg(RegClass::B32);
-    l.b.op("shfl.sync.idx.b32", warp, (l.warp, 0, 31, -1));
-    let (lane, elected) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-    l.b.op("elect.sync", Operand::PredPair(lane, elected), -1);
-    if let Some(q) = q {
-        l.b.op("and.pred", elected, (elected, q));
-    }
+    let (warp, elected) = warp_and_elected(l, q);
     let n = b.boxes.len() as u32;
     let nw = l.num_warps;
     if let Some((origin_step, offset_step)) = even_steps(&b.boxes, &offsets) {
@@ -97,20 +90,45 @@ pub(crate) fn box_copies(
             .collect();
     }
     // Box i from warp i mod nw, one instruction each.
-    let per_warp: Vec<Reg> = (0..n.min(nw))
+    let issuers = spread_over_warps(l, warp, elected, n);
+    let smem = box_addresses(l, buf, b)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for ((origin, smem), pred) in b.boxes.iter().zip(smem).zip(issuers) {
+        let coords = box_coords(l, coords, origin, None)?;
+        out.push(BoxCopy { pred, smem, coords });
+    }
+    Ok(out)
+}
+
+/// The predicates of `n` copies that have no per-warp form: copy `i` from the elected lane of warp
+/// `i mod num_warps`, under the op's predicate `q`.
+pub(crate) fn copy_issuers(l: &mut Lower, q: Option<Reg>, n: u32) -> Vec<Reg> {
+    let (warp, elected) = warp_and_elected(l, q);
+    spread_over_warps(l, warp, elected, n)
+}
+
+/// The warp index as ptxas can see it is uniform (a shuffle from lane 0), and one elected lane of each warp
+/// under `q`.
+fn warp_and_elected(l: &mut Lower, q: Option<Reg>) -> (Reg, Reg) {
+    let warp = l.b.reg(RegClass::B32);
+    l.b.op("shfl.sync.idx.b32", warp, (l.warp, 0, 31, -1));
+    let (lane, elected) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.b.op("elect.sync", Operand::PredPair(lane, elected), -1);
+    if let Some(q) = q {
+        l.b.op("and.pred", elected, (elected, q));
+    }
+    (warp, elected)
+}
+
+fn spread_over_warps(l: &mut Lower, warp: Reg, elected: Reg, n: u32) -> Vec<Reg> {
+    let per_warp: Vec<Reg> = (0..n.min(l.num_warps))
         .map(|w| {
             let p = l.b.reg(RegClass::Pred);
             l.b.op("setp.eq.and.u32", p, (warp, w, elected));
             p
         })
         .collect();
-    let smem = box_addresses(l, buf, b)?;
-    let mut out = Vec::with_capacity(n as usize);
-    for (i, (origin, smem)) in b.boxes.iter().zip(smem).enumerate() {
-        let coords = box_coords(l, coords, origin, None)?;
-        out.push(BoxCopy { pred: per_warp[i % per_warp.len()], smem, coords });
-    }
-    Ok(out)
+    (0..n as usize).map(|i| per_warp[i % per_warp.len()]).collect()
 }
 
 /// The per-box steps of the origins (per dim) and of the shared offsets when both are arithmetic progressions
