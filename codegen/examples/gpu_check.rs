@@ -7,19 +7,20 @@
 //! For each kernel: fresh random inputs (seeded by the clock; the seed is printed), outputs poisoned (0xFF
 //! bytes: NaN for floats, -1 for ints) on the GPU and NaN/-1 in the interpreter, one launch, then
 //! `err = ‖out − ref‖ / ‖ref‖` over the output buffers (elements that both leave untouched compare equal; an
-//! element that only one side wrote is a failure; integers must match exactly). Prints `PASS/FAIL name err=..`
-//! and exits non-zero on any failure (an output with no element compared also fails). A self-test then turns
-//! one `add` of the vector add's PTX into `sub` and requires the comparison to fail. `device_print` and a
-//! failing `device_assert` are checked in child processes (see `gpu_check_support/debug.rs`): the printed
-//! lines against the interpreter's, the assert by its message and the launch error. Last, it times the vector
-//! add at n = 2^28 with CUDA events (10 warm-up launches, median of 100) and prints GB/s (12 bytes/element).
+//! element that only one side wrote is a failure; integers must match exactly; an output with no element
+//! compared fails: `tessel_tile::interp::compare` under `Rules::STRICT`). Prints `PASS/FAIL name err=..` and
+//! exits non-zero on any failure. A self-test then turns one `add` of the vector add's PTX into `sub` and
+//! requires the comparison to fail. `device_print` and a failing `device_assert` are checked in child processes
+//! (see `gpu_check_support/debug.rs`): the printed lines against the interpreter's, the assert by its message
+//! and the launch error. Last, it times the vector add at n = 2^28 with CUDA events (10 warm-up launches,
+//! median of 100) and prints GB/s (12 bytes/element).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
 use tessel_codegen::{Target, compile};
+use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
@@ -440,24 +441,6 @@ fn bytes_of(mem: &Memory, id: BufferId) -> Vec<u8> {
     mem.buffer(id).bytes.clone()
 }
 
-/// `‖out − ref‖ / ‖ref‖` and the number of elements compared; positions both left as NaN (poison) are
-/// skipped; `inf` when only one side is NaN.
-fn rel_err(out: &[f64], reference: &[f64]) -> (f64, usize) {
-    let (mut num, mut den, mut n) = (0.0, 0.0, 0);
-    for (&o, &r) in out.iter().zip(reference) {
-        match (o.is_nan(), r.is_nan()) {
-            (true, true) => continue,
-            (false, false) => {
-                num += (o - r) * (o - r);
-                den += r * r;
-                n += 1;
-            }
-            _ => return (f64::INFINITY, n),
-        }
-    }
-    (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, n)
-}
-
 /// Runs one case: on the GPU and in the interpreter, comparing the checked buffers; with no GPU, only the
 /// interpreter (a check of the case itself).
 fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> Result<(bool, String), String> {
@@ -538,20 +521,25 @@ fn check_case(gpu: Option<&Gpu>, case: &Case, rng: &mut Rng, corrupt: bool) -> R
     let mut checked = 0;
     for ((s, b), d) in case.args.iter().zip(&bufs).zip(&dev) {
         let (Spec::Buf { elem, check: true, .. }, Some(id), Some(d)) = (s, b, d) else { continue };
-        let out = decode_le(&gpu.download(d).map_err(|e| e.to_string())?, *elem);
-        let reference = decode_le(&bytes_of(&mem, *id), *elem);
-        let (err, n) = rel_err(&out, &reference);
-        worst = worst.max(err);
-        compared += n;
-        // Integer outputs match exactly whatever the tolerance.
+        let out = gpu.download(d).map_err(|e| e.to_string())?;
+        let diff = compare_bytes(*elem, &mem.buffer(*id).bytes, &out);
+        worst = worst.max(diff.rel_err);
+        compared += diff.compared;
         let tol = case.tols.get(checked).copied().unwrap_or(case.tol);
         checked += 1;
-        let pass = if tol > 0.0 && elem.is_float() { err <= tol } else { err == 0.0 };
-        if !pass {
-            println!("  {} buffer {checked}: err={err:.3e} > tol={tol:e}", case.name);
+        // Integer outputs match exactly whatever the tolerance; an output the kernel never wrote would compare
+        // equal (poison on both sides), so an output must have data.
+        match diff.check(tol, Rules::STRICT) {
+            Ok(()) => {}
+            Err(Failure::AboveTolerance { rel_err, tol }) => {
+                ok = false;
+                println!("  {} buffer {checked}: err={rel_err:.3e} > tol={tol:e}", case.name);
+            }
+            Err(why) => {
+                ok = false;
+                println!("  {} buffer {checked}: {why}", case.name);
+            }
         }
-        // An output the kernel never wrote would compare equal (poison on both sides): require data.
-        ok &= pass && n > 0;
     }
     Ok((ok, format!("err={worst:.3e} compared={compared} grid={} smem={}B", case.grid, kernel.shared_bytes)))
 }

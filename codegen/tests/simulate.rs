@@ -1,14 +1,15 @@
 //! Runs the PTX of the `tests/ir/` kernels on the CPU with the SIMT simulator of `ptx_sim` and compares every
 //! output with the reference interpreter: random inputs, poisoned outputs, integers exact, floats within a
-//! tolerance, as `examples/gpu_check.rs` does on a GPU. This checks what ptxas cannot: that the emitted code
-//! computes the right values and has its barriers. The simulator follows the PTX ISA's instruction semantics;
-//! what it cannot vouch for is the hardware itself (run `gpu_check` on a GPU for that).
+//! tolerance (`tessel_tile::interp::compare` under `Rules::STRICT`), as `examples/gpu_check.rs` does on a GPU.
+//! This checks what ptxas cannot: that the emitted code computes the right values and has its barriers. The
+//! simulator follows the PTX ISA's instruction semantics; what it cannot vouch for is the hardware itself (run
+//! `gpu_check` on a GPU for that).
 
 mod ptx_sim;
 
 use tessel_codegen::compile;
+use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
 use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::value::decode_le;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType::{self, *};
@@ -75,24 +76,17 @@ fn compare(file: &str, grid: u32, args: &[A], seed: u64, edit: impl Fn(String) -
     run(&f, &iargs, [grid, 1, 1], &mut mem).unwrap_or_else(|e| panic!("{file}: interpreter: {e}"));
     let mut worst: f64 = 0.0;
     for (id, addr, e) in outs {
-        let got = decode_le(global.bytes(addr), e);
-        let want = decode_le(&mem.buffer(id).bytes, e);
-        let (mut num, mut den, mut n) = (0.0, 0.0, 0);
-        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-            if g.is_nan() && w.is_nan() {
-                continue;
-            }
-            if g.is_nan() || w.is_nan() || (!e.is_float() && g != w) {
+        let d = compare_bytes(e, &mem.buffer(id).bytes, global.bytes(addr));
+        match d.element_failure(Rules::STRICT) {
+            Some(Failure::NanOnOneSide(x) | Failure::IntDiffers(x)) => {
+                let (i, g, w) = (x.index, x.actual, x.expected);
                 return Err(format!("{file}: output element {i}: simulated {g}, interpreter {w}"));
             }
-            num += (g - w) * (g - w);
-            den += w * w;
-            n += 1;
+            Some(_) => return Err(format!("{file}: an output with no element written")),
+            None => {}
         }
-        if n == 0 {
-            return Err(format!("{file}: an output with no element written"));
-        }
-        worst = worst.max(if den == 0.0 { num.sqrt() } else { (num / den).sqrt() });
+        // Integer outputs are exact here (error 0); the callers bound the float error.
+        worst = worst.max(d.rel_err);
     }
     Ok(worst)
 }
@@ -206,7 +200,8 @@ fn the_comparison_can_fail() {
         A::Out(I32, 512),
     ];
     let wrong_lane = |p: String| p.replacen("shfl.sync.up.b32", "shfl.sync.down.b32", 1);
-    assert!(compare("cumsum", 1, &c, 1, wrong_lane).is_err());
+    let e = compare("cumsum", 1, &c, 1, wrong_lane).unwrap_err();
+    assert!(e.contains("output element"), "integer outputs are held exact: {e}");
     // Dropping either barrier of the first warp exchange is a race the simulator reports, even though its
     // lockstep execution would compute the right values.
     for nth in [0, 1] {

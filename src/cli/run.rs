@@ -15,6 +15,7 @@ use std::time::Instant;
 use clap::Args;
 use tessel_codegen::cache::DiskCache;
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
+use tessel_tile::interp::compare::{Diff, Failure as CompareFailure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::interp::value::Val;
 use tessel_tile::interp::{self, Arg};
@@ -324,9 +325,14 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     Ok(())
 }
 
+/// `--check`'s rules ([`tessel_tile::interp::compare`]): an element NaN on one side only fails; every other
+/// element, integers included, is held to `--tol` through the buffer's relative error (integers are not held
+/// exact); a buffer with nothing compared (an input holding only NaN) passes.
+const CHECK_RULES: Rules = Rules::TOLERANCE_ONLY;
+
 /// Runs the interpreter on the inputs of `p` and prints `‖gpu − interpreter‖ / ‖interpreter‖` per buffer (and,
 /// given `timings`, how long the interpreter took); fails when a buffer differs by more than `tol` or has NaN where
-/// the other side has a number.
+/// the other side has a number ([`CHECK_RULES`]).
 fn compare_with_interpreter(
     p: &Prepared,
     gpu: &Memory,
@@ -338,29 +344,12 @@ fn compare_with_interpreter(
     let mut reference = p.mem.clone();
     interpret(p, &mut reference, timings)?;
     for (name, id) in &p.buffers {
-        let (got, want) = (gpu.read_f64(*id), reference.read_f64(*id));
-        let nan_mismatch = got.iter().zip(&want).any(|(a, b)| a.is_nan() != b.is_nan());
-        let err2: f64 = got.iter().zip(&want).filter(|(a, _)| !a.is_nan()).map(|(a, b)| (a - b) * (a - b)).sum();
-        let ref2: f64 = want.iter().filter(|b| !b.is_nan()).map(|b| b * b).sum();
-        let rel = if ref2 > 0.0 { (err2 / ref2).sqrt() } else { err2.sqrt() };
-        let verdict = if nan_mismatch {
-            "MISMATCH: NaN on one side only".to_string()
-        } else if rel > tol || rel.is_nan() {
-            format!("{rel:.3e} MISMATCH: above --tol {tol:e}")
-        } else {
-            format!("{rel:.3e}")
-        };
-        if nan_mismatch || rel > tol || rel.is_nan() {
+        let (got, want) = (gpu.buffer(*id), reference.buffer(*id));
+        let (line, pass) = check_line(name, &compare_bytes(got.elem, &want.bytes, &got.bytes), tol);
+        if !pass {
             bad.push(name.clone());
         }
-        let size = gpu.buffer(*id).elem.bytes() as usize;
-        let (a, b) = (&gpu.buffer(*id).bytes, &reference.buffer(*id).bytes);
-        let differ = a.chunks(size).zip(b.chunks(size)).filter(|(x, y)| x != y).count();
-        writeln!(
-            out,
-            "check {name}: ||gpu - interpreter|| / ||interpreter|| = {verdict} ({differ} of {} elements differ in their bits)",
-            got.len()
-        )?;
+        writeln!(out, "{line}")?;
     }
     if !bad.is_empty() {
         return Err(Failure::Cli(CliError::Failed(format!(
@@ -369,6 +358,25 @@ fn compare_with_interpreter(
         ))));
     }
     Ok(())
+}
+
+/// The `check NAME: ...` line `--check` prints for one buffer, and whether the buffer passes. Device scripts
+/// (`bench/lib.sh`, the differential campaign's `run.sh`) grep `^check `, `MISMATCH` and the number after `= `:
+/// keep the wording.
+fn check_line(name: &str, d: &Diff, tol: f64) -> (String, bool) {
+    let verdict = d.check(tol, CHECK_RULES);
+    let shown = match verdict {
+        Ok(()) => format!("{:.3e}", d.rel_err),
+        Err(CompareFailure::NanOnOneSide(_)) => "MISMATCH: NaN on one side only".to_string(),
+        Err(CompareFailure::AboveTolerance { rel_err, tol }) => format!("{rel_err:.3e} MISMATCH: above --tol {tol:e}"),
+        // Not under CHECK_RULES (integers held to the tolerance, no data required).
+        Err(other) => format!("MISMATCH: {other}"),
+    };
+    let line = format!(
+        "check {name}: ||gpu - interpreter|| / ||interpreter|| = {shown} ({} of {} elements differ in their bits)",
+        d.differ_in_bits, d.len
+    );
+    (line, verdict.is_ok())
 }
 
 /// The shortest decimal that reads back as the same value of the element's type (integers exactly, unsigned
@@ -409,4 +417,55 @@ fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) ->
         }
         .into()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessel_tile::interp::compare::compare_values;
+
+    #[test]
+    fn check_lines_keep_the_wording_the_device_scripts_grep() {
+        let ok = compare_values(&[3.0, 4.0, f64::NAN], &[3.0, 4.0, f64::NAN], false);
+        assert_eq!(
+            check_line("y", &ok, 1e-2),
+            (
+                "check y: ||gpu - interpreter|| / ||interpreter|| = 0.000e0 (0 of 3 elements differ in their bits)"
+                    .to_string(),
+                true
+            )
+        );
+        let nan = compare_values(&[3.0, 4.0], &[3.0, f64::NAN], false);
+        assert_eq!(
+            check_line("y", &nan, 1e-2),
+            (
+                "check y: ||gpu - interpreter|| / ||interpreter|| = MISMATCH: NaN on one side only (1 of 2 elements \
+                 differ in their bits)"
+                    .to_string(),
+                false
+            )
+        );
+        let far = compare_values(&[3.0, 4.0], &[3.0, 5.0], false);
+        assert_eq!(
+            check_line("out", &far, 1e-2),
+            (
+                "check out: ||gpu - interpreter|| / ||interpreter|| = 2.000e-1 MISMATCH: above --tol 1e-2 (1 of 2 \
+                 elements differ in their bits)"
+                    .to_string(),
+                false
+            )
+        );
+    }
+
+    #[test]
+    fn check_holds_integers_to_the_tolerance() {
+        // 1 / ‖(1000, 2000)‖ ≈ 4.5e-4: within --tol 1e-2, though not exact.
+        let ints = compare_values(&[1000.0, 2000.0], &[1000.0, 2001.0], true);
+        let (line, pass) = check_line("idx", &ints, 1e-2);
+        assert!(pass, "{line}");
+        assert!(line.starts_with("check idx: ||gpu - interpreter|| / ||interpreter|| = 4.472e-4 ("), "{line}");
+        // A buffer with nothing compared (an input of only NaN) passes.
+        let empty = compare_values(&[f64::NAN], &[f64::NAN], false);
+        assert!(check_line("x", &empty, 1e-2).1);
+    }
 }

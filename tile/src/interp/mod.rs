@@ -4,10 +4,12 @@
 //! each op rounds to its result type, integer ops wrap, memory is bounds-checked, `device_assert` and
 //! `assume` are checked, and `device_print` output is collected in Triton's format. Programs run one after the
 //! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
-//! observe another, with exactly the sequential result (`run_with_limits`).
+//! observe another, with exactly the sequential result (`run_with_limits`). [`compare`] holds the one set of
+//! rules by which a GPU's or the PTX simulator's outputs are compared with the interpreter's.
 
 pub mod approx;
 pub mod arith;
+pub mod compare;
 mod compute;
 mod data_ops;
 pub mod memory;
