@@ -123,6 +123,8 @@ pub(crate) struct Lower<'f> {
     pub producer: HashMap<ValueId, OpId>,
     /// The tensor maps TMA copies use (kernel parameters after the IR's arguments).
     pub tensor_maps: Vec<crate::TensorMapArg>,
+    /// Each tensor map's generic address, computed at the kernel entry (`tma::map_param`).
+    pub tensor_map_addrs: HashMap<usize, Reg>,
     /// The descriptors the kernel makes once per program and TMA copies (`tma::kernel_desc_maker`), in program
     /// order: each one's tensor map is written into the program's global scratch, 128 bytes per maker.
     pub kernel_maps: Vec<OpId>,
@@ -579,6 +581,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         scratch_floor: 0,
         ws: None,
         tensor_maps: Vec::new(),
+        tensor_map_addrs: HashMap::new(),
         kernel_maps: tma::kernel_made_maps(f),
         unpublished_maps: Vec::new(),
     };

@@ -226,6 +226,12 @@ fn publish_here(f: &Func, makers: &[OpId], o: OpId) -> bool {
 }
 
 /// The generic address of the tensor map `arg`, adding its kernel parameter on first use.
+///
+/// Computed once, at the kernel entry, and made warp-uniform in ptxas's eyes by a shuffle from lane 0 (every
+/// lane holds the same address): ptxas then keeps it in uniform registers for the copies' `UTMALDG`/`UTMASTG`.
+/// A `cvta.param` at each copy instead left it in a vector register pair, which ptxas offset and moved to
+/// uniform registers (`IADD3`, `IMAD.X`, `R2UR`) at every copy, about a dozen vector instructions per K step of
+/// a matmul.
 fn map_param(l: &mut Lower, arg: TensorMapArg) -> Reg {
     let k = match l.tensor_maps.iter().position(|m| *m == arg) {
         Some(k) => k,
@@ -234,10 +240,22 @@ fn map_param(l: &mut Lower, arg: TensorMapArg) -> Reg {
             l.tensor_maps.len() - 1
         }
     };
-    let (p, g) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64));
+    if let Some(&r) = l.tensor_map_addrs.get(&k) {
+        return r;
+    }
+    l.b.set_prologue(true);
+    let (p, g, u) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64), l.b.reg(RegClass::B64));
     l.b.op("mov.b64", p, sym(tensor_map_param(&l.f.name, k)));
     l.b.op("cvta.param.u64", g, p);
-    g
+    let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+    l.b.op("mov.b64", vector(&[lo, hi]), g);
+    for half in [lo, hi] {
+        l.b.op("shfl.sync.idx.b32", half, (half, 0, 31, -1));
+    }
+    l.b.op("mov.b64", u, vector(&[lo, hi]));
+    l.b.set_prologue(false);
+    l.tensor_map_addrs.insert(k, u);
+    u
 }
 
 /// The name of the kernel parameter holding tensor map `k`.
