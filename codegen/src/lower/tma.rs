@@ -16,7 +16,7 @@ use tessel_tile::ir::{Func, OpData, OpId, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
-use super::asynchronous::{first_thread, released_by_ring};
+use super::asynchronous::first_thread;
 use super::tma_issue::{box_addresses, box_copies, copy_issuers};
 use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, not, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
@@ -336,13 +336,7 @@ pub(crate) fn load_im2col(l: &mut Lower, data: &OpData, rank: usize) -> Result<(
         }
     }
     let pred = data.operands.get(3 + 2 * rank - 2).copied();
-    let issuers = match pred {
-        Some(x) if released_by_ring(l, x) => vec![first_thread(l, pred)?; b.boxes.len()],
-        _ => {
-            let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
-            copy_issuers(l, q, b.boxes.len() as u32)
-        }
-    };
+    let issuers = copy_issuers(l, pred, b.boxes.len() as u32)?;
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes");
     for ((origin, dst), p) in b.boxes.iter().zip(dsts).zip(issuers) {
         // The channel coordinate (innermost) moves by the box's channel origin; the pixel walk starts where the

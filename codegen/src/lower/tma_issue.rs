@@ -45,66 +45,67 @@ pub(crate) fn box_copies(
     b: &TmaBlock,
     coords: &[ValueId],
 ) -> Result<Vec<BoxCopy>, CompileError> {
-    if pred.is_some_and(|x| released_by_ring(l, x)) {
-        let p = first_thread(l, pred)?;
-        let smem = box_addresses(l, buf, b)?;
-        return b
-            .boxes
-            .iter()
-            .zip(smem)
-            .map(|(origin, smem)| Ok(BoxCopy { pred: p, smem, coords: box_coords(l, coords, origin, None)? }))
-            .collect();
-    }
-    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
     let offsets = box_offsets(l, buf, b)?;
+    let even = even_steps(&b.boxes, &offsets).filter(|_| !pred.is_some_and(|x| released_by_ring(l, x)));
+    let Some((origin_step, offset_step)) = even else {
+        let issuers = copy_issuers(l, pred, b.boxes.len() as u32)?;
+        let smem = box_addresses(l, buf, b)?;
+        let mut out = Vec::with_capacity(b.boxes.len());
+        for ((origin, smem), pred) in b.boxes.iter().zip(smem).zip(issuers) {
+            out.push(BoxCopy { pred, smem, coords: box_coords(l, coords, origin, None)? });
+        }
+        return Ok(out);
+    };
+    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
     let base = l.get(buf)?[0];
     let (warp, elected) = warp_and_elected(l, q);
     let n = b.boxes.len() as u32;
     let nw = l.num_warps;
-    if let Some((origin_step, offset_step)) = even_steps(&b.boxes, &offsets) {
-        // Round r: warp w < min(nw, n - r·nw) issues box r·nw + w.
-        return (0..n.div_ceil(nw))
-            .map(|round| {
-                let first = round * nw;
-                let pred = l.b.reg(RegClass::Pred);
-                l.b.op("setp.lt.and.u32", pred, (warp, (n - first).min(nw), elected));
-                let index = if first == 0 {
-                    warp
-                } else {
-                    let i = l.b.reg(RegClass::B32);
-                    l.b.op("add.u32", i, (warp, first));
-                    i
-                };
-                let at = if offsets[0] == 0 {
-                    base
-                } else {
-                    let a = l.b.reg(RegClass::B32);
-                    l.b.op("add.u32", a, (base, offsets[0]));
-                    a
-                };
-                let smem = l.b.reg(RegClass::B32);
-                l.b.op("mad.lo.u32", smem, (index, offset_step, at));
-                let coords = box_coords(l, coords, &b.boxes[0], Some((index, origin_step.as_slice())))?;
-                Ok(BoxCopy { pred, smem, coords })
-            })
-            .collect();
-    }
-    // Box i from warp i mod nw, one instruction each.
-    let issuers = spread_over_warps(l, warp, elected, n);
-    let smem = box_addresses(l, buf, b)?;
-    let mut out = Vec::with_capacity(n as usize);
-    for ((origin, smem), pred) in b.boxes.iter().zip(smem).zip(issuers) {
-        let coords = box_coords(l, coords, origin, None)?;
-        out.push(BoxCopy { pred, smem, coords });
-    }
-    Ok(out)
+    // Round r: warp w < min(nw, n - r·nw) issues box r·nw + w.
+    (0..n.div_ceil(nw))
+        .map(|round| {
+            let first = round * nw;
+            let pred = l.b.reg(RegClass::Pred);
+            l.b.op("setp.lt.and.u32", pred, (warp, (n - first).min(nw), elected));
+            let index = if first == 0 {
+                warp
+            } else {
+                let i = l.b.reg(RegClass::B32);
+                l.b.op("add.u32", i, (warp, first));
+                i
+            };
+            let at = if offsets[0] == 0 {
+                base
+            } else {
+                let a = l.b.reg(RegClass::B32);
+                l.b.op("add.u32", a, (base, offsets[0]));
+                a
+            };
+            let smem = l.b.reg(RegClass::B32);
+            l.b.op("mad.lo.u32", smem, (index, offset_step, at));
+            let coords = box_coords(l, coords, &b.boxes[0], Some((index, origin_step.as_slice())))?;
+            Ok(BoxCopy { pred, smem, coords })
+        })
+        .collect()
 }
 
-/// The predicates of `n` copies that have no per-warp form: copy `i` from the elected lane of warp
-/// `i mod num_warps`, under the op's predicate `q`.
-pub(crate) fn copy_issuers(l: &mut Lower, q: Option<Reg>, n: u32) -> Vec<Reg> {
+/// The predicates of `n` copies that have no per-warp form. A refill released by `ring_release` comes from the
+/// one lane that completed the round; otherwise copy `i` comes from the elected lane of warp `i mod num_warps`,
+/// under the op's predicate `pred`.
+pub(crate) fn copy_issuers(l: &mut Lower, pred: Option<ValueId>, n: u32) -> Result<Vec<Reg>, CompileError> {
+    if pred.is_some_and(|x| released_by_ring(l, x)) {
+        return Ok(vec![first_thread(l, pred)?; n as usize]);
+    }
+    let q = pred.map(|x| l.get(x).map(|r| r[0])).transpose()?;
     let (warp, elected) = warp_and_elected(l, q);
-    spread_over_warps(l, warp, elected, n)
+    let per_warp: Vec<Reg> = (0..n.min(l.num_warps))
+        .map(|w| {
+            let p = l.b.reg(RegClass::Pred);
+            l.b.op("setp.eq.and.u32", p, (warp, w, elected));
+            p
+        })
+        .collect();
+    Ok((0..n as usize).map(|i| per_warp[i % per_warp.len()]).collect())
 }
 
 /// The warp index as ptxas can see it is uniform (a shuffle from lane 0), and one elected lane of each warp
@@ -118,17 +119,6 @@ fn warp_and_elected(l: &mut Lower, q: Option<Reg>) -> (Reg, Reg) {
         l.b.op("and.pred", elected, (elected, q));
     }
     (warp, elected)
-}
-
-fn spread_over_warps(l: &mut Lower, warp: Reg, elected: Reg, n: u32) -> Vec<Reg> {
-    let per_warp: Vec<Reg> = (0..n.min(l.num_warps))
-        .map(|w| {
-            let p = l.b.reg(RegClass::Pred);
-            l.b.op("setp.eq.and.u32", p, (warp, w, elected));
-            p
-        })
-        .collect();
-    (0..n as usize).map(|i| per_warp[i % per_warp.len()]).collect()
 }
 
 /// The per-box steps of the origins (per dim) and of the shared offsets when both are arithmetic progressions
