@@ -15,11 +15,8 @@ Reported per variant: each compiler's median over the rounds' medians and the ge
 ratios (Triton's time over tessel's: > 1 means tessel is faster) with a 95% confidence interval; then best against
 best, where each side's best is its fastest variant in each round.
 
-With --alone, each round also times tessel's kernels launched with every CTA alone (TESSEL_CLUSTER_PAIRS=0: the
-same code, no TMA sharing between the CTAs of a pair), reported as paired tessel against alone.
-
-Usage: python3 bench/mm_paired.py [--rounds R] [--rep MS] [--dtypes fp16,bf16] [--alone] [SIZES...]   (default 8
-rounds, rep 150 ms, fp16 and bf16, sizes 4096 8192). Needs a GPU, torch, Triton 3.6 and the tessel wheel.
+Usage: python3 bench/mm_paired.py [--rounds R] [--rep MS] [--dtypes fp16,bf16] [SIZES...]   (default 8 rounds,
+rep 150 ms, fp16 and bf16, sizes 4096 8192). Needs a GPU, torch, Triton 3.6 and the tessel wheel.
 """
 import argparse
 import math
@@ -77,18 +74,6 @@ def launcher(kernel, desc_type, a, b, c, grid, kwargs, block):
     return run
 
 
-def alone(run):
-    """`run` with tessel's cluster pairing off (read by the runtime at each launch)."""
-    def f():
-        os.environ["TESSEL_CLUSTER_PAIRS"] = "0"
-        try:
-            run()
-        finally:
-            del os.environ["TESSEL_CLUSTER_PAIRS"]
-
-    return f
-
-
 def log_stats(ratios):
     logs = [math.log(r) for r in ratios]
     mean = statistics.fmean(logs)
@@ -103,7 +88,7 @@ def fmt(ratios):
     return f"{g:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
-def workload(dtype, n, rounds, rep, with_alone):
+def workload(dtype, n, rounds, rep):
     name = {torch.float16: "fp16", torch.bfloat16: "bf16"}[dtype]
     torch.manual_seed(n)
     a = torch.randn((n, n), device="cuda", dtype=dtype)
@@ -132,20 +117,14 @@ def workload(dtype, n, rounds, rep, with_alone):
             pair["tessel"]()
             torch.cuda.synchronize()
             assert torch.equal(c_tes, first), f"tessel {vname}: a repeated launch gave different bits"
-        if with_alone:
-            c_tes.fill_(float("nan"))
-            pair["alone"] = alone(pair["tessel"])
-            pair["alone"]()
-            torch.cuda.synchronize()
-            torch.testing.assert_close(c_tes, ref, atol=2e-1, rtol=2e-2, msg=lambda m: f"tessel alone {vname}: {m}")
         runs.append((vname, pair))
     cublas = lambda: torch.matmul(a, b)  # noqa: E731
-    times = {v: {who: [] for who in pair} for v, pair in runs}
+    times = {v: {"triton": [], "tessel": []} for v, _ in runs}
     control = []
     for r in range(rounds):
         first = do_bench(cublas, warmup=25, rep=rep, return_mode="median")
+        order = ("triton", "tessel") if r % 2 == 0 else ("tessel", "triton")
         for vname, pair in runs:
-            order = list(pair) if r % 2 == 0 else list(reversed(pair))
             for who in order:
                 times[vname][who].append(do_bench(pair[who], warmup=25, rep=rep, return_mode="median"))
         last = do_bench(cublas, warmup=25, rep=rep, return_mode="median")
@@ -159,10 +138,6 @@ def workload(dtype, n, rounds, rep, with_alone):
         print(f"{vname:34s} triton {statistics.median(t):.4f} ms ({flops / statistics.median(t) / 1e9:.0f} TFLOP/s)  "
               f"tessel {statistics.median(s):.4f} ms ({flops / statistics.median(s) / 1e9:.0f} TFLOP/s)  "
               f"ratio {fmt(ratios)}")
-        if "alone" in times[vname]:
-            a = times[vname]["alone"]
-            print(f"{'':34s} tessel alone {statistics.median(a):.4f} ms  paired / alone: ratio "
-                  f"{fmt([x / y for x, y in zip(a, s)])}")
     best_t = [min(times[v]["triton"][r] for v, _ in runs) for r in range(rounds)]
     best_s = [min(times[v]["tessel"][r] for v, _ in runs) for r in range(rounds)]
     print(f"{'best vs best':34s} triton {statistics.median(best_t):.4f} ms  tessel {statistics.median(best_s):.4f} ms  "
@@ -176,14 +151,13 @@ def main():
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--rep", type=int, default=150, help="do_bench's rep (ms) per measurement")
     p.add_argument("--dtypes", default="fp16,bf16")
-    p.add_argument("--alone", action="store_true", help="also time tessel with every CTA alone (no cluster pairs)")
     args = p.parse_args()
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     print(f"triton {triton.__version__}, torch {torch.__version__}, tessel {tessel.__file__}, "
           f"{torch.cuda.get_device_name()}", flush=True)
     for d in args.dtypes.split(","):
         for n in args.sizes:
-            workload(dtypes[d], n, args.rounds, args.rep, args.alone)
+            workload(dtypes[d], n, args.rounds, args.rep)
 
 
 if __name__ == "__main__":

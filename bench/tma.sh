@@ -13,14 +13,9 @@
 #   persistent: matmul_kernel_persistent (one program per SM, NUM_SMS=132) with FLATTEN on and off on the GPU vs
 #           the interpreter (2-4 stages, ragged, K < BLOCK_K) under memcheck and racecheck, then tessel bench
 #           of both next to matmul_kernel at SIZES
-#   pairs : matmul_kernel's B tile shared by the two CTAs of a cluster (TMA multicast after a run-time agreement):
-#           GPU vs the interpreter at 2-5 stages, with K wrapping the ring many times, grids whose pairs partly
-#           disagree (GROUP_M rows of tiles odd in the last group), K < BLOCK_K and K = 0, odd grids (no pairs),
-#           TESSEL_CLUSTER_PAIRS=0, under memcheck and racecheck, each step bounded by 120 s (a lost handshake
-#           hangs); then the SASS's multicast copies
 #   fp8   : matmul_kernel_bt (B as N x K) fp8 e4m3 -> fp16 at SIZES (default 8192) over four tile configs, then
 #           the same kernel in Triton and cuBLAS's torch._scaled_mm (bench/anchors_tma.py --fp8)
-# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all|devdesc|persistent|pairs|fp8] [SIZES...]
+# Needs target/release/tessel. Usage: bash bench/tma.sh [check|time|all|devdesc|persistent|fp8] [SIZES...]
 set -uo pipefail
 T=${T:-./target/release/tessel}
 what=${1:-all}
@@ -158,26 +153,6 @@ for n in $SIZES; do
     host_bench $1 $2 $3 $4 $n fp16 "one tile per program fp16 $n^3 $1x$2x$3 stages $4"
   done
 done
-fi
-if [[ $what == pairs ]]; then
-echo "== correctness: B tiles shared by cluster pairs (TMA multicast), GPU vs the interpreter"
-# 640x512 in 128x256 tiles: 5 rows of tiles in one group, so programs 4 and 5 (pid_n 0 and 1) disagree and load
-# alone while the other four pairs share; K = 1000 is 16 iterations, the ring of 2-5 slots wrapping 3-8 times.
-export STEP_TIMEOUT=120
-for st in 2 4; do tma 128 256 64 8 $st 640 512 1000 fp16; done
-tma 128 256 64 8 3 640 512 1000 fp16 "$MC"
-tma 128 128 64 8 5 640 512 1000 fp16 "$MC"
-tma 128 256 64 8 3 640 512 520 fp16 "$RC"
-tma 128 256 64 8 4 1024 768 520 bf16 "$RC"
-tma 128 256 64 8 3 640 512 40 fp16 "$MC"
-tma 64 128 64 4 4 512 384 704 fp16 "$MC"
-tma 64 128 64 4 3 520 384 704 fp16 "$MC"
-TESSEL_CLUSTER_PAIRS=0 tma 128 256 64 8 3 640 512 1000 fp16 "$MC"
-tma 128 256 64 8 3 1024 1024 4096 fp16
-unset STEP_TIMEOUT
-n=$($T compile $K --signature 'tensordesc<fp16[128, 64]>,tensordesc<fp16[64, 256]>,tensordesc<fp16[128, 256]>,i32,i32,i32' \
-  --const GROUP_M=8 --num-warps 8 --num-stages 3 --emit sass | grep -cE "UTMALDG.*MULTICAST")
-echo "-- SASS: $n multicast UTMALDG instructions"; [[ $n -gt 0 ]] || failures=$((failures + 1))
 fi
 if [[ $what == fp8 ]]; then
 BT=examples/tma_matmul.py::matmul_kernel_bt

@@ -46,7 +46,6 @@ fn maxnreg_is_an_entry_directive() {
                 target,
                 tensor_maps: Vec::new(),
                 scratch_bytes: 0,
-                cluster_pairs: false,
             };
             tessel::codegen::runtime::assemble(&kernel).unwrap();
         }

@@ -99,7 +99,6 @@ impl DiskCache {
                 maps => maps.split(';').map(crate::TensorMapArg::from_text).collect::<Option<_>>()?,
             },
             scratch_bytes: field("scratch_bytes")?.parse().ok()?,
-            cluster_pairs: field("cluster_pairs")?.parse().ok()?,
             ptx,
         };
         // The entry point must be the one the metadata names (a guard against a mismatched pair of files).
@@ -109,14 +108,13 @@ impl DiskCache {
     /// Stores `kernel` under `key` (replacing what was there).
     pub fn put(&self, key: &str, kernel: &Kernel) -> io::Result<()> {
         let meta = format!(
-            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\ntensor_maps={}\nscratch_bytes={}\ncluster_pairs={}\n",
+            "name={}\nnum_warps={}\nshared_bytes={}\narch={}\ntensor_maps={}\nscratch_bytes={}\n",
             kernel.name,
             kernel.num_warps,
             kernel.shared_bytes,
             kernel.target.name(),
             kernel.tensor_maps.iter().map(crate::TensorMapArg::to_text).collect::<Vec<_>>().join(";"),
-            kernel.scratch_bytes,
-            kernel.cluster_pairs
+            kernel.scratch_bytes
         );
         let dir = self.entry(key);
         write_atomic(&dir, "kernel.ptx", kernel.ptx.as_bytes())?;
@@ -171,7 +169,6 @@ mod tests {
                 },
             ],
             scratch_bytes: 128,
-            cluster_pairs: true,
         }
     }
 
@@ -199,19 +196,10 @@ mod tests {
         cache.put(&key, &kernel()).unwrap();
         let back = cache.get(&key).unwrap();
         assert_eq!(
-            (
-                back.ptx,
-                back.name,
-                back.num_warps,
-                back.shared_bytes,
-                back.target,
-                back.tensor_maps,
-                back.scratch_bytes,
-                back.cluster_pairs
-            ),
+            (back.ptx, back.name, back.num_warps, back.shared_bytes, back.target, back.tensor_maps, back.scratch_bytes),
             {
                 let k = kernel();
-                (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps, k.scratch_bytes, k.cluster_pairs)
+                (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps, k.scratch_bytes)
             }
         );
         assert!(cache.get_cubin(&key, "sm90-drv13000").is_none());

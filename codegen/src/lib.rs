@@ -37,10 +37,6 @@ pub struct Kernel {
     /// tensor maps, the address of `scratch_bytes` × (number of programs) bytes, 128-byte aligned, which the
     /// runtime allocates in the launch's stream order and keeps for the kernel's next launch on that stream.
     pub scratch_bytes: u32,
-    /// The kernel shares TMA copies between the two CTAs of a cluster where it can (`cluster_agree`): launches
-    /// whose grid has an even x extent put CTAs `2i` and `2i + 1` in a cluster; others run each CTA alone, which
-    /// the kernel handles too.
-    pub cluster_pairs: bool,
 }
 
 /// A tensor-map parameter: what the map's encoding follows from (`tessel_tile::tma::block` of the element type

@@ -282,7 +282,6 @@ impl Gpu {
             tensor_maps: k.tensor_maps.clone(),
             scratch_bytes: k.scratch_bytes,
             scratch: Default::default(),
-            cluster_pairs: k.cluster_pairs,
             ctx: self.ctx.clone(),
         };
         let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
@@ -458,8 +457,6 @@ pub struct LoadedKernel {
     /// Global scratch bytes per program (`Kernel::scratch_bytes`), and the buffers kept per stream.
     scratch_bytes: u32,
     scratch: crate::scratch::ScratchCache,
-    /// `Kernel::cluster_pairs`: launched in clusters of two CTAs when the grid's x extent is even.
-    cluster_pairs: bool,
     ctx: Arc<CudaContext>,
 }
 
@@ -616,9 +613,6 @@ impl LoadedKernel {
         opts: LaunchOptions,
     ) -> Result<(), RuntimeError> {
         let mut attrs = opts.attributes();
-        if let Some(dims) = cluster_dims(self.cluster_pairs, grid) {
-            attrs.push(cluster_attribute(dims));
-        }
         if attrs.is_empty() {
             // SAFETY: the caller's promise.
             let r = unsafe {
@@ -687,25 +681,6 @@ impl LaunchOptions {
     }
 }
 
-/// The cluster shape a launch of `grid` gets: CTAs `2i` and `2i + 1` (along x) as a pair when the kernel shares
-/// copies between pairs and the x extent is even; none otherwise (each CTA its own cluster, which such a kernel
-/// handles by not sharing). `TESSEL_CLUSTER_PAIRS=0`, read at each such launch, launches every CTA alone: the
-/// same kernel without sharing, for measuring what the sharing is worth.
-fn cluster_dims(pairs: bool, grid: [u32; 3]) -> Option<[u32; 3]> {
-    let off = || std::env::var_os("TESSEL_CLUSTER_PAIRS").is_some_and(|v| v == "0");
-    (pairs && grid[0] % 2 == 0 && !off()).then_some([2, 1, 1])
-}
-
-/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` of `dims`.
-fn cluster_attribute(dims: [u32; 3]) -> sys::CUlaunchAttribute {
-    // SAFETY: an all-zero launch attribute value is a valid bit pattern for every member of the union.
-    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-    value.clusterDim.x = dims[0];
-    value.clusterDim.y = dims[1];
-    value.clusterDim.z = dims[2];
-    sys::CUlaunchAttribute { id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, pad: [0; 4], value }
-}
-
 impl LoadedKernel {
     /// The kernel's tensor maps, encoded from its IR arguments (`arg(i)`: argument `i` as an integer, a device
     /// address for pointers).
@@ -772,20 +747,6 @@ mod tests {
         assert_eq!(attrs[0].id as u32, 6, "CUDA's value of the attribute");
         // SAFETY: the member the attribute's id selects, written by `attributes`.
         assert_eq!(unsafe { attrs[0].value.programmaticStreamSerializationAllowed }, 1);
-    }
-
-    /// Pairs only for kernels that share copies, and only over an even x extent (a cluster must tile the grid).
-    #[test]
-    fn clusters_pair_ctas_along_an_even_x() {
-        assert_eq!(cluster_dims(true, [512, 1, 1]), Some([2, 1, 1]));
-        assert_eq!(cluster_dims(true, [128, 64, 1]), Some([2, 1, 1]));
-        assert_eq!(cluster_dims(true, [511, 1, 1]), None);
-        assert_eq!(cluster_dims(false, [512, 1, 1]), None);
-        let a = cluster_attribute([2, 1, 1]);
-        assert_eq!(a.id as u32, 4, "CUDA's value of CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION");
-        // SAFETY: the member the attribute's id selects, written by `cluster_attribute`.
-        let d = unsafe { a.value.clusterDim };
-        assert_eq!((d.x, d.y, d.z), (2, 1, 1));
     }
 
     #[test]

@@ -135,7 +135,7 @@ fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         Some(None) => {}
         Some(Some(p)) => operands.push(p),
     }
-    e.emit(Op::TmaLoad { multicast: false }, &operands, vec![], b.span)?;
+    e.emit(Op::TmaLoad, &operands, vec![], b.span)?;
     Ok(Value::None)
 }
 

@@ -110,14 +110,12 @@ impl Emit<'_> {
     }
 
     /// The TMA copy standing for a descriptor load with (remapped) `operands` (the descriptor, then the
-    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists); multicast between
-    /// the CTAs of a pair where `share` holds.
-    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId, share: &[ValueId]) {
+    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists).
+    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId) {
         let mut ins = vec![operands[0], view, bar];
         ins.extend_from_slice(&operands[1..]);
         ins.push(ok);
-        ins.extend_from_slice(share);
-        self.op(Op::TmaLoad { multicast: !share.is_empty() }, &ins, vec![]);
+        self.op(Op::TmaLoad, &ins, vec![]);
     }
 
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
@@ -215,29 +213,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         }
         _ => None,
     };
-    // The load two CTAs of a cluster may share: a `cluster_agree` on the values its blocks are computed from
-    // (after every barrier's initialization, which the agreement's cluster barrier publishes to the peer), and
-    // one more barrier per ring slot, on which the peer CTA releases the slot before a refill.
-    let shared = bars.and_then(|_| crate::multicast::shareable(pre.f, p));
-    let shared = match shared {
-        Some((n, values)) => {
-            let peer_bars = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
-            pre.f.values[peer_bars.index()].name = Some("peer_bars".into());
-            for b in 0..p.buffers {
-                let idx = pre.int(b as i64, &i32t);
-                let bar = pre.value(Op::MemDescIndex, &[peer_bars, idx], tessel_tile::tma::barrier_type());
-                pre.op(Op::MBarrierInit { count: 1 }, &[bar], vec![]);
-            }
-            let xchg = pre.value(Op::LocalAlloc, &[], tessel_tile::tma::exchange_type(values.len() as u32));
-            let share =
-                pre.value(Op::ClusterAgree, &[[xchg].as_slice(), &values].concat(), Type::scalar(ScalarType::I1));
-            pre.f.values[share.index()].name = Some("share".into());
-            pre.op(Op::LocalDealloc, &[xchg], vec![]);
-            Some((n, share, peer_bars))
-        }
-        None => None,
-    };
-    let share_of = |n: usize| shared.filter(|s| s.0 == n).map(|s| s.1);
 
     // Prologue: stage 0 of iterations 0..D.
     let yields = pre.f.op(*pre.f.region(body).ops.last().expect("yield")).operands.clone();
@@ -259,7 +234,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
                 let (ring, one) = rings[n].clone();
                 let view = pre.value(Op::MemDescIndex, &[ring, slot], one);
                 match bar.filter(|_| p.loads[n].tma) {
-                    Some(bar) => pre.tma_copy(&operands, view, bar, ok, share_of(n).as_slice()),
+                    Some(bar) => pre.tma_copy(&operands, view, bar, ok),
                     None => tokens.push(pre.copy(&operands, view, ok)),
                 }
             } else {
@@ -306,12 +281,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     let slot = ring_arg(f, zero, "ring_slot");
     let phase = bars.map(|_| ring_arg(f, zero, "ring_phase"));
     let fill = ring_arg(f, first_fill, "ring_fill");
-    // The parity of the peer barrier of the slot refilled: how many handshakes that slot had before, mod 2. The
-    // refills visit the slots in order from `first_fill`, one handshake each (a slot the prologue never filled
-    // too), so every slot's count goes up once per round that starts at `first_fill`: the parity flips when
-    // the refill position comes back to it, not when it wraps to 0 (with `first_fill > 0`, slot 0's first
-    // handshake comes after the wrap and must still wait for phase 0).
-    let peer_phase = shared.map(|_| ring_arg(f, zero, "peer_phase"));
 
     // Steady state.
     let old_ops = f.region(body).ops.clone();
@@ -473,16 +442,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
             let (ring, one) = rings[n].clone();
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();
-            // A shared refill also names the slot's peer barrier and its phase.
-            let share = match (share_of(n), shared, peer_phase) {
-                (Some(share), Some((_, _, peer_bars)), Some(phase)) => {
-                    let peer_bar = e.value(Op::MemDescIndex, &[peer_bars, ins], tessel_tile::tma::barrier_type());
-                    vec![share, peer_bar, phase]
-                }
-                _ => Vec::new(),
-            };
             match bar.filter(|_| p.loads[n].tma) {
-                Some(bar) => e.tma_copy(&operands, view, bar, ok, &share),
+                Some(bar) => e.tma_copy(&operands, view, bar, ok),
                 None => tokens.push(e.copy(&operands, view, ok)),
             }
             e.f.op_mut(x).parent = None;
@@ -501,12 +462,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
         e.binary(BinOp::Xor, phase, flip)
     });
     let (next_fill, _) = e.wrap_next(fill, p.buffers);
-    let next_peer_phase = peer_phase.map(|phase| {
-        let (one, zero) = (e.int(1, &i32t), e.int(0, &i32t));
-        let round = e.value(Op::Cmp(CmpPred::Eq), &[next_fill, first_fill], Type::scalar(ScalarType::I1));
-        let flip = e.value(Op::Select, &[round, one, zero], i32t.clone());
-        e.binary(BinOp::Xor, phase, flip)
-    });
     order.append(&mut e.out);
     order.extend(epilogue);
     order.push(yield_op);
@@ -514,7 +469,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     f.op_mut(yield_op).operands.push(next_slot);
     f.op_mut(yield_op).operands.extend(next_phase);
     f.op_mut(yield_op).operands.push(next_fill);
-    f.op_mut(yield_op).operands.extend(next_peer_phase);
     for &x in &order {
         f.op_mut(x).parent = Some(body);
     }
@@ -547,15 +501,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     }
     if let Some(counters) = counters {
         e.op(Op::LocalDealloc, &[counters], vec![]);
-    }
-    // Every arrival of the peer on these barriers came before a refill this CTA waited for.
-    if let Some((_, _, peer_bars)) = shared {
-        for b in 0..p.buffers {
-            let idx = e.int(b as i64, &i32t);
-            let bar = e.value(Op::MemDescIndex, &[peer_bars, idx], tessel_tile::tma::barrier_type());
-            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
-        }
-        e.op(Op::LocalDealloc, &[peer_bars], vec![]);
     }
     let drain = std::mem::take(&mut e.out);
     let f = e.f;

@@ -7,7 +7,6 @@
 //! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`.
 
 pub mod expand;
-mod multicast;
 pub mod plan;
 pub mod warp_spec;
 

@@ -480,20 +480,7 @@ pub enum Op {
     /// `tma_load desc, mem, bar, coords... [, pred]`: TMA copies the block of host descriptor `desc` at `coords`
     /// into buffer `mem` (out-of-bounds elements as the descriptor's padding) and completes its bytes as
     /// transactions on mbarrier `bar`: the data is there once a wait sees that phase complete.
-    ///
-    /// `tma_load {multicast} desc, mem, bar, coords..., pred, share [, peer_bar, phase]`: the same copy, for a
-    /// program that may run as one of a pair of CTAs in a cluster. Where `share` (a `cluster_agree` result: both
-    /// CTAs load this block at every step) holds, each CTA issues half of the block's boxes and TMA writes them
-    /// into both CTAs' buffers and completes their bytes on both CTAs' barriers (the same offsets in each): the
-    /// block reaches `mem` as before, from half the L2 traffic. What the program sees does not change.
-    ///
-    /// A refill of a buffer the program read before names the buffer's `peer_bar` (an mbarrier, the same one
-    /// in both CTAs) and its phase parity: the copy then first tells the peer that this CTA is done with the
-    /// buffer (an arrival on the peer's `peer_bar`) and waits for the peer to say the same (its arrival on
-    /// this CTA's, in phase `phase`), since each CTA's copy writes into the other's buffer.
-    TmaLoad {
-        multicast: bool,
-    },
+    TmaLoad,
     /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: TMA's im2col load of im2col
     /// descriptor `desc` (over a rank-`rank` tensor): `coords` (one per dim, i32) start the walk of the pixel box,
     /// `offsets` (one per spatial dim, i16) shift the pixels read (the filter tap); the `[pixels, channels]` block
@@ -520,12 +507,6 @@ pub enum Op {
     /// need no CTA barrier (the warps run apart instead of meeting before every refill). The program as a whole
     /// (the interpreter's view) releases the buffers, so `%issue` is `pred` there.
     RingRelease,
-    /// `%share = cluster_agree xchg, values...` → `i1`: true when the program runs in a cluster of two CTAs
-    /// and each of the i32 `values` is the same in both CTAs. Each CTA writes its values into the other's
-    /// `xchg` (a `memdesc<Nxi32>`), and all threads of both CTAs meet at a cluster barrier, which also orders
-    /// every earlier mbarrier initialization before the peer's multicast copies and arrivals. Outside a
-    /// cluster (and in the interpreter, whose programs run alone) it is false.
-    ClusterAgree,
     /// `gather src, index {axis}` → a tensor shaped like `index` (same rank as `src`, equal dims but `axis`):
     /// `out[i] = src[i with i[axis] replaced by index[i]]`.
     Gather {
@@ -643,13 +624,12 @@ impl Op {
                 | Op::MBarrierArrive { .. }
                 | Op::MBarrierWait
                 | Op::MBarrierInvalidate
-                | Op::TmaLoad { .. }
+                | Op::TmaLoad
                 | Op::TmaLoadIm2col { .. }
                 | Op::TmaStore
                 | Op::TmaStoreWait { .. }
                 | Op::RingCounterInit
                 | Op::RingRelease
-                | Op::ClusterAgree
                 | Op::MemDescPermute { .. }
                 | Op::MemDescReshape
                 | Op::MemDescSlice { .. }

@@ -94,13 +94,12 @@ impl Op {
             Op::MBarrierArrive { .. } => "mbarrier_arrive",
             Op::MBarrierWait => "mbarrier_wait",
             Op::MBarrierInvalidate => "mbarrier_invalidate",
-            Op::TmaLoad { .. } => "tma_load",
+            Op::TmaLoad => "tma_load",
             Op::TmaLoadIm2col { .. } => "tma_load_im2col",
             Op::TmaStore => "tma_store",
             Op::TmaStoreWait { .. } => "tma_store_wait",
             Op::RingCounterInit => "ring_counter_init",
             Op::RingRelease => "ring_release",
-            Op::ClusterAgree => "cluster_agree",
             Op::Gather { .. } => "gather",
             Op::Histogram { .. } => "histogram",
             Op::InlineAsm { .. } => "inline_asm",
@@ -214,7 +213,6 @@ impl Op {
             }
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
-            Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
             Op::MakeTensorDesc { rank, padding } | Op::MakeTensorDescIm2col { rank, padding } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
@@ -328,13 +326,12 @@ impl Op {
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
             "mbarrier_wait" => Op::MBarrierWait,
             "mbarrier_invalidate" => Op::MBarrierInvalidate,
-            "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
+            "tma_load" => Op::TmaLoad,
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_store" => Op::TmaStore,
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
             "ring_counter_init" => Op::RingCounterInit,
             "ring_release" => Op::RingRelease,
-            "cluster_agree" => Op::ClusterAgree,
             "local_alloc" => Op::LocalAlloc,
             "local_load" => Op::LocalLoad,
             "local_store" => Op::LocalStore,

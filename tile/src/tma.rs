@@ -205,21 +205,12 @@ pub fn release_counter_type() -> Type {
     one_word(ScalarType::I32)
 }
 
-/// The type of `cluster_agree`'s exchange buffer for `n` values: `n` i32 words, rounded up to a power of two.
-pub fn exchange_type(n: u32) -> Type {
-    words(ScalarType::I32, n.max(1).next_power_of_two())
-}
-
 fn one_word(elem: ScalarType) -> Type {
-    words(elem, 1)
-}
-
-fn words(elem: ScalarType, n: u32) -> Type {
     use tessel_layouts::{AnyLayout, CgaLayout, SharedLayout, SwizzledSharedLayout};
     let spec = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga: CgaLayout::Single };
-    let linear = spec.to_linear(&[n]).expect("a power-of-two run of words");
+    let linear = spec.to_linear(&[1]).expect("a one-element layout");
     let layout = crate::types::Layout { spec: Some(AnyLayout::Shared(SharedLayout::Swizzled(spec))), linear };
-    Type::MemDesc { shape: [n].as_slice().into(), elem, layout: std::sync::Arc::new(layout) }
+    Type::MemDesc { shape: [1].as_slice().into(), elem, layout: std::sync::Arc::new(layout) }
 }
 
 /// The element type and block shape of a descriptor type.

@@ -90,10 +90,7 @@ impl Verifier<'_> {
             }
             let predicate = match data.op {
                 Op::MBarrierExpect { .. } => k == 1,
-                Op::TmaLoad { multicast: false } => k >= 4 && k + 1 == data.operands.len(),
-                Op::TmaLoad { multicast: true } => {
-                    k >= 4 && (k + 2 == data.operands.len() || k + 4 == data.operands.len())
-                }
+                Op::TmaLoad => k >= 4 && k + 1 == data.operands.len(),
                 _ => false,
             };
             if !predicate {
@@ -540,14 +537,13 @@ impl Verifier<'_> {
             | Op::SmId
             | Op::GdcWait
             | Op::GdcLaunchDependents
-            | Op::TmaLoad { .. }
+            | Op::TmaLoad
             | Op::TmaLoadIm2col { .. }
             | Op::MakeTensorDescIm2col { .. }
             | Op::TmaStore
             | Op::TmaStoreWait { .. }
             | Op::RingCounterInit
-            | Op::RingRelease
-            | Op::ClusterAgree => crate::verify_ext::types(&data.op, &ins, &outs),
+            | Op::RingRelease => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {
                 let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                     return Err("first operand must be a tensordesc".into());

@@ -89,19 +89,14 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             Ok(())
         }
         Op::GdcWait | Op::GdcLaunchDependents => counts(ins, outs, 0..=0, 0),
-        Op::TmaLoad { .. } | Op::TmaStore => {
+        Op::TmaLoad | Op::TmaStore => {
             let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                 return Err("the first operand must be a tensordesc".into());
             };
             let r = block_shape.len();
-            let load = matches!(op, Op::TmaLoad { .. });
-            let multicast = matches!(op, Op::TmaLoad { multicast: true });
+            let load = matches!(op, Op::TmaLoad);
             let fixed = if load { 3 } else { 2 };
-            let n = if multicast { fixed + r + 2..=fixed + r + 4 } else { fixed + r..=fixed + r + load as usize };
-            counts(ins, outs, n, 0)?;
-            if multicast && ins.len() == fixed + r + 3 {
-                return Err("a multicast refill names its peer barrier and that barrier's phase, or neither".into());
-            }
+            counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
             match ins[1].memdesc() {
                 Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
                 _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
@@ -112,20 +107,10 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             if let Some(t) = ins[fixed..fixed + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
                 return Err(format!("coordinates must be i32 scalars, got {t}"));
             }
-            if let Some(t) =
-                ins[fixed + r..(fixed + r + 2).min(ins.len())].iter().find(|t| ***t != Type::scalar(ScalarType::I1))
-            {
-                return Err(format!("the predicate and the multicast condition must be i1, got {t}"));
+            match ins.get(fixed + r) {
+                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
+                _ => Ok(()),
             }
-            if ins.len() == fixed + r + 4 {
-                if !matches!(ins[fixed + r + 2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
-                    return Err(format!("the peer barrier must be a memdesc<1xi64>, got {}", ins[fixed + r + 2]));
-                }
-                if *ins[fixed + r + 3] != Type::scalar(ScalarType::I32) {
-                    return Err(format!("the peer barrier's phase must be an i32, got {}", ins[fixed + r + 3]));
-                }
-            }
-            Ok(())
         }
         Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
         Op::RingCounterInit | Op::RingRelease => {
@@ -145,24 +130,6 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
                 Some(t) => Err(format!("the released buffers must be memdescs, got {t}")),
                 None => Ok(()),
             }
-        }
-        Op::ClusterAgree => {
-            counts(ins, outs, 1..=usize::MAX, 1)?;
-            let n = ins.len() - 1;
-            if !matches!(ins[0].memdesc(), Some((shape, ScalarType::I32, _)) if shape.len() == 1 && shape[0] as usize >= n)
-            {
-                return Err(format!(
-                    "the exchange buffer must be a memdesc of at least {n} i32s, one per value, got {}",
-                    ins[0]
-                ));
-            }
-            if let Some(t) = ins[1..].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
-                return Err(format!("the values must be i32 scalars, got {t}"));
-            }
-            if *outs[0] != Type::scalar(ScalarType::I1) {
-                return Err(format!("the result must be an i1, got {}", outs[0]));
-            }
-            Ok(())
         }
         Op::MakeTensorDescIm2col { rank, .. } => {
             let r = *rank as usize;

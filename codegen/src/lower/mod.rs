@@ -12,7 +12,6 @@ mod asynchronous;
 mod bessel_n;
 mod cast;
 mod cfmod;
-mod cluster;
 mod control;
 mod convert;
 mod coords;
@@ -261,12 +260,11 @@ impl<'f> Lower<'f> {
     /// thread released (every warp has counted itself done with them, after its own reads).
     fn released_spans(&self, o: OpId) -> Vec<(u32, u32)> {
         let d = self.f.op(o);
-        // The predicate follows the coordinates.
-        let Op::TmaLoad { .. } = d.op else { return Vec::new() };
-        let rank = tessel_tile::tma::desc_block(self.f.ty(d.operands[0])).map_or(0, |(_, b)| b.len());
-        let Some(&pred) = d.operands.get(3 + rank) else { return Vec::new() };
-        let release = match self.f.value(pred).def {
-            tessel_tile::ir::ValueDef::Result(r, _) if matches!(self.f.op(r).op, Op::RingRelease) => r,
+        let release = match (&d.op, d.operands.last()) {
+            (Op::TmaLoad, Some(&p)) => match self.f.value(p).def {
+                tessel_tile::ir::ValueDef::Result(r, _) if matches!(self.f.op(r).op, Op::RingRelease) => r,
+                _ => return Vec::new(),
+            },
             _ => return Vec::new(),
         };
         self.f.op(release).operands[2..]
@@ -278,7 +276,7 @@ impl<'f> Lower<'f> {
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
-        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. });
+        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
         let released = self.released_spans(o);
@@ -490,8 +488,7 @@ impl<'f> Lower<'f> {
             }
             Op::RingCounterInit => asynchronous::ring_counter_init(self, &data)?,
             Op::RingRelease => asynchronous::ring_release(self, &data)?,
-            Op::TmaLoad { .. } => tma::load(self, &data)?,
-            Op::ClusterAgree => cluster::agree(self, &data)?,
+            Op::TmaLoad => tma::load(self, &data)?,
             Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,
             Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
@@ -679,6 +676,5 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         target: arch,
         tensor_maps: l.tensor_maps,
         scratch_bytes,
-        cluster_pairs: f.all_ops().into_iter().any(|o| matches!(f.op(o).op, Op::ClusterAgree)),
     })
 }

@@ -17,7 +17,7 @@ use tessel_tile::tma::{self, TmaBlock};
 
 use super::Lower;
 use super::asynchronous::first_thread;
-use super::tma_issue::{BoxIndex, box_addresses, box_copies, copy_issuers};
+use super::tma_issue::{box_addresses, box_copies, copy_issuers};
 use crate::ptx::{Operand, Reg, RegClass, instr, mem, mem_off, mem_sym, not, special, sym, vector};
 use crate::{CompileError, TensorMapArg};
 
@@ -220,7 +220,7 @@ fn publish_here(f: &Func, makers: &[OpId], o: OpId) -> bool {
     let (Some(from), Some(to)) = (from, to) else { return true };
     let mut copies = false;
     for &x in &ops[from + 1..to] {
-        f.walk_op(x, &mut |y| copies |= matches!(f.op(y).op, Op::TmaLoad { .. } | Op::TmaStore));
+        f.walk_op(x, &mut |y| copies |= matches!(f.op(y).op, Op::TmaLoad | Op::TmaStore));
     }
     copies
 }
@@ -270,12 +270,7 @@ fn need_tma(l: &Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `tma_load desc, mem, bar, coords... [, pred]`, and `tma_load {multicast} ..., pred, share`.
-///
-/// A multicast load issues every copy with `.multicast::cluster` and a CTA mask: where `share` holds, this
-/// CTA issues the boxes of its rank's parity (half the block) to both CTAs of the pair (mask `0b11`), and the
-/// peer the other half; otherwise it issues all of them to itself alone (mask `1 << rank`). A refill first
-/// exchanges releases of the buffer with the peer ([`super::cluster::handshake`]).
+/// `tma_load desc, mem, bar, coords... [, pred]`.
 pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     need_tma(l)?;
     let (desc, buf, bar) = (data.operands[0], data.operands[1], data.operands[2]);
@@ -285,52 +280,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
     let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
-    let copies = box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, coords)?;
-    if !matches!(data.op, Op::TmaLoad { multicast: true }) {
-        for c in copies {
-            let srcs = (mem(c.smem), Operand::TensorAddr { map, coords: c.coords }, mem(bar_addr));
-            l.b.emit(instr(op.clone()).guard(c.pred).srcs(srcs));
-        }
-        return Ok(());
-    }
-    if b.boxes.len() % 2 != 0 {
-        return Err(CompileError::new(format!(
-            "a multicast tma_load splits its block's boxes between two CTAs: {} boxes do not split",
-            b.boxes.len()
-        )));
-    }
-    let share = l.get(data.operands[4 + rank])?[0];
-    let (cta, _) = super::cluster::rank_and_pair(l);
-    let (one_cta, mask32, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
-    l.b.op("shl.b32", one_cta, (1u32, cta));
-    l.b.op("selp.b32", mask32, (3u32, one_cta, share));
-    l.b.op("cvt.u16.u32", mask, mask32);
-    let mut issue = Vec::with_capacity(copies.len());
-    for c in &copies {
-        // This CTA's box: all of them alone, those of its rank's parity in a sharing pair.
-        let mine = l.b.reg(RegClass::Pred);
-        match c.index {
-            BoxIndex::Fixed(i) => l.b.op("setp.eq.u32", mine, (cta, i & 1)),
-            BoxIndex::Warp(i) => {
-                let parity = l.b.reg(RegClass::B32);
-                l.b.op("and.b32", parity, (i, 1u32));
-                l.b.op("setp.eq.u32", mine, (parity, cta));
-            }
-        }
-        l.b.op("or.pred", mine, (mine, not(share)));
-        let p = l.b.reg(RegClass::Pred);
-        l.b.op("and.pred", p, (c.pred, mine));
-        issue.push(p);
-    }
-    if let [peer_bar, phase] = data.operands[5 + rank..] {
-        // A refill: the buffer is free in both CTAs before either writes into the other's.
-        let (peer_bar, phase) = (l.get(peer_bar)?[0], l.get(phase)?[0]);
-        let first = super::asynchronous::first_thread(l, Some(data.operands[3 + rank]))?;
-        super::cluster::handshake(l, first, &issue, share, peer_bar, phase);
-    }
-    for (c, p) in copies.into_iter().zip(issue) {
-        let srcs = (mem(c.smem), Operand::TensorAddr { map, coords: c.coords }, mem(bar_addr), mask);
-        l.b.emit(instr(format!("{op}.multicast::cluster")).guard(p).srcs(srcs));
+    for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, coords)? {
+        let srcs = (mem(c.smem), Operand::TensorAddr { map, coords: c.coords }, mem(bar_addr));
+        l.b.emit(instr(op.clone()).guard(c.pred).srcs(srcs));
     }
     Ok(())
 }

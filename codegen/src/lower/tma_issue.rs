@@ -34,15 +34,6 @@ pub(crate) struct BoxCopy {
     pub pred: Reg,
     pub smem: Reg,
     pub coords: Vec<Reg>,
-    /// Which of the block's boxes the instruction copies.
-    pub index: BoxIndex,
-}
-
-/// The box a copy instruction copies: known, or chosen by the issuing warp.
-#[derive(Clone, Copy)]
-pub(crate) enum BoxIndex {
-    Fixed(u32),
-    Warp(Reg),
 }
 
 /// The copy instructions of block `b` of buffer `buf` at block coordinates `coords`, under the op's optional
@@ -60,9 +51,8 @@ pub(crate) fn box_copies(
         let issuers = copy_issuers(l, pred, b.boxes.len() as u32)?;
         let smem = box_addresses(l, buf, b)?;
         let mut out = Vec::with_capacity(b.boxes.len());
-        for (i, ((origin, smem), pred)) in b.boxes.iter().zip(smem).zip(issuers).enumerate() {
-            let index = BoxIndex::Fixed(i as u32);
-            out.push(BoxCopy { pred, smem, coords: box_coords(l, coords, origin, None)?, index });
+        for ((origin, smem), pred) in b.boxes.iter().zip(smem).zip(issuers) {
+            out.push(BoxCopy { pred, smem, coords: box_coords(l, coords, origin, None)? });
         }
         return Ok(out);
     };
@@ -94,7 +84,7 @@ pub(crate) fn box_copies(
             let smem = l.b.reg(RegClass::B32);
             l.b.op("mad.lo.u32", smem, (index, offset_step, at));
             let coords = box_coords(l, coords, &b.boxes[0], Some((index, origin_step.as_slice())))?;
-            Ok(BoxCopy { pred, smem, coords, index: BoxIndex::Warp(index) })
+            Ok(BoxCopy { pred, smem, coords })
         })
         .collect()
 }

@@ -210,7 +210,7 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
             d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
         }
         Op::AsyncCopy => vec![(d.operands[1], true)],
-        Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } => vec![(d.operands[1], true), (d.operands[2], false)],
+        Op::TmaLoad | Op::TmaLoadIm2col { .. } => vec![(d.operands[1], true), (d.operands[2], false)],
         Op::TmaStore => vec![(d.operands[1], false)],
         // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
         // operations on the barrier, ordered after it like reads.
@@ -218,7 +218,6 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
         // Its atomic additions to the counter are ordered among themselves, after its initialization like reads
         // (the released buffers are not accessed: they are what the refill it elects may write).
         Op::RingRelease => vec![(d.operands[0], false)],
-        Op::ClusterAgree => vec![(d.operands[0], true)],
         Op::MBarrierExpect { .. }
         | Op::MBarrierArrive { .. }
         | Op::MBarrierWait

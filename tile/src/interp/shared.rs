@@ -588,7 +588,7 @@ impl Program<'_> {
                     self.env[data.results[i].index()] = Some(value);
                 }
             }
-            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
             }
@@ -605,12 +605,6 @@ impl Program<'_> {
                 }
                 let pred = self.tensor(ins[1]).clone();
                 self.env[data.results[0].index()] = Some(Value::T(pred));
-            }
-            Op::ClusterAgree => {
-                // The interpreter's programs run alone, each its own cluster of one: nothing to agree with.
-                self.view(ins[0])?;
-                let no = Tensor::scalar(Elem::Scalar(crate::types::ScalarType::I1), Val::Int(0));
-                self.env[data.results[0].index()] = Some(Value::T(no));
             }
             _ => unreachable!("not a shared-memory op"),
         }
@@ -647,7 +641,7 @@ impl Program<'_> {
         let ins = &data.operands;
         let rank = || crate::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
         match &data.op {
-            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } => {
+            Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
                 // Coordinates, then (im2col) one offset per spatial dim.
                 let (rank, n_offsets) = match data.op {
                     Op::TmaLoadIm2col { rank } => (rank as usize, rank as usize - 2),

@@ -366,13 +366,12 @@ pub fn kind(op: &Op) -> Kind {
         | Op::MBarrierArrive { .. }
         | Op::MBarrierWait
         | Op::MBarrierInvalidate
-        | Op::TmaLoad { .. }
+        | Op::TmaLoad
         | Op::TmaLoadIm2col { .. }
         | Op::TmaStore
         | Op::TmaStoreWait { .. }
         | Op::RingCounterInit
-        | Op::RingRelease
-        | Op::ClusterAgree => Kind::Sink,
+        | Op::RingRelease => Kind::Sink,
         Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
         Op::Broadcast

@@ -134,7 +134,7 @@ fn load(f: &mut Func, o: OpId) -> Result<(), String> {
     c.insert(Op::MBarrierExpect { bytes }, &[bar], vec![]);
     let mut operands = vec![desc, buf, bar];
     operands.extend(coords);
-    c.insert(Op::TmaLoad { multicast: false }, &operands, vec![]);
+    c.insert(Op::TmaLoad, &operands, vec![]);
     let phase = c.constant(Const::Int(0), Type::scalar(ScalarType::I32));
     c.insert(Op::MBarrierWait, &[bar, phase], vec![]);
     c.insert(Op::MBarrierInvalidate, &[bar], vec![]);

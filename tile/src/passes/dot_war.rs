@@ -108,7 +108,7 @@ fn region(f: &mut Func, r: RegionId, state: &mut InFlight, out: &mut Vec<Inserte
                 let drop = state.0.len().saturating_sub(pending as usize);
                 state.0.drain(..drop);
             }
-            Op::LocalStore | Op::AsyncCopy | Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } => {
+            Op::LocalStore | Op::AsyncCopy | Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
                 let written = buffer(f, d.operands[1]);
                 let hit = written.and_then(|w| {
                     state.0.iter().rev().find(|(_, reads)| reads.iter().any(|b| b.surely_overlaps(&w))).map(|x| x.0)
