@@ -19,6 +19,7 @@ import sys
 import types
 
 from . import autotuner as autotune, cublas, gluon, language, profiler, profiler_viewer, runtime, testing, tools
+from . import _compiler_face
 from .gluon import _namespaces
 from .jit import jit
 
@@ -142,7 +143,7 @@ def modules():
         testing=testing_mod, runtime=runtime_mod, experimental=experimental, tools=tools_mod, backends=backends,
         set_allocator=set_allocator, CompilationError=_compilation_error(), profiler=profiler_mod,
     )
-    return {
+    mods = {
         "triton": triton,
         "triton.language": tl,
         "triton.language.extra": extra_mod,
@@ -172,6 +173,9 @@ def modules():
         "triton.tools": tools_mod,
         "triton.tools.tensor_descriptor": tensor_descriptor,
     }
+    # Triton's compiler face (`triton.compiler`, `triton.compile`, `triton.backends`): what torch.compile drives.
+    mods.update(_compiler_face.modules(mods, _module))
+    return mods
 
 
 def _compilation_error():
