@@ -341,8 +341,9 @@ class JITFunction:
             if profiler.hooked():
                 return self._profiled_launch(grid, *args, **kwargs)
             return self._launcher(grid, *args, **kwargs)
-        values, opts = self._binder(*args, **kwargs)
-        return self._run_slow(values, opts, grid, warmup=True)
+        # Warm-up takes the launcher's path up to the launch: a warmed-up specialization is found by the
+        # launcher's cheap key (tutorial 02 warms up before every launch).
+        return self._launcher(grid, *_mock_dtypes(args), _t_warmup=True, **kwargs)
 
     def _first_launch(self, grid, *args, **kwargs):
         """Builds the launcher (on the first launch: it needs the compiler's view of the parameters), then
@@ -350,35 +351,33 @@ class JITFunction:
         self._launcher = _make_launcher(self)
         return self._launcher(grid, *args, **kwargs)
 
-    def _launch_miss(self, key, grid, values, opts):
-        """The generated launcher's key is not cached: launch through the generic path, and remember the
-        compiled kernel under the key when the launch was a GPU one."""
-        compiled = self._run_cuda(values, opts, grid)
+    def _launch_miss(self, key, grid, values, opts, warmup=False):
+        """The generated launcher's key is not cached: launch (or, for a warm-up, compile and load) through the
+        generic path, and remember the compiled kernel under the key when it is a GPU one."""
+        compiled = self._run_cuda(values, opts, grid, warmup)
         if compiled is not None:
             self.cache.fast[key] = compiled
             return compiled
-        return self._run_slow(values, opts, grid)
+        return self._run_slow(values, opts, grid, warmup)
 
     def _run_slow(self, values, opts, grid, warmup=False):
         """The generic launch: `values` in signature order, `opts` as `_LAUNCH_OPTIONS`."""
-        if not warmup:
-            compiled = self._run_cuda(values, opts, grid)
-            if compiled is not None:
-                return compiled
+        compiled = self._run_cuda(values, opts, grid, warmup)
+        if compiled is not None:
+            return compiled
         values = dict(zip(self.arg_names, values))
         opts = dict(zip(_LAUNCH_OPTIONS, opts))
         interpret = _use_interpreter(values.values())
+        if warmup and interpret and any(type(v) is _MockTensor for v in values.values()):
+            # `warmup(torch.float16, ...)` (dtypes for tensors, as Triton allows) compiles for the GPU when there
+            # is one, as Triton compiles for the active driver.
+            from .runtime import gpu_target
+
+            interpret = gpu_target() is None
         compiled, specs = self.compile(values, opts, interpret)
         if warmup:
             if not interpret:
-                # Compile to PTX now (into the disk cache, which the first launch's load then hits), so that the
-                # autotuner's parallel warm-up covers code generation too. Untested: no GPU here.
-                from .runtime import gpu_target
-
-                target = gpu_target()
-                if target is not None and not compiled._ptx_ready:
-                    compiled.native.ptx(target)
-                    compiled._ptx_ready = True  # a script that warms up before every launch (02) pays once
+                _prepare_ptx(compiled)
             return compiled
         g = grid({**values, **opts}) if callable(grid) else grid
         g = _grid3(g)
@@ -388,10 +387,10 @@ class JITFunction:
         _run_interpreter(compiled, self.params, specs, values, g)
         return compiled
 
-    def _run_cuda(self, values, opts, grid):
+    def _run_cuda(self, values, opts, grid, warmup=False):
         """Launches on the GPU when an argument is a CUDA tensor (and `TRITON_INTERPRET` is unset): the compiled
         kernel; None when the launch is the interpreter's. One pass over the arguments builds both the cache key
-        (the same as `specialize`'s) and the kernel's runtime arguments."""
+        (the same as `specialize`'s) and the kernel's runtime arguments. A warm-up compiles and loads only."""
         plan = self._plan if self._plan is not None else self._launch_plan()
         key = []
         ir_args = []
@@ -475,8 +474,13 @@ class JITFunction:
             compiled, _ = self.compile(named, dict(zip(_LAUNCH_OPTIONS, opts)), False)
             # The compiled kernel is cached under `specialize`'s key, which this one must equal.
             assert compiled.spec_key == key, (compiled.spec_key, key)
+            if warmup:
+                _prepare_ptx(compiled)
+                return compiled
             # Load it now: compile and load errors surface before the launch (and outside the timed path).
             compiled.native.load(device)
+        if warmup:
+            return compiled
         if callable(grid):
             meta = dict(zip(self.arg_names, values))
             meta.update(zip(_LAUNCH_OPTIONS, opts))
@@ -554,13 +558,13 @@ def _make_launcher(jf):
     names = [p.name for p in params]
     torch = sys.modules.get("torch")
 
-    def generic(grid, *args, **kwargs):
+    def generic(grid, *args, _t_warmup=False, **kwargs):
         if torch is None and "torch" in sys.modules:
             jf._launcher = _make_launcher(jf)  # torch arrived: later launches may be on CUDA tensors
         values, opts = jf._binder(*args, **kwargs)
-        return jf._run_slow(values, opts, grid)
+        return jf._run_slow(values, opts, grid, _t_warmup)
 
-    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS)
+    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
     plain = all(
         p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
         and not p.name.startswith("_t_") and p.name not in reserved
@@ -575,10 +579,19 @@ def _make_launcher(jf):
     sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
     sig += ["launch_pdl=False"]
+    sig += [f"{k}=None" for k in _AMD_OPTIONS]
+    sig += ["_t_warmup=False"]
     values = "(" + "".join(f"{n}, " for n in names) + ")"
     opts = "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))"
-    slow = f"return _t_slow(_t_grid, {values}, {opts})"
-    lines = [f"def launcher({', '.join(sig)}):", "    _t_args = []", "    _t_dev = -2"]
+    slow = f"return _t_slow(_t_grid, {values}, {opts}, _t_warmup)"
+    amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
+    lines = [
+        f"def launcher({', '.join(sig)}):",
+        f"    if {amd}:",
+        f"        _t_refuse_amd([k for k, v in zip({_AMD_OPTIONS!r}, ({', '.join(_AMD_OPTIONS)},)) if v is not None])",
+        "    _t_args = []",
+        "    _t_dev = -2",
+    ]
     key = []
     for i, n in enumerate(names):
         if constexpr[n]:
@@ -629,7 +642,9 @@ def _make_launcher(jf):
         f"    _t_key = ({''.join(k + ', ' for k in key)}num_warps, num_stages, num_ctas, maxnreg)",
         "    _t_c = _t_fast_get(_t_key)",
         "    if _t_c is None:",
-        f"        return _t_miss(_t_key, _t_grid, {values}, {opts})",
+        f"        return _t_miss(_t_key, _t_grid, {values}, {opts}, _t_warmup)",
+        "    if _t_warmup:",
+        "        return _t_c",
         "    if _t_grid.__class__ is not tuple and callable(_t_grid):",
         f"        _t_grid = _t_grid({meta})",
         "    _t_g = _t_grid_fast(_t_grid)",
@@ -647,7 +662,8 @@ def _make_launcher(jf):
         "_t_interpret": _interpret_requested,
         "_t_fast_get": jf.cache.fast.get,
         "_t_miss": jf._launch_miss,
-        "_t_slow": lambda grid, values, opts: jf._run_slow(values, opts, grid),
+        "_t_slow": lambda grid, values, opts, warmup: jf._run_slow(values, opts, grid, warmup),
+        "_t_refuse_amd": _refuse_amd_options,
         "_t_grid_fast": _grid_fast,
         "_t_stream": _stream_of,
     }
@@ -656,6 +672,38 @@ def _make_launcher(jf):
     launcher = scope["launcher"]
     launcher.source = src
     return launcher
+
+
+def _prepare_ptx(compiled):
+    """Compiles a warmed-up GPU specialization to PTX (into the disk cache, which its first load then hits), so
+    that the autotuner's parallel warm-up covers code generation too; once per specialization."""
+    if compiled._ptx_ready:
+        return
+    from .runtime import gpu_target
+
+    target = gpu_target()
+    if target is not None:
+        compiled.native.ptx(target)
+    compiled._ptx_ready = True
+
+
+class _MockTensor:
+    """What `warmup` binds for a dtype given in place of a tensor (`kernel.warmup(torch.float16, ...)`, as
+    Triton's warm-up accepts): a 16-byte-aligned pointer of that element type, with no memory."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def data_ptr(self):
+        return 0
+
+
+def _mock_dtypes(args):
+    """`args` with each torch dtype replaced by a `_MockTensor` of it."""
+    dtype = getattr(sys.modules.get("torch"), "dtype", None)
+    if dtype is None or not any(type(a) is dtype for a in args):
+        return args
+    return tuple(_MockTensor(a) if type(a) is dtype else a for a in args)
 
 
 def _grid3(g):
@@ -712,6 +760,8 @@ def _spec_of(p, v, dont_specialize):
         return ("float", "fp32")
     if _is_desc(v):
         return v._tessel_spec()
+    if type(v) is _MockTensor:
+        return ("ptr", _torch_dtype_name(v.dtype), True)
     if _is_array(v):
         from ._memory import data_ptr
 
