@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
+
+_NATIVES = weakref.WeakKeyDictionary()  # CompiledKernel -> its native `_tessel.Compiled`
 
 
 class CompiledKernel:
@@ -17,7 +20,12 @@ class CompiledKernel:
     `n_spills` (registers per thread, and spilled 4-byte words, from `ptxas -v` over its PTX when a ptxas is
     found; see `resource_usage`)."""
 
-    def __init__(self, native, spec_key, options, jit_function=None):
+    # Triton's class-level launch hooks (read by torch's inductor when `triton.knobs` is absent).
+    launch_enter_hook = None
+    launch_exit_hook = None
+
+    def __init__(self, native, spec_key, options, jit_function=None, *, src=None, recipe=None, target=None,
+                 hash=None):
         self.native = native
         self.spec_key = spec_key
         self.options = options
@@ -25,6 +33,31 @@ class CompiledKernel:
         self.fn = jit_function
         self._resources = None
         self._ptx_ready = False
+        # Set when compiled through `triton.compile` (see `_compiler_face`): the `ASTSource`, what rebuilds the
+        # native kernel in another process (`_recipe`), the target and the hash.
+        self.src = src
+        self._recipe = recipe
+        self._compile_target = target
+        self.hash = hash
+
+    # The native kernel lives outside the instance's `__dict__`: torch's inductor copies that dict to send a
+    # compiled kernel between processes, and the native object does not pickle. A copy rebuilt from its
+    # `__dict__` recompiles from `_recipe` on first use.
+    @property
+    def native(self):
+        n = _NATIVES.get(self)
+        if n is None:
+            recipe = self.__dict__.get("_recipe")
+            if recipe is None:
+                raise RuntimeError(f"`{self.name}`: this compiled kernel has no native code and no recipe to build it")
+            from . import _compiler_face
+
+            n = _NATIVES[self] = _compiler_face.build_native(recipe)
+        return n
+
+    @native.setter
+    def native(self, value):
+        _NATIVES[self] = value
 
     @property
     def asm(self):
@@ -45,16 +78,70 @@ class CompiledKernel:
 
     # --- Triton's compiled-kernel surface ---
     def __getitem__(self, grid):
-        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS
+        """`compiled[grid](*args)`: launches this specialization, as Triton's compiled kernel does. All the
+        kernel's arguments are given by position (constexprs included, as Triton takes them); on CUDA tensors
+        they are packed straight from the specialization (no key is built: the caller chose the kernel), on
+        torch's current stream or `stream=`."""
+        if self.fn is None:
+            raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
+        packing = self._packing()
+        if packing is not None and not self.interpreted:
+            from .jit import _grid_fast, _stream_of
 
-        def runner(*args, stream=None, **kwargs):
-            if self.fn is None:
-                raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
+            g = _grid_fast(grid) if type(grid) is tuple else None
+            n_args = len(self.fn.arg_names)
+            if g is not None:
+                def fast(*args, stream=None, **kwargs):
+                    if kwargs or len(args) != n_args:
+                        return slow(*args, stream=stream, **kwargs)
+                    ir_args = []
+                    device = -1
+                    for index, kind in packing:
+                        v = args[index]
+                        if kind == 0:
+                            ir_args.append(v.data_ptr())
+                            if device < 0:
+                                device = v.get_device()
+                        elif kind == 1:
+                            ir_args.append(int(v))
+                        else:
+                            ir_args.append(float(v))
+                    if device < 0:
+                        return slow(*args, stream=stream)
+                    self.native.launch(device, _stream_of(device) if stream is None else stream, g, ir_args)
+                    return None
+
+        def slow(*args, stream=None, **kwargs):
+            from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS
+
             values, bound = self.fn._binder(*args, **kwargs)
             opts = tuple(self.options[k] for k in _LAUNCH_OPTIONS) + tuple(bound[_N_KEY_OPTIONS:])
             return self.fn._run_slow(values, opts, grid)
 
-        return runner
+        return fast if packing is not None and not self.interpreted and g is not None else slow
+
+    def _packing(self):
+        """For each runtime argument of this specialization, in order: (its position among the kernel's
+        arguments, 0 for a pointer, 1 for an int or bool, 2 for a float); None when an argument needs more than
+        that (a tensor descriptor)."""
+        if "_packing_cache" in self.__dict__:
+            return self._packing_cache
+        packing = []
+        for (index, _name, _constexpr, _dns), spec in zip(self.fn._launch_plan(), self.spec_key):
+            kind = spec[0]
+            if kind == "const":
+                continue
+            if kind == "ptr":
+                packing.append((index, 0))
+            elif kind == "int":
+                packing.append((index, 1))
+            elif kind == "float":
+                packing.append((index, 2))
+            else:
+                packing = None
+                break
+        self._packing_cache = packing
+        return packing
 
     def _init_handles(self):
         """Loads the kernel on the current CUDA device (a GPU specialization) and finds its resource usage."""
@@ -78,17 +165,21 @@ class CompiledKernel:
 
     @property
     def metadata(self):
+        """Triton's `metadata` (built once: scripts read it around every launch)."""
+        if "_metadata" in self.__dict__:
+            return self._metadata
         import types
 
         from .runtime import GPUTarget
 
         self._init_handles()
         target = self._target()
-        return types.SimpleNamespace(
+        self._metadata = types.SimpleNamespace(
             name=self.name, shared=self._resources["shared"], num_warps=self.options["num_warps"],
             num_stages=self.options["num_stages"], num_ctas=self.options["num_ctas"],
             maxnreg=self.options["maxnreg"], target=GPUTarget("cuda", int(target[3:].rstrip("a")), 32),
         )
+        return self._metadata
 
     def __repr__(self):
         return f"<tessel.CompiledKernel {self.name} {self.options}>"

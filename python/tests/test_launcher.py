@@ -103,6 +103,31 @@ def test_cuda_launch_packs_arguments_and_uses_torchs_stream(fake_cuda):
     assert len(add_kernel.cache) == 1
 
 
+def test_a_warmed_up_kernel_launches_as_tritons_compiled_kernel(fake_cuda):
+    # Tutorial 02: `kernel = k.warmup(...)`, then `kernel[(n, 1, 1)](*all args, constexprs by position)`.
+    x, y, out = FakeTensor(BASE), FakeTensor(BASE + 4096), FakeTensor(BASE + 8192)
+    compiled = add_kernel.warmup(x, y, out, 1000, BLOCK=256, grid=(1,))
+    assert add_kernel.warmup(x, y, out, 1000, BLOCK=256, grid=(1,)) is compiled  # found by the launcher's key
+    rec = compiled.native = Recorder()
+    compiled[(4, 1, 1)](x, y, out, 1000, 256)
+    compiled[(2, 3, 1)](y, x, out, 1000, 256, stream=77)
+    assert rec.launches == [(0, 1000, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000]),
+                            (0, 77, (2, 3, 1), [BASE + 4096, BASE, BASE + 8192, 1000])]
+    # By keyword, it binds as the kernel does.
+    compiled[(1, 1, 1)](x, y, out, n=1000, BLOCK=256)
+    assert rec.launches[-1] == (0, 1000, (1, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])
+    compiled._resources = {"shared": 0, "n_regs": 32, "n_spills": 0}  # what `_init_handles` finds on a GPU
+    assert compiled.metadata is compiled.metadata  # built once
+
+
+def test_warmup_takes_dtypes_for_tensors(fake_cuda, monkeypatch):
+    fake = sys.modules["torch"]
+    fake.dtype = type("dtype", (), {"__str__": lambda self: "torch.float16"})
+    half = fake.dtype()
+    compiled = add_kernel.warmup(half, half, half, 64, BLOCK=64, grid=(1,))
+    assert compiled.spec_key[0] == ("ptr", "float16", True)
+
+
 def test_the_tensors_device_picks_the_device_and_its_stream(fake_cuda):
     x, y, out = (FakeTensor(BASE + i * 256, device=3) for i in range(3))
     rec = recording(add_kernel, x, y, out, 64, BLOCK=64, grid=(1,))
