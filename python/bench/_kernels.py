@@ -47,3 +47,20 @@ def staged_scale_kernel(x_ptr, out_ptr, M: gl.constexpr, N: gl.constexpr, layout
     offs = rows[:, None] * N + cols[None, :]
     smem = gl.allocate_shared_memory(gl.float16, [M, N], SHARED, gl.load(x_ptr + offs))
     gl.store(out_ptr + offs, smem.load(layout) * 2)
+
+
+@tessel.autotune(configs=[tessel.Config({"BLOCK_SIZE": 512}), tessel.Config({"BLOCK_SIZE": 1024})], key=["n_elements"])
+@tessel.jit
+def add_tuned_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+@gluon.jit
+def scale_layout_kernel(x_ptr, out_ptr, n, BLOCK: gl.constexpr, layout: gl.constexpr):
+    # A layout constexpr built by the host around every launch (as Gluon tutorials build theirs).
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    mask = offs < n
+    gl.store(out_ptr + offs, gl.load(x_ptr + offs, mask=mask) * 2, mask=mask)

@@ -1,10 +1,14 @@
-"""Launch overhead from Python: microseconds per `kernel[grid](...)` of an already compiled kernel.
+"""Host costs from Python: microseconds per launch-path operation on an already compiled kernel, tessel and
+Triton in one process.
 
     python python/bench/launch_overhead.py [--iters 2000] [--reps 25] [--size 1024]
 
-Times the host side of launching a vector add (grid of one program, so the GPU is never the bottleneck) on torch
-CUDA tensors: tessel (`tessel.jit`) with a grid tuple and with a grid lambda, Triton's launch of the same kernel
-when `triton` imports, and torch's own `torch.add(x, y, out=out)` for scale. Each repetition runs --iters launches
+Times the host side of a vector add (grid of one program, so the GPU is never the bottleneck) on torch CUDA
+tensors, for tessel (`tessel.jit`) and, when `triton` imports, upstream Triton on the same kernels: a launch with
+a grid tuple and with a grid lambda, `warmup` of a compiled specialization, `compiled[grid](*args)`, tutorial 02's
+per-call sequence (warmup, `_init_handles`, `n_regs`, `metadata.shared`, then the compiled kernel's launch), a
+tuned autotuner's dispatch, a Gluon launch whose layout constexpr is built per call, and `CompiledKernel.run` with
+Triton's launcher arguments (what torch inductor calls); and torch's own `torch.add(x, y, out=out)` for scale. Each repetition runs --iters launches
 back to back and divides the host time by --iters; the GPU is synchronized before and after each repetition, not
 between launches (no launch waits for the GPU: the queue never fills, since each kernel is a few microseconds).
 Prints the median and the spread over --reps repetitions. tessel's goal: at most 5 us per launch on an H100.
@@ -45,10 +49,12 @@ def _row(name, stats):
     print(f"  {name:<44} {med:8.2f} us/launch  (min {lo:.2f}, max {hi:.2f})")
 
 
-def _versions():
+def _versions(dry=False):
     import tessel
 
     parts = [f"python {platform.python_version()}", f"tessel {getattr(tessel, '__version__', '(source)')}"]
+    if dry:
+        return ", ".join(parts)
     try:
         import torch
 
@@ -66,10 +72,52 @@ def _versions():
     return ", ".join(parts)
 
 
+def _host_rows(ns, x, y, out, n, block, stream_of):
+    """The host operations timed, for one implementation (`ns`: its kernels module and its gluon language), by
+    name: each a function of no arguments doing one operation on an already compiled kernel."""
+    k, gl = ns.add_kernel, ns.gl
+    grid = (triton_cdiv(n, block),)
+    lam = lambda meta: (triton_cdiv(meta["n_elements"], meta["BLOCK_SIZE"]),)  # noqa: E731
+    compiled = k.warmup(x, y, out, n, BLOCK_SIZE=block, grid=(1,))
+    compiled._init_handles()
+    g3 = (grid[0], 1, 1)
+
+    def tutorial02():
+        kernel = k.warmup(x, y, out, n, BLOCK_SIZE=block, grid=(1,))
+        kernel._init_handles()
+        regs, smem = kernel.n_regs, kernel.metadata.shared  # noqa: F841 - read as the tutorial reads them
+        kernel[g3](x, y, out, n, block)
+
+    def layout_per_call():
+        layout = gl.BlockedLayout(size_per_thread=[4], threads_per_warp=[32], warps_per_cta=[4], order=[0])
+        ns.scale_layout_kernel[grid](x, out, n, BLOCK=block, layout=layout)
+
+    rows = {
+        "kernel[grid](...), grid tuple": lambda: k[grid](x, y, out, n, BLOCK_SIZE=block),
+        "kernel[grid](...), grid lambda": lambda: k[lam](x, y, out, n, BLOCK_SIZE=block),
+        "kernel.warmup(...) (compiled before)": lambda: k.warmup(x, y, out, n, BLOCK_SIZE=block, grid=(1,)),
+        "compiled[grid](*args)": lambda: compiled[g3](x, y, out, n, block),
+        "tutorial 02's sequence (warmup, handles, compiled[grid])": tutorial02,
+        "autotuned kernel[grid](...), once tuned": lambda: ns.add_tuned_kernel[grid](x, y, out, n),
+        "gluon kernel[grid](...), layout built per call": layout_per_call,
+    }
+    if hasattr(compiled, "packed_metadata") and hasattr(compiled, "function"):
+        def run_abi():
+            stream = stream_of()
+            compiled.run(g3[0], 1, 1, stream, compiled.function, compiled.packed_metadata,
+                         compiled.launch_metadata(g3, stream, x, y, out, n, block), None, None, x, y, out, n, block)
+
+        rows["CompiledKernel.run(grid, stream, function, ..., *args)"] = run_abi
+    return rows
+
+
 def bench_cuda(args):
+    import types
+
     import torch
 
-    from _kernels import add_kernel
+    import _kernels
+    from tessel.gluon import language as tessel_gl
     from tessel.runtime import gpu_target
 
     dev = torch.device("cuda", torch.cuda.current_device())
@@ -81,30 +129,37 @@ def bench_cuda(args):
     y = torch.randn(n, device=dev)
     out = torch.empty_like(x)
     block = 1024
-    grid = (triton_cdiv(n, block),)
     sync = torch.cuda.synchronize
-    results = {}
+    stream_of = lambda: torch.cuda.current_stream(dev).cuda_stream  # noqa: E731
 
-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=block)  # compile and load
-    sync()
-    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
-    results["tessel, grid tuple"] = _median_us(lambda: add_kernel[grid](x, y, out, n, BLOCK_SIZE=block),
-                                               args.iters, args.reps, sync)
-    lam = lambda meta: (triton_cdiv(meta["n_elements"], meta["BLOCK_SIZE"]),)  # noqa: E731
-    results["tessel, grid lambda"] = _median_us(lambda: add_kernel[lam](x, y, out, n, BLOCK_SIZE=block),
-                                                args.iters, args.reps, sync)
+    impls = {"tessel": types.SimpleNamespace(**vars(_kernels), gl=tessel_gl)}
     try:
-        import triton  # noqa: F401
-        from _triton_kernels import add_kernel as triton_add
+        import _triton_kernels
+        from triton.experimental.gluon import language as triton_gl
     except ImportError as e:
         print(f"  (Triton not measured: {e})")
     else:
-        triton_add[grid](x, y, out, n, BLOCK_SIZE=block)
+        impls["triton"] = types.SimpleNamespace(**vars(_triton_kernels), gl=triton_gl)
+    rows = {}
+    for name, ns in impls.items():
+        ns.add_kernel[(triton_cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block)  # compile and load
         sync()
-        results["triton, grid tuple"] = _median_us(lambda: triton_add[grid](x, y, out, n, BLOCK_SIZE=block),
-                                                   args.iters, args.reps, sync)
-        results["triton, grid lambda"] = _median_us(lambda: triton_add[lam](x, y, out, n, BLOCK_SIZE=block),
-                                                    args.iters, args.reps, sync)
+        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+        for op, fn in _host_rows(ns, x, y, out, n, block, stream_of).items():
+            out.fill_(float("nan"))
+            fn()  # compile what the row needs, then check it
+            sync()
+            want = 2 * x if "gluon" in op else x + y
+            torch.testing.assert_close(out, want, rtol=0, atol=0) if "warmup" not in op else None
+            rows.setdefault(op, {})[name] = _median_us(fn, args.iters, args.reps, sync)
+    results = {}
+    for op, by_impl in rows.items():
+        for name, stats in by_impl.items():
+            results[f"{op} [{name}]"] = stats
+        if len(by_impl) == 2:
+            ratio = by_impl["triton"][0] / by_impl["tessel"][0]
+            print(f"  {op:<58} tessel {by_impl['tessel'][0]:7.2f} us  triton {by_impl['triton'][0]:7.2f} us  "
+                  f"triton/tessel {ratio:5.2f}")
     results["torch.add(x, y, out=out) (for scale)"] = _median_us(lambda: torch.add(x, y, out=out),
                                                                  args.iters, args.reps, sync)
     return results
@@ -166,7 +221,12 @@ def bench_dry(args):
     lam = lambda meta: (triton_cdiv(meta["n_elements"], meta["BLOCK_SIZE"]),)  # noqa: E731
     results["tessel (Python side), grid lambda"] = _median_us(
         lambda: add_kernel[lam](x, y, out, n, BLOCK_SIZE=block), args.iters, args.reps, lambda: None)
-    assert compiled.native.launches == 2 * args.iters * args.reps, compiled.native.launches
+    results["tessel (Python side), warmup"] = _median_us(
+        lambda: add_kernel.warmup(x, y, out, n, BLOCK_SIZE=block, grid=(1,)), args.iters, args.reps, lambda: None)
+    g3 = (grid[0], 1, 1)
+    results["tessel (Python side), compiled[grid](*args)"] = _median_us(
+        lambda: compiled[g3](x, y, out, n, block), args.iters, args.reps, lambda: None)
+    assert compiled.native.launches == 3 * args.iters * args.reps, compiled.native.launches
     return results
 
 
@@ -177,7 +237,7 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=1024, help="vector length (default 1024: one program)")
     p.add_argument("--dry", action="store_true", help="measure tessel's Python side only (no GPU needed)")
     args = p.parse_args(argv)
-    print(_versions())
+    print(_versions(args.dry))
     cuda = False
     if not args.dry:
         try:
@@ -194,7 +254,7 @@ def main(argv=None):
     for name, stats in results.items():
         _row(name, stats)
     if cuda:
-        med = results["tessel, grid tuple"][0]
+        med = results["kernel[grid](...), grid tuple [tessel]"][0]
         print(f"tessel goal (<= 5 us per launch, grid tuple): {'met' if med <= 5.0 else 'NOT met'} ({med:.2f} us)")
 
 

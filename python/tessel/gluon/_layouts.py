@@ -45,6 +45,12 @@ def _render(v, where: str) -> str:
     raise TypeError(f"{where}: cannot use {v!r} ({type(v).__name__}) in a layout")
 
 
+# What the compiler made of each layout source (`_tessel.gluon_layout`): host code builds the same layouts
+# around every launch (tutorial 05's `get_default_for` per call), so each source is bound once per process.
+_BOUND = {}
+_BOUND_MAX = 4096
+
+
 class _Layout:
     """A Gluon layout built on the host; subclasses name their constructor's parameters (`_params`: (name,
     default) pairs, `_REQUIRED` for none) in Gluon's order."""
@@ -73,7 +79,13 @@ class _Layout:
         self._bind(f"{type(self).__name__}({args})")
 
     def _bind(self, source: str):
-        spelling, kind, fields = _tessel.gluon_layout(source)
+        bound = _BOUND.get(source)
+        if bound is None:
+            bound = _tessel.gluon_layout(source)
+            if len(_BOUND) < _BOUND_MAX:
+                _BOUND[source] = bound
+        spelling, kind, fields = bound
+        fields = dict(fields) if isinstance(fields, dict) else fields
         if kind != self._kind():
             raise TypeError(f"`{source}` is a {kind}, not a {self._kind()}")
         object.__setattr__(self, "_tessel_const_expr", spelling)
