@@ -1,0 +1,137 @@
+"""The public tutorials' own benchmark tables under upstream Triton and under tessel, in one device command, row by
+row.
+
+    python bench/tutorial_sweeps.py TUTORIALS_DIR [NAME.py ...] [--timeout SECONDS] [--order triton,tessel]
+
+Runs each tutorial script unmodified twice: `python NAME.py` (upstream Triton) and `python -m tessel NAME.py`
+(tessel standing in for Triton), each printing its `perf_report` tables (`benchmark.run(print_data=True)`). Then,
+for every table and row, it prints the tutorial's "Triton" column under tessel divided by the same column under
+Triton (the provider both runs measure with the same tutorial code), and the same ratio of the other providers
+(torch, cuBLAS: the same library in both processes, so their ratio shows the drift between the two runs). The
+summary line per table gives the geometric mean, the worst row and the rows below 0.95. Full logs go to $OUT (or
+/tmp) as sweep-NAME-{triton,tessel}.log. The tutorials are public upstream files, not part of this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+_LABEL = re.compile(r"[^\s(]+(?:\s+\([^)]*\))?")
+
+
+def parse_tables(text: str) -> dict[str, tuple[list[str], list[list[float]]]]:
+    """The tables a perf_report printed, by name: (column names, rows of numbers). A table is a `NAME:` line,
+    then pandas' header line, then rows `INDEX v1 v2 ...`."""
+    lines = text.splitlines()
+    tables = {}
+    i = 0
+    while i < len(lines):
+        name = lines[i].strip()
+        if name.endswith(":") and " " not in name and i + 1 < len(lines):
+            columns = _LABEL.findall(lines[i + 1])
+            rows = []
+            j = i + 2
+            while j < len(lines):
+                parts = lines[j].split()
+                if len(parts) != len(columns) + 1 or not parts[0].isdigit():
+                    break
+                try:
+                    rows.append([float(p) for p in parts[1:]])
+                except ValueError:
+                    break
+                j += 1
+            if rows:
+                tables[name[:-1]] = (columns, rows)
+                i = j
+                continue
+        i += 1
+    return tables
+
+
+def _run(cmd, log, timeout):
+    start = time.time()
+    with open(log, "w") as f:
+        try:
+            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    with open(log) as f:
+        return rc, f.read(), time.time() - start
+
+
+def compare(name, triton_tables, tessel_tables):
+    """Prints the row-by-row ratios of every table both runs printed; returns the rows below 0.95."""
+    below = []
+    for table, (columns, rows) in triton_tables.items():
+        if table not in tessel_tables:
+            print(f"  {table}: only under Triton")
+            continue
+        t_columns, t_rows = tessel_tables[table]
+        providers = [c for c in columns if "(" in c]
+        n_x = len(columns) - len(providers)
+        if t_columns != columns or len(t_rows) != len(rows):
+            print(f"  {table}: the two runs printed different tables ({columns} x {len(rows)} against "
+                  f"{t_columns} x {len(t_rows)})")
+            continue
+        print(f"  {table}: tessel / Triton, per row, of each provider column")
+        print("    " + " ".join(f"{c:>8}" for c in columns[:n_x]) + "".join(f"  {c:>22}" for c in providers))
+        ratios = {c: [] for c in providers}
+        for r, t in zip(rows, t_rows):
+            if r[:n_x] != t[:n_x]:
+                print(f"    rows differ: {r[:n_x]} against {t[:n_x]}")
+                continue
+            cells = []
+            for k, c in enumerate(providers):
+                a, b = r[n_x + k], t[n_x + k]
+                ratio = b / a if a > 0 and b > 0 else float("nan")
+                ratios[c].append(ratio)
+                cells.append(f"{a:9.2f}->{b:9.2f} {ratio:5.2f}x")
+                if c.startswith("Triton") and not ratio >= 0.95:
+                    below.append((name, table, r[:n_x], ratio))
+            print("    " + " ".join(f"{x:8g}" for x in r[:n_x]) + "".join(f"  {c:>22}" for c in cells))
+        for c, rs in ratios.items():
+            good = [x for x in rs if x == x]
+            if good:
+                geo = math.exp(sum(math.log(x) for x in good) / len(good))
+                worst = min(good)
+                n_below = sum(1 for x in good if x < 0.95)
+                print(f"  {table} {c}: geomean {geo:.3f}, worst {worst:.3f}, rows below 0.95: {n_below}/{len(rs)}")
+    return below
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("dir")
+    p.add_argument("names", nargs="*", default=["01-vector-add.py", "02-fused-softmax.py",
+                                                "03-matrix-multiplication.py", "05-layer-norm.py"])
+    p.add_argument("--timeout", type=float, default=600)
+    p.add_argument("--order", default="triton,tessel", help="which run goes first (default triton,tessel)")
+    args = p.parse_args(argv)
+    logs = os.environ.get("OUT") or "/tmp"
+    below = []
+    for name in args.names:
+        path = os.path.join(args.dir, name)
+        cmds = {"triton": [sys.executable, path], "tessel": [sys.executable, "-m", "tessel", path]}
+        outs = {}
+        for which in args.order.split(","):
+            log = os.path.join(logs, f"sweep-{os.path.splitext(name)[0]}-{which}.log")
+            rc, text, secs = _run(cmds[which], log, args.timeout)
+            print(f"== {name} under {which}: exit {rc} after {secs:.0f}s ({log})", flush=True)
+            if rc != 0:
+                print("   " + "\n   ".join(text.strip().splitlines()[-8:]))
+            outs[which] = parse_tables(text)
+        below += compare(name, outs["triton"], outs["tessel"])
+        sys.stdout.flush()
+    print(f"== rows where tessel's Triton column is below 0.95x of Triton's: {len(below)}")
+    for name, table, x, ratio in below:
+        print(f"   {name} {table} {x}: {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
