@@ -3,6 +3,7 @@ resource usage: shared memory from the compiler, registers and spills from `ptxa
 
 from __future__ import annotations
 
+import collections
 import os
 import sys
 import weakref
@@ -145,13 +146,20 @@ class CompiledKernel:
 
     def _init_handles(self):
         """Loads the kernel on the current CUDA device (a GPU specialization) and finds its resource usage."""
+        for attr in ("run", "function", "module"):  # what torch's inductor blanks when it sends a kernel across
+            if attr in self.__dict__ and self.__dict__[attr] is None:
+                del self.__dict__[attr]
         if self._resources is not None:
             return
         if not self.interpreted:
             torch = sys.modules.get("torch")
             if torch is not None and torch.cuda.is_available():
                 self.native.load(torch.cuda.current_device())
-        self._resources = resource_usage(self)
+        if self.interpreted and self.__dict__.get("_compile_target") is not None:
+            # Compiled for the interpreter through `triton.compile`: no registers, spills or shared memory exist.
+            self._resources = {"shared": 0, "n_regs": 0, "n_spills": 0}
+        else:
+            self._resources = resource_usage(self)
 
     @property
     def n_regs(self):
@@ -164,25 +172,81 @@ class CompiledKernel:
         return self._resources["n_spills"]
 
     @property
+    def shared(self):
+        return self.metadata.shared
+
+    @property
+    def function(self):
+        """Triton's `CUfunction` handle slot, which `run` receives back: tessel's native kernel (the handle stays
+        inside it)."""
+        return self.native
+
+    @property
     def metadata(self):
         """Triton's `metadata` (built once: scripts read it around every launch)."""
         if "_metadata" in self.__dict__:
             return self._metadata
-        import types
-
         from .runtime import GPUTarget
 
         self._init_handles()
-        target = self._target()
-        self._metadata = types.SimpleNamespace(
-            name=self.name, shared=self._resources["shared"], num_warps=self.options["num_warps"],
-            num_stages=self.options["num_stages"], num_ctas=self.options["num_ctas"],
-            maxnreg=self.options["maxnreg"], target=GPUTarget("cuda", int(target[3:].rstrip("a")), 32),
+        target = self.__dict__.get("_compile_target")
+        if target is None:
+            t = self._target()
+            target = GPUTarget("cuda", int(t[3:].rstrip("a")), 32)
+        o = self.options
+        self._metadata = KernelMetadata(
+            name=self.name, hash=self.__dict__.get("hash"), shared=self._resources["shared"],
+            num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(1, 1, 1),
+            maxnreg=o["maxnreg"], target=target, launch_pdl=bool(o.get("launch_pdl", False)),
+            launch_cooperative_grid=bool(o.get("launch_cooperative_grid", False)), debug=bool(o.get("debug", False)),
         )
         return self._metadata
 
+    @property
+    def packed_metadata(self):
+        """What Triton's launcher takes besides the arguments: (num_warps, num_ctas, shared bytes)."""
+        m = self.metadata
+        return (m.num_warps, m.num_ctas, m.shared)
+
+    def launch_metadata(self, grid, stream, *args):
+        """What launch hooks receive (Triton's `launch_metadata`): the kernel's name, grid and stream, merged with
+        what the kernel's own `launch_metadata` function returns."""
+        meta = {"name": self.name, "grid": tuple(grid), "stream": stream}
+        fn = self.src.fn if self.src is not None else self.fn
+        hook = getattr(fn, "launch_metadata", None)
+        if callable(hook) and self.src is not None:
+            named = dict(zip(fn.arg_names, args))
+            meta.update(hook(tuple(grid), self.metadata, named) or {})
+        return meta
+
+    def run(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
+            exit_hook, *args):
+        """Triton's launch ABI (what torch's inductor calls): every kernel argument in signature order,
+        constexprs included (dropped here, as Triton's launcher drops them), on `stream`; CPU tensors run in
+        tessel's interpreter, synchronously."""
+        from . import _compiler_face
+
+        kinds = self.__dict__.get("_arg_kinds")
+        if kinds is None:
+            raise RuntimeError(f"`{self.name}` was not compiled through triton.compile: launch it with kernel[grid]")
+        if len(args) != len(kinds):
+            raise TypeError(f"`{self.name}` takes {len(kinds)} arguments (constexprs included), got {len(args)}")
+        if enter_hook is not None:
+            enter_hook(launch_metadata)
+        try:
+            _compiler_face.launch(self, (grid_x, grid_y, grid_z), stream, kinds, args)
+        finally:
+            if exit_hook is not None:
+                exit_hook(launch_metadata)
+
     def __repr__(self):
         return f"<tessel.CompiledKernel {self.name} {self.options}>"
+
+
+KernelMetadata = collections.namedtuple(
+    "KernelMetadata", "name hash shared num_warps num_stages num_ctas cluster_dims maxnreg target launch_pdl "
+    "launch_cooperative_grid debug")
+KernelMetadata.__doc__ = "A compiled kernel's `metadata`, with the fields of Triton's that torch's inductor reads."
 
 
 class _Asm(dict):
