@@ -151,8 +151,14 @@ def _module_source(fn) -> tuple[str, str]:
 
 
 class KernelParam:
-    def __init__(self, name, constexpr, default):
-        self.name, self.constexpr, self.default = name, constexpr, default
+    """A kernel parameter; `num` (its position) and `is_constexpr` as Triton's (torch's inductor reads them)."""
+
+    def __init__(self, name, constexpr, default, num=None):
+        self.name, self.constexpr, self.default, self.num = name, constexpr, default, num
+
+    @property
+    def is_constexpr(self):
+        return self.constexpr
 
 
 def _unwrap(v):
@@ -193,8 +199,16 @@ class JITFunction:
                     f"{self.filename}: no jit kernel `{self.__name__}` at the top level of the module (tessel "
                     "compiles kernels defined at module level, decorated with @triton.jit, @gluon.jit or @tessel.jit)"
                 )
-            self._params = [KernelParam(*p) for p in found[-1][2]]
+            self._params = [KernelParam(*p, num=i) for i, p in enumerate(found[-1][2])]
         return self._params
+
+    @property
+    def src(self):
+        """The kernel function's source text (Triton's `JITFunction.src`)."""
+        try:
+            return inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            return self.source
 
     @property
     def src_hash(self):
