@@ -11,27 +11,40 @@ the new ones are timed.
 from __future__ import annotations
 
 import builtins
+import inspect
 import json
 import os
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
-from .jit import _LAUNCH_OPTIONS, _use_interpreter
+from ._triton.interface import AutotunerError, KernelInterface
+from .jit import JITFunction, _use_interpreter
 from .runtime import gpu_target
 
 
 class Config:
-    """One candidate: meta-parameters (`kwargs`) and launch options."""
+    """One candidate: meta-parameters (`kwargs`) and launch options. `ir_override` (Triton's file of IR to
+    compile instead of the kernel's source) is refused: tessel compiles from the source."""
 
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None,
                  ir_override=None):
-        self.kwargs = dict(kwargs)
+        if ir_override is not None:
+            raise NotImplementedError(f"Config(ir_override={ir_override!r}): tessel compiles kernels from their "
+                                      "Python source and cannot take IR files")
+        self.kwargs = kwargs
         self.num_warps = num_warps
         self.num_stages = num_stages
         self.num_ctas = num_ctas
         self.maxnreg = maxnreg
         self.pre_hook = pre_hook
+        self.ir_override = None
+
+    def __setstate__(self, state):
+        self.__init__(state.get("kwargs", {}), state.get("num_warps", 4), state.get("num_stages", 3),
+                      state.get("num_ctas", 1), state.get("maxnreg"), state.get("pre_hook"),
+                      state.get("ir_override"))
 
     def all_kwargs(self):
         opts = {"num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}
@@ -67,16 +80,14 @@ def _key_part(v):
     return repr(v)
 
 
-class _Launcher:
-    """Shared by Autotuner and Heuristics: `kernel[grid](...)`, and the JITFunction underneath."""
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+class _Launcher(KernelInterface):
+    """Shared by Autotuner and Heuristics: `kernel[grid](...)` (KernelInterface's), and the JITFunction
+    underneath; attributes they do not have are the wrapped kernel's."""
 
     @property
     def jit_function(self):
         f = self.fn
-        while isinstance(f, _Launcher):
+        while not isinstance(f, JITFunction) and hasattr(f, "fn"):
             f = f.fn
         return f
 
@@ -86,24 +97,78 @@ class _Launcher:
         return getattr(self.fn, name)
 
 
+def _reset_and_restore_hooks(tuner):
+    """Triton's default benchmarking hooks: `reset_to_zero` arguments zeroed before each timed run (and once
+    after tuning, `reset_only`), `restore_value` arguments copied before and restored after each."""
+
+    def pre_hook(kwargs, reset_only=False):
+        for name in tuner.reset_to_zero:
+            _zero(kwargs[name])
+        if not reset_only:
+            tuner.restore_copies = {name: _copy(kwargs[name]) for name in tuner.restore_value}
+
+    def post_hook(kwargs, exception):
+        for name in tuner.restore_value:
+            _restore(kwargs[name], tuner.restore_copies[name])
+        tuner.restore_copies = {}
+
+    return pre_hook, post_hook
+
+
 class Autotuner(_Launcher):
-    def __init__(self, fn, configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
-                 warmup=25, rep=100, do_bench=None, pre_hook=None, post_hook=None, cache_results=True):
+    """`@triton.autotune`'s kernel, built as Triton builds it: `Autotuner(fn, arg_names, configs, key,
+    reset_to_zero, restore_value, pre_hook=None, post_hook=None, prune_configs_by=None, warmup=None, rep=None,
+    use_cuda_graph=False, do_bench=None, cache_results=False)`. `pre_hook(kwargs, reset_only=False)` and
+    `post_hook(kwargs, exception)` run around each timed launch (replacing the `reset_to_zero` /
+    `restore_value` handling, as in Triton); a config's own `pre_hook` runs before each of its launches.
+    `cache_results` is accepted and changes nothing: tessel keeps every kernel's timings on disk (the module's
+    docstring says where)."""
+
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value, pre_hook=None, post_hook=None,
+                 prune_configs_by=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None,
+                 cache_results=False):
         self.fn = fn
+        self.base_fn = fn
+        while not inspect.isfunction(self.base_fn) and hasattr(self.base_fn, "fn"):
+            self.base_fn = self.base_fn.fn
+        self.arg_names = list(arg_names)
         self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
+        self.cache = {}
+        self.cache_results = cache_results
+        self.reset_to_zero = list(reset_to_zero or [])
+        self.restore_value = list(restore_value or [])
+        self.restore_copies = {}
+        default_pre, default_post = _reset_and_restore_hooks(self)
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+        self.pre_hook = pre_hook or default_pre
+        self.post_hook = post_hook or default_post
         prune = prune_configs_by or {}
         self.early_config_prune = prune.get("early_config_prune")
         self.perf_model = prune.get("perf_model")
-        self.configs_top_k = prune.get("top_k")
-        self.reset_to_zero = list(reset_to_zero or [])
-        self.restore_value = list(restore_value or [])
-        self.warmup, self.rep = warmup, rep
-        self.user_do_bench = do_bench
-        self.pre_hook, self.post_hook = pre_hook, post_hook
-        self.cache = {}
+        self.configs_top_k = prune.get("top_k", 1.0)
+        self.num_warmups, self.num_reps = warmup, rep
+        self.use_cuda_graph = use_cuda_graph
+        self._do_bench = do_bench
+        self.nargs = None
         self.best_config = None
         self.configs_timings = None
+        self.bench_time = None
+
+    @property
+    def do_bench(self):
+        """`do_bench(fn, quantiles)`: the function that times one config (the one given, else `triton.testing`'s
+        with the deprecated `warmup`/`rep`, or the CUDA-graph one with `use_cuda_graph`)."""
+        if self._do_bench is not None:
+            return self._do_bench
+        from . import testing
+
+        warmup = 25 if self.num_warmups is None else self.num_warmups
+        rep = 100 if self.num_reps is None else self.num_reps
+        if self.use_cuda_graph:
+            return lambda fn, quantiles: testing.do_bench_cudagraph(fn, rep=rep, quantiles=quantiles)
+        return lambda fn, quantiles: testing.do_bench(fn, warmup=warmup, rep=rep, quantiles=quantiles)
 
     # --- the persistent cache ---
     def _cache_path(self):
@@ -133,80 +198,93 @@ class Autotuner(_Launcher):
     def prune_configs(self, kwargs, nargs=None):
         """The configs to time, as Triton prunes them: `early_config_prune(configs, nargs, **kwargs)` and
         `perf_model(**nargs, **kwargs, **config.all_kwargs())`, where `nargs` are the arguments given by position
-        (by name) and `kwargs` those given by keyword."""
-        nargs = {} if nargs is None else nargs
+        (by name; `self.nargs` during a launch) and `kwargs` those given by keyword."""
+        nargs = (self.nargs or {}) if nargs is None else nargs
         configs = self.configs
         if self.early_config_prune:
             configs = list(self.early_config_prune(self.configs, nargs, **kwargs))
             if not configs:
-                raise RuntimeError(f"autotune: early_config_prune left no config of `{self.jit_function.__name__}`")
+                raise AutotunerError(f"no config of `{self.base_fn.__name__}` is left after early_config_prune "
+                                     "(it must return at least one)")
         if self.perf_model:
             top_k = self.configs_top_k
             if isinstance(top_k, float) and top_k <= 1.0:
                 top_k = int(len(self.configs) * top_k)
-            if top_k and len(configs) > top_k:
+            elif not isinstance(top_k, int):
+                raise TypeError("prune_configs_by['top_k'] must be a float <= 1.0 or an int")
+            if len(configs) > top_k:
                 est = {c: self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in configs}
                 configs = sorted(est, key=est.get)[:top_k]
         return configs
 
-    def _bench_one(self, args, kwargs, grid, config, named, saved):
+    def _bench_one(self, args, kwargs, config):
+        current = {**kwargs, **config.all_kwargs()}
+        full_nargs = {**self.nargs, **current}
+
         def call():
-            for name in self.reset_to_zero:
-                _zero(named[name])
-            for name, copy in saved.items():
-                _restore(named[name], copy)
             if config.pre_hook:
-                config.pre_hook({**named, **config.all_kwargs()})
-            self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+                config.pre_hook(full_nargs)
+            self.pre_hook(full_nargs)
+            try:
+                self.fn.run(*args, **current)
+            except Exception as e:
+                self.post_hook(full_nargs, exception=e)
+                raise
+            self.post_hook(full_nargs, exception=None)
 
-        bench = self.user_do_bench
-        if bench is None:
-            from .testing import do_bench
+        t = self.do_bench(call, quantiles=(0.5, 0.2, 0.8))
+        return float(t[0] if isinstance(t, (list, tuple)) else t)
 
-            return do_bench(call, warmup=self.warmup, rep=self.rep, quantiles=(0.5,))
-        return bench(call, quantiles=(0.5,))
+    def run(self, *args, **kwargs):
+        """Launches with the best config for these arguments (tuning first when their key is new); `kwargs`
+        holds `grid` and `warmup` (given by `kernel[grid](...)`) besides the kernel's keyword arguments."""
+        if kwargs.get("warmup"):
+            kwargs.pop("warmup")
+            return self.warmup(*args, **kwargs)
+        kwargs.pop("warmup", None)
+        if "grid" not in kwargs:
+            raise TypeError(f"{type(self).__name__}.run() needs grid=")
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            if len(self.configs) > 1:
+                given = {k: v for k, v in {**self.nargs, **kwargs}.items() if k in self.arg_names}
+                key_vals = tuple(_key_part(given[k]) for k in self.keys if k in given)
+                key_vals += tuple(str(v.dtype) for v in given.values() if hasattr(v, "dtype"))
+                interpret = _use_interpreter(given.values())
+                key = (key_vals, "interpreter" if interpret else (gpu_target() or "cuda"))
+                if key not in self.cache:
+                    self.cache[key] = self._tune(args, kwargs, key)
+                config = self.cache[key]
+            else:
+                config = self.configs[0]
+            self.best_config = config
+            if config.pre_hook is not None:
+                config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+            return self.fn.run(*args, **kwargs, **config.all_kwargs())
+        finally:
+            self.nargs = None
 
-    def run(self, *args, grid, **kwargs):
-        jf = self.jit_function
-        named = _bind_partial(jf, args, kwargs)
-        key_vals = tuple(_key_part(named[k]) for k in self.keys if k in named)
-        key_vals += tuple(_key_part(v) for v in named.values() if hasattr(v, "dtype") and hasattr(v, "shape"))
-        interpret = _use_interpreter(named.values())
-        target = "interpreter" if interpret else (gpu_target() or "cuda")
-        key = (key_vals, target)
-        if key not in self.cache:
-            nargs = dict(zip(jf.arg_names, args))
-            self.cache[key] = self._tune(args, kwargs, grid, named, key_vals, target, nargs)
-        config = self.cache[key]
-        self.best_config = config
-        if config.pre_hook:
-            config.pre_hook({**named, **config.all_kwargs()})
-        if self.pre_hook:
-            self.pre_hook(named)
-        out = self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
-        if self.post_hook:
-            self.post_hook(named, None)
-        return out
-
-    def _tune(self, args, kwargs, grid, named, key_vals, target, nargs):
-        configs = self.prune_configs({k: v for k, v in kwargs.items()}, nargs)
-        if len(configs) == 1 and not self.early_config_prune and len(self.configs) == 1:
-            return configs[0]
+    def _tune(self, args, kwargs, key):
+        key_vals, target = key
+        start = time.time()
+        configs = self.prune_configs(kwargs)
+        grid = kwargs["grid"]
+        launch_kwargs = {k: v for k, v in kwargs.items() if k != "grid"}
         entry_key = json.dumps({"key": list(key_vals), "target": target})
         known = self._load().get("entries", {}).get(entry_key, {})
         todo = [c for c in configs if str(c) not in known]
-        name = self.jit_function.__name__
+        name = self.base_fn.__name__
         # Compile every config not yet timed before timing any (the native compiler runs without the GIL).
         if todo:
             def compile_one(c):
                 try:
-                    c_args, c_kwargs = args, kwargs
+                    c_args, c_kwargs = args, launch_kwargs
                     if c.pre_hook:
                         # The hook may set what the specialization depends on (a descriptor's block shape, from
                         # the config): run it on copies of the descriptors, so that configs compiled at once in
                         # other threads, and the arguments themselves, are left alone.
-                        c_args, c_kwargs = _with_copied_descriptors(args, kwargs)
-                        c_named = _bind_partial(self.jit_function, c_args, c_kwargs)
+                        c_args, c_kwargs = _with_copied_descriptors(args, launch_kwargs)
+                        c_named = {**dict(zip(self.arg_names, c_args)), **c_kwargs}
                         c.pre_hook({**c_named, **c.all_kwargs()})
                     self.fn.warmup(*c_args, grid=grid, **c_kwargs, **c.all_kwargs())
                     return None
@@ -218,34 +296,44 @@ class Autotuner(_Launcher):
                 errors = list(pool.map(compile_one, todo))
         else:
             errors = []
-        saved = {n: _copy(named[n]) for n in self.restore_value}
         timings = dict(known)
         fresh = {}
+        listed = {str(x) for x in configs}
         for i, (c, err) in enumerate(zip(todo, errors)):
-            if err is not None:
-                fresh[str(c)] = float("inf")
-            else:
-                fresh[str(c)] = float(self._bench_one(args, kwargs, grid, c, named, saved))
+            if _print_autotuning():
+                print(f"Autotuning kernel {name} with config {c}")
+            fresh[str(c)] = float("inf") if err is not None else self._bench_one(args, kwargs, c)
             timings[str(c)] = fresh[str(c)]
-            listed = {str(x) for x in configs}
             cur = builtins.min((t, s) for s, t in timings.items() if s in listed)
             _progress(f"[tessel autotune] {name}: config {i + 1}/{len(todo)} timed, best {cur[0]:.4f} ms ({cur[1]})",
                       last=i + 1 == len(todo))
-        for n, copy in saved.items():
-            _restore(named[n], copy)
         if fresh:
             self._store(entry_key, fresh)
         self.configs_timings = {c: timings.get(str(c), float("inf")) for c in configs}
         best = builtins.min(configs, key=lambda c: self.configs_timings[c])
         if self.configs_timings[best] == float("inf"):
             first = next((e for e in errors if e is not None), None)
-            raise RuntimeError(f"autotune: no config of `{name}` compiled and ran") from first
+            raise AutotunerError(f"no config of `{name}` compiled and ran") from first
+        if todo:
+            self.pre_hook({**self.nargs, **kwargs, **best.all_kwargs()}, reset_only=True)
+        self.bench_time = time.time() - start
+        if _print_autotuning():
+            print(f"Triton autotuning for function {name},\nwith key as {key_vals},\n"
+                  f"finished after {self.bench_time:.2f}s,\nbest config selected: {best};")
         return best
 
     def warmup(self, *args, **kwargs):
-        nargs = dict(zip(self.jit_function.arg_names, args))
-        launch_kwargs = {k: v for k, v in kwargs.items() if k != "grid"}
-        return [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in self.prune_configs(launch_kwargs, nargs)]
+        """Compiles every (pruned) config for these arguments, without running any."""
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            return [self.fn.warmup(*args, **kwargs, **c.all_kwargs()) for c in self.prune_configs(kwargs)]
+        finally:
+            self.nargs = None
+
+
+def _print_autotuning():
+    """`knobs.autotuning.print` (`TRITON_PRINT_AUTOTUNING`)."""
+    return os.environ.get("TRITON_PRINT_AUTOTUNING", "0").lower() in ("1", "true", "on", "yes")
 
 
 def _with_copied_descriptors(args, kwargs):
@@ -256,12 +344,6 @@ def _with_copied_descriptors(args, kwargs):
         return v._tessel_copy() if isinstance(v, HostDescriptor) else v
 
     return tuple(copy(a) for a in args), {k: copy(v) for k, v in kwargs.items()}
-
-
-def _bind_partial(jf, args, kwargs):
-    """The kernel's arguments given so far, by name (launch options left out)."""
-    kwargs = {k: v for k, v in kwargs.items() if k not in _LAUNCH_OPTIONS}
-    return dict(jf.signature.bind_partial(*args, **kwargs).arguments)
 
 
 def _progress(line, last):
@@ -292,37 +374,39 @@ def _restore(v, copy):
 
 
 class Heuristics(_Launcher):
-    """Meta-parameters computed from the other arguments: `values` maps a name to `fn(args dict)`."""
+    """`@triton.heuristics`'s kernel, built as Triton builds it: `Heuristics(fn, arg_names, values)`, where
+    `values` maps a meta-parameter's name to a function of the arguments (a dict, defaults included)."""
 
-    def __init__(self, fn, values):
+    def __init__(self, fn, arg_names, values):
         self.fn = fn
+        self.arg_names = list(arg_names)
         self.values = values
 
     def _extra(self, args, kwargs):
+        named = {**dict(zip(self.arg_names, args)), **kwargs}
         jf = self.jit_function
-        named = _bind_partial(jf, args, kwargs)
-        for name, p in jf.signature.parameters.items():
-            if name not in named and p.default is not p.empty:
-                named[name] = p.default
+        signature = getattr(jf, "signature", None)
+        if signature is not None:
+            for name, p in signature.parameters.items():
+                if name not in named and p.default is not p.empty:
+                    named[name] = p.default
         extra = {}
         for name, f in self.values.items():
             extra[name] = f({**named, **extra})
         return extra
 
-    def run(self, *args, grid, **kwargs):
-        return self.fn.run(*args, grid=grid, **kwargs, **self._extra(args, kwargs))
-
-    def warmup(self, *args, grid=None, **kwargs):
-        return self.fn.warmup(*args, grid=grid, **kwargs, **self._extra(args, kwargs))
+    def run(self, *args, **kwargs):
+        return self.fn.run(*args, **kwargs, **self._extra(args, kwargs))
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
-             post_hook=None, warmup=25, rep=100, use_cuda_graph=False, do_bench=None, cache_results=True):
+             post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=False):
     """Decorator: tune `configs` for each new value of the `key` arguments."""
 
     def decorator(fn):
-        return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep, do_bench,
-                         pre_hook, post_hook, cache_results)
+        return Autotuner(fn, fn.arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
+                         post_hook=post_hook, prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
+                         use_cuda_graph=use_cuda_graph, do_bench=do_bench, cache_results=cache_results)
 
     return decorator
 
@@ -331,6 +415,6 @@ def heuristics(values):
     """Decorator: compute meta-parameters from the arguments (`values`: name -> function of the args dict)."""
 
     def decorator(fn):
-        return Heuristics(fn, values)
+        return Heuristics(fn, fn.arg_names, values)
 
     return decorator

@@ -4,11 +4,13 @@ The modules are installed in `sys.modules`, and a finder turns any other `triton
 that names the module tessel does not provide (instead of a confusing error from a half-found package).
 
 Each module has a `ModuleSpec` (torch probes `importlib.util.find_spec("triton")` when CUDA initializes, and
-that raises on a module whose `__spec__` is None). torch's optional Triton integration (inductor, the sparse
-Triton kernels: `torch.utils._triton.has_triton()`) must see no usable Triton rather than crash or try to drive
-tessel as Triton: `triton.backends.backends` is empty, so torch concludes "triton not built with the 'nvidia'
-backend", and `triton.compiler` is not provided (older torch imports `triton.compiler.compiler.triton_key`
-and treats the ImportError as "no Triton").
+that raises on a module whose `__spec__` is None). torch's Triton integration (inductor, the sparse
+Triton kernels: `torch.utils._triton.has_triton()`) drives tessel as Triton through its compiler face
+(`triton.compiler`, `triton.compile`, `triton.backends`: see `_compiler_face`).
+
+The modules are built by area in `tessel._triton` (`runtime`, `language`, `knobs`); every module has a `__file__`
+inside the tessel package (the file that builds it), so `triton.__file__` names tessel. `python -m tessel shim
+install` makes every process of the environment resolve `import triton` here (`tessel._triton.install`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import types
 
 from . import autotuner as autotune, cublas, gluon, language, profiler, profiler_viewer, runtime, testing, tools
 from . import _compiler_face
+from ._triton import interface, knobs, language as language_face, runtime as runtime_face
 from .gluon import _namespaces
 from .jit import jit
 
@@ -63,7 +66,9 @@ _LOADER = _ShimLoader()
 
 
 def _module(name, doc, **attrs):
+    """A shim module; its `__file__` is the tessel file that builds it (the caller's), unless given."""
     m = types.ModuleType(name, doc)
+    m.__file__ = sys._getframe(1).f_globals.get("__file__", __file__)
     m.__dict__.update(attrs)
     m.__path__ = []  # a package: submodules resolve through sys.modules and the finder below
     m.__spec__ = importlib.machinery.ModuleSpec(name, _LOADER, is_package=True)
@@ -76,7 +81,8 @@ class _TritonFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "triton" or fullname.startswith("triton."):
             raise ModuleNotFoundError(
-                f"tessel stands in for Triton here and does not provide the module `{fullname}`", name=fullname
+                f"No module named '{fullname}': tessel stands in for Triton here (triton is {__name__}) and does "
+                "not provide this module", name=fullname
             )
         return None
 
@@ -94,29 +100,20 @@ def modules():
                         constexpr_function=gluon.constexpr_function, aggregate=gluon.aggregate,
                         must_use_result=gluon.must_use_result, nvidia=gluon.nvidia)
     experimental = _module("triton.experimental", "tessel's triton.experimental", gluon=gluon_mod)
-    driver_mod = _module("triton.runtime.driver", runtime.__doc__, driver=runtime.driver)
-    jit_mod = _module("triton.runtime.jit", jit_module.__doc__, JITFunction=jit_module.JITFunction, jit=jit)
-    autotuner_mod = _module("triton.runtime.autotuner", autotune.__doc__, Autotuner=autotune.Autotuner,
-                            Config=autotune.Config, Heuristics=autotune.Heuristics, autotune=autotune.autotune,
-                            heuristics=autotune.heuristics)
-    runtime_mod = _module("triton.runtime", runtime.__doc__, driver=runtime.driver, Autotuner=autotune.Autotuner,
-                          Heuristics=autotune.Heuristics, Config=autotune.Config, JITFunction=jit_module.JITFunction,
-                          jit=jit_mod, autotuner=autotuner_mod)
+    runtime_mods = runtime_face.modules(_module)
     testing_mod = _module("triton.testing", testing.__doc__, do_bench=testing.do_bench,
                           do_bench_cudagraph=testing.do_bench_cudagraph,
                           assert_close=testing.assert_close, Benchmark=testing.Benchmark, Mark=testing.Mark,
-                          perf_report=testing.perf_report)
-    # The device-function namespaces kernels call into (`libdevice.asin(x)`, `tl.extra.cuda.gdc_wait()`): tessel
-    # compiles those calls from the kernel's source; the modules exist so that host code can import them, as it
-    # does with Triton (calling them outside a kernel is an error there too).
-    libdevice_mod = _module("triton.language.extra.libdevice",
-                            "device functions (libdevice): compiled by tessel inside kernels only")
-    cuda_libdevice_mod = _module("triton.language.extra.cuda.libdevice",
-                                 "device functions (libdevice): compiled by tessel inside kernels only")
-    cuda_mod = _module("triton.language.extra.cuda", "CUDA device functions: compiled by tessel inside kernels only",
-                       libdevice=cuda_libdevice_mod)
-    extra_mod = _module("triton.language.extra", "tessel's triton.language.extra", libdevice=libdevice_mod,
-                        cuda=cuda_mod)
+                          perf_report=testing.perf_report, get_dram_gbps=testing.get_dram_gbps,
+                          get_max_tensorcore_tflops=testing.get_max_tensorcore_tflops,
+                          get_max_simd_tflops=testing.get_max_simd_tflops)
+    # The device-function namespaces kernels call into (`libdevice.asin(x)`, `tl.extra.cuda.gdc_wait()`,
+    # `tl.math.rsqrt`): host stand-ins, compiled by tessel inside kernels (see `tessel._triton.language`).
+    language_mods = language_face.modules(_module)
+    for sub in ("core", "math", "extra"):
+        setattr(tl, sub, language_mods[f"triton.language.{sub}"])
+    knobs_mod = _module("triton.knobs", knobs.__doc__, **knobs.module_attrs())
+    errors_mod = _module("triton.errors", "tessel's triton.errors", TritonError=interface.TritonError)
     viewer_mod = _module("triton.profiler.viewer", profiler_viewer.__doc__, parse=profiler_viewer.parse,
                          print_tree=profiler_viewer.print_tree)
     profiler_mod = _module("triton.profiler", profiler.__doc__, start=profiler.start, activate=profiler.activate,
@@ -128,41 +125,30 @@ def modules():
     libtriton_mod = _module("triton._C.libtriton", "tessel's triton._C.libtriton: the cuBLAS baseline only",
                             nvidia=nvidia_mod)
     c_mod = _module("triton._C", "tessel's triton._C", libtriton=libtriton_mod)
-    # The target type scripts name (`from triton.backends.compiler import GPUTarget`), what
-    # `driver.active.get_current_target()` returns.
-    backends_compiler = _module("triton.backends.compiler", "tessel's triton.backends.compiler: the target type",
-                                GPUTarget=runtime.GPUTarget)
-    # No backends: torch's Triton integration finds none and stays off (see the module's docstring).
-    backends = _module("triton.backends", "tessel's triton.backends: no Triton backends", backends={},
-                       compiler=backends_compiler)
     triton = _module(
         "triton", "tessel standing in for Triton",
         __version__="3.5.0+tessel",
         jit=jit, autotune=autotune.autotune, Config=autotune.Config, heuristics=autotune.heuristics,
-        JITFunction=jit_module.JITFunction, cdiv=cdiv, next_power_of_2=next_power_of_2, language=tl,
-        testing=testing_mod, runtime=runtime_mod, experimental=experimental, tools=tools_mod, backends=backends,
-        set_allocator=set_allocator, CompilationError=_compilation_error(), profiler=profiler_mod,
+        JITFunction=jit_module.JITFunction, KernelInterface=interface.KernelInterface, cdiv=cdiv,
+        next_power_of_2=next_power_of_2, language=tl, testing=testing_mod, runtime=runtime_mods["triton.runtime"],
+        experimental=experimental, tools=tools_mod, set_allocator=set_allocator,
+        CompilationError=_compilation_error(), OutOfResources=interface.OutOfResources, profiler=profiler_mod,
+        knobs=knobs_mod, errors=errors_mod, TritonError=interface.TritonError,
     )
     mods = {
         "triton": triton,
         "triton.language": tl,
-        "triton.language.extra": extra_mod,
-        "triton.language.extra.libdevice": libdevice_mod,
-        "triton.language.extra.cuda": cuda_mod,
-        "triton.language.extra.cuda.libdevice": cuda_libdevice_mod,
+        **language_mods,
         "triton.testing": testing_mod,
+        "triton.knobs": knobs_mod,
+        "triton.errors": errors_mod,
         "triton.profiler": profiler_mod,
         "triton._C": c_mod,
         "triton._C.libtriton": libtriton_mod,
         "triton._C.libtriton.nvidia": nvidia_mod,
         "triton._C.libtriton.nvidia.cublas": cublas_mod,
         "triton.profiler.viewer": viewer_mod,
-        "triton.runtime": runtime_mod,
-        "triton.runtime.driver": driver_mod,
-        "triton.runtime.jit": jit_mod,
-        "triton.runtime.autotuner": autotuner_mod,
-        "triton.backends": backends,
-        "triton.backends.compiler": backends_compiler,
+        **runtime_mods,
         "triton.experimental": experimental,
         "triton.experimental.gluon": gluon_mod,
         "triton.experimental.gluon.language": ttgl,
@@ -175,6 +161,10 @@ def modules():
     }
     # Triton's compiler face (`triton.compiler`, `triton.compile`, `triton.backends`): what torch.compile drives.
     mods.update(_compiler_face.modules(mods, _module))
+    for name, m in mods.items():
+        if isinstance(m, types.ModuleType) and getattr(m, "__file__", None) is None:
+            # gluon's namespaces (`_namespaces.MODULES`) are built there
+            m.__file__ = _namespaces.__file__ if name.startswith(_namespaces.ROOT) else __file__
     return mods
 
 

@@ -334,3 +334,70 @@ def perf_report(benchmarks):
         return Mark(fn, benchmarks)
 
     return wrapper
+
+
+# --- the device's peak figures (Triton's roofline helpers), from `driver.active.utils.get_device_properties` ---
+
+def _properties(device):
+    from .runtime import driver
+
+    return driver.active.utils.get_device_properties(device)
+
+
+def _capability(device):
+    """The device's compute capability major version: torch's when it sees CUDA, else tessel's target (the
+    interpreter: the architecture whose nominal properties `get_device_properties` reports)."""
+    from .runtime import _arch_of, _torch_cuda, gpu_target
+
+    torch = _torch_cuda()
+    if torch is not None:
+        return torch.cuda.get_device_capability(device)[0]
+    target = gpu_target()
+    return (_arch_of(target) if target is not None else 90) // 10
+
+
+def _dtype_name(dtype):
+    """`float16` for torch.float16, tl.float16 or "float16"."""
+    name = getattr(dtype, "name", None)
+    return name if isinstance(name, str) else str(dtype).removeprefix("torch.").removeprefix("triton.language.")
+
+
+def get_dram_gbps(device=None):
+    """The device's DRAM bandwidth in GB/s: memory clock (kHz) x bus width (bits) x 2 (double data rate)."""
+    p = _properties(device)
+    return p["mem_clock_rate"] * p["mem_bus_width"] * 2 / 1e6 / 8
+
+
+def get_max_tensorcore_tflops(dtype, clock_rate, device=None):
+    """Peak tensor-core TFLOPS at `clock_rate` (kHz): 4 sub-cores per SM, each doing 256 (32-bit types), 512
+    (16-bit) or 1024 (8-bit) operations a clock on sm_80 and newer (256 fp16 before)."""
+    n = _properties(device)["multiprocessor_count"] * 4
+    name = _dtype_name(dtype)
+    if _capability(device) < 8:
+        if name != "float16":
+            raise RuntimeError(f"dtype not supported: {name} (tensor cores before sm_80 take float16)")
+        per_clock = 256
+    elif name in ("float32", "int32"):
+        per_clock = 256
+    elif name in ("float16", "bfloat16", "int16"):
+        per_clock = 512
+    elif name in ("int8", "float8e4nv", "float8e4b15", "float8e5", "float8_e4m3fn", "float8_e5m2"):
+        per_clock = 1024
+    else:
+        raise RuntimeError(f"dtype not supported: {name}")
+    return n * clock_rate * per_clock * 1e-9
+
+
+def get_max_simd_tflops(dtype, clock_rate, device=None):
+    """Peak non-tensor-core TFLOPS at `clock_rate` (kHz): 4 sub-cores per SM, each doing 32 (float32) or 64
+    (float16, bfloat16 from sm_80) operations a clock."""
+    n = _properties(device)["multiprocessor_count"] * 4
+    name = _dtype_name(dtype)
+    half = ("float16",) if _capability(device) < 8 else ("float16", "bfloat16")
+    if name == "float32":
+        per_clock = 32
+    elif name in half:
+        per_clock = 64
+    else:
+        raise RuntimeError(f"dtype not supported: {name}")
+    return n * clock_rate * per_clock * 1e-9
