@@ -1,0 +1,56 @@
+"""torch.compile (inductor) on tessel (issue 29): tiny models compiled by inductor run through tessel's
+`triton.compile` and match eager. Each model runs in a child process under `python -m tessel`
+(`torch_models/models.py`), so that `triton` there is tessel's and nothing from an installed Triton loads.
+
+On `cpu` inductor's CPU backend is set to Triton and the generated kernels run in tessel's interpreter (the CI
+path); on `cuda` (skipped without a GPU) inductor's default backend generates Triton kernels that tessel runs on
+the GPU. Every kernel inductor generated must have been compiled by tessel.
+"""
+
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+
+from subprocesses import python_m_tessel
+
+torch = pytest.importorskip("torch")
+
+HERE = pathlib.Path(__file__).parent / "torch_models"
+MODELS = ["mlp", "rmsnorm_swiglu", "attention", "reductions", "random", "train_block", "train_hf"]
+
+
+def _has_gpu():
+    try:
+        from tessel import _tessel
+
+        return torch.cuda.is_available() and _tessel.gpu_target()[0] is not None
+    except Exception:  # noqa: BLE001 - no usable GPU
+        return False
+
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not _has_gpu(), reason="no GPU tessel can use"))]
+
+
+def run_model(name, device, tmp_path):
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    r = python_m_tessel("models.py", name, device, cwd=HERE, env=env, timeout=600)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"no result (exit {r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return json.loads(lines[-1][len("RESULT "):]), r
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("model", MODELS)
+def test_model(model, device, tmp_path):
+    result, proc = run_model(model, device, tmp_path)
+    if result.get("skip"):
+        pytest.skip(result["skip"])
+    assert result["triton_is_tessel"], "triton.compile is not tessel's"
+    assert not result["foreign"], f"modules of an installed Triton were loaded: {result['foreign']}"
+    assert result["ok"], f"{result['error']}\n{result.get('traceback', '')}\n{proc.stderr[-3000:]}"
+    assert result["generated"], "inductor generated no Triton kernel"
+    # Every kernel inductor precompiled went through tessel's triton.compile (one compile per config).
+    assert sorted(result["compiled"]) == sorted(result["generated"])
