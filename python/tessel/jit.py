@@ -36,6 +36,7 @@ from . import language as tl
 from ._constants import const_key as _const_key, native_const
 from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
+from ._triton.interface import KernelInterface
 from .gluon._layouts import _Layout
 from .tools import HostDescriptor
 
@@ -165,10 +166,11 @@ def _unwrap(v):
     return v.value if isinstance(v, tl.constexpr) else v
 
 
-class JITFunction:
+class JITFunction(KernelInterface):
     """A kernel: launch it with `kernel[grid](*args, **kwargs)`."""
 
-    def __init__(self, fn, *, do_not_specialize=(), decorator="tessel", launch_metadata=None, **_unused):
+    def __init__(self, fn, *, do_not_specialize=(), do_not_specialize_on_alignment=(), decorator="tessel",
+                 launch_metadata=None, **_unused):
         self.fn = fn
         # `launch_metadata(grid, kernel, args) -> {"name": .., "flops16": ..}`: how triton.profiler's launch hook
         # names and measures this kernel's launches.
@@ -180,7 +182,13 @@ class JITFunction:
         self.decorator = decorator
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
-        self.do_not_specialize = {self.arg_names[a] if isinstance(a, int) else a for a in do_not_specialize}
+        self.do_not_specialize = {self.arg_names[a] if isinstance(a, int) else a for a in do_not_specialize or ()}
+        # Kept for Triton's readers (`params[i].do_not_specialize_on_alignment`); pointers are still specialized on
+        # 16-byte alignment, which only adds specializations and changes no result.
+        self.do_not_specialize_on_alignment = {
+            self.arg_names[a] if isinstance(a, int) else a for a in do_not_specialize_on_alignment or ()}
+        self.module = fn.__module__  # Triton's attributes
+        self.__globals__ = fn.__globals__
         self.filename, self.source = _module_source(fn)
         self._params = None
         self._plan = None
@@ -200,6 +208,9 @@ class JITFunction:
                     "compiles kernels defined at module level, decorated with @triton.jit, @gluon.jit or @tessel.jit)"
                 )
             self._params = [KernelParam(*p, num=i) for i, p in enumerate(found[-1][2])]
+            for p in self._params:
+                p.do_not_specialize = p.name in self.do_not_specialize
+                p.do_not_specialize_on_alignment = p.name in self.do_not_specialize_on_alignment
         return self._params
 
     @property
@@ -209,6 +220,16 @@ class JITFunction:
             return inspect.getsource(self.fn)
         except (OSError, TypeError):
             return self.source
+
+    @property
+    def constexprs(self):
+        """The positions of the constexpr parameters (Triton's attribute)."""
+        return [p.num for p in self.params if p.is_constexpr]
+
+    @property
+    def cache_key(self):
+        """Triton's `cache_key`: a hash that changes when the kernel's source (its module's text) changes."""
+        return self.src_hash
 
     @property
     def src_hash(self):
