@@ -31,7 +31,7 @@ def _shim_for_children():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "shim" and argv[1:2] and argv[1] in ("install", "uninstall", "status"):
+    if argv and argv[0] == "shim" and not os.path.isfile("shim"):  # a script named `shim` still runs
         from ._triton import install
 
         return install.main(argv[1:])

@@ -90,7 +90,7 @@ class FileCacheManager(CacheManager):
         return self._make_path(filename) if self.has_file(filename) else None
 
     def get_group(self, filename):
-        path = self.get_file(filename)
+        path = self.get_file(f"__grp__{filename}")
         if path is None:
             return None
         with open(path) as f:
