@@ -65,9 +65,14 @@ def test_torch_probing_sees_no_usable_triton_and_scripts_see_tessel(tmp_path):
     script.write_text(PROBE)
     r = run_tessel(script)
     assert r.returncode == 0, r.stderr
+    # torch sees Triton's `nvidia` backend where tessel finds a GPU (torch.compile then drives tessel through
+    # `triton.compiler`, see `_compiler_face`), and `triton_key` is found.
+    from tessel import _tessel
+
+    gpu = _tessel.gpu_target()[0] is not None
     assert r.stdout.splitlines() == [
-        "find_spec True", "version (3, 5)", "nvidia backend False", "no triton_key", "jit tessel.jit", "driver True",
-        "target True",
+        "find_spec True", "version (3, 5)", f"nvidia backend {gpu}", "triton_key found", "jit tessel.jit",
+        "driver True", "target True",
     ]
 
 

@@ -36,6 +36,13 @@ def configure(device):
     ic.autotune_local_cache = False
     if device == "cpu":
         ic.cpu_backend = "triton"
+    if ic.compile_threads > 1:
+        # Compile in inductor's worker processes: start the pool and wait until it is up (else inductor compiles
+        # in this process while it starts).
+        from torch._inductor.async_compile import AsyncCompile
+
+        AsyncCompile.use_process_pool()
+        AsyncCompile._ready_future.result(timeout=300)
 
 
 generated = []
@@ -196,6 +203,9 @@ def run_model(name, device):
     elif name == "rmsnorm_swiglu":
         run_forward(RMSNormSwiGLU().to(d), (torch.randn(4, 16, device=d),))
     elif name == "attention":
+        import torch._inductor.config as ic
+
+        ic.pattern_matcher = False  # else inductor replaces the softmax attention by aten's SDPA: no Triton kernel
         run_forward(attention, tuple(torch.randn(1, 2, 8, 16, device=d) for _ in range(3)))
     elif name == "reductions":
         run_forward(reductions, (torch.randn(4, 24, device=d),))
