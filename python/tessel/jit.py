@@ -196,6 +196,30 @@ class JITFunction(KernelInterface):
         self.cache = _KernelCache()
         self._launcher = self._first_launch
         self._lock = threading.Lock()
+        # Triton's attributes torch's inductor reads (and blanks) before sending a kernel to its compile workers.
+        self.used_global_vals = {}
+        self.repr = lambda _: self.__name__
+
+    # --- pickling (torch's inductor sends kernels to and from its compile worker processes) ---
+    def __getstate__(self):
+        """What pickles: the generated binder and launcher, the lock and the compiled specializations (native code)
+        stay behind and are rebuilt; the Python function itself pickles by reference (inductor blanks it first)."""
+        state = dict(self.__dict__)
+        for k in ("_binder", "_launcher", "_lock", "cache", "_plan"):
+            state.pop(k, None)
+        if callable(state.get("repr")) and getattr(state["repr"], "__name__", None) == "<lambda>":
+            state["repr"] = None  # the default `repr`; rebuilt below
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self.__dict__.get("repr") is None:
+            self.repr = lambda _: self.__name__
+        self._plan = None
+        self._binder = self._make_binder()
+        self.cache = _KernelCache()
+        self._launcher = self._first_launch
+        self._lock = threading.Lock()
 
     # --- the kernel's parameters, as the compiler reads them ---
     @property
