@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-_LABEL = re.compile(r"[^\s(]+(?:\s+\([^)]*\))?")
+_COLUMN_GAP = re.compile(r"\s{2,}")  # pandas separates columns by two spaces or more; a name has single spaces
 
 
 def parse_tables(text: str) -> dict[str, tuple[list[str], list[list[float]]]]:
@@ -34,7 +34,7 @@ def parse_tables(text: str) -> dict[str, tuple[list[str], list[list[float]]]]:
     while i < len(lines):
         name = lines[i].strip()
         if name.endswith(":") and " " not in name and i + 1 < len(lines):
-            columns = _LABEL.findall(lines[i + 1])
+            columns = [c for c in _COLUMN_GAP.split(lines[i + 1].strip()) if c]
             rows = []
             j = i + 2
             while j < len(lines):

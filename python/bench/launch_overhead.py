@@ -132,14 +132,17 @@ def bench_cuda(args):
     sync = torch.cuda.synchronize
     stream_of = lambda: torch.cuda.current_stream(dev).cuda_stream  # noqa: E731
 
-    impls = {"tessel": types.SimpleNamespace(**vars(_kernels), gl=tessel_gl)}
+    def kernels(module, gl):
+        return types.SimpleNamespace(**{k: v for k, v in vars(module).items() if k != "gl"}, gl=gl)
+
+    impls = {"tessel": kernels(_kernels, tessel_gl)}
     try:
         import _triton_kernels
         from triton.experimental.gluon import language as triton_gl
     except ImportError as e:
         print(f"  (Triton not measured: {e})")
     else:
-        impls["triton"] = types.SimpleNamespace(**vars(_triton_kernels), gl=triton_gl)
+        impls["triton"] = kernels(_triton_kernels, triton_gl)
     rows = {}
     for name, ns in impls.items():
         ns.add_kernel[(triton_cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block)  # compile and load

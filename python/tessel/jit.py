@@ -533,12 +533,13 @@ class JITFunction(KernelInterface):
             compiled, _ = self.compile(named, dict(zip(_LAUNCH_OPTIONS, opts)), False)
             # The compiled kernel is cached under `specialize`'s key, which this one must equal.
             assert compiled.spec_key == key, (compiled.spec_key, key)
-            if warmup:
-                _prepare_ptx(compiled)
-                return compiled
-            # Load it now: compile and load errors surface before the launch (and outside the timed path).
-            compiled.native.load(device)
+            if not warmup:
+                # Load it now: compile and load errors surface before the launch (and outside the timed path).
+                compiled.native.load(device)
         if warmup:
+            # Every warm-up of a specialization that has no code raises (the autotuner skips such configs), not
+            # only the first.
+            _prepare_ptx(compiled)
             return compiled
         if callable(grid):
             meta = dict(zip(self.arg_names, values))

@@ -247,7 +247,7 @@ class Mark:
         n, k = len(x_names), len(names)
         if bench.plot_name and (show_plots or save_path):
             _plot(bench, x_names, names, rows, n, k, save_path, show_plots)
-        columns = x_names + names
+        columns = x_names + [f"{name} ({bench.ylabel})" for name in names]  # Triton's labels: `Triton (GB/s)`
         table = [r[: n + k] for r in rows]
         if diff_col and len(columns) == 2:  # as Triton: the second column less the first
             columns = columns + ["Diff"]

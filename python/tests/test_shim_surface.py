@@ -179,18 +179,18 @@ def test_perf_report_prints_and_saves(tmp_path, capsys):
     assert bench.run(print_data=True, save_path=str(tmp_path)) is None
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "first:",
-        "   size     A     B",
-        "0  16.0  32.0  33.0",
-        "1  32.0  64.0  65.0",
+        "first:",  # Triton's column labels: `NAME (YLABEL)`
+        "   size  A (GB/s)  B (GB/s)",
+        "0  16.0      32.0      33.0",
+        "1  32.0      64.0      65.0",
         "second:",
-        "      M    N     A",
-        "0   8.0  8.0  16.0",
-        "1  16.0  4.0  20.0",
+        "      M    N  A (ms)",
+        "0   8.0  8.0    16.0",
+        "1  16.0  4.0    20.0",
     ]
     assert calls[:2] == [("a", 2, 16, None, None), ("b", 2, 16, None, None)]
     assert (tmp_path / "first.csv").read_text().splitlines() == [
-        "size,A,B", "16.000000,32.000000,33.000000", "32.000000,64.000000,65.000000"]
+        "size,A (GB/s),B (GB/s)", "16.000000,32.000000,33.000000", "32.000000,64.000000,65.000000"]
     assert (tmp_path / "second.csv").exists()
     assert 'src="first.png"' in (tmp_path / "results.html").read_text()
     df = bench.run(return_df=True)
@@ -382,7 +382,7 @@ def test_tutorial_surface_runs_under_python_m_tessel(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[:3] == ["softmax True", "target False False", "softmax-performance:"]
-    assert lines[3].split() == ["N", "Triton", "NumPy"]
+    assert lines[3].split("  ") and [c for c in lines[3].split("  ") if c] == ["N", "Triton (GB/s)", "NumPy (GB/s)"]
     assert [line.split()[:2] for line in lines[4:6]] == [["0", "32.0"], ["1", "48.0"]]
     assert (tmp_path / "softmax-performance.csv").exists()
     assert "register count unknown" in r.stderr
