@@ -46,6 +46,7 @@ use tessel_codegen::Kernel;
 use tessel_codegen::cache::DiskCache;
 use tessel_codegen::runtime::{Gpu, LoadedKernel};
 use tessel_lang::elab::Specialization;
+use tessel_lang::elab::modules::ModuleSet;
 use tessel_tile::{Func, Target};
 
 use crate::pipeline::{self, KernelSource, Output, Stage};
@@ -137,9 +138,23 @@ pub fn target_of(gpu: &Gpu) -> Result<Target, Error> {
 impl KernelSource<'_> {
     /// The cache key of this specialization compiled for `target` (the cache adds the compiler's identity).
     pub fn cache_key(&self, target: Target) -> String {
+        self.cache_key_in(target, None)
+    }
+
+    /// [`KernelSource::cache_key`] of the kernel compiled with a module set: the other modules' sources (and
+    /// host bindings) are part of the key, so editing a helper module compiles again.
+    pub fn cache_key_in(&self, target: Target, modules: Option<&ModuleSet>) -> String {
         let spec = format!("{:?}", self.spec);
         let parts = [self.file, self.source, self.kernel, &spec, target.name()];
-        DiskCache::key(&parts.map(str::as_bytes))
+        match modules {
+            None => DiskCache::key(&parts.map(str::as_bytes)),
+            Some(set) => {
+                let set = set.fingerprint();
+                let mut all = parts.map(str::as_bytes).to_vec();
+                all.push(set.as_bytes());
+                DiskCache::key(&all)
+            }
+        }
     }
 }
 
@@ -205,24 +220,29 @@ pub struct Jit {
     /// Compile for this target instead of the device's own (e.g. sm_80 PTX, which the driver JIT-compiles for
     /// newer GPUs, to run the `mma.sync` path on a Hopper part).
     pub target: Option<Target>,
+    /// The module set the kernel's module comes with (see [`pipeline::run_in`]); part of the cache key.
+    pub modules: Option<std::sync::Arc<ModuleSet>>,
 }
 
 impl Jit {
     pub fn new(cache: Option<DiskCache>) -> Jit {
-        Jit { cache, timings: Timings::default(), target: None }
+        Jit { cache, timings: Timings::default(), target: None, modules: None }
     }
 
     /// The PTX of `ks` for `target`: from the cache, or compiled (from `tile`, its already elaborated tile IR,
     /// when the caller has it) and stored.
     pub fn ptx(&mut self, ks: &KernelSource, target: Target, tile: Option<&Func>) -> Result<Kernel, Error> {
-        let key = ks.cache_key(target);
+        let key = ks.cache_key_in(target, self.modules.as_deref());
         if let Some(cache) = &self.cache
             && let Some(k) = self.timings.time("cache lookup", || cache.get(&key))
         {
             self.timings.cache = CacheUse::Ptx;
             return Ok(k);
         }
-        let Output::Ptx { kernel, .. } = pipeline::run(ks, target, Stage::Ptx, tile, &mut self.timings)? else {
+        let modules = self.modules.clone();
+        let Output::Ptx { kernel, .. } =
+            pipeline::run_in(ks, modules.as_deref(), target, Stage::Ptx, tile, &mut self.timings)?
+        else {
             unreachable!("the pipeline stops at the stage asked for")
         };
         if let Some(cache) = &self.cache {
@@ -249,7 +269,7 @@ impl Jit {
         let Some(cache) = self.cache.clone() else {
             return self.timings.time("assemble + load", || gpu.load(&kernel)).map_err(gpu_err);
         };
-        let (key, device) = (ks.cache_key(target), gpu.device_tag().map_err(gpu_err)?);
+        let (key, device) = (ks.cache_key_in(target, self.modules.as_deref()), gpu.device_tag().map_err(gpu_err)?);
         if let Some(cubin) = cache.get_cubin(&key, &device) {
             let loaded = self.timings.time("module load (cubin)", || gpu.load_cubin(&kernel, &cubin));
             if let Ok(loaded) = loaded {

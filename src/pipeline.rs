@@ -3,6 +3,7 @@
 //! and the tests all call [`run`], which stops after the stage asked for and times every stage it runs.
 
 use tessel_lang::elab::Specialization;
+use tessel_lang::elab::modules::ModuleSet;
 use tessel_tile::layout::tma_copies::{Lowered, StoreWaits};
 use tessel_tile::{Func, Target};
 
@@ -72,10 +73,24 @@ pub fn run(
     tile: Option<&Func>,
     t: &mut Timings,
 ) -> Result<Output, Error> {
+    run_in(ks, None, target, stop, tile, t)
+}
+
+/// [`run`] for a kernel whose module comes with a module set (the modules its imports name, see
+/// [`tessel_lang::elab::modules`]); without one, the set is read from disk beside `ks.file` ([`elaborate`]).
+#[allow(clippy::result_large_err)]
+pub fn run_in(
+    ks: &KernelSource,
+    modules: Option<&ModuleSet>,
+    target: Target,
+    stop: Stage,
+    tile: Option<&Func>,
+    t: &mut Timings,
+) -> Result<Output, Error> {
     let mut fused = false;
-    match run_with(ks, target, stop, tile, t, true, &mut fused) {
+    match run_with(ks, modules, target, stop, tile, t, true, &mut fused) {
         Err(Error::Codegen(msg)) if fused && msg.contains(SMEM_OVERFLOW) => {
-            let out = run_with(ks, target, stop, None, t, false, &mut fused)?;
+            let out = run_with(ks, modules, target, stop, None, t, false, &mut fused)?;
             // The loop that asked, as the nest compiled as written still marks it.
             let func = match &out {
                 Output::Tile(f) | Output::Layout(f) | Output::Sched { func: f, .. } | Output::Ptx { func: f, .. } => {
@@ -109,6 +124,7 @@ const SMEM_OVERFLOW: &str = "bytes of shared memory, more than the";
 #[allow(clippy::result_large_err, clippy::too_many_arguments)]
 fn run_with(
     ks: &KernelSource,
+    modules: Option<&ModuleSet>,
     target: Target,
     stop: Stage,
     tile: Option<&Func>,
@@ -134,7 +150,8 @@ fn run_with(
             if stop == Stage::Ast {
                 return Ok(Output::Ast(ast_of(module, ks.kernel)));
             }
-            let e = t.time("elaborate", || elaborate(module, ks.file, ks.kernel, ks.spec)).map_err(render)?;
+            let e =
+                t.time("elaborate", || elaborate_in(module, ks.file, modules, ks.kernel, ks.spec)).map_err(render)?;
             t.messages.extend(messages(&e, ks.file, ks.source));
             let mut f = e.func;
             let refused = t.time("canonicalize", || {
@@ -222,8 +239,9 @@ fn lower_descriptor_accesses(func: &mut Func, waits: StoreWaits, t: &mut Timings
 }
 
 /// Elaborates `kernel` of `module` (read from `file`) for `spec` with every builtin: lang's `tl.*` and the gluon
-/// crate's `gl.*` (registered into lang's builtin registry here, the one place that wires them). Sibling modules
-/// the file imports with `importlib.import_module("NAME")` are read from NAME.py beside `file`.
+/// crate's `gl.*` (registered into lang's builtin registry here, the one place that wires them). The modules the
+/// file imports are read from beside `file` (`importlib.import_module("NAME")` siblings, and imported modules
+/// found there as Python would: see [`tessel_lang::elab::modules::load`]).
 #[allow(clippy::result_large_err)]
 pub fn elaborate(
     module: &tessel_lang::ast::Module,
@@ -231,9 +249,27 @@ pub fn elaborate(
     kernel: &str,
     spec: &Specialization,
 ) -> Result<tessel_lang::elab::Elaborated, tessel_lang::Diagnostic> {
-    let dir = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new("."));
-    let siblings = tessel_lang::elab::siblings::load(module, dir)?;
-    let mut e = tessel_lang::elab::elaborate_with_siblings(module, &siblings, kernel, spec, tessel_gluon::registry())?;
+    elaborate_in(module, file, None, kernel, spec)
+}
+
+/// [`elaborate`] with the module set given (`None`: read from beside `file`).
+#[allow(clippy::result_large_err)]
+pub fn elaborate_in(
+    module: &tessel_lang::ast::Module,
+    file: &str,
+    modules: Option<&ModuleSet>,
+    kernel: &str,
+    spec: &Specialization,
+) -> Result<tessel_lang::elab::Elaborated, tessel_lang::Diagnostic> {
+    let loaded;
+    let set = match modules {
+        Some(set) => set,
+        None => {
+            loaded = tessel_lang::elab::modules::load(module, std::path::Path::new(file), &[])?;
+            &loaded
+        }
+    };
+    let mut e = tessel_lang::elab::elaborate_in(module, set, kernel, spec, tessel_gluon::registry())?;
     // Gluon mode: an overwrite of a buffer an asynchronous wgmma still reads gets a wait before it, and a warning.
     for w in tessel_tile::passes::wait_before_overwriting_dot_operands(&mut e.func) {
         e.warnings.push(overwrite_warning(&e.func, w));

@@ -267,7 +267,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     let args = launch;
     let (file, kernel) = split_target(&args.spec.target)?;
     let mut timings = Timings::default();
-    let src = timings.time("read + parse", || load(Path::new(file)))?;
+    let src = timings.time("read + parse", || load(Path::new(file), &args.spec.path))?;
     let info = find_kernel(&src, kernel)?;
     let grid = parse_grid(&args.grid)?;
     let sig_types: Option<Vec<ArgSpec>> = match &args.spec.signature {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use tessel_lang::ast;
+use tessel_lang::elab::modules::ModuleSet;
 use tessel_lang::elab::roles::Role;
 use tessel_lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization};
 use tessel_tile::{Func, ScalarType, Target};
@@ -28,6 +29,9 @@ use crate::pipeline::{KernelSource, Output, Stage};
 pub struct CheckArgs {
     /// A Python file holding @triton.jit / @gluon.jit kernels
     pub file: PathBuf,
+    /// A directory searched for the modules the file imports, as Python searches sys.path (repeatable)
+    #[arg(long = "path", value_name = "DIR")]
+    pub path: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -55,6 +59,12 @@ pub struct SpecArgs {
     /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`); code generation takes 1 only for now
     #[arg(long, default_value_t = 1)]
     pub num_ctas: u32,
+    /// A directory searched for the modules the kernel's file imports (`a/b.py` or `a/b/__init__.py` for
+    /// `import a.b`), as Python searches sys.path; repeatable. The file's own directory is searched first, and
+    /// the file's dotted name is its path under the first DIR holding it (for its relative imports). Kernels
+    /// may use the @jit functions, constexpr globals and classes of the modules found
+    #[arg(long = "path", value_name = "DIR")]
+    pub path: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -98,18 +108,25 @@ pub(super) fn parse_target(s: &str) -> Result<Target, String> {
     Target::parse(s).ok_or_else(|| format!("unknown target `{s}` (expected sm_80, sm_90a or sm_100a)"))
 }
 
-/// A parsed source file and the name it is reported under.
+/// A parsed source file, the name it is reported under, and the modules it imports that were found (in its
+/// directory and under `--path`).
 pub(super) struct Source {
     pub name: String,
     pub text: String,
     pub module: ast::Module,
+    pub modules: ModuleSet,
 }
 
-pub(super) fn load(path: &Path) -> Result<Source, CliError> {
+pub(super) fn load(path: &Path, search: &[PathBuf]) -> Result<Source, CliError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("cannot read {name}: {e}")))?;
     let module = tessel_lang::parse_module(&text).map_err(|d| CliError::Diagnostic(d.render(&name, &text)))?;
-    Ok(Source { name, text, module })
+    if let Some(dir) = search.iter().find(|d| !d.is_dir()) {
+        return Err(CliError::Usage(format!("--path {}: not a directory", dir.display())));
+    }
+    let modules = tessel_lang::elab::modules::load(&module, path, search)
+        .map_err(|d| CliError::Diagnostic(d.render(&name, &text)))?;
+    Ok(Source { name, text, module, modules })
 }
 
 pub(super) fn split_target(target: &str) -> Result<(&str, &str), CliError> {
@@ -121,7 +138,7 @@ pub(super) fn split_target(target: &str) -> Result<(&str, &str), CliError> {
 }
 
 pub(super) fn find_kernel(src: &Source, name: &str) -> Result<KernelInfo, CliError> {
-    let kernels = tessel_lang::elab::kernels(&src.module);
+    let kernels = tessel_lang::elab::kernels_in(&src.module, &src.modules.main);
     let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
     kernels.iter().find(|k| k.name == name).cloned().ok_or_else(|| {
         let list = if names.is_empty() {
@@ -134,8 +151,8 @@ pub(super) fn find_kernel(src: &Source, name: &str) -> Result<KernelInfo, CliErr
 }
 
 pub(super) fn check(args: CheckArgs, out: &mut dyn Write) -> Result<(), Failure> {
-    let src = load(&args.file)?;
-    let kernels = tessel_lang::elab::kernels(&src.module);
+    let src = load(&args.file, &args.path)?;
+    let kernels = tessel_lang::elab::kernels_in(&src.module, &src.modules.main);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let helpers = kernels.iter().filter(|k| matches!(k.role, Role::Helper { .. })).count();
     let mut head = format!("{}: {}", src.name, plural(kernels.len() - helpers, "kernel"));
@@ -173,7 +190,7 @@ pub(super) fn check(args: CheckArgs, out: &mut dyn Write) -> Result<(), Failure>
 pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let (file, kernel) = split_target(&args.spec.target)?;
     let mut t = Timings::default();
-    let src = t.time("read + parse", || load(Path::new(file)))?;
+    let src = t.time("read + parse", || load(Path::new(file), &args.spec.path))?;
     let info = find_kernel(&src, kernel)?;
     if args.emit == Emit::Ast {
         out.write_all(crate::pipeline::ast_of(&src.module, kernel).as_bytes())?;
@@ -188,7 +205,7 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
         Emit::Ptx | Emit::Sass => Stage::Ptx,
     };
     let ks = KernelSource { file: &src.name, source: &src.text, kernel, spec: &spec, module: Some(&src.module) };
-    let output = crate::pipeline::run(&ks, args.arch, stop, None, &mut t);
+    let output = crate::pipeline::run_in(&ks, Some(&src.modules), args.arch, stop, None, &mut t);
     for m in &t.messages {
         err.write_all(m.as_bytes())?;
     }
@@ -214,7 +231,7 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
 /// The tile IR of `kernel`, elaborated and canonicalized, and what elaborating it printed for the user
 /// (`tl.static_print`, warnings).
 pub(super) fn elaborate(src: &Source, kernel: &str, spec: &Specialization) -> Result<(Func, Vec<String>), CliError> {
-    let e = crate::pipeline::elaborate(&src.module, &src.name, kernel, spec)
+    let e = crate::pipeline::elaborate_in(&src.module, &src.name, Some(&src.modules), kernel, spec)
         .map_err(|d| CliError::Diagnostic(d.render(&src.name, &src.text)))?;
     let messages = crate::pipeline::messages(&e, &src.name, &src.text);
     let mut func = e.func;

@@ -127,6 +127,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let cache = if flags.no_cache { None } else { DiskCache::from_env() };
     let mut jit = Jit::new(cache);
     jit.target = flags.arch;
+    jit.modules = Some(std::sync::Arc::new(p.src.modules.clone()));
     // Reading and elaborating the source happened while preparing the arguments: they count too.
     jit.timings.stages = p.timings.stages.clone();
     let ks = KernelSource {

@@ -37,6 +37,9 @@ impl<'a> Elab<'a> {
             }
             Value::Class(c) => self.construct(c, args, span),
             Value::Dtype(d) => Err(self.err(span, format!("dtype `{d}` is not callable; use `x.to({d})` to convert"))),
+            // A name bound to something of a module the compiler has no source for (`h` of
+            // `from pkg.utils import helper as h`, `pkg.utils` not given).
+            Value::Module(path) if !self.is_module(&path) => Err(self.host_side(&path, span)),
             other => Err(self.err(span, format!("{} is not callable", other.type_name()))),
         }
     }

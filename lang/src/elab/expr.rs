@@ -473,13 +473,7 @@ impl<'a> Elab<'a> {
                 let path = path.to_string();
                 self.module_attr(&path, name, span)
             }
-            Value::UserModule(m) => match self.global(*m, name, span)? {
-                Some(v) => Ok(v),
-                None => {
-                    let module = self.siblings.iter().find(|(_, i)| i == m).map_or("?", |(n, _)| *n);
-                    Err(self.err(span, format!("module `{module}` has no global `{name}`")))
-                }
-            },
+            Value::UserModule(m) => self.set_module_attr(*m, name, span),
             Value::Tensor(t) => match (name, &t.ty) {
                 ("block_shape", Type::TensorDesc { block_shape, .. }) => {
                     Ok(Value::tuple(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))

@@ -9,7 +9,8 @@
 //! ([`promote`]). Library functions that Triton itself writes in its own language (`tl.sum`, `tl.softmax`,
 //! `tl.rand`, ...) are written in tessel's language too, in `prelude.py`, and elaborated like user code.
 //!
-//! - [`value`]: compile-time and runtime values; [`scope`]: imports, module globals, local frames;
+//! - [`value`]: compile-time and runtime values; [`scope`]: module globals, local frames; [`imports`]: what a
+//!   module's top level binds; [`modules`]: the module set a kernel's module comes with;
 //! - [`expr`] / [`pyops`]: expressions and Python semantics of compile-time values; [`stmt`]: statements and
 //!   control flow; [`call`]: calls of user functions and aggregates;
 //! - [`promote`]: type promotion, casts and broadcasting; [`arith`]: runtime arithmetic;
@@ -29,13 +30,14 @@ pub mod arith;
 pub mod builtins;
 pub mod call;
 pub mod expr;
+pub mod imports;
 pub mod jumps;
+pub mod modules;
 pub mod promote;
 pub mod pyops;
 pub mod registry;
 pub mod roles;
 pub mod scope;
-pub mod siblings;
 pub mod stmt;
 pub mod value;
 
@@ -175,10 +177,16 @@ pub struct KernelInfo {
 
 /// The kernels (`@triton.jit`, `@gluon.jit`, `@tessel.jit` functions) defined at the top level of `module`.
 pub fn kernels(module: &ast::Module) -> Vec<KernelInfo> {
-    let imports = scope::Imports::collect(module);
+    kernels_in(module, &modules::ModuleInfo::default())
+}
+
+/// [`kernels`] of a module with a known identity and host bindings (see [`modules::ModuleInfo`]): its top level
+/// as Python ran it, its decorators read through its bindings.
+pub fn kernels_in(module: &ast::Module, info: &modules::ModuleInfo) -> Vec<KernelInfo> {
+    let ctx = ModuleCtx::in_set(module, info, &|_| false);
+    let imports = &ctx.imports;
     let mut out = Vec::new();
-    for stmt in &module.body {
-        let ast::StmtKind::FunctionDef(def) = &stmt.kind else { continue };
+    for def in ctx.defs() {
         let Some(decorator) = imports.jit_decorator(&def.decorators) else { continue };
         let params = def
             .params
@@ -231,33 +239,28 @@ pub fn elaborate_with(
     spec: &Specialization,
     registry: &Registry,
 ) -> Result<Elaborated, Diagnostic> {
-    elaborate_with_siblings(module, &[], kernel, spec, registry)
+    elaborate_in(module, &modules::ModuleSet::default(), kernel, spec, registry)
 }
 
-/// [`elaborate_with`] for a kernel whose file imports sibling modules ([`siblings::load`] reads them).
+/// [`elaborate_with`] for a kernel whose module comes with a module set (see [`modules`]): its imports resolve
+/// into the set's modules, and an error inside one of them is located in that module's file.
 #[allow(clippy::result_large_err)]
-pub fn elaborate_with_siblings(
+pub fn elaborate_in(
     module: &ast::Module,
-    siblings: &[siblings::Sibling],
+    set: &modules::ModuleSet,
     kernel: &str,
     spec: &Specialization,
     registry: &Registry,
 ) -> Result<Elaborated, Diagnostic> {
     let prelude = builtins::prelude::module()?;
     let const_exprs = parse_const_exprs(spec)?;
-    let mut elab = Elab::new(module, prelude, registry);
+    let mut elab = Elab::new_in(module, set, prelude, registry);
     elab.const_exprs = const_exprs.iter().map(Option::as_ref).collect();
-    for s in siblings {
-        let index = elab.modules.len();
-        elab.modules.push(ModuleCtx::new(&s.module));
-        elab.modules[index].collect(index);
-        elab.siblings.push((s.name.as_str(), index));
-    }
     match elab.kernel(kernel, spec) {
         Ok(()) => {}
         Err(e) if e.module > PRELUDE_MODULE => {
-            let s = &siblings[e.module - PRELUDE_MODULE - 1];
-            return Err(e.diag.in_file(&s.file, s.source.clone()));
+            let (file, source) = &elab.files[e.module - PRELUDE_MODULE - 1];
+            return Err(e.diag.in_file(file, source.clone()));
         }
         Err(e) => return Err(e.diag),
     }
@@ -312,16 +315,33 @@ pub struct Elab<'a> {
     pub registry: &'a Registry,
     /// The parsed [`ConstValue::Expr`] arguments of the kernel, by parameter index.
     pub const_exprs: Vec<Option<&'a ast::Expr>>,
-    /// The sibling modules `importlib.import_module` may return, by name: modules `2..` (see [`siblings`]).
-    pub siblings: Vec<(&'a str, usize)>,
+    /// The modules of the module set by name (dotted, or the `importlib.import_module` string), and the kernel's
+    /// module by its own name when it has one: the set's modules are modules `2..` (see [`modules`]).
+    pub module_names: Vec<(&'a str, usize)>,
+    /// The file and source of each module `2..`, for its diagnostics.
+    pub files: Vec<(&'a str, std::sync::Arc<str>)>,
+    /// Modules of the set that do not parse, by name: using one reports its parse error.
+    pub broken: Vec<(&'a str, &'a Diagnostic)>,
 }
 
 impl<'a> Elab<'a> {
     pub fn new(user: &'a ast::Module, prelude: &'a ast::Module, registry: &'a Registry) -> Elab<'a> {
-        let elab = Elab {
+        static EMPTY: std::sync::OnceLock<modules::ModuleSet> = std::sync::OnceLock::new();
+        Elab::new_in(user, EMPTY.get_or_init(modules::ModuleSet::default), prelude, registry)
+    }
+
+    /// The elaborator of a kernel's module `user` with its module set.
+    pub fn new_in(
+        user: &'a ast::Module,
+        set: &'a modules::ModuleSet,
+        prelude: &'a ast::Module,
+        registry: &'a Registry,
+    ) -> Elab<'a> {
+        let in_set = |name: &str| set.contains(name);
+        let mut elab = Elab {
             func: Func::new("kernel", []),
             regions: Vec::new(),
-            modules: vec![ModuleCtx::new(user), ModuleCtx::new(prelude)],
+            modules: vec![ModuleCtx::in_set(user, &set.main, &in_set), ModuleCtx::new(prelude)],
             frames: Vec::new(),
             static_prints: Vec::new(),
             loc_override: None,
@@ -331,8 +351,23 @@ impl<'a> Elab<'a> {
             steps: 0,
             registry,
             const_exprs: Vec::new(),
-            siblings: Vec::new(),
+            module_names: Vec::new(),
+            files: Vec::new(),
+            broken: Vec::new(),
         };
+        if !set.main.name.is_empty() {
+            elab.module_names.push((set.main.name.as_str(), USER_MODULE));
+        }
+        for m in &set.modules {
+            match &m.parsed {
+                Ok(ast) => {
+                    elab.module_names.push((m.info.name.as_str(), elab.modules.len()));
+                    elab.modules.push(ModuleCtx::in_set(ast, &m.info, &in_set));
+                    elab.files.push((m.file.as_str(), m.source.clone()));
+                }
+                Err(d) => elab.broken.push((m.info.name.as_str(), d)),
+            }
+        }
         for (i, m) in elab.modules.iter().enumerate() {
             m.collect(i);
         }
@@ -485,11 +520,8 @@ impl<'a> Elab<'a> {
     /// Sets up the kernel's signature and elaborates its body.
     fn kernel(&mut self, name: &str, spec: &Specialization) -> R<()> {
         let user = self.modules[USER_MODULE].ast;
-        let imports = scope::Imports::collect(user);
-        let def = user.body.iter().find_map(|s| match &s.kind {
-            ast::StmtKind::FunctionDef(d) if d.name.name == name => Some(d.as_ref()),
-            _ => None,
-        });
+        let imports = self.modules[USER_MODULE].imports.clone();
+        let def = self.modules[USER_MODULE].defs().filter(|d| d.name.name == name).last();
         let Some(def) = def else {
             let names: Vec<String> = kernels(user).into_iter().map(|k| k.name).collect();
             let mut d = Diagnostic::error(format!("no kernel named `{name}` in this module"), Span::default());

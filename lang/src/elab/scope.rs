@@ -6,107 +6,12 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ast::{self, Expr, ExprKind, StmtKind};
+pub use crate::elab::imports::Imports;
+use crate::elab::imports::{ScanCtx, executed};
+use crate::elab::modules::ModuleInfo;
 use crate::elab::value::{ClassVal, Env, FnKind, FuncVal, Value};
-use crate::elab::{Decorator, Elab, R};
+use crate::elab::{Elab, R};
 use crate::span::Span;
-
-/// What the import statements of a module bind: alias → dotted path (`tl` → `triton.language`,
-/// `jit` → `triton.jit`).
-#[derive(Clone, Debug, Default)]
-pub struct Imports {
-    pub names: HashMap<String, String>,
-}
-
-impl Imports {
-    /// The imports at the top level of `module` (also inside top-level `try`/`if` blocks).
-    pub fn collect(module: &ast::Module) -> Imports {
-        let mut imports = Imports::default();
-        imports.scan(&module.body);
-        imports
-    }
-
-    fn scan(&mut self, stmts: &[ast::Stmt]) {
-        for stmt in stmts {
-            match &stmt.kind {
-                StmtKind::Import(aliases) => {
-                    for a in aliases {
-                        match &a.asname {
-                            Some(alias) => self.names.insert(alias.name.clone(), a.name.clone()),
-                            None => {
-                                let first = a.name.split('.').next().unwrap_or(&a.name).to_string();
-                                self.names.insert(first.clone(), first)
-                            }
-                        };
-                    }
-                }
-                StmtKind::ImportFrom { module: Some(m), names, level: 0 } => {
-                    for a in names {
-                        if a.name == "*" {
-                            continue;
-                        }
-                        let bound = a.asname.as_ref().map_or(a.name.clone(), |i| i.name.clone());
-                        self.names.insert(bound, format!("{m}.{}", a.name));
-                    }
-                }
-                StmtKind::Try { body, handlers, .. } => {
-                    self.scan(body);
-                    for h in handlers {
-                        self.scan(&h.body);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The dotted path an expression like `tl.constexpr` or `triton.jit` refers to, through the imports.
-    pub fn resolve_dotted(&self, e: &Expr) -> Option<String> {
-        let dotted = e.dotted_name()?;
-        let (first, rest) = match dotted.split_once('.') {
-            Some((f, r)) => (f, Some(r)),
-            None => (dotted.as_str(), None),
-        };
-        let base = self.names.get(first)?;
-        Some(match rest {
-            Some(r) => format!("{base}.{r}"),
-            None => base.clone(),
-        })
-    }
-
-    /// Which `jit` decorator, if any, is among `decorators`.
-    pub fn jit_decorator(&self, decorators: &[Expr]) -> Option<Decorator> {
-        decorators.iter().find_map(|d| {
-            let d = match &d.kind {
-                ExprKind::Call { func, .. } => func,
-                _ => d,
-            };
-            jit_kind(&canonical(&self.resolve_dotted(d)?))
-        })
-    }
-
-    /// Whether `decorators` hold `@constexpr_function` (any namespace).
-    pub fn has_decorator(&self, decorators: &[Expr], last: &str) -> bool {
-        decorators.iter().any(|d| {
-            let d = match &d.kind {
-                ExprKind::Call { func, .. } => func,
-                _ => d,
-            };
-            let path = self.resolve_dotted(d).or_else(|| d.dotted_name());
-            path.is_some_and(|p| p.rsplit('.').next() == Some(last))
-        })
-    }
-
-    /// Whether an annotation means `constexpr` (`tl.constexpr`, `gl.constexpr`, `constexpr`, or the string form).
-    pub fn is_constexpr_annotation(&self, a: &Expr) -> bool {
-        if let ExprKind::Constant(ast::Constant::Str(s)) = &a.kind {
-            return s == "constexpr" || s.ends_with(".constexpr");
-        }
-        match self.resolve_dotted(a) {
-            Some(p) => p.rsplit('.').next() == Some("constexpr"),
-            None => a.dotted_name().is_some_and(|d| d == "constexpr" || d.ends_with(".constexpr")),
-        }
-    }
-}
 
 /// The canonical path of a module or module member (aliases of one module map to one name).
 pub fn canonical(path: &str) -> String {
@@ -141,20 +46,13 @@ pub fn canonical(path: &str) -> String {
     path.to_string()
 }
 
-fn jit_kind(path: &str) -> Option<Decorator> {
-    match path {
-        "triton.jit" | "triton.language.jit" => Some(Decorator::Triton),
-        "triton.experimental.gluon.jit" => Some(Decorator::Gluon),
-        "tessel.jit" => Some(Decorator::Tessel),
-        _ => None,
-    }
-}
-
 /// A module-level name, evaluated on first use.
 #[derive(Clone, Debug)]
 pub enum Global<'a> {
     /// An imported name, by dotted path (resolved on first use).
     Import(String),
+    /// A relative import that cannot be resolved (the import as written): an error where it is used.
+    Unresolved(String),
     /// `NAME = expr` or `NAME: ann = expr` at the top level (the last such assignment).
     Pending(&'a Expr),
     /// Being evaluated (a cycle if met again).
@@ -162,26 +60,67 @@ pub enum Global<'a> {
     Done(Value<'a>),
 }
 
-/// One source module: its AST and its global names.
+/// One source module: its AST, its identity, the statements its top level ran (see [`executed`]) and its
+/// global names.
 pub struct ModuleCtx<'a> {
     pub ast: &'a ast::Module,
+    /// Its dotted name (empty when unknown), for relative imports and messages.
+    pub name: String,
+    pub is_package: bool,
+    pub executed: Vec<&'a ast::Stmt>,
     pub imports: Imports,
+    /// What Python bound its globals to, when the host said (over the static scan).
+    pub bindings: Option<HashMap<String, String>>,
     pub globals: RefCell<HashMap<String, Global<'a>>>,
 }
 
 impl<'a> ModuleCtx<'a> {
+    /// A script with no module set around it.
     pub fn new(ast: &'a ast::Module) -> ModuleCtx<'a> {
-        ModuleCtx { ast, imports: Imports::collect(ast), globals: RefCell::new(HashMap::new()) }
+        ModuleCtx::in_set(ast, &ModuleInfo::default(), &|_| false)
     }
 
-    /// Registers the module's functions, classes and constants; `index` is this module's number.
+    /// A module of a module set: `in_set` says which dotted names name modules of the set.
+    pub fn in_set(ast: &'a ast::Module, info: &ModuleInfo, in_set: &dyn Fn(&str) -> bool) -> ModuleCtx<'a> {
+        let ctx = ScanCtx { name: &info.name, is_package: info.is_package, in_set };
+        let executed = executed(&ast.body, &ctx);
+        let imports = Imports::collect_in(&executed, &ctx, info.bindings.as_ref());
+        ModuleCtx {
+            ast,
+            name: info.name.clone(),
+            is_package: info.is_package,
+            executed,
+            imports,
+            bindings: info.bindings.clone(),
+            globals: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The module's top-level `def`s as Python ran them (branches of module-level `if`/`try` included).
+    pub fn defs(&self) -> impl Iterator<Item = &'a ast::FunctionDef> + '_ {
+        self.executed.iter().filter_map(|s| match &s.kind {
+            StmtKind::FunctionDef(d) => Some(d.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// Registers the module's functions, classes, constants and imports, in the order they ran (the last
+    /// binding of a name wins, as in Python), then its host bindings over them; `index` is this module's number.
     pub fn collect(&self, index: usize) {
         let mut globals = self.globals.borrow_mut();
-        for (name, path) in &self.imports.names {
-            globals.insert(name.clone(), Global::Import(path.clone()));
-        }
-        for stmt in &self.ast.body {
+        let no_set = |_: &str| false;
+        let ctx = ScanCtx { name: &self.name, is_package: self.is_package, in_set: &no_set };
+        for stmt in &self.executed {
             match &stmt.kind {
+                StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
+                    let one = Imports::collect_in(&[*stmt], &ctx, None);
+                    for (name, path) in one.names {
+                        globals.insert(name, Global::Import(path));
+                    }
+                    for (name, written) in one.unresolved {
+                        globals.insert(name, Global::Unresolved(written));
+                    }
+                }
                 StmtKind::FunctionDef(def) => {
                     let f = func_val(&self.imports, def, index, None);
                     globals.insert(def.name.name.clone(), Global::Done(Value::Func(f)));
@@ -204,6 +143,9 @@ impl<'a> ModuleCtx<'a> {
                 }
                 _ => {}
             }
+        }
+        for (name, path) in self.bindings.iter().flatten() {
+            globals.insert(name.clone(), Global::Import(path.clone()));
         }
     }
 }
@@ -323,7 +265,7 @@ impl<'a> Elab<'a> {
             .map(|f| f.vars.keys().filter(|k| !k.starts_with(crate::elab::jumps::FLAG_PREFIX)).cloned().collect())
             .unwrap_or_default();
         candidates.extend(self.modules[module].globals.borrow().keys().cloned());
-        let mut e = self.err(span, format!("name `{name}` is not defined"));
+        let mut e = self.err(span, format!("name `{name}` is not defined in {}", self.module_label(module)));
         if let Some(best) = closest(name, candidates.iter().map(String::as_str)) {
             e.diag = e.diag.with_hint(format!("did you mean `{best}`?"));
         }
@@ -340,10 +282,25 @@ impl<'a> Elab<'a> {
                 Err(self.err(span, format!("the global `{name}` refers to itself while being computed")))
             }
             Some(Global::Import(path)) => {
-                let v = self.resolve_path(&path, span)?;
-                self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Done(v.clone()));
-                Ok(Some(v))
+                // Marked while resolving: two modules importing a name from each other is a cycle, not a hang.
+                self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Evaluating);
+                let resolved = self.resolve_path(&path, span);
+                let entry = match &resolved {
+                    Ok(v) => Global::Done(v.clone()),
+                    Err(_) => Global::Import(path.clone()),
+                };
+                self.modules[module].globals.borrow_mut().insert(name.to_string(), entry);
+                resolved.map(Some)
             }
+            Some(Global::Unresolved(written)) => Err(self.err_hint(
+                span,
+                format!(
+                    "`{name}` comes from `{written}`, a relative import that cannot be resolved in {}",
+                    self.module_label(module)
+                ),
+                "a relative import needs the module's package: compile the module as part of its package (the \
+                 CLI: `--path` the directory above the package; Python: import the package, not the file)",
+            )),
             Some(Global::Pending(expr)) => {
                 self.modules[module].globals.borrow_mut().insert(name.to_string(), Global::Evaluating);
                 self.frames.push(Frame::new(module, name, true));

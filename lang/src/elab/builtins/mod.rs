@@ -295,6 +295,13 @@ pub(crate) fn known_module(path: &str) -> Option<Option<Ns>> {
 impl<'a> Elab<'a> {
     /// The value an import path refers to: a module, or a member of one (`from triton import jit`).
     pub fn resolve_path(&mut self, path: &str, span: Span) -> R<Value<'a>> {
+        if path.starts_with('.') {
+            return Err(self.host_side(path, span));
+        }
+        // A module of the module set, or a global of one (`pkg.utils.helper`).
+        if let Some(v) = self.resolve_in_set(path, span)? {
+            return Ok(v);
+        }
         let path = canonical(path);
         if extra::is_amd_path(&path) {
             return Err(self.amd_error(&path, span));
@@ -319,6 +326,10 @@ impl<'a> Elab<'a> {
         if self.is_module(&sub) {
             return Ok(Value::Module(sub.as_str().into()));
         }
+        // `import pkg.mod` binds `pkg`: `pkg.mod` is a module of the set even when `pkg` is not.
+        if let Some(v) = self.resolve_in_set(&format!("{module}.{name}"), span)? {
+            return Ok(v);
+        }
         if let Some(b) = self.plugin_builtin(&module, name) {
             return Ok(Value::Builtin(b));
         }
@@ -334,12 +345,7 @@ impl<'a> Elab<'a> {
             None if module.starts_with("triton.") || module.starts_with("tessel.") => {
                 return Err(self.err(span, format!("`{module}.{name}` is not supported by tessel's elaborator yet")));
             }
-            None => {
-                return Err(self.err(
-                    span,
-                    format!("`{module}.{name}` cannot be used in a kernel: module `{module}` is host-side Python"),
-                ));
-            }
+            None => return Err(self.host_side(&format!("{module}.{name}"), span)),
         };
         let shared_tl = matches!(ns, Ns::Tl | Ns::Gl | Ns::Tessel);
         if shared_tl || ns == Ns::Math {

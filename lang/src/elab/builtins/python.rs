@@ -276,8 +276,8 @@ impl<'a> Elab<'a> {
             "import_module" => {
                 let b = self.bind(fname, "name, package=None", args)?;
                 let name = self.const_str(b.req("name"), fname, "name")?;
-                match self.siblings.iter().find(|(n, _)| *n == name) {
-                    Some(&(_, m)) => Ok(Value::UserModule(m)),
+                match self.set_module(&name) {
+                    Some(m) => Ok(Value::UserModule(m)),
                     None => Err(self.err_hint(
                         span,
                         format!("the module `{name}` was not loaded"),
