@@ -27,6 +27,10 @@ def _shim_for_children():
     shim.install()
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != CHILD_PATH]
     os.environ["PYTHONPATH"] = os.pathsep.join([CHILD_PATH] + paths)
+    # Also first on this process's path (where `triton` is already tessel's): torch's inductor starts its compile
+    # workers with PYTHONPATH set to this process's `sys.path`, not to its PYTHONPATH.
+    if CHILD_PATH not in sys.path:
+        sys.path.insert(0, CHILD_PATH)
 
 
 def main(argv=None):
