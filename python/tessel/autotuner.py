@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ._triton.interface import AutotunerError, KernelInterface
-from .jit import JITFunction, _use_interpreter
+from .jit import JITFunction, _interpret_requested, _use_interpreter
 from .runtime import gpu_target
 
 
@@ -155,6 +155,9 @@ class Autotuner(_Launcher):
         self.best_config = None
         self.configs_timings = None
         self.bench_time = None
+        # The tuned dispatch (`_dispatch`): the chosen config by a key read straight off the arguments.
+        self._key_index = [self.arg_names.index(k) for k in self.keys if k in self.arg_names]
+        self._chosen = {}
 
     @property
     def do_bench(self):
@@ -238,6 +241,13 @@ class Autotuner(_Launcher):
     def run(self, *args, **kwargs):
         """Launches with the best config for these arguments (tuning first when their key is new); `kwargs`
         holds `grid` and `warmup` (given by `kernel[grid](...)`) besides the kernel's keyword arguments."""
+        hit = self._dispatch(args, kwargs)
+        if hit is not None:
+            config, config_kwargs = hit
+            self.best_config = config
+            grid = kwargs.pop("grid")
+            kwargs.pop("warmup", None)
+            return self.fn.run(*args, grid=grid, **kwargs, **config_kwargs)
         if kwargs.get("warmup"):
             kwargs.pop("warmup")
             return self.warmup(*args, **kwargs)
@@ -260,9 +270,53 @@ class Autotuner(_Launcher):
             self.best_config = config
             if config.pre_hook is not None:
                 config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+            else:
+                self._remember(args, kwargs, config)
             return self.fn.run(*args, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
+
+    # --- the tuned dispatch: what a launch costs once its key has a config ---
+    _SIMPLE = frozenset({int, float, str, bool, type(None)})
+    _CHOSEN_MAX = 4096
+
+    def _fast_key(self, args, kwargs):
+        """A key that determines the config as `run`'s does, read off the arguments without binding them: the
+        key arguments' values, each argument's dtype and whether it is a CUDA tensor, the other keyword
+        arguments (simple values only) and TRITON_INTERPRET; None when the arguments need `run`'s binding."""
+        index = self._key_index
+        simple = self._SIMPLE
+        if len(index) != len(self.keys) or any(i >= len(args) or args[i].__class__ not in simple for i in index):
+            return None
+        extra = []
+        for k, v in kwargs.items():
+            if k != "grid" and k != "warmup":
+                if v.__class__ not in simple:
+                    return None
+                extra.append((k, v))
+        kinds = []
+        for a in args:
+            dtype = getattr(a, "dtype", None)
+            if dtype is not None:
+                kinds.append((dtype, getattr(a, "is_cuda", False)))
+            elif a.__class__ not in simple:
+                return None
+        return (tuple([args[i] for i in index]), tuple(kinds), tuple(extra), _interpret_requested())
+
+    def _dispatch(self, args, kwargs):
+        """(config, its launch keywords) for arguments whose fast key has been dispatched before, else None."""
+        chosen = self._chosen
+        if not chosen or kwargs.get("warmup"):
+            return None
+        key = self._fast_key(args, kwargs)
+        return None if key is None else chosen.get(key)
+
+    def _remember(self, args, kwargs, config):
+        key = self._fast_key(args, kwargs)
+        if key is not None:
+            if len(self._chosen) >= self._CHOSEN_MAX:
+                self._chosen.clear()
+            self._chosen[key] = (config, config.all_kwargs())
 
     def _tune(self, args, kwargs, key):
         key_vals, target = key

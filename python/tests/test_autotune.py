@@ -94,3 +94,35 @@ def test_a_second_process_reuses_the_tuning_cache(tmp_path):
     [entry2] = json.loads(path.read_text())["entries"].values()
     assert len(entry2) == 4
     assert all(entry2[c] == t for c, t in entry.items())
+
+
+@tessel.jit
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+def test_tuned_dispatch_reads_the_key_off_the_arguments(tmp_path, monkeypatch):
+    # Once a key has a config, launches find it without binding the arguments (`_dispatch`); a new key value, a
+    # new dtype or a keyword argument's new value is a new key, as in `run`.
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path))
+    timings = iter([3.0, 1.0, 2.0] * 10)  # the second config wins every tuning
+    configs = [tessel.Config({"BLOCK": b}) for b in (32, 64, 128)]
+    scale = tessel.autotune(configs=configs, key=["n"], do_bench=lambda fn, quantiles: (fn(), next(timings))[1])(
+        scale_kernel)
+    x = np.random.rand(100).astype(np.float32)
+    grid = lambda m: (tessel.cdiv(100, m["BLOCK"]),)  # noqa: E731
+    for factor in (2.0, 3.0):
+        out = np.full_like(x, np.nan)
+        scale[grid](x, out, 100, factor=factor)
+        np.testing.assert_allclose(out, x * factor, rtol=1e-6)
+    assert scale.best_config is configs[1] and len(scale._chosen) == 2 and len(scale.cache) == 1
+    assert scale._dispatch((x, out, 100), {"grid": grid, "warmup": False, "factor": 2.0})[0] is configs[1]
+    out = np.full_like(x, np.nan)
+    scale[grid](x, out, 100, factor=2.0)  # the dispatch's hit
+    np.testing.assert_allclose(out, x * 2, rtol=1e-6)
+    assert len(scale._chosen) == 2
+    out64 = np.full(100, np.nan)
+    scale[grid](x.astype(np.float64), out64, 100, factor=2.0)  # new dtypes: `run` keys them, and tunes again
+    np.testing.assert_allclose(out64, x * 2, rtol=1e-6)
+    assert len(scale.cache) == 2 and len(scale._chosen) == 3
