@@ -34,23 +34,39 @@ def _has_gpu():
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not _has_gpu(), reason="no GPU tessel can use"))]
 
 
-def run_model(name, device, tmp_path):
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+def run_model(name, device, tmp_path, compile_threads=1):
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+           "TESSEL_TEST_COMPILE_THREADS": str(compile_threads)}
     r = python_m_tessel("models.py", name, device, cwd=HERE, env=env, timeout=600)
     lines = [line for line in r.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, f"no result (exit {r.returncode}):\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     return json.loads(lines[-1][len("RESULT "):]), r
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("model", MODELS)
-def test_model(model, device, tmp_path):
-    result, proc = run_model(model, device, tmp_path)
+def check(result, proc):
     if result.get("skip"):
         pytest.skip(result["skip"])
     assert result["triton_is_tessel"], "triton.compile is not tessel's"
     assert not result["foreign"], f"modules of an installed Triton were loaded: {result['foreign']}"
     assert result["ok"], f"{result['error']}\n{result.get('traceback', '')}\n{proc.stderr[-3000:]}"
-    assert result["generated"], "inductor generated no Triton kernel"
-    # Every kernel inductor precompiled went through tessel's triton.compile (one compile per config).
-    assert sorted(result["compiled"]) == sorted(result["generated"])
+    assert result["launchers"], "inductor generated no Triton kernel"
+    # Every kernel inductor launches is tessel's compiled kernel, and (compiled in this process) every kernel
+    # inductor precompiled went through tessel's triton.compile (one compile per config).
+    assert {cls for _, cls in result["launchers"]} == {"tessel.compiled.CompiledKernel"}
+    if not result["workers"]:
+        assert result["generated"] and sorted(result["compiled"]) == sorted(result["generated"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("model", MODELS)
+def test_model(model, device, tmp_path):
+    check(*run_model(model, device, tmp_path))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_workers(device, tmp_path):
+    """inductor's compile worker processes (its SubprocPool) compile with tessel too: they get the shim from
+    `python -m tessel`, and the compiled kernels come back pickled."""
+    result, proc = run_model("random", device, tmp_path, compile_threads=2)
+    assert result["workers"] and not result["compiled"], "the kernels were not compiled in the workers"
+    check(result, proc)

@@ -46,20 +46,29 @@ def configure(device):
         AsyncCompile._ready_future.result(timeout=300)
 
 
-generated = []
+generated = []  # kernels inductor precompiled in this process (each config)
+launchers = []  # (kernel name, its compiled kernel's class) of every launcher inductor made, wherever compiled
 
 
 def count_generated():
-    """Records the name of every Triton kernel inductor precompiles (each config of it)."""
+    """Records every Triton kernel inductor precompiles here, and the compiled kernel behind every launcher it
+    makes (compiled here or in a compile worker)."""
     from torch._inductor.runtime import triton_heuristics as th
 
-    original = th.CachingAutotuner._precompile_config
+    precompile_config = th.CachingAutotuner._precompile_config
+    make_launcher = th.TritonCompileResult.make_launcher
 
-    def precompile_config(self, cfg):
+    def counted_precompile_config(self, cfg):
         generated.append(self.fn.__name__)
-        return original(self, cfg)
+        return precompile_config(self, cfg)
 
-    th.CachingAutotuner._precompile_config = precompile_config
+    def counted_make_launcher(self):
+        k = self.kernel
+        launchers.append((k.src.fn.__name__, f"{type(k).__module__}.{type(k).__qualname__}"))
+        return make_launcher(self)
+
+    th.CachingAutotuner._precompile_config = counted_precompile_config
+    th.TritonCompileResult.make_launcher = counted_make_launcher
 
 
 # --- the models ---
@@ -316,6 +325,8 @@ def main():
     import triton
 
     result["generated"] = generated
+    result["launchers"] = launchers
+    result["workers"] = torch._inductor.config.compile_threads > 1
     result["compiled"] = list(_compiler_face.compiled_names)
     result["triton_is_tessel"] = triton.compile is _compiler_face.compile
     result["foreign"] = foreign_triton_modules()
