@@ -81,8 +81,8 @@ class _TritonFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "triton" or fullname.startswith("triton."):
             raise ModuleNotFoundError(
-                f"No module named '{fullname}': tessel stands in for Triton here (triton is {__name__}) and does "
-                "not provide this module", name=fullname
+                f"No module named '{fullname}': tessel stands in for Triton here and does not provide the module "
+                f"`{fullname}`", name=fullname
             )
         return None
 

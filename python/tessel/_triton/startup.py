@@ -24,7 +24,7 @@ class TesselTritonFinder:
         shim.install()
         if fullname not in sys.modules:
             raise ModuleNotFoundError(f"No module named '{fullname}': tessel stands in for Triton here and does "
-                                      "not provide this module", name=fullname)
+                                      f"not provide the module `{fullname}`", name=fullname)
         return sys.modules[fullname].__spec__
 
 
