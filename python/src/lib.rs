@@ -7,6 +7,7 @@
 
 mod layouts;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::create_exception;
@@ -16,6 +17,7 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use tessel::codegen::cache::DiskCache;
 use tessel::codegen::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
+use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::Elem;
@@ -42,13 +44,40 @@ fn dtype(name: &str) -> PyResult<ScalarType> {
     ScalarType::from_any_name(name).ok_or_else(|| PyTypeError::new_err(format!("tessel has no dtype `{name}`")))
 }
 
+/// One module of a kernel's module set as the Python side passes it: `(dotted_name, file, source, is_package,
+/// bindings)`, `bindings` a dict of global name → dotted path (what Python bound it to) or None.
+type ModuleTuple = (String, String, String, bool, Option<HashMap<String, String>>);
+
+/// The module set of the kernel's module `file` from the Python side's list (see `python/tessel/_modules.py`):
+/// the entry whose file is `file` is the kernel's own module (its name, kind and bindings; its source is the one
+/// compiled), the others are the modules its imports reach.
+fn module_set(file: &str, modules: Vec<ModuleTuple>) -> ModuleSet {
+    let mut set = ModuleSet::default();
+    for (name, path, source, is_package, bindings) in modules {
+        let info = ModuleInfo { name, is_package, bindings };
+        if path == file && set.main.name.is_empty() {
+            set.main = info;
+        } else {
+            set.modules.push(SourceModule::new(info, path, source.into()));
+        }
+    }
+    set
+}
+
 /// The kernels (`@triton.jit`, `@gluon.jit`, `@tessel.jit` functions) of a module's source: for each its name,
 /// its decorator (`triton`, `gluon`, `tessel`) and its parameters as (name, is constexpr, default as written).
+/// `modules`: the module set (see `compile`); the kernel's own entry gives its bindings.
 #[pyfunction]
+#[pyo3(signature = (source, file, modules=None))]
 #[allow(clippy::type_complexity)]
-fn kernels(source: &str, file: &str) -> PyResult<Vec<(String, String, Vec<(String, bool, Option<String>)>)>> {
+fn kernels(
+    source: &str,
+    file: &str,
+    modules: Option<Vec<ModuleTuple>>,
+) -> PyResult<Vec<(String, String, Vec<(String, bool, Option<String>)>)>> {
     let module = tessel::lang::parse_module(source).map_err(|d| CompilationError::new_err(d.render(file, source)))?;
-    Ok(tessel::lang::elab::kernels(&module)
+    let main = modules.map(|m| module_set(file, m).main).unwrap_or_default();
+    Ok(tessel::lang::elab::kernels_in(&module, &main)
         .into_iter()
         .map(|k| {
             let params = k.params.into_iter().map(|p| (p.name, p.constexpr, p.default)).collect();
@@ -221,6 +250,8 @@ struct Compiled {
     source: String,
     kernel: String,
     spec: Specialization,
+    /// The module set the kernel's module came with (None: read from beside `file`).
+    modules: Option<Arc<ModuleSet>>,
     func: Func,
     /// How each IR argument is passed to a GPU launch.
     slots: Vec<Slot>,
@@ -231,8 +262,12 @@ struct Compiled {
 /// Elaborates `kernel` of `source` for one specialization: `params` gives each parameter's spelling (see
 /// `arg_spec`), in order; trailing parameters left out take their defaults. `maxnreg` caps the registers per
 /// thread of the GPU code (`.maxnreg`); `num_ctas` is what `gl.num_ctas()` returns (code generation takes 1).
+/// `modules`: the kernel's module set, a list of `(dotted_name, file, source, is_package, bindings)` holding the
+/// kernel's own module (the entry whose file is `file`) and the modules its imports reach; `bindings` maps global
+/// names to the dotted path of what Python bound them to (None: the imports are read from the source). Without
+/// it, imported modules are read from beside `file`. The other modules' sources are part of the cache key.
 #[pyfunction]
-#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None, num_ctas=1))]
+#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None, num_ctas=1, *, modules=None))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
@@ -244,13 +279,15 @@ fn compile(
     num_stages: u32,
     maxnreg: Option<u32>,
     num_ctas: u32,
+    modules: Option<Vec<ModuleTuple>>,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
     let spec = Specialization { args, num_warps, num_stages, maxnreg, num_ctas };
+    let modules = modules.map(|m| Arc::new(module_set(&file, m)));
     let mut t = Timings::default();
     let func = py.detach(|| {
         let ks = KernelSource { file: &file, source: &source, kernel: &kernel, spec: &spec, module: None };
-        tessel::pipeline::run(&ks, Target::Sm90a, Stage::Tile, None, &mut t)
+        tessel::pipeline::run_in(&ks, modules.as_deref(), Target::Sm90a, Stage::Tile, None, &mut t)
     });
     // `tl.static_print` output and compiler warnings, as the CLI shows them (through Python's sys.stderr, so that
     // pytest and notebooks capture them).
@@ -261,7 +298,7 @@ fn compile(
     let func = func.map_err(to_py)?;
     let Output::Tile(func) = func else { unreachable!("the pipeline stops at the stage asked for") };
     let slots = slots(&func);
-    Ok(Compiled { file, source, kernel, spec, func, slots, loaded: Mutex::new(Vec::new()) })
+    Ok(Compiled { file, source, kernel, spec, modules, func, slots, loaded: Mutex::new(Vec::new()) })
 }
 
 #[pymethods]
@@ -275,7 +312,7 @@ impl Compiled {
     fn ptx(&self, py: Python<'_>, target: &str) -> PyResult<String> {
         let target =
             Target::parse(target).ok_or_else(|| PyValueError::new_err(format!("unknown target `{target}`")))?;
-        let kernel = py.detach(|| Jit::new(DiskCache::from_env()).ptx(&self.source(), target, Some(&self.func)));
+        let kernel = py.detach(|| self.jit().ptx(&self.source(), target, Some(&self.func)));
         Ok(kernel.map_err(to_py)?.ptx)
     }
 
@@ -284,7 +321,7 @@ impl Compiled {
     fn shared_bytes(&self, py: Python<'_>, target: &str) -> PyResult<u32> {
         let target =
             Target::parse(target).ok_or_else(|| PyValueError::new_err(format!("unknown target `{target}`")))?;
-        let kernel = py.detach(|| Jit::new(DiskCache::from_env()).ptx(&self.source(), target, Some(&self.func)));
+        let kernel = py.detach(|| self.jit().ptx(&self.source(), target, Some(&self.func)));
         Ok(kernel.map_err(to_py)?.shared_bytes)
     }
 
@@ -384,6 +421,13 @@ impl Compiled {
 }
 
 impl Compiled {
+    /// The compile driver for this kernel: the disk cache, and the module set (part of the cache key).
+    fn jit(&self) -> Jit {
+        let mut jit = Jit::new(DiskCache::from_env());
+        jit.modules = self.modules.clone();
+        jit
+    }
+
     fn source(&self) -> KernelSource<'_> {
         KernelSource { file: &self.file, source: &self.source, kernel: &self.kernel, spec: &self.spec, module: None }
     }
@@ -400,7 +444,7 @@ impl Compiled {
         let load = || -> Result<SendLoaded, Error> {
             // The driver loads the module into the current context: make the device's current for the load only.
             let _current = ContextGuard::enter(&state.gpu.ctx).map_err(|e| Error::Gpu(e.message))?;
-            Jit::new(DiskCache::from_env()).load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
+            self.jit().load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
         };
         let k = Arc::new(py.detach(load).map_err(to_py)?);
         let mut table = self.loaded.lock().map_err(|_| lock_err())?;

@@ -31,7 +31,7 @@ import os
 import sys
 import threading
 
-from . import _tessel, profiler
+from . import _modules, _tessel, profiler
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
 from .compiled import CompiledKernel
@@ -225,7 +225,8 @@ class JITFunction(KernelInterface):
     @property
     def params(self):
         if self._params is None:
-            found = [k for k in _tessel.kernels(self.source, self.filename) if k[0] == self.__name__]
+            modules = _modules.for_kernel(self)
+            found = [k for k in _tessel.kernels(self.source, self.filename, modules=modules) if k[0] == self.__name__]
             if not found:
                 raise _tessel.CompilationError(
                     f"{self.filename}: no jit kernel `{self.__name__}` at the top level of the module (tessel "
@@ -387,7 +388,7 @@ class JITFunction(KernelInterface):
         ]
         native = _tessel.compile(
             self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
-            opts["maxnreg"], opts["num_ctas"],
+            opts["maxnreg"], opts["num_ctas"], modules=_modules.for_kernel(self),
         )
         compiled = CompiledKernel(native, key, dict(opts), self)
         with self._lock:

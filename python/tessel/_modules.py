@@ -1,0 +1,183 @@
+"""The module set a kernel's module is compiled with, read from the live interpreter.
+
+tessel compiles a kernel from the source of its whole module; what that module imports (a package's helper
+module, torch inductor's `triton_helpers`, `from triton.language.extra.libdevice import rsqrt` chosen by a
+module-level `if`/`try`) the compiler resolves through this list, which `_tessel.compile(..., modules=...)` and
+`_tessel.kernels(..., modules=...)` take: one `(dotted_name, file, source, is_package, bindings)` per module,
+the kernel's own module first.
+
+`bindings` is what Python really bound each global of a module to, as a dotted path: a module's `__name__`, or
+`module.name` of a function, `JITFunction` or class defined in another module. It overrides the compiler's static
+reading of the module's imports name by name, so that whatever branch of a module-level `if`/`try` Python took
+is the one compiled. The other modules are those reachable through bindings that define kernel code
+(`@jit`, `@constexpr_function`, `@aggregate`), and those that re-export from them; torch, numpy, Triton, tessel
+and the standard library are not walked into, except torch inductor's runtime helpers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+import threading
+import types
+
+# Definitions of kernel-language code: `@triton.jit`, `@gluon.jit`, `@jit(...)`, `@tl.constexpr_function`,
+# `@gluon.aggregate`...
+_KERNEL_CODE = re.compile(r"^\s*@\s*[\w.]*\b(jit|constexpr_function|aggregate)\b", re.MULTILINE)
+
+# Packages whose modules are never walked into (tessel stands in for triton; the others hold no kernel code
+# tessel compiles), apart from the prefixes of `_WALKED`.
+_SKIPPED = {"torch", "numpy", "triton", "tessel", "jax", "pytest", "_pytest", "IPython", "sympy"}
+_WALKED = ("torch._inductor.runtime.", "torch._inductor.kernel.")
+
+_lock = threading.Lock()
+# module name -> (id of the module object, the modules its bindings reach: the list without its own entry)
+_CACHE: dict[str, tuple] = {}
+
+
+def _top(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def _walked(name: str) -> bool:
+    if not name or name == "__main__":
+        return True
+    if name.startswith(_WALKED):
+        return True
+    top = _top(name)
+    return top not in _SKIPPED and top not in sys.stdlib_module_names and top != "builtins"
+
+
+def _source(module) -> str | None:
+    try:
+        return inspect.getsource(module)
+    except (OSError, TypeError):
+        return None
+
+
+def _file(module) -> str | None:
+    try:
+        return inspect.getsourcefile(module) or getattr(module, "__file__", None)
+    except TypeError:
+        return getattr(module, "__file__", None)
+
+
+def _name(module) -> str:
+    spec = getattr(module, "__spec__", None)
+    return getattr(spec, "name", None) or module.__name__
+
+
+def _origin(value):
+    """(module name, name) of a function, JITFunction or class defined at the top level of a module."""
+    try:
+        mod = getattr(value, "__module__", None)
+        name = getattr(value, "__name__", None)
+        qual = getattr(value, "__qualname__", name)
+    except Exception:  # noqa: BLE001 - arbitrary host objects may raise anything from __getattr__
+        return None
+    if not isinstance(mod, str) or not isinstance(name, str) or qual != name:
+        return None
+    return mod, name
+
+
+def bindings(module) -> dict[str, str]:
+    """What the globals of `module` are bound to, as dotted paths (see the module's docstring)."""
+    own = module.__name__
+    out = {}
+    for key, value in list(vars(module).items()):
+        if key.startswith("__"):
+            continue
+        if isinstance(value, types.ModuleType):
+            out[key] = value.__name__
+            continue
+        origin = _origin(value)
+        if origin is None or origin[0] == own:
+            continue
+        mod, name = origin
+        # tessel's own host objects (the `jit` decorator, the launcher's classes) are read statically: only the
+        # kernel language's builtins (tessel.language) name what they stand for.
+        if _top(mod) == "tessel" and not (mod == "tessel.language" or mod.startswith("tessel.language.")):
+            continue
+        out[key] = f"{mod}.{name}"
+    return out
+
+
+def _module_of(path: str):
+    """The loaded module a dotted binding path names, or holds (`pkg.utils.helper` → `pkg.utils`)."""
+    while path:
+        m = sys.modules.get(path)
+        if m is not None:
+            return m
+        path = path.rpartition(".")[0]
+    return None
+
+
+def _collect(root) -> list[tuple]:
+    """The modules reachable from `root` through bindings that define kernel code or re-export from one, as
+    `(name, file, source, is_package, bindings)`, `root` excluded."""
+    seen = {id(root)}
+    order, info = [], {}
+    stack = [root]
+    while stack:
+        module = stack.pop()
+        b = bindings(module)
+        info[id(module)] = (module, b)
+        order.append(module)
+        for path in b.values():
+            m = _module_of(path)
+            if m is None or id(m) in seen or not _walked(_name(m)):
+                continue
+            seen.add(id(m))
+            stack.append(m)
+    sources = {id(m): _source(m) for m in order if m is not root}
+    included = {i for i, s in sources.items() if s and _KERNEL_CODE.search(s)}
+    # Modules that bind names into included ones (a package re-exporting a helper) are needed to resolve them.
+    changed = True
+    while changed:
+        changed = False
+        for m in order:
+            if m is root or id(m) in included or not sources.get(id(m)):
+                continue
+            targets = (_module_of(p) for p in info[id(m)][1].values())
+            if any(t is not None and id(t) in included for t in targets):
+                included.add(id(m))
+                changed = True
+    out = []
+    for m in order:
+        if id(m) in included:
+            out.append((_name(m), _file(m) or f"<{_name(m)}>", sources[id(m)], hasattr(m, "__path__"), info[id(m)][1]))
+    return out
+
+
+def module_set(fn, filename: str, source: str) -> list[tuple] | None:
+    """The module list for the kernel function `fn` (compiled from `source`, read from `filename`): its own module
+    first, then the modules its imports reach. None when `fn`'s module is not loaded (the compiler then reads
+    imported modules from beside `filename`)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is None:
+        return None
+    key = module.__name__
+    with _lock:
+        hit = _CACHE.get(key)
+    if hit is not None and hit[0] == id(module):
+        others = hit[1]
+    else:
+        others = _collect(module)
+        with _lock:
+            _CACHE[key] = (id(module), others)
+    own = (_name(module), filename, source, hasattr(module, "__path__"), bindings(module))
+    return [own] + [m for m in others if m[1] != filename]
+
+
+def for_kernel(jit_function) -> list[tuple] | None:
+    """`module_set` of a JITFunction, computed on its first compile and kept on it."""
+    cached = getattr(jit_function, "_tessel_module_set", False)
+    if cached is not False:
+        return cached
+    try:
+        found = module_set(jit_function.fn, jit_function.filename, jit_function.source)
+    except Exception:  # noqa: BLE001 - a module set that cannot be built falls back to reading the disk
+        found = None
+    jit_function._tessel_module_set = found
+    return found
