@@ -17,6 +17,8 @@ use crate::span::Span;
 /// Methods of tensors, resolved to the `tl` function of the same name with the tensor as first argument.
 pub const TENSOR_METHODS: &[&str] = &[
     "to",
+    "logical_and",
+    "logical_or",
     "reshape",
     "view",
     "permute",

@@ -239,6 +239,8 @@ const GLUON_NAMES: &[&str] = &["jit", "aggregate", "constexpr_function", "must_u
 /// Names of `tl` that the prelude defines (in the kernel language).
 pub const PRELUDE_NAMES: &[&str] = &[
     "cdiv",
+    "_log2",
+    "_is_power_of_two",
     "sigmoid",
     "softmax",
     "sum",

@@ -348,6 +348,20 @@ def _norm_dim(dim, rank, what):
     return dim
 
 
+def _log2(i):
+    # `triton.language.standard._log2` (inductor's helpers import it): floor(log2(i)) of a compile-time int.
+    log2 = 0
+    n = i
+    while n > 1:
+        n >>= 1
+        log2 += 1
+    return log2
+
+
+def _is_power_of_two(i):
+    return (i & (i - 1)) == 0 and i != 0
+
+
 def _log2_exact(n, what):
     k = 0
     while (1 << k) < n:

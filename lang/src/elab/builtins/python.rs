@@ -371,6 +371,12 @@ impl<'a> Elab<'a> {
                 if name == "to" {
                     return self.call_core("to", "tensor.to", args);
                 }
+                // `x.logical_and(y)` / `x.logical_or(y)`: Triton's `and`/`or` of tensors, both sides as int1.
+                if matches!(name, "logical_and" | "logical_or") {
+                    let b = self.bind(&format!("tensor.{name}"), "self, other", args)?;
+                    let (x, y) = (b.req("self").value.clone(), b.req("other").value.clone());
+                    return self.logical(name == "logical_and", x, y, span);
+                }
                 let f = self.module_attr("triton.language", name, span)?;
                 self.call_value(f, args, span)
             }

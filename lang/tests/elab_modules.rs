@@ -1,0 +1,154 @@
+//! Kernels using what their module imports: a module set (`tessel_lang::elab::modules`) of a helper module with
+//! `@jit` functions, a constexpr global and an alias of `triton.language.math`, reached by relative imports,
+//! dotted module paths and host bindings; errors inside the helper rendered with the helper's file.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tessel_lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
+use tessel_lang::elab::registry::Registry;
+use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel_tile::ScalarType::*;
+
+const HELPERS: &str = "\
+import triton
+import triton.language as tl
+from triton.language import math as tl_math
+from . import consts
+
+SCALE: tl.constexpr = tl.constexpr(4)
+
+
+@triton.jit
+def scaled_exp(x):
+    return tl_math.exp(x) * SCALE + consts.BIAS
+
+
+@triton.jit
+def broken(x):
+    return x + missing_name
+";
+
+const CONSTS: &str = "BIAS = 7\n";
+
+fn module(name: &str, file: &str, source: &str, bindings: Option<HashMap<String, String>>) -> SourceModule {
+    let info = ModuleInfo { name: name.into(), is_package: false, bindings };
+    SourceModule::new(info, file.into(), Arc::from(source))
+}
+
+fn set(main: &str, helpers: &str) -> ModuleSet {
+    ModuleSet {
+        main: ModuleInfo { name: main.into(), is_package: false, bindings: None },
+        modules: vec![
+            module("pkg.helpers", "pkg/helpers.py", helpers, None),
+            module("pkg.consts", "pkg/consts.py", CONSTS, None),
+        ],
+    }
+}
+
+fn spec() -> Specialization {
+    Specialization::new(vec![ArgSpec::Pointer(F32, false), ArgSpec::Constexpr(ConstValue::Int(16))])
+}
+
+fn kernel(call: &str) -> String {
+    format!(
+        "import triton\nimport triton.language as tl\n{call}\n\n@triton.jit\ndef k(X, BLOCK: tl.constexpr):\n    \
+         offs = tl.arange(0, BLOCK)\n    x = tl.load(X + offs)\n    tl.store(X + offs, USE)\n"
+    )
+}
+
+fn elaborate(source: &str, set: &ModuleSet) -> Result<String, String> {
+    let main = tessel_lang::parse_module(source).map_err(|d| d.render("pkg/kern.py", source))?;
+    tessel_lang::elab::elaborate_in(&main, set, "k", &spec(), Registry::empty())
+        .map(|e| tessel_tile::print::print_func(&e.func))
+        .map_err(|d| d.render("pkg/kern.py", source))
+}
+
+#[test]
+fn a_helper_module_is_reached_by_a_relative_import() {
+    let src = kernel("from .helpers import scaled_exp as f").replace("USE", "f(x)");
+    let ir = elaborate(&src, &set("pkg.kern", HELPERS)).unwrap();
+    assert!(ir.contains("= exp %x"), "{ir}");
+    assert!(ir.contains("constant {value = 4.0}") && ir.contains("constant {value = 7.0}"), "{ir}");
+}
+
+#[test]
+fn a_helper_module_is_reached_by_its_dotted_path() {
+    for import in ["import pkg.helpers", "import pkg.helpers as ph", "from pkg import helpers"] {
+        let call = match import {
+            "import pkg.helpers" => "pkg.helpers.scaled_exp(x) + pkg.helpers.SCALE",
+            "import pkg.helpers as ph" => "ph.scaled_exp(x) + ph.SCALE",
+            _ => "helpers.scaled_exp(x) + helpers.SCALE",
+        };
+        let src = kernel(import).replace("USE", call);
+        let ir = elaborate(&src, &set("pkg.kern", HELPERS)).unwrap_or_else(|e| panic!("{import}: {e}"));
+        assert!(ir.contains("= exp %x"), "{import}: {ir}");
+    }
+}
+
+#[test]
+fn host_bindings_decide_what_a_name_is() {
+    // The helper's `tl_math` is bound by Python, whatever its source says; the kernel's `f` too.
+    let helpers = HELPERS.replace("from triton.language import math as tl_math", "tl_math = None");
+    let bindings: HashMap<String, String> = [("tl_math".to_string(), "triton.language.math".to_string())].into();
+    let mut s = set("pkg.kern", &helpers);
+    s.modules[0] = module("pkg.helpers", "pkg/helpers.py", &helpers, Some(bindings));
+    s.main.bindings = Some([("f".to_string(), "pkg.helpers.scaled_exp".to_string())].into());
+    let src = kernel("f = None").replace("USE", "f(x)");
+    let ir = elaborate(&src, &s).unwrap();
+    assert!(ir.contains("= exp %x"), "{ir}");
+}
+
+#[test]
+fn an_error_inside_a_helper_points_into_its_file() {
+    let src = kernel("from .helpers import broken").replace("USE", "broken(x)");
+    let err = elaborate(&src, &set("pkg.kern", HELPERS)).unwrap_err();
+    assert!(err.contains("name `missing_name` is not defined in module `pkg.helpers`"), "{err}");
+    assert!(err.contains("pkg/helpers.py:16:16"), "{err}");
+}
+
+#[test]
+fn a_helper_that_does_not_parse_is_reported_where_it_is_used() {
+    let src = kernel("from .helpers import scaled_exp").replace("USE", "scaled_exp(x)");
+    let err = elaborate(&src, &set("pkg.kern", "def broken(:\n")).unwrap_err();
+    assert!(err.contains("pkg/helpers.py"), "{err}");
+    assert!(err.contains("the kernel uses the module `pkg.helpers`, which does not parse"), "{err}");
+}
+
+#[test]
+fn a_module_outside_the_set_is_host_side_at_the_use() {
+    let src = kernel("from .elsewhere import helper as h").replace("USE", "h(x)");
+    let err = elaborate(&src, &set("pkg.kern", HELPERS)).unwrap_err();
+    assert!(
+        err.contains("`pkg.elsewhere.helper` cannot be used in a kernel: module `pkg.elsewhere` is host-side"),
+        "{err}"
+    );
+    assert!(err.contains("pkg/kern.py:9:24"), "{err}");
+    assert!(err.contains("--path"), "{err}");
+    // A relative import in a module without a package.
+    let err = elaborate(&src, &set("kern", HELPERS)).unwrap_err();
+    assert!(err.contains("`h` comes from `from .elsewhere import helper`, a relative import"), "{err}");
+}
+
+#[test]
+fn import_module_siblings_are_modules_of_the_set() {
+    let src =
+        kernel("import importlib\nhx = importlib.import_module(\"05-helpers\")").replace("USE", "hx.scaled_exp(x)");
+    let mut s = set("kern", HELPERS.replace("from . import consts", "import pkg.consts as consts").as_str());
+    s.modules[0].info.name = "05-helpers".into();
+    let ir = elaborate(&src, &s).unwrap();
+    assert!(ir.contains("= exp %x"), "{ir}");
+}
+
+#[test]
+fn tensor_logical_methods_and_log2() {
+    let src = kernel("")
+        .replace("USE", "tl.where((x > 0).logical_and(x < 1).logical_or(x == 5), x, tl.standard._log2(16) + 0.0)");
+    let ir = elaborate(
+        &src.replace("import triton.language as tl", "import triton.language as tl\nimport triton.language.standard"),
+        &ModuleSet::default(),
+    )
+    .unwrap();
+    assert!(ir.contains("and ") && ir.contains("or "), "{ir}");
+    assert!(ir.contains("constant {value = 4.0}"), "{ir}");
+}
