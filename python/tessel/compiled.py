@@ -73,6 +73,12 @@ class CompiledKernel:
         return bool(self.spec_key[-1])
 
     def _target(self):
+        target = self.__dict__.get("_compile_target")
+        if target is not None and target.backend == "cuda":
+            # The architecture `triton.compile` was given (no driver call: inductor's compile workers are forked
+            # and must not touch CUDA): sm_90 and newer as their `a` variants, as tessel targets them.
+            arch = int(target.arch)
+            return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
         from .runtime import gpu_target
 
         return gpu_target() or "sm_90a"
@@ -149,12 +155,19 @@ class CompiledKernel:
         for attr in ("run", "function", "module"):  # what torch's inductor blanks when it sends a kernel across
             if attr in self.__dict__ and self.__dict__[attr] is None:
                 del self.__dict__[attr]
+        if not self.__dict__.get("_loaded"):
+            if not self.interpreted:
+                torch = sys.modules.get("torch")
+                if torch is not None and torch.cuda.is_available():
+                    self.native.load(torch.cuda.current_device())
+            self._loaded = True
+        self._find_resources()
+
+    def _find_resources(self):
+        """The resource usage (`_resources`), found once, without loading anything on a device (inductor reads
+        `metadata` in its compile workers, which must not touch CUDA)."""
         if self._resources is not None:
             return
-        if not self.interpreted:
-            torch = sys.modules.get("torch")
-            if torch is not None and torch.cuda.is_available():
-                self.native.load(torch.cuda.current_device())
         if self.interpreted and self.__dict__.get("_compile_target") is not None:
             # Compiled for the interpreter through `triton.compile`: no registers, spills or shared memory exist.
             self._resources = {"shared": 0, "n_regs": 0, "n_spills": 0}
@@ -163,12 +176,12 @@ class CompiledKernel:
 
     @property
     def n_regs(self):
-        self._init_handles()
+        self._find_resources()
         return self._resources["n_regs"]
 
     @property
     def n_spills(self):
-        self._init_handles()
+        self._find_resources()
         return self._resources["n_spills"]
 
     @property
@@ -188,7 +201,7 @@ class CompiledKernel:
             return self._metadata
         from .runtime import GPUTarget
 
-        self._init_handles()
+        self._find_resources()
         target = self.__dict__.get("_compile_target")
         if target is None:
             t = self._target()

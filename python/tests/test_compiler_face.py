@@ -109,3 +109,34 @@ def test_a_kernel_sent_across_processes_as_inductor_sends_it():
     assert k2.src.fn.arg_names == axpy_kernel.arg_names and k2.src.fn is not axpy_kernel
     x, y, out = _launch(k2)  # recompiled from its recipe in this "process"
     np.testing.assert_array_equal(out, 2 * x + y)
+
+
+def _gpu():
+    torch = pytest.importorskip("torch")
+    from tessel import _tessel
+
+    target = _tessel.gpu_target()[0] if torch.cuda.is_available() else None
+    if target is None:
+        pytest.skip("no GPU tessel can use")
+    return torch, target
+
+
+def test_compile_and_run_on_the_gpu_with_tritons_launch_abi():
+    torch, target = _gpu()
+    assert "nvidia" in cf.backends() and cf.backends()["nvidia"].driver.is_active()
+    arch = int(target[3:].rstrip("a"))
+    src = cf.ASTSource(axpy_kernel, SIGNATURE, {"BLOCK": 128}, {(i,): [["tt.divisibility", 16]] for i in range(3)})
+    k = cf.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 4, "num_stages": 2})
+    assert not k.interpreted and k.metadata.target.backend == "cuda" and k.metadata.shared >= 0
+    k._init_handles()
+    assert k.n_regs > 0
+    n = 1000
+    x = torch.arange(n, device="cuda", dtype=torch.float32)
+    y = torch.ones(n, device="cuda")
+    out = torch.empty(n, device="cuda")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        k.run(-(-n // 128), 1, 1, stream.cuda_stream, k.function, k.packed_metadata, None, None, None, x, y, out,
+              0.5, n, 128)
+    stream.synchronize()
+    torch.testing.assert_close(out, 0.5 * x + y)
