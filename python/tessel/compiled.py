@@ -89,43 +89,55 @@ class CompiledKernel:
         kernel's arguments are given by position (constexprs included, as Triton takes them); on CUDA tensors
         they are packed straight from the specialization (no key is built: the caller chose the kernel), on
         torch's current stream or `stream=`."""
+        runners = self.__dict__.get("_runners")
+        if runners is None:
+            runners = self._runners = {}
+        runner = runners.get(grid) if type(grid) is tuple else None
+        if runner is None:
+            runner = self._runner(grid)
+            if type(grid) is tuple and len(runners) < 64:
+                runners[grid] = runner  # scripts launch a warmed-up kernel on the same grid call after call
+        return runner
+
+    def _runner(self, grid):
+        """The launch function `compiled[grid]` returns: the arguments packed straight from the specialization on
+        CUDA tensors, else bound as the kernel binds them."""
         if self.fn is None:
             raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
-        packing = self._packing()
-        if packing is not None and not self.interpreted:
-            from .jit import _grid_fast, _stream_of
-
-            g = _grid_fast(grid) if type(grid) is tuple else None
-            n_args = len(self.fn.arg_names)
-            if g is not None:
-                def fast(*args, stream=None, **kwargs):
-                    if kwargs or len(args) != n_args:
-                        return slow(*args, stream=stream, **kwargs)
-                    ir_args = []
-                    device = -1
-                    for index, kind in packing:
-                        v = args[index]
-                        if kind == 0:
-                            ir_args.append(v.data_ptr())
-                            if device < 0:
-                                device = v.get_device()
-                        elif kind == 1:
-                            ir_args.append(int(v))
-                        else:
-                            ir_args.append(float(v))
-                    if device < 0:
-                        return slow(*args, stream=stream)
-                    self.native.launch(device, _stream_of(device) if stream is None else stream, g, ir_args)
-                    return None
+        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _grid_fast, _stream_of
 
         def slow(*args, stream=None, **kwargs):
-            from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS
-
             values, bound = self.fn._binder(*args, **kwargs)
             opts = tuple(self.options[k] for k in _LAUNCH_OPTIONS) + tuple(bound[_N_KEY_OPTIONS:])
             return self.fn._run_slow(values, opts, grid)
 
-        return fast if packing is not None and not self.interpreted and g is not None else slow
+        packing = self._packing()
+        g = _grid_fast(grid) if type(grid) is tuple else None
+        if packing is None or self.interpreted or g is None:
+            return slow
+        n_args = len(self.fn.arg_names)
+
+        def fast(*args, stream=None, **kwargs):
+            if kwargs or len(args) != n_args:
+                return slow(*args, stream=stream, **kwargs)
+            ir_args = []
+            device = -1
+            for index, kind in packing:
+                v = args[index]
+                if kind == 0:
+                    ir_args.append(v.data_ptr())
+                    if device < 0:
+                        device = v.get_device()
+                elif kind == 1:
+                    ir_args.append(int(v))
+                else:
+                    ir_args.append(float(v))
+            if device < 0:
+                return slow(*args, stream=stream)
+            self.native.launch(device, _stream_of(device) if stream is None else stream, g, ir_args)
+            return None
+
+        return fast
 
     def _packing(self):
         """For each runtime argument of this specialization, in order: (its position among the kernel's

@@ -604,6 +604,11 @@ def _grid_fast(g):
             x, y = g
             if x.__class__ is int and y.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31:
                 return (x, y, 1)
+        elif n == 3:
+            x, y, z = g
+            if x.__class__ is int and y.__class__ is int and z.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31 \
+                    and 0 < z < 2**31:
+                return g
     g = _grid3(g)
     return None if 0 in g else g
 
@@ -762,9 +767,10 @@ class _MockTensor:
 def _mock_dtypes(args):
     """`args` with each torch dtype replaced by a `_MockTensor` of it."""
     dtype = getattr(sys.modules.get("torch"), "dtype", None)
-    if dtype is None or not any(type(a) is dtype for a in args):
-        return args
-    return tuple(_MockTensor(a) if type(a) is dtype else a for a in args)
+    for a in args:
+        if a.__class__ is dtype:
+            return tuple(_MockTensor(a) if type(a) is dtype else a for a in args)
+    return args
 
 
 def _grid3(g):
