@@ -306,6 +306,16 @@ impl<'a> crate::elab::Elab<'a> {
                 return Err(self.diag(d));
             }
             if let Some(m) = self.set_module(&prefix) {
+                // `pkg.missing.f` with `pkg` given but no `pkg.missing`: a module not found, host-side to tessel.
+                if let Some(&next) = parts.get(n) {
+                    let sub = format!("{prefix}.{next}");
+                    let known = self.modules[m].globals.borrow().contains_key(next)
+                        || self.set_module(&sub).is_some()
+                        || self.broken.iter().any(|(b, _)| *b == sub);
+                    if !known && n + 1 < parts.len() {
+                        return Err(self.host_side(path, span));
+                    }
+                }
                 let mut v = crate::elab::value::Value::UserModule(m);
                 for attr in &parts[n..] {
                     v = self.get_attr(v, attr, span)?;
@@ -328,8 +338,12 @@ impl<'a> crate::elab::Elab<'a> {
             return Ok(v);
         }
         let module = self.modules[m].name.clone();
+        let sub = format!("{module}.{name}");
+        // Only the submodule itself: a shorter prefix would be this module again.
+        let is_submodule = self.set_module(&sub).is_some() || self.broken.iter().any(|(b, _)| *b == sub);
         if !module.is_empty()
-            && let Some(v) = self.resolve_in_set(&format!("{module}.{name}"), span)?
+            && is_submodule
+            && let Some(v) = self.resolve_in_set(&sub, span)?
         {
             return Ok(v);
         }
