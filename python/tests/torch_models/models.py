@@ -254,7 +254,15 @@ def run_ops(device):
         except Exception as e:  # noqa: BLE001 - collected and reported together
             failed[name] = "".join(traceback.format_exception_only(type(e), e)).strip()[:2000]
     if failed:
-        raise AssertionError("ops that failed: " + json.dumps(failed, indent=1))
+        raise OpsFailed(failed)
+
+
+class OpsFailed(AssertionError):
+    """The op groups that failed, by name (reported one by one in the result's `failed_ops`)."""
+
+    def __init__(self, failed):
+        super().__init__("ops that failed: " + json.dumps(failed, indent=1))
+        self.failed = failed
 
 
 def run_model(name, device):
@@ -322,6 +330,8 @@ def main():
     except BaseException as e:  # noqa: BLE001 - reported to the test
         result["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
         result["traceback"] = traceback.format_exc()
+        if isinstance(e, OpsFailed):
+            result["failed_ops"] = e.failed
     import triton
 
     result["generated"] = generated
