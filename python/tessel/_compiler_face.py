@@ -113,26 +113,32 @@ def specialization(src):
     return specs, kinds
 
 
-def _module_builder():
-    """The builder of the `modules=` keyword (kernels calling `@jit` helpers of other modules), when tessel has
-    one (`tessel._modules`)."""
-    try:
-        from . import _modules
-    except ImportError:
-        return None
-    return getattr(_modules, "modules_for", None) or getattr(_modules, "build", None)
+def module_set(fn):
+    """The module set `fn`'s module is compiled with (`_tessel.compile`'s `modules=`: the modules its imports
+    reach, such as torch inductor's `triton_helpers`), read from the live interpreter by `tessel._modules`; None
+    without one. inductor's compile workers load a kernel's module without registering it in `sys.modules`, so
+    the module is then rebuilt from the kernel function's globals."""
+    import types
+
+    from . import _modules
+
+    found = _modules.for_kernel(fn)
+    if found is None:
+        g = getattr(getattr(fn, "fn", None), "__globals__", None)
+        if isinstance(g, dict) and isinstance(g.get("__name__"), str):
+            module = types.ModuleType(g["__name__"])
+            module.__dict__.update(g)
+            found = _modules._module_set_of(module, fn.filename, fn.source)
+            fn._tessel_module_set = found
+    return found
 
 
 def build_native(recipe):
     """The native kernel from a recipe: (source, filename, kernel name, specs, num_warps, num_stages, maxnreg,
-    num_ctas, module filename or None)."""
-    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas = recipe[:8]
-    kwargs = {}
-    builder = _module_builder()
-    if builder is not None and len(recipe) > 8 and recipe[8] is not None:
-        mods = builder(recipe[8])
-        if mods:
-            kwargs["modules"] = mods
+    num_ctas, module set or None). The recipe travels with the compiled kernel (inductor pickles it to and from
+    its compile workers), so the module set is in it rather than looked up again where it is rebuilt."""
+    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, modules = recipe
+    kwargs = {"modules": list(modules)} if modules is not None else {}
     return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas, **kwargs)
 
 
@@ -169,9 +175,8 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
             f"num_ctas={opts['num_ctas']}: tessel's GPU code generator does not implement thread-block clusters")
     fn = src.fn
     specs, kinds = specialization(src)
-    module_file = fn.filename if _module_builder() is not None else None
     recipe = (fn.source, fn.filename, fn.__name__, tuple(specs), opts["num_warps"], opts["num_stages"],
-              opts["maxnreg"], opts["num_ctas"], module_file)
+              opts["maxnreg"], opts["num_ctas"], module_set(fn))
     native = build_native(recipe)
     key = tuple(tuple(s) for s in specs) + (opts["num_warps"], opts["num_stages"], opts["num_ctas"],
                                              opts["maxnreg"], interpret)

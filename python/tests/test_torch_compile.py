@@ -84,7 +84,8 @@ def test_model(model, device, tmp_path):
 @pytest.mark.parametrize("device", DEVICES)
 def test_compile_workers(device, tmp_path):
     """inductor's compile worker processes (its SubprocPool) compile with tessel too: they get the shim from
-    `python -m tessel`, and the compiled kernels come back pickled."""
-    result, proc = run_model("random", device, tmp_path, compile_threads=2)
+    `python -m tessel`, compile the kernels with their module set (torch's triton_helpers), and the compiled
+    kernels come back pickled."""
+    result, proc = run_model("mlp", device, tmp_path, compile_threads=2)
     assert result["workers"] and not result["compiled"], "the kernels were not compiled in the workers"
     check(result, proc)
