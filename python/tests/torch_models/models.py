@@ -235,6 +235,18 @@ OPS = {
     "low_precision": lambda x, y, i: ((x.half() * y.half()).float(), (x.bfloat16() + 1).float(),
                                       x.half().sum(-1).float(), torch.softmax(x.bfloat16(), -1).float()),
     "float64": lambda x, y, i: ((x.double() * y.double()).exp(),),
+    "integer_math": lambda x, y, i: (torch.div(i - 20, 3, rounding_mode="floor"), torch.div(i, 3, rounding_mode="trunc"),
+                                     i.clamp(5, 30), i.pow(2), (i % 7).sum(), i.to(torch.int8).sum(), i.max()),
+    "masks": lambda x, y, i: (x.masked_fill(x > 0.5, -1.0), torch.tril(x), torch.triu(x, 1), (x > 0).sum(-1),
+                              torch.bucketize(x, torch.linspace(-1, 1, 5, device=x.device))),
+    "losses": lambda x, y, i: (F.cross_entropy(x, i[:8] % 16), F.log_softmax(x, -1), F.mse_loss(x, y),
+                               F.binary_cross_entropy_with_logits(x, (y > 0).float())),
+    "looped_reductions": lambda x, y, i: (x.repeat(1, 256).sum(-1), x.repeat(1, 256).var(-1),
+                                          x.repeat(1, 256).amax(-1), torch.softmax(x.repeat(1, 256), -1)),
+    "large_pointwise": lambda x, y, i: ((x.repeat(32, 16) * 2).t().contiguous() + 1,),
+    "pooling": lambda x, y, i: (F.max_pool2d(x.view(1, 1, 8, 16), 2), F.avg_pool2d(x.view(1, 1, 8, 16), 2),
+                                F.interpolate(x.view(1, 1, 8, 16), scale_factor=2, mode="bilinear")),
+    "embedding_index": lambda x, y, i: (F.embedding(i % 8, x), x[i % 8].sum(0), x.index_select(0, i % 8)),
 }
 
 
