@@ -28,7 +28,9 @@ import inspect
 import keyword
 import linecache
 import os
+import re
 import sys
+import textwrap
 import threading
 
 from . import _modules, _tessel, profiler
@@ -240,11 +242,19 @@ class JITFunction(KernelInterface):
 
     @property
     def src(self):
-        """The kernel function's source text (Triton's `JITFunction.src`)."""
+        """The kernel function's source text as Triton's `JITFunction.src` has it: dedented, from its `def` on
+        (decorators left out; torch parses it as a function definition)."""
         try:
-            return inspect.getsource(self.fn)
+            text = textwrap.dedent(inspect.getsource(self.fn))
         except (OSError, TypeError):
             return self.source
+        m = re.search(r"^(async\s+)?def\s+\w+\s*\(", text, re.MULTILINE)
+        return text[m.start():] if m else text
+
+    @property
+    def _fn_name(self):
+        """Triton's full name of the kernel function, `module.qualname`."""
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
     @property
     def constexprs(self):

@@ -179,7 +179,7 @@ KERNELS = textwrap.dedent('''
     print("params", [(q.num, q.name, q.is_constexpr, q.do_not_specialize, q.do_not_specialize_on_alignment)
                      for q in p])
     print("attrs", scale_kernel.arg_names, list(scale_kernel.signature.parameters), repr(scale_kernel),
-          scale_kernel.fn.__name__, scale_kernel.src.lstrip().startswith(("@triton.jit", "def scale_kernel")),
+          scale_kernel.fn.__name__, scale_kernel.src.startswith("def scale_kernel(x_ptr"), scale_kernel._fn_name,
           len(scale_kernel.cache_key))
     x, out = fresh(n)
     c = scale_kernel.run(x, out, n, 5.0, grid=(triton.cdiv(n, 64),), warmup=True, BLOCK=64)
@@ -207,7 +207,7 @@ def test_kernel_interface_autotuner_params_run_and_libdevice(tmp_path):
         "params [(0, 'x_ptr', False, False, False), (1, 'out_ptr', False, False, False), (2, 'n', False, False, "
         "False), (3, 'factor', False, False, False), (4, 'BLOCK', True, False, False)]",
         "attrs ['x_ptr', 'out_ptr', 'n', 'factor', 'BLOCK'] ['x_ptr', 'out_ptr', 'n', 'factor', 'BLOCK'] "
-        "JITFunction(__main__:scale_kernel) scale_kernel True 64",
+        "JITFunction(__main__:scale_kernel) scale_kernel True __main__.scale_kernel 64",
         "warmup True CompiledKernel",
         "rsqrt ok",
     ]
