@@ -17,6 +17,7 @@ and the standard library are not walked into, except torch inductor's runtime he
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 import threading
@@ -95,9 +96,9 @@ def bindings(module) -> dict[str, str]:
         if origin is None or origin[0] == own:
             continue
         mod, name = origin
-        # tessel's own host objects (the `jit` decorator, the launcher's classes) are read statically: only the
-        # kernel language's builtins (tessel.language) name what they stand for.
-        if _top(mod) == "tessel" and not (mod == "tessel.language" or mod.startswith("tessel.language.")):
+        # tessel's own host objects (the `jit` decorator, the kernel language's host stand-ins, which do not all
+        # name the module they stand for) are left to the compiler's reading of the import statements.
+        if _top(mod) == "tessel":
             continue
         out[key] = f"{mod}.{name}"
     return out
@@ -157,6 +158,10 @@ def module_set(fn, filename: str, source: str) -> list[tuple] | None:
     module = sys.modules.get(getattr(fn, "__module__", None) or "")
     if module is None:
         return None
+    return _module_set_of(module, filename, source)
+
+
+def _module_set_of(module, filename: str, source: str) -> list[tuple]:
     key = module.__name__
     with _lock:
         hit = _CACHE.get(key)
@@ -168,6 +173,17 @@ def module_set(fn, filename: str, source: str) -> list[tuple] | None:
             _CACHE[key] = (id(module), others)
     own = (_name(module), filename, source, hasattr(module, "__path__"), bindings(module))
     return [own] + [m for m in others if m[1] != filename]
+
+
+def modules_for(filename: str) -> list[tuple] | None:
+    """The module list of the loaded module whose file is `filename` (the compiler face's recipes name a kernel's
+    module by its file, which compile workers can pickle); None when no loaded module has that file."""
+    path = os.path.abspath(filename)
+    for module in list(sys.modules.values()):
+        f = getattr(module, "__file__", None)
+        if isinstance(f, str) and os.path.abspath(f) == path:
+            return _module_set_of(module, filename, _source(module) or "")
+    return None
 
 
 def for_kernel(jit_function) -> list[tuple] | None:
