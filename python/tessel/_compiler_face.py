@@ -12,6 +12,13 @@ function, packed_metadata, launch_metadata, enter_hook, exit_hook, *args)`, by `
 `cuda` target, in the interpreter for a `cpu` one.
 
 Every `compile` is counted (`compile_count`, `compiled_names`) so that tests can see what went through tessel.
+
+inductor's static CUDA launcher (`use_static_cuda_launcher`) launches a Triton cubin with Triton's own kernel
+ABI, which tessel's PTX does not share; it looks for that cubin in Triton's cache directory under the kernel's
+hash, finds none (tessel writes none there), and falls back to `CompiledKernel.run`. inductor's compile workers
+(`compile_threads` > 1) compile with this module too when they were started under `python -m tessel` (which
+puts the shim on their path); a compiled kernel carries its recipe (source, specialization, module set) so that
+the parent rebuilds the native code after unpickling it.
 """
 
 from __future__ import annotations
