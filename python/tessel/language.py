@@ -164,6 +164,7 @@ def _kernel_only(module: str, name: str):
         _host_only(module, name)
 
     builtin.__name__ = builtin.__qualname__ = name
+    builtin.__module__ = module  # what it stands for (torch's inductor writes `from triton.language import store`)
     return builtin
 
 

@@ -183,5 +183,10 @@ def install():
         if isinstance(m, types.ModuleType) and not hasattr(m, "__path__"):
             m.__path__ = []  # so `import triton.language.extra` reaches the finder and its message
     sys.modules.update(mods)
+    # Under the shim the language's host classes are Triton's: code that names a value's type by its module
+    # (torch's inductor writes `X: triton.language.constexpr = ...` into the kernels it generates) must find
+    # them through `triton`.
+    for cls in (language.dtype, language.constexpr):
+        cls.__module__ = "triton.language"
     if not any(isinstance(f, _TritonFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TritonFinder())
