@@ -19,7 +19,7 @@ from subprocesses import python_m_tessel
 torch = pytest.importorskip("torch")
 
 HERE = pathlib.Path(__file__).parent / "torch_models"
-MODELS = ["mlp", "rmsnorm_swiglu", "attention", "reductions", "random", "ops", "train_block", "train_hf"]
+MODELS = ["mlp", "rmsnorm_swiglu", "attention", "reductions", "random", "ops", "user_kernel", "train_block", "train_hf"]
 
 
 def _has_gpu():

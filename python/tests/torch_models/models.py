@@ -10,7 +10,8 @@ in tessel's interpreter; on `cuda` inductor's default backend generates Triton k
 
 Models: mlp (Linear, LayerNorm, GELU), rmsnorm_swiglu, attention (softmax attention), reductions (var_mean,
 argmax, cumsum), random (dropout and rand: statistics and seeded determinism, not bits), ops (elementwise,
-reduction, scan, sort, indexing, scatter and dtype operations, each compiled alone), train_block (a
+reduction, scan, sort, indexing, scatter and dtype operations, each compiled alone), user_kernel (a Triton
+kernel of the user's, `user_kernels.py`, launched inside the compiled function), train_block (a
 hand-written transformer block: forward, backward, AdamW), train_hf (a tiny `transformers` model's training
 step; skipped without transformers).
 """
@@ -277,6 +278,16 @@ class OpsFailed(AssertionError):
         self.failed = failed
 
 
+def user_kernel(x, y):
+    import triton
+
+    from user_kernels import scaled_add_kernel
+
+    out = torch.empty_like(x)
+    scaled_add_kernel[(triton.cdiv(x.numel(), 64),)](torch.sigmoid(x), y, out, 0.5, x.numel(), BLOCK=64)
+    return out * 2
+
+
 def run_model(name, device):
     torch.manual_seed(0)
     d = device
@@ -295,6 +306,9 @@ def run_model(name, device):
         run_random(d)
     elif name == "ops":
         run_ops(d)
+    elif name == "user_kernel":
+        run_forward(user_kernel, (torch.randn(100, device=d), torch.randn(100, device=d)))
+        assert "scaled_add_kernel" in generated + [n for n, _ in launchers], "the user kernel was not compiled"
     elif name == "train_block":
         run_training(lambda: Block().to(d), torch.randn(2, 8, 16, device=d))
     elif name == "train_hf":
