@@ -140,3 +140,23 @@ fn help_describes_path() {
         assert!(out.contains("--path <DIR>"), "{cmd}: {out}");
     }
 }
+
+#[test]
+fn the_cache_key_holds_the_other_modules_sources() {
+    use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
+    let spec = tessel::lang::elab::Specialization::new(vec![]);
+    let ks = tessel::KernelSource { file: "k.py", source: KERNEL, kernel: "k", spec: &spec, module: None };
+    let set = |helper: &str| ModuleSet {
+        main: ModuleInfo { name: "cli_pkg.ops.kern".into(), is_package: false, bindings: None },
+        modules: vec![SourceModule::new(
+            ModuleInfo { name: "cli_pkg.utils".into(), is_package: false, bindings: None },
+            "cli_pkg/utils.py".into(),
+            helper.into(),
+        )],
+    };
+    let target = tessel::tile::Target::Sm90a;
+    let (a, b) = (set(UTILS), set(&UTILS.replace("3.0", "4.0")));
+    assert_eq!(ks.cache_key_in(target, Some(&a)), ks.cache_key_in(target, Some(&set(UTILS))));
+    assert_ne!(ks.cache_key_in(target, Some(&a)), ks.cache_key_in(target, Some(&b)), "editing a helper recompiles");
+    assert_ne!(ks.cache_key_in(target, Some(&a)), ks.cache_key(target));
+}
