@@ -205,3 +205,57 @@ def test_inductor_triton_helpers(tmp_path):
     if r.stdout.startswith("SKIP"):
         pytest.skip(f"torch's triton_helpers does not import under the shim: {r.stdout.strip()}")
     assert r.stdout.splitlines() == ["out True", "rmax True"]
+
+
+CHOSEN = {
+    "xm_a.py": '''
+        import triton
+
+
+        @triton.jit
+        def f(x):
+            return x + 1
+    ''',
+    "xm_b.py": '''
+        import triton
+
+
+        @triton.jit
+        def f(x):
+            return x * 10
+    ''',
+    "xm_chooser.py": '''
+        import os
+
+        import triton
+        import triton.language as tl
+        import xm_a
+
+        # The compiler cannot decide this; reading the source alone it would take the first branch.
+        if os.environ.get("XM_CHOOSE_A") == "1":
+            import xm_a as impl
+        else:
+            import xm_b as impl
+
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, impl.f(tl.load(x_ptr + offs)) + xm_a.f(0.0))
+    ''',
+}
+
+CHOSEN_MAIN = '''
+    import numpy as np
+    from xm_chooser import k
+
+    x = np.arange(8, dtype=np.float32)
+    k[(1,)](x, BLOCK=8)
+    print(x.tolist())
+'''
+
+
+def test_the_branch_python_took_is_the_one_compiled(tmp_path):
+    r = run(tmp_path, CHOSEN, CHOSEN_MAIN)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [str([i * 10.0 + 1 for i in range(8)])]
