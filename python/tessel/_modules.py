@@ -17,7 +17,6 @@ and the standard library are not walked into, except torch inductor's runtime he
 from __future__ import annotations
 
 import inspect
-import os
 import re
 import sys
 import threading
@@ -162,6 +161,8 @@ def module_set(fn, filename: str, source: str) -> list[tuple] | None:
 
 
 def _module_set_of(module, filename: str, source: str) -> list[tuple]:
+    """`module_set` of a module object (the compiler face passes one rebuilt from a kernel function's globals,
+    where inductor's compile workers load a module without registering it in `sys.modules`)."""
     key = module.__name__
     with _lock:
         hit = _CACHE.get(key)
@@ -173,17 +174,6 @@ def _module_set_of(module, filename: str, source: str) -> list[tuple]:
             _CACHE[key] = (id(module), others)
     own = (_name(module), filename, source, hasattr(module, "__path__"), bindings(module))
     return [own] + [m for m in others if m[1] != filename]
-
-
-def modules_for(filename: str) -> list[tuple] | None:
-    """The module list of the loaded module whose file is `filename` (the compiler face's recipes name a kernel's
-    module by its file, which compile workers can pickle); None when no loaded module has that file."""
-    path = os.path.abspath(filename)
-    for module in list(sys.modules.values()):
-        f = getattr(module, "__file__", None)
-        if isinstance(f, str) and os.path.abspath(f) == path:
-            return _module_set_of(module, filename, _source(module) or "")
-    return None
 
 
 def for_kernel(jit_function) -> list[tuple] | None:
