@@ -87,7 +87,7 @@ CHILD = '''
 import subprocess, sys
 import triton
 print("parent", triton.__file__)
-code = "import triton, triton.language as tl; print(triton.__file__, tl.constexpr.__module__)"
+code = "import triton, triton.language as tl; print(triton.__file__, tl.__name__)"
 print("child", subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
 '''
 
