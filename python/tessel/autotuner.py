@@ -245,13 +245,13 @@ class Autotuner(_Launcher):
         if hit is not None:
             config, config_kwargs = hit
             self.best_config = config
-            grid = kwargs.pop("grid")
-            kwargs.pop("warmup", None)
-            return self.fn.run(*args, grid=grid, **kwargs, **config_kwargs)
+            return self.fn.run(*args, **kwargs, **config_kwargs)
         if kwargs.get("warmup"):
             kwargs.pop("warmup")
             return self.warmup(*args, **kwargs)
-        kwargs.pop("warmup", None)
+        # `warmup=False` stays among the keywords, as in Triton: hooks and pruning see it, and the kernel's `run`
+        # (a library's KernelInterface.run(*args, grid, warmup, **kwargs)) needs it.
+        kwargs.setdefault("warmup", False)
         if "grid" not in kwargs:
             raise TypeError(f"{type(self).__name__}.run() needs grid=")
         self.nargs = dict(zip(self.arg_names, args))
@@ -323,7 +323,7 @@ class Autotuner(_Launcher):
         start = time.time()
         configs = self.prune_configs(kwargs)
         grid = kwargs["grid"]
-        launch_kwargs = {k: v for k, v in kwargs.items() if k != "grid"}
+        launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         entry_key = json.dumps({"key": list(key_vals), "target": target})
         known = self._load().get("entries", {}).get(entry_key, {})
         todo = [c for c in configs if str(c) not in known]
@@ -333,10 +333,12 @@ class Autotuner(_Launcher):
             def compile_one(c):
                 try:
                     c_args, c_kwargs = args, launch_kwargs
-                    if c.pre_hook:
+                    if c.pre_hook and _has_descriptors(args, launch_kwargs):
                         # The hook may set what the specialization depends on (a descriptor's block shape, from
                         # the config): run it on copies of the descriptors, so that configs compiled at once in
-                        # other threads, and the arguments themselves, are left alone.
+                        # other threads, and the arguments themselves, are left alone. Nothing else a hook can
+                        # change in place alters the specialization, so without descriptors it runs only where
+                        # Triton runs it (before each timed launch).
                         c_args, c_kwargs = _with_copied_descriptors(args, launch_kwargs)
                         c_named = {**dict(zip(self.arg_names, c_args)), **c_kwargs}
                         c.pre_hook({**c_named, **c.all_kwargs()})
@@ -388,6 +390,12 @@ class Autotuner(_Launcher):
 def _print_autotuning():
     """`knobs.autotuning.print` (`TRITON_PRINT_AUTOTUNING`)."""
     return os.environ.get("TRITON_PRINT_AUTOTUNING", "0").lower() in ("1", "true", "on", "yes")
+
+
+def _has_descriptors(args, kwargs):
+    from .tools import HostDescriptor
+
+    return any(isinstance(v, HostDescriptor) for v in (*args, *kwargs.values()))
 
 
 def _with_copied_descriptors(args, kwargs):

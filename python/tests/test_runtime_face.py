@@ -344,3 +344,46 @@ def test_shim_modules_carry_files_inside_tessel():
     for name, m in shim.modules().items():
         if name.startswith("triton"):
             assert m.__file__.startswith(TESSEL_DIR), name
+
+
+def test_autotuner_hooks_and_pruning_are_called_as_in_triton():
+    """The calls Triton 3.6's Autotuner makes (recorded from it under TRITON_INTERPRET=1 with the same kernel and
+    hooks): pruning with the positional arguments and `grid`/`warmup`; per config a timing of config.pre_hook,
+    pre_hook, launch, post_hook; pre_hook(reset_only=True) after tuning; config.pre_hook only, at launches."""
+    log = []
+
+    def pre(kwargs, reset_only=False):
+        log.append(("pre", reset_only, sorted(k for k in kwargs if k not in ("x_ptr", "out_ptr"))))
+
+    def post(kwargs, exception):
+        log.append(("post", exception))
+
+    def cfg_hook(name):
+        return lambda nargs: log.append(("config_pre", name))
+
+    def prune(configs, nargs, **kwargs):
+        log.append(("prune", sorted(nargs), sorted(kwargs)))
+        return configs
+
+    def bench(fn, quantiles):
+        log.append(("bench", quantiles))
+        fn()
+        return [1.0, 1.0, 1.0]
+
+    configs = [tessel.Config({"BLOCK": 16}, pre_hook=cfg_hook("a")), tessel.Config({"BLOCK": 64}, pre_hook=cfg_hook("b"))]
+    t = tessel.Autotuner(add_into, add_into.arg_names, configs, ["n"], None, None, pre, post,
+                         {"early_config_prune": prune}, None, None, False, bench)
+    x, out = np.ones(64, np.float32), np.zeros(64, np.float32)
+    t[lambda m: (64 // m["BLOCK"],)](x, out, 64)
+    log.append(("out", float(out[0])))
+    t[lambda m: (64 // m["BLOCK"],)](x, out, 64)
+    log.append(("out", float(out[0]), t.best_config.kwargs))
+    meta = ["BLOCK", "grid", "n", "num_ctas", "num_stages", "num_warps", "warmup"]
+    assert log == [
+        ("prune", ["n", "out_ptr", "x_ptr"], ["grid", "warmup"]),
+        ("bench", (0.5, 0.2, 0.8)), ("config_pre", "a"), ("pre", False, meta), ("post", None),
+        ("bench", (0.5, 0.2, 0.8)), ("config_pre", "b"), ("pre", False, meta), ("post", None),
+        ("pre", True, meta),
+        ("config_pre", "a"), ("out", 3.0),
+        ("config_pre", "a"), ("out", 4.0, {"BLOCK": 16}),
+    ]
