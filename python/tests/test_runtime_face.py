@@ -370,7 +370,8 @@ def test_autotuner_hooks_and_pruning_are_called_as_in_triton():
         fn()
         return [1.0, 1.0, 1.0]
 
-    configs = [tessel.Config({"BLOCK": 16}, pre_hook=cfg_hook("a")), tessel.Config({"BLOCK": 64}, pre_hook=cfg_hook("b"))]
+    configs = [tessel.Config({"BLOCK": 16}, pre_hook=cfg_hook("a")),
+               tessel.Config({"BLOCK": 64}, pre_hook=cfg_hook("b"))]
     t = tessel.Autotuner(add_into, add_into.arg_names, configs, ["n"], None, None, pre, post,
                          {"early_config_prune": prune}, None, None, False, bench)
     x, out = np.ones(64, np.float32), np.zeros(64, np.float32)
