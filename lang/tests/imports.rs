@@ -106,3 +106,8 @@ fn host_bindings_override_the_scan_name_by_name() {
     let out = scan(&format!("{LIGER}from .nowhere import h\n"), &ScanCtx::script(), Some(&bindings));
     assert_eq!(out, "h -> pkg.utils.helper\noperator -> operator\nrsqrt -> triton.language.math.rsqrt");
 }
+
+#[test]
+fn a_try_without_handlers_ran_its_body() {
+    assert_eq!(script("try:\n    import torch as t\nfinally:\n    import triton\n"), "t -> torch\ntriton -> triton");
+}

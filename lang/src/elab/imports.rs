@@ -11,7 +11,8 @@
 //! - `try`: the `try` body (then its `else`) ran to completion when every module it imports is *known* — a
 //!   `triton`/`tessel` module tessel provides (not an AMD-only one) or a module of the module set; its bindings
 //!   win. Otherwise an import in it is taken to have failed and the first handler whose own imports are all
-//!   known ran instead (the first handler when none is). `finally` always runs.
+//!   known ran instead (the first handler when none is). `finally` always runs; a `try` without handlers ran
+//!   its body (had it failed, so would the import of the module).
 //! - `if`/`elif`/`else`: a condition decided by its text (`True`, `False`, numbers, `None`, `TYPE_CHECKING`,
 //!   `not`/`and`/`or` of those) picks its branch as Python would. Past the first condition that cannot be
 //!   decided, the first branch (in order, `else` last) whose imports are all known is taken: of
@@ -137,7 +138,8 @@ fn run<'s>(stmts: &'s [ast::Stmt], ctx: &ScanCtx, out: &mut Vec<&'s ast::Stmt>) 
             }
             StmtKind::Try { body, handlers, orelse, finalbody, .. } => {
                 let tried = executed(body, ctx);
-                if ctx.imports_known(&tried) {
+                // Without handlers a failing body fails the import of the module itself: it ran.
+                if handlers.is_empty() || ctx.imports_known(&tried) {
                     out.extend(tried);
                     run(orelse, ctx, out);
                 } else if !handlers.is_empty() {

@@ -349,9 +349,11 @@ impl<'a> crate::elab::Elab<'a> {
         }
         let mut e = self.err(span, format!("{} has no global `{name}`", self.module_label(m)));
         let globals: Vec<String> = self.modules[m].globals.borrow().keys().cloned().collect();
-        if let Some(best) = crate::elab::scope::closest(name, globals.iter().map(String::as_str)) {
-            e.diag = e.diag.with_hint(format!("did you mean `{best}`?"));
-        }
+        e.diag = match crate::elab::scope::closest(name, globals.iter().map(String::as_str)) {
+            Some(best) => e.diag.with_hint(format!("did you mean `{best}`?")),
+            // Perhaps a submodule tessel was not given.
+            None => e.diag.with_hint(HOST_SIDE_HINT),
+        };
         Err(e)
     }
 
