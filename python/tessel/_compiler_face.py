@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import hashlib
 import os
+import sys
 import threading
 from typing import Optional, Tuple
 
@@ -197,44 +198,47 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
 
 # --- launching with Triton's ABI ---
 
-def _device_of(kinds, args):
-    device = None
-    for kind, v in zip(kinds, args):
-        if kind == "ptr" and is_torch_tensor(v):
-            d = v.get_device()
-            if d >= 0:
-                if device is not None and device != d:
-                    raise ValueError(f"arguments on cuda:{device} and cuda:{d}: a kernel launches on one device")
-                device = d
-    return device
-
-
 def launch(compiled, grid, stream, kinds, args):
     """Launches `compiled` over `grid` with Triton's positional arguments `args` (constexprs included)."""
-    grid = tuple(int(g) for g in grid)
+    if grid.__class__ is not tuple or grid[0].__class__ is not int or grid[1].__class__ is not int \
+            or grid[2].__class__ is not int:
+        grid = tuple(int(g) for g in grid)
     if 0 in grid:
         return
     native = compiled.native
     if not compiled.interpreted:
-        device = _device_of(kinds, args)
-        if device is None:
-            raise ValueError(f"`{compiled.name}` was compiled for the GPU but no argument is a CUDA tensor")
+        packing = compiled.__dict__.get("_abi_packing")
+        if packing is None:
+            codes = {"ptr": 0, "int": 1, "float": 2}
+            packing = compiled._abi_packing = tuple((i, codes[k]) for i, k in enumerate(kinds) if k in codes)
+        tensor = getattr(sys.modules.get("torch"), "Tensor", None)
         ir_args = []
-        for kind, v in zip(kinds, args):
-            if kind == "ptr":
-                if v is None:
-                    ir_args.append(0)
-                elif is_torch_tensor(v):
-                    if not v.is_cuda:
-                        raise ValueError(f"`{compiled.name}`: a CPU tensor passed to a GPU kernel")
+        device = -2  # none seen yet
+        for i, code in packing:
+            v = args[i]
+            if code == 0:
+                if v.__class__ is tensor or (tensor is not None and isinstance(v, tensor)):
+                    d = v.get_device()
+                    if d != device:
+                        if d < 0:
+                            raise ValueError(f"`{compiled.name}`: a CPU tensor passed to a GPU kernel")
+                        if device >= 0:
+                            raise ValueError(f"arguments on cuda:{device} and cuda:{d}: a kernel launches on one "
+                                             "device")
+                        device = d
                     ir_args.append(v.data_ptr())
                 else:
-                    ir_args.append(int(v))  # a raw device address
-            elif kind == "int":
+                    ir_args.append(0 if v is None else int(v))  # None, or a raw device address
+            elif code == 1:
                 ir_args.append(int(v))
-            elif kind == "float":
+            else:
                 ir_args.append(float(v))
-        native.launch(device, int(stream or 0), grid, ir_args, bool(compiled.options.get("launch_pdl")))
+        if device < 0:
+            raise ValueError(f"`{compiled.name}` was compiled for the GPU but no argument is a CUDA tensor")
+        if compiled.options.get("launch_pdl"):
+            native.launch(device, int(stream or 0), grid, ir_args, True)
+        else:
+            native.launch(device, int(stream or 0), grid, ir_args)
         return
     regions = HostRegions()
     ir_args = []

@@ -253,7 +253,7 @@ class CompiledKernel:
 
         kinds = self.__dict__.get("_arg_kinds")
         if kinds is None:
-            raise RuntimeError(f"`{self.name}` was not compiled through triton.compile: launch it with kernel[grid]")
+            kinds = self._arg_kinds = self._kinds_from_spec()
         if len(args) != len(kinds):
             raise TypeError(f"`{self.name}` takes {len(kinds)} arguments (constexprs included), got {len(args)}")
         if enter_hook is not None:
@@ -263,6 +263,22 @@ class CompiledKernel:
         finally:
             if exit_hook is not None:
                 exit_hook(launch_metadata)
+
+    def _kinds_from_spec(self):
+        """What `run` takes in each argument position of a kernel compiled through its launcher (`warmup`):
+        "ptr", "int", "float", or None for a constant, from the specialization."""
+        if self.fn is None:
+            raise RuntimeError(f"`{self.name}` was compiled without its kernel: its arguments are unknown")
+        by_name = {name: spec for (_i, name, _c, _d), spec in zip(self.fn._launch_plan(), self.spec_key)}
+        kinds = []
+        for name in self.fn.arg_names:
+            kind = by_name[name][0] if name in by_name else "const"
+            if kind not in ("const", "ptr", "int", "float"):
+                raise NotImplementedError(
+                    f"`{self.name}`: Triton's launch ABI (`CompiledKernel.run`) with a tensor descriptor argument "
+                    f"(`{name}`) is not supported by tessel yet; launch it with kernel[grid]")
+            kinds.append(None if kind == "const" else kind)
+        return tuple(kinds)
 
     def __repr__(self):
         return f"<tessel.CompiledKernel {self.name} {self.options}>"

@@ -120,6 +120,23 @@ def test_a_warmed_up_kernel_launches_as_tritons_compiled_kernel(fake_cuda):
     assert compiled.metadata is compiled.metadata  # built once
 
 
+def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda):
+    # `CompiledKernel.run(gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata, enter, exit,
+    # *args)`, every argument by position (constexprs too), as torch's inductor and Triton's own `[grid]` call it.
+    x, y, out = FakeTensor(BASE), FakeTensor(BASE + 4096), FakeTensor(BASE + 8192)
+    compiled = add_kernel.warmup(x, y, out, 1000, BLOCK=256, grid=(1,))
+    rec = compiled.native = Recorder()
+    hooks = []
+    compiled.run(4, 1, 1, 55, compiled.function, None, {"name": "add"}, hooks.append, hooks.append,
+                 x, y, out, 1000, 256)
+    assert rec.launches == [(0, 55, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])]
+    assert hooks == [{"name": "add"}, {"name": "add"}]
+    with pytest.raises(ValueError, match="CPU tensor"):
+        compiled.run(1, 1, 1, 0, None, None, None, None, None, FakeTensor(BASE, device=-1), y, out, 1000, 256)
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        compiled.run(1, 1, 1, 0, None, None, None, None, None, x, y, out, 1000)
+
+
 def test_warmup_takes_dtypes_for_tensors(fake_cuda, monkeypatch):
     fake = sys.modules["torch"]
     fake.dtype = type("dtype", (), {"__str__": lambda self: "torch.float16"})
