@@ -6,12 +6,12 @@
 # Usage: bash .ci/liger_cpu.sh PYTHON [SDIST_DIR]
 #   PYTHON: an interpreter with tessel, torch and pytest installed (CI's venv). Liger's tests also import
 #   transformers, tokenizers and packaging: installed here into that environment, pinned below.
-#   LIGER_SECONDS: the step's hard limit for the pytest run (default 480; the subset takes about 2.5 minutes on
-#   CI's 2 cores).
+#   LIGER_SECONDS: the step's hard limit for the pytest run (default 480; the subset's measured time is
+#   below).
 #
 # Fails when a selected test fails, when pytest collects nothing or a file of the subset passes no test (a -k
-# expression that no longer matches), when the run goes past its limit, or when upstream Triton (installed with torch) was imported in the process instead of
-# tessel's stand-in.
+# expression that no longer matches), when the run goes past its limit, or when upstream Triton (installed with
+# torch) was imported in the process instead of tessel's stand-in.
 set -euo pipefail
 py=${1:?usage: bash .ci/liger_cpu.sh PYTHON [SDIST_DIR]}
 sdist=${2:-}
@@ -20,12 +20,30 @@ liger_version=0.8.5
 # What Liger's tests import besides torch (pinned: these work with torch 2.11; packaging comes with them).
 deps=(transformers==5.24.0 tokenizers==0.23.3 huggingface_hub==2.4.0)
 
-# The subset: FILE|-k expression (within that file). Small shapes and float32 only: the interpreter is slow on
-# large ones, and bfloat16 cases skip on CPU anyway. Measured on a 2-core machine (see bench/liger.py for the
-# device comparison of every file).
+# The subset: FILE|-k expression (within that file). Small shapes only: the interpreter is slow on large ones
+# (bfloat16 cases skip themselves on CPU). Left out, and why (bench/liger.py compares every file on the GPU):
+#   *dtensor*                      spawn 4-8 processes each (30-90 s apiece; xfail below 8 GPUs anyway)
+#   large shapes                   geglu 2x2048x2048x4096 (76 s), group_norm 16x32x4096, llama4_rope/rope 3x423x73,
+#                                  rope 8192, jsd and kl_div (every case is 2x1024x3200 or 41x401x1271 or larger)
+#   test_layer_norm bfloat16 4-16-128 and 3-7-256, test_group_norm 16-48-12-8192: torch's CPU reference is the
+#                                  less accurate side (its bfloat16 LayerNorm and float32 GroupNorm backward
+#                                  reductions); tessel's results are nearer a float64 reference
+#   test_dyt, test_mlp, test_tvd, test_embedding, test_qwen2vl_mrope: need CUDA (Liger's code or the test's)
 subset=(
   "test_rms_norm.py|not dtensor"
-  "test_layer_norm.py|not dtensor"
+  "test_fused_add_rms_norm.py|not dtensor"
+  "test_layer_norm.py|not test_liger_layer_norm[dtype1-0.02-0.02-4-16-128] and not test_liger_layer_norm[dtype1-0.02-0.02-3-7-256]"
+  "test_group_norm.py|not 16-48-12-8192 and not 16-32-1-4096"
+  "test_poly_norm.py|not dtensor"
+  "test_softmax.py|not dtensor"
+  "test_sparsemax.py|not dtensor"
+  "test_relu_squared.py|not dtensor"
+  "test_swiglu.py|test_correctness_functional or shape_flexibility or default_multipliers_backward_compat or legacy_function or silumul_with_multipliers"
+  "test_geglu.py|not 2-2048-2048-4096 and not 9-41-341-4231"
+  "test_rope.py|(test_functional_correctness and not 9-7-41-41-92) or (test_correctness and 128-32-8-64) or (vision_2d_cos_sin and 128-32-64) or (gpt_oss and 1-128-8-8-64) or (partial_rope and 2-128-32-8-64-16)"
+  "test_llama4_rope.py|not 423-73"
+  "test_cross_entropy.py|test_correctness_functional or predicted_tokens or confident_predictions or structured_output or float32_internal"
+  "test_jsd.py|all_indices_ignored or low_probability"
 )
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessel-liger.XXXXXX")
@@ -99,6 +117,7 @@ elif bad:
     rc = rc or 1
 else:
     print(f"liger_cpu: triton -> {where} (tessel); no module of upstream Triton ({upstream or '"'"'not installed'"'"'}) loaded")
+    print("liger_cpu: passed per file: " + ", ".join(f"{os.path.basename(f)[5:-3]} {n}" for f, n in count.n.items()))
 sys.exit(rc)
 ' "${files[@]}" -k "$kexpr" -q -p no:cacheprovider -o log_cli=false --durations=10 \
   || rc=$?

@@ -5,8 +5,9 @@
                           [--pytest-args ARGS] [--sides triton,tessel] [--parallel] [--times SUMMARY.json ...]
     python bench/liger.py --report SUMMARY.json [SUMMARY.json ...]     (one table from several earlier runs)
 
-SDIST_DIR is an unpacked Liger-Kernel sdist (`pip download --no-binary :all: --no-deps liger-kernel==0.8.5`, then
-`tar xzf`); nothing of Liger's is part of this repository. For each selected `test/transformers/test_*.py` (all of
+SDIST_DIR is Liger-Kernel's sdist (`pip download --no-binary :all: --no-deps liger-kernel==0.8.5`), unpacked or
+its .tar.gz itself (7 MB: what to carry to the device machine, which has torch, Triton, transformers, tokenizers
+and pytest but reaches no registry); nothing of Liger's is part of this repository. For each selected `test/transformers/test_*.py` (all of
 them but those that need a model download, cheapest first; `--files` picks by glob on the path or the file name) it
 runs, with the sdist root as the working directory and this interpreter:
 
@@ -39,15 +40,18 @@ usage error or an environment where the two sides would not be what they claim.
 """
 
 import argparse
+import atexit
 import concurrent.futures
 import fnmatch
 import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -522,7 +526,7 @@ def preflight(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sdist", nargs="?", help="the unpacked liger-kernel sdist (holds test/transformers)")
+    ap.add_argument("sdist", nargs="?", help="liger-kernel's sdist: unpacked (holds test/transformers) or .tar.gz")
     ap.add_argument("--files", nargs="+", default=[], metavar="GLOB",
                     help="pick files by glob on their path or name (e.g. test_rms_norm.py 'test_*norm*.py')")
     ap.add_argument("--timeout-per-file", type=float, default=300, metavar="S", help="per side (default 300)")
@@ -560,6 +564,16 @@ def main(argv=None):
     if not args.sdist:
         ap.error("SDIST_DIR is needed (or --report)")
     args.sdist = os.path.abspath(args.sdist)
+    if os.path.isfile(args.sdist) and args.sdist.endswith((".tar.gz", ".tgz")):  # the sdist as pip downloads it
+        dest = tempfile.mkdtemp(prefix="liger-sdist-")
+        atexit.register(shutil.rmtree, dest, True)
+        try:
+            with tarfile.open(args.sdist) as tf:
+                tf.extractall(dest, filter="data") if hasattr(tarfile, "data_filter") else tf.extractall(dest)
+        except (OSError, tarfile.TarError) as e:
+            ap.error(f"cannot unpack {args.sdist}: {e}")
+        tops = [os.path.join(dest, d) for d in os.listdir(dest)]
+        args.sdist = tops[0] if len(tops) == 1 and os.path.isdir(tops[0]) else dest
     if not os.path.isdir(os.path.join(args.sdist, "test", "transformers")):
         ap.error(f"{args.sdist} holds no test/transformers: not an unpacked liger-kernel sdist")
     args.sides = [s.strip() for s in args.sides.split(",") if s.strip()]
@@ -651,3 +665,5 @@ if __name__ == "__main__":
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:  # `| head`
+        sys.exit(0)
