@@ -134,6 +134,7 @@ def modules():
         experimental=experimental, tools=tools_mod, set_allocator=set_allocator,
         CompilationError=_compilation_error(), OutOfResources=interface.OutOfResources, profiler=profiler_mod,
         knobs=knobs_mod, errors=errors_mod, TritonError=interface.TritonError,
+        constexpr_function=language.constexpr_function, must_use_result=gluon.must_use_result,
     )
     mods = {
         "triton": triton,

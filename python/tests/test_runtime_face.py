@@ -52,6 +52,9 @@ SURFACE = textwrap.dedent('''
         print("host call", "device function" in str(e))
     print("knobs", knobs.runtime.interpret, knobs.autotuning.print, len(knobs.runtime.launch_enter_hook.calls))
     print("constexpr", tl.core.constexpr is tl.constexpr, dtype is tl.dtype)
+    from triton.runtime.jit import ConstexprFunction, constexpr_function
+    print("constexpr_function", triton.constexpr_function is constexpr_function,
+          isinstance(triton.constexpr_function(len), ConstexprFunction), callable(triton.must_use_result))
     # torch's inductor writes these names into the kernels it generates (`X: triton.language.constexpr = ...`)
     print("named", tl.constexpr.__module__, tl.dtype.__module__, tl.store.__module__, tl.tensor.__module__)
     nofile = [n for n, m in sys.modules.items() if n.split(".")[0] == "triton"
@@ -77,6 +80,7 @@ def test_every_listed_name_imports_under_the_shim(tmp_path):
         "host call True",
         "knobs False False 0",
         "constexpr True True",
+        "constexpr_function True False True",
         "named triton.language triton.language triton.language triton.language",
         "files outside tessel []",
         "missing triton.language.extra.cann True",

@@ -153,6 +153,15 @@ def get_dump_manager(key):
     return _manager_class()(_dir_name(key), dump=True)
 
 
+class ConstexprFunction:
+    """Triton's type of `@triton.constexpr_function` results. tessel's decorator returns the function itself
+    (its compiler runs the source at compile time; on the host it is the plain function), so nothing is an
+    instance of this: code that asks `isinstance(f, ConstexprFunction)` learns that `f` is not Triton's."""
+
+    def __init__(self, fn):
+        raise NotImplementedError("tessel's @constexpr_function returns the function itself; use the decorator")
+
+
 class InterpretedFunction(KernelInterface):
     """Triton's interpreter-mode kernel. tessel has none: its JITFunction runs in the interpreter itself."""
 
@@ -163,7 +172,7 @@ class InterpretedFunction(KernelInterface):
 
 def modules(make_module) -> dict:
     """The `triton.runtime` modules by name, made with the shim's `make_module(name, doc, **attrs)`."""
-    from .. import _tessel, autotuner as autotune, runtime
+    from .. import _tessel, autotuner as autotune, language as tl, runtime
     from ..jit import JITFunction, jit
 
     jit_doc = sys.modules[JITFunction.__module__].__doc__
@@ -171,7 +180,7 @@ def modules(make_module) -> dict:
                         InterpreterError=_tessel.InterpreterError, TritonError=TritonError)
     errors = make_module("triton.runtime.errors", __doc__, **errors_attrs)
     jit_mod = make_module("triton.runtime.jit", jit_doc, JITFunction=JITFunction, KernelInterface=KernelInterface,
-                          jit=jit)
+                          jit=jit, constexpr_function=tl.constexpr_function, ConstexprFunction=ConstexprFunction)
     autotuner = make_module("triton.runtime.autotuner", autotune.__doc__, Autotuner=autotune.Autotuner,
                             Config=autotune.Config, Heuristics=autotune.Heuristics, autotune=autotune.autotune,
                             heuristics=autotune.heuristics, KernelInterface=KernelInterface,
