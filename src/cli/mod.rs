@@ -30,7 +30,9 @@ tessel: a GPU kernel compiler for Triton-style and Gluon-style kernels.
 Kernels are written in Python syntax, in auto mode (@triton.jit: the compiler picks layouts, shared
 memory and tensor-core instructions) or in gluon mode (@gluon.jit: the author writes them). Both lower
 into one IR in which every tensor carries an F2 linear layout. `run` compiles to PTX and launches on the GPU when
-one is present and the kernel's ops are supported, and uses the reference interpreter otherwise.";
+one is present and the kernel's ops are supported, and uses the reference interpreter otherwise. Kernels may call
+the @jit functions and use the constants of the modules their file imports: the kernel commands find them, as
+Python does, in the file's directory and under each `--path DIR`.";
 
 const AFTER_HELP: &str = "Run `tessel <COMMAND> --help` for examples.";
 
