@@ -6,8 +6,8 @@
 # Usage: bash .ci/liger_cpu.sh PYTHON [SDIST_DIR]
 #   PYTHON: an interpreter with tessel, torch and pytest installed (CI's venv). Liger's tests also import
 #   transformers, tokenizers and packaging: installed here into that environment, pinned below.
-#   LIGER_SECONDS: the step's hard limit for the pytest run (default 480; the subset's measured time is
-#   below).
+#   LIGER_SECONDS: the step's hard limit for the pytest run (default 480). Measured on a 2-core machine shared
+#   with other jobs: 324 passed, 117 skipped (bfloat16 on CPU) in 105-170 s of pytest, 2-3.5 minutes in all.
 #
 # Fails when a selected test fails, when pytest collects nothing or a file of the subset passes no test (a -k
 # expression that no longer matches), when the run goes past its limit, or when upstream Triton (installed with
