@@ -5,7 +5,7 @@ process of this Python environment, not only under `python -m tessel`.
 (`sysconfig.get_paths()["purelib"]`, or the directory given). Python runs its single line at startup: it reads
 `tessel/_triton/startup.py` (when that file still exists) and puts a finder first on `sys.meta_path`; tessel is
 imported only when a process first imports `triton`, so startup stays cheap: the line reads and compiles a small
-file, about 0.4 ms of a 16 ms interpreter start (`python -X importtime` shows no import added). `uninstall`
+file, 0.2 to 0.4 ms of an 11 to 16 ms interpreter start (`python -X importtime` shows no import added). `uninstall`
 removes the file, and `import triton` finds whatever it found before (an installed Triton, or nothing). `status`
 says whether the file is there and what `import triton` gives in a fresh process. A process with `TESSEL_SHIM=0`
 in its environment is left alone. `import tessel` alone never touches `triton`.
