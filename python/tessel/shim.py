@@ -110,7 +110,7 @@ def modules():
     # The device-function namespaces kernels call into (`libdevice.asin(x)`, `tl.extra.cuda.gdc_wait()`,
     # `tl.math.rsqrt`): host stand-ins, compiled by tessel inside kernels (see `tessel._triton.language`).
     language_mods = language_face.modules(_module)
-    for sub in ("core", "math", "extra"):
+    for sub in ("core", "standard", "math", "extra"):
         setattr(tl, sub, language_mods[f"triton.language.{sub}"])
     knobs_mod = _module("triton.knobs", knobs.__doc__, **knobs.module_attrs())
     errors_mod = _module("triton.errors", "tessel's triton.errors", TritonError=interface.TritonError)

@@ -35,6 +35,7 @@ SURFACE = textwrap.dedent('''
     from triton.runtime.interpreter import InterpretedFunction
     from triton.language.core import _aggregate, constexpr, tensor, dtype, view
     import triton.language.math
+    from triton.language.standard import _log2, sum as standard_sum
     from triton.language.math import rsqrt
     from triton.language.extra.libdevice import rsqrt, tanh
     from triton.language.extra.cuda.libdevice import rsqrt as cuda_rsqrt
@@ -339,6 +340,7 @@ def test_device_function_names_match_the_compiler():
     b = "lang/src/elab/builtins/"
     assert language_face.MATH_NAMES == _rust_names(b + "mod.rs", "MATH_NAMES")
     assert language_face.CUDA_NAMES == _rust_names(b + "extra.rs", "CUDA_NAMES")
+    assert language_face.STANDARD_NAMES == _rust_names(b + "mod.rs", "PRELUDE_NAMES")
     assert language_face.LIBDEVICE_NAMES == (_rust_names(b + "libdevice.rs", "LIBDEVICE_NAMES")
                                              + _rust_names(b + "libdevice.rs", "CONVERSIONS")
                                              + _rust_names(b + "libdevice_int.rs", "NAMES"))

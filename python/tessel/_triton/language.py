@@ -1,5 +1,5 @@
-"""The host side of Triton's device-function modules: `triton.language.core`, `triton.language.math`,
-`triton.language.extra.libdevice`, `triton.language.extra.cuda(.libdevice)`.
+"""The host side of Triton's device-function modules: `triton.language.core`, `triton.language.standard`,
+`triton.language.math`, `triton.language.extra.libdevice`, `triton.language.extra.cuda(.libdevice)`.
 
 tessel compiles kernel bodies from their source, resolving `from triton.language.extra.libdevice import rsqrt`
 (and `libdevice.rsqrt(x)`, `tl.math.rsqrt(x)`) itself; these modules exist so that host code imports the same
@@ -42,6 +42,12 @@ double2ll_rz double2ll_rd double2ll_ru double2ull_rn double2ull_rz double2ull_rd
 popc clz brev ffs mulhi mul24 sad hadd rhadd byte_perm float_as_uint uint_as_float double2hiint double2loint
 hiloint2double llrint llround
 """.split()
+
+# The kernel-language functions Triton writes in `triton.language.standard` and tessel in its prelude
+# (lang/src/elab/builtins/mod.rs PRELUDE_NAMES): torch's inductor imports `_log2` from there.
+STANDARD_NAMES = ("cdiv _log2 _is_power_of_two sigmoid softmax sum max min argmax argmin xor_sum reduce_or cumsum "
+                  "cumprod ravel swizzle2d rand randn randint randint4x philox philox_impl uint_to_uniform_float "
+                  "pair_uniform_to_normal interleave flip sort dot_scaled").split()
 
 # `triton.language.extra.cuda`'s own functions (lang/src/elab/builtins/extra.rs CUDA_NAMES).
 CUDA_NAMES = ("globaltimer smid num_threads num_warps convert_custom_float8 convert_custom_float8_sm70 "
@@ -116,6 +122,9 @@ def modules(make_module) -> dict:
     """The modules by name, made with the shim's `make_module(name, doc, **attrs)`."""
     core = make_module("triton.language.core", "triton.language's core names (host side)", **core_attrs())
     core.__getattr__ = module_getattr("triton.language.core", tl)
+    standard = make_module("triton.language.standard", "triton.language's functions written in the language",
+                           **functions("triton.language.standard", STANDARD_NAMES))
+    standard.__getattr__ = module_getattr("triton.language.standard", tl)
     math_mod = make_module("triton.language.math", "device math functions: compiled by tessel inside kernels",
                            **functions("triton.language.math", MATH_NAMES))
     ld = "triton.language.extra.libdevice"
@@ -129,6 +138,7 @@ def modules(make_module) -> dict:
     extra = make_module("triton.language.extra", "tessel's triton.language.extra", libdevice=libdevice, cuda=cuda)
     return {
         "triton.language.core": core,
+        "triton.language.standard": standard,
         "triton.language.math": math_mod,
         "triton.language.extra": extra,
         "triton.language.extra.libdevice": libdevice,
