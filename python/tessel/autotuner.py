@@ -243,7 +243,7 @@ class Autotuner(_Launcher):
         holds `grid` and `warmup` (given by `kernel[grid](...)`) besides the kernel's keyword arguments."""
         hit = self._dispatch(args, kwargs)
         if hit is not None:
-            config, config_kwargs = hit
+            config, config_kwargs, _ = hit
             self.best_config = config
             return self.fn.run(*args, **kwargs, **config_kwargs)
         if kwargs.get("warmup"):
@@ -266,12 +266,13 @@ class Autotuner(_Launcher):
                     self.cache[key] = self._tune(args, kwargs, key)
                 config = self.cache[key]
             else:
+                key = None
                 config = self.configs[0]
             self.best_config = config
             if config.pre_hook is not None:
                 config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
             else:
-                self._remember(args, kwargs, config)
+                self._remember(args, kwargs, config, key)
             return self.fn.run(*args, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
@@ -304,19 +305,26 @@ class Autotuner(_Launcher):
         return (tuple([args[i] for i in index]), tuple(kinds), tuple(extra), _interpret_requested())
 
     def _dispatch(self, args, kwargs):
-        """(config, its launch keywords) for arguments whose fast key has been dispatched before, else None."""
+        """(config, its launch keywords) for arguments whose fast key has been dispatched before, else None (also
+        when the tuning that chose the config was dropped from `cache` since)."""
         chosen = self._chosen
         if not chosen or kwargs.get("warmup"):
             return None
         key = self._fast_key(args, kwargs)
-        return None if key is None else chosen.get(key)
+        hit = None if key is None else chosen.get(key)
+        if hit is not None and hit[2] is not None and self.cache.get(hit[2]) is not hit[0]:
+            chosen.clear()
+            return None
+        return hit
 
-    def _remember(self, args, kwargs, config):
+    def _remember(self, args, kwargs, config, tuning_key):
+        """Remembers `config` for these arguments' fast key; `tuning_key` is its entry in `cache` (None for a
+        single config, which is never tuned)."""
         key = self._fast_key(args, kwargs)
         if key is not None:
             if len(self._chosen) >= self._CHOSEN_MAX:
                 self._chosen.clear()
-            self._chosen[key] = (config, config.all_kwargs())
+            self._chosen[key] = (config, config.all_kwargs(), tuning_key)
 
     def _tune(self, args, kwargs, key):
         key_vals, target = key

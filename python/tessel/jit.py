@@ -40,6 +40,7 @@ from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 from ._triton.interface import KernelInterface
 from .gluon._layouts import _Layout
+from .runtime import TRUE_VALUES as _TRUE_VALUES
 from .tools import HostDescriptor
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -83,7 +84,7 @@ def _interpret_requested() -> bool:
         v = os.environ.get("TRITON_INTERPRET")
         if v is None:
             return False
-    return v not in ("", "0")
+    return v in _TRUE_VALUES or v.strip().lower() in _TRUE_VALUES
 
 
 # What kind of argument a Python type is, decided once per type: the launcher dispatches on it.
@@ -803,7 +804,7 @@ def _is_desc(v):
 
 
 def _use_interpreter(values):
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    if _interpret_requested():
         return True
     for v in values:
         t = v.base if _is_desc(v) else v

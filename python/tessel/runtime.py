@@ -34,9 +34,19 @@ class GPUTarget:
         return self.backend == "hip"
 
 
+# The values of a boolean environment variable that mean on, as Triton's knobs read them (`TRITON_INTERPRET=false`
+# is off).
+TRUE_VALUES = frozenset({"1", "true", "on", "yes"})
+
+
+def interpret_requested() -> bool:
+    """Whether `TRITON_INTERPRET` asks for the interpreter."""
+    return os.environ.get("TRITON_INTERPRET", "").strip().lower() in TRUE_VALUES
+
+
 def gpu_target():
     """tessel's target for the GPU (`sm_90a`, ...), or None when kernels run in the interpreter."""
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    if interpret_requested():
         return None
     target, _why = _tessel.gpu_target()
     return target

@@ -126,3 +126,14 @@ def test_tuned_dispatch_reads_the_key_off_the_arguments(tmp_path, monkeypatch):
     scale[grid](x.astype(np.float64), out64, 100, factor=2.0)  # new dtypes: `run` keys them, and tunes again
     np.testing.assert_allclose(out64, x * 2, rtol=1e-6)
     assert len(scale.cache) == 2 and len(scale._chosen) == 3
+    # Clearing the tuner's cache (as libraries do to re-tune) drops what the dispatch remembered.
+    scale.cache.clear()
+    assert scale._dispatch((x, out, 100), {"grid": grid, "warmup": False, "factor": 2.0}) is None
+
+
+def test_triton_interpret_is_read_as_tritons_knob(monkeypatch):
+    from tessel.jit import _interpret_requested
+
+    for value, on in [("1", True), ("true", True), ("ON", True), ("0", False), ("false", False), ("", False)]:
+        monkeypatch.setenv("TRITON_INTERPRET", value)
+        assert _interpret_requested() is on, value
