@@ -641,7 +641,7 @@ def _make_launcher(jf):
         values, opts = jf._binder(*args, **kwargs)
         return jf._run_slow(values, opts, grid, _t_warmup)
 
-    reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
+    reserved = set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
     plain = all(
         p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
         and not p.name.startswith("_t_") and p.name not in reserved
@@ -651,14 +651,17 @@ def _make_launcher(jf):
     if torch is None or not plain or [n for n, _ in compiler] != names:
         return generic
     constexpr = {n: c for n, c in compiler}
+    # A parameter named like a launch option (tutorial 02's `num_stages: tl.constexpr`) is a variable of its own
+    # inside the launcher; a wrapper gives a keyword of that name to both (see `_shared_option_launcher`).
+    var = {n: f"_t_p_{n}" if n in _LAUNCH_OPTIONS else n for n in names}
     sig = ["_t_grid"]
-    sig += [p.name if p.default is p.empty else f"{p.name}=_t_defaults[{i}]" for i, p in enumerate(params)]
+    sig += [var[p.name] if p.default is p.empty else f"{var[p.name]}=_t_defaults[{i}]" for i, p in enumerate(params)]
     sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
     sig += ["launch_pdl=False"]
     sig += [f"{k}=None" for k in _AMD_OPTIONS]
     sig += ["_t_warmup=False"]
-    values = "(" + "".join(f"{n}, " for n in names) + ")"
+    values = "(" + "".join(f"{var[n]}, " for n in names) + ")"
     opts = "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))"
     slow = f"return _t_slow(_t_grid, {values}, {opts}, _t_warmup)"
     amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
@@ -671,48 +674,49 @@ def _make_launcher(jf):
     ]
     key = []
     for i, n in enumerate(names):
+        v = var[n]
         if constexpr[n]:
             lines += [
-                f"    _t_k{i} = {n}.__class__",
-                f"    _t_c{i} = {n} if _t_k{i} in _t_simple else _t_const_key({n}, {n!r})",
+                f"    _t_k{i} = {v}.__class__",
+                f"    _t_c{i} = {v} if _t_k{i} in _t_simple else _t_const_key({v}, {n!r})",
             ]
         else:
             one = n not in jf.do_not_specialize
             lines += [
-                f"    _t_k{i} = {n}.__class__",
+                f"    _t_k{i} = {v}.__class__",
                 f"    if _t_k{i} is _t_tensor:",
-                f"        _t_a = {n}.data_ptr()",
-                f"        _t_d = {n}.get_device()",
+                f"        _t_a = {v}.data_ptr()",
+                f"        _t_d = {v}.get_device()",
                 "        if _t_d != _t_dev:",
                 "            if _t_dev != -2 or _t_d < 0:",
                 f"                {slow}",
                 "            _t_dev = _t_d",
-                f"        _t_k{i} = {n}.dtype",
+                f"        _t_k{i} = {v}.dtype",
                 f"        _t_c{i} = _t_a & 15 == 0",
                 "        _t_args.append(_t_a)",
                 f"    elif _t_k{i} is int:",
-                f"        if {one} and {n} == 1:",
+                f"        if {one} and {v} == 1:",
                 f"            _t_c{i} = 0",
-                f"        elif -2147483648 <= {n} < 2147483648:",
-                f"            _t_c{i} = 2 if {one} and {n} & 15 == 0 else 1",
-                f"            _t_args.append({n})",
-                f"        elif -9223372036854775808 <= {n} < 9223372036854775808:",
-                f"            _t_c{i} = 4 if {one} and {n} & 15 == 0 else 3",
-                f"            _t_args.append({n})",
+                f"        elif -2147483648 <= {v} < 2147483648:",
+                f"            _t_c{i} = 2 if {one} and {v} & 15 == 0 else 1",
+                f"            _t_args.append({v})",
+                f"        elif -9223372036854775808 <= {v} < 9223372036854775808:",
+                f"            _t_c{i} = 4 if {one} and {v} & 15 == 0 else 3",
+                f"            _t_args.append({v})",
                 "        else:",
                 f"            {slow}",
                 f"    elif _t_k{i} is float:",
                 f"        _t_c{i} = 10",
-                f"        _t_args.append({n})",
+                f"        _t_args.append({v})",
                 f"    elif _t_k{i} is bool:",
                 f"        _t_c{i} = 11",
-                f"        _t_args.append(1 if {n} else 0)",
+                f"        _t_args.append(1 if {v} else 0)",
                 "    else:",
                 f"        {slow}",
             ]
         key += [f"_t_k{i}", f"_t_c{i}"]
-    meta = "{" + "".join(f"{n!r}: {n}, " for n in names) + "".join(
-        f"{k!r}: {k}, " for k in _LAUNCH_OPTIONS) + "}"
+    meta = "{" + "".join(f"{k!r}: {k}, " for k in _LAUNCH_OPTIONS if k not in var) + "".join(
+        f"{n!r}: {var[n]}, " for n in names) + "}"
     lines += [
         "    if _t_dev < 0 or _t_interpret():",
         f"        {slow}",
@@ -748,6 +752,22 @@ def _make_launcher(jf):
     exec(compile(src, f"<tessel launcher of {jf.__name__}>", "exec"), scope)  # noqa: S102 - our own text
     launcher = scope["launcher"]
     launcher.source = src
+    shared = [n for n in names if n in _LAUNCH_OPTIONS]
+    return _shared_option_launcher(launcher, shared) if shared else launcher
+
+
+def _shared_option_launcher(inner, shared):
+    """`inner` (a generated launcher whose parameters named like launch options are renamed `_t_p_NAME`) called
+    as the kernel is: a keyword of such a name sets both the parameter and the option, as in Triton."""
+    renamed = [(n, f"_t_p_{n}") for n in shared]
+
+    def launcher(grid, *args, **kwargs):
+        for name, param in renamed:
+            if name in kwargs:
+                kwargs[param] = kwargs[name]
+        return inner(grid, *args, **kwargs)
+
+    launcher.source = inner.source
     return launcher
 
 

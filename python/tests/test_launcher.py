@@ -137,6 +137,33 @@ def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda):
         compiled.run(1, 1, 1, 0, None, None, None, None, None, x, y, out, 1000)
 
 
+@tessel.jit
+def staged_kernel(x_ptr, n, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+    # Tutorial 02's softmax has a `num_stages` constexpr, named like the launch option.
+    offs = tl.arange(0, BLOCK)
+    for i in tl.range(0, n, num_stages=num_stages):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+def test_a_parameter_named_like_a_launch_option_keeps_the_fast_launcher(fake_cuda):
+    staged_kernel.cache.clear()
+    x = FakeTensor(BASE)
+    rec = recording(staged_kernel, x, 8, BLOCK=64, num_stages=2, grid=(1,))
+    assert staged_kernel.warmup(x, 8, BLOCK=64, num_stages=2, grid=(1,)).native is rec
+    assert "_t_p_num_stages" in staged_kernel._launcher.source  # the generated launcher, not the generic path
+    # By keyword it is both the parameter and the launch option, as in Triton; by position, the parameter only.
+    staged_kernel[(1,)](x, 8, BLOCK=64, num_stages=2)
+    assert rec.launches == [(0, 1000, (1, 1, 1), [BASE, 8])]
+    keys = list(staged_kernel.cache)
+    assert len(keys) == 1 and keys[0][-4] == 2  # the key's num_stages option
+    rec3 = recording(staged_kernel, x, 8, 64, 3, grid=(1,))  # by position: the option keeps its default, 3
+    assert len(staged_kernel.cache) == 2 and sorted(k[-4] for k in staged_kernel.cache) == [2, 3]
+    seen = {}
+    staged_kernel[lambda meta: seen.update(meta) or (1,)](x, 8, 64, 3)
+    assert seen["num_stages"] == 3 and rec3.launches == [(0, 1000, (1, 1, 1), [BASE, 8])]
+    staged_kernel.cache.clear()
+
+
 def test_warmup_takes_dtypes_for_tensors(fake_cuda, monkeypatch):
     fake = sys.modules["torch"]
     fake.dtype = type("dtype", (), {"__str__": lambda self: "torch.float16"})
