@@ -183,7 +183,14 @@ def for_kernel(jit_function) -> list[tuple] | None:
         return cached
     try:
         found = module_set(jit_function.fn, jit_function.filename, jit_function.source)
-    except Exception:  # noqa: BLE001 - a module set that cannot be built falls back to reading the disk
+    except Exception as e:  # noqa: BLE001 - a module set that cannot be built falls back to reading the disk
+        # Said, not hidden: the fallback compiles the module's imports as the CLI would (statically), which can
+        # pick another branch of a module-level `if` than the one Python ran.
+        import warnings
+
+        warnings.warn(f"tessel: the modules `{jit_function.__name__}`'s module imports could not be read from the "
+                      f"running interpreter ({type(e).__name__}: {e}); its imports are resolved from the files on "
+                      "disk instead", RuntimeWarning, stacklevel=3)
         found = None
     jit_function._tessel_module_set = found
     return found
