@@ -88,11 +88,14 @@ def test_every_listed_name_imports_under_the_shim(tmp_path):
     ]
 
 
-def test_import_tessel_alone_leaves_triton_alone():
+def test_import_tessel_alone_leaves_triton_alone(tmp_path):
     code = "import sys, tessel, tessel.language; print(sorted(n for n in sys.modules if n.split('.')[0] == 'triton'))"
     import subprocess
 
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
+    # From a folder of its own: `-c` puts the working directory first on sys.path, and python/ holds the source
+    # package without its built module when tessel was installed from a wheel (CI).
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ},
+                       cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
 

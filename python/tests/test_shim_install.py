@@ -5,6 +5,7 @@ site-packages), and the children of `python -m tessel`."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -25,8 +26,10 @@ PROBE = ("import sys, site\n"
 
 
 def _probe(site_dir, env=None):
+    # Not from python/: `-c` puts the working directory first on sys.path, and there that is the source package,
+    # without its built module when tessel was installed from a wheel (CI).
     r = subprocess.run([sys.executable, "-c", PROBE, str(site_dir)], capture_output=True, text=True,
-                       env={**os.environ, **(env or {})}, timeout=120)
+                       env={**os.environ, **(env or {})}, timeout=120, cwd=tempfile.gettempdir())
     assert r.returncode == 0, r.stderr
     return r.stdout.splitlines()
 
@@ -60,7 +63,8 @@ def test_install_then_uninstall_restores_the_previous_triton(tmp_path):
 def test_a_process_that_never_imports_triton_never_imports_tessel(tmp_path):
     install.install(tmp_path)
     code = "import sys, site; site.addsitedir(sys.argv[1]); import json; print('tessel' in sys.modules)"
-    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
     assert r.stdout.strip() == "False", r.stderr
 
 

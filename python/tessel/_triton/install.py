@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 
 PTH_NAME = "tessel-triton-shim.pth"
 STARTUP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup.py")
@@ -69,7 +70,10 @@ def resolve_in_subprocess(target=None, env=None) -> str:
             "try:\n    import triton\n    print(getattr(triton, '__file__', None) or triton)\n"
             "except ImportError as e:\n    print(f'ImportError: {e}')\n")
     args = [sys.executable, "-c", code] + ([target] if target is not None else [])
-    r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
+    # From a neutral folder: `-c` puts the working directory first on sys.path, and a checkout's python/ folder
+    # (a `tessel` source package without its built module) would answer instead of the environment.
+    r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120,
+                       cwd=tempfile.gettempdir())
     lines = r.stdout.strip().splitlines() or r.stderr.strip().splitlines() or ["?"]
     return lines[-1]
 
