@@ -104,7 +104,8 @@ class CompiledKernel:
         CUDA tensors, else bound as the kernel binds them."""
         if self.fn is None:
             raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
-        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _grid_fast, _stream_of
+        from ._launcher import grid_fast
+        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _stream_of
 
         def slow(*args, stream=None, **kwargs):
             values, bound = self.fn._binder(*args, **kwargs)
@@ -112,7 +113,7 @@ class CompiledKernel:
             return self.fn._run_slow(values, opts, grid)
 
         packing = self._packing()
-        g = _grid_fast(grid) if type(grid) is tuple else None
+        g = grid_fast(grid) if type(grid) is tuple else None
         if packing is None or self.interpreted or g is None:
             return slow
         n_args = len(self.fn.arg_names)

@@ -36,6 +36,7 @@ import threading
 from . import _modules, _tessel, profiler
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
+from ._launcher import make_launcher
 from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 from ._triton.interface import KernelInterface
@@ -419,7 +420,7 @@ class JITFunction(KernelInterface):
     def _first_launch(self, grid, *args, **kwargs):
         """Builds the launcher (on the first launch: it needs the compiler's view of the parameters), then
         launches."""
-        self._launcher = _make_launcher(self)
+        self._launcher = make_launcher(self)
         return self._launcher(grid, *args, **kwargs)
 
     def _launch_miss(self, key, grid, values, opts, warmup=False):
@@ -598,177 +599,6 @@ class _KernelCache(dict):
     def __delitem__(self, key):
         self.fast.clear()
         super().__delitem__(key)
-
-
-_SIMPLE_CONST_TYPES = frozenset({int, bool, float, str, type(None)})
-
-
-def _grid_fast(g):
-    """`g` as 3 positive ints, or None for an empty grid."""
-    if g.__class__ is tuple:
-        n = len(g)
-        if n == 1:
-            x = g[0]
-            if x.__class__ is int and 0 < x < 2**31:
-                return (x, 1, 1)
-        elif n == 2:
-            x, y = g
-            if x.__class__ is int and y.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31:
-                return (x, y, 1)
-        elif n == 3:
-            x, y, z = g
-            if x.__class__ is int and y.__class__ is int and z.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31 \
-                    and 0 < z < 2**31:
-                return g
-    g = _grid3(g)
-    return None if 0 in g else g
-
-
-def _make_launcher(jf):
-    """The launcher of one kernel: a function of `(grid, *args, **kwargs)`, generated from its signature (as
-    Triton generates its binder), that checks each argument's type inline, builds a flat key of what the
-    specialization depends on and the packed runtime arguments, and launches the cached kernel natively. Anything
-    it does not handle inline (no CUDA tensor, `TRITON_INTERPRET`, tensor subclasses, descriptors, None, numpy
-    scalars, mixed devices, a new specialization) goes to the generic path (`_run_slow`), which raises the errors
-    and fills the cache."""
-    params = list(jf.signature.parameters.values())
-    names = [p.name for p in params]
-    torch = sys.modules.get("torch")
-
-    def generic(grid, *args, _t_warmup=False, **kwargs):
-        if torch is None and "torch" in sys.modules:
-            jf._launcher = _make_launcher(jf)  # torch arrived: later launches may be on CUDA tensors
-        values, opts = jf._binder(*args, **kwargs)
-        return jf._run_slow(values, opts, grid, _t_warmup)
-
-    reserved = set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
-    plain = all(
-        p.kind is p.POSITIONAL_OR_KEYWORD and p.name.isidentifier() and not keyword.iskeyword(p.name)
-        and not p.name.startswith("_t_") and p.name not in reserved
-        for p in params
-    )
-    compiler = [(p.name, p.constexpr) for p in jf.params]
-    if torch is None or not plain or [n for n, _ in compiler] != names:
-        return generic
-    constexpr = {n: c for n, c in compiler}
-    # A parameter named like a launch option (tutorial 02's `num_stages: tl.constexpr`) is a variable of its own
-    # inside the launcher; a wrapper gives a keyword of that name to both (see `_shared_option_launcher`).
-    var = {n: f"_t_p_{n}" if n in _LAUNCH_OPTIONS else n for n in names}
-    sig = ["_t_grid"]
-    sig += [var[p.name] if p.default is p.empty else f"{var[p.name]}=_t_defaults[{i}]" for i, p in enumerate(params)]
-    sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
-    sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
-    sig += ["launch_pdl=False"]
-    sig += [f"{k}=None" for k in _AMD_OPTIONS]
-    sig += ["_t_warmup=False"]
-    values = "(" + "".join(f"{var[n]}, " for n in names) + ")"
-    opts = "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))"
-    slow = f"return _t_slow(_t_grid, {values}, {opts}, _t_warmup)"
-    amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
-    lines = [
-        f"def launcher({', '.join(sig)}):",
-        f"    if {amd}:",
-        f"        _t_refuse_amd([k for k, v in zip({_AMD_OPTIONS!r}, ({', '.join(_AMD_OPTIONS)},)) if v is not None])",
-        "    _t_args = []",
-        "    _t_dev = -2",
-    ]
-    key = []
-    for i, n in enumerate(names):
-        v = var[n]
-        if constexpr[n]:
-            lines += [
-                f"    _t_k{i} = {v}.__class__",
-                f"    _t_c{i} = {v} if _t_k{i} in _t_simple else _t_const_key({v}, {n!r})",
-            ]
-        else:
-            one = n not in jf.do_not_specialize
-            lines += [
-                f"    _t_k{i} = {v}.__class__",
-                f"    if _t_k{i} is _t_tensor:",
-                f"        _t_a = {v}.data_ptr()",
-                f"        _t_d = {v}.get_device()",
-                "        if _t_d != _t_dev:",
-                "            if _t_dev != -2 or _t_d < 0:",
-                f"                {slow}",
-                "            _t_dev = _t_d",
-                f"        _t_k{i} = {v}.dtype",
-                f"        _t_c{i} = _t_a & 15 == 0",
-                "        _t_args.append(_t_a)",
-                f"    elif _t_k{i} is int:",
-                f"        if {one} and {v} == 1:",
-                f"            _t_c{i} = 0",
-                f"        elif -2147483648 <= {v} < 2147483648:",
-                f"            _t_c{i} = 2 if {one} and {v} & 15 == 0 else 1",
-                f"            _t_args.append({v})",
-                f"        elif -9223372036854775808 <= {v} < 9223372036854775808:",
-                f"            _t_c{i} = 4 if {one} and {v} & 15 == 0 else 3",
-                f"            _t_args.append({v})",
-                "        else:",
-                f"            {slow}",
-                f"    elif _t_k{i} is float:",
-                f"        _t_c{i} = 10",
-                f"        _t_args.append({v})",
-                f"    elif _t_k{i} is bool:",
-                f"        _t_c{i} = 11",
-                f"        _t_args.append(1 if {v} else 0)",
-                "    else:",
-                f"        {slow}",
-            ]
-        key += [f"_t_k{i}", f"_t_c{i}"]
-    meta = "{" + "".join(f"{k!r}: {k}, " for k in _LAUNCH_OPTIONS if k not in var) + "".join(
-        f"{n!r}: {var[n]}, " for n in names) + "}"
-    lines += [
-        "    if _t_dev < 0 or _t_interpret():",
-        f"        {slow}",
-        f"    _t_key = ({''.join(k + ', ' for k in key)}num_warps, num_stages, num_ctas, maxnreg)",
-        "    _t_c = _t_fast_get(_t_key)",
-        "    if _t_c is None:",
-        f"        return _t_miss(_t_key, _t_grid, {values}, {opts}, _t_warmup)",
-        "    if _t_warmup:",
-        "        return _t_c",
-        "    if _t_grid.__class__ is not tuple and callable(_t_grid):",
-        f"        _t_grid = _t_grid({meta})",
-        "    _t_g = _t_grid_fast(_t_grid)",
-        "    if _t_g is not None and launch_pdl:",
-        "        _t_c.native.launch(_t_dev, _t_stream(_t_dev), _t_g, _t_args, True)",
-        "    elif _t_g is not None:",
-        "        _t_c.native.launch(_t_dev, _t_stream(_t_dev), _t_g, _t_args)",
-        "    return _t_c",
-    ]
-    scope = {
-        "_t_defaults": [p.default for p in params],
-        "_t_tensor": torch.Tensor,
-        "_t_simple": _SIMPLE_CONST_TYPES,
-        "_t_const_key": _const_key,
-        "_t_interpret": _interpret_requested,
-        "_t_fast_get": jf.cache.fast.get,
-        "_t_miss": jf._launch_miss,
-        "_t_slow": lambda grid, values, opts, warmup: jf._run_slow(values, opts, grid, warmup),
-        "_t_refuse_amd": _refuse_amd_options,
-        "_t_grid_fast": _grid_fast,
-        "_t_stream": _stream_of,
-    }
-    src = "\n".join(lines) + "\n"
-    exec(compile(src, f"<tessel launcher of {jf.__name__}>", "exec"), scope)  # noqa: S102 - our own text
-    launcher = scope["launcher"]
-    launcher.source = src
-    shared = [n for n in names if n in _LAUNCH_OPTIONS]
-    return _shared_option_launcher(launcher, shared) if shared else launcher
-
-
-def _shared_option_launcher(inner, shared):
-    """`inner` (a generated launcher whose parameters named like launch options are renamed `_t_p_NAME`) called
-    as the kernel is: a keyword of such a name sets both the parameter and the option, as in Triton."""
-    renamed = [(n, f"_t_p_{n}") for n in shared]
-
-    def launcher(grid, *args, **kwargs):
-        for name, param in renamed:
-            if name in kwargs:
-                kwargs[param] = kwargs[name]
-        return inner(grid, *args, **kwargs)
-
-    launcher.source = inner.source
-    return launcher
 
 
 def _prepare_ptx(compiled):
