@@ -152,3 +152,18 @@ fn tensor_logical_methods_and_log2() {
     assert!(ir.contains("and ") && ir.contains("or "), "{ir}");
     assert!(ir.contains("constant {value = 4.0}"), "{ir}");
 }
+
+#[test]
+fn get_int_dtype_picks_the_integer_type_of_a_width() {
+    // torch inductor's sort helpers: `tl.core.get_int_dtype(x.dtype.primitive_bitwidth, signed=...)`.
+    let src = kernel("import triton.language.core").replace(
+        "USE",
+        "(x.to(tl.core.get_int_dtype(x.dtype.primitive_bitwidth, signed=False), bitcast=True) + 1).to(\
+         tl.core.get_int_dtype(bitwidth=32, signed=True)).to(x.dtype)",
+    );
+    let ir = elaborate(&src, &ModuleSet::default()).unwrap();
+    assert!(ir.contains("u32"), "{ir}");
+    let bad = kernel("").replace("USE", "x.to(tl.core.get_int_dtype(24, signed=True))");
+    let err = elaborate(&bad, &ModuleSet::default()).unwrap_err();
+    assert!(err.contains("no integer type of 24 bits"), "{err}");
+}

@@ -43,16 +43,8 @@ def run_model(name, device, tmp_path, compile_threads=1):
     return json.loads(lines[-1][len("RESULT "):]), r
 
 
-# Failures of work under way elsewhere, recognised by their message (anything else fails). torch's sort helper
-# (its `_log2` now bound from the shim's `triton.language.standard`) calls `tl.get_int_dtype`, which tessel's
-# kernel language lacks.
-PENDING = {
-    "unknown builtin `tl.get_int_dtype`":
-        "tl.get_int_dtype (torch's sort helper) is not in tessel's kernel language yet",
-    # In tessel's source since 8aa7440; an extension built before it lacks it.
-    "a tensor has no attribute `logical_and`":
-        "tensor.logical_and (torch's bucketize helper) is missing from this build of the extension",
-}
+# Failures of work under way elsewhere, recognised by their message (anything else fails): none at present.
+PENDING: dict[str, str] = {}
 
 
 def _pending(error):

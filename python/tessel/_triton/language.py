@@ -45,7 +45,7 @@ hiloint2double llrint llround
 
 # The kernel-language functions Triton writes in `triton.language.standard` and tessel in its prelude
 # (lang/src/elab/builtins/mod.rs PRELUDE_NAMES): torch's inductor imports `_log2` from there.
-STANDARD_NAMES = ("cdiv _log2 _is_power_of_two sigmoid softmax sum max min argmax argmin xor_sum reduce_or cumsum "
+STANDARD_NAMES = ("cdiv _log2 _is_power_of_two get_int_dtype sigmoid softmax sum max min argmax argmin xor_sum reduce_or cumsum "
                   "cumprod ravel swizzle2d rand randn randint randint4x philox philox_impl uint_to_uniform_float "
                   "pair_uniform_to_normal interleave flip sort dot_scaled").split()
 

@@ -241,6 +241,7 @@ pub const PRELUDE_NAMES: &[&str] = &[
     "cdiv",
     "_log2",
     "_is_power_of_two",
+    "get_int_dtype",
     "sigmoid",
     "softmax",
     "sum",

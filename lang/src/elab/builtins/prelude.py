@@ -362,6 +362,31 @@ def _is_power_of_two(i):
     return (i & (i - 1)) == 0 and i != 0
 
 
+def get_int_dtype(bitwidth, signed):
+    # `triton.language.core.get_int_dtype` (torch inductor's sort helpers): the integer dtype of a width.
+    if bitwidth == 1:
+        return tl.int1
+    if signed:
+        if bitwidth == 8:
+            return tl.int8
+        if bitwidth == 16:
+            return tl.int16
+        if bitwidth == 32:
+            return tl.int32
+        if bitwidth == 64:
+            return tl.int64
+    else:
+        if bitwidth == 8:
+            return tl.uint8
+        if bitwidth == 16:
+            return tl.uint16
+        if bitwidth == 32:
+            return tl.uint32
+        if bitwidth == 64:
+            return tl.uint64
+    raise ValueError(f"get_int_dtype: no integer type of {bitwidth} bits")
+
+
 def _log2_exact(n, what):
     k = 0
     while (1 << k) < n:
