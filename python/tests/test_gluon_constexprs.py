@@ -149,3 +149,18 @@ def test_a_layout_of_the_wrong_kind_is_a_compile_error_where_the_kernel_uses_it(
         staged_scale_kernel[(1,)](x, out, 128, 64, 3, ROWS, ROWS)
     with pytest.raises(CompilationError, match=r"(?s)parent must be a distributed \(register\) layout.*layout\)"):
         staged_scale_kernel[(1,)](x, out, 128, 64, 3, gl.NVMMASharedLayout(128, 16), ROWS)
+
+
+def test_a_layout_built_again_from_equal_arguments_is_equal_and_its_own():
+    # Host code builds layouts around every launch; equal arguments give an equal layout (from a per-process
+    # table), whose list fields are its own, and arguments that differ only as True and 1 do not collide.
+    from tessel.gluon import language as gl
+
+    a = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
+    b = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
+    assert a == b and hash(a) == hash(b) and a.order == [1, 0] and a.order is not b.order
+    c = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [0, 1])
+    assert c != a and c.order == [0, 1]
+    t = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=True)
+    u = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False)
+    assert t != u and t.transposed and not u.transposed

@@ -49,6 +49,45 @@ def _render(v, where: str) -> str:
 # around every launch (tutorial 05's `get_default_for` per call), so each source is bound once per process.
 _BOUND = {}
 _BOUND_MAX = 4096
+# Layouts made from arguments that freeze (`_frozen`): (their fields, their spelling), by class and arguments.
+_MADE = {}
+
+
+_UNFROZEN = object()  # what `_frozen` gives for a value that cannot be part of a key
+
+
+def _frozen(v):
+    """`v` as a hashable key when it holds only ints, bools, None, strings, dtypes and layouts in tuples and
+    lists (a list freezes apart from a tuple of the same items, a bool apart from an int), else `_UNFROZEN`."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is list or t is tuple:
+        out = [t]
+        for x in v:
+            if type(x) is not int:  # flat lists of ints, the common case, take no call per item
+                x = _frozen(x)
+                if x is _UNFROZEN:
+                    return _UNFROZEN
+            out.append(x)
+        return tuple(out)
+    if t is bool:
+        return ("bool", v)
+    if isinstance(v, type) and issubclass(v, _Layout):
+        return v
+    if isinstance(v, _Layout):
+        return (type(v), v._tessel_const_expr)
+    if isinstance(v, _tl.dtype):
+        return ("dtype", v.name)
+    if isinstance(v, _tl.constexpr):
+        inner = _frozen(v.value)
+        return _UNFROZEN if inner is _UNFROZEN else ("constexpr", inner)
+    return _UNFROZEN
+
+
+def _copied(v):
+    """`v` with its lists copied (a layout's fields are its own, as when it is built)."""
+    return [_copied(x) for x in v] if type(v) is list else v
 
 
 class _Layout:
@@ -66,6 +105,16 @@ class _Layout:
         cls._signature = inspect.Signature(params)
 
     def __init__(self, *args, **kwargs):
+        # Host code builds the same layouts around every launch: a layout made before from equal arguments is
+        # copied (its fields and spelling), not bound and rendered again.
+        key = _frozen((type(self), args, tuple(kwargs.items())))
+        made = _MADE.get(key) if key is not _UNFROZEN else None
+        if made is not None:
+            fields, spelling = made
+            for name, value in fields:
+                object.__setattr__(self, name, _copied(value))
+            object.__setattr__(self, "_tessel_const_expr", spelling)
+            return
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -77,6 +126,8 @@ class _Layout:
         where = f"gl.{type(self).__name__}"
         args = ", ".join(f"{k}={_render(v, where)}" for k, v in given.items() if v is not None)
         self._bind(f"{type(self).__name__}({args})")
+        if key is not _UNFROZEN and len(_MADE) < _BOUND_MAX:
+            _MADE[key] = (tuple((n, _copied(getattr(self, n))) for n, _ in self._params), self._tessel_const_expr)
 
     def _bind(self, source: str):
         bound = _BOUND.get(source)
