@@ -366,25 +366,11 @@ def get_int_dtype(bitwidth, signed):
     # `triton.language.core.get_int_dtype` (torch inductor's sort helpers): the integer dtype of a width.
     if bitwidth == 1:
         return tl.int1
+    if bitwidth != 8 and bitwidth != 16 and bitwidth != 32 and bitwidth != 64:
+        raise ValueError(f"get_int_dtype: no integer type of {bitwidth} bits")
     if signed:
-        if bitwidth == 8:
-            return tl.int8
-        if bitwidth == 16:
-            return tl.int16
-        if bitwidth == 32:
-            return tl.int32
-        if bitwidth == 64:
-            return tl.int64
-    else:
-        if bitwidth == 8:
-            return tl.uint8
-        if bitwidth == 16:
-            return tl.uint16
-        if bitwidth == 32:
-            return tl.uint32
-        if bitwidth == 64:
-            return tl.uint64
-    raise ValueError(f"get_int_dtype: no integer type of {bitwidth} bits")
+        return (tl.int8, tl.int16, tl.int32, tl.int64)[_log2(bitwidth) - 3]
+    return (tl.uint8, tl.uint16, tl.uint32, tl.uint64)[_log2(bitwidth) - 3]
 
 
 def _log2_exact(n, what):
