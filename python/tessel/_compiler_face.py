@@ -27,13 +27,11 @@ import dataclasses
 import functools
 import hashlib
 import os
-import sys
 import threading
 from typing import Optional, Tuple
 
 from . import _tessel
 from ._constants import native_const
-from ._memory import HostRegions, is_torch_tensor
 from .runtime import GPUTarget, _ActiveDriver, gpu_target
 
 CompilationError = _tessel.CompilationError
@@ -141,15 +139,6 @@ def module_set(fn):
     return found
 
 
-def build_native(recipe):
-    """The native kernel from a recipe: (source, filename, kernel name, specs, num_warps, num_stages, maxnreg,
-    num_ctas, module set or None). The recipe travels with the compiled kernel (inductor pickles it to and from
-    its compile workers), so the module set is in it rather than looked up again where it is rebuilt."""
-    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, modules = recipe
-    kwargs = {"modules": list(modules)} if modules is not None else {}
-    return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas, **kwargs)
-
-
 def _options_dict(options):
     o = dict(options or {})
     out = {"num_warps": int(o.get("num_warps", 4)), "num_stages": int(o.get("num_stages", 3)),
@@ -163,7 +152,7 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
     """`triton.compile(src, target=None, options=None)`: compiles `src` (an `ASTSource`) with tessel for
     `target` (the active driver's when None): a `cuda` target compiles for the GPU, a `cpu` one for tessel's
     interpreter."""
-    from .compiled import CompiledKernel
+    from .compiled import CompiledKernel, build_native
     from .runtime import driver
 
     if not isinstance(src, ASTSource):
@@ -194,71 +183,6 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
     with _count_lock:
         compiled_names.append(fn.__name__)
     return compiled
-
-
-# --- launching with Triton's ABI ---
-
-def launch(compiled, grid, stream, kinds, args):
-    """Launches `compiled` over `grid` with Triton's positional arguments `args` (constexprs included)."""
-    if grid.__class__ is not tuple or grid[0].__class__ is not int or grid[1].__class__ is not int \
-            or grid[2].__class__ is not int:
-        grid = tuple(int(g) for g in grid)
-    if 0 in grid:
-        return
-    native = compiled.native
-    if not compiled.interpreted:
-        packing = compiled.__dict__.get("_abi_packing")
-        if packing is None:
-            codes = {"ptr": 0, "int": 1, "float": 2}
-            packing = compiled._abi_packing = tuple((i, codes[k]) for i, k in enumerate(kinds) if k in codes)
-        tensor = getattr(sys.modules.get("torch"), "Tensor", None)
-        ir_args = []
-        device = -2  # none seen yet
-        for i, code in packing:
-            v = args[i]
-            if code == 0:
-                if v.__class__ is tensor or (tensor is not None and isinstance(v, tensor)):
-                    d = v.get_device()
-                    if d != device:
-                        if d < 0:
-                            raise ValueError(f"`{compiled.name}`: a CPU tensor passed to a GPU kernel")
-                        if device >= 0:
-                            raise ValueError(f"arguments on cuda:{device} and cuda:{d}: a kernel launches on one "
-                                             "device")
-                        device = d
-                    ir_args.append(v.data_ptr())
-                else:
-                    ir_args.append(0 if v is None else int(v))  # None, or a raw device address
-            elif code == 1:
-                ir_args.append(int(v))
-            else:
-                ir_args.append(float(v))
-        if device < 0:
-            raise ValueError(f"`{compiled.name}` was compiled for the GPU but no argument is a CUDA tensor")
-        if compiled.options.get("launch_pdl"):
-            native.launch(device, int(stream or 0), grid, ir_args, True)
-        else:
-            native.launch(device, int(stream or 0), grid, ir_args)
-        return
-    regions = HostRegions()
-    ir_args = []
-    for kind, v in zip(kinds, args):
-        if kind == "ptr":
-            if not (is_torch_tensor(v) or hasattr(v, "__array_interface__")):
-                raise TypeError(f"`{compiled.name}`: the interpreter takes tensors or arrays for pointers, got "
-                                f"{type(v).__name__}")
-            ir_args.append(("buf", regions.add(v)))
-        elif kind == "int":
-            ir_args.append(("int", int(v)))
-        elif kind == "float":
-            ir_args.append(("float", float(v)))
-    if len(ir_args) != native.num_ir_args():
-        raise RuntimeError(f"`{compiled.name}` takes {native.num_ir_args()} runtime arguments, the launch gives "
-                           f"{len(ir_args)}")
-    out, log = native.interpret(regions.buffers(), ir_args, list(grid))
-    regions.write_back(out)
-    for line in log:
-        print(line)
 
 
 # --- backends ---

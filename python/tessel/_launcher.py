@@ -4,15 +4,92 @@
 each argument's type inline, builds a flat key of what the specialization depends on and the packed runtime
 arguments in one pass, and launches the cached kernel natively; anything it does not handle inline goes to the
 kernel's generic path (`JITFunction._run_slow`), which raises the errors and fills the cache. `grid_fast` is the
-grid check that path and `CompiledKernel[grid]` share.
+grid check that path and `CompiledKernel[grid]` share. The launch options, `TRITON_INTERPRET` and torch's
+current stream are read here too: the bottom of the launch path, which `jit` and `compiled` build on.
 """
 
 from __future__ import annotations
 
 import keyword
+import os
 import sys
 
+from . import language as tl
 from ._constants import const_key as _const_key
+from .runtime import TRUE_VALUES as _TRUE_VALUES
+
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
+# compiles libdevice calls with its own routines, so the paths are not read.
+_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream", "extern_libs")
+# Launch keywords that change how a compiled kernel is launched, not what is compiled: they follow the
+# `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
+# dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.
+_RUNTIME_OPTIONS = ("launch_pdl",)
+# Launch options only AMD's backend has (tutorial 10's CDNA4 kernel passes `matrix_instr_nonkdim`).
+_AMD_OPTIONS = ("matrix_instr_nonkdim", "waves_per_eu", "kpack")
+
+
+def _refuse_amd_options(given):
+    """The error for AMD-only launch options (`given`: their names)."""
+    if given:
+        raise NotImplementedError(f"AMD targets are not supported yet: the launch option(s) "
+                                  f"{', '.join(f'`{k}`' for k in given)} exist only on AMD GPUs")
+
+
+_N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
+
+# `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
+# read the environment's underlying mapping when CPython exposes it.
+_ENV_DATA = getattr(os.environ, "_data", None)
+_INTERPRET_KEY = None
+if isinstance(_ENV_DATA, dict) and hasattr(os.environ, "encodekey") and hasattr(os.environ, "decodevalue"):
+    _INTERPRET_KEY = os.environ.encodekey("TRITON_INTERPRET")
+
+
+def _interpret_requested() -> bool:
+    """Whether `TRITON_INTERPRET` asks for the interpreter."""
+    if _INTERPRET_KEY is not None:
+        v = _ENV_DATA.get(_INTERPRET_KEY)
+        if v is None:
+            return False
+        v = os.environ.decodevalue(v)
+    else:
+        v = os.environ.get("TRITON_INTERPRET")
+        if v is None:
+            return False
+    return v in _TRUE_VALUES or v.strip().lower() in _TRUE_VALUES
+
+
+_current_stream = None
+
+
+def _stream_of(device):
+    """torch's current stream of CUDA device `device`, as a `CUstream` handle (an int)."""
+    global _current_stream
+    if _current_stream is None:
+        try:
+            from torch._C import _cuda_getCurrentRawStream as raw  # what Triton's launcher uses: no Stream object
+        except ImportError:
+            import torch
+
+            def raw(d):
+                return torch.cuda.current_stream(d).cuda_stream
+
+        _current_stream = raw
+    return _current_stream(device)
+
+
+def _grid3(g):
+    if isinstance(g, int):
+        g = (g,)
+    g = tuple(int(x.value if isinstance(x, tl.constexpr) else x) for x in g)
+    if not 1 <= len(g) <= 3:
+        raise ValueError(f"a grid has 1 to 3 dimensions, got {g}")
+    if any(x < 0 or x >= 2**31 for x in g):
+        raise ValueError(f"grid dimensions must be in [0, 2^31), got {g}")
+    return g + (1,) * (3 - len(g))
+
 
 _SIMPLE_CONST_TYPES = frozenset({int, bool, float, str, type(None)})
 
@@ -34,8 +111,6 @@ def grid_fast(g):
             if x.__class__ is int and y.__class__ is int and z.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31 \
                     and 0 < z < 2**31:
                 return g
-    from .jit import _grid3
-
     g = _grid3(g)
     return None if 0 in g else g
 
@@ -47,9 +122,6 @@ def make_launcher(jf):
     it does not handle inline (no CUDA tensor, `TRITON_INTERPRET`, tensor subclasses, descriptors, None, numpy
     scalars, mixed devices, a new specialization) goes to the generic path (`_run_slow`), which raises the errors
     and fills the cache."""
-    from .jit import (_AMD_OPTIONS, _IGNORED_OPTIONS, _LAUNCH_OPTIONS, _RUNTIME_OPTIONS, _interpret_requested,
-                      _refuse_amd_options, _stream_of)
-
     params = list(jf.signature.parameters.values())
     names = [p.name for p in params]
     torch = sys.modules.get("torch")

@@ -1,5 +1,7 @@
 """A compiled specialization (`CompiledKernel`, what `kernel.warmup(...)` returns, as Triton's) and its
-resource usage: shared memory from the compiler, registers and spills from `ptxas -v` over its PTX."""
+resource usage: shared memory from the compiler, registers and spills from `ptxas -v` over its PTX. Also how one
+is launched with Triton's launcher arguments (`CompiledKernel.run`, what torch's inductor calls), and how its
+native code is rebuilt from its recipe (`build_native`, for a kernel sent between processes)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ import collections
 import os
 import sys
 import weakref
+
+from . import _tessel
+from ._memory import HostRegions, is_torch_tensor
 
 _NATIVES = weakref.WeakKeyDictionary()  # CompiledKernel -> its native `_tessel.Compiled`
 
@@ -51,9 +56,7 @@ class CompiledKernel:
             recipe = self.__dict__.get("_recipe")
             if recipe is None:
                 raise RuntimeError(f"`{self.name}`: this compiled kernel has no native code and no recipe to build it")
-            from . import _compiler_face
-
-            n = _NATIVES[self] = _compiler_face.build_native(recipe)
+            n = _NATIVES[self] = build_native(recipe)
         return n
 
     @native.setter
@@ -104,8 +107,7 @@ class CompiledKernel:
         CUDA tensors, else bound as the kernel binds them."""
         if self.fn is None:
             raise RuntimeError(f"`{self.name}` was compiled without its kernel: launch it through the kernel")
-        from ._launcher import grid_fast
-        from .jit import _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _stream_of
+        from ._launcher import _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _stream_of, grid_fast
 
         def slow(*args, stream=None, **kwargs):
             values, bound = self.fn._binder(*args, **kwargs)
@@ -250,8 +252,6 @@ class CompiledKernel:
         """Triton's launch ABI (what torch's inductor calls): every kernel argument in signature order,
         constexprs included (dropped here, as Triton's launcher drops them), on `stream`; CPU tensors run in
         tessel's interpreter, synchronously."""
-        from . import _compiler_face
-
         kinds = self.__dict__.get("_arg_kinds")
         if kinds is None:
             kinds = self._arg_kinds = self._kinds_from_spec()
@@ -260,7 +260,7 @@ class CompiledKernel:
         if enter_hook is not None:
             enter_hook(launch_metadata)
         try:
-            _compiler_face.launch(self, (grid_x, grid_y, grid_z), stream, kinds, args)
+            _launch_abi(self, (grid_x, grid_y, grid_z), stream, kinds, args)
         finally:
             if exit_hook is not None:
                 exit_hook(launch_metadata)
@@ -283,6 +283,80 @@ class CompiledKernel:
 
     def __repr__(self):
         return f"<tessel.CompiledKernel {self.name} {self.options}>"
+
+
+def build_native(recipe):
+    """The native kernel from a recipe: (source, filename, kernel name, specs, num_warps, num_stages, maxnreg,
+    num_ctas, module set or None). The recipe travels with the compiled kernel (inductor pickles it to and from
+    its compile workers), so the module set is in it rather than looked up again where it is rebuilt."""
+    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, modules = recipe
+    kwargs = {"modules": list(modules)} if modules is not None else {}
+    return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas, **kwargs)
+
+
+def _launch_abi(compiled, grid, stream, kinds, args):
+    """`CompiledKernel.run`'s launch: `compiled` over `grid` with Triton's positional arguments `args` (constexprs
+    included; `kinds`: "ptr", "int", "float" or None for a constant, per argument), on `stream` for CUDA tensors,
+    in the interpreter for host ones."""
+    if grid.__class__ is not tuple or grid[0].__class__ is not int or grid[1].__class__ is not int \
+            or grid[2].__class__ is not int:
+        grid = tuple(int(g) for g in grid)
+    if 0 in grid:
+        return
+    native = compiled.native
+    if not compiled.interpreted:
+        packing = compiled.__dict__.get("_abi_packing")
+        if packing is None:
+            codes = {"ptr": 0, "int": 1, "float": 2}
+            packing = compiled._abi_packing = tuple((i, codes[k]) for i, k in enumerate(kinds) if k in codes)
+        tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+        ir_args = []
+        device = -2  # none seen yet
+        for i, code in packing:
+            v = args[i]
+            if code == 0:
+                if v.__class__ is tensor or (tensor is not None and isinstance(v, tensor)):
+                    d = v.get_device()
+                    if d != device:
+                        if d < 0:
+                            raise ValueError(f"`{compiled.name}`: a CPU tensor passed to a GPU kernel")
+                        if device >= 0:
+                            raise ValueError(f"arguments on cuda:{device} and cuda:{d}: a kernel launches on one "
+                                             "device")
+                        device = d
+                    ir_args.append(v.data_ptr())
+                else:
+                    ir_args.append(0 if v is None else int(v))  # None, or a raw device address
+            elif code == 1:
+                ir_args.append(int(v))
+            else:
+                ir_args.append(float(v))
+        if device < 0:
+            raise ValueError(f"`{compiled.name}` was compiled for the GPU but no argument is a CUDA tensor")
+        if compiled.options.get("launch_pdl"):
+            native.launch(device, int(stream or 0), grid, ir_args, True)
+        else:
+            native.launch(device, int(stream or 0), grid, ir_args)
+        return
+    regions = HostRegions()
+    ir_args = []
+    for kind, v in zip(kinds, args):
+        if kind == "ptr":
+            if not (is_torch_tensor(v) or hasattr(v, "__array_interface__")):
+                raise TypeError(f"`{compiled.name}`: the interpreter takes tensors or arrays for pointers, got "
+                                f"{type(v).__name__}")
+            ir_args.append(("buf", regions.add(v)))
+        elif kind == "int":
+            ir_args.append(("int", int(v)))
+        elif kind == "float":
+            ir_args.append(("float", float(v)))
+    if len(ir_args) != native.num_ir_args():
+        raise RuntimeError(f"`{compiled.name}` takes {native.num_ir_args()} runtime arguments, the launch gives "
+                           f"{len(ir_args)}")
+    out, log = native.interpret(regions.buffers(), ir_args, list(grid))
+    regions.write_back(out)
+    for line in log:
+        print(line)
 
 
 KernelMetadata = collections.namedtuple(

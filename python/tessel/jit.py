@@ -27,7 +27,6 @@ import functools
 import inspect
 import keyword
 import linecache
-import os
 import re
 import sys
 import textwrap
@@ -36,57 +35,19 @@ import threading
 from . import _modules, _tessel, profiler
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
-from ._launcher import make_launcher
+from ._launcher import (  # noqa: F401 - the launch options and helpers, used here and by importers of jit
+    _AMD_OPTIONS, _IGNORED_OPTIONS, _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _RUNTIME_OPTIONS, _grid3, _interpret_requested,
+    _refuse_amd_options, _stream_of, make_launcher,
+)
 from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
 from ._triton.interface import KernelInterface
 from .gluon._layouts import _Layout
-from .runtime import TRUE_VALUES as _TRUE_VALUES
 from .tools import HostDescriptor
 
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-# Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
-# compiles libdevice calls with its own routines, so the paths are not read.
-_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream", "extern_libs")
-# Launch keywords that change how a compiled kernel is launched, not what is compiled: they follow the
-# `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
-# dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.
-_RUNTIME_OPTIONS = ("launch_pdl",)
-# Launch options only AMD's backend has (tutorial 10's CDNA4 kernel passes `matrix_instr_nonkdim`).
-_AMD_OPTIONS = ("matrix_instr_nonkdim", "waves_per_eu", "kpack")
-
-
-def _refuse_amd_options(given):
-    """The error for AMD-only launch options (`given`: their names)."""
-    if given:
-        raise NotImplementedError(f"AMD targets are not supported yet: the launch option(s) "
-                                  f"{', '.join(f'`{k}`' for k in given)} exist only on AMD GPUs")
-_N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
 # The specializations of host descriptors (`tools.HostDescriptor._tessel_spec`): a base address, then integers.
 _DESC_KINDS = ("desc", "desc_im2col")
 _POINTER_KINDS = ("ptr",) + _DESC_KINDS
-
-# `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
-# read the environment's underlying mapping when CPython exposes it.
-_ENV_DATA = getattr(os.environ, "_data", None)
-_INTERPRET_KEY = None
-if isinstance(_ENV_DATA, dict) and hasattr(os.environ, "encodekey") and hasattr(os.environ, "decodevalue"):
-    _INTERPRET_KEY = os.environ.encodekey("TRITON_INTERPRET")
-
-
-def _interpret_requested() -> bool:
-    """Whether `TRITON_INTERPRET` asks for the interpreter."""
-    if _INTERPRET_KEY is not None:
-        v = _ENV_DATA.get(_INTERPRET_KEY)
-        if v is None:
-            return False
-        v = os.environ.decodevalue(v)
-    else:
-        v = os.environ.get("TRITON_INTERPRET")
-        if v is None:
-            return False
-    return v in _TRUE_VALUES or v.strip().lower() in _TRUE_VALUES
-
 
 # What kind of argument a Python type is, decided once per type: the launcher dispatches on it.
 _K_INT, _K_FLOAT, _K_BOOL, _K_TENSOR, _K_OTHER = range(5)
@@ -113,25 +74,6 @@ def _torch_dtype_name(dt):
         name = str(dt).removeprefix("torch.")
         name = _TORCH_DTYPE_NAMES[dt] = "int1" if name == "bool" else name
     return name
-
-
-_current_stream = None
-
-
-def _stream_of(device):
-    """torch's current stream of CUDA device `device`, as a `CUstream` handle (an int)."""
-    global _current_stream
-    if _current_stream is None:
-        try:
-            from torch._C import _cuda_getCurrentRawStream as raw  # what Triton's launcher uses: no Stream object
-        except ImportError:
-            import torch
-
-            def raw(d):
-                return torch.cuda.current_stream(d).cuda_stream
-
-        _current_stream = raw
-    return _current_stream(device)
 
 
 def _module_source(fn) -> tuple[str, str]:
@@ -632,17 +574,6 @@ def _mock_dtypes(args):
         if a.__class__ is dtype:
             return tuple(_MockTensor(a) if type(a) is dtype else a for a in args)
     return args
-
-
-def _grid3(g):
-    if isinstance(g, int):
-        g = (g,)
-    g = tuple(int(_unwrap(x)) for x in g)
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"a grid has 1 to 3 dimensions, got {g}")
-    if any(x < 0 or x >= 2**31 for x in g):
-        raise ValueError(f"grid dimensions must be in [0, 2^31), got {g}")
-    return g + (1,) * (3 - len(g))
 
 
 def _is_array(v):

@@ -259,3 +259,23 @@ def test_the_branch_python_took_is_the_one_compiled(tmp_path):
     r = run(tmp_path, CHOSEN, CHOSEN_MAIN)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [str([i * 10.0 + 1 for i in range(8)])]
+
+
+def test_a_module_set_that_cannot_be_read_is_a_warning(monkeypatch):
+    # The fallback (imports read from the files on disk) can compile another branch of a module-level `if` than
+    # the one Python ran, so it is said, naming why.
+    import types
+    import warnings
+
+    from tessel import _modules
+
+    def broken(*args):
+        raise RuntimeError("no source")
+
+    monkeypatch.setattr(_modules, "module_set", broken)
+    fake = types.SimpleNamespace(fn=None, filename="k.py", source="", __name__="k")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _modules.for_kernel(fake) is None
+    assert any("could not be read from the running interpreter (RuntimeError: no source)" in str(w.message)
+               for w in caught)

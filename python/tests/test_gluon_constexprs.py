@@ -151,7 +151,7 @@ def test_a_layout_of_the_wrong_kind_is_a_compile_error_where_the_kernel_uses_it(
         staged_scale_kernel[(1,)](x, out, 128, 64, 3, gl.NVMMASharedLayout(128, 16), ROWS)
 
 
-def test_a_layout_built_again_from_equal_arguments_is_equal_and_its_own():
+def test_a_layout_built_again_from_equal_arguments_is_equal_and_its_own(monkeypatch):
     # Host code builds layouts around every launch; equal arguments give an equal layout (from a per-process
     # table), whose list fields are its own, and arguments that differ only as True and 1 do not collide.
     from tessel.gluon import language as gl
@@ -159,6 +159,17 @@ def test_a_layout_built_again_from_equal_arguments_is_equal_and_its_own():
     a = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
     b = gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
     assert a == b and hash(a) == hash(b) and a.order == [1, 0] and a.order is not b.order
+
+    # The second build came from the table: with binding broken it still builds, a new layout does not.
+    class Unbindable:
+        def bind(self, *args, **kwargs):
+            raise AssertionError("bound again")
+
+    monkeypatch.setattr(gl.BlockedLayout, "_signature", Unbindable())
+    assert gl.BlockedLayout(size_per_thread=[1, 4], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0]) == a
+    with pytest.raises(AssertionError, match="bound again"):
+        gl.BlockedLayout(size_per_thread=[2, 2], threads_per_warp=[8, 4], warps_per_cta=[4, 1], order=[1, 0])
+    monkeypatch.undo()
     c = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [0, 1])
     assert c != a and c.order == [0, 1]
     t = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=True)

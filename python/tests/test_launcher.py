@@ -62,7 +62,7 @@ def fake_cuda(monkeypatch):
     fake = types.ModuleType("torch")
     fake.Tensor = FakeTensor
     monkeypatch.setitem(sys.modules, "torch", fake)
-    monkeypatch.setattr(jit_module, "_current_stream", lambda device: 1000 + device)
+    monkeypatch.setattr(sys.modules["tessel._launcher"], "_current_stream", lambda device: 1000 + device)
     add_kernel.cache.clear()
     scalars_kernel.cache.clear()
     yield
@@ -113,6 +113,7 @@ def test_a_warmed_up_kernel_launches_as_tritons_compiled_kernel(fake_cuda):
     compiled[(2, 3, 1)](y, x, out, 1000, 256, stream=77)
     assert rec.launches == [(0, 1000, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000]),
                             (0, 77, (2, 3, 1), [BASE + 4096, BASE, BASE + 8192, 1000])]
+    assert compiled[(4, 1, 1)] is compiled[(4, 1, 1)]  # one launch function per grid
     # By keyword, it binds as the kernel does.
     compiled[(1, 1, 1)](x, y, out, n=1000, BLOCK=256)
     assert rec.launches[-1] == (0, 1000, (1, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])
@@ -162,6 +163,30 @@ def test_a_parameter_named_like_a_launch_option_keeps_the_fast_launcher(fake_cud
     staged_kernel[lambda meta: seen.update(meta) or (1,)](x, 8, 64, 3)
     assert seen["num_stages"] == 3 and rec3.launches == [(0, 1000, (1, 1, 1), [BASE, 8])]
     staged_kernel.cache.clear()
+
+
+@tessel.jit
+def big_dot_kernel(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    # Four stages of 256 x 256 fp16 operand tiles: more shared memory than an sm_90a block has.
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), tl.float32)
+    for k in tl.range(0, K, BLOCK, num_stages=4):
+        a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+        b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+
+
+def test_a_warm_up_without_code_raises_every_time(fake_cuda, monkeypatch):
+    # The autotuner skips a config whose warm-up raises; a second warm-up of the same specialization (a new key
+    # value with the same specialization) must raise too, not hand back the kernel whose code failed.
+    monkeypatch.setattr(sys.modules["tessel.runtime"], "gpu_target", lambda: "sm_90a")
+    big_dot_kernel.cache.clear()
+    a, b, c = FakeTensor(BASE, "torch.float16"), FakeTensor(BASE + 4096, "torch.float16"), FakeTensor(BASE + 8192)
+    for _ in range(2):
+        with pytest.raises(tessel.CompilationError, match="shared memory"):
+            big_dot_kernel.warmup(a, b, c, 1024, BLOCK=256, grid=(1,))
+    big_dot_kernel.cache.clear()
 
 
 def test_warmup_takes_dtypes_for_tensors(fake_cuda, monkeypatch):
