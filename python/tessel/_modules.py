@@ -9,9 +9,14 @@ the kernel's own module first.
 `bindings` is what Python really bound each global of a module to, as a dotted path: a module's `__name__`, or
 `module.name` of a function, `JITFunction` or class defined in another module. It overrides the compiler's static
 reading of the module's imports name by name, so that whatever branch of a module-level `if`/`try` Python took
-is the one compiled. The other modules are those reachable through bindings that define kernel code
-(`@jit`, `@constexpr_function`, `@aggregate`), and those that re-export from them; torch, numpy, Triton, tessel
-and the standard library are not walked into, except torch inductor's runtime helpers.
+is the one compiled. The other modules are those the kernel code can reach: the walk starts at the kernel's
+module and goes on only through modules that define kernel code (`@jit`, `@constexpr_function`, `@aggregate`);
+from each it takes the modules defining what it binds and, one level deep, the modules it binds as a name
+(`import pkg.helpers as h`), which are kept when they re-export kernel code. A module that defines no kernel
+code is never walked through: what it imports cannot be called from a kernel, and walking it would reach
+whole libraries (Liger's `liger_kernel.utils` imports `peft`, which reaches transformers and accelerate; reading
+them took seconds per compile and imported lazy modules as a side effect). torch, numpy, Triton, tessel and the
+standard library are not walked into, except torch inductor's runtime helpers.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ import threading
 import types
 
 # Definitions of kernel-language code: `@triton.jit`, `@gluon.jit`, `@jit(...)`, `@tl.constexpr_function`,
-# `@gluon.aggregate`...
-_KERNEL_CODE = re.compile(r"^\s*@\s*[\w.]*\b(jit|constexpr_function|aggregate)\b", re.MULTILINE)
+# `@gluon.aggregate`... The decorator's last name must be one of those (`@torch.jit.script` is not kernel code).
+_KERNEL_CODE = re.compile(r"^[ \t]*@[ \t]*(?:\w+[ \t]*\.[ \t]*)*(?:jit|constexpr_function|aggregate)[ \t]*(?:\(|#|$)",
+                          re.MULTILINE)
 
 # Packages whose modules are never walked into (tessel stands in for triton; the others hold no kernel code
 # tessel compiles), apart from the prefixes of `_WALKED`.
@@ -114,40 +120,47 @@ def _module_of(path: str):
 
 
 def _collect(root) -> list[tuple]:
-    """The modules reachable from `root` through bindings that define kernel code or re-export from one, as
+    """The modules the kernel code of `root` can reach (see the module's docstring), as
     `(name, file, source, is_package, bindings)`, `root` excluded."""
+    sources = {}
+
+    def has_kernel_code(m) -> bool:
+        if id(m) not in sources:
+            sources[id(m)] = _source(m)
+        s = sources[id(m)]
+        return bool(s and _KERNEL_CODE.search(s))
+
     seen = {id(root)}
-    order, info = [], {}
-    stack = [root]
+    info = {}  # id -> (module, its bindings), for every module walked through
+    order = []
+    # (module, walked through because it is the root or defines kernel code: its aliases are looked into too)
+    stack = [(root, True)]
     while stack:
-        module = stack.pop()
+        module, full = stack.pop()
         b = bindings(module)
         info[id(module)] = (module, b)
         order.append(module)
-        for path in b.values():
+        for key, path in b.items():
             m = _module_of(path)
             if m is None or id(m) in seen or not _walked(_name(m)):
                 continue
-            seen.add(id(m))
-            stack.append(m)
-    sources = {id(m): _source(m) for m in order if m is not root}
-    included = {i for i, s in sources.items() if s and _KERNEL_CODE.search(s)}
-    # Modules that bind names into included ones (a package re-exporting a helper) are needed to resolve them.
-    changed = True
-    while changed:
-        changed = False
-        for m in order:
-            if m is root or id(m) in included or not sources.get(id(m)):
-                continue
-            targets = (_module_of(p) for p in info[id(m)][1].values())
-            if any(t is not None and id(t) in included for t in targets):
-                included.add(id(m))
-                changed = True
-    out = []
+            alias = isinstance(vars(module).get(key), types.ModuleType)
+            if has_kernel_code(m):
+                seen.add(id(m))
+                stack.append((m, True))
+            elif alias and full:
+                # `import pkg.helpers as h` in kernel code's module: `h.f` may be a re-exported kernel function.
+                seen.add(id(m))
+                stack.append((m, False))
+    included = {id(m) for m in order if m is not root and has_kernel_code(m)}
+    # Aliased modules that bind names into included ones (a package re-exporting a helper) resolve them.
     for m in order:
-        if id(m) in included:
-            out.append((_name(m), _file(m) or f"<{_name(m)}>", sources[id(m)], hasattr(m, "__path__"), info[id(m)][1]))
-    return out
+        if m is root or id(m) in included or not sources.get(id(m)):
+            continue
+        if any((t := _module_of(p)) is not None and id(t) in included for p in info[id(m)][1].values()):
+            included.add(id(m))
+    return [(_name(m), _file(m) or f"<{_name(m)}>", sources[id(m)], hasattr(m, "__path__"), info[id(m)][1])
+            for m in order if id(m) in included]
 
 
 def module_set(fn, filename: str, source: str) -> list[tuple] | None:

@@ -279,3 +279,79 @@ def test_a_module_set_that_cannot_be_read_is_a_warning(monkeypatch):
         assert _modules.for_kernel(fake) is None
     assert any("could not be read from the running interpreter (RuntimeError: no source)" in str(w.message)
                for w in caught)
+
+
+WALK = {
+    "xw_world.py": '''
+        # A library, as peft or transformers are to Liger: it defines no kernel code, and a decorator named like
+        # torch's `@torch.jit.script` is not kernel code either.
+        import types
+
+        jit = types.SimpleNamespace(script=lambda f: f)
+
+
+        @jit.script
+        def not_a_kernel(x):
+            return x
+    ''',
+    "xw_host.py": '''
+        # Liger's `liger_kernel.utils`: host helpers, and a library imported for its own use.
+        import xw_world
+
+
+        def is_npu_available():
+            return xw_world is None
+    ''',
+    "xw_helpers/__init__.py": '''
+        from .impl import helper
+    ''',
+    "xw_helpers/impl.py": '''
+        import triton
+
+
+        @triton.jit
+        def helper(x):
+            return x * 2
+    ''',
+    "xw_kernels.py": '''
+        import triton
+        import triton.language as tl
+        import xw_helpers as hp
+        from xw_host import is_npu_available
+
+        BIAS = 1.0 if not is_npu_available() else 2.0
+
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, hp.helper(tl.load(x_ptr + offs)) + BIAS)
+    ''',
+}
+
+
+def test_the_module_walk_stops_at_modules_without_kernel_code(tmp_path, monkeypatch):
+    """Only modules kernel code can reach are read: the kernel's module, the modules defining kernel code it binds
+    and a module alias re-exporting one; a host module's own imports (Liger's `peft`) are never walked."""
+    import sys
+
+    from tessel import _modules
+
+    write(tmp_path, WALK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    walked = []
+    real = _modules.bindings
+    monkeypatch.setattr(_modules, "bindings", lambda m: walked.append(m.__name__) or real(m))
+    try:
+        import xw_kernels
+
+        found = _modules.module_set(xw_kernels.k, xw_kernels.__file__, open(xw_kernels.__file__).read())
+    finally:
+        for name in [n for n in sys.modules if n.startswith(("xw_", "xw_helpers"))]:
+            del sys.modules[name]
+    assert [m[0] for m in found] == ["xw_kernels", "xw_helpers", "xw_helpers.impl"]
+    assert "xw_world" not in walked and "xw_host" not in walked, walked
+    assert not _modules._KERNEL_CODE.search(WALK["xw_world.py"])
+    assert _modules._KERNEL_CODE.search("@triton.jit\ndef f(): pass")
+    assert _modules._KERNEL_CODE.search("  @ gluon . jit(do_not_specialize=[0])\n")
+    assert _modules._KERNEL_CODE.search("@tl.constexpr_function  # helper\n")
