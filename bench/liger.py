@@ -2,7 +2,7 @@
 """Liger-Kernel's own op tests under upstream Triton and under tessel, side by side (issue 29's acceptance).
 
     python bench/liger.py SDIST_DIR [--files GLOB ...] [--timeout-per-file S] [--budget S] [--junit-dir DIR]
-                          [--pytest-args ARGS] [--sides triton,tessel] [--parallel] [--times SUMMARY.json ...]
+                          [--pytest-args ARGS] [--sides triton,tessel] [--parallel] [--jobs N] [--times SUMMARY.json ...]
     python bench/liger.py --report SUMMARY.json [SUMMARY.json ...]     (one table from several earlier runs)
 
 SDIST_DIR is Liger-Kernel's sdist (`pip download --no-binary :all: --no-deps liger-kernel==0.8.5`), unpacked or
@@ -27,8 +27,8 @@ what the budget leaves (Triton at most 40 % of it, so that tessel's run still ha
 SIGINT (pytest then still writes its junit file) and, 20 s later, SIGKILL for its whole process group. The files
 not run are listed at the end with a `--files` argument to run them in a later call; `--times SUMMARY.json` orders
 files by the wall times an earlier run measured. `--parallel` runs a file's two sides at the same time (about half
-the time; each wall time is then measured with the other run beside it). `--report A/summary.json B/summary.json`
-prints one table from several calls.
+the time; each wall time is then measured with the other run beside it); `--jobs N` runs N files at once.
+`--report A/summary.json B/summary.json` prints one table from several calls.
 
 Logs (each side's pytest output), junit files and summary.json go to $OUT/liger when OUT is set, else to a
 temporary folder (printed); `--junit-dir` moves the junit files. HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1 are
@@ -53,6 +53,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -542,6 +543,9 @@ def main(argv=None):
     ap.add_argument("--parallel", action="store_true",
                     help="run a file's two sides at once (halves the time; each side's wall time is then measured "
                          "while the other runs)")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="run N files at once (default 1; the device machine has 16 cores and one GPU: each wall "
+                         "time is then measured beside the other files' runs)")
     ap.add_argument("--python", default=sys.executable, help="interpreter for both sides (default: this one)")
     ap.add_argument("--report", nargs="+", metavar="SUMMARY", help="print one table from earlier summary.json files")
     ap.add_argument("--list", action="store_true", help="print the files it would run, in order, and exit")
@@ -612,31 +616,29 @@ def main(argv=None):
     summary = {"sdist": args.sdist, "python": args.python, "info": info, "pytest_args": args.pytest_args,
                "order": files, "files": {}, "not_run": [], "excluded": excluded}
     reserve = 10.0
-    for i, f in enumerate(files):
-        left = args.budget - (time.monotonic() - began)
-        if left < args.min_start:
-            summary["not_run"] = files[i:]
-            break
-        rec = {}
-        def one(side, timeout):
-            try:
-                return run_side(side, f, args, timeout, work, tessel_pkg)
-            except Exception as e:  # the runner itself must not die on one file
-                return {"side": side, "results": {}, "counts": dict.fromkeys(("passed", "failed", "skipped", "error"),
-                        0), "problems": [f"runner error: {type(e).__name__}: {e}"], "timed_out": False, "wall": None}
+    lock = threading.Lock()
+    pending = list(files)
 
+    def one(f, side, timeout):
+        try:
+            return run_side(side, f, args, timeout, work, tessel_pkg)
+        except Exception as e:  # the runner itself must not die on one file
+            return {"side": side, "results": {}, "counts": dict.fromkeys(("passed", "failed", "skipped", "error"),
+                    0), "problems": [f"runner error: {type(e).__name__}: {e}"], "timed_out": False, "wall": None}
+
+    def run_file(f):
+        rec = {}
         if args.parallel and len(args.sides) == 2:
             left = args.budget - (time.monotonic() - began) - reserve
             timeout = min(args.timeout_per_file, max(5.0, left))
             with concurrent.futures.ThreadPoolExecutor(len(args.sides)) as pool:
-                futures = {side: pool.submit(one, side, timeout) for side in args.sides}
+                futures = {side: pool.submit(one, f, side, timeout) for side in args.sides}
                 rec = {side: fut.result() for side, fut in futures.items()}
         else:
             for side in args.sides:
                 left = args.budget - (time.monotonic() - began) - reserve
                 share = 0.4 if side == "triton" and "tessel" in args.sides else 1.0
-                rec[side] = one(side, min(args.timeout_per_file, max(5.0, left * share)))
-        summary["files"][f] = rec
+                rec[side] = one(f, side, min(args.timeout_per_file, max(5.0, left * share)))
         reg = regressions(rec)
         parts = []
         for side in args.sides:
@@ -644,10 +646,31 @@ def main(argv=None):
             c = r["counts"]
             parts.append(f"{side} {c['passed']}p {c['failed']}f {c['skipped']}s {c['error']}e in {fmt_s(r.get('wall'))}"
                          + (f" [{'; '.join(r['problems'])}]" if r["problems"] else ""))
-        print(f"[{time.monotonic() - began:5.0f}s] {os.path.basename(f)}: " + " | ".join(parts)
-              + (f" | {len(reg)} pass under Triton only" if len(args.sides) == 2 else ""), flush=True)
-        with open(os.path.join(work, "summary.json"), "w") as fh:
-            json.dump(summary, fh, indent=1)
+        with lock:
+            summary["files"][f] = rec
+            print(f"[{time.monotonic() - began:5.0f}s] {os.path.basename(f)}: " + " | ".join(parts)
+                  + (f" | {len(reg)} pass under Triton only" if len(args.sides) == 2 else ""), flush=True)
+            with open(os.path.join(work, "summary.json"), "w") as fh:
+                json.dump(summary, fh, indent=1)
+
+    def worker():
+        # Files start in order while the budget allows; `--jobs` workers share the queue.
+        while True:
+            with lock:
+                if not pending:
+                    return
+                if args.budget - (time.monotonic() - began) < args.min_start:
+                    summary["not_run"] = [f for f in files if f in pending]
+                    pending.clear()
+                    return
+                f = pending.pop(0)
+            run_file(f)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, args.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
     with open(os.path.join(work, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1)
