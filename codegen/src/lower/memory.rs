@@ -427,6 +427,13 @@ pub(crate) fn atomic(l: &mut Lower, data: &OpData, op: AtomicOp, sem: &str, scop
     let (w, t) = match (op, s) {
         (AtomicOp::Add, ScalarType::F32 | ScalarType::F64) => ("add", ty(s).to_string()),
         (AtomicOp::Add, ScalarType::F16) => ("add.noftz", "f16".to_string()),
+        // `atom.add.noftz.bf16` is sm_90's (PTX ISA 7.8); sm_80 has no 16-bit bfloat16 atomic to build on.
+        (AtomicOp::Add, ScalarType::BF16) if l.arch == tessel_tile::Target::Sm80 => {
+            return Err(CompileError::new(
+                "`atomic_add` on bfloat16 needs sm_90 or newer (atom.add.noftz.bf16); on sm_80 add in float32",
+            ));
+        }
+        (AtomicOp::Add, ScalarType::BF16) => ("add.noftz", "bf16".to_string()),
         (AtomicOp::Add, ScalarType::I32 | ScalarType::U32) => ("add", "u32".to_string()),
         (AtomicOp::Add, ScalarType::I64 | ScalarType::U64) => ("add", "u64".to_string()),
         (AtomicOp::Max | AtomicOp::Min, ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64) => {

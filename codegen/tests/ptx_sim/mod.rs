@@ -204,7 +204,7 @@ impl Global {
 fn suffix_bits(t: &str) -> u32 {
     match t {
         "pred" => 1,
-        _ => t[1..].parse().unwrap_or(32),
+        _ => t.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(32),
     }
 }
 
@@ -519,7 +519,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
     let bits = suffix_bits(ty);
     let a = &ins.args;
     let v = |i: usize| c.val(t, &a[i]);
-    let float = ty.starts_with('f') && scalar(ty).is_some();
+    let float = scalar(ty).is_some();
     let mut put = |o: &Opnd, x: u64| -> Result<(), String> {
         w.push((t, dst(o)?, x));
         Ok(())
@@ -556,7 +556,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
             let addr = c.addr(t, mem_op)?;
             let shared = parts.contains(&"shared");
-            let op = parts[parts.len() - 2];
+            // The operation is the last part before the type, but for `.noftz` (16-bit float adds).
+            let op = parts[..parts.len() - 1].iter().rev().find(|&&p| p != "noftz").copied().unwrap_or_default();
             let eb = (bits / 8) as usize;
             let b = v(first)?;
             let bytes: &mut [u8] = if shared { c.smem_atomic(t, addr, eb)? } else { g.slice(addr, eb)? };

@@ -253,11 +253,11 @@ impl<'a> Elab<'a> {
     fn atomic(&mut self, b: &Bound<'a>, op: AtomicOp, fname: &str, span: Span) -> R<Tv> {
         let ptr = self.pointer_arg(b.req("pointer"), fname)?;
         let Some(Elem::Ptr(pointee, _)) = ptr.elem() else { unreachable!() };
-        // Triton's `atom_red_typechecking_impl`.
-        if pointee == ScalarType::F16 && op != AtomicOp::Add {
-            return Err(self.err(span, format!("`{fname}` does not support float16 elements")));
+        // Triton's `atom_red_typechecking_impl`: 16-bit floats only add; no integers narrower than 32 bits, no fp8.
+        if matches!(pointee, ScalarType::F16 | ScalarType::BF16) && op != AtomicOp::Add {
+            return Err(self.err(span, format!("`{fname}` does not support {} elements", pointee.triton_name())));
         }
-        if matches!(pointee, ScalarType::I1 | ScalarType::I8 | ScalarType::I16 | ScalarType::BF16) {
+        if pointee.bits() < 16 || matches!(pointee, ScalarType::I16 | ScalarType::U16) {
             return Err(self.err(span, format!("`{fname}` does not support {} elements", pointee.triton_name())));
         }
         if matches!(op, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor) && pointee.is_float() {
