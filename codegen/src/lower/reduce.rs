@@ -1,7 +1,9 @@
 //! `reduce` along one axis with its combine region: first over the thread's own registers, then across the
-//! lanes of the axis with `shfl.sync.bfly`, then across the warps of the axis through shared memory (each warp
-//! writes its partial, `bar.sync`, every thread combines the partials in warp order, `bar.sync`). The result
-//! lands in the slice layout without moving data: every thread holds the reduction of the rows it owned.
+//! lanes of the axis with `shfl.sync.bfly` (widest stride first), then across the warps of the axis through shared
+//! memory (each warp writes its partial, `bar.sync`, every thread combines the partials pairwise from the widest
+//! stride down, `bar.sync`). That is Triton's order of combining, so floating-point sums round as Triton's do
+//! for the same layout. The result lands in the slice layout without moving data: every thread holds the
+//! reduction of the rows it owned.
 
 use tessel_tile::ir::{OpData, RegionId};
 
@@ -98,8 +100,9 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         }
     }
 
-    // 2. Across lanes of the axis.
-    for (i, b) in bases(&lin, "lane").iter().enumerate() {
+    // 2. Across lanes of the axis: the highest lane bit first, as Triton shuffles (xor 16, 8, ..., 1), so that
+    //    floating-point sums add in Triton's order.
+    for (i, b) in bases(&lin, "lane").iter().enumerate().rev() {
         if b[a] == 0 {
             continue;
         }
@@ -169,15 +172,18 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
                 partials.push(ld_shared_run(l, addr, c, w));
                 off += region_bytes[k];
             }
-            let mut acc: Option<Vec<Reg>> = None;
-            for wi in 0..w as usize {
-                let x: Vec<Reg> = partials.iter().map(|p| p[wi]).collect();
-                acc = Some(match acc {
-                    None => x,
-                    Some(prev) => combine(l, region, &prev, &x)?,
-                });
+            // Combined as Triton's second shuffle round does, a butterfly from the widest stride down: with
+            // four warps ((p0 + p2) + (p1 + p3)).
+            let mut level: Vec<Vec<Reg>> =
+                (0..w as usize).map(|wi| partials.iter().map(|p| p[wi]).collect()).collect();
+            let mut stride = level.len() / 2;
+            while stride > 0 {
+                for i in 0..stride {
+                    level[i] = combine(l, region, &level[i], &level[i + stride])?;
+                }
+                stride /= 2;
             }
-            groups[g].1 = acc.unwrap();
+            groups[g].1 = level.swap_remove(0);
         }
         l.barrier();
     }
