@@ -460,7 +460,7 @@ fn interpreter_reports_loops_that_never_end() {
         "3000",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("program (0, 0, 0): this program computed more than 3000 elements"), "{err}");
+    assert!(err.contains("program (0, 0, 0): this op would take this program past 3000 units of work"), "{err}");
 }
 
 /// `ptrs:a,b` is an int64 buffer of other buffers' addresses (grouped GEMM's pointer arrays); the buffers it

@@ -37,7 +37,8 @@ pub struct LaunchArgs {
     /// can never end is reported at once)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
     pub max_iterations: u64,
-    /// Elements one program may compute in the interpreter (every op's results) before it is stopped as hung
+    /// Work one program may do in the interpreter before it is stopped as hung: one unit per element an op
+    /// computes, loads or stores, and one per multiply-add of a dot (M·N·K)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_work)]
     pub max_work: u64,
     /// Threads the interpreter runs programs on (default: the machine's cores). Programs run in parallel only
@@ -538,6 +539,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         max_work: args.max_work,
         threads: threads.max(1),
         notes: Some(|why| eprintln!("note: {why}")),
+        stop: None,
     };
     Ok(Prepared {
         src,

@@ -397,7 +397,7 @@ fn show_value(v: Val, elem: ScalarType) -> String {
 fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) -> Result<Vec<String>, Failure> {
     let src = &p.src;
     let start = Instant::now();
-    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits);
+    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits.clone());
     if let Some(w) = timings {
         let programs: u64 = p.grid.iter().map(|&g| g as u64).product();
         writeln!(
