@@ -284,7 +284,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     if args.reps == 0 {
         return Err(CliError::Usage("--reps must be at least 1".to_string()).into());
     }
-    let p = prepare(&args.launch)?;
+    let mut p = prepare(&args.launch)?;
     for m in &p.timings.messages {
         err.write_all(m.as_bytes())?;
     }
@@ -302,7 +302,8 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
         Err(why) => return Err(CliError::Usage(format!("tessel bench needs the kernel on a GPU: {why}")).into()),
     };
     let kargs = g.kargs(&p.func, &p.call_args).map_err(CliError::Usage)?;
-    let mut mem = copy_buffers(&p.mem)?;
+    // --check runs the interpreter on the inputs afterwards: the results go to a copy.
+    let mut mem = if args.check { copy_buffers(&p.mem)? } else { std::mem::take(&mut p.mem) };
     g.run_once(&kargs, p.grid, &mut mem)?;
     if args.check {
         compare_with_interpreter(&p, &mem, args.tol, out, args.compile.timings.then_some(err))?;
