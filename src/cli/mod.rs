@@ -2,8 +2,8 @@
 //!
 //! [`run`] takes the arguments and the two output streams and returns the exit status: 0 on success, 2 when the
 //! input is wrong (bad arguments, an expression that does not parse, a layout that does not fit the shape), 1 when
-//! the tool itself fails (a file that cannot be written), 130 when Ctrl-C stops an interpreter run. It never panics on user input, and a closed pipe
-//! (`tessel layout ... --table | head`) ends it quietly.
+//! the tool itself fails (a file that cannot be written), 130 when Ctrl-C stops an interpreter run. It never panics
+//! on user input, and a closed pipe (`tessel layout ... --table | head`) ends it quietly.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
