@@ -86,6 +86,26 @@ fn buffers_larger_than_memory_are_refused_by_name() {
     }
 }
 
+/// A `.npy` file whose shape's size overflows 64 bits (4611686018427387908 x 4 is 16 modulo 2^64) loaded as 16
+/// elements and was written back as `(16,)`; the error names the file.
+#[test]
+fn an_npy_header_that_lies_is_refused_naming_the_file() {
+    let path = std::env::temp_dir().join(format!("tessel-cli-npy-{}.npy", std::process::id()));
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387908, 4), }\n";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 64]);
+    std::fs::write(&path, bytes).unwrap();
+    let x = format!("x_ptr={}", path.display());
+    let (code, _, err) = vector_add(&[&["--arg", &x][..], &BUFFERS].concat());
+    std::fs::remove_file(&path).ok();
+    assert_eq!(code, 2, "{err}");
+    let want =
+        format!("error: {}: the .npy shape (4611686018427387908, 4) of <f4 holds more than 2^64 bytes", path.display());
+    assert!(err.contains(&want), "{err}");
+}
+
 /// `--threads 100000` spawned that many threads; it is capped at the machine's cores, with a note, and 0 is refused.
 #[test]
 fn threads_are_capped_at_the_machines_cores() {
