@@ -88,29 +88,33 @@ pub fn write(a: &Array) -> Vec<u8> {
     out
 }
 
-/// Decodes a `.npy` file.
+/// Decodes a `.npy` file. Everything the header says is checked against the file: its dtype, a shape whose
+/// element count and byte size fit in 64 bits, and data of exactly that size (never a panic, nor an array of
+/// another size).
 pub fn read(bytes: &[u8]) -> Result<Array, String> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err("not a .npy file (bad magic)".into());
     }
     let (header_len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
         2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
         v => return Err(format!("unsupported .npy version {v}")),
     };
-    let header = std::str::from_utf8(bytes.get(start..start + header_len).ok_or("truncated .npy header")?)
-        .map_err(|_| "the .npy header is not text")?;
+    let header = bytes.get(start..start.saturating_add(header_len)).ok_or_else(|| {
+        format!("truncated .npy header: it says {header_len} bytes, the file has {}", bytes.len() - start)
+    })?;
+    let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
     let field = |key: &str| -> Result<&str, String> {
         let at = header.find(&format!("'{key}'")).ok_or(format!("the .npy header has no '{key}'"))?;
         Ok(header[at + key.len() + 2..].trim_start_matches([':', ' ']))
     };
-    let d = field("descr")?.trim_start_matches('\'');
+    let d = field("descr")?.strip_prefix('\'').ok_or("bad descr in .npy header")?;
     let d = &d[..d.find('\'').ok_or("bad descr in .npy header")?];
     if field("fortran_order")?.starts_with("True") {
         return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
     }
-    let shape_text = field("shape")?;
-    let shape_text = &shape_text[1..shape_text.find(')').ok_or("bad shape in .npy header")?];
+    let shape_text = field("shape")?.strip_prefix('(').ok_or("bad shape in .npy header: expected a tuple")?;
+    let shape_text = &shape_text[..shape_text.find(')').ok_or("bad shape in .npy header: no `)`")?];
     let shape: Vec<usize> = shape_text
         .split(',')
         .map(str::trim)
@@ -121,13 +125,24 @@ pub fn read(bytes: &[u8]) -> Result<Array, String> {
         .into_iter()
         .find(|&t| descr(t) == Some(d) || (d == "<b1" && t == ScalarType::I1))
         .ok_or(format!("unsupported .npy dtype `{d}`"))?;
-    let n: usize = shape.iter().product();
     let size = elem.bytes() as usize;
-    let data = bytes.get(start + header_len..).ok_or("truncated .npy data")?;
-    if data.len() < n * size {
-        return Err(format!("the .npy file holds {} bytes of data, its shape needs {}", data.len(), n * size));
+    let shown = || format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "));
+    let need = shape
+        .iter()
+        .try_fold(size, |acc, &dim| acc.checked_mul(dim))
+        .ok_or_else(|| format!("the .npy shape {} of {d} holds more than 2^64 bytes", shown()))?;
+    let data = &bytes[start + header_len..];
+    if data.len() != need {
+        return Err(format!(
+            "the .npy file holds {} bytes of data, its shape {} of {d} needs {need}",
+            data.len(),
+            shown()
+        ));
     }
-    Ok(Array { elem, shape, data: data[..n * size].to_vec() })
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(need).map_err(|_| format!("no memory for the {need} bytes of the .npy data"))?;
+    copy.extend_from_slice(data);
+    Ok(Array { elem, shape, data: copy })
 }
 
 #[cfg(test)]
@@ -179,6 +194,68 @@ mod tests {
         assert!(read(b"hello").unwrap_err().contains("magic"));
         let mut bytes = write(&Array::from_f64(ScalarType::F32, vec![4], &[1.0; 4]));
         bytes.truncate(bytes.len() - 4);
-        assert!(read(&bytes).unwrap_err().contains("shape needs 16"));
+        assert_eq!(read(&bytes).unwrap_err(), "the .npy file holds 12 bytes of data, its shape (4) of <f4 needs 16");
+    }
+
+    /// The header of a `.npy` file of `shape` (as written), `descr` and `data`.
+    fn file(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+        let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}\n");
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    /// A shape whose element count overflows 64 bits (4611686018427387908 x 4 is 16 modulo 2^64) used to load as
+    /// a 16-element array (and be written back as `(16,)`); it is refused, as is data longer or shorter than the
+    /// shape, and a header that is not what NumPy writes never panics.
+    #[test]
+    fn the_header_must_agree_with_the_data() {
+        let sixteen = [0u8; 64];
+        let e = read(&file("<f4", "(4611686018427387908, 4)", &sixteen)).unwrap_err();
+        assert_eq!(e, "the .npy shape (4611686018427387908, 4) of <f4 holds more than 2^64 bytes");
+        let e = read(&file("<f4", "(4611686018427387904,)", &sixteen)).unwrap_err();
+        assert!(e.contains("more than 2^64 bytes"), "{e}");
+        assert!(read(&file("<f4", "(18446744073709551616,)", &sixteen)).unwrap_err().contains("bad dimension"));
+        assert_eq!(read(&file("<f4", "(4, 4)", &sixteen)).unwrap().shape, vec![4, 4]);
+        let e = read(&file("<f4", "(15,)", &sixteen)).unwrap_err();
+        assert_eq!(e, "the .npy file holds 64 bytes of data, its shape (15) of <f4 needs 60");
+        assert!(read(&file(">f4", "(16,)", &sixteen)).unwrap_err().contains("unsupported .npy dtype `>f4`"));
+        assert!(read(&file("<c8", "(8,)", &sixteen)).unwrap_err().contains("unsupported .npy dtype"));
+        for bad in ["", "é", "[16]", "(16", "(-1,)", "(1.5,)"] {
+            assert!(read(&file("<f4", bad, &sixteen)).is_err(), "shape `{bad}`");
+        }
+        let mut long = file("<f4", "(16,)", &sixteen);
+        long[8] = 0xff;
+        assert!(read(&long).unwrap_err().starts_with("truncated .npy header"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any header text and data length: an array whose data is exactly its shape's size, or an error.
+        #[test]
+        fn any_header_reads_or_fails_cleanly(
+            descr in "[<>|]?[a-z][0-9]{0,2}|<f4|<i8|\\|b1",
+            dims in proptest::collection::vec(
+                proptest::prop_oneof![0u64..20, proptest::prelude::any::<u64>(), proptest::prelude::Just(1u64 << 62)],
+                0..4,
+            ),
+            junk in "[ -~]{0,12}",
+            data_len in 0usize..200,
+        ) {
+            let shape = format!("({}{junk})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "));
+            let bytes = file(&descr, &shape, &vec![0u8; data_len]);
+            if let Ok(a) = read(&bytes) {
+                let n: usize = a.shape.iter().product();
+                proptest::prop_assert_eq!(a.data.len(), n * a.elem.bytes() as usize);
+                proptest::prop_assert_eq!(a.data.len(), data_len);
+            }
+            // Arbitrary bytes after the magic never panic either.
+            let mut raw = b"\x93NUMPY".to_vec();
+            raw.extend_from_slice(shape.as_bytes());
+            let _ = read(&raw);
+        }
     }
 }

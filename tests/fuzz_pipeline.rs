@@ -372,9 +372,10 @@ fn run_case(c: &Case) -> Outcome {
 }
 
 /// Runs a kernel that compiled in the interpreter over four programs, with 4096-element buffers, integers 64 and
-/// floats 0.5, and a budget of 10^4 loop iterations and 10^7 computed elements, on one thread and on two: any error is fine (out of
-/// bounds, a failed assert, the budget), a panic, a hang or a difference between the two runs is not. Returns
-/// an internal error's message. Kernels with descriptors are skipped.
+/// floats 0.5, and a budget of 10^4 loop iterations and 10^7 units of work (elements, a dot's multiply-adds), on
+/// one thread and on two: any error is fine (out of bounds, a failed assert, the budget), a panic, a hang or a
+/// difference between the two runs is not. Returns an internal error's message. Kernels with descriptors are
+/// skipped.
 fn interpret(ks: &KernelSource) -> Option<String> {
     use tessel::tile::interp::{self, Arg, Limits, memory::Memory};
     if ks.spec.args.iter().any(|a| matches!(a, ArgSpec::TensorDesc { .. })) {
@@ -399,7 +400,7 @@ fn interpret(ks: &KernelSource) -> Option<String> {
             });
         }
         args.truncate(func.args().len());
-        let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, notes: None };
+        let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, notes: None, stop: None };
         let result = interp::run_with_limits(&func, &args, [4, 1, 1], &mut mem, limits);
         if let Err(e) = &result
             && e.message.contains("internal error")

@@ -8,10 +8,12 @@
 mod layouts;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -21,8 +23,8 @@ use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::Elem;
-use tessel::tile::interp::Arg;
-use tessel::tile::interp::memory::Memory;
+use tessel::tile::interp::memory::{self, Memory};
+use tessel::tile::interp::{Arg, value};
 use tessel::tile::{Func, ScalarType, Target};
 use tessel::{Error, Jit, Timings};
 
@@ -199,9 +201,9 @@ enum Slot {
     /// A device address.
     Ptr,
     /// An integer of at most 32 bits (i1/i8/i16/i32/u32...), sign-extended: the driver reads its low bytes.
-    I32,
+    I32(ScalarType),
     /// A 64-bit integer.
-    I64,
+    I64(ScalarType),
     /// A Python float (or int) passed as f32.
     F32,
     F64,
@@ -216,8 +218,8 @@ fn slots(func: &Func) -> Vec<Slot> {
             let elem = func.ty(v).elem();
             match (elem, elem.and_then(|e| e.scalar())) {
                 (Some(Elem::Ptr(..)), _) => Slot::Ptr,
-                (_, Some(ScalarType::I64 | ScalarType::U64)) => Slot::I64,
-                (_, Some(t)) if t.is_int() => Slot::I32,
+                (_, Some(t @ (ScalarType::I64 | ScalarType::U64))) => Slot::I64(t),
+                (_, Some(t)) if t.is_int() => Slot::I32(t),
                 (_, Some(ScalarType::F32)) => Slot::F32,
                 (_, Some(ScalarType::F64)) => Slot::F64,
                 (_, Some(t)) => Slot::Unsupported(t),
@@ -227,13 +229,14 @@ fn slots(func: &Func) -> Vec<Slot> {
         .collect()
 }
 
-/// One launch argument as its 8-byte slot.
+/// One launch argument as its 8-byte slot; an integer outside its parameter's type is an error (raised naming
+/// the argument by the caller), never wrapped.
 fn slot_value(slot: Slot, v: &Bound<'_, PyAny>) -> PyResult<u64> {
     Ok(match slot {
         Slot::Ptr => v.extract::<u64>()?,
-        Slot::I32 | Slot::I64 => match v.extract::<i64>() {
-            Ok(i) => i as u64,
-            Err(_) => v.extract::<u64>()?,
+        Slot::I32(t) | Slot::I64(t) => match int_value(v, t)? {
+            Arg::Int(i) => i as u64,
+            _ => unreachable!("an integer parameter takes an integer"),
         },
         Slot::F32 => (v.extract::<f64>()? as f32).to_bits() as u64,
         Slot::F64 => v.extract::<f64>()?.to_bits(),
@@ -242,6 +245,84 @@ fn slot_value(slot: Slot, v: &Bound<'_, PyAny>) -> PyResult<u64> {
         }
     })
 }
+
+/// A Python int for a parameter of type `t`: `OverflowError` when it does not fit (wider than 64 bits, or outside
+/// `t`: a u64 takes 2^63..2^64, an i32 does not take 2^31).
+fn int_value(v: &Bound<'_, PyAny>, t: ScalarType) -> PyResult<Arg> {
+    let i: i128 = match v.extract::<i64>() {
+        Ok(i) => i.into(),
+        Err(e) => match v.extract::<u64>() {
+            Ok(u) => u.into(),
+            Err(_) if v.is_instance_of::<PyInt>() => {
+                return Err(PyOverflowError::new_err(format!("{} does not fit in 64 bits", v.repr()?)));
+            }
+            Err(_) => return Err(e),
+        },
+    };
+    value::int_arg(i, t).map_err(PyOverflowError::new_err)
+}
+
+/// IR argument `i` of `func` from the Python side's `(kind, value)`: a buffer's index into `ids`, or a scalar
+/// checked against the parameter's type (the error names the parameter).
+fn ir_arg(func: &Func, i: usize, kind: &str, v: &Bound<'_, PyAny>, ids: &[memory::BufferId]) -> PyResult<Arg> {
+    let ty = func.args().get(i).map(|&a| func.ty(a));
+    let scalar = ty.and_then(|t| t.elem()).and_then(|e| e.scalar()).filter(|_| ty.is_some_and(|t| !t.is_tensor()));
+    let name = || {
+        let a = func.args().get(i).and_then(|&a| func.value(a).name.clone());
+        a.map_or(format!("argument {i}"), |n| format!("argument `{n}`"))
+    };
+    let named = |e: PyErr, py: Python<'_>| {
+        let message = format!("`{}`: {}: {}", func.name, name(), e.value(py));
+        if e.is_instance_of::<PyOverflowError>(py) {
+            PyOverflowError::new_err(message)
+        } else {
+            PyTypeError::new_err(message)
+        }
+    };
+    let py = v.py();
+    match (kind, scalar) {
+        ("buf", _) => {
+            Ok(Arg::Buffer(*ids.get(v.extract::<usize>()?).ok_or_else(|| PyValueError::new_err("no such buffer"))?))
+        }
+        ("int", Some(t)) => int_value(v, t).map_err(|e| named(e, py)),
+        ("float", Some(t)) if t.is_float() => {
+            value::float_arg(v.extract()?, t).map_err(|m| named(PyOverflowError::new_err(m), py))
+        }
+        ("int" | "float", _) => {
+            let what = ty.map_or("nothing".to_string(), |t| t.to_string());
+            Err(named(PyTypeError::new_err(format!("a {kind} for a parameter of type {what}")), py))
+        }
+        (other, _) => Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
+    }
+}
+
+/// A grid as the Python side passes it (a tuple or list of 1 to 3 ints), checked against CUDA's limits:
+/// `ValueError` naming the axis and the limit, `TypeError` for what is not an int.
+fn grid_of(grid: &Bound<'_, PyAny>) -> PyResult<[u32; 3]> {
+    let dims = grid.extract::<Vec<Bound<'_, PyAny>>>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "grid: expected a tuple of 1 to 3 ints, got {}",
+            grid.repr().map_or(String::new(), |r| r.to_string())
+        ))
+    })?;
+    let mut n = Vec::with_capacity(dims.len());
+    for d in &dims {
+        n.push(match d.extract::<i64>() {
+            Ok(v) => v.into(),
+            Err(_) if d.is_instance_of::<PyInt>() => match d.extract::<i128>() {
+                Ok(v) => v,
+                // Past 2^127 either way: past CUDA's limits too.
+                Err(_) if d.gt(0)? => i128::MAX,
+                Err(_) => i128::MIN,
+            },
+            Err(_) => return Err(PyTypeError::new_err(format!("grid: expected ints, got {}", d.repr()?))),
+        });
+    }
+    tessel::tile::interp::check_grid(&n).map_err(|why| PyValueError::new_err(format!("grid: {why}")))
+}
+
+/// How often a running interpreter launch looks for Ctrl-C (`Python::check_signals`, with the GIL).
+const SIGNAL_CHECK: Duration = Duration::from_millis(20);
 
 /// One specialization of a kernel, elaborated to tile IR; compiled to PTX and loaded on first GPU launch.
 #[pyclass(module = "tessel._tessel")]
@@ -326,15 +407,18 @@ impl Compiled {
     }
 
     /// Runs the kernel in the interpreter over `grid`. `buffers` are (dtype, bytes) of each memory region;
-    /// `args` the IR's arguments in order: `("buf", index)`, `("int", value)` or `("float", value)`. Returns the
-    /// buffers' bytes afterwards and the lines `device_print` printed.
+    /// `args` the IR's arguments in order: `("buf", index)`, `("int", value)` or `("float", value)`, each scalar
+    /// checked against its parameter's type. Returns the buffers' bytes afterwards and the lines `device_print`
+    /// printed. The run happens on another thread while this one looks for Ctrl-C every 20 ms: a signal handler
+    /// that raises (`KeyboardInterrupt`) stops the run at its next op and its exception is raised here.
     fn interpret<'py>(
         &self,
         py: Python<'py>,
         buffers: Vec<(String, Vec<u8>)>,
         args: Vec<(String, Bound<'py, PyAny>)>,
-        grid: [u32; 3],
+        grid: Bound<'py, PyAny>,
     ) -> PyResult<(Vec<Bound<'py, PyBytes>>, Vec<String>)> {
+        let grid = grid_of(&grid)?;
         let mut mem = Memory::new();
         let mut ids = Vec::new();
         for (i, (dt, bytes)) in buffers.into_iter().enumerate() {
@@ -344,23 +428,45 @@ impl Compiled {
             }
             ids.push(mem.alloc_bytes(format!("arg{i}"), elem, bytes));
         }
-        let mut call = Vec::new();
-        for (kind, v) in &args {
-            call.push(match kind.as_str() {
-                "buf" => {
-                    Arg::Buffer(*ids.get(v.extract::<usize>()?).ok_or_else(|| PyValueError::new_err("no such buffer"))?)
-                }
-                "int" => Arg::Int(v.extract()?),
-                "float" => Arg::Float(v.extract()?),
-                other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
-            });
-        }
+        let call = args
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, v))| ir_arg(&self.func, i, kind, v, &ids))
+            .collect::<PyResult<Vec<_>>>()?;
         // Programs run in parallel when none can observe another (the result is the sequential one either way).
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let limits = tessel::tile::interp::Limits { threads, ..Default::default() };
-        let log = py
-            .detach(|| tessel::tile::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits))
-            .map_err(|e| to_py(Error::Run(e)))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let limits = tessel::tile::interp::Limits { threads, stop: Some(stop.clone()), ..Default::default() };
+        let done = AtomicBool::new(false);
+        let caller = std::thread::current();
+        let log = std::thread::scope(|s| {
+            let worker = s.spawn(|| {
+                let ran = tessel::tile::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits);
+                done.store(true, Ordering::Release);
+                caller.unpark();
+                ran
+            });
+            let mut raised = None;
+            while !done.load(Ordering::Acquire) {
+                py.detach(|| {
+                    if !done.load(Ordering::Acquire) {
+                        std::thread::park_timeout(SIGNAL_CHECK);
+                    }
+                });
+                if raised.is_none()
+                    && let Err(e) = py.check_signals()
+                {
+                    // Stop the run and wait for it (it ends at its next op), then raise what the handler raised.
+                    stop.store(true, Ordering::Relaxed);
+                    raised = Some(e);
+                }
+            }
+            let ran = worker.join().map_err(|_| InterpreterError::new_err("the interpreter panicked"))?;
+            match raised {
+                Some(e) => Err(e),
+                None => ran.map_err(|e| to_py(Error::Run(e))),
+            }
+        })?;
         let out = ids.iter().map(|&id| PyBytes::new(py, &mem.buffer(id).bytes)).collect();
         Ok((out, log))
     }
@@ -384,10 +490,11 @@ impl Compiled {
         py: Python<'_>,
         device: usize,
         stream: usize,
-        grid: (u32, u32, u32),
+        grid: &Bound<'_, PyAny>,
         args: &Bound<'_, PyList>,
         pdl: bool,
     ) -> PyResult<()> {
+        let grid = grid_of(grid)?;
         if args.len() != self.slots.len() {
             return Err(PyValueError::new_err(format!(
                 "`{}` takes {} arguments, got {}",
@@ -397,15 +504,21 @@ impl Compiled {
             )));
         }
         let mut params = Vec::with_capacity(self.slots.len());
-        for (slot, v) in self.slots.iter().zip(args.iter()) {
-            params.push(slot_value(*slot, &v)?);
+        for (i, (slot, v)) in self.slots.iter().zip(args.iter()).enumerate() {
+            match slot_value(*slot, &v) {
+                Ok(p) => params.push(p),
+                // Named only on failure: the launch path stays as fast as it was.
+                Err(e) if matches!(slot, Slot::I32(_) | Slot::I64(_)) => {
+                    return Err(ir_arg(&self.func, i, "int", &v, &[]).err().unwrap_or(e));
+                }
+                Err(e) => return Err(e),
+            }
         }
         let k = self.loaded_on(py, device)?;
         // SAFETY: the stream is the caller's stream of `device` (the launcher passes torch's current stream of the
         // device the tensors live on, or 0); `params` has one slot per kernel parameter (checked above).
-        let launched = py.detach(move || unsafe {
-            k.0.launch_on_stream(stream, [grid.0, grid.1, grid.2], &mut params, LaunchOptions { pdl })
-        });
+        let launched =
+            py.detach(move || unsafe { k.0.launch_on_stream(stream, grid, &mut params, LaunchOptions { pdl }) });
         launched.map_err(|e| GPUError::new_err(format!("launching `{}`: {}", self.kernel, e.message)))
     }
 

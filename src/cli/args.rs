@@ -6,8 +6,8 @@ use std::path::Path;
 
 use clap::Args;
 use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::{BufferId, Memory};
+use tessel_tile::interp::memory::{self, BufferId, Memory};
+use tessel_tile::interp::{Arg, value};
 use tessel_tile::{Func, ScalarType};
 
 use super::buffers::{self, BufferInit};
@@ -37,14 +37,23 @@ pub struct LaunchArgs {
     /// can never end is reported at once)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
     pub max_iterations: u64,
-    /// Elements one program may compute in the interpreter (every op's results) before it is stopped as hung
+    /// Work one program may do in the interpreter before it is stopped as hung: one unit per element an op
+    /// computes, loads or stores, and one per multiply-add of a dot (M·N·K)
     #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_work)]
     pub max_work: u64,
-    /// Threads the interpreter runs programs on (default: the machine's cores). Programs run in parallel only
-    /// when none can observe another (no atomics, disjoint stores, nothing loaded that another stores); the
-    /// result is the same either way
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Threads the interpreter runs programs on (default, and at most: the machine's cores; more is capped, with a
+    /// note). Programs run in parallel only when none can observe another (no atomics, disjoint stores, nothing
+    /// loaded that another stores); the result is the same either way
+    #[arg(long, value_parser = parse_threads)]
+    pub threads: Option<u64>,
+}
+
+/// `--threads N`: at least 1.
+fn parse_threads(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("expected a number of threads, at least 1, got `{s}`")),
+    }
 }
 
 /// The `--arg` grammar, for the commands' help (a macro so that `concat!` can build on it).
@@ -75,10 +84,21 @@ pub(super) use arg_specs;
 /// A `--arg` value: a scalar, a buffer to allocate, a tensor descriptor over another `--arg`'s buffer, or a
 /// table of other `--arg` buffers' addresses.
 enum ArgValue {
-    Int(i64),
+    /// An integer as written: from -2^63 to 2^64 - 1.
+    Int(i128),
     Float(f64),
-    Buffer { elem: Option<ScalarType>, values: BufferInit, shape: Vec<usize> },
-    Desc { buffer: String, shape: Option<Vec<usize>>, block: Vec<u32>, padding_nan: bool, im2col: Option<Im2col> },
+    Buffer {
+        elem: Option<ScalarType>,
+        values: BufferInit,
+        shape: Vec<usize>,
+    },
+    Desc {
+        buffer: String,
+        shape: Option<Vec<usize>>,
+        block: Vec<u32>,
+        padding_nan: bool,
+        im2col: Option<Im2col>,
+    },
     Ptrs(Vec<String>),
 }
 
@@ -90,14 +110,24 @@ struct Im2col {
     element_strides: Option<Vec<i64>>,
 }
 
-fn parse_arg_value(spec: &str) -> Result<ArgValue, CliError> {
-    if let Ok(i) = spec.replace('_', "").parse::<i64>() {
-        return Ok(ArgValue::Int(i));
+fn parse_arg_value(name: &str, spec: &str) -> Result<ArgValue, CliError> {
+    // An integer is read as one, whatever its size: wider than 64 bits is an error, not a float.
+    let digits = spec.replace('_', "");
+    let magnitude = digits.strip_prefix(['-', '+']).unwrap_or(&digits);
+    if !magnitude.is_empty() && magnitude.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<i128>() {
+            Ok(i) if (i64::MIN as i128..=u64::MAX as i128).contains(&i) => Ok(ArgValue::Int(i)),
+            _ => Err(CliError::Usage(format!(
+                "--arg {name}={spec}: the integer does not fit in 64 bits (from -2^63 to 2^64 - 1)"
+            ))),
+        };
     }
     if let Ok(x) = spec.parse::<f64>() {
         return Ok(ArgValue::Float(x));
     }
     if spec.ends_with(".npy") {
+        let size = std::fs::metadata(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?.len();
+        memory::check_available(size).map_err(|why| CliError::Usage(format!("cannot read {spec}: {why}")))?;
         let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
         let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
         return Ok(ArgValue::Buffer { elem: Some(a.elem), shape: a.shape.clone(), values: BufferInit::Data(a) });
@@ -205,36 +235,21 @@ fn parse_desc_arg(spec: &str, rest: &[&str], im2col: bool) -> Result<ArgValue, C
 }
 
 fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
-    let dims: Vec<u32> = s
+    let bad = || CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`"));
+    let dims: Vec<i128> = s
         .split(',')
-        .map(|d| d.trim().parse::<u32>().ok().filter(|&v| v > 0))
-        .collect::<Option<_>>()
-        .filter(|v: &Vec<u32>| (1..=3).contains(&v.len()))
-        .ok_or_else(|| CliError::Usage(format!("--grid expects N, N,M or N,M,K with positive integers, got `{s}`")))?;
-    let grid = [dims[0], *dims.get(1).unwrap_or(&1), *dims.get(2).unwrap_or(&1)];
-    // CUDA's limits on a launch's grid (gridDim.x < 2^31, y and z < 65536).
-    for (axis, (&n, max)) in ["x", "y", "z"].iter().zip(grid.iter().zip([i32::MAX as u32, 65535, 65535])) {
-        if n > max {
-            return Err(CliError::Usage(format!("--grid: {n} programs along {axis} is more than CUDA allows ({max})")));
-        }
-    }
-    Ok(grid)
-}
-
-/// Whether `value` is representable in the integer type `t` (an `--arg` scalar is never silently wrapped).
-fn int_fits(value: i64, t: ScalarType) -> bool {
-    let bits = t.bits();
-    if t.is_bool() {
-        return value == 0 || value == 1;
-    }
-    if bits >= 64 {
-        return t.is_signed_int() || value >= 0;
-    }
-    if t.is_unsigned_int() {
-        (0..1i64 << bits).contains(&value)
-    } else {
-        (-(1i64 << (bits - 1))..1i64 << (bits - 1)).contains(&value)
-    }
+        .map(|d| {
+            let d = d.trim();
+            let digits = d.strip_prefix('-').unwrap_or(d);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            // Beyond i128 is beyond CUDA's limits too.
+            Ok(d.parse::<i128>().unwrap_or(if d.starts_with('-') { i128::MIN } else { i128::MAX }))
+        })
+        .collect::<Result<_, _>>()?;
+    // CUDA's limits on a launch's grid (gridDim.x < 2^31, y and z < 65536), and at least one program per axis.
+    tessel_tile::interp::check_grid(&dims).map_err(|why| CliError::Usage(format!("--grid: {why}")))
 }
 
 /// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
@@ -283,7 +298,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         if values.iter().any(|(n, _)| n == name) {
             return Err(CliError::Usage(format!("--arg {name} is given twice")).into());
         }
-        values.push((name.to_string(), parse_arg_value(spec.trim())?));
+        values.push((name.to_string(), parse_arg_value(name, spec.trim())?));
     }
     // A buffer that only descriptors or address tables use (TensorDescriptor.from_tensor(x, ...), a pointer
     // array) need not be a parameter.
@@ -336,7 +351,14 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                 // i32 when it fits, and specialized as a multiple of 16 when it is one.
                 ArgValue::Int(1) => ArgSpec::Constexpr(ConstValue::Int(1)),
                 ArgValue::Int(i) => {
-                    ArgSpec::Int(if i32::try_from(*i).is_ok() { ScalarType::I32 } else { ScalarType::I64 }, i % 16 == 0)
+                    let t = if i32::try_from(*i).is_ok() {
+                        ScalarType::I32
+                    } else if i64::try_from(*i).is_ok() {
+                        ScalarType::I64
+                    } else {
+                        ScalarType::U64
+                    };
+                    ArgSpec::Int(t, i % 16 == 0)
                 }
                 ArgValue::Float(_) => ArgSpec::Float(ScalarType::F32),
                 ArgValue::Buffer { .. } => ArgSpec::Pointer(buffer_elem(name).unwrap_or(ScalarType::F32), true),
@@ -388,26 +410,54 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
     let mut mem = Memory::new();
     let mut buffers: Vec<(String, BufferId)> = Vec::new();
     let mut bound: Vec<(String, Vec<Arg>)> = Vec::new();
+    // What the buffers take so far, against the memory available: a size that overflows, or that the machine does
+    // not have, is an error naming the argument instead of an abort or the OOM killer.
+    let mut total = 0u64;
     for (k, (name, v)) in values.iter().enumerate() {
-        let Some((_, ArgSpec::Pointer(elem, _) | ArgSpec::Int(elem, _) | ArgSpec::Float(elem))) = inferred.get(k)
+        let Some((_, spec @ (ArgSpec::Pointer(elem, _) | ArgSpec::Int(elem, _) | ArgSpec::Float(elem)))) =
+            inferred.get(k)
         else {
             continue;
         };
+        let pointer = matches!(spec, ArgSpec::Pointer(..));
+        let usage = |m: String| -> Failure { CliError::Usage(m).into() };
         let arg = match v {
-            ArgValue::Int(i) if elem.is_int() && !int_fits(*i, *elem) => {
-                return Err(CliError::Usage(format!(
-                    "--arg {name}={i} does not fit the parameter's type {} (the value would wrap)",
+            ArgValue::Int(_) | ArgValue::Float(_) if pointer => {
+                return Err(usage(format!(
+                    "--arg {name}: the parameter is a pointer to {}: give a buffer (rand:N, zeros:N, a .npy file..), \
+                     not a number",
                     elem.triton_name()
-                ))
-                .into());
+                )));
             }
-            ArgValue::Int(i) => Arg::Int(*i),
-            ArgValue::Float(x) => Arg::Float(*x),
+            ArgValue::Int(i) => value::int_arg(*i, *elem).map_err(|e| usage(format!("--arg {name}={i}: {e}")))?,
+            ArgValue::Float(x) => value::float_arg(*x, *elem).map_err(|e| usage(format!("--arg {name}={x:?}: {e}")))?,
             ArgValue::Desc { .. } | ArgValue::Ptrs(_) => continue,
+            ArgValue::Buffer { .. } if !pointer => {
+                return Err(usage(format!(
+                    "--arg {name}: the parameter is a scalar ({}), not a pointer: give a number",
+                    elem.triton_name()
+                )));
+            }
             ArgValue::Buffer { values, shape, .. } => {
-                let len = shape.iter().product::<usize>();
+                let len = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+                let size = len.and_then(|n| n.checked_mul(elem.bytes() as usize)).ok_or_else(|| {
+                    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+                    usage(format!(
+                        "--arg {name}: a buffer of {} {} elements is more than 2^64 bytes",
+                        dims.join("x"),
+                        elem.triton_name()
+                    ))
+                })?;
+                let len = len.expect("checked with the size");
+                memory::check_available(size as u64).map_err(|why| {
+                    usage(format!("--arg {name}: a buffer of {len} {} elements: {why}", elem.triton_name()))
+                })?;
+                total = total.saturating_add(size as u64);
+                memory::check_available(total)
+                    .map_err(|why| usage(format!("--arg {name}: with the buffers before it, {why}")))?;
                 let seed = args.seed.wrapping_mul(1000).wrapping_add(k as u64);
-                let bytes = buffers::bytes(values, *elem, len, seed)?;
+                let bytes = buffers::bytes(values, *elem, len, seed)
+                    .map_err(|e| prefix_usage(e, &format!("--arg {name}: ")))?;
                 let id = mem.alloc_bytes(name.as_str(), *elem, bytes);
                 buffers.push((name.clone(), id));
                 Arg::Buffer(id)
@@ -452,7 +502,10 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             Some((_, ArgValue::Buffer { shape, .. })) => shape.clone(),
             _ => unreachable!("a buffer"),
         });
-        let strides: Vec<usize> = (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
+        // Checked: a shape whose product overflows is larger than any buffer (strides then are never used).
+        let numel = |dims: &[usize]| dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let fits = numel(&shape).is_some_and(|n| n <= buf.len());
+        let strides: Vec<usize> = (0..shape.len()).map(|d| numel(&shape[d + 1..]).unwrap_or(usize::MAX)).collect();
         let problem = if let Some(im) = im2col {
             let s = shape.len().saturating_sub(2);
             let es = im.element_strides.as_ref().map_or(shape.len(), Vec::len);
@@ -466,7 +519,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                     "its tensor {shape:?} needs {s} lower and upper corners and {} element strides",
                     shape.len()
                 ))
-            } else if shape.iter().product::<usize>() > buf.len() {
+            } else if !fits {
                 Some(format!("its shape {shape:?} needs more than the {} elements of `{buffer}`", buf.len()))
             } else {
                 None
@@ -475,7 +528,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             Some(format!("its shape {shape:?} and block {block:?} differ in rank"))
         } else if shape.iter().any(|&d| d == 0 || d > i32::MAX as usize) {
             Some(format!("its shape {shape:?} needs dims from 1 to 2^31 - 1"))
-        } else if shape.iter().product::<usize>() > buf.len() {
+        } else if !fits {
             Some(format!("its shape {shape:?} needs more than the {} elements of `{buffer}`", buf.len()))
         } else if strides[..strides.len() - 1].iter().any(|&s| s * buf.elem.bytes() as usize % 16 != 0) {
             Some(format!(
@@ -532,12 +585,21 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
             _ => {}
         }
     }
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = match args.threads {
+        Some(t) if t > cores as u64 => {
+            eprintln!("note: --threads {t} is more than the {cores} this machine runs at once: using {cores}");
+            cores
+        }
+        Some(t) => t as usize,
+        None => cores,
+    };
     let limits = tessel_tile::interp::Limits {
         max_iterations: args.max_iterations,
         max_work: args.max_work,
-        threads: threads.max(1),
+        threads,
         notes: Some(|why| eprintln!("note: {why}")),
+        stop: None,
     };
     Ok(Prepared {
         src,
@@ -586,4 +648,13 @@ fn desc_spelling(a: &ArgSpec) -> String {
         other => other,
     };
     format!("{kind}<{elem}[{}]{padding}>", dims.join(", "))
+}
+
+/// `e` with `prefix` before its message (a usage error about one `--arg`).
+fn prefix_usage(e: CliError, prefix: &str) -> CliError {
+    match e {
+        CliError::Usage(m) => CliError::Usage(format!("{prefix}{m}")),
+        CliError::Failed(m) => CliError::Failed(format!("{prefix}{m}")),
+        other => other,
+    }
 }

@@ -3,7 +3,8 @@
 //! `fill:0x...` can write any bit pattern (signalling NaNs included).
 
 use tessel_tile::ScalarType;
-use tessel_tile::interp::value::{Val, convert, encode_vals, from_bits, int_to_float, round_float, to_bits};
+use tessel_tile::interp::memory::try_zeroed;
+use tessel_tile::interp::value::{Val, convert, from_bits, int_limits, int_to_float, round_float, to_bits};
 use tessel_tile::types::Elem;
 
 use super::CliError;
@@ -60,11 +61,6 @@ fn fill_value(v: &str, t: ScalarType) -> Result<Val, CliError> {
     Ok(Val::Int(i as i64))
 }
 
-fn int_limits(t: ScalarType) -> (i128, i128) {
-    let bits = if t == ScalarType::I1 { 1 } else { t.bits() };
-    if t.is_signed_int() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
-}
-
 /// Element `k` of a splitmix64 stream: counter-based, so any element is computed alone (and buffers are filled
 /// in parallel with the same values as one pass in order).
 fn splitmix(seed: u64, k: usize) -> u64 {
@@ -86,59 +82,68 @@ fn normal(seed: u64, i: usize) -> f64 {
     (-2.0 * (0.5 * (u + 1.0)).max(1e-300).ln()).sqrt() * (std::f64::consts::PI * v).cos()
 }
 
-/// `len` elements of type `t`, element `i` being `at(i)`, as little-endian bytes, filled in parallel chunks.
-fn generate(len: usize, t: ScalarType, at: impl Fn(usize) -> Val + Sync) -> Vec<u8> {
+/// `len` elements of type `t`, element `i` being `at(i)`, as little-endian bytes, filled in parallel chunks; an
+/// error instead of an abort when there is no memory for them.
+fn generate(len: usize, t: ScalarType, at: impl Fn(usize) -> Val + Sync) -> Result<Vec<u8>, CliError> {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
     let n = t.bytes() as usize;
-    let mut out = vec![0u8; len * n];
+    let size = len
+        .checked_mul(n)
+        .ok_or_else(|| CliError::Usage(format!("{len} elements of {} are more than 2^64 bytes", t.triton_name())))?;
+    let mut out = try_zeroed(size).map_err(CliError::Usage)?;
     out.par_chunks_mut(CHUNK * n).enumerate().for_each(|(c, bytes)| {
         for (j, e) in bytes.chunks_exact_mut(n).enumerate() {
             e.copy_from_slice(&to_bits(at(c * CHUNK + j), t).to_le_bytes()[..n]);
         }
     });
-    out
+    Ok(out)
 }
 
 /// The `len` elements of a buffer of type `t` filled as `init` says, as little-endian bytes.
 pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> Result<Vec<u8>, CliError> {
-    let vals: Vec<Val> = match init {
-        BufferInit::Rand if t.is_float() => {
-            return Ok(generate(len, t, |i| Val::Float(round_float(uniform(seed, i), t))));
-        }
-        BufferInit::Rand => return Ok(generate(len, t, |i| from_bits(splitmix(seed, i), t))),
-        BufferInit::Randn if t.is_float() => {
-            return Ok(generate(len, t, |i| Val::Float(round_float(normal(seed, i), t))));
-        }
+    match init {
+        BufferInit::Rand if t.is_float() => generate(len, t, |i| Val::Float(round_float(uniform(seed, i), t))),
+        BufferInit::Rand => generate(len, t, |i| from_bits(splitmix(seed, i), t)),
+        BufferInit::Randn if t.is_float() => generate(len, t, |i| Val::Float(round_float(normal(seed, i), t))),
         BufferInit::Randn => {
             let sigma = if t.bits() <= 8 { 16.0 } else { 100.0 };
             let (lo, hi) = int_limits(t);
-            return Ok(generate(len, t, |i| {
+            generate(len, t, |i| {
                 let r = (sigma * normal(seed, i)).round() as i128;
                 let r = if t.is_unsigned_int() || t == ScalarType::I1 { r.abs() } else { r };
                 Val::Int(r.clamp(lo, hi) as i64)
-            }));
+            })
         }
         BufferInit::Fill(v) => {
             let v = fill_value(v, t)?;
-            return Ok(generate(len, t, |_| v));
+            generate(len, t, |_| v)
         }
-        BufferInit::Arange if t.is_float() => return Ok(generate(len, t, |i| Val::Float(int_to_float(i as i128, t)))),
-        BufferInit::Arange => return Ok(generate(len, t, |i| from_bits(i as u64, t))),
-        BufferInit::Data(a) if a.elem == t => return Ok(a.data.clone()),
-        BufferInit::Data(a) => a
-            .vals()
-            .into_iter()
-            .map(|v| match v {
-                // A NaN keeps its payload and quiet bit (what fits of them) in another float type, so that a bf16
-                // NaN passed as f32 (NumPy has no bf16) arrives with its own bits. An infinity stays one: an e5m2
-                // infinity passed as f32 is the e5m2 infinity, not the saturated 57344 of a computed cast.
-                Val::Float(x) if (x.is_nan() || x.is_infinite()) && t.is_float() => v,
-                _ => convert(v, Elem::Scalar(a.elem), Elem::Scalar(t)),
+        BufferInit::Arange if t.is_float() => generate(len, t, |i| Val::Float(int_to_float(i as i128, t))),
+        BufferInit::Arange => generate(len, t, |i| from_bits(i as u64, t)),
+        BufferInit::Data(a) if a.elem == t => {
+            let mut copy = try_zeroed(a.data.len()).map_err(CliError::Usage)?;
+            copy.copy_from_slice(&a.data);
+            Ok(copy)
+        }
+        BufferInit::Data(a) => {
+            // Element by element: no list of every value on the way.
+            let n = a.elem.bytes() as usize;
+            generate(len.min(a.data.len() / n), t, |i| {
+                let mut raw = [0u8; 8];
+                raw[..n].copy_from_slice(&a.data[i * n..(i + 1) * n]);
+                let v = from_bits(u64::from_le_bytes(raw), a.elem);
+                match v {
+                    // A NaN keeps its payload and quiet bit (what fits of them) in another float type, so that a
+                    // bf16 NaN passed as f32 (NumPy has no bf16) arrives with its own bits. An infinity stays one:
+                    // an e5m2 infinity passed as f32 is the e5m2 infinity, not the saturated 57344 of a computed
+                    // cast.
+                    Val::Float(x) if (x.is_nan() || x.is_infinite()) && t.is_float() => v,
+                    _ => convert(v, Elem::Scalar(a.elem), Elem::Scalar(t)),
+                }
             })
-            .collect(),
-    };
-    Ok(encode_vals(&vals, t))
+        }
+    }
 }
 
 #[cfg(test)]

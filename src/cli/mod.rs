@@ -2,8 +2,8 @@
 //!
 //! [`run`] takes the arguments and the two output streams and returns the exit status: 0 on success, 2 when the
 //! input is wrong (bad arguments, an expression that does not parse, a layout that does not fit the shape), 1 when
-//! the tool itself fails (a file that cannot be written). It never panics on user input, and a closed pipe
-//! (`tessel layout ... --table | head`) ends it quietly.
+//! the tool itself fails (a file that cannot be written), 130 when Ctrl-C stops an interpreter run. It never panics
+//! on user input, and a closed pipe (`tessel layout ... --table | head`) ends it quietly.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -15,6 +15,7 @@ use crate::layouts::expr::ExprError;
 mod args;
 mod buffers;
 mod formula;
+mod interrupt;
 mod kernel;
 mod layout;
 mod layout_check;
@@ -69,6 +70,8 @@ pub enum CliError {
     Failed(String),
     /// A diagnostic already rendered against the user's source; exit status 2.
     Diagnostic(String),
+    /// Ctrl-C stopped an interpreter run; exit status 130 (128 + SIGINT, as a shell reports it).
+    Interrupted(String),
 }
 
 impl CliError {
@@ -76,12 +79,13 @@ impl CliError {
         match self {
             CliError::Usage(_) | CliError::Expr { .. } | CliError::Diagnostic(_) => 2,
             CliError::Failed(_) => 1,
+            CliError::Interrupted(_) => 130,
         }
     }
 
     fn render(&self) -> String {
         match self {
-            CliError::Usage(m) | CliError::Failed(m) => format!("error: {m}\n"),
+            CliError::Usage(m) | CliError::Failed(m) | CliError::Interrupted(m) => format!("error: {m}\n"),
             CliError::Diagnostic(text) => text.clone(),
             CliError::Expr { label, src, err } => format!("error: {}\n{}", err.message, caret(label, src, err)),
         }

@@ -22,7 +22,7 @@ use tessel_tile::interp::{self, Arg};
 use tessel_tile::{Func, ScalarType};
 
 use super::args::{LaunchArgs, Prepared, arg_specs, prepare};
-use super::{CliError, Failure, formula};
+use super::{CliError, Failure, formula, interrupt};
 use crate::{Jit, KernelSource, npy};
 
 #[derive(Debug, Args)]
@@ -215,13 +215,12 @@ impl OnGpu {
 }
 
 pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
-    let p = prepare(&args.launch)?;
+    let mut p = prepare(&args.launch)?;
     for m in &p.timings.messages {
         err.write_all(m.as_bytes())?;
     }
-    let mut mem = p.mem.clone();
     let [gx, gy, gz] = p.grid;
-    let mut on_gpu = false;
+    let mut gpu_mem = None;
     if !args.interpret {
         match to_gpu(&p, &args.compile, err)? {
             Ok(g) => match g.kargs(&p.func, &p.call_args) {
@@ -231,19 +230,27 @@ pub(super) fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Re
                         "note: running `{}` on the GPU ({}) over a grid of {gx}x{gy}x{gz}",
                         p.kernel, g.target
                     )?;
+                    // --check runs the interpreter on the inputs afterwards: the results go to a copy.
+                    let mut mem = if args.check { copy_buffers(&p.mem)? } else { std::mem::take(&mut p.mem) };
                     g.run_once(&kargs, p.grid, &mut mem)?;
-                    on_gpu = true;
+                    gpu_mem = Some(mem);
                 }
                 Err(why) => writeln!(err, "note: {why}")?,
             },
             Err(why) => writeln!(err, "note: {why}")?,
         }
     }
-    let log = if on_gpu {
-        Vec::new()
-    } else {
-        writeln!(err, "note: running `{}` in the interpreter over a grid of {gx}x{gy}x{gz}", p.kernel)?;
-        interpret(&p, &mut mem, args.compile.timings.then_some(&mut *err))?
+    let on_gpu = gpu_mem.is_some();
+    let (mem, log) = match gpu_mem {
+        Some(mem) => (mem, Vec::new()),
+        None => {
+            // From here Ctrl-C stops the run with a message instead of ending the process.
+            let _ctrl_c = interrupt::Guard::install();
+            writeln!(err, "note: running `{}` in the interpreter over a grid of {gx}x{gy}x{gz}", p.kernel)?;
+            let mut mem = std::mem::take(&mut p.mem);
+            let log = interpret(&p, &mut mem, args.compile.timings.then_some(&mut *err))?;
+            (mem, log)
+        }
     };
     if args.check && on_gpu {
         compare_with_interpreter(&p, &mem, args.tol, out, args.compile.timings.then_some(err))?;
@@ -277,7 +284,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     if args.reps == 0 {
         return Err(CliError::Usage("--reps must be at least 1".to_string()).into());
     }
-    let p = prepare(&args.launch)?;
+    let mut p = prepare(&args.launch)?;
     for m in &p.timings.messages {
         err.write_all(m.as_bytes())?;
     }
@@ -295,7 +302,8 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
         Err(why) => return Err(CliError::Usage(format!("tessel bench needs the kernel on a GPU: {why}")).into()),
     };
     let kargs = g.kargs(&p.func, &p.call_args).map_err(CliError::Usage)?;
-    let mut mem = p.mem.clone();
+    // --check runs the interpreter on the inputs afterwards: the results go to a copy.
+    let mut mem = if args.check { copy_buffers(&p.mem)? } else { std::mem::take(&mut p.mem) };
     g.run_once(&kargs, p.grid, &mut mem)?;
     if args.check {
         compare_with_interpreter(&p, &mem, args.tol, out, args.compile.timings.then_some(err))?;
@@ -342,7 +350,7 @@ fn compare_with_interpreter(
     timings: Option<&mut dyn Write>,
 ) -> Result<(), Failure> {
     let mut bad = Vec::new();
-    let mut reference = p.mem.clone();
+    let mut reference = copy_buffers(&p.mem)?;
     interpret(p, &mut reference, timings)?;
     for (name, id) in &p.buffers {
         let (got, want) = (gpu.buffer(*id), reference.buffer(*id));
@@ -393,11 +401,20 @@ fn show_value(v: Val, elem: ScalarType) -> String {
     }
 }
 
+/// A second copy of the buffers (a GPU run's results beside the inputs), or why there is no memory for it.
+fn copy_buffers(mem: &Memory) -> Result<Memory, CliError> {
+    mem.try_clone().map_err(|why| CliError::Failed(format!("no memory for a second copy of the buffers: {why}")))
+}
+
 /// Runs `p` in the interpreter on `mem`; given `timings`, writes how long that took and on how many threads.
+/// Ctrl-C stops it (with an error saying so).
 fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) -> Result<Vec<String>, Failure> {
     let src = &p.src;
     let start = Instant::now();
-    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, p.limits);
+    let ctrl_c = interrupt::Guard::install();
+    let limits = interp::Limits { stop: Some(ctrl_c.flag()), ..p.limits.clone() };
+    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, limits);
+    drop(ctrl_c);
     if let Some(w) = timings {
         let programs: u64 = p.grid.iter().map(|&g| g as u64).product();
         writeln!(
@@ -408,6 +425,15 @@ fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) ->
         )?;
     }
     ran.map_err(|e| {
+        if e.interrupted {
+            let [x, y, z] = e.program;
+            let [gx, gy, gz] = p.grid;
+            return CliError::Interrupted(format!(
+                "interrupted (Ctrl-C) while the interpreter ran program ({x}, {y}, {z}) of the grid {gx}x{gy}x{gz}; \
+                 no buffer was printed or saved"
+            ))
+            .into();
+        }
         // The message names the program (`program (x, y, z): ...`).
         let at = e.loc.map(|l| {
             tessel_lang::Diagnostic::error(e.to_string(), tessel_lang::Span::new(l.start as usize, l.end as usize))

@@ -2,7 +2,7 @@
 //! (`shape_ops`, `data_ops`).
 
 use super::value::{Tensor, Val, convert, from_bits, round_float, round_tf32, to_bits};
-use super::{Program, arith, data_ops, shape_ops, tensor_in, value};
+use super::{Program, arith, data_ops, memory, shape_ops, tensor_in, value};
 use crate::ir::OpId;
 use crate::ops::{AtomicOp, BinOp, Const, InputPrecision, Op};
 use crate::types::{Elem, ScalarType};
@@ -160,7 +160,9 @@ impl Program<'_> {
                     .data
                     .iter()
                     .zip(&ins[1].data)
-                    .map(|(&p, &off)| Val::Ptr((p.as_i64() + off.as_i64() * size) as u64))
+                    .map(|(&p, &off)| {
+                        Val::Ptr(memory::offset_address(p.as_i64() as u64, off.as_i64() as i128 * size as i128))
+                    })
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
             }

@@ -7,8 +7,68 @@ use crate::types::ScalarType;
 /// Buffer `i` starts at `(i + 1) << ADDRESS_SHIFT`.
 const ADDRESS_SHIFT: u32 = 40;
 
+/// The address a pointer holds once its address arithmetic has left the 64 bits (an offset far outside any
+/// buffer, which the GPU would wrap around to some other address): in the last region, where no buffer lies,
+/// and kept by any further arithmetic ([`offset_address`]), so that an access through it is reported.
+const WRAPPED: u64 = u64::MAX << ADDRESS_SHIFT;
+
+/// `base + offset` (in bytes), or [`WRAPPED`] when the sum leaves 0..2^64 or `base` has wrapped before: the
+/// interpreter's address arithmetic never wraps into another buffer.
+pub fn offset_address(base: u64, offset: i128) -> u64 {
+    let at = base as i128 + offset;
+    if base >= WRAPPED || !(0..WRAPPED as i128).contains(&at) { WRAPPED } else { at as u64 }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferId(pub u32);
+
+/// The memory the system can still give this process without swapping, in bytes (Linux's `MemAvailable`);
+/// `None` where it is not known. Allocations larger than this are refused before they are tried: on Linux an
+/// allocation larger than the memory left usually succeeds and the process is killed when it touches the pages.
+pub fn available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.trim_start_matches("MemAvailable:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// `n` bytes in the largest binary unit that keeps the number at least 1 (`4.0 TiB`, `512 bytes`).
+pub fn show_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let (mut x, mut unit) = (n as f64 / 1024.0, 0);
+    while x >= 1024.0 && unit < UNITS.len() - 1 {
+        x /= 1024.0;
+        unit += 1;
+    }
+    format!("{x:.1} {}", UNITS[unit])
+}
+
+/// An error unless `n` bytes fit in the memory available ([`available_bytes`]).
+pub fn check_available(n: u64) -> Result<(), String> {
+    match available_bytes() {
+        Some(avail) if n > avail => {
+            Err(format!("{} ({n} bytes) is more than the {} of memory available", show_bytes(n), show_bytes(avail)))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn failed(n: u64) -> String {
+    format!("allocating {} ({n} bytes) failed: not enough memory", show_bytes(n))
+}
+
+/// `n` zero bytes, or why there is no memory for them: more than the memory available, or an allocation the
+/// system refuses. Never aborts the process (as `vec![0; n]` does when the allocation fails).
+pub fn try_zeroed(n: usize) -> Result<Vec<u8>, String> {
+    check_available(n as u64)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| failed(n as u64))?;
+    v.resize(n, 0);
+    Ok(v)
+}
 
 #[derive(Clone, Debug)]
 pub struct Buffer {
@@ -94,6 +154,26 @@ impl Memory {
         }
     }
 
+    /// A copy of the memory, or why there is no room for one (see [`try_zeroed`]): never aborts.
+    pub fn try_clone(&self) -> Result<Memory, String> {
+        let total: u64 = self.buffers.iter().map(|b| b.bytes.len() as u64).sum();
+        check_available(total)?;
+        let mut buffers = Vec::new();
+        buffers.try_reserve_exact(self.buffers.len()).map_err(|_| "no memory to copy the buffers".to_string())?;
+        for b in &self.buffers {
+            let mut bytes = Vec::new();
+            bytes.try_reserve_exact(b.bytes.len()).map_err(|_| failed(b.bytes.len() as u64))?;
+            bytes.extend_from_slice(&b.bytes);
+            buffers.push(Buffer { name: b.name.clone(), elem: b.elem, bytes });
+        }
+        Ok(Memory { buffers, changes: self.changes })
+    }
+
+    /// Overwrites the bytes of buffer `id` from byte `at` on with `bytes` (which must fit).
+    pub(crate) fn set_bytes_at(&mut self, id: BufferId, at: usize, bytes: &[u8]) {
+        self.buffers[id.0 as usize].bytes[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
     /// Replaces a buffer's contents with raw bytes (e.g. copied back from a GPU); the length must match.
     pub fn set_bytes(&mut self, id: BufferId, bytes: &[u8]) {
         let b = &mut self.buffers[id.0 as usize];
@@ -117,6 +197,11 @@ impl Memory {
     /// alignment.
     fn locate(&self, addr: u64, elem: ScalarType) -> Result<(BufferId, usize), String> {
         let index = (addr >> ADDRESS_SHIFT) as usize;
+        if addr >= WRAPPED {
+            return Err("out-of-bounds access: the pointer's address arithmetic overflowed 64 bits (an offset far \
+                        outside any buffer, which the GPU would wrap around to another address)"
+                .into());
+        }
         if index == 0 || index > self.buffers.len() {
             return Err(format!("address {addr:#x} is not inside any buffer"));
         }

@@ -9,6 +9,7 @@
 
 pub mod approx;
 pub mod arith;
+mod budget;
 pub mod compare;
 mod compute;
 mod data_ops;
@@ -21,6 +22,10 @@ mod shared;
 pub mod value;
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use budget::{MAX_GRID, check_grid};
 
 use crate::interp::memory::{BufferId, Memory};
 use crate::interp::parallel::Mem;
@@ -44,6 +49,8 @@ pub struct InterpError {
     pub program: [u32; 3],
     pub op: Option<OpId>,
     pub loc: Option<Loc>,
+    /// The caller stopped the run (`Limits::stop`), in this program at this op: nothing is wrong with the kernel.
+    pub interrupted: bool,
 }
 
 impl fmt::Display for InterpError {
@@ -84,26 +91,32 @@ enum Value {
 }
 
 /// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
-/// of hanging the interpreter.
-#[derive(Clone, Copy, Debug)]
+/// of hanging the interpreter, and the caller's way to stop it.
+#[derive(Clone, Debug)]
 pub struct Limits {
     /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
     pub max_iterations: u64,
-    /// Elements one program may compute (every op's results, counted in elements): a loop with few iterations
-    /// over large tiles is bounded by this rather than by `max_iterations`.
+    /// Work one program may do, charged before each op runs: one unit per element an op computes, loads or
+    /// stores (a reduction's input, a store's values), and one per multiply-add of a dot (M·N·K): a loop with
+    /// few iterations over large tiles, or one over large dots, is bounded by this rather than by
+    /// `max_iterations`.
     pub max_work: u64,
     /// Threads to run programs on (1: one at a time). Programs run in parallel only when none can observe
     /// another (see [`run_with_limits`]); the result is the same either way.
     pub threads: usize,
     /// Told why a parallel run fell back to running programs one at a time.
     pub notes: Option<fn(&str)>,
+    /// Set by the caller (from another thread, or a signal handler) to stop the run: every program checks it
+    /// before each op, and the run ends with an error whose `interrupted` is set. Ctrl-C, in the CLI and Python.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for Limits {
-    /// 10^7 iterations and 10^9 computed elements per program (a 128x128 tile over K = 4096 in 64-wide steps is
-    /// about 10^7): far more than any tiled kernel needs, and about a minute of interpretation; one thread.
+    /// 10^7 iterations and 10^9 units of work per program (a 128x128 tile over K = 4096 in 64-wide steps is about
+    /// 7·10^7 multiply-adds): far more than any tiled kernel needs, and about a minute of interpretation; one
+    /// thread.
     fn default() -> Limits {
-        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None }
+        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None, stop: None }
     }
 }
 
@@ -131,7 +144,10 @@ pub fn run_with_limits(
     mem: &mut Memory,
     limits: Limits,
 ) -> Result<Vec<String>, InterpError> {
-    let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None };
+    let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None, interrupted: false };
+    if let Some(why) = budget::grid_error(grid) {
+        return Err(fail(format!("grid {grid:?}: {why}")));
+    }
     if args.len() != func.args().len() {
         return Err(fail(format!("`{}` takes {} arguments, got {}", func.name, func.args().len(), args.len())));
     }
@@ -156,12 +172,14 @@ pub fn run_with_limits(
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
-    let programs: Vec<[u32; 3]> =
-        (0..grid[2]).flat_map(|z| (0..grid[1]).flat_map(move |y| (0..grid[0]).map(move |x| [x, y, z]))).collect();
-    if limits.threads > 1 && programs.len() > 1 {
-        match parallel::run(func, &env, grid, mem, limits, &programs) {
-            Ok(log) => return Ok(log),
-            Err(why) => {
+    // Program ids are computed from their position in grid order as the programs run: a grid of 2^31 programs
+    // allocates nothing up front.
+    let programs = budget::program_count(grid);
+    if limits.threads > 1 && programs > 1 {
+        match parallel::run(func, &env, grid, mem, &limits) {
+            parallel::Outcome::Done(log) => return Ok(log),
+            parallel::Outcome::Stopped(e) => return Err(e),
+            parallel::Outcome::Sequential(why) => {
                 if let Some(note) = limits.notes {
                     note(&why);
                 }
@@ -182,8 +200,8 @@ pub fn run_with_limits(
         work: 0,
         task: None,
     };
-    for &pid in &programs {
-        prog.pid = pid;
+    for n in 0..programs {
+        prog.pid = budget::program_at(grid, n);
         prog.smem = Default::default();
         prog.iterations = 0;
         prog.work = 0;
@@ -223,7 +241,13 @@ type R<T> = Result<T, InterpError>;
 
 impl Program<'_> {
     fn error(&self, op: Option<OpId>, message: impl Into<String>) -> InterpError {
-        InterpError { message: message.into(), program: self.pid, op, loc: op.and_then(|o| self.f.op(o).loc) }
+        InterpError {
+            message: message.into(),
+            program: self.pid,
+            op,
+            loc: op.and_then(|o| self.f.op(o).loc),
+            interrupted: false,
+        }
     }
 
     fn tensor(&self, v: ValueId) -> &Tensor {
@@ -274,6 +298,10 @@ impl Program<'_> {
         let data = f.op(o);
         let ins = &data.operands;
         let err = |p: &Self, m: String| p.error(Some(o), m);
+        if self.stop_requested() {
+            return Err(self.interrupted(Some(o)));
+        }
+        self.charge(o, self.op_cost(o))?;
         if self.task.is_some() && matches!(data.op, Op::MBarrierWait) {
             // Another partition may complete the phase: let it run until it does, or report a deadlock.
             self.wait_for_phase(o)?;
@@ -448,15 +476,6 @@ impl Program<'_> {
                     self.work += steps;
                 }
                 let result = self.compute(o).map_err(|m| err(self, m))?;
-                self.work += result.iter().map(|t| t.data.len().max(1) as u64).sum::<u64>();
-                if self.work > self.limits.max_work {
-                    let msg = format!(
-                        "this program computed more than {} elements (stopped at this op); raise the limit with \
-                         --max-work if it is meant to",
-                        self.limits.max_work
-                    );
-                    return Err(self.error(Some(o), msg));
-                }
                 for (i, t) in result.into_iter().enumerate() {
                     self.set(o, i, t);
                 }
@@ -669,8 +688,10 @@ fn tensor_in(env: &[Option<Value>], v: ValueId) -> &Tensor {
 /// The address of element `coords` of a descriptor's tensor, or `None` outside it.
 fn element_address(base: u64, elem: ScalarType, shape: &[i64], strides: &[i64], coords: &[i64]) -> Option<u64> {
     let inside = coords.iter().zip(shape).all(|(&c, &s)| c >= 0 && c < s);
-    let offset: i64 = coords.iter().zip(strides).map(|(&c, &s)| c * s).sum();
-    inside.then(|| (base as i64 + offset * elem.bytes() as i64) as u64)
+    // In i128: no product of an i64 coordinate and stride (and no sum of a few) overflows, and an address past the
+    // 64 bits is reported by the access rather than wrapped into another buffer.
+    let offset: i128 = coords.iter().zip(strides).map(|(&c, &s)| c as i128 * s as i128).sum();
+    inside.then(|| memory::offset_address(base, offset.saturating_mul(elem.bytes() as i128)))
 }
 
 /// An upper bound on the recurrence steps libdevice's `jn`/`yn` run for order `n` (an i32; the backward

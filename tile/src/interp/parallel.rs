@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::memory::{BufferId, Memory};
 use super::value::Val;
-use super::{Limits, Program, Value};
+use super::{InterpError, Limits, Program, Value, budget};
 use crate::ir::{Func, Loc};
 use crate::types::ScalarType;
 
@@ -49,34 +49,56 @@ const MANY: u32 = u32::MAX;
 /// Bytes per lock of a staged buffer: programs storing to different parts of one buffer rarely wait.
 const STAGE_CHUNK: usize = 1 << 16;
 
+/// A buffer's bytes after the launch, in chunks of [`STAGE_CHUNK`] locked one at a time.
+type Staged = Vec<Mutex<Vec<u8>>>;
+
 /// What the programs of one parallel launch share.
 struct Launch<'a> {
     base: &'a Memory,
-    programs: &'a [[u32; 3]],
-    /// Per buffer, made on first touch: an ownership entry per element.
-    owners: Vec<OnceLock<Box<[AtomicU32]>>>,
-    /// Per buffer, made on first commit into it: its bytes after the launch, in locked chunks.
-    staged: Vec<OnceLock<Vec<Mutex<Vec<u8>>>>>,
+    grid: [u32; 3],
+    /// Per buffer, made on first touch: an ownership entry per element (`None`: there was no memory for it).
+    owners: Vec<OnceLock<Option<Box<[AtomicU32]>>>>,
+    /// Per buffer, made on first commit into it: its bytes after the launch, in locked chunks (`None`: there
+    /// was no memory for them).
+    staged: Vec<OnceLock<Option<Staged>>>,
     /// Why the programs cannot run in parallel (the first reason found); set, it stops every program.
     conflict: OnceLock<String>,
     /// A program failed (the sequential run reports it exactly).
     failed: AtomicBool,
+    /// The first program the caller stopped (`Limits::stop`): the run ends with its error, not run again.
+    interrupted: OnceLock<InterpError>,
 }
 
 impl Launch<'_> {
     fn stopped(&self) -> bool {
-        self.conflict.get().is_some() || self.failed.load(Ordering::Relaxed)
+        self.conflict.get().is_some() || self.failed.load(Ordering::Relaxed) || self.interrupted.get().is_some()
     }
 
-    fn owner(&self, slot: u64) -> &AtomicU32 {
+    /// The ownership entry of `slot`; an error (which stops the parallel run) when there is no memory for the
+    /// buffer's table (4 bytes per element).
+    fn owner(&self, slot: u64) -> Result<&AtomicU32, String> {
         let (id, i) = Memory::split(slot);
-        let table = self.owners[id.0 as usize]
-            .get_or_init(|| (0..self.base.buffer(id).len()).map(|_| AtomicU32::new(0)).collect());
-        &table[i]
+        let table = self.owners[id.0 as usize].get_or_init(|| {
+            let n = self.base.buffer(id).len();
+            if super::memory::available_bytes().is_some_and(|a| a / 4 < n as u64) {
+                return None;
+            }
+            let mut v: Vec<AtomicU32> = Vec::new();
+            v.try_reserve_exact(n).ok()?;
+            v.extend((0..n).map(|_| AtomicU32::new(0)));
+            Some(v.into_boxed_slice())
+        });
+        match table {
+            Some(t) => Ok(&t[i]),
+            None => Err(self.conflict(format!(
+                "no memory to track which program touches each element of buffer `{}`",
+                self.base.buffer(id).name
+            ))),
+        }
     }
 
     fn pid(&self, tag: u32) -> String {
-        let [x, y, z] = self.programs[(tag & !WRITTEN) as usize - 1];
+        let [x, y, z] = budget::program_at(self.grid, ((tag & !WRITTEN) - 1) as u64);
         format!("({x}, {y}, {z})")
     }
 
@@ -93,7 +115,7 @@ impl Launch<'_> {
 
     /// Program `tag` loads `slot`; `true` when the program stored it itself (the value is in its own stores).
     fn claim_load(&self, slot: u64, tag: u32) -> Result<bool, String> {
-        let cell = self.owner(slot);
+        let cell = self.owner(slot)?;
         let mut s = cell.load(Ordering::Acquire);
         loop {
             let new = match s {
@@ -120,7 +142,7 @@ impl Launch<'_> {
 
     /// Program `tag` stores to `slot`; `true` when it had stored it before.
     fn claim_store(&self, slot: u64, tag: u32) -> Result<bool, String> {
-        let cell = self.owner(slot);
+        let cell = self.owner(slot)?;
         let mut s = cell.load(Ordering::Acquire);
         loop {
             if s == tag | WRITTEN {
@@ -152,8 +174,26 @@ impl Launch<'_> {
         }
     }
 
-    /// Writes a finished program's stores into the staged buffers.
-    fn commit(&self, stored: HashMap<u64, u64>) {
+    /// A copy of buffer `id`'s bytes in locked chunks, or `None` when there is no memory for it.
+    fn stage(&self, id: BufferId) -> Option<Staged> {
+        let bytes = &self.base.buffer(id).bytes;
+        if super::memory::available_bytes().is_some_and(|a| a < bytes.len() as u64) {
+            return None;
+        }
+        let mut chunks = Vec::new();
+        chunks.try_reserve_exact(bytes.len().div_ceil(STAGE_CHUNK)).ok()?;
+        for c in bytes.chunks(STAGE_CHUNK) {
+            let mut copy = Vec::new();
+            copy.try_reserve_exact(c.len()).ok()?;
+            copy.extend_from_slice(c);
+            chunks.push(Mutex::new(copy));
+        }
+        Some(chunks)
+    }
+
+    /// Writes a finished program's stores into the staged buffers; an error (which stops the parallel run) when
+    /// there is no memory to stage a buffer.
+    fn commit(&self, stored: HashMap<u64, u64>) -> Result<(), String> {
         let mut writes: Vec<(u64, u64)> = stored.into_iter().collect();
         writes.sort_unstable();
         let mut held: Option<(usize, usize, std::sync::MutexGuard<'_, Vec<u8>>)> = None;
@@ -165,14 +205,16 @@ impl Launch<'_> {
             if held.as_ref().is_none_or(|&(hb, hc, _)| (hb, hc) != (b, chunk)) {
                 // Unlock the chunk held before locking the next (writes are sorted, so locks go in one order).
                 drop(held.take());
-                let chunks = self.staged[b].get_or_init(|| {
-                    self.base.buffer(id).bytes.chunks(STAGE_CHUNK).map(|c| Mutex::new(c.to_vec())).collect()
-                });
+                let Some(chunks) = self.staged[b].get_or_init(|| self.stage(id)) else {
+                    let name = &self.base.buffer(id).name;
+                    return Err(self.conflict(format!("no memory to stage the stores into buffer `{name}`")));
+                };
                 held = Some((b, chunk, chunks[chunk].lock().expect("a committing thread panicked")));
             }
             let (_, _, bytes) = held.as_mut().expect("locked above");
             bytes[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
         }
+        Ok(())
     }
 }
 
@@ -230,38 +272,51 @@ impl Mem<'_> {
     }
 }
 
-/// Runs `programs` on `limits.threads` threads as the module's comment says. Returns the prints in program
-/// order, having updated `mem`; or why the programs must run one at a time, leaving `mem` as it was.
-pub(super) fn run(
-    func: &Func,
-    env: &[Option<Value>],
-    grid: [u32; 3],
-    mem: &mut Memory,
-    limits: Limits,
-    programs: &[[u32; 3]],
-) -> Result<Vec<String>, String> {
-    if programs.len() >= (WRITTEN - 1) as usize {
-        return Err(format!("{} programs are too many to run in parallel: programs ran one at a time", programs.len()));
+/// How a parallel run ended.
+pub(super) enum Outcome {
+    /// Every program ran: the prints in program order (memory updated).
+    Done(Vec<String>),
+    /// Why the programs must run one at a time (memory as it was).
+    Sequential(String),
+    /// The caller stopped the run (`Limits::stop`; memory as it was).
+    Stopped(InterpError),
+}
+
+/// Runs the programs of `grid` on `limits.threads` threads as the module's comment says. Program ids are made
+/// from their position as each program starts, and only the prints of programs that printed are kept, so a large
+/// grid costs no memory up front.
+pub(super) fn run(func: &Func, env: &[Option<Value>], grid: [u32; 3], mem: &mut Memory, limits: &Limits) -> Outcome {
+    let programs = budget::program_count(grid);
+    if programs >= (WRITTEN - 1) as u64 {
+        return Outcome::Sequential(format!(
+            "{programs} programs are too many to run in parallel: programs ran one at a time"
+        ));
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(limits.threads)
-        .build()
-        .map_err(|e| format!("no threads to run programs in parallel ({e}): programs ran one at a time"))?;
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(limits.threads).build() {
+        Ok(pool) => pool,
+        Err(e) => {
+            return Outcome::Sequential(format!(
+                "no threads to run programs in parallel ({e}): programs ran one at a time"
+            ));
+        }
+    };
     let base: &Memory = mem;
     let buffers = base.buffer_count();
     let launch = Launch {
         base,
-        programs,
+        grid,
         owners: (0..buffers).map(|_| OnceLock::new()).collect(),
         staged: (0..buffers).map(|_| OnceLock::new()).collect(),
         conflict: OnceLock::new(),
         failed: AtomicBool::new(false),
+        interrupted: OnceLock::new(),
     };
-    let logs: Vec<Option<Vec<String>>> = pool.install(|| {
-        programs
-            .par_iter()
-            .enumerate()
-            .map(|(n, &pid)| {
+    let logs: Vec<Vec<String>> = pool.install(|| {
+        (0..programs as usize)
+            .into_par_iter()
+            .map(|n| {
+                // `None` ends the iteration early (a stopped launch does not walk the rest of a large grid);
+                // `Some(None)`: the program printed nothing.
                 if launch.stopped() {
                     return None;
                 }
@@ -275,10 +330,10 @@ pub(super) fn run(
                         changes: 0,
                     }),
                     grid,
-                    pid,
+                    pid: budget::program_at(grid, n as u64),
                     log: Vec::new(),
                     smem: Default::default(),
-                    limits,
+                    limits: limits.clone(),
                     iterations: 0,
                     smem_writes: 0,
                     work: 0,
@@ -287,33 +342,41 @@ pub(super) fn run(
                 let ran = prog.region(func.body, &[]);
                 let Mem::Private(p) = prog.mem else { unreachable!("a private view") };
                 match ran {
-                    Ok(_) if !launch.stopped() => {
-                        launch.commit(p.stored);
-                        Some(prog.log)
-                    }
+                    Ok(_) if !launch.stopped() => match launch.commit(p.stored) {
+                        Ok(()) => Some((!prog.log.is_empty()).then_some(prog.log)),
+                        Err(_) => None,
+                    },
                     Ok(_) => None,
+                    Err(e) if e.interrupted => {
+                        let _ = launch.interrupted.set(e);
+                        None
+                    }
                     Err(_) => {
                         launch.failed.store(true, Ordering::Relaxed);
                         None
                     }
                 }
             })
+            .while_some()
+            .flatten()
             .collect()
     });
+    if let Some(e) = launch.interrupted.into_inner() {
+        return Outcome::Stopped(e);
+    }
     if let Some(why) = launch.conflict.into_inner() {
-        return Err(why);
+        return Outcome::Sequential(why);
     }
     if launch.failed.into_inner() {
-        return Err("a program failed: programs ran again one at a time".into());
+        return Outcome::Sequential("a program failed: programs ran again one at a time".into());
     }
     for (b, staged) in launch.staged.into_iter().enumerate() {
-        if let Some(chunks) = staged.into_inner() {
-            let mut bytes = Vec::with_capacity(chunks.len() * STAGE_CHUNK);
-            for c in chunks {
-                bytes.extend_from_slice(&c.into_inner().expect("a committing thread panicked"));
+        if let Some(Some(chunks)) = staged.into_inner() {
+            for (c, chunk) in chunks.into_iter().enumerate() {
+                let bytes = chunk.into_inner().expect("a committing thread panicked");
+                mem.set_bytes_at(BufferId(b as u32), c * STAGE_CHUNK, &bytes);
             }
-            mem.set_bytes(BufferId(b as u32), &bytes);
         }
     }
-    Ok(logs.into_iter().flatten().flatten().collect())
+    Outcome::Done(logs.into_iter().flatten().collect())
 }

@@ -239,11 +239,12 @@ impl<'a> Program<'a> {
         self.task = Some(Task { baton: baton.clone(), index: 0, own: AsyncWork::default(), holding: true });
         let held = self.lend();
         baton.inner.lock().unwrap_or_else(|e| e.into_inner()).held = Some(held);
-        let (grid, pid, limits) = (self.grid, self.pid, self.limits);
+        let (grid, pid) = (self.grid, self.pid);
         let (default, workers) = std::thread::scope(|s| {
             let handles: Vec<_> = (1..n)
                 .map(|p| {
                     let (baton, captures, region) = (baton.clone(), captures.clone(), d.regions[p]);
+                    let limits = self.limits.clone();
                     s.spawn(move || {
                         let mut w = Program {
                             f,

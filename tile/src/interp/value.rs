@@ -94,6 +94,50 @@ pub fn wrap_int(v: i64, t: ScalarType) -> i64 {
     if t.is_signed_int() && low >> (bits - 1) & 1 == 1 { low | !mask } else { low }
 }
 
+/// The integers type `t` holds, `(lowest, highest)`: `i1` holds 0 and 1, `u64` up to 2^64 - 1.
+pub fn int_limits(t: ScalarType) -> (i128, i128) {
+    let bits = if t == ScalarType::I1 { 1 } else { t.bits() };
+    if t.is_signed_int() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
+}
+
+/// A scalar argument written as the integer `v` (a Python int, a `--arg`), for a parameter of type `t`: the value
+/// the interpreter and the GPU launch take (an `i64` holding the bits of a `u64` above 2^63; a float rounded to
+/// `t`), or why it does not fit `t` (never wrapped or rounded to infinity).
+pub fn int_arg(v: i128, t: ScalarType) -> Result<super::Arg, String> {
+    if t.is_float() {
+        if !int_to_float(v, t).is_finite() || v.unsigned_abs() as f64 > fp8_largest(t) {
+            return Err(format!("{v} does not fit {}: it would round to inf", t.triton_name()));
+        }
+        return Ok(super::Arg::Int(v as i64));
+    }
+    let (lo, hi) = int_limits(t);
+    if v < lo || v > hi {
+        return Err(format!("{v} does not fit {} (from {lo} to {hi}): it would wrap", t.triton_name()));
+    }
+    Ok(super::Arg::Int(v as i64))
+}
+
+/// A scalar argument written as the float `x`, for a parameter of type `t`: the value, or why it does not fit:
+/// an integer parameter, or a finite value beyond `t`'s range (inf and nan pass as written).
+pub fn float_arg(x: f64, t: ScalarType) -> Result<super::Arg, String> {
+    if t.is_int() {
+        return Err(format!("{x:?} is a float, and the parameter is {}: give an integer", t.triton_name()));
+    }
+    if x.is_finite() && (!round_float(x, t).is_finite() || x.abs() > fp8_largest(t)) {
+        return Err(format!("{x:?} does not fit {}: it would round to inf", t.triton_name()));
+    }
+    Ok(super::Arg::Float(x))
+}
+
+/// The largest finite fp8 value (fp8 conversions saturate instead of giving inf); infinity for other types.
+fn fp8_largest(t: ScalarType) -> f64 {
+    match t {
+        ScalarType::F8E4M3 => 448.0,
+        ScalarType::F8E5M2 => 57344.0,
+        _ => f64::INFINITY,
+    }
+}
+
 /// Rounds a real number to the nearest value of float type `t` (ties to even; fp8 saturates to the largest
 /// finite value as `cvt.rn.satfinite` does, infinities included). bf16 rounds through f32 (`half`'s
 /// conversion), as the GPU's f32 computation followed by `cvt.rn.bf16.f32` does.
@@ -563,5 +607,27 @@ mod tests {
         assert_eq!(c(F64, I32), i32::MIN as i64);
         assert_eq!(c(F32, I32), 0);
         assert_eq!(c(F32, U32), 0);
+    }
+
+    #[test]
+    fn scalar_arguments_are_range_checked_not_wrapped() {
+        use crate::interp::Arg;
+        assert_eq!(int_arg((1 << 64) - 1, ScalarType::U64), Ok(Arg::Int(-1)));
+        assert_eq!(
+            int_arg(1 << 64, ScalarType::U64).unwrap_err(),
+            "18446744073709551616 does not fit uint64 (from 0 to 18446744073709551615): it would wrap"
+        );
+        assert_eq!(int_arg(1 << 63, ScalarType::U64), Ok(Arg::Int(i64::MIN)));
+        assert!(int_arg(1 << 63, ScalarType::I64).is_err());
+        assert!(int_arg(-1, ScalarType::U32).is_err() && int_arg(1 << 31, ScalarType::I32).is_err());
+        assert_eq!(int_arg(-(1 << 31), ScalarType::I32), Ok(Arg::Int(-(1 << 31))));
+        assert!(int_arg(2, ScalarType::I1).is_err() && int_arg(1, ScalarType::I1).is_ok());
+        assert!(int_arg(65520, ScalarType::F16).is_err() && int_arg(65504, ScalarType::F16).is_ok());
+        assert!(int_arg(449, ScalarType::F8E4M3).is_err());
+        assert_eq!(int_arg(i128::from(u64::MAX), ScalarType::F32), Ok(Arg::Int(-1)));
+        assert_eq!(float_arg(1e39, ScalarType::F32).unwrap_err(), "1e39 does not fit float32: it would round to inf");
+        assert!(float_arg(f64::INFINITY, ScalarType::F32).is_ok() && float_arg(f64::NAN, ScalarType::F16).is_ok());
+        assert!(float_arg(3.0e38, ScalarType::F32).is_ok() && float_arg(1e300, ScalarType::F64).is_ok());
+        assert!(float_arg(1.5, ScalarType::I32).unwrap_err().contains("give an integer"));
     }
 }
