@@ -31,11 +31,13 @@ FORMAT = 2
 
 
 def tune_dir():
-    """`$TESSEL_CACHE_DIR/tune`, else `~/.cache/tessel/tune`."""
+    """`$TESSEL_CACHE_DIR/tune`, else `$XDG_CACHE_HOME/tessel/tune`, else `~/.cache/tessel/tune`: beside the
+    compile cache, which the native extension places the same way."""
     base = os.environ.get("TESSEL_CACHE_DIR")
-    if base:
-        return os.path.join(base, "tune")
-    return os.path.join(os.path.expanduser("~"), ".cache", "tessel", "tune")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = os.path.join(xdg, "tessel") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "tessel")
+    return os.path.join(base, "tune")
 
 
 def _seal(kernel, source_hash, entries):

@@ -3,10 +3,10 @@
 The autotuner compiles every (pruned) config of a new key first, in parallel threads (the native compiler
 releases the GIL), then times each with `do_bench`, showing one updating progress line on stderr, and launches
 the fastest. Timings persist in a JSON file per kernel under `$TESSEL_CACHE_DIR/tune` (else
-`~/.cache/tessel/tune`), keyed by the kernel's source hash, the key values, the target and each config, so a
-later process reuses them; when the config list changes, the timings of configs still listed are kept and only
-the new ones are timed. `_tune_cache.py` reads and writes the file: a damaged one is a miss, concurrent tuners
-keep each other's entries, an unwritable one only warns.
+`$XDG_CACHE_HOME/tessel/tune`, else `~/.cache/tessel/tune`), keyed by the kernel's source hash, the key values,
+the target and each config, so a later process reuses them; when the config list changes, the timings of configs
+still listed are kept and only the new ones are timed. `_tune_cache.py` reads and writes the file: a damaged one
+is a miss, concurrent tuners keep each other's entries, an unwritable one only warns.
 """
 
 from __future__ import annotations

@@ -223,6 +223,15 @@ def test_a_read_only_tune_directory_warns_once(tmp_path, monkeypatch):
         tune.chmod(0o755)
 
 
+def test_the_tune_directory_follows_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("TESSEL_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _tune_cache.tune_dir() == str(tmp_path / "xdg" / "tessel" / "tune")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _tune_cache.tune_dir() == str(tmp_path / "home" / ".cache" / "tessel" / "tune")
+
+
 # --- concurrency and modes ---
 
 def store_many(path, first, barrier):
