@@ -62,6 +62,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 wrong_fields = st.sampled_from([
     ("entries", []), ("entries", None), ("entries", {"e": []}), ("entries", {"e": {"c": "1.0"}}),
     ("entries", {"e": {"c": True}}), ("entries", {"e": {"c": -1.0}}), ("entries", {"e": {"c": None}}),
+    ("entries", {"e": {"c": float("nan")}}), ("entries", {"e": {"c": 10**400, "d": -1}}),
     ("format", 1), ("format", "2"), ("kernel", ["k"]), ("source_hash", "another"), ("extra", 1),
 ])
 damage = st.one_of(
