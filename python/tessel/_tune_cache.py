@@ -27,6 +27,8 @@ except ImportError:  # no flock (Windows): concurrent tuners of one kernel may d
     fcntl = None
 
 FORMAT = 2
+# The longest file read (a kernel's timings take kilobytes).
+_MAX_FILE = 64 << 20
 
 
 def tune_dir():
@@ -70,13 +72,15 @@ def _read(path, kernel, source_hash):
     that is not a whole file of this kernel's, which the caller may remove."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(_MAX_FILE + 1)
     except FileNotFoundError:
         return {}, False
     except (IsADirectoryError, NotADirectoryError, PermissionError):
         return {}, True
     except OSError:  # an I/O error that may pass: a miss, nothing removed
         return {}, False
+    if len(raw) > _MAX_FILE:  # damage (a file extended by mistake, a sparse file): not read whole into memory
+        return {}, True
     try:
         entries = _entries(json.loads(raw), kernel, source_hash)
     except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep to parse

@@ -131,6 +131,15 @@ def test_damage_between_runs_is_a_miss_that_is_repaired(entries, d):
         assert _tune_cache.load(path, KERNEL, SOURCE) == {**(entries if not changed else {}), entry(100): {"c": 1.0}}
 
 
+def test_a_file_too_long_to_be_ours_is_not_read_whole():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.json")
+        stored(path, {entry(1): {"c": 1.0}})
+        os.truncate(path, _tune_cache._MAX_FILE + 1)  # sparse
+        assert _tune_cache.load(path, KERNEL, SOURCE) == {}
+        assert not os.path.exists(path)
+
+
 def test_a_lock_file_that_is_a_directory_is_replaced():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "k.json")

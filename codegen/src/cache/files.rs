@@ -18,7 +18,7 @@ enum Found {
     /// error): a miss, with nothing to remove.
     Absent,
     /// Something that cannot be read as a file (a directory, a file in place of the entry's directory, a file
-    /// this user may not read): a miss, and a thing to remove.
+    /// this user may not read, one longer than [`MAX_FILE`]): a miss, and a thing to remove.
     Unreadable,
 }
 
@@ -43,13 +43,17 @@ impl Identity {
     }
 }
 
+/// The largest file the cache reads (PTX and cubins of the largest kernels are a few MiB): anything longer is
+/// damage (a file extended by mistake, a sparse file), which would otherwise be read whole into memory.
+pub(super) const MAX_FILE: u64 = 256 << 20;
+
 fn read(path: &Path) -> Found {
     let opened = File::open(path).and_then(|f| Ok((f.metadata()?, f)));
     use io::ErrorKind::{IsADirectory, NotADirectory, PermissionDenied};
     match opened {
         Err(e) if matches!(e.kind(), IsADirectory | NotADirectory | PermissionDenied) => Found::Unreadable,
         Err(_) => Found::Absent,
-        Ok((m, _)) if !m.is_file() => Found::Unreadable,
+        Ok((m, _)) if !m.is_file() || m.len() > MAX_FILE => Found::Unreadable,
         Ok((m, mut f)) => {
             let mut bytes = Vec::with_capacity(m.len() as usize);
             match f.read_to_end(&mut bytes) {
@@ -159,6 +163,9 @@ mod tests {
         assert!(matches!(read(&dir), Found::Unreadable), "a directory");
         fs::write(dir.join("f"), b"bytes").unwrap();
         assert!(matches!(read(&dir.join("f/under")), Found::Unreadable), "a file in place of a directory");
+        let huge = File::create(dir.join("huge")).unwrap();
+        huge.set_len(MAX_FILE + 1).unwrap(); // sparse: nothing written
+        assert!(matches!(read(&dir.join("huge")), Found::Unreadable), "a file longer than any entry's");
         let Found::Bytes(bytes, _) = read(&dir.join("f")) else { panic!("a file") };
         assert_eq!(bytes, b"bytes");
         fs::remove_dir_all(&dir).unwrap();
