@@ -3,9 +3,10 @@
 The autotuner compiles every (pruned) config of a new key first, in parallel threads (the native compiler
 releases the GIL), then times each with `do_bench`, showing one updating progress line on stderr, and launches
 the fastest. Timings persist in a JSON file per kernel under `$TESSEL_CACHE_DIR/tune` (else
-`~/.cache/tessel/tune`), keyed by the kernel's source hash, the key values, the target and each config, so a
-later process reuses them; when the config list changes, the timings of configs still listed are kept and only
-the new ones are timed.
+`$XDG_CACHE_HOME/tessel/tune`, else `~/.cache/tessel/tune`), keyed by the kernel's source hash, the key values,
+the target and each config, so a later process reuses them; when the config list changes, the timings of configs
+still listed are kept and only the new ones are timed. `_tune_cache.py` reads and writes the file: a damaged one
+is a miss, concurrent tuners keep each other's entries, an unwritable one only warns.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import inspect
 import json
 import os
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from . import _tune_cache
 from ._triton.interface import AutotunerError, KernelInterface
 from .jit import JITFunction, _interpret_requested, _use_interpreter
 from .runtime import gpu_target
@@ -65,13 +66,6 @@ class Config:
 
     def __hash__(self):
         return hash(str(self))
-
-
-def _tune_dir():
-    base = os.environ.get("TESSEL_CACHE_DIR")
-    if base:
-        return os.path.join(base, "tune")
-    return os.path.join(os.path.expanduser("~"), ".cache", "tessel", "tune")
 
 
 def _key_part(v):
@@ -176,26 +170,17 @@ class Autotuner(_Launcher):
     # --- the persistent cache ---
     def _cache_path(self):
         jf = self.jit_function
-        return os.path.join(_tune_dir(), f"{jf.__name__}-{jf.src_hash[:16]}.json")
+        return os.path.join(_tune_cache.tune_dir(), f"{jf.__name__}-{jf.src_hash[:16]}.json")
 
     def _load(self):
-        try:
-            with open(self._cache_path()) as f:
-                data = json.load(f)
-            return data if data.get("source_hash") == self.jit_function.src_hash else {}
-        except (OSError, ValueError):
-            return {}
+        """The timings on disk for this kernel's source: `{entry key: {config: ms}}`, `{}` when none (or the file
+        was damaged)."""
+        jf = self.jit_function
+        return _tune_cache.load(self._cache_path(), jf.__name__, jf.src_hash)
 
     def _store(self, entry_key, timings):
-        path = self._cache_path()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        data = self._load() or {"kernel": self.jit_function.__name__, "source_hash": self.jit_function.src_hash}
-        entries = data.setdefault("entries", {})
-        entries.setdefault(entry_key, {}).update(timings)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        jf = self.jit_function
+        _tune_cache.store(self._cache_path(), jf.__name__, jf.src_hash, entry_key, timings)
 
     # --- tuning ---
     def prune_configs(self, kwargs, nargs=None):
@@ -333,7 +318,7 @@ class Autotuner(_Launcher):
         grid = kwargs["grid"]
         launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         entry_key = json.dumps({"key": list(key_vals), "target": target})
-        known = self._load().get("entries", {}).get(entry_key, {})
+        known = self._load().get(entry_key, {})
         todo = [c for c in configs if str(c) not in known]
         name = self.base_fn.__name__
         # Compile every config not yet timed before timing any (the native compiler runs without the GIL).
