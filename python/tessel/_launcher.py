@@ -11,6 +11,7 @@ current stream are read here too: the bottom of the launch path, which `jit` and
 from __future__ import annotations
 
 import keyword
+import operator
 import os
 import sys
 
@@ -80,15 +81,36 @@ def _stream_of(device):
     return _current_stream(device)
 
 
+# CUDA's grid limits: programs along x, y and z.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
 def _grid3(g):
-    if isinstance(g, int):
+    """A grid as 3 ints, checked: each an integer (not a float, which would be truncated), at most CUDA's limit
+    for its axis; a zero dimension is an empty grid. Errors name the axis and the limit."""
+    if isinstance(g, int) or hasattr(g, "__index__"):
         g = (g,)
-    g = tuple(int(x.value if isinstance(x, tl.constexpr) else x) for x in g)
-    if not 1 <= len(g) <= 3:
-        raise ValueError(f"a grid has 1 to 3 dimensions, got {g}")
-    if any(x < 0 or x >= 2**31 for x in g):
-        raise ValueError(f"grid dimensions must be in [0, 2^31), got {g}")
-    return g + (1,) * (3 - len(g))
+    try:
+        dims = tuple(g)
+    except TypeError:
+        raise TypeError(f"grid: expected an int, a tuple of 1 to 3 ints, or a function of the meta-parameters "
+                        f"returning one; got {g!r}") from None
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"grid: a grid has 1 to 3 dimensions, got {dims}")
+    out = []
+    for axis, x in zip("xyz", dims):
+        v = x.value if isinstance(x, tl.constexpr) else x
+        try:
+            n = operator.index(v)
+        except TypeError:
+            raise TypeError(f"grid: programs along {axis} must be an integer, got {v!r}") from None
+        limit = _GRID_LIMITS["xyz".index(axis)]
+        if n < 0:
+            raise ValueError(f"grid: {n} programs along {axis}: a grid dimension cannot be negative")
+        if n > limit:
+            raise ValueError(f"grid: {n} programs along {axis} is more than CUDA allows ({limit})")
+        out.append(n)
+    return tuple(out) + (1,) * (3 - len(out))
 
 
 _SIMPLE_CONST_TYPES = frozenset({int, bool, float, str, type(None)})
@@ -104,12 +126,12 @@ def grid_fast(g):
                 return (x, 1, 1)
         elif n == 2:
             x, y = g
-            if x.__class__ is int and y.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31:
+            if x.__class__ is int and y.__class__ is int and 0 < x < 2**31 and 0 < y < 65536:
                 return (x, y, 1)
         elif n == 3:
             x, y, z = g
-            if x.__class__ is int and y.__class__ is int and z.__class__ is int and 0 < x < 2**31 and 0 < y < 2**31 \
-                    and 0 < z < 2**31:
+            if x.__class__ is int and y.__class__ is int and z.__class__ is int and 0 < x < 2**31 and 0 < y < 65536 \
+                    and 0 < z < 65536:
                 return g
     g = _grid3(g)
     return None if 0 in g else g
@@ -147,7 +169,9 @@ def make_launcher(jf):
     var = {n: f"_t_p_{n}" if n in _LAUNCH_OPTIONS else n for n in names}
     sig = ["_t_grid"]
     sig += [var[p.name] if p.default is p.empty else f"{var[p.name]}=_t_defaults[{i}]" for i, p in enumerate(params)]
-    sig += ["*", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
+    # Extra positional arguments land in `_t_extra` and raise an error counting the kernel's own parameters (a
+    # plain signature would count the grid too).
+    sig += ["*_t_extra", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
     sig += ["launch_pdl=False"]
     sig += [f"{k}=None" for k in _AMD_OPTIONS]
@@ -158,6 +182,8 @@ def make_launcher(jf):
     amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
     lines = [
         f"def launcher({', '.join(sig)}):",
+        "    if _t_extra:",
+        "        _t_too_many(len(_t_extra))",
         f"    if {amd}:",
         f"        _t_refuse_amd([k for k, v in zip({_AMD_OPTIONS!r}, ({', '.join(_AMD_OPTIONS)},)) if v is not None])",
         "    _t_args = []",
@@ -238,13 +264,25 @@ def make_launcher(jf):
         "_t_refuse_amd": _refuse_amd_options,
         "_t_grid_fast": grid_fast,
         "_t_stream": _stream_of,
+        "_t_too_many": lambda extra: _too_many_arguments(jf.__name__, params, extra),
     }
     src = "\n".join(lines) + "\n"
     exec(compile(src, f"<tessel launcher of {jf.__name__}>", "exec"), scope)  # noqa: S102 - our own text
     launcher = scope["launcher"]
     launcher.source = src
+    # Binding errors name the kernel ("add_kernel() missing 1 required positional argument: 'BLOCK'").
+    launcher.__name__ = launcher.__qualname__ = jf.__name__
     shared = [n for n in names if n in _LAUNCH_OPTIONS]
     return _shared_option_launcher(launcher, shared) if shared else launcher
+
+
+def _too_many_arguments(name, params, extra):
+    """Python's own error for too many positional arguments, counting the kernel's parameters."""
+    most = len(params)
+    least = sum(p.default is p.empty for p in params)
+    takes = f"{most}" if least == most else f"from {least} to {most}"
+    raise TypeError(f"{name}() takes {takes} positional argument{'s' if most != 1 else ''} but "
+                    f"{most + extra} were given")
 
 
 def _shared_option_launcher(inner, shared):

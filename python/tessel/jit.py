@@ -295,7 +295,15 @@ class JITFunction(KernelInterface):
         src = f"def binder({', '.join(sig)}):\n{body}"
         scope = {"_tessel_defaults": defaults, "_tessel_refuse_amd": _refuse_amd_options}
         exec(compile(src, f"<tessel binder of {self.__name__}>", "exec"), scope)  # noqa: S102 - our own text
-        return scope["binder"]
+        binder = scope["binder"]
+        # Binding errors name the kernel ("add_kernel() takes 4 positional arguments but 5 were given").
+        code = binder.__code__
+        named = {"co_name": self.__name__}
+        if hasattr(code, "co_qualname"):
+            named["co_qualname"] = self.__name__
+        binder.__code__ = code.replace(**named)
+        binder.__name__ = binder.__qualname__ = self.__name__
+        return binder
 
     def _launch_plan(self):
         """For each compiler parameter, in order: (its index in the signature, name, is constexpr, do not

@@ -90,3 +90,34 @@ def test_a_float_beyond_its_type_is_an_error_not_inf():
         put[(1,)](out, 1e39)
     put[(1,)](out, float("inf"))
     assert out[0] == np.inf
+
+
+def test_grids_that_are_not_grids_are_named():
+    """`grid=None`, a float dimension (Triton's launcher would truncate nothing silently either), a negative one,
+    and too many dimensions are errors naming what is wrong; a zero dimension is an empty launch."""
+    x = np.ones(4, dtype=np.float32)
+    cases = [
+        (None, TypeError, "grid: expected an int, a tuple of 1 to 3 ints, or a function of the meta-parameters "
+                          "returning one; got None"),
+        ((1.5,), TypeError, "grid: programs along x must be an integer, got 1.5"),
+        ((1, -2), ValueError, "grid: -2 programs along y: a grid dimension cannot be negative"),
+        ((1, 1, 1, 1), ValueError, "grid: a grid has 1 to 3 dimensions, got (1, 1, 1, 1)"),
+        ((2**31,), ValueError, r"grid: 2147483648 programs along x is more than CUDA allows (2147483647)"),
+        (lambda meta: (1, 70000), ValueError, "grid: 70000 programs along y is more than CUDA allows (65535)"),
+    ]
+    for grid, kind, message in cases:
+        with pytest.raises(kind) as e:
+            add_kernel[grid](x, x, x, 4, BLOCK=4)
+        assert str(e.value) == message, grid
+    out = np.zeros(4, dtype=np.float32)
+    add_kernel[(0,)](x, x, out, 4, BLOCK=4)
+    add_kernel[(np.int64(1),)](x, x, out, 4, BLOCK=4)
+    assert (out == 2).all()
+
+
+def test_binding_errors_name_the_kernel():
+    x = np.zeros(4, dtype=np.float32)
+    with pytest.raises(TypeError, match=r"^add_kernel\(\) takes 5 positional arguments but 6 were given$"):
+        add_kernel[(1,)](x, x, x, 4, 4, 5)
+    with pytest.raises(TypeError, match=r"^add_kernel\(\) missing 1 required positional argument: 'BLOCK'$"):
+        add_kernel[(1,)](x, x, x, 4)
