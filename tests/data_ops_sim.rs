@@ -256,7 +256,8 @@ fn half_precision_atomic_add_matches_the_interpreter() {
         let o = RunOptions { poison: false, ..opts() };
         // Unpoisoned outputs start as -7.0 on both sides.
         let vals = [V::Out(t, 8), V::Buf(t, x.clone()), V::Int(n as i64)];
-        let outs = sim_common::run_on(&src, "add_into", spec(t), &o, &vals, [5, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        let outs =
+            sim_common::run_on(&src, "add_into", spec(t), &o, &vals, [5, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
         let (sim, interp) = &outs[0];
         assert_eq!(sim, interp, "{t}: simulated PTX vs interpreter");
         for (k, &got) in interp.iter().enumerate() {

@@ -174,8 +174,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             }
             // Combined as Triton's second shuffle round does, a butterfly from the widest stride down: with
             // four warps ((p0 + p2) + (p1 + p3)).
-            let mut level: Vec<Vec<Reg>> =
-                (0..w as usize).map(|wi| partials.iter().map(|p| p[wi]).collect()).collect();
+            let mut level: Vec<Vec<Reg>> = (0..w as usize).map(|wi| partials.iter().map(|p| p[wi]).collect()).collect();
             let mut stride = level.len() / 2;
             while stride > 0 {
                 for i in 0..stride {
