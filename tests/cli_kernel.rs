@@ -507,3 +507,24 @@ fn run_passes_tables_of_buffer_addresses() {
     assert!(err.contains("`c` is not a buffer --arg"), "{err}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// Sources are read as Python reads them, within bounds: at most 64 MiB (a device that never ends is refused
+/// once past it), and as UTF-8, the first bad byte located by line and column.
+#[test]
+fn sources_are_read_with_a_cap_and_as_utf8() {
+    let (code, _, err) = tessel(&["check", "/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot read /dev/zero: it is larger than 64 MiB"), "{err}");
+
+    let dir = std::env::temp_dir().join(format!("tessel-cli-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("latin1.py");
+    std::fs::write(&file, b"import triton\n\n@triton.jit\ndef k(x):  # caf\xe9\n    pass\n").unwrap();
+    let name = file.display().to_string();
+    let (code, _, err) = tessel(&["check", &name]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("{name}:4:17: byte 0xe9 (offset 43) is not valid UTF-8")), "{err}");
+    // The report shows the line, the bad byte as U+FFFD.
+    assert!(err.contains("def k(x):  # caf\u{fffd}") && err.contains("byte 0xe9 is not valid UTF-8"), "{err}");
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -160,3 +160,22 @@ fn the_cache_key_holds_the_other_modules_sources() {
     assert_ne!(ks.cache_key_in(target, Some(&a)), ks.cache_key_in(target, Some(&b)), "editing a helper recompiles");
     assert_ne!(ks.cache_key_in(target, Some(&a)), ks.cache_key(target));
 }
+
+/// A module on the path that is not UTF-8 is found and reported, inside it, where a kernel uses it.
+#[test]
+fn a_module_that_is_not_utf8_is_reported_where_it_is_used() {
+    let root = std::env::temp_dir().join(format!("tessel-cli-modules-latin1-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("latin1_helpers.py"), b"import triton\n\n@triton.jit\ndef f(x):\n    return x  # \xb0C\n")
+        .unwrap();
+    let kern = root.join("kern.py");
+    let src = "import triton\nimport triton.language as tl\nfrom latin1_helpers import f\n\n@triton.jit\ndef k(p):\n    \
+               tl.store(p, f(tl.load(p)))\n";
+    std::fs::write(&kern, src).unwrap();
+    let target = format!("{}::k", kern.display());
+    let (code, _, err) = tessel(&["compile", &target, "--signature", "*fp32"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("latin1_helpers.py:5:17: byte 0xb0 (offset 53) is not valid UTF-8"), "{err}");
+    assert!(err.contains("the kernel uses the module `latin1_helpers`, which does not parse"), "{err}");
+    std::fs::remove_dir_all(root).ok();
+}

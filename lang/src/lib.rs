@@ -7,6 +7,7 @@
 //! Python 3.12 except `async`/`await`, which are reported as unsupported where they appear. `yield` and `match`
 //! parse anywhere and are refused only inside kernels, by the elaborator.
 //!
+//! - [`source::read`] reads a source file from disk (at most 64 MiB, as UTF-8, a bad byte located);
 //! - [`lex`] splits a source into [`Token`]s with byte spans ([`lexer`]);
 //! - [`parse_module`] parses a source into an [`ast::Module`] (the private `parser` module: chumsky over the tokens);
 //! - every error is one [`Diagnostic`], rendered with ariadne by [`Diagnostic::render`];
@@ -22,6 +23,7 @@ pub mod diag;
 pub mod elab;
 pub mod lexer;
 mod parser;
+pub mod source;
 pub mod span;
 pub mod token;
 

@@ -344,3 +344,11 @@ fn plausible(p: &tessel_lang::elab::ParamInfo, rng: &mut Rng) -> u64 {
         4 + rng.next_u64() % 2
     }
 }
+
+/// `ﬁ` and `fi` are one name to Python (NFKC), so a kernel may spell it either way: no "not defined" error.
+#[test]
+fn names_equal_under_nfkc_are_one_name() {
+    let src = format!("{PRELUDE}@triton.jit\ndef k(P):\n    ﬁ = tl.load(P)\n    tl.store(P, fi + 1.0)\n");
+    let f = elab("k.py", &src, "k", vec![ptr(F32)]);
+    assert!(f.to_string().contains("%fi = load"), "{f}");
+}

@@ -317,3 +317,37 @@ fn lex_rejects_an_unclosed_bracket() {
     assert_eq!(err.message, "`(` was never closed");
     assert_eq!(err.span, Span::new(1, 2));
 }
+
+/// Names are read in their NFKC form, as Python reads identifiers (PEP 3131); keywords only as written.
+#[test]
+fn identifiers_are_normalized_as_python_does() {
+    let src = "ﬁ = ｘ.ﬁeld + 𝐱² + é\nｉｆ\n";
+    assert_eq!(
+        kinds(src),
+        vec![
+            name("fi"),
+            T::Eq,
+            name("x"),
+            T::Dot,
+            name("field"),
+            T::Plus,
+            name("x2"),
+            T::Plus,
+            name("é"),
+            T::Newline,
+            name("if"),
+            T::Newline
+        ]
+    );
+    // The spans stay those of the text as written.
+    let tokens = lex(src).unwrap();
+    assert_eq!(&src[tokens[0].span.range()], "ﬁ");
+    // `é` written as `e` and a combining accent is the same name.
+    assert_eq!(kinds("e\u{301}\n")[0], name("é"));
+    // A character whose normal form cannot be in a name is an error at that character, as in Python.
+    let src = "x⑴ = 1\n";
+    let err = lex(src).unwrap_err();
+    assert_eq!(err.message, "invalid character `⑴` (U+2474) in identifier");
+    assert_eq!(&src[err.span.range()], "⑴");
+    assert!(err.label.contains("`x(1)`"), "{}", err.label);
+}

@@ -119,7 +119,10 @@ pub(super) struct Source {
 
 pub(super) fn load(path: &Path, search: &[PathBuf]) -> Result<Source, CliError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::Usage(format!("cannot read {name}: {e}")))?;
+    let text = tessel_lang::source::read(path).map_err(|e| match e {
+        tessel_lang::source::ReadError::NotUtf8(d) => CliError::Diagnostic(d.render(&name, "")),
+        e => CliError::Usage(format!("cannot read {name}: {e}")),
+    })?;
     let module = tessel_lang::parse_module(&text).map_err(|d| CliError::Diagnostic(d.render(&name, &text)))?;
     if let Some(dir) = search.iter().find(|d| !d.is_dir()) {
         return Err(CliError::Usage(format!("--path {}: not a directory", dir.display())));

@@ -4,6 +4,8 @@
 //! (loop induction variables and carried values, combine-function arguments). An op's results are defined
 //! once; uses are by `ValueId`. Ops are never deleted from the arena — passes unlink them from their region.
 
+use std::collections::{HashMap, HashSet};
+
 use smallvec::SmallVec;
 
 use crate::ops::Op;
@@ -220,10 +222,34 @@ impl Func {
         }
     }
 
+    /// Replaces every use of each key of `map` by its value (followed to the end: `a → b`, `b → c` replaces `a`
+    /// by `c`) in the linked ops, in one walk: a pass replacing many values calls this once rather than
+    /// [`Func::replace_all_uses`] per value, which walks the whole function each time.
+    pub fn replace_uses(&mut self, map: &HashMap<ValueId, ValueId>) {
+        if map.is_empty() {
+            return;
+        }
+        for o in self.all_ops() {
+            for v in self.ops[o.index()].operands.iter_mut() {
+                *v = resolve(map, *v);
+            }
+        }
+    }
+
     /// Removes op `o` from its region (its results must be unused).
     pub fn unlink(&mut self, o: OpId) {
         if let Some(r) = self.ops[o.index()].parent.take() {
             self.regions[r.index()].ops.retain(|&x| x != o);
+        }
+    }
+
+    /// Removes every op of `ops` from its region (their results must be unused), each region rewritten once.
+    pub fn unlink_all(&mut self, ops: &HashSet<OpId>) {
+        let mut regions: Vec<RegionId> = ops.iter().filter_map(|&o| self.ops[o.index()].parent.take()).collect();
+        regions.sort_unstable();
+        regions.dedup();
+        for r in regions {
+            self.regions[r.index()].ops.retain(|x| !ops.contains(x));
         }
     }
 
@@ -242,6 +268,14 @@ impl Func {
     pub fn attr(&self, key: &str) -> Option<&crate::ops::Attr> {
         self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
+}
+
+/// `v` after the replacements of `map`, followed to the end.
+pub fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    while let Some(&to) = map.get(&v) {
+        v = to;
+    }
+    v
 }
 
 /// A compilation unit: the kernels elaborated from one source file for one specialization.

@@ -8,7 +8,7 @@
 //! numeric suffix, else a number (`%7`). [`crate::parse`] reads this text back; printing the parsed function
 //! gives the same text.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::ir::{Func, Module, OpId, RegionId, ValueId};
@@ -17,13 +17,16 @@ use crate::ops::Op;
 /// Names of values as printed.
 struct Namer {
     names: Vec<Option<String>>,
+    /// How many values asked for each hint.
     taken: HashMap<String, u32>,
+    /// Every name given so far.
+    used: HashSet<String>,
     next: u32,
 }
 
 impl Namer {
     fn new(f: &Func) -> Self {
-        Namer { names: vec![None; f.values.len()], taken: HashMap::new(), next: 0 }
+        Namer { names: vec![None; f.values.len()], taken: HashMap::new(), used: HashSet::new(), next: 0 }
     }
 
     fn define(&mut self, f: &Func, v: ValueId) -> String {
@@ -44,13 +47,14 @@ impl Namer {
             }
         };
         // A hint may collide with a suffixed name produced earlier; fall back to a number then.
-        let name = if self.names.iter().flatten().any(|x| *x == name) {
+        let name = if self.used.contains(&name) {
             let n = self.next;
             self.next += 1;
             n.to_string()
         } else {
             name
         };
+        self.used.insert(name.clone());
         self.names[v.index()] = Some(name.clone());
         name
     }

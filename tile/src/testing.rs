@@ -101,6 +101,37 @@ impl Rng {
     }
 }
 
+/// Asserts that `run` grows near-linearly with its input: `run(make(4n))` takes less than 8 times as long as
+/// `run(make(n))` (linear growth gives 4, quadratic 16). `n` is timed as the best of 3 runs and `4n` gets up to
+/// 3 tries, so that a busy machine does not fail it. Building the input is not timed. `n` should make
+/// `run(make(n))` take some milliseconds, or fixed costs hide the growth. Such tests of one binary take turns,
+/// rather than time each other.
+pub fn assert_near_linear<T>(what: &str, n: usize, make: impl Fn(usize) -> T, run: impl Fn(&T)) {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let time = |input: &T| {
+        let start = std::time::Instant::now();
+        run(input);
+        start.elapsed()
+    };
+    let input = make(n);
+    let small = (0..3).map(|_| time(&input)).min().unwrap();
+    let input = make(4 * n);
+    let mut large = time(&input);
+    for _ in 1..3 {
+        if large < small * 8 {
+            break;
+        }
+        large = large.min(time(&input));
+    }
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-9);
+    eprintln!("{what}: n = {n}: {small:?}, 4n: {large:?} (x{ratio:.1})");
+    assert!(
+        ratio < 8.0,
+        "{what} is not linear: n = {n} takes {small:?}, 4n takes {large:?} (x{ratio:.1}; linear is x4)"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::Rng;

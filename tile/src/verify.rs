@@ -26,8 +26,7 @@ impl std::error::Error for VerifyError {}
 
 /// Checks `f`; returns the first violation.
 pub fn verify(f: &Func) -> Result<(), VerifyError> {
-    let mut v = Verifier { f, visible: HashSet::new() };
-    v.visible.extend(f.args().iter().copied());
+    let mut v = Verifier { f, visible: HashSet::new(), defined: Vec::new() };
     v.region(f.body, Terminator::Return)
 }
 
@@ -40,14 +39,26 @@ enum Terminator {
 
 struct Verifier<'a> {
     f: &'a Func,
+    /// The values in scope at the op being checked.
     visible: HashSet<ValueId>,
+    /// The values made visible, in order: a region leaving scope takes back those it added (rather than
+    /// restoring a copy of the set, which would cost the whole scope per region).
+    defined: Vec<ValueId>,
 }
 
 impl Verifier<'_> {
+    fn define(&mut self, values: &[ValueId]) {
+        for &v in values {
+            if self.visible.insert(v) {
+                self.defined.push(v);
+            }
+        }
+    }
+
     fn region(&mut self, r: RegionId, term: Terminator) -> Result<(), VerifyError> {
         let region = self.f.region(r);
-        let saved = self.visible.clone();
-        self.visible.extend(region.args.iter().copied());
+        let mark = self.defined.len();
+        self.define(&region.args);
         let n = region.ops.len();
         for (i, &o) in region.ops.iter().enumerate() {
             let op = &self.f.op(o).op;
@@ -70,7 +81,9 @@ impl Verifier<'_> {
             };
             return Err(VerifyError { op: None, loc: None, message: format!("region must end with `{want}`") });
         }
-        self.visible = saved;
+        for v in self.defined.drain(mark..) {
+            self.visible.remove(&v);
+        }
         Ok(())
     }
 
@@ -135,7 +148,8 @@ impl Verifier<'_> {
                 }
             }
         }
-        self.visible.extend(self.f.op(o).results.iter().copied());
+        let f = self.f;
+        self.define(&f.op(o).results);
         Ok(())
     }
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::ast::{self, Expr, ExprKind, StmtKind};
 use crate::diag::Diagnostic;
 use crate::elab::imports::{ScanCtx, executed};
+use crate::source::ReadError;
 use crate::span::Span;
 
 /// Who a module is: its dotted name (`pkg.ops.norm`; empty when unknown), whether it is a package's
@@ -108,14 +109,15 @@ pub fn load(module: &ast::Module, file: &Path, search: &[PathBuf]) -> Result<Mod
         if set.modules.len() >= MAX_MODULES {
             break;
         }
-        let (name, found) = match &want {
+        let (name, m) = match &want {
             Want::Sibling(name, span) => {
                 if set.find(name).is_some() {
                     continue;
                 }
                 let path = dir.join(format!("{name}.py"));
-                match std::fs::read_to_string(&path) {
-                    Ok(s) => (name.clone(), Some((path, s, false))),
+                let info = ModuleInfo { name: name.clone(), is_package: false, bindings: None };
+                match read_module(info, &path) {
+                    Ok(m) => (name.clone(), m),
                     Err(e) => {
                         let d = Diagnostic::error(
                             format!("cannot read the module `{name}` ({}): {e}", path.display()),
@@ -137,17 +139,14 @@ pub fn load(module: &ast::Module, file: &Path, search: &[PathBuf]) -> Result<Mod
                 if set.contains(name) || !worth_searching(name) {
                     continue;
                 }
-                (name.clone(), find_module(name, &roots))
+                let Some(m) = find_module(name, &roots) else { continue };
+                (name.clone(), m)
             }
         };
-        let Some((path, source, is_package)) = found else { continue };
-        let source: Arc<str> = source.into();
-        let info = ModuleInfo { name: name.clone(), is_package, bindings: None };
-        let m = SourceModule::new(info, path.display().to_string(), source);
         if let Ok(parsed) = &m.parsed
             && defines_kernel_code(parsed)
         {
-            let ctx = ScanCtx { name: &name, is_package, in_set: &no_set };
+            let ctx = ScanCtx { name: &name, is_package: m.info.is_package, in_set: &no_set };
             let index = set.modules.len();
             pending.extend(wanted(parsed, &ctx).into_iter().map(|w| (w, Some(index))));
         }
@@ -196,23 +195,37 @@ fn worth_searching(name: &str) -> bool {
     !matches!(top, "triton" | "tessel" | "importlib" | "__future__")
 }
 
-/// `a/b/__init__.py` or `a/b.py` for `a.b` under the first root that has one; (path, source, is a package).
-fn find_module(name: &str, roots: &[PathBuf]) -> Option<(PathBuf, String, bool)> {
+/// `a/b/__init__.py` or `a/b.py` for `a.b` under the first root that has one, read (see [`read_module`]).
+fn find_module(name: &str, roots: &[PathBuf]) -> Option<SourceModule> {
     if !name.split('.').all(is_identifier) {
         return None;
     }
     let rel: PathBuf = name.split('.').collect();
     for root in roots {
-        let package = root.join(&rel).join("__init__.py");
-        if let Ok(s) = std::fs::read_to_string(&package) {
-            return Some((package, s, true));
-        }
-        let plain = root.join(&rel).with_extension("py");
-        if let Ok(s) = std::fs::read_to_string(&plain) {
-            return Some((plain, s, false));
+        for (path, is_package) in
+            [(root.join(&rel).join("__init__.py"), true), (root.join(&rel).with_extension("py"), false)]
+        {
+            let info = ModuleInfo { name: name.to_string(), is_package, bindings: None };
+            if let Ok(m) = read_module(info, &path) {
+                return Some(m);
+            }
         }
     }
     None
+}
+
+/// The module at `path`, read and parsed. One that is too large or not UTF-8 is kept with that error, reported
+/// where a kernel uses it (as a module that does not parse); `Err` when the file cannot be read at all.
+fn read_module(info: ModuleInfo, path: &Path) -> Result<SourceModule, std::io::Error> {
+    let file = path.display().to_string();
+    let d = match crate::source::read(path) {
+        Ok(text) => return Ok(SourceModule::new(info, file, text.into())),
+        Err(ReadError::Io(e)) => return Err(e),
+        Err(ReadError::NotUtf8(d)) => *d,
+        Err(e) => Diagnostic::error(format!("cannot read {file}: {e}"), Span::point(0)).in_file(&file, "".into()),
+    };
+    let source = d.file.as_ref().map_or_else(|| "".into(), |(_, text)| text.clone());
+    Ok(SourceModule { info, file, source, parsed: Err(d) })
 }
 
 /// Whether a module defines kernel-language code: a definition decorated `@jit`, `@constexpr_function` or

@@ -1,15 +1,55 @@
-//! Numeric literals and string escapes.
+//! Identifiers (their characters and their NFKC form), numeric literals and string escapes.
+
+use unicode_ident::{is_xid_continue, is_xid_start};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::diag::Diagnostic;
 use crate::span::Span;
 use crate::token::TokenKind;
 
+/// Whether `c` may start an identifier as written: what Python's identifiers start with (`_`, XID_Start), and
+/// other letters, whose normal form [`identifier`] then checks.
 pub(super) fn is_ident_start(c: char) -> bool {
-    c == '_' || c.is_ascii_alphabetic() || (!c.is_ascii() && c.is_alphabetic())
+    c == '_' || c.is_ascii_alphabetic() || (!c.is_ascii() && (is_xid_start(c) || c.is_alphabetic()))
 }
 
+/// Whether `c` may continue an identifier as written (XID_Continue, which holds combining marks, or another
+/// letter or digit such as `²`, whose normal form [`identifier`] then checks).
 pub(super) fn is_ident_continue(c: char) -> bool {
-    c == '_' || c.is_ascii_alphanumeric() || (!c.is_ascii() && c.is_alphanumeric())
+    c == '_' || c.is_ascii_alphanumeric() || (!c.is_ascii() && (is_xid_continue(c) || c.is_alphanumeric()))
+}
+
+/// The name an identifier spelled `word` (at byte `start`) stands for: its NFKC normal form, as Python
+/// normalizes identifiers when it parses them (PEP 3131), so `ﬁ` is `fi` and `ｘ` is `x`. A non-ASCII character
+/// whose normal form cannot stand in an identifier is an error at that character, as in Python.
+pub(super) fn identifier(word: &str, start: usize) -> Result<String, Diagnostic> {
+    if word.is_ascii() {
+        return Ok(word.to_string());
+    }
+    // Python's rule, on the normal form: `_` or XID_Start, then XID_Continue.
+    let starts = |c: char| c == '_' || is_xid_start(c);
+    let name: String = word.nfkc().collect();
+    let mut chars = name.chars();
+    if chars.next().is_some_and(starts) && chars.all(is_xid_continue) {
+        return Ok(name);
+    }
+    // The first character whose own normal form breaks the identifier (normalizing a character alone is not
+    // normalizing it in context, but it finds the culprit); the whole word when none does alone.
+    let mut first = true;
+    let culprit = word.char_indices().find(|&(_, c)| {
+        c.to_string().nfkc().any(|n| {
+            let ok = if first { starts(n) } else { is_xid_continue(n) };
+            first = false;
+            !ok
+        })
+    });
+    let (span, what) = match culprit {
+        Some((i, c)) => (Span::new(start + i, start + i + c.len_utf8()), format!("`{c}` (U+{:04X})", c as u32)),
+        None => (Span::new(start, start + word.len()), format!("`{word}`")),
+    };
+    Err(Diagnostic::error(format!("invalid character {what} in identifier"), span)
+        .with_label(format!("normalized (NFKC), the identifier is `{name}`, which is not a valid name"))
+        .with_hint("Python reads identifiers in their NFKC form (PEP 3131): it must start with a letter or `_`"))
 }
 
 /// Lexes the number starting at `start` (a digit, or a `.` followed by a digit). Returns the token and its end.

@@ -336,7 +336,11 @@ impl<'s> Lexer<'s> {
                 if matches!(self.peek(), Some('"' | '\'')) && is_string_prefix(word) {
                     return self.string(start, word);
                 }
-                let kind = TokenKind::keyword(word).unwrap_or_else(|| TokenKind::Name(word.to_string()));
+                // Keywords as written (Python's: `ｉｆ` is the name `if`, not the keyword).
+                let kind = match TokenKind::keyword(word) {
+                    Some(keyword) => keyword,
+                    None => TokenKind::Name(literal::identifier(word, start)?),
+                };
                 self.push(kind, Span::new(start, self.pos));
             }
             _ => self.operator(start, c)?,

@@ -8,33 +8,27 @@ use crate::ir::{Func, RegionId, ValueId};
 
 pub fn cse(f: &mut Func) -> bool {
     let mut scopes: Vec<HashMap<String, Vec<ValueId>>> = vec![HashMap::new()];
-    let mut replaced = Vec::new();
+    let mut replaced = HashMap::new();
     walk(f, f.body, &mut scopes, &mut replaced);
-    let changed = !replaced.is_empty();
-    for (from, to) in replaced {
-        f.replace_all_uses(from, to);
-    }
-    changed
+    f.replace_uses(&replaced);
+    !replaced.is_empty()
 }
 
 fn walk(
     f: &Func,
     r: RegionId,
     scopes: &mut Vec<HashMap<String, Vec<ValueId>>>,
-    replaced: &mut Vec<(ValueId, ValueId)>,
+    replaced: &mut HashMap<ValueId, ValueId>,
 ) {
-    let remap =
-        |v: ValueId, replaced: &[(ValueId, ValueId)]| replaced.iter().find(|(a, _)| *a == v).map_or(v, |(_, b)| *b);
     for &o in &f.region(r).ops {
         let d = f.op(o);
         if d.op.is_pure() && d.regions.is_empty() && !d.results.is_empty() {
-            let operands: Vec<String> = d.operands.iter().map(|&v| remap(v, replaced).to_string()).collect();
+            let operands: Vec<String> =
+                d.operands.iter().map(|&v| replaced.get(&v).unwrap_or(&v).to_string()).collect();
             let types: Vec<String> = d.results.iter().map(|&v| f.ty(v).to_string()).collect();
             let key = format!("{:?}|{}|{}", d.op, operands.join(","), types.join(","));
             if let Some(prev) = scopes.iter().rev().find_map(|s| s.get(&key)) {
-                for (&a, &b) in d.results.iter().zip(prev) {
-                    replaced.push((a, b));
-                }
+                replaced.extend(d.results.iter().copied().zip(prev.iter().copied()));
                 continue;
             }
             scopes.last_mut().unwrap().insert(key, d.results.to_vec());

@@ -9,37 +9,41 @@ use crate::interp::arith;
 use crate::interp::value::{Val, convert};
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, Const, Op};
-use crate::passes::insert_before;
+use crate::passes::edits::Edits;
 use crate::types::{Elem, ScalarType, Type};
 
 pub fn fold(f: &mut Func) -> bool {
-    let mut changed = false;
+    let mut edits = Edits::default();
     for o in f.all_ops() {
-        if f.op(o).parent.is_none() {
-            continue;
-        }
+        edits.resolve_operands(f, o);
         let Some(rewrite) = simplify(f, o) else { continue };
         let result = f.op(o).results[0];
         let replacement = match rewrite {
             Rewrite::Value(v) => v,
             Rewrite::Constant(c) => {
                 let ty = f.ty(result).clone();
-                new_constant(f, o, c, ty)
+                new_constant(f, &mut edits, o, c, ty)
             }
             Rewrite::Permute(x, order) => {
                 let ty = f.ty(result).clone();
-                let r = f.op(o).parent.unwrap();
-                let p = f.append(r, Op::Permute { order }, &[x], vec![ty], &[], f.op(o).loc);
-                f.region_mut(r).ops.pop();
-                insert_before(f, r, o, p);
+                let p = detached(f, o, Op::Permute { order }, &[x], ty);
+                edits.insert_before(o, p);
                 f.op(p).results[0]
             }
         };
-        f.replace_all_uses(result, replacement);
-        f.unlink(o);
-        changed = true;
+        edits.replace(result, replacement);
+        edits.remove(o);
     }
-    changed
+    edits.apply(f)
+}
+
+/// A new op with one result of type `ty`, in the region of `o` but not yet in its list of ops.
+fn detached(f: &mut Func, o: OpId, op: Op, operands: &[ValueId], ty: Type) -> OpId {
+    let r = f.op(o).parent.expect("linked op");
+    let loc = f.op(o).loc;
+    let new = f.append(r, op, operands, vec![ty], &[], loc);
+    f.region_mut(r).ops.pop();
+    new
 }
 
 enum Rewrite {
@@ -172,17 +176,14 @@ fn simplify(f: &Func, o: OpId) -> Option<Rewrite> {
 }
 
 /// A `constant` op of type `ty` placed just before `before`.
-fn new_constant(f: &mut Func, before: OpId, c: Const, ty: Type) -> ValueId {
-    let r = f.op(before).parent.expect("linked op");
+fn new_constant(f: &mut Func, edits: &mut Edits, before: OpId, c: Const, ty: Type) -> ValueId {
     // Keep the constant's kind consistent with its type.
     let c = match (c, scalar(&ty)) {
         (Const::Int(i), Some(s)) if s.is_float() => Const::Float(i as f64),
         (Const::Float(x), Some(s)) if s.is_int() => Const::Int(x as i64),
         (c, _) => c,
     };
-    let loc = f.op(before).loc;
-    let o = f.append(r, Op::Constant(c), &[], vec![ty], &[], loc);
-    f.region_mut(r).ops.pop();
-    insert_before(f, r, before, o);
+    let o = detached(f, before, Op::Constant(c), &[], ty);
+    edits.insert_before(before, o);
     f.op(o).results[0]
 }

@@ -6,6 +6,7 @@ mod cse;
 mod dce;
 mod dot_acc;
 mod dot_war;
+mod edits;
 mod flatten;
 mod fold;
 mod licm;
