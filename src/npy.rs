@@ -232,7 +232,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: tessel_tile::testing::campaign_cases(256), ..Default::default() })]
 
         /// Any header text and data length: an array whose data is exactly its shape's size, or an error.
         #[test]

@@ -386,7 +386,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: tessel_tile::testing::campaign_cases(96), ..ProptestConfig::default() })]
 
         /// `tessel run` on the vector add with arbitrary argument values: it succeeds, or fails with status 2 and
         /// an error message, never a panic (run in this process, so a panic or an abort fails the test).

@@ -121,12 +121,12 @@ def test_damage_between_runs_is_a_miss_that_is_repaired(entries, d):
         apply(d, path, entries)
         changed = not os.path.isfile(path) or Path(path).read_bytes() != before
         got = _tune_cache.load(path, KERNEL, SOURCE)
-        # The stored timings or a miss, never an exception or other timings; a miss removed the damage.
-        if changed:
-            assert got == {}, d
+        # The stored timings or a miss, never an exception or other timings; a miss removed the damage. Changed
+        # bytes may still say the same thing (a bit flip turning `\u00a0` into `\u00A0`): then it is a hit.
+        if changed and got == {}:
             assert not os.path.exists(path), d
         else:
-            assert got == entries
+            assert got == entries, d
         stored(path, {entry(100): {"c": 1.0}})
         assert _tune_cache.load(path, KERNEL, SOURCE) == {**(entries if not changed else {}), entry(100): {"c": 1.0}}
 

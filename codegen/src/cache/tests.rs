@@ -125,7 +125,7 @@ fn other_kernel() -> Kernel {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: tessel_tile::testing::campaign_cases(128), ..ProptestConfig::default() })]
 
     /// Whatever happens to one of an entry's files between runs, the next run gets the kernel that was stored or
     /// a miss, never an error or another kernel; a miss removes what was damaged, and storing again is a hit.
