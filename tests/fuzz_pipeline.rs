@@ -8,7 +8,7 @@
 //! is a case that takes longer than `TESSEL_FUZZ_TIMEOUT` seconds; the child is then replaced and the campaign
 //! goes on. Each failing case is saved under the target directory (`fuzz-failures/`) for replay.
 //!
-//! In `cargo test` it runs for about 40 s. A longer campaign (see the README's "Fuzzing" note):
+//! In `cargo test` it runs for about 40 s. A longer campaign (see docs/testing.md, "Fuzzing"):
 //!
 //! ```text
 //! TESSEL_FUZZ_SECONDS=1200 TESSEL_FUZZ_SEED=7 cargo test --release --test fuzz_pipeline -- --nocapture

@@ -4,7 +4,7 @@ host arrays. Each launch must run, or raise an error a user can act on (`TypeErr
 `IndexError`, a `SystemError`, a panic surfacing as `PanicException`) is an internal error, and an abort ends the
 process and so the run. A launch that runs is checked against numpy.
 
-`TESSEL_FUZZ_EXAMPLES` sets the number of launches (default 60, for CI); the README's fuzzing campaign runs it with
+`TESSEL_FUZZ_EXAMPLES` sets the number of launches (default 60, for CI); the fuzzing campaign of docs/testing.md runs it with
 many more."""
 
 import os

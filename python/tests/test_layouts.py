@@ -1,6 +1,6 @@
 """tessel.layouts: layouts from their Gluon spelling, their bases, evaluation, composition and inversion; conversion
 plans, the plan executor's verdict, and bank conflicts; and, as a Hypothesis property, the classic blocked ↔
-transposed blocked conversion (the README's "Property-testing layouts" section quotes it from this file)."""
+transposed blocked conversion (docs/layouts.md's "Property-testing layouts" section quotes it from this file)."""
 
 from pathlib import Path
 
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("hypothesis")
 
-# ----- the README example -----
+# ----- the documented example -----
 from hypothesis import given, settings, strategies as st
 
 from tessel.layouts import Layout, check_conversion, strategies
@@ -25,7 +25,7 @@ def test_blocked_to_transposed_blocked(data, shape, num_warps, bits):
         check = check_conversion(Layout(src, shape), Layout(dst, shape), bits)
         assert check.ok, check.message
         assert check.plan.store_conflicts == check.plan.load_conflicts == 0, check.plan
-# ----- end of the README example -----
+# ----- end of the documented example -----
 
 from tessel.layouts import (  # noqa: E402
     BlockedLayout,
@@ -43,16 +43,16 @@ COL = BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
 SHAPE = [64, 128]
 
 
-def test_the_readme_quotes_the_property_verbatim():
+def test_docs_layouts_quotes_the_property_verbatim():
     source = Path(__file__).read_text()
     start = source.index("from hypothesis import given")
-    end = source.index("# ----- end of the README example -----")
+    end = source.index("# ----- end of the documented example -----")
     example = source[start:end].rstrip()
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    if not readme.exists():
-        pytest.skip("no README.md next to python/")
-    section = readme.read_text().split("## Property-testing layouts")[1].split("\n## ")[0]
-    assert f"```python\n{example}\n```" in section, f"README.md does not quote:\n{example}"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "layouts.md"
+    if not doc.exists():
+        pytest.skip("no docs/layouts.md next to python/")
+    section = doc.read_text().split("## Property-testing layouts")[1].split("\n## ")[0]
+    assert f"```python\n{example}\n```" in section, f"docs/layouts.md does not quote:\n{example}"
 
 
 def test_helpers_spell_gluon_layouts():

@@ -133,7 +133,7 @@ pub fn assert_near_linear<T>(what: &str, n: usize, make: impl Fn(usize) -> T, ru
 }
 
 /// Cases for a property test whose default is `default` (chosen to keep `cargo test` quick): `PROPTEST_CASES`
-/// when set, so that one variable turns every such test into a longer fuzzing campaign (README, "Fuzzing").
+/// when set, so that one variable turns every such test into a longer fuzzing campaign (docs/testing.md, "Fuzzing").
 pub fn campaign_cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }

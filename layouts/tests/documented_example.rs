@@ -1,5 +1,5 @@
-//! The example of the README's "Property-testing layouts" section, run as a test; the last test checks that
-//! the README quotes this file's example verbatim.
+//! The example of docs/layouts.md's "Property-testing layouts" section, run as a test; the last test checks
+//! that the page quotes this file's example verbatim.
 
 use proptest::prelude::*;
 use tessel_layouts::testing::{
@@ -20,15 +20,16 @@ proptest! {
         assert_bank_conflict_free(&acc, &blocked, &shape, bits);
     }
 }
-// ----- end of the README example -----
+// ----- end of the documented example -----
 
 #[test]
-fn the_readme_quotes_this_example_verbatim() {
-    let source = include_str!("readme_example.rs");
+fn docs_layouts_quotes_this_example_verbatim() {
+    let source = include_str!("documented_example.rs");
     let start = source.find("use proptest::prelude::*;").expect("the example's first line");
-    let end = source.find("// ----- end of the README example -----").expect("the end marker");
+    let end = source.find("// ----- end of the documented example -----").expect("the end marker");
     let example = source[start..end].trim_end();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README.md");
-    let section = readme.split("## Property-testing layouts").nth(1).expect("a \"Property-testing layouts\" section");
-    assert!(section.contains(&format!("```rust\n{example}\n```")), "README.md does not quote:\n{example}");
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/layouts.md")).expect("docs/layouts.md");
+    let section = doc.split("## Property-testing layouts").nth(1).expect("a \"Property-testing layouts\" section");
+    assert!(section.contains(&format!("```rust\n{example}\n```")), "docs/layouts.md does not quote:\n{example}");
 }
