@@ -7,7 +7,8 @@ exception. Writers take an exclusive `flock` on `FILE.lock`, read the file again
 and replace it through a temporary file in the same directory, so processes tuning at once keep each other's
 entries and a reader (who takes no lock) sees the whole old file or the whole new one. Files are created with
 the mode the umask leaves. A tuning cache that cannot be written warns once per process (`RuntimeWarning`) and
-tuning goes on: only the next process times the configs again.
+tuning goes on: only the next process times the configs again. `TESSEL_CACHE=0` (or `off`), which turns the
+compile cache off, turns this one off too: nothing is read or written.
 """
 
 from __future__ import annotations
@@ -143,9 +144,16 @@ def _write_atomic(path, text):
         raise
 
 
+def disabled():
+    """`TESSEL_CACHE=0` or `off`: no cache, compiled or tuned."""
+    return os.environ.get("TESSEL_CACHE") in ("0", "off")
+
+
 def load(path, kernel, source_hash):
     """The timings in the file at `path` (`{entry: {config: ms}}`), `{}` when there are none; a damaged file
     is removed, under the lock, unless a writer replaced it with a whole one meanwhile."""
+    if disabled():
+        return {}
     entries, bad = _read(path, kernel, source_hash)
     if bad:
         with contextlib.suppress(OSError), _locked(path):
@@ -158,6 +166,8 @@ def load(path, kernel, source_hash):
 def store(path, kernel, source_hash, entry, timings):
     """Adds `timings` (`{config: ms}`) to `entry` in the file at `path`, keeping what other processes stored
     meanwhile. A cache that cannot be written warns once per process and stores nothing."""
+    if disabled():
+        return
     d = os.path.dirname(path)
     try:
         os.makedirs(d, exist_ok=True)

@@ -302,3 +302,16 @@ def test_files_are_created_with_the_umask(tmp_path, umask):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~umask
     assert stat.S_IMODE(os.stat(path + ".lock").st_mode) == 0o666 & ~umask
     assert stat.S_IMODE(os.stat(tmp_path / "tune").st_mode) == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("value", ["0", "off"])
+def test_tessel_cache_off_reads_and_writes_no_tuning_file(tmp_path, monkeypatch, value):
+    path = str(tmp_path / "tune" / "k-0123.json")
+    stored(path, {entry(1): {"c": 1.0}})
+    monkeypatch.setenv("TESSEL_CACHE", value)
+    assert _tune_cache.load(path, KERNEL, SOURCE) == {}
+    other = str(tmp_path / "tune" / "k-4567.json")
+    _tune_cache.store(other, KERNEL, SOURCE, entry(2), {"c": 2.0})
+    assert not os.path.exists(other)
+    monkeypatch.delenv("TESSEL_CACHE")
+    assert _tune_cache.load(path, KERNEL, SOURCE) == {entry(1): {"c": 1.0}}
