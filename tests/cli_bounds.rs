@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cli_common::tessel;
+use cli_common::{VECTOR_ADD_ARGS, tessel};
 
 /// `tessel run examples/vector_add.py::add_kernel` in the interpreter with `extra` arguments (over 1000-element
 /// buffers, n_elements = 1000, a grid of 4, unless `extra` gives them again: the last one wins only for the grid).
@@ -18,7 +18,8 @@ fn vector_add(extra: &[&str]) -> (i32, String, String) {
     tessel(&args)
 }
 
-const BUFFERS: [&str; 6] = ["--arg", "y_ptr=rand:1000", "--arg", "output_ptr=zeros:1000", "--arg", "n_elements=1000"];
+/// The vector add's arguments but `x_ptr`.
+const BUFFERS: &[&str] = VECTOR_ADD_ARGS.split_at(2).1;
 
 /// A grid of 2^31 - 1 programs used to abort allocating their ids (25 GB); a grid of 65535 x 65535 grew to 24 GB.
 /// The ids are computed as programs run, so the largest grids start at once (the first program's out-of-bounds
@@ -53,7 +54,7 @@ fn grids_run_lazily_and_are_checked_against_cuda() {
         ("4,x", "--grid expects N, N,M or N,M,K with positive integers, got `4,x`"),
         ("1,1,1,1", "--grid: a grid has 1 to 3 dimensions, got 4"),
     ] {
-        let (code, _, err) = vector_add(&[&["--grid", grid, "--arg", "x_ptr=rand:1000"][..], &BUFFERS].concat());
+        let (code, _, err) = vector_add(&[&["--grid", grid, "--arg", "x_ptr=rand:1000"][..], BUFFERS].concat());
         assert_eq!(code, 2, "{err}");
         assert!(err.contains(want), "--grid {grid}: {err}");
     }
@@ -79,7 +80,7 @@ fn buffers_larger_than_memory_are_refused_by_name() {
         ),
         ("x_ptr=fill:1:99999999999999999999", "bad size `99999999999999999999` in `fill:1:99999999999999999999`"),
     ] {
-        let (code, _, err) = vector_add(&[&["--arg", spec][..], &BUFFERS].concat());
+        let (code, _, err) = vector_add(&[&["--arg", spec][..], BUFFERS].concat());
         assert_eq!(code, 2, "{spec}: {err}");
         assert!(err.contains(want), "{spec}: {err}");
         assert!(!err.contains("running"), "{spec}: refused before the run: {err}");
@@ -98,7 +99,7 @@ fn an_npy_header_that_lies_is_refused_naming_the_file() {
     bytes.extend_from_slice(&[0; 64]);
     std::fs::write(&path, bytes).unwrap();
     let x = format!("x_ptr={}", path.display());
-    let (code, _, err) = vector_add(&[&["--arg", &x][..], &BUFFERS].concat());
+    let (code, _, err) = vector_add(&[&["--arg", &x][..], BUFFERS].concat());
     std::fs::remove_file(&path).ok();
     assert_eq!(code, 2, "{err}");
     let want =
@@ -109,7 +110,7 @@ fn an_npy_header_that_lies_is_refused_naming_the_file() {
 /// `--threads 100000` spawned that many threads; it is capped at the machine's cores, with a note, and 0 is refused.
 #[test]
 fn threads_are_capped_at_the_machines_cores() {
-    let args = [&["--arg", "x_ptr=rand:1000"][..], &BUFFERS].concat();
+    let args = [&["--arg", "x_ptr=rand:1000"][..], BUFFERS].concat();
     let (code, out, err) = vector_add(&[&args[..], &["--threads", "100000", "--show", "0"]].concat());
     assert_eq!(code, 0, "{err}");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -276,25 +277,9 @@ fn scalars_are_range_checked_by_name() {
 #[test]
 fn ctrl_c_stops_the_interpreter_with_a_message() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessel"))
-        .args([
-            "run",
-            "examples/vector_add.py::add_kernel",
-            "--const",
-            "BLOCK_SIZE=256",
-            "--interpret",
-            "--grid",
-            "2147483647",
-            "--threads",
-            "1",
-            "--arg",
-            "x_ptr=rand:1000",
-            "--arg",
-            "y_ptr=rand:1000",
-            "--arg",
-            "output_ptr=zeros:1000",
-            "--arg",
-            "n_elements=1000",
-        ])
+        .args(["run", "examples/vector_add.py::add_kernel", "--const", "BLOCK_SIZE=256", "--interpret"])
+        .args(["--grid", "2147483647", "--threads", "1"])
+        .args(VECTOR_ADD_ARGS)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())

@@ -2,7 +2,7 @@
 
 mod cli_common;
 
-use cli_common::tessel;
+use cli_common::{VECTOR_ADD_ARGS, tessel};
 
 #[test]
 fn check_lists_kernels_and_parameters() {
@@ -212,21 +212,10 @@ fn compile_timings_cover_every_stage_to_ptx() {
 #[test]
 fn bench_checks_its_formulas_and_needs_a_gpu() {
     let base = [
-        "bench",
-        "examples/vector_add.py::add_kernel",
-        "--const",
-        "BLOCK_SIZE=256",
-        "--grid",
-        "4",
-        "--arg",
-        "x_ptr=rand:1000",
-        "--arg",
-        "y_ptr=rand:1000",
-        "--arg",
-        "output_ptr=zeros:1000",
-        "--arg",
-        "n_elements=1000",
-    ];
+        &["bench", "examples/vector_add.py::add_kernel", "--const", "BLOCK_SIZE=256", "--grid", "4"][..],
+        &VECTOR_ADD_ARGS,
+    ]
+    .concat();
     // A formula naming no argument fails before anything runs, pointing into the formula.
     let (code, _, err) = tessel(&[&base[..], &["--bytes", "12 * n"]].concat());
     assert_eq!(code, 2, "{err}");

@@ -2,6 +2,19 @@
 
 use std::process::Command;
 
+/// The buffers and size of `examples/vector_add.py::add_kernel` on 1000 elements, as `--arg` pairs.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub const VECTOR_ADD_ARGS: [&str; 8] = [
+    "--arg",
+    "x_ptr=rand:1000",
+    "--arg",
+    "y_ptr=rand:1000",
+    "--arg",
+    "output_ptr=zeros:1000",
+    "--arg",
+    "n_elements=1000",
+];
+
 /// `tessel ARGS...` in the repository root: (exit status, stdout, stderr).
 pub fn tessel(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tessel"))
