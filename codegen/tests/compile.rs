@@ -102,11 +102,18 @@ fn softmax_reduces_with_shuffles_and_shared_memory() {
     // 8 consecutive halves per thread along the row: one 16-byte load and store per row a thread owns.
     assert_eq!(count(ptx, "ld.global.v4.b32"), 1, "{ptx}");
     assert_eq!(count(ptx, "st.global.v4.b32"), 1, "{ptx}");
-    // Each of the two reductions: 4 lane bits along the row (butterfly 1, 2, 4, 8), one warp bit via smem.
+    // Each of the two reductions: 4 lane bits along the row (butterfly 8, 4, 2, 1), one warp bit via smem.
     assert_eq!(count(ptx, "shfl.sync.bfly.b32"), 8, "{ptx}");
     for m in [1, 2, 4, 8] {
         assert_eq!(count(ptx, &format!(", {m}, 31, -1;")), 2);
     }
+    // Widest stride first, as Triton shuffles, so that float sums round as Triton's do.
+    let strides: Vec<&str> = ptx
+        .lines()
+        .filter(|l| l.contains("shfl.sync.bfly.b32"))
+        .map(|l| l.split(", ").nth(2).expect("a shuffle's lane mask"))
+        .collect();
+    assert_eq!(strides, ["8", "4", "2", "1", "8", "4", "2", "1"], "{ptx}");
     assert_eq!(count(ptx, "bar.sync 0"), 4);
     assert!(k.shared_bytes > 0);
     assert!(ptx.contains(".extern .shared .align 1024 .b8 global_smem[];"));
