@@ -2,6 +2,7 @@
 row.
 
     python bench/tutorial_sweeps.py TUTORIALS_DIR [NAME.py ...] [--timeout SECONDS] [--order triton,tessel]
+                                    [--repeat N]
 
 Runs each tutorial script unmodified twice: `python NAME.py` (upstream Triton) and `python -m tessel NAME.py`
 (tessel standing in for Triton), each printing its `perf_report` tables (`benchmark.run(print_data=True)`). Then,
@@ -9,7 +10,12 @@ for every table and row, it prints the tutorial's "Triton" column under tessel d
 Triton (the provider both runs measure with the same tutorial code), and the same ratio of the other providers
 (torch, cuBLAS: the same library in both processes, so their ratio shows the drift between the two runs). The
 summary line per table gives the geometric mean, the worst row and the rows below 0.95. Full logs go to $OUT (or
-/tmp) as sweep-NAME-{triton,tessel}.log. The tutorials are public upstream files, not part of this repository.
+/tmp) as sweep-NAME-{triton,tessel}[-RUN].log. The tutorials are public upstream files, not part of this repository.
+
+One run per side cannot rank a row whose own column jumps 2x between neighbouring sizes (the GPU's clocks, L2 state
+and the autotuner's timing noise). `--repeat N` runs each side N times, alternating which goes first, and compares
+the per-row medians of each column; it also prints, per table, how far the runs of one side spread (the largest
+max/min of a row), so a ratio smaller than that spread reads as noise.
 """
 
 from __future__ import annotations
@@ -65,6 +71,35 @@ def _run(cmd, log, timeout):
         return rc, f.read(), time.time() - start
 
 
+def median_tables(runs):
+    """Per-row medians of every column over several runs' tables (the runs that printed a table of the same shape
+    and the same x values); also the largest max/min over the runs of any provider cell, per table."""
+    merged, spread = {}, {}
+    for table in runs[0] if runs else {}:
+        same = [r[table] for r in runs if table in r and r[table][0] == runs[0][table][0]
+                and len(r[table][1]) == len(runs[0][table][1])]
+        columns, rows0 = same[0]
+        n_x = len(columns) - len([c for c in columns if "(" in c])
+        rows, worst = [], 1.0
+        for i, row in enumerate(rows0):
+            cells = [t[1][i] for t in same if t[1][i][:n_x] == row[:n_x]]
+            out = list(row[:n_x])
+            for k in range(n_x, len(row)):
+                vals = sorted(c[k] for c in cells)
+                out.append(_median(vals))
+                if vals[0] > 0:
+                    worst = max(worst, vals[-1] / vals[0])
+            rows.append(out)
+        merged[table] = (columns, rows)
+        spread[table] = (len(same), worst)
+    return merged, spread
+
+
+def _median(vals):
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
 def compare(name, triton_tables, tessel_tables):
     """Prints the row-by-row ratios of every table both runs printed; returns the rows below 0.95."""
     below = []
@@ -112,20 +147,31 @@ def main(argv=None):
                                                 "03-matrix-multiplication.py", "05-layer-norm.py"])
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--order", default="triton,tessel", help="which run goes first (default triton,tessel)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per side; rows compare the medians (default 1)")
     args = p.parse_args(argv)
     logs = os.environ.get("OUT") or "/tmp"
     below = []
     for name in args.names:
         path = os.path.join(args.dir, name)
         cmds = {"triton": [sys.executable, path], "tessel": [sys.executable, "-m", "tessel", path]}
+        runs = {"triton": [], "tessel": []}
+        order = args.order.split(",")
+        for run in range(args.repeat):
+            for which in order if run % 2 == 0 else order[::-1]:
+                suffix = f"-{run + 1}" if args.repeat > 1 else ""
+                log = os.path.join(logs, f"sweep-{os.path.splitext(name)[0]}-{which}{suffix}.log")
+                rc, text, secs = _run(cmds[which], log, args.timeout)
+                print(f"== {name} under {which}: exit {rc} after {secs:.0f}s ({log})", flush=True)
+                if rc != 0:
+                    print("   " + "\n   ".join(text.strip().splitlines()[-8:]))
+                runs[which].append(parse_tables(text))
         outs = {}
-        for which in args.order.split(","):
-            log = os.path.join(logs, f"sweep-{os.path.splitext(name)[0]}-{which}.log")
-            rc, text, secs = _run(cmds[which], log, args.timeout)
-            print(f"== {name} under {which}: exit {rc} after {secs:.0f}s ({log})", flush=True)
-            if rc != 0:
-                print("   " + "\n   ".join(text.strip().splitlines()[-8:]))
-            outs[which] = parse_tables(text)
+        for which, tables in runs.items():
+            outs[which], spread = median_tables([t for t in tables if t])
+            if args.repeat > 1:
+                for table, (n, worst) in spread.items():
+                    print(f"  {table} under {which}: median of {n} runs; the runs of one cell differ by up to "
+                          f"{worst:.2f}x")
         below += compare(name, outs["triton"], outs["tessel"])
         sys.stdout.flush()
     print(f"== rows where tessel's Triton column is below 0.95x of Triton's: {len(below)}")
