@@ -592,3 +592,23 @@ fn sm80_dots_use_mma_sync() {
         ],
     );
 }
+
+/// The cp.async-pipelined matmul loop waits at two CTA barriers per iteration, as Triton's does: one after the
+/// copy wait (with the proxy fence, before the wgmma reads what the copies wrote) and one before the ring's
+/// refill (every warpgroup has retired the wgmma that read the buffer). The refill of B right after A's needs
+/// none: a barrier does not order it against the copies still in flight into the ring's other buffers.
+#[test]
+fn the_pipelined_matmul_loop_has_two_barriers_per_iteration() {
+    // As Triton specializes the tutorial's launch: the unit strides are constants, the rest multiples of 16.
+    let mut args = vec![ptr(F16), ptr(F16), ptr(F16)];
+    args.extend((0..9).map(|i| if [4, 6, 8].contains(&i) { c(1) } else { int(true) }));
+    args.extend([c(128), c(256), c(64), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let ptx = ptx_for("matmul.py", "matmul_kernel", args, 8, Target::Sm90a).unwrap();
+    let dot = ptx.find("wgmma.mma_async").expect("a wgmma");
+    let head = ptx[..dot].rfind("$L_for_head_").expect("the k loop");
+    let label = &ptx[head..head + ptx[head..].find(':').unwrap()];
+    let body = &ptx[head..head + ptx[head..].find(&format!("bra.uni {label};")).expect("its back edge")];
+    assert!(body.contains("cp.async.cg.shared.global"), "{body}");
+    assert_eq!(body.matches("bar.sync 0;").count(), 2, "{body}");
+    assert_eq!(body.matches("fence.proxy.async.shared::cta;").count(), 1, "{body}");
+}

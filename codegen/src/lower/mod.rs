@@ -325,7 +325,11 @@ impl<'f> Lower<'f> {
         self.cur_op = o;
         let spans = self.buffer_spans(o);
         self.in_flight.check(&self.tracked_spans(o))?;
-        self.sync_for(&spans);
+        if matches!(self.f.op(o).op, Op::AsyncCopy) {
+            self.sync_for_copy(&spans);
+        } else {
+            self.sync_for(&spans);
+        }
         let structured = !self.f.op(o).regions.is_empty();
         if structured && !self.in_flight.is_empty() {
             return Err(CompileError::new(
@@ -344,7 +348,12 @@ impl<'f> Lower<'f> {
     pub(crate) fn simulate(&self, r: RegionId, mut state: Hazards) -> Hazards {
         for &o in &self.f.region(r).ops {
             let spans = self.buffer_spans(o);
-            if self.hazards_need(&state, &spans) {
+            let need = if matches!(self.f.op(o).op, Op::AsyncCopy) {
+                state.needs_for_copy(&spans)
+            } else {
+                state.needs(&spans)
+            };
+            if need != crate::smem::Sync::None {
                 state.clear();
             }
             let d = self.f.op(o);
@@ -364,10 +373,6 @@ impl<'f> Lower<'f> {
             advance(&mut state, &d.op, &spans);
         }
         state
-    }
-
-    fn hazards_need(&self, state: &Hazards, spans: &[Span]) -> bool {
-        state.needs(spans) != crate::smem::Sync::None
     }
 
     /// The state at the head of a loop with body `regions` entered with `entry`: the entry state merged with

@@ -20,7 +20,18 @@ impl Lower<'_> {
 
     /// Emits what the barrier analysis requires before `spans` are accessed.
     pub(crate) fn sync_for(&mut self, spans: &[crate::smem::Span]) {
-        match self.hazards.needs(spans) {
+        let need = self.hazards.needs(spans);
+        self.sync(need);
+    }
+
+    /// [`Lower::sync_for`] for the destination of a `cp.async` (see [`crate::smem::Hazards::needs_for_copy`]).
+    pub(crate) fn sync_for_copy(&mut self, spans: &[crate::smem::Span]) {
+        let need = self.hazards.needs_for_copy(spans);
+        self.sync(need);
+    }
+
+    fn sync(&mut self, need: Sync) {
+        match need {
             Sync::None => {}
             Sync::Barrier => self.barrier(),
             Sync::FenceBarrier => {

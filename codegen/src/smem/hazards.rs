@@ -112,9 +112,25 @@ fn overlaps(a: &Span, b: &Span) -> bool {
 impl Hazards {
     /// The synchronization `accesses` need against the pending ones. Reads never conflict with reads.
     pub fn needs(&self, accesses: &[Span]) -> Sync {
+        self.needs_against(accesses, true)
+    }
+
+    /// [`Hazards::needs`] for the destination of a new `cp.async`. Copies still in flight are left out: a CTA
+    /// barrier does not order two asynchronous writes (only the waits that retire the older one do), so a
+    /// barrier there would be paid on every iteration of a pipelined loop and order nothing. The pipeliner's
+    /// rings refill one buffer while copies into the others are in flight; their spans, which cover the whole
+    /// ring when the buffer is chosen at run time, overlap. Reads and writes made by threads since the last
+    /// barrier, and copies already waited for, still need one.
+    pub fn needs_for_copy(&self, accesses: &[Span]) -> Sync {
+        self.needs_against(accesses, false)
+    }
+
+    fn needs_against(&self, accesses: &[Span], with_copies: bool) -> Sync {
         let mut sync = Sync::None;
+        let copies = self.copies.spans().filter(|_| with_copies);
+        let others: Vec<&Span> = self.pending.iter().chain(self.bulk.spans()).chain(copies).collect();
         for a in accesses {
-            for p in self.pending.iter().chain(self.bulk.spans()).chain(self.copies.spans()) {
+            for &p in &others {
                 let same_thread = a.2 == Access::LeaderWrite && p.2 == Access::LeaderWrite;
                 if !overlaps(a, p) || (!a.2.writes() && !p.2.writes()) || same_thread {
                     continue;
@@ -268,6 +284,22 @@ mod tests {
         h.copies_waited(0);
         assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::Barrier, "landed, but other threads' copies need a barrier");
         assert_eq!(h.needs(&[(1024, 1040, AsyncRead)]), Sync::FenceBarrier, "and a fence before the tensor cores");
+    }
+
+    #[test]
+    fn a_copy_into_a_ring_needs_no_barrier_against_the_copies_in_flight() {
+        // A ring of two buffers at [0, 2048), each copy's span the whole ring (its buffer is chosen at run time).
+        let ring = [(0, 2048, Write)];
+        let mut h = Hazards::default();
+        h.copy_issued(&ring);
+        h.copies_committed();
+        assert_eq!(h.needs_for_copy(&ring), Sync::None, "a barrier would not order the two copies");
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::Barrier, "a thread reading the ring still waits");
+        h.record(&[(0, 2048, AsyncRead)]);
+        assert_eq!(h.needs_for_copy(&ring), Sync::Barrier, "the tensor cores read the ring since the last barrier");
+        h.clear();
+        h.copies_waited(0);
+        assert_eq!(h.needs_for_copy(&ring), Sync::Barrier, "landed copies are writes of other threads");
     }
 
     #[test]
