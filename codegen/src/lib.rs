@@ -1,17 +1,15 @@
 //! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
 //! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
-//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), the CUDA runtime that loads and launches
-//! modules ([`runtime`], cudarc loaded at run time) and the on-disk kernel cache ([`cache`]). It reads the target
-//! and launch configuration from the function and decides nothing about layouts: every tensor arrives with one.
+//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), and the [`Kernel`] a launch needs (its
+//! PTX, launch facts and tensor-map parameters). It reads the target and launch configuration from the function
+//! and decides nothing about layouts: every tensor arrives with one. It is pure: no CUDA driver, no `ptxas`, no
+//! files (but the `TESSEL_PTX_DUMP` debugging aid); assembling, loading, launching and the disk cache are
+//! tessel-runtime's.
 
-pub mod cache;
 mod lower;
 pub mod ptx;
-pub mod runtime;
-mod scratch;
 pub mod smem;
-pub mod tensor_map;
 
 use std::fmt;
 

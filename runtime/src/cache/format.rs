@@ -10,7 +10,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::{Kernel, Target, TensorMapArg};
+use tessel_codegen::{Kernel, Target, TensorMapArg};
 
 /// The first line of every `kernel.meta` this format writes.
 const FORMAT: &str = "format=tessel-cache-2";

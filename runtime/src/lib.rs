@@ -1,4 +1,8 @@
-//! The CUDA runtime: loads PTX through the driver JIT, allocates device buffers, launches.
+//! tessel-runtime owns everything between a compiled [`Kernel`] (PTX text and launch facts, from
+//! tessel-codegen) and the GPU: the CUDA driver (the device's primary context, device memory, module loading,
+//! launches and their timing), the `ptxas` and `nvdisasm` subprocesses (whole-program cubins, `--emit sass`), the
+//! tensor maps a launch encodes for TMA copies ([`tensor_map`]), the global scratch of kernels that write tensor
+//! maps, and the on-disk compile cache ([`cache`]). It is the only crate that links cudarc.
 //!
 //! cudarc loads `libcuda` at run time, so this builds and links with no CUDA installed; [`Gpu::new`] checks
 //! for the library (and a device) before creating a context, because context creation panics without a
@@ -10,11 +14,15 @@
 //! ```no_run
 //! # fn demo(f: &tessel_tile::ir::Func) -> Result<(), Box<dyn std::error::Error>> {
 //! let kernel = tessel_codegen::compile(f)?;
-//! let gpu = tessel_codegen::runtime::Gpu::new()?;
+//! let gpu = tessel_runtime::Gpu::new()?;
 //! let x = gpu.upload(&[0u8; 4096])?;
-//! gpu.load(&kernel)?.launch(&gpu, [1, 1, 1], &[tessel_codegen::runtime::KArg::Buf(&x)])?;
+//! gpu.load(&kernel)?.launch(&gpu, [1, 1, 1], &[tessel_runtime::KArg::Buf(&x)])?;
 //! # Ok(()) }
 //! ```
+
+pub mod cache;
+mod scratch;
+pub mod tensor_map;
 
 use std::ffi::{CString, c_void};
 use std::fmt;
@@ -26,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use crate::Kernel;
+use tessel_codegen::Kernel;
 
 #[derive(Clone, Debug)]
 pub struct RuntimeError {
@@ -213,7 +221,7 @@ impl Gpu {
     fn ptxas_arch(&self, k: &Kernel) -> Result<String, RuntimeError> {
         let (major, minor) = self.ctx.compute_capability()?;
         Ok(match k.target {
-            crate::Target::Sm80 => format!("sm_{major}{minor}"),
+            tessel_codegen::Target::Sm80 => format!("sm_{major}{minor}"),
             a => a.name().to_string(),
         })
     }
@@ -453,7 +461,7 @@ pub struct LoadedKernel {
     threads: u32,
     shared_bytes: u32,
     /// The tensor maps the kernel takes after its IR arguments, encoded at each launch.
-    tensor_maps: Vec<crate::TensorMapArg>,
+    tensor_maps: Vec<tessel_codegen::TensorMapArg>,
     /// Global scratch bytes per program (`Kernel::scratch_bytes`), and the buffers kept per stream.
     scratch_bytes: u32,
     scratch: crate::scratch::ScratchCache,

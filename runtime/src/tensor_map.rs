@@ -7,9 +7,10 @@
 
 use cudarc::driver::sys;
 
-use crate::TensorMapArg;
-use crate::runtime::RuntimeError;
+use tessel_codegen::TensorMapArg;
 use tessel_tile::ScalarType;
+
+use crate::RuntimeError;
 
 /// The values a map is encoded from, as the kernel's IR arguments give them.
 pub struct DescriptorValues<'a> {
