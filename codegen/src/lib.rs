@@ -53,39 +53,6 @@ pub struct TensorMapArg {
     pub im2col_rank: Option<u32>,
 }
 
-impl TensorMapArg {
-    /// `base:elem:BxB:zero|nan` (`base` is `kernel` for a descriptor the kernel makes), the form the disk cache
-    /// stores.
-    pub fn to_text(&self) -> String {
-        let block: Vec<String> = self.block_shape.iter().map(u32::to_string).collect();
-        let padding = if self.nan_padding { "nan" } else { "zero" };
-        let im2col = self.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
-        let base = self.base_arg.map_or_else(|| "kernel".to_string(), |b| b.to_string());
-        format!("{base}:{}:{}:{padding}{im2col}", self.elem, block.join("x"))
-    }
-
-    /// The inverse of [`TensorMapArg::to_text`].
-    pub fn from_text(s: &str) -> Option<TensorMapArg> {
-        let mut parts = s.split(':');
-        let base_arg = match parts.next()? {
-            "kernel" => None,
-            b => Some(b.parse().ok()?),
-        };
-        let elem = tessel_tile::ScalarType::from_name(parts.next()?)?;
-        let block_shape = parts.next()?.split('x').map(|d| d.parse().ok()).collect::<Option<Vec<u32>>>()?;
-        let nan_padding = match parts.next()? {
-            "nan" => true,
-            "zero" => false,
-            _ => return None,
-        };
-        let im2col_rank = match parts.next() {
-            None => None,
-            Some(r) => Some(r.strip_prefix("im2col")?.parse().ok()?),
-        };
-        parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank })
-    }
-}
-
 /// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompileError {
