@@ -6,7 +6,7 @@
 #
 # Needs, built here and carried: target/release/tessel, target/release/examples/gpu_check and
 # target/release/examples/vector_add_api:
-#   cargo build --release -p tessel -p tessel-codegen --bins --examples
+#   cargo build --release -p tessel -p tessel-runtime --bins --examples
 # (naming only --example targets would leave a stale target/release/tessel)
 # Usage: bash bench/run_device.sh [check|compile|time|ln|all]   (default all; ln: layer norm forward and its
 # Triton anchor alternating 5 times, to separate a small difference from drift)

@@ -9,8 +9,8 @@
 //! primary ends; launched with PDL it must start before the primary ends and pass `gdc_wait` only after it.
 //! Prints the three times of each launch and exits non-zero when either order is not the expected one.
 
-use tessel::codegen::runtime::{Gpu, KArg, LaunchOptions};
 use tessel::lang::elab::{ArgSpec, Specialization};
+use tessel::runtime::{Gpu, KArg, LaunchOptions};
 use tessel::tile::ScalarType::I64;
 
 const SOURCE: &str = r#"

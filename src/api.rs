@@ -24,7 +24,7 @@
 //! ```no_run
 //! # use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 //! # use tessel::tile::ScalarType::{F32, I32};
-//! use tessel::codegen::runtime::{Gpu, KArg};
+//! use tessel::runtime::{Gpu, KArg};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let source = std::fs::read_to_string("examples/vector_add.py")?;
 //! # let p = ArgSpec::Pointer(F32, true);
@@ -43,10 +43,10 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use tessel_codegen::Kernel;
-use tessel_codegen::cache::DiskCache;
-use tessel_codegen::runtime::{Gpu, LoadedKernel};
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
+use tessel_runtime::cache::DiskCache;
+use tessel_runtime::{Gpu, LoadedKernel};
 use tessel_tile::{Func, Target};
 
 use crate::pipeline::{self, KernelSource, Output, Stage};
@@ -257,7 +257,7 @@ impl Jit {
     /// else the PTX (cached or compiled) assembled by `ptxas` when there is one (its cubin is then cached) or
     /// by the driver's JIT (see [`Gpu::jit`]).
     pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
-        let gpu_err = |e: tessel_codegen::runtime::RuntimeError| Error::Gpu(e.message);
+        let gpu_err = |e: tessel_runtime::RuntimeError| Error::Gpu(e.message);
         let native = target_of(gpu)?;
         let target = match self.target {
             // An `a` target's PTX runs only on its own architecture.
@@ -277,7 +277,7 @@ impl Jit {
                 return Ok(loaded);
             }
         }
-        let stage = if tessel_codegen::runtime::find_ptxas().is_some() { "ptxas + load" } else { "driver JIT + load" };
+        let stage = if tessel_runtime::find_ptxas().is_some() { "ptxas + load" } else { "driver JIT + load" };
         let (loaded, cubin) = self.timings.time(stage, || gpu.jit(&kernel)).map_err(gpu_err)?;
         if let Some(cubin) = cubin {
             let _ = cache.put_cubin(&key, &device, &cubin);

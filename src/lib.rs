@@ -11,6 +11,7 @@ pub use tessel_codegen as codegen;
 pub use tessel_gluon as gluon;
 pub use tessel_lang as lang;
 pub use tessel_layouts as layouts;
+pub use tessel_runtime as runtime;
 pub use tessel_tile as tile;
 
 mod api;

@@ -221,7 +221,7 @@ fn bench_checks_its_formulas_and_needs_a_gpu() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("`n` is not an argument of the kernel; known: n_elements, x_ptr"), "{err}");
     assert!(err.contains("--bytes:1:6"), "{err}");
-    if tessel_codegen::runtime::driver_present() {
+    if tessel_runtime::driver_present() {
         return;
     }
     let (code, _, err) = tessel(&[&base[..], &["--bytes", "12 * n_elements"]].concat());

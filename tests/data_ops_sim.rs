@@ -27,8 +27,8 @@ fn ptx_for(source: &str, kernel: &str, spec: &[ArgSpec], num_warps: u32, target:
     let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => {
-            if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
-                tessel::codegen::runtime::assemble(&kernel).map_err(|e| format!("ptxas ({}): {e}", target.name()))?;
+            if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+                tessel::runtime::assemble(&kernel).map_err(|e| format!("ptxas ({}): {e}", target.name()))?;
             }
             Ok(kernel.ptx)
         }

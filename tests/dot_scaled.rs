@@ -222,8 +222,8 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
                 _ => "mma.sync",
             };
             assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());
-            if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
-                tessel::codegen::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
+            if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+                tessel::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
             }
         }
     }

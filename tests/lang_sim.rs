@@ -105,8 +105,8 @@ fn extra_cuda_device_ops_lower_to_their_ptx() {
     }
     let wait = kernel.ptx.find("griddepcontrol.wait").unwrap();
     assert!(wait < kernel.ptx.find("st.global").unwrap(), "the wait comes before the kernel's work");
-    if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
-        tessel::codegen::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
+    if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        tessel::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
     }
     let Err(e) = tessel::pipeline::run(&ks, Target::Sm80, Stage::Ptx, None, &mut Default::default()) else {
         panic!("gdc compiled for sm_80");

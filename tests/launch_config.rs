@@ -37,7 +37,7 @@ fn maxnreg_is_an_entry_directive() {
         // Only the directive differs.
         assert_eq!(capped.replace(".maxnreg 40\n", ""), plain);
         // ptxas takes it (CI has ptxas and sets TESSEL_REQUIRE_PTXAS).
-        if tessel::codegen::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
             let kernel = tessel::codegen::Kernel {
                 ptx: capped,
                 name: "add_kernel".into(),
@@ -47,7 +47,7 @@ fn maxnreg_is_an_entry_directive() {
                 tensor_maps: Vec::new(),
                 scratch_bytes: 0,
             };
-            tessel::codegen::runtime::assemble(&kernel).unwrap();
+            tessel::runtime::assemble(&kernel).unwrap();
         }
     }
 }

@@ -1,17 +1,15 @@
 //! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
 //! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
-//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), the CUDA runtime that loads and launches
-//! modules ([`runtime`], cudarc loaded at run time) and the on-disk kernel cache ([`cache`]). It reads the target
-//! and launch configuration from the function and decides nothing about layouts: every tensor arrives with one.
+//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), and the [`Kernel`] a launch needs (its
+//! PTX, launch facts and tensor-map parameters). It reads the target and launch configuration from the function
+//! and decides nothing about layouts: every tensor arrives with one. It is pure: no CUDA driver, no `ptxas`, no
+//! files (but the `TESSEL_PTX_DUMP` debugging aid); assembling, loading, launching and the disk cache are
+//! tessel-runtime's.
 
-pub mod cache;
 mod lower;
 pub mod ptx;
-pub mod runtime;
-mod scratch;
 pub mod smem;
-pub mod tensor_map;
 
 use std::fmt;
 
@@ -53,39 +51,6 @@ pub struct TensorMapArg {
     /// An im2col map (`cuTensorMapEncodeIm2col`): the rank of its tensor, whose arguments follow the base as
     /// `ArgSpec::TensorDescIm2col` binds them; the block is `[pixels, channels]`. `None`: a tiled map.
     pub im2col_rank: Option<u32>,
-}
-
-impl TensorMapArg {
-    /// `base:elem:BxB:zero|nan` (`base` is `kernel` for a descriptor the kernel makes), the form the disk cache
-    /// stores.
-    pub fn to_text(&self) -> String {
-        let block: Vec<String> = self.block_shape.iter().map(u32::to_string).collect();
-        let padding = if self.nan_padding { "nan" } else { "zero" };
-        let im2col = self.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
-        let base = self.base_arg.map_or_else(|| "kernel".to_string(), |b| b.to_string());
-        format!("{base}:{}:{}:{padding}{im2col}", self.elem, block.join("x"))
-    }
-
-    /// The inverse of [`TensorMapArg::to_text`].
-    pub fn from_text(s: &str) -> Option<TensorMapArg> {
-        let mut parts = s.split(':');
-        let base_arg = match parts.next()? {
-            "kernel" => None,
-            b => Some(b.parse().ok()?),
-        };
-        let elem = tessel_tile::ScalarType::from_name(parts.next()?)?;
-        let block_shape = parts.next()?.split('x').map(|d| d.parse().ok()).collect::<Option<Vec<u32>>>()?;
-        let nan_padding = match parts.next()? {
-            "nan" => true,
-            "zero" => false,
-            _ => return None,
-        };
-        let im2col_rank = match parts.next() {
-            None => None,
-            Some(r) => Some(r.strip_prefix("im2col")?.parse().ok()?),
-        };
-        parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank })
-    }
 }
 
 /// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).

@@ -1,6 +1,6 @@
 //! Runs the PTX of the `tests/ir/` kernels on the CPU with the SIMT simulator of `ptx_sim` and compares every
 //! output with the reference interpreter: random inputs, poisoned outputs, integers exact, floats within a
-//! tolerance (`tessel_tile::interp::compare` under `Rules::STRICT`), as `examples/gpu_check.rs` does on a GPU.
+//! tolerance (`tessel_tile::interp::compare` under `Rules::STRICT`), as `runtime/examples/gpu_check.rs` does on a GPU.
 //! This checks what ptxas cannot: that the emitted code computes the right values and has its barriers. The
 //! simulator follows the PTX ISA's instruction semantics; what it cannot vouch for is the hardware itself (run
 //! `gpu_check` on a GPU for that).

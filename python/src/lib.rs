@@ -17,11 +17,11 @@ use pyo3::exceptions::{PyException, PyOverflowError, PyRuntimeError, PyTypeError
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use tessel::codegen::cache::DiskCache;
-use tessel::codegen::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
 use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
+use tessel::runtime::cache::DiskCache;
+use tessel::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
 use tessel::tile::Elem;
 use tessel::tile::interp::memory::{self, Memory};
 use tessel::tile::interp::{Arg, value};

@@ -1,4 +1,4 @@
-"""The compile cache (codegen/src/cache/) as the package reaches it: a damaged entry is compiled again and
+"""The compile cache (runtime/src/cache/) as the package reaches it: a damaged entry is compiled again and
 rewritten, never returned; a cache that cannot be written says so once and compiling goes on."""
 
 import os

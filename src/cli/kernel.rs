@@ -218,9 +218,9 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
         other => CliError::Failed(other.to_string()),
     })?;
     let text = match (&output, args.emit) {
-        (Output::Ptx { kernel: k, .. }, Emit::Sass) => t
-            .time("ptxas + disassemble", || tessel_codegen::runtime::sass(k))
-            .map_err(|e| CliError::Failed(e.message))?,
+        (Output::Ptx { kernel: k, .. }, Emit::Sass) => {
+            t.time("ptxas + disassemble", || tessel_runtime::sass(k)).map_err(|e| CliError::Failed(e.message))?
+        }
         _ => output.text(),
     };
     out.write_all(text.as_bytes())?;

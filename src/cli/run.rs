@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use tessel_codegen::cache::DiskCache;
-use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
+use tessel_runtime::cache::DiskCache;
+use tessel_runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
 use tessel_tile::interp::compare::{Diff, Failure as CompareFailure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::interp::value::Val;

@@ -10,7 +10,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::{Kernel, Target, TensorMapArg};
+use tessel_codegen::{Kernel, Target, TensorMapArg};
 
 /// The first line of every `kernel.meta` this format writes.
 const FORMAT: &str = "format=tessel-cache-2";
@@ -41,9 +41,40 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `base:elem:BxB:zero|nan` (`base` is `kernel` for a descriptor the kernel makes): a tensor-map parameter as
+/// `kernel.meta` stores it.
+fn map_to_text(m: &TensorMapArg) -> String {
+    let block: Vec<String> = m.block_shape.iter().map(u32::to_string).collect();
+    let padding = if m.nan_padding { "nan" } else { "zero" };
+    let im2col = m.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
+    let base = m.base_arg.map_or_else(|| "kernel".to_string(), |b| b.to_string());
+    format!("{base}:{}:{}:{padding}{im2col}", m.elem, block.join("x"))
+}
+
+/// The inverse of [`map_to_text`].
+fn map_from_text(s: &str) -> Option<TensorMapArg> {
+    let mut parts = s.split(':');
+    let base_arg = match parts.next()? {
+        "kernel" => None,
+        b => Some(b.parse().ok()?),
+    };
+    let elem = tessel_tile::ScalarType::from_name(parts.next()?)?;
+    let block_shape = parts.next()?.split('x').map(|d| d.parse().ok()).collect::<Option<Vec<u32>>>()?;
+    let nan_padding = match parts.next()? {
+        "nan" => true,
+        "zero" => false,
+        _ => return None,
+    };
+    let im2col_rank = match parts.next() {
+        None => None,
+        Some(r) => Some(r.strip_prefix("im2col")?.parse().ok()?),
+    };
+    parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank })
+}
+
 /// The text of `kernel.meta` for `kernel` stored under `key`.
 pub(super) fn encode_meta(key: &str, kernel: &Kernel) -> String {
-    let maps = kernel.tensor_maps.iter().map(TensorMapArg::to_text).collect::<Vec<_>>().join(";");
+    let maps = kernel.tensor_maps.iter().map(map_to_text).collect::<Vec<_>>().join(";");
     let values = [
         key.to_string(),
         kernel.name.clone(),
@@ -106,7 +137,7 @@ pub(super) fn decode_meta(key: &str, bytes: &[u8]) -> Option<Meta> {
         target: Target::parse(arch)?,
         tensor_maps: match maps {
             "" => Vec::new(),
-            maps => maps.split(';').map(TensorMapArg::from_text).collect::<Option<_>>()?,
+            maps => maps.split(';').map(map_from_text).collect::<Option<_>>()?,
         },
         scratch_bytes: scratch_bytes.parse().ok()?,
     };
@@ -269,6 +300,26 @@ pub(super) mod tests {
         assert!(read(&reseal(&meta.replacen("num_warps=8\n", "num_warps=8\nnum_warps=8\n", 1)), &ptx).is_none());
         assert!(read(&reseal(&meta.replacen("check=", "extra=1\ncheck=", 1)), &ptx).is_none());
         assert!(read(&reseal(&meta), &ptx).is_some());
+    }
+
+    /// Every kind of tensor-map parameter reads back as written: a host descriptor's, one the kernel makes, an
+    /// im2col map; zero and NaN padding.
+    #[test]
+    fn tensor_maps_round_trip() {
+        let map = |base_arg, nan_padding, im2col_rank| TensorMapArg {
+            base_arg,
+            elem: tessel_tile::ScalarType::BF16,
+            block_shape: vec![2, 8, 64],
+            nan_padding,
+            im2col_rank,
+        };
+        for m in [map(Some(0), false, None), map(None, true, None), map(Some(7), false, Some(4))] {
+            assert_eq!(map_from_text(&map_to_text(&m)), Some(m.clone()), "{}", map_to_text(&m));
+        }
+        assert_eq!(map_to_text(&map(None, true, None)), "kernel:bf16:2x8x64:nan");
+        for bad in ["", "0:bf16:64", "0:bf16:64:zero:im2col", "0:bf16:64:zero:x4", "0:bf16:64:zero:im2col4:1"] {
+            assert_eq!(map_from_text(bad), None, "{bad}");
+        }
     }
 
     #[test]

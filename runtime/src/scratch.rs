@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys;
 
-use crate::runtime::RuntimeError;
+use crate::error::{RuntimeError, check};
 
 /// Scratch buffers by stream: `(stream, address, bytes)`.
 #[derive(Default)]
@@ -48,7 +48,7 @@ impl ScratchCache {
         let mut ptr: sys::CUdeviceptr = 0;
         // SAFETY: `ptr` is writable; the stream is null or live (the launch's promise). Pool allocations are
         // aligned to at least 256 bytes, more than a tensor map's 64.
-        crate::runtime::check(
+        check(
             unsafe { sys::cuMemAllocAsync(&mut ptr, need, stream) },
             "allocating the kernel's global scratch (cuMemAllocAsync)",
         )?;
@@ -75,17 +75,17 @@ fn keep_pool_memory() -> Result<(), RuntimeError> {
     static DONE: [AtomicBool; 64] = [const { AtomicBool::new(false) }; 64];
     let mut dev: sys::CUdevice = 0;
     // SAFETY: a context is current (the callers enter the kernel's context first); `dev` is writable.
-    crate::runtime::check(unsafe { sys::cuCtxGetDevice(&mut dev) }, "cuCtxGetDevice")?;
+    check(unsafe { sys::cuCtxGetDevice(&mut dev) }, "cuCtxGetDevice")?;
     let Some(done) = DONE.get(dev as usize) else { return Ok(()) };
     if done.load(Ordering::Relaxed) {
         return Ok(());
     }
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     // SAFETY: `dev` is a valid device ordinal; `pool` is writable.
-    crate::runtime::check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) }, "cuDeviceGetDefaultMemPool")?;
+    check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) }, "cuDeviceGetDefaultMemPool")?;
     let mut threshold = u64::MAX;
     // SAFETY: the release threshold attribute takes a pointer to a u64.
-    crate::runtime::check(
+    check(
         unsafe {
             sys::cuMemPoolSetAttribute(
                 pool,

@@ -7,7 +7,7 @@
 //! [`DiskCache::key`] adds the compiler's identity ([`compiler_id`]), so a rebuilt compiler never reads an
 //! older one's output. It holds `kernel.ptx`, `kernel.meta` (name, warps, dynamic shared memory, target, and
 //! the PTX's length and SHA-256, sealed by a hash of its own) and one `DEVICE.cubin` per device and driver
-//! ([`crate::runtime::Gpu::device_tag`]), the cubin followed by its length and hash: a cubin is valid only for
+//! ([`crate::Gpu::device_tag`]), the cubin followed by its length and hash: a cubin is valid only for
 //! the GPU it was assembled for, and the driver version in the tag re-assembles after a driver update
 //! (`format.rs` has the files' layout).
 //!
@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::Kernel;
+use tessel_codegen::Kernel;
 
 /// A kernel cache rooted at one directory.
 #[derive(Clone, Debug)]

@@ -7,9 +7,10 @@
 
 use cudarc::driver::sys;
 
-use crate::TensorMapArg;
-use crate::runtime::RuntimeError;
+use tessel_codegen::TensorMapArg;
 use tessel_tile::ScalarType;
+
+use crate::error::RuntimeError;
 
 /// The values a map is encoded from, as the kernel's IR arguments give them.
 pub struct DescriptorValues<'a> {
@@ -214,6 +215,33 @@ pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], Runti
         return Err(what(format!("cuTensorMapEncodeTiled failed ({r:?})")));
     }
     Ok(map.opaque)
+}
+
+/// A kernel's tensor maps (`Kernel::tensor_maps`), encoded from its IR arguments (`arg(i)`: argument `i` as an
+/// integer, a device address for pointers) in the order the kernel takes them after those arguments.
+pub(crate) fn encode_args(maps: &[TensorMapArg], arg: impl Fn(usize) -> i64) -> Result<Vec<[u64; 16]>, RuntimeError> {
+    maps.iter()
+        .map(|m| {
+            let Some(b) = m.base_arg.map(|b| b as usize) else {
+                // A descriptor the kernel makes: a template the kernel completes.
+                let (base, shape, strides) = template_values(m);
+                let values = DescriptorValues { base, shape: &shape, strides: &strides };
+                return encode(m, &values);
+            };
+            let r = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
+            let shape: Vec<i64> = (b + 1..b + 1 + r).map(|i| arg(i) as i32 as i64).collect();
+            let strides: Vec<i64> = (b + 1 + r..b + 1 + 2 * r).map(&arg).collect();
+            let values = DescriptorValues { base: arg(b) as u64, shape: &shape, strides: &strides };
+            if m.im2col_rank.is_none() {
+                return encode(m, &values);
+            }
+            // Lower corners, upper corners (spatial dims), element strides, as i32 arguments.
+            let rest: Vec<i64> = (b + 1 + 2 * r..b + 5 * r - 3).map(|i| arg(i) as i32 as i64).collect();
+            let s = r - 2;
+            let im2col = Im2colValues { lower: &rest[..s], upper: &rest[s..2 * s], element_strides: &rest[2 * s..] };
+            encode_im2col(m, &values, &im2col)
+        })
+        .collect()
 }
 
 #[cfg(test)]

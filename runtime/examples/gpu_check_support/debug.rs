@@ -15,7 +15,7 @@
 use std::process::Command;
 
 use tessel_codegen::compile;
-use tessel_codegen::runtime::{Gpu, KArg};
+use tessel_runtime::{Gpu, KArg};
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;

@@ -1,6 +1,6 @@
 //! Runs every test kernel of `codegen/tests/ir/` on the GPU and compares with the interpreter.
 //!
-//! `cargo run --release -p tessel-codegen --example gpu_check [-- --no-timing] [--only NAME]...`
+//! `cargo run --release -p tessel-runtime --example gpu_check [-- --no-timing] [--only NAME]...`
 //! (`--interpret-only` runs just the interpreter side of every case, without a GPU: a check of the cases'
 //! inputs and kernels.)
 //!
@@ -17,8 +17,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
 use tessel_codegen::{Target, compile};
+use tessel_runtime::{DeviceBuffer, Gpu, KArg};
 use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::interp::{Arg, run};
@@ -45,7 +45,7 @@ enum Spec {
 
 struct Case {
     name: &'static str,
-    /// The kernel file under `tests/ir/` (without `.tir`).
+    /// The kernel file under `codegen/tests/ir/` (without `.tir`).
     file: &'static str,
     grid: u32,
     args: Vec<Spec>,
@@ -430,10 +430,10 @@ fn mixed_args(flag: i64) -> Vec<Spec> {
     ]
 }
 
-/// The test kernel file: beside the crate, or under `codegen/tests/ir` of the current directory when the
+/// The test kernel file: in codegen's tests beside this crate, or under `codegen/tests/ir` of the current directory when the
 /// binary runs on another machine.
 fn ir_path(name: &str) -> String {
-    let built = format!("{}/tests/ir/{name}.tir", env!("CARGO_MANIFEST_DIR"));
+    let built = format!("{}/../codegen/tests/ir/{name}.tir", env!("CARGO_MANIFEST_DIR"));
     if std::path::Path::new(&built).exists() { built } else { format!("codegen/tests/ir/{name}.tir") }
 }
 
@@ -550,7 +550,7 @@ fn time_vector_add(gpu: &Gpu) -> Result<(), String> {
     let kernel = compile(&f).map_err(|e| e.to_string())?;
     let loaded = gpu.load(&kernel).map_err(|e| e.to_string())?;
     let n: usize = 1 << 28;
-    let e = |x: tessel_codegen::runtime::RuntimeError| x.to_string();
+    let e = |x: tessel_runtime::RuntimeError| x.to_string();
     // Random finite inputs (METHOD.md: never time zeros): uniform in [-1, 1].
     let random_f32 = |seed: u64| -> Vec<u8> {
         let mut rng = Rng::new(seed);
