@@ -103,23 +103,24 @@ pub struct Source<'a> {
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for its target (`f.target`).
 pub fn compile(f: &Func) -> Result<Kernel, CompileError> {
     check_launch_config(f)?;
-    lower::compile(f, None).inspect(|k| dump_ptx(f, k))
+    lower::compile(f, None).inspect(|k| dump_ptx(f, None, k))
 }
 
 /// [`compile`], with the source text the kernel came from (for the locations `device_assert` reports).
 pub fn compile_with_source(f: &Func, source: Source) -> Result<Kernel, CompileError> {
     check_launch_config(f)?;
-    lower::compile(f, Some(source)).inspect(|k| dump_ptx(f, k))
+    lower::compile(f, Some(source)).inspect(|k| dump_ptx(f, Some(source.text), k))
 }
 
 /// With `TESSEL_PTX_DUMP=DIR` set, writes each kernel's PTX to `DIR/NAME-HASH.ptx`, HASH being an FNV-1a hash of
-/// the layout IR it was compiled from (printed, with its target and launch config). The names depend only on
-/// the input, so running a test suite on two commits and `diff -r` of the two directories shows every kernel
-/// whose PTX a change altered (docs/testing.md, "PTX corpus"). Failures to write are ignored: this is a
-/// debugging aid, off unless asked for.
-fn dump_ptx(f: &Func, k: &Kernel) {
+/// the layout IR it was compiled from (printed, with its target and launch config) and of the source text its
+/// locations point into (`device_assert` prints them). The names depend only on the input, so running a test
+/// suite on two commits and `diff -r` of the two directories shows every kernel whose PTX a change altered
+/// (docs/testing.md, "PTX corpus"). Failures to write are ignored: this is a debugging aid, off unless asked for.
+fn dump_ptx(f: &Func, source: Option<&str>, k: &Kernel) {
     let Some(dir) = std::env::var_os("TESSEL_PTX_DUMP") else { return };
-    let key = format!("{:?}\n{:?}\n{}", f.target, f.config, tessel_tile::print::print_func(f));
+    let key =
+        format!("{:?}\n{:?}\n{}\n{}", f.target, f.config, tessel_tile::print::print_func(f), source.unwrap_or(""));
     let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     let dir = std::path::Path::new(&dir);
     let _ = std::fs::create_dir_all(dir);
