@@ -336,9 +336,13 @@ def test_the_module_walk_stops_at_modules_without_kernel_code(tmp_path, monkeypa
     import sys
 
     from tessel import _modules
+    from tessel._triton.install import CHILD_PATH
 
     write(tmp_path, WALK)
     monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    if "triton" not in sys.modules:
+        monkeypatch.syspath_prepend(CHILD_PATH)  # the modules `import triton`: tessel's, when no Triton is loaded
     walked = []
     real = _modules.bindings
     monkeypatch.setattr(_modules, "bindings", lambda m: walked.append(m.__name__) or real(m))
@@ -347,7 +351,7 @@ def test_the_module_walk_stops_at_modules_without_kernel_code(tmp_path, monkeypa
 
         found = _modules.module_set(xw_kernels.k, xw_kernels.__file__, open(xw_kernels.__file__).read())
     finally:
-        for name in [n for n in sys.modules if n.startswith(("xw_", "xw_helpers"))]:
+        for name in [n for n in sys.modules if n not in before and n.startswith(("xw_", "triton"))]:
             del sys.modules[name]
     assert [m[0] for m in found] == ["xw_kernels", "xw_helpers", "xw_helpers.impl"]
     assert "xw_world" not in walked and "xw_host" not in walked, walked
