@@ -25,7 +25,7 @@ use tessel::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
 use tessel::tile::Elem;
 use tessel::tile::interp::memory::{self, Memory};
 use tessel::tile::interp::{Arg, value};
-use tessel::tile::{Func, ScalarType, Target};
+use tessel::tile::{Func, KernelConfig, ScalarType, Target};
 use tessel::{Error, Jit, Timings};
 
 create_exception!(_tessel, CompilationError, PyException, "A kernel does not compile; the message shows the source.");
@@ -348,7 +348,10 @@ struct Compiled {
 /// names to the dotted path of what Python bound them to (None: the imports are read from the source). Without
 /// it, imported modules are read from beside `file`. The other modules' sources are part of the cache key.
 #[pyfunction]
-#[pyo3(signature = (source, file, kernel, params, num_warps=4, num_stages=3, maxnreg=None, num_ctas=1, *, modules=None))]
+#[pyo3(signature = (
+    source, file, kernel, params, num_warps=KernelConfig::DEFAULT.num_warps,
+    num_stages=KernelConfig::DEFAULT.num_stages, maxnreg=None, num_ctas=KernelConfig::DEFAULT.num_ctas, *, modules=None
+))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
@@ -575,6 +578,13 @@ fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_target, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_language_names, m)?)?;
     m.add_class::<Compiled>()?;
+    // The launch options' defaults (Triton's), for the Python side's signatures: written once, in `KernelConfig`.
+    let d = pyo3::types::PyDict::new(m.py());
+    d.set_item("num_warps", KernelConfig::DEFAULT.num_warps)?;
+    d.set_item("num_stages", KernelConfig::DEFAULT.num_stages)?;
+    d.set_item("num_ctas", KernelConfig::DEFAULT.num_ctas)?;
+    d.set_item("maxnreg", KernelConfig::DEFAULT.maxnreg)?;
+    m.add("DEFAULT_LAUNCH", d)?;
     m.add("CompilationError", m.py().get_type::<CompilationError>())?;
     m.add("InterpreterError", m.py().get_type::<InterpreterError>())?;
     m.add("GPUError", m.py().get_type::<GPUError>())?;

@@ -141,8 +141,9 @@ def module_set(fn):
 
 def _options_dict(options):
     o = dict(options or {})
-    out = {"num_warps": int(o.get("num_warps", 4)), "num_stages": int(o.get("num_stages", 3)),
-           "num_ctas": int(o.get("num_ctas", 1)), "maxnreg": o.get("maxnreg")}
+    d = _tessel.DEFAULT_LAUNCH
+    out = {k: int(o.get(k, d[k])) for k in ("num_warps", "num_stages", "num_ctas")}
+    out["maxnreg"] = o.get("maxnreg", d["maxnreg"])
     for k in ("launch_pdl", "launch_cooperative_grid", "debug"):
         out[k] = bool(o.get(k, False))
     return out

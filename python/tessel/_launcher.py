@@ -16,6 +16,7 @@ import os
 import sys
 
 from . import language as tl
+from ._tessel import DEFAULT_LAUNCH
 from ._constants import const_key as _const_key
 from .runtime import TRUE_VALUES as _TRUE_VALUES
 
@@ -171,7 +172,7 @@ def make_launcher(jf):
     sig += [var[p.name] if p.default is p.empty else f"{var[p.name]}=_t_defaults[{i}]" for i, p in enumerate(params)]
     # Extra positional arguments land in `_t_extra` and raise an error counting the kernel's own parameters (a
     # plain signature would count the grid too).
-    sig += ["*_t_extra", "num_warps=4", "num_stages=3", "num_ctas=1", "maxnreg=None"]
+    sig += ["*_t_extra"] + [f"{k}={DEFAULT_LAUNCH[k]!r}" for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
     sig += ["launch_pdl=False"]
     sig += [f"{k}=None" for k in _AMD_OPTIONS]

@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _tune_cache
+from ._tessel import DEFAULT_LAUNCH
 from ._triton.interface import AutotunerError, KernelInterface
 from .jit import JITFunction, _interpret_requested, _use_interpreter
 from .runtime import gpu_target
@@ -29,7 +30,8 @@ class Config:
     """One candidate: meta-parameters (`kwargs`) and launch options. `ir_override` (Triton's file of IR to
     compile instead of the kernel's source) is refused: tessel compiles from the source."""
 
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None,
+    def __init__(self, kwargs, num_warps=DEFAULT_LAUNCH["num_warps"], num_stages=DEFAULT_LAUNCH["num_stages"],
+                 num_ctas=DEFAULT_LAUNCH["num_ctas"], maxnreg=DEFAULT_LAUNCH["maxnreg"], pre_hook=None,
                  ir_override=None):
         if ir_override is not None:
             raise NotImplementedError(f"Config(ir_override={ir_override!r}): tessel compiles kernels from their "
@@ -43,9 +45,10 @@ class Config:
         self.ir_override = None
 
     def __setstate__(self, state):
-        self.__init__(state.get("kwargs", {}), state.get("num_warps", 4), state.get("num_stages", 3),
-                      state.get("num_ctas", 1), state.get("maxnreg"), state.get("pre_hook"),
-                      state.get("ir_override"))
+        d = DEFAULT_LAUNCH
+        self.__init__(state.get("kwargs", {}), state.get("num_warps", d["num_warps"]),
+                      state.get("num_stages", d["num_stages"]), state.get("num_ctas", d["num_ctas"]),
+                      state.get("maxnreg", d["maxnreg"]), state.get("pre_hook"), state.get("ir_override"))
 
     def all_kwargs(self):
         opts = {"num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}

@@ -33,6 +33,7 @@ import textwrap
 import threading
 
 from . import _modules, _tessel, profiler
+from ._tessel import DEFAULT_LAUNCH
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
 from ._launcher import (  # noqa: F401 - the launch options and helpers, used here and by importers of jit
@@ -239,7 +240,7 @@ class JITFunction(KernelInterface):
     # --- binding and specialization ---
     def bind(self, args, kwargs):
         """The value of every parameter by name (defaults applied) and the launch options."""
-        opts = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None, "launch_pdl": False}
+        opts = {**DEFAULT_LAUNCH, "launch_pdl": False}
         kwargs = dict(kwargs)
         params = self.signature.parameters
         _refuse_amd_options([k for k in _AMD_OPTIONS if k in kwargs and k not in params])
@@ -280,7 +281,7 @@ class JITFunction(KernelInterface):
         defaults = [p.default for p in params]
         sig = [p.name if p.default is p.empty else f"{p.name}=_tessel_defaults[{i}]" for i, p in enumerate(params)]
         sig.append("*")
-        sig += [f"{k}={v!r}" for k, v in (("num_warps", 4), ("num_stages", 3), ("num_ctas", 1), ("maxnreg", None))]
+        sig += [f"{k}={DEFAULT_LAUNCH[k]!r}" for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")]
         sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
         sig += ["launch_pdl=False"]
         sig += [f"{k}=None" for k in _AMD_OPTIONS]

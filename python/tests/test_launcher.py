@@ -329,3 +329,17 @@ def test_a_kernel_with_a_parameter_named_like_an_option_binds_through_inspect():
             np.testing.assert_array_equal(x, 3.0)
         finally:
             del sys.modules["named_like_option"]
+
+
+def test_launch_option_defaults_come_from_the_native_module():
+    """Triton's defaults (4 warps, 3 stages, 1 CTA, no register cap) are written once, in the compiler's
+    `KernelConfig`; the launcher, `Config` and `triton.compile`'s options read them from the native module."""
+    import inspect
+
+    from tessel import _compiler_face, _tessel, autotuner
+
+    d = _tessel.DEFAULT_LAUNCH
+    assert d == {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+    config = inspect.signature(autotuner.Config).parameters
+    assert {k: config[k].default for k in d} == d
+    assert {k: v for k, v in _compiler_face._options_dict({}).items() if k in d} == d

@@ -18,7 +18,7 @@ use tessel_lang::ast;
 use tessel_lang::elab::modules::ModuleSet;
 use tessel_lang::elab::roles::Role;
 use tessel_lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization};
-use tessel_tile::{Func, ScalarType, Target};
+use tessel_tile::{Func, KernelConfig, ScalarType, Target};
 
 use super::{CliError, Failure};
 use crate::Timings;
@@ -48,16 +48,16 @@ pub struct SpecArgs {
     #[arg(long = "const", value_name = "NAME=VALUE")]
     pub consts: Vec<String>,
     /// Warps per program
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = KernelConfig::DEFAULT.num_warps)]
     pub num_warps: u32,
     /// Software-pipelining depth for loads feeding `dot` (1: loops run as written)
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = KernelConfig::DEFAULT.num_stages)]
     pub num_stages: u32,
     /// Register cap per thread (`.maxnreg`, Triton's `maxnreg`), 24..=256
     #[arg(long)]
     pub maxnreg: Option<u32>,
     /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`); code generation takes 1 only for now
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
     /// A directory searched for the modules the kernel's file imports (`a/b.py` or `a/b/__init__.py` for
     /// `import a.b`), as Python searches sys.path; repeatable. The file's own directory is searched first, and

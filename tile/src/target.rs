@@ -149,13 +149,16 @@ pub struct KernelConfig {
 }
 
 impl Default for KernelConfig {
-    /// Triton's defaults: 4 warps, 3 stages, 1 CTA, no register cap.
     fn default() -> KernelConfig {
-        KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None }
+        KernelConfig::DEFAULT
     }
 }
 
 impl KernelConfig {
+    /// Triton's defaults: 4 warps, 3 stages, 1 CTA, no register cap. The one place they are written: the CLI's
+    /// flags, the elaborator and the Python package (through the native module's `DEFAULT_LAUNCH`) read them here.
+    pub const DEFAULT: KernelConfig = KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None };
+
     /// Checks the values against what the hardware allows.
     pub fn validate(&self) -> Result<(), String> {
         if !self.num_warps.is_power_of_two() || self.num_warps > 32 {

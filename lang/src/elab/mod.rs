@@ -44,7 +44,7 @@ pub mod value;
 use std::rc::Rc;
 
 use tessel_tile::ops::{Const, Op};
-use tessel_tile::{Elem, Func, Loc, RegionId, ScalarType, Type};
+use tessel_tile::{Elem, Func, KernelConfig, Loc, RegionId, ScalarType, Type};
 
 use crate::ast;
 use crate::diag::Diagnostic;
@@ -141,7 +141,8 @@ pub struct Specialization {
 
 impl Specialization {
     pub fn new(args: Vec<ArgSpec>) -> Specialization {
-        Specialization { args, num_warps: 4, num_stages: 3, maxnreg: None, num_ctas: 1 }
+        let KernelConfig { num_warps, num_stages, num_ctas, maxnreg } = KernelConfig::DEFAULT;
+        Specialization { args, num_warps, num_stages, maxnreg, num_ctas }
     }
 }
 
@@ -346,8 +347,8 @@ impl<'a> Elab<'a> {
             static_prints: Vec::new(),
             loc_override: None,
             gluon: false,
-            num_warps: 4,
-            num_ctas: 1,
+            num_warps: KernelConfig::DEFAULT.num_warps,
+            num_ctas: KernelConfig::DEFAULT.num_ctas,
             steps: 0,
             registry,
             const_exprs: Vec::new(),
