@@ -97,7 +97,7 @@ def k(Out, X):
     let x = mem.alloc_from("x", F32, &[1.0, 0.3, -448.0, 1000.0]);
     run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
     // e4m3 keeps 3 mantissa bits and saturates... as `.to(tl.float8e4nv)` does.
-    let e4 = |v: f64| tessel_tile::interp::value::round_float(v, F8E4M3);
+    let e4 = |v: f64| tessel_tile::eval::value::round_float(v, F8E4M3);
     assert_eq!(mem.read_f64(o), [1.0, e4(0.3), -448.0, e4(1000.0), 0.0, 256.0, 1.0]);
     let bad = format!(
         "{PRELUDE}@triton.jit\ndef k(Out, X):\n    y = tl.extra.cuda.convert_custom_float8(tl.load(X), tl.float16)\n"

@@ -15,9 +15,9 @@ use std::time::Instant;
 use clap::Args;
 use tessel_codegen::cache::DiskCache;
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
+use tessel_tile::eval::value::Val;
 use tessel_tile::interp::compare::{Diff, Failure as CompareFailure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::interp::value::Val;
 use tessel_tile::interp::{self, Arg};
 use tessel_tile::{Func, ScalarType};
 

@@ -10,8 +10,8 @@ use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType;
 use tessel::tile::Target;
+use tessel_tile::eval::value::from_bits;
 use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::value::from_bits;
 use tessel_tile::interp::{Arg, run};
 
 /// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer or an f32.

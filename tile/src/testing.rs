@@ -2,8 +2,8 @@
 //! same stream everywhere and no test needs an extra crate; xorshift64*, fast and good enough for test data), the
 //! IR round-trip check, poisoned buffers and the interpreter comparisons.
 
+use crate::eval::value::round_float;
 use crate::interp::memory::{BufferId, Memory};
-use crate::interp::value::round_float;
 use crate::interp::{Arg, run};
 use crate::ir::Func;
 use crate::parse::parse_func;

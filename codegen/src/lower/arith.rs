@@ -15,7 +15,7 @@
 //! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
-//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::eval::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
 //! `log2`, `erf`, and `libdevice.tanh`, `exp10`, `log10`, `acosh`, `cbrt`, `hypot`, `pow` (the last two at f64
 //! too, with f64 `erf`) are libdevice's own sequences (`tessel_tile::libm`, which the interpreter runs too);
 //! float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) flush a subnormal
@@ -23,8 +23,8 @@
 //! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
 //! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
+use tessel_tile::eval::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::interp::rounding::{Arith, Dir};
-use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
@@ -196,9 +196,9 @@ pub(crate) fn binary_scalar(
         let wide = compute_ty(s) == F64;
         let mut e = Emit { l, wide };
         let r = if wide {
-            tessel_tile::libm::binary_f64(&mut e, op, x, y)
+            tessel_tile::eval::routines::binary_f64(&mut e, op, x, y)
         } else {
-            tessel_tile::libm::binary_f32(&mut e, op, x, y)
+            tessel_tile::eval::routines::binary_f32(&mut e, op, x, y)
         };
         if let Some(r) = r {
             return Ok(l.narrow(r, s));
@@ -346,7 +346,7 @@ pub(crate) fn binary_scalar(
 /// 64-bit `/` or `%` into `d` as LLVM's NVPTX backend emits it for Triton: when both operands' high halves are
 /// zero, the 32-bit `div.u32`/`rem.u32` (its "bypass slow division": far cheaper than the 64-bit expansion);
 /// else the 64-bit instruction. Besides speed this fixes the result of a division by zero, which differs
-/// between the two (see `tessel_tile::interp::arith::int_div_by_zero`).
+/// between the two (see `tessel_tile::eval::arith::int_div_by_zero`).
 fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
     let w = if div { "div" } else { "rem" };
     let (or, hi, small) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64), l.b.reg(RegClass::Pred));
@@ -524,13 +524,13 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             return Ok(d);
         }
         if c == F32
-            && let Some(d) = tessel_tile::libm::unary_f32(&mut Emit { l, wide: false }, op, x)
+            && let Some(d) = tessel_tile::eval::routines::unary_f32(&mut Emit { l, wide: false }, op, x)
         {
             // libdevice's own f32 sequence (tile::libm), as Triton runs it.
             return Ok(l.narrow(d, s));
         }
         if c == F64
-            && let Some(d) = tessel_tile::libm::unary_f64(&mut Emit { l, wide: true }, op, x)
+            && let Some(d) = tessel_tile::eval::routines::unary_f64(&mut Emit { l, wide: true }, op, x)
         {
             return Ok(d);
         }

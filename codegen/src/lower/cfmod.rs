@@ -268,7 +268,7 @@ mod tests {
     /// f16 and bf16 operands go through the 24-bit path (their mantissas fit); results are exact in the type.
     #[test]
     fn half_fmod_is_exact() {
-        use tessel_tile::interp::value::{from_bits, round_float};
+        use tessel_tile::eval::value::{from_bits, round_float};
         use tessel_tile::types::ScalarType::{BF16, F16};
         let mut n = 0;
         for xb in (0..=0xffffu64).step_by(97) {

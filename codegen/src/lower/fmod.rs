@@ -39,8 +39,8 @@ pub(crate) fn frem<T: FloatOps>(o: &mut T, x: T::F, y: T::F) -> T::F {
 mod tests {
     use super::*;
     use crate::lower::fpops::model::{M32, M64};
-    use tessel_tile::interp::arith::binary;
-    use tessel_tile::interp::value::{Val, from_bits};
+    use tessel_tile::eval::arith::binary;
+    use tessel_tile::eval::value::{Val, from_bits};
     use tessel_tile::ops::BinOp;
     use tessel_tile::types::ScalarType::{self, BF16, F16, F32, F64};
 
@@ -107,7 +107,7 @@ mod tests {
                 for yb in (0..=0xffffu64).step_by(331) {
                     let (x, y) = (from_bits(xb, t).as_f64(), from_bits(yb, t).as_f64());
                     let r = frem(&mut M32, x as f32, y as f32) as f64;
-                    let got = Val::Float(tessel_tile::interp::value::round_float(r, t)).as_f64();
+                    let got = Val::Float(tessel_tile::eval::value::round_float(r, t)).as_f64();
                     assert!(same(got, interp(t, x, y)), "{t} {x} % {y}");
                 }
             }

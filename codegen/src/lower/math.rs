@@ -276,7 +276,7 @@ pub(crate) fn fp8_to_f32<T: FloatOps>(o: &mut T, b: T::I, f: Fp8) -> T::F {
 mod tests {
     use super::*;
     use crate::lower::fpops::model::{M32, M64};
-    use tessel_tile::interp::value::{decode_fp8, encode_fp8};
+    use tessel_tile::eval::value::{decode_fp8, encode_fp8};
     use tessel_tile::types::ScalarType;
 
     /// Distance in units in the last place (of `want`'s binade).

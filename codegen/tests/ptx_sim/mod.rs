@@ -20,7 +20,7 @@ mod wgmma;
 
 use std::collections::HashMap;
 
-use tessel_tile::interp::value::{Val, from_bits, to_bits};
+use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 
 #[derive(Clone, Debug)]
@@ -929,7 +929,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                                 (true, _) => ScalarType::I32,
                                 (false, _) => ScalarType::U32,
                             };
-                            tessel_tile::interp::value::nan_to_int(from, to) as i128
+                            tessel_tile::eval::value::nan_to_int(from, to) as i128
                         } else {
                             (f.clamp(lo as f64, hi as f64) as i128).clamp(lo, hi)
                         };

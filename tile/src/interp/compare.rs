@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::interp::value::decode_le;
+use crate::eval::value::decode_le;
 use crate::types::ScalarType;
 
 /// How strict [`Diff::check`] is beyond the tolerance on the relative error.

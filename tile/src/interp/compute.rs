@@ -1,8 +1,10 @@
 //! The ops without regions: elementwise arithmetic, memory, dots, prints and asserts, and the rest by module
 //! (`shape_ops`, `data_ops`).
 
-use super::value::{Tensor, Val, convert, from_bits, round_float, round_tf32, to_bits};
-use super::{Program, arith, data_ops, memory, shape_ops, tensor_in, value};
+use super::value::Tensor;
+use super::{Program, data_ops, memory, shape_ops, tensor_in};
+use crate::eval::arith;
+use crate::eval::value::{Val, convert, from_bits, round_float, round_tf32, to_bits};
 use crate::ir::OpId;
 use crate::ops::{AtomicOp, BinOp, Const, InputPrecision, Op};
 use crate::types::{Elem, ScalarType};
@@ -21,8 +23,8 @@ impl Program<'_> {
             Op::Constant(c) => {
                 let e = relem(0);
                 let v = match (c, scalar_of(e)?) {
-                    (Const::Int(i), s) if s.is_int() => Val::Int(value::wrap_int(*i, s)),
-                    (Const::Int(i), s) => Val::Float(value::int_to_float(*i as i128, s)),
+                    (Const::Int(i), s) if s.is_int() => Val::Int(crate::eval::value::wrap_int(*i, s)),
+                    (Const::Int(i), s) => Val::Float(crate::eval::value::int_to_float(*i as i128, s)),
                     (Const::Float(x), s) if s.is_float() => Val::Float(round_float(*x, s)),
                     (Const::Float(x), s) => convert(Val::Float(*x), Elem::Scalar(ScalarType::F64), Elem::Scalar(s)),
                 };
@@ -319,7 +321,7 @@ pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecisio
                                 .wrapping_mul(b.data[bt * k * n + kk * n + j].as_i64()),
                         );
                     }
-                    out.data[at] = Val::Int(value::wrap_int(s, acc_t));
+                    out.data[at] = Val::Int(crate::eval::value::wrap_int(s, acc_t));
                 } else {
                     let mut s = out.data[at].as_f64();
                     for kk in 0..k {

@@ -2,7 +2,8 @@
 //! (`globaltimer`, `smid`) or order whole grids (`gdc_wait`, `gdc_launch_dependents`). `inline_asm` is PTX,
 //! which the interpreter cannot run (nor can Triton's).
 
-use crate::interp::value::{Tensor, Val};
+use crate::eval::value::Val;
+use crate::interp::value::Tensor;
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType};
 

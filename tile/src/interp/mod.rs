@@ -8,7 +8,6 @@
 //! rules by which a GPU's or the PTX simulator's outputs are compared with the interpreter's.
 
 pub mod approx;
-pub mod arith;
 mod budget;
 pub mod compare;
 mod compute;
@@ -27,9 +26,10 @@ use std::sync::atomic::AtomicBool;
 
 pub use budget::{MAX_GRID, check_grid};
 
+use crate::eval::value::{Val, round_float};
 use crate::interp::memory::{BufferId, Memory};
 use crate::interp::parallel::Mem;
-use crate::interp::value::{Tensor, Val, round_float};
+use crate::interp::value::Tensor;
 use crate::ir::{Func, Loc, OpId, RegionId, ValueId};
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
@@ -165,9 +165,11 @@ pub fn run_with_limits(
                 }
                 Val::Ptr(mem.base(*b))
             }
-            (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(value::wrap_int(*x, *s)),
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(crate::eval::value::wrap_int(*x, *s)),
             (Arg::Float(x), Elem::Scalar(s)) if s.is_float() => Val::Float(round_float(*x, *s)),
-            (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => Val::Float(value::int_to_float(*x as i128, *s)),
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => {
+                Val::Float(crate::eval::value::int_to_float(*x as i128, *s))
+            }
             _ => return Err(fail(format!("argument {i}: {a:?} does not fit type {elem}"))),
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));

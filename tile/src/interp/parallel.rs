@@ -16,8 +16,8 @@ use std::sync::{Mutex, OnceLock};
 use rayon::prelude::*;
 
 use super::memory::{BufferId, Memory};
-use super::value::Val;
 use super::{InterpError, Limits, Program, Value, budget};
+use crate::eval::value::Val;
 use crate::ir::{Func, Loc};
 use crate::types::ScalarType;
 

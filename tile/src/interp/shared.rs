@@ -11,8 +11,9 @@
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use super::compute::dot;
-use super::value::{Tensor, Val};
+use super::value::Tensor;
 use super::{Program, Value};
+use crate::eval::value::Val;
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::Op;
 use crate::types::Elem;
@@ -64,7 +65,7 @@ impl View {
 /// `x` of type `from` read as the bits of type `to` (of the same size).
 fn recast(x: Val, from: Elem, to: Elem) -> Val {
     match (from.scalar(), to.scalar()) {
-        (Some(f), Some(t)) => super::value::from_bits(super::value::to_bits(x, f), t),
+        (Some(f), Some(t)) => crate::eval::value::from_bits(crate::eval::value::to_bits(x, f), t),
         _ => x,
     }
 }

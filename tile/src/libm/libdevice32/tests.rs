@@ -89,7 +89,7 @@ fn accuracy_against_float64() {
     assert!(w <= 1, "logf: {w} ulp at {at:e}");
     let (w, at) = worst(log2f, f64::log2, 1e-38, 3e38, false);
     assert!(w <= 1, "log2f: {w} ulp at {at:e}");
-    let (w, at) = worst(erff, crate::interp::arith::erf, 1e-30, 12.0, true);
+    let (w, at) = worst(erff, crate::eval::arith::erf, 1e-30, 12.0, true);
     assert!(w <= 2, "erff: {w} ulp at {at:e}");
     let (w, at) = worst(tanhf, f64::tanh, 1e-30, 20.0, true);
     assert!(w <= 2, "tanhf: {w} ulp at {at:e}");

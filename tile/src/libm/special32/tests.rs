@@ -93,7 +93,7 @@ fn logb() {
 fn erfinv_ref(x: f64, start: f64) -> f64 {
     let mut y = start;
     for _ in 0..4 {
-        let d = (crate::interp::arith::erf(y) - x) / (2.0 / std::f64::consts::PI.sqrt() * (-y * y).exp());
+        let d = (crate::eval::arith::erf(y) - x) / (2.0 / std::f64::consts::PI.sqrt() * (-y * y).exp());
         if d.is_finite() {
             y -= d;
         }
@@ -125,7 +125,7 @@ fn erfinv() {
 /// an f32 ulp), the continued fraction e^(−x²)/√π / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) above.
 fn erfc_ref(x: f64) -> f64 {
     if x < 2.0 {
-        return 1.0 - crate::interp::arith::erf(x);
+        return 1.0 - crate::eval::arith::erf(x);
     }
     let mut k = x;
     for n in (1..2000).rev() {

@@ -1,6 +1,6 @@
 //! Elementwise semantics: what one lane of a binary, unary or comparison op computes for each element type.
 
-use crate::interp::value::{Val, round_float, wrap_int};
+use crate::eval::value::{Val, round_float, wrap_int};
 use crate::interp::{approx, rounding};
 use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
@@ -17,12 +17,12 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         }
         // libdevice's own sequences (tile::libm), as the GPU code runs them; the half types in f32.
         if t == ScalarType::F64
-            && let Some(r) = crate::libm::binary_f64(&mut crate::libm::model::M64, op, x, y)
+            && let Some(r) = crate::eval::routines::binary_f64(&mut crate::libm::model::M64, op, x, y)
         {
             return Ok(Val::Float(r));
         }
         if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
-            && let Some(r) = crate::libm::binary_f32(&mut crate::libm::model::M32, op, x as f32, y as f32)
+            && let Some(r) = crate::eval::routines::binary_f32(&mut crate::libm::model::M32, op, x as f32, y as f32)
         {
             return Ok(Val::Float(round_float(r as f64, t)));
         }
@@ -120,12 +120,12 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
     }
     if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
-        && let Some(r) = crate::libm::unary_f32(&mut crate::libm::model::M32, op, a.as_f64() as f32)
+        && let Some(r) = crate::eval::routines::unary_f32(&mut crate::libm::model::M32, op, a.as_f64() as f32)
     {
         return Ok(Val::Float(round_float(r as f64, t)));
     }
     if t == ScalarType::F64
-        && let Some(r) = crate::libm::unary_f64(&mut crate::libm::model::M64, op, a.as_f64())
+        && let Some(r) = crate::eval::routines::unary_f64(&mut crate::libm::model::M64, op, a.as_f64())
     {
         return Ok(Val::Float(r));
     }
@@ -523,7 +523,7 @@ mod tests {
         assert_eq!((fma(ScalarType::F32, x, y, x) as f32).to_bits(), 0x71fc_6f7d);
         use crate::types::Elem;
         let nan =
-            crate::interp::value::convert(f(f64::NAN), Elem::Scalar(ScalarType::F32), Elem::Scalar(ScalarType::U64));
+            crate::eval::value::convert(f(f64::NAN), Elem::Scalar(ScalarType::F32), Elem::Scalar(ScalarType::U64));
         assert_eq!(nan.as_i64() as u64, 1 << 63);
     }
 
