@@ -19,10 +19,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tessel_codegen::runtime::{DeviceBuffer, Gpu, KArg};
 use tessel_codegen::{Target, compile};
+use tessel_math::testing::Rng;
 use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
 use tessel_tile::interp::memory::{BufferId, Memory};
 use tessel_tile::interp::{Arg, run};
-use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
 
 #[path = "gpu_check_support/debug.rs"]

@@ -182,22 +182,25 @@ fn libdevice_fmod_is_exact_unlike_percent() {
 /// interpreter's exact directed rounding), `_rn` is the ordinary op, `rcp_X(x)` is `div_X(1, x)`.
 #[test]
 fn libdevice_rounding_modes() {
-    use tessel_tile::interp::rounding::{Arith, Dir, directed};
+    use tessel_math::rounding::{Arith, Dir, directed};
     let (xs, ys) = ([1.0, -1.0, 1e30, 3.0, -7.0], [3.0, 3.0, 7.0, 1e-30, 0.1]);
     for t in [F32, F64] {
         for (name, op) in [("add", Arith::Add), ("sub", Arith::Sub), ("mul", Arith::Mul), ("div", Arith::Div)] {
             for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
                 let got = binary(&format!("libdevice.{name}_{m}(x, y)"), t, &xs, &ys);
-                let want: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| directed(op, dir, t, x, y)).collect();
+                let want: Vec<f64> =
+                    xs.iter().zip(&ys).map(|(&x, &y)| directed(op, dir, t.float_format(), x, y)).collect();
                 assert_eq!(got, want, "{name}_{m} on {t}");
             }
         }
         for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
             let got = unary(&format!("libdevice.sqrt_{m}(x)"), t, &[2.0, 3.0, 0.5]);
-            let want: Vec<f64> = [2.0, 3.0, 0.5].iter().map(|&x| directed(Arith::Sqrt, dir, t, x, 0.0)).collect();
+            let want: Vec<f64> =
+                [2.0, 3.0, 0.5].iter().map(|&x| directed(Arith::Sqrt, dir, t.float_format(), x, 0.0)).collect();
             assert_eq!(got, want, "sqrt_{m} on {t}");
             let got = unary(&format!("libdevice.rcp_{m}(x)"), t, &[3.0, -7.0]);
-            let want: Vec<f64> = [3.0, -7.0].iter().map(|&x| directed(Arith::Div, dir, t, 1.0, x)).collect();
+            let want: Vec<f64> =
+                [3.0, -7.0].iter().map(|&x| directed(Arith::Div, dir, t.float_format(), 1.0, x)).collect();
             assert_eq!(got, want, "rcp_{m} on {t}");
         }
         // Round down and up bracket 1/3; _rn is the nearest.

@@ -12,7 +12,6 @@ pub mod filetest;
 pub mod interp;
 pub mod ir;
 pub mod layout;
-pub mod libm;
 pub mod ops;
 mod ops_text;
 pub mod parse;

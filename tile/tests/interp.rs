@@ -8,7 +8,7 @@ use tessel_tile::verify::verify;
 
 /// Deterministic pseudo-random numbers in [-1, 1).
 fn randoms(seed: u64, n: usize) -> Vec<f64> {
-    tessel_tile::testing::Rng::new(seed).vec(n)
+    tessel_math::testing::Rng::new(seed).vec(n)
 }
 
 #[test]

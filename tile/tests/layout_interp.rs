@@ -11,7 +11,7 @@ use tessel_tile::parse::parse_func;
 use tessel_tile::print::print_func;
 use tessel_tile::types::{Elem, Type};
 
-use tessel_tile::testing::Rng;
+use tessel_math::testing::Rng;
 
 const BUFFER: usize = 1 << 15;
 

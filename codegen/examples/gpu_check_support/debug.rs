@@ -16,10 +16,10 @@ use std::process::Command;
 
 use tessel_codegen::compile;
 use tessel_codegen::runtime::{Gpu, KArg};
+use tessel_math::testing::Rng;
 use tessel_tile::interp::memory::Memory;
 use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;
-use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
 
 use super::ir_path;

@@ -23,8 +23,8 @@
 //! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
 //! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
 
+use tessel_math::rounding::{Arith, Dir};
 use tessel_tile::eval::value::{Val, convert, round_float, to_bits, wrap_int};
-use tessel_tile::interp::rounding::{Arith, Dir};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
@@ -481,7 +481,7 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
     })
 }
 
-/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_tile::libm::norm`, which the interpreter runs too).
+/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_math::norm`, which the interpreter runs too).
 pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     if !matches!(s, F32 | F64) {
@@ -492,9 +492,9 @@ pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), Comp
         let wide = s == F64;
         let mut e = Emit { l, wide };
         Ok(if wide {
-            tessel_tile::libm::norm::norm_f64(&mut e, a, recip)
+            tessel_math::norm::norm_f64(&mut e, a, recip)
         } else {
-            tessel_tile::libm::norm::norm_f32(&mut e, a, recip)
+            tessel_math::norm::norm_f32(&mut e, a, recip)
         })
     })
 }

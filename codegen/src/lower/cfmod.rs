@@ -204,7 +204,7 @@ mod tests {
             f32::NEG_INFINITY,
             f32::NAN,
         ];
-        let mut rng = tessel_tile::testing::Rng::new(2);
+        let mut rng = tessel_math::testing::Rng::new(2);
         for _ in 0..300 {
             let f = f32::from_bits(rng.next_u64() as u32);
             if !f.is_nan() {
@@ -253,7 +253,7 @@ mod tests {
             f64::NEG_INFINITY,
             f64::NAN,
         ];
-        let mut rng = tessel_tile::testing::Rng::new(1);
+        let mut rng = tessel_math::testing::Rng::new(1);
         for _ in 0..150 {
             vals.push(f64::from_bits(rng.next_u64()));
         }

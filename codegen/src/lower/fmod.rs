@@ -85,7 +85,7 @@ mod tests {
     /// and random bit patterns, for f32, f64, and every 97th/331st f16 and bf16 pattern.
     #[test]
     fn model_equals_the_interpreter() {
-        let mut rng = tessel_tile::testing::Rng::new(7);
+        let mut rng = tessel_math::testing::Rng::new(7);
         let mut v32: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, 0.1, 2.5, 1e-45, 1e38, f32::MAX, f32::INFINITY, f32::NAN];
         v32.extend((0..250).map(|_| f32::from_bits(rng.next_u64() as u32)));
         for &x in &v32 {

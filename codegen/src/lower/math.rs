@@ -293,7 +293,7 @@ mod tests {
 
     /// A deterministic spread of test points in [lo, hi].
     fn points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-        let mut rng = tessel_tile::testing::Rng::new(4);
+        let mut rng = tessel_math::testing::Rng::new(4);
         (0..n).map(|_| lo + (hi - lo) * (rng.uniform() + 1.0) / 2.0).collect()
     }
 

@@ -276,7 +276,7 @@ mod tests {
     /// arguments and multiples of π/2.
     #[test]
     fn sin_and_cos_are_within_1_ulp() {
-        let mut rng = tessel_tile::testing::Rng::new(11);
+        let mut rng = tessel_math::testing::Rng::new(11);
         let mut xs: Vec<f64> = (0..200_000)
             .map(|_| {
                 let e = rng.uniform() * 1000.0;

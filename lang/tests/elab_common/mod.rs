@@ -37,7 +37,9 @@ pub fn elab_error(src: &str, kernel: &str, args: Vec<ArgSpec>) -> String {
 }
 
 #[allow(unused_imports)]
-pub use tessel_tile::testing::{Rng, check_ir, poisoned, rel_err, rounded};
+pub use tessel_math::testing::Rng;
+#[allow(unused_imports)]
+pub use tessel_tile::testing::{check_ir, poisoned, rel_err, rounded};
 
 pub fn run(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
     tessel_tile::testing::interpret(f, args, grid, mem)

@@ -1,9 +1,9 @@
 //! Elementwise semantics: what one lane of a binary, unary or comparison op computes for each element type.
 
 use crate::eval::value::{Val, round_float, wrap_int};
-use crate::interp::{approx, rounding};
 use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
+use tessel_math::{approx, rounding};
 
 /// `a op b` for elements of type `t`.
 pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> Result<Val, String> {
@@ -13,16 +13,16 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             if !matches!(t, ScalarType::F32 | ScalarType::F64) {
                 return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
             }
-            return Ok(Val::Float(rounding::libdevice(arith, dir, t, x, y)));
+            return Ok(Val::Float(rounding::libdevice(arith, dir, t.float_format(), x, y)));
         }
         // libdevice's own sequences (tile::libm), as the GPU code runs them; the half types in f32.
         if t == ScalarType::F64
-            && let Some(r) = crate::eval::routines::binary_f64(&mut crate::libm::model::M64, op, x, y)
+            && let Some(r) = crate::eval::routines::binary_f64(&mut tessel_math::model::M64, op, x, y)
         {
             return Ok(Val::Float(r));
         }
         if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
-            && let Some(r) = crate::eval::routines::binary_f32(&mut crate::libm::model::M32, op, x as f32, y as f32)
+            && let Some(r) = crate::eval::routines::binary_f32(&mut tessel_math::model::M32, op, x as f32, y as f32)
         {
             return Ok(Val::Float(round_float(r as f64, t)));
         }
@@ -117,15 +117,15 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         if !matches!(t, ScalarType::F32 | ScalarType::F64) {
             return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
         }
-        return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t, a.as_f64(), 0.0)));
+        return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t.float_format(), a.as_f64(), 0.0)));
     }
     if matches!(t, ScalarType::F32 | ScalarType::F16 | ScalarType::BF16)
-        && let Some(r) = crate::eval::routines::unary_f32(&mut crate::libm::model::M32, op, a.as_f64() as f32)
+        && let Some(r) = crate::eval::routines::unary_f32(&mut tessel_math::model::M32, op, a.as_f64() as f32)
     {
         return Ok(Val::Float(round_float(r as f64, t)));
     }
     if t == ScalarType::F64
-        && let Some(r) = crate::eval::routines::unary_f64(&mut crate::libm::model::M64, op, a.as_f64())
+        && let Some(r) = crate::eval::routines::unary_f64(&mut tessel_math::model::M64, op, a.as_f64())
     {
         return Ok(Val::Float(r));
     }
@@ -144,7 +144,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         // Correctly rounded; f16/bf16 compute in f32 on the GPU (as in Triton), so they round to f32 first.
         UnOp::Sin => via_f32(t, x.sin()),
         UnOp::Cos => via_f32(t, x.cos()),
-        UnOp::Erf => erf(x),
+        UnOp::Erf => tessel_math::host::erf(x),
         UnOp::Floor => x.floor(),
         UnOp::Ceil => x.ceil(),
         // The libdevice functions: correctly rounded (the host's f64 function, within an ulp of f64, rounded
@@ -211,8 +211,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
 
 /// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`libm::bessel_n`), the loop the
 /// PTX runs.
-pub fn bessel_n(kind: crate::libm::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
-    use crate::libm::bessel_n::{Kind, model32, model64};
+pub fn bessel_n(kind: tessel_math::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
+    use tessel_math::bessel_n::{Kind, model32, model64};
     // The order is an i32 value.
     let n = n as i32;
     match t {
@@ -224,7 +224,7 @@ pub fn bessel_n(kind: crate::libm::bessel_n::Kind, t: ScalarType, n: i64, x: f64
 
 /// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`libm::norm`).
 pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
-    use crate::libm::{model, norm};
+    use tessel_math::{model, norm};
     match t {
         ScalarType::F32 => {
             let xs: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
@@ -373,55 +373,9 @@ pub fn compare(pred: CmpPred, t: ScalarType, a: Val, b: Val) -> Val {
     Val::Int(r as i64)
 }
 
-/// The error function to near double precision: Taylor series near 0, a continued fraction for erfc in the
-/// tails.
-pub fn erf(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = x.abs();
-    let r = if a < 2.5 {
-        // erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))
-        let (mut term, mut sum, x2) = (a, a, a * a);
-        for n in 1..200 {
-            term *= -x2 / n as f64;
-            let t = term / (2 * n + 1) as f64;
-            sum += t;
-            if t.abs() < 1e-17 * sum.abs() {
-                break;
-            }
-        }
-        sum * std::f64::consts::FRAC_2_SQRT_PI
-    } else if a > 6.0 {
-        1.0
-    } else {
-        // erfc(x) = exp(-x^2)/sqrt(pi) * 1/(x + 1/2/(x + 1/(x + 3/2/(x + ...)))), evaluated bottom-up.
-        let mut f = a;
-        for k in (1..60).rev() {
-            f = a + (k as f64 / 2.0) / f;
-        }
-        1.0 - (-a * a).exp() / (f * std::f64::consts::PI.sqrt())
-    };
-    r.copysign(x)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn erf_matches_reference_values() {
-        // erf values from tables (A&S 7.1).
-        for (x, want) in [
-            (0.5, 0.520_499_877_813_046_5),
-            (1.0, 0.842_700_792_949_714_9),
-            (2.0, 0.995_322_265_018_952_7),
-            (3.0, 0.999_977_909_503_001_4),
-        ] {
-            assert!((erf(x) - want).abs() < 1e-14, "erf({x}) = {} want {want}", erf(x));
-            assert!((erf(-x) + want).abs() < 1e-14);
-        }
-    }
 
     #[test]
     fn integer_semantics_follow_c_and_ptx() {

@@ -1,9 +1,9 @@
 //! Which libdevice sequence of the math routines (`crate::libm`) computes each op, where Triton's libdevice code
-//! is reproduced op for op: the interpreter and folding run it on the CPU model ([`crate::libm::model`]), codegen
+//! is reproduced op for op: the interpreter and folding run it on the CPU model ([`tessel_math::model`]), codegen
 //! emits it as PTX, both through these tables.
 
-use crate::libm::*;
 use crate::ops::{BinOp, UnOp};
+use tessel_math::*;
 
 /// The f64 routine of `op` that reproduces Triton's libdevice code op for op, where there is one.
 pub fn unary_f64<T: FloatOps>(o: &mut T, op: UnOp, x: T::F) -> Option<T::F> {

@@ -83,7 +83,7 @@ impl Program<'_> {
                 let data = (0..ins[0].numel())
                     .map(|i| {
                         let (x, y, z) = (ins[0].data[i].as_f64(), ins[1].data[i].as_f64(), ins[2].data[i].as_f64());
-                        Val::Float(crate::interp::rounding::libdevice_fma(*dir, t, x, y, z))
+                        Val::Float(tessel_math::rounding::libdevice_fma(*dir, t.float_format(), x, y, z))
                     })
                     .collect();
                 vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
@@ -124,7 +124,7 @@ impl Program<'_> {
                     .iter()
                     .map(|&v| {
                         Val::Float(if from == ScalarType::F64 {
-                            crate::interp::rounding::f64_to_f32(*dir, v.as_f64())
+                            tessel_math::rounding::f64_to_f32(*dir, v.as_f64())
                         } else {
                             let i = v.as_i64();
                             let (neg, mag) = if from.is_unsigned_int() {
@@ -132,7 +132,7 @@ impl Program<'_> {
                             } else {
                                 (i < 0, i.unsigned_abs())
                             };
-                            crate::interp::rounding::int_to_float(*dir, to, neg, mag)
+                            tessel_math::rounding::int_to_float(*dir, to.float_format(), neg, mag)
                         })
                     })
                     .collect();

@@ -7,7 +7,6 @@
 //! observe another, with exactly the sequential result (`run_with_limits`). [`compare`] holds the one set of
 //! rules by which a GPU's or the PTX simulator's outputs are compared with the interpreter's.
 
-pub mod approx;
 mod budget;
 pub mod compare;
 mod compute;
@@ -15,7 +14,6 @@ mod data_ops;
 pub mod memory;
 mod parallel;
 mod partitions;
-pub mod rounding;
 mod shape_ops;
 mod shared;
 pub mod value;
