@@ -8,9 +8,9 @@
 
 use tessel::codegen::cache::DiskCache;
 use tessel::codegen::runtime::{Gpu, KArg};
+use tessel::interp::{Arg, memory::Memory};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::tile::ScalarType::{F32, I32};
-use tessel::tile::interp::{Arg, memory::Memory};
 use tessel::{Jit, KernelSource};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -18,8 +18,8 @@ mod sim_common;
 
 use common::{c, int, ptr};
 use sim_common::{V, run_both};
+use tessel::interp::compare::{Failure, Rules, compare_values};
 use tessel::tile::ScalarType::{F32, I32};
-use tessel::tile::interp::compare::{Failure, Rules, compare_values};
 
 const DEFAULT_PROGRAMS: u64 = 24;
 

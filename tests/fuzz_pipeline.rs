@@ -377,7 +377,7 @@ fn run_case(c: &Case) -> Outcome {
 /// difference between the two runs is not. Returns an internal error's message. Kernels with descriptors are
 /// skipped.
 fn interpret(ks: &KernelSource) -> Option<String> {
-    use tessel::tile::interp::{self, Arg, Limits, memory::Memory};
+    use tessel::interp::{self, Arg, Limits, memory::Memory};
     if ks.spec.args.iter().any(|a| matches!(a, ArgSpec::TensorDesc { .. })) {
         return None;
     }

@@ -10,12 +10,12 @@ mod common;
 use std::path::Path;
 
 use common::{c, int, ptr};
+use tessel::interp::memory::{BufferId, Memory};
+use tessel::interp::{Arg, run};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{F16, F32};
 use tessel::tile::Target;
-use tessel::tile::interp::memory::{BufferId, Memory};
-use tessel::tile::interp::{Arg, run};
 use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
 

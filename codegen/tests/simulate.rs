@@ -1,6 +1,6 @@
 //! Runs the PTX of the `tests/ir/` kernels on the CPU with the SIMT simulator of `ptx_sim` and compares every
 //! output with the reference interpreter: random inputs, poisoned outputs, integers exact, floats within a
-//! tolerance (`tessel_tile::interp::compare` under `Rules::STRICT`), as `examples/gpu_check.rs` does on a GPU.
+//! tolerance (`tessel_interp::compare` under `Rules::STRICT`), as `examples/gpu_check.rs` does on a GPU.
 //! This checks what ptxas cannot: that the emitted code computes the right values and has its barriers. The
 //! simulator follows the PTX ISA's instruction semantics; what it cannot vouch for is the hardware itself (run
 //! `gpu_check` on a GPU for that).
@@ -8,10 +8,10 @@
 mod ptx_sim;
 
 use tessel_codegen::compile;
+use tessel_interp::compare::{Failure, Rules, compare_bytes};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
 use tessel_math::testing::Rng;
-use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
 use tessel_tile::types::ScalarType::{self, *};
 
 /// A kernel argument: an input buffer (element type, length, scale: floats uniform in `[-scale, scale)`,

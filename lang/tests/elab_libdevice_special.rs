@@ -5,10 +5,10 @@
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n";
 
@@ -161,7 +161,7 @@ fn huge_orders_stop_at_the_work_budget() {
     let mut mem = Memory::new();
     let (o, x) = (mem.alloc("out", F32, 64), mem.alloc_from("x", F32, &[0.5; 64]));
     let t0 = std::time::Instant::now();
-    let err = tessel_tile::interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
+    let err = tessel_interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
     assert!(err.to_string().contains("recurrences over the orders would run about"), "{err}");
     assert!(t0.elapsed().as_secs() < 5, "stopped before running: {:?}", t0.elapsed());
 }

@@ -2,9 +2,9 @@
 //! buffer's dtype: nothing passes through `f64` on the way, so 64-bit integers keep their full range and
 //! `fill:0x...` can write any bit pattern (signalling NaNs included).
 
+use tessel_interp::memory::try_zeroed;
 use tessel_tile::ScalarType;
 use tessel_tile::eval::value::{Val, convert, from_bits, int_limits, int_to_float, round_float, to_bits};
-use tessel_tile::interp::memory::try_zeroed;
 use tessel_tile::types::Elem;
 
 use super::CliError;

@@ -9,7 +9,6 @@
 
 pub mod eval;
 pub mod filetest;
-pub mod interp;
 pub mod ir;
 pub mod layout;
 pub mod ops;

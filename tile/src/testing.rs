@@ -1,10 +1,8 @@
-//! What the tests of every crate share: the IR round-trip check, poisoned buffers and the interpreter
-//! comparisons, timing and campaign helpers (the one test random-number generator is `tessel_math::testing::Rng`,
-//! in the lowest crate whose tests draw from it).
+//! What the tests of every crate share: the IR round-trip check, inputs rounded to their type, relative errors,
+//! timing and campaign helpers (the one test random-number generator is `tessel_math::testing::Rng`, in the
+//! lowest crate whose tests draw from it; the interpreter's helpers are `tessel_interp::testing`).
 
 use crate::eval::value::round_float;
-use crate::interp::memory::{BufferId, Memory};
-use crate::interp::{Arg, run};
 use crate::ir::Func;
 use crate::parse::parse_func;
 use crate::print::print_func;
@@ -26,12 +24,6 @@ pub fn rounded(t: ScalarType, v: &[f64]) -> Vec<f64> {
     v.iter().map(|&x| round_float(x, t)).collect()
 }
 
-/// A buffer filled with NaN (floats) or a sentinel (ints): what is not written shows.
-pub fn poisoned(mem: &mut Memory, name: &str, t: ScalarType, n: usize) -> BufferId {
-    let fill = if t.is_float() { f64::NAN } else { -7.0 };
-    mem.alloc_from(name, t, &vec![fill; n])
-}
-
 /// ‖out − ref‖ / ‖ref‖ (infinite if any output is NaN).
 pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
     assert_eq!(out.len(), reference.len());
@@ -41,11 +33,6 @@ pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
     let num: f64 = out.iter().zip(reference).map(|(a, b)| (a - b) * (a - b)).sum();
     let den: f64 = reference.iter().map(|b| b * b).sum();
     (num / den).sqrt()
-}
-
-/// Runs `f` in the interpreter, panicking with its error; returns the printed lines.
-pub fn interpret(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
-    run(f, args, grid, mem).unwrap_or_else(|e| panic!("interpreter: {e}"))
 }
 
 /// `n` values uniform in [-1, 1), each rounded to `t` (what a buffer of `t` holds, so references computed from

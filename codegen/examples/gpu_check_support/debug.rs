@@ -16,9 +16,9 @@ use std::process::Command;
 
 use tessel_codegen::compile;
 use tessel_codegen::runtime::{Gpu, KArg};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
 use tessel_math::testing::Rng;
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;
 use tessel_tile::types::ScalarType;
 

@@ -1,8 +1,8 @@
 //! The interpreter's global memory: typed buffers at distinct, far-apart addresses, with bounds checks, so an
 //! out-of-bounds access is reported (with the buffer and offset) instead of silently reading garbage.
 
-use crate::eval::value::{Val, from_bits, to_bits};
-use crate::types::ScalarType;
+use tessel_tile::eval::value::{Val, from_bits, to_bits};
+use tessel_tile::types::ScalarType;
 
 /// Buffer `i` starts at `(i + 1) << ADDRESS_SHIFT`.
 const ADDRESS_SHIFT: u32 = 40;
@@ -145,9 +145,9 @@ impl Memory {
         let elem = self.buffers[id.0 as usize].elem;
         for (i, &v) in values.iter().enumerate() {
             let val = if elem.is_float() {
-                Val::Float(crate::eval::value::round_float(v, elem))
+                Val::Float(tessel_tile::eval::value::round_float(v, elem))
             } else {
-                Val::Int(crate::eval::value::wrap_int(v as i64, elem))
+                Val::Int(tessel_tile::eval::value::wrap_int(v as i64, elem))
             };
             let bits = self.encode(id, elem, val);
             self.set_raw(id, i, bits);
@@ -184,13 +184,13 @@ impl Memory {
     /// Every element exactly, as the interpreter's values.
     pub fn read_vals(&self, id: BufferId) -> Vec<Val> {
         let b = &self.buffers[id.0 as usize];
-        crate::eval::value::decode_vals(&b.bytes, b.elem)
+        tessel_tile::eval::value::decode_vals(&b.bytes, b.elem)
     }
 
     /// Every element as `f64` (integers beyond 2^53 round: see [`Memory::read_vals`] for the exact values).
     pub fn read_f64(&self, id: BufferId) -> Vec<f64> {
         let b = &self.buffers[id.0 as usize];
-        crate::eval::value::decode_le(&b.bytes, b.elem)
+        tessel_tile::eval::value::decode_le(&b.bytes, b.elem)
     }
 
     /// Resolves an address of an element of type `elem` to (buffer, element index), checking bounds and

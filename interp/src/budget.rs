@@ -5,9 +5,9 @@
 use std::sync::atomic::Ordering;
 
 use super::{InterpError, Program, R};
-use crate::ir::{OpId, ValueId};
-use crate::ops::Op;
-use crate::types::Type;
+use tessel_tile::ir::{OpId, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
 
 /// CUDA's limits on a launch's grid: `gridDim.x` < 2^31, `gridDim.y` and `gridDim.z` < 2^16.
 pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];

@@ -1,8 +1,8 @@
 //! `gather`, `histogram`, `inline_asm` and the special-register ops: their typing rules and their semantics in
 //! the interpreter (`inline_asm` is refused there, at the op).
 
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType::{F32, I32};
 use tessel_tile::verify::verify;

@@ -1,7 +1,7 @@
 //! The interpreter runs whole kernels written as textual IR and matches direct Rust computations.
 
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType;
 use tessel_tile::verify::verify;
@@ -13,7 +13,7 @@ fn randoms(seed: u64, n: usize) -> Vec<f64> {
 
 #[test]
 fn vector_add_with_a_ragged_tail() {
-    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/add_kernel.tir")).unwrap();
     verify(&f).unwrap();
     let n = 3000;
     let (x, y) = (randoms(1, n), randoms(2, n));
@@ -33,7 +33,7 @@ fn vector_add_with_a_ragged_tail() {
 
 #[test]
 fn out_of_bounds_accesses_are_reported() {
-    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/add_kernel.tir")).unwrap();
     let mut mem = Memory::new();
     let b = mem.alloc("x", ScalarType::F32, 100);
     // n larger than the buffers: the mask lets element 100 through.
@@ -43,7 +43,7 @@ fn out_of_bounds_accesses_are_reported() {
 
 #[test]
 fn loops_reductions_branches_and_prints() {
-    let f = parse_func(include_str!("ir/row_max_loop.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/row_max_loop.tir")).unwrap();
     verify(&f).unwrap();
     let (rows, stride) = (5usize, 300usize);
     let data = randoms(3, rows * stride);
@@ -79,7 +79,7 @@ fn loops_reductions_branches_and_prints() {
 /// element in its own type, never rounded through f64.
 #[test]
 fn wide_integers_and_nan_payloads_pass_through_exactly() {
-    let f = parse_func(include_str!("ir/exact_bits.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/exact_bits.tir")).unwrap();
     verify(&f).unwrap();
     let le = |v: &[u64], n: usize| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()[..n].to_vec()).collect() };
     let i64s = [i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1, (1 << 53) + 1, -(1 << 53) - 1, 1 << 62, -7];
@@ -132,13 +132,12 @@ fn on_threads(
         let mut mem = Memory::new();
         let args: Vec<Arg> =
             buffers.iter().enumerate().map(|(i, (t, v))| Arg::Buffer(mem.alloc_from(format!("b{i}"), *t, v))).collect();
-        let limits = tessel_tile::interp::Limits { threads, notes: Some(note), ..Default::default() };
+        let limits = tessel_interp::Limits { threads, notes: Some(note), ..Default::default() };
         NOTES.lock().unwrap().clear();
-        logs.push(tessel_tile::interp::run_with_limits(f, &args, grid, &mut mem, limits).unwrap());
+        logs.push(tessel_interp::run_with_limits(f, &args, grid, &mut mem, limits).unwrap());
         notes = NOTES.lock().unwrap().clone();
-        let bytes: Vec<Vec<u8>> = (0..buffers.len())
-            .map(|i| mem.buffer(tessel_tile::interp::memory::BufferId(i as u32)).bytes.clone())
-            .collect();
+        let bytes: Vec<Vec<u8>> =
+            (0..buffers.len()).map(|i| mem.buffer(tessel_interp::memory::BufferId(i as u32)).bytes.clone()).collect();
         outs.push(bytes);
     }
     for (i, &t) in threads.iter().enumerate() {
@@ -160,7 +159,7 @@ fn parallel_programs_give_the_sequential_result() {
     let n = 8000;
     let mut out = vec![f64::NAN; n];
     out.extend([7.0; 200]);
-    let fixed = include_str!("ir/add_kernel.tir")
+    let fixed = include_str!("../../tile/tests/ir/add_kernel.tir")
         .replace(", %n_elements: i32)", ")")
         .replace("%3 = splat %n_elements", "%n_elements = constant {value = 8000} : i32\n  %3 = splat %n_elements");
     let fixed = parse_func(&fixed).unwrap();
@@ -282,7 +281,7 @@ fn atomics_send_programs_back_to_one_at_a_time_when_they_run() {
 /// failing program in grid order, named, at the op.
 #[test]
 fn a_failing_program_is_named_in_parallel_runs_too() {
-    let f = parse_func(include_str!("ir/add_kernel.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/add_kernel.tir")).unwrap();
     let mut errors = Vec::new();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for threads in [1, 4] {
@@ -290,8 +289,8 @@ fn a_failing_program_is_named_in_parallel_runs_too() {
         let b = mem.alloc("x", ScalarType::F32, 3000);
         let args = [Arg::Buffer(b), Arg::Buffer(b), Arg::Buffer(b), Arg::Int(3100)];
         NOTES.lock().unwrap().clear();
-        let limits = tessel_tile::interp::Limits { threads, notes: Some(note), ..Default::default() };
-        errors.push(tessel_tile::interp::run_with_limits(&f, &args, [4, 1, 1], &mut mem, limits).unwrap_err());
+        let limits = tessel_interp::Limits { threads, notes: Some(note), ..Default::default() };
+        errors.push(tessel_interp::run_with_limits(&f, &args, [4, 1, 1], &mut mem, limits).unwrap_err());
         if threads > 1 {
             assert_eq!(*NOTES.lock().unwrap(), ["a program failed: programs ran again one at a time"]);
         }
@@ -311,7 +310,7 @@ fn a_failing_program_is_named_in_parallel_runs_too() {
 /// fma would stop at the tie 1 + 2^-24 and then round to 1).
 #[test]
 fn f32_dot_accumulates_with_one_rounding() {
-    let f = parse_func(include_str!("ir/dot_f32_acc.tir")).unwrap();
+    let f = parse_func(include_str!("../../tile/tests/ir/dot_f32_acc.tir")).unwrap();
     verify(&f).unwrap();
     let (mut a, mut b) = (vec![0.0; 256], vec![0.0; 256]);
     a[0] = 1.0 + 2f64.powi(-12);

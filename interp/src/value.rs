@@ -2,8 +2,8 @@
 //! ([`Val`], in `tile::eval::value` with the number formats) in row-major order; and the scalar arguments a
 //! kernel is called with, checked against their parameter's type.
 
-use crate::eval::value::{Val, fp8_largest, int_limits, int_to_float, round_float};
-use crate::types::{Elem, ScalarType};
+use tessel_tile::eval::value::{Val, fp8_largest, int_limits, int_to_float, round_float};
+use tessel_tile::types::{Elem, ScalarType};
 
 /// A tensor (or scalar, when `shape` is empty).
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn scalar_arguments_are_range_checked_not_wrapped() {
-        use crate::interp::Arg;
+        use crate::Arg;
         assert_eq!(int_arg((1 << 64) - 1, ScalarType::U64), Ok(Arg::Int(-1)));
         assert_eq!(
             int_arg(1 << 64, ScalarType::U64).unwrap_err(),

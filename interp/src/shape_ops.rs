@@ -1,8 +1,8 @@
 //! Ops that only move elements: splat, broadcast, expand_dims, reshape, permute, join, split, cat.
 
-use crate::interp::value::Tensor;
-use crate::ops::Op;
-use crate::types::Type;
+use crate::value::Tensor;
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
 
 /// Evaluates a shape op; `result` is the type of its (first) result.
 pub(super) fn eval(op: &Op, ins: &[&Tensor], result: &Type) -> Result<Vec<Tensor>, String> {

@@ -13,10 +13,10 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use super::compute::dot;
 use super::value::Tensor;
 use super::{Program, Value};
-use crate::eval::value::Val;
-use crate::ir::{Func, OpId, ValueId};
-use crate::ops::Op;
-use crate::types::Elem;
+use tessel_tile::eval::value::Val;
+use tessel_tile::ir::{Func, OpId, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Elem;
 
 /// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
 /// multi-buffered one. A view that is not such a run (`memdesc_permute`, `memdesc_slice`, `memdesc_reinterpret`
@@ -65,7 +65,7 @@ impl View {
 /// `x` of type `from` read as the bits of type `to` (of the same size).
 fn recast(x: Val, from: Elem, to: Elem) -> Val {
     match (from.scalar(), to.scalar()) {
-        (Some(f), Some(t)) => crate::eval::value::from_bits(crate::eval::value::to_bits(x, f), t),
+        (Some(f), Some(t)) => tessel_tile::eval::value::from_bits(tessel_tile::eval::value::to_bits(x, f), t),
         _ => x,
     }
 }
@@ -640,7 +640,7 @@ impl Program<'_> {
     fn tma(&mut self, o: OpId) -> Result<(), String> {
         let data = self.f.op(o);
         let ins = &data.operands;
-        let rank = || crate::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
+        let rank = || tessel_tile::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
         match &data.op {
             Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
                 // Coordinates, then (im2col) one offset per spatial dim.

@@ -2,10 +2,10 @@
 //! (`globaltimer`, `smid`) or order whole grids (`gdc_wait`, `gdc_launch_dependents`). `inline_asm` is PTX,
 //! which the interpreter cannot run (nor can Triton's).
 
-use crate::eval::value::Val;
-use crate::interp::value::Tensor;
-use crate::ops::Op;
-use crate::types::{Elem, ScalarType};
+use crate::value::Tensor;
+use tessel_tile::eval::value::Val;
+use tessel_tile::ops::Op;
+use tessel_tile::types::{Elem, ScalarType};
 
 /// Evaluates one of this module's ops.
 pub(super) fn eval(op: &Op, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {

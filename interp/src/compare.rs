@@ -19,8 +19,8 @@
 
 use std::fmt;
 
-use crate::eval::value::decode_le;
-use crate::types::ScalarType;
+use tessel_tile::eval::value::decode_le;
+use tessel_tile::types::ScalarType;
 
 /// How strict [`Diff::check`] is beyond the tolerance on the relative error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +135,7 @@ impl Diff {
 }
 
 /// Compares two buffers of element type `elem` as stored (little-endian bytes, e.g. the interpreter's
-/// [`Buffer::bytes`](crate::interp::memory::Buffer) and a copy back from a GPU): the values as
+/// [`Buffer::bytes`](crate::memory::Buffer) and a copy back from a GPU): the values as
 /// [`decode_le`] reads them, the bits as stored. Panics when the lengths differ.
 pub fn compare_bytes(elem: ScalarType, expected: &[u8], actual: &[u8]) -> Diff {
     assert_eq!(expected.len(), actual.len(), "compare_bytes: buffers of different sizes");

@@ -1,6 +1,10 @@
-//! The reference interpreter: runs a tile-IR kernel over a grid of programs on the CPU.
+//! tessel-interp owns the reference interpreter: it runs a tile-IR kernel over a grid of programs on the CPU,
+//! with its memory ([`memory`]), runtime tensors and scalar arguments ([`value`]), shared memory, asynchronous
+//! copies and mbarriers, warp-specialized partitions, the bounds of a run, the parallel run, and the comparison of
+//! outputs computed two ways ([`compare`]). What one element of an op computes is the IR's (`tessel_tile::eval`,
+//! which folding shares); the math routines it runs are `tessel_math`'s.
 //!
-//! It defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
+//! The interpreter defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
 //! each op rounds to its result type, integer ops wrap, memory is bounds-checked, `device_assert` and
 //! `assume` are checked, and `device_print` output is collected in Triton's format. Programs run one after the
 //! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
@@ -16,6 +20,7 @@ mod parallel;
 mod partitions;
 mod shape_ops;
 mod shared;
+pub mod testing;
 pub mod value;
 
 use std::fmt;
@@ -24,13 +29,13 @@ use std::sync::atomic::AtomicBool;
 
 pub use budget::{MAX_GRID, check_grid};
 
-use crate::eval::value::{Val, round_float};
-use crate::interp::memory::{BufferId, Memory};
-use crate::interp::parallel::Mem;
-use crate::interp::value::Tensor;
-use crate::ir::{Func, Loc, OpId, RegionId, ValueId};
-use crate::ops::Op;
-use crate::types::{Elem, ScalarType, Type};
+use crate::memory::{BufferId, Memory};
+use crate::parallel::Mem;
+use crate::value::Tensor;
+use tessel_tile::eval::value::{Val, round_float};
+use tessel_tile::ir::{Func, Loc, OpId, RegionId, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::{Elem, ScalarType, Type};
 
 /// A kernel argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,10 +168,10 @@ pub fn run_with_limits(
                 }
                 Val::Ptr(mem.base(*b))
             }
-            (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(crate::eval::value::wrap_int(*x, *s)),
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(tessel_tile::eval::value::wrap_int(*x, *s)),
             (Arg::Float(x), Elem::Scalar(s)) if s.is_float() => Val::Float(round_float(*x, *s)),
             (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => {
-                Val::Float(crate::eval::value::int_to_float(*x as i128, *s))
+                Val::Float(tessel_tile::eval::value::int_to_float(*x as i128, *s))
             }
             _ => return Err(fail(format!("argument {i}: {a:?} does not fit type {elem}"))),
         };
@@ -590,7 +595,7 @@ impl Program<'_> {
 
     /// The elements of a descriptor's block at `offsets` (TMA's semantics: elements outside the tensor read as
     /// the descriptor's padding, zero or NaN).
-    pub(super) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, String> {
+    pub(crate) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, String> {
         let (base, elem, shape, strides, nan_padding, block) = self.desc_parts(desc)?;
         let n: usize = block.iter().map(|&d| d as usize).product();
         let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
@@ -607,7 +612,7 @@ impl Program<'_> {
     }
 
     /// Writes `value` to a descriptor's block at `offsets`; the parts outside the tensor are dropped.
-    pub(super) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), String> {
+    pub(crate) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), String> {
         let (base, elem, shape, strides, _, block) = self.desc_parts(desc)?;
         for (i, &v) in value.data.iter().enumerate() {
             let idx = Tensor::unravel(&block, i);
@@ -620,8 +625,8 @@ impl Program<'_> {
     }
 
     /// An im2col descriptor's `[pixels, channels]` block for a load at `coords` with `offsets`
-    /// ([`crate::tma_im2col::pixels`]); positions outside the tensor read the padding value.
-    pub(super) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, String> {
+    /// ([`tessel_tile::tma_im2col::pixels`]); positions outside the tensor read the padding value.
+    pub(crate) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, String> {
         let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col: Some([lower, upper, es]) }) =
             self.env[desc.index()].clone()
         else {
@@ -629,8 +634,8 @@ impl Program<'_> {
         };
         let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
         let block = block_shape.to_vec();
-        let b = crate::tma_im2col::PixelBox { shape: &shape, lower: &lower, upper: &upper, element_strides: &es };
-        let pixels = crate::tma_im2col::pixels(&b, coords, offsets, block[0])?;
+        let b = tessel_tile::tma_im2col::PixelBox { shape: &shape, lower: &lower, upper: &upper, element_strides: &es };
+        let pixels = tessel_tile::tma_im2col::pixels(&b, coords, offsets, block[0])?;
         let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
         let channels = block[1] as usize;
         for (p, at) in pixels.iter().enumerate() {

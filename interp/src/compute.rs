@@ -3,11 +3,11 @@
 
 use super::value::Tensor;
 use super::{Program, data_ops, memory, shape_ops, tensor_in};
-use crate::eval::arith;
-use crate::eval::value::{Val, convert, from_bits, round_float, round_tf32, to_bits};
-use crate::ir::OpId;
-use crate::ops::{AtomicOp, BinOp, Const, InputPrecision, Op};
-use crate::types::{Elem, ScalarType};
+use tessel_tile::eval::arith;
+use tessel_tile::eval::value::{Val, convert, from_bits, round_float, round_tf32, to_bits};
+use tessel_tile::ir::OpId;
+use tessel_tile::ops::{AtomicOp, BinOp, Const, InputPrecision, Op};
+use tessel_tile::types::{Elem, ScalarType};
 
 impl Program<'_> {
     /// Ops without regions: returns their results.
@@ -23,8 +23,8 @@ impl Program<'_> {
             Op::Constant(c) => {
                 let e = relem(0);
                 let v = match (c, scalar_of(e)?) {
-                    (Const::Int(i), s) if s.is_int() => Val::Int(crate::eval::value::wrap_int(*i, s)),
-                    (Const::Int(i), s) => Val::Float(crate::eval::value::int_to_float(*i as i128, s)),
+                    (Const::Int(i), s) if s.is_int() => Val::Int(tessel_tile::eval::value::wrap_int(*i, s)),
+                    (Const::Int(i), s) => Val::Float(tessel_tile::eval::value::int_to_float(*i as i128, s)),
                     (Const::Float(x), s) if s.is_float() => Val::Float(round_float(*x, s)),
                     (Const::Float(x), s) => convert(Val::Float(*x), Elem::Scalar(ScalarType::F64), Elem::Scalar(s)),
                 };
@@ -229,7 +229,7 @@ impl Program<'_> {
                 for i in 0..ptrs.numel() {
                     let addr = ptrs.data[i].as_i64() as u64;
                     let prev = self.mem.load(addr, pointee)?;
-                    if arith::compare(crate::ops::CmpPred::Eq, pointee, prev, cmp.data[i]).is_true() {
+                    if arith::compare(tessel_tile::ops::CmpPred::Eq, pointee, prev, cmp.data[i]).is_true() {
                         self.mem.store(addr, pointee, vals.data[i])?;
                     }
                     old.push(prev);
@@ -321,7 +321,7 @@ pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecisio
                                 .wrapping_mul(b.data[bt * k * n + kk * n + j].as_i64()),
                         );
                     }
-                    out.data[at] = Val::Int(crate::eval::value::wrap_int(s, acc_t));
+                    out.data[at] = Val::Int(tessel_tile::eval::value::wrap_int(s, acc_t));
                 } else {
                     let mut s = out.data[at].as_f64();
                     for kk in 0..k {

@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::shared::{AsyncWork, State};
 use super::{Exit, InterpError, Mem, Program, R, Value};
-use crate::ir::{OpId, ValueId};
+use tessel_tile::ir::{OpId, ValueId};
 
 /// A partition's place in a `warp_specialize`.
 pub(super) struct Task<'a> {
@@ -132,7 +132,7 @@ impl<'a> Program<'a> {
     }
 
     /// Runs one partition's region to its end; returns what it yields.
-    fn run_partition(&mut self, region: crate::ir::RegionId, args: &[Value]) -> R<Vec<Value>> {
+    fn run_partition(&mut self, region: tessel_tile::ir::RegionId, args: &[Value]) -> R<Vec<Value>> {
         let baton = self.task().baton.clone();
         let p = self.task().index;
         {
@@ -292,8 +292,8 @@ impl Program<'_> {
         if let Some(n) = &f.value(v).name {
             return n.clone();
         }
-        if let crate::ir::ValueDef::Result(o, 0) = f.value(v).def
-            && f.op(o).op == crate::ops::Op::MemDescIndex
+        if let tessel_tile::ir::ValueDef::Result(o, 0) = f.value(v).def
+            && f.op(o).op == tessel_tile::ops::Op::MemDescIndex
             && let Some(Value::T(i)) = &self.env[f.op(o).operands[1].index()]
         {
             return format!("{}[{}]", self.barrier_name(f.op(o).operands[0]), i.data[0].as_i64());

@@ -2,8 +2,8 @@
 //! `async_wait` that retires it, buffers of a multi-buffered allocation are independent, and an asynchronous
 //! `warpgroup_dot`'s result and operand buffers are off limits until a `warpgroup_dot_wait`.
 
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType::F32;
 use tessel_tile::verify::verify;

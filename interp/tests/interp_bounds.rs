@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, Limits, run, run_with_limits};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, Limits, run, run_with_limits};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType;
 use tessel_tile::verify::verify;

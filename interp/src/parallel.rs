@@ -17,9 +17,9 @@ use rayon::prelude::*;
 
 use super::memory::{BufferId, Memory};
 use super::{InterpError, Limits, Program, Value, budget};
-use crate::eval::value::Val;
-use crate::ir::{Func, Loc};
-use crate::types::ScalarType;
+use tessel_tile::eval::value::Val;
+use tessel_tile::ir::{Func, Loc};
+use tessel_tile::types::ScalarType;
 
 /// Global memory as one program sees it.
 pub(super) enum Mem<'a> {
