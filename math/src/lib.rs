@@ -1,7 +1,15 @@
-//! Math routines written once over [`FloatOps`], a sequence of typed float/int/predicate operations at one
-//! precision: codegen implements it by emitting PTX (`codegen/src/lower/fpops.rs`), [`model`] by computing
-//! the same operations on the CPU with the same roundings, so a routine's PTX and its CPU evaluation (the
+//! tessel-math owns the math the compiler and the interpreter share, knowing nothing of the IR: routines written
+//! once over [`FloatOps`], a sequence of typed float/int/predicate operations at one precision, grouped by the
+//! function they compute ([`exp_log`], [`trig`], [`hyperbolic`], [`erf`], [`roots`], [`gamma`], [`bessel`]); the
+//! CPU model of those operations ([`model`]); the GPU's arithmetic modelled exactly where an op's semantics
+//! needs it ([`rounding`]: rounding directions, [`approx`]: the approximate units); the host references the
+//! tests measure against ([`host`]); and the one test random-number generator ([`testing`]).
+//!
+//! Codegen implements [`FloatOps`] by emitting PTX (`codegen/src/lower/fpops.rs`), [`model`] by computing the
+//! same operations on the CPU with the same roundings, so a routine's PTX and its CPU evaluation (the
 //! interpreter's semantics for the op, and the tests' model) are the same sequence, instruction for instruction.
+//! Most routines are libdevice's own sequences as Triton 3.6 runs them, op for op (each module says which);
+//! `tessel_tile::eval::routines` says which computes which op.
 //!
 //! A routine whose trip count depends on its operands (`bessel_n`'s recurrences) is written in parts, a set-up,
 //! one step and a finish: the model loops over the step, codegen emits the loop (a warp loops while any lane
@@ -15,37 +23,22 @@
 //! The tests' reference tables of the special functions (erfc..., the Bessel and gamma functions) are mpmath's
 //! values at 200 bits, rounded once to f64; `mpmath_refs.py` recomputes any row.
 
-pub mod acosh64;
 pub mod approx;
-pub mod bessel_i32;
-pub mod bessel_i64;
-pub mod bessel_j32;
-pub mod bessel_j64;
-pub mod bessel_n;
-pub mod erf64;
-pub mod erfc64;
-pub mod erfcinv64;
-pub mod erfinv64;
-pub mod explog32;
-pub mod gamma32;
-pub mod gamma64;
+pub mod bessel;
+pub mod erf;
+pub mod exp_log;
+pub mod gamma;
 pub mod host;
-pub mod inverf32;
-pub mod libdevice32;
-pub mod logb64;
+pub mod hyperbolic;
 pub mod model;
-pub mod norm;
-pub mod pow32;
-pub mod pow64;
 pub mod roots;
 pub mod rounding;
-pub mod sinpi64;
-pub mod special32;
+mod steps32;
+mod steps64;
 pub mod testing;
 #[cfg(test)]
 mod testutil;
-pub mod trig32;
-pub mod trig64;
+pub mod trig;
 
 use rounding::{Arith, Dir};
 

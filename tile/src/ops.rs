@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use tessel_math::bessel_n;
+use tessel_math::bessel::bessel_n;
 use tessel_math::rounding::{Arith, Dir};
 
 /// A compile-time attribute value.

@@ -3,7 +3,7 @@
 //! attributes.
 
 use crate::ops::*;
-use tessel_math::bessel_n;
+use tessel_math::bessel::bessel_n;
 use tessel_math::rounding::Dir;
 
 type Attrs = Vec<(&'static str, Attr)>;

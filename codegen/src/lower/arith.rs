@@ -481,7 +481,7 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
     })
 }
 
-/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_math::norm`, which the interpreter runs too).
+/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_math::roots::norm`, which the interpreter runs too).
 pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     if !matches!(s, F32 | F64) {
@@ -492,9 +492,9 @@ pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), Comp
         let wide = s == F64;
         let mut e = Emit { l, wide };
         Ok(if wide {
-            tessel_math::norm::norm_f64(&mut e, a, recip)
+            tessel_math::roots::norm::norm_f64(&mut e, a, recip)
         } else {
-            tessel_math::norm::norm_f32(&mut e, a, recip)
+            tessel_math::roots::norm::norm_f32(&mut e, a, recip)
         })
     })
 }

@@ -211,8 +211,8 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
 
 /// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`libm::bessel_n`), the loop the
 /// PTX runs.
-pub fn bessel_n(kind: tessel_math::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
-    use tessel_math::bessel_n::{Kind, model32, model64};
+pub fn bessel_n(kind: tessel_math::bessel::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
+    use tessel_math::bessel::bessel_n::{Kind, model32, model64};
     // The order is an i32 value.
     let n = n as i32;
     match t {
@@ -224,7 +224,7 @@ pub fn bessel_n(kind: tessel_math::bessel_n::Kind, t: ScalarType, n: i64, x: f64
 
 /// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`libm::norm`).
 pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
-    use tessel_math::{model, norm};
+    use tessel_math::{model, roots::norm};
     match t {
         ScalarType::F32 => {
             let xs: Vec<f32> = xs.iter().map(|&x| x as f32).collect();

@@ -371,8 +371,8 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
         }
         if let Some(kind) = match name {
-            "jn" => Some(tessel_math::bessel_n::Kind::J),
-            "yn" => Some(tessel_math::bessel_n::Kind::Y),
+            "jn" => Some(tessel_math::bessel::bessel_n::Kind::J),
+            "yn" => Some(tessel_math::bessel::bessel_n::Kind::Y),
             _ => None,
         } {
             return Ok(Some(Value::Tensor(self.libdevice_bessel_n(kind, fname, args)?)));
