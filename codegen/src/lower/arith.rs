@@ -33,7 +33,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::math::{exp_f64, exp2_f64, log_f64, log2_f64};
-use super::trig64::sin_cos_f64;
+use tessel_math::trig::sincos64::sin_cos_f64;
 use super::{Lower, class_of};
 use super::{cfmod, fmod, libdevice};
 use crate::CompileError;

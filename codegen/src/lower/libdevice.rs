@@ -23,7 +23,7 @@
 use super::Lower;
 use super::fpops::{Emit, FloatOps};
 use super::math::{LN2_HI, LN2_LO, LOG2E, exp_f64, exp2_f64, log_f64, log2_f64};
-use super::trig64::sin_cos_f64;
+use tessel_math::trig::sincos64::sin_cos_f64;
 use crate::ptx::{Reg, RegClass, f32_imm};
 use tessel_tile::ops::UnOp;
 use tessel_tile::types::ScalarType;

@@ -36,7 +36,6 @@ mod shared;
 mod shuffle;
 mod tma;
 mod tma_issue;
-mod trig64;
 mod wgmma;
 mod wgmma_desc;
 

@@ -5,6 +5,7 @@
 //! that is not exact, so the interpreter (which runs this too) gives the GPU's bits.
 
 use crate::FloatOps;
+use crate::steps64::horner;
 
 /// P, highest degree first.
 const P: [u64; 24] = [
@@ -47,15 +48,6 @@ const E: [u64; 10] = [
     0x3fc5_5555_5555_5540,
     0x3fe0_0000_0000_0005,
 ];
-
-fn horner<T: FloatOps>(o: &mut T, x: T::F, c: &[u64]) -> T::F {
-    let mut acc = o.fbits(c[0]);
-    for &ci in &c[1..] {
-        let k = o.fbits(ci);
-        acc = o.fma(acc, x, k);
-    }
-    acc
-}
 
 /// `erf(x)` of an f64.
 pub fn erf<T: FloatOps>(o: &mut T, x: T::F) -> T::F {

@@ -1,11 +1,11 @@
 //! libdevice's f64 `__nv_log` as its f64 sequences inline it (`erfcinv`'s far tail, the Bessel and gamma
-//! functions; `acosh` evaluates its series with its own reduction).
+//! functions; `acosh` runs its core, [`log_series`], after its own reduction).
 
 use crate::FloatOps;
 use crate::steps64::{horner, recip};
 
 /// ln(1 + 2f)-style series of `__nv_log` in (2f)², highest degree first; `acosh`'s logarithm evaluates it too.
-pub(crate) const LOG_SERIES: [u64; 8] = [
+const LOG_SERIES: [u64; 8] = [
     0x3eb1_380b_3ae8_0f1e,
     0x3ed0_ee25_8b7a_8b04,
     0x3ef3_b266_9f02_676f,
@@ -58,17 +58,7 @@ pub(crate) fn log_full<T: FloatOps>(o: &mut T, m: T::F) -> T::F {
     let a = o.add(f, m1);
     let b = o.add(f, p1);
     let r = recip(o, b);
-    let u = o.mul(a, r);
-    let u = o.fma(a, r, u);
-    let u2 = o.mul(u, u);
-    let q = horner(o, u2, &LOG_SERIES);
-    let d = o.sub(a, u);
-    let d = o.add(d, d);
-    let nu = o.neg(u);
-    let d = o.fma(nu, a, d);
-    let d = o.mul(r, d);
-    let q = o.mul(u2, q);
-    let lo = o.fma(q, u, d);
+    let (u, lo) = log_series(o, a, r);
     let ef = o.i2f(e);
     let (l2h, l2l) = (o.fbits(0x3fe6_2e42_fefa_39ef), o.fbits(0x3c7a_bc9e_3b39_803f));
     let hi = o.fma(ef, l2h, u);
@@ -86,4 +76,22 @@ pub(crate) fn log_full<T: FloatOps>(o: &mut T, m: T::F) -> T::F {
     let ninf = o.fbits(0xfff0_0000_0000_0000);
     let sp = o.sel(zero_m, ninf, sp);
     o.sel(special, sp, l)
+}
+
+/// The core of `__nv_log` once its argument is reduced to m = 1 + f in [0.707, 1.414), with r the refined
+/// reciprocal of m + 1: ln m = u + lo, u = 2f·r with its rounding error carried into lo, and the series in u²
+/// (`acosh`'s logarithm, with its own reduction, shares it).
+pub(crate) fn log_series<T: FloatOps>(o: &mut T, f: T::F, r: T::F) -> (T::F, T::F) {
+    let u = o.mul(f, r);
+    let u = o.fma(f, r, u);
+    let u2 = o.mul(u, u);
+    let q = horner(o, u2, &LOG_SERIES);
+    let d = o.sub(f, u);
+    let d = o.add(d, d);
+    let nu = o.neg(u);
+    let d = o.fma(nu, f, d);
+    let d = o.mul(r, d);
+    let q = o.mul(u2, q);
+    let lo = o.fma(q, u, d);
+    (u, lo)
 }

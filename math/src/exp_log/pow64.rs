@@ -7,19 +7,10 @@
 //! not, which the Newton steps absorb in all but rare last bits.
 
 use crate::FloatOps;
+use crate::steps64::horner;
 
 fn c<T: FloatOps>(o: &mut T, bits: u64) -> T::F {
     o.fbits(bits)
-}
-
-/// Horner's rule with `fma.rn`, coefficients from the highest degree down.
-fn horner<T: FloatOps>(o: &mut T, x: T::F, cs: &[u64]) -> T::F {
-    let mut acc = c(o, cs[0]);
-    for &ci in &cs[1..] {
-        let ci = c(o, ci);
-        acc = o.fma(acc, x, ci);
-    }
-    acc
 }
 
 /// Fast2Sum of a + b (|a| ≥ |b|): the rounded sum and its error.

@@ -6,18 +6,11 @@
 //! refinement absorbs in all but rare last bits.
 
 use crate::FloatOps;
+use crate::exp_log::log64::log_series;
+use crate::steps64::horner;
 
 fn c<T: FloatOps>(o: &mut T, bits: u64) -> T::F {
     o.fbits(bits)
-}
-
-fn horner<T: FloatOps>(o: &mut T, x: T::F, cs: &[u64]) -> T::F {
-    let mut acc = c(o, cs[0]);
-    for &ci in &cs[1..] {
-        let ci = c(o, ci);
-        acc = o.fma(acc, x, ci);
-    }
-    acc
 }
 
 const LN2_HI: u64 = 0x3fe6_2e42_fefa_39ef;
@@ -78,17 +71,7 @@ fn ln<T: FloatOps>(o: &mut T, v: T::F) -> T::F {
     let hh = o.fma(ng, r, one);
     let hh = o.fma(hh, hh, hh);
     let r = o.fma(hh, r, r);
-    let t = o.mul(f, r);
-    let u = o.fma(f, r, t);
-    let u2 = o.mul(u, u);
-    let p = horner(o, u2, &crate::exp_log::log64::LOG_SERIES);
-    let d = o.sub(f, u);
-    let d = o.add(d, d);
-    let nu = o.neg(u);
-    let d = o.fma(nu, f, d);
-    let ue = o.mul(r, d);
-    let q = o.mul(u2, p);
-    let s = o.fma(q, u, ue);
+    let (u, s) = log_series(o, f, r);
     let ef = o.i2f(e);
     let l2h = c(o, LN2_HI);
     let a1 = o.fma(ef, l2h, u);

@@ -10,26 +10,8 @@ use crate::FloatOps;
 
 /// 2/π · 2^1152 rounded down, the low word first (libdevice's `__cudart_i2opi_d`; word 17 is the most
 /// significant).
-const TWO_OVER_PI: [u64; 18] = [
-    0x6bfb_5fb1_1f8d_5d08,
-    0x3d07_39f7_8a52_92ea,
-    0x7527_bac7_ebe5_f17b,
-    0x4f46_3f66_9e5f_ea2d,
-    0x6d36_7ecf_27cb_09b7,
-    0xef2f_118b_5a0a_6d1f,
-    0x1ff8_97ff_de05_980f,
-    0x9c84_5f8b_bdf9_283b,
-    0x3991_d639_8353_39f4,
-    0xe99c_7026_b45f_7e41,
-    0xe882_35f5_2ebb_4484,
-    0xfe1d_eb1c_b129_a73e,
-    0x0649_2eea_09d1_921c,
-    0xb724_6e3a_424d_d2e0,
-    0xfe51_63ab_debb_c561,
-    0xdb62_9599_3c43_9041,
-    0xfc27_57d1_f534_ddc0,
-    0xa2f9_836e_4e44_1529,
-];
+const TWO_OVER_PI: [u64; 18] = super::low_word_first();
+
 /// π/2 · 2^63, rounded up: the fixed-point multiplier of the fraction.
 const PIO2_2P63: u64 = 0xc90f_daa2_2168_c235;
 /// 2/π, and π/2 in three parts (Cody–Waite).

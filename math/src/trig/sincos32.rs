@@ -6,15 +6,12 @@
 //! correctly rounded f32/f64 arithmetic, so the CPU model gives the GPU's bits.
 
 use crate::FloatOps;
+use crate::steps32::k;
 
 /// 2/π from bit 191 down, the low word first (libdevice's `__cudart_i2opi_f`).
-const TWO_OVER_PI: [u64; 6] = [0x3c43_9041, 0xdb62_9599, 0xf534_ddc0, 0xfc27_57d1, 0x4e44_1529, 0xa2f9_836e];
+const TWO_OVER_PI: [u64; 6] = super::low_half_first();
 /// π/2 · 2^-62, the scale of the 64-bit fraction.
 const PIO2_2M62: u64 = 0x3bf9_21fb_5444_2d19;
-
-fn k<T: FloatOps>(o: &mut T, bits: u32) -> T::F {
-    o.fbits(bits as u64)
-}
 
 /// The high word of `(b:a) << s` for s in [0, 31] (`shf.l.wrap`).
 fn funnel<T: FloatOps>(o: &mut T, a: T::I, b: T::I, s: T::I) -> T::I {

@@ -1,6 +1,7 @@
-//! Accurate f64 `sin` and `cos` (Triton calls libdevice's `__nv_sin`/`__nv_cos`, which CUDA documents within
-//! 2 ulp over the whole range). Written over [`FloatOps`], so the CPU model in the tests runs the emitted
-//! instruction sequence.
+//! tessel's own accurate f64 `sin` and `cos`, which codegen emits for `tl.sin`/`tl.cos` on f64 (Triton calls
+//! libdevice's `__nv_sin`/`__nv_cos`, which CUDA documents within 2 ulp over the whole range; the interpreter
+//! computes the host's). Not libdevice's sequence: its reduction keeps a double-double where libdevice's
+//! ([`super::reduce64`]) rounds to one double; both read the one table of 2/π ([`super::TWO_OVER_PI`]).
 //!
 //! - Range reduction (Payne–Hanek in 64-bit integers), for |x| ≥ π/4: |x| = M·2^E with a 53-bit integer M.
 //!   Then |x|·2/π mod 4 = M·W·2^−190 mod 4, where W is the 192-bit window of the bits of 2/π starting at bit
@@ -20,32 +21,11 @@
 //! Accuracy: within 1 ulp of the correctly rounded value (the tests measure the worst case against the host's
 //! `sin`/`cos` on ≥ 200k points from 1e-300 to 1e308 and on the hardest reduction cases).
 
-use super::fpops::FloatOps;
+use crate::FloatOps;
 
-/// The bits of 2/π after the binary point, t_1 ... t_1216, preceded by a zero word (so that windows starting
-/// before t_1 read zeros): padded bit j is t_(j−63).
-const TWO_OVER_PI: [u64; 20] = [
-    0,
-    0xa2f9_836e_4e44_1529,
-    0xfc27_57d1_f534_ddc0,
-    0xdb62_9599_3c43_9041,
-    0xfe51_63ab_debb_c561,
-    0xb724_6e3a_424d_d2e0,
-    0x0649_2eea_09d1_921c,
-    0xfe1d_eb1c_b129_a73e,
-    0xe882_35f5_2ebb_4484,
-    0xe99c_7026_b45f_7e41,
-    0x3991_d639_8353_39f4,
-    0x9c84_5f8b_bdf9_283b,
-    0x1ff8_97ff_de05_980f,
-    0xef2f_118b_5a0a_6d1f,
-    0x6d36_7ecf_27cb_09b7,
-    0x4f46_3f66_9e5f_ea2d,
-    0x7527_bac7_ebe5_f17b,
-    0x3d07_39f7_8a52_92ea,
-    0x6bfb_5fb1_1f8d_5d08,
-    0x5603_3046_fc7b_6bab,
-];
+/// The table of 2/π preceded by a zero word (so that windows starting before t_1 read zeros): padded bit j is
+/// t_(j−63).
+const TWO_OVER_PI: [u64; 20] = super::zero_padded();
 /// π/2 = PIO2_HI + PIO2_LO (to ~2^−107).
 const PIO2_HI: u64 = 0x3ff9_21fb_5444_2d18;
 const PIO2_LO: u64 = 0x3c91_a626_3314_5c07;
@@ -207,7 +187,7 @@ fn kernels<T: FloatOps>(o: &mut T, r: T::F, rr: T::F) -> (T::F, T::F) {
 }
 
 /// f64 sin x (`cos = false`) or cos x.
-pub(crate) fn sin_cos_f64<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
+pub fn sin_cos_f64<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
     let ax = o.abs(x);
     let (n, r, rr) = reduce(o, ax);
     let (s, c) = kernels(o, r, rr);
@@ -216,7 +196,7 @@ pub(crate) fn sin_cos_f64<T: FloatOps>(o: &mut T, x: T::F, cos: bool) -> T::F {
 
 /// sin x (or cos x) from the quadrant n of |x| and sin r, cos r of its reduced argument: picks and signs by
 /// the quadrant, gives sin the sign of x (−0 stays −0), and NaN for ±inf and NaN.
-pub(crate) fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F, cos: bool) -> T::F {
+fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F, cos: bool) -> T::F {
     let ax = o.abs(x);
     // cos x = sin(x + π/2): one quadrant on.
     let n = if cos {
@@ -262,7 +242,7 @@ pub(crate) fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::fpops::model::M64;
+    use crate::model::M64;
 
     fn ulps(got: f64, want: f64) -> f64 {
         if got == want || (got.is_nan() && want.is_nan()) {
@@ -276,7 +256,7 @@ mod tests {
     /// arguments and multiples of π/2.
     #[test]
     fn sin_and_cos_are_within_1_ulp() {
-        let mut rng = tessel_math::testing::Rng::new(11);
+        let mut rng = crate::testing::Rng::new(11);
         let mut xs: Vec<f64> = (0..200_000)
             .map(|_| {
                 let e = rng.uniform() * 1000.0;
