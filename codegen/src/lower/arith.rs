@@ -32,11 +32,11 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{exp_f64, exp2_f64, log_f64, log2_f64};
-use tessel_math::trig::sincos64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{cfmod, fmod, libdevice};
+use super::{cfmod, libdevice};
 use crate::CompileError;
+use tessel_math::exp_log::own64::{exp_f64, exp2_f64, log_f64, log2_f64};
+use tessel_math::trig::sincos64::sin_cos_f64;
 use tessel_tile::Target;
 
 use crate::ptx::{Reg, RegClass, f32_imm, f64_imm, hex, instr, not, vector};
@@ -272,7 +272,7 @@ pub(crate) fn binary_scalar(
     if s.is_float() && op == BinOp::Rem {
         // Triton's `frem` expansion (see fmod.rs): in f64 for f64, in f32 for every narrower float.
         let (x, y) = (l.widen(a, s), l.widen(b, s));
-        let r = fmod::frem(&mut Emit { l, wide: s == F64 }, x, y);
+        let r = tessel_math::remainder::frem(&mut Emit { l, wide: s == F64 }, x, y);
         return Ok(l.narrow(r, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));

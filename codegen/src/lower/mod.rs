@@ -19,12 +19,12 @@ mod data;
 mod debug;
 mod device;
 mod dot;
+#[cfg(test)]
 mod fmod;
 mod fpops;
 mod inline_asm;
 mod libdevice;
 mod local;
-mod math;
 mod memory;
 mod mma;
 mod occupancy;

@@ -6,5 +6,6 @@ pub mod explog32;
 pub mod log32;
 pub mod log64;
 pub mod logb;
+pub mod own64;
 pub mod pow32;
 pub mod pow64;

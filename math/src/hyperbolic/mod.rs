@@ -2,4 +2,5 @@
 
 pub mod acosh32;
 pub mod acosh64;
+pub mod own64;
 pub mod tanh32;

@@ -4,8 +4,9 @@
 //! f64), which the CPU model rounds correctly, so the f32 forms can differ from the GPU in the last bit.
 
 use crate::FloatOps;
+use crate::exp_log::own64::{exp2_f64, log2_f64};
 use crate::steps32::k;
-use crate::steps64::hi_abs;
+use crate::steps64::{copysign, hi_abs, is_finite};
 
 /// `__nv_cbrtf`: r = 2^(log2|x| / 3), one Newton-like correction r − (r − |x|/r²)/3 computed as
 /// fma(fma(1/r², −|x|, r), −1/3, r), the sign put back; 0, ±inf (where x + x = x) give x + x.
@@ -125,6 +126,26 @@ pub fn rcbrt<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let vb = o.f_to_bits(v);
     let vb = o.ior(vb, sb);
     o.bits_to_f(vb)
+}
+
+pub fn cbrt<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let a = o.abs(x);
+    let l = log2_f64(o, a);
+    let third = o.fc(1.0 / 3.0);
+    let l = o.mul(l, third);
+    let y = exp2_f64(o, l);
+    // One Newton step: y + (a/y² − y)/3.
+    let y2 = o.mul(y, y);
+    let d = o.div(a, y2);
+    let d = o.sub(d, y);
+    let y = o.fma(d, third, y);
+    let zero = o.fc(0.0);
+    let z = o.eq(a, zero);
+    let fin = is_finite(o, a);
+    let special = o.not(fin);
+    let special = o.or(special, z);
+    let y = o.sel(special, a, y);
+    copysign(o, y, x)
 }
 
 #[cfg(test)]

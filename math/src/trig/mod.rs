@@ -3,6 +3,7 @@
 //! f64 Bessel functions inline; tessel's own f64 `sin`/`cos` ([`sincos64`]). One table of 2/π serves the three
 //! Payne–Hanek reductions.
 
+pub mod atan64;
 pub mod reduce64;
 pub mod sincos32;
 pub mod sincos64;

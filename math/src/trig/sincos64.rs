@@ -239,6 +239,12 @@ fn finish<T: FloatOps>(o: &mut T, x: T::F, n: T::I, s: T::F, c: T::F, cos: bool)
     o.sel(bad, nan, v)
 }
 
+pub fn tan<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let s = sin_cos_f64(o, x, false);
+    let c = sin_cos_f64(o, x, true);
+    o.div(s, c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

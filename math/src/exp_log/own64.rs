@@ -1,16 +1,16 @@
-//! Math routines PTX has no instruction for, written once over [`FloatOps`] so that the emitted sequence is
-//! the one the unit tests below run on the CPU: f64 `exp`, `exp2`, `log`, `log2`; f32 `erf`; and the
-//! software fp8 conversions used on sm_80 (which has no fp8 `cvt`).
+//! tessel's own f64 `exp`, `exp2`, `log`, `log2`, `expm1`, `log1p`, `log10`, `exp10`, which codegen emits for those
+//! ops on f64 (and, widened, on f32 for the libdevice functions without a sequence of libdevice's own here;
+//! Triton reaches libdevice's `__nv_exp`, `__nv_log`..., which we do not link; the interpreter computes the host's).
+//! Accuracy, measured by the tests here and in `codegen/src/lower/libdevice/tests.rs`: `exp`, `exp2`, `log`,
+//! `log2` within 2 ulp; `expm1` 2 ulp, `log1p`, `log10`, `exp10` 1 ulp.
 //!
-//! Accuracy (measured by the tests against Rust's libm and the interpreter's `erf`): `exp`, `exp2`, `log`,
-//! `log2` within 2 ulp; f32 `erf` within 1 ulp. The fp8 conversions are exact: round to nearest even, saturating to the largest
-//! finite value like `cvt.rn.satfinite` (so infinities become ±max, as in the interpreter).
-//!
-//! Triton reaches the same functions through libdevice (`__nv_exp`, `__nv_log`, `__nv_erff`), which we do not
-//! link; these are our own implementations of the same accuracy class (`pow` is libdevice's own sequence, in
-//! `tessel_tile::libm`).
+//! Methods: `exp`/`exp2` by reduction to 2^n·2^f and a Taylor polynomial; `log`/`log2` from m ∈ [√2/2, √2] and
+//! ln m = 2 atanh s; `expm1` by Cody–Waite reduction and the Taylor polynomial of e^r − 1 (no cancellation), put
+//! back as 2·(2^(n−1)·p + (2^(n−1) − ½)); `log1p` as ln(1 + x) plus the correction (x − ((1 + x) − 1))/(1 + x);
+//! `exp10` with the product x·ln10 split exactly (an fma) into a value and its error.
 
-use super::fpops::FloatOps;
+use crate::FloatOps;
+use crate::steps64::{SIGN, is_finite, pair, poly};
 
 /// `c[0] + x·(c[1] + x·(c[2] + ...))` with one fma per step.
 fn horner<T: FloatOps>(o: &mut T, x: T::F, c: &[T::F]) -> T::F {
@@ -31,11 +31,16 @@ fn bit_consts<T: FloatOps>(o: &mut T, bits: &[u64]) -> Vec<T::F> {
 
 /// ln 2 split so that `n·LN2_HI` is exact for |n| < 2^21 (fdlibm's split).
 pub(crate) const LN2_HI: u64 = 0x3fe6_2e42_fee0_0000;
+
 pub(crate) const LN2_LO: u64 = 0x3dea_39ef_3579_3c76;
+
 pub(crate) const LOG2E: u64 = 0x3ff7_1547_652b_82fe;
+
 /// The mantissa field of √2: mantissas above it are halved, so `log` reduces to m ∈ [√2/2, √2].
 const SQRT2_MANT: u64 = 0x0006_a09e_667f_3bcd;
+
 const MANT_MASK: u64 = (1 << 52) - 1;
+
 /// ln(2)^k / k!, k = 0..13: 2^f on |f| ≤ 1/2 to 4e-18 relative.
 const EXP2_C: [u64; 14] = [
     0x3ff0000000000000,
@@ -82,7 +87,7 @@ fn ldexp64<T: FloatOps>(o: &mut T, x: T::F, n: T::I) -> T::F {
 }
 
 /// e^x: n = round(x·log2 e), r = x − n·ln2 (Cody–Waite, two fmas), e^r by its Taylor polynomial, times 2^n.
-pub(crate) fn exp_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+pub fn exp_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let (lo, hi) = (o.fc(-746.0), o.fc(710.0));
     let p = o.lt(x, lo);
     let x = o.sel(p, lo, x);
@@ -101,7 +106,7 @@ pub(crate) fn exp_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
 }
 
 /// 2^t: n = round(t), 2^(t−n) by its Taylor polynomial (t − n is exact), times 2^n.
-pub(crate) fn exp2_f64<T: FloatOps>(o: &mut T, t: T::F) -> T::F {
+pub fn exp2_f64<T: FloatOps>(o: &mut T, t: T::F) -> T::F {
     let (lo, hi) = (o.fc(-1076.0), o.fc(1025.0));
     let p = o.lt(t, lo);
     let t = o.sel(p, lo, t);
@@ -170,7 +175,7 @@ fn log_specials<T: FloatOps>(o: &mut T, x: T::F, r: T::F) -> T::F {
 }
 
 /// ln x = e·ln2_hi + (e·ln2_lo + ln m).
-pub(crate) fn log_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+pub fn log_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let (e, lnm) = log_parts(o, x);
     let (hi, lo) = (o.fbits(LN2_HI), o.fbits(LN2_LO));
     let h = o.mul(e, hi);
@@ -180,104 +185,115 @@ pub(crate) fn log_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
 }
 
 /// log2 x = e + ln m·log2 e (one rounding: exact for powers of two).
-pub(crate) fn log2_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+pub fn log2_f64<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
     let (e, lnm) = log_parts(o, x);
     let log2e = o.fbits(LOG2E);
     let r = o.fma(lnm, log2e, e);
     log_specials(o, x, r)
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// f32
+const LN10: (u64, u64) = (0x4002_6bb1_bbb5_5516, 0xbcaf_48ad_494e_a3e9);
 
-/// An fp8 format: mantissa bits, exponent bias, largest finite code, and whether it has infinities.
-#[derive(Clone, Copy)]
-pub(crate) struct Fp8 {
-    pub mant: u32,
-    pub bias: u32,
-    pub max_code: u32,
-    pub has_inf: bool,
+const INV_LN10: (u64, u64) = (0x3fdb_cb7b_1526_e50e, 0x3c69_5355_baaa_fad3);
+
+/// ln(f64::MAX): above it e^x overflows.
+pub(crate) const LN_MAX: f64 = 709.782_712_893_384;
+
+/// e^x − 1.
+pub fn expm1<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let (lo, hi) = (o.fc(-40.0), o.fc(LN_MAX));
+    let p = o.lt(x, lo);
+    let xc = o.sel(p, lo, x);
+    let p = o.lt(hi, xc);
+    let xc = o.sel(p, hi, xc);
+    let log2e = o.fbits(LOG2E);
+    let t = o.mul(xc, log2e);
+    let n = o.rni(t);
+    let (nhi, nlo) = (o.fbits(LN2_HI ^ SIGN), o.fbits(LN2_LO ^ SIGN));
+    let r = o.fma(n, nhi, xc);
+    let r = o.fma(n, nlo, r);
+    // e^r − 1 = r + r²·(1/2! + r/3! + ... + r^14/16!).
+    let mut c = vec![0.0; 15];
+    let mut fact = 1.0f64;
+    for (k, ck) in c.iter_mut().enumerate() {
+        fact *= (k + 2) as f64;
+        *ck = 1.0 / fact;
+    }
+    let q = poly(o, r, &c);
+    let r2 = o.mul(r, r);
+    let pm = o.fma(r2, q, r);
+    // 2^n·(pm + 1) − 1 = 2·(s·pm + (s − 1/2)) with s = 2^(n−1) (a normal power: n − 1 ∈ [−59, 1023]).
+    let ni = o.f2i(n);
+    let bias = o.ic(1022);
+    let e = o.iadd(ni, bias);
+    let e = o.shl(e, 52);
+    let s = o.bits_to_f(e);
+    let half = o.fc(0.5);
+    let u = o.sub(s, half);
+    let v = o.fma(s, pm, u);
+    let two = o.fc(2.0);
+    let v = o.mul(v, two);
+    let (m1, inf) = (o.fc(-1.0), o.fc(f64::INFINITY));
+    let p = o.lt(x, lo);
+    let v = o.sel(p, m1, v);
+    let p = o.lt(hi, x);
+    let v = o.sel(p, inf, v);
+    // NaN, and ±0 (whose sign the reduction loses), are their own result.
+    let nan = o.is_nan(x);
+    let zero = o.fc(0.0);
+    let z = o.eq(x, zero);
+    let keep = o.or(nan, z);
+    o.sel(keep, x, v)
 }
 
-pub(crate) const E4M3: Fp8 = Fp8 { mant: 3, bias: 7, max_code: 0x7e, has_inf: false };
-pub(crate) const E5M2: Fp8 = Fp8 { mant: 2, bias: 15, max_code: 0x7b, has_inf: true };
-
-/// The fp8 code (low byte; NaN as 0x7f with the sign) of an f32, rounded to nearest even and saturated to
-/// ±max (also for ±inf, as `cvt.rn.satfinite`). Normal results round the f32 bits at the fp8 mantissa width
-/// and rebias; results below the smallest normal are `round(|x|·2^(bias−1+mant))`, which is the subnormal code
-/// (and reaches the smallest normal's code exactly when it rounds up).
-pub(crate) fn f32_to_fp8<T: FloatOps>(o: &mut T, x: T::F, f: Fp8) -> T::I {
-    let shift = 23 - f.mant;
-    let u = o.f_to_bits(x);
-    let mask = o.ic(0x7fff_ffff);
-    let a = o.iand(u, mask);
-    let s = o.shr(u, 24);
-    let m80 = o.ic(0x80);
-    let sign = o.iand(s, m80);
-    let lsb = o.shr(a, shift);
-    let one = o.ic(1);
-    let lsb = o.iand(lsb, one);
-    let half = o.ic((1 << (shift - 1)) - 1);
-    let bump = o.iadd(lsb, half);
-    let rounded = o.iadd(a, bump);
-    let code = o.shr(rounded, shift);
-    let rebias = o.ic(((127 - f.bias) << f.mant) as u64);
-    let normal = o.isub(code, rebias);
-    let ax = o.abs(x);
-    let k = o.fbits(((127 + f.bias - 1 + f.mant) << 23) as u64);
-    let scaled = o.mul(ax, k);
-    let r = o.rni(scaled);
-    let sub = o.f2i(r);
-    let min_normal = o.ic(((128 - f.bias) << 23) as u64);
-    let is_sub = o.ult(a, min_normal);
-    let c = o.isel(is_sub, sub, normal);
-    let max = o.ic(f.max_code as u64);
-    let c = o.umin(c, max);
-    let inf_bits = o.ic(0x7f80_0000);
-    let nan = o.ult(inf_bits, a);
-    let nan_code = o.ic(0x7f);
-    let c = o.isel(nan, nan_code, c);
-    o.ior(c, sign)
+/// ln(1 + x).
+pub fn log1p<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let one = o.fc(1.0);
+    let u = o.add(one, x);
+    let l = log_f64(o, u);
+    let um1 = o.sub(u, one);
+    let d = o.sub(x, um1);
+    let c = o.div(d, u);
+    let fin = is_finite(o, c);
+    let zero = o.fc(0.0);
+    let c = o.sel(fin, c, zero);
+    let r = o.add(l, c);
+    // 1 + x rounds to 1: ln(1 + x) = x to within x²/2.
+    let exact = o.eq(u, one);
+    o.sel(exact, x, r)
 }
 
-/// The f32 value of an fp8 code (an integer holding the byte in its low 8 bits): the code's exponent and
-/// mantissa fields placed in an f32, which reads them with bias 127, times 2^(127 − bias) (exact, and right
-/// for subnormal codes too); NaN and inf codes are selected explicitly.
-pub(crate) fn fp8_to_f32<T: FloatOps>(o: &mut T, b: T::I, f: Fp8) -> T::F {
-    let m7f = o.ic(0x7f);
-    let m = o.iand(b, m7f);
-    let m80 = o.ic(0x80);
-    let sign = o.iand(b, m80);
-    let sign = o.shl(sign, 24);
-    let placed = o.shl(m, 23 - f.mant);
-    let v = o.bits_to_f(placed);
-    let k = o.fbits(((254 - f.bias) << 23) as u64); // 2^(127 − bias)
-    let mag = o.mul(v, k);
-    let nan = o.fc(f64::NAN);
-    let mag = if f.has_inf {
-        // 0x7c is inf, above it NaN.
-        let (c7c, c7d) = (o.ic(0x7c), o.ic(0x7d));
-        let finite = o.ult(m, c7c);
-        let inf = o.fc(f64::INFINITY);
-        let is_inf = o.ult(m, c7d);
-        let special = o.sel(is_inf, inf, nan);
-        o.sel(finite, mag, special)
-    } else {
-        let c = o.ic(0x7f);
-        let is_nan = o.ult(m, c);
-        o.sel(is_nan, mag, nan)
-    };
-    let bits = o.f_to_bits(mag);
-    let bits = o.ior(bits, sign);
-    o.bits_to_f(bits)
+pub fn log10<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let l = log_f64(o, x);
+    let (h, lo) = pair(o, INV_LN10);
+    let t = o.mul(l, lo);
+    o.fma(l, h, t)
+}
+
+pub fn exp10<T: FloatOps>(o: &mut T, x: T::F) -> T::F {
+    let (lo, hi) = (o.fc(-400.0), o.fc(400.0));
+    let p = o.lt(x, lo);
+    let xc = o.sel(p, lo, x);
+    let p = o.lt(hi, xc);
+    let xc = o.sel(p, hi, xc);
+    let (h, l) = pair(o, LN10);
+    // x·ln10 = p + e exactly enough: the rounding error of x·h by an fma, plus x·l.
+    let p = o.mul(xc, h);
+    let np = o.neg(p);
+    let e = o.fma(xc, h, np);
+    let e = o.fma(xc, l, e);
+    let ep = exp_f64(o, p);
+    let r = o.fma(ep, e, ep);
+    let fin = is_finite(o, ep);
+    let r = o.sel(fin, r, ep);
+    let nan = o.is_nan(x);
+    o.sel(nan, x, r)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::fpops::model::{M32, M64};
-    use tessel_tile::eval::value::{decode_fp8, encode_fp8};
-    use tessel_tile::types::ScalarType;
+    use crate::model::M64;
 
     /// Distance in units in the last place (of `want`'s binade).
     fn ulps64(got: f64, want: f64) -> f64 {
@@ -293,7 +309,7 @@ mod tests {
 
     /// A deterministic spread of test points in [lo, hi].
     fn points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-        let mut rng = tessel_math::testing::Rng::new(4);
+        let mut rng = crate::testing::Rng::new(4);
         (0..n).map(|_| lo + (hi - lo) * (rng.uniform() + 1.0) / 2.0).collect()
     }
 
@@ -338,43 +354,5 @@ mod tests {
         assert_eq!(log_f64(&mut M64, 0.0), f64::NEG_INFINITY);
         assert_eq!(log_f64(&mut M64, f64::INFINITY), f64::INFINITY);
         assert!(log_f64(&mut M64, -1.0).is_nan() && log2_f64(&mut M64, f64::NAN).is_nan());
-    }
-
-    #[test]
-    fn software_fp8_matches_the_interpreter() {
-        for (f, t) in [(E4M3, ScalarType::F8E4M3), (E5M2, ScalarType::F8E5M2)] {
-            for b in 0..=255u32 {
-                let got = fp8_to_f32(&mut M32, b, f);
-                let want = decode_fp8(b as u8, t);
-                assert!(got as f64 == want || (got.is_nan() && want.is_nan()), "{t} {b:#x}: {got} vs {want}");
-            }
-            let mut xs: Vec<f32> = Vec::new();
-            for b in 0..=255u8 {
-                let v = decode_fp8(b, t);
-                let next = decode_fp8(b.wrapping_add(1), t);
-                if v.is_finite() {
-                    let v = v as f32;
-                    xs.extend([v, f32::from_bits(v.to_bits() + 1), f32::from_bits(v.to_bits().saturating_sub(1))]);
-                    if next.is_finite() && (b & 0x7f) != 0x7f {
-                        let mid = ((v as f64 + next) / 2.0) as f32;
-                        xs.extend([mid, f32::from_bits(mid.to_bits() + 1), f32::from_bits(mid.to_bits() - 1)]);
-                    }
-                }
-            }
-            xs.extend(points(-70000.0, 70000.0, 20_000).into_iter().map(|x| x as f32));
-            xs.extend(points(-1.0, 1.0, 20_000).into_iter().map(|x| (x * 1e-3) as f32));
-            xs.extend([0.0, -0.0, f32::MAX, f32::MIN, f32::from_bits(1)]);
-            for x in xs {
-                let got = f32_to_fp8(&mut M32, x, f);
-                let want = encode_fp8(x as f64, t) as u32;
-                // NaN codes may differ (0x7f here and in the hardware; the interpreter uses 0x7e for e5m2).
-                let both_nan = decode_fp8(got as u8, t).is_nan() && decode_fp8(want as u8, t).is_nan();
-                assert!(got == want || both_nan, "{t}: encode({x:e}) = {got:#x}, want {want:#x}");
-            }
-            let max = f.max_code;
-            assert_eq!(f32_to_fp8(&mut M32, f32::INFINITY, f), max);
-            assert_eq!(f32_to_fp8(&mut M32, f32::NEG_INFINITY, f), max | 0x80);
-            assert_eq!(f32_to_fp8(&mut M32, f32::NAN, f) & 0x7f, 0x7f);
-        }
     }
 }
