@@ -281,7 +281,7 @@ fn integer_division_by_zero_matches_the_interpreter() {
     }
 }
 
-/// f64 sin/cos (the Payne–Hanek routine of trig64.rs) against the interpreter's (the host's) values, from
+/// f64 sin/cos (the Payne–Hanek routine of `tessel_math::trig::sincos64`) against the interpreter's (the host's) values, from
 /// ordinary arguments to ±1e300.
 #[test]
 fn f64_trig_matches_the_interpreter() {

@@ -1,4 +1,4 @@
-//! The libdevice special functions that run libdevice's own sequences from `tessel_tile::libm` (erfcx, erfcinv,
+//! The libdevice special functions that run libdevice's own sequences from `tessel_math` (erfcx, erfcinv,
 //! normcdfinv, the Bessel and gamma functions, norm3d/norm4d and their reciprocals, and the f64 forms of rcbrt,
 //! erfinv, erfc, normcdf) and `jn`/`yn` through the elaborator and the interpreter, on fp32 and fp64.
 
@@ -26,7 +26,7 @@ fn unary(f: &str, t: ScalarType, xs: &[f64]) -> Vec<f64> {
 
 /// Each function at a few points (exact in f32) against its value (mpmath, 200 bits, rounded to f64), on fp32 and
 /// fp64: within 8 ulps of the type, relative (absolute below 1, where j0/j1/y0/y1 oscillate; 1e−12 for their f64
-/// forms past 8). The routines' bounds are measured in `tessel_tile::libm`'s tests.
+/// forms past 8). The routines' bounds are measured in `tessel_math`'s tests.
 #[test]
 fn special_functions_compute_their_function() {
     // (function, (x, value) points).

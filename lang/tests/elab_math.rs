@@ -76,7 +76,7 @@ fn libdevice_functions_compute_their_function() {
         ("nearbyint", f64::round_ties_even, &big),
         ("round", f64::round, &big),
     ];
-    // libdevice's own sequences (`tessel_tile::libm`), not correctly rounded: within 2 ulp (f32), 1 ulp (f64).
+    // libdevice's own sequences (`tessel_math`), not correctly rounded: within 2 ulp (f32), 1 ulp (f64).
     let (own32, own64) = (["tanh", "exp10", "log10", "cbrt", "acosh"], ["acosh"]);
     for (name, f, args) in cases {
         let got = unary(&format!("libdevice.{name}(x)"), F64, args);

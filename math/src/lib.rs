@@ -165,7 +165,7 @@ pub trait FloatOps {
     /// `mul.f32` by the f32 with bits `k`, `ex2.approx.ftz.f32`, widened back (`cvt.f64.f32`): 2^(k·log2 a).
     fn f32_exp2_scaled_log2(&mut self, a: Self::F, k: u32) -> Self::F;
     /// `div.approx.ftz.f32` (32-bit only): a·(1/b) from the approximate reciprocal, 0 for |b| > 2^126 (the CPU
-    /// model is the interpreter's, `interp::approx::div`).
+    /// model is the interpreter's, [`approx::div`]).
     fn div_approx_ftz(&mut self, a: Self::F, b: Self::F) -> Self::F;
     /// `rsqrt.approx.f64` (64-bit only): as `rsqrt_approx_ftz` but keeping subnormal operands.
     fn rsqrt_approx(&mut self, a: Self::F) -> Self::F;

@@ -1,7 +1,7 @@
-"""The references of tile::libm's tests: mpmath at 200 bits, rounded once to f64.
+"""The references of tessel-math's tests: mpmath at 200 bits, rounded once to f64.
 
-    python3 tile/src/libm/mpmath_refs.py erfcinv 0.5 1e-300 1.9
-    python3 tile/src/libm/mpmath_refs.py jn 5,2.5 30,1e4
+    python3 math/src/mpmath_refs.py erfcinv 0.5 1e-300 1.9
+    python3 math/src/mpmath_refs.py jn 5,2.5 30,1e4
 
 prints one `(x, f(x)),` row per argument (`(n, x, f(n, x)),` for jn/yn), as the tests' tables hold them (f32
 tables hold f32 arguments, written as the f64 of the same value). Every row of a table can be checked this way.

@@ -4,8 +4,8 @@
 //! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE),
 //! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
 //! propagation, removal of redundant conversions), the element semantics of the ops ([`eval`]: what one element
-//! computes, the number formats; folding, the interpreter and codegen's constants share them) and the reference
-//! interpreter ([`interp`]).
+//! computes, the number formats; folding, the interpreter and codegen's constants share them). The reference
+//! interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics run are `tessel-math`'s.
 
 pub mod eval;
 pub mod filetest;

@@ -348,12 +348,12 @@ pub enum Op {
     /// or f64 to f32 (`double2float_rd`..., flushing a subnormal result), rounded in the direction.
     CastRound(Dir),
     /// libdevice's `norm3d`/`norm4d` (√(x² + y² + z² [+ w²]) without overflow or underflow) and `rnorm3d`/`rnorm4d`
-    /// (its reciprocal): three or four f32 or f64 operands, libdevice's own sequences (`libm::norm`).
+    /// (its reciprocal): three or four f32 or f64 operands, libdevice's own sequences (`tessel_math::roots::norm`).
     Norm {
         recip: bool,
     },
     /// libdevice's `jn`/`yn`: the Bessel function of integer order (an i32 operand) of an f32 or f64 operand, by
-    /// libdevice's recurrences, whose trip count depends on the order (`libm::bessel_n`).
+    /// libdevice's recurrences, whose trip count depends on the order (`tessel_math::bessel::bessel_n`).
     BesselN(bessel_n::Kind),
     /// `clamp x, lo, hi`.
     Clamp {
@@ -645,7 +645,7 @@ impl Op {
     }
 
     /// The ops on shared memory, asynchronous work and mbarriers (the interpreter runs them in
-    /// `interp::shared`, codegen tracks their buffers).
+    /// `tessel_interp`'s `shared`, codegen tracks their buffers).
     pub fn is_shared_memory_op(&self) -> bool {
         matches!(
             self,

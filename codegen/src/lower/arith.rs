@@ -1,5 +1,5 @@
 //! Elementwise ops, register by register: constants, arithmetic, math, comparisons, select, fma, clamp and
-//! bitcasts (value casts are in `cast.rs`, routines without a PTX instruction in `math.rs`).
+//! bitcasts (value casts are in `cast.rs`, routines without a PTX instruction in `tessel_math`).
 //!
 //! Compute types: f16/bf16/fp8 compute in f32 (widen exactly, round the result once), as Triton does for
 //! most ops; i8/u8 compute in their 16-bit extension and are brought back to 8 bits after each op. f32
@@ -17,11 +17,11 @@
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
 //! hardware unit's own error (≤ 2 ulp; see `tessel_tile::eval::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
 //! `log2`, `erf`, and `libdevice.tanh`, `exp10`, `log10`, `acosh`, `cbrt`, `hypot`, `pow` (the last two at f64
-//! too, with f64 `erf`) are libdevice's own sequences (`tessel_tile::libm`, which the interpreter runs too);
+//! too, with f64 `erf`) are libdevice's own sequences (`tessel_math`, which the interpreter runs too);
 //! float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) flush a subnormal
 //! input to ±0 as libdevice does under Triton's FTZ setting. The other f64 transcendentals use the routines of
-//! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
-//! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
+//! `tessel_math::exp_log::own64` (libdevice accuracy, see there); the other libdevice functions those `libdevice.rs` emits (and `cfmod.rs` for `fmod`, and `tessel_math::trig::sincos64` for f64 `sin`/`cos`; see there). The
+//! interpreter models these instruction semantics (see `interp/src/README.md`).
 
 use tessel_math::rounding::{Arith, Dir};
 use tessel_tile::eval::value::{Val, convert, round_float, to_bits, wrap_int};
@@ -191,7 +191,7 @@ pub(crate) fn binary_scalar(
 ) -> Result<Reg, CompileError> {
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
     if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot | BinOp::Rhypot) {
-        // libdevice's own sequence (tile::libm), as Triton runs it: f32 (the half types widened) or f64.
+        // libdevice's own sequence (tessel_math's), as Triton runs it: f32 (the half types widened) or f64.
         let (x, y) = (l.widen(a, s), l.widen(b, s));
         let wide = compute_ty(s) == F64;
         let mut e = Emit { l, wide };
@@ -526,7 +526,7 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
         if c == F32
             && let Some(d) = tessel_tile::eval::routines::unary_f32(&mut Emit { l, wide: false }, op, x)
         {
-            // libdevice's own f32 sequence (tile::libm), as Triton runs it.
+            // libdevice's own f32 sequence (tessel_math's), as Triton runs it.
             return Ok(l.narrow(d, s));
         }
         if c == F64

@@ -9,7 +9,7 @@
 //! bf16). Integer → bf16 goes the same way (a 32/64-bit integer is not exact in f32).
 //!
 //! fp8: sm_90a and later use `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` and `cvt.rn.f16x2.{e4m3,e5m2}x2`; sm_80 has
-//! neither and uses the software conversions of `math.rs` (exact, unit-tested against the interpreter). Both
+//! neither and uses the software conversions of `tessel_math::fp8` (exact, unit-tested against the interpreter). Both
 //! saturate infinities to ±max, as `.satfinite` does (and so does the interpreter's conversion).
 
 use tessel_tile::ops::Const;

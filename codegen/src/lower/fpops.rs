@@ -1,5 +1,5 @@
-//! The PTX implementation of [`FloatOps`] (`tessel_tile::libm`), the operations the branch-free math routines
-//! of `math.rs`, `trig64.rs`, `libdevice.rs` and `tessel_tile::libm` are written in; `tessel_math::model`
+//! The PTX implementation of [`FloatOps`] (`tessel_math`), the operations every branch-free math routine of
+//! `tessel_math` is written in; `tessel_math::model`
 //! evaluates the same sequence on the CPU with the same roundings. A routine is therefore tested bit-exactly
 //! on the CPU and the PTX it emits is that tested sequence, instruction for instruction.
 //!

@@ -3,7 +3,7 @@
 //! its third zero, each a polynomial in a − z times (a − z) for the zero z inside it (z in two parts, so the
 //! zeros are exact; j1's first range a·P(a)), and beyond them Hankel's asymptotic form
 //! √(2/(π|x|))·P(1/x²)·cos(|x| + Q(1/x²)/|x| − φ) (φ = π/4, 3π/4, 3π/4, 5π/4): 1/|x| from `rcp.approx.ftz.f64`
-//! refined, the modified argument reduced by `trig64::reduce` (Payne–Hanek from 2^31 on), φ added to the
+//! refined, the modified argument reduced by `trig::reduce64::reduce` (Payne–Hanek from 2^31 on), φ added to the
 //! remainder with its quadrant, reduced again (Cody–Waite) and `__cudart_sin_cos_coeffs`' kernel. y0 and y1
 //! start with the logarithmic singularity: y0 = (2/π)·ln a·j0(a) + (a² − c)·P(a²) and
 //! y1 = (2/π)·(j1(a)·ln a − 1/a) + a·P(a²) (`__nv_log` and j's first range inlined). The amplitude's

@@ -4,7 +4,7 @@
 //! ln π − ln|x·sin(πx)| − lgamma(|x|) with libdevice's `sinpif` kernel. `tgammaf`: its two loops (the recurrence Γ(z + 1) = z·Γ(z) down to [0.5, 1.5], or up from a negative argument to there) are
 //! unrolled to their largest trip counts with each step kept or dropped by a select, so every lane computes
 //! libdevice's values; branches become selects. `div.approx` is the hardware's, which the CPU model takes from
-//! the interpreter's approximation (`interp::approx::div`).
+//! the interpreter's approximation (`crate::approx::div`).
 
 use crate::FloatOps;
 use crate::exp_log::log32::logf;

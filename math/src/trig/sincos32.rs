@@ -1,5 +1,5 @@
 //! libdevice's `sinf` and `cosf` (`tl.sin`, `tl.cos` on f32) as Triton 3.6 runs them, op for op (see
-//! `libdevice32.rs`): below |x| = 105615 a three-part Cody–Waite reduction by π/2 (`fma.rn.ftz`), above it
+//! `exp_log::log32`): below |x| = 105615 a three-part Cody–Waite reduction by π/2 (`fma.rn.ftz`), above it
 //! Payne–Hanek: the 24-bit significand times the 192 bits of 2/π (six 32-bit words, exact 32×32→64 products
 //! carried through), the quadrant from the top bits and the remaining 64-bit fraction converted through f64;
 //! then one of two polynomials in r² by quadrant. Branches are selects. Everything here is exact integer or

@@ -15,7 +15,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             }
             return Ok(Val::Float(rounding::libdevice(arith, dir, t.float_format(), x, y)));
         }
-        // libdevice's own sequences (tile::libm), as the GPU code runs them; the half types in f32.
+        // libdevice's own sequences (`routines`, tessel_math's), as the GPU code runs them; the half types in f32.
         if t == ScalarType::F64
             && let Some(r) = crate::eval::routines::binary_f64(&mut tessel_math::model::M64, op, x, y)
         {
@@ -172,7 +172,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         UnOp::Trunc => x.trunc(),
         UnOp::Rint => x.round_ties_even(),
         UnOp::Round => x.round(),
-        // libdevice's own sequences only (tile::libm), at the widths it has them.
+        // libdevice's own sequences only (`routines`, tessel_math's), at the widths it has them.
         UnOp::Sinpi
         | UnOp::Cospi
         | UnOp::Rcbrt
@@ -209,7 +209,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
     Ok(Val::Float(round_float(r, t)))
 }
 
-/// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`libm::bessel_n`), the loop the
+/// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`tessel_math::bessel::bessel_n`), the loop the
 /// PTX runs.
 pub fn bessel_n(kind: tessel_math::bessel::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
     use tessel_math::bessel::bessel_n::{Kind, model32, model64};
@@ -222,7 +222,7 @@ pub fn bessel_n(kind: tessel_math::bessel::bessel_n::Kind, t: ScalarType, n: i64
     }
 }
 
-/// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`libm::norm`).
+/// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`tessel_math::roots::norm`).
 pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
     use tessel_math::{model, roots::norm};
     match t {

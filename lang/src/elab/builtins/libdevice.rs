@@ -1,6 +1,6 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
-//! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
+//! sequences where `tessel_math` has them, which the interpreter and codegen both run, else the
 //! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
 //! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `remainder` (IEEE's,
 //! `libdevice_remainder.rs`), `ldexp`/`scalbn`
