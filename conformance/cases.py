@@ -356,7 +356,7 @@ def libdevice_cases():
     differ); the rounding-mode arithmetic, conversions, classification and bit functions exact."""
     cases = []
     R32, R64 = both("routine", 2), both("routine", 3)
-    # libdevice's own instruction sequences (tile/src/libm/): bit-identical on the GPU; in the interpreter
+    # libdevice's own instruction sequences (math/src/): bit-identical on the GPU; in the interpreter
     # exact where no approximate instruction is involved, else within the bound the approximate units allow
     # (the model rounds each correctly): f32 tanh and exp10 (ex2.approx ≤ 2 ulp, carried to the result),
     # cbrt (lg2/ex2/rcp.approx, then one Newton step: ≤ 2), acosh and hypot (sqrt.approx ≤ 1 ulp, through a
@@ -386,7 +386,7 @@ def libdevice_cases():
     # f32 rcbrt (lg2/ex2/rcp.approx, then a Newton step) and erfinv (lg2/rsqrt.approx): within 2 ulp of the GPU
     # in the interpreter.
     cases += [Case(f"libdevice.{f}", f"libdevice.{f}(x)", "f32", **interp_only("approx", 2)) for f in ["rcbrt", "erfinv"]]
-    # libdevice's own sequences (tile/src/libm/, read off Triton 3.6's PTX for sm_90): bit-identical on the GPU.
+    # libdevice's own sequences (math/src/, read off Triton 3.6's PTX for sm_90): bit-identical on the GPU.
     # In the interpreter, where each approximate unit is modelled by the correctly rounded function: f32 erfcinv/
     # normcdfinv (lg2/rsqrt/rcp.approx), erfcx (rcp/ex2/div.approx), cyl_bessel_i0/i1 (rcp/rsqrt/ex2.approx) and
     # tgamma (one div.approx) within 2 ulp estimated (each unit's error carried to the result once). No bound for

@@ -6,11 +6,11 @@
 //! Prints where it ran, how the kernel was obtained (compiled, PTX or cubin from the cache) and the time each
 //! stage took; exits non-zero when any element differs from `x + y` computed on the host.
 
+use tessel::interp::{Arg, memory::Memory};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::runtime::cache::DiskCache;
 use tessel::runtime::{Gpu, KArg};
 use tessel::tile::ScalarType::{F32, I32};
-use tessel::tile::interp::{Arg, memory::Memory};
 use tessel::{Jit, KernelSource};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

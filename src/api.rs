@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
-//! use tessel::tile::interp::{Arg, memory::Memory};
+//! use tessel::interp::{Arg, memory::Memory};
 //! use tessel::tile::ScalarType::F32;
 //!
 //! let source = std::fs::read_to_string("examples/vector_add.py").unwrap();
@@ -50,8 +50,8 @@ use tessel_runtime::{Gpu, LoadedKernel};
 use tessel_tile::{Func, Target};
 
 use crate::pipeline::{self, KernelSource, Output, Stage};
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, InterpError};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, InterpError};
 
 /// Why compiling or running a kernel failed.
 #[derive(Debug)]
@@ -103,8 +103,8 @@ pub fn interpret(
     let func = compile(source, kernel, spec)?;
     // Programs run on every core when none can observe another; the result is the sequential one either way.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let limits = tessel_tile::interp::Limits { threads, ..Default::default() };
-    tessel_tile::interp::run_with_limits(&func, args, grid, mem, limits).map_err(Error::Run)
+    let limits = tessel_interp::Limits { threads, ..Default::default() };
+    tessel_interp::run_with_limits(&func, args, grid, mem, limits).map_err(Error::Run)
 }
 
 /// Compiles `kernel` to PTX for `target` (elaborate, assign layouts, generate code), through the disk cache of

@@ -9,8 +9,10 @@
 
 pub use tessel_codegen as codegen;
 pub use tessel_gluon as gluon;
+pub use tessel_interp as interp;
 pub use tessel_lang as lang;
 pub use tessel_layouts as layouts;
+pub use tessel_math as math;
 pub use tessel_runtime as runtime;
 pub use tessel_tile as tile;
 

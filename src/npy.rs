@@ -2,7 +2,7 @@
 //! takes inputs from and hands outputs to Python.
 
 use tessel_tile::ScalarType;
-use tessel_tile::interp::value::{Val, decode_le, decode_vals, encode_vals, round_float, to_bits, wrap_int};
+use tessel_tile::eval::value::{Val, decode_le, decode_vals, encode_vals, round_float, to_bits, wrap_int};
 
 /// An array: its element type, shape and raw little-endian elements (so every dtype round-trips bit for bit:
 /// 64-bit integers over their whole range, NaN payloads included).

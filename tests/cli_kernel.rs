@@ -128,7 +128,7 @@ fn run_passes_host_tensor_descriptors() {
     let (m, n) = (40, 104);
     for r in 0..m {
         for c in 0..n {
-            let want = tessel::tile::interp::value::round_float(x[r * n + c] * 0.5, tessel::tile::ScalarType::F16);
+            let want = tessel::tile::eval::value::round_float(x[r * n + c] * 0.5, tessel::tile::ScalarType::F16);
             assert_eq!(y[c * m + r], want, "y[{c}][{r}]");
         }
         let want: f64 = x[r * n..(r + 1) * n].iter().sum();

@@ -18,12 +18,12 @@ mod sim_common;
 
 use common::{c, int, ptr};
 use sim_common::{V, run_both};
+use tessel::interp::compare::{Failure, Rules, compare_values};
 use tessel::tile::ScalarType::{F32, I32};
-use tessel::tile::interp::compare::{Failure, Rules, compare_values};
 
 const DEFAULT_PROGRAMS: u64 = 24;
 
-use tessel::tile::testing::Rng;
+use tessel_math::testing::Rng;
 
 /// Expressions over `[M, N]` f32 tiles, kept bounded (no division, exp or log). Inputs are multiples of 1/64 and
 /// constants of 1/8, so that sums are mostly exact whatever the order of additions (the one thing the two sides

@@ -14,7 +14,7 @@ use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::Stage;
 use tessel::tile::ScalarType::{self, F32, U8, U16};
 use tessel::tile::Target;
-use tessel_tile::interp::value::from_bits;
+use tessel_tile::eval::value::from_bits;
 
 const KERNEL: &str = r#"
 import triton

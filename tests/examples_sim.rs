@@ -15,7 +15,7 @@ use tessel::tile::ScalarType::{self, F16, F32};
 use tessel::tile::Target;
 
 fn random(n: usize, seed: u64, t: ScalarType) -> Vec<f64> {
-    tessel::tile::testing::Rng::new(seed).vec_of(n, t)
+    tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, t)
 }
 
 /// Compiles `kernel` of `file` for `spec`, runs it on the simulator and in the interpreter over `grid`, and

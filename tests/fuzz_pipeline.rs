@@ -32,7 +32,7 @@ use tessel::lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization, kernel
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
 use tessel::tile::Target;
-use tessel::tile::testing::Rng;
+use tessel_math::testing::Rng;
 
 const CHILD_ENV: &str = "TESSEL_FUZZ_CHILD";
 const TEST_NAME: &str = "mutated_examples_never_panic_abort_or_hang";
@@ -377,7 +377,7 @@ fn run_case(c: &Case) -> Outcome {
 /// difference between the two runs is not. Returns an internal error's message. Kernels with descriptors are
 /// skipped.
 fn interpret(ks: &KernelSource) -> Option<String> {
-    use tessel::tile::interp::{self, Arg, Limits, memory::Memory};
+    use tessel::interp::{self, Arg, Limits, memory::Memory};
     if ks.spec.args.iter().any(|a| matches!(a, ArgSpec::TensorDesc { .. })) {
         return None;
     }

@@ -10,17 +10,17 @@ mod common;
 use std::path::Path;
 
 use common::{c, int, ptr};
+use tessel::interp::memory::{BufferId, Memory};
+use tessel::interp::{Arg, run};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{F16, F32};
 use tessel::tile::Target;
-use tessel::tile::interp::memory::{BufferId, Memory};
-use tessel::tile::interp::{Arg, run};
 use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
 
 fn random(n: usize, seed: u64) -> Vec<f64> {
-    tessel::tile::testing::Rng::new(seed).vec_of(n, F16)
+    tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, F16)
 }
 
 /// The kernel in layout IR (before scheduling) for `stages` stages on sm_90a; `file` is in `examples/`, or in
@@ -205,7 +205,7 @@ fn pipelined_softmax_rows_compute_what_the_loop_as_written_does() {
         assert!(schedule.contains(&format!("num_stages requested {stages}")), "{schedule}");
         let vals = vec![
             V::Out(F32, rows * ld),
-            V::Buf(F32, tessel::tile::testing::Rng::new(9).vec(rows * ld)),
+            V::Buf(F32, tessel_math::testing::Rng::new(9).vec(rows * ld)),
             V::Int(ld as i64),
             V::Int(ld as i64),
             V::Int(rows as i64),
@@ -413,7 +413,8 @@ fn fp8_tma_matmul_with_transposed_b_pipelines_both_operands() {
     let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
     assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
     let (as_written, p) = (tma_lowered(f.clone()), tma_lowered(pipelined(&f, 1)));
-    let fp8 = |len: usize, seed: u64| tessel::tile::testing::Rng::new(seed).vec_of(len, e4m3);
+    let fp8 =
+        |len: usize, seed: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), len, e4m3);
     let mut vals = desc_args(V::Buf(e4m3, fp8(m * k, 11)), m, k, k);
     vals.extend(desc_args(V::Buf(e4m3, fp8(n * k, 12)), n, k, k));
     vals.extend(desc_args(V::Out(F16, m * n.next_multiple_of(8)), m, n.next_multiple_of(8), n.next_multiple_of(8)));

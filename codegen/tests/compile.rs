@@ -426,7 +426,7 @@ fn wide_division_has_the_32_bit_bypass() {
     assert_eq!(count(&ptx, "shr.u64"), count(&ptx, "div.u32") + count(&ptx, "rem.u32"), "{ptx}");
 }
 
-/// f64 acosh, hypot and pow are libdevice's own sequences (`tessel_tile::libm`): its approximate f64
+/// f64 acosh, hypot and pow are libdevice's own sequences (`tessel_math`): its approximate f64
 /// reciprocal and reciprocal square root, refined by fmas, and its f64 division in log1p.
 #[test]
 fn f64_libm_uses_libdevices_instructions() {

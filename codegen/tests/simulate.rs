@@ -1,6 +1,6 @@
 //! Runs the PTX of the `tests/ir/` kernels on the CPU with the SIMT simulator of `ptx_sim` and compares every
 //! output with the reference interpreter: random inputs, poisoned outputs, integers exact, floats within a
-//! tolerance (`tessel_tile::interp::compare` under `Rules::STRICT`), as `runtime/examples/gpu_check.rs` does on a GPU.
+//! tolerance (`tessel_interp::compare` under `Rules::STRICT`), as `runtime/examples/gpu_check.rs` does on a GPU.
 //! This checks what ptxas cannot: that the emitted code computes the right values and has its barriers. The
 //! simulator follows the PTX ISA's instruction semantics; what it cannot vouch for is the hardware itself (run
 //! `gpu_check` on a GPU for that).
@@ -8,10 +8,10 @@
 mod ptx_sim;
 
 use tessel_codegen::compile;
-use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
-use tessel_tile::testing::Rng;
+use tessel_interp::compare::{Failure, Rules, compare_bytes};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
+use tessel_math::testing::Rng;
 use tessel_tile::types::ScalarType::{self, *};
 
 /// A kernel argument: an input buffer (element type, length, scale: floats uniform in `[-scale, scale)`,
@@ -247,7 +247,7 @@ fn int_pointer_casts_match_the_interpreter() {
     }
 }
 
-/// f32 sin/cos (libdevice's sequence, `tessel_tile::libm::trig32`, which the interpreter runs too) equal to
+/// f32 sin/cos (libdevice's sequence, `tessel_math::trig::sincos32`, which the interpreter runs too) equal to
 /// the interpreter's bit for bit, from small arguments to ±1e10; float `%` (f32, f16, f64: Triton's `frem` expansion) and FTZ
 /// floor/ceil equal to the interpreter's.
 #[test]
@@ -281,7 +281,7 @@ fn integer_division_by_zero_matches_the_interpreter() {
     }
 }
 
-/// f64 sin/cos (the Payne–Hanek routine of trig64.rs) against the interpreter's (the host's) values, from
+/// f64 sin/cos (the Payne–Hanek routine of `tessel_math::trig::sincos64`) against the interpreter's (the host's) values, from
 /// ordinary arguments to ±1e300.
 #[test]
 fn f64_trig_matches_the_interpreter() {
@@ -291,7 +291,7 @@ fn f64_trig_matches_the_interpreter() {
     }
 }
 
-/// libdevice's f64 j0/j1/y0/y1 (`tessel_tile::libm::bessel_j64`, with trig64's Payne–Hanek reduction past 2^31)
+/// libdevice's f64 j0/j1/y0/y1 (`tessel_math::bessel::bessel_j64`, with `trig::reduce64`'s Payne–Hanek reduction past 2^31)
 /// equal to the interpreter's bit for bit: the same sequence, emitted as PTX and run on the CPU model (the
 /// simulator's `rcp`/`rsqrt.approx` are the model's correctly rounded ones), over ±1e300, ±12 and ±3.
 #[test]
@@ -303,7 +303,7 @@ fn f64_bessel_functions_match_the_interpreter() {
     }
 }
 
-/// libdevice's jn/yn (`tessel_tile::libm::bessel_n`: the recurrence as a loop over the warp, each lane frozen
+/// libdevice's jn/yn (`tessel_math::bessel::bessel_n`: the recurrence as a loop over the warp, each lane frozen
 /// once its own steps are done) equal to the interpreter's bit for bit, f32 and f64, for orders 0 to 11 (and 0
 /// to 99) at x over ±30 and ±3: lanes of one warp on the forward and the backward recurrence, with different
 /// trip counts (one warp, two elements a lane: the simulator needs branches uniform over the CTA).

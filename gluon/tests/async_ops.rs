@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 /// Copies `T` tiles of `BM x N` halves through a two-buffer ring: the copy of tile `i + 1` is in flight while
 /// tile `i` is read (the last prefetch is masked off entirely).
@@ -30,7 +30,7 @@ def ring_copy(X, Y, T, BM: gl.constexpr, N: gl.constexpr, WAIT: gl.constexpr):
         gl.store(Y + i * BM * N + offs, x)
 "#;
 
-fn ring(wait: i64) -> (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, tessel_tile::interp::memory::BufferId) {
+fn ring(wait: i64) -> (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, tessel_interp::memory::BufferId) {
     let src = format!("{HEADER}{RING}");
     let f = elab(&src, "ring_copy", vec![ptr(F16), ptr(F16), int(), cint(16), cint(64), cint(wait)]);
     let t = 5;
@@ -100,8 +100,7 @@ fn barriers(bad_phase: i64, expect: i64) -> Result<(), String> {
     let mut mem = Memory::new();
     let bx = mem.alloc_from("x", F32, &x);
     let by = poisoned(&mut mem, "y", F32, 128);
-    tessel_tile::interp::run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem)
-        .map_err(|e| e.to_string())?;
+    tessel_interp::run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
     assert_eq!(mem.read_f64(by), x);
     Ok(())
 }
@@ -139,7 +138,7 @@ fn copy_ring(increment: bool, wait: bool) -> Result<(), String> {
     let bx = mem.alloc_from("x", F16, &x);
     let by = poisoned(&mut mem, "y", F16, n);
     let args = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Int(t as i64)];
-    tessel_tile::interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+    tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
     assert_eq!(mem.read_f64(by), x.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
     Ok(())
 }

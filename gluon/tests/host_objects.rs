@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, ConstValue};
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 fn expr(src: &str) -> ArgSpec {
     ArgSpec::Constexpr(ConstValue::Expr(src.to_string()))

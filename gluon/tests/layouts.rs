@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 #[test]
 fn gluon_aggregate_copy_and_row_stats() {
@@ -122,8 +122,8 @@ def k(X, Y, Out, N: gl.constexpr, BRANCH: gl.constexpr):
 
 #[test]
 fn map_elementwise_applies_a_function_to_every_broadcast_element() {
-    use tessel_tile::interp::Arg;
-    use tessel_tile::interp::memory::Memory;
+    use tessel_interp::Arg;
+    use tessel_interp::memory::Memory;
     let n = 16;
     let f = elab(&format!("{HEADER}{MAP}"), "k", vec![ptr(F32), ptr(F32), ptr(F32), cint(n), cint(0)]);
     let n = n as usize;

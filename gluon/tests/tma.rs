@@ -6,10 +6,10 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 fn desc(block: &[u32]) -> ArgSpec {
     ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false }

@@ -6,10 +6,10 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 /// `examples/gluon_tma_im2col.py`: one im2col load of a 32 x 16 fp16 block, copied out through registers.
 fn kernel() -> String {

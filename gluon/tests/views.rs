@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 pub const VIEWS: &str = r#"
 @gluon.jit
@@ -76,7 +76,7 @@ fn permuted_sliced_and_reshaped_views_read_the_same_bytes() {
         .map(|o| {
             let rc = nvmma.apply_named(&[("offset", o as u32)]);
             let v = x[rc[0].1 as usize * n + rc[1].1 as usize];
-            let bits = tessel_tile::interp::value::to_bits(tessel_tile::interp::value::Val::Float(v), F16);
+            let bits = tessel_tile::eval::value::to_bits(tessel_tile::eval::value::Val::Float(v), F16);
             bits as u16 as i16 as f64
         })
         .collect();

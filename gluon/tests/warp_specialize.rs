@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 /// The worker copies tile `i` into buffer `i % STAGES` once the consumer has freed it (`empty`), and says so on
 /// `ready`; the default partition waits for each tile, writes `2x + 1`, frees the buffer and returns the sum of
@@ -78,7 +78,7 @@ fn spec(skew: i64, old: bool, wait: bool) -> Vec<ArgSpec> {
     s
 }
 
-type Pipeline = (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, [tessel_tile::interp::memory::BufferId; 2]);
+type Pipeline = (tessel_tile::Func, Memory, Vec<Arg>, Vec<f64>, [tessel_interp::memory::BufferId; 2]);
 
 fn pipeline(skew: i64, old: bool, wait: bool) -> Pipeline {
     let f = elab(&format!("{HEADER}{PIPELINE}"), "pipeline", spec(skew, old, wait));

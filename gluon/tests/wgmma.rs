@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 pub const WGMMA_TILE: &str = r#"
 @gluon.jit
@@ -53,7 +53,7 @@ fn matmul(wait: bool) -> Result<f64, String> {
     let mut mem = Memory::new();
     let (ba, bb) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b));
     let bc = poisoned(&mut mem, "c", F32, m * n);
-    tessel_tile::interp::run(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bc)], [1, 1, 1], &mut mem)
+    tessel_interp::run(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bc)], [1, 1, 1], &mut mem)
         .map_err(|e| e.to_string())?;
     let reference: Vec<f64> = (0..m * n).map(|i| (0..k).map(|p| a[i / n * k + p] * b[p * n + i % n]).sum()).collect();
     Ok(assert_close("wgmma 64x64x32 fp16", &mem.read_f64(bc), &reference, 1e-6))

@@ -7,10 +7,10 @@
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::*;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const ONE_BUFFER_LOOP: &str = r#"
 from triton.experimental.gluon.language.nvidia.hopper import tma
@@ -70,7 +70,7 @@ fn run_loop(k: usize, wait_before_loads: bool) -> Result<(Vec<f64>, Vec<f64>), S
     args.extend(d(ba, BM, k));
     args.extend(d(bb, k, BN));
     args.extend([Arg::Buffer(bc), Arg::Int(k as i64)]);
-    tessel_tile::interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+    tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
     let reference = (0..BM * BN).map(|i| (0..k).map(|p| a[i / BN * k + p] * b[p * BN + i % BN]).sum()).collect();
     Ok((mem.read_f64(bc), reference))
 }

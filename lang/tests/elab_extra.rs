@@ -4,10 +4,10 @@
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, Specialization};
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\n\n";
 
@@ -39,7 +39,7 @@ fn inline_asm_elementwise_elaborates_and_the_interpreter_refuses_it_at_the_call(
     assert!(ir.contains(": tensor<8xi32>, tensor<8xi32>"), "a tuple of dtypes gives two results:\n{ir}");
     let mut mem = Memory::new();
     let (o, x) = (mem.alloc("out", I32, 8), mem.alloc("x", I32, 8));
-    let e = tessel_tile::interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
+    let e = tessel_interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
     assert!(e.message.contains("inline PTX cannot run in the interpreter"), "{e}");
     let loc = e.loc.expect("the op has the call's location");
     let d = tessel_lang::Diagnostic::error(e.to_string(), tessel_lang::Span::new(loc.start as usize, loc.end as usize));
@@ -97,7 +97,7 @@ def k(Out, X):
     let x = mem.alloc_from("x", F32, &[1.0, 0.3, -448.0, 1000.0]);
     run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem);
     // e4m3 keeps 3 mantissa bits and saturates... as `.to(tl.float8e4nv)` does.
-    let e4 = |v: f64| tessel_tile::interp::value::round_float(v, F8E4M3);
+    let e4 = |v: f64| tessel_tile::eval::value::round_float(v, F8E4M3);
     assert_eq!(mem.read_f64(o), [1.0, e4(0.3), -448.0, e4(1000.0), 0.0, 256.0, 1.0]);
     let bad = format!(
         "{PRELUDE}@triton.jit\ndef k(Out, X):\n    y = tl.extra.cuda.convert_custom_float8(tl.load(X), tl.float16)\n"

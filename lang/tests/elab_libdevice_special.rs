@@ -1,14 +1,14 @@
-//! The libdevice special functions that run libdevice's own sequences from `tessel_tile::libm` (erfcx, erfcinv,
+//! The libdevice special functions that run libdevice's own sequences from `tessel_math` (erfcx, erfcinv,
 //! normcdfinv, the Bessel and gamma functions, norm3d/norm4d and their reciprocals, and the f64 forms of rcbrt,
 //! erfinv, erfc, normcdf) and `jn`/`yn` through the elaborator and the interpreter, on fp32 and fp64.
 
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n";
 
@@ -26,7 +26,7 @@ fn unary(f: &str, t: ScalarType, xs: &[f64]) -> Vec<f64> {
 
 /// Each function at a few points (exact in f32) against its value (mpmath, 200 bits, rounded to f64), on fp32 and
 /// fp64: within 8 ulps of the type, relative (absolute below 1, where j0/j1/y0/y1 oscillate; 1e−12 for their f64
-/// forms past 8). The routines' bounds are measured in `tessel_tile::libm`'s tests.
+/// forms past 8). The routines' bounds are measured in `tessel_math`'s tests.
 #[test]
 fn special_functions_compute_their_function() {
     // (function, (x, value) points).
@@ -161,7 +161,7 @@ fn huge_orders_stop_at_the_work_budget() {
     let mut mem = Memory::new();
     let (o, x) = (mem.alloc("out", F32, 64), mem.alloc_from("x", F32, &[0.5; 64]));
     let t0 = std::time::Instant::now();
-    let err = tessel_tile::interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
+    let err = tessel_interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
     assert!(err.to_string().contains("recurrences over the orders would run about"), "{err}");
     assert!(t0.elapsed().as_secs() < 5, "stopped before running: {:?}", t0.elapsed());
 }

@@ -5,10 +5,10 @@
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\n\n";
 

@@ -3,10 +3,10 @@
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\n\n";
 
@@ -63,9 +63,9 @@ fn libdevice_functions_compute_their_function() {
         ("asin", f64::asin, &xs),
         ("acos", f64::acos, &xs),
         ("atan", f64::atan, &big),
-        ("asinh", tessel_tile::interp::arith::asinh, &big),
-        ("acosh", tessel_tile::interp::arith::acosh, &big),
-        ("atanh", tessel_tile::interp::arith::atanh, &xs),
+        ("asinh", tessel_tile::eval::arith::asinh, &big),
+        ("acosh", tessel_tile::eval::arith::acosh, &big),
+        ("atanh", tessel_tile::eval::arith::atanh, &xs),
         ("log1p", f64::ln_1p, &xs),
         ("expm1", f64::exp_m1, &xs),
         ("log10", f64::log10, &big),
@@ -76,7 +76,7 @@ fn libdevice_functions_compute_their_function() {
         ("nearbyint", f64::round_ties_even, &big),
         ("round", f64::round, &big),
     ];
-    // libdevice's own sequences (`tessel_tile::libm`), not correctly rounded: within 2 ulp (f32), 1 ulp (f64).
+    // libdevice's own sequences (`tessel_math`), not correctly rounded: within 2 ulp (f32), 1 ulp (f64).
     let (own32, own64) = (["tanh", "exp10", "log10", "cbrt", "acosh"], ["acosh"]);
     for (name, f, args) in cases {
         let got = unary(&format!("libdevice.{name}(x)"), F64, args);
@@ -182,22 +182,25 @@ fn libdevice_fmod_is_exact_unlike_percent() {
 /// interpreter's exact directed rounding), `_rn` is the ordinary op, `rcp_X(x)` is `div_X(1, x)`.
 #[test]
 fn libdevice_rounding_modes() {
-    use tessel_tile::interp::rounding::{Arith, Dir, directed};
+    use tessel_math::rounding::{Arith, Dir, directed};
     let (xs, ys) = ([1.0, -1.0, 1e30, 3.0, -7.0], [3.0, 3.0, 7.0, 1e-30, 0.1]);
     for t in [F32, F64] {
         for (name, op) in [("add", Arith::Add), ("sub", Arith::Sub), ("mul", Arith::Mul), ("div", Arith::Div)] {
             for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
                 let got = binary(&format!("libdevice.{name}_{m}(x, y)"), t, &xs, &ys);
-                let want: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| directed(op, dir, t, x, y)).collect();
+                let want: Vec<f64> =
+                    xs.iter().zip(&ys).map(|(&x, &y)| directed(op, dir, t.float_format(), x, y)).collect();
                 assert_eq!(got, want, "{name}_{m} on {t}");
             }
         }
         for (m, dir) in [("rz", Dir::Zero), ("rd", Dir::Down), ("ru", Dir::Up)] {
             let got = unary(&format!("libdevice.sqrt_{m}(x)"), t, &[2.0, 3.0, 0.5]);
-            let want: Vec<f64> = [2.0, 3.0, 0.5].iter().map(|&x| directed(Arith::Sqrt, dir, t, x, 0.0)).collect();
+            let want: Vec<f64> =
+                [2.0, 3.0, 0.5].iter().map(|&x| directed(Arith::Sqrt, dir, t.float_format(), x, 0.0)).collect();
             assert_eq!(got, want, "sqrt_{m} on {t}");
             let got = unary(&format!("libdevice.rcp_{m}(x)"), t, &[3.0, -7.0]);
-            let want: Vec<f64> = [3.0, -7.0].iter().map(|&x| directed(Arith::Div, dir, t, 1.0, x)).collect();
+            let want: Vec<f64> =
+                [3.0, -7.0].iter().map(|&x| directed(Arith::Div, dir, t.float_format(), 1.0, x)).collect();
             assert_eq!(got, want, "rcp_{m} on {t}");
         }
         // Round down and up bracket 1/3; _rn is the nearest.
@@ -288,7 +291,7 @@ fn libdevice_fast_functions() {
     let xs = [1.0, -2.5, 10.0, -100.0];
     let got = unary("libdevice.fast_expf(x)", F32, &xs);
     let want: Vec<f64> =
-        xs.iter().map(|&x| tessel_tile::interp::arith::ex2_f32(x as f32 * std::f32::consts::LOG2_E, true)).collect();
+        xs.iter().map(|&x| tessel_tile::eval::arith::ex2_f32(x as f32 * std::f32::consts::LOG2_E, true)).collect();
     assert_eq!(got, want);
     assert_eq!(got[3], 0.0, "e^-100 is subnormal in f32: flushed");
     assert_eq!(unary("libdevice.fast_log2f(x)", F32, &[8.0, 0.5]), [3.0, -1.0]);

@@ -6,10 +6,10 @@
 mod elab_common;
 
 use elab_common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, ConstValue};
 use tessel_tile::ScalarType::{self, *};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 fn desc(elem: ScalarType, block_shape: &[u32], padding_nan: bool) -> ArgSpec {
     ArgSpec::TensorDesc { elem, block_shape: block_shape.to_vec(), padding_nan }

@@ -17,14 +17,14 @@ use pyo3::exceptions::{PyException, PyOverflowError, PyRuntimeError, PyTypeError
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use tessel::interp::memory::{self, Memory};
+use tessel::interp::{Arg, value};
 use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::runtime::cache::DiskCache;
 use tessel::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
 use tessel::tile::Elem;
-use tessel::tile::interp::memory::{self, Memory};
-use tessel::tile::interp::{Arg, value};
 use tessel::tile::{Func, KernelConfig, ScalarType, Target};
 use tessel::{Error, Jit, Timings};
 
@@ -318,7 +318,7 @@ fn grid_of(grid: &Bound<'_, PyAny>) -> PyResult<[u32; 3]> {
             Err(_) => return Err(PyTypeError::new_err(format!("grid: expected ints, got {}", d.repr()?))),
         });
     }
-    tessel::tile::interp::check_grid(&n).map_err(|why| PyValueError::new_err(format!("grid: {why}")))
+    tessel::interp::check_grid(&n).map_err(|why| PyValueError::new_err(format!("grid: {why}")))
 }
 
 /// How often a running interpreter launch looks for Ctrl-C (`Python::check_signals`, with the GIL).
@@ -439,12 +439,12 @@ impl Compiled {
         // Programs run in parallel when none can observe another (the result is the sequential one either way).
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let stop = Arc::new(AtomicBool::new(false));
-        let limits = tessel::tile::interp::Limits { threads, stop: Some(stop.clone()), ..Default::default() };
+        let limits = tessel::interp::Limits { threads, stop: Some(stop.clone()), ..Default::default() };
         let done = AtomicBool::new(false);
         let caller = std::thread::current();
         let log = std::thread::scope(|s| {
             let worker = s.spawn(|| {
-                let ran = tessel::tile::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits);
+                let ran = tessel::interp::run_with_limits(&self.func, &call, grid, &mut mem, limits);
                 done.store(true, Ordering::Release);
                 caller.unpark();
                 ran

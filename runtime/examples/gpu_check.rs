@@ -8,7 +8,7 @@
 //! bytes: NaN for floats, -1 for ints) on the GPU and NaN/-1 in the interpreter, one launch, then
 //! `err = ‖out − ref‖ / ‖ref‖` over the output buffers (elements that both leave untouched compare equal; an
 //! element that only one side wrote is a failure; integers must match exactly; an output with no element
-//! compared fails: `tessel_tile::interp::compare` under `Rules::STRICT`). Prints `PASS/FAIL name err=..` and
+//! compared fails: `tessel_interp::compare` under `Rules::STRICT`). Prints `PASS/FAIL name err=..` and
 //! exits non-zero on any failure. A self-test then turns one `add` of the vector add's PTX into `sub` and
 //! requires the comparison to fail. `device_print` and a failing `device_assert` are checked in child processes
 //! (see `gpu_check_support/debug.rs`): the printed lines against the interpreter's, the assert by its message
@@ -18,11 +18,11 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tessel_codegen::{Target, compile};
+use tessel_interp::compare::{Failure, Rules, compare_bytes};
+use tessel_interp::memory::{BufferId, Memory};
+use tessel_interp::{Arg, run};
+use tessel_math::testing::Rng;
 use tessel_runtime::{DeviceBuffer, Gpu, KArg};
-use tessel_tile::interp::compare::{Failure, Rules, compare_bytes};
-use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::interp::{Arg, run};
-use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
 
 #[path = "gpu_check_support/debug.rs"]

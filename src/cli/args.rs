@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use clap::Args;
+use tessel_interp::memory::{self, BufferId, Memory};
+use tessel_interp::{Arg, value};
 use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
-use tessel_tile::interp::memory::{self, BufferId, Memory};
-use tessel_tile::interp::{Arg, value};
 use tessel_tile::{Func, ScalarType};
 
 use super::buffers::{self, BufferInit};
@@ -35,11 +35,11 @@ pub struct LaunchArgs {
     pub seed: u64,
     /// Loop iterations one program may run in the interpreter before it is stopped as hung (a spin-wait that
     /// can never end is reported at once)
-    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_iterations)]
+    #[arg(long, default_value_t = tessel_interp::Limits::default().max_iterations)]
     pub max_iterations: u64,
     /// Work one program may do in the interpreter before it is stopped as hung: one unit per element an op
     /// computes, loads or stores, and one per multiply-add of a dot (M·N·K)
-    #[arg(long, default_value_t = tessel_tile::interp::Limits::default().max_work)]
+    #[arg(long, default_value_t = tessel_interp::Limits::default().max_work)]
     pub max_work: u64,
     /// Threads the interpreter runs programs on (default, and at most: the machine's cores; more is capped, with a
     /// note). Programs run in parallel only when none can observe another (no atomics, disjoint stores, nothing
@@ -249,7 +249,7 @@ fn parse_grid(s: &str) -> Result<[u32; 3], CliError> {
         })
         .collect::<Result<_, _>>()?;
     // CUDA's limits on a launch's grid (gridDim.x < 2^31, y and z < 65536), and at least one program per axis.
-    tessel_tile::interp::check_grid(&dims).map_err(|why| CliError::Usage(format!("--grid: {why}")))
+    tessel_interp::check_grid(&dims).map_err(|why| CliError::Usage(format!("--grid: {why}")))
 }
 
 /// Everything a launch needs, built from the command line: the kernel's tile IR, its buffers allocated and
@@ -271,7 +271,7 @@ pub(super) struct Prepared {
     /// there only.
     pub address_tables: Vec<String>,
     /// Bounds on the interpreter's run (`--max-iterations`).
-    pub limits: tessel_tile::interp::Limits,
+    pub limits: tessel_interp::Limits,
     /// The compile stages done here (reading, parsing, elaborating), for `--timings`.
     pub timings: Timings,
 }
@@ -594,7 +594,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         Some(t) => t as usize,
         None => cores,
     };
-    let limits = tessel_tile::interp::Limits {
+    let limits = tessel_interp::Limits {
         max_iterations: args.max_iterations,
         max_work: args.max_work,
         threads,

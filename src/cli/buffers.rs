@@ -2,9 +2,9 @@
 //! buffer's dtype: nothing passes through `f64` on the way, so 64-bit integers keep their full range and
 //! `fill:0x...` can write any bit pattern (signalling NaNs included).
 
+use tessel_interp::memory::try_zeroed;
 use tessel_tile::ScalarType;
-use tessel_tile::interp::memory::try_zeroed;
-use tessel_tile::interp::value::{Val, convert, from_bits, int_limits, int_to_float, round_float, to_bits};
+use tessel_tile::eval::value::{Val, convert, from_bits, int_limits, int_to_float, round_float, to_bits};
 use tessel_tile::types::Elem;
 
 use super::CliError;
@@ -149,7 +149,7 @@ pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessel_tile::interp::value::decode_vals;
+    use tessel_tile::eval::value::decode_vals;
 
     fn vals(init: BufferInit, t: ScalarType, len: usize) -> Vec<Val> {
         decode_vals(&bytes(&init, t, len, 7).unwrap(), t)

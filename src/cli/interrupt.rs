@@ -1,5 +1,5 @@
 //! Ctrl-C during an interpreter run: while a [`Guard`] lives, SIGINT sets the run's stop flag
-//! ([`tessel_tile::interp::Limits::stop`]), so the interpreter stops at its next op and the command ends with a
+//! ([`tessel_interp::Limits::stop`]), so the interpreter stops at its next op and the command ends with a
 //! message and exit status 130; a second Ctrl-C ends the process at once, as if no handler were installed. Outside
 //! a guard (compiling, a GPU launch) SIGINT keeps its default action.
 

@@ -13,12 +13,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use tessel_interp::Arg;
+use tessel_interp::compare::{Diff, Failure as CompareFailure, Rules, compare_bytes};
+use tessel_interp::memory::{BufferId, Memory};
 use tessel_runtime::cache::DiskCache;
 use tessel_runtime::{DeviceBuffer, Gpu, KArg, LoadedKernel, RuntimeError};
-use tessel_tile::interp::compare::{Diff, Failure as CompareFailure, Rules, compare_bytes};
-use tessel_tile::interp::memory::{BufferId, Memory};
-use tessel_tile::interp::value::Val;
-use tessel_tile::interp::{self, Arg};
+use tessel_tile::eval::value::Val;
 use tessel_tile::{Func, ScalarType};
 
 use super::args::{LaunchArgs, Prepared, arg_specs, prepare};
@@ -334,7 +334,7 @@ pub(super) fn bench(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     Ok(())
 }
 
-/// `--check`'s rules ([`tessel_tile::interp::compare`]): an element NaN on one side only fails; every other
+/// `--check`'s rules ([`tessel_interp::compare`]): an element NaN on one side only fails; every other
 /// element, integers included, is held to `--tol` through the buffer's relative error (integers are not held
 /// exact); a buffer with nothing compared (an input holding only NaN) passes.
 const CHECK_RULES: Rules = Rules::TOLERANCE_ONLY;
@@ -412,8 +412,8 @@ fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) ->
     let src = &p.src;
     let start = Instant::now();
     let ctrl_c = interrupt::Guard::install();
-    let limits = interp::Limits { stop: Some(ctrl_c.flag()), ..p.limits.clone() };
-    let ran = interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, limits);
+    let limits = tessel_interp::Limits { stop: Some(ctrl_c.flag()), ..p.limits.clone() };
+    let ran = tessel_interp::run_with_limits(&p.func, &p.call_args, p.grid, mem, limits);
     drop(ctrl_c);
     if let Some(w) = timings {
         let programs: u64 = p.grid.iter().map(|&g| g as u64).product();
@@ -449,7 +449,7 @@ fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessel_tile::interp::compare::compare_values;
+    use tessel_interp::compare::compare_values;
 
     #[test]
     fn check_lines_keep_the_wording_the_device_scripts_grep() {

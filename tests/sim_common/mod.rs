@@ -10,9 +10,9 @@ use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType;
 use tessel::tile::Target;
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::value::from_bits;
-use tessel_tile::interp::{Arg, run};
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
+use tessel_tile::eval::value::from_bits;
 
 /// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer or an f32.
 pub enum V {
@@ -114,7 +114,7 @@ struct Simulated {
     iargs: Vec<Arg>,
     global: ptx_sim::Global,
     /// Each output buffer: the interpreter's id, the simulator's address, its type.
-    outs: Vec<(tessel_tile::interp::memory::BufferId, u64, ScalarType)>,
+    outs: Vec<(tessel_interp::memory::BufferId, u64, ScalarType)>,
 }
 
 fn simulate(

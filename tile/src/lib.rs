@@ -3,13 +3,14 @@
 //! types with an optional layout slot ([`types`]), the op set ([`ops`]), the textual printer and parser
 //! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE),
 //! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
-//! propagation, removal of redundant conversions) and the reference interpreter ([`interp`]).
+//! propagation, removal of redundant conversions), the element semantics of the ops ([`eval`]: what one element
+//! computes, the number formats; folding, the interpreter and codegen's constants share them). The reference
+//! interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics run are `tessel-math`'s.
 
+pub mod eval;
 pub mod filetest;
-pub mod interp;
 pub mod ir;
 pub mod layout;
-pub mod libm;
 pub mod ops;
 mod ops_text;
 pub mod parse;

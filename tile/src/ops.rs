@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+use tessel_math::bessel::bessel_n;
+use tessel_math::rounding::{Arith, Dir};
+
 /// A compile-time attribute value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Attr {
@@ -189,6 +192,45 @@ pub enum UnOp {
     SqrtRu,
 }
 
+impl BinOp {
+    /// The operation and direction of a libdevice rounded-arithmetic op (`add_rz`, `mul_rn`...).
+    pub fn directed(self) -> Option<(Arith, Dir)> {
+        use BinOp::*;
+        Some(match self {
+            AddRn => (Arith::Add, Dir::Nearest),
+            AddRz => (Arith::Add, Dir::Zero),
+            AddRd => (Arith::Add, Dir::Down),
+            AddRu => (Arith::Add, Dir::Up),
+            SubRn => (Arith::Sub, Dir::Nearest),
+            SubRz => (Arith::Sub, Dir::Zero),
+            SubRd => (Arith::Sub, Dir::Down),
+            SubRu => (Arith::Sub, Dir::Up),
+            MulRn => (Arith::Mul, Dir::Nearest),
+            MulRz => (Arith::Mul, Dir::Zero),
+            MulRd => (Arith::Mul, Dir::Down),
+            MulRu => (Arith::Mul, Dir::Up),
+            DivRnFtz => (Arith::Div, Dir::Nearest),
+            DivRz => (Arith::Div, Dir::Zero),
+            DivRd => (Arith::Div, Dir::Down),
+            DivRu => (Arith::Div, Dir::Up),
+            _ => return None,
+        })
+    }
+}
+
+impl UnOp {
+    /// The direction of libdevice's rounded square root (`sqrt_rn`, `sqrt_rz`...).
+    pub fn directed(self) -> Option<Dir> {
+        match self {
+            UnOp::SqrtRnFtz => Some(Dir::Nearest),
+            UnOp::SqrtRz => Some(Dir::Zero),
+            UnOp::SqrtRd => Some(Dir::Down),
+            UnOp::SqrtRu => Some(Dir::Up),
+            _ => None,
+        }
+    }
+}
+
 /// Comparison predicates; signedness and ordering come from the operand type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpPred {
@@ -301,18 +343,18 @@ pub enum Op {
     Fma,
     /// libdevice's `fma_rn`, `fma_rz`, `fma_rd`, `fma_ru`: a*b+c rounded once in the direction, f32 with
     /// `.ftz` (subnormal operands and results read as ±0), f64 as IEEE.
-    FmaRound(crate::interp::rounding::Dir),
+    FmaRound(Dir),
     /// libdevice's conversions with a rounding mode: an integer to f32/f64 (`int2float_rz`, `ull2double_ru`...)
     /// or f64 to f32 (`double2float_rd`..., flushing a subnormal result), rounded in the direction.
-    CastRound(crate::interp::rounding::Dir),
+    CastRound(Dir),
     /// libdevice's `norm3d`/`norm4d` (√(x² + y² + z² [+ w²]) without overflow or underflow) and `rnorm3d`/`rnorm4d`
-    /// (its reciprocal): three or four f32 or f64 operands, libdevice's own sequences (`libm::norm`).
+    /// (its reciprocal): three or four f32 or f64 operands, libdevice's own sequences (`tessel_math::roots::norm`).
     Norm {
         recip: bool,
     },
     /// libdevice's `jn`/`yn`: the Bessel function of integer order (an i32 operand) of an f32 or f64 operand, by
-    /// libdevice's recurrences, whose trip count depends on the order (`libm::bessel_n`).
-    BesselN(crate::libm::bessel_n::Kind),
+    /// libdevice's recurrences, whose trip count depends on the order (`tessel_math::bessel::bessel_n`).
+    BesselN(bessel_n::Kind),
     /// `clamp x, lo, hi`.
     Clamp {
         propagate_nan: bool,
@@ -603,7 +645,7 @@ impl Op {
     }
 
     /// The ops on shared memory, asynchronous work and mbarriers (the interpreter runs them in
-    /// `interp::shared`, codegen tracks their buffers).
+    /// `tessel_interp`'s `shared`, codegen tracks their buffers).
     pub fn is_shared_memory_op(&self) -> bool {
         matches!(
             self,

@@ -2,8 +2,9 @@
 //! printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting missing, mistyped and unexpected
 //! attributes.
 
-use crate::interp::rounding::Dir;
 use crate::ops::*;
+use tessel_math::bessel::bessel_n;
+use tessel_math::rounding::Dir;
 
 type Attrs = Vec<(&'static str, Attr)>;
 
@@ -25,21 +26,21 @@ impl Op {
             Op::Select => "select",
             Op::Fma => "fma",
             Op::FmaRound(d) => match d {
-                crate::interp::rounding::Dir::Nearest => "fma_rn",
-                crate::interp::rounding::Dir::Zero => "fma_rz",
-                crate::interp::rounding::Dir::Down => "fma_rd",
-                crate::interp::rounding::Dir::Up => "fma_ru",
+                Dir::Nearest => "fma_rn",
+                Dir::Zero => "fma_rz",
+                Dir::Down => "fma_rd",
+                Dir::Up => "fma_ru",
             },
             Op::CastRound(d) => match d {
-                crate::interp::rounding::Dir::Nearest => "cast_rn",
-                crate::interp::rounding::Dir::Zero => "cast_rz",
-                crate::interp::rounding::Dir::Down => "cast_rd",
-                crate::interp::rounding::Dir::Up => "cast_ru",
+                Dir::Nearest => "cast_rn",
+                Dir::Zero => "cast_rz",
+                Dir::Down => "cast_rd",
+                Dir::Up => "cast_ru",
             },
             Op::Norm { recip: false } => "norm",
             Op::Norm { recip: true } => "rnorm",
-            Op::BesselN(crate::libm::bessel_n::Kind::J) => "jn",
-            Op::BesselN(crate::libm::bessel_n::Kind::Y) => "yn",
+            Op::BesselN(bessel_n::Kind::J) => "jn",
+            Op::BesselN(bessel_n::Kind::Y) => "yn",
             Op::Clamp { .. } => "clamp",
             Op::Cast => "cast",
             Op::Bitcast => "bitcast",
@@ -277,8 +278,8 @@ impl Op {
             "cast_ru" => Op::CastRound(Dir::Up),
             "norm" => Op::Norm { recip: false },
             "rnorm" => Op::Norm { recip: true },
-            "jn" => Op::BesselN(crate::libm::bessel_n::Kind::J),
-            "yn" => Op::BesselN(crate::libm::bessel_n::Kind::Y),
+            "jn" => Op::BesselN(bessel_n::Kind::J),
+            "yn" => Op::BesselN(bessel_n::Kind::Y),
             "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
             "cast" => Op::Cast,
             "bitcast" => Op::Bitcast,

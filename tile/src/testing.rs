@@ -1,15 +1,14 @@
-//! What the tests of every crate share: one deterministic random-number generator (so that a seed means the
-//! same stream everywhere and no test needs an extra crate; xorshift64*, fast and good enough for test data), the
-//! IR round-trip check, poisoned buffers and the interpreter comparisons.
+//! What the tests of every crate share: the IR round-trip check, inputs rounded to their type, relative errors,
+//! timing and campaign helpers (the one test random-number generator is `tessel_math::testing::Rng`, in the
+//! lowest crate whose tests draw from it; the interpreter's helpers are `tessel_interp::testing`).
 
-use crate::interp::memory::{BufferId, Memory};
-use crate::interp::value::round_float;
-use crate::interp::{Arg, run};
+use crate::eval::value::round_float;
 use crate::ir::Func;
 use crate::parse::parse_func;
 use crate::print::print_func;
 use crate::types::ScalarType;
 use crate::verify::verify;
+use tessel_math::testing::Rng;
 
 /// The IR verifies, and prints → parses → prints to the same text.
 pub fn check_ir(f: &Func) {
@@ -25,12 +24,6 @@ pub fn rounded(t: ScalarType, v: &[f64]) -> Vec<f64> {
     v.iter().map(|&x| round_float(x, t)).collect()
 }
 
-/// A buffer filled with NaN (floats) or a sentinel (ints): what is not written shows.
-pub fn poisoned(mem: &mut Memory, name: &str, t: ScalarType, n: usize) -> BufferId {
-    let fill = if t.is_float() { f64::NAN } else { -7.0 };
-    mem.alloc_from(name, t, &vec![fill; n])
-}
-
 /// ‖out − ref‖ / ‖ref‖ (infinite if any output is NaN).
 pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
     assert_eq!(out.len(), reference.len());
@@ -42,63 +35,10 @@ pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
-/// Runs `f` in the interpreter, panicking with its error; returns the printed lines.
-pub fn interpret(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
-    run(f, args, grid, mem).unwrap_or_else(|e| panic!("interpreter: {e}"))
-}
-
-/// A seeded xorshift64* stream.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A stream for `seed` (any value; 0 included).
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// One of `items` (not empty).
-    pub fn pick<'s, T>(&mut self, items: &'s [T]) -> &'s T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-
-    /// `n` values uniform in [-1, 1).
-    pub fn vec(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.uniform()).collect()
-    }
-
-    /// Approximately standard normal (a sum of 4 uniforms, rescaled): bell-shaped data with rare large values.
-    pub fn normal(&mut self) -> f64 {
-        (0..4).map(|_| self.uniform()).sum::<f64>() * (3.0f64 / 4.0).sqrt()
-    }
-
-    /// `n` values of [`Rng::normal`].
-    pub fn normals(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.normal()).collect()
-    }
-
-    /// `n` values uniform in [-1, 1), each rounded to `t` (what a buffer of `t` holds, so references computed
-    /// from them see exactly what the kernel reads).
-    pub fn vec_of(&mut self, n: usize, t: ScalarType) -> Vec<f64> {
-        (0..n).map(|_| round_float(self.uniform(), t)).collect()
-    }
+/// `n` values uniform in [-1, 1), each rounded to `t` (what a buffer of `t` holds, so references computed from
+/// them see exactly what the kernel reads).
+pub fn vec_of(rng: &mut Rng, n: usize, t: ScalarType) -> Vec<f64> {
+    (0..n).map(|_| round_float(rng.uniform(), t)).collect()
 }
 
 /// Asserts that `run` grows near-linearly with its input: `run(make(4n))` takes less than 8 times as long as
@@ -136,21 +76,4 @@ pub fn assert_near_linear<T>(what: &str, n: usize, make: impl Fn(usize) -> T, ru
 /// when set, so that one variable turns every such test into a longer fuzzing campaign (docs/testing.md, "Fuzzing").
 pub fn campaign_cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Rng;
-
-    #[test]
-    fn a_seed_is_one_stream_and_values_stay_in_range() {
-        let (a, b) = (Rng::new(7).vec(1000), Rng::new(7).vec(1000));
-        assert_eq!(a, b);
-        assert_ne!(a, Rng::new(8).vec(1000));
-        assert!(a.iter().all(|x| (-1.0..1.0).contains(x)));
-        let mean = a.iter().sum::<f64>() / a.len() as f64;
-        assert!(mean.abs() < 0.1, "{mean}");
-        let mut r = Rng::new(0);
-        assert!((0..1000).all(|_| r.below(3) < 3));
-    }
 }

@@ -29,6 +29,14 @@ pub enum ScalarType {
 use ScalarType::*;
 
 impl ScalarType {
+    /// The format the math crate's rounded arithmetic computes this type in: f64 for f64, f32 for the rest
+    /// (narrower floats compute in f32 and round to their type afterwards).
+    pub fn float_format(self) -> tessel_math::rounding::Format {
+        if self == F64 { tessel_math::rounding::Format::F64 } else { tessel_math::rounding::Format::F32 }
+    }
+}
+
+impl ScalarType {
     pub const ALL: [ScalarType; 15] = [I1, I8, I16, I32, I64, U8, U16, U32, U64, F8E4M3, F8E5M2, F16, BF16, F32, F64];
 
     pub fn bits(self) -> u32 {

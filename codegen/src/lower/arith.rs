@@ -1,5 +1,5 @@
 //! Elementwise ops, register by register: constants, arithmetic, math, comparisons, select, fma, clamp and
-//! bitcasts (value casts are in `cast.rs`, routines without a PTX instruction in `math.rs`).
+//! bitcasts (value casts are in `cast.rs`, routines without a PTX instruction in `tessel_math`).
 //!
 //! Compute types: f16/bf16/fp8 compute in f32 (widen exactly, round the result once), as Triton does for
 //! most ops; i8/u8 compute in their 16-bit extension and are brought back to 8 bits after each op. f32
@@ -15,16 +15,16 @@
 //! `ex2.approx.f32` of `x·log2 e` (the product rounded to f32), `exp2` is `ex2.approx.ftz.f32` (libdevice's
 //! `exp2f` under Triton's FTZ reflection: subnormal results are +0). The interpreter models the argument
 //! reduction and the flushes exactly and rounds the function correctly, so it differs from these only by the
-//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::interp::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
+//! hardware unit's own error (≤ 2 ulp; see `tessel_tile::eval::arith::ex2_f32`). f32 `sin`, `cos`, `log`,
 //! `log2`, `erf`, and `libdevice.tanh`, `exp10`, `log10`, `acosh`, `cbrt`, `hypot`, `pow` (the last two at f64
-//! too, with f64 `erf`) are libdevice's own sequences (`tessel_tile::libm`, which the interpreter runs too);
+//! too, with f64 `erf`) are libdevice's own sequences (`tessel_math`, which the interpreter runs too);
 //! float `%` is LLVM's expansion of `frem` (`fmod.rs`), as in Triton. `floor`, `ceil` (f32) flush a subnormal
 //! input to ±0 as libdevice does under Triton's FTZ setting. The other f64 transcendentals use the routines of
-//! `math.rs` (libdevice accuracy, see there); the other libdevice functions those of `libdevice.rs` (and `cfmod.rs` for `fmod`, and `trig64.rs` for f64 `sin`/`cos`; see there). The
-//! interpreter models these instruction semantics (see `tile/src/interp/README.md`).
+//! `tessel_math::exp_log::own64` (libdevice accuracy, see there); the other libdevice functions those `libdevice.rs` emits (and `cfmod.rs` for `fmod`, and `tessel_math::trig::sincos64` for f64 `sin`/`cos`; see there). The
+//! interpreter models these instruction semantics (see `interp/src/README.md`).
 
-use tessel_tile::interp::rounding::{Arith, Dir};
-use tessel_tile::interp::value::{Val, convert, round_float, to_bits, wrap_int};
+use tessel_math::rounding::{Arith, Dir};
+use tessel_tile::eval::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
@@ -32,11 +32,11 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
-use super::math::{exp_f64, exp2_f64, log_f64, log2_f64};
-use super::trig64::sin_cos_f64;
 use super::{Lower, class_of};
-use super::{cfmod, fmod, libdevice};
+use super::{cfmod, libdevice};
 use crate::CompileError;
+use tessel_math::exp_log::own64::{exp_f64, exp2_f64, log_f64, log2_f64};
+use tessel_math::trig::sincos64::sin_cos_f64;
 use tessel_tile::Target;
 
 use crate::ptx::{Reg, RegClass, f32_imm, f64_imm, hex, instr, not, vector};
@@ -191,14 +191,14 @@ pub(crate) fn binary_scalar(
 ) -> Result<Reg, CompileError> {
     let unsupported = || Err(CompileError::new(format!("`{}` on {s} is not supported yet", op.word())));
     if s.is_float() && matches!(op, BinOp::Pow | BinOp::Hypot | BinOp::Rhypot) {
-        // libdevice's own sequence (tile::libm), as Triton runs it: f32 (the half types widened) or f64.
+        // libdevice's own sequence (tessel_math's), as Triton runs it: f32 (the half types widened) or f64.
         let (x, y) = (l.widen(a, s), l.widen(b, s));
         let wide = compute_ty(s) == F64;
         let mut e = Emit { l, wide };
         let r = if wide {
-            tessel_tile::libm::binary_f64(&mut e, op, x, y)
+            tessel_tile::eval::routines::binary_f64(&mut e, op, x, y)
         } else {
-            tessel_tile::libm::binary_f32(&mut e, op, x, y)
+            tessel_tile::eval::routines::binary_f32(&mut e, op, x, y)
         };
         if let Some(r) = r {
             return Ok(l.narrow(r, s));
@@ -272,7 +272,7 @@ pub(crate) fn binary_scalar(
     if s.is_float() && op == BinOp::Rem {
         // Triton's `frem` expansion (see fmod.rs): in f64 for f64, in f32 for every narrower float.
         let (x, y) = (l.widen(a, s), l.widen(b, s));
-        let r = fmod::frem(&mut Emit { l, wide: s == F64 }, x, y);
+        let r = tessel_math::remainder::frem(&mut Emit { l, wide: s == F64 }, x, y);
         return Ok(l.narrow(r, s));
     }
     let (a, b) = (l.widen(a, s), l.widen(b, s));
@@ -346,7 +346,7 @@ pub(crate) fn binary_scalar(
 /// 64-bit `/` or `%` into `d` as LLVM's NVPTX backend emits it for Triton: when both operands' high halves are
 /// zero, the 32-bit `div.u32`/`rem.u32` (its "bypass slow division": far cheaper than the 64-bit expansion);
 /// else the 64-bit instruction. Besides speed this fixes the result of a division by zero, which differs
-/// between the two (see `tessel_tile::interp::arith::int_div_by_zero`).
+/// between the two (see `tessel_tile::eval::arith::int_div_by_zero`).
 fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
     let w = if div { "div" } else { "rem" };
     let (or, hi, small) = (l.b.reg(RegClass::B64), l.b.reg(RegClass::B64), l.b.reg(RegClass::Pred));
@@ -481,7 +481,7 @@ pub(crate) fn clamp(l: &mut Lower, data: &OpData, nan: bool) -> Result<(), Compi
     })
 }
 
-/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_tile::libm::norm`, which the interpreter runs too).
+/// libdevice's `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`tessel_math::roots::norm`, which the interpreter runs too).
 pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
     if !matches!(s, F32 | F64) {
@@ -492,9 +492,9 @@ pub(crate) fn norm(l: &mut Lower, data: &OpData, recip: bool) -> Result<(), Comp
         let wide = s == F64;
         let mut e = Emit { l, wide };
         Ok(if wide {
-            tessel_tile::libm::norm::norm_f64(&mut e, a, recip)
+            tessel_math::roots::norm::norm_f64(&mut e, a, recip)
         } else {
-            tessel_tile::libm::norm::norm_f32(&mut e, a, recip)
+            tessel_math::roots::norm::norm_f32(&mut e, a, recip)
         })
     })
 }
@@ -524,13 +524,13 @@ pub(crate) fn unary(l: &mut Lower, data: &OpData, op: UnOp) -> Result<(), Compil
             return Ok(d);
         }
         if c == F32
-            && let Some(d) = tessel_tile::libm::unary_f32(&mut Emit { l, wide: false }, op, x)
+            && let Some(d) = tessel_tile::eval::routines::unary_f32(&mut Emit { l, wide: false }, op, x)
         {
-            // libdevice's own f32 sequence (tile::libm), as Triton runs it.
+            // libdevice's own f32 sequence (tessel_math's), as Triton runs it.
             return Ok(l.narrow(d, s));
         }
         if c == F64
-            && let Some(d) = tessel_tile::libm::unary_f64(&mut Emit { l, wide: true }, op, x)
+            && let Some(d) = tessel_tile::eval::routines::unary_f64(&mut Emit { l, wide: true }, op, x)
         {
             return Ok(d);
         }

@@ -1,11 +1,11 @@
-//! libdevice's `jn`/`yn` (`tessel_tile::libm::bessel_n`, which the interpreter runs too): the set-up and the finish
+//! libdevice's `jn`/`yn` (`tessel_math::bessel::bessel_n`, which the interpreter runs too): the set-up and the finish
 //! straight-line, the recurrence as a PTX loop. Each lane needs its own number of steps (it depends on its order
 //! and on which recurrence its x takes), so the warp loops while any of its lanes needs a step (`vote.any`, a
 //! uniform branch) and a lane with no step left goes through the iteration unchanged (the step's selects): every
 //! lane runs exactly libdevice's steps.
 
+use tessel_math::bessel::bessel_n::{Kind, State, finish, more, setup, step};
 use tessel_tile::ir::OpData;
-use tessel_tile::libm::bessel_n::{Kind, State, finish, more, setup, step};
 use tessel_tile::types::ScalarType::{F32, F64};
 
 use super::arith::map_regs;

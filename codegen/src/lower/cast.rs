@@ -9,16 +9,16 @@
 //! bf16). Integer → bf16 goes the same way (a 32/64-bit integer is not exact in f32).
 //!
 //! fp8: sm_90a and later use `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` and `cvt.rn.f16x2.{e4m3,e5m2}x2`; sm_80 has
-//! neither and uses the software conversions of `math.rs` (exact, unit-tested against the interpreter). Both
+//! neither and uses the software conversions of `tessel_math::fp8` (exact, unit-tested against the interpreter). Both
 //! saturate infinities to ±max, as `.satfinite` does (and so does the interpreter's conversion).
 
 use tessel_tile::ops::Const;
 use tessel_tile::types::{Elem, ScalarType};
 
 use super::fpops::Emit;
-use super::math::{E4M3, E5M2, Fp8, f32_to_fp8, fp8_to_f32};
 use super::{Lower, class_of};
 use crate::CompileError;
+use tessel_math::fp8::{E4M3, E5M2, Fp8, f32_to_fp8, fp8_to_f32};
 use tessel_tile::Target;
 
 use crate::ptx::{Reg, RegClass, f32_imm, vector};
@@ -272,4 +272,57 @@ pub(crate) fn cast_scalar(l: &mut Lower, x: Reg, from: ScalarType, to: ScalarTyp
         (false, true) => int_to_float(l, x, from, to),
         (true, true) => float_to_float(l, x, from, to),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::fpops::model::M32;
+    use tessel_tile::eval::value::{decode_fp8, encode_fp8};
+    use tessel_tile::types::ScalarType;
+
+    /// A deterministic spread of test points in [lo, hi].
+    fn points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+        let mut rng = tessel_math::testing::Rng::new(4);
+        (0..n).map(|_| lo + (hi - lo) * (rng.uniform() + 1.0) / 2.0).collect()
+    }
+
+    /// The software fp8 conversions (`tessel_math::fp8`, sm_80's) against the interpreter's.
+    #[test]
+    fn software_fp8_matches_the_interpreter() {
+        for (f, t) in [(E4M3, ScalarType::F8E4M3), (E5M2, ScalarType::F8E5M2)] {
+            for b in 0..=255u32 {
+                let got = fp8_to_f32(&mut M32, b, f);
+                let want = decode_fp8(b as u8, t);
+                assert!(got as f64 == want || (got.is_nan() && want.is_nan()), "{t} {b:#x}: {got} vs {want}");
+            }
+            let mut xs: Vec<f32> = Vec::new();
+            for b in 0..=255u8 {
+                let v = decode_fp8(b, t);
+                let next = decode_fp8(b.wrapping_add(1), t);
+                if v.is_finite() {
+                    let v = v as f32;
+                    xs.extend([v, f32::from_bits(v.to_bits() + 1), f32::from_bits(v.to_bits().saturating_sub(1))]);
+                    if next.is_finite() && (b & 0x7f) != 0x7f {
+                        let mid = ((v as f64 + next) / 2.0) as f32;
+                        xs.extend([mid, f32::from_bits(mid.to_bits() + 1), f32::from_bits(mid.to_bits() - 1)]);
+                    }
+                }
+            }
+            xs.extend(points(-70000.0, 70000.0, 20_000).into_iter().map(|x| x as f32));
+            xs.extend(points(-1.0, 1.0, 20_000).into_iter().map(|x| (x * 1e-3) as f32));
+            xs.extend([0.0, -0.0, f32::MAX, f32::MIN, f32::from_bits(1)]);
+            for x in xs {
+                let got = f32_to_fp8(&mut M32, x, f);
+                let want = encode_fp8(x as f64, t) as u32;
+                // NaN codes may differ (0x7f here and in the hardware; the interpreter uses 0x7e for e5m2).
+                let both_nan = decode_fp8(got as u8, t).is_nan() && decode_fp8(want as u8, t).is_nan();
+                assert!(got == want || both_nan, "{t}: encode({x:e}) = {got:#x}, want {want:#x}");
+            }
+            let max = f.max_code;
+            assert_eq!(f32_to_fp8(&mut M32, f32::INFINITY, f), max);
+            assert_eq!(f32_to_fp8(&mut M32, f32::NEG_INFINITY, f), max | 0x80);
+            assert_eq!(f32_to_fp8(&mut M32, f32::NAN, f) & 0x7f, 0x7f);
+        }
+    }
 }

@@ -4,7 +4,7 @@
 //! layout, k_width = 0)`: every thread holds the whole K extent of the rows of `A` and the columns of `B` that
 //! its accumulator elements need. So per thread, for each accumulator element `(m, n)` (and batch index), the
 //! result is `acc = fma(a[m, k], b[k, n], acc)` for `k = 0, 1, .., K-1`, in increasing `k`, as the interpreter
-//! computes it (`interp::dot`). The correspondence of registers is derived from the layouts and checked first:
+//! computes it (`tessel_interp`'s `compute::dot`). The correspondence of registers is derived from the layouts and checked first:
 //! the lane and warp bases of `A` must equal `C`'s along the batch and M dims and be zero along K (likewise `B`
 //! along batch/N), and each accumulator register must find its operands among the thread's registers; anything
 //! else is an error asking for a `convert_layout`, never wrong code.

@@ -1,5 +1,5 @@
-//! The PTX implementation of [`FloatOps`] (`tessel_tile::libm`), the operations the branch-free math routines
-//! of `math.rs`, `trig64.rs`, `libdevice.rs` and `tessel_tile::libm` are written in; `tessel_tile::libm::model`
+//! The PTX implementation of [`FloatOps`] (`tessel_math`), the operations every branch-free math routine of
+//! `tessel_math` is written in; `tessel_math::model`
 //! evaluates the same sequence on the CPU with the same roundings. A routine is therefore tested bit-exactly
 //! on the CPU and the PTX it emits is that tested sequence, instruction for instruction.
 //!
@@ -11,8 +11,8 @@
 use super::Lower;
 use crate::ptx::{Imm, Reg, RegClass, f32_imm, f64_imm, instr};
 
-pub(crate) use tessel_tile::libm::FloatOps;
-use tessel_tile::libm::{Arith, Dir};
+pub(crate) use tessel_math::FloatOps;
+use tessel_math::rounding::{Arith, Dir};
 
 /// Emits the operations as PTX at 32 (`wide = false`) or 64 bits.
 pub(crate) struct Emit<'a, 'f> {
@@ -407,4 +407,4 @@ impl Emit<'_, '_> {
 }
 
 #[cfg(test)]
-pub(crate) use tessel_tile::libm::model;
+pub(crate) use tessel_math::model;

@@ -19,12 +19,12 @@ mod data;
 mod debug;
 mod device;
 mod dot;
+#[cfg(test)]
 mod fmod;
 mod fpops;
 mod inline_asm;
 mod libdevice;
 mod local;
-mod math;
 mod memory;
 mod mma;
 mod occupancy;
@@ -36,7 +36,6 @@ mod shared;
 mod shuffle;
 mod tma;
 mod tma_issue;
-mod trig64;
 mod wgmma;
 mod wgmma_desc;
 

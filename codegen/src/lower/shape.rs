@@ -3,7 +3,7 @@
 //! Auto mode gives their results the layouts of `tessel_tile::layout::rules` (`permute`, `reshape`, `join`,
 //! `split`, `cat`), which leave each element in the register slot of the thread that already holds it, so
 //! lowering is register re-indexing: every result register takes the operand register whose element
-//! corresponds to it ([`gather`]). The correspondences are those of the interpreter (`interp/shape_ops.rs`):
+//! corresponds to it ([`gather`]). The correspondences are those of the interpreter (`interp/src/shape_ops.rs`):
 //! `permute` moves operand dim `order[i]` to result dim `i`; `reshape` keeps the row-major flat index (also
 //! with `can_reorder`, which the interpreter does not use to reorder); `join(a, b)` puts `a` at index 0 and `b`
 //! at index 1 of a new last dim, `split` undoes it; `cat(a, b)` stacks `b` after `a` along dim 0. When the

@@ -357,7 +357,7 @@ mod tests {
         ));
         assert!(agrees(&layout(&[1], &[2, 4, 8, 16, 32], &[], 64), &layout(&[16, 32], &[1, 2, 4, 8, 0], &[], 64)));
         // Random invertible recombinations of a warp-local layout's bits.
-        let mut rng = tessel_tile::testing::Rng::new(3);
+        let mut rng = tessel_math::testing::Rng::new(3);
         let mut next = || rng.next_u64();
         let mut shuffled = 0;
         for _ in 0..300 {

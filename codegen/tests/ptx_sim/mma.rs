@@ -3,7 +3,7 @@
 //! A register `2kh + h` holds `A[g + 8h][kh·4w + q·w + t]` in its element `t`; B register `kh` holds
 //! `B[kh·4w + q·w + t][g]`. Each warp multiplies its own fragments.
 
-use tessel_tile::interp::value::from_bits;
+use tessel_tile::eval::value::from_bits;
 
 use super::{Cta, Opnd};
 

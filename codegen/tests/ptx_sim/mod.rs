@@ -20,7 +20,7 @@ mod wgmma;
 
 use std::collections::HashMap;
 
-use tessel_tile::interp::value::{Val, from_bits, to_bits};
+use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 
 #[derive(Clone, Debug)]
@@ -661,7 +661,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
         {
             // Directed rounding (`add.rz.f32`, `sqrt.rp.f64`, `div.rn.ftz.f32`...), by the interpreter's exact
             // rounding; `.ftz` flushes f32 subnormal operands and results.
-            use tessel_tile::interp::rounding::{Arith, Dir, directed, flush_f32};
+            use tessel_math::rounding::{Arith, Dir, Format, directed, flush_f32};
             let dir = if parts.contains(&"rz") {
                 Dir::Zero
             } else if parts.contains(&"rm") {
@@ -673,7 +673,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             };
             let ftz = parts.contains(&"ftz") && ty == "f32";
             let flush = |v: f64| if ftz { flush_f32(v) } else { v };
-            let t = if ty == "f64" { ScalarType::F64 } else { ScalarType::F32 };
+            let t = if ty == "f64" { Format::F64 } else { Format::F32 };
             let x = flush(to_f(v(1)?, ty));
             let (op, y) = match parts[0] {
                 "add" => (Arith::Add, flush(to_f(v(2)?, ty))),
@@ -773,7 +773,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
         "fma" => {
             // `.ftz` reads f32 subnormal operands as ±0 and flushes a subnormal result; `.rm`/`.rp`/`.rz` round
             // exactly in that direction.
-            use tessel_tile::interp::rounding::{Dir, flush_f32, fma};
+            use tessel_math::rounding::{Dir, Format, flush_f32, fma};
             let flush = |v: f64| if parts.contains(&"ftz") && ty == "f32" { flush_f32(v) } else { v };
             let (x, y, z) = (flush(to_f(v(1)?, ty)), flush(to_f(v(2)?, ty)), flush(to_f(v(3)?, ty)));
             let dir = match parts.get(1) {
@@ -782,7 +782,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 Some(&"rz") => Dir::Zero,
                 _ => Dir::Nearest,
             };
-            let t = if ty == "f32" { ScalarType::F32 } else { ScalarType::F64 };
+            let t = if ty == "f32" { Format::F32 } else { Format::F64 };
             put(&a[0], from_f(flush(fma(dir, t, x, y, z)), ty))?
         }
         "clz" => {
@@ -794,7 +794,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let x = v(1)?;
             let r = if float {
                 let ftz = parts.contains(&"ftz") && ty == "f32";
-                let flush = |v: f64| if ftz { tessel_tile::interp::rounding::flush_f32(v) } else { v };
+                let flush = |v: f64| if ftz { tessel_math::rounding::flush_f32(v) } else { v };
                 let f = flush(to_f(x, ty));
                 let r = match parts[0] {
                     "neg" => -f,
@@ -898,7 +898,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                         };
                         // .ftz flushes a subnormal f32 result too.
                         let f = if parts.contains(&"ftz") && dt == "f32" {
-                            tessel_tile::interp::rounding::flush_f32(f as f32 as f64)
+                            tessel_math::rounding::flush_f32(f as f32 as f64)
                         } else {
                             f
                         };
@@ -929,7 +929,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                                 (true, _) => ScalarType::I32,
                                 (false, _) => ScalarType::U32,
                             };
-                            tessel_tile::interp::value::nan_to_int(from, to) as i128
+                            tessel_tile::eval::value::nan_to_int(from, to) as i128
                         } else {
                             (f.clamp(lo as f64, hi as f64) as i128).clamp(lo, hi)
                         };

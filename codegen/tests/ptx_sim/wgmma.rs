@@ -6,7 +6,7 @@
 //! then no-ops. The async proxy's reads are checked like any thread's reads (a missing `bar.sync` after the
 //! threads' stores is a race), and a generic-proxy store since the last `fence.proxy.async` is an error.
 
-use tessel_tile::interp::value::from_bits;
+use tessel_tile::eval::value::from_bits;
 
 use super::{Cta, Opnd};
 

@@ -2,9 +2,9 @@
 //! trip, run it in the interpreter on random inputs, and compare with references.
 #![allow(dead_code)]
 
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, ConstValue, Elaborated, Specialization, elaborate_with};
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 use tessel_tile::{Func, ScalarType};
 
 pub const HEADER: &str = "\
@@ -59,15 +59,19 @@ pub fn elab_error(src: &str, kernel: &str, args: Vec<ArgSpec>) -> String {
 }
 
 #[allow(unused_imports)]
-pub use tessel_tile::testing::{Rng, check_ir, poisoned, rel_err, rounded};
+pub use tessel_interp::testing::poisoned;
+#[allow(unused_imports)]
+pub use tessel_math::testing::Rng;
+#[allow(unused_imports)]
+pub use tessel_tile::testing::{check_ir, rel_err, rounded};
 
 pub fn run(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
-    tessel_tile::testing::interpret(f, args, grid, mem)
+    tessel_interp::testing::interpret(f, args, grid, mem)
 }
 
 /// The interpreter's error for a program it must refuse.
 pub fn run_error(f: &Func, args: &[Arg], mem: &mut Memory) -> String {
-    match tessel_tile::interp::run(f, args, [1, 1, 1], mem) {
+    match tessel_interp::run(f, args, [1, 1, 1], mem) {
         Ok(_) => panic!("expected the interpreter to refuse\n{f}"),
         Err(e) => e.to_string(),
     }

@@ -2,10 +2,10 @@
 //! random inputs, and relative errors.
 #![allow(dead_code)]
 
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, Elaborated, Specialization, elaborate_full};
 use tessel_tile::Func;
-use tessel_tile::interp::Arg;
-use tessel_tile::interp::memory::Memory;
 
 pub fn example_source(name: &str) -> String {
     let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -37,10 +37,14 @@ pub fn elab_error(src: &str, kernel: &str, args: Vec<ArgSpec>) -> String {
 }
 
 #[allow(unused_imports)]
-pub use tessel_tile::testing::{Rng, check_ir, poisoned, rel_err, rounded};
+pub use tessel_interp::testing::poisoned;
+#[allow(unused_imports)]
+pub use tessel_math::testing::Rng;
+#[allow(unused_imports)]
+pub use tessel_tile::testing::{check_ir, rel_err, rounded};
 
 pub fn run(f: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Vec<String> {
-    tessel_tile::testing::interpret(f, args, grid, mem)
+    tessel_interp::testing::interpret(f, args, grid, mem)
 }
 
 pub fn assert_close(what: &str, out: &[f64], reference: &[f64], tol: f64) -> f64 {

@@ -15,11 +15,11 @@
 use std::process::Command;
 
 use tessel_codegen::compile;
+use tessel_interp::memory::Memory;
+use tessel_interp::{Arg, run};
+use tessel_math::testing::Rng;
 use tessel_runtime::{Gpu, KArg};
-use tessel_tile::interp::memory::Memory;
-use tessel_tile::interp::{Arg, run};
 use tessel_tile::ir::Func;
-use tessel_tile::testing::Rng;
 use tessel_tile::types::ScalarType;
 
 use super::ir_path;

@@ -1,12 +1,12 @@
 //! Constant folding and algebraic simplification.
 //!
-//! Folding evaluates with the interpreter's own element semantics ([`crate::interp::arith`]), so a folded
+//! Folding evaluates with the interpreter's own element semantics ([`crate::eval::arith`]), so a folded
 //! program computes exactly what the unfolded one would. Simplifications: `x+0`, `x-0`, `x*1`, `x/1`, `x|0`,
 //! `x^0`, integer `x*0`, `x&0`; `select` on a constant condition; casts, broadcasts and reshapes to the same
 //! type; `permute∘permute` (the identity disappears); splats and broadcasts of constants become constants.
 
-use crate::interp::arith;
-use crate::interp::value::{Val, convert};
+use crate::eval::arith;
+use crate::eval::value::{Val, convert};
 use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, Const, Op};
 use crate::passes::edits::Edits;

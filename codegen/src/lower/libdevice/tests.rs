@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::lower::fpops::model::M64;
-use tessel_tile::interp::arith as reference;
-use tessel_tile::testing::Rng;
+use tessel_math::testing::Rng;
+use tessel_tile::eval::arith as reference;
 
 type Un = fn(&mut M64, f64) -> f64;
 

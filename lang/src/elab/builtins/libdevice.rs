@@ -1,6 +1,6 @@
 //! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
 //! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
-//! sequences where `tessel_tile::libm` has them, which the interpreter and codegen both run, else the
+//! sequences where `tessel_math` has them, which the interpreter and codegen both run, else the
 //! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
 //! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `remainder` (IEEE's,
 //! `libdevice_remainder.rs`), `ldexp`/`scalbn`
@@ -11,7 +11,7 @@
 //! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
 //! the classification functions return int32 (1 or 0).
 
-use tessel_tile::interp::rounding::Dir;
+use tessel_math::rounding::Dir;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
@@ -371,8 +371,8 @@ impl<'a> Elab<'a> {
             return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
         }
         if let Some(kind) = match name {
-            "jn" => Some(tessel_tile::libm::bessel_n::Kind::J),
-            "yn" => Some(tessel_tile::libm::bessel_n::Kind::Y),
+            "jn" => Some(tessel_math::bessel::bessel_n::Kind::J),
+            "yn" => Some(tessel_math::bessel::bessel_n::Kind::Y),
             _ => None,
         } {
             return Ok(Some(Value::Tensor(self.libdevice_bessel_n(kind, fname, args)?)));

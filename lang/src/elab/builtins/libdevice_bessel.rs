@@ -1,9 +1,9 @@
 //! `libdevice.jn(n, x)` and `libdevice.yn(n, x)`: the Bessel functions of an int32 order of fp32 or fp64 values
 //! (the order and x broadcast together), as one `jn`/`yn` IR op that runs libdevice's recurrences
-//! (`tessel_tile::libm::bessel_n`) in the interpreter and codegen alike.
+//! (`tessel_math::bessel::bessel_n`) in the interpreter and codegen alike.
 
+use tessel_math::bessel::bessel_n::Kind;
 use tessel_tile::ScalarType;
-use tessel_tile::libm::bessel_n::Kind;
 use tessel_tile::ops::Op;
 
 use crate::elab::builtins::CallArgs;

@@ -1,6 +1,6 @@
 //! `libdevice.norm3d`, `norm4d`, `rnorm3d`, `rnorm4d`: √(x² + y² + z² [+ w²]) and its reciprocal, fp32 or fp64
 //! (all operands of one type, broadcast together), as one `norm`/`rnorm` IR op that runs libdevice's own
-//! sequence (`tessel_tile::libm::norm`) in the interpreter and codegen alike.
+//! sequence (`tessel_math::roots::norm`) in the interpreter and codegen alike.
 
 use tessel_tile::ScalarType;
 use tessel_tile::ops::Op;

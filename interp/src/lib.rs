@@ -1,0 +1,707 @@
+//! tessel-interp owns the reference interpreter: it runs a tile-IR kernel over a grid of programs on the CPU,
+//! with its memory ([`memory`]), runtime tensors and scalar arguments ([`value`]), shared memory, asynchronous
+//! copies and mbarriers, warp-specialized partitions, the bounds of a run, the parallel run, and the comparison of
+//! outputs computed two ways ([`compare`]). What one element of an op computes is the IR's (`tessel_tile::eval`,
+//! which folding shares); the math routines it runs are `tessel_math`'s.
+//!
+//! The interpreter defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
+//! each op rounds to its result type, integer ops wrap, memory is bounds-checked, `device_assert` and
+//! `assume` are checked, and `device_print` output is collected in Triton's format. Programs run one after the
+//! other (in grid order), so atomics are trivially atomic; or, with `Limits::threads`, in parallel when none can
+//! observe another, with exactly the sequential result (`run_with_limits`). [`compare`] holds the one set of
+//! rules by which a GPU's or the PTX simulator's outputs are compared with the interpreter's.
+
+mod budget;
+pub mod compare;
+mod compute;
+mod data_ops;
+pub mod memory;
+mod parallel;
+mod partitions;
+mod shape_ops;
+mod shared;
+pub mod testing;
+pub mod value;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use budget::{MAX_GRID, check_grid};
+
+use crate::memory::{BufferId, Memory};
+use crate::parallel::Mem;
+use crate::value::Tensor;
+use tessel_tile::eval::value::{Val, round_float};
+use tessel_tile::ir::{Func, Loc, OpId, RegionId, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::{Elem, ScalarType, Type};
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg {
+    Int(i64),
+    Float(f64),
+    Buffer(BufferId),
+}
+
+/// What went wrong, in which program and at which op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterpError {
+    pub message: String,
+    pub program: [u32; 3],
+    pub op: Option<OpId>,
+    pub loc: Option<Loc>,
+    /// The caller stopped the run (`Limits::stop`), in this program at this op: nothing is wrong with the kernel.
+    pub interrupted: bool,
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.program;
+        write!(f, "program ({x}, {y}, {z}): {}", self.message)
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// A runtime value: a tensor (or scalar), a tensor descriptor, a view of a shared-memory buffer (every memdesc
+/// value naming the buffer sees its stores), or an async token.
+#[derive(Clone, Debug)]
+enum Value {
+    T(Tensor),
+    Desc {
+        base: u64,
+        elem: ScalarType,
+        shape: Vec<i64>,
+        strides: Vec<i64>,
+        nan_padding: bool,
+        /// An im2col descriptor's pixel box: lower and upper corners, element strides.
+        im2col: Option<[Vec<i64>; 3]>,
+    },
+    Smem(shared::View),
+    /// `memdesc_index` past the buffers (Gluon computes the view's address; a predicated-off use never touches
+    /// it): an error when something reads, writes or waits through it. The message says which index.
+    SmemOutOfRange(String),
+    Token,
+    /// The result of asynchronous `warpgroup_dot` number `dot` (in issue order), not yet retired by a
+    /// `warpgroup_dot_wait`: it may flow through `yield` and loop arguments, accumulate into the next
+    /// asynchronous dot, or go through a wait, and nothing else may read it.
+    Pending {
+        value: Box<Value>,
+        dot: u64,
+    },
+}
+
+/// Bounds on one run, so that a kernel that never finishes is reported (with the program and the loop) instead
+/// of hanging the interpreter, and the caller's way to stop it.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Loop iterations (of every `for` and `while`, nested ones included) one program may run.
+    pub max_iterations: u64,
+    /// Work one program may do, charged before each op runs: one unit per element an op computes, loads or
+    /// stores (a reduction's input, a store's values), and one per multiply-add of a dot (M·N·K): a loop with
+    /// few iterations over large tiles, or one over large dots, is bounded by this rather than by
+    /// `max_iterations`.
+    pub max_work: u64,
+    /// Threads to run programs on (1: one at a time). Programs run in parallel only when none can observe
+    /// another (see [`run_with_limits`]); the result is the same either way.
+    pub threads: usize,
+    /// Told why a parallel run fell back to running programs one at a time.
+    pub notes: Option<fn(&str)>,
+    /// Set by the caller (from another thread, or a signal handler) to stop the run: every program checks it
+    /// before each op, and the run ends with an error whose `interrupted` is set. Ctrl-C, in the CLI and Python.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for Limits {
+    /// 10^7 iterations and 10^9 units of work per program (a 128x128 tile over K = 4096 in 64-wide steps is about
+    /// 7·10^7 multiply-adds): far more than any tiled kernel needs, and about a minute of interpretation; one
+    /// thread.
+    fn default() -> Limits {
+        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None, stop: None }
+    }
+}
+
+/// Runs `func` over `grid` programs. Returns the `device_print` lines.
+pub fn run(func: &Func, args: &[Arg], grid: [u32; 3], mem: &mut Memory) -> Result<Vec<String>, InterpError> {
+    run_with_limits(func, args, grid, mem, Limits::default())
+}
+
+/// [`run`] under `limits`.
+///
+/// Two ways a loop that would never end is caught. A `while` iteration that changes neither its carried values
+/// nor memory (nor prints) will repeat forever, since programs run one at a time and nothing else can change
+/// what it reads: a spin-wait on a lock another program holds, or on a flag another program would set, is
+/// reported at once. Anything else stops at `limits.max_iterations`.
+///
+/// With `limits.threads > 1`, programs run in parallel (rayon), each against a private view of memory; every
+/// element loaded or stored is claimed as they run, and their stores are committed only if no program could
+/// have observed another (no atomic ran, no element stored by two programs, none loaded by one and stored by
+/// another), so memory and prints end exactly as in the sequential run (`parallel.rs`). The first conflict stops
+/// the parallel run; the programs then run again one at a time, and `limits.notes` is told why.
+pub fn run_with_limits(
+    func: &Func,
+    args: &[Arg],
+    grid: [u32; 3],
+    mem: &mut Memory,
+    limits: Limits,
+) -> Result<Vec<String>, InterpError> {
+    let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None, interrupted: false };
+    if let Some(why) = budget::grid_error(grid) {
+        return Err(fail(format!("grid {grid:?}: {why}")));
+    }
+    if args.len() != func.args().len() {
+        return Err(fail(format!("`{}` takes {} arguments, got {}", func.name, func.args().len(), args.len())));
+    }
+    let mut env: Vec<Option<Value>> = vec![None; func.values.len()];
+    for (i, (&v, a)) in func.args().iter().zip(args).enumerate() {
+        let Type::Scalar(elem) = func.ty(v) else { return Err(fail(format!("argument {i} must be a scalar"))) };
+        let val = match (a, elem) {
+            (Arg::Buffer(b), Elem::Ptr(pointee, _)) => {
+                let buf = mem.buffer(*b);
+                if buf.elem.bytes() != pointee.bytes() {
+                    return Err(fail(format!(
+                        "argument {i} points to {pointee} but buffer `{}` holds {}",
+                        buf.name, buf.elem
+                    )));
+                }
+                Val::Ptr(mem.base(*b))
+            }
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_int() => Val::Int(tessel_tile::eval::value::wrap_int(*x, *s)),
+            (Arg::Float(x), Elem::Scalar(s)) if s.is_float() => Val::Float(round_float(*x, *s)),
+            (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => {
+                Val::Float(tessel_tile::eval::value::int_to_float(*x as i128, *s))
+            }
+            _ => return Err(fail(format!("argument {i}: {a:?} does not fit type {elem}"))),
+        };
+        env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
+    }
+    // Program ids are computed from their position in grid order as the programs run: a grid of 2^31 programs
+    // allocates nothing up front.
+    let programs = budget::program_count(grid);
+    if limits.threads > 1 && programs > 1 {
+        match parallel::run(func, &env, grid, mem, &limits) {
+            parallel::Outcome::Done(log) => return Ok(log),
+            parallel::Outcome::Stopped(e) => return Err(e),
+            parallel::Outcome::Sequential(why) => {
+                if let Some(note) = limits.notes {
+                    note(&why);
+                }
+            }
+        }
+    }
+    let mut prog = Program {
+        f: func,
+        env,
+        mem: Mem::Shared(mem),
+        grid,
+        pid: [0; 3],
+        log: Vec::new(),
+        smem: Default::default(),
+        limits,
+        iterations: 0,
+        smem_writes: 0,
+        work: 0,
+        task: None,
+    };
+    for n in 0..programs {
+        prog.pid = budget::program_at(grid, n);
+        prog.smem = Default::default();
+        prog.iterations = 0;
+        prog.work = 0;
+        prog.region(func.body, &[])?;
+    }
+    Ok(prog.log)
+}
+
+struct Program<'a> {
+    f: &'a Func,
+    env: Vec<Option<Value>>,
+    mem: Mem<'a>,
+    grid: [u32; 3],
+    pid: [u32; 3],
+    log: Vec<String>,
+    /// The shared-memory buffers and pending asynchronous work of the current program.
+    smem: shared::State,
+    limits: Limits,
+    /// Loop iterations the current program has run.
+    iterations: u64,
+    /// Ops that wrote the program's shared memory, so far.
+    smem_writes: u64,
+    /// Elements the current program has computed.
+    work: u64,
+    /// Set while the program runs one partition of a `warp_specialize` (`partitions`).
+    task: Option<partitions::Task<'a>>,
+}
+
+/// How a region ended.
+enum Exit {
+    Yield(Vec<Value>),
+    Condition(bool, Vec<Value>),
+    Return,
+}
+
+type R<T> = Result<T, InterpError>;
+
+impl Program<'_> {
+    fn error(&self, op: Option<OpId>, message: impl Into<String>) -> InterpError {
+        InterpError {
+            message: message.into(),
+            program: self.pid,
+            op,
+            loc: op.and_then(|o| self.f.op(o).loc),
+            interrupted: false,
+        }
+    }
+
+    fn tensor(&self, v: ValueId) -> &Tensor {
+        tensor_in(&self.env, v)
+    }
+
+    /// Counts one iteration of loop `o` against the budget.
+    fn iteration(&mut self, o: OpId) -> R<()> {
+        self.iterations += 1;
+        if self.iterations > self.limits.max_iterations {
+            let kind = if matches!(self.f.op(o).op, Op::While) { "while" } else { "for" };
+            return Err(self.error(
+                Some(o),
+                format!(
+                    "this program ran more than {} loop iterations (stopped in this `{kind}` loop); raise the \
+                     limit with --max-iterations if it is meant to",
+                    self.limits.max_iterations
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn region(&mut self, r: RegionId, args: &[Value]) -> R<Exit> {
+        for (&a, v) in self.f.region(r).args.iter().zip(args) {
+            self.env[a.index()] = Some(v.clone());
+        }
+        for &o in &self.f.region(r).ops {
+            if let Some(exit) = self.op(o)? {
+                return Ok(exit);
+            }
+        }
+        Ok(Exit::Yield(Vec::new()))
+    }
+
+    fn values(&self, vs: &[ValueId]) -> Vec<Value> {
+        vs.iter().map(|v| self.env[v.index()].clone().expect("value defined before use")).collect()
+    }
+
+    fn set(&mut self, o: OpId, i: usize, t: Tensor) {
+        let v = self.f.op(o).results[i];
+        self.env[v.index()] = Some(Value::T(t));
+    }
+
+    /// Runs one op; returns `Some` when it ends the region.
+    fn op(&mut self, o: OpId) -> R<Option<Exit>> {
+        let f = self.f;
+        let data = f.op(o);
+        let ins = &data.operands;
+        let err = |p: &Self, m: String| p.error(Some(o), m);
+        if self.stop_requested() {
+            return Err(self.interrupted(Some(o)));
+        }
+        self.charge(o, self.op_cost(o))?;
+        if self.task.is_some() && matches!(data.op, Op::MBarrierWait) {
+            // Another partition may complete the phase: let it run until it does, or report a deadlock.
+            self.wait_for_phase(o)?;
+        }
+        self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
+        match &data.op {
+            Op::WarpSpecialize(_) => return self.warp_specialize(o).map(|()| None),
+            Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
+            Op::Condition => {
+                let c = self.tensor(ins[0]).data[0].is_true();
+                return Ok(Some(Exit::Condition(c, self.values(&ins[1..]))));
+            }
+            Op::Return => return Ok(Some(Exit::Return)),
+            Op::For(_) => {
+                let (lb, ub, step) = (
+                    self.tensor(ins[0]).data[0].as_i64(),
+                    self.tensor(ins[1]).data[0].as_i64(),
+                    self.tensor(ins[2]).data[0].as_i64(),
+                );
+                if step <= 0 {
+                    return Err(err(self, format!("loop step must be positive, got {step}")));
+                }
+                let iv_elem = self.tensor(ins[0]).elem;
+                let mut carried = self.values(&ins[3..]);
+                let mut i = lb;
+                while i < ub {
+                    self.iteration(o)?;
+                    let mut args = vec![Value::T(Tensor::scalar(iv_elem, Val::Int(i)))];
+                    args.extend(carried);
+                    match self.region(data.regions[0], &args)? {
+                        Exit::Yield(v) => carried = v,
+                        Exit::Return => return Ok(Some(Exit::Return)),
+                        Exit::Condition(..) => unreachable!("verified: for bodies end in yield"),
+                    }
+                    i += step;
+                }
+                self.bind_results(o, carried);
+            }
+            Op::If => {
+                let c = self.tensor(ins[0]).data[0].is_true();
+                let r = data.regions[if c { 0 } else { 1 }];
+                match self.region(r, &[])? {
+                    Exit::Yield(v) => self.bind_results(o, v),
+                    Exit::Return => return Ok(Some(Exit::Return)),
+                    Exit::Condition(..) => unreachable!(),
+                }
+            }
+            Op::While => {
+                let mut carried = self.values(ins);
+                loop {
+                    self.iteration(o)?;
+                    let before = (self.mem.changes(), self.smem_writes, self.log.len());
+                    match self.region(data.regions[0], &carried)? {
+                        Exit::Condition(true, v) => match self.region(data.regions[1], &v)? {
+                            Exit::Yield(v) => {
+                                let still = (self.mem.changes(), self.smem_writes, self.log.len()) == before;
+                                if still && same_values(&v, &carried) {
+                                    return Err(self.error(
+                                        Some(o),
+                                        "this `while` loop spins forever: an iteration changed neither its values \
+                                         nor memory, and the interpreter runs one program at a time, so no other \
+                                         program can release what it waits for",
+                                    ));
+                                }
+                                carried = v;
+                            }
+                            _ => unreachable!(),
+                        },
+                        Exit::Condition(false, v) => {
+                            self.bind_results(o, v);
+                            break;
+                        }
+                        Exit::Return => return Ok(Some(Exit::Return)),
+                        Exit::Yield(_) => unreachable!(),
+                    }
+                }
+            }
+            Op::Reduce { axis } => {
+                let inputs: Vec<Tensor> = ins.iter().map(|&v| self.tensor(v).clone()).collect();
+                let out = self.reduce(data.regions[0], &inputs, *axis as usize)?;
+                for (i, t) in out.into_iter().enumerate() {
+                    self.set(o, i, t);
+                }
+            }
+            Op::Scan { axis, reverse } => {
+                let inputs: Vec<Tensor> = ins.iter().map(|&v| self.tensor(v).clone()).collect();
+                let out = self.scan(data.regions[0], &inputs, *axis as usize, *reverse)?;
+                for (i, t) in out.into_iter().enumerate() {
+                    self.set(o, i, t);
+                }
+            }
+            Op::MakeTensorDesc { rank, padding } => {
+                let r = *rank as usize;
+                let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
+                let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
+                if scalars[2 * r - 1] != 1 {
+                    let msg = format!(
+                        "a tensor descriptor's last dim must be contiguous (stride 1), got stride {}",
+                        scalars[2 * r - 1]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
+                // What TMA needs, and Triton checks of every descriptor whether TMA copies it or not; an empty
+                // tensor has nothing to misread (torch gives its rows a stride of 1), so it is not checked.
+                let base = self.tensor(ins[0]).data[0].as_i64() as u64;
+                let empty = scalars[..r].iter().any(|&d| d < 1);
+                if base % 16 != 0 && !empty {
+                    return Err(self
+                        .error(Some(o), format!("a tensor descriptor's base must be 16-byte aligned, got {base:#x}")));
+                }
+                if let Some(d) = (0..r - 1).find(|&d| (scalars[r + d] * elem.bytes() as i64) % 16 != 0 && !empty) {
+                    let msg = format!(
+                        "a tensor descriptor's strides must be multiples of 16 bytes in all but the last dim; stride \
+                         {d} is {} elements of {elem}",
+                        scalars[r + d]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
+                let desc = Value::Desc {
+                    base,
+                    elem,
+                    shape: scalars[..r].to_vec(),
+                    strides: scalars[r..].to_vec(),
+                    nan_padding: padding == "nan",
+                    im2col: None,
+                };
+                self.env[data.results[0].index()] = Some(desc);
+            }
+            Op::MakeTensorDescIm2col { rank, padding } => {
+                let (r, s) = (*rank as usize, *rank as usize - 2);
+                let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
+                let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
+                if scalars[2 * r - 1] != 1 {
+                    let msg = format!(
+                        "an im2col descriptor's channels must be contiguous (stride 1), got stride {}",
+                        scalars[2 * r - 1]
+                    );
+                    return Err(self.error(Some(o), msg));
+                }
+                let corners = &scalars[2 * r..];
+                let desc = Value::Desc {
+                    base: self.tensor(ins[0]).data[0].as_i64() as u64,
+                    elem,
+                    shape: scalars[..r].to_vec(),
+                    strides: scalars[r..2 * r].to_vec(),
+                    nan_padding: padding == "nan",
+                    im2col: Some([corners[..s].to_vec(), corners[s..2 * s].to_vec(), corners[2 * s..].to_vec()]),
+                };
+                self.env[data.results[0].index()] = Some(desc);
+            }
+            Op::DescLoad | Op::DescStore => self.desc_access(o)?,
+            op if op.is_shared_memory_op() => {
+                // Everything but pure reads changes the program's shared state (what spin detection watches).
+                if !matches!(data.op, Op::LocalLoad | Op::MemDescIndex | Op::MBarrierWait | Op::FenceAsyncShared) {
+                    self.smem_writes += 1;
+                }
+                self.shared(o).map_err(|m| err(self, m))?
+            }
+            _ => {
+                if let Op::BesselN(_) = data.op {
+                    // jn/yn loop over the order inside one element: their steps count against the work budget
+                    // before they run (a huge order would otherwise run for hours in one op).
+                    let steps: u64 = self.tensor(data.operands[0]).data.iter().map(|n| bessel_steps(n.as_i64())).sum();
+                    if self.work.saturating_add(steps) > self.limits.max_work {
+                        let msg = format!(
+                            "this op's recurrences over the orders would run about {steps} steps, more than the \
+                             {} elements of work left to this program; raise the limit with --max-work if it is meant to",
+                            self.limits.max_work - self.work.min(self.limits.max_work)
+                        );
+                        return Err(self.error(Some(o), msg));
+                    }
+                    self.work += steps;
+                }
+                let result = self.compute(o).map_err(|m| err(self, m))?;
+                for (i, t) in result.into_iter().enumerate() {
+                    self.set(o, i, t);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn bind_results(&mut self, o: OpId, vals: Vec<Value>) {
+        for (&r, v) in self.f.op(o).results.iter().zip(vals) {
+            self.env[r.index()] = Some(v);
+        }
+    }
+
+    /// Calls a combine region on scalars.
+    fn combine(&mut self, r: RegionId, elems: &[Elem], args: &[Val]) -> R<Vec<Val>> {
+        let vals: Vec<Value> =
+            args.iter().zip(elems.iter().cycle()).map(|(&v, &e)| Value::T(Tensor::scalar(e, v))).collect();
+        match self.region(r, &vals)? {
+            Exit::Yield(out) => Ok(out
+                .into_iter()
+                .map(|v| match v {
+                    Value::T(t) => t.data[0],
+                    Value::Desc { .. }
+                    | Value::Smem(_)
+                    | Value::SmemOutOfRange(_)
+                    | Value::Token
+                    | Value::Pending { .. } => unreachable!(),
+                })
+                .collect()),
+            _ => Err(self.error(None, "combine function must yield")),
+        }
+    }
+
+    /// Reduces along `axis` pairwise (a balanced tree), as a GPU reduction tree does.
+    fn reduce(&mut self, r: RegionId, inputs: &[Tensor], axis: usize) -> R<Vec<Tensor>> {
+        let shape = &inputs[0].shape;
+        let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
+        let n = shape[axis] as usize;
+        let strides = Tensor::strides(shape);
+        let out_shape: Vec<u32> = shape.iter().enumerate().filter(|&(i, _)| i != axis).map(|(_, &d)| d).collect();
+        let out_len: usize = out_shape.iter().map(|&d| d as usize).product();
+        let mut outs: Vec<Tensor> = elems
+            .iter()
+            .map(|&e| Tensor { shape: out_shape.clone(), elem: e, data: Vec::with_capacity(out_len) })
+            .collect();
+        for j in 0..out_len {
+            let idx = Tensor::unravel(&out_shape, j);
+            let mut full: Vec<u32> = idx.clone();
+            full.insert(axis, 0);
+            let base: usize = full.iter().zip(&strides).map(|(&i, &s)| i as usize * s).sum();
+            let mut level: Vec<Vec<Val>> =
+                (0..n).map(|k| inputs.iter().map(|t| t.data[base + k * strides[axis]]).collect()).collect();
+            while level.len() > 1 {
+                let mut next = Vec::with_capacity(level.len() / 2);
+                for pair in level.chunks(2) {
+                    if pair.len() == 2 {
+                        let args: Vec<Val> = pair[0].iter().chain(&pair[1]).copied().collect();
+                        next.push(self.combine(r, &elems, &args)?);
+                    } else {
+                        next.push(pair[0].clone());
+                    }
+                }
+                level = next;
+            }
+            for (t, v) in outs.iter_mut().zip(&level[0]) {
+                t.data.push(*v);
+            }
+        }
+        Ok(outs)
+    }
+
+    fn scan(&mut self, r: RegionId, inputs: &[Tensor], axis: usize, reverse: bool) -> R<Vec<Tensor>> {
+        let shape = inputs[0].shape.clone();
+        let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
+        let strides = Tensor::strides(&shape);
+        let n = shape[axis] as usize;
+        let mut outs: Vec<Tensor> = inputs.to_vec();
+        for flat in 0..inputs[0].numel() {
+            if Tensor::unravel(&shape, flat)[axis] != 0 {
+                continue;
+            }
+            let order: Vec<usize> = if reverse { (0..n).rev().collect() } else { (0..n).collect() };
+            let mut acc: Vec<Val> = inputs.iter().map(|t| t.data[flat + order[0] * strides[axis]]).collect();
+            for &k in &order[1..] {
+                let at = flat + k * strides[axis];
+                let args: Vec<Val> = acc.iter().copied().chain(inputs.iter().map(|t| t.data[at])).collect();
+                acc = self.combine(r, &elems, &args)?;
+                for (t, v) in outs.iter_mut().zip(&acc) {
+                    t.data[at] = *v;
+                }
+            }
+        }
+        Ok(outs)
+    }
+
+    fn desc_access(&mut self, o: OpId) -> R<()> {
+        let data = self.f.op(o);
+        let is_load = matches!(data.op, Op::DescLoad);
+        let first_offset = if is_load { 1 } else { 2 };
+        let offsets: Vec<i64> =
+            data.operands[first_offset..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
+        if is_load {
+            let out = self.desc_read(data.operands[0], &offsets).map_err(|m| self.error(Some(o), m))?;
+            self.set(o, 0, out);
+        } else {
+            let value = self.tensor(data.operands[1]).clone();
+            self.desc_write(data.operands[0], &offsets, &value).map_err(|m| self.error(Some(o), m))?;
+        }
+        Ok(())
+    }
+
+    /// The elements of a descriptor's block at `offsets` (TMA's semantics: elements outside the tensor read as
+    /// the descriptor's padding, zero or NaN).
+    pub(crate) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, String> {
+        let (base, elem, shape, strides, nan_padding, block) = self.desc_parts(desc)?;
+        let n: usize = block.iter().map(|&d| d as usize).product();
+        let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
+        for i in 0..n {
+            let idx = Tensor::unravel(&block, i);
+            let coords: Vec<i64> = idx.iter().zip(offsets).map(|(&a, &b)| a as i64 + b).collect();
+            out.data[i] = match element_address(base, elem, &shape, &strides, &coords) {
+                Some(addr) => self.mem.load(addr, elem)?,
+                None if elem.is_float() => Val::Float(if nan_padding { f64::NAN } else { 0.0 }),
+                None => Val::Int(0),
+            };
+        }
+        Ok(out)
+    }
+
+    /// Writes `value` to a descriptor's block at `offsets`; the parts outside the tensor are dropped.
+    pub(crate) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), String> {
+        let (base, elem, shape, strides, _, block) = self.desc_parts(desc)?;
+        for (i, &v) in value.data.iter().enumerate() {
+            let idx = Tensor::unravel(&block, i);
+            let coords: Vec<i64> = idx.iter().zip(offsets).map(|(&a, &b)| a as i64 + b).collect();
+            if let Some(addr) = element_address(base, elem, &shape, &strides, &coords) {
+                self.mem.store(addr, elem, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An im2col descriptor's `[pixels, channels]` block for a load at `coords` with `offsets`
+    /// ([`tessel_tile::tma_im2col::pixels`]); positions outside the tensor read the padding value.
+    pub(crate) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, String> {
+        let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col: Some([lower, upper, es]) }) =
+            self.env[desc.index()].clone()
+        else {
+            return Err(format!("{desc} is not an im2col tensor descriptor"));
+        };
+        let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
+        let block = block_shape.to_vec();
+        let b = tessel_tile::tma_im2col::PixelBox { shape: &shape, lower: &lower, upper: &upper, element_strides: &es };
+        let pixels = tessel_tile::tma_im2col::pixels(&b, coords, offsets, block[0])?;
+        let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
+        let channels = block[1] as usize;
+        for (p, at) in pixels.iter().enumerate() {
+            for c in 0..channels {
+                let mut coords = at.clone();
+                *coords.last_mut().expect("rank 3 or more") += c as i64;
+                out.data[p * channels + c] = match element_address(base, elem, &shape, &strides, &coords) {
+                    Some(addr) => self.mem.load(addr, elem)?,
+                    None if elem.is_float() => Val::Float(if nan_padding { f64::NAN } else { 0.0 }),
+                    None => Val::Int(0),
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn desc_parts(&self, desc: ValueId) -> Result<(u64, ScalarType, Vec<i64>, Vec<i64>, bool, Vec<u32>), String> {
+        let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col }) = self.env[desc.index()].clone()
+        else {
+            return Err(format!("{desc} is not a tensor descriptor"));
+        };
+        if im2col.is_some() {
+            return Err(format!("{desc} is an im2col descriptor, which only `tma_load_im2col` reads"));
+        }
+        let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
+        Ok((base, elem, shape, strides, nan_padding, block_shape.to_vec()))
+    }
+}
+
+/// Whether two lists of runtime values are identical, bit for bit (NaNs with their payloads, -0 apart from 0).
+fn same_values(a: &[Value], b: &[Value]) -> bool {
+    let same_val = |x: &Val, y: &Val| match (x, y) {
+        (Val::Float(x), Val::Float(y)) => x.to_bits() == y.to_bits(),
+        (x, y) => x == y,
+    };
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Value::T(x), Value::T(y)) => {
+                x.shape == y.shape && x.elem == y.elem && x.data.iter().zip(&y.data).all(|(p, q)| same_val(p, q))
+            }
+            (Value::Smem(x), Value::Smem(y)) => x == y,
+            // Descriptors are made from scalars and never change inside a loop; compare them as different.
+            _ => false,
+        })
+}
+
+fn tensor_in(env: &[Option<Value>], v: ValueId) -> &Tensor {
+    match &env[v.index()] {
+        Some(Value::T(t)) => t,
+        other => panic!("value {v} is {other:?}, not a tensor (the verifier should have caught this)"),
+    }
+}
+
+/// The address of element `coords` of a descriptor's tensor, or `None` outside it.
+fn element_address(base: u64, elem: ScalarType, shape: &[i64], strides: &[i64], coords: &[i64]) -> Option<u64> {
+    let inside = coords.iter().zip(shape).all(|(&c, &s)| c >= 0 && c < s);
+    // In i128: no product of an i64 coordinate and stride (and no sum of a few) overflows, and an address past the
+    // 64 bits is reported by the access rather than wrapped into another buffer.
+    let offset: i128 = coords.iter().zip(strides).map(|(&c, &s)| c as i128 * s as i128).sum();
+    inside.then(|| memory::offset_address(base, offset.saturating_mul(elem.bytes() as i128)))
+}
+
+/// An upper bound on the recurrence steps libdevice's `jn`/`yn` run for order `n` (an i32; the backward
+/// recurrence starts at most ⌊√(60·n)⌋ above it, its 32-bit wrapping included).
+fn bessel_steps(n: i64) -> u64 {
+    let n = (n as i32).unsigned_abs() as u64;
+    n + ((60 * n) as f64).sqrt() as u64 + 2
+}
