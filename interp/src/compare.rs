@@ -2,7 +2,7 @@
 //! interpreter, which defines the right answer.
 //!
 //! It owns the rules every harness applies to one output buffer, so that they cannot drift apart: the PTX
-//! simulator's tests (`codegen/tests/simulate.rs`), `gpu_check` (`codegen/examples/gpu_check.rs`) and
+//! simulator's tests (`codegen/tests/simulate.rs`), `gpu_check` (`runtime/examples/gpu_check.rs`) and
 //! `tessel run --check` / `tessel bench --check` all call [`compare_bytes`] (or [`compare_values`]) and judge the
 //! [`Diff`] with [`Diff::check`] under their [`Rules`]:
 //!
