@@ -14,163 +14,19 @@
 //! `.approx` math done exactly. It is a test oracle for data movement, arithmetic order and barriers, not a
 //! model of timing, memory consistency or divergent execution.
 
+mod bits;
 mod mma;
+mod parse;
 mod stmatrix;
 mod wgmma;
 
 use std::collections::HashMap;
 
-use tessel_tile::eval::value::{Val, from_bits, to_bits};
+use bits::{from_f, int_val, mask, scalar, sext, suffix_bits, to_f};
+pub use parse::Program;
+use parse::{Ins, Opnd};
+use tessel_tile::eval::value::from_bits;
 use tessel_tile::types::ScalarType;
-
-#[derive(Clone, Debug)]
-enum Opnd {
-    Reg(usize),
-    NotReg(usize),
-    Imm(u64),
-    Special(&'static str),
-    /// A symbol: a parameter name or `global_smem`.
-    Sym(String),
-    /// `[base + off]`.
-    Mem(Box<Opnd>, i64),
-    /// `{a, b, ..}`; `None` for `_`.
-    Vec(Vec<Option<usize>>),
-}
-
-#[derive(Clone, Debug)]
-struct Ins {
-    pred: Option<(usize, bool)>,
-    op: String,
-    args: Vec<Opnd>,
-    line: usize,
-}
-
-/// A parsed kernel.
-pub struct Program {
-    ins: Vec<Ins>,
-    labels: HashMap<String, usize>,
-    n_regs: usize,
-    params: Vec<String>,
-}
-
-fn parse_imm(s: &str) -> Option<u64> {
-    if let Some(h) = s.strip_prefix("0f") {
-        return u32::from_str_radix(h, 16).ok().map(u64::from);
-    }
-    if let Some(h) = s.strip_prefix("0d") {
-        return u64::from_str_radix(h, 16).ok();
-    }
-    if let Some(h) = s.strip_prefix("0x") {
-        return u64::from_str_radix(h, 16).ok();
-    }
-    // Decimal, signed or (as `mov.b64 %rd, 11743562013128004905` writes) unsigned beyond i64.
-    s.parse::<i64>().ok().map(|v| v as u64).or_else(|| s.parse::<u64>().ok())
-}
-
-/// Splits at top-level commas (not inside `{}` or `[]`).
-fn split_args(s: &str) -> Vec<String> {
-    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0);
-    for ch in s.chars() {
-        match ch {
-            '{' | '[' => depth += 1,
-            '}' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
-
-impl Program {
-    pub fn parse(ptx: &str) -> Result<Program, String> {
-        let mut regs: HashMap<String, usize> = HashMap::new();
-        let mut reg = |name: &str| {
-            let n = regs.len();
-            *regs.entry(name.to_string()).or_insert(n)
-        };
-        let (mut ins, mut labels, mut params) = (Vec::new(), HashMap::new(), Vec::new());
-        let mut in_body = false;
-        for (ln, raw) in ptx.lines().enumerate() {
-            let line = raw.split("//").next().unwrap().trim();
-            if line.is_empty() {
-                continue;
-            }
-            if !in_body {
-                if let Some(p) = line.strip_prefix(".param ") {
-                    params.push(p.split_whitespace().last().unwrap().trim_end_matches(',').to_string());
-                }
-                in_body = line == "{";
-                continue;
-            }
-            // Scopes inside the body (inline asm, call parameters) are flat here: registers are global names.
-            if line == "{" || line == "}" || line.starts_with(".reg") {
-                continue;
-            }
-            if let Some(l) = line.strip_suffix(':') {
-                labels.insert(l.to_string(), ins.len());
-                continue;
-            }
-            let line = line.trim_end_matches(';');
-            let (pred, rest) = match line.strip_prefix('@') {
-                Some(r) => {
-                    let (p, rest) = r.split_once(' ').ok_or("bad predicate")?;
-                    let (neg, p) = match p.strip_prefix('!') {
-                        Some(p) => (true, p),
-                        None => (false, p),
-                    };
-                    (Some((reg(p), !neg)), rest.trim())
-                }
-                None => (None, line),
-            };
-            let (op, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-            let mut args = Vec::new();
-            for a in split_args(rest) {
-                args.push(Self::operand(&a, &mut reg).ok_or_else(|| format!("line {}: operand `{a}`", ln + 1))?);
-            }
-            ins.push(Ins { pred, op: op.to_string(), args, line: ln + 1 });
-        }
-        Ok(Program { ins, labels, n_regs: regs.len(), params })
-    }
-
-    fn operand(a: &str, reg: &mut impl FnMut(&str) -> usize) -> Option<Opnd> {
-        let a = a.trim();
-        if let Some(inner) = a.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
-            let (base, off) = match inner.split_once('+') {
-                Some((b, o)) => (b.trim(), o.trim().parse().ok()?),
-                None => (inner.trim(), 0),
-            };
-            return Some(Opnd::Mem(Box::new(Self::operand(base, reg)?), off));
-        }
-        if let Some(inner) = a.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
-            return Some(Opnd::Vec(
-                inner.split(',').map(|x| x.trim()).map(|x| if x == "_" { None } else { Some(reg(x)) }).collect(),
-            ));
-        }
-        for s in ["%tid.x", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid"] {
-            if a == s {
-                return Some(Opnd::Special(s));
-            }
-        }
-        if let Some(r) = a.strip_prefix('!') {
-            return Some(Opnd::NotReg(reg(r)));
-        }
-        if a.starts_with('%') {
-            return Some(Opnd::Reg(reg(a)));
-        }
-        if let Some(v) = parse_imm(a) {
-            return Some(Opnd::Imm(v));
-        }
-        Some(Opnd::Sym(a.to_string()))
-    }
-}
 
 /// Global memory: buffers at distinct addresses, every access bounds-checked.
 #[derive(Default)]
@@ -199,45 +55,6 @@ impl Global {
         }
         Err(format!("global access of {n} bytes at {addr:#x} is outside every buffer"))
     }
-}
-
-fn suffix_bits(t: &str) -> u32 {
-    match t {
-        "pred" => 1,
-        _ => t.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(32),
-    }
-}
-
-fn mask(bits: u32) -> u64 {
-    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
-}
-
-fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 { v as i64 } else { ((v << (64 - bits)) as i64) >> (64 - bits) }
-}
-
-fn scalar(t: &str) -> Option<ScalarType> {
-    Some(match t {
-        "f16" => ScalarType::F16,
-        "bf16" => ScalarType::BF16,
-        "f32" => ScalarType::F32,
-        "f64" => ScalarType::F64,
-        _ => return None,
-    })
-}
-
-fn to_f(v: u64, t: &str) -> f64 {
-    from_bits(v, scalar(t).unwrap()).as_f64()
-}
-
-fn from_f(x: f64, t: &str) -> u64 {
-    to_bits(Val::Float(x), scalar(t).unwrap())
-}
-
-/// The value of integer type `t` (`s32`, `u16`, `b64`...) as i128, sign-extended for signed types.
-fn int_val(v: u64, t: &str) -> i128 {
-    let bits = suffix_bits(t);
-    if t.starts_with('s') { sext(v, bits) as i128 } else { (v & mask(bits)) as i128 }
 }
 
 /// One CTA's execution state.
