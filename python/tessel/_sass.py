@@ -25,11 +25,20 @@ _FUNCTION = re.compile(r"\s*Function : (\S+)")
 _BRANCH = re.compile(r"^(.*\bBRA(?:\.\S+)? )0x([0-9a-f]+)(.*)$")
 
 
+def find_ptxas():
+    """A `ptxas` to ask for resource usage: `$PTXAS` (empty: none), `$TRITON_PTXAS_PATH`, `ptxas` on `PATH`,
+    under `$CUDA_HOME` or /usr/local/cuda, else the one an installed Triton package bundles."""
+    if "PTXAS" in os.environ:
+        return os.environ["PTXAS"] or None
+    candidates = [os.environ.get("TRITON_PTXAS_PATH"), shutil.which("ptxas")]
+    candidates += [os.path.join(d, "bin", "ptxas") for d in (os.environ.get("CUDA_HOME"), "/usr/local/cuda") if d]
+    candidates += [os.path.join(p, "triton", "backends", "nvidia", "bin", "ptxas") for p in sys.path if p]
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
+
+
 def find_tool(name: str):
     """A CUDA tool (`cuobjdump`, `nvdisasm`): next to the ptxas tessel uses, on `PATH`, under `$CUDA_HOME` or
     /usr/local/cuda, else the one an installed Triton package bundles."""
-    from .compiled import find_ptxas
-
     ptxas = find_ptxas()
     dirs = [os.path.dirname(ptxas)] if ptxas else []
     candidates = [os.path.join(d, name) for d in dirs] + [shutil.which(name)]
@@ -40,8 +49,6 @@ def find_tool(name: str):
 
 def assemble(ptx: str, target: str) -> bytes:
     """The cubin of `ptx` for `target` (`sm_90a`), from ptxas."""
-    from .compiled import find_ptxas
-
     ptxas = find_ptxas()
     if ptxas is None:
         raise RuntimeError("assembling PTX needs ptxas: set PTXAS or CUDA_HOME, or put ptxas on PATH")

@@ -11,6 +11,7 @@ import sys
 import weakref
 
 from . import _tessel
+from ._sass import find_ptxas
 from ._memory import HostRegions, is_torch_tensor
 
 _NATIVES = weakref.WeakKeyDictionary()  # CompiledKernel -> its native `_tessel.Compiled`
@@ -391,19 +392,6 @@ class _Asm(dict):
 
     def __contains__(self, key):
         return key in self._LAZY or super().__contains__(key)
-
-
-def find_ptxas():
-    """A `ptxas` to ask for resource usage: `$PTXAS` (empty: none), `$TRITON_PTXAS_PATH`, `ptxas` on `PATH`,
-    under `$CUDA_HOME` or /usr/local/cuda, else the one an installed Triton package bundles."""
-    import shutil
-
-    if "PTXAS" in os.environ:
-        return os.environ["PTXAS"] or None
-    candidates = [os.environ.get("TRITON_PTXAS_PATH"), shutil.which("ptxas")]
-    candidates += [os.path.join(d, "bin", "ptxas") for d in (os.environ.get("CUDA_HOME"), "/usr/local/cuda") if d]
-    candidates += [os.path.join(p, "triton", "backends", "nvidia", "bin", "ptxas") for p in sys.path if p]
-    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
 
 
 _NOTED = set()

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tessel import _sass, gluon
-from tessel.compiled import find_ptxas
+from tessel._sass import find_ptxas
 from tessel.gluon import language as gl
 
 
