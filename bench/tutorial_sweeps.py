@@ -24,6 +24,7 @@ import argparse
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -86,18 +87,13 @@ def median_tables(runs):
             out = list(row[:n_x])
             for k in range(n_x, len(row)):
                 vals = sorted(c[k] for c in cells)
-                out.append(_median(vals))
+                out.append(statistics.median(vals))
                 if vals[0] > 0:
                     worst = max(worst, vals[-1] / vals[0])
             rows.append(out)
         merged[table] = (columns, rows)
         spread[table] = (len(same), worst)
     return merged, spread
-
-
-def _median(vals):
-    n = len(vals)
-    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
 
 
 def compare(name, triton_tables, tessel_tables):

@@ -517,3 +517,37 @@ fn sources_are_read_with_a_cap_and_as_utf8() {
     assert!(err.contains("def k(x):  # caf\u{fffd}") && err.contains("byte 0xe9 is not valid UTF-8"), "{err}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `TESSEL_PTX_DUMP=DIR` writes each compiled kernel's PTX to `DIR/NAME-HASH.ptx`, the name fixed by the input:
+/// compiling one specialization twice writes one file (the PTX printed), another specialization a second.
+#[test]
+fn ptx_dump_names_each_kernel_by_its_input() {
+    let dir = std::env::temp_dir().join(format!("tessel-ptx-dump-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let compile = |block: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessel"))
+            .args(["compile", "examples/vector_add.py::add_kernel", "--signature", "*fp32,*fp32,*fp32,i32"])
+            .args(["--const", &format!("BLOCK_SIZE={block}"), "--emit", "ptx"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("TESSEL_PTX_DUMP", &dir)
+            .output()
+            .expect("the tessel binary runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let files = || {
+        let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        names
+    };
+    let ptx = compile("1024");
+    compile("1024");
+    let one = files();
+    assert_eq!(one.len(), 1, "{one:?}");
+    let name = one[0].file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("add_kernel-") && name.ends_with(".ptx") && name.len() == "add_kernel-.ptx".len() + 16);
+    assert_eq!(ptx.trim(), std::fs::read_to_string(&one[0]).unwrap().trim());
+    compile("512");
+    assert_eq!(files().len(), 2, "another specialization, another file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
