@@ -227,12 +227,16 @@ fn run_with(
 }
 
 /// The descriptor accesses the pipeliner did not take, as TMA copies (sm_90a+ host descriptors); then what the
-/// pipeliner recomputes for a fused loop's epilogue sinks into the epilogue's branch. Verified.
+/// pipeliner recomputes for a fused loop's epilogue sinks into the epilogue's branch, and the pointer tensors
+/// loops advance become one running offset each. Verified.
 fn lower_descriptor_accesses(func: &mut Func, waits: StoreWaits, t: &mut Timings) -> Result<Lowered, Error> {
     let lowered = t
         .time("TMA copies", || tessel_tile::layout::tma_copies::lower_tma_copies(func, waits))
         .map_err(|e| Error::Codegen(format!("internal error: lowering descriptor accesses to TMA: {e}")))?;
     tessel_tile::passes::sink_into_branches(func);
+    if tessel_tile::passes::reassociate_pointer_inductions(func) {
+        tessel_tile::passes::dce(func);
+    }
     tessel_tile::verify::verify(func)
         .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
     Ok(lowered)

@@ -30,7 +30,8 @@ pub type Stage<'a> = (&'a str, &'a dyn Fn(&mut Func) -> Result<StageOutput, Stri
 /// A stage as a plain function.
 pub type StageFn = fn(&mut Func) -> Result<StageOutput, String>;
 
-/// The stages of this crate: `canonicalize`, `unroll`, `wait-before-overwrite`, `assign-layouts`, `verify-layouts`.
+/// The stages of this crate: `canonicalize`, `unroll`, `flatten`, `pointer-inductions`, `dce`, `sink`,
+/// `wait-before-overwrite`, `assign-layouts`, `verify-layouts`.
 pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
     vec![
         ("canonicalize", |f| {
@@ -47,6 +48,14 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
                 Some((o, why)) => Err(format!("{o}: {why}")),
                 None => Ok(StageOutput::Func),
             }
+        }),
+        ("pointer-inductions", |f| {
+            crate::passes::reassociate_pointer_inductions(f);
+            Ok(StageOutput::Func)
+        }),
+        ("dce", |f| {
+            crate::passes::dce(f);
+            Ok(StageOutput::Func)
         }),
         ("sink", |f| {
             crate::passes::sink_into_branches(f);

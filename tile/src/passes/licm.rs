@@ -68,7 +68,7 @@ fn place(f: &mut Func, pending: &mut HashMap<RegionId, HashMap<OpId, Vec<OpId>>>
 }
 
 /// Every value defined by the loop op's regions: their arguments and the results of ops nested in them.
-fn defined_inside(f: &Func, l: OpId) -> HashSet<ValueId> {
+pub(crate) fn defined_inside(f: &Func, l: OpId) -> HashSet<ValueId> {
     let mut out = HashSet::new();
     for &r in &f.op(l).regions {
         out.extend(f.region(r).args.iter().copied());

@@ -10,6 +10,7 @@ mod edits;
 mod flatten;
 mod fold;
 mod licm;
+mod ptr_induction;
 mod sink;
 mod unroll;
 
@@ -21,6 +22,7 @@ pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
 pub use flatten::{FLATTENED_ATTR, flatten_loops};
 pub use fold::fold;
 pub use licm::licm;
+pub use ptr_induction::reassociate_pointer_inductions;
 pub use sink::sink_into_branches;
 pub use unroll::unroll_loops;
 
