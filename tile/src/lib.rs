@@ -11,6 +11,7 @@ pub mod eval;
 pub mod filetest;
 pub mod ir;
 pub mod layout;
+pub mod op_facts;
 pub mod ops;
 mod ops_text;
 pub mod parse;
