@@ -257,7 +257,8 @@ mod tests {
     use super::*;
     use crate::ops::{Attr, BinOp, UnOp};
 
-    /// One op of every variant, built from its text form (so the table's names are checked against the parser's).
+    /// One op of every variant (a new variant goes here too), built from its text form, so the table's names are
+    /// checked against the parser's.
     fn every_op() -> Vec<Op> {
         let int = |k: &str, v: i64| (k.to_string(), Attr::Int(v));
         let ints = |k: &str, v: &[i64]| (k.to_string(), Attr::Ints(v.to_vec()));
@@ -329,6 +330,10 @@ mod tests {
             if f.shared_memory && !f.memdesc_view {
                 assert!(!f.effects.is_none(), "{}", f.name);
             }
+            // A buffer it reads or writes is memory it reads or writes.
+            for &(_, u) in f.buffers {
+                assert!(if u == BufferUse::Write { f.effects.writes } else { f.effects.reads }, "{}", f.name);
+            }
         }
     }
 
@@ -356,7 +361,12 @@ mod tests {
             names(Op::is_memdesc_view),
             ["memdesc_index", "memdesc_permute", "memdesc_reinterpret", "memdesc_reshape", "memdesc_slice"]
         );
-        assert_eq!(names(Op::is_shared_memory_op).len(), 27);
+        // The shared-memory ops are the ones named for shared memory, asynchronous work and barriers.
+        let smem_names = ["local_", "memdesc_", "warpgroup_", "async_", "fence_async", "mbarrier_", "tma_", "ring_"];
+        for op in &ops {
+            let named = smem_names.iter().any(|p| op.name().starts_with(p));
+            assert_eq!(op.is_shared_memory_op(), named, "{}", op.name());
+        }
         let impure = names(|op| !op.is_pure() && !op.is_shared_memory_op());
         for name in ["load", "store", "atomic", "for", "print", "inline_asm", "globaltimer", "warp_specialize"] {
             assert!(impure.contains(&name), "{name} must be impure");
