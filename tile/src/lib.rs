@@ -1,6 +1,7 @@
 //! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions ([`ir`]), the
 //! typed target and launch configuration every function carries ([`target`]), scalar/pointer/tensor/shared-memory
-//! types with an optional layout slot ([`types`]), the op set ([`ops`]), the textual printer and parser
+//! types with an optional layout slot ([`types`]), the op set ([`ops`]) and the one table of what each op is
+//! ([`op_facts`]: name, effects, layout kind, shared memory, views, terminators), the textual printer and parser
 //! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE),
 //! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
 //! propagation, removal of redundant conversions), the element semantics of the ops ([`eval`]: what one element
@@ -11,6 +12,7 @@ pub mod eval;
 pub mod filetest;
 pub mod ir;
 pub mod layout;
+pub mod op_facts;
 pub mod ops;
 mod ops_text;
 pub mod parse;

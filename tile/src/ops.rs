@@ -2,7 +2,8 @@
 //!
 //! Each op has a textual name and a list of attributes; [`Op::name`], [`Op::attrs`] and [`Op::from_parts`]
 //! convert between the typed form and the generic `name {key = value, ...}` form the printer and parser use,
-//! so the two cannot drift apart.
+//! so the two cannot drift apart. What each op is (its name, effects, layout kind, whether it works on shared
+//! memory, is a view or ends a region) is the one table of [`crate::op_facts`].
 
 use std::fmt;
 
@@ -606,88 +607,4 @@ pub struct WarpSpec {
     pub worker_num_regs: Vec<u32>,
     pub warp_starts: Vec<u32>,
     pub regs: Vec<u32>,
-}
-
-impl Op {
-    /// Ops that end a region.
-    pub fn is_terminator(&self) -> bool {
-        matches!(self, Op::Yield | Op::Condition | Op::Return)
-    }
-
-    /// Ops whose only effect is their results: removable when unused, hoistable, CSE-able. Shared-memory ops are
-    /// not: an allocation is a distinct buffer, and loads and MMAs read memory that stores change.
-    pub fn is_pure(&self) -> bool {
-        !matches!(
-            self,
-            Op::Load { .. }
-                | Op::Store { .. }
-                | Op::Atomic { .. }
-                | Op::AtomicCas { .. }
-                | Op::For(_)
-                | Op::If
-                | Op::While
-                | Op::Yield
-                | Op::Condition
-                | Op::Return
-                | Op::Assume
-                | Op::Print { .. }
-                | Op::Assert { .. }
-                | Op::DebugBarrier
-                | Op::DescLoad
-                | Op::DescStore
-                | Op::InlineAsm { pure: false, .. }
-                | Op::GlobalTimer
-                | Op::SmId
-                | Op::GdcWait
-                | Op::GdcLaunchDependents
-                | Op::WarpSpecialize(_)
-        ) && !self.is_shared_memory_op()
-    }
-
-    /// The ops on shared memory, asynchronous work and mbarriers (the interpreter runs them in
-    /// `tessel_interp`'s `shared`, codegen tracks their buffers).
-    pub fn is_shared_memory_op(&self) -> bool {
-        matches!(
-            self,
-            Op::LocalAlloc
-                | Op::LocalLoad
-                | Op::LocalStore
-                | Op::LocalDealloc
-                | Op::WarpGroupDot { .. }
-                | Op::WarpGroupDotWait { .. }
-                | Op::MemDescIndex
-                | Op::AsyncCopy
-                | Op::AsyncCommitGroup
-                | Op::AsyncWait { .. }
-                | Op::AsyncCopyMBarrierArrive { .. }
-                | Op::FenceAsyncShared
-                | Op::MBarrierInit { .. }
-                | Op::MBarrierExpect { .. }
-                | Op::MBarrierArrive { .. }
-                | Op::MBarrierWait
-                | Op::MBarrierInvalidate
-                | Op::TmaLoad
-                | Op::TmaLoadIm2col { .. }
-                | Op::TmaStore
-                | Op::TmaStoreWait { .. }
-                | Op::RingCounterInit
-                | Op::RingRelease
-                | Op::MemDescPermute { .. }
-                | Op::MemDescReshape
-                | Op::MemDescSlice { .. }
-                | Op::MemDescReinterpret
-        )
-    }
-
-    /// The ops whose result is a view of their first operand's shared-memory buffer.
-    pub fn is_memdesc_view(&self) -> bool {
-        matches!(
-            self,
-            Op::MemDescIndex
-                | Op::MemDescPermute { .. }
-                | Op::MemDescReshape
-                | Op::MemDescSlice { .. }
-                | Op::MemDescReinterpret
-        )
-    }
 }

@@ -1,6 +1,6 @@
-//! The text form of ops, both ways: [`Op::name`] and [`Op::attrs`] give an op's name and attributes as the
-//! printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting missing, mistyped and unexpected
-//! attributes.
+//! The text form of ops, both ways: [`Op::name`] (from [`crate::op_facts`]'s table) and [`Op::attrs`] give an
+//! op's name and attributes as the printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting
+//! missing, mistyped and unexpected attributes.
 
 use crate::ops::*;
 use tessel_math::bessel::bessel_n;
@@ -13,109 +13,6 @@ fn word(s: &str) -> Attr {
 }
 
 impl Op {
-    /// The textual name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Constant(_) => "constant",
-            Op::ProgramId(_) => "program_id",
-            Op::NumPrograms(_) => "num_programs",
-            Op::Arange { .. } => "arange",
-            Op::Binary { op, .. } => op.word(),
-            Op::Unary(op) => op.word(),
-            Op::Cmp(_) => "cmp",
-            Op::Select => "select",
-            Op::Fma => "fma",
-            Op::FmaRound(d) => match d {
-                Dir::Nearest => "fma_rn",
-                Dir::Zero => "fma_rz",
-                Dir::Down => "fma_rd",
-                Dir::Up => "fma_ru",
-            },
-            Op::CastRound(d) => match d {
-                Dir::Nearest => "cast_rn",
-                Dir::Zero => "cast_rz",
-                Dir::Down => "cast_rd",
-                Dir::Up => "cast_ru",
-            },
-            Op::Norm { recip: false } => "norm",
-            Op::Norm { recip: true } => "rnorm",
-            Op::BesselN(bessel_n::Kind::J) => "jn",
-            Op::BesselN(bessel_n::Kind::Y) => "yn",
-            Op::Clamp { .. } => "clamp",
-            Op::Cast => "cast",
-            Op::Bitcast => "bitcast",
-            Op::AddPtr => "addptr",
-            Op::Splat => "splat",
-            Op::Broadcast => "broadcast",
-            Op::ExpandDims { .. } => "expand_dims",
-            Op::Reshape { .. } => "reshape",
-            Op::Permute { .. } => "permute",
-            Op::Join => "join",
-            Op::Split => "split",
-            Op::Cat => "cat",
-            Op::Load { .. } => "load",
-            Op::Store { .. } => "store",
-            Op::Atomic { .. } => "atomic",
-            Op::AtomicCas { .. } => "atomic_cas",
-            Op::Dot { .. } => "dot",
-            Op::Reduce { .. } => "reduce",
-            Op::Scan { .. } => "scan",
-            Op::For(_) => "for",
-            Op::If => "if",
-            Op::While => "while",
-            Op::Yield => "yield",
-            Op::Condition => "condition",
-            Op::Return => "return",
-            Op::Assume => "assume",
-            Op::MultipleOf(_) => "multiple_of",
-            Op::MaxContiguous(_) => "max_contiguous",
-            Op::MaxConstancy(_) => "max_constancy",
-            Op::Print { .. } => "print",
-            Op::Assert { .. } => "assert",
-            Op::DebugBarrier => "debug_barrier",
-            Op::MakeTensorDesc { .. } => "make_tensor_desc",
-            Op::MakeTensorDescIm2col { .. } => "make_tensor_desc_im2col",
-            Op::DescLoad => "desc_load",
-            Op::DescStore => "desc_store",
-            Op::ConvertLayout => "convert_layout",
-            Op::LocalAlloc => "local_alloc",
-            Op::LocalLoad => "local_load",
-            Op::LocalStore => "local_store",
-            Op::LocalDealloc => "local_dealloc",
-            Op::WarpGroupDot { .. } => "warpgroup_dot",
-            Op::WarpGroupDotWait { .. } => "warpgroup_dot_wait",
-            Op::MemDescIndex => "memdesc_index",
-            Op::AsyncCopy => "async_copy",
-            Op::AsyncCommitGroup => "async_commit_group",
-            Op::AsyncWait { .. } => "async_wait",
-            Op::AsyncCopyMBarrierArrive { .. } => "async_copy_mbarrier_arrive",
-            Op::FenceAsyncShared => "fence_async_shared",
-            Op::MBarrierInit { .. } => "mbarrier_init",
-            Op::MBarrierExpect { .. } => "mbarrier_expect",
-            Op::MBarrierArrive { .. } => "mbarrier_arrive",
-            Op::MBarrierWait => "mbarrier_wait",
-            Op::MBarrierInvalidate => "mbarrier_invalidate",
-            Op::TmaLoad => "tma_load",
-            Op::TmaLoadIm2col { .. } => "tma_load_im2col",
-            Op::TmaStore => "tma_store",
-            Op::TmaStoreWait { .. } => "tma_store_wait",
-            Op::RingCounterInit => "ring_counter_init",
-            Op::RingRelease => "ring_release",
-            Op::Gather { .. } => "gather",
-            Op::Histogram { .. } => "histogram",
-            Op::InlineAsm { .. } => "inline_asm",
-            Op::GlobalTimer => "globaltimer",
-            Op::SmId => "smid",
-            Op::GdcWait => "gdc_wait",
-            Op::GdcLaunchDependents => "gdc_launch_dependents",
-            Op::WarpSpecialize(_) => "warp_specialize",
-            Op::MemDescPermute { .. } => "memdesc_permute",
-            Op::MemDescReshape => "memdesc_reshape",
-            Op::MemDescSlice { .. } => "memdesc_slice",
-            Op::MemDescReinterpret => "memdesc_reinterpret",
-        }
-    }
-
     /// The attributes, in printing order; defaults are omitted.
     pub fn attrs(&self) -> Attrs {
         let mut a: Attrs = Vec::new();

@@ -1,5 +1,6 @@
 //! Typing rules of the data-dependent and target-specific ops (`gather`, `histogram`, `inline_asm`,
-//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`, the TMA copies), kept beside [`crate::verify`]'s table.
+//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`, `make_tensor_desc_im2col`), kept beside
+//! [`crate::verify`]'s table.
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
@@ -89,48 +90,6 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             Ok(())
         }
         Op::GdcWait | Op::GdcLaunchDependents => counts(ins, outs, 0..=0, 0),
-        Op::TmaLoad | Op::TmaStore => {
-            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
-                return Err("the first operand must be a tensordesc".into());
-            };
-            let r = block_shape.len();
-            let load = matches!(op, Op::TmaLoad);
-            let fixed = if load { 3 } else { 2 };
-            counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
-            match ins[1].memdesc() {
-                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
-                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
-            }
-            if load && !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
-                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
-            }
-            if let Some(t) = ins[fixed..fixed + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
-                return Err(format!("coordinates must be i32 scalars, got {t}"));
-            }
-            match ins.get(fixed + r) {
-                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
-                _ => Ok(()),
-            }
-        }
-        Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
-        Op::RingCounterInit | Op::RingRelease => {
-            let release = matches!(op, Op::RingRelease);
-            counts(ins, outs, if release { 3..=usize::MAX } else { 1..=1 }, release as usize)?;
-            if !matches!(ins[0].memdesc(), Some((shape, ScalarType::I32, _)) if shape == [1]) {
-                return Err(format!("the release counter must be a memdesc<1xi32>, got {}", ins[0]));
-            }
-            if !release {
-                return Ok(());
-            }
-            let i1 = Type::scalar(ScalarType::I1);
-            if *ins[1] != i1 || *outs[0] != i1 {
-                return Err(format!("the predicate and the result must be i1, got {} and {}", ins[1], outs[0]));
-            }
-            match ins[2..].iter().find(|t| !t.is_memdesc()) {
-                Some(t) => Err(format!("the released buffers must be memdescs, got {t}")),
-                None => Ok(()),
-            }
-        }
         Op::MakeTensorDescIm2col { rank, .. } => {
             let r = *rank as usize;
             if !(3..=crate::tma::MAX_RANK).contains(&r) {
@@ -154,30 +113,6 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             match outs[0] {
                 Type::TensorDesc { elem, block_shape } if *elem == pointee && block_shape.len() == 2 => Ok(()),
                 other => Err(format!("result must be a [pixels, channels] tensordesc of {pointee}, got {other}")),
-            }
-        }
-        Op::TmaLoadIm2col { rank } => {
-            let r = *rank as usize;
-            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
-                return Err("the first operand must be a tensordesc".into());
-            };
-            counts(ins, outs, 3 + 2 * r - 2..=3 + 2 * r - 1, 0)?;
-            match ins[1].memdesc() {
-                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
-                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
-            }
-            if !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
-                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
-            }
-            if let Some(t) = ins[3..3 + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
-                return Err(format!("coordinates must be i32 scalars, got {t}"));
-            }
-            if let Some(t) = ins[3 + r..3 + 2 * r - 2].iter().find(|t| ***t != Type::scalar(ScalarType::I16)) {
-                return Err(format!("im2col offsets must be i16 scalars, got {t}"));
-            }
-            match ins.get(3 + 2 * r - 2) {
-                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
-                _ => Ok(()),
             }
         }
         other => Err(format!("`{}` is not typed here", other.name())),

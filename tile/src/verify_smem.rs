@@ -1,6 +1,7 @@
-//! Typing rules of the shared-memory and asynchronous ops (`local_alloc`/`load`/`store`/`dealloc`, the
-//! `memdesc` views, `warpgroup_dot` and its wait, `async_copy` and its groups, the mbarrier ops), kept beside
-//! [`crate::verify`]'s table.
+//! Typing rules of the shared-memory and asynchronous ops, every op the table calls one
+//! ([`Op::is_shared_memory_op`]): `local_alloc`/`load`/`store`/`dealloc`, the `memdesc` views, `warpgroup_dot`
+//! and its wait, `async_copy` and its groups, the mbarrier ops, the TMA copies and their wait, the ring release
+//! counters; kept beside [`crate::verify`]'s table, which hands them here.
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
@@ -174,6 +175,72 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
                 _ => Ok(()),
             }
         }
-        _ => unreachable!("not a shared-memory op: {}", op.name()),
+        Op::TmaLoad | Op::TmaStore => {
+            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
+                return Err("the first operand must be a tensordesc".into());
+            };
+            let r = block_shape.len();
+            let load = matches!(op, Op::TmaLoad);
+            let fixed = if load { 3 } else { 2 };
+            counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
+            match ins[1].memdesc() {
+                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
+                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
+            }
+            if load && !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
+                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
+            }
+            if let Some(t) = ins[fixed..fixed + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
+                return Err(format!("coordinates must be i32 scalars, got {t}"));
+            }
+            match ins.get(fixed + r) {
+                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
+                _ => Ok(()),
+            }
+        }
+        Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
+        Op::RingCounterInit | Op::RingRelease => {
+            let release = matches!(op, Op::RingRelease);
+            counts(ins, outs, if release { 3..=usize::MAX } else { 1..=1 }, release as usize)?;
+            if !matches!(ins[0].memdesc(), Some((shape, ScalarType::I32, _)) if shape == [1]) {
+                return Err(format!("the release counter must be a memdesc<1xi32>, got {}", ins[0]));
+            }
+            if !release {
+                return Ok(());
+            }
+            let i1 = Type::scalar(ScalarType::I1);
+            if *ins[1] != i1 || *outs[0] != i1 {
+                return Err(format!("the predicate and the result must be i1, got {} and {}", ins[1], outs[0]));
+            }
+            match ins[2..].iter().find(|t| !t.is_memdesc()) {
+                Some(t) => Err(format!("the released buffers must be memdescs, got {t}")),
+                None => Ok(()),
+            }
+        }
+        Op::TmaLoadIm2col { rank } => {
+            let r = *rank as usize;
+            let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
+                return Err("the first operand must be a tensordesc".into());
+            };
+            counts(ins, outs, 3 + 2 * r - 2..=3 + 2 * r - 1, 0)?;
+            match ins[1].memdesc() {
+                Some((shape, e, _)) if shape == block_shape.as_slice() && e == *elem => {}
+                _ => return Err(format!("the buffer must be a memdesc of the block ({}), got {}", ins[0], ins[1])),
+            }
+            if !matches!(ins[2].memdesc(), Some((shape, ScalarType::I64, _)) if shape == [1]) {
+                return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[2]));
+            }
+            if let Some(t) = ins[3..3 + r].iter().find(|t| ***t != Type::scalar(ScalarType::I32)) {
+                return Err(format!("coordinates must be i32 scalars, got {t}"));
+            }
+            if let Some(t) = ins[3 + r..3 + 2 * r - 2].iter().find(|t| ***t != Type::scalar(ScalarType::I16)) {
+                return Err(format!("im2col offsets must be i16 scalars, got {t}"));
+            }
+            match ins.get(3 + 2 * r - 2) {
+                Some(t) if **t != Type::scalar(ScalarType::I1) => Err(format!("the predicate must be an i1, got {t}")),
+                _ => Ok(()),
+            }
+        }
+        other => Err(format!("`{}` is not a shared-memory op", other.name())),
     }
 }

@@ -13,6 +13,7 @@ use std::fmt::Write;
 
 use tessel_layouts::{AnyLayout, SharedLayout};
 use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
+use tessel_tile::op_facts::BufferUse;
 use tessel_tile::ops::Op;
 use tessel_tile::types::Type;
 
@@ -199,31 +200,16 @@ fn use_position(
     }
 }
 
-/// The memdesc values an op reads or writes, with whether it writes them.
+/// The memdesc values an op reads or writes, with whether it writes them: the buffers the op table gives it
+/// ([`tessel_tile::op_facts::OpFacts::buffers`]), those that are memdescs (wgmma's A may be a register tensor),
+/// and an initialized `local_alloc`'s result, which its value is written into.
 pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
     let d = f.op(o);
-    match d.op {
-        Op::LocalAlloc if !d.operands.is_empty() => vec![(d.results[0], true)],
-        Op::LocalStore => vec![(d.operands[1], true)],
-        Op::LocalLoad => vec![(d.operands[0], false)],
-        Op::WarpGroupDot { .. } => {
-            d.operands[..2].iter().filter(|&&v| f.ty(v).is_memdesc()).map(|&v| (v, false)).collect()
-        }
-        Op::AsyncCopy => vec![(d.operands[1], true)],
-        Op::TmaLoad | Op::TmaLoadIm2col { .. } => vec![(d.operands[1], true), (d.operands[2], false)],
-        Op::TmaStore => vec![(d.operands[1], false)],
-        // Initialization is a write every later use must follow; arrivals and waits are the hardware's atomic
-        // operations on the barrier, ordered after it like reads.
-        Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit => vec![(d.operands[0], true)],
-        // Its atomic additions to the counter are ordered among themselves, after its initialization like reads
-        // (the released buffers are not accessed: they are what the refill it elects may write).
-        Op::RingRelease => vec![(d.operands[0], false)],
-        Op::MBarrierExpect { .. }
-        | Op::MBarrierArrive { .. }
-        | Op::MBarrierWait
-        | Op::AsyncCopyMBarrierArrive { .. } => vec![(d.operands[0], false)],
-        _ => Vec::new(),
+    if d.op == Op::LocalAlloc {
+        return if d.operands.is_empty() { Vec::new() } else { vec![(d.results[0], true)] };
     }
+    let buffers = d.op.facts().buffers.iter().map(|&(i, u)| (d.operands[i], u == BufferUse::Write));
+    buffers.filter(|&(v, _)| f.ty(v).is_memdesc()).collect()
 }
 
 #[cfg(test)]

@@ -301,91 +301,11 @@ pub fn layout_of(f: &Func, v: crate::ir::ValueId) -> Option<L> {
     }
 }
 
-/// What an op does with layouts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Tensor operands and results share one layout (elementwise ops, memory ops, scans, hints).
-    Same,
-    /// Results take any layout; no tensor operands constrain them (`constant`, `splat`, `arange`).
-    Source,
-    /// Tensor operands take any layout and there are no tensor results (`print`, `assert`).
-    Sink,
-    /// A specific rule below.
-    Special,
-    /// Regions decide (`for`, `if`, `while`, terminators): handled as tied groups.
-    Structured,
-}
+pub use crate::op_facts::LayoutKind as Kind;
 
+/// What `op` does with layouts: its entry in [`crate::op_facts`]'s table.
 pub fn kind(op: &Op) -> Kind {
-    match op {
-        Op::Binary { .. }
-        | Op::Unary(_)
-        | Op::Cmp(_)
-        | Op::Select
-        | Op::Fma
-        | Op::FmaRound(_)
-        | Op::CastRound(_)
-        | Op::Clamp { .. }
-        | Op::Norm { .. }
-        | Op::BesselN(_)
-        | Op::Cast
-        | Op::Bitcast
-        | Op::AddPtr
-        | Op::Load { .. }
-        | Op::Store { .. }
-        | Op::Atomic { .. }
-        | Op::AtomicCas { .. }
-        | Op::Scan { .. }
-        | Op::MultipleOf(_)
-        | Op::MaxContiguous(_)
-        | Op::MaxConstancy(_)
-        | Op::InlineAsm { .. } => Kind::Same,
-        // A histogram's bins take any layout (codegen counts through shared memory).
-        Op::Histogram { .. } | Op::GlobalTimer | Op::SmId => Kind::Source,
-        Op::GdcWait | Op::GdcLaunchDependents => Kind::Sink,
-        Op::WarpSpecialize(_) => Kind::Structured,
-        Op::Constant(_) | Op::Splat | Op::Arange { .. } | Op::ProgramId(_) | Op::NumPrograms(_) => Kind::Source,
-        Op::DescLoad | Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. } | Op::LocalLoad => Kind::Source,
-        Op::AsyncCopy => Kind::Same,
-        Op::WarpGroupDot { .. } | Op::WarpGroupDotWait { .. } => Kind::Special,
-        // The other shared-memory ops read or write buffers, tokens and barriers, not tensors in a layout.
-        Op::LocalAlloc
-        | Op::LocalStore
-        | Op::LocalDealloc
-        | Op::MemDescIndex
-        | Op::MemDescPermute { .. }
-        | Op::MemDescReshape
-        | Op::MemDescSlice { .. }
-        | Op::MemDescReinterpret
-        | Op::AsyncCommitGroup
-        | Op::AsyncWait { .. }
-        | Op::AsyncCopyMBarrierArrive { .. }
-        | Op::FenceAsyncShared
-        | Op::MBarrierInit { .. }
-        | Op::MBarrierExpect { .. }
-        | Op::MBarrierArrive { .. }
-        | Op::MBarrierWait
-        | Op::MBarrierInvalidate
-        | Op::TmaLoad
-        | Op::TmaLoadIm2col { .. }
-        | Op::TmaStore
-        | Op::TmaStoreWait { .. }
-        | Op::RingCounterInit
-        | Op::RingRelease => Kind::Sink,
-        Op::Print { .. } | Op::Assert { .. } | Op::Assume | Op::DebugBarrier | Op::DescStore => Kind::Sink,
-        Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition | Op::Return => Kind::Structured,
-        Op::Broadcast
-        | Op::ExpandDims { .. }
-        | Op::Reshape { .. }
-        | Op::Permute { .. }
-        | Op::Join
-        | Op::Split
-        | Op::Cat
-        | Op::Reduce { .. }
-        | Op::Dot { .. }
-        | Op::Gather { .. }
-        | Op::ConvertLayout => Kind::Special,
-    }
+    op.facts().layout
 }
 
 /// The layouts op `o` needs on its operands to produce results in `results` (one entry per result; `None`

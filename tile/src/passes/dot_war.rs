@@ -17,6 +17,7 @@
 //! would otherwise be wrong.
 
 use crate::ir::{Func, OpId, RegionId, ValueDef, ValueId};
+use crate::op_facts::BufferUse;
 use crate::ops::{Const, Op};
 
 /// A `warpgroup_dot_wait` this pass inserted: `wait`, right before `write`, retires `dot` (and every other
@@ -108,20 +109,6 @@ fn region(f: &mut Func, r: RegionId, state: &mut InFlight, out: &mut Vec<Inserte
                 let drop = state.0.len().saturating_sub(pending as usize);
                 state.0.drain(..drop);
             }
-            Op::LocalStore | Op::AsyncCopy | Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
-                let written = buffer(f, d.operands[1]);
-                let hit = written.and_then(|w| {
-                    state.0.iter().rev().find(|(_, reads)| reads.iter().any(|b| b.surely_overlaps(&w))).map(|x| x.0)
-                });
-                if let Some(dot) = hit {
-                    let wait = f.append(r, Op::WarpGroupDotWait { pending: 0 }, &[], vec![], &[], d.loc);
-                    f.region_mut(r).ops.pop();
-                    f.region_mut(r).ops.insert(i, wait);
-                    i += 1;
-                    state.0.clear();
-                    out.push(InsertedDotWait { wait, write: o, dot });
-                }
-            }
             Op::For(_) | Op::While => {
                 let entry = state.clone();
                 // The first pass starts from the loop's entry; each later one from what the previous iteration left
@@ -165,7 +152,22 @@ fn region(f: &mut Func, r: RegionId, state: &mut InFlight, out: &mut Vec<Inserte
                     }
                 }
             }
-            _ => {}
+            // Any other op that writes a buffer (`local_store`, `async_copy`, the TMA loads...).
+            _ => {
+                let write = d.op.facts().buffers.iter().find(|b| b.1 == BufferUse::Write);
+                let written = write.and_then(|&(k, _)| buffer(f, d.operands[k]));
+                let hit = written.and_then(|w| {
+                    state.0.iter().rev().find(|(_, reads)| reads.iter().any(|b| b.surely_overlaps(&w))).map(|x| x.0)
+                });
+                if let Some(dot) = hit {
+                    let wait = f.append(r, Op::WarpGroupDotWait { pending: 0 }, &[], vec![], &[], d.loc);
+                    f.region_mut(r).ops.pop();
+                    f.region_mut(r).ops.insert(i, wait);
+                    i += 1;
+                    state.0.clear();
+                    out.push(InsertedDotWait { wait, write: o, dot });
+                }
+            }
         }
         i += 1;
     }
