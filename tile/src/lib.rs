@@ -25,11 +25,7 @@ pub mod verify;
 mod verify_ext;
 mod verify_smem;
 
-pub use ir::{Func, Loc, Module, OpId, RegionId, ValueId};
+pub use ir::{Func, FuncAttrs, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;
 pub use target::{KernelConfig, MmaKind, Target};
 pub use types::{AddrSpace, Elem, Layout, ScalarType, Type};
-
-/// The func attribute marking a `@gluon.jit` kernel: its layouts, shared memory and schedule are the author's, so
-/// no pass chooses them (the software pipeliner leaves its loops as written).
-pub const GLUON_ATTR: &str = "gluon";

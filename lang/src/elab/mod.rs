@@ -565,10 +565,8 @@ impl<'a> Elab<'a> {
         self.func.name = name.to_string();
         let body = self.func.body;
         self.func.append(body, Op::Return, &[], vec![], &[], None);
-        if self.gluon {
-            // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
-            self.func.attrs.push((tessel_tile::GLUON_ATTR.into(), tessel_tile::ops::Attr::Bool(true)));
-        }
+        // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
+        self.func.attrs.gluon = self.gluon;
     }
 }
 
