@@ -1,11 +1,12 @@
-//! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions ([`ir`]), the
-//! typed target and launch configuration every function carries ([`target`]), scalar/pointer/tensor/shared-memory
-//! types with an optional layout slot ([`types`]), the op set ([`ops`]), the textual printer and parser
-//! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE),
-//! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
-//! propagation, removal of redundant conversions), the element semantics of the ops ([`eval`]: what one element
-//! computes, the number formats; folding, the interpreter and codegen's constants share them). The reference
-//! interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics run are `tessel-math`'s.
+//! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions ([`ir`]), the typed
+//! target and launch configuration every function carries ([`target`]) and its typed facts ([`FuncAttrs`]: gluon mode,
+//! a fused loop nest, fp fusion, arguments divisible by 16), scalar/pointer/tensor/shared-memory types with an optional
+//! layout slot ([`types`]), the op set ([`ops`]), the textual printer and parser ([`print`], [`parse`]), the verifier
+//! ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE), auto-mode layout assignment ([`layout`]:
+//! axis analysis, coalescing, tensor-core selection and operand staging, propagation, removal of redundant
+//! conversions), the element semantics of the ops ([`eval`]: what one element computes, the number formats; folding,
+//! the interpreter and codegen's constants share them). The reference interpreter is its own crate, `tessel-interp`;
+//! the math routines the ops' semantics run are `tessel-math`'s.
 
 pub mod eval;
 pub mod filetest;

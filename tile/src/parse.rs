@@ -520,8 +520,14 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
         Attr::Bool(b) => Ok(*b),
         other => Err(format!("function attribute `{key}` must be true or false, got `{other}`")),
     };
-    let index = |n: &i64| {
-        u32::try_from(*n).map_err(|_| format!("function attribute `{key}` lists argument indices, got `{n}`"))
+    let indices = |v: &Attr| {
+        let list = match v {
+            Attr::Ints(list) => list.as_slice(),
+            Attr::Int(n) => std::slice::from_ref(n),
+            other => return Err(format!("function attribute `{key}` must be a list of integers, got `{other}`")),
+        };
+        let index = |&n: &i64| u32::try_from(n).map_err(|_| format!("`{key}` lists argument indices, got `{n}`"));
+        list.iter().map(index).collect::<Result<Vec<u32>, String>>()
     };
     match key {
         "target" => {
@@ -536,31 +542,15 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
         "num_stages" => f.config.num_stages = int(&v)?,
         "num_ctas" => f.config.num_ctas = int(&v)?,
         "maxnreg" => f.config.maxnreg = Some(int(&v)?),
+        "gluon" => f.attrs.gluon = flag(&v)?,
+        "flattened" => f.attrs.flattened = flag(&v)?,
+        "enable_fp_fusion" => f.attrs.fp_fusion = flag(&v)?,
+        "divisible_by_16" => f.attrs.divisible_by_16 = indices(&v)?,
         _ => {
-            let facts = &mut f.attrs;
-            match key {
-                "gluon" => facts.gluon = flag(&v)?,
-                "flattened" => facts.flattened = flag(&v)?,
-                "enable_fp_fusion" => facts.fp_fusion = flag(&v)?,
-                "divisible_by_16" => {
-                    facts.divisible_by_16 = match &v {
-                        Attr::Ints(v) => v.iter().map(index).collect::<Result<_, _>>()?,
-                        Attr::Int(n) => vec![index(n)?],
-                        other => {
-                            return Err(format!(
-                                "function attribute `{key}` must be a list of integers, got `{other}`"
-                            ));
-                        }
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "unknown function attribute `{key}` (expected target, num_warps, num_stages, num_ctas, maxnreg, \
-                         gluon, flattened, enable_fp_fusion or divisible_by_16)"
-                    ));
-                }
-            }
-            return Ok(());
+            return Err(format!(
+                "unknown function attribute `{key}` (expected target, num_warps, num_stages, num_ctas, maxnreg, gluon, \
+                 flattened, enable_fp_fusion or divisible_by_16)"
+            ));
         }
     }
     f.config.validate()

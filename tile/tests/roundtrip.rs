@@ -71,9 +71,8 @@ fn verifier_rejects_ill_typed_ops() {
 #[test]
 fn kernel_facts_are_typed_and_round_trip() {
     let head = "func @f(%p: ptr<f32>, %n: i32) attributes {target = sm_90a, num_warps = 4, num_stages = 3";
-    let text = format!(
-        "{head}, gluon = true, flattened = true, enable_fp_fusion = false, divisible_by_16 = [0, 1]}} {{\n  return\n}}\n"
-    );
+    let facts = "gluon = true, flattened = true, enable_fp_fusion = false, divisible_by_16 = [0, 1]";
+    let text = format!("{head}, {facts}}} {{\n  return\n}}\n");
     round_trip(&text);
     let f = parse_func(&text).unwrap();
     let facts = &f.attrs;

@@ -14,8 +14,9 @@
 //! ([`crate::verify::verify_layouts`]): no layout of it changes. One with tensors left without a layout
 //! (`gl.AutoLayout`) goes through the auto-mode passes like any other.
 //!
-//! Read here: the function's target and `config.num_warps`, and [`crate::FuncAttrs::divisible_by_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
-//! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
+//! Read here: the function's target and `config.num_warps`, and [`crate::FuncAttrs::divisible_by_16`]
+//! (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of 16 — 16-byte aligned pointers, integers
+//! divisible by 16 — as Triton's specialization of `tt.divisibility`).
 
 pub mod accelerate;
 pub mod axis;
