@@ -135,7 +135,7 @@ fn run_with(
     let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render(ks.file, ks.source));
     let mut func = match tile {
         Some(f) => {
-            *fused = f.attr(tessel_tile::passes::FLATTENED_ATTR).is_some();
+            *fused = f.attrs.flattened;
             f.clone()
         }
         None => {

@@ -11,7 +11,7 @@ use sim_common::{RunOptions, V};
 use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{BF16, F16, F32, I8, I32};
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 
 fn module(kernel: &str) -> String {
     format!("import triton\nimport triton.language as tl\n\n{kernel}")
@@ -23,7 +23,7 @@ fn opts() -> RunOptions<'static> {
 
 /// Compiles `kernel` for `target` and, when ptxas is on hand, assembles it; returns the PTX or the error.
 fn ptx_for(source: &str, kernel: &str, spec: &[ArgSpec], num_warps: u32, target: Target) -> Result<String, String> {
-    let spec = Specialization { args: spec.to_vec(), num_warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
+    let spec = Specialization::with_config(spec.to_vec(), KernelConfig { num_warps, ..KernelConfig::DEFAULT });
     let ks = tessel::KernelSource { file: "test.py", source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => {

@@ -208,8 +208,7 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
                 assert!((got - w).abs() <= 1e-6 * (1.0 + w.abs()), "{fa} x {fb}: element {e}: {got} vs {w}");
             }
             assert!(interp[3 * n..4 * n].iter().all(|&v| v == 0.5), "{fa} x {fb}: a zero scale zeroes row 3 of A");
-            let spec =
-                Specialization { args: cs.spec(m, n, k), num_warps: 4, num_stages: 3, maxnreg: None, num_ctas: 1 };
+            let spec = Specialization::new(cs.spec(m, n, k));
             let ks = tessel::KernelSource { file: "mx.py", source: KERNEL, kernel: "mx", spec: &spec, module: None };
             let Ok(tessel::pipeline::Output::Ptx { kernel, .. }) =
                 tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default())

@@ -11,7 +11,7 @@ use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 
 /// (file, kernel, specialization, num_warps)
 fn supported() -> Vec<(&'static str, &'static str, Vec<ArgSpec>, u32)> {
@@ -153,7 +153,7 @@ fn a_fused_loop_over_shared_memory_falls_back_to_the_nest_with_a_warning() {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap();
     let mut args = vec![desc(F16, &[128, 64]), desc(F16, &[64, 256]), desc(F16, &[128, 256])];
     args.extend([int(false), int(false), int(false), c(8), c(132), ArgSpec::Constexpr(ConstValue::Bool(true))]);
-    let spec = Specialization { args, num_warps: 8, num_stages: 4, maxnreg: None, num_ctas: 1 };
+    let spec = Specialization::with_config(args, KernelConfig { num_warps: 8, num_stages: 4, ..KernelConfig::DEFAULT });
     let ks = tessel::KernelSource {
         file: "tma_matmul.py",
         source: &source,
@@ -356,7 +356,7 @@ fn matmul(t: ScalarType, bm: i64, bn: i64, bk: i64) -> Vec<ArgSpec> {
 
 fn ptx_for(file: &str, kernel: &str, args: Vec<ArgSpec>, num_warps: u32, target: Target) -> Result<String, String> {
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
-    let spec = Specialization { args, num_warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
+    let spec = Specialization::with_config(args, KernelConfig { num_warps, ..KernelConfig::DEFAULT });
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),

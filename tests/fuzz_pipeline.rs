@@ -31,7 +31,7 @@ use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, KernelInfo, Specialization, kernels};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 use tessel_math::testing::Rng;
 
 const CHILD_ENV: &str = "TESSEL_FUZZ_CHILD";
@@ -316,7 +316,7 @@ fn specialization(info: &KernelInfo, file: &str) -> Specialization {
     if let Some(k) =
         known().into_iter().find(|k| k.file == file && k.kernel == info.name && k.args.len() == info.params.len())
     {
-        return Specialization { args: k.args, num_warps: k.warps, num_stages: 3, maxnreg: None, num_ctas: 1 };
+        return Specialization::with_config(k.args, KernelConfig { num_warps: k.warps, ..KernelConfig::DEFAULT });
     }
     let args = info
         .params

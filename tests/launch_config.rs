@@ -9,11 +9,11 @@ use common::{c, int, ptr};
 use tessel::lang::elab::Specialization;
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F32;
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 
 fn vector_add(maxnreg: Option<u32>) -> Specialization {
     let args = vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(1024)];
-    Specialization { args, num_warps: 4, num_stages: 3, maxnreg, num_ctas: 1 }
+    Specialization::with_config(args, KernelConfig { maxnreg, ..KernelConfig::DEFAULT })
 }
 
 fn ptx(spec: &Specialization, target: Target) -> Result<String, String> {

@@ -9,14 +9,17 @@ use common::{c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F16;
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 
 fn matmul_ptx((bm, bn, bk): (i64, i64, i64), warps: u32, stages: u32, maxnreg: Option<u32>) -> String {
     let mut args = vec![ptr(F16), ptr(F16), ptr(F16), int(true), int(true), int(true)];
     args.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
     args.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/matmul.py")).unwrap();
-    let spec = Specialization { args, num_warps: warps, num_stages: stages, maxnreg, num_ctas: 1 };
+    let spec = Specialization::with_config(
+        args,
+        KernelConfig { num_warps: warps, num_stages: stages, maxnreg, ..KernelConfig::DEFAULT },
+    );
     let ks =
         tessel::KernelSource { file: "matmul.py", source: &source, kernel: "matmul_kernel", spec: &spec, module: None };
     match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {

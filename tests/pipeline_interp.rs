@@ -15,9 +15,9 @@ use tessel::interp::{Arg, run};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{F16, F32};
-use tessel::tile::Target;
 use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
+use tessel::tile::{KernelConfig, Target};
 
 fn random(n: usize, seed: u64) -> Vec<f64> {
     tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, F16)
@@ -28,7 +28,10 @@ fn random(n: usize, seed: u64) -> Vec<f64> {
 fn layout_ir(file: &str, kernel: &str, args: Vec<ArgSpec>, warps: u32, stages: u32) -> Func {
     let dir = if file.starts_with("kernels/") { "tests" } else { "examples" };
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(file)).unwrap();
-    let spec = Specialization { args, num_warps: warps, num_stages: stages, maxnreg: None, num_ctas: 1 };
+    let spec = Specialization::with_config(
+        args,
+        KernelConfig { num_warps: warps, num_stages: stages, ..KernelConfig::DEFAULT },
+    );
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Layout, None, &mut Default::default()) {
         Ok(Output::Layout(f)) => f,
@@ -178,7 +181,7 @@ fn rings_over_the_shared_memory_budget_are_an_error_naming_them() {
     spec.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
     spec.extend([c(128), c(256), c(64), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
     let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/matmul.py")).unwrap();
-    let spec = Specialization { args: spec, num_warps: 8, num_stages: 5, maxnreg: None, num_ctas: 1 };
+    let spec = Specialization::with_config(spec, KernelConfig { num_warps: 8, num_stages: 5, ..KernelConfig::DEFAULT });
     let ks =
         tessel::KernelSource { file: "matmul.py", source: &source, kernel: "matmul_kernel", spec: &spec, module: None };
     let err = match tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) {

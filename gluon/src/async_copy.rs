@@ -33,7 +33,7 @@ fn mbarrier_arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let bar = crate::mbarrier::barrier(e, &b)?;
     let increment = e.const_bool(b.req("increment_count"), &b.fname, "increment_count")?;
     // Without `increment_count`, each thread of the partition arrives (`.noinc`).
-    let arrivals = if increment { 0 } else { e.num_warps * 32 };
+    let arrivals = if increment { 0 } else { e.warps() * 32 };
     e.emit(Op::AsyncCopyMBarrierArrive { arrivals }, &[bar], vec![], b.span)?;
     Ok(Value::None)
 }

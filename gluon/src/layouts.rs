@@ -31,8 +31,8 @@ pub fn register(r: &mut Registry) {
     }
     r.add(GL, "AutoLayout", Handler::Bound("", placeholder));
     r.add(GL, "CoalescedLayout", Handler::Bound("", placeholder));
-    r.add(GL, "num_warps", Handler::Bound("", |e, _| Ok(Value::Int(e.num_warps as i128))));
-    r.add(GL, "num_ctas", Handler::Bound("", |e, _| Ok(Value::Int(e.num_ctas as i128))));
+    r.add(GL, "num_warps", Handler::Bound("", |e, _| Ok(Value::Int(e.warps() as i128))));
+    r.add(GL, "num_ctas", Handler::Bound("", |e, _| Ok(Value::Int(e.func.config.num_ctas as i128))));
     r.add(GL, "convert_layout", Handler::Bound("value, layout, assert_trivial=False", convert_layout));
     r.add(GL, "set_auto_layout", Handler::Bound("value, layout", |e, b| convert(e, b, false)));
     r.add(

@@ -101,14 +101,14 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
         return Err(e.err(at, format!("a worker's warp count must be a power of two, got {w}")));
     }
     let worker_num_warps: Vec<u32> = counted.iter().map(|&(w, _)| w).collect();
-    let total = e.num_warps + worker_num_warps.iter().sum::<u32>();
+    let total = e.warps() + worker_num_warps.iter().sum::<u32>();
     if total > MAX_WARPS {
         return Err(e.err(
             warps.span,
             format!(
                 "the partitions need {total} warps ({} for the default partition and {worker_num_warps:?}), more \
                  than the {MAX_WARPS} a CTA can have",
-                e.num_warps
+                e.warps()
             ),
         ));
     }
@@ -170,7 +170,6 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
         e.emit(Op::Yield, &out, vec![], span)?;
         Ok(v)
     })?;
-    let saved_warps = e.num_warps;
     for (i, &r) in worker_regions.iter().enumerate() {
         let args: Vec<Tv> = captures
             .iter()
@@ -181,8 +180,7 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
             .collect();
         let p = &parts[i + 1];
         let rebound: Vec<Value<'a>> = p.args.iter().map(|a| substitute(a, &captures, &args)).collect();
-        e.num_warps = worker_num_warps[i];
-        let ran = e.in_region(r, |e| {
+        e.in_partition(r, worker_num_warps[i], |e| {
             let v = call(e, p, rebound)?;
             if v.has_runtime() {
                 return Err(
@@ -190,9 +188,7 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
                 );
             }
             e.emit(Op::Yield, &[], vec![], span)
-        });
-        e.num_warps = saved_warps;
-        ran?;
+        })?;
     }
     let mut yielded = Vec::new();
     leaves_of(&ret, &mut yielded);

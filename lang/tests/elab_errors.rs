@@ -299,7 +299,7 @@ fn random_specializations_never_panic() {
                     })
                     .collect();
                 let mut spec = Specialization::new(args);
-                spec.num_warps = [1, 2, 4, 8][rng.next_u64() as usize % 4];
+                spec.config.num_warps = [1, 2, 4, 8][rng.next_u64() as usize % 4];
                 let result = std::panic::catch_unwind(|| elaborate(&module, &k.name, &spec).map_err(Box::new));
                 match result {
                     Ok(Ok(f)) => {

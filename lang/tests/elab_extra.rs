@@ -7,6 +7,7 @@ use elab_common::*;
 use tessel_interp::Arg;
 use tessel_interp::memory::Memory;
 use tessel_lang::elab::{ArgSpec, Specialization};
+use tessel_tile::KernelConfig;
 use tessel_tile::ScalarType::{self, *};
 
 const PRELUDE: &str = "import triton\nimport triton.language as tl\n\n";
@@ -85,7 +86,7 @@ def k(Out, X):
 "#
     );
     let spec =
-        Specialization { args: vec![ptr(F32), ptr(F32)], num_warps: 8, num_stages: 3, maxnreg: None, num_ctas: 1 };
+        Specialization::with_config(vec![ptr(F32), ptr(F32)], KernelConfig { num_warps: 8, ..KernelConfig::DEFAULT });
     let f = elab_spec("test.py", &src, "k", &spec).func;
     check_ir(&f);
     let ir = f.to_string();

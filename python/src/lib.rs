@@ -366,7 +366,7 @@ fn compile(
     modules: Option<Vec<ModuleTuple>>,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
-    let spec = Specialization { args, num_warps, num_stages, maxnreg, num_ctas };
+    let spec = Specialization::with_config(args, KernelConfig { num_warps, num_stages, num_ctas, maxnreg });
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));
     let mut t = Timings::default();
     let func = py.detach(|| {

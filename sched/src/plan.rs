@@ -145,7 +145,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     if stages <= 1 {
         return Err(format!("num_stages = {stages}: the loop runs as written"));
     }
-    if matches!(f.attr(tessel_tile::GLUON_ATTR), Some(tessel_tile::ops::Attr::Bool(true))) {
+    if f.attrs.gluon {
         return Err("gluon mode: the kernel's author writes the schedule, the loop runs as written".into());
     }
     let body = d.regions[0];

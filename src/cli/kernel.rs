@@ -67,6 +67,18 @@ pub struct SpecArgs {
     pub path: Vec<PathBuf>,
 }
 
+impl SpecArgs {
+    /// The launch configuration the flags ask for (unchecked: [`KernelConfig::validate`]).
+    pub fn config(&self) -> KernelConfig {
+        KernelConfig {
+            num_warps: self.num_warps,
+            num_stages: self.num_stages,
+            num_ctas: self.num_ctas,
+            maxnreg: self.maxnreg,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  tessel compile examples/vector_add.py::add_kernel --signature '*fp32,*fp32,*fp32,i32' \\\n      \
@@ -249,12 +261,7 @@ pub(super) fn specialization(
     spec: &SpecArgs,
     inferred: Option<&[(String, ArgSpec)]>,
 ) -> Result<Specialization, CliError> {
-    let config = tessel_tile::KernelConfig {
-        num_warps: spec.num_warps,
-        num_stages: spec.num_stages,
-        maxnreg: spec.maxnreg,
-        num_ctas: spec.num_ctas,
-    };
+    let config = spec.config();
     config.validate().map_err(|e| CliError::Usage(format!("--{}", e.replace('_', "-"))))?;
     let mut consts = Vec::new();
     for c in &spec.consts {
@@ -327,13 +334,7 @@ pub(super) fn specialization(
     if let Some((m, _)) = missing.iter().find(|(_, has_default)| !has_default || provided_after_gap) {
         return Err(CliError::Usage(format!("no value for constexpr `{m}` of `{}`: pass --const {m}=...", info.name)));
     }
-    Ok(Specialization {
-        args,
-        num_warps: spec.num_warps,
-        num_stages: spec.num_stages,
-        maxnreg: spec.maxnreg,
-        num_ctas: spec.num_ctas,
-    })
+    Ok(Specialization::with_config(args, config))
 }
 
 fn parse_const(v: &str) -> Result<ConstValue, CliError> {

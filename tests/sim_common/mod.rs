@@ -9,7 +9,7 @@ mod ptx_sim;
 use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType;
-use tessel::tile::Target;
+use tessel::tile::{KernelConfig, Target};
 use tessel_interp::memory::Memory;
 use tessel_interp::{Arg, run};
 use tessel_tile::eval::value::from_bits;
@@ -125,13 +125,10 @@ fn simulate(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Simulated, String> {
-    let spec = Specialization {
-        args: spec,
-        num_warps: opts.num_warps,
-        num_stages: opts.num_stages,
-        maxnreg: None,
-        num_ctas: 1,
-    };
+    let spec = Specialization::with_config(
+        spec,
+        KernelConfig { num_warps: opts.num_warps, num_stages: opts.num_stages, ..KernelConfig::DEFAULT },
+    );
     let ks = tessel::KernelSource { file: opts.file, source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, opts.target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel: k, func }) => (k, func),

@@ -87,8 +87,35 @@ pub struct Func {
     pub target: crate::target::Target,
     /// The launch configuration (`num_warps`, `num_stages`, ...).
     pub config: crate::target::KernelConfig,
-    /// Other kernel-level settings (`enable_fp_fusion`, `divisible_by_16`, ...).
-    pub attrs: Vec<(String, crate::ops::Attr)>,
+    /// What the stages know of the kernel besides its ops, target and launch configuration.
+    pub attrs: FuncAttrs,
+}
+
+/// The facts about a kernel that one stage learns or is told and later stages read, each a typed field. The text
+/// form prints those that differ from the default after the launch configuration, in this order: `gluon = true`,
+/// `flattened = true`, `enable_fp_fusion = false`, `divisible_by_16 = [i, ...]` (`tile::parse` reads them back).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncAttrs {
+    /// A `@gluon.jit` kernel (set by the elaborator): its layouts, shared memory and schedule are the author's, so
+    /// no pass chooses them: the software pipeliner leaves its loops as written, and layout assignment only checks
+    /// a kernel whose tensors all carry layouts.
+    pub gluon: bool,
+    /// A loop nest was fused into one loop (`flatten=True`; set by `passes::flatten_loops`): the compile pipeline
+    /// falls back to the nest as written when the fused loop does not fit in shared memory.
+    pub flattened: bool,
+    /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`; on unless the text says
+    /// `enable_fp_fusion = false`).
+    pub fp_fusion: bool,
+    /// The arguments, by index, known to be multiples of 16 (pointers: 16-byte aligned), as Triton's
+    /// `tt.divisibility = 16` specialization; read by axis analysis. The elaborator marks such arguments with a
+    /// `multiple_of [16]` at entry instead; this is how a hand-written kernel says it.
+    pub divisible_by_16: Vec<u32>,
+}
+
+impl Default for FuncAttrs {
+    fn default() -> FuncAttrs {
+        FuncAttrs { gluon: false, flattened: false, fp_fusion: true, divisible_by_16: Vec::new() }
+    }
 }
 
 impl Func {
@@ -102,7 +129,7 @@ impl Func {
             regions: vec![RegionData::default()],
             target: crate::target::Target::Sm90a,
             config: crate::target::KernelConfig::default(),
-            attrs: Vec::new(),
+            attrs: FuncAttrs::default(),
         };
         for (name, ty) in arg_types {
             f.add_region_arg(RegionId(0), ty, name);
@@ -262,11 +289,6 @@ impl Func {
             }
         }
         counts
-    }
-
-    /// An attribute of the kernel.
-    pub fn attr(&self, key: &str) -> Option<&crate::ops::Attr> {
-        self.attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 }
 

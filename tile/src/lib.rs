@@ -1,12 +1,14 @@
 //! tessel-tile owns the IR shared by both tiers: arena SSA values and ops with structured regions ([`ir`]), the
-//! typed target and launch configuration every function carries ([`target`]), scalar/pointer/tensor/shared-memory
-//! types with an optional layout slot ([`types`]), the op set ([`ops`]) and the one table of what each op is
+//! typed target and launch configuration every function carries ([`target`]) and its typed facts ([`FuncAttrs`]:
+//! gluon mode, a fused loop nest, fp fusion, arguments divisible by 16), scalar/pointer/tensor/shared-memory types
+//! with an optional layout slot ([`types`]), the op set ([`ops`]) and the one table of what each op is
 //! ([`op_facts`]: name, effects, layout kind, shared memory, views, terminators), the textual printer and parser
-//! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE),
-//! auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core selection and operand staging,
-//! propagation, removal of redundant conversions), the element semantics of the ops ([`eval`]: what one element
-//! computes, the number formats; folding, the interpreter and codegen's constants share them). The reference
-//! interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics run are `tessel-math`'s.
+//! ([`print`], [`parse`]), the verifier ([`verify`]), the generic passes ([`passes`]: folding, CSE, LICM, DCE,
+//! loop transformations), auto-mode layout assignment ([`layout`]: axis analysis, coalescing, tensor-core
+//! selection and operand staging, propagation, removal of redundant conversions), the element semantics of the ops
+//! ([`eval`]: what one element computes, the number formats; folding, the interpreter and codegen's constants
+//! share them). The reference interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics
+//! run are `tessel-math`'s.
 
 pub mod eval;
 pub mod filetest;
@@ -27,11 +29,7 @@ pub mod verify;
 mod verify_ext;
 mod verify_smem;
 
-pub use ir::{Func, Loc, Module, OpId, RegionId, ValueId};
+pub use ir::{Func, FuncAttrs, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;
 pub use target::{KernelConfig, MmaKind, Target};
 pub use types::{AddrSpace, Elem, Layout, ScalarType, Type};
-
-/// The func attribute marking a `@gluon.jit` kernel: its layouts, shared memory and schedule are the author's, so
-/// no pass chooses them (the software pipeliner leaves its loops as written).
-pub const GLUON_ATTR: &str = "gluon";

@@ -509,12 +509,25 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Sets function attribute `key`: the target and launch configuration into their typed fields, anything else
-/// into `attrs`.
+/// Sets function attribute `key` into its typed field: the target, the launch configuration ([`Func::config`]) or
+/// one of the kernel's facts ([`Func::attrs`]).
 fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
     let int = |v: &Attr| match v {
         Attr::Int(n) if *n > 0 && *n <= u32::MAX as i64 => Ok(*n as u32),
         other => Err(format!("function attribute `{key}` must be a positive integer, got `{other}`")),
+    };
+    let flag = |v: &Attr| match v {
+        Attr::Bool(b) => Ok(*b),
+        other => Err(format!("function attribute `{key}` must be true or false, got `{other}`")),
+    };
+    let indices = |v: &Attr| {
+        let list = match v {
+            Attr::Ints(list) => list.as_slice(),
+            Attr::Int(n) => std::slice::from_ref(n),
+            other => return Err(format!("function attribute `{key}` must be a list of integers, got `{other}`")),
+        };
+        let index = |&n: &i64| u32::try_from(n).map_err(|_| format!("`{key}` lists argument indices, got `{n}`"));
+        list.iter().map(index).collect::<Result<Vec<u32>, String>>()
     };
     match key {
         "target" => {
@@ -529,9 +542,15 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
         "num_stages" => f.config.num_stages = int(&v)?,
         "num_ctas" => f.config.num_ctas = int(&v)?,
         "maxnreg" => f.config.maxnreg = Some(int(&v)?),
+        "gluon" => f.attrs.gluon = flag(&v)?,
+        "flattened" => f.attrs.flattened = flag(&v)?,
+        "enable_fp_fusion" => f.attrs.fp_fusion = flag(&v)?,
+        "divisible_by_16" => f.attrs.divisible_by_16 = indices(&v)?,
         _ => {
-            f.attrs.push((key.to_string(), v));
-            return Ok(());
+            return Err(format!(
+                "unknown function attribute `{key}` (expected target, num_warps, num_stages, num_ctas, maxnreg, gluon, \
+                 flattened, enable_fp_fusion or divisible_by_16)"
+            ));
         }
     }
     f.config.validate()

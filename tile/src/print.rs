@@ -101,7 +101,20 @@ pub fn print_func(f: &Func) -> String {
     if let Some(n) = c.maxnreg {
         attrs.push(format!("maxnreg = {n}"));
     }
-    attrs.extend(f.attrs.iter().map(|(k, v)| format!("{k} = {v}")));
+    let facts = &f.attrs;
+    if facts.gluon {
+        attrs.push("gluon = true".into());
+    }
+    if facts.flattened {
+        attrs.push("flattened = true".into());
+    }
+    if !facts.fp_fusion {
+        attrs.push("enable_fp_fusion = false".into());
+    }
+    if !facts.divisible_by_16.is_empty() {
+        let args: Vec<String> = facts.divisible_by_16.iter().map(u32::to_string).collect();
+        attrs.push(format!("divisible_by_16 = [{}]", args.join(", ")));
+    }
     write!(out, " attributes {{{}}}", attrs.join(", ")).unwrap();
     out.push_str(" {\n");
     print_ops(f, f.body, 1, &mut namer, &mut out);

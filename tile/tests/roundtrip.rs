@@ -67,3 +67,23 @@ fn verifier_rejects_ill_typed_ops() {
         assert!(e.message.contains(want), "expected `{want}` in `{}`", e.message);
     }
 }
+
+#[test]
+fn kernel_facts_are_typed_and_round_trip() {
+    let head = "func @f(%p: ptr<f32>, %n: i32) attributes {target = sm_90a, num_warps = 4, num_stages = 3";
+    let facts = "gluon = true, flattened = true, enable_fp_fusion = false, divisible_by_16 = [0, 1]";
+    let text = format!("{head}, {facts}}} {{\n  return\n}}\n");
+    round_trip(&text);
+    let f = parse_func(&text).unwrap();
+    let facts = &f.attrs;
+    assert!(facts.gluon && facts.flattened && !facts.fp_fusion);
+    assert_eq!(facts.divisible_by_16, [0, 1]);
+    // The defaults print nothing.
+    let plain = parse_func(&format!("{head}, gluon = false, enable_fp_fusion = true}} {{\n  return\n}}\n")).unwrap();
+    assert_eq!(plain.attrs, tessel_tile::FuncAttrs::default());
+    assert_eq!(print_func(&plain), format!("{head}}} {{\n  return\n}}\n"));
+    let err = |attr: &str| parse_func(&format!("{head}, {attr}}} {{\n  return\n}}\n")).unwrap_err().message;
+    assert!(err("colour = red").contains("unknown function attribute `colour`"));
+    assert!(err("gluon = 1").contains("must be true or false"));
+    assert!(err("divisible_by_16 = [-1]").contains("argument indices"));
+}

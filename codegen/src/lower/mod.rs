@@ -43,7 +43,7 @@ use std::collections::HashMap;
 
 use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
 use tessel_tile::layout::axis::{AxisAnalysis, analyze};
-use tessel_tile::ops::{Attr, Op};
+use tessel_tile::ops::Op;
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::ptx::{Builder, Instr, Param, Reg, RegClass, mem_sym, module, special};
@@ -130,7 +130,7 @@ pub(crate) struct Lower<'f> {
     /// The scratch addresses of kernel-made maps written but not yet released and acquired (`tma::make_desc`).
     pub unpublished_maps: Vec<Reg>,
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
-    /// func attribute `enable_fp_fusion = false` turns it off).
+    /// kernel's [`tessel_tile::FuncAttrs::fp_fusion`], `enable_fp_fusion = false` in the text, turns it off).
     pub fp_fusion: bool,
     /// The CTA barrier of the warps running the code being lowered: `(0, 0)` is `bar.sync 0` (every thread of
     /// the CTA); in a warp-specialized kernel, named barrier `id` over `threads` (see `partitions`).
@@ -580,7 +580,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         entry_regs: Default::default(),
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
-        fp_fusion: !matches!(f.attr("enable_fp_fusion"), Some(Attr::Bool(false))),
+        fp_fusion: f.attrs.fp_fusion,
         bar: (0, 0),
         scratch_floor: 0,
         ws: None,

@@ -359,6 +359,7 @@ pub fn bind_kernel<'a>(
     }
     let ir_args = runtime.iter().flat_map(|(_, a)| a.iter().map(|(n, t)| (Some(n.clone()), t.clone())));
     elab.func = Func::new(name.clone(), ir_args.collect::<Vec<_>>());
+    elab.func.config = spec.config;
     elab.regions.push(elab.func.body);
     elab.frames.push(Frame::new(crate::elab::USER_MODULE, &name, false));
     let args: Vec<_> = elab.func.args().to_vec();
@@ -448,7 +449,7 @@ pub fn bind_kernel<'a>(
     }
     elab.frames.pop();
     elab.regions.pop();
-    elab.finish_kernel(&name, spec);
+    elab.finish_kernel(&name);
     let _ = Elem::is_ptr;
     Ok(())
 }

@@ -131,18 +131,20 @@ impl ArgSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Specialization {
     pub args: Vec<ArgSpec>,
-    pub num_warps: u32,
-    pub num_stages: u32,
-    /// Register cap per thread (Triton's `maxnreg`; `.maxnreg` in the PTX entry), when set.
-    pub maxnreg: Option<u32>,
-    /// CTAs per thread-block cluster (Triton's `num_ctas`; `gl.num_ctas()`).
-    pub num_ctas: u32,
+    /// How the kernel is launched (warps, pipelining stages, CTAs per cluster, register cap): it becomes the
+    /// elaborated function's [`Func::config`], which every later stage reads.
+    pub config: KernelConfig,
 }
 
 impl Specialization {
+    /// `args` under Triton's launch defaults ([`KernelConfig::DEFAULT`]).
     pub fn new(args: Vec<ArgSpec>) -> Specialization {
-        let KernelConfig { num_warps, num_stages, num_ctas, maxnreg } = KernelConfig::DEFAULT;
-        Specialization { args, num_warps, num_stages, maxnreg, num_ctas }
+        Specialization { args, config: KernelConfig::DEFAULT }
+    }
+
+    /// `args` launched with `config`.
+    pub fn with_config(args: Vec<ArgSpec>, config: KernelConfig) -> Specialization {
+        Specialization { args, config }
     }
 }
 
@@ -307,9 +309,9 @@ pub struct Elab<'a> {
     pub loc_override: Option<Span>,
     /// `gluon` mode: tensors carry the layouts the author wrote.
     pub gluon: bool,
-    pub num_warps: u32,
-    /// `gl.num_ctas()` of the kernel being elaborated.
-    pub num_ctas: u32,
+    /// The warp count of the worker partition being elaborated, `None` outside one; the kernel's own launch
+    /// configuration is `func.config`. Set only by [`Elab::in_partition`], read through [`Elab::warps`].
+    partition_warps: Option<u32>,
     /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
     pub steps: u64,
     /// Builtins plugged in from other crates.
@@ -347,8 +349,7 @@ impl<'a> Elab<'a> {
             static_prints: Vec::new(),
             loc_override: None,
             gluon: false,
-            num_warps: KernelConfig::DEFAULT.num_warps,
-            num_ctas: KernelConfig::DEFAULT.num_ctas,
+            partition_warps: None,
             steps: 0,
             registry,
             const_exprs: Vec::new(),
@@ -466,7 +467,7 @@ impl<'a> Elab<'a> {
                 ));
             }
             let bits = ty.elem().map_or(32, |e| e.bits()) as u64;
-            let threads = self.num_warps.max(1) as u64 * 32;
+            let threads = self.warps().max(1) as u64 * 32;
             let registers = (numel * bits).div_ceil(32 * threads);
             if registers > MAX_TILE_REGISTERS {
                 return Err(err(
@@ -474,7 +475,7 @@ impl<'a> Elab<'a> {
                         "this tile ({shape}, {}) needs {registers} registers per thread over {} warps, more than \
                          {MAX_TILE_REGISTERS}",
                         ty.elem().map_or_else(String::new, |e| e.to_string()),
-                        self.num_warps
+                        self.warps()
                     ),
                     "use smaller blocks, or more warps (--num-warps)",
                 ));
@@ -518,6 +519,21 @@ impl<'a> Elab<'a> {
         out
     }
 
+    /// How many warps the code being elaborated runs on: inside a worker partition its own count, elsewhere the
+    /// kernel's (its launch configuration's). Layouts are checked against it, and `gl.num_warps()` returns it.
+    pub fn warps(&self) -> u32 {
+        self.partition_warps.unwrap_or(self.func.config.num_warps)
+    }
+
+    /// Builds region `r` of a worker partition that runs on `warps` warps of its own: [`Elab::warps`] is
+    /// `warps` inside `body` and what it was before once `body` returns, whether it failed or not.
+    pub fn in_partition<T>(&mut self, r: RegionId, warps: u32, body: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        let outer = self.partition_warps.replace(warps);
+        let out = self.in_region(r, body);
+        self.partition_warps = outer;
+        out
+    }
+
     /// Sets up the kernel's signature and elaborates its body.
     fn kernel(&mut self, name: &str, spec: &Specialization) -> R<()> {
         let user = self.modules[USER_MODULE].ast;
@@ -540,25 +556,17 @@ impl<'a> Elab<'a> {
             ));
         };
         self.gluon = decorator == Decorator::Gluon;
-        self.num_warps = spec.num_warps;
-        self.num_ctas = spec.num_ctas;
         call::bind_kernel(self, def, &imports, spec)?;
         Ok(())
     }
 
-    /// Emits the kernel's `return` and records the launch settings.
-    pub fn finish_kernel(&mut self, name: &str, spec: &Specialization) {
+    /// Emits the kernel's `return` and records what gluon mode means for the later stages.
+    pub fn finish_kernel(&mut self, name: &str) {
         self.func.name = name.to_string();
         let body = self.func.body;
         self.func.append(body, Op::Return, &[], vec![], &[], None);
-        self.func.config.num_warps = spec.num_warps;
-        self.func.config.num_stages = spec.num_stages;
-        self.func.config.maxnreg = spec.maxnreg;
-        self.func.config.num_ctas = spec.num_ctas;
-        if self.gluon {
-            // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
-            self.func.attrs.push((tessel_tile::GLUON_ATTR.into(), tessel_tile::ops::Attr::Bool(true)));
-        }
+        // The author writes the schedule in gluon mode: the pipeliner leaves its loops as written.
+        self.func.attrs.gluon = self.gluon;
     }
 }
 

@@ -14,19 +14,17 @@
 //! `arange + arange` (stride 2) does not claim the divisibility of the run starts for every element. Loop-carried
 //! values are the fixed point of joining (per dim, the gcd) the initial value with what the body yields.
 //!
-//! Kernel arguments: the func attribute `divisible_by_16 = [i, ...]` lists the arguments known to be multiples
-//! of 16 (pointers: 16-byte aligned), Triton's `tt.divisibility = 16` specialization; the elaborator sets it
-//! from the launch's arguments. Other arguments are known to nothing.
+//! Kernel arguments: [`crate::FuncAttrs::divisible_by_16`] (`divisible_by_16 = [i, ...]` in the text) lists the
+//! arguments known to be multiples of 16 (pointers: 16-byte aligned), Triton's `tt.divisibility = 16`
+//! specialization (the elaborator marks them with a `multiple_of [16]` at entry instead). Other arguments are
+//! known to nothing.
 
 use crate::ir::{Func, OpId, RegionId, ValueId};
-use crate::ops::{Attr, BinOp, CmpPred, Const, Op};
+use crate::ops::{BinOp, CmpPred, Const, Op};
 use crate::types::{Elem, Type};
 
 /// The divisibility of 0: every power of two divides it.
 pub const MAX_DIVISIBILITY: u64 = 1 << 62;
-
-/// The func attribute listing the arguments specialized as divisible by 16.
-pub const DIVISIBLE_BY_16: &str = "divisible_by_16";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisInfo {
@@ -144,16 +142,11 @@ pub fn register_run(lin: &tessel_layouts::LinearLayout) -> (usize, u32) {
 /// Runs the analysis over `f`.
 pub fn analyze(f: &Func) -> AxisAnalysis {
     let mut a = Analyzer { f, info: vec![None; f.values.len()] };
-    let div16: Vec<i64> = match f.attr(DIVISIBLE_BY_16) {
-        Some(Attr::Ints(v)) => v.clone(),
-        Some(Attr::Int(i)) => vec![*i],
-        _ => Vec::new(),
-    };
     for (i, &v) in f.args().iter().enumerate() {
         let mut info = a.unknown_of(v);
         if let Some(info) = info.as_mut()
             && !f.ty(v).is_tensor()
-            && div16.contains(&(i as i64))
+            && f.attrs.divisible_by_16.contains(&(i as u32))
         {
             info.divisibility[0] = 16;
         }

@@ -10,12 +10,13 @@
 //! into shared memory) and [`crate::passes::canonicalize`]. Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
-//! A gluon kernel ([`crate::GLUON_ATTR`]) whose tensors all carry the layouts their author wrote is only checked
+//! A gluon kernel ([`crate::FuncAttrs::gluon`]) whose tensors all carry the layouts their author wrote is only checked
 //! ([`crate::verify::verify_layouts`]): no layout of it changes. One with tensors left without a layout
 //! (`gl.AutoLayout`) goes through the auto-mode passes like any other.
 //!
-//! Read here: the function's target and `config.num_warps`, and the attribute [`axis::DIVISIBLE_BY_16`] (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of
-//! 16 — 16-byte aligned pointers, integers divisible by 16 — as Triton's specialization of `tt.divisibility`).
+//! Read here: the function's target and `config.num_warps`, and [`crate::FuncAttrs::divisible_by_16`]
+//! (`divisible_by_16 = [i, ...]`: kernel arguments `i` are multiples of 16 — 16-byte aligned pointers, integers
+//! divisible by 16 — as Triton's specialization of `tt.divisibility`).
 
 pub mod accelerate;
 pub mod axis;
@@ -54,6 +55,5 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
 
 /// Whether `f` is a gluon kernel in which every tensor has a layout (the author's, kept as written).
 fn is_laid_out_gluon(f: &Func) -> bool {
-    matches!(f.attr(crate::GLUON_ATTR), Some(crate::ops::Attr::Bool(true)))
-        && f.values.iter().all(|v| !v.ty.is_tensor() || v.ty.layout().is_some())
+    f.attrs.gluon && f.values.iter().all(|v| !v.ty.is_tensor() || v.ty.layout().is_some())
 }

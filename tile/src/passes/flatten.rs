@@ -28,10 +28,6 @@ use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, LoopAttrs, Op};
 use crate::types::{Elem, ScalarType, Type};
 
-/// The function attribute marking a kernel with a fused loop nest (the compile pipeline falls back to the nest
-/// as written when the fused loop does not fit in shared memory).
-pub const FLATTENED_ATTR: &str = "flattened";
-
 /// Fuses every loop nest whose outer loop asks for it (`flatten=True`); returns whether any was, and the loops
 /// left as written with the reason.
 pub fn flatten_loops(f: &mut Func) -> (bool, Vec<(OpId, String)>) {
@@ -51,7 +47,7 @@ pub fn flatten_loops(f: &mut Func) -> (bool, Vec<(OpId, String)>) {
         }
     }
     if changed {
-        f.attrs.push((FLATTENED_ATTR.to_string(), crate::ops::Attr::Bool(true)));
+        f.attrs.flattened = true;
     }
     (changed, refused)
 }

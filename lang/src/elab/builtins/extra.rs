@@ -81,11 +81,11 @@ impl<'a> Elab<'a> {
             }
             (Ns::Libdevice, "num_threads") => {
                 self.bind(fname, "", args.clone())?;
-                Value::Int(self.num_warps as i128 * 32)
+                Value::Int(self.warps() as i128 * 32)
             }
             (Ns::Libdevice, "num_warps") => {
                 self.bind(fname, "", args.clone())?;
-                Value::Int(self.num_warps as i128)
+                Value::Int(self.warps() as i128)
             }
             (Ns::Libdevice, "gdc_wait" | "gdc_launch_dependents") => {
                 self.bind(fname, "", args.clone())?;

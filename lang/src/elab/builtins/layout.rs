@@ -25,13 +25,13 @@ impl<'a> Elab<'a> {
             );
         }
         let linear = spec.to_linear(shape).map_err(|e| self.err(a.span, format!("layout {spec}: {e}")))?;
-        if linear.has_in_dim("warp") && linear.in_dim_size("warp") != self.num_warps {
+        if linear.has_in_dim("warp") && linear.in_dim_size("warp") != self.warps() {
             return Err(self.err(
                 a.span,
                 format!(
                     "layout {spec} spreads over {} warps, but the kernel runs with num_warps = {}",
                     linear.in_dim_size("warp"),
-                    self.num_warps
+                    self.warps()
                 ),
             ));
         }
