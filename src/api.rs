@@ -61,6 +61,10 @@ pub enum Error {
     Compile(String),
     /// Layout assignment or code generation does not handle the kernel (yet): what is missing.
     Codegen(String),
+    /// The kernel needs more shared memory than one CTA may have on the target: the bytes it needs and the
+    /// capacity, and code generation's message (which says what takes the space). Python raises it as Triton's
+    /// `OutOfResources` (a `CompilationError` too).
+    OutOfSharedMemory { message: String, needed: u32, capacity: u32 },
     /// The CUDA driver failed (no GPU, JIT error, launch failure).
     Gpu(String),
     /// The kernel failed while running in the interpreter (out-of-bounds access, failed `device_assert`, ...).
@@ -71,7 +75,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Compile(rendered) => f.write_str(rendered),
-            Error::Codegen(m) => write!(f, "cannot generate code: {m}"),
+            Error::Codegen(m) | Error::OutOfSharedMemory { message: m, .. } => write!(f, "cannot generate code: {m}"),
             Error::Gpu(m) => write!(f, "GPU: {m}"),
             Error::Run(e) => write!(f, "{e}"),
         }

@@ -89,7 +89,7 @@ pub fn run_in(
 ) -> Result<Output, Error> {
     let mut fused = false;
     match run_with(ks, modules, target, stop, tile, t, true, &mut fused) {
-        Err(Error::Codegen(msg)) if fused && msg.contains(SMEM_OVERFLOW) => {
+        Err(Error::OutOfSharedMemory { message: msg, .. }) if fused => {
             let out = run_with(ks, modules, target, stop, None, t, false, &mut fused)?;
             // The loop that asked, as the nest compiled as written still marks it.
             let func = match &out {
@@ -117,9 +117,6 @@ pub fn run_in(
         r => r,
     }
 }
-
-/// The start of codegen's message for a kernel over the target's shared memory.
-const SMEM_OVERFLOW: &str = "bytes of shared memory, more than the";
 
 #[allow(clippy::result_large_err, clippy::too_many_arguments)]
 fn run_with(
@@ -222,7 +219,10 @@ fn run_with(
         }
         result => result,
     }
-    .map_err(|e| Error::Codegen(e.message))?;
+    .map_err(|e| match e.shared_memory {
+        Some((needed, capacity)) => Error::OutOfSharedMemory { message: e.message, needed, capacity },
+        None => Error::Codegen(e.message),
+    })?;
     Ok(Output::Ptx { func, kernel })
 }
 

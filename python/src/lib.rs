@@ -36,9 +36,23 @@ fn to_py(e: Error) -> PyErr {
     match e {
         Error::Compile(rendered) => CompilationError::new_err(rendered),
         Error::Codegen(m) => CompilationError::new_err(format!("cannot generate code: {m}")),
+        Error::OutOfSharedMemory { message, needed, capacity } => out_of_shared_memory(message, needed, capacity),
         Error::Gpu(m) => GPUError::new_err(m),
         Error::Run(e) => InterpreterError::new_err(e.to_string()),
     }
+}
+
+/// Python's `tessel._triton.interface.OutOfSharedMemory(message, required, limit)`: a `CompilationError` that is
+/// also Triton's `OutOfResources`, as code written for Triton catches the one Triton raises loading such a kernel.
+fn out_of_shared_memory(message: String, needed: u32, capacity: u32) -> PyErr {
+    let message = format!("cannot generate code: {message}");
+    Python::attach(|py| {
+        let class = py.import("tessel._triton.interface").and_then(|m| m.getattr("OutOfSharedMemory"));
+        match class.and_then(|c| c.cast_into::<pyo3::types::PyType>().map_err(PyErr::from)) {
+            Ok(class) => PyErr::from_type(class, (message, needed, capacity)),
+            Err(_) => CompilationError::new_err(message),
+        }
+    })
 }
 
 /// `float32`, `fp32`, `f32`, `bfloat16`, `bool`, `float8_e4m3fn`, ... (Triton's, tessel's and torch's spellings).

@@ -189,6 +189,22 @@ def test_a_warm_up_without_code_raises_every_time(fake_cuda, monkeypatch):
     big_dot_kernel.cache.clear()
 
 
+def test_a_kernel_over_shared_memory_raises_tritons_out_of_resources(fake_cuda, monkeypatch):
+    # Code written for Triton catches `OutOfResources` (Triton raises it loading such a kernel): the error is
+    # that, with the bytes needed and the limit as numbers, and still a `CompilationError`.
+    from tessel._triton.interface import OutOfResources
+
+    monkeypatch.setattr(sys.modules["tessel.runtime"], "gpu_target", lambda: "sm_90a")
+    big_dot_kernel.cache.clear()
+    a, b, c = FakeTensor(BASE, "torch.float16"), FakeTensor(BASE + 4096, "torch.float16"), FakeTensor(BASE + 8192)
+    with pytest.raises(OutOfResources) as e:
+        big_dot_kernel.warmup(a, b, c, 1024, BLOCK=256, grid=(1,))
+    assert isinstance(e.value, tessel.CompilationError)
+    assert e.value.name == "shared memory" and e.value.required > e.value.limit == 232448, vars(e.value)
+    assert "shared memory" in str(e.value) and str(e.value).startswith("cannot generate code"), str(e.value)
+    big_dot_kernel.cache.clear()
+
+
 def test_warmup_takes_dtypes_for_tensors(fake_cuda, monkeypatch):
     fake = sys.modules["torch"]
     fake.dtype = type("dtype", (), {"__str__": lambda self: "torch.float16"})

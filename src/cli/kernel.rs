@@ -226,7 +226,9 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
     }
     let output = output.map_err(|e| match e {
         crate::Error::Compile(rendered) => CliError::Diagnostic(rendered),
-        crate::Error::Codegen(m) => CliError::Usage(format!("cannot generate code for `{kernel}`: {m}")),
+        crate::Error::Codegen(m) | crate::Error::OutOfSharedMemory { message: m, .. } => {
+            CliError::Usage(format!("cannot generate code for `{kernel}`: {m}"))
+        }
         other => CliError::Failed(other.to_string()),
     })?;
     let text = match (&output, args.emit) {

@@ -144,7 +144,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     }
     let kernel = match loaded {
         Ok(k) => k,
-        Err(crate::Error::Codegen(why)) => {
+        Err(crate::Error::Codegen(why) | crate::Error::OutOfSharedMemory { message: why, .. }) => {
             return Ok(Err(format!("cannot generate GPU code for `{}` yet ({why})", p.kernel)));
         }
         Err(e) => return Err(CliError::Failed(e.to_string()).into()),

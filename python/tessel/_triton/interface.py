@@ -1,12 +1,15 @@
 """`triton.runtime.KernelInterface` (the base of everything launched as `kernel[grid](...)`: JITFunction,
 Autotuner, Heuristics, and libraries' own subclasses) and the errors of `triton.runtime.errors`.
 
-Kept free of tessel's other modules so that `tessel.jit` can derive from it.
+Kept free of tessel's other Python modules so that `tessel.jit` can derive from it (the native module's
+`CompilationError` is the base of `OutOfSharedMemory`).
 """
 
 from __future__ import annotations
 
 from typing import Generic, TypeVar
+
+from tessel._tessel import CompilationError as _CompilationError
 
 T = TypeVar("T")
 
@@ -43,6 +46,22 @@ class OutOfResources(TritonError):
 
     def __reduce__(self):
         return type(self), (self.required, self.limit, self.name)
+
+
+class OutOfSharedMemory(_CompilationError, OutOfResources):
+    """A kernel needs more shared memory than one CTA may have. tessel finds it compiling, so it is a
+    `CompilationError`; Triton finds it loading the kernel and raises `OutOfResources(required, limit, "shared
+    memory")`, which code written for Triton catches (to skip a config, or to fall back to smaller blocks)."""
+
+    def __init__(self, message, required, limit):
+        OutOfResources.__init__(self, required, limit, "shared memory")
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):
+        return type(self), (self.message, self.required, self.limit)
 
 
 class _MessageError(TritonError):
