@@ -106,7 +106,7 @@ def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mod
 
 
 def _bench_cuda(fn, warmup, rep, grad_to_none, quantiles, return_mode):
-    # Untested here (no GPU on the machine this was written on): Triton's method with torch's CUDA events.
+    # Triton's method with torch's CUDA events: the L2 cleared (256 MB zeroed) before each timed call.
     import torch
 
     fn()
