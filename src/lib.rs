@@ -3,9 +3,11 @@
 //! author writes them and the compiler checks and lowers. Both lower into one layout IR in which every tensor
 //! carries an F2 linear layout.
 //!
-//! This facade crate owns the public API (re-exports of the workspace crates under short names) and the `tessel`
-//! command-line tool ([`cli`]): argument parsing, the rendering of errors against the user's input, and the
-//! output formats. The work itself lives in the crates it re-exports; the facade adds no compiler logic.
+//! This facade crate owns the compile pipeline ([`pipeline`]: the one order of the stages, and the place where
+//! gluon's `gl.*` builtins are handed to lang's elaborator), the public API (re-exports of the workspace crates
+//! under short names) and the `tessel` command-line tool ([`cli`]): argument parsing, the rendering of errors
+//! against the user's input, and the output formats. The work itself lives in the crates it re-exports; the
+//! facade adds no pass of its own.
 
 pub use tessel_codegen as codegen;
 pub use tessel_gluon as gluon;
