@@ -313,15 +313,18 @@ pub const MAX_FMA_DOT_PER_THREAD: u64 = 1 << 16;
 
 /// Refuses, at its source, a `dot` on the FMA path whose unrolled multiply-adds per thread exceed
 /// [`MAX_FMA_DOT_PER_THREAD`]. Runs after layout assignment, which turns every `dot` a tensor-core instruction
-/// runs (`wgmma` on sm_90a, see `tessel_tile::layout::accelerate`) into a `warpgroup_dot`: the `dot`s left are
-/// those codegen lowers to FMAs (sm_80 and sm_100a for now, f32 with `input_precision="ieee"`, shapes or types
-/// `wgmma` does not take).
+/// runs on sm_90a into a `warpgroup_dot`, and gives those `mma.sync` runs (sm_80, sm_100a for now) an NVMMA
+/// accumulator (`tessel_tile::layout::accelerate::runs_on_mma_sync`): the other `dot`s are those codegen lowers
+/// to FMAs (f32 with `input_precision="ieee"`, shapes or types no tensor-core instruction takes).
 #[allow(clippy::result_large_err)]
 fn check_fma_dots(func: &Func) -> Result<(), tessel_lang::Diagnostic> {
     let threads = func.config.num_warps.max(1) as u64 * 32;
     for o in func.all_ops() {
         let data = func.op(o);
-        if !matches!(data.op, tessel_tile::Op::Dot { .. }) {
+        // mma.sync dots are Op::Dot too (sm_80, sm_100a); only the FMA ones unroll per element.
+        if !matches!(data.op, tessel_tile::Op::Dot { .. })
+            || tessel_tile::layout::accelerate::runs_on_mma_sync(func.ty(data.results[0]))
+        {
             continue;
         }
         let acc = func.ty(data.results[0]).shape();

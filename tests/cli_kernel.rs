@@ -396,11 +396,35 @@ fn huge_fma_dots_are_refused_quickly() {
         ),
         "{err}"
     );
-    assert!(err.contains("c = tl.dot(a, b)"), "points at the dot: {err}");
+    assert!(err.contains("c = tl.dot(a, b, input_precision=PRECISION)"), "points at the dot: {err}");
     assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
     // 64 * 64 / 256 threads * 2048 = 32768 multiply-adds per thread.
     let ((code, _, err), _) = compile("2048", "8");
     assert_eq!(code, 0, "{err}");
+    // The same dot in tf32 or f16 runs on mma.sync, not FMAs: not refused (it was, before the check asked).
+    for (signature, precision) in [("*fp32,*fp32,*fp32", "PRECISION='tf32'"), ("*fp16,*fp16,*fp32", "PRECISION='ieee'")]
+    {
+        let out = tessel(&[
+            "compile",
+            "tests/kernels/square_dot.py::k",
+            "--signature",
+            signature,
+            "--const",
+            "M=64",
+            "--const",
+            "N=64",
+            "--const",
+            "K=4096",
+            "--const",
+            precision,
+            "--arch",
+            "sm_80",
+            "--emit",
+            "layout",
+        ]);
+        assert_eq!(out.0, 0, "{signature}: {}", out.2);
+        assert!(out.1.contains("NVMMADistributedLayout([2,0]"), "{signature}: {}", out.1);
+    }
 }
 
 /// The interpreter never hangs: a spin-wait on a lock no program will release is reported at once, with the

@@ -42,6 +42,7 @@ mod wgmma_desc;
 use std::collections::HashMap;
 
 use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
+use tessel_tile::layout::accelerate::runs_on_mma_sync;
 use tessel_tile::layout::axis::{AxisAnalysis, analyze};
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Elem, ScalarType, Type};
@@ -71,15 +72,6 @@ pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
             ScalarType::F64 => RegClass::F64,
         },
     })
-}
-
-/// Whether a dot's result has an MMA v2 (`mma.sync`) accumulator layout.
-fn mma_accumulator(t: &Type) -> bool {
-    use tessel_layouts::{AnyLayout, DistributedLayout};
-    matches!(
-        t.layout().and_then(|l| l.spec.as_ref()),
-        Some(AnyLayout::Distributed(DistributedLayout::Nvmma(m))) if !m.is_hopper()
-    )
 }
 
 /// Lowering state for one kernel.
@@ -455,7 +447,7 @@ impl<'f> Lower<'f> {
             Op::AtomicCas { sem, scope } => memory::atomic_cas(self, &data, sem, scope)?,
             Op::Reduce { axis } => reduce::reduce(self, &data, *axis)?,
             Op::Scan { axis, reverse } => scan::scan(self, &data, *axis, *reverse)?,
-            Op::Dot { precision, .. } if mma_accumulator(self.f.ty(data.results[0])) => {
+            Op::Dot { precision, .. } if runs_on_mma_sync(self.f.ty(data.results[0])) => {
                 mma::mma_sync(self, &data, *precision)?
             }
             Op::Dot { precision, .. } => dot::dot(self, &data, *precision)?,

@@ -13,7 +13,7 @@
 //! `DotOperandLayout`s of it (propagation inserts the conversions from the loads' layouts); codegen issues
 //! `mma.sync` from registers.
 //!
-//! Not yet: `tcgen05` on sm_100a (dots there stay on the FMA path), f16 accumulators, `tf32x3`, fp8 on
+//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, fp8 on
 //! `mma.sync` (sm_89+), and A in registers for `wgmma` (attention's `p @ v` goes through shared memory).
 
 use std::sync::Arc;
@@ -160,6 +160,16 @@ fn mma_sync_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
     };
     layout.validate().ok()?;
     Some(layout)
+}
+
+/// Whether a `dot` with a result of type `t` runs on `mma.sync` (sm_80, and sm_100a until `tcgen05` lands): its
+/// accumulator has a pre-Hopper NVMMA layout. The other `dot`s left after layout assignment run on FMAs (those
+/// `wgmma` runs became `warpgroup_dot`s); codegen and the facade's limit on unrolled FMA dots both ask this.
+pub fn runs_on_mma_sync(t: &Type) -> bool {
+    matches!(
+        t.layout().and_then(|l| l.spec.as_ref()),
+        Some(AnyLayout::Distributed(DistributedLayout::Nvmma(m))) if !m.is_hopper()
+    )
 }
 
 /// The accumulator layout `dot` op `o` gets on the function's target, when a tensor-core instruction can run
