@@ -3,7 +3,8 @@
 use std::fmt;
 
 use crate::convert::banks::BankReport;
-use crate::convert::plan::{BarrierKind, ConversionPlan};
+use crate::convert::plan::ConversionPlan;
+use crate::convert::swizzle::BarrierKind;
 use crate::linear::write_basis;
 
 /// Rounds printed in full; longer plans print the linear maps and the first rounds only.

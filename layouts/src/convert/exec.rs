@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 use std::fmt::Debug;
 
-use crate::convert::plan::{BarrierKind, ConversionPlan, SharedPlan};
+use crate::convert::plan::ConversionPlan;
+use crate::convert::swizzle::{BarrierKind, SharedPlan};
 use crate::convert::{BLOCK, Flat, LANE, Pair, REGISTER, WARP};
 use crate::linear::{LinearLayout, Result, bail};
 

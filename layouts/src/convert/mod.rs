@@ -23,8 +23,9 @@ pub use banks::{BankReport, InstrBanks, bank_conflicts, bank_conflicts_with_vec,
 #[cfg(feature = "proptest")]
 pub(crate) use exec::row_major;
 pub use exec::{ThreadRegs, check, distribute, gather, run_plan};
-pub use plan::{BarrierKind, ConversionPlan, PlanOptions, SharedPlan, StoreMask, plan_conversion};
+pub use plan::{ConversionPlan, PlanOptions, plan_conversion};
 pub use shuffle::{ShufflePlan, ShuffleRound};
+pub use swizzle::{BarrierKind, SharedPlan, StoreMask};
 
 use crate::f2::Echelon;
 use crate::linear::{Dim, LinearLayout, Result, bail};

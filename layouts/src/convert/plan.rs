@@ -14,12 +14,11 @@
 //! the movable dims: then every destination thread finds its elements among the source threads that share its
 //! fixed coordinates. The solution `Y(e)` (free variables 0, earlier in-dims preferred) says where.
 
-use crate::convert::banks::BankReport;
 use crate::convert::shuffle::{ShufflePlan, build_shuffle};
-use crate::convert::swizzle::plan_shared;
+use crate::convert::swizzle::{SharedPlan, plan_shared};
 use crate::convert::{Pair, Space, apply_bits, check_elem_bits};
 use crate::f2::Echelon;
-use crate::linear::{Basis, LinearLayout, Result, bail};
+use crate::linear::{LinearLayout, Result, bail};
 
 /// What [`plan_conversion`] may use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,59 +61,6 @@ impl ConversionPlan {
             ConversionPlan::SharedRoundTrip(_) => "shared",
         }
     }
-}
-
-/// Which barrier separates the stores from the loads of a shared-memory round trip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BarrierKind {
-    /// Every warp reads only what it wrote itself: `bar.warp.sync`.
-    Warp,
-    /// Warps read each other's data: `bar.sync` over the CTA.
-    Cta,
-}
-
-/// Source hardware slots that hold a duplicate of an element another slot stores: a thread skips register `r`
-/// when `r & register != 0`, and a whole thread skips the store when `lane_id & lane != 0` or
-/// `warp_id & warp != 0` (the free-variable masks of the source within one CTA).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StoreMask {
-    pub register: u32,
-    pub lane: u32,
-    pub warp: u32,
-}
-
-/// A round trip through shared memory.
-///
-/// Each CTA has its own buffer of `2^offset_bits` elements. Repetition `k` (of `reps`) moves the elements `x`
-/// whose rep coordinate is `k`: a source thread stores register `r` at `store_map(r, lane, warp, block)` (out-dims
-/// `offset`, `rep`) in the repetition given by the `rep` coordinate, then after the barrier a destination thread
-/// loads register `r` from `load_map(r, lane, warp, block)`. Both maps send a register's `rep` coordinate from
-/// its register bits only, so each repetition touches a fixed subset of every thread's registers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SharedPlan {
-    /// `offset → tensor` for one repetition of one CTA: element at offset `o` of repetition `k` is
-    /// `shared(o) ⊕ rep(k)` (relative to the CTA's own source elements).
-    pub shared: LinearLayout,
-    /// One tensor direction per repetition bit (coordinates per out-dim).
-    pub rep_bases: Vec<Basis>,
-    pub reps: u32,
-    /// Elements per vector access (at most 16 bytes).
-    pub vec: u32,
-    pub elem_bits: u32,
-    pub barrier: BarrierKind,
-    /// `(register, lane, warp, block) → (offset, rep)` for the stores.
-    pub store_map: LinearLayout,
-    /// `(register, lane, warp, block) → (offset, rep)` for the loads.
-    pub load_map: LinearLayout,
-    pub store_mask: StoreMask,
-    /// Wavefronts beyond one per phase, summed over the store instructions of one CTA (all repetitions).
-    pub store_conflicts: u32,
-    /// The same for the loads.
-    pub load_conflicts: u32,
-    pub store_report: BankReport,
-    pub load_report: BankReport,
-    /// Bytes of shared memory per CTA.
-    pub scratch_bytes: u32,
 }
 
 /// Plans the conversion of a tensor from layout `src` to layout `dst` (both distributed: in-dims among
@@ -172,7 +118,7 @@ pub fn plan_conversion(
         return Ok(ConversionPlan::WarpShuffle(plan));
     }
 
-    Ok(ConversionPlan::SharedRoundTrip(Box::new(plan_shared(&pair, elem_bits, warp_local, opts)?)))
+    Ok(ConversionPlan::SharedRoundTrip(Box::new(plan_shared(&pair, elem_bits, warp_local, opts.max_scratch_bytes)?)))
 }
 
 /// The register-level transfer: destination register `r` of every thread is source register `table[r]` of the

@@ -1,5 +1,5 @@
-//! The shared-memory layout of a round trip, chosen so that the vectorized stores and loads are free of bank
-//! conflicts.
+//! A round trip through shared memory ([`SharedPlan`]), and its layout, chosen so that the vectorized stores and
+//! loads are free of bank conflicts.
 //!
 //! Work in the space `T` of tensor elements one CTA holds. The *vector* subspace `V` is a basis of
 //! `im(S_register) ∩ im(D_register)` (at most 16 bytes): directions both sides hold inside a thread, so a thread
@@ -15,12 +15,72 @@
 //! conflict-free whenever each side alone could be (two subspaces of equal dimension always have a common
 //! complement); otherwise the conflicts are counted and reported.
 
+use crate::convert::banks::BankReport;
 use crate::convert::banks::{Access, free_mask, phase_lanes_log2, simulate};
-use crate::convert::plan::{BarrierKind, PlanOptions, SharedPlan, StoreMask};
 use crate::convert::{BLOCK, LANE, Pair, REGISTER, Space, WARP, intersect};
 use crate::linear::{Basis, LinearLayout, Result, bail};
 
-pub(crate) fn plan_shared(pair: &Pair, elem_bits: u32, warp_local: bool, opts: &PlanOptions) -> Result<SharedPlan> {
+/// Which barrier separates the stores from the loads of a shared-memory round trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierKind {
+    /// Every warp reads only what it wrote itself: `bar.warp.sync`.
+    Warp,
+    /// Warps read each other's data: `bar.sync` over the CTA.
+    Cta,
+}
+
+/// Source hardware slots that hold a duplicate of an element another slot stores: a thread skips register `r`
+/// when `r & register != 0`, and a whole thread skips the store when `lane_id & lane != 0` or
+/// `warp_id & warp != 0` (the free-variable masks of the source within one CTA).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreMask {
+    pub register: u32,
+    pub lane: u32,
+    pub warp: u32,
+}
+
+/// A round trip through shared memory.
+///
+/// Each CTA has its own buffer of `2^offset_bits` elements. Repetition `k` (of `reps`) moves the elements `x`
+/// whose rep coordinate is `k`: a source thread stores register `r` at `store_map(r, lane, warp, block)` (out-dims
+/// `offset`, `rep`) in the repetition given by the `rep` coordinate, then after the barrier a destination thread
+/// loads register `r` from `load_map(r, lane, warp, block)`. Both maps send a register's `rep` coordinate from
+/// its register bits only, so each repetition touches a fixed subset of every thread's registers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedPlan {
+    /// `offset → tensor` for one repetition of one CTA: element at offset `o` of repetition `k` is
+    /// `shared(o) ⊕ rep(k)` (relative to the CTA's own source elements).
+    pub shared: LinearLayout,
+    /// One tensor direction per repetition bit (coordinates per out-dim).
+    pub rep_bases: Vec<Basis>,
+    pub reps: u32,
+    /// Elements per vector access (at most 16 bytes).
+    pub vec: u32,
+    pub elem_bits: u32,
+    pub barrier: BarrierKind,
+    /// `(register, lane, warp, block) → (offset, rep)` for the stores.
+    pub store_map: LinearLayout,
+    /// `(register, lane, warp, block) → (offset, rep)` for the loads.
+    pub load_map: LinearLayout,
+    pub store_mask: StoreMask,
+    /// Wavefronts beyond one per phase, summed over the store instructions of one CTA (all repetitions).
+    pub store_conflicts: u32,
+    /// The same for the loads.
+    pub load_conflicts: u32,
+    pub store_report: BankReport,
+    pub load_report: BankReport,
+    /// Bytes of shared memory per CTA.
+    pub scratch_bytes: u32,
+}
+
+/// Plans the round trip of `pair` through shared memory, in repetitions when it needs more than
+/// `max_scratch_bytes` per CTA.
+pub(crate) fn plan_shared(
+    pair: &Pair,
+    elem_bits: u32,
+    warp_local: bool,
+    max_scratch_bytes: Option<u32>,
+) -> Result<SharedPlan> {
     let (s, d) = (&pair.s, &pair.d);
     let bytes = elem_bits / 8;
     let cta_cols: Vec<u128> = [&s.reg[..], &s.lane, &s.warp].concat();
@@ -47,7 +107,7 @@ pub(crate) fn plan_shared(pair: &Pair, elem_bits: u32, warp_local: bool, opts: &
 
     // Repetitions: split off directions outside the lanes and warps, preferring those outside V.
     let mut q_count = 0u32;
-    if let Some(max) = opts.max_scratch_bytes {
+    if let Some(max) = max_scratch_bytes {
         while ((bytes as u64) << (dim_t - q_count)) > max as u64 {
             if q_count == dim_t - k0.dim() {
                 bail!(
