@@ -7,7 +7,7 @@ use chumsky::prelude::*;
 
 use super::atom::{self, Core};
 use super::params;
-use super::{Extra, In, P, comma_list, custom, ident, tok, tok_span, unsupported};
+use super::{Extra, In, P, comma_list, custom, ident, starred, tok, tok_span, unsupported};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::token::TokenKind as T;
@@ -122,11 +122,6 @@ fn disjunction<'t>(bitwise_or: P<'t, Expr>) -> P<'t, Expr> {
     })
     .boxed();
     bool_op(bool_op(inversion, T::And, BoolOpKind::And), T::Or, BoolOpKind::Or)
-}
-
-/// `*value`
-pub(crate) fn starred<'t>(value: P<'t, Expr>) -> impl Parser<'t, In<'t>, Expr, Extra<'t>> + Clone {
-    tok(T::Star).ignore_then(value).map_with(|value, e| Expr::new(ExprKind::Starred(Box::new(value)), e.span()))
 }
 
 /// `item (, item)* [,]`: the item alone, or a `Tuple` if there is a comma.

@@ -8,6 +8,7 @@
 //! - [`stmt`]: simple statements; [`compound`]: compound statements, blocks and the module;
 //! - [`targets`]: checks that assignment/deletion targets are assignable;
 //! - [`error`]: turns chumsky's errors into one [`Diagnostic`] in plain words.
+//! - here: the small combinators every rule shares (`tok`, `ident`, `comma_list`, `starred`, `custom` errors).
 //!
 //! The grammar is written so that nothing is parsed twice on the happy path (each alternative is decided by its
 //! first token or after a shared prefix), which keeps parsing linear for ordinary code. Large parsers are
@@ -24,7 +25,7 @@ mod targets;
 use chumsky::input::{Input as _, MappedInput};
 use chumsky::prelude::*;
 
-use crate::ast::{Ident, Module};
+use crate::ast::{Expr, ExprKind, Ident, Module};
 use crate::diag::Diagnostic;
 use crate::lexer::Lexed;
 use crate::span::Span;
@@ -69,6 +70,11 @@ pub(crate) fn soft_keyword<'t>(word: &'static str) -> impl Parser<'t, In<'t>, Sp
 /// The span of the token `kind`.
 pub(crate) fn tok_span<'t>(kind: TokenKind) -> impl Parser<'t, In<'t>, Span, Extra<'t>> + Clone {
     just(kind).map_with(|_, e| e.span())
+}
+
+/// `*value`
+pub(crate) fn starred<'t>(value: P<'t, Expr>) -> impl Parser<'t, In<'t>, Expr, Extra<'t>> + Clone {
+    tok(TokenKind::Star).ignore_then(value).map_with(|value, e| Expr::new(ExprKind::Starred(Box::new(value)), e.span()))
 }
 
 /// `item (, item)* [,]`: the items and whether there was a trailing comma.

@@ -6,7 +6,7 @@
 
 use chumsky::prelude::*;
 
-use super::{Error, P, custom, ident, tok, tok_span};
+use super::{Error, P, custom, ident, starred, tok, tok_span};
 use crate::ast::*;
 use crate::diag::Diagnostic;
 use crate::token::TokenKind as T;
@@ -36,7 +36,7 @@ pub(crate) fn parameters<'t>(expression: P<'t, Expr>, annotated: bool) -> P<'t, 
     });
     // `*args: *Ts` is allowed: the annotation of `*args` may be starred.
     let star_annotation: P<'t, Option<Expr>> = if annotated {
-        tok(T::Colon).ignore_then(super::expr::starred(expression.clone()).or(expression.clone())).or_not().boxed()
+        tok(T::Colon).ignore_then(starred(expression.clone()).or(expression.clone())).or_not().boxed()
     } else {
         empty().to(None).boxed()
     };
