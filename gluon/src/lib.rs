@@ -16,7 +16,8 @@
 //! - `map_elementwise` in [`elementwise`].
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
-//! `register` with its Gluon signature (defaults included).
+//! `register` with its Gluon signature (defaults included). The registry's attribute hook, here, sends each
+//! value's attributes to the module of its concept; its method hook is [`smem::method`].
 
 pub mod async_copy;
 pub mod elementwise;
@@ -29,7 +30,11 @@ pub mod wgmma;
 
 use std::sync::OnceLock;
 
+use tessel_lang::Span;
 use tessel_lang::elab::registry::Registry;
+use tessel_lang::elab::value::Value;
+use tessel_lang::elab::{Elab, R};
+use tessel_tile::Type;
 
 /// `triton.experimental.gluon.language` (`gl`).
 pub const GL: &str = "triton.experimental.gluon.language";
@@ -62,8 +67,22 @@ pub fn registry() -> &'static Registry {
         wgmma::register(&mut r);
         warp_specialize::register(&mut r);
         elementwise::register(&mut r);
-        r.set_attr_hook(smem::attr);
+        r.set_attr_hook(attr);
         r.set_method_hook(smem::method);
         r
     })
+}
+
+/// The registry's attribute hook: each value answers from the module of its concept (layouts, TMA descriptors,
+/// shared-memory descriptors).
+fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
+    match v {
+        Value::Layout(l) => Ok(layouts::layout_attr(l, name)),
+        Value::Tensor(t) if t.ty == Type::Token => {
+            Err(e.err(span, format!("an async token has no attribute `{name}`")))
+        }
+        Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => tma::desc_attr(e, t, name, span),
+        Value::Tensor(t) => smem::attr(e, v, t, name, span),
+        _ => Ok(None),
+    }
 }

@@ -23,7 +23,7 @@ use tessel_tile::types::Shape;
 use tessel_tile::{Elem, Layout, ScalarType, Type};
 
 use crate::GL;
-use crate::layouts::{distributed_arg, layout_attr, shared_arg, spec_of};
+use crate::layouts::{distributed_arg, shared_arg, spec_of};
 
 pub fn register(r: &mut Registry) {
     r.add(GL, "allocate_shared_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
@@ -151,39 +151,30 @@ pub fn memdesc_arg<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<
     })
 }
 
-/// The registry's attribute hook: descriptors, tokens and layouts.
-pub fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
-    match v {
-        Value::Layout(l) => Ok(layout_attr(l, name)),
-        Value::Tensor(t) if t.ty == Type::Token => {
-            Err(e.err(span, format!("an async token has no attribute `{name}`")))
+/// The attributes of a shared-memory descriptor `t` (the value `v`): `shape`, `dtype`, `layout`... and its methods
+/// as bound values.
+pub fn attr<'a>(e: &Elab<'a>, v: &Value<'a>, t: &Tv, name: &str, span: Span) -> R<Option<Value<'a>>> {
+    let (shape, elem, layout) = t.ty.memdesc().expect("the registry owns memdescs and tokens");
+    let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
+    let numel: u64 = shape.iter().map(|&d| d as u64).product();
+    Ok(Some(match name {
+        "shape" => ints(shape),
+        "dtype" | "element_ty" => Value::Dtype(Dtype::Scalar(elem)),
+        "layout" => Value::Layout(Rc::new(spec_of(layout))),
+        "rank" => Value::Int(shape.len() as i128),
+        "numel" => Value::Int(numel as i128),
+        "nbytes_per_cta" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
+        "type" => v.clone(),
+        m if METHODS.contains(&m) || NOT_YET.contains(&m) => Value::Method(Rc::new((v.clone(), m.to_string()))),
+        _ => {
+            let mut err = e.err(span, format!("a shared-memory descriptor has no attribute `{name}`"));
+            let known = METHODS.iter().chain(ATTRS).copied();
+            if let Some(best) = tessel_lang::elab::scope::closest(name, known) {
+                err.diag = err.diag.with_hint(format!("did you mean `.{best}`?"));
+            }
+            return Err(err);
         }
-        Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => crate::tma::desc_attr(e, t, name, span),
-        Value::Tensor(t) => {
-            let (shape, elem, layout) = t.ty.memdesc().expect("the registry owns memdescs and tokens");
-            let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
-            let numel: u64 = shape.iter().map(|&d| d as u64).product();
-            Ok(Some(match name {
-                "shape" => ints(shape),
-                "dtype" | "element_ty" => Value::Dtype(Dtype::Scalar(elem)),
-                "layout" => Value::Layout(Rc::new(spec_of(layout))),
-                "rank" => Value::Int(shape.len() as i128),
-                "numel" => Value::Int(numel as i128),
-                "nbytes_per_cta" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
-                "type" => v.clone(),
-                m if METHODS.contains(&m) || NOT_YET.contains(&m) => Value::Method(Rc::new((v.clone(), m.to_string()))),
-                _ => {
-                    let mut err = e.err(span, format!("a shared-memory descriptor has no attribute `{name}`"));
-                    let known = METHODS.iter().chain(ATTRS).copied();
-                    if let Some(best) = tessel_lang::elab::scope::closest(name, known) {
-                        err.diag = err.diag.with_hint(format!("did you mean `.{best}`?"));
-                    }
-                    return Err(err);
-                }
-            }))
-        }
-        _ => Ok(None),
-    }
+    }))
 }
 
 /// The registry's method hook: descriptor methods.
