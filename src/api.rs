@@ -39,9 +39,6 @@
 //! # Ok(()) }
 //! ```
 
-use std::fmt;
-use std::time::{Duration, Instant};
-
 use tessel_codegen::Kernel;
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
@@ -49,40 +46,10 @@ use tessel_runtime::cache::DiskCache;
 use tessel_runtime::{Gpu, LoadedKernel};
 use tessel_tile::{Func, Target};
 
-use crate::pipeline::{self, KernelSource, Output, Stage};
+use crate::error::Error;
+use crate::pipeline::{self, CacheUse, KernelSource, Output, Stage, Timings};
+use tessel_interp::Arg;
 use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, InterpError};
-
-/// Why compiling or running a kernel failed.
-#[derive(Debug)]
-pub enum Error {
-    /// The source does not parse or the kernel does not elaborate; the diagnostic is rendered against the
-    /// source (file name `<source>`).
-    Compile(String),
-    /// Layout assignment or code generation does not handle the kernel (yet): what is missing.
-    Codegen(String),
-    /// The kernel needs more shared memory than one CTA may have on the target: the bytes it needs and the
-    /// capacity, and code generation's message (which says what takes the space). Python raises it as Triton's
-    /// `OutOfResources` (a `CompilationError` too).
-    OutOfSharedMemory { message: String, needed: u32, capacity: u32 },
-    /// The CUDA driver failed (no GPU, JIT error, launch failure).
-    Gpu(String),
-    /// The kernel failed while running in the interpreter (out-of-bounds access, failed `device_assert`, ...).
-    Run(InterpError),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Compile(rendered) => f.write_str(rendered),
-            Error::Codegen(m) | Error::OutOfSharedMemory { message: m, .. } => write!(f, "cannot generate code: {m}"),
-            Error::Gpu(m) => write!(f, "GPU: {m}"),
-            Error::Run(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// Parses `source`, elaborates `kernel` for `spec` and canonicalizes the result: the tile IR.
 pub fn compile(source: &str, kernel: &str, spec: &Specialization) -> Result<Func, Error> {
@@ -159,60 +126,6 @@ impl KernelSource<'_> {
                 DiskCache::key(&all)
             }
         }
-    }
-}
-
-/// What the cache contributed to the last compilation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CacheUse {
-    /// No cache.
-    #[default]
-    Off,
-    /// Compiled from source (and stored).
-    Miss,
-    /// PTX from the cache, assembled again.
-    Ptx,
-    /// PTX and its cubin (assembled by ptxas in an earlier run) from the cache.
-    Cubin,
-}
-
-/// What a compile reports besides its result: the wall-clock time of each stage, in order, and its messages.
-#[derive(Clone, Debug, Default)]
-pub struct Timings {
-    pub stages: Vec<(&'static str, Duration)>,
-    pub cache: CacheUse,
-    /// What the compile reported besides its result, rendered for the user: `tl.static_print` output and
-    /// warnings (see [`crate::pipeline::messages`]).
-    pub messages: Vec<String>,
-}
-
-impl Timings {
-    /// Runs `f`, recording its wall-clock time as `stage`.
-    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
-        let start = Instant::now();
-        let r = f();
-        self.stages.push((stage, start.elapsed()));
-        r
-    }
-
-    pub fn total(&self) -> Duration {
-        self.stages.iter().map(|(_, d)| *d).sum()
-    }
-}
-
-impl fmt::Display for Timings {
-    /// One line per stage, then the total: `  elaborate        1.234 ms`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (stage, d) in &self.stages {
-            writeln!(f, "  {stage:<22} {:>9.3} ms", d.as_secs_f64() * 1e3)?;
-        }
-        let cache = match self.cache {
-            CacheUse::Off => "",
-            CacheUse::Miss => " (cache miss: compiled and stored)",
-            CacheUse::Ptx => " (PTX from the cache)",
-            CacheUse::Cubin => " (cubin from the cache)",
-        };
-        writeln!(f, "  {:<22} {:>9.3} ms{cache}", "total", self.total().as_secs_f64() * 1e3)
     }
 }
 

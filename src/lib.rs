@@ -20,9 +20,11 @@ pub use tessel_tile as tile;
 
 mod api;
 pub mod cli;
+mod error;
 pub mod npy;
 pub mod pipeline;
 
-pub use api::{CacheUse, Error, Jit, Timings, compile, interpret, jit, load, target_of};
-pub use pipeline::{KernelSource, Stage};
+pub use api::{Jit, compile, interpret, jit, load, target_of};
+pub use error::Error;
+pub use pipeline::{CacheUse, KernelSource, Stage, Timings};
 pub use tessel_sched as sched;

@@ -1,13 +1,17 @@
 //! The compile pipeline, once: source → AST → tile IR → layout IR → schedule → PTX (→ SASS). The CLI
 //! (`tessel compile --emit STAGE`, `run`, `bench`), the Rust API ([`crate::jit`], [`crate::load`], [`crate::Jit`])
-//! and the tests all call [`run`], which stops after the stage asked for and times every stage it runs.
+//! and the tests all call [`run`], which stops after the stage asked for and times every stage it runs
+//! ([`Timings`]).
+
+use std::fmt;
+use std::time::{Duration, Instant};
 
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
 use tessel_tile::layout::tma_copies::{Lowered, StoreWaits};
 use tessel_tile::{Func, Target};
 
-use crate::api::{Error, Timings};
+use crate::error::Error;
 
 /// A named stage of the pipeline, in order; `--emit` names the stage to stop after.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -54,6 +58,60 @@ impl Output {
             Output::Sched { schedule, .. } => schedule.clone(),
             Output::Ptx { kernel, .. } => kernel.ptx.clone(),
         }
+    }
+}
+
+/// What the cache contributed to the last compilation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheUse {
+    /// No cache.
+    #[default]
+    Off,
+    /// Compiled from source (and stored).
+    Miss,
+    /// PTX from the cache, assembled again.
+    Ptx,
+    /// PTX and its cubin (assembled by ptxas in an earlier run) from the cache.
+    Cubin,
+}
+
+/// What a compile reports besides its result: the wall-clock time of each stage, in order, and its messages.
+#[derive(Clone, Debug, Default)]
+pub struct Timings {
+    pub stages: Vec<(&'static str, Duration)>,
+    pub cache: CacheUse,
+    /// What the compile reported besides its result, rendered for the user: `tl.static_print` output and
+    /// warnings (see [`crate::pipeline::messages`]).
+    pub messages: Vec<String>,
+}
+
+impl Timings {
+    /// Runs `f`, recording its wall-clock time as `stage`.
+    pub fn time<T>(&mut self, stage: &'static str, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let r = f();
+        self.stages.push((stage, start.elapsed()));
+        r
+    }
+
+    pub fn total(&self) -> Duration {
+        self.stages.iter().map(|(_, d)| *d).sum()
+    }
+}
+
+impl fmt::Display for Timings {
+    /// One line per stage, then the total: `  elaborate        1.234 ms`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (stage, d) in &self.stages {
+            writeln!(f, "  {stage:<22} {:>9.3} ms", d.as_secs_f64() * 1e3)?;
+        }
+        let cache = match self.cache {
+            CacheUse::Off => "",
+            CacheUse::Miss => " (cache miss: compiled and stored)",
+            CacheUse::Ptx => " (PTX from the cache)",
+            CacheUse::Cubin => " (cubin from the cache)",
+        };
+        writeln!(f, "  {:<22} {:>9.3} ms{cache}", "total", self.total().as_secs_f64() * 1e3)
     }
 }
 
