@@ -6,7 +6,7 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::layout::{Shape, parse, parse_bits, resolve_shape, to_linear};
+use super::layout_input::{Shape, parse, parse_bits, resolve_shape, to_linear};
 use super::{CliError, Failure};
 use crate::layouts::AnyLayout;
 use crate::layouts::convert::{ConversionPlan, PlanOptions, plan_conversion};

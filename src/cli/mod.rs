@@ -19,9 +19,11 @@ mod interrupt;
 mod kernel;
 mod layout;
 mod layout_check;
+mod layout_input;
 mod run;
 
-pub use layout::{LayoutArgs, Shape};
+pub use layout::LayoutArgs;
+pub use layout_input::Shape;
 
 const ABOUT: &str = "tessel: a GPU kernel compiler for Triton-style and Gluon-style kernels";
 
