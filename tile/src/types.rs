@@ -294,6 +294,14 @@ impl Type {
         }
     }
 
+    /// A tensor's type with another layout (`None`: none yet); any other type unchanged.
+    pub fn with_layout(&self, layout: Option<Arc<Layout>>) -> Type {
+        match self {
+            Type::Tensor { shape, elem, .. } => Type::Tensor { shape: shape.clone(), elem: *elem, layout },
+            other => other.clone(),
+        }
+    }
+
     /// Number of elements (1 for scalars).
     pub fn numel(&self) -> u64 {
         self.shape().iter().map(|&d| d as u64).product()

@@ -22,7 +22,7 @@ use tessel_layouts::standard::CgaLayout;
 use tessel_layouts::{AnyLayout, DistributedLayout, NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout};
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
-use crate::layout::propagate::insert_after;
+use crate::layout::insert::{convert_before, insert_after};
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
 use crate::passes::insert_before;
@@ -262,7 +262,7 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
                 k_width: 2,
             });
             let layout = from_spec(spec, f.ty(d.operands[0]).shape())?;
-            staged[0] = crate::layout::propagate::convert_before(f, o, d.operands[0], layout);
+            staged[0] = convert_before(f, o, d.operands[0], layout);
         }
         for (i, slot) in staged.iter_mut().enumerate() {
             if i == 0 && a_in_registers {

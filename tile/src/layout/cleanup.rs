@@ -13,20 +13,12 @@
 //!   conversions of loop-invariant values out of loops (LICM).
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
-use crate::layout::propagate::insert_after;
+use crate::layout::insert::{convert_before, insert_after};
 use crate::layout::rules::{self, Kind, L};
 use crate::ops::Op;
-use crate::types::Type;
 
 /// The most ops one rematerialization may clone.
 pub const REMAT_BUDGET: usize = 12;
-
-fn with_layout(t: &Type, l: &L) -> Type {
-    match t {
-        Type::Tensor { shape, elem, .. } => Type::Tensor { shape: shape.clone(), elem: *elem, layout: Some(l.clone()) },
-        other => other.clone(),
-    }
-}
 
 fn converts(f: &Func) -> Vec<OpId> {
     f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::ConvertLayout)).collect()
@@ -109,7 +101,7 @@ fn remat(f: &mut Func, v: ValueId, l: &L) -> Option<ValueId> {
                 _ => w,
             })
             .collect();
-        let ty = with_layout(f.ty(d.results[0]), &lo);
+        let ty = f.ty(d.results[0]).with_layout(Some(lo.clone()));
         let r = d.parent?;
         let c = f.append(r, d.op.clone(), &operands, vec![ty], &[], d.loc);
         f.region_mut(r).ops.pop();
@@ -173,9 +165,9 @@ fn sink_to_smaller(f: &mut Func) -> bool {
         let Some(req) = reqs[0].clone() else { continue };
         // convert(op(x)) → op(convert(x)), both placed where the conversion was.
         let x = d.operands[0];
-        let cx = crate::layout::propagate::convert_before(f, c, x, req);
+        let cx = convert_before(f, c, x, req);
         let r = f.op(c).parent.expect("linked");
-        let ty = with_layout(f.ty(src), &l);
+        let ty = f.ty(src).with_layout(Some(l.clone()));
         let n = f.append(r, d.op.clone(), &[cx], vec![ty], &[], d.loc);
         f.region_mut(r).ops.pop();
         insert_after(f, def_op(f, cx).expect("just made"), n);
@@ -244,7 +236,7 @@ fn sink_past_elementwise(f: &mut Func) -> bool {
             });
         }
         let r = d.parent.expect("linked");
-        let n = f.append(r, d.op.clone(), &operands, vec![with_layout(f.ty(res), &ls)], &[], d.loc);
+        let n = f.append(r, d.op.clone(), &operands, vec![f.ty(res).with_layout(Some(ls.clone()))], &[], d.loc);
         f.region_mut(r).ops.pop();
         insert_after(f, o, n);
         let nv = f.op(n).results[0];

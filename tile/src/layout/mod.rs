@@ -23,6 +23,7 @@ pub mod axis;
 pub mod cleanup;
 pub mod coalesce;
 pub mod descriptors;
+pub mod insert;
 pub mod propagate;
 pub mod rules;
 pub mod shared_access;

@@ -23,10 +23,9 @@ use tessel_layouts::DistributedLayout;
 
 use crate::ir::{Func, OpId, RegionId, ValueDef, ValueId};
 use crate::layout::coalesce::default_blocked;
+use crate::layout::insert::{convert_before, insert_after};
 use crate::layout::rules::{self, Kind, L, from_spec};
 use crate::ops::Op;
-use crate::passes::insert_before;
-use crate::types::Type;
 
 /// The layouts chosen for every tensor value.
 pub struct Assignment {
@@ -341,33 +340,6 @@ pub fn propagate(f: &Func, anchors: &HashMap<OpId, L>, num_warps: u32) -> Result
     Ok(Assignment { layouts: p.lay })
 }
 
-fn with_layout(t: &Type, l: Option<L>) -> Type {
-    match t {
-        Type::Tensor { shape, elem, .. } => Type::Tensor { shape: shape.clone(), elem: *elem, layout: l },
-        other => other.clone(),
-    }
-}
-
-/// A `convert_layout` of `v` to `l`, inserted before `before`.
-pub fn convert_before(f: &mut Func, before: OpId, v: ValueId, l: L) -> ValueId {
-    let r = f.op(before).parent.expect("linked op");
-    let ty = with_layout(f.ty(v), Some(l));
-    let loc = f.op(before).loc;
-    let c = f.append(r, Op::ConvertLayout, &[v], vec![ty], &[], loc);
-    f.region_mut(r).ops.pop();
-    insert_before(f, r, before, c);
-    f.op(c).results[0]
-}
-
-/// Inserts op `o` (already created, unlinked) right after `after`.
-pub fn insert_after(f: &mut Func, after: OpId, o: OpId) {
-    let r = f.op(after).parent.expect("linked op");
-    let ops = &mut f.region_mut(r).ops;
-    let at = ops.iter().position(|&x| x == after).expect("anchor op is in the region");
-    ops.insert(at + 1, o);
-    f.op_mut(o).parent = Some(r);
-}
-
 /// The layout each operand of `o` must have (`None`: no requirement), given the layouts now in the types.
 pub fn requirements(f: &Func, o: OpId, anchors: &HashMap<OpId, L>) -> Option<Vec<Option<L>>> {
     let d = f.op(o);
@@ -428,7 +400,7 @@ pub fn requirements(f: &Func, o: OpId, anchors: &HashMap<OpId, L>) -> Option<Vec
 pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Result<(), String> {
     for v in tensor_values(f) {
         let l = a.layouts[v.index()].clone().ok_or_else(|| format!("no layout for {v}"))?;
-        f.values[v.index()].ty = with_layout(f.ty(v), Some(l));
+        f.values[v.index()].ty = f.ty(v).with_layout(Some(l));
     }
     for o in f.all_ops() {
         let reqs = match requirements(f, o, anchors) {
@@ -458,8 +430,8 @@ pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Resu
                     if natural.is_none() || natural == want {
                         continue;
                     }
-                    f.values[r.index()].ty = with_layout(f.ty(r), natural);
-                    let ty = with_layout(f.ty(r), want);
+                    f.values[r.index()].ty = f.ty(r).with_layout(natural);
+                    let ty = f.ty(r).with_layout(want);
                     let region = d.parent.expect("linked op");
                     let c = f.append(region, Op::ConvertLayout, &[r], vec![ty], &[], d.loc);
                     f.region_mut(region).ops.pop();
