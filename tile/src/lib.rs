@@ -26,6 +26,7 @@ pub mod tma;
 pub mod tma_im2col;
 pub mod types;
 pub mod verify;
+mod verify_checks;
 mod verify_ext;
 mod verify_smem;
 

@@ -7,7 +7,7 @@ use std::fmt;
 use crate::ir::{Func, Loc, OpId, RegionId, ValueDef, ValueId};
 use crate::ops::{BinOp, Op, UnOp};
 use crate::types::{Elem, ScalarType, Type};
-use crate::verify_ext::counts;
+use crate::verify_checks::{counts, pointee, same};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyError {
@@ -624,24 +624,6 @@ impl Verifier<'_> {
     }
 }
 
-pub(crate) fn fmt_range(r: &std::ops::RangeInclusive<usize>) -> String {
-    if r.start() == r.end() {
-        r.start().to_string()
-    } else if *r.end() == usize::MAX {
-        format!("at least {}", r.start())
-    } else {
-        format!("{} to {}", r.start(), r.end())
-    }
-}
-
-pub(crate) fn same(a: &Type, b: &Type, what: &str) -> Result<(), String> {
-    match (a == b, what) {
-        (true, _) => Ok(()),
-        (false, "operands" | "results") => Err(format!("{what} must have one type, got {a} and {b}")),
-        (false, _) => Err(format!("{what}: expected {b}, got {a}")),
-    }
-}
-
 /// `a` is `b` up to its layout (ops whose result layout is chosen by the author or by layout assignment).
 fn same_but_layout(a: &Type, b: &Type, what: &str) -> Result<(), String> {
     if a.shape() == b.shape() && a.elem() == b.elem() && a.is_tensor() == b.is_tensor() {
@@ -657,13 +639,6 @@ fn shape_is(t: &Type, shape: &[u32]) -> Result<(), String> {
 
 fn scalar_elem(t: &Type) -> Result<ScalarType, String> {
     t.elem().and_then(Elem::scalar).ok_or_else(|| format!("expected numbers, got {t}"))
-}
-
-pub(crate) fn pointee(t: &Type) -> Result<ScalarType, String> {
-    match t.elem() {
-        Some(Elem::Ptr(s, _)) => Ok(s),
-        _ => Err(format!("expected pointers, got {t}")),
-    }
 }
 
 // ----- Layout IR (opt-in) -----

@@ -4,27 +4,13 @@
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
+use crate::verify_checks::counts;
 
 fn int_elem(t: &Type, what: &str) -> Result<ScalarType, String> {
     match t.elem().and_then(Elem::scalar) {
         Some(s) if s.is_int() => Ok(s),
         _ => Err(format!("{what} must be integers, got {t}")),
     }
-}
-
-pub(crate) fn counts(
-    ins: &[&Type],
-    outs: &[&Type],
-    n_in: std::ops::RangeInclusive<usize>,
-    n_out: usize,
-) -> Result<(), String> {
-    if !n_in.contains(&ins.len()) {
-        return Err(format!("expected {} operands, got {}", crate::verify::fmt_range(&n_in), ins.len()));
-    }
-    if outs.len() != n_out {
-        return Err(format!("expected {n_out} results, got {}", outs.len()));
-    }
-    Ok(())
 }
 
 /// The typing rule of `op` (one of this module's ops).

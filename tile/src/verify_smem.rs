@@ -5,8 +5,7 @@
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
-use crate::verify::{pointee, same};
-use crate::verify_ext::counts;
+use crate::verify_checks::{counts, pointee, same};
 
 /// The rules for `op` with operand types `ins` and result types `outs`.
 pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
