@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 
 from . import _tessel
+from ._timing import do_bench
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,6 @@ class _ActiveDriver:
         return torch.cuda.current_stream(device).cuda_stream
 
     def get_benchmarker(self):
-        from .testing import do_bench
-
         return do_bench
 
     def get_empty_cache_for_benchmark(self):

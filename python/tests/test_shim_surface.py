@@ -13,7 +13,7 @@ import pytest
 
 import tessel
 import tessel.language as tl
-from tessel import runtime, shim, testing
+from tessel import _timing, runtime, shim, testing
 from tessel.tools import TensorDescriptor
 from subprocesses import run_tessel
 
@@ -143,7 +143,7 @@ def test_do_bench_quantiles_are_a_list_triton_can_unpack():
     assert lo <= ms <= hi
     assert isinstance(testing.do_bench(lambda: None, warmup=1, rep=2, quantiles=[0.5]), float)
     # linear interpolation between ranks, as torch.quantile
-    assert testing._summarize([1.0, 2.0, 3.0, 4.0], [0.5, 0.2, 0.8, 0.0, 1.0], "mean") == pytest.approx(
+    assert _timing._summarize([1.0, 2.0, 3.0, 4.0], [0.5, 0.2, 0.8, 0.0, 1.0], "mean") == pytest.approx(
         [2.5, 1.6, 3.4, 1.0, 4.0])
 
 
