@@ -11,30 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import Case, Config, Gen, Problem
-
-LOG2E = 1.4426950408889634
-H100_SMS = 132
-
-
-def cdiv(a, b):
-    return -(-a // b)
+from case_types import Case, Config, Gen, Problem
+from cases_gemm import CASES_GEMM
+from refs import TOL, cdiv, f64, randn
 
 
 def next_pow2(n):
     return 1 << (n - 1).bit_length()
-
-
-def f64(a):
-    return np.asarray(a, dtype=np.float64)
-
-
-def randn(rng, shape, dtype, scale=1.0):
-    return (rng.standard_normal(shape) * scale).astype(dtype)
-
-
-# Relative-error bounds (||got - want|| / ||want||) by output dtype: the kernel rounds its results to it.
-TOL = {"fp32": 2e-5, "fp16": 2e-3, "fp8": 0.08}
 
 
 # --- 01 vector add ----------------------------------------------------------------------------------------------
@@ -297,7 +280,6 @@ C11 = Case("11-programmatic-dependent-launch", "add_kernel", [
     Config(f"BLOCK_SIZE=1024 USE_GDC={g}", {"BLOCK_SIZE": 1024, "USE_GDC": g}, fast=g) for g in (True, False)],
     p_add)
 
-from cases_gemm import CASES_GEMM  # noqa: E402
 
 # In tutorial order (the sort is stable: each tutorial's kernels keep their order).
 CASES = sorted([C01, C02, C03, C04a, C04b, C05a, C05b, C05c, C07, C11] + CASES_GEMM, key=lambda c: c.tutorial)

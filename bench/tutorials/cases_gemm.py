@@ -1,5 +1,5 @@
 """The tensor-core tutorials: 06 fused attention, 08 grouped GEMM, 09 persistent matmul, 10 block-scaled matmul
-(see cases.py for what a case is)."""
+(see case_types.py for what a case is)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 
 import numpy as np
 
-from cases import LOG2E, H100_SMS, TOL, cdiv, f64, randn
-from harness import Case, Config, Desc, Gen, Problem, Ptrs
+from case_types import Case, Config, Desc, Gen, Problem, Ptrs
+from refs import H100_SMS, LOG2E, TOL, cdiv, f64, randn
 
 LN2 = 0.6931471805599453
 

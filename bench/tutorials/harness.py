@@ -7,7 +7,8 @@ For every (kernel, configuration) it records three results:
           exercised) matches a NumPy float64 reference computed from the very inputs the interpreter read
 
 The tutorials stay out of the repository: the harness takes the directory holding them (01-vector-add.py ...).
-The kernels, their configurations and their references are in `cases.py`; this file runs them.
+The kernels, their configurations and their references are in `cases.py` (what a case is: `case_types.py`); this
+file runs them.
 """
 
 from __future__ import annotations
@@ -21,67 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from case_types import Case, Config, Desc, Gen, Problem, Ptrs
+
 # Shared-memory bytes one CTA may use on the targets we compile for (cudaDevAttrMaxSharedMemoryPerBlockOptin).
 SMEM_LIMIT = {"sm_90a": 232448, "sm_100a": 232448}
-
-
-@dataclass
-class Gen:
-    """A buffer the CLI generates (`rand:SHAPE:DTYPE`): for dtypes NumPy lacks (fp8); the reference reads the
-    values back from the interpreter's output directory."""
-    spec: str  # e.g. "randn:64x32:fp8e5"
-
-    @property
-    def dtype(self) -> str:
-        return self.spec.split(":")[2]
-
-
-@dataclass
-class Desc:
-    """A host TensorDescriptor over buffer `buf` (row-major over `shape`, or the buffer's own shape)."""
-    buf: str
-    block: tuple
-    shape: tuple | None = None
-
-
-@dataclass
-class Ptrs:
-    """A buffer of int64 device addresses of other buffers (grouped GEMM's pointer arrays)."""
-    bufs: list
-
-
-@dataclass
-class Problem:
-    grid: tuple
-    args: dict  # parameter -> np.ndarray | Gen | Desc | Ptrs | int | float (the parameters' order)
-    check: object  # fn(buffers: dict name -> np.ndarray (float64 or int)) -> list[(name, got, expected, tol)]
-    extra: dict = field(default_factory=dict)  # buffers that are not parameters (viewed by Desc or Ptrs)
-
-
-@dataclass
-class Config:
-    label: str
-    consts: dict
-    num_warps: int = 4
-    num_stages: int = 3
-    arch: str = "sm_90a"
-    interp: bool = True  # also run this configuration in the interpreter (else compile only)
-    fast: bool = False  # part of the fast (CI) subset
-
-
-@dataclass
-class Case:
-    tutorial: str  # file stem, e.g. "01-vector-add"
-    kernel: str
-    configs: list
-    problem: object  # fn(config, rng) -> Problem
-    # The tutorial's own sizes of integer arguments, where they differ from the small problem's in divisibility
-    # by 16: the PTX is compiled for Triton's specialization at the tutorial's sizes.
-    tut_ints: dict = field(default_factory=dict)
 
 
 NP_DTYPE = {np.float16: "fp16", np.float32: "fp32", np.float64: "fp64", np.int32: "i32", np.int64: "i64",
@@ -337,7 +285,6 @@ def run_checked(runner: Runner, case: Case, cfg: Config, seed: int, interp: bool
 def main(argv=None) -> int:
     import argparse
 
-    sys.modules.setdefault("harness", sys.modules[__name__])  # cases.py imports these classes from `harness`
     import cases as cases_mod
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
