@@ -169,7 +169,7 @@ pub fn attr<'a>(e: &Elab<'a>, v: &Value<'a>, t: &Tv, name: &str, span: Span) -> 
         _ => {
             let mut err = e.err(span, format!("a shared-memory descriptor has no attribute `{name}`"));
             let known = METHODS.iter().chain(ATTRS).copied();
-            if let Some(best) = tessel_lang::elab::scope::closest(name, known) {
+            if let Some(best) = tessel_lang::elab::names::closest(name, known) {
                 err.diag = err.diag.with_hint(format!("did you mean `.{best}`?"));
             }
             return Err(err);

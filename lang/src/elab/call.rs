@@ -162,7 +162,7 @@ impl<'a> Elab<'a> {
                 None if params.kwarg.is_some() => kwargs.push((Value::str(&k), a.value)),
                 None => {
                     let mut e = self.err(a.span, format!("`{name}()` got an unexpected keyword argument `{k}`"));
-                    if let Some(best) = crate::elab::scope::closest(&k, all.iter().map(|p| p.name.name.as_str())) {
+                    if let Some(best) = crate::elab::names::closest(&k, all.iter().map(|p| p.name.name.as_str())) {
                         e.diag = e.diag.with_hint(format!("did you mean `{best}`?"));
                     }
                     return Err(e);

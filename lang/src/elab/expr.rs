@@ -8,9 +8,9 @@ use tessel_tile::ops::Op;
 use tessel_tile::{ScalarType, Type};
 
 use crate::ast::{BoolOpKind, Constant, Expr, ExprKind, FStringPart, Keyword};
-use crate::elab::builtins::{Arg, Builtin, CallArgs, Ns};
-use crate::elab::scope::closest;
-use crate::elab::value::{Dtype, Tv, Value, py_str, repr};
+use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::names::closest;
+use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value, py_str, repr};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
@@ -384,7 +384,7 @@ impl<'a> Elab<'a> {
         let g = &gens[i];
         let iterable = self.eval(&g.iter)?;
         let mut names = Vec::new();
-        crate::elab::scope::assigned_names(
+        crate::elab::blocks::assigned_names(
             &[crate::ast::Stmt::new(
                 crate::ast::StmtKind::Assign { targets: vec![g.target.clone()], value: g.iter.clone() },
                 g.span,

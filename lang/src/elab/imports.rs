@@ -24,7 +24,7 @@ use std::collections::HashMap;
 
 use crate::ast::{self, Expr, ExprKind, StmtKind};
 use crate::elab::Decorator;
-use crate::elab::scope::canonical;
+use crate::elab::names::{canonical, is_amd_path};
 
 /// Who is scanning: the module's dotted name and kind, for relative imports, and which modules are known.
 #[derive(Clone, Copy)]
@@ -76,7 +76,7 @@ impl ScanCtx<'_> {
         let c = canonical(module);
         let ours =
             ["triton", "tessel"].iter().any(|r| c == *r || c.strip_prefix(r).is_some_and(|t| t.starts_with('.')));
-        (ours && !crate::elab::builtins::extra::is_amd_path(&c)) || (self.in_set)(module)
+        (ours && !is_amd_path(&c)) || (self.in_set)(module)
     }
 
     /// Whether every import in `stmts` (already resolved to what ran) is of a known module.

@@ -22,41 +22,12 @@ use std::collections::HashMap;
 use tessel_tile::ops::{CmpPred, Op};
 use tessel_tile::{ScalarType, Type};
 
-use crate::ast::{Expr, Stmt, StmtKind};
+use crate::ast::{Expr, Stmt};
+use crate::elab::scope::{FLAG_PREFIX, JumpFlags};
 use crate::elab::stmt::Flow;
 use crate::elab::value::{RangeVal, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
-
-/// The names (in the frame's variables) of one loop's flags. They start with [`FLAG_PREFIX`], which no Python
-/// identifier does.
-#[derive(Clone, Debug)]
-pub struct JumpFlags {
-    pub skip: String,
-    pub brk: String,
-}
-
-pub const FLAG_PREFIX: &str = "\u{0}";
-
-/// Whether `stmts` hold a `break` (`want_break`) or a `continue` that belongs to the loop whose body they are:
-/// nested loops' bodies are not entered (their `else` blocks are, whose jumps leave the enclosing loop).
-pub fn contains_jump(stmts: &[Stmt], want_break: bool) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::Break => want_break,
-        StmtKind::Continue => !want_break,
-        StmtKind::If { body, orelse, .. } => contains_jump(body, want_break) || contains_jump(orelse, want_break),
-        StmtKind::For { orelse, .. } | StmtKind::While { orelse, .. } => contains_jump(orelse, want_break),
-        StmtKind::With { body, .. } => contains_jump(body, want_break),
-        StmtKind::Match { cases, .. } => cases.iter().any(|c| contains_jump(&c.body, want_break)),
-        StmtKind::Try { body, handlers, orelse, finalbody, .. } => {
-            contains_jump(body, want_break)
-                || handlers.iter().any(|h| contains_jump(&h.body, want_break))
-                || contains_jump(orelse, want_break)
-                || contains_jump(finalbody, want_break)
-        }
-        _ => false,
-    })
-}
 
 impl<'a> Elab<'a> {
     /// Enters a loop: fresh flags, both `False`.

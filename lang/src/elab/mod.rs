@@ -11,8 +11,10 @@
 //!
 //! - [`value`]: compile-time and runtime values; [`scope`]: module globals, local frames; [`imports`]: what a
 //!   module's top level binds; [`modules`]: the module set a kernel's module comes with;
+//! - [`names`]: module paths' canonical spellings and did-you-mean hints, plain functions of strings;
 //! - [`expr`] / [`pyops`]: expressions and Python semantics of compile-time values; [`stmt`]: statements and
-//!   control flow; [`call`]: calls of user functions and aggregates;
+//!   control flow, [`jumps`] its `break`/`continue`, [`blocks`] what a block holds (read off the AST); [`call`]:
+//!   calls of user functions and aggregates;
 //! - [`promote`]: type promotion, casts and broadcasting; [`arith`]: runtime arithmetic;
 //! - [`builtins`]: `tl.*` / `gl.*` / Python builtins.
 //!
@@ -27,12 +29,14 @@
 //! - Kernel arguments the launcher knows to be 16-divisible are marked by a `multiple_of [16]` at entry.
 
 pub mod arith;
+pub mod blocks;
 pub mod builtins;
 pub mod call;
 pub mod expr;
 pub mod imports;
 pub mod jumps;
 pub mod modules;
+pub mod names;
 pub mod promote;
 pub mod pyops;
 pub mod registry;
@@ -542,7 +546,7 @@ impl<'a> Elab<'a> {
         let Some(def) = def else {
             let names: Vec<String> = kernels(user).into_iter().map(|k| k.name).collect();
             let mut d = Diagnostic::error(format!("no kernel named `{name}` in this module"), Span::default());
-            if let Some(best) = scope::closest(name, names.iter().map(String::as_str)) {
+            if let Some(best) = names::closest(name, names.iter().map(String::as_str)) {
                 d = d.with_hint(format!("did you mean `{best}`?"));
             } else if !names.is_empty() {
                 d = d.with_note(format!("kernels: {}", names.join(", ")));

@@ -362,7 +362,7 @@ impl<'a> crate::elab::Elab<'a> {
         }
         let mut e = self.err(span, format!("{} has no global `{name}`", self.module_label(m)));
         let globals: Vec<String> = self.modules[m].globals.borrow().keys().cloned().collect();
-        e.diag = match crate::elab::scope::closest(name, globals.iter().map(String::as_str)) {
+        e.diag = match crate::elab::names::closest(name, globals.iter().map(String::as_str)) {
             Some(best) => e.diag.with_hint(format!("did you mean `{best}`?")),
             // Perhaps a submodule tessel was not given.
             None => e.diag.with_hint(HOST_SIDE_HINT),

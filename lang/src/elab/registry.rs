@@ -12,9 +12,9 @@
 
 use tessel_tile::Type;
 
-use crate::elab::builtins::{Bound, Builtin, CallArgs, Ns};
-use crate::elab::scope::closest;
-use crate::elab::value::Value;
+use crate::elab::builtins::{Bound, CallArgs};
+use crate::elab::names::closest;
+use crate::elab::value::{Builtin, Ns, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 

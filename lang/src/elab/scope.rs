@@ -1,50 +1,19 @@
 //! Names: the imports of a module (which alias means `triton.language`), its globals (functions, aggregate
-//! classes, constants, evaluated lazily on first use), and the local frames of the functions being elaborated.
+//! classes, constants, evaluated lazily on first use), and the local frames of the functions being elaborated
+//! (their variables, the hidden `break`/`continue` flags of their loops among them).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use crate::ast::{self, Expr, ExprKind, StmtKind};
+use crate::ast::{self, Expr, StmtKind};
 pub use crate::elab::imports::Imports;
 use crate::elab::imports::{ScanCtx, executed};
 use crate::elab::modules::ModuleInfo;
+use crate::elab::names::closest;
 use crate::elab::value::{ClassVal, Env, FnKind, FuncVal, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
-
-/// The canonical path of a module or module member (aliases of one module map to one name).
-pub fn canonical(path: &str) -> String {
-    const ALIASES: &[(&str, &str)] = &[
-        ("tessel.language", "triton.language"),
-        // The Python package's gluon namespace (`tessel.gluon.jit`, `tessel.gluon.language as gl`).
-        ("tessel.gluon.language", "triton.experimental.gluon.language"),
-        ("tessel.gluon", "triton.experimental.gluon"),
-        ("triton.language.core", "triton.language"),
-        ("triton.language.standard", "triton.language"),
-        ("triton.language.semantic", "triton.language"),
-        ("tessel.language.math", "triton.language.math"),
-        ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice"),
-        ("triton.language.extra.cuda", "triton.language.extra.libdevice"),
-        ("triton.language.random", "triton.language"),
-        ("triton.experimental.gluon.language._core", "triton.experimental.gluon.language"),
-        ("triton.experimental.gluon.language._layouts", "triton.experimental.gluon.language"),
-        ("triton.experimental.gluon.language._standard", "triton.experimental.gluon.language"),
-        ("triton.experimental.gluon.language._math", "triton.experimental.gluon.language"),
-        ("triton.runtime.jit", "triton"),
-        ("triton.runtime", "triton"),
-        ("triton.experimental.gluon._runtime", "triton.experimental.gluon"),
-    ];
-    for (from, to) in ALIASES {
-        if path == *from {
-            return to.to_string();
-        }
-        if let Some(rest) = path.strip_prefix(from).and_then(|r| r.strip_prefix('.')) {
-            return format!("{to}.{rest}");
-        }
-    }
-    path.to_string()
-}
 
 /// A module-level name, evaluated on first use.
 #[derive(Clone, Debug)]
@@ -203,6 +172,16 @@ pub fn class_val<'a>(
     Rc::new(ClassVal { def, module, fields, methods, statics })
 }
 
+/// The names (in the frame's variables) of one loop's `break`/`continue` flags, which `elab::jumps` sets and
+/// reads. They start with [`FLAG_PREFIX`], which no Python identifier does.
+#[derive(Clone, Debug)]
+pub struct JumpFlags {
+    pub skip: String,
+    pub brk: String,
+}
+
+pub const FLAG_PREFIX: &str = "\u{0}";
+
 /// The local variables of one function being elaborated.
 pub struct Frame<'a> {
     pub vars: HashMap<String, Value<'a>>,
@@ -215,7 +194,7 @@ pub struct Frame<'a> {
     /// How many runtime loops enclose the current statement (`return` is not allowed inside one).
     pub runtime_loops: u32,
     /// The `break`/`continue` flags of the enclosing loops, innermost last (see `elab::jumps`).
-    pub jumps: Vec<crate::elab::jumps::JumpFlags>,
+    pub jumps: Vec<JumpFlags>,
     /// What the function closes over, when it was defined inside another ([`FuncVal::env`]).
     pub env: Option<Env<'a>>,
     /// The environment of the definitions nested in this function, made at the first one.
@@ -262,7 +241,7 @@ impl<'a> Elab<'a> {
         let mut candidates: Vec<String> = self
             .frames
             .last()
-            .map(|f| f.vars.keys().filter(|k| !k.starts_with(crate::elab::jumps::FLAG_PREFIX)).cloned().collect())
+            .map(|f| f.vars.keys().filter(|k| !k.starts_with(FLAG_PREFIX)).cloned().collect())
             .unwrap_or_default();
         candidates.extend(self.modules[module].globals.borrow().keys().cloned());
         let mut e = self.err(span, format!("name `{name}` is not defined in {}", self.module_label(module)));
@@ -320,85 +299,6 @@ impl<'a> Elab<'a> {
             }
         }
     }
-}
-
-/// The candidate closest to `name` by edit distance, if it is close enough to be a plausible typo.
-pub fn closest<'s>(name: &str, candidates: impl Iterator<Item = &'s str>) -> Option<&'s str> {
-    let limit = (name.chars().count() / 3).max(1);
-    candidates
-        .filter(|c| *c != name)
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, c)| (d, c.len(), c.to_string()))
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance over chars.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The names a block of statements assigns (targets of assignments, `for` targets, nested blocks), in order of
-/// first assignment; nested `def`s and classes are not entered.
-pub fn assigned_names(stmts: &[ast::Stmt], out: &mut Vec<String>) {
-    fn target(e: &Expr, out: &mut Vec<String>) {
-        match &e.kind {
-            ExprKind::Name(n) if !out.contains(n) => out.push(n.clone()),
-            ExprKind::Name(_) => {}
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| target(i, out)),
-            ExprKind::Starred(inner) => target(inner, out),
-            // `obj.field = v` mutates `obj`: carry `obj` too.
-            ExprKind::Attribute { value, .. } | ExprKind::Subscript { value, .. } => target(value, out),
-            _ => {}
-        }
-    }
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
-            StmtKind::AugAssign { target: t, .. } | StmtKind::AnnAssign { target: t, .. } => target(t, out),
-            StmtKind::For { target: t, body, orelse, .. } => {
-                target(t, out);
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            StmtKind::With { body, .. } => assigned_names(body, out),
-            StmtKind::Match { cases, .. } => cases.iter().for_each(|c| assigned_names(&c.body, out)),
-            StmtKind::Try { body, handlers, orelse, finalbody, .. } => {
-                assigned_names(body, out);
-                handlers.iter().for_each(|h| assigned_names(&h.body, out));
-                assigned_names(orelse, out);
-                assigned_names(finalbody, out);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Whether a block contains a `return` (outside nested functions).
-pub fn contains_return(stmts: &[ast::Stmt]) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::Return(_) => true,
-        StmtKind::If { body, orelse, .. }
-        | StmtKind::For { body, orelse, .. }
-        | StmtKind::While { body, orelse, .. } => contains_return(body) || contains_return(orelse),
-        StmtKind::With { body, .. } => contains_return(body),
-        _ => false,
-    })
 }
 
 impl<'a> Elab<'a> {

@@ -13,9 +13,8 @@ use tessel_tile::ops::Op;
 use tessel_tile::{ScalarType, Type};
 
 use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
-use crate::elab::jumps::contains_jump;
+use crate::elab::blocks::{assigned_names, contains_jump, contains_return};
 use crate::elab::promote::integer_promote;
-use crate::elab::scope::{assigned_names, contains_return};
 use crate::elab::value::{Dtype, RangeVal, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
@@ -451,7 +450,7 @@ impl<'a> Elab<'a> {
         let values = self.join_branches(c, then_r, else_r, &tv, &ev, span)?;
         for (n, v) in joined.into_iter().zip(values) {
             if let Value::Tensor(t) = &v
-                && !n.starts_with(crate::elab::jumps::FLAG_PREFIX)
+                && !n.starts_with(crate::elab::scope::FLAG_PREFIX)
             {
                 self.name_value(t, &n);
             }

@@ -13,7 +13,39 @@ use std::rc::Rc;
 use tessel_tile::{Elem, ScalarType, Type, ValueId};
 
 use crate::ast;
-use crate::elab::builtins::Builtin;
+
+/// The namespace a builtin lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ns {
+    /// Python's builtins (`range`, `len`, `min`...).
+    Py,
+    /// `triton` (host-level: `jit`, `cdiv`, `next_power_of_2`...).
+    Triton,
+    /// `triton.language` (and `tessel.language`).
+    Tl,
+    /// `triton.language.math`.
+    Math,
+    /// `triton.language.extra.libdevice`.
+    Libdevice,
+    /// `triton.experimental.gluon`.
+    Gluon,
+    /// `triton.experimental.gluon.language`.
+    Gl,
+    /// `tessel`.
+    Tessel,
+    /// Methods of tensors, dtypes, descriptors and compile-time containers.
+    Method,
+    /// Entry `i` of the elaborator's [`crate::elab::registry::Registry`] (the gluon crate's `gl.*`).
+    Plugin(u16),
+}
+
+/// A builtin function or object (the namespaces' names and how a builtin is spelled in messages, `display`, are
+/// `elab::builtins`').
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Builtin {
+    pub ns: Ns,
+    pub name: &'static str,
+}
 
 /// A runtime value: an SSA value and its type.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,12 +1,13 @@
 //! Data-dependent ops (`tl.gather`, `tl.histogram`), inline PTX (`tl.inline_asm_elementwise`), the
 //! `triton.language.extra.cuda` helpers (`globaltimer`, `smid`, `num_threads`, `num_warps`,
-//! `convert_custom_float8*`, `gdc_wait`, `gdc_launch_dependents`), and the error for AMD-only modules.
+//! `convert_custom_float8*`, `gdc_wait`, `gdc_launch_dependents`), and the error for AMD-only modules (which
+//! they are: [`crate::elab::names::is_amd_path`]).
 
 use tessel_tile::ops::{Const, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, Builtin, CallArgs, Ns};
-use crate::elab::value::{Dtype, Tv, Value};
+use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
@@ -23,19 +24,6 @@ pub const CUDA_NAMES: &[&str] = &[
     "gdc_wait",
     "gdc_launch_dependents",
 ];
-
-/// Modules that exist only for AMD GPUs (`tl.extra.hip`, gluon's `amd` with its buffer ops).
-const AMD_MODULES: &[&str] = &[
-    "triton.language.extra.hip",
-    "triton.language.extra.amd",
-    "triton.experimental.gluon.language.amd",
-    "triton.experimental.gluon.amd",
-];
-
-/// Whether `path` (canonical) is an AMD-only module or one of its members.
-pub fn is_amd_path(path: &str) -> bool {
-    AMD_MODULES.iter().any(|m| path == *m || path.strip_prefix(m).is_some_and(|r| r.starts_with('.')))
-}
 
 impl<'a> Elab<'a> {
     /// The error for a use of an AMD-only module.

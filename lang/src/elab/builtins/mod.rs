@@ -28,44 +28,13 @@ pub mod python;
 pub mod reduce;
 
 use crate::ast::Expr;
-use crate::elab::scope::{canonical, closest};
-use crate::elab::value::{Dtype, Tv, Value};
+use crate::elab::names::{canonical, closest, is_amd_path};
+use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value};
 use crate::elab::{Elab, PRELUDE_MODULE, R};
 use crate::span::Span;
 use tessel_tile::ScalarType;
 
-/// The namespace a builtin lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Ns {
-    /// Python's builtins (`range`, `len`, `min`...).
-    Py,
-    /// `triton` (host-level: `jit`, `cdiv`, `next_power_of_2`...).
-    Triton,
-    /// `triton.language` (and `tessel.language`).
-    Tl,
-    /// `triton.language.math`.
-    Math,
-    /// `triton.language.extra.libdevice`.
-    Libdevice,
-    /// `triton.experimental.gluon`.
-    Gluon,
-    /// `triton.experimental.gluon.language`.
-    Gl,
-    /// `tessel`.
-    Tessel,
-    /// Methods of tensors, dtypes, descriptors and compile-time containers.
-    Method,
-    /// Entry `i` of the elaborator's [`crate::elab::registry::Registry`] (the gluon crate's `gl.*`).
-    Plugin(u16),
-}
-
-/// A builtin function or object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Builtin {
-    pub ns: Ns,
-    pub name: &'static str,
-}
-
+// Here rather than beside the type in `value`: the spelling reads the name tables of this module.
 impl Builtin {
     /// How the user would write it (`tl.load`), for messages.
     pub fn display(&self) -> String {
@@ -306,7 +275,7 @@ impl<'a> Elab<'a> {
             return Ok(v);
         }
         let path = canonical(path);
-        if extra::is_amd_path(&path) {
+        if is_amd_path(&path) {
             return Err(self.amd_error(&path, span));
         }
         if self.is_module(&path) {
@@ -323,7 +292,7 @@ impl<'a> Elab<'a> {
     pub fn module_attr(&mut self, module: &str, name: &str, span: Span) -> R<Value<'a>> {
         let module = canonical(module);
         let sub = canonical(&format!("{module}.{name}"));
-        if extra::is_amd_path(&sub) {
+        if is_amd_path(&sub) {
             return Err(self.amd_error(&sub, span));
         }
         if self.is_module(&sub) {

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::elab::builtins::{Arg, Builtin, CallArgs, Ns};
-use crate::elab::value::{Dtype, Value, py_eq, py_str};
+use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::value::{Builtin, Dtype, Ns, Value, py_eq, py_str};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 use tessel_tile::{ScalarType, Type};
@@ -571,7 +571,7 @@ impl<'a> Elab<'a> {
             m if DTYPE_METHODS.contains(&m) => return Ok(None),
             _ => {
                 let mut e = self.err(span, format!("dtype {d} has no attribute `{name}`"));
-                if let Some(best) = crate::elab::scope::closest(name, DTYPE_METHODS.iter().copied()) {
+                if let Some(best) = crate::elab::names::closest(name, DTYPE_METHODS.iter().copied()) {
                     e.diag = e.diag.with_hint(format!("did you mean `{best}()`?"));
                 }
                 return Err(e);
