@@ -16,11 +16,13 @@ use tessel_tile::Target;
 
 pub mod dce;
 mod instr;
+mod opcode;
 
 pub use instr::{
-    Base, Guard, Imm, Instr, Opcode, Operand, Srcs, Stmt, Text, f32_imm, f64_imm, hex, instr, mem, mem_off, mem_sym,
-    not, special, sym, vector,
+    Base, Guard, Imm, Instr, Operand, Srcs, Stmt, f32_imm, f64_imm, hex, instr, mem, mem_off, mem_sym, not, special,
+    sym, vector,
 };
+pub use opcode::{Mnemonic, Opcode, Text};
 
 /// A PTX register class. 8-bit integers live in 16-bit registers (PTX has no 8-bit registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,7 +126,7 @@ impl Builder {
     /// order nothing more.
     pub fn ends_with_barrier(&self) -> bool {
         !self.in_prologue
-            && matches!(self.body.last(), Some(Stmt::Ins(i)) if i.guard.is_none() && i.op.is("bar") && i.op.has("sync"))
+            && matches!(self.body.last(), Some(Stmt::Ins(i)) if i.guard.is_none() && i.op.is(Mnemonic::Bar) && i.op.has("sync"))
     }
 
     /// `op srcs...`: an instruction without a destination (a store, a barrier, a wait).
