@@ -1,7 +1,8 @@
 //! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
 //! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
-//! printing), the PTX text per target (sm_80, sm_90a, sm_100a; [`ptx`]), and the [`Kernel`] a launch needs (its
+//! printing), PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
+//! [`ptx::Mnemonic`] enum and its dotted modifiers, printed to text once), and the [`Kernel`] a launch needs (its
 //! PTX, launch facts and tensor-map parameters). It reads the target and launch configuration from the function
 //! and decides nothing about layouts: every tensor arrives with one. It is pure: no CUDA driver, no `ptxas`, no
 //! files (but the `TESSEL_PTX_DUMP` debugging aid); assembling, loading, launching and the disk cache are

@@ -1,115 +1,18 @@
-//! The typed PTX instruction: an optional guard, an [`Opcode`] (mnemonic and modifiers), and [`Operand`]s of
-//! which the leading `defs` are destinations. Lowering builds these, [`super::dce`] reads them, and
-//! [`std::fmt::Display`] prints them once, when the module text is assembled.
+//! The typed PTX instruction: an optional guard, an [`Opcode`] (a [`Mnemonic`] and modifiers, `opcode.rs`), and
+//! [`Operand`]s of which the leading `defs` are destinations. Lowering builds these, [`super::dce`] reads them,
+//! and [`std::fmt::Display`] prints them once, when the module text is assembled.
 //!
 //! Construction is short on purpose: `instr("add.s32").dst(d).src(a).src(1)`, or through the [`Builder`]
 //! shortcuts `b.op("add.s32", d, (a, 1))` (one destination) and `b.effect("st.shared.b32", (mem(p), v))` (none).
-//! An opcode given as dotted text is split into its parts once, when the instruction is made.
+//! An opcode given as dotted text is split into its parts, and its base parsed into a [`Mnemonic`], once, when the
+//! instruction is made.
 //!
 //! [`Builder`]: super::Builder
+//! [`Mnemonic`]: super::Mnemonic
 
-use std::borrow::Cow;
 use std::fmt;
 
-use super::Reg;
-
-/// Text that is usually a literal (opcode parts, symbols) and sometimes built at run time.
-pub type Text = Cow<'static, str>;
-
-/// An opcode: the base mnemonic and its dotted modifiers in order (`mul.wide.s32` is `mul` with
-/// `["wide", "s32"]`; `ld.shared.v4.b32` is `ld` with `["shared", "v4", "b32"]`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Opcode {
-    pub base: Text,
-    pub mods: Vec<Text>,
-}
-
-/// State spaces, as they appear among an opcode's modifiers.
-const SPACES: &[&str] = &["global", "shared", "shared::cta", "shared::cluster", "local", "param", "const"];
-
-impl Opcode {
-    /// Whether the base mnemonic is `base`.
-    pub fn is(&self, base: &str) -> bool {
-        self.base == base
-    }
-
-    /// Whether `m` is one of the modifiers.
-    pub fn has(&self, m: &str) -> bool {
-        self.mods.iter().any(|x| x == m)
-    }
-
-    /// The state space named by the modifiers (`global`, `shared`, `shared::cta`, `local`, `param`...).
-    pub fn space(&self) -> Option<&str> {
-        self.mods.iter().map(|m| m.as_ref()).find(|m| SPACES.contains(m))
-    }
-
-    /// The vector width of a `.v2`/`.v4` access.
-    pub fn vector(&self) -> Option<u32> {
-        self.mods.iter().find_map(|m| m.strip_prefix('v').and_then(|n| n.parse().ok()))
-    }
-
-    /// The last type suffix (`b32`, `f16`, `s64`, `pred`, `f16x2`...): the operand type of most instructions
-    /// (the source type of a `cvt`).
-    pub fn ty(&self) -> Option<&str> {
-        self.mods.iter().rev().map(|m| m.as_ref()).find(|m| is_type(m))
-    }
-
-    /// Appends a modifier.
-    pub fn push(&mut self, m: impl Into<Text>) {
-        self.mods.push(m.into());
-    }
-
-    /// Whether executing the instruction does nothing but write its destinations: the per-opcode table of
-    /// what dead-code elimination may remove. Memory (except `ld.param`), barriers, fences, control flow,
-    /// calls, shuffles, votes, atomics, `cp.async`, `wgmma`, `mbarrier` and every opcode not named here have
-    /// effects; so do the carry-chain forms (`.cc`: a later instruction reads the carry flag).
-    pub fn is_pure(&self) -> bool {
-        let pure = match self.base.as_ref() {
-            "mov" | "add" | "sub" | "mul" | "mad" | "fma" | "shl" | "shr" | "and" | "or" | "xor" | "not" | "cnot"
-            | "cvt" | "cvta" | "setp" | "selp" | "bfe" | "bfi" | "min" | "max" | "neg" | "abs" | "rcp" | "sqrt"
-            | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" | "div" | "rem" | "popc" | "clz" | "brev" | "prmt"
-            | "lop3" | "copysign" | "testp" => true,
-            "ld" => self.space() == Some("param"),
-            _ => false,
-        };
-        pure && !self.has("cc")
-    }
-}
-
-/// Whether an opcode modifier is a type suffix.
-fn is_type(m: &str) -> bool {
-    let m = m.strip_suffix("x2").unwrap_or(m);
-    if matches!(m, "pred" | "bf16" | "tf32" | "e4m3" | "e5m2") {
-        return true;
-    }
-    m.strip_prefix(['b', 's', 'u', 'f']).is_some_and(|bits| matches!(bits, "8" | "16" | "32" | "64" | "128"))
-}
-
-impl From<&'static str> for Opcode {
-    fn from(s: &'static str) -> Opcode {
-        let mut parts = s.split('.');
-        let base = Cow::Borrowed(parts.next().unwrap_or(""));
-        Opcode { base, mods: parts.map(Cow::Borrowed).collect() }
-    }
-}
-
-impl From<String> for Opcode {
-    fn from(s: String) -> Opcode {
-        let mut parts = s.split('.');
-        let base = Cow::Owned(parts.next().unwrap_or("").to_string());
-        Opcode { base, mods: parts.map(|p| Cow::Owned(p.to_string())).collect() }
-    }
-}
-
-impl fmt::Display for Opcode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.base)?;
-        for m in &self.mods {
-            write!(f, ".{m}")?;
-        }
-        Ok(())
-    }
-}
+use super::{Opcode, Reg, Text};
 
 /// An immediate operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -604,32 +507,5 @@ mod tests {
         assert_eq!(line(call), "    call.uni (retval0), vprintf, (param0, param1);");
         assert_eq!(Stmt::Param { ty: "b64", name: "param0" }.to_string(), "    .param .b64 param0;");
         assert_eq!(Stmt::Label("$L_exit".into()).to_string(), "$L_exit:");
-    }
-
-    #[test]
-    fn opcodes_answer_questions_without_parsing() {
-        let ld = Opcode::from("ld.shared.v4.b32");
-        assert!(ld.is("ld") && ld.space() == Some("shared") && ld.vector() == Some(4) && ld.ty() == Some("b32"));
-        assert!(!ld.is_pure());
-        assert!(Opcode::from("ld.param.u64").is_pure());
-        let cvt = Opcode::from(format!("cvt.rn.{}.f32", "bf16"));
-        assert_eq!((cvt.base.as_ref(), cvt.mods.len(), cvt.ty()), ("cvt", 3, Some("f32")));
-        assert!(cvt.is_pure());
-        assert!(!Opcode::from("add.cc.u32").is_pure());
-        for effect in [
-            "st.global.b32",
-            "bar.sync",
-            "bra.uni",
-            "shfl.sync.idx.b32",
-            "atom.global.add.f32",
-            "call.uni",
-            "wgmma.fence.sync.aligned",
-            "mbarrier.try_wait.parity.shared::cta.b64",
-            "vote.sync.any.pred",
-        ] {
-            assert!(!Opcode::from(effect).is_pure(), "{effect}");
-        }
-        assert_eq!(Opcode::from("mbarrier.init.shared::cta.b64").space(), Some("shared::cta"));
-        assert_eq!(instr("add").m("s32").op, Opcode::from("add.s32"));
     }
 }

@@ -1,7 +1,9 @@
 //! PTX as data, and its text. This module owns:
-//! - the typed instruction ([`Instr`]: guard, [`Opcode`] with its modifiers, [`Operand`]s with the
-//!   destinations marked) and the other statements of a body ([`Stmt`]: labels, comments, call scopes with
-//!   their `.param` declarations), in `instr.rs`, with their printer;
+//! - the typed instruction ([`Instr`]: guard, [`Opcode`], [`Operand`]s with the destinations marked) and the
+//!   other statements of a body ([`Stmt`]: labels, comments, call scopes with their `.param` declarations), in
+//!   `instr.rs`, with their printer;
+//! - the [`Opcode`]: a [`Mnemonic`] (an enum of every base tessel emits, with its text) and the dotted
+//!   modifiers as text, and the per-mnemonic table of what is pure, in `opcode.rs`;
 //! - the [`Builder`]: virtual registers by class, the statement lists of one kernel (prologue and body),
 //!   module-level declarations (external functions such as `vprintf`, constant byte strings in `.global`), a
 //!   per-kernel `.local` scratch buffer;
@@ -16,11 +18,13 @@ use tessel_tile::Target;
 
 pub mod dce;
 mod instr;
+mod opcode;
 
 pub use instr::{
-    Base, Guard, Imm, Instr, Opcode, Operand, Srcs, Stmt, Text, f32_imm, f64_imm, hex, instr, mem, mem_off, mem_sym,
-    not, special, sym, vector,
+    Base, Guard, Imm, Instr, Operand, Srcs, Stmt, f32_imm, f64_imm, hex, instr, mem, mem_off, mem_sym, not, special,
+    sym, vector,
 };
+pub use opcode::{Mnemonic, Opcode, Text};
 
 /// A PTX register class. 8-bit integers live in 16-bit registers (PTX has no 8-bit registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,8 +127,8 @@ impl Builder {
     /// Whether the body's last statement is an unguarded `bar` (`bar.sync`): a second one right after it would
     /// order nothing more.
     pub fn ends_with_barrier(&self) -> bool {
-        !self.in_prologue
-            && matches!(self.body.last(), Some(Stmt::Ins(i)) if i.guard.is_none() && i.op.is("bar") && i.op.has("sync"))
+        let bar_sync = |i: &Instr| i.guard.is_none() && i.op.is(Mnemonic::Bar) && i.op.has("sync");
+        !self.in_prologue && matches!(self.body.last(), Some(Stmt::Ins(i)) if bar_sync(i))
     }
 
     /// `op srcs...`: an instruction without a destination (a store, a barrier, a wait).
