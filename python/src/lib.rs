@@ -380,7 +380,10 @@ fn compile(
     modules: Option<Vec<ModuleTuple>>,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
-    let spec = Specialization::with_config(args, KernelConfig { num_warps, num_stages, num_ctas, maxnreg });
+    // Triton takes `num_stages=0` and runs such loops as written, as it does with 1.
+    let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg };
+    config.validate().map_err(PyValueError::new_err)?;
+    let spec = Specialization::with_config(args, config);
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));
     let mut t = Timings::default();
     let func = py.detach(|| {

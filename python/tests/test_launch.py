@@ -1,5 +1,7 @@
 """The launch API in the interpreter: numpy arrays in, results written back into them."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -151,6 +153,21 @@ def test_amd_only_launch_options_are_refused_clearly():
         add_kernel[(1,)](x, x, out, 64, BLOCK=64, matrix_instr_nonkdim=16)
     assert np.isnan(out).all(), "nothing was launched"
     add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_launch_options_out_of_range_are_refused_before_anything_runs():
+    # As Triton refuses them when compiling: a warp count that is not a power of two, a register cap ptxas does
+    # not take. `num_stages=0` is Triton's "run the loops as written", as 1 is.
+    x = np.ones(64, dtype=np.float32)
+    out = np.full(64, np.nan, dtype=np.float32)
+    for options, message in [(dict(num_warps=3), "num_warps must be a power of two in 1..=32, got 3"),
+                             (dict(num_warps=64), "num_warps must be a power of two in 1..=32, got 64"),
+                             (dict(maxnreg=7), "maxnreg must be in 24..=256, got 7")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            add_kernel[(1,)](x, x, out, 64, BLOCK=64, **options)
+        assert np.isnan(out).all(), f"nothing was launched with {options}"
+    add_kernel[(1,)](x, x, out, 64, BLOCK=64, num_stages=0)
     np.testing.assert_array_equal(out, 2 * x)
 
 
