@@ -8,7 +8,7 @@ use tessel_tile::ops::Op;
 use tessel_tile::{ScalarType, Type};
 
 use crate::ast::{BoolOpKind, Constant, Expr, ExprKind, FStringPart, Keyword};
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::names::closest;
 use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value, py_str, repr};
 use crate::elab::{Elab, R};

@@ -28,6 +28,7 @@
 //! - Unary minus is a `neg` op (Triton computes `0 - x`, which differs only in the sign of zero).
 //! - Kernel arguments the launcher knows to be 16-divisible are marked by a `multiple_of [16]` at entry.
 
+pub mod args;
 pub mod arith;
 pub mod blocks;
 pub mod builtins;

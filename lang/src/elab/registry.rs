@@ -12,7 +12,7 @@
 
 use tessel_tile::Type;
 
-use crate::elab::builtins::{Bound, CallArgs};
+use crate::elab::args::{Bound, CallArgs};
 use crate::elab::names::closest;
 use crate::elab::value::{Builtin, Ns, Value};
 use crate::elab::{Elab, R};

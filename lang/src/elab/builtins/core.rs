@@ -6,7 +6,7 @@ use std::rc::Rc;
 use tessel_tile::ops::{LoopAttrs, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, Bound, CallArgs};
+use crate::elab::args::{Arg, Bound, CallArgs};
 use crate::elab::value::{Dtype, RangeVal, Tv, Value};
 use crate::elab::{Elab, R};
 

@@ -4,7 +4,7 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::{BinOp, Op, UnOp};
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::value::{Dtype, Tv, Value, py_str};
 use crate::elab::{Elab, R};
 use crate::span::Span;

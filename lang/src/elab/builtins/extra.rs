@@ -6,7 +6,7 @@
 use tessel_tile::ops::{Const, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;

@@ -15,7 +15,7 @@ use tessel_math::rounding::Dir;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::CallArgs;
 use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;

@@ -11,7 +11,7 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::CallArgs;
 use crate::elab::value::{Dtype, Tv};
 use crate::elab::{Elab, R};
 use crate::span::Span;

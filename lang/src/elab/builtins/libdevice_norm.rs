@@ -5,7 +5,7 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::Op;
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::CallArgs;
 use crate::elab::value::Tv;
 use crate::elab::{Elab, R};
 

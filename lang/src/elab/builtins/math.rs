@@ -4,7 +4,7 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::{BinOp, Op, UnOp};
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::CallArgs;
 use crate::elab::promote::Checking;
 use crate::elab::value::{Tv, Value};
 use crate::elab::{Elab, R};
@@ -152,7 +152,7 @@ impl<'a> Elab<'a> {
         }
     }
 
-    fn propagate_nan(&self, a: Option<&crate::elab::builtins::Arg<'a>>, fname: &str) -> R<bool> {
+    fn propagate_nan(&self, a: Option<&crate::elab::args::Arg<'a>>, fname: &str) -> R<bool> {
         match a {
             None => Ok(false),
             Some(a) => Ok(self.const_int(a, fname, "propagate_nan")? != 0),

@@ -4,7 +4,7 @@
 use tessel_tile::ops::{AtomicOp, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, Bound, CallArgs};
+use crate::elab::args::{Arg, Bound, CallArgs};
 use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;

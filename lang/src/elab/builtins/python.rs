@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::value::{Builtin, Dtype, Ns, Value, py_eq, py_str};
 use crate::elab::{Elab, R};
 use crate::span::Span;

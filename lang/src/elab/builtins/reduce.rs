@@ -4,7 +4,7 @@
 use tessel_tile::ops::{Const, InputPrecision, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::value::{Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
@@ -220,7 +220,7 @@ impl<'a> Elab<'a> {
         self.emit_with_regions(Op::Scan { axis: axis as u32, reverse }, &inputs, types, &[region], span)
     }
 
-    fn dot(&mut self, b: &crate::elab::builtins::Bound<'a>, fname: &str, span: Span) -> R<Tv> {
+    fn dot(&mut self, b: &crate::elab::args::Bound<'a>, fname: &str, span: Span) -> R<Tv> {
         let x = self.tensor_arg(b.req("input"), fname, "input")?;
         let y = self.tensor_arg(b.req("other"), fname, "other")?;
         let (sa, sb) = (x.shape().to_vec(), y.shape().to_vec());
