@@ -8,6 +8,8 @@
 //! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
 //! before a `tma_store_wait` retires the store.
 
+mod tmem;
+
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use super::compute::dot;
@@ -103,6 +105,8 @@ pub(super) struct State {
     tma_writes: Vec<BarrierWrites>,
     /// Buffers TMA stores may still read (oldest first), until a `tma_store_wait` retires them.
     tma_store_reads: VecDeque<View>,
+    /// Tensor memory and the tcgen05 MMAs in flight (`tmem`).
+    tmem: tmem::Tmem,
 }
 
 /// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
@@ -251,6 +255,7 @@ impl Program<'_> {
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
     fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), String> {
         let view = self.view(v)?;
+        self.check_tcgen05_reads(&view, &v.to_string())?;
         if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
             return Err(format!(
                 "shared-memory buffer {v} is written while asynchronous warpgroup_dot number {d} (in issue order) may \
@@ -282,6 +287,17 @@ impl Program<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A write (`what`) into `view` while a tcgen05 MMA in flight reads it is an error naming the MMA.
+    fn check_tcgen05_reads(&self, view: &View, what: &str) -> Result<(), String> {
+        match self.smem.tmem.reader_of(view) {
+            Some(mma) => Err(format!(
+                "{what} overwrites a shared-memory operand of {mma}, which may still read it (no mbarrier_wait observed \
+                 the phase of a commit tracking it)"
+            )),
+            None => Ok(()),
+        }
     }
 
     fn retire(&mut self, writes: Vec<Write>) {
@@ -404,6 +420,7 @@ impl Program<'_> {
             }
             Op::AsyncCopy => {
                 let view = self.view(ins[1])?;
+                self.check_tcgen05_reads(&view, &format!("async_copy into {}", ins[1]))?;
                 if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(format!(
                         "async_copy into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read \
@@ -590,6 +607,7 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit => self.tmem(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
             }
@@ -616,6 +634,7 @@ impl Program<'_> {
     /// done, tagged with that phase, to land at a wait that sees it.
     fn land_tma(&mut self, key: (usize, usize)) {
         let phase = self.smem.barriers[&key].phase - 1;
+        self.smem.tmem.complete(key, phase);
         for (k, done, _) in self.smem.tma_writes.iter_mut() {
             if *k == key && done.is_none() {
                 *done = Some(phase);
@@ -632,6 +651,7 @@ impl Program<'_> {
         for (_, _, writes) in landed {
             self.retire(writes);
         }
+        self.tmem_observe(key, upto);
     }
 
     /// `tma_load`, `tma_store` and `tma_store_wait`. A load's data is read at issue (the global memory a kernel
@@ -663,6 +683,7 @@ impl Program<'_> {
                     self.im2col_read(ins[0], &coords, &offsets)?
                 };
                 let view = self.view(ins[1])?;
+                self.check_tcgen05_reads(&view, &format!("{} into {}", data.op.name(), ins[1]))?;
                 if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(format!(
                         "{} into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",

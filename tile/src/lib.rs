@@ -29,6 +29,7 @@ pub mod verify;
 mod verify_checks;
 mod verify_ext;
 mod verify_smem;
+pub mod verify_tmem;
 
 pub use ir::{Func, FuncAttrs, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;

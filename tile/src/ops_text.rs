@@ -281,6 +281,11 @@ impl Op {
             }
             "memdesc_reshape" => Op::MemDescReshape,
             "memdesc_reinterpret" => Op::MemDescReinterpret,
+            "tmem_alloc" => Op::TmemAlloc,
+            "tmem_load" => Op::TmemLoad,
+            "tmem_store" => Op::TmemStore,
+            "tcgen05_mma" => Op::Tcgen05Mma,
+            "tcgen05_commit" => Op::Tcgen05Commit,
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {

@@ -1,0 +1,210 @@
+//! Typing rules of the tensor-memory ops (Blackwell): `tmem_alloc`, `tmem_load`, `tmem_store`, `tcgen05_mma` and
+//! `tcgen05_commit`, with the rules the hardware imposes: a tensor-memory buffer is 2-D and laid out by a
+//! `TensorMemoryLayout` (block M 64 or 128, block N a power of two ≤ 256); a tensor moved in or out of it is in
+//! the `32x32b` register layout of that layout (`TmemRegLayout`) over 4 or 8 warps; `tcgen05_mma` multiplies
+//! f16/bf16 operands (A in shared or tensor memory, B in NVMMA shared memory) into an f32 accumulator in tensor
+//! memory. [`crate::verify`]'s table hands these ops here, before the shared-memory rules.
+
+use tessel_layouts::{AnyLayout, SharedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
+
+use crate::ir::Func;
+use crate::ops::Op;
+use crate::types::{Elem, ScalarType, Type};
+use crate::verify_checks::counts;
+
+/// The tensor-memory buffer `t`: its shape, element type and layout.
+pub fn tmem_parts(t: &Type) -> Result<(&[u32], ScalarType, &TensorMemoryLayout), String> {
+    match t {
+        Type::MemDesc { shape, elem, layout } => match &layout.spec {
+            Some(AnyLayout::TensorMemory(l)) => Ok((shape, *elem, l)),
+            _ => Err(format!("needs a tensor-memory memdesc (laid out by a TensorMemoryLayout), got {t}")),
+        },
+        _ => Err(format!("needs a tensor-memory memdesc, got {t}")),
+    }
+}
+
+/// The register layout a warp group sees moving a tensor of `shape` and `elem` laid out by `tmem` with
+/// `tcgen05.ld/st.32x32b` over `num_warps` warps.
+pub fn reg_layout_32x32b(
+    tmem: &TensorMemoryLayout,
+    shape: &[u32],
+    elem: ScalarType,
+    num_warps: u32,
+) -> Result<tessel_layouts::LinearLayout, String> {
+    let reg = TmemRegLayout {
+        element_bitwidth: elem.bits(),
+        ..TmemRegLayout::new(tmem.clone(), TmemAccess::B32x32, num_warps)
+    };
+    tessel_layouts::DistributedLayout::TmemReg(reg).to_linear(shape).map_err(|e| e.to_string())
+}
+
+fn check_buffer(t: &Type) -> Result<(), String> {
+    let (shape, elem, l) = tmem_parts(t)?;
+    l.validate().map_err(|e| e.to_string())?;
+    if shape.len() != 2 {
+        return Err(format!("a tensor-memory buffer is 2-D, got shape {shape:?}"));
+    }
+    if l.block[1] > 256 {
+        return Err(format!("TensorMemoryLayout block N must be at most 256, got {}", l.block[1]));
+    }
+    if l.two_ctas || l.cta_split != [1, 1] {
+        return Err("tensor memory across CTAs (two_ctas, cta_split_num) is not supported yet".into());
+    }
+    if elem.bits() != 32 && elem.bits() != 16 {
+        return Err(format!("tensor memory holds 32- or 16-bit elements, got {elem}"));
+    }
+    if elem.bits() == 32 && l.col_stride != 1 {
+        return Err(format!("32-bit elements take one column each: col_stride must be 1, got {}", l.col_stride));
+    }
+    Ok(())
+}
+
+/// A tensor moved to or from the buffer `mem` has its shape, element type and, when it has a layout, the
+/// buffer's 32x32b register layout over the kernel's warps.
+fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
+    let (shape, elem, l) = tmem_parts(mem)?;
+    if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) {
+        return Err(format!("the tensor {t} does not have the shape and element type of the buffer {mem}"));
+    }
+    let Some(have) = t.layout() else { return Ok(()) };
+    let warps = f.config.num_warps;
+    if warps != 4 && warps != 8 {
+        return Err(format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}"));
+    }
+    let want = reg_layout_32x32b(l, shape, elem, warps)?;
+    if have.linear != want {
+        return Err(format!(
+            "the tensor's layout must be the 32x32b register layout of {} over {warps} warps \
+             (`get_tmem_32x32b_reg_layout`), got {}",
+            AnyLayout::TensorMemory(l.clone()),
+            crate::types::linear_spelling(&have.linear)
+        ));
+    }
+    Ok(())
+}
+
+fn check_pred(t: &Type, what: &str) -> Result<(), String> {
+    if *t != Type::scalar(ScalarType::I1) {
+        return Err(format!("`{what}` must be an i1 scalar, got {t}"));
+    }
+    Ok(())
+}
+
+fn check_barrier(t: &Type) -> Result<(), String> {
+    match t.memdesc() {
+        Some((shape, ScalarType::I64, _)) if !t.is_tmem() && shape.iter().product::<u32>() == 1 => Ok(()),
+        _ => Err(format!("an mbarrier must be a shared-memory memdesc of one i64, got {t}")),
+    }
+}
+
+/// The rules for `op` of `f` with operand types `ins` and result types `outs`.
+pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+    match op {
+        Op::TmemAlloc => {
+            counts(ins, outs, 0..=1, 1)?;
+            check_buffer(outs[0])?;
+            match ins.first() {
+                Some(t) => check_moved(f, t, outs[0]),
+                None => Ok(()),
+            }
+        }
+        Op::TmemLoad => {
+            counts(ins, outs, 1..=1, 1)?;
+            check_buffer(ins[0])?;
+            check_moved(f, outs[0], ins[0])
+        }
+        Op::TmemStore => {
+            counts(ins, outs, 2..=2, 0)?;
+            check_buffer(ins[1])?;
+            check_moved(f, ins[0], ins[1])
+        }
+        Op::Tcgen05Mma => {
+            if !outs.is_empty() {
+                return Err("tcgen05_mma has no results".into());
+            }
+            check_mma(ins)
+        }
+        Op::Tcgen05Commit => {
+            counts(ins, outs, 1..=2, 0)?;
+            check_barrier(ins[0])?;
+            match ins.get(1) {
+                Some(p) => check_pred(p, "pred"),
+                None => Ok(()),
+            }
+        }
+        _ => unreachable!("not a tensor-memory op: {}", op.name()),
+    }
+}
+
+/// `tcgen05_mma`'s operands: `a, b, acc, use_acc, pred, (barrier, predicate)...` (see [`mma_operands`]).
+pub fn check_mma(ins: &[&Type]) -> Result<(), String> {
+    if ins.len() < 5 || (ins.len() - 5) % 2 != 0 {
+        return Err(format!(
+            "expects a, b, acc, use_acc, pred and (barrier, predicate) pairs; got {} operands",
+            ins.len()
+        ));
+    }
+    check_pred(ins[3], "use_acc")?;
+    check_pred(ins[4], "pred")?;
+    for pair in ins[5..].chunks(2) {
+        check_barrier(pair[0])?;
+        check_pred(pair[1], "barrier predicate")?;
+    }
+    mma_operands(ins[0], ins[1], ins[2])
+}
+
+/// `tcgen05.mma.kind::f16`'s operands: `a` `[M, K]` in NVMMA shared memory or tensor memory, `b` `[K, N]` in NVMMA
+/// shared memory, both f16 or both bf16, `acc` `[M, N]` f32 in tensor memory with block M = M; M 64 or 128, N a
+/// multiple of 8 (M 64) or 16 (M 128) up to 256, K a multiple of 16.
+fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
+    check_buffer(acc)?;
+    let (c, c_elem, c_layout) = tmem_parts(acc)?;
+    if c_elem != ScalarType::F32 {
+        return Err(format!("the accumulator must hold f32, got {c_elem}"));
+    }
+    let nvmma = |t: &Type, what: &str| -> Result<(), String> {
+        match t.memdesc() {
+            Some((_, _, l)) if matches!(l.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))) => Ok(()),
+            _ => Err(format!("operand {what} in shared memory must be laid out by an NVMMASharedLayout, got {t}")),
+        }
+    };
+    let Some((a_shape, a_elem, _)) = a.memdesc() else {
+        return Err(format!("operand A must be a shared- or tensor-memory memdesc, got {a}"));
+    };
+    if a.is_tmem() {
+        check_buffer(a)?;
+    } else {
+        nvmma(a, "A")?;
+    }
+    let Some((b_shape, b_elem, _)) = b.memdesc() else {
+        return Err(format!("operand B must be a shared-memory memdesc, got {b}"));
+    };
+    if b.is_tmem() {
+        return Err(format!("operand B must be in shared memory, got {b}"));
+    }
+    nvmma(b, "B")?;
+    if a_shape.len() != 2 || b_shape.len() != 2 || a_shape[1] != b_shape[0] || c != [a_shape[0], b_shape[1]] {
+        return Err(format!("shapes do not form a matrix product: {a} x {b} -> {acc}"));
+    }
+    if a_elem != b_elem || !matches!(a_elem, ScalarType::F16 | ScalarType::BF16) {
+        return Err(format!("operands must both be f16 or both bf16, got {a_elem} and {b_elem}"));
+    }
+    let [m, n, k] = [a_shape[0], b_shape[1], a_shape[1]];
+    if m != 64 && m != 128 {
+        return Err(format!("M must be 64 or 128, got {m}"));
+    }
+    if c_layout.block[0] != m {
+        return Err(format!(
+            "the accumulator's TensorMemoryLayout must have block M = M = {m}, has {}",
+            c_layout.block[0]
+        ));
+    }
+    let n_step = if m == 64 { 8 } else { 16 };
+    if n % n_step != 0 || !(n_step..=256).contains(&n) {
+        return Err(format!("N must be a multiple of {n_step} in {n_step}..=256 for M = {m}, got {n}"));
+    }
+    if k % 16 != 0 {
+        return Err(format!("K must be a multiple of 16, got {k}"));
+    }
+    Ok(())
+}
