@@ -208,3 +208,24 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Tensor memory and tcgen05 exist on sm_100a only: the first tensor-memory op of a kernel for another target,
+/// with the message to report at its location.
+pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
+    if f.target == crate::target::Target::Sm100a {
+        return Ok(());
+    }
+    for o in f.all_ops() {
+        let op = &f.op(o).op;
+        if matches!(op, Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit) {
+            let what = match op {
+                Op::TmemAlloc => "tensor memory (`allocate_tensor_memory`)",
+                Op::Tcgen05Mma => "`tcgen05_mma`",
+                Op::Tcgen05Commit => "`tcgen05_commit`",
+                _ => "tensor memory",
+            };
+            return Err((o, format!("{what} needs sm_100a (Blackwell); this kernel compiles for {}", f.target)));
+        }
+    }
+    Ok(())
+}
