@@ -135,6 +135,22 @@ fn tcgen05_mma_tiles_assemble_and_agree_with_the_interpreter() {
     }
 }
 
+/// TMA copies are not simulated (the tensor maps are the driver's encoding): the ring matmul is checked by ptxas
+/// here and against float64 in the interpreter (`gluon/tests/blackwell.rs`).
+#[test]
+fn a_tma_ring_matmul_assembles_for_sm_100a() {
+    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let int = || ArgSpec::Int(I32, false);
+    let args = vec![desc(&[128, 32]), desc(&[32, 64]), ptr(F32), int(), int(), int(), c(3)];
+    let ptx = ptx_for(&source(), "tma_ring_matmul", args, Target::Sm100a).unwrap();
+    for needle in
+        ["cp.async.bulk.tensor.2d", "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit", "mbarrier.try_wait"]
+    {
+        assert!(ptx.contains(needle), "{needle}:\n{ptx}");
+    }
+    assemble("tma_ring_matmul", &ptx);
+}
+
 #[test]
 fn tcgen05_on_sm_90a_is_refused_at_the_call() {
     let err = ptx_for(&source(), "mma_tile", mma_args(128, 64, 32, false, true, true), Target::Sm90a).unwrap_err();

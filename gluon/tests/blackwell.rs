@@ -1,7 +1,7 @@
 //! Blackwell tensor memory and tcgen05 MMAs in gluon kernels (`tests/kernels/gluon_tcgen05.py`), in the
 //! interpreter: a tensor-memory round trip, tcgen05 MMA tiles (A from shared or tensor memory, `use_acc` off and
 //! on, completion through `mbarriers=` and through `tcgen05_commit`) against a float64 reference, the IR round
-//! trip, and the errors: an accumulator read or an operand overwritten before the wait, a wrong register layout.
+//! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand overwritten before the wait, a wrong register layout.
 
 mod common;
 
@@ -130,4 +130,57 @@ def wrong_layout(Y):
     assert!(err.contains("must be the 32x32b access layout of TensorMemoryLayout((128,64), 1) over 4 warps"), "{err}");
     assert!(err.contains("get_tmem_32x32b_reg_layout(128, 64, [128, 64], 4)"), "{err}");
     assert!(err.contains("t.load(gl.BlockedLayout"), "the span points at the layout argument: {err}");
+}
+
+fn desc(block: &[u32]) -> tessel_lang::elab::ArgSpec {
+    tessel_lang::elab::ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false }
+}
+
+/// Runs `tma_ring_matmul` of `src` on 200x72x168; `Err` with the interpreter's message.
+fn ring_matmul(src: &str) -> Result<(), String> {
+    let (bm, bn, bk) = (128u32, 64u32, 32u32);
+    let f =
+        elab(src, "tma_ring_matmul", vec![desc(&[bm, bk]), desc(&[bk, bn]), ptr(F32), int(), int(), int(), cint(3)]);
+    let text = f.to_string();
+    for op in ["tma_load", "tcgen05_mma", "mbarrier_wait", "tmem_load"] {
+        assert!(text.contains(op), "{op} missing:\n{text}");
+    }
+    // M, N, K not multiples of the blocks (K over several trips of the ring); rows padded to 16-byte multiples.
+    let (m, n, k) = (200usize, 72usize, 168usize);
+    let (lda, ldb) = (168usize, 72usize);
+    let mut rng = Rng::new(19);
+    let (a, b) = (rounded(F16, &rng.vec(m * lda)), rounded(F16, &rng.vec(k * ldb)));
+    let mut mem = Memory::new();
+    let (ba, bb) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b));
+    let bc = poisoned(&mut mem, "c", F32, m * n);
+    let d = |buf, rows: usize, cols: usize, ld: usize| {
+        [Arg::Buffer(buf), Arg::Int(rows as i64), Arg::Int(cols as i64), Arg::Int(ld as i64), Arg::Int(1)]
+    };
+    let mut args: Vec<Arg> = Vec::new();
+    args.extend(d(ba, m, k, lda));
+    args.extend(d(bb, k, n, ldb));
+    args.extend([Arg::Buffer(bc), Arg::Int(m as i64), Arg::Int(n as i64), Arg::Int(k as i64)]);
+    let grid = [m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32, 1];
+    tessel_interp::run(&f, &args, grid, &mut mem).map_err(|e| e.to_string())?;
+    let reference: Vec<f64> =
+        (0..m * n).map(|i| (0..k).map(|p| a[i / n * lda + p] * b[p * ldb + i % n]).sum()).collect();
+    assert_close("tcgen05 TMA ring matmul 200x72x168", &mem.read_f64(bc), &reference, 1e-6);
+    Ok(())
+}
+
+#[test]
+fn a_tma_ring_matmul_matches_a_float64_reference_on_ragged_sizes() {
+    ring_matmul(&source()).unwrap();
+}
+
+#[test]
+fn a_ring_refilled_before_its_mma_is_done_is_refused() {
+    let src = source();
+    let wait = "        if refill & (k > 0):\n            mbarrier.wait(free.index(ns), ((k - 1) // STAGES) % 2)\n";
+    assert!(src.contains(wait));
+    let err = ring_matmul(&src.replace(wait, "")).unwrap_err();
+    assert!(
+        err.contains("tma_load into") && err.contains("overwrites a shared-memory operand of the tcgen05_mma"),
+        "{err}"
+    );
 }

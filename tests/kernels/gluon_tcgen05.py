@@ -1,6 +1,7 @@
-# Blackwell tensor memory and tcgen05 MMAs, written for tessel's tests: a tensor-memory round trip, and one
-# tcgen05 MMA tile with A in shared or tensor memory, completing on an mbarrier through `mbarriers=` or
-# `tcgen05_commit`.
+# Blackwell tensor memory and tcgen05 MMAs, written for tessel's tests: a tensor-memory round trip, one tcgen05
+# MMA tile with A in shared or tensor memory, completing on an mbarrier through `mbarriers=` or `tcgen05_commit`,
+# the same with its result read or an operand overwritten too early, and a blocked matmul whose K loop runs over a
+# ring of TMA-filled buffers.
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
@@ -11,6 +12,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     get_tmem_reg_layout,
     mbarrier,
     tcgen05_commit,
+    tma,
     tcgen05_mma,
 )
 
@@ -97,3 +99,53 @@ def mma_read_too_early(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.conste
     nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
     gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
     mbarrier.wait(bar, 0)
+
+
+@gluon.jit
+def tma_ring_matmul(a_desc, b_desc, C, M, N, K, STAGES: gl.constexpr):
+    # C = A @ B, one BM x BN tile per program. Slot s of the ring has a `ready` barrier (its TMA copies landed) and
+    # a `free` barrier (the MMA that read it is done). Step k waits for its slot, issues its MMA (which arrives on
+    # the slot's `free` barrier when done), then refills the slot step k - 1 read with the copies of step
+    # k + STAGES - 1, once that MMA is done: copies run STAGES - 1 steps ahead of the tensor cores.
+    BM: gl.constexpr = a_desc.block_shape[0]
+    BK: gl.constexpr = a_desc.block_shape[1]
+    BN: gl.constexpr = b_desc.block_shape[1]
+    off_m = gl.program_id(0) * BM
+    off_n = gl.program_id(1) * BN
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    ready = mbarrier.allocate_mbarrier(batch=STAGES)
+    free = mbarrier.allocate_mbarrier(batch=STAGES)
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(free.index(s), count=1)
+    acc = allocate_tensor_memory(gl.float32, [BM, BN], TensorMemoryLayout((BM, BN), col_stride=1))
+    n_k = gl.cdiv(K, BK)
+    nbytes: gl.constexpr = a_desc.nbytes_per_cta + b_desc.nbytes_per_cta
+    for s in gl.static_range(STAGES - 1):
+        p = s < n_k
+        mbarrier.expect(ready.index(s), nbytes, pred=p)
+        tma.async_load(a_desc, [off_m, s * BK], ready.index(s), a_ring.index(s), pred=p)
+        tma.async_load(b_desc, [s * BK, off_n], ready.index(s), b_ring.index(s), pred=p)
+    for k in range(n_k):
+        slot = k % STAGES
+        mbarrier.wait(ready.index(slot), (k // STAGES) % 2)
+        tcgen05_mma(a_ring.index(slot), b_ring.index(slot), acc, use_acc=k > 0, mbarriers=[free.index(slot)])
+        nk = k + STAGES - 1
+        ns = nk % STAGES
+        refill = nk < n_k
+        if refill & (k > 0):
+            mbarrier.wait(free.index(ns), ((k - 1) // STAGES) % 2)
+        mbarrier.expect(ready.index(ns), nbytes, pred=refill)
+        tma.async_load(a_desc, [off_m, nk * BK], ready.index(ns), a_ring.index(ns), pred=refill)
+        tma.async_load(b_desc, [nk * BK, off_n], ready.index(ns), b_ring.index(ns), pred=refill)
+    last = n_k - 1
+    mbarrier.wait(free.index(last % STAGES), (last // STAGES) % 2)
+    for s in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(s))
+        mbarrier.invalidate(free.index(s))
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(BM, BN, [BM, BN], gl.num_warps())
+    rows = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, regs))
+    cols = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, regs))
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    gl.store(C + rows[:, None] * N + cols[None, :], acc.load(regs), mask=mask)
