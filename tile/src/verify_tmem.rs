@@ -229,3 +229,50 @@ pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    fn verify_err(text: &str) -> String {
+        let f = crate::parse::parse_func(text).unwrap();
+        crate::verify::verify(&f).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_tensor_memory_load_must_be_in_the_32x32b_layout() {
+        let err = verify_err(
+            "func @k() attributes {target = sm_100a, num_warps = 4} {
+  %t = tmem_alloc : memdesc<128x64xf32, TensorMemoryLayout((128,64), 1)>
+  %x = tmem_load %t : tensor<128x64xf32, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  return
+}",
+        );
+        assert!(
+            err.contains("must be the 32x32b register layout of TensorMemoryLayout((128,64), 1) over 4 warps"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn mma_shapes_and_types_follow_the_instruction() {
+        let mma = |a: &str, b: &str, acc: &str| {
+            format!(
+                "func @k() attributes {{target = sm_100a, num_warps = 4}} {{
+  %a = local_alloc : memdesc<{a}, NVMMASharedLayout(64, 16)>
+  %b = local_alloc : memdesc<{b}, NVMMASharedLayout(128, 16)>
+  %acc = tmem_alloc : memdesc<{acc}>
+  %t = constant {{value = 1}} : i1
+  tcgen05_mma %a, %b, %acc, %t, %t
+  return
+}}"
+            )
+        };
+        let err = verify_err(&mma("128x24xf16", "24x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("K must be a multiple of 16, got 24"), "{err}");
+        let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf16, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("the accumulator must hold f32"), "{err}");
+        let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
+        assert!(err.contains("block M = M = 128"), "{err}");
+        let ok = mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)");
+        crate::verify::verify(&crate::parse::parse_func(&ok).unwrap()).unwrap();
+    }
+}
