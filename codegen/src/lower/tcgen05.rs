@@ -35,6 +35,9 @@ pub(crate) struct Tmem {
     pub warp0: Reg,
 }
 
+/// Each buffer's first column, and the columns allocated.
+pub(crate) type Plan = (HashMap<ValueId, u32>, u32);
+
 /// The columns one buffer of `ty` takes (its 32-bit cells per lane).
 fn buffer_columns(f: &Func, v: ValueId) -> u32 {
     let (_, elem, layout) = f.ty(v).memdesc().expect("a tensor-memory memdesc");
@@ -43,7 +46,7 @@ fn buffer_columns(f: &Func, v: ValueId) -> u32 {
 
 /// Plans the tensor memory of `f`: `None` when it uses none. Buffers are placed one after another, largest
 /// first, each aligned to its own size; the total is rounded up to a power of two of at least 32 columns.
-pub(crate) fn plan(f: &Func) -> Result<Option<(HashMap<ValueId, u32>, u32)>, CompileError> {
+pub(crate) fn plan(f: &Func) -> Result<Option<Plan>, CompileError> {
     let allocs: Vec<ValueId> =
         f.all_ops().into_iter().filter(|&o| f.op(o).op == Op::TmemAlloc).map(|o| f.op(o).results[0]).collect();
     if allocs.is_empty() {
