@@ -177,5 +177,7 @@ def too_big(Y):
 "#;
     let err = ptx_for(src, "too_big", vec![ptr(F32)], Target::Sm100a).unwrap_err();
     assert!(err.contains("needs 768 tensor-memory columns, more than the 512 of a CTA"), "{err}");
-    assert!(err.contains("%big") && err.contains("%bigger"), "{err}");
+    assert!(err.contains("%big (memdesc<128x256xf32") && err.contains("%bigger (memdesc<128x512xf32"), "{err}");
+    // At the allocation that does not fit (buffers are placed largest first).
+    assert!(err.contains("big = allocate_tensor_memory(gl.float32, [128, 256]"), "the span: {err}");
 }

@@ -24,6 +24,7 @@ pub mod target;
 pub mod testing;
 pub mod tma;
 pub mod tma_im2col;
+pub mod tmem;
 pub mod types;
 pub mod verify;
 mod verify_checks;

@@ -209,11 +209,12 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
     Ok(())
 }
 
-/// Tensor memory and tcgen05 exist on sm_100a only: the first tensor-memory op of a kernel for another target,
-/// with the message to report at its location.
+/// Tensor memory and tcgen05 exist on sm_100a only, in at most 512 columns: the first tensor-memory op of a
+/// kernel for another target, or the allocation past the budget ([`crate::tmem::plan`]), with the message to
+/// report at its location.
 pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
     if f.target == crate::target::Target::Sm100a {
-        return Ok(());
+        return crate::tmem::plan(f).map(|_| ());
     }
     for o in f.all_ops() {
         let op = &f.op(o).op;

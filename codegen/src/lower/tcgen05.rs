@@ -3,8 +3,7 @@
 //! `tcgen05_mma` (`kind::f16`, one thread issuing, K in steps of 16) with `tcgen05_commit`.
 //!
 //! Tensor memory is 128 lanes of 512 32-bit columns; an address is `lane << 16 | column`. Each `tmem_alloc` gets
-//! its own columns (no reuse yet), the total rounded up to a power of two in [32, 512]; over 512 is an error
-//! naming the buffers. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN` moves N consecutive
+//! the columns `tessel_tile::tmem::plan` gives it. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN` moves N consecutive
 //! columns of the warp's lane per thread. The lowering reads every register's (row, column) off the register
 //! layout composed with the inverse tensor-memory layout and checks the access pattern for every thread, so a
 //! layout the instruction cannot move is an error, not wrong code. The shared-memory descriptors are wgmma's
@@ -14,7 +13,7 @@
 use std::collections::HashMap;
 
 use tessel_layouts::LinearLayout;
-use tessel_tile::ir::{Func, OpData, ValueId};
+use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::ops::Op;
 use tessel_tile::types::ScalarType;
 
@@ -22,9 +21,6 @@ use super::Lower;
 use super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, instr, mem, sym, vector};
-
-/// Tensor-memory columns of a CTA.
-pub const COLUMNS: u32 = 512;
 
 /// The kernel's tensor memory: each `tmem_alloc`'s first column, the columns allocated, and the registers
 /// holding the allocation's base address and whether this thread's warp is warp 0 (which allocates).
@@ -35,49 +31,14 @@ pub(crate) struct Tmem {
     pub warp0: Reg,
 }
 
-/// Each buffer's first column, and the columns allocated.
-pub(crate) type Plan = (HashMap<ValueId, u32>, u32);
-
-/// The columns one buffer of `ty` takes (its 32-bit cells per lane).
-fn buffer_columns(f: &Func, v: ValueId) -> u32 {
-    let (_, elem, layout) = f.ty(v).memdesc().expect("a tensor-memory memdesc");
-    (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
-}
-
-/// Plans the tensor memory of `f`: `None` when it uses none. Buffers are placed one after another, largest
-/// first, each aligned to its own size; the total is rounded up to a power of two of at least 32 columns.
-pub(crate) fn plan(f: &Func) -> Result<Option<Plan>, CompileError> {
-    let allocs: Vec<ValueId> =
-        f.all_ops().into_iter().filter(|&o| f.op(o).op == Op::TmemAlloc).map(|o| f.op(o).results[0]).collect();
-    if allocs.is_empty() {
-        return Ok(None);
-    }
-    // Largest first: each buffer aligned to its own size then packs without gaps.
-    let mut by_size = allocs.clone();
-    by_size.sort_by_key(|&v| std::cmp::Reverse(buffer_columns(f, v).next_power_of_two()));
-    let mut columns = HashMap::new();
-    let mut next = 0u32;
-    for &v in &by_size {
-        let n = buffer_columns(f, v).next_power_of_two();
-        next = next.next_multiple_of(n);
-        columns.insert(v, next);
-        next += n;
-    }
-    if next > COLUMNS {
-        let mut msg = format!("the kernel needs {next} tensor-memory columns, more than the {COLUMNS} of a CTA");
-        for &v in &allocs {
-            let name = f.value(v).name.clone().map_or_else(|| v.to_string(), |n| format!("%{n}"));
-            msg += &format!("; {name} ({}): {} columns at column {}", f.ty(v), buffer_columns(f, v), columns[&v]);
-        }
-        return Err(CompileError::new(msg));
-    }
-    Ok(Some((columns, next.next_power_of_two().max(32))))
-}
-
 /// Sets up the plan at the start of lowering (the entry code comes at the end, [`entry`], when the shared-memory
 /// size is known).
 pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
-    let Some((columns, total)) = plan(l.f)? else { return Ok(()) };
+    let Some(tessel_tile::tmem::Plan { columns, total }) =
+        tessel_tile::tmem::plan(l.f).map_err(|(_, m)| CompileError::new(m))?
+    else {
+        return Ok(());
+    };
     if l.arch != tessel_tile::Target::Sm100a {
         return Err(CompileError::new(format!("tensor memory needs sm_100a, the kernel targets {}", l.arch)));
     }
@@ -260,10 +221,16 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
             l.b.op("mov.b32", r, parts[0].1);
             r
         } else {
-            let half = |s: u32| parts.iter().find(|p| p.0 == s).map(|p| p.1);
+            // An unpacked layout (col_stride 2) leaves the high half of each cell unused: zeros there.
+            let mut half = |s: u32| match parts.iter().find(|p| p.0 == s) {
+                Some(p) => p.1,
+                None => {
+                    let z = l.b.reg(RegClass::B16);
+                    l.b.op("mov.b16", z, 0);
+                    z
+                }
+            };
             let (lo, hi) = (half(0), half(16));
-            let zero = || -> Reg { unreachable!("a packed cell has both halves") };
-            let (lo, hi) = (lo.unwrap_or_else(zero), hi.unwrap_or_else(zero));
             let r = l.b.reg(RegClass::B32);
             l.b.op("mov.b32", r, vector(&[lo, hi]));
             r
