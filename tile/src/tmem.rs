@@ -30,12 +30,8 @@ pub fn buffer_columns(f: &Func, v: ValueId) -> u32 {
 /// The plan of `f` (`None` when it has no tensor memory), or the `tmem_alloc` that does not fit with the message
 /// naming every buffer.
 pub fn plan(f: &Func) -> Result<Option<Plan>, (OpId, String)> {
-    let allocs: Vec<(OpId, ValueId)> = f
-        .all_ops()
-        .into_iter()
-        .filter(|&o| f.op(o).op == Op::TmemAlloc)
-        .map(|o| (o, f.op(o).results[0]))
-        .collect();
+    let allocs: Vec<(OpId, ValueId)> =
+        f.all_ops().into_iter().filter(|&o| f.op(o).op == Op::TmemAlloc).map(|o| (o, f.op(o).results[0])).collect();
     if allocs.is_empty() {
         return Ok(None);
     }
