@@ -104,6 +104,21 @@ fn a_tensor_memory_round_trip_assembles_and_agrees_with_the_interpreter() {
     }
 }
 
+#[test]
+fn tensor_memory_slices_agree_with_the_interpreter() {
+    let (m, n) = (128usize, 64usize);
+    let args = vec![ptr(F32), ptr(F32), c(m as i64), c(n as i64)];
+    let ptx = ptx_for(&source(), "tmem_slices", args.clone(), Target::Sm100a).unwrap();
+    assert_eq!(ptx.matches("tcgen05.ld.sync.aligned.32x32b.x32.b32").count(), 2, "{ptx}");
+    assemble("tmem_slices", &ptx);
+    let x: Vec<f64> = Rng::new(4).vec(m * n);
+    let vals = [V::Buf(F32, x.clone()), V::Out(F32, m * n)];
+    let outs = run_on(&source(), "tmem_slices", args, &opts(), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+    assert_eq!(*interp, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+}
+
 fn mma_args(m: i64, n: i64, k: i64, a_in_tmem: bool, use_acc: bool, commit: bool) -> Vec<ArgSpec> {
     vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), c(m), c(n), c(k), cb(a_in_tmem), cb(use_acc), cb(commit)]
 }

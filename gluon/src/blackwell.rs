@@ -2,7 +2,8 @@
 //! tensor cores. `TensorMemoryLayout(block, col_stride)` and `get_tmem_reg_layout` are the shared layout binder's;
 //! `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)` is the register layout of the `32x32b` access;
 //! `allocate_tensor_memory(element_ty, shape, layout, value=None)` (`tmem_alloc`) returns a tensor-memory
-//! descriptor with `load(layout)` (`tmem_load`), `store(value)` (`tmem_store`) and the attributes `shape`,
+//! descriptor with `load(layout)` (`tmem_load`), `store(value)` (`tmem_store`), `slice(start, length)` (columns,
+//! `memdesc_slice`) and the attributes `shape`,
 //! `dtype`, `layout`, `type`; `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, mbarriers=None,
 //! mbarrier_preds=None)` (`tcgen05_mma`) and `tcgen05_commit(barrier)` (`tcgen05_commit`). The module's
 //! `mbarrier`, `tma` and `fence_async_shared` are Hopper's.
@@ -47,9 +48,9 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier", commit));
 }
 
-const METHODS: &[&str] = &["load", "store"];
+const METHODS: &[&str] = &["load", "store", "slice"];
 /// Methods of Gluon's tensor-memory descriptor tessel does not have yet.
-const NOT_YET: &[&str] = &["index", "slice", "_reinterpret", "load_min", "load_max"];
+const NOT_YET: &[&str] = &["index", "_reinterpret", "load_min", "load_max"];
 const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "type"];
 
 /// `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)`: the register layout of `tcgen05.ld/st.32x32b` for a
@@ -242,6 +243,22 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
             check_moved(e, &t, &mem.ty, b.req("value").span)?;
             e.emit(Op::TmemStore, &[t, mem], vec![], span)?;
             Ok(Some(Value::None))
+        }
+        "slice" => {
+            let b = e.bind(&fname, "start, length", args)?;
+            let get = |e: &Elab<'a>, k: &str| -> R<u32> {
+                let a = b.req(k);
+                match e.const_int(a, &fname, k)? {
+                    v if (0..=u32::MAX as i128).contains(&v) => Ok(v as u32),
+                    v => Err(e.err(a.span, format!("`{k}` of `{fname}` must be a non-negative integer, got {v}"))),
+                }
+            };
+            let (start, length) = (get(e, "start")?, get(e, "length")?);
+            let (layout, _) =
+                tessel_tile::verify_tmem::slice_layout(&mem.ty, start, length).map_err(|m| e.err(span, m))?;
+            let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+            let ty = Type::MemDesc { shape: Shape::from_slice(&[shape[0], length]), elem, layout };
+            Ok(Some(Value::Tensor(e.emit1(Op::MemDescSlice { dim: 1, start }, &[mem], ty, span)?)))
         }
         _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
     }

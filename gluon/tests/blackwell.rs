@@ -36,6 +36,21 @@ fn a_tensor_memory_round_trip_gives_back_what_was_stored() {
     }
 }
 
+#[test]
+fn tensor_memory_slices_read_their_columns() {
+    let (m, n) = (128usize, 64usize);
+    let f = elab(&source(), "tmem_slices", vec![ptr(F32), ptr(F32), cint(m as i64), cint(n as i64)]);
+    let text = f.to_string();
+    assert!(text.contains("memdesc_slice {dim = 1, start = 32}"), "{text}");
+    assert!(text.contains("memdesc<128x32xf32, TensorMemoryLayout((128,32), 1)>"), "{text}");
+    let x = Rng::new(3).vec(m * n);
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let by = poisoned(&mut mem, "y", F32, m * n);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem);
+    assert_eq!(mem.read_f64(by), x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+}
+
 /// `A @ B (+ C when use_acc)` for one tile; `Err` with the interpreter's message.
 fn mma(m: usize, n: usize, k: usize, a_in_tmem: bool, use_acc: bool, commit: bool) -> Result<(), String> {
     let args = vec![

@@ -369,6 +369,7 @@ impl Program<'_> {
                 };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
+            Op::MemDescSlice { .. } if self.f.ty(ins[0]).is_tmem() => self.tmem_slice(o)?,
             Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
                 let Ok(whole) = self.view(ins[0]) else {
                     // A view of an out-of-range view stays one (the error comes at a use).

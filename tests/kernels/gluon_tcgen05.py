@@ -149,3 +149,21 @@ def tma_ring_matmul(a_desc, b_desc, C, M, N, K, STAGES: gl.constexpr):
     cols = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, regs))
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     gl.store(C + rows[:, None] * N + cols[None, :], acc.load(regs), mask=mask)
+
+
+@gluon.jit
+def tmem_slices(X, Y, M: gl.constexpr, N: gl.constexpr):
+    # Stores an M x N tile to tensor memory and reads it back as two column halves (`slice`), each in the
+    # 32x32b layout of its own shape, written to the two halves of Y.
+    t = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))
+    full: gl.constexpr = get_tmem_32x32b_reg_layout(M, N, [M, N], gl.num_warps())
+    rows = gl.arange(0, M, layout=gl.SliceLayout(1, full))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, full))
+    t.store(gl.load(X + rows[:, None] * N + cols[None, :]))
+    H: gl.constexpr = N // 2
+    half: gl.constexpr = get_tmem_32x32b_reg_layout(M, H, [M, H], gl.num_warps())
+    hr = gl.arange(0, M, layout=gl.SliceLayout(1, half))
+    hc = gl.arange(0, H, layout=gl.SliceLayout(0, half))
+    for i in gl.static_range(2):
+        part = t.slice(i * H, H).load(half)
+        gl.store(Y + hr[:, None] * N + i * H + hc[None, :], part)

@@ -97,6 +97,49 @@ fn check_barrier(t: &Type) -> Result<(), String> {
     }
 }
 
+/// The layout of `mem.slice(start, length)` (columns `start..start + length` of a tensor-memory buffer), and the
+/// columns its first element is past the buffer's: only buffers with block M 128 and packed elements (col_stride
+/// 1), whose element (i, j) sits in lane i at element slot j, slice into a layout of their own kind.
+pub fn slice_layout(
+    mem: &Type,
+    start: u32,
+    length: u32,
+) -> Result<(std::sync::Arc<crate::types::Layout>, u32), String> {
+    let (shape, elem, l) = tmem_parts(mem)?;
+    if l.block[0] != 128 || l.col_stride != 1 {
+        return Err(format!(
+            "slices of tensor memory are supported for block M 128 and col_stride 1, not {}",
+            AnyLayout::TensorMemory(l.clone())
+        ));
+    }
+    if !length.is_power_of_two() || start.checked_add(length).is_none_or(|end| end > shape[1]) {
+        return Err(format!("columns {start}..{start}+{length} are not a power-of-two slice of {mem}"));
+    }
+    if (start * elem.bits()) % 32 != 0 {
+        return Err(format!("a slice must start on a 32-bit column, {start} {elem} elements do not"));
+    }
+    let sub = TensorMemoryLayout { block: [128, l.block[1].min(length)], ..l.clone() };
+    let any = AnyLayout::TensorMemory(sub);
+    let linear = any.to_linear(&[shape[0], length]).map_err(|e| e.to_string())?;
+    Ok((std::sync::Arc::new(crate::types::Layout { spec: Some(any), linear }), start * elem.bits() / 32))
+}
+
+/// `memdesc_slice {dim = 1, start}` of a tensor-memory buffer: the layout [`slice_layout`] gives.
+pub(crate) fn check_slice(op: &Op, mem: &Type, view: &Type) -> Result<(), String> {
+    let Op::MemDescSlice { dim: 1, start } = op else {
+        return Err(format!("tensor memory has no {} view (only slices along dim 1)", op.name()));
+    };
+    let (want, _) = slice_layout(mem, *start, view.shape().get(1).copied().unwrap_or(0))?;
+    match view.memdesc() {
+        Some((shape, elem, l))
+            if shape[0] == mem.shape()[0] && Some(elem) == mem.memdesc().map(|m| m.1) && *l == *want =>
+        {
+            Ok(())
+        }
+        _ => Err(format!("{view} is not the slice of {mem} from column {start}")),
+    }
+}
+
 /// The rules for `op` of `f` with operand types `ins` and result types `outs`.
 pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
     match op {

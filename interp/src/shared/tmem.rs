@@ -65,9 +65,19 @@ impl Tmem {
 /// sits: (cell, bit shift), and the buffer's column count. An element reached by several slots (unpacked 16-bit
 /// layouts repeat none, but zero bases would) sits at the first.
 fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Vec<(usize, u32)>, usize) {
+    let cols = columns(layout, bits);
+    (place_in(layout, shape, bits, cols, 0), cols)
+}
+
+/// The 32-bit columns a buffer laid out by `layout` takes.
+fn columns(layout: &tessel_tile::Layout, bits: u32) -> usize {
+    ((layout.linear.in_dim_size("col") as usize * bits as usize).div_ceil(32)).max(1)
+}
+
+/// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it).
+fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize, col0: usize) -> Vec<(usize, u32)> {
     let layout = &layout.linear;
     let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
-    let cols = ((slots as usize * bits as usize).div_ceil(32)).max(1);
     let n = shape.iter().map(|&d| d as usize).product();
     let mut at: Vec<Option<(usize, u32)>> = vec![None; n];
     for row in 0..rows {
@@ -76,25 +86,46 @@ fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Vec<(us
             let e = idx[0] as usize * shape[1] as usize + idx[1] as usize;
             if at[e].is_none() {
                 let bit = slot as usize * bits as usize;
-                at[e] = Some((row as usize * cols + bit / 32, (bit % 32) as u32));
+                at[e] = Some((row as usize * cols + col0 + bit / 32, (bit % 32) as u32));
             }
         }
     }
-    (at.into_iter().map(|x| x.expect("a TensorMemoryLayout covers its tensor")).collect(), cols)
+    at.into_iter().map(|x| x.expect("a TensorMemoryLayout covers its tensor")).collect()
 }
 
 impl Program<'_> {
-    fn tmem_view(&self, v: ValueId) -> usize {
+    /// A tensor-memory view: its buffer, and (in `start`, `len`) its first column and the buffer's columns.
+    fn tmem_view_of(&self, v: ValueId) -> &View {
         match &self.env[v.index()] {
-            Some(Value::Smem(view)) => view.buf,
+            Some(Value::Smem(view)) => view,
             other => unreachable!("verified: {v} is a tensor-memory memdesc, found {other:?}"),
         }
+    }
+
+    fn tmem_view(&self, v: ValueId) -> usize {
+        self.tmem_view_of(v).buf
     }
 
     /// The element placement and element type of tensor-memory value `v`.
     fn tmem_place(&self, v: ValueId) -> (Vec<(usize, u32)>, ScalarType, Vec<u32>) {
         let (shape, elem, layout) = self.f.ty(v).memdesc().expect("a memdesc");
-        (placement(layout, shape, elem.bits()).0, elem, shape.to_vec())
+        let view = self.tmem_view_of(v);
+        (place_in(layout, shape, elem.bits(), view.len, view.start), elem, shape.to_vec())
+    }
+
+    /// `mem.slice(start, length)` of tensor memory: the same buffer from a later column.
+    pub(super) fn tmem_slice(&mut self, o: OpId) -> Result<(), String> {
+        let data = self.f.op(o);
+        let Op::MemDescSlice { start, .. } = data.op else { unreachable!("a slice") };
+        let (_, cols) = tessel_tile::verify_tmem::slice_layout(
+            self.f.ty(data.operands[0]),
+            start,
+            self.f.ty(data.results[0]).shape()[1],
+        )?;
+        let whole = self.tmem_view_of(data.operands[0]).clone();
+        let view = View { start: whole.start + cols as usize, ..whole };
+        self.env[data.results[0].index()] = Some(Value::Smem(view));
+        Ok(())
     }
 
     /// The tensor `v` holds, from the program's cells or (`shadow`) the tensor cores' view.
@@ -184,7 +215,8 @@ impl Program<'_> {
                 let cells = vec![junk; rows * cols];
                 self.smem.tmem.bufs.push(Some(Buf { cells: cells.clone(), shadow: cells }));
                 let b = self.smem.tmem.bufs.len() - 1;
-                self.env[r.index()] = Some(Value::Smem(View { buf: b, start: 0, len: rows * cols, mapped: None }));
+                // A tensor-memory view's `start` is its first column, `len` the buffer's columns.
+                self.env[r.index()] = Some(Value::Smem(View { buf: b, start: 0, len: cols, mapped: None }));
                 if let Some(&init) = ins.first() {
                     let t = self.tensor(init).clone();
                     self.tmem_write(r, &t)?;
