@@ -150,6 +150,44 @@ fn tcgen05_mma_tiles_assemble_and_agree_with_the_interpreter() {
     }
 }
 
+/// A K loop over a ring of shared-memory slots, each refilled once the MMA that read it arrived on its barrier:
+/// on the simulator against the interpreter, and the interpreter against float64, on ragged sizes over 2x2
+/// programs.
+#[test]
+fn a_ring_matmul_agrees_with_the_interpreter_and_float64() {
+    let (m, n, k) = (200usize, 100usize, 88usize);
+    let int = || ArgSpec::Int(I32, false);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), int(), int(), int(), c(128), c(64), c(32), c(2)];
+    let ptx = ptx_for(&source(), "ring_matmul", args.clone(), Target::Sm100a).unwrap();
+    assemble("ring_matmul", &ptx);
+    let mut rng = Rng::new(21);
+    let a: Vec<f64> = rng.vec(m * k);
+    let b: Vec<f64> = rng.vec(k * n);
+    let vals = [
+        V::Buf(F16, a.clone()),
+        V::Buf(F16, b.clone()),
+        V::Out(F32, m * n),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    let outs = run_on(&source(), "ring_matmul", args, &opts(), &vals, [2, 2, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+    let h = |x: f64| {
+        tessel::tile::eval::value::from_bits(
+            tessel::tile::eval::value::to_bits(tessel::tile::eval::value::Val::Float(x), F16),
+            F16,
+        )
+        .as_f64()
+    };
+    let reference: Vec<f64> =
+        (0..m * n).map(|i| (0..k).map(|p| h(a[i / n * k + p]) * h(b[p * n + i % n])).sum()).collect();
+    let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+    let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
+    assert!(err <= 1e-5 * scale, "max error {err} of {scale}");
+}
+
 /// TMA copies are not simulated (the tensor maps are the driver's encoding): the ring matmul is checked by ptxas
 /// here and against float64 in the interpreter (`gluon/tests/blackwell.rs`).
 #[test]

@@ -167,3 +167,43 @@ def tmem_slices(X, Y, M: gl.constexpr, N: gl.constexpr):
     for i in gl.static_range(2):
         part = t.slice(i * H, H).load(half)
         gl.store(Y + hr[:, None] * N + i * H + hc[None, :], part)
+
+
+@gluon.jit
+def ring_matmul(A, B, C, M, N, K, BM: gl.constexpr, BN: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr):
+    # C = A @ B with the K loop over a ring of STAGES shared-memory slots the threads fill with masked loads: step
+    # k waits until the MMA that last read its slot (step k - STAGES) is done, stores its tiles, and issues its
+    # MMA, which arrives on the slot's barrier when done; a final commit waits for all of them.
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    off_m = gl.program_id(0) * BM
+    off_n = gl.program_id(1) * BN
+    a_ring = gl.allocate_shared_memory(gl.float16, [STAGES, BM, BK], gl.NVMMASharedLayout.get_default_for([BM, BK], gl.float16))
+    b_ring = gl.allocate_shared_memory(gl.float16, [STAGES, BK, BN], gl.NVMMASharedLayout.get_default_for([BK, BN], gl.float16))
+    free = mbarrier.allocate_mbarrier(batch=STAGES)
+    for s in gl.static_range(STAGES):
+        mbarrier.init(free.index(s), count=1)
+    done = mbarrier.allocate_mbarrier()
+    mbarrier.init(done, count=1)
+    acc = allocate_tensor_memory(gl.float32, [BM, BN], TensorMemoryLayout((BM, BN), col_stride=1))
+    ra = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, L))
+    ka = gl.arange(0, BK, layout=gl.SliceLayout(0, L))
+    kb = gl.arange(0, BK, layout=gl.SliceLayout(1, L))
+    nb = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, L))
+    n_k = gl.cdiv(K, BK)
+    for k in range(n_k):
+        slot = k % STAGES
+        if k >= STAGES:
+            mbarrier.wait(free.index(slot), ((k - STAGES) // STAGES) % 2)
+        kk = k * BK
+        a = gl.load(A + ra[:, None] * K + (kk + ka)[None, :], mask=(ra[:, None] < M) & ((kk + ka)[None, :] < K), other=0.0)
+        b = gl.load(B + (kk + kb)[:, None] * N + nb[None, :], mask=((kk + kb)[:, None] < K) & (nb[None, :] < N), other=0.0)
+        a_ring.index(slot).store(a)
+        b_ring.index(slot).store(b)
+        fence_async_shared()
+        tcgen05_mma(a_ring.index(slot), b_ring.index(slot), acc, use_acc=k > 0, mbarriers=[free.index(slot)])
+    tcgen05_commit(done)
+    mbarrier.wait(done, 0)
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(BM, BN, [BM, BN], gl.num_warps())
+    rows = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, regs))
+    cols = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, regs))
+    gl.store(C + rows[:, None] * N + cols[None, :], acc.load(regs), mask=(rows[:, None] < M) & (cols[None, :] < N))
