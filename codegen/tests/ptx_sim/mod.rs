@@ -269,17 +269,8 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 continue;
             }
             "ret" => return c.tmem.at_exit(),
-            "tcgen05" | "mbarrier" => {
-                let r = if base == "tcgen05" {
-                    tcgen05::exec(c, &ins, &active)
-                } else {
-                    tcgen05::mbarrier(c, &ins, &active)
-                };
-                r.map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                pc += 1;
-                continue;
-            }
-            "fence" if ins.op.starts_with("fence.mbarrier_init") => {
+            "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
+                tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
                 pc += 1;
                 continue;
             }
