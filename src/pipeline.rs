@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
-use tessel_tile::layout::tma_copies::{Lowered, StoreWaits};
+use tessel_sched::tma_copies::{Lowered, StoreWaits};
 use tessel_tile::{Func, Target};
 
 use crate::error::Error;
@@ -289,7 +289,7 @@ fn run_with(
 /// loops advance become one running offset each. Verified.
 fn lower_descriptor_accesses(func: &mut Func, waits: StoreWaits, t: &mut Timings) -> Result<Lowered, Error> {
     let lowered = t
-        .time("TMA copies", || tessel_tile::layout::tma_copies::lower_tma_copies(func, waits))
+        .time("TMA copies", || tessel_sched::tma_copies::lower_tma_copies(func, waits))
         .map_err(|e| Error::Codegen(format!("internal error: lowering descriptor accesses to TMA: {e}")))?;
     tessel_tile::passes::sink_into_branches(func);
     if tessel_tile::passes::reassociate_pointer_inductions(func) {

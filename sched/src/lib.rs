@@ -1,13 +1,16 @@
-//! tessel-sched owns loop scheduling: the latency model, the CoarseSchedule (a stage and a cluster for every op
-//! of a loop body), loop expansion into prologue / steady state / drain with multi-buffered shared memory, and
-//! the partition plan of `warp_specialize` ([`warp_spec`]: warp ranges, `setmaxnreg` counts). It reads layout IR and writes layout IR; codegen runs
-//! after it.
+//! tessel-sched owns loop scheduling and the layout-IR work that follows it: the latency model, the
+//! CoarseSchedule (a stage and a cluster for every op of a loop body), loop expansion into prologue / steady
+//! state / drain with multi-buffered shared memory, the partition plan of `warp_specialize` ([`warp_spec`]: warp
+//! ranges, `setmaxnreg` counts), and the descriptor accesses the pipeliner did not take lowered to TMA copies
+//! ([`tma_copies`]). It reads layout IR and writes layout IR; codegen runs after it.
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
-//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`.
+//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`;
+//! [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
 pub mod expand;
 pub mod plan;
+pub mod tma_copies;
 pub mod warp_spec;
 
 use std::fmt::Write;

@@ -10,10 +10,10 @@
 //!
 //! This is the portable lowering (what Triton does where TMA is unavailable). On sm_90a and newer, accesses of
 //! descriptors with a tensor map whose blocks TMA can copy ([`crate::tma::usable`]: host descriptors, and those
-//! the kernel makes once per program) are left for [`super::tma_copies`] (after the software pipeliner, which
-//! issues its own TMA loads); descriptors made in loops or branches are read and written here.
+//! the kernel makes once per program) are left for `tessel_sched::tma_copies` (after the software pipeliner,
+//! which issues its own TMA loads); descriptors made in loops or branches are read and written here.
 
-use crate::ir::{Func, OpId, ValueId};
+use crate::ir::{Cursor, Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, Op};
 use crate::types::{Elem, ScalarType, Type};
 
@@ -21,7 +21,7 @@ use crate::types::{Elem, ScalarType, Type};
 /// `make_tensor_desc` ops; returns whether anything changed. Fails when a descriptor is not formed by a
 /// `make_tensor_desc` in the kernel.
 pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
-    // Accesses TMA can make stay: [`super::tma_copies`] lowers them once the pipeliner has taken its loads.
+    // Accesses TMA can make stay: `tessel_sched::tma_copies` lowers them once the pipeliner has taken its loads.
     let accesses: Vec<OpId> = f
         .all_ops()
         .into_iter()
@@ -41,35 +41,7 @@ pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
     Ok(changed)
 }
 
-/// Inserts new ops before `anchor`, in order.
-pub(crate) struct Cursor<'f> {
-    pub(crate) f: &'f mut Func,
-    pub(crate) anchor: OpId,
-}
-
 impl Cursor<'_> {
-    /// Inserts `op` before the anchor; returns the new op.
-    pub(crate) fn insert(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
-        let region = self.f.op(self.anchor).parent.expect("a linked op");
-        let loc = self.f.op(self.anchor).loc;
-        let new = self.f.append(region, op, operands, results, &[], loc);
-        let ops = &mut self.f.region_mut(region).ops;
-        ops.pop();
-        let at = ops.iter().position(|&x| x == self.anchor).expect("the anchor is in its region");
-        ops.insert(at, new);
-        new
-    }
-
-    /// Inserts a one-result op before the anchor; returns its result.
-    pub(crate) fn op(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
-        let new = self.insert(op, operands, vec![ty]);
-        self.f.op(new).results[0]
-    }
-
-    pub(crate) fn constant(&mut self, c: Const, ty: Type) -> ValueId {
-        self.op(Op::Constant(c), &[], ty)
-    }
-
     fn binary(&mut self, op: BinOp, a: ValueId, b: ValueId) -> ValueId {
         let ty = self.f.ty(a).clone();
         self.op(Op::Binary { op, propagate_nan: false }, &[a, b], ty)

@@ -28,7 +28,6 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
-pub mod tma_copies;
 
 use crate::ir::Func;
 

@@ -1,9 +1,10 @@
 //! Tensor-descriptor accesses as TMA copies (sm_90a and newer, host descriptors): the lowering of the
-//! `desc_load`s and `desc_store`s that [`super::descriptors`] left in place and the software pipeliner did not
-//! take (it issues its own TMA loads into rings). It runs after the pipeliner.
+//! `desc_load`s and `desc_store`s that layout assignment (`tessel_tile::layout::descriptors`) left in place and
+//! the software pipeliner did not take (it issues its own TMA loads into rings). It runs after the pipeliner, which
+//! takes its loads first: post-schedule work, so it lives in this crate.
 //!
 //! - A `desc_load` whose one user stages it in shared memory in the descriptor's TMA layout (a wgmma operand, see
-//!   [`super::accelerate`]) becomes a TMA load straight into that buffer.
+//!   `tessel_tile::layout::accelerate`) becomes a TMA load straight into that buffer.
 //! - Any other `desc_load` becomes a TMA load into a buffer of its own, then a `local_load` in the load's layout.
 //! - A `desc_store` becomes a `local_alloc` of the value in the TMA layout, a `tma_store`, and a `tma_store_wait`
 //!   before the buffer can be reused. Inside a loop ([`StoreWaits::Deferred`]), as in Triton's persistent
@@ -19,12 +20,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Func, OpId, ValueId};
-use crate::ops::{Const, Op};
-use crate::tma;
-use crate::types::{ScalarType, Type};
-
-use super::descriptors::Cursor;
+use tessel_tile::ir::{Cursor, Func, OpId, ValueDef, ValueId};
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::tma;
+use tessel_tile::types::{ScalarType, Type};
 
 /// When a `desc_store` in a loop waits for its TMA store to have read the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +109,7 @@ fn staging_alloc(f: &Func, v: ValueId, want: &Type) -> Option<OpId> {
         return None;
     }
     let parent = f.value(v).def;
-    let crate::ir::ValueDef::Result(def, _) = parent else { return None };
+    let ValueDef::Result(def, _) = parent else { return None };
     let region = f.op(def).parent?;
     let user = f.region(region).ops.iter().copied().find(|&x| f.op(x).operands.contains(&v))?;
     let same_layout = |t: &Type| match (t.memdesc(), want.memdesc()) {
