@@ -293,7 +293,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if let Some(bars) = bars {
         // Iteration k's copies are the (k / B)-th into buffer k mod B: they complete that barrier's phase k / B.
         let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
-        e.op(Op::MBarrierWait, &[bar, phase.expect("carried with the barriers")], vec![]);
+        e.op(Op::mbarrier_wait(), &[bar, phase.expect("carried with the barriers")], vec![]);
     }
     let mut views = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {

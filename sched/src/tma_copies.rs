@@ -135,7 +135,7 @@ fn load(f: &mut Func, o: OpId) -> Result<(), String> {
     operands.extend(coords);
     c.insert(Op::TmaLoad, &operands, vec![]);
     let phase = c.constant(Const::Int(0), Type::scalar(ScalarType::I32));
-    c.insert(Op::MBarrierWait, &[bar, phase], vec![]);
+    c.insert(Op::mbarrier_wait(), &[bar, phase], vec![]);
     c.insert(Op::MBarrierInvalidate, &[bar], vec![]);
     match staged {
         Some(a) => {

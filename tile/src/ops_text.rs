@@ -1,10 +1,9 @@
 //! The text form of ops, both ways: [`Op::name`] (from [`crate::op_facts`]'s table) and [`Op::attrs`] give an
-//! op's name and attributes as the printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting
-//! missing, mistyped and unexpected attributes.
+//! op's name and attributes as the printer writes them, [`Op::from_parts`] rebuilds the op from them (an op
+//! without attributes by the table's name, [`crate::op_facts::PLAIN`]), reporting missing, mistyped and
+//! unexpected attributes.
 
 use crate::ops::*;
-use tessel_math::bessel::bessel_n;
-use tessel_math::rounding::Dir;
 
 type Attrs = Vec<(&'static str, Attr)>;
 
@@ -149,6 +148,10 @@ impl Op {
     /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
     pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, String> {
         let mut bag = AttrBag { name, attrs, used: vec![false; attrs.len()] };
+        if let Some(op) = crate::op_facts::PLAIN.iter().find(|op| op.name() == name) {
+            bag.finish()?;
+            return Ok(op.clone());
+        }
         let op = match name {
             "constant" => match bag.take("value")? {
                 Some(Attr::Int(v)) => Op::Constant(Const::Int(v)),
@@ -163,32 +166,10 @@ impl Op {
                 let w = bag.word("pred")?;
                 Op::Cmp(CmpPred::from_word(&w).ok_or_else(|| unknown("predicate", &w, CmpPred::WORDS))?)
             }
-            "select" => Op::Select,
-            "fma" => Op::Fma,
-            "fma_rn" => Op::FmaRound(Dir::Nearest),
-            "fma_rz" => Op::FmaRound(Dir::Zero),
-            "fma_rd" => Op::FmaRound(Dir::Down),
-            "fma_ru" => Op::FmaRound(Dir::Up),
-            "cast_rn" => Op::CastRound(Dir::Nearest),
-            "cast_rz" => Op::CastRound(Dir::Zero),
-            "cast_rd" => Op::CastRound(Dir::Down),
-            "cast_ru" => Op::CastRound(Dir::Up),
-            "norm" => Op::Norm { recip: false },
-            "rnorm" => Op::Norm { recip: true },
-            "jn" => Op::BesselN(bessel_n::Kind::J),
-            "yn" => Op::BesselN(bessel_n::Kind::Y),
             "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
-            "cast" => Op::Cast,
-            "bitcast" => Op::Bitcast,
-            "addptr" => Op::AddPtr,
-            "splat" => Op::Splat,
-            "broadcast" => Op::Broadcast,
             "expand_dims" => Op::ExpandDims { axis: bag.int("axis")? as u32 },
             "reshape" => Op::Reshape { can_reorder: bag.flag("can_reorder")? },
             "permute" => Op::Permute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() },
-            "join" => Op::Join,
-            "split" => Op::Split,
-            "cat" => Op::Cat,
             "load" => Op::Load {
                 cache: bag.opt_word("cache")?,
                 evict: bag.opt_word("evict")?,
@@ -213,27 +194,13 @@ impl Op {
                 }
             }
             "warpgroup_dot_wait" => Op::WarpGroupDotWait { pending: bag.int("pending")? as u32 },
-            "memdesc_index" => Op::MemDescIndex,
-            "async_copy" => Op::AsyncCopy,
-            "async_commit_group" => Op::AsyncCommitGroup,
             "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
             "async_copy_mbarrier_arrive" => Op::AsyncCopyMBarrierArrive { arrivals: bag.int("arrivals")? as u32 },
-            "fence_async_shared" => Op::FenceAsyncShared,
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
-            "mbarrier_wait" => Op::MBarrierWait,
-            "mbarrier_invalidate" => Op::MBarrierInvalidate,
-            "tma_load" => Op::TmaLoad,
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
-            "tma_store" => Op::TmaStore,
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
-            "ring_counter_init" => Op::RingCounterInit,
-            "ring_release" => Op::RingRelease,
-            "local_alloc" => Op::LocalAlloc,
-            "local_load" => Op::LocalLoad,
-            "local_store" => Op::LocalStore,
-            "local_dealloc" => Op::LocalDealloc,
             "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
             "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },
             "for" => Op::For(LoopAttrs {
@@ -243,27 +210,17 @@ impl Op {
                 flatten: bag.flag("flatten")?,
                 disallow_acc_multi_buffer: bag.flag("disallow_acc_multi_buffer")?,
             }),
-            "if" => Op::If,
-            "while" => Op::While,
-            "yield" => Op::Yield,
-            "condition" => Op::Condition,
-            "return" => Op::Return,
-            "assume" => Op::Assume,
             "multiple_of" => Op::MultipleOf(bag.ints("values")?),
             "max_contiguous" => Op::MaxContiguous(bag.ints("values")?),
             "max_constancy" => Op::MaxConstancy(bag.ints("values")?),
             "print" => Op::Print { prefix: bag.string("prefix")?, hex: bag.flag("hex")? },
             "assert" => Op::Assert { message: bag.string("message")? },
-            "debug_barrier" => Op::DebugBarrier,
             "make_tensor_desc" => {
                 Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
             }
             "make_tensor_desc_im2col" => {
                 Op::MakeTensorDescIm2col { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
             }
-            "desc_load" => Op::DescLoad,
-            "desc_store" => Op::DescStore,
-            "convert_layout" => Op::ConvertLayout,
             "gather" => Op::Gather { axis: bag.int("axis")? as u32 },
             "histogram" => Op::Histogram { num_bins: bag.int("num_bins")? as u32 },
             "inline_asm" => Op::InlineAsm {
@@ -272,15 +229,9 @@ impl Op {
                 pure: bag.flag("pure")?,
                 pack: bag.opt_int("pack")?.unwrap_or(1) as u32,
             },
-            "globaltimer" => Op::GlobalTimer,
-            "smid" => Op::SmId,
-            "gdc_wait" => Op::GdcWait,
-            "gdc_launch_dependents" => Op::GdcLaunchDependents,
             "memdesc_permute" => {
                 Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
             }
-            "memdesc_reshape" => Op::MemDescReshape,
-            "memdesc_reinterpret" => Op::MemDescReinterpret,
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {

@@ -3,12 +3,16 @@
 //! and its wait, `async_copy` and its groups, the mbarrier ops, the TMA copies and their wait, the ring release
 //! counters; kept beside [`crate::verify`]'s table, which hands them here.
 
+use crate::op_facts::BarrierOperands;
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
 use crate::verify_checks::{counts, pointee, same};
 
 /// The rules for `op` with operand types `ins` and result types `outs`.
 pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+    if let Some(rest) = op.facts().barrier {
+        return barrier(op, rest, ins, outs);
+    }
     match op {
         Op::LocalAlloc | Op::LocalLoad | Op::LocalStore | Op::LocalDealloc => {
             let (mem, value) = match op {
@@ -146,34 +150,6 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
                 _ => Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
             }
         }
-        Op::MBarrierInit { .. }
-        | Op::MBarrierExpect { .. }
-        | Op::MBarrierArrive { .. }
-        | Op::MBarrierWait
-        | Op::MBarrierInvalidate => {
-            let n_in = match op {
-                Op::MBarrierWait => 2..=2,
-                Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } => 1..=2,
-                _ => 1..=1,
-            };
-            counts(ins, outs, n_in, 0)?;
-            match ins[0].memdesc() {
-                Some((shape, ScalarType::I64, _)) if shape == [1] => {}
-                _ => return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
-            }
-            if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = op {
-                return Err("the arrival count must be at least 1".into());
-            }
-            match ins.get(1) {
-                Some(t) if matches!(op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I32) => {
-                    Err(format!("the phase must be an i32, got {t}"))
-                }
-                Some(t) if !matches!(op, Op::MBarrierWait) && **t != Type::scalar(ScalarType::I1) => {
-                    Err(format!("the predicate must be an i1, got {t}"))
-                }
-                _ => Ok(()),
-            }
-        }
         Op::TmaLoad | Op::TmaStore => {
             let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                 return Err("the first operand must be a tensordesc".into());
@@ -241,5 +217,31 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             }
         }
         other => Err(format!("`{}` is not a shared-memory op", other.name())),
+    }
+}
+
+/// The rule of every op on an mbarrier: the barrier, then what the table says follows it.
+fn barrier(op: &Op, rest: BarrierOperands, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+    let n_in = match rest {
+        BarrierOperands::None => 1..=1,
+        BarrierOperands::Predicate => 1..=2,
+        BarrierOperands::Phase => 2..=2,
+    };
+    counts(ins, outs, n_in, 0)?;
+    match ins[0].memdesc() {
+        Some((shape, ScalarType::I64, _)) if shape == [1] => {}
+        _ => return Err(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0])),
+    }
+    if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = op {
+        return Err("the arrival count must be at least 1".into());
+    }
+    match (ins.get(1), rest) {
+        (Some(t), BarrierOperands::Phase) if **t != Type::scalar(ScalarType::I32) => {
+            Err(format!("the phase must be an i32, got {t}"))
+        }
+        (Some(t), BarrierOperands::Predicate) if **t != Type::scalar(ScalarType::I1) => {
+            Err(format!("the predicate must be an i1, got {t}"))
+        }
+        _ => Ok(()),
     }
 }

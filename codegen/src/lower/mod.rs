@@ -471,11 +471,7 @@ impl<'f> Lower<'f> {
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
             Op::AsyncCopyMBarrierArrive { arrivals } => asynchronous::copy_mbarrier_arrive(self, &data, *arrivals)?,
             Op::FenceAsyncShared => self.b.effect("fence.proxy.async.shared::cta", ()),
-            Op::MBarrierInit { .. }
-            | Op::MBarrierExpect { .. }
-            | Op::MBarrierArrive { .. }
-            | Op::MBarrierWait
-            | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
+            op if op.facts().barrier.is_some() => asynchronous::mbarrier(self, &data)?,
             // A descriptor the program makes holds its tensor map's address; a host descriptor's TMA copies reach
             // its arguments through the IR.
             Op::MakeTensorDesc { .. } if self.kernel_maps.contains(&o) => tma::make_desc(self, o, &data)?,
