@@ -13,8 +13,9 @@ use tessel_tile::ir::Func;
 fn filetests() {
     let stages = tile_stages();
     let schedule = |f: &mut Func| Ok(StageOutput::Text(tessel_sched::print(f, &tessel_sched::schedule(f))));
-    let pipeline = |f: &mut Func| tessel_sched::pipeline(f).map(|_| StageOutput::Func);
-    let tma_copies = |f: &mut Func| lower_tma_copies(f, StoreWaits::Deferred).map(|_| StageOutput::Func);
+    let pipeline = |f: &mut Func| tessel_sched::pipeline(f).map(|_| StageOutput::Func).map_err(|e| e.into());
+    let tma_copies =
+        |f: &mut Func| lower_tma_copies(f, StoreWaits::Deferred).map(|_| StageOutput::Func).map_err(|e| e.into());
     let mut table: Vec<Stage> = stages.iter().map(|(n, f)| (*n, f as &dyn Fn(&mut Func) -> _)).collect();
     table.push(("schedule", &schedule));
     table.push(("pipeline", &pipeline));

@@ -7,6 +7,63 @@ use crate::ops::*;
 
 type Attrs = Vec<(&'static str, Attr)>;
 
+/// Why a name and attributes are no op ([`Op::from_parts`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpTextError {
+    UnknownOp(String),
+    /// `op` needs attribute `key`.
+    MissingAttr {
+        op: String,
+        key: String,
+    },
+    /// Attribute `key` of `op` is not `want` (`an integer`, `a word`...).
+    AttrKind {
+        op: String,
+        key: String,
+        want: &'static str,
+        got: Attr,
+    },
+    /// `op` has no attribute `key`.
+    UnknownAttr {
+        op: String,
+        key: String,
+    },
+    /// A word attribute (`what`: predicate, atomic op, input precision) that is none of `valid`.
+    UnknownWord {
+        what: &'static str,
+        got: String,
+        valid: &'static [&'static str],
+    },
+    /// `constant` without a number.
+    ConstantValue,
+    /// A list attribute of `op` that holds a negative number.
+    Negative {
+        op: String,
+        key: String,
+        value: i64,
+    },
+}
+
+impl std::fmt::Display for OpTextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpTextError::UnknownOp(name) => write!(f, "unknown op `{name}`"),
+            OpTextError::MissingAttr { op, key } => write!(f, "`{op}` needs attribute `{key}`"),
+            OpTextError::AttrKind { op, key, want, got } => {
+                write!(f, "`{op}`: attribute `{key}` must be {want}, got `{got}`")
+            }
+            OpTextError::UnknownAttr { op, key } => write!(f, "`{op}` has no attribute `{key}`"),
+            OpTextError::UnknownWord { what, got, valid } => {
+                write!(f, "unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+            }
+            OpTextError::ConstantValue => f.write_str("`constant` needs `value = <number>`"),
+            OpTextError::Negative { op, key, value } => write!(f, "`{op}`: `{key}` has {value}"),
+        }
+    }
+}
+
+impl std::error::Error for OpTextError {}
+
 fn word(s: &str) -> Attr {
     Attr::Word(s.to_string())
 }
@@ -146,7 +203,7 @@ impl Op {
 
 impl Op {
     /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
-    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, String> {
+    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, OpTextError> {
         let mut bag = AttrBag { name, attrs, used: vec![false; attrs.len()] };
         if let Some(op) = crate::op_facts::PLAIN.iter().find(|op| op.name() == name) {
             bag.finish()?;
@@ -157,7 +214,7 @@ impl Op {
                 Some(Attr::Int(v)) => Op::Constant(Const::Int(v)),
                 Some(Attr::Float(v)) => Op::Constant(Const::Float(v)),
                 Some(Attr::Bool(b)) => Op::Constant(Const::Int(b as i64)),
-                _ => return Err("`constant` needs `value = <number>`".into()),
+                _ => return Err(OpTextError::ConstantValue),
             },
             "program_id" => Op::ProgramId(bag.int("axis")? as u32),
             "num_programs" => Op::NumPrograms(bag.int("axis")? as u32),
@@ -234,9 +291,10 @@ impl Op {
             }
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
-                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
+                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, OpTextError> {
                     let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };
-                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| format!("`{name}`: `{k}` has {x}"))).collect()
+                    let negative = |value| OpTextError::Negative { op: name.into(), key: k.into(), value };
+                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| negative(x))).collect()
                 };
                 Op::WarpSpecialize(WarpSpec {
                     worker_num_warps: ints("worker_num_warps", true)?,
@@ -251,7 +309,7 @@ impl Op {
                 } else if let Some(op) = UnOp::from_word(other) {
                     Op::Unary(op)
                 } else {
-                    return Err(format!("unknown op `{other}`"));
+                    return Err(OpTextError::UnknownOp(other.into()));
                 }
             }
         };
@@ -260,8 +318,8 @@ impl Op {
     }
 }
 
-fn unknown(what: &str, got: &str, valid: &[&str]) -> String {
-    format!("unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+fn unknown(what: &'static str, got: &str, valid: &'static [&'static str]) -> OpTextError {
+    OpTextError::UnknownWord { what, got: got.into(), valid }
 }
 
 /// Attribute lookup that reports missing, mistyped and unexpected attributes.
@@ -272,7 +330,15 @@ struct AttrBag<'a> {
 }
 
 impl AttrBag<'_> {
-    fn take(&mut self, key: &str) -> Result<Option<Attr>, String> {
+    fn missing(&self, key: &str) -> OpTextError {
+        OpTextError::MissingAttr { op: self.name.into(), key: key.into() }
+    }
+
+    fn kind(&self, key: &str, want: &'static str, got: Attr) -> OpTextError {
+        OpTextError::AttrKind { op: self.name.into(), key: key.into(), want, got }
+    }
+
+    fn take(&mut self, key: &str) -> Result<Option<Attr>, OpTextError> {
         match self.attrs.iter().position(|(k, _)| k == key) {
             Some(i) => {
                 self.used[i] = true;
@@ -282,65 +348,65 @@ impl AttrBag<'_> {
         }
     }
 
-    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, String> {
+    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, OpTextError> {
         match self.take(key)? {
             None => Ok(None),
             Some(Attr::Int(v)) => Ok(Some(v)),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be an integer, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "an integer", other)),
         }
     }
 
-    fn int(&mut self, key: &str) -> Result<i64, String> {
-        self.opt_int(key)?.ok_or_else(|| format!("`{}` needs attribute `{key}`", self.name))
+    fn int(&mut self, key: &str) -> Result<i64, OpTextError> {
+        self.opt_int(key)?.ok_or_else(|| self.missing(key))
     }
 
-    fn flag(&mut self, key: &str) -> Result<bool, String> {
+    fn flag(&mut self, key: &str) -> Result<bool, OpTextError> {
         match self.take(key)? {
             None => Ok(false),
             Some(Attr::Bool(b)) => Ok(b),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be true or false, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "true or false", other)),
         }
     }
 
-    fn opt_word(&mut self, key: &str) -> Result<String, String> {
+    fn opt_word(&mut self, key: &str) -> Result<String, OpTextError> {
         match self.take(key)? {
             None => Ok(String::new()),
             Some(Attr::Word(w)) | Some(Attr::Str(w)) => Ok(w),
             // The text form reads the words `nan` and `inf` as numbers; as word attributes they are words.
             Some(Attr::Float(f)) if f.is_nan() => Ok("nan".into()),
             Some(Attr::Float(f)) if f == f64::INFINITY => Ok("inf".into()),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a word, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "a word", other)),
         }
     }
 
-    fn word(&mut self, key: &str) -> Result<String, String> {
+    fn word(&mut self, key: &str) -> Result<String, OpTextError> {
         let w = self.opt_word(key)?;
-        if w.is_empty() { Err(format!("`{}` needs attribute `{key}`", self.name)) } else { Ok(w) }
+        if w.is_empty() { Err(self.missing(key)) } else { Ok(w) }
     }
 
-    fn string(&mut self, key: &str) -> Result<String, String> {
+    fn string(&mut self, key: &str) -> Result<String, OpTextError> {
         match self.take(key)? {
             Some(Attr::Str(s)) => Ok(s),
             None => Ok(String::new()),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a string, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "a string", other)),
         }
     }
 
-    fn ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+    fn ints(&mut self, key: &str) -> Result<Vec<i64>, OpTextError> {
         match self.take(key)? {
             Some(Attr::Ints(v)) => Ok(v),
-            None => Err(format!("`{}` needs attribute `{key}`", self.name)),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a list of integers, got `{other}`", self.name)),
+            None => Err(self.missing(key)),
+            Some(other) => Err(self.kind(key, "a list of integers", other)),
         }
     }
 
-    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, OpTextError> {
         if self.attrs.iter().any(|(k, _)| k == key) { self.ints(key) } else { Ok(Vec::new()) }
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), OpTextError> {
         match self.attrs.iter().zip(&self.used).find(|(_, u)| !**u) {
-            Some(((k, _), _)) => Err(format!("`{}` has no attribute `{k}`", self.name)),
+            Some(((k, _), _)) => Err(OpTextError::UnknownAttr { op: self.name.into(), key: k.clone() }),
             None => Ok(()),
         }
     }
