@@ -558,7 +558,8 @@ def main(argv=None):
                 data = json.load(fh)
             for f in data.get("order", []):
                 if f in data["files"]:
-                    files[f] = data["files"][f]
+                    # One call may run each side in its own process (one per GPU): merge the sides per file.
+                    files.setdefault(f, {}).update(data["files"][f])
                     if f not in order:
                         order.append(f)
             not_run += [f for f in data.get("not_run", []) if f not in files]

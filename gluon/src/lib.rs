@@ -1,6 +1,6 @@
 //! tessel-gluon owns the `gl.*` builtins of gluon mode (`@gluon.jit`): the layout classes, shared memory and its
 //! descriptor, mbarriers, `cp.async` copies and `wgmma`, with the checks against what the author wrote (shapes,
-//! dtypes, layouts), registered into tessel-lang's builtin registry ([`registry`]). They emit the same tile IR ops
+//! dtypes, layouts), registered into a copy of tessel-lang's builtin registry ([`registry`]). They emit the same tile IR ops
 //! auto mode uses (`local_alloc`, `async_copy`, `warpgroup_dot`, `mbarrier_*`), so the verifier, the interpreter
 //! and codegen are shared; this crate only elaborates.
 //!
@@ -46,12 +46,12 @@ pub const AMPERE_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.amp
 pub const HOPPER_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.hopper.mbarrier";
 pub const HOPPER_TMA: &str = "triton.experimental.gluon.language.nvidia.hopper.tma";
 
-/// Every gluon builtin, registered once.
+/// Every builtin of gluon mode, registered once: lang's ([`tessel_lang::elab::builtins::registry`], which has
+/// the `gl` module with `tl`'s names) and gluon's.
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let mut r = Registry::default();
-        r.module(GL, "gl");
+        let mut r = tessel_lang::elab::builtins::registry().clone();
         r.module(NVIDIA, "nvidia");
         r.module(AMPERE, "ampere");
         r.module(HOPPER, "hopper");

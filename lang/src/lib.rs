@@ -12,7 +12,11 @@
 //! - [`parse_module`] parses a source into an [`ast::Module`] (the private `parser` module: chumsky over the tokens);
 //! - every error is one [`Diagnostic`], rendered with ariadne by [`Diagnostic::render`];
 //! - [`ast::dump`] prints the tree (`--emit ast`) and `Display` on AST nodes prints Python source back;
-//! - [`elab::elaborate`] runs a kernel's specialization at compile time and emits verified tile IR.
+//! - [`elab::elaborate`] runs a kernel's specialization at compile time and emits verified tile IR;
+//! - every builtin a kernel calls (`tl.load`, `tl.math.exp`, `libdevice.tanh`, Python's `len`, a tensor's
+//!   `x.to(...)`, gluon's `gl.*`) is declared once in the builtin registry ([`elab::registry`]): lang registers
+//!   its own ([`elab::builtins::registry`]), a plug-in crate (gluon) adds its own to a copy, and the elaborator
+//!   finds, names, suggests and calls builtins through it alone ([`elab::lookup`], binding with [`elab::args`]).
 
 // Errors are `Diagnostic`s (message, labels, hint, notes), built once per failed compile on the cold path; boxing
 // them to shrink `Result` would buy nothing and cost an indirection at every use.

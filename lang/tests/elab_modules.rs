@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use tessel_lang::elab::builtins::registry;
 use tessel_lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
-use tessel_lang::elab::registry::Registry;
 use tessel_lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel_tile::ScalarType::*;
 
@@ -59,7 +59,7 @@ fn kernel(call: &str) -> String {
 
 fn elaborate(source: &str, set: &ModuleSet) -> Result<String, String> {
     let main = tessel_lang::parse_module(source).map_err(|d| d.render("pkg/kern.py", source))?;
-    tessel_lang::elab::elaborate_in(&main, set, "k", &spec(), Registry::empty())
+    tessel_lang::elab::elaborate_in(&main, set, "k", &spec(), registry())
         .map(|e| tessel_tile::print::print_func(&e.func))
         .map_err(|d| d.render("pkg/kern.py", source))
 }

@@ -198,7 +198,27 @@ fn gpu(device: usize) -> Result<&'static GpuState, NoGpu> {
 /// ask whether one exists (`hasattr(tl, "make_tensor_descriptor")`, as the tutorials do), not call it.
 #[pyfunction]
 fn kernel_language_names() -> Vec<&'static str> {
-    tessel::lang::elab::builtins::TL_NAMES.to_vec()
+    kernel_module_names(tessel::lang::elab::names::TL, false)
+}
+
+/// The functions the compiler registers in the kernel-language module `module` (`triton.language.math`,
+/// `triton.language.extra.libdevice`...), its own and not those it re-exports; with `prelude`, only those
+/// written in the kernel language itself (what Triton keeps in `triton.language.standard`). The host side's
+/// modules list exactly these, so a name exists on the host when a kernel can call it.
+#[pyfunction]
+#[pyo3(signature = (module, prelude=false))]
+fn kernel_module_names(module: &str, prelude: bool) -> Vec<&'static str> {
+    use tessel::lang::elab::registry::Kind;
+    let registry = tessel::lang::elab::builtins::registry();
+    registry
+        .members(module)
+        .filter(|e| match e.kind {
+            Kind::Builtin(_) => !prelude,
+            Kind::Prelude => prelude,
+            Kind::Dtype(_) => false,
+        })
+        .map(|e| e.name)
+        .collect()
 }
 
 /// Whether a GPU can be used, and the target tessel compiles for it (`sm_90a`, ...), or why not.
@@ -596,6 +616,7 @@ fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_target, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_language_names, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_module_names, m)?)?;
     m.add_class::<Compiled>()?;
     // The launch options' defaults (Triton's), for the Python side's signatures: written once, in `KernelConfig`.
     let d = pyo3::types::PyDict::new(m.py());

@@ -42,10 +42,11 @@ pub fn vec_of(rng: &mut Rng, n: usize, t: ScalarType) -> Vec<f64> {
 }
 
 /// Asserts that `run` grows near-linearly with its input: `run(make(4n))` takes less than 8 times as long as
-/// `run(make(n))` (linear growth gives 4, quadratic 16). `n` is timed as the best of 3 runs and `4n` gets up to
-/// 3 tries, so that a busy machine does not fail it. Building the input is not timed. `n` should make
-/// `run(make(n))` take some milliseconds, or fixed costs hide the growth. Such tests of one binary take turns,
-/// rather than time each other.
+/// `run(make(n))` (linear growth gives 4, quadratic 16). The two sizes are timed in turns, up to 6 rounds, each
+/// keeping its best time, until the ratio holds: a load that slows the machine for a while slows both sides
+/// of a round, and a quadratic pass stays at 16 in every round. Building the input is not timed. `n` should
+/// make `run(make(n))` take some milliseconds, or fixed costs hide the growth. Such tests of one binary take
+/// turns, rather than time each other.
 pub fn assert_near_linear<T>(what: &str, n: usize, make: impl Fn(usize) -> T, run: impl Fn(&T)) {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -54,15 +55,14 @@ pub fn assert_near_linear<T>(what: &str, n: usize, make: impl Fn(usize) -> T, ru
         run(input);
         start.elapsed()
     };
-    let input = make(n);
-    let small = (0..3).map(|_| time(&input)).min().unwrap();
-    let input = make(4 * n);
-    let mut large = time(&input);
-    for _ in 1..3 {
+    let (small_input, large_input) = (make(n), make(4 * n));
+    let (mut small, mut large) = (std::time::Duration::MAX, std::time::Duration::MAX);
+    for _ in 0..6 {
+        small = small.min(time(&small_input));
+        large = large.min(time(&large_input));
         if large < small * 8 {
             break;
         }
-        large = large.min(time(&input));
     }
     let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-9);
     eprintln!("{what}: n = {n}: {small:?}, 4n: {large:?} (x{ratio:.1})");

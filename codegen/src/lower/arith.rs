@@ -33,7 +33,7 @@ use tessel_tile::types::{Elem, ScalarType, Type};
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
 use super::fpops::Emit;
 use super::{Lower, class_of};
-use super::{cfmod, libdevice};
+use super::{cfmod, intdiv, libdevice};
 use crate::CompileError;
 use tessel_math::exp_log::own64::{exp_f64, exp2_f64, log_f64, log2_f64};
 use tessel_math::trig::sincos64::sin_cos_f64;
@@ -365,6 +365,12 @@ pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Resu
     let s = l.scalar_of(data.results[0])?;
     if let Some(fused) = contraction(l, data, op, s) {
         return fused;
+    }
+    if matches!(op, BinOp::Div | BinOp::Rem)
+        && matches!(s, I32 | U32 | I64 | U64)
+        && let Some(k) = intdiv::pow2_divisor(l, data.operands[1]).filter(|&k| k < s.bits())
+    {
+        return map_regs(l, data, |l, a| Ok(intdiv::emit(l, op, s, s.bits(), a[0], k)));
     }
     if let (Some(t), Some(w)) = (native_half(l.arch, s), half_op(op))
         && l.num_regs(l.f.ty(data.results[0]))? >= 2

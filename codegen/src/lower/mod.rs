@@ -23,6 +23,7 @@ mod dot;
 mod fmod;
 mod fpops;
 mod inline_asm;
+mod intdiv;
 mod libdevice;
 mod local;
 mod memory;

@@ -9,7 +9,7 @@ use tessel_tile::ops::Op;
 use tessel_tile::{Elem, Func, ScalarType, Type};
 
 use crate::ast::{self, Param};
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
 use crate::elab::scope::{Frame, Imports};
 use crate::elab::stmt::Flow;
 use crate::elab::value::{ClassVal, FnKind, FuncVal, Instance, Tv, Value};

@@ -8,61 +8,12 @@ use tessel_tile::ops::Op;
 use tessel_tile::{ScalarType, Type};
 
 use crate::ast::{BoolOpKind, Constant, Expr, ExprKind, FStringPart, Keyword};
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, CallArgs};
+use crate::elab::names::TL;
 use crate::elab::names::closest;
-use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value, py_str, repr};
+use crate::elab::value::{Dtype, Tv, Value, py_str, repr};
 use crate::elab::{Elab, R};
 use crate::span::Span;
-
-/// Methods of tensors, resolved to the `tl` function of the same name with the tensor as first argument.
-pub const TENSOR_METHODS: &[&str] = &[
-    "to",
-    "logical_and",
-    "logical_or",
-    "reshape",
-    "view",
-    "permute",
-    "trans",
-    "split",
-    "join",
-    "broadcast_to",
-    "expand_dims",
-    "sum",
-    "max",
-    "min",
-    "argmax",
-    "argmin",
-    "xor_sum",
-    "reduce",
-    "cumsum",
-    "cumprod",
-    "associative_scan",
-    "exp",
-    "exp2",
-    "log",
-    "log2",
-    "sqrt",
-    "sqrt_rn",
-    "rsqrt",
-    "sin",
-    "cos",
-    "abs",
-    "erf",
-    "floor",
-    "ceil",
-    "sigmoid",
-    "softmax",
-    "ravel",
-    "cast",
-    "reduce_or",
-    "fma",
-    "interleave",
-    "broadcast",
-    "flip",
-    "sort",
-    "gather",
-    "histogram",
-];
 
 /// The most expressions and statements one elaboration evaluates: compile-time loops nest (`static_range` in `static_range`, a
 /// comprehension over two ranges), and each is bounded alone; this bounds them together. A real kernel takes
@@ -519,12 +470,12 @@ impl<'a> Elab<'a> {
                 ("type", Type::Tensor { .. } | Type::Scalar(_)) => Ok(Value::Dtype(t.dtype().expect("tensor"))),
                 ("T", _) => {
                     let args = CallArgs { pos: vec![Arg::new(v.clone(), span)], kw: vec![], span };
-                    self.call_builtin(Builtin { ns: Ns::Tl, name: "trans" }, args)
+                    self.call_named(TL, "trans", args)
                 }
-                (m, _) if TENSOR_METHODS.contains(&m) => Ok(Value::Method(Rc::new((v.clone(), name.to_string())))),
+                (m, _) if self.is_tensor_method(m) => Ok(Value::Method(Rc::new((v.clone(), name.to_string())))),
                 _ => {
                     let mut e = self.err(span, format!("a tensor has no attribute `{name}`"));
-                    let candidates = TENSOR_METHODS.iter().copied().chain(["shape", "dtype", "T", "numel"]);
+                    let candidates = self.registry.method_names().chain(["shape", "dtype", "T", "numel"]);
                     if let Some(best) = closest(name, candidates) {
                         e.diag = e.diag.with_hint(format!("did you mean `.{best}`?"));
                     }
@@ -573,7 +524,7 @@ impl<'a> Elab<'a> {
                 Some(m) => Ok(Value::Func(m.clone())),
                 None => Err(self.err(span, format!("class `{}` has no method `{name}`", c.def.name.name))),
             },
-            Value::Builtin(Builtin { name: "PropagateNan", .. }) => match name {
+            Value::Builtin(b) if b.name == "PropagateNan" => match name {
                 "NONE" => Ok(Value::Int(0)),
                 "ALL" => Ok(Value::Int(0xFFFF)),
                 _ => Err(self.err(span, format!("`PropagateNan` has no member `{name}`"))),

@@ -16,7 +16,10 @@
 //!   control flow, [`jumps`] its `break`/`continue`, [`blocks`] what a block holds (read off the AST); [`call`]:
 //!   calls of user functions and aggregates;
 //! - [`promote`]: type promotion, casts and broadcasting; [`arith`]: runtime arithmetic;
-//! - [`builtins`]: `tl.*` / `gl.*` / Python builtins.
+//! - [`registry`]: the builtin registry every builtin is declared in (lang's, and a plug-in's `gl.*`);
+//!   [`lookup`]: finding and calling builtins through it; [`args`]: binding a call's arguments;
+//! - [`builtins`]: lang's builtins (`tl.*`, `tl.math.*`, libdevice, Python's), registered into
+//!   [`builtins::registry`].
 //!
 //! Where tessel knowingly differs from Triton 3.x:
 //! - `min`/`max` of compile-time values stay compile-time (Triton maps them to `tl.minimum`/`tl.maximum` and
@@ -28,6 +31,7 @@
 //! - Unary minus is a `neg` op (Triton computes `0 - x`, which differs only in the sign of zero).
 //! - Kernel arguments the launcher knows to be 16-divisible are marked by a `multiple_of [16]` at entry.
 
+pub mod args;
 pub mod arith;
 pub mod blocks;
 pub mod builtins;
@@ -35,6 +39,7 @@ pub mod call;
 pub mod expr;
 pub mod imports;
 pub mod jumps;
+pub mod lookup;
 pub mod modules;
 pub mod names;
 pub mod promote;
@@ -226,19 +231,20 @@ pub struct Elaborated {
 }
 
 /// Elaborates `kernel` of `module` for one specialization into tile IR (verified), with lang's builtins only
-/// (no `gl.*` builtins: see [`elaborate_with`]).
+/// ([`builtins::registry`]; no `gl.*` builtins: see [`elaborate_with`]).
 #[allow(clippy::result_large_err)]
 pub fn elaborate(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Func, Diagnostic> {
-    elaborate_with(module, kernel, spec, Registry::empty()).map(|e| e.func)
+    elaborate_with(module, kernel, spec, builtins::registry()).map(|e| e.func)
 }
 
 /// [`elaborate`], also returning the compile-time prints.
 #[allow(clippy::result_large_err)]
 pub fn elaborate_full(module: &ast::Module, kernel: &str, spec: &Specialization) -> Result<Elaborated, Diagnostic> {
-    elaborate_with(module, kernel, spec, Registry::empty())
+    elaborate_with(module, kernel, spec, builtins::registry())
 }
 
-/// [`elaborate_full`] with the builtins of `registry` (the gluon crate's) plugged in.
+/// [`elaborate_full`] with the builtins of `registry`: lang's and a plug-in's (the gluon crate's, which starts
+/// from [`builtins::registry`] and adds the `gl.*` builtins).
 #[allow(clippy::result_large_err)]
 pub fn elaborate_with(
     module: &ast::Module,
@@ -318,7 +324,7 @@ pub struct Elab<'a> {
     partition_warps: Option<u32>,
     /// Expressions evaluated so far (bounded by `expr::MAX_STEPS`).
     pub steps: u64,
-    /// Builtins plugged in from other crates.
+    /// Every builtin: lang's and the plug-ins' ([`registry`]).
     pub registry: &'a Registry,
     /// The parsed [`ConstValue::Expr`] arguments of the kernel, by parameter index.
     pub const_exprs: Vec<Option<&'a ast::Expr>>,

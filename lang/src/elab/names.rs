@@ -1,6 +1,42 @@
-//! Names as the elaborator compares them: a module path in its canonical spelling ([`canonical`]), the modules
-//! only AMD GPUs have ([`is_amd_path`]), and the known name closest to a mistyped one, for a did-you-mean hint
-//! ([`closest`]). Plain functions of strings: they import nothing of the elaborator.
+//! Names as the elaborator compares them: a module path in its canonical spelling ([`canonical`]), the canonical
+//! paths of the modules lang registers builtins in ([`TL`], [`LIBDEVICE`]...), the modules only AMD GPUs have
+//! ([`is_amd_path`]), and the known name closest to a mistyped one, for a did-you-mean hint ([`closest`]). Plain
+//! functions of strings: they import nothing of the elaborator.
+
+/// Python's builtins (`len`, `range`): reached by bare names, not through an import.
+pub const BUILTINS: &str = "builtins";
+/// `importlib`, for its `import_module` alone.
+pub const IMPORTLIB: &str = "importlib";
+/// `triton` (host-level: `jit`, `cdiv`, `next_power_of_2`...).
+pub const TRITON: &str = "triton";
+/// `triton.language` (`tl`; also `tessel.language`).
+pub const TL: &str = "triton.language";
+/// The methods of `tl.tensor` that are no `tl` function (`x.to(...)`): reached through a tensor, not an import.
+pub const TENSOR: &str = "triton.language.tensor";
+/// `triton.language.math` (`tl.math`).
+pub const MATH: &str = "triton.language.math";
+/// `triton.language.extra`: a package of modules only.
+pub const EXTRA: &str = "triton.language.extra";
+/// `triton.language.extra.libdevice` (and `tl.extra.cuda.libdevice`).
+pub const LIBDEVICE: &str = "triton.language.extra.libdevice";
+/// `triton.language.extra.cuda`'s own functions (`globaltimer`, `smid`...). No path reaches it: [`canonical`]
+/// makes `tl.extra.cuda` libdevice's path, and libdevice has these functions too.
+pub const CUDA: &str = "triton.language.extra.cuda";
+/// `triton.experimental`: a package of modules only.
+pub const EXPERIMENTAL: &str = "triton.experimental";
+/// `triton.experimental.gluon` (host-level: `jit`, `aggregate`...).
+pub const GLUON: &str = "triton.experimental.gluon";
+/// `triton.experimental.gluon.language` (`gl`). Its members and its submodules' run only in `@gluon.jit` kernels
+/// ([`in_gluon_language`]), but those it has from `tl` run anywhere.
+pub const GL: &str = "triton.experimental.gluon.language";
+/// `tessel` (`tessel.jit`, and `tl`'s names).
+pub const TESSEL: &str = "tessel";
+
+/// Whether `path` (canonical) is Gluon's language module or one of its submodules, whose members run only in
+/// `@gluon.jit` kernels.
+pub fn in_gluon_language(path: &str) -> bool {
+    path == GL || path.strip_prefix(GL).is_some_and(|r| r.starts_with('.'))
+}
 
 /// The canonical path of a module or module member (aliases of one module map to one name).
 pub fn canonical(path: &str) -> String {

@@ -1,40 +1,86 @@
-//! The plug-in point for builtins that live outside this crate: the gluon crate registers every `gl.*` builtin
-//! (and the modules under `triton.experimental.gluon.language`) here, and the facade passes the registry to
-//! [`crate::elab::elaborate_with`]. lang owns only the dispatch:
+//! The builtin registry: every name a kernel reaches in a module tessel knows — `tl.load`, `tl.math.exp`,
+//! `libdevice.tanh`, `tl.float16`, `tl.sum`, Python's `len`, a tensor's `x.to(...)`, gluon's `gl.BlockedLayout` —
+//! is one [`Entry`], registered once with its module's canonical path, its name and what it is ([`Kind`]): a
+//! builtin called through its [`Handler`], a dtype, or a function of lang's prelude. Everything about builtins
+//! derives from the registrations:
 //!
-//! - a module path the registry lists is importable (`from ...nvidia.hopper import mbarrier`), and its members
-//!   are [`Entry`]s, found by name (`mbarrier.init`) or as an attribute of another entry
-//!   (`gl.NVMMASharedLayout.get_default_for` is the entry `NVMMASharedLayout.get_default_for`);
-//! - a call binds the arguments to the entry's signature (with defaults: `"bar, count=1, pred=True"`) and runs
-//!   its handler; registered builtins run only in `@gluon.jit` kernels;
-//! - attributes and methods of the runtime values lang itself does not interpret (shared-memory descriptors,
-//!   tokens) and attributes of layout objects go to the registry's hooks.
+//! - name lookup ([`Registry::find`]): a module's own entries, then those of the modules it re-exports (`gl` has
+//!   `tl`'s, libdevice has `tl.math`'s); the did-you-mean candidates are the names lookup would find;
+//! - how messages name an entry ([`Registry::display`]: its module's alias and its name, `tl.load`,
+//!   `tl.math.exp` even when written `libdevice.exp`, `len` for Python's);
+//! - which names are tensor methods (entries registered with [`Registration::method`]: `x.exp()` is `tl.exp(x)`);
+//! - dispatch: a call binds the arguments to the handler's signature with [`crate::elab::args::bind`] and runs it.
+//!
+//! lang registers its own builtins (`builtins::registry`); a plug-in crate (gluon) starts from a copy of that
+//! registry and adds its modules and entries, and the facade hands the result to
+//! [`crate::elab::elaborate_with`]. The members of Gluon's language modules run only in `@gluon.jit` kernels
+//! ([`crate::elab::names::in_gluon_language`]). Attributes and methods of the runtime values lang itself does not
+//! interpret (shared-memory descriptors, tokens) and attributes of layout objects go to the registry's hooks.
+//! How the elaborator looks names up and calls entries is the `lookup` module's.
 
-use tessel_tile::Type;
+use std::collections::HashMap;
 
-use crate::elab::builtins::{Bound, CallArgs};
-use crate::elab::names::closest;
-use crate::elab::value::{Builtin, Ns, Value};
+use crate::elab::args::{Bound, CallArgs};
+use crate::elab::names::in_gluon_language;
+use crate::elab::value::{Builtin, Dtype, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
-/// What runs when a registered builtin is called.
+/// A handler that gets the arguments bound to its signature.
+pub type BoundFn = for<'a> fn(&mut Elab<'a>, Bound<'a>) -> R<Value<'a>>;
+/// A handler that gets the arguments as written, and the entry's name.
+pub type RawFn = for<'a> fn(&mut Elab<'a>, &'static str, CallArgs<'a>) -> R<Value<'a>>;
+
+/// What runs when a builtin is called.
 #[derive(Clone, Copy)]
 pub enum Handler {
-    /// The arguments bound to a signature first (see [`crate::elab::builtins::bind`] for its syntax).
-    Bound(&'static str, for<'a> fn(&mut Elab<'a>, Bound<'a>) -> R<Value<'a>>),
+    /// The arguments bound to a signature first (see [`crate::elab::args::bind`] for its syntax).
+    Bound(&'static str, BoundFn),
     /// The arguments as written, for a handler that binds them itself; it gets the entry's name.
-    Raw(for<'a> fn(&mut Elab<'a>, &'static str, CallArgs<'a>) -> R<Value<'a>>),
+    Raw(RawFn),
+    /// A class a kernel names in annotations and `isinstance` (`tl.tensor`): calling it is an error.
+    Type,
+    /// A decorator (`tl.constexpr_function`): written above a definition, not called.
+    Decorator,
+    /// A host-side name a kernel's module may mention (`triton.autotune`): calling it in a kernel is an error.
+    HostSide,
 }
 
-/// One registered builtin.
+/// What a registered name is.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    /// A builtin function or class, called through its handler.
+    Builtin(Handler),
+    /// A dtype (`tl.float16`).
+    Dtype(Dtype),
+    /// The function of lang's prelude of the same name (`tl.sum`), written in the kernel language.
+    Prelude,
+}
+
+/// One registered name.
 #[derive(Clone, Copy)]
 pub struct Entry {
     /// The canonical path of the module it is a member of.
     pub module: &'static str,
     /// Its name in the module; `Class.method` for a static method of a builtin class.
     pub name: &'static str,
-    pub handler: Handler,
+    pub kind: Kind,
+    /// Whether it runs only in `@gluon.jit` kernels (a member of Gluon's language modules).
+    pub gluon_only: bool,
+}
+
+/// A module (or a namespace no import reaches) that entries are members of.
+#[derive(Clone)]
+struct Module {
+    path: &'static str,
+    /// How messages name it: `tl`, `gl`, `mbarrier`; empty for Python's builtins (`len`).
+    alias: &'static str,
+    /// Whether an import reaches it by its path (Python's builtins and tensor methods are reached otherwise).
+    importable: bool,
+    /// The modules whose entries it has too, after its own.
+    reexports: Vec<&'static str>,
+    /// Its own entries by name.
+    members: HashMap<&'static str, u16>,
 }
 
 /// `value.name` for values the registry owns; `Ok(None)`: not one of them.
@@ -42,35 +88,82 @@ pub type AttrHook = for<'a> fn(&mut Elab<'a>, &Value<'a>, &str, Span) -> R<Optio
 /// `value.name(args)` for values the registry owns; `Ok(None)`: not one of them.
 pub type MethodHook = for<'a> fn(&mut Elab<'a>, &Value<'a>, &str, CallArgs<'a>, Span) -> R<Option<Value<'a>>>;
 
-/// The builtins other crates plug into the elaborator.
-#[derive(Default)]
+/// Every builtin the elaborator knows, by module.
+#[derive(Clone, Default)]
 pub struct Registry {
-    modules: Vec<(&'static str, &'static str)>,
+    modules: Vec<Module>,
     entries: Vec<Entry>,
+    /// The tensor methods by name.
+    methods: HashMap<&'static str, u16>,
     attr: Option<AttrHook>,
     method: Option<MethodHook>,
 }
 
-static EMPTY: Registry = Registry { modules: Vec::new(), entries: Vec::new(), attr: None, method: None };
+/// A just-registered entry, for what else it is.
+pub struct Registration<'r> {
+    registry: &'r mut Registry,
+    id: u16,
+}
+
+impl Registration<'_> {
+    /// Makes the entry a method of tensors too: `x.name(args)` calls it with `x` first.
+    pub fn method(self) {
+        let name = self.registry.entries[self.id as usize].name;
+        let old = self.registry.methods.insert(name, self.id);
+        assert!(old.is_none(), "two tensor methods are named `{name}`");
+    }
+}
 
 impl Registry {
-    /// No plug-ins: the `tl.*` surface alone.
-    pub fn empty() -> &'static Registry {
-        &EMPTY
+    /// Makes the module at canonical `path` importable; `alias` is how messages name its members (`mbarrier`).
+    /// Registering a module again keeps the first registration.
+    pub fn module(&mut self, path: &'static str, alias: &'static str) {
+        self.add_module(path, alias, true);
     }
 
-    /// Makes the module at canonical `path` importable; `alias` is how messages name its members (`mbarrier`).
-    pub fn module(&mut self, path: &'static str, alias: &'static str) {
-        if !self.modules.iter().any(|(p, _)| *p == path) {
-            self.modules.push((path, alias));
+    /// A namespace no import reaches by its path: Python's builtins, tensor methods, libdevice's `tl.extra.cuda`
+    /// functions. Its entries are found by [`Registry::find`] and through the modules that re-export it.
+    pub fn namespace(&mut self, path: &'static str, alias: &'static str) {
+        self.add_module(path, alias, false);
+    }
+
+    fn add_module(&mut self, path: &'static str, alias: &'static str, importable: bool) {
+        if self.module_at(path).is_none() {
+            let members = HashMap::new();
+            self.modules.push(Module { path, alias, importable, reexports: Vec::new(), members });
         }
     }
 
-    /// Registers `name` in `module` (which must have been registered with [`Registry::module`]).
-    pub fn add(&mut self, module: &'static str, name: &'static str, handler: Handler) {
-        assert!(self.has_module(module), "register the module `{module}` before its members");
-        assert!(self.find(module, name).is_none(), "`{module}.{name}` is registered twice");
-        self.entries.push(Entry { module, name, handler });
+    /// Gives module `into` the entries of module `from` (after its own, and those of modules re-exported
+    /// before). Both must be registered.
+    pub fn reexport(&mut self, into: &'static str, from: &'static str) {
+        assert!(self.module_at(from).is_some(), "register the module `{from}` before re-exporting it");
+        let m = self.module_at(into).unwrap_or_else(|| panic!("register the module `{into}` before its re-exports"));
+        self.modules[m].reexports.push(from);
+    }
+
+    /// Registers the builtin `name` in `module` (which must have been registered).
+    pub fn add(&mut self, module: &'static str, name: &'static str, handler: Handler) -> Registration<'_> {
+        self.add_entry(module, name, Kind::Builtin(handler))
+    }
+
+    /// Registers the dtype `d` as `module.name`.
+    pub fn dtype(&mut self, module: &'static str, name: &'static str, d: Dtype) {
+        self.add_entry(module, name, Kind::Dtype(d));
+    }
+
+    /// Registers `module.name` as the prelude's function `name`.
+    pub fn prelude(&mut self, module: &'static str, name: &'static str) -> Registration<'_> {
+        self.add_entry(module, name, Kind::Prelude)
+    }
+
+    fn add_entry(&mut self, module: &'static str, name: &'static str, kind: Kind) -> Registration<'_> {
+        let m = self.module_at(module).unwrap_or_else(|| panic!("register the module `{module}` before its members"));
+        let id = u16::try_from(self.entries.len()).expect("fewer than 65536 builtins");
+        let old = self.modules[m].members.insert(name, id);
+        assert!(old.is_none(), "`{module}.{name}` is registered twice");
+        self.entries.push(Entry { module, name, kind, gluon_only: in_gluon_language(module) });
+        Registration { registry: self, id }
     }
 
     pub fn set_attr_hook(&mut self, hook: AttrHook) {
@@ -81,30 +174,68 @@ impl Registry {
         self.method = Some(hook);
     }
 
+    fn module_at(&self, path: &str) -> Option<usize> {
+        self.modules.iter().position(|m| m.path == path)
+    }
+
+    /// Whether an import reaches the module at canonical `path`.
     pub fn has_module(&self, path: &str) -> bool {
-        self.modules.iter().any(|(p, _)| *p == path)
+        self.module_at(path).is_some_and(|m| self.modules[m].importable)
     }
 
-    /// The index of `module.name`.
-    pub fn find(&self, module: &str, name: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.module == module && e.name == name)
+    /// How messages name the module at `path` (`tl`, `mbarrier`), if it is registered.
+    pub fn alias(&self, path: &str) -> Option<&'static str> {
+        self.module_at(path).map(|m| self.modules[m].alias)
     }
 
-    pub fn entry(&self, i: usize) -> &Entry {
-        &self.entries[i]
+    /// The entry `name` of `module`: its own, else the first that a module it re-exports has.
+    pub fn find(&self, module: &str, name: &str) -> Option<u16> {
+        let m = &self.modules[self.module_at(module)?];
+        m.members.get(name).copied().or_else(|| m.reexports.iter().find_map(|r| self.find(r, name)))
     }
 
-    /// The names of `module`'s members (for "did you mean" hints).
-    pub fn names(&self, module: &str) -> impl Iterator<Item = &'static str> + '_ {
-        let module = module.to_string();
-        self.entries.iter().filter(move |e| e.module == module).map(|e| e.name)
+    pub fn entry(&self, id: u16) -> &Entry {
+        &self.entries[id as usize]
     }
 
-    /// How messages name entry `i`: `gl.allocate_shared_memory`, `mbarrier.init`.
-    pub fn display(&self, i: usize) -> String {
-        let e = &self.entries[i];
-        let alias = self.modules.iter().find(|(p, _)| *p == e.module).map_or(e.module, |(_, a)| *a);
-        format!("{alias}.{}", e.name)
+    /// Entry `id` as a value of the elaborator (for a builtin entry).
+    pub fn builtin(&self, id: u16) -> Builtin {
+        Builtin { id, name: self.entry(id).name }
+    }
+
+    /// The names [`Registry::find`] finds in `module` (for "did you mean" hints).
+    pub fn names(&self, module: &str) -> Vec<&'static str> {
+        let Some(m) = self.module_at(module) else { return Vec::new() };
+        let m = &self.modules[m];
+        let mut out: Vec<&'static str> = self.members(m.path).map(|e| e.name).collect();
+        for r in &m.reexports {
+            out.extend(self.names(r));
+        }
+        out
+    }
+
+    /// `module`'s own entries, in the order they were registered (what the host side lists as a module's names).
+    pub fn members<'r>(&'r self, module: &'r str) -> impl Iterator<Item = &'r Entry> + 'r {
+        self.entries.iter().filter(move |e| e.module == module)
+    }
+
+    /// The tensor method `name`.
+    pub fn method(&self, name: &str) -> Option<u16> {
+        self.methods.get(name).copied()
+    }
+
+    /// The names of the tensor methods (for "did you mean" hints).
+    pub fn method_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.methods.keys().copied()
+    }
+
+    /// How messages name entry `id`: `tl.load`, `mbarrier.init`, `len`.
+    pub fn display(&self, id: u16) -> String {
+        let e = self.entry(id);
+        match self.alias(e.module) {
+            Some("") | None => e.name.to_string(),
+            Some(alias) => format!("{alias}.{}", e.name),
+        }
     }
 
     pub fn attr_hook(&self) -> Option<AttrHook> {
@@ -113,102 +244,5 @@ impl Registry {
 
     pub fn method_hook(&self) -> Option<MethodHook> {
         self.method
-    }
-}
-
-impl<'a> Elab<'a> {
-    /// Whether `path` (canonical) is a module a kernel may import: lang's own or a registered one.
-    pub fn is_module(&self, path: &str) -> bool {
-        crate::elab::builtins::known_module(path).is_some() || self.registry.has_module(path)
-    }
-
-    /// `module.name` when the registry has it.
-    pub fn plugin_builtin(&self, module: &str, name: &str) -> Option<Builtin> {
-        let i = self.registry.find(module, name)?;
-        Some(Builtin { ns: Ns::Plugin(i as u16), name: self.registry.entry(i).name })
-    }
-
-    /// The error for a name a registered module does not have, with the closest one as a hint.
-    pub fn unknown_plugin_name(&self, module: &str, name: &str, span: Span) -> Box<crate::elab::ElabError> {
-        let alias = module.rsplit('.').next().unwrap_or(module);
-        let mut e = self.err(span, format!("unknown builtin `{alias}.{name}` (module `{module}`)"));
-        if let Some(best) = closest(name, self.registry.names(module)) {
-            e.diag = e.diag.with_hint(format!("did you mean `{alias}.{best}`?"));
-        }
-        e
-    }
-
-    /// Calls registry entry `i`.
-    pub fn call_plugin(&mut self, i: usize, args: CallArgs<'a>) -> R<Value<'a>> {
-        let entry = *self.registry.entry(i);
-        let fname = self.registry.display(i);
-        if !self.gluon {
-            return Err(self.err_hint(
-                args.span,
-                format!("`{fname}` is a gluon builtin: it needs a `@gluon.jit` kernel"),
-                "decorate the kernel with `@gluon.jit` (`from triton.experimental import gluon`)",
-            ));
-        }
-        match entry.handler {
-            Handler::Bound(sig, f) => {
-                let b = self.bind(&fname, sig, args)?;
-                f(self, b)
-            }
-            Handler::Raw(f) => f(self, entry.name, args),
-        }
-    }
-
-    /// Whether the registry owns `v`'s attributes and methods: shared-memory descriptors, tokens, layouts.
-    fn plugin_owned(v: &Value<'a>) -> bool {
-        match v {
-            Value::Tensor(t) => matches!(t.ty, Type::MemDesc { .. } | Type::Token),
-            Value::Layout(_) => true,
-            _ => false,
-        }
-    }
-
-    /// `v.name` through the registry: a static member of a registered class (`NVMMASharedLayout.get_default_for`),
-    /// or an attribute the attribute hook knows. `Ok(None)`: lang handles it.
-    pub fn plugin_attr(&mut self, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
-        if let Value::Builtin(Builtin { ns: Ns::Plugin(i), .. }) = v {
-            let e = *self.registry.entry(*i as usize);
-            let dotted = format!("{}.{name}", e.name);
-            return match self.plugin_builtin(e.module, &dotted) {
-                Some(b) => Ok(Some(Value::Builtin(b))),
-                None => {
-                    Err(self.err(span, format!("`{}` has no attribute `{name}`", self.registry.display(*i as usize))))
-                }
-            };
-        }
-        // Tensor descriptors are lang's, but the registry may add attributes (gluon's `desc.layout`).
-        let desc = matches!(v, Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }));
-        if !Self::plugin_owned(v) && !desc {
-            return Ok(None);
-        }
-        match self.registry.attr_hook() {
-            Some(hook) => hook(self, v, name, span),
-            None => Ok(None),
-        }
-    }
-
-    /// `recv.name(args)` when the registry owns `recv`; `Ok(None)` (with the arguments back) otherwise.
-    pub fn plugin_method(
-        &mut self,
-        recv: &Value<'a>,
-        name: &str,
-        args: CallArgs<'a>,
-        span: Span,
-    ) -> R<Result<Value<'a>, CallArgs<'a>>> {
-        if !Self::plugin_owned(recv) {
-            return Ok(Err(args));
-        }
-        let found = match self.registry.method_hook() {
-            Some(hook) => hook(self, recv, name, args, span)?,
-            None => None,
-        };
-        match found {
-            Some(v) => Ok(Ok(v)),
-            None => Err(self.err(span, format!("{} has no method `{name}`", recv.type_name()))),
-        }
     }
 }

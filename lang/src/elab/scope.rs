@@ -235,8 +235,8 @@ impl<'a> Elab<'a> {
         if let Some(v) = self.global(module, name, span)? {
             return Ok(v);
         }
-        if let Some(b) = crate::elab::builtins::python_builtin(name) {
-            return Ok(Value::Builtin(b));
+        if let Some(b) = self.python_builtin(name) {
+            return Ok(b);
         }
         let mut candidates: Vec<String> = self
             .frames

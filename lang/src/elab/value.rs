@@ -14,36 +14,11 @@ use tessel_tile::{Elem, ScalarType, Type, ValueId};
 
 use crate::ast;
 
-/// The namespace a builtin lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Ns {
-    /// Python's builtins (`range`, `len`, `min`...).
-    Py,
-    /// `triton` (host-level: `jit`, `cdiv`, `next_power_of_2`...).
-    Triton,
-    /// `triton.language` (and `tessel.language`).
-    Tl,
-    /// `triton.language.math`.
-    Math,
-    /// `triton.language.extra.libdevice`.
-    Libdevice,
-    /// `triton.experimental.gluon`.
-    Gluon,
-    /// `triton.experimental.gluon.language`.
-    Gl,
-    /// `tessel`.
-    Tessel,
-    /// Methods of tensors, dtypes, descriptors and compile-time containers.
-    Method,
-    /// Entry `i` of the elaborator's [`crate::elab::registry::Registry`] (the gluon crate's `gl.*`).
-    Plugin(u16),
-}
-
-/// A builtin function or object (the namespaces' names and how a builtin is spelled in messages, `display`, are
-/// `elab::builtins`').
+/// A builtin function or class: entry `id` of the elaborator's builtin registry (the `registry` module), whose
+/// name it carries for messages that need no registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Builtin {
-    pub ns: Ns,
+    pub id: u16,
     pub name: &'static str,
 }
 

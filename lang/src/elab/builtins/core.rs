@@ -1,321 +1,358 @@
 //! `tl` builtins that create tensors or rearrange them: `program_id`, `arange`, `full`, `zeros`, broadcasting,
-//! `expand_dims`, `reshape`, `permute`/`trans`, `join`/`split`, `cat`, `where`, casts, loop ranges and hints.
+//! `expand_dims`, `reshape`, `permute`/`trans`, `join`/`split`, `cat`, `where`, casts, loop ranges and hints;
+//! and `tl`'s types and decorators, which kernels name but do not call.
 
 use std::rc::Rc;
 
 use tessel_tile::ops::{LoopAttrs, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, Bound, CallArgs};
+use crate::elab::args::{Arg, Bound};
+use crate::elab::names::TL;
+use crate::elab::registry::{Handler, Registry};
 use crate::elab::value::{Dtype, RangeVal, Tv, Value};
 use crate::elab::{Elab, R};
 
+/// The signature of `tl.cast` and `tensor.to`.
+pub(super) const CAST_SIG: &str = "input, dtype, fp_downcast_rounding?, bitcast?";
+/// The signature of `tl.range`.
+const RANGE_SIG: &str = "arg1, arg2?, step?, num_stages?, loop_unroll_factor?, disallow_acc_multi_buffer?, \
+                         flatten?, warp_specialize?, disable_licm?";
+/// The signature of `tl.static_range` and Python's `range`.
+pub(super) const STATIC_RANGE_SIG: &str = "arg1, arg2?, step?";
+
+pub(super) fn register(r: &mut Registry) {
+    r.add(TL, "program_id", Handler::Bound("axis?", |e, b| e.program_id(b, false)));
+    r.add(TL, "num_programs", Handler::Bound("axis?", |e, b| e.program_id(b, true)));
+    r.add(TL, "arange", Handler::Bound("start, end, layout?", |e, b| e.arange(b)));
+    r.add(TL, "full", Handler::Bound("shape, value, dtype?, layout?", |e, b| e.full_builtin(b, true)));
+    r.add(TL, "zeros", Handler::Bound("shape, dtype?, layout?", |e, b| e.full_builtin(b, false)));
+    r.add(TL, "zeros_like", Handler::Bound("input, dtype?, layout?", |e, b| e.full_like(b, false)));
+    r.add(TL, "full_like", Handler::Bound("input, value, dtype?, layout?", |e, b| e.full_like(b, true)));
+    r.add(TL, "splat", Handler::Bound("input, *shape", |e, b| e.splat(b)));
+    r.add(TL, "broadcast", Handler::Bound("input, other", |e, b| e.broadcast_builtin(b))).method();
+    r.add(TL, "broadcast_to", Handler::Bound("input, *shape", |e, b| e.broadcast_to_builtin(b))).method();
+    r.add(TL, "expand_dims", Handler::Bound("input, axis", |e, b| e.expand_dims_builtin(b))).method();
+    r.add(TL, "reshape", Handler::Bound("input, *shape, can_reorder?", |e, b| e.reshape_builtin(b, false))).method();
+    r.add(TL, "view", Handler::Bound("input, *shape, can_reorder?", |e, b| e.reshape_builtin(b, true))).method();
+    r.add(TL, "permute", Handler::Bound("input, *dims", |e, b| e.permute_builtin(b, false))).method();
+    r.add(TL, "trans", Handler::Bound("input, *dims", |e, b| e.permute_builtin(b, true))).method();
+    r.add(TL, "join", Handler::Bound("a, b", |e, b| e.join(b))).method();
+    r.add(TL, "split", Handler::Bound("a", |e, b| e.split(b))).method();
+    r.add(TL, "cat", Handler::Bound("input, other, can_reorder?", |e, b| e.cat(b)));
+    r.add(
+        TL,
+        "where",
+        Handler::Bound("condition, x, y", |e, b| {
+            let (c, x, y) = (&b.req("condition").value, &b.req("x").value, &b.req("y").value);
+            Ok(Value::Tensor(e.where_(c, x, y, b.span)?))
+        }),
+    );
+    r.add(TL, "cast", Handler::Bound(CAST_SIG, |e, b| e.cast_builtin(b))).method();
+    r.add(TL, "to_tensor", Handler::Bound("x", |e, b| Ok(Value::Tensor(e.tensor_arg(b.req("x"), &b.fname, "x")?))));
+    r.add(TL, "multiple_of", Handler::Bound("input, values", |e, b| e.hint(b, Op::MultipleOf)));
+    r.add(TL, "max_contiguous", Handler::Bound("input, values", |e, b| e.hint(b, Op::MaxContiguous)));
+    r.add(TL, "max_constancy", Handler::Bound("input, values", |e, b| e.hint(b, Op::MaxConstancy)));
+    r.add(TL, "assume", Handler::Bound("cond", |e, b| e.assume(b)));
+    r.add(
+        TL,
+        "debug_barrier",
+        Handler::Bound("", |e, b| {
+            e.emit(Op::DebugBarrier, &[], vec![], b.span)?;
+            Ok(Value::None)
+        }),
+    );
+    r.add(TL, "range", Handler::Bound(RANGE_SIG, |e, b| e.range_value(false, false, b).map(Value::Range)));
+    r.add(TL, "static_range", Handler::Bound(STATIC_RANGE_SIG, |e, b| e.range_value(true, false, b).map(Value::Range)));
+    r.add(
+        TL,
+        "constexpr",
+        Handler::Bound("value", |e, b| {
+            let v = b.req("value");
+            if v.value.has_runtime() {
+                return Err(e.not_constexpr(v, &b.fname, "value", &v.value.type_name()));
+            }
+            Ok(v.value.clone())
+        }),
+    );
+    r.add(
+        TL,
+        "pointer_type",
+        Handler::Bound("element_ty, address_space?, const?", |e, b| {
+            match e.dtype_arg(b.req("element_ty"), &b.fname, "element_ty")? {
+                Dtype::Scalar(s) => Ok(Value::Dtype(Dtype::Ptr(s))),
+                other => Err(e.err(b.span, format!("pointers to {other} are not supported"))),
+            }
+        }),
+    );
+    r.add(
+        TL,
+        "tuple",
+        Handler::Bound("args?", |e, b| match b.opt("args") {
+            None => Ok(Value::tuple(vec![])),
+            Some(a) => {
+                let items = e.iterate(&a.value.clone(), a.span)?;
+                Ok(Value::tuple(items))
+            }
+        }),
+    );
+    for name in ["tensor", "tensor_descriptor", "dtype", "PropagateNan"] {
+        r.add(TL, name, Handler::Type);
+    }
+    for name in ["constexpr_function", "aggregate", "_aggregate", "jit"] {
+        r.add(TL, name, Handler::Decorator);
+    }
+}
+
 impl<'a> Elab<'a> {
-    pub fn call_core(&mut self, name: &'static str, fname: &str, args: CallArgs<'a>) -> R<Value<'a>> {
-        let span = args.span;
-        match name {
-            "program_id" | "num_programs" => {
-                let b = self.bind(fname, "axis?", args)?;
-                let axis = match b.opt("axis") {
-                    Some(a) => self.const_int(a, fname, "axis")?,
-                    None => 0,
-                };
-                if !(0..3).contains(&axis) {
-                    return Err(
-                        self.err(b.opt("axis").unwrap().span, format!("`{fname}` axis must be 0, 1 or 2, got {axis}"))
-                    );
+    /// `tl.program_id(axis)`, `tl.num_programs(axis)`.
+    fn program_id(&mut self, b: Bound<'a>, num: bool) -> R<Value<'a>> {
+        let axis = match b.opt("axis") {
+            Some(a) => self.const_int(a, &b.fname, "axis")?,
+            None => 0,
+        };
+        if !(0..3).contains(&axis) {
+            let span = b.opt("axis").unwrap().span;
+            return Err(self.err(span, format!("`{}` axis must be 0, 1 or 2, got {axis}", b.fname)));
+        }
+        let op = if num { Op::NumPrograms(axis as u32) } else { Op::ProgramId(axis as u32) };
+        Ok(Value::Tensor(self.emit1(op, &[], Type::scalar(ScalarType::I32), b.span)?))
+    }
+
+    fn arange(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let start = self.const_int(b.req("start"), fname, "start")?;
+        let end = self.const_int(b.req("end"), fname, "end")?;
+        let bound = (i32::MIN as i128)..=(i32::MAX as i128);
+        if !bound.contains(&start) || !bound.contains(&end) {
+            return Err(self.err(span, format!("`{fname}` bounds must fit in int32, got {start} and {end}")));
+        }
+        if end <= start {
+            return Err(self.err(span, format!("`{fname}` needs end > start, got start={start}, end={end}")));
+        }
+        let n = end - start;
+        let end_arg = b.req("end");
+        let label = match end_arg.expr {
+            Some(e) if start == 0 && e.as_name().is_some() => e.to_string(),
+            _ if start == 0 => "the arange size".to_string(),
+            _ => "the arange range (end - start)".to_string(),
+        };
+        let label_span = if start == 0 { end_arg.span } else { span };
+        self.check_pow2(n, &label, label_span)?;
+        let layout = self.layout_kwarg(&b, &[n as u32])?;
+        let ty = Type::Tensor { shape: [n as u32].as_slice().into(), elem: Elem::Scalar(ScalarType::I32), layout };
+        Ok(Value::Tensor(self.emit1(Op::Arange { start: start as i32, end: end as i32 }, &[], ty, span)?))
+    }
+
+    /// `tl.full(shape, value, ...)`, or `tl.zeros(shape, ...)` (`value` 0).
+    fn full_builtin(&mut self, b: Bound<'a>, full: bool) -> R<Value<'a>> {
+        let fname = &b.fname;
+        let shape = self.shape_arg(b.req("shape"), fname)?;
+        let value = if full { b.req("value").value.clone() } else { Value::Int(0) };
+        let dtype = match b.opt("dtype") {
+            Some(d) => Some(self.dtype_arg(d, fname, "dtype")?),
+            None => None,
+        };
+        let layout = self.layout_kwarg(&b, &shape)?;
+        self.full(&shape, &value, dtype, layout, b.span).map(Value::Tensor)
+    }
+
+    /// `tl.full_like(input, value, ...)`, or `tl.zeros_like(input, ...)` (`value` 0).
+    fn full_like(&mut self, b: Bound<'a>, full: bool) -> R<Value<'a>> {
+        let fname = &b.fname;
+        let input = self.tensor_arg(b.req("input"), fname, "input")?;
+        let dtype = match b.opt("dtype") {
+            Some(d) => self.dtype_arg(d, fname, "dtype")?,
+            None => input.dtype().expect("tensor"),
+        };
+        let value = if full { b.req("value").value.clone() } else { Value::Int(0) };
+        let layout = match b.opt("layout") {
+            Some(_) => self.layout_kwarg(&b, input.shape())?,
+            None => input.ty.layout().map(|l| std::sync::Arc::new(l.clone())),
+        };
+        let shape = input.shape().to_vec();
+        self.full(&shape, &value, Some(dtype), layout, b.span).map(Value::Tensor)
+    }
+
+    fn splat(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        if x.is_block() {
+            return Err(self.err(b.req("input").span, format!("`{}` needs a scalar, got {}", b.fname, x.ty)));
+        }
+        let shape = self.varargs_shape(&b, &b.fname, true)?;
+        Ok(Value::Tensor(self.broadcast_to(x, &shape, b.span)?))
+    }
+
+    fn broadcast_builtin(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        let y = self.tensor_arg(b.req("other"), &b.fname, "other")?;
+        let (x, y) = self.broadcast_pair(x, y, b.span)?;
+        Ok(Value::tuple(vec![Value::Tensor(x), Value::Tensor(y)]))
+    }
+
+    fn broadcast_to_builtin(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        let shape = self.varargs_shape(&b, &b.fname, true)?;
+        Ok(Value::Tensor(self.broadcast_to(x, &shape, b.span)?))
+    }
+
+    fn expand_dims_builtin(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        let axes = self.int_list(b.req("axis"), &b.fname, "axis")?;
+        let new_rank = (x.shape().len() + axes.len()) as i128;
+        let mut norm = Vec::new();
+        for a in axes {
+            let n = if a < 0 { a + new_rank } else { a };
+            if !(0..new_rank).contains(&n) {
+                return Err(
+                    self.err(b.req("axis").span, format!("axis {a} is out of range for a result of rank {new_rank}"))
+                );
+            }
+            if norm.contains(&n) {
+                return Err(self.err(b.req("axis").span, format!("axis {a} given twice")));
+            }
+            norm.push(n);
+        }
+        norm.sort_unstable();
+        let mut t = x;
+        for a in norm {
+            t = self.expand_dims(t, a as usize, b.span)?;
+        }
+        Ok(Value::Tensor(t))
+    }
+
+    /// `tl.reshape`, or `tl.view` (which may reorder elements unless told otherwise).
+    fn reshape_builtin(&mut self, b: Bound<'a>, view: bool) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        let shape = self.varargs_shape(&b, &b.fname, true)?;
+        let can_reorder = match b.opt("can_reorder") {
+            Some(a) => self.const_bool(a, &b.fname, "can_reorder")?,
+            None => view,
+        };
+        self.reshape(x, &shape, can_reorder, b.span).map(Value::Tensor)
+    }
+
+    /// `tl.permute`, or `tl.trans` (which swaps the two dims of a matrix when given no dims).
+    fn permute_builtin(&mut self, b: Bound<'a>, trans: bool) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("input"), &b.fname, "input")?;
+        let mut dims = self.varargs_ints(&b, &b.fname, "dims")?;
+        if dims.is_empty() && trans {
+            dims = vec![1, 0];
+        }
+        self.permute(x, &dims, b.span).map(Value::Tensor)
+    }
+
+    fn join(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("a"), fname, "a")?;
+        let y = self.tensor_arg(b.req("b"), fname, "b")?;
+        let (x, y) = self.broadcast_pair(x, y, span)?;
+        if x.ty != y.ty {
+            return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));
+        }
+        if !x.is_block() {
+            return Err(self.err(span, format!("`{fname}` needs tensors, got scalars of type {}", x.ty)));
+        }
+        let mut shape = x.shape().to_vec();
+        shape.push(2);
+        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+        Ok(Value::Tensor(self.emit1(Op::Join, &[x, y], ty, span)?))
+    }
+
+    fn split(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("a"), fname, "a")?;
+        if x.shape().last() != Some(&2) {
+            return Err(self.err(span, format!("`{fname}` needs a tensor whose last dim is 2, got {}", x.ty)));
+        }
+        let shape = &x.shape()[..x.shape().len() - 1];
+        // In gluon mode the halves are the last dim's register bit apart (Triton requires the same).
+        let layout = match x.ty.layout() {
+            Some(l) => Some(spelled(tessel_tile::layout::rules::split(l).ok_or_else(|| {
+                self.err_hint(
+                    span,
+                    format!("cannot split {}: its last dim is not held in one thread's registers", x.ty),
+                    "convert it first to a layout whose last register bit spans the last dim",
+                )
+            })?)),
+            None => None,
+        };
+        let ty = self.block_ty(shape, x.elem().unwrap(), layout.as_ref(), span)?;
+        let out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
+        Ok(Value::tuple(out.into_iter().map(Value::Tensor).collect()))
+    }
+
+    fn cat(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("input"), fname, "input")?;
+        let y = self.tensor_arg(b.req("other"), fname, "other")?;
+        let can_reorder = match b.opt("can_reorder") {
+            Some(a) => self.const_bool(a, fname, "can_reorder")?,
+            None => false,
+        };
+        if !can_reorder {
+            return Err(self.err_hint(
+                span,
+                format!("`{fname}` may reorder elements; pass `can_reorder=True`"),
+                "Triton's cat only guarantees the set of elements; tessel concatenates along dim 0",
+            ));
+        }
+        if x.ty != y.ty || !x.is_block() {
+            return Err(self.err(span, format!("`{fname}` needs two tensors of one type, got {} and {}", x.ty, y.ty)));
+        }
+        let mut shape = x.shape().to_vec();
+        shape[0] *= 2;
+        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+        Ok(Value::Tensor(self.emit1(Op::Cat, &[x, y], ty, span)?))
+    }
+
+    /// `tl.cast(input, dtype, ...)` and `x.to(dtype, ...)`, bound to [`CAST_SIG`].
+    pub(super) fn cast_builtin(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("input"), fname, "input")?;
+        let d = self.dtype_arg(b.req("dtype"), fname, "dtype")?;
+        let bitcast = match b.opt("bitcast") {
+            Some(a) => self.const_bool(a, fname, "bitcast")?,
+            None => false,
+        };
+        if let Some(r) = b.opt("fp_downcast_rounding") {
+            let mode = self.const_str(r, fname, "fp_downcast_rounding")?;
+            if mode != "rtne" {
+                return Err(self.err(r.span, format!("fp_downcast_rounding `{mode}` is not supported (only `rtne`)")));
+            }
+        }
+        let t = if bitcast { self.bitcast(x, d, span)? } else { self.cast(x, d, span)? };
+        Ok(Value::Tensor(t))
+    }
+
+    /// `tl.multiple_of`, `tl.max_contiguous`, `tl.max_constancy`: the hint `op` of one value per dim.
+    fn hint(&mut self, b: Bound<'a>, op: fn(Vec<i64>) -> Op) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("input"), fname, "input")?;
+        let values: Vec<i64> = self.int_list(b.req("values"), fname, "values")?.into_iter().map(|v| v as i64).collect();
+        let rank = x.shape().len().max(1);
+        if values.len() != rank {
+            return Err(self
+                .err(span, format!("`{fname}` needs {rank} values (one per dim of {}), got {}", x.ty, values.len())));
+        }
+        let ty = x.ty.clone();
+        Ok(Value::Tensor(self.emit1(op(values), &[x], ty, span)?))
+    }
+
+    fn assume(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let c = b.req("cond");
+        match c.value.truth() {
+            Some(true) => Ok(Value::None),
+            Some(false) => Err(self.err(c.span, "`assume` of a condition that is false at compile time")),
+            None => {
+                let t = self.tensor_arg(c, &b.fname, "cond")?;
+                if t.is_block() {
+                    return Err(self.err(c.span, format!("`{}` needs a scalar condition, got {}", b.fname, t.ty)));
                 }
-                let op = if name == "program_id" { Op::ProgramId(axis as u32) } else { Op::NumPrograms(axis as u32) };
-                Ok(Value::Tensor(self.emit1(op, &[], Type::scalar(ScalarType::I32), span)?))
-            }
-            "arange" => {
-                let b = self.bind(fname, "start, end, layout?", args)?;
-                let start = self.const_int(b.req("start"), fname, "start")?;
-                let end = self.const_int(b.req("end"), fname, "end")?;
-                let bound = (i32::MIN as i128)..=(i32::MAX as i128);
-                if !bound.contains(&start) || !bound.contains(&end) {
-                    return Err(self.err(span, format!("`{fname}` bounds must fit in int32, got {start} and {end}")));
-                }
-                if end <= start {
-                    return Err(self.err(span, format!("`{fname}` needs end > start, got start={start}, end={end}")));
-                }
-                let n = end - start;
-                let end_arg = b.req("end");
-                let label = match end_arg.expr {
-                    Some(e) if start == 0 && e.as_name().is_some() => e.to_string(),
-                    _ if start == 0 => "the arange size".to_string(),
-                    _ => "the arange range (end - start)".to_string(),
-                };
-                let label_span = if start == 0 { end_arg.span } else { span };
-                self.check_pow2(n, &label, label_span)?;
-                let layout = self.layout_kwarg(&b, &[n as u32])?;
-                let ty =
-                    Type::Tensor { shape: [n as u32].as_slice().into(), elem: Elem::Scalar(ScalarType::I32), layout };
-                Ok(Value::Tensor(self.emit1(Op::Arange { start: start as i32, end: end as i32 }, &[], ty, span)?))
-            }
-            "full" | "zeros" => {
-                let sig = if name == "full" { "shape, value, dtype?, layout?" } else { "shape, dtype?, layout?" };
-                let b = self.bind(fname, sig, args)?;
-                let shape = self.shape_arg(b.req("shape"), fname)?;
-                let value = if name == "full" { b.req("value").value.clone() } else { Value::Int(0) };
-                let dtype = match b.opt("dtype") {
-                    Some(d) => Some(self.dtype_arg(d, fname, "dtype")?),
-                    None => None,
-                };
-                let layout = self.layout_kwarg(&b, &shape)?;
-                self.full(&shape, &value, dtype, layout, span).map(Value::Tensor)
-            }
-            "zeros_like" | "full_like" => {
-                let sig = if name == "full_like" { "input, value, dtype?, layout?" } else { "input, dtype?, layout?" };
-                let b = self.bind(fname, sig, args)?;
-                let input = self.tensor_arg(b.req("input"), fname, "input")?;
-                let dtype = match b.opt("dtype") {
-                    Some(d) => self.dtype_arg(d, fname, "dtype")?,
-                    None => input.dtype().expect("tensor"),
-                };
-                let value = if name == "full_like" { b.req("value").value.clone() } else { Value::Int(0) };
-                let layout = match b.opt("layout") {
-                    Some(_) => self.layout_kwarg(&b, input.shape())?,
-                    None => input.ty.layout().map(|l| std::sync::Arc::new(l.clone())),
-                };
-                let shape = input.shape().to_vec();
-                self.full(&shape, &value, Some(dtype), layout, span).map(Value::Tensor)
-            }
-            "broadcast" => {
-                let b = self.bind(fname, "input, other", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let y = self.tensor_arg(b.req("other"), fname, "other")?;
-                let (x, y) = self.broadcast_pair(x, y, span)?;
-                Ok(Value::tuple(vec![Value::Tensor(x), Value::Tensor(y)]))
-            }
-            "splat" => {
-                let b = self.bind(fname, "input, *shape", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                if x.is_block() {
-                    return Err(self.err(b.req("input").span, format!("`{fname}` needs a scalar, got {}", x.ty)));
-                }
-                let shape = self.varargs_shape(&b, fname, true)?;
-                Ok(Value::Tensor(self.broadcast_to(x, &shape, span)?))
-            }
-            "broadcast_to" => {
-                let b = self.bind(fname, "input, *shape", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let shape = self.varargs_shape(&b, fname, true)?;
-                Ok(Value::Tensor(self.broadcast_to(x, &shape, span)?))
-            }
-            "expand_dims" => {
-                let b = self.bind(fname, "input, axis", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let axes = self.int_list(b.req("axis"), fname, "axis")?;
-                let new_rank = (x.shape().len() + axes.len()) as i128;
-                let mut norm = Vec::new();
-                for a in axes {
-                    let n = if a < 0 { a + new_rank } else { a };
-                    if !(0..new_rank).contains(&n) {
-                        return Err(self.err(
-                            b.req("axis").span,
-                            format!("axis {a} is out of range for a result of rank {new_rank}"),
-                        ));
-                    }
-                    if norm.contains(&n) {
-                        return Err(self.err(b.req("axis").span, format!("axis {a} given twice")));
-                    }
-                    norm.push(n);
-                }
-                norm.sort_unstable();
-                let mut t = x;
-                for a in norm {
-                    t = self.expand_dims(t, a as usize, span)?;
-                }
-                Ok(Value::Tensor(t))
-            }
-            "reshape" | "view" => {
-                let b = self.bind(fname, "input, *shape, can_reorder?", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let shape = self.varargs_shape(&b, fname, true)?;
-                let can_reorder = match b.opt("can_reorder") {
-                    Some(a) => self.const_bool(a, fname, "can_reorder")?,
-                    None => name == "view",
-                };
-                self.reshape(x, &shape, can_reorder, span).map(Value::Tensor)
-            }
-            "permute" | "trans" => {
-                let b = self.bind(fname, "input, *dims", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let mut dims = self.varargs_ints(&b, fname, "dims")?;
-                if dims.is_empty() && name == "trans" {
-                    dims = vec![1, 0];
-                }
-                self.permute(x, &dims, span).map(Value::Tensor)
-            }
-            "join" => {
-                let b = self.bind(fname, "a, b", args)?;
-                let x = self.tensor_arg(b.req("a"), fname, "a")?;
-                let y = self.tensor_arg(b.req("b"), fname, "b")?;
-                let (x, y) = self.broadcast_pair(x, y, span)?;
-                if x.ty != y.ty {
-                    return Err(
-                        self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty))
-                    );
-                }
-                if !x.is_block() {
-                    return Err(self.err(span, format!("`{fname}` needs tensors, got scalars of type {}", x.ty)));
-                }
-                let mut shape = x.shape().to_vec();
-                shape.push(2);
-                let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
-                Ok(Value::Tensor(self.emit1(Op::Join, &[x, y], ty, span)?))
-            }
-            "split" => {
-                let b = self.bind(fname, "a", args)?;
-                let x = self.tensor_arg(b.req("a"), fname, "a")?;
-                if x.shape().last() != Some(&2) {
-                    return Err(self.err(span, format!("`{fname}` needs a tensor whose last dim is 2, got {}", x.ty)));
-                }
-                let shape = &x.shape()[..x.shape().len() - 1];
-                // In gluon mode the halves are the last dim's register bit apart (Triton requires the same).
-                let layout = match x.ty.layout() {
-                    Some(l) => Some(spelled(tessel_tile::layout::rules::split(l).ok_or_else(|| {
-                        self.err_hint(
-                            span,
-                            format!("cannot split {}: its last dim is not held in one thread's registers", x.ty),
-                            "convert it first to a layout whose last register bit spans the last dim",
-                        )
-                    })?)),
-                    None => None,
-                };
-                let ty = self.block_ty(shape, x.elem().unwrap(), layout.as_ref(), span)?;
-                let out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
-                Ok(Value::tuple(out.into_iter().map(Value::Tensor).collect()))
-            }
-            "cat" => {
-                let b = self.bind(fname, "input, other, can_reorder?", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let y = self.tensor_arg(b.req("other"), fname, "other")?;
-                let can_reorder = match b.opt("can_reorder") {
-                    Some(a) => self.const_bool(a, fname, "can_reorder")?,
-                    None => false,
-                };
-                if !can_reorder {
-                    return Err(self.err_hint(
-                        span,
-                        format!("`{fname}` may reorder elements; pass `can_reorder=True`"),
-                        "Triton's cat only guarantees the set of elements; tessel concatenates along dim 0",
-                    ));
-                }
-                if x.ty != y.ty || !x.is_block() {
-                    return Err(
-                        self.err(span, format!("`{fname}` needs two tensors of one type, got {} and {}", x.ty, y.ty))
-                    );
-                }
-                let mut shape = x.shape().to_vec();
-                shape[0] *= 2;
-                let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
-                Ok(Value::Tensor(self.emit1(Op::Cat, &[x, y], ty, span)?))
-            }
-            "where" => {
-                let b = self.bind(fname, "condition, x, y", args)?;
-                let (c, x, y) = (&b.req("condition").value, &b.req("x").value, &b.req("y").value);
-                Ok(Value::Tensor(self.where_(c, x, y, span)?))
-            }
-            "cast" | "to" => {
-                let b = self.bind(fname, "input, dtype, fp_downcast_rounding?, bitcast?", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let d = self.dtype_arg(b.req("dtype"), fname, "dtype")?;
-                let bitcast = match b.opt("bitcast") {
-                    Some(a) => self.const_bool(a, fname, "bitcast")?,
-                    None => false,
-                };
-                if let Some(r) = b.opt("fp_downcast_rounding") {
-                    let mode = self.const_str(r, fname, "fp_downcast_rounding")?;
-                    if mode != "rtne" {
-                        return Err(
-                            self.err(r.span, format!("fp_downcast_rounding `{mode}` is not supported (only `rtne`)"))
-                        );
-                    }
-                }
-                let t = if bitcast { self.bitcast(x, d, span)? } else { self.cast(x, d, span)? };
-                Ok(Value::Tensor(t))
-            }
-            "to_tensor" => {
-                let b = self.bind(fname, "x", args)?;
-                Ok(Value::Tensor(self.tensor_arg(b.req("x"), fname, "x")?))
-            }
-            "multiple_of" | "max_contiguous" | "max_constancy" => {
-                let b = self.bind(fname, "input, values", args)?;
-                let x = self.tensor_arg(b.req("input"), fname, "input")?;
-                let values: Vec<i64> =
-                    self.int_list(b.req("values"), fname, "values")?.into_iter().map(|v| v as i64).collect();
-                let rank = x.shape().len().max(1);
-                if values.len() != rank {
-                    return Err(self.err(
-                        span,
-                        format!("`{fname}` needs {rank} values (one per dim of {}), got {}", x.ty, values.len()),
-                    ));
-                }
-                let op = match name {
-                    "multiple_of" => Op::MultipleOf(values),
-                    "max_contiguous" => Op::MaxContiguous(values),
-                    _ => Op::MaxConstancy(values),
-                };
-                let ty = x.ty.clone();
-                Ok(Value::Tensor(self.emit1(op, &[x], ty, span)?))
-            }
-            "assume" => {
-                let b = self.bind(fname, "cond", args)?;
-                let c = b.req("cond");
-                match c.value.truth() {
-                    Some(true) => Ok(Value::None),
-                    Some(false) => Err(self.err(c.span, "`assume` of a condition that is false at compile time")),
-                    None => {
-                        let t = self.tensor_arg(c, fname, "cond")?;
-                        if t.is_block() {
-                            return Err(self.err(c.span, format!("`{fname}` needs a scalar condition, got {}", t.ty)));
-                        }
-                        let t = self.cast(t, Dtype::Scalar(ScalarType::I1), span)?;
-                        self.emit(Op::Assume, &[t], vec![], span)?;
-                        Ok(Value::None)
-                    }
-                }
-            }
-            "debug_barrier" | "barrier" => {
-                self.bind(fname, "", args)?;
-                self.emit(Op::DebugBarrier, &[], vec![], span)?;
+                let t = self.cast(t, Dtype::Scalar(ScalarType::I1), b.span)?;
+                self.emit(Op::Assume, &[t], vec![], b.span)?;
                 Ok(Value::None)
             }
-            "range" | "static_range" => self.range_value(name == "static_range", false, fname, args).map(Value::Range),
-            "constexpr" => {
-                let b = self.bind(fname, "value", args)?;
-                let v = b.req("value");
-                if v.value.has_runtime() {
-                    return Err(self.not_constexpr(v, fname, "value", &v.value.type_name()));
-                }
-                Ok(v.value.clone())
-            }
-            "pointer_type" => {
-                let b = self.bind(fname, "element_ty, address_space?, const?", args)?;
-                match self.dtype_arg(b.req("element_ty"), fname, "element_ty")? {
-                    Dtype::Scalar(s) => Ok(Value::Dtype(Dtype::Ptr(s))),
-                    other => Err(self.err(span, format!("pointers to {other} are not supported"))),
-                }
-            }
-            "tuple" => {
-                let b = self.bind(fname, "args?", args)?;
-                match b.opt("args") {
-                    None => Ok(Value::tuple(vec![])),
-                    Some(a) => {
-                        let items = self.iterate(&a.value.clone(), a.span)?;
-                        Ok(Value::tuple(items))
-                    }
-                }
-            }
-            "tensor" | "tensor_descriptor" | "dtype" | "PropagateNan" => {
-                Err(self.err(span, format!("`{fname}` is a type; it cannot be called")))
-            }
-            "constexpr_function" | "aggregate" | "_aggregate" | "jit" => {
-                Err(self.err(span, format!("`{fname}` is a decorator; write it as `@{fname}` above a definition")))
-            }
-            _ => Err(self.err(span, format!("`{fname}` is not supported by tessel yet"))),
         }
     }
 
@@ -449,20 +486,10 @@ impl<'a> Elab<'a> {
         }
     }
 
-    /// `range(...)`, `tl.range(...)`, `tl.static_range(...)` as a range value.
-    pub fn range_value(
-        &mut self,
-        is_static: bool,
-        is_python: bool,
-        fname: &str,
-        args: CallArgs<'a>,
-    ) -> R<Rc<RangeVal<'a>>> {
-        let sig = if is_static || is_python {
-            "arg1, arg2?, step?"
-        } else {
-            "arg1, arg2?, step?, num_stages?, loop_unroll_factor?, disallow_acc_multi_buffer?, flatten?, warp_specialize?, disable_licm?"
-        };
-        let b = self.bind(fname, sig, args)?;
+    /// `range(...)`, `tl.range(...)`, `tl.static_range(...)` as a range value, from the arguments bound to
+    /// [`STATIC_RANGE_SIG`] (`tl.range`: [`RANGE_SIG`]).
+    pub fn range_value(&mut self, is_static: bool, is_python: bool, b: Bound<'a>) -> R<Rc<RangeVal<'a>>> {
+        let fname = &b.fname;
         let (start, end) = match b.opt("arg2") {
             Some(e) => (b.req("arg1").value.clone(), e.value.clone()),
             None => (Value::Int(0), b.req("arg1").value.clone()),

@@ -4,68 +4,75 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::{BinOp, Op, UnOp};
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, Bound};
+use crate::elab::names::TL;
+use crate::elab::registry::{Handler, Registry};
 use crate::elab::value::{Dtype, Tv, Value, py_str};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
+pub(super) fn register(r: &mut Registry) {
+    r.add(
+        TL,
+        "static_print",
+        Handler::Bound("*values, sep?, end?, file?, flush?", |e, b| {
+            let sep = match b.opt("sep") {
+                Some(a) => e.const_str(a, &b.fname, "sep")?,
+                None => " ".into(),
+            };
+            let line = b.rest.iter().map(|a| static_text(&a.value)).collect::<Vec<_>>().join(&sep);
+            e.static_prints.push(line);
+            Ok(Value::None)
+        }),
+    );
+    r.add(TL, "static_assert", Handler::Bound("cond, msg?", |e, b| e.static_assert(b)));
+    r.add(
+        TL,
+        "device_print",
+        Handler::Bound("prefix, *args, hex?", |e, b| {
+            let prefix = e.const_str(b.req("prefix"), &b.fname, "prefix")?;
+            let hex = match b.opt("hex") {
+                Some(a) => e.const_bool(a, &b.fname, "hex")?,
+                None => false,
+            };
+            let values = b.rest.iter().map(|a| e.tensor_arg(a, &b.fname, "args")).collect::<R<Vec<Tv>>>()?;
+            e.device_print(prefix, values, hex, b.span)?;
+            Ok(Value::None)
+        }),
+    );
+    r.add(
+        TL,
+        "device_assert",
+        Handler::Bound("cond, msg?, mask?", |e, b| {
+            let msg = match b.opt("msg") {
+                Some(m) => e.const_str(m, &b.fname, "msg")?,
+                None => String::new(),
+            };
+            e.device_assert(b.req("cond"), msg, b.opt("mask"), b.span)?;
+            Ok(Value::None)
+        }),
+    );
+}
+
 impl<'a> Elab<'a> {
-    pub fn call_debug(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
-        let span = args.span;
-        Ok(Some(match name {
-            "static_print" => {
-                let b = self.bind(fname, "*values, sep?, end?, file?, flush?", args.clone())?;
-                let sep = match b.opt("sep") {
-                    Some(a) => self.const_str(a, fname, "sep")?,
-                    None => " ".into(),
+    fn static_assert(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let c = b.req("cond");
+        let msg = match b.opt("msg") {
+            Some(m) => py_str(&m.value),
+            None => String::new(),
+        };
+        match c.value.truth() {
+            Some(true) => Ok(Value::None),
+            Some(false) => {
+                let text = if msg.is_empty() {
+                    format!("static_assert failed: {}", c.name_or("the condition"))
+                } else {
+                    format!("static_assert failed: {msg}")
                 };
-                let line = b.rest.iter().map(|a| static_text(&a.value)).collect::<Vec<_>>().join(&sep);
-                self.static_prints.push(line);
-                Value::None
+                Err(self.err(c.span, text))
             }
-            "static_assert" => {
-                let b = self.bind(fname, "cond, msg?", args.clone())?;
-                let c = b.req("cond");
-                let msg = match b.opt("msg") {
-                    Some(m) => py_str(&m.value),
-                    None => String::new(),
-                };
-                match c.value.truth() {
-                    Some(true) => {}
-                    Some(false) => {
-                        let text = if msg.is_empty() {
-                            format!("static_assert failed: {}", c.name_or("the condition"))
-                        } else {
-                            format!("static_assert failed: {msg}")
-                        };
-                        return Err(self.err(c.span, text));
-                    }
-                    None => return Err(self.not_constexpr(c, fname, "cond", &c.value.type_name())),
-                }
-                Value::None
-            }
-            "device_print" => {
-                let b = self.bind(fname, "prefix, *args, hex?", args.clone())?;
-                let prefix = self.const_str(b.req("prefix"), fname, "prefix")?;
-                let hex = match b.opt("hex") {
-                    Some(a) => self.const_bool(a, fname, "hex")?,
-                    None => false,
-                };
-                let values = b.rest.iter().map(|a| self.tensor_arg(a, fname, "args")).collect::<R<Vec<Tv>>>()?;
-                self.device_print(prefix, values, hex, span)?;
-                Value::None
-            }
-            "device_assert" => {
-                let b = self.bind(fname, "cond, msg?, mask?", args.clone())?;
-                let msg = match b.opt("msg") {
-                    Some(m) => self.const_str(m, fname, "msg")?,
-                    None => String::new(),
-                };
-                self.device_assert(b.req("cond"), msg, b.opt("mask"), span)?;
-                Value::None
-            }
-            _ => return Ok(None),
-        }))
+            None => Err(self.not_constexpr(c, &b.fname, "cond", &c.value.type_name())),
+        }
     }
 
     /// `device_print`, with Triton's prefix normalization (`" prefix: "`).

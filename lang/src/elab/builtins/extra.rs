@@ -1,106 +1,105 @@
-//! Data-dependent ops (`tl.gather`, `tl.histogram`), inline PTX (`tl.inline_asm_elementwise`), the
+//! Data-dependent ops (`tl.gather`, `tl.histogram`), inline PTX (`tl.inline_asm_elementwise`), and the
 //! `triton.language.extra.cuda` helpers (`globaltimer`, `smid`, `num_threads`, `num_warps`,
-//! `convert_custom_float8*`, `gdc_wait`, `gdc_launch_dependents`), and the error for AMD-only modules (which
-//! they are: [`crate::elab::names::is_amd_path`]).
+//! `convert_custom_float8*`, `gdc_wait`, `gdc_launch_dependents`), which libdevice's module has too.
 
 use tessel_tile::ops::{Const, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, CallArgs};
-use crate::elab::value::{Builtin, Dtype, Ns, Tv, Value};
+use crate::elab::args::{Arg, Bound, CallArgs};
+use crate::elab::builtins::core::CAST_SIG;
+use crate::elab::names::{CUDA, TL};
+use crate::elab::registry::{Handler, Registry};
+use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
-/// The names of `triton.language.extra.cuda` besides `libdevice` (resolved in the libdevice namespace, which
-/// the module's canonical path maps to).
-pub const CUDA_NAMES: &[&str] = &[
-    "globaltimer",
-    "smid",
-    "num_threads",
-    "num_warps",
-    "convert_custom_float8",
-    "convert_custom_float8_sm70",
-    "convert_custom_float8_sm80",
-    "gdc_wait",
-    "gdc_launch_dependents",
-];
+pub(super) fn register(r: &mut Registry) {
+    r.add(
+        TL,
+        "gather",
+        Handler::Bound("src, index, axis", |e, b| {
+            Ok(Value::Tensor(e.gather(b.req("src"), b.req("index"), b.req("axis"), &b.fname, b.span)?))
+        }),
+    )
+    .method();
+    r.add(
+        TL,
+        "histogram",
+        Handler::Bound("input, num_bins, mask?, layout?", |e, b| {
+            Ok(Value::Tensor(e.histogram(b.req("input"), b.req("num_bins"), b.opt("mask"), &b.fname, b.span)?))
+        }),
+    )
+    .method();
+    r.add(
+        TL,
+        "inline_asm_elementwise",
+        Handler::Bound("asm, constraints, args, dtype, is_pure, pack", |e, b| e.inline_asm_builtin(b)),
+    );
+    r.add(
+        CUDA,
+        "globaltimer",
+        Handler::Bound("", |e, b| {
+            Ok(Value::Tensor(e.emit1(Op::GlobalTimer, &[], Type::scalar(ScalarType::I64), b.span)?))
+        }),
+    );
+    r.add(
+        CUDA,
+        "smid",
+        Handler::Bound("", |e, b| Ok(Value::Tensor(e.emit1(Op::SmId, &[], Type::scalar(ScalarType::I32), b.span)?))),
+    );
+    r.add(CUDA, "num_threads", Handler::Bound("", |e, _| Ok(Value::Int(e.warps() as i128 * 32))));
+    r.add(CUDA, "num_warps", Handler::Bound("", |e, _| Ok(Value::Int(e.warps() as i128))));
+    for name in ["convert_custom_float8", "convert_custom_float8_sm70", "convert_custom_float8_sm80"] {
+        r.add(CUDA, name, Handler::Bound("arg, dst_ty, fp_downcast_rounding?", |e, b| e.convert_custom_float8(b)));
+    }
+    r.add(
+        CUDA,
+        "gdc_wait",
+        Handler::Bound("", |e, b| {
+            e.emit(Op::GdcWait, &[], vec![], b.span)?;
+            Ok(Value::None)
+        }),
+    );
+    r.add(
+        CUDA,
+        "gdc_launch_dependents",
+        Handler::Bound("", |e, b| {
+            e.emit(Op::GdcLaunchDependents, &[], vec![], b.span)?;
+            Ok(Value::None)
+        }),
+    );
+}
 
 impl<'a> Elab<'a> {
-    /// The error for a use of an AMD-only module.
-    pub fn amd_error(&self, path: &str, span: Span) -> Box<crate::elab::ElabError> {
-        self.err_hint(
-            span,
-            format!("AMD targets are not supported yet: `{path}` is AMD-only"),
-            "tessel compiles for NVIDIA GPUs (sm_80, sm_90a, sm_100a); use the CUDA path of this kernel",
-        )
+    fn inline_asm_builtin(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let fname = &b.fname;
+        let asm = self.const_str(b.req("asm"), fname, "asm")?;
+        let constraints = self.const_str(b.req("constraints"), fname, "constraints")?;
+        let pure = self.const_bool(b.req("is_pure"), fname, "is_pure")?;
+        let pack = self.const_int(b.req("pack"), fname, "pack")?;
+        if !(1..=16).contains(&pack) {
+            return Err(self.err(b.req("pack").span, format!("`pack` must be in 1..=16, got {pack}")));
+        }
+        let op = Op::InlineAsm { asm, constraints, pure, pack: pack as u32 };
+        self.inline_asm(op, b.req("args"), b.req("dtype"), fname, b.span)
     }
 
-    /// The builtins of this module, `None` for others.
-    pub fn call_extra(&mut self, b: Builtin, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
-        let span = args.span;
-        let v = match (b.ns, b.name) {
-            (Ns::Tl, "gather") => {
-                let b = self.bind(fname, "src, index, axis", args.clone())?;
-                Value::Tensor(self.gather(b.req("src"), b.req("index"), b.req("axis"), fname, span)?)
-            }
-            (Ns::Tl, "histogram") => {
-                let b = self.bind(fname, "input, num_bins, mask?, layout?", args.clone())?;
-                Value::Tensor(self.histogram(b.req("input"), b.req("num_bins"), b.opt("mask"), fname, span)?)
-            }
-            (Ns::Tl, "inline_asm_elementwise") => {
-                let b = self.bind(fname, "asm, constraints, args, dtype, is_pure, pack", args.clone())?;
-                let asm = self.const_str(b.req("asm"), fname, "asm")?;
-                let constraints = self.const_str(b.req("constraints"), fname, "constraints")?;
-                let pure = self.const_bool(b.req("is_pure"), fname, "is_pure")?;
-                let pack = self.const_int(b.req("pack"), fname, "pack")?;
-                if !(1..=16).contains(&pack) {
-                    return Err(self.err(b.req("pack").span, format!("`pack` must be in 1..=16, got {pack}")));
-                }
-                let op = Op::InlineAsm { asm, constraints, pure, pack: pack as u32 };
-                self.inline_asm(op, b.req("args"), b.req("dtype"), fname, span)?
-            }
-            (Ns::Libdevice, "globaltimer") => {
-                self.bind(fname, "", args.clone())?;
-                Value::Tensor(self.emit1(Op::GlobalTimer, &[], Type::scalar(ScalarType::I64), span)?)
-            }
-            (Ns::Libdevice, "smid") => {
-                self.bind(fname, "", args.clone())?;
-                Value::Tensor(self.emit1(Op::SmId, &[], Type::scalar(ScalarType::I32), span)?)
-            }
-            (Ns::Libdevice, "num_threads") => {
-                self.bind(fname, "", args.clone())?;
-                Value::Int(self.warps() as i128 * 32)
-            }
-            (Ns::Libdevice, "num_warps") => {
-                self.bind(fname, "", args.clone())?;
-                Value::Int(self.warps() as i128)
-            }
-            (Ns::Libdevice, "gdc_wait" | "gdc_launch_dependents") => {
-                self.bind(fname, "", args.clone())?;
-                let op = if b.name == "gdc_wait" { Op::GdcWait } else { Op::GdcLaunchDependents };
-                self.emit(op, &[], vec![], span)?;
-                Value::None
-            }
-            (Ns::Libdevice, "convert_custom_float8" | "convert_custom_float8_sm70" | "convert_custom_float8_sm80") => {
-                let b = self.bind(fname, "arg, dst_ty, fp_downcast_rounding?", args.clone())?;
-                let x = self.tensor_arg(b.req("arg"), fname, "arg")?;
-                let d = self.dtype_arg(b.req("dst_ty"), fname, "dst_ty")?;
-                let fp8 = |s: Option<ScalarType>| matches!(s, Some(ScalarType::F8E4M3 | ScalarType::F8E5M2));
-                if !fp8(x.scalar()) && !fp8(d.scalar()) {
-                    return Err(
-                        self.err(span, format!("`{fname}` converts to or from a float8 type, got {} to {d}", x.ty))
-                    );
-                }
-                let mut cast =
-                    CallArgs { pos: vec![Arg::new(Value::Tensor(x), span), b.req("dst_ty").clone()], kw: vec![], span };
-                if let Some(r) = b.opt("fp_downcast_rounding") {
-                    cast.kw.push(("fp_downcast_rounding".into(), r.clone()));
-                }
-                self.call_core("to", fname, cast)?
-            }
-            _ => return Ok(None),
-        };
-        Ok(Some(v))
+    /// `convert_custom_float8(arg, dst_ty, fp_downcast_rounding)`: a cast to or from a float8 type.
+    fn convert_custom_float8(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let x = self.tensor_arg(b.req("arg"), fname, "arg")?;
+        let d = self.dtype_arg(b.req("dst_ty"), fname, "dst_ty")?;
+        let fp8 = |s: Option<ScalarType>| matches!(s, Some(ScalarType::F8E4M3 | ScalarType::F8E5M2));
+        if !fp8(x.scalar()) && !fp8(d.scalar()) {
+            return Err(self.err(span, format!("`{fname}` converts to or from a float8 type, got {} to {d}", x.ty)));
+        }
+        let mut cast =
+            CallArgs { pos: vec![Arg::new(Value::Tensor(x), span), b.req("dst_ty").clone()], kw: vec![], span };
+        if let Some(r) = b.opt("fp_downcast_rounding") {
+            cast.kw.push(("fp_downcast_rounding".into(), r.clone()));
+        }
+        let cast = self.bind(fname, CAST_SIG, cast)?;
+        self.cast_builtin(cast)
     }
 
     fn gather(&mut self, src: &Arg<'a>, index: &Arg<'a>, axis: &Arg<'a>, fname: &str, span: Span) -> R<Tv> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tessel_layouts::{AnyLayout, DistributedLayout, SliceLayout};
 use tessel_tile::Layout;
 
-use crate::elab::builtins::Bound;
+use crate::elab::args::Bound;
 use crate::elab::value::Value;
 use crate::elab::{Elab, R};
 use crate::span::Span;

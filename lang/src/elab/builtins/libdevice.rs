@@ -1,549 +1,389 @@
-//! The functions of `triton.language.extra.libdevice` beyond `tl.math`'s (which the libdevice namespace also
-//! resolves): the transcendental ones (`tanh`, `atan2`, `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own
-//! sequences where `tessel_math` has them, which the interpreter and codegen both run, else the
-//! interpreter's correctly rounded values and the routines of `codegen/src/lower/libdevice.rs`), rounding
-//! (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact remainder, unlike `%`), `remainder` (IEEE's,
-//! `libdevice_remainder.rs`), `ldexp`/`scalbn`
-//! and `ilogb` (`libdevice_exponent.rs`), `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`libdevice_norm.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
-//! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions,
-//! fmax/fmin/fdim/saturatef/nextafter, the conversions (`float2int_rn`...), and the classification and
-//! sign functions (`isnan`, `isinf`, `finitef`, `isfinited`, `signbit`, `copysign`), which are compositions of
-//! compares and bit operations. As in Triton, each takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and
-//! the classification functions return int32 (1 or 0).
+//! `triton.language.extra.libdevice`: its functions beyond `tl.math`'s (which the module has too, some in
+//! versions of its own) and `tl.extra.cuda`'s, registered here: the transcendental ones (`tanh`, `atan2`,
+//! `log1p`, `sinpi`, `erfc`, ... as IR ops: libdevice's own sequences where `tessel_math` has them, which the
+//! interpreter and codegen both run, else the interpreter's correctly rounded values and the routines of
+//! `codegen/src/lower/libdevice.rs`), rounding (`trunc`, `rint`, `nearbyint`, `round`), `pow`, `fmod` (C's exact
+//! remainder, unlike `%`), `remainder` (IEEE's, `libdevice_remainder.rs`), `ldexp`/`scalbn` and `ilogb`
+//! (`libdevice_exponent.rs`), `norm3d`/`norm4d`/`rnorm3d`/`rnorm4d` (`libdevice_norm.rs`), `jn`/`yn`
+//! (`libdevice_bessel.rs`), arithmetic with a rounding mode (`add_rz`, `mul_rd`, `div_ru`, `sqrt_rz`, `rcp_rn`,
+//! `fma_rz`...: PTX's `.rz`/`.rm`/`.rp`), the `fast_*f` functions, fmax/fmin/fdim/saturatef/nextafter, the
+//! conversions (`float2int_rn`...), and the classification and sign functions (`isnan`, `isinf`, `finitef`,
+//! `isfinited`, `signbit`, `copysign`), which are compositions of compares and bit operations. As in Triton, each
+//! takes fp32 or fp64 only (`__nv_tanhf` / `__nv_tanh`...), and the classification functions return int32 (1 or
+//! 0). The integer and bit functions are `libdevice_int.rs`'s.
 
+use tessel_math::bessel::bessel_n::Kind as Bessel;
 use tessel_math::rounding::Dir;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::{Elem, ScalarType};
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::Bound;
+use crate::elab::names::LIBDEVICE;
+use crate::elab::registry::{Handler, Registry};
 use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
-const F32_F64: &[ScalarType] = &[ScalarType::F32, ScalarType::F64];
+use ScalarType::{F32, F64, I32, I64, U32, U64};
 
-/// The libdevice names this module adds to those of `tl.math`.
-pub const LIBDEVICE_NAMES: &[&str] = &[
-    "tanh",
-    "sinh",
-    "cosh",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "asinh",
-    "acosh",
-    "atanh",
-    "log1p",
-    "expm1",
-    "log10",
-    "exp10",
-    "cbrt",
-    "sinpi",
-    "cospi",
-    "rcbrt",
-    "logb",
-    "erfinv",
-    "erfc",
-    "normcdf",
-    "erfcx",
-    "erfcinv",
-    "normcdfinv",
-    "cyl_bessel_i0",
-    "cyl_bessel_i1",
-    "tgamma",
-    "lgamma",
-    "j0",
-    "j1",
-    "y0",
-    "y1",
-    "jn",
-    "yn",
-    "norm3d",
-    "norm4d",
-    "rnorm3d",
-    "rnorm4d",
-    "rsqrt_rn",
-    "rcp64h",
-    "trunc",
-    "rint",
-    "nearbyint",
-    "round",
-    "atan2",
-    "hypot",
-    "rhypot",
-    "pow",
-    "fmod",
-    "remainder",
-    "add_rn",
-    "add_rz",
-    "add_rd",
-    "add_ru",
-    "sub_rn",
-    "sub_rz",
-    "sub_rd",
-    "sub_ru",
-    "mul_rn",
-    "mul_rz",
-    "mul_rd",
-    "mul_ru",
-    "div_rz",
-    "div_rd",
-    "div_ru",
-    "rcp_rn",
-    "rcp_rz",
-    "rcp_rd",
-    "rcp_ru",
-    "sqrt_rz",
-    "sqrt_rd",
-    "sqrt_ru",
-    "ldexp",
-    "scalbn",
-    "ilogb",
-    "fma_rn",
-    "fma_rz",
-    "fma_rd",
-    "fma_ru",
-    "fast_expf",
-    "fast_exp10f",
-    "fast_log2f",
-    "fast_logf",
-    "fast_log10f",
-    "fast_sinf",
-    "fast_cosf",
-    "fast_tanf",
-    "fast_powf",
-    "fast_dividef",
-    "fmax",
-    "fmin",
-    "fdim",
-    "saturatef",
-    "nextafter",
-    "float_as_int",
-    "int_as_float",
-    "double_as_longlong",
-    "longlong_as_double",
-    "double2float_rn",
-    "int2float_rz",
-    "int2float_rd",
-    "int2float_ru",
-    "uint2float_rz",
-    "uint2float_rd",
-    "uint2float_ru",
-    "ll2float_rz",
-    "ll2float_rd",
-    "ll2float_ru",
-    "ull2float_rz",
-    "ull2float_rd",
-    "ull2float_ru",
-    "ll2double_rz",
-    "ll2double_rd",
-    "ll2double_ru",
-    "ull2double_rz",
-    "ull2double_rd",
-    "ull2double_ru",
-    "double2float_rz",
-    "double2float_rd",
-    "double2float_ru",
-    "int2float_rn",
-    "uint2float_rn",
-    "ll2float_rn",
-    "ull2float_rn",
-    "int2double_rn",
-    "uint2double_rn",
-    "ll2double_rn",
-    "ull2double_rn",
-    "isnan",
-    "isinf",
-    "finitef",
-    "isfinited",
-    "signbit",
-    "copysign",
-];
+const F32_F64: &[ScalarType] = &[F32, F64];
 
-/// The names `tl.math` has too whose libdevice version computes otherwise: `libdevice.div_rn` and
-/// `libdevice.sqrt_rn` flush f32 subnormals (`div.rn.ftz.f32`), `tl.div_rn` and `tl.sqrt_rn` keep them; so
-/// does `libdevice.abs` at f32 (`abs.ftz.f32`), `tl.abs` keeping them.
-pub const OWN_VERSIONS: &[&str] = &["div_rn", "sqrt_rn", "abs"];
+/// An elementwise function of two tensors of one float type.
+type Combine<'a> = fn(&mut Elab<'a>, Tv, Tv, Span) -> R<Tv>;
+/// A predicate of one float tensor (an `i1` tensor).
+type Test<'a> = fn(&mut Elab<'a>, Tv, Span) -> R<Tv>;
 
-/// `add_rn` ... `div_ru`: the op with that rounding.
-fn rounded_binary(name: &str) -> Option<BinOp> {
-    Some(match name {
-        "add_rn" => BinOp::AddRn,
-        "add_rz" => BinOp::AddRz,
-        "add_rd" => BinOp::AddRd,
-        "add_ru" => BinOp::AddRu,
-        "sub_rn" => BinOp::SubRn,
-        "sub_rz" => BinOp::SubRz,
-        "sub_rd" => BinOp::SubRd,
-        "sub_ru" => BinOp::SubRu,
-        "mul_rn" => BinOp::MulRn,
-        "mul_rz" => BinOp::MulRz,
-        "mul_rd" => BinOp::MulRd,
-        "mul_ru" => BinOp::MulRu,
-        "div_rn" => BinOp::DivRnFtz,
-        "div_rz" => BinOp::DivRz,
-        "div_rd" => BinOp::DivRd,
-        "div_ru" => BinOp::DivRu,
-        _ => return None,
-    })
+/// Registers each `"name" => (args...)` in libdevice, its arguments bound to `sig`, its handler
+/// `Elab::method(bound, args...)`.
+macro_rules! libdevice {
+    ($r:ident, $sig:literal, $method:ident { $($name:literal => ($($arg:expr),*)),* $(,)? }) => {
+        $( $r.add(LIBDEVICE, $name, Handler::Bound($sig, |e, b| e.$method(b, $($arg),*).map(Value::Tensor))); )*
+    };
 }
 
-/// The conversions to float with a rounding mode (`int2float_rz`, `ull2double_ru`, `double2float_rd`...; and
-/// `double2float_rn`, which flushes a subnormal f32 result as libdevice does): (source, target, direction).
-fn rounded_conversion(name: &str) -> Option<(ScalarType, ScalarType, Dir)> {
-    let (from, rest) = name.split_once('2')?;
-    let (to, mode) = rest.split_once('_')?;
-    let from = match from {
-        "int" => ScalarType::I32,
-        "uint" => ScalarType::U32,
-        "ll" => ScalarType::I64,
-        "ull" => ScalarType::U64,
-        "double" => ScalarType::F64,
-        _ => return None,
-    };
-    let to = match to {
-        "float" => ScalarType::F32,
-        "double" if from.is_int() && from.bits() == 64 => ScalarType::F64,
-        _ => return None,
-    };
-    let dir = match mode {
-        "rn" if from == ScalarType::F64 => Dir::Nearest,
-        "rz" => Dir::Zero,
-        "rd" => Dir::Down,
-        "ru" => Dir::Up,
-        _ => return None,
-    };
-    Some((from, to, dir))
+pub(super) fn register(r: &mut Registry) {
+    use UnOp::*;
+    libdevice!(r, "arg0", ld_unary {
+        "tanh" => (Tanh, F32_F64), "sinh" => (Sinh, F32_F64), "cosh" => (Cosh, F32_F64), "tan" => (Tan, F32_F64),
+        "asin" => (Asin, F32_F64), "acos" => (Acos, F32_F64), "atan" => (Atan, F32_F64),
+        "asinh" => (Asinh, F32_F64), "acosh" => (Acosh, F32_F64), "atanh" => (Atanh, F32_F64),
+        "log1p" => (Log1p, F32_F64), "expm1" => (Expm1, F32_F64), "log10" => (Log10, F32_F64),
+        "exp10" => (Exp10, F32_F64), "cbrt" => (Cbrt, F32_F64), "sinpi" => (Sinpi, F32_F64),
+        "cospi" => (Cospi, F32_F64), "rcbrt" => (Rcbrt, F32_F64), "logb" => (Logb, F32_F64),
+        "erfinv" => (Erfinv, F32_F64), "erfc" => (Erfc, F32_F64), "normcdf" => (Normcdf, F32_F64),
+        "erfcx" => (Erfcx, F32_F64), "erfcinv" => (Erfcinv, F32_F64), "normcdfinv" => (Normcdfinv, F32_F64),
+        "cyl_bessel_i0" => (BesselI0, F32_F64), "cyl_bessel_i1" => (BesselI1, F32_F64),
+        "tgamma" => (Tgamma, F32_F64), "lgamma" => (Lgamma, F32_F64),
+        "j0" => (J0, F32_F64), "j1" => (J1, F32_F64), "y0" => (Y0, F32_F64), "y1" => (Y1, F32_F64),
+        // libdevice has `rsqrt_rn` for fp32 only, `rcp64h` for fp64 only.
+        "rsqrt_rn" => (RsqrtRnFtz, &[F32]), "rcp64h" => (Rcp64h, &[F64]),
+        "trunc" => (Trunc, F32_F64), "rint" => (Rint, F32_F64), "nearbyint" => (Rint, F32_F64),
+        "round" => (Round, F32_F64),
+        // Unlike `tl.sqrt_rn`, libdevice's flushes f32 subnormals (`sqrt.rn.ftz.f32`).
+        "sqrt_rn" => (SqrtRnFtz, F32_F64),
+        "sqrt_rz" => (SqrtRz, F32_F64), "sqrt_rd" => (SqrtRd, F32_F64), "sqrt_ru" => (SqrtRu, F32_F64),
+    });
+    // Unlike `tl.abs`, libdevice's flushes an f32 subnormal (`abs.ftz.f32`).
+    r.add(LIBDEVICE, "abs", Handler::Bound("arg0", |e, b| e.libdevice_abs(b)));
+    libdevice!(r, "arg0, arg1", ld_rounded {
+        "add_rn" => (BinOp::AddRn), "add_rz" => (BinOp::AddRz), "add_rd" => (BinOp::AddRd),
+        "add_ru" => (BinOp::AddRu), "sub_rn" => (BinOp::SubRn), "sub_rz" => (BinOp::SubRz),
+        "sub_rd" => (BinOp::SubRd), "sub_ru" => (BinOp::SubRu), "mul_rn" => (BinOp::MulRn),
+        "mul_rz" => (BinOp::MulRz), "mul_rd" => (BinOp::MulRd), "mul_ru" => (BinOp::MulRu),
+        // Unlike `tl.div_rn`, libdevice's flushes f32 subnormals (`div.rn.ftz.f32`).
+        "div_rn" => (BinOp::DivRnFtz), "div_rz" => (BinOp::DivRz), "div_rd" => (BinOp::DivRd),
+        "div_ru" => (BinOp::DivRu),
+    });
+    // rcp_X(x) = div_X(1, x).
+    libdevice!(r, "arg0", ld_rcp {
+        "rcp_rn" => (BinOp::DivRnFtz), "rcp_rz" => (BinOp::DivRz), "rcp_rd" => (BinOp::DivRd),
+        "rcp_ru" => (BinOp::DivRu),
+    });
+    libdevice!(r, "arg0, arg1, arg2", ld_fma {
+        "fma_rn" => (Dir::Nearest), "fma_rz" => (Dir::Zero), "fma_rd" => (Dir::Down), "fma_ru" => (Dir::Up),
+    });
+    libdevice!(r, "arg0, arg1", libdevice_bessel_n { "jn" => (Bessel::J), "yn" => (Bessel::Y) });
+    libdevice!(r, "arg0, arg1, arg2", libdevice_norm { "norm3d" => (3, false), "rnorm3d" => (3, true) });
+    libdevice!(r, "arg0, arg1, arg2, arg3", libdevice_norm { "norm4d" => (4, false), "rnorm4d" => (4, true) });
+    libdevice!(r, "arg0", ld_ilogb { "ilogb" => () });
+    libdevice!(r, "arg0, arg1", ld_ldexp { "ldexp" => (), "scalbn" => () });
+    libdevice!(r, "arg0", ld_fast {
+        "fast_expf" => (Fast::Exp), "fast_exp10f" => (Fast::Exp10), "fast_log2f" => (Fast::Log2),
+        "fast_logf" => (Fast::Log), "fast_log10f" => (Fast::Log10), "fast_sinf" => (Fast::Sin),
+        "fast_cosf" => (Fast::Cos), "fast_tanf" => (Fast::Tan),
+    });
+    libdevice!(r, "arg0, arg1", ld_fast2 { "fast_powf" => (false), "fast_dividef" => (true) });
+    libdevice!(r, "arg0", ld_saturate { "saturatef" => () });
+    libdevice!(r, "arg0, arg1", ld_binary {
+        // IEEE fmax/fmin: a NaN operand gives the other (PTX max.f32/min.f32).
+        "fmax" => (|e, x, y, s| e.min_max_ieee(BinOp::Max, x, y, s)),
+        "fmin" => (|e, x, y, s| e.min_max_ieee(BinOp::Min, x, y, s)),
+        "fdim" => (Elab::fdim), "nextafter" => (Elab::nextafter_any),
+        "atan2" => (|e, x, y, s| e.arith(BinOp::Atan2, x, y, s)),
+        "hypot" => (|e, x, y, s| e.arith(BinOp::Hypot, x, y, s)),
+        "rhypot" => (|e, x, y, s| e.arith(BinOp::Rhypot, x, y, s)),
+        "pow" => (|e, x, y, s| e.arith(BinOp::Pow, x, y, s)),
+        "fmod" => (|e, x, y, s| e.arith(BinOp::Fmod, x, y, s)),
+        "remainder" => (Elab::remainder), "copysign" => (Elab::copysign),
+    });
+    // The conversions with a rounding mode: (source, target, direction). `double2float_rn` flushes a
+    // subnormal f32 result, as libdevice does.
+    libdevice!(r, "arg0", ld_convert_rounded {
+        "double2float_rn" => (F64, F32, Dir::Nearest),
+        "int2float_rz" => (I32, F32, Dir::Zero), "int2float_rd" => (I32, F32, Dir::Down),
+        "int2float_ru" => (I32, F32, Dir::Up), "uint2float_rz" => (U32, F32, Dir::Zero),
+        "uint2float_rd" => (U32, F32, Dir::Down), "uint2float_ru" => (U32, F32, Dir::Up),
+        "ll2float_rz" => (I64, F32, Dir::Zero), "ll2float_rd" => (I64, F32, Dir::Down),
+        "ll2float_ru" => (I64, F32, Dir::Up), "ull2float_rz" => (U64, F32, Dir::Zero),
+        "ull2float_rd" => (U64, F32, Dir::Down), "ull2float_ru" => (U64, F32, Dir::Up),
+        "ll2double_rz" => (I64, F64, Dir::Zero), "ll2double_rd" => (I64, F64, Dir::Down),
+        "ll2double_ru" => (I64, F64, Dir::Up), "ull2double_rz" => (U64, F64, Dir::Zero),
+        "ull2double_rd" => (U64, F64, Dir::Down), "ull2double_ru" => (U64, F64, Dir::Up),
+        "double2float_rz" => (F64, F32, Dir::Zero), "double2float_rd" => (F64, F32, Dir::Down),
+        "double2float_ru" => (F64, F32, Dir::Up),
+    });
+    // The conversions to nearest even, and the reinterpretations of the bits (`_as_`): (source, target, bits).
+    libdevice!(r, "arg0", ld_convert {
+        "float_as_int" => (F32, I32, true), "int_as_float" => (I32, F32, true),
+        "double_as_longlong" => (F64, I64, true), "longlong_as_double" => (I64, F64, true),
+        "int2float_rn" => (I32, F32, false), "uint2float_rn" => (U32, F32, false),
+        "ll2float_rn" => (I64, F32, false), "ull2float_rn" => (U64, F32, false),
+        "int2double_rn" => (I32, F64, false), "uint2double_rn" => (U32, F64, false),
+        "ll2double_rn" => (I64, F64, false), "ull2double_rn" => (U64, F64, false),
+    });
+    // The float-to-integer conversions: the value is rounded to an integer (`rint`, `floor`, `ceil`, or nothing
+    // for `_rz`), then cast, which truncates and saturates as `cvt.rni`, `cvt.rmi`... do (NaN gives 0, or 2^63
+    // for u64).
+    libdevice!(r, "arg0", ld_float_to_int {
+        "float2int_rn" => (F32, I32, Some(Rint)), "float2int_rz" => (F32, I32, None),
+        "float2int_rd" => (F32, I32, Some(Floor)), "float2int_ru" => (F32, I32, Some(Ceil)),
+        "float2uint_rn" => (F32, U32, Some(Rint)), "float2uint_rz" => (F32, U32, None),
+        "float2uint_rd" => (F32, U32, Some(Floor)), "float2uint_ru" => (F32, U32, Some(Ceil)),
+        "float2ll_rn" => (F32, I64, Some(Rint)), "float2ll_rz" => (F32, I64, None),
+        "float2ll_rd" => (F32, I64, Some(Floor)), "float2ll_ru" => (F32, I64, Some(Ceil)),
+        "float2ull_rn" => (F32, U64, Some(Rint)), "float2ull_rz" => (F32, U64, None),
+        "float2ull_rd" => (F32, U64, Some(Floor)), "float2ull_ru" => (F32, U64, Some(Ceil)),
+        "double2int_rn" => (F64, I32, Some(Rint)), "double2int_rz" => (F64, I32, None),
+        "double2int_rd" => (F64, I32, Some(Floor)), "double2int_ru" => (F64, I32, Some(Ceil)),
+        "double2uint_rn" => (F64, U32, Some(Rint)), "double2uint_rz" => (F64, U32, None),
+        "double2uint_rd" => (F64, U32, Some(Floor)), "double2uint_ru" => (F64, U32, Some(Ceil)),
+        "double2ll_rn" => (F64, I64, Some(Rint)), "double2ll_rz" => (F64, I64, None),
+        "double2ll_rd" => (F64, I64, Some(Floor)), "double2ll_ru" => (F64, I64, Some(Ceil)),
+        "double2ull_rn" => (F64, U64, Some(Rint)), "double2ull_rz" => (F64, U64, None),
+        "double2ull_rd" => (F64, U64, Some(Floor)), "double2ull_ru" => (F64, U64, Some(Ceil)),
+    });
+    // The classification functions: int32 1 or 0.
+    libdevice!(r, "arg0", ld_classify {
+        "isnan" => (F32_F64, |e, x, s| e.cmp(CmpPred::Ne, x.clone(), x, s)),
+        "isinf" => (F32_F64, |e, x, s| e.abs_vs_inf(CmpPred::Eq, x, s)),
+        "finitef" => (&[F32], |e, x, s| e.abs_vs_inf(CmpPred::Lt, x, s)),
+        "isfinited" => (&[F64], |e, x, s| e.abs_vs_inf(CmpPred::Lt, x, s)),
+        "signbit" => (F32_F64, Elab::signbit),
+    });
+    super::libdevice_int::register(r);
 }
 
-/// `fma_rn` ... `fma_ru`: the fma with that rounding.
-fn rounded_fma(name: &str) -> Option<Dir> {
-    Some(match name {
-        "fma_rn" => Dir::Nearest,
-        "fma_rz" => Dir::Zero,
-        "fma_rd" => Dir::Down,
-        "fma_ru" => Dir::Up,
-        _ => return None,
-    })
-}
-
-fn rounded_rcp(name: &str) -> Option<BinOp> {
-    Some(match name {
-        "rcp_rn" => BinOp::DivRnFtz,
-        "rcp_rz" => BinOp::DivRz,
-        "rcp_rd" => BinOp::DivRd,
-        "rcp_ru" => BinOp::DivRu,
-        _ => return None,
-    })
-}
-
-/// The float-to-integer conversions with a rounding mode (`float2int_rn`, `double2ull_rd`...).
-pub const CONVERSIONS: &[&str] = &[
-    "float2int_rn",
-    "float2int_rz",
-    "float2int_rd",
-    "float2int_ru",
-    "float2uint_rn",
-    "float2uint_rz",
-    "float2uint_rd",
-    "float2uint_ru",
-    "float2ll_rn",
-    "float2ll_rz",
-    "float2ll_rd",
-    "float2ll_ru",
-    "float2ull_rn",
-    "float2ull_rz",
-    "float2ull_rd",
-    "float2ull_ru",
-    "double2int_rn",
-    "double2int_rz",
-    "double2int_rd",
-    "double2int_ru",
-    "double2uint_rn",
-    "double2uint_rz",
-    "double2uint_rd",
-    "double2uint_ru",
-    "double2ll_rn",
-    "double2ll_rz",
-    "double2ll_rd",
-    "double2ll_ru",
-    "double2ull_rn",
-    "double2ull_rz",
-    "double2ull_rd",
-    "double2ull_ru",
-];
-
-/// `(source, target, rounding op)` of a float-to-integer conversion name: the value is rounded to an integer
-/// (`rint`, `floor`, `ceil`, or nothing for `_rz`), then cast, which truncates and saturates as `cvt.rni`,
-/// `cvt.rmi`... do (NaN gives 0, or 2^63 for u64).
-fn conversion(name: &str) -> Option<(ScalarType, ScalarType, Option<UnOp>)> {
-    let (from, rest) = name.split_once('2')?;
-    let (to, mode) = rest.split_once('_')?;
-    let from = match from {
-        "float" => ScalarType::F32,
-        "double" => ScalarType::F64,
-        _ => return None,
-    };
-    let to = match to {
-        "int" => ScalarType::I32,
-        "uint" => ScalarType::U32,
-        "ll" => ScalarType::I64,
-        "ull" => ScalarType::U64,
-        _ => return None,
-    };
-    let round = match mode {
-        "rn" => Some(UnOp::Rint),
-        "rz" => None,
-        "rd" => Some(UnOp::Floor),
-        "ru" => Some(UnOp::Ceil),
-        _ => return None,
-    };
-    Some((from, to, round))
-}
-
-fn unary_op(name: &str) -> Option<UnOp> {
-    Some(match name {
-        "tanh" => UnOp::Tanh,
-        "sinh" => UnOp::Sinh,
-        "cosh" => UnOp::Cosh,
-        "tan" => UnOp::Tan,
-        "asin" => UnOp::Asin,
-        "acos" => UnOp::Acos,
-        "atan" => UnOp::Atan,
-        "asinh" => UnOp::Asinh,
-        "acosh" => UnOp::Acosh,
-        "atanh" => UnOp::Atanh,
-        "log1p" => UnOp::Log1p,
-        "expm1" => UnOp::Expm1,
-        "log10" => UnOp::Log10,
-        "exp10" => UnOp::Exp10,
-        "cbrt" => UnOp::Cbrt,
-        "sinpi" => UnOp::Sinpi,
-        "cospi" => UnOp::Cospi,
-        "rcbrt" => UnOp::Rcbrt,
-        "logb" => UnOp::Logb,
-        "erfinv" => UnOp::Erfinv,
-        "erfc" => UnOp::Erfc,
-        "normcdf" => UnOp::Normcdf,
-        "erfcx" => UnOp::Erfcx,
-        "erfcinv" => UnOp::Erfcinv,
-        "normcdfinv" => UnOp::Normcdfinv,
-        "cyl_bessel_i0" => UnOp::BesselI0,
-        "cyl_bessel_i1" => UnOp::BesselI1,
-        "tgamma" => UnOp::Tgamma,
-        "lgamma" => UnOp::Lgamma,
-        "j0" => UnOp::J0,
-        "j1" => UnOp::J1,
-        "y0" => UnOp::Y0,
-        "y1" => UnOp::Y1,
-        "rsqrt_rn" => UnOp::RsqrtRnFtz,
-        "rcp64h" => UnOp::Rcp64h,
-        "trunc" => UnOp::Trunc,
-        "rint" | "nearbyint" => UnOp::Rint,
-        "round" => UnOp::Round,
-        "sqrt_rn" => UnOp::SqrtRnFtz,
-        "sqrt_rz" => UnOp::SqrtRz,
-        "sqrt_rd" => UnOp::SqrtRd,
-        "sqrt_ru" => UnOp::SqrtRu,
-        _ => return None,
-    })
+/// The `fast_*f` functions of one argument.
+#[derive(Clone, Copy)]
+enum Fast {
+    Exp,
+    Exp10,
+    Log2,
+    Log,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
 }
 
 impl<'a> Elab<'a> {
-    pub fn call_libdevice(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
-        let span = args.span;
-        if let Some(v) = self.call_libdevice_int(name, fname, args)? {
-            return Ok(Some(Value::Tensor(v)));
+    /// Argument `p` of a libdevice function, a tensor of one of the types `allowed`.
+    pub(super) fn ld_arg(&mut self, b: &Bound<'a>, p: &str, allowed: &[ScalarType]) -> R<Tv> {
+        let x = self.tensor_arg(b.req(p), &b.fname, p)?;
+        self.check_dtype(&x, allowed, &b.fname, b.req(p).span)?;
+        Ok(x)
+    }
+
+    /// The two float arguments of a libdevice function (of `allowed` types), broadcast together, of one type.
+    fn ld_pair(&mut self, b: &Bound<'a>, allowed: &[ScalarType]) -> R<(Tv, Tv)> {
+        let x = self.tensor_arg(b.req("arg0"), &b.fname, "arg0")?;
+        let y = self.tensor_arg(b.req("arg1"), &b.fname, "arg1")?;
+        self.check_dtype(&x, allowed, &b.fname, b.req("arg0").span)?;
+        self.check_dtype(&y, allowed, &b.fname, b.req("arg1").span)?;
+        self.same_type_pair(x, y, &b.fname, b.span)
+    }
+
+    fn ld_unary(&mut self, b: Bound<'a>, op: UnOp, allowed: &[ScalarType]) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", allowed)?;
+        self.un(op, x, b.span)
+    }
+
+    /// Two-operand arithmetic with a rounding (`add_rz`...).
+    fn ld_rounded(&mut self, b: Bound<'a>, op: BinOp) -> R<Tv> {
+        let (x, y) = self.ld_pair(&b, F32_F64)?;
+        self.arith(op, x, y, b.span)
+    }
+
+    fn ld_rcp(&mut self, b: Bound<'a>, op: BinOp) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", F32_F64)?;
+        let one = self.constant(Const::Float(1.0), x.ty.clone(), b.span)?;
+        self.arith(op, one, x, b.span)
+    }
+
+    fn ld_fma(&mut self, b: Bound<'a>, dir: Dir) -> R<Tv> {
+        let span = b.span;
+        let mut xs = Vec::new();
+        for p in ["arg0", "arg1", "arg2"] {
+            let x = self.tensor_arg(b.req(p), &b.fname, p)?;
+            self.check_dtype(&x, F32_F64, &b.fname, b.req(p).span)?;
+            xs.push(x);
         }
-        if name == "abs"
-            && let Some(v) = self.libdevice_fabsf(fname, args)?
-        {
-            return Ok(Some(Value::Tensor(v)));
-        }
-        if let Some(op) = rounded_binary(name) {
-            let b = self.bind(fname, "arg0, arg1", args.clone())?;
-            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-            let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
-            self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
-            let (x, y) = self.same_type_pair(x, y, fname, span)?;
-            return Ok(Some(Value::Tensor(self.arith(op, x, y, span)?)));
-        }
-        if let Some(kind) = match name {
-            "jn" => Some(tessel_math::bessel::bessel_n::Kind::J),
-            "yn" => Some(tessel_math::bessel::bessel_n::Kind::Y),
-            _ => None,
-        } {
-            return Ok(Some(Value::Tensor(self.libdevice_bessel_n(kind, fname, args)?)));
-        }
-        if let Some((n, recip)) = super::libdevice_norm::norm_fn(name) {
-            return Ok(Some(Value::Tensor(self.libdevice_norm(n, recip, fname, args)?)));
-        }
-        if name == "ilogb" {
-            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
-            return Ok(Some(Value::Tensor(self.ilogb(x, span)?)));
-        }
-        if matches!(name, "ldexp" | "scalbn") {
-            let b = self.bind(fname, "arg0, arg1", args.clone())?;
-            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-            let n = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-            self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
-            self.check_dtype(&n, &[ScalarType::I32], fname, b.req("arg1").span)?;
-            return Ok(Some(Value::Tensor(self.ldexp(x, n, span)?)));
-        }
-        if let Some((from, to, dir)) = rounded_conversion(name) {
-            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
-            let ty = x.ty.with_elem(Elem::Scalar(to));
-            return Ok(Some(Value::Tensor(self.emit1(Op::CastRound(dir), &[x], ty, span)?)));
-        }
-        if let Some(dir) = rounded_fma(name) {
-            let b = self.bind(fname, "arg0, arg1, arg2", args.clone())?;
-            let mut xs = Vec::new();
-            for p in ["arg0", "arg1", "arg2"] {
-                let x = self.tensor_arg(b.req(p), fname, p)?;
-                self.check_dtype(&x, F32_F64, fname, b.req(p).span)?;
-                xs.push(x);
-            }
-            let [x, y, z]: [Tv; 3] = xs.try_into().expect("three arguments");
-            let (x, y) = self.same_type_pair(x, y, fname, span)?;
-            let (x, z) = self.same_type_pair(x, z, fname, span)?;
-            let y = self.broadcast_to(y, x.shape(), span)?;
-            let ty = x.ty.clone();
-            return Ok(Some(Value::Tensor(self.emit1(Op::FmaRound(dir), &[x, y, z], ty, span)?)));
-        }
-        if let Some(op) = rounded_rcp(name) {
-            // rcp_X(x) = div_X(1, x).
-            let x = self.libdevice_float(args, fname, "arg0", F32_F64)?;
-            let one = self.constant(Const::Float(1.0), x.ty.clone(), span)?;
-            return Ok(Some(Value::Tensor(self.arith(op, one, x, span)?)));
-        }
-        if let Some(v) = self.fast(name, fname, args)? {
-            return Ok(Some(Value::Tensor(v)));
-        }
-        if let Some(op) = unary_op(name) {
-            // libdevice has `rsqrt_rn` for fp32 only, `rcp64h` for fp64 only.
-            let allowed = match op {
-                UnOp::RsqrtRnFtz => &[ScalarType::F32][..],
-                UnOp::Rcp64h => &[ScalarType::F64][..],
-                _ => F32_F64,
-            };
-            let x = self.libdevice_float(args, fname, "arg0", allowed)?;
-            let ty = x.ty.clone();
-            return Ok(Some(Value::Tensor(self.emit1(Op::Unary(op), &[x], ty, span)?)));
-        }
-        if let Some((from, to, round)) = conversion(name) {
-            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
-            let x = match round {
-                Some(op) => {
-                    let ty = x.ty.clone();
-                    self.emit1(Op::Unary(op), &[x], ty, span)?
-                }
-                None => x,
-            };
-            return Ok(Some(Value::Tensor(self.cast(x, Dtype::Scalar(to), span)?)));
-        }
-        let bits = |name: &str| -> Option<(ScalarType, ScalarType)> {
-            Some(match name {
-                "float_as_int" => (ScalarType::F32, ScalarType::I32),
-                "int_as_float" => (ScalarType::I32, ScalarType::F32),
-                "double_as_longlong" => (ScalarType::F64, ScalarType::I64),
-                "longlong_as_double" => (ScalarType::I64, ScalarType::F64),
-                "int2float_rn" => (ScalarType::I32, ScalarType::F32),
-                "uint2float_rn" => (ScalarType::U32, ScalarType::F32),
-                "ll2float_rn" => (ScalarType::I64, ScalarType::F32),
-                "ull2float_rn" => (ScalarType::U64, ScalarType::F32),
-                "int2double_rn" => (ScalarType::I32, ScalarType::F64),
-                "uint2double_rn" => (ScalarType::U32, ScalarType::F64),
-                "ll2double_rn" => (ScalarType::I64, ScalarType::F64),
-                "ull2double_rn" => (ScalarType::U64, ScalarType::F64),
-                _ => return None,
-            })
+        let [x, y, z]: [Tv; 3] = xs.try_into().expect("three arguments");
+        let (x, y) = self.same_type_pair(x, y, &b.fname, span)?;
+        let (x, z) = self.same_type_pair(x, z, &b.fname, span)?;
+        let y = self.broadcast_to(y, x.shape(), span)?;
+        let ty = x.ty.clone();
+        self.emit1(Op::FmaRound(dir), &[x, y, z], ty, span)
+    }
+
+    fn ld_ilogb(&mut self, b: Bound<'a>) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", F32_F64)?;
+        self.ilogb(x, b.span)
+    }
+
+    fn ld_ldexp(&mut self, b: Bound<'a>) -> R<Tv> {
+        let x = self.tensor_arg(b.req("arg0"), &b.fname, "arg0")?;
+        let n = self.tensor_arg(b.req("arg1"), &b.fname, "arg1")?;
+        self.check_dtype(&x, F32_F64, &b.fname, b.req("arg0").span)?;
+        self.check_dtype(&n, &[I32], &b.fname, b.req("arg1").span)?;
+        self.ldexp(x, n, b.span)
+    }
+
+    fn ld_saturate(&mut self, b: Bound<'a>) -> R<Tv> {
+        // `cvt.ftz.sat.f32`: clamped to [0, 1], NaN and subnormals giving 0.
+        let x = self.ld_arg(&b, "arg0", &[F32])?;
+        self.un(UnOp::Saturate, x, b.span)
+    }
+
+    /// A function of two fp32 or fp64 operands of one type.
+    fn ld_binary(&mut self, b: Bound<'a>, f: Combine<'a>) -> R<Tv> {
+        let (x, y) = self.ld_pair(&b, F32_F64)?;
+        f(self, x, y, b.span)
+    }
+
+    /// A conversion from `from` to `to` with the rounding `dir`.
+    fn ld_convert_rounded(&mut self, b: Bound<'a>, from: ScalarType, to: ScalarType, dir: Dir) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", &[from])?;
+        let ty = x.ty.with_elem(Elem::Scalar(to));
+        self.emit1(Op::CastRound(dir), &[x], ty, b.span)
+    }
+
+    /// A conversion from `from` to `to` (to nearest even), or a reinterpretation of its bits (`bits`).
+    fn ld_convert(&mut self, b: Bound<'a>, from: ScalarType, to: ScalarType, bits: bool) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", &[from])?;
+        if bits { self.bitcast(x, Dtype::Scalar(to), b.span) } else { self.cast(x, Dtype::Scalar(to), b.span) }
+    }
+
+    /// A float-to-integer conversion: `round`, then a cast to `to`.
+    fn ld_float_to_int(&mut self, b: Bound<'a>, from: ScalarType, to: ScalarType, round: Option<UnOp>) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", &[from])?;
+        let x = match round {
+            Some(op) => self.un(op, x, b.span)?,
+            None => x,
         };
-        if let Some((from, to)) = bits(name) {
-            // `_as_` reinterprets the bits; the others convert (to nearest even).
-            let x = self.libdevice_float(args, fname, "arg0", &[from])?;
-            let r = if name.contains("_as_") {
-                self.bitcast(x, Dtype::Scalar(to), span)?
-            } else {
-                self.cast(x, Dtype::Scalar(to), span)?
-            };
-            return Ok(Some(Value::Tensor(r)));
+        self.cast(x, Dtype::Scalar(to), b.span)
+    }
+
+    /// A classification function: `test` of x as int32.
+    fn ld_classify(&mut self, b: Bound<'a>, allowed: &[ScalarType], test: Test<'a>) -> R<Tv> {
+        let x = self.ld_arg(&b, "arg0", allowed)?;
+        let p = test(self, x, b.span)?;
+        self.cast(p, Dtype::Scalar(I32), b.span)
+    }
+
+    /// `|x| pred inf`.
+    fn abs_vs_inf(&mut self, pred: CmpPred, x: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
+        let inf = self.constant(Const::Float(f64::INFINITY), ty, span)?;
+        self.cmp(pred, a, inf, span)
+    }
+
+    /// Whether x's sign bit is set.
+    fn signbit(&mut self, x: Tv, span: Span) -> R<Tv> {
+        let (bits, _) = self.float_bits(x, span)?;
+        let zero = self.zero_like(&bits, span)?;
+        self.cmp(CmpPred::Lt, bits, zero, span)
+    }
+
+    /// IEEE's fmax/fmin (`op` max or min): a NaN operand gives the other.
+    fn min_max_ieee(&mut self, op: BinOp, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        self.emit1(Op::Binary { op, propagate_nan: false }, &[x, y], ty, span)
+    }
+
+    /// x − y where x > y, +0 where x ≤ y, NaN where either is NaN.
+    fn fdim(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let d = self.arith(BinOp::Sub, x.clone(), y.clone(), span)?;
+        let le = self.cmp(CmpPred::Le, x, y, span)?;
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        self.emit1(Op::Select, &[le, zero, d], ty, span)
+    }
+
+    /// `nextafter` at fp32 (libdevice's, which flushes subnormals) or fp64 (C's).
+    fn nextafter_any(&mut self, x: Tv, y: Tv, span: Span) -> R<Tv> {
+        if x.scalar() == Some(F32) { self.nextafter_f32(x, y, span) } else { self.nextafter(x, y, span) }
+    }
+
+    /// libdevice's `abs`: its `fabsf` at f32, `tl.abs` at other types.
+    fn libdevice_abs(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let x = self.tensor_arg(b.req("arg0"), &b.fname, "arg0")?;
+        if x.scalar() != Some(F32) {
+            return self.abs_builtin(b.req("arg0"), &b.fname, b.span);
         }
-        Ok(Some(Value::Tensor(match name {
-            "fmax" | "fmin" | "fdim" | "nextafter" => {
-                let b = self.bind(fname, "arg0, arg1", args.clone())?;
-                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
-                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
-                let (x, y) = self.same_type_pair(x, y, fname, span)?;
-                let ty = x.ty.clone();
-                match name {
-                    // IEEE fmax/fmin: a NaN operand gives the other (PTX max.f32/min.f32).
-                    "fmax" | "fmin" => {
-                        let op = if name == "fmax" { BinOp::Max } else { BinOp::Min };
-                        self.emit1(Op::Binary { op, propagate_nan: false }, &[x, y], ty, span)?
-                    }
-                    // x − y where x > y, +0 where x ≤ y, NaN where either is NaN.
-                    "fdim" => {
-                        let d = self.arith(BinOp::Sub, x.clone(), y.clone(), span)?;
-                        let le = self.cmp(CmpPred::Le, x, y, span)?;
-                        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
-                        self.emit1(Op::Select, &[le, zero, d], ty, span)?
-                    }
-                    _ if x.scalar() == Some(ScalarType::F32) => self.nextafter_f32(x, y, span)?,
-                    _ => self.nextafter(x, y, span)?,
-                }
+        Ok(Value::Tensor(self.fabsf(x, b.span)?))
+    }
+
+    /// libdevice's `fabsf`: `abs.ftz.f32`, so a subnormal gives +0 (Triton: libdevice.abs(0x00000001) = 0). A NaN
+    /// keeps its bits (the comparison is false).
+    fn fabsf(&mut self, x: Tv, span: Span) -> R<Tv> {
+        let ty = x.ty.clone();
+        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
+        let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), ty.clone(), span)?;
+        let tiny = self.cmp(CmpPred::Lt, a.clone(), min_normal, span)?;
+        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
+        self.emit1(Op::Select, &[tiny, zero, a], ty, span)
+    }
+
+    /// The `fast_*f` functions (fp32 only), as libdevice computes them: the hardware's approximations
+    /// (`lg2.approx.ftz`, `sin.approx.ftz`, `cos.approx.ftz`, `div.approx.ftz`, `ex2.approx.ftz` = tessel's
+    /// f32 `exp2`), `fast_logf`/`fast_log10f` as log2 times ln 2 or log10 2 (rounded to f32), `fast_tanf` as
+    /// sin/cos, `fast_expf`/`fast_exp10f` as 2^(x·log2 e) / 2^(x·log2 10).
+    fn ld_fast(&mut self, b: Bound<'a>, f: Fast) -> R<Tv> {
+        let span = b.span;
+        let x = self.ld_arg(&b, "arg0", &[F32])?;
+        // `x` times an f32 constant given by its bits.
+        let scale = |e: &mut Self, x: Tv, bits: u32| -> R<Tv> {
+            let k = e.constant(Const::Float(f32::from_bits(bits) as f64), x.ty.clone(), span)?;
+            e.arith(BinOp::Mul, x, k, span)
+        };
+        match f {
+            Fast::Exp | Fast::Exp10 => {
+                let k = if matches!(f, Fast::Exp) { std::f64::consts::LOG2_E } else { std::f64::consts::LOG2_10 };
+                let k = self.constant(Const::Float(k), x.ty.clone(), span)?;
+                let t = self.arith(BinOp::Mul, x, k, span)?;
+                self.un(UnOp::Exp2, t, span)
             }
-            "saturatef" => {
-                // `cvt.ftz.sat.f32`: clamped to [0, 1], NaN and subnormals giving 0.
-                let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
-                self.un(UnOp::Saturate, x, span)?
+            Fast::Log2 => self.un(UnOp::Lg2Approx, x, span),
+            Fast::Log => {
+                let l = self.un(UnOp::Lg2Approx, x, span)?;
+                scale(self, l, 0x3f31_7218)
             }
-            "atan2" | "hypot" | "rhypot" | "pow" | "fmod" | "remainder" | "copysign" => {
-                let b = self.bind(fname, "arg0, arg1", args.clone())?;
-                let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-                let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-                self.check_dtype(&x, F32_F64, fname, b.req("arg0").span)?;
-                self.check_dtype(&y, F32_F64, fname, b.req("arg1").span)?;
-                let (x, y) = self.same_type_pair(x, y, fname, span)?;
-                match name {
-                    "atan2" => self.arith(BinOp::Atan2, x, y, span)?,
-                    "hypot" => self.arith(BinOp::Hypot, x, y, span)?,
-                    "rhypot" => self.arith(BinOp::Rhypot, x, y, span)?,
-                    "pow" => self.arith(BinOp::Pow, x, y, span)?,
-                    "fmod" => self.arith(BinOp::Fmod, x, y, span)?,
-                    "remainder" => self.remainder(x, y, span)?,
-                    _ => self.copysign(x, y, span)?,
-                }
+            Fast::Log10 => {
+                let l = self.un(UnOp::Lg2Approx, x, span)?;
+                scale(self, l, 0x3e9a_209b)
             }
-            "isnan" | "isinf" | "finitef" | "isfinited" | "signbit" => {
-                let allowed: &[ScalarType] = match name {
-                    "finitef" => &[ScalarType::F32],
-                    "isfinited" => &[ScalarType::F64],
-                    _ => F32_F64,
-                };
-                let x = self.libdevice_float(args, fname, "arg0", allowed)?;
-                let p = match name {
-                    "isnan" => self.cmp(CmpPred::Ne, x.clone(), x, span)?,
-                    "signbit" => {
-                        let (bits, _) = self.float_bits(x, span)?;
-                        let zero = self.zero_like(&bits, span)?;
-                        self.cmp(CmpPred::Lt, bits, zero, span)?
-                    }
-                    _ => {
-                        let ty = x.ty.clone();
-                        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
-                        let inf = self.constant(Const::Float(f64::INFINITY), ty, span)?;
-                        let pred = if name == "isinf" { CmpPred::Eq } else { CmpPred::Lt };
-                        self.cmp(pred, a, inf, span)?
-                    }
-                };
-                self.cast(p, Dtype::Scalar(ScalarType::I32), span)?
+            Fast::Sin => self.un(UnOp::SinApprox, x, span),
+            Fast::Cos => self.un(UnOp::CosApprox, x, span),
+            Fast::Tan => {
+                let sn = self.un(UnOp::SinApprox, x.clone(), span)?;
+                let cs = self.un(UnOp::CosApprox, x, span)?;
+                self.arith(BinOp::DivApprox, sn, cs, span)
             }
-            _ => return Ok(None),
-        })))
+        }
+    }
+
+    /// `fast_powf(x, y)` as 2^(log2(x)·y), or `fast_dividef(x, y)` (`divide`): `div.approx.ftz`.
+    fn ld_fast2(&mut self, b: Bound<'a>, divide: bool) -> R<Tv> {
+        let span = b.span;
+        let (x, y) = self.ld_pair(&b, &[F32])?;
+        if divide {
+            return self.arith(BinOp::DivApprox, x, y, span);
+        }
+        let l = self.un(UnOp::Lg2Approx, x, span)?;
+        let t = self.arith(BinOp::Mul, l, y, span)?;
+        self.un(UnOp::Exp2, t, span)
     }
 
     /// C's `nextafter(x, y)`: the neighbour of x toward y (y itself when equal, NaN when either is NaN), on the
@@ -639,62 +479,6 @@ impl<'a> Elab<'a> {
         self.emit1(Op::Select, &[nan, sum, r], ty, span)
     }
 
-    /// The `fast_*f` functions (fp32 only), as libdevice computes them: the hardware's approximations
-    /// (`lg2.approx.ftz`, `sin.approx.ftz`, `cos.approx.ftz`, `div.approx.ftz`, `ex2.approx.ftz` = tessel's
-    /// f32 `exp2`), `fast_logf`/`fast_log10f` as log2 times ln 2 or log10 2 (rounded to f32), `fast_tanf` as
-    /// sin/cos, `fast_powf(x, y)` as 2^(log2(x)·y), `fast_expf`/`fast_exp10f` as 2^(x·log2 e) / 2^(x·log2 10).
-    fn fast(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
-        let span = args.span;
-        if matches!(name, "fast_powf" | "fast_dividef") {
-            let b = self.bind(fname, "arg0, arg1", args.clone())?;
-            let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-            let y = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
-            self.check_dtype(&x, &[ScalarType::F32], fname, b.req("arg0").span)?;
-            self.check_dtype(&y, &[ScalarType::F32], fname, b.req("arg1").span)?;
-            let (x, y) = self.same_type_pair(x, y, fname, span)?;
-            if name == "fast_dividef" {
-                return Ok(Some(self.arith(BinOp::DivApprox, x, y, span)?));
-            }
-            let l = self.un(UnOp::Lg2Approx, x, span)?;
-            let t = self.arith(BinOp::Mul, l, y, span)?;
-            return Ok(Some(self.un(UnOp::Exp2, t, span)?));
-        }
-        if !name.starts_with("fast_") || name == "fast_dividef" {
-            return Ok(None);
-        }
-        let x = self.libdevice_float(args, fname, "arg0", &[ScalarType::F32])?;
-        // `x` times an f32 constant given by its bits.
-        let scale = |e: &mut Self, x: Tv, bits: u32| -> R<Tv> {
-            let k = e.constant(Const::Float(f32::from_bits(bits) as f64), x.ty.clone(), span)?;
-            e.arith(BinOp::Mul, x, k, span)
-        };
-        Ok(Some(match name {
-            "fast_expf" | "fast_exp10f" => {
-                let k = if name == "fast_expf" { std::f64::consts::LOG2_E } else { std::f64::consts::LOG2_10 };
-                let k = self.constant(Const::Float(k), x.ty.clone(), span)?;
-                let t = self.arith(BinOp::Mul, x, k, span)?;
-                self.un(UnOp::Exp2, t, span)?
-            }
-            "fast_log2f" => self.un(UnOp::Lg2Approx, x, span)?,
-            "fast_logf" => {
-                let l = self.un(UnOp::Lg2Approx, x, span)?;
-                scale(self, l, 0x3f31_7218)?
-            }
-            "fast_log10f" => {
-                let l = self.un(UnOp::Lg2Approx, x, span)?;
-                scale(self, l, 0x3e9a_209b)?
-            }
-            "fast_sinf" => self.un(UnOp::SinApprox, x, span)?,
-            "fast_cosf" => self.un(UnOp::CosApprox, x, span)?,
-            "fast_tanf" => {
-                let sn = self.un(UnOp::SinApprox, x.clone(), span)?;
-                let cs = self.un(UnOp::CosApprox, x, span)?;
-                self.arith(BinOp::DivApprox, sn, cs, span)?
-            }
-            _ => return Ok(None),
-        }))
-    }
-
     /// The elementwise unary `op` of `x`.
     pub(crate) fn un(&mut self, op: UnOp, x: Tv, span: Span) -> R<Tv> {
         let ty = x.ty.clone();
@@ -708,37 +492,6 @@ impl<'a> Elab<'a> {
             return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));
         }
         Ok((x, y))
-    }
-
-    /// The one float argument `arg` of a libdevice function, checked against `allowed`.
-    fn libdevice_float(
-        &mut self,
-        args: &CallArgs<'a>,
-        fname: &str,
-        arg: &'static str,
-        allowed: &[ScalarType],
-    ) -> R<Tv> {
-        let b = self.bind(fname, arg, args.clone())?;
-        let x = self.tensor_arg(b.req(arg), fname, arg)?;
-        self.check_dtype(&x, allowed, fname, b.req(arg).span)?;
-        Ok(x)
-    }
-
-    /// libdevice's `fabsf` (f32 only; other types are `tl.abs`): `abs.ftz.f32`, so a subnormal gives +0
-    /// (Triton: libdevice.abs(0x00000001) = 0). A NaN keeps its bits (the comparison is false).
-    fn libdevice_fabsf(&mut self, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
-        let span = args.span;
-        let b = self.bind(fname, "arg0", args.clone())?;
-        let x = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
-        if x.scalar() != Some(ScalarType::F32) {
-            return Ok(None);
-        }
-        let ty = x.ty.clone();
-        let a = self.emit1(Op::Unary(UnOp::Abs), &[x], ty.clone(), span)?;
-        let min_normal = self.constant(Const::Float(f32::MIN_POSITIVE as f64), ty.clone(), span)?;
-        let tiny = self.cmp(CmpPred::Lt, a.clone(), min_normal, span)?;
-        let zero = self.constant(Const::Float(0.0), ty.clone(), span)?;
-        Ok(Some(self.emit1(Op::Select, &[tiny, zero, a], ty, span)?))
     }
 
     fn cmp(&mut self, pred: CmpPred, x: Tv, y: Tv, span: Span) -> R<Tv> {

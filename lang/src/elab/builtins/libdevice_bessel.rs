@@ -6,15 +6,14 @@ use tessel_math::bessel::bessel_n::Kind;
 use tessel_tile::ScalarType;
 use tessel_tile::ops::Op;
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::Bound;
 use crate::elab::value::Tv;
 use crate::elab::{Elab, R};
 
 impl<'a> Elab<'a> {
     /// `libdevice.jn(arg0, arg1)` / `libdevice.yn(arg0, arg1)`: arg0 the order (int32), arg1 x.
-    pub(super) fn libdevice_bessel_n(&mut self, kind: Kind, fname: &str, args: &CallArgs<'a>) -> R<Tv> {
-        let span = args.span;
-        let b = self.bind(fname, "arg0, arg1", args.clone())?;
+    pub(super) fn libdevice_bessel_n(&mut self, b: Bound<'a>, kind: Kind) -> R<Tv> {
+        let (fname, span) = (&b.fname, b.span);
         let n = self.tensor_arg(b.req("arg0"), fname, "arg0")?;
         let x = self.tensor_arg(b.req("arg1"), fname, "arg1")?;
         self.check_dtype(&n, &[ScalarType::I32], fname, b.req("arg0").span)?;

@@ -11,62 +11,98 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 
-use crate::elab::builtins::CallArgs;
-use crate::elab::value::{Dtype, Tv};
+use crate::elab::args::Bound;
+use crate::elab::names::LIBDEVICE;
+use crate::elab::registry::{Handler, Registry};
+use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
 use ScalarType::{F32, F64, I32, I64, U32, U64};
 
-pub const NAMES: &[&str] = &[
-    "popc",
-    "clz",
-    "brev",
-    "ffs",
-    "mulhi",
-    "mul24",
-    "sad",
-    "hadd",
-    "rhadd",
-    "byte_perm",
-    "float_as_uint",
-    "uint_as_float",
-    "double2hiint",
-    "double2loint",
-    "hiloint2double",
-    "llrint",
-    "llround",
-];
+/// The integer and bit functions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IntFn {
+    Popc,
+    Clz,
+    Brev,
+    Ffs,
+    Mulhi,
+    Mul24,
+    Sad,
+    Hadd,
+    Rhadd,
+    BytePerm,
+    FloatAsUint,
+    UintAsFloat,
+    Double2Hiint,
+    Double2Loint,
+    Hiloint2double,
+    Llrint,
+    Llround,
+}
+
+pub(super) fn register(r: &mut Registry) {
+    use IntFn::*;
+    macro_rules! int_fn {
+        ($($name:literal => $f:ident),* $(,)?) => {
+            $( r.add(LIBDEVICE, $name, Handler::Bound($f.sig(), |e, b| e.libdevice_int(b, $f).map(Value::Tensor))); )*
+        };
+    }
+    int_fn! {
+        "popc" => Popc, "clz" => Clz, "brev" => Brev, "ffs" => Ffs, "mulhi" => Mulhi, "mul24" => Mul24, "sad" => Sad,
+        "hadd" => Hadd, "rhadd" => Rhadd, "byte_perm" => BytePerm, "float_as_uint" => FloatAsUint,
+        "uint_as_float" => UintAsFloat, "double2hiint" => Double2Hiint, "double2loint" => Double2Loint,
+        "hiloint2double" => Hiloint2double, "llrint" => Llrint, "llround" => Llround,
+    }
+}
+
+/// The parameters of a function of one, two or three operands.
+const PARAMS: [&str; 3] = ["arg0", "arg1", "arg2"];
+
+impl IntFn {
+    /// Its signature: `arg0`... by its arity.
+    fn sig(self) -> &'static str {
+        ["arg0", "arg0, arg1", "arg0, arg1, arg2"][self.arity() - 1]
+    }
+
+    /// How many operands it takes.
+    fn arity(self) -> usize {
+        match self {
+            IntFn::Mulhi | IntFn::Mul24 | IntFn::Hadd | IntFn::Rhadd | IntFn::Hiloint2double => 2,
+            IntFn::Sad | IntFn::BytePerm => 3,
+            _ => 1,
+        }
+    }
+
+    /// The types its operands may have (`sad`'s third is uint32).
+    fn allowed(self) -> &'static [ScalarType] {
+        match self {
+            IntFn::Popc | IntFn::Clz | IntFn::Brev | IntFn::Ffs | IntFn::Mulhi => &[I32, U32, I64, U64],
+            IntFn::Mul24 | IntFn::Hadd | IntFn::Rhadd | IntFn::Sad => &[I32, U32],
+            IntFn::BytePerm | IntFn::Hiloint2double => &[I32],
+            IntFn::FloatAsUint => &[F32],
+            IntFn::Llrint | IntFn::Llround => &[F32, F64],
+            IntFn::UintAsFloat => &[U32],
+            IntFn::Double2Hiint | IntFn::Double2Loint => &[F64],
+        }
+    }
+}
 
 impl<'a> Elab<'a> {
-    pub fn call_libdevice_int(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Tv>> {
-        let span = args.span;
-        let params: &'static str = match name {
-            "popc" | "clz" | "brev" | "ffs" | "float_as_uint" | "uint_as_float" | "double2hiint" | "double2loint"
-            | "llrint" | "llround" => "arg0",
-            "mulhi" | "mul24" | "hadd" | "rhadd" | "hiloint2double" => "arg0, arg1",
-            "sad" | "byte_perm" => "arg0, arg1, arg2",
-            _ => return Ok(None),
-        };
-        let b = self.bind(fname, params, args.clone())?;
+    /// The integer or bit function `f` of the arguments bound to `arg0`...
+    fn libdevice_int(&mut self, b: Bound<'a>, f: IntFn) -> R<Tv> {
+        let (fname, span) = (&b.fname, b.span);
+        let params = &PARAMS[..f.arity()];
         let mut xs = Vec::new();
-        for p in params.split(", ") {
+        for p in params {
             xs.push(self.tensor_arg(b.req(p), fname, p)?);
         }
-        let allowed: &[ScalarType] = match name {
-            "popc" | "clz" | "brev" | "ffs" | "mulhi" => &[I32, U32, I64, U64],
-            "mul24" | "hadd" | "rhadd" | "sad" => &[I32, U32],
-            "byte_perm" | "hiloint2double" => &[I32],
-            "float_as_uint" => &[F32],
-            "llrint" | "llround" => &[F32, F64],
-            "uint_as_float" => &[U32],
-            _ => &[F64],
-        };
-        for (x, p) in xs.iter().zip(params.split(", ")) {
-            let allowed = if name == "sad" && p == "arg2" { &[U32][..] } else { allowed };
+        for (x, p) in xs.iter().zip(params) {
+            let allowed = if f == IntFn::Sad && *p == "arg2" { &[U32][..] } else { f.allowed() };
             self.check_dtype(x, allowed, fname, b.req(p).span)?;
         }
-        if xs.len() >= 2 && name != "sad" {
+        if xs.len() >= 2 && f != IntFn::Sad {
             let (x, y) = self.broadcast_pair(xs[0].clone(), xs[1].clone(), span)?;
             if x.ty != y.ty {
                 return Err(self.err(span, format!("`{fname}` needs operands of one type, got {} and {}", x.ty, y.ty)));
@@ -76,14 +112,14 @@ impl<'a> Elab<'a> {
         }
         let x = xs[0].clone();
         let to_i32 = |e: &mut Self, v: Tv| e.cast(v, Dtype::Scalar(I32), span);
-        Ok(Some(match name {
-            "popc" | "clz" => {
-                let op = if name == "popc" { UnOp::Popc } else { UnOp::Clz };
+        Ok(match f {
+            IntFn::Popc | IntFn::Clz => {
+                let op = if f == IntFn::Popc { UnOp::Popc } else { UnOp::Clz };
                 let r = self.un(op, x, span)?;
                 to_i32(self, r)?
             }
-            "brev" => self.un(UnOp::Brev, x, span)?,
-            "ffs" => {
+            IntFn::Brev => self.un(UnOp::Brev, x, span)?,
+            IntFn::Ffs => {
                 // The 1-based position of the lowest set bit: popc(x ^ (x − 1)), 0 for x = 0.
                 let one = self.int_like(&x, 1, span)?;
                 let m = self.arith(BinOp::Sub, x.clone(), one, span)?;
@@ -95,11 +131,11 @@ impl<'a> Elab<'a> {
                 let r = self.emit1(Op::Select, &[z, zero, n], ty, span)?;
                 to_i32(self, r)?
             }
-            "mulhi" => {
+            IntFn::Mulhi => {
                 let op = if x.scalar().is_some_and(|s| s.is_unsigned_int()) { BinOp::UMulHi } else { BinOp::MulHi };
                 self.arith(op, x, xs[1].clone(), span)?
             }
-            "mul24" => {
+            IntFn::Mul24 => {
                 // The low 24 bits (sign-extended when signed: `<< 8` then an arithmetic `>> 8`).
                 let low24 = |e: &mut Self, v: Tv| -> R<Tv> {
                     let k = e.int_like(&v, 8, span)?;
@@ -109,13 +145,13 @@ impl<'a> Elab<'a> {
                 let (a, c) = (low24(self, x)?, low24(self, xs[1].clone())?);
                 self.arith(BinOp::Mul, a, c, span)?
             }
-            "hadd" | "rhadd" => {
+            IntFn::Hadd | IntFn::Rhadd => {
                 // (x & y) + ((x ^ y) >> 1) rounds down; (x | y) − ((x ^ y) >> 1) up; neither overflows.
                 let y = xs[1].clone();
                 let one = self.int_like(&x, 1, span)?;
                 let d = self.arith(BinOp::Xor, x.clone(), y.clone(), span)?;
                 let h = self.arith(BinOp::Shr, d, one, span)?;
-                if name == "hadd" {
+                if f == IntFn::Hadd {
                     let a = self.arith(BinOp::And, x, y, span)?;
                     self.arith(BinOp::Add, a, h, span)?
                 } else {
@@ -123,7 +159,7 @@ impl<'a> Elab<'a> {
                     self.arith(BinOp::Sub, o, h, span)?
                 }
             }
-            "sad" => {
+            IntFn::Sad => {
                 // |x − y| (exact as the wrapped difference, read unsigned) + z.
                 let (x, y) = self.broadcast_pair(x, xs[1].clone(), span)?;
                 if x.ty != y.ty {
@@ -140,17 +176,17 @@ impl<'a> Elab<'a> {
                 let (d, z) = self.broadcast_pair(d, xs[2].clone(), span)?;
                 self.arith(BinOp::Add, d, z, span)?
             }
-            "byte_perm" => self.byte_perm(x, xs[1].clone(), xs[2].clone(), span)?,
-            "llrint" | "llround" => {
-                let op = if name == "llrint" { UnOp::Rint } else { UnOp::Round };
+            IntFn::BytePerm => self.byte_perm(x, xs[1].clone(), xs[2].clone(), span)?,
+            IntFn::Llrint | IntFn::Llround => {
+                let op = if f == IntFn::Llrint { UnOp::Rint } else { UnOp::Round };
                 let r = self.un(op, x, span)?;
                 self.cast(r, Dtype::Scalar(I64), span)?
             }
-            "float_as_uint" => self.bitcast(x, Dtype::Scalar(U32), span)?,
-            "uint_as_float" => self.bitcast(x, Dtype::Scalar(F32), span)?,
-            "double2hiint" | "double2loint" => {
+            IntFn::FloatAsUint => self.bitcast(x, Dtype::Scalar(U32), span)?,
+            IntFn::UintAsFloat => self.bitcast(x, Dtype::Scalar(F32), span)?,
+            IntFn::Double2Hiint | IntFn::Double2Loint => {
                 let bits = self.bitcast(x, Dtype::Scalar(I64), span)?;
-                let bits = if name == "double2hiint" {
+                let bits = if f == IntFn::Double2Hiint {
                     let k = self.int_like(&bits, 32, span)?;
                     self.arith(BinOp::Shr, bits, k, span)?
                 } else {
@@ -158,7 +194,7 @@ impl<'a> Elab<'a> {
                 };
                 to_i32(self, bits)?
             }
-            _ => {
+            IntFn::Hiloint2double => {
                 // hiloint2double(hi, lo): the f64 whose high word is hi and low word lo.
                 let hi = self.cast(x, Dtype::Scalar(I64), span)?;
                 let k = self.int_like(&hi, 32, span)?;
@@ -168,7 +204,7 @@ impl<'a> Elab<'a> {
                 let v = self.arith(BinOp::Or, hi, lo, span)?;
                 self.bitcast(v, Dtype::Scalar(F64), span)?
             }
-        }))
+        })
     }
 
     /// PTX `prmt.b32` in its default mode: byte i of the result is byte `(s >> 4i) & 7` of the 8 bytes y:x.

@@ -5,28 +5,15 @@
 use tessel_tile::ScalarType;
 use tessel_tile::ops::Op;
 
-use crate::elab::builtins::CallArgs;
+use crate::elab::args::Bound;
 use crate::elab::value::Tv;
 use crate::elab::{Elab, R};
 
-/// The operand count and whether it is the reciprocal, for the four names.
-pub(super) fn norm_fn(name: &str) -> Option<(usize, bool)> {
-    Some(match name {
-        "norm3d" => (3, false),
-        "norm4d" => (4, false),
-        "rnorm3d" => (3, true),
-        "rnorm4d" => (4, true),
-        _ => return None,
-    })
-}
-
 impl<'a> Elab<'a> {
-    /// `libdevice.{r}norm{3,4}d(arg0, ...)`.
-    pub(super) fn libdevice_norm(&mut self, n: usize, recip: bool, fname: &str, args: &CallArgs<'a>) -> R<Tv> {
-        let span = args.span;
-        let sig = if n == 3 { "arg0, arg1, arg2" } else { "arg0, arg1, arg2, arg3" };
+    /// `libdevice.{r}norm{3,4}d(arg0, ...)`: `n` operands bound to `arg0`...; `recip` for the reciprocal.
+    pub(super) fn libdevice_norm(&mut self, b: Bound<'a>, n: usize, recip: bool) -> R<Tv> {
+        let (fname, span) = (&b.fname, b.span);
         let params = ["arg0", "arg1", "arg2", "arg3"];
-        let b = self.bind(fname, sig, args.clone())?;
         let mut xs = Vec::with_capacity(n);
         for p in &params[..n] {
             let x = self.tensor_arg(b.req(p), fname, p)?;

@@ -4,10 +4,17 @@
 use tessel_tile::ops::{AtomicOp, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, Bound, CallArgs};
+use crate::elab::args::{Arg, Bound};
+use crate::elab::names::TL;
+use crate::elab::registry::{Handler, Registry};
 use crate::elab::value::{Dtype, Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
+
+const LOAD_SIG: &str = "pointer, mask?, other?, boundary_check?, padding_option?, cache_modifier?, \
+                        eviction_policy?, volatile?, cache_policy?";
+const STORE_SIG: &str = "pointer, value, mask?, boundary_check?, cache_modifier?, eviction_policy?, cache_policy?";
+const ATOMIC_SIG: &str = "pointer, val, mask?, sem?, scope?";
 
 const LOAD_CACHE: &[&str] = &["", ".ca", ".cg", ".cv"];
 const STORE_CACHE: &[&str] = &["", ".wb", ".cg", ".cs", ".wt"];
@@ -15,74 +22,68 @@ const EVICTION: &[&str] = &["", "evict_normal", "evict_first", "evict_last"];
 const SEMS: &[&str] = &["acquire", "release", "acq_rel", "relaxed"];
 const SCOPES: &[&str] = &["gpu", "cta", "sys"];
 
+pub(super) fn register(r: &mut Registry) {
+    r.add(TL, "load", Handler::Bound(LOAD_SIG, |e, b| Ok(Value::Tensor(e.load(&b, &b.fname, b.span)?))));
+    r.add(
+        TL,
+        "store",
+        Handler::Bound(STORE_SIG, |e, b| {
+            e.store(&b, &b.fname, b.span)?;
+            Ok(Value::None)
+        }),
+    );
+    r.add(TL, "atomic_add", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Add)));
+    r.add(TL, "atomic_max", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Max)));
+    r.add(TL, "atomic_min", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Min)));
+    r.add(TL, "atomic_and", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::And)));
+    r.add(TL, "atomic_or", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Or)));
+    r.add(TL, "atomic_xor", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Xor)));
+    r.add(TL, "atomic_xchg", Handler::Bound(ATOMIC_SIG, |e, b| e.atomic_rmw(b, AtomicOp::Xchg)));
+    r.add(TL, "atomic_cas", Handler::Bound("pointer, cmp, val, sem?, scope?", |e, b| e.atomic_cas(b)));
+    r.add(
+        TL,
+        "make_tensor_descriptor",
+        Handler::Bound("base, shape, strides, block_shape, padding_option?", |e, b| {
+            Ok(Value::Tensor(e.make_descriptor(&b, &b.fname, b.span)?))
+        }),
+    );
+    r.add(
+        TL,
+        "load_tensor_descriptor",
+        Handler::Bound("desc, offsets", |e, b| {
+            let desc = e.desc_arg(b.req("desc"), &b.fname)?;
+            Ok(Value::Tensor(e.desc_load(desc, b.req("offsets"), &b.fname, b.span)?))
+        }),
+    );
+    r.add(
+        TL,
+        "store_tensor_descriptor",
+        Handler::Bound("desc, offsets, value", |e, b| {
+            let desc = e.desc_arg(b.req("desc"), &b.fname)?;
+            e.desc_store(desc, b.req("offsets"), b.req("value"), &b.fname, b.span)?;
+            Ok(Value::None)
+        }),
+    );
+}
+
 impl<'a> Elab<'a> {
-    pub fn call_memory(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
-        let span = args.span;
-        let args = args.clone();
-        Ok(Some(match name {
-            "load" => {
-                let b = self.bind(
-                    fname,
-                    "pointer, mask?, other?, boundary_check?, padding_option?, cache_modifier?, eviction_policy?, volatile?, cache_policy?",
-                    args,
-                )?;
-                Value::Tensor(self.load(&b, fname, span)?)
-            }
-            "store" => {
-                let b = self.bind(
-                    fname,
-                    "pointer, value, mask?, boundary_check?, cache_modifier?, eviction_policy?, cache_policy?",
-                    args,
-                )?;
-                self.store(&b, fname, span)?;
-                Value::None
-            }
-            "atomic_add" | "atomic_max" | "atomic_min" | "atomic_and" | "atomic_or" | "atomic_xor" | "atomic_xchg" => {
-                let b = self.bind(fname, "pointer, val, mask?, sem?, scope?", args)?;
-                let op = match name {
-                    "atomic_add" => AtomicOp::Add,
-                    "atomic_max" => AtomicOp::Max,
-                    "atomic_min" => AtomicOp::Min,
-                    "atomic_and" => AtomicOp::And,
-                    "atomic_or" => AtomicOp::Or,
-                    "atomic_xor" => AtomicOp::Xor,
-                    _ => AtomicOp::Xchg,
-                };
-                Value::Tensor(self.atomic(&b, op, fname, span)?)
-            }
-            "atomic_cas" => {
-                let b = self.bind(fname, "pointer, cmp, val, sem?, scope?", args)?;
-                let ptr = self.pointer_arg(b.req("pointer"), fname)?;
-                let Some(Elem::Ptr(pointee, _)) = ptr.elem() else { unreachable!() };
-                if ![16, 32, 64].contains(&pointee.bits()) {
-                    return Err(self.err(
-                        span,
-                        format!("`{fname}` supports 16-, 32- and 64-bit elements, got {}", pointee.triton_name()),
-                    ));
-                }
-                let (sem, scope) = self.sem_scope(&b, fname)?;
-                let cmp = self.value_for(b.req("cmp"), &ptr, pointee, fname, "cmp", span)?;
-                let val = self.value_for(b.req("val"), &ptr, pointee, fname, "val", span)?;
-                let ty = cmp.ty.clone();
-                Value::Tensor(self.emit1(Op::AtomicCas { sem, scope }, &[ptr, cmp, val], ty, span)?)
-            }
-            "make_tensor_descriptor" => {
-                let b = self.bind(fname, "base, shape, strides, block_shape, padding_option?", args)?;
-                Value::Tensor(self.make_descriptor(&b, fname, span)?)
-            }
-            "load_tensor_descriptor" => {
-                let b = self.bind(fname, "desc, offsets", args)?;
-                let desc = self.desc_arg(b.req("desc"), fname)?;
-                Value::Tensor(self.desc_load(desc, b.req("offsets"), fname, span)?)
-            }
-            "store_tensor_descriptor" => {
-                let b = self.bind(fname, "desc, offsets, value", args)?;
-                let desc = self.desc_arg(b.req("desc"), fname)?;
-                self.desc_store(desc, b.req("offsets"), b.req("value"), fname, span)?;
-                Value::None
-            }
-            _ => return Ok(None),
-        }))
+    fn atomic_rmw(&mut self, b: Bound<'a>, op: AtomicOp) -> R<Value<'a>> {
+        Ok(Value::Tensor(self.atomic(&b, op, &b.fname, b.span)?))
+    }
+
+    fn atomic_cas(&mut self, b: Bound<'a>) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let ptr = self.pointer_arg(b.req("pointer"), fname)?;
+        let Some(Elem::Ptr(pointee, _)) = ptr.elem() else { unreachable!() };
+        if ![16, 32, 64].contains(&pointee.bits()) {
+            return Err(self
+                .err(span, format!("`{fname}` supports 16-, 32- and 64-bit elements, got {}", pointee.triton_name())));
+        }
+        let (sem, scope) = self.sem_scope(&b, fname)?;
+        let cmp = self.value_for(b.req("cmp"), &ptr, pointee, fname, "cmp", span)?;
+        let val = self.value_for(b.req("val"), &ptr, pointee, fname, "val", span)?;
+        let ty = cmp.ty.clone();
+        Ok(Value::Tensor(self.emit1(Op::AtomicCas { sem, scope }, &[ptr, cmp, val], ty, span)?))
     }
 
     fn desc_arg(&self, a: &Arg<'a>, fname: &str) -> R<Tv> {

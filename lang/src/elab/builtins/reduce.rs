@@ -4,67 +4,71 @@
 use tessel_tile::ops::{Const, InputPrecision, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
-use crate::elab::builtins::{Arg, CallArgs};
+use crate::elab::args::{Arg, Bound, CallArgs};
+use crate::elab::names::TL;
+use crate::elab::registry::{Handler, Registry};
 use crate::elab::value::{Tv, Value};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
+pub(super) fn register(r: &mut Registry) {
+    r.add(TL, "reduce", Handler::Bound("input, axis, combine_fn, keep_dims?", |e, b| e.reduce_builtin(b, false)))
+        .method();
+    r.add(
+        TL,
+        "associative_scan",
+        Handler::Bound("input, axis, combine_fn, reverse?", |e, b| e.reduce_builtin(b, true)),
+    )
+    .method();
+    r.add(
+        TL,
+        "dot",
+        Handler::Bound(
+            "input, other, acc?, input_precision?, allow_tf32?, max_num_imprecise_acc?, out_dtype?",
+            |e, b| Ok(Value::Tensor(e.dot(&b, &b.fname, b.span)?)),
+        ),
+    );
+}
+
 impl<'a> Elab<'a> {
-    pub fn call_reduce(&mut self, name: &str, fname: &str, args: &CallArgs<'a>) -> R<Option<Value<'a>>> {
-        let span = args.span;
-        Ok(Some(match name {
-            "reduce" | "associative_scan" => {
-                let sig = if name == "reduce" {
-                    "input, axis, combine_fn, keep_dims?"
-                } else {
-                    "input, axis, combine_fn, reverse?"
-                };
-                let b = self.bind(fname, sig, args.clone())?;
-                let input = b.req("input");
-                let (inputs, is_tuple) = match &input.value {
-                    Value::Tuple(items) => {
-                        let ts = items
-                            .iter()
-                            .map(|v| self.tensor_arg(&Arg::new(v.clone(), input.span), fname, "input"))
-                            .collect::<R<Vec<_>>>()?;
-                        (ts, true)
-                    }
-                    _ => (vec![self.tensor_arg(input, fname, "input")?], false),
-                };
-                let axis = match b.opt("axis") {
-                    Some(a) => Some(self.const_int(a, fname, "axis")?),
-                    None => None,
-                };
-                let combine = b.req("combine_fn").value.clone();
-                let flag_name = if name == "reduce" { "keep_dims" } else { "reverse" };
-                let flag = match b.opt(flag_name) {
-                    Some(a) => self.const_bool(a, fname, flag_name)?,
-                    None => false,
-                };
-                let out = if name == "reduce" {
-                    self.reduce(inputs, axis, combine, flag, fname, span)?
-                } else {
-                    let Some(axis) = axis else {
-                        return Err(self.err(span, format!("`{fname}` needs an axis")));
-                    };
-                    self.scan(inputs, axis, combine, flag, fname, span)?
-                };
-                if is_tuple {
-                    Value::tuple(out.into_iter().map(Value::Tensor).collect())
-                } else {
-                    Value::Tensor(out.into_iter().next().unwrap())
-                }
+    /// `tl.reduce(input, axis, combine_fn, keep_dims)`, or `tl.associative_scan(input, axis, combine_fn, reverse)`
+    /// (`scan`); `input` a tensor or a tuple of them.
+    fn reduce_builtin(&mut self, b: Bound<'a>, scan: bool) -> R<Value<'a>> {
+        let (fname, span) = (&b.fname, b.span);
+        let input = b.req("input");
+        let (inputs, is_tuple) = match &input.value {
+            Value::Tuple(items) => {
+                let ts = items
+                    .iter()
+                    .map(|v| self.tensor_arg(&Arg::new(v.clone(), input.span), fname, "input"))
+                    .collect::<R<Vec<_>>>()?;
+                (ts, true)
             }
-            "dot" => {
-                let b = self.bind(
-                    fname,
-                    "input, other, acc?, input_precision?, allow_tf32?, max_num_imprecise_acc?, out_dtype?",
-                    args.clone(),
-                )?;
-                Value::Tensor(self.dot(&b, fname, span)?)
-            }
-            _ => return Ok(None),
-        }))
+            _ => (vec![self.tensor_arg(input, fname, "input")?], false),
+        };
+        let axis = match b.opt("axis") {
+            Some(a) => Some(self.const_int(a, fname, "axis")?),
+            None => None,
+        };
+        let combine = b.req("combine_fn").value.clone();
+        let flag_name = if scan { "reverse" } else { "keep_dims" };
+        let flag = match b.opt(flag_name) {
+            Some(a) => self.const_bool(a, fname, flag_name)?,
+            None => false,
+        };
+        let out = if scan {
+            let Some(axis) = axis else {
+                return Err(self.err(span, format!("`{fname}` needs an axis")));
+            };
+            self.scan(inputs, axis, combine, flag, fname, span)?
+        } else {
+            self.reduce(inputs, axis, combine, flag, fname, span)?
+        };
+        Ok(if is_tuple {
+            Value::tuple(out.into_iter().map(Value::Tensor).collect())
+        } else {
+            Value::Tensor(out.into_iter().next().unwrap())
+        })
     }
 
     fn check_axis(&self, axis: i128, rank: usize, fname: &str, span: Span) -> R<usize> {
@@ -220,7 +224,7 @@ impl<'a> Elab<'a> {
         self.emit_with_regions(Op::Scan { axis: axis as u32, reverse }, &inputs, types, &[region], span)
     }
 
-    fn dot(&mut self, b: &crate::elab::builtins::Bound<'a>, fname: &str, span: Span) -> R<Tv> {
+    fn dot(&mut self, b: &Bound<'a>, fname: &str, span: Span) -> R<Tv> {
         let x = self.tensor_arg(b.req("input"), fname, "input")?;
         let y = self.tensor_arg(b.req("other"), fname, "other")?;
         let (sa, sb) = (x.shape().to_vec(), y.shape().to_vec());
