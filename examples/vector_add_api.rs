@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gpu.download_vec(&out)?
         }
         Err(e) => {
-            println!("no GPU ({}): running in the interpreter", e.message);
+            println!("no GPU ({e}): running in the interpreter");
             let mut mem = Memory::new();
             let to64 = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let (x, y) = (mem.alloc_from("x", F32, &to64(&xs)), mem.alloc_from("y", F32, &to64(&ys)));

@@ -101,9 +101,8 @@ pub fn load(gpu: &Gpu, source: &str, kernel: &str, spec: &Specialization) -> Res
 /// The target the code generator uses for `gpu`: sm_90a on Hopper, sm_100a on Blackwell datacenter parts,
 /// else sm_80 PTX (which the driver JIT-compiles for any newer GPU).
 pub fn target_of(gpu: &Gpu) -> Result<Target, Error> {
-    let (major, minor) = gpu.ctx.compute_capability().map_err(|e| Error::Gpu(format!("{e:?}")))?;
-    Target::for_compute_capability(major as u32, minor as u32)
-        .ok_or_else(|| Error::Gpu(format!("compute capability {major}.{minor}: tessel needs sm_80 or newer")))
+    let (major, minor) = gpu.ctx.compute_capability().map_err(|e| Error::Gpu(e.into()))?;
+    Target::for_compute_capability(major as u32, minor as u32).ok_or(Error::UnsupportedDevice { major, minor })
 }
 
 impl KernelSource<'_> {
@@ -174,12 +173,12 @@ impl Jit {
     /// else the PTX (cached or compiled) assembled by `ptxas` when there is one (its cubin is then cached) or
     /// by the driver's JIT (see [`Gpu::jit`]).
     pub fn load(&mut self, gpu: &Gpu, ks: &KernelSource, tile: Option<&Func>) -> Result<LoadedKernel, Error> {
-        let gpu_err = |e: tessel_runtime::RuntimeError| Error::Gpu(e.message);
+        let gpu_err = Error::Gpu;
         let native = target_of(gpu)?;
         let target = match self.target {
             // An `a` target's PTX runs only on its own architecture.
             Some(t) if t == native || t == Target::Sm80 => t,
-            Some(t) => return Err(Error::Gpu(format!("{t} code cannot run on this {native} device"))),
+            Some(t) => return Err(Error::WrongTarget { target: t, device: native }),
             None => native,
         };
         let kernel = self.ptx(ks, target, tile)?;

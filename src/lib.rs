@@ -25,6 +25,6 @@ pub mod npy;
 pub mod pipeline;
 
 pub use api::{Jit, compile, interpret, jit, load, target_of};
-pub use error::Error;
+pub use error::{Error, Internal};
 pub use pipeline::{CacheUse, KernelSource, Stage, Timings};
 pub use tessel_sched as sched;

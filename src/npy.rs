@@ -88,59 +88,124 @@ pub fn write(a: &Array) -> Vec<u8> {
     out
 }
 
+/// Why bytes are not a `.npy` file tessel reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NpyError {
+    Magic,
+    Version(u8),
+    /// A header of `says` bytes in a file with `has` after the preamble.
+    TruncatedHeader {
+        says: usize,
+        has: usize,
+    },
+    HeaderNotText,
+    /// A header without the field (`descr`, `fortran_order`, `shape`).
+    NoField(&'static str),
+    BadDescr,
+    FortranOrder,
+    /// A shape that is no tuple (`detail` says how).
+    BadShape(&'static str),
+    BadDimension(String),
+    UnsupportedDtype(String),
+    /// A shape whose byte size overflows 64 bits.
+    TooLarge {
+        shape: Vec<usize>,
+        descr: String,
+    },
+    /// Data of `has` bytes where the shape needs `need`.
+    DataSize {
+        has: usize,
+        shape: Vec<usize>,
+        descr: String,
+        need: usize,
+    },
+    NoMemory(usize),
+}
+
+fn show_shape(shape: &[usize]) -> String {
+    format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
+}
+
+impl std::fmt::Display for NpyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NpyError::Magic => f.write_str("not a .npy file (bad magic)"),
+            NpyError::Version(v) => write!(f, "unsupported .npy version {v}"),
+            NpyError::TruncatedHeader { says, has } => {
+                write!(f, "truncated .npy header: it says {says} bytes, the file has {has}")
+            }
+            NpyError::HeaderNotText => f.write_str("the .npy header is not text"),
+            NpyError::NoField(key) => write!(f, "the .npy header has no '{key}'"),
+            NpyError::BadDescr => f.write_str("bad descr in .npy header"),
+            NpyError::FortranOrder => {
+                f.write_str("Fortran-ordered arrays are not supported; save with np.ascontiguousarray")
+            }
+            NpyError::BadShape(detail) => write!(f, "bad shape in .npy header: {detail}"),
+            NpyError::BadDimension(d) => write!(f, "bad dimension `{d}` in .npy shape"),
+            NpyError::UnsupportedDtype(d) => write!(f, "unsupported .npy dtype `{d}`"),
+            NpyError::TooLarge { shape, descr } => {
+                write!(f, "the .npy shape {} of {descr} holds more than 2^64 bytes", show_shape(shape))
+            }
+            NpyError::DataSize { has, shape, descr, need } => write!(
+                f,
+                "the .npy file holds {has} bytes of data, its shape {} of {descr} needs {need}",
+                show_shape(shape)
+            ),
+            NpyError::NoMemory(n) => write!(f, "no memory for the {n} bytes of the .npy data"),
+        }
+    }
+}
+
+impl std::error::Error for NpyError {}
+
 /// Decodes a `.npy` file. Everything the header says is checked against the file: its dtype, a shape whose
 /// element count and byte size fit in 64 bits, and data of exactly that size (never a panic, nor an array of
 /// another size).
-pub fn read(bytes: &[u8]) -> Result<Array, String> {
+pub fn read(bytes: &[u8]) -> Result<Array, NpyError> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a .npy file (bad magic)".into());
+        return Err(NpyError::Magic);
     }
     let (header_len, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
         2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
-        v => return Err(format!("unsupported .npy version {v}")),
+        v => return Err(NpyError::Version(v)),
     };
-    let header = bytes.get(start..start.saturating_add(header_len)).ok_or_else(|| {
-        format!("truncated .npy header: it says {header_len} bytes, the file has {}", bytes.len() - start)
-    })?;
-    let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
-    let field = |key: &str| -> Result<&str, String> {
-        let at = header.find(&format!("'{key}'")).ok_or(format!("the .npy header has no '{key}'"))?;
+    let header = bytes
+        .get(start..start.saturating_add(header_len))
+        .ok_or(NpyError::TruncatedHeader { says: header_len, has: bytes.len() - start })?;
+    let header = std::str::from_utf8(header).map_err(|_| NpyError::HeaderNotText)?;
+    let field = |key: &'static str| -> Result<&str, NpyError> {
+        let at = header.find(&format!("'{key}'")).ok_or(NpyError::NoField(key))?;
         Ok(header[at + key.len() + 2..].trim_start_matches([':', ' ']))
     };
-    let d = field("descr")?.strip_prefix('\'').ok_or("bad descr in .npy header")?;
-    let d = &d[..d.find('\'').ok_or("bad descr in .npy header")?];
+    let d = field("descr")?.strip_prefix('\'').ok_or(NpyError::BadDescr)?;
+    let d = &d[..d.find('\'').ok_or(NpyError::BadDescr)?];
     if field("fortran_order")?.starts_with("True") {
-        return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
+        return Err(NpyError::FortranOrder);
     }
-    let shape_text = field("shape")?.strip_prefix('(').ok_or("bad shape in .npy header: expected a tuple")?;
-    let shape_text = &shape_text[..shape_text.find(')').ok_or("bad shape in .npy header: no `)`")?];
+    let shape_text = field("shape")?.strip_prefix('(').ok_or(NpyError::BadShape("expected a tuple"))?;
+    let shape_text = &shape_text[..shape_text.find(')').ok_or(NpyError::BadShape("no `)`"))?];
     let shape: Vec<usize> = shape_text
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| format!("bad dimension `{s}` in .npy shape")))
+        .map(|s| s.parse().map_err(|_| NpyError::BadDimension(s.into())))
         .collect::<Result<_, _>>()?;
     let elem = ScalarType::ALL
         .into_iter()
         .find(|&t| descr(t) == Some(d) || (d == "<b1" && t == ScalarType::I1))
-        .ok_or(format!("unsupported .npy dtype `{d}`"))?;
+        .ok_or_else(|| NpyError::UnsupportedDtype(d.into()))?;
     let size = elem.bytes() as usize;
-    let shown = || format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "));
     let need = shape
         .iter()
         .try_fold(size, |acc, &dim| acc.checked_mul(dim))
-        .ok_or_else(|| format!("the .npy shape {} of {d} holds more than 2^64 bytes", shown()))?;
+        .ok_or_else(|| NpyError::TooLarge { shape: shape.clone(), descr: d.into() })?;
     let data = &bytes[start + header_len..];
     if data.len() != need {
-        return Err(format!(
-            "the .npy file holds {} bytes of data, its shape {} of {d} needs {need}",
-            data.len(),
-            shown()
-        ));
+        return Err(NpyError::DataSize { has: data.len(), shape, descr: d.into(), need });
     }
     let mut copy = Vec::new();
-    copy.try_reserve_exact(need).map_err(|_| format!("no memory for the {need} bytes of the .npy data"))?;
+    copy.try_reserve_exact(need).map_err(|_| NpyError::NoMemory(need))?;
     copy.extend_from_slice(data);
     Ok(Array { elem, shape, data: copy })
 }
@@ -191,10 +256,13 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_read() {
-        assert!(read(b"hello").unwrap_err().contains("magic"));
+        assert_eq!(read(b"hello"), Err(NpyError::Magic));
         let mut bytes = write(&Array::from_f64(ScalarType::F32, vec![4], &[1.0; 4]));
         bytes.truncate(bytes.len() - 4);
-        assert_eq!(read(&bytes).unwrap_err(), "the .npy file holds 12 bytes of data, its shape (4) of <f4 needs 16");
+        assert_eq!(
+            read(&bytes).unwrap_err().to_string(),
+            "the .npy file holds 12 bytes of data, its shape (4) of <f4 needs 16"
+        );
     }
 
     /// The header of a `.npy` file of `shape` (as written), `descr` and `data`.
@@ -214,21 +282,21 @@ mod tests {
     fn the_header_must_agree_with_the_data() {
         let sixteen = [0u8; 64];
         let e = read(&file("<f4", "(4611686018427387908, 4)", &sixteen)).unwrap_err();
-        assert_eq!(e, "the .npy shape (4611686018427387908, 4) of <f4 holds more than 2^64 bytes");
+        assert_eq!(e.to_string(), "the .npy shape (4611686018427387908, 4) of <f4 holds more than 2^64 bytes");
         let e = read(&file("<f4", "(4611686018427387904,)", &sixteen)).unwrap_err();
-        assert!(e.contains("more than 2^64 bytes"), "{e}");
-        assert!(read(&file("<f4", "(18446744073709551616,)", &sixteen)).unwrap_err().contains("bad dimension"));
+        assert!(matches!(e, NpyError::TooLarge { .. }), "{e}");
+        assert!(matches!(read(&file("<f4", "(18446744073709551616,)", &sixteen)), Err(NpyError::BadDimension(_))));
         assert_eq!(read(&file("<f4", "(4, 4)", &sixteen)).unwrap().shape, vec![4, 4]);
         let e = read(&file("<f4", "(15,)", &sixteen)).unwrap_err();
-        assert_eq!(e, "the .npy file holds 64 bytes of data, its shape (15) of <f4 needs 60");
-        assert!(read(&file(">f4", "(16,)", &sixteen)).unwrap_err().contains("unsupported .npy dtype `>f4`"));
-        assert!(read(&file("<c8", "(8,)", &sixteen)).unwrap_err().contains("unsupported .npy dtype"));
+        assert_eq!(e.to_string(), "the .npy file holds 64 bytes of data, its shape (15) of <f4 needs 60");
+        assert_eq!(read(&file(">f4", "(16,)", &sixteen)).unwrap_err().to_string(), "unsupported .npy dtype `>f4`");
+        assert_eq!(read(&file("<c8", "(8,)", &sixteen)), Err(NpyError::UnsupportedDtype("<c8".into())));
         for bad in ["", "é", "[16]", "(16", "(-1,)", "(1.5,)"] {
             assert!(read(&file("<f4", bad, &sixteen)).is_err(), "shape `{bad}`");
         }
         let mut long = file("<f4", "(16,)", &sixteen);
         long[8] = 0xff;
-        assert!(read(&long).unwrap_err().starts_with("truncated .npy header"));
+        assert!(matches!(read(&long), Err(NpyError::TruncatedHeader { .. })));
     }
 
     proptest::proptest! {

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
-use tessel_tile::layout::tma_copies::{Lowered, StoreWaits};
+use tessel_sched::tma_copies::{Lowered, StoreWaits};
+use tessel_tile::target::Resource;
 use tessel_tile::{Func, Target};
 
-use crate::error::Error;
+use crate::error::{Error, Internal};
 
 /// A named stage of the pipeline, in order; `--emit` names the stage to stop after.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,7 +148,9 @@ pub fn run_in(
 ) -> Result<Output, Error> {
     let mut fused = false;
     match run_with(ks, modules, target, stop, tile, t, true, &mut fused) {
-        Err(Error::OutOfSharedMemory { message: msg, .. }) if fused => {
+        Err(Error::OutOfResources { exhausted, message: msg })
+            if fused && exhausted.resource == Resource::SharedMemory =>
+        {
             let out = run_with(ks, modules, target, stop, None, t, false, &mut fused)?;
             // The loop that asked, as the nest compiled as written still marks it.
             let func = match &out {
@@ -232,9 +235,8 @@ fn run_with(
                 t.messages.push(w.render(ks.file, ks.source));
             }
             // As Cranelift runs its verifier after each pass: a pass that breaks the IR is caught where it ran.
-            tessel_tile::verify::verify(&f).map_err(|e| {
-                Error::Codegen(format!("internal error: the IR does not verify after canonicalize: {e}"))
-            })?;
+            tessel_tile::verify::verify(&f)
+                .map_err(|error| Error::Internal(Internal::Verify { after: "canonicalize", error }))?;
             f
         }
     };
@@ -249,8 +251,7 @@ fn run_with(
     if stop <= Stage::Tile {
         return Ok(Output::Tile(func));
     }
-    t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func))
-        .map_err(|e| Error::Codegen(format!("layout assignment: {e}")))?;
+    t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func)).map_err(Error::Layout)?;
     check_fma_dots(&func).map_err(render)?;
     if stop == Stage::Layout {
         return Ok(Output::Layout(func));
@@ -259,11 +260,7 @@ fn run_with(
     let before = (stop == Stage::Sched).then(|| func.clone());
     // The pipeliner issues its loads ahead; the descriptor accesses it did not take become TMA copies then
     // (sm_90a+ host descriptors).
-    let schedule = t
-        .time("schedule + pipeline", || {
-            tessel_sched::pipeline(&mut func).map_err(|e| format!("the software pipeliner failed: {e}"))
-        })
-        .map_err(|e| Error::Codegen(format!("internal error: {e}")))?;
+    let schedule = t.time("schedule + pipeline", || tessel_sched::pipeline(&mut func)).map_err(Error::from_sched)?;
     let pipelined = func.clone();
     let lowered = lower_descriptor_accesses(&mut func, StoreWaits::Deferred, t)?;
     if let Some(before) = before {
@@ -277,17 +274,16 @@ fn run_with(
     let kernel = match t.time("code generation", || tessel_codegen::compile_with_source(&func, source)) {
         // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and
         // their space is reused.
-        Err(e) if e.shared_memory.is_some() && lowered.deferred_stores > 0 => {
+        Err(e)
+            if e.exhausted().is_some_and(|x| x.resource == Resource::SharedMemory) && lowered.deferred_stores > 0 =>
+        {
             func = pipelined;
             lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
             t.time("code generation", || tessel_codegen::compile_with_source(&func, source))
         }
         result => result,
     }
-    .map_err(|e| match e.shared_memory {
-        Some((needed, capacity)) => Error::OutOfSharedMemory { message: e.message, needed, capacity },
-        None => Error::Codegen(e.message),
-    })?;
+    .map_err(Error::from_codegen)?;
     Ok(Output::Ptx { func, kernel })
 }
 
@@ -296,14 +292,14 @@ fn run_with(
 /// loops advance become one running offset each. Verified.
 fn lower_descriptor_accesses(func: &mut Func, waits: StoreWaits, t: &mut Timings) -> Result<Lowered, Error> {
     let lowered = t
-        .time("TMA copies", || tessel_tile::layout::tma_copies::lower_tma_copies(func, waits))
-        .map_err(|e| Error::Codegen(format!("internal error: lowering descriptor accesses to TMA: {e}")))?;
+        .time("TMA copies", || tessel_sched::tma_copies::lower_tma_copies(func, waits))
+        .map_err(|e| Error::Internal(Internal::TmaCopies(e)))?;
     tessel_tile::passes::sink_into_branches(func);
     if tessel_tile::passes::reassociate_pointer_inductions(func) {
         tessel_tile::passes::dce(func);
     }
     tessel_tile::verify::verify(func)
-        .map_err(|e| Error::Codegen(format!("internal error: the IR does not verify after pipelining: {e}")))?;
+        .map_err(|error| Error::Internal(Internal::Verify { after: "pipelining", error }))?;
     Ok(lowered)
 }
 

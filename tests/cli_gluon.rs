@@ -30,6 +30,39 @@ fn a_wrong_phase_is_reported_as_a_deadlock_naming_partitions_barriers_and_phases
     assert!(err.contains("examples/gluon_deadlock.py:"), "{err}");
 }
 
+/// Partitions that ask for more registers than the CTA starts with are the kernel's error, reported as the
+/// resource that ran out (the registers, needed against the capacity), with the exit status of a usage error:
+/// not an internal error of the pipeliner. The worker asks for 40 registers per thread on its 128 threads;
+/// `--maxnreg 24` gives the CTA's 256 threads 6144, which leaves the default partition 8 per thread, below
+/// `setmaxnreg`'s minimum of 24.
+#[test]
+fn partitions_asking_for_more_registers_than_the_cta_has_name_the_resource() {
+    let (code, _, err) = tessel(&[
+        "compile",
+        "examples/gluon_warp_specialize.py::stream_kernel",
+        "--signature",
+        "*fp16,*fp16,*fp32,fp32",
+        "--const",
+        "TILES=8",
+        "--const",
+        "BLOCK_M=32",
+        "--const",
+        "N=64",
+        "--const",
+        "STAGES=2",
+        "--arch",
+        "sm_90a",
+        "--maxnreg",
+        "24",
+        "--emit",
+        "ptx",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(err.contains("cannot generate code for `stream_kernel`"), "{err}");
+    assert!(err.contains("the default partition would have 8, fewer than setmaxnreg's minimum of 24"), "{err}");
+}
+
 /// A directory of its own per test, holding `files`.
 fn scratch(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tessel-cli-gluon-{name}-{}", std::process::id()));

@@ -361,7 +361,10 @@ fn run_case(c: &Case) -> Outcome {
             Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
             Err(e) => {
                 let text = e.to_string();
-                if text.contains("internal error") {
+                // tessel's own failures are `Error::Internal`; lang's are diagnostics that say so.
+                let internal = matches!(e, tessel::Error::Internal(_))
+                    || matches!(&e, tessel::Error::Compile(d) if d.contains("internal error"));
+                if internal {
                     return Outcome::Internal(format!("{}: {}", info.name, text.lines().next().unwrap_or("")));
                 }
                 rejected += 1;
@@ -403,9 +406,9 @@ fn interpret(ks: &KernelSource) -> Option<String> {
         let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, notes: None, stop: None };
         let result = interp::run_with_limits(&func, &args, [4, 1, 1], &mut mem, limits);
         if let Err(e) = &result
-            && e.message.contains("internal error")
+            && e.fault.is_internal()
         {
-            return Some(e.message.clone());
+            return Some(format!("internal error: {e}"));
         }
         let bytes: Vec<Vec<u8>> = args
             .iter()

@@ -222,8 +222,8 @@ fn pipelined_softmax_rows_compute_what_the_loop_as_written_does() {
 /// `g` with its descriptor accesses lowered to TMA copies (there must be some) as the compile pipeline first
 /// lowers them (stores in loops waited for lazily), verified.
 fn tma_lowered(mut g: Func) -> Func {
-    let waits = tessel::tile::layout::tma_copies::StoreWaits::Deferred;
-    let lowered = tessel::tile::layout::tma_copies::lower_tma_copies(&mut g, waits).unwrap();
+    let waits = tessel::sched::tma_copies::StoreWaits::Deferred;
+    let lowered = tessel::sched::tma_copies::lower_tma_copies(&mut g, waits).unwrap();
     assert!(lowered.accesses > 0, "no descriptor access left");
     tessel::tile::verify::verify(&g).unwrap_or_else(|e| panic!("TMA-lowered IR does not verify: {e}"));
     g

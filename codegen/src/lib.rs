@@ -3,7 +3,8 @@
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
 //! printing), PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
 //! [`ptx::Mnemonic`] enum and its dotted modifiers, printed to text once), and the [`Kernel`] a launch needs (its
-//! PTX, launch facts and tensor-map parameters). It reads the target and launch configuration from the function
+//! PTX, launch facts and tensor-map parameters), or a [`CompileError`] naming the op and the [`Cause`] (the resource
+//! that ran out, as data). It reads the target and launch configuration from the function
 //! and decides nothing about layouts: every tensor arrives with one. It is pure: no CUDA driver, no `ptxas`, no
 //! files (but the `TESSEL_PTX_DUMP` debugging aid); assembling, loading, launching and the disk cache are
 //! tessel-runtime's.
@@ -14,7 +15,11 @@ pub mod smem;
 
 use std::fmt;
 
-use tessel_tile::ir::{Func, OpId};
+use tessel_tile::ir::{Func, OpId, ValueId};
+use tessel_tile::layout::shared_access::NotHeld;
+use tessel_tile::layout::shared_views::ViewError;
+use tessel_tile::target::{ConfigError, Exhausted};
+use tessel_tile::tma::TmaError;
 
 pub use tessel_tile::Target;
 
@@ -54,44 +59,123 @@ pub struct TensorMapArg {
     pub im2col_rank: Option<u32>,
 }
 
-/// Why a kernel could not be compiled (an unsupported op or type, inconsistent layouts...).
+/// Why a kernel could not be compiled: the op it happened in, when known, and the cause.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompileError {
-    pub message: String,
-    /// Set when the kernel needs more shared memory than a CTA may have: (bytes needed, capacity). The compile
-    /// pipeline may then lower again with choices that take less (`StoreWaits::Immediate`).
-    pub shared_memory: Option<(u32, u32)>,
+    pub at: Option<At>,
+    pub cause: Cause,
+}
+
+/// The op a compile error happened in: its id, its first result (if it has one) and its name (`%3 = dot`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    pub op: OpId,
+    pub result: Option<ValueId>,
+    pub name: &'static str,
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cause {
+    /// The kernel needs more of a per-CTA resource than the target has; `detail` says what takes it (each shared
+    /// buffer with its size and offset). The compile pipeline may then lower again with choices that take less
+    /// (`StoreWaits::Immediate`).
+    Exhausted { exhausted: Exhausted, detail: String },
+    /// A launch option out of range.
+    Config(ConfigError),
+    /// Thread-block clusters (`num_ctas` > 1), which nothing lowers yet.
+    Clusters(u32),
+    /// A descriptor block without a TMA copy.
+    Tma(TmaError),
+    /// A shared-memory view without a layout.
+    View(Box<ViewError>),
+    /// A shared layout that does not hold a tensor it stores or loads.
+    NotHeld(NotHeld),
+    /// What code generation does not handle (yet), or layouts it cannot lower, in its words: one message per
+    /// lowering that refuses, each said once where it is refused.
+    Unsupported(String),
 }
 
 impl CompileError {
     pub fn new(message: impl Into<String>) -> CompileError {
-        CompileError { message: message.into(), shared_memory: None }
+        Cause::Unsupported(message.into()).into()
     }
 
-    /// Prefixes the op the error happened in.
+    /// The resource the kernel needs more of than a CTA may have, when that is the cause.
+    pub fn exhausted(&self) -> Option<Exhausted> {
+        match &self.cause {
+            Cause::Exhausted { exhausted, .. } => Some(*exhausted),
+            _ => None,
+        }
+    }
+
+    /// Names the op the error happened in (the innermost one, if it names one already).
     pub(crate) fn at(self, f: &Func, o: OpId) -> CompileError {
-        if self.message.starts_with("in `") {
+        if self.at.is_some() {
             return self;
         }
         let data = f.op(o);
-        let res = data.results.first().map(|v| format!("{v} = ")).unwrap_or_default();
-        CompileError { message: format!("in `{res}{}`: {}", data.op.name(), self.message), ..self }
+        CompileError { at: Some(At { op: o, result: data.results.first().copied(), name: data.op.name() }), ..self }
     }
 }
 
-impl fmt::Display for CompileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+impl From<Cause> for CompileError {
+    fn from(cause: Cause) -> CompileError {
+        CompileError { at: None, cause }
     }
 }
 
-impl std::error::Error for CompileError {}
+impl From<TmaError> for CompileError {
+    fn from(e: TmaError) -> CompileError {
+        Cause::Tma(e).into()
+    }
+}
+
+impl From<ViewError> for CompileError {
+    fn from(e: ViewError) -> CompileError {
+        Cause::View(Box::new(e)).into()
+    }
+}
+
+impl From<NotHeld> for CompileError {
+    fn from(e: NotHeld) -> CompileError {
+        Cause::NotHeld(e).into()
+    }
+}
 
 impl From<String> for CompileError {
     fn from(message: String) -> CompileError {
         CompileError::new(message)
     }
 }
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::Exhausted { detail, .. } => f.write_str(detail),
+            Cause::Config(e) => write!(f, "{e}"),
+            Cause::Clusters(n) => {
+                write!(f, "num_ctas = {n}: thread-block clusters are not implemented; launch with num_ctas=1")
+            }
+            Cause::Tma(e) => write!(f, "{e}"),
+            Cause::View(e) => write!(f, "{e}"),
+            Cause::NotHeld(e) => write!(f, "{e}"),
+            Cause::Unsupported(m) => f.write_str(m),
+        }
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Some(At { result: Some(r), name, .. }) => write!(f, "in `{r} = {name}`: {}", self.cause),
+            Some(At { result: None, name, .. }) => write!(f, "in `{name}`: {}", self.cause),
+            None => write!(f, "{}", self.cause),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
 
 /// The source text a kernel was elaborated from: the IR's op locations are byte ranges into `text`, which
 /// `device_assert` turns into the `file:line` it reports.
@@ -133,15 +217,12 @@ fn dump_ptx(f: &Func, source: Option<&str>, k: &Kernel) {
 /// yet.
 fn check_launch_config(f: &Func) -> Result<(), CompileError> {
     if f.config.num_ctas != 1 {
-        return Err(CompileError::new(format!(
-            "num_ctas = {}: thread-block clusters are not implemented; launch with num_ctas=1",
-            f.config.num_ctas
-        )));
+        return Err(Cause::Clusters(f.config.num_ctas).into());
     }
     if let Some(n) = f.config.maxnreg
         && !(24..=256).contains(&n)
     {
-        return Err(CompileError::new(format!("maxnreg must be in 24..=256, got {n}")));
+        return Err(Cause::Config(ConfigError::MaxNReg(n)).into());
     }
     Ok(())
 }

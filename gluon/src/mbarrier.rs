@@ -160,7 +160,7 @@ fn wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             return Err(e.err(b.req("pred").span, format!("a runtime `pred` on `{}` is not supported yet", b.fname)));
         }
     }
-    e.emit(Op::MBarrierWait, &[bar, phase], vec![], b.span)?;
+    e.emit(Op::mbarrier_wait(), &[bar, phase], vec![], b.span)?;
     Ok(Value::None)
 }
 

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{InterpError, Program, R};
+use super::{Fault, InterpError, Program, R};
 use tessel_tile::ir::{OpId, ValueId};
 use tessel_tile::ops::Op;
 use tessel_tile::types::Type;
@@ -14,22 +14,48 @@ pub const MAX_GRID: [u64; 3] = [(1 << 31) - 1, 65535, 65535];
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 
+/// Why a grid cannot be launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridError {
+    /// Fewer than 1 or more than 3 dims.
+    Dims(usize),
+    /// A dim below 1 along `axis` (0, 1, 2: x, y, z).
+    Empty { axis: usize, n: i128 },
+    /// More programs along `axis` than CUDA allows ([`MAX_GRID`]).
+    TooMany { axis: usize, n: i128 },
+}
+
+impl std::fmt::Display for GridError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            GridError::Dims(n) => write!(f, "a grid has 1 to 3 dimensions, got {n}"),
+            GridError::Empty { axis, n } => {
+                write!(f, "{n} programs along {}: each dimension of a grid must be at least 1", AXES[axis])
+            }
+            GridError::TooMany { axis, n } => {
+                write!(f, "{n} programs along {} is more than CUDA allows ({})", AXES[axis], MAX_GRID[axis])
+            }
+        }
+    }
+}
+
+impl std::error::Error for GridError {}
+
 /// Why `n` programs along `axis` (0, 1, 2) cannot be launched, if they cannot: more than CUDA allows.
-fn too_many(axis: usize, n: i128) -> Option<String> {
-    (n > MAX_GRID[axis] as i128)
-        .then(|| format!("{n} programs along {} is more than CUDA allows ({})", AXES[axis], MAX_GRID[axis]))
+fn too_many(axis: usize, n: i128) -> Option<GridError> {
+    (n > MAX_GRID[axis] as i128).then_some(GridError::TooMany { axis, n })
 }
 
 /// A grid as the user gave it (1 to 3 dims, any integers): the `[x, y, z]` CUDA would launch, or why it cannot
 /// (a dim below 1, or above [`MAX_GRID`]), naming the axis and the limit.
-pub fn check_grid(dims: &[i128]) -> Result<[u32; 3], String> {
+pub fn check_grid(dims: &[i128]) -> Result<[u32; 3], GridError> {
     if !(1..=3).contains(&dims.len()) {
-        return Err(format!("a grid has 1 to 3 dimensions, got {}", dims.len()));
+        return Err(GridError::Dims(dims.len()));
     }
     let mut grid = [1u32; 3];
     for (axis, &n) in dims.iter().enumerate() {
         if n < 1 {
-            return Err(format!("{n} programs along {}: each dimension of a grid must be at least 1", AXES[axis]));
+            return Err(GridError::Empty { axis, n });
         }
         if let Some(why) = too_many(axis, n) {
             return Err(why);
@@ -40,7 +66,7 @@ pub fn check_grid(dims: &[i128]) -> Result<[u32; 3], String> {
 }
 
 /// Why the interpreter refuses `grid`: a dim above CUDA's limits (a dim of 0 runs no program, as an empty launch).
-pub(super) fn grid_error(grid: [u32; 3]) -> Option<String> {
+pub(super) fn grid_error(grid: [u32; 3]) -> Option<GridError> {
     (0..3).find_map(|axis| too_many(axis, grid[axis] as i128))
 }
 
@@ -63,7 +89,7 @@ impl Program<'_> {
 
     /// The error that ends a program the caller stopped, at `op`.
     pub(super) fn interrupted(&self, op: Option<OpId>) -> InterpError {
-        InterpError { interrupted: true, ..self.error(op, "interrupted") }
+        self.error(op, Fault::Interrupted)
     }
 
     /// The work op `o` does, from its types alone (so that it is charged before it runs): a dot's M·N·K
@@ -100,13 +126,7 @@ impl Program<'_> {
     pub(super) fn charge(&mut self, o: OpId, cost: u64) -> R<()> {
         let after = self.work.saturating_add(cost);
         if after > self.limits.max_work {
-            let msg = format!(
-                "this op would take this program past {} units of work (one per element an op computes, loads or \
-                 stores, and one per multiply-add of a dot; this op costs {cost}, the program had done {}); raise \
-                 the limit with --max-work if it is meant to",
-                self.limits.max_work, self.work
-            );
-            return Err(self.error(Some(o), msg));
+            return Err(self.error(Some(o), Fault::Work { limit: self.limits.max_work, cost, done: self.work }));
         }
         self.work = after;
         Ok(())
@@ -122,15 +142,22 @@ mod tests {
         assert_eq!(check_grid(&[4]), Ok([4, 1, 1]));
         assert_eq!(check_grid(&[(1 << 31) - 1, 65535, 65535]), Ok([i32::MAX as u32, 65535, 65535]));
         assert_eq!(
-            check_grid(&[1 << 31]).unwrap_err(),
+            check_grid(&[1 << 31]).unwrap_err().to_string(),
             "2147483648 programs along x is more than CUDA allows (2147483647)"
         );
-        assert_eq!(check_grid(&[1, 65536]).unwrap_err(), "65536 programs along y is more than CUDA allows (65535)");
-        assert_eq!(check_grid(&[1, 1, 1 << 70]).unwrap_err().split(' ').nth(3), Some("z"));
-        assert_eq!(check_grid(&[0]).unwrap_err(), "0 programs along x: each dimension of a grid must be at least 1");
-        assert!(check_grid(&[3, -1]).unwrap_err().starts_with("-1 programs along y"));
-        assert!(check_grid(&[]).is_err() && check_grid(&[1, 1, 1, 1]).is_err());
-        assert_eq!(grid_error([3, 65536, 1]).unwrap(), "65536 programs along y is more than CUDA allows (65535)");
+        assert_eq!(check_grid(&[1, 65536]), Err(GridError::TooMany { axis: 1, n: 65536 }));
+        assert_eq!(check_grid(&[1, 1, 1 << 70]), Err(GridError::TooMany { axis: 2, n: 1 << 70 }));
+        assert_eq!(
+            check_grid(&[0]).unwrap_err().to_string(),
+            "0 programs along x: each dimension of a grid must be at least 1"
+        );
+        assert_eq!(check_grid(&[3, -1]), Err(GridError::Empty { axis: 1, n: -1 }));
+        assert_eq!(check_grid(&[]), Err(GridError::Dims(0)));
+        assert_eq!(check_grid(&[1, 1, 1, 1]), Err(GridError::Dims(4)));
+        assert_eq!(
+            grid_error([3, 65536, 1]).unwrap().to_string(),
+            "65536 programs along y is more than CUDA allows (65535)"
+        );
         assert_eq!(grid_error([3, 0, 1]), None);
     }
 

@@ -2,7 +2,7 @@
 //! (`shape_ops`, `data_ops`).
 
 use super::value::Tensor;
-use super::{Program, data_ops, memory, shape_ops, tensor_in};
+use super::{Fault, Program, data_ops, memory, shape_ops, tensor_in};
 use tessel_tile::eval::arith;
 use tessel_tile::eval::value::{Val, convert, from_bits, round_float, round_tf32, to_bits};
 use tessel_tile::ir::OpId;
@@ -11,14 +11,14 @@ use tessel_tile::types::{Elem, ScalarType};
 
 impl Program<'_> {
     /// Ops without regions: returns their results.
-    pub(super) fn compute(&mut self, o: OpId) -> Result<Vec<Tensor>, String> {
+    pub(super) fn compute(&mut self, o: OpId) -> Result<Vec<Tensor>, Fault> {
         let f = self.f;
         let data = f.op(o);
         let env = &self.env;
         let ins: Vec<&Tensor> = data.operands.iter().map(|&v| tensor_in(env, v)).collect();
         let rty = |i: usize| f.ty(data.results[i]);
         let relem = |i: usize| rty(i).elem().expect("tensor or scalar result");
-        let scalar_of = |e: Elem| e.scalar().ok_or_else(|| "expected numbers, got pointers".to_string());
+        let scalar_of = |e: Elem| e.scalar().ok_or(Fault::Unverified("expected numbers, got pointers"));
         let out = match &data.op {
             Op::Constant(c) => {
                 let e = relem(0);
@@ -239,7 +239,7 @@ impl Program<'_> {
             Op::Dot { precision, .. } => vec![dot(ins[0], ins[1], ins[2], *precision)?],
             Op::Assume => {
                 if !ins[0].data[0].is_true() {
-                    return Err("`assume` does not hold".into());
+                    return Err(Fault::AssumeFailed);
                 }
                 vec![]
             }
@@ -251,7 +251,7 @@ impl Program<'_> {
             Op::Assert { message } => {
                 if let Some(i) = ins[0].data.iter().position(|v| !v.is_true()) {
                     let idx = Tensor::unravel(&ins[0].shape, i);
-                    return Err(format!("device_assert failed at index {idx:?}: {message}"));
+                    return Err(Fault::AssertFailed { index: idx, message: message.clone() });
                 }
                 vec![]
             }
@@ -294,12 +294,12 @@ pub(super) fn print_lines(pid: [u32; 3], prefix: &str, hex: bool, ins: &[&Tensor
 
 /// `a @ b + acc`, with the operands rounded as `precision` says and products accumulated in the
 /// accumulator's type (in K order).
-pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecision) -> Result<Tensor, String> {
+pub(crate) fn dot(a: &Tensor, b: &Tensor, acc: &Tensor, precision: InputPrecision) -> Result<Tensor, Fault> {
     let r = a.shape.len();
     let (m, k, n) = (a.shape[r - 2] as usize, a.shape[r - 1] as usize, b.shape[r - 1] as usize);
     let batch = if r == 3 { a.shape[0] as usize } else { 1 };
-    let acc_t = acc.elem.scalar().ok_or("dot accumulator must be numeric")?;
-    let in_t = a.elem.scalar().ok_or("dot operands must be numeric")?;
+    let acc_t = acc.elem.scalar().ok_or(Fault::Unverified("dot accumulator must be numeric"))?;
+    let in_t = a.elem.scalar().ok_or(Fault::Unverified("dot operands must be numeric"))?;
     let prep = |v: Val| -> f64 {
         let x = v.as_f64();
         match (in_t, precision) {

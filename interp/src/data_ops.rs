@@ -2,17 +2,18 @@
 //! (`globaltimer`, `smid`) or order whole grids (`gdc_wait`, `gdc_launch_dependents`). `inline_asm` is PTX,
 //! which the interpreter cannot run (nor can Triton's).
 
+use crate::Fault;
 use crate::value::Tensor;
 use tessel_tile::eval::value::Val;
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Elem, ScalarType};
 
 /// Evaluates one of this module's ops.
-pub(super) fn eval(op: &Op, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {
+pub(super) fn eval(op: &Op, ins: &[&Tensor]) -> Result<Vec<Tensor>, Fault> {
     Ok(match op {
         Op::Gather { axis } => vec![gather(ins[0], ins[1], *axis as usize)?],
         Op::Histogram { num_bins } => vec![histogram(ins[0], ins.get(1).copied(), *num_bins)],
-        Op::InlineAsm { .. } => return Err("inline PTX cannot run in the interpreter".into()),
+        Op::InlineAsm { .. } => return Err(Fault::InlineAsm),
         Op::GlobalTimer => {
             // %globaltimer counts nanoseconds; the host clock stands in for it.
             let ns =
@@ -23,21 +24,18 @@ pub(super) fn eval(op: &Op, ins: &[&Tensor]) -> Result<Vec<Tensor>, String> {
         Op::SmId => vec![Tensor::scalar(Elem::Scalar(ScalarType::I32), Val::Int(0))],
         // One launch at a time: the grid this one depends on has finished, and dependents start after it.
         Op::GdcWait | Op::GdcLaunchDependents => vec![],
-        other => return Err(format!("the interpreter cannot run `{}` here", other.name())),
+        other => return Err(Fault::CannotRun(other.name())),
     })
 }
 
-fn gather(src: &Tensor, index: &Tensor, axis: usize) -> Result<Tensor, String> {
+fn gather(src: &Tensor, index: &Tensor, axis: usize) -> Result<Tensor, Fault> {
     let strides = Tensor::strides(&src.shape);
     let mut data = Vec::with_capacity(index.numel());
     for (i, v) in index.data.iter().enumerate() {
         let mut at = Tensor::unravel(&index.shape, i);
         let j = v.as_i64();
         if j < 0 || j >= src.shape[axis] as i64 {
-            return Err(format!(
-                "gather index {j} (at {at:?} of the indices) is out of range for dim {axis} of size {}",
-                src.shape[axis]
-            ));
+            return Err(Fault::GatherIndex { index: j, at, axis, size: src.shape[axis] });
         }
         at[axis] = j as u32;
         data.push(src.data[at.iter().zip(&strides).map(|(&c, &s)| c as usize * s).sum::<usize>()]);

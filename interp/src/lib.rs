@@ -1,7 +1,8 @@
 //! tessel-interp owns the reference interpreter: it runs a tile-IR kernel over a grid of programs on the CPU,
 //! with its memory ([`memory`]), runtime tensors and scalar arguments ([`value`]), shared memory, asynchronous
-//! copies and mbarriers, warp-specialized partitions, the bounds of a run, the parallel run, and the comparison of
-//! outputs computed two ways ([`compare`]). What one element of an op computes is the IR's (`tessel_tile::eval`,
+//! copies and mbarriers, warp-specialized partitions, the bounds of a run, the parallel run, what goes wrong as
+//! data ([`error`]: the program, the op and the [`Fault`]), and the comparison of outputs computed two ways
+//! ([`compare`]). What one element of an op computes is the IR's (`tessel_tile::eval`,
 //! which folding shares); the math routines it runs are `tessel_math`'s.
 //!
 //! The interpreter defines what a kernel means. Every GPU result is checked against it, so it favours exactness over speed:
@@ -15,6 +16,7 @@ mod budget;
 pub mod compare;
 mod compute;
 mod data_ops;
+pub mod error;
 pub mod memory;
 mod parallel;
 mod partitions;
@@ -23,17 +25,17 @@ mod shared;
 pub mod testing;
 pub mod value;
 
-use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub use budget::{MAX_GRID, check_grid};
+pub use budget::{GridError, MAX_GRID, check_grid};
+pub use error::{DescriptorFault, Fault, InterpError, Lacks, PartitionWait, SharedFault};
 
 use crate::memory::{BufferId, Memory};
 use crate::parallel::Mem;
 use crate::value::Tensor;
 use tessel_tile::eval::value::{Val, round_float};
-use tessel_tile::ir::{Func, Loc, OpId, RegionId, ValueId};
+use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Elem, ScalarType, Type};
 
@@ -44,26 +46,6 @@ pub enum Arg {
     Float(f64),
     Buffer(BufferId),
 }
-
-/// What went wrong, in which program and at which op.
-#[derive(Clone, Debug, PartialEq)]
-pub struct InterpError {
-    pub message: String,
-    pub program: [u32; 3],
-    pub op: Option<OpId>,
-    pub loc: Option<Loc>,
-    /// The caller stopped the run (`Limits::stop`), in this program at this op: nothing is wrong with the kernel.
-    pub interrupted: bool,
-}
-
-impl fmt::Display for InterpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [x, y, z] = self.program;
-        write!(f, "program ({x}, {y}, {z}): {}", self.message)
-    }
-}
-
-impl std::error::Error for InterpError {}
 
 /// A runtime value: a tensor (or scalar), a tensor descriptor, a view of a shared-memory buffer (every memdesc
 /// value naming the buffer sees its stores), or an async token.
@@ -81,8 +63,12 @@ enum Value {
     },
     Smem(shared::View),
     /// `memdesc_index` past the buffers (Gluon computes the view's address; a predicated-off use never touches
-    /// it): an error when something reads, writes or waits through it. The message says which index.
-    SmemOutOfRange(String),
+    /// it): an error when something reads, writes or waits through it. It holds the index and the number of
+    /// buffers.
+    SmemOutOfRange {
+        index: i64,
+        count: i64,
+    },
     Token,
     /// The result of asynchronous `warpgroup_dot` number `dot` (in issue order), not yet retired by a
     /// `warpgroup_dot_wait`: it may flow through `yield` and loop arguments, accumulate into the next
@@ -147,24 +133,23 @@ pub fn run_with_limits(
     mem: &mut Memory,
     limits: Limits,
 ) -> Result<Vec<String>, InterpError> {
-    let fail = |message: String| InterpError { message, program: [0; 3], op: None, loc: None, interrupted: false };
+    let fail = |fault: Fault| InterpError { fault, program: [0; 3], op: None, loc: None };
     if let Some(why) = budget::grid_error(grid) {
-        return Err(fail(format!("grid {grid:?}: {why}")));
+        return Err(fail(Fault::Grid { grid, why }));
     }
     if args.len() != func.args().len() {
-        return Err(fail(format!("`{}` takes {} arguments, got {}", func.name, func.args().len(), args.len())));
+        let (kernel, expected, got) = (func.name.clone(), func.args().len(), args.len());
+        return Err(fail(Fault::ArgumentCount { kernel, expected, got }));
     }
     let mut env: Vec<Option<Value>> = vec![None; func.values.len()];
     for (i, (&v, a)) in func.args().iter().zip(args).enumerate() {
-        let Type::Scalar(elem) = func.ty(v) else { return Err(fail(format!("argument {i} must be a scalar"))) };
+        let Type::Scalar(elem) = func.ty(v) else { return Err(fail(Fault::ArgumentNotScalar(i))) };
         let val = match (a, elem) {
             (Arg::Buffer(b), Elem::Ptr(pointee, _)) => {
                 let buf = mem.buffer(*b);
                 if buf.elem.bytes() != pointee.bytes() {
-                    return Err(fail(format!(
-                        "argument {i} points to {pointee} but buffer `{}` holds {}",
-                        buf.name, buf.elem
-                    )));
+                    let (buffer, holds) = (buf.name.clone(), buf.elem);
+                    return Err(fail(Fault::ArgumentBuffer { index: i, pointee: *pointee, buffer, holds }));
                 }
                 Val::Ptr(mem.base(*b))
             }
@@ -173,7 +158,7 @@ pub fn run_with_limits(
             (Arg::Int(x), Elem::Scalar(s)) if s.is_float() => {
                 Val::Float(tessel_tile::eval::value::int_to_float(*x as i128, *s))
             }
-            _ => return Err(fail(format!("argument {i}: {a:?} does not fit type {elem}"))),
+            _ => return Err(fail(Fault::ArgumentType { index: i, arg: *a, ty: *elem })),
         };
         env[v.index()] = Some(Value::T(Tensor::scalar(*elem, val)));
     }
@@ -245,14 +230,8 @@ enum Exit {
 type R<T> = Result<T, InterpError>;
 
 impl Program<'_> {
-    fn error(&self, op: Option<OpId>, message: impl Into<String>) -> InterpError {
-        InterpError {
-            message: message.into(),
-            program: self.pid,
-            op,
-            loc: op.and_then(|o| self.f.op(o).loc),
-            interrupted: false,
-        }
+    fn error(&self, op: Option<OpId>, fault: impl Into<Fault>) -> InterpError {
+        InterpError { fault: fault.into(), program: self.pid, op, loc: op.and_then(|o| self.f.op(o).loc) }
     }
 
     fn tensor(&self, v: ValueId) -> &Tensor {
@@ -263,15 +242,8 @@ impl Program<'_> {
     fn iteration(&mut self, o: OpId) -> R<()> {
         self.iterations += 1;
         if self.iterations > self.limits.max_iterations {
-            let kind = if matches!(self.f.op(o).op, Op::While) { "while" } else { "for" };
-            return Err(self.error(
-                Some(o),
-                format!(
-                    "this program ran more than {} loop iterations (stopped in this `{kind}` loop); raise the \
-                     limit with --max-iterations if it is meant to",
-                    self.limits.max_iterations
-                ),
-            ));
+            let while_loop = matches!(self.f.op(o).op, Op::While);
+            return Err(self.error(Some(o), Fault::Iterations { limit: self.limits.max_iterations, while_loop }));
         }
         Ok(())
     }
@@ -302,7 +274,7 @@ impl Program<'_> {
         let f = self.f;
         let data = f.op(o);
         let ins = &data.operands;
-        let err = |p: &Self, m: String| p.error(Some(o), m);
+        let err = |p: &Self, m: Fault| p.error(Some(o), m);
         if self.stop_requested() {
             return Err(self.interrupted(Some(o)));
         }
@@ -311,7 +283,7 @@ impl Program<'_> {
             // Another partition may complete the phase: let it run until it does, or report a deadlock.
             self.wait_for_phase(o)?;
         }
-        self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m))?;
+        self.smem.check_ready(f, &self.env, o).map_err(|m| err(self, m.into()))?;
         match &data.op {
             Op::WarpSpecialize(_) => return self.warp_specialize(o).map(|()| None),
             Op::Yield => return Ok(Some(Exit::Yield(self.values(ins)))),
@@ -327,7 +299,7 @@ impl Program<'_> {
                     self.tensor(ins[2]).data[0].as_i64(),
                 );
                 if step <= 0 {
-                    return Err(err(self, format!("loop step must be positive, got {step}")));
+                    return Err(err(self, Fault::LoopStep(step)));
                 }
                 let iv_elem = self.tensor(ins[0]).elem;
                 let mut carried = self.values(&ins[3..]);
@@ -364,12 +336,7 @@ impl Program<'_> {
                             Exit::Yield(v) => {
                                 let still = (self.mem.changes(), self.smem_writes, self.log.len()) == before;
                                 if still && same_values(&v, &carried) {
-                                    return Err(self.error(
-                                        Some(o),
-                                        "this `while` loop spins forever: an iteration changed neither its values \
-                                         nor memory, and the interpreter runs one program at a time, so no other \
-                                         program can release what it waits for",
-                                    ));
+                                    return Err(self.error(Some(o), Fault::Spins));
                                 }
                                 carried = v;
                             }
@@ -403,27 +370,18 @@ impl Program<'_> {
                 let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
                 let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
                 if scalars[2 * r - 1] != 1 {
-                    let msg = format!(
-                        "a tensor descriptor's last dim must be contiguous (stride 1), got stride {}",
-                        scalars[2 * r - 1]
-                    );
-                    return Err(self.error(Some(o), msg));
+                    return Err(self.error(Some(o), DescriptorFault::LastStride(scalars[2 * r - 1])));
                 }
                 // What TMA needs, and Triton checks of every descriptor whether TMA copies it or not; an empty
                 // tensor has nothing to misread (torch gives its rows a stride of 1), so it is not checked.
                 let base = self.tensor(ins[0]).data[0].as_i64() as u64;
                 let empty = scalars[..r].iter().any(|&d| d < 1);
                 if base % 16 != 0 && !empty {
-                    return Err(self
-                        .error(Some(o), format!("a tensor descriptor's base must be 16-byte aligned, got {base:#x}")));
+                    return Err(self.error(Some(o), DescriptorFault::Base(base)));
                 }
                 if let Some(d) = (0..r - 1).find(|&d| (scalars[r + d] * elem.bytes() as i64) % 16 != 0 && !empty) {
-                    let msg = format!(
-                        "a tensor descriptor's strides must be multiples of 16 bytes in all but the last dim; stride \
-                         {d} is {} elements of {elem}",
-                        scalars[r + d]
-                    );
-                    return Err(self.error(Some(o), msg));
+                    let fault = DescriptorFault::Stride { dim: d, elements: scalars[r + d], elem };
+                    return Err(self.error(Some(o), fault));
                 }
                 let desc = Value::Desc {
                     base,
@@ -440,11 +398,7 @@ impl Program<'_> {
                 let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
                 let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };
                 if scalars[2 * r - 1] != 1 {
-                    let msg = format!(
-                        "an im2col descriptor's channels must be contiguous (stride 1), got stride {}",
-                        scalars[2 * r - 1]
-                    );
-                    return Err(self.error(Some(o), msg));
+                    return Err(self.error(Some(o), DescriptorFault::Channels(scalars[2 * r - 1])));
                 }
                 let corners = &scalars[2 * r..];
                 let desc = Value::Desc {
@@ -471,12 +425,8 @@ impl Program<'_> {
                     // before they run (a huge order would otherwise run for hours in one op).
                     let steps: u64 = self.tensor(data.operands[0]).data.iter().map(|n| bessel_steps(n.as_i64())).sum();
                     if self.work.saturating_add(steps) > self.limits.max_work {
-                        let msg = format!(
-                            "this op's recurrences over the orders would run about {steps} steps, more than the \
-                             {} elements of work left to this program; raise the limit with --max-work if it is meant to",
-                            self.limits.max_work - self.work.min(self.limits.max_work)
-                        );
-                        return Err(self.error(Some(o), msg));
+                        let left = self.limits.max_work - self.work.min(self.limits.max_work);
+                        return Err(self.error(Some(o), Fault::BesselWork { steps, left }));
                     }
                     self.work += steps;
                 }
@@ -506,12 +456,12 @@ impl Program<'_> {
                     Value::T(t) => t.data[0],
                     Value::Desc { .. }
                     | Value::Smem(_)
-                    | Value::SmemOutOfRange(_)
+                    | Value::SmemOutOfRange { .. }
                     | Value::Token
                     | Value::Pending { .. } => unreachable!(),
                 })
                 .collect()),
-            _ => Err(self.error(None, "combine function must yield")),
+            _ => Err(self.error(None, Fault::Unverified("combine function must yield"))),
         }
     }
 
@@ -595,7 +545,7 @@ impl Program<'_> {
 
     /// The elements of a descriptor's block at `offsets` (TMA's semantics: elements outside the tensor read as
     /// the descriptor's padding, zero or NaN).
-    pub(crate) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, String> {
+    pub(crate) fn desc_read(&mut self, desc: ValueId, offsets: &[i64]) -> Result<Tensor, Fault> {
         let (base, elem, shape, strides, nan_padding, block) = self.desc_parts(desc)?;
         let n: usize = block.iter().map(|&d| d as usize).product();
         let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
@@ -612,7 +562,7 @@ impl Program<'_> {
     }
 
     /// Writes `value` to a descriptor's block at `offsets`; the parts outside the tensor are dropped.
-    pub(crate) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), String> {
+    pub(crate) fn desc_write(&mut self, desc: ValueId, offsets: &[i64], value: &Tensor) -> Result<(), Fault> {
         let (base, elem, shape, strides, _, block) = self.desc_parts(desc)?;
         for (i, &v) in value.data.iter().enumerate() {
             let idx = Tensor::unravel(&block, i);
@@ -626,16 +576,17 @@ impl Program<'_> {
 
     /// An im2col descriptor's `[pixels, channels]` block for a load at `coords` with `offsets`
     /// ([`tessel_tile::tma_im2col::pixels`]); positions outside the tensor read the padding value.
-    pub(crate) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, String> {
+    pub(crate) fn im2col_read(&mut self, desc: ValueId, coords: &[i64], offsets: &[i64]) -> Result<Tensor, Fault> {
         let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col: Some([lower, upper, es]) }) =
             self.env[desc.index()].clone()
         else {
-            return Err(format!("{desc} is not an im2col tensor descriptor"));
+            return Err(DescriptorFault::NotIm2col(desc).into());
         };
         let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
         let block = block_shape.to_vec();
         let b = tessel_tile::tma_im2col::PixelBox { shape: &shape, lower: &lower, upper: &upper, element_strides: &es };
-        let pixels = tessel_tile::tma_im2col::pixels(&b, coords, offsets, block[0])?;
+        let pixels =
+            tessel_tile::tma_im2col::pixels(&b, coords, offsets, block[0]).map_err(DescriptorFault::PixelBox)?;
         let mut out = Tensor::splat(&block, Elem::Scalar(elem), Val::Float(0.0));
         let channels = block[1] as usize;
         for (p, at) in pixels.iter().enumerate() {
@@ -653,13 +604,13 @@ impl Program<'_> {
     }
 
     #[allow(clippy::type_complexity)]
-    fn desc_parts(&self, desc: ValueId) -> Result<(u64, ScalarType, Vec<i64>, Vec<i64>, bool, Vec<u32>), String> {
+    fn desc_parts(&self, desc: ValueId) -> Result<(u64, ScalarType, Vec<i64>, Vec<i64>, bool, Vec<u32>), Fault> {
         let Some(Value::Desc { base, elem, shape, strides, nan_padding, im2col }) = self.env[desc.index()].clone()
         else {
-            return Err(format!("{desc} is not a tensor descriptor"));
+            return Err(DescriptorFault::NotADescriptor(desc).into());
         };
         if im2col.is_some() {
-            return Err(format!("{desc} is an im2col descriptor, which only `tma_load_im2col` reads"));
+            return Err(DescriptorFault::Im2colRead(desc).into());
         }
         let Type::TensorDesc { block_shape, .. } = self.f.ty(desc) else { unreachable!("verified") };
         Ok((base, elem, shape, strides, nan_padding, block_shape.to_vec()))

@@ -1,6 +1,8 @@
 //! The interpreter's global memory: typed buffers at distinct, far-apart addresses, with bounds checks, so an
 //! out-of-bounds access is reported (with the buffer and offset) instead of silently reading garbage.
 
+use std::fmt;
+
 use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 
@@ -21,6 +23,51 @@ pub fn offset_address(base: u64, offset: i128) -> u64 {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferId(pub u32);
+
+/// A global-memory access the buffers do not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AccessError {
+    /// The pointer's address arithmetic left the 64 bits (an offset far outside any buffer).
+    Overflow,
+    /// An address inside no buffer.
+    Unmapped { addr: u64 },
+    /// Element `index` of a buffer of `len` elements.
+    OutOfBounds { buffer: String, index: usize, len: usize },
+    /// An access of `elem` at a byte offset that is not a multiple of its size.
+    Misaligned { elem: ScalarType, offset: u64, buffer: String },
+    /// A buffer of `holds` accessed as `accessed`, of another size.
+    ElementType { buffer: String, holds: ScalarType, accessed: ScalarType },
+}
+
+impl AccessError {
+    /// Outside every buffer: an index past the end, an address no buffer holds, an overflowed offset.
+    pub fn is_out_of_bounds(&self) -> bool {
+        matches!(self, AccessError::Overflow | AccessError::Unmapped { .. } | AccessError::OutOfBounds { .. })
+    }
+}
+
+impl fmt::Display for AccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccessError::Overflow => f.write_str(
+                "out-of-bounds access: the pointer's address arithmetic overflowed 64 bits (an offset far outside \
+                 any buffer, which the GPU would wrap around to another address)",
+            ),
+            AccessError::Unmapped { addr } => write!(f, "address {addr:#x} is not inside any buffer"),
+            AccessError::OutOfBounds { buffer, index, len } => {
+                write!(f, "out-of-bounds access: element {index} of buffer `{buffer}`, which has {len} elements")
+            }
+            AccessError::Misaligned { elem, offset, buffer } => {
+                write!(f, "misaligned {elem} access at byte {offset} of buffer `{buffer}`")
+            }
+            AccessError::ElementType { buffer, holds, accessed } => {
+                write!(f, "buffer `{buffer}` holds {holds} but is accessed as {accessed}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for AccessError {}
 
 /// The memory the system can still give this process without swapping, in bytes (Linux's `MemAvailable`);
 /// `None` where it is not known. Allocations larger than this are refused before they are tried: on Linux an
@@ -46,23 +93,51 @@ pub fn show_bytes(n: u64) -> String {
     format!("{x:.1} {}", UNITS[unit])
 }
 
-/// An error unless `n` bytes fit in the memory available ([`available_bytes`]).
-pub fn check_available(n: u64) -> Result<(), String> {
-    match available_bytes() {
-        Some(avail) if n > avail => {
-            Err(format!("{} ({n} bytes) is more than the {} of memory available", show_bytes(n), show_bytes(avail)))
+/// Why there is no host memory for something.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shortage {
+    /// `bytes` is more than the `available` memory.
+    MoreThanAvailable { bytes: u64, available: u64 },
+    /// The system refused an allocation of `bytes`.
+    AllocationFailed { bytes: u64 },
+    /// No memory for the list of buffers of a copy of the memory.
+    BufferList,
+}
+
+impl fmt::Display for Shortage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Shortage::MoreThanAvailable { bytes, available } => write!(
+                f,
+                "{} ({bytes} bytes) is more than the {} of memory available",
+                show_bytes(bytes),
+                show_bytes(available)
+            ),
+            Shortage::AllocationFailed { bytes } => {
+                write!(f, "allocating {} ({bytes} bytes) failed: not enough memory", show_bytes(bytes))
+            }
+            Shortage::BufferList => f.write_str("no memory to copy the buffers"),
         }
+    }
+}
+
+impl std::error::Error for Shortage {}
+
+/// An error unless `n` bytes fit in the memory available ([`available_bytes`]).
+pub fn check_available(n: u64) -> Result<(), Shortage> {
+    match available_bytes() {
+        Some(available) if n > available => Err(Shortage::MoreThanAvailable { bytes: n, available }),
         _ => Ok(()),
     }
 }
 
-fn failed(n: u64) -> String {
-    format!("allocating {} ({n} bytes) failed: not enough memory", show_bytes(n))
+fn failed(n: u64) -> Shortage {
+    Shortage::AllocationFailed { bytes: n }
 }
 
 /// `n` zero bytes, or why there is no memory for them: more than the memory available, or an allocation the
 /// system refuses. Never aborts the process (as `vec![0; n]` does when the allocation fails).
-pub fn try_zeroed(n: usize) -> Result<Vec<u8>, String> {
+pub fn try_zeroed(n: usize) -> Result<Vec<u8>, Shortage> {
     check_available(n as u64)?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| failed(n as u64))?;
@@ -155,11 +230,11 @@ impl Memory {
     }
 
     /// A copy of the memory, or why there is no room for one (see [`try_zeroed`]): never aborts.
-    pub fn try_clone(&self) -> Result<Memory, String> {
+    pub fn try_clone(&self) -> Result<Memory, Shortage> {
         let total: u64 = self.buffers.iter().map(|b| b.bytes.len() as u64).sum();
         check_available(total)?;
         let mut buffers = Vec::new();
-        buffers.try_reserve_exact(self.buffers.len()).map_err(|_| "no memory to copy the buffers".to_string())?;
+        buffers.try_reserve_exact(self.buffers.len()).map_err(|_| Shortage::BufferList)?;
         for b in &self.buffers {
             let mut bytes = Vec::new();
             bytes.try_reserve_exact(b.bytes.len()).map_err(|_| failed(b.bytes.len() as u64))?;
@@ -195,43 +270,37 @@ impl Memory {
 
     /// Resolves an address of an element of type `elem` to (buffer, element index), checking bounds and
     /// alignment.
-    fn locate(&self, addr: u64, elem: ScalarType) -> Result<(BufferId, usize), String> {
+    fn locate(&self, addr: u64, elem: ScalarType) -> Result<(BufferId, usize), AccessError> {
         let index = (addr >> ADDRESS_SHIFT) as usize;
         if addr >= WRAPPED {
-            return Err("out-of-bounds access: the pointer's address arithmetic overflowed 64 bits (an offset far \
-                        outside any buffer, which the GPU would wrap around to another address)"
-                .into());
+            return Err(AccessError::Overflow);
         }
         if index == 0 || index > self.buffers.len() {
-            return Err(format!("address {addr:#x} is not inside any buffer"));
+            return Err(AccessError::Unmapped { addr });
         }
         let id = BufferId(index as u32 - 1);
         let b = &self.buffers[id.0 as usize];
         let offset = addr - self.base(id);
         let size = elem.bytes() as u64;
         if offset % size != 0 {
-            return Err(format!("misaligned {elem} access at byte {offset} of buffer `{}`", b.name));
+            return Err(AccessError::Misaligned { elem, offset, buffer: b.name.clone() });
         }
         if b.elem.bytes() != elem.bytes() {
-            return Err(format!("buffer `{}` holds {} but is accessed as {elem}", b.name, b.elem));
+            return Err(AccessError::ElementType { buffer: b.name.clone(), holds: b.elem, accessed: elem });
         }
         let i = (offset / size) as usize;
         if i >= b.len() {
-            return Err(format!(
-                "out-of-bounds access: element {i} of buffer `{}`, which has {} elements",
-                b.name,
-                b.len()
-            ));
+            return Err(AccessError::OutOfBounds { buffer: b.name.clone(), index: i, len: b.len() });
         }
         Ok((id, i))
     }
 
-    pub fn load(&self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+    pub fn load(&self, addr: u64, elem: ScalarType) -> Result<Val, AccessError> {
         let (id, i) = self.locate(addr, elem)?;
         Ok(self.decode(id, self.raw(id, i), elem))
     }
 
-    pub fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+    pub fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), AccessError> {
         let (id, i) = self.locate(addr, elem)?;
         let bits = self.encode(id, elem, v);
         self.set_raw(id, i, bits);
@@ -240,7 +309,7 @@ impl Memory {
 
     /// The element an access of `elem` at `addr` lands on (bounds and alignment checked), as one number: the
     /// buffer in the upper bits, the index in the lower 40.
-    pub(crate) fn slot(&self, addr: u64, elem: ScalarType) -> Result<u64, String> {
+    pub(crate) fn slot(&self, addr: u64, elem: ScalarType) -> Result<u64, AccessError> {
         let (id, i) = self.locate(addr, elem)?;
         Ok(((id.0 as u64) << ADDRESS_SHIFT) | i as u64)
     }

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use rayon::prelude::*;
 
 use super::memory::{BufferId, Memory};
-use super::{InterpError, Limits, Program, Value, budget};
+use super::{Fault, InterpError, Limits, Program, Value, budget};
 use tessel_tile::eval::value::Val;
 use tessel_tile::ir::{Func, Loc};
 use tessel_tile::types::ScalarType;
@@ -76,7 +76,7 @@ impl Launch<'_> {
 
     /// The ownership entry of `slot`; an error (which stops the parallel run) when there is no memory for the
     /// buffer's table (4 bytes per element).
-    fn owner(&self, slot: u64) -> Result<&AtomicU32, String> {
+    fn owner(&self, slot: u64) -> Result<&AtomicU32, Fault> {
         let (id, i) = Memory::split(slot);
         let table = self.owners[id.0 as usize].get_or_init(|| {
             let n = self.base.buffer(id).len();
@@ -102,10 +102,11 @@ impl Launch<'_> {
         format!("({x}, {y}, {z})")
     }
 
-    /// Records a conflict; returns the error that ends the program which found it.
-    fn conflict(&self, why: String) -> String {
+    /// Records a conflict (`why`, the note the caller gets); returns the fault that ends the program which found
+    /// it.
+    fn conflict(&self, why: String) -> Fault {
         let _ = self.conflict.set(format!("{why}: programs ran one at a time"));
-        "stopped: the programs cannot run in parallel".into()
+        Fault::ParallelConflict
     }
 
     fn element(&self, slot: u64) -> String {
@@ -114,7 +115,7 @@ impl Launch<'_> {
     }
 
     /// Program `tag` loads `slot`; `true` when the program stored it itself (the value is in its own stores).
-    fn claim_load(&self, slot: u64, tag: u32) -> Result<bool, String> {
+    fn claim_load(&self, slot: u64, tag: u32) -> Result<bool, Fault> {
         let cell = self.owner(slot)?;
         let mut s = cell.load(Ordering::Acquire);
         loop {
@@ -141,7 +142,7 @@ impl Launch<'_> {
     }
 
     /// Program `tag` stores to `slot`; `true` when it had stored it before.
-    fn claim_store(&self, slot: u64, tag: u32) -> Result<bool, String> {
+    fn claim_store(&self, slot: u64, tag: u32) -> Result<bool, Fault> {
         let cell = self.owner(slot)?;
         let mut s = cell.load(Ordering::Acquire);
         loop {
@@ -193,7 +194,7 @@ impl Launch<'_> {
 
     /// Writes a finished program's stores into the staged buffers; an error (which stops the parallel run) when
     /// there is no memory to stage a buffer.
-    fn commit(&self, stored: HashMap<u64, u64>) -> Result<(), String> {
+    fn commit(&self, stored: HashMap<u64, u64>) -> Result<(), Fault> {
         let mut writes: Vec<(u64, u64)> = stored.into_iter().collect();
         writes.sort_unstable();
         let mut held: Option<(usize, usize, std::sync::MutexGuard<'_, Vec<u8>>)> = None;
@@ -219,9 +220,9 @@ impl Launch<'_> {
 }
 
 impl Mem<'_> {
-    pub(super) fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, String> {
+    pub(super) fn load(&mut self, addr: u64, elem: ScalarType) -> Result<Val, Fault> {
         match self {
-            Mem::Shared(m) => m.load(addr, elem),
+            Mem::Shared(m) => Ok(m.load(addr, elem)?),
             Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let base = p.launch.base;
@@ -233,9 +234,9 @@ impl Mem<'_> {
         }
     }
 
-    pub(super) fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), String> {
+    pub(super) fn store(&mut self, addr: u64, elem: ScalarType, v: Val) -> Result<(), Fault> {
         match self {
-            Mem::Shared(m) => m.store(addr, elem, v),
+            Mem::Shared(m) => Ok(m.store(addr, elem, v)?),
             Mem::Lent => unreachable!("a partition runs only while it holds the memory"),
             Mem::Private(p) => {
                 let base = p.launch.base;
@@ -252,7 +253,7 @@ impl Mem<'_> {
     }
 
     /// An atomic is about to run (at `loc`, in program `pid`): programs that use atomics run one at a time.
-    pub(super) fn atomic(&mut self, pid: [u32; 3], loc: Option<Loc>) -> Result<(), String> {
+    pub(super) fn atomic(&mut self, pid: [u32; 3], loc: Option<Loc>) -> Result<(), Fault> {
         match self {
             Mem::Shared(_) | Mem::Lent => Ok(()),
             Mem::Private(p) => {
@@ -347,7 +348,7 @@ pub(super) fn run(func: &Func, env: &[Option<Value>], grid: [u32; 3], mem: &mut 
                         Err(_) => None,
                     },
                     Ok(_) => None,
-                    Err(e) if e.interrupted => {
+                    Err(e) if e.interrupted() => {
                         let _ = launch.interrupted.set(e);
                         None
                     }

@@ -16,7 +16,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::shared::{AsyncWork, State};
-use super::{Exit, InterpError, Mem, Program, R, Value};
+use super::{Exit, Fault, InterpError, Mem, PartitionWait, Program, R, Value};
 use tessel_tile::ir::{OpId, ValueId};
 
 /// A partition's place in a `warp_specialize`.
@@ -42,7 +42,7 @@ struct Inner<'a> {
     /// Bumped whenever a partition gets past a wait, starts or finishes: a partition found blocked at the
     /// current epoch is still blocked.
     epoch: u64,
-    blocked: Vec<Option<(u64, String)>>,
+    blocked: Vec<Option<(u64, PartitionWait)>>,
     done: Vec<bool>,
     /// The buffer elements each partition's copies still have in flight, while it does not hold the state.
     pending: Vec<Vec<(usize, usize)>>,
@@ -56,10 +56,6 @@ struct Held<'a> {
     smem: State,
     log: Vec<String>,
     smem_writes: u64,
-}
-
-fn role(p: usize) -> String {
-    if p == 0 { "the default partition".into() } else { format!("worker partition {}", p - 1) }
 }
 
 impl<'a> Inner<'a> {
@@ -178,32 +174,23 @@ impl<'a> Program<'a> {
                 }
                 Ok(Some(lacks)) => lacks,
             };
-            let at = f.op(o).loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
-            let what = format!(
-                "{} waits{at} for phase parity {parity} of mbarrier `{}` ({lacks})",
-                role(p),
-                self.barrier_name(ins[0])
-            );
+            let what =
+                PartitionWait { partition: p, loc: f.op(o).loc, parity, barrier: self.barrier_name(ins[0]), lacks };
             let mut g = baton.inner.lock().unwrap_or_else(|e| e.into_inner());
             let epoch = g.epoch;
             g.blocked[p] = Some((epoch, what));
             let stuck = (0..g.done.len()).all(|q| g.done[q] || g.blocked[q].as_ref().is_some_and(|(e, _)| *e == epoch));
             if stuck {
-                let waits: Vec<&str> = g
+                let waits: Vec<PartitionWait> = g
                     .blocked
                     .iter()
                     .zip(&g.done)
                     .filter(|(_, d)| !**d)
                     .filter_map(|(b, _)| b.as_ref())
-                    .map(|(_, w)| w.as_str())
+                    .map(|(_, w)| w.clone())
                     .collect();
-                let finished: Vec<String> = (0..g.done.len()).filter(|&q| g.done[q]).map(role).collect();
-                let mut msg =
-                    format!("deadlock: every partition still running waits on an mbarrier: {}", waits.join("; "));
-                if !finished.is_empty() {
-                    msg += &format!("; finished: {}", finished.join(", "));
-                }
-                let e = self.error(Some(o), msg);
+                let finished: Vec<usize> = (0..g.done.len()).filter(|&q| g.done[q]).collect();
+                let e = self.error(Some(o), Fault::Deadlock { waits, finished });
                 g.failure = Some(e.clone());
                 baton.turn_changed.notify_all();
                 return Err(e);
@@ -220,7 +207,7 @@ impl<'a> Program<'a> {
         let f = self.f;
         let d = f.op(o);
         if self.task.is_some() {
-            return Err(self.error(Some(o), "a warp_specialize cannot run inside a partition"));
+            return Err(self.error(Some(o), Fault::NestedWarpSpecialize));
         }
         let n = d.regions.len();
         let captures = self.values(&d.operands);

@@ -1,11 +1,12 @@
 //! Ops that only move elements: splat, broadcast, expand_dims, reshape, permute, join, split, cat.
 
+use crate::Fault;
 use crate::value::Tensor;
 use tessel_tile::ops::Op;
 use tessel_tile::types::Type;
 
 /// Evaluates a shape op; `result` is the type of its (first) result.
-pub(super) fn eval(op: &Op, ins: &[&Tensor], result: &Type) -> Result<Vec<Tensor>, String> {
+pub(super) fn eval(op: &Op, ins: &[&Tensor], result: &Type) -> Result<Vec<Tensor>, Fault> {
     let x = ins[0];
     let out_shape: Vec<u32> = result.shape().to_vec();
     Ok(match op {
@@ -61,6 +62,6 @@ pub(super) fn eval(op: &Op, ins: &[&Tensor], result: &Type) -> Result<Vec<Tensor
             data.extend_from_slice(&ins[1].data);
             vec![Tensor { shape: out_shape, elem: x.elem, data }]
         }
-        other => return Err(format!("the interpreter cannot run `{}` here", other.name())),
+        other => return Err(Fault::CannotRun(other.name())),
     })
 }

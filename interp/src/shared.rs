@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use super::compute::dot;
 use super::value::Tensor;
-use super::{Program, Value};
+use super::{Fault, Lacks, Program, SharedFault, Value};
 use tessel_tile::eval::value::Val;
 use tessel_tile::ir::{Func, OpId, ValueId};
 use tessel_tile::ops::Op;
@@ -121,9 +121,9 @@ struct Barrier {
 
 impl Barrier {
     /// `n` arrivals; returns whether they completed the phase.
-    fn arrive(&mut self, n: u32) -> Result<bool, String> {
+    fn arrive(&mut self, n: u32) -> Result<bool, SharedFault> {
         if n > self.pending {
-            return Err(format!("{n} arrivals on a barrier phase that expects only {} more", self.pending));
+            return Err(SharedFault::Arrivals { n, pending: self.pending });
         }
         self.pending -= n;
         Ok(self.try_complete())
@@ -185,7 +185,7 @@ impl State {
     /// accumulator of another asynchronous `warpgroup_dot` (the tensor cores accumulate in issue order).
     /// A pending value stays pending after its dot completes: only the wait's result may be read (the wait is
     /// what makes the registers usable on the GPU).
-    pub(super) fn check_ready(&self, f: &Func, env: &[Option<Value>], o: OpId) -> Result<(), String> {
+    pub(super) fn check_ready(&self, f: &Func, env: &[Option<Value>], o: OpId) -> Result<(), SharedFault> {
         let d = f.op(o);
         for (i, v) in d.operands.iter().enumerate() {
             if !matches!(env[v.index()], Some(Value::Pending { .. })) {
@@ -198,9 +198,7 @@ impl State {
                 _ => false,
             };
             if !allowed {
-                return Err(format!(
-                    "{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait"
-                ));
+                return Err(SharedFault::PendingRead(*v));
             }
         }
         Ok(())
@@ -218,26 +216,20 @@ impl State {
 
 impl Program<'_> {
     /// The view `v` holds; an error for a view of a buffer index out of range (see [`Value::SmemOutOfRange`]).
-    fn view(&self, v: ValueId) -> Result<View, String> {
+    fn view(&self, v: ValueId) -> Result<View, SharedFault> {
         match &self.env[v.index()] {
             Some(Value::Smem(view)) => Ok(view.clone()),
-            Some(Value::SmemOutOfRange(why)) => Err(format!("shared-memory view {v} is used, but {why}")),
+            &Some(Value::SmemOutOfRange { index, count }) => Err(SharedFault::ViewOutOfRange { view: v, index, count }),
             other => unreachable!("verified: {v} is a memdesc, found {other:?}"),
         }
     }
 
     /// The contents of the buffer `v` views, checking it is allocated and has no copy in flight.
-    fn read_buffer(&self, v: ValueId) -> Result<Tensor, String> {
+    fn read_buffer(&self, v: ValueId) -> Result<Tensor, SharedFault> {
         let view = self.view(v)?;
-        let buf = self.smem.buffers[view.buf]
-            .as_ref()
-            .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        let buf = self.smem.buffers[view.buf].as_ref().ok_or(SharedFault::Deallocated(v))?;
         if self.smem.in_flight_copy(&view) {
-            return Err(format!(
-                "shared-memory buffer {v} is read while an async_copy or a TMA load into it is in flight (no async_wait \
-                 retired it, in this partition or the one that issued it, or no mbarrier_wait saw its barrier's phase \
-                 complete)"
-            ));
+            return Err(SharedFault::ReadInFlight(v));
         }
         let shape = self.f.ty(v).shape().to_vec();
         let mut data = match view.mapped {
@@ -253,24 +245,17 @@ impl Program<'_> {
     }
 
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
-    fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), String> {
+    fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), SharedFault> {
         let view = self.view(v)?;
-        self.check_tcgen05_reads(&view, &v.to_string())?;
-        if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
-            return Err(format!(
-                "shared-memory buffer {v} is written while asynchronous warpgroup_dot number {d} (in issue order) may \
-                 still read it (no warpgroup_dot_wait before)"
-            ));
+        self.check_tcgen05_reads(&view, v.to_string())?;
+        if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+            return Err(SharedFault::WriteWhileDotReads { buffer: v, dot, op: None });
         }
         if self.smem.tma_store_reads.iter().any(|r| overlaps(r, &view)) {
-            return Err(format!(
-                "shared-memory buffer {v} is written while a TMA store may still read it (no tma_store_wait before)"
-            ));
+            return Err(SharedFault::WriteWhileTmaStoreReads(v));
         }
         let elem = Elem::Scalar(self.f.ty(v).memdesc().expect("a memdesc").1);
-        let buf = self.smem.buffers[view.buf]
-            .as_mut()
-            .ok_or_else(|| format!("shared-memory buffer {v} is used after local_dealloc"))?;
+        let buf = self.smem.buffers[view.buf].as_mut().ok_or(SharedFault::Deallocated(v))?;
         let converted: Vec<Val>;
         let data = if elem != buf.elem {
             converted = data.iter().map(|&x| recast(x, elem, buf.elem)).collect();
@@ -290,12 +275,9 @@ impl Program<'_> {
     }
 
     /// A write (`what`) into `view` while a tcgen05 MMA in flight reads it is an error naming the MMA.
-    fn check_tcgen05_reads(&self, view: &View, what: &str) -> Result<(), String> {
+    fn check_tcgen05_reads(&self, view: &View, what: String) -> Result<(), SharedFault> {
         match self.smem.tmem.reader_of(view) {
-            Some(mma) => Err(format!(
-                "{what} overwrites a shared-memory operand of {mma}, which may still read it (no mbarrier_wait observed \
-                 the phase of a commit tracking it)"
-            )),
+            Some(mma) => Err(SharedFault::WriteWhileMmaReads { what, mma }),
             None => Ok(()),
         }
     }
@@ -310,20 +292,17 @@ impl Program<'_> {
 
     /// Whether the phase of parity `parity` of barrier `bar` has completed: `Ok(None)` if so, else what the
     /// running phase still lacks. `Err` when the barrier is not initialized.
-    pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<String>, String> {
+    pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<Lacks>, SharedFault> {
         let v = self.view(bar)?;
-        let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or("not initialized")?;
+        let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or(SharedFault::Uninitialized(bar))?;
         if b.phase % 2 != parity as u64 {
             return Ok(None);
         }
-        Ok(Some(format!(
-            "phase {} running, which still lacks {} arrival(s) and {} transaction byte(s)",
-            b.phase, b.pending, b.tx
-        )))
+        Ok(Some(Lacks { phase: b.phase, arrivals: b.pending, bytes: b.tx }))
     }
 
     /// The shared-memory and asynchronous ops.
-    pub(super) fn shared(&mut self, o: OpId) -> Result<(), String> {
+    pub(super) fn shared(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let ins = &data.operands;
         match &data.op {
@@ -350,8 +329,7 @@ impl Program<'_> {
                     Ok(w) if (0..n).contains(&i) => w,
                     // Not an error yet: `bars.index((i - 1) % n)` under a false predicate is never touched.
                     Ok(_) => {
-                        let why = format!("it is memdesc_index {i} of {n} buffers, out of range");
-                        self.env[data.results[0].index()] = Some(Value::SmemOutOfRange(why));
+                        self.env[data.results[0].index()] = Some(Value::SmemOutOfRange { index: i, count: n });
                         return Ok(());
                     }
                     Err(_) => {
@@ -397,7 +375,7 @@ impl Program<'_> {
                         // holds the buffer's element Lb(offset).
                         let ((_, _, lb), (_, _, lv)) =
                             (from.memdesc().expect("a memdesc"), to.memdesc().expect("a memdesc"));
-                        let inv = lv.linear.invert().map_err(|e| format!("{} is not invertible: {e}", to))?;
+                        let inv = lv.linear.invert().map_err(|_| SharedFault::NotInvertible(to.clone()))?;
                         whole.derive(from.shape(), to.shape(), |idx| {
                             let offset = inv.apply(idx);
                             lb.linear.apply(&offset).to_vec()
@@ -421,13 +399,9 @@ impl Program<'_> {
             }
             Op::AsyncCopy => {
                 let view = self.view(ins[1])?;
-                self.check_tcgen05_reads(&view, &format!("async_copy into {}", ins[1]))?;
-                if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
-                    return Err(format!(
-                        "async_copy into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read \
-                         it (no warpgroup_dot_wait before)",
-                        ins[1]
-                    ));
+                self.check_tcgen05_reads(&view, format!("async_copy into {}", ins[1]))?;
+                if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                    return Err(SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some("async_copy") }.into());
                 }
                 let ptrs = self.tensor(ins[0]).clone();
                 let mask = ins.get(2).map(|&m| self.tensor(m).clone());
@@ -468,7 +442,7 @@ impl Program<'_> {
                 let v = self.view(ins[0])?;
                 let key = (v.buf, v.start);
                 if !self.smem.barriers.contains_key(&key) {
-                    return Err(format!("mbarrier {} is used before mbarrier_init", ins[0]));
+                    return Err(SharedFault::Uninitialized(ins[0]).into());
                 }
                 let mut writes = std::mem::take(&mut self.smem.uncommitted);
                 for g in self.smem.groups.iter_mut() {
@@ -503,11 +477,7 @@ impl Program<'_> {
                     Op::MBarrierWait => self.tensor(ins[1]).data[0].as_i64(),
                     _ => 0,
                 };
-                let bar = self
-                    .smem
-                    .barriers
-                    .get_mut(&(v.buf, v.start))
-                    .ok_or_else(|| format!("mbarrier {} is used before mbarrier_init", ins[0]))?;
+                let bar = self.smem.barriers.get_mut(&(v.buf, v.start)).ok_or(SharedFault::Uninitialized(ins[0]))?;
                 let key = (v.buf, v.start);
                 match &data.op {
                     Op::MBarrierExpect { bytes } if pred => {
@@ -520,16 +490,12 @@ impl Program<'_> {
                     Op::MBarrierWait => {
                         let p = phase;
                         if !(0..=1).contains(&p) {
-                            return Err(format!("mbarrier_wait phase must be 0 or 1, got {p}"));
+                            return Err(SharedFault::Phase(p).into());
                         }
                         // Phase `phase` is running; the one of parity p has completed iff phase % 2 != p.
                         if bar.phase % 2 == p as u64 {
-                            return Err(format!(
-                                "deadlock: waiting for phase parity {p} of mbarrier {} (phase {} running), which still \
-                                 lacks {} arrival(s) and {} transaction byte(s), and nothing left in the program can \
-                                 complete it",
-                                ins[0], bar.phase, bar.pending, bar.tx
-                            ));
+                            let lacks = Lacks { phase: bar.phase, arrivals: bar.pending, bytes: bar.tx };
+                            return Err(Fault::Stuck { barrier: ins[0], parity: p, lacks });
                         }
                         // The latest phase of parity p (none on a fresh barrier waited for in parity 1).
                         if let Some(seen) = bar.phase.checked_sub(1) {
@@ -538,10 +504,7 @@ impl Program<'_> {
                     }
                     Op::MBarrierInvalidate => {
                         if self.smem.tma_writes.iter().any(|(k, done, _)| *k == key && done.is_none()) {
-                            return Err(format!(
-                                "mbarrier {} is invalidated while a TMA load or an async_copy it tracks is in flight",
-                                ins[0]
-                            ));
+                            return Err(SharedFault::InvalidatedInFlight(ins[0]).into());
                         }
                         // Done and never waited for: nothing may read them without a race; they land now.
                         self.observe(key, u64::MAX);
@@ -616,11 +579,8 @@ impl Program<'_> {
                 // One program stands for all its warps: its release is the last, and it refills when `pred`.
                 for &b in &ins[2..] {
                     let view = self.view(b)?;
-                    if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
-                        return Err(format!(
-                            "shared-memory buffer {b} is released for a refill while asynchronous warpgroup_dot \
-                             number {d} (in issue order) may still read it (no warpgroup_dot_wait before)"
-                        ));
+                    if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                        return Err(SharedFault::ReleaseWhileDotReads { buffer: b, dot }.into());
                     }
                 }
                 let pred = self.tensor(ins[1]).clone();
@@ -658,7 +618,7 @@ impl Program<'_> {
     /// `tma_load`, `tma_store` and `tma_store_wait`. A load's data is read at issue (the global memory a kernel
     /// reads through TMA is not written by the kernel while the copy runs) and lands when the phase of its barrier
     /// completes; its bytes count as that phase's transactions.
-    fn tma(&mut self, o: OpId) -> Result<(), String> {
+    fn tma(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let ins = &data.operands;
         let rank = || tessel_tile::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
@@ -684,20 +644,15 @@ impl Program<'_> {
                     self.im2col_read(ins[0], &coords, &offsets)?
                 };
                 let view = self.view(ins[1])?;
-                self.check_tcgen05_reads(&view, &format!("{} into {}", data.op.name(), ins[1]))?;
-                if let Some((d, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
-                    return Err(format!(
-                        "{} into {} while asynchronous warpgroup_dot number {d} (in issue order) may still read it",
-                        data.op.name(),
-                        ins[1]
-                    ));
+                self.check_tcgen05_reads(&view, format!("{} into {}", data.op.name(), ins[1]))?;
+                if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                    return Err(
+                        SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some(data.op.name()) }.into()
+                    );
                 }
                 let bar = self.view(ins[2])?;
                 let key = (bar.buf, bar.start);
-                let barrier =
-                    self.smem.barriers.get_mut(&key).ok_or_else(|| {
-                        format!("tma_load completes on mbarrier {}, which is not initialized", ins[2])
-                    })?;
+                let barrier = self.smem.barriers.get_mut(&key).ok_or(SharedFault::TmaUninitialized(ins[2]))?;
                 let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
                 // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
                 let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);

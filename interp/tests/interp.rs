@@ -1,7 +1,7 @@
 //! The interpreter runs whole kernels written as textual IR and matches direct Rust computations.
 
-use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, run};
+use tessel_interp::memory::{AccessError, Memory};
+use tessel_interp::{Arg, Fault, run};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType;
 use tessel_tile::verify::verify;
@@ -38,7 +38,12 @@ fn out_of_bounds_accesses_are_reported() {
     let b = mem.alloc("x", ScalarType::F32, 100);
     // n larger than the buffers: the mask lets element 100 through.
     let e = run(&f, &[Arg::Buffer(b), Arg::Buffer(b), Arg::Buffer(b), Arg::Int(200)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("out-of-bounds access: element 100 of buffer `x`, which has 100 elements"), "{e}");
+    let oob = AccessError::OutOfBounds { buffer: "x".into(), index: 100, len: 100 };
+    assert_eq!(e.fault, Fault::Memory(oob), "{e}");
+    assert!(
+        e.fault.to_string().contains("out-of-bounds access: element 100 of buffer `x`, which has 100 elements"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn reading_a_buffer_with_a_copy_in_flight_is_an_error() {
     let mut mem = Memory::new();
     let (x, y) = (mem.alloc_from("x", F32, &[1.0; 64]), mem.alloc_from("y", F32, &[0.0; 64]));
     let e = run(&f, &[Arg::Buffer(x), Arg::Buffer(y)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("async_copy or a TMA load into it is in flight"), "{e}");
+    assert!(e.fault.to_string().contains("async_copy or a TMA load into it is in flight"), "{e}");
 }
 
 /// `acc = a @ a` with an asynchronous wgmma; `use_before_wait` reads the result before the wait,
@@ -145,7 +145,7 @@ fn async_wgmma_results_and_operands_wait_for_the_wait() {
             }
             Some(msg) => {
                 let e = r.unwrap_err();
-                assert!(e.message.contains(msg), "expected `{msg}`, got: {e}");
+                assert!(e.fault.to_string().contains(msg), "expected `{msg}`, got: {e}");
             }
         };
     }
@@ -160,7 +160,7 @@ fn a_ring_slot_is_released_only_once_no_wgmma_reads_it() {
     let p = mem.alloc_from("p", tessel_tile::types::ScalarType::F16, &[0.5; 64 * 64]);
     let q = mem.alloc_from("q", F32, &[f64::NAN; 64 * 64]);
     let e = run(&f, &[Arg::Buffer(p), Arg::Buffer(q)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("released for a refill while asynchronous warpgroup_dot"), "{e}");
+    assert!(e.fault.to_string().contains("released for a refill while asynchronous warpgroup_dot"), "{e}");
     let f = parse_func(&async_dot_kernel_with("", release)).unwrap_or_else(|e| panic!("{e}"));
     verify(&f).unwrap();
     run(&f, &[Arg::Buffer(p), Arg::Buffer(q)], [1, 1, 1], &mut mem).unwrap();
@@ -217,7 +217,7 @@ fn mbarrier_phases_complete_with_their_arrivals_and_unsatisfiable_waits_are_dead
             (None, r) => {
                 r.unwrap_or_else(|e| panic!("{body}: {e}"));
             }
-            (Some(msg), Err(e)) => assert!(e.message.contains(msg), "{body}: expected `{msg}`, got: {e}"),
+            (Some(msg), Err(e)) => assert!(e.fault.to_string().contains(msg), "{body}: expected `{msg}`, got: {e}"),
             (Some(msg), Ok(_)) => panic!("{body}: expected an error containing `{msg}`"),
         }
     }

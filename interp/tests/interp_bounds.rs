@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, Limits, run, run_with_limits};
+use tessel_interp::{Arg, Fault, GridError, Limits, run, run_with_limits};
 use tessel_tile::parse::parse_func;
 use tessel_tile::types::ScalarType;
 use tessel_tile::verify::verify;
@@ -43,7 +43,7 @@ fn huge_grids_allocate_nothing_up_front() {
         let limits = Limits { threads, ..Default::default() };
         let e = run_with_limits(&f, &[Arg::Buffer(out)], grid, &mut mem, limits).unwrap_err();
         assert_eq!(e.program, [3, 0, 0], "{e}");
-        assert!(e.message.contains("device_assert failed"), "{e}");
+        assert!(e.fault.to_string().contains("device_assert failed"), "{e}");
         assert!(start.elapsed() < Duration::from_secs(20), "{grid:?} on {threads} threads: {:?}", start.elapsed());
     }
 }
@@ -55,9 +55,10 @@ fn grids_beyond_cuda_limits_are_refused() {
     let mut mem = Memory::new();
     let out = mem.alloc("out", ScalarType::I32, 4);
     let e = run(&f, &[Arg::Buffer(out)], [1, 65536, 1], &mut mem).unwrap_err();
-    assert_eq!(e.message, "grid [1, 65536, 1]: 65536 programs along y is more than CUDA allows (65535)");
+    assert_eq!(e.fault, Fault::Grid { grid: [1, 65536, 1], why: GridError::TooMany { axis: 1, n: 65536 } });
+    assert_eq!(e.fault.to_string(), "grid [1, 65536, 1]: 65536 programs along y is more than CUDA allows (65535)");
     let e = run(&f, &[Arg::Buffer(out)], [1 << 31, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("2147483648 programs along x is more than CUDA allows (2147483647)"), "{e}");
+    assert!(e.fault.to_string().contains("2147483648 programs along x is more than CUDA allows (2147483647)"), "{e}");
 }
 
 /// Stores 0, 1, 2, 3 at `out + off + [0, 4)` (`off` an i64 element offset).
@@ -79,7 +80,10 @@ fn address_arithmetic_that_overflows_is_out_of_bounds() {
         let mut mem = Memory::new();
         let out = mem.alloc_from("out", ScalarType::I32, &[7.0; 100]);
         let e = run(&f, &[Arg::Buffer(out), Arg::Int(off)], [1, 1, 1], &mut mem).unwrap_err();
-        assert!(e.message.contains("out-of-bounds access: the pointer's address arithmetic overflowed 64 bits"), "{e}");
+        assert!(
+            e.fault.to_string().contains("out-of-bounds access: the pointer's address arithmetic overflowed 64 bits"),
+            "{e}"
+        );
         assert_eq!(mem.read_f64(out), vec![7.0; 100], "offset {off}: memory changed");
     }
     // Offsets inside the buffer, and past its end by a little, behave as before.
@@ -88,7 +92,7 @@ fn address_arithmetic_that_overflows_is_out_of_bounds() {
     run(&f, &[Arg::Buffer(out), Arg::Int(96)], [1, 1, 1], &mut mem).unwrap();
     assert_eq!(mem.read_f64(out)[95..], [7.0, 0.0, 1.0, 2.0, 3.0]);
     let e = run(&f, &[Arg::Buffer(out), Arg::Int(97)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("element 100 of buffer `out`, which has 100 elements"), "{e}");
+    assert!(e.fault.to_string().contains("element 100 of buffer `out`, which has 100 elements"), "{e}");
 }
 
 /// `n` dots of 64x64 @ 64x64 (262144 multiply-adds each, 4096 result elements) accumulated in a loop.
@@ -129,9 +133,9 @@ fn the_work_budget_counts_a_dots_multiply_adds() {
     // 10^6; a fourth dot does not, whatever comes after it: it is refused before it runs.
     assert_eq!(go(3, 1_000_000).unwrap(), vec![3.0 * 64.0 * 64.0; 64]);
     let e = go(1000, 1_000_000).unwrap_err();
-    assert!(e.message.contains("this op would take this program past 1000000 units of work"), "{e}");
-    assert!(e.message.contains("this op costs 262144"), "{e}");
-    assert!(e.message.contains("--max-work"), "{e}");
+    assert!(e.fault.to_string().contains("this op would take this program past 1000000 units of work"), "{e}");
+    assert!(e.fault.to_string().contains("this op costs 262144"), "{e}");
+    assert!(e.fault.to_string().contains("--max-work"), "{e}");
 }
 
 /// Loops forever in steps that change memory (no spin to detect), until the iteration budget.
@@ -170,8 +174,8 @@ fn a_stop_flag_interrupts_a_long_run() {
         let limits = Limits { threads, stop: Some(stop), max_iterations: u64::MAX, ..Default::default() };
         let e = run_with_limits(&f, &[Arg::Buffer(out), Arg::Int(i64::MAX)], [4, 1, 1], &mut mem, limits).unwrap_err();
         setter.join().unwrap();
-        assert!(e.interrupted, "{e}");
-        assert_eq!(e.message, "interrupted");
+        assert_eq!(e.fault, Fault::Interrupted, "{e}");
+        assert_eq!(e.fault.to_string(), "interrupted");
         assert!(start.elapsed() < Duration::from_secs(10), "{threads} threads: {:?}", start.elapsed());
     }
     // Set before the run: nothing runs.
@@ -179,6 +183,6 @@ fn a_stop_flag_interrupts_a_long_run() {
     let out = mem.alloc("out", ScalarType::I64, 4);
     let limits = Limits { stop: Some(Arc::new(AtomicBool::new(true))), ..Default::default() };
     let e = run_with_limits(&f, &[Arg::Buffer(out), Arg::Int(5)], [4, 1, 1], &mut mem, limits).unwrap_err();
-    assert!(e.interrupted && e.program == [0, 0, 0], "{e}");
+    assert!(e.interrupted() && e.program == [0, 0, 0], "{e}");
     assert_eq!(mem.read_f64(out), vec![0.0; 4]);
 }

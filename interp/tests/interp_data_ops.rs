@@ -55,7 +55,10 @@ fn gather_picks_along_one_axis() {
     // An index past the axis is an error at the op, naming the program.
     let bad = mem.alloc_from("idx", I32, &[0.0, 8.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     let e = run(&f, &[Arg::Buffer(s), Arg::Buffer(bad), Arg::Buffer(o)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("gather index 8 (at [0, 1] of the indices) is out of range for dim 1 of size 8"), "{e}");
+    assert!(
+        e.fault.to_string().contains("gather index 8 (at [0, 1] of the indices) is out of range for dim 1 of size 8"),
+        "{e}"
+    );
 }
 
 const HISTOGRAM: &str = r#"
@@ -103,7 +106,7 @@ func @k(%x: f32) attributes {target = sm_90a, num_warps = 4, num_stages = 3} {
     let f = parse_func(src).unwrap();
     verify(&f).unwrap();
     let e = run(&f, &[Arg::Float(1.0)], [1, 1, 1], &mut Memory::new()).unwrap_err();
-    assert_eq!(e.message, "inline PTX cannot run in the interpreter");
+    assert_eq!(e.fault.to_string(), "inline PTX cannot run in the interpreter");
     assert!(e.loc.is_none() && e.op.is_some(), "the error names the op");
     // Without the asm, the special registers and grid-dependency ops run.
     let f = parse_func(&src.replace(

@@ -38,7 +38,7 @@ fn outcome(f: &Func, seed: u64) -> Result<(Vec<Vec<u64>>, Vec<String>), String> 
         }
     }
     let grid = [1 + rng.below(3) as u32, 1, 1];
-    let log = run(f, &args, grid, &mut mem).map_err(|e| e.message)?;
+    let log = run(f, &args, grid, &mut mem).map_err(|e| e.fault.to_string())?;
     let contents = bufs.iter().map(|&b| mem.read_f64(b).iter().map(|x| x.to_bits()).collect()).collect();
     Ok((contents, log))
 }

@@ -41,7 +41,7 @@ fn inline_asm_elementwise_elaborates_and_the_interpreter_refuses_it_at_the_call(
     let mut mem = Memory::new();
     let (o, x) = (mem.alloc("out", I32, 8), mem.alloc("x", I32, 8));
     let e = tessel_interp::run(&f, &[Arg::Buffer(o), Arg::Buffer(x)], [1, 1, 1], &mut mem).unwrap_err();
-    assert!(e.message.contains("inline PTX cannot run in the interpreter"), "{e}");
+    assert!(e.fault.to_string().contains("inline PTX cannot run in the interpreter"), "{e}");
     let loc = e.loc.expect("the op has the call's location");
     let d = tessel_lang::Diagnostic::error(e.to_string(), tessel_lang::Span::new(loc.start as usize, loc.end as usize));
     let shown = d.render("test.py", &src);

@@ -5,6 +5,7 @@
 //! The Python side (`tessel/`) turns Triton-style launches into the specializations and arguments used here.
 //! [`layouts`] exposes the F2 linear layouts, their conversion planner and its checker (`tessel.layouts`).
 
+mod errors;
 mod layouts;
 
 use std::collections::HashMap;
@@ -12,8 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -23,37 +23,12 @@ use tessel::lang::elab::modules::{ModuleInfo, ModuleSet, SourceModule};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{KernelSource, Output, Stage};
 use tessel::runtime::cache::DiskCache;
-use tessel::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel};
+use tessel::runtime::{ContextGuard, Gpu, LaunchOptions, LoadedKernel, RuntimeError};
 use tessel::tile::Elem;
 use tessel::tile::{Func, KernelConfig, ScalarType, Target};
 use tessel::{Error, Jit, Timings};
 
-create_exception!(_tessel, CompilationError, PyException, "A kernel does not compile; the message shows the source.");
-create_exception!(_tessel, InterpreterError, PyRuntimeError, "A kernel failed while running in the interpreter.");
-create_exception!(_tessel, GPUError, PyRuntimeError, "No usable GPU, or the CUDA driver failed.");
-
-fn to_py(e: Error) -> PyErr {
-    match e {
-        Error::Compile(rendered) => CompilationError::new_err(rendered),
-        Error::Codegen(m) => CompilationError::new_err(format!("cannot generate code: {m}")),
-        Error::OutOfSharedMemory { message, needed, capacity } => out_of_shared_memory(message, needed, capacity),
-        Error::Gpu(m) => GPUError::new_err(m),
-        Error::Run(e) => InterpreterError::new_err(e.to_string()),
-    }
-}
-
-/// Python's `tessel._triton.interface.OutOfSharedMemory(message, required, limit)`: a `CompilationError` that is
-/// also Triton's `OutOfResources`, as code written for Triton catches the one Triton raises loading such a kernel.
-fn out_of_shared_memory(message: String, needed: u32, capacity: u32) -> PyErr {
-    let message = format!("cannot generate code: {message}");
-    Python::attach(|py| {
-        let class = py.import("tessel._triton.interface").and_then(|m| m.getattr("OutOfSharedMemory"));
-        match class.and_then(|c| c.cast_into::<pyo3::types::PyType>().map_err(PyErr::from)) {
-            Ok(class) => PyErr::from_type(class, (message, needed, capacity)),
-            Err(_) => CompilationError::new_err(message),
-        }
-    })
-}
+use errors::{CompilationError, GPUError, InterpreterError, to_py};
 
 /// `float32`, `fp32`, `f32`, `bfloat16`, `bool`, `float8_e4m3fn`, ... (Triton's, tessel's and torch's spellings).
 fn dtype(name: &str) -> PyResult<ScalarType> {
@@ -178,14 +153,41 @@ struct GpuState {
 /// CUDA devices tessel launches on (ordinals 0..MAX_DEVICES).
 const MAX_DEVICES: usize = 64;
 
+/// Why there is no GPU to launch on.
+#[derive(Clone, Debug)]
+enum NoGpu {
+    /// A device ordinal past [`MAX_DEVICES`].
+    Ordinal(usize),
+    /// No driver, or the device cannot be opened.
+    Runtime(RuntimeError),
+    /// A GPU older than sm_80.
+    Unsupported { major: i32, minor: i32 },
+}
+
+impl std::fmt::Display for NoGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoGpu::Ordinal(d) => write!(f, "CUDA device {d}: tessel launches on devices 0..{MAX_DEVICES}"),
+            NoGpu::Runtime(e) => write!(f, "{e}"),
+            NoGpu::Unsupported { major, minor } => {
+                write!(f, "GPU: compute capability {major}.{minor}: tessel needs sm_80 or newer")
+            }
+        }
+    }
+}
+
 /// The primary context of CUDA device `device` (the one torch uses) and its target, opened once per process, or
 /// why there is none. Opening it leaves the calling thread's current context as it was.
-fn gpu(device: usize) -> Result<&'static GpuState, String> {
-    static GPUS: [OnceLock<Result<GpuState, String>>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
-    let slot = GPUS.get(device).ok_or_else(|| format!("CUDA device {device}: tessel launches on devices 0..64"))?;
+fn gpu(device: usize) -> Result<&'static GpuState, NoGpu> {
+    static GPUS: [OnceLock<Result<GpuState, NoGpu>>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+    let slot = GPUS.get(device).ok_or(NoGpu::Ordinal(device))?;
     slot.get_or_init(|| {
-        let gpu = Gpu::on_device(device).map_err(|e| e.message)?;
-        let target = tessel::target_of(&gpu).map_err(|e| e.to_string())?;
+        let gpu = Gpu::on_device(device).map_err(NoGpu::Runtime)?;
+        let target = tessel::target_of(&gpu).map_err(|e| match e {
+            Error::Gpu(e) => NoGpu::Runtime(e),
+            Error::UnsupportedDevice { major, minor } => NoGpu::Unsupported { major, minor },
+            other => unreachable!("target_of fails with the driver or the device: {other}"),
+        })?;
         Ok(GpuState { gpu, target })
     })
     .as_ref()
@@ -225,7 +227,7 @@ fn kernel_module_names(module: &str, prelude: bool) -> Vec<&'static str> {
 fn gpu_target(device: usize) -> (Option<&'static str>, Option<String>) {
     match gpu(device) {
         Ok(g) => (Some(g.target.name()), None),
-        Err(why) => (None, Some(why)),
+        Err(why) => (None, Some(why.to_string())),
     }
 }
 
@@ -293,7 +295,7 @@ fn int_value(v: &Bound<'_, PyAny>, t: ScalarType) -> PyResult<Arg> {
             Err(_) => return Err(e),
         },
     };
-    value::int_arg(i, t).map_err(PyOverflowError::new_err)
+    value::int_arg(i, t).map_err(|e| PyOverflowError::new_err(e.to_string()))
 }
 
 /// IR argument `i` of `func` from the Python side's `(kind, value)`: a buffer's index into `ids`, or a scalar
@@ -320,7 +322,7 @@ fn ir_arg(func: &Func, i: usize, kind: &str, v: &Bound<'_, PyAny>, ids: &[memory
         }
         ("int", Some(t)) => int_value(v, t).map_err(|e| named(e, py)),
         ("float", Some(t)) if t.is_float() => {
-            value::float_arg(v.extract()?, t).map_err(|m| named(PyOverflowError::new_err(m), py))
+            value::float_arg(v.extract()?, t).map_err(|m| named(PyOverflowError::new_err(m.to_string()), py))
         }
         ("int" | "float", _) => {
             let what = ty.map_or("nothing".to_string(), |t| t.to_string());
@@ -402,7 +404,7 @@ fn compile(
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
     // Triton takes `num_stages=0` and runs such loops as written, as it does with 1.
     let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg };
-    config.validate().map_err(PyValueError::new_err)?;
+    config.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
     let spec = Specialization::with_config(args, config);
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));
     let mut t = Timings::default();
@@ -559,7 +561,7 @@ impl Compiled {
         // device the tensors live on, or 0); `params` has one slot per kernel parameter (checked above).
         let launched =
             py.detach(move || unsafe { k.0.launch_on_stream(stream, grid, &mut params, LaunchOptions { pdl }) });
-        launched.map_err(|e| GPUError::new_err(format!("launching `{}`: {}", self.kernel, e.message)))
+        launched.map_err(|e| errors::gpu_error(&format!("launching `{}`", self.kernel), &e))
     }
 
     /// The number of arguments the IR function takes (a tensor descriptor of rank r takes 1 + 2r).
@@ -593,10 +595,10 @@ impl Compiled {
         if let Some(Some(k)) = self.loaded.lock().map_err(|_| lock_err())?.get(device) {
             return Ok(k.clone());
         }
-        let state = gpu(device).map_err(GPUError::new_err)?;
+        let state = gpu(device).map_err(|e| GPUError::new_err(e.to_string()))?;
         let load = || -> Result<SendLoaded, Error> {
             // The driver loads the module into the current context: make the device's current for the load only.
-            let _current = ContextGuard::enter(&state.gpu.ctx).map_err(|e| Error::Gpu(e.message))?;
+            let _current = ContextGuard::enter(&state.gpu.ctx).map_err(Error::Gpu)?;
             self.jit().load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
         };
         let k = Arc::new(py.detach(load).map_err(to_py)?);
@@ -623,9 +625,7 @@ fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     d.set_item("num_ctas", KernelConfig::DEFAULT.num_ctas)?;
     d.set_item("maxnreg", KernelConfig::DEFAULT.maxnreg)?;
     m.add("DEFAULT_LAUNCH", d)?;
-    m.add("CompilationError", m.py().get_type::<CompilationError>())?;
-    m.add("InterpreterError", m.py().get_type::<InterpreterError>())?;
-    m.add("GPUError", m.py().get_type::<GPUError>())?;
+    errors::register(m)?;
     layouts::register(m)?;
     Ok(())
 }

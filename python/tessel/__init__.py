@@ -12,7 +12,8 @@
 """
 
 from . import gluon, language, layouts, testing
-from ._tessel import CompilationError, GPUError, InterpreterError
+from ._tessel import (CompilationError, DeadlockError, DeviceAssertionError, GPUError, InterpreterError,
+                      OutOfBoundsError)
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from .jit import CompiledKernel, JITFunction, jit
 from .shim import cdiv, next_power_of_2
@@ -20,7 +21,7 @@ from .testing import do_bench
 from .tools import TensorDescriptor
 
 __all__ = [
-    "Autotuner", "CompilationError", "CompiledKernel", "Config", "GPUError", "Heuristics", "InterpreterError",
-    "JITFunction", "TensorDescriptor", "autotune", "cdiv", "do_bench", "gluon", "heuristics", "jit", "language",
-    "layouts", "next_power_of_2", "testing",
+    "Autotuner", "CompilationError", "CompiledKernel", "Config", "DeadlockError", "DeviceAssertionError", "GPUError",
+    "Heuristics", "InterpreterError", "JITFunction", "OutOfBoundsError", "TensorDescriptor", "autotune", "cdiv",
+    "do_bench", "gluon", "heuristics", "jit", "language", "layouts", "next_power_of_2", "testing",
 ]

@@ -63,6 +63,8 @@ class _ShimLoader(importlib.abc.Loader):
 
 
 _LOADER = _ShimLoader()
+# The `triton` modules the shim installed in this process (what the finder may put back).
+_PROVIDED: set[str] = set()
 
 
 def _module(name, doc, **attrs):
@@ -78,8 +80,15 @@ def _module(name, doc, **attrs):
 
 
 class _TritonFinder(importlib.abc.MetaPathFinder):
+    """Keeps `triton` tessel's while the shim is installed. A shim module something took out of `sys.modules`
+    is put back (torch's CUDA start-up asks `importlib.util.find_spec("triton")`, which must answer, not raise);
+    a module tessel does not provide is an error naming it, never upstream Triton's."""
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "triton" or fullname.startswith("triton."):
+            if fullname in _PROVIDED:
+                install()
+                return sys.modules[fullname].__spec__
             raise ModuleNotFoundError(
                 f"No module named '{fullname}': tessel stands in for Triton here and does not provide the module "
                 f"`{fullname}`", name=fullname
@@ -184,6 +193,7 @@ def install():
         if isinstance(m, types.ModuleType) and not hasattr(m, "__path__"):
             m.__path__ = []  # so `import triton.language.extra` reaches the finder and its message
     sys.modules.update(mods)
+    _PROVIDED.update(name for name in mods if name == "triton" or name.startswith("triton."))
     # Under the shim the language's host classes are Triton's: code that names a value's type by its module
     # (torch's inductor writes `X: triton.language.constexpr = ...` into the kernels it generates) must find
     # them through `triton`.

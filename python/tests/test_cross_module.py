@@ -341,6 +341,9 @@ def test_the_module_walk_stops_at_modules_without_kernel_code(tmp_path, monkeypa
     write(tmp_path, WALK)
     monkeypatch.syspath_prepend(str(tmp_path))
     before = set(sys.modules)
+    # Importing the walked modules may install the shim, finder included; the clean-up below takes its modules
+    # out again, so the finder goes too (it would put them back into later tests' processes).
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     if "triton" not in sys.modules:
         monkeypatch.syspath_prepend(CHILD_PATH)  # the modules `import triton`: tessel's, when no Triton is loaded
     walked = []

@@ -140,6 +140,33 @@ def test_out_of_bounds_access_raises():
         oob_kernel[(1,)](x, BLOCK=32)
 
 
+def test_out_of_bounds_access_raises_its_own_exception_with_where():
+    # Chosen by the interpreter's error kind, not its message: a subclass of InterpreterError with the program,
+    # the buffer (the kernel's argument 0), the element and the buffer's size.
+    x = np.zeros(16, dtype=np.float32)
+    with pytest.raises(tessel.OutOfBoundsError) as e:
+        oob_kernel[(1,)](x, BLOCK=32)
+    assert isinstance(e.value, tessel.InterpreterError)
+    assert e.value.program == (0, 0, 0)
+    assert (e.value.buffer, e.value.index, e.value.size) == ("arg0", 16, 16)
+
+
+@tessel.jit
+def assert_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x >= 0, "x must not be negative")
+
+
+def test_a_failed_device_assert_raises_its_own_exception():
+    x = np.zeros(16, dtype=np.float32)
+    assert_kernel[(1,)](x, BLOCK=16)
+    x[3] = -1.0
+    with pytest.raises(tessel.DeviceAssertionError, match="x must not be negative") as e:
+        assert_kernel[(2,)](x, BLOCK=16)
+    assert isinstance(e.value, tessel.InterpreterError) and not isinstance(e.value, tessel.OutOfBoundsError)
+    assert e.value.program == (0, 0, 0)
+
+
 def test_calling_a_kernel_directly_is_an_error():
     with pytest.raises(RuntimeError, match=r"add_kernel\[grid\]"):
         add_kernel(1, 2)

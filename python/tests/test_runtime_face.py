@@ -85,6 +85,29 @@ def test_every_listed_name_imports_under_the_shim(tmp_path):
     ]
 
 
+def test_a_shim_module_taken_out_of_sys_modules_is_found_again(tmp_path):
+    """torch's CUDA start-up asks `importlib.util.find_spec("triton")`; after something removed the shim's modules
+    from `sys.modules` (a test's clean-up did), the finder must answer with tessel's module, not raise, or
+    torch's first CUDA call fails."""
+    script = tmp_path / "refind.py"
+    script.write_text(textwrap.dedent('''
+        import importlib.util, sys
+        import triton, triton.language
+        for name in [n for n in sys.modules if n.split(".")[0] == "triton"]:
+            del sys.modules[name]
+        spec = importlib.util.find_spec("triton")
+        import triton.language as tl
+        print(spec is not None, triton.__file__.startswith(sys.argv[1]), hasattr(tl, "load"))
+        try:
+            import triton.not_a_module
+        except ModuleNotFoundError as e:
+            print("missing", e.name)
+    '''))
+    r = run_tessel(script, TESSEL_DIR)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["True True True", "missing triton.not_a_module"]
+
+
 def test_import_tessel_alone_leaves_triton_alone(tmp_path):
     code = "import sys, tessel, tessel.language; print(sorted(n for n in sys.modules if n.split('.')[0] == 'triton'))"
     import subprocess

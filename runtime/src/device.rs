@@ -65,10 +65,10 @@ impl Gpu {
     /// [`Gpu::on_device`] for a variant that leaves the thread as it was).
     pub fn open(ordinal: usize) -> Result<Gpu, RuntimeError> {
         if !driver_present() {
-            return Err(RuntimeError::new("no CUDA driver (libcuda) found"));
+            return Err(RuntimeError::Driver("no CUDA driver (libcuda) found".into()));
         }
         let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
-            .map_err(|_| RuntimeError::new("creating a CUDA context panicked"))??;
+            .map_err(|_| RuntimeError::Driver("creating a CUDA context panicked".into()))??;
         let stream = ctx.default_stream();
         Ok(Gpu { ctx, stream })
     }
@@ -77,7 +77,7 @@ impl Gpu {
     /// that launches on another program's device (torch's), whose current device must not change under it.
     pub fn on_device(ordinal: usize) -> Result<Gpu, RuntimeError> {
         if !driver_present() {
-            return Err(RuntimeError::new("no CUDA driver (libcuda) found"));
+            return Err(RuntimeError::Driver("no CUDA driver (libcuda) found".into()));
         }
         let mut previous: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: initializes the driver (idempotent), then writes one handle.
@@ -115,7 +115,7 @@ impl Gpu {
     pub fn download_vec<T: Element>(&self, buf: &DeviceBuffer) -> Result<Vec<T>, RuntimeError> {
         let size = std::mem::size_of::<T>();
         if buf.len % size != 0 {
-            return Err(RuntimeError::new(format!(
+            return Err(RuntimeError::Argument(format!(
                 "a buffer of {} bytes is not a whole number of {size}-byte elements",
                 buf.len
             )));
@@ -127,7 +127,7 @@ impl Gpu {
     /// Overwrites a device buffer with `bytes` (same length).
     pub fn write(&self, buf: &mut DeviceBuffer, bytes: &[u8]) -> Result<(), RuntimeError> {
         if bytes.len() != buf.len {
-            return Err(RuntimeError::new("write: length mismatch"));
+            return Err(RuntimeError::Argument("write: length mismatch".into()));
         }
         self.stream.memcpy_htod(bytes, &mut buf.slice)?;
         Ok(())

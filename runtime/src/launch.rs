@@ -64,7 +64,7 @@ impl LoadedKernel {
             scratch: Default::default(),
             ctx: ctx.clone(),
         };
-        let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::new("bad kernel name"))?;
+        let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::Argument("bad kernel name".into()))?;
         // SAFETY: `module` is loaded; `name` is NUL-terminated.
         check(unsafe { sys::cuModuleGetFunction(&mut loaded.func, module, name.as_ptr()) }, "cuModuleGetFunction")?;
         if k.shared_bytes > 48 * 1024 {

@@ -36,6 +36,6 @@ pub mod tensor_map;
 mod timing;
 
 pub use device::{ContextGuard, DeviceBuffer, Element, Gpu, driver_present};
-pub use error::RuntimeError;
+pub use error::{RuntimeError, TensorMapError, TensorMapProblem};
 pub use launch::{KArg, LaunchOptions, LoadedKernel};
 pub use ptxas::{assemble, find_ptxas, sass};

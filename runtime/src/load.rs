@@ -48,7 +48,7 @@ impl Gpu {
     /// Loads the kernel's PTX through the driver's JIT; a failure reports what the driver's assembler said.
     pub fn driver_jit(&self, k: &Kernel) -> Result<LoadedKernel, RuntimeError> {
         self.ctx.bind_to_thread()?;
-        let src = CString::new(k.ptx.as_str()).map_err(|_| RuntimeError::new("PTX contains a NUL byte"))?;
+        let src = CString::new(k.ptx.as_str()).map_err(|_| RuntimeError::Argument("PTX contains a NUL byte".into()))?;
         let mut log = vec![0u8; 16384];
         let mut opts =
             [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
@@ -60,7 +60,7 @@ impl Gpu {
         };
         if r != sys::CUresult::CUDA_SUCCESS {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            return Err(RuntimeError::new(format!(
+            return Err(RuntimeError::Driver(format!(
                 "loading the PTX of `{}` failed ({r:?}): {}",
                 k.name,
                 String::from_utf8_lossy(&log[..end])

@@ -27,17 +27,17 @@ pub(crate) fn run_ptxas(ptxas: &Path, arch: &str, ptx: &str) -> Result<Vec<u8>, 
     let base = std::env::temp_dir().join(format!("tessel-{}-{n}", std::process::id()));
     let (src, out) = (base.with_extension("ptx"), base.with_extension("cubin"));
     let result = (|| {
-        std::fs::write(&src, ptx).map_err(|e| RuntimeError::new(format!("writing {}: {e}", src.display())))?;
+        std::fs::write(&src, ptx).map_err(|e| RuntimeError::Tool(format!("writing {}: {e}", src.display())))?;
         let run = Command::new(ptxas)
             .args(["-arch", arch, "-o"])
             .arg(&out)
             .arg(&src)
             .output()
-            .map_err(|e| RuntimeError::new(format!("running {}: {e}", ptxas.display())))?;
+            .map_err(|e| RuntimeError::Tool(format!("running {}: {e}", ptxas.display())))?;
         if !run.status.success() {
-            return Err(RuntimeError::new(format!("ptxas: {}", String::from_utf8_lossy(&run.stderr))));
+            return Err(RuntimeError::Tool(format!("ptxas: {}", String::from_utf8_lossy(&run.stderr))));
         }
-        std::fs::read(&out).map_err(|e| RuntimeError::new(format!("reading {}: {e}", out.display())))
+        std::fs::read(&out).map_err(|e| RuntimeError::Tool(format!("reading {}: {e}", out.display())))
     })();
     let _ = std::fs::remove_file(&src);
     let _ = std::fs::remove_file(&out);
@@ -47,7 +47,9 @@ pub(crate) fn run_ptxas(ptxas: &Path, arch: &str, ptx: &str) -> Result<Vec<u8>, 
 /// Assembles `k` offline with `ptxas` for its own target (no GPU needed): the cubin.
 pub fn assemble(k: &Kernel) -> Result<Vec<u8>, RuntimeError> {
     let ptxas = find_ptxas().ok_or_else(|| {
-        RuntimeError::new("no ptxas found: set PTXAS, put it on PATH, or install CUDA (or the nvidia-cuda-nvcc wheel)")
+        RuntimeError::Tool(
+            "no ptxas found: set PTXAS, put it on PATH, or install CUDA (or the nvidia-cuda-nvcc wheel)".into(),
+        )
     })?;
     run_ptxas(&ptxas, k.target.name(), &k.ptx)
 }
@@ -63,9 +65,10 @@ pub fn sass(k: &Kernel) -> Result<String, RuntimeError> {
         near_ptxas.into_iter().chain(on_path).chain(cuda.into_iter().flatten().map(|d| d.join("bin"))).collect();
     let tool = ["nvdisasm", "cuobjdump"].iter().find_map(|t| dirs.iter().map(|d| d.join(t)).find(|p| p.is_file()));
     let Some(tool) = tool else {
-        return Err(RuntimeError::new(
+        return Err(RuntimeError::Tool(
             "--emit sass needs nvdisasm or cuobjdump (from a CUDA toolkit); neither is next to ptxas, on PATH or \
-             under $CUDA_HOME",
+             under $CUDA_HOME"
+                .into(),
         ));
     };
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -74,7 +77,7 @@ pub fn sass(k: &Kernel) -> Result<String, RuntimeError> {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
-    std::fs::write(&file, &cubin).map_err(|e| RuntimeError::new(format!("writing {}: {e}", file.display())))?;
+    std::fs::write(&file, &cubin).map_err(|e| RuntimeError::Tool(format!("writing {}: {e}", file.display())))?;
     let is_nvdisasm = tool.file_name().is_some_and(|n| n == "nvdisasm");
     let mut cmd = Command::new(&tool);
     if is_nvdisasm {
@@ -84,9 +87,9 @@ pub fn sass(k: &Kernel) -> Result<String, RuntimeError> {
     }
     let out = cmd.arg(&file).output();
     let _ = std::fs::remove_file(&file);
-    let out = out.map_err(|e| RuntimeError::new(format!("running {}: {e}", tool.display())))?;
+    let out = out.map_err(|e| RuntimeError::Tool(format!("running {}: {e}", tool.display())))?;
     if !out.status.success() {
-        return Err(RuntimeError::new(format!("{}: {}", tool.display(), String::from_utf8_lossy(&out.stderr))));
+        return Err(RuntimeError::Tool(format!("{}: {}", tool.display(), String::from_utf8_lossy(&out.stderr))));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -109,6 +112,6 @@ mod tests {
         assert!(cubin.starts_with(b"\x7fELF"));
         assert_eq!(u16::from_le_bytes([cubin[16], cubin[17]]), 2, "e_type must be ET_EXEC");
         let bad = run_ptxas(&ptxas, "sm_90a", "not ptx").unwrap_err();
-        assert!(bad.message.starts_with("ptxas: "), "{}", bad.message);
+        assert!(matches!(&bad, RuntimeError::Tool(m) if m.starts_with("ptxas: ")), "{bad}");
     }
 }

@@ -10,7 +10,7 @@ use cudarc::driver::sys;
 use tessel_codegen::TensorMapArg;
 use tessel_tile::ScalarType;
 
-use crate::error::RuntimeError;
+use crate::error::{RuntimeError, TensorMapError, TensorMapProblem as P};
 
 /// The values a map is encoded from, as the kernel's IR arguments give them.
 pub struct DescriptorValues<'a> {
@@ -40,31 +40,27 @@ fn data_type(elem: ScalarType) -> sys::CUtensorMapDataType {
 type DriverArgs = (Vec<u64>, Vec<u64>, Vec<u32>);
 
 /// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments.
-fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, String> {
+fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, P> {
     let rank = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
-    let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
+    let b = tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?;
     let eb = m.elem.bytes() as u64;
     if v.shape.len() != rank || v.strides.len() != rank {
-        return Err(format!("expected {rank} dims, got shape {:?} and strides {:?}", v.shape, v.strides));
+        return Err(P::Rank { rank, shape: v.shape.to_vec(), strides: v.strides.to_vec() });
     }
     if v.base % 16 != 0 {
-        return Err(format!("TMA needs a 16-byte aligned base address, got {:#x}", v.base));
+        return Err(P::Base(v.base));
     }
     if v.strides[rank - 1] != 1 {
-        return Err(format!("the last dim must be contiguous (stride 1), got strides {:?}", v.strides));
+        return Err(P::LastStride(v.strides.to_vec()));
     }
     if let Some(d) = v.shape.iter().position(|&d| !(1..=1 << 32).contains(&d)) {
-        return Err(format!("dim {d} has size {}; TMA takes 1 to 2^32", v.shape[d]));
+        return Err(P::Dim { dim: d, size: v.shape[d] });
     }
     if let Some(d) = (0..rank - 1).find(|&d| v.strides[d] <= 0 || (v.strides[d] as u64 * eb) % 16 != 0) {
-        return Err(format!(
-            "TMA needs the strides of all but the last dim to be positive multiples of 16 bytes; stride {d} is {} \
-             elements of {} bytes",
-            v.strides[d], eb
-        ));
+        return Err(P::Stride { dim: d, elements: v.strides[d], element_bytes: eb });
     }
     if m.nan_padding && (!m.elem.is_float() || m.elem.bits() == 8) {
-        return Err(format!("NaN padding needs a 16-, 32- or 64-bit float tensor, not {}", m.elem));
+        return Err(P::NanPadding(m.elem));
     }
     let dims = v.shape.iter().rev().map(|&d| d as u64).collect();
     let strides = v.strides[..rank - 1].iter().rev().map(|&s| s as u64 * eb).collect();
@@ -72,8 +68,8 @@ fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, Str
     Ok((dims, strides, boxes))
 }
 
-fn swizzle_and_fill(m: &TensorMapArg) -> Result<(sys::CUtensorMapSwizzle, sys::CUtensorMapFloatOOBfill), String> {
-    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape)?.swizzle_bytes() {
+fn swizzle_and_fill(m: &TensorMapArg) -> Result<(sys::CUtensorMapSwizzle, sys::CUtensorMapFloatOOBfill), P> {
+    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?.swizzle_bytes() {
         128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
         32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -102,12 +98,12 @@ pub struct Im2colValues<'a> {
 /// strides.
 type Im2colArgs = (Vec<i32>, Vec<i32>, u32, u32, Vec<u32>);
 
-fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, String> {
+fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, P> {
     let rank = m.im2col_rank.expect("an im2col map") as usize;
-    let b = tessel_tile::tma::block(m.elem, &m.block_shape)?;
+    let b = tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?;
     let s = rank - 2;
     if im.lower.len() != s || im.upper.len() != s || im.element_strides.len() != rank {
-        return Err(format!("expected {s} lower and upper corners and {rank} element strides"));
+        return Err(P::Im2colCounts { rank });
     }
     // cuTensorMapEncodeIm2col: the corners are signed 16-, 8- and 4-bit numbers for rank 3, 4 and 5.
     let bits = match rank {
@@ -116,14 +112,14 @@ fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, String
         _ => 4,
     };
     let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
-    if let Some(c) = im.lower.iter().chain(im.upper).find(|c| !(lo..=hi).contains(*c)) {
-        return Err(format!("a pixel box corner of a rank-{rank} im2col map is within {lo}..={hi}, got {c}"));
+    if let Some(&c) = im.lower.iter().chain(im.upper).find(|c| !(lo..=hi).contains(*c)) {
+        return Err(P::Corner { rank, lo, hi, got: c });
     }
-    if let Some(e) = im.element_strides.iter().find(|e| !(1..=8).contains(*e)) {
-        return Err(format!("element strides are 1 to 8, got {e}"));
+    if let Some(&e) = im.element_strides.iter().find(|e| !(1..=8).contains(*e)) {
+        return Err(P::ElementStride(e));
     }
     if b.box_dims[0] != m.block_shape[0] {
-        return Err(format!("an im2col block of {} pixels is more than one box", m.block_shape[0]));
+        return Err(P::Pixels(m.block_shape[0]));
     }
     let lower = im.lower.iter().rev().map(|&c| c as i32).collect();
     let upper = im.upper.iter().rev().map(|&c| c as i32).collect();
@@ -133,9 +129,7 @@ fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, String
 
 /// Encodes the im2col tensor map of descriptor `m` over `v` and `im` (`cuTensorMapEncodeIm2col`).
 pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) -> Result<[u64; 16], RuntimeError> {
-    let what = |e: String| RuntimeError {
-        message: format!("the im2col descriptor {} cannot be copied by TMA: {e}", whose(m)),
-    };
+    let what = |problem| TensorMapError { base_arg: m.base_arg, im2col: true, problem };
     let (dims, strides, _) = driver_args(m, v).map_err(what)?;
     let (lower, upper, channels, pixels, element_strides) = im2col_args(m, im).map_err(what)?;
     let (swizzle, fill) = swizzle_and_fill(m).map_err(what)?;
@@ -162,14 +156,9 @@ pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) 
         )
     };
     if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(what(format!("cuTensorMapEncodeIm2col failed ({r:?})")));
+        return Err(what(P::Encode { call: "cuTensorMapEncodeIm2col", result: r }).into());
     }
     Ok(map.opaque)
-}
-
-/// Which descriptor `m` is, for messages.
-fn whose(m: &TensorMapArg) -> String {
-    m.base_arg.map_or_else(|| "made in the kernel".to_string(), |b| format!("of kernel argument {b}"))
 }
 
 /// The stand-in tensor the template of a descriptor made in the kernel is encoded over: one block, row-major,
@@ -186,9 +175,7 @@ pub fn template_values(m: &TensorMapArg) -> (u64, Vec<i64>, Vec<i64>) {
 
 /// Encodes the tensor map of descriptor `m` over `v`. Needs the CUDA driver (no GPU work is done).
 pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], RuntimeError> {
-    let what = |e: String| RuntimeError {
-        message: format!("the tensor descriptor {} cannot be copied by TMA: {e}", whose(m)),
-    };
+    let what = |problem| TensorMapError { base_arg: m.base_arg, im2col: false, problem };
     let (dims, strides, boxes) = driver_args(m, v).map_err(what)?;
     let (swizzle, fill) = swizzle_and_fill(m).map_err(what)?;
     let element_strides = vec![1u32; dims.len()];
@@ -212,7 +199,7 @@ pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], Runti
         )
     };
     if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(what(format!("cuTensorMapEncodeTiled failed ({r:?})")));
+        return Err(what(P::Encode { call: "cuTensorMapEncodeTiled", result: r }).into());
     }
     Ok(map.opaque)
 }
@@ -283,11 +270,21 @@ mod tests {
         let bad = |shape: &[i64], strides: &[i64], base| {
             driver_args(&m, &DescriptorValues { base, shape, strides }).unwrap_err()
         };
-        assert!(bad(&[8, 100], &[100, 1], 0).contains("multiples of 16 bytes"));
-        assert!(bad(&[8, 64], &[64, 1], 8).contains("16-byte aligned"));
-        assert!(bad(&[8, 64], &[1, 8], 0).contains("contiguous"));
+        let e = bad(&[8, 100], &[100, 1], 0);
+        assert_eq!(e, P::Stride { dim: 0, elements: 100, element_bytes: 2 });
+        assert_eq!(e.field(), "strides");
+        assert!(e.to_string().contains("multiples of 16 bytes"), "{e}");
+        assert_eq!(bad(&[8, 64], &[64, 1], 8), P::Base(8));
+        assert_eq!(bad(&[8, 64], &[1, 8], 0).field(), "strides");
         let nan_i8 = TensorMapArg { nan_padding: true, ..arg(ScalarType::I8, &[16, 32]) };
         let v = DescriptorValues { base: 0, shape: &[16, 32], strides: &[32, 1] };
-        assert!(driver_args(&nan_i8, &v).unwrap_err().contains("NaN padding"));
+        assert_eq!(driver_args(&nan_i8, &v).unwrap_err(), P::NanPadding(ScalarType::I8));
+        // The whole error names the descriptor by its first kernel argument.
+        let whole = TensorMapError { base_arg: Some(3), im2col: false, problem: P::Base(8) };
+        assert_eq!(
+            whole.to_string(),
+            "the tensor descriptor of kernel argument 3 cannot be copied by TMA: TMA needs a 16-byte aligned base \
+             address, got 0x8"
+        );
     }
 }

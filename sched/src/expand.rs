@@ -33,6 +33,7 @@ use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
 use tessel_tile::types::{Elem, Layout, ScalarType, Type};
 
+use crate::error::SchedError;
 use crate::plan::{AsyncDot, Consumer, DotWait, LoopPlan};
 
 /// Builds ops detached from any region; the caller places them.
@@ -128,8 +129,8 @@ impl Emit<'_> {
 
 /// The memdesc type of a ring of `n` buffers of type `one`: a leading buffer dim whose offsets come after a
 /// whole buffer's.
-fn ring_type(one: &Type, n: u32) -> Result<Type, String> {
-    let Type::MemDesc { shape, elem, layout } = one else { return Err(format!("{one} is not a memdesc")) };
+fn ring_type(one: &Type, n: u32) -> Result<Type, SchedError> {
+    let Type::MemDesc { shape, elem, layout } = one else { return Err(SchedError::NotAMemDesc(one.clone())) };
     let lin = &layout.linear;
     let per_buffer = lin.in_dim_size_log2("offset");
     let mut ins = Vec::new();
@@ -149,14 +150,14 @@ fn ring_type(one: &Type, n: u32) -> Result<Type, String> {
     let mut sizes = vec![n.next_power_of_two()];
     sizes.extend(shape.iter().copied());
     let outs = tessel_layouts::standard_out_dims(sizes.len()).into_iter().zip(sizes.iter().copied());
-    let linear = tessel_layouts::LinearLayout::new(ins, outs).map_err(|e| e.to_string())?;
+    let linear = tessel_layouts::LinearLayout::new(ins, outs).map_err(SchedError::Layout)?;
     // The layout spans a power of two of buffers; the type (and the allocation) holds `n` of them.
     sizes[0] = n;
     Ok(Type::MemDesc { shape: sizes.into(), elem: *elem, layout: Arc::new(Layout { spec: None, linear }) })
 }
 
 /// Expands loop `p.loop_op` as the module doc describes.
-pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
+pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let o = p.loop_op;
     let d = f.op(o).clone();
     let parent = d.parent.expect("linked loop");
@@ -293,7 +294,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), String> {
     if let Some(bars) = bars {
         // Iteration k's copies are the (k / B)-th into buffer k mod B: they complete that barrier's phase k / B.
         let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
-        e.op(Op::MBarrierWait, &[bar, phase.expect("carried with the barriers")], vec![]);
+        e.op(Op::mbarrier_wait(), &[bar, phase.expect("carried with the barriers")], vec![]);
     }
     let mut views = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {

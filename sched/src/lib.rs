@@ -1,13 +1,18 @@
-//! tessel-sched owns loop scheduling: the latency model, the CoarseSchedule (a stage and a cluster for every op
-//! of a loop body), loop expansion into prologue / steady state / drain with multi-buffered shared memory, and
-//! the partition plan of `warp_specialize` ([`warp_spec`]: warp ranges, `setmaxnreg` counts). It reads layout IR and writes layout IR; codegen runs
-//! after it.
+//! tessel-sched owns loop scheduling and the layout-IR work that follows it: the latency model, the
+//! CoarseSchedule (a stage and a cluster for every op of a loop body), loop expansion into prologue / steady
+//! state / drain with multi-buffered shared memory, the partition plan of `warp_specialize` ([`warp_spec`]: warp
+//! ranges, `setmaxnreg` counts), and the descriptor accesses the pipeliner did not take lowered to TMA copies
+//! ([`tma_copies`]). It reads layout IR and writes layout IR; codegen runs after it. What goes wrong is data
+//! ([`error`]): a `warp_specialize` asking for more than the CTA has names the resource.
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
-//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`.
+//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`;
+//! [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
+pub mod error;
 pub mod expand;
 pub mod plan;
+pub mod tma_copies;
 pub mod warp_spec;
 
 use std::fmt::Write;
@@ -16,6 +21,7 @@ use tessel_tile::ir::Func;
 use tessel_tile::layout::axis;
 use tessel_tile::ops::Op;
 
+pub use error::{AsWritten, PartitionError, SchedError};
 pub use plan::{AsyncDot, CoarseSchedule, DotWait, LoopPlan, Restart};
 
 fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
@@ -26,7 +32,7 @@ fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
         let requested = attrs.num_stages.unwrap_or(f.config.num_stages);
         out.push(match plan::plan(f, o, &axis) {
             Ok(p) => (plan::schedule_of(f, &p, requested), Some(p)),
-            Err(why) => (plan::as_written(f, o, requested, why), None),
+            Err(why) => (plan::as_written(f, o, requested, why.to_string()), None),
         });
     }
     out
@@ -39,7 +45,7 @@ pub fn schedule(f: &Func) -> Vec<CoarseSchedule> {
 
 /// Plans the partitions of every `warp_specialize` ([`warp_spec`]), schedules every loop and expands those the
 /// pipeliner takes; returns the schedules (of the loops as they were).
-pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, String> {
+pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
     warp_spec::assign(f)?;
     let mut out = Vec::new();
     for (s, p) in plans(f) {

@@ -19,6 +19,8 @@ use tessel_tile::layout::shared_access;
 use tessel_tile::ops::{Const, Op};
 use tessel_tile::types::{Elem, Type};
 
+use crate::error::{AsWritten, SchedError, SkipReason, Skipped};
+
 /// The schedule of one loop: for each op of its body, in the order the steady state issues them, the stage
 /// (how many iterations ahead of the loop's current one it runs) and the cluster (its group in that order).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,15 +140,15 @@ pub enum Consumer {
 }
 
 /// The plan for loop `o`, or why it runs as written.
-pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> {
+pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritten> {
     let d = f.op(o);
-    let Op::For(attrs) = &d.op else { return Err("not a for loop".into()) };
+    let Op::For(attrs) = &d.op else { return Err(AsWritten::NotAFor) };
     let stages = attrs.num_stages.unwrap_or(f.config.num_stages);
     if stages <= 1 {
-        return Err(format!("num_stages = {stages}: the loop runs as written"));
+        return Err(AsWritten::Stages(stages));
     }
     if f.attrs.gluon {
-        return Err("gluon mode: the kernel's author writes the schedule, the loop runs as written".into());
+        return Err(AsWritten::Gluon);
     }
     let body = d.regions[0];
     let ops: Vec<OpId> = f.region(body).ops.clone();
@@ -157,7 +159,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         f.walk_op(x, &mut |y| nested |= matches!(f.op(y).op, Op::For(_) | Op::While));
     }
     if nested {
-        return Err("the loop contains a loop: only innermost loops are pipelined".into());
+        return Err(AsWritten::Nested);
     }
     let in_body: HashSet<OpId> = ops.iter().copied().collect();
     let def_in_body = |v: ValueId| match f.value(v).def {
@@ -180,7 +182,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             match tma_load(f, ops, x, explicit, &uses) {
                 Ok(Some(l)) => loads.push(l),
                 Ok(None) => {}
-                Err(why) => skipped.push(why),
+                Err(why) => skipped.push(Skipped { load: xd.results[0], why }),
             }
             continue;
         }
@@ -201,7 +203,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
                     Some((_, order)) => match permuted(staged, &inverse(order)) {
                         Ok(t) => t,
                         Err(why) => {
-                            skipped.push(format!("{v}: {why}"));
+                            skipped.push(Skipped { load: v, why: SkipReason::Permute(why) });
                             continue;
                         }
                     },
@@ -229,26 +231,20 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         };
         let width = global.min(shared) * elem.bytes();
         if width < 4 {
-            skipped.push(format!("{v}: {width}-byte accesses (cp.async needs 4, 8 or 16)"));
+            skipped.push(Skipped { load: v, why: SkipReason::Width(width) });
             continue;
         }
         if let (Consumer::Alloc(_), Some(&other)) = (&consumer, xd.operands.get(2))
             && !is_zero(f, other)
         {
-            skipped.push(format!("{v}: masked-off elements are not 0 (cp.async fills them with 0)"));
+            skipped.push(Skipped { load: v, why: SkipReason::NonZeroOther });
             continue;
         }
         let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
         loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false, permute });
     }
     if loads.is_empty() {
-        let why = if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join("; ")) };
-        let what = if explicit {
-            "no load in the loop"
-        } else {
-            "no load in the loop feeds a tensor-core dot through shared memory"
-        };
-        return Err(format!("{what} can be copied with cp.async or TMA{why}"));
+        return Err(AsWritten::NoLoads { explicit, skipped });
     }
 
     // Stage 0: the loads, what they need from the body, and the next values of the loop-carried values they
@@ -288,7 +284,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             op => xd.regions.is_empty() && (op.is_pure() || matches!(op, Op::Load { .. } | Op::DescLoad)),
         };
         if !ok {
-            return Err(format!("{x} ({}) computes what a pipelined load needs but is not a pure op", xd.op.name()));
+            return Err(AsWritten::ImpureStage0 { op: x, name: xd.op.name() });
         }
     }
     // The rest of the body runs in the last stage, one iteration behind: it may not read stage 0's values (they
@@ -322,7 +318,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
         .collect();
     for &x in &stage0 {
         if let Some(v) = f.op(x).operands.iter().find(|v| read_back.contains(v)) {
-            return Err(format!("{x} ({}) needs the data of the load {v} to load", f.op(x).op.name()));
+            return Err(AsWritten::NeedsLoadedData { op: x, name: f.op(x).op.name(), load: *v });
         }
     }
     let mut remat: HashSet<OpId> = HashSet::new();
@@ -335,12 +331,10 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
                         remat.insert(p);
                     }
                     Some(_) => {
-                        return Err(format!(
-                            "the mask or `other` {v} of a pipelined load depends on loop-carried values"
-                        ));
+                        return Err(AsWritten::CarriedMask { value: v, carried: false });
                     }
                     None if args[1..].contains(&v) => {
-                        return Err(format!("the mask or `other` {v} of a pipelined load is loop-carried"));
+                        return Err(AsWritten::CarriedMask { value: v, carried: true });
                     }
                     None => {}
                 }
@@ -364,10 +358,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
             }
         });
         if let Some(v) = bad {
-            return Err(format!(
-                "{x} ({}) uses {v}, which the pipelined loads' stage computes for a later iteration",
-                f.op(x).op.name()
-            ));
+            return Err(AsWritten::UsesStage0 { op: x, name: f.op(x).op.name(), value: v });
         }
     }
     // What the recomputed values need, in program order.
@@ -384,16 +375,10 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
     let remat: Vec<OpId> = ops.iter().copied().filter(|x| remat.contains(x)).collect();
     for &i in &early {
         if uses[d.results[i].index()] > 0 {
-            return Err(format!(
-                "the loop's result {} (a pointer the loads advance) is used after the loop",
-                d.results[i]
-            ));
+            return Err(AsWritten::PointerUsedAfter(d.results[i]));
         }
         if def_in_body(yields[i]).is_none() && yields[i] != args[i + 1] {
-            return Err(format!(
-                "the loads' loop-carried {} is replaced by a value from outside the loop",
-                args[i + 1]
-            ));
+            return Err(AsWritten::CarriedFromOutside(args[i + 1]));
         }
     }
 
@@ -426,10 +411,16 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, String> 
 /// A `desc_load` the pipeliner can issue ahead as a TMA copy: staged for a wgmma in the descriptor's TMA
 /// layout (its buffer is then a ring buffer the copy fills), or, when the loop asks for stages, any other (read
 /// back into registers). `Ok(None)`: not a load to pipeline.
-fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Result<Option<PipelinedLoad>, String> {
+fn tma_load(
+    f: &Func,
+    ops: &[OpId],
+    x: OpId,
+    explicit: bool,
+    uses: &[u32],
+) -> Result<Option<PipelinedLoad>, SkipReason> {
     let (desc, v) = (f.op(x).operands[0], f.op(x).results[0]);
     let Some((elem, block)) = tessel_tile::tma::desc_block(f.ty(desc)) else { return Ok(None) };
-    let buffer = tessel_tile::tma::buffer_type(elem, block)?;
+    let buffer = tessel_tile::tma::buffer_type(elem, block).map_err(SkipReason::Tma)?;
     // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
     // reads a permuted view of it.
     let (staged_from, permute) = transposed_staging(f, ops, v, uses);
@@ -438,12 +429,12 @@ fn tma_load(f: &Func, ops: &[OpId], x: OpId, explicit: bool, uses: &[u32]) -> Re
         Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
             let staged = f.ty(f.op(a).results[0]);
             let view = match &permute {
-                Some((_, order)) => permuted(&buffer, order)?,
+                Some((_, order)) => permuted(&buffer, order).map_err(SkipReason::Permute)?,
                 None => buffer.clone(),
             };
             let same = matches!((staged.memdesc(), view.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
             if !same {
-                return Err(format!("{v}: the wgmma stages it in another layout than its TMA copy writes"));
+                return Err(SkipReason::StagedLayout);
             }
             Consumer::Alloc(a)
         }
@@ -474,9 +465,10 @@ fn inverse(order: &[u32]) -> Vec<u32> {
 }
 
 /// The type of `memdesc_permute(order)` of a buffer of type `t`.
-pub(crate) fn permuted(t: &Type, order: &[u32]) -> Result<Type, String> {
-    let Type::MemDesc { shape, elem, layout } = t else { return Err(format!("{t} is not a buffer")) };
-    let layout = tessel_tile::layout::shared_views::permute(layout, order)?;
+pub(crate) fn permuted(t: &Type, order: &[u32]) -> Result<Type, SchedError> {
+    let Type::MemDesc { shape, elem, layout } = t else { return Err(SchedError::NotAMemDesc(t.clone())) };
+    let layout =
+        tessel_tile::layout::shared_views::permute(layout, order).map_err(|e| SchedError::View(Box::new(e)))?;
     let shape = order.iter().map(|&d| shape[d as usize]).collect();
     Ok(Type::MemDesc { shape, elem: *elem, layout })
 }

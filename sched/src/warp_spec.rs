@@ -11,6 +11,8 @@
 use tessel_tile::ir::{Func, OpId};
 use tessel_tile::ops::Op;
 
+use crate::error::{MAX_WARPS, PartitionError};
+
 /// Registers per SM (and so per CTA at one CTA per SM) on sm_90a.
 pub const REGISTER_FILE: u32 = 65536;
 
@@ -32,8 +34,8 @@ fn floor8(x: u32) -> u32 {
 }
 
 /// The plan of `warp_specialize` op `o` of `f`.
-pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, String> {
-    let Op::WarpSpecialize(w) = &f.op(o).op else { return Err(format!("{o} is not a warp_specialize")) };
+pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, PartitionError> {
+    let Op::WarpSpecialize(w) = &f.op(o).op else { return Err(PartitionError::NotWarpSpecialize(o)) };
     let nw = f.config.num_warps;
     let mut starts = vec![0];
     let mut next = nw;
@@ -42,8 +44,8 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, String> {
         next += n;
     }
     let total_warps = next;
-    if total_warps > 32 {
-        return Err(format!("warp_specialize needs {total_warps} warps, more than the 32 a CTA can have"));
+    if total_warps > MAX_WARPS {
+        return Err(PartitionError::Warps { needed: total_warps });
     }
     let mut plan = Plan { starts, total_warps, entry_regs: None, regs: Vec::new(), note: String::new() };
     let layout: Vec<String> = plan
@@ -79,19 +81,18 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, String> {
     let pool = entry * threads;
     let workers: u32 = w.worker_num_warps.iter().zip(&w.worker_num_regs).map(|(n, r)| n * 32 * r).sum();
     let Some(left) = pool.checked_sub(workers) else {
-        return Err(format!(
-            "the workers ask for {workers} registers in all ({:?} per thread), more than the {pool} the CTA starts \
-             with ({entry} per thread over {threads} threads)",
-            w.worker_num_regs
-        ));
+        return Err(PartitionError::Registers {
+            asked: w.worker_num_regs.clone(),
+            needed: workers,
+            pool,
+            entry,
+            threads,
+        });
     };
     let default = floor8(left / (nw * 32)).min(256);
     if default < 24 {
-        return Err(format!(
-            "after the workers take {:?} registers per thread, the default partition would have {default}, fewer \
-             than setmaxnreg's minimum of 24",
-            w.worker_num_regs
-        ));
+        let needed = workers + 24 * nw * 32;
+        return Err(PartitionError::DefaultRegisters { asked: w.worker_num_regs.clone(), left: default, needed, pool });
     }
     plan.entry_regs = Some(entry);
     plan.regs = std::iter::once(default).chain(w.worker_num_regs.iter().copied()).collect();
@@ -101,7 +102,7 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, String> {
 
 /// Plans every `warp_specialize` of `f` and writes the plan on the op (and the entry's `maxnreg` when registers
 /// are reallocated); returns the plans' notes.
-pub fn assign(f: &mut Func) -> Result<Vec<String>, String> {
+pub fn assign(f: &mut Func) -> Result<Vec<String>, PartitionError> {
     let ops: Vec<OpId> = f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::WarpSpecialize(_))).collect();
     let mut notes = Vec::new();
     for o in ops {
@@ -165,6 +166,9 @@ mod tests {
         let mut f = kernel(4, "[4]", ", worker_num_regs = [256]");
         f.config.maxnreg = Some(64);
         let e = assign(&mut f).unwrap_err();
-        assert!(e.contains("more than the 16384 the CTA starts with"), "{e}");
+        assert!(e.to_string().contains("more than the 16384 the CTA starts with"), "{e}");
+        let exhausted = e.exhausted().expect("a resource");
+        assert_eq!(exhausted.resource, tessel_tile::target::Resource::Registers);
+        assert_eq!((exhausted.needed, exhausted.capacity), (4 * 32 * 256, 16384));
     }
 }

@@ -91,7 +91,7 @@ fn generate(len: usize, t: ScalarType, at: impl Fn(usize) -> Val + Sync) -> Resu
     let size = len
         .checked_mul(n)
         .ok_or_else(|| CliError::Usage(format!("{len} elements of {} are more than 2^64 bytes", t.triton_name())))?;
-    let mut out = try_zeroed(size).map_err(CliError::Usage)?;
+    let mut out = try_zeroed(size).map_err(|e| CliError::Usage(e.to_string()))?;
     out.par_chunks_mut(CHUNK * n).enumerate().for_each(|(c, bytes)| {
         for (j, e) in bytes.chunks_exact_mut(n).enumerate() {
             e.copy_from_slice(&to_bits(at(c * CHUNK + j), t).to_le_bytes()[..n]);
@@ -122,7 +122,7 @@ pub(super) fn bytes(init: &BufferInit, t: ScalarType, len: usize, seed: u64) -> 
         BufferInit::Arange if t.is_float() => generate(len, t, |i| Val::Float(int_to_float(i as i128, t))),
         BufferInit::Arange => generate(len, t, |i| from_bits(i as u64, t)),
         BufferInit::Data(a) if a.elem == t => {
-            let mut copy = try_zeroed(a.data.len()).map_err(CliError::Usage)?;
+            let mut copy = try_zeroed(a.data.len()).map_err(|e| CliError::Usage(e.to_string()))?;
             copy.copy_from_slice(&a.data);
             Ok(copy)
         }

@@ -116,8 +116,8 @@ pub enum Emit {
     Sass,
 }
 
-pub(super) fn parse_target(s: &str) -> Result<Target, String> {
-    Target::parse(s).ok_or_else(|| format!("unknown target `{s}` (expected sm_80, sm_90a or sm_100a)"))
+pub(super) fn parse_target(s: &str) -> Result<Target, tessel_tile::target::UnknownTarget> {
+    s.parse()
 }
 
 /// A parsed source file, the name it is reported under, and the modules it imports that were found (in its
@@ -226,14 +226,18 @@ pub(super) fn compile(args: CompileArgs, out: &mut dyn Write, err: &mut dyn Writ
     }
     let output = output.map_err(|e| match e {
         crate::Error::Compile(rendered) => CliError::Diagnostic(rendered),
-        crate::Error::Codegen(m) | crate::Error::OutOfSharedMemory { message: m, .. } => {
-            CliError::Usage(format!("cannot generate code for `{kernel}`: {m}"))
+        // tessel failed, not the kernel.
+        crate::Error::Internal(e) => {
+            CliError::Failed(format!("cannot generate code for `{kernel}`: internal error: {e}"))
         }
-        other => CliError::Failed(other.to_string()),
+        other => match other.no_code() {
+            Some(why) => CliError::Usage(format!("cannot generate code for `{kernel}`: {why}")),
+            None => CliError::Failed(other.to_string()),
+        },
     })?;
     let text = match (&output, args.emit) {
         (Output::Ptx { kernel: k, .. }, Emit::Sass) => {
-            t.time("ptxas + disassemble", || tessel_runtime::sass(k)).map_err(|e| CliError::Failed(e.message))?
+            t.time("ptxas + disassemble", || tessel_runtime::sass(k)).map_err(|e| CliError::Failed(e.to_string()))?
         }
         _ => output.text(),
     };
@@ -264,7 +268,9 @@ pub(super) fn specialization(
     inferred: Option<&[(String, ArgSpec)]>,
 ) -> Result<Specialization, CliError> {
     let config = spec.config();
-    config.validate().map_err(|e| CliError::Usage(format!("--{}", e.replace('_', "-"))))?;
+    config
+        .validate()
+        .map_err(|e| CliError::Usage(format!("--{} {}", e.option().replace('_', "-"), e.requirement())))?;
     let mut consts = Vec::new();
     for c in &spec.consts {
         let (name, value) =

@@ -121,7 +121,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     let start = Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
-        Err(e) => return Ok(Err(format!("no GPU ({})", e.message))),
+        Err(e) => return Ok(Err(format!("no GPU ({e})"))),
     };
     let context = start.elapsed();
     let cache = if flags.no_cache { None } else { DiskCache::from_env() };
@@ -144,10 +144,10 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
     }
     let kernel = match loaded {
         Ok(k) => k,
-        Err(crate::Error::Codegen(why) | crate::Error::OutOfSharedMemory { message: why, .. }) => {
-            return Ok(Err(format!("cannot generate GPU code for `{}` yet ({why})", p.kernel)));
-        }
-        Err(e) => return Err(CliError::Failed(e.to_string()).into()),
+        Err(e) => match e.no_code() {
+            Some(why) => return Ok(Err(format!("cannot generate GPU code for `{}` yet ({why})", p.kernel))),
+            None => return Err(CliError::Failed(e.to_string()).into()),
+        },
     };
     let target = match flags.arch {
         Some(t) => t.name(),
@@ -165,7 +165,7 @@ fn to_gpu(p: &Prepared, flags: &CompileFlags, err: &mut dyn Write) -> Result<Res
 }
 
 fn gpu_err(e: RuntimeError) -> CliError {
-    CliError::Failed(format!("GPU: {}", e.message))
+    CliError::Failed(format!("GPU: {e}"))
 }
 
 impl OnGpu {
@@ -425,7 +425,7 @@ fn interpret(p: &Prepared, mem: &mut Memory, timings: Option<&mut dyn Write>) ->
         )?;
     }
     ran.map_err(|e| {
-        if e.interrupted {
+        if e.interrupted() {
             let [x, y, z] = e.program;
             let [gx, gy, gz] = p.grid;
             return CliError::Interrupted(format!(

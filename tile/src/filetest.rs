@@ -24,11 +24,14 @@ pub enum StageOutput {
     Text(String),
 }
 
+/// Why a stage failed: the error of whichever crate's pass it runs (`// ERROR:` matches its text).
+pub type StageError = Box<dyn std::error::Error>;
+
 /// A named stage a test file can `RUN`.
-pub type Stage<'a> = (&'a str, &'a dyn Fn(&mut Func) -> Result<StageOutput, String>);
+pub type Stage<'a> = (&'a str, &'a dyn Fn(&mut Func) -> Result<StageOutput, StageError>);
 
 /// A stage as a plain function.
-pub type StageFn = fn(&mut Func) -> Result<StageOutput, String>;
+pub type StageFn = fn(&mut Func) -> Result<StageOutput, StageError>;
 
 /// The stages of this crate: `canonicalize`, `unroll`, `flatten`, `pointer-inductions`, `dce`, `sink`,
 /// `wait-before-overwrite`, `assign-layouts`, `verify-layouts`.
@@ -45,7 +48,7 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
         ("flatten", |f| {
             let (_, refused) = crate::passes::flatten_loops(f);
             match refused.first() {
-                Some((o, why)) => Err(format!("{o}: {why}")),
+                Some((o, why)) => Err(format!("{o}: {why}").into()),
                 None => Ok(StageOutput::Func),
             }
         }),
@@ -65,12 +68,12 @@ pub fn tile_stages() -> Vec<(&'static str, StageFn)> {
             crate::passes::wait_before_overwriting_dot_operands(f);
             Ok(StageOutput::Func)
         }),
-        ("assign-layouts", |f| crate::layout::assign_layouts(f).map(|_| StageOutput::Func)),
-        ("verify-layouts", |f| crate::verify::verify_layouts(f).map(|_| StageOutput::Func).map_err(|e| e.to_string())),
+        ("assign-layouts", |f| crate::layout::assign_layouts(f).map(|_| StageOutput::Func).map_err(|e| e.into())),
+        ("verify-layouts", |f| crate::verify::verify_layouts(f).map(|_| StageOutput::Func).map_err(|e| e.into())),
     ]
 }
 
-/// Runs one test file; `Err` describes the first failure.
+/// Runs one test file; `Err` describes the first failure, for the test's output.
 pub fn run_file(path: &Path, stages: &[Stage]) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut runs = Vec::new();
@@ -110,7 +113,7 @@ pub fn run_file(path: &Path, stages: &[Stage]) -> Result<(), String> {
             .ok_or_else(|| format!("unknown stage `{r}` (known: {})", names(stages)))?;
         let result = stage(&mut f);
         if let (Some(want), Err(e)) = (&error, &result) {
-            return if e.contains(want.as_str()) {
+            return if e.to_string().contains(want.as_str()) {
                 Ok(())
             } else {
                 Err(format!("stage `{r}` failed with `{e}`, not with an error containing `{want}`"))

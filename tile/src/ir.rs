@@ -292,6 +292,37 @@ impl Func {
     }
 }
 
+/// Inserts new ops before `anchor`, in order, each at the anchor's source location (the passes that expand one op
+/// into several: descriptor accesses into pointer ops, `tma_copies` in tessel-sched).
+pub struct Cursor<'f> {
+    pub f: &'f mut Func,
+    pub anchor: OpId,
+}
+
+impl Cursor<'_> {
+    /// Inserts `op` before the anchor; returns the new op.
+    pub fn insert(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
+        let region = self.f.op(self.anchor).parent.expect("a linked op");
+        let loc = self.f.op(self.anchor).loc;
+        let new = self.f.append(region, op, operands, results, &[], loc);
+        let ops = &mut self.f.region_mut(region).ops;
+        ops.pop();
+        let at = ops.iter().position(|&x| x == self.anchor).expect("the anchor is in its region");
+        ops.insert(at, new);
+        new
+    }
+
+    /// Inserts a one-result op before the anchor; returns its result.
+    pub fn op(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
+        let new = self.insert(op, operands, vec![ty]);
+        self.f.op(new).results[0]
+    }
+
+    pub fn constant(&mut self, c: crate::ops::Const, ty: Type) -> ValueId {
+        self.op(Op::Constant(c), &[], ty)
+    }
+}
+
 /// `v` after the replacements of `map`, followed to the end.
 pub fn resolve(map: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
     while let Some(&to) = map.get(&v) {

@@ -9,6 +9,11 @@
 //! ([`eval`]: what one element computes, the number formats; folding, the interpreter and codegen's constants
 //! share them). The reference interpreter is its own crate, `tessel-interp`; the math routines the ops' semantics
 //! run are `tessel-math`'s.
+//!
+//! Failures are data, each type beside what reports it: [`parse::ParseError`] (at a line and column),
+//! [`verify::VerifyError`] (the op, its location and the [`verify::Check`] that failed), [`layout::AssignError`],
+//! [`target::ConfigError`] (the launch option out of range), [`tma::TmaError`], [`eval::arith::EvalError`],
+//! [`OpTextError`], [`passes::NotFused`] (why a loop nest runs as written).
 
 pub mod eval;
 pub mod filetest;
@@ -34,5 +39,6 @@ pub mod verify_tmem;
 
 pub use ir::{Func, FuncAttrs, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;
+pub use ops_text::OpTextError;
 pub use target::{KernelConfig, MmaKind, Target};
 pub use types::{AddrSpace, Elem, Layout, ScalarType, Type};

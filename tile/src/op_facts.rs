@@ -1,9 +1,12 @@
 //! What every op is, in one table: [`Op::facts`] gives each op its textual name, its effects, its layout-rule
 //! kind, whether it works on shared memory (and which buffers it reads and writes), whether its result is a view
-//! of a buffer and whether it ends a region. [`Op::name`], [`Op::is_pure`], [`Op::is_shared_memory_op`],
-//! [`Op::is_memdesc_view`], [`Op::is_terminator`], the layout rules' [`crate::layout::rules::kind`], the
-//! verifier's dispatch to the shared-memory typing rules and codegen's buffer accesses all read it, so adding an
-//! op is one entry here (its typing rule, semantics and lowering aside).
+//! of a buffer, whether it works on an mbarrier (and what its operands after the barrier are) and whether it
+//! ends a region. [`Op::name`], [`Op::is_pure`], [`Op::is_shared_memory_op`], [`Op::is_memdesc_view`],
+//! [`Op::is_terminator`], the layout rules' [`crate::layout::rules::kind`], the verifier's dispatch to the
+//! shared-memory typing rules and its mbarrier operand rule, codegen's buffer accesses and its dispatch of the
+//! mbarrier ops all read it, so adding an op is one entry here (its typing rule, semantics and lowering aside).
+//! The ops written without attributes are listed once more ([`PLAIN`]) for the parser, which finds them by the
+//! table's name; passes that build a wait on an mbarrier call [`Op::mbarrier_wait`].
 
 use tessel_math::bessel::bessel_n;
 use tessel_math::rounding::Dir;
@@ -65,6 +68,17 @@ pub enum BufferUse {
     Write,
 }
 
+/// What follows the barrier (operand 0, a `memdesc<1xi64>`) among the operands of an op on an mbarrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierOperands {
+    /// Nothing (`mbarrier_init`, `mbarrier_invalidate`).
+    None,
+    /// An optional `i1` predicate (`mbarrier_expect`, `mbarrier_arrive`).
+    Predicate,
+    /// The `i32` parity of the phase waited for (`mbarrier_wait`).
+    Phase,
+}
+
 /// The facts of one op; see [`Op::facts`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpFacts {
@@ -84,10 +98,21 @@ pub struct OpFacts {
     /// write every later use must follow; arrivals and waits are the hardware's atomic operations on it, ordered
     /// after it like reads.
     pub buffers: &'static [(usize, BufferUse)],
+    /// It works on the mbarrier that is its operand 0; what its other operands are.
+    pub barrier: Option<BarrierOperands>,
 }
 
 const fn op(name: &'static str, effects: Effects, layout: LayoutKind) -> OpFacts {
-    OpFacts { name, effects, layout, shared_memory: false, memdesc_view: false, terminator: false, buffers: &[] }
+    OpFacts {
+        name,
+        effects,
+        layout,
+        shared_memory: false,
+        memdesc_view: false,
+        terminator: false,
+        buffers: &[],
+        barrier: None,
+    }
 }
 
 impl OpFacts {
@@ -106,11 +131,16 @@ impl OpFacts {
     const fn buffers(self, buffers: &'static [(usize, BufferUse)]) -> OpFacts {
         OpFacts { buffers, ..self }
     }
+
+    const fn barrier(self, operands: BarrierOperands) -> OpFacts {
+        OpFacts { barrier: Some(operands), ..self }
+    }
 }
 
 impl Op {
     /// The facts of this op: the one table of them.
     pub fn facts(&self) -> OpFacts {
+        use BarrierOperands::{Phase, Predicate};
         use BufferUse::{Read, Write};
         use LayoutKind::*;
         const PURE: Effects = Effects::NONE;
@@ -193,11 +223,19 @@ impl Op {
                 op("async_copy_mbarrier_arrive", RW, Sink).smem().buffers(&[(0, Read)])
             }
             Op::FenceAsyncShared => op("fence_async_shared", SIDE, Sink).smem(),
-            Op::MBarrierInit { .. } => op("mbarrier_init", WRITES, Sink).smem().buffers(&[(0, Write)]),
-            Op::MBarrierExpect { .. } => op("mbarrier_expect", RW, Sink).smem().buffers(&[(0, Read)]),
-            Op::MBarrierArrive { .. } => op("mbarrier_arrive", RW, Sink).smem().buffers(&[(0, Read)]),
-            Op::MBarrierWait => op("mbarrier_wait", READS.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
-            Op::MBarrierInvalidate => op("mbarrier_invalidate", WRITES, Sink).smem().buffers(&[(0, Write)]),
+            Op::MBarrierInit { .. } => {
+                op("mbarrier_init", WRITES, Sink).smem().buffers(&[(0, Write)]).barrier(BarrierOperands::None)
+            }
+            Op::MBarrierExpect { .. } => {
+                op("mbarrier_expect", RW, Sink).smem().buffers(&[(0, Read)]).barrier(Predicate)
+            }
+            Op::MBarrierArrive { .. } => {
+                op("mbarrier_arrive", RW, Sink).smem().buffers(&[(0, Read)]).barrier(Predicate)
+            }
+            Op::MBarrierWait => op("mbarrier_wait", READS.and(SIDE), Sink).smem().buffers(&[(0, Read)]).barrier(Phase),
+            Op::MBarrierInvalidate => {
+                op("mbarrier_invalidate", WRITES, Sink).smem().buffers(&[(0, Write)]).barrier(BarrierOperands::None)
+            }
             Op::TmaLoad => op("tma_load", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaLoadIm2col { .. } => op("tma_load_im2col", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaStore => op("tma_store", RW, Sink).smem().buffers(&[(1, Read)]),
@@ -229,6 +267,12 @@ impl Op {
         }
     }
 
+    /// The wait on mbarrier operand 0 until the phase of parity operand 1 (an `i32`, 0 or 1) has completed: what
+    /// gluon's `mbarrier.wait`, the pipeliner's rings and the TMA lowering build.
+    pub const fn mbarrier_wait() -> Op {
+        Op::MBarrierWait
+    }
+
     /// The textual name.
     pub fn name(&self) -> &'static str {
         self.facts().name
@@ -258,6 +302,68 @@ impl Op {
         self.facts().memdesc_view
     }
 }
+
+/// The ops whose text has no attributes, each its own spelling in the table ([`Op::name`]): [`Op::from_parts`]
+/// finds them by name. (Binary and unary ops are found by their words, `BinOp`'s and `UnOp`'s.)
+pub const PLAIN: &[Op] = &[
+    Op::Select,
+    Op::Fma,
+    Op::FmaRound(Dir::Nearest),
+    Op::FmaRound(Dir::Zero),
+    Op::FmaRound(Dir::Down),
+    Op::FmaRound(Dir::Up),
+    Op::CastRound(Dir::Nearest),
+    Op::CastRound(Dir::Zero),
+    Op::CastRound(Dir::Down),
+    Op::CastRound(Dir::Up),
+    Op::Norm { recip: false },
+    Op::Norm { recip: true },
+    Op::BesselN(bessel_n::Kind::J),
+    Op::BesselN(bessel_n::Kind::Y),
+    Op::Cast,
+    Op::Bitcast,
+    Op::AddPtr,
+    Op::Splat,
+    Op::Broadcast,
+    Op::Join,
+    Op::Split,
+    Op::Cat,
+    Op::MemDescIndex,
+    Op::AsyncCopy,
+    Op::AsyncCommitGroup,
+    Op::FenceAsyncShared,
+    Op::MBarrierWait,
+    Op::MBarrierInvalidate,
+    Op::TmaLoad,
+    Op::TmaStore,
+    Op::RingCounterInit,
+    Op::RingRelease,
+    Op::LocalAlloc,
+    Op::LocalLoad,
+    Op::LocalStore,
+    Op::LocalDealloc,
+    Op::If,
+    Op::While,
+    Op::Yield,
+    Op::Condition,
+    Op::Return,
+    Op::Assume,
+    Op::DebugBarrier,
+    Op::DescLoad,
+    Op::DescStore,
+    Op::ConvertLayout,
+    Op::GlobalTimer,
+    Op::SmId,
+    Op::GdcWait,
+    Op::GdcLaunchDependents,
+    Op::MemDescReshape,
+    Op::MemDescReinterpret,
+    Op::TmemAlloc,
+    Op::TmemLoad,
+    Op::TmemStore,
+    Op::Tcgen05Mma,
+    Op::Tcgen05Commit,
+];
 
 #[cfg(test)]
 mod tests {
@@ -342,6 +448,20 @@ mod tests {
                 assert!(if u == BufferUse::Write { f.effects.writes } else { f.effects.reads }, "{}", f.name);
             }
         }
+    }
+
+    #[test]
+    fn plain_ops_have_no_attributes_and_one_name_each() {
+        let mut names: Vec<&str> = PLAIN
+            .iter()
+            .map(|op| {
+                assert!(op.attrs().is_empty(), "{}", op.name());
+                op.name()
+            })
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PLAIN.len());
     }
 
     #[test]

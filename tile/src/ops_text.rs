@@ -1,12 +1,68 @@
 //! The text form of ops, both ways: [`Op::name`] (from [`crate::op_facts`]'s table) and [`Op::attrs`] give an
-//! op's name and attributes as the printer writes them, [`Op::from_parts`] rebuilds the op from them, reporting
-//! missing, mistyped and unexpected attributes.
+//! op's name and attributes as the printer writes them, [`Op::from_parts`] rebuilds the op from them (an op
+//! without attributes by the table's name, [`crate::op_facts::PLAIN`]), reporting missing, mistyped and
+//! unexpected attributes.
 
 use crate::ops::*;
-use tessel_math::bessel::bessel_n;
-use tessel_math::rounding::Dir;
 
 type Attrs = Vec<(&'static str, Attr)>;
+
+/// Why a name and attributes are no op ([`Op::from_parts`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpTextError {
+    UnknownOp(String),
+    /// `op` needs attribute `key`.
+    MissingAttr {
+        op: String,
+        key: String,
+    },
+    /// Attribute `key` of `op` is not `want` (`an integer`, `a word`...).
+    AttrKind {
+        op: String,
+        key: String,
+        want: &'static str,
+        got: Attr,
+    },
+    /// `op` has no attribute `key`.
+    UnknownAttr {
+        op: String,
+        key: String,
+    },
+    /// A word attribute (`what`: predicate, atomic op, input precision) that is none of `valid`.
+    UnknownWord {
+        what: &'static str,
+        got: String,
+        valid: &'static [&'static str],
+    },
+    /// `constant` without a number.
+    ConstantValue,
+    /// A list attribute of `op` that holds a negative number.
+    Negative {
+        op: String,
+        key: String,
+        value: i64,
+    },
+}
+
+impl std::fmt::Display for OpTextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpTextError::UnknownOp(name) => write!(f, "unknown op `{name}`"),
+            OpTextError::MissingAttr { op, key } => write!(f, "`{op}` needs attribute `{key}`"),
+            OpTextError::AttrKind { op, key, want, got } => {
+                write!(f, "`{op}`: attribute `{key}` must be {want}, got `{got}`")
+            }
+            OpTextError::UnknownAttr { op, key } => write!(f, "`{op}` has no attribute `{key}`"),
+            OpTextError::UnknownWord { what, got, valid } => {
+                write!(f, "unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+            }
+            OpTextError::ConstantValue => f.write_str("`constant` needs `value = <number>`"),
+            OpTextError::Negative { op, key, value } => write!(f, "`{op}`: `{key}` has {value}"),
+        }
+    }
+}
+
+impl std::error::Error for OpTextError {}
 
 fn word(s: &str) -> Attr {
     Attr::Word(s.to_string())
@@ -147,14 +203,18 @@ impl Op {
 
 impl Op {
     /// Rebuilds an op from its name and attributes (the inverse of [`Op::name`] + [`Op::attrs`]).
-    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, String> {
+    pub fn from_parts(name: &str, attrs: &[(String, Attr)]) -> Result<Op, OpTextError> {
         let mut bag = AttrBag { name, attrs, used: vec![false; attrs.len()] };
+        if let Some(op) = crate::op_facts::PLAIN.iter().find(|op| op.name() == name) {
+            bag.finish()?;
+            return Ok(op.clone());
+        }
         let op = match name {
             "constant" => match bag.take("value")? {
                 Some(Attr::Int(v)) => Op::Constant(Const::Int(v)),
                 Some(Attr::Float(v)) => Op::Constant(Const::Float(v)),
                 Some(Attr::Bool(b)) => Op::Constant(Const::Int(b as i64)),
-                _ => return Err("`constant` needs `value = <number>`".into()),
+                _ => return Err(OpTextError::ConstantValue),
             },
             "program_id" => Op::ProgramId(bag.int("axis")? as u32),
             "num_programs" => Op::NumPrograms(bag.int("axis")? as u32),
@@ -163,32 +223,10 @@ impl Op {
                 let w = bag.word("pred")?;
                 Op::Cmp(CmpPred::from_word(&w).ok_or_else(|| unknown("predicate", &w, CmpPred::WORDS))?)
             }
-            "select" => Op::Select,
-            "fma" => Op::Fma,
-            "fma_rn" => Op::FmaRound(Dir::Nearest),
-            "fma_rz" => Op::FmaRound(Dir::Zero),
-            "fma_rd" => Op::FmaRound(Dir::Down),
-            "fma_ru" => Op::FmaRound(Dir::Up),
-            "cast_rn" => Op::CastRound(Dir::Nearest),
-            "cast_rz" => Op::CastRound(Dir::Zero),
-            "cast_rd" => Op::CastRound(Dir::Down),
-            "cast_ru" => Op::CastRound(Dir::Up),
-            "norm" => Op::Norm { recip: false },
-            "rnorm" => Op::Norm { recip: true },
-            "jn" => Op::BesselN(bessel_n::Kind::J),
-            "yn" => Op::BesselN(bessel_n::Kind::Y),
             "clamp" => Op::Clamp { propagate_nan: bag.flag("propagate_nan")? },
-            "cast" => Op::Cast,
-            "bitcast" => Op::Bitcast,
-            "addptr" => Op::AddPtr,
-            "splat" => Op::Splat,
-            "broadcast" => Op::Broadcast,
             "expand_dims" => Op::ExpandDims { axis: bag.int("axis")? as u32 },
             "reshape" => Op::Reshape { can_reorder: bag.flag("can_reorder")? },
             "permute" => Op::Permute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() },
-            "join" => Op::Join,
-            "split" => Op::Split,
-            "cat" => Op::Cat,
             "load" => Op::Load {
                 cache: bag.opt_word("cache")?,
                 evict: bag.opt_word("evict")?,
@@ -213,27 +251,13 @@ impl Op {
                 }
             }
             "warpgroup_dot_wait" => Op::WarpGroupDotWait { pending: bag.int("pending")? as u32 },
-            "memdesc_index" => Op::MemDescIndex,
-            "async_copy" => Op::AsyncCopy,
-            "async_commit_group" => Op::AsyncCommitGroup,
             "async_wait" => Op::AsyncWait { pending: bag.int("pending")? as u32 },
             "async_copy_mbarrier_arrive" => Op::AsyncCopyMBarrierArrive { arrivals: bag.int("arrivals")? as u32 },
-            "fence_async_shared" => Op::FenceAsyncShared,
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
-            "mbarrier_wait" => Op::MBarrierWait,
-            "mbarrier_invalidate" => Op::MBarrierInvalidate,
-            "tma_load" => Op::TmaLoad,
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
-            "tma_store" => Op::TmaStore,
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
-            "ring_counter_init" => Op::RingCounterInit,
-            "ring_release" => Op::RingRelease,
-            "local_alloc" => Op::LocalAlloc,
-            "local_load" => Op::LocalLoad,
-            "local_store" => Op::LocalStore,
-            "local_dealloc" => Op::LocalDealloc,
             "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
             "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },
             "for" => Op::For(LoopAttrs {
@@ -243,27 +267,17 @@ impl Op {
                 flatten: bag.flag("flatten")?,
                 disallow_acc_multi_buffer: bag.flag("disallow_acc_multi_buffer")?,
             }),
-            "if" => Op::If,
-            "while" => Op::While,
-            "yield" => Op::Yield,
-            "condition" => Op::Condition,
-            "return" => Op::Return,
-            "assume" => Op::Assume,
             "multiple_of" => Op::MultipleOf(bag.ints("values")?),
             "max_contiguous" => Op::MaxContiguous(bag.ints("values")?),
             "max_constancy" => Op::MaxConstancy(bag.ints("values")?),
             "print" => Op::Print { prefix: bag.string("prefix")?, hex: bag.flag("hex")? },
             "assert" => Op::Assert { message: bag.string("message")? },
-            "debug_barrier" => Op::DebugBarrier,
             "make_tensor_desc" => {
                 Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
             }
             "make_tensor_desc_im2col" => {
                 Op::MakeTensorDescIm2col { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
             }
-            "desc_load" => Op::DescLoad,
-            "desc_store" => Op::DescStore,
-            "convert_layout" => Op::ConvertLayout,
             "gather" => Op::Gather { axis: bag.int("axis")? as u32 },
             "histogram" => Op::Histogram { num_bins: bag.int("num_bins")? as u32 },
             "inline_asm" => Op::InlineAsm {
@@ -272,25 +286,15 @@ impl Op {
                 pure: bag.flag("pure")?,
                 pack: bag.opt_int("pack")?.unwrap_or(1) as u32,
             },
-            "globaltimer" => Op::GlobalTimer,
-            "smid" => Op::SmId,
-            "gdc_wait" => Op::GdcWait,
-            "gdc_launch_dependents" => Op::GdcLaunchDependents,
             "memdesc_permute" => {
                 Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
             }
-            "memdesc_reshape" => Op::MemDescReshape,
-            "memdesc_reinterpret" => Op::MemDescReinterpret,
-            "tmem_alloc" => Op::TmemAlloc,
-            "tmem_load" => Op::TmemLoad,
-            "tmem_store" => Op::TmemStore,
-            "tcgen05_mma" => Op::Tcgen05Mma,
-            "tcgen05_commit" => Op::Tcgen05Commit,
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
             "warp_specialize" => {
-                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, String> {
+                let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, OpTextError> {
                     let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };
-                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| format!("`{name}`: `{k}` has {x}"))).collect()
+                    let negative = |value| OpTextError::Negative { op: name.into(), key: k.into(), value };
+                    v.into_iter().map(|x| u32::try_from(x).map_err(|_| negative(x))).collect()
                 };
                 Op::WarpSpecialize(WarpSpec {
                     worker_num_warps: ints("worker_num_warps", true)?,
@@ -305,7 +309,7 @@ impl Op {
                 } else if let Some(op) = UnOp::from_word(other) {
                     Op::Unary(op)
                 } else {
-                    return Err(format!("unknown op `{other}`"));
+                    return Err(OpTextError::UnknownOp(other.into()));
                 }
             }
         };
@@ -314,8 +318,8 @@ impl Op {
     }
 }
 
-fn unknown(what: &str, got: &str, valid: &[&str]) -> String {
-    format!("unknown {what} `{got}` (expected one of: {})", valid.join(", "))
+fn unknown(what: &'static str, got: &str, valid: &'static [&'static str]) -> OpTextError {
+    OpTextError::UnknownWord { what, got: got.into(), valid }
 }
 
 /// Attribute lookup that reports missing, mistyped and unexpected attributes.
@@ -326,7 +330,15 @@ struct AttrBag<'a> {
 }
 
 impl AttrBag<'_> {
-    fn take(&mut self, key: &str) -> Result<Option<Attr>, String> {
+    fn missing(&self, key: &str) -> OpTextError {
+        OpTextError::MissingAttr { op: self.name.into(), key: key.into() }
+    }
+
+    fn kind(&self, key: &str, want: &'static str, got: Attr) -> OpTextError {
+        OpTextError::AttrKind { op: self.name.into(), key: key.into(), want, got }
+    }
+
+    fn take(&mut self, key: &str) -> Result<Option<Attr>, OpTextError> {
         match self.attrs.iter().position(|(k, _)| k == key) {
             Some(i) => {
                 self.used[i] = true;
@@ -336,65 +348,65 @@ impl AttrBag<'_> {
         }
     }
 
-    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, String> {
+    fn opt_int(&mut self, key: &str) -> Result<Option<i64>, OpTextError> {
         match self.take(key)? {
             None => Ok(None),
             Some(Attr::Int(v)) => Ok(Some(v)),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be an integer, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "an integer", other)),
         }
     }
 
-    fn int(&mut self, key: &str) -> Result<i64, String> {
-        self.opt_int(key)?.ok_or_else(|| format!("`{}` needs attribute `{key}`", self.name))
+    fn int(&mut self, key: &str) -> Result<i64, OpTextError> {
+        self.opt_int(key)?.ok_or_else(|| self.missing(key))
     }
 
-    fn flag(&mut self, key: &str) -> Result<bool, String> {
+    fn flag(&mut self, key: &str) -> Result<bool, OpTextError> {
         match self.take(key)? {
             None => Ok(false),
             Some(Attr::Bool(b)) => Ok(b),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be true or false, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "true or false", other)),
         }
     }
 
-    fn opt_word(&mut self, key: &str) -> Result<String, String> {
+    fn opt_word(&mut self, key: &str) -> Result<String, OpTextError> {
         match self.take(key)? {
             None => Ok(String::new()),
             Some(Attr::Word(w)) | Some(Attr::Str(w)) => Ok(w),
             // The text form reads the words `nan` and `inf` as numbers; as word attributes they are words.
             Some(Attr::Float(f)) if f.is_nan() => Ok("nan".into()),
             Some(Attr::Float(f)) if f == f64::INFINITY => Ok("inf".into()),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a word, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "a word", other)),
         }
     }
 
-    fn word(&mut self, key: &str) -> Result<String, String> {
+    fn word(&mut self, key: &str) -> Result<String, OpTextError> {
         let w = self.opt_word(key)?;
-        if w.is_empty() { Err(format!("`{}` needs attribute `{key}`", self.name)) } else { Ok(w) }
+        if w.is_empty() { Err(self.missing(key)) } else { Ok(w) }
     }
 
-    fn string(&mut self, key: &str) -> Result<String, String> {
+    fn string(&mut self, key: &str) -> Result<String, OpTextError> {
         match self.take(key)? {
             Some(Attr::Str(s)) => Ok(s),
             None => Ok(String::new()),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a string, got `{other}`", self.name)),
+            Some(other) => Err(self.kind(key, "a string", other)),
         }
     }
 
-    fn ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+    fn ints(&mut self, key: &str) -> Result<Vec<i64>, OpTextError> {
         match self.take(key)? {
             Some(Attr::Ints(v)) => Ok(v),
-            None => Err(format!("`{}` needs attribute `{key}`", self.name)),
-            Some(other) => Err(format!("`{}`: attribute `{key}` must be a list of integers, got `{other}`", self.name)),
+            None => Err(self.missing(key)),
+            Some(other) => Err(self.kind(key, "a list of integers", other)),
         }
     }
 
-    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, String> {
+    fn opt_ints(&mut self, key: &str) -> Result<Vec<i64>, OpTextError> {
         if self.attrs.iter().any(|(k, _)| k == key) { self.ints(key) } else { Ok(Vec::new()) }
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), OpTextError> {
         match self.attrs.iter().zip(&self.used).find(|(_, u)| !**u) {
-            Some(((k, _), _)) => Err(format!("`{}` has no attribute `{k}`", self.name)),
+            Some(((k, _), _)) => Err(OpTextError::UnknownAttr { op: self.name.into(), key: k.clone() }),
             None => Ok(()),
         }
     }

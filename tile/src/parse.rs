@@ -179,7 +179,7 @@ impl<'a> Parser<'a> {
             let at = self.pos;
             for (k, v) in self.attr_dict()? {
                 if let Err(e) = set_func_attr(&mut f, &k, v) {
-                    return self.error_at(at, e);
+                    return self.error_at(at, e.to_string());
                 }
             }
         }
@@ -217,7 +217,7 @@ impl<'a> Parser<'a> {
         let attrs = if self.looks_like_attrs() { self.attr_dict()? } else { Vec::new() };
         let op = match Op::from_parts(name, &attrs) {
             Ok(op) => op,
-            Err(e) => return self.error_at(name_at, e),
+            Err(e) => return self.error_at(name_at, e.to_string()),
         };
         let mut operands = Vec::new();
         // Operands are on the op's line: `debug_barrier` followed by `%x = ...` has none.
@@ -511,25 +511,77 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Why a function attribute is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FuncAttrError {
+    NotPositive {
+        key: String,
+        got: Attr,
+    },
+    NotFlag {
+        key: String,
+        got: Attr,
+    },
+    NotIndices {
+        key: String,
+        got: Attr,
+    },
+    /// An argument index out of `u32`.
+    Index {
+        key: String,
+        got: i64,
+    },
+    UnknownTarget(crate::target::UnknownTarget),
+    Unknown(String),
+    /// The launch configuration it leaves is out of range.
+    Config(crate::target::ConfigError),
+}
+
+impl fmt::Display for FuncAttrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FuncAttrError::NotPositive { key, got } => {
+                write!(f, "function attribute `{key}` must be a positive integer, got `{got}`")
+            }
+            FuncAttrError::NotFlag { key, got } => {
+                write!(f, "function attribute `{key}` must be true or false, got `{got}`")
+            }
+            FuncAttrError::NotIndices { key, got } => {
+                write!(f, "function attribute `{key}` must be a list of integers, got `{got}`")
+            }
+            FuncAttrError::Index { key, got } => write!(f, "`{key}` lists argument indices, got `{got}`"),
+            FuncAttrError::UnknownTarget(e) => write!(f, "{e}"),
+            FuncAttrError::Unknown(key) => write!(
+                f,
+                "unknown function attribute `{key}` (expected target, num_warps, num_stages, num_ctas, maxnreg, gluon, \
+                 flattened, enable_fp_fusion or divisible_by_16)"
+            ),
+            FuncAttrError::Config(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FuncAttrError {}
+
 /// Sets function attribute `key` into its typed field: the target, the launch configuration ([`Func::config`]) or
 /// one of the kernel's facts ([`Func::attrs`]).
-fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
+fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), FuncAttrError> {
     let int = |v: &Attr| match v {
         Attr::Int(n) if *n > 0 && *n <= u32::MAX as i64 => Ok(*n as u32),
-        other => Err(format!("function attribute `{key}` must be a positive integer, got `{other}`")),
+        other => Err(FuncAttrError::NotPositive { key: key.into(), got: other.clone() }),
     };
     let flag = |v: &Attr| match v {
         Attr::Bool(b) => Ok(*b),
-        other => Err(format!("function attribute `{key}` must be true or false, got `{other}`")),
+        other => Err(FuncAttrError::NotFlag { key: key.into(), got: other.clone() }),
     };
     let indices = |v: &Attr| {
         let list = match v {
             Attr::Ints(list) => list.as_slice(),
             Attr::Int(n) => std::slice::from_ref(n),
-            other => return Err(format!("function attribute `{key}` must be a list of integers, got `{other}`")),
+            other => return Err(FuncAttrError::NotIndices { key: key.into(), got: other.clone() }),
         };
-        let index = |&n: &i64| u32::try_from(n).map_err(|_| format!("`{key}` lists argument indices, got `{n}`"));
-        list.iter().map(index).collect::<Result<Vec<u32>, String>>()
+        let index = |&n: &i64| u32::try_from(n).map_err(|_| FuncAttrError::Index { key: key.into(), got: n });
+        list.iter().map(index).collect::<Result<Vec<u32>, FuncAttrError>>()
     };
     match key {
         "target" => {
@@ -537,8 +589,7 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
                 Attr::Word(w) | Attr::Str(w) => w.clone(),
                 other => other.to_string(),
             };
-            f.target = crate::target::Target::parse(&name)
-                .ok_or_else(|| format!("unknown target `{name}` (expected sm_80, sm_90a or sm_100a)"))?;
+            f.target = name.parse().map_err(FuncAttrError::UnknownTarget)?;
         }
         "num_warps" => f.config.num_warps = int(&v)?,
         "num_stages" => f.config.num_stages = int(&v)?,
@@ -548,12 +599,7 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), String> {
         "flattened" => f.attrs.flattened = flag(&v)?,
         "enable_fp_fusion" => f.attrs.fp_fusion = flag(&v)?,
         "divisible_by_16" => f.attrs.divisible_by_16 = indices(&v)?,
-        _ => {
-            return Err(format!(
-                "unknown function attribute `{key}` (expected target, num_warps, num_stages, num_ctas, maxnreg, gluon, \
-                 flattened, enable_fp_fusion or divisible_by_16)"
-            ));
-        }
+        _ => return Err(FuncAttrError::Unknown(key.into())),
     }
-    f.config.validate()
+    f.config.validate().map_err(FuncAttrError::Config)
 }

@@ -148,6 +148,99 @@ pub struct KernelConfig {
     pub maxnreg: Option<u32>,
 }
 
+/// A target name tessel does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownTarget(pub String);
+
+impl fmt::Display for UnknownTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown target `{}` (expected sm_80, sm_90a or sm_100a)", self.0)
+    }
+}
+
+impl std::error::Error for UnknownTarget {}
+
+impl std::str::FromStr for Target {
+    type Err = UnknownTarget;
+
+    fn from_str(s: &str) -> Result<Target, UnknownTarget> {
+        Target::parse(s).ok_or_else(|| UnknownTarget(s.into()))
+    }
+}
+
+/// A per-CTA resource of the target that a kernel may ask too much of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// Bytes of shared memory.
+    SharedMemory,
+    /// Registers (all the CTA's threads').
+    Registers,
+    /// Warps.
+    Warps,
+}
+
+impl Resource {
+    /// Its name, as Triton's `OutOfResources` spells it (`shared memory`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::SharedMemory => "shared memory",
+            Resource::Registers => "registers",
+            Resource::Warps => "warps",
+        }
+    }
+}
+
+/// A kernel needs `needed` of `resource`, more than the `capacity` one CTA may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exhausted {
+    pub resource: Resource,
+    pub needed: u32,
+    pub capacity: u32,
+}
+
+/// A launch option out of the range the hardware allows ([`KernelConfig::validate`]), with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Not a power of two in 1..=32.
+    NumWarps(u32),
+    /// Zero.
+    NumStages,
+    /// Not a power of two in 1..=16.
+    NumCtas(u32),
+    /// Not in 24..=256.
+    MaxNReg(u32),
+}
+
+impl ConfigError {
+    /// The option, as the IR and Python spell it (`num_warps`).
+    pub fn option(&self) -> &'static str {
+        match self {
+            ConfigError::NumWarps(_) => "num_warps",
+            ConfigError::NumStages => "num_stages",
+            ConfigError::NumCtas(_) => "num_ctas",
+            ConfigError::MaxNReg(_) => "maxnreg",
+        }
+    }
+
+    /// What the option must be, and what it was: `must be a power of two in 1..=32, got 64`.
+    pub fn requirement(&self) -> String {
+        match self {
+            ConfigError::NumWarps(n) => format!("must be a power of two in 1..=32, got {n}"),
+            ConfigError::NumStages => "must be at least 1".into(),
+            ConfigError::NumCtas(n) => format!("must be a power of two in 1..=16, got {n}"),
+            ConfigError::MaxNReg(n) => format!("must be in 24..=256, got {n}"),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.option(), self.requirement())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 impl Default for KernelConfig {
     fn default() -> KernelConfig {
         KernelConfig::DEFAULT
@@ -160,20 +253,20 @@ impl KernelConfig {
     pub const DEFAULT: KernelConfig = KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None };
 
     /// Checks the values against what the hardware allows.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !self.num_warps.is_power_of_two() || self.num_warps > 32 {
-            return Err(format!("num_warps must be a power of two in 1..=32, got {}", self.num_warps));
+            return Err(ConfigError::NumWarps(self.num_warps));
         }
         if self.num_stages == 0 {
-            return Err("num_stages must be at least 1".into());
+            return Err(ConfigError::NumStages);
         }
         if !self.num_ctas.is_power_of_two() || self.num_ctas > 16 {
-            return Err(format!("num_ctas must be a power of two in 1..=16, got {}", self.num_ctas));
+            return Err(ConfigError::NumCtas(self.num_ctas));
         }
         if let Some(n) = self.maxnreg
             && !(24..=256).contains(&n)
         {
-            return Err(format!("maxnreg must be in 24..=256, got {n}"));
+            return Err(ConfigError::MaxNReg(n));
         }
         Ok(())
     }
@@ -194,14 +287,17 @@ mod tests {
             assert_eq!(Target::parse(t.name()), Some(t));
         }
         assert_eq!(Target::parse("sm_90"), None);
+        assert_eq!("sm_90".parse::<Target>(), Err(UnknownTarget("sm_90".into())));
     }
 
     #[test]
     fn config_limits() {
         assert!(KernelConfig::default().validate().is_ok());
         let bad = |c: KernelConfig| c.validate().unwrap_err();
-        assert!(bad(KernelConfig { num_warps: 3, ..Default::default() }).contains("power of two"));
-        assert!(bad(KernelConfig { num_warps: 64, ..Default::default() }).contains("1..=32"));
-        assert!(bad(KernelConfig { maxnreg: Some(300), ..Default::default() }).contains("maxnreg"));
+        assert_eq!(bad(KernelConfig { num_warps: 3, ..Default::default() }), ConfigError::NumWarps(3));
+        let e = bad(KernelConfig { num_warps: 64, ..Default::default() });
+        assert_eq!(e.to_string(), "num_warps must be a power of two in 1..=32, got 64");
+        assert_eq!(bad(KernelConfig { maxnreg: Some(300), ..Default::default() }), ConfigError::MaxNReg(300));
+        assert_eq!(bad(KernelConfig { num_stages: 0, ..Default::default() }).option(), "num_stages");
     }
 }

@@ -50,27 +50,69 @@ impl TmaBlock {
     }
 }
 
+/// Why a block has no TMA copy, or its buffer no box offset.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TmaError {
+    /// A block of rank 0 or above [`MAX_RANK`].
+    Rank(usize),
+    /// Elements of other than 8 to 64 bits.
+    ElementSize(ScalarType),
+    /// The block's NVMMA layout has no TMA box.
+    Layout(tessel_layouts::LayoutError),
+    /// The box's contiguous dim spans `bytes`, not a multiple of 16.
+    InnerBytes { block: Vec<u32>, elem: ScalarType, bytes: u32 },
+    /// The boxes do not tile the block.
+    Tiling { box_dims: Vec<u32>, block: Vec<u32> },
+    /// The buffer's layout has no `offset` in-dim.
+    NoOffsetDim,
+}
+
+impl std::fmt::Display for TmaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TmaError::Rank(r) => write!(f, "TMA copies blocks of rank 1 to {MAX_RANK}, not {r}"),
+            TmaError::ElementSize(elem) => write!(f, "TMA copies 8- to 64-bit elements, not {elem}"),
+            TmaError::Layout(e) => write!(f, "{e}"),
+            TmaError::InnerBytes { block, elem, bytes } => write!(
+                f,
+                "a TMA box's contiguous dim must span a multiple of 16 bytes; the block {block:?} of {elem} spans \
+                 {bytes}"
+            ),
+            TmaError::Tiling { box_dims, block } => {
+                write!(f, "the TMA box {box_dims:?} does not tile the block {block:?}")
+            }
+            TmaError::NoOffsetDim => f.write_str("no offset dim"),
+        }
+    }
+}
+
+impl std::error::Error for TmaError {}
+
+/// For the gluon builtins, which report it as a diagnostic's message.
+impl From<TmaError> for String {
+    fn from(e: TmaError) -> String {
+        e.to_string()
+    }
+}
+
 /// The TMA copy of a `block` of `elem`, or why there is none: rank 1 to 5, 8- to 64-bit elements, and a box whose
 /// contiguous dim spans a multiple of 16 bytes (the tensor-map rule) that tiles the block exactly.
-pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, String> {
+pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, TmaError> {
     let bits = elem.bits();
     if block.is_empty() || block.len() > MAX_RANK {
-        return Err(format!("TMA copies blocks of rank 1 to {MAX_RANK}, not {}", block.len()));
+        return Err(TmaError::Rank(block.len()));
     }
     if ![8, 16, 32, 64].contains(&bits) {
-        return Err(format!("TMA copies 8- to 64-bit elements, not {elem}"));
+        return Err(TmaError::ElementSize(elem));
     }
     let layout = NvmmaSharedLayout::default_for(block, bits);
-    let box_dims = layout.tma_block_shape(block, true).map_err(|e| e.to_string())?;
+    let box_dims = layout.tma_block_shape(block, true).map_err(TmaError::Layout)?;
     let inner_bytes = box_dims[box_dims.len() - 1] * bits / 8;
     if inner_bytes % 16 != 0 {
-        return Err(format!(
-            "a TMA box's contiguous dim must span a multiple of 16 bytes; the block {block:?} of {elem} spans \
-             {inner_bytes}"
-        ));
+        return Err(TmaError::InnerBytes { block: block.to_vec(), elem, bytes: inner_bytes });
     }
     if block.iter().zip(&box_dims).any(|(&b, &x)| b % x != 0) {
-        return Err(format!("the TMA box {box_dims:?} does not tile the block {block:?}"));
+        return Err(TmaError::Tiling { box_dims, block: block.to_vec() });
     }
     // Boxes in row-major order of their origins.
     let counts: Vec<u32> = block.iter().zip(&box_dims).map(|(&b, &x)| b / x).collect();
@@ -91,12 +133,12 @@ pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, String> {
 /// The element offset where a box with first element at `origin` starts in a buffer of `layout` (a shared
 /// layout's linear map, in-dim `offset` to the tensor's dims): the layout's inverse at the origin. Boxes start
 /// on swizzle-atom boundaries, where the swizzle is the identity.
-pub fn box_offset(layout: &LinearLayout, origin: &[u32]) -> Result<u32, String> {
-    let inv = layout.pseudo_invert().map_err(|e| e.to_string())?;
+pub fn box_offset(layout: &LinearLayout, origin: &[u32]) -> Result<u32, TmaError> {
+    let inv = layout.pseudo_invert().map_err(TmaError::Layout)?;
     let names: Vec<String> = (0..origin.len()).map(|d| format!("dim{d}")).collect();
     let ins: Vec<(&str, u32)> = names.iter().map(String::as_str).zip(origin.iter().copied()).collect();
     let out = inv.apply_named(&ins);
-    out.iter().find(|(d, _)| d.as_str() == "offset").map(|&(_, x)| x).ok_or_else(|| "no offset dim".to_string())
+    out.iter().find(|(d, _)| d.as_str() == "offset").map(|&(_, x)| x).ok_or(TmaError::NoOffsetDim)
 }
 
 /// The value a descriptor stands for: itself, or, for an argument of a `warp_specialize` worker region (workers
@@ -184,9 +226,9 @@ pub fn usable(f: &Func, desc: ValueId) -> bool {
 }
 
 /// The memdesc type of one block of a descriptor of `elem` in its TMA layout.
-pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, String> {
+pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, TmaError> {
     let b = block(elem, block_shape)?;
-    let linear = b.layout.to_linear(block_shape).map_err(|e| e.to_string())?;
+    let linear = b.layout.to_linear(block_shape).map_err(TmaError::Layout)?;
     let spec = tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(b.layout));
     Ok(Type::MemDesc {
         shape: block_shape.into(),
@@ -255,7 +297,8 @@ mod tests {
     #[test]
     fn boxes_narrower_than_16_bytes_are_refused() {
         let e = block(ScalarType::F16, &[16, 4]).unwrap_err();
-        assert!(e.contains("multiple of 16 bytes"), "{e}");
-        assert!(block(ScalarType::I1, &[16, 16]).is_err());
+        assert_eq!(e, TmaError::InnerBytes { block: vec![16, 4], elem: ScalarType::F16, bytes: 8 });
+        assert!(e.to_string().contains("multiple of 16 bytes"), "{e}");
+        assert!(matches!(block(ScalarType::I1, &[16, 16]), Err(TmaError::ElementSize(ScalarType::I1))));
     }
 }

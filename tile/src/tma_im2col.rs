@@ -23,38 +23,70 @@ pub struct PixelBox<'a> {
     pub element_strides: &'a [i64],
 }
 
+/// Why a load has no pixels: the box or the load's coordinates do not fit the rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PixelBoxError {
+    /// A tensor of rank other than 3 to 5.
+    Rank(usize),
+    /// Corners, offsets or coordinates that do not match the rank.
+    Counts { rank: usize, lower: usize, upper: usize, offsets: usize, coords: usize },
+    /// Element strides other than 1 for the batch and the channels and 1 to 8 for the spatial dims.
+    ElementStrides(Vec<i64>),
+    /// No base position along spatial dim `dim`: `lower ..= last` is empty.
+    Empty { dim: usize, lower: i64, last: i64, upper: i64 },
+}
+
+impl std::fmt::Display for PixelBoxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PixelBoxError::Rank(r) => write!(f, "an im2col tensor has rank 3 to 5, not {r}"),
+            PixelBoxError::Counts { rank: r, lower, upper, offsets, coords } => write!(
+                f,
+                "an im2col load over a rank-{r} tensor needs {s} lower and upper corners and offsets and {r} \
+                 coordinates, got {lower}, {upper}, {offsets} and {coords}",
+                s = r - 2
+            ),
+            PixelBoxError::ElementStrides(es) => write!(
+                f,
+                "im2col element strides are 1 for the batch and the channels and 1 to 8 for the spatial dims here, \
+                 got {es:?}"
+            ),
+            PixelBoxError::Empty { dim, lower, last, upper } => write!(
+                f,
+                "the im2col pixel box is empty along spatial dim {dim}: {lower} ..= {last} (lower corner {lower}, \
+                 upper corner {upper})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PixelBoxError {}
+
 /// The `[N, spatial..., C]` coordinates of the first channel of each of the block's `pixels` pixels, for a load
 /// at `coords` (one per dim) with `offsets` (one per spatial dim). Coordinates outside the tensor are returned
 /// as they are: the caller reads padding there.
-pub fn pixels(b: &PixelBox, coords: &[i64], offsets: &[i64], pixels: u32) -> Result<Vec<Vec<i64>>, String> {
+pub fn pixels(b: &PixelBox, coords: &[i64], offsets: &[i64], pixels: u32) -> Result<Vec<Vec<i64>>, PixelBoxError> {
     let r = b.shape.len();
     if !(3..=crate::tma::MAX_RANK).contains(&r) {
-        return Err(format!("an im2col tensor has rank 3 to 5, not {r}"));
+        return Err(PixelBoxError::Rank(r));
     }
     let s = r - 2;
     if b.lower.len() != s || b.upper.len() != s || offsets.len() != s || coords.len() != r {
-        return Err(format!(
-            "an im2col load over a rank-{r} tensor needs {s} lower and upper corners and offsets and {r} \
-             coordinates, got {}, {}, {} and {}",
-            b.lower.len(),
-            b.upper.len(),
-            offsets.len(),
-            coords.len()
-        ));
+        return Err(PixelBoxError::Counts {
+            rank: r,
+            lower: b.lower.len(),
+            upper: b.upper.len(),
+            offsets: offsets.len(),
+            coords: coords.len(),
+        });
     }
     let es = b.element_strides;
     if es.len() != r || es[0] != 1 || es[r - 1] != 1 || es.iter().any(|&e| !(1..=8).contains(&e)) {
-        return Err(format!(
-            "im2col element strides are 1 for the batch and the channels and 1 to 8 for the spatial dims here, got \
-             {es:?}"
-        ));
+        return Err(PixelBoxError::ElementStrides(es.to_vec()));
     }
     let hi: Vec<i64> = (0..s).map(|d| b.shape[1 + d] - 1 + b.upper[d]).collect();
     if let Some(d) = (0..s).find(|&d| hi[d] < b.lower[d]) {
-        return Err(format!(
-            "the im2col pixel box is empty along spatial dim {d}: {} ..= {} (lower corner {}, upper corner {})",
-            b.lower[d], hi[d], b.lower[d], b.upper[d]
-        ));
+        return Err(PixelBoxError::Empty { dim: d, lower: b.lower[d], last: hi[d], upper: b.upper[d] });
     }
     let mut pos: Vec<i64> = coords[..r - 1].to_vec();
     let mut out = Vec::with_capacity(pixels as usize);
@@ -137,8 +169,13 @@ mod tests {
     fn unmodelled_element_strides_and_empty_boxes_are_refused() {
         let shape = [1, 4, 4, 32];
         let b = PixelBox { shape: &shape, lower: &[0, 0], upper: &[0, 0], element_strides: &[1, 1, 1, 2] };
-        assert!(pixels(&b, &[0; 4], &[0, 0], 4).unwrap_err().contains("element strides"));
+        assert_eq!(pixels(&b, &[0; 4], &[0, 0], 4), Err(PixelBoxError::ElementStrides(vec![1, 1, 1, 2])));
         let b = PixelBox { shape: &shape, lower: &[0, 0], upper: &[-4, 0], element_strides: &[1; 4] };
-        assert!(pixels(&b, &[0; 4], &[0, 0], 4).unwrap_err().contains("empty"));
+        let empty = PixelBoxError::Empty { dim: 0, lower: 0, last: -1, upper: -4 };
+        assert_eq!(pixels(&b, &[0; 4], &[0, 0], 4), Err(empty.clone()));
+        assert_eq!(
+            empty.to_string(),
+            "the im2col pixel box is empty along spatial dim 0: 0 ..= -1 (lower corner 0, upper corner -4)"
+        );
     }
 }

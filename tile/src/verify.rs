@@ -5,20 +5,65 @@ use std::collections::HashSet;
 use std::fmt;
 
 use crate::ir::{Func, Loc, OpId, RegionId, ValueDef, ValueId};
+use crate::layout::rules::LayoutMismatch;
 use crate::ops::{BinOp, Op, UnOp};
 use crate::types::{Elem, ScalarType, Type};
+pub use crate::verify_checks::Violation;
 use crate::verify_checks::{counts, pointee, same};
 
+/// A rule the function breaks: which check, at which op (its id and name) and source location, when it is at one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VerifyError {
     pub op: Option<OpId>,
+    /// The op's name (`add`, `local_load`).
+    pub name: Option<&'static str>,
     pub loc: Option<Loc>,
-    pub message: String,
+    pub check: Check,
+}
+
+/// Which check failed, and what it found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// A terminator before the end of its region.
+    TerminatorNotLast,
+    /// A region that does not end with the terminator it needs (`yield`, `condition`, `return`).
+    RegionEnd(&'static str),
+    /// An operand used where it is not defined: before its definition, or outside its scope.
+    Undefined(ValueId),
+    /// A `ring_release` result used other than as the predicate of the refill it elects.
+    ElectedUse(ValueId),
+    /// The op's typing rule.
+    Types(Box<Violation>),
+    /// A tensor without a layout in layout IR (a kernel argument when there is no op).
+    NoLayout(ValueId),
+    /// The layouts of an op's operands and results do not fit together.
+    Layouts(LayoutMismatch),
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Check::TerminatorNotLast => f.write_str("must be the last op of its region"),
+            Check::RegionEnd(want) => write!(f, "region must end with `{want}`"),
+            Check::Undefined(v) => write!(f, "operand {v} is not defined before this use"),
+            Check::ElectedUse(v) => {
+                write!(f, "{v}, a ring_release result, may only be the predicate of mbarrier_expect or tma_load")
+            }
+            Check::Types(v) => write!(f, "{v}"),
+            Check::NoLayout(v) => write!(f, "tensor {v} has no layout"),
+            Check::Layouts(m) => write!(f, "{m}"),
+        }
+    }
 }
 
 impl fmt::Display for VerifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        match (self.name, &self.check) {
+            (Some(name), Check::TerminatorNotLast) => write!(f, "`{name}`: `{name}` {}", self.check),
+            (Some(name), check) => write!(f, "`{name}`: {check}"),
+            (None, Check::NoLayout(a)) => write!(f, "argument {a} has no layout"),
+            (None, check) => write!(f, "{check}"),
+        }
     }
 }
 
@@ -63,7 +108,7 @@ impl Verifier<'_> {
         for (i, &o) in region.ops.iter().enumerate() {
             let op = &self.f.op(o).op;
             if op.is_terminator() && i + 1 != n {
-                return Err(self.err(o, format!("`{}` must be the last op of its region", op.name())));
+                return Err(self.err(o, Check::TerminatorNotLast));
             }
             self.op(o)?;
         }
@@ -79,7 +124,7 @@ impl Verifier<'_> {
                 Terminator::Yield => "yield",
                 Terminator::Condition => "condition",
             };
-            return Err(VerifyError { op: None, loc: None, message: format!("region must end with `{want}`") });
+            return Err(VerifyError { op: None, name: None, loc: None, check: Check::RegionEnd(want) });
         }
         for v in self.defined.drain(mark..) {
             self.visible.remove(&v);
@@ -87,9 +132,8 @@ impl Verifier<'_> {
         Ok(())
     }
 
-    fn err(&self, o: OpId, message: String) -> VerifyError {
-        let data = self.f.op(o);
-        VerifyError { op: Some(o), loc: data.loc, message: format!("`{}`: {message}", data.op.name()) }
+    fn err(&self, o: OpId, check: Check) -> VerifyError {
+        at(self.f, o, check)
     }
 
     /// A `ring_release` result is true in one thread only: it may predicate the refill it elects (an
@@ -107,10 +151,7 @@ impl Verifier<'_> {
                 _ => false,
             };
             if !predicate {
-                return Err(self.err(
-                    o,
-                    format!("{v}, a ring_release result, may only be the predicate of mbarrier_expect or tma_load"),
-                ));
+                return Err(self.err(o, Check::ElectedUse(v)));
             }
         }
         Ok(())
@@ -120,10 +161,10 @@ impl Verifier<'_> {
         let data = self.f.op(o);
         for &v in &data.operands {
             if !self.visible.contains(&v) {
-                return Err(self.err(o, format!("operand {v} is not defined before this use")));
+                return Err(self.err(o, Check::Undefined(v)));
             }
         }
-        self.types(o).map_err(|m| self.err(o, m))?;
+        self.types(o).map_err(|m| self.err(o, Check::Types(Box::new(m))))?;
         self.elected_uses(o)?;
         let op = &data.op;
         let regions: Vec<RegionId> = data.regions.to_vec();
@@ -154,15 +195,16 @@ impl Verifier<'_> {
     }
 
     /// The typing rule of one op.
-    fn types(&self, o: OpId) -> Result<(), String> {
+    fn types(&self, o: OpId) -> Result<(), Violation> {
         let f = self.f;
         let data = f.op(o);
         let ins: Vec<&Type> = data.operands.iter().map(|&v| f.ty(v)).collect();
         let outs: Vec<&Type> = data.results.iter().map(|&v| f.ty(v)).collect();
         let count = |n_in: std::ops::RangeInclusive<usize>, n_out: usize| counts(&ins, &outs, n_in, n_out);
         let regions = data.regions.len();
-        let need_regions =
-            |n: usize| if regions == n { Ok(()) } else { Err(format!("expected {n} regions, got {regions}")) };
+        let need_regions = |n: usize| {
+            if regions == n { Ok(()) } else { Err(Violation::Rule(format!("expected {n} regions, got {regions}"))) }
+        };
         match &data.op {
             op @ (Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit) => {
                 crate::verify_tmem::types(f, op, &ins, &outs)
@@ -175,7 +217,7 @@ impl Verifier<'_> {
             Op::ProgramId(axis) | Op::NumPrograms(axis) => {
                 count(0..=0, 1)?;
                 if *axis > 2 {
-                    return Err(format!("axis must be 0, 1 or 2, got {axis}"));
+                    return Err(Violation::Rule(format!("axis must be 0, 1 or 2, got {axis}")));
                 }
                 same(outs[0], &Type::scalar(ScalarType::I32), "result")
             }
@@ -183,7 +225,7 @@ impl Verifier<'_> {
                 count(0..=0, 1)?;
                 let n = end - start;
                 if n <= 0 || !(n as u32).is_power_of_two() {
-                    return Err(format!("end - start must be a positive power of two, got {n}"));
+                    return Err(Violation::Rule(format!("end - start must be a positive power of two, got {n}")));
                 }
                 same_but_layout(outs[0], &Type::tensor(&[n as u32], Elem::Scalar(ScalarType::I32)), "result")
             }
@@ -200,10 +242,10 @@ impl Verifier<'_> {
                     matches!(op, BinOp::DivRn | BinOp::Pow | BinOp::Atan2 | BinOp::Hypot | BinOp::Rhypot | BinOp::Fmod)
                         || op.directed().is_some();
                 if int_only && s.is_float() {
-                    return Err(format!("needs integer operands, got {s}"));
+                    return Err(Violation::Rule(format!("needs integer operands, got {s}")));
                 }
                 if float_only && s.is_int() {
-                    return Err(format!("needs float operands, got {s}"));
+                    return Err(Violation::Rule(format!("needs float operands, got {s}")));
                 }
                 Ok(())
             }
@@ -214,11 +256,13 @@ impl Verifier<'_> {
                 match op {
                     UnOp::Neg | UnOp::Abs => Ok(()),
                     UnOp::Not if s.is_int() => Ok(()),
-                    UnOp::Not => Err(format!("needs integer operands, got {s}")),
+                    UnOp::Not => Err(Violation::Rule(format!("needs integer operands, got {s}"))),
                     UnOp::Popc | UnOp::Clz | UnOp::Brev if matches!(s.bits(), 32 | 64) && s.is_int() => Ok(()),
-                    UnOp::Popc | UnOp::Clz | UnOp::Brev => Err(format!("needs 32- or 64-bit integers, got {s}")),
+                    UnOp::Popc | UnOp::Clz | UnOp::Brev => {
+                        Err(Violation::Rule(format!("needs 32- or 64-bit integers, got {s}")))
+                    }
                     _ if s.is_float() => Ok(()),
-                    _ => Err(format!("needs float operands, got {s}")),
+                    _ => Err(Violation::Rule(format!("needs float operands, got {s}"))),
                 }
             }
             Op::Cmp(_) => {
@@ -235,26 +279,32 @@ impl Verifier<'_> {
             Op::FmaRound(_) | Op::Norm { .. }
                 if !matches!(ins[0].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) =>
             {
-                Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0]))
+                Err(Violation::Rule(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[0])))
             }
             Op::CastRound(_) => {
                 count(1..=1, 1)?;
                 if ins[0].shape() != outs[0].shape() {
-                    return Err(format!("shape changes from {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!("shape changes from {} to {}", ins[0], outs[0])));
                 }
                 let (from, to) = (scalar_elem(ins[0])?, scalar_elem(outs[0])?);
                 let int = from.is_int() && from != ScalarType::I1 && matches!(from.bits(), 32 | 64);
                 match to {
                     ScalarType::F32 | ScalarType::F64 if int => Ok(()),
                     ScalarType::F32 if from == ScalarType::F64 => Ok(()),
-                    _ => Err(format!("converts a 32/64-bit integer to f32/f64 or f64 to f32, not {from} to {to}")),
+                    _ => Err(Violation::Rule(format!(
+                        "converts a 32/64-bit integer to f32/f64 or f64 to f32, not {from} to {to}"
+                    ))),
                 }
             }
             Op::BesselN(_) => {
                 count(2..=2, 1)?;
                 same(ins[0], &ins[1].with_elem(Elem::Scalar(ScalarType::I32)), "order")?;
                 if !matches!(ins[1].elem(), Some(Elem::Scalar(ScalarType::F32 | ScalarType::F64))) {
-                    return Err(format!("`{}` is defined on f32 and f64 only, not {}", data.op.name(), ins[1]));
+                    return Err(Violation::Rule(format!(
+                        "`{}` is defined on f32 and f64 only, not {}",
+                        data.op.name(),
+                        ins[1]
+                    )));
                 }
                 same(outs[0], ins[1], "result")
             }
@@ -272,31 +322,40 @@ impl Verifier<'_> {
             Op::Cast | Op::Bitcast | Op::ConvertLayout => {
                 count(1..=1, 1)?;
                 if ins[0].shape() != outs[0].shape() {
-                    return Err(format!("shape changes from {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!("shape changes from {} to {}", ins[0], outs[0])));
                 }
                 if matches!(data.op, Op::Bitcast) && ins[0].elem().map(Elem::bits) != outs[0].elem().map(Elem::bits) {
-                    return Err(format!("bitcast between types of different widths: {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!(
+                        "bitcast between types of different widths: {} to {}",
+                        ins[0], outs[0]
+                    )));
                 }
                 if matches!(data.op, Op::ConvertLayout) && ins[0].elem() != outs[0].elem() {
-                    return Err("convert_layout must keep the element type".into());
+                    return Err(Violation::Rule("convert_layout must keep the element type".into()));
                 }
                 Ok(())
             }
             Op::AddPtr => {
                 count(2..=2, 1)?;
                 if !ins[0].elem().is_some_and(Elem::is_ptr) {
-                    return Err(format!("first operand must be a pointer, got {}", ins[0]));
+                    return Err(Violation::Rule(format!("first operand must be a pointer, got {}", ins[0])));
                 }
                 let off = scalar_elem(ins[1])?;
                 if !off.is_int() || ins[0].shape() != ins[1].shape() {
-                    return Err(format!("offset must be an integer of the pointer's shape, got {}", ins[1]));
+                    return Err(Violation::Rule(format!(
+                        "offset must be an integer of the pointer's shape, got {}",
+                        ins[1]
+                    )));
                 }
                 same(outs[0], ins[0], "result")
             }
             Op::Splat => {
                 count(1..=1, 1)?;
                 if ins[0].is_tensor() || !outs[0].is_tensor() || ins[0].elem() != outs[0].elem() {
-                    return Err(format!("splats a scalar to a tensor of its type, got {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!(
+                        "splats a scalar to a tensor of its type, got {} to {}",
+                        ins[0], outs[0]
+                    )));
                 }
                 Ok(())
             }
@@ -307,7 +366,7 @@ impl Verifier<'_> {
                     || a.iter().zip(b).any(|(&x, &y)| x != y && x != 1)
                     || ins[0].elem() != outs[0].elem()
                 {
-                    return Err(format!("cannot broadcast {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!("cannot broadcast {} to {}", ins[0], outs[0])));
                 }
                 Ok(())
             }
@@ -315,7 +374,7 @@ impl Verifier<'_> {
                 count(1..=1, 1)?;
                 let mut want = ins[0].shape().to_vec();
                 if *axis as usize > want.len() {
-                    return Err(format!("axis {axis} out of range for {}", ins[0]));
+                    return Err(Violation::Rule(format!("axis {axis} out of range for {}", ins[0])));
                 }
                 want.insert(*axis as usize, 1);
                 shape_is(outs[0], &want)
@@ -323,7 +382,7 @@ impl Verifier<'_> {
             Op::Reshape { .. } => {
                 count(1..=1, 1)?;
                 if ins[0].numel() != outs[0].numel() || ins[0].elem() != outs[0].elem() {
-                    return Err(format!("cannot reshape {} to {}", ins[0], outs[0]));
+                    return Err(Violation::Rule(format!("cannot reshape {} to {}", ins[0], outs[0])));
                 }
                 Ok(())
             }
@@ -333,7 +392,10 @@ impl Verifier<'_> {
                 let mut seen = order.clone();
                 seen.sort_unstable();
                 if seen != (0..shape.len() as u32).collect::<Vec<_>>() {
-                    return Err(format!("order {order:?} is not a permutation of the {} dims", shape.len()));
+                    return Err(Violation::Rule(format!(
+                        "order {order:?} is not a permutation of the {} dims",
+                        shape.len()
+                    )));
                 }
                 shape_is(outs[0], &order.iter().map(|&d| shape[d as usize]).collect::<Vec<_>>())
             }
@@ -348,7 +410,7 @@ impl Verifier<'_> {
                 count(1..=1, 2)?;
                 let shape = ins[0].shape();
                 if shape.last() != Some(&2) {
-                    return Err(format!("the last dim must be 2, got {}", ins[0]));
+                    return Err(Violation::Rule(format!("the last dim must be 2, got {}", ins[0])));
                 }
                 same(outs[0], outs[1], "results")?;
                 shape_is(outs[0], &shape[..shape.len() - 1])
@@ -359,7 +421,7 @@ impl Verifier<'_> {
                 let mut want = ins[0].shape().to_vec();
                 match want.first_mut() {
                     Some(d) => *d *= 2,
-                    None => return Err("operands must be tensors".into()),
+                    None => return Err(Violation::Rule("operands must be tensors".into())),
                 }
                 shape_is(outs[0], &want)
             }
@@ -411,27 +473,33 @@ impl Verifier<'_> {
                     && c[r - 1] == b[r - 1]
                     && (r == 2 || (a[0] == b[0] && a[0] == c[0]));
                 if !ok {
-                    return Err(format!("shapes do not form a matrix product: {} x {} -> {}", ins[0], ins[1], ins[2]));
+                    return Err(Violation::Rule(format!(
+                        "shapes do not form a matrix product: {} x {} -> {}",
+                        ins[0], ins[1], ins[2]
+                    )));
                 }
                 if ins[0].elem() != ins[1].elem() {
-                    return Err(format!("operands must have one element type, got {} and {}", ins[0], ins[1]));
+                    return Err(Violation::Rule(format!(
+                        "operands must have one element type, got {} and {}",
+                        ins[0], ins[1]
+                    )));
                 }
                 same(outs[0], ins[2], "result")
             }
             Op::Reduce { axis } | Op::Scan { axis, .. } => {
                 need_regions(1)?;
                 if ins.is_empty() || outs.len() != ins.len() {
-                    return Err("needs N > 0 operands and N results".into());
+                    return Err(Violation::Rule("needs N > 0 operands and N results".into()));
                 }
                 let shape = ins[0].shape();
                 if *axis as usize >= shape.len() {
-                    return Err(format!("axis {axis} out of range for {}", ins[0]));
+                    return Err(Violation::Rule(format!("axis {axis} out of range for {}", ins[0])));
                 }
                 let reduced: Vec<u32> =
                     shape.iter().enumerate().filter(|&(i, _)| i != *axis as usize).map(|(_, &d)| d).collect();
                 for (i, (a, r)) in ins.iter().zip(&outs).enumerate() {
                     if a.shape() != shape {
-                        return Err(format!("operand {i} has shape {a}; all operands need one shape"));
+                        return Err(Violation::Rule(format!("operand {i} has shape {a}; all operands need one shape")));
                     }
                     if matches!(data.op, Op::Scan { .. }) {
                         same(r, a, "result")?;
@@ -447,18 +515,18 @@ impl Verifier<'_> {
             Op::For(_) => {
                 need_regions(1)?;
                 if ins.len() < 3 {
-                    return Err("needs lower bound, upper bound and step".into());
+                    return Err(Violation::Rule("needs lower bound, upper bound and step".into()));
                 }
                 let iv = ins[0];
                 if !matches!(iv, Type::Scalar(Elem::Scalar(s)) if s.is_int()) || ins[1] != iv || ins[2] != iv {
-                    return Err(format!(
+                    return Err(Violation::Rule(format!(
                         "bounds and step must be integer scalars of one type, got {}, {}, {}",
                         ins[0], ins[1], ins[2]
-                    ));
+                    )));
                 }
                 let iters: Vec<Type> = ins[3..].iter().map(|t| (*t).clone()).collect();
                 if outs.len() != iters.len() || outs.iter().zip(&iters).any(|(a, b)| *a != b) {
-                    return Err("results must have the types of the loop-carried values".into());
+                    return Err(Violation::Rule("results must have the types of the loop-carried values".into()));
                 }
                 let args: Vec<Type> = std::iter::once(iv.clone()).chain(iters.iter().cloned()).collect();
                 self.region_sig(data.regions[0], &args, &iters)
@@ -477,15 +545,17 @@ impl Verifier<'_> {
                 let results: Vec<Type> = outs.iter().map(|t| (*t).clone()).collect();
                 let before = f.region(data.regions[0]);
                 if before.args.iter().map(|&a| f.ty(a)).ne(inits.iter()) {
-                    return Err("the `before` region's arguments must have the types of the initial values".into());
+                    return Err(Violation::Rule(
+                        "the `before` region's arguments must have the types of the initial values".into(),
+                    ));
                 }
                 if let Some(&last) = before.ops.last() {
                     let cond = &f.op(last).operands;
                     if cond.is_empty() || *f.ty(cond[0]) != Type::scalar(ScalarType::I1) {
-                        return Err("`condition` needs an i1 scalar first".into());
+                        return Err(Violation::Rule("`condition` needs an i1 scalar first".into()));
                     }
                     if cond[1..].iter().map(|&v| f.ty(v)).ne(results.iter()) {
-                        return Err("`condition` must forward values of the result types".into());
+                        return Err(Violation::Rule("`condition` must forward values of the result types".into()));
                     }
                 }
                 self.region_sig(data.regions[1], &results, &inits)
@@ -505,7 +575,7 @@ impl Verifier<'_> {
                 same(outs[0], ins[0], "result")?;
                 let rank = ins[0].shape().len().max(1);
                 if v.len() != rank {
-                    return Err(format!("needs {rank} values (one per dim), got {}", v.len()));
+                    return Err(Violation::Rule(format!("needs {rank} values (one per dim), got {}", v.len())));
                 }
                 Ok(())
             }
@@ -514,7 +584,7 @@ impl Verifier<'_> {
                 count(1..=1, 0)?;
                 match scalar_elem(ins[0])? {
                     ScalarType::I1 => Ok(()),
-                    s => Err(format!("condition must be i1, got {s}")),
+                    s => Err(Violation::Rule(format!("condition must be i1, got {s}"))),
                 }
             }
             Op::DebugBarrier => count(0..=0, 0),
@@ -524,7 +594,9 @@ impl Verifier<'_> {
                 let pointee = pointee(ins[0])?;
                 match outs[0] {
                     Type::TensorDesc { elem, block_shape } if *elem == pointee && block_shape.len() == r => Ok(()),
-                    other => Err(format!("result must be a rank-{r} tensordesc of {pointee}, got {other}")),
+                    other => {
+                        Err(Violation::Rule(format!("result must be a rank-{r} tensordesc of {pointee}, got {other}")))
+                    }
                 }
             }
             Op::Gather { .. }
@@ -537,7 +609,7 @@ impl Verifier<'_> {
             | Op::MakeTensorDescIm2col { .. } => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {
                 let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
-                    return Err("first operand must be a tensordesc".into());
+                    return Err(Violation::Rule("first operand must be a tensordesc".into()));
                 };
                 // A block in any layout (auto mode gives a load one before the TMA lowering).
                 let fits = |t: &Type| {
@@ -552,40 +624,47 @@ impl Verifier<'_> {
                     count(2 + r..=2 + r, 0)?;
                     (ins[1], "value")
                 };
-                if fits(t) { Ok(()) } else { Err(format!("{what}: expected {value}, got {t}")) }
+                if fits(t) { Ok(()) } else { Err(Violation::Rule(format!("{what}: expected {value}, got {t}"))) }
             }
             // Every shared-memory op is typed by the first arm.
-            other => Err(format!("`{}` has no typing rule", other.name())),
+            other => Err(Violation::Rule(format!("`{}` has no typing rule", other.name()))),
         }
     }
 
     /// Checks a region's argument types and the types its terminator yields.
     /// `warp_specialize`: partition warp counts, register requests, the plan's shape, and the regions' signatures.
-    fn warp_specialize_types(&self, o: OpId, w: &crate::ops::WarpSpec) -> Result<(), String> {
+    fn warp_specialize_types(&self, o: OpId, w: &crate::ops::WarpSpec) -> Result<(), Violation> {
         let f = self.f;
         let data = f.op(o);
         let n = w.worker_num_warps.len();
         if n == 0 {
-            return Err("needs at least one worker partition".into());
+            return Err(Violation::Rule("needs at least one worker partition".into()));
         }
         if let Some(x) = w.worker_num_warps.iter().find(|x| !x.is_power_of_two()) {
-            return Err(format!("worker warp counts must be powers of two, got {x}"));
+            return Err(Violation::Rule(format!("worker warp counts must be powers of two, got {x}")));
         }
         if !w.worker_num_regs.is_empty() && w.worker_num_regs.len() != n {
-            return Err(format!("`worker_num_regs` needs one entry per worker ({n}), got {}", w.worker_num_regs.len()));
+            return Err(Violation::Rule(format!(
+                "`worker_num_regs` needs one entry per worker ({n}), got {}",
+                w.worker_num_regs.len()
+            )));
         }
         if let Some(x) = w.worker_num_regs.iter().find(|&&x| !(24..=256).contains(&x) || x % 8 != 0) {
-            return Err(format!("worker register counts must be multiples of 8 in 24..=256, got {x}"));
+            return Err(Violation::Rule(format!("worker register counts must be multiples of 8 in 24..=256, got {x}")));
         }
         if !w.warp_starts.is_empty() && w.warp_starts.len() != n + 1 {
-            return Err(format!(
+            return Err(Violation::Rule(format!(
                 "`warp_starts` needs one entry per partition ({}), got {}",
                 n + 1,
                 w.warp_starts.len()
-            ));
+            )));
         }
         if !w.regs.is_empty() && w.regs.len() != n + 1 {
-            return Err(format!("`regs` needs one entry per partition ({}), got {}", n + 1, w.regs.len()));
+            return Err(Violation::Rule(format!(
+                "`regs` needs one entry per partition ({}), got {}",
+                n + 1,
+                w.regs.len()
+            )));
         }
         let mut inside = false;
         let mut p = data.parent.and_then(|r| f.region(r).parent);
@@ -594,7 +673,7 @@ impl Verifier<'_> {
             p = f.op(q).parent.and_then(|r| f.region(r).parent);
         }
         if inside {
-            return Err("a warp_specialize cannot be nested in a partition".into());
+            return Err(Violation::Rule("a warp_specialize cannot be nested in a partition".into()));
         }
         let results: Vec<Type> = data.results.iter().map(|&v| f.ty(v).clone()).collect();
         self.region_sig(data.regions[0], &[], &results)?;
@@ -605,13 +684,17 @@ impl Verifier<'_> {
         Ok(())
     }
 
-    fn region_sig(&self, r: RegionId, args: &[Type], yields: &[Type]) -> Result<(), String> {
+    fn region_sig(&self, r: RegionId, args: &[Type], yields: &[Type]) -> Result<(), Violation> {
         let f = self.f;
         let region = f.region(r);
         if region.args.len() != args.len() || region.args.iter().zip(args).any(|(&a, t)| f.ty(a) != t) {
             let got: Vec<String> = region.args.iter().map(|&a| f.ty(a).to_string()).collect();
             let want: Vec<String> = args.iter().map(|t| t.to_string()).collect();
-            return Err(format!("region arguments must be ({}), got ({})", want.join(", "), got.join(", ")));
+            return Err(Violation::Rule(format!(
+                "region arguments must be ({}), got ({})",
+                want.join(", "),
+                got.join(", ")
+            )));
         }
         if let Some(&last) = region.ops.last()
             && matches!(f.op(last).op, Op::Yield)
@@ -620,7 +703,11 @@ impl Verifier<'_> {
             if got.len() != yields.len() || got.iter().zip(yields).any(|(a, b)| *a != b) {
                 let got: Vec<String> = got.iter().map(|t| t.to_string()).collect();
                 let want: Vec<String> = yields.iter().map(|t| t.to_string()).collect();
-                return Err(format!("region must yield ({}), yields ({})", want.join(", "), got.join(", ")));
+                return Err(Violation::Rule(format!(
+                    "region must yield ({}), yields ({})",
+                    want.join(", "),
+                    got.join(", ")
+                )));
             }
         }
         Ok(())
@@ -628,20 +715,20 @@ impl Verifier<'_> {
 }
 
 /// `a` is `b` up to its layout (ops whose result layout is chosen by the author or by layout assignment).
-fn same_but_layout(a: &Type, b: &Type, what: &str) -> Result<(), String> {
+fn same_but_layout(a: &Type, b: &Type, what: &str) -> Result<(), Violation> {
     if a.shape() == b.shape() && a.elem() == b.elem() && a.is_tensor() == b.is_tensor() {
         Ok(())
     } else {
-        Err(format!("{what}: expected {b}, got {a}"))
+        Err(Violation::Mismatch { what: what.into(), expected: b.clone(), got: a.clone() })
     }
 }
 
-fn shape_is(t: &Type, shape: &[u32]) -> Result<(), String> {
-    if t.shape() == shape { Ok(()) } else { Err(format!("result shape must be {shape:?}, got {t}")) }
+fn shape_is(t: &Type, shape: &[u32]) -> Result<(), Violation> {
+    if t.shape() == shape { Ok(()) } else { Err(Violation::Rule(format!("result shape must be {shape:?}, got {t}"))) }
 }
 
-fn scalar_elem(t: &Type) -> Result<ScalarType, String> {
-    t.elem().and_then(Elem::scalar).ok_or_else(|| format!("expected numbers, got {t}"))
+fn scalar_elem(t: &Type) -> Result<ScalarType, Violation> {
+    t.elem().and_then(Elem::scalar).ok_or_else(|| Violation::NotNumeric(t.clone()))
 }
 
 // ----- Layout IR (opt-in) -----
@@ -654,13 +741,9 @@ fn scalar_elem(t: &Type) -> Result<ScalarType, String> {
 /// operands are dot-operand layouts of the accumulator's. A `convert_layout` changing more than the layout,
 /// and region signatures (loop-carried values, branch results, layouts included), are caught by [`verify`].
 pub fn verify_layouts(f: &Func) -> Result<(), VerifyError> {
-    let err = |o: OpId, message: String| {
-        let d = f.op(o);
-        VerifyError { op: Some(o), loc: d.loc, message: format!("`{}`: {message}", d.op.name()) }
-    };
     for &a in f.args() {
         if f.ty(a).is_tensor() && f.ty(a).layout().is_none() {
-            return Err(VerifyError { op: None, loc: None, message: format!("argument {a} has no layout") });
+            return Err(VerifyError { op: None, name: None, loc: None, check: Check::NoLayout(a) });
         }
     }
     for o in f.all_ops() {
@@ -669,9 +752,15 @@ pub fn verify_layouts(f: &Func) -> Result<(), VerifyError> {
         if let Some(v) =
             d.results.iter().chain(region_args).find(|&&v| f.ty(v).is_tensor() && f.ty(v).layout().is_none())
         {
-            return Err(err(o, format!("tensor {v} has no layout")));
+            return Err(at(f, o, Check::NoLayout(*v)));
         }
-        crate::layout::rules::check(f, o).map_err(|m| err(o, m))?;
+        crate::layout::rules::check(f, o).map_err(|m| at(f, o, Check::Layouts(m)))?;
     }
     Ok(())
+}
+
+/// `check` failed at op `o`.
+fn at(f: &Func, o: OpId, check: Check) -> VerifyError {
+    let d = f.op(o);
+    VerifyError { op: Some(o), name: Some(d.op.name()), loc: d.loc, check }
 }

@@ -4,17 +4,17 @@
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
-use crate::verify_checks::counts;
+use crate::verify_checks::{Violation, counts};
 
-fn int_elem(t: &Type, what: &str) -> Result<ScalarType, String> {
+fn int_elem(t: &Type, what: &str) -> Result<ScalarType, Violation> {
     match t.elem().and_then(Elem::scalar) {
         Some(s) if s.is_int() => Ok(s),
-        _ => Err(format!("{what} must be integers, got {t}")),
+        _ => Err(Violation::Rule(format!("{what} must be integers, got {t}"))),
     }
 }
 
 /// The typing rule of `op` (one of this module's ops).
-pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violation> {
     match op {
         Op::Gather { axis } => {
             counts(ins, outs, 2..=2, 1)?;
@@ -22,17 +22,23 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             int_elem(index, "indices")?;
             let (ss, is) = (src.shape(), index.shape());
             if !src.is_tensor() || !index.is_tensor() || ss.len() != is.len() {
-                return Err(format!("source and indices must be tensors of one rank, got {src} and {index}"));
+                return Err(Violation::Rule(format!(
+                    "source and indices must be tensors of one rank, got {src} and {index}"
+                )));
             }
             let a = *axis as usize;
             if a >= ss.len() {
-                return Err(format!("axis {axis} is out of range for rank {}", ss.len()));
+                return Err(Violation::Rule(format!("axis {axis} is out of range for rank {}", ss.len())));
             }
             if let Some(d) = (0..ss.len()).find(|&d| d != a && ss[d] != is[d]) {
-                return Err(format!("source and indices differ in dim {d} (not the gather axis): {src} and {index}"));
+                return Err(Violation::Rule(format!(
+                    "source and indices differ in dim {d} (not the gather axis): {src} and {index}"
+                )));
             }
             if out.shape() != is || out.elem() != src.elem() {
-                return Err(format!("result must be shaped like the indices with the source's elements, got {out}"));
+                return Err(Violation::Rule(format!(
+                    "result must be shaped like the indices with the source's elements, got {out}"
+                )));
             }
             Ok(())
         }
@@ -40,30 +46,32 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             counts(ins, outs, 1..=2, 1)?;
             int_elem(ins[0], "input")?;
             if ins[0].shape().len() != 1 {
-                return Err(format!("input must be a 1-D tensor, got {}", ins[0]));
+                return Err(Violation::Rule(format!("input must be a 1-D tensor, got {}", ins[0])));
             }
             if let Some(m) = ins.get(1)
                 && (m.shape() != ins[0].shape() || m.elem() != Some(Elem::Scalar(ScalarType::I1)))
             {
-                return Err(format!("mask must be i1 shaped like the input, got {m}"));
+                return Err(Violation::Rule(format!("mask must be i1 shaped like the input, got {m}")));
             }
             let out = outs[0];
             if out.shape() != [*num_bins] || out.elem() != Some(Elem::Scalar(ScalarType::I32)) {
-                return Err(format!("result must be tensor<{num_bins}xi32>, got {out}"));
+                return Err(Violation::Rule(format!("result must be tensor<{num_bins}xi32>, got {out}")));
             }
             Ok(())
         }
         Op::InlineAsm { pack, .. } => {
             if outs.is_empty() {
-                return Err("needs at least one result".into());
+                return Err(Violation::Rule("needs at least one result".into()));
             }
             let shape = outs[0].shape();
             if let Some(t) = ins.iter().chain(outs).find(|t| t.shape() != shape || t.elem().is_none()) {
-                return Err(format!("operands and results must be tensors or scalars of one shape, got {t}"));
+                return Err(Violation::Rule(format!(
+                    "operands and results must be tensors or scalars of one shape, got {t}"
+                )));
             }
             let n: u32 = shape.iter().product();
             if *pack == 0 || n % *pack != 0 {
-                return Err(format!("pack {pack} must divide the {n} elements"));
+                return Err(Violation::Rule(format!("pack {pack} must divide the {n} elements")));
             }
             Ok(())
         }
@@ -71,7 +79,7 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             counts(ins, outs, 0..=0, 1)?;
             let want = if matches!(op, Op::GlobalTimer) { ScalarType::I64 } else { ScalarType::I32 };
             if *outs[0] != Type::scalar(want) {
-                return Err(format!("result must be {want}, got {}", outs[0]));
+                return Err(Violation::Rule(format!("result must be {want}, got {}", outs[0])));
             }
             Ok(())
         }
@@ -79,18 +87,18 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
         Op::MakeTensorDescIm2col { rank, .. } => {
             let r = *rank as usize;
             if !(3..=crate::tma::MAX_RANK).contains(&r) {
-                return Err(format!("an im2col descriptor is over a tensor of rank 3 to 5, not {r}"));
+                return Err(Violation::Rule(format!("an im2col descriptor is over a tensor of rank 3 to 5, not {r}")));
             }
             // base, shape, strides, lower and upper corners (spatial dims), element strides.
             counts(ins, outs, 1 + 5 * r - 4..=1 + 5 * r - 4, 1)?;
             let Some(Elem::Ptr(pointee, _)) = ins[0].elem() else {
-                return Err(format!("the base must be a pointer, got {}", ins[0]));
+                return Err(Violation::Rule(format!("the base must be a pointer, got {}", ins[0])));
             };
             let want = |range: std::ops::Range<usize>, s: ScalarType, what: &str| match ins[range]
                 .iter()
                 .find(|t| ***t != Type::scalar(s))
             {
-                Some(t) => Err(format!("{what} must be {s} scalars, got {t}")),
+                Some(t) => Err(Violation::Rule(format!("{what} must be {s} scalars, got {t}"))),
                 None => Ok(()),
             };
             want(1..1 + r, ScalarType::I32, "the shape")?;
@@ -98,9 +106,11 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String
             want(1 + 2 * r..ins.len(), ScalarType::I32, "the corners and element strides")?;
             match outs[0] {
                 Type::TensorDesc { elem, block_shape } if *elem == pointee && block_shape.len() == 2 => Ok(()),
-                other => Err(format!("result must be a [pixels, channels] tensordesc of {pointee}, got {other}")),
+                other => Err(Violation::Rule(format!(
+                    "result must be a [pixels, channels] tensordesc of {pointee}, got {other}"
+                ))),
             }
         }
-        other => Err(format!("`{}` is not typed here", other.name())),
+        other => Err(Violation::Rule(format!("`{}` is not typed here", other.name()))),
     }
 }

@@ -10,7 +10,7 @@ use tessel_layouts::{AnyLayout, SharedLayout, TensorMemoryLayout, TmemAccess, Tm
 use crate::ir::Func;
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
-use crate::verify_checks::counts;
+use crate::verify_checks::{Violation, counts};
 
 /// The tensor-memory buffer `t`: its shape, element type and layout.
 pub fn tmem_parts(t: &Type) -> Result<(&[u32], ScalarType, &TensorMemoryLayout), String> {
@@ -141,10 +141,22 @@ pub(crate) fn check_slice(op: &Op, mem: &Type, view: &Type) -> Result<(), String
 }
 
 /// The rules for `op` of `f` with operand types `ins` and result types `outs`.
-pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violation> {
+    if let Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Commit = op {
+        let (n_in, n_out) = match op {
+            Op::TmemAlloc => (0..=1, 1),
+            Op::TmemLoad => (1..=1, 1),
+            Op::TmemStore => (2..=2, 0),
+            _ => (1..=2, 0),
+        };
+        counts(ins, outs, n_in, n_out)?;
+    }
+    rules(f, op, ins, outs).map_err(Violation::Rule)
+}
+
+fn rules(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
     match op {
         Op::TmemAlloc => {
-            counts(ins, outs, 0..=1, 1)?;
             check_buffer(outs[0])?;
             match ins.first() {
                 Some(t) => check_moved(f, t, outs[0]),
@@ -152,12 +164,10 @@ pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<
             }
         }
         Op::TmemLoad => {
-            counts(ins, outs, 1..=1, 1)?;
             check_buffer(ins[0])?;
             check_moved(f, outs[0], ins[0])
         }
         Op::TmemStore => {
-            counts(ins, outs, 2..=2, 0)?;
             check_buffer(ins[1])?;
             check_moved(f, ins[0], ins[1])
         }
@@ -168,7 +178,6 @@ pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<
             check_mma(ins)
         }
         Op::Tcgen05Commit => {
-            counts(ins, outs, 1..=2, 0)?;
             check_barrier(ins[0])?;
             match ins.get(1) {
                 Some(p) => check_pred(p, "pred"),

@@ -64,7 +64,7 @@ fn verifier_rejects_ill_typed_ops() {
     for (text, want) in bad {
         let f = parse_func(text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
         let e = verify(&f).expect_err(text);
-        assert!(e.message.contains(want), "expected `{want}` in `{}`", e.message);
+        assert!(e.to_string().contains(want), "expected `{want}` in `{e}`");
     }
 }
 

@@ -88,7 +88,7 @@ impl InFlight {
                 break;
             }
             state.check(&l.tracked_spans(o)).map_err(|e| {
-                CompileError::new(format!("across the loop's back edge, the next iteration {}", e.message))
+                CompileError::new(format!("across the loop's back edge, the next iteration {}", e.cause))
             })?;
             match d.op {
                 Op::WarpGroupDot { is_async: true, .. } => state.dot_issued(d.results[0], l.tracked_spans(o)),

@@ -20,7 +20,7 @@ use crate::ptx::{Operand, Reg, RegClass, sym, vector};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
-    shared_access::offsets(dist, shared).map_err(CompileError::new)
+    shared_access::offsets(dist, shared).map_err(CompileError::from)
 }
 
 /// How many registers move per access: the contiguous run of the map, except that 8-bit elements, which live
@@ -159,8 +159,7 @@ pub(crate) fn view(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     }
     let (_, elem, layout) = l.f.ty(src).memdesc().expect("verified: a memdesc");
     let length = l.f.ty(v).shape()[dim as usize];
-    let (_, offset) =
-        tessel_tile::layout::shared_views::slice(layout, dim as usize, start, length).map_err(CompileError::new)?;
+    let (_, offset) = tessel_tile::layout::shared_views::slice(layout, dim as usize, start, length)?;
     let bytes = offset * elem.bytes();
     if bytes == 0 {
         l.vals.insert(v, vec![base]);

@@ -47,11 +47,12 @@ use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
 use tessel_tile::layout::accelerate::runs_on_mma_sync;
 use tessel_tile::layout::axis::{AxisAnalysis, analyze};
 use tessel_tile::ops::Op;
+use tessel_tile::target::{Exhausted, Resource};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::ptx::{Builder, Instr, Param, Reg, RegClass, mem_sym, module, special};
 use crate::smem::{Access, Allocation, Hazards, Span};
-use crate::{CompileError, Kernel, Source};
+use crate::{Cause, CompileError, Kernel, Source};
 
 /// The PTX register class holding one element.
 pub(crate) fn class_of(e: Elem) -> Result<RegClass, CompileError> {
@@ -475,11 +476,7 @@ impl<'f> Lower<'f> {
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
             Op::AsyncCopyMBarrierArrive { arrivals } => asynchronous::copy_mbarrier_arrive(self, &data, *arrivals)?,
             Op::FenceAsyncShared => self.b.effect("fence.proxy.async.shared::cta", ()),
-            Op::MBarrierInit { .. }
-            | Op::MBarrierExpect { .. }
-            | Op::MBarrierArrive { .. }
-            | Op::MBarrierWait
-            | Op::MBarrierInvalidate => asynchronous::mbarrier(self, &data)?,
+            op if op.facts().barrier.is_some() => asynchronous::mbarrier(self, &data)?,
             // A descriptor the program makes holds its tensor map's address; a host descriptor's TMA copies reach
             // its arguments through the IR.
             Op::MakeTensorDesc { .. } if self.kernel_maps.contains(&o) => tma::make_desc(self, o, &data)?,
@@ -529,7 +526,7 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
 
 /// Compiles one kernel of layout IR to PTX for `arch`.
 pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
-    f.config.validate().map_err(CompileError::new)?;
+    f.config.validate().map_err(Cause::Config)?;
     let (arch, num_warps) = (f.target, f.config.num_warps);
     let partition_warps = partitions::warps_of_values(f);
     for (i, v) in f.values.iter().enumerate() {
@@ -669,7 +666,8 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
                 f.config.num_stages
             );
         }
-        return Err(CompileError { shared_memory: Some((l.smem_bytes, capacity)), ..CompileError::new(msg) });
+        let exhausted = Exhausted { resource: Resource::SharedMemory, needed: l.smem_bytes, capacity };
+        return Err(Cause::Exhausted { exhausted, detail: msg }.into());
     }
     let mut table = l.alloc.table(f);
     if l.smem_bytes > 0 {

@@ -27,7 +27,7 @@ pub(crate) const MAP_BYTES: u32 = 128;
 /// The TMA block of descriptor `desc`, checked against the layout of the buffer `buf` it is copied to or from.
 fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, CompileError> {
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
-    let b = tma::block(elem, block).map_err(CompileError::new)?;
+    let b = tma::block(elem, block)?;
     let (_, _, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
     let want = b.layout.to_linear(block).map_err(|e| CompileError::new(e.to_string()))?;
     if layout.linear != want {

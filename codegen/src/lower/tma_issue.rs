@@ -168,10 +168,7 @@ fn box_coords(
 /// Each box's byte offset in the buffer: where the layout puts the box's first element.
 fn box_offsets(l: &Lower, buf: ValueId, b: &TmaBlock) -> Result<Vec<u32>, CompileError> {
     let (_, elem, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
-    b.boxes
-        .iter()
-        .map(|origin| Ok(tma::box_offset(&layout.linear, origin).map_err(CompileError::new)? * elem.bytes()))
-        .collect()
+    b.boxes.iter().map(|origin| Ok(tma::box_offset(&layout.linear, origin)? * elem.bytes())).collect()
 }
 
 /// Each box's shared address: the buffer's base plus the box's offset.

@@ -230,7 +230,7 @@ mod tests {
         .unwrap();
         let off = Offsets::new(&plain).unwrap();
         let e = derive(&off, Operand::A, 2, 64, 16, &origins(Operand::A, shape, 64, 16)).unwrap_err();
-        assert!(e.message.contains("cannot be read by a wgmma descriptor"), "{e}");
+        assert!(e.to_string().contains("cannot be read by a wgmma descriptor"), "{e}");
     }
 
     proptest! {

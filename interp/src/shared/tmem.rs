@@ -15,6 +15,7 @@ use tessel_tile::types::{Elem, ScalarType};
 
 use super::{Program, Tensor, Value, View, overlaps};
 use crate::compute::dot;
+use crate::error::{Fault, SharedFault};
 
 /// One tensor-memory allocation: its rows of cells as the program sees them (`cells`), and as the tensor cores
 /// see them, with the results of MMAs still in flight (`shadow`).
@@ -33,8 +34,8 @@ struct Group {
     writes: Vec<(usize, usize, u32)>,
     /// The shared-memory operands it reads.
     reads: Vec<View>,
-    /// How messages name it: `the tcgen05_mma into %acc`.
-    what: String,
+    /// Its accumulator, which messages name it by.
+    mma: ValueId,
 }
 
 #[derive(Default)]
@@ -56,8 +57,8 @@ impl Tmem {
     }
 
     /// The MMA whose operand reads overlap `view`, if one is in flight.
-    pub(super) fn reader_of(&self, view: &View) -> Option<&str> {
-        self.groups.iter().find(|g| g.reads.iter().any(|r| overlaps(r, view))).map(|g| g.what.as_str())
+    pub(super) fn reader_of(&self, view: &View) -> Option<ValueId> {
+        self.groups.iter().find(|g| g.reads.iter().any(|r| overlaps(r, view))).map(|g| g.mma)
     }
 }
 
@@ -114,14 +115,15 @@ impl Program<'_> {
     }
 
     /// `mem.slice(start, length)` of tensor memory: the same buffer from a later column.
-    pub(super) fn tmem_slice(&mut self, o: OpId) -> Result<(), String> {
+    pub(super) fn tmem_slice(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let Op::MemDescSlice { start, .. } = data.op else { unreachable!("a slice") };
         let (_, cols) = tessel_tile::verify_tmem::slice_layout(
             self.f.ty(data.operands[0]),
             start,
             self.f.ty(data.results[0]).shape()[1],
-        )?;
+        )
+        .map_err(|_| Fault::Unverified("a tensor-memory slice the verifier accepts"))?;
         let whole = self.tmem_view_of(data.operands[0]).clone();
         let view = View { start: whole.start + cols as usize, ..whole };
         self.env[data.results[0].index()] = Some(Value::Smem(view));
@@ -129,9 +131,9 @@ impl Program<'_> {
     }
 
     /// The tensor `v` holds, from the program's cells or (`shadow`) the tensor cores' view.
-    fn tmem_read(&self, v: ValueId, shadow: bool) -> Result<Tensor, String> {
+    fn tmem_read(&self, v: ValueId, shadow: bool) -> Result<Tensor, SharedFault> {
         let b = self.tmem_view(v);
-        let buf = self.smem.tmem.bufs[b].as_ref().ok_or_else(|| format!("tensor-memory buffer {v} is freed"))?;
+        let buf = self.smem.tmem.bufs[b].as_ref().ok_or(SharedFault::Deallocated(v))?;
         let (place, elem, shape) = self.tmem_place(v);
         let mask = if elem.bits() == 32 { u32::MAX } else { (1u32 << elem.bits()) - 1 };
         let cells = if shadow { &buf.shadow } else { &buf.cells };
@@ -155,14 +157,14 @@ impl Program<'_> {
     }
 
     /// The MMA in flight that writes a cell of buffer `b` among `cells`, if one is.
-    fn tmem_pending(&self, b: usize, cells: &[usize]) -> Option<&str> {
+    fn tmem_pending(&self, b: usize, cells: &[usize]) -> Option<ValueId> {
         let touched: std::collections::HashSet<usize> = cells.iter().copied().collect();
         self.smem
             .tmem
             .groups
             .iter()
             .find(|g| g.writes.iter().any(|&(wb, c, _)| wb == b && touched.contains(&c)))
-            .map(|g| g.what.as_str())
+            .map(|g| g.mma)
     }
 
     /// Barrier `key` was seen complete up to phase `upto`: the MMAs a commit on it tracked with those phases land.
@@ -183,11 +185,11 @@ impl Program<'_> {
 
     /// A commit on barrier `bar`: it tracks every MMA in flight and gets one arrival (they are done in the
     /// interpreter's program order).
-    fn tcgen05_commit(&mut self, bar: ValueId) -> Result<(), String> {
+    fn tcgen05_commit(&mut self, bar: ValueId) -> Result<(), SharedFault> {
         let v = self.view(bar)?;
         let key = (v.buf, v.start);
         if !self.smem.barriers.contains_key(&key) {
-            return Err(format!("tcgen05_commit arrives on mbarrier {bar}, which is not initialized"));
+            return Err(SharedFault::CommitUninitialized(bar));
         }
         for g in &mut self.smem.tmem.groups {
             g.keys.push((key, None));
@@ -200,7 +202,7 @@ impl Program<'_> {
     }
 
     /// The tensor-memory ops.
-    pub(super) fn tmem(&mut self, o: OpId) -> Result<(), String> {
+    pub(super) fn tmem(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let ins = &data.operands;
         match &data.op {
@@ -225,12 +227,8 @@ impl Program<'_> {
             Op::TmemLoad => {
                 let b = self.tmem_view(ins[0]);
                 let cells: Vec<usize> = self.tmem_place(ins[0]).0.iter().map(|&(c, _)| c).collect();
-                if let Some(what) = self.tmem_pending(b, &cells) {
-                    return Err(format!(
-                        "tmem_load reads tensor-memory buffer {} while {what} writing it is in flight (no mbarrier_wait \
-                         observed the phase of a commit tracking it)",
-                        ins[0]
-                    ));
+                if let Some(mma) = self.tmem_pending(b, &cells) {
+                    return Err(SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], mma }.into());
                 }
                 let t = self.tmem_read(ins[0], false)?;
                 self.set(o, 0, t);
@@ -255,7 +253,7 @@ impl Program<'_> {
                 };
                 let out = dot(&a, &b, &acc, InputPrecision::Ieee)?;
                 let bi = self.tmem_view(ins[2]);
-                let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or("the accumulator is freed")?.shadow.clone();
+                let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or(SharedFault::Deallocated(ins[2]))?.shadow.clone();
                 let cells = self.tmem_cells(ins[2], &out, &shadow);
                 let buf = self.smem.tmem.bufs[bi].as_mut().expect("checked");
                 for &(c, bits) in &cells {
@@ -267,9 +265,8 @@ impl Program<'_> {
                         reads.push(self.view(x)?);
                     }
                 }
-                let what = format!("the tcgen05_mma into {}", ins[2]);
                 let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
-                self.smem.tmem.groups.push(Group { keys: Vec::new(), writes, reads, what });
+                self.smem.tmem.groups.push(Group { keys: Vec::new(), writes, reads, mma: ins[2] });
                 for pair in ins[5..].chunks(2) {
                     if on(self, pair[1]) {
                         self.tcgen05_commit(pair[0])?;
@@ -287,16 +284,13 @@ impl Program<'_> {
     }
 
     /// `tmem_store` (and an initialized `tmem_alloc`): an error over cells an MMA in flight writes.
-    fn tmem_write(&mut self, v: ValueId, t: &Tensor) -> Result<(), String> {
+    fn tmem_write(&mut self, v: ValueId, t: &Tensor) -> Result<(), SharedFault> {
         let b = self.tmem_view(v);
-        let cells_now = self.smem.tmem.bufs[b].as_ref().ok_or_else(|| format!("tensor-memory buffer {v} is freed"))?;
+        let cells_now = self.smem.tmem.bufs[b].as_ref().ok_or(SharedFault::Deallocated(v))?;
         let writes = self.tmem_cells(v, t, &cells_now.shadow.clone());
         let touched: Vec<usize> = writes.iter().map(|&(c, _)| c).collect();
-        if let Some(what) = self.tmem_pending(b, &touched) {
-            return Err(format!(
-                "tmem_store writes tensor-memory buffer {v} while {what} writing it is in flight (no mbarrier_wait \
-                 observed the phase of a commit tracking it)"
-            ));
+        if let Some(mma) = self.tmem_pending(b, &touched) {
+            return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, mma });
         }
         let buf = self.smem.tmem.bufs[b].as_mut().expect("checked");
         for (c, bits) in writes {

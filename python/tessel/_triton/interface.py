@@ -48,17 +48,29 @@ class OutOfResources(TritonError):
         return type(self), (self.required, self.limit, self.name)
 
 
-class OutOfSharedMemory(_CompilationError, OutOfResources):
-    """A kernel needs more shared memory than one CTA may have. tessel finds it compiling, so it is a
-    `CompilationError`; Triton finds it loading the kernel and raises `OutOfResources(required, limit, "shared
-    memory")`, which code written for Triton catches (to skip a config, or to fall back to smaller blocks)."""
+class CompilationOutOfResources(_CompilationError, OutOfResources):
+    """A kernel needs more of a CTA's resources (`name`: shared memory, registers, warps) than the target has.
+    tessel finds it compiling, so it is a `CompilationError`; Triton finds it loading the kernel and raises
+    `OutOfResources(required, limit, name)`, which code written for Triton catches (to skip a config, or to fall
+    back to smaller blocks)."""
 
-    def __init__(self, message, required, limit):
-        OutOfResources.__init__(self, required, limit, "shared memory")
+    def __init__(self, message, required, limit, name):
+        OutOfResources.__init__(self, required, limit, name)
         self.message = message
 
     def __str__(self):
         return self.message
+
+    def __reduce__(self):
+        return type(self), (self.message, self.required, self.limit, self.name)
+
+
+class OutOfSharedMemory(CompilationOutOfResources):
+    """A kernel needs more shared memory than one CTA may have: `OutOfResources(required, limit, "shared
+    memory")`, as Triton raises it."""
+
+    def __init__(self, message, required, limit):
+        CompilationOutOfResources.__init__(self, message, required, limit, "shared memory")
 
     def __reduce__(self):
         return type(self), (self.message, self.required, self.limit)

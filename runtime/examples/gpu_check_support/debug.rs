@@ -16,7 +16,7 @@ use std::process::Command;
 
 use tessel_codegen::compile;
 use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, run};
+use tessel_interp::{Arg, Fault, run};
 use tessel_math::testing::Rng;
 use tessel_runtime::{Gpu, KArg};
 use tessel_tile::ir::Func;
@@ -172,7 +172,9 @@ pub fn check_assert_fail() -> Result<String, String> {
     let (inp, out_id) = (mem.alloc_from("in", ScalarType::I32, &x), mem.alloc("out", ScalarType::I32, ASSERT_LEN));
     let args = [Arg::Buffer(inp), Arg::Buffer(out_id), Arg::Int(ASSERT_LEN as i64)];
     match run(&parse("assert")?, &args, [ASSERT_LEN.div_ceil(256) as u32, 1, 1], &mut mem) {
-        Err(e) if e.message.contains("x >= 0") => Ok(format!("device: {}", line.trim())),
+        Err(e) if matches!(&e.fault, Fault::AssertFailed { message, .. } if message.contains("x >= 0")) => {
+            Ok(format!("device: {}", line.trim()))
+        }
         other => Err(format!("the interpreter did not fail the same way: {other:?}")),
     }
 }

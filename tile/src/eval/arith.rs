@@ -5,13 +5,36 @@ use crate::ops::{BinOp, CmpPred, UnOp};
 use crate::types::ScalarType;
 use tessel_math::{approx, rounding};
 
+/// Why an op has no value on an element type (the verifier admits the type, the semantics do not cover it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvalError {
+    /// The op means nothing on this type (`popc` of a float, `div_rn` of an int).
+    NotDefined { op: &'static str, ty: ScalarType },
+    /// The op is defined on f32 and f64 only.
+    FloatOnly { op: &'static str, ty: ScalarType },
+    /// Not implemented on this type yet.
+    NotYet { op: &'static str, ty: ScalarType },
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::NotDefined { op, ty } => write!(f, "`{op}` is not defined on {ty}"),
+            EvalError::FloatOnly { op, ty } => write!(f, "`{op}` is defined on f32 and f64 only, not {ty}"),
+            EvalError::NotYet { op, ty } => write!(f, "`{op}` on {ty} is not supported yet"),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
 /// `a op b` for elements of type `t`.
-pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> Result<Val, String> {
+pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> Result<Val, EvalError> {
     if t.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
         if let Some((arith, dir)) = op.directed() {
             if !matches!(t, ScalarType::F32 | ScalarType::F64) {
-                return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
+                return Err(EvalError::FloatOnly { op: op.word(), ty: t });
             }
             return Ok(Val::Float(rounding::libdevice(arith, dir, t.float_format(), x, y)));
         }
@@ -39,7 +62,7 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
             BinOp::Atan2 => libm_result(t, via_f32(t, libm_input(t, x).atan2(libm_input(t, y)))),
             // C's fmod, exact (Rust's `%` on floats; narrower operands are exact in f64 and so is the result).
             BinOp::Fmod => libm_input(t, x) % libm_input(t, y),
-            _ => return Err(format!("`{}` is not defined on {t}", op.word())),
+            _ => return Err(EvalError::NotDefined { op: op.word(), ty: t }),
         };
         return Ok(Val::Float(round_float(r, t)));
     }
@@ -86,13 +109,13 @@ pub fn binary(op: BinOp, propagate_nan: bool, t: ScalarType, a: Val, b: Val) -> 
         BinOp::MulHi if !unsigned => ((x as i128 * y as i128) >> bits) as i64,
         BinOp::MulHi => ((ux(x) as u128 * ux(y) as u128) >> bits) as i64,
         _ => {
-            return Err(format!("`{}` is not defined on {t}", op.word()));
+            return Err(EvalError::NotDefined { op: op.word(), ty: t });
         }
     };
     Ok(Val::Int(wrap_int(r, t)))
 }
 
-pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
+pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, EvalError> {
     if t.is_int() {
         let x = a.as_i64();
         let r = match op {
@@ -109,13 +132,13 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
                     _ => (u.reverse_bits() >> (64 - bits)) as i64,
                 }
             }
-            _ => return Err(format!("`{}` is not defined on {t}", op.word())),
+            _ => return Err(EvalError::NotDefined { op: op.word(), ty: t }),
         };
         return Ok(Val::Int(wrap_int(r, t)));
     }
     if let Some(dir) = op.directed() {
         if !matches!(t, ScalarType::F32 | ScalarType::F64) {
-            return Err(format!("`{}` is defined on f32 and f64 only, not {t}", op.word()));
+            return Err(EvalError::FloatOnly { op: op.word(), ty: t });
         }
         return Ok(Val::Float(rounding::libdevice(rounding::Arith::Sqrt, dir, t.float_format(), a.as_f64(), 0.0)));
     }
@@ -193,7 +216,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::Y0
         | UnOp::Y1
         | UnOp::Rcp64h => {
-            return Err(format!("`{}` on {t} is not supported yet", op.word()));
+            return Err(EvalError::NotYet { op: op.word(), ty: t });
         }
         UnOp::Not
         | UnOp::Popc
@@ -203,7 +226,7 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
         | UnOp::SqrtRz
         | UnOp::SqrtRd
         | UnOp::SqrtRu => {
-            return Err(format!("`{}` is not defined on {t}", op.word()));
+            return Err(EvalError::NotDefined { op: op.word(), ty: t });
         }
     };
     Ok(Val::Float(round_float(r, t)))
@@ -211,19 +234,19 @@ pub fn unary(op: UnOp, t: ScalarType, a: Val) -> Result<Val, String> {
 
 /// `jn`/`yn` of an i32 order and an f32 or f64 value: libdevice's recurrences (`tessel_math::bessel::bessel_n`), the loop the
 /// PTX runs.
-pub fn bessel_n(kind: tessel_math::bessel::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, String> {
+pub fn bessel_n(kind: tessel_math::bessel::bessel_n::Kind, t: ScalarType, n: i64, x: f64) -> Result<f64, EvalError> {
     use tessel_math::bessel::bessel_n::{Kind, model32, model64};
     // The order is an i32 value.
     let n = n as i32;
     match t {
         ScalarType::F32 => Ok(model32(kind, n, x as f32) as f64),
         ScalarType::F64 => Ok(model64(kind, n, x)),
-        _ => Err(format!("`{}` is defined on f32 and f64 only, not {t}", if kind == Kind::J { "jn" } else { "yn" })),
+        _ => Err(EvalError::FloatOnly { op: if kind == Kind::J { "jn" } else { "yn" }, ty: t }),
     }
 }
 
 /// `norm`/`rnorm` of three or four f32 or f64 values: libdevice's sequences (`tessel_math::roots::norm`).
-pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
+pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, EvalError> {
     use tessel_math::{model, roots::norm};
     match t {
         ScalarType::F32 => {
@@ -231,7 +254,7 @@ pub fn norm(t: ScalarType, xs: &[f64], recip: bool) -> Result<f64, String> {
             Ok(norm::norm_f32(&mut model::M32, &xs, recip) as f64)
         }
         ScalarType::F64 => Ok(norm::norm_f64(&mut model::M64, xs, recip)),
-        _ => Err(format!("`{}` is defined on f32 and f64 only, not {t}", if recip { "rnorm" } else { "norm" })),
+        _ => Err(EvalError::FloatOnly { op: if recip { "rnorm" } else { "norm" }, ty: t }),
     }
 }
 

@@ -187,7 +187,12 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
 /// The NVMMA shared layout a `wgmma` operand of `shape` and `elem` is staged in: K-major (the contiguous dim is
 /// K) unless `mn_major` (allowed for 16-bit types only), with the widest swizzle (128, 64 or 32 bytes) that one
 /// row of the contiguous dim fills.
-pub fn operand_shared_layout(shape: &[u32], elem: ScalarType, is_b: bool, mn_major: bool) -> Result<L, String> {
+pub fn operand_shared_layout(
+    shape: &[u32],
+    elem: ScalarType,
+    is_b: bool,
+    mn_major: bool,
+) -> Result<L, super::AssignError> {
     let bits = elem.bits();
     // The contiguous dim: K for A is dim 1 and for B dim 0; M/N for A is dim 0 and for B dim 1.
     let contig_dim = match (is_b, mn_major) {
@@ -195,9 +200,8 @@ pub fn operand_shared_layout(shape: &[u32], elem: ScalarType, is_b: bool, mn_maj
         (false, true) | (true, false) => 0,
     };
     let contig_bytes = shape[contig_dim] * bits / 8;
-    let swizzle = [128, 64, 32].into_iter().find(|&s| contig_bytes >= s).ok_or_else(|| {
-        format!("a wgmma operand needs at least 32 bytes along its contiguous dim, got {contig_bytes}")
-    })?;
+    let swizzle =
+        [128, 64, 32].into_iter().find(|&s| contig_bytes >= s).ok_or(super::AssignError::OperandBytes(contig_bytes))?;
     let spec = NvmmaSharedLayout {
         swizzle_byte_width: swizzle,
         element_bitwidth: bits,
@@ -206,7 +210,7 @@ pub fn operand_shared_layout(shape: &[u32], elem: ScalarType, is_b: bool, mn_maj
         fp4_padded: false,
         cga: CgaLayout::default(),
     };
-    let linear = spec.to_linear(shape).map_err(|e| e.to_string())?;
+    let linear = spec.to_linear(shape)?;
     Ok(Arc::new(Layout { spec: Some(AnyLayout::Shared(SharedLayout::Nvmma(spec))), linear }))
 }
 
@@ -235,7 +239,7 @@ fn loaded(f: &Func, mut v: ValueId) -> bool {
 
 /// Rewrites every `dot` whose accumulator has an MMA v3 layout into `local_alloc`s of its operands and a
 /// `warpgroup_dot`. Returns whether anything changed.
-pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
+pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
     let mut changed = false;
     // Operands staged where they are made (outside the dot's region), by value and buffer type: another dot
     // reading the same value the same way (attention's Q, read by the off-diagonal and the diagonal loops)
@@ -270,7 +274,7 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, String> {
             }
             let v = *slot;
             let Type::Tensor { shape, elem: Elem::Scalar(elem), .. } = f.ty(v).clone() else {
-                return Err(format!("dot operand {v} is not a tensor"));
+                return Err(super::AssignError::NotATensor(v));
             };
             let is_b = i == 1;
             // 16-bit operands may be MN-major; keep whichever major the registers already run along.

@@ -134,7 +134,11 @@ fn components(f: &Func) -> HashMap<OpId, usize> {
 }
 
 /// The anchor layouts: for each memory op, `dot` and descriptor access, the layout of its tile.
-pub fn coalesce(f: &Func, axis: &AxisAnalysis, num_warps: u32) -> Result<HashMap<OpId, L>, String> {
+pub fn coalesce(
+    f: &Func,
+    axis: &AxisAnalysis,
+    num_warps: u32,
+) -> Result<HashMap<OpId, L>, tessel_layouts::LayoutError> {
     let threads = num_warps * WARP_SIZE;
     let comps = components(f);
     let mem: Vec<OpId> = f.all_ops().into_iter().filter(|&o| is_memory_op(f, o)).collect();

@@ -10,18 +10,45 @@
 //!
 //! This is the portable lowering (what Triton does where TMA is unavailable). On sm_90a and newer, accesses of
 //! descriptors with a tensor map whose blocks TMA can copy ([`crate::tma::usable`]: host descriptors, and those
-//! the kernel makes once per program) are left for [`super::tma_copies`] (after the software pipeliner, which
-//! issues its own TMA loads); descriptors made in loops or branches are read and written here.
+//! the kernel makes once per program) are left for `tessel_sched::tma_copies` (after the software pipeliner,
+//! which issues its own TMA loads); descriptors made in loops or branches are read and written here.
 
-use crate::ir::{Func, OpId, ValueId};
+use crate::ir::{Cursor, Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, Op};
 use crate::types::{Elem, ScalarType, Type};
+
+/// Why a descriptor access cannot be lowered to pointer ops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DescriptorError {
+    /// The access's operand 0 (of op `op`) is no tensor descriptor.
+    NotADescriptor { op: &'static str },
+    /// The descriptor is not made by a `make_tensor_desc` in the kernel.
+    NotMade { op: &'static str },
+    /// A descriptor whose block has another rank than its tensor.
+    Rank { rank: usize, block: usize },
+}
+
+impl std::fmt::Display for DescriptorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DescriptorError::NotADescriptor { op } => write!(f, "{op}: operand 0 is not a tensor descriptor"),
+            DescriptorError::NotMade { op } => {
+                write!(f, "{op}: the descriptor is not formed by a `make_tensor_desc` in the kernel")
+            }
+            DescriptorError::Rank { rank, block } => {
+                write!(f, "descriptor of rank {rank} with a block of rank {block}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DescriptorError {}
 
 /// Rewrites every `desc_load` / `desc_store` of `f` into pointer loads/stores and removes the then-unused
 /// `make_tensor_desc` ops; returns whether anything changed. Fails when a descriptor is not formed by a
 /// `make_tensor_desc` in the kernel.
-pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
-    // Accesses TMA can make stay: [`super::tma_copies`] lowers them once the pipeliner has taken its loads.
+pub fn lower_descriptors(f: &mut Func) -> Result<bool, DescriptorError> {
+    // Accesses TMA can make stay: `tessel_sched::tma_copies` lowers them once the pipeliner has taken its loads.
     let accesses: Vec<OpId> = f
         .all_ops()
         .into_iter()
@@ -41,35 +68,7 @@ pub fn lower_descriptors(f: &mut Func) -> Result<bool, String> {
     Ok(changed)
 }
 
-/// Inserts new ops before `anchor`, in order.
-pub(crate) struct Cursor<'f> {
-    pub(crate) f: &'f mut Func,
-    pub(crate) anchor: OpId,
-}
-
 impl Cursor<'_> {
-    /// Inserts `op` before the anchor; returns the new op.
-    pub(crate) fn insert(&mut self, op: Op, operands: &[ValueId], results: Vec<Type>) -> OpId {
-        let region = self.f.op(self.anchor).parent.expect("a linked op");
-        let loc = self.f.op(self.anchor).loc;
-        let new = self.f.append(region, op, operands, results, &[], loc);
-        let ops = &mut self.f.region_mut(region).ops;
-        ops.pop();
-        let at = ops.iter().position(|&x| x == self.anchor).expect("the anchor is in its region");
-        ops.insert(at, new);
-        new
-    }
-
-    /// Inserts a one-result op before the anchor; returns its result.
-    pub(crate) fn op(&mut self, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
-        let new = self.insert(op, operands, vec![ty]);
-        self.f.op(new).results[0]
-    }
-
-    pub(crate) fn constant(&mut self, c: Const, ty: Type) -> ValueId {
-        self.op(Op::Constant(c), &[], ty)
-    }
-
     fn binary(&mut self, op: BinOp, a: ValueId, b: ValueId) -> ValueId {
         let ty = self.f.ty(a).clone();
         self.op(Op::Binary { op, propagate_nan: false }, &[a, b], ty)
@@ -103,22 +102,22 @@ impl Cursor<'_> {
     }
 }
 
-fn lower_access(f: &mut Func, o: OpId) -> Result<(), String> {
+fn lower_access(f: &mut Func, o: OpId) -> Result<(), DescriptorError> {
     let data = f.op(o).clone();
     let is_load = matches!(data.op, Op::DescLoad);
     let desc = data.operands[0];
     let Type::TensorDesc { elem, block_shape } = f.ty(desc).clone() else {
-        return Err(format!("{}: operand 0 is not a tensor descriptor", data.op.name()));
+        return Err(DescriptorError::NotADescriptor { op: data.op.name() });
     };
     let Some(maker) = f.all_ops().into_iter().find(|&m| f.op(m).results.first() == Some(&desc)) else {
-        return Err(format!("{}: the descriptor is not formed by a `make_tensor_desc` in the kernel", data.op.name()));
+        return Err(DescriptorError::NotMade { op: data.op.name() });
     };
     let (Op::MakeTensorDesc { rank, padding }, m) = (f.op(maker).op.clone(), f.op(maker).operands.clone()) else {
-        return Err(format!("{}: the descriptor is not formed by a `make_tensor_desc` in the kernel", data.op.name()));
+        return Err(DescriptorError::NotMade { op: data.op.name() });
     };
     let rank = rank as usize;
     if block_shape.len() != rank {
-        return Err(format!("descriptor of rank {rank} with a block of rank {}", block_shape.len()));
+        return Err(DescriptorError::Rank { rank, block: block_shape.len() });
     }
     let (base, sizes, strides) = (m[0], m[1..1 + rank].to_vec(), m[1 + rank..1 + 2 * rank].to_vec());
     let offsets = data.operands[if is_load { 1 } else { 2 }..].to_vec();

@@ -28,18 +28,68 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
-pub mod tma_copies;
 
-use crate::ir::Func;
+use crate::ir::{Func, ValueId};
+use crate::target::ConfigError;
+use crate::verify::VerifyError;
+
+/// Why layout assignment failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AssignError {
+    /// The launch configuration is out of range.
+    Config(ConfigError),
+    /// A gluon kernel's layouts, as its author wrote them, do not fit.
+    GluonLayouts(VerifyError),
+    /// A descriptor access that cannot become pointer ops.
+    Descriptor(descriptors::DescriptorError),
+    /// A standard layout that does not fit its tensor (the layouts crate's reason).
+    Layout(tessel_layouts::LayoutError),
+    /// A tensor left without a layout.
+    NoLayout(ValueId),
+    /// No layout fits op `0`'s operands and results.
+    NoFit(&'static str),
+    /// A dot operand that is not a tensor.
+    NotATensor(ValueId),
+    /// A wgmma operand spanning fewer than 32 bytes along its contiguous dim.
+    OperandBytes(u32),
+    /// The function does not verify afterwards.
+    Verify(VerifyError),
+}
+
+impl std::fmt::Display for AssignError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AssignError::Config(e) => write!(f, "{e}"),
+            AssignError::GluonLayouts(e) => write!(f, "gluon layouts: {e}"),
+            AssignError::Descriptor(e) => write!(f, "{e}"),
+            AssignError::Layout(e) => write!(f, "{e}"),
+            AssignError::NoLayout(v) => write!(f, "no layout for {v}"),
+            AssignError::NoFit(op) => write!(f, "`{op}`: no layout fits its operands and results"),
+            AssignError::NotATensor(v) => write!(f, "dot operand {v} is not a tensor"),
+            AssignError::OperandBytes(n) => {
+                write!(f, "a wgmma operand needs at least 32 bytes along its contiguous dim, got {n}")
+            }
+            AssignError::Verify(e) => write!(f, "after layout assignment: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AssignError {}
+
+impl From<tessel_layouts::LayoutError> for AssignError {
+    fn from(e: tessel_layouts::LayoutError) -> AssignError {
+        AssignError::Layout(e)
+    }
+}
 
 /// Assigns a layout to every tensor of `f`, for its target and `config.num_warps`.
-pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
-    f.config.validate()?;
+pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
+    f.config.validate().map_err(AssignError::Config)?;
     if is_laid_out_gluon(f) {
-        return crate::verify::verify_layouts(f).map_err(|e| format!("gluon layouts: {e}"));
+        return crate::verify::verify_layouts(f).map_err(AssignError::GluonLayouts);
     }
     let num_warps = f.config.num_warps;
-    if descriptors::lower_descriptors(f)? {
+    if descriptors::lower_descriptors(f).map_err(AssignError::Descriptor)? {
         // The per-access index math repeats (one `arange` per dim and access): merge it before analysis.
         crate::passes::canonicalize(f);
     }
@@ -50,8 +100,8 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), String> {
     cleanup::cleanup(f);
     accelerate::stage_operands(f)?;
     crate::passes::canonicalize(f);
-    crate::verify::verify(f).map_err(|e| format!("after layout assignment: {e}"))?;
-    crate::verify::verify_layouts(f).map_err(|e| format!("after layout assignment: {e}"))
+    crate::verify::verify(f).map_err(AssignError::Verify)?;
+    crate::verify::verify_layouts(f).map_err(AssignError::Verify)
 }
 
 /// Whether `f` is a gluon kernel in which every tensor has a layout (the author's, kept as written).

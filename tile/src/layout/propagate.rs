@@ -271,7 +271,7 @@ impl<'a> Propagator<'a> {
         }
     }
 
-    fn default_for(&self, v: ValueId) -> Result<L, String> {
+    fn default_for(&self, v: ValueId) -> Result<L, tessel_layouts::LayoutError> {
         let shape = self.f.ty(v).shape().to_vec();
         from_spec(DistributedLayout::Blocked(default_blocked(&shape, self.num_warps)), &shape)
     }
@@ -291,7 +291,11 @@ pub fn tensor_values(f: &Func) -> Vec<ValueId> {
 }
 
 /// Chooses a layout for every tensor value from the anchors (op → layout of its tile).
-pub fn propagate(f: &Func, anchors: &HashMap<OpId, L>, num_warps: u32) -> Result<Assignment, String> {
+pub fn propagate(
+    f: &Func,
+    anchors: &HashMap<OpId, L>,
+    num_warps: u32,
+) -> Result<Assignment, tessel_layouts::LayoutError> {
     let mut p = Propagator::new(f, num_warps);
     let mut seeds: Vec<(&OpId, &L)> = anchors.iter().collect();
     seeds.sort_by_key(|(o, _)| **o);
@@ -397,9 +401,9 @@ pub fn requirements(f: &Func, o: OpId, anchors: &HashMap<OpId, L>) -> Option<Vec
 }
 
 /// Writes the assignment into the types and inserts the conversions uses need.
-pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Result<(), String> {
+pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Result<(), super::AssignError> {
     for v in tensor_values(f) {
-        let l = a.layouts[v.index()].clone().ok_or_else(|| format!("no layout for {v}"))?;
+        let l = a.layouts[v.index()].clone().ok_or(super::AssignError::NoLayout(v))?;
         f.values[v.index()].ty = f.ty(v).with_layout(Some(l));
     }
     for o in f.all_ops() {
@@ -423,8 +427,7 @@ pub fn rewrite(f: &mut Func, a: &Assignment, anchors: &HashMap<OpId, L>) -> Resu
                 }
                 let d = f.op(o).clone();
                 let ins: Vec<Option<L>> = d.operands.iter().map(|&w| rules::layout_of(f, w)).collect();
-                let outs = rules::forward(f, o, &ins)
-                    .ok_or_else(|| format!("`{}`: no layout fits its operands and results", d.op.name()))?;
+                let outs = rules::forward(f, o, &ins).ok_or(super::AssignError::NoFit(d.op.name()))?;
                 for (&r, natural) in d.results.iter().zip(outs) {
                     let want = rules::layout_of(f, r);
                     if natural.is_none() || natural == want {

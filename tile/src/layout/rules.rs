@@ -17,8 +17,8 @@ use crate::types::{Layout, Type};
 pub type L = Arc<Layout>;
 
 /// A layout from a distributed spec at `shape`.
-pub fn from_spec(spec: DistributedLayout, shape: &[u32]) -> Result<L, String> {
-    let linear = spec.to_linear(shape).map_err(|e| e.to_string())?;
+pub fn from_spec(spec: DistributedLayout, shape: &[u32]) -> Result<L, tessel_layouts::LayoutError> {
+    let linear = spec.to_linear(shape)?;
     Ok(Arc::new(Layout { spec: Some(AnyLayout::Distributed(spec)), linear }))
 }
 
@@ -472,12 +472,56 @@ fn a_shape(f: &Func, o: OpId) -> Vec<u32> {
     f.ty(f.op(o).operands[0]).shape().to_vec()
 }
 
+/// How an op's layouts do not fit together ([`check`]); `None` is a tensor without a layout.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayoutMismatch {
+    /// Operand `index` of a reduction has another layout than operand 0 (`want`).
+    ReduceOperand {
+        index: usize,
+        want: Option<L>,
+        got: Option<L>,
+    },
+    /// No result layouts follow from the operands'.
+    NoForward,
+    /// No operand layouts produce the results'.
+    NoBackward,
+    Result {
+        index: usize,
+        want: Option<L>,
+        got: Option<L>,
+    },
+    Operand {
+        index: usize,
+        want: Option<L>,
+        got: Option<L>,
+    },
+}
+
+impl std::fmt::Display for LayoutMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |l: &Option<L>| l.as_ref().map_or("no layout".to_string(), |l| show_layout(l));
+        match self {
+            LayoutMismatch::ReduceOperand { index, want, got } => {
+                write!(f, "operand {index} must have operand 0's layout {}, has {}", show(want), show(got))
+            }
+            LayoutMismatch::NoForward => f.write_str("no result layouts follow from its operand layouts"),
+            LayoutMismatch::NoBackward => f.write_str("no operand layouts produce its result layouts"),
+            LayoutMismatch::Result { index, want, got } => {
+                write!(f, "result {index} must have layout {}, has {}", show(want), show(got))
+            }
+            LayoutMismatch::Operand { index, want, got } => {
+                write!(f, "operand {index} must have layout {}, has {}", show(want), show(got))
+            }
+        }
+    }
+}
+
 /// Whether op `o`'s operand and result layouts (as in the types) fit together. Ops whose result layout is a
 /// function of the operand's (reduce, permute, reshape, join, split, cat) are checked forward; the others
 /// backward (elementwise ops share one layout, a broadcast's operand is its result's layout at the smaller
 /// shape, an `expand_dims` operand is the slice of its result's, dot operands are dot-operand layouts of the
 /// accumulator's). Sources, sinks, conversions and structured ops are not constrained here.
-pub fn check(f: &Func, o: OpId) -> Result<(), String> {
+pub fn check(f: &Func, o: OpId) -> Result<(), LayoutMismatch> {
     let d = f.op(o);
     let kind = kind(&d.op);
     if matches!(kind, Kind::Source | Kind::Sink | Kind::Structured) || matches!(d.op, Op::ConvertLayout) {
@@ -485,7 +529,6 @@ pub fn check(f: &Func, o: OpId) -> Result<(), String> {
     }
     let have_in: Vec<Option<L>> = d.operands.iter().map(|&v| layout_of(f, v)).collect();
     let have_out: Vec<Option<L>> = d.results.iter().map(|&v| layout_of(f, v)).collect();
-    let show = |l: &Option<L>| l.as_ref().map_or("no layout".to_string(), |l| show_layout(l));
     let forward_checked =
         matches!(d.op, Op::Reduce { .. } | Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Split | Op::Cat);
     if forward_checked {
@@ -493,22 +536,18 @@ pub fn check(f: &Func, o: OpId) -> Result<(), String> {
         if matches!(d.op, Op::Reduce { .. })
             && let Some(i) = (1..have_in.len()).find(|&i| have_in[i] != have_in[0])
         {
-            return Err(format!(
-                "operand {i} must have operand 0's layout {}, has {}",
-                show(&have_in[0]),
-                show(&have_in[i])
-            ));
+            return Err(LayoutMismatch::ReduceOperand { index: i, want: have_in[0].clone(), got: have_in[i].clone() });
         }
-        let want = forward(f, o, &have_in).ok_or("no result layouts follow from its operand layouts")?;
+        let want = forward(f, o, &have_in).ok_or(LayoutMismatch::NoForward)?;
         for (i, (h, w)) in have_out.iter().zip(&want).enumerate() {
             if w.is_some() && h != w {
-                return Err(format!("result {i} must have layout {}, has {}", show(w), show(h)));
+                return Err(LayoutMismatch::Result { index: i, want: w.clone(), got: h.clone() });
             }
         }
         return Ok(());
     }
     let want = if d.results.iter().any(|&r| f.ty(r).is_tensor()) {
-        backward(f, o, &have_out).ok_or("no operand layouts produce its result layouts")?
+        backward(f, o, &have_out).ok_or(LayoutMismatch::NoBackward)?
     } else {
         // No tensor results (stores): the tensor operands share one layout.
         let first = have_in.iter().flatten().next().cloned();
@@ -516,7 +555,7 @@ pub fn check(f: &Func, o: OpId) -> Result<(), String> {
     };
     for (i, (h, w)) in have_in.iter().zip(&want).enumerate() {
         if w.is_some() && h != w {
-            return Err(format!("operand {i} must have layout {}, has {}", show(w), show(h)));
+            return Err(LayoutMismatch::Operand { index: i, want: w.clone(), got: h.clone() });
         }
     }
     Ok(())

@@ -6,9 +6,21 @@
 
 use tessel_layouts::LinearLayout;
 
+/// A shared layout that does not hold a tensor's elements ([`offsets`]), with the layouts crate's reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotHeld(pub tessel_layouts::LayoutError);
+
+impl std::fmt::Display for NotHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the shared layout does not hold the tensor's elements: {}", self.0)
+    }
+}
+
+impl std::error::Error for NotHeld {}
+
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
-pub fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, String> {
-    dist.invert_and_compose(shared).map_err(|e| format!("the shared layout does not hold the tensor's elements: {e}"))
+pub fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, NotHeld> {
+    dist.invert_and_compose(shared).map_err(NotHeld)
 }
 
 /// The offset of register `r` at lane = warp = 0.

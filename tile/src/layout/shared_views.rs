@@ -16,14 +16,120 @@ use std::sync::Arc;
 use tessel_layouts::{AnyLayout, LinearLayout, SharedLayout, SharedLinearLayout};
 
 use crate::layout::rules;
-use crate::types::Layout;
+use crate::types::{Layout, Type};
+
+/// Why a view of a buffer has no layout, or not the one its type says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewError {
+    /// A buffer spread over several CTAs.
+    SpreadOverCtas,
+    /// The view's layout is not one (the layouts crate's reason).
+    Layout(tessel_layouts::LayoutError),
+    NotPermutation {
+        order: Vec<u32>,
+        rank: usize,
+    },
+    /// The permuted (or reshaped) layout is no layout.
+    Unrepresentable {
+        reshape: bool,
+    },
+    /// A reshape to another number of elements.
+    Elements {
+        shape: Vec<u32>,
+        numel: u64,
+        buffer: u64,
+    },
+    DimOutOfRange {
+        dim: usize,
+        rank: usize,
+    },
+    /// A slice that is not a power-of-two length at a multiple of it inside the dim.
+    SliceBounds {
+        start: u32,
+        length: u32,
+        size: u32,
+    },
+    /// Slicing `dim` does not give one contiguous block of the buffer.
+    NotContiguous {
+        dim: usize,
+    },
+    /// The verifier's rule: a view op needs a memdesc operand and result.
+    NotMemDesc,
+    /// A view holding other elements than its buffer.
+    ElementType {
+        input: Type,
+        output: Type,
+    },
+    NotASlice {
+        input: Type,
+        output: Type,
+        dim: u32,
+    },
+    NotAView(&'static str),
+    /// The view's type says another layout than its buffer's gives.
+    LaidOut {
+        input: Type,
+        output: Type,
+        want: Box<LinearLayout>,
+    },
+}
+
+impl std::fmt::Display for ViewError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ViewError::SpreadOverCtas => f.write_str("views of buffers spread over several CTAs are not supported"),
+            ViewError::Layout(e) => write!(f, "{e}"),
+            ViewError::NotPermutation { order, rank } => write!(f, "{order:?} is not a permutation of the {rank} dims"),
+            ViewError::Unrepresentable { reshape: false } => f.write_str("the permuted layout is not a layout"),
+            ViewError::Unrepresentable { reshape: true } => f.write_str("the reshaped layout is not a layout"),
+            ViewError::Elements { shape, numel, buffer } => {
+                write!(f, "a view of shape {shape:?} has {numel} elements, the buffer {buffer}")
+            }
+            ViewError::DimOutOfRange { dim, rank } => write!(f, "dim {dim} is out of range for a rank-{rank} buffer"),
+            ViewError::SliceBounds { start, length, size } => write!(
+                f,
+                "a slice is a power-of-two length at a multiple of it inside the dim: {length} elements from {start} of \
+                 {size}"
+            ),
+            ViewError::NotContiguous { dim } => write!(
+                f,
+                "slicing dim {dim} of this layout does not give one contiguous block of the buffer (the dim's high \
+                 coordinates are not its outermost offsets); slice an outer dim, or whole swizzle tiles"
+            ),
+            ViewError::NotMemDesc => f.write_str("needs a memdesc operand and result"),
+            ViewError::ElementType { input, output } => {
+                let elem = |t: &Type| t.memdesc().map(|(_, e, _)| e);
+                write!(
+                    f,
+                    "a view of {input} holds {}, not {}",
+                    elem(input).expect("a memdesc"),
+                    elem(output).expect("a memdesc")
+                )
+            }
+            ViewError::NotASlice { input, output, dim } => write!(f, "{output} is not a slice of dim {dim} of {input}"),
+            ViewError::NotAView(name) => write!(f, "`{name}` is not a view"),
+            ViewError::LaidOut { input, output, want } => {
+                write!(f, "the view of {input} is laid out as {want}, not as {output} says")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ViewError {}
+
+/// For the gluon builtins, which report it as a diagnostic's message.
+impl From<ViewError> for String {
+    fn from(e: ViewError) -> String {
+        e.to_string()
+    }
+}
 
 /// The view's layout: `linear`, with the first of `candidates` that lays out the view's shape the same way as
 /// its spec (so that an NVMMA buffer's views stay NVMMA where they are: a transposed view, a slice of rows),
 /// else a `SharedLinearLayout` of its bases.
-fn with_spec(linear: &LinearLayout, candidates: &[SharedLayout]) -> Result<Arc<Layout>, String> {
+fn with_spec(linear: &LinearLayout, candidates: &[SharedLayout]) -> Result<Arc<Layout>, ViewError> {
     if linear.has_in_dim("block") && linear.in_dim_size("block") != 1 {
-        return Err("views of buffers spread over several CTAs are not supported".into());
+        return Err(ViewError::SpreadOverCtas);
     }
     let shape: Vec<u32> = linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     for c in candidates {
@@ -38,20 +144,20 @@ fn with_spec(linear: &LinearLayout, candidates: &[SharedLayout]) -> Result<Arc<L
     let spec = SharedLayout::Linear(SharedLinearLayout { offset_bases, block_bases: vec![], alignment: 16 });
     let shape: Vec<u32> = linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     let any = AnyLayout::Shared(spec);
-    let rebuilt = any.to_linear_buffered(&shape).map_err(|e| e.to_string())?;
+    let rebuilt = any.to_linear_buffered(&shape).map_err(ViewError::Layout)?;
     Ok(Arc::new(Layout { spec: Some(any), linear: rebuilt }))
 }
 
 /// The layout of `permute(order)`.
-pub fn permute(l: &Layout, order: &[u32]) -> Result<Arc<Layout>, String> {
+pub fn permute(l: &Layout, order: &[u32]) -> Result<Arc<Layout>, ViewError> {
     let rank = l.linear.num_out_dims();
     let mut seen = vec![false; rank];
     if order.len() != rank
         || order.iter().any(|&d| (d as usize) >= rank || std::mem::replace(&mut seen[d as usize], true))
     {
-        return Err(format!("{order:?} is not a permutation of the {rank} dims"));
+        return Err(ViewError::NotPermutation { order: order.to_vec(), rank });
     }
-    let p = rules::permute(l, order).ok_or("the permuted layout is not a layout")?;
+    let p = rules::permute(l, order).ok_or(ViewError::Unrepresentable { reshape: false })?;
     let candidates: Vec<SharedLayout> = match &l.spec {
         Some(AnyLayout::Shared(SharedLayout::Nvmma(n))) if order == [1, 0] => {
             vec![SharedLayout::Nvmma(tessel_layouts::NvmmaSharedLayout { transposed: !n.transposed, ..n.clone() })]
@@ -62,39 +168,30 @@ pub fn permute(l: &Layout, order: &[u32]) -> Result<Arc<Layout>, String> {
 }
 
 /// The layout of `reshape(shape)`.
-pub fn reshape(l: &Layout, shape: &[u32]) -> Result<Arc<Layout>, String> {
+pub fn reshape(l: &Layout, shape: &[u32]) -> Result<Arc<Layout>, ViewError> {
     let numel: u64 = shape.iter().map(|&d| d as u64).product();
     if numel != l.linear.total_out_size() {
-        return Err(format!(
-            "a view of shape {shape:?} has {numel} elements, the buffer {}",
-            l.linear.total_out_size()
-        ));
+        return Err(ViewError::Elements { shape: shape.to_vec(), numel, buffer: l.linear.total_out_size() });
     }
-    let r = rules::reshape(l, shape).ok_or("the reshaped layout is not a layout")?;
+    let r = rules::reshape(l, shape).ok_or(ViewError::Unrepresentable { reshape: true })?;
     with_spec(&r.linear, &own_spec(l))
 }
 
 /// The layout of `slice(start, length, dim)` and where it starts in the buffer (in elements).
-pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Layout>, u32), String> {
+pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Layout>, u32), ViewError> {
     let sizes: Vec<u32> = l.linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     if dim >= sizes.len() {
-        return Err(format!("dim {dim} is out of range for a rank-{} buffer", sizes.len()));
+        return Err(ViewError::DimOutOfRange { dim, rank: sizes.len() });
     }
     if !length.is_power_of_two() || start % length != 0 || start + length > sizes[dim] {
-        return Err(format!(
-            "a slice is a power-of-two length at a multiple of it inside the dim: {length} elements from {start} of {}",
-            sizes[dim]
-        ));
+        return Err(ViewError::SliceBounds { start, length, size: sizes[dim] });
     }
     let bases = l.linear.bases("offset");
     let keep = bases.len() - (sizes[dim] / length).trailing_zeros() as usize;
     let high = |b: &[u32]| b[dim] >= length;
     let pure_high = |b: &[u32]| b[dim].is_power_of_two() && b.iter().enumerate().all(|(i, &x)| i == dim || x == 0);
     if bases[..keep].iter().any(|b| high(b)) || bases[keep..].iter().any(|b| !high(b) || !pure_high(b)) {
-        return Err(format!(
-            "slicing dim {dim} of this layout does not give one contiguous block of the buffer (the dim's high \
-             coordinates are not its outermost offsets); slice an outer dim, or whole swizzle tiles"
-        ));
+        return Err(ViewError::NotContiguous { dim });
     }
     let offset: u32 =
         bases[keep..].iter().enumerate().filter(|(_, b)| start & b[dim] != 0).map(|(j, _)| 1 << (keep + j)).sum();
@@ -105,7 +202,7 @@ pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Lay
         [("offset", bases[..keep].iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>())],
         names.into_iter().zip(new_sizes.iter().copied()),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ViewError::Layout)?;
     Ok((with_spec(&linear, &own_spec(l))?, offset))
 }
 
@@ -117,13 +214,13 @@ fn own_spec(l: &Layout) -> Vec<SharedLayout> {
 }
 
 /// The verifier's rule for a view op: `input`'s buffer seen as `output` (shape, element type and layout).
-pub fn check(op: &crate::ops::Op, input: &crate::types::Type, output: &crate::types::Type) -> Result<(), String> {
+pub fn check(op: &crate::ops::Op, input: &Type, output: &Type) -> Result<(), ViewError> {
     use crate::ops::Op;
     let (Some((shape, elem, l)), Some((vshape, velem, vl))) = (input.memdesc(), output.memdesc()) else {
-        return Err("needs a memdesc operand and result".into());
+        return Err(ViewError::NotMemDesc);
     };
     if elem != velem {
-        return Err(format!("a view of {input} holds {elem}, not {velem}"));
+        return Err(ViewError::ElementType { input: input.clone(), output: output.clone() });
     }
     let want = match op {
         Op::MemDescPermute { order } => permute(l, order)?,
@@ -134,15 +231,19 @@ pub fn check(op: &crate::ops::Op, input: &crate::types::Type, output: &crate::ty
                 || vshape.len() != shape.len()
                 || (0..shape.len()).any(|i| i != d && vshape[i] != shape[i])
             {
-                return Err(format!("{output} is not a slice of dim {dim} of {input}"));
+                return Err(ViewError::NotASlice { input: input.clone(), output: output.clone(), dim: *dim });
             }
             slice(l, d, *start, vshape[d])?.0
         }
-        other => return Err(format!("`{}` is not a view", other.name())),
+        other => return Err(ViewError::NotAView(other.name())),
     };
     let got: Vec<u32> = want.linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     if got != vshape || !want.linear.equivalent(&vl.linear) {
-        return Err(format!("the view of {input} is laid out as {}, not as {output} says", want.linear));
+        return Err(ViewError::LaidOut {
+            input: input.clone(),
+            output: output.clone(),
+            want: Box::new(want.linear.clone()),
+        });
     }
     Ok(())
 }
@@ -187,7 +288,7 @@ mod tests {
             assert_eq!(offset_of(&t, &[c, r]), offset_of(&l, &[r, c]));
         }
         assert!(matches!(&t.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(n))) if n.transposed), "{:?}", t.spec);
-        assert!(permute(&l, &[0, 0]).unwrap_err().contains("not a permutation"));
+        assert_eq!(permute(&l, &[0, 0]), Err(ViewError::NotPermutation { order: vec![0, 0], rank: 2 }));
     }
 
     #[test]
@@ -199,8 +300,9 @@ mod tests {
             assert_eq!(start + offset_of(&v, &[r, c]), offset_of(&l, &[64 + r, c]));
         }
         let e = slice(&l, 1, 32, 32).unwrap_err();
-        assert!(e.contains("does not give one contiguous block"), "{e}");
-        assert!(slice(&l, 0, 48, 32).unwrap_err().contains("multiple"));
+        assert_eq!(e, ViewError::NotContiguous { dim: 1 });
+        assert!(e.to_string().contains("does not give one contiguous block"), "{e}");
+        assert_eq!(slice(&l, 0, 48, 32).unwrap_err(), ViewError::SliceBounds { start: 48, length: 32, size: 128 });
     }
 
     #[test]

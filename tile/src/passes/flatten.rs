@@ -28,9 +28,55 @@ use crate::ir::{Func, OpId, ValueId};
 use crate::ops::{BinOp, CmpPred, Const, LoopAttrs, Op};
 use crate::types::{Elem, ScalarType, Type};
 
+/// Why a loop nest that asks to be fused (`flatten=True`) runs as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NotFused {
+    NoInnerLoop,
+    /// The body holds more than one loop, or a `while`.
+    NotOneInnerLoop,
+    /// An op before the inner loop that is not pure or has branches.
+    ImpurePrologue(&'static str),
+    /// The inner loop's bounds or step depend on the outer loop.
+    DependentBounds,
+    NonConstantSteps,
+    NonPositiveSteps,
+    /// The loops count in different types.
+    CounterTypes {
+        outer: Type,
+        inner: Type,
+    },
+    /// The inner loop carries a value of a type with no zero.
+    NoZero(Type),
+}
+
+impl std::fmt::Display for NotFused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotFused::NoInnerLoop => f.write_str("the loop has no inner loop to fuse with"),
+            NotFused::NotOneInnerLoop => {
+                f.write_str("the loop's body must hold exactly one `for` loop (and no `while`) to be fused")
+            }
+            NotFused::ImpurePrologue(op) => write!(
+                f,
+                "the code before the inner loop must be pure and without branches, as it runs on every step of the \
+                 fused loop; `{op}` is not"
+            ),
+            NotFused::DependentBounds => f.write_str("the inner loop's bounds and step depend on the outer loop"),
+            NotFused::NonConstantSteps => f.write_str("both loops need constant steps"),
+            NotFused::NonPositiveSteps => f.write_str("both loops need positive steps"),
+            NotFused::CounterTypes { outer, inner } => {
+                write!(f, "the loops count in different types ({outer} and {inner})")
+            }
+            NotFused::NoZero(t) => {
+                write!(f, "the inner loop carries {t}, which has no zero to start the fused loop with")
+            }
+        }
+    }
+}
+
 /// Fuses every loop nest whose outer loop asks for it (`flatten=True`); returns whether any was, and the loops
 /// left as written with the reason.
-pub fn flatten_loops(f: &mut Func) -> (bool, Vec<(OpId, String)>) {
+pub fn flatten_loops(f: &mut Func) -> (bool, Vec<(OpId, NotFused)>) {
     let (mut changed, mut refused) = (false, Vec::new());
     for o in f.all_ops() {
         if f.op(o).parent.is_none() || !matches!(&f.op(o).op, Op::For(a) if a.flatten) {
@@ -91,7 +137,7 @@ impl Builder<'_> {
     }
 }
 
-fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
+fn flatten(f: &mut Func, o: OpId) -> Result<(), NotFused> {
     let d = f.op(o).clone();
     let Op::For(attrs) = d.op.clone() else { unreachable!("a for loop") };
     let body = d.regions[0];
@@ -105,32 +151,28 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
         .collect();
     let k = match loops[..] {
         [k] if matches!(f.op(ops[k]).op, Op::For(_)) => k,
-        [] => return Err("the loop has no inner loop to fuse with".into()),
-        _ => return Err("the loop's body must hold exactly one `for` loop (and no `while`) to be fused".into()),
+        [] => return Err(NotFused::NoInnerLoop),
+        _ => return Err(NotFused::NotOneInnerLoop),
     };
     let (prologue, inner, epilogue) = (&ops[..k], ops[k], &ops[k + 1..]);
     if let Some(&x) = prologue.iter().find(|&&x| !f.op(x).op.is_pure() || !f.op(x).regions.is_empty()) {
-        return Err(format!(
-            "the code before the inner loop must be pure and without branches, as it runs on every step of the \
-             fused loop; `{}` is not",
-            f.op(x).op.name()
-        ));
+        return Err(NotFused::ImpurePrologue(f.op(x).op.name()));
     }
     let id = f.op(inner).clone();
     let Op::For(inner_attrs) = id.op.clone() else { unreachable!("a for loop") };
     let inside = defined_inside(f, o);
     if id.operands[..3].iter().any(|v| inside.contains(v)) {
-        return Err("the inner loop's bounds and step depend on the outer loop".into());
+        return Err(NotFused::DependentBounds);
     }
     let (Some(s1), Some(s2)) = (const_int(f, d.operands[2]), const_int(f, id.operands[2])) else {
-        return Err("both loops need constant steps".into());
+        return Err(NotFused::NonConstantSteps);
     };
     if s1 <= 0 || s2 <= 0 {
-        return Err("both loops need positive steps".into());
+        return Err(NotFused::NonPositiveSteps);
     }
     let ity = f.ty(d.operands[0]).clone();
     if *f.ty(id.operands[0]) != ity {
-        return Err(format!("the loops count in different types ({ity} and {})", f.ty(id.operands[0])));
+        return Err(NotFused::CounterTypes { outer: ity, inner: f.ty(id.operands[0]).clone() });
     }
     let (oargs, iargs) = (f.region(body).args.clone(), f.region(id.regions[0]).args.clone());
     let inner_inits = id.operands[3..].to_vec();
@@ -143,7 +185,7 @@ fn flatten(f: &mut Func, o: OpId) -> Result<(), String> {
         } else if matches!(f.ty(a).elem(), Some(Elem::Scalar(_))) {
             entry.push(Err(f.ty(a).clone()));
         } else {
-            return Err(format!("the inner loop carries {}, which has no zero to start the fused loop with", f.ty(a)));
+            return Err(NotFused::NoZero(f.ty(a).clone()));
         }
     }
 

@@ -19,7 +19,7 @@ pub use cse::cse;
 pub use dce::dce;
 pub use dot_acc::combine_dot_add;
 pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
-pub use flatten::flatten_loops;
+pub use flatten::{NotFused, flatten_loops};
 pub use fold::fold;
 pub use licm::licm;
 pub use ptr_induction::reassociate_pointer_inductions;

@@ -1,9 +1,10 @@
 //! Tensor-descriptor accesses as TMA copies (sm_90a and newer, host descriptors): the lowering of the
-//! `desc_load`s and `desc_store`s that [`super::descriptors`] left in place and the software pipeliner did not
-//! take (it issues its own TMA loads into rings). It runs after the pipeliner.
+//! `desc_load`s and `desc_store`s that layout assignment (`tessel_tile::layout::descriptors`) left in place and
+//! the software pipeliner did not take (it issues its own TMA loads into rings). It runs after the pipeliner, which
+//! takes its loads first: post-schedule work, so it lives in this crate.
 //!
 //! - A `desc_load` whose one user stages it in shared memory in the descriptor's TMA layout (a wgmma operand, see
-//!   [`super::accelerate`]) becomes a TMA load straight into that buffer.
+//!   `tessel_tile::layout::accelerate`) becomes a TMA load straight into that buffer.
 //! - Any other `desc_load` becomes a TMA load into a buffer of its own, then a `local_load` in the load's layout.
 //! - A `desc_store` becomes a `local_alloc` of the value in the TMA layout, a `tma_store`, and a `tma_store_wait`
 //!   before the buffer can be reused. Inside a loop ([`StoreWaits::Deferred`]), as in Triton's persistent
@@ -19,12 +20,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Func, OpId, ValueId};
-use crate::ops::{Const, Op};
-use crate::tma;
-use crate::types::{ScalarType, Type};
+use tessel_tile::ir::{Cursor, Func, OpId, ValueDef, ValueId};
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::tma;
+use tessel_tile::types::{ScalarType, Type};
 
-use super::descriptors::Cursor;
+use crate::error::SchedError;
 
 /// When a `desc_store` in a loop waits for its TMA store to have read the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub struct Lowered {
 /// Lowers every remaining `desc_load` / `desc_store` of `f` to TMA copies. The accesses left are those
 /// [`tma::usable`] allows (the others became pointer accesses in layout assignment), so a failure here is an
 /// internal error.
-pub fn lower_tma_copies(f: &mut Func, waits: StoreWaits) -> Result<Lowered, String> {
+pub fn lower_tma_copies(f: &mut Func, waits: StoreWaits) -> Result<Lowered, SchedError> {
     let accesses: Vec<OpId> =
         f.all_ops().into_iter().filter(|&o| matches!(f.op(o).op, Op::DescLoad | Op::DescStore)).collect();
     let deferred = if waits == StoreWaits::Deferred { deferred_stores(f, &accesses) } else { HashMap::new() };
@@ -110,7 +111,7 @@ fn staging_alloc(f: &Func, v: ValueId, want: &Type) -> Option<OpId> {
         return None;
     }
     let parent = f.value(v).def;
-    let crate::ir::ValueDef::Result(def, _) = parent else { return None };
+    let ValueDef::Result(def, _) = parent else { return None };
     let region = f.op(def).parent?;
     let user = f.region(region).ops.iter().copied().find(|&x| f.op(x).operands.contains(&v))?;
     let same_layout = |t: &Type| match (t.memdesc(), want.memdesc()) {
@@ -120,10 +121,10 @@ fn staging_alloc(f: &Func, v: ValueId, want: &Type) -> Option<OpId> {
     (f.op(user).op == Op::LocalAlloc && same_layout(f.ty(f.op(user).results[0]))).then_some(user)
 }
 
-fn load(f: &mut Func, o: OpId) -> Result<(), String> {
+fn load(f: &mut Func, o: OpId) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, coords, v) = (data.operands[0], data.operands[1..].to_vec(), data.results[0]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or("desc_load of a non-descriptor")?;
+    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: true })?;
     let (block, bytes) = (block.to_vec(), tma::block(elem, block)?.bytes());
     let buffer_ty = tma::buffer_type(elem, &block)?;
     let staged = staging_alloc(f, v, &buffer_ty);
@@ -136,7 +137,7 @@ fn load(f: &mut Func, o: OpId) -> Result<(), String> {
     operands.extend(coords);
     c.insert(Op::TmaLoad, &operands, vec![]);
     let phase = c.constant(Const::Int(0), Type::scalar(ScalarType::I32));
-    c.insert(Op::MBarrierWait, &[bar, phase], vec![]);
+    c.insert(Op::mbarrier_wait(), &[bar, phase], vec![]);
     c.insert(Op::MBarrierInvalidate, &[bar], vec![]);
     match staged {
         Some(a) => {
@@ -154,10 +155,10 @@ fn load(f: &mut Func, o: OpId) -> Result<(), String> {
     Ok(())
 }
 
-fn store(f: &mut Func, o: OpId) -> Result<(), String> {
+fn store(f: &mut Func, o: OpId) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, value) = (data.operands[0], data.operands[1]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or("desc_store to a non-descriptor")?;
+    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
     let buffer_ty = tma::buffer_type(elem, block)?;
     let mut c = Cursor { f, anchor: o };
     let buf = c.op(Op::LocalAlloc, &[value], buffer_ty);
@@ -173,10 +174,10 @@ fn store(f: &mut Func, o: OpId) -> Result<(), String> {
 /// until at most `pending` bulk groups are in flight (the previous iteration's store from this buffer has read
 /// it), the value written into it, the store; after the loop (once per loop, `wait_after`), the last wait, and
 /// the buffer freed.
-fn store_deferred(f: &mut Func, o: OpId, lp: OpId, pending: u32, wait_after: bool) -> Result<(), String> {
+fn store_deferred(f: &mut Func, o: OpId, lp: OpId, pending: u32, wait_after: bool) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, value) = (data.operands[0], data.operands[1]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or("desc_store to a non-descriptor")?;
+    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
     let buffer_ty = tma::buffer_type(elem, block)?;
     let buf = Cursor { f, anchor: lp }.op(Op::LocalAlloc, &[], buffer_ty);
     let mut c = Cursor { f, anchor: o };
@@ -188,7 +189,7 @@ fn store_deferred(f: &mut Func, o: OpId, lp: OpId, pending: u32, wait_after: boo
     f.unlink(o);
     let region = f.op(lp).parent.expect("a linked loop");
     let at = f.region(region).ops.iter().position(|&x| x == lp).expect("the loop is in its region");
-    let after = *f.region(region).ops.get(at + 1).ok_or("a loop is the last op of its region")?;
+    let after = *f.region(region).ops.get(at + 1).ok_or(SchedError::LoopLast(lp))?;
     let mut c = Cursor { f, anchor: after };
     if wait_after {
         c.insert(Op::TmaStoreWait { pending: 0, writes: false }, &[], vec![]);

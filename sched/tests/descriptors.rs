@@ -1,5 +1,5 @@
 //! Tensor-descriptor accesses lowered to pointer ops or TMA copies (`tessel_tile::layout::descriptors`,
-//! `tma_copies`) compute what the descriptors did, run in the interpreter.
+//! [`tessel_sched::tma_copies`]) compute what the descriptors did, run in the interpreter.
 
 use tessel_interp::memory::Memory;
 use tessel_interp::{Arg, run};
@@ -42,12 +42,9 @@ fn rewrite_preserves_semantics_on_ragged_tiles() {
     let text = tessel_tile::print::print_func(&h);
     assert!(text.contains("desc_load") && text.contains("desc_store"), "{text}");
     assert!(
-        tessel_tile::layout::tma_copies::lower_tma_copies(
-            &mut h,
-            tessel_tile::layout::tma_copies::StoreWaits::Deferred
-        )
-        .unwrap()
-        .accesses
+        tessel_sched::tma_copies::lower_tma_copies(&mut h, tessel_sched::tma_copies::StoreWaits::Deferred)
+            .unwrap()
+            .accesses
             > 0
     );
     tessel_tile::verify::verify(&h).unwrap();

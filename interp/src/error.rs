@@ -1,0 +1,456 @@
+//! What can go wrong running a kernel, as data: [`InterpError`] says in which program and at which op, [`Fault`]
+//! what happened. Their `Display` is the message the CLI and Python show.
+
+use std::fmt;
+
+use tessel_tile::eval::arith::EvalError;
+use tessel_tile::ir::{Loc, OpId, ValueId};
+use tessel_tile::tma_im2col::PixelBoxError;
+use tessel_tile::types::{Elem, ScalarType, Type};
+
+use crate::Arg;
+use crate::budget::GridError;
+use crate::memory::{AccessError, Shortage};
+
+/// What went wrong, in which program and at which op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterpError {
+    pub fault: Fault,
+    pub program: [u32; 3],
+    pub op: Option<OpId>,
+    pub loc: Option<Loc>,
+}
+
+impl InterpError {
+    /// The caller stopped the run (`Limits::stop`): nothing is wrong with the kernel.
+    pub fn interrupted(&self) -> bool {
+        self.fault == Fault::Interrupted
+    }
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.program;
+        write!(f, "program ({x}, {y}, {z}): {}", self.fault)
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    // The launch.
+    /// A grid CUDA could not launch.
+    Grid {
+        grid: [u32; 3],
+        why: GridError,
+    },
+    ArgumentCount {
+        kernel: String,
+        expected: usize,
+        got: usize,
+    },
+    /// A kernel parameter that is not a scalar.
+    ArgumentNotScalar(usize),
+    /// A buffer of other elements than the pointer parameter's.
+    ArgumentBuffer {
+        index: usize,
+        pointee: ScalarType,
+        buffer: String,
+        holds: ScalarType,
+    },
+    /// An argument of another kind than its parameter.
+    ArgumentType {
+        index: usize,
+        arg: Arg,
+        ty: Elem,
+    },
+
+    // What the kernel does.
+    /// A global-memory access outside the kernel's buffers (or misaligned, or of another element type).
+    Memory(AccessError),
+    /// `device_assert` failed at `index` of its condition.
+    AssertFailed {
+        index: Vec<u32>,
+        message: String,
+    },
+    /// `tl.assume` does not hold.
+    AssumeFailed,
+    /// A `gather` index out of range for the source's dim.
+    GatherIndex {
+        index: i64,
+        at: Vec<u32>,
+        axis: usize,
+        size: u32,
+    },
+    /// A `for` loop with a step that is not positive.
+    LoopStep(i64),
+    /// A tensor descriptor TMA (and Triton) cannot take.
+    Descriptor(DescriptorFault),
+    /// A rule of shared memory and its asynchronous work broken.
+    Shared(SharedFault),
+    /// A wait on an mbarrier phase nothing left in the program can complete.
+    Stuck {
+        barrier: ValueId,
+        parity: i64,
+        lacks: Lacks,
+    },
+    /// Every partition of a `warp_specialize` still running waits on an mbarrier.
+    Deadlock {
+        waits: Vec<PartitionWait>,
+        finished: Vec<usize>,
+    },
+
+    // The run's bounds.
+    /// More loop iterations than `Limits::max_iterations` (stopped in a `while` loop when `while_loop`).
+    Iterations {
+        limit: u64,
+        while_loop: bool,
+    },
+    /// More work than `Limits::max_work`: the op's `cost` after the program's `done`.
+    Work {
+        limit: u64,
+        cost: u64,
+        done: u64,
+    },
+    /// A `jn`/`yn` whose recurrences would run `steps`, more than the `left` work.
+    BesselWork {
+        steps: u64,
+        left: u64,
+    },
+    /// A `while` iteration that changed nothing: it would spin forever.
+    Spins,
+    /// The caller stopped the run (`Limits::stop`).
+    Interrupted,
+    /// No host memory for what the run needs.
+    HostMemory(Shortage),
+
+    // What the interpreter cannot run.
+    /// An op on an element type its semantics do not cover.
+    Eval(EvalError),
+    InlineAsm,
+    /// An op the interpreter cannot run where it is.
+    CannotRun(&'static str),
+    NestedWarpSpecialize,
+    /// What the verifier refuses (an internal error when it reaches the interpreter).
+    Unverified(&'static str),
+    /// A parallel run stopped this program: the programs run again one at a time (never reported).
+    ParallelConflict,
+}
+
+impl Fault {
+    /// An error of the interpreter itself (IR the verifier should have refused, a conflict the parallel run
+    /// should have handled), not of the kernel.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, Fault::Unverified(_) | Fault::ParallelConflict | Fault::Shared(SharedFault::NotInvertible(_)))
+    }
+}
+
+/// A tensor descriptor that TMA cannot take, as Triton checks every descriptor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DescriptorFault {
+    /// A last dim that is not contiguous.
+    LastStride(i64),
+    /// A base not 16-byte aligned.
+    Base(u64),
+    /// A stride of all but the last dim that is not a multiple of 16 bytes.
+    Stride {
+        dim: usize,
+        elements: i64,
+        elem: ScalarType,
+    },
+    /// An im2col descriptor whose channels are not contiguous.
+    Channels(i64),
+    NotIm2col(ValueId),
+    NotADescriptor(ValueId),
+    /// An im2col descriptor read by an op other than `tma_load_im2col`.
+    Im2colRead(ValueId),
+    /// An im2col load the pixel box does not allow.
+    PixelBox(PixelBoxError),
+}
+
+/// How shared memory or its asynchronous work is misused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SharedFault {
+    /// More arrivals than the barrier's phase expects.
+    Arrivals {
+        n: u32,
+        pending: u32,
+    },
+    /// The result of an asynchronous `warpgroup_dot` read before a `warpgroup_dot_wait`.
+    PendingRead(ValueId),
+    /// A view past its buffers (`memdesc_index` out of range) used.
+    ViewOutOfRange {
+        view: ValueId,
+        index: i64,
+        count: i64,
+    },
+    Deallocated(ValueId),
+    /// A buffer read while a copy into it is in flight.
+    ReadInFlight(ValueId),
+    /// A buffer written (by `op`, or a store when `None`) while asynchronous `warpgroup_dot` number `dot` may read it.
+    WriteWhileDotReads {
+        buffer: ValueId,
+        dot: u64,
+        op: Option<&'static str>,
+    },
+    /// A buffer written while a TMA store may still read it.
+    WriteWhileTmaStoreReads(ValueId),
+    /// A buffer released for a refill while asynchronous `warpgroup_dot` number `dot` may read it.
+    ReleaseWhileDotReads {
+        buffer: ValueId,
+        dot: u64,
+    },
+    /// An mbarrier used before `mbarrier_init`.
+    Uninitialized(ValueId),
+    /// A TMA load completing on an mbarrier that is not initialized.
+    TmaUninitialized(ValueId),
+    /// A phase parity other than 0 or 1.
+    Phase(i64),
+    /// An mbarrier invalidated while a copy it tracks is in flight.
+    InvalidatedInFlight(ValueId),
+    /// A reinterpreting view whose layout cannot be inverted (an internal error).
+    NotInvertible(Type),
+    /// A shared-memory buffer written (by `what`: the buffer, or the op and the buffer) while the tcgen05 MMA
+    /// into accumulator `mma` may still read it.
+    WriteWhileMmaReads {
+        what: String,
+        mma: ValueId,
+    },
+    /// A tensor-memory buffer read or written by `op` while the tcgen05 MMA into `mma`, which writes it, is in
+    /// flight.
+    TmemInFlight {
+        op: &'static str,
+        buffer: ValueId,
+        mma: ValueId,
+    },
+    /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
+    CommitUninitialized(ValueId),
+}
+
+/// What the running phase of an mbarrier still lacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lacks {
+    pub phase: u64,
+    pub arrivals: u32,
+    pub bytes: i64,
+}
+
+/// A partition blocked on an mbarrier: partition 0 is the default one, `1 + i` worker `i`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionWait {
+    pub partition: usize,
+    pub loc: Option<Loc>,
+    pub parity: i64,
+    /// The barrier's source name (`ready[1]` for buffer 1 of a batch).
+    pub barrier: String,
+    pub lacks: Lacks,
+}
+
+/// `the default partition`, `worker partition 0`.
+pub(crate) fn role(p: usize) -> String {
+    if p == 0 { "the default partition".into() } else { format!("worker partition {}", p - 1) }
+}
+
+impl fmt::Display for Lacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Lacks { phase, arrivals, bytes } = self;
+        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {bytes} transaction byte(s)")
+    }
+}
+
+impl fmt::Display for PartitionWait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.loc.map_or(String::new(), |l| format!(" (bytes {}..{} of the source)", l.start, l.end));
+        let (who, parity, barrier, lacks) = (role(self.partition), self.parity, &self.barrier, &self.lacks);
+        write!(f, "{who} waits{at} for phase parity {parity} of mbarrier `{barrier}` ({lacks})")
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::Grid { grid, why } => write!(f, "grid {grid:?}: {why}"),
+            Fault::ArgumentCount { kernel, expected, got } => {
+                write!(f, "`{kernel}` takes {expected} arguments, got {got}")
+            }
+            Fault::ArgumentNotScalar(i) => write!(f, "argument {i} must be a scalar"),
+            Fault::ArgumentBuffer { index, pointee, buffer, holds } => {
+                write!(f, "argument {index} points to {pointee} but buffer `{buffer}` holds {holds}")
+            }
+            Fault::ArgumentType { index, arg, ty } => write!(f, "argument {index}: {arg:?} does not fit type {ty}"),
+            Fault::Memory(e) => write!(f, "{e}"),
+            Fault::AssertFailed { index, message } => write!(f, "device_assert failed at index {index:?}: {message}"),
+            Fault::AssumeFailed => f.write_str("`assume` does not hold"),
+            Fault::GatherIndex { index, at, axis, size } => write!(
+                f,
+                "gather index {index} (at {at:?} of the indices) is out of range for dim {axis} of size {size}"
+            ),
+            Fault::LoopStep(step) => write!(f, "loop step must be positive, got {step}"),
+            Fault::Descriptor(e) => write!(f, "{e}"),
+            Fault::Shared(e) => write!(f, "{e}"),
+            Fault::Stuck { barrier, parity, lacks } => write!(
+                f,
+                "deadlock: waiting for phase parity {parity} of mbarrier {barrier} (phase {} running), which still \
+                 lacks {} arrival(s) and {} transaction byte(s), and nothing left in the program can complete it",
+                lacks.phase, lacks.arrivals, lacks.bytes
+            ),
+            Fault::Deadlock { waits, finished } => {
+                let waits: Vec<String> = waits.iter().map(|w| w.to_string()).collect();
+                write!(f, "deadlock: every partition still running waits on an mbarrier: {}", waits.join("; "))?;
+                if !finished.is_empty() {
+                    let finished: Vec<String> = finished.iter().map(|&p| role(p)).collect();
+                    write!(f, "; finished: {}", finished.join(", "))?;
+                }
+                Ok(())
+            }
+            Fault::Iterations { limit, while_loop } => write!(
+                f,
+                "this program ran more than {limit} loop iterations (stopped in this `{}` loop); raise the limit with \
+                 --max-iterations if it is meant to",
+                if *while_loop { "while" } else { "for" }
+            ),
+            Fault::Work { limit, cost, done } => write!(
+                f,
+                "this op would take this program past {limit} units of work (one per element an op computes, loads \
+                 or stores, and one per multiply-add of a dot; this op costs {cost}, the program had done {done}); \
+                 raise the limit with --max-work if it is meant to"
+            ),
+            Fault::BesselWork { steps, left } => write!(
+                f,
+                "this op's recurrences over the orders would run about {steps} steps, more than the {left} elements \
+                 of work left to this program; raise the limit with --max-work if it is meant to"
+            ),
+            Fault::Spins => f.write_str(
+                "this `while` loop spins forever: an iteration changed neither its values nor memory, and the \
+                 interpreter runs one program at a time, so no other program can release what it waits for",
+            ),
+            Fault::Interrupted => f.write_str("interrupted"),
+            Fault::HostMemory(e) => write!(f, "{e}"),
+            Fault::Eval(e) => write!(f, "{e}"),
+            Fault::InlineAsm => f.write_str("inline PTX cannot run in the interpreter"),
+            Fault::CannotRun(op) => write!(f, "the interpreter cannot run `{op}` here"),
+            Fault::NestedWarpSpecialize => f.write_str("a warp_specialize cannot run inside a partition"),
+            Fault::Unverified(what) => f.write_str(what),
+            Fault::ParallelConflict => f.write_str("stopped: the programs cannot run in parallel"),
+        }
+    }
+}
+
+impl fmt::Display for DescriptorFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DescriptorFault::LastStride(s) => {
+                write!(f, "a tensor descriptor's last dim must be contiguous (stride 1), got stride {s}")
+            }
+            DescriptorFault::Base(base) => {
+                write!(f, "a tensor descriptor's base must be 16-byte aligned, got {base:#x}")
+            }
+            DescriptorFault::Stride { dim, elements, elem } => write!(
+                f,
+                "a tensor descriptor's strides must be multiples of 16 bytes in all but the last dim; stride {dim} is \
+                 {elements} elements of {elem}"
+            ),
+            DescriptorFault::Channels(s) => {
+                write!(f, "an im2col descriptor's channels must be contiguous (stride 1), got stride {s}")
+            }
+            DescriptorFault::NotIm2col(d) => write!(f, "{d} is not an im2col tensor descriptor"),
+            DescriptorFault::NotADescriptor(d) => write!(f, "{d} is not a tensor descriptor"),
+            DescriptorFault::Im2colRead(d) => {
+                write!(f, "{d} is an im2col descriptor, which only `tma_load_im2col` reads")
+            }
+            DescriptorFault::PixelBox(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl fmt::Display for SharedFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SharedFault::Arrivals { n, pending } => {
+                write!(f, "{n} arrivals on a barrier phase that expects only {pending} more")
+            }
+            SharedFault::PendingRead(v) => {
+                write!(f, "{v}, the result of an asynchronous warpgroup_dot, is read before a warpgroup_dot_wait")
+            }
+            SharedFault::ViewOutOfRange { view, index, count } => write!(
+                f,
+                "shared-memory view {view} is used, but it is memdesc_index {index} of {count} buffers, out of range"
+            ),
+            SharedFault::Deallocated(v) => write!(f, "shared-memory buffer {v} is used after local_dealloc"),
+            SharedFault::ReadInFlight(v) => write!(
+                f,
+                "shared-memory buffer {v} is read while an async_copy or a TMA load into it is in flight (no \
+                 async_wait retired it, in this partition or the one that issued it, or no mbarrier_wait saw its \
+                 barrier's phase complete)"
+            ),
+            SharedFault::WriteWhileDotReads { buffer, dot, op: None } => write!(
+                f,
+                "shared-memory buffer {buffer} is written while asynchronous warpgroup_dot number {dot} (in issue \
+                 order) may still read it (no warpgroup_dot_wait before)"
+            ),
+            SharedFault::WriteWhileDotReads { buffer, dot, op: Some(op) } => write!(
+                f,
+                "{op} into {buffer} while asynchronous warpgroup_dot number {dot} (in issue order) may still read it \
+                 (no warpgroup_dot_wait before)"
+            ),
+            SharedFault::WriteWhileTmaStoreReads(v) => write!(
+                f,
+                "shared-memory buffer {v} is written while a TMA store may still read it (no tma_store_wait before)"
+            ),
+            SharedFault::ReleaseWhileDotReads { buffer, dot } => write!(
+                f,
+                "shared-memory buffer {buffer} is released for a refill while asynchronous warpgroup_dot number {dot} \
+                 (in issue order) may still read it (no warpgroup_dot_wait before)"
+            ),
+            SharedFault::Uninitialized(b) => write!(f, "mbarrier {b} is used before mbarrier_init"),
+            SharedFault::TmaUninitialized(b) => {
+                write!(f, "tma_load completes on mbarrier {b}, which is not initialized")
+            }
+            SharedFault::Phase(p) => write!(f, "mbarrier_wait phase must be 0 or 1, got {p}"),
+            SharedFault::InvalidatedInFlight(b) => {
+                write!(f, "mbarrier {b} is invalidated while a TMA load or an async_copy it tracks is in flight")
+            }
+            SharedFault::NotInvertible(view) => write!(f, "{view}'s layout is not invertible"),
+            SharedFault::WriteWhileMmaReads { what, mma } => write!(
+                f,
+                "{what} overwrites a shared-memory operand of the tcgen05_mma into {mma}, which may still read it (no \
+                 mbarrier_wait observed the phase of a commit tracking it)"
+            ),
+            SharedFault::TmemInFlight { op, buffer, mma } => write!(
+                f,
+                "{op} {} tensor-memory buffer {buffer} while the tcgen05_mma into {mma} writing it is in flight (no \
+                 mbarrier_wait observed the phase of a commit tracking it)",
+                if *op == "tmem_load" { "reads" } else { "writes" }
+            ),
+            SharedFault::CommitUninitialized(b) => {
+                write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
+            }
+        }
+    }
+}
+
+impl From<AccessError> for Fault {
+    fn from(e: AccessError) -> Fault {
+        Fault::Memory(e)
+    }
+}
+
+impl From<SharedFault> for Fault {
+    fn from(e: SharedFault) -> Fault {
+        Fault::Shared(e)
+    }
+}
+
+impl From<DescriptorFault> for Fault {
+    fn from(e: DescriptorFault) -> Fault {
+        Fault::Descriptor(e)
+    }
+}
+
+impl From<EvalError> for Fault {
+    fn from(e: EvalError) -> Fault {
+        Fault::Eval(e)
+    }
+}
