@@ -239,7 +239,11 @@ class CompiledKernel:
 
     def launch_metadata(self, grid, stream, *args):
         """What launch hooks receive (Triton's `launch_metadata`): the kernel's name, grid and stream, merged with
-        what the kernel's own `launch_metadata` function returns."""
+        what the kernel's own `launch_metadata` function returns; None while no launch-enter hook is set, as in
+        Triton (torch's inductor asks for it before every launch, and building it is most of that launch's
+        host time)."""
+        if CompiledKernel.launch_enter_hook is None:
+            return None
         meta = {"name": self.name, "grid": tuple(grid), "stream": stream}
         fn = self.src.fn if self.src is not None else self.fn
         hook = getattr(fn, "launch_metadata", None)

@@ -121,7 +121,7 @@ def test_a_warmed_up_kernel_launches_as_tritons_compiled_kernel(fake_cuda):
     assert compiled.metadata is compiled.metadata  # built once
 
 
-def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda):
+def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda, monkeypatch):
     # `CompiledKernel.run(gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata, enter, exit,
     # *args)`, every argument by position (constexprs too), as torch's inductor and Triton's own `[grid]` call it.
     x, y, out = FakeTensor(BASE), FakeTensor(BASE + 4096), FakeTensor(BASE + 8192)
@@ -132,6 +132,11 @@ def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda):
                  x, y, out, 1000, 256)
     assert rec.launches == [(0, 55, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])]
     assert hooks == [{"name": "add"}, {"name": "add"}]
+    # The metadata hooks get is built only while a launch-enter hook is set (Triton skips it too).
+    assert compiled.launch_metadata((4, 1, 1), 55, x, y, out, 1000, 256) is None
+    monkeypatch.setattr(type(compiled), "launch_enter_hook", hooks.append)
+    assert compiled.launch_metadata((4, 1, 1), 55, x, y, out, 1000, 256) == {
+        "name": "add_kernel", "grid": (4, 1, 1), "stream": 55}
     with pytest.raises(ValueError, match="CPU tensor"):
         compiled.run(1, 1, 1, 0, None, None, None, None, None, FakeTensor(BASE, device=-1), y, out, 1000, 256)
     with pytest.raises(TypeError, match="takes 5 arguments"):
