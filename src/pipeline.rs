@@ -241,6 +241,13 @@ fn run_with(
         }
     };
     func.target = target;
+    if let Err((o, message)) = tessel_tile::verify_tmem::check_target(&func) {
+        let span = func
+            .op(o)
+            .loc
+            .map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize));
+        return Err(render(tessel_lang::Diagnostic::error(message, span)));
+    }
     if stop <= Stage::Tile {
         return Ok(Output::Tile(func));
     }

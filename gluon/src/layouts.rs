@@ -90,7 +90,7 @@ fn arg_value<'a>(e: &Elab<'a>, v: &Value<'a>, span: Span, fname: &str) -> R<ArgV
 
 /// A layout constructor: the arguments go to `tessel_layouts::expr::call_layout`, its errors come back at the
 /// argument (or call) they are about.
-fn layout_call<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>) -> R<Value<'a>> {
+pub(crate) fn layout_call<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>) -> R<Value<'a>> {
     let fname = format!("gl.{name}");
     let mut call_args = Vec::new();
     for a in &args.pos {

@@ -20,6 +20,7 @@
 //! value's attributes to the module of its concept; its method hook is [`smem::method`].
 
 pub mod async_copy;
+pub mod blackwell;
 pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
@@ -45,6 +46,7 @@ pub const AMPERE_ASYNC_COPY: &str = "triton.experimental.gluon.language.nvidia.a
 pub const AMPERE_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.ampere.mbarrier";
 pub const HOPPER_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.hopper.mbarrier";
 pub const HOPPER_TMA: &str = "triton.experimental.gluon.language.nvidia.hopper.tma";
+pub const BLACKWELL: &str = "triton.experimental.gluon.language.nvidia.blackwell";
 
 /// Every builtin of gluon mode, registered once: lang's ([`tessel_lang::elab::builtins::registry`], which has
 /// the `gl` module with `tl`'s names) and gluon's.
@@ -59,16 +61,18 @@ pub fn registry() -> &'static Registry {
         r.module(AMPERE_MBARRIER, "mbarrier");
         r.module(HOPPER_MBARRIER, "mbarrier");
         r.module(HOPPER_TMA, "tma");
+        r.module(BLACKWELL, "blackwell");
         layouts::register(&mut r);
         smem::register(&mut r);
         mbarrier::register(&mut r);
         async_copy::register(&mut r);
         tma::register(&mut r);
         wgmma::register(&mut r);
+        blackwell::register(&mut r);
         warp_specialize::register(&mut r);
         elementwise::register(&mut r);
         r.set_attr_hook(attr);
-        r.set_method_hook(smem::method);
+        r.set_method_hook(method);
         r
     })
 }
@@ -82,7 +86,23 @@ fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option
             Err(e.err(span, format!("an async token has no attribute `{name}`")))
         }
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => tma::desc_attr(e, t, name, span),
+        Value::Tensor(t) if t.ty.is_tmem() => blackwell::attr(e, v, t, name, span),
         Value::Tensor(t) => smem::attr(e, v, t, name, span),
         _ => Ok(None),
+    }
+}
+
+/// The registry's method hook: tensor-memory descriptors answer from [`blackwell`], shared-memory ones from
+/// [`smem`].
+fn method<'a>(
+    e: &mut Elab<'a>,
+    recv: &Value<'a>,
+    name: &str,
+    args: tessel_lang::elab::builtins::CallArgs<'a>,
+    span: Span,
+) -> R<Option<Value<'a>>> {
+    match blackwell::tmem_desc(recv).cloned() {
+        Some(mem) => blackwell::method(e, mem, name, args, span),
+        None => smem::method(e, recv, name, args, span),
     }
 }

@@ -170,7 +170,7 @@ fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::None)
 }
 
-fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+pub(crate) fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
         return Err(
             e.err(b.req("cluster").span, "`cluster=True` fences need a cluster launch, which tessel does not do yet")

@@ -212,6 +212,21 @@ pub enum SharedFault {
     InvalidatedInFlight(ValueId),
     /// A reinterpreting view whose layout cannot be inverted (an internal error).
     NotInvertible(Type),
+    /// A shared-memory buffer written (by `what`: the buffer, or the op and the buffer) while the tcgen05 MMA
+    /// into accumulator `mma` may still read it.
+    WriteWhileMmaReads {
+        what: String,
+        mma: ValueId,
+    },
+    /// A tensor-memory buffer read or written by `op` while the tcgen05 MMA into `mma`, which writes it, is in
+    /// flight.
+    TmemInFlight {
+        op: &'static str,
+        buffer: ValueId,
+        mma: ValueId,
+    },
+    /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
+    CommitUninitialized(ValueId),
 }
 
 /// What the running phase of an mbarrier still lacks.
@@ -398,6 +413,20 @@ impl fmt::Display for SharedFault {
                 write!(f, "mbarrier {b} is invalidated while a TMA load or an async_copy it tracks is in flight")
             }
             SharedFault::NotInvertible(view) => write!(f, "{view}'s layout is not invertible"),
+            SharedFault::WriteWhileMmaReads { what, mma } => write!(
+                f,
+                "{what} overwrites a shared-memory operand of the tcgen05_mma into {mma}, which may still read it (no \
+                 mbarrier_wait observed the phase of a commit tracking it)"
+            ),
+            SharedFault::TmemInFlight { op, buffer, mma } => write!(
+                f,
+                "{op} {} tensor-memory buffer {buffer} while the tcgen05_mma into {mma} writing it is in flight (no \
+                 mbarrier_wait observed the phase of a commit tracking it)",
+                if *op == "tmem_load" { "reads" } else { "writes" }
+            ),
+            SharedFault::CommitUninitialized(b) => {
+                write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
+            }
         }
     }
 }

@@ -8,6 +8,8 @@
 //! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
 //! before a `tma_store_wait` retires the store.
 
+mod tmem;
+
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use super::compute::dot;
@@ -103,6 +105,8 @@ pub(super) struct State {
     tma_writes: Vec<BarrierWrites>,
     /// Buffers TMA stores may still read (oldest first), until a `tma_store_wait` retires them.
     tma_store_reads: VecDeque<View>,
+    /// Tensor memory and the tcgen05 MMAs in flight (`tmem`).
+    tmem: tmem::Tmem,
 }
 
 /// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
@@ -243,6 +247,7 @@ impl Program<'_> {
     /// Writes `data` (row-major) into the buffer `v` views, checking no asynchronous reader still uses it.
     fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), SharedFault> {
         let view = self.view(v)?;
+        self.check_tcgen05_reads(&view, v.to_string())?;
         if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
             return Err(SharedFault::WriteWhileDotReads { buffer: v, dot, op: None });
         }
@@ -267,6 +272,14 @@ impl Program<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A write (`what`) into `view` while a tcgen05 MMA in flight reads it is an error naming the MMA.
+    fn check_tcgen05_reads(&self, view: &View, what: String) -> Result<(), SharedFault> {
+        match self.smem.tmem.reader_of(view) {
+            Some(mma) => Err(SharedFault::WriteWhileMmaReads { what, mma }),
+            None => Ok(()),
+        }
     }
 
     fn retire(&mut self, writes: Vec<Write>) {
@@ -334,6 +347,7 @@ impl Program<'_> {
                 };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
+            Op::MemDescSlice { .. } if self.f.ty(ins[0]).is_tmem() => self.tmem_slice(o)?,
             Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
                 let Ok(whole) = self.view(ins[0]) else {
                     // A view of an out-of-range view stays one (the error comes at a use).
@@ -385,6 +399,7 @@ impl Program<'_> {
             }
             Op::AsyncCopy => {
                 let view = self.view(ins[1])?;
+                self.check_tcgen05_reads(&view, format!("async_copy into {}", ins[1]))?;
                 if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some("async_copy") }.into());
                 }
@@ -556,6 +571,7 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit => self.tmem(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
             }
@@ -579,6 +595,7 @@ impl Program<'_> {
     /// done, tagged with that phase, to land at a wait that sees it.
     fn land_tma(&mut self, key: (usize, usize)) {
         let phase = self.smem.barriers[&key].phase - 1;
+        self.smem.tmem.complete(key, phase);
         for (k, done, _) in self.smem.tma_writes.iter_mut() {
             if *k == key && done.is_none() {
                 *done = Some(phase);
@@ -595,6 +612,7 @@ impl Program<'_> {
         for (_, _, writes) in landed {
             self.retire(writes);
         }
+        self.tmem_observe(key, upto);
     }
 
     /// `tma_load`, `tma_store` and `tma_store_wait`. A load's data is read at issue (the global memory a kernel
@@ -626,6 +644,7 @@ impl Program<'_> {
                     self.im2col_read(ins[0], &coords, &offsets)?
                 };
                 let view = self.view(ins[1])?;
+                self.check_tcgen05_reads(&view, format!("{} into {}", data.op.name(), ins[1]))?;
                 if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
                     return Err(
                         SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some(data.op.name()) }.into()

@@ -29,11 +29,13 @@ pub mod target;
 pub mod testing;
 pub mod tma;
 pub mod tma_im2col;
+pub mod tmem;
 pub mod types;
 pub mod verify;
 mod verify_checks;
 mod verify_ext;
 mod verify_smem;
+pub mod verify_tmem;
 
 pub use ir::{Func, FuncAttrs, Loc, Module, OpId, RegionId, ValueId};
 pub use ops::Op;

@@ -257,6 +257,13 @@ impl Op {
             Op::MemDescReshape => op("memdesc_reshape", PURE, Sink).view(),
             Op::MemDescSlice { .. } => op("memdesc_slice", PURE, Sink).view(),
             Op::MemDescReinterpret => op("memdesc_reinterpret", PURE, Sink).view(),
+            // Tensor memory: its buffers are not shared memory (`buffers` lists only A and B, the shared-memory
+            // operands codegen's barrier analysis must see; a tensor-memory A is filtered out there).
+            Op::TmemAlloc => op("tmem_alloc", WRITES.and(SIDE), Sink).smem(),
+            Op::TmemLoad => op("tmem_load", READS, Source).smem(),
+            Op::TmemStore => op("tmem_store", WRITES, Sink).smem(),
+            Op::Tcgen05Mma => op("tcgen05_mma", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)]),
+            Op::Tcgen05Commit => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
         }
     }
 
@@ -351,6 +358,11 @@ pub const PLAIN: &[Op] = &[
     Op::GdcLaunchDependents,
     Op::MemDescReshape,
     Op::MemDescReinterpret,
+    Op::TmemAlloc,
+    Op::TmemLoad,
+    Op::TmemStore,
+    Op::Tcgen05Mma,
+    Op::Tcgen05Commit,
 ];
 
 #[cfg(test)]
@@ -370,7 +382,7 @@ mod tests {
              local_alloc local_load local_store local_dealloc memdesc_index async_copy async_commit_group
              fence_async_shared mbarrier_wait mbarrier_invalidate tma_load tma_store ring_counter_init
              ring_release inline_asm globaltimer smid gdc_wait gdc_launch_dependents memdesc_reshape
-             memdesc_reinterpret";
+             memdesc_reinterpret tmem_alloc tmem_load tmem_store tcgen05_mma tcgen05_commit";
         let with_attrs: Vec<(&str, Vec<(String, Attr)>)> = vec![
             ("constant", vec![int("value", 1)]),
             ("program_id", vec![int("axis", 0)]),
@@ -477,7 +489,18 @@ mod tests {
             ["memdesc_index", "memdesc_permute", "memdesc_reinterpret", "memdesc_reshape", "memdesc_slice"]
         );
         // The shared-memory ops are the ones named for shared memory, asynchronous work and barriers.
-        let smem_names = ["local_", "memdesc_", "warpgroup_", "async_", "fence_async", "mbarrier_", "tma_", "ring_"];
+        let smem_names = [
+            "local_",
+            "memdesc_",
+            "warpgroup_",
+            "async_",
+            "fence_async",
+            "mbarrier_",
+            "tma_",
+            "ring_",
+            "tmem_",
+            "tcgen05_",
+        ];
         for op in &ops {
             let named = smem_names.iter().any(|p| op.name().starts_with(p));
             assert_eq!(op.is_shared_memory_op(), named, "{}", op.name());

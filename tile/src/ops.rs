@@ -598,6 +598,23 @@ pub enum Op {
     /// `memdesc_reinterpret mem`: the same bytes as the result's element type (of the same size), shape and
     /// layout (Gluon's `_reinterpret`).
     MemDescReinterpret,
+    /// Blackwell tensor memory (`verify_tmem` types them, `tcgen05` in the interpreter and codegen runs them). A
+    /// tensor-memory memdesc is a `memdesc` whose layout is a `TensorMemoryLayout` ([`crate::Type::is_tmem`]).
+    /// `tmem_alloc [value]` → tensor-memory memdesc, holding `value` when one is given.
+    TmemAlloc,
+    /// `tmem_load mem` → tensor in the 32x32b register layout of the buffer's layout (`tcgen05.ld` + wait).
+    TmemLoad,
+    /// `tmem_store value, mem`: overwrites the buffer (`tcgen05.st` + wait).
+    TmemStore,
+    /// `tcgen05_mma a, b, acc, use_acc, pred, (bar, bar_pred)...`: `acc = a @ b (+ acc when use_acc)` issued to
+    /// the tensor cores when `pred`; A is a shared- or tensor-memory memdesc, B a shared-memory one, `acc` a
+    /// tensor-memory f32 memdesc. Asynchronous: it completes by an arrival on each barrier whose predicate (and
+    /// `pred`) holds, which also tracks every earlier uncommitted tcgen05 op; its result is readable, and its
+    /// operands writable, once a wait observes that phase.
+    Tcgen05Mma,
+    /// `tcgen05_commit bar [, pred]`: barrier `bar` gets one arrival once every tcgen05 op issued before has
+    /// completed.
+    Tcgen05Commit,
 }
 
 /// The attributes of [`Op::WarpSpecialize`].

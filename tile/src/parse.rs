@@ -460,7 +460,9 @@ impl<'a> Parser<'a> {
             // next power of two, and only the first buffers exist.
             let padded: Vec<u32> = shape.iter().map(|d| d.next_power_of_two()).collect();
             let layout = Arc::new(self.layout(&padded)?);
-            if !layout.linear.has_in_dim("offset") {
+            // A tensor-memory buffer is laid out by a TensorMemoryLayout (row, col -> tensor coordinates).
+            let tmem = matches!(layout.spec, Some(tessel_layouts::AnyLayout::TensorMemory(_)));
+            if !tmem && !layout.linear.has_in_dim("offset") {
                 return self.error("a memdesc needs a shared layout (offset -> tensor coordinates)");
             }
             self.expect(">")?;

@@ -258,6 +258,12 @@ impl Type {
         matches!(self, Type::MemDesc { .. })
     }
 
+    /// A tensor-memory buffer (Blackwell TMEM): a memdesc laid out by a `TensorMemoryLayout`. Its memory space
+    /// is its layout's kind; every other memdesc is shared memory.
+    pub fn is_tmem(&self) -> bool {
+        matches!(self, Type::MemDesc { layout, .. } if matches!(layout.spec, Some(AnyLayout::TensorMemory(_))))
+    }
+
     /// A shared-memory buffer's shape, element type and shared layout.
     pub fn memdesc(&self) -> Option<(&[u32], ScalarType, &Layout)> {
         match self {

@@ -98,6 +98,9 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
         }
         Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } => {
             counts(ins, outs, 1..=1, 1)?;
+            if ins[0].is_tmem() {
+                return crate::verify_tmem::check_slice(op, ins[0], outs[0]).map_err(Violation::Rule);
+            }
             crate::layout::shared_views::check(op, ins[0], outs[0]).map_err(|e| Violation::View(Box::new(e)))
         }
         Op::MemDescIndex => {

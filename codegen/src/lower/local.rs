@@ -148,6 +148,15 @@ pub(crate) fn view(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.vals.insert(v, vec![base]);
         return Ok(());
     };
+    if l.f.ty(src).is_tmem() {
+        // A tensor-memory address is `lane << 16 | column`: the slice starts `cols` columns on.
+        let (_, cols) = tessel_tile::verify_tmem::slice_layout(l.f.ty(src), start, l.f.ty(v).shape()[1])
+            .map_err(CompileError::new)?;
+        let at = l.b.reg(RegClass::B32);
+        l.b.op("add.u32", at, (base, cols));
+        l.vals.insert(v, vec![at]);
+        return Ok(());
+    }
     let (_, elem, layout) = l.f.ty(src).memdesc().expect("verified: a memdesc");
     let length = l.f.ty(v).shape()[dim as usize];
     let (_, offset) = tessel_tile::layout::shared_views::slice(layout, dim as usize, start, length)?;

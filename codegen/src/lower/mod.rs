@@ -35,6 +35,7 @@ mod scan;
 mod shape;
 mod shared;
 mod shuffle;
+mod tcgen05;
 mod tma;
 mod tma_issue;
 mod wgmma;
@@ -133,6 +134,8 @@ pub(crate) struct Lower<'f> {
     pub scratch_floor: u32,
     /// In a warp-specialized kernel: the per-thread values of each worker partition (`partitions`).
     pub ws: Option<partitions::Setup>,
+    /// The kernel's tensor memory, when it has any (`tcgen05`).
+    pub tmem: Option<tcgen05::Tmem>,
 }
 
 impl<'f> Lower<'f> {
@@ -268,7 +271,7 @@ impl<'f> Lower<'f> {
     }
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
-        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore);
+        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma);
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
@@ -493,6 +496,11 @@ impl<'f> Lower<'f> {
             Op::Gather { .. } => data::gather(self, &data)?,
             Op::Histogram { num_bins } => data::histogram(self, &data, *num_bins)?,
             Op::WarpSpecialize(_) => partitions::lower(self, &data)?,
+            Op::TmemAlloc => tcgen05::alloc(self, &data)?,
+            Op::TmemLoad => tcgen05::load(self, &data)?,
+            Op::TmemStore => tcgen05::store(self, &data)?,
+            Op::Tcgen05Mma => tcgen05::mma(self, &data)?,
+            Op::Tcgen05Commit => tcgen05::commit_op(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -574,6 +582,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         bar: (0, 0),
         scratch_floor: 0,
         ws: None,
+        tmem: None,
         tensor_maps: Vec::new(),
         tensor_map_addrs: HashMap::new(),
         kernel_maps: tma::kernel_made_maps(f),
@@ -619,6 +628,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         params.push(Param { name, ty, bytes: None });
     }
     partitions::setup(&mut l)?;
+    tcgen05::setup(&mut l)?;
     l.region(f.body)?;
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });
@@ -628,8 +638,15 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         params.push(Param { name: tma::scratch_param(&f.name), ty: ".u64", bytes: None });
     }
     l.b.label("$L_exit");
+    tcgen05::exit(&mut l);
     l.b.effect("ret", ());
     l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());
+    if l.tmem.is_some() {
+        // The word tcgen05.alloc writes the tensor-memory address into, above everything else.
+        let slot = l.smem_bytes.next_multiple_of(16);
+        tcgen05::entry(&mut l, slot);
+        l.smem_bytes = slot + 16;
+    }
     let capacity = arch.smem_per_block();
     if l.smem_bytes > capacity {
         let mut msg = format!(

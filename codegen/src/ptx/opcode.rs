@@ -101,6 +101,7 @@ mnemonics! {
     St = "st",
     Stmatrix = "stmatrix",
     Sub = "sub",
+    Tcgen05 = "tcgen05",
     Tensormap = "tensormap",
     Trap = "trap",
     Vote = "vote",
@@ -184,7 +185,7 @@ impl Opcode {
             | Brev => true,
             Ld => self.space() == Some("param"),
             Activemask | Atom | Bar | Bra | Call | Cp | Elect | Fence | Griddepcontrol | Mbarrier | Mma | Red | Ret
-            | Setmaxnreg | Shfl | St | Stmatrix | Tensormap | Trap | Vote | Wgmma | Unknown => false,
+            | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap | Trap | Vote | Wgmma | Unknown => false,
         };
         pure && !self.has("cc")
     }

@@ -18,6 +18,7 @@ mod bits;
 mod mma;
 mod parse;
 mod stmatrix;
+mod tcgen05;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -72,6 +73,8 @@ struct Cta<'a> {
     warp_epoch: Vec<u32>,
     /// A thread stored to shared memory since the last `fence.proxy.async` (the tensor cores may not see it).
     generic_since_fence: bool,
+    /// Tensor memory and mbarriers (`tcgen05`).
+    tmem: tcgen05::State,
 }
 
 /// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
@@ -235,6 +238,7 @@ pub fn run(
                     epoch: 0,
                     warp_epoch: vec![0; threads.div_ceil(32) as usize],
                     generic_since_fence: false,
+                    tmem: Default::default(),
                 };
                 run_cta(&mut cta, global)?;
             }
@@ -264,7 +268,12 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 pc = if active[0] { c.p.labels[target] } else { pc + 1 };
                 continue;
             }
-            "ret" => return Ok(()),
+            "ret" => return c.tmem.at_exit(),
+            "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
+                tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+                pc += 1;
+                continue;
+            }
             "fence" if ins.op.starts_with("fence.proxy.async") => {
                 c.generic_since_fence = false;
                 pc += 1;

@@ -47,6 +47,21 @@ fn address(d: &Desc, mn_major: bool, row: u64, k: u64, eb: u64) -> u64 {
     a ^ (((a >> 7) & (w / 16 - 1)) << 4)
 }
 
+/// [`address`] from the decoded fields (the tcgen05 MMAs read the same canonical layouts).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn address_of(
+    start: u64,
+    lbo: u64,
+    sbo: u64,
+    swizzle: u64,
+    mn_major: bool,
+    row: u64,
+    k: u64,
+    eb: u64,
+) -> u64 {
+    address(&Desc { start, lbo, sbo, swizzle }, mn_major, row, k, eb)
+}
+
 fn value(bytes: &[u8], ty: &str) -> Result<f64, String> {
     let mut b = [0u8; 8];
     b[..bytes.len()].copy_from_slice(bytes);

@@ -1,0 +1,465 @@
+//! Tensor memory and tcgen05 on sm_100a: the static tensor-memory plan, `tcgen05.alloc` at the entry and
+//! `tcgen05.dealloc` at the exit, `tmem_load`/`tmem_store` as `tcgen05.ld/st.32x32b` with their waits, and
+//! `tcgen05_mma` (`kind::f16`, one thread issuing, K in steps of 16) with `tcgen05_commit`.
+//!
+//! Tensor memory is 128 lanes of 512 32-bit columns; an address is `lane << 16 | column`. Each `tmem_alloc` gets
+//! the columns `tessel_tile::tmem::plan` gives it. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN` moves N consecutive
+//! columns of the warp's lane per thread. The lowering reads every register's (row, column) off the register
+//! layout composed with the inverse tensor-memory layout and checks the access pattern for every thread, so a
+//! layout the instruction cannot move is an error, not wrong code. The shared-memory descriptors are wgmma's
+//! fields (`wgmma_desc::derive`, checked at every K step) in sm_100's encoding; the instruction descriptor is
+//! [`idesc`].
+
+use std::collections::HashMap;
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::ScalarType;
+
+use super::Lower;
+use super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass, instr, mem, sym, vector};
+
+/// The kernel's tensor memory: each `tmem_alloc`'s first column, the columns allocated, and the registers
+/// holding the allocation's base address and whether this thread's warp is warp 0 (which allocates).
+pub(crate) struct Tmem {
+    pub columns: HashMap<ValueId, u32>,
+    pub total: u32,
+    pub base: Reg,
+    pub warp0: Reg,
+}
+
+/// Sets up the plan at the start of lowering (the entry code comes at the end, [`entry`], when the shared-memory
+/// size is known).
+pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
+    let Some(tessel_tile::tmem::Plan { columns, total }) =
+        tessel_tile::tmem::plan(l.f).map_err(|(_, m)| CompileError::new(m))?
+    else {
+        return Ok(());
+    };
+    if l.arch != tessel_tile::Target::Sm100a {
+        return Err(CompileError::new(format!("tensor memory needs sm_100a, the kernel targets {}", l.arch)));
+    }
+    if l.f.all_ops().iter().any(|&o| matches!(l.f.op(o).op, Op::WarpSpecialize(_))) {
+        return Err(CompileError::new("tensor memory in a warp-specialized kernel is not supported yet"));
+    }
+    let (base, warp0) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.tmem = Some(Tmem { columns, total, base, warp0 });
+    Ok(())
+}
+
+/// The fences and CTA barrier that order tcgen05 operations of some threads before those of others.
+fn thread_sync(l: &mut Lower) {
+    l.b.effect("tcgen05.fence::before_thread_sync", ());
+    l.barrier();
+    l.b.effect("tcgen05.fence::after_thread_sync", ());
+}
+
+/// The entry: warp 0 allocates the columns and publishes the address through a shared-memory word placed at
+/// `slot`; every thread reads it after a barrier.
+pub(crate) fn entry(l: &mut Lower, slot: u32) {
+    let Some(t) = &l.tmem else { return };
+    let (base, warp0, total) = (t.base, t.warp0, t.total);
+    l.b.set_prologue(true);
+    let addr = l.b.reg(RegClass::B32);
+    l.b.op("mov.u32", addr, sym("global_smem"));
+    l.b.op("add.u32", addr, (addr, slot));
+    l.b.op("setp.eq.u32", warp0, (l.warp, 0));
+    l.b.emit(instr("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32").guard(warp0).srcs((mem(addr), total)));
+    l.b.emit(instr("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned").guard(warp0));
+    l.b.effect("tcgen05.fence::before_thread_sync", ());
+    l.b.effect("bar.sync", 0);
+    l.b.effect("tcgen05.fence::after_thread_sync", ());
+    l.b.op("ld.shared.b32", base, mem(addr));
+    l.b.set_prologue(false);
+}
+
+/// The exit (every return branches here): once every warp is done with tensor memory, warp 0 frees it.
+pub(crate) fn exit(l: &mut Lower) {
+    let Some(t) = &l.tmem else { return };
+    let (base, warp0, total) = (t.base, t.warp0, t.total);
+    l.b.effect("tcgen05.fence::before_thread_sync", ());
+    l.b.effect("bar.sync", 0);
+    l.b.effect("tcgen05.fence::after_thread_sync", ());
+    l.b.emit(instr("tcgen05.dealloc.cta_group::1.sync.aligned.b32").guard(warp0).srcs((base, total)));
+}
+
+fn tmem_of<'a>(l: &'a Lower) -> Result<&'a Tmem, CompileError> {
+    l.tmem.as_ref().ok_or_else(|| CompileError::new("a tensor-memory op in a kernel without a tensor-memory plan"))
+}
+
+/// `tmem_alloc [value]`: the buffer's address, `base + column`.
+pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let v = data.results[0];
+    let t = tmem_of(l)?;
+    let (base, col) = (t.base, t.columns[&v]);
+    let a = l.b.reg(RegClass::B32);
+    l.b.op("add.u32", a, (base, col));
+    l.vals.insert(v, vec![a]);
+    if let Some(&x) = data.operands.first() {
+        store_regs(l, x, v)?;
+    }
+    Ok(())
+}
+
+/// Where each register of a tensor in `regs` (a distributed layout) sits in a tensor-memory buffer laid out by
+/// `tmem` (`row, col → dims`), for the 32x32b access: per register, its column and bit shift in the cell; and
+/// per warp bit, the column offset of that warp's registers. Checked for every thread.
+struct Access {
+    /// (column, shift) of each register for warp 0.
+    cells: Vec<(u32, u32)>,
+    /// The column offset added by each warp bit (0 for the bits that pick the lane quarter).
+    warp_cols: Vec<u32>,
+}
+
+fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -> Result<Access, CompileError> {
+    let bad = |m: String| CompileError::new(format!("the register layout is not a tcgen05.ld/st 32x32b access: {m}"));
+    // (row, slot) of each tensor coordinate: the first (in slot order) place the layout puts it.
+    let (rows, slots) = (tmem.in_dim_size("row"), tmem.in_dim_size("col"));
+    let mut place: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
+    for slot in 0..slots {
+        for row in 0..rows {
+            let c = tmem.apply(&[row, slot]);
+            place.entry((c[0], c[1])).or_insert((row, slot));
+        }
+    }
+    let at = |r: u32, lane: u32, warp: u32| -> Result<(u32, u32, u32), CompileError> {
+        let c = regs.apply_named(&[("register", r), ("lane", lane), ("warp", warp)]);
+        let (row, slot) = *place
+            .get(&(c[0].1, c[1].1))
+            .ok_or_else(|| bad(format!("({}, {}) is not in the buffer", c[0].1, c[1].1)))?;
+        let bit = slot * bits;
+        Ok((row, bit / 32, bit % 32))
+    };
+    let n_regs = regs.in_dim_size("register");
+    let cells: Vec<(u32, u32)> = (0..n_regs).map(|r| at(r, 0, 0).map(|(_, c, s)| (c, s))).collect::<Result<_, _>>()?;
+    let warp_bits = num_warps.trailing_zeros();
+    let mut warp_cols = Vec::new();
+    for i in 0..warp_bits {
+        let w = 1 << i;
+        let (_, c, _) = at(0, 0, w)?;
+        warp_cols.push(if w < 4 { 0 } else { c ^ cells[0].0 });
+    }
+    for warp in 0..num_warps {
+        let wc = (0..warp_bits).filter(|i| warp >> i & 1 == 1).fold(0, |a, i| a ^ warp_cols[i as usize]);
+        for lane in 0..32 {
+            for r in 0..n_regs {
+                let (row, c, s) = at(r, lane, warp)?;
+                let want = (32 * (warp % 4) + lane, cells[r as usize].0 ^ wc, cells[r as usize].1);
+                if (row, c, s) != want {
+                    return Err(bad(format!(
+                        "register {r} of lane {lane} in warp {warp} sits at row {row}, column {c} (bit {s}); the access \
+                         reaches row {}, column {} (bit {})",
+                        want.0, want.1, want.2
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Access { cells, warp_cols })
+}
+
+/// Runs of consecutive columns: (first column, count, power of two), each aligned to its count.
+fn runs(cols: &[u32]) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cols.len() {
+        let mut n = 1;
+        while n < 128
+            && i + 2 * n <= cols.len()
+            && cols[i] % (2 * n as u32) == 0
+            && (0..2 * n).all(|j| cols[i + j] == cols[i] + j as u32)
+        {
+            n *= 2;
+        }
+        out.push((cols[i], n as u32));
+        i += n;
+    }
+    out
+}
+
+/// The per-thread address of this warp's lanes of buffer `mem`: `buf + (32 (warp % 4)) << 16 + warp columns`.
+fn warp_address(l: &mut Lower, mem_addr: Reg, warp_cols: &[u32]) -> Reg {
+    let a = l.b.reg(RegClass::B32);
+    let q = l.b.reg(RegClass::B32);
+    l.b.op("and.b32", q, (l.warp, 3));
+    l.b.op("shl.b32", q, (q, 21));
+    l.b.op("add.u32", a, (mem_addr, q));
+    if let Some(x) = l.thread_xor(vec![0; 5], warp_cols.to_vec()) {
+        l.b.op("add.u32", a, (a, x));
+    }
+    a
+}
+
+/// The registers, access and cells of moving `tensor` to or from buffer `mem`.
+fn plan_move(l: &Lower, tensor: ValueId, mem_v: ValueId) -> Result<(Access, Vec<u32>, u32), CompileError> {
+    let (_, elem, tl) = l.f.ty(mem_v).memdesc().expect("verified: a memdesc");
+    let regs = super::coords::layout_of(l.f.ty(tensor))?.clone();
+    let acc = access(&regs, &tl.linear, elem.bits(), l.num_warps)?;
+    let mut cols: Vec<u32> = acc.cells.iter().map(|&(c, _)| c).collect();
+    cols.sort_unstable();
+    cols.dedup();
+    Ok((acc, cols, elem.bits()))
+}
+
+/// `tcgen05.st` of the registers of `x` into buffer `mem_v`, then the wait and the CTA sync that make the data
+/// visible to the MMA-issuing thread.
+fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileError> {
+    let (acc, cols, bits) = plan_move(l, x, mem_v)?;
+    let src = l.get(x)?.to_vec();
+    let base = l.get(mem_v)?[0];
+    let addr = warp_address(l, base, &acc.warp_cols);
+    // The 32-bit cell of each column: one register, or two 16-bit halves packed.
+    let mut cell_regs = Vec::new();
+    for &c in &cols {
+        let parts: Vec<(u32, Reg)> =
+            acc.cells.iter().zip(&src).filter(|((cc, _), _)| *cc == c).map(|(&(_, s), &r)| (s, r)).collect();
+        let cell = if bits == 32 {
+            let r = l.b.reg(RegClass::B32);
+            l.b.op("mov.b32", r, parts[0].1);
+            r
+        } else {
+            // An unpacked layout (col_stride 2) leaves the high half of each cell unused: zeros there.
+            let mut half = |s: u32| match parts.iter().find(|p| p.0 == s) {
+                Some(p) => p.1,
+                None => {
+                    let z = l.b.reg(RegClass::B16);
+                    l.b.op("mov.b16", z, 0);
+                    z
+                }
+            };
+            let (lo, hi) = (half(0), half(16));
+            let r = l.b.reg(RegClass::B32);
+            l.b.op("mov.b32", r, vector(&[lo, hi]));
+            r
+        };
+        cell_regs.push(cell);
+    }
+    let mut k = 0;
+    for (first, n) in runs(&cols) {
+        let a = l.b.reg(RegClass::B32);
+        l.b.op("add.u32", a, (addr, first));
+        l.b.emit(
+            instr(format!("tcgen05.st.sync.aligned.32x32b.x{n}.b32"))
+                .srcs((mem(a), vector(&cell_regs[k..k + n as usize]))),
+        );
+        k += n as usize;
+    }
+    l.b.effect("tcgen05.wait::st.sync.aligned", ());
+    thread_sync(l);
+    Ok(())
+}
+
+/// `tmem_store value, mem`.
+pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    // Earlier tcgen05 reads and MMAs of the buffer were waited for through an mbarrier; order after them.
+    l.b.effect("tcgen05.fence::after_thread_sync", ());
+    store_regs(l, data.operands[0], data.operands[1])
+}
+
+/// `tmem_load mem`: `tcgen05.ld` + `tcgen05.wait::ld`.
+pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let (mem_v, v) = (data.operands[0], data.results[0]);
+    let (acc, cols, bits) = plan_move(l, v, mem_v)?;
+    let base = l.get(mem_v)?[0];
+    // After the mbarrier wait that saw the MMA complete.
+    l.b.effect("tcgen05.fence::after_thread_sync", ());
+    let addr = warp_address(l, base, &acc.warp_cols);
+    let class = if bits == 32 { super::class_of(l.elem_of(v)?)? } else { RegClass::B32 };
+    let cell_regs: Vec<Reg> = cols.iter().map(|_| l.b.reg(class)).collect();
+    let mut k = 0;
+    for (first, n) in runs(&cols) {
+        let a = l.b.reg(RegClass::B32);
+        l.b.op("add.u32", a, (addr, first));
+        l.b.emit(
+            instr(format!("tcgen05.ld.sync.aligned.32x32b.x{n}.b32"))
+                .dst(vector(&cell_regs[k..k + n as usize]))
+                .srcs(mem(a)),
+        );
+        k += n as usize;
+    }
+    l.b.effect("tcgen05.wait::ld.sync.aligned", ());
+    let out_class = super::class_of(l.elem_of(v)?)?;
+    let mut out = Vec::with_capacity(acc.cells.len());
+    let mut halves: HashMap<u32, (Reg, Reg)> = HashMap::new();
+    for &(c, s) in &acc.cells {
+        let i = cols.binary_search(&c).expect("a column of the access");
+        if bits == 32 {
+            out.push(cell_regs[i]);
+            continue;
+        }
+        let (lo, hi) = *halves.entry(c).or_insert_with(|| {
+            let (lo, hi) = (l.b.reg(out_class), l.b.reg(out_class));
+            l.b.op("mov.b32", vector(&[lo, hi]), cell_regs[i]);
+            (lo, hi)
+        });
+        out.push(if s == 0 { lo } else { hi });
+    }
+    l.vals.insert(v, out);
+    Ok(())
+}
+
+/// The instruction descriptor of `tcgen05.mma.kind::f16` with an f32 accumulator: D format F32 (bits 4-5 = 1),
+/// A and B formats (bits 7-9, 10-12: f16 0, bf16 1), A and B major (bits 15, 16: 1 = MN-major), N >> 3 (bits
+/// 17-22), M >> 4 (bits 24-28).
+pub fn idesc(elem: ScalarType, m: u32, n: u32, a_mn_major: bool, b_mn_major: bool) -> u32 {
+    let fmt = if elem == ScalarType::BF16 { 1 } else { 0 };
+    (1 << 4)
+        | (fmt << 7)
+        | (fmt << 10)
+        | ((a_mn_major as u32) << 15)
+        | ((b_mn_major as u32) << 16)
+        | ((n >> 3) << 17)
+        | ((m >> 4) << 24)
+}
+
+/// The high word of an sm_100 shared-memory descriptor: SBO >> 4 (bits 32-45), the fixed version 1 (bit 46), the
+/// swizzle mode (bits 61-63: 128B 2, 64B 4, 32B 6), which are sm_90's codes one bit up, so `hi_word` carries them.
+pub fn desc_hi(d: &MatrixDesc) -> u32 {
+    d.hi_word() | (1 << 14)
+}
+
+/// The 64-bit descriptor of the tile at byte offset `byte_off` of the buffer at `base`.
+fn encode(l: &mut Lower, base: Reg, byte_off: u32, d: &MatrixDesc) -> Reg {
+    let (lo, hi, r) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
+    l.b.op("add.u32", lo, (base, byte_off));
+    l.b.op("bfe.u32", lo, (lo, 4, 14));
+    l.b.op("or.b32", lo, (lo, d.lbo_field()));
+    l.b.op("mov.b32", hi, desc_hi(d));
+    l.b.op("mov.b64", r, vector(&[lo, hi]));
+    r
+}
+
+/// `tcgen05_mma a, b, acc, use_acc, pred, (bar, bar_pred)...`.
+pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let f = l.f;
+    let ins = &data.operands;
+    let (a, b, acc) = (ins[0], ins[1], ins[2]);
+    let (a_shape, elem, a_layout) = f.ty(a).memdesc().expect("verified");
+    let (_, _, b_layout) = f.ty(b).memdesc().expect("verified");
+    let (c_shape, _, c_layout) = f.ty(acc).memdesc().expect("verified");
+    let (m, n, k) = (c_shape[0], c_shape[1], a_shape[1]);
+    if m != 128 {
+        return Err(CompileError::new(format!(
+            "tcgen05_mma with M = {m} is not lowered yet (tessel lowers M = 128, whose accumulator rows are TMEM lanes)"
+        )));
+    }
+    // The accumulator: row i in lane i, column j at column j.
+    let identity = |lin: &LinearLayout, rows: u32, cols: u32| {
+        (0..rows).all(|i| (0..cols).all(|j| lin.apply(&[i, j])[..] == [i, j]))
+    };
+    if !identity(&c_layout.linear, m, n) {
+        return Err(CompileError::new(
+            "the accumulator's tensor memory must hold row i in lane i and column j at column j",
+        ));
+    }
+    const K_STEP: u32 = 16;
+    let eb = elem.bits() / 8;
+    let steps = k / K_STEP;
+    let origins: Vec<(u32, u32)> = (0..steps).map(|s| (0, s * K_STEP)).collect();
+    let a_tmem = f.ty(a).is_tmem();
+    let a_desc = if a_tmem {
+        if !identity(&a_layout.linear, m, k) {
+            return Err(CompileError::new(
+                "operand A in tensor memory must hold row i in lane i and its K elements packed two per column",
+            ));
+        }
+        None
+    } else {
+        let off = Offsets::new(&a_layout.linear)?;
+        let d = wgmma_desc::derive(&off, Operand::A, eb, m, K_STEP, &origins)?;
+        Some((off, d))
+    };
+    let b_off = Offsets::new(&b_layout.linear)?;
+    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, n, K_STEP, &origins)?;
+    let id = idesc(elem, m, n, a_desc.as_ref().is_some_and(|x| x.1.mn_major), b_d.mn_major);
+    // Every warp's tensor-memory stores and loads are done before the one thread issues.
+    thread_sync(l);
+    let issuer = super::asynchronous::first_thread(l, Some(ins[4]))?;
+    l.b.comment(format!(
+        "tcgen05_mma: {steps} x tcgen05.mma.kind::f16 m{m}n{n}k16 (A {}, B {}), idesc {id:#010x}",
+        match &a_desc {
+            None => "in tensor memory",
+            Some((_, d)) if d.mn_major => "MN-major",
+            _ => "K-major",
+        },
+        if b_d.mn_major { "MN-major" } else { "K-major" }
+    ));
+    let (a_base, b_base, d_addr) = (l.get(a)?[0], l.get(b)?[0], l.get(acc)?[0]);
+    let use_acc = l.get(ins[3])?[0];
+    let idesc_r = l.b.reg(RegClass::B32);
+    l.b.op("mov.b32", idesc_r, id);
+    let always = l.b.reg(RegClass::Pred);
+    l.b.op("setp.eq.u32", always, (l.tid, l.tid));
+    for s in 0..steps {
+        let kk = s * K_STEP;
+        let a_operand = match &a_desc {
+            Some((off, d)) => crate::ptx::Operand::Reg(encode(l, a_base, off.of([0, kk]) * eb, d)),
+            None => {
+                // K packed two 16-bit elements per column: 8 columns per step.
+                let r = l.b.reg(RegClass::B32);
+                l.b.op("add.u32", r, (a_base, kk * eb / 4));
+                mem(r)
+            }
+        };
+        let bd = encode(l, b_base, b_off.of([kk, 0]) * eb, &b_d);
+        let enable = if s == 0 { use_acc } else { always };
+        l.b.emit(instr("tcgen05.mma.cta_group::1.kind::f16").guard(issuer).srcs((
+            mem(d_addr),
+            a_operand,
+            bd,
+            idesc_r,
+            enable,
+        )));
+    }
+    for pair in ins[5..].chunks(2) {
+        let (bar, p) = (l.get(pair[0])?[0], l.get(pair[1])?[0]);
+        let q = l.b.reg(RegClass::Pred);
+        l.b.op("and.pred", q, (issuer, p));
+        commit(l, bar, q);
+    }
+    Ok(())
+}
+
+fn commit(l: &mut Lower, bar: Reg, p: Reg) {
+    l.b.emit(instr("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64").guard(p).srcs(mem(bar)));
+}
+
+/// `tcgen05_commit bar [, pred]`: from the thread that issues the MMAs.
+pub(crate) fn commit_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let bar = l.get(data.operands[0])?[0];
+    let p = super::asynchronous::first_thread(l, data.operands.get(1).copied())?;
+    commit(l, bar, p);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_descriptors_are_the_documented_words() {
+        // f16 x f16 -> f32, M 128, N 128, both K-major; bf16 M 128 N 64.
+        assert_eq!(idesc(ScalarType::F16, 128, 128, false, false), 0x0820_0010);
+        assert_eq!(idesc(ScalarType::BF16, 128, 64, false, false), 0x0810_0490);
+        assert_eq!(idesc(ScalarType::BF16, 128, 256, false, false), 0x0840_0490);
+        assert_eq!(idesc(ScalarType::F16, 128, 64, false, true), 0x0811_0010);
+    }
+
+    #[test]
+    fn an_sm100_descriptor_is_the_sm90_fields_with_version_1() {
+        // K-major, 128-byte swizzle, LBO 16, SBO 1024: `0x4000404000010000 | start >> 4`.
+        let d = MatrixDesc { swizzle: 128, mn_major: false, lbo: 16, sbo: 1024 };
+        let word = ((desc_hi(&d) as u64) << 32) | d.lbo_field() as u64 | (0x400 >> 4);
+        assert_eq!(word, 0x4000_4040_0001_0040);
+    }
+
+    #[test]
+    fn column_runs_are_aligned_powers_of_two() {
+        assert_eq!(runs(&(0..64).collect::<Vec<_>>()), [(0, 64)]);
+        assert_eq!(runs(&[0, 1, 2, 3, 4, 5]), [(0, 4), (4, 2)]);
+        assert_eq!(runs(&[1, 2, 3, 4]), [(1, 1), (2, 2), (4, 1)]);
+    }
+}

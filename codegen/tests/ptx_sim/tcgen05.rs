@@ -1,0 +1,329 @@
+//! Tensor memory, `tcgen05` and mbarriers for the simulator, written from the PTX ISA independently of
+//! tessel-codegen: the TMEM address (`lane << 16 | column`), the warp's lane quarter, the `32x32b` access
+//! (thread l of a warp: lane quarter base + l, N consecutive columns), the instruction descriptor of
+//! `kind::f16` and the sm_100 shared-memory descriptor, decoded field by field as the ISA defines them.
+//!
+//! Lockstep execution completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at
+//! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that can never succeed runs
+//! out of steps). What the simulator checks: the allocation (a power of two in [32, 512] columns, by one
+//! warp, freed before `ret`), every TMEM access inside it and in the warp's quarter, one issuing thread per
+//! MMA, descriptors in the forms it knows, tensor-core reads of shared memory stored without a
+//! `fence.proxy.async` since.
+
+use std::collections::HashMap;
+
+use tessel_tile::eval::value::from_bits;
+
+use super::wgmma::address_of;
+use super::{Cta, Ins, Opnd};
+
+/// Lanes and columns of a CTA's tensor memory.
+const LANES: usize = 128;
+const COLUMNS: usize = 512;
+
+/// The simulator's tensor memory, allocation and mbarriers.
+pub(super) struct State {
+    cells: Vec<u32>,
+    /// (first column, columns) of the live allocation.
+    alloc: Option<(u32, u32)>,
+    /// mbarrier at a shared address: (arrivals per phase, arrivals still missing, phase).
+    bars: HashMap<u64, (u32, u32, u64)>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        // Poisoned: tensor memory nobody wrote reads as NaN bits.
+        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, bars: HashMap::new() }
+    }
+}
+
+fn threads(active: &[bool]) -> Vec<usize> {
+    active.iter().enumerate().filter(|(_, a)| **a).map(|(t, _)| t).collect()
+}
+
+fn reg(o: &Opnd) -> Result<usize, String> {
+    match o {
+        Opnd::Reg(r) => Ok(*r),
+        other => Err(format!("{other:?} is not a register")),
+    }
+}
+
+fn mem_addr(c: &Cta, t: usize, o: &Opnd) -> Result<u64, String> {
+    c.addr(t, o)
+}
+
+impl State {
+    /// Cell of (lane, column), checked against the allocation.
+    fn cell(&self, lane: u32, col: u32) -> Result<usize, String> {
+        let (first, n) = self.alloc.ok_or("tensor memory accessed with nothing allocated")?;
+        if lane as usize >= LANES || col < first || col >= first + n {
+            return Err(format!("tensor memory lane {lane}, column {col} is outside the allocation ({n} columns)"));
+        }
+        Ok(lane as usize * COLUMNS + col as usize)
+    }
+
+    /// Checks nothing is left allocated when the CTA exits.
+    pub(super) fn at_exit(&self) -> Result<(), String> {
+        match self.alloc {
+            Some((_, n)) => Err(format!("the CTA exits with {n} tensor-memory columns still allocated")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether [`step`] executes `op`: `tcgen05.*`, `mbarrier.*` and `fence.mbarrier_init`.
+pub(super) fn handles(op: &str) -> bool {
+    op.starts_with("tcgen05") || op.starts_with("mbarrier") || op.starts_with("fence.mbarrier_init")
+}
+
+/// Executes one instruction [`handles`] says is this module's, for the active threads.
+pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
+    match ins.op.split('.').next() {
+        Some("tcgen05") => exec(c, ins, active),
+        Some("mbarrier") => mbarrier(c, ins, active),
+        // The barrier's initialization made visible to the async proxy: lockstep execution orders it already.
+        _ => Ok(()),
+    }
+}
+
+/// Executes one `tcgen05.*` instruction for the active threads.
+fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
+    let ts = threads(active);
+    let op = ins.op.as_str();
+    let a = &ins.args;
+    if op.starts_with("tcgen05.fence") || op.starts_with("tcgen05.wait") || op.starts_with("tcgen05.relinquish") {
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.alloc") || op.starts_with("tcgen05.dealloc") {
+        // One whole warp.
+        let warp = ts.first().map(|t| t / 32).ok_or("no thread executes it")?;
+        if ts.len() != 32 || ts.iter().any(|t| t / 32 != warp) {
+            return Err(format!("`{op}` must be executed by exactly one whole warp"));
+        }
+        let n = c.val(ts[0], &a[1])? as u32;
+        if !n.is_power_of_two() || !(32..=512).contains(&n) {
+            return Err(format!("{n} columns: tcgen05 allocates a power of two in [32, 512]"));
+        }
+        if op.starts_with("tcgen05.alloc") {
+            if c.tmem.alloc.is_some() {
+                return Err("a second tcgen05.alloc while tensor memory is allocated is not simulated".into());
+            }
+            c.tmem.alloc = Some((0, n));
+            // The address (lane 0, column 0) lands in shared memory, written as by the warp's first thread.
+            let at = mem_addr(c, ts[0], &a[0])?;
+            c.smem(ts[0], at, 4, Some(&0u32.to_le_bytes()))?.copy_from_slice(&0u32.to_le_bytes());
+        } else {
+            let addr = c.val(ts[0], &a[0])? as u32;
+            if c.tmem.alloc != Some((addr & 0xffff, n)) || addr >> 16 != 0 {
+                return Err(format!("tcgen05.dealloc of {addr:#x}, {n} columns does not match the allocation"));
+            }
+            c.tmem.alloc = None;
+        }
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.ld") || op.starts_with("tcgen05.st") {
+        let load = op.starts_with("tcgen05.ld");
+        let parts: Vec<&str> = op.split('.').collect();
+        if !parts.contains(&"32x32b") || parts.iter().any(|p| p.starts_with("pack") || p.starts_with("unpack")) {
+            return Err(format!("`{op}`: only the 32x32b shape without packing is simulated"));
+        }
+        let num: usize = parts.iter().find_map(|p| p.strip_prefix('x')?.parse().ok()).ok_or("no .xN")?;
+        let (regs_op, mem_op) = if load { (&a[0], &a[1]) } else { (&a[1], &a[0]) };
+        let Opnd::Vec(regs) = regs_op else { return Err("registers must be a {..} list".into()) };
+        if regs.len() != num {
+            return Err(format!(".x{num} moves {num} registers, the list has {}", regs.len()));
+        }
+        let regs: Vec<usize> = regs.iter().map(|r| r.ok_or("`_` in the list")).collect::<Result<_, _>>()?;
+        for warp in ts.iter().map(|t| t / 32).collect::<std::collections::BTreeSet<_>>() {
+            let lanes: Vec<usize> = ts.iter().copied().filter(|t| t / 32 == warp).collect();
+            if lanes.len() != 32 {
+                return Err(format!("`{op}` is .sync.aligned: warp {warp} executes it with {} threads", lanes.len()));
+            }
+            let addr = c.addr(lanes[0], mem_op)? as u32;
+            if lanes.iter().any(|&t| c.addr(t, mem_op).ok() != Some(addr as u64)) {
+                return Err(format!("warp {warp}'s threads give different tensor-memory addresses"));
+            }
+            let (lane0, col0) = (addr >> 16, addr & 0xffff);
+            if lane0 != 32 * (warp as u32 % 4) {
+                return Err(format!("warp {warp} may access lanes {}.. only, not lane {lane0}", 32 * (warp % 4)));
+            }
+            for &t in &lanes {
+                let lane = lane0 + (t % 32) as u32;
+                for (j, &r) in regs.iter().enumerate() {
+                    let cell = c.tmem.cell(lane, col0 + j as u32)?;
+                    if load {
+                        c.regs[t][r] = c.tmem.cells[cell] as u64;
+                    } else {
+                        c.tmem.cells[cell] = c.regs[t][r] as u32;
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.commit") {
+        if !op.contains("mbarrier::arrive::one") || op.contains("multicast") {
+            return Err(format!("`{op}` is not simulated"));
+        }
+        for &t in &ts {
+            let bar = mem_addr(c, t, &a[0])?;
+            arrive(c, bar, 1)?;
+        }
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.mma") {
+        if op != "tcgen05.mma.cta_group::1.kind::f16" {
+            return Err(format!("`{op}` is not simulated"));
+        }
+        if ts.len() > 1 {
+            return Err(format!("tcgen05.mma is issued by one thread; {} threads issue it here", ts.len()));
+        }
+        if let Some(&t) = ts.first() {
+            mma(c, t, a)?;
+        }
+        return Ok(());
+    }
+    Err(format!("`{op}` is not simulated"))
+}
+
+/// `mbarrier.*` for the active threads (init, try_wait.parity, inval, arrive).
+fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
+    let op = ins.op.as_str();
+    let a = &ins.args;
+    for t in threads(active) {
+        if op.starts_with("mbarrier.init") {
+            let bar = mem_addr(c, t, &a[0])?;
+            let n = c.val(t, &a[1])? as u32;
+            c.tmem.bars.insert(bar, (n, n, 0));
+        } else if op.starts_with("mbarrier.try_wait.parity") {
+            let bar = mem_addr(c, t, &a[1])?;
+            let parity = c.val(t, &a[2])?;
+            let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("waiting on an mbarrier that is not initialized")?;
+            // The phase of parity `parity` has completed when the running phase has the other parity.
+            c.regs[t][reg(&a[0])?] = (phase % 2 != parity % 2) as u64;
+        } else if op.starts_with("mbarrier.inval") {
+            let bar = mem_addr(c, t, &a[0])?;
+            c.tmem.bars.remove(&bar).ok_or("invalidating an mbarrier that is not initialized")?;
+        } else if op.starts_with("mbarrier.arrive") && !op.contains("expect_tx") {
+            let (bar, n) = match a.len() {
+                2 => (mem_addr(c, t, &a[1])?, 1),
+                _ => (mem_addr(c, t, &a[1])?, c.val(t, &a[2])? as u32),
+            };
+            arrive(c, bar, n)?;
+        } else {
+            return Err(format!("`{op}` is not simulated"));
+        }
+    }
+    Ok(())
+}
+
+fn arrive(c: &mut Cta, bar: u64, n: u32) -> Result<(), String> {
+    let b = c.tmem.bars.get_mut(&bar).ok_or("an arrival on an mbarrier that is not initialized")?;
+    if n > b.1 {
+        return Err(format!("{n} arrivals on a phase that lacks only {}", b.1));
+    }
+    b.1 -= n;
+    if b.1 == 0 {
+        b.1 = b.0;
+        b.2 += 1;
+    }
+    Ok(())
+}
+
+/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes), swizzle span. The fixed version field
+/// (bits 46-48) must be 1, the base offset (49-51) and LBO mode (52) 0; swizzle (61-63): 2 = 128B, 4 = 64B,
+/// 6 = 32B.
+fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
+    let field = |shift: u32| ((d >> shift) & 0x3FFF) << 4;
+    if (d >> 46) & 7 != 1 {
+        return Err(format!("descriptor {d:#018x}: bits 46-48 must be 0b001 on sm_100"));
+    }
+    if (d >> 49) & 0xF != 0 {
+        return Err(format!("descriptor {d:#018x}: a base offset or absolute LBO mode is not simulated"));
+    }
+    let swizzle = match d >> 61 {
+        2 => 128,
+        4 => 64,
+        6 => 32,
+        other => return Err(format!("descriptor {d:#018x}: swizzle mode {other} is not simulated")),
+    };
+    Ok((field(0), field(16), field(32), swizzle))
+}
+
+/// `tcgen05.mma.cta_group::1.kind::f16 [d], a, b_desc, idesc, enable_input_d` by thread `t`.
+fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
+    if c.generic_since_fence {
+        return Err("tcgen05.mma reads shared memory written without a fence.proxy.async since".into());
+    }
+    let idesc = c.val(t, &a[3])? as u32;
+    let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
+    if bits(0, 3) != 0 || bits(4, 2) != 1 || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
+        return Err(format!("instruction descriptor {idesc:#010x}: only dense, f32 D, no negation is simulated"));
+    }
+    let ty = |code: u32| match code {
+        0 => Ok(tessel_tile::ScalarType::F16),
+        1 => Ok(tessel_tile::ScalarType::BF16),
+        other => Err(format!("kind::f16 operand format {other} is not simulated")),
+    };
+    let (ta, tb) = (ty(bits(7, 3))?, ty(bits(10, 3))?);
+    let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
+    let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
+    if m != 128 || n == 0 || n % 16 != 0 || n > 256 {
+        return Err(format!("instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128, N 16..256 by 16)"));
+    }
+    const K: u64 = 16;
+    let d_addr = c.addr(t, &a[0])? as u32;
+    let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
+    if d_lane != 0 {
+        return Err("the accumulator of an M = 128 MMA starts at lane 0".into());
+    }
+    let value = |x: u64, ty| from_bits(x, ty).as_f64() as f32;
+    // A: M x 16, from shared memory (a descriptor) or tensor memory (lane = row, K packed two per column).
+    let mut av = vec![0f32; (m as u64 * K) as usize];
+    match &a[1] {
+        Opnd::Mem(..) => {
+            if a_mn {
+                return Err("A from tensor memory is K-major".into());
+            }
+            let addr = c.addr(t, &a[1])? as u32;
+            let (lane0, col0) = (addr >> 16, addr & 0xffff);
+            for row in 0..m {
+                for k in 0..K as u32 {
+                    let cell = c.tmem.cells[c.tmem.cell(lane0 + row, col0 + k / 2)?];
+                    av[(row as u64 * K + k as u64) as usize] = value(((cell >> (16 * (k % 2))) & 0xffff) as u64, ta);
+                }
+            }
+        }
+        o => {
+            let (start, lbo, sbo, sw) = smem_desc(c.val(t, o)?)?;
+            for row in 0..m as u64 {
+                for k in 0..K {
+                    let at = address_of(start, lbo, sbo, sw, a_mn, row, k, 2);
+                    let b = c.smem(t, at, 2, None)?.to_vec();
+                    av[(row * K + k) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, ta);
+                }
+            }
+        }
+    }
+    let (start, lbo, sbo, sw) = smem_desc(c.val(t, &a[2])?)?;
+    let mut bv = vec![0f32; (n as u64 * K) as usize];
+    for col in 0..n as u64 {
+        for k in 0..K {
+            let at = address_of(start, lbo, sbo, sw, b_mn, col, k, 2);
+            let b = c.smem(t, at, 2, None)?.to_vec();
+            bv[(k * n as u64 + col) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, tb);
+        }
+    }
+    let accumulate = c.val(t, &a[4])? != 0;
+    for row in 0..m {
+        for col in 0..n {
+            let cell = c.tmem.cell(row, d_col + col)?;
+            let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
+            for k in 0..K as usize {
+                acc = av[row as usize * K as usize + k].mul_add(bv[k * n as usize + col as usize], acc);
+            }
+            c.tmem.cells[cell] = acc.to_bits();
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,366 @@
+//! Blackwell (`triton.experimental.gluon.language.nvidia.blackwell`): tensor memory and the fifth-generation
+//! tensor cores. `TensorMemoryLayout(block, col_stride)` and `get_tmem_reg_layout` are the shared layout binder's;
+//! `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)` is the register layout of the `32x32b` access;
+//! `allocate_tensor_memory(element_ty, shape, layout, value=None)` (`tmem_alloc`) returns a tensor-memory
+//! descriptor with `load(layout)` (`tmem_load`), `store(value)` (`tmem_store`), `slice(start, length)` (columns,
+//! `memdesc_slice`) and the attributes `shape`,
+//! `dtype`, `layout`, `type`; `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, mbarriers=None,
+//! mbarrier_preds=None)` (`tcgen05_mma`) and `tcgen05_commit(barrier)` (`tcgen05_commit`). The module's
+//! `mbarrier`, `tma` and `fence_async_shared` are Hopper's.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tessel_lang::Span;
+use tessel_lang::elab::builtins::{Arg, Bound, CallArgs};
+use tessel_lang::elab::registry::{Handler, Registry};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
+use tessel_lang::elab::{Elab, R};
+use tessel_layouts::{
+    AnyLayout, DistributedLayout, DistributedLinearLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout,
+};
+use tessel_tile::ops::{Const, Op};
+use tessel_tile::types::Shape;
+use tessel_tile::{Elem, Layout, ScalarType, Type};
+
+use crate::layouts::distributed_arg;
+use crate::smem::{memdesc, scalar_dtype};
+use crate::{BLACKWELL, HOPPER_MBARRIER, HOPPER_TMA};
+
+pub const BLACKWELL_MBARRIER: &str = "triton.experimental.gluon.language.nvidia.blackwell.mbarrier";
+pub const BLACKWELL_TMA: &str = "triton.experimental.gluon.language.nvidia.blackwell.tma";
+
+pub fn register(r: &mut Registry) {
+    r.module(BLACKWELL_MBARRIER, "mbarrier");
+    r.reexport(BLACKWELL_MBARRIER, HOPPER_MBARRIER);
+    r.module(BLACKWELL_TMA, "tma");
+    r.reexport(BLACKWELL_TMA, HOPPER_TMA);
+    r.add(BLACKWELL, "fence_async_shared", Handler::Bound("cluster=False", crate::mbarrier::fence));
+    r.add(BLACKWELL, "TensorMemoryLayout", Handler::Raw(crate::layouts::layout_call));
+    r.add(BLACKWELL, "get_tmem_reg_layout", Handler::Raw(reg_layout));
+    r.add(BLACKWELL, "get_tmem_32x32b_reg_layout", Handler::Bound("M, N, shape, num_warps", reg_layout_32x32b));
+    r.add(BLACKWELL, "allocate_tensor_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
+    r.add(
+        BLACKWELL,
+        "tcgen05_mma",
+        Handler::Bound("a, b, acc, *, use_acc=True, pred=True, mbarriers=None, mbarrier_preds=None", mma),
+    );
+    r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier", commit));
+}
+
+const METHODS: &[&str] = &["load", "store", "slice"];
+/// Methods of Gluon's tensor-memory descriptor tessel does not have yet.
+const NOT_YET: &[&str] = &["index", "_reinterpret", "load_min", "load_max"];
+const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "type"];
+
+/// `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)`: the register layout of `tcgen05.ld/st.32x32b` for a
+/// `shape` tensor in a `TensorMemoryLayout((M, N), 1)` buffer.
+fn reg_layout_32x32b<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let int = |e: &Elab<'a>, k: &str| -> R<u32> {
+        let a = b.req(k);
+        match e.const_int(a, &fname, k)? {
+            v if (1..=1 << 16).contains(&v) => Ok(v as u32),
+            v => Err(e.err(a.span, format!("`{k}` of `{fname}` must be a positive integer, got {v}"))),
+        }
+    };
+    let (m, n, num_warps) = (int(e, "M")?, int(e, "N")?, int(e, "num_warps")?);
+    let shape = e.shape_arg(b.req("shape"), &fname)?;
+    let tmem = TensorMemoryLayout { block: [m, n], col_stride: 1, two_ctas: false, cta_split: [1, 1] };
+    let reg = TmemRegLayout::new(tmem, TmemAccess::B32x32, num_warps);
+    let layout = AnyLayout::Distributed(DistributedLayout::TmemReg(reg));
+    let linear = as_linear(&layout, &shape).map_err(|err| e.err(b.span, format!("`{fname}`: {err}")))?;
+    Ok(Value::Layout(Rc::new(linear)))
+}
+
+/// A register layout for tensors of `shape` spelt by its bases (`DistributedLinearLayout`), as Gluon returns
+/// tensor-memory register layouts: its slices then lay out the row and column indices.
+fn as_linear(layout: &AnyLayout, shape: &[u32]) -> Result<AnyLayout, String> {
+    let l = layout.to_linear(shape).map_err(|e| e.to_string())?;
+    let bases = |d: &str| l.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
+    Ok(AnyLayout::Distributed(DistributedLayout::Linear(DistributedLinearLayout {
+        reg_bases: bases("register"),
+        lane_bases: bases("lane"),
+        warp_bases: bases("warp"),
+        block_bases: bases("block"),
+        shape: shape.to_vec(),
+    })))
+}
+
+/// `get_tmem_reg_layout(element_ty, shape, layout, num_warps, instr_variant="32x32b")` (the layout binder's),
+/// returned as its bases for `shape`.
+fn reg_layout<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>) -> R<Value<'a>> {
+    let fname = format!("blackwell.{name}");
+    let shape_arg =
+        args.kw.iter().find(|(k, _)| k == "shape").map(|(_, a)| a.clone()).or_else(|| args.pos.get(1).cloned());
+    let span = args.span;
+    let v = crate::layouts::layout_call(e, name, args)?;
+    let (Value::Layout(l), Some(shape_arg)) = (&v, shape_arg) else { return Ok(v) };
+    if !matches!(l.as_ref(), AnyLayout::Distributed(DistributedLayout::TmemReg(_))) {
+        return Ok(v);
+    }
+    let shape = e.shape_arg(&shape_arg, &fname)?;
+    let linear = as_linear(l, &shape).map_err(|err| e.err(span, format!("`{fname}`: {err}")))?;
+    Ok(Value::Layout(Rc::new(linear)))
+}
+
+/// The tensor-memory descriptor inside a value, if it is one.
+pub fn tmem_desc<'v>(v: &'v Value<'_>) -> Option<&'v Tv> {
+    memdesc(v).filter(|t| t.ty.is_tmem())
+}
+
+fn tmem_layout<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str) -> R<TensorMemoryLayout> {
+    match &a.value {
+        Value::Layout(l) => match l.as_ref() {
+            AnyLayout::TensorMemory(t) => Ok(t.clone()),
+            other => Err(e.err_hint(
+                a.span,
+                format!("`layout` of `{fname}` must be a TensorMemoryLayout, got {other}"),
+                "e.g. `TensorMemoryLayout(block=(128, 64), col_stride=1)`",
+            )),
+        },
+        other => {
+            Err(e.err(a.span, format!("`layout` of `{fname}` must be a TensorMemoryLayout, got {}", other.describe())))
+        }
+    }
+}
+
+/// `allocate_tensor_memory(element_ty, shape, layout, value=None)`.
+fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
+    if elem.bits() != 32 && elem.bits() != 16 {
+        return Err(e.err(
+            b.req("element_ty").span,
+            format!("tensor memory holds 32- or 16-bit elements, got {}", elem.triton_name()),
+        ));
+    }
+    let tmem = tmem_layout(e, b.req("layout"), &fname)?;
+    let shape_arg = b.req("shape");
+    let shape = e.shape_arg(shape_arg, &fname)?;
+    if shape.len() != 2 {
+        return Err(e.err(shape_arg.span, format!("tensor memory holds matrices, got shape {shape:?}")));
+    }
+    let any = AnyLayout::TensorMemory(tmem);
+    let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
+    let layout = Arc::new(Layout { spec: Some(any), linear });
+    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
+    let init = match b.opt("value").filter(|a| !matches!(a.value, Value::None)) {
+        Some(a) => {
+            let t = e.tensor_arg(a, &fname, "value")?;
+            check_moved(e, &t, &ty, a.span)?;
+            vec![t]
+        }
+        None => vec![],
+    };
+    Ok(Value::Tensor(e.emit1(Op::TmemAlloc, &init, ty, b.span)?))
+}
+
+/// A tensor stored into (or allocated with) a tensor-memory buffer: its shape, element type and register layout.
+fn check_moved<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
+    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
+    if !t.is_block() || t.shape() != shape {
+        return Err(e.err(
+            span,
+            format!("the tensor has shape {:?}, but the tensor-memory buffer has shape {shape:?}", t.shape()),
+        ));
+    }
+    if t.elem() != Some(Elem::Scalar(elem)) {
+        return Err(e.err_hint(
+            span,
+            format!("the tensor holds {}, but the tensor-memory buffer holds {}", t.ty, elem.triton_name()),
+            format!("convert it first with `.to(gl.{})`", elem.triton_name()),
+        ));
+    }
+    check_reg_layout(e, t.ty.layout(), mem, span)
+}
+
+/// A register layout moving `mem` must be its 32x32b layout over the kernel's warps (4 or 8).
+fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: Span) -> R<()> {
+    let Some(have) = have else { return Ok(()) };
+    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
+    let (_, _, tmem) = tessel_tile::verify_tmem::tmem_parts(mem).map_err(|m| e.err(span, m))?;
+    let warps = e.warps();
+    if warps != 4 && warps != 8 {
+        return Err(e.err(span, format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}")));
+    }
+    let want = tessel_tile::verify_tmem::reg_layout_32x32b(tmem, shape, elem, warps).map_err(|m| e.err(span, m))?;
+    if have.linear != want {
+        return Err(e.err_hint(
+            span,
+            format!(
+                "the register layout must be the 32x32b access layout of {} over {warps} warps, got {}",
+                AnyLayout::TensorMemory(tmem.clone()),
+                have.spec.as_ref().map_or_else(|| tessel_tile::types::linear_spelling(&have.linear), |s| s.to_string())
+            ),
+            format!("use `get_tmem_32x32b_reg_layout({}, {}, {shape:?}, {warps})`", tmem.block[0], tmem.block[1]),
+        ));
+    }
+    Ok(())
+}
+
+/// The attributes of a tensor-memory descriptor.
+pub fn attr<'a>(e: &Elab<'a>, v: &Value<'a>, t: &Tv, name: &str, span: Span) -> R<Option<Value<'a>>> {
+    let (shape, elem, layout) = t.ty.memdesc().expect("a memdesc");
+    let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
+    Ok(Some(match name {
+        "shape" => ints(shape),
+        "dtype" | "element_ty" => Value::Dtype(Dtype::Scalar(elem)),
+        "layout" => Value::Layout(Rc::new(layout.spec.clone().expect("a TensorMemoryLayout"))),
+        "type" => v.clone(),
+        m if METHODS.contains(&m) || NOT_YET.contains(&m) => Value::Method(Rc::new((v.clone(), m.to_string()))),
+        _ => {
+            let mut err = e.err(span, format!("a tensor-memory descriptor has no attribute `{name}`"));
+            if let Some(best) = tessel_lang::elab::names::closest(name, METHODS.iter().chain(ATTRS).copied()) {
+                err.diag = err.diag.with_hint(format!("did you mean `.{best}`?"));
+            }
+            return Err(err);
+        }
+    }))
+}
+
+/// The methods of a tensor-memory descriptor (the registry's method hook sends them here).
+pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, span: Span) -> R<Option<Value<'a>>> {
+    let fname = format!("tensor_memory_descriptor.{name}");
+    match name {
+        "load" => {
+            let b = e.bind(&fname, "layout", args)?;
+            if distributed_arg(e, b.req("layout"), &fname)?.is_none() {
+                return Err(e.err(b.req("layout").span, format!("`{fname}` needs the layout of the loaded tensor")));
+            }
+            let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+            let layout = e.layout_kwarg(&b, shape)?;
+            check_reg_layout(e, layout.as_deref(), &mem.ty, b.req("layout").span)?;
+            let ty = Type::Tensor { shape: Shape::from_slice(shape), elem: Elem::Scalar(elem), layout };
+            Ok(Some(Value::Tensor(e.emit1(Op::TmemLoad, &[mem], ty, span)?)))
+        }
+        "store" => {
+            let b = e.bind(&fname, "value, pred=True", args)?;
+            if !matches!(b.req("pred").value, Value::Bool(true)) {
+                return Err(e.err(b.req("pred").span, format!("`pred` of `{fname}` is not supported by tessel yet")));
+            }
+            let t = e.tensor_arg(b.req("value"), &fname, "value")?;
+            check_moved(e, &t, &mem.ty, b.req("value").span)?;
+            e.emit(Op::TmemStore, &[t, mem], vec![], span)?;
+            Ok(Some(Value::None))
+        }
+        "slice" => {
+            let b = e.bind(&fname, "start, length", args)?;
+            let get = |e: &Elab<'a>, k: &str| -> R<u32> {
+                let a = b.req(k);
+                match e.const_int(a, &fname, k)? {
+                    v if (0..=u32::MAX as i128).contains(&v) => Ok(v as u32),
+                    v => Err(e.err(a.span, format!("`{k}` of `{fname}` must be a non-negative integer, got {v}"))),
+                }
+            };
+            let (start, length) = (get(e, "start")?, get(e, "length")?);
+            let (layout, _) =
+                tessel_tile::verify_tmem::slice_layout(&mem.ty, start, length).map_err(|m| e.err(span, m))?;
+            let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
+            let ty = Type::MemDesc { shape: Shape::from_slice(&[shape[0], length]), elem, layout };
+            Ok(Some(Value::Tensor(e.emit1(Op::MemDescSlice { dim: 1, start }, &[mem], ty, span)?)))
+        }
+        _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
+    }
+}
+
+/// An i1 predicate operand: a runtime scalar, or a compile-time bool made a constant.
+fn pred_operand<'a>(e: &mut Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<Tv> {
+    match &a.value {
+        Value::Tensor(t) if t.is_block() => {
+            Err(e.err(a.span, format!("`{what}` of `{fname}` must be a scalar, got {}", t.ty)))
+        }
+        Value::Tensor(t) => e.cast(t.clone(), Dtype::Scalar(ScalarType::I1), a.span),
+        _ => {
+            let v = e.const_bool(a, fname, what)?;
+            e.constant(Const::Int(v as i64), Type::scalar(ScalarType::I1), a.span)
+        }
+    }
+}
+
+fn barrier_arg<'a>(e: &Elab<'a>, v: &Value<'a>, span: Span, fname: &str) -> R<Tv> {
+    match memdesc(v) {
+        Some(t)
+            if !t.ty.is_tmem()
+                && t.ty.memdesc().is_some_and(|(s, el, _)| el == ScalarType::I64 && s.iter().product::<u32>() == 1) =>
+        {
+            Ok(t.clone())
+        }
+        _ => Err(e.err_hint(
+            span,
+            format!("`{fname}` needs mbarriers, got {}", v.describe()),
+            "allocate one with `mbarrier.allocate_mbarrier()` and `mbarrier.init(bar, count=1)`",
+        )),
+    }
+}
+
+/// `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, mbarriers=None, mbarrier_preds=None)`.
+fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let (aa, ba, ca) = (b.req("a"), b.req("b"), b.req("acc"));
+    let Some(acc) = tmem_desc(&ca.value).cloned() else {
+        return Err(e.err_hint(
+            ca.span,
+            format!("the accumulator of `{fname}` must be a tensor-memory descriptor, got {}", ca.value.describe()),
+            "allocate it with `allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))`",
+        ));
+    };
+    let Some(a) = memdesc(&aa.value).cloned() else {
+        return Err(e.err(
+            aa.span,
+            format!(
+                "operand A of `{fname}` must be a shared- or tensor-memory descriptor, got {}",
+                aa.value.describe()
+            ),
+        ));
+    };
+    let Some(bm) = memdesc(&ba.value).cloned().filter(|t| !t.ty.is_tmem()) else {
+        return Err(e.err(
+            ba.span,
+            format!("operand B of `{fname}` must be a shared-memory descriptor, got {}", ba.value.describe()),
+        ));
+    };
+    let use_acc = pred_operand(e, b.req("use_acc"), &fname, "use_acc")?;
+    let pred = pred_operand(e, b.req("pred"), &fname, "pred")?;
+    let bars: Vec<Value<'a>> = match b.opt("mbarriers").filter(|a| !matches!(a.value, Value::None)) {
+        None => vec![],
+        Some(m) => m.value.items().ok_or_else(|| e.err(m.span, "`mbarriers` must be a list of mbarriers"))?,
+    };
+    let preds: Option<(Vec<Value<'a>>, Span)> =
+        match b.opt("mbarrier_preds").filter(|a| !matches!(a.value, Value::None)) {
+            None => None,
+            Some(p) => Some((p.value.items().ok_or_else(|| e.err(p.span, "`mbarrier_preds` must be a list"))?, p.span)),
+        };
+    let mut operands = vec![a, bm, acc, use_acc, pred];
+    let bar_span = b.opt("mbarriers").map_or(b.span, |a| a.span);
+    if let Some((p, span)) = &preds
+        && p.len() != bars.len()
+    {
+        return Err(e.err(*span, format!("{} mbarrier_preds for {} mbarriers", p.len(), bars.len())));
+    }
+    for (i, bar) in bars.iter().enumerate() {
+        operands.push(barrier_arg(e, bar, bar_span, &fname)?);
+        let p = match &preds {
+            None => e.constant(Const::Int(1), Type::scalar(ScalarType::I1), bar_span)?,
+            Some((p, span)) => {
+                let arg = Arg { value: p[i].clone(), span: *span, expr: None };
+                pred_operand(e, &arg, &fname, "mbarrier_preds")?
+            }
+        };
+        operands.push(p);
+    }
+    let tys: Vec<&Type> = operands.iter().map(|t| &t.ty).collect();
+    if let Err(m) = tessel_tile::verify_tmem::check_mma(&tys) {
+        return Err(e.err(b.span, format!("`{fname}`: {m}")));
+    }
+    e.emit(Op::Tcgen05Mma, &operands, vec![], b.span)?;
+    Ok(Value::None)
+}
+
+/// `tcgen05_commit(barrier)`.
+fn commit<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let a = b.req("barrier");
+    let bar = barrier_arg(e, &a.value, a.span, &b.fname)?;
+    e.emit(Op::Tcgen05Commit, &[bar], vec![], b.span)?;
+    Ok(Value::None)
+}

@@ -1,0 +1,201 @@
+//! Blackwell tensor memory and tcgen05 MMAs in gluon kernels (`tests/kernels/gluon_tcgen05.py`), in the
+//! interpreter: a tensor-memory round trip, tcgen05 MMA tiles (A from shared or tensor memory, `use_acc` off and
+//! on, completion through `mbarriers=` and through `tcgen05_commit`) against a float64 reference, the IR round
+//! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand overwritten before the wait, a wrong register layout.
+
+mod common;
+
+use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
+use tessel_tile::ScalarType::*;
+
+fn source() -> String {
+    let path = format!("{}/../tests/kernels/gluon_tcgen05.py", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn a_tensor_memory_round_trip_gives_back_what_was_stored() {
+    for init in [false, true] {
+        let (m, n) = (128usize, 64usize);
+        let f =
+            elab(&source(), "tmem_round_trip", vec![ptr(F32), ptr(F32), cint(m as i64), cint(n as i64), cbool(init)]);
+        let text = f.to_string();
+        assert!(text.contains("tmem_alloc") && text.contains("tmem_load"), "{text}");
+        assert!(text.contains("TensorMemoryLayout((128,64), 1)"), "{text}");
+        let mut rng = Rng::new(33 + init as u64);
+        let x = rng.vec(m * n);
+        let mut mem = Memory::new();
+        let bx = mem.alloc_from("x", F32, &x);
+        let by = poisoned(&mut mem, "y", F32, m * n);
+        run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem);
+        let y = mem.read_f64(by);
+        let x32: Vec<f64> = x.iter().map(|&v| v as f32 as f64).collect();
+        assert_eq!(y, x32, "init = {init}");
+    }
+}
+
+#[test]
+fn tensor_memory_slices_read_their_columns() {
+    let (m, n) = (128usize, 64usize);
+    let f = elab(&source(), "tmem_slices", vec![ptr(F32), ptr(F32), cint(m as i64), cint(n as i64)]);
+    let text = f.to_string();
+    assert!(text.contains("memdesc_slice {dim = 1, start = 32}"), "{text}");
+    assert!(text.contains("memdesc<128x32xf32, TensorMemoryLayout((128,32), 1)>"), "{text}");
+    let x = Rng::new(3).vec(m * n);
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let by = poisoned(&mut mem, "y", F32, m * n);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem);
+    assert_eq!(mem.read_f64(by), x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+}
+
+/// `A @ B (+ C when use_acc)` for one tile; `Err` with the interpreter's message.
+fn mma(m: usize, n: usize, k: usize, a_in_tmem: bool, use_acc: bool, commit: bool) -> Result<(), String> {
+    let args = vec![
+        ptr(F16),
+        ptr(F16),
+        ptr(F32),
+        ptr(F32),
+        cint(m as i64),
+        cint(n as i64),
+        cint(k as i64),
+        cbool(a_in_tmem),
+        cbool(use_acc),
+        cbool(commit),
+    ];
+    let f = elab(&source(), "mma_tile", args);
+    let text = f.to_string();
+    assert!(text.contains("tcgen05_mma"), "{text}");
+    assert_eq!(text.contains("tcgen05_commit"), commit, "{text}");
+    let mut rng = Rng::new((m * 7 + n * 3 + k) as u64 + a_in_tmem as u64 + 2 * use_acc as u64);
+    let (a, b) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(k * n)));
+    let c = rounded(F32, &rng.vec(m * n));
+    let mut mem = Memory::new();
+    let (ba, bb, bc) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b), mem.alloc_from("c", F32, &c));
+    let bo = poisoned(&mut mem, "out", F32, m * n);
+    let args = [Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bc), Arg::Buffer(bo)];
+    tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+    let reference: Vec<f64> = (0..m * n)
+        .map(|i| (0..k).map(|p| a[i / n * k + p] * b[p * n + i % n]).sum::<f64>() + if use_acc { c[i] } else { 0.0 })
+        .collect();
+    let what = format!("tcgen05 {m}x{n}x{k} a_in_tmem={a_in_tmem} use_acc={use_acc} commit={commit}");
+    assert_close(&what, &mem.read_f64(bo), &reference, 1e-6);
+    Ok(())
+}
+
+#[test]
+fn tcgen05_mma_tiles_match_a_float64_reference() {
+    for (m, n, k) in [(128, 64, 32), (64, 32, 16)] {
+        for use_acc in [false, true] {
+            for commit in [false, true] {
+                mma(m, n, k, false, use_acc, commit).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn tcgen05_mma_reads_a_from_tensor_memory() {
+    for use_acc in [false, true] {
+        mma(128, 64, 32, true, use_acc, use_acc).unwrap();
+    }
+}
+
+fn too_early(overwrite: bool) -> String {
+    let (m, n, k) = (128, 64, 32);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m), cint(n), cint(k), cbool(overwrite)];
+    let f = elab(&source(), "mma_read_too_early", args);
+    let mut rng = Rng::new(5);
+    let mut mem = Memory::new();
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let ba = mem.alloc_from("a", F16, &rounded(F16, &rng.vec(m * k)));
+    let bb = mem.alloc_from("b", F16, &rounded(F16, &rng.vec(k * n)));
+    let bo = poisoned(&mut mem, "out", F32, m * n);
+    run_error(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)], &mut mem)
+}
+
+#[test]
+fn an_accumulator_read_before_the_wait_is_refused() {
+    let err = too_early(false);
+    assert!(err.contains("tmem_load reads tensor-memory buffer") && err.contains("the tcgen05_mma into"), "{err}");
+}
+
+#[test]
+fn an_operand_overwritten_before_the_wait_is_refused() {
+    let err = too_early(true);
+    assert!(err.contains("overwrites a shared-memory operand of the tcgen05_mma into"), "{err}");
+}
+
+#[test]
+fn a_tensor_memory_load_in_a_blocked_layout_is_refused_at_its_argument() {
+    let src = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+
+@gluon.jit
+def wrong_layout(Y):
+    t = allocate_tensor_memory(gl.float32, [128, 64], TensorMemoryLayout((128, 64), col_stride=1))
+    y = t.load(gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    gl.store(Y + gl.arange(0, 128)[:, None] * 64 + gl.arange(0, 64)[None, :], y)
+"#;
+    let err = elab_error(src, "wrong_layout", vec![ptr(F32)]);
+    assert!(err.contains("must be the 32x32b access layout of TensorMemoryLayout((128,64), 1) over 4 warps"), "{err}");
+    assert!(err.contains("get_tmem_32x32b_reg_layout(128, 64, [128, 64], 4)"), "{err}");
+    assert!(err.contains("t.load(gl.BlockedLayout"), "the span points at the layout argument: {err}");
+}
+
+fn desc(block: &[u32]) -> tessel_lang::elab::ArgSpec {
+    tessel_lang::elab::ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false }
+}
+
+/// Runs `tma_ring_matmul` of `src` on 200x72x168; `Err` with the interpreter's message.
+fn ring_matmul(src: &str) -> Result<(), String> {
+    let (bm, bn, bk) = (128u32, 64u32, 32u32);
+    let f =
+        elab(src, "tma_ring_matmul", vec![desc(&[bm, bk]), desc(&[bk, bn]), ptr(F32), int(), int(), int(), cint(3)]);
+    let text = f.to_string();
+    for op in ["tma_load", "tcgen05_mma", "mbarrier_wait", "tmem_load"] {
+        assert!(text.contains(op), "{op} missing:\n{text}");
+    }
+    // M, N, K not multiples of the blocks (K over several trips of the ring); rows padded to 16-byte multiples.
+    let (m, n, k) = (200usize, 72usize, 168usize);
+    let (lda, ldb) = (168usize, 72usize);
+    let mut rng = Rng::new(19);
+    let (a, b) = (rounded(F16, &rng.vec(m * lda)), rounded(F16, &rng.vec(k * ldb)));
+    let mut mem = Memory::new();
+    let (ba, bb) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b));
+    let bc = poisoned(&mut mem, "c", F32, m * n);
+    let d = |buf, rows: usize, cols: usize, ld: usize| {
+        [Arg::Buffer(buf), Arg::Int(rows as i64), Arg::Int(cols as i64), Arg::Int(ld as i64), Arg::Int(1)]
+    };
+    let mut args: Vec<Arg> = Vec::new();
+    args.extend(d(ba, m, k, lda));
+    args.extend(d(bb, k, n, ldb));
+    args.extend([Arg::Buffer(bc), Arg::Int(m as i64), Arg::Int(n as i64), Arg::Int(k as i64)]);
+    let grid = [m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32, 1];
+    tessel_interp::run(&f, &args, grid, &mut mem).map_err(|e| e.to_string())?;
+    let reference: Vec<f64> =
+        (0..m * n).map(|i| (0..k).map(|p| a[i / n * lda + p] * b[p * ldb + i % n]).sum()).collect();
+    assert_close("tcgen05 TMA ring matmul 200x72x168", &mem.read_f64(bc), &reference, 1e-6);
+    Ok(())
+}
+
+#[test]
+fn a_tma_ring_matmul_matches_a_float64_reference_on_ragged_sizes() {
+    ring_matmul(&source()).unwrap();
+}
+
+#[test]
+fn a_ring_refilled_before_its_mma_is_done_is_refused() {
+    let src = source();
+    let wait = "        if refill & (k > 0):\n            mbarrier.wait(free.index(ns), ((k - 1) // STAGES) % 2)\n";
+    assert!(src.contains(wait));
+    let err = ring_matmul(&src.replace(wait, "")).unwrap_err();
+    assert!(
+        err.contains("tma_load into") && err.contains("overwrites a shared-memory operand of the tcgen05_mma"),
+        "{err}"
+    );
+}

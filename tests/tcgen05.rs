@@ -1,0 +1,236 @@
+//! Blackwell tensor memory and tcgen05 MMAs end to end (`tests/kernels/gluon_tcgen05.py`): each kernel compiled
+//! for sm_100a, assembled by `ptxas -arch=sm_100a` when there is one (`TESSEL_REQUIRE_PTXAS` makes it required),
+//! and run on the PTX simulator against the interpreter on fresh random inputs with the outputs poisoned; and the
+//! errors: over-budget tensor memory, tcgen05 on sm_90a.
+
+#[path = "sim_common/mod.rs"]
+mod sim_common;
+
+use std::process::Command;
+
+use sim_common::{RunOptions, V, run_on};
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType::{self, *};
+use tessel::tile::{KernelConfig, Target};
+use tessel_math::testing::Rng;
+
+const FILE: &str = "tests/kernels/gluon_tcgen05.py";
+
+fn source() -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE)).unwrap()
+}
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, true)
+}
+
+fn c(v: i64) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Int(v))
+}
+
+fn cb(v: bool) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Bool(v))
+}
+
+fn ptx_for(src: &str, kernel: &str, args: Vec<ArgSpec>, target: Target) -> Result<String, String> {
+    let spec = Specialization::with_config(args, KernelConfig { num_warps: 4, ..KernelConfig::DEFAULT });
+    let ks = tessel::KernelSource { file: FILE, source: src, kernel, spec: &spec, module: None };
+    match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn ptxas() -> Option<String> {
+    let found = std::env::var("PTXAS").ok().or_else(|| {
+        Command::new("ptxas").arg("--version").output().ok().filter(|o| o.status.success()).map(|_| "ptxas".to_string())
+    });
+    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
+    }
+    found
+}
+
+/// ptxas (when there is one) accepts `ptx` for sm_100a without a word.
+fn assemble(name: &str, ptx: &str) {
+    let Some(ptxas) = ptxas() else {
+        eprintln!("note: no ptxas here; {name} is not assembled");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tessel-tcgen05-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, ptx).unwrap();
+    let out =
+        Command::new(ptxas).args(["-arch", "sm_100a", "-o"]).arg(path.with_extension("cubin")).arg(&path).output();
+    let out = out.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch sm_100a {name}:\n{stderr}\n{ptx}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+fn opts() -> RunOptions<'static> {
+    RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true }
+}
+
+#[test]
+fn a_tensor_memory_round_trip_assembles_and_agrees_with_the_interpreter() {
+    let src = source();
+    for init in [false, true] {
+        let (m, n) = (128usize, 64usize);
+        let args = vec![ptr(F32), ptr(F32), c(m as i64), c(n as i64), cb(init)];
+        let ptx = ptx_for(&src, "tmem_round_trip", args.clone(), Target::Sm100a).unwrap();
+        for needle in [
+            "tcgen05.alloc",
+            "tcgen05.relinquish_alloc_permit",
+            "tcgen05.st.sync.aligned.32x32b.x64.b32",
+            "tcgen05.ld.sync.aligned.32x32b.x64.b32",
+            "tcgen05.wait::ld",
+            "tcgen05.dealloc",
+        ] {
+            assert!(ptx.contains(needle), "{needle}:\n{ptx}");
+        }
+        assemble(&format!("tmem_round_trip_{init}"), &ptx);
+        let mut rng = Rng::new(100 + init as u64);
+        let x: Vec<f64> = rng.vec(m * n);
+        let outs =
+            run_on(&src, "tmem_round_trip", args, &opts(), &[V::Buf(F32, x.clone()), V::Out(F32, m * n)], [1, 1, 1])
+                .unwrap_or_else(|e| panic!("{e}"));
+        let (sim, interp) = &outs[0];
+        assert_eq!(sim, interp, "simulated PTX vs interpreter");
+        assert_eq!(*interp, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn tensor_memory_slices_agree_with_the_interpreter() {
+    let (m, n) = (128usize, 64usize);
+    let args = vec![ptr(F32), ptr(F32), c(m as i64), c(n as i64)];
+    let ptx = ptx_for(&source(), "tmem_slices", args.clone(), Target::Sm100a).unwrap();
+    assert_eq!(ptx.matches("tcgen05.ld.sync.aligned.32x32b.x32.b32").count(), 2, "{ptx}");
+    assemble("tmem_slices", &ptx);
+    let x: Vec<f64> = Rng::new(4).vec(m * n);
+    let vals = [V::Buf(F32, x.clone()), V::Out(F32, m * n)];
+    let outs = run_on(&source(), "tmem_slices", args, &opts(), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+    assert_eq!(*interp, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+}
+
+fn mma_args(m: i64, n: i64, k: i64, a_in_tmem: bool, use_acc: bool, commit: bool) -> Vec<ArgSpec> {
+    vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), c(m), c(n), c(k), cb(a_in_tmem), cb(use_acc), cb(commit)]
+}
+
+#[test]
+fn tcgen05_mma_tiles_assemble_and_agree_with_the_interpreter() {
+    let src = source();
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    for (a_in_tmem, use_acc, commit) in
+        [(false, false, true), (false, true, false), (false, true, true), (true, false, false), (true, true, true)]
+    {
+        let args = mma_args(m as i64, n as i64, k as i64, a_in_tmem, use_acc, commit);
+        let ptx = ptx_for(&src, "mma_tile", args.clone(), Target::Sm100a).unwrap();
+        assert!(ptx.contains("tcgen05.mma.cta_group::1.kind::f16"), "{ptx}");
+        assert!(ptx.contains("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"), "{ptx}");
+        assemble(&format!("mma_tile_{a_in_tmem}_{use_acc}_{commit}"), &ptx);
+        let mut rng = Rng::new(7 + 4 * a_in_tmem as u64 + 2 * use_acc as u64 + commit as u64);
+        let a: Vec<f64> = rng.vec(m * k).into_iter().map(|x| x as f32 as f64).collect();
+        let b: Vec<f64> = rng.vec(k * n);
+        let cc: Vec<f64> = rng.vec(m * n);
+        let vals = [V::Buf(F16, a), V::Buf(F16, b), V::Buf(F32, cc), V::Out(F32, m * n)];
+        let outs = run_on(&src, "mma_tile", args, &opts(), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        let (sim, interp) = &outs[0];
+        assert!(interp.iter().all(|x| x.is_finite()), "the interpreter wrote every element");
+        assert_eq!(
+            sim, interp,
+            "simulated PTX vs interpreter (a_in_tmem {a_in_tmem}, use_acc {use_acc}, commit {commit})"
+        );
+    }
+}
+
+/// A K loop over a ring of shared-memory slots, each refilled once the MMA that read it arrived on its barrier:
+/// on the simulator against the interpreter, and the interpreter against float64, on ragged sizes over 2x2
+/// programs.
+#[test]
+fn a_ring_matmul_agrees_with_the_interpreter_and_float64() {
+    let (m, n, k) = (200usize, 100usize, 88usize);
+    let int = || ArgSpec::Int(I32, false);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), int(), int(), int(), c(128), c(64), c(32), c(2)];
+    let ptx = ptx_for(&source(), "ring_matmul", args.clone(), Target::Sm100a).unwrap();
+    assemble("ring_matmul", &ptx);
+    let mut rng = Rng::new(21);
+    let a: Vec<f64> = rng.vec(m * k);
+    let b: Vec<f64> = rng.vec(k * n);
+    let vals = [
+        V::Buf(F16, a.clone()),
+        V::Buf(F16, b.clone()),
+        V::Out(F32, m * n),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    let outs = run_on(&source(), "ring_matmul", args, &opts(), &vals, [2, 2, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+    let h = |x: f64| {
+        tessel::tile::eval::value::from_bits(
+            tessel::tile::eval::value::to_bits(tessel::tile::eval::value::Val::Float(x), F16),
+            F16,
+        )
+        .as_f64()
+    };
+    let reference: Vec<f64> =
+        (0..m * n).map(|i| (0..k).map(|p| h(a[i / n * k + p]) * h(b[p * n + i % n])).sum()).collect();
+    let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+    let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
+    assert!(err <= 1e-5 * scale, "max error {err} of {scale}");
+}
+
+/// TMA copies are not simulated (the tensor maps are the driver's encoding): the ring matmul is checked by ptxas
+/// here and against float64 in the interpreter (`gluon/tests/blackwell.rs`).
+#[test]
+fn a_tma_ring_matmul_assembles_for_sm_100a() {
+    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let int = || ArgSpec::Int(I32, false);
+    let args = vec![desc(&[128, 32]), desc(&[32, 64]), ptr(F32), int(), int(), int(), c(3)];
+    let ptx = ptx_for(&source(), "tma_ring_matmul", args, Target::Sm100a).unwrap();
+    for needle in
+        ["cp.async.bulk.tensor.2d", "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit", "mbarrier.try_wait"]
+    {
+        assert!(ptx.contains(needle), "{needle}:\n{ptx}");
+    }
+    assemble("tma_ring_matmul", &ptx);
+}
+
+#[test]
+fn tcgen05_on_sm_90a_is_refused_at_the_call() {
+    let err = ptx_for(&source(), "mma_tile", mma_args(128, 64, 32, false, true, true), Target::Sm90a).unwrap_err();
+    assert!(err.contains("needs sm_100a"), "{err}");
+    assert!(err.contains("allocate_tensor_memory(gl.float32, [M, N], acc_layout, value=c)"), "the span: {err}");
+}
+
+#[test]
+fn tensor_memory_over_512_columns_is_refused_naming_the_buffers() {
+    let src = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import get_tmem_32x32b_reg_layout
+
+@gluon.jit
+def too_big(Y):
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(128, 256, [128, 256], 4)
+    big = allocate_tensor_memory(gl.float32, [128, 256], TensorMemoryLayout((128, 256), col_stride=1))
+    bigger = allocate_tensor_memory(gl.float32, [128, 512], TensorMemoryLayout((128, 256), col_stride=1))
+    y = big.load(regs)
+    gl.store(Y + gl.arange(0, 128, layout=gl.SliceLayout(1, regs))[:, None] * 256
+             + gl.arange(0, 256, layout=gl.SliceLayout(0, regs))[None, :], y)
+"#;
+    let err = ptx_for(src, "too_big", vec![ptr(F32)], Target::Sm100a).unwrap_err();
+    assert!(err.contains("needs 768 tensor-memory columns, more than the 512 of a CTA"), "{err}");
+    assert!(err.contains("%big (memdesc<128x256xf32") && err.contains("%bigger (memdesc<128x512xf32"), "{err}");
+    // At the allocation that does not fit (buffers are placed largest first).
+    assert!(err.contains("big = allocate_tensor_memory(gl.float32, [128, 256]"), "the span: {err}");
+}

@@ -1,0 +1,331 @@
+//! Typing rules of the tensor-memory ops (Blackwell): `tmem_alloc`, `tmem_load`, `tmem_store`, `tcgen05_mma` and
+//! `tcgen05_commit`, with the rules the hardware imposes: a tensor-memory buffer is 2-D and laid out by a
+//! `TensorMemoryLayout` (block M 64 or 128, block N a power of two ≤ 256); a tensor moved in or out of it is in
+//! the `32x32b` register layout of that layout (`TmemRegLayout`) over 4 or 8 warps; `tcgen05_mma` multiplies
+//! f16/bf16 operands (A in shared or tensor memory, B in NVMMA shared memory) into an f32 accumulator in tensor
+//! memory. [`crate::verify`]'s table hands these ops here, before the shared-memory rules.
+
+use tessel_layouts::{AnyLayout, SharedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
+
+use crate::ir::Func;
+use crate::ops::Op;
+use crate::types::{Elem, ScalarType, Type};
+use crate::verify_checks::{Violation, counts};
+
+/// The tensor-memory buffer `t`: its shape, element type and layout.
+pub fn tmem_parts(t: &Type) -> Result<(&[u32], ScalarType, &TensorMemoryLayout), String> {
+    match t {
+        Type::MemDesc { shape, elem, layout } => match &layout.spec {
+            Some(AnyLayout::TensorMemory(l)) => Ok((shape, *elem, l)),
+            _ => Err(format!("needs a tensor-memory memdesc (laid out by a TensorMemoryLayout), got {t}")),
+        },
+        _ => Err(format!("needs a tensor-memory memdesc, got {t}")),
+    }
+}
+
+/// The register layout a warp group sees moving a tensor of `shape` and `elem` laid out by `tmem` with
+/// `tcgen05.ld/st.32x32b` over `num_warps` warps.
+pub fn reg_layout_32x32b(
+    tmem: &TensorMemoryLayout,
+    shape: &[u32],
+    elem: ScalarType,
+    num_warps: u32,
+) -> Result<tessel_layouts::LinearLayout, String> {
+    let reg = TmemRegLayout {
+        element_bitwidth: elem.bits(),
+        ..TmemRegLayout::new(tmem.clone(), TmemAccess::B32x32, num_warps)
+    };
+    tessel_layouts::DistributedLayout::TmemReg(reg).to_linear(shape).map_err(|e| e.to_string())
+}
+
+fn check_buffer(t: &Type) -> Result<(), String> {
+    let (shape, elem, l) = tmem_parts(t)?;
+    l.validate().map_err(|e| e.to_string())?;
+    if shape.len() != 2 {
+        return Err(format!("a tensor-memory buffer is 2-D, got shape {shape:?}"));
+    }
+    if l.block[1] > 256 {
+        return Err(format!("TensorMemoryLayout block N must be at most 256, got {}", l.block[1]));
+    }
+    if l.two_ctas || l.cta_split != [1, 1] {
+        return Err("tensor memory across CTAs (two_ctas, cta_split_num) is not supported yet".into());
+    }
+    if elem.bits() != 32 && elem.bits() != 16 {
+        return Err(format!("tensor memory holds 32- or 16-bit elements, got {elem}"));
+    }
+    if elem.bits() == 32 && l.col_stride != 1 {
+        return Err(format!("32-bit elements take one column each: col_stride must be 1, got {}", l.col_stride));
+    }
+    Ok(())
+}
+
+/// A tensor moved to or from the buffer `mem` has its shape, element type and, when it has a layout, the
+/// buffer's 32x32b register layout over the kernel's warps.
+fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
+    let (shape, elem, l) = tmem_parts(mem)?;
+    if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) {
+        return Err(format!("the tensor {t} does not have the shape and element type of the buffer {mem}"));
+    }
+    let Some(have) = t.layout() else { return Ok(()) };
+    let warps = f.config.num_warps;
+    if warps != 4 && warps != 8 {
+        return Err(format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}"));
+    }
+    let want = reg_layout_32x32b(l, shape, elem, warps)?;
+    if have.linear != want {
+        return Err(format!(
+            "the tensor's layout must be the 32x32b register layout of {} over {warps} warps \
+             (`get_tmem_32x32b_reg_layout`), got {}",
+            AnyLayout::TensorMemory(l.clone()),
+            crate::types::linear_spelling(&have.linear)
+        ));
+    }
+    Ok(())
+}
+
+fn check_pred(t: &Type, what: &str) -> Result<(), String> {
+    if *t != Type::scalar(ScalarType::I1) {
+        return Err(format!("`{what}` must be an i1 scalar, got {t}"));
+    }
+    Ok(())
+}
+
+fn check_barrier(t: &Type) -> Result<(), String> {
+    match t.memdesc() {
+        Some((shape, ScalarType::I64, _)) if !t.is_tmem() && shape.iter().product::<u32>() == 1 => Ok(()),
+        _ => Err(format!("an mbarrier must be a shared-memory memdesc of one i64, got {t}")),
+    }
+}
+
+/// The layout of `mem.slice(start, length)` (columns `start..start + length` of a tensor-memory buffer), and the
+/// columns its first element is past the buffer's: only buffers with block M 128 and packed elements (col_stride
+/// 1), whose element (i, j) sits in lane i at element slot j, slice into a layout of their own kind.
+pub fn slice_layout(
+    mem: &Type,
+    start: u32,
+    length: u32,
+) -> Result<(std::sync::Arc<crate::types::Layout>, u32), String> {
+    let (shape, elem, l) = tmem_parts(mem)?;
+    if l.block[0] != 128 || l.col_stride != 1 {
+        return Err(format!(
+            "slices of tensor memory are supported for block M 128 and col_stride 1, not {}",
+            AnyLayout::TensorMemory(l.clone())
+        ));
+    }
+    if !length.is_power_of_two() || start.checked_add(length).is_none_or(|end| end > shape[1]) {
+        return Err(format!("columns {start}..{start}+{length} are not a power-of-two slice of {mem}"));
+    }
+    if (start * elem.bits()) % 32 != 0 {
+        return Err(format!("a slice must start on a 32-bit column, {start} {elem} elements do not"));
+    }
+    let sub = TensorMemoryLayout { block: [128, l.block[1].min(length)], ..l.clone() };
+    let any = AnyLayout::TensorMemory(sub);
+    let linear = any.to_linear(&[shape[0], length]).map_err(|e| e.to_string())?;
+    Ok((std::sync::Arc::new(crate::types::Layout { spec: Some(any), linear }), start * elem.bits() / 32))
+}
+
+/// `memdesc_slice {dim = 1, start}` of a tensor-memory buffer: the layout [`slice_layout`] gives.
+pub(crate) fn check_slice(op: &Op, mem: &Type, view: &Type) -> Result<(), String> {
+    let Op::MemDescSlice { dim: 1, start } = op else {
+        return Err(format!("tensor memory has no {} view (only slices along dim 1)", op.name()));
+    };
+    let (want, _) = slice_layout(mem, *start, view.shape().get(1).copied().unwrap_or(0))?;
+    match view.memdesc() {
+        Some((shape, elem, l))
+            if shape[0] == mem.shape()[0] && Some(elem) == mem.memdesc().map(|m| m.1) && *l == *want =>
+        {
+            Ok(())
+        }
+        _ => Err(format!("{view} is not the slice of {mem} from column {start}")),
+    }
+}
+
+/// The rules for `op` of `f` with operand types `ins` and result types `outs`.
+pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violation> {
+    if let Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Commit = op {
+        let (n_in, n_out) = match op {
+            Op::TmemAlloc => (0..=1, 1),
+            Op::TmemLoad => (1..=1, 1),
+            Op::TmemStore => (2..=2, 0),
+            _ => (1..=2, 0),
+        };
+        counts(ins, outs, n_in, n_out)?;
+    }
+    rules(f, op, ins, outs).map_err(Violation::Rule)
+}
+
+fn rules(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String> {
+    match op {
+        Op::TmemAlloc => {
+            check_buffer(outs[0])?;
+            match ins.first() {
+                Some(t) => check_moved(f, t, outs[0]),
+                None => Ok(()),
+            }
+        }
+        Op::TmemLoad => {
+            check_buffer(ins[0])?;
+            check_moved(f, outs[0], ins[0])
+        }
+        Op::TmemStore => {
+            check_buffer(ins[1])?;
+            check_moved(f, ins[0], ins[1])
+        }
+        Op::Tcgen05Mma => {
+            if !outs.is_empty() {
+                return Err("tcgen05_mma has no results".into());
+            }
+            check_mma(ins)
+        }
+        Op::Tcgen05Commit => {
+            check_barrier(ins[0])?;
+            match ins.get(1) {
+                Some(p) => check_pred(p, "pred"),
+                None => Ok(()),
+            }
+        }
+        _ => unreachable!("not a tensor-memory op: {}", op.name()),
+    }
+}
+
+/// `tcgen05_mma`'s operands: `a, b, acc, use_acc, pred, (barrier, predicate)...` (see [`mma_operands`]).
+pub fn check_mma(ins: &[&Type]) -> Result<(), String> {
+    if ins.len() < 5 || (ins.len() - 5) % 2 != 0 {
+        return Err(format!(
+            "expects a, b, acc, use_acc, pred and (barrier, predicate) pairs; got {} operands",
+            ins.len()
+        ));
+    }
+    check_pred(ins[3], "use_acc")?;
+    check_pred(ins[4], "pred")?;
+    for pair in ins[5..].chunks(2) {
+        check_barrier(pair[0])?;
+        check_pred(pair[1], "barrier predicate")?;
+    }
+    mma_operands(ins[0], ins[1], ins[2])
+}
+
+/// `tcgen05.mma.kind::f16`'s operands: `a` `[M, K]` in NVMMA shared memory or tensor memory, `b` `[K, N]` in NVMMA
+/// shared memory, both f16 or both bf16, `acc` `[M, N]` f32 in tensor memory with block M = M; M 64 or 128, N a
+/// multiple of 8 (M 64) or 16 (M 128) up to 256, K a multiple of 16.
+fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
+    check_buffer(acc)?;
+    let (c, c_elem, c_layout) = tmem_parts(acc)?;
+    if c_elem != ScalarType::F32 {
+        return Err(format!("the accumulator must hold f32, got {c_elem}"));
+    }
+    let nvmma = |t: &Type, what: &str| -> Result<(), String> {
+        match t.memdesc() {
+            Some((_, _, l)) if matches!(l.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))) => Ok(()),
+            _ => Err(format!("operand {what} in shared memory must be laid out by an NVMMASharedLayout, got {t}")),
+        }
+    };
+    let Some((a_shape, a_elem, _)) = a.memdesc() else {
+        return Err(format!("operand A must be a shared- or tensor-memory memdesc, got {a}"));
+    };
+    if a.is_tmem() {
+        check_buffer(a)?;
+    } else {
+        nvmma(a, "A")?;
+    }
+    let Some((b_shape, b_elem, _)) = b.memdesc() else {
+        return Err(format!("operand B must be a shared-memory memdesc, got {b}"));
+    };
+    if b.is_tmem() {
+        return Err(format!("operand B must be in shared memory, got {b}"));
+    }
+    nvmma(b, "B")?;
+    if a_shape.len() != 2 || b_shape.len() != 2 || a_shape[1] != b_shape[0] || c != [a_shape[0], b_shape[1]] {
+        return Err(format!("shapes do not form a matrix product: {a} x {b} -> {acc}"));
+    }
+    if a_elem != b_elem || !matches!(a_elem, ScalarType::F16 | ScalarType::BF16) {
+        return Err(format!("operands must both be f16 or both bf16, got {a_elem} and {b_elem}"));
+    }
+    let [m, n, k] = [a_shape[0], b_shape[1], a_shape[1]];
+    if m != 64 && m != 128 {
+        return Err(format!("M must be 64 or 128, got {m}"));
+    }
+    if c_layout.block[0] != m {
+        return Err(format!(
+            "the accumulator's TensorMemoryLayout must have block M = M = {m}, has {}",
+            c_layout.block[0]
+        ));
+    }
+    let n_step = if m == 64 { 8 } else { 16 };
+    if n % n_step != 0 || !(n_step..=256).contains(&n) {
+        return Err(format!("N must be a multiple of {n_step} in {n_step}..=256 for M = {m}, got {n}"));
+    }
+    if k % 16 != 0 {
+        return Err(format!("K must be a multiple of 16, got {k}"));
+    }
+    Ok(())
+}
+
+/// Tensor memory and tcgen05 exist on sm_100a only, in at most 512 columns: the first tensor-memory op of a
+/// kernel for another target, or the allocation past the budget ([`crate::tmem::plan`]), with the message to
+/// report at its location.
+pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
+    if f.target == crate::target::Target::Sm100a {
+        return crate::tmem::plan(f).map(|_| ());
+    }
+    for o in f.all_ops() {
+        let op = &f.op(o).op;
+        if matches!(op, Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit) {
+            let what = match op {
+                Op::TmemAlloc => "tensor memory (`allocate_tensor_memory`)",
+                Op::Tcgen05Mma => "`tcgen05_mma`",
+                Op::Tcgen05Commit => "`tcgen05_commit`",
+                _ => "tensor memory",
+            };
+            return Err((o, format!("{what} needs sm_100a (Blackwell); this kernel compiles for {}", f.target)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    fn verify_err(text: &str) -> String {
+        let f = crate::parse::parse_func(text).unwrap();
+        crate::verify::verify(&f).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_tensor_memory_load_must_be_in_the_32x32b_layout() {
+        let err = verify_err(
+            "func @k() attributes {target = sm_100a, num_warps = 4} {
+  %t = tmem_alloc : memdesc<128x64xf32, TensorMemoryLayout((128,64), 1)>
+  %x = tmem_load %t : tensor<128x64xf32, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  return
+}",
+        );
+        assert!(
+            err.contains("must be the 32x32b register layout of TensorMemoryLayout((128,64), 1) over 4 warps"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn mma_shapes_and_types_follow_the_instruction() {
+        let mma = |a: &str, b: &str, acc: &str| {
+            format!(
+                "func @k() attributes {{target = sm_100a, num_warps = 4}} {{
+  %a = local_alloc : memdesc<{a}, NVMMASharedLayout(64, 16)>
+  %b = local_alloc : memdesc<{b}, NVMMASharedLayout(128, 16)>
+  %acc = tmem_alloc : memdesc<{acc}>
+  %t = constant {{value = 1}} : i1
+  tcgen05_mma %a, %b, %acc, %t, %t
+  return
+}}"
+            )
+        };
+        let err = verify_err(&mma("128x24xf16", "24x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("K must be a multiple of 16, got 24"), "{err}");
+        let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf16, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("the accumulator must hold f32"), "{err}");
+        let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
+        assert!(err.contains("block M = M = 128"), "{err}");
+        let ok = mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)");
+        crate::verify::verify(&crate::parse::parse_func(&ok).unwrap()).unwrap();
+    }
+}
