@@ -11,8 +11,8 @@
 //! read-after-write, write-after-read and conflicting writes are errors. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly. It is a test oracle for data movement, arithmetic order and barriers, not a
-//! model of timing, memory consistency or divergent execution.
+//! `.approx` math done exactly; tensor memory, tcgen05 and mbarriers in `tcgen05`. It is a test oracle for data
+//! movement, arithmetic order and barriers, not a model of timing, memory consistency or divergent execution.
 
 mod bits;
 mod mma;
@@ -331,13 +331,6 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
     Ok(())
 }
 
-fn dst(o: &Opnd) -> Result<usize, String> {
-    match o {
-        Opnd::Reg(r) => Ok(*r),
-        other => Err(format!("{other:?} is not a register")),
-    }
-}
-
 /// Executes `ins` for thread `t`, recording register writes.
 fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, usize, u64)>) -> Result<(), String> {
     let parts: Vec<&str> = ins.op.split('.').collect();
@@ -347,7 +340,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
     let v = |i: usize| c.val(t, &a[i]);
     let float = scalar(ty).is_some();
     let mut put = |o: &Opnd, x: u64| -> Result<(), String> {
-        w.push((t, dst(o)?, x));
+        w.push((t, o.reg()?, x));
         Ok(())
     };
     match parts[0] {

@@ -16,6 +16,16 @@ pub(super) enum Opnd {
     Vec(Vec<Option<usize>>),
 }
 
+impl Opnd {
+    /// The register the operand names (an instruction's destination).
+    pub(super) fn reg(&self) -> Result<usize, String> {
+        match self {
+            Opnd::Reg(r) => Ok(*r),
+            other => Err(format!("{other:?} is not a register")),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(super) struct Ins {
     pub(super) pred: Option<(usize, bool)>,
