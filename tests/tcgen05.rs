@@ -43,10 +43,9 @@ fn ptx_for(src: &str, kernel: &str, args: Vec<ArgSpec>, target: Target) -> Resul
     }
 }
 
-fn ptxas() -> Option<String> {
-    let found = std::env::var("PTXAS").ok().or_else(|| {
-        Command::new("ptxas").arg("--version").output().ok().filter(|o| o.status.success()).map(|_| "ptxas".to_string())
-    });
+/// The ptxas the runtime finds (`PTXAS`, `PATH`, the CUDA toolkit); `.ci/run` sets TESSEL_REQUIRE_PTXAS.
+fn ptxas() -> Option<std::path::PathBuf> {
+    let found = tessel::runtime::find_ptxas();
     if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
         panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
     }

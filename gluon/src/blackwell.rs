@@ -158,20 +158,7 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 
 /// A tensor stored into (or allocated with) a tensor-memory buffer: its shape, element type and register layout.
 fn check_moved<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
-    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
-    if !t.is_block() || t.shape() != shape {
-        return Err(e.err(
-            span,
-            format!("the tensor has shape {:?}, but the tensor-memory buffer has shape {shape:?}", t.shape()),
-        ));
-    }
-    if t.elem() != Some(Elem::Scalar(elem)) {
-        return Err(e.err_hint(
-            span,
-            format!("the tensor holds {}, but the tensor-memory buffer holds {}", t.ty, elem.triton_name()),
-            format!("convert it first with `.to(gl.{})`", elem.triton_name()),
-        ));
-    }
+    crate::smem::check_fits(e, t, mem, "tensor-memory", span)?;
     check_reg_layout(e, t.ty.layout(), mem, span)
 }
 

@@ -48,7 +48,7 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let init = match b.opt("value") {
         Some(a) => {
             let t = e.tensor_arg(a, &fname, "value")?;
-            check_fits(e, &t, &ty, a.span)?;
+            check_fits(e, &t, &ty, "shared-memory", a.span)?;
             vec![t]
         }
         None => vec![],
@@ -113,19 +113,19 @@ pub fn shared_layout<'a>(
     Ok(Arc::new(Layout { spec: Some(any), linear }))
 }
 
-/// A tensor stored into (or allocated with) a buffer must have its shape and element type.
-fn check_fits<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
+/// A tensor stored into (or allocated with) a buffer must have its shape and element type; `space` names the
+/// buffer's memory in messages ("shared-memory", "tensor-memory").
+pub(crate) fn check_fits<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, space: &str, span: Span) -> R<()> {
     let (shape, elem, _) = mem.memdesc().expect("a memdesc");
     if !t.is_block() || t.shape() != shape {
-        return Err(e.err(
-            span,
-            format!("the tensor has shape {:?}, but the shared-memory buffer has shape {shape:?}", t.shape()),
-        ));
+        return Err(
+            e.err(span, format!("the tensor has shape {:?}, but the {space} buffer has shape {shape:?}", t.shape()))
+        );
     }
     if t.elem() != Some(Elem::Scalar(elem)) {
         return Err(e.err_hint(
             span,
-            format!("the tensor holds {}, but the shared-memory buffer holds {}", t.ty, elem.triton_name()),
+            format!("the tensor holds {}, but the {space} buffer holds {}", t.ty, elem.triton_name()),
             format!("convert it first with `.to(gl.{})`", elem.triton_name()),
         ));
     }
@@ -201,7 +201,7 @@ pub fn method<'a>(
         "store" => {
             let b = e.bind(&fname, "value", args)?;
             let t = e.tensor_arg(b.req("value"), &fname, "value")?;
-            check_fits(e, &t, &mem.ty, b.req("value").span)?;
+            check_fits(e, &t, &mem.ty, "shared-memory", b.req("value").span)?;
             e.emit(Op::LocalStore, &[t, mem], vec![], span)?;
             Ok(Some(Value::None))
         }
