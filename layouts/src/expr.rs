@@ -71,7 +71,7 @@ pub fn parse_layout_expr(src: &str) -> Result<ParsedLayout> {
     }
 }
 
-pub use build::KNOWN_CALLABLES;
+pub use build::{KNOWN_CALLABLES, tmem_variant_error};
 
 /// An argument value already evaluated by the caller (the kernel elaborator evaluates `gl.BlockedLayout(...)`'s
 /// arguments itself), for [`call_layout`]: the same binder, parameter names, defaults and checks as the text form.

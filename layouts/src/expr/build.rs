@@ -1,7 +1,9 @@
 //! The Gluon layout constructors: each takes its bound arguments and builds the spec type, checking it with the
 //! type's own `validate` so that a bad parameter is reported at the call.
 
-use super::{Arg, Bound, Call, Param, Result, Sp, Value, err, legacy, opt, req, suggest, to_bases, to_u32_list};
+use super::{
+    Arg, Bound, Call, Param, Result, Sp, Value, err, legacy, opt, req, suggest, to_bases, to_u32, to_u32_list,
+};
 use crate::standard::{
     AnyLayout, BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
     NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout, SwizzledSharedLayout,
@@ -319,22 +321,47 @@ fn shared_linear(mut b: Bound) -> Result<Value> {
     Ok(shared(SharedLayout::Linear(l), Some(shape)))
 }
 
-const TMEM: [Param; 6] = [
+const TMEM: [Param; 7] = [
     req("block"),
-    req("col_stride"),
+    opt("col_stride", "None"),
     opt("cga_layout", "[]"),
     opt("two_ctas", "False"),
     opt("fp4_padded", "False"),
     legacy("cta_split_num"),
+    legacy("unpacked"),
 ];
 
+/// `TensorMemoryLayout(block, col_stride, ...)`, or the older spelling `TensorMemoryLayout(block, unpacked, ...)`
+/// (a bool in `col_stride`'s place is `unpacked`): `unpacked=False` is `col_stride=1`, `unpacked=True` one element
+/// per 32-bit column, [`TensorMemoryLayout::UNPACKED`] until an element type resolves it.
 fn tensor_memory(mut b: Bound) -> Result<Value> {
     let block_v = b.required("block")?;
     let block = match to_u32_list(&block_v, "TensorMemoryLayout: block")?.as_slice() {
         &[m, n] => [m, n],
         other => return err(block_v.span, format!("TensorMemoryLayout: block must be (M, N), got {other:?}")),
     };
-    let col_stride = b.u32("col_stride")?;
+    let stride = b.get("col_stride");
+    let unpacked = b.get("unpacked");
+    let col_stride = match (stride, unpacked) {
+        (Some(s), Some(_)) => {
+            return err(s.span, "TensorMemoryLayout: give either col_stride or the older unpacked, not both");
+        }
+        (Some(Sp { value: Value::Bool(u), .. }), None) | (None, Some(Sp { value: Value::Bool(u), .. })) => {
+            if u {
+                TensorMemoryLayout::UNPACKED
+            } else {
+                1
+            }
+        }
+        (None, Some(v)) => {
+            let found = v.value.describe();
+            return err(v.span, format!("TensorMemoryLayout: unpacked must be True or False, found {found}"));
+        }
+        (Some(s), None) => to_u32(&s, "TensorMemoryLayout: col_stride")?,
+        (None, None) => {
+            return err(block_v.span, "TensorMemoryLayout: give col_stride (1 packed, 32 / bitwidth unpacked)");
+        }
+    };
     let two_ctas = b.bool_or("two_ctas", false)?;
     if let Some(v) = b.get("fp4_padded").filter(|v| !matches!(v.value, Value::Bool(false))) {
         return err(v.span, "TensorMemoryLayout: fp4_padded tensor memory is not supported by tessel yet");
@@ -362,6 +389,22 @@ fn tensor_memory(mut b: Bound) -> Result<Value> {
     let l = TensorMemoryLayout { block, col_stride, two_ctas, cta_split };
     b.checked(l.validate())?;
     Ok(Value::Layout(AnyLayout::TensorMemory(l), None))
+}
+
+/// Why `instr_variant` `s` has no register layout here: a variant tessel does not model yet, or an unknown one.
+pub fn tmem_variant_error(s: &str) -> String {
+    const ACCESSES: [TmemAccess; 4] =
+        [TmemAccess::B32x32, TmemAccess::B16x64, TmemAccess::B16x128, TmemAccess::B16x256];
+    match s {
+        "16x32bx2" => "instr_variant \"16x32bx2\" is not supported by tessel yet (the 32x32b variant of a block-M-64 \
+                       layout uses the 16x32bx2 access where it needs it)"
+            .into(),
+        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel yet".into(),
+        _ => {
+            let names: Vec<String> = ACCESSES.iter().map(|a| format!("{:?}", a.ptx_name())).collect();
+            format!("unknown instr_variant {s:?}; choose one of {}", names.join(", "))
+        }
+    }
 }
 
 /// `get_tmem_reg_layout` in Gluon's form `(element_ty, shape, layout, num_warps, instr_variant="32x32b",
@@ -411,13 +454,11 @@ fn tmem_reg(call: &Call, args: Vec<Arg>) -> Result<Value> {
         None => TmemAccess::B32x32,
         Some(Sp { value: Value::Str(s), span }) => match ACCESSES.iter().find(|a| a.ptx_name() == s) {
             Some(&a) => a,
-            None => {
-                let names: Vec<String> = ACCESSES.iter().map(|a| format!("{:?}", a.ptx_name())).collect();
-                return err(span, format!("{func}: unknown instr_variant {s:?}; choose one of {}", names.join(", ")));
-            }
+            None => return err(span, format!("{func}: {}", tmem_variant_error(&s))),
         },
         Some(v) => return err(v.span, format!("{func}: instr_variant must be a string, found {}", v.value.describe())),
     };
+    let tmem = tmem.for_bits(element_bitwidth);
     let l = TmemRegLayout { tmem, access, num_warps, element_bitwidth };
     b.checked(l.validate())?;
     Ok(dist(DistributedLayout::TmemReg(l), shape))

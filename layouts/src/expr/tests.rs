@@ -258,6 +258,44 @@ fn tensor_memory_and_its_register_layout() {
 }
 
 #[test]
+fn tensor_memory_takes_the_older_unpacked_spelling() {
+    // `unpacked=False` is packed (col_stride 1); `unpacked=True` is one element per column, resolved by the
+    // element type: 32 / bitwidth.
+    assert_eq!(parse("TensorMemoryLayout((128, 128), unpacked=False)"), AnyLayout::TensorMemory(tmem_128()));
+    let AnyLayout::TensorMemory(u) = parse("TensorMemoryLayout(block=(128, 128), unpacked=True)") else {
+        panic!("a TensorMemoryLayout")
+    };
+    assert_eq!(parse("TensorMemoryLayout((128, 128), True)"), AnyLayout::TensorMemory(u.clone()));
+    assert_eq!(u.col_stride, TensorMemoryLayout::UNPACKED);
+    assert_eq!(u.to_string(), "TensorMemoryLayout((128,128), unpacked=True)");
+    assert_eq!(parse(&u.to_string()), AnyLayout::TensorMemory(u.clone()));
+    assert_eq!(u.for_bits(16), TensorMemoryLayout { col_stride: 2, ..tmem_128() });
+    assert_eq!(u.for_bits(32), tmem_128());
+    assert!(u.to_linear(&[128, 128]).unwrap_err().to_string().contains("until an element type gives its col_stride"));
+    // In get_tmem_reg_layout the element type resolves it.
+    let full = "get_tmem_reg_layout(gl.float16, [128, 64], TensorMemoryLayout((128, 64), unpacked=True), 4)";
+    let ParsedLayout { layout: AnyLayout::Distributed(DistributedLayout::TmemReg(r)), .. } =
+        parse_layout_expr(full).expect("parses")
+    else {
+        panic!("a tensor-memory register layout")
+    };
+    assert_eq!(r.tmem.col_stride, 2);
+    let (msg, _) = fail("TensorMemoryLayout((128, 128), col_stride=1, unpacked=True)");
+    assert!(msg.contains("either col_stride or the older unpacked"), "{msg}");
+    let (msg, _) = fail("TensorMemoryLayout((128, 128))");
+    assert!(msg.contains("give col_stride"), "{msg}");
+}
+
+#[test]
+fn register_variants_tessel_does_not_model_are_named() {
+    let (msg, at) = fail("get_tmem_reg_layout(TensorMemoryLayout((64, 64), 1), 4, instr_variant=\"16x32bx2\")");
+    assert!(msg.contains("instr_variant \"16x32bx2\" is not supported by tessel yet"), "{msg}");
+    assert_eq!(at, "\"16x32bx2\"");
+    let (msg, _) = fail("get_tmem_reg_layout(TensorMemoryLayout((128, 64), 1), 4, instr_variant=\"32x32b_splitn\")");
+    assert!(msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel yet"), "{msg}");
+}
+
+#[test]
 fn unknown_names_suggest_the_closest() {
     let (msg, at) = fail("gl.BlokedLayout([1,4],[8,4],[4,1],[1,0])");
     assert!(

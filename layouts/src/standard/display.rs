@@ -202,7 +202,11 @@ impl Display for SharedLayout {
 
 impl Display for TensorMemoryLayout {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "TensorMemoryLayout(({},{}), {}", self.block[0], self.block[1], self.col_stride)?;
+        write!(f, "TensorMemoryLayout(({},{}), ", self.block[0], self.block[1])?;
+        match self.col_stride {
+            TensorMemoryLayout::UNPACKED => f.write_str("unpacked=True")?,
+            s => write!(f, "{s}")?,
+        }
         if self.cta_split != [1, 1] {
             write!(f, ", cta_split_num=({},{})", self.cta_split[0], self.cta_split[1])?;
         }

@@ -200,6 +200,20 @@ fn tmem_unpacked_columns_skip_every_other_slot() {
 }
 
 #[test]
+fn tmem_buffers_follow_one_another_in_the_columns() {
+    // [2, 128, 64]: buffer 1 is buffer 0's layout 64 columns on.
+    let l = tmem(128, 64).to_linear(&[2, 128, 64]).unwrap();
+    let one = tmem(128, 64).to_linear(&[128, 64]).unwrap();
+    assert_eq!(l.in_dim_size("row"), 128);
+    assert_eq!(l.in_dim_size("col"), 128);
+    for (row, col) in [(0, 0), (5, 63), (127, 17)] {
+        let c = one.apply(&[row, col]);
+        assert_eq!(l.apply(&[row, col]).to_vec(), vec![0, c[0], c[1]]);
+        assert_eq!(l.apply(&[row, col + 64]).to_vec(), vec![1, c[0], c[1]]);
+    }
+}
+
+#[test]
 fn tmem_cta_split_takes_the_last_column_bits() {
     let split = TensorMemoryLayout { cta_split: [2, 2], ..tmem(128, 64) };
     let l = split.to_linear(&[256, 128]).unwrap();

@@ -16,6 +16,16 @@ impl TensorMemoryLayout {
         2
     }
 
+    /// `col_stride` of the older spelling `unpacked=True`: one element per 32-bit column, whatever its width,
+    /// which is `32 / bitwidth` once the element type is known ([`Self::for_bits`]).
+    pub const UNPACKED: u32 = 0;
+
+    /// This layout for `bits`-bit elements: `unpacked=True` becomes `col_stride = 32 / bits`.
+    pub fn for_bits(&self, bits: u32) -> TensorMemoryLayout {
+        let col_stride = if self.col_stride == Self::UNPACKED { (32 / bits.max(1)).max(1) } else { self.col_stride };
+        TensorMemoryLayout { col_stride, ..self.clone() }
+    }
+
     /// Checks block M (64 or 128), block N, `col_stride` and the CTA split (powers of two).
     pub fn validate(&self) -> Result<()> {
         let [m, n] = self.block;
@@ -23,7 +33,9 @@ impl TensorMemoryLayout {
             bail!("TensorMemoryLayout: block M must be 64 or 128, got {m}");
         }
         check_pow2(n, "TensorMemoryLayout: block N")?;
-        check_pow2(self.col_stride, "TensorMemoryLayout: col_stride")?;
+        if self.col_stride != Self::UNPACKED {
+            check_pow2(self.col_stride, "TensorMemoryLayout: col_stride")?;
+        }
         check_pow2_list(&self.cta_split, "TensorMemoryLayout: cta_split_num")?;
         Ok(())
     }
@@ -35,9 +47,35 @@ impl TensorMemoryLayout {
     /// CTA split (M, then N) takes the last column bits.
     pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
         self.validate()?;
+        if self.col_stride == Self::UNPACKED {
+            bail!(
+                "TensorMemoryLayout: an unpacked=True layout has no linear layout until an element type gives its col_stride"
+            );
+        }
+        if shape.len() == 3 {
+            return self.buffers_to_linear(shape);
+        }
         check_shape(shape, 2, "TensorMemoryLayout")?;
         let layout = self.split_to_linear([shape[0], shape[1]], self.cta_split)?;
         normalize_tmem_dims(layout)
+    }
+
+    /// `[buffers, M, N]`: each buffer laid out as `[M, N]`, the buffers one after another in the columns
+    /// (`dim0` takes the last `col` bits).
+    fn buffers_to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        check_shape(shape, 3, "TensorMemoryLayout")?;
+        let one = self.to_linear(&shape[1..])?.rename_out_dim("dim1", "dim2").rename_out_dim("dim0", "dim1");
+        let mut bases = one.bases_vec();
+        for (_, b) in &mut bases {
+            for v in b.iter_mut() {
+                v.insert(0, 0);
+            }
+        }
+        let col = bases.iter_mut().find(|(n, _)| n.as_str() == "col").expect("a col in-dim");
+        for i in 0..shape[0].trailing_zeros() {
+            col.1.push(vec![1 << i, 0, 0]);
+        }
+        LinearLayout::new(bases, [("dim0", shape[0]), ("dim1", shape[1]), ("dim2", shape[2])])
     }
 
     fn split_to_linear(&self, shape: [u32; 2], split: [u32; 2]) -> Result<LinearLayout> {
