@@ -339,6 +339,11 @@ impl Program<'_> {
                 };
                 let shape = self.f.ty(ins[0]).shape();
                 let view = match whole.mapped {
+                    // Tensor memory: buffer i starts its columns on (`len` stays the row's cells).
+                    None if self.f.ty(ins[0]).is_tmem() => {
+                        let cols = tessel_tile::verify_tmem::columns(self.f.ty(data.results[0])) as usize;
+                        View { start: whole.start + i as usize * cols, ..whole }
+                    }
                     None => {
                         let len = whole.len / n as usize;
                         View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None }
@@ -348,6 +353,10 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescSlice { .. } if self.f.ty(ins[0]).is_tmem() => self.tmem_slice(o)?,
+            // The same cells as other elements: placement follows the view's own layout.
+            Op::MemDescReinterpret if self.f.ty(ins[0]).is_tmem() => {
+                self.env[data.results[0].index()] = self.env[ins[0].index()].clone();
+            }
             Op::MemDescPermute { .. } | Op::MemDescReshape | Op::MemDescSlice { .. } | Op::MemDescReinterpret => {
                 let Ok(whole) = self.view(ins[0]) else {
                     // A view of an out-of-range view stays one (the error comes at a use).

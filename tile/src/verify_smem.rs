@@ -84,6 +84,9 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
         }
         Op::MemDescReinterpret => {
             counts(ins, outs, 1..=1, 1)?;
+            if ins[0].is_tmem() || outs[0].is_tmem() {
+                return crate::verify_tmem::check_reinterpret(ins[0], outs[0]).map_err(Violation::Rule);
+            }
             let (Some((shape, elem, _)), Some((vshape, velem, _))) = (ins[0].memdesc(), outs[0].memdesc()) else {
                 return Err(Violation::Rule("needs a memdesc operand and result".into()));
             };
@@ -106,6 +109,9 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
         Op::MemDescIndex => {
             counts(ins, outs, 2..=2, 1)?;
             same(ins[1], &Type::scalar(ScalarType::I32), "index")?;
+            if ins[0].is_tmem() {
+                return crate::verify_tmem::check_index(ins[0], outs[0]).map_err(Violation::Rule);
+            }
             let (Some((shape, elem, l)), Some((sub, sub_elem, sub_l))) = (ins[0].memdesc(), outs[0].memdesc()) else {
                 return Err(Violation::Rule("needs a memdesc operand and result".into()));
             };

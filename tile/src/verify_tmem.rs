@@ -31,18 +31,53 @@ pub fn reg_layout_32x32b(
     elem: ScalarType,
     num_warps: u32,
 ) -> Result<tessel_layouts::LinearLayout, String> {
-    let reg = TmemRegLayout {
-        element_bitwidth: elem.bits(),
-        ..TmemRegLayout::new(tmem.clone(), TmemAccess::B32x32, num_warps)
-    };
+    reg_layout(tmem, TmemAccess::B32x32, shape, elem, num_warps)
+}
+
+/// The register layout of moving a tensor of `shape` and `elem` laid out by `tmem` with the `access` shape of
+/// `tcgen05.ld/st` over `num_warps` warps.
+pub fn reg_layout(
+    tmem: &TensorMemoryLayout,
+    access: TmemAccess,
+    shape: &[u32],
+    elem: ScalarType,
+    num_warps: u32,
+) -> Result<tessel_layouts::LinearLayout, String> {
+    let reg = TmemRegLayout { element_bitwidth: elem.bits(), ..TmemRegLayout::new(tmem.clone(), access, num_warps) };
     tessel_layouts::DistributedLayout::TmemReg(reg).to_linear(shape).map_err(|e| e.to_string())
 }
 
+/// The access shapes of `tcgen05.ld/st`, in the order a register layout is matched against them.
+pub const ACCESSES: [TmemAccess; 4] =
+    [TmemAccess::B32x32, TmemAccess::B16x64, TmemAccess::B16x128, TmemAccess::B16x256];
+
+/// The access shape whose register layout `have` is, for a tensor of `shape` and `elem` in `tmem` over
+/// `num_warps` warps; `None` when it is none of them.
+pub fn access_of(
+    have: &tessel_layouts::LinearLayout,
+    tmem: &TensorMemoryLayout,
+    shape: &[u32],
+    elem: ScalarType,
+    num_warps: u32,
+) -> Option<TmemAccess> {
+    ACCESSES.into_iter().find(|&a| reg_layout(tmem, a, shape, elem, num_warps).is_ok_and(|l| l == *have))
+}
+
+/// The 32-bit columns each row of the tensor-memory buffer `t` takes.
+pub fn columns(t: &Type) -> u32 {
+    let (_, elem, layout) = t.memdesc().expect("a memdesc");
+    (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
+}
+
+/// A buffer of `[M, N]` or `[buffers, M, N]`.
 fn check_buffer(t: &Type) -> Result<(), String> {
     let (shape, elem, l) = tmem_parts(t)?;
     l.validate().map_err(|e| e.to_string())?;
-    if shape.len() != 2 {
-        return Err(format!("a tensor-memory buffer is 2-D, got shape {shape:?}"));
+    if l.col_stride == TensorMemoryLayout::UNPACKED {
+        return Err(format!("{t}: an unpacked=True layout must be resolved for its element type"));
+    }
+    if shape.len() != 2 && shape.len() != 3 {
+        return Err(format!("a tensor-memory buffer is 2-D (or 3-D: buffers of 2-D), got shape {shape:?}"));
     }
     if l.block[1] > 256 {
         return Err(format!("TensorMemoryLayout block N must be at most 256, got {}", l.block[1]));
@@ -63,6 +98,9 @@ fn check_buffer(t: &Type) -> Result<(), String> {
 /// buffer's 32x32b register layout over the kernel's warps.
 fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
     let (shape, elem, l) = tmem_parts(mem)?;
+    if shape.len() != 2 {
+        return Err(format!("tensor memory moves to and from registers as 2-D buffers; index {mem} first"));
+    }
     if !t.is_tensor() || t.shape() != shape || t.elem() != Some(Elem::Scalar(elem)) {
         return Err(format!("the tensor {t} does not have the shape and element type of the buffer {mem}"));
     }
@@ -71,14 +109,58 @@ fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
     if warps != 4 && warps != 8 {
         return Err(format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}"));
     }
-    let want = reg_layout_32x32b(l, shape, elem, warps)?;
-    if have.linear != want {
+    if access_of(&have.linear, l, shape, elem, warps).is_none() {
         return Err(format!(
-            "the tensor's layout must be the 32x32b register layout of {} over {warps} warps \
-             (`get_tmem_32x32b_reg_layout`), got {}",
+            "the tensor's layout must be a register layout of {} over {warps} warps (`get_tmem_reg_layout` with \
+             instr_variant 32x32b, 16x64b, 16x128b or 16x256b), got {}",
             AnyLayout::TensorMemory(l.clone()),
             crate::types::linear_spelling(&have.linear)
         ));
+    }
+    Ok(())
+}
+
+/// `memdesc_index mem, i` of a `[buffers, M, N]` tensor-memory buffer: buffer i, `[M, N]` in the same
+/// `TensorMemoryLayout`, [`columns`] of the view on.
+pub(crate) fn check_index(mem: &Type, view: &Type) -> Result<(), String> {
+    check_buffer(mem)?;
+    let (shape, elem, l) = tmem_parts(mem)?;
+    let want = index_type(mem)?;
+    if shape.len() != 3 || *view != want {
+        return Err(format!(
+            "{view} is not one buffer of {mem} (a {elem} buffer in {})",
+            AnyLayout::TensorMemory(l.clone())
+        ));
+    }
+    Ok(())
+}
+
+/// The type of one buffer of the `[buffers, M, N]` tensor-memory buffer `mem`.
+pub fn index_type(mem: &Type) -> Result<Type, String> {
+    let (shape, elem, l) = tmem_parts(mem)?;
+    if shape.len() != 3 {
+        return Err(format!("only a 3-D tensor-memory buffer ([buffers, M, N]) has buffers to index, not {mem}"));
+    }
+    tmem_type(&shape[1..], elem, l)
+}
+
+/// The tensor-memory memdesc of `shape` and `elem` laid out by `l`.
+pub fn tmem_type(shape: &[u32], elem: ScalarType, l: &TensorMemoryLayout) -> Result<Type, String> {
+    let any = AnyLayout::TensorMemory(l.clone());
+    let linear = any.to_linear(shape).map_err(|e| format!("{any} for {shape:?}: {e}"))?;
+    let layout = std::sync::Arc::new(crate::types::Layout { spec: Some(any), linear });
+    Ok(Type::MemDesc { shape: crate::types::Shape::from_slice(shape), elem, layout })
+}
+
+/// `memdesc_reinterpret` of tensor memory: the same cells as elements of another type, shape or layout (S in
+/// f32 reread as P in f16, or as single f32 columns). The view is a buffer of its own within the columns of the
+/// one it reinterprets.
+pub fn check_reinterpret(mem: &Type, view: &Type) -> Result<(), String> {
+    check_buffer(mem)?;
+    check_buffer(view)?;
+    let (have, want) = (columns(mem), columns(view));
+    if want > have {
+        return Err(format!("{view} takes {want} tensor-memory columns, more than the {have} of {mem}"));
     }
     Ok(())
 }
@@ -205,9 +287,16 @@ pub fn check_mma(ins: &[&Type]) -> Result<(), String> {
     mma_operands(ins[0], ins[1], ins[2])
 }
 
+/// The shape `[M, N]` of each `tcgen05.mma` of an `m x n` product into an accumulator laid out by `acc`: its
+/// block M (64 or 128) by its block N (at most N); the product is a grid of them.
+pub fn instr_shape(acc: &TensorMemoryLayout, m: u32, n: u32) -> [u32; 2] {
+    [acc.block[0].min(m), acc.block[1].min(n)]
+}
+
 /// `tcgen05.mma.kind::f16`'s operands: `a` `[M, K]` in NVMMA shared memory or tensor memory, `b` `[K, N]` in NVMMA
-/// shared memory, both f16 or both bf16, `acc` `[M, N]` f32 in tensor memory with block M = M; M 64 or 128, N a
-/// multiple of 8 (M 64) or 16 (M 128) up to 256, K a multiple of 16.
+/// shared memory, both f16 or both bf16, `acc` `[M, N]` f32 in tensor memory: M 64 (one block of block M 64)
+/// or a multiple of 128 (blocks of block M 128), each MMA's N ([`instr_shape`]) a multiple of 8 (M 64) or 16
+/// (M 128) up to 256, K a multiple of 16.
 fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
     check_buffer(acc)?;
     let (c, c_elem, c_layout) = tmem_parts(acc)?;
@@ -242,18 +331,24 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
         return Err(format!("operands must both be f16 or both bf16, got {a_elem} and {b_elem}"));
     }
     let [m, n, k] = [a_shape[0], b_shape[1], a_shape[1]];
-    if m != 64 && m != 128 {
-        return Err(format!("M must be 64 or 128, got {m}"));
+    let [im, in_] = instr_shape(c_layout, m, n);
+    if m != 64 && m % 128 != 0 {
+        return Err(format!("M must be 64 or a multiple of 128, got {m}"));
     }
-    if c_layout.block[0] != m {
+    if c_layout.block[0] != m.min(128) {
         return Err(format!(
-            "the accumulator's TensorMemoryLayout must have block M = M = {m}, has {}",
+            "the accumulator's TensorMemoryLayout must have block M = {} for M = {m}, has {} (block M 64 holds \
+             one block only)",
+            m.min(128),
             c_layout.block[0]
         ));
     }
-    let n_step = if m == 64 { 8 } else { 16 };
-    if n % n_step != 0 || !(n_step..=256).contains(&n) {
-        return Err(format!("N must be a multiple of {n_step} in {n_step}..=256 for M = {m}, got {n}"));
+    let n_step = if im == 64 { 8 } else { 16 };
+    if in_ % n_step != 0 || !(n_step..=256).contains(&in_) || n % in_ != 0 {
+        return Err(format!(
+            "each MMA's N (the accumulator's block N, at most N) must be a multiple of {n_step} in {n_step}..=256 \
+             for M = {im}, got {in_} of N = {n}"
+        ));
     }
     if k % 16 != 0 {
         return Err(format!("K must be a multiple of 16, got {k}"));
@@ -291,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tensor_memory_load_must_be_in_the_32x32b_layout() {
+    fn a_tensor_memory_load_must_be_in_an_access_layout() {
         let err = verify_err(
             "func @k() attributes {target = sm_100a, num_warps = 4} {
   %t = tmem_alloc : memdesc<128x64xf32, TensorMemoryLayout((128,64), 1)>
@@ -299,10 +394,7 @@ mod tests {
   return
 }",
         );
-        assert!(
-            err.contains("must be the 32x32b register layout of TensorMemoryLayout((128,64), 1) over 4 warps"),
-            "{err}"
-        );
+        assert!(err.contains("must be a register layout of TensorMemoryLayout((128,64), 1) over 4 warps"), "{err}");
     }
 
     #[test]
@@ -324,8 +416,42 @@ mod tests {
         let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf16, TensorMemoryLayout((128,64), 1)"));
         assert!(err.contains("the accumulator must hold f32"), "{err}");
         let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
-        assert!(err.contains("block M = M = 128"), "{err}");
+        assert!(err.contains("must have block M = 128 for M = 128, has 64"), "{err}");
         let ok = mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)");
         crate::verify::verify(&crate::parse::parse_func(&ok).unwrap()).unwrap();
+        // M 64 in one block of block M 64; M 256 as two blocks of 128; N 64 as two MMAs of the block's 32.
+        for (a, b, acc) in [
+            ("64x32xf16", "32x64xf16", "64x64xf32, TensorMemoryLayout((64,64), 1)"),
+            ("256x32xf16", "32x64xf16", "256x64xf32, TensorMemoryLayout((128,64), 1)"),
+            ("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((128,32), 1)"),
+        ] {
+            crate::verify::verify(&crate::parse::parse_func(&mma(a, b, acc)).unwrap()).unwrap();
+        }
+        let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
+        assert!(err.contains("block M 64 holds one block only"), "{err}");
+    }
+
+    #[test]
+    fn buffers_index_and_reinterpret_within_their_columns() {
+        let f = |body: &str| {
+            format!(
+                "func @k() attributes {{target = sm_100a, num_warps = 4}} {{
+  %t = tmem_alloc : memdesc<2x128x64xf32, TensorMemoryLayout((128,64), 1)>
+  %i = constant {{value = 1}} : i32
+{body}
+  return
+}}"
+            )
+        };
+        let ok = f("  %b = memdesc_index %t, %i : memdesc<128x64xf32, TensorMemoryLayout((128,64), 1)>
+  %p = memdesc_reinterpret %b : memdesc<128x64xf16, TensorMemoryLayout((128,64), 2)>
+  %q = memdesc_reinterpret %b : memdesc<128x128xf16, TensorMemoryLayout((128,128), 1)>
+  %s = memdesc_reinterpret %b : memdesc<128x2xf32, TensorMemoryLayout((128,2), 1)>");
+        crate::verify::verify(&crate::parse::parse_func(&ok).unwrap()).unwrap();
+        let err = verify_err(&f("  %b = memdesc_index %t, %i : memdesc<128x64xf32, TensorMemoryLayout((64,64), 1)>"));
+        assert!(err.contains("is not one buffer of"), "{err}");
+        let err = verify_err(&f("  %b = memdesc_index %t, %i : memdesc<128x64xf32, TensorMemoryLayout((128,64), 1)>
+  %p = memdesc_reinterpret %b : memdesc<128x128xf32, TensorMemoryLayout((128,128), 1)>"));
+        assert!(err.contains("takes 128 tensor-memory columns, more than the 64 of"), "{err}");
     }
 }

@@ -84,7 +84,7 @@ fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize,
     for row in 0..rows {
         for slot in 0..slots {
             let idx = layout.apply(&[row, slot]);
-            let e = idx[0] as usize * shape[1] as usize + idx[1] as usize;
+            let e = idx.iter().zip(shape).fold(0, |e, (&i, &d)| e * d as usize + i as usize);
             if at[e].is_none() {
                 let bit = slot as usize * bits as usize;
                 at[e] = Some((row as usize * cols + col0 + bit / 32, (bit % 32) as u32));
