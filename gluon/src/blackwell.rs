@@ -48,9 +48,9 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier", commit));
 }
 
-const METHODS: &[&str] = &["load", "store", "slice"];
-/// Methods of Gluon's tensor-memory descriptor tessel does not have yet.
-const NOT_YET: &[&str] = &["index", "_reinterpret", "load_min", "load_max"];
+const METHODS: &[&str] = &["load", "store", "slice", "index", "_reinterpret", "reinterpret", "get_reg_layout"];
+/// Methods of Gluon's tensor-memory descriptor tessel does not have yet (`tcgen05.ld.red` is not on sm_100a).
+const NOT_YET: &[&str] = &["load_min", "load_max"];
 const ATTRS: &[&str] = &["shape", "dtype", "element_ty", "layout", "type"];
 
 /// `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)`: the register layout of `tcgen05.ld/st.32x32b` for a
@@ -135,11 +135,14 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             format!("tensor memory holds 32- or 16-bit elements, got {}", elem.triton_name()),
         ));
     }
-    let tmem = tmem_layout(e, b.req("layout"), &fname)?;
+    let tmem = tmem_layout(e, b.req("layout"), &fname)?.for_bits(elem.bits());
     let shape_arg = b.req("shape");
     let shape = e.shape_arg(shape_arg, &fname)?;
-    if shape.len() != 2 {
-        return Err(e.err(shape_arg.span, format!("tensor memory holds matrices, got shape {shape:?}")));
+    if shape.len() != 2 && shape.len() != 3 {
+        return Err(e.err(
+            shape_arg.span,
+            format!("tensor memory holds matrices ([M, N], or [buffers, M, N]), got shape {shape:?}"),
+        ));
     }
     let any = AnyLayout::TensorMemory(tmem);
     let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
@@ -162,28 +165,54 @@ fn check_moved<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
     check_reg_layout(e, t.ty.layout(), mem, span)
 }
 
-/// A register layout moving `mem` must be its 32x32b layout over the kernel's warps (4 or 8).
+/// A register layout moving `mem` must be one of its access layouts (`get_tmem_reg_layout`'s variants) over the
+/// kernel's warps (4 or 8).
 fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: Span) -> R<()> {
     let Some(have) = have else { return Ok(()) };
     let (shape, elem, _) = mem.memdesc().expect("a memdesc");
     let (_, _, tmem) = tessel_tile::verify_tmem::tmem_parts(mem).map_err(|m| e.err(span, m))?;
+    if shape.len() != 2 {
+        return Err(e.err(span, format!("tensor memory moves to and from registers as [M, N]; `index` {} first", mem)));
+    }
     let warps = e.warps();
     if warps != 4 && warps != 8 {
         return Err(e.err(span, format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}")));
     }
-    let want = tessel_tile::verify_tmem::reg_layout_32x32b(tmem, shape, elem, warps).map_err(|m| e.err(span, m))?;
-    if have.linear != want {
+    if tessel_tile::verify_tmem::access_of(&have.linear, tmem, shape, elem, warps).is_none() {
         return Err(e.err_hint(
             span,
             format!(
-                "the register layout must be the 32x32b access layout of {} over {warps} warps, got {}",
+                "the register layout must be an access layout of {} over {warps} warps, got {}",
                 AnyLayout::TensorMemory(tmem.clone()),
                 have.spec.as_ref().map_or_else(|| tessel_tile::types::linear_spelling(&have.linear), |s| s.to_string())
             ),
-            format!("use `get_tmem_32x32b_reg_layout({}, {}, {shape:?}, {warps})`", tmem.block[0], tmem.block[1]),
+            format!(
+                "use `mem.get_reg_layout()` or `get_tmem_reg_layout({}, {shape:?}, layout, {warps})`",
+                elem.triton_name()
+            ),
         ));
     }
     Ok(())
+}
+
+/// `instr_variant` of `get_reg_layout`: the access shape it names, or an error naming the variants.
+fn access_arg<'a>(e: &Elab<'a>, a: Option<&Arg<'a>>, fname: &str) -> R<TmemAccess> {
+    let Some(a) = a.filter(|a| !matches!(a.value, Value::None)) else { return Ok(TmemAccess::B32x32) };
+    let Value::Str(s) = &a.value else {
+        return Err(e.err(a.span, format!("`instr_variant` of `{fname}` must be a string, got {}", a.value.describe())));
+    };
+    match tessel_tile::verify_tmem::ACCESSES.into_iter().find(|x| x.ptx_name() == &**s) {
+        Some(x) => Ok(x),
+        None => Err(e.err(a.span, tessel_layouts::expr::tmem_variant_error(s))),
+    }
+}
+
+/// The register layout of moving `mem` with `access` over `warps` warps, as its bases.
+fn mem_reg_layout<'a>(e: &Elab<'a>, mem: &Type, access: TmemAccess, warps: u32, span: Span) -> R<AnyLayout> {
+    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
+    let (_, _, tmem) = tessel_tile::verify_tmem::tmem_parts(mem).map_err(|m| e.err(span, m))?;
+    let reg = TmemRegLayout { element_bitwidth: elem.bits(), ..TmemRegLayout::new(tmem.clone(), access, warps) };
+    as_linear(&AnyLayout::Distributed(DistributedLayout::TmemReg(reg)), shape).map_err(|m| e.err(span, m))
 }
 
 /// The attributes of a tensor-memory descriptor.
@@ -211,13 +240,23 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
     let fname = format!("tensor_memory_descriptor.{name}");
     match name {
         "load" => {
-            let b = e.bind(&fname, "layout", args)?;
-            if distributed_arg(e, b.req("layout"), &fname)?.is_none() {
-                return Err(e.err(b.req("layout").span, format!("`{fname}` needs the layout of the loaded tensor")));
-            }
+            let b = e.bind(&fname, "layout=None", args)?;
             let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
-            let layout = e.layout_kwarg(&b, shape)?;
-            check_reg_layout(e, layout.as_deref(), &mem.ty, b.req("layout").span)?;
+            let layout = match b.opt("layout").filter(|a| !matches!(a.value, Value::None)) {
+                // The 32x32b access layout, as `get_reg_layout()` gives it.
+                None => {
+                    let spec = mem_reg_layout(e, &mem.ty, TmemAccess::B32x32, e.warps(), span)?;
+                    let linear = spec.to_linear(shape).map_err(|m| e.err(span, m.to_string()))?;
+                    Some(Arc::new(Layout { spec: Some(spec), linear }))
+                }
+                Some(a) => {
+                    if distributed_arg(e, a, &fname)?.is_none() {
+                        return Err(e.err(a.span, format!("`{fname}` needs the layout of the loaded tensor")));
+                    }
+                    e.layout_kwarg(&b, shape)?
+                }
+            };
+            check_reg_layout(e, layout.as_deref(), &mem.ty, b.opt("layout").map_or(span, |a| a.span))?;
             let ty = Type::Tensor { shape: Shape::from_slice(shape), elem: Elem::Scalar(elem), layout };
             Ok(Some(Value::Tensor(e.emit1(Op::TmemLoad, &[mem], ty, span)?)))
         }
@@ -246,6 +285,46 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
             let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
             let ty = Type::MemDesc { shape: Shape::from_slice(&[shape[0], length]), elem, layout };
             Ok(Some(Value::Tensor(e.emit1(Op::MemDescSlice { dim: 1, start }, &[mem], ty, span)?)))
+        }
+        "get_reg_layout" => {
+            let b = e.bind(&fname, "num_warps=None, instr_variant=\"32x32b\"", args)?;
+            let warps = match b.opt("num_warps").filter(|a| !matches!(a.value, Value::None)) {
+                Some(a) => e.const_int(a, &fname, "num_warps")? as u32,
+                None => e.warps(),
+            };
+            let access = access_arg(e, b.opt("instr_variant"), &fname)?;
+            Ok(Some(Value::Layout(Rc::new(mem_reg_layout(e, &mem.ty, access, warps, span)?))))
+        }
+        "index" => {
+            let b = e.bind(&fname, "index", args)?;
+            let ty = tessel_tile::verify_tmem::index_type(&mem.ty).map_err(|m| e.err(span, m))?;
+            let n = mem.ty.shape()[0];
+            let idx = crate::smem::index_operand(e, b.req("index"), n)?;
+            Ok(Some(Value::Tensor(e.emit1(Op::MemDescIndex, &[mem, idx], ty, span)?)))
+        }
+        "_reinterpret" | "reinterpret" => {
+            let b = e.bind(&fname, "dtype=None, shape=None, layout=None", args)?;
+            let (shape, elem, own) = tessel_tile::verify_tmem::tmem_parts(&mem.ty).map_err(|m| e.err(span, m))?;
+            let given = |name: &str| b.opt(name).filter(|a| !matches!(a.value, Value::None));
+            let to = match given("dtype") {
+                Some(a) => scalar_dtype(e, a, &fname, "dtype")?,
+                None => elem,
+            };
+            let new_shape = match given("shape") {
+                Some(a) => e.shape_arg(a, &fname)?,
+                None => shape.to_vec(),
+            };
+            let layout = match given("layout") {
+                Some(a) => tmem_layout(e, a, &fname)?,
+                None => own.clone(),
+            }
+            .for_bits(to.bits());
+            let at = given("layout").map_or(span, |a| a.span);
+            let ty = tessel_tile::verify_tmem::tmem_type(&new_shape, to, &layout).map_err(|m| e.err(at, m))?;
+            if let Err(m) = tessel_tile::verify_tmem::check_reinterpret(&mem.ty, &ty) {
+                return Err(e.err(span, format!("`{fname}`: {m}")));
+            }
+            Ok(Some(Value::Tensor(e.emit1(Op::MemDescReinterpret, &[mem], ty, span)?)))
         }
         _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
     }

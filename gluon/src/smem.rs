@@ -338,19 +338,24 @@ pub fn index<'a>(e: &mut Elab<'a>, mem: Tv, i: &Arg<'a>, span: Span) -> R<Tv> {
     let sub: Vec<u32> = shape[1..].to_vec();
     let sub_layout = sub_layout(layout, &sub)
         .ok_or_else(|| e.err(span, format!("the layout of {} does not hold its buffers one after another", mem.ty)))?;
-    let idx = match &i.value {
-        Value::Int(n) if !(0..shape[0] as i128).contains(n) => {
-            return Err(e.err(i.span, format!("index {n} is out of range for {} buffers", shape[0])));
+    let idx = index_operand(e, i, shape[0])?;
+    let ty = Type::MemDesc { shape: Shape::from_slice(&sub), elem, layout: sub_layout };
+    e.emit1(Op::MemDescIndex, &[mem, idx], ty, span)
+}
+
+/// The i32 operand of `mem.index(i)` over `n` buffers (a constant one checked against `n`).
+pub fn index_operand<'a>(e: &mut Elab<'a>, i: &Arg<'a>, n: u32) -> R<Tv> {
+    Ok(match &i.value {
+        Value::Int(k) if !(0..n as i128).contains(k) => {
+            return Err(e.err(i.span, format!("index {k} is out of range for {n} buffers")));
         }
-        Value::Int(n) => e.constant(Const::Int(*n as i64), Type::scalar(ScalarType::I32), i.span)?,
+        Value::Int(k) => e.constant(Const::Int(*k as i64), Type::scalar(ScalarType::I32), i.span)?,
         Value::Tensor(t) if t.ty.is_tensor() || t.scalar().is_none_or(|s| !s.is_int()) => {
             return Err(e.err(i.span, format!("a buffer index must be an integer scalar, got {}", t.ty)));
         }
         Value::Tensor(t) => e.cast(t.clone(), Dtype::Scalar(ScalarType::I32), i.span)?,
         other => return Err(e.err(i.span, format!("a buffer index must be an integer, got {}", other.describe()))),
-    };
-    let ty = Type::MemDesc { shape: Shape::from_slice(&sub), elem, layout: sub_layout };
-    e.emit1(Op::MemDescIndex, &[mem, idx], ty, span)
+    })
 }
 
 /// The layout of one buffer: the spec's own when it fits the buffer's rank, else the first offset bases.

@@ -532,6 +532,8 @@ impl<'a> Elab<'a> {
             Value::Dtype(d) => self
                 .dtype_attr(*d, name, span)
                 .map(|r| r.unwrap_or(Value::Method(Rc::new((v.clone(), name.to_string()))))),
+            // `tmem_block.value` of a constexpr tuple parameter: a constexpr is its Python value here.
+            Value::Str(_) | Value::Tuple(_) | Value::Layout(_) if name == "value" => Ok(v),
             Value::Str(_) | Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Layout(_) => {
                 Ok(Value::Method(Rc::new((v.clone(), name.to_string()))))
             }
