@@ -34,7 +34,11 @@ fn cb(v: bool) -> ArgSpec {
 }
 
 fn ptx_for(src: &str, kernel: &str, args: Vec<ArgSpec>, target: Target) -> Result<String, String> {
-    let spec = Specialization::with_config(args, KernelConfig { num_warps: 4, ..KernelConfig::DEFAULT });
+    ptx_warps(src, kernel, args, target, 4)
+}
+
+fn ptx_warps(src: &str, kernel: &str, args: Vec<ArgSpec>, target: Target, warps: u32) -> Result<String, String> {
+    let spec = Specialization::with_config(args, KernelConfig { num_warps: warps, ..KernelConfig::DEFAULT });
     let ks = tessel::KernelSource { file: FILE, source: src, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
@@ -71,7 +75,106 @@ fn assemble(name: &str, ptx: &str) {
 }
 
 fn opts() -> RunOptions<'static> {
-    RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true }
+    opts_warps(4)
+}
+
+fn opts_warps(num_warps: u32) -> RunOptions<'static> {
+    RunOptions { file: FILE, target: Target::Sm100a, num_warps, num_stages: 1, poison: true }
+}
+
+/// Tensor memory in blocks of 64 rows (16 per warp quarter, moved with `16x32bx2`) and of 128, over one block
+/// and several, on 4 and 8 warps: the tutorials' round-trip shapes.
+#[test]
+fn tensor_memory_blocks_of_64_and_128_rows_round_trip() {
+    let src = source();
+    for (m, n, bm, bn, warps) in [
+        (64usize, 64usize, 64, 64, 4),
+        (64, 128, 64, 64, 8),
+        (128, 64, 64, 64, 4),
+        (256, 128, 64, 64, 8),
+        (256, 64, 128, 64, 4),
+    ] {
+        let args = vec![ptr(F32), ptr(F32), c(m as i64), c(n as i64), c(bm), c(bn)];
+        let ptx = ptx_warps(&src, "tmem_blocks", args.clone(), Target::Sm100a, warps).unwrap();
+        // A single block of 64 rows leaves rows 16-31 of each quarter empty; more blocks fill them.
+        let shape = if m == 64 && n == bn as usize { "16x32bx2" } else { "32x32b" };
+        assert!(ptx.contains(&format!("tcgen05.ld.sync.aligned.{shape}")), "{m}x{n} in ({bm}, {bn}):\n{ptx}");
+        assemble(&format!("tmem_blocks_{m}_{n}_{bm}_{bn}_{warps}"), &ptx);
+        let x: Vec<f64> = Rng::new(m as u64 + n as u64 + bm as u64).vec(m * n);
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, m * n)];
+        let outs = run_on(&src, "tmem_blocks", args, &opts_warps(warps), &vals, [1, 1, 1])
+            .unwrap_or_else(|e| panic!("{m}x{n} in ({bm}, {bn}), {warps} warps: {e}"));
+        let (sim, interp) = &outs[0];
+        assert_eq!(sim, interp, "simulated PTX vs interpreter, {m}x{n} in ({bm}, {bn})");
+        assert_eq!(*interp, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>());
+    }
+}
+
+/// `A @ B + C` over grids of MMA instructions: M 64 (block M 64, the data path's 16 lanes per quarter), M 256
+/// as two M-128 instructions, N in blocks; A from shared or tensor memory. The simulator against the
+/// interpreter, the interpreter against float64.
+#[test]
+fn mma_grids_of_m64_and_m128_agree_with_the_interpreter_and_float64() {
+    let src = source();
+    for (m, n, k, bm, bn, a_in_tmem, warps) in [
+        (64usize, 64usize, 32usize, 64, 64, false, 4),
+        (64, 64, 32, 64, 64, true, 4),
+        (64, 256, 32, 64, 256, false, 8),
+        (256, 64, 32, 128, 64, false, 4),
+        (256, 64, 32, 128, 64, true, 8),
+        (128, 128, 32, 128, 64, true, 4),
+    ] {
+        let args = vec![
+            ptr(F16),
+            ptr(F16),
+            ptr(F32),
+            ptr(F32),
+            c(m as i64),
+            c(n as i64),
+            c(k as i64),
+            c(bm),
+            c(bn),
+            cb(a_in_tmem),
+        ];
+        let what = format!("{m}x{n}x{k} in ({bm}, {bn}), A in {}", if a_in_tmem { "TMEM" } else { "SMEM" });
+        let ptx = ptx_warps(&src, "mma_grid", args.clone(), Target::Sm100a, warps).unwrap();
+        let tiles = (m / bm as usize) * (n / bn as usize);
+        assert_eq!(ptx.matches("tcgen05.mma.cta_group::1.kind::f16").count(), tiles * k / 16, "{what}:\n{ptx}");
+        assemble(&format!("mma_grid_{m}_{n}_{bm}_{bn}_{a_in_tmem}"), &ptx);
+        let mut rng = Rng::new((m + n + k) as u64 + a_in_tmem as u64);
+        let (a, b, cc) = (rng.vec(m * k), rng.vec(k * n), rng.vec(m * n));
+        let vals = [V::Buf(F16, a.clone()), V::Buf(F16, b.clone()), V::Buf(F32, cc.clone()), V::Out(F32, m * n)];
+        let outs = run_on(&src, "mma_grid", args, &opts_warps(warps), &vals, [1, 1, 1])
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
+        let h = |x: f64| half::f16::from_f64(x).to_f64();
+        let reference: Vec<f64> = (0..m * n)
+            .map(|i| (cc[i] as f32 as f64) + (0..k).map(|p| h(a[i / n * k + p]) * h(b[p * n + i % n])).sum::<f64>())
+            .collect();
+        let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+        assert!(err <= 1e-5 * reference.iter().map(|r| r.abs()).fold(1.0, f64::max), "{what}: max error {err}");
+    }
+}
+
+/// Buffer 1 of a two-buffer allocation, reread as P in f16 (unpacked, the older spelling) and as two f32
+/// columns: views of the same cells in the simulator and the interpreter.
+#[test]
+fn tensor_memory_views_index_and_reinterpret_agree_with_the_interpreter() {
+    let (m, n) = (128usize, 64usize);
+    let args = vec![ptr(F32), ptr(F16), ptr(F32), c(m as i64), c(n as i64)];
+    let ptx = ptx_for(&source(), "tmem_views", args.clone(), Target::Sm100a).unwrap();
+    assert!(ptx.contains("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"), "{ptx}");
+    assemble("tmem_views", &ptx);
+    let x: Vec<f64> = Rng::new(77).vec(m * n);
+    let vals = [V::Buf(F32, x.clone()), V::Out(F16, m * n), V::Out(F32, m * 2)];
+    let outs = run_on(&source(), "tmem_views", args, &opts(), &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    for (i, (sim, interp)) in outs.iter().enumerate() {
+        assert_eq!(sim, interp, "simulated PTX vs interpreter, output {i}");
+    }
+    assert_eq!(outs[0].1, x.iter().map(|&v| half::f16::from_f64(v as f32 as f64).to_f64()).collect::<Vec<_>>());
+    let first_two: Vec<f64> = (0..m * 2).map(|i| x[i / 2 * n + i % 2] as f32 as f64).collect();
+    assert_eq!(outs[1].1, first_two);
 }
 
 #[test]

@@ -207,3 +207,84 @@ def ring_matmul(A, B, C, M, N, K, BM: gl.constexpr, BN: gl.constexpr, BK: gl.con
     rows = off_m + gl.arange(0, BM, layout=gl.SliceLayout(1, regs))
     cols = off_n + gl.arange(0, BN, layout=gl.SliceLayout(0, regs))
     gl.store(C + rows[:, None] * N + cols[None, :], acc.load(regs), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@gluon.jit
+def tmem_blocks(X, Y, M: gl.constexpr, N: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
+    # An M x N round trip through tensor memory laid out in BM x BN blocks (block M 64 holds 16 rows per warp
+    # quarter: the 16x32bx2 access), in the register layout `get_tmem_reg_layout` gives.
+    layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
+    regs: gl.constexpr = get_tmem_reg_layout(gl.float32, (M, N), layout, gl.num_warps())
+    rows = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    t = allocate_tensor_memory(gl.float32, [M, N], layout)
+    t.store(gl.load(X + rows[:, None] * N + cols[None, :]))
+    gl.store(Y + rows[:, None] * N + cols[None, :], t.load(regs))
+
+
+@gluon.jit
+def mma_grid(A, B, C, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr,
+             A_IN_TMEM: gl.constexpr):
+    # Out = A @ B + C with the accumulator in BM x BN blocks (M 64 in one block of 64, M 256 in two of 128, N in
+    # blocks of BN): tcgen05_mma issues one instruction per block and K step. A comes from shared or tensor
+    # memory (packed f16, the accumulator's block M), C goes in and Out comes out in the accumulator's own
+    # register layout.
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, L))
+    nb = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
+                                    gl.load(B + kb[:, None] * N + nb[None, :]))
+    acc_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
+    acc = allocate_tensor_memory(gl.float32, [M, N], acc_layout)
+    regs: gl.constexpr = acc.get_reg_layout()
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    acc.store(gl.load(C + rc[:, None] * N + nc[None, :]))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    if A_IN_TMEM:
+        a_t = allocate_tensor_memory(gl.float16, [M, K], TensorMemoryLayout((BM, K), col_stride=1))
+        a_regs: gl.constexpr = a_t.get_reg_layout()
+        ra = gl.arange(0, M, layout=gl.SliceLayout(1, a_regs))
+        ka = gl.arange(0, K, layout=gl.SliceLayout(0, a_regs))
+        a_t.store(gl.load(A + ra[:, None] * K + ka[None, :]))
+        fence_async_shared()
+        tcgen05_mma(a_t, b_s, acc)
+    else:
+        ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+        ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
+        a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16),
+                                        gl.load(A + ra[:, None] * K + ka[None, :]))
+        fence_async_shared()
+        tcgen05_mma(a_s, b_s, acc)
+    tcgen05_commit(bar)
+    mbarrier.wait(bar, 0)
+    gl.store(Out + rc[:, None] * N + nc[None, :], acc.load())
+
+
+@gluon.jit
+def tmem_views(X, P, S1, M: gl.constexpr, N: gl.constexpr):
+    # Two buffers of S (f32) in one allocation; buffer 1 is stored, then read back three ways through views of
+    # the same cells: as P in f16 (one element in the low half of each 32-bit column, the older `unpacked=True`
+    # spelling), and as its first two f32 columns.
+    s_layout: gl.constexpr = TensorMemoryLayout((M, N), col_stride=1)
+    bufs = allocate_tensor_memory(gl.float32, [2, M, N], s_layout)
+    s = bufs.index(1)
+    regs: gl.constexpr = s.get_reg_layout()
+    rows = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    x = gl.load(X + rows[:, None] * N + cols[None, :])
+    # f16 values stored as f32 reread as f16: store P's bits, the low half of each cell.
+    p_layout: gl.constexpr = TensorMemoryLayout((M, N), unpacked=True)
+    p = s._reinterpret(gl.float16, [M, N], p_layout)
+    p.store(gl.convert_layout(x.to(gl.float16), p.get_reg_layout()))
+    p_regs: gl.constexpr = p.get_reg_layout()
+    pr = gl.arange(0, M, layout=gl.SliceLayout(1, p_regs))
+    pc = gl.arange(0, N, layout=gl.SliceLayout(0, p_regs))
+    gl.store(P + pr[:, None] * N + pc[None, :], p.load())
+    s.store(x)
+    two = s._reinterpret(gl.float32, [M, 2], TensorMemoryLayout((M, 2), col_stride=1))
+    t_regs: gl.constexpr = two.get_reg_layout()
+    tr = gl.arange(0, M, layout=gl.SliceLayout(1, t_regs))
+    tc = gl.arange(0, 2, layout=gl.SliceLayout(0, t_regs))
+    gl.store(S1 + tr[:, None] * 2 + tc[None, :], two.load())

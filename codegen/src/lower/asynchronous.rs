@@ -153,7 +153,12 @@ pub(crate) fn memdesc_index(l: &mut Lower, data: &OpData) -> Result<(), CompileE
     let (mem, i, v) = (data.operands[0], data.operands[1], data.results[0]);
     let (base, idx) = (l.get(mem)?[0], l.get(i)?[0]);
     let Some((sub, elem, _)) = l.f.ty(v).memdesc() else { unreachable!("verified") };
-    let stride = sub.iter().product::<u32>() * elem.bytes();
+    // Tensor memory (`lane << 16 | column`): buffer i starts its columns on.
+    let stride = if l.f.ty(v).is_tmem() {
+        tessel_tile::verify_tmem::columns(l.f.ty(v))
+    } else {
+        sub.iter().product::<u32>() * elem.bytes()
+    };
     let r = l.b.reg(RegClass::B32);
     l.b.op("mad.lo.u32", r, (idx, stride, base));
     l.vals.insert(v, vec![r]);

@@ -1,7 +1,9 @@
 //! Tensor memory, `tcgen05` and mbarriers for the simulator, written from the PTX ISA independently of
 //! tessel-codegen: the TMEM address (`lane << 16 | column`), the warp's lane quarter, the `32x32b` access
-//! (thread l of a warp: lane quarter base + l, N consecutive columns), the instruction descriptor of
-//! `kind::f16` and the sm_100 shared-memory descriptor, decoded field by field as the ISA defines them.
+//! (thread l of a warp: lane quarter base + l, N consecutive columns) and `16x32bx2` (two halves of 16 lanes,
+//! the second an immediate's columns on), the instruction descriptor of `kind::f16` (M 64 and 128) with the
+//! data path layouts of D and of A in TMEM, and the sm_100 shared-memory descriptor, decoded field by field as
+//! the ISA defines them.
 //!
 //! Lockstep execution completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at
 //! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that can never succeed runs
@@ -124,11 +126,21 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
     if op.starts_with("tcgen05.ld") || op.starts_with("tcgen05.st") {
         let load = op.starts_with("tcgen05.ld");
         let parts: Vec<&str> = op.split('.').collect();
-        if !parts.contains(&"32x32b") || parts.iter().any(|p| p.starts_with("pack") || p.starts_with("unpack")) {
-            return Err(format!("`{op}`: only the 32x32b shape without packing is simulated"));
+        // .32x32b: thread l of the warp, lane base + l. .16x32bx2: two 16-lane halves, threads 0-15 at lanes
+        // base + l, threads 16-31 at lanes base + l - 16 from the column `half` (the immediate) further on.
+        let split = parts.contains(&"16x32bx2");
+        if !(parts.contains(&"32x32b") || split)
+            || parts.iter().any(|p| p.starts_with("pack") || p.starts_with("unpack"))
+        {
+            return Err(format!("`{op}`: only the 32x32b and 16x32bx2 shapes without packing are simulated"));
         }
         let num: usize = parts.iter().find_map(|p| p.strip_prefix('x')?.parse().ok()).ok_or("no .xN")?;
-        let (regs_op, mem_op) = if load { (&a[0], &a[1]) } else { (&a[1], &a[0]) };
+        let (regs_op, mem_op) = match (load, split) {
+            (true, _) => (&a[0], &a[1]),
+            (false, false) => (&a[1], &a[0]),
+            (false, true) => (&a[2], &a[0]),
+        };
+        let half_op = if split { Some(if load { &a[2] } else { &a[1] }) } else { None };
         let Opnd::Vec(regs) = regs_op else { return Err("registers must be a {..} list".into()) };
         if regs.len() != num {
             return Err(format!(".x{num} moves {num} registers, the list has {}", regs.len()));
@@ -147,10 +159,17 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
             if lane0 != 32 * (warp as u32 % 4) {
                 return Err(format!("warp {warp} may access lanes {}.. only, not lane {lane0}", 32 * (warp % 4)));
             }
+            let half = match half_op {
+                Some(h) => c.val(lanes[0], h)? as u32,
+                None => 0,
+            };
             for &t in &lanes {
-                let lane = lane0 + (t % 32) as u32;
+                let (lane, col) = match half_op {
+                    None => (lane0 + (t % 32) as u32, col0),
+                    Some(_) => (lane0 + (t % 16) as u32, col0 + if t % 32 >= 16 { half } else { 0 }),
+                };
                 for (j, &r) in regs.iter().enumerate() {
-                    let cell = c.tmem.cell(lane, col0 + j as u32)?;
+                    let cell = c.tmem.cell(lane, col + j as u32)?;
                     if load {
                         c.regs[t][r] = c.tmem.cells[cell] as u64;
                     } else {
@@ -268,14 +287,21 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
     let (ta, tb) = (ty(bits(7, 3))?, ty(bits(10, 3))?);
     let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
     let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
-    if m != 128 || n == 0 || n % 16 != 0 || n > 256 {
-        return Err(format!("instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128, N 16..256 by 16)"));
+    let n_step = if m == 64 { 8 } else { 16 };
+    if !(m == 64 || m == 128) || n == 0 || n % n_step != 0 || n > 256 {
+        return Err(format!(
+            "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128 with N 16..256 by 16, M 64 with N \
+             8..256 by 8)"
+        ));
     }
+    // The data path layout (ISA): M 128 (layout D), row i in lane i; M 64 (layout F), rows 16q..16q+15 in the
+    // first 16 lanes of lane quarter q.
+    let lane_of = |row: u32| if m == 64 { (row / 16) * 32 + row % 16 } else { row };
     const K: u64 = 16;
     let d_addr = c.addr(t, &a[0])? as u32;
     let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
     if d_lane != 0 {
-        return Err("the accumulator of an M = 128 MMA starts at lane 0".into());
+        return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
     }
     let value = |x: u64, ty| from_bits(x, ty).as_f64() as f32;
     // A: M x 16, from shared memory (a descriptor) or tensor memory (lane = row, K packed two per column).
@@ -289,7 +315,7 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
             let (lane0, col0) = (addr >> 16, addr & 0xffff);
             for row in 0..m {
                 for k in 0..K as u32 {
-                    let cell = c.tmem.cells[c.tmem.cell(lane0 + row, col0 + k / 2)?];
+                    let cell = c.tmem.cells[c.tmem.cell(lane0 + lane_of(row), col0 + k / 2)?];
                     av[(row as u64 * K + k as u64) as usize] = value(((cell >> (16 * (k % 2))) & 0xffff) as u64, ta);
                 }
             }
@@ -317,7 +343,7 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
     let accumulate = c.val(t, &a[4])? != 0;
     for row in 0..m {
         for col in 0..n {
-            let cell = c.tmem.cell(row, d_col + col)?;
+            let cell = c.tmem.cell(lane_of(row), d_col + col)?;
             let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
             for k in 0..K as usize {
                 acc = av[row as usize * K as usize + k].mul_add(bv[k * n as usize + col as usize], acc);

@@ -1,26 +1,25 @@
 //! Tensor memory and tcgen05 on sm_100a: the static tensor-memory plan, `tcgen05.alloc` at the entry and
-//! `tcgen05.dealloc` at the exit, `tmem_load`/`tmem_store` as `tcgen05.ld/st.32x32b` with their waits, and
-//! `tcgen05_mma` (`kind::f16`, one thread issuing, K in steps of 16) with `tcgen05_commit`.
+//! `tcgen05.dealloc` at the exit, `tmem_load`/`tmem_store` as `tcgen05.ld/st` (`32x32b`, or `16x32bx2` for
+//! layouts of 16 rows per warp quarter) with their waits; `tcgen05_mma` and `tcgen05_commit` are [`mma`].
 //!
 //! Tensor memory is 128 lanes of 512 32-bit columns; an address is `lane << 16 | column`. Each `tmem_alloc` gets
-//! the columns `tessel_tile::tmem::plan` gives it. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN` moves N consecutive
-//! columns of the warp's lane per thread. The lowering reads every register's (row, column) off the register
-//! layout composed with the inverse tensor-memory layout and checks the access pattern for every thread, so a
-//! layout the instruction cannot move is an error, not wrong code. The shared-memory descriptors are wgmma's
-//! fields (`wgmma_desc::derive`, checked at every K step) in sm_100's encoding; the instruction descriptor is
-//! [`idesc`].
+//! the columns `tessel_tile::tmem::plan` gives it. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN`
+//! moves N consecutive columns of the warp's lane per thread. The lowering reads every register's (row, column)
+//! off the register layout composed with the inverse tensor-memory layout and checks the access pattern for
+//! every thread, so a layout the instruction cannot move is an error, not wrong code.
 
 use std::collections::HashMap;
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::ops::Op;
-use tessel_tile::types::ScalarType;
 
 use super::Lower;
-use super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, instr, mem, sym, vector};
+
+mod mma;
+pub(crate) use mma::{commit_op, mma};
 
 /// The kernel's tensor memory: each `tmem_alloc`'s first column, the columns allocated, and the registers
 /// holding the allocation's base address and whether this thread's warp is warp 0 (which allocates).
@@ -51,7 +50,7 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
 }
 
 /// The fences and CTA barrier that order tcgen05 operations of some threads before those of others.
-fn thread_sync(l: &mut Lower) {
+pub(super) fn thread_sync(l: &mut Lower) {
     l.b.effect("tcgen05.fence::before_thread_sync", ());
     l.barrier();
     l.b.effect("tcgen05.fence::after_thread_sync", ());
@@ -105,17 +104,34 @@ pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 }
 
 /// Where each register of a tensor in `regs` (a distributed layout) sits in a tensor-memory buffer laid out by
-/// `tmem` (`row, col → dims`), for the 32x32b access: per register, its column and bit shift in the cell; and
-/// per warp bit, the column offset of that warp's registers. Checked for every thread.
+/// `tmem` (`row, col → dims`): per register, its column and bit shift in the cell; per warp bit, the column
+/// offset of that warp's registers; and the access shape. Checked for every thread.
+///
+/// * `32x32b`: lane l of warp w reaches row `32 (w % 4) + l`, register r column `cells[r]`.
+/// * `16x32bx2` (a layout holding 16 rows per warp quarter, block M 64): lanes 0-15 reach rows
+///   `32 (w % 4) + l` at `cells[r]`, lanes 16-31 the same rows `half` columns further on.
 struct Access {
-    /// (column, shift) of each register for warp 0.
+    /// (column, shift) of each register for warp 0, lane 0.
     cells: Vec<(u32, u32)>,
     /// The column offset added by each warp bit (0 for the bits that pick the lane quarter).
     warp_cols: Vec<u32>,
+    /// `Some(offset)` for the 16x32bx2 shape: the columns lanes 16-31 are past lanes 0-15.
+    half: Option<u32>,
+}
+
+impl Access {
+    fn shape(&self) -> &'static str {
+        if self.half.is_some() { "16x32bx2" } else { "32x32b" }
+    }
 }
 
 fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -> Result<Access, CompileError> {
-    let bad = |m: String| CompileError::new(format!("the register layout is not a tcgen05.ld/st 32x32b access: {m}"));
+    let bad = |m: String| {
+        CompileError::new(format!(
+            "the register layout is not a tcgen05.ld/st 32x32b or 16x32bx2 access (tessel lowers those; the 16x64b, \
+             16x128b and 16x256b shapes run in the interpreter only): {m}"
+        ))
+    };
     // (row, slot) of each tensor coordinate: the first (in slot order) place the layout puts it.
     let (rows, slots) = (tmem.in_dim_size("row"), tmem.in_dim_size("col"));
     let mut place: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
@@ -135,6 +151,13 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
     };
     let n_regs = regs.in_dim_size("register");
     let cells: Vec<(u32, u32)> = (0..n_regs).map(|r| at(r, 0, 0).map(|(_, c, s)| (c, s))).collect::<Result<_, _>>()?;
+    // Lane 16: the next row (32x32b), or the same row further on (16x32bx2).
+    let (row16, col16, _) = at(0, 16, 0)?;
+    let (row0, _, _) = at(0, 0, 0)?;
+    let half = if row16 == row0 { Some(col16.wrapping_sub(cells[0].0)) } else { None };
+    if half.is_some_and(|h| h == 0 || h >= 1 << 15) {
+        return Err(bad("lanes 16-31 do not reach columns after lanes 0-15".into()));
+    }
     let warp_bits = num_warps.trailing_zeros();
     let mut warp_cols = Vec::new();
     for i in 0..warp_bits {
@@ -147,7 +170,11 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
         for lane in 0..32 {
             for r in 0..n_regs {
                 let (row, c, s) = at(r, lane, warp)?;
-                let want = (32 * (warp % 4) + lane, cells[r as usize].0 ^ wc, cells[r as usize].1);
+                let (lane_row, lane_col) = match half {
+                    None => (lane, 0),
+                    Some(h) => (lane % 16, if lane >= 16 { h } else { 0 }),
+                };
+                let want = (32 * (warp % 4) + lane_row, (cells[r as usize].0 ^ wc) + lane_col, cells[r as usize].1);
                 if (row, c, s) != want {
                     return Err(bad(format!(
                         "register {r} of lane {lane} in warp {warp} sits at row {row}, column {c} (bit {s}); the access \
@@ -158,7 +185,7 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
             }
         }
     }
-    Ok(Access { cells, warp_cols })
+    Ok(Access { cells, warp_cols, half })
 }
 
 /// Runs of consecutive columns: (first column, count, power of two), each aligned to its count.
@@ -241,10 +268,12 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
     for (first, n) in runs(&cols) {
         let a = l.b.reg(RegClass::B32);
         l.b.op("add.u32", a, (addr, first));
-        l.b.emit(
-            instr(format!("tcgen05.st.sync.aligned.32x32b.x{n}.b32"))
-                .srcs((mem(a), vector(&cell_regs[k..k + n as usize]))),
-        );
+        let op = format!("tcgen05.st.sync.aligned.{}.x{n}.b32", acc.shape());
+        let regs = vector(&cell_regs[k..k + n as usize]);
+        l.b.emit(match acc.half {
+            None => instr(op).srcs((mem(a), regs)),
+            Some(h) => instr(op).srcs((mem(a), h, regs)),
+        });
         k += n as usize;
     }
     l.b.effect("tcgen05.wait::st.sync.aligned", ());
@@ -273,11 +302,12 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     for (first, n) in runs(&cols) {
         let a = l.b.reg(RegClass::B32);
         l.b.op("add.u32", a, (addr, first));
-        l.b.emit(
-            instr(format!("tcgen05.ld.sync.aligned.32x32b.x{n}.b32"))
-                .dst(vector(&cell_regs[k..k + n as usize]))
-                .srcs(mem(a)),
-        );
+        let op = format!("tcgen05.ld.sync.aligned.{}.x{n}.b32", acc.shape());
+        let ld = instr(op).dst(vector(&cell_regs[k..k + n as usize]));
+        l.b.emit(match acc.half {
+            None => ld.srcs(mem(a)),
+            Some(h) => ld.srcs((mem(a), h)),
+        });
         k += n as usize;
     }
     l.b.effect("tcgen05.wait::ld.sync.aligned", ());
@@ -301,160 +331,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// The instruction descriptor of `tcgen05.mma.kind::f16` with an f32 accumulator: D format F32 (bits 4-5 = 1),
-/// A and B formats (bits 7-9, 10-12: f16 0, bf16 1), A and B major (bits 15, 16: 1 = MN-major), N >> 3 (bits
-/// 17-22), M >> 4 (bits 24-28).
-pub fn idesc(elem: ScalarType, m: u32, n: u32, a_mn_major: bool, b_mn_major: bool) -> u32 {
-    let fmt = if elem == ScalarType::BF16 { 1 } else { 0 };
-    (1 << 4)
-        | (fmt << 7)
-        | (fmt << 10)
-        | ((a_mn_major as u32) << 15)
-        | ((b_mn_major as u32) << 16)
-        | ((n >> 3) << 17)
-        | ((m >> 4) << 24)
-}
-
-/// The high word of an sm_100 shared-memory descriptor: SBO >> 4 (bits 32-45), the fixed version 1 (bit 46), the
-/// swizzle mode (bits 61-63: 128B 2, 64B 4, 32B 6), which are sm_90's codes one bit up, so `hi_word` carries them.
-pub fn desc_hi(d: &MatrixDesc) -> u32 {
-    d.hi_word() | (1 << 14)
-}
-
-/// The 64-bit descriptor of the tile at byte offset `byte_off` of the buffer at `base`.
-fn encode(l: &mut Lower, base: Reg, byte_off: u32, d: &MatrixDesc) -> Reg {
-    let (lo, hi, r) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
-    l.b.op("add.u32", lo, (base, byte_off));
-    l.b.op("bfe.u32", lo, (lo, 4, 14));
-    l.b.op("or.b32", lo, (lo, d.lbo_field()));
-    l.b.op("mov.b32", hi, desc_hi(d));
-    l.b.op("mov.b64", r, vector(&[lo, hi]));
-    r
-}
-
-/// `tcgen05_mma a, b, acc, use_acc, pred, (bar, bar_pred)...`.
-pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
-    let f = l.f;
-    let ins = &data.operands;
-    let (a, b, acc) = (ins[0], ins[1], ins[2]);
-    let (a_shape, elem, a_layout) = f.ty(a).memdesc().expect("verified");
-    let (_, _, b_layout) = f.ty(b).memdesc().expect("verified");
-    let (c_shape, _, c_layout) = f.ty(acc).memdesc().expect("verified");
-    let (m, n, k) = (c_shape[0], c_shape[1], a_shape[1]);
-    if m != 128 {
-        return Err(CompileError::new(format!(
-            "tcgen05_mma with M = {m} is not lowered yet (tessel lowers M = 128, whose accumulator rows are TMEM lanes)"
-        )));
-    }
-    // The accumulator: row i in lane i, column j at column j.
-    let identity = |lin: &LinearLayout, rows: u32, cols: u32| {
-        (0..rows).all(|i| (0..cols).all(|j| lin.apply(&[i, j])[..] == [i, j]))
-    };
-    if !identity(&c_layout.linear, m, n) {
-        return Err(CompileError::new(
-            "the accumulator's tensor memory must hold row i in lane i and column j at column j",
-        ));
-    }
-    const K_STEP: u32 = 16;
-    let eb = elem.bits() / 8;
-    let steps = k / K_STEP;
-    let origins: Vec<(u32, u32)> = (0..steps).map(|s| (0, s * K_STEP)).collect();
-    let a_tmem = f.ty(a).is_tmem();
-    let a_desc = if a_tmem {
-        if !identity(&a_layout.linear, m, k) {
-            return Err(CompileError::new(
-                "operand A in tensor memory must hold row i in lane i and its K elements packed two per column",
-            ));
-        }
-        None
-    } else {
-        let off = Offsets::new(&a_layout.linear)?;
-        let d = wgmma_desc::derive(&off, Operand::A, eb, m, K_STEP, &origins)?;
-        Some((off, d))
-    };
-    let b_off = Offsets::new(&b_layout.linear)?;
-    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, n, K_STEP, &origins)?;
-    let id = idesc(elem, m, n, a_desc.as_ref().is_some_and(|x| x.1.mn_major), b_d.mn_major);
-    // Every warp's tensor-memory stores and loads are done before the one thread issues.
-    thread_sync(l);
-    let issuer = super::asynchronous::first_thread(l, Some(ins[4]))?;
-    l.b.comment(format!(
-        "tcgen05_mma: {steps} x tcgen05.mma.kind::f16 m{m}n{n}k16 (A {}, B {}), idesc {id:#010x}",
-        match &a_desc {
-            None => "in tensor memory",
-            Some((_, d)) if d.mn_major => "MN-major",
-            _ => "K-major",
-        },
-        if b_d.mn_major { "MN-major" } else { "K-major" }
-    ));
-    let (a_base, b_base, d_addr) = (l.get(a)?[0], l.get(b)?[0], l.get(acc)?[0]);
-    let use_acc = l.get(ins[3])?[0];
-    let idesc_r = l.b.reg(RegClass::B32);
-    l.b.op("mov.b32", idesc_r, id);
-    let always = l.b.reg(RegClass::Pred);
-    l.b.op("setp.eq.u32", always, (l.tid, l.tid));
-    for s in 0..steps {
-        let kk = s * K_STEP;
-        let a_operand = match &a_desc {
-            Some((off, d)) => crate::ptx::Operand::Reg(encode(l, a_base, off.of([0, kk]) * eb, d)),
-            None => {
-                // K packed two 16-bit elements per column: 8 columns per step.
-                let r = l.b.reg(RegClass::B32);
-                l.b.op("add.u32", r, (a_base, kk * eb / 4));
-                mem(r)
-            }
-        };
-        let bd = encode(l, b_base, b_off.of([kk, 0]) * eb, &b_d);
-        let enable = if s == 0 { use_acc } else { always };
-        l.b.emit(instr("tcgen05.mma.cta_group::1.kind::f16").guard(issuer).srcs((
-            mem(d_addr),
-            a_operand,
-            bd,
-            idesc_r,
-            enable,
-        )));
-    }
-    for pair in ins[5..].chunks(2) {
-        let (bar, p) = (l.get(pair[0])?[0], l.get(pair[1])?[0]);
-        let q = l.b.reg(RegClass::Pred);
-        l.b.op("and.pred", q, (issuer, p));
-        commit(l, bar, q);
-    }
-    Ok(())
-}
-
-fn commit(l: &mut Lower, bar: Reg, p: Reg) {
-    l.b.emit(instr("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64").guard(p).srcs(mem(bar)));
-}
-
-/// `tcgen05_commit bar [, pred]`: from the thread that issues the MMAs.
-pub(crate) fn commit_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
-    let bar = l.get(data.operands[0])?[0];
-    let p = super::asynchronous::first_thread(l, data.operands.get(1).copied())?;
-    commit(l, bar, p);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn instruction_descriptors_are_the_documented_words() {
-        // f16 x f16 -> f32, M 128, N 128, both K-major; bf16 M 128 N 64.
-        assert_eq!(idesc(ScalarType::F16, 128, 128, false, false), 0x0820_0010);
-        assert_eq!(idesc(ScalarType::BF16, 128, 64, false, false), 0x0810_0490);
-        assert_eq!(idesc(ScalarType::BF16, 128, 256, false, false), 0x0840_0490);
-        assert_eq!(idesc(ScalarType::F16, 128, 64, false, true), 0x0811_0010);
-    }
-
-    #[test]
-    fn an_sm100_descriptor_is_the_sm90_fields_with_version_1() {
-        // K-major, 128-byte swizzle, LBO 16, SBO 1024: `0x4000404000010000 | start >> 4`.
-        let d = MatrixDesc { swizzle: 128, mn_major: false, lbo: 16, sbo: 1024 };
-        let word = ((desc_hi(&d) as u64) << 32) | d.lbo_field() as u64 | (0x400 >> 4);
-        assert_eq!(word, 0x4000_4040_0001_0040);
-    }
 
     #[test]
     fn column_runs_are_aligned_powers_of_two() {
