@@ -26,6 +26,8 @@ class Case:
     has_reference: bool = True
     # More compile flags (`--maxnreg 128` where the tutorial launches with maxnreg=128).
     extra: list = field(default_factory=list)
+    # The target the tutorial's kernel is written for: Hopper's tier sm_90a, Blackwell's (06 on) sm_100a.
+    arch: str = "sm_90a"
 
 
 def cdiv(a, b):
@@ -173,6 +175,48 @@ CASES += [blocked_matmul("blocked_matmul_kernel", 64, 64, 64, 4, t) for t in (Fa
 CASES += [blocked_matmul("blocked_matmul_kernel", 128, 128, 128, 8, False)]
 CASES += [blocked_matmul("blocked_matmul_pipelined_kernel", 64, 64, 64, 4),
           blocked_matmul("blocked_matmul_pipelined_kernel", 128, 128, 128, 8)]
+
+
+# 06-tcgen05 (Blackwell, sm_100a: compiled and assembled, run in the interpreter): test_tmem_example_kernel (every
+# M, N, num_warps), test_small_mma (every shape, A in shared or tensor memory, with and without tcgen05_commit, 4
+# and 8 warps), test_blocked_matmul and test_blocked_matmul_pipelined at 208x416x304 (the GPU's 2000x1000x2000 is
+# too big for the interpreter) with each block shape, B plain and transposed, 4 and 8 warps.
+def tmem_example(m, n, warps):
+    return Case("06-tcgen05.py", "tmem_example_kernel", f"06 tmem_example_kernel ({m}x{n}, {warps} warps)",
+                "*fp32,*fp32", [("M", m), ("N", n), ("num_warps", warps)], warps, "1",
+                [("in_ptr", f"randn:{m}x{n}"), ("out_ptr", f"fill:nan:{m}x{n}")], same("out_ptr", "in_ptr"),
+                arch="sm_100a")
+
+
+def small_mma_06(m, n, k, lhs_in_tmem, use_commit, warps):
+    block = (min(128, m), n)
+    return Case("06-tcgen05.py", "small_mma_kernel",
+                f"06 small_mma_kernel ({m}x{n}x{k}, LHS_IN_TMEM={lhs_in_tmem}, USE_COMMIT={use_commit}, {warps} warps)",
+                f"tensordesc<fp16[{m}, {k}]>,tensordesc<fp16[{k}, {n}]>,tensordesc<fp32[{m}, {n}]>,"
+                f"tensordesc<fp32[{m}, {n}]>",
+                [("tmem_block", f"({block[0]}, {block[1]})"), ("LHS_IN_TMEM", lhs_in_tmem), ("USE_COMMIT", use_commit),
+                 ("num_warps", warps)], warps, "1",
+                [("A", f"randn:{m}x{k}:fp16"), ("B", f"randn:{k}x{n}:fp16"), ("C", f"randn:{m}x{n}"),
+                 ("D", f"fill:nan:{m}x{n}"), ("a_desc", f"desc:A:block={m}x{k}"), ("b_desc", f"desc:B:block={k}x{n}"),
+                 ("c_desc", f"desc:C:block={m}x{n}"), ("d_desc", f"desc:D:block={m}x{n}")],
+                matmul_ref("A", "B", "D", (m, k), (k, n), bias="C", tol=1e-3), arch="sm_100a")
+
+
+def blocked_matmul_06(kernel, bm, bn, bk, warps, transpose_b=None, M=208, N=416, K=304):
+    c = blocked_matmul(kernel, bm, bn, bk, warps, transpose_b, M, N, K)
+    c.file, c.label, c.arch = "06-tcgen05.py", c.label.replace("05 ", "06 ", 1), "sm_100a"
+    if kernel == "blocked_matmul_pipelined_kernel":
+        c.grid = f"{cdiv(M, 2 * bm)},{cdiv(N, bn)}"
+    return c
+
+
+CASES += [tmem_example(m, n, w) for m in (64, 128, 256) for n in (64, 128) for w in (4, 8)]
+CASES += [small_mma_06(m, n, k, lhs, commit, w) for (m, n, k) in ((128, 128, 128), (64, 128, 128), (64, 256, 256),
+                                                                   (256, 64, 64))
+          for lhs in (False, True) for commit in (False, True) for w in (4, 8)]
+CASES += [blocked_matmul_06("blocked_matmul_kernel", b, b, b, w, t) for b in (64, 128) for w in (4, 8)
+          for t in (False, True)]
+CASES += [blocked_matmul_06("blocked_matmul_pipelined_kernel", b, b, b, w) for b in (64, 128) for w in (4, 8)]
 
 
 # 07-persistence: the pipelined matmul (128x256x64 blocks, 2-4 buffers, 4 and 8 warps), the persistent one (with
