@@ -1,7 +1,9 @@
 //! Blackwell tensor memory and tcgen05 MMAs in gluon kernels (`tests/kernels/gluon_tcgen05.py`), in the
 //! interpreter: a tensor-memory round trip, tcgen05 MMA tiles (A from shared or tensor memory, `use_acc` off and
 //! on, completion through `mbarriers=` and through `tcgen05_commit`) against a float64 reference, the IR round
-//! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand overwritten before the wait, a wrong register layout.
+//! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand
+//! overwritten before the wait (also through a reinterpreting view), a wrong register layout, tensor memory over
+//! the budget.
 
 mod common;
 
@@ -142,8 +144,11 @@ def wrong_layout(Y):
     gl.store(Y + gl.arange(0, 128)[:, None] * 64 + gl.arange(0, 64)[None, :], y)
 "#;
     let err = elab_error(src, "wrong_layout", vec![ptr(F32)]);
-    assert!(err.contains("must be the 32x32b access layout of TensorMemoryLayout((128,64), 1) over 4 warps"), "{err}");
-    assert!(err.contains("get_tmem_32x32b_reg_layout(128, 64, [128, 64], 4)"), "{err}");
+    assert!(err.contains("must be an access layout of TensorMemoryLayout((128,64), 1) over 4 warps"), "{err}");
+    assert!(
+        err.contains("use `mem.get_reg_layout()` or `get_tmem_reg_layout(float32, [128, 64], layout, 4)`"),
+        "{err}"
+    );
     assert!(err.contains("t.load(gl.BlockedLayout"), "the span points at the layout argument: {err}");
 }
 
@@ -198,4 +203,102 @@ fn a_ring_refilled_before_its_mma_is_done_is_refused() {
         err.contains("tma_load into") && err.contains("overwrites a shared-memory operand of the tcgen05_mma"),
         "{err}"
     );
+}
+
+const HEADER: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    TensorMemoryLayout, allocate_tensor_memory, fence_async_shared, mbarrier, tcgen05_commit, tcgen05_mma)
+"#;
+
+#[test]
+fn a_reinterpreting_view_read_before_the_wait_is_refused_naming_the_mma() {
+    // S = A @ B in flight; reading its cells as P (f16, the older unpacked spelling) before the wait is a read of
+    // pending cells; with the wait it is fine.
+    let body = r#"
+@gluon.jit
+def p_too_early(A, B, Out, WAIT: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, L))
+    k = gl.arange(0, 32, layout=gl.SliceLayout(0, L))
+    kr = gl.arange(0, 32, layout=gl.SliceLayout(1, L))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, L))
+    a_s = gl.allocate_shared_memory(gl.float16, [128, 32], gl.NVMMASharedLayout.get_default_for([128, 32], gl.float16),
+                                    gl.load(A + r[:, None] * 32 + k[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [32, 64], gl.NVMMASharedLayout.get_default_for([32, 64], gl.float16),
+                                    gl.load(B + kr[:, None] * 64 + c[None, :]))
+    s = allocate_tensor_memory(gl.float32, [128, 64], TensorMemoryLayout((128, 64), col_stride=1))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    fence_async_shared()
+    tcgen05_mma(a_s, b_s, s, use_acc=False)
+    tcgen05_commit(bar)
+    if WAIT:
+        mbarrier.wait(bar, 0)
+    p = s._reinterpret(gl.float16, [128, 64], TensorMemoryLayout((128, 64), unpacked=True))
+    x = p.load()
+    regs: gl.constexpr = p.get_reg_layout()
+    gl.store(Out + gl.arange(0, 128, layout=gl.SliceLayout(1, regs))[:, None] * 64
+             + gl.arange(0, 64, layout=gl.SliceLayout(0, regs))[None, :], x)
+    if not WAIT:
+        mbarrier.wait(bar, 0)
+"#;
+    let src = format!("{HEADER}{body}");
+    let run_it = |wait: bool| {
+        let f = elab(&src, "p_too_early", vec![ptr(F16), ptr(F16), ptr(F16), cbool(wait)]);
+        let text = f.to_string();
+        assert!(text.contains("memdesc_reinterpret") && text.contains("TensorMemoryLayout((128,64), 2)"), "{text}");
+        let mut rng = Rng::new(8);
+        let mut mem = Memory::new();
+        let ba = mem.alloc_from("a", F16, &rounded(F16, &rng.vec(128 * 32)));
+        let bb = mem.alloc_from("b", F16, &rounded(F16, &rng.vec(32 * 64)));
+        let bo = poisoned(&mut mem, "out", F16, 128 * 64);
+        let args = [Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)];
+        tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())
+    };
+    run_it(true).unwrap();
+    let err = run_it(false).unwrap_err();
+    assert!(err.contains("tmem_load reads tensor-memory buffer") && err.contains("the tcgen05_mma into"), "{err}");
+}
+
+#[test]
+fn tensor_memory_over_the_budget_is_an_interpreter_error_naming_the_buffers() {
+    // Three 256-column buffers live at once do not fit; when each is done before the next but one is allocated,
+    // they share columns.
+    let body = r#"
+@gluon.jit
+def budget(X, Y, THIRD_LIVE: gl.constexpr):
+    layout: gl.constexpr = TensorMemoryLayout((128, 256), col_stride=1)
+    a = allocate_tensor_memory(gl.float32, [128, 256], layout)
+    regs: gl.constexpr = a.get_reg_layout()
+    offs = (gl.arange(0, 128, layout=gl.SliceLayout(1, regs))[:, None] * 256
+            + gl.arange(0, 256, layout=gl.SliceLayout(0, regs))[None, :])
+    a.store(gl.load(X + offs))
+    b = allocate_tensor_memory(gl.float32, [128, 256], layout, value=a.load())
+    if THIRD_LIVE:
+        c = allocate_tensor_memory(gl.float32, [128, 256], layout, value=b.load())
+        gl.store(Y + offs, a.load() + b.load() + c.load())
+    else:
+        c = allocate_tensor_memory(gl.float32, [128, 256], layout, value=b.load())
+        gl.store(Y + offs, c.load() + c.load())
+"#;
+    let src = format!("{HEADER}{body}");
+    let run_it = |third: bool| {
+        let f = elab(&src, "budget", vec![ptr(F32), ptr(F32), cbool(third)]);
+        let x = Rng::new(2).vec(128 * 256);
+        let mut mem = Memory::new();
+        let bx = mem.alloc_from("x", F32, &x);
+        let by = poisoned(&mut mem, "y", F32, 128 * 256);
+        tessel_interp::run(&f, &[Arg::Buffer(bx), Arg::Buffer(by)], [1, 1, 1], &mut mem).map_err(|e| e.to_string())
+    };
+    run_it(false).unwrap();
+    let err = run_it(true).unwrap_err();
+    assert!(
+        err.contains("tmem_alloc: the kernel needs 768 tensor-memory columns, more than the 512 of a CTA"),
+        "{err}"
+    );
+    for name in ["%a", "%b", "%c"] {
+        assert!(err.contains(&format!("{name} (memdesc<128x256xf32")), "{name}: {err}");
+    }
 }

@@ -227,6 +227,9 @@ pub enum SharedFault {
     },
     /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
     CommitUninitialized(ValueId),
+    /// The kernel's tensor-memory buffers live at once do not fit in a CTA's 512 columns (`tessel_tile::tmem`'s
+    /// message, naming them), found at the allocation that does not fit.
+    TmemBudget(String),
 }
 
 /// What the running phase of an mbarrier still lacks.
@@ -427,6 +430,7 @@ impl fmt::Display for SharedFault {
             SharedFault::CommitUninitialized(b) => {
                 write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
             }
+            SharedFault::TmemBudget(m) => write!(f, "tmem_alloc: {m}"),
         }
     }
 }

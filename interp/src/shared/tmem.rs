@@ -42,6 +42,8 @@ struct Group {
 pub(in crate::shared) struct Tmem {
     bufs: Vec<Option<Buf>>,
     groups: Vec<Group>,
+    /// The kernel's buffers were found to fit ([`tessel_tile::tmem::plan`]).
+    planned: bool,
 }
 
 impl Tmem {
@@ -207,6 +209,16 @@ impl Program<'_> {
         let ins = &data.operands;
         match &data.op {
             Op::TmemAlloc => {
+                // The budget, once per run: the buffers live at once must fit in the CTA's columns.
+                if !self.smem.tmem.planned {
+                    if let Err((at, m)) = tessel_tile::tmem::plan(self.f) {
+                        if at == o {
+                            return Err(SharedFault::TmemBudget(m).into());
+                        }
+                    } else {
+                        self.smem.tmem.planned = true;
+                    }
+                }
                 let r = data.results[0];
                 let (shape, elem, layout) = self.f.ty(r).memdesc().expect("verified");
                 let (_, cols) = placement(layout, shape, elem.bits());
