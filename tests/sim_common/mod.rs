@@ -14,12 +14,15 @@ use tessel_interp::memory::Memory;
 use tessel_interp::{Arg, run};
 use tessel_tile::eval::value::from_bits;
 
-/// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer or an f32.
+/// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer, an f32, or
+/// a tensor descriptor (`ArgSpec::TensorDesc`) over a row-major buffer of `shape`: an input of `data`, or (`None`)
+/// an output, poisoned like `Out`.
 pub enum V {
     Buf(ScalarType, Vec<f64>),
     Out(ScalarType, usize),
     Int(i64),
     F32(f32),
+    Desc(ScalarType, Option<Vec<f64>>, Vec<u32>),
 }
 
 /// How [`run_on`] compiles and what output buffers start as.
@@ -167,7 +170,58 @@ fn simulate(
                 sargs.push(x.to_bits() as u64);
                 iargs.push(Arg::Float(*x as f64));
             }
+            V::Desc(t, data, shape) => {
+                // Base, dims, element strides: the interpreter's descriptor and the kernel's parameters.
+                let n = shape.iter().map(|&d| d as usize).product();
+                let id = match data {
+                    Some(d) => mem.alloc_from(format!("a{i}"), *t, d),
+                    None => {
+                        let start = if opts.poison { f64::NAN } else { -7.0 };
+                        mem.alloc_from(format!("a{i}"), *t, &vec![start; n])
+                    }
+                };
+                let bytes = match data {
+                    None if opts.poison => vec![0xFF; mem.buffer(id).bytes.len()],
+                    _ => mem.buffer(id).bytes.clone(),
+                };
+                sargs.push(global.alloc(bytes));
+                iargs.push(Arg::Buffer(id));
+                if data.is_none() {
+                    outs.push((id, *sargs.last().unwrap(), *t));
+                }
+                let strides: Vec<u64> =
+                    (0..shape.len()).map(|d| shape[d + 1..].iter().map(|&x| x as u64).product()).collect();
+                for &d in shape {
+                    iargs.push(Arg::Int(d as i64));
+                    sargs.push(d as u64);
+                }
+                for &st in &strides {
+                    iargs.push(Arg::Int(st as i64));
+                    sargs.push(st);
+                }
+            }
         }
+    }
+    // The tensor maps the launch encodes, after the arguments: from each descriptor's values and the box and
+    // swizzle of its block (`tile::tma::block`, the rule the runtime encodes with).
+    for m in &k.tensor_maps {
+        let b = m.base_arg.ok_or("a tensor map the kernel makes is not simulated")? as usize;
+        let r = m.block_shape.len();
+        let block = tessel::tile::tma::block(m.elem, &m.block_shape).map_err(|e| format!("{kernel}: {e:?}"))?;
+        let eb = m.elem.bytes() as u64;
+        let map = ptx_sim::TensorMap {
+            base: sargs[b],
+            elem_bytes: m.elem.bytes(),
+            dims: sargs[b + 1..b + 1 + r].to_vec(),
+            strides: sargs[b + 1 + r..b + 1 + 2 * r].iter().map(|&x| x * eb).collect(),
+            box_dims: block.box_dims.clone(),
+            swizzle: block.layout.swizzle_byte_width,
+        };
+        if m.nan_padding || m.im2col_rank.is_some() {
+            return Err(format!("{kernel}: NaN-padded and im2col tensor maps are not simulated"));
+        }
+        let at = global.map(map);
+        sargs.push(at);
     }
     ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
         .map_err(|e| format!("{kernel}: simulator: {e}"))?;

@@ -19,6 +19,7 @@ mod mma;
 mod parse;
 mod stmatrix;
 mod tcgen05;
+mod tma;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -28,14 +29,24 @@ pub use parse::Program;
 use parse::{Ins, Opnd};
 use tessel_tile::eval::value::from_bits;
 use tessel_tile::types::ScalarType;
+pub use tma::TensorMap;
 
-/// Global memory: buffers at distinct addresses, every access bounds-checked.
+/// Global memory: buffers at distinct addresses, every access bounds-checked; and the tensor maps a launch
+/// passes (at addresses of their own, which the kernel reads through its parameters).
 #[derive(Default)]
 pub struct Global {
     bufs: Vec<(u64, Vec<u8>)>,
+    maps: HashMap<u64, TensorMap>,
 }
 
 impl Global {
+    /// Registers a tensor map and returns the address the kernel's `.param .b8 tmap[128]` stands for.
+    pub fn map(&mut self, m: TensorMap) -> u64 {
+        let at = 0xF000_0000_0000 + 256 * self.maps.len() as u64;
+        self.maps.insert(at, m);
+        at
+    }
+
     /// Places `bytes` in memory and returns its address.
     pub fn alloc(&mut self, bytes: Vec<u8>) -> u64 {
         let base = self.bufs.last().map_or(1 << 20, |(b, v)| (b + v.len() as u64 + 4096) & !255);
@@ -106,6 +117,8 @@ impl Cta<'_> {
                 _ => self.grid[2] as u64,
             },
             Opnd::Sym(s) if s == "global_smem" => 0,
+            // A parameter's address (`mov.b64 %rd, k_tmap_0`): what the launch passed for it.
+            Opnd::Sym(s) if self.params.contains_key(s) => self.params[s],
             other => return Err(format!("cannot read {other:?} as a value")),
         })
     }
@@ -254,7 +267,7 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
     while pc < c.p.ins.len() {
         steps += 1;
         if steps > 50_000_000 {
-            return Err("too many steps".into());
+            return Err(format!("too many steps (at line {} of CTA {:?})", c.p.ins[pc].line, c.ctaid));
         }
         let ins = c.p.ins[pc].clone();
         let active: Vec<bool> = (0..n).map(|t| ins.pred.is_none_or(|(p, want)| (c.regs[t][p] != 0) == want)).collect();
@@ -304,7 +317,36 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
             }
             // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
             // groups order nothing here: a missing wait is the interpreter's to catch, not the simulator's.
-            "cp" if ins.op.starts_with("cp.async.commit_group") || ins.op.starts_with("cp.async.wait_group") => {
+            "cp" if ins.op.starts_with("cp.async.commit_group")
+                || ins.op.starts_with("cp.async.wait_group")
+                || ins.op.starts_with("cp.async.bulk.commit_group")
+                || ins.op.starts_with("cp.async.bulk.wait_group") =>
+            {
+                pc += 1;
+                continue;
+            }
+            "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
+                for t in (0..n).filter(|&t| active[t]) {
+                    tma::copy(c, g, &ins, t).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+                }
+                pc += 1;
+                continue;
+            }
+            "elect" => {
+                // `elect.sync %r|%p, membermask`: the lowest active lane of each warp (in the mask) leads.
+                let Opnd::Pair(d, p) = ins.args[0] else { return Err(format!("line {}: bad elect.sync", ins.line)) };
+                if !matches!(ins.args.get(1), Some(Opnd::Imm(m)) if *m as u32 == u32::MAX) {
+                    return Err(format!("line {}: elect.sync with a partial member mask is not simulated", ins.line));
+                }
+                for t in 0..n {
+                    let warp = t / 32;
+                    let leader = (warp * 32..(warp * 32 + 32).min(n)).find(|&u| active[u]);
+                    if active[t] {
+                        let l = leader.expect("an active thread") as u64 % 32;
+                        c.regs[t][d] = l;
+                        c.regs[t][p] = (Some(t) == leader) as u64;
+                    }
+                }
                 pc += 1;
                 continue;
             }
@@ -678,6 +720,14 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                     "ge" => x >= y,
                     other => return Err(format!("setp.{other}")),
                 }
+            };
+            // `setp.cmp.bop.type p, a, b, c`: the comparison combined with predicate c.
+            let r = match (parts.get(2).copied(), a.get(3)) {
+                (Some("and"), Some(_)) => r && v(3)? != 0,
+                (Some("or"), Some(_)) => r || v(3)? != 0,
+                (Some("xor"), Some(_)) => r ^ (v(3)? != 0),
+                (_, Some(_)) => return Err(format!("`{}`: a fourth operand without .and/.or/.xor", ins.op)),
+                _ => r,
             };
             put(&a[0], r as u64)?
         }

@@ -14,6 +14,10 @@ pub(super) enum Opnd {
     Mem(Box<Opnd>, i64),
     /// `{a, b, ..}`; `None` for `_`.
     Vec(Vec<Option<usize>>),
+    /// `[tmap, {c0, c1, ..}]`: a tensor map and coordinates (TMA).
+    Coords(Box<Opnd>, Vec<usize>),
+    /// `%r|%p` (`elect.sync`'s two destinations).
+    Pair(usize, usize),
 }
 
 impl Opnd {
@@ -94,7 +98,9 @@ impl Program {
             }
             if !in_body {
                 if let Some(p) = line.strip_prefix(".param ") {
-                    params.push(p.split_whitespace().last().unwrap().trim_end_matches(',').to_string());
+                    // `name`, or `name[128]` for a byte array (a tensor map).
+                    let name = p.split_whitespace().last().unwrap().trim_end_matches(',');
+                    params.push(name.split('[').next().unwrap().to_string());
                 }
                 in_body = line == "{";
                 continue;
@@ -132,6 +138,10 @@ impl Program {
     fn operand(a: &str, reg: &mut impl FnMut(&str) -> usize) -> Option<Opnd> {
         let a = a.trim();
         if let Some(inner) = a.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            if let Some((map, coords)) = inner.split_once(", {") {
+                let coords = coords.strip_suffix('}')?.split(',').map(|x| reg(x.trim())).collect();
+                return Some(Opnd::Coords(Box::new(Self::operand(map, reg)?), coords));
+            }
             let (base, off) = match inner.split_once('+') {
                 Some((b, o)) => (b.trim(), o.trim().parse().ok()?),
                 None => (inner.trim(), 0),
@@ -147,6 +157,9 @@ impl Program {
             if a == s {
                 return Some(Opnd::Special(s));
             }
+        }
+        if let Some((d, p)) = a.split_once('|') {
+            return Some(Opnd::Pair(reg(d.trim()), reg(p.trim())));
         }
         if let Some(r) = a.strip_prefix('!') {
             return Some(Opnd::NotReg(reg(r)));

@@ -30,12 +30,14 @@ pub(super) struct State {
     alloc: Option<(u32, u32)>,
     /// mbarrier at a shared address: (arrivals per phase, arrivals still missing, phase).
     bars: HashMap<u64, (u32, u32, u64)>,
+    /// Transaction bytes each mbarrier's running phase still expects (`expect_tx` adds, `complete_tx` takes).
+    tx: HashMap<u64, i64>,
 }
 
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, bars: HashMap::new() }
+        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, bars: HashMap::new(), tx: HashMap::new() }
     }
 }
 
@@ -214,6 +216,7 @@ fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
             let bar = mem_addr(c, t, &a[0])?;
             let n = c.val(t, &a[1])? as u32;
             c.tmem.bars.insert(bar, (n, n, 0));
+            c.tmem.tx.insert(bar, 0);
         } else if op.starts_with("mbarrier.try_wait.parity") {
             let bar = mem_addr(c, t, &a[1])?;
             let parity = c.val(t, &a[2])?;
@@ -223,6 +226,12 @@ fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         } else if op.starts_with("mbarrier.inval") {
             let bar = mem_addr(c, t, &a[0])?;
             c.tmem.bars.remove(&bar).ok_or("invalidating an mbarrier that is not initialized")?;
+        } else if op.starts_with("mbarrier.arrive.expect_tx") {
+            // `_, [bar], tx`: expect tx bytes, then one arrival.
+            let bar = mem_addr(c, t, &a[1])?;
+            *c.tmem.tx.get_mut(&bar).ok_or("expect_tx on an mbarrier that is not initialized")? +=
+                c.val(t, &a[2])? as i64;
+            arrive(c, bar, 1)?;
         } else if op.starts_with("mbarrier.arrive") && !op.contains("expect_tx") {
             let (bar, n) = match a.len() {
                 2 => (mem_addr(c, t, &a[1])?, 1),
@@ -242,10 +251,26 @@ fn arrive(c: &mut Cta, bar: u64, n: u32) -> Result<(), String> {
         return Err(format!("{n} arrivals on a phase that lacks only {}", b.1));
     }
     b.1 -= n;
-    if b.1 == 0 {
+    complete_if_done(c, bar);
+    Ok(())
+}
+
+/// The phase completes once every arrival and every expected transaction byte is in.
+fn complete_if_done(c: &mut Cta, bar: u64) {
+    let tx = c.tmem.tx.get(&bar).copied().unwrap_or(0);
+    if let Some(b) = c.tmem.bars.get_mut(&bar)
+        && b.1 == 0
+        && tx == 0
+    {
         b.1 = b.0;
         b.2 += 1;
     }
+}
+
+/// `bytes` of an asynchronous copy landed, tracked by the mbarrier at `bar` (`complete_tx`).
+pub(super) fn complete_tx(c: &mut Cta, bar: u64, bytes: u32) -> Result<(), String> {
+    *c.tmem.tx.get_mut(&bar).ok_or("a TMA copy completes on an mbarrier that is not initialized")? -= bytes as i64;
+    complete_if_done(c, bar);
     Ok(())
 }
 

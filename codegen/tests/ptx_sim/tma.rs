@@ -1,0 +1,110 @@
+//! TMA for the simulator, from the PTX ISA and the tensor-map definition: `cp.async.bulk.tensor` tile copies
+//! between a tensor in global memory and a box in shared memory, independently of tessel-codegen and of how the
+//! compiler picks its boxes. A tensor map here is what the launch encodes (base, dims, byte strides, box,
+//! swizzle); the kernel names it by the address of its `.param .b8 tmap[128]`.
+//!
+//! A load writes the box in row-major order, each element at its byte offset swizzled in the shared address
+//! (`swizzle` bytes: bits 4.. of the address XOR bits 7.., over 3, 2 or 1 bits for 128, 64 or 32 bytes), zero
+//! outside the tensor, and completes its bytes on the mbarrier (`complete_tx`) at once. A store writes the
+//! elements inside the tensor from the box read the same way. Coordinates are innermost first.
+
+use super::{Cta, Global, Ins, Opnd};
+
+/// A tiled tensor map: dims and byte strides outermost first, the box the same way, the swizzle span in bytes
+/// (0, 32, 64 or 128).
+#[derive(Clone, Debug)]
+pub struct TensorMap {
+    pub base: u64,
+    pub elem_bytes: u32,
+    pub dims: Vec<u64>,
+    pub strides: Vec<u64>,
+    pub box_dims: Vec<u32>,
+    pub swizzle: u32,
+}
+
+/// The shared address of byte offset `off` of a box at `base`, swizzled.
+fn swizzled(base: u64, off: u64, swizzle: u32) -> u64 {
+    let a = base + off;
+    if swizzle == 0 {
+        return a;
+    }
+    let bits = (swizzle / 16 - 1) as u64;
+    a ^ (((a >> 7) & bits) << 4)
+}
+
+/// Each element of the box at `coords` (innermost first): its byte offset in the box and, when inside the
+/// tensor, its global address.
+fn elements(m: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
+    let rank = m.box_dims.len();
+    let origin: Vec<i64> = coords.iter().rev().copied().collect();
+    let total: u64 = m.box_dims.iter().map(|&b| b as u64).product();
+    (0..total)
+        .map(|i| {
+            let mut rest = i;
+            let mut at = Some(m.base);
+            for d in (0..rank).rev() {
+                let k = (rest % m.box_dims[d] as u64) as i64;
+                rest /= m.box_dims[d] as u64;
+                let x = origin[d] + k;
+                at = match at {
+                    Some(a) if x >= 0 && (x as u64) < m.dims[d] => Some(a + x as u64 * m.strides[d]),
+                    _ => None,
+                };
+            }
+            (i * m.elem_bytes as u64, at)
+        })
+        .collect()
+}
+
+/// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
+/// from shared memory.
+pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
+    let op = ins.op.as_str();
+    if !op.contains(".tile") || op.contains("multicast") || op.contains("im2col") {
+        return Err("only tile-mode copies without multicast are simulated".into());
+    }
+    let a = &ins.args;
+    let load = op.contains(".shared::cluster.global") || op.contains(".shared::cta.global");
+    let (coords_op, smem_op) = if load { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
+    let Opnd::Coords(map_op, regs) = coords_op else { return Err("no [tensor map, {coordinates}]".into()) };
+    let map_at = c.val(t, map_op)?;
+    let m = g.maps.get(&map_at).ok_or_else(|| format!("no tensor map at {map_at:#x}"))?.clone();
+    if regs.len() != m.box_dims.len() {
+        return Err(format!("{} coordinates for a rank-{} tensor map", regs.len(), m.box_dims.len()));
+    }
+    let coords: Vec<i64> = regs.iter().map(|&r| c.regs[t][r] as u32 as i32 as i64).collect();
+    let dst = c.addr(t, smem_op)?;
+    let eb = m.elem_bytes as usize;
+    let elems = elements(&m, &coords);
+    if load {
+        for &(off, at) in &elems {
+            let bytes = match at {
+                Some(a) => g.slice(a, eb)?.to_vec(),
+                None => vec![0; eb],
+            };
+            let s = swizzled(dst, off, m.swizzle) as usize;
+            if s + eb > c.smem.len() {
+                return Err(format!("a TMA load writes shared bytes {s}.. past the {} allocated", c.smem.len()));
+            }
+            // The async proxy's write: ordered for the threads by the mbarrier, not by a CTA barrier.
+            c.smem[s..s + eb].copy_from_slice(&bytes);
+            for sh in &mut c.shadow[s..s + eb] {
+                *sh = Default::default();
+            }
+        }
+        let bar = c.addr(t, &a[2])?;
+        super::tcgen05::complete_tx(c, bar, (elems.len() * eb) as u32)
+    } else {
+        if c.generic_since_fence {
+            return Err("a TMA store reads shared memory written without a fence.proxy.async since".into());
+        }
+        for &(off, at) in &elems {
+            let s = swizzled(dst, off, m.swizzle);
+            let bytes = c.smem(t, s, eb, None)?.to_vec();
+            if let Some(a) = at {
+                g.slice(a, eb)?.copy_from_slice(&bytes);
+            }
+        }
+        Ok(())
+    }
+}
