@@ -8,7 +8,7 @@
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use sim_common::{RunOptions, V, run_on};
+use sim_common::{RunOptions, SimAndInterp, V, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, *};
 use tessel::tile::Target;
@@ -41,7 +41,7 @@ fn opts(file: &str, num_warps: u32) -> RunOptions<'_> {
 }
 
 /// Asserts the simulator and the interpreter wrote the same, and every element.
-fn check(what: &str, outs: Result<Vec<(Vec<f64>, Vec<f64>)>, String>) {
+fn check(what: &str, outs: Result<Vec<SimAndInterp>, String>) {
     let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
     for (i, (sim, interp)) in outs.iter().enumerate() {
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: output {i} has unwritten elements");
