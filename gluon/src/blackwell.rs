@@ -37,6 +37,7 @@ pub fn register(r: &mut Registry) {
     r.reexport(BLACKWELL_TMA, HOPPER_TMA);
     r.add(BLACKWELL, "fence_async_shared", Handler::Bound("cluster=False", crate::mbarrier::fence));
     r.add(BLACKWELL, "TensorMemoryLayout", Handler::Raw(crate::layouts::layout_call));
+    r.add(BLACKWELL, "TensorMemoryScalesLayout", Handler::Raw(crate::layouts::layout_call));
     r.add(BLACKWELL, "get_tmem_reg_layout", Handler::Raw(reg_layout));
     r.add(BLACKWELL, "get_tmem_32x32b_reg_layout", Handler::Bound("M, N, shape, num_warps", reg_layout_32x32b));
     r.add(BLACKWELL, "allocate_tensor_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
@@ -113,6 +114,13 @@ fn tmem_layout<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str) -> R<TensorMemoryLayo
     match &a.value {
         Value::Layout(l) => match l.as_ref() {
             AnyLayout::TensorMemory(t) => Ok(t.clone()),
+            AnyLayout::TensorMemoryScales(_) => Err(e.err(
+                a.span,
+                format!(
+                    "`{fname}`: tensor memory laid out by a TensorMemoryScalesLayout (block scales for \
+                     tcgen05_mma_scaled) is not supported by tessel yet"
+                ),
+            )),
             other => Err(e.err_hint(
                 a.span,
                 format!("`layout` of `{fname}` must be a TensorMemoryLayout, got {other}"),
@@ -129,13 +137,13 @@ fn tmem_layout<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str) -> R<TensorMemoryLayo
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let fname = b.fname.clone();
     let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
+    let tmem = tmem_layout(e, b.req("layout"), &fname)?.for_bits(elem.bits());
     if elem.bits() != 32 && elem.bits() != 16 {
         return Err(e.err(
             b.req("element_ty").span,
             format!("tensor memory holds 32- or 16-bit elements, got {}", elem.triton_name()),
         ));
     }
-    let tmem = tmem_layout(e, b.req("layout"), &fname)?.for_bits(elem.bits());
     let shape_arg = b.req("shape");
     let shape = e.shape_arg(shape_arg, &fname)?;
     if shape.len() != 2 && shape.len() != 3 {

@@ -19,7 +19,7 @@ use crate::{GL, HOPPER_MBARRIER};
 
 /// The layout classes the shared binder knows that live in other modules than `gl` (mbarrier) or in features
 /// gluon mode does not have yet (tensor memory, Blackwell).
-const NOT_IN_GL: &[&str] = &["MBarrierLayout", "TensorMemoryLayout", "get_tmem_reg_layout"];
+const NOT_IN_GL: &[&str] = &["MBarrierLayout", "TensorMemoryLayout", "TensorMemoryScalesLayout", "get_tmem_reg_layout"];
 
 pub fn register(r: &mut Registry) {
     // Every layout class `tessel_layouts::expr` binds is a `gl.*` class, bound the same way.

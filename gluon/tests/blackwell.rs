@@ -302,3 +302,21 @@ def budget(X, Y, THIRD_LIVE: gl.constexpr):
         assert!(err.contains(&format!("{name} (memdesc<128x256xf32")), "{name}: {err}");
     }
 }
+
+#[test]
+fn a_tensor_memory_scales_layout_exists_and_its_buffers_are_refused_by_name() {
+    let body = r#"
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryScalesLayout
+
+@gluon.jit
+def scales(Y):
+    layout: gl.constexpr = TensorMemoryScalesLayout()
+    gl.static_print(layout)
+    s = allocate_tensor_memory(gl.uint8, [128, 4], layout)
+"#;
+    let err = elab_error(&format!("{HEADER}{body}"), "scales", vec![ptr(F32)]);
+    assert!(
+        err.contains("tensor memory laid out by a TensorMemoryScalesLayout (block scales for tcgen05_mma_scaled) is not supported"),
+        "{err}"
+    );
+}

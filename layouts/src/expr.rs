@@ -269,6 +269,7 @@ pub fn layout_kind(layout: &AnyLayout) -> &'static str {
             SharedLayout::Linear(_) => "SharedLinearLayout",
         },
         AnyLayout::TensorMemory(_) => "TensorMemoryLayout",
+        AnyLayout::TensorMemoryScales(_) => "TensorMemoryScalesLayout",
     }
 }
 

@@ -25,5 +25,5 @@ pub use linear::{Basis, Dim, LayoutError, LinearLayout, MAX_DIM_LOG2, Result, st
 pub use standard::{
     AnyLayout, BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
     NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout, SwizzledSharedLayout,
-    TensorMemoryLayout, TmemAccess, TmemRegLayout,
+    TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess, TmemRegLayout,
 };

@@ -28,6 +28,7 @@ fn variant(layout: &AnyLayout) -> &'static str {
             SharedLayout::Linear(_) => "Shared::Linear",
         },
         AnyLayout::TensorMemory(_) => "TensorMemory",
+        AnyLayout::TensorMemoryScales(_) => "TensorMemoryScales",
     }
 }
 

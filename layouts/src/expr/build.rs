@@ -7,7 +7,7 @@ use super::{
 use crate::standard::{
     AnyLayout, BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout,
     NvmmaDistributedLayout, NvmmaSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout, SwizzledSharedLayout,
-    TensorMemoryLayout, TmemAccess, TmemRegLayout,
+    TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess, TmemRegLayout,
 };
 
 /// The Gluon names of the layouts and layout functions this parser knows.
@@ -23,6 +23,7 @@ pub const KNOWN_CALLABLES: &[&str] = &[
     "SharedLinearLayout",
     "MBarrierLayout",
     "TensorMemoryLayout",
+    "TensorMemoryScalesLayout",
     "get_tmem_reg_layout",
 ];
 
@@ -61,7 +62,10 @@ pub(super) fn call(call: &Call, args: Vec<Arg>) -> Result<Value> {
             call.path_span.clone(),
             format!("`{name}` is a placeholder that the compiler resolves; it has no linear layout of its own"),
         ),
-        "PaddedSharedLayout" | "TensorMemoryScalesLayout" | "PartitionedSharedLayout" => {
+        "TensorMemoryScalesLayout" => {
+            tensor_memory_scales(call.bind(name, &[opt("cga_layout", "[]"), legacy("cta_split_num")], args)?)
+        }
+        "PaddedSharedLayout" | "PartitionedSharedLayout" => {
             err(call.path_span.clone(), format!("`{name}` is not supported by tessel yet"))
         }
         n if n.starts_with("AMD") => {
@@ -389,6 +393,33 @@ fn tensor_memory(mut b: Bound) -> Result<Value> {
     let l = TensorMemoryLayout { block, col_stride, two_ctas, cta_split };
     b.checked(l.validate())?;
     Ok(Value::Layout(AnyLayout::TensorMemory(l), None))
+}
+
+/// `TensorMemoryScalesLayout(cga_layout=[])`: the CTA split read off the CGA bases.
+fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
+    let cta_split = match (b.get("cga_layout"), b.get("cta_split_num")) {
+        (Some(c), Some(_)) => {
+            return err(c.span, "TensorMemoryScalesLayout: give either cga_layout or cta_split_num, not both");
+        }
+        (None, None) => [1, 1],
+        (None, Some(s)) => match to_u32_list(&s, "TensorMemoryScalesLayout: cta_split_num")?.as_slice() {
+            &[m, n] => [m, n],
+            other => {
+                return err(s.span, format!("TensorMemoryScalesLayout: cta_split_num must be (M, N), got {other:?}"));
+            }
+        },
+        (Some(c), None) => {
+            let bases = to_bases(&c, "TensorMemoryScalesLayout: cga_layout")?;
+            let cga = if bases.is_empty() { CgaLayout::Single } else { CgaLayout::Bases(bases.clone()) };
+            let split =
+                cga.split_per_dim(2).or_else(|e| err(c.span.clone(), format!("TensorMemoryScalesLayout: {e}")))?;
+            if split.iter().product::<u32>() != 1 << bases.len() {
+                return err(c.span, "TensorMemoryScalesLayout: cga_layout must split the tensor (no zero bases)");
+            }
+            [split[0], split[1]]
+        }
+    };
+    Ok(Value::Layout(AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split }), None))
 }
 
 /// Why `instr_variant` `s` has no register layout here: a variant tessel does not model yet, or an unknown one.

@@ -1,7 +1,8 @@
 use super::*;
 use crate::standard::{
     BlockedLayout, DistributedLinearLayout, DotOperandLayout, NvmmaDistributedLayout, NvmmaSharedLayout,
-    SharedLinearLayout, SliceLayout, SwizzledSharedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout,
+    SharedLinearLayout, SliceLayout, SwizzledSharedLayout, TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess,
+    TmemRegLayout,
 };
 
 fn parse(src: &str) -> AnyLayout {
@@ -284,6 +285,16 @@ fn tensor_memory_takes_the_older_unpacked_spelling() {
     assert!(msg.contains("either col_stride or the older unpacked"), "{msg}");
     let (msg, _) = fail("TensorMemoryLayout((128, 128))");
     assert!(msg.contains("give col_stride"), "{msg}");
+}
+
+#[test]
+fn tensor_memory_scales_is_a_layout() {
+    let l = parse("TensorMemoryScalesLayout()");
+    assert_eq!(l, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1] }));
+    assert_eq!(l.to_string(), "TensorMemoryScalesLayout()");
+    let split = parse("blackwell.TensorMemoryScalesLayout(cga_layout=[[1, 0]])");
+    assert_eq!(split, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [2, 1] }));
+    assert_eq!(parse(&split.to_string()), split);
 }
 
 #[test]

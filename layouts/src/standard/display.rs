@@ -26,7 +26,7 @@ use std::fmt::{self, Display, Formatter, Write};
 use super::{
     BlockedLayout, CgaLayout, DistributedLayout, DistributedLinearLayout, DotOperandLayout, NvmmaDistributedLayout,
     NvmmaSharedLayout, SharedLayout, SharedLinearLayout, SliceLayout, SwizzledSharedLayout, TensorMemoryLayout,
-    TmemRegLayout,
+    TensorMemoryScalesLayout, TmemRegLayout,
 };
 
 fn list(f: &mut impl Write, values: &[u32]) -> fmt::Result {
@@ -212,6 +212,16 @@ impl Display for TensorMemoryLayout {
         }
         if self.two_ctas {
             f.write_str(", two_ctas=True")?;
+        }
+        f.write_char(')')
+    }
+}
+
+impl Display for TensorMemoryScalesLayout {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str("TensorMemoryScalesLayout(")?;
+        if self.cta_split != [1, 1] {
+            write!(f, "cta_split_num=({},{})", self.cta_split[0], self.cta_split[1])?;
         }
         f.write_char(')')
     }

@@ -179,12 +179,21 @@ pub struct TensorMemoryLayout {
     pub cta_split: [u32; 2],
 }
 
+/// `TensorMemoryScalesLayout(cga_layout=[])`: the tensor-memory layout of block scales (8-bit, for
+/// `tcgen05_mma_scaled`), `[rows, scales per row]` with the CTA split along M and N.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMemoryScalesLayout {
+    /// CTA split along M and N (`[1, 1]` for one CTA).
+    pub cta_split: [u32; 2],
+}
+
 /// Any layout a tensor or memory descriptor can carry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AnyLayout {
     Distributed(DistributedLayout),
     Shared(SharedLayout),
     TensorMemory(TensorMemoryLayout),
+    TensorMemoryScales(TensorMemoryScalesLayout),
 }
 
 impl DistributedLayout {
@@ -273,6 +282,7 @@ impl AnyLayout {
             AnyLayout::Distributed(l) => l.rank(),
             AnyLayout::Shared(l) => l.rank(),
             AnyLayout::TensorMemory(l) => l.rank(),
+            AnyLayout::TensorMemoryScales(_) => 2,
         }
     }
 
@@ -283,6 +293,7 @@ impl AnyLayout {
             AnyLayout::Distributed(l) => l.to_linear(shape),
             AnyLayout::Shared(l) => l.to_linear(shape),
             AnyLayout::TensorMemory(l) => l.to_linear(shape),
+            AnyLayout::TensorMemoryScales(l) => l.to_linear(shape),
         }
     }
 
@@ -326,6 +337,7 @@ impl fmt::Display for AnyLayout {
             AnyLayout::Distributed(l) => write!(f, "{l}"),
             AnyLayout::Shared(l) => write!(f, "{l}"),
             AnyLayout::TensorMemory(l) => write!(f, "{l}"),
+            AnyLayout::TensorMemoryScales(l) => write!(f, "{l}"),
         }
     }
 }

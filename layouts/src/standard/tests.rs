@@ -214,6 +214,21 @@ fn tmem_buffers_follow_one_another_in_the_columns() {
 }
 
 #[test]
+fn tmem_scales_hold_two_rows_per_lane_and_four_scales_per_column() {
+    // [128, 8] of 8-bit scales: lane r holds rows r and r + 32 (the 4 lane quarters hold copies), a 32-bit
+    // column (4 slots) 4 scales of a row; rows 64.. and scales 4.. take the following columns.
+    let l = TensorMemoryScalesLayout { cta_split: [1, 1] }.to_linear(&[128, 8]).unwrap();
+    assert_eq!(bases(&l, "row"), [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]]);
+    assert_eq!(bases(&l, "col"), [[0, 1], [0, 2], [32, 0], [64, 0], [0, 4]]);
+    // Smaller than one 64 x 4 block: the slots past it hold nothing.
+    let small = TensorMemoryScalesLayout { cta_split: [1, 1] }.to_linear(&[32, 2]).unwrap();
+    assert_eq!(bases(&small, "col"), [[0, 1], [0, 0], [0, 0]]);
+    // A CTA split takes the last column bits.
+    let split = TensorMemoryScalesLayout { cta_split: [2, 1] }.to_linear(&[256, 4]).unwrap();
+    assert_eq!(bases(&split, "col").last().unwrap(), &[128, 0]);
+}
+
+#[test]
 fn tmem_cta_split_takes_the_last_column_bits() {
     let split = TensorMemoryLayout { cta_split: [2, 2], ..tmem(128, 64) };
     let l = split.to_linear(&[256, 128]).unwrap();

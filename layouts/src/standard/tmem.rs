@@ -9,7 +9,7 @@
 use crate::linear::{LinearLayout, Result, bail};
 
 use super::common::{DISTRIBUTED_IN_DIMS, check_pow2, check_pow2_list, check_shape, normalize_dims};
-use super::{TensorMemoryLayout, TmemAccess, TmemRegLayout};
+use super::{TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess, TmemRegLayout};
 
 impl TensorMemoryLayout {
     pub fn rank(&self) -> usize {
@@ -142,6 +142,42 @@ impl TensorMemoryLayout {
         Ok(tile
             * LinearLayout::identity_1d(shape[0] / tile_m, "col", "dim0")
             * LinearLayout::identity_1d(shape[1] / tile_n, "col", "dim1"))
+    }
+}
+
+impl TensorMemoryScalesLayout {
+    /// `row, col → dim0, dim1` for `[rows, scales]` of 8-bit scales, as the ISA's scale-factor layout for
+    /// `scale_vec::1X` places them: lane r of each 32-lane quarter holds rows r and r + 32 (the quarters hold
+    /// copies: the row bits 32 and 64 are zero), a 32-bit column holds 4 scales of a row; further rows, then
+    /// further scales, take the following columns. The CTA split takes the last column bits (M, then N). A
+    /// tensor smaller than 64 x 4 leaves the slots past it empty.
+    pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        check_shape(shape, 2, "TensorMemoryScalesLayout")?;
+        check_pow2_list(&self.cta_split, "TensorMemoryScalesLayout: cta_split_num")?;
+        let [split_m, split_n] = self.cta_split;
+        if shape[0] < split_m || shape[1] < split_n {
+            bail!("TensorMemoryScalesLayout: shape {shape:?} is smaller than the CTA split {:?}", self.cta_split);
+        }
+        let (m, n) = (shape[0] / split_m, shape[1] / split_n);
+        // One block: 64 rows by 4 scales, then repeated in the columns (M first).
+        // A step past the tensor's extent holds nothing (a zero basis).
+        let fit = |v: u32, size: u32| if v < size { v } else { 0 };
+        let mut row: Vec<Vec<u32>> = (0..5).map(|b| vec![fit(1 << b, m), 0]).collect();
+        row.extend([vec![0, 0], vec![0, 0]]);
+        let mut col = vec![vec![0, fit(1, n)], vec![0, fit(2, n)], vec![fit(32, m), 0]];
+        for b in 6..m.trailing_zeros() {
+            col.push(vec![1 << b, 0]);
+        }
+        for b in 2..n.trailing_zeros() {
+            col.push(vec![0, 1 << b]);
+        }
+        for b in 0..split_m.trailing_zeros() {
+            col.push(vec![m << b, 0]);
+        }
+        for b in 0..split_n.trailing_zeros() {
+            col.push(vec![0, n << b]);
+        }
+        LinearLayout::new([("row", row), ("col", col)], [("dim0", shape[0]), ("dim1", shape[1])])
     }
 }
 

@@ -95,7 +95,7 @@ impl Family {
                 SharedLayout::Nvmma(_) => Family::NvmmaShared,
                 SharedLayout::Linear(_) => Family::SharedLinear,
             },
-            AnyLayout::TensorMemory(_) => Family::TensorMemory,
+            AnyLayout::TensorMemory(_) | AnyLayout::TensorMemoryScales(_) => Family::TensorMemory,
         }
     }
 
