@@ -523,8 +523,9 @@ class JITFunction(KernelInterface):
         return compiled
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compiles the specialization these arguments select, without running it."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compiles the specialization these arguments select, without running it: the launcher's path up to the
+        launch, as `run(..., warmup=True)` takes it (called directly: tutorial 02 warms up before every launch)."""
+        return self._launcher(grid, *_mock_dtypes(args), _t_warmup=True, **kwargs)
 
 
 class _KernelCache(dict):
