@@ -45,7 +45,9 @@ fn compare_stages(
     grid: [u32; 3],
     target: Target,
 ) -> f64 {
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
+    // `file` is in `examples/`, or in `tests/kernels/` when it starts with `kernels/`.
+    let dir = if file.starts_with("kernels/") { "tests" } else { "examples" };
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(file)).unwrap();
     let opts = RunOptions { file, target, num_warps: warps, num_stages, poison: true };
     let outs = run_on(&source, kernel, spec, &opts, vals, grid).unwrap_or_else(|e| panic!("{file}: {e}"));
     let mut worst: f64 = 0.0;
@@ -189,6 +191,25 @@ fn attention_case(
     vals.extend([z, h, n_ctx].map(|x| V::Int(x as i64)));
     let grid = [n_ctx.div_ceil(bm) as u32, (z * h) as u32, 1];
     compare("flash_attention.py", "_attn_fwd", spec, warps, &vals, grid, Target::Sm90a)
+}
+
+/// fp8 attention's P @ V: P, converted to e5m2 in registers, is the second wgmma's A operand in registers (four
+/// K elements to a 32-bit register, gathered across lanes by shuffles), as Triton runs it; one and two
+/// warpgroups.
+#[test]
+fn fp8_dot_chain_with_a_in_registers_matches_the_interpreter() {
+    use ScalarType::F8E5M2 as E5;
+    for (m, n, k, d, warps) in [(64usize, 64usize, 32usize, 64usize, 4u32), (128, 128, 64, 128, 8)] {
+        let spec = vec![ptr(E5), ptr(E5), ptr(E5), ptr(F32), c(m as i64), c(n as i64), c(k as i64), c(d as i64)];
+        let vals = [
+            V::Buf(E5, random(m * k, 11, E5)),
+            V::Buf(E5, random(n * k, 12, E5)),
+            V::Buf(E5, random(d * n, 13, E5)),
+            V::Out(F32, m * d),
+        ];
+        let err = compare("kernels/fp8_chain.py", "fp8_chain", spec, warps, &vals, [1, 1, 1], Target::Sm90a);
+        assert!(err < 1e-6, "fp8 chain {m}x{n}x{k}x{d}: {err}");
+    }
 }
 
 /// At the tutorial's tile shapes both attention dots run on wgmma: Q and K from shared memory, P from registers

@@ -85,6 +85,7 @@ mnemonics! {
     Not = "not",
     Or = "or",
     Popc = "popc",
+    Prmt = "prmt",
     Rcp = "rcp",
     Red = "red",
     Rem = "rem",
@@ -182,7 +183,7 @@ impl Opcode {
         let pure = match self.base {
             Mov | Add | Sub | Mul | Mad | Fma | Shl | Shr | And | Or | Xor | Not | Cvt | Cvta | Setp | Selp | Bfe
             | Bfi | Min | Max | Neg | Abs | Rcp | Sqrt | Rsqrt | Ex2 | Lg2 | Sin | Cos | Div | Rem | Popc | Clz
-            | Brev => true,
+            | Brev | Prmt => true,
             Ld => self.space() == Some("param"),
             Activemask | Atom | Bar | Bra | Call | Cp | Elect | Fence | Griddepcontrol | Mbarrier | Mma | Red | Ret
             | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap | Trap | Vote | Wgmma | Unknown => false,

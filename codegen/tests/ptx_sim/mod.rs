@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use bits::{from_f, int_val, mask, scalar, sext, suffix_bits, to_f};
 pub use parse::Program;
 use parse::{Ins, Opnd};
-use tessel_tile::eval::value::from_bits;
+use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 
 /// Global memory: buffers at distinct addresses, every access bounds-checked.
@@ -532,6 +532,19 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             // One rounding to the type (f32 sums of f32 values are exact in f64, then rounded once).
             put(&a[0], from_f(r, ty))?
         }
+        "prmt" if parts.len() == 2 && ty == "b32" => {
+            // prmt.b32 d, a, b, c (the default mode): byte i of d is byte (c >> 4i) & 7 of the 8 bytes {b, a}
+            // (a's bytes 0-3, b's 4-7); when bit 3 of that nibble is set, the selected byte's sign bit fills it.
+            let bytes = (v(2)? << 32 | v(1)? & 0xffff_ffff).to_le_bytes();
+            let c = v(3)?;
+            let r = (0..4).fold(0u64, |r, i| {
+                let sel = (c >> (4 * i)) & 0xf;
+                let byte = bytes[(sel & 7) as usize];
+                let byte = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+                r | (byte as u64) << (8 * i)
+            });
+            put(&a[0], r)?
+        }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" => {
             if ty == "pred" {
                 let (x, y) = (v(1)?, v(2)?);
@@ -694,6 +707,17 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 // (every fp8 value is exact in f16).
                 let each = |b: u64| from_f(from_bits(b & 0xff, f8).as_f64(), half);
                 (each(x >> 8) << 16) | each(x)
+            } else if let (Some(f8), "f32") = (fp8(dt), st) {
+                // cvt.rn.satfinite.e5m2x2.f32 d, a, b: a into the upper byte, b into the lower, rounded to
+                // nearest even; .satfinite clamps a finite or infinite value past the largest finite one to it
+                // (NaN stays NaN).
+                let max = from_bits(if f8 == ScalarType::F8E4M3 { 0x7e } else { 0x7b }, f8).as_f64();
+                let each = |b: u64| {
+                    let f = to_f(b, st);
+                    let f = if f.is_nan() || !parts.contains(&"satfinite") { f } else { f.clamp(-max, max) };
+                    to_bits(Val::Float(f), f8)
+                };
+                (each(x) << 8) | each(v(2)?)
             } else if let Some(half) = dt.strip_suffix("x2") {
                 // cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower.
                 (from_f(to_f(x, st), half) << 16) | from_f(to_f(v(2)?, st), half)
