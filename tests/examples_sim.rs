@@ -193,25 +193,6 @@ fn attention_case(
     compare("flash_attention.py", "_attn_fwd", spec, warps, &vals, grid, Target::Sm90a)
 }
 
-/// fp8 attention's P @ V: P, converted to e5m2 in registers, is the second wgmma's A operand in registers (four
-/// K elements to a 32-bit register, gathered across lanes by shuffles), as Triton runs it; one and two
-/// warpgroups.
-#[test]
-fn fp8_dot_chain_with_a_in_registers_matches_the_interpreter() {
-    use ScalarType::F8E5M2 as E5;
-    for (m, n, k, d, warps) in [(64usize, 64usize, 32usize, 64usize, 4u32), (128, 128, 64, 128, 8)] {
-        let spec = vec![ptr(E5), ptr(E5), ptr(E5), ptr(F32), c(m as i64), c(n as i64), c(k as i64), c(d as i64)];
-        let vals = [
-            V::Buf(E5, random(m * k, 11, E5)),
-            V::Buf(E5, random(n * k, 12, E5)),
-            V::Buf(E5, random(d * n, 13, E5)),
-            V::Out(F32, m * d),
-        ];
-        let err = compare("kernels/fp8_chain.py", "fp8_chain", spec, warps, &vals, [1, 1, 1], Target::Sm90a);
-        assert!(err < 1e-6, "fp8 chain {m}x{n}x{k}x{d}: {err}");
-    }
-}
-
 /// At the tutorial's tile shapes both attention dots run on wgmma: Q and K from shared memory, P from registers
 /// (in the dot-operand layout of the QK accumulator) with V from shared memory.
 #[test]
@@ -294,6 +275,32 @@ def rs_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.const
     gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
 "#;
 
+/// The same with fp8: A in `DotOperandLayout(0, <the accumulator>, 4)` (four K elements to a register), B staged
+/// K-major as [N, K] and read through a permuted view, as fp8 wgmma needs.
+const GLUON_RS8: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
+
+@gluon.jit
+def rs8_kernel(a_ptr, bt_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 32])
+    A_OP: gl.constexpr = gl.DotOperandLayout(0, ACC, 4)
+    LOAD: gl.constexpr = gl.BlockedLayout([1, 16], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
+    k = gl.arange(0, K, layout=gl.SliceLayout(0, LOAD))
+    a = gl.convert_layout(gl.load(a_ptr + r[:, None] * K + k[None, :]), A_OP)
+    nb = gl.arange(0, N, layout=gl.SliceLayout(1, LOAD))
+    bt = gl.load(bt_ptr + nb[:, None] * K + k[None, :])
+    layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([N, K], gl.float8e5)
+    bt_smem = gl.allocate_shared_memory(gl.float8e5, [N, K], layout, bt)
+    fence_async_shared()
+    acc = warpgroup_mma(a, bt_smem.permute((1, 0)), gl.zeros([M, N], gl.float32, ACC))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
+"#;
+
 #[test]
 fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
     for (m, n, k, warps) in [(64, 64, 32, 4), (128, 64, 64, 8)] {
@@ -306,6 +313,18 @@ fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
             assert_eq!(got.len(), m * n);
             let err = tessel::tile::testing::rel_err(&got, &want);
             assert!(err < 1e-6, "{m}x{n}x{k} on {warps} warps: {err}");
+        }
+    }
+    // fp8 (e5m2) A in registers, packed four to a register; B from [N, K] through a permuted view.
+    use ScalarType::F8E5M2 as E5;
+    for (m, n, k, warps) in [(64, 64, 32, 4), (128, 128, 64, 8)] {
+        let spec = vec![ptr(E5), ptr(E5), ptr(F32), c(m as i64), c(n as i64), c(k as i64)];
+        let vals = [V::Buf(E5, random(m * k, 10, E5)), V::Buf(E5, random(n * k, 11, E5)), V::Out(F32, m * n)];
+        let opts = RunOptions { file: "rs8.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
+        let outs = run_on(GLUON_RS8, "rs8_kernel", spec, &opts, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        for (got, want) in outs {
+            let err = tessel::tile::testing::rel_err(&got, &want);
+            assert!(err < 1e-6, "fp8 {m}x{n}x{k} on {warps} warps: {err}");
         }
     }
 }

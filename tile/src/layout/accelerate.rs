@@ -13,10 +13,10 @@
 //! `DotOperandLayout`s of it (propagation inserts the conversions from the loads' layouts); codegen issues
 //! `mma.sync` from registers.
 //!
-//! A `wgmma`'s A operand computed in registers (attention's `p @ v`) stays in registers, 16- and 8-bit alike.
+//! A 16-bit `wgmma` A operand computed in registers (attention's `p @ v`) stays in registers.
 //!
-//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, and fp8
-//! on `mma.sync` (sm_89+).
+//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, fp8 on
+//! `mma.sync` (sm_89+), and an 8-bit A in registers in auto mode (gluon kernels may write it).
 
 use std::sync::Arc;
 
@@ -257,16 +257,18 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
         }
         let r = d.parent.expect("linked op");
         let mut staged = [d.operands[0], d.operands[1]];
-        // An A computed in registers (attention's P) stays there: wgmma reads it from registers in the
-        // dot-operand layout of the accumulator (32 bits of K per register: k_width 2 for 16-bit types, a
-        // register permutation away from an MMA v3 result; 4 for 8-bit ones, which takes warp shuffles).
+        // A 16-bit A computed in registers (attention's P) stays there: wgmma reads it from registers in the
+        // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result. An 8-bit A
+        // (fp8 attention's P) is staged through shared memory: its dot-operand layout (k_width 4) is a warp
+        // shuffle away, and tessel's shuffles move one byte per 16-bit half, which measured slower on the H200
+        // (tutorial 06, fp8, head dim 64: 0.78-0.82x of Triton in registers against 0.95x staged).
         let a_elem = f.ty(d.operands[0]).elem().and_then(Elem::scalar);
-        let a_in_registers = a_elem.is_some_and(|e| matches!(e.bits(), 8 | 16)) && !loaded(f, d.operands[0]);
+        let a_in_registers = a_elem.is_some_and(|e| e.bits() == 16) && !loaded(f, d.operands[0]);
         if a_in_registers {
             let spec = DistributedLayout::DotOperand(tessel_layouts::DotOperandLayout {
                 operand_index: 0,
                 parent: Box::new(DistributedLayout::Nvmma(m.clone())),
-                k_width: 32 / a_elem.map_or(16, |e| e.bits()),
+                k_width: 2,
             });
             let layout = from_spec(spec, f.ty(d.operands[0]).shape())?;
             staged[0] = convert_before(f, o, d.operands[0], layout);
