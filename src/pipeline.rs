@@ -270,6 +270,12 @@ fn run_with(
         text += &tessel_tile::print::print_func(&func);
         return Ok(Output::Sched { func, schedule: text });
     }
+    if let Err((o, message)) = tessel_codegen::check_clusters(&func) {
+        let span = o.and_then(|o| func.op(o).loc);
+        let span =
+            span.map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize));
+        return Err(render(tessel_lang::Diagnostic::error(message, span)));
+    }
     let source = tessel_codegen::Source { file: ks.file, text: ks.source };
     let kernel = match t.time("code generation", || tessel_codegen::compile_with_source(&func, source)) {
         // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and

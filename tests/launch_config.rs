@@ -46,6 +46,7 @@ fn maxnreg_is_an_entry_directive() {
                 target,
                 tensor_maps: Vec::new(),
                 scratch_bytes: 0,
+                num_ctas: 1,
             };
             tessel::runtime::assemble(&kernel).unwrap();
         }

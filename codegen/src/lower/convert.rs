@@ -74,8 +74,13 @@ fn round_trip(
     let eb = bits / 8;
     let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb))?;
     let part = |map: &LinearLayout, dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let mut st_addr = Addresses::new(l, part(&p.store_map, "lane"), part(&p.store_map, "warp"), base, eb);
-    let mut ld_addr = Addresses::new(l, part(&p.load_map, "lane"), part(&p.load_map, "warp"), base, eb);
+    // In a cluster each CTA goes through its own shared memory; the loads' offsets may depend on the CTA's rank
+    // (a destination split over CTAs that the source holds whole in each), the stores' never do.
+    let addrs = |l: &mut Lower, m: &LinearLayout| {
+        Addresses::new_cta(l, part(m, "lane"), part(m, "warp"), part(m, "block"), base, eb)
+    };
+    let mut st_addr = addrs(l, &p.store_map);
+    let mut ld_addr = addrs(l, &p.load_map);
     // Threads holding duplicates of another thread's elements skip the stores.
     let mask = p.store_mask.lane | p.store_mask.warp << 5;
     let st_pred = if mask != 0 {

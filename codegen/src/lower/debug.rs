@@ -170,11 +170,13 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
     })
 }
 
-/// `%ctaid.x, y, z`.
+/// The program id along x, y, z (`%ctaid`, or `%clusterid` in a cluster).
 fn program_ids(l: &mut Lower) -> [Reg; 3] {
-    ["%ctaid.x", "%ctaid.y", "%ctaid.z"].map(|c| {
+    let clusters = l.f.config.num_ctas > 1;
+    [0, 1, 2].map(|axis| {
         let r = l.b.reg(RegClass::B32);
-        l.b.op("mov.u32", r, special(c));
+        let sreg = super::cluster::program_sreg(clusters, false, axis).expect("axes 0..3");
+        l.b.op("mov.u32", r, special(sreg));
         r
     })
 }

@@ -308,10 +308,12 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
 }
 
 /// A predicate true in exactly one of the threads holding each element (lane/warp bits with a zero basis
-/// must be 0), or `None` when no element is replicated across threads.
+/// must be 0; in a cluster, also the CTA rank's bits with a zero block basis, or all of them where the layout
+/// has no block dim), or `None` when no element is replicated across threads.
 pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
-    let (lane_mask, warp_mask) = match ty {
-        Type::Scalar(_) => (31u32, l.num_warps - 1),
+    let ctas = l.f.config.num_ctas - 1;
+    let (lane_mask, warp_mask, cta_mask) = match ty {
+        Type::Scalar(_) => (31u32, l.num_warps - 1, ctas),
         _ => {
             let lin = layout_of(ty)?;
             let m = |dim: &str| {
@@ -321,17 +323,32 @@ pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, Compil
                     .filter(|(_, b)| b.iter().all(|&x| x == 0))
                     .fold(0u32, |a, (i, _)| a | 1 << i)
             };
-            (m("lane"), m("warp"))
+            let cta = if lin.has_in_dim("block") { m("block") } else { ctas };
+            (m("lane"), m("warp"), cta)
         }
     };
     let mask = lane_mask | warp_mask << 5;
-    if mask == 0 {
-        return Ok(None);
+    let thread = (mask != 0).then(|| {
+        let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+        l.b.op("and.b32", t, (l.tid, mask));
+        l.b.op("setp.eq.u32", p, (t, 0));
+        p
+    });
+    if cta_mask == 0 {
+        return Ok(thread);
     }
+    let rank = l.cta_rank();
     let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-    l.b.op("and.b32", t, (l.tid, mask));
+    l.b.op("and.b32", t, (rank, cta_mask));
     l.b.op("setp.eq.u32", p, (t, 0));
-    Ok(Some(p))
+    Ok(Some(match thread {
+        None => p,
+        Some(q) => {
+            let both = l.b.reg(RegClass::Pred);
+            l.b.op("and.pred", both, (p, q));
+            both
+        }
+    }))
 }
 
 fn sem_scope(sem: &str, scope: &str) -> Result<String, CompileError> {

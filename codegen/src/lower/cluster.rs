@@ -1,0 +1,290 @@
+//! Thread-block clusters (`num_ctas` > 1, sm_90a and newer): a program is a cluster of `num_ctas` CTAs.
+//!
+//! - `program_id`/`num_programs` read `%clusterid`/`%nclusterid` (Triton's program id is the cluster's).
+//! - A layout's `block` in-dim is the CTA's rank in the cluster (`%cluster_ctarank`): each CTA holds the elements
+//!   of its rank, so element coordinates XOR in the block bases of the rank's bits (`Lower::thread_xor_cta`). A
+//!   zero block basis (or no `block` dim) means every CTA holds the same elements; such values are computed in
+//!   every CTA alike, and side effects on them are done by one CTA ([`super::memory::owner_pred`]).
+//! - `reduce` along an axis the block bases split combines the CTAs' partials through distributed shared memory
+//!   ([`reduce_across_ctas`]): each CTA writes its partials into its own scratch, `barrier.cluster` (release,
+//!   acquire), every thread reads the peers' partials with `mapa` + `ld.shared::cluster` and combines them in
+//!   one order in every CTA (so replicated results agree bit for bit), and a second `barrier.cluster` keeps each
+//!   CTA's scratch (and the CTA itself) alive until its peers have read it.
+//! - `convert_layout` between layouts whose block bases differ works when each CTA already holds what it needs
+//!   (a round trip through its own shared memory); moving data between CTAs is refused by the planner.
+//! - Every other op on a tensor split across CTAs is refused by [`check`], with the op, before any code is
+//!   emitted: the pipeline reports it at the op's source span.
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::{Func, OpId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
+
+use super::Lower;
+use super::coords::bases;
+use super::reduce::combine;
+use super::shared::{ld_shared_space, slot_bytes, st_shared};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass, special};
+
+/// Whether a layout spreads a tensor over the CTAs of a cluster (some `block` basis is nonzero).
+pub(crate) fn splits(l: &LinearLayout) -> bool {
+    bases(l, "block").iter().any(|b| b.iter().any(|&x| x != 0))
+}
+
+fn split_ty(ty: &Type) -> bool {
+    matches!(ty, Type::Tensor { layout: Some(l), .. } if splits(&l.linear))
+}
+
+/// The ops [`check`] lets touch a tensor split across CTAs: those whose lowering reads the block bases.
+fn cluster_aware(op: &Op) -> bool {
+    use tessel_tile::op_facts::LayoutKind;
+    match op {
+        // Per-register ops: each CTA computes its own elements.
+        Op::Scan { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } | Op::AsyncCopy => false,
+        Op::Load { .. } | Op::Store { .. } => true,
+        o if o.facts().layout == LayoutKind::Same => true,
+        Op::Constant(_)
+        | Op::Arange { .. }
+        | Op::Splat
+        | Op::Reduce { .. }
+        | Op::Broadcast
+        | Op::ExpandDims { .. }
+        | Op::Reshape { .. }
+        | Op::Permute { .. }
+        | Op::Join
+        | Op::Split
+        | Op::Cat
+        | Op::ConvertLayout
+        | Op::Assert { .. } => true,
+        o => o.facts().layout == LayoutKind::Structured,
+    }
+}
+
+/// The cluster rules a kernel must keep before code generation: the op (`None`: the kernel as a whole) and why,
+/// for the first it breaks. With `num_ctas` = 1 there are none.
+pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
+    let n = f.config.num_ctas;
+    if n == 1 {
+        return Ok(());
+    }
+    if !f.attrs.gluon {
+        return Err((
+            None,
+            format!(
+                "num_ctas = {n}: auto mode does not spread tensors over the CTAs of a cluster yet (layout assignment \
+                 gives no layout a cga_layout); launch with num_ctas=1, or write the kernel in gluon with cga_layout \
+                 layouts"
+            ),
+        ));
+    }
+    if f.target == tessel_tile::Target::Sm80 {
+        return Err((None, format!("num_ctas = {n}: thread-block clusters need sm_90a or newer")));
+    }
+    let uses = f.use_counts();
+    for o in f.all_ops() {
+        let d = f.op(o);
+        let tys = d.operands.iter().chain(&d.results).map(|&v| f.ty(v));
+        for ty in tys.clone() {
+            if let Type::Tensor { layout: Some(l), .. } = ty
+                && l.linear.has_in_dim("block")
+                && l.linear.in_dim_size("block") != 1
+                && l.linear.in_dim_size("block") != n
+            {
+                let m = l.linear.in_dim_size("block");
+                return Err((Some(o), format!("a layout spans {m} CTAs but the kernel has num_ctas = {n}")));
+            }
+        }
+        let name = d.op.name();
+        if tys.clone().any(split_ty) && !cluster_aware(&d.op) {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` on a tensor spread over the CTAs of a cluster (a layout with nonzero cga_layout/block \
+                     bases) is not supported yet; convert it to a layout every CTA holds whole first"
+                ),
+            ));
+        }
+        let replicated = |ty: &Type| match ty {
+            Type::Tensor { layout: Some(l), .. } => {
+                !l.linear.has_in_dim("block") || bases(&l.linear, "block").iter().any(|b| b.iter().all(|&x| x == 0))
+            }
+            _ => true,
+        };
+        if matches!(d.op, Op::Atomic { .. } | Op::AtomicCas { .. })
+            && uses[d.results[0].index()] > 0
+            && replicated(f.ty(d.results[0]))
+        {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` whose old values are used, on elements every CTA of the cluster holds: one CTA \
+                     does the atomic and the others cannot see its result yet"
+                ),
+            ));
+        }
+        if d.op == Op::ConvertLayout
+            && let (Type::Tensor { layout: Some(src), .. }, Type::Tensor { layout: Some(dst), .. }) =
+                (f.ty(d.operands[0]), f.ty(d.results[0]))
+            && bases(&src.linear, "block") != bases(&dst.linear, "block")
+        {
+            // Data may stay in each CTA (a tile every CTA holds whole, then spread), or need another CTA's.
+            let options = tessel_layouts::PlanOptions::default();
+            if let Err(e) = tessel_layouts::plan_conversion(&src.linear, &dst.linear, 32, &options) {
+                return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
+            }
+        }
+        if matches!(d.op, Op::WarpSpecialize(_) | Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. }) {
+            return Err((Some(o), format!("`{name}` in a cluster kernel (num_ctas = {n}) is not supported yet")));
+        }
+    }
+    Ok(())
+}
+
+/// `%clusterid.*`/`%nclusterid.*` in a cluster kernel, else `%ctaid.*`/`%nctaid.*`: the program's id and the
+/// number of programs along `axis`.
+pub(crate) fn program_sreg(clusters: bool, count: bool, axis: usize) -> Option<&'static str> {
+    let table = match (clusters, count) {
+        (false, false) => ["%ctaid.x", "%ctaid.y", "%ctaid.z"],
+        (false, true) => ["%nctaid.x", "%nctaid.y", "%nctaid.z"],
+        (true, false) => ["%clusterid.x", "%clusterid.y", "%clusterid.z"],
+        (true, true) => ["%nclusterid.x", "%nclusterid.y", "%nclusterid.z"],
+    };
+    table.get(axis).copied()
+}
+
+impl Lower<'_> {
+    /// `%cluster_ctarank`, read once at the kernel entry.
+    pub(crate) fn cta_rank(&mut self) -> Reg {
+        if let Some(r) = self.cta_rank {
+            return r;
+        }
+        let r = self.b.reg(RegClass::B32);
+        self.b.set_prologue(true);
+        self.b.op("mov.u32", r, special("%cluster_ctarank"));
+        self.b.set_prologue(false);
+        self.cta_rank = Some(r);
+        r
+    }
+
+    /// `barrier.cluster.arrive.release` + `wait.acquire` over every thread of every CTA of the cluster: orders the
+    /// CTA's own shared-memory accesses too, as `bar.sync` does.
+    pub(crate) fn cluster_barrier(&mut self) {
+        self.b.effect("barrier.cluster.arrive.release.aligned", ());
+        self.b.effect("barrier.cluster.wait.acquire.aligned", ());
+        self.hazards.clear();
+    }
+}
+
+/// One group of a reduction: its output element's register part and its value per operand.
+pub(crate) type Group = (Vec<u32>, Vec<Reg>);
+
+/// Step 4 of `reduce` in a cluster: combines each group's value over the CTAs whose block bases move along the
+/// reduced axis `a`, through distributed shared memory. `lin` is the operand layout, `out_shape` the result's
+/// shape, `drop_axis` the map from operand to result coordinates.
+pub(crate) fn reduce_across_ctas(
+    l: &mut Lower,
+    lin: &LinearLayout,
+    a: usize,
+    out_shape: &[u32],
+    classes: &[RegClass],
+    region: tessel_tile::ir::RegionId,
+    groups: &mut [Group],
+    drop_axis: &dyn Fn(&[u32]) -> Vec<u32>,
+) -> Result<(), CompileError> {
+    use super::coords::flatten;
+    let block = bases(lin, "block");
+    let axis_ctas: Vec<usize> = block.iter().enumerate().filter(|(_, b)| b[a] != 0).map(|(i, _)| i).collect();
+    if axis_ctas.is_empty() {
+        return Ok(());
+    }
+    if axis_ctas.iter().any(|&i| block[i].iter().enumerate().any(|(d, &x)| d != a && x != 0)) {
+        return Err(CompileError::new("a block (CTA) basis mixes the reduced axis with other dims; not supported yet"));
+    }
+    if l.bar != (0, 0) {
+        return Err(CompileError::new("a reduction across the CTAs of a cluster inside warp_specialize"));
+    }
+    let out_numel: u32 = out_shape.iter().product::<u32>().max(1);
+    let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * slot_bytes(c)).collect();
+    l.b.comment("reduce: combine the CTAs of the axis through distributed shared memory");
+    // The result element of a group is its register part XOR the thread's (lanes, warps, CTA rank), axis dropped.
+    let flat = |b: &Vec<u32>| flatten(&drop_axis(b), out_shape);
+    let lv: Vec<u32> = bases(lin, "lane").iter().map(flat).collect();
+    let wv: Vec<u32> = bases(lin, "warp").iter().map(flat).collect();
+    let bv: Vec<u32> = block.iter().map(flat).collect();
+    let thread = l.thread_xor_cta(lv, wv, bv);
+    let base = l.scratch(region_bytes.iter().sum())?;
+    let mut addrs: Vec<Vec<Reg>> = Vec::new();
+    for (key, vals) in groups.iter() {
+        let slot = l.xor_const(thread, flatten(key, out_shape), 0);
+        let mut off = 0;
+        let mut per_op = Vec::new();
+        for (k, &c) in classes.iter().enumerate() {
+            let addr = l.b.reg(RegClass::B32);
+            l.b.op("mad.lo.u32", addr, (slot, slot_bytes(c), base));
+            if off > 0 {
+                l.b.op("add.u32", addr, (addr, off));
+            }
+            st_shared(l, addr, vals[k]);
+            per_op.push(addr);
+            off += region_bytes[k];
+        }
+        addrs.push(per_op);
+    }
+    l.cluster_barrier();
+    // The peers along the axis: this CTA's rank with the axis bits replaced by the peer's index.
+    let rank = l.cta_rank();
+    let axis_mask: u32 = axis_ctas.iter().fold(0, |m, &i| m | 1 << i);
+    let others = l.b.reg(RegClass::B32);
+    l.b.op("and.b32", others, (rank, !axis_mask));
+    let w = 1usize << axis_ctas.len();
+    let peers: Vec<Reg> = (0..w)
+        .map(|j| {
+            let bits =
+                axis_ctas.iter().enumerate().filter(|(k, _)| j >> k & 1 == 1).fold(0u32, |m, (_, &i)| m | 1 << i);
+            let p = l.b.reg(RegClass::B32);
+            l.b.op("or.b32", p, (others, bits));
+            p
+        })
+        .collect();
+    for (g, per_op) in addrs.iter().enumerate() {
+        let mut level: Vec<Vec<Reg>> = Vec::with_capacity(w);
+        for &peer in &peers {
+            let vals = per_op
+                .iter()
+                .zip(classes)
+                .map(|(&addr, &c)| {
+                    let remote = l.b.reg(RegClass::B32);
+                    l.b.op("mapa.shared::cluster.u32", remote, (addr, peer));
+                    ld_shared_space(l, remote, c, "shared::cluster")
+                })
+                .collect();
+            level.push(vals);
+        }
+        // Every CTA combines the partials in the order of the peers' axis index, widest stride first.
+        let mut stride = w / 2;
+        while stride > 0 {
+            for i in 0..stride {
+                level[i] = combine(l, region, &level[i], &level[i + stride])?;
+            }
+            stride /= 2;
+        }
+        groups[g].1 = level.swap_remove(0);
+    }
+    l.cluster_barrier();
+    Ok(())
+}
+
+/// Checks that reject what code generation cannot lower, for tests of the check itself.
+#[cfg(test)]
+mod tests {
+    use super::program_sreg;
+
+    #[test]
+    fn program_ids_of_clusters() {
+        assert_eq!(program_sreg(true, false, 0), Some("%clusterid.x"));
+        assert_eq!(program_sreg(true, true, 1), Some("%nclusterid.y"));
+        assert_eq!(program_sreg(false, false, 2), Some("%ctaid.z"));
+        assert_eq!(program_sreg(false, false, 3), None);
+    }
+}

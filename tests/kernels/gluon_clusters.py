@@ -1,0 +1,46 @@
+# Thread-block clusters (num_ctas > 1), written for tessel's tests. LAYOUT is the caller's: its cga_layout
+# spreads a tile over the CTAs of the cluster, and reductions along a spread dim combine across the CTAs.
+# `cluster_row_softmax` is one row per program, masked to `n_cols` (a partial tile); `cluster_row_sums` sums
+# each row of a [BM, BN] tile; the last two are what code generation refuses in a cluster.
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def cluster_row_softmax(x_ptr, out_ptr, n_cols, x_stride, out_stride, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
+    row = gl.program_id(0)
+    cols = gl.arange(0, BLOCK, LAYOUT)
+    keep = cols < n_cols
+    x = gl.load(x_ptr + row * x_stride + cols, mask=keep, other=-float("inf"))
+    shifted = x - gl.max(x, axis=0)
+    e = gl.exp(shifted)
+    total = gl.sum(e, axis=0)
+    gl.store(out_ptr + row * out_stride + cols, e / total, mask=keep)
+
+
+@gluon.jit
+def cluster_row_sums(x_ptr, out_ptr, n_rows, n_cols, BM: gl.constexpr, BN: gl.constexpr, LAYOUT: gl.constexpr):
+    r0 = gl.program_id(0) * BM
+    rows = r0 + gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
+    inside = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = gl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=inside, other=0.0)
+    gl.store(out_ptr + rows, gl.sum(x, axis=1), mask=rows < n_rows)
+
+
+@gluon.jit
+def cluster_cumsum(x_ptr, out_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
+    cols = gl.arange(0, BLOCK, LAYOUT)
+    gl.store(out_ptr + cols, gl.cumsum(gl.load(x_ptr + cols), axis=0))
+
+
+@gluon.jit
+def cluster_transpose_ctas(x_ptr, out_ptr, BM: gl.constexpr, BN: gl.constexpr, SRC: gl.constexpr, DST: gl.constexpr):
+    rows = gl.arange(0, BM, gl.SliceLayout(1, SRC))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, SRC))
+    x = gl.load(x_ptr + rows[:, None] * BN + cols[None, :])
+    y = gl.convert_layout(x, DST)
+    rows_d = gl.arange(0, BM, gl.SliceLayout(1, DST))
+    cols_d = gl.arange(0, BN, gl.SliceLayout(0, DST))
+    gl.store(out_ptr + rows_d[:, None] * BN + cols_d[None, :], y)
