@@ -1,5 +1,5 @@
 //! The launch configuration that reaches the PTX: Triton's `maxnreg` becomes `.maxnreg N` in the entry (and the
-//! cache key, through the specialization); `num_ctas` > 1 is refused with an error naming clusters.
+//! cache key, through the specialization); `num_ctas` > 1 is a cluster launch (`tests/clusters.rs`).
 
 mod common;
 
