@@ -294,3 +294,32 @@ fn the_simulator_catches_a_missing_cluster_barrier() {
     let err = run(&cta_only).unwrap_err();
     assert!(err.contains("CTA 0 reads shared byte 0 of CTA 1, which CTA 1 writes in the same cluster phase"), "{err}");
 }
+
+/// With `TESSEL_GLUON_TUTORIALS=DIR` (the public Gluon tutorials, which this repository does not hold; skipped
+/// otherwise): 14-multicta.py's `multicta_softmax_kernel`, unmodified, on the simulator against the interpreter
+/// and float64, as clusters of 2, 4 and 8 CTAs.
+#[test]
+fn the_tutorial_multicta_softmax_agrees_on_the_simulator() {
+    let Some(dir) = std::env::var_os("TESSEL_GLUON_TUTORIALS") else {
+        eprintln!("skipped: set TESSEL_GLUON_TUTORIALS to the Gluon tutorials' directory");
+        return;
+    };
+    let path = std::path::Path::new(&dir).join("14-multicta.py");
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = path.to_str().unwrap();
+    for (rows, n, warps, ctas) in [(3usize, 512usize, 1u32, 2u32), (2, 2048, 2, 4), (2, 8192, 4, 8)] {
+        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(), int(), c(n as i64)];
+        let x: Vec<f64> = Rng::new(n as u64).vec(rows * n).into_iter().map(|v| 4.0 * v).collect();
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, rows * n), V::Int(n as i64), V::Int(n as i64)];
+        let opts = RunOptions { file, target: Target::Sm90a, num_warps: warps, num_stages: 1, poison: true };
+        let outs = run_on_ctas(&src, "multicta_softmax_kernel", args, &opts, ctas, &vals, [rows as u32, 1, 1])
+            .unwrap_or_else(|e| panic!("{n} columns, {ctas} CTAs: {e}"));
+        let (sim, interp) = &outs[0];
+        let want = softmax_f64(&x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>(), rows, n, n);
+        for (i, (s, g)) in sim.iter().zip(interp).enumerate() {
+            let w = want[i / n][i % n];
+            assert!((g - w).abs() <= 1e-6 * w.max(1e-3), "{ctas} CTAs, element {i}: interpreter {g} vs {w}");
+            assert!((s - g).abs() <= 1e-6 * g.max(1e-3), "{ctas} CTAs, element {i}: simulator {s} vs {g}");
+        }
+    }
+}
