@@ -181,13 +181,12 @@ pub(crate) type Group = (Vec<u32>, Vec<Reg>);
 
 /// Step 4 of `reduce` in a cluster: combines each group's value over the CTAs whose block bases move along the
 /// reduced axis `a`, through distributed shared memory. `lin` is the operand layout, `out_shape` the result's
-/// shape, `drop_axis` the map from operand to result coordinates.
+/// shape, `drop_axis` the map from operand to result coordinates, `region` the combine region.
 pub(crate) fn reduce_across_ctas(
     l: &mut Lower,
     lin: &LinearLayout,
     a: usize,
     out_shape: &[u32],
-    classes: &[RegClass],
     region: tessel_tile::ir::RegionId,
     groups: &mut [Group],
     drop_axis: &dyn Fn(&[u32]) -> Vec<u32>,
@@ -204,6 +203,8 @@ pub(crate) fn reduce_across_ctas(
     if l.bar != (0, 0) {
         return Err(CompileError::new("a reduction across the CTAs of a cluster inside warp_specialize"));
     }
+    let Some((_, first)) = groups.first() else { return Ok(()) };
+    let classes: Vec<RegClass> = first.iter().map(|r| r.class).collect();
     let out_numel: u32 = out_shape.iter().product::<u32>().max(1);
     let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * slot_bytes(c)).collect();
     l.b.comment("reduce: combine the CTAs of the axis through distributed shared memory");
@@ -252,7 +253,7 @@ pub(crate) fn reduce_across_ctas(
         for &peer in &peers {
             let vals = per_op
                 .iter()
-                .zip(classes)
+                .zip(&classes)
                 .map(|(&addr, &c)| {
                     let remote = l.b.reg(RegClass::B32);
                     l.b.op("mapa.shared::cluster.u32", remote, (addr, peer));

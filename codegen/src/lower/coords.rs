@@ -16,6 +16,9 @@ use super::Lower;
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
 
+/// What a thread's coordinate part is cached by: the lane, warp and block (CTA) values of its bits.
+pub(crate) type CoordKey = (Vec<u32>, Vec<u32>, Vec<u32>);
+
 pub(crate) fn layout_of(ty: &Type) -> Result<&LinearLayout, CompileError> {
     ty.layout().map(|l| &l.linear).ok_or_else(|| CompileError::new(format!("`{ty}` has no layout")))
 }

@@ -94,7 +94,7 @@ pub(crate) struct Lower<'f> {
     pub lane: Reg,
     pub warp: Reg,
     /// Cached per-thread coordinate parts, keyed by the lane and warp bases of one out-dim.
-    pub coord_cache: HashMap<(Vec<u32>, Vec<u32>, Vec<u32>), Reg>,
+    pub coord_cache: HashMap<coords::CoordKey, Reg>,
     /// `%cluster_ctarank`, once something asks for it (`cluster`).
     pub cta_rank: Option<Reg>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).

@@ -189,7 +189,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
 
     // 4. Across the CTAs of the axis, in a cluster: through distributed shared memory.
     let out_shape = drop_axis(&shape);
-    super::cluster::reduce_across_ctas(l, &lin, a, &out_shape, &classes, region, &mut groups, &drop_axis)?;
+    super::cluster::reduce_across_ctas(l, &lin, a, &out_shape, region, &mut groups, &drop_axis)?;
 
     // 5. The results in the slice layout (or scalars).
     for k in 0..n_ops {
