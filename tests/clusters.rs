@@ -219,6 +219,53 @@ fn cluster_row_sums_agree_with_the_interpreter() {
     }
 }
 
+/// The row sums converted before their store: from a layout every CTA holds alike (the sums of columns split
+/// over the CTAs) to one whose CTAs split the rows (each CTA reads its part of its own shared memory at an offset
+/// of its rank), and between two split layouts of the same CTA bases.
+#[test]
+fn conversions_within_each_cta_agree_with_the_interpreter() {
+    let (n_rows, n_cols) = (50usize, 120usize);
+    for (bm, warps, ctas, lay, out) in [
+        (
+            32,
+            4,
+            2,
+            "gl.BlockedLayout([1, 4], [4, 8], [1, 4], [1, 0], cga_layout=[[0, 1]])",
+            "gl.BlockedLayout([1], [32], [4], [0], cga_layout=[[1]])",
+        ),
+        (
+            64,
+            2,
+            4,
+            "gl.BlockedLayout([2, 2], [8, 4], [1, 2], [1, 0], cga_layout=[[0, 1], [1, 0]])",
+            "gl.BlockedLayout([1], [32], [2], [0], cga_layout=[[0], [1]])",
+        ),
+    ] {
+        let mut args = sums_args(bm, 128, lay);
+        args.push(layout(out));
+        let x: Vec<f64> = Rng::new(10).vec(n_rows * n_cols);
+        let grid = [n_rows.div_ceil(bm as usize) as u32, 1, 1];
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, n_rows), V::Int(n_rows as i64), V::Int(n_cols as i64)];
+        let ptx = ptx_for("cluster_row_sums_to", args.clone(), warps, ctas, Target::Sm90a)
+            .unwrap_or_else(|e| panic!("{out}: {e}"));
+        assemble(&format!("row_sums_to_{bm}_{ctas}"), &ptx, "sm_90a");
+        let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: warps, num_stages: 1, poison: true };
+        let outs = run_on_ctas(&source(), "cluster_row_sums_to", args, &opts, ctas, &vals, grid)
+            .unwrap_or_else(|e| panic!("{out} ({ctas} CTAs): {e}"));
+        let (sim, interp) = &outs[0];
+        for r in 0..n_rows {
+            let want: f64 = (0..n_cols).map(|j| x[r * n_cols + j] as f32 as f64).sum();
+            assert!((interp[r] - want).abs() <= 1e-5 * (1.0 + want.abs()), "{out} row {r}: {} vs {want}", interp[r]);
+            assert!(
+                (sim[r] - interp[r]).abs() <= 1e-5 * (1.0 + want.abs()),
+                "{out} row {r}: {} vs {}",
+                sim[r],
+                interp[r]
+            );
+        }
+    }
+}
+
 #[test]
 fn what_clusters_do_not_lower_is_refused_at_the_op() {
     let lay = blocked_1d(1, 1, &[1]);

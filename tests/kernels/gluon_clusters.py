@@ -30,6 +30,20 @@ def cluster_row_sums(x_ptr, out_ptr, n_rows, n_cols, BM: gl.constexpr, BN: gl.co
 
 
 @gluon.jit
+def cluster_row_sums_to(x_ptr, out_ptr, n_rows, n_cols, BM: gl.constexpr, BN: gl.constexpr, LAYOUT: gl.constexpr,
+                        OUT: gl.constexpr):
+    # The sums as above, converted to OUT before the store: a layout whose CTAs split the rows.
+    r0 = gl.program_id(0) * BM
+    rows = r0 + gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
+    inside = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = gl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=inside, other=0.0)
+    sums = gl.convert_layout(gl.sum(x, axis=1), OUT)
+    rows_out = r0 + gl.arange(0, BM, OUT)
+    gl.store(out_ptr + rows_out, sums, mask=rows_out < n_rows)
+
+
+@gluon.jit
 def cluster_cumsum(x_ptr, out_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
     cols = gl.arange(0, BLOCK, LAYOUT)
     gl.store(out_ptr + cols, gl.cumsum(gl.load(x_ptr + cols), axis=0))
