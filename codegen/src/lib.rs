@@ -1,7 +1,8 @@
 //! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
 //! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
-//! printing), PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
+//! printing, thread-block clusters: CTA ranks in layouts, reductions across CTAs through distributed shared memory),
+//! PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
 //! [`ptx::Mnemonic`] enum and its dotted modifiers, printed to text once), and the [`Kernel`] a launch needs (its
 //! PTX, launch facts and tensor-map parameters), or a [`CompileError`] naming the op and the [`Cause`] (the resource
 //! that ran out, as data). It reads the target and launch configuration from the function
