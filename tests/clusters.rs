@@ -101,8 +101,16 @@ fn softmax_f64(x: &[f64], rows: usize, n: usize, stride: usize) -> Vec<Vec<f64>>
 
 /// The configurations the softmax is checked at: (block, spt, warps, cga bases); the cga bases in units of a CTA
 /// tile, the second one permuted (CTA 1 holds the third quarter).
-const SOFTMAX_CONFIGS: [(u32, u32, u32, &[u32]); 5] =
-    [(256, 4, 1, &[1]), (512, 2, 2, &[1, 2]), (1024, 1, 4, &[2, 1]), (2048, 2, 1, &[1, 2, 4]), (64, 1, 1, &[1])];
+const SOFTMAX_CONFIGS: [(u32, u32, u32, &[u32]); 7] = [
+    (256, 4, 1, &[1]),
+    (512, 2, 2, &[1, 2]),
+    (1024, 1, 4, &[2, 1]),
+    (2048, 2, 1, &[1, 2, 4]),
+    (64, 1, 1, &[1]),
+    // Fewer elements than the layout covers: lanes hold copies.
+    (64, 4, 1, &[1]),
+    (4096, 1, 2, &[1, 2, 4, 8]),
+];
 
 #[test]
 fn cluster_softmax_assembles_for_sm_90a_and_sm_100a() {
@@ -132,7 +140,7 @@ fn cluster_softmax_assembles_for_sm_90a_and_sm_100a() {
 
 #[test]
 fn cluster_softmax_equals_float64_and_the_simulator_agrees() {
-    let (rows, stride) = (3usize, 2100usize);
+    let (rows, stride) = (3usize, 4200usize);
     for (k, (block, spt, warps, cga)) in SOFTMAX_CONFIGS.into_iter().enumerate() {
         let ctas = 1 << cga.len();
         let lay = blocked_1d(spt, warps, cga);
@@ -170,6 +178,42 @@ fn cluster_softmax_equals_float64_and_the_simulator_agrees() {
                     assert!(i.is_nan() && s.is_nan(), "{lay} row {r} col {j}: written past the mask ({i}, {s})");
                 }
             }
+        }
+    }
+}
+
+/// Rows longer than the cluster's tile: running max and sum over chunks (cluster barriers inside loops), and the
+/// argmax (a reduction of two operands across the CTAs).
+#[test]
+fn cluster_reductions_in_loops_agree_with_the_interpreter() {
+    let rows = 3usize;
+    let configs: [(usize, u32, u32, &[u32]); 3] =
+        [(1000, 256, 1, &[1]), (700, 128, 1, &[2, 1]), (3000, 1024, 2, &[1, 2, 4])];
+    for (k, (n, block, warps, cga)) in configs.into_iter().enumerate() {
+        let ctas = 1 << cga.len();
+        let lay = blocked_1d(2, warps, cga);
+        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(), c(block as i64), layout(&lay)];
+        let ptx = ptx_for("cluster_online_softmax", args.clone(), warps, ctas, Target::Sm90a)
+            .unwrap_or_else(|e| panic!("{lay}: {e}"));
+        assemble(&format!("online_softmax_{k}"), &ptx, "sm_90a");
+        let x: Vec<f64> = Rng::new(70 + k as u64).vec(rows * n).into_iter().map(|v| 3.0 * v).collect();
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, rows * (n + 1)), V::Int(n as i64)];
+        let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: warps, num_stages: 1, poison: true };
+        let outs = run_on_ctas(&source(), "cluster_online_softmax", args, &opts, ctas, &vals, [rows as u32, 1, 1])
+            .unwrap_or_else(|e| panic!("{lay}: {e}"));
+        let (sim, interp) = &outs[0];
+        let xf: Vec<f64> = x.iter().map(|&v| v as f32 as f64).collect();
+        let want = softmax_f64(&xf, rows, n, n);
+        for r in 0..rows {
+            for j in 0..n {
+                let (s, i, w) = (sim[r * (n + 1) + j], interp[r * (n + 1) + j], want[r][j]);
+                assert!((i - w).abs() <= 1e-5 * w.max(1e-3), "{lay} row {r} col {j}: interpreter {i} vs {w}");
+                assert!((s - i).abs() <= 1e-5 * i.max(1e-3), "{lay} row {r} col {j}: simulator {s} vs {i}");
+            }
+            let head = &xf[r * n..r * n + (block as usize).min(n)];
+            let arg = head.iter().enumerate().fold(0, |b, (j, &v)| if v > head[b] { j } else { b });
+            assert_eq!(interp[r * (n + 1) + n], arg as f64, "{lay} row {r}: argmax");
+            assert_eq!(sim[r * (n + 1) + n], arg as f64, "{lay} row {r}: simulated argmax");
         }
     }
 }

@@ -20,6 +20,30 @@ def cluster_row_softmax(x_ptr, out_ptr, n_cols, x_stride, out_stride, BLOCK: gl.
 
 
 @gluon.jit
+def cluster_online_softmax(x_ptr, out_ptr, n_cols, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
+    # Rows longer than the cluster's tile: a running max and sum over chunks (reductions across the CTAs inside a
+    # loop), then a second pass that writes; and the index of each row's maximum (a two-operand reduction).
+    row = gl.program_id(0)
+    base = x_ptr + row * n_cols
+    m = -float("inf")
+    s = 0.0
+    for start in range(0, n_cols, BLOCK):
+        cols = start + gl.arange(0, BLOCK, LAYOUT)
+        x = gl.load(base + cols, mask=cols < n_cols, other=-float("inf"))
+        m_new = gl.maximum(m, gl.max(x, axis=0))
+        s = s * gl.exp(m - m_new) + gl.sum(gl.exp(x - m_new), axis=0)
+        m = m_new
+    for start in range(0, n_cols, BLOCK):
+        cols = start + gl.arange(0, BLOCK, LAYOUT)
+        x = gl.load(base + cols, mask=cols < n_cols, other=-float("inf"))
+        gl.store(out_ptr + row * (n_cols + 1) + cols, gl.exp(x - m) / s, mask=cols < n_cols)
+    cols = gl.arange(0, BLOCK, LAYOUT)
+    x = gl.load(base + cols, mask=cols < n_cols, other=-float("inf"))
+    at = gl.argmax(x, axis=0)
+    gl.store(out_ptr + row * (n_cols + 1) + n_cols, at.to(gl.float32))
+
+
+@gluon.jit
 def cluster_row_sums(x_ptr, out_ptr, n_rows, n_cols, BM: gl.constexpr, BN: gl.constexpr, LAYOUT: gl.constexpr):
     r0 = gl.program_id(0) * BM
     rows = r0 + gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
