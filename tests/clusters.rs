@@ -310,6 +310,24 @@ fn conversions_within_each_cta_agree_with_the_interpreter() {
     }
 }
 
+/// Side effects on a CTA's own shared memory are every CTA's (a `cp.async` of a layout the CTAs hold alike), those
+/// on global memory one CTA's.
+#[test]
+fn each_cta_stages_its_own_shared_memory() {
+    let whole = "gl.BlockedLayout([1], [32], [2], [0], cga_layout=[[0], [0]])";
+    let split = "gl.BlockedLayout([1], [32], [2], [0], cga_layout=[[1], [2]])";
+    let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), c(256), layout(whole), layout(split)];
+    let x: Vec<f64> = Rng::new(5).vec(256);
+    let vals = [V::Buf(F32, x.clone()), V::Out(F32, 256)];
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 2, num_stages: 1, poison: true };
+    let outs = run_on_ctas(&source(), "cluster_staged_copy", args, &opts, 4, &vals, [1, 1, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    let want: Vec<f64> = x.iter().map(|&v| 2.0 * (v as f32 as f64)).collect();
+    assert_eq!(*interp, want);
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+}
+
 #[test]
 fn what_clusters_do_not_lower_is_refused_at_the_op() {
     let lay = blocked_1d(1, 1, &[1]);
@@ -324,6 +342,17 @@ fn what_clusters_do_not_lower_is_refused_at_the_op() {
     let err = ptx_for("cluster_transpose_ctas", args, 1, 2, Target::Sm90a).unwrap_err();
     assert!(err.contains("moves data across CTAs"), "{err}");
     assert!(err.contains("gl.convert_layout(x, DST)"), "the span: {err}");
+
+    // An atomic whose old values are used, on elements every CTA holds: one CTA does it, the others cannot see it.
+    let args = vec![
+        ArgSpec::Pointer(F32, true),
+        ArgSpec::Pointer(F32, true),
+        c(64),
+        layout("gl.BlockedLayout([1], [32], [1], [0])"),
+    ];
+    let err = ptx_for("cluster_fetch_add", args, 1, 2, Target::Sm90a).unwrap_err();
+    assert!(err.contains("`atomic` whose old values are used, on elements every CTA of the cluster holds"), "{err}");
+    assert!(err.contains("gl.atomic_add(x_ptr + offs, 1.0)"), "the span: {err}");
 
     // A layout for another cluster size, and auto mode, which gives no layout cga bases.
     let err =

@@ -5,6 +5,7 @@
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
 
 @gluon.jit
@@ -65,6 +66,24 @@ def cluster_row_sums_to(x_ptr, out_ptr, n_rows, n_cols, BM: gl.constexpr, BN: gl
     sums = gl.convert_layout(gl.sum(x, axis=1), OUT)
     rows_out = r0 + gl.arange(0, BM, OUT)
     gl.store(out_ptr + rows_out, sums, mask=rows_out < n_rows)
+
+
+@gluon.jit
+def cluster_staged_copy(x_ptr, out_ptr, BLOCK: gl.constexpr, WHOLE: gl.constexpr, SPLIT: gl.constexpr):
+    # Every CTA stages the whole block in its own shared memory (cp.async on a layout every CTA holds alike), then
+    # doubles and stores its own part of it: each CTA must have made its own copy.
+    smem = gl.allocate_shared_memory(gl.float32, [BLOCK], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    cp.async_copy_global_to_shared(smem, x_ptr + gl.arange(0, BLOCK, WHOLE))
+    cp.commit_group()
+    cp.wait_group(0)
+    y = gl.convert_layout(smem.load(WHOLE), SPLIT)
+    gl.store(out_ptr + gl.arange(0, BLOCK, SPLIT), y * 2.0)
+
+
+@gluon.jit
+def cluster_fetch_add(x_ptr, old_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
+    offs = gl.arange(0, BLOCK, LAYOUT)
+    gl.store(old_ptr + offs, gl.atomic_add(x_ptr + offs, 1.0))
 
 
 @gluon.jit

@@ -4,7 +4,8 @@
 //! - A layout's `block` in-dim is the CTA's rank in the cluster (`%cluster_ctarank`): each CTA holds the elements
 //!   of its rank, so element coordinates XOR in the block bases of the rank's bits (`Lower::thread_xor_cta`). A
 //!   zero block basis (or no `block` dim) means every CTA holds the same elements; such values are computed in
-//!   every CTA alike, and side effects on them are done by one CTA ([`super::memory::owner_pred`]).
+//!   every CTA alike; their effects on global memory are one CTA's ([`super::memory::global_owner_pred`]), those on
+//!   shared memory every CTA's own.
 //! - `reduce` along an axis the block bases split combines the CTAs' partials through distributed shared memory
 //!   ([`reduce_across_ctas`]): each CTA writes its partials into its own scratch, `barrier.cluster` (release,
 //!   acquire), every thread reads the peers' partials with `mapa` + `ld.shared::cluster` and combines them in
@@ -30,6 +31,17 @@ use crate::ptx::{Reg, RegClass, special};
 /// Whether a layout spreads a tensor over the CTAs of a cluster (some `block` basis is nonzero).
 pub(crate) fn splits(l: &LinearLayout) -> bool {
     bases(l, "block").iter().any(|b| b.iter().any(|&x| x != 0))
+}
+
+/// `l` with a `block` in-dim of `n` CTAs: a layout written without a cga_layout (no `block` dim, or one of size
+/// 1) is held alike by every CTA of the cluster, so its block bases are zero.
+pub(crate) fn over_ctas(l: &LinearLayout, n: u32) -> LinearLayout {
+    let have = if l.has_in_dim("block") { l.in_dim_size("block") } else { 1 };
+    if n <= have || l.num_out_dims() == 0 {
+        return l.clone();
+    }
+    let first = l.out_dim_names()[0].clone();
+    l * &LinearLayout::zeros_1d(n / have, "block", first)
 }
 
 fn split_ty(ty: &Type) -> bool {
@@ -107,7 +119,7 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
         }
         let replicated = |ty: &Type| match ty {
             Type::Tensor { layout: Some(l), .. } => {
-                !l.linear.has_in_dim("block") || bases(&l.linear, "block").iter().any(|b| b.iter().all(|&x| x == 0))
+                bases(&over_ctas(&l.linear, n), "block").iter().any(|b| b.iter().all(|&x| x == 0))
             }
             _ => true,
         };
@@ -126,11 +138,12 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
         if d.op == Op::ConvertLayout
             && let (Type::Tensor { layout: Some(src), .. }, Type::Tensor { layout: Some(dst), .. }) =
                 (f.ty(d.operands[0]), f.ty(d.results[0]))
-            && bases(&src.linear, "block") != bases(&dst.linear, "block")
+            && bases(&over_ctas(&src.linear, n), "block") != bases(&over_ctas(&dst.linear, n), "block")
         {
             // Data may stay in each CTA (a tile every CTA holds whole, then spread), or need another CTA's.
             let options = tessel_layouts::PlanOptions::default();
-            if let Err(e) = tessel_layouts::plan_conversion(&src.linear, &dst.linear, 32, &options) {
+            let (src, dst) = (over_ctas(&src.linear, n), over_ctas(&dst.linear, n));
+            if let Err(e) = tessel_layouts::plan_conversion(&src, &dst, 32, &options) {
                 return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
             }
         }

@@ -26,7 +26,7 @@ use tessel_tile::ir::OpData;
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::coords::{bases, layout_of, reg_coords};
-use super::memory::owner_pred;
+use super::memory::global_owner_pred;
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem_off, mem_sym, not, special, sym};
@@ -208,7 +208,7 @@ pub(crate) fn print(l: &mut Lower, data: &OpData, prefix: &str, hex: bool) -> Re
     let prefix = escape(prefix);
     if data.operands.is_empty() {
         // Once per program: thread 0.
-        let owner = owner_pred(l, &Type::Scalar(Elem::Scalar(ScalarType::I32)))?;
+        let owner = global_owner_pred(l, &Type::Scalar(Elem::Scalar(ScalarType::I32)))?;
         let skip = guard(l, owner, "print_skip");
         let pid = program_ids(l);
         vprintf(l, &format!("pid (%u, %u, %u) {prefix}\n"), &pid);
@@ -224,7 +224,7 @@ pub(crate) fn print(l: &mut Lower, data: &OpData, prefix: &str, hex: bool) -> Re
         let regs = l.get(v)?.to_vec();
         let rank = ty.shape().len();
         let lin = if ty.is_tensor() { Some(layout_of(&ty)?.clone()) } else { None };
-        let owner = owner_pred(l, &ty)?;
+        let owner = global_owner_pred(l, &ty)?;
         let idx_fmt = vec!["%3u"; rank].join(",");
         l.b.comment(format!("print {v}: one vprintf per element, from its owning thread"));
         for r in distinct_registers(&ty)? {
