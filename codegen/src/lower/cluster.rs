@@ -11,8 +11,8 @@
 //!   acquire), every thread reads the peers' partials with `mapa` + `ld.shared::cluster` and combines them in
 //!   one order in every CTA (so replicated results agree bit for bit), and a second `barrier.cluster` keeps each
 //!   CTA's scratch (and the CTA itself) alive until its peers have read it.
-//! - `convert_layout` between layouts whose block bases differ works when each CTA already holds what it needs
-//!   (a round trip through its own shared memory); moving data between CTAs is refused by the planner.
+//! - `convert_layout` between layouts whose block bases differ goes through the CTA's own shared memory when each
+//!   CTA already holds what it needs, else through distributed shared memory ([`convert_across_ctas`]).
 //! - Every other op on a tensor split across CTAs is refused by [`check`], with the op, before any code is
 //!   emitted: the pipeline reports it at the op's source span.
 
@@ -140,10 +140,9 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
                 (f.ty(d.operands[0]), f.ty(d.results[0]))
             && bases(&over_ctas(&src.linear, n), "block") != bases(&over_ctas(&dst.linear, n), "block")
         {
-            // Data may stay in each CTA (a tile every CTA holds whole, then spread), or need another CTA's.
-            let options = tessel_layouts::PlanOptions::default();
+            // Data stays in each CTA (the planner's transfers) or comes from another (distributed shared memory).
             let (src, dst) = (over_ctas(&src.linear, n), over_ctas(&dst.linear, n));
-            if let Err(e) = tessel_layouts::plan_conversion(&src, &dst, 32, &options) {
+            if let Err(e) = source_positions(&src, &dst) {
                 return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
             }
         }
@@ -287,6 +286,80 @@ pub(crate) fn reduce_across_ctas(
     }
     l.cluster_barrier();
     Ok(())
+}
+
+/// Where each element of a `convert_layout` from `src` to `dst` comes from when it crosses CTAs: the map from the
+/// destination's (register, lane, warp, block) to the source's, as `(register, lane, warp, block)` positions of
+/// its out-dims (a replicated source element is read from its first holder).
+fn source_positions(src: &LinearLayout, dst: &LinearLayout) -> Result<(LinearLayout, [usize; 4]), String> {
+    let t = dst.invert_and_compose(src).map_err(|e| e.to_string())?;
+    let names = t.out_dim_names();
+    let at = |n: &str| names.iter().position(|d| d.as_str() == n).ok_or_else(|| format!("no `{n}` in {t:?}"));
+    Ok((t.clone(), [at("register")?, at("lane")?, at("warp")?, at("block")?]))
+}
+
+/// `convert_layout` that moves data between the CTAs of a cluster, through distributed shared memory: every
+/// thread writes each of its registers into its CTA's scratch at its position (register, then lane, then warp:
+/// no two threads share a slot), `barrier.cluster`, each destination register reads its element from the
+/// position and CTA the source layout gives it (`mapa` + `ld.shared::cluster`; both linear in the destination's
+/// register, lane, warp and CTA bits), and a second `barrier.cluster` keeps the scratch until every peer has read.
+pub(crate) fn convert_across_ctas(
+    l: &mut Lower,
+    regs: &[Reg],
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    class: RegClass,
+) -> Result<Vec<Reg>, CompileError> {
+    if l.bar != (0, 0) {
+        return Err(CompileError::new("a conversion across the CTAs of a cluster inside warp_specialize"));
+    }
+    let (t, [reg_d, lane_d, warp_d, block_d]) =
+        source_positions(src, dst).map_err(|e| CompileError::new(format!("a conversion across CTAs: {e}")))?;
+    let lr = src.in_dim_size_log2("register");
+    let lw = src.in_dim_size_log2("warp");
+    let eb = slot_bytes(class);
+    let slot = move |v: &[u32]| v[reg_d] | v[lane_d] << lr | v[warp_d] << (lr + 5);
+    l.b.comment("convert_layout: across the CTAs of the cluster through distributed shared memory");
+    let base = l.scratch((eb << (lr + 5 + lw)).max(eb))?;
+    // Stores: register r of thread tid at slot r | tid << lr.
+    let lane_vals: Vec<u32> = (0..5).map(|i| 1 << (lr + i)).collect();
+    let warp_vals: Vec<u32> = (0..lw).map(|j| 1 << (lr + 5 + j)).collect();
+    let own = l.thread_xor(lane_vals, warp_vals);
+    for (r, &v) in regs.iter().enumerate() {
+        let at = l.xor_const(own, r as u32, 0);
+        let addr = l.b.reg(RegClass::B32);
+        l.b.op("mad.lo.u32", addr, (at, eb, base));
+        st_shared(l, addr, v);
+    }
+    l.cluster_barrier();
+    // Loads: the slot and CTA of each destination element, a thread part and a per-register constant each.
+    let image = |dim: &str, f: &dyn Fn(&[u32]) -> u32| -> Vec<u32> {
+        let n = dst.in_dim_size_log2(dim);
+        (0..n)
+            .map(|i| {
+                let input: Vec<u32> =
+                    dst.in_dim_names().iter().map(|d| if d.as_str() == dim { 1 << i } else { 0 }).collect();
+                f(&t.apply(&input))
+            })
+            .collect()
+    };
+    let rank_of = move |v: &[u32]| v[block_d];
+    let slot_thread = l.thread_xor_cta(image("lane", &slot), image("warp", &slot), image("block", &slot));
+    let rank_thread = l.thread_xor_cta(image("lane", &rank_of), image("warp", &rank_of), image("block", &rank_of));
+    let mut out = Vec::new();
+    for r in 0..dst.in_dim_size("register") {
+        let input: Vec<u32> = dst.in_dim_names().iter().map(|d| if d.as_str() == "register" { r } else { 0 }).collect();
+        let v = t.apply(&input);
+        let at = l.xor_const(slot_thread, slot(&v), 0);
+        let addr = l.b.reg(RegClass::B32);
+        l.b.op("mad.lo.u32", addr, (at, eb, base));
+        let rank = l.xor_const(rank_thread, rank_of(&v), 0);
+        let remote = l.b.reg(RegClass::B32);
+        l.b.op("mapa.shared::cluster.u32", remote, (addr, rank));
+        out.push(ld_shared_space(l, remote, class, "shared::cluster"));
+    }
+    l.cluster_barrier();
+    Ok(out)
 }
 
 /// Checks that reject what code generation cannot lower, for tests of the check itself.

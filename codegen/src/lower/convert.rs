@@ -23,7 +23,16 @@ pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), Compile
     // Predicates travel as 16-bit values.
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let plan_err = |e: tessel_layouts::LayoutError| CompileError::new(format!("planning the conversion: {e}"));
-    let plan = plan_conversion(&src, &dst, bits, &PlanOptions::default()).map_err(plan_err)?;
+    let plan = match plan_conversion(&src, &dst, bits, &PlanOptions::default()) {
+        Ok(plan) => plan,
+        // Data that moves between the CTAs of a cluster (the planner transfers within a CTA).
+        Err(_) if ctas > 1 && super::cluster::splits(&src) | super::cluster::splits(&dst) => {
+            let out = super::cluster::convert_across_ctas(l, &regs, &src, &dst, class)?;
+            l.vals.insert(v, out);
+            return Ok(());
+        }
+        Err(e) => return Err(plan_err(e)),
+    };
     let out = match plan {
         ConversionPlan::NoOp => regs,
         ConversionPlan::RegisterPermutation { src_register } => {
