@@ -401,6 +401,20 @@ fn what_clusters_do_not_lower_is_refused_at_the_op() {
     assert!(err.contains("`scan` on a tensor spread over the CTAs of a cluster"), "{err}");
     assert!(err.contains("gl.cumsum(gl.load(x_ptr + cols), axis=0)"), "the span: {err}");
 
+    // Shared memory whose layout spreads it over the CTAs.
+    let args = vec![
+        ArgSpec::Pointer(F32, true),
+        c(64),
+        layout(&blocked_1d(1, 1, &[1])),
+        layout("gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[1]])"),
+    ];
+    match ptx_for("cluster_spread_smem", args, 1, 2, Target::Sm90a) {
+        Err(err) => {
+            assert!(err.contains("`local_alloc` on shared memory spread over the CTAs of a cluster"), "{err}")
+        }
+        Ok(ptx) => panic!("shared memory spread over CTAs compiled:\n{ptx}"),
+    }
+
     // An atomic whose old values are used, on elements every CTA holds: one CTA does it, the others cannot see it.
     let args = vec![
         ArgSpec::Pointer(F32, true),

@@ -87,6 +87,13 @@ def cluster_fetch_add(x_ptr, old_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr)
 
 
 @gluon.jit
+def cluster_spread_smem(x_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr, SHARED: gl.constexpr):
+    offs = gl.arange(0, BLOCK, LAYOUT)
+    smem = gl.allocate_shared_memory(gl.float32, [BLOCK], SHARED, gl.load(x_ptr + offs))
+    gl.store(x_ptr + offs, smem.load(LAYOUT) + 1.0)
+
+
+@gluon.jit
 def cluster_cumsum(x_ptr, out_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
     cols = gl.arange(0, BLOCK, LAYOUT)
     gl.store(out_ptr + cols, gl.cumsum(gl.load(x_ptr + cols), axis=0))

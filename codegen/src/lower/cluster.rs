@@ -108,6 +108,15 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             }
         }
         let name = d.op.name();
+        if tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear))) {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` on shared memory spread over the CTAs of a cluster (a shared layout with nonzero \
+                     cga_layout/block bases) is not supported yet"
+                ),
+            ));
+        }
         if tys.clone().any(split_ty) && !cluster_aware(&d.op) {
             return Err((
                 Some(o),
