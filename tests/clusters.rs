@@ -393,6 +393,25 @@ fn conversions_across_ctas_agree_with_the_interpreter() {
     }
 }
 
+/// A scan along a dim the CTAs do not split: each CTA scans its own rows.
+#[test]
+fn scans_within_each_cta_agree_with_the_interpreter() {
+    let (bm, bn) = (32usize, 64usize);
+    let lay = "gl.BlockedLayout([1, 2], [4, 8], [2, 2], [1, 0], cga_layout=[[1, 0], [2, 0]])";
+    let args = vec![ArgSpec::Pointer(I32, true), ArgSpec::Pointer(I32, true), c(bm as i64), c(bn as i64), layout(lay)];
+    let ptx = ptx_for("cluster_row_cumsum", args.clone(), 4, 4, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
+    assemble("row_cumsum", &ptx, "sm_90a");
+    let x: Vec<f64> = (0..bm * bn).map(|i| ((i * 37) % 11) as f64 - 5.0).collect();
+    let vals = [V::Buf(I32, x.clone()), V::Out(I32, bm * bn)];
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 4, num_stages: 1, poison: true };
+    let outs = run_on_ctas(&source(), "cluster_row_cumsum", args, &opts, 4, &vals, [1, 1, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    let want: Vec<f64> = (0..bm * bn).map(|i| (i / bn * bn..=i).map(|j| x[j]).sum()).collect();
+    assert_eq!(*interp, want);
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+}
+
 #[test]
 fn what_clusters_do_not_lower_is_refused_at_the_op() {
     let lay = blocked_1d(1, 1, &[1]);

@@ -100,6 +100,15 @@ def cluster_cumsum(x_ptr, out_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr):
 
 
 @gluon.jit
+def cluster_row_cumsum(x_ptr, out_ptr, BM: gl.constexpr, BN: gl.constexpr, LAYOUT: gl.constexpr):
+    # Rows split over the CTAs, each row's prefix sums in its CTA.
+    rows = gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
+    offs = rows[:, None] * BN + cols[None, :]
+    gl.store(out_ptr + offs, gl.cumsum(gl.load(x_ptr + offs), axis=1))
+
+
+@gluon.jit
 def cluster_transpose_ctas(x_ptr, out_ptr, BM: gl.constexpr, BN: gl.constexpr, SRC: gl.constexpr, DST: gl.constexpr):
     rows = gl.arange(0, BM, gl.SliceLayout(1, SRC))
     cols = gl.arange(0, BN, gl.SliceLayout(0, SRC))

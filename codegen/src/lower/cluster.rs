@@ -52,8 +52,9 @@ fn split_ty(ty: &Type) -> bool {
 fn cluster_aware(op: &Op) -> bool {
     use tessel_tile::op_facts::LayoutKind;
     match op {
-        // Per-register ops: each CTA computes its own elements.
-        Op::Scan { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } | Op::AsyncCopy => false,
+        // Per-register ops: each CTA computes its own elements (a scan only along a dim the CTAs do not split).
+        Op::Scan { .. } => true,
+        Op::Atomic { .. } | Op::AtomicCas { .. } | Op::AsyncCopy => false,
         Op::Load { .. } | Op::Store { .. } => true,
         o if o.facts().layout == LayoutKind::Same => true,
         Op::Constant(_)
@@ -117,7 +118,18 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
                 ),
             ));
         }
-        if tys.clone().any(split_ty) && !cluster_aware(&d.op) {
+        // A scan along a dim the CTAs split would need the earlier CTAs' totals; along another, each CTA scans its
+        // own rows.
+        let scan_across = match &d.op {
+            Op::Scan { axis, .. } => tys.clone().any(|ty| match ty {
+                Type::Tensor { layout: Some(l), .. } => {
+                    bases(&l.linear, "block").iter().any(|b| b[*axis as usize] != 0)
+                }
+                _ => false,
+            }),
+            _ => false,
+        };
+        if tys.clone().any(split_ty) && (!cluster_aware(&d.op) || scan_across) {
             return Err((
                 Some(o),
                 format!(
