@@ -393,6 +393,23 @@ fn conversions_across_ctas_agree_with_the_interpreter() {
     }
 }
 
+/// Atomics on a tensor the CTAs split: each CTA does its own elements, and sees their old values.
+#[test]
+fn atomics_on_split_tensors_agree_with_the_interpreter() {
+    let lay = "gl.BlockedLayout([2], [32], [1], [0], cga_layout=[[1], [2]])";
+    let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), c(256), layout(lay)];
+    let ptx = ptx_for("cluster_fetch_add", args.clone(), 1, 4, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
+    assemble("fetch_add", &ptx, "sm_90a");
+    let x: Vec<f64> = Rng::new(3).vec(256);
+    let vals = [V::Buf(F32, x.clone()), V::Out(F32, 256)];
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 1, num_stages: 1, poison: true };
+    let outs =
+        run_on_ctas(&source(), "cluster_fetch_add", args, &opts, 4, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(*interp, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>(), "the old values");
+    assert_eq!(sim, interp, "simulated PTX vs interpreter");
+}
+
 /// A scan along a dim the CTAs do not split: each CTA scans its own rows.
 #[test]
 fn scans_within_each_cta_agree_with_the_interpreter() {

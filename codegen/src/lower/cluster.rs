@@ -53,8 +53,9 @@ fn cluster_aware(op: &Op) -> bool {
     use tessel_tile::op_facts::LayoutKind;
     match op {
         // Per-register ops: each CTA computes its own elements (a scan only along a dim the CTAs do not split).
-        Op::Scan { .. } => true,
-        Op::Atomic { .. } | Op::AtomicCas { .. } | Op::AsyncCopy => false,
+        Op::Scan { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => true,
+        // A copy into the CTA's shared memory would need the shared layout's CTA part.
+        Op::AsyncCopy => false,
         Op::Load { .. } | Op::Store { .. } => true,
         o if o.facts().layout == LayoutKind::Same => true,
         Op::Constant(_)
