@@ -15,6 +15,7 @@
 //! movement, arithmetic order and barriers, not a model of timing, memory consistency or divergent execution.
 
 mod bits;
+mod cluster;
 mod mma;
 mod parse;
 mod stmatrix;
@@ -75,6 +76,8 @@ struct Cta<'a> {
     generic_since_fence: bool,
     /// Tensor memory and mbarriers (`tcgen05`).
     tmem: tcgen05::State,
+    /// Its cluster (`cluster`): rank, ids, the peers' shared memory.
+    cluster: cluster::Member,
 }
 
 /// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
@@ -103,7 +106,8 @@ impl Cta<'_> {
                 "%ctaid.z" => self.ctaid[2] as u64,
                 "%nctaid.x" => self.grid[0] as u64,
                 "%nctaid.y" => self.grid[1] as u64,
-                _ => self.grid[2] as u64,
+                "%nctaid.z" => self.grid[2] as u64,
+                s => self.cluster.special(s).ok_or_else(|| format!("special register {s} is not simulated"))?,
             },
             Opnd::Sym(s) if s == "global_smem" => 0,
             other => return Err(format!("cannot read {other:?} as a value")),
@@ -173,6 +177,7 @@ impl Cta<'_> {
                     }
                     self.shadow[a + i].write = Some((t, epoch, wepoch));
                     self.shadow[a + i].atomic = false;
+                    self.cluster.wrote(a + i);
                 }
             }
         }
@@ -222,41 +227,22 @@ pub fn run(
     threads: u32,
     smem_bytes: u32,
 ) -> Result<(), String> {
-    let params: HashMap<String, u64> = prog.params.iter().cloned().zip(args.iter().copied()).collect();
-    for z in 0..grid[2] {
-        for y in 0..grid[1] {
-            for x in 0..grid[0] {
-                let mut cta = Cta {
-                    p: prog,
-                    regs: vec![vec![0; prog.n_regs]; threads as usize],
-                    params: &params,
-                    ctaid: [x, y, z],
-                    grid,
-                    // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
-                    smem: vec![0xA5; smem_bytes as usize],
-                    shadow: vec![Shadow::default(); smem_bytes as usize],
-                    epoch: 0,
-                    warp_epoch: vec![0; threads.div_ceil(32) as usize],
-                    generic_since_fence: false,
-                    tmem: Default::default(),
-                };
-                run_cta(&mut cta, global)?;
-            }
-        }
-    }
-    Ok(())
+    cluster::run(prog, global, args, grid, threads, smem_bytes, 1)
 }
 
-fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
+#[allow(unused_imports)]
+pub use cluster::run as run_clusters;
+
+/// Runs a CTA from `pc` until it exits (`true`) or waits at a cluster barrier (`false`, `pc` after the wait).
+fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<bool, String> {
     let n = c.regs.len();
-    let mut pc = 0;
     let mut steps = 0u64;
-    while pc < c.p.ins.len() {
+    while *pc < c.p.ins.len() {
         steps += 1;
         if steps > 50_000_000 {
             return Err("too many steps".into());
         }
-        let ins = c.p.ins[pc].clone();
+        let ins = c.p.ins[*pc].clone();
         let active: Vec<bool> = (0..n).map(|t| ins.pred.is_none_or(|(p, want)| (c.regs[t][p] != 0) == want)).collect();
         let base = ins.op.split('.').next().unwrap();
         match base {
@@ -265,18 +251,26 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 if active.iter().any(|&a| a) != active.iter().all(|&a| a) {
                     return Err(format!("line {}: divergent branch", ins.line));
                 }
-                pc = if active[0] { c.p.labels[target] } else { pc + 1 };
+                *pc = if active[0] { c.p.labels[target] } else { *pc + 1 };
                 continue;
             }
-            "ret" => return c.tmem.at_exit(),
+            "ret" => return c.tmem.at_exit().map(|()| true),
+            "barrier" => {
+                let wait = cluster::barrier(c, &ins.op, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
+                *pc += 1;
+                if wait {
+                    return Ok(false);
+                }
+                continue;
+            }
             "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
                 tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "fence" if ins.op.starts_with("fence.proxy.async") => {
                 c.generic_since_fence = false;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "mma" => {
@@ -284,12 +278,12 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                     return Err(format!("line {}: predicated mma.sync", ins.line));
                 }
                 mma::mma_sync(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "stmatrix" => {
                 stmatrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "wgmma" => {
@@ -299,13 +293,13 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                     }
                     wgmma::mma_async(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
             // groups order nothing here: a missing wait is the interpreter's to catch, not the simulator's.
             "cp" if ins.op.starts_with("cp.async.commit_group") || ins.op.starts_with("cp.async.wait_group") => {
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "bar" => {
@@ -314,7 +308,7 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 } else {
                     c.epoch += 1;
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             _ => {}
@@ -326,9 +320,9 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
         for (t, r, v) in writes {
             c.regs[t][r] = v;
         }
-        pc += 1;
+        *pc += 1;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Executes `ins` for thread `t`, recording register writes.
@@ -370,6 +364,14 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
+        "mapa" => put(&a[0], cluster::mapa(c, v(1)?, v(2)?)?)?,
+        "ld" if parts[1] == "shared::cluster" => {
+            let eb = (bits / 8) as usize;
+            let bytes = cluster::read(c, t, c.addr(t, &a[1])?, eb)?;
+            let mut b8 = [0u8; 8];
+            b8[..eb].copy_from_slice(&bytes);
+            put(&a[0], u64::from_le_bytes(b8))?
+        }
         "atom" | "red" => {
             // `atom{.sem}{.scope}.space.op.type d, [a], b` (returns the old value) and `red...` (does not).
             let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
