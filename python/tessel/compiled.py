@@ -242,7 +242,7 @@ class CompiledKernel:
         o = self.options
         self._metadata = KernelMetadata(
             name=self.name, hash=self.__dict__.get("hash"), shared=self._resources["shared"],
-            num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(1, 1, 1),
+            num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(o["num_ctas"], 1, 1),
             maxnreg=o["maxnreg"], target=target, launch_pdl=bool(o.get("launch_pdl", False)),
             launch_cooperative_grid=bool(o.get("launch_cooperative_grid", False)), debug=bool(o.get("debug", False)),
         )
