@@ -324,3 +324,32 @@ CASES += [
           ("weight_desc", "desc:w:64x576:block=64x64"), ("out_desc", "desc:y:block=64x64"), ("R", 3), ("S", 3),
           ("Ci", 64), ("out_h", 16), ("out_w", 16), ("pad_h", 1), ("pad_w", 1)], conv_ref),
 ]
+
+
+# 14-multicta: the multi-CTA softmax at the tutorial's own configuration picker (warps and CTAs per cluster from
+# the row length): its test's shapes, then rows long enough for clusters of 2, 4 and 8 CTAs. The other kernels of
+# 14 are Blackwell's (tcgen05, CLC); the multicast TMA copy is not lowered yet.
+def multicta_config(n_cols):
+    warps = next((v for limit, v in [(3072, 1), (6144, 2)] if n_cols <= limit), 4)
+    ctas = next((v for limit, v in [(16 * 1024, 1), (32 * 1024, 2), (64 * 1024, 4), (128 * 1024, 8)] if n_cols <= limit),
+                16)
+    return warps, ctas
+
+
+def softmax_ref(m, n):
+    def ref(b):
+        x = b["x_ptr"].reshape(m, n).astype(np.float64)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return [("out_ptr", e / e.sum(axis=1, keepdims=True), 1e-5)]
+    return ref
+
+
+def multicta_case(m, n):
+    warps, ctas = multicta_config(n)
+    return Case("14-multicta.py", "multicta_softmax_kernel", f"14 multicta_softmax_kernel ({m}x{n}, {ctas} CTAs)",
+                "*fp32,*fp32,i32,i32", [("BLOCK_N", n)], warps, str(m),
+                [("x_ptr", f"randn:{m}x{n}"), ("out_ptr", f"fill:nan:{m}x{n}"), ("x_row_stride", n),
+                 ("out_row_stride", n)], softmax_ref(m, n), extra=["--num-ctas", str(ctas)])
+
+
+CASES += [multicta_case(m, n) for (m, n) in ((64, 64), (64, 256), (4, 2**15), (16, 2**16), (2, 2**17))]

@@ -2,7 +2,8 @@
 row.
 
     python bench/tutorial_sweeps.py TUTORIALS_DIR [NAME.py ...] [--timeout SECONDS] [--order triton,tessel]
-                                    [--repeat N]
+                                    [--repeat N] [--side triton|tessel]
+    python bench/tutorial_sweeps.py NAME --compare TRITON_LOG TESSEL_LOG
 
 Runs each tutorial script unmodified twice: `python NAME.py` (upstream Triton) and `python -m tessel NAME.py`
 (tessel standing in for Triton), each printing its `perf_report` tables (`benchmark.run(print_data=True)`). Then,
@@ -16,6 +17,11 @@ One run per side cannot rank a row whose own column jumps 2x between neighbourin
 and the autotuner's timing noise). `--repeat N` runs each side N times, alternating which goes first, and compares
 the per-row medians of each column; it also prints, per table, how far the runs of one side spread (the largest
 max/min of a row), so a ratio smaller than that spread reads as noise.
+
+A tutorial that runs for minutes per side (06's autotuned attention) can run one side per GPU in one device
+command: `--side triton` with CUDA_VISIBLE_DEVICES=0 and `--side tessel` with CUDA_VISIBLE_DEVICES=1 at once, then
+`--compare` over the two logs. Two GPUs of one host are the same part, but not the same chip: the other providers'
+columns (torch, cuBLAS) show how far the two differ.
 """
 
 from __future__ import annotations
@@ -144,14 +150,25 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--order", default="triton,tessel", help="which run goes first (default triton,tessel)")
     p.add_argument("--repeat", type=int, default=1, help="runs per side; rows compare the medians (default 1)")
+    p.add_argument("--side", choices=["triton", "tessel"],
+                   help="run one side only (one GPU each, in one device command); compare the logs with --compare")
+    p.add_argument("--compare", nargs=2, metavar=("TRITON_LOG", "TESSEL_LOG"),
+                   help="compare two logs a --side run wrote, instead of running anything (DIR names the table)")
     args = p.parse_args(argv)
     logs = os.environ.get("OUT") or "/tmp"
     below = []
+    if args.compare:
+        tables = []
+        for log in args.compare:
+            with open(log) as f:
+                tables.append(parse_tables(f.read()))
+        below = compare(args.dir, *tables)
+        args.names = []
     for name in args.names:
         path = os.path.join(args.dir, name)
         cmds = {"triton": [sys.executable, path], "tessel": [sys.executable, "-m", "tessel", path]}
         runs = {"triton": [], "tessel": []}
-        order = args.order.split(",")
+        order = [args.side] if args.side else args.order.split(",")
         for run in range(args.repeat):
             for which in order if run % 2 == 0 else order[::-1]:
                 suffix = f"-{run + 1}" if args.repeat > 1 else ""
@@ -161,6 +178,8 @@ def main(argv=None):
                 if rc != 0:
                     print("   " + "\n   ".join(text.strip().splitlines()[-8:]))
                 runs[which].append(parse_tables(text))
+        if args.side:
+            continue
         outs = {}
         for which, tables in runs.items():
             outs[which], spread = median_tables([t for t in tables if t])

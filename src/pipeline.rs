@@ -270,6 +270,14 @@ fn run_with(
         text += &tessel_tile::print::print_func(&func);
         return Ok(Output::Sched { func, schedule: text });
     }
+    // What clusters cannot lower yet, at the op's span (or for the kernel as a whole).
+    if let Err((o, message)) = tessel_codegen::check_clusters(&func) {
+        let Some(loc) = o.and_then(|o| func.op(o).loc) else {
+            return Err(Error::from_codegen(tessel_codegen::CompileError::new(message)));
+        };
+        let span = tessel_lang::Span::new(loc.start as usize, loc.end as usize);
+        return Err(render(tessel_lang::Diagnostic::error(message, span)));
+    }
     let source = tessel_codegen::Source { file: ks.file, text: ks.source };
     let kernel = match t.time("code generation", || tessel_codegen::compile_with_source(&func, source)) {
         // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and

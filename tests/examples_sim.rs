@@ -45,7 +45,9 @@ fn compare_stages(
     grid: [u32; 3],
     target: Target,
 ) -> f64 {
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
+    // `file` is in `examples/`, or in `tests/kernels/` when it starts with `kernels/`.
+    let dir = if file.starts_with("kernels/") { "tests" } else { "examples" };
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(file)).unwrap();
     let opts = RunOptions { file, target, num_warps: warps, num_stages, poison: true };
     let outs = run_on(&source, kernel, spec, &opts, vals, grid).unwrap_or_else(|e| panic!("{file}: {e}"));
     let mut worst: f64 = 0.0;
@@ -273,6 +275,32 @@ def rs_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.const
     gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
 "#;
 
+/// The same with fp8: A in `DotOperandLayout(0, <the accumulator>, 4)` (four K elements to a register), B staged
+/// K-major as [N, K] and read through a permuted view, as fp8 wgmma needs.
+const GLUON_RS8: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma
+
+@gluon.jit
+def rs8_kernel(a_ptr, bt_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    ACC: gl.constexpr = gl.NVMMADistributedLayout([3, 0], [gl.num_warps(), 1], [16, N, 32])
+    A_OP: gl.constexpr = gl.DotOperandLayout(0, ACC, 4)
+    LOAD: gl.constexpr = gl.BlockedLayout([1, 16], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, M, layout=gl.SliceLayout(1, LOAD))
+    k = gl.arange(0, K, layout=gl.SliceLayout(0, LOAD))
+    a = gl.convert_layout(gl.load(a_ptr + r[:, None] * K + k[None, :]), A_OP)
+    nb = gl.arange(0, N, layout=gl.SliceLayout(1, LOAD))
+    bt = gl.load(bt_ptr + nb[:, None] * K + k[None, :])
+    layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([N, K], gl.float8e5)
+    bt_smem = gl.allocate_shared_memory(gl.float8e5, [N, K], layout, bt)
+    fence_async_shared()
+    acc = warpgroup_mma(a, bt_smem.permute((1, 0)), gl.zeros([M, N], gl.float32, ACC))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    gl.store(c_ptr + rc[:, None] * N + nc[None, :], acc)
+"#;
+
 #[test]
 fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
     for (m, n, k, warps) in [(64, 64, 32, 4), (128, 64, 64, 8)] {
@@ -285,6 +313,18 @@ fn gluon_wgmma_with_a_in_registers_matches_the_interpreter() {
             assert_eq!(got.len(), m * n);
             let err = tessel::tile::testing::rel_err(&got, &want);
             assert!(err < 1e-6, "{m}x{n}x{k} on {warps} warps: {err}");
+        }
+    }
+    // fp8 (e5m2) A in registers, packed four to a register; B from [N, K] through a permuted view.
+    use ScalarType::F8E5M2 as E5;
+    for (m, n, k, warps) in [(64, 64, 32, 4), (128, 128, 64, 8)] {
+        let spec = vec![ptr(E5), ptr(E5), ptr(F32), c(m as i64), c(n as i64), c(k as i64)];
+        let vals = [V::Buf(E5, random(m * k, 10, E5)), V::Buf(E5, random(n * k, 11, E5)), V::Out(F32, m * n)];
+        let opts = RunOptions { file: "rs8.py", target: Target::Sm90a, num_warps: warps, num_stages: 3, poison: true };
+        let outs = run_on(GLUON_RS8, "rs8_kernel", spec, &opts, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+        for (got, want) in outs {
+            let err = tessel::tile::testing::rel_err(&got, &want);
+            assert!(err < 1e-6, "fp8 {m}x{n}x{k} on {warps} warps: {err}");
         }
     }
 }

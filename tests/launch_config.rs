@@ -1,5 +1,5 @@
 //! The launch configuration that reaches the PTX: Triton's `maxnreg` becomes `.maxnreg N` in the entry (and the
-//! cache key, through the specialization); `num_ctas` > 1 is refused with an error naming clusters.
+//! cache key, through the specialization); `num_ctas` > 1 is a cluster launch (`tests/clusters.rs`).
 
 mod common;
 
@@ -46,6 +46,7 @@ fn maxnreg_is_an_entry_directive() {
                 target,
                 tensor_maps: Vec::new(),
                 scratch_bytes: 0,
+                num_ctas: 1,
             };
             tessel::runtime::assemble(&kernel).unwrap();
         }

@@ -173,6 +173,30 @@ fn pipelined_attention_computes_what_the_loop_as_written_does() {
     attention(20, 64, true, 2);
 }
 
+/// A tile two dots read, one of them transposed (attention backward's `dot(k, qT)` and `dot(p, tl.trans(qT))`):
+/// one ring serves both, the second dot through a permuted view of the buffer the first reads. Trip counts 0
+/// to 5, 2 to 4 stages.
+#[test]
+fn a_load_staged_for_two_dots_pipelines_through_one_ring() {
+    let (block, d) = (64usize, 64usize);
+    for (steps, stages) in [(0usize, 3u32), (1, 3), (2, 4), (5, 3), (5, 2), (3, 4)] {
+        let spec = vec![ptr(F16), ptr(F16), ptr(F32), int(true), c(block as i64), c(d as i64)];
+        let f = layout_ir("kernels/staged_twice.py", "staged_twice", spec, 4, stages);
+        let p = pipelined(&f, 1);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains("1 load(s) pipelined"), "{schedule}");
+        let n = steps * block;
+        let vals = [
+            V::Buf(F16, random(block * d, 6)),
+            V::Buf(F16, random(n.max(1) * d, 7)),
+            V::Out(F32, block * d),
+            V::Int(n as i64),
+        ];
+        let (want, got) = (outputs(&f, &vals, [1, 1, 1]), outputs(&p, &vals, [1, 1, 1]));
+        assert!(want == got, "{steps} steps, {stages} stages: pipelined result differs");
+    }
+}
+
 /// Five stages of 128x256x64 fp16 tiles need 240 KiB of rings, more than a CTA may have on the H100: the error
 /// names each ring and its size and says what to change, instead of failing at launch.
 #[test]

@@ -1,7 +1,8 @@
 //! tessel-codegen owns the way from layout IR to the hardware: the shared-memory allocator and the barrier
 //! analysis ([`smem`]), the per-thread lowering of every layout-IR op into PTX (elementwise math, memory ops,
 //! reductions and scans, layout conversions, `dot` on CUDA cores, `mma.sync` and `wgmma`, control flow, debug
-//! printing), PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
+//! printing, thread-block clusters: CTA ranks in layouts, reductions across CTAs through distributed shared memory),
+//! PTX per target (sm_80, sm_90a, sm_100a; [`ptx`]: typed instructions, each opcode a
 //! [`ptx::Mnemonic`] enum and its dotted modifiers, printed to text once), and the [`Kernel`] a launch needs (its
 //! PTX, launch facts and tensor-map parameters), or a [`CompileError`] naming the op and the [`Cause`] (the resource
 //! that ran out, as data). It reads the target and launch configuration from the function
@@ -41,6 +42,10 @@ pub struct Kernel {
     /// tensor maps, the address of `scratch_bytes` × (number of programs) bytes, 128-byte aligned, which the
     /// runtime allocates in the launch's stream order and keeps for the kernel's next launch on that stream.
     pub scratch_bytes: u32,
+    /// CTAs per thread-block cluster (`num_ctas`). Above 1 a program is a cluster: the launch's grid is
+    /// (programs × `num_ctas`) along x, with the cluster dimension `(num_ctas, 1, 1)` (the entry's
+    /// `.reqnctapercluster`).
+    pub num_ctas: u32,
 }
 
 /// A tensor-map parameter: what the map's encoding follows from (`tessel_tile::tma::block` of the element type
@@ -83,8 +88,6 @@ pub enum Cause {
     Exhausted { exhausted: Exhausted, detail: String },
     /// A launch option out of range.
     Config(ConfigError),
-    /// Thread-block clusters (`num_ctas` > 1), which nothing lowers yet.
-    Clusters(u32),
     /// A descriptor block without a TMA copy.
     Tma(TmaError),
     /// A shared-memory view without a layout.
@@ -154,9 +157,6 @@ impl fmt::Display for Cause {
         match self {
             Cause::Exhausted { detail, .. } => f.write_str(detail),
             Cause::Config(e) => write!(f, "{e}"),
-            Cause::Clusters(n) => {
-                write!(f, "num_ctas = {n}: thread-block clusters are not implemented; launch with num_ctas=1")
-            }
             Cause::Tma(e) => write!(f, "{e}"),
             Cause::View(e) => write!(f, "{e}"),
             Cause::NotHeld(e) => write!(f, "{e}"),
@@ -183,6 +183,14 @@ impl std::error::Error for CompileError {}
 pub struct Source<'a> {
     pub file: &'a str,
     pub text: &'a str,
+}
+
+/// The rules of thread-block clusters (`num_ctas` > 1) a kernel of layout IR must keep for code generation:
+/// the first op that breaks one (`None`: the kernel as a whole), and why (auto mode, a target without clusters, an op on a tensor spread over
+/// the CTAs that nothing lowers across CTAs yet...). The pipeline reports it at the op's source span;
+/// [`compile`] checks it too.
+pub fn check_clusters(f: &Func) -> Result<(), (Option<OpId>, String)> {
+    lower::cluster::check(f)
 }
 
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for its target (`f.target`).
@@ -213,12 +221,8 @@ fn dump_ptx(f: &Func, source: Option<&str>, k: &Kernel) {
 }
 
 /// Checks the parts of the launch configuration the code does not read: `maxnreg` (printed by the entry as
-/// `.maxnreg N`) must be in range, and `num_ctas` > 1 (thread-block clusters) is refused: nothing lowers clusters
-/// yet.
+/// `.maxnreg N`) must be in range.
 fn check_launch_config(f: &Func) -> Result<(), CompileError> {
-    if f.config.num_ctas != 1 {
-        return Err(Cause::Clusters(f.config.num_ctas).into());
-    }
     if let Some(n) = f.config.maxnreg
         && !(24..=256).contains(&n)
     {

@@ -55,7 +55,7 @@ fn barrier<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
         return Err(e.err(
             b.req("cluster").span,
-            "`cluster=True` barriers need a cluster launch, which tessel does not do yet",
+            "`cluster=True` barriers are not supported yet (the cross-CTA reductions and conversions insert their own cluster barriers)",
         ));
     }
     e.emit(Op::DebugBarrier, &[], vec![], b.span)?;

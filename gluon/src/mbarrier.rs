@@ -40,9 +40,7 @@ fn layout() -> SharedLayout {
 
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if b.opt("two_ctas").is_some() && e.const_bool(b.req("two_ctas"), &b.fname, "two_ctas")? {
-        return Err(
-            e.err(b.req("two_ctas").span, "two-CTA barriers need a cluster launch, which tessel does not do yet")
-        );
+        return Err(e.err(b.req("two_ctas").span, "two-CTA barriers are not supported yet"));
     }
     let shape = match b.opt("batch") {
         None => vec![1],
@@ -116,7 +114,7 @@ fn expect<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 fn arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let bar = barrier(e, &b)?;
     if let Some(a) = b.opt("from_cta") {
-        return Err(e.err(a.span, "`from_cta` (remote arrivals) needs a cluster launch, which tessel does not do yet"));
+        return Err(e.err(a.span, "`from_cta` (remote arrivals) is not supported yet"));
     }
     let count = count(e, b.req("count"), &b.fname, "count")?;
     emit_predicated(e, &b, Op::MBarrierArrive { count }, bar)
@@ -172,9 +170,7 @@ fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 
 pub(crate) fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
-        return Err(
-            e.err(b.req("cluster").span, "`cluster=True` fences need a cluster launch, which tessel does not do yet")
-        );
+        return Err(e.err(b.req("cluster").span, "`cluster=True` fences are not supported yet"));
     }
     e.emit(Op::FenceAsyncShared, &[], vec![], b.span)?;
     Ok(Value::None)

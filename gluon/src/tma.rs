@@ -102,7 +102,9 @@ fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, load: bool) -> R<()> {
         && let Some(a) = b.opt("multicast")
         && e.const_bool(a, &b.fname, "multicast")?
     {
-        return Err(e.err(a.span, "multicast TMA needs a cluster launch, which tessel does not do yet"));
+        return Err(
+            e.err(a.span, "multicast TMA is not supported yet (clusters are: num_ctas > 1 with cga_layout layouts)")
+        );
     }
     if let Some(a) = b.opt("cache_policy")
         && !matches!(a.value, Value::None)

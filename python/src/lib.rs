@@ -378,7 +378,8 @@ struct Compiled {
 
 /// Elaborates `kernel` of `source` for one specialization: `params` gives each parameter's spelling (see
 /// `arg_spec`), in order; trailing parameters left out take their defaults. `maxnreg` caps the registers per
-/// thread of the GPU code (`.maxnreg`); `num_ctas` is what `gl.num_ctas()` returns (code generation takes 1).
+/// thread of the GPU code (`.maxnreg`); `num_ctas` is what `gl.num_ctas()` returns and, above 1, the CTAs of the
+/// thread-block cluster each program is (gluon kernels; `launch` then launches clusters).
 /// `modules`: the kernel's module set, a list of `(dotted_name, file, source, is_package, bindings)` holding the
 /// kernel's own module (the entry whose file is `file`) and the modules its imports reach; `bindings` maps global
 /// names to the dotted path of what Python bound them to (None: the imports are read from the source). Without

@@ -19,6 +19,7 @@ from . import language as tl
 from ._tessel import DEFAULT_LAUNCH
 from ._constants import const_key as _const_key
 from .runtime import TRUE_VALUES as _TRUE_VALUES
+from .tools import TensorDescriptor
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 # Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
@@ -142,8 +143,8 @@ def make_launcher(jf):
     """The launcher of one kernel: a function of `(grid, *args, **kwargs)`, generated from its signature (as
     Triton generates its binder), that checks each argument's type inline, builds a flat key of what the
     specialization depends on and the packed runtime arguments, and launches the cached kernel natively. Anything
-    it does not handle inline (no CUDA tensor, `TRITON_INTERPRET`, tensor subclasses, descriptors, None, numpy
-    scalars, mixed devices, a new specialization) goes to the generic path (`_run_slow`), which raises the errors
+    it does not handle inline (no CUDA tensor, `TRITON_INTERPRET`, tensor subclasses, descriptors other than
+    `TensorDescriptor` over a torch tensor, None, numpy scalars, mixed devices, a new specialization) goes to the generic path (`_run_slow`), which raises the errors
     and fills the cache."""
     params = list(jf.signature.parameters.values())
     names = [p.name for p in params]
@@ -229,6 +230,20 @@ def make_launcher(jf):
                 f"    elif _t_k{i} is bool:",
                 f"        _t_c{i} = 11",
                 f"        _t_args.append(1 if {v} else 0)",
+                # A host tensor descriptor (tutorial 06 passes four per launch): its base tensor's pointer, then
+                # its shape and strides; the key holds the dtype, the block shape and the padding.
+                f"    elif _t_k{i} is _t_desc and {v}.base.__class__ is _t_tensor:",
+                f"        _t_b = {v}.base",
+                "        _t_d = _t_b.get_device()",
+                "        if _t_d != _t_dev:",
+                "            if _t_dev != -2 or _t_d < 0:",
+                f"                {slow}",
+                "            _t_dev = _t_d",
+                f"        _t_k{i} = _t_b.dtype",
+                f"        _t_c{i} = (*{v}.block_shape, {v}.padding)",
+                "        _t_args.append(_t_b.data_ptr())",
+                f"        _t_args += {v}.shape",
+                f"        _t_args += {v}.strides",
                 "    else:",
                 f"        {slow}",
             ]
@@ -256,6 +271,7 @@ def make_launcher(jf):
     scope = {
         "_t_defaults": [p.default for p in params],
         "_t_tensor": torch.Tensor,
+        "_t_desc": TensorDescriptor,
         "_t_simple": _SIMPLE_CONST_TYPES,
         "_t_const_key": _const_key,
         "_t_interpret": _interpret_requested,

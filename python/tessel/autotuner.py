@@ -24,6 +24,7 @@ from ._tessel import DEFAULT_LAUNCH
 from ._triton.interface import AutotunerError, KernelInterface
 from .jit import JITFunction, _interpret_requested, _use_interpreter
 from .runtime import gpu_target
+from .tools import TensorDescriptor
 
 
 class Config:
@@ -233,6 +234,9 @@ class Autotuner(_Launcher):
         if hit is not None:
             config, config_kwargs, _ = hit
             self.best_config = config
+            if config.pre_hook is not None:
+                # Every launch runs the config's pre-hook (tutorial 06's sets its descriptors' block shapes).
+                config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config_kwargs})
             return self.fn.run(*args, **kwargs, **config_kwargs)
         if kwargs.get("warmup"):
             kwargs.pop("warmup")
@@ -259,8 +263,7 @@ class Autotuner(_Launcher):
             self.best_config = config
             if config.pre_hook is not None:
                 config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
-            else:
-                self._remember(args, kwargs, config, key)
+            self._remember(args, kwargs, config, key)
             return self.fn.run(*args, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
@@ -275,7 +278,9 @@ class Autotuner(_Launcher):
         arguments (simple values only) and TRITON_INTERPRET; None when the arguments need `run`'s binding."""
         index = self._key_index
         simple = self._SIMPLE
-        if len(index) != len(self.keys) or any(i >= len(args) or args[i].__class__ not in simple for i in index):
+        # Key arguments given by keyword (tutorial 06's N_CTX, HEAD_DIM...) are among the simple keywords below.
+        n = len(args)
+        if len(index) != len(self.keys) or any(i < n and args[i].__class__ not in simple for i in index):
             return None
         extra = []
         for k, v in kwargs.items():
@@ -288,9 +293,12 @@ class Autotuner(_Launcher):
             dtype = getattr(a, "dtype", None)
             if dtype is not None:
                 kinds.append((dtype, getattr(a, "is_cuda", False)))
+            elif a.__class__ is TensorDescriptor:
+                # Not part of `run`'s key (no dtype), but where its base lives picks the interpreter or the GPU.
+                kinds.append((TensorDescriptor, getattr(a.base, "is_cuda", False)))
             elif a.__class__ not in simple:
                 return None
-        return (tuple([args[i] for i in index]), tuple(kinds), tuple(extra), _interpret_requested())
+        return (tuple([args[i] for i in index if i < n]), tuple(kinds), tuple(extra), _interpret_requested())
 
     def _dispatch(self, args, kwargs):
         """(config, its launch keywords) for arguments whose fast key has been dispatched before, else None (also

@@ -8,13 +8,10 @@ from __future__ import annotations
 import collections
 import os
 import sys
-import weakref
 
 from . import _tessel
 from ._sass import find_ptxas
 from ._memory import HostRegions, is_torch_tensor
-
-_NATIVES = weakref.WeakKeyDictionary()  # CompiledKernel -> its native `_tessel.Compiled`
 
 
 class CompiledKernel:
@@ -47,22 +44,31 @@ class CompiledKernel:
         self._compile_target = target
         self.hash = hash
 
-    # The native kernel lives outside the instance's `__dict__`: torch's inductor copies that dict to send a
-    # compiled kernel between processes, and the native object does not pickle. A copy rebuilt from its
-    # `__dict__` recompiles from `_recipe` on first use.
+    # The native kernel lives in a slot, outside the instance's `__dict__`: torch's inductor copies that dict to
+    # send a compiled kernel between processes, and the native object does not pickle (`__getstate__` leaves it
+    # out too). A copy rebuilt from its `__dict__` recompiles from `_recipe` on first use. A slot, not a side
+    # table: every launch reads it. `_handles` (set by `_init_handles`) is a slot for the same reason: a copy
+    # made from `__dict__` must run `_init_handles` again.
+    __slots__ = ("__dict__", "__weakref__", "_native", "_handles")
+
     @property
     def native(self):
-        n = _NATIVES.get(self)
-        if n is None:
+        try:
+            return self._native
+        except AttributeError:
             recipe = self.__dict__.get("_recipe")
             if recipe is None:
                 raise RuntimeError(f"`{self.name}`: this compiled kernel has no native code and no recipe to build it")
-            n = _NATIVES[self] = build_native(recipe)
-        return n
+            self._native = build_native(recipe)
+            return self._native
 
     @native.setter
     def native(self, value):
-        _NATIVES[self] = value
+        self._native = value
+        self.__dict__.pop("_runners", None)  # launch functions made for the previous native kernel
+
+    def __getstate__(self):
+        return self.__dict__.copy()
 
     @property
     def asm(self):
@@ -120,6 +126,7 @@ class CompiledKernel:
         if packing is None or self.interpreted or g is None:
             return slow
         n_args = len(self.fn.arg_names)
+        launch = self.native.launch
 
         def fast(*args, stream=None, **kwargs):
             if kwargs or len(args) != n_args:
@@ -138,7 +145,7 @@ class CompiledKernel:
                     ir_args.append(float(v))
             if device < 0:
                 return slow(*args, stream=stream)
-            self.native.launch(device, _stream_of(device) if stream is None else stream, g, ir_args)
+            launch(device, _stream_of(device) if stream is None else stream, g, ir_args)
             return None
 
         return fast
@@ -167,7 +174,13 @@ class CompiledKernel:
         return packing
 
     def _init_handles(self):
-        """Loads the kernel on the current CUDA device (a GPU specialization) and finds its resource usage."""
+        """Loads the kernel on the current CUDA device (a GPU specialization) and finds its resource usage; once
+        (tutorial 02 calls it before every launch)."""
+        try:
+            if self._handles:
+                return
+        except AttributeError:
+            pass
         for attr in ("run", "function", "module"):  # what torch's inductor blanks when it sends a kernel across
             if attr in self.__dict__ and self.__dict__[attr] is None:
                 del self.__dict__[attr]
@@ -178,6 +191,7 @@ class CompiledKernel:
                     self.native.load(torch.cuda.current_device())
             self._loaded = True
         self._find_resources()
+        self._handles = True
 
     def _find_resources(self):
         """The resource usage (`_resources`), found once, without loading anything on a device (inductor reads
@@ -192,12 +206,14 @@ class CompiledKernel:
 
     @property
     def n_regs(self):
-        self._find_resources()
+        if self._resources is None:
+            self._find_resources()
         return self._resources["n_regs"]
 
     @property
     def n_spills(self):
-        self._find_resources()
+        if self._resources is None:
+            self._find_resources()
         return self._resources["n_spills"]
 
     @property
@@ -213,8 +229,9 @@ class CompiledKernel:
     @property
     def metadata(self):
         """Triton's `metadata` (built once: scripts read it around every launch)."""
-        if "_metadata" in self.__dict__:
-            return self._metadata
+        m = self.__dict__.get("_metadata")
+        if m is not None:
+            return m
         from .runtime import GPUTarget
 
         self._find_resources()
@@ -225,7 +242,7 @@ class CompiledKernel:
         o = self.options
         self._metadata = KernelMetadata(
             name=self.name, hash=self.__dict__.get("hash"), shared=self._resources["shared"],
-            num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(1, 1, 1),
+            num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(o["num_ctas"], 1, 1),
             maxnreg=o["maxnreg"], target=target, launch_pdl=bool(o.get("launch_pdl", False)),
             launch_cooperative_grid=bool(o.get("launch_cooperative_grid", False)), debug=bool(o.get("debug", False)),
         )

@@ -339,11 +339,12 @@ class JITFunction(KernelInterface):
             hit = self.cache.get(key)
         if hit is not None:
             return hit, specs
-        if not interpret and opts["num_ctas"] != 1:
+        if not interpret and opts["num_ctas"] != 1 and self.decorator != "gluon":
             raise NotImplementedError(
-                f"num_ctas={opts['num_ctas']}: tessel's GPU code generator does not implement thread-block clusters "
-                "(num_ctas > 1) yet; launch with num_ctas=1 (the interpreter runs such launches, since they do not "
-                "change results)"
+                f"num_ctas={opts['num_ctas']}: tessel's GPU code generator runs thread-block clusters (num_ctas > 1) "
+                "for @gluon.jit kernels, whose layouts say how a tensor is split over the cluster; auto mode does not "
+                "split tensors over CTAs yet: launch with num_ctas=1 (the interpreter runs such launches, since they "
+                "do not change results)"
             )
         native_specs = [
             ("const", native_const(s[1], p.name, self.fn.__globals__)) if s[0] == "const" else s
@@ -523,8 +524,9 @@ class JITFunction(KernelInterface):
         return compiled
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compiles the specialization these arguments select, without running it."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compiles the specialization these arguments select, without running it: the launcher's path up to the
+        launch, as `run(..., warmup=True)` takes it (called directly: tutorial 02 warms up before every launch)."""
+        return self._launcher(grid, *_mock_dtypes(args), _t_warmup=True, **kwargs)
 
 
 class _KernelCache(dict):

@@ -131,6 +131,43 @@ def test_tuned_dispatch_reads_the_key_off_the_arguments(tmp_path, monkeypatch):
     assert scale._dispatch((x, out, 100), {"grid": grid, "warmup": False, "factor": 2.0}) is None
 
 
+@tessel.jit
+def rows_kernel(in_desc, out_ptr, N_ROWS, COLS: tl.constexpr, ROWS: tl.constexpr):
+    row = tl.program_id(0) * ROWS
+    offs = (row + tl.arange(0, ROWS))[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    tl.store(out_ptr + offs, in_desc.load([row, 0]) * 2, mask=offs < N_ROWS * COLS)
+
+
+def test_pre_hooked_configs_dispatch_fast_and_run_their_hook_every_launch(tmp_path, monkeypatch):
+    # Tutorial 06: descriptors whose block shape the config's pre-hook sets, key arguments by keyword. Once
+    # tuned, launches dispatch without binding, and the hook still runs before each.
+    from tessel.tools import TensorDescriptor
+
+    monkeypatch.setenv("TESSEL_CACHE_DIR", str(tmp_path))
+    hooked = []
+
+    def set_block(nargs):
+        hooked.append(nargs["ROWS"])
+        nargs["in_desc"].block_shape = [nargs["ROWS"], nargs["COLS"]]
+
+    timings = iter([2.0, 1.0] * 10)
+    configs = [tessel.Config({"ROWS": r}, pre_hook=set_block) for r in (8, 16)]
+    tuned = tessel.autotune(configs=configs, key=["N_ROWS"], do_bench=lambda fn, quantiles: (fn(), next(timings))[1])(
+        rows_kernel)
+    x = np.random.rand(40, 16).astype(np.float32)
+    grid = lambda m: (tessel.cdiv(40, m["ROWS"]),)  # noqa: E731
+    for _ in range(3):
+        out = np.full_like(x, np.nan)
+        desc = TensorDescriptor(x, shape=[40, 16], strides=[16, 1], block_shape=[1, 1])
+        tuned[grid](desc, out, N_ROWS=40, COLS=16)
+        np.testing.assert_array_equal(out, x * 2)
+    assert tuned.best_config is configs[1] and len(tuned._chosen) == 1
+    assert hooked[-2:] == [16, 16]  # the two dispatched launches ran the winner's hook
+    kwargs = {"grid": grid, "warmup": False, "N_ROWS": 40, "COLS": 16}
+    assert tuned._dispatch((desc, out), kwargs)[0] is configs[1]
+    assert tuned._dispatch((desc, out), {**kwargs, "N_ROWS": 41}) is None  # a new key value
+
+
 def test_triton_interpret_is_read_as_tritons_knob(monkeypatch):
     from tessel.jit import _interpret_requested
 

@@ -368,3 +368,36 @@ def test_launch_option_defaults_come_from_the_native_module():
     config = inspect.signature(autotuner.Config).parameters
     assert {k: config[k].default for k in d} == d
     assert {k: v for k, v in _compiler_face._options_dict({}).items() if k in d} == d
+
+
+@tessel.jit
+def desc_rows_kernel(in_desc, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    row = tl.program_id(0) * ROWS
+    x = in_desc.load([row, 0])
+    offs = (row + tl.arange(0, ROWS))[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    tl.store(out_ptr + offs, x)
+
+
+def test_a_tensor_descriptor_launches_on_the_fast_path(fake_cuda, monkeypatch):
+    # Tutorial 06 passes four host descriptors per launch: the launcher packs them inline (base pointer, shape,
+    # strides) and keys them by dtype, block shape and padding, without the generic path.
+    from tessel.tools import TensorDescriptor
+
+    def desc(ptr, rows, block_rows):
+        return TensorDescriptor(FakeTensor(ptr, dtype="torch.float16"), shape=[rows, 32], strides=[32, 1],
+                                block_shape=[block_rows, 32])
+
+    desc_rows_kernel.cache.clear()
+    out = FakeTensor(BASE + 65536, dtype="torch.float16")
+    rec = recording(desc_rows_kernel, desc(BASE, 256, 64), out, ROWS=64, COLS=32, grid=(4,))
+    (compiled,) = desc_rows_kernel.cache.values()
+    desc_rows_kernel[(4,)](desc(BASE, 256, 64), out, ROWS=64, COLS=32)  # fills the launcher's cache
+    with monkeypatch.context() as m:
+        m.setattr(desc_rows_kernel, "_run_slow", lambda *a, **k: pytest.fail("took the generic path"))
+        m.setattr(desc_rows_kernel, "_run_cuda", lambda *a, **k: pytest.fail("missed the launcher's cache"))
+        desc_rows_kernel[(2,)](desc(BASE + 4096, 128, 64), out, ROWS=64, COLS=32)
+    assert rec.launches == [(0, 1000, (4, 1, 1), [BASE, 256, 32, 32, 1, BASE + 65536]),
+                            (0, 1000, (2, 1, 1), [BASE + 4096, 128, 32, 32, 1, BASE + 65536])]
+    # Another block shape is another specialization.
+    assert desc_rows_kernel.warmup(desc(BASE, 256, 32), out, ROWS=32, COLS=32, grid=(8,)) is not compiled
+    assert len(desc_rows_kernel.cache) == 2

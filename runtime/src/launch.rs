@@ -1,6 +1,6 @@
 //! Launching a loaded kernel: its arguments (typed, or raw 8-byte slots for a launch on another library's
 //! stream), the tensor maps and global scratch appended after them, and launch attributes (programmatic
-//! dependent launch).
+//! dependent launch, and the cluster dimension of a kernel whose program is a thread-block cluster).
 
 use std::ffi::{CString, c_void};
 use std::sync::Arc;
@@ -42,6 +42,8 @@ pub struct LoadedKernel {
     /// Global scratch bytes per program (`Kernel::scratch_bytes`), and the buffers kept per stream.
     scratch_bytes: u32,
     scratch: ScratchCache,
+    /// CTAs per cluster (`Kernel::num_ctas`): a program is a cluster of this many CTAs along x.
+    num_ctas: u32,
     ctx: Arc<CudaContext>,
 }
 
@@ -62,6 +64,7 @@ impl LoadedKernel {
             tensor_maps: k.tensor_maps.clone(),
             scratch_bytes: k.scratch_bytes,
             scratch: Default::default(),
+            num_ctas: k.num_ctas.max(1),
             ctx: ctx.clone(),
         };
         let name = CString::new(k.name.as_str()).map_err(|_| RuntimeError::Argument("bad kernel name".into()))?;
@@ -80,7 +83,26 @@ impl LoadedKernel {
                 "setting the dynamic shared memory limit",
             )?;
         }
+        if k.num_ctas > 8 {
+            // Clusters of 16 CTAs are not portable: the function must opt in.
+            // SAFETY: `func` is a valid function handle.
+            check(
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        loaded.func,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                        1,
+                    )
+                },
+                "allowing a non-portable cluster size",
+            )?;
+        }
         Ok(loaded)
+    }
+
+    /// CTAs per thread-block cluster: 1, or the `num_ctas` the kernel was compiled for.
+    pub fn num_ctas(&self) -> u32 {
+        self.num_ctas
     }
 
     /// Launches over `grid` programs on `stream`, the `CUstream` handle (as an integer, the way torch's
@@ -192,7 +214,9 @@ impl LoadedKernel {
         r
     }
 
-    /// The launch itself: `cuLaunchKernel`, or `cuLaunchKernelEx` when `opts` asks for launch attributes.
+    /// The launch itself: `cuLaunchKernel`, or `cuLaunchKernelEx` when `opts` asks for launch attributes or the
+    /// kernel's programs are clusters (`grid` counts programs: the CTA grid is `num_ctas` times wider along x, with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` (num_ctas, 1, 1)).
     ///
     /// # Safety
     /// `ptrs` holds one pointer per kernel parameter, each to at least the parameter's size of bytes that stay
@@ -205,6 +229,10 @@ impl LoadedKernel {
         opts: LaunchOptions,
     ) -> Result<(), RuntimeError> {
         let mut attrs = opts.attributes();
+        let grid = cta_grid(grid, self.num_ctas)?;
+        if self.num_ctas > 1 {
+            attrs.push(cluster_dimension(self.num_ctas));
+        }
         if attrs.is_empty() {
             // SAFETY: the caller's promise.
             let r = unsafe {
@@ -273,6 +301,27 @@ impl LaunchOptions {
     }
 }
 
+/// The CTA grid of `grid` programs of `num_ctas` CTAs each (clusters along x), within CUDA's limit on x.
+pub fn cta_grid(grid: [u32; 3], num_ctas: u32) -> Result<[u32; 3], RuntimeError> {
+    match grid[0].checked_mul(num_ctas).filter(|&x| x <= i32::MAX as u32) {
+        Some(x) => Ok([x, grid[1], grid[2]]),
+        None => Err(RuntimeError::Argument(format!(
+            "{} programs of {num_ctas} CTAs along x exceed CUDA's grid limit (2^31 - 1 CTAs)",
+            grid[0]
+        ))),
+    }
+}
+
+/// The launch attribute of clusters of `num_ctas` CTAs along x.
+fn cluster_dimension(num_ctas: u32) -> sys::CUlaunchAttribute {
+    // SAFETY: an all-zero launch attribute value is a valid bit pattern for every member of the union.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.clusterDim.x = num_ctas;
+    value.clusterDim.y = 1;
+    value.clusterDim.z = 1;
+    sys::CUlaunchAttribute { id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, pad: [0; 4], value }
+}
+
 impl Drop for LoadedKernel {
     fn drop(&mut self) {
         // The thread's current context is left as it was (a kernel may be dropped on a thread that uses another
@@ -302,5 +351,20 @@ mod tests {
         assert_eq!(attrs[0].id as u32, 6, "CUDA's value of the attribute");
         // SAFETY: the member the attribute's id selects, written by `attributes`.
         assert_eq!(unsafe { attrs[0].value.programmaticStreamSerializationAllowed }, 1);
+    }
+
+    /// A cluster launch: the cluster dimension attribute (CUDA's id 4) with (num_ctas, 1, 1), and a CTA grid
+    /// num_ctas times wider along x, refused past CUDA's limit.
+    #[test]
+    fn clusters_set_the_cluster_dimension() {
+        let a = cluster_dimension(4);
+        assert_eq!(a.id, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        assert_eq!(a.id as u32, 4, "CUDA's value of the attribute");
+        // SAFETY: the member the attribute's id selects, written by `cluster_dimension`.
+        let d = unsafe { a.value.clusterDim };
+        assert_eq!((d.x, d.y, d.z), (4, 1, 1));
+        assert_eq!(cta_grid([3, 2, 1], 4).unwrap(), [12, 2, 1]);
+        assert_eq!(cta_grid([3, 2, 1], 1).unwrap(), [3, 2, 1]);
+        assert!(cta_grid([1 << 30, 1, 1], 4).is_err());
     }
 }

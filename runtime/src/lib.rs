@@ -1,6 +1,6 @@
 //! tessel-runtime owns everything between a compiled [`Kernel`](tessel_codegen::Kernel) (PTX text and launch
 //! facts, from tessel-codegen) and the GPU: the CUDA driver (the device's primary context, device memory, module
-//! loading, launches and their timing), the `ptxas` and `nvdisasm` subprocesses (whole-program cubins, `--emit
+//! loading, launches (thread-block clusters among them) and their timing), the `ptxas` and `nvdisasm` subprocesses (whole-program cubins, `--emit
 //! sass`), the tensor maps a launch encodes for TMA copies ([`tensor_map`]), the global scratch of kernels that
 //! write tensor maps, and the on-disk compile cache ([`cache`]). It is the only crate that links cudarc.
 //!

@@ -199,6 +199,8 @@ pub enum SkipReason {
     Tma(TmaError),
     /// The wgmma stages the tile in another layout than its TMA copy writes.
     StagedLayout,
+    /// The dots stage the tile in layouts that are not views of one buffer.
+    Views,
 }
 
 impl fmt::Display for AsWritten {
@@ -256,6 +258,7 @@ impl fmt::Display for Skipped {
             SkipReason::Width(w) => write!(f, "{v}: {w}-byte accesses (cp.async needs 4, 8 or 16)"),
             SkipReason::NonZeroOther => write!(f, "{v}: masked-off elements are not 0 (cp.async fills them with 0)"),
             SkipReason::Tma(e) => write!(f, "{v}: {e}"),
+            SkipReason::Views => write!(f, "{v}: its dots stage it in layouts that are not views of one buffer"),
             SkipReason::StagedLayout => {
                 write!(f, "{v}: the wgmma stages it in another layout than its TMA copy writes")
             }

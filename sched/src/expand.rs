@@ -300,18 +300,20 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
-        if let Consumer::Alloc(alloc) = l.consumer {
-            let staged = e.f.op(alloc).results[0];
-            let read = match &l.permute {
-                Some((permute, order)) => {
-                    let ty = crate::plan::permuted(&one, order)?;
-                    e.f.unlink(*permute);
-                    e.value(Op::MemDescPermute { order: order.clone() }, &[view], ty)
-                }
-                None => view,
-            };
-            e.f.replace_all_uses(staged, read);
-            e.f.unlink(alloc);
+        if let Consumer::Allocs(stagings) = &l.consumer {
+            for s in stagings {
+                let staged = e.f.op(s.alloc).results[0];
+                let read = match &s.permute {
+                    Some((permute, order)) => {
+                        let ty = crate::plan::permuted(&one, order)?;
+                        e.f.unlink(*permute);
+                        e.value(Op::MemDescPermute { order: order.clone() }, &[view], ty)
+                    }
+                    None => view,
+                };
+                e.f.replace_all_uses(staged, read);
+                e.f.unlink(s.alloc);
+            }
         }
         views.push(view);
     }
@@ -340,14 +342,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     }
     let mut order = std::mem::take(&mut e.out);
     let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
-    let staging: std::collections::HashSet<OpId> = p
-        .loads
-        .iter()
-        .flat_map(|l| {
-            let alloc = if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None };
-            alloc.into_iter().chain(l.permute.as_ref().map(|p| p.0))
-        })
-        .collect();
+    let staging: std::collections::HashSet<OpId> = p.loads.iter().flat_map(|l| l.consumer.staging_ops()).collect();
     let restart = p.async_dot.as_ref().and_then(|a| a.restart);
     // Where the epilogue of a fused loop nest (the branch reading the dot's result) starts in `order`: it and
     // what follows it run after the refill, so that the next iterations' copies are in flight while the tile is

@@ -124,19 +124,41 @@ pub struct PipelinedLoad {
     pub tma: bool,
     /// The type of one buffer of its ring.
     pub buffer: Type,
-    /// How the last stage reads it back: through the dot's shared-memory operand (the `local_alloc` it replaces),
-    /// or into registers in the load's layout (`local_load`, then masked-off elements set to the load's `other`).
+    /// How the last stage reads it back: through the dots' shared-memory operands (the `local_alloc`s it
+    /// replaces), or into registers in the load's layout (`local_load`, then masked-off elements set to the
+    /// load's `other`).
     pub consumer: Consumer,
-    /// A TMA load the dot reads transposed (`desc.load(...).T`, as attention's K): the `permute` between the
-    /// load and its `local_alloc`, whose order the dot's operand becomes a `memdesc_permute` view of the ring
-    /// buffer with (the copy itself lands in the descriptor's layout).
-    pub permute: Option<(OpId, Vec<u32>)>,
 }
 
 #[derive(Clone, Debug)]
 pub enum Consumer {
-    Alloc(OpId),
-    Registers { mask_other: Option<(ValueId, ValueId)> },
+    /// Every use of the load stages it for a wgmma: one ring buffer serves them all, each through its own view.
+    Allocs(Vec<Staging>),
+    Registers {
+        mask_other: Option<(ValueId, ValueId)>,
+    },
+}
+
+impl Consumer {
+    /// The ops the ring replaces: the `local_alloc`s and the `permute`s before them.
+    pub fn staging_ops(&self) -> impl Iterator<Item = OpId> + '_ {
+        let stagings: &[Staging] = match self {
+            Consumer::Allocs(s) => s,
+            Consumer::Registers { .. } => &[],
+        };
+        stagings.iter().flat_map(|s| std::iter::once(s.alloc).chain(s.permute.as_ref().map(|p| p.0)))
+    }
+}
+
+/// One use of a pipelined load as a wgmma operand: its `local_alloc` and, when the dot reads the tile
+/// transposed (`tl.trans(x)`, or `desc.load(...).T` as attention's K), the `permute` between the load and that
+/// `local_alloc`, whose order the dot's operand becomes a `memdesc_permute` view of the ring buffer with (the
+/// copy itself lands as loaded). Attention's backward reads each tile both ways (`dot(k, qT)` and
+/// `dot(dsT, tl.trans(qT))`): two stagings of one buffer.
+#[derive(Clone, Debug)]
+pub struct Staging {
+    pub alloc: OpId,
+    pub permute: Option<(OpId, Vec<u32>)>,
 }
 
 /// The plan for loop `o`, or why it runs as written.
@@ -192,33 +214,32 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
         let v = xd.results[0];
         let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
         let Type::Tensor { layout: Some(dist), .. } = f.ty(v) else { continue };
-        let (staged_from, permute) = transposed_staging(f, ops, v, &uses);
-        let alloc =
-            ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [staged_from]);
-        let (buffer, consumer) = match alloc {
-            Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
-                // A tile the dot reads transposed is copied as loaded; the dot reads a permuted view.
-                let staged = f.ty(f.op(a).results[0]);
-                let buffer = match &permute {
-                    Some((_, order)) => match permuted(staged, &inverse(order)) {
-                        Ok(t) => t,
-                        Err(why) => {
-                            skipped.push(Skipped { load: v, why: SkipReason::Permute(why) });
-                            continue;
-                        }
-                    },
-                    None => staged.clone(),
+        let (buffer, consumer) = match stagings(f, ops, v, &uses) {
+            Some(stagings) => {
+                // The ring holds the tile as loaded (the first staging's buffer, its permute undone); every
+                // staging reads a view of it.
+                let first = &stagings[0];
+                let staged = f.ty(f.op(first.alloc).results[0]);
+                let buffer = match &first.permute {
+                    Some((_, order)) => permuted(staged, &inverse(order)).map_err(SkipReason::Permute),
+                    None => Ok(staged.clone()),
                 };
-                (buffer, Consumer::Alloc(a))
+                match buffer.and_then(|b| views_match(f, &b, &stagings[1..], SkipReason::Views).map(|()| b)) {
+                    Ok(b) => (b, Consumer::Allocs(stagings)),
+                    Err(why) => {
+                        skipped.push(Skipped { load: v, why });
+                        continue;
+                    }
+                }
             }
-            _ if explicit => {
+            None if explicit => {
                 let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
                     (Some(&m), Some(&o)) if !is_zero(f, o) => Some((m, o)),
                     _ => None,
                 };
                 (row_major_buffer(f.ty(v), &dist.linear, elem), Consumer::Registers { mask_other })
             }
-            _ => continue,
+            None => continue,
         };
         // cp.async moves runs contiguous in global memory (the pointers' alignment and contiguity) and in the
         // buffer.
@@ -234,14 +255,13 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
             skipped.push(Skipped { load: v, why: SkipReason::Width(width) });
             continue;
         }
-        if let (Consumer::Alloc(_), Some(&other)) = (&consumer, xd.operands.get(2))
+        if let (Consumer::Allocs(_), Some(&other)) = (&consumer, xd.operands.get(2))
             && !is_zero(f, other)
         {
             skipped.push(Skipped { load: v, why: SkipReason::NonZeroOther });
             continue;
         }
-        let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
-        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false, permute });
+        loads.push(PipelinedLoad { load: x, buffer, consumer, tma: false });
     }
     if loads.is_empty() {
         return Err(AsWritten::NoLoads { explicit, skipped });
@@ -302,13 +322,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
             iv_only.insert(x);
         }
     }
-    let allocs: HashSet<OpId> = loads
-        .iter()
-        .flat_map(|l| {
-            let alloc = if let Consumer::Alloc(a) = l.consumer { Some(a) } else { None };
-            alloc.into_iter().chain(l.permute.as_ref().map(|p| p.0))
-        })
-        .collect();
+    let allocs: HashSet<OpId> = loads.iter().flat_map(|l| l.consumer.staging_ops()).collect();
     // The data of register loads: the last stage reads it back from the ring (so it may use it), stage 0 may not
     // (a load whose address depends on another load's data is not pipelined).
     let read_back: HashSet<ValueId> = loads
@@ -423,36 +437,59 @@ fn tma_load(
     let buffer = tessel_tile::tma::buffer_type(elem, block).map_err(SkipReason::Tma)?;
     // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
     // reads a permuted view of it.
-    let (staged_from, permute) = transposed_staging(f, ops, v, uses);
-    let alloc = ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [staged_from]);
-    let consumer = match alloc {
-        Some(a) if uses[staged_from.index()] == 1 && feeds_wgmma(f, ops, f.op(a).results[0]) => {
-            let staged = f.ty(f.op(a).results[0]);
-            let view = match &permute {
-                Some((_, order)) => permuted(&buffer, order).map_err(SkipReason::Permute)?,
-                None => buffer.clone(),
-            };
-            let same = matches!((staged.memdesc(), view.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
-            if !same {
-                return Err(SkipReason::StagedLayout);
-            }
-            Consumer::Alloc(a)
+    let consumer = match stagings(f, ops, v, uses) {
+        Some(stagings) => {
+            views_match(f, &buffer, &stagings, SkipReason::StagedLayout)?;
+            Consumer::Allocs(stagings)
         }
-        _ if explicit => Consumer::Registers { mask_other: None },
-        _ => return Ok(None),
+        None if explicit => Consumer::Registers { mask_other: None },
+        None => return Ok(None),
     };
-    let permute = permute.filter(|_| matches!(consumer, Consumer::Alloc(_)));
-    Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true, permute }))
+    Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true }))
 }
 
-/// The value a loaded `v` is staged from: `v`, or the `permute` that is its only user (`x.T` before a dot), with
-/// that op and its order.
-fn transposed_staging(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> (ValueId, Option<(OpId, Vec<u32>)>) {
-    let permute = ops.iter().copied().find_map(|y| match &f.op(y).op {
-        Op::Permute { order } if f.op(y).operands[..] == [v] && uses[v.index()] == 1 => Some((y, order.clone())),
-        _ => None,
-    });
-    (permute.as_ref().map_or(v, |(p, _)| f.op(*p).results[0]), permute)
+/// How loaded `v` is staged for wgmmas: one `local_alloc` per use, of `v` or of a `permute` of it used only
+/// there, each feeding a `warpgroup_dot`. None when any use of `v` is something else.
+fn stagings(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> Option<Vec<Staging>> {
+    let alloc_of =
+        |t: ValueId| ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [t]);
+    let mut out = Vec::new();
+    let mut seen = 0;
+    for &y in ops {
+        let yd = f.op(y);
+        let n = yd.operands.iter().filter(|&&o| o == v).count();
+        if n == 0 {
+            continue;
+        }
+        seen += n;
+        match &yd.op {
+            Op::LocalAlloc if n == 1 => out.push(Staging { alloc: y, permute: None }),
+            Op::Permute { order } if uses[yd.results[0].index()] == 1 => {
+                out.push(Staging { alloc: alloc_of(yd.results[0])?, permute: Some((y, order.clone())) })
+            }
+            _ => return None,
+        }
+    }
+    // A use elsewhere (after the loop, or inside a nested region) leaves the count short.
+    let all = seen == uses[v.index()] as usize && !out.is_empty();
+    (all && out.iter().all(|s| feeds_wgmma(f, ops, f.op(s.alloc).results[0]))).then_some(out)
+}
+
+/// Whether each staging's buffer is `buffer` seen through its permute (the layouts equal bit for bit), else
+/// `mismatch`.
+fn views_match(f: &Func, buffer: &Type, stagings: &[Staging], mismatch: SkipReason) -> Result<(), SkipReason> {
+    for s in stagings {
+        let view = match &s.permute {
+            Some((_, order)) => permuted(buffer, order).map_err(SkipReason::Permute)?,
+            None => buffer.clone(),
+        };
+        let staged = f.ty(f.op(s.alloc).results[0]);
+        let same = matches!((staged.memdesc(), view.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
+        if !same {
+            return Err(mismatch);
+        }
+    }
+    Ok(())
 }
 
 /// The permutation that undoes `order`.

@@ -56,7 +56,8 @@ pub struct SpecArgs {
     /// Register cap per thread (`.maxnreg`, Triton's `maxnreg`), 24..=256
     #[arg(long)]
     pub maxnreg: Option<u32>,
-    /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`); code generation takes 1 only for now
+    /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`): above 1 each program is a cluster
+    /// (sm_90a+, gluon kernels whose layouts spread tiles over the CTAs with cga_layout)
     #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
     /// A directory searched for the modules the kernel's file imports (`a/b.py` or `a/b/__init__.py` for

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 #[path = "../../codegen/tests/ptx_sim/mod.rs"]
-mod ptx_sim;
+pub mod ptx_sim;
 
 use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
@@ -88,7 +88,20 @@ pub fn run_on(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<SimAndInterp>, String> {
-    let mut s = simulate(source, kernel, spec, opts, vals, grid)?;
+    run_on_ctas(source, kernel, spec, opts, 1, vals, grid)
+}
+
+/// [`run_on`] for a kernel whose programs are clusters of `num_ctas` CTAs (`grid` counts programs).
+pub fn run_on_ctas(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    num_ctas: u32,
+    vals: &[V],
+    grid: [u32; 3],
+) -> Result<Vec<SimAndInterp>, String> {
+    let mut s = simulate(source, kernel, spec, opts, num_ctas, vals, grid)?;
     run(&s.func, &s.iargs, grid, &mut s.mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
     Ok(s.outs
         .into_iter()
@@ -106,7 +119,7 @@ pub fn sim_only(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<Vec<f64>>, String> {
-    let s = simulate(source, kernel, spec, opts, vals, grid)?;
+    let s = simulate(source, kernel, spec, opts, 1, vals, grid)?;
     Ok(s.outs.into_iter().map(|(_, addr, t)| decode(s.global.bytes(addr), t)).collect())
 }
 
@@ -125,12 +138,13 @@ fn simulate(
     kernel: &str,
     spec: Vec<ArgSpec>,
     opts: &RunOptions,
+    num_ctas: u32,
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Simulated, String> {
     let spec = Specialization::with_config(
         spec,
-        KernelConfig { num_warps: opts.num_warps, num_stages: opts.num_stages, ..KernelConfig::DEFAULT },
+        KernelConfig { num_warps: opts.num_warps, num_stages: opts.num_stages, num_ctas, ..KernelConfig::DEFAULT },
     );
     let ks = tessel::KernelSource { file: opts.file, source, kernel, spec: &spec, module: None };
     let k = match tessel::pipeline::run(&ks, opts.target, Stage::Ptx, None, &mut Default::default()) {
@@ -223,7 +237,7 @@ fn simulate(
         let at = global.map(map);
         sargs.push(at);
     }
-    ptx_sim::run(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes)
+    ptx_sim::run_clusters(&prog, &mut global, &sargs, grid, k.num_warps * 32, k.shared_bytes, k.num_ctas)
         .map_err(|e| format!("{kernel}: simulator: {e}"))?;
     Ok(Simulated { func, mem, iargs, global, outs })
 }

@@ -14,13 +14,25 @@ use crate::ptx::{Reg, RegClass, instr};
 
 pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (x, v) = (data.operands[0], data.results[0]);
-    let (src, dst) = (layout_of(l.f.ty(x))?.clone(), layout_of(l.f.ty(v))?.clone());
+    // In a cluster, a layout without CTA bases is held alike by every CTA.
+    let ctas = l.f.config.num_ctas;
+    let (src, dst) = (layout_of(l.f.ty(x))?, layout_of(l.f.ty(v))?);
+    let (src, dst) = (super::cluster::over_ctas(src, ctas), super::cluster::over_ctas(dst, ctas));
     let regs = l.get(x)?.to_vec();
     let class = class_of(l.elem_of(v)?)?;
     // Predicates travel as 16-bit values.
     let bits = if class == RegClass::Pred { 16 } else { class.bits() };
     let plan_err = |e: tessel_layouts::LayoutError| CompileError::new(format!("planning the conversion: {e}"));
-    let plan = plan_conversion(&src, &dst, bits, &PlanOptions::default()).map_err(plan_err)?;
+    let plan = match plan_conversion(&src, &dst, bits, &PlanOptions::default()) {
+        Ok(plan) => plan,
+        // Data that moves between the CTAs of a cluster (the planner transfers within a CTA).
+        Err(_) if ctas > 1 && super::cluster::splits(&src) | super::cluster::splits(&dst) => {
+            let out = super::cluster::convert_across_ctas(l, &regs, &src, &dst, class)?;
+            l.vals.insert(v, out);
+            return Ok(());
+        }
+        Err(e) => return Err(plan_err(e)),
+    };
     let out = match plan {
         ConversionPlan::NoOp => regs,
         ConversionPlan::RegisterPermutation { src_register } => {
@@ -74,8 +86,13 @@ fn round_trip(
     let eb = bits / 8;
     let base = l.scratch(p.scratch_bytes.max((1u32 << p.shared.in_dim_size_log2("offset")) * eb))?;
     let part = |map: &LinearLayout, dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let mut st_addr = Addresses::new(l, part(&p.store_map, "lane"), part(&p.store_map, "warp"), base, eb);
-    let mut ld_addr = Addresses::new(l, part(&p.load_map, "lane"), part(&p.load_map, "warp"), base, eb);
+    // In a cluster each CTA goes through its own shared memory; the loads' offsets may depend on the CTA's rank
+    // (a destination split over CTAs that the source holds whole in each), the stores' never do.
+    let addrs = |l: &mut Lower, m: &LinearLayout| {
+        Addresses::new_cta(l, part(m, "lane"), part(m, "warp"), part(m, "block"), base, eb)
+    };
+    let mut st_addr = addrs(l, &p.store_map);
+    let mut ld_addr = addrs(l, &p.load_map);
     // Threads holding duplicates of another thread's elements skip the stores.
     let mask = p.store_mask.lane | p.store_mask.warp << 5;
     let st_pred = if mask != 0 {

@@ -16,6 +16,9 @@ use super::Lower;
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
 
+/// What a thread's coordinate part is cached by: the lane, warp and block (CTA) values of its bits.
+pub(crate) type CoordKey = (Vec<u32>, Vec<u32>, Vec<u32>);
+
 pub(crate) fn layout_of(ty: &Type) -> Result<&LinearLayout, CompileError> {
     ty.layout().map(|l| &l.linear).ok_or_else(|| CompileError::new(format!("`{ty}` has no layout")))
 }
@@ -66,16 +69,67 @@ impl Lower<'_> {
     /// that distance gives `XOR_d shift_d(tid & mask_d)`, a shift and a mask per distinct distance. The usual
     /// blocked layout is a single group (`(tid << 3) & 0x7f8`, or just `tid << 3`), as in Triton's code.
     pub(crate) fn thread_xor(&mut self, lane_vals: Vec<u32>, warp_vals: Vec<u32>) -> Option<Reg> {
-        if lane_vals.iter().chain(&warp_vals).all(|&v| v == 0) {
+        self.thread_xor_cta(lane_vals, warp_vals, Vec::new())
+    }
+
+    /// [`Lower::thread_xor`] plus the CTA's part in a cluster: `XOR_k (rank bit k ? block_vals[k] : 0)` of
+    /// `%cluster_ctarank`, computed by the same shift groups.
+    pub(crate) fn thread_xor_cta(
+        &mut self,
+        lane_vals: Vec<u32>,
+        warp_vals: Vec<u32>,
+        block_vals: Vec<u32>,
+    ) -> Option<Reg> {
+        if lane_vals.iter().chain(&warp_vals).chain(&block_vals).all(|&v| v == 0) {
             return None;
         }
-        let key = (lane_vals, warp_vals);
+        let key = (lane_vals, warp_vals, block_vals);
         if let Some(r) = self.coord_cache.get(&key) {
             return Some(*r);
         }
-        let groups = shift_groups(&key.0, &key.1);
+        let acc = self.tid_xor(&key.0, &key.1);
+        let acc = match self.cta_xor(&key.2) {
+            None => acc,
+            Some(c) => Some(match acc {
+                None => c,
+                Some(a) => {
+                    self.b.set_prologue(true);
+                    let x = self.b.reg(RegClass::B32);
+                    self.b.op("xor.b32", x, (a, c));
+                    self.b.set_prologue(false);
+                    x
+                }
+            }),
+        };
+        let acc = acc.expect("a nonzero map has a term");
+        self.coord_cache.insert(key, acc);
+        Some(acc)
+    }
+
+    /// The block part of [`Lower::thread_xor_cta`], from `%cluster_ctarank` (`None` when it is zero).
+    fn cta_xor(&mut self, block_vals: &[u32]) -> Option<Reg> {
+        if block_vals.iter().all(|&v| v == 0) {
+            return None;
+        }
+        let rank = self.cta_rank();
+        let live = self.f.config.num_ctas.next_power_of_two() - 1;
+        Some(self.shifted_terms(rank, shift_groups(block_vals, &[]), live))
+    }
+
+    /// The lane/warp part of [`Lower::thread_xor_cta`], from `%tid.x` (`None` when it is zero).
+    fn tid_xor(&mut self, lane_vals: &[u32], warp_vals: &[u32]) -> Option<Reg> {
+        if lane_vals.iter().chain(warp_vals).all(|&v| v == 0) {
+            return None;
+        }
+        let groups = shift_groups(lane_vals, warp_vals);
         // Bits of tid that can be set: tid < 32 * num_warps.
         let live = (32 * self.num_warps).next_power_of_two() - 1;
+        Some(self.shifted_terms(self.tid, groups, live))
+    }
+
+    /// `XOR_d shift_d(src & mask_d)` for the `(distance, mask)` groups, at the kernel entry; `live` has the bits
+    /// `src` can have set.
+    fn shifted_terms(&mut self, src: Reg, groups: Vec<(i32, u32)>, live: u32) -> Reg {
         // Emitted at the kernel entry: the first request may come from inside a branch or loop body.
         self.b.set_prologue(true);
         let mut acc: Option<Reg> = None;
@@ -85,13 +139,13 @@ impl Lower<'_> {
             // Shift first when the mask covers every live bit on the kept side, so no `and` is needed.
             let kept = if d >= 0 { live } else { live & !((1u32 << amount) - 1) };
             if mask & kept == kept && amount == 0 {
-                self.b.op("mov.b32", t, self.tid);
+                self.b.op("mov.b32", t, src);
             } else if mask & kept == kept {
-                self.b.op(shift, t, (self.tid, amount));
+                self.b.op(shift, t, (src, amount));
             } else if amount == 0 {
-                self.b.op("and.b32", t, (self.tid, mask));
+                self.b.op("and.b32", t, (src, mask));
             } else {
-                self.b.op("and.b32", t, (self.tid, mask));
+                self.b.op("and.b32", t, (src, mask));
                 self.b.op(shift, t, (t, amount));
             }
             acc = Some(match acc {
@@ -104,16 +158,15 @@ impl Lower<'_> {
             });
         }
         self.b.set_prologue(false);
-        let acc = acc.expect("a nonzero map has a term");
-        self.coord_cache.insert(key, acc);
-        Some(acc)
+        acc.expect("a nonzero map has a term")
     }
 
-    /// The thread part of out-dim `d` of `l`.
+    /// The thread part of out-dim `d` of `l` (with the CTA's, in a cluster).
     pub(crate) fn thread_coord(&mut self, l: &LinearLayout, d: usize) -> Option<Reg> {
         let lv = bases(l, "lane").iter().map(|b| b[d]).collect();
         let wv = bases(l, "warp").iter().map(|b| b[d]).collect();
-        self.thread_xor(lv, wv)
+        let bv = bases(l, "block").iter().map(|b| b[d]).collect();
+        self.thread_xor_cta(lv, wv, bv)
     }
 
     /// `thread ^ constant` (+ `add`) as a fresh register.

@@ -26,7 +26,7 @@ use tessel_tile::ir::OpData;
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::coords::{bases, layout_of, reg_coords};
-use super::memory::owner_pred;
+use super::memory::global_owner_pred;
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem_off, mem_sym, not, special, sym};
@@ -170,11 +170,13 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
     })
 }
 
-/// `%ctaid.x, y, z`.
+/// The program id along x, y, z (`%ctaid`, or `%clusterid` in a cluster).
 fn program_ids(l: &mut Lower) -> [Reg; 3] {
-    ["%ctaid.x", "%ctaid.y", "%ctaid.z"].map(|c| {
+    let clusters = l.f.config.num_ctas > 1;
+    [0, 1, 2].map(|axis| {
         let r = l.b.reg(RegClass::B32);
-        l.b.op("mov.u32", r, special(c));
+        let sreg = super::cluster::program_sreg(clusters, false, axis).expect("axes 0..3");
+        l.b.op("mov.u32", r, special(sreg));
         r
     })
 }
@@ -206,7 +208,7 @@ pub(crate) fn print(l: &mut Lower, data: &OpData, prefix: &str, hex: bool) -> Re
     let prefix = escape(prefix);
     if data.operands.is_empty() {
         // Once per program: thread 0.
-        let owner = owner_pred(l, &Type::Scalar(Elem::Scalar(ScalarType::I32)))?;
+        let owner = global_owner_pred(l, &Type::Scalar(Elem::Scalar(ScalarType::I32)))?;
         let skip = guard(l, owner, "print_skip");
         let pid = program_ids(l);
         vprintf(l, &format!("pid (%u, %u, %u) {prefix}\n"), &pid);
@@ -222,7 +224,7 @@ pub(crate) fn print(l: &mut Lower, data: &OpData, prefix: &str, hex: bool) -> Re
         let regs = l.get(v)?.to_vec();
         let rank = ty.shape().len();
         let lin = if ty.is_tensor() { Some(layout_of(&ty)?.clone()) } else { None };
-        let owner = owner_pred(l, &ty)?;
+        let owner = global_owner_pred(l, &ty)?;
         let idx_fmt = vec!["%3u"; rank].join(",");
         l.b.comment(format!("print {v}: one vprintf per element, from its owning thread"));
         for r in distinct_registers(&ty)? {

@@ -284,8 +284,8 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let vec = vector_width(l, data.operands[0], mask, eb);
     let cs = cache_suffix(cache, false)?;
     let (nw, wbits) = words(eb, vec);
-    // Elements held by several threads (a scalar, or lane/warp broadcast) are written by one of them.
-    let owner = owner_pred(l, &l.f.ty(data.operands[1]).clone())?;
+    // Elements held by several threads (a scalar, or lane/warp/CTA broadcast) are written by one of them.
+    let owner = global_owner_pred(l, &l.f.ty(data.operands[1]).clone())?;
     for g in 0..ptrs.len() / vec as usize {
         let r0 = g * vec as usize;
         if (0..r0).step_by(vec as usize).any(|p| ptrs[p] == ptrs[r0]) {
@@ -307,31 +307,55 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// A predicate true in exactly one of the threads holding each element (lane/warp bits with a zero basis
-/// must be 0), or `None` when no element is replicated across threads.
+/// A predicate true in exactly one of the threads of the CTA holding each element (lane/warp bits with a zero
+/// basis must be 0), or `None` when no element is replicated across threads: for effects on the CTA's own shared
+/// memory, which every CTA of a cluster makes for itself.
 pub(crate) fn owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
-    let (lane_mask, warp_mask) = match ty {
-        Type::Scalar(_) => (31u32, l.num_warps - 1),
+    owner_pred_in(l, ty, false)
+}
+
+/// [`owner_pred`] for effects on global memory (stores, atomics, prints): in a cluster, also one CTA of those
+/// holding the element (the CTA rank's bits with a zero block basis must be 0; a layout without CTA bases is held
+/// by every CTA).
+pub(crate) fn global_owner_pred(l: &mut Lower, ty: &Type) -> Result<Option<Reg>, CompileError> {
+    owner_pred_in(l, ty, true)
+}
+
+fn owner_pred_in(l: &mut Lower, ty: &Type, across_ctas: bool) -> Result<Option<Reg>, CompileError> {
+    let ctas = l.f.config.num_ctas;
+    let zero_bits = |lin: &tessel_layouts::LinearLayout, dim: &str| {
+        bases(lin, dim).iter().enumerate().filter(|(_, b)| b.iter().all(|&x| x == 0)).fold(0u32, |a, (i, _)| a | 1 << i)
+    };
+    let (lane_mask, warp_mask, cta_mask) = match ty {
+        Type::Scalar(_) => (31u32, l.num_warps - 1, ctas - 1),
         _ => {
             let lin = layout_of(ty)?;
-            let m = |dim: &str| {
-                bases(lin, dim)
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| b.iter().all(|&x| x == 0))
-                    .fold(0u32, |a, (i, _)| a | 1 << i)
-            };
-            (m("lane"), m("warp"))
+            let cta = zero_bits(&super::cluster::over_ctas(lin, ctas), "block");
+            (zero_bits(lin, "lane"), zero_bits(lin, "warp"), cta)
         }
     };
     let mask = lane_mask | warp_mask << 5;
-    if mask == 0 {
-        return Ok(None);
+    let thread = (mask != 0).then(|| {
+        let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+        l.b.op("and.b32", t, (l.tid, mask));
+        l.b.op("setp.eq.u32", p, (t, 0));
+        p
+    });
+    if !across_ctas || cta_mask == 0 {
+        return Ok(thread);
     }
+    let rank = l.cta_rank();
     let (t, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-    l.b.op("and.b32", t, (l.tid, mask));
+    l.b.op("and.b32", t, (rank, cta_mask));
     l.b.op("setp.eq.u32", p, (t, 0));
-    Ok(Some(p))
+    Ok(Some(match thread {
+        None => p,
+        Some(q) => {
+            let both = l.b.reg(RegClass::Pred);
+            l.b.op("and.pred", both, (p, q));
+            both
+        }
+    }))
 }
 
 fn sem_scope(sem: &str, scope: &str) -> Result<String, CompileError> {
@@ -355,7 +379,7 @@ type AtomText<'a> = dyn Fn(usize, Reg, &[Vec<Reg>]) -> Instr + 'a;
 fn atomic_common(l: &mut Lower, data: &OpData, mask_index: Option<usize>, emit: &AtomText) -> Result<(), CompileError> {
     let v = data.results[0];
     let ty_v = l.f.ty(v).clone();
-    let owner = owner_pred(l, &ty_v)?;
+    let owner = global_owner_pred(l, &ty_v)?;
     let class = class_of(ty_v.elem().unwrap())?;
     let ptrs = l.get(data.operands[0])?.to_vec();
     let ops: Vec<Vec<Reg>> = data.operands.iter().map(|&o| l.get(o).map(|r| r.to_vec())).collect::<Result<_, _>>()?;

@@ -133,17 +133,12 @@ pub(crate) fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
         }
         16 => l.b.op("mov.b32", d, vector(&[elems[0], elems[1]])),
         _ => {
-            // Bytes in 16-bit registers: d = b0 | b1 << 8 | b2 << 16 | b3 << 24.
-            l.b.op("mov.b32", d, 0);
-            for (i, &e) in elems.iter().enumerate() {
-                let x = l.b.reg(RegClass::B32);
-                l.b.op("cvt.u32.u16", x, e);
-                l.b.op("and.b32", x, (x, 255));
-                if i > 0 {
-                    l.b.op("shl.b32", x, (x, 8 * i));
-                }
-                l.b.op("or.b32", d, (d, x));
-            }
+            // Bytes in the low halves of 16-bit registers: two pairs of halves, then the low byte of each half
+            // (bytes 0 and 2 of the first pair, 4 and 6 of the second) by one byte permute.
+            let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.op("mov.b32", lo, vector(&[elems[0], elems[1]]));
+            l.b.op("mov.b32", hi, vector(&[elems[2], elems[3]]));
+            l.b.op("prmt.b32", d, (lo, hi, 0x6420));
         }
     }
     d

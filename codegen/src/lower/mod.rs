@@ -12,6 +12,7 @@ mod asynchronous;
 mod bessel_n;
 mod cast;
 mod cfmod;
+pub(crate) mod cluster;
 mod control;
 mod convert;
 mod coords;
@@ -93,7 +94,9 @@ pub(crate) struct Lower<'f> {
     pub lane: Reg,
     pub warp: Reg,
     /// Cached per-thread coordinate parts, keyed by the lane and warp bases of one out-dim.
-    pub coord_cache: HashMap<(Vec<u32>, Vec<u32>), Reg>,
+    pub coord_cache: HashMap<coords::CoordKey, Reg>,
+    /// `%cluster_ctarank`, once something asks for it (`cluster`).
+    pub cta_rank: Option<Reg>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
     pub parity_cache: HashMap<u32, Reg>,
     /// Registers computed once at the kernel entry that per-thread addresses may be hoisted next to (the base
@@ -405,12 +408,9 @@ impl<'f> Lower<'f> {
                 self.vals.insert(v, regs);
             }
             Op::ProgramId(axis) | Op::NumPrograms(axis) => {
-                let sregs = if matches!(data.op, Op::ProgramId(_)) {
-                    ["%ctaid.x", "%ctaid.y", "%ctaid.z"]
-                } else {
-                    ["%nctaid.x", "%nctaid.y", "%nctaid.z"]
-                };
-                let sreg = sregs.get(*axis as usize).ok_or_else(|| CompileError::new("axis must be 0..3"))?;
+                let count = matches!(data.op, Op::NumPrograms(_));
+                let sreg = cluster::program_sreg(self.f.config.num_ctas > 1, count, *axis as usize)
+                    .ok_or_else(|| CompileError::new("axis must be 0..3"))?;
                 let r = self.b.reg(RegClass::B32);
                 self.b.op("mov.u32", r, special(sreg));
                 self.vals.insert(res.unwrap(), vec![r]);
@@ -542,11 +542,12 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
                     lin.in_dim_size("warp")
                 )));
             }
-            if lin.has_in_dim("block") && lin.in_dim_size("block") != 1 {
-                return Err(CompileError::new("layouts spanning several CTAs (block bases) are not supported yet"));
-            }
         }
     }
+    cluster::check(f).map_err(|(o, message)| match o {
+        Some(o) => CompileError::new(message).at(f, o),
+        None => CompileError::new(message),
+    })?;
     let mut b = Builder::new();
     let tid = b.reg(RegClass::B32);
     let lane = b.reg(RegClass::B32);
@@ -568,6 +569,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         lane,
         warp,
         coord_cache: HashMap::new(),
+        cta_rank: None,
         parity_cache: HashMap::new(),
         smem_bytes: 0,
         alloc: Allocation::plan(f)?,
@@ -678,7 +680,8 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
     // `tensormap.replace` and the tensormap proxy fences are PTX 8.3.
     let isa = if scratch_bytes > 0 && arch == tessel_tile::Target::Sm90a { "8.3" } else { arch.isa_version() };
-    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas, isa };
+    let cluster = f.config.num_ctas;
+    let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas, isa, cluster };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel {
         ptx,
@@ -688,5 +691,6 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         target: arch,
         tensor_maps: l.tensor_maps,
         scratch_bytes,
+        num_ctas: cluster,
     })
 }

@@ -1,8 +1,8 @@
 //! `reduce` along one axis with its combine region: first over the thread's own registers, then across the
 //! lanes of the axis with `shfl.sync.bfly` (widest stride first), then across the warps of the axis through shared
 //! memory (each warp writes its partial, `bar.sync`, every thread combines the partials pairwise from the widest
-//! stride down, `bar.sync`). That is Triton's order of combining, so floating-point sums round as Triton's do
-//! for the same layout. The result lands in the slice layout without moving data: every thread holds the
+//! stride down, `bar.sync`), then, in a cluster, across the CTAs of the axis (`cluster::reduce_across_ctas`).
+//! That is Triton's order of combining, so floating-point sums round as Triton's do for the same layout. The result lands in the slice layout without moving data: every thread holds the
 //! reduction of the rows it owned.
 
 use tessel_tile::ir::{OpData, RegionId};
@@ -187,7 +187,11 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         l.barrier();
     }
 
-    // 4. The results in the slice layout (or scalars).
+    // 4. Across the CTAs of the axis, in a cluster: through distributed shared memory.
+    let out_shape = drop_axis(&shape);
+    super::cluster::reduce_across_ctas(l, &lin, a, &out_shape, region, &mut groups, &drop_axis)?;
+
+    // 5. The results in the slice layout (or scalars).
     for k in 0..n_ops {
         let v = data.results[k];
         let out_ty = l.f.ty(v).clone();

@@ -85,8 +85,21 @@ impl Addresses {
     /// Addresses of `eb`-byte elements from `base`; the thread's part is added at the kernel entry when `base`
     /// is computed there too (a whole allocation), else here (a view's base, often a run-time ring index).
     pub(crate) fn new(l: &mut Lower, lane_vals: Vec<u32>, warp_vals: Vec<u32>, base: Reg, eb: u32) -> Addresses {
-        let thread_bits = lane_vals.iter().chain(&warp_vals).fold(0, |a, &b| a | b);
-        let thread = l.thread_xor(lane_vals, warp_vals);
+        Addresses::new_cta(l, lane_vals, warp_vals, Vec::new(), base, eb)
+    }
+
+    /// [`Addresses::new`] whose offsets also depend on the CTA's rank in its cluster (`block_vals`, the offsets
+    /// of the rank's bits).
+    pub(crate) fn new_cta(
+        l: &mut Lower,
+        lane_vals: Vec<u32>,
+        warp_vals: Vec<u32>,
+        block_vals: Vec<u32>,
+        base: Reg,
+        eb: u32,
+    ) -> Addresses {
+        let thread_bits = lane_vals.iter().chain(&warp_vals).chain(&block_vals).fold(0, |a, &b| a | b);
+        let thread = l.thread_xor_cta(lane_vals, warp_vals, block_vals);
         l.b.set_prologue(l.entry_regs.contains(&base));
         let at = l.b.reg(RegClass::B32);
         match thread {
@@ -127,15 +140,20 @@ pub(crate) fn st_shared(l: &mut Lower, addr: Reg, v: Reg) {
 }
 
 pub(crate) fn ld_shared(l: &mut Lower, addr: Reg, class: RegClass) -> Reg {
+    ld_shared_space(l, addr, class, "shared")
+}
+
+/// [`ld_shared`] from state space `space` (`shared`, or `shared::cluster` for an address from `mapa`).
+pub(crate) fn ld_shared_space(l: &mut Lower, addr: Reg, class: RegClass, space: &str) -> Reg {
     let d = l.b.reg(class);
     match class {
-        RegClass::B16 => l.b.op("ld.shared.b16", d, mem(addr)),
+        RegClass::B16 => l.b.op(format!("ld.{space}.b16"), d, mem(addr)),
         RegClass::Pred => {
             let w = l.b.reg(RegClass::B32);
-            l.b.op("ld.shared.b32", w, mem(addr));
+            l.b.op(format!("ld.{space}.b32"), w, mem(addr));
             l.b.op("setp.ne.u32", d, (w, 0));
         }
-        c => l.b.op(format!("ld.shared.b{}", c.bits()), d, mem(addr)),
+        c => l.b.op(format!("ld.{space}.b{}", c.bits()), d, mem(addr)),
     }
     d
 }

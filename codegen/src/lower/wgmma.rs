@@ -256,22 +256,26 @@ pub(crate) fn warpgroup_dot(
         (_, "s32", _) => vec![],
         _ => vec![1, 1],
     };
-    // A in registers: its m64k16 fragments are the mma.sync A fragments of the warpgroup's four warps.
+    // A in registers: its m64k(32 bytes) fragments are the mma.sync A fragments of the warpgroup's four warps,
+    // `w` elements to a 32-bit register.
+    let w = 32 / a_elem.bits();
     let a_regs = match &da {
         Some(_) => None,
         None => {
-            if a_elem.bits() != 16 {
-                return Err(CompileError::new("wgmma with A in registers is implemented for 16-bit operands only"));
+            if !matches!(a_elem.bits(), 8 | 16) {
+                return Err(CompileError::new(format!(
+                    "wgmma takes A in registers for 8- and 16-bit types, not {a_elem}"
+                )));
             }
             let la = layout_of(f.ty(a))?.clone();
-            let fr = super::mma::Fragment { tile: [16, k_instr], slots: 8, at: super::mma::a_at };
-            let (a_tiles, a_warps) = super::mma::tiles(&la, &fr, 2, l.num_warps, "operand A")?;
+            let fr = super::mma::Fragment { tile: [16, k_instr], slots: 4 * w as usize, at: super::mma::a_at };
+            let (a_tiles, a_warps) = super::mma::tiles(&la, &fr, w, l.num_warps, "operand A")?;
             let c_rows = |wp: u32| lc.apply_named(&[("warp", wp)])[0].1;
             for (wp, &(r, c)) in a_warps.iter().enumerate() {
                 if c != 0 || r != c_rows(wp as u32) {
                     return Err(CompileError::new(format!(
                         "operand A's warp {wp} holds rows from {r} (k {c}), the accumulator's from {}: a convert_layout \
-                         to DotOperandLayout(0, the accumulator's layout, 2) is needed",
+                         to DotOperandLayout(0, the accumulator's layout, {w}) is needed",
                         c_rows(wp as u32)
                     )));
                 }
@@ -312,8 +316,12 @@ pub(crate) fn warpgroup_dot(
                     let slots = a_tiles.get(&(t.origin.0, ks * k_instr)).ok_or_else(|| {
                         CompileError::new(format!("operand A holds no fragment at {:?}", (t.origin.0, ks * k_instr)))
                     })?;
+                    let w = w as usize;
                     let packed: Vec<Reg> = (0..4)
-                        .map(|j| super::mma::pack(l, &[regs[slots[2 * j]], regs[slots[2 * j + 1]]], a_elem))
+                        .map(|j| {
+                            let elems: Vec<Reg> = slots[w * j..w * (j + 1)].iter().map(|&s| regs[s]).collect();
+                            super::mma::pack(l, &elems, a_elem)
+                        })
                         .collect();
                     ptx::Operand::Vector(packed)
                 }

@@ -255,8 +255,8 @@ pub struct Param {
     pub bytes: Option<u32>,
 }
 
-/// An entry's performance directives: threads per CTA (`.reqntid`), the register cap (`.maxnreg`, Triton's
-/// `maxnreg` launch option) and the occupancy wanted (`.minnctapersm`), which ptxas and the driver's JIT honour.
+/// An entry's directives: threads per CTA (`.reqntid`), the register cap (`.maxnreg`, Triton's `maxnreg` launch
+/// option), the occupancy wanted (`.minnctapersm`), which ptxas and the driver's JIT honour, and the cluster shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Directives {
     pub threads: u32,
@@ -265,6 +265,9 @@ pub struct Directives {
     pub min_ctas: Option<u32>,
     /// The PTX ISA version (`.version`): the target's, or newer where an instruction needs it.
     pub isa: &'static str,
+    /// CTAs per thread-block cluster (`num_ctas`): above 1 the entry says `.explicitcluster` and
+    /// `.reqnctapercluster N, 1, 1`, so the driver refuses a launch without that cluster shape.
+    pub cluster: u32,
 }
 
 /// The whole module text for one entry: header, the builder's module-level declarations, dynamic shared memory
@@ -295,6 +298,9 @@ pub fn module(arch: Target, name: &str, params: &[Param], entry: Directives, use
     }
     if let Some(n) = entry.min_ctas {
         let _ = writeln!(s, ".minnctapersm {n}");
+    }
+    if entry.cluster > 1 {
+        let _ = writeln!(s, ".explicitcluster\n.reqnctapercluster {}, 1, 1", entry.cluster);
     }
     let _ = writeln!(s, "{{");
     s += &b.finish();

@@ -56,6 +56,7 @@ mnemonics! {
     And = "and",
     Atom = "atom",
     Bar = "bar",
+    Barrier = "barrier",
     Bfe = "bfe",
     Bfi = "bfi",
     Bra = "bra",
@@ -75,6 +76,7 @@ mnemonics! {
     Ld = "ld",
     Lg2 = "lg2",
     Mad = "mad",
+    Mapa = "mapa",
     Max = "max",
     Mbarrier = "mbarrier",
     Min = "min",
@@ -85,6 +87,7 @@ mnemonics! {
     Not = "not",
     Or = "or",
     Popc = "popc",
+    Prmt = "prmt",
     Rcp = "rcp",
     Red = "red",
     Rem = "rem",
@@ -182,10 +185,12 @@ impl Opcode {
         let pure = match self.base {
             Mov | Add | Sub | Mul | Mad | Fma | Shl | Shr | And | Or | Xor | Not | Cvt | Cvta | Setp | Selp | Bfe
             | Bfi | Min | Max | Neg | Abs | Rcp | Sqrt | Rsqrt | Ex2 | Lg2 | Sin | Cos | Div | Rem | Popc | Clz
-            | Brev => true,
+            | Brev | Mapa | Prmt => true,
             Ld => self.space() == Some("param"),
-            Activemask | Atom | Bar | Bra | Call | Cp | Elect | Fence | Griddepcontrol | Mbarrier | Mma | Red | Ret
-            | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap | Trap | Vote | Wgmma | Unknown => false,
+            Activemask | Atom | Bar | Barrier | Bra | Call | Cp | Elect | Fence | Griddepcontrol | Mbarrier | Mma
+            | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap | Trap | Vote | Wgmma | Unknown => {
+                false
+            }
         };
         pure && !self.has("cc")
     }

@@ -15,6 +15,7 @@
 //! movement, arithmetic order and barriers, not a model of timing, memory consistency or divergent execution.
 
 mod bits;
+mod cluster;
 mod mma;
 mod parse;
 mod stmatrix;
@@ -27,7 +28,7 @@ use std::collections::HashMap;
 use bits::{from_f, int_val, mask, scalar, sext, suffix_bits, to_f};
 pub use parse::Program;
 use parse::{Ins, Opnd};
-use tessel_tile::eval::value::from_bits;
+use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 pub use tma::TensorMap;
 
@@ -88,6 +89,8 @@ struct Cta<'a> {
     generic_since_fence: bool,
     /// Tensor memory and mbarriers (`tcgen05`).
     tmem: tcgen05::State,
+    /// Its cluster (`cluster`): rank, ids, the peers' shared memory.
+    cluster: cluster::Member,
 }
 
 /// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
@@ -116,7 +119,8 @@ impl Cta<'_> {
                 "%ctaid.z" => self.ctaid[2] as u64,
                 "%nctaid.x" => self.grid[0] as u64,
                 "%nctaid.y" => self.grid[1] as u64,
-                _ => self.grid[2] as u64,
+                "%nctaid.z" => self.grid[2] as u64,
+                s => self.cluster.special(s).ok_or_else(|| format!("special register {s} is not simulated"))?,
             },
             Opnd::Sym(s) if s == "global_smem" => 0,
             // A parameter's address (`mov.b64 %rd, k_tmap_0`): what the launch passed for it.
@@ -188,6 +192,7 @@ impl Cta<'_> {
                     }
                     self.shadow[a + i].write = Some((t, epoch, wepoch));
                     self.shadow[a + i].atomic = false;
+                    self.cluster.wrote(a + i);
                 }
             }
         }
@@ -237,41 +242,22 @@ pub fn run(
     threads: u32,
     smem_bytes: u32,
 ) -> Result<(), String> {
-    let params: HashMap<String, u64> = prog.params.iter().cloned().zip(args.iter().copied()).collect();
-    for z in 0..grid[2] {
-        for y in 0..grid[1] {
-            for x in 0..grid[0] {
-                let mut cta = Cta {
-                    p: prog,
-                    regs: vec![vec![0; prog.n_regs]; threads as usize],
-                    params: &params,
-                    ctaid: [x, y, z],
-                    grid,
-                    // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
-                    smem: vec![0xA5; smem_bytes as usize],
-                    shadow: vec![Shadow::default(); smem_bytes as usize],
-                    epoch: 0,
-                    warp_epoch: vec![0; threads.div_ceil(32) as usize],
-                    generic_since_fence: false,
-                    tmem: Default::default(),
-                };
-                run_cta(&mut cta, global)?;
-            }
-        }
-    }
-    Ok(())
+    cluster::run(prog, global, args, grid, threads, smem_bytes, 1)
 }
 
-fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
+#[allow(unused_imports)]
+pub use cluster::run as run_clusters;
+
+/// Runs a CTA from `pc` until it exits (`true`) or waits at a cluster barrier (`false`, `pc` after the wait).
+fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<bool, String> {
     let n = c.regs.len();
-    let mut pc = 0;
     let mut steps = 0u64;
-    while pc < c.p.ins.len() {
+    while *pc < c.p.ins.len() {
         steps += 1;
         if steps > 50_000_000 {
-            return Err(format!("too many steps (at line {} of CTA {:?})", c.p.ins[pc].line, c.ctaid));
+            return Err(format!("too many steps (at line {} of CTA {:?})", c.p.ins[*pc].line, c.ctaid));
         }
-        let ins = c.p.ins[pc].clone();
+        let ins = c.p.ins[*pc].clone();
         let active: Vec<bool> = (0..n).map(|t| ins.pred.is_none_or(|(p, want)| (c.regs[t][p] != 0) == want)).collect();
         let base = ins.op.split('.').next().unwrap();
         match base {
@@ -280,18 +266,26 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 if active.iter().any(|&a| a) != active.iter().all(|&a| a) {
                     return Err(format!("line {}: divergent branch", ins.line));
                 }
-                pc = if active[0] { c.p.labels[target] } else { pc + 1 };
+                *pc = if active[0] { c.p.labels[target] } else { *pc + 1 };
                 continue;
             }
-            "ret" => return c.tmem.at_exit(),
+            "ret" => return c.tmem.at_exit().map(|()| true),
+            "barrier" => {
+                let wait = cluster::barrier(c, &ins.op, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
+                *pc += 1;
+                if wait {
+                    return Ok(false);
+                }
+                continue;
+            }
             "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
                 tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "fence" if ins.op.starts_with("fence.proxy.async") => {
                 c.generic_since_fence = false;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "mma" => {
@@ -299,12 +293,12 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                     return Err(format!("line {}: predicated mma.sync", ins.line));
                 }
                 mma::mma_sync(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "stmatrix" => {
                 stmatrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "wgmma" => {
@@ -314,7 +308,7 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                     }
                     wgmma::mma_async(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
@@ -324,14 +318,14 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 || ins.op.starts_with("cp.async.bulk.commit_group")
                 || ins.op.starts_with("cp.async.bulk.wait_group") =>
             {
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
                 for t in (0..n).filter(|&t| active[t]) {
                     tma::copy(c, g, &ins, t).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "elect" => {
@@ -349,7 +343,7 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                         c.regs[t][p] = (Some(t) == leader) as u64;
                     }
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             "bar" => {
@@ -358,7 +352,7 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
                 } else {
                     c.epoch += 1;
                 }
-                pc += 1;
+                *pc += 1;
                 continue;
             }
             _ => {}
@@ -370,9 +364,9 @@ fn run_cta(c: &mut Cta, g: &mut Global) -> Result<(), String> {
         for (t, r, v) in writes {
             c.regs[t][r] = v;
         }
-        pc += 1;
+        *pc += 1;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Executes `ins` for thread `t`, recording register writes.
@@ -414,6 +408,14 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
+        "mapa" => put(&a[0], cluster::mapa(c, v(1)?, v(2)?)?)?,
+        "ld" if parts[1] == "shared::cluster" => {
+            let eb = (bits / 8) as usize;
+            let bytes = cluster::read(c, t, c.addr(t, &a[1])?, eb)?;
+            let mut b8 = [0u8; 8];
+            b8[..eb].copy_from_slice(&bytes);
+            put(&a[0], u64::from_le_bytes(b8))?
+        }
         "atom" | "red" => {
             // `atom{.sem}{.scope}.space.op.type d, [a], b` (returns the old value) and `red...` (does not).
             let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
@@ -575,6 +577,19 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             };
             // One rounding to the type (f32 sums of f32 values are exact in f64, then rounded once).
             put(&a[0], from_f(r, ty))?
+        }
+        "prmt" if parts.len() == 2 && ty == "b32" => {
+            // prmt.b32 d, a, b, c (the default mode): byte i of d is byte (c >> 4i) & 7 of the 8 bytes {b, a}
+            // (a's bytes 0-3, b's 4-7); when bit 3 of that nibble is set, the selected byte's sign bit fills it.
+            let bytes = (v(2)? << 32 | v(1)? & 0xffff_ffff).to_le_bytes();
+            let c = v(3)?;
+            let r = (0..4).fold(0u64, |r, i| {
+                let sel = (c >> (4 * i)) & 0xf;
+                let byte = bytes[(sel & 7) as usize];
+                let byte = if sel & 8 != 0 { if byte & 0x80 != 0 { 0xff } else { 0 } } else { byte };
+                r | (byte as u64) << (8 * i)
+            });
+            put(&a[0], r)?
         }
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" => {
             if ty == "pred" {
@@ -746,6 +761,17 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 // (every fp8 value is exact in f16).
                 let each = |b: u64| from_f(from_bits(b & 0xff, f8).as_f64(), half);
                 (each(x >> 8) << 16) | each(x)
+            } else if let (Some(f8), "f32") = (fp8(dt), st) {
+                // cvt.rn.satfinite.e5m2x2.f32 d, a, b: a into the upper byte, b into the lower, rounded to
+                // nearest even; .satfinite clamps a finite or infinite value past the largest finite one to it
+                // (NaN stays NaN).
+                let max = from_bits(if f8 == ScalarType::F8E4M3 { 0x7e } else { 0x7b }, f8).as_f64();
+                let each = |b: u64| {
+                    let f = to_f(b, st);
+                    let f = if f.is_nan() || !parts.contains(&"satfinite") { f } else { f.clamp(-max, max) };
+                    to_bits(Val::Float(f), f8)
+                };
+                (each(x) << 8) | each(v(2)?)
             } else if let Some(half) = dt.strip_suffix("x2") {
                 // cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower.
                 (from_f(to_f(x, st), half) << 16) | from_f(to_f(v(2)?, st), half)

@@ -153,7 +153,25 @@ impl Program {
                 inner.split(',').map(|x| x.trim()).map(|x| if x == "_" { None } else { Some(reg(x)) }).collect(),
             ));
         }
-        for s in ["%tid.x", "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid"] {
+        const SPECIAL: [&str; 16] = [
+            "%tid.x",
+            "%ctaid.x",
+            "%ctaid.y",
+            "%ctaid.z",
+            "%nctaid.x",
+            "%nctaid.y",
+            "%nctaid.z",
+            "%laneid",
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+            "%clusterid.x",
+            "%clusterid.y",
+            "%clusterid.z",
+            "%nclusterid.x",
+            "%nclusterid.y",
+            "%nclusterid.z",
+        ];
+        for s in SPECIAL {
             if a == s {
                 return Some(Opnd::Special(s));
             }

@@ -150,15 +150,19 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
                 }
             }
             (None, Some(regs)) => {
-                // Register j = 2kh + h of lane l in warp w: A[16w + l/4 + 8h][8kh + 2(l%4) + {0, 1}] (16-bit).
+                // Register j = 2kh + h of lane l in warp w holds `per` = 4 / eb elements, element e at
+                // A[16w + l/4 + 8h][(k / 2)·kh + per·(l%4) + e]: 16-bit types two to a register over K 16,
+                // 8-bit ones four over K 32 (the ISA's register fragments for A).
+                let per = 4 / eb;
                 for t in lead..lead + 128 {
                     let (w, l) = (((t - lead) / 32) as u64, (t % 32) as u64);
                     for (j, &r) in regs.iter().enumerate() {
                         let (kh, h) = (j as u64 / 2, j as u64 % 2);
-                        for e in 0..2u64 {
-                            let half = (c.regs[t][r] >> (16 * e)) & 0xffff;
+                        for e in 0..per {
+                            let bytes = ((c.regs[t][r] >> (8 * eb * e)) as u32).to_le_bytes();
                             let row = 16 * w + l / 4 + 8 * h;
-                            a[(row * k + 8 * kh + 2 * (l % 4) + e) as usize] = value(&half.to_le_bytes()[..2], ty_a)?;
+                            let col = k / 2 * kh + per * (l % 4) + e;
+                            a[(row * k + col) as usize] = value(&bytes[..eb as usize], ty_a)?;
                         }
                     }
                 }

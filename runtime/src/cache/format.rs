@@ -13,11 +13,21 @@ use sha2::{Digest, Sha256};
 use tessel_codegen::{Kernel, Target, TensorMapArg};
 
 /// The first line of every `kernel.meta` this format writes.
-const FORMAT: &str = "format=tessel-cache-2";
+const FORMAT: &str = "format=tessel-cache-3";
 
 /// The fields of `kernel.meta` between the format line and the `check=` line, in the order they are written.
-const FIELDS: [&str; 9] =
-    ["key", "name", "num_warps", "shared_bytes", "arch", "tensor_maps", "scratch_bytes", "ptx_bytes", "ptx_sha256"];
+const FIELDS: [&str; 10] = [
+    "key",
+    "name",
+    "num_warps",
+    "shared_bytes",
+    "arch",
+    "tensor_maps",
+    "scratch_bytes",
+    "num_ctas",
+    "ptx_bytes",
+    "ptx_sha256",
+];
 
 /// Ends every cubin file: what precedes the length and hash of the cubin.
 const CUBIN_MAGIC: &[u8; 16] = b"\ntessel-cubin-2\n";
@@ -83,6 +93,7 @@ pub(super) fn encode_meta(key: &str, kernel: &Kernel) -> String {
         kernel.target.name().to_string(),
         maps,
         kernel.scratch_bytes.to_string(),
+        kernel.num_ctas.to_string(),
         kernel.ptx.len().to_string(),
         hex(&sha256(kernel.ptx.as_bytes())),
     ];
@@ -122,7 +133,8 @@ pub(super) fn decode_meta(key: &str, bytes: &[u8]) -> Option<Meta> {
     if lines.next().is_some() {
         return None;
     }
-    let [written_for, name, num_warps, shared_bytes, arch, maps, scratch_bytes, ptx_bytes, ptx_sha256] = values[..]
+    let [written_for, name, num_warps, shared_bytes, arch, maps, scratch_bytes, num_ctas, ptx_bytes, ptx_sha256] =
+        values[..]
     else {
         return None;
     };
@@ -140,9 +152,12 @@ pub(super) fn decode_meta(key: &str, bytes: &[u8]) -> Option<Meta> {
             maps => maps.split(';').map(map_from_text).collect::<Option<_>>()?,
         },
         scratch_bytes: scratch_bytes.parse().ok()?,
+        num_ctas: num_ctas.parse().ok()?,
     };
     let plausible = is_identifier(&kernel.name)
         && (1..=32).contains(&kernel.num_warps)
+        && kernel.num_ctas.is_power_of_two()
+        && kernel.num_ctas <= 16
         && kernel.shared_bytes <= kernel.target.smem_per_block()
         && ptx_sha256.len() == 64;
     plausible.then_some(Meta { kernel, ptx_bytes: ptx_bytes.parse().ok()?, ptx_sha256: ptx_sha256.to_string() })
@@ -164,8 +179,10 @@ impl Meta {
         }
         let ptx = String::from_utf8(ptx).ok()?;
         let k = self.kernel;
+        let cluster = k.num_ctas == 1 || ptx.contains(&format!(".reqnctapercluster {}, 1, 1", k.num_ctas));
         let declares = ptx.contains(&format!(".entry {}(", k.name))
-            && ptx.lines().any(|l| l.trim() == format!(".target {}", k.target.name()));
+            && ptx.lines().any(|l| l.trim() == format!(".target {}", k.target.name()))
+            && cluster;
         declares.then_some(Kernel { ptx, ..k })
     }
 }
@@ -204,7 +221,8 @@ pub(super) mod tests {
     /// A kernel as codegen makes them, with a tensor map.
     pub(in crate::cache) fn kernel() -> Kernel {
         Kernel {
-            ptx: ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n)\n{\n    ret;\n}\n"
+            ptx: ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n)\n.reqnctapercluster 2, 1, 1\n{\n    \
+                  ret;\n}\n"
                 .to_string(),
             name: "k".to_string(),
             num_warps: 8,
@@ -218,15 +236,16 @@ pub(super) mod tests {
                 im2col_rank: None,
             }],
             scratch_bytes: 0,
+            num_ctas: 2,
         }
     }
 
     /// Everything a kernel says, to compare two.
-    pub(in crate::cache) type Facts = (String, String, u32, u32, Target, Vec<TensorMapArg>, u32);
+    pub(in crate::cache) type Facts = (String, String, u32, u32, Target, Vec<TensorMapArg>, u32, u32);
 
     pub(in crate::cache) fn facts(k: &Kernel) -> Facts {
         let k = k.clone();
-        (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps, k.scratch_bytes)
+        (k.ptx, k.name, k.num_warps, k.shared_bytes, k.target, k.tensor_maps, k.scratch_bytes, k.num_ctas)
     }
 
     /// `kernel.meta` with one field's value replaced, its `check=` line recomputed: a file that is whole but
@@ -281,6 +300,8 @@ pub(super) mod tests {
             ("tensor_maps", "2:f16:64x128"),
             ("ptx_bytes", "-1"),
             ("ptx_sha256", "00"),
+            ("num_ctas", "3"),
+            ("num_ctas", "32"),
             ("key", "K2"),
         ] {
             let meta = resealed(field, value);

@@ -13,8 +13,10 @@
 //! `DotOperandLayout`s of it (propagation inserts the conversions from the loads' layouts); codegen issues
 //! `mma.sync` from registers.
 //!
+//! A 16-bit `wgmma` A operand computed in registers (attention's `p @ v`) stays in registers.
+//!
 //! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, fp8 on
-//! `mma.sync` (sm_89+), and A in registers for `wgmma` (attention's `p @ v` goes through shared memory).
+//! `mma.sync` (sm_89+), and an 8-bit A in registers in auto mode (gluon kernels may write it).
 
 use std::sync::Arc;
 
@@ -256,7 +258,10 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
         let r = d.parent.expect("linked op");
         let mut staged = [d.operands[0], d.operands[1]];
         // A 16-bit A computed in registers (attention's P) stays there: wgmma reads it from registers in the
-        // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result.
+        // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result. An 8-bit A
+        // (fp8 attention's P) is staged through shared memory: its dot-operand layout (k_width 4) is a warp
+        // shuffle away, and tessel's shuffles move one byte per 16-bit half, which measured slower on the H200
+        // (tutorial 06, fp8, head dim 64: 0.78-0.82x of Triton in registers against 0.95x staged).
         let a_elem = f.ty(d.operands[0]).elem().and_then(Elem::scalar);
         let a_in_registers = a_elem.is_some_and(|e| e.bits() == 16) && !loaded(f, d.operands[0]);
         if a_in_registers {

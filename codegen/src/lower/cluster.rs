@@ -1,0 +1,399 @@
+//! Thread-block clusters (`num_ctas` > 1, sm_90a and newer): a program is a cluster of `num_ctas` CTAs.
+//!
+//! - `program_id`/`num_programs` read `%clusterid`/`%nclusterid` (Triton's program id is the cluster's).
+//! - A layout's `block` in-dim is the CTA's rank in the cluster (`%cluster_ctarank`): each CTA holds the elements
+//!   of its rank, so element coordinates XOR in the block bases of the rank's bits (`Lower::thread_xor_cta`). A
+//!   zero block basis (or no `block` dim) means every CTA holds the same elements; such values are computed in
+//!   every CTA alike; their effects on global memory are one CTA's ([`super::memory::global_owner_pred`]), those on
+//!   shared memory every CTA's own.
+//! - `reduce` along an axis the block bases split combines the CTAs' partials through distributed shared memory
+//!   ([`reduce_across_ctas`]): each CTA writes its partials into its own scratch, `barrier.cluster` (release,
+//!   acquire), every thread reads the peers' partials with `mapa` + `ld.shared::cluster` and combines them in
+//!   one order in every CTA (so replicated results agree bit for bit), and a second `barrier.cluster` keeps each
+//!   CTA's scratch (and the CTA itself) alive until its peers have read it.
+//! - `convert_layout` between layouts whose block bases differ goes through the CTA's own shared memory when each
+//!   CTA already holds what it needs, else through distributed shared memory ([`convert_across_ctas`]).
+//! - Every other op on a tensor split across CTAs is refused by [`check`], with the op, before any code is
+//!   emitted: the pipeline reports it at the op's source span.
+
+use tessel_layouts::LinearLayout;
+use tessel_tile::ir::{Func, OpId};
+use tessel_tile::ops::Op;
+use tessel_tile::types::Type;
+
+use super::Lower;
+use super::coords::bases;
+use super::reduce::combine;
+use super::shared::{ld_shared_space, slot_bytes, st_shared};
+use crate::CompileError;
+use crate::ptx::{Reg, RegClass, special};
+
+/// Whether a layout spreads a tensor over the CTAs of a cluster (some `block` basis is nonzero).
+pub(crate) fn splits(l: &LinearLayout) -> bool {
+    bases(l, "block").iter().any(|b| b.iter().any(|&x| x != 0))
+}
+
+/// `l` with a `block` in-dim of `n` CTAs: a layout written without a cga_layout (no `block` dim, or one of size
+/// 1) is held alike by every CTA of the cluster, so its block bases are zero.
+pub(crate) fn over_ctas(l: &LinearLayout, n: u32) -> LinearLayout {
+    let have = if l.has_in_dim("block") { l.in_dim_size("block") } else { 1 };
+    if n <= have || l.num_out_dims() == 0 {
+        return l.clone();
+    }
+    let first = l.out_dim_names()[0].clone();
+    l * &LinearLayout::zeros_1d(n / have, "block", first)
+}
+
+fn split_ty(ty: &Type) -> bool {
+    matches!(ty, Type::Tensor { layout: Some(l), .. } if splits(&l.linear))
+}
+
+/// The ops [`check`] lets touch a tensor split across CTAs: those whose lowering reads the block bases.
+fn cluster_aware(op: &Op) -> bool {
+    use tessel_tile::op_facts::LayoutKind;
+    match op {
+        // Per-register ops: each CTA computes its own elements (a scan only along a dim the CTAs do not split).
+        Op::Scan { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => true,
+        // A copy into the CTA's shared memory would need the shared layout's CTA part.
+        Op::AsyncCopy => false,
+        Op::Load { .. } | Op::Store { .. } => true,
+        o if o.facts().layout == LayoutKind::Same => true,
+        Op::Constant(_)
+        | Op::Arange { .. }
+        | Op::Splat
+        | Op::Reduce { .. }
+        | Op::Broadcast
+        | Op::ExpandDims { .. }
+        | Op::Reshape { .. }
+        | Op::Permute { .. }
+        | Op::Join
+        | Op::Split
+        | Op::Cat
+        | Op::ConvertLayout
+        | Op::Assert { .. } => true,
+        o => o.facts().layout == LayoutKind::Structured,
+    }
+}
+
+/// The cluster rules a kernel must keep before code generation: the op (`None`: the kernel as a whole) and why,
+/// for the first it breaks. With `num_ctas` = 1 there are none.
+pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
+    let n = f.config.num_ctas;
+    if n == 1 {
+        return Ok(());
+    }
+    if !f.attrs.gluon {
+        return Err((
+            None,
+            format!(
+                "num_ctas = {n}: auto mode does not spread tensors over the CTAs of a cluster yet (layout assignment \
+                 gives no layout a cga_layout); launch with num_ctas=1, or write the kernel in gluon with cga_layout \
+                 layouts"
+            ),
+        ));
+    }
+    if f.target == tessel_tile::Target::Sm80 {
+        return Err((None, format!("num_ctas = {n}: thread-block clusters need sm_90a or newer")));
+    }
+    let uses = f.use_counts();
+    for o in f.all_ops() {
+        let d = f.op(o);
+        let tys = d.operands.iter().chain(&d.results).map(|&v| f.ty(v));
+        for ty in tys.clone() {
+            if let Type::Tensor { layout: Some(l), .. } = ty
+                && l.linear.has_in_dim("block")
+                && l.linear.in_dim_size("block") != 1
+                && l.linear.in_dim_size("block") != n
+            {
+                let m = l.linear.in_dim_size("block");
+                return Err((Some(o), format!("a layout spans {m} CTAs but the kernel has num_ctas = {n}")));
+            }
+        }
+        let name = d.op.name();
+        if tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear))) {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` on shared memory spread over the CTAs of a cluster (a shared layout with nonzero \
+                     cga_layout/block bases) is not supported yet"
+                ),
+            ));
+        }
+        // A scan along a dim the CTAs split would need the earlier CTAs' totals; along another, each CTA scans its
+        // own rows.
+        let scan_across = match &d.op {
+            Op::Scan { axis, .. } => tys.clone().any(|ty| match ty {
+                Type::Tensor { layout: Some(l), .. } => {
+                    bases(&l.linear, "block").iter().any(|b| b[*axis as usize] != 0)
+                }
+                _ => false,
+            }),
+            _ => false,
+        };
+        if tys.clone().any(split_ty) && (!cluster_aware(&d.op) || scan_across) {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` on a tensor spread over the CTAs of a cluster (a layout with nonzero cga_layout/block \
+                     bases) is not supported yet; convert it to a layout every CTA holds whole first"
+                ),
+            ));
+        }
+        let replicated = |ty: &Type| match ty {
+            Type::Tensor { layout: Some(l), .. } => {
+                bases(&over_ctas(&l.linear, n), "block").iter().any(|b| b.iter().all(|&x| x == 0))
+            }
+            _ => true,
+        };
+        if matches!(d.op, Op::Atomic { .. } | Op::AtomicCas { .. })
+            && uses[d.results[0].index()] > 0
+            && replicated(f.ty(d.results[0]))
+        {
+            return Err((
+                Some(o),
+                format!(
+                    "`{name}` whose old values are used, on elements every CTA of the cluster holds: one CTA \
+                     does the atomic and the others cannot see its result yet"
+                ),
+            ));
+        }
+        if d.op == Op::ConvertLayout
+            && let (Type::Tensor { layout: Some(src), .. }, Type::Tensor { layout: Some(dst), .. }) =
+                (f.ty(d.operands[0]), f.ty(d.results[0]))
+            && bases(&over_ctas(&src.linear, n), "block") != bases(&over_ctas(&dst.linear, n), "block")
+        {
+            // Data stays in each CTA (the planner's transfers) or comes from another (distributed shared memory).
+            let (src, dst) = (over_ctas(&src.linear, n), over_ctas(&dst.linear, n));
+            if let Err(e) = source_positions(&src, &dst) {
+                return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
+            }
+        }
+        if matches!(d.op, Op::WarpSpecialize(_) | Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. }) {
+            return Err((Some(o), format!("`{name}` in a cluster kernel (num_ctas = {n}) is not supported yet")));
+        }
+    }
+    Ok(())
+}
+
+/// `%clusterid.*`/`%nclusterid.*` in a cluster kernel, else `%ctaid.*`/`%nctaid.*`: the program's id and the
+/// number of programs along `axis`.
+pub(crate) fn program_sreg(clusters: bool, count: bool, axis: usize) -> Option<&'static str> {
+    let table = match (clusters, count) {
+        (false, false) => ["%ctaid.x", "%ctaid.y", "%ctaid.z"],
+        (false, true) => ["%nctaid.x", "%nctaid.y", "%nctaid.z"],
+        (true, false) => ["%clusterid.x", "%clusterid.y", "%clusterid.z"],
+        (true, true) => ["%nclusterid.x", "%nclusterid.y", "%nclusterid.z"],
+    };
+    table.get(axis).copied()
+}
+
+impl Lower<'_> {
+    /// `%cluster_ctarank`, read once at the kernel entry.
+    pub(crate) fn cta_rank(&mut self) -> Reg {
+        if let Some(r) = self.cta_rank {
+            return r;
+        }
+        let r = self.b.reg(RegClass::B32);
+        self.b.set_prologue(true);
+        self.b.op("mov.u32", r, special("%cluster_ctarank"));
+        self.b.set_prologue(false);
+        self.cta_rank = Some(r);
+        r
+    }
+
+    /// `barrier.cluster.arrive.release` + `wait.acquire` over every thread of every CTA of the cluster: orders the
+    /// CTA's own shared-memory accesses too, as `bar.sync` does.
+    pub(crate) fn cluster_barrier(&mut self) {
+        self.b.effect("barrier.cluster.arrive.release.aligned", ());
+        self.b.effect("barrier.cluster.wait.acquire.aligned", ());
+        self.hazards.clear();
+    }
+}
+
+/// One group of a reduction: its output element's register part and its value per operand.
+pub(crate) type Group = (Vec<u32>, Vec<Reg>);
+
+/// Step 4 of `reduce` in a cluster: combines each group's value over the CTAs whose block bases move along the
+/// reduced axis `a`, through distributed shared memory. `lin` is the operand layout, `out_shape` the result's
+/// shape, `drop_axis` the map from operand to result coordinates, `region` the combine region.
+pub(crate) fn reduce_across_ctas(
+    l: &mut Lower,
+    lin: &LinearLayout,
+    a: usize,
+    out_shape: &[u32],
+    region: tessel_tile::ir::RegionId,
+    groups: &mut [Group],
+    drop_axis: &dyn Fn(&[u32]) -> Vec<u32>,
+) -> Result<(), CompileError> {
+    use super::coords::flatten;
+    let block = bases(lin, "block");
+    let axis_ctas: Vec<usize> = block.iter().enumerate().filter(|(_, b)| b[a] != 0).map(|(i, _)| i).collect();
+    if axis_ctas.is_empty() {
+        return Ok(());
+    }
+    if axis_ctas.iter().any(|&i| block[i].iter().enumerate().any(|(d, &x)| d != a && x != 0)) {
+        return Err(CompileError::new("a block (CTA) basis mixes the reduced axis with other dims; not supported yet"));
+    }
+    if l.bar != (0, 0) {
+        return Err(CompileError::new("a reduction across the CTAs of a cluster inside warp_specialize"));
+    }
+    let Some((_, first)) = groups.first() else { return Ok(()) };
+    let classes: Vec<RegClass> = first.iter().map(|r| r.class).collect();
+    let out_numel: u32 = out_shape.iter().product::<u32>().max(1);
+    let region_bytes: Vec<u32> = classes.iter().map(|&c| out_numel * slot_bytes(c)).collect();
+    l.b.comment("reduce: combine the CTAs of the axis through distributed shared memory");
+    // The result element of a group is its register part XOR the thread's (lanes, warps, CTA rank), axis dropped.
+    let flat = |b: &Vec<u32>| flatten(&drop_axis(b), out_shape);
+    let lv: Vec<u32> = bases(lin, "lane").iter().map(flat).collect();
+    let wv: Vec<u32> = bases(lin, "warp").iter().map(flat).collect();
+    let bv: Vec<u32> = block.iter().map(flat).collect();
+    let thread = l.thread_xor_cta(lv, wv, bv);
+    let base = l.scratch(region_bytes.iter().sum())?;
+    let mut addrs: Vec<Vec<Reg>> = Vec::new();
+    for (key, vals) in groups.iter() {
+        let slot = l.xor_const(thread, flatten(key, out_shape), 0);
+        let mut off = 0;
+        let mut per_op = Vec::new();
+        for (k, &c) in classes.iter().enumerate() {
+            let addr = l.b.reg(RegClass::B32);
+            l.b.op("mad.lo.u32", addr, (slot, slot_bytes(c), base));
+            if off > 0 {
+                l.b.op("add.u32", addr, (addr, off));
+            }
+            st_shared(l, addr, vals[k]);
+            per_op.push(addr);
+            off += region_bytes[k];
+        }
+        addrs.push(per_op);
+    }
+    l.cluster_barrier();
+    // The peers along the axis: this CTA's rank with the axis bits replaced by the peer's index.
+    let rank = l.cta_rank();
+    let axis_mask: u32 = axis_ctas.iter().fold(0, |m, &i| m | 1 << i);
+    let others = l.b.reg(RegClass::B32);
+    l.b.op("and.b32", others, (rank, !axis_mask));
+    let w = 1usize << axis_ctas.len();
+    let peers: Vec<Reg> = (0..w)
+        .map(|j| {
+            let bits =
+                axis_ctas.iter().enumerate().filter(|(k, _)| j >> k & 1 == 1).fold(0u32, |m, (_, &i)| m | 1 << i);
+            let p = l.b.reg(RegClass::B32);
+            l.b.op("or.b32", p, (others, bits));
+            p
+        })
+        .collect();
+    for (g, per_op) in addrs.iter().enumerate() {
+        let mut level: Vec<Vec<Reg>> = Vec::with_capacity(w);
+        for &peer in &peers {
+            let vals = per_op
+                .iter()
+                .zip(&classes)
+                .map(|(&addr, &c)| {
+                    let remote = l.b.reg(RegClass::B32);
+                    l.b.op("mapa.shared::cluster.u32", remote, (addr, peer));
+                    ld_shared_space(l, remote, c, "shared::cluster")
+                })
+                .collect();
+            level.push(vals);
+        }
+        // Every CTA combines the partials in the order of the peers' axis index, widest stride first.
+        let mut stride = w / 2;
+        while stride > 0 {
+            for i in 0..stride {
+                level[i] = combine(l, region, &level[i], &level[i + stride])?;
+            }
+            stride /= 2;
+        }
+        groups[g].1 = level.swap_remove(0);
+    }
+    l.cluster_barrier();
+    Ok(())
+}
+
+/// Where each element of a `convert_layout` from `src` to `dst` comes from when it crosses CTAs: the map from the
+/// destination's (register, lane, warp, block) to the source's, as `(register, lane, warp, block)` positions of
+/// its out-dims (a replicated source element is read from its first holder).
+fn source_positions(src: &LinearLayout, dst: &LinearLayout) -> Result<(LinearLayout, [usize; 4]), String> {
+    let t = dst.invert_and_compose(src).map_err(|e| e.to_string())?;
+    let names = t.out_dim_names();
+    let at = |n: &str| names.iter().position(|d| d.as_str() == n).ok_or_else(|| format!("no `{n}` in {t:?}"));
+    Ok((t.clone(), [at("register")?, at("lane")?, at("warp")?, at("block")?]))
+}
+
+/// `convert_layout` that moves data between the CTAs of a cluster, through distributed shared memory: every
+/// thread writes each of its registers into its CTA's scratch at its position (register, then lane, then warp:
+/// no two threads share a slot), `barrier.cluster`, each destination register reads its element from the
+/// position and CTA the source layout gives it (`mapa` + `ld.shared::cluster`; both linear in the destination's
+/// register, lane, warp and CTA bits), and a second `barrier.cluster` keeps the scratch until every peer has read.
+pub(crate) fn convert_across_ctas(
+    l: &mut Lower,
+    regs: &[Reg],
+    src: &LinearLayout,
+    dst: &LinearLayout,
+    class: RegClass,
+) -> Result<Vec<Reg>, CompileError> {
+    if l.bar != (0, 0) {
+        return Err(CompileError::new("a conversion across the CTAs of a cluster inside warp_specialize"));
+    }
+    let (t, [reg_d, lane_d, warp_d, block_d]) =
+        source_positions(src, dst).map_err(|e| CompileError::new(format!("a conversion across CTAs: {e}")))?;
+    let lr = src.in_dim_size_log2("register");
+    let lw = src.in_dim_size_log2("warp");
+    let eb = slot_bytes(class);
+    let slot = move |v: &[u32]| v[reg_d] | v[lane_d] << lr | v[warp_d] << (lr + 5);
+    l.b.comment("convert_layout: across the CTAs of the cluster through distributed shared memory");
+    let base = l.scratch((eb << (lr + 5 + lw)).max(eb))?;
+    // Stores: register r of thread tid at slot r | tid << lr.
+    let lane_vals: Vec<u32> = (0..5).map(|i| 1 << (lr + i)).collect();
+    let warp_vals: Vec<u32> = (0..lw).map(|j| 1 << (lr + 5 + j)).collect();
+    let own = l.thread_xor(lane_vals, warp_vals);
+    for (r, &v) in regs.iter().enumerate() {
+        let at = l.xor_const(own, r as u32, 0);
+        let addr = l.b.reg(RegClass::B32);
+        l.b.op("mad.lo.u32", addr, (at, eb, base));
+        st_shared(l, addr, v);
+    }
+    l.cluster_barrier();
+    // Loads: the slot and CTA of each destination element, a thread part and a per-register constant each.
+    let image = |dim: &str, f: &dyn Fn(&[u32]) -> u32| -> Vec<u32> {
+        let n = dst.in_dim_size_log2(dim);
+        (0..n)
+            .map(|i| {
+                let input: Vec<u32> =
+                    dst.in_dim_names().iter().map(|d| if d.as_str() == dim { 1 << i } else { 0 }).collect();
+                f(&t.apply(&input))
+            })
+            .collect()
+    };
+    let rank_of = move |v: &[u32]| v[block_d];
+    let slot_thread = l.thread_xor_cta(image("lane", &slot), image("warp", &slot), image("block", &slot));
+    let rank_thread = l.thread_xor_cta(image("lane", &rank_of), image("warp", &rank_of), image("block", &rank_of));
+    let mut out = Vec::new();
+    for r in 0..dst.in_dim_size("register") {
+        let input: Vec<u32> = dst.in_dim_names().iter().map(|d| if d.as_str() == "register" { r } else { 0 }).collect();
+        let v = t.apply(&input);
+        let at = l.xor_const(slot_thread, slot(&v), 0);
+        let addr = l.b.reg(RegClass::B32);
+        l.b.op("mad.lo.u32", addr, (at, eb, base));
+        let rank = l.xor_const(rank_thread, rank_of(&v), 0);
+        let remote = l.b.reg(RegClass::B32);
+        l.b.op("mapa.shared::cluster.u32", remote, (addr, rank));
+        out.push(ld_shared_space(l, remote, class, "shared::cluster"));
+    }
+    l.cluster_barrier();
+    Ok(out)
+}
+
+/// Checks that reject what code generation cannot lower, for tests of the check itself.
+#[cfg(test)]
+mod tests {
+    use super::program_sreg;
+
+    #[test]
+    fn program_ids_of_clusters() {
+        assert_eq!(program_sreg(true, false, 0), Some("%clusterid.x"));
+        assert_eq!(program_sreg(true, true, 1), Some("%nclusterid.y"));
+        assert_eq!(program_sreg(false, false, 2), Some("%ctaid.z"));
+        assert_eq!(program_sreg(false, false, 3), None);
+    }
+}

@@ -1,0 +1,204 @@
+//! Thread-block clusters in the simulator, from the PTX ISA: the CTAs of a cluster (`%cluster_ctarank` 0..n,
+//! consecutive along x, a program per cluster: `%clusterid`, `%nclusterid`), `barrier.cluster.arrive`/`wait`,
+//! and distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`).
+//!
+//! The CTAs of a cluster run one at a time, each up to its next `barrier.cluster.wait`; when every CTA waits
+//! (each having arrived), the phase ends and all continue. A remote read sees the peer's shared memory as it was
+//! when the last phase ended (what the barrier's release/acquire guarantees), and reading a byte that its CTA
+//! writes in the same phase is a race, reported when the phase ends. Reading the shared memory of a CTA that
+//! has exited is an error. Local accesses keep the CTA's own race checks; a cluster barrier orders them as
+//! `bar.sync` does.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::{Cta, Global, Program};
+
+/// [`super::run`] for a kernel whose programs are clusters of `num_ctas` CTAs along x: `grid` counts clusters (the CTA
+/// grid is `num_ctas` times wider along x), and each cluster's CTAs run together (see `cluster`).
+pub fn run(
+    prog: &Program,
+    global: &mut Global,
+    args: &[u64],
+    grid: [u32; 3],
+    threads: u32,
+    smem_bytes: u32,
+    num_ctas: u32,
+) -> Result<(), String> {
+    let params: HashMap<String, u64> = prog.params.iter().cloned().zip(args.iter().copied()).collect();
+    let cta_grid = [grid[0] * num_ctas, grid[1], grid[2]];
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                let mut ctas: Vec<Cta> = (0..num_ctas)
+                    .map(|rank| Cta {
+                        p: prog,
+                        regs: vec![vec![0; prog.n_regs]; threads as usize],
+                        params: &params,
+                        ctaid: [x * num_ctas + rank, y, z],
+                        grid: cta_grid,
+                        // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
+                        smem: vec![0xA5; smem_bytes as usize],
+                        shadow: vec![super::Shadow::default(); smem_bytes as usize],
+                        epoch: 0,
+                        warp_epoch: vec![0; threads.div_ceil(32) as usize],
+                        generic_since_fence: false,
+                        tmem: Default::default(),
+                        cluster: Member {
+                            rank,
+                            size: num_ctas,
+                            cluster_id: [x, y, z],
+                            clusters: grid,
+                            written: if num_ctas > 1 { vec![0; smem_bytes as usize] } else { Vec::new() },
+                            ..Default::default()
+                        },
+                    })
+                    .collect();
+                // Before the first cluster barrier a peer's shared memory is what it started as.
+                ctas.iter_mut().for_each(|c| c.cluster.peers = Rc::new(vec![Some(c.smem.clone()); num_ctas as usize]));
+                let mut pcs = vec![0usize; num_ctas as usize];
+                let mut exited = vec![false; num_ctas as usize];
+                loop {
+                    for (k, c) in ctas.iter_mut().enumerate() {
+                        if !exited[k] {
+                            exited[k] = super::run_cta(c, global, &mut pcs[k]).map_err(|e| format!("CTA {k}: {e}"))?;
+                        }
+                    }
+                    if exited.iter().all(|&e| e) {
+                        break;
+                    }
+                    if let Some(k) = exited.iter().position(|&e| e) {
+                        return Err(format!("CTA {k} exited while its cluster's other CTAs wait at a cluster barrier"));
+                    }
+                    end_phase(&mut ctas, &exited)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `mapa` result: this bit set, the peer's rank at bit 24, the offset below.
+const REMOTE: u64 = 1 << 31;
+
+/// One CTA's place in its cluster.
+#[derive(Default)]
+pub(super) struct Member {
+    pub rank: u32,
+    pub size: u32,
+    pub cluster_id: [u32; 3],
+    pub clusters: [u32; 3],
+    /// Every CTA's shared memory as the last phase ended (`None`: the CTA has exited).
+    pub peers: Rc<Vec<Option<Vec<u8>>>>,
+    /// This phase's remote reads: (rank, first byte, bytes).
+    pub remote_reads: Vec<(u32, usize, usize)>,
+    /// The phase in which each byte of this CTA's shared memory was last written, plus one (0: never).
+    pub written: Vec<u32>,
+    pub phase: u32,
+    pub arrived: bool,
+}
+
+impl Member {
+    pub fn special(&self, s: &str) -> Option<u64> {
+        let axis = |s: &str| match s.rsplit('.').next() {
+            Some("y") => 1,
+            Some("z") => 2,
+            _ => 0,
+        };
+        Some(match s {
+            "%cluster_ctarank" => self.rank as u64,
+            "%cluster_nctarank" => self.size as u64,
+            _ if s.starts_with("%clusterid.") => self.cluster_id[axis(s)] as u64,
+            _ if s.starts_with("%nclusterid.") => self.clusters[axis(s)] as u64,
+            _ => return None,
+        })
+    }
+
+    /// Notes a write of byte `a` of this CTA's shared memory.
+    pub fn wrote(&mut self, a: usize) {
+        if self.size > 1 {
+            self.written[a] = self.phase + 1;
+        }
+    }
+}
+
+/// `barrier.cluster.arrive*` (`false`: go on) or `barrier.cluster.wait*` (`true`: stop until the phase ends).
+pub(super) fn barrier(c: &mut Cta, op: &str, active: &[bool]) -> Result<bool, String> {
+    if active.iter().any(|&a| !a) {
+        return Err(format!("`{op}` with inactive threads (`.aligned` needs every thread)"));
+    }
+    let m = &mut c.cluster;
+    if op.starts_with("barrier.cluster.arrive") {
+        if m.arrived {
+            return Err("`barrier.cluster.arrive` twice without a wait".into());
+        }
+        m.arrived = true;
+        Ok(false)
+    } else if op.starts_with("barrier.cluster.wait") {
+        if !m.arrived {
+            return Err("`barrier.cluster.wait` without an arrive".into());
+        }
+        Ok(true)
+    } else {
+        Err(format!("`{op}` is not simulated"))
+    }
+}
+
+/// `mapa.shared::cluster.u32 d, a, rank`: the address of offset `a` in CTA `rank`'s shared memory.
+pub(super) fn mapa(c: &Cta, addr: u64, rank: u64) -> Result<u64, String> {
+    if rank >= c.cluster.size as u64 {
+        return Err(format!("mapa to CTA rank {rank} of a cluster of {}", c.cluster.size));
+    }
+    if addr & REMOTE != 0 || addr >= 1 << 24 {
+        return Err(format!("mapa of {addr:#x}, not a shared::cta address"));
+    }
+    Ok(REMOTE | rank << 24 | addr)
+}
+
+/// `n` bytes at a shared::cluster address read by thread `t`: a `mapa` result (this CTA's own shared memory,
+/// with its race checks, for its own rank).
+pub(super) fn read(c: &mut Cta, t: usize, addr: u64, n: usize) -> Result<Vec<u8>, String> {
+    if addr & REMOTE == 0 {
+        return Err(format!("ld.shared::cluster of {addr:#x}, which no mapa gave (not simulated)"));
+    }
+    let (rank, a) = ((addr >> 24 & 0x7f) as u32, (addr & 0xff_ffff) as usize);
+    if rank == c.cluster.rank {
+        return Ok(c.smem(t, a as u64, n, None)?.to_vec());
+    }
+    let mem = c.cluster.peers[rank as usize]
+        .as_ref()
+        .ok_or_else(|| format!("CTA {} reads the shared memory of CTA {rank}, which has exited", c.cluster.rank))?;
+    if a + n > mem.len() {
+        return Err(format!("shared::cluster access of {n} bytes at {a} past the {} bytes allocated", mem.len()));
+    }
+    c.cluster.remote_reads.push((rank, a, n));
+    Ok(mem[a..a + n].to_vec())
+}
+
+/// Ends a phase: every CTA waits at a cluster barrier (or has exited). Checks the phase's remote reads against
+/// the phase's writes, snapshots every CTA's shared memory and releases the waiters.
+pub(super) fn end_phase(ctas: &mut [Cta], exited: &[bool]) -> Result<(), String> {
+    for c in ctas.iter() {
+        for &(r, a, n) in &c.cluster.remote_reads {
+            let peer = &ctas[r as usize].cluster;
+            if (a..a + n).any(|i| peer.written[i] == c.cluster.phase + 1) {
+                return Err(format!(
+                    "CTA {} reads shared byte {a} of CTA {r}, which CTA {r} writes in the same cluster phase (no \
+                     cluster barrier between)",
+                    c.cluster.rank
+                ));
+            }
+        }
+    }
+    let snap: Rc<Vec<Option<Vec<u8>>>> =
+        Rc::new(ctas.iter().zip(exited).map(|(c, &gone)| (!gone).then(|| c.smem.clone())).collect());
+    for c in ctas.iter_mut() {
+        c.cluster.peers = snap.clone();
+        c.cluster.remote_reads.clear();
+        c.cluster.phase += 1;
+        c.cluster.arrived = false;
+        // Every thread of the CTA passed the barrier: it orders the CTA's own accesses too.
+        c.epoch += 1;
+    }
+    Ok(())
+}
