@@ -190,7 +190,8 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
     };
     let uses = f.use_counts();
 
-    // The loads worth pipelining: those whose one user stages them in shared memory for a wgmma and, when the
+    // The loads worth pipelining: those whose every use stages them in shared memory for a wgmma (once as loaded,
+    // once transposed in attention's backward: one ring, a view per use) and, when the
     // loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too, read back into
     // registers. cp.async must be able to copy them (4+ contiguous bytes in both memories, masked-off elements
     // zero for the dot's operands; for register loads `other` is applied after the read).
