@@ -49,7 +49,7 @@ class CompiledKernel:
     # out too). A copy rebuilt from its `__dict__` recompiles from `_recipe` on first use. A slot, not a side
     # table: every launch reads it. `_handles` (set by `_init_handles`) is a slot for the same reason: a copy
     # made from `__dict__` must run `_init_handles` again.
-    __slots__ = ("__dict__", "__weakref__", "_native", "_handles")
+    __slots__ = ("__dict__", "__weakref__", "_native", "_handles", "_run_fn")
 
     @property
     def native(self):
@@ -66,6 +66,10 @@ class CompiledKernel:
     def native(self, value):
         self._native = value
         self.__dict__.pop("_runners", None)  # launch functions made for the previous native kernel
+        try:
+            del self._run_fn
+        except AttributeError:
+            pass
 
     def __getstate__(self):
         return self.__dict__.copy()
@@ -269,11 +273,24 @@ class CompiledKernel:
             meta.update(hook(tuple(grid), self.metadata, named) or {})
         return meta
 
-    def run(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
-            exit_hook, *args):
-        """Triton's launch ABI (what torch's inductor calls): every kernel argument in signature order,
-        constexprs included (dropped here, as Triton's launcher drops them), on `stream`; CPU tensors run in
-        tessel's interpreter, synchronously."""
+    @property
+    def run(self):
+        """Triton's launch ABI, `run(grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata,
+        enter_hook, exit_hook, *args)` (what torch's inductor calls): every kernel argument in signature order,
+        constexprs included (dropped, as Triton's launcher drops them), on `stream`; CPU tensors run in tessel's
+        interpreter, synchronously. A function generated for this specialization (see `_abi_launcher`), made on
+        first use and kept in a slot (inductor blanks `run` in the `__dict__` it copies; the property wins)."""
+        try:
+            return self._run_fn
+        except AttributeError:
+            pass
+        self._run_fn = fn = _abi_launcher(self)
+        return fn
+
+    def _run_abi(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata, enter_hook,
+                 exit_hook, *args):
+        """`run`'s generic path: hooks, interpreted kernels, and arguments the generated launcher does not take
+        inline."""
         kinds = self.__dict__.get("_arg_kinds")
         if kinds is None:
             kinds = self._arg_kinds = self._kinds_from_spec()
@@ -314,6 +331,58 @@ def build_native(recipe):
     source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, modules = recipe
     kwargs = {"modules": list(modules)} if modules is not None else {}
     return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas, **kwargs)
+
+
+def _abi_launcher(compiled):
+    """`compiled.run` for a GPU specialization whose arguments are pointers, ints and floats: Triton's launch ABI
+    as one generated function that unpacks the arguments, packs the runtime ones inline (torch tensors by
+    `data_ptr()`, on one device) and launches. Anything else (launch hooks, interpreted kernels, another
+    argument count, pointers that are not torch tensors, grids that are not positive ints) takes `_run_abi`."""
+    slow = compiled._run_abi
+    torch = sys.modules.get("torch")
+    try:
+        kinds = None
+        if not compiled.interpreted and torch is not None:
+            kinds = compiled.__dict__.get("_arg_kinds") or compiled._kinds_from_spec()
+    except (NotImplementedError, RuntimeError):
+        kinds = None
+    if kinds is None:
+        return slow
+    names = [f"a{i}" for i in range(len(kinds))]
+    head = "gx, gy, gz, stream, function, packed_metadata, launch_metadata, enter_hook, exit_hook"
+    lines = [
+        f"def run({head}, *args):",
+        f"    if enter_hook is not None or exit_hook is not None or len(args) != {len(kinds)} or gx.__class__ is not "
+        "int or gy.__class__ is not int or gz.__class__ is not int or gx <= 0 or gy <= 0 or gz <= 0:",
+        f"        return slow({head}, *args)",
+        f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args" if names else "    pass",
+    ]
+    packed = []
+    first = True
+    for name, kind in zip(names, kinds):
+        if kind == "ptr":
+            lines += [f"    if {name}.__class__ is not T:", f"        return slow({head}, *args)"]
+            if first:
+                lines.append(f"    d = {name}.get_device()")
+                first = False
+            else:
+                lines += [f"    if {name}.get_device() != d:", f"        return slow({head}, *args)"]
+            packed.append(f"{name}.data_ptr()")
+        elif kind == "int":
+            packed.append(f"{name} if {name}.__class__ is int else int({name})")
+        elif kind == "float":
+            packed.append(f"float({name})")
+    if first:
+        return slow  # no tensor says which device
+    pdl = ", True" if compiled.options.get("launch_pdl") else ""
+    lines += [
+        "    if d < 0:",
+        f"        return slow({head}, *args)",
+        f"    launch(d, int(stream or 0), (gx, gy, gz), [{', '.join(packed)}]{pdl})",
+    ]
+    scope = {"slow": slow, "T": torch.Tensor, "launch": compiled.native.launch}
+    exec(compile("\n".join(lines) + "\n", f"<tessel run of {compiled.name}>", "exec"), scope)  # noqa: S102
+    return scope["run"]
 
 
 def _launch_abi(compiled, grid, stream, kinds, args):

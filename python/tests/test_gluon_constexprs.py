@@ -175,3 +175,6 @@ def test_a_layout_built_again_from_equal_arguments_is_equal_and_its_own(monkeypa
     t = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=True)
     u = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False)
     assert t != u and t.transposed and not u.transposed
+    # The table's key keeps list boundaries: the same ints split differently are another (here invalid) layout.
+    with pytest.raises(LayoutError):
+        gl.BlockedLayout([1], [4, 8, 4], [4, 1], [1, 0])

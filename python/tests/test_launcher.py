@@ -132,6 +132,10 @@ def test_a_warmed_up_kernel_takes_tritons_launcher_abi(fake_cuda, monkeypatch):
                  x, y, out, 1000, 256)
     assert rec.launches == [(0, 55, (4, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])]
     assert hooks == [{"name": "add"}, {"name": "add"}]
+    # Without hooks, the launcher generated for this specialization packs and launches (inductor's usual call).
+    compiled.run(2, 1, 1, 56, compiled.function, None, None, None, None, x, y, out, 1000, 256)
+    assert rec.launches[-1] == (0, 56, (2, 1, 1), [BASE, BASE + 4096, BASE + 8192, 1000])
+    assert compiled.run.__code__.co_filename == "<tessel run of add_kernel>"
     # The metadata hooks get is built only while a launch-enter hook is set (Triton skips it too).
     assert compiled.launch_metadata((4, 1, 1), 55, x, y, out, 1000, 256) is None
     monkeypatch.setattr(type(compiled), "launch_enter_hook", hooks.append)

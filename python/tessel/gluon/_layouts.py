@@ -87,7 +87,41 @@ def _frozen(v):
 
 def _copied(v):
     """`v` with its lists copied (a layout's fields are its own, as when it is built)."""
-    return [_copied(x) for x in v] if type(v) is list else v
+    if type(v) is not list:
+        return v
+    return [x if type(x) is not list else _copied(x) for x in v]
+
+
+def _made_key(cls, args, kwargs):
+    """`_MADE`'s key for a constructor call: flat in the common case (every argument an int, a string, None or a
+    flat list or tuple of ints; each list opens with its type and closes with None, keyword arguments follow their
+    names, so no two calls share one), else `_frozen`'s."""
+    out = [cls, len(args)]
+    for v in args:
+        if not _flat_into(out, v):
+            return _frozen((cls, args, tuple(kwargs.items())))
+    for k, v in kwargs.items():
+        out.append(k)
+        if not _flat_into(out, v):
+            return _frozen((cls, args, tuple(kwargs.items())))
+    return tuple(out)
+
+
+def _flat_into(out, v):
+    """Appends `v` to `out` for `_made_key`; False when `v` is not an int, a string, None or a flat list of ints."""
+    t = type(v)
+    if t is list or t is tuple:
+        for x in v:
+            if type(x) is not int:
+                return False
+        out.append(t)
+        out.extend(v)
+        out.append(None)
+        return True
+    if t is int or t is str or v is None:
+        out.append(v)
+        return True
+    return False
 
 
 class _Layout:
@@ -107,13 +141,14 @@ class _Layout:
     def __init__(self, *args, **kwargs):
         # Host code builds the same layouts around every launch: a layout made before from equal arguments is
         # copied (its fields and spelling), not bound and rendered again.
-        key = _frozen((type(self), args, tuple(kwargs.items())))
+        key = _made_key(type(self), args, kwargs)
         made = _MADE.get(key) if key is not _UNFROZEN else None
         if made is not None:
             fields, spelling = made
+            d = self.__dict__
             for name, value in fields:
-                object.__setattr__(self, name, _copied(value))
-            object.__setattr__(self, "_tessel_const_expr", spelling)
+                d[name] = _copied(value) if type(value) is list else value
+            d["_tessel_const_expr"] = spelling
             return
         try:
             bound = self._signature.bind(*args, **kwargs)
