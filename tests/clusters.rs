@@ -6,11 +6,12 @@
 
 #[path = "cluster_gpu/mod.rs"]
 mod cluster_gpu;
+#[allow(dead_code)] // the specialization helpers: this file writes its own
+mod common;
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use std::process::Command;
-
+use common::assemble;
 use sim_common::{RunOptions, V, run_on_ctas};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
@@ -63,27 +64,6 @@ pub(crate) fn ptx_for(
         Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// ptxas (when there is one) accepts `ptx` for `arch` without a word.
-fn assemble(name: &str, ptx: &str, arch: &str) {
-    let found = tessel::runtime::find_ptxas();
-    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
-        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
-    }
-    let Some(ptxas) = found else {
-        eprintln!("note: no ptxas here; {name} is not assembled");
-        return;
-    };
-    let dir = std::env::temp_dir().join(format!("tessel-clusters-{name}-{arch}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.ptx"));
-    std::fs::write(&path, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch", arch, "-o"]).arg(path.with_extension("cubin")).arg(&path).output();
-    let out = out.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch {arch} {name}:\n{stderr}\n{ptx}");
-    std::fs::remove_dir_all(dir).ok();
 }
 
 /// The float64 softmax of each row's first `n` elements of `x` (rows of `stride`).

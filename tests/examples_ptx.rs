@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{c, int, ptr};
+use common::{assemble, c, int, ptr};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, F16, F32, I32};
@@ -423,20 +423,6 @@ fn the_im2col_example_assembles_for_sm_90a() {
     let err = ptx_for("gluon_tma_im2col.py", "im2col_copy", args, 4, Target::Sm80).unwrap_err();
     assert!(err.contains("sm_90a"), "{err}");
     assemble("im2col_copy", &ptx, "sm_90a");
-}
-
-/// ptxas (when there is one) accepts `ptx` for `arch` without a word.
-fn assemble(name: &str, ptx: &str, arch: &str) {
-    let Some(ptxas) = ptxas() else { return };
-    let dir = std::env::temp_dir().join(format!("tessel-ptx-{name}-{arch}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.ptx"));
-    std::fs::write(&path, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch", arch, "-o"]).arg(path.with_extension("cubin")).arg(&path).output();
-    let out = out.unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch {arch} {name}:\n{stderr}");
-    std::fs::remove_dir_all(dir).ok();
 }
 
 /// `async_copy.mbarrier_arrive`: every thread's `cp.async.mbarrier.arrive`, `.noinc` when the barrier counts the

@@ -17,3 +17,30 @@ pub fn int(div16: bool) -> ArgSpec {
 pub fn c(v: i64) -> ArgSpec {
     ArgSpec::Constexpr(ConstValue::Int(v))
 }
+
+/// ptxas (found as the runtime finds it) accepts `ptx` for `arch` without a word; without a ptxas, a note (a
+/// panic when `TESSEL_REQUIRE_PTXAS` is set).
+#[allow(dead_code)] // not every test file assembles
+pub fn assemble(name: &str, ptx: &str, arch: &str) {
+    let found = tessel::runtime::find_ptxas();
+    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
+    }
+    let Some(ptxas) = found else {
+        eprintln!("note: no ptxas here; {name} is not assembled");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tessel-clusters-{name}-{arch}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, ptx).unwrap();
+    let out = std::process::Command::new(ptxas)
+        .args(["-arch", arch, "-o"])
+        .arg(path.with_extension("cubin"))
+        .arg(&path)
+        .output();
+    let out = out.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch {arch} {name}:\n{stderr}\n{ptx}");
+    std::fs::remove_dir_all(dir).ok();
+}
