@@ -228,7 +228,10 @@ class CompiledKernel:
     def function(self):
         """Triton's `CUfunction` handle slot, which `run` receives back: tessel's native kernel (the handle stays
         inside it)."""
-        return self.native
+        try:
+            return self._native
+        except AttributeError:
+            return self.native
 
     @property
     def metadata(self):
@@ -254,9 +257,13 @@ class CompiledKernel:
 
     @property
     def packed_metadata(self):
-        """What Triton's launcher takes besides the arguments: (num_warps, num_ctas, shared bytes)."""
-        m = self.metadata
-        return (m.num_warps, m.num_ctas, m.shared)
+        """What Triton's launcher takes besides the arguments: (num_warps, num_ctas, shared bytes); built once
+        (inductor reads it before every launch)."""
+        p = self.__dict__.get("_packed_metadata")
+        if p is None:
+            m = self.metadata
+            p = self._packed_metadata = (m.num_warps, m.num_ctas, m.shared)
+        return p
 
     def launch_metadata(self, grid, stream, *args):
         """What launch hooks receive (Triton's `launch_metadata`): the kernel's name, grid and stream, merged with
