@@ -11,7 +11,8 @@ tuned autotuner's dispatch, a Gluon launch whose layout constexpr is built per c
 Triton's launcher arguments (what torch inductor calls); and torch's own `torch.add(x, y, out=out)` for scale. Each repetition runs --iters launches
 back to back and divides the host time by --iters; the GPU is synchronized before and after each repetition, not
 between launches (no launch waits for the GPU: the queue never fills, since each kernel is a few microseconds).
-Prints the median and the spread over --reps repetitions. tessel's goal: at most 5 us per launch on an H100.
+Prints the median and the spread over --reps repetitions; the two implementations take turns, repetition by
+repetition, so that a drifting clock weighs on both. tessel's goal: at most 5 us per launch on an H100.
 
 Without CUDA (no torch, or no GPU) it still measures tessel's Python side with a stand-in for the native launch
 (`--dry`, implied), so the cost of binding, the specialization key and the argument packing can be followed on
@@ -143,7 +144,7 @@ def bench_cuda(args):
         print(f"  (Triton not measured: {e})")
     else:
         impls["triton"] = kernels(_triton_kernels, triton_gl)
-    rows = {}
+    fns = {}
     for name, ns in impls.items():
         ns.add_kernel[(triton_cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block)  # compile and load
         sync()
@@ -158,7 +159,17 @@ def bench_cuda(args):
             sync()
             want = 2 * x if "gluon" in op else x + y
             torch.testing.assert_close(out, want, rtol=0, atol=0) if "warmup" not in op else None
-            rows.setdefault(op, {})[name] = _median_us(fn, args.iters, args.reps, sync)
+            fns.setdefault(op, {})[name] = fn
+    # The sides take turns, repetition by repetition and in alternating order, so that a clock drifting over the
+    # run weighs on both alike (timing one side's rows, then the other's, let it favour one).
+    samples = {op: {name: [] for name in by_impl} for op, by_impl in fns.items()}
+    for rep in range(args.reps):
+        for op, by_impl in fns.items():
+            names = list(by_impl) if rep % 2 == 0 else list(by_impl)[::-1]
+            for name in names:
+                samples[op][name].append(_median_us(by_impl[name], args.iters, 1, sync)[0])
+    rows = {op: {name: (statistics.median(v), min(v), max(v)) for name, v in by_impl.items()}
+            for op, by_impl in samples.items()}
     results = {}
     for op, by_impl in rows.items():
         for name, stats in by_impl.items():
