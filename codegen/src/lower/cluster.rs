@@ -23,7 +23,6 @@ use tessel_tile::types::Type;
 
 use super::Lower;
 use super::coords::bases;
-use super::reduce::combine;
 use super::shared::{ld_shared_space, slot_bytes, st_shared};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, special};
@@ -300,7 +299,7 @@ pub(crate) fn reduce_across_ctas(
         let mut stride = w / 2;
         while stride > 0 {
             for i in 0..stride {
-                level[i] = combine(l, region, &level[i], &level[i + stride])?;
+                level[i] = l.combine(region, &level[i], &level[i + stride])?;
             }
             stride /= 2;
         }

@@ -176,6 +176,17 @@ impl<'f> Lower<'f> {
         }
     }
 
+    /// Lowers a combine region (of `reduce`, `scan`, the cluster reduction) once on `acc` and `x`, one register
+    /// per operand each.
+    pub(crate) fn combine(&mut self, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
+        let args = self.f.region(r).args.clone();
+        for (a, reg) in args.iter().zip(acc.iter().chain(x)) {
+            self.vals.insert(*a, vec![*reg]);
+        }
+        let ys = self.region(r)?;
+        ys.iter().map(|&y| self.get(y).map(|rs| rs[0])).collect()
+    }
+
     pub fn region(&mut self, r: RegionId) -> Result<Vec<ValueId>, CompileError> {
         let ops = self.f.region(r).ops.clone();
         let mut yielded = Vec::new();

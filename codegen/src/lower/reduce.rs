@@ -5,23 +5,13 @@
 //! That is Triton's order of combining, so floating-point sums round as Triton's do for the same layout. The result lands in the slice layout without moving data: every thread holds the
 //! reduction of the rows it owned.
 
-use tessel_tile::ir::{OpData, RegionId};
+use tessel_tile::ir::OpData;
 
 use super::coords::{bases, flatten, layout_of, reg_coords, remap};
 use super::shared::{ld_shared_run, slot_bytes, st_shared};
 use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Operand, Reg, RegClass, vector};
-
-/// Lowers the combine region once on `acc` and `x` (one register per operand each).
-pub(crate) fn combine(l: &mut Lower, r: RegionId, acc: &[Reg], x: &[Reg]) -> Result<Vec<Reg>, CompileError> {
-    let args = l.f.region(r).args.clone();
-    for (a, reg) in args.iter().zip(acc.iter().chain(x)) {
-        l.vals.insert(*a, vec![*reg]);
-    }
-    let ys = l.region(r)?;
-    ys.iter().map(|&y| l.get(y).map(|rs| rs[0])).collect()
-}
 
 /// `shfl.sync.<mode>` of a register of any class over the full warp (64-bit as two halves, 16-bit values and
 /// predicates widened to 32 bits). `lane` is the lane/offset operand; `c` the clamp/segment operand (31 for
@@ -94,7 +84,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         match groups.iter().position(|(k, _)| *k == key) {
             Some(g) => {
                 let acc = groups[g].1.clone();
-                groups[g].1 = combine(l, region, &acc, &x)?;
+                groups[g].1 = l.combine(region, &acc, &x)?;
             }
             None => groups.push((key, x)),
         }
@@ -112,7 +102,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         for group in groups.iter_mut() {
             let acc = group.1.clone();
             let other: Vec<Reg> = acc.iter().map(|&v| shuffle_xor(l, v, 1 << i)).collect();
-            group.1 = combine(l, region, &acc, &other)?;
+            group.1 = l.combine(region, &acc, &other)?;
         }
     }
 
@@ -178,7 +168,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             let mut stride = level.len() / 2;
             while stride > 0 {
                 for i in 0..stride {
-                    level[i] = combine(l, region, &level[i], &level[i + stride])?;
+                    level[i] = l.combine(region, &level[i], &level[i + stride])?;
                 }
                 stride /= 2;
             }

@@ -26,7 +26,7 @@ use tessel_tile::ir::{OpData, RegionId};
 use super::Lower;
 use super::arith::select_reg;
 use super::coords::{bases, flatten, layout_of, reg_coords};
-use super::reduce::{combine, shuffle};
+use super::reduce::shuffle;
 use super::shared::{ld_shared, slot_bytes, st_shared};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass};
@@ -59,7 +59,7 @@ impl Scan {
         if let Some(r) = self.memo.get(&key) {
             return Ok(r.clone());
         }
-        let r = combine(l, self.region, a, b)?;
+        let r = l.combine(self.region, a, b)?;
         self.memo.insert(key, r.clone());
         Ok(r)
     }
