@@ -3,7 +3,7 @@ row.
 
     python bench/tutorial_sweeps.py TUTORIALS_DIR [NAME.py ...] [--timeout SECONDS] [--order triton,tessel]
                                     [--repeat N] [--side triton|tessel]
-    python bench/tutorial_sweeps.py NAME --compare TRITON_LOG TESSEL_LOG
+    python bench/tutorial_sweeps.py NAME --compare TRITON_LOG[,LOG...] TESSEL_LOG[,LOG...]
 
 Runs each tutorial script unmodified twice: `python NAME.py` (upstream Triton) and `python -m tessel NAME.py`
 (tessel standing in for Triton), each printing its `perf_report` tables (`benchmark.run(print_data=True)`). Then,
@@ -20,7 +20,7 @@ max/min of a row), so a ratio smaller than that spread reads as noise.
 
 A tutorial that runs for minutes per side (06's autotuned attention) can run one side per GPU in one device
 command: `--side triton` with CUDA_VISIBLE_DEVICES=0 and `--side tessel` with CUDA_VISIBLE_DEVICES=1 at once, then
-`--compare` over the two logs. Two GPUs of one host are the same part, but not the same chip: the other providers'
+`--compare` over the two logs (with `--repeat N`, each side's N logs, comma-separated: rows compare medians). Two GPUs of one host are the same part, but not the same chip: the other providers'
 columns (torch, cuBLAS) show how far the two differ.
 """
 
@@ -152,16 +152,25 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=1, help="runs per side; rows compare the medians (default 1)")
     p.add_argument("--side", choices=["triton", "tessel"],
                    help="run one side only (one GPU each, in one device command); compare the logs with --compare")
-    p.add_argument("--compare", nargs=2, metavar=("TRITON_LOG", "TESSEL_LOG"),
-                   help="compare two logs a --side run wrote, instead of running anything (DIR names the table)")
+    p.add_argument("--compare", nargs=2, metavar=("TRITON_LOGS", "TESSEL_LOGS"),
+                   help="compare the logs --side runs wrote, instead of running anything (DIR names the table); "
+                        "several logs of one side, comma-separated, compare by per-row medians as --repeat does")
     args = p.parse_args(argv)
     logs = os.environ.get("OUT") or "/tmp"
     below = []
     if args.compare:
         tables = []
-        for log in args.compare:
-            with open(log) as f:
-                tables.append(parse_tables(f.read()))
+        for side, logs_of_side in zip(("triton", "tessel"), args.compare):
+            runs = []
+            for log in logs_of_side.split(","):
+                with open(log) as f:
+                    runs.append(parse_tables(f.read()))
+            merged, spread = median_tables([t for t in runs if t])
+            if len(runs) > 1:
+                for table, (n, worst) in spread.items():
+                    print(f"  {table} under {side}: median of {n} runs; the runs of one cell differ by up to "
+                          f"{worst:.2f}x")
+            tables.append(merged)
         below = compare(args.dir, *tables)
         args.names = []
     for name in args.names:
