@@ -327,8 +327,9 @@ CASES += [
 
 
 # 14-multicta: the multi-CTA softmax at the tutorial's own configuration picker (warps and CTAs per cluster from
-# the row length): its test's shapes, then rows long enough for clusters of 2, 4 and 8 CTAs. The other kernels of
-# 14 are Blackwell's (tcgen05, CLC); the multicast TMA copy is not lowered yet.
+# the row length): its test's shapes, then rows long enough for clusters of 2, 4 and 8 CTAs; and the multicast TMA
+# copy (test_tma_multicast_copy: one 128x128 fp16 block, two CTAs, descriptors in a broadcast cga_layout). The
+# other kernels of 14 are Blackwell's (tcgen05, CLC).
 def multicta_config(n_cols):
     warps = next((v for limit, v in [(3072, 1), (6144, 2)] if n_cols <= limit), 4)
     ctas = next((v for limit, v in [(16 * 1024, 1), (32 * 1024, 2), (64 * 1024, 4), (128 * 1024, 8)] if n_cols <= limit),
@@ -353,3 +354,12 @@ def multicta_case(m, n):
 
 
 CASES += [multicta_case(m, n) for (m, n) in ((64, 64), (64, 256), (4, 2**15), (16, 2**16), (2, 2**17))]
+
+MULTICAST_DESC = ("tensordesc<fp16[128, 128],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, "
+                  "cga_layout=[[0, 0]])>")
+CASES += [
+    Case("14-multicta.py", "tma_multicast_copy_kernel", "14 tma_multicast_copy_kernel (128x128 fp16, 2 CTAs)",
+         f"{MULTICAST_DESC},{MULTICAST_DESC}", [], 4, "1",
+         [("inp", "randn:128x128:fp16"), ("out", "fill:nan:128x128:fp16"), ("in_desc", "desc:inp:block=128x128"),
+          ("out_desc", "desc:out:block=128x128")], same("out", "inp"), extra=["--num-ctas", "2"]),
+]

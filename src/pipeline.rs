@@ -362,7 +362,7 @@ fn overwrite_warning(f: &Func, w: tessel_tile::passes::InsertedDotWait) -> tesse
         f.op(o).loc.map_or(tessel_lang::Span::default(), |l| tessel_lang::Span::new(l.start as usize, l.end as usize))
     };
     let what = match f.op(w.write).op {
-        tessel_tile::Op::TmaLoad | tessel_tile::Op::TmaLoadIm2col { .. } => "this TMA load",
+        tessel_tile::Op::TmaLoad { .. } | tessel_tile::Op::TmaLoadIm2col { .. } => "this TMA load",
         tessel_tile::Op::AsyncCopy => "this async_copy",
         _ => "this store",
     };

@@ -503,6 +503,99 @@ fn the_simulator_catches_a_missing_cluster_barrier() {
     assert!(err.contains("CTA 0 reads shared byte 0 of CTA 1, which CTA 1 writes in the same cluster phase"), "{err}");
 }
 
+/// A [64, 64] tile every CTA holds whole (the multicast tests' first read of their copy).
+const WHOLE_64: &str = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])";
+
+/// A multicast TMA copy: CTA 0 copies each program's block into every CTA of the cluster, and each CTA stores the
+/// rows its layout gives it from its own copy (so every copy is read). Against the interpreter and float64 on the
+/// simulator, as clusters of 2 and 4 CTAs; the PTX issues one multicast copy and meets the cluster after the
+/// barrier's initialization.
+#[test]
+fn multicast_tma_reaches_every_cta() {
+    let (bm, bn, programs) = (64u32, 64u32, 2u32);
+    let (m, n) = ((bm * programs) as usize, bn as usize);
+    for cga in [&[[1, 0]][..], &[[1, 0], [2, 0]]] {
+        let ctas = 1u32 << cga.len();
+        let bases: Vec<String> = cga.iter().map(|b| format!("[{}, {}]", b[0], b[1])).collect();
+        let lay = format!("gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[{}])", bases.join(", "));
+        let args = || {
+            vec![
+                ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false },
+                ArgSpec::Pointer(F16, true),
+                int(),
+                layout(WHOLE_64),
+                layout(&lay),
+            ]
+        };
+        let ptx = ptx_for("cluster_multicast_tile", args(), 4, ctas, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ptx.matches(".multicast::cluster").count(), 1, "{ptx}");
+        let meet = ptx.find("barrier.cluster.arrive").expect("a cluster barrier");
+        assert!(ptx.find("fence.mbarrier_init.release.cluster").is_some_and(|f| f < meet), "{ptx}");
+        assert!(meet < ptx.find(".multicast::cluster").unwrap(), "the CTAs meet before the multicast copy");
+        assemble("cluster_multicast_tile", &ptx, "sm_90a");
+        let x: Vec<f64> = Rng::new(7 + ctas as u64).vec(m * n);
+        let vals = [V::Desc(F16, Some(x.clone()), vec![m as u32, n as u32]), V::Out(F16, m * n), V::Int(n as i64)];
+        let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 4, num_stages: 1, poison: true };
+        let outs = run_on_ctas(&source(), "cluster_multicast_tile", args(), &opts, ctas, &vals, [programs, 1, 1])
+            .unwrap_or_else(|e| panic!("{lay}: {e}"));
+        let (sim, interp) = &outs[0];
+        for i in 0..m * n {
+            let want = 2.0 * (x[i] as f32 as f64);
+            let want = half::f16::from_f64(want).to_f64();
+            assert_eq!(interp[i], want, "{lay}: interpreter, element {i}");
+            assert_eq!(sim[i], interp[i], "{lay}: simulator, element {i}");
+        }
+    }
+}
+
+/// The simulator catches a multicast copy issued before the other CTAs have initialized their barriers (the
+/// cluster barrier after the initialization taken out).
+#[test]
+fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
+    let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
+    let args = vec![
+        ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false },
+        ArgSpec::Pointer(F16, true),
+        int(),
+        layout(WHOLE_64),
+        layout(lay),
+    ];
+    let ptx = ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap();
+    let smem: u32 = ptx
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("// shared memory: ")?
+                .strip_suffix(" bytes per CTA (buffers and scratch)")?
+                .parse()
+                .ok()
+        })
+        .expect("the PTX names its shared memory");
+    let pair = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n";
+    let broken = ptx.replacen(pair, "", 1);
+    assert_ne!(broken, ptx);
+    let run = |text: &str| {
+        let prog = sim_common::ptx_sim::Program::parse(text).unwrap();
+        let mut global = sim_common::ptx_sim::Global::default();
+        let x = global.alloc(vec![0; 64 * 64 * 2]);
+        let out = global.alloc(vec![0; 64 * 64 * 2]);
+        let map = global.map(sim_common::ptx_sim::TensorMap {
+            base: x,
+            elem_bytes: 2,
+            dims: vec![64, 64],
+            strides: vec![128, 2],
+            box_dims: vec![64, 64],
+            swizzle: 128,
+        });
+        // The descriptor's base, dims and element strides, the output pointer and stride, then the tensor map.
+        let args = [x, 64, 64, 64, 1, out, 64, map];
+        sim_common::ptx_sim::run_clusters(&prog, &mut global, &args, [1, 1, 1], 128, smem, 2)
+    };
+    run(&ptx).unwrap();
+    let err = run(&broken).unwrap_err();
+    assert!(err.contains("not initialized"), "{err}");
+}
+
 /// With `TESSEL_GLUON_TUTORIALS=DIR` (the public Gluon tutorials, which this repository does not hold; skipped
 /// otherwise): 14-multicta.py's `multicta_softmax_kernel`, unmodified, on the simulator against the interpreter
 /// and float64, as clusters of 2, 4 and 8 CTAs.

@@ -1,7 +1,8 @@
 //! Hopper TMA (`triton.experimental.gluon.language.nvidia.hopper.tma`): `async_load(tensor_desc, coord,
 //! barrier, result, pred=True)` (alias `async_copy_global_to_shared`) copies the descriptor's block at `coord`
 //! into the shared-memory buffer `result` and completes its bytes on `barrier` (armed by the author with
-//! `mbarrier.expect(barrier, tensor_desc.nbytes_per_cta)`); `async_store(tensor_desc, coord, src)` (alias
+//! `mbarrier.expect(barrier, tensor_desc.nbytes_per_cta)`; with `multicast=True` in a cluster, one CTA's copy
+//! lands in every CTA's `result` and completes on every CTA's `barrier`); `async_store(tensor_desc, coord, src)` (alias
 //! `async_copy_shared_to_global`) copies a buffer to the block; `store_wait(pendings)` waits until at most
 //! `pendings` stores still read their buffers. They emit `tma_load` / `tma_store` / `tma_store_wait`, the ops
 //! auto mode's descriptor accesses lower to, with one lowering.
@@ -86,7 +87,8 @@ fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, elem: Sc
         ));
     }
     let want = tessel_tile::tma::buffer_type(elem, block).map_err(|m| e.err(a.span, m))?;
-    if want.memdesc().expect("a memdesc").2.linear != layout.linear {
+    // A cga_layout of zero bases (every CTA of a cluster holds the whole block) is the same layout.
+    if want.memdesc().expect("a memdesc").2.linear != layout.linear.remove_zero_bases("block") {
         return Err(e.err_hint(
             a.span,
             format!("`{what}` is not in the descriptor's TMA layout, which TMA writes and reads"),
@@ -96,15 +98,14 @@ fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, elem: Sc
     Ok(mem)
 }
 
-/// `multicast` (loads only) and `cache_policy`, which need what tessel does not have yet.
-fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, load: bool) -> R<()> {
-    if load
+/// `cache_policy`, which tessel does not have yet, and `multicast` where it has no meaning: im2col loads
+/// (`load` reads it itself through [`multicast`]).
+fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, im2col: bool) -> R<()> {
+    if im2col
         && let Some(a) = b.opt("multicast")
         && e.const_bool(a, &b.fname, "multicast")?
     {
-        return Err(
-            e.err(a.span, "multicast TMA is not supported yet (clusters are: num_ctas > 1 with cga_layout layouts)")
-        );
+        return Err(e.err(a.span, "multicast im2col TMA loads are not supported by tessel yet"));
     }
     if let Some(a) = b.opt("cache_policy")
         && !matches!(a.value, Value::None)
@@ -112,6 +113,14 @@ fn refuse_options<'a>(e: &mut Elab<'a>, b: &Bound<'a>, load: bool) -> R<()> {
         return Err(e.err(a.span, format!("`cache_policy` of `{}` is not supported by tessel yet", b.fname)));
     }
     Ok(())
+}
+
+/// `multicast=True` of a tile load: in a cluster, one CTA's copy goes to every CTA's `result` (each holds the
+/// whole buffer: shared memory split over the CTAs is refused). In a one-CTA program there is no one to share
+/// with, and it is an ordinary load (as in Triton).
+fn multicast<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<bool> {
+    let Some(a) = b.opt("multicast") else { return Ok(false) };
+    Ok(e.const_bool(a, &b.fname, "multicast")? && e.func.config.num_ctas > 1)
 }
 
 /// The `barrier` argument of a TMA load: an mbarrier (shape [1], int64).
@@ -126,10 +135,11 @@ fn barrier_arg<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<Tv> {
 
 fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let (desc, elem, block) = descriptor(e, &b)?;
-    refuse_options(e, &b, true)?;
+    refuse_options(e, &b, false)?;
     let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
     let bar = barrier_arg(e, &b)?;
     let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
+    let multicast = multicast(e, &b)?;
     let mut operands = vec![desc, result, bar];
     operands.extend(coords);
     match crate::mbarrier::pred(e, b.req("pred"), &b.fname)? {
@@ -137,7 +147,7 @@ fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         Some(None) => {}
         Some(Some(p)) => operands.push(p),
     }
-    e.emit(Op::TmaLoad, &operands, vec![], b.span)?;
+    e.emit(Op::TmaLoad { multicast }, &operands, vec![], b.span)?;
     Ok(Value::None)
 }
 

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use tessel_interp::Arg;
 use tessel_interp::memory::Memory;
-use tessel_lang::elab::ArgSpec;
+use tessel_lang::elab::{ArgSpec, Specialization};
 use tessel_tile::ScalarType::*;
 
 fn desc(block: &[u32]) -> ArgSpec {
@@ -68,6 +68,29 @@ fn a_buffer_not_in_the_descriptors_layout_is_refused_at_the_call() {
         .replace("gl.NVMMASharedLayout(64, 16)", "x_desc.layout")
         .replace("bar, buf)", "bar, buf, multicast=True)");
     let src = format!("{HEADER}from triton.experimental.gluon.language.nvidia.hopper import tma\n{multicast}");
-    let err = elab_error(&src, "k", vec![desc(&[64, 64])]);
-    assert!(err.contains("multicast TMA is not supported yet"), "{err}");
+    // A one-CTA program has no one to share the copy with: an ordinary load, as in Triton.
+    let f = elab(&src, "k", vec![desc(&[64, 64])]);
+    assert!(f.to_string().contains("tma_load %x_desc") && !f.to_string().contains("multicast"), "{f}");
+}
+
+/// In a cluster, `multicast=True` marks the load (CTA 0 copies for all: codegen's and the simulator's, tested in
+/// tests/clusters.rs), also into a buffer whose cga_layout is all zeros.
+#[test]
+fn multicast_loads_in_a_cluster() {
+    let multicast = WRONG_LAYOUT
+        .replace("gl.NVMMASharedLayout(64, 16)", "x_desc.layout")
+        .replace("bar, buf)", "bar, buf, multicast=True)");
+    let src = format!("{HEADER}from triton.experimental.gluon.language.nvidia.hopper import tma\n{multicast}");
+    let spec = |ctas| {
+        Specialization::with_config(
+            vec![desc(&[64, 64])],
+            tessel_tile::KernelConfig { num_ctas: ctas, ..tessel_tile::KernelConfig::DEFAULT },
+        )
+    };
+    let f = elab_with(&src, "k", &spec(2));
+    assert!(f.to_string().contains("tma_load {multicast = true} %x_desc"), "{f}");
+    // A buffer whose cga_layout gives every CTA the whole block is in the descriptor's layout.
+    let broadcast = multicast.replace("x_desc.layout)", "gl.NVMMASharedLayout(128, 16, cga_layout=[[0, 0]]))");
+    let src = format!("{HEADER}from triton.experimental.gluon.language.nvidia.hopper import tma\n{broadcast}");
+    assert!(elab_with(&src, "k", &spec(2)).to_string().contains("tma_load {multicast = true}"));
 }

@@ -579,7 +579,7 @@ impl Program<'_> {
                     self.env[data.results[i].index()] = Some(value);
                 }
             }
-            Op::TmaLoad | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
             Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit => self.tmem(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
@@ -632,7 +632,7 @@ impl Program<'_> {
         let ins = &data.operands;
         let rank = || tessel_tile::tma::desc_block(self.f.ty(ins[0])).expect("verified: a tensordesc").1.len();
         match &data.op {
-            Op::TmaLoad | Op::TmaLoadIm2col { .. } => {
+            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } => {
                 // Coordinates, then (im2col) one offset per spatial dim.
                 let (rank, n_offsets) = match data.op {
                     Op::TmaLoadIm2col { rank } => (rank as usize, rank as usize - 2),

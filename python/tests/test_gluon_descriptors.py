@@ -112,6 +112,18 @@ def test_a_layout_the_compiler_cannot_give_the_block_is_refused_at_launch():
         tma_round_trip_kernel[(4,)](TensorDescriptor.from_tensor(x, [16, 64], transposed), desc, 1, ROWS)
 
 
+def test_a_cga_layout_every_cta_holds_whole_is_the_default():
+    # A multicast descriptor's block in a cluster: zero CTA bases give every CTA the whole block, the layout the
+    # compiler stages it in; bases that split the block over the CTAs are not.
+    x = _rows(64, 64)
+    broadcast = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16, cga_layout=[[0, 0]])
+    spec = TensorDescriptor.from_tensor(x, [16, 64], broadcast)._tessel_spec()
+    assert spec[:4] == ("desc", "float16", [16, 64], False) and "cga_layout" in spec[4]
+    split = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16, cga_layout=[[1, 0]])
+    with pytest.raises(NotImplementedError, match="cga_layout"):
+        TensorDescriptor.from_tensor(x, [16, 64], split)._tessel_spec()
+
+
 def test_descriptors_are_checked_when_built():
     x = _rows(64, 64)
     layout = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16)

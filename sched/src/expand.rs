@@ -116,7 +116,7 @@ impl Emit<'_> {
         let mut ins = vec![operands[0], view, bar];
         ins.extend_from_slice(&operands[1..]);
         ins.push(ok);
-        self.op(Op::TmaLoad, &ins, vec![]);
+        self.op(Op::TmaLoad { multicast: false }, &ins, vec![]);
     }
 
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.

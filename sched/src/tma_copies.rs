@@ -135,7 +135,7 @@ fn load(f: &mut Func, o: OpId) -> Result<(), SchedError> {
     c.insert(Op::MBarrierExpect { bytes }, &[bar], vec![]);
     let mut operands = vec![desc, buf, bar];
     operands.extend(coords);
-    c.insert(Op::TmaLoad, &operands, vec![]);
+    c.insert(Op::TmaLoad { multicast: false }, &operands, vec![]);
     let phase = c.constant(Const::Int(0), Type::scalar(ScalarType::I32));
     c.insert(Op::mbarrier_wait(), &[bar, phase], vec![]);
     c.insert(Op::MBarrierInvalidate, &[bar], vec![]);

@@ -1,11 +1,13 @@
 # Thread-block clusters (num_ctas > 1), written for tessel's tests. LAYOUT is the caller's: its cga_layout
 # spreads a tile over the CTAs of the cluster, and reductions along a spread dim combine across the CTAs.
 # `cluster_row_softmax` is one row per program, masked to `n_cols` (a partial tile); `cluster_row_sums` sums
-# each row of a [BM, BN] tile; the last two are what code generation refuses in a cluster.
+# each row of a [BM, BN] tile; `cluster_multicast_tile` loads one block into every CTA with a multicast TMA
+# copy; the others exercise conversions, atomics, scans and what code generation refuses in a cluster.
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 
 @gluon.jit
@@ -117,3 +119,24 @@ def cluster_transpose_ctas(x_ptr, out_ptr, BM: gl.constexpr, BN: gl.constexpr, S
     rows_d = gl.arange(0, BM, gl.SliceLayout(1, DST))
     cols_d = gl.arange(0, BN, gl.SliceLayout(0, DST))
     gl.store(out_ptr + rows_d[:, None] * BN + cols_d[None, :], y)
+
+
+@gluon.jit
+def cluster_multicast_tile(in_desc, out_ptr, out_stride, WHOLE: gl.constexpr, LAYOUT: gl.constexpr):
+    # One multicast TMA copy gives every CTA of the cluster the program's [BM, BN] block. Each CTA reads its copy
+    # whole (WHOLE has no CTA bases), keeps the rows LAYOUT's cga bases give it and stores them doubled, so every
+    # CTA's copy is checked.
+    BM: gl.constexpr = in_desc.block_shape[0]
+    BN: gl.constexpr = in_desc.block_shape[1]
+    smem = gl.allocate_shared_memory(in_desc.dtype, in_desc.block_shape, in_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    row0 = gl.program_id(0) * BM
+    mbarrier.expect(bar, in_desc.nbytes_per_cta)
+    tma.async_load(in_desc, [row0, 0], bar, smem, multicast=True)
+    mbarrier.wait(bar, phase=0)
+    x = gl.convert_layout(smem.load(WHOLE), LAYOUT)
+    rows = row0 + gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
+    gl.store(out_ptr + rows[:, None] * out_stride + cols[None, :], x * 2)
+    mbarrier.invalidate(bar)

@@ -236,7 +236,7 @@ impl Op {
             Op::MBarrierInvalidate => {
                 op("mbarrier_invalidate", WRITES, Sink).smem().buffers(&[(0, Write)]).barrier(BarrierOperands::None)
             }
-            Op::TmaLoad => op("tma_load", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
+            Op::TmaLoad { .. } => op("tma_load", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaLoadIm2col { .. } => op("tma_load_im2col", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaStore => op("tma_store", RW, Sink).smem().buffers(&[(1, Read)]),
             Op::TmaStoreWait { .. } => op("tma_store_wait", SIDE, Sink).smem(),
@@ -334,7 +334,6 @@ pub const PLAIN: &[Op] = &[
     Op::FenceAsyncShared,
     Op::MBarrierWait,
     Op::MBarrierInvalidate,
-    Op::TmaLoad,
     Op::TmaStore,
     Op::RingCounterInit,
     Op::RingRelease,

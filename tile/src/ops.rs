@@ -522,8 +522,13 @@ pub enum Op {
     MBarrierInvalidate,
     /// `tma_load desc, mem, bar, coords... [, pred]`: TMA copies the block of host descriptor `desc` at `coords`
     /// into buffer `mem` (out-of-bounds elements as the descriptor's padding) and completes its bytes as
-    /// transactions on mbarrier `bar`: the data is there once a wait sees that phase complete.
-    TmaLoad,
+    /// transactions on mbarrier `bar`: the data is there once a wait sees that phase complete. With `multicast`
+    /// (a cluster whose CTAs all hold `mem`: its layout has no CTA bases), one CTA copies the block into every
+    /// CTA's `mem` and completes the bytes on every CTA's `bar` (each at its own offset in its own CTA), so the
+    /// block is read from global memory once per cluster instead of once per CTA.
+    TmaLoad {
+        multicast: bool,
+    },
     /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: TMA's im2col load of im2col
     /// descriptor `desc` (over a rank-`rank` tensor): `coords` (one per dim, i32) start the walk of the pixel box,
     /// `offsets` (one per spatial dim, i16) shift the pixels read (the filter tap); the `[pixels, channels]` block

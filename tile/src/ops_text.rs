@@ -167,6 +167,7 @@ impl Op {
             }
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
+            Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
             Op::MakeTensorDesc { rank, padding } | Op::MakeTensorDescIm2col { rank, padding } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
@@ -257,6 +258,7 @@ impl Op {
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
+            "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
             "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
             "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },

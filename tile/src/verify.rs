@@ -147,7 +147,7 @@ impl Verifier<'_> {
             }
             let predicate = match data.op {
                 Op::MBarrierExpect { .. } => k == 1,
-                Op::TmaLoad => k >= 4 && k + 1 == data.operands.len(),
+                Op::TmaLoad { .. } => k >= 4 && k + 1 == data.operands.len(),
                 _ => false,
             };
             if !predicate {

@@ -166,12 +166,12 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
                 _ => Err(Violation::Rule(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0]))),
             }
         }
-        Op::TmaLoad | Op::TmaStore => {
+        Op::TmaLoad { .. } | Op::TmaStore => {
             let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                 return Err(Violation::Rule("the first operand must be a tensordesc".into()));
             };
             let r = block_shape.len();
-            let load = matches!(op, Op::TmaLoad);
+            let load = matches!(op, Op::TmaLoad { .. });
             let fixed = if load { 3 } else { 2 };
             counts(ins, outs, fixed + r..=fixed + r + load as usize, 0)?;
             match ins[1].memdesc() {

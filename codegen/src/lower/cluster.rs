@@ -167,11 +167,56 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
                 return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
             }
         }
-        if matches!(d.op, Op::WarpSpecialize(_) | Op::MakeTensorDesc { .. } | Op::MakeTensorDescIm2col { .. }) {
+        // A host descriptor's tensor map is a kernel parameter; one made in the kernel is written to the
+        // program's slot of the global scratch, which the cluster's CTAs would all write.
+        let made_in_kernel = |im2col| {
+            let v = d.results[0];
+            if im2col {
+                tessel_tile::tma::host_im2col_base(f, v).is_none()
+            } else {
+                tessel_tile::tma::host_desc_base(f, v).is_none()
+            }
+        };
+        let in_kernel_desc = match d.op {
+            Op::MakeTensorDesc { .. } => made_in_kernel(false),
+            Op::MakeTensorDescIm2col { .. } => made_in_kernel(true),
+            _ => false,
+        };
+        if matches!(d.op, Op::WarpSpecialize(_)) || in_kernel_desc {
             return Err((Some(o), format!("`{name}` in a cluster kernel (num_ctas = {n}) is not supported yet")));
         }
     }
     Ok(())
+}
+
+/// Where every CTA of a cluster must meet once its barriers are initialized: after the last top-level
+/// `mbarrier_init` before the first top-level op that holds a multicast TMA load (which completes on the other
+/// CTAs' barriers, so they must exist there first). `None` without multicast loads or clusters; an error when no
+/// barrier is initialized at the top level before the first multicast (the meeting must be reached by every
+/// thread of every CTA, so it cannot sit in a loop, a branch or a partition).
+pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileError> {
+    if f.config.num_ctas <= 1 {
+        return Ok(None);
+    }
+    let mut last_init = None;
+    for &o in &f.region(f.body).ops {
+        let mut multicast = false;
+        f.walk_op(o, &mut |x| multicast |= matches!(f.op(x).op, Op::TmaLoad { multicast: true }));
+        if multicast {
+            return match last_init {
+                Some(i) => Ok(Some(i)),
+                None => Err(CompileError::new(
+                    "a multicast TMA load completes on the barriers of every CTA of the cluster, so they must be \
+                     initialized (mbarrier.init) at the kernel's top level before it: each CTA's must exist \
+                     before another CTA's copy reaches it",
+                )),
+            };
+        }
+        if matches!(f.op(o).op, Op::MBarrierInit { .. }) {
+            last_init = Some(o);
+        }
+    }
+    Ok(None)
 }
 
 /// `%clusterid.*`/`%nclusterid.*` in a cluster kernel, else `%ctaid.*`/`%nctaid.*`: the program's id and the

@@ -97,6 +97,9 @@ pub(crate) struct Lower<'f> {
     pub coord_cache: HashMap<coords::CoordKey, Reg>,
     /// `%cluster_ctarank`, once something asks for it (`cluster`).
     pub cta_rank: Option<Reg>,
+    /// The top-level `mbarrier_init` after which every CTA of the cluster meets at a cluster barrier, because a
+    /// multicast TMA load later completes on other CTAs' barriers ([`cluster::multicast_init_point`]).
+    pub cluster_init_after: Option<OpId>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
     pub parity_cache: HashMap<u32, Reg>,
     /// Registers computed once at the kernel entry that per-thread addresses may be hoisted next to (the base
@@ -271,7 +274,7 @@ impl<'f> Lower<'f> {
     fn released_spans(&self, o: OpId) -> Vec<(u32, u32)> {
         let d = self.f.op(o);
         let release = match (&d.op, d.operands.last()) {
-            (Op::TmaLoad, Some(&p)) => match self.f.value(p).def {
+            (Op::TmaLoad { .. }, Some(&p)) => match self.f.value(p).def {
                 tessel_tile::ir::ValueDef::Result(r, _) if matches!(self.f.op(r).op, Op::RingRelease) => r,
                 _ => return Vec::new(),
             },
@@ -286,7 +289,7 @@ impl<'f> Lower<'f> {
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma);
-        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad | Op::TmaLoadIm2col { .. });
+        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. });
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
         let released = self.released_spans(o);
@@ -348,6 +351,10 @@ impl<'f> Lower<'f> {
         }
         self.lower_op(o)?;
         advance(&mut self.hazards, &self.f.op(o).op, &spans);
+        if self.cluster_init_after == Some(o) {
+            // Each CTA's initializations (fenced for the cluster by `mbarrier_init`) before any CTA's multicast.
+            self.cluster_barrier();
+        }
         Ok(())
     }
 
@@ -496,7 +503,7 @@ impl<'f> Lower<'f> {
             }
             Op::RingCounterInit => asynchronous::ring_counter_init(self, &data)?,
             Op::RingRelease => asynchronous::ring_release(self, &data)?,
-            Op::TmaLoad => tma::load(self, &data)?,
+            Op::TmaLoad { multicast } => tma::load(self, &data, *multicast)?,
             Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,
             Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
@@ -581,6 +588,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         warp,
         coord_cache: HashMap::new(),
         cta_rank: None,
+        cluster_init_after: None,
         parity_cache: HashMap::new(),
         smem_bytes: 0,
         alloc: Allocation::plan(f)?,
@@ -642,6 +650,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     }
     partitions::setup(&mut l)?;
     tcgen05::setup(&mut l)?;
+    l.cluster_init_after = cluster::multicast_init_point(f)?;
     l.region(f.body)?;
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });

@@ -30,7 +30,8 @@ fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, Com
     let b = tma::block(elem, block)?;
     let (_, _, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
     let want = b.layout.to_linear(block).map_err(|e| CompileError::new(e.to_string()))?;
-    if layout.linear != want {
+    // Zero CTA bases (every CTA of a cluster holds the whole block) leave the layout the same.
+    if layout.linear.remove_zero_bases("block") != want {
         return Err(CompileError::new(format!(
             "the buffer {buf} is not in the descriptor's TMA layout (NVMMASharedLayout({}, {}) over {block:?}): \
              TMA writes and reads that layout",
@@ -220,7 +221,7 @@ fn publish_here(f: &Func, makers: &[OpId], o: OpId) -> bool {
     let (Some(from), Some(to)) = (from, to) else { return true };
     let mut copies = false;
     for &x in &ops[from + 1..to] {
-        f.walk_op(x, &mut |y| copies |= matches!(f.op(y).op, Op::TmaLoad | Op::TmaStore));
+        f.walk_op(x, &mut |y| copies |= matches!(f.op(y).op, Op::TmaLoad { .. } | Op::TmaStore));
     }
     copies
 }
@@ -270,8 +271,11 @@ fn need_tma(l: &Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `tma_load desc, mem, bar, coords... [, pred]`.
-pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+/// `tma_load desc, mem, bar, coords... [, pred] {multicast}`. A multicast load in a cluster is issued by CTA 0
+/// alone, with every CTA in its mask: each box lands at the same shared-memory offset in every CTA and completes
+/// its bytes on every CTA's barrier at the barrier's offset (`.multicast::cluster`). The barriers must be
+/// initialized in every CTA before CTA 0 copies (see [`Lower::cluster_init_barrier`]).
+pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), CompileError> {
     need_tma(l)?;
     let (desc, buf, bar) = (data.operands[0], data.operands[1], data.operands[2]);
     let b = checked_block(l, desc, buf)?;
@@ -279,10 +283,33 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[3..3 + rank];
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
-    let op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
+    let n = l.f.config.num_ctas;
+    let multicast = multicast && n > 1;
+    let mut op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
+    let (lead, mask) = if multicast {
+        op.push_str(".multicast::cluster");
+        let (lead, mask) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::B16));
+        let rank_reg = l.cta_rank();
+        l.b.op("setp.eq.u32", lead, (rank_reg, 0));
+        l.b.op("mov.b16", mask, ((1u32 << n) - 1) as i64);
+        (Some(lead), Some(mask))
+    } else {
+        (None, None)
+    };
     for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, coords)? {
-        let srcs = (mem(c.smem), Operand::TensorAddr { map, coords: c.coords }, mem(bar_addr));
-        l.b.emit(instr(op.clone()).guard(c.pred).srcs(srcs));
+        let tensor = Operand::TensorAddr { map, coords: c.coords };
+        let pred = match lead {
+            Some(lead) => {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.op("and.pred", p, (c.pred, lead));
+                p
+            }
+            None => c.pred,
+        };
+        match mask {
+            Some(mask) => l.b.emit(instr(op.clone()).guard(pred).srcs((mem(c.smem), tensor, mem(bar_addr), mask))),
+            None => l.b.emit(instr(op.clone()).guard(pred).srcs((mem(c.smem), tensor, mem(bar_addr)))),
+        }
     }
     Ok(())
 }
@@ -367,8 +394,23 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[2..2 + rank];
     let map = tensor_map(l, desc)?;
     let op = format!("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group");
+    // In a cluster every CTA holds the whole buffer (shared memory split over the CTAs is refused), so CTA 0
+    // stores it for all of them.
+    let owner = (l.f.config.num_ctas > 1).then(|| {
+        let (rank, p) = (l.cta_rank(), l.b.reg(RegClass::Pred));
+        l.b.op("setp.eq.u32", p, (rank, 0));
+        p
+    });
     for c in box_copies(l, None, buf, &b, coords)? {
-        l.b.emit(instr(op.clone()).guard(c.pred).srcs((Operand::TensorAddr { map, coords: c.coords }, mem(c.smem))));
+        let pred = match owner {
+            Some(o) => {
+                let p = l.b.reg(RegClass::Pred);
+                l.b.op("and.pred", p, (c.pred, o));
+                p
+            }
+            None => c.pred,
+        };
+        l.b.emit(instr(op.clone()).guard(pred).srcs((Operand::TensorAddr { map, coords: c.coords }, mem(c.smem))));
     }
     // Every thread commits (a thread that issued nothing commits an empty group), so that every thread counts
     // the same groups and `tma_store_wait {pending}` means the same in each.

@@ -59,9 +59,11 @@ pub fn run(
                 let mut pcs = vec![0usize; num_ctas as usize];
                 let mut exited = vec![false; num_ctas as usize];
                 loop {
-                    for (k, c) in ctas.iter_mut().enumerate() {
+                    for k in 0..ctas.len() {
                         if !exited[k] {
-                            exited[k] = super::run_cta(c, global, &mut pcs[k]).map_err(|e| format!("CTA {k}: {e}"))?;
+                            exited[k] = super::run_cta(&mut ctas[k], global, &mut pcs[k])
+                                .map_err(|e| format!("CTA {k}: {e}"))?;
+                            deliver(&mut ctas, k, &exited)?;
                         }
                     }
                     if exited.iter().all(|&e| e) {
@@ -96,6 +98,29 @@ pub(super) struct Member {
     pub written: Vec<u32>,
     pub phase: u32,
     pub arrived: bool,
+    /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
+    pub outbox: Vec<(u32, Delivery)>,
+}
+
+/// One CTA's part of a (multicast) TMA load: shared-memory writes (offset, bytes) and the mbarrier (offset) its
+/// `tx` bytes complete on.
+#[derive(Clone)]
+pub(super) struct Delivery {
+    pub writes: Vec<(usize, Vec<u8>)>,
+    pub bar: u64,
+    pub tx: u32,
+}
+
+/// Delivers the multicast copies CTA `from` queued to their destinations.
+fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<(), String> {
+    for (rank, d) in std::mem::take(&mut ctas[from].cluster.outbox) {
+        if exited[rank as usize] {
+            return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
+        }
+        super::tma::land(&mut ctas[rank as usize], d)
+            .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
+    }
+    Ok(())
 }
 
 impl Member {

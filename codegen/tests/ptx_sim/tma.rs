@@ -7,7 +7,15 @@
 //! (`swizzle` bytes: bits 4.. of the address XOR bits 7.., over 3, 2 or 1 bits for 128, 64 or 32 bytes), zero
 //! outside the tensor, and completes its bytes on the mbarrier (`complete_tx`) at once. A store writes the
 //! elements inside the tensor from the box read the same way. Coordinates are innermost first.
+//!
+//! `.multicast::cluster` (a 16-bit CTA mask): the box lands at the same shared offset in every CTA of the mask
+//! and completes its bytes on each one's mbarrier at the barrier's offset. The issuing CTA's part lands at once;
+//! the peers' parts are queued (`Member::outbox`) and delivered when the issuing CTA stops (at a cluster barrier
+//! or its exit, `cluster::deliver`): the CTAs of a cluster run in rank order, so a copy CTA 0 issues reaches its
+//! peers before they run on. A peer whose barrier is not initialized by then is an error, which is what a
+//! missing cluster barrier between the initializations and the copy leads to.
 
+use super::cluster::Delivery;
 use super::{Cta, Global, Ins, Opnd};
 
 /// A tiled tensor map: dims and byte strides outermost first, the box the same way, the swizzle span in bytes
@@ -60,8 +68,8 @@ fn elements(m: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
 /// from shared memory.
 pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
     let op = ins.op.as_str();
-    if !op.contains(".tile") || op.contains("multicast") || op.contains("im2col") {
-        return Err("only tile-mode copies without multicast are simulated".into());
+    if !op.contains(".tile") || op.contains("im2col") {
+        return Err("only tile-mode copies are simulated".into());
     }
     let a = &ins.args;
     let load = op.contains(".shared::cluster.global") || op.contains(".shared::cta.global");
@@ -77,6 +85,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
     let eb = m.elem_bytes as usize;
     let elems = elements(&m, &coords);
     if load {
+        let mut writes = Vec::with_capacity(elems.len());
         for &(off, at) in &elems {
             let bytes = match at {
                 Some(a) => g.slice(a, eb)?.to_vec(),
@@ -86,14 +95,28 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             if s + eb > c.smem.len() {
                 return Err(format!("a TMA load writes shared bytes {s}.. past the {} allocated", c.smem.len()));
             }
-            // The async proxy's write: ordered for the threads by the mbarrier, not by a CTA barrier.
-            c.smem[s..s + eb].copy_from_slice(&bytes);
-            for sh in &mut c.shadow[s..s + eb] {
-                *sh = Default::default();
-            }
+            writes.push((s, bytes));
         }
         let bar = c.addr(t, &a[2])?;
-        super::tcgen05::complete_tx(c, bar, (elems.len() * eb) as u32)
+        let tx = (elems.len() * eb) as u32;
+        let mask = if op.contains(".multicast::cluster") {
+            let m = c.val(t, a.get(3).ok_or("a multicast copy without its CTA mask")?)? as u16 as u32;
+            if m >> c.cluster.size != 0 {
+                return Err(format!("CTA mask {m:#06x} names CTAs past the cluster's {}", c.cluster.size));
+            }
+            m
+        } else {
+            1 << c.cluster.rank
+        };
+        for rank in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
+            let d = Delivery { writes: writes.clone(), bar, tx };
+            if rank == c.cluster.rank {
+                land(c, d)?;
+            } else {
+                c.cluster.outbox.push((rank, d));
+            }
+        }
+        Ok(())
     } else {
         if c.generic_since_fence {
             return Err("a TMA store reads shared memory written without a fence.proxy.async since".into());
@@ -107,4 +130,17 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         }
         Ok(())
     }
+}
+
+/// A copy's part for one CTA lands: the async proxy's writes (ordered for the threads by the mbarrier, not by a
+/// CTA barrier), then its bytes complete on the CTA's mbarrier.
+pub(super) fn land(c: &mut Cta, d: Delivery) -> Result<(), String> {
+    for (s, bytes) in d.writes {
+        c.smem[s..s + bytes.len()].copy_from_slice(&bytes);
+        for (i, sh) in c.shadow[s..s + bytes.len()].iter_mut().enumerate() {
+            *sh = Default::default();
+            c.cluster.wrote(s + i);
+        }
+    }
+    super::tcgen05::complete_tx(c, d.bar, d.tx)
 }

@@ -52,7 +52,19 @@ pub fn elab(src: &str, kernel: &str, args: Vec<ArgSpec>) -> Func {
 
 /// The rendered diagnostic of a failing elaboration.
 pub fn elab_error(src: &str, kernel: &str, args: Vec<ArgSpec>) -> String {
-    match try_elab(src, kernel, &Specialization::new(args)) {
+    elab_error_with(src, kernel, &Specialization::new(args))
+}
+
+/// [`elab`] with a whole specialization (a launch configuration: `num_ctas`, ...).
+pub fn elab_with(src: &str, kernel: &str, spec: &Specialization) -> Func {
+    let f = try_elab(src, kernel, spec).unwrap_or_else(|d| panic!("elaboration failed:\n{d}")).func;
+    check_ir(&f);
+    f
+}
+
+/// [`elab_error`] with a whole specialization.
+pub fn elab_error_with(src: &str, kernel: &str, spec: &Specialization) -> String {
+    match try_elab(src, kernel, spec) {
         Ok(e) => panic!("expected an error, got\n{}", e.func),
         Err(d) => d,
     }

@@ -99,9 +99,15 @@ class _GluonDescriptor(HostDescriptor):
     round_f32_to_tf32: bool = False
 
     def _layout_spelling(self) -> str:
-        """The layout's spelling, after checking that it is the one tessel's compiler gives the block."""
+        """The layout's spelling, after checking that it is the one tessel's compiler gives the block: Gluon's
+        default for it, with no `cga_layout` or one whose bases are all zero (every CTA of a cluster holds the
+        whole block, as a multicast load delivers it)."""
         dtype = _dtype_of(self.base)
         default = _default_layout(tuple(self.block_shape), dtype.name)
+        cga = getattr(self.layout, "cga_layout", None) or []
+        if cga and all(all(x == 0 for x in basis) for basis in cga):
+            default = NVMMASharedLayout.get_default_for(list(self.block_shape), _tl.from_name(dtype.name),
+                                                        cga_layout=cga)
         if self.layout != default:
             raise NotImplementedError(
                 f"{type(self).__name__} with layout {self.layout!r}: tessel's compiler gives a descriptor of a "
