@@ -548,6 +548,86 @@ fn multicast_tma_reaches_every_cta() {
     }
 }
 
+/// Multicast copies in a loop into one buffer, a cluster barrier (`gl.barrier(cluster=True)`) between a round's
+/// reads and the next round's copy: equal to float64 in the interpreter and to the interpreter on the simulator
+/// (2 CTAs); without the cluster barrier, the simulator sees CTA 0's next copy land before CTA 1 read the last.
+#[test]
+fn multicast_rounds_meet_at_cluster_barriers() {
+    let (bm, bn, rounds) = (64u32, 64u32, 3usize);
+    let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
+    let args = || {
+        vec![
+            ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false },
+            ArgSpec::Pointer(F32, true),
+            int(),
+            c(rounds as i64),
+            layout(WHOLE_64),
+            layout(lay),
+        ]
+    };
+    let ptx = ptx_for("cluster_multicast_rounds", args(), 4, 2, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
+    // The meeting after the initialization, and one per round.
+    assert_eq!(ptx.matches("barrier.cluster.arrive").count(), 2, "{ptx}");
+    assemble("cluster_multicast_rounds", &ptx, "sm_90a");
+    let (m, n) = (bm as usize * rounds, bn as usize);
+    let x: Vec<f64> = Rng::new(99).vec(m * n);
+    let vals = [V::Desc(F16, Some(x.clone()), vec![m as u32, n as u32]), V::Out(F32, 64 * n), V::Int(n as i64)];
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 4, num_stages: 1, poison: true };
+    let outs = run_on_ctas(&source(), "cluster_multicast_rounds", args(), &opts, 2, &vals, [1, 1, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    for i in 0..64 * n {
+        let want: f64 = (0..rounds).map(|r| half::f16::from_f64(x[r * 64 * n + i]).to_f64()).sum();
+        assert!(
+            (interp[i] - want).abs() <= 1e-6 * want.abs().max(1.0),
+            "interpreter, element {i}: {} vs {want}",
+            interp[i]
+        );
+        assert_eq!(sim[i], interp[i], "simulator, element {i}");
+    }
+    // The round's cluster barrier taken out (the second pair of the PTX: the first is the initialization's).
+    let pair = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n";
+    let at = ptx.match_indices(pair).nth(1).expect("the round's cluster barrier").0;
+    let broken = format!("{}{}", &ptx[..at], &ptx[at + pair.len()..]);
+    let prog = sim_common::ptx_sim::Program::parse(&broken).unwrap();
+    let mut global = sim_common::ptx_sim::Global::default();
+    let xb: Vec<u8> = x.iter().flat_map(|&v| half::f16::from_f64(v).to_le_bytes()).collect();
+    let xa = global.alloc(xb);
+    let out = global.alloc(vec![0xFF; 64 * n * 4]);
+    let map = global.map(sim_common::ptx_sim::TensorMap {
+        base: xa,
+        elem_bytes: 2,
+        dims: vec![m as u64, n as u64],
+        strides: vec![n as u64 * 2, 2],
+        box_dims: vec![bm, bn],
+        swizzle: 128,
+    });
+    let smem: u32 = ptx
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("// shared memory: ")?
+                .strip_suffix(" bytes per CTA (buffers and scratch)")?
+                .parse()
+                .ok()
+        })
+        .expect("the PTX names its shared memory");
+    let args = [xa, m as u64, n as u64, n as u64, 1, out, n as u64, map];
+    let result = sim_common::ptx_sim::run_clusters(&prog, &mut global, &args, [1, 1, 1], 128, smem, 2);
+    let wrong = match result {
+        Err(e) => {
+            eprintln!("broken: {e}");
+            true
+        }
+        Ok(()) => {
+            let got = global.bytes(out).to_vec();
+            let got: Vec<f64> = got.chunks(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64).collect();
+            got != *sim
+        }
+    };
+    assert!(wrong, "without the round's cluster barrier the simulator must see CTA 1 read an overwritten block");
+}
+
 /// The simulator catches a multicast copy issued before the other CTAs have initialized their barriers (the
 /// cluster barrier after the initialization taken out).
 #[test]

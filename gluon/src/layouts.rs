@@ -51,14 +51,12 @@ fn placeholder<'a>(_: &mut Elab<'a>, _: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::None)
 }
 
+/// `gl.barrier(cluster=False)`: the CTA's threads meet (as `thread_barrier`); with `cluster=True`, every thread of
+/// every CTA of the cluster (before a CTA reuses a buffer other CTAs' copies wrote into, e.g. a multicast
+/// destination). Cross-CTA reductions and conversions insert their own.
 fn barrier<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
-        return Err(e.err(
-            b.req("cluster").span,
-            "`cluster=True` barriers are not supported yet (the cross-CTA reductions and conversions insert their own cluster barriers)",
-        ));
-    }
-    e.emit(Op::DebugBarrier, &[], vec![], b.span)?;
+    let op = if e.const_bool(b.req("cluster"), &b.fname, "cluster")? { Op::ClusterBarrier } else { Op::DebugBarrier };
+    e.emit(op, &[], vec![], b.span)?;
     Ok(Value::None)
 }
 

@@ -255,7 +255,8 @@ impl Program<'_> {
                 }
                 vec![]
             }
-            Op::DebugBarrier => vec![],
+            // The interpreter runs a cluster as one program (its logical view): nothing to order between CTAs.
+            Op::DebugBarrier | Op::ClusterBarrier => vec![],
             op @ (Op::Gather { .. }
             | Op::Histogram { .. }
             | Op::InlineAsm { .. }

@@ -140,3 +140,26 @@ def cluster_multicast_tile(in_desc, out_ptr, out_stride, WHOLE: gl.constexpr, LA
     cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
     gl.store(out_ptr + rows[:, None] * out_stride + cols[None, :], x * 2)
     mbarrier.invalidate(bar)
+
+
+@gluon.jit
+def cluster_multicast_rounds(in_desc, out_ptr, out_stride, ROUNDS: gl.constexpr, WHOLE: gl.constexpr,
+                             LAYOUT: gl.constexpr):
+    # ROUNDS blocks stacked along dim 0, each multicast into the one buffer every CTA holds and summed: a CTA may
+    # only copy the next block over it once every CTA has read the last one (gl.barrier(cluster=True)).
+    BM: gl.constexpr = in_desc.block_shape[0]
+    BN: gl.constexpr = in_desc.block_shape[1]
+    smem = gl.allocate_shared_memory(in_desc.dtype, in_desc.block_shape, in_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    acc = gl.zeros([BM, BN], gl.float32, LAYOUT)
+    for r in range(ROUNDS):
+        mbarrier.expect(bar, in_desc.nbytes_per_cta)
+        tma.async_load(in_desc, [r * BM, 0], bar, smem, multicast=True)
+        mbarrier.wait(bar, phase=r % 2)
+        acc += gl.convert_layout(smem.load(WHOLE), LAYOUT).to(gl.float32)
+        gl.barrier(cluster=True)
+    rows = gl.arange(0, BM, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, BN, gl.SliceLayout(0, LAYOUT))
+    gl.store(out_ptr + rows[:, None] * out_stride + cols[None, :], acc)
+    mbarrier.invalidate(bar)

@@ -441,6 +441,10 @@ pub enum Op {
         message: String,
     },
     DebugBarrier,
+    /// `cluster_barrier`: every thread of every CTA of the cluster meets here (`gl.barrier(cluster=True)`), and
+    /// each CTA's shared-memory accesses before it are ordered before every CTA's after it (release/acquire at
+    /// cluster scope); in a one-CTA program, a CTA barrier.
+    ClusterBarrier,
     /// `make_tensor_desc base, shape..., strides...` → tensordesc.
     MakeTensorDesc {
         rank: u32,

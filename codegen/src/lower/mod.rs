@@ -479,6 +479,8 @@ impl<'f> Lower<'f> {
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,
             Op::DebugBarrier => self.barrier(),
+            Op::ClusterBarrier if self.f.config.num_ctas > 1 => self.cluster_barrier(),
+            Op::ClusterBarrier => self.barrier(),
             Op::LocalAlloc => local::alloc(self, &data)?,
             Op::LocalStore => local::store(self, &data)?,
             Op::LocalLoad => local::load(self, &data)?,

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::{Cta, Global, Program};
+use super::{Cta, Global, Program, Stop};
 
 /// [`super::run`] for a kernel whose programs are clusters of `num_ctas` CTAs along x: `grid` counts clusters (the CTA
 /// grid is `num_ctas` times wider along x), and each cluster's CTAs run together (see `cluster`).
@@ -57,22 +57,44 @@ pub fn run(
                 // Before the first cluster barrier a peer's shared memory is what it started as.
                 ctas.iter_mut().for_each(|c| c.cluster.peers = Rc::new(vec![Some(c.smem.clone()); num_ctas as usize]));
                 let mut pcs = vec![0usize; num_ctas as usize];
-                let mut exited = vec![false; num_ctas as usize];
+                let mut stops = vec![None::<Stop>; num_ctas as usize];
                 loop {
+                    // Run every CTA not stopped at a cluster barrier or exited, in rank order, until none can go
+                    // on; a round in which no CTA moved past a blocked wait and nothing was delivered is a
+                    // deadlock.
+                    let mut moved = false;
                     for k in 0..ctas.len() {
-                        if !exited[k] {
-                            exited[k] = super::run_cta(&mut ctas[k], global, &mut pcs[k])
-                                .map_err(|e| format!("CTA {k}: {e}"))?;
-                            deliver(&mut ctas, k, &exited)?;
+                        if matches!(stops[k], Some(Stop::Exited | Stop::ClusterWait)) {
+                            continue;
                         }
+                        let before = pcs[k];
+                        let stop =
+                            super::run_cta(&mut ctas[k], global, &mut pcs[k]).map_err(|e| format!("CTA {k}: {e}"))?;
+                        moved |= stop != Stop::Blocked || pcs[k] != before || stops[k] != Some(Stop::Blocked);
+                        stops[k] = Some(stop);
+                        let exited: Vec<bool> = stops.iter().map(|s| *s == Some(Stop::Exited)).collect();
+                        moved |= deliver(&mut ctas, k, &exited)?;
                     }
-                    if exited.iter().all(|&e| e) {
+                    if stops.contains(&Some(Stop::Blocked)) {
+                        if !moved {
+                            let k = stops.iter().position(|s| *s == Some(Stop::Blocked)).unwrap();
+                            let line = ctas[k].p.ins[pcs[k]].line;
+                            return Err(format!(
+                                "CTA {k} waits at line {line} for an mbarrier phase that no thread or copy will \
+                                 complete (deadlock)"
+                            ));
+                        }
+                        continue;
+                    }
+                    if stops.iter().all(|s| *s == Some(Stop::Exited)) {
                         break;
                     }
-                    if let Some(k) = exited.iter().position(|&e| e) {
+                    if let Some(k) = stops.iter().position(|s| *s == Some(Stop::Exited)) {
                         return Err(format!("CTA {k} exited while its cluster's other CTAs wait at a cluster barrier"));
                     }
+                    let exited: Vec<bool> = stops.iter().map(|s| *s == Some(Stop::Exited)).collect();
                     end_phase(&mut ctas, &exited)?;
+                    stops.iter_mut().for_each(|s| *s = None);
                 }
             }
         }
@@ -111,16 +133,18 @@ pub(super) struct Delivery {
     pub tx: u32,
 }
 
-/// Delivers the multicast copies CTA `from` queued to their destinations.
-fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<(), String> {
-    for (rank, d) in std::mem::take(&mut ctas[from].cluster.outbox) {
+/// Delivers the multicast copies CTA `from` queued to their destinations; whether there were any.
+fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, String> {
+    let outbox = std::mem::take(&mut ctas[from].cluster.outbox);
+    let any = !outbox.is_empty();
+    for (rank, d) in outbox {
         if exited[rank as usize] {
             return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
         }
         super::tma::land(&mut ctas[rank as usize], d)
             .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
     }
-    Ok(())
+    Ok(any)
 }
 
 impl Member {

@@ -248,8 +248,19 @@ pub fn run(
 #[allow(unused_imports)]
 pub use cluster::run as run_clusters;
 
-/// Runs a CTA from `pc` until it exits (`true`) or waits at a cluster barrier (`false`, `pc` after the wait).
-fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<bool, String> {
+/// Where a CTA stopped ([`run_cta`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stop {
+    Exited,
+    /// At a cluster barrier's wait (`pc` after it).
+    ClusterWait,
+    /// At an `mbarrier.try_wait` that failed in every thread (`pc` at it): only another CTA's copy or arrival
+    /// can complete the phase, so the CTA yields to them.
+    Blocked,
+}
+
+/// Runs a CTA from `pc` until it exits, waits at a cluster barrier or blocks on an mbarrier (see [`Stop`]).
+fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> {
     let n = c.regs.len();
     let mut steps = 0u64;
     while *pc < c.p.ins.len() {
@@ -269,17 +280,24 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<bool, String> 
                 *pc = if active[0] { c.p.labels[target] } else { *pc + 1 };
                 continue;
             }
-            "ret" => return c.tmem.at_exit().map(|()| true),
+            "ret" => return c.tmem.at_exit().map(|()| Stop::Exited),
             "barrier" => {
                 let wait = cluster::barrier(c, &ins.op, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
                 *pc += 1;
                 if wait {
-                    return Ok(false);
+                    return Ok(Stop::ClusterWait);
                 }
                 continue;
             }
             "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
                 tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+                if ins.op.starts_with("mbarrier.try_wait")
+                    && let Some(Opnd::Reg(p)) = ins.args.first()
+                    && active.iter().any(|&a| a)
+                    && (0..n).all(|t| !active[t] || c.regs[t][*p] == 0)
+                {
+                    return Ok(Stop::Blocked);
+                }
                 *pc += 1;
                 continue;
             }
@@ -366,7 +384,7 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<bool, String> 
         }
         *pc += 1;
     }
-    Ok(true)
+    Ok(Stop::Exited)
 }
 
 /// Executes `ins` for thread `t`, recording register writes.

@@ -6,9 +6,9 @@
 //! the ISA defines them.
 //!
 //! Lockstep execution completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at
-//! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that can never succeed runs
-//! out of steps). What the simulator checks: the allocation (a power of two in [32, 512] columns, by one
-//! warp, freed before `ret`), every TMEM access inside it and in the warp's quarter, one issuing thread per
+//! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that fails in every thread
+//! yields to the cluster's other CTAs, and one nothing will complete is a deadlock). What the simulator checks:
+//! the allocation (a power of two in [32, 512] columns, by one warp, freed before `ret`), every TMEM access inside it and in the warp's quarter, one issuing thread per
 //! MMA, descriptors in the forms it knows, tensor-core reads of shared memory stored without a
 //! `fence.proxy.async` since.
 
