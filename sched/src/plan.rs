@@ -114,6 +114,11 @@ pub enum DotWait {
     /// `acc * alpha`): everything the next iteration does before it (its other dots, their softmax) overlaps
     /// with the dot. Waits for every group.
     BeforeUse(OpId),
+    /// The dot accumulates into the carried value itself and nothing else reads it, with other dots in the body
+    /// (attention backward's dk/dv and dq loops): every dot of the body runs asynchronously and is waited for
+    /// where its result is first read, or before the next dot when it reads A from registers ([`crate::dot_waits`]);
+    /// this one stays in flight into the next iteration, retired by its first wait.
+    AtReads,
 }
 
 /// A load the pipeliner issues ahead into a ring: a `cp.async` of a pointer load, or a TMA copy of a
@@ -401,15 +406,20 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
     // buffer the loop body writes every iteration would be overwritten while the previous dot still reads it.
     let ring_results: HashSet<ValueId> = allocs.iter().map(|&a| f.op(a).results[0]).collect();
     // The wait before the accumulator's first read belongs to the last stage.
+    let reads_rings = |dot: OpId| {
+        f.op(dot).operands[..2]
+            .iter()
+            .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+    };
     let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|a| {
         // A restart's condition is the last stage's (recomputed when stage 0 computes it too).
         let restart_ok = a.restart.is_none_or(|r| !stage0.contains(&r.select));
-        f.op(a.dot).operands[..2]
-            .iter()
-            .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+        reads_rings(a.dot)
             && match a.wait {
                 DotWait::BeforeUse(x) => !stage0.contains(&x) && !remat.contains(&x),
                 DotWait::AfterIssue => true,
+                // Every dot is asynchronous, and each may be in flight while the next iteration starts.
+                DotWait::AtReads => dots_of(f, ops).all(reads_rings) && dots_nested(f, ops) == 0,
             }
             && restart_ok
             && a.readers.iter().all(|r| !stage0.contains(r))
@@ -551,11 +561,12 @@ fn is_zero(f: &Func, v: ValueId) -> bool {
 
 /// The `warpgroup_dot` of the body that may stay in flight across the back edge: its result only goes back to a
 /// loop-carried accumulator. When the dot accumulates into that value itself and nothing else reads it, the
-/// next iteration's dot chains on it ([`DotWait::AfterIssue`]); otherwise the next iteration waits before its
-/// first read of the value, and only the last such dot of the body qualifies (the others stay synchronous, and
-/// each of their waits retires it too, being in order).
+/// next iteration's dot chains on it: alone in the body it is waited for right after its next issue
+/// ([`DotWait::AfterIssue`]), among other dots every dot is waited for where it is read ([`DotWait::AtReads`]).
+/// Otherwise the next iteration waits before its first read of the value, and only the last such dot of the body
+/// qualifies (the others stay synchronous, and each of their waits retires it too, being in order).
 fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId], uses: &[u32]) -> Option<AsyncDot> {
-    let dots: Vec<OpId> = ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).collect();
+    let dots: Vec<OpId> = dots_of(f, ops).collect();
     let &dot = dots.last()?;
     let dd = f.op(dot);
     let (acc, result) = (dd.operands[2], dd.results[0]);
@@ -584,6 +595,9 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
     if !readers.is_empty() || restart.is_some() {
         return None;
     }
+    if args[carried] == acc && uses[acc.index()] == 1 {
+        return Some(AsyncDot { dot, carried, wait: DotWait::AtReads, restart: None, readers });
+    }
     // Every read of the carried value comes before the dot (the dot then overwrites its registers).
     let reads = |x: OpId| {
         let mut r = false;
@@ -595,6 +609,20 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
     }
     let first = ops[..at].iter().copied().find(|&x| reads(x)).unwrap_or(dot);
     Some(AsyncDot { dot, carried, wait: DotWait::BeforeUse(first), restart: None, readers: Vec::new() })
+}
+
+/// The `warpgroup_dot`s among `ops`, in order.
+pub(crate) fn dots_of<'a>(f: &'a Func, ops: &'a [OpId]) -> impl Iterator<Item = OpId> + 'a {
+    ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. }))
+}
+
+/// How many `warpgroup_dot`s sit inside the regions of `ops` (an `if`'s branches).
+fn dots_nested(f: &Func, ops: &[OpId]) -> usize {
+    let mut n = 0;
+    for &x in ops {
+        f.walk_op(x, &mut |y| n += usize::from(y != x && matches!(f.op(y).op, Op::WarpGroupDot { .. })));
+    }
+    n
 }
 
 /// `acc = select(splat(when), 0, carried)` read by nothing but the dot: the accumulator restarting from zero
@@ -655,6 +683,10 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         Some(AsyncDot { dot, wait: DotWait::BeforeUse(x), .. }) => {
             format!("; {dot} runs asynchronously, waited for before {x} of the next iteration")
         }
+        Some(AsyncDot { dot, wait: DotWait::AtReads, .. }) => format!(
+            "; every dot runs asynchronously, waited for where its result is read, {dot} in flight across \
+             iterations"
+        ),
         None => String::new(),
     };
     CoarseSchedule {
