@@ -298,9 +298,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
         e.op(Op::mbarrier_wait(), &[bar, phase.expect("carried with the barriers")], vec![]);
     }
-    let mut views = Vec::new();
+    // The dots' views of the buffers read; loads read back into registers index theirs where they read it.
+    let mut read_backs: Vec<ReadBack> = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
+        if let Consumer::Registers { mask_other } = l.consumer {
+            read_backs.push(ReadBack { loaded: e.f.op(l.load).results[0], ring, one, slot: ext, mask_other });
+            continue;
+        }
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
         if let Consumer::Allocs(stagings) = &l.consumer {
             for s in stagings {
@@ -317,7 +322,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
                 e.f.unlink(s.alloc);
             }
         }
-        views.push(view);
     }
     // Values of stage 0 the last stage reads as well, computed again for the current iteration.
     let mut again: HashMap<ValueId, ValueId> = HashMap::new();
@@ -330,19 +334,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             again.insert(r, cr);
         }
     }
-    // Loads read back into registers, each right before its first reader (after the dots that come before it,
-    // which then meet the landed buffers first).
-    let mut read_backs: Vec<ReadBack> = p
-        .loads
-        .iter()
-        .zip(&views)
-        .filter_map(|(l, &view)| match l.consumer {
-            Consumer::Registers { mask_other } => {
-                Some(ReadBack { loaded: e.f.op(l.load).results[0], view, mask_other })
-            }
-            Consumer::Allocs(_) => None,
-        })
-        .collect();
     let mut order = std::mem::take(&mut e.out);
     let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
     let staging: std::collections::HashSet<OpId> = p.loads.iter().flat_map(|l| l.consumer.staging_ops()).collect();
@@ -354,6 +345,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let mut epilogue_at = None;
     let at_reads = p.async_dot.as_ref().is_some_and(|a| a.wait == DotWait::AtReads);
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
+        // Loads read back into registers, each right before its first reader (after the dots that come before
+        // it, which then meet the landed buffers first).
         let mut read = Vec::new();
         e.f.walk_op(x, &mut |y| read.extend(e.f.op(y).operands.iter().copied()));
         for r in extract(&mut read_backs, |r| read.contains(&r.loaded)) {
@@ -541,7 +534,10 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
 /// A pipelined load read back from its ring into registers in the last stage.
 struct ReadBack {
     loaded: ValueId,
-    view: ValueId,
+    ring: ValueId,
+    /// The type of one buffer of the ring, and the buffer this iteration reads.
+    one: Type,
+    slot: ValueId,
     /// The load's mask and `other`, applied after the read.
     mask_other: Option<(ValueId, ValueId)>,
 }
@@ -550,7 +546,8 @@ impl ReadBack {
     /// The buffer in the load's layout, `other` where the mask was off; the last stage reads it for the load.
     fn emit(&self, e: &mut Emit, again: &mut HashMap<ValueId, ValueId>) {
         let ty = e.f.ty(self.loaded).clone();
-        let mut data = e.value(Op::LocalLoad, &[self.view], ty.clone());
+        let view = e.value(Op::MemDescIndex, &[self.ring, self.slot], self.one.clone());
+        let mut data = e.value(Op::LocalLoad, &[view], ty.clone());
         if let Some((m, o)) = self.mask_other {
             let (m, o) = (*again.get(&m).unwrap_or(&m), *again.get(&o).unwrap_or(&o));
             data = e.value(Op::Select, &[m, data, o], ty);

@@ -166,8 +166,54 @@ pub struct Staging {
     pub permute: Option<(OpId, Vec<u32>)>,
 }
 
-/// The plan for loop `o`, or why it runs as written.
+/// The plan for loop `o`, or why it runs as written. Vectors that reach a dot ([`Vectors::Pipelined`]) run
+/// ahead when the loop allows it; when they keep it from being pipelined (the last stage reads what their
+/// addresses are computed from, as the causal mask of attention backward reads the rows its statistics are
+/// loaded for), the loop is planned without them.
 pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritten> {
+    match plan_with(f, o, axis, Vectors::Pipelined) {
+        Err(why) if vector_loads(f, o) => plan_with(f, o, axis, Vectors::AsWritten).map_err(|_| why),
+        planned => planned,
+    }
+}
+
+/// Whether 1-D loads whose data reaches a dot (attention backward's row statistics `m` and `Delta`, read into
+/// the dot's result before the next dot) run ahead through rings read back into registers, as Triton pipelines
+/// every load a dot depends on. Their rings are a vector per stage. Tiles that reach a dot through registers
+/// (an operand converted before it is staged) run ahead only when the loop asks for stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vectors {
+    Pipelined,
+    AsWritten,
+}
+
+/// Whether loop `o`'s body has a 1-D load whose data reaches a dot ([`Vectors`]).
+fn vector_loads(f: &Func, o: OpId) -> bool {
+    let ops = &f.region(f.op(o).regions[0]).ops;
+    ops.iter().any(|&x| matches!(f.op(x).op, Op::Load { .. }) && vector_reaching_dot(f, ops, f.op(x).results[0]))
+}
+
+/// Whether `v` is a 1-D tensor whose value reaches a `warpgroup_dot` among `ops` through the ops after it.
+fn vector_reaching_dot(f: &Func, ops: &[OpId], v: ValueId) -> bool {
+    if f.ty(v).shape().len() != 1 {
+        return false;
+    }
+    let mut reached: HashSet<ValueId> = HashSet::from([v]);
+    for &x in ops {
+        let mut reads = false;
+        f.walk_op(x, &mut |y| reads |= f.op(y).operands.iter().any(|o| reached.contains(o)));
+        if !reads {
+            continue;
+        }
+        if matches!(f.op(x).op, Op::WarpGroupDot { .. }) {
+            return true;
+        }
+        reached.extend(f.op(x).results.iter().copied());
+    }
+    false
+}
+
+fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result<LoopPlan, AsWritten> {
     let d = f.op(o);
     let Op::For(attrs) = &d.op else { return Err(AsWritten::NotAFor) };
     let stages = attrs.num_stages.unwrap_or(f.config.num_stages);
@@ -196,10 +242,10 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
     let uses = f.use_counts();
 
     // The loads worth pipelining: those whose every use stages them in shared memory for a wgmma (once as loaded,
-    // once transposed in attention's backward: one ring, a view per use) and, when the
-    // loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too, read back into
-    // registers. cp.async must be able to copy them (4+ contiguous bytes in both memories, masked-off elements
-    // zero for the dot's operands; for register loads `other` is applied after the read).
+    // once transposed in attention's backward: one ring, a view per use), vectors that reach a dot ([`Vectors`])
+    // and, when the loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too,
+    // read back into registers. cp.async must be able to copy them (4+ contiguous bytes in both memories,
+    // masked-off elements zero for the dot's operands; for register loads `other` is applied after the read).
     let explicit = attrs.num_stages.is_some();
     let mut loads = Vec::new();
     let mut skipped = Vec::new();
@@ -238,7 +284,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
                     }
                 }
             }
-            None if explicit => {
+            None if explicit || (vectors == Vectors::Pipelined && vector_reaching_dot(f, ops, v)) => {
                 let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
                     (Some(&m), Some(&o)) if !is_zero(f, o) => Some((m, o)),
                     _ => None,
