@@ -197,6 +197,61 @@ fn a_load_staged_for_two_dots_pipelines_through_one_ring() {
     }
 }
 
+/// Attention backward's inputs for `heads` heads of `n_ctx` x 64: Q, K, V, dO (f16), then the rows' log-sum-exp M
+/// (around 16, so that `exp2(qk - m)` stays in range) and delta D (f32).
+fn attention_backward_inputs(heads: usize, n_ctx: usize, seed: u64) -> Vec<V> {
+    let len = heads * n_ctx * 64;
+    let mut vals: Vec<V> = (0..4).map(|i| V::Buf(F16, random(len, seed + i))).collect();
+    let rows = random(heads * n_ctx, seed + 4);
+    vals.push(V::Buf(F32, rows.iter().map(|x| 16.0 + 4.0 * x).collect()));
+    vals.push(V::Buf(F32, random(heads * n_ctx, seed + 5)));
+    vals
+}
+
+/// Attention backward's two inner loops (`tests/kernels/attn_bwd.py`, the tutorial's shapes at head dim 64): the
+/// dk/dv loop pipelines its two tiles and its two row vectors (M, D) and runs its four dots asynchronously, the
+/// causal one (which reads the rows the vectors are loaded for) pipelines the tiles only, the dq loop its two
+/// tiles with three asynchronous dots. 2 to 5 stages, 2 to 6 iterations (fewer than the copies in flight too).
+#[test]
+fn attention_backward_loops_pipelined_compute_what_they_do_as_written() {
+    let heads = 2usize;
+    for (n_ctx, stages) in [(64usize, 3u32), (64, 5), (192, 2), (192, 4), (128, 5)] {
+        for mask in [false, true] {
+            let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+            spec.extend([
+                ArgSpec::Float(F32),
+                int(true),
+                c(64),
+                c(32),
+                c(64),
+                ArgSpec::Constexpr(ConstValue::Bool(mask)),
+            ]);
+            let f = layout_ir("kernels/attn_bwd.py", "attn_bwd_dkdv", spec, 4, stages);
+            let p = pipelined(&f, 1);
+            let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+            let loads = if mask { "2 load(s) pipelined" } else { "4 load(s) pipelined" };
+            assert!(schedule.contains(loads) && schedule.contains("every dot runs asynchronously"), "{schedule}");
+            let mut vals = attention_backward_inputs(heads, n_ctx, 11);
+            vals.extend([V::Out(F16, heads * n_ctx * 64), V::Out(F16, heads * n_ctx * 64), V::F32(0.125)]);
+            vals.push(V::Int(n_ctx as i64));
+            let grid = [(n_ctx / 64) as u32, heads as u32, 1];
+            let (want, got) = (outputs(&f, &vals, grid), outputs(&p, &vals, grid));
+            assert!(want == got, "dk/dv, n_ctx {n_ctx}, mask {mask}, {stages} stages: pipelined result differs");
+        }
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16)];
+        spec.extend([int(true), c(64), c(64), c(32)]);
+        let f = layout_ir("kernels/attn_bwd.py", "attn_bwd_dq", spec, 4, stages);
+        let p = pipelined(&f, 1);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("asynchronously"), "{schedule}");
+        let mut vals = attention_backward_inputs(heads, n_ctx, 17);
+        vals.extend([V::Out(F16, heads * n_ctx * 64), V::Int(n_ctx as i64)]);
+        let grid = [(n_ctx / 64) as u32, heads as u32, 1];
+        let (want, got) = (outputs(&f, &vals, grid), outputs(&p, &vals, grid));
+        assert!(want == got, "dq, n_ctx {n_ctx}, {stages} stages: pipelined result differs");
+    }
+}
+
 /// Five stages of 128x256x64 fp16 tiles need 240 KiB of rings, more than a CTA may have on the H100: the error
 /// names each ring and its size and says what to change, instead of failing at launch.
 #[test]
