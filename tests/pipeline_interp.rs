@@ -14,7 +14,7 @@ use tessel::interp::memory::{BufferId, Memory};
 use tessel::interp::{Arg, run};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
-use tessel::tile::ScalarType::{F16, F32};
+use tessel::tile::ScalarType::{F16, F32, I32};
 use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
 use tessel::tile::{KernelConfig, Target};
@@ -249,6 +249,33 @@ fn attention_backward_loops_pipelined_compute_what_they_do_as_written() {
         let grid = [(n_ctx / 64) as u32, heads as u32, 1];
         let (want, got) = (outputs(&f, &vals, grid), outputs(&p, &vals, grid));
         assert!(want == got, "dq, n_ctx {n_ctx}, {stages} stages: pipelined result differs");
+    }
+}
+
+/// A value computed for the pipelined load and carried out of the loop (`offs`) holds the last iteration's after
+/// it, not the one stage 0 computed ahead: from the loop index it is computed again in the last stage; from a
+/// counter the loop carries it cannot be, and the loop runs as written. 0 to 5 iterations, 2 to 4 stages.
+#[test]
+fn values_carried_out_of_a_pipelined_loop_are_the_last_iterations() {
+    for (kernel, pipelines) in [("last_offsets", true), ("last_offsets_counted", false)] {
+        for (k, stages) in [(0usize, 3u32), (64, 3), (128, 2), (128, 4), (320, 3)] {
+            let spec = vec![ptr(F16), ptr(F16), ptr(F32), ptr(I32), int(true), c(64)];
+            let f = layout_ir("kernels/carried_offsets.py", kernel, spec, 4, stages);
+            let p = pipelined(&f, usize::from(pipelines));
+            if !pipelines {
+                let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+                assert!(schedule.contains("which the pipelined loads' stage computes for a later"), "{schedule}");
+            }
+            let vals = [
+                V::Buf(F16, random(64 * k.max(1), 8)),
+                V::Buf(F16, random(64 * 64, 9)),
+                V::Out(F32, 64 * 64),
+                V::Out(I32, 64),
+                V::Int(k as i64),
+            ];
+            let (want, got) = (outputs(&f, &vals, [1, 1, 1]), outputs(&p, &vals, [1, 1, 1]));
+            assert!(want == got, "{kernel}, K {k}, {stages} stages: pipelined result differs");
+        }
     }
 }
 

@@ -471,6 +471,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     order.extend(epilogue);
     order.push(yield_op);
     let f = e.f;
+    // What the loop carries besides stage 0's own values is the last stage's: computed again for the current
+    // iteration, or read back from a ring.
+    for (j, v) in f.op_mut(yield_op).operands.iter_mut().enumerate() {
+        if let Some(&n) = again.get(v).filter(|_| !p.early_args.contains(&j)) {
+            *v = n;
+        }
+    }
     f.op_mut(yield_op).operands.push(next_slot);
     f.op_mut(yield_op).operands.extend(next_phase);
     f.op_mut(yield_op).operands.push(next_fill);

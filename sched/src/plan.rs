@@ -427,6 +427,22 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
             return Err(AsWritten::UsesStage0 { op: x, name: f.op(x).op.name(), value: v });
         }
     }
+    // A carried value the loads do not read goes back to the loop as the last stage computes it: one stage 0
+    // computes (for a later iteration) is computed again when it depends on the induction variable alone (the
+    // offsets a load used, carried out of the loop), or read back when it is a load's data; any other may not
+    // be read after the loop or by the next iteration.
+    for (i, &y) in yields.iter().enumerate().filter(|(i, _)| !early.contains(i)) {
+        match def_in_body(y).filter(|p| stage0.contains(p)) {
+            Some(_) if read_back.contains(&y) => {}
+            Some(p) if iv_only.contains(&p) => {
+                remat.insert(p);
+            }
+            Some(_) if uses[d.results[i].index()] > 0 || uses[args[i + 1].index()] > 0 => {
+                return Err(AsWritten::CarriedFromStage0(d.results[i]));
+            }
+            _ => {}
+        }
+    }
     // What the recomputed values need, in program order.
     let mut work: Vec<OpId> = remat.iter().copied().collect();
     while let Some(x) = work.pop() {
