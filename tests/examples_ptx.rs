@@ -354,14 +354,46 @@ fn matmul(t: ScalarType, bm: i64, bn: i64, bk: i64) -> Vec<ArgSpec> {
     mm
 }
 
+/// `file` is in `examples/`, or in `tests/kernels/` when it starts with `kernels/`.
 fn ptx_for(file: &str, kernel: &str, args: Vec<ArgSpec>, num_warps: u32, target: Target) -> Result<String, String> {
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(file)).unwrap();
+    let dir = if file.starts_with("kernels/") { "tests" } else { "examples" };
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(file)).unwrap();
     let spec = Specialization::with_config(args, KernelConfig { num_warps, ..KernelConfig::DEFAULT });
     let ks = tessel::KernelSource { file, source: &source, kernel, spec: &spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
         Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Attention backward's inner loops (`tests/kernels/attn_bwd.py`, head dim 64, one warpgroup, 3 stages): each
+/// iteration of the dk/dv loop meets at two barriers (after its copy wait, with the proxy fence; before its
+/// refill), waits for wgmmas three times (where qkT is read, which retires the previous iteration's dk too;
+/// before dpT is issued, retiring dv; where dpT is read) and loads nothing from global memory but through its
+/// copies (M and D run ahead in rings); the dq loop meets twice and waits twice. ptxas accepts both.
+#[test]
+fn attention_backward_loops_sync_twice_and_wait_for_wgmmas_where_read() {
+    let loop_body = |ptx: &str| {
+        let head = ptx.find("$L_for_head_").expect("a loop");
+        ptx[head..ptx[head..].find("\n$L_for_end_").expect("its end") + head].to_string()
+    };
+    let count = |body: &str, op: &str| body.lines().filter(|l| l.trim_start().starts_with(op)).count();
+    let mut dkdv = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+    dkdv.extend([ArgSpec::Float(F32), int(true), c(64), c(32), c(64), ArgSpec::Constexpr(ConstValue::Bool(false))]);
+    let mut dq = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16)];
+    dq.extend([int(true), c(64), c(64), c(32)]);
+    for (kernel, spec, waits) in [("attn_bwd_dkdv", dkdv, 3), ("attn_bwd_dq", dq, 2)] {
+        let ptx = ptx_for("kernels/attn_bwd.py", kernel, spec, 4, Target::Sm90a).unwrap();
+        let body = loop_body(&ptx);
+        let counts = [
+            count(&body, "bar.sync"),
+            count(&body, "fence.proxy.async"),
+            count(&body, "wgmma.wait_group"),
+            count(&body, "ld.global"),
+        ];
+        assert_eq!(counts, [2, 1, waits, 0], "{kernel}: bar.sync, fences, wgmma waits, global loads:\n{body}");
+        assemble(kernel, &ptx, "sm_90a");
     }
 }
 

@@ -212,6 +212,49 @@ fn flash_attention_matches_the_interpreter() {
     }
 }
 
+/// Attention backward's inner loops (`tests/kernels/attn_bwd.py`) at head dim 64 on one warpgroup, pipelined with
+/// 3 and 5 stages: the dk/dv loop with its row vectors in rings and four asynchronous wgmmas (and the causal one,
+/// whose vectors stay synchronous), the dq loop with three. Two barriers per iteration (after the copy wait, before
+/// the refill), every other access ordered by them: a missing one is a race here.
+#[test]
+fn attention_backward_on_wgmma_matches_the_interpreter() {
+    let (heads, n_ctx) = (1usize, 128usize);
+    let inputs = |seed: u64| {
+        let len = heads * n_ctx * 64;
+        let mut vals: Vec<V> = (0..4).map(|i| V::Buf(F16, random(len, seed + i, F16))).collect();
+        let rows = random(heads * n_ctx, seed + 4, F32);
+        vals.push(V::Buf(F32, rows.iter().map(|x| 16.0 + 4.0 * x).collect()));
+        vals.push(V::Buf(F32, random(heads * n_ctx, seed + 5, F32)));
+        vals
+    };
+    let grid = [(n_ctx / 64) as u32, heads as u32, 1];
+    for stages in [3, 5] {
+        for mask in [false, true] {
+            let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+            spec.extend([
+                ArgSpec::Float(F32),
+                int(true),
+                c(64),
+                c(32),
+                c(64),
+                ArgSpec::Constexpr(ConstValue::Bool(mask)),
+            ]);
+            let mut vals = inputs(21);
+            vals.extend([V::Out(F16, heads * n_ctx * 64), V::Out(F16, heads * n_ctx * 64), V::F32(0.125)]);
+            vals.push(V::Int(n_ctx as i64));
+            let err =
+                compare_stages("kernels/attn_bwd.py", "attn_bwd_dkdv", spec, 4, stages, &vals, grid, Target::Sm90a);
+            assert!(err < 1e-3, "dk/dv (mask {mask}, {stages} stages): {err}");
+        }
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16)];
+        spec.extend([int(true), c(64), c(64), c(32)]);
+        let mut vals = inputs(27);
+        vals.extend([V::Out(F16, heads * n_ctx * 64), V::Int(n_ctx as i64)]);
+        let err = compare_stages("kernels/attn_bwd.py", "attn_bwd_dq", spec, 4, stages, &vals, grid, Target::Sm90a);
+        assert!(err < 1e-3, "dq ({stages} stages): {err}");
+    }
+}
+
 #[test]
 fn descriptor_transpose_matches_the_interpreter() {
     // x: M x N inside rows of LDX; y: N x M inside rows of LDY; ragged edges at both block sizes.

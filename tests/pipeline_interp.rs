@@ -14,7 +14,7 @@ use tessel::interp::memory::{BufferId, Memory};
 use tessel::interp::{Arg, run};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
-use tessel::tile::ScalarType::{F16, F32};
+use tessel::tile::ScalarType::{F16, F32, I32};
 use tessel::tile::ir::Func;
 use tessel::tile::types::ScalarType;
 use tessel::tile::{KernelConfig, Target};
@@ -194,6 +194,88 @@ fn a_load_staged_for_two_dots_pipelines_through_one_ring() {
         ];
         let (want, got) = (outputs(&f, &vals, [1, 1, 1]), outputs(&p, &vals, [1, 1, 1]));
         assert!(want == got, "{steps} steps, {stages} stages: pipelined result differs");
+    }
+}
+
+/// Attention backward's inputs for `heads` heads of `n_ctx` x 64: Q, K, V, dO (f16), then the rows' log-sum-exp M
+/// (around 16, so that `exp2(qk - m)` stays in range) and delta D (f32).
+fn attention_backward_inputs(heads: usize, n_ctx: usize, seed: u64) -> Vec<V> {
+    let len = heads * n_ctx * 64;
+    let mut vals: Vec<V> = (0..4).map(|i| V::Buf(F16, random(len, seed + i))).collect();
+    let rows = random(heads * n_ctx, seed + 4);
+    vals.push(V::Buf(F32, rows.iter().map(|x| 16.0 + 4.0 * x).collect()));
+    vals.push(V::Buf(F32, random(heads * n_ctx, seed + 5)));
+    vals
+}
+
+/// Attention backward's two inner loops (`tests/kernels/attn_bwd.py`, the tutorial's shapes at head dim 64): the
+/// dk/dv loop pipelines its two tiles and its two row vectors (M, D) and runs its four dots asynchronously, the
+/// causal one (which reads the rows the vectors are loaded for) pipelines the tiles only, the dq loop its two
+/// tiles with three asynchronous dots. 2 to 5 stages, 2 to 6 iterations (fewer than the copies in flight too).
+#[test]
+fn attention_backward_loops_pipelined_compute_what_they_do_as_written() {
+    let heads = 2usize;
+    for (n_ctx, stages) in [(64usize, 3u32), (64, 5), (192, 2), (192, 4), (128, 5)] {
+        for mask in [false, true] {
+            let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+            spec.extend([
+                ArgSpec::Float(F32),
+                int(true),
+                c(64),
+                c(32),
+                c(64),
+                ArgSpec::Constexpr(ConstValue::Bool(mask)),
+            ]);
+            let f = layout_ir("kernels/attn_bwd.py", "attn_bwd_dkdv", spec, 4, stages);
+            let p = pipelined(&f, 1);
+            let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+            let loads = if mask { "2 load(s) pipelined" } else { "4 load(s) pipelined" };
+            assert!(schedule.contains(loads) && schedule.contains("every dot runs asynchronously"), "{schedule}");
+            let mut vals = attention_backward_inputs(heads, n_ctx, 11);
+            vals.extend([V::Out(F16, heads * n_ctx * 64), V::Out(F16, heads * n_ctx * 64), V::F32(0.125)]);
+            vals.push(V::Int(n_ctx as i64));
+            let grid = [(n_ctx / 64) as u32, heads as u32, 1];
+            let (want, got) = (outputs(&f, &vals, grid), outputs(&p, &vals, grid));
+            assert!(want == got, "dk/dv, n_ctx {n_ctx}, mask {mask}, {stages} stages: pipelined result differs");
+        }
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16)];
+        spec.extend([int(true), c(64), c(64), c(32)]);
+        let f = layout_ir("kernels/attn_bwd.py", "attn_bwd_dq", spec, 4, stages);
+        let p = pipelined(&f, 1);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("asynchronously"), "{schedule}");
+        let mut vals = attention_backward_inputs(heads, n_ctx, 17);
+        vals.extend([V::Out(F16, heads * n_ctx * 64), V::Int(n_ctx as i64)]);
+        let grid = [(n_ctx / 64) as u32, heads as u32, 1];
+        let (want, got) = (outputs(&f, &vals, grid), outputs(&p, &vals, grid));
+        assert!(want == got, "dq, n_ctx {n_ctx}, {stages} stages: pipelined result differs");
+    }
+}
+
+/// A value computed for the pipelined load and carried out of the loop (`offs`) holds the last iteration's after
+/// it, not the one stage 0 computed ahead: from the loop index it is computed again in the last stage; from a
+/// counter the loop carries it cannot be, and the loop runs as written. 0 to 5 iterations, 2 to 4 stages.
+#[test]
+fn values_carried_out_of_a_pipelined_loop_are_the_last_iterations() {
+    for (kernel, pipelines) in [("last_offsets", true), ("last_offsets_counted", false)] {
+        for (k, stages) in [(0usize, 3u32), (64, 3), (128, 2), (128, 4), (320, 3)] {
+            let spec = vec![ptr(F16), ptr(F16), ptr(F32), ptr(I32), int(true), c(64)];
+            let f = layout_ir("kernels/carried_offsets.py", kernel, spec, 4, stages);
+            let p = pipelined(&f, usize::from(pipelines));
+            if !pipelines {
+                let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+                assert!(schedule.contains("which the pipelined loads' stage computes for a later"), "{schedule}");
+            }
+            let vals = [
+                V::Buf(F16, random(64 * k.max(1), 8)),
+                V::Buf(F16, random(64 * 64, 9)),
+                V::Out(F32, 64 * 64),
+                V::Out(I32, 64),
+                V::Int(k as i64),
+            ];
+            let (want, got) = (outputs(&f, &vals, [1, 1, 1]), outputs(&p, &vals, [1, 1, 1]));
+            assert!(want == got, "{kernel}, K {k}, {stages} stages: pipelined result differs");
+        }
     }
 }
 

@@ -178,6 +178,9 @@ pub enum AsWritten {
     PointerUsedAfter(ValueId),
     /// The loads' loop-carried value is replaced by one from outside the loop.
     CarriedFromOutside(ValueId),
+    /// The loop's result (read after it, or its carried value in the body) is computed by the loads' stage, for a
+    /// later iteration, and not from the induction variable alone.
+    CarriedFromStage0(ValueId),
 }
 
 /// A load the pipeliner passed over, and why.
@@ -246,6 +249,11 @@ impl fmt::Display for AsWritten {
             AsWritten::CarriedFromOutside(v) => {
                 write!(f, "the loads' loop-carried {v} is replaced by a value from outside the loop")
             }
+            AsWritten::CarriedFromStage0(v) => write!(
+                f,
+                "the loop carries {v}, which the pipelined loads' stage computes for a later iteration (from more \
+                 than the loop index)"
+            ),
         }
     }
 }

@@ -7,13 +7,15 @@
 //! - Prologue, before the loop: stage 0 of iterations `0..D` (copies predicated on the iteration existing).
 //! - Steady state, iteration `k`: wait until at most `D − 1` groups are in flight (iteration `k`'s data has
 //!   landed), run the last stage on buffer `k mod B` (the dot, asynchronous when the plan says so, followed by a
-//!   wait that retires the previous iteration's dot and so frees its buffers), then stage 0 of iteration `k + D`
+//!   wait that retires the previous iteration's dot and so frees its buffers; with several dots all asynchronous,
+//!   the waits [`crate::dot_waits`] places; loads read back into registers right before their first reader),
+//!   then stage 0 of iteration `k + D`
 //!   into buffer `(k + D) mod B` (the one the previous iteration's dot read, or, with `B = D`, the one just read:
 //!   the barrier analysis puts a barrier between), predicated on `k + D` being an iteration. The epilogue is predicated, not
 //!   peeled: the last `D` iterations issue empty copies. In a fused loop nest, the inner loop's epilogue (the
 //!   branch that reads the dot's result) runs after that refill. The loop carries the ring positions (slot read, barrier
 //!   parity, slot refilled), each advanced by an increment and a wrap.
-//! - Drain, after the loop: wait for every copy group and the last dot, and release the rings.
+//! - Drain, after the loop: wait for every copy group and the last dots, and release the rings.
 //!
 //! TMA loads (descriptor loads) go to the same rings; instead of `cp.async` groups, one mbarrier per ring buffer
 //! counts an iteration's TMA bytes: armed (`mbarrier_expect`) with the copies when they are issued, waited for in
@@ -296,9 +298,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         let bar = e.value(Op::MemDescIndex, &[bars, ext], tessel_tile::tma::barrier_type());
         e.op(Op::mbarrier_wait(), &[bar, phase.expect("carried with the barriers")], vec![]);
     }
-    let mut views = Vec::new();
+    // The dots' views of the buffers read; loads read back into registers index theirs where they read it.
+    let mut read_backs: Vec<ReadBack> = Vec::new();
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
+        if let Consumer::Registers { mask_other } = l.consumer {
+            read_backs.push(ReadBack { loaded: e.f.op(l.load).results[0], ring, one, slot: ext, mask_other });
+            continue;
+        }
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
         if let Consumer::Allocs(stagings) = &l.consumer {
             for s in stagings {
@@ -315,7 +322,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
                 e.f.unlink(s.alloc);
             }
         }
-        views.push(view);
     }
     // Values of stage 0 the last stage reads as well, computed again for the current iteration.
     let mut again: HashMap<ValueId, ValueId> = HashMap::new();
@@ -328,18 +334,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             again.insert(r, cr);
         }
     }
-    // Loads read back into registers: the buffer in the load's layout, `other` where the mask was off.
-    for (l, &view) in p.loads.iter().zip(&views) {
-        let Consumer::Registers { mask_other } = l.consumer else { continue };
-        let loaded = e.f.op(l.load).results[0];
-        let ty = e.f.ty(loaded).clone();
-        let mut data = e.value(Op::LocalLoad, &[view], ty.clone());
-        if let Some((m, o)) = mask_other {
-            let (m, o) = (*again.get(&m).unwrap_or(&m), *again.get(&o).unwrap_or(&o));
-            data = e.value(Op::Select, &[m, data, o], ty);
-        }
-        again.insert(loaded, data);
-    }
     let mut order = std::mem::take(&mut e.out);
     let early: std::collections::HashSet<OpId> = p.stage0.iter().copied().collect();
     let staging: std::collections::HashSet<OpId> = p.loads.iter().flat_map(|l| l.consumer.staging_ops()).collect();
@@ -349,7 +343,16 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     // converted and stored (Triton orders them so too). Nothing of stage 0 reads them: it runs `D` iterations
     // ahead.
     let mut epilogue_at = None;
+    let at_reads = p.async_dot.as_ref().is_some_and(|a| a.wait == DotWait::AtReads);
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
+        // Loads read back into registers, each right before its first reader (after the dots that come before
+        // it, which then meet the landed buffers first).
+        let mut read = Vec::new();
+        e.f.walk_op(x, &mut |y| read.extend(e.f.op(y).operands.iter().copied()));
+        for r in extract(&mut read_backs, |r| read.contains(&r.loaded)) {
+            r.emit(&mut e, &mut again);
+        }
+        order.append(&mut e.out);
         if epilogue_at.is_none() && p.async_dot.as_ref().is_some_and(|a| a.readers.contains(&x)) {
             epilogue_at = Some(order.len());
         }
@@ -394,7 +397,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             wait_inside(e.f, x, e.f.op(a.dot).results[0]);
         }
         order.push(x);
-        if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x) {
+        if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x || at_reads) {
             if let Op::WarpGroupDot { is_async, .. } = &mut e.f.op_mut(x).op {
                 *is_async = true;
             }
@@ -404,7 +407,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             }
         }
     }
+    // Data nothing in the last stage reads is still read back before its buffer is refilled.
+    for r in std::mem::take(&mut read_backs) {
+        r.emit(&mut e, &mut again);
+    }
+    order.append(&mut e.out);
     let epilogue = epilogue_at.map_or_else(Vec::new, |at| order.split_off(at));
+    let refill_at = order.len();
     let iv_ahead = e.advance(iv, dist, step);
     let ok = e.less(iv_ahead, ub);
     let ins = fill;
@@ -462,9 +471,19 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     order.extend(epilogue);
     order.push(yield_op);
     let f = e.f;
+    // What the loop carries besides stage 0's own values is the last stage's: computed again for the current
+    // iteration, or read back from a ring.
+    for (j, v) in f.op_mut(yield_op).operands.iter_mut().enumerate() {
+        if let Some(&n) = again.get(v).filter(|_| !p.early_args.contains(&j)) {
+            *v = n;
+        }
+    }
     f.op_mut(yield_op).operands.push(next_slot);
     f.op_mut(yield_op).operands.extend(next_phase);
     f.op_mut(yield_op).operands.push(next_fill);
+    if at_reads {
+        order = crate::dot_waits::place(f, body, &order, refill_at);
+    }
     for &x in &order {
         f.op_mut(x).parent = Some(body);
     }
@@ -476,12 +495,21 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
     }
     if let Some(a) = &p.async_dot {
-        let result = d.results[a.carried - 1];
-        let ty = e.f.ty(result).clone();
-        let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &[result], vec![ty]);
-        let ready = e.f.op(w).results[0];
-        e.f.replace_all_uses(result, ready);
-        e.f.op_mut(w).operands[0] = result;
+        // The loop's results the last dots may still be writing: the async dot's, or with every dot
+        // asynchronous, each one a dot yields.
+        let results: Vec<ValueId> = match a.wait {
+            DotWait::AtReads => (0..yields.len())
+                .filter(|&j| crate::plan::dots_of(e.f, old_ops).any(|x| e.f.op(x).results[0] == yields[j]))
+                .map(|j| d.results[j])
+                .collect(),
+            _ => vec![d.results[a.carried - 1]],
+        };
+        let types = results.iter().map(|&r| e.f.ty(r).clone()).collect();
+        let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &results, types);
+        for (&result, ready) in results.iter().zip(e.f.op(w).results.clone()) {
+            e.f.replace_all_uses(result, ready);
+        }
+        e.f.op_mut(w).operands = results.into();
     }
     for (ring, _) in &rings {
         e.op(Op::LocalDealloc, &[*ring], vec![]);
@@ -508,6 +536,38 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         f.op_mut(x).parent = Some(parent);
     }
     Ok(())
+}
+
+/// A pipelined load read back from its ring into registers in the last stage.
+struct ReadBack {
+    loaded: ValueId,
+    ring: ValueId,
+    /// The type of one buffer of the ring, and the buffer this iteration reads.
+    one: Type,
+    slot: ValueId,
+    /// The load's mask and `other`, applied after the read.
+    mask_other: Option<(ValueId, ValueId)>,
+}
+
+impl ReadBack {
+    /// The buffer in the load's layout, `other` where the mask was off; the last stage reads it for the load.
+    fn emit(&self, e: &mut Emit, again: &mut HashMap<ValueId, ValueId>) {
+        let ty = e.f.ty(self.loaded).clone();
+        let view = e.value(Op::MemDescIndex, &[self.ring, self.slot], self.one.clone());
+        let mut data = e.value(Op::LocalLoad, &[view], ty.clone());
+        if let Some((m, o)) = self.mask_other {
+            let (m, o) = (*again.get(&m).unwrap_or(&m), *again.get(&o).unwrap_or(&o));
+            data = e.value(Op::Select, &[m, data, o], ty);
+        }
+        again.insert(self.loaded, data);
+    }
+}
+
+/// Removes the items of `v` that satisfy `pred` and returns them, in order.
+fn extract<T>(v: &mut Vec<T>, pred: impl Fn(&T) -> bool) -> Vec<T> {
+    let (taken, kept) = std::mem::take(v).into_iter().partition(|x| pred(x));
+    *v = kept;
+    taken
 }
 
 /// Makes every region of `reader` that reads `result` (an asynchronous dot's) start with a

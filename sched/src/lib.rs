@@ -6,9 +6,11 @@
 //! ([`error`]): a `warp_specialize` asking for more than the CTA has names the resource.
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
-//! rewrites the loops it takes ([`expand`]); [`print`] is `tessel compile --emit sched`;
-//! [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
+//! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
+//! asynchronously); [`print`] is `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after
+//! [`pipeline`].
 
+pub mod dot_waits;
 pub mod error;
 pub mod expand;
 pub mod plan;

@@ -114,6 +114,11 @@ pub enum DotWait {
     /// `acc * alpha`): everything the next iteration does before it (its other dots, their softmax) overlaps
     /// with the dot. Waits for every group.
     BeforeUse(OpId),
+    /// The dot accumulates into the carried value itself and nothing else reads it, with other dots in the body
+    /// (attention backward's dk/dv and dq loops): every dot of the body runs asynchronously and is waited for
+    /// where its result is first read, or before the next dot when it reads A from registers ([`crate::dot_waits`]);
+    /// this one stays in flight into the next iteration, retired by its first wait.
+    AtReads,
 }
 
 /// A load the pipeliner issues ahead into a ring: a `cp.async` of a pointer load, or a TMA copy of a
@@ -161,8 +166,54 @@ pub struct Staging {
     pub permute: Option<(OpId, Vec<u32>)>,
 }
 
-/// The plan for loop `o`, or why it runs as written.
+/// The plan for loop `o`, or why it runs as written. Vectors that reach a dot ([`Vectors::Pipelined`]) run
+/// ahead when the loop allows it; when they keep it from being pipelined (the last stage reads what their
+/// addresses are computed from, as the causal mask of attention backward reads the rows its statistics are
+/// loaded for), the loop is planned without them.
 pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritten> {
+    match plan_with(f, o, axis, Vectors::Pipelined) {
+        Err(why) if vector_loads(f, o) => plan_with(f, o, axis, Vectors::AsWritten).map_err(|_| why),
+        planned => planned,
+    }
+}
+
+/// Whether 1-D loads whose data reaches a dot (attention backward's row statistics `m` and `Delta`, read into
+/// the dot's result before the next dot) run ahead through rings read back into registers, as Triton pipelines
+/// every load a dot depends on. Their rings are a vector per stage. Tiles that reach a dot through registers
+/// (an operand converted before it is staged) run ahead only when the loop asks for stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vectors {
+    Pipelined,
+    AsWritten,
+}
+
+/// Whether loop `o`'s body has a 1-D load whose data reaches a dot ([`Vectors`]).
+fn vector_loads(f: &Func, o: OpId) -> bool {
+    let ops = &f.region(f.op(o).regions[0]).ops;
+    ops.iter().any(|&x| matches!(f.op(x).op, Op::Load { .. }) && vector_reaching_dot(f, ops, f.op(x).results[0]))
+}
+
+/// Whether `v` is a 1-D tensor whose value reaches a `warpgroup_dot` among `ops` through the ops after it.
+fn vector_reaching_dot(f: &Func, ops: &[OpId], v: ValueId) -> bool {
+    if f.ty(v).shape().len() != 1 {
+        return false;
+    }
+    let mut reached: HashSet<ValueId> = HashSet::from([v]);
+    for &x in ops {
+        let mut reads = false;
+        f.walk_op(x, &mut |y| reads |= f.op(y).operands.iter().any(|o| reached.contains(o)));
+        if !reads {
+            continue;
+        }
+        if matches!(f.op(x).op, Op::WarpGroupDot { .. }) {
+            return true;
+        }
+        reached.extend(f.op(x).results.iter().copied());
+    }
+    false
+}
+
+fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result<LoopPlan, AsWritten> {
     let d = f.op(o);
     let Op::For(attrs) = &d.op else { return Err(AsWritten::NotAFor) };
     let stages = attrs.num_stages.unwrap_or(f.config.num_stages);
@@ -191,10 +242,10 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
     let uses = f.use_counts();
 
     // The loads worth pipelining: those whose every use stages them in shared memory for a wgmma (once as loaded,
-    // once transposed in attention's backward: one ring, a view per use) and, when the
-    // loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too, read back into
-    // registers. cp.async must be able to copy them (4+ contiguous bytes in both memories, masked-off elements
-    // zero for the dot's operands; for register loads `other` is applied after the read).
+    // once transposed in attention's backward: one ring, a view per use), vectors that reach a dot ([`Vectors`])
+    // and, when the loop itself asks for stages (`tl.range(..., num_stages=)`, as Triton does), the others too,
+    // read back into registers. cp.async must be able to copy them (4+ contiguous bytes in both memories,
+    // masked-off elements zero for the dot's operands; for register loads `other` is applied after the read).
     let explicit = attrs.num_stages.is_some();
     let mut loads = Vec::new();
     let mut skipped = Vec::new();
@@ -233,7 +284,7 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
                     }
                 }
             }
-            None if explicit => {
+            None if explicit || (vectors == Vectors::Pipelined && vector_reaching_dot(f, ops, v)) => {
                 let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
                     (Some(&m), Some(&o)) if !is_zero(f, o) => Some((m, o)),
                     _ => None,
@@ -376,6 +427,22 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
             return Err(AsWritten::UsesStage0 { op: x, name: f.op(x).op.name(), value: v });
         }
     }
+    // A carried value the loads do not read goes back to the loop as the last stage computes it: one stage 0
+    // computes (for a later iteration) is computed again when it depends on the induction variable alone (the
+    // offsets a load used, carried out of the loop), or read back when it is a load's data; any other may not
+    // be read after the loop or by the next iteration.
+    for (i, &y) in yields.iter().enumerate().filter(|(i, _)| !early.contains(i)) {
+        match def_in_body(y).filter(|p| stage0.contains(p)) {
+            Some(_) if read_back.contains(&y) => {}
+            Some(p) if iv_only.contains(&p) => {
+                remat.insert(p);
+            }
+            Some(_) if uses[d.results[i].index()] > 0 || uses[args[i + 1].index()] > 0 => {
+                return Err(AsWritten::CarriedFromStage0(d.results[i]));
+            }
+            _ => {}
+        }
+    }
     // What the recomputed values need, in program order.
     let mut work: Vec<OpId> = remat.iter().copied().collect();
     while let Some(x) = work.pop() {
@@ -401,15 +468,20 @@ pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritte
     // buffer the loop body writes every iteration would be overwritten while the previous dot still reads it.
     let ring_results: HashSet<ValueId> = allocs.iter().map(|&a| f.op(a).results[0]).collect();
     // The wait before the accumulator's first read belongs to the last stage.
+    let reads_rings = |dot: OpId| {
+        f.op(dot).operands[..2]
+            .iter()
+            .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+    };
     let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|a| {
         // A restart's condition is the last stage's (recomputed when stage 0 computes it too).
         let restart_ok = a.restart.is_none_or(|r| !stage0.contains(&r.select));
-        f.op(a.dot).operands[..2]
-            .iter()
-            .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
+        reads_rings(a.dot)
             && match a.wait {
                 DotWait::BeforeUse(x) => !stage0.contains(&x) && !remat.contains(&x),
                 DotWait::AfterIssue => true,
+                // Every dot is asynchronous, and each may be in flight while the next iteration starts.
+                DotWait::AtReads => dots_of(f, ops).all(reads_rings) && dots_nested(f, ops) == 0,
             }
             && restart_ok
             && a.readers.iter().all(|r| !stage0.contains(r))
@@ -551,11 +623,12 @@ fn is_zero(f: &Func, v: ValueId) -> bool {
 
 /// The `warpgroup_dot` of the body that may stay in flight across the back edge: its result only goes back to a
 /// loop-carried accumulator. When the dot accumulates into that value itself and nothing else reads it, the
-/// next iteration's dot chains on it ([`DotWait::AfterIssue`]); otherwise the next iteration waits before its
-/// first read of the value, and only the last such dot of the body qualifies (the others stay synchronous, and
-/// each of their waits retires it too, being in order).
+/// next iteration's dot chains on it: alone in the body it is waited for right after its next issue
+/// ([`DotWait::AfterIssue`]), among other dots every dot is waited for where it is read ([`DotWait::AtReads`]).
+/// Otherwise the next iteration waits before its first read of the value, and only the last such dot of the body
+/// qualifies (the others stay synchronous, and each of their waits retires it too, being in order).
 fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId], uses: &[u32]) -> Option<AsyncDot> {
-    let dots: Vec<OpId> = ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).collect();
+    let dots: Vec<OpId> = dots_of(f, ops).collect();
     let &dot = dots.last()?;
     let dd = f.op(dot);
     let (acc, result) = (dd.operands[2], dd.results[0]);
@@ -584,6 +657,9 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
     if !readers.is_empty() || restart.is_some() {
         return None;
     }
+    if args[carried] == acc && uses[acc.index()] == 1 {
+        return Some(AsyncDot { dot, carried, wait: DotWait::AtReads, restart: None, readers });
+    }
     // Every read of the carried value comes before the dot (the dot then overwrites its registers).
     let reads = |x: OpId| {
         let mut r = false;
@@ -595,6 +671,20 @@ fn async_candidate(f: &Func, ops: &[OpId], args: &[ValueId], yields: &[ValueId],
     }
     let first = ops[..at].iter().copied().find(|&x| reads(x)).unwrap_or(dot);
     Some(AsyncDot { dot, carried, wait: DotWait::BeforeUse(first), restart: None, readers: Vec::new() })
+}
+
+/// The `warpgroup_dot`s among `ops`, in order.
+pub(crate) fn dots_of<'a>(f: &'a Func, ops: &'a [OpId]) -> impl Iterator<Item = OpId> + 'a {
+    ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. }))
+}
+
+/// How many `warpgroup_dot`s sit inside the regions of `ops` (an `if`'s branches).
+fn dots_nested(f: &Func, ops: &[OpId]) -> usize {
+    let mut n = 0;
+    for &x in ops {
+        f.walk_op(x, &mut |y| n += usize::from(y != x && matches!(f.op(y).op, Op::WarpGroupDot { .. })));
+    }
+    n
 }
 
 /// `acc = select(splat(when), 0, carried)` read by nothing but the dot: the accumulator restarting from zero
@@ -655,6 +745,10 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         Some(AsyncDot { dot, wait: DotWait::BeforeUse(x), .. }) => {
             format!("; {dot} runs asynchronously, waited for before {x} of the next iteration")
         }
+        Some(AsyncDot { dot, wait: DotWait::AtReads, .. }) => format!(
+            "; every dot runs asynchronously, waited for where its result is read, {dot} in flight across \
+             iterations"
+        ),
         None => String::new(),
     };
     CoarseSchedule {

@@ -338,11 +338,7 @@ impl<'f> Lower<'f> {
         self.cur_op = o;
         let spans = self.buffer_spans(o);
         self.in_flight.check(&self.tracked_spans(o))?;
-        if matches!(self.f.op(o).op, Op::AsyncCopy) {
-            self.sync_for_copy(&spans);
-        } else {
-            self.sync_for(&spans);
-        }
+        self.sync_for(&spans);
         let structured = !self.f.op(o).regions.is_empty();
         if structured && !self.in_flight.is_empty() {
             return Err(CompileError::new(
@@ -365,13 +361,10 @@ impl<'f> Lower<'f> {
     pub(crate) fn simulate(&self, r: RegionId, mut state: Hazards) -> Hazards {
         for &o in &self.f.region(r).ops {
             let spans = self.buffer_spans(o);
-            let need = if matches!(self.f.op(o).op, Op::AsyncCopy) {
-                state.needs_for_copy(&spans)
-            } else {
-                state.needs(&spans)
-            };
-            if need != crate::smem::Sync::None {
-                state.clear();
+            match state.needs(&spans) {
+                crate::smem::Sync::None => {}
+                crate::smem::Sync::Barrier => state.clear(),
+                crate::smem::Sync::FenceBarrier => state.clear_fenced(),
             }
             let d = self.f.op(o);
             match d.op {
@@ -536,6 +529,7 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
         Op::AsyncCopy => state.copy_issued(spans),
         Op::AsyncCommitGroup => state.copies_committed(),
         Op::AsyncWait { pending } => state.copies_waited(*pending),
+        Op::FenceAsyncShared => state.proxy_fence(),
         Op::AsyncCopyMBarrierArrive { .. } => {
             state.copies_to_barrier();
             state.record(spans)

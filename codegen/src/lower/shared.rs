@@ -24,12 +24,6 @@ impl Lower<'_> {
         self.sync(need);
     }
 
-    /// [`Lower::sync_for`] for the destination of a `cp.async` (see [`crate::smem::Hazards::needs_for_copy`]).
-    pub(crate) fn sync_for_copy(&mut self, spans: &[crate::smem::Span]) {
-        let need = self.hazards.needs_for_copy(spans);
-        self.sync(need);
-    }
-
     fn sync(&mut self, need: Sync) {
         match need {
             Sync::None => {}
@@ -37,6 +31,7 @@ impl Lower<'_> {
             Sync::FenceBarrier => {
                 self.b.effect("fence.proxy.async.shared::cta", ());
                 self.barrier();
+                self.hazards.clear_fenced();
             }
         }
     }

@@ -234,6 +234,15 @@ pub(crate) fn warpgroup_dot(
     let mk = |l: &mut Lower, mem, layout: &tessel_tile::Layout, op, rows, origins: &[(u32, u32)], bits: &[u32]| {
         let offsets = Offsets::new(&layout.linear)?;
         let desc = wgmma_desc::derive(&offsets, op, eb, rows, k_instr, origins)?;
+        // The swizzle XORs address bits: the descriptors assume a base aligned to its repeat (8 rows of the span).
+        if let Some(buf) = l.alloc.buffer(mem).filter(|b| b.offset % (8 * desc.swizzle) != 0) {
+            return Err(CompileError::new(format!(
+                "wgmma operand {mem} lies in a buffer at shared offset {}, not a multiple of the {}-byte swizzle \
+                 repeat",
+                buf.offset,
+                8 * desc.swizzle
+            )));
+        }
         // The warpgroup's first row, as an element offset of the buffer, per warp bit.
         let warp_vals: Vec<u32> = bits
             .iter()

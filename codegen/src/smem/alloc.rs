@@ -8,7 +8,7 @@
 //! that loop or branch (the buffer must survive every iteration). A buffer made inside a partition of a
 //! `warp_specialize` lives over the whole op, since its partitions run at the same time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use tessel_layouts::{AnyLayout, SharedLayout};
@@ -71,11 +71,17 @@ impl Allocation {
     pub fn plan(f: &Func) -> Result<Allocation, CompileError> {
         let (pos, end) = positions(f);
         let mut root: HashMap<ValueId, ValueId> = HashMap::new();
+        // Buffers seen through a swizzled view: a ring of NVMMA tiles (the pipeliner's rings carry a linear layout
+        // over all their buffers; each buffer a wgmma or a TMA copy reads is a view of it).
+        let mut swizzled: HashSet<ValueId> = HashSet::new();
         for o in f.all_ops() {
             let d = f.op(o);
             if d.op.is_memdesc_view() {
                 let r = root.get(&d.operands[0]).copied().unwrap_or(d.operands[0]);
                 root.insert(d.results[0], r);
+                if is_nvmma(f.ty(d.results[0])) {
+                    swizzled.insert(r);
+                }
             }
         }
         let mut buffers = Vec::new();
@@ -85,14 +91,11 @@ impl Allocation {
                 continue;
             }
             let v = d.results[0];
-            let Type::MemDesc { shape, elem, layout } = f.ty(v) else { unreachable!("verified") };
+            let Type::MemDesc { shape, elem, .. } = f.ty(v) else { unreachable!("verified") };
             let numel: u64 = shape.iter().map(|&x| x as u64).product();
             let bytes = u32::try_from(numel * elem.bytes() as u64)
                 .map_err(|_| CompileError::new(format!("shared-memory buffer {v} is larger than 4 GiB")))?;
-            let align = match &layout.spec {
-                Some(AnyLayout::Shared(SharedLayout::Nvmma(_))) => SWIZZLE_ALIGN,
-                _ => 16,
-            };
+            let align = if is_nvmma(f.ty(v)) || swizzled.contains(&v) { SWIZZLE_ALIGN } else { 16 };
             let region = d.parent.expect("linked op");
             let mut last = pos[&o];
             for u in f.all_ops() {
@@ -180,6 +183,11 @@ impl Allocation {
     }
 }
 
+/// Whether `t` is a memdesc in an NVMMA (swizzled) shared layout.
+fn is_nvmma(t: &Type) -> bool {
+    matches!(t, Type::MemDesc { layout, .. } if matches!(layout.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))))
+}
+
 /// The position of a use by op `u` as seen from `region`: `u`'s own position when it sits in `region`, else the
 /// end of the op of `region` that (transitively) contains it.
 fn use_position(
@@ -238,6 +246,27 @@ mod tests {
         let load_c = f.all_ops()[5];
         assert_eq!(a.scratch_base(load_c), 8192, "only %c is live at its load");
         assert!(a.table(&f).contains("%a 8192 bytes at [0, 8192)"), "{}", a.table(&f));
+    }
+
+    #[test]
+    fn a_ring_of_swizzled_tiles_is_aligned_to_the_swizzle_repeat() {
+        // A vector (32 floats) then a ring of two 64x64 tiles the pipeliner made: its own layout is linear, the
+        // tiles the wgmma reads through `memdesc_index` are NVMMA-swizzled.
+        let f = tessel_tile::parse::parse_func(
+            "func @k(%i: i32) attributes {target = sm_90a} {
+  %v = local_alloc : memdesc<32xf32, SharedLinearLayout(offset_bases=[[1],[2],[4],[8],[16]])>
+  %r = local_alloc : memdesc<2x64x64xf16, SharedLinearLayout(offset_bases=[[0,1,0],[0,2,0],[0,4,0],[0,8,0],[0,16,0],[0,32,0],[0,8,1],[0,16,2],[0,32,4],[0,0,8],[0,0,16],[0,0,32],[1,0,0]])>
+  %t = memdesc_index %r, %i : memdesc<64x64xf16, NVMMASharedLayout(128, 16, transposed=True)>
+  local_dealloc %v
+  local_dealloc %r
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let placed: Vec<(u32, u32)> = a.buffers.iter().map(|b| (b.offset, b.align)).collect();
+        assert_eq!(placed, [(0, 16), (SWIZZLE_ALIGN, SWIZZLE_ALIGN)], "{}", a.table(&f));
     }
 
     #[test]

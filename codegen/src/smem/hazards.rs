@@ -9,7 +9,14 @@
 //! TMA stores read their buffer until a `tma_store_wait` retires their bulk group, `cp.async` copies write
 //! theirs until an `async_wait` retires their commit group. Their spans are kept per group, apart from the
 //! accesses a barrier clears, and become ordinary pending accesses at the wait (each thread waits for its own
-//! copies; the other threads learn of it at the next barrier).
+//! copies; the other threads learn of it at the next barrier). A `cp.async` copy still in flight calls for no
+//! barrier (none would order it: see [`Hazards::needs`]).
+//!
+//! The tensor cores and TMA read through the async proxy: a thread's write (a store, or a landed `cp.async`,
+//! which tessel counts as the generic proxy's) reaches them only through a `fence.proxy.async` its writer makes
+//! before the barrier that orders it. Writes no fence has followed are kept apart from the barriers' pending
+//! accesses, so that an async read of bytes a barrier published without the fence (one placed for a thread's
+//! read) still gets a fence and a barrier.
 
 use std::collections::VecDeque;
 
@@ -53,6 +60,8 @@ pub enum Sync {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hazards {
     pending: Vec<Span>,
+    /// Threads' writes (stores, landed copies) that no proxy fence has followed, published or not.
+    unfenced: Vec<Span>,
     /// TMA stores, by bulk group.
     bulk: Groups,
     /// `cp.async` copies, by commit group.
@@ -109,26 +118,37 @@ fn overlaps(a: &Span, b: &Span) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
+/// `spans` less the bytes of `cut`.
+fn subtract(spans: &[Span], cut: &Span) -> Vec<Span> {
+    let mut out = Vec::new();
+    for &s in spans {
+        if !overlaps(&s, cut) {
+            out.push(s);
+            continue;
+        }
+        if s.0 < cut.0 {
+            out.push((s.0, cut.0, s.2));
+        }
+        if cut.1 < s.1 {
+            out.push((cut.1, s.1, s.2));
+        }
+    }
+    out
+}
+
 impl Hazards {
     /// The synchronization `accesses` need against the pending ones. Reads never conflict with reads.
+    ///
+    /// `cp.async` copies still in flight are left out: a CTA barrier orders nothing against an asynchronous write
+    /// (only the wait that retires its group does; from there its spans are pending like any thread's write). A
+    /// program that touches bytes a copy may still be writing races whatever the barriers (a read of them is
+    /// refused: by codegen's in-flight tracking for whole buffers, by the interpreter for ring buffers); what
+    /// overlaps a copy in flight here is a ring's other buffers, whose spans cover the whole ring when the buffer
+    /// is chosen at run time. So the pipeliner's loops read one buffer of a ring, and refill another, while copies
+    /// into the rest are in flight, without a barrier per access.
     pub fn needs(&self, accesses: &[Span]) -> Sync {
-        self.needs_against(accesses, true)
-    }
-
-    /// [`Hazards::needs`] for the destination of a new `cp.async`. Copies still in flight are left out: a CTA
-    /// barrier does not order two asynchronous writes (only the waits that retire the older one do), so a
-    /// barrier there would be paid on every iteration of a pipelined loop and order nothing. The pipeliner's
-    /// rings refill one buffer while copies into the others are in flight; their spans, which cover the whole
-    /// ring when the buffer is chosen at run time, overlap. Reads and writes made by threads since the last
-    /// barrier, and copies already waited for, still need one.
-    pub fn needs_for_copy(&self, accesses: &[Span]) -> Sync {
-        self.needs_against(accesses, false)
-    }
-
-    fn needs_against(&self, accesses: &[Span], with_copies: bool) -> Sync {
         let mut sync = Sync::None;
-        let copies = self.copies.spans().filter(|_| with_copies);
-        let others: Vec<&Span> = self.pending.iter().chain(self.bulk.spans()).chain(copies).collect();
+        let others: Vec<&Span> = self.pending.iter().chain(self.bulk.spans()).collect();
         for a in accesses {
             for &p in &others {
                 let same_thread = a.2 == Access::LeaderWrite && p.2 == Access::LeaderWrite;
@@ -140,17 +160,35 @@ impl Hazards {
                 }
                 sync = Sync::Barrier;
             }
+            // Published by a barrier, but without the fence: the async proxy may not see it yet.
+            if a.2 == Access::AsyncRead && self.unfenced.iter().any(|u| overlaps(a, u)) {
+                return Sync::FenceBarrier;
+            }
         }
         sync
     }
 
-    /// Records accesses made after the last barrier.
+    /// Records accesses made after the last barrier. A write through the async proxy (a TMA load) replaces the
+    /// bytes threads wrote there: nothing of theirs is left to fence.
     pub fn record(&mut self, accesses: &[Span]) {
-        for a in accesses.iter().filter(|a| a.2 != Access::AsyncWrite) {
-            if !self.pending.contains(a) {
+        for a in accesses {
+            match a.2 {
+                Access::AsyncWrite => self.unfenced = subtract(&self.unfenced, a),
+                Access::Write if !self.unfenced.contains(a) => self.unfenced.push(*a),
+                _ => {}
+            }
+            if a.2 != Access::AsyncWrite && !self.pending.contains(a) {
                 self.pending.push(*a);
             }
         }
+    }
+
+    /// `fence.proxy.async` by every thread (a `fence_async_shared` op): the writes not yet published are fenced
+    /// (the next barrier publishes them to the async proxy too); those a barrier already published without a
+    /// fence are not (a writer's fence must come before the barrier that orders it).
+    pub fn proxy_fence(&mut self) {
+        let pending = &self.pending;
+        self.unfenced.retain(|u| !pending.contains(u));
     }
 
     /// A TMA store's bulk group, reading `spans` until a `tma_store_wait` retires it.
@@ -198,10 +236,23 @@ impl Hazards {
         self.pending.clear();
     }
 
-    /// What is pending after either of two paths (an `if`'s branches, a loop's entry and its back edge). Bulk
-    /// groups are matched from the newest: a span stays in flight until a wait retires it on both paths.
+    /// `fence.proxy.async` by every thread, then a CTA barrier: besides [`Hazards::clear`], every write so far is
+    /// visible to the async proxy.
+    pub fn clear_fenced(&mut self) {
+        self.pending.clear();
+        self.unfenced.clear();
+    }
+
+    /// What is pending after either of two paths (an `if`'s branches, a loop's entry and its back edge), and
+    /// unfenced after either. Bulk groups are matched from the newest: a span stays in flight until a wait
+    /// retires it on both paths.
     pub fn merge(&mut self, other: &Hazards) {
         self.record(&other.pending);
+        for u in &other.unfenced {
+            if !self.unfenced.contains(u) {
+                self.unfenced.push(*u);
+            }
+        }
         self.bulk.merge(&other.bulk);
         self.copies.merge(&other.copies);
     }
@@ -269,37 +320,68 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_writes_until_its_group_is_waited_for() {
+    fn a_copy_lands_at_its_wait_and_a_barrier_publishes_it() {
         let mut h = Hazards::default();
         h.copy_issued(&[(0, 1024, Write)]);
         h.copies_committed();
         h.copy_issued(&[(1024, 2048, Write)]);
         h.copies_committed();
-        h.clear();
-        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::Barrier, "a barrier before the wait does not land the copy");
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::None, "in flight: no barrier orders it, only its wait");
         h.copies_waited(1);
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::Barrier, "landed, but other threads' copies need a barrier");
+        assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::None, "the newer group is still in flight");
         h.clear();
         assert_eq!(h.needs(&[(0, 16, Read)]), Sync::None, "waited for, then a barrier");
-        assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::Barrier, "the newer group may still be writing");
         h.copies_waited(0);
         assert_eq!(h.needs(&[(1024, 1040, Read)]), Sync::Barrier, "landed, but other threads' copies need a barrier");
         assert_eq!(h.needs(&[(1024, 1040, AsyncRead)]), Sync::FenceBarrier, "and a fence before the tensor cores");
     }
 
     #[test]
-    fn a_copy_into_a_ring_needs_no_barrier_against_the_copies_in_flight() {
-        // A ring of two buffers at [0, 2048), each copy's span the whole ring (its buffer is chosen at run time).
-        let ring = [(0, 2048, Write)];
+    fn a_ring_is_read_and_refilled_with_one_barrier_each_while_copies_fly() {
+        // A ring of four buffers at [0, 4096): every access's span is the whole ring (its buffer is chosen at run
+        // time). Three copy groups in flight; the loop waits for the oldest and reads its buffer.
+        let ring = [(0, 4096, Write)];
         let mut h = Hazards::default();
+        for _ in 0..3 {
+            h.copy_issued(&ring);
+            h.copies_committed();
+        }
+        h.copies_waited(2);
+        assert_eq!(h.needs(&[(0, 4096, AsyncRead)]), Sync::FenceBarrier, "the landed buffer, to the tensor cores");
+        h.clear_fenced();
+        h.record(&[(0, 4096, AsyncRead)]);
+        assert_eq!(h.needs(&[(0, 4096, AsyncRead)]), Sync::None, "more dots on the ring: the copies in flight");
+        assert_eq!(h.needs(&[(0, 4096, Read)]), Sync::None, "and threads reading it: no barrier orders them");
+        assert_eq!(h.needs(&ring), Sync::Barrier, "the refill, after the tensor cores read the ring");
+        h.clear();
         h.copy_issued(&ring);
         h.copies_committed();
-        assert_eq!(h.needs_for_copy(&ring), Sync::None, "a barrier would not order the two copies");
-        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::Barrier, "a thread reading the ring still waits");
-        h.record(&[(0, 2048, AsyncRead)]);
-        assert_eq!(h.needs_for_copy(&ring), Sync::Barrier, "the tensor cores read the ring since the last barrier");
+        assert_eq!(h.needs(&ring), Sync::None, "a barrier would not order two copies");
+    }
+
+    #[test]
+    fn the_tensor_cores_see_a_write_only_through_a_fence_before_a_barrier() {
+        let mut h = Hazards::default();
+        h.record(&[(0, 1024, Write)]);
         h.clear();
-        h.copies_waited(0);
-        assert_eq!(h.needs_for_copy(&ring), Sync::Barrier, "landed copies are writes of other threads");
+        assert_eq!(h.needs(&[(0, 16, Read)]), Sync::None, "published to the threads");
+        assert_eq!(h.needs(&[(0, 16, AsyncRead)]), Sync::FenceBarrier, "but the barrier had no fence");
+        assert_eq!(h.needs(&[(1024, 2048, AsyncRead)]), Sync::None, "other bytes");
+        h.clear_fenced();
+        assert_eq!(h.needs(&[(0, 16, AsyncRead)]), Sync::None, "fenced and published");
+        // Gluon's store, fence_async_shared, thread barrier, wgmma.
+        h.record(&[(0, 1024, Write)]);
+        h.proxy_fence();
+        h.clear();
+        assert_eq!(h.needs(&[(0, 16, AsyncRead)]), Sync::None, "the writers fenced before the barrier");
+        h.record(&[(0, 1024, Write)]);
+        h.clear();
+        h.proxy_fence();
+        assert_eq!(h.needs(&[(0, 16, AsyncRead)]), Sync::FenceBarrier, "a fence after the barrier orders nothing");
+        h.record(&[(256, 512, AsyncWrite)]);
+        assert_eq!(h.needs(&[(256, 512, AsyncRead)]), Sync::None, "a TMA load replaced those bytes");
+        assert_eq!(h.needs(&[(0, 256, AsyncRead)]), Sync::FenceBarrier, "not these");
     }
 
     #[test]
