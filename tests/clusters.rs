@@ -548,6 +548,38 @@ fn multicast_tma_reaches_every_cta() {
     }
 }
 
+/// Runs the PTX of a multicast kernel (`cluster_multicast_tile` or `_rounds`: an fp16 descriptor over `x`, an
+/// `[m, n]` row-major tensor read in 64x64 boxes, then the output pointer and its row stride) on the simulator as
+/// one cluster of `ctas` CTAs of 4 warps; the output buffer's bytes (`out_bytes` of them, poisoned with 0xFF).
+fn simulate_multicast(ptx: &str, x: Vec<u8>, m: u64, n: u64, out_bytes: usize, ctas: u32) -> Result<Vec<u8>, String> {
+    let prog = sim_common::ptx_sim::Program::parse(ptx)?;
+    let smem: u32 = ptx
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("// shared memory: ")?
+                .strip_suffix(" bytes per CTA (buffers and scratch)")?
+                .parse()
+                .ok()
+        })
+        .ok_or("the PTX does not name its shared memory")?;
+    let mut global = sim_common::ptx_sim::Global::default();
+    let xa = global.alloc(x);
+    let out = global.alloc(vec![0xFF; out_bytes]);
+    let map = global.map(sim_common::ptx_sim::TensorMap {
+        base: xa,
+        elem_bytes: 2,
+        dims: vec![m, n],
+        strides: vec![n * 2, 2],
+        box_dims: vec![64, 64],
+        swizzle: 128,
+    });
+    // The descriptor's base, dims and element strides, the output pointer and stride, then the tensor map.
+    let args = [xa, m, n, n, 1, out, n, map];
+    sim_common::ptx_sim::run_clusters(&prog, &mut global, &args, [1, 1, 1], 128, smem, ctas)?;
+    Ok(global.bytes(out).to_vec())
+}
+
 /// Multicast copies in a loop into one buffer, a cluster barrier (`gl.barrier(cluster=True)`) between a round's
 /// reads and the next round's copy: equal to float64 in the interpreter and to the interpreter on the simulator
 /// (2 CTAs); without the cluster barrier, the simulator sees CTA 0's next copy land before CTA 1 read the last.
@@ -589,38 +621,13 @@ fn multicast_rounds_meet_at_cluster_barriers() {
     let pair = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n";
     let at = ptx.match_indices(pair).nth(1).expect("the round's cluster barrier").0;
     let broken = format!("{}{}", &ptx[..at], &ptx[at + pair.len()..]);
-    let prog = sim_common::ptx_sim::Program::parse(&broken).unwrap();
-    let mut global = sim_common::ptx_sim::Global::default();
     let xb: Vec<u8> = x.iter().flat_map(|&v| half::f16::from_f64(v).to_le_bytes()).collect();
-    let xa = global.alloc(xb);
-    let out = global.alloc(vec![0xFF; 64 * n * 4]);
-    let map = global.map(sim_common::ptx_sim::TensorMap {
-        base: xa,
-        elem_bytes: 2,
-        dims: vec![m as u64, n as u64],
-        strides: vec![n as u64 * 2, 2],
-        box_dims: vec![bm, bn],
-        swizzle: 128,
-    });
-    let smem: u32 = ptx
-        .lines()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("// shared memory: ")?
-                .strip_suffix(" bytes per CTA (buffers and scratch)")?
-                .parse()
-                .ok()
-        })
-        .expect("the PTX names its shared memory");
-    let args = [xa, m as u64, n as u64, n as u64, 1, out, n as u64, map];
-    let result = sim_common::ptx_sim::run_clusters(&prog, &mut global, &args, [1, 1, 1], 128, smem, 2);
-    let wrong = match result {
+    let wrong = match simulate_multicast(&broken, xb, m as u64, n as u64, 64 * n * 4, 2) {
         Err(e) => {
             eprintln!("broken: {e}");
             true
         }
-        Ok(()) => {
-            let got = global.bytes(out).to_vec();
+        Ok(got) => {
             let got: Vec<f64> = got.chunks(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64).collect();
             got != *sim
         }
@@ -641,36 +648,10 @@ fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
         layout(lay),
     ];
     let ptx = ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap();
-    let smem: u32 = ptx
-        .lines()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("// shared memory: ")?
-                .strip_suffix(" bytes per CTA (buffers and scratch)")?
-                .parse()
-                .ok()
-        })
-        .expect("the PTX names its shared memory");
     let pair = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n";
     let broken = ptx.replacen(pair, "", 1);
     assert_ne!(broken, ptx);
-    let run = |text: &str| {
-        let prog = sim_common::ptx_sim::Program::parse(text).unwrap();
-        let mut global = sim_common::ptx_sim::Global::default();
-        let x = global.alloc(vec![0; 64 * 64 * 2]);
-        let out = global.alloc(vec![0; 64 * 64 * 2]);
-        let map = global.map(sim_common::ptx_sim::TensorMap {
-            base: x,
-            elem_bytes: 2,
-            dims: vec![64, 64],
-            strides: vec![128, 2],
-            box_dims: vec![64, 64],
-            swizzle: 128,
-        });
-        // The descriptor's base, dims and element strides, the output pointer and stride, then the tensor map.
-        let args = [x, 64, 64, 64, 1, out, 64, map];
-        sim_common::ptx_sim::run_clusters(&prog, &mut global, &args, [1, 1, 1], 128, smem, 2)
-    };
+    let run = |text: &str| simulate_multicast(text, vec![0; 64 * 64 * 2], 64, 64, 64 * 64 * 2, 2);
     run(&ptx).unwrap();
     let err = run(&broken).unwrap_err();
     assert!(err.contains("not initialized"), "{err}");

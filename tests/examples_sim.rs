@@ -230,15 +230,7 @@ fn attention_backward_on_wgmma_matches_the_interpreter() {
     let grid = [(n_ctx / 64) as u32, heads as u32, 1];
     for stages in [3, 5] {
         for mask in [false, true] {
-            let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
-            spec.extend([
-                ArgSpec::Float(F32),
-                int(true),
-                c(64),
-                c(32),
-                c(64),
-                ArgSpec::Constexpr(ConstValue::Bool(mask)),
-            ]);
+            let spec = common::attn_bwd_dkdv_spec(mask);
             let mut vals = inputs(21);
             vals.extend([V::Out(F16, heads * n_ctx * 64), V::Out(F16, heads * n_ctx * 64), V::F32(0.125)]);
             vals.push(V::Int(n_ctx as i64));

@@ -217,15 +217,7 @@ fn attention_backward_loops_pipelined_compute_what_they_do_as_written() {
     let heads = 2usize;
     for (n_ctx, stages) in [(64usize, 3u32), (64, 5), (192, 2), (192, 4), (128, 5)] {
         for mask in [false, true] {
-            let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
-            spec.extend([
-                ArgSpec::Float(F32),
-                int(true),
-                c(64),
-                c(32),
-                c(64),
-                ArgSpec::Constexpr(ConstValue::Bool(mask)),
-            ]);
+            let spec = common::attn_bwd_dkdv_spec(mask);
             let f = layout_ir("kernels/attn_bwd.py", "attn_bwd_dkdv", spec, 4, stages);
             let p = pipelined(&f, 1);
             let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));

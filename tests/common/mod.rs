@@ -1,7 +1,7 @@
 //! Specialization helpers shared by the end-to-end tests over the example kernels.
 
 use tessel::lang::elab::{ArgSpec, ConstValue};
-use tessel::tile::ScalarType::{self, I32};
+use tessel::tile::ScalarType::{self, F16, F32, I32};
 
 /// A pointer argument (16-byte aligned, as PyTorch allocations are).
 pub fn ptr(t: ScalarType) -> ArgSpec {
@@ -16,6 +16,15 @@ pub fn int(div16: bool) -> ArgSpec {
 /// An integer constexpr.
 pub fn c(v: i64) -> ArgSpec {
     ArgSpec::Constexpr(ConstValue::Int(v))
+}
+
+/// The specialization of `attn_bwd_dkdv` (`tests/kernels/attn_bwd.py`) at head dim 64: Q, K, V, dO, M, D, dK, dV,
+/// sm_scale, the row stride, BLOCK_M1 64, BLOCK_N1 32, HEAD_DIM 64 and whether the causal mask applies.
+#[allow(dead_code)] // for the attention-backward tests only
+pub fn attn_bwd_dkdv_spec(mask: bool) -> Vec<ArgSpec> {
+    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+    spec.extend([ArgSpec::Float(F32), int(true), c(64), c(32), c(64), ArgSpec::Constexpr(ConstValue::Bool(mask))]);
+    spec
 }
 
 /// ptxas (found as the runtime finds it) accepts `ptx` for `arch` without a word; without a ptxas, a note (a
