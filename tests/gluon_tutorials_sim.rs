@@ -33,7 +33,7 @@ fn cb(v: bool) -> ArgSpec {
 }
 
 fn desc(elem: ScalarType, block: &[u32]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false }
+    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout: None }
 }
 
 fn opts(file: &str, num_warps: u32) -> RunOptions<'_> {

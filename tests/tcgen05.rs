@@ -294,7 +294,12 @@ fn a_ring_matmul_agrees_with_the_interpreter_and_float64() {
 /// tensor maps the launch encodes) against the interpreter, and ptxas.
 #[test]
 fn a_tma_ring_matmul_agrees_with_the_interpreter() {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let int = || ArgSpec::Int(I32, false);
     let args = vec![desc(&[128, 32]), desc(&[32, 64]), ptr(F32), int(), int(), int(), c(3)];
     let ptx = ptx_for(&source(), "tma_ring_matmul", args.clone(), Target::Sm100a).unwrap();

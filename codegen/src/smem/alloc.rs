@@ -87,7 +87,14 @@ impl Allocation {
             let v = d.results[0];
             let Type::MemDesc { shape, elem, layout } = f.ty(v) else { unreachable!("verified") };
             let numel: u64 = shape.iter().map(|&x| x as u64).product();
-            let bytes = u32::try_from(numel * elem.bytes() as u64)
+            // A padded layout (`fp4_padded`: several offsets hold one element) takes its offsets' bytes.
+            let coords: u64 = layout.linear.out_dim_sizes().iter().map(|&(_, n)| n as u64).product();
+            let padding = if layout.linear.has_in_dim("offset") {
+                (layout.linear.in_dim_size("offset") as u64 / coords.max(1)).max(1)
+            } else {
+                1
+            };
+            let bytes = u32::try_from(numel * padding * elem.bytes() as u64)
                 .map_err(|_| CompileError::new(format!("shared-memory buffer {v} is larger than 4 GiB")))?;
             let align = match &layout.spec {
                 Some(AnyLayout::Shared(SharedLayout::Nvmma(_))) => SWIZZLE_ALIGN,
