@@ -153,9 +153,9 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
         };
     let n_regs = regs.in_dim_size("register");
     let cells: Vec<(u32, u32)> = (0..n_regs).map(|r| in_row(r, 0, 0, 0)).collect::<Result<_, _>>()?;
-    // Lane 16: the next row (32x32b), or the same row further on (16x32bx2).
+    // Lane 16: the next row at the same column (32x32b), or the same row further on (16x32bx2).
     let lane16 = at(0, 16, 0)?;
-    let half = if lane16.iter().any(|p| p.0 == 16) {
+    let half = if lane16.contains(&(16, cells[0].0, cells[0].1)) {
         None
     } else {
         let (col16, _) = in_row(0, 16, 0, 0)?;

@@ -163,24 +163,24 @@ mod tests {
     fn the_scale_vector_is_spelt_by_the_ptx_version() {
         let ops = |isa: &str| {
             [(Kind::Mxf8f6f4, 32), (Kind::Mxf4, 32), (Kind::Mxf4Nvf4, 32), (Kind::Mxf4Nvf4, 16)]
-                .map(|(k, v)| opcode(k, v, isa).trim_start_matches("tcgen05.mma.cta_group::1.kind::").to_string())
+                .map(|(k, v)| opcode(k, v, isa))
         };
         assert_eq!(
             ops("8.7"),
             [
-                "mxf8f6f4.block_scale.scale_vec::1X",
-                "mxf4.block_scale.scale_vec::2X",
-                "mxf4nvf4.block_scale.scale_vec::2X",
-                "mxf4nvf4.block_scale.scale_vec::4X"
+                "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X",
+                "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X",
+                "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::2X",
+                "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
             ]
         );
         assert_eq!(
             ops("8.8"),
             [
-                "mxf8f6f4.block_scale.block32",
-                "mxf4.block_scale.block32",
-                "mxf4nvf4.block_scale.block32",
-                "mxf4nvf4.block_scale.block16"
+                "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32",
+                "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32",
+                "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32",
+                "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"
             ]
         );
         assert!(isa_at_least("9.0", 8, 8) && !isa_at_least("8.6", 8, 7));
