@@ -70,10 +70,13 @@ impl Tmem {
     }
 }
 
+/// Per element of a tensor in tensor memory: the (cell, bit shift) of its first slot in each row holding it, the
+/// first row's first.
+type Places = Vec<Vec<(usize, u32)>>;
+
 /// Where each element of a `shape` tensor of `bits`-bit elements laid out by `layout` (`row, col → dim0, dim1`)
-/// sits: the (cell, bit shift) of its first slot in each row holding it, the first row's first; and the buffer's
-/// column count.
-fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Vec<Vec<(usize, u32)>>, usize) {
+/// sits, and the buffer's column count.
+fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Places, usize) {
     let cols = columns(layout, bits);
     (place_in(layout, shape, bits, cols, 0), cols)
 }
@@ -84,13 +87,7 @@ fn columns(layout: &tessel_tile::Layout, bits: u32) -> usize {
 }
 
 /// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it).
-fn place_in(
-    layout: &tessel_tile::Layout,
-    shape: &[u32],
-    bits: u32,
-    cols: usize,
-    col0: usize,
-) -> Vec<Vec<(usize, u32)>> {
+fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize, col0: usize) -> Places {
     let layout = &layout.linear;
     let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
     let n = shape.iter().map(|&d| d as usize).product();
@@ -126,7 +123,7 @@ impl Program<'_> {
     }
 
     /// The element placements and element type of tensor-memory value `v`.
-    fn tmem_place(&self, v: ValueId) -> (Vec<Vec<(usize, u32)>>, ScalarType, Vec<u32>) {
+    fn tmem_place(&self, v: ValueId) -> (Places, ScalarType, Vec<u32>) {
         let (shape, elem, layout) = self.f.ty(v).memdesc().expect("a memdesc");
         let view = self.tmem_view_of(v);
         (place_in(layout, shape, elem.bits(), view.len, view.start), elem, shape.to_vec())

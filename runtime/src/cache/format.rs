@@ -242,6 +242,7 @@ pub(super) mod tests {
                 block_shape: vec![64, 128],
                 nan_padding: true,
                 im2col_rank: None,
+                layout: None,
             }],
             scratch_bytes: 0,
             num_ctas: 2,
@@ -341,8 +342,24 @@ pub(super) mod tests {
             block_shape: vec![2, 8, 64],
             nan_padding,
             im2col_rank,
+            layout: None,
         };
-        for m in [map(Some(0), false, None), map(None, true, None), map(Some(7), false, Some(4))] {
+        // A host descriptor's own NVMMA layout (here fp4_padded) rides along.
+        let padded = tessel_layouts::standard::NvmmaSharedLayout {
+            swizzle_byte_width: 128,
+            element_bitwidth: 8,
+            rank: 2,
+            transposed: false,
+            fp4_padded: true,
+            cga: tessel_layouts::CgaLayout::Single,
+        };
+        let with_layout = TensorMapArg {
+            elem: tessel_tile::ScalarType::U8,
+            block_shape: vec![128, 64],
+            layout: Some(padded),
+            ..map(Some(1), false, None)
+        };
+        for m in [map(Some(0), false, None), map(None, true, None), map(Some(7), false, Some(4)), with_layout] {
             assert_eq!(map_from_text(&map_to_text(&m)), Some(m.clone()), "{}", map_to_text(&m));
         }
         assert_eq!(map_to_text(&map(None, true, None)), "kernel:bf16:2x8x64:nan");
