@@ -303,7 +303,7 @@ fn tma_matmul() -> Vec<ArgSpec> {
 }
 
 fn desc(elem: ScalarType, block_shape: &[u32]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem, block_shape: block_shape.to_vec(), padding_nan: false }
+    ArgSpec::TensorDesc { elem, block_shape: block_shape.to_vec(), padding_nan: false, layout: None }
 }
 
 /// (file, kernel, specialization, target, what the error must name)

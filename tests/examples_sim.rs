@@ -251,8 +251,12 @@ fn attention_backward_on_wgmma_matches_the_interpreter() {
 fn descriptor_transpose_matches_the_interpreter() {
     // x: M x N inside rows of LDX; y: N x M inside rows of LDY; ragged edges at both block sizes.
     let (m, n, ldx, ldy) = (37usize, 100usize, 104usize, 40usize);
-    let desc =
-        |t: ScalarType, block: &[u32]| ArgSpec::TensorDesc { elem: t, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |t: ScalarType, block: &[u32]| ArgSpec::TensorDesc {
+        elem: t,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let spec = vec![desc(F16, &[16, 32]), desc(F16, &[32, 16]), desc(F32, &[16]), ArgSpec::Float(F32)];
     let vals = vec![
         V::Buf(F16, random(m.div_ceil(16) * 16 * ldx, 6, F16)),

@@ -55,7 +55,12 @@ fn known() -> Vec<Known> {
     attention.extend([c(32), c(32), c(16), ArgSpec::Constexpr(ConstValue::Bool(true))]);
     let mut dx = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16), ptr(F32), ptr(F32)];
     dx.extend([ptr(I32), int(true), int(true), c(64), c(1024)]);
-    let desc = |block: &[u32], elem| ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |block: &[u32], elem| ArgSpec::TensorDesc {
+        elem,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     vec![
         k("vector_add.py", "add_kernel", vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(1024)], 4),
         k(

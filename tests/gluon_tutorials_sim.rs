@@ -33,7 +33,7 @@ fn cb(v: bool) -> ArgSpec {
 }
 
 fn desc(elem: ScalarType, block: &[u32]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false }
+    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout: None }
 }
 
 fn opts(file: &str, num_warps: u32) -> RunOptions<'_> {
@@ -45,7 +45,17 @@ fn check(what: &str, outs: Result<Vec<SimAndInterp>, String>) {
     let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
     for (i, (sim, interp)) in outs.iter().enumerate() {
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: output {i} has unwritten elements");
-        assert_eq!(sim, interp, "{what}: output {i}, simulated PTX vs interpreter");
+        assert_eq!(sim.len(), interp.len(), "{what}: output {i}, simulated PTX vs interpreter");
+        let bad: Vec<usize> = (0..sim.len()).filter(|&j| sim[j] != interp[j]).collect();
+        if let Some(&j) = bad.first() {
+            panic!(
+                "{what}: output {i}, simulated PTX vs interpreter: {} of {} elements differ, first at {j}: {} vs {}",
+                bad.len(),
+                sim.len(),
+                sim[j],
+                interp[j]
+            );
+        }
     }
 }
 
@@ -122,5 +132,202 @@ fn tcgen05_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
             let what = format!("blocked_matmul_pipelined_kernel {b}^3, {w} warps");
             check(&what, run_on(&src, "blocked_matmul_pipelined_kernel", args, &opts(&file, w), &vals, grid));
         }
+    }
+}
+
+/// 10-tcgen05-copy's `tcgen05_copy_kernel` (f32 through NVMMA shared memory into tensor memory by `tcgen05.cp`,
+/// read back with `tcgen05.ld`) over M 128 and 256, every swizzle and TMEM block N from 1 to the whole width.
+#[test]
+fn tcgen05_copy_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("10-tcgen05-copy.py") else { return };
+    let ptr = ArgSpec::Pointer(F32, true);
+    let int = ArgSpec::Int(tessel::tile::ScalarType::I32, false);
+    for (m, n, block_n, swizzle) in
+        [(128u32, 16u32, 1u32, 32u32), (128, 64, 16, 128), (128, 256, 256, 64), (256, 64, 8, 32), (256, 128, 128, 128)]
+    {
+        let layout = |s: String| ArgSpec::Constexpr(ConstValue::Expr(s));
+        let args = vec![
+            ptr.clone(),
+            int.clone(),
+            int.clone(),
+            ptr.clone(),
+            int.clone(),
+            int.clone(),
+            c(m as i64),
+            c(n as i64),
+            layout(format!("gl.NVMMASharedLayout(swizzle_byte_width={swizzle}, element_bitwidth=32, rank=2)")),
+            layout(format!("TensorMemoryLayout(block=(128, {block_n}), col_stride=1)")),
+        ];
+        let x = Rng::new((m + n + block_n) as u64).vec((m * n) as usize);
+        let vals = [
+            V::Buf(F32, x.clone()),
+            V::Int(n as i64),
+            V::Int(1),
+            V::Out(F32, (m * n) as usize),
+            V::Int(n as i64),
+            V::Int(1),
+        ];
+        let what = format!("tcgen05_copy_kernel {m}x{n}, TMEM block (128, {block_n}), swizzle {swizzle}");
+        let outs = run_on(&src, "tcgen05_copy_kernel", args, &opts(&file, 4), &vals, [1, 1, 1]);
+        check(&what, outs.clone());
+        let outs = outs.unwrap();
+        assert_eq!(outs[0].1, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>(), "{what}: a copy");
+    }
+}
+
+/// The block-scaled operand formats of tutorial 11's tests: (A's, B's).
+const FORMATS: [(&str, &str); 5] =
+    [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4"), ("mxfp4", "mxfp8"), ("mxfp4", "mxfp4"), ("nvfp4", "nvfp4")];
+
+fn vec_size(fmt: &str) -> usize {
+    if fmt == "nvfp4" { 16 } else { 32 }
+}
+
+const E2M1: [f64; 16] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+
+/// A `rows x k` operand of format `fmt` as its buffer holds it (e4m3 values, or e2m1 pairs packed in bytes,
+/// the even value in the low nibble) and its `rows x k / VEC` scales (e8m0 exponents, or e4m3 powers of two
+/// for nvfp4): random e2m1 values and scales in [2^-7, 2^1], as the tutorial's random_quantized_tensor makes.
+fn quantized(rng: &mut Rng, rows: usize, k: usize, fmt: &str) -> (Vec<f64>, Vec<f64>) {
+    let nib: Vec<usize> = (0..rows * k).map(|_| rng.below(16) as usize).collect();
+    let values = if fmt == "mxfp8" {
+        nib.iter().map(|&n| E2M1[n]).collect()
+    } else {
+        nib.chunks(2).map(|p| (p[0] | p[1] << 4) as f64).collect()
+    };
+    let scales = (0..rows * k / vec_size(fmt))
+        .map(|_| {
+            let e = 120 + rng.below(9);
+            if fmt == "nvfp4" { 2f64.powi(e as i32 - 127) } else { e as f64 }
+        })
+        .collect();
+    (values, scales)
+}
+
+/// The descriptor of an operand block `[rows, K]` (`[rows, K / 2]` bytes of e2m1; padded beside fp8).
+fn operand(fmt: &str, mixed: bool, rows: u32, block_k: u32) -> ArgSpec {
+    if fmt == "mxfp8" {
+        return desc(F8E4M3, &[rows, block_k]);
+    }
+    let layout =
+        mixed.then(|| nvmma("NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)"));
+    ArgSpec::TensorDesc { elem: U8, block_shape: vec![rows, block_k / 2], padding_nan: false, layout }
+}
+
+fn nvmma(spelling: &str) -> tessel::layouts::NvmmaSharedLayout {
+    match tessel::layouts::expr::parse_layout(spelling).unwrap() {
+        tessel::layouts::AnyLayout::Shared(tessel::layouts::SharedLayout::Nvmma(l)) => l,
+        other => panic!("{other}"),
+    }
+}
+
+/// `swizzle_scales_packed_block`: `[rows, S]` scales (rows a multiple of 128, S of 4) as
+/// `[rows / 128, S / 4, 32, 4, 4]`, row-major.
+fn packed_block(s: &[f64], rows: usize, sk: usize) -> Vec<f64> {
+    let mut out = vec![0.0; s.len()];
+    let mut i = 0;
+    for r in 0..rows / 128 {
+        for k in 0..sk / 4 {
+            for lane in 0..32 {
+                for q in 0..4 {
+                    for j in 0..4 {
+                        out[i] = s[(r * 128 + q * 32 + lane) * sk + k * 4 + j];
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A tutorial 11 kernel at one format pair and block shape on `m x n x k`, simulated and interpreted.
+fn scaled_case(src: &str, file: &str, kernel: &str, fmts: (&str, &str), block_n: u32, block_k: u32, mnk: [u32; 3]) {
+    let (fa, fb) = fmts;
+    let [m, n, k] = mnk;
+    let mixed = fa != fb;
+    let vec = vec_size(fa);
+    let per = |f: &str| if f == "mxfp8" { 1 } else { 2 };
+    let mut rng = Rng::new((m + n + k + block_n + block_k) as u64 + fa.len() as u64 * 7 + fb.len() as u64);
+    let (av, sa) = quantized(&mut rng, m as usize, k as usize, fa);
+    let (bv, sb) = quantized(&mut rng, n as usize, k as usize, fb);
+    let (elem_a, elem_b) = (if fa == "mxfp8" { F8E4M3 } else { U8 }, if fb == "mxfp8" { F8E4M3 } else { U8 });
+    let scale_t = if fa == "nvfp4" { F8E4M3 } else { U8 };
+    let mut args =
+        vec![operand(fa, mixed, 128, block_k), operand(fb, mixed, block_n, block_k), desc(F16, &[128, block_n])];
+    let mut vals = vec![
+        V::Desc(elem_a, Some(av), vec![m, k / per(fa)]),
+        V::Desc(elem_b, Some(bv), vec![n, k / per(fb)]),
+        V::Desc(F16, None, vec![m, n]),
+    ];
+    let sk = (k as usize) / vec;
+    match kernel {
+        "simple_mma_scaled_kernel" => {
+            let int = ArgSpec::Int(I32, false);
+            args.extend([ArgSpec::Pointer(scale_t, true), int.clone(), int.clone()]);
+            args.extend([ArgSpec::Pointer(scale_t, true), int.clone(), int]);
+            vals.extend([V::Buf(scale_t, sa), V::Int(sk as i64), V::Int(1), V::Buf(scale_t, sb)]);
+            vals.extend([V::Int(sk as i64), V::Int(1)]);
+        }
+        _ => {
+            // Scales as TMA blocks of the packed-block layout, unswizzled for the tcgen05_copy kernels.
+            let no_swizzle = kernel != "mma_scaled_packed_block_kernel";
+            let block = |rows: u32| vec![1, rows / 128, block_k / (vec as u32 * 4), 2, 256];
+            let layout =
+                no_swizzle.then(|| nvmma("NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)"));
+            for (rows, block_rows, s) in [(m, 128, &sa), (n, block_n, &sb)] {
+                args.push(ArgSpec::TensorDesc {
+                    elem: scale_t,
+                    block_shape: block(block_rows),
+                    padding_nan: false,
+                    layout: layout.clone(),
+                });
+                let shape = vec![1, rows / 128, (sk / 4) as u32, 2, 256];
+                vals.push(V::Desc(scale_t, Some(packed_block(s, rows as usize, sk)), shape));
+            }
+        }
+    }
+    match kernel {
+        "mma_scaled_pipelined_kernel" => {
+            args.push(c(3));
+            args.push(ArgSpec::Constexpr(ConstValue::Expr("t7.GroupedPersistentTileScheduler(8)".into())));
+        }
+        _ => args.push(c(vec as i64)),
+    }
+    let grid = match kernel {
+        "mma_scaled_pipelined_kernel" => [1, 1, 1],
+        _ => [m.div_ceil(128), n.div_ceil(block_n), 1],
+    };
+    let what = format!("{kernel} {fa} x {fb}, BLOCK_N {block_n}, BLOCK_K {block_k}, {m}x{n}x{k}");
+    check(&what, run_on(src, kernel, args, &opts(file, 4), &vals, grid));
+}
+
+/// Tutorial 11's kernels other than the warp-specialized one (the simulator runs a CTA in lockstep): every
+/// format pair, block-scaled MMAs of kind::mxf8f6f4 (fp4 padded beside fp8), mxf4 and mxf4nvf4 with their scales
+/// stored from registers (simple), copied by tcgen05.cp from the unswizzled packed-block TMA blocks, and the
+/// pipelined persistent kernel.
+#[test]
+fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("11-tcgen05-mma-scaled.py") else { return };
+    for fmts in FORMATS {
+        let both_fp4 = fmts.0 != "mxfp8" && fmts.1 != "mxfp8";
+        for (block_n, block_k) in [(128, 128), (64, if both_fp4 { 64 } else { 32 }), (32, 256)] {
+            if fmts.0 != fmts.1 && block_k < 128 {
+                continue;
+            }
+            scaled_case(
+                &src,
+                &file,
+                "simple_mma_scaled_kernel",
+                fmts,
+                block_n,
+                block_k,
+                [128, 2 * block_n, 2 * block_k],
+            );
+        }
+        scaled_case(&src, &file, "mma_scaled_packed_block_kernel", fmts, 128, 256, [128, 256, 512]);
+        scaled_case(&src, &file, "mma_scaled_tcgen05_copy_kernel", fmts, 256, 128, [128, 256, 256]);
+        let bk = if fmts.0 == "mxfp8" || fmts.1 == "mxfp8" { 128 } else { 256 };
+        scaled_case(&src, &file, "mma_scaled_pipelined_kernel", fmts, 256, bk, [128, 256, 4 * bk]);
     }
 }

@@ -338,7 +338,12 @@ fn desc_args(buf: V, rows: usize, cols: usize, ld: usize) -> Vec<V> {
 /// edges), the loop as written with each access lowered to a TMA copy waited on at once, and the loop pipelined
 /// with TMA rings and one mbarrier per ring buffer (phases tracked across iterations).
 fn tma_matmul(m: usize, n: usize, k: usize, (bm, bn, bk): (u32, u32, u32), warps: u32, stages: u32) {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let spec = vec![desc(&[bm, bk]), desc(&[bk, bn]), desc(&[bm, bn]), int(false), int(false), int(false), c(4)];
     let f = layout_ir("tma_matmul.py", "matmul_kernel", spec, warps, stages);
     let as_written = tma_lowered(f.clone());
@@ -402,7 +407,12 @@ fn descriptors_made_in_the_kernel_pipeline_through_tma() {
 /// one block, and ragged edges.
 #[test]
 fn flattened_persistent_matmul_pipelines_across_tiles() {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let (bm, bn, bk, sms) = (64u32, 64u32, 32u32, 3i64);
     for (m, n, k, stages) in [(150usize, 130usize, 72usize, 3u32), (64, 192, 100, 4), (100, 70, 0, 3), (70, 64, 16, 2)]
     {
@@ -450,7 +460,8 @@ fn flattened_persistent_matmul_pipelines_across_tiles() {
 /// iteration) and not.
 fn tma_attention(n_ctx: usize, d: u32, causal: bool, stages: u32) {
     let (z, h, (bm, bn)) = (1usize, 2usize, (64u32, 32u32));
-    let desc = |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false };
+    let desc =
+        |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
     let spec = vec![
         ArgSpec::Float(F32),
         ptr(F32),
@@ -500,7 +511,12 @@ fn tma_attention_pipelined_and_as_written_compute_what_the_descriptors_say() {
 fn fp8_tma_matmul_with_transposed_b_pipelines_both_operands() {
     let e4m3 = tessel::tile::ScalarType::F8E4M3;
     let (m, n, k, (bm, bn, bk)) = (150usize, 100usize, 208usize, (64u32, 64u32, 64u32));
-    let desc = |elem, block: &[u32]| ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |elem, block: &[u32]| ArgSpec::TensorDesc {
+        elem,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let spec = vec![
         desc(e4m3, &[bm, bk]),
         desc(e4m3, &[bn, bk]),

@@ -8,7 +8,7 @@ mod sim_common;
 
 use std::process::Command;
 
-use sim_common::{RunOptions, V, run_on};
+use sim_common::{RunOptions, SimAndInterp, V, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, *};
@@ -294,7 +294,12 @@ fn a_ring_matmul_agrees_with_the_interpreter_and_float64() {
 /// tensor maps the launch encodes) against the interpreter, and ptxas.
 #[test]
 fn a_tma_ring_matmul_agrees_with_the_interpreter() {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false };
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
     let int = || ArgSpec::Int(I32, false);
     let args = vec![desc(&[128, 32]), desc(&[32, 64]), ptr(F32), int(), int(), int(), c(3)];
     let ptx = ptx_for(&source(), "tma_ring_matmul", args.clone(), Target::Sm100a).unwrap();
@@ -349,4 +354,222 @@ def too_big(Y):
     assert!(err.contains("%big (memdesc<128x256xf32") && err.contains("%bigger (memdesc<128x512xf32"), "{err}");
     // At the allocation that does not fit (buffers are placed largest first).
     assert!(err.contains("big = allocate_tensor_memory(gl.float32, [128, 256]"), "the span: {err}");
+}
+
+const SCALED: &str = "tests/kernels/gluon_tcgen05_scaled.py";
+
+fn scaled_source() -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SCALED)).unwrap()
+}
+
+fn layout_const(spelling: &str) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Expr(spelling.to_string()))
+}
+
+fn nvmma(spelling: &str) -> tessel::layouts::NvmmaSharedLayout {
+    match tessel::layouts::expr::parse_layout(spelling).unwrap() {
+        tessel::layouts::AnyLayout::Shared(tessel::layouts::SharedLayout::Nvmma(l)) => l,
+        other => panic!("{other}"),
+    }
+}
+
+/// f32 through NVMMA shared memory into tensor memory by `tcgen05.cp` (128x256b, or 128x128b where the TMEM
+/// blocks of M 256 leave 4 columns per row block) and back.
+#[test]
+fn tcgen05_copies_assemble_and_agree_with_the_interpreter() {
+    let src = scaled_source();
+    for (m, n, swizzle, block_n, shape) in
+        [(128u32, 64u32, 128u32, 64u32, "128x256b"), (128, 32, 32, 1, "128x256b"), (256, 32, 32, 4, "128x128b")]
+    {
+        let args = vec![
+            ptr(F32),
+            ptr(F32),
+            c(m as i64),
+            c(n as i64),
+            layout_const(&format!("gl.NVMMASharedLayout({swizzle}, 32)")),
+            layout_const(&format!("TensorMemoryLayout(({}, {block_n}), col_stride=1)", 128)),
+        ];
+        let what = format!("{m}x{n}, swizzle {swizzle}, TMEM block N {block_n}");
+        let ptx =
+            ptx_for(&src, "copy_round_trip", args.clone(), Target::Sm100a).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let cps = ptx.matches(&format!("tcgen05.cp.cta_group::1.{shape}")).count() as u32;
+        assert_eq!(cps * if shape == "128x256b" { 8 } else { 4 }, m / 128 * n, "{what}:\n{ptx}");
+        assemble(&format!("copy_round_trip_{m}_{n}_{swizzle}_{block_n}"), &ptx);
+        let x: Vec<f64> = Rng::new((m + n + swizzle) as u64).vec((m * n) as usize);
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, (m * n) as usize)];
+        let outs = run_on(&src, "copy_round_trip", args, &opts_file(SCALED), &vals, [1, 1, 1])
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(outs[0].0, outs[0].1, "simulated PTX vs interpreter, {what}");
+        assert_eq!(outs[0].1, x.iter().map(|&v| v as f32 as f64).collect::<Vec<_>>(), "{what}");
+    }
+}
+
+fn opts_file(file: &'static str) -> RunOptions<'static> {
+    RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true }
+}
+
+const E2M1: [f64; 16] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+
+/// The unswizzled packed-block layout of `[128, SK]` scales that tcgen05_copy reads (tutorial 11's view of its
+/// TMA block): 4 scales of a row, the rows 32 and 64 apart, 32 rows of 16 bytes, then the next 4 scales.
+fn scales_smem(sk: u32) -> String {
+    let mut bases: Vec<String> = ["[0,1]", "[0,2]", "[32,0]", "[64,0]", "[1,0]", "[2,0]", "[4,0]", "[8,0]", "[16,0]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut k = 4;
+    while k < sk {
+        bases.push(format!("[0,{k}]"));
+        k *= 2;
+    }
+    format!("gl.SharedLinearLayout(offset_bases=[{}], block_bases=[], alignment=128)", bases.join(","))
+}
+
+/// One scaled tile of `steps` K blocks of `k`: (ptx, interpreter's output or error, reference).
+fn scaled_tile(
+    fa: &str,
+    fb: &str,
+    [n, k, steps]: [u32; 3],
+    copy: bool,
+    broken: i64,
+) -> (String, Result<Vec<SimAndInterp>, String>, Vec<f64>) {
+    let m = 128u32;
+    let vec = if fa == "nvfp4" { 16 } else { 32 };
+    let mixed = fa != fb;
+    let fmt = |f: &str| if f == "mxfp8" { "e4m3" } else { "e2m1" };
+    let desc = |f: &str, rows: u32| {
+        let (elem, cols) = if f == "mxfp8" { (F8E4M3, k) } else { (U8, k / 2) };
+        let layout = (mixed && f != "mxfp8")
+            .then(|| nvmma("NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)"));
+        ArgSpec::TensorDesc { elem, block_shape: vec![rows, cols], padding_nan: false, layout }
+    };
+    let scale_t = if fa == "nvfp4" { F8E4M3 } else { U8 };
+    let args = vec![
+        desc(fa, m),
+        desc(fb, n),
+        ptr(scale_t),
+        ptr(scale_t),
+        ptr(F32),
+        c(vec),
+        ArgSpec::Constexpr(ConstValue::Str(fmt(fa).into())),
+        ArgSpec::Constexpr(ConstValue::Str(fmt(fb).into())),
+        cb(copy),
+        layout_const(&scales_smem(k / vec as u32)),
+        c(broken),
+        c(steps as i64),
+    ];
+    let mut rng = Rng::new((n + k) as u64 + copy as u64 + 3 * fa.len() as u64 + fb.len() as u64);
+    let kt = k * steps;
+    let mut operand = |rows: u32, f: &str| {
+        let k = kt;
+        let nib: Vec<usize> = (0..rows * k).map(|_| rng.below(16) as usize).collect();
+        let dense: Vec<f64> = nib.iter().map(|&x| E2M1[x]).collect();
+        let stored =
+            if f == "mxfp8" { dense.clone() } else { nib.chunks(2).map(|p| (p[0] | p[1] << 4) as f64).collect() };
+        let exps: Vec<u64> = (0..rows * k / vec as u32).map(|_| 120 + rng.below(9)).collect();
+        let scale = |e: u64| 2f64.powi(e as i32 - 127);
+        let stored_scales: Vec<f64> = exps.iter().map(|&e| if f == "nvfp4" { scale(e) } else { e as f64 }).collect();
+        let scaled: Vec<f64> = (0..(rows * k) as usize).map(|i| dense[i] * scale(exps[i / vec as usize])).collect();
+        (stored, stored_scales, scaled)
+    };
+    let (a, sa, ad) = operand(m, fa);
+    let (b, sb, bd) = operand(n, fb);
+    let reference: Vec<f64> = (0..(m * n) as usize)
+        .map(|i| {
+            let (r, c) = (i / n as usize * kt as usize, i % n as usize * kt as usize);
+            (0..kt as usize).map(|p| ad[r + p] * bd[c + p]).sum()
+        })
+        .collect();
+    let cols = |f: &str| if f == "mxfp8" { kt } else { kt / 2 };
+    let (ea, eb) = (if fa == "mxfp8" { F8E4M3 } else { U8 }, if fb == "mxfp8" { F8E4M3 } else { U8 });
+    let src = scaled_source();
+    let ptx = ptx_for(&src, "scaled_tile", args.clone(), Target::Sm100a).unwrap_or_else(|e| panic!("{fa} x {fb}: {e}"));
+    let vals = [
+        V::Desc(ea, Some(a), vec![m, cols(fa)]),
+        V::Desc(eb, Some(b), vec![n, cols(fb)]),
+        V::Buf(scale_t, sa),
+        V::Buf(scale_t, sb),
+        V::Out(F32, (m * n) as usize),
+    ];
+    (ptx, run_on(&src, "scaled_tile", args, &opts_file(SCALED), &vals, [1, 1, 1]), reference)
+}
+
+/// Block-scaled MMAs of every kind (mxf8f6f4 with fp8 and padded fp4 operands, mxf4, mxf4nvf4) with their scales
+/// stored from registers or copied by tcgen05.cp: the instruction and PTX version, ptxas, the simulator against
+/// the interpreter, and the interpreter against float64.
+#[test]
+fn block_scaled_mmas_assemble_and_agree_with_the_interpreter_and_float64() {
+    for (fa, fb, kind, version) in [
+        ("mxfp8", "mxfp8", "mxf8f6f4.block_scale.scale_vec::1X", "8.6"),
+        ("mxfp8", "mxfp4", "mxf8f6f4.block_scale.scale_vec::1X", "8.6"),
+        ("mxfp4", "mxfp8", "mxf8f6f4.block_scale.scale_vec::1X", "8.6"),
+        ("mxfp4", "mxfp4", "mxf4.block_scale.scale_vec::2X", "8.6"),
+        ("nvfp4", "nvfp4", "mxf4nvf4.block_scale.scale_vec::4X", "8.7"),
+    ] {
+        for copy in [false, true] {
+            let what = format!("{fa} x {fb}, scales {}", if copy { "copied" } else { "stored" });
+            let (ptx, outs, reference) = scaled_tile(fa, fb, [128, 128, 1], copy, 0);
+            assert!(ptx.contains(&format!("tcgen05.mma.cta_group::1.kind::{kind} ")), "{what}:\n{ptx}");
+            assert!(ptx.contains(&format!(".version {version}")), "{what}");
+            assert_eq!(ptx.contains("tcgen05.cp.cta_group::1.32x128b.warpx4"), copy, "{what}");
+            assemble(&format!("scaled_tile_{fa}_{fb}_{copy}"), &ptx);
+            let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let (sim, interp) = &outs[0];
+            assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
+            let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+            let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
+            assert!(err <= 1e-6 * scale, "{what}: max error {err} of {scale}");
+        }
+    }
+}
+
+/// Two K blocks through a ring of two operand buffers: the second block's TMA coordinate is a byte offset into
+/// packed e2m1, which a padded (`16U4_ALIGN16B`) map counts in 4-bit elements, and the second buffer of a padded
+/// ring starts a padded buffer's bytes after the first. The interpreter does not see either (it has no shared
+/// layouts); the simulator of the emitted PTX does.
+#[test]
+fn padded_fp4_operands_over_several_k_blocks_agree_with_the_interpreter_and_float64() {
+    for (fa, fb) in [("mxfp8", "mxfp4"), ("mxfp4", "mxfp8"), ("mxfp4", "mxfp4")] {
+        for n in [128, 256] {
+            let what = format!("{fa} x {fb}, N {n}, two K blocks");
+            let (ptx, outs, reference) = scaled_tile(fa, fb, [n, 128, 2], false, 0);
+            assemble(&format!("scaled_tile_{fa}_{fb}_{n}_two_steps"), &ptx);
+            let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+            let (sim, interp) = &outs[0];
+            assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
+            let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+            let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
+            assert!(err <= 1e-6 * scale, "{what}: max error {err} of {scale}");
+        }
+    }
+}
+
+/// The scales read before a commit tracking their copy is waited for, or overwritten while the MMA reading them
+/// is in flight: the interpreter refuses both, naming the op in flight.
+#[test]
+fn scales_read_early_or_overwritten_in_flight_are_refused() {
+    let (_, outs, _) = scaled_tile("mxfp8", "mxfp8", [128, 128, 1], true, 1);
+    let err = outs.unwrap_err();
+    assert!(
+        err.contains("tmem_load reads tensor-memory buffer") && err.contains("while the tcgen05_copy into"),
+        "{err}"
+    );
+    let (_, outs, _) = scaled_tile("mxfp8", "mxfp8", [128, 128, 1], false, 2);
+    let err = outs.unwrap_err();
+    assert!(
+        err.contains("tmem_store writes tensor-memory buffer")
+            && err.contains("while the tcgen05_mma_scaled into")
+            && err.contains("reading it is in flight"),
+        "{err}"
+    );
+}
+
+/// The block-scaled spelling of PTX 8.8 (`.block16`/`.block32`) assembles where 8.7's `scale_vec::4X` does: the
+/// nvfp4 tile's PTX respelt.
+#[test]
+fn the_block_scale_spellings_of_both_ptx_versions_assemble() {
+    let (ptx, _, _) = scaled_tile("nvfp4", "nvfp4", [128, 128, 1], false, 0);
+    let respelt = ptx.replace(".version 8.7", ".version 8.8").replace("scale_vec::4X", "block16");
+    assert!(respelt.contains("kind::mxf4nvf4.block_scale.block16"), "{respelt}");
+    assemble("scaled_tile_block16", &respelt);
 }

@@ -62,6 +62,10 @@ pub struct TensorMapArg {
     /// An im2col map (`cuTensorMapEncodeIm2col`): the rank of its tensor, whose arguments follow the base as
     /// `ArgSpec::TensorDescIm2col` binds them; the block is `[pixels, channels]`. `None`: a tiled map.
     pub im2col_rank: Option<u32>,
+    /// The block's layout when the host descriptor gives one other than the default
+    /// (`tessel_tile::tma::block_in`: its swizzle; `fp4_padded` encodes the map with
+    /// `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`).
+    pub layout: Option<tessel_layouts::NvmmaSharedLayout>,
 }
 
 /// Why a kernel could not be compiled: the op it happened in, when known, and the cause.

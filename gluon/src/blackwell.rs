@@ -1,11 +1,12 @@
-//! Blackwell (`triton.experimental.gluon.language.nvidia.blackwell`): tensor memory and the fifth-generation
-//! tensor cores. `TensorMemoryLayout(block, col_stride)` and `get_tmem_reg_layout` are the shared layout binder's;
+//! Blackwell (`triton.experimental.gluon.language.nvidia.blackwell`): tensor memory. `TensorMemoryLayout(block,
+//! col_stride)`, `TensorMemoryScalesLayout()` and `get_tmem_reg_layout` are the shared layout binder's;
 //! `get_tmem_32x32b_reg_layout(M, N, shape, num_warps)` is the register layout of the `32x32b` access;
 //! `allocate_tensor_memory(element_ty, shape, layout, value=None)` (`tmem_alloc`) returns a tensor-memory
-//! descriptor with `load(layout)` (`tmem_load`), `store(value)` (`tmem_store`), `slice(start, length)` (columns,
-//! `memdesc_slice`) and the attributes `shape`,
-//! `dtype`, `layout`, `type`; `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, mbarriers=None,
-//! mbarrier_preds=None)` (`tcgen05_mma`) and `tcgen05_commit(barrier)` (`tcgen05_commit`). The module's
+//! descriptor with `load(layout)` (`tmem_load`), `store(value)` (`tmem_store`), `get_reg_layout()`, and for
+//! `TensorMemoryLayout` buffers `slice(start, length)` (columns, `memdesc_slice`), `index(i)` and
+//! `_reinterpret(...)`; its attributes are `shape`, `dtype`, `layout`, `type`. A buffer laid out by a
+//! `TensorMemoryScalesLayout` holds the 8-bit block scales of `tcgen05_mma_scaled`. The tensor-core ops
+//! (`tcgen05_mma`, `tcgen05_mma_scaled`, `tcgen05_copy`, `tcgen05_commit`) are [`crate::tcgen05`]'s; the module's
 //! `mbarrier`, `tma` and `fence_async_shared` are Hopper's.
 
 use std::rc::Rc;
@@ -17,9 +18,10 @@ use tessel_lang::elab::registry::{Handler, Registry};
 use tessel_lang::elab::value::{Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::{
-    AnyLayout, DistributedLayout, DistributedLinearLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout,
+    AnyLayout, DistributedLayout, DistributedLinearLayout, TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess,
+    TmemRegLayout,
 };
-use tessel_tile::ops::{Const, Op};
+use tessel_tile::ops::Op;
 use tessel_tile::types::Shape;
 use tessel_tile::{Elem, Layout, ScalarType, Type};
 
@@ -41,12 +43,7 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "get_tmem_reg_layout", Handler::Raw(reg_layout));
     r.add(BLACKWELL, "get_tmem_32x32b_reg_layout", Handler::Bound("M, N, shape, num_warps", reg_layout_32x32b));
     r.add(BLACKWELL, "allocate_tensor_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
-    r.add(
-        BLACKWELL,
-        "tcgen05_mma",
-        Handler::Bound("a, b, acc, *, use_acc=True, pred=True, mbarriers=None, mbarrier_preds=None", mma),
-    );
-    r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier", commit));
+    crate::tcgen05::register(r);
 }
 
 const METHODS: &[&str] = &["load", "store", "slice", "index", "_reinterpret", "reinterpret", "get_reg_layout"];
@@ -78,14 +75,19 @@ fn reg_layout_32x32b<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 /// tensor-memory register layouts: its slices then lay out the row and column indices.
 fn as_linear(layout: &AnyLayout, shape: &[u32]) -> Result<AnyLayout, String> {
     let l = layout.to_linear(shape).map_err(|e| e.to_string())?;
+    Ok(linear_spec(&l, shape))
+}
+
+/// The distributed linear layout `l` (`register, lane, warp, block → dims`) spelt by its bases.
+fn linear_spec(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> AnyLayout {
     let bases = |d: &str| l.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
-    Ok(AnyLayout::Distributed(DistributedLayout::Linear(DistributedLinearLayout {
+    AnyLayout::Distributed(DistributedLayout::Linear(DistributedLinearLayout {
         reg_bases: bases("register"),
         lane_bases: bases("lane"),
         warp_bases: bases("warp"),
         block_bases: bases("block"),
         shape: shape.to_vec(),
-    })))
+    }))
 }
 
 /// `get_tmem_reg_layout(element_ty, shape, layout, num_warps, instr_variant="32x32b")` (the layout binder's),
@@ -137,6 +139,11 @@ fn tmem_layout<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str) -> R<TensorMemoryLayo
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let fname = b.fname.clone();
     let elem = scalar_dtype(e, b.req("element_ty"), &fname, "element_ty")?;
+    if let Value::Layout(l) = &b.req("layout").value
+        && let AnyLayout::TensorMemoryScales(scales) = l.as_ref()
+    {
+        return allocate_scales(e, &b, elem, scales);
+    }
     let tmem = tmem_layout(e, b.req("layout"), &fname)?.for_bits(elem.bits());
     if elem.bits() != 32 && elem.bits() != 16 {
         return Err(e.err(
@@ -167,6 +174,40 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::Tensor(e.emit1(Op::TmemAlloc, &init, ty, b.span)?))
 }
 
+/// `allocate_tensor_memory(element_ty, shape, TensorMemoryScalesLayout(), value=None)`: a buffer of block
+/// scales (`[rows, scales]` of u8 e8m0 or float8e4nv e4m3).
+fn allocate_scales<'a>(
+    e: &mut Elab<'a>,
+    b: &Bound<'a>,
+    elem: ScalarType,
+    scales: &TensorMemoryScalesLayout,
+) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let shape_arg = b.req("shape");
+    let shape = e.shape_arg(shape_arg, &fname)?;
+    if shape.len() != 2 {
+        return Err(
+            e.err(shape_arg.span, format!("a buffer of scales is 2-D ([rows, K // VEC_SIZE]), got shape {shape:?}"))
+        );
+    }
+    let any = AnyLayout::TensorMemoryScales(scales.clone());
+    let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
+    let layout = Arc::new(Layout { spec: Some(any), linear });
+    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
+    if let Err(m) = tessel_tile::verify_tmem::check_scales_type(&ty) {
+        return Err(e.err(b.span, format!("`{fname}`: {m}")));
+    }
+    let init = match b.opt("value").filter(|a| !matches!(a.value, Value::None)) {
+        Some(a) => {
+            let t = e.tensor_arg(a, &fname, "value")?;
+            check_moved(e, &t, &ty, a.span)?;
+            vec![t]
+        }
+        None => vec![],
+    };
+    Ok(Value::Tensor(e.emit1(Op::TmemAlloc, &init, ty, b.span)?))
+}
+
 /// A tensor stored into (or allocated with) a tensor-memory buffer: its shape, element type and register layout.
 fn check_moved<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
     crate::smem::check_fits(e, t, mem, "tensor-memory", span)?;
@@ -178,7 +219,6 @@ fn check_moved<'a>(e: &Elab<'a>, t: &Tv, mem: &Type, span: Span) -> R<()> {
 fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: Span) -> R<()> {
     let Some(have) = have else { return Ok(()) };
     let (shape, elem, _) = mem.memdesc().expect("a memdesc");
-    let (_, _, tmem) = tessel_tile::verify_tmem::tmem_parts(mem).map_err(|m| e.err(span, m))?;
     if shape.len() != 2 {
         return Err(e.err(span, format!("tensor memory moves to and from registers as [M, N]; `index` {} first", mem)));
     }
@@ -186,12 +226,12 @@ fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: S
     if warps != 4 && warps != 8 {
         return Err(e.err(span, format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}")));
     }
-    if tessel_tile::verify_tmem::access_of(&have.linear, tmem, shape, elem, warps).is_none() {
+    if tessel_tile::verify_tmem::access_of(&have.linear, mem, warps).is_none() {
         return Err(e.err_hint(
             span,
             format!(
                 "the register layout must be an access layout of {} over {warps} warps, got {}",
-                AnyLayout::TensorMemory(tmem.clone()),
+                tessel_tile::verify_tmem::layout_name(mem),
                 have.spec.as_ref().map_or_else(|| tessel_tile::types::linear_spelling(&have.linear), |s| s.to_string())
             ),
             format!(
@@ -217,10 +257,9 @@ fn access_arg<'a>(e: &Elab<'a>, a: Option<&Arg<'a>>, fname: &str) -> R<TmemAcces
 
 /// The register layout of moving `mem` with `access` over `warps` warps, as its bases.
 fn mem_reg_layout<'a>(e: &Elab<'a>, mem: &Type, access: TmemAccess, warps: u32, span: Span) -> R<AnyLayout> {
-    let (shape, elem, _) = mem.memdesc().expect("a memdesc");
-    let (_, _, tmem) = tessel_tile::verify_tmem::tmem_parts(mem).map_err(|m| e.err(span, m))?;
-    let reg = TmemRegLayout { element_bitwidth: elem.bits(), ..TmemRegLayout::new(tmem.clone(), access, warps) };
-    as_linear(&AnyLayout::Distributed(DistributedLayout::TmemReg(reg)), shape).map_err(|m| e.err(span, m))
+    let (shape, _, _) = mem.memdesc().expect("a memdesc");
+    let l = tessel_tile::verify_tmem::mem_reg_layout(mem, access, warps).map_err(|m| e.err(span, m))?;
+    Ok(linear_spec(&l, shape))
 }
 
 /// The attributes of a tensor-memory descriptor.
@@ -336,105 +375,4 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
         }
         _ => Err(e.err(span, format!("`{fname}` is not supported by tessel yet"))),
     }
-}
-
-/// An i1 predicate operand: a runtime scalar, or a compile-time bool made a constant.
-fn pred_operand<'a>(e: &mut Elab<'a>, a: &Arg<'a>, fname: &str, what: &str) -> R<Tv> {
-    match &a.value {
-        Value::Tensor(t) if t.is_block() => {
-            Err(e.err(a.span, format!("`{what}` of `{fname}` must be a scalar, got {}", t.ty)))
-        }
-        Value::Tensor(t) => e.cast(t.clone(), Dtype::Scalar(ScalarType::I1), a.span),
-        _ => {
-            let v = e.const_bool(a, fname, what)?;
-            e.constant(Const::Int(v as i64), Type::scalar(ScalarType::I1), a.span)
-        }
-    }
-}
-
-fn barrier_arg<'a>(e: &Elab<'a>, v: &Value<'a>, span: Span, fname: &str) -> R<Tv> {
-    match memdesc(v) {
-        Some(t)
-            if !t.ty.is_tmem()
-                && t.ty.memdesc().is_some_and(|(s, el, _)| el == ScalarType::I64 && s.iter().product::<u32>() == 1) =>
-        {
-            Ok(t.clone())
-        }
-        _ => Err(e.err_hint(
-            span,
-            format!("`{fname}` needs mbarriers, got {}", v.describe()),
-            "allocate one with `mbarrier.allocate_mbarrier()` and `mbarrier.init(bar, count=1)`",
-        )),
-    }
-}
-
-/// `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, mbarriers=None, mbarrier_preds=None)`.
-fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    let fname = b.fname.clone();
-    let (aa, ba, ca) = (b.req("a"), b.req("b"), b.req("acc"));
-    let Some(acc) = tmem_desc(&ca.value).cloned() else {
-        return Err(e.err_hint(
-            ca.span,
-            format!("the accumulator of `{fname}` must be a tensor-memory descriptor, got {}", ca.value.describe()),
-            "allocate it with `allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))`",
-        ));
-    };
-    let Some(a) = memdesc(&aa.value).cloned() else {
-        return Err(e.err(
-            aa.span,
-            format!(
-                "operand A of `{fname}` must be a shared- or tensor-memory descriptor, got {}",
-                aa.value.describe()
-            ),
-        ));
-    };
-    let Some(bm) = memdesc(&ba.value).cloned().filter(|t| !t.ty.is_tmem()) else {
-        return Err(e.err(
-            ba.span,
-            format!("operand B of `{fname}` must be a shared-memory descriptor, got {}", ba.value.describe()),
-        ));
-    };
-    let use_acc = pred_operand(e, b.req("use_acc"), &fname, "use_acc")?;
-    let pred = pred_operand(e, b.req("pred"), &fname, "pred")?;
-    let bars: Vec<Value<'a>> = match b.opt("mbarriers").filter(|a| !matches!(a.value, Value::None)) {
-        None => vec![],
-        Some(m) => m.value.items().ok_or_else(|| e.err(m.span, "`mbarriers` must be a list of mbarriers"))?,
-    };
-    let preds: Option<(Vec<Value<'a>>, Span)> =
-        match b.opt("mbarrier_preds").filter(|a| !matches!(a.value, Value::None)) {
-            None => None,
-            Some(p) => Some((p.value.items().ok_or_else(|| e.err(p.span, "`mbarrier_preds` must be a list"))?, p.span)),
-        };
-    let mut operands = vec![a, bm, acc, use_acc, pred];
-    let bar_span = b.opt("mbarriers").map_or(b.span, |a| a.span);
-    if let Some((p, span)) = &preds
-        && p.len() != bars.len()
-    {
-        return Err(e.err(*span, format!("{} mbarrier_preds for {} mbarriers", p.len(), bars.len())));
-    }
-    for (i, bar) in bars.iter().enumerate() {
-        operands.push(barrier_arg(e, bar, bar_span, &fname)?);
-        let p = match &preds {
-            None => e.constant(Const::Int(1), Type::scalar(ScalarType::I1), bar_span)?,
-            Some((p, span)) => {
-                let arg = Arg { value: p[i].clone(), span: *span, expr: None };
-                pred_operand(e, &arg, &fname, "mbarrier_preds")?
-            }
-        };
-        operands.push(p);
-    }
-    let tys: Vec<&Type> = operands.iter().map(|t| &t.ty).collect();
-    if let Err(m) = tessel_tile::verify_tmem::check_mma(&tys) {
-        return Err(e.err(b.span, format!("`{fname}`: {m}")));
-    }
-    e.emit(Op::Tcgen05Mma, &operands, vec![], b.span)?;
-    Ok(Value::None)
-}
-
-/// `tcgen05_commit(barrier)`.
-fn commit<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    let a = b.req("barrier");
-    let bar = barrier_arg(e, &a.value, a.span, &b.fname)?;
-    e.emit(Op::Tcgen05Commit, &[bar], vec![], b.span)?;
-    Ok(Value::None)
 }

@@ -12,6 +12,8 @@
 //! - [`tma`]: Hopper TMA copies (`async_load`, `async_store`, `store_wait`) and the descriptor's `layout` and
 //!   `nbytes_per_cta`;
 //! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
+//! - [`blackwell`]: tensor memory and its descriptor; [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
+//!   `tcgen05_copy`, `tcgen05_commit`;
 //! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
 //! - `map_elementwise` in [`elementwise`].
 //!
@@ -25,6 +27,7 @@ pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
 pub mod smem;
+pub mod tcgen05;
 pub mod tma;
 pub mod warp_specialize;
 pub mod wgmma;

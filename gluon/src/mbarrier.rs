@@ -152,14 +152,23 @@ fn wait<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         }
     };
     match pred(e, b.req("pred"), &b.fname)? {
-        None => return Ok(Value::None),
-        Some(None) => {}
-        Some(Some(_)) => {
-            return Err(e.err(b.req("pred").span, format!("a runtime `pred` on `{}` is not supported yet", b.fname)));
+        None => Ok(Value::None),
+        Some(None) => {
+            e.emit(Op::mbarrier_wait(), &[bar, phase], vec![], b.span)?;
+            Ok(Value::None)
+        }
+        // A runtime predicate: the wait under an `if` (uniform: a scalar every thread holds).
+        Some(Some(p)) => {
+            let (then_r, else_r) = (e.func.new_region(), e.func.new_region());
+            e.in_region(then_r, |e| {
+                e.emit(Op::mbarrier_wait(), &[bar, phase], vec![], b.span)?;
+                e.emit(Op::Yield, &[], vec![], b.span)
+            })?;
+            e.in_region(else_r, |e| e.emit(Op::Yield, &[], vec![], b.span))?;
+            e.emit_with_regions(Op::If, &[p], vec![], &[then_r, else_r], b.span)?;
+            Ok(Value::None)
         }
     }
-    e.emit(Op::mbarrier_wait(), &[bar, phase], vec![], b.span)?;
-    Ok(Value::None)
 }
 
 fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {

@@ -190,11 +190,11 @@ pub fn method<'a>(
     match name {
         "load" => {
             let b = e.bind(&fname, "layout", args)?;
-            if distributed_arg(e, b.req("layout"), &fname)?.is_none() {
-                return Err(e.err(b.req("layout").span, format!("`{fname}` needs the layout of the loaded tensor")));
-            }
+            // `gl.AutoLayout()` (no layout of its own): layout assignment gives the loaded tensor one, propagated
+            // back from where a layout is set (`gl.set_auto_layout`).
+            let auto = distributed_arg(e, b.req("layout"), &fname)?.is_none();
             let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
-            let layout = e.layout_kwarg(&b, shape)?;
+            let layout = if auto { None } else { e.layout_kwarg(&b, shape)? };
             let ty = Type::Tensor { shape: Shape::from_slice(shape), elem: Elem::Scalar(elem), layout };
             Ok(Some(Value::Tensor(e.emit1(Op::LocalLoad, &[mem], ty, span)?)))
         }

@@ -72,8 +72,19 @@ fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> 
     }
 }
 
+/// The memdesc type of one block of descriptor `desc` in its TMA layout (the layout the host descriptor gives,
+/// found through a worker partition's arguments too).
+pub(crate) fn desc_buffer_type(e: &Elab<'_>, desc: &Tv) -> Result<Type, tessel_tile::tma::TmaError> {
+    let mut v = desc.v;
+    while let Some(&outer) = e.worker_args.get(&v) {
+        v = outer;
+    }
+    tessel_tile::tma::desc_buffer_type(&e.func, v)
+}
+
 /// A buffer holding the descriptor's block in its TMA layout.
-fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, elem: ScalarType, block: &[u32]) -> R<Tv> {
+fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, desc: &Tv) -> R<Tv> {
+    let (elem, block) = tessel_tile::tma::desc_block(&desc.ty).expect("a tensordesc");
     let mem = memdesc_arg(e, a, fname, what)?;
     let (shape, got, layout) = mem.ty.memdesc().expect("a memdesc");
     if shape != block || got != elem {
@@ -86,7 +97,7 @@ fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, elem: Sc
             ),
         ));
     }
-    let want = tessel_tile::tma::buffer_type(elem, block).map_err(|m| e.err(a.span, m))?;
+    let want = desc_buffer_type(e, desc).map_err(|m| e.err(a.span, m))?;
     // A cga_layout of zero bases (every CTA of a cluster holds the whole block) is the same layout.
     if want.memdesc().expect("a memdesc").2.linear != layout.linear.remove_zero_bases("block") {
         return Err(e.err_hint(
@@ -134,11 +145,11 @@ fn barrier_arg<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<Tv> {
 }
 
 fn load<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    let (desc, elem, block) = descriptor(e, &b)?;
+    let (desc, _, block) = descriptor(e, &b)?;
     refuse_options(e, &b, false)?;
     let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
     let bar = barrier_arg(e, &b)?;
-    let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
+    let result = block_buffer(e, b.req("result"), &b.fname, "result", &desc)?;
     let multicast = multicast(e, &b)?;
     let mut operands = vec![desc, result, bar];
     operands.extend(coords);
@@ -178,13 +189,11 @@ fn load_im2col<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             ));
         }
     };
-    let (elem, block) = tessel_tile::tma::desc_block(&desc.ty).expect("a tensordesc");
-    let block = block.to_vec();
     refuse_options(e, &b, true)?;
     let coords = e.scalar_list(b.req("coord"), rank, ScalarType::I32, &b.fname, "coord")?;
     let offsets = e.scalar_list(b.req("offsets"), rank - 2, ScalarType::I16, &b.fname, "offsets")?;
     let bar = barrier_arg(e, &b)?;
-    let result = block_buffer(e, b.req("result"), &b.fname, "result", elem, &block)?;
+    let result = block_buffer(e, b.req("result"), &b.fname, "result", &desc)?;
     let mut operands = vec![desc, result, bar];
     operands.extend(coords);
     operands.extend(offsets);
@@ -198,10 +207,10 @@ fn load_im2col<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 }
 
 fn store<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    let (desc, elem, block) = descriptor(e, &b)?;
+    let (desc, _, block) = descriptor(e, &b)?;
     refuse_options(e, &b, false)?;
     let coords = e.scalar_list(b.req("coord"), block.len(), ScalarType::I32, &b.fname, "coord")?;
-    let src = block_buffer(e, b.req("src"), &b.fname, "src", elem, &block)?;
+    let src = block_buffer(e, b.req("src"), &b.fname, "src", &desc)?;
     let mut operands = vec![desc, src];
     operands.extend(coords);
     e.emit(Op::TmaStore, &operands, vec![], b.span)?;
@@ -230,7 +239,7 @@ pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) 
     let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
     match name {
         "layout" => {
-            let ty = tessel_tile::tma::buffer_type(elem, block).map_err(|m| e.err(span, m))?;
+            let ty = desc_buffer_type(e, t).map_err(|m| e.err(span, m))?;
             let (_, _, layout) = ty.memdesc().expect("a memdesc");
             Ok(Some(Value::Layout(std::rc::Rc::new(crate::layouts::spec_of(layout)))))
         }

@@ -154,8 +154,12 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
                     "store the tensor to shared memory and pass the descriptor",
                 ));
             }
-            if !captures.iter().any(|c| c.v == t.v) {
-                captures.push(t);
+            // A descriptor's shape and strides (runtime scalars) come along, for `desc.shape` in the worker.
+            let dims = desc_dims(e, &t);
+            for x in std::iter::once(t).chain(dims) {
+                if !captures.iter().any(|c| c.v == x.v) {
+                    captures.push(x);
+                }
             }
         }
     }
@@ -178,6 +182,16 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
                 Tv::new(a, c.ty.clone())
             })
             .collect();
+        for (c, a) in captures.iter().zip(&args) {
+            e.worker_args.insert(a.v, c.v);
+            let dims: Vec<Tv> = desc_dims(e, c)
+                .iter()
+                .map(|d| args[captures.iter().position(|x| x.v == d.v).expect("captured with its descriptor")].clone())
+                .collect();
+            if !dims.is_empty() {
+                e.desc_dims.insert(a.v, dims);
+            }
+        }
         let p = &parts[i + 1];
         let rebound: Vec<Value<'a>> = p.args.iter().map(|a| substitute(a, &captures, &args)).collect();
         e.in_partition(r, worker_num_warps[i], |e| {
@@ -220,6 +234,23 @@ fn check_worker_tma<'a>(e: &Elab<'a>, r: RegionId) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// The shape then the strides of tensor descriptor `t` (the operands of the `make_tensor_desc` that made it),
+/// empty for any other value.
+fn desc_dims(e: &Elab, t: &Tv) -> Vec<Tv> {
+    if !matches!(t.ty, Type::TensorDesc { .. }) {
+        return Vec::new();
+    }
+    if let Some(d) = e.desc_dims.get(&t.v) {
+        return d.clone();
+    }
+    match e.func.value(t.v).def {
+        tessel_tile::ir::ValueDef::Result(o, 0) if matches!(e.func.op(o).op, Op::MakeTensorDesc { .. }) => {
+            e.func.op(o).operands[1..].iter().map(|&v| Tv::new(v, e.func.ty(v).clone())).collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Where each item of a tuple or list argument is written (the whole argument's span when it is not a literal).

@@ -153,7 +153,7 @@ def wrong_layout(Y):
 }
 
 fn desc(block: &[u32]) -> tessel_lang::elab::ArgSpec {
-    tessel_lang::elab::ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false }
+    tessel_lang::elab::ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: None }
 }
 
 /// Runs `tma_ring_matmul` of `src` on 200x72x168; `Err` with the interpreter's message.
@@ -304,19 +304,21 @@ def budget(X, Y, THIRD_LIVE: gl.constexpr):
 }
 
 #[test]
-fn a_tensor_memory_scales_layout_exists_and_its_buffers_are_refused_by_name() {
-    let body = r#"
+fn a_tensor_memory_scales_buffer_holds_8_bit_scales() {
+    let body = |dtype: &str| {
+        format!(
+            r#"
 from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryScalesLayout
 
 @gluon.jit
 def scales(Y):
     layout: gl.constexpr = TensorMemoryScalesLayout()
     gl.static_print(layout)
-    s = allocate_tensor_memory(gl.uint8, [128, 4], layout)
-"#;
-    let err = elab_error(&format!("{HEADER}{body}"), "scales", vec![ptr(F32)]);
-    assert!(
-        err.contains("tensor memory laid out by a TensorMemoryScalesLayout (block scales for tcgen05_mma_scaled) is not supported"),
-        "{err}"
-    );
+    s = allocate_tensor_memory({dtype}, [128, 4], layout)
+"#
+        )
+    };
+    elab(&format!("{HEADER}{}", body("gl.uint8")), "scales", vec![ptr(F32)]);
+    let err = elab_error(&format!("{HEADER}{}", body("gl.float32")), "scales", vec![ptr(F32)]);
+    assert!(err.contains("block scales are 8-bit: u8 (e8m0) or float8e4nv (e4m3), got f32"), "{err}");
 }

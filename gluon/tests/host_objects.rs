@@ -99,7 +99,7 @@ const DESC_HEADER: &str = "from triton.experimental.gluon.language.nvidia.hopper
 #[test]
 fn block_type_shapes_a_ring_of_three_buffers_filled_by_tma() {
     let src = format!("{HEADER}{DESC_HEADER}{DESC}");
-    let d = ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 32], padding_nan: false };
+    let d = ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 32], padding_nan: false, layout: None };
     let f = elab(&src, "k", vec![d.clone(), ptr(F32), cint(0)]);
     let text = f.to_string();
     assert!(text.contains("mbarrier_expect {bytes = 4096}"), "{text}");

@@ -12,7 +12,7 @@ use tessel_lang::elab::{ArgSpec, Specialization};
 use tessel_tile::ScalarType::*;
 
 fn desc(block: &[u32]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false }
+    ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: None }
 }
 
 #[test]

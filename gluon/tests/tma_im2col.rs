@@ -87,7 +87,7 @@ fn tiled_copies_of_an_im2col_descriptor_and_im2col_loads_of_a_tiled_one_are_refu
     assert!(err.contains("this is an im2col descriptor") && err.contains("async_load_im2col"), "{err}");
     assert!(err.contains("x_desc, [n, h], bar, buf"), "the span shows the call: {err}");
     let mut args = spec([0, 0]);
-    args[0] = ArgSpec::TensorDesc { elem: F16, block_shape: vec![32, 16], padding_nan: false };
+    args[0] = ArgSpec::TensorDesc { elem: F16, block_shape: vec![32, 16], padding_nan: false, layout: None };
     let err = elab_error(&kernel(), "im2col_copy", args);
     assert!(err.contains("needs an im2col descriptor") && err.contains("tensordesc_im2col"), "{err}");
     let three_offsets = kernel().replace("[OFF_H, OFF_W]", "[OFF_H, OFF_W, 0]");

@@ -50,7 +50,12 @@ const BN: usize = 64;
 const BK: usize = 32;
 
 fn desc(block: [usize; 2]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem: F16, block_shape: block.iter().map(|&b| b as u32).collect(), padding_nan: false }
+    ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.iter().map(|&b| b as u32).collect(),
+        padding_nan: false,
+        layout: None,
+    }
 }
 
 /// Runs the loop over `k` (a multiple of BK): the product and its float64 reference, or the interpreter's error.

@@ -216,20 +216,35 @@ pub enum SharedFault {
     /// into accumulator `mma` may still read it.
     WriteWhileMmaReads {
         what: String,
-        mma: ValueId,
+        mma: InFlight,
     },
-    /// A tensor-memory buffer read or written by `op` while the tcgen05 MMA into `mma`, which writes it, is in
-    /// flight.
+    /// A tensor-memory buffer read or written by `op` while the tcgen05 op `by`, which writes it (or, `reads`,
+    /// reads it), is in flight.
     TmemInFlight {
         op: &'static str,
         buffer: ValueId,
-        mma: ValueId,
+        by: InFlight,
+        reads: bool,
     },
     /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
     CommitUninitialized(ValueId),
     /// The kernel's tensor-memory buffers live at once do not fit in a CTA's 512 columns (`tessel_tile::tmem`'s
     /// message, naming them), found at the allocation that does not fit.
     TmemBudget(String),
+}
+
+/// A tcgen05 op in flight, as messages name it: `tcgen05_mma into %acc`, `tcgen05_copy into %scales`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    pub op: &'static str,
+    /// The tensor-memory buffer it writes.
+    pub into: ValueId,
+}
+
+impl fmt::Display for InFlight {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} into {}", self.op, self.into)
+    }
 }
 
 /// What the running phase of an mbarrier still lacks.
@@ -418,14 +433,15 @@ impl fmt::Display for SharedFault {
             SharedFault::NotInvertible(view) => write!(f, "{view}'s layout is not invertible"),
             SharedFault::WriteWhileMmaReads { what, mma } => write!(
                 f,
-                "{what} overwrites a shared-memory operand of the tcgen05_mma into {mma}, which may still read it (no \
-                 mbarrier_wait observed the phase of a commit tracking it)"
+                "{what} overwrites a shared-memory operand of the {mma}, which may still read it (no mbarrier_wait \
+                 observed the phase of a commit tracking it)"
             ),
-            SharedFault::TmemInFlight { op, buffer, mma } => write!(
+            SharedFault::TmemInFlight { op, buffer, by, reads } => write!(
                 f,
-                "{op} {} tensor-memory buffer {buffer} while the tcgen05_mma into {mma} writing it is in flight (no \
-                 mbarrier_wait observed the phase of a commit tracking it)",
-                if *op == "tmem_load" { "reads" } else { "writes" }
+                "{op} {} tensor-memory buffer {buffer} while the {by} {} it is in flight (no mbarrier_wait observed \
+                 the phase of a commit tracking it)",
+                if *op == "tmem_load" { "reads" } else { "writes" },
+                if *reads { "reading" } else { "writing" }
             ),
             SharedFault::CommitUninitialized(b) => {
                 write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use budget::{GridError, MAX_GRID, check_grid};
-pub use error::{DescriptorFault, Fault, InterpError, Lacks, PartitionWait, SharedFault};
+pub use error::{DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault};
 
 use crate::memory::{BufferId, Memory};
 use crate::parallel::Mem;
@@ -365,7 +365,7 @@ impl Program<'_> {
                     self.set(o, i, t);
                 }
             }
-            Op::MakeTensorDesc { rank, padding } => {
+            Op::MakeTensorDesc { rank, padding, .. } => {
                 let r = *rank as usize;
                 let scalars: Vec<i64> = ins[1..].iter().map(|&v| self.tensor(v).data[0].as_i64()).collect();
                 let Some(Elem::Ptr(elem, _)) = f.ty(ins[0]).elem() else { unreachable!() };

@@ -8,6 +8,7 @@
 //! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
 //! before a `tma_store_wait` retires the store.
 
+mod scaled;
 mod tmem;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -580,7 +581,7 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
-            Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit => self.tmem(o)?,
+            op if tessel_tile::verify_tmem::is_tmem_op(op) => self.tmem(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
             }

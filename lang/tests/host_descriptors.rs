@@ -12,7 +12,7 @@ use tessel_lang::elab::{ArgSpec, ConstValue};
 use tessel_tile::ScalarType::{self, *};
 
 fn desc(elem: ScalarType, block_shape: &[u32], padding_nan: bool) -> ArgSpec {
-    ArgSpec::TensorDesc { elem, block_shape: block_shape.to_vec(), padding_nan }
+    ArgSpec::TensorDesc { elem, block_shape: block_shape.to_vec(), padding_nan, layout: None }
 }
 
 /// Exact equality, NaN matching NaN (poison that must survive).

@@ -125,6 +125,7 @@ fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
             elem: dtype(&item(1)?.extract::<String>()?)?,
             block_shape: item(2)?.extract()?,
             padding_nan: item(3)?.extract()?,
+            layout: None,
         },
         "desc_im2col" => ArgSpec::TensorDescIm2col {
             elem: dtype(&item(1)?.extract::<String>()?)?,

@@ -19,10 +19,14 @@ pub struct DescriptorValues<'a> {
     pub strides: &'a [i64],
 }
 
-/// The tensor-map data type of `elem` (8-bit floats are copied as bytes).
-fn data_type(elem: ScalarType) -> sys::CUtensorMapDataType {
+/// The tensor-map data type of `m`'s elements (8-bit floats are copied as bytes; an `fp4_padded` block of e2m1
+/// pairs is `16U4_ALIGN16B`: 4-bit elements, each 16 of them followed by 8 bytes of padding in shared memory).
+fn data_type(m: &TensorMapArg) -> sys::CUtensorMapDataType {
     use sys::CUtensorMapDataType::*;
-    match elem {
+    if fp4_padded(m) {
+        return CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;
+    }
+    match m.elem {
         ScalarType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         ScalarType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         ScalarType::F32 => CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
@@ -36,13 +40,18 @@ fn data_type(elem: ScalarType) -> sys::CUtensorMapDataType {
     }
 }
 
+/// Whether `m`'s block is staged padded (`fp4_padded`): its dims and box count 4-bit elements, two per byte.
+fn fp4_padded(m: &TensorMapArg) -> bool {
+    m.layout.as_ref().is_some_and(|l| l.fp4_padded)
+}
+
 /// The driver's arguments, innermost dim first: dims, byte strides of the outer dims, box.
 type DriverArgs = (Vec<u64>, Vec<u64>, Vec<u32>);
 
 /// Checks `v` against the tensor-map rules for `m`; returns the driver's arguments.
 fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, P> {
     let rank = m.im2col_rank.map_or(m.block_shape.len(), |r| r as usize);
-    let b = tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?;
+    let b = tessel_tile::tma::block_in(m.elem, &m.block_shape, m.layout.as_ref()).map_err(P::Block)?;
     let eb = m.elem.bytes() as u64;
     if v.shape.len() != rank || v.strides.len() != rank {
         return Err(P::Rank { rank, shape: v.shape.to_vec(), strides: v.strides.to_vec() });
@@ -56,20 +65,30 @@ fn driver_args(m: &TensorMapArg, v: &DescriptorValues) -> Result<DriverArgs, P> 
     if let Some(d) = v.shape.iter().position(|&d| !(1..=1 << 32).contains(&d)) {
         return Err(P::Dim { dim: d, size: v.shape[d] });
     }
-    if let Some(d) = (0..rank - 1).find(|&d| v.strides[d] <= 0 || (v.strides[d] as u64 * eb) % 16 != 0) {
+    // 16U4_ALIGN16B maps need strides of multiples of 32 bytes.
+    let stride_align = if fp4_padded(m) { 32 } else { 16 };
+    if let Some(d) = (0..rank - 1).find(|&d| v.strides[d] <= 0 || (v.strides[d] as u64 * eb) % stride_align != 0) {
         return Err(P::Stride { dim: d, elements: v.strides[d], element_bytes: eb });
     }
     if m.nan_padding && (!m.elem.is_float() || m.elem.bits() == 8) {
         return Err(P::NanPadding(m.elem));
     }
-    let dims = v.shape.iter().rev().map(|&d| d as u64).collect();
+    let mut dims: Vec<u64> = v.shape.iter().rev().map(|&d| d as u64).collect();
     let strides = v.strides[..rank - 1].iter().rev().map(|&s| s as u64 * eb).collect();
-    let boxes = b.box_dims.iter().rev().copied().collect();
+    let mut boxes: Vec<u32> = b.box_dims.iter().rev().copied().collect();
+    if fp4_padded(m) {
+        // The innermost dim and box in 4-bit elements: two per byte of the packed tensor.
+        dims[0] *= 2;
+        boxes[0] *= 2;
+    }
     Ok((dims, strides, boxes))
 }
 
 fn swizzle_and_fill(m: &TensorMapArg) -> Result<(sys::CUtensorMapSwizzle, sys::CUtensorMapFloatOOBfill), P> {
-    let swizzle = match tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?.swizzle_bytes() {
+    let swizzle = match tessel_tile::tma::block_in(m.elem, &m.block_shape, m.layout.as_ref())
+        .map_err(P::Block)?
+        .swizzle_bytes()
+    {
         128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
         32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -100,7 +119,7 @@ type Im2colArgs = (Vec<i32>, Vec<i32>, u32, u32, Vec<u32>);
 
 fn im2col_args(m: &TensorMapArg, im: &Im2colValues) -> Result<Im2colArgs, P> {
     let rank = m.im2col_rank.expect("an im2col map") as usize;
-    let b = tessel_tile::tma::block(m.elem, &m.block_shape).map_err(P::Block)?;
+    let b = tessel_tile::tma::block_in(m.elem, &m.block_shape, m.layout.as_ref()).map_err(P::Block)?;
     let s = rank - 2;
     if im.lower.len() != s || im.upper.len() != s || im.element_strides.len() != rank {
         return Err(P::Im2colCounts { rank });
@@ -139,7 +158,7 @@ pub fn encode_im2col(m: &TensorMapArg, v: &DescriptorValues, im: &Im2colValues) 
     let r = unsafe {
         sys::cuTensorMapEncodeIm2col(
             &mut map,
-            data_type(m.elem),
+            data_type(m),
             dims.len() as u32,
             v.base as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -185,7 +204,7 @@ pub fn encode(m: &TensorMapArg, v: &DescriptorValues) -> Result<[u64; 16], Runti
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
-            data_type(m.elem),
+            data_type(m),
             dims.len() as u32,
             v.base as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -236,7 +255,14 @@ mod tests {
     use super::*;
 
     fn arg(elem: ScalarType, block: &[u32]) -> TensorMapArg {
-        TensorMapArg { base_arg: Some(0), elem, block_shape: block.to_vec(), nan_padding: false, im2col_rank: None }
+        TensorMapArg {
+            base_arg: Some(0),
+            elem,
+            block_shape: block.to_vec(),
+            nan_padding: false,
+            im2col_rank: None,
+            layout: None,
+        }
     }
 
     /// The template of a descriptor made in the kernel passes the same checks as a host tensor would: every

@@ -67,7 +67,8 @@ macro_rules! arg_specs {
     zeros:N, ones:N, arange:N a filled buffer\n  \
     fill:VALUE:N              every element VALUE, exact in its dtype (fill:nan poisons an output;\n                            \
     fill:0x7fa00000:N:fp32 gives the bits, e.g. a signalling NaN)\n  \
-    x.npy                     a NumPy file\n  \
+    x.npy[:DTYPE]             a NumPy file (converted to DTYPE as .to(dtype) would: fp8 arrays are\n                            \
+    written as f32)\n  \
     ptrs:a0,a1,a2             an int64 buffer holding the addresses of --arg buffers a0, a1, a2 (a pointer\n                            \
     array, as grouped GEMM passes; a0.. need not be parameters; interpreter only)\n  \
     desc:x:block=16x32        a tensor descriptor (TensorDescriptor.from_tensor) over the buffer of --arg x,\n                            \
@@ -125,12 +126,21 @@ fn parse_arg_value(name: &str, spec: &str) -> Result<ArgValue, CliError> {
     if let Ok(x) = spec.parse::<f64>() {
         return Ok(ArgValue::Float(x));
     }
-    if spec.ends_with(".npy") {
-        let size = std::fs::metadata(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?.len();
-        memory::check_available(size).map_err(|why| CliError::Usage(format!("cannot read {spec}: {why}")))?;
-        let bytes = std::fs::read(spec).map_err(|e| CliError::Usage(format!("cannot read {spec}: {e}")))?;
-        let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{spec}: {e}")))?;
-        return Ok(ArgValue::Buffer { elem: Some(a.elem), shape: a.shape.clone(), values: BufferInit::Data(a) });
+    // `x.npy`, or `x.npy:DTYPE` (the array converted as `.to(dtype)`: fp8 values NumPy writes as f32).
+    let npy_dtype = spec.rsplit_once(':').filter(|(path, _)| path.ends_with(".npy"));
+    if spec.ends_with(".npy") || npy_dtype.is_some() {
+        let (path, elem) = match npy_dtype {
+            Some((path, t)) => {
+                (path, Some(dtype(t).ok_or_else(|| CliError::Usage(format!("unknown dtype `{t}` in `{spec}`")))?))
+            }
+            None => (spec, None),
+        };
+        let size = std::fs::metadata(path).map_err(|e| CliError::Usage(format!("cannot read {path}: {e}")))?.len();
+        memory::check_available(size).map_err(|why| CliError::Usage(format!("cannot read {path}: {why}")))?;
+        let bytes = std::fs::read(path).map_err(|e| CliError::Usage(format!("cannot read {path}: {e}")))?;
+        let a = npy::read(&bytes).map_err(|e| CliError::Usage(format!("{path}: {e}")))?;
+        let elem = elem.unwrap_or(a.elem);
+        return Ok(ArgValue::Buffer { elem: Some(elem), shape: a.shape.clone(), values: BufferInit::Data(a) });
     }
     let parts: Vec<&str> = spec.split(':').collect();
     let (kind, rest) = parts.split_first().unwrap();
@@ -368,7 +378,13 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                         CliError::Usage(format!("descriptor `{name}` views `{buffer}`, which is not a buffer --arg"))
                     })?;
                     match im2col {
-                        None => ArgSpec::TensorDesc { elem, block_shape: block.clone(), padding_nan: *padding_nan },
+                        // The block's layout is the signature's (a `--arg` descriptor gives none).
+                        None => ArgSpec::TensorDesc {
+                            elem,
+                            block_shape: block.clone(),
+                            padding_nan: *padding_nan,
+                            layout: None,
+                        },
                         Some(_) => {
                             let rank =
                                 shape.clone().or_else(|| buffer_shape(&values, buffer)).map_or(4, |s| s.len() as u32);
@@ -383,8 +399,18 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
                 }
             };
             let is_desc = |a: &ArgSpec| matches!(a, ArgSpec::TensorDesc { .. } | ArgSpec::TensorDescIm2col { .. });
+            // A descriptor value and its declaration agree when all but the declared block layout do.
+            let without_layout = |a: &ArgSpec| match a {
+                ArgSpec::TensorDesc { elem, block_shape, padding_nan, .. } => ArgSpec::TensorDesc {
+                    elem: *elem,
+                    block_shape: block_shape.clone(),
+                    padding_nan: *padding_nan,
+                    layout: None,
+                },
+                other => other.clone(),
+            };
             let spec = match (declared(name), spec) {
-                (Some(d), s) if is_desc(&d) && is_desc(&s) && d != s => {
+                (Some(d), s) if is_desc(&d) && is_desc(&s) && without_layout(&d) != without_layout(&s) => {
                     return Err(CliError::Usage(format!(
                         "--arg {name} is a {} descriptor, but the signature declares {}",
                         desc_spelling(&s),
@@ -628,7 +654,7 @@ fn buffer_shape(values: &[(String, ArgValue)], name: &str) -> Option<Vec<usize>>
 /// `tensordesc<fp16[16, 32]>`, the signature spelling of a descriptor.
 fn desc_spelling(a: &ArgSpec) -> String {
     let (elem, block_shape, padding_nan, kind) = match a {
-        ArgSpec::TensorDesc { elem, block_shape, padding_nan } => {
+        ArgSpec::TensorDesc { elem, block_shape, padding_nan, .. } => {
             (elem, block_shape, padding_nan, "tensordesc".to_string())
         }
         ArgSpec::TensorDescIm2col { elem, block_shape, padding_nan, rank } => {

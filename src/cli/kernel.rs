@@ -418,46 +418,48 @@ fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
             block.split(',').map(|d| d.trim().parse::<u32>().ok()).collect::<Option<Vec<_>>>().ok_or_else(bad)?;
         let rest = rest.trim();
         let options = if rest.is_empty() { "" } else { rest.strip_prefix(',').ok_or_else(bad)? };
-        let mut padding_nan = false;
+        let (mut padding_nan, mut layout) = (false, None);
         for option in split_signature(options) {
             match option {
                 "padding=zero" => padding_nan = false,
                 "padding=nan" => padding_nan = true,
-                layout => check_desc_layout(s, elem, &block_shape, layout)?,
+                given => layout = desc_layout(s, elem, &block_shape, given)?,
             }
         }
-        Ok(ArgSpec::TensorDesc { elem, block_shape, padding_nan })
+        Ok(ArgSpec::TensorDesc { elem, block_shape, padding_nan, layout })
     };
     Some(parse())
 }
 
-/// A descriptor's shared layout given in its signature must be the one tessel gives the block: the TMA rule
-/// (`tessel_tile::tma::block`) stages every descriptor's block in `NVMMASharedLayout.get_default_for(block,
-/// dtype)`, which is also what Gluon's host `TensorDescriptor.from_tensor` layouts are in the tutorials. Layouts
-/// are compared as linear layouts over the block, so any spelling of the same one is accepted.
-fn check_desc_layout(s: &str, elem: ScalarType, block: &[u32], layout: &str) -> Result<(), CliError> {
+/// A descriptor's shared layout given in its signature (as Triton mangles a Gluon descriptor's `layout`): the
+/// NVMMA layout TMA stages the block in. The default, `NVMMASharedLayout.get_default_for(block, dtype)`, is
+/// `None` (layouts are compared as linear layouts over the block, so any spelling of it is the default); another
+/// NVMMA layout with a TMA box (another swizzle, `fp4_padded`) is carried to the kernel.
+fn desc_layout(
+    s: &str,
+    elem: ScalarType,
+    block: &[u32],
+    layout: &str,
+) -> Result<Option<crate::layouts::NvmmaSharedLayout>, CliError> {
     use crate::layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
     let given = crate::layouts::expr::parse_layout(layout)
         .map_err(|e| CliError::Usage(format!("cannot read the layout of `{s}`: {e}")))?;
-    let AnyLayout::Shared(given) = given else {
+    let AnyLayout::Shared(SharedLayout::Nvmma(given)) = given else {
         return Err(CliError::Usage(format!(
-            "`{s}`: a descriptor's block layout is a shared-memory layout (NVMMASharedLayout(...)), not `{layout}`"
+            "`{s}`: a descriptor's block layout is an NVMMASharedLayout(...), not `{layout}`"
         )));
     };
     let default = NvmmaSharedLayout::default_for(block, elem.bits());
-    let want = SharedLayout::Nvmma(default.clone()).to_linear(block);
-    let got = given.to_linear(block).map_err(|e| CliError::Usage(format!("`{s}`: the layout {layout}: {e}")))?;
+    let want = SharedLayout::Nvmma(default).to_linear(block);
+    let got = SharedLayout::Nvmma(given.clone())
+        .to_linear(block)
+        .map_err(|e| CliError::Usage(format!("`{s}`: the layout {layout}: {e}")))?;
     // A cga_layout whose bases are all zero gives every CTA of a cluster the whole block: the same layout.
-    let got =
-        if got.bases("block").iter().all(|b| b.iter().all(|&x| x == 0)) { got.remove_zero_bases("block") } else { got };
-    if want.as_ref().ok() != Some(&got) {
-        return Err(CliError::Usage(format!(
-            "`{s}`: tessel stages a descriptor's block of {block:?} {elem} in NVMMASharedLayout(swizzle_byte_width={}, \
-             element_bitwidth={}, rank={}) (get_default_for); other block layouts are not supported yet",
-            default.swizzle_byte_width, default.element_bitwidth, default.rank
-        )));
+    if want.as_ref().ok() == Some(&got.remove_zero_bases("block")) {
+        return Ok(None);
     }
-    Ok(())
+    tessel_tile::tma::block_in(elem, block, Some(&given)).map_err(|e| CliError::Usage(format!("`{s}`: {e}")))?;
+    Ok(Some(given))
 }
 
 /// `tensordesc_im2col<fp16[64, 64]>` (the block is `[pixels, channels]`; the tensor is NHWC, rank 4, unless

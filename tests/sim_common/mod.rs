@@ -221,15 +221,26 @@ fn simulate(
     for m in &k.tensor_maps {
         let b = m.base_arg.ok_or("a tensor map the kernel makes is not simulated")? as usize;
         let r = m.block_shape.len();
-        let block = tessel::tile::tma::block(m.elem, &m.block_shape).map_err(|e| format!("{kernel}: {e:?}"))?;
+        let block = tessel::tile::tma::block_in(m.elem, &m.block_shape, m.layout.as_ref())
+            .map_err(|e| format!("{kernel}: {e:?}"))?;
         let eb = m.elem.bytes() as u64;
+        // An fp4_padded block is encoded as the runtime does (16U4_ALIGN16B): the innermost dim and box in 4-bit
+        // elements.
+        let padded = m.layout.as_ref().is_some_and(|l| l.fp4_padded);
+        let mut dims = sargs[b + 1..b + 1 + r].to_vec();
+        let mut box_dims = block.box_dims.clone();
+        if padded {
+            dims[r - 1] *= 2;
+            box_dims[r - 1] *= 2;
+        }
         let map = ptx_sim::TensorMap {
             base: sargs[b],
             elem_bytes: m.elem.bytes(),
-            dims: sargs[b + 1..b + 1 + r].to_vec(),
+            dims,
             strides: sargs[b + 1 + r..b + 1 + 2 * r].iter().map(|&x| x * eb).collect(),
-            box_dims: block.box_dims.clone(),
+            box_dims,
             swizzle: block.layout.swizzle_byte_width,
+            fp4_padded: padded,
         };
         if m.nan_padding || m.im2col_rank.is_some() {
             return Err(format!("{kernel}: NaN-padded and im2col tensor maps are not simulated"));

@@ -265,6 +265,10 @@ impl Op {
             Op::TmemStore => op("tmem_store", WRITES, Sink).smem(),
             Op::Tcgen05Mma => op("tcgen05_mma", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)]),
             Op::Tcgen05Commit => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
+            Op::Tcgen05Copy => op("tcgen05_copy", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
+            Op::Tcgen05MmaScaled { .. } => {
+                op("tcgen05_mma_scaled", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)])
+            }
         }
     }
 
@@ -364,6 +368,7 @@ pub const PLAIN: &[Op] = &[
     Op::TmemStore,
     Op::Tcgen05Mma,
     Op::Tcgen05Commit,
+    Op::Tcgen05Copy,
 ];
 
 #[cfg(test)]
@@ -383,7 +388,7 @@ mod tests {
              local_alloc local_load local_store local_dealloc memdesc_index async_copy async_commit_group
              fence_async_shared mbarrier_wait mbarrier_invalidate tma_load tma_store ring_counter_init
              ring_release inline_asm globaltimer smid gdc_wait gdc_launch_dependents memdesc_reshape
-             memdesc_reinterpret tmem_alloc tmem_load tmem_store tcgen05_mma tcgen05_commit";
+             memdesc_reinterpret tmem_alloc tmem_load tmem_store tcgen05_mma tcgen05_commit tcgen05_copy";
         let with_attrs: Vec<(&str, Vec<(String, Attr)>)> = vec![
             ("constant", vec![int("value", 1)]),
             ("program_id", vec![int("axis", 0)]),
@@ -416,6 +421,7 @@ mod tests {
             ("warp_specialize", vec![ints("worker_num_warps", &[4])]),
             ("memdesc_permute", vec![ints("order", &[1, 0])]),
             ("memdesc_slice", vec![int("dim", 0), int("start", 0)]),
+            ("tcgen05_mma_scaled", vec![word("a_format", "e2m1"), word("b_format", "e4m3")]),
         ];
         let words = BinOp::WORDS.iter().chain(UnOp::WORDS);
         let named = plain.split_whitespace().chain(words.copied()).map(|n| (n, Vec::new()));

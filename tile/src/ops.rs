@@ -300,6 +300,7 @@ word_enum!(CmpPred { Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt",
 word_enum!(AtomicOp { Add => "add", Max => "max", Min => "min", And => "and", Or => "or", Xor => "xor",
     Xchg => "xchg" });
 word_enum!(InputPrecision { Ieee => "ieee", Tf32 => "tf32", Tf32x3 => "tf32x3" });
+word_enum!(MxFormat { E4m3 => "e4m3", E5m2 => "e5m2", E2m1 => "e2m1" });
 
 /// Loop attributes recorded from `tl.range(...)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -445,10 +446,13 @@ pub enum Op {
     /// each CTA's shared-memory accesses before it are ordered before every CTA's after it (release/acquire at
     /// cluster scope); in a one-CTA program, a CTA barrier.
     ClusterBarrier,
-    /// `make_tensor_desc base, shape..., strides...` → tensordesc.
+    /// `make_tensor_desc base, shape..., strides...` → tensordesc. `layout`: the shared layout TMA stages the
+    /// block in, when a host descriptor gives one other than `NVMMASharedLayout.get_default_for(block, dtype)`
+    /// ([`crate::tma::desc_layout`]).
     MakeTensorDesc {
         rank: u32,
         padding: String,
+        layout: Option<tessel_layouts::NvmmaSharedLayout>,
     },
     /// `make_tensor_desc_im2col base, shape..., strides..., lower..., upper..., element_strides...` → tensordesc
     /// of a `[pixels, channels]` block: TMA's im2col mode over a channels-last tensor of `rank` dims (batch,
@@ -624,6 +628,48 @@ pub enum Op {
     /// `tcgen05_commit bar [, pred]`: barrier `bar` gets one arrival once every tcgen05 op issued before has
     /// completed.
     Tcgen05Commit,
+    /// `tcgen05_copy src, dst`: the shared-memory buffer `src` copied into the tensor-memory buffer `dst` of the
+    /// same shape and element type (`tcgen05.cp`). Asynchronous like an MMA, and in order with the tcgen05 ops
+    /// issued after it: an MMA issued later reads what it wrote; its data is readable by the threads, and `src`
+    /// writable, once a wait observes a commit that tracks it.
+    Tcgen05Copy,
+    /// `tcgen05_mma_scaled a, b, acc, a_scale, b_scale, use_acc, pred, (bar, bar_pred)... {a_format, b_format}`:
+    /// `acc = (a · a_scale) @ (b · b_scale) (+ acc when use_acc)`, a block-scaled MMA (`tcgen05.mma ...
+    /// block_scale`): A `[M, K]` and B `[K, N]` in shared memory hold `a_format`/`b_format` values (e2m1 packed
+    /// two per byte along K in `u8` elements), the scales `[M, K / VEC]` and `[N, K / VEC]` in tensor memory laid
+    /// out by a `TensorMemoryScalesLayout` (e8m0 in `u8`, or e4m3), each multiplying a VEC-long block of K.
+    /// Asynchronous as `tcgen05_mma`.
+    Tcgen05MmaScaled {
+        a_format: MxFormat,
+        b_format: MxFormat,
+    },
+}
+
+/// The element format of a block-scaled MMA operand (`tcgen05_mma_scaled`'s `a_type`/`b_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MxFormat {
+    /// fp8 e4m3 (`float8e4nv` elements).
+    E4m3,
+    /// fp8 e5m2 (`float8e5` elements).
+    E5m2,
+    /// fp4 e2m1, two per `u8` element (the lower nibble first along K).
+    E2m1,
+}
+
+impl MxFormat {
+    /// Bits per value.
+    pub fn bits(self) -> u32 {
+        if self == MxFormat::E2m1 { 4 } else { 8 }
+    }
+
+    /// The element type of a buffer holding values of this format.
+    pub fn storage(self) -> crate::types::ScalarType {
+        match self {
+            MxFormat::E4m3 => crate::types::ScalarType::F8E4M3,
+            MxFormat::E5m2 => crate::types::ScalarType::F8E5M2,
+            MxFormat::E2m1 => crate::types::ScalarType::U8,
+        }
+    }
 }
 
 /// The attributes of [`Op::WarpSpecialize`].

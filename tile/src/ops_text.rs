@@ -36,6 +36,8 @@ pub enum OpTextError {
     },
     /// `constant` without a number.
     ConstantValue,
+    /// A `layout` attribute that is no NVMMA shared layout.
+    BadLayout(String),
     /// A list attribute of `op` that holds a negative number.
     Negative {
         op: String,
@@ -57,6 +59,7 @@ impl std::fmt::Display for OpTextError {
                 write!(f, "unknown {what} `{got}` (expected one of: {})", valid.join(", "))
             }
             OpTextError::ConstantValue => f.write_str("`constant` needs `value = <number>`"),
+            OpTextError::BadLayout(text) => write!(f, "`layout = \"{text}\"` is not an NVMMASharedLayout"),
             OpTextError::Negative { op, key, value } => write!(f, "`{op}`: `{key}` has {value}"),
         }
     }
@@ -168,7 +171,14 @@ impl Op {
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
             Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
-            Op::MakeTensorDesc { rank, padding } | Op::MakeTensorDescIm2col { rank, padding } => {
+            Op::MakeTensorDesc { rank, padding, layout } => {
+                a.push(("rank", Attr::Int(*rank as i64)));
+                opt_str(&mut a, "padding", padding);
+                if let Some(l) = layout {
+                    a.push(("layout", Attr::Str(l.to_string())));
+                }
+            }
+            Op::MakeTensorDescIm2col { rank, padding } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
             }
@@ -184,6 +194,10 @@ impl Op {
             Op::MemDescSlice { dim, start } => {
                 a.push(("dim", Attr::Int(*dim as i64)));
                 a.push(("start", Attr::Int(*start as i64)));
+            }
+            Op::Tcgen05MmaScaled { a_format, b_format } => {
+                a.push(("a_format", word(a_format.word())));
+                a.push(("b_format", word(b_format.word())));
             }
             Op::WarpSpecialize(w) => {
                 let ints = |v: &[u32]| Attr::Ints(v.iter().map(|&x| x as i64).collect());
@@ -275,7 +289,14 @@ impl Op {
             "print" => Op::Print { prefix: bag.string("prefix")?, hex: bag.flag("hex")? },
             "assert" => Op::Assert { message: bag.string("message")? },
             "make_tensor_desc" => {
-                Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
+                let layout = match Some(bag.string("layout")?).filter(|t| !t.is_empty()) {
+                    None => None,
+                    Some(text) => match tessel_layouts::expr::parse_layout(&text) {
+                        Ok(tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(l))) => Some(l),
+                        _ => return Err(OpTextError::BadLayout(text)),
+                    },
+                };
+                Op::MakeTensorDesc { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")?, layout }
             }
             "make_tensor_desc_im2col" => {
                 Op::MakeTensorDescIm2col { rank: bag.int("rank")? as u32, padding: bag.opt_word("padding")? }
@@ -292,6 +313,13 @@ impl Op {
                 Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
             }
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
+            "tcgen05_mma_scaled" => {
+                let mut format = |k: &str| -> Result<MxFormat, OpTextError> {
+                    let w = bag.word(k)?;
+                    MxFormat::from_word(&w).ok_or_else(|| unknown("block-scaled format", &w, MxFormat::WORDS))
+                };
+                Op::Tcgen05MmaScaled { a_format: format("a_format")?, b_format: format("b_format")? }
+            }
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, OpTextError> {
                     let v = if required { bag.ints(k)? } else { bag.opt_ints(k)? };

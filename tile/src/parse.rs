@@ -48,6 +48,17 @@ pub fn parse_func(text: &str) -> PResult<Func> {
     }
 }
 
+/// Parses one type (`tensor<64x128xf16, ...>`, `memdesc<...>`, `i32`...), the whole text.
+pub fn parse_type(text: &str) -> PResult<Type> {
+    let mut p = Parser { src: text, pos: 0, names: HashMap::new() };
+    let t = p.ty()?;
+    p.skip_ws();
+    if p.pos < p.src.len() {
+        return p.error("expected the end of the type");
+    }
+    Ok(t)
+}
+
 struct Parser<'a> {
     src: &'a str,
     pos: usize,
@@ -460,8 +471,12 @@ impl<'a> Parser<'a> {
             // next power of two, and only the first buffers exist.
             let padded: Vec<u32> = shape.iter().map(|d| d.next_power_of_two()).collect();
             let layout = Arc::new(self.layout(&padded)?);
-            // A tensor-memory buffer is laid out by a TensorMemoryLayout (row, col -> tensor coordinates).
-            let tmem = matches!(layout.spec, Some(tessel_layouts::AnyLayout::TensorMemory(_)));
+            // A tensor-memory buffer is laid out by a TensorMemoryLayout or TensorMemoryScalesLayout (row, col ->
+            // tensor coordinates).
+            let tmem = matches!(
+                layout.spec,
+                Some(tessel_layouts::AnyLayout::TensorMemory(_) | tessel_layouts::AnyLayout::TensorMemoryScales(_))
+            );
             if !tmem && !layout.linear.has_in_dim("offset") {
                 return self.error("a memdesc needs a shared layout (offset -> tensor coordinates)");
             }

@@ -2,7 +2,10 @@
 //! tensor descriptors a TMA copy can serve, the shared layout a copy writes or reads, and the boxes it moves.
 //!
 //! One rule, used on both sides of the kernel boundary: the layout of a descriptor's block is Gluon's
-//! `NVMMASharedLayout.get_default_for(block_shape, dtype)`, and the tensor map's box is that layout's TMA box
+//! `NVMMASharedLayout.get_default_for(block_shape, dtype)`, or the NVMMA layout a host descriptor gives
+//! ([`desc_layout`]: another swizzle, or `fp4_padded`, where TMA writes each 8 bytes of packed e2m1 values
+//! followed by 8 bytes of padding, `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`, and the box's bytes are the packed
+//! ones), and the tensor map's box is that layout's TMA box
 //! (`NvmmaSharedLayout::tma_block_shape`: every dim at most 256 elements, the contiguous dim one swizzle row
 //! when swizzled). A block wider than a swizzle row, or longer than 256 along a dim, is copied as several boxes,
 //! each landing where the layout puts its first element. The compiler lowers `desc_load`/`desc_store` through
@@ -65,6 +68,8 @@ pub enum TmaError {
     Tiling { box_dims: Vec<u32>, block: Vec<u32> },
     /// The buffer's layout has no `offset` in-dim.
     NoOffsetDim,
+    /// A descriptor's block layout of another rank or element size than its block, or transposed.
+    BlockLayout { layout: String, block: Vec<u32>, elem: ScalarType },
 }
 
 impl std::fmt::Display for TmaError {
@@ -82,6 +87,11 @@ impl std::fmt::Display for TmaError {
                 write!(f, "the TMA box {box_dims:?} does not tile the block {block:?}")
             }
             TmaError::NoOffsetDim => f.write_str("no offset dim"),
+            TmaError::BlockLayout { layout, block, elem } => write!(
+                f,
+                "{layout} cannot stage a TMA block {block:?} of {elem}: it must have the block's rank and element \
+                 size, not transposed"
+            ),
         }
     }
 }
@@ -95,9 +105,16 @@ impl From<TmaError> for String {
     }
 }
 
-/// The TMA copy of a `block` of `elem`, or why there is none: rank 1 to 5, 8- to 64-bit elements, and a box whose
-/// contiguous dim spans a multiple of 16 bytes (the tensor-map rule) that tiles the block exactly.
+/// The TMA copy of a `block` of `elem` in its default layout ([`block_in`]).
 pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, TmaError> {
+    block_in(elem, block, None)
+}
+
+/// The TMA copy of a `block` of `elem` staged in `layout` (else `NVMMASharedLayout.get_default_for`), or why
+/// there is none: rank 1 to 5, 8- to 64-bit elements, a layout of the block's rank and element size that is not
+/// transposed, and a box whose contiguous dim spans a multiple of 16 bytes (the tensor-map rule) that tiles the
+/// block exactly.
+pub fn block_in(elem: ScalarType, block: &[u32], layout: Option<&NvmmaSharedLayout>) -> Result<TmaBlock, TmaError> {
     let bits = elem.bits();
     if block.is_empty() || block.len() > MAX_RANK {
         return Err(TmaError::Rank(block.len()));
@@ -105,7 +122,15 @@ pub fn block(elem: ScalarType, block: &[u32]) -> Result<TmaBlock, TmaError> {
     if ![8, 16, 32, 64].contains(&bits) {
         return Err(TmaError::ElementSize(elem));
     }
-    let layout = NvmmaSharedLayout::default_for(block, bits);
+    let layout = match layout {
+        None => NvmmaSharedLayout::default_for(block, bits),
+        Some(l) => {
+            if l.rank as usize != block.len() || l.element_bitwidth != bits || l.transposed {
+                return Err(TmaError::BlockLayout { layout: l.to_string(), block: block.to_vec(), elem });
+            }
+            l.clone()
+        }
+    };
     let box_dims = layout.tma_block_shape(block, true).map_err(TmaError::Layout)?;
     let inner_bytes = box_dims[box_dims.len() - 1] * bits / 8;
     if inner_bytes % 16 != 0 {
@@ -222,12 +247,43 @@ pub fn kernel_desc_maker(f: &Func, desc: ValueId) -> Option<crate::ir::OpId> {
 pub fn usable(f: &Func, desc: ValueId) -> bool {
     f.target.has_tma()
         && (host_desc_base(f, desc).is_some() || kernel_desc_maker(f, desc).is_some())
-        && desc_block(f.ty(desc)).is_some_and(|(elem, b)| block(elem, b).is_ok())
+        && desc_tma_block(f, desc).is_ok()
 }
 
-/// The memdesc type of one block of a descriptor of `elem` in its TMA layout.
+/// The shared layout a host descriptor's block is staged in when it gives one (`TensorDescriptor(...,
+/// layout)` other than the default): the `layout` of the `make_tensor_desc` that made it.
+pub fn desc_layout(f: &Func, desc: ValueId) -> Option<NvmmaSharedLayout> {
+    let ValueDef::Result(maker, _) = f.value(desc_source(f, desc)).def else { return None };
+    match &f.op(maker).op {
+        Op::MakeTensorDesc { layout, .. } => layout.clone(),
+        _ => None,
+    }
+}
+
+/// The TMA copy of descriptor `desc`'s block, in its layout ([`desc_layout`]).
+pub fn desc_tma_block(f: &Func, desc: ValueId) -> Result<TmaBlock, TmaError> {
+    let (elem, b) = desc_block(f.ty(desc)).ok_or(TmaError::Rank(0))?;
+    block_in(elem, b, desc_layout(f, desc).as_ref())
+}
+
+/// The memdesc type of one block of descriptor `desc` in its TMA layout.
+pub fn desc_buffer_type(f: &Func, desc: ValueId) -> Result<Type, TmaError> {
+    let (elem, b) = desc_block(f.ty(desc)).ok_or(TmaError::Rank(0))?;
+    buffer_type_in(elem, b, desc_layout(f, desc).as_ref())
+}
+
+/// The memdesc type of one block of a descriptor of `elem` in its default TMA layout.
 pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, TmaError> {
-    let b = block(elem, block_shape)?;
+    buffer_type_in(elem, block_shape, None)
+}
+
+/// The memdesc type of one block of a descriptor of `elem` staged in `layout` ([`block_in`]).
+pub fn buffer_type_in(
+    elem: ScalarType,
+    block_shape: &[u32],
+    layout: Option<&NvmmaSharedLayout>,
+) -> Result<Type, TmaError> {
+    let b = block_in(elem, block_shape, layout)?;
     let linear = b.layout.to_linear(block_shape).map_err(TmaError::Layout)?;
     let spec = tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(b.layout));
     Ok(Type::MemDesc {

@@ -4,11 +4,12 @@
 //!
 //! Each buffer is live from its `tmem_alloc` to its last use, through the views made of it (`index`, `slice`,
 //! `_reinterpret`); a use inside a loop or branch keeps it live to the end of that op at the allocation's level.
-//! A buffer whose last use is a `tcgen05_mma` (which reads and writes it asynchronously, after the op) stays
-//! live to the end of the kernel, as do all buffers when a tensor-memory value flows where views cannot be
-//! followed (through a branch's or loop's results or arguments). Buffers are placed largest first, each aligned
-//! to its own size (a power of two of columns), at the lowest columns no buffer live at the same time holds;
-//! the total is rounded up to a power of two of at least 32 columns, as `tcgen05.alloc` requires.
+//! A buffer whose last use is a `tcgen05_mma`, `tcgen05_mma_scaled` or `tcgen05_copy` (which read and write it
+//! asynchronously, after the op) stays live to the end of the kernel, as do all buffers when a tensor-memory
+//! value flows where views cannot be followed (through a branch's or loop's results or arguments). Buffers are
+//! placed largest first, each aligned to its own size (a power of two of columns), at the lowest columns no
+//! buffer live at the same time holds; the total is rounded up to a power of two of at least 32 columns, as
+//! `tcgen05.alloc` requires.
 
 use std::collections::HashMap;
 
@@ -29,6 +30,22 @@ pub struct Plan {
 pub fn buffer_columns(f: &Func, v: ValueId) -> u32 {
     let (_, elem, layout) = f.ty(v).memdesc().expect("a tensor-memory memdesc");
     (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
+}
+
+/// Where a 2-D tensor-memory layout (`row, col → dim0, dim1`, `col` counting element slots) puts each element:
+/// every (row, slot) holding it, slots first then rows (so the first is the lowest slot, at its lowest row).
+/// Zero bases make several places hold one element: the lane quarters of a `TensorMemoryScalesLayout` hold
+/// copies, and slots past a small tensor repeat others.
+pub fn placements(layout: &tessel_layouts::LinearLayout) -> HashMap<(u32, u32), Vec<(u32, u32)>> {
+    let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
+    let mut at: HashMap<(u32, u32), Vec<(u32, u32)>> = HashMap::new();
+    for slot in 0..slots {
+        for row in 0..rows {
+            let c = layout.apply(&[row, slot]);
+            at.entry((c[0], c[1])).or_default().push((row, slot));
+        }
+    }
+    at
 }
 
 /// One buffer: its allocation, result, columns (a power of two) and live range in program positions.
@@ -83,7 +100,7 @@ fn live_ranges(f: &Func, allocs: &[(OpId, ValueId)]) -> Vec<(usize, usize)> {
             let e = end(at);
             if e >= ranges[b].1 {
                 ranges[b].1 = e;
-                last_is_mma[b] = d.op == Op::Tcgen05Mma;
+                last_is_mma[b] = matches!(d.op, Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy);
             }
         }
     }

@@ -258,10 +258,16 @@ impl Type {
         matches!(self, Type::MemDesc { .. })
     }
 
-    /// A tensor-memory buffer (Blackwell TMEM): a memdesc laid out by a `TensorMemoryLayout`. Its memory space
-    /// is its layout's kind; every other memdesc is shared memory.
+    /// A tensor-memory buffer (Blackwell TMEM): a memdesc laid out by a `TensorMemoryLayout` or (block scales) a
+    /// `TensorMemoryScalesLayout`. Its memory space is its layout's kind; every other memdesc is shared memory.
     pub fn is_tmem(&self) -> bool {
-        matches!(self, Type::MemDesc { layout, .. } if matches!(layout.spec, Some(AnyLayout::TensorMemory(_))))
+        matches!(self, Type::MemDesc { layout, .. }
+            if matches!(layout.spec, Some(AnyLayout::TensorMemory(_) | AnyLayout::TensorMemoryScales(_))))
+    }
+
+    /// A tensor-memory buffer of block scales: a memdesc laid out by a `TensorMemoryScalesLayout`.
+    pub fn is_tmem_scales(&self) -> bool {
+        matches!(self, Type::MemDesc { layout, .. } if matches!(layout.spec, Some(AnyLayout::TensorMemoryScales(_))))
     }
 
     /// A shared-memory buffer's shape, element type and shared layout.

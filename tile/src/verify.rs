@@ -206,9 +206,7 @@ impl Verifier<'_> {
             if regions == n { Ok(()) } else { Err(Violation::Rule(format!("expected {n} regions, got {regions}"))) }
         };
         match &data.op {
-            op @ (Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit) => {
-                crate::verify_tmem::types(f, op, &ins, &outs)
-            }
+            op if crate::verify_tmem::is_tmem_op(op) => crate::verify_tmem::types(f, op, &ins, &outs),
             op if op.is_shared_memory_op() => crate::verify_smem::types(op, &ins, &outs),
             Op::Constant(_) => {
                 count(0..=0, 1)?;

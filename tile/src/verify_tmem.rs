@@ -1,11 +1,15 @@
-//! Typing rules of the tensor-memory ops (Blackwell): `tmem_alloc`, `tmem_load`, `tmem_store`, `tcgen05_mma` and
-//! `tcgen05_commit`, with the rules the hardware imposes: a tensor-memory buffer is 2-D and laid out by a
-//! `TensorMemoryLayout` (block M 64 or 128, block N a power of two ≤ 256); a tensor moved in or out of it is in
-//! the `32x32b` register layout of that layout (`TmemRegLayout`) over 4 or 8 warps; `tcgen05_mma` multiplies
-//! f16/bf16 operands (A in shared or tensor memory, B in NVMMA shared memory) into an f32 accumulator in tensor
-//! memory. [`crate::verify`]'s table hands these ops here, before the shared-memory rules.
+//! Typing rules of the tensor-memory ops (Blackwell): `tmem_alloc`, `tmem_load`, `tmem_store`, `tcgen05_mma`,
+//! `tcgen05_commit`, `tcgen05_copy` and `tcgen05_mma_scaled`, with the rules the hardware imposes: a
+//! tensor-memory buffer is 2-D and laid out by a `TensorMemoryLayout` (block M 64 or 128, block N a power of two
+//! ≤ 256) or, for block scales, by a `TensorMemoryScalesLayout`; a tensor moved in or out of it is in one of the
+//! access register layouts of that layout over 4 or 8 warps; `tcgen05_mma` multiplies f16/bf16 operands (A in
+//! shared or tensor memory, B in NVMMA shared memory) into an f32 accumulator in tensor memory. The copy and the
+//! block-scaled MMA have their rules, and the instructions they lower to, in [`crate::tcgen05_copy`] and
+//! [`crate::mma_scaled`]. [`crate::verify`]'s table hands these ops here, before the shared-memory rules.
 
-use tessel_layouts::{AnyLayout, SharedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
+use tessel_layouts::{
+    AnyLayout, SharedLayout, TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess, TmemRegLayout,
+};
 
 use crate::ir::Func;
 use crate::ops::Op;
@@ -18,6 +22,17 @@ pub fn tmem_parts(t: &Type) -> Result<(&[u32], ScalarType, &TensorMemoryLayout),
         Type::MemDesc { shape, elem, layout } => match &layout.spec {
             Some(AnyLayout::TensorMemory(l)) => Ok((shape, *elem, l)),
             _ => Err(format!("needs a tensor-memory memdesc (laid out by a TensorMemoryLayout), got {t}")),
+        },
+        _ => Err(format!("needs a tensor-memory memdesc, got {t}")),
+    }
+}
+
+/// The block-scales buffer `t` (laid out by a `TensorMemoryScalesLayout`): its shape, element type and layout.
+pub fn scales_parts(t: &Type) -> Result<(&[u32], ScalarType, &TensorMemoryScalesLayout), String> {
+    match t {
+        Type::MemDesc { shape, elem, layout } => match &layout.spec {
+            Some(AnyLayout::TensorMemoryScales(l)) => Ok((shape, *elem, l)),
+            _ => Err(format!("needs a tensor-memory memdesc laid out by a TensorMemoryScalesLayout, got {t}")),
         },
         _ => Err(format!("needs a tensor-memory memdesc, got {t}")),
     }
@@ -47,20 +62,32 @@ pub fn reg_layout(
     tessel_layouts::DistributedLayout::TmemReg(reg).to_linear(shape).map_err(|e| e.to_string())
 }
 
+/// The register layout of moving the whole tensor-memory buffer `mem` (either kind of tensor-memory layout) with
+/// the `access` shape over `num_warps` warps.
+pub fn mem_reg_layout(mem: &Type, access: TmemAccess, num_warps: u32) -> Result<tessel_layouts::LinearLayout, String> {
+    if let Ok((shape, _, scales)) = scales_parts(mem) {
+        return scales.reg_layout(shape, access, num_warps).map_err(|e| e.to_string());
+    }
+    let (shape, elem, tmem) = tmem_parts(mem)?;
+    reg_layout(tmem, access, shape, elem, num_warps)
+}
+
 /// The access shapes of `tcgen05.ld/st`, in the order a register layout is matched against them.
 pub const ACCESSES: [TmemAccess; 4] =
     [TmemAccess::B32x32, TmemAccess::B16x64, TmemAccess::B16x128, TmemAccess::B16x256];
 
-/// The access shape whose register layout `have` is, for a tensor of `shape` and `elem` in `tmem` over
-/// `num_warps` warps; `None` when it is none of them.
-pub fn access_of(
-    have: &tessel_layouts::LinearLayout,
-    tmem: &TensorMemoryLayout,
-    shape: &[u32],
-    elem: ScalarType,
-    num_warps: u32,
-) -> Option<TmemAccess> {
-    ACCESSES.into_iter().find(|&a| reg_layout(tmem, a, shape, elem, num_warps).is_ok_and(|l| l == *have))
+/// The access shape whose register layout `have` is, for moving the tensor-memory buffer `mem` over `num_warps`
+/// warps; `None` when it is none of them.
+pub fn access_of(have: &tessel_layouts::LinearLayout, mem: &Type, num_warps: u32) -> Option<TmemAccess> {
+    ACCESSES.into_iter().find(|&a| mem_reg_layout(mem, a, num_warps).is_ok_and(|l| l == *have))
+}
+
+/// The tensor-memory layout of `mem`, in words: its spelling.
+pub fn layout_name(mem: &Type) -> String {
+    match mem.memdesc().and_then(|(_, _, l)| l.spec.as_ref()) {
+        Some(spec) => spec.to_string(),
+        None => mem.to_string(),
+    }
 }
 
 /// The 32-bit columns each row of the tensor-memory buffer `t` takes.
@@ -69,8 +96,30 @@ pub fn columns(t: &Type) -> u32 {
     (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
 }
 
+/// A buffer of block scales: `[rows, scales]` of 8-bit elements (e8m0 as `u8`, or e4m3), at least 32 rows (one
+/// lane per row of a warp quarter).
+pub fn check_scales_type(t: &Type) -> Result<(), String> {
+    let (shape, elem, l) = scales_parts(t)?;
+    if shape.len() != 2 {
+        return Err(format!("a tensor-memory buffer of scales is 2-D ([rows, scales]), got shape {shape:?}"));
+    }
+    if !matches!(elem, ScalarType::U8 | ScalarType::F8E4M3) {
+        return Err(format!("block scales are 8-bit: u8 (e8m0) or float8e4nv (e4m3), got {elem}"));
+    }
+    if shape[0] < 32 {
+        return Err(format!("a buffer of scales holds at least 32 rows (a lane each), got {}", shape[0]));
+    }
+    if l.cta_split != [1, 1] {
+        return Err("scales split across CTAs (cga_layout) are not supported yet".into());
+    }
+    Ok(())
+}
+
 /// A buffer of `[M, N]` or `[buffers, M, N]`.
 fn check_buffer(t: &Type) -> Result<(), String> {
+    if t.is_tmem_scales() {
+        return check_scales_type(t);
+    }
     let (shape, elem, l) = tmem_parts(t)?;
     l.validate().map_err(|e| e.to_string())?;
     if l.col_stride == TensorMemoryLayout::UNPACKED {
@@ -97,7 +146,7 @@ fn check_buffer(t: &Type) -> Result<(), String> {
 /// A tensor moved to or from the buffer `mem` has its shape, element type and, when it has a layout, the
 /// buffer's 32x32b register layout over the kernel's warps.
 fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
-    let (shape, elem, l) = tmem_parts(mem)?;
+    let (shape, elem, _) = mem.memdesc().ok_or_else(|| format!("needs a tensor-memory memdesc, got {mem}"))?;
     if shape.len() != 2 {
         return Err(format!("tensor memory moves to and from registers as 2-D buffers; index {mem} first"));
     }
@@ -109,11 +158,11 @@ fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
     if warps != 4 && warps != 8 {
         return Err(format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}"));
     }
-    if access_of(&have.linear, l, shape, elem, warps).is_none() {
+    if access_of(&have.linear, mem, warps).is_none() {
         return Err(format!(
             "the tensor's layout must be a register layout of {} over {warps} warps (`get_tmem_reg_layout` with \
              instr_variant 32x32b, 16x64b, 16x128b or 16x256b), got {}",
-            AnyLayout::TensorMemory(l.clone()),
+            layout_name(mem),
             crate::types::linear_spelling(&have.linear)
         ));
     }
@@ -156,6 +205,8 @@ pub fn tmem_type(shape: &[u32], elem: ScalarType, l: &TensorMemoryLayout) -> Res
 /// f32 reread as P in f16, or as single f32 columns). The view is a buffer of its own within the columns of the
 /// one it reinterprets.
 pub fn check_reinterpret(mem: &Type, view: &Type) -> Result<(), String> {
+    tmem_parts(mem)?;
+    tmem_parts(view)?;
     check_buffer(mem)?;
     check_buffer(view)?;
     let (have, want) = (columns(mem), columns(view));
@@ -266,6 +317,19 @@ fn rules(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String>
                 None => Ok(()),
             }
         }
+        Op::Tcgen05Copy => {
+            if ins.len() != 2 || !outs.is_empty() {
+                return Err(format!("expects a source and a destination and no results; got {} operands", ins.len()));
+            }
+            check_buffer(ins[1])?;
+            crate::tcgen05_copy::plan(ins[0], ins[1]).map(|_| ())
+        }
+        Op::Tcgen05MmaScaled { a_format, b_format } => {
+            if !outs.is_empty() {
+                return Err("tcgen05_mma_scaled has no results".into());
+            }
+            crate::mma_scaled::plan(ins, *a_format, *b_format).map(|_| ())
+        }
         _ => unreachable!("not a tensor-memory op: {}", op.name()),
     }
 }
@@ -280,11 +344,36 @@ pub fn check_mma(ins: &[&Type]) -> Result<(), String> {
     }
     check_pred(ins[3], "use_acc")?;
     check_pred(ins[4], "pred")?;
-    for pair in ins[5..].chunks(2) {
+    check_barriers(&ins[5..])?;
+    mma_operands(ins[0], ins[1], ins[2])
+}
+
+/// The `(barrier, predicate)` pairs an MMA commits to.
+pub(crate) fn check_barriers(pairs: &[&Type]) -> Result<(), String> {
+    if pairs.len() % 2 != 0 {
+        return Err("barriers come in (barrier, predicate) pairs".into());
+    }
+    for pair in pairs.chunks(2) {
         check_barrier(pair[0])?;
         check_pred(pair[1], "barrier predicate")?;
     }
-    mma_operands(ins[0], ins[1], ins[2])
+    Ok(())
+}
+
+/// The i1 predicate operands of an MMA.
+pub(crate) fn check_mma_preds(use_acc: &Type, pred: &Type) -> Result<(), String> {
+    check_pred(use_acc, "use_acc")?;
+    check_pred(pred, "pred")
+}
+
+/// The f32 accumulator `acc` of an MMA: a tensor-memory buffer and its layout.
+pub(crate) fn check_accumulator(acc: &Type) -> Result<(&[u32], &TensorMemoryLayout), String> {
+    check_buffer(acc)?;
+    let (c, c_elem, c_layout) = tmem_parts(acc)?;
+    if c_elem != ScalarType::F32 {
+        return Err(format!("the accumulator must hold f32, got {c_elem}"));
+    }
+    Ok((c, c_layout))
 }
 
 /// The shape `[M, N]` of each `tcgen05.mma` of an `m x n` product into an accumulator laid out by `acc`: its
@@ -298,11 +387,7 @@ pub fn instr_shape(acc: &TensorMemoryLayout, m: u32, n: u32) -> [u32; 2] {
 /// or a multiple of 128 (blocks of block M 128), each MMA's N ([`instr_shape`]) a multiple of 8 (M 64) or 16
 /// (M 128) up to 256, K a multiple of 16.
 fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
-    check_buffer(acc)?;
-    let (c, c_elem, c_layout) = tmem_parts(acc)?;
-    if c_elem != ScalarType::F32 {
-        return Err(format!("the accumulator must hold f32, got {c_elem}"));
-    }
+    let (c, c_layout) = check_accumulator(acc)?;
     let nvmma = |t: &Type, what: &str| -> Result<(), String> {
         match t.memdesc() {
             Some((_, _, l)) if matches!(l.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))) => Ok(()),
@@ -356,6 +441,20 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
     Ok(())
 }
 
+/// The ops this module types: tensor memory and the tcgen05 ops.
+pub fn is_tmem_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::TmemAlloc
+            | Op::TmemLoad
+            | Op::TmemStore
+            | Op::Tcgen05Mma
+            | Op::Tcgen05Commit
+            | Op::Tcgen05Copy
+            | Op::Tcgen05MmaScaled { .. }
+    )
+}
+
 /// Tensor memory and tcgen05 exist on sm_100a only, in at most 512 columns: the first tensor-memory op of a
 /// kernel for another target, or the allocation past the budget ([`crate::tmem::plan`]), with the message to
 /// report at its location.
@@ -365,11 +464,13 @@ pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
     }
     for o in f.all_ops() {
         let op = &f.op(o).op;
-        if matches!(op, Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Mma | Op::Tcgen05Commit) {
+        if is_tmem_op(op) {
             let what = match op {
                 Op::TmemAlloc => "tensor memory (`allocate_tensor_memory`)",
                 Op::Tcgen05Mma => "`tcgen05_mma`",
                 Op::Tcgen05Commit => "`tcgen05_commit`",
+                Op::Tcgen05Copy => "`tcgen05_copy`",
+                Op::Tcgen05MmaScaled { .. } => "`tcgen05_mma_scaled`",
                 _ => "tensor memory",
             };
             return Err((o, format!("{what} needs sm_100a (Blackwell); this kernel compiles for {}", f.target)));

@@ -152,12 +152,13 @@ impl InFlight {
 pub(crate) fn memdesc_index(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (mem, i, v) = (data.operands[0], data.operands[1], data.results[0]);
     let (base, idx) = (l.get(mem)?[0], l.get(i)?[0]);
-    let Some((sub, elem, _)) = l.f.ty(v).memdesc() else { unreachable!("verified") };
-    // Tensor memory (`lane << 16 | column`): buffer i starts its columns on.
+    let Some((sub, elem, layout)) = l.f.ty(v).memdesc() else { unreachable!("verified") };
+    // Tensor memory (`lane << 16 | column`): buffer i starts its columns on. Shared memory: its bytes, padding
+    // included.
     let stride = if l.f.ty(v).is_tmem() {
         tessel_tile::verify_tmem::columns(l.f.ty(v))
     } else {
-        sub.iter().product::<u32>() * elem.bytes()
+        sub.iter().product::<u32>() * crate::smem::alloc::offsets_per_element(&layout.linear) as u32 * elem.bytes()
     };
     let r = l.b.reg(RegClass::B32);
     l.b.op("mad.lo.u32", r, (idx, stride, base));

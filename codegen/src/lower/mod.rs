@@ -142,6 +142,10 @@ pub(crate) struct Lower<'f> {
     pub ws: Option<partitions::Setup>,
     /// The kernel's tensor memory, when it has any (`tcgen05`).
     pub tmem: Option<tcgen05::Tmem>,
+    /// The PTX ISA version of the module (`.version`): the target's, or newer where an instruction needs it.
+    pub isa: &'static str,
+    /// The CTA's first warp of the partition being lowered (0 outside worker partitions): `warp` counts from it.
+    pub warp_base: u32,
 }
 
 impl<'f> Lower<'f> {
@@ -288,7 +292,10 @@ impl<'f> Lower<'f> {
     }
 
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
-        let async_reads = matches!(self.f.op(o).op, Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma);
+        let async_reads = matches!(
+            self.f.op(o).op,
+            Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy
+        );
         let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. });
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
@@ -514,6 +521,8 @@ impl<'f> Lower<'f> {
             Op::TmemStore => tcgen05::store(self, &data)?,
             Op::Tcgen05Mma => tcgen05::mma(self, &data)?,
             Op::Tcgen05Commit => tcgen05::commit_op(self, &data)?,
+            Op::Tcgen05Copy => tcgen05::copy(self, &data)?,
+            Op::Tcgen05MmaScaled { a_format, b_format } => tcgen05::mma_scaled(self, &data, *a_format, *b_format)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())
@@ -600,6 +609,8 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         scratch_floor: 0,
         ws: None,
         tmem: None,
+        isa: tcgen05::isa_needed(f).unwrap_or(arch.isa_version()),
+        warp_base: 0,
         tensor_maps: Vec::new(),
         tensor_map_addrs: HashMap::new(),
         kernel_maps: tma::kernel_made_maps(f),
@@ -695,7 +706,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     let total_warps = l.ws.as_ref().map_or(num_warps, |w| w.total_warps);
     let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
     // `tensormap.replace` and the tensormap proxy fences are PTX 8.3.
-    let isa = if scratch_bytes > 0 && arch == tessel_tile::Target::Sm90a { "8.3" } else { arch.isa_version() };
+    let isa = if scratch_bytes > 0 && arch == tessel_tile::Target::Sm90a { "8.3" } else { l.isa };
     let cluster = f.config.num_ctas;
     let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas, isa, cluster };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);

@@ -197,16 +197,17 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     }
     for (i, label) in labels.iter().enumerate() {
         l.b.label(label);
-        let saved = (l.tid, l.warp, l.num_warps, std::mem::take(&mut l.coord_cache), l.bar);
+        let saved = (l.tid, l.warp, l.num_warps, std::mem::take(&mut l.coord_cache), l.bar, l.warp_base);
         let n = w.worker_num_warps[i];
         (l.tid, l.warp, l.num_warps, l.bar) = (s.rebased[i].0, s.rebased[i].1, n, (2 + i as u32, 32 * n));
+        l.warp_base = w.warp_starts[1 + i];
         let r = data.regions[1 + i];
         for (&a, c) in f.region(r).args.iter().zip(&captures) {
             l.vals.insert(a, c.clone());
         }
         let ran = l.region(r);
         let idle = l.in_flight.is_empty();
-        (l.tid, l.warp, l.num_warps, l.coord_cache, l.bar) = saved;
+        (l.tid, l.warp, l.num_warps, l.coord_cache, l.bar, l.warp_base) = saved;
         ran?;
         if !idle {
             return Err(CompileError::new(format!(

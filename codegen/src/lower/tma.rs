@@ -27,7 +27,7 @@ pub(crate) const MAP_BYTES: u32 = 128;
 /// The TMA block of descriptor `desc`, checked against the layout of the buffer `buf` it is copied to or from.
 fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, CompileError> {
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
-    let b = tma::block(elem, block)?;
+    let b = tma::desc_tma_block(l.f, desc)?;
     let (_, _, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
     let want = b.layout.to_linear(block).map_err(|e| CompileError::new(e.to_string()))?;
     // Zero CTA bases (every CTA of a cluster holds the whole block) leave the layout the same.
@@ -61,8 +61,14 @@ fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
         _ => unreachable!("host_desc_base found its make_tensor_desc"),
     };
     let nan_padding = matches!(&l.f.op(maker).op, tessel_tile::Op::MakeTensorDesc { padding, .. } if padding == "nan");
-    let arg =
-        TensorMapArg { base_arg: Some(base as u32), elem, block_shape: block.to_vec(), nan_padding, im2col_rank: None };
+    let arg = TensorMapArg {
+        base_arg: Some(base as u32),
+        elem,
+        block_shape: block.to_vec(),
+        nan_padding,
+        im2col_rank: None,
+        layout: tma::desc_layout(l.f, desc),
+    };
     Ok(map_param(l, arg))
 }
 
@@ -111,6 +117,7 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
         block_shape: block.clone(),
         nan_padding: padding == "nan",
         im2col_rank: None,
+        layout: None,
     };
     let k = match l.tensor_maps.iter().position(|m| *m == template) {
         Some(k) => k,
@@ -345,6 +352,7 @@ pub(crate) fn load_im2col(l: &mut Lower, data: &OpData, rank: usize) -> Result<(
         block_shape: block.to_vec(),
         nan_padding,
         im2col_rank: Some(rank as u32),
+        layout: None,
     };
     let map = map_param(l, arg);
     let coords = &data.operands[3..3 + rank];

@@ -52,7 +52,7 @@ pub(crate) fn box_copies(
         let smem = box_addresses(l, buf, b)?;
         let mut out = Vec::with_capacity(b.boxes.len());
         for ((origin, smem), pred) in b.boxes.iter().zip(smem).zip(issuers) {
-            out.push(BoxCopy { pred, smem, coords: box_coords(l, coords, origin, None)? });
+            out.push(BoxCopy { pred, smem, coords: box_coords(l, coords, origin, None, b.layout.fp4_padded)? });
         }
         return Ok(out);
     };
@@ -83,7 +83,8 @@ pub(crate) fn box_copies(
             };
             let smem = l.b.reg(RegClass::B32);
             l.b.op("mad.lo.u32", smem, (index, offset_step, at));
-            let coords = box_coords(l, coords, &b.boxes[0], Some((index, origin_step.as_slice())))?;
+            let indexed = Some((index, origin_step.as_slice()));
+            let coords = box_coords(l, coords, &b.boxes[0], indexed, b.layout.fp4_padded)?;
             Ok(BoxCopy { pred, smem, coords })
         })
         .collect()
@@ -139,25 +140,36 @@ fn even_steps(boxes: &[Vec<u32>], offsets: &[u32]) -> Option<(Vec<u32>, u32)> {
 
 /// The coordinates of a box, innermost dim first: the op's block coordinates plus the box origin, plus
 /// `index × step` when the box is chosen at run time.
+///
+/// A `fp4_padded` block's map (`16U4_ALIGN16B`) counts its innermost dim in 4-bit elements while the program's
+/// coordinates, the block and its boxes count packed bytes (two elements each): that coordinate is doubled.
 fn box_coords(
     l: &mut Lower,
     coords: &[ValueId],
     origin: &[u32],
     indexed: Option<(Reg, &[u32])>,
+    fp4_padded: bool,
 ) -> Result<Vec<Reg>, CompileError> {
     let mut out = Vec::with_capacity(coords.len());
+    let last = coords.len() - 1;
     for (d, (&c, &o)) in coords.iter().zip(origin).enumerate().rev() {
         let mut r = l.get(c)?[0];
+        let unit = if fp4_padded && d == last { 2 } else { 1 };
+        if unit != 1 {
+            let s = l.b.reg(RegClass::B32);
+            l.b.op("shl.b32", s, (r, 1u32));
+            r = s;
+        }
         if o != 0 {
             let s = l.b.reg(RegClass::B32);
-            l.b.op("add.s32", s, (r, o));
+            l.b.op("add.s32", s, (r, o * unit));
             r = s;
         }
         if let Some((index, step)) = indexed
             && step[d] != 0
         {
             let s = l.b.reg(RegClass::B32);
-            l.b.op("mad.lo.s32", s, (index, step[d], r));
+            l.b.op("mad.lo.s32", s, (index, step[d] * unit, r));
             r = s;
         }
         out.push(r);

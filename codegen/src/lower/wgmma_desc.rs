@@ -1,99 +1,26 @@
-//! `wgmma` shared-memory matrix descriptors, derived from the buffer's shared layout and checked against it.
-//!
-//! A descriptor (PTX ISA, "matrix descriptor"; reference/ptx.md §5.2) tells the tensor cores where the rows and
-//! K columns of one instruction's operand tile sit: a start address, a leading-dimension byte offset (LBO), a
-//! stride-dimension byte offset (SBO) and a swizzle mode. [`Operand`] models the address the hardware computes
-//! for element (row, k) of the tile from those fields ([`MatrixDesc::address`]). [`derive`] reads the fields
-//! off the buffer's linear layout (the offsets of a few elements) and then checks every element of every tile
-//! the kernel will issue: the hardware address must be the layout's offset. A layout the descriptor cannot
-//! express is an error naming the first element that differs, never wrong code.
+//! `wgmma` and `tcgen05.mma` shared-memory matrix descriptors: the model is tile's
+//! ([`tessel_tile::smem_desc`], which the tcgen05 rules check layouts with too); here its errors become
+//! codegen's.
 
 use tessel_layouts::LinearLayout;
+pub use tessel_tile::smem_desc::{MatrixDesc, Operand};
 
 use crate::CompileError;
 
-/// Which operand, and so which tensor dims are the tile's rows (M for A, N for B) and K.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operand {
-    /// `A[M, K]`: rows along dim 0, K along dim 1.
-    A,
-    /// `B[K, N]`: rows (N) along dim 1, K along dim 0.
-    B,
-}
-
-impl Operand {
-    /// The tensor coordinates of (row, k).
-    fn coords(self, row: u32, k: u32) -> [u32; 2] {
-        match self {
-            Operand::A => [row, k],
-            Operand::B => [k, row],
-        }
-    }
-}
-
-/// The fields of a descriptor, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MatrixDesc {
-    /// Swizzle span: 128, 64 or 32 bytes.
-    pub swizzle: u32,
-    /// K contiguous (`false`) or the rows contiguous (`true`, "transposed"; 16-bit types only).
-    pub mn_major: bool,
-    pub lbo: u32,
-    pub sbo: u32,
-}
-
-impl MatrixDesc {
-    /// The byte address the hardware reads for element (row, k) of a tile whose descriptor starts at `start`
-    /// (relative to a base aligned to the swizzle repeat, 8 × span bytes).
-    pub fn address(&self, start: u32, row: u32, k: u32, elem_bytes: u32) -> u32 {
-        let w = self.swizzle;
-        let linear = if self.mn_major {
-            let span = w / elem_bytes;
-            start + (row / span) * self.lbo + (row % span) * elem_bytes + (k % 8) * w + (k / 8) * self.sbo
-        } else {
-            start + (row / 8) * self.sbo + (row % 8) * w + k * elem_bytes
-        };
-        // The 16-byte chunk index (bits 4..) XOR the row within the 8-row swizzle atom (bits 7..).
-        linear ^ (((linear >> 7) & (w / 16 - 1)) << 4)
-    }
-
-    /// The high 32 bits of the 64-bit descriptor: SBO and the swizzle mode.
-    pub fn hi_word(&self) -> u32 {
-        let mode = match self.swizzle {
-            128 => 1,
-            64 => 2,
-            _ => 3,
-        };
-        (self.sbo >> 4) | (mode << 30)
-    }
-
-    /// The LBO field of the low word (the start address goes in bits 0..14).
-    pub fn lbo_field(&self) -> u32 {
-        (self.lbo >> 4) << 16
-    }
-}
-
-/// Offsets (elements) of tensor coordinates in a buffer: the inverse of its shared layout.
-pub struct Offsets {
-    inverse: LinearLayout,
-}
+/// Offsets (elements) of tensor coordinates in a buffer ([`tessel_tile::smem_desc::Offsets`]).
+pub struct Offsets(tessel_tile::smem_desc::Offsets);
 
 impl Offsets {
     pub fn new(shared: &LinearLayout) -> Result<Offsets, CompileError> {
-        let inverse = shared
-            .invert()
-            .map_err(|e| CompileError::new(format!("a wgmma operand's shared layout is not a bijection: {e}")))?;
-        Ok(Offsets { inverse })
+        tessel_tile::smem_desc::Offsets::new(shared).map(Offsets).map_err(CompileError::new)
     }
 
     pub fn of(&self, c: [u32; 2]) -> u32 {
-        self.inverse.apply(&c)[0]
+        self.0.of(c)
     }
 }
 
-/// Derives the descriptor of `op`'s tiles of `rows` × `k` elements from the buffer layout, and checks it at
-/// every tile origin in `origins` ((row, k) of the tile's first element). The buffer's base is aligned to the
-/// swizzle repeat (the allocator's 1024 bytes).
+/// [`tessel_tile::smem_desc::derive`] over the swizzled canonical layouts.
 pub fn derive(
     offsets: &Offsets,
     op: Operand,
@@ -102,73 +29,7 @@ pub fn derive(
     k: u32,
     origins: &[(u32, u32)],
 ) -> Result<MatrixDesc, CompileError> {
-    let at = |row: u32, kk: u32| offsets.of(op.coords(row, kk)) * elem_bytes;
-    let mn_major = at(1, 0) == elem_bytes;
-    if !mn_major && at(0, 1) != elem_bytes {
-        return Err(CompileError::new(format!(
-            "a wgmma operand must be contiguous along K or along its rows in shared memory; element (row 1, k 0) \
-             is at byte {} and (row 0, k 1) at byte {}",
-            at(1, 0),
-            at(0, 1)
-        )));
-    }
-    if mn_major && elem_bytes != 2 {
-        return Err(CompileError::new("wgmma reads 8- and 32-bit operands K-major only"));
-    }
-    let mut first_error = None;
-    for swizzle in [128u32, 64, 32] {
-        let desc = if mn_major {
-            let span = swizzle / elem_bytes;
-            let lbo = if rows > span { at(span, 0) } else { 16 };
-            MatrixDesc { swizzle, mn_major, lbo, sbo: if k > 8 { at(0, 8) } else { 16 } }
-        } else {
-            MatrixDesc { swizzle, mn_major, lbo: 16, sbo: if rows > 8 { at(8, 0) } else { 16 } }
-        };
-        match check(&desc, offsets, op, elem_bytes, rows, k, origins) {
-            Ok(()) => return Ok(desc),
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    Err(first_error.expect("three modes were tried"))
-}
-
-fn check(
-    desc: &MatrixDesc,
-    offsets: &Offsets,
-    op: Operand,
-    elem_bytes: u32,
-    rows: u32,
-    k: u32,
-    origins: &[(u32, u32)],
-) -> Result<(), CompileError> {
-    let fits = |x: u32| x % 16 == 0 && x < (1 << 18);
-    if !fits(desc.lbo) || !fits(desc.sbo) {
-        return Err(CompileError::new(format!(
-            "wgmma descriptor offsets must be multiples of 16 below 256 KiB, got LBO {} and SBO {}",
-            desc.lbo, desc.sbo
-        )));
-    }
-    for &(r0, k0) in origins {
-        let start = offsets.of(op.coords(r0, k0)) * elem_bytes;
-        for row in 0..rows {
-            for kk in 0..k {
-                let want = offsets.of(op.coords(r0 + row, k0 + kk)) * elem_bytes;
-                let got = desc.address(start, row, kk, elem_bytes);
-                if got != want {
-                    return Err(CompileError::new(format!(
-                        "the shared layout cannot be read by a wgmma descriptor: with a {}-byte swizzle, element \
-                         (row {}, k {}) would be read at byte {got} but the layout puts it at byte {want}",
-                        desc.swizzle,
-                        r0 + row,
-                        k0 + kk
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
+    tessel_tile::smem_desc::derive(&offsets.0, op, elem_bytes, rows, k, origins, false).map_err(CompileError::new)
 }
 
 #[cfg(test)]
@@ -230,7 +91,7 @@ mod tests {
         .unwrap();
         let off = Offsets::new(&plain).unwrap();
         let e = derive(&off, Operand::A, 2, 64, 16, &origins(Operand::A, shape, 64, 16)).unwrap_err();
-        assert!(e.to_string().contains("cannot be read by a wgmma descriptor"), "{e}");
+        assert!(e.to_string().contains("cannot be read through a matrix descriptor"), "{e}");
     }
 
     proptest! {

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use tessel_layouts::{AnyLayout, SharedLayout};
+use tessel_layouts::{AnyLayout, LinearLayout, SharedLayout};
 use tessel_tile::ir::{Func, OpId, RegionId, ValueId};
 use tessel_tile::op_facts::BufferUse;
 use tessel_tile::ops::Op;
@@ -91,9 +91,9 @@ impl Allocation {
                 continue;
             }
             let v = d.results[0];
-            let Type::MemDesc { shape, elem, .. } = f.ty(v) else { unreachable!("verified") };
+            let Type::MemDesc { shape, elem, layout } = f.ty(v) else { unreachable!("verified") };
             let numel: u64 = shape.iter().map(|&x| x as u64).product();
-            let bytes = u32::try_from(numel * elem.bytes() as u64)
+            let bytes = u32::try_from(numel * offsets_per_element(&layout.linear) * elem.bytes() as u64)
                 .map_err(|_| CompileError::new(format!("shared-memory buffer {v} is larger than 4 GiB")))?;
             let align = if is_nvmma(f.ty(v)) || swizzled.contains(&v) { SWIZZLE_ALIGN } else { 16 };
             let region = d.parent.expect("linked op");
@@ -122,12 +122,16 @@ impl Allocation {
             }
             buffers.push(Buffer { value: v, offset: 0, bytes, align, live });
         }
-        // First fit in order of definition: each buffer takes the lowest aligned offset that no buffer placed
-        // before it and live at the same time occupies.
-        for i in 0..buffers.len() {
+        // First fit, the most aligned buffers first (so that small ones, mbarriers, do not leave swizzle-alignment
+        // gaps before big ones), each in order of definition: each buffer takes the lowest aligned offset that
+        // no buffer placed before it and live at the same time occupies.
+        let mut order: Vec<usize> = (0..buffers.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(buffers[i].align), i));
+        for (k, &i) in order.iter().enumerate() {
             let (live, align, bytes) = (buffers[i].live, buffers[i].align, buffers[i].bytes);
-            let mut taken: Vec<(u32, u32)> = buffers[..i]
+            let mut taken: Vec<(u32, u32)> = order[..k]
                 .iter()
+                .map(|&j| &buffers[j])
                 .filter(|b| b.live.0 <= live.1 && live.0 <= b.live.1)
                 .map(|b| (b.offset, b.offset + b.bytes))
                 .collect();
@@ -220,6 +224,16 @@ pub fn buffer_operands(f: &Func, o: OpId) -> Vec<(ValueId, bool)> {
     buffers.filter(|&(v, _)| f.ty(v).is_memdesc()).collect()
 }
 
+/// How many offsets of a shared layout hold one element: 1, or 2 for a padded layout (`fp4_padded`, where each 8
+/// bytes of data are followed by 8 of padding), whose buffers take their offsets' bytes.
+pub(crate) fn offsets_per_element(linear: &LinearLayout) -> u64 {
+    if !linear.has_in_dim("offset") {
+        return 1;
+    }
+    let coords: u64 = linear.out_dim_sizes().iter().map(|&(_, n)| n as u64).product();
+    (linear.in_dim_size("offset") as u64 / coords.max(1)).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +304,27 @@ mod tests {
         let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
         // %a and %b each live only at their allocation, but the partitions run at the same time; %c comes after.
         assert_eq!(offs, [0, 8192, 0]);
+    }
+
+    #[test]
+    fn swizzled_buffers_are_placed_before_small_ones_leave_gaps() {
+        let f = tessel_tile::parse::parse_func(
+            "func @k() {
+  %m = local_alloc : memdesc<1xi64, SwizzledSharedLayout(1, 1, 1, [0])>
+  %a = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  %b = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  %u = local_load %a : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  %v = local_load %b : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+  %w = local_load %m : tensor<1xi64, BlockedLayout([1],[32],[4],[0])>
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
+        // In order of definition the mbarrier-sized %m would push %a and %b to the next 1024-byte boundary.
+        assert_eq!(offs, [16384, 0, 8192]);
+        assert_eq!(a.buffer_bytes(), 16384 + 8);
     }
 }

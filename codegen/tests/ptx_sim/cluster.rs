@@ -43,6 +43,7 @@ pub fn run(
                         epoch: 0,
                         warp_epoch: vec![0; threads.div_ceil(32) as usize],
                         generic_since_fence: false,
+                        unfenced: vec![false; smem_bytes as usize],
                         tmem: Default::default(),
                         cluster: Member {
                             rank,

@@ -20,6 +20,7 @@ mod mma;
 mod parse;
 mod stmatrix;
 mod tcgen05;
+mod tcgen05_scaled;
 mod tma;
 mod wgmma;
 
@@ -87,6 +88,9 @@ struct Cta<'a> {
     warp_epoch: Vec<u32>,
     /// A thread stored to shared memory since the last `fence.proxy.async` (the tensor cores may not see it).
     generic_since_fence: bool,
+    /// Which shared bytes threads stored since the last `fence.proxy.async`: the tcgen05 ops check the bytes they
+    /// read against it (a store elsewhere, a layout conversion's scratch, does not concern them).
+    unfenced: Vec<bool>,
     /// Tensor memory and mbarriers (`tcgen05`).
     tmem: tcgen05::State,
     /// Its cluster (`cluster`): rank, ids, the peers' shared memory.
@@ -141,6 +145,26 @@ impl Cta<'_> {
     /// warp): a read of another thread's unordered write, a write over another thread's unordered read, or a
     /// different value over another thread's unordered write is a race, reported as an error. This is what
     /// lockstep execution would otherwise hide: a missing barrier.
+    /// A thread's store of `n` shared bytes at `addr` (the generic proxy): unfenced until a `fence.proxy.async`.
+    fn mark_generic(&mut self, addr: u64, n: usize) {
+        self.generic_since_fence = true;
+        let a = addr as usize;
+        if let Some(bytes) = self.unfenced.get_mut(a..a + n) {
+            bytes.iter_mut().for_each(|b| *b = true);
+        }
+    }
+
+    /// The async proxy (a tcgen05 op, `what`) reads shared byte `addr`: a thread's store to it must have been
+    /// fenced since.
+    fn async_read(&self, addr: u64, what: &str) -> Result<(), String> {
+        if self.unfenced.get(addr as usize).copied().unwrap_or(false) {
+            return Err(format!(
+                "{what} reads shared byte {addr}, which a thread stored without a fence.proxy.async since"
+            ));
+        }
+        Ok(())
+    }
+
     fn smem(&mut self, t: usize, addr: u64, n: usize, write: Option<&[u8]>) -> Result<&mut [u8], String> {
         let len = self.smem.len();
         let a = addr as usize;
@@ -303,6 +327,7 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> 
             }
             "fence" if ins.op.starts_with("fence.proxy.async") => {
                 c.generic_since_fence = false;
+                c.unfenced.iter_mut().for_each(|b| *b = false);
                 *pc += 1;
                 continue;
             }
@@ -479,7 +504,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             if from > 0 {
                 data[..from].copy_from_slice(g.slice(src, from)?);
             }
-            c.generic_since_fence = true;
+            c.mark_generic(dst, size);
             c.smem(t, dst, size, Some(&data))?.copy_from_slice(&data);
         }
         "ld" | "st" => {
@@ -506,7 +531,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()[..eb].to_vec()).collect();
             let write = (parts[0] == "st").then_some(&stored[..]);
             if shared && write.is_some() {
-                c.generic_since_fence = true;
+                c.mark_generic(addr, eb * vecn);
             }
             let bytes: &mut [u8] = if shared { c.smem(t, addr, eb * vecn, write)? } else { g.slice(addr, eb * vecn)? };
             for (i, r) in regs.iter().enumerate() {

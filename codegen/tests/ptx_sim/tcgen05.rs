@@ -3,14 +3,14 @@
 //! (thread l of a warp: lane quarter base + l, N consecutive columns) and `16x32bx2` (two halves of 16 lanes,
 //! the second an immediate's columns on), the instruction descriptor of `kind::f16` (M 64 and 128) with the
 //! data path layouts of D and of A in TMEM, and the sm_100 shared-memory descriptor, decoded field by field as
-//! the ISA defines them.
+//! the ISA defines them. `tcgen05.cp` and the block-scaled MMAs are [`super::tcgen05_scaled`]'s.
 //!
 //! Lockstep execution completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at
 //! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that fails in every thread
 //! yields to the cluster's other CTAs, and one nothing will complete is a deadlock). What the simulator checks:
-//! the allocation (a power of two in [32, 512] columns, by one warp, freed before `ret`), every TMEM access inside it and in the warp's quarter, one issuing thread per
-//! MMA, descriptors in the forms it knows, tensor-core reads of shared memory stored without a
-//! `fence.proxy.async` since.
+//! the allocation (a power of two in [32, 512] columns, by one warp, freed before `ret`), every TMEM access
+//! inside it and in the warp's quarter, one issuing thread per MMA, descriptors in the forms it knows,
+//! tensor-core reads of shared bytes stored without a `fence.proxy.async` since.
 
 use std::collections::HashMap;
 
@@ -25,7 +25,7 @@ const COLUMNS: usize = 512;
 
 /// The simulator's tensor memory, allocation and mbarriers.
 pub(super) struct State {
-    cells: Vec<u32>,
+    pub(super) cells: Vec<u32>,
     /// (first column, columns) of the live allocation.
     alloc: Option<(u32, u32)>,
     /// mbarrier at a shared address: (arrivals per phase, arrivals still missing, phase).
@@ -58,7 +58,7 @@ fn mem_addr(c: &Cta, t: usize, o: &Opnd) -> Result<u64, String> {
 
 impl State {
     /// Cell of (lane, column), checked against the allocation.
-    fn cell(&self, lane: u32, col: u32) -> Result<usize, String> {
+    pub(super) fn cell(&self, lane: u32, col: u32) -> Result<usize, String> {
         let (first, n) = self.alloc.ok_or("tensor memory accessed with nothing allocated")?;
         if lane as usize >= LANES || col < first || col >= first + n {
             return Err(format!("tensor memory lane {lane}, column {col} is outside the allocation ({n} columns)"));
@@ -192,15 +192,22 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         }
         return Ok(());
     }
-    if op.starts_with("tcgen05.mma") {
-        if op != "tcgen05.mma.cta_group::1.kind::f16" {
+    if op.starts_with("tcgen05.mma") || op.starts_with("tcgen05.cp") {
+        let scaled = op.contains(".block_scale");
+        if !(op == "tcgen05.mma.cta_group::1.kind::f16" || scaled || op.starts_with("tcgen05.cp")) {
             return Err(format!("`{op}` is not simulated"));
         }
         if ts.len() > 1 {
-            return Err(format!("tcgen05.mma is issued by one thread; {} threads issue it here", ts.len()));
+            return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
         }
         if let Some(&t) = ts.first() {
-            mma(c, t, a)?;
+            if op.starts_with("tcgen05.cp") {
+                super::tcgen05_scaled::copy(c, t, op, a)?;
+            } else if scaled {
+                super::tcgen05_scaled::mma(c, t, op, a)?;
+            } else {
+                mma(c, t, a)?;
+            }
         }
         return Ok(());
     }
@@ -296,9 +303,6 @@ fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
 
 /// `tcgen05.mma.cta_group::1.kind::f16 [d], a, b_desc, idesc, enable_input_d` by thread `t`.
 fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
-    if c.generic_since_fence {
-        return Err("tcgen05.mma reads shared memory written without a fence.proxy.async since".into());
-    }
     let idesc = c.val(t, &a[3])? as u32;
     let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
     if bits(0, 3) != 0 || bits(4, 2) != 1 || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
@@ -350,6 +354,8 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
             for row in 0..m as u64 {
                 for k in 0..K {
                     let at = address_of(start, lbo, sbo, sw, a_mn, row, k, 2);
+                    c.async_read(at, "tcgen05.mma")?;
+                    c.async_read(at + 1, "tcgen05.mma")?;
                     let b = c.smem(t, at, 2, None)?.to_vec();
                     av[(row * K + k) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, ta);
                 }
@@ -361,6 +367,8 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
     for col in 0..n as u64 {
         for k in 0..K {
             let at = address_of(start, lbo, sbo, sw, b_mn, col, k, 2);
+            c.async_read(at, "tcgen05.mma")?;
+            c.async_read(at + 1, "tcgen05.mma")?;
             let b = c.smem(t, at, 2, None)?.to_vec();
             bv[(k * n as u64 + col) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, tb);
         }

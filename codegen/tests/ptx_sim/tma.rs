@@ -10,10 +10,14 @@
 //!
 //! `.multicast::cluster` (a 16-bit CTA mask): the box lands at the same shared offset in every CTA of the mask
 //! and completes its bytes on each one's mbarrier at the barrier's offset. The issuing CTA's part lands at once;
-//! the peers' parts are queued (`Member::outbox`) and delivered when the issuing CTA stops (at a cluster barrier
-//! or its exit, `cluster::deliver`): the CTAs of a cluster run in rank order, so a copy CTA 0 issues reaches its
-//! peers before they run on. A peer whose barrier is not initialized by then is an error, which is what a
-//! missing cluster barrier between the initializations and the copy leads to.
+//! the peers' parts are queued (`Member::outbox`) and delivered when the issuing CTA stops (at a cluster barrier,
+//! a blocked wait or its exit, `cluster::deliver`): the CTAs of a cluster run in rank order, so a copy CTA 0
+//! issues reaches its peers before they run on. A peer whose barrier is not initialized by then is an error,
+//! which is what a missing cluster barrier between the initializations and the copy leads to.
+//!
+//! A map of data type `16U4_ALIGN16B` (`fp4_padded`) counts its innermost dim and box in 4-bit elements, two per
+//! byte in global memory; in shared memory each 16 of them (8 bytes) are followed by 8 bytes of padding, and the
+//! transaction bytes are the packed ones.
 
 use super::cluster::Delivery;
 use super::{Cta, Global, Ins, Opnd};
@@ -28,6 +32,8 @@ pub struct TensorMap {
     pub strides: Vec<u64>,
     pub box_dims: Vec<u32>,
     pub swizzle: u32,
+    /// `16U4_ALIGN16B`: 4-bit elements, padded in shared memory (see the module).
+    pub fp4_padded: bool,
 }
 
 /// The shared address of byte offset `off` of a box at `base`, swizzled.
@@ -64,6 +70,47 @@ fn elements(m: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
         .collect()
 }
 
+/// A `16U4_ALIGN16B` load: each byte of the box's packed rows (two 4-bit elements, innermost dim in elements) to
+/// its padded shared-memory place, zero outside the tensor; the packed bytes complete on the mbarrier.
+fn load_padded_fp4(
+    c: &mut Cta,
+    g: &mut Global,
+    m: &TensorMap,
+    coords: &[i64],
+    dst: u64,
+    bar: u64,
+) -> Result<(), String> {
+    let rank = m.box_dims.len();
+    let inner = m.box_dims[rank - 1] as u64;
+    if inner % 16 != 0 || coords[0] % 2 != 0 {
+        return Err("a 16U4_ALIGN16B box must span whole 16-element groups from an even coordinate".into());
+    }
+    // The map as whole bytes: the innermost dim halved.
+    let mut bytes_map = m.clone();
+    bytes_map.dims[rank - 1] = m.dims[rank - 1].div_ceil(2);
+    bytes_map.box_dims[rank - 1] = (inner / 2) as u32;
+    bytes_map.elem_bytes = 1;
+    let mut byte_coords = coords.to_vec();
+    byte_coords[0] /= 2;
+    let elems = elements(&bytes_map, &byte_coords);
+    let row = inner / 2;
+    for &(off, at) in &elems {
+        let byte = match at {
+            Some(a) => g.slice(a, 1)?[0],
+            None => 0,
+        };
+        let (r, k) = (off / row, off % row);
+        let padded = r * inner + (k / 8) * 16 + k % 8;
+        let s = swizzled(dst, padded, m.swizzle) as usize;
+        if s + 1 > c.smem.len() {
+            return Err(format!("a TMA load writes shared byte {s} past the {} allocated", c.smem.len()));
+        }
+        c.smem[s] = byte;
+        c.shadow[s] = Default::default();
+    }
+    super::tcgen05::complete_tx(c, bar, elems.len() as u32)
+}
+
 /// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
 /// from shared memory.
 pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
@@ -82,6 +129,13 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
     }
     let coords: Vec<i64> = regs.iter().map(|&r| c.regs[t][r] as u32 as i32 as i64).collect();
     let dst = c.addr(t, smem_op)?;
+    if m.fp4_padded {
+        if !load {
+            return Err("TMA stores of 16U4_ALIGN16B maps are not simulated".into());
+        }
+        let bar = c.addr(t, &a[2])?;
+        return load_padded_fp4(c, g, &m, &coords, dst, bar);
+    }
     let eb = m.elem_bytes as usize;
     let elems = elements(&m, &coords);
     if load {

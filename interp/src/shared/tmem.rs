@@ -1,10 +1,14 @@
-//! Tensor memory and tcgen05 MMAs in the interpreter. A tensor-memory buffer is rows of 32-bit cells (its
-//! `TensorMemoryLayout` places each element at a row and an element slot; 16-bit elements share a cell), so
-//! elements alias exactly as on the hardware. A `tcgen05_mma` computes at issue, but its result lands in the
-//! cells only when an `mbarrier_wait` observes the phase of a barrier that a commit (its `mbarriers=` or a later
-//! `tcgen05_commit`) made track it: until then a `tmem_load` of those cells, a `tmem_store` over them, or a write
-//! into its shared-memory operands is an error naming the MMA. The tensor cores themselves see their own pending
-//! results (`shadow`), so MMAs accumulate in issue order.
+//! Tensor memory and the tcgen05 ops in the interpreter. A tensor-memory buffer is rows of 32-bit cells (its
+//! `TensorMemoryLayout` or `TensorMemoryScalesLayout` places each element at a row and an element slot; 16- and
+//! 8-bit elements share a cell; an element a layout places in several rows, as the lane quarters of scales, is
+//! written to each and read from the first), so elements alias exactly as on the hardware. The tcgen05 ops
+//! (`tcgen05_mma`, `tcgen05_mma_scaled`, `tcgen05_copy`) compute at issue, in issue order, against the cells as
+//! the tensor cores see them (`shadow`: an MMA reads what an earlier copy or MMA wrote, as the hardware's
+//! tcgen05 pipe runs them in order); their results land in the cells the program sees only when an
+//! `mbarrier_wait` observes the phase of a barrier that a commit (an MMA's `mbarriers=` or a later
+//! `tcgen05_commit`) made track them. Until then a `tmem_load` of cells one writes, a `tmem_store` over cells one
+//! writes or reads (the scales of a block-scaled MMA), or a write into the shared memory one reads is an error
+//! naming the op.
 
 use std::collections::HashMap;
 
@@ -15,7 +19,7 @@ use tessel_tile::types::{Elem, ScalarType};
 
 use super::{Program, Tensor, Value, View, overlaps};
 use crate::compute::dot;
-use crate::error::{Fault, SharedFault};
+use crate::error::{Fault, InFlight, SharedFault};
 
 /// One tensor-memory allocation: its rows of cells as the program sees them (`cells`), and as the tensor cores
 /// see them, with the results of MMAs still in flight (`shadow`).
@@ -25,7 +29,7 @@ struct Buf {
     shadow: Vec<u32>,
 }
 
-/// The results of one `tcgen05_mma`, in flight until a wait observes a commit that tracks it.
+/// The results of one tcgen05 op, in flight until a wait observes a commit that tracks it.
 #[derive(Debug)]
 struct Group {
     /// The barriers of the commits tracking it, with the phase each completed with (once it has).
@@ -34,8 +38,10 @@ struct Group {
     writes: Vec<(usize, usize, u32)>,
     /// The shared-memory operands it reads.
     reads: Vec<View>,
-    /// Its accumulator, which messages name it by.
-    mma: ValueId,
+    /// The tensor-memory cells it reads (buffer, cell): an MMA's A in tensor memory, its scales.
+    tmem_reads: Vec<(usize, usize)>,
+    /// The op, as messages name it.
+    op: InFlight,
 }
 
 #[derive(Default)]
@@ -58,16 +64,19 @@ impl Tmem {
         }
     }
 
-    /// The MMA whose operand reads overlap `view`, if one is in flight.
-    pub(super) fn reader_of(&self, view: &View) -> Option<ValueId> {
-        self.groups.iter().find(|g| g.reads.iter().any(|r| overlaps(r, view))).map(|g| g.mma)
+    /// The tcgen05 op in flight whose shared-memory reads overlap `view`, if one is.
+    pub(super) fn reader_of(&self, view: &View) -> Option<InFlight> {
+        self.groups.iter().find(|g| g.reads.iter().any(|r| overlaps(r, view))).map(|g| g.op)
     }
 }
 
+/// Per element of a tensor in tensor memory: the (cell, bit shift) of its first slot in each row holding it, the
+/// first row's first.
+type Places = Vec<Vec<(usize, u32)>>;
+
 /// Where each element of a `shape` tensor of `bits`-bit elements laid out by `layout` (`row, col → dim0, dim1`)
-/// sits: (cell, bit shift), and the buffer's column count. An element reached by several slots (unpacked 16-bit
-/// layouts repeat none, but zero bases would) sits at the first.
-fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Vec<(usize, u32)>, usize) {
+/// sits, and the buffer's column count.
+fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Places, usize) {
     let cols = columns(layout, bits);
     (place_in(layout, shape, bits, cols, 0), cols)
 }
@@ -78,22 +87,26 @@ fn columns(layout: &tessel_tile::Layout, bits: u32) -> usize {
 }
 
 /// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it).
-fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize, col0: usize) -> Vec<(usize, u32)> {
+fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize, col0: usize) -> Places {
     let layout = &layout.linear;
     let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
     let n = shape.iter().map(|&d| d as usize).product();
-    let mut at: Vec<Option<(usize, u32)>> = vec![None; n];
-    for row in 0..rows {
-        for slot in 0..slots {
+    let mut at: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
+    // Slots first, then rows: each element's first slot comes first, and a row's later slots holding it again
+    // (unpacked halves, empty slots repeating another) are not places of its own.
+    for slot in 0..slots {
+        for row in 0..rows {
             let idx = layout.apply(&[row, slot]);
             let e = idx.iter().zip(shape).fold(0, |e, (&i, &d)| e * d as usize + i as usize);
-            if at[e].is_none() {
-                let bit = slot as usize * bits as usize;
-                at[e] = Some((row as usize * cols + col0 + bit / 32, (bit % 32) as u32));
+            let bit = slot as usize * bits as usize;
+            let cell = row as usize * cols + col0 + bit / 32;
+            if at[e].iter().all(|&(c, _)| (c - col0) / cols != row as usize) {
+                at[e].push((cell, (bit % 32) as u32));
             }
         }
     }
-    at.into_iter().map(|x| x.expect("a TensorMemoryLayout covers its tensor")).collect()
+    assert!(at.iter().all(|p| !p.is_empty()), "a tensor-memory layout covers its tensor");
+    at
 }
 
 impl Program<'_> {
@@ -109,11 +122,16 @@ impl Program<'_> {
         self.tmem_view_of(v).buf
     }
 
-    /// The element placement and element type of tensor-memory value `v`.
-    fn tmem_place(&self, v: ValueId) -> (Vec<(usize, u32)>, ScalarType, Vec<u32>) {
+    /// The element placements and element type of tensor-memory value `v`.
+    fn tmem_place(&self, v: ValueId) -> (Places, ScalarType, Vec<u32>) {
         let (shape, elem, layout) = self.f.ty(v).memdesc().expect("a memdesc");
         let view = self.tmem_view_of(v);
         (place_in(layout, shape, elem.bits(), view.len, view.start), elem, shape.to_vec())
+    }
+
+    /// Every cell of tensor-memory value `v`.
+    fn tmem_all_cells(&self, v: ValueId) -> Vec<usize> {
+        self.tmem_place(v).0.iter().flatten().map(|&(c, _)| c).collect()
     }
 
     /// `mem.slice(start, length)` of tensor memory: the same buffer from a later column.
@@ -139,37 +157,45 @@ impl Program<'_> {
         let (place, elem, shape) = self.tmem_place(v);
         let mask = if elem.bits() == 32 { u32::MAX } else { (1u32 << elem.bits()) - 1 };
         let cells = if shadow { &buf.shadow } else { &buf.cells };
-        let data = place.iter().map(|&(c, s)| from_bits(((cells[c] >> s) & mask) as u64, elem)).collect();
+        let data = place.iter().map(|p| from_bits(((cells[p[0].0] >> p[0].1) & mask) as u64, elem)).collect();
         Ok(Tensor { shape, elem: Elem::Scalar(elem), data })
     }
 
-    /// The (cell, bits) writes that put `t` into `v`: whole cells, the other half of a shared cell kept.
+    /// The (cell, bits) writes that put `t` into `v`: whole cells, the other elements of a shared cell kept, an
+    /// element placed in several rows written to each.
     fn tmem_cells(&self, v: ValueId, t: &Tensor, base: &[u32]) -> Vec<(usize, u32)> {
         let (place, elem, _) = self.tmem_place(v);
         let mask = if elem.bits() == 32 { u32::MAX } else { (1u32 << elem.bits()) - 1 };
         let mut cells: HashMap<usize, u32> = HashMap::new();
-        for (&(c, s), &x) in place.iter().zip(&t.data) {
-            let old = *cells.get(&c).unwrap_or(&base[c]);
+        for (places, &x) in place.iter().zip(&t.data) {
             let bits = (to_bits(x, elem) as u32) & mask;
-            cells.insert(c, (old & !(mask << s)) | (bits << s));
+            for &(c, s) in places {
+                let old = *cells.get(&c).unwrap_or(&base[c]);
+                cells.insert(c, (old & !(mask << s)) | (bits << s));
+            }
         }
         let mut out: Vec<(usize, u32)> = cells.into_iter().collect();
         out.sort_unstable();
         out
     }
 
-    /// The MMA in flight that writes a cell of buffer `b` among `cells`, if one is.
-    fn tmem_pending(&self, b: usize, cells: &[usize]) -> Option<ValueId> {
+    /// The tcgen05 op in flight that writes a cell of buffer `b` among `cells` (or, `reads`, that writes or reads
+    /// one), if one is: the op and whether it only reads them.
+    fn tmem_pending(&self, b: usize, cells: &[usize], reads: bool) -> Option<(InFlight, bool)> {
         let touched: std::collections::HashSet<usize> = cells.iter().copied().collect();
-        self.smem
-            .tmem
-            .groups
-            .iter()
-            .find(|g| g.writes.iter().any(|&(wb, c, _)| wb == b && touched.contains(&c)))
-            .map(|g| g.mma)
+        self.smem.tmem.groups.iter().find_map(|g| {
+            if g.writes.iter().any(|&(wb, c, _)| wb == b && touched.contains(&c)) {
+                Some((g.op, false))
+            } else if reads && g.tmem_reads.iter().any(|&(rb, c)| rb == b && touched.contains(&c)) {
+                Some((g.op, true))
+            } else {
+                None
+            }
+        })
     }
 
-    /// Barrier `key` was seen complete up to phase `upto`: the MMAs a commit on it tracked with those phases land.
+    /// Barrier `key` was seen complete up to phase `upto`: the tcgen05 ops a commit on it tracked with those
+    /// phases land.
     pub(super) fn tmem_observe(&mut self, key: (usize, usize), upto: u64) {
         let groups = std::mem::take(&mut self.smem.tmem.groups);
         let (landed, waiting): (Vec<Group>, Vec<Group>) = groups
@@ -185,7 +211,7 @@ impl Program<'_> {
         }
     }
 
-    /// A commit on barrier `bar`: it tracks every MMA in flight and gets one arrival (they are done in the
+    /// A commit on barrier `bar`: it tracks every tcgen05 op in flight and gets one arrival (they are done in the
     /// interpreter's program order).
     fn tcgen05_commit(&mut self, bar: ValueId) -> Result<(), SharedFault> {
         let v = self.view(bar)?;
@@ -203,10 +229,59 @@ impl Program<'_> {
         Ok(())
     }
 
+    /// Issues a tcgen05 op that writes `out` into tensor-memory value `into` (in the tensor cores' view at once,
+    /// in the program's when a commit tracking it is observed), reading the shared-memory views `reads` and the
+    /// tensor-memory values `tmem_reads`.
+    fn tcgen05_issue(
+        &mut self,
+        op: &'static str,
+        into: ValueId,
+        out: &Tensor,
+        reads: &[ValueId],
+        tmem_reads: &[ValueId],
+    ) -> Result<(), SharedFault> {
+        let bi = self.tmem_view(into);
+        let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or(SharedFault::Deallocated(into))?.shadow.clone();
+        let cells = self.tmem_cells(into, out, &shadow);
+        let buf = self.smem.tmem.bufs[bi].as_mut().expect("checked");
+        for &(c, bits) in &cells {
+            buf.shadow[c] = bits;
+        }
+        let mut views = Vec::new();
+        for &x in reads {
+            views.push(self.view(x)?);
+        }
+        let mut read_cells = Vec::new();
+        for &x in tmem_reads {
+            let b = self.tmem_view(x);
+            read_cells.extend(self.tmem_all_cells(x).into_iter().map(|c| (b, c)));
+        }
+        let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
+        self.smem.tmem.groups.push(Group {
+            keys: Vec::new(),
+            writes,
+            reads: views,
+            tmem_reads: read_cells,
+            op: InFlight { op, into },
+        });
+        Ok(())
+    }
+
+    /// The commits an MMA makes to its `(barrier, predicate)` operands.
+    fn mma_commits(&mut self, pairs: &[ValueId]) -> Result<(), SharedFault> {
+        for pair in pairs.chunks(2) {
+            if self.tensor(pair[1]).data[0].is_true() {
+                self.tcgen05_commit(pair[0])?;
+            }
+        }
+        Ok(())
+    }
+
     /// The tensor-memory ops.
     pub(super) fn tmem(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let ins = &data.operands;
+        let on = |p: &Self, v: ValueId| p.tensor(v).data[0].is_true();
         match &data.op {
             Op::TmemAlloc => {
                 // The budget, once per run: the buffers live at once must fit in the CTA's columns.
@@ -223,9 +298,13 @@ impl Program<'_> {
                 let (shape, elem, layout) = self.f.ty(r).memdesc().expect("verified");
                 let (_, cols) = placement(layout, shape, elem.bits());
                 let rows = layout.linear.in_dim_size("row") as usize;
-                // Fresh tensor memory holds garbage: NaN bits (for f16/bf16 in each half too) show reads
-                // before writes.
-                let junk = if elem.bits() == 32 { 0x7fc0_0000 } else { 0x7e00_7e00 };
+                // Fresh tensor memory holds garbage: NaN bits (for f16/bf16 in each half, for 8-bit scales in
+                // each byte: e8m0 and e4m3 NaN) show reads before writes.
+                let junk = match elem.bits() {
+                    32 => 0x7fc0_0000,
+                    16 => 0x7e00_7e00,
+                    _ => u32::MAX,
+                };
                 let cells = vec![junk; rows * cols];
                 self.smem.tmem.bufs.push(Some(Buf { cells: cells.clone(), shadow: cells }));
                 let b = self.smem.tmem.bufs.len() - 1;
@@ -238,9 +317,9 @@ impl Program<'_> {
             }
             Op::TmemLoad => {
                 let b = self.tmem_view(ins[0]);
-                let cells: Vec<usize> = self.tmem_place(ins[0]).0.iter().map(|&(c, _)| c).collect();
-                if let Some(mma) = self.tmem_pending(b, &cells) {
-                    return Err(SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], mma }.into());
+                let cells: Vec<usize> = self.tmem_place(ins[0]).0.iter().map(|p| p[0].0).collect();
+                if let Some((by, _)) = self.tmem_pending(b, &cells, false) {
+                    return Err(SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], by, reads: false }.into());
                 }
                 let t = self.tmem_read(ins[0], false)?;
                 self.set(o, 0, t);
@@ -250,40 +329,34 @@ impl Program<'_> {
                 self.tmem_write(ins[1], &t)?;
             }
             Op::Tcgen05Mma => {
-                let on = |p: &Self, v: ValueId| p.tensor(v).data[0].is_true();
                 if !on(self, ins[4]) {
                     return Ok(());
                 }
                 let a =
                     if self.f.ty(ins[0]).is_tmem() { self.tmem_read(ins[0], true)? } else { self.read_buffer(ins[0])? };
                 let b = self.read_buffer(ins[1])?;
-                let acc = if on(self, ins[3]) {
-                    self.tmem_read(ins[2], true)?
-                } else {
-                    let (shape, _, _) = self.f.ty(ins[2]).memdesc().expect("verified");
-                    Tensor::splat(shape, Elem::Scalar(ScalarType::F32), Val::Float(0.0))
-                };
+                let acc = self.accumulator(ins[2], on(self, ins[3]))?;
                 let out = dot(&a, &b, &acc, InputPrecision::Ieee)?;
-                let bi = self.tmem_view(ins[2]);
-                let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or(SharedFault::Deallocated(ins[2]))?.shadow.clone();
-                let cells = self.tmem_cells(ins[2], &out, &shadow);
-                let buf = self.smem.tmem.bufs[bi].as_mut().expect("checked");
-                for &(c, bits) in &cells {
-                    buf.shadow[c] = bits;
+                let smem_reads: Vec<ValueId> = ins[..2].iter().copied().filter(|&x| !self.f.ty(x).is_tmem()).collect();
+                let tmem_reads: Vec<ValueId> = ins[..1].iter().copied().filter(|&x| self.f.ty(x).is_tmem()).collect();
+                self.tcgen05_issue("tcgen05_mma", ins[2], &out, &smem_reads, &tmem_reads)?;
+                self.mma_commits(&ins[5..])?;
+            }
+            Op::Tcgen05MmaScaled { a_format, b_format } => {
+                if !on(self, ins[6]) {
+                    return Ok(());
                 }
-                let mut reads = Vec::new();
-                for &x in &ins[..2] {
-                    if !self.f.ty(x).is_tmem() {
-                        reads.push(self.view(x)?);
-                    }
-                }
-                let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
-                self.smem.tmem.groups.push(Group { keys: Vec::new(), writes, reads, mma: ins[2] });
-                for pair in ins[5..].chunks(2) {
-                    if on(self, pair[1]) {
-                        self.tcgen05_commit(pair[0])?;
-                    }
-                }
+                let (a, b) = (self.read_buffer(ins[0])?, self.read_buffer(ins[1])?);
+                let (sa, sb) = (self.tmem_read(ins[3], true)?, self.tmem_read(ins[4], true)?);
+                let (a, b) = super::scaled::dequantize(&a, &b, &sa, &sb, *a_format, *b_format);
+                let acc = self.accumulator(ins[2], on(self, ins[5]))?;
+                let out = dot(&a, &b, &acc, InputPrecision::Ieee)?;
+                self.tcgen05_issue("tcgen05_mma_scaled", ins[2], &out, &ins[..2], &ins[3..5])?;
+                self.mma_commits(&ins[7..])?;
+            }
+            Op::Tcgen05Copy => {
+                let src = self.read_buffer(ins[0])?;
+                self.tcgen05_issue("tcgen05_copy", ins[1], &src, &ins[..1], &[])?;
             }
             Op::Tcgen05Commit => {
                 if ins.get(1).is_none_or(|&p| self.tensor(p).data[0].is_true()) {
@@ -295,14 +368,24 @@ impl Program<'_> {
         Ok(())
     }
 
-    /// `tmem_store` (and an initialized `tmem_alloc`): an error over cells an MMA in flight writes.
+    /// An MMA's accumulator as the tensor cores see it (`use_acc`), else zeros.
+    fn accumulator(&self, acc: ValueId, use_acc: bool) -> Result<Tensor, SharedFault> {
+        if use_acc {
+            return self.tmem_read(acc, true);
+        }
+        let (shape, _, _) = self.f.ty(acc).memdesc().expect("verified");
+        Ok(Tensor::splat(shape, Elem::Scalar(ScalarType::F32), Val::Float(0.0)))
+    }
+
+    /// `tmem_store` (and an initialized `tmem_alloc`): an error over cells a tcgen05 op in flight writes or
+    /// reads.
     fn tmem_write(&mut self, v: ValueId, t: &Tensor) -> Result<(), SharedFault> {
         let b = self.tmem_view(v);
         let cells_now = self.smem.tmem.bufs[b].as_ref().ok_or(SharedFault::Deallocated(v))?;
         let writes = self.tmem_cells(v, t, &cells_now.shadow.clone());
         let touched: Vec<usize> = writes.iter().map(|&(c, _)| c).collect();
-        if let Some(mma) = self.tmem_pending(b, &touched) {
-            return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, mma });
+        if let Some((by, reads)) = self.tmem_pending(b, &touched, true) {
+            return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, by, reads });
         }
         let buf = self.smem.tmem.bufs[b].as_mut().expect("checked");
         for (c, bits) in writes {

@@ -295,11 +295,16 @@ pub fn bind_kernel<'a>(
                 }
                 (Type::scalar(*s), vec![(pname.clone(), Type::scalar(*s))])
             }
-            Some(ArgSpec::TensorDesc { elem, block_shape, padding_nan }) => {
+            Some(ArgSpec::TensorDesc { elem, block_shape, padding_nan, layout }) => {
                 for (d, &b) in block_shape.iter().enumerate() {
                     elab.check_pow2(b as i128, &format!("block_shape[{d}] of descriptor `{pname}`"), p.span)?;
                 }
                 elab.check_desc_block(*elem, block_shape, p.span)?;
+                if let Some(l) = layout
+                    && let Err(e) = tessel_tile::tma::block_in(*elem, block_shape, Some(l))
+                {
+                    return Err(elab.err(p.span, format!("descriptor `{pname}`: {e}")));
+                }
                 if *padding_nan && !elem.is_float() {
                     return Err(elab.err(
                         p.span,
@@ -372,7 +377,7 @@ pub fn bind_kernel<'a>(
             Some((_, ir_args)) => {
                 let vals: Vec<Tv> = ir_args.into_iter().map(|(_, ty)| Tv::new(args.next().unwrap(), ty)).collect();
                 match &spec.args[i] {
-                    ArgSpec::TensorDesc { elem, block_shape, padding_nan } => {
+                    ArgSpec::TensorDesc { elem, block_shape, padding_nan, layout } => {
                         // Triton's host descriptor guarantees a 16-byte aligned base; record it, then re-form the
                         // descriptor so every descriptor code path (and `desc.shape`) sees one kind of value.
                         let mut operands = vals;
@@ -381,6 +386,7 @@ pub fn bind_kernel<'a>(
                         let op = Op::MakeTensorDesc {
                             rank: block_shape.len() as u32,
                             padding: if *padding_nan { "nan".into() } else { String::new() },
+                            layout: layout.clone(),
                         };
                         let ty = Type::TensorDesc { elem: *elem, block_shape: block_shape.as_slice().into() };
                         let d = elab.emit1(op, &operands, ty, p.span)?;

@@ -440,6 +440,10 @@ impl<'a> Elab<'a> {
                 // of the `make_tensor_desc` that formed the descriptor (in the kernel, or at entry for a host one).
                 ("shape" | "strides", Type::TensorDesc { block_shape, .. }) => {
                     let rank = block_shape.len();
+                    if let Some(dims) = self.desc_dims.get(&t.v) {
+                        let range = if name == "shape" { 0..rank } else { rank..2 * rank };
+                        return Ok(Value::tuple(dims[range].iter().cloned().map(Value::Tensor).collect()));
+                    }
                     let made = match self.func.value(t.v).def {
                         tessel_tile::ir::ValueDef::Result(o, 0) => Some(self.func.op(o)),
                         _ => None,

@@ -102,10 +102,15 @@ pub enum ArgSpec {
     /// dims of the shape (`i32`), the `rank` strides in elements (`i64`; the last must be 1). At kernel entry the
     /// elaborator re-forms the descriptor from them with a `make_tensor_desc` op, so a host descriptor behaves
     /// exactly like one made in the kernel with `tl.make_tensor_descriptor`.
+    ///
+    /// `layout`: the NVMMA layout the block is staged in, when the host descriptor gives one other than
+    /// `NVMMASharedLayout.get_default_for(block_shape, dtype)` (another swizzle, `fp4_padded`); carried to the
+    /// `make_tensor_desc` that re-forms the descriptor, and from there to TMA and the tensor map.
     TensorDesc {
         elem: ScalarType,
         block_shape: Vec<u32>,
         padding_nan: bool,
+        layout: Option<tessel_layouts::NvmmaSharedLayout>,
     },
     /// An im2col tensor descriptor created on the host (Gluon's `TensorDescriptorIm2Col`), over a channels-last
     /// tensor of `rank` dims (`[N, spatial..., C]`, 3 to 5), whose block is `[pixels, channels]`
@@ -335,6 +340,13 @@ pub struct Elab<'a> {
     pub files: Vec<(&'a str, std::sync::Arc<str>)>,
     /// Modules of the set that do not parse, by name: using one reports its parse error.
     pub broken: Vec<(&'a str, &'a Diagnostic)>,
+    /// The shape then the strides of tensor descriptors that are no `make_tensor_desc` result in the region
+    /// being built: a worker partition's descriptor arguments, whose dims gluon's `warp_specialize` passes in
+    /// beside them (`desc.shape` reads them).
+    pub desc_dims: std::collections::HashMap<tessel_tile::ValueId, Vec<Tv>>,
+    /// The value each argument of a worker partition stands for (the capture it receives), while the worker is
+    /// elaborated and the `warp_specialize` op that links them does not exist yet.
+    pub worker_args: std::collections::HashMap<tessel_tile::ValueId, tessel_tile::ValueId>,
 }
 
 impl<'a> Elab<'a> {
@@ -366,6 +378,8 @@ impl<'a> Elab<'a> {
             module_names: Vec::new(),
             files: Vec::new(),
             broken: Vec::new(),
+            desc_dims: std::collections::HashMap::new(),
+            worker_args: std::collections::HashMap::new(),
         };
         if !set.main.name.is_empty() {
             elab.module_names.push((set.main.name.as_str(), USER_MODULE));

@@ -402,3 +402,18 @@ fn bad_parameters_are_errors_not_panics() {
     assert!(sh(SharedLayout::Linear(sl.clone()), &[4, 2]).contains("span the shape [2, 2]"));
     assert_eq!(bases(&SharedLayout::Linear(sl).to_linear(&[2, 2]).unwrap(), "offset"), [[0, 1], [1, 0]]);
 }
+
+#[test]
+fn tmem_scales_move_four_scales_per_register_in_every_lane_quarter() {
+    let s = TensorMemoryScalesLayout { cta_split: [1, 1] };
+    // [128, 8]: lane l of warp w holds rows l, l + 32, l + 64, l + 96 (one register of 4 scales each), scales 0-3
+    // then 4-7; the warps hold copies.
+    let l = s.reg_layout(&[128, 8], TmemAccess::B32x32, 4).unwrap();
+    assert_eq!(bases(&l, "register"), [[0, 1], [0, 2], [32, 0], [64, 0], [0, 4]]);
+    assert_eq!(bases(&l, "lane"), [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]);
+    assert_eq!(bases(&l, "warp"), [[0, 0], [0, 0]]);
+    // [32, 4] (B scales of N 32): one register of 4 scales, and the empty column's register repeats it.
+    let l = s.reg_layout(&[32, 4], TmemAccess::B32x32, 4).unwrap();
+    assert_eq!(bases(&l, "lane"), [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]);
+    assert_eq!(bases(&l, "register"), [[0, 1], [0, 2], [0, 0]]);
+}

@@ -181,6 +181,23 @@ impl TensorMemoryScalesLayout {
     }
 }
 
+impl TensorMemoryScalesLayout {
+    /// The register layout of moving a `shape` tensor of 8-bit scales laid out by this layout with `access` over
+    /// `num_warps` warps (`register, lane, warp, block → dim0, dim1`): four scales of a row per 32-bit register,
+    /// each warp's lane quarter holding its own copy (warps 1-3 move the same elements as warp 0).
+    pub fn reg_layout(&self, shape: &[u32], access: TmemAccess, num_warps: u32) -> Result<LinearLayout> {
+        if self.cta_split != [1, 1] {
+            bail!("TensorMemoryScalesLayout: register layouts of scales split across CTAs are not supported");
+        }
+        if !num_warps.is_power_of_two() || num_warps < 4 {
+            bail!("TensorMemoryScalesLayout: num_warps must be a power of two, at least 4, got {num_warps}");
+        }
+        let ll = self.to_linear(shape)?;
+        let regs = regs_for(&ll, access, num_warps, 8, &self.to_string())?;
+        normalize_dims(regs * LinearLayout::identity_1d(1, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
+    }
+}
+
 /// In-dims `row, col`, out-dims `dim0, dim1`.
 fn normalize_tmem_dims(layout: LinearLayout) -> Result<LinearLayout> {
     let mut layout = layout;
@@ -288,136 +305,141 @@ impl TmemRegLayout {
         } else {
             (ll, LinearLayout::identity_1d(1, "block", "dim0"))
         };
-        let regs = self.regs_for(&per_cta, self.element_bitwidth)?;
+        let regs = regs_for(&per_cta, self.access, self.num_warps, self.element_bitwidth, &self.tmem.to_string())?;
         normalize_dims(regs * block, &DISTRIBUTED_IN_DIMS)
     }
+}
 
-    /// One CTA's part: packs narrow elements into 32-bit registers, then tiles the 32-bit instruction.
-    fn regs_for(&self, ll: &LinearLayout, bitwidth: u32) -> Result<LinearLayout> {
-        if bitwidth == 32 {
-            return self.regs_for_b32(ll);
+/// The register layout of moving one CTA's part `ll` (`row, col → dims`, any tensor-memory layout: a
+/// `TensorMemoryLayout`'s or a `TensorMemoryScalesLayout`'s) of `bitwidth`-bit elements with `access` over
+/// `num_warps` warps: packs narrow elements into 32-bit registers, then tiles the 32-bit instruction. `what` names
+/// the tensor-memory layout in errors.
+pub fn regs_for(
+    ll: &LinearLayout,
+    access: TmemAccess,
+    num_warps: u32,
+    bitwidth: u32,
+    what: &str,
+) -> Result<LinearLayout> {
+    if bitwidth == 32 {
+        return regs_for_b32(ll, access, num_warps, what);
+    }
+    // Consecutive elements along dim1 in consecutive columns pack into one 32-bit register.
+    let mut best = (1, ll.clone());
+    let mut contig = 2;
+    while bitwidth * contig <= 32 {
+        match LinearLayout::divide_left(ll, &LinearLayout::identity_1d(contig, "col", "dim1")) {
+            Ok(q) => best = (contig, q),
+            Err(_) => break,
         }
-        // Consecutive elements along dim1 in consecutive columns pack into one 32-bit register.
-        let mut best = (1, ll.clone());
-        let mut contig = 2;
-        while bitwidth * contig <= 32 {
-            match LinearLayout::divide_left(ll, &LinearLayout::identity_1d(contig, "col", "dim1")) {
-                Ok(q) => best = (contig, q),
-                Err(_) => break,
-            }
-            contig *= 2;
-        }
-        if best.0 > 1 {
-            let inner = self.regs_for(&best.1, bitwidth * best.0)?;
-            return Ok(LinearLayout::identity_1d(best.0, "register", "dim1") * inner);
-        }
-        let padding = LinearLayout::zeros_1d(32 / bitwidth, "col", "dim1");
-        if bitwidth == 16
-            && let Ok(q) =
-                LinearLayout::divide_left(ll, &(padding.clone() * LinearLayout::identity_1d(2, "col", "dim1")))
-        {
-            // Unpacked 16-bit: each column holds one element in its low half.
-            let inner = self.regs_for_b32(&q)?;
-            return Ok(LinearLayout::identity_1d(2, "register", "dim1") * inner);
-        }
-        if let Ok(q) = LinearLayout::divide_left(ll, &padding) {
-            return self.regs_for_b32(&q);
-        }
-        if ll.in_dim_size("col") == 1 {
-            return self.regs_for_b32(ll);
-        }
+        contig *= 2;
+    }
+    if best.0 > 1 {
+        let inner = regs_for(&best.1, access, num_warps, bitwidth * best.0, what)?;
+        return Ok(LinearLayout::identity_1d(best.0, "register", "dim1") * inner);
+    }
+    let padding = LinearLayout::zeros_1d(32 / bitwidth, "col", "dim1");
+    if bitwidth == 16
+        && let Ok(q) = LinearLayout::divide_left(ll, &(padding.clone() * LinearLayout::identity_1d(2, "col", "dim1")))
+    {
+        // Unpacked 16-bit: each column holds one element in its low half.
+        let inner = regs_for_b32(&q, access, num_warps, what)?;
+        return Ok(LinearLayout::identity_1d(2, "register", "dim1") * inner);
+    }
+    if let Ok(q) = LinearLayout::divide_left(ll, &padding) {
+        return regs_for_b32(&q, access, num_warps, what);
+    }
+    if ll.in_dim_size("col") == 1 {
+        return regs_for_b32(ll, access, num_warps, what);
+    }
+    bail!(
+        "TmemRegLayout: {}-bit elements stored this way ({}) cannot be packed into 32-bit TMEM columns",
+        bitwidth,
+        what
+    )
+}
+
+fn regs_for_b32(ll: &LinearLayout, access: TmemAccess, num_warps: u32, what: &str) -> Result<LinearLayout> {
+    let mut tile = access.tile()?;
+    let cols_tile = tile.out_dim_size("col");
+    let cols_ll = ll.in_dim_size("col");
+    if cols_ll < cols_tile {
         bail!(
-            "TmemRegLayout: {}-bit elements stored this way ({}) cannot be packed into 32-bit TMEM columns",
-            bitwidth,
-            self.tmem
-        )
+            "TmemRegLayout: the tensor spans {cols_ll} TMEM column(s) per row, fewer than one .{} access ({cols_tile})",
+            access.ptx_name()
+        );
+    }
+    let mut cols_missing = cols_ll / cols_tile;
+    let rows32 = access == TmemAccess::B32x32;
+    let rows_16 = ll.bases("row").get(4).is_some_and(|b| b.iter().all(|&c| c == 0));
+
+    // The instruction must not read any element twice (nor an undefined cell) within its own footprint.
+    let mut comp = tile.compose(ll)?;
+    if rows32 {
+        // Lanes 16-31 of a 32x32b access on a 16-row layout are served by the 16x32bx2 form instead.
+        let mut bases = comp.bases_vec();
+        if let Some(lane) = bases.iter_mut().find(|(n, _)| *n == "lane") {
+            lane.1.pop();
+        }
+        comp = LinearLayout::new(bases, comp.out_dim_sizes())?;
+    }
+    if !comp.is_injective() {
+        bail!(
+            "TmemRegLayout: one .{} access would read the same element (or an undefined TMEM cell) twice with \
+             {}",
+            access.ptx_name(),
+            what
+        );
     }
 
-    fn regs_for_b32(&self, ll: &LinearLayout) -> Result<LinearLayout> {
-        let mut tile = self.access.tile()?;
-        let cols_tile = tile.out_dim_size("col");
-        let cols_ll = ll.in_dim_size("col");
-        if cols_ll < cols_tile {
-            bail!(
-                "TmemRegLayout: the tensor spans {cols_ll} TMEM column(s) per row, fewer than one .{} access ({cols_tile})",
-                self.access.ptx_name()
-            );
-        }
-        let mut cols_missing = cols_ll / cols_tile;
-        let rows32 = self.access == TmemAccess::B32x32;
-        let rows_16 = ll.bases("row").get(4).is_some_and(|b| b.iter().all(|&c| c == 0));
+    // Row 16 of a 32-row layout read with a 16-row instruction: a second warpgroup if there is one, else a
+    // register.
+    #[derive(PartialEq)]
+    enum Row16 {
+        None,
+        Warp,
+        Register,
+    }
+    let row16 = if rows32 || rows_16 {
+        Row16::None
+    } else if num_warps > 4 {
+        Row16::Warp
+    } else {
+        Row16::Register
+    };
+    let mut warps_to_tile = num_warps / if row16 == Row16::Warp { 8 } else { 4 };
+    let warp_broadcast = warps_to_tile / cols_missing.min(warps_to_tile);
+    warps_to_tile /= warp_broadcast;
+    cols_missing /= warps_to_tile;
 
-        // The instruction must not read any element twice (nor an undefined cell) within its own footprint.
-        let mut comp = tile.compose(ll)?;
-        if rows32 {
-            // Lanes 16-31 of a 32x32b access on a 16-row layout are served by the 16x32bx2 form instead.
-            let mut bases = comp.bases_vec();
-            if let Some(lane) = bases.iter_mut().find(|(n, _)| *n == "lane") {
-                lane.1.pop();
-            }
-            comp = LinearLayout::new(bases, comp.out_dim_sizes())?;
-        }
-        if !comp.is_injective() {
-            bail!(
-                "TmemRegLayout: one .{} access would read the same element (or an undefined TMEM cell) twice with \
-                 {}",
-                self.access.ptx_name(),
-                self.tmem
-            );
-        }
-
-        // Row 16 of a 32-row layout read with a 16-row instruction: a second warpgroup if there is one, else a
-        // register.
-        #[derive(PartialEq)]
-        enum Row16 {
-            None,
-            Warp,
-            Register,
-        }
-        let row16 = if rows32 || rows_16 {
-            Row16::None
-        } else if self.num_warps > 4 {
-            Row16::Warp
+    if cols_missing > 1 {
+        if rows32 && rows_16 {
+            // Lanes 0-15 read the first half of the columns, lanes 16-31 the second (16x32bx2).
+            tile = LinearLayout::divide_left(&tile, &LinearLayout::identity_1d(2, "lane", "row"))?
+                * LinearLayout::identity_1d(cols_missing / 2, "register", "col")
+                * LinearLayout::identity_1d(2, "lane", "col");
         } else {
-            Row16::Register
-        };
-        let mut warps_to_tile = self.num_warps / if row16 == Row16::Warp { 8 } else { 4 };
-        let warp_broadcast = warps_to_tile / cols_missing.min(warps_to_tile);
-        warps_to_tile /= warp_broadcast;
-        cols_missing /= warps_to_tile;
-
-        if cols_missing > 1 {
-            if rows32 && rows_16 {
-                // Lanes 0-15 read the first half of the columns, lanes 16-31 the second (16x32bx2).
-                tile = LinearLayout::divide_left(&tile, &LinearLayout::identity_1d(2, "lane", "row"))?
-                    * LinearLayout::identity_1d(cols_missing / 2, "register", "col")
-                    * LinearLayout::identity_1d(2, "lane", "col");
-            } else {
-                tile *= LinearLayout::identity_1d(cols_missing, "register", "col");
-            }
+            tile *= LinearLayout::identity_1d(cols_missing, "register", "col");
         }
-        let cols = tile.out_dim_size("col");
-        let mut bases = tile.bases_vec();
-        bases.push(("warp".into(), vec![vec![32, 0], vec![64, 0]]));
-        let row16_dim = match row16 {
-            Row16::None => None,
-            Row16::Warp => Some("warp"),
-            Row16::Register => Some("register"),
-        };
-        if let Some(name) = row16_dim
-            && let Some(d) = bases.iter_mut().find(|(n, _)| *n == name)
-        {
-            d.1.push(vec![16, 0]);
-        }
-        let tile = LinearLayout::new(bases, [("row", 128), ("col", cols)])?
-            * LinearLayout::identity_1d(warps_to_tile, "warp", "col")
-            * LinearLayout::zeros_1d(warp_broadcast, "warp", "col");
-        if tile.out_dim_size("col") != cols_ll {
-            bail!(
-                "internal error: the tcgen05 tiling covers {} columns, the tensor {cols_ll}",
-                tile.out_dim_size("col")
-            );
-        }
-        tile.compose(ll)
     }
+    let cols = tile.out_dim_size("col");
+    let mut bases = tile.bases_vec();
+    bases.push(("warp".into(), vec![vec![32, 0], vec![64, 0]]));
+    let row16_dim = match row16 {
+        Row16::None => None,
+        Row16::Warp => Some("warp"),
+        Row16::Register => Some("register"),
+    };
+    if let Some(name) = row16_dim
+        && let Some(d) = bases.iter_mut().find(|(n, _)| *n == name)
+    {
+        d.1.push(vec![16, 0]);
+    }
+    let tile = LinearLayout::new(bases, [("row", 128), ("col", cols)])?
+        * LinearLayout::identity_1d(warps_to_tile, "warp", "col")
+        * LinearLayout::zeros_1d(warp_broadcast, "warp", "col");
+    if tile.out_dim_size("col") != cols_ll {
+        bail!("internal error: the tcgen05 tiling covers {} columns, the tensor {cols_ll}", tile.out_dim_size("col"));
+    }
+    tile.compose(ll)
 }

@@ -51,14 +51,15 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `base:elem:BxB:zero|nan` (`base` is `kernel` for a descriptor the kernel makes): a tensor-map parameter as
-/// `kernel.meta` stores it.
+/// `base:elem:BxB:zero|nan[:im2colR][:layout=SPELLING]` (`base` is `kernel` for a descriptor the kernel makes):
+/// a tensor-map parameter as `kernel.meta` stores it (a layout's spelling has no `:` or `;`).
 fn map_to_text(m: &TensorMapArg) -> String {
     let block: Vec<String> = m.block_shape.iter().map(u32::to_string).collect();
     let padding = if m.nan_padding { "nan" } else { "zero" };
     let im2col = m.im2col_rank.map_or(String::new(), |r| format!(":im2col{r}"));
+    let layout = m.layout.as_ref().map_or(String::new(), |l| format!(":layout={l}"));
     let base = m.base_arg.map_or_else(|| "kernel".to_string(), |b| b.to_string());
-    format!("{base}:{}:{}:{padding}{im2col}", m.elem, block.join("x"))
+    format!("{base}:{}:{}:{padding}{im2col}{layout}", m.elem, block.join("x"))
 }
 
 /// The inverse of [`map_to_text`].
@@ -75,11 +76,18 @@ fn map_from_text(s: &str) -> Option<TensorMapArg> {
         "zero" => false,
         _ => return None,
     };
-    let im2col_rank = match parts.next() {
-        None => None,
-        Some(r) => Some(r.strip_prefix("im2col")?.parse().ok()?),
-    };
-    parts.next().is_none().then_some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank })
+    let (mut im2col_rank, mut layout) = (None, None);
+    for part in parts {
+        if let Some(r) = part.strip_prefix("im2col") {
+            im2col_rank = Some(r.parse().ok()?);
+        } else {
+            match tessel_layouts::expr::parse_layout(part.strip_prefix("layout=")?).ok()? {
+                tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(l)) => layout = Some(l),
+                _ => return None,
+            }
+        }
+    }
+    Some(TensorMapArg { base_arg, elem, block_shape, nan_padding, im2col_rank, layout })
 }
 
 /// The text of `kernel.meta` for `kernel` stored under `key`.
@@ -234,6 +242,7 @@ pub(super) mod tests {
                 block_shape: vec![64, 128],
                 nan_padding: true,
                 im2col_rank: None,
+                layout: None,
             }],
             scratch_bytes: 0,
             num_ctas: 2,
@@ -333,8 +342,24 @@ pub(super) mod tests {
             block_shape: vec![2, 8, 64],
             nan_padding,
             im2col_rank,
+            layout: None,
         };
-        for m in [map(Some(0), false, None), map(None, true, None), map(Some(7), false, Some(4))] {
+        // A host descriptor's own NVMMA layout (here fp4_padded) rides along.
+        let padded = tessel_layouts::standard::NvmmaSharedLayout {
+            swizzle_byte_width: 128,
+            element_bitwidth: 8,
+            rank: 2,
+            transposed: false,
+            fp4_padded: true,
+            cga: tessel_layouts::CgaLayout::Single,
+        };
+        let with_layout = TensorMapArg {
+            elem: tessel_tile::ScalarType::U8,
+            block_shape: vec![128, 64],
+            layout: Some(padded),
+            ..map(Some(1), false, None)
+        };
+        for m in [map(Some(0), false, None), map(None, true, None), map(Some(7), false, Some(4)), with_layout] {
             assert_eq!(map_from_text(&map_to_text(&m)), Some(m.clone()), "{}", map_to_text(&m));
         }
         assert_eq!(map_to_text(&map(None, true, None)), "kernel:bf16:2x8x64:nan");

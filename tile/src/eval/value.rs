@@ -308,6 +308,31 @@ pub fn from_bits(bits: u64, t: ScalarType) -> Val {
     }
 }
 
+/// The fp4 e2m1 value of the low 4 bits of `nibble`: sign, 2 exponent bits (bias 1), 1 mantissa bit; no
+/// infinities or NaN (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives).
+pub fn decode_e2m1(nibble: u8) -> f64 {
+    let (sign, e, m) = ((nibble >> 3) & 1, (nibble >> 1) & 3, nibble & 1);
+    let mag = if e == 0 { 0.5 * m as f64 } else { 2f64.powi(e as i32 - 1) * (1.0 + 0.5 * m as f64) };
+    if sign == 1 { -mag } else { mag }
+}
+
+/// Value `k` of a row of e2m1 values packed two per byte (`bytes`): the low nibble of byte `k / 2` for even `k`,
+/// the high one for odd.
+pub fn packed_e2m1(bytes: &[u8], k: usize) -> f64 {
+    let b = bytes[k / 2];
+    decode_e2m1(if k % 2 == 0 { b & 0xf } else { b >> 4 })
+}
+
+/// A block scale of format ue8m0 (`u8`): `2^(x - 127)`, NaN for 255.
+pub fn decode_ue8m0(x: u8) -> f64 {
+    if x == 255 { f64::NAN } else { 2f64.powi(x as i32 - 127) }
+}
+
+/// A block scale of format ue4m3 (an unsigned e4m3: the sign bit of the stored byte is not read).
+pub fn decode_ue4m3(x: u8) -> f64 {
+    decode_fp8(x & 0x7f, ScalarType::F8E4M3)
+}
+
 fn mask_bits(bits: u32) -> u64 {
     if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
 }

@@ -112,7 +112,7 @@ fn lower_access(f: &mut Func, o: OpId) -> Result<(), DescriptorError> {
     let Some(maker) = f.all_ops().into_iter().find(|&m| f.op(m).results.first() == Some(&desc)) else {
         return Err(DescriptorError::NotMade { op: data.op.name() });
     };
-    let (Op::MakeTensorDesc { rank, padding }, m) = (f.op(maker).op.clone(), f.op(maker).operands.clone()) else {
+    let (Op::MakeTensorDesc { rank, padding, .. }, m) = (f.op(maker).op.clone(), f.op(maker).operands.clone()) else {
         return Err(DescriptorError::NotMade { op: data.op.name() });
     };
     let rank = rank as usize;

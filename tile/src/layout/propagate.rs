@@ -297,10 +297,33 @@ pub fn propagate(
     num_warps: u32,
 ) -> Result<Assignment, tessel_layouts::LayoutError> {
     let mut p = Propagator::new(f, num_warps);
+    // A gluon kernel with values left to the compiler (`gl.AutoLayout`): the layouts the author wrote stay, and
+    // spread like anchors; a value the author converts (`gl.set_auto_layout`) is proposed the conversion's
+    // layout, so that it needs none.
+    if f.attrs.gluon {
+        for v in tensor_values(f) {
+            if let Some(l) = rules::layout_of(f, v) {
+                p.fixed.insert(v, l.clone());
+                p.assign(&[v], l);
+            }
+        }
+        for o in f.all_ops() {
+            let d = f.op(o);
+            if matches!(d.op, Op::ConvertLayout)
+                && rules::layout_of(f, d.operands[0]).is_none()
+                && let Some(l) = rules::layout_of(f, d.results[0])
+            {
+                p.propose(p.depth_of(o), d.operands[0], l);
+            }
+        }
+    }
     let mut seeds: Vec<(&OpId, &L)> = anchors.iter().collect();
     seeds.sort_by_key(|(o, _)| **o);
     for (&o, l) in seeds {
         let d = f.op(o);
+        if d.results.iter().any(|&r| p.lay[r.index()].is_some()) {
+            continue;
+        }
         let depth = p.depth_of(o);
         let numel: u32 = l.linear.out_dim_sizes().iter().map(|(_, s)| *s).product();
         if numel >= num_warps * tessel_layouts::standard::WARP_SIZE || matches!(d.op, Op::Dot { .. }) {

@@ -42,7 +42,7 @@ pub fn desc_hi(d: &MatrixDesc) -> u32 {
 }
 
 /// The 64-bit descriptor of the tile at byte offset `byte_off` of the buffer at `base`.
-fn encode(l: &mut Lower, base: Reg, byte_off: u32, d: &MatrixDesc) -> Reg {
+pub(super) fn encode(l: &mut Lower, base: Reg, byte_off: u32, d: &MatrixDesc) -> Reg {
     let (lo, hi, r) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B64));
     l.b.op("add.u32", lo, (base, byte_off));
     l.b.op("bfe.u32", lo, (lo, 4, 14));
@@ -197,7 +197,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     Ok(())
 }
 
-fn commit(l: &mut Lower, bar: Reg, p: Reg) {
+pub(super) fn commit(l: &mut Lower, bar: Reg, p: Reg) {
     l.b.emit(instr("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64").guard(p).srcs(mem(bar)));
 }
 

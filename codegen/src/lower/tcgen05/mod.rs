@@ -1,6 +1,8 @@
 //! Tensor memory and tcgen05 on sm_100a: the static tensor-memory plan, `tcgen05.alloc` at the entry and
-//! `tcgen05.dealloc` at the exit, `tmem_load`/`tmem_store` as `tcgen05.ld/st` (`32x32b`, or `16x32bx2` for
-//! layouts of 16 rows per warp quarter) with their waits; `tcgen05_mma` and `tcgen05_commit` are [`mma`].
+//! `tcgen05.dealloc` at the exit (every partition of a warp-specialized kernel meets there), `tmem_load`/
+//! `tmem_store` as `tcgen05.ld/st` (`32x32b`, or `16x32bx2` for layouts of 16 rows per warp quarter; 32-, 16- and
+//! 8-bit elements, 8-bit scales four to a column) with their waits; `tcgen05_mma` and `tcgen05_commit` are
+//! [`mma`], `tcgen05_mma_scaled` [`scaled`], `tcgen05_copy` [`copy`].
 //!
 //! Tensor memory is 128 lanes of 512 32-bit columns; an address is `lane << 16 | column`. Each `tmem_alloc` gets
 //! the columns `tessel_tile::tmem::plan` gives it. Warp w reaches lanes `32 (w % 4)..`: a `tcgen05.ld/st.32x32b.xN`
@@ -12,14 +14,17 @@ use std::collections::HashMap;
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
-use tessel_tile::ops::Op;
 
 use super::Lower;
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, instr, mem, sym, vector};
 
+mod copy;
 mod mma;
+mod scaled;
+pub(crate) use copy::copy;
 pub(crate) use mma::{commit_op, mma};
+pub(crate) use scaled::{isa_needed, mma_scaled};
 
 /// The kernel's tensor memory: each `tmem_alloc`'s first column, the columns allocated, and the registers
 /// holding the allocation's base address and whether this thread's warp is warp 0 (which allocates).
@@ -40,9 +45,6 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
     };
     if l.arch != tessel_tile::Target::Sm100a {
         return Err(CompileError::new(format!("tensor memory needs sm_100a, the kernel targets {}", l.arch)));
-    }
-    if l.f.all_ops().iter().any(|&o| matches!(l.f.op(o).op, Op::WarpSpecialize(_))) {
-        return Err(CompileError::new("tensor memory in a warp-specialized kernel is not supported yet"));
     }
     let (base, warp0) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
     l.tmem = Some(Tmem { columns, total, base, warp0 });
@@ -132,29 +134,33 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
              16x128b and 16x256b shapes run in the interpreter only): {m}"
         ))
     };
-    // (row, slot) of each tensor coordinate: the first (in slot order) place the layout puts it.
-    let (rows, slots) = (tmem.in_dim_size("row"), tmem.in_dim_size("col"));
-    let mut place: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
-    for slot in 0..slots {
-        for row in 0..rows {
-            let c = tmem.apply(&[row, slot]);
-            place.entry((c[0], c[1])).or_insert((row, slot));
-        }
-    }
-    let at = |r: u32, lane: u32, warp: u32| -> Result<(u32, u32, u32), CompileError> {
+    // Every (row, slot) holding each tensor coordinate (the lane quarters of scales hold copies).
+    let place = tessel_tile::tmem::placements(tmem);
+    // The (row, column, bit shift) places of register r of `lane` in `warp`.
+    let at = |r: u32, lane: u32, warp: u32| -> Result<Vec<(u32, u32, u32)>, CompileError> {
         let c = regs.apply_named(&[("register", r), ("lane", lane), ("warp", warp)]);
-        let (row, slot) = *place
+        let places = place
             .get(&(c[0].1, c[1].1))
             .ok_or_else(|| bad(format!("({}, {}) is not in the buffer", c[0].1, c[1].1)))?;
-        let bit = slot * bits;
-        Ok((row, bit / 32, bit % 32))
+        Ok(places.iter().map(|&(row, slot)| (row, slot * bits / 32, slot * bits % 32)).collect())
     };
+    // The place of register r of `lane` in `warp` in tensor-memory row `row`.
+    let in_row =
+        |r: u32, lane: u32, warp: u32, row: u32| -> Result<(u32, u32), CompileError> {
+            at(r, lane, warp)?.into_iter().find(|p| p.0 == row).map(|p| (p.1, p.2)).ok_or_else(|| {
+                bad(format!("register {r} of lane {lane} in warp {warp} is not in tensor-memory row {row}"))
+            })
+        };
     let n_regs = regs.in_dim_size("register");
-    let cells: Vec<(u32, u32)> = (0..n_regs).map(|r| at(r, 0, 0).map(|(_, c, s)| (c, s))).collect::<Result<_, _>>()?;
-    // Lane 16: the next row (32x32b), or the same row further on (16x32bx2).
-    let (row16, col16, _) = at(0, 16, 0)?;
-    let (row0, _, _) = at(0, 0, 0)?;
-    let half = if row16 == row0 { Some(col16.wrapping_sub(cells[0].0)) } else { None };
+    let cells: Vec<(u32, u32)> = (0..n_regs).map(|r| in_row(r, 0, 0, 0)).collect::<Result<_, _>>()?;
+    // Lane 16: the next row at the same column (32x32b), or the same row further on (16x32bx2).
+    let lane16 = at(0, 16, 0)?;
+    let half = if lane16.contains(&(16, cells[0].0, cells[0].1)) {
+        None
+    } else {
+        let (col16, _) = in_row(0, 16, 0, 0)?;
+        Some(col16.wrapping_sub(cells[0].0))
+    };
     if half.is_some_and(|h| h == 0 || h >= 1 << 15) {
         return Err(bad("lanes 16-31 do not reach columns after lanes 0-15".into()));
     }
@@ -162,22 +168,21 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
     let mut warp_cols = Vec::new();
     for i in 0..warp_bits {
         let w = 1 << i;
-        let (_, c, _) = at(0, 0, w)?;
-        warp_cols.push(if w < 4 { 0 } else { c ^ cells[0].0 });
+        warp_cols.push(if w < 4 { 0 } else { in_row(0, 0, w, 0)?.0 ^ cells[0].0 });
     }
     for warp in 0..num_warps {
         let wc = (0..warp_bits).filter(|i| warp >> i & 1 == 1).fold(0, |a, i| a ^ warp_cols[i as usize]);
         for lane in 0..32 {
             for r in 0..n_regs {
-                let (row, c, s) = at(r, lane, warp)?;
                 let (lane_row, lane_col) = match half {
                     None => (lane, 0),
                     Some(h) => (lane % 16, if lane >= 16 { h } else { 0 }),
                 };
                 let want = (32 * (warp % 4) + lane_row, (cells[r as usize].0 ^ wc) + lane_col, cells[r as usize].1);
-                if (row, c, s) != want {
+                let places = at(r, lane, warp)?;
+                if !places.contains(&want) {
                     return Err(bad(format!(
-                        "register {r} of lane {lane} in warp {warp} sits at row {row}, column {c} (bit {s}); the access \
+                        "register {r} of lane {lane} in warp {warp} sits at {places:?} (row, column, bit); the access \
                          reaches row {}, column {} (bit {})",
                         want.0, want.1, want.2
                     )));
@@ -223,6 +228,15 @@ fn warp_address(l: &mut Lower, mem_addr: Reg, warp_cols: &[u32]) -> Reg {
 /// The registers, access and cells of moving `tensor` to or from buffer `mem`.
 fn plan_move(l: &Lower, tensor: ValueId, mem_v: ValueId) -> Result<(Access, Vec<u32>, u32), CompileError> {
     let (_, elem, tl) = l.f.ty(mem_v).memdesc().expect("verified: a memdesc");
+    // Warp w of the partition reaches lane quarter w % 4 only when the partition starts a warpgroup.
+    if l.warp_base % 4 != 0 {
+        return Err(CompileError::new(format!(
+            "tensor-memory loads and stores in a worker partition that starts at warp {} (not a multiple of 4): its \
+             warps would reach other lane quarters than their layout says; give them to the default partition or \
+             reorder the workers",
+            l.warp_base
+        )));
+    }
     let regs = super::coords::layout_of(l.f.ty(tensor))?.clone();
     let acc = access(&regs, &tl.linear, elem.bits(), l.num_warps)?;
     let mut cols: Vec<u32> = acc.cells.iter().map(|&(c, _)| c).collect();
@@ -238,7 +252,7 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
     let src = l.get(x)?.to_vec();
     let base = l.get(mem_v)?[0];
     let addr = warp_address(l, base, &acc.warp_cols);
-    // The 32-bit cell of each column: one register, or two 16-bit halves packed.
+    // The 32-bit cell of each column: one register, two 16-bit halves or four bytes packed.
     let mut cell_regs = Vec::new();
     for &c in &cols {
         let parts: Vec<(u32, Reg)> =
@@ -246,6 +260,25 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
         let cell = if bits == 32 {
             let r = l.b.reg(RegClass::B32);
             l.b.op("mov.b32", r, parts[0].1);
+            r
+        } else if bits == 8 {
+            // Bytes in the low 8 bits of 16-bit registers: (byte 0 | byte 1 << 8, byte 2 | byte 3 << 8).
+            let mut half = |s: u32| {
+                let h = l.b.reg(RegClass::B16);
+                l.b.op("mov.b16", h, 0);
+                for &(ps, r) in parts.iter().filter(|(ps, _)| ps / 16 == s / 16) {
+                    let t = l.b.reg(RegClass::B16);
+                    l.b.op("and.b16", t, (r, 0xff));
+                    if ps % 16 != 0 {
+                        l.b.op("shl.b16", t, (t, 8));
+                    }
+                    l.b.op("or.b16", h, (h, t));
+                }
+                h
+            };
+            let (lo, hi) = (half(0), half(16));
+            let r = l.b.reg(RegClass::B32);
+            l.b.op("mov.b32", r, vector(&[lo, hi]));
             r
         } else {
             // An unpacked layout (col_stride 2) leaves the high half of each cell unused: zeros there.
@@ -318,6 +351,19 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         let i = cols.binary_search(&c).expect("a column of the access");
         if bits == 32 {
             out.push(cell_regs[i]);
+            continue;
+        }
+        if bits == 8 {
+            // The byte at bit `s`, zero-extended into a 16-bit register.
+            let (lo, hi) = *halves.entry(c).or_insert_with(|| {
+                let (lo, hi) = (l.b.reg(RegClass::B16), l.b.reg(RegClass::B16));
+                l.b.op("mov.b32", vector(&[lo, hi]), cell_regs[i]);
+                (lo, hi)
+            });
+            let x = l.b.reg(out_class);
+            l.b.op("shr.u16", x, (if s < 16 { lo } else { hi }, s % 16));
+            l.b.op("and.b16", x, (x, 0xff));
+            out.push(x);
             continue;
         }
         let (lo, hi) = *halves.entry(c).or_insert_with(|| {

@@ -360,7 +360,7 @@ impl<'a> Elab<'a> {
         operands.extend(shape);
         operands.extend(strides);
         let ty = Type::TensorDesc { elem, block_shape: block.as_slice().into() };
-        self.emit1(Op::MakeTensorDesc { rank: rank as u32, padding }, &operands, ty, span)
+        self.emit1(Op::MakeTensorDesc { rank: rank as u32, padding, layout: None }, &operands, ty, span)
     }
 
     /// The rules every descriptor's block obeys (made in the kernel or on the host): rank 1 to 5, and a last

@@ -1,0 +1,261 @@
+//! `tcgen05.cp` and the block-scaled `tcgen05.mma ... .block_scale` for the simulator, written from the PTX ISA
+//! independently of tessel-codegen and of tile's plans:
+//!
+//! - the sm_100 shared-memory descriptor read K-major: with a swizzle (128, 64, 32 bytes) as wgmma's canonical
+//!   layouts, or without (the interleaved layout: 8-row by 16-byte core matrices of 128 contiguous bytes, SBO
+//!   apart along the rows and LBO apart along K);
+//! - `tcgen05.cp.cta_group::1.{128x256b, 128x128b, 32x128b.warpx4}`: rows of 32 or 16 bytes from shared memory
+//!   into consecutive 32-bit columns of 128 lanes (or 32 lanes written to each of the four lane quarters);
+//! - the block-scaled instruction descriptor (bits 4-5 SF_ID of B, 7-9 / 10-12 the formats, 15/16 transpose, 17-22
+//!   N >> 3, 23 the scales' format, 24-28 M >> 4, 29-30 SF_ID of A), the kinds and scale vectors (mxf8f6f4:
+//!   e4m3/e5m2/e2m1, K 32, one e8m0 scale per row; mxf4: e2m1, K 64, two; mxf4nvf4: e2m1, K 64, two (`2X`,
+//!   `.block32`) or four (`4X`, `.block16`), e8m0 or e4m3), the operands' values (e2m1 packed two per byte; for
+//!   mxf8f6f4 each 16 of them, 8 bytes, then 8 bytes of padding: a 16-byte chunk per 16 values);
+//! - the scale factors in tensor memory: row i of A (M 128) at lane i, column `sfa + i / 32`, bytes `SF_ID..`;
+//!   row n of B at lane `32 q + n % 32`, column `sfb + n / 32`, the same in every lane quarter q (each quarter of
+//!   the data path reads its own lanes: the simulator requires the copies to agree);
+//! - products in f32 of the scaled values, accumulated in K order with one f32 rounding per step;
+//! - every shared byte they read stored by a thread before a `fence.proxy.async` (per byte: a store elsewhere since,
+//!   a layout conversion's scratch, does not concern them).
+
+use tessel_tile::eval::value::from_bits;
+
+use super::wgmma::address_of;
+use super::{Cta, Opnd};
+
+/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes) and swizzle span (0 for none). The version field
+/// (bits 46-48) must be 1, the base offset and LBO mode (49-52) 0; swizzle (61-63): 0 none, 2 = 128B, 4 = 64B,
+/// 6 = 32B.
+fn descriptor(d: u64) -> Result<(u64, u64, u64, u64), String> {
+    let field = |shift: u32| ((d >> shift) & 0x3FFF) << 4;
+    if (d >> 46) & 7 != 1 {
+        return Err(format!("descriptor {d:#018x}: bits 46-48 must be 0b001 on sm_100"));
+    }
+    if (d >> 49) & 0xF != 0 {
+        return Err(format!("descriptor {d:#018x}: a base offset or absolute LBO mode is not simulated"));
+    }
+    let swizzle = match d >> 61 {
+        0 => 0,
+        2 => 128,
+        4 => 64,
+        6 => 32,
+        other => return Err(format!("descriptor {d:#018x}: swizzle mode {other} is not simulated")),
+    };
+    Ok((field(0), field(16), field(32), swizzle))
+}
+
+/// The shared address of byte `kb` of K-major row `row` of the matrix a descriptor describes.
+fn k_major(desc: (u64, u64, u64, u64), row: u64, kb: u64) -> u64 {
+    let (start, lbo, sbo, swizzle) = desc;
+    if swizzle == 0 {
+        start + (row / 8) * sbo + (row % 8) * 16 + (kb / 16) * lbo + kb % 16
+    } else {
+        address_of(start, lbo, sbo, swizzle, false, row, kb, 1)
+    }
+}
+
+/// A shared byte the tensor cores read (a thread's store to it must have been fenced since).
+fn byte(c: &mut Cta, t: usize, at: u64) -> Result<u8, String> {
+    c.async_read(at, "a tcgen05 op")?;
+    Ok(c.smem(t, at, 1, None)?[0])
+}
+
+/// `tcgen05.cp.cta_group::1.<shape> [taddr], sdesc` by thread `t`.
+pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    let parts: Vec<&str> = op.split('.').collect();
+    if !parts.contains(&"cta_group::1") {
+        return Err(format!("`{op}`: only cta_group::1 copies are simulated"));
+    }
+    let warpx4 = parts.contains(&"warpx4");
+    let (rows, bytes) = if parts.contains(&"128x256b") {
+        (128, 32)
+    } else if parts.contains(&"128x128b") {
+        (128, 16)
+    } else if parts.contains(&"32x128b") && warpx4 {
+        (32, 16)
+    } else {
+        return Err(format!("`{op}`: only 128x256b, 128x128b and 32x128b.warpx4 copies are simulated"));
+    };
+    if parts.iter().any(|p| p.starts_with("b8x16") || p.starts_with("warpx2")) {
+        return Err(format!("`{op}`: decompressing and warpx2 copies are not simulated"));
+    }
+    let taddr = c.addr(t, &a[0])? as u32;
+    let (lane0, col0) = (taddr >> 16, taddr & 0xffff);
+    if lane0 != 0 {
+        return Err(format!("`{op}` writes from lane 0 of tensor memory, not lane {lane0}"));
+    }
+    let desc = descriptor(c.val(t, &a[1])?)?;
+    for r in 0..rows {
+        let mut words = vec![0u32; bytes as usize / 4];
+        for b in 0..bytes {
+            let x = byte(c, t, k_major(desc, r, b))?;
+            words[(b / 4) as usize] |= (x as u32) << (8 * (b % 4));
+        }
+        let lanes: Vec<u32> = if warpx4 { (0..4).map(|q| 32 * q + r as u32).collect() } else { vec![r as u32] };
+        for lane in lanes {
+            for (j, &w) in words.iter().enumerate() {
+                let cell = c.tmem.cell(lane, col0 + j as u32)?;
+                c.tmem.cells[cell] = w;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The e2m1 value of a nibble.
+fn e2m1(n: u8) -> f32 {
+    let mag = match n & 7 {
+        0 => 0.0,
+        1 => 0.5,
+        2 => 1.0,
+        3 => 1.5,
+        4 => 2.0,
+        5 => 3.0,
+        6 => 4.0,
+        _ => 6.0,
+    };
+    if n & 8 != 0 { -mag } else { mag }
+}
+
+/// An operand format of a block-scaled MMA, from the kind and the descriptor's 3-bit code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    E4m3,
+    E5m2,
+    /// e2m1, packed two per byte, with 8 bytes of padding after each 8 (`kind::mxf8f6f4`) or without.
+    E2m1 {
+        padded: bool,
+    },
+}
+
+/// Element `k` of K-major row `row` of an operand read through `desc`.
+fn element(c: &mut Cta, t: usize, desc: (u64, u64, u64, u64), f: Format, row: u64, k: u64) -> Result<f32, String> {
+    Ok(match f {
+        Format::E4m3 => {
+            from_bits(byte(c, t, k_major(desc, row, k))? as u64, tessel_tile::ScalarType::F8E4M3).as_f64() as f32
+        }
+        Format::E5m2 => {
+            from_bits(byte(c, t, k_major(desc, row, k))? as u64, tessel_tile::ScalarType::F8E5M2).as_f64() as f32
+        }
+        Format::E2m1 { padded } => {
+            // Padded: 16 values in the first 8 bytes of each 16-byte chunk; packed: two values per byte.
+            let kb = if padded { (k / 16) * 16 + (k % 16) / 2 } else { k / 2 };
+            let b = byte(c, t, k_major(desc, row, kb))?;
+            e2m1(if k % 2 == 0 { b & 0xf } else { b >> 4 })
+        }
+    })
+}
+
+/// A scale factor byte.
+fn scale(x: u8, ue8m0: bool) -> f32 {
+    if ue8m0 {
+        if x == 255 { f32::NAN } else { 2f32.powi(x as i32 - 127) }
+    } else {
+        from_bits((x & 0x7f) as u64, tessel_tile::ScalarType::F8E4M3).as_f64() as f32
+    }
+}
+
+/// `tcgen05.mma.cta_group::1.kind::<kind>.block_scale[.<vector>] [d], adesc, bdesc, idesc, [sfa], [sfb],
+/// enable_input_d` by thread `t`.
+pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    if a.len() != 7 {
+        return Err(format!("`{op}` takes [d], adesc, bdesc, idesc, [sfa], [sfb], enable_input_d"));
+    }
+    let parts: Vec<&str> = op.split('.').collect();
+    let kind = parts.iter().find_map(|p| p.strip_prefix("kind::")).ok_or("no .kind")?;
+    let vector = parts
+        .iter()
+        .copied()
+        .find(|p| p.starts_with("scale_vec::") || p.starts_with("block1") || p.starts_with("block3"));
+    // (K per instruction, scales per row, values per scale).
+    let (k, per_row) = match (kind, vector) {
+        ("mxf8f6f4", Some("scale_vec::1X" | "block32")) => (32u64, 1u64),
+        ("mxf4", Some("scale_vec::2X" | "block32")) => (64, 2),
+        ("mxf4nvf4", Some("scale_vec::2X" | "block32")) => (64, 2),
+        ("mxf4nvf4", Some("scale_vec::4X" | "block16")) => (64, 4),
+        _ => return Err(format!("`{op}`: kind::{kind} with scale vector {vector:?} is not simulated")),
+    };
+    let idesc = c.val(t, &a[3])? as u32;
+    let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
+    if bits(0, 4) != 0 || bits(6, 1) != 0 || bits(13, 2) != 0 || bits(31, 1) != 0 {
+        return Err(format!("instruction descriptor {idesc:#010x}: only dense, unnegated MMAs are simulated"));
+    }
+    if bits(15, 2) != 0 {
+        return Err(format!(
+            "instruction descriptor {idesc:#010x}: only K-major (untransposed) operands are simulated"
+        ));
+    }
+    let (b_sf, a_sf) = (bits(4, 2) as u64, bits(29, 2) as u64);
+    let ue8m0 = bits(23, 1) == 1;
+    let (n, m) = ((bits(17, 6) << 3) as u64, (bits(24, 5) << 4) as u64);
+    if m != 128 || n == 0 || n % 16 != 0 || n > 256 {
+        return Err(format!("instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128, N 16..256 by 16)"));
+    }
+    let format = |code: u32| -> Result<Format, String> {
+        match (kind, code) {
+            ("mxf8f6f4", 0) => Ok(Format::E4m3),
+            ("mxf8f6f4", 1) => Ok(Format::E5m2),
+            ("mxf8f6f4", 5) => Ok(Format::E2m1 { padded: true }),
+            ("mxf4" | "mxf4nvf4", 1) => Ok(Format::E2m1 { padded: false }),
+            _ => Err(format!("kind::{kind} operand format {code} is not simulated")),
+        }
+    };
+    let (fa, fb) = (format(bits(7, 3))?, format(bits(10, 3))?);
+    if kind != "mxf4nvf4" && !ue8m0 {
+        return Err(format!("kind::{kind} takes UE8M0 scales (descriptor bit 23)"));
+    }
+    if a_sf + per_row > 4 || b_sf + per_row > 4 || (per_row > 1 && (a_sf % per_row != 0 || b_sf % per_row != 0)) {
+        return Err(format!("SF_IDs {a_sf} and {b_sf} with {per_row} scales per row"));
+    }
+    let d_addr = c.addr(t, &a[0])? as u32;
+    let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
+    if d_lane != 0 {
+        return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
+    }
+    let (ad, bd) = (descriptor(c.val(t, &a[1])?)?, descriptor(c.val(t, &a[2])?)?);
+    let (sfa, sfb) = (c.addr(t, &a[4])? as u32, c.addr(t, &a[5])? as u32);
+    if sfa >> 16 != 0 || sfb >> 16 != 0 {
+        return Err("the scale factors' tensor-memory addresses start at lane 0".into());
+    }
+    let (sfa_col, sfb_col) = (sfa & 0xffff, sfb & 0xffff);
+    let vec = k / per_row;
+    // The scale byte of row `row` (lane), column, byte.
+    let tmem_byte = |c: &Cta, lane: u32, col: u32, b: u64| -> Result<u8, String> {
+        Ok((c.tmem.cells[c.tmem.cell(lane, col)?] >> (8 * b)) as u8)
+    };
+    let mut av = vec![0f32; (m * k) as usize];
+    for i in 0..m {
+        for kk in 0..k {
+            let s = tmem_byte(c, i as u32, sfa_col + (i / 32) as u32, a_sf + kk / vec)?;
+            av[(i * k + kk) as usize] = element(c, t, ad, fa, i, kk)? * scale(s, ue8m0);
+        }
+    }
+    let mut bv = vec![0f32; (n * k) as usize];
+    for j in 0..n {
+        for kk in 0..k {
+            let col = sfb_col + (j / 32) as u32;
+            let s = tmem_byte(c, (j % 32) as u32, col, b_sf + kk / vec)?;
+            for q in 1..4u32 {
+                if tmem_byte(c, 32 * q + (j % 32) as u32, col, b_sf + kk / vec)? != s {
+                    return Err(format!(
+                        "the scale factors of B row {j} differ between lane quarters 0 and {q} (column {col}): each \
+                         quarter of the data path reads its own copy"
+                    ));
+                }
+            }
+            bv[(j * k + kk) as usize] = element(c, t, bd, fb, j, kk)? * scale(s, ue8m0);
+        }
+    }
+    let accumulate = c.val(t, &a[6])? != 0;
+    for i in 0..m {
+        for j in 0..n {
+            let cell = c.tmem.cell(i as u32, d_col + j as u32)?;
+            let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
+            for kk in 0..k {
+                acc = av[(i * k + kk) as usize].mul_add(bv[(j * k + kk) as usize], acc);
+            }
+            c.tmem.cells[cell] = acc.to_bits();
+        }
+    }
+    Ok(())
+}
