@@ -28,6 +28,9 @@ class Case:
     extra: list = field(default_factory=list)
     # The target the tutorial's kernel is written for: Hopper's tier sm_90a, Blackwell's (06 on) sm_100a.
     arch: str = "sm_90a"
+    # Inputs NumPy makes (block-scaled operands and their scales): `inputs(rng)` gives {name: (array, dtype or
+    # None)}, each passed as `--arg name=name.npy[:dtype]` (converted to dtype as `.to(dtype)` would).
+    inputs: Callable = None
 
 
 def cdiv(a, b):
@@ -363,3 +366,237 @@ CASES += [
          [("inp", "randn:128x128:fp16"), ("out", "fill:nan:128x128:fp16"), ("in_desc", "desc:inp:block=128x128"),
           ("out_desc", "desc:out:block=128x128")], same("out", "inp"), extra=["--num-ctas", "2"]),
 ]
+
+# 10-tcgen05-copy (Blackwell): test_tcgen05_copy_nvmma_shared at every configuration it runs (f32, TMEM block M
+# 128, every block N, M and N, every swizzle, with the test's skips), and test_matmul_accumulate's kernel (D = A @
+# B + C with C copied into tensor memory by tcgen05_copy, warp-specialized) at 256x256x256 (the GPU's
+# 1024x1024x2048 is the interpreter's minutes) on grids of 2 programs, so that each runs two tiles.
+def tcgen05_copy_case(m, n, block_n, swizzle):
+    return Case("10-tcgen05-copy.py", "tcgen05_copy_kernel",
+                f"10 tcgen05_copy_kernel ({m}x{n}, TMEM block (128, {block_n}), swizzle {swizzle})",
+                "*fp32,i32,i32,*fp32,i32,i32",
+                [("M", m), ("N", n),
+                 ("smem_layout", f"gl.NVMMASharedLayout(swizzle_byte_width={swizzle}, element_bitwidth=32, rank=2)"),
+                 ("tmem_layout", f"TensorMemoryLayout(block=(128, {block_n}), col_stride=1)")], 4, "1",
+                [("in_ptr", f"randn:{m}x{n}"), ("in_stride0", n), ("in_stride1", 1), ("out_ptr", f"fill:nan:{m}x{n}"),
+                 ("out_stride0", n), ("out_stride1", 1)], same("out_ptr", "in_ptr"), arch="sm_100a")
+
+
+def tcgen05_copy_configs():
+    for block_n in [1, 2, 4, 8, 16, 32, 64, 128, 256]:
+        for m in [128, 256]:
+            for n in [16, 32, 64, 128, 256]:
+                if n < block_n or m * n * 4 > 228 * 1024:
+                    continue
+                for swizzle in [32, 64, 128]:
+                    if m == 256 and swizzle // block_n >= 8:
+                        continue
+                    if n < swizzle // 4:
+                        continue
+                    yield m, n, block_n, swizzle
+
+
+def matmul_accumulate_case(bm, bn, bk=64, M=256, N=256, K=256):
+    def ref(b):
+        A = b["A"].reshape(M, K).astype(np.float64)
+        B = b["B"].reshape(K, N).astype(np.float64)
+        return [("d_ptr", A @ B + b["C"].reshape(M, N).astype(np.float64), 1e-3)]
+
+    return Case("10-tcgen05-copy.py", "matmul_accumulate_kernel",
+                f"10 matmul_accumulate_kernel ({bm}x{bn}x{bk}, 3 buffers)",
+                f"tensordesc<fp16[{bm}, {bk}]>,tensordesc<fp16[{bk}, {bn}]>,tensordesc<fp32[{bm}, {bn}]>,*fp32,i32,i32",
+                [("SchedulerImpl", "t7.GroupedPersistentTileScheduler(8)"), ("num_buffers", 3)], 4, "2",
+                [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{K}x{N}:fp16"), ("C", f"randn:{M}x{N}"),
+                 ("a_desc", f"desc:A:block={bm}x{bk}"), ("b_desc", f"desc:B:block={bk}x{bn}"),
+                 ("c_desc", f"desc:C:block={bm}x{bn}"), ("d_ptr", f"fill:nan:{M}x{N}"), ("d_stride_m", N),
+                 ("d_stride_n", 1)], ref, arch="sm_100a")
+
+
+CASES += [tcgen05_copy_case(*c) for c in tcgen05_copy_configs()]
+CASES += [matmul_accumulate_case(128, bn) for bn in (128, 64)]
+
+
+# 11-tcgen05-mma-scaled (Blackwell): every kernel its tests launch, at every block shape and format pair they run
+# (with their skips), on small problems the interpreter runs in seconds: the simple and contiguous-scale kernels
+# at M = 128, N = 2 blocks, K = 2 blocks (two iterations); the packed-block and tcgen05_copy kernels likewise; the
+# pipelined and warp-specialized ones (128x256 blocks, 3 buffers, the tests' grouped persistent scheduler) over
+# the tests' K values at 128x128, and ragged 500x600 on two programs. The operands hold random e2m1 values
+# (exactly representable in e4m3, as the tutorial's random_quantized_tensor makes them), the scales random
+# powers of two in [2^-7, 2^1] (e8m0 in a u8, or e4m3 for nvfp4). The reference decodes the buffers the
+# interpreter read (e2m1 nibbles, e8m0 exponents, e4m3 values; the scale layouts undone) and multiplies in
+# float64; the output is fp16, as the tutorial's.
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], dtype=np.float64)
+FORMATS = [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4"), ("mxfp4", "mxfp8"), ("mxfp4", "mxfp4"), ("nvfp4", "nvfp4")]
+
+
+def vec_size(fmt):
+    return 16 if fmt == "nvfp4" else 32
+
+
+def quantized(rng, rows, k, fmt):
+    """Operand values (rows x k) as the kernel's buffer holds them, with their dtype, and the scales
+    (rows x k // VEC) as e8m0 exponents (uint8) or e4m3 values (float32, converted to fp8e4nv)."""
+    nib = rng.integers(0, 16, size=(rows, k))
+    if fmt == "mxfp8":
+        values = (E2M1[nib].astype(np.float32), "fp8e4nv")
+    else:
+        values = (((nib[:, 1::2] << 4) | nib[:, 0::2]).astype(np.uint8), None)
+    exps = rng.integers(120, 129, size=(rows, k // vec_size(fmt)))
+    if fmt == "nvfp4":
+        scales = ((2.0 ** (exps - 127)).astype(np.float32), "fp8e4nv")
+    else:
+        scales = (exps.astype(np.uint8), None)
+    return values, scales
+
+
+def dequantized(values, scales, rows, k, fmt):
+    """The float64 matrix an operand's buffer and scales (as the interpreter wrote them back) stand for."""
+    if fmt == "mxfp8":
+        v = values.reshape(rows, k).astype(np.float64)
+    else:
+        packed = values.reshape(rows, k // 2).astype(np.uint8)
+        v = np.empty((rows, k))
+        v[:, 0::2], v[:, 1::2] = E2M1[packed & 0xF], E2M1[packed >> 4]
+    s = scales.reshape(rows, k // vec_size(fmt)).astype(np.float64)
+    if fmt != "nvfp4":
+        s = 2.0 ** (s - 127)
+    return v * np.repeat(s, vec_size(fmt), axis=1)
+
+
+def contiguous_scales(s, block_mn, block_k, vec):
+    """relayout_scales_contiguous: [MN // BLOCK_MN, SCALE_K // SBK, BLOCK_MN, SBK], contiguous."""
+    mn, sk = s.shape
+    sbk = block_k // vec
+    return s.reshape(mn // block_mn, block_mn, sk // sbk, sbk).transpose(0, 2, 1, 3).copy()
+
+
+def packed_block_scales(s):
+    """swizzle_scales_packed_block: [REP_MN, REP_K, 32, 4, 4] (padded to 128 x 4), contiguous."""
+    mn, sk = s.shape
+    pad_mn, pad_k = -mn % 128, -sk % 4
+    s = np.pad(s, ((0, pad_mn), (0, pad_k)))
+    rep_mn, rep_k = s.shape[0] // 128, s.shape[1] // 4
+    return s.reshape(rep_mn, 4, 32, rep_k, 4).transpose(0, 3, 2, 1, 4).copy()
+
+
+def unpacked_block_scales(s, mn, sk):
+    """The inverse of packed_block_scales, cut back to mn x sk."""
+    rep_mn, rep_k = s.shape[0], s.shape[1]
+    return s.transpose(0, 3, 2, 1, 4).reshape(rep_mn * 128, rep_k * 4)[:mn, :sk]
+
+
+def operand_spec(fmt, mixed, block_mn, block_k):
+    """The signature type of an operand's descriptor: fp8 [MN, K], or u8 [MN, K / 2] (padded beside fp8)."""
+    if fmt == "mxfp8":
+        return f"tensordesc<fp8e4nv[{block_mn}, {block_k}]>"
+    spec = f"tensordesc<u8[{block_mn}, {block_k // 2}]"
+    if mixed:
+        spec += ",NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)"
+    return spec + ">"
+
+
+NO_SWIZZLE_5D = "NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)"
+
+
+def scale_desc(name, fmt, block_mn, block_k, rows, k, no_swizzle):
+    """make_scales_descriptor: a 5-D [1, REP_MN, REP_K, 2, 256] view of the packed-block scales, block
+    [1, BLOCK_MN // 128, BLOCK_K // (4 VEC), 2, 256]; the tcgen05_copy kernels replace its layout by an
+    unswizzled one."""
+    vec = vec_size(fmt)
+    rep_mn, rep_k = -(-rows // 128), -(-(k // vec) // 4)
+    block = [1, block_mn // 128, block_k // (vec * 4), 2, 256]
+    dtype = "fp8e4nv" if fmt == "nvfp4" else "u8"
+    spec = f"tensordesc<{dtype}[{', '.join(map(str, block))}]" + (f",{NO_SWIZZLE_5D}" if no_swizzle else "") + ">"
+    arg = f"desc:{name}:1x{rep_mn}x{rep_k}x2x256:block={'x'.join(map(str, block))}"
+    return spec, arg
+
+
+def scaled_matmul_case(kernel, fmts, block_n, block_k, M, N, K, grid, extra_consts=(), scales="strided",
+                       label_extra=""):
+    fa, fb = fmts
+    mixed = fa != fb
+    vec = vec_size(fa)
+    per = lambda f: 1 if f == "mxfp8" else 2
+    a_spec, b_spec = operand_spec(fa, mixed, 128, block_k), operand_spec(fb, mixed, block_n, block_k)
+    sig = [a_spec, b_spec, f"tensordesc<fp16[128, {block_n}]>"]
+    args = [("C", f"fill:nan:{M}x{N}:fp16"), ("a_desc", f"desc:A:{M}x{K // per(fa)}:block=128x{block_k // per(fa)}"),
+            ("b_desc", f"desc:B:{N}x{K // per(fb)}:block={block_n}x{block_k // per(fb)}"),
+            ("c_desc", f"desc:C:block=128x{block_n}")]
+    consts = list(extra_consts)
+    if scales == "strided":
+        sig += ["*fp8e4nv" if fa == "nvfp4" else "*u8", "i32", "i32"] * 2
+        args += [("a_scale_stride_m", K // vec), ("a_scale_stride_k", 1), ("b_scale_stride_n", K // vec),
+                 ("b_scale_stride_k", 1)]
+        names = ("a_scale_ptr", "b_scale_ptr")
+    elif scales == "contiguous":
+        sig += ["*fp8e4nv" if fa == "nvfp4" else "*u8"] * 2
+        names = ("a_scale_ptr", "b_scale_ptr")
+    else:
+        no_swizzle = scales == "tmem_copy"
+        (sa, aa), (sb, ab) = (scale_desc("SA", fa, 128, block_k, M, K, no_swizzle),
+                              scale_desc("SB", fb, block_n, block_k, N, K, no_swizzle))
+        sig += [sa, sb]
+        args += [("a_scale_desc", aa), ("b_scale_desc", ab)]
+        names = ("SA", "SB")
+    if kernel in ("simple_mma_scaled_kernel", "mma_scaled_contig_kernel", "mma_scaled_packed_block_kernel",
+                  "mma_scaled_tcgen05_copy_kernel"):
+        consts = [("VEC_SIZE", vec)] + consts
+
+    def inputs(rng):
+        (av, sa_), (bv, sb_) = quantized(rng, M, K, fa), quantized(rng, N, K, fb)
+        lay = lambda s, bmn: (contiguous_scales(s[0], bmn, block_k, vec) if scales == "contiguous"
+                              else packed_block_scales(s[0]) if scales in ("packed", "tmem_copy") else s[0], s[1])
+        return {"A": av, "B": bv, names[0]: lay(sa_, 128), names[1]: lay(sb_, block_n)}
+
+    def ref(b):
+        def scales_of(name, rows, bmn):
+            s = b[name]
+            sk = K // vec
+            if scales == "contiguous":
+                s = s.reshape(rows // bmn, sk // (block_k // vec), bmn, block_k // vec).transpose(0, 2, 1, 3)
+                return s.reshape(rows, sk)
+            if scales in ("packed", "tmem_copy"):
+                return unpacked_block_scales(s.reshape(-1, -(-sk // 4), 32, 4, 4), rows, sk)
+            return s.reshape(rows, sk)
+        a = dequantized(b["A"], scales_of(names[0], M, 128), M, K, fa)
+        bm = dequantized(b["B"], scales_of(names[1], N, block_n), N, K, fb)
+        return [("C", a @ bm.T, 1e-3)]
+
+    label = f"11 {kernel} ({fa} x {fb}, BLOCK_N {block_n}, BLOCK_K {block_k}{label_extra})"
+    return Case("11-tcgen05-mma-scaled.py", kernel, label, ",".join(sig), consts, 4, grid, args, ref,
+                arch="sm_100a", inputs=inputs)
+
+
+def simple_configs(block_ns, block_ks):
+    for fa, fb in FORMATS:
+        for bn in block_ns:
+            for bk in block_ks:
+                if fa in ("mxfp4", "nvfp4") and fb in ("mxfp4", "nvfp4") and bk <= 32:
+                    continue
+                if fa != fb and bk < 128:
+                    continue
+                yield (fa, fb), bn, bk
+
+
+for kernel, scales in (("simple_mma_scaled_kernel", "strided"), ("mma_scaled_contig_kernel", "contiguous")):
+    CASES += [scaled_matmul_case(kernel, f, bn, bk, 128, 2 * bn, 2 * bk, "1,2", scales=scales)
+              for f, bn, bk in simple_configs([32, 64, 128, 256], [32, 64, 128, 256, 512])]
+for kernel, scales in (("mma_scaled_packed_block_kernel", "packed"), ("mma_scaled_tcgen05_copy_kernel", "tmem_copy")):
+    CASES += [scaled_matmul_case(kernel, f, bn, bk, 128, 2 * bn, 2 * bk, "1,2", scales=scales)
+              for f in FORMATS for bn in (128, 256) for bk in (128, 256, 512)]
+
+
+def pipelined_case(kernel, fmts, K, M, N, grid):
+    bk = 128 if "mxfp8" in fmts else 256
+    consts = [("num_buffers", 3), ("SchedulerImpl", "t7.GroupedPersistentTileScheduler(8)")]
+    return scaled_matmul_case(kernel, fmts, 256, bk, M, N, K, grid, consts, scales="tmem_copy",
+                              label_extra=f", {M}x{N}x{K}")
+
+
+for kernel in ("mma_scaled_pipelined_kernel", "mma_scaled_warp_specialized_kernel"):
+    for f in FORMATS:
+        for K in (128, 640, 704, 1152, 4096):
+            if f[0] != f[1] and K % 128 != 0:
+                continue
+            CASES.append(pipelined_case(kernel, f, K, 128, 128, "1"))
+        CASES.append(pipelined_case(kernel, f, 640, 500, 600, "2"))

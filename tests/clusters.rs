@@ -520,7 +520,7 @@ fn multicast_tma_reaches_every_cta() {
         let lay = format!("gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[{}])", bases.join(", "));
         let args = || {
             vec![
-                ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false },
+                ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false, layout: None },
                 ArgSpec::Pointer(F16, true),
                 int(),
                 layout(WHOLE_64),
@@ -573,6 +573,7 @@ fn simulate_multicast(ptx: &str, x: Vec<u8>, m: u64, n: u64, out_bytes: usize, c
         strides: vec![n * 2, 2],
         box_dims: vec![64, 64],
         swizzle: 128,
+        fp4_padded: false,
     });
     // The descriptor's base, dims and element strides, the output pointer and stride, then the tensor map.
     let args = [xa, m, n, n, 1, out, n, map];
@@ -589,7 +590,7 @@ fn multicast_rounds_meet_at_cluster_barriers() {
     let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
     let args = || {
         vec![
-            ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false },
+            ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false, layout: None },
             ArgSpec::Pointer(F32, true),
             int(),
             c(rounds as i64),
@@ -641,7 +642,7 @@ fn multicast_rounds_meet_at_cluster_barriers() {
 fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
     let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
     let args = vec![
-        ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false },
+        ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false, layout: None },
         ArgSpec::Pointer(F16, true),
         int(),
         layout(WHOLE_64),

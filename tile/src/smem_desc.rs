@@ -141,7 +141,7 @@ pub fn derive_by(
     if mn_major && elem_bytes != 2 {
         return Err("the tensor cores read 8- and 32-bit operands K-major only".into());
     }
-    let mut first_error = None;
+    let mut best: Option<(u64, String)> = None;
     let modes: &[u32] = if no_swizzle && !mn_major { &[128, 64, 32, 0] } else { &[128, 64, 32] };
     for &swizzle in modes {
         let desc = if swizzle == 0 {
@@ -157,12 +157,16 @@ pub fn derive_by(
         };
         match check(&desc, at, elem_bytes, rows, k, origins) {
             Ok(()) => return Ok(desc),
-            Err(e) => {
-                first_error.get_or_insert(e);
+            // The mode that read the most elements right says best what is wrong (the unswizzled one for an
+            // unswizzled layout, rather than the 128-byte swizzle tried first).
+            Err((read, e)) => {
+                if best.as_ref().is_none_or(|(r, _)| read > *r) {
+                    best = Some((read, e));
+                }
             }
         }
     }
-    Err(first_error.expect("a mode was tried"))
+    Err(best.expect("a mode was tried").1)
 }
 
 fn check(
@@ -172,20 +176,27 @@ fn check(
     rows: u32,
     k: u32,
     origins: &[(u32, u32)],
-) -> Result<(), String> {
+) -> Result<(), (u64, String)> {
     let fits = |x: u32| x % 16 == 0 && x < (1 << 18);
+    let mut read = 0u64;
     if !fits(desc.lbo) || !fits(desc.sbo) {
-        return Err(format!(
-            "matrix descriptor offsets must be multiples of 16 below 256 KiB, got LBO {} and SBO {}",
-            desc.lbo, desc.sbo
+        return Err((
+            read,
+            format!(
+                "matrix descriptor offsets must be multiples of 16 below 256 KiB, got LBO {} and SBO {}",
+                desc.lbo, desc.sbo
+            ),
         ));
     }
     for &(r0, k0) in origins {
         let start = at(r0, k0);
         if desc.swizzle == 0 && start % 16 != 0 {
-            return Err(format!(
-                "a tile without swizzle must start on 16 bytes, the one at {:?} starts at byte {start}",
-                (r0, k0)
+            return Err((
+                read,
+                format!(
+                    "a tile without swizzle must start on 16 bytes, the one at {:?} starts at byte {start}",
+                    (r0, k0)
+                ),
             ));
         }
         for row in 0..rows {
@@ -194,13 +205,17 @@ fn check(
                 let got = desc.address(start, row, kk, elem_bytes);
                 if got != want {
                     let mode = if desc.swizzle == 0 { "no".to_string() } else { format!("a {}-byte", desc.swizzle) };
-                    return Err(format!(
-                        "the shared layout cannot be read through a matrix descriptor: with {mode} swizzle, element \
-                         (row {}, k {}) would be read at byte {got} but the layout puts it at byte {want}",
-                        r0 + row,
-                        k0 + kk
+                    return Err((
+                        read,
+                        format!(
+                            "the shared layout cannot be read through a matrix descriptor: with {mode} swizzle, \
+                             element (row {}, k {}) would be read at byte {got} but the layout puts it at byte {want}",
+                            r0 + row,
+                            k0 + kk
+                        ),
                     ));
                 }
+                read += 1;
             }
         }
     }
