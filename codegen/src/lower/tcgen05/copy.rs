@@ -5,12 +5,18 @@
 //! completes with the tcgen05 ops before a `tcgen05_commit`, in order with the MMAs issued after it.
 
 use tessel_tile::ir::OpData;
+use tessel_tile::tcgen05_copy::Shape;
 
 use super::super::Lower;
 use super::mma::encode;
 use super::thread_sync;
 use crate::CompileError;
 use crate::ptx::{RegClass, instr, mem};
+
+/// The instruction of a copy shape (`tcgen05.cp.cta_group::1.shape`, no multicast, no decompression).
+fn opcode(shape: Shape) -> String {
+    format!("tcgen05.cp.cta_group::1.{}", shape.ptx())
+}
 
 /// `tcgen05_copy src, dst`.
 pub(crate) fn copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
@@ -28,7 +34,7 @@ pub(crate) fn copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         plan.desc.lbo,
         plan.desc.sbo
     ));
-    let op = format!("tcgen05.cp.cta_group::1.{}", plan.shape.ptx());
+    let op = opcode(plan.shape);
     for i in &plan.instrs {
         let desc = encode(l, s_base, i.start, &plan.desc);
         let d = l.b.reg(RegClass::B32);
@@ -36,4 +42,55 @@ pub(crate) fn copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.b.emit(instr(op.clone()).guard(issuer).srcs((mem(d), desc)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tessel_tile::smem_desc::MatrixDesc;
+    use tessel_tile::tcgen05_copy::{Instr, plan};
+
+    use super::super::mma::desc_hi;
+    use super::*;
+
+    /// Each form tessel emits: the instruction, the descriptor's constant words (high: SBO >> 4 in bits 0-13, the
+    /// version bit 14, the swizzle in bits 29-31; low: LBO >> 4 in bits 16-29 above the start address) and the
+    /// instructions' columns and start bytes.
+    #[test]
+    fn copy_instructions_and_descriptors_are_the_documented_words() {
+        let ty = |t: &str| tessel_tile::parse::parse_type(t).unwrap();
+        let forms = [
+            // f32 in the 64-byte swizzle (SBO 8 rows of 64 bytes) into a 128-row accumulator: 32 bytes of a row each.
+            (
+                "memdesc<128x16xf32, NVMMASharedLayout(64, 32)>",
+                "memdesc<128x16xf32, TensorMemoryLayout((128,16), 1)>",
+                "tcgen05.cp.cta_group::1.128x256b",
+                (0x8000_4020u32, 0x0001_0000u32),
+                vec![(0, 0), (8, 32)],
+            ),
+            // M 256 in TMEM blocks of 4 columns: 128-bit rows, the second row block 128 rows x 32 bytes on.
+            (
+                "memdesc<256x32xf32, NVMMASharedLayout(32, 32)>",
+                "memdesc<256x32xf32, TensorMemoryLayout((128,4), 1)>",
+                "tcgen05.cp.cta_group::1.128x128b",
+                (0xC000_4010, 0x0001_0000),
+                vec![(0, 0), (4, 4096), (8, 16), (12, 4112)],
+            ),
+            // Tutorial 11's scales, the unswizzled view of their packed block: 32 lanes to each quarter.
+            (
+                "memdesc<128x4xu8, SharedLinearLayout([[0,1],[0,2],[32,0],[64,0],[1,0],[2,0],[4,0],[8,0],[16,0]], [], 128)>",
+                "memdesc<128x4xu8, TensorMemoryScalesLayout()>",
+                "tcgen05.cp.cta_group::1.32x128b.warpx4",
+                (0x0000_4008, 0x0001_0000),
+                vec![(0, 0)],
+            ),
+        ];
+        for (src, dst, op, (hi, lo), instrs) in forms {
+            let p = plan(&ty(src), &ty(dst)).unwrap_or_else(|e| panic!("{src}: {e}"));
+            assert_eq!(opcode(p.shape), op, "{src}");
+            let d: MatrixDesc = p.desc;
+            assert_eq!((desc_hi(&d), d.lbo_field()), (hi, lo), "{src}: {d:?}");
+            let got: Vec<(u32, u32)> = p.instrs.iter().map(|&Instr { column, start }| (column, start)).collect();
+            assert_eq!(got[..instrs.len().min(got.len())], instrs[..], "{src}");
+        }
+    }
 }
