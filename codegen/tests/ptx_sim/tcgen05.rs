@@ -281,10 +281,10 @@ pub(super) fn complete_tx(c: &mut Cta, bar: u64, bytes: u32) -> Result<(), Strin
     Ok(())
 }
 
-/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes), swizzle span. The fixed version field
-/// (bits 46-48) must be 1, the base offset (49-51) and LBO mode (52) 0; swizzle (61-63): 2 = 128B, 4 = 64B,
-/// 6 = 32B.
-fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
+/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes) and swizzle span (0 for none). The version field
+/// (bits 46-48) must be 1, the base offset and LBO mode (49-52) 0; swizzle (61-63): 0 none, 2 = 128B, 4 = 64B,
+/// 6 = 32B. The block-scaled MMAs and `tcgen05.cp` read unswizzled descriptors (`tcgen05_scaled`).
+pub(super) fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
     let field = |shift: u32| ((d >> shift) & 0x3FFF) << 4;
     if (d >> 46) & 7 != 1 {
         return Err(format!("descriptor {d:#018x}: bits 46-48 must be 0b001 on sm_100"));
@@ -293,12 +293,22 @@ fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
         return Err(format!("descriptor {d:#018x}: a base offset or absolute LBO mode is not simulated"));
     }
     let swizzle = match d >> 61 {
+        0 => 0,
         2 => 128,
         4 => 64,
         6 => 32,
         other => return Err(format!("descriptor {d:#018x}: swizzle mode {other} is not simulated")),
     };
     Ok((field(0), field(16), field(32), swizzle))
+}
+
+/// [`smem_desc`] of a dense MMA's operand, which this simulator reads swizzled only.
+fn swizzled_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
+    let desc = smem_desc(d)?;
+    if desc.3 == 0 {
+        return Err(format!("descriptor {d:#018x}: swizzle mode 0 is not simulated for dense MMAs"));
+    }
+    Ok(desc)
 }
 
 /// `tcgen05.mma.cta_group::1.kind::f16 [d], a, b_desc, idesc, enable_input_d` by thread `t`.
@@ -350,7 +360,7 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
             }
         }
         o => {
-            let (start, lbo, sbo, sw) = smem_desc(c.val(t, o)?)?;
+            let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, o)?)?;
             for row in 0..m as u64 {
                 for k in 0..K {
                     let at = address_of(start, lbo, sbo, sw, a_mn, row, k, 2);
@@ -362,7 +372,7 @@ fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
             }
         }
     }
-    let (start, lbo, sbo, sw) = smem_desc(c.val(t, &a[2])?)?;
+    let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, &a[2])?)?;
     let mut bv = vec![0f32; (n as u64 * K) as usize];
     for col in 0..n as u64 {
         for k in 0..K {

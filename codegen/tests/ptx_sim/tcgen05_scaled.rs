@@ -23,27 +23,6 @@ use tessel_tile::eval::value::from_bits;
 use super::wgmma::address_of;
 use super::{Cta, Opnd};
 
-/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes) and swizzle span (0 for none). The version field
-/// (bits 46-48) must be 1, the base offset and LBO mode (49-52) 0; swizzle (61-63): 0 none, 2 = 128B, 4 = 64B,
-/// 6 = 32B.
-fn descriptor(d: u64) -> Result<(u64, u64, u64, u64), String> {
-    let field = |shift: u32| ((d >> shift) & 0x3FFF) << 4;
-    if (d >> 46) & 7 != 1 {
-        return Err(format!("descriptor {d:#018x}: bits 46-48 must be 0b001 on sm_100"));
-    }
-    if (d >> 49) & 0xF != 0 {
-        return Err(format!("descriptor {d:#018x}: a base offset or absolute LBO mode is not simulated"));
-    }
-    let swizzle = match d >> 61 {
-        0 => 0,
-        2 => 128,
-        4 => 64,
-        6 => 32,
-        other => return Err(format!("descriptor {d:#018x}: swizzle mode {other} is not simulated")),
-    };
-    Ok((field(0), field(16), field(32), swizzle))
-}
-
 /// The shared address of byte `kb` of K-major row `row` of the matrix a descriptor describes.
 fn k_major(desc: (u64, u64, u64, u64), row: u64, kb: u64) -> u64 {
     let (start, lbo, sbo, swizzle) = desc;
@@ -84,7 +63,7 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
     if lane0 != 0 {
         return Err(format!("`{op}` writes from lane 0 of tensor memory, not lane {lane0}"));
     }
-    let desc = descriptor(c.val(t, &a[1])?)?;
+    let desc = super::tcgen05::smem_desc(c.val(t, &a[1])?)?;
     for r in 0..rows {
         let mut words = vec![0u32; bytes as usize / 4];
         for b in 0..bytes {
@@ -212,7 +191,7 @@ pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), Str
     if d_lane != 0 {
         return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
     }
-    let (ad, bd) = (descriptor(c.val(t, &a[1])?)?, descriptor(c.val(t, &a[2])?)?);
+    let (ad, bd) = (super::tcgen05::smem_desc(c.val(t, &a[1])?)?, super::tcgen05::smem_desc(c.val(t, &a[2])?)?);
     let (sfa, sfb) = (c.addr(t, &a[4])? as u32, c.addr(t, &a[5])? as u32);
     if sfa >> 16 != 0 || sfb >> 16 != 0 {
         return Err("the scale factors' tensor-memory addresses start at lane 0".into());
