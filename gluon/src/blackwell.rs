@@ -43,7 +43,6 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "get_tmem_reg_layout", Handler::Raw(reg_layout));
     r.add(BLACKWELL, "get_tmem_32x32b_reg_layout", Handler::Bound("M, N, shape, num_warps", reg_layout_32x32b));
     r.add(BLACKWELL, "allocate_tensor_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
-    crate::tcgen05::register(r);
 }
 
 const METHODS: &[&str] = &["load", "store", "slice", "index", "_reinterpret", "reinterpret", "get_reg_layout"];

@@ -72,6 +72,7 @@ pub fn registry() -> &'static Registry {
         tma::register(&mut r);
         wgmma::register(&mut r);
         blackwell::register(&mut r);
+        tcgen05::register(&mut r);
         warp_specialize::register(&mut r);
         elementwise::register(&mut r);
         r.set_attr_hook(attr);
