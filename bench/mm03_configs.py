@@ -102,6 +102,18 @@ def workload(autotuned, name, n, rounds, rep):
         print(f"  fastest under {who}: {best} ({statistics.median(times[best][who]) * 1e3:.2f} µs)")
     if cublas:
         print(f"  control, cuBLAS start / end: {fmt(control)}", flush=True)
+    # What each compiler's own autotuner picks here, as the tutorial's matmul() would (a fresh autotuner per size:
+    # the tutorial's process tunes each size once).
+    tuners = {"triton": triton.autotune(configs=autotuned.configs, key=list(autotuned.keys))(autotuned.fn),
+              "tessel": tessel.autotune(configs=autotuned.configs, key=list(autotuned.keys))(kernels["tessel"])}
+    for who, tuner in tuners.items():
+        c = outs[who]
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE_M"]) * triton.cdiv(n, meta["BLOCK_SIZE_N"]),)  # noqa: E731
+        tuner[grid](a, b, c, n, n, n, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                    ACTIVATION="")
+        cfg = tuner.best_config
+        print(f"  {who}'s autotuner picks {cfg.kwargs['BLOCK_SIZE_M']}x{cfg.kwargs['BLOCK_SIZE_N']}x"
+              f"{cfg.kwargs['BLOCK_SIZE_K']} w{cfg.num_warps} s{cfg.num_stages}", flush=True)
 
 
 def main():
