@@ -267,6 +267,24 @@ def ws_add(xnumel, ynumel, nbuf, warps):
 
 CASES += [ws_add(x, y, n, w) for (x, y) in ((1000, 2000), (4000, 120)) for n in (1, 2) for w in (4, 8)]
 
+
+# 08's Blackwell matmul: test_matmul_warp_specialized (128x256x64 blocks, 2-4 buffers, an epilogue subtiled by 4,
+# 4 warps, each of 07's schedulers, which 08 imports as the sibling module t7). The interpreter runs 208x416x304
+# with 3 programs, so that every program runs several tiles and both accumulator buffers turn over.
+def mm08_ws(nbuf, sched, M=208, N=416, K=304):
+    bm, bn, bk, sub = 128, 256, 64, 4
+    sig = f"tensordesc<fp16[{bm}, {bk}]>,tensordesc<fp16[{bk}, {bn}]>,tensordesc<fp16[{bm}, {bn // sub}]>"
+    args = [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{K}x{N}:fp16"), ("C", f"fill:nan:{M}x{N}:fp16"),
+            ("a_desc", f"desc:A:block={bm}x{bk}"), ("b_desc", f"desc:B:block={bk}x{bn}"),
+            ("c_desc", f"desc:C:block={bm}x{bn // sub}")]
+    return Case("08-warp-specialization.py", "matmul_warp_specialized_kernel",
+                f"08 matmul_warp_specialized_kernel ({bm}x{bn}x{bk}, bufs={nbuf}, {sched})", sig,
+                [("SchedulerImpl", f"t7.{sched}"), ("num_buffers", nbuf), ("SUBTILE_FACTOR", sub), ("num_warps", 4)],
+                4, "3", args, matmul_ref("A", "B", "C", (M, K), (K, N)), arch="sm_100a")
+
+
+CASES += [mm08_ws(n, s) for s in SCHEDULERS for n in (2, 3, 4)]
+
 # 13-conv-im2col: the im2col copy of the tutorial's five examples (a 1x4x4x32 or 2x4x4x32 fp32 image, 16x32
 # block, 1 warp) and the convolution (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks), through
 # `desc_im2col` arguments (the pixel box's corners as TensorDescriptorIm2Col.from_tensor takes them).
