@@ -62,7 +62,7 @@ def workload(autotuned, name, n, rounds, rep):
         for who, kernel in kernels.items():
             c = outs[who]
 
-            def run(kernel=kernel, c=c):
+            def run(kernel=kernel, c=c, grid=grid, meta=meta):  # bound now: the loop rebinds grid and meta
                 kernel[grid](a, b, c, n, n, n, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                              c.stride(1), **meta)
 
