@@ -3,8 +3,8 @@
 //!
 //! [`accumulator_layout`] is consulted by coalescing, where a `dot` is a layout anchor: on sm_90a a dot whose
 //! types and shape `wgmma` accepts gets an `NVMMADistributedLayout([3, 0], warps, [16, N, K])` accumulator
-//! (warps and instruction N chosen as upstream Triton chooses them), on sm_80 an `mma.sync` layout, otherwise
-//! the blocked FMA layout. After
+//! (warps and instruction N chosen as upstream Triton chooses them), on sm_80 (and on sm_90a where `wgmma`
+//! cannot run the dot: fewer than 4 warps, say) an `mma.sync` layout, otherwise the blocked FMA layout. After
 //! propagation, [`stage_operands`] rewrites every `dot` with an MMA v3 accumulator into `local_alloc` of each
 //! operand into an NVMMA-swizzled shared layout and a `warpgroup_dot` reading them, so codegen sees shared
 //! memory as IR values.
@@ -180,7 +180,9 @@ pub fn runs_on_mma_sync(t: &Type) -> bool {
 pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
     let shape = f.ty(f.op(o).results[0]).shape().to_vec();
     let spec = match f.target.mma_kind() {
-        MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o)?),
+        // A dot wgmma cannot run (fewer than 4 warps, a shape or type it lacks) runs on mma.sync, as Triton's
+        // MMA v2 fallback does, rather than on FMAs: 60x faster for tutorial 03's 2-warp configs.
+        MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o).or_else(|| mma_sync_layout(f, o))?),
         MmaKind::MmaSync | MmaKind::Tcgen05 => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
     };
     from_spec(spec, &shape).ok()
