@@ -504,7 +504,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             if from > 0 {
                 data[..from].copy_from_slice(g.slice(src, from)?);
             }
-            c.mark_generic(dst, size);
+            // A landed copy is ordered for the threads by its wait and a barrier (the race check below), and for
+            // the tensor cores the same way: no proxy fence (codegen/src/smem/hazards.rs says why).
             c.smem(t, dst, size, Some(&data))?.copy_from_slice(&data);
         }
         "ld" | "st" => {
