@@ -658,6 +658,30 @@ fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
     assert!(err.contains("not initialized"), "{err}");
 }
 
+/// The simulator catches a multicast copy whose CTA mask leaves a CTA out (the mask's `mov.b16` edited from 0b11
+/// to 0b01): the left-out CTA waits for bytes no copy will deliver, and the run stops naming its wait.
+#[test]
+fn the_simulator_catches_a_multicast_with_a_wrong_mask() {
+    let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
+    let args = vec![
+        ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false, layout: None },
+        ArgSpec::Pointer(F16, true),
+        int(),
+        layout(WHOLE_64),
+        layout(lay),
+    ];
+    let ptx = ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap();
+    let copy = ptx.find(".multicast::cluster").expect("a multicast copy");
+    let mov = ptx[..copy].rfind("mov.b16 ").expect("the mask's move");
+    let line_end = mov + ptx[mov..].find('\n').unwrap();
+    assert!(ptx[mov..line_end].ends_with(", 3;"), "{}", &ptx[mov..line_end]);
+    let broken = format!("{}{}1;{}", &ptx[..mov], &ptx[mov..line_end - 2], &ptx[line_end..]);
+    let run = |text: &str| simulate_multicast(text, vec![0; 64 * 64 * 2], 64, 64, 64 * 64 * 2, 2);
+    run(&ptx).unwrap();
+    let err = run(&broken).unwrap_err();
+    assert!(err.contains("CTA 1 waits") && err.contains("deadlock"), "{err}");
+}
+
 /// With `TESSEL_GLUON_TUTORIALS=DIR` (the public Gluon tutorials, which this repository does not hold; skipped
 /// otherwise): 14-multicta.py's `multicta_softmax_kernel`, unmodified, on the simulator against the interpreter
 /// and float64, as clusters of 2, 4 and 8 CTAs.

@@ -130,6 +130,32 @@ fn an_operand_overwritten_before_the_wait_is_refused() {
     assert!(err.contains("overwrites a shared-memory operand of the tcgen05_mma into"), "{err}");
 }
 
+/// A wait no commit will complete: `variant` 0 issues the MMA without `mbarriers=` and commits nothing, 1
+/// initializes the barrier for two arrivals where the MMA's completion is one. Both are named deadlocks.
+fn broken_wait(variant: i64) -> String {
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64), cint(variant)];
+    let f = elab(&source(), "mma_broken_sync", args);
+    let mut rng = Rng::new(9);
+    let mut mem = Memory::new();
+    let ba = mem.alloc_from("a", F16, &rounded(F16, &rng.vec(m * k)));
+    let bb = mem.alloc_from("b", F16, &rounded(F16, &rng.vec(k * n)));
+    let bo = poisoned(&mut mem, "out", F32, m * n);
+    run_error(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)], &mut mem)
+}
+
+#[test]
+fn a_missing_commit_is_a_named_deadlock() {
+    let err = broken_wait(0);
+    assert!(err.contains("deadlock") && err.contains("lacks 1 arrival(s)"), "{err}");
+}
+
+#[test]
+fn a_wrong_barrier_count_is_a_named_deadlock() {
+    let err = broken_wait(1);
+    assert!(err.contains("deadlock") && err.contains("lacks 1 arrival(s)"), "{err}");
+}
+
 #[test]
 fn a_tensor_memory_load_in_a_blocked_layout_is_refused_at_its_argument() {
     let src = r#"

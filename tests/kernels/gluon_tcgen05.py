@@ -288,3 +288,34 @@ def tmem_views(X, P, S1, M: gl.constexpr, N: gl.constexpr):
     tr = gl.arange(0, M, layout=gl.SliceLayout(1, t_regs))
     tc = gl.arange(0, 2, layout=gl.SliceLayout(0, t_regs))
     gl.store(S1 + tr[:, None] * 2 + tc[None, :], two.load())
+
+
+@gluon.jit
+def mma_broken_sync(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, VARIANT: gl.constexpr):
+    # Two broken ways to wait for a tcgen05_mma (the interpreter must name each): VARIANT 0 waits on a barrier no
+    # commit tracks (the MMA was issued without `mbarriers=` and no tcgen05_commit follows); VARIANT 1 initializes
+    # the barrier for two arrivals where the MMA's completion is one.
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+    ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, L))
+    nb = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16),
+                                    gl.load(A + ra[:, None] * K + ka[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
+                                    gl.load(B + kb[:, None] * N + nb[None, :]))
+    acc = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    if VARIANT == 0:
+        mbarrier.init(bar, count=1)
+        fence_async_shared()
+        tcgen05_mma(a_s, b_s, acc, use_acc=False)
+    else:
+        mbarrier.init(bar, count=2)
+        fence_async_shared()
+        tcgen05_mma(a_s, b_s, acc, use_acc=False, mbarriers=[bar])
+    mbarrier.wait(bar, 0)
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(M, N, [M, N], gl.num_warps())
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
