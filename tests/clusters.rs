@@ -636,10 +636,8 @@ fn multicast_rounds_meet_at_cluster_barriers() {
     assert!(wrong, "without the round's cluster barrier the simulator must see CTA 1 read an overwritten block");
 }
 
-/// The simulator catches a multicast copy issued before the other CTAs have initialized their barriers (the
-/// cluster barrier after the initialization taken out).
-#[test]
-fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
+/// The PTX of `cluster_multicast_tile` as clusters of 2 CTAs (one 64x64 fp16 block per program).
+fn two_cta_multicast_tile_ptx() -> String {
     let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
     let args = vec![
         ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false, layout: None },
@@ -648,7 +646,14 @@ fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
         layout(WHOLE_64),
         layout(lay),
     ];
-    let ptx = ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap();
+    ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap()
+}
+
+/// The simulator catches a multicast copy issued before the other CTAs have initialized their barriers (the
+/// cluster barrier after the initialization taken out).
+#[test]
+fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
+    let ptx = two_cta_multicast_tile_ptx();
     let pair = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n";
     let broken = ptx.replacen(pair, "", 1);
     assert_ne!(broken, ptx);
@@ -662,15 +667,7 @@ fn the_simulator_catches_a_multicast_before_the_peers_initialize() {
 /// to 0b01): the left-out CTA waits for bytes no copy will deliver, and the run stops naming its wait.
 #[test]
 fn the_simulator_catches_a_multicast_with_a_wrong_mask() {
-    let lay = "gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])";
-    let args = vec![
-        ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false, layout: None },
-        ArgSpec::Pointer(F16, true),
-        int(),
-        layout(WHOLE_64),
-        layout(lay),
-    ];
-    let ptx = ptx_for("cluster_multicast_tile", args, 4, 2, Target::Sm90a).unwrap();
+    let ptx = two_cta_multicast_tile_ptx();
     let copy = ptx.find(".multicast::cluster").expect("a multicast copy");
     let mov = ptx[..copy].rfind("mov.b16 ").expect("the mask's move");
     let line_end = mov + ptx[mov..].find('\n').unwrap();

@@ -3,13 +3,14 @@
 //! on, completion through `mbarriers=` and through `tcgen05_commit`) against a float64 reference, the IR round
 //! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand
 //! overwritten before the wait (also through a reinterpreting view), a wrong register layout, tensor memory over
-//! the budget.
+//! the budget, and waits no commit completes (a missing commit, a wrong arrival count: named deadlocks).
 
 mod common;
 
 use common::*;
 use tessel_interp::Arg;
 use tessel_interp::memory::Memory;
+use tessel_lang::elab::ArgSpec;
 use tessel_tile::ScalarType::*;
 
 fn source() -> String {
@@ -105,17 +106,22 @@ fn tcgen05_mma_reads_a_from_tensor_memory() {
     }
 }
 
-fn too_early(overwrite: bool) -> String {
-    let (m, n, k) = (128, 64, 32);
-    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m), cint(n), cint(k), cbool(overwrite)];
-    let f = elab(&source(), "mma_read_too_early", args);
+/// Runs `kernel(A, B, Out, M=128, N=64, K=32, last)` of the kernels file in the interpreter on fresh fp16
+/// operands, which must fail: its error.
+fn mma_error(kernel: &str, last: ArgSpec) -> String {
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64), last];
+    let f = elab(&source(), kernel, args);
     let mut rng = Rng::new(5);
     let mut mem = Memory::new();
-    let (m, n, k) = (m as usize, n as usize, k as usize);
     let ba = mem.alloc_from("a", F16, &rounded(F16, &rng.vec(m * k)));
     let bb = mem.alloc_from("b", F16, &rounded(F16, &rng.vec(k * n)));
     let bo = poisoned(&mut mem, "out", F32, m * n);
     run_error(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)], &mut mem)
+}
+
+fn too_early(overwrite: bool) -> String {
+    mma_error("mma_read_too_early", cbool(overwrite))
 }
 
 #[test]
@@ -133,15 +139,7 @@ fn an_operand_overwritten_before_the_wait_is_refused() {
 /// A wait no commit will complete: `variant` 0 issues the MMA without `mbarriers=` and commits nothing, 1
 /// initializes the barrier for two arrivals where the MMA's completion is one. Both are named deadlocks.
 fn broken_wait(variant: i64) -> String {
-    let (m, n, k) = (128usize, 64usize, 32usize);
-    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64), cint(variant)];
-    let f = elab(&source(), "mma_broken_sync", args);
-    let mut rng = Rng::new(9);
-    let mut mem = Memory::new();
-    let ba = mem.alloc_from("a", F16, &rounded(F16, &rng.vec(m * k)));
-    let bb = mem.alloc_from("b", F16, &rounded(F16, &rng.vec(k * n)));
-    let bo = poisoned(&mut mem, "out", F32, m * n);
-    run_error(&f, &[Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)], &mut mem)
+    mma_error("mma_broken_sync", cint(variant))
 }
 
 #[test]
