@@ -16,8 +16,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tessel_layouts::LinearLayout;
-use tessel_tile::ir::OpData;
-use tessel_tile::ops::InputPrecision;
+use tessel_tile::ir::{Func, OpData};
+use tessel_tile::layout::accelerate::runs_on_mma_sync;
+use tessel_tile::ops::{InputPrecision, Op};
 use tessel_tile::types::ScalarType;
 
 use super::Lower;
@@ -113,13 +114,26 @@ fn operand_type(t: ScalarType, precision: InputPrecision) -> Result<&'static str
         F32 if precision == InputPrecision::Tf32 => "tf32",
         I8 => "s8",
         U8 => "u8",
+        F8E4M3 => "e4m3",
+        F8E5M2 => "e5m2",
         other => {
             return Err(CompileError::new(format!(
-                "mma.sync on sm_80 has no form for {other} operands with input precision {}",
+                "mma.sync has no form for {other} operands with input precision {}",
                 precision.word()
             )));
         }
     })
+}
+
+/// The PTX ISA version the kernel's `mma.sync` dots need beyond the target's: fp8 operands (`m16n8k32` e4m3 /
+/// e5m2, sm_89+) are PTX 8.4.
+pub fn isa_needed(f: &Func) -> Option<&'static str> {
+    let fp8 = |v| matches!(f.ty(v).elem().and_then(|e| e.scalar()), Some(F8E4M3 | F8E5M2));
+    let fp8_mma = |o| {
+        let d = f.op(o);
+        matches!(d.op, Op::Dot { .. }) && fp8(d.operands[0]) && runs_on_mma_sync(f.ty(d.results[0]))
+    };
+    f.all_ops().into_iter().any(fp8_mma).then_some("8.4")
 }
 
 /// Packs one 32-bit operand register from `w` elements (low element first).
@@ -154,6 +168,7 @@ pub(crate) fn mma_sync(l: &mut Lower, data: &OpData, precision: InputPrecision) 
         return Err(CompileError::new("mma.sync lowering handles rank-2 dots only"));
     }
     let ty_op = operand_type(op_t, precision)?;
+    let ty_b = operand_type(l.scalar_of(b)?, precision)?;
     let (ty_d, class) = match acc_t {
         F32 if op_t.is_float() => ("f32", RegClass::F32),
         I32 if !op_t.is_float() => ("s32", RegClass::B32),
@@ -203,7 +218,7 @@ pub(crate) fn mma_sync(l: &mut Lower, data: &OpData, precision: InputPrecision) 
             let a4: Vec<Reg> = (0..4).map(|j| operand(l, 'a', (m0, k0), j)).collect::<Result<_, _>>()?;
             let b2: Vec<Reg> = (0..2).map(|j| operand(l, 'b', (k0, n0), j)).collect::<Result<_, _>>()?;
             let dr: Vec<Reg> = c_slots.iter().map(|&s| d[s]).collect();
-            let op = format!("mma.sync.aligned.m16n8k{k_instr}.row.col.{ty_d}.{ty_op}.{ty_op}.{ty_d}");
+            let op = format!("mma.sync.aligned.m16n8k{k_instr}.row.col.{ty_d}.{ty_op}.{ty_b}.{ty_d}");
             l.b.emit(instr(op).dst(vector(&dr)).srcs((vector(&a4), vector(&b2), vector(&dr))));
         }
     }

@@ -609,7 +609,12 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         scratch_floor: 0,
         ws: None,
         tmem: None,
-        isa: tcgen05::isa_needed(f).unwrap_or(arch.isa_version()),
+        isa: [tcgen05::isa_needed(f), mma::isa_needed(f)]
+            .into_iter()
+            .flatten()
+            .chain([arch.isa_version()])
+            .max_by_key(|v| v.split('.').map(|p| p.parse::<u32>().unwrap_or(0)).collect::<Vec<_>>())
+            .expect("the target's version"),
         warp_base: 0,
         tensor_maps: Vec::new(),
         tensor_map_addrs: HashMap::new(),

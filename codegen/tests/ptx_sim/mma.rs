@@ -14,6 +14,8 @@ fn element(reg: u64, t: u32, ty: &str) -> Result<f64, String> {
         "tf32" => f32::from_bits((reg as u32) & !0x1FFF) as f64,
         "s8" => ((reg >> (8 * t)) & 0xff) as u8 as i8 as f64,
         "u8" => ((reg >> (8 * t)) & 0xff) as f64,
+        "e4m3" => from_bits((reg >> (8 * t)) & 0xff, tessel_tile::ScalarType::F8E4M3).as_f64(),
+        "e5m2" => from_bits((reg >> (8 * t)) & 0xff, tessel_tile::ScalarType::F8E5M2).as_f64(),
         other => return Err(format!("mma operand type {other} is not simulated")),
     })
 }

@@ -15,8 +15,8 @@
 //!
 //! A 16-bit `wgmma` A operand computed in registers (attention's `p @ v`) stays in registers.
 //!
-//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, fp8 on
-//! `mma.sync` (sm_89+), and an 8-bit A in registers in auto mode (gluon kernels may write it).
+//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, and an
+//! 8-bit A in registers in auto mode (gluon kernels may write it).
 
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ use crate::layout::insert::{convert_before, insert_after};
 use crate::layout::rules::{L, from_spec};
 use crate::ops::{InputPrecision, Op};
 use crate::passes::insert_before;
-use crate::target::MmaKind;
+use crate::target::{MmaKind, Target};
 use crate::types::{Elem, Layout, ScalarType, Type};
 
 use ScalarType::*;
@@ -114,12 +114,14 @@ fn wgmma_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
     Some(layout)
 }
 
-/// Whether `mma.sync` multiplies `op` operands into an `acc` accumulator (with `precision` for f32 operands).
-fn mma_sync_types(op: ScalarType, acc: ScalarType, precision: InputPrecision) -> bool {
+/// Whether `mma.sync` on `target` multiplies `op` operands into an `acc` accumulator (with `precision` for f32
+/// operands). fp8 operands (`m16n8k32`, e4m3 and e5m2) need sm_89 or newer: sm_90a and sm_100a here.
+fn mma_sync_types(op: ScalarType, acc: ScalarType, precision: InputPrecision, target: Target) -> bool {
     match (op, acc) {
         (F16 | BF16, F32) => true,
         (F32, F32) => precision == InputPrecision::Tf32,
         (I8 | U8, I32) => true,
+        (F8E4M3 | F8E5M2, F32) => target != Target::Sm80,
         _ => false,
     }
 }
@@ -132,7 +134,10 @@ fn mma_sync_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
     let (a, c) = (f.ty(d.operands[0]), f.ty(d.results[0]));
     let (op_t, acc_t) = (a.elem()?.scalar()?, c.elem()?.scalar()?);
     let shape = c.shape();
-    if shape.len() != 2 || !mma_sync_types(op_t, acc_t, precision) {
+    let b_t = f.ty(d.operands[1]).elem()?.scalar()?;
+    let fp8 = |t: ScalarType| matches!(t, F8E4M3 | F8E5M2);
+    let same_kind = b_t == op_t || (fp8(op_t) && fp8(b_t));
+    if shape.len() != 2 || !same_kind || !mma_sync_types(op_t, acc_t, precision, f.target) {
         return None;
     }
     let (m, n, k) = (shape[0], shape[1], a.shape()[1]);
