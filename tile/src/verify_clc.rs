@@ -98,3 +98,60 @@ pub fn check_target(f: &Func) -> Result<(), (OpId, String)> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    fn func(attrs: &str, resp: &str, bar: &str, tail: &str) -> crate::ir::Func {
+        let text = format!(
+            "func @k(%out: ptr<i32>) attributes {{{attrs}}} {{
+  %bar = local_alloc : {bar}
+  %resp = local_alloc : {resp}
+  clc_try_cancel %resp, %bar
+  {tail}
+  return
+}}
+"
+        );
+        crate::parse::parse_func(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"))
+    }
+
+    const SM100: &str = "target = sm_100a, num_warps = 4, gluon = true";
+    const RESP: &str = "memdesc<2xi64, SwizzledSharedLayout(1,1,1,[0])>";
+    const BAR: &str = "memdesc<1xi64, SwizzledSharedLayout(1,1,1,[0])>";
+
+    fn verify_err(f: &crate::ir::Func) -> String {
+        crate::verify::verify(f).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_response_buffer_holds_sixteen_bytes_of_integers_and_completes_on_an_mbarrier() {
+        crate::verify::verify(&func(SM100, RESP, BAR, "")).unwrap();
+        crate::verify::verify(&func(SM100, "memdesc<4xi32, SwizzledSharedLayout(1,1,1,[0])>", BAR, "")).unwrap();
+        let small = verify_err(&func(SM100, "memdesc<2xi32, SwizzledSharedLayout(1,1,1,[0])>", BAR, ""));
+        assert!(small.contains("a response buffer holds 16 bytes, memdesc<2xi32"), "{small}");
+        let float = verify_err(&func(SM100, "memdesc<4xf32, SwizzledSharedLayout(1,1,1,[0])>", BAR, ""));
+        assert!(float.contains("16 bytes of integers"), "{float}");
+        let bar = verify_err(&func(SM100, RESP, "memdesc<2xi64, SwizzledSharedLayout(1,1,1,[0])>", ""));
+        assert!(bar.contains("the barrier must be an mbarrier"), "{bar}");
+    }
+
+    #[test]
+    fn queries_read_a_response_and_name_an_axis() {
+        let ok = "%r = clc_load_result %resp : clc_result\n  %c = clc_is_canceled %r : i1\n  %x = clc_program_id {axis = 2} %r : i32";
+        crate::verify::verify(&func(SM100, RESP, BAR, ok)).unwrap();
+        let axis = "%r = clc_load_result %resp : clc_result\n  %x = clc_program_id {axis = 3} %r : i32";
+        assert!(verify_err(&func(SM100, RESP, BAR, axis)).contains("axis must be 0, 1 or 2, got 3"));
+        let ty = "%r = clc_load_result %resp : clc_result\n  %x = clc_program_id {axis = 0} %r : i64";
+        assert!(verify_err(&func(SM100, RESP, BAR, ty)).contains("result: expected i32, got i64"));
+    }
+
+    #[test]
+    fn cluster_launch_control_needs_sm100a_and_one_cta_per_program() {
+        assert!(super::check_target(&func(SM100, RESP, BAR, "")).is_ok());
+        let (_, sm90) = super::check_target(&func("target = sm_90a, num_warps = 4", RESP, BAR, "")).unwrap_err();
+        assert!(sm90.contains("needs sm_100a (Blackwell); this kernel compiles for sm_90a"), "{sm90}");
+        let ctas = "target = sm_100a, num_warps = 4, num_ctas = 2, gluon = true";
+        let (_, two) = super::check_target(&func(ctas, RESP, BAR, "")).unwrap_err();
+        assert!(two.contains("a program of 2 CTAs"), "{two}");
+    }
+}
