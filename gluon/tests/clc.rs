@@ -101,6 +101,7 @@ fn a_request_whose_barrier_nobody_arms_deadlocks() {
     let out = mem.alloc_from("out", I32, &[0.0]);
     let err = run_under(&f, &[Arg::Buffer(out)], 2, &mut mem, ClcPolicy::Next).unwrap_err();
     assert!(err.contains("deadlock: waiting for phase parity 0"), "{err}");
+    assert!(err.contains("lacks 1 arrival(s) and 0 transaction byte(s), with 16 byte(s) completed"), "{err}");
 }
 
 #[test]

@@ -325,7 +325,17 @@ pub(crate) fn role(p: usize) -> String {
 impl fmt::Display for Lacks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Lacks { phase, arrivals, bytes } = self;
-        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {bytes} transaction byte(s)")
+        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {}", tx_words(*bytes))
+    }
+}
+
+/// What a phase's transaction count says: bytes still expected, or (negative) bytes completed that no
+/// `mbarrier_expect` armed the phase for (a copy or a cluster launch control response whose barrier nobody armed).
+fn tx_words(bytes: i64) -> String {
+    if bytes >= 0 {
+        format!("{bytes} transaction byte(s)")
+    } else {
+        format!("0 transaction byte(s), with {} byte(s) completed that no mbarrier_expect armed it for", -bytes)
     }
 }
 
@@ -362,8 +372,10 @@ impl fmt::Display for Fault {
             Fault::Stuck { barrier, parity, lacks } => write!(
                 f,
                 "deadlock: waiting for phase parity {parity} of mbarrier {barrier} (phase {} running), which still \
-                 lacks {} arrival(s) and {} transaction byte(s), and nothing left in the program can complete it",
-                lacks.phase, lacks.arrivals, lacks.bytes
+                 lacks {} arrival(s) and {}, and nothing left in the program can complete it",
+                lacks.phase,
+                lacks.arrivals,
+                tx_words(lacks.bytes)
             ),
             Fault::Deadlock { waits, finished } => {
                 let waits: Vec<String> = waits.iter().map(|w| w.to_string()).collect();
