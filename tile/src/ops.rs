@@ -646,7 +646,7 @@ pub enum Op {
     /// Cluster launch control (sm_100a, `crate::verify_clc`). `clc_try_cancel result, bar`: asks the hardware to
     /// cancel a program of the grid that has not started; its 16-byte response lands in the shared-memory buffer
     /// `result` (16 bytes of integers) asynchronously and completes 16 transaction bytes on mbarrier `bar`, so it
-    /// may be read once a wait sees that phase. Issued once per program (by one thread).
+    /// may be read once a wait sees that phase. The program makes the request once (codegen: one thread).
     ClcTryCancel,
     /// `clc_load_result result` → `clc_result`: the response, read from the buffer into the program's registers.
     ClcLoadResult,
