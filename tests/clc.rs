@@ -92,6 +92,25 @@ fn a_stealing_persistent_kernel_assembles_and_agrees_with_the_interpreter_on_the
     }
 }
 
+/// The simulator failing every request: each program does its own tile (the interpreter, answering `next`, has
+/// program 0 do them all), and the results are the same.
+#[test]
+fn on_the_simulator_a_kernel_whose_requests_all_fail_computes_the_same() {
+    let (n, block) = (1000usize, 128usize);
+    let tiles = n.div_ceil(block);
+    let x = Rng::new(5).vec(n);
+    let vals = [V::Buf(F32, x), V::Out(F32, n), V::Out(I32, tiles), V::Out(I32, tiles), V::Int(n as i64)];
+    let opts = RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    sim_common::ptx_sim::answer_every_request(false);
+    let outs = run_on(&source(), "clc_steal", steal_args(block as i64), &opts, &vals, [tiles as u32, 1, 1]);
+    sim_common::ptx_sim::answer_every_request(true);
+    let outs = outs.unwrap();
+    assert_eq!(outs[0].0, outs[0].1, "y: simulated PTX vs interpreter");
+    assert_eq!(outs[1].0, vec![0.0; tiles], "visits: each tile once");
+    assert_eq!(outs[2].0, (0..tiles).map(|t| t as f64).collect::<Vec<_>>(), "owners: each program its own tile");
+    assert_eq!(outs[2].1, vec![0.0; tiles], "the interpreter's program 0 did them all");
+}
+
 #[test]
 fn cluster_launch_control_is_refused_below_sm100a_and_in_clusters_at_the_call() {
     let err = ptx("clc_steal", steal_args(128), Target::Sm90a, 1).unwrap_err();

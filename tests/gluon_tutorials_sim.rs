@@ -335,7 +335,8 @@ fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
 /// Tutorial 12's persistent matmul (tutorial 7's MMAv5, 128x256x64 blocks, 3 buffers) with each scheduler on
 /// 296x296x200 (square, as the kernel requires; partial tiles): the CLC scheduler on a grid of one program per
 /// tile, whose first program cancels the others and does their tiles (the simulator's and the interpreter's
-/// default answer, the next program not started), and the static one on 3 programs.
+/// default answer, the next program not started), or, with every request failing on the simulator, each program
+/// its own; and the static one on 3 programs.
 #[test]
 fn cluster_launch_control_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = tutorial("12-cluster-launch-control.py") else { return };
@@ -343,7 +344,10 @@ fn cluster_launch_control_tutorial_kernel_agrees_with_the_interpreter_on_the_sim
     let mut rng = Rng::new(12);
     let (a, b) = (rng.vec((m * k) as usize), rng.vec((k * n) as usize));
     let expr = |s: &str| ArgSpec::Constexpr(ConstValue::Expr(s.into()));
-    for (scheduler, grid) in [("ClcTileScheduler", m.div_ceil(128) * n.div_ceil(256)), ("StaticTileScheduler", 3)] {
+    let tiles = m.div_ceil(128) * n.div_ceil(256);
+    for (scheduler, grid, cancels) in
+        [("ClcTileScheduler", tiles, true), ("ClcTileScheduler", tiles, false), ("StaticTileScheduler", 3, true)]
+    {
         let args = vec![
             desc(F16, &[128, 64]),
             desc(F16, &[64, 256]),
@@ -358,7 +362,10 @@ fn cluster_launch_control_tutorial_kernel_agrees_with_the_interpreter_on_the_sim
             V::Desc(F16, Some(b.clone()), vec![k, n]),
             V::Desc(F16, None, vec![m, n]),
         ];
-        let what = format!("persistent_matmul_kernel ({scheduler}) {m}x{n}x{k}");
-        check(&what, run_on(&src, "persistent_matmul_kernel", args, &opts(&file, 4), &vals, [grid, 1, 1]));
+        let what = format!("persistent_matmul_kernel ({scheduler}, requests answered: {cancels}) {m}x{n}x{k}");
+        sim_common::ptx_sim::answer_every_request(cancels);
+        let outs = run_on(&src, "persistent_matmul_kernel", args, &opts(&file, 4), &vals, [grid, 1, 1]);
+        sim_common::ptx_sim::answer_every_request(true);
+        check(&what, outs);
     }
 }

@@ -1,15 +1,29 @@
 //! Cluster launch control in the simulator, from the PTX ISA: `clusterlaunchcontrol.try_cancel.async.shared::cta.
 //! mbarrier::complete_tx::bytes.b128 [resp], [bar]` cancels a cluster of the grid that has not started (here: the
-//! next one in launch order, x fastest) and writes a 16-byte response to `resp`, completing 16 transaction bytes
+//! next one in launch order, x fastest; or none, [`answer_every_request`]) and writes a 16-byte response to `resp`, completing 16 transaction bytes
 //! on the mbarrier `bar`; a canceled cluster is not launched. `query_cancel.is_canceled.pred.b128` and
 //! `query_cancel.get_first_ctaid::{x,y,z}.b32.b128` read a response in a `.b128` register (made by `mov.b128
 //! %q, {lo, hi}`; the parser gives a `%q` register two 64-bit slots). The response's bytes are the simulator's
 //! own (the ISA leaves them opaque): bit 0 canceled, then the first CTA's ctaid x, y, z in 32 bits each; asking a
 //! failed response for its ctaid (undefined in the ISA) is an error, as is a request after a failed one was read.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use super::{Cta, Ins, Opnd};
+
+thread_local! {
+    /// Whether requests succeed while clusters wait to launch (the hardware's usual answer), or all fail (a
+    /// program then does only its own work): set per test thread by [`answer_every_request`].
+    static CANCELS: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Makes this thread's simulations cancel the next cluster not launched (`true`, the default) or fail every
+/// request (`false`), so a kernel can be shown correct under both answers.
+#[allow(dead_code)]
+pub fn answer_every_request(cancel: bool) {
+    CANCELS.with(|c| c.set(cancel));
+}
 
 /// The grid's clusters in launch order: the one running and those a response canceled.
 #[derive(Default)]
@@ -22,6 +36,9 @@ pub(super) struct Queue {
 impl Queue {
     /// Cancels the next cluster not started: its index, if any.
     fn cancel_next(&mut self) -> Option<u64> {
+        if !CANCELS.with(Cell::get) {
+            return None;
+        }
         let n = (self.current + 1..self.clusters).find(|n| !self.canceled.contains(n))?;
         self.canceled.insert(n);
         Some(n)

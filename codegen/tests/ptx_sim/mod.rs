@@ -271,6 +271,8 @@ pub fn run(
 }
 
 #[allow(unused_imports)]
+pub use clc::answer_every_request;
+#[allow(unused_imports)]
 pub use cluster::run as run_clusters;
 
 /// Where a CTA stopped ([`run_cta`]).
