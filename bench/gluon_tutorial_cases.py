@@ -31,6 +31,9 @@ class Case:
     # Inputs NumPy makes (block-scaled operands and their scales): `inputs(rng)` gives {name: (array, dtype or
     # None)}, each passed as `--arg name=name.npy[:dtype]` (converted to dtype as `.to(dtype)` would).
     inputs: Callable = None
+    # More flags for the interpreter run alone (`--clc-policy next` for cluster launch control kernels); `{seed}`
+    # is the harness's seed.
+    run_extra: list = field(default_factory=list)
 
 
 def cdiv(a, b):
@@ -618,3 +621,28 @@ for kernel in ("mma_scaled_pipelined_kernel", "mma_scaled_warp_specialized_kerne
                 continue
             CASES.append(pipelined_case(kernel, f, K, 128, 128, "1"))
         CASES.append(pipelined_case(kernel, f, 640, 500, 600, "2"))
+
+
+# 12-cluster-launch-control (Blackwell): test_op's persistent matmul with tutorial 7's MMAv5, 128x256x64 blocks, 3
+# buffers, 4 warps. With the CLC scheduler the grid is one program per tile, and each program steals the tiles of
+# programs not yet started; its interpreter run is repeated under each answer cluster launch control may give
+# (`--clc-policy`: the next program, none, random ones), since the result must not depend on it. The static
+# scheduler's grid is the GPU's SM count; 3 programs here, so that each runs several tiles. The kernel reads
+# `N = c_desc.shape[0]` and `M = c_desc.shape[1]`, so it is correct for square C only, as the tutorial's tests
+# are: 296x296 (partial tiles both ways; rows of 16-byte multiples, as TMA needs) by K 200 (a partial K block).
+def clc12(scheduler, grid, label, run_extra=()):
+    M = N = 296
+    K = 200
+    sig = "tensordesc<fp16[128, 64]>,tensordesc<fp16[64, 256]>,tensordesc<fp16[128, 256]>"
+    args = [("A", f"randn:{M}x{K}:fp16"), ("B", f"randn:{K}x{N}:fp16"), ("C", f"fill:nan:{M}x{N}:fp16"),
+            ("a_desc", "desc:A:block=128x64"), ("b_desc", "desc:B:block=64x256"), ("c_desc", "desc:C:block=128x256")]
+    consts = [("MMAImpl", "t7.MMAv5"), ("SchedulerImpl", scheduler), ("num_buffers", 3), ("num_warps", 4)]
+    return Case("12-cluster-launch-control.py", "persistent_matmul_kernel",
+                f"12 persistent_matmul_kernel ({M}x{N}x{K}, {label})", sig, consts, 4, grid, args,
+                matmul_ref("A", "B", "C", (M, K), (K, N)), arch="sm_100a", run_extra=list(run_extra))
+
+
+CLC_POLICIES = ["next", "none", "random:{seed}"]
+CASES += [clc12("ClcTileScheduler", str(cdiv(296, 128) * cdiv(296, 256)), f"ClcTileScheduler, clc {p.split(':')[0]}",
+                ["--clc-policy", p]) for p in CLC_POLICIES]
+CASES.append(clc12("StaticTileScheduler", "3", "StaticTileScheduler"))

@@ -408,7 +408,7 @@ fn interpret(ks: &KernelSource) -> Option<String> {
             });
         }
         args.truncate(func.args().len());
-        let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, notes: None, stop: None };
+        let limits = Limits { max_iterations: 10_000, max_work: 10_000_000, threads, ..Default::default() };
         let result = interp::run_with_limits(&func, &args, [4, 1, 1], &mut mem, limits);
         if let Err(e) = &result
             && e.fault.is_internal()

@@ -331,3 +331,41 @@ fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
         scaled_case(&src, &file, "mma_scaled_pipelined_kernel", fmts, 256, bk, [128, 256, 4 * bk]);
     }
 }
+
+/// Tutorial 12's persistent matmul (tutorial 7's MMAv5, 128x256x64 blocks, 3 buffers) with each scheduler on
+/// 296x296x200 (square, as the kernel requires; partial tiles): the CLC scheduler on a grid of one program per
+/// tile, whose first program cancels the others and does their tiles (the simulator's and the interpreter's
+/// default answer, the next program not started), or, with every request failing on the simulator, each program
+/// its own; and the static one on 3 programs.
+#[test]
+fn cluster_launch_control_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("12-cluster-launch-control.py") else { return };
+    let (m, n, k) = (296u32, 296u32, 200u32);
+    let mut rng = Rng::new(12);
+    let (a, b) = (rng.vec((m * k) as usize), rng.vec((k * n) as usize));
+    let expr = |s: &str| ArgSpec::Constexpr(ConstValue::Expr(s.into()));
+    let tiles = m.div_ceil(128) * n.div_ceil(256);
+    for (scheduler, grid, cancels) in
+        [("ClcTileScheduler", tiles, true), ("ClcTileScheduler", tiles, false), ("StaticTileScheduler", 3, true)]
+    {
+        let args = vec![
+            desc(F16, &[128, 64]),
+            desc(F16, &[64, 256]),
+            desc(F16, &[128, 256]),
+            expr("t7.MMAv5"),
+            expr(scheduler),
+            c(3),
+            c(4),
+        ];
+        let vals = [
+            V::Desc(F16, Some(a.clone()), vec![m, k]),
+            V::Desc(F16, Some(b.clone()), vec![k, n]),
+            V::Desc(F16, None, vec![m, n]),
+        ];
+        let what = format!("persistent_matmul_kernel ({scheduler}, requests answered: {cancels}) {m}x{n}x{k}");
+        sim_common::ptx_sim::answer_every_request(cancels);
+        let outs = run_on(&src, "persistent_matmul_kernel", args, &opts(&file, 4), &vals, [grid, 1, 1]);
+        sim_common::ptx_sim::answer_every_request(true);
+        check(&what, outs);
+    }
+}

@@ -13,7 +13,7 @@
 //!   `nbytes_per_cta`;
 //! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
 //! - [`blackwell`]: tensor memory and its descriptor; [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
-//!   `tcgen05_copy`, `tcgen05_commit`;
+//!   `tcgen05_copy`, `tcgen05_commit`; [`clc`]: cluster launch control (`clc.try_cancel`, `clc.load_result`);
 //! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
 //! - `map_elementwise` in [`elementwise`].
 //!
@@ -23,6 +23,7 @@
 
 pub mod async_copy;
 pub mod blackwell;
+pub mod clc;
 pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
@@ -73,6 +74,7 @@ pub fn registry() -> &'static Registry {
         wgmma::register(&mut r);
         blackwell::register(&mut r);
         tcgen05::register(&mut r);
+        clc::register(&mut r);
         warp_specialize::register(&mut r);
         elementwise::register(&mut r);
         r.set_attr_hook(attr);
@@ -91,13 +93,14 @@ fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option
         }
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => tma::desc_attr(e, t, name, span),
         Value::Tensor(t) if t.ty.is_tmem() => blackwell::attr(e, v, t, name, span),
+        Value::Tensor(t) if t.ty == Type::ClcResult => clc::attr(e, v, name, span),
         Value::Tensor(t) => smem::attr(e, v, t, name, span),
         _ => Ok(None),
     }
 }
 
-/// The registry's method hook: tensor-memory descriptors answer from [`blackwell`], shared-memory ones from
-/// [`smem`].
+/// The registry's method hook: tensor-memory descriptors answer from [`blackwell`], cluster launch control
+/// responses from [`clc`], shared-memory ones from [`smem`].
 fn method<'a>(
     e: &mut Elab<'a>,
     recv: &Value<'a>,
@@ -105,6 +108,11 @@ fn method<'a>(
     args: tessel_lang::elab::builtins::CallArgs<'a>,
     span: Span,
 ) -> R<Option<Value<'a>>> {
+    if let Value::Tensor(t) = recv
+        && t.ty == Type::ClcResult
+    {
+        return clc::method(e, t.clone(), name, args, span);
+    }
     match blackwell::tmem_desc(recv).cloned() {
         Some(mem) => blackwell::method(e, mem, name, args, span),
         None => smem::method(e, recv, name, args, span),

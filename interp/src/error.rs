@@ -231,6 +231,57 @@ pub enum SharedFault {
     /// The kernel's tensor-memory buffers live at once do not fit in a CTA's 512 columns (`tessel_tile::tmem`'s
     /// message, naming them), found at the allocation that does not fit.
     TmemBudget(String),
+    /// Cluster launch control used in a way the hardware does not define, or that loses a program's work.
+    Clc(ClcFault),
+}
+
+/// What goes wrong with cluster launch control (`clc_try_cancel`, `clc_load_result`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClcFault {
+    /// A response read (`clc_load_result` of `buffer`) before a wait saw the barrier phase it completes on.
+    ReadEarly(ValueId),
+    /// A `clc_try_cancel` after the program read a response that canceled nothing (undefined on the hardware).
+    AfterFailure,
+    /// A `clc_try_cancel` into `buffer`, whose response canceled `program` and was never read: that program's
+    /// work is lost.
+    Overwritten { buffer: ValueId, program: [u32; 3] },
+    /// The program ended with a response that canceled `program` unread: that program's work is lost.
+    Unread { program: [u32; 3] },
+    /// A `clc_try_cancel` completing on an mbarrier that is not initialized.
+    Uninitialized(ValueId),
+}
+
+impl fmt::Display for ClcFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pid = |p: &[u32; 3]| format!("({}, {}, {})", p[0], p[1], p[2]);
+        match self {
+            ClcFault::ReadEarly(v) => write!(
+                f,
+                "clc_load_result reads response buffer {v} before an mbarrier_wait saw the phase its clc_try_cancel \
+                 completes on (the response may not have landed)"
+            ),
+            ClcFault::AfterFailure => write!(
+                f,
+                "clc_try_cancel after this program read a response that canceled nothing: a request after a failed \
+                 one is undefined on the hardware (stop asking once is_canceled() is false)"
+            ),
+            ClcFault::Overwritten { buffer, program } => write!(
+                f,
+                "clc_try_cancel into {buffer} overwrites an unread response that canceled program {}: that \
+                 program's work is lost (read it with clc.load_result first)",
+                pid(program)
+            ),
+            ClcFault::Unread { program } => write!(
+                f,
+                "the program ends with an unread cluster launch control response that canceled program {}: that \
+                 program's work is lost",
+                pid(program)
+            ),
+            ClcFault::Uninitialized(b) => {
+                write!(f, "clc_try_cancel completes on mbarrier {b}, which is not initialized")
+            }
+        }
+    }
 }
 
 /// A tcgen05 op in flight, as messages name it: `tcgen05_mma into %acc`, `tcgen05_copy into %scales`.
@@ -274,7 +325,17 @@ pub(crate) fn role(p: usize) -> String {
 impl fmt::Display for Lacks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Lacks { phase, arrivals, bytes } = self;
-        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {bytes} transaction byte(s)")
+        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {}", tx_words(*bytes))
+    }
+}
+
+/// What a phase's transaction count says: bytes still expected, or (negative) bytes completed that no
+/// `mbarrier_expect` armed the phase for (a copy or a cluster launch control response whose barrier nobody armed).
+fn tx_words(bytes: i64) -> String {
+    if bytes >= 0 {
+        format!("{bytes} transaction byte(s)")
+    } else {
+        format!("0 transaction byte(s), with {} byte(s) completed that no mbarrier_expect armed it for", -bytes)
     }
 }
 
@@ -311,8 +372,10 @@ impl fmt::Display for Fault {
             Fault::Stuck { barrier, parity, lacks } => write!(
                 f,
                 "deadlock: waiting for phase parity {parity} of mbarrier {barrier} (phase {} running), which still \
-                 lacks {} arrival(s) and {} transaction byte(s), and nothing left in the program can complete it",
-                lacks.phase, lacks.arrivals, lacks.bytes
+                 lacks {} arrival(s) and {}, and nothing left in the program can complete it",
+                lacks.phase,
+                lacks.arrivals,
+                tx_words(lacks.bytes)
             ),
             Fault::Deadlock { waits, finished } => {
                 let waits: Vec<String> = waits.iter().map(|w| w.to_string()).collect();
@@ -447,6 +510,7 @@ impl fmt::Display for SharedFault {
                 write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
             }
             SharedFault::TmemBudget(m) => write!(f, "tmem_alloc: {m}"),
+            SharedFault::Clc(e) => write!(f, "{e}"),
         }
     }
 }

@@ -29,7 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use budget::{GridError, MAX_GRID, check_grid};
-pub use error::{DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault};
+pub use error::{ClcFault, DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault};
+pub use shared::clc::ClcPolicy;
 
 use crate::memory::{BufferId, Memory};
 use crate::parallel::Mem;
@@ -98,14 +99,23 @@ pub struct Limits {
     /// Set by the caller (from another thread, or a signal handler) to stop the run: every program checks it
     /// before each op, and the run ends with an error whose `interrupted` is set. Ctrl-C, in the CLI and Python.
     pub stop: Option<Arc<AtomicBool>>,
+    /// How cluster launch control's `clc_try_cancel` is answered (`next`, `none`, `random:SEED`).
+    pub clc: ClcPolicy,
 }
 
 impl Default for Limits {
     /// 10^7 iterations and 10^9 units of work per program (a 128x128 tile over K = 4096 in 64-wide steps is about
     /// 7·10^7 multiply-adds): far more than any tiled kernel needs, and about a minute of interpretation; one
-    /// thread.
+    /// thread; cluster launch control hands out the next program.
     fn default() -> Limits {
-        Limits { max_iterations: 10_000_000, max_work: 1_000_000_000, threads: 1, notes: None, stop: None }
+        Limits {
+            max_iterations: 10_000_000,
+            max_work: 1_000_000_000,
+            threads: 1,
+            notes: None,
+            stop: None,
+            clc: ClcPolicy::Next,
+        }
     }
 }
 
@@ -165,7 +175,9 @@ pub fn run_with_limits(
     // Program ids are computed from their position in grid order as the programs run: a grid of 2^31 programs
     // allocates nothing up front.
     let programs = budget::program_count(grid);
-    if limits.threads > 1 && programs > 1 {
+    // Programs that cancel others (cluster launch control) observe which have started: they run one at a time.
+    let clc = func.all_ops().into_iter().any(|o| func.op(o).op == Op::ClcTryCancel);
+    if limits.threads > 1 && programs > 1 && !clc {
         match parallel::run(func, &env, grid, mem, &limits) {
             parallel::Outcome::Done(log) => return Ok(log),
             parallel::Outcome::Stopped(e) => return Err(e),
@@ -191,11 +203,21 @@ pub fn run_with_limits(
         task: None,
     };
     for n in 0..programs {
+        if prog.smem.clc.taken(n) {
+            // A response canceled it: the program that read the response ran its work.
+            continue;
+        }
         prog.pid = budget::program_at(grid, n);
+        let queue = std::mem::take(&mut prog.smem.clc).started(n);
         prog.smem = Default::default();
+        prog.smem.clc = queue;
         prog.iterations = 0;
         prog.work = 0;
         prog.region(func.body, &[])?;
+        if let Some(lost) = prog.smem.clc.lost() {
+            let program = budget::program_at(grid, lost);
+            return Err(prog.error(None, SharedFault::Clc(ClcFault::Unread { program })));
+        }
     }
     Ok(prog.log)
 }
@@ -412,6 +434,7 @@ impl Program<'_> {
                 self.env[data.results[0].index()] = Some(desc);
             }
             Op::DescLoad | Op::DescStore => self.desc_access(o)?,
+            Op::ClcIsCanceled | Op::ClcProgramId(_) => self.clc(o).map_err(|m| err(self, m))?,
             op if op.is_shared_memory_op() => {
                 // Everything but pure reads changes the program's shared state (what spin detection watches).
                 if !matches!(data.op, Op::LocalLoad | Op::MemDescIndex | Op::MBarrierWait | Op::FenceAsyncShared) {

@@ -8,6 +8,7 @@
 //! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
 //! before a `tma_store_wait` retires the store.
 
+pub(crate) mod clc;
 mod scaled;
 mod tmem;
 
@@ -108,6 +109,8 @@ pub(super) struct State {
     tma_store_reads: VecDeque<View>,
     /// Tensor memory and the tcgen05 MMAs in flight (`tmem`).
     tmem: tmem::Tmem,
+    /// Cluster launch control: the run's queue of programs not started, this program's responses (`clc`).
+    pub(super) clc: clc::Clc,
 }
 
 /// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
@@ -582,6 +585,7 @@ impl Program<'_> {
             }
             Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
             op if tessel_tile::verify_tmem::is_tmem_op(op) => self.tmem(o)?,
+            Op::ClcTryCancel | Op::ClcLoadResult => self.clc(o)?,
             Op::RingCounterInit => {
                 self.view(ins[0])?;
             }

@@ -46,6 +46,11 @@ pub struct LaunchArgs {
     /// loaded that another stores); the result is the same either way
     #[arg(long, value_parser = parse_threads)]
     pub threads: Option<u64>,
+    /// How the interpreter answers cluster launch control's `clc.try_cancel`: `next` (the next program not
+    /// started, in grid order), `none` (every request fails) or `random:SEED` (failures and programs drawn at
+    /// random), so a kernel can be checked under any answer
+    #[arg(long, default_value = "next", value_name = "POLICY")]
+    pub clc_policy: tessel_interp::ClcPolicy,
 }
 
 /// `--threads N`: at least 1.
@@ -626,6 +631,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         threads,
         notes: Some(|why| eprintln!("note: {why}")),
         stop: None,
+        clc: args.clc_policy,
     };
     Ok(Prepared {
         src,

@@ -36,6 +36,7 @@ pub mod tmem;
 pub mod types;
 pub mod verify;
 mod verify_checks;
+pub mod verify_clc;
 mod verify_ext;
 mod verify_smem;
 pub mod verify_tmem;

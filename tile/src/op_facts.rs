@@ -269,6 +269,11 @@ impl Op {
             Op::Tcgen05MmaScaled { .. } => {
                 op("tcgen05_mma_scaled", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)])
             }
+            // The response is written asynchronously (like a TMA load's data) and completes on the barrier.
+            Op::ClcTryCancel => op("clc_try_cancel", RW.and(SIDE), Sink).smem().buffers(&[(0, Write), (1, Read)]),
+            Op::ClcLoadResult => op("clc_load_result", READS, Sink).smem().buffers(&[(0, Read)]),
+            Op::ClcIsCanceled => op("clc_is_canceled", PURE, Source),
+            Op::ClcProgramId(_) => op("clc_program_id", PURE, Source),
         }
     }
 
@@ -369,6 +374,9 @@ pub const PLAIN: &[Op] = &[
     Op::Tcgen05Mma,
     Op::Tcgen05Commit,
     Op::Tcgen05Copy,
+    Op::ClcTryCancel,
+    Op::ClcLoadResult,
+    Op::ClcIsCanceled,
 ];
 
 #[cfg(test)]
@@ -388,7 +396,8 @@ mod tests {
              local_alloc local_load local_store local_dealloc memdesc_index async_copy async_commit_group
              fence_async_shared mbarrier_wait mbarrier_invalidate tma_load tma_store ring_counter_init
              ring_release inline_asm globaltimer smid gdc_wait gdc_launch_dependents memdesc_reshape
-             memdesc_reinterpret tmem_alloc tmem_load tmem_store tcgen05_mma tcgen05_commit tcgen05_copy";
+             memdesc_reinterpret tmem_alloc tmem_load tmem_store tcgen05_mma tcgen05_commit tcgen05_copy
+             clc_try_cancel clc_load_result clc_is_canceled";
         let with_attrs: Vec<(&str, Vec<(String, Attr)>)> = vec![
             ("constant", vec![int("value", 1)]),
             ("program_id", vec![int("axis", 0)]),
@@ -422,6 +431,7 @@ mod tests {
             ("memdesc_permute", vec![ints("order", &[1, 0])]),
             ("memdesc_slice", vec![int("dim", 0), int("start", 0)]),
             ("tcgen05_mma_scaled", vec![word("a_format", "e2m1"), word("b_format", "e4m3")]),
+            ("clc_program_id", vec![int("axis", 0)]),
         ];
         let words = BinOp::WORDS.iter().chain(UnOp::WORDS);
         let named = plain.split_whitespace().chain(words.copied()).map(|n| (n, Vec::new()));
@@ -507,6 +517,8 @@ mod tests {
             "ring_",
             "tmem_",
             "tcgen05_",
+            "clc_try_cancel",
+            "clc_load_result",
         ];
         for op in &ops {
             let named = smem_names.iter().any(|p| op.name().starts_with(p));

@@ -643,6 +643,18 @@ pub enum Op {
         a_format: MxFormat,
         b_format: MxFormat,
     },
+    /// Cluster launch control (sm_100a, `crate::verify_clc`). `clc_try_cancel result, bar`: asks the hardware to
+    /// cancel a program of the grid that has not started; its 16-byte response lands in the shared-memory buffer
+    /// `result` (16 bytes of integers) asynchronously and completes 16 transaction bytes on mbarrier `bar`, so it
+    /// may be read once a wait sees that phase. The program makes the request once (codegen: one thread).
+    ClcTryCancel,
+    /// `clc_load_result result` → `clc_result`: the response, read from the buffer into the program's registers.
+    ClcLoadResult,
+    /// `clc_is_canceled r` → i1: whether the request the response answers canceled a program.
+    ClcIsCanceled,
+    /// `clc_program_id r {axis}` → i32: the canceled program's id along `axis` (0..3), which the program that
+    /// canceled it now runs in its place; -1 when the response canceled nothing.
+    ClcProgramId(u32),
 }
 
 /// The element format of a block-scaled MMA operand (`tcgen05_mma_scaled`'s `a_type`/`b_type`).

@@ -83,7 +83,9 @@ impl Op {
         match self {
             Op::Constant(Const::Int(v)) => a.push(("value", Attr::Int(*v))),
             Op::Constant(Const::Float(v)) => a.push(("value", Attr::Float(*v))),
-            Op::ProgramId(axis) | Op::NumPrograms(axis) => a.push(("axis", Attr::Int(*axis as i64))),
+            Op::ProgramId(axis) | Op::NumPrograms(axis) | Op::ClcProgramId(axis) => {
+                a.push(("axis", Attr::Int(*axis as i64)))
+            }
             Op::Arange { start, end } => {
                 a.push(("start", Attr::Int(*start as i64)));
                 a.push(("end", Attr::Int(*end as i64)));
@@ -233,6 +235,7 @@ impl Op {
             },
             "program_id" => Op::ProgramId(bag.int("axis")? as u32),
             "num_programs" => Op::NumPrograms(bag.int("axis")? as u32),
+            "clc_program_id" => Op::ClcProgramId(bag.int("axis")? as u32),
             "arange" => Op::Arange { start: bag.int("start")? as i32, end: bag.int("end")? as i32 },
             "cmp" => {
                 let w = bag.word("pred")?;

@@ -462,6 +462,8 @@ impl<'a> Parser<'a> {
             Ok(Type::Tensor { shape, elem, layout })
         } else if self.eat_word("token") {
             Ok(Type::Token)
+        } else if self.eat_word("clc_result") {
+            Ok(Type::ClcResult)
         } else if self.eat_word("memdesc") {
             self.expect("<")?;
             let shape = self.dims()?;

@@ -231,6 +231,9 @@ pub enum Type {
     MemDesc { shape: Shape, elem: ScalarType, layout: Arc<Layout> },
     /// A token of asynchronous work (a group of `async_copy`s): it orders an `async_wait` after the copies.
     Token,
+    /// The 128-bit response of a cluster launch control request (`clc_load_result`), held uniformly by the
+    /// program; opaque but for what `clc_is_canceled` and `clc_program_id` read from it.
+    ClcResult,
 }
 
 impl Type {
@@ -250,7 +253,7 @@ impl Type {
     pub fn elem(&self) -> Option<Elem> {
         match self {
             Type::Scalar(e) | Type::Tensor { elem: e, .. } => Some(*e),
-            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token => None,
+            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token | Type::ClcResult => None,
         }
     }
 
@@ -302,7 +305,7 @@ impl Type {
         match self {
             Type::Scalar(_) => Type::Scalar(elem),
             Type::Tensor { shape, layout, .. } => Type::Tensor { shape: shape.clone(), elem, layout: layout.clone() },
-            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token => self.clone(),
+            Type::TensorDesc { .. } | Type::MemDesc { .. } | Type::Token | Type::ClcResult => self.clone(),
         }
     }
 
@@ -346,6 +349,7 @@ impl fmt::Display for Type {
                 write!(f, "{elem}>")
             }
             Type::Token => f.write_str("token"),
+            Type::ClcResult => f.write_str("clc_result"),
             Type::MemDesc { shape, elem, layout } => {
                 f.write_str("memdesc<")?;
                 for d in shape {

@@ -207,6 +207,7 @@ impl Verifier<'_> {
         };
         match &data.op {
             op if crate::verify_tmem::is_tmem_op(op) => crate::verify_tmem::types(f, op, &ins, &outs),
+            op if crate::verify_clc::is_clc_op(op) => crate::verify_clc::types(op, &ins, &outs),
             op if op.is_shared_memory_op() => crate::verify_smem::types(op, &ins, &outs),
             Op::Constant(_) => {
                 count(0..=0, 1)?;

@@ -457,8 +457,10 @@ pub fn is_tmem_op(op: &Op) -> bool {
 
 /// Tensor memory and tcgen05 exist on sm_100a only, in at most 512 columns: the first tensor-memory op of a
 /// kernel for another target, or the allocation past the budget ([`crate::tmem::plan`]), with the message to
-/// report at its location.
+/// report at its location. Cluster launch control's ops are checked first ([`crate::verify_clc::check_target`]),
+/// so the pipeline's one target check covers both.
 pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
+    crate::verify_clc::check_target(f)?;
     if f.target == crate::target::Target::Sm100a {
         return crate::tmem::plan(f).map(|_| ());
     }

@@ -140,12 +140,6 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     let inits = l.all_regs(&data.operands)?;
     let carried: Vec<Vec<Reg>> = inits.iter().map(|r| l.fresh_like(r)).collect();
     l.parallel_copy(&carried, &inits);
-    let mut outs: Vec<Vec<Reg>> = Vec::new();
-    for &r in &data.results {
-        let n = l.num_regs(l.f.ty(r))?;
-        let class = super::class_of(l.elem_of(r)?)?;
-        outs.push((0..n).map(|_| l.b.reg(class)).collect());
-    }
     let (head, end) = (l.b.new_label("while_head"), l.b.new_label("while_end"));
     l.b.label(&head);
     l.hazards = l.loop_head(&[before, after], l.hazards.clone());
@@ -159,6 +153,9 @@ pub(crate) fn while_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileErro
     };
     let c = l.get(cond)?[0];
     let rest_regs = l.all_regs(rest)?;
+    // The results (and the after region's arguments) are shaped like what the condition passes: registers of any
+    // value, memdescs and cluster launch control responses included.
+    let outs: Vec<Vec<Reg>> = rest_regs.iter().map(|r| l.fresh_like(r)).collect();
     l.parallel_copy(&outs, &rest_regs);
     l.b.emit(Instr::bra(&end).unless(c));
     for (a, o) in l.f.region(after).args.clone().iter().zip(&outs) {

@@ -12,6 +12,7 @@ mod asynchronous;
 mod bessel_n;
 mod cast;
 mod cfmod;
+mod clc;
 pub(crate) mod cluster;
 mod control;
 mod convert;
@@ -180,6 +181,8 @@ impl<'f> Lower<'f> {
             // A shared-memory buffer is its 32-bit shared-window address; a token orders, it holds nothing.
             Type::MemDesc { .. } => Ok(1),
             Type::Token => Ok(0),
+            // A cluster launch control response: two b64 words (`clc`).
+            Type::ClcResult => Ok(2),
         }
     }
 
@@ -296,7 +299,7 @@ impl<'f> Lower<'f> {
             self.f.op(o).op,
             Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy
         );
-        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. });
+        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::ClcTryCancel);
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
         let released = self.released_spans(o);
@@ -523,6 +526,7 @@ impl<'f> Lower<'f> {
             Op::Tcgen05Commit => tcgen05::commit_op(self, &data)?,
             Op::Tcgen05Copy => tcgen05::copy(self, &data)?,
             Op::Tcgen05MmaScaled { a_format, b_format } => tcgen05::mma_scaled(self, &data, *a_format, *b_format)?,
+            Op::ClcTryCancel | Op::ClcLoadResult | Op::ClcIsCanceled | Op::ClcProgramId(_) => clc::lower(self, &data)?,
             other => return Err(CompileError::new(format!("op `{}` is not supported by codegen yet", other.name()))),
         }
         Ok(())

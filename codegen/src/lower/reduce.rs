@@ -23,6 +23,7 @@ pub(crate) fn shuffle(l: &mut Lower, v: Reg, mode: &str, lane: Operand, c: u32) 
         d
     };
     match v.class {
+        RegClass::B128 => unreachable!("no tensor element is 128 bits (only cluster launch control responses)"),
         RegClass::B32 | RegClass::F32 => shfl(l, v),
         RegClass::B64 | RegClass::F64 => {
             let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));

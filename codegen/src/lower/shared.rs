@@ -160,6 +160,7 @@ pub(crate) fn ld_shared_run(l: &mut Lower, addr: Reg, class: RegClass, n: u32) -
         RegClass::B32 | RegClass::F32 | RegClass::Pred => 4,
         RegClass::B64 | RegClass::F64 => 2,
         RegClass::B16 => 1,
+        RegClass::B128 => unreachable!("no tensor element is 128 bits (only cluster launch control responses)"),
     }
     .min(n);
     let bytes = slot_bytes(class);

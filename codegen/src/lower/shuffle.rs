@@ -238,6 +238,7 @@ pub(crate) fn warp_shuffle(
         };
         let sent: Vec<Reg> = s.send.iter().map(|sel| l.select_by_lane(regs, sel)).collect();
         let got: Vec<Reg> = match class {
+            RegClass::B128 => unreachable!("no tensor element is 128 bits (only cluster launch control responses)"),
             RegClass::B32 | RegClass::F32 => {
                 let w = shfl(l, sent[0], src);
                 let d = l.b.reg(class);

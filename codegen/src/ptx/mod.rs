@@ -35,6 +35,8 @@ pub enum RegClass {
     B64,
     F32,
     F64,
+    /// 128 bits (a cluster launch control response, `.b128`).
+    B128,
 }
 
 impl RegClass {
@@ -46,6 +48,7 @@ impl RegClass {
             RegClass::B64 => (".b64", "%rd"),
             RegClass::F32 => (".f32", "%f"),
             RegClass::F64 => (".f64", "%fd"),
+            RegClass::B128 => (".b128", "%q"),
         }
     }
 
@@ -55,11 +58,12 @@ impl RegClass {
             RegClass::B16 => 16,
             RegClass::B32 | RegClass::F32 => 32,
             RegClass::B64 | RegClass::F64 => 64,
+            RegClass::B128 => 128,
         }
     }
 
-    const ALL: [RegClass; 6] =
-        [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64, RegClass::F32, RegClass::F64];
+    const ALL: [RegClass; 7] =
+        [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::B64, RegClass::F32, RegClass::F64, RegClass::B128];
 }
 
 /// A virtual register: its class and number (printed as `%r7`, `%f3`...).
@@ -78,7 +82,7 @@ impl std::fmt::Display for Reg {
 /// The body of one kernel under construction, and what the module around it must declare.
 #[derive(Default)]
 pub struct Builder {
-    counts: [u32; 6],
+    counts: [u32; RegClass::ALL.len()],
     /// Statements placed at the kernel entry, before the body (values that depend only on thread ids).
     prologue: Vec<Stmt>,
     body: Vec<Stmt>,

@@ -62,6 +62,7 @@ mnemonics! {
     Bra = "bra",
     Brev = "brev",
     Call = "call",
+    Clusterlaunchcontrol = "clusterlaunchcontrol",
     Clz = "clz",
     Cos = "cos",
     Cp = "cp",
@@ -178,7 +179,7 @@ impl Opcode {
     /// Whether executing the instruction does nothing but write its destinations: the per-mnemonic table of
     /// what dead-code elimination may remove (exhaustive, so a new mnemonic needs a decision). Memory (except
     /// `ld.param`), barriers, fences, control flow, calls, shuffles, votes, atomics, `cp.async`, `mma`, `wgmma`,
-    /// `mbarrier` and [`Mnemonic::Unknown`] have effects; so do the carry-chain forms (`.cc`: a later
+    /// `mbarrier`, `clusterlaunchcontrol` and [`Mnemonic::Unknown`] have effects; so do the carry-chain forms (`.cc`: a later
     /// instruction reads the carry flag).
     pub fn is_pure(&self) -> bool {
         use Mnemonic::*;
@@ -187,10 +188,9 @@ impl Opcode {
             | Bfi | Min | Max | Neg | Abs | Rcp | Sqrt | Rsqrt | Ex2 | Lg2 | Sin | Cos | Div | Rem | Popc | Clz
             | Brev | Mapa | Prmt => true,
             Ld => self.space() == Some("param"),
-            Activemask | Atom | Bar | Barrier | Bra | Call | Cp | Elect | Fence | Griddepcontrol | Mbarrier | Mma
-            | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap | Trap | Vote | Wgmma | Unknown => {
-                false
-            }
+            Activemask | Atom | Bar | Barrier | Bra | Call | Clusterlaunchcontrol | Cp | Elect | Fence
+            | Griddepcontrol | Mbarrier | Mma | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap
+            | Trap | Vote | Wgmma | Unknown => false,
         };
         pure && !self.has("cc")
     }

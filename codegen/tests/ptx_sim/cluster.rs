@@ -9,6 +9,7 @@
 //! has exited is an error. Local accesses keep the CTA's own race checks; a cluster barrier orders them as
 //! `bar.sync` does.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -27,9 +28,17 @@ pub fn run(
 ) -> Result<(), String> {
     let params: HashMap<String, u64> = prog.params.iter().cloned().zip(args.iter().copied()).collect();
     let cta_grid = [grid[0] * num_ctas, grid[1], grid[2]];
+    // Clusters launch in order, x fastest; cluster launch control cancels those not started (`clc`).
+    let clusters = grid.iter().map(|&d| d as u64).product();
+    let queue = Rc::new(RefCell::new(super::clc::Queue { clusters, ..Default::default() }));
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
+                let n = x as u64 + grid[0] as u64 * (y as u64 + grid[1] as u64 * z as u64);
+                if queue.borrow().canceled.contains(&n) {
+                    continue;
+                }
+                queue.borrow_mut().current = n;
                 let mut ctas: Vec<Cta> = (0..num_ctas)
                     .map(|rank| Cta {
                         p: prog,
@@ -51,6 +60,7 @@ pub fn run(
                             cluster_id: [x, y, z],
                             clusters: grid,
                             written: if num_ctas > 1 { vec![0; smem_bytes as usize] } else { Vec::new() },
+                            clc: queue.clone(),
                             ..Default::default()
                         },
                     })
@@ -123,6 +133,9 @@ pub(super) struct Member {
     pub arrived: bool,
     /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
     pub outbox: Vec<(u32, Delivery)>,
+    /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
+    pub clc: Rc<RefCell<super::clc::Queue>>,
+    pub clc_failed_seen: bool,
 }
 
 /// One CTA's part of a (multicast) TMA load: shared-memory writes (offset, bytes) and the mbarrier (offset) its

@@ -11,10 +11,11 @@
 //! read-after-write, write-after-read and conflicting writes are errors. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; tensor memory, tcgen05 and mbarriers in `tcgen05`. It is a test oracle for data
+//! `.approx` math done exactly; tensor memory, tcgen05 and mbarriers in `tcgen05`; cluster launch control in `clc`. It is a test oracle for data
 //! movement, arithmetic order and barriers, not a model of timing, memory consistency or divergent execution.
 
 mod bits;
+mod clc;
 mod cluster;
 mod mma;
 mod parse;
@@ -270,6 +271,8 @@ pub fn run(
 }
 
 #[allow(unused_imports)]
+pub use clc::answer_every_request;
+#[allow(unused_imports)]
 pub use cluster::run as run_clusters;
 
 /// Where a CTA stopped ([`run_cta`]).
@@ -311,6 +314,11 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> 
                 if wait {
                     return Ok(Stop::ClusterWait);
                 }
+                continue;
+            }
+            "clusterlaunchcontrol" | "mov" if clc::handles(&ins.op) => {
+                clc::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+                *pc += 1;
                 continue;
             }
             "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {

@@ -85,9 +85,14 @@ fn split_args(s: &str) -> Vec<String> {
 impl Program {
     pub fn parse(ptx: &str) -> Result<Program, String> {
         let mut regs: HashMap<String, usize> = HashMap::new();
+        // A `.b128` register (`%q`) takes two 64-bit slots: its number and the next.
         let mut reg = |name: &str| {
             let n = regs.len();
-            *regs.entry(name.to_string()).or_insert(n)
+            let r = *regs.entry(name.to_string()).or_insert(n);
+            if r == n && name.starts_with("%q") {
+                regs.insert(format!("{name}.hi"), n + 1);
+            }
+            r
         };
         let (mut ins, mut labels, mut params) = (Vec::new(), HashMap::new(), Vec::new());
         let mut in_body = false;

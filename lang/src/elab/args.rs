@@ -218,7 +218,12 @@ impl<'a> Elab<'a> {
             Value::Tensor(t) if matches!(t.ty, tessel_tile::Type::TensorDesc { .. }) => {
                 Err(self.err(a.span, format!("`{what}` of `{fname}` must be a tensor, got the descriptor {}", t.ty)))
             }
-            Value::Tensor(t) if matches!(t.ty, tessel_tile::Type::MemDesc { .. } | tessel_tile::Type::Token) => {
+            Value::Tensor(t)
+                if matches!(
+                    t.ty,
+                    tessel_tile::Type::MemDesc { .. } | tessel_tile::Type::Token | tessel_tile::Type::ClcResult
+                ) =>
+            {
                 Err(self.err_hint(
                     a.span,
                     format!("`{what}` of `{fname}` must be a tensor, got {}", t.ty),

@@ -172,10 +172,11 @@ impl<'a> Elab<'a> {
         }
     }
 
-    /// Whether the registry owns `v`'s attributes and methods: shared-memory descriptors, tokens, layouts.
+    /// Whether the registry owns `v`'s attributes and methods: shared-memory descriptors, tokens, cluster launch
+    /// control responses, layouts.
     fn plugin_owned(v: &Value<'a>) -> bool {
         match v {
-            Value::Tensor(t) => matches!(t.ty, Type::MemDesc { .. } | Type::Token),
+            Value::Tensor(t) => matches!(t.ty, Type::MemDesc { .. } | Type::Token | Type::ClcResult),
             Value::Layout(_) => true,
             _ => false,
         }

@@ -2,6 +2,7 @@
 //! anything) with text-in/text-out tests; [`canonicalize`] runs them to a fixed point.
 
 mod build;
+mod carried;
 mod cse;
 mod dce;
 mod dot_acc;
@@ -15,6 +16,7 @@ mod sink;
 mod unroll;
 
 pub use build::clone_region;
+pub use carried::forward_unchanged_buffers;
 pub use cse::cse;
 pub use dce::dce;
 pub use dot_acc::combine_dot_add;
@@ -28,11 +30,11 @@ pub use unroll::unroll_loops;
 
 use crate::ir::{Func, OpId, RegionId};
 
-/// Folding, the dot-accumulate combine, CSE, loop-invariant code motion and dead-code elimination until nothing
-/// changes.
+/// Folding, the dot-accumulate combine, CSE, loop-invariant code motion, dead-code elimination and the forwarding
+/// of buffers loops carry unchanged until nothing changes.
 pub fn canonicalize(f: &mut Func) {
     for _ in 0..16 {
-        let changed = fold(f) | combine_dot_add(f) | cse(f) | licm(f) | dce(f);
+        let changed = fold(f) | combine_dot_add(f) | cse(f) | licm(f) | dce(f) | forward_unchanged_buffers(f);
         if !changed {
             break;
         }

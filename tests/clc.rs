@@ -1,0 +1,121 @@
+//! Cluster launch control end to end (`tests/kernels/gluon_clc.py`): the stealing persistent kernel compiled for
+//! sm_100a, assembled by `ptxas -arch=sm_100a` when there is one (`TESSEL_REQUIRE_PTXAS` makes it required), and
+//! run on the PTX simulator against the interpreter (both answer a request with the next program not started, so
+//! the first program does every tile), with the outputs poisoned; and the refusals at the call's span: sm_90a,
+//! a program of several CTAs.
+
+#[path = "sim_common/mod.rs"]
+mod sim_common;
+
+use std::process::Command;
+
+use sim_common::{RunOptions, V, run_on};
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType::{self, *};
+use tessel::tile::{KernelConfig, Target};
+use tessel_math::testing::Rng;
+
+const FILE: &str = "tests/kernels/gluon_clc.py";
+
+fn source() -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE)).unwrap()
+}
+
+fn ptr(t: ScalarType) -> ArgSpec {
+    ArgSpec::Pointer(t, true)
+}
+
+fn steal_args(block: i64) -> Vec<ArgSpec> {
+    vec![ptr(F32), ptr(F32), ptr(I32), ptr(I32), ArgSpec::Int(I32, false), ArgSpec::Constexpr(ConstValue::Int(block))]
+}
+
+fn ptx(kernel: &str, args: Vec<ArgSpec>, target: Target, num_ctas: u32) -> Result<String, String> {
+    let config = KernelConfig { num_warps: 4, num_ctas, ..KernelConfig::DEFAULT };
+    let spec = Specialization::with_config(args, config);
+    let src = source();
+    let ks = tessel::KernelSource { file: FILE, source: &src, kernel, spec: &spec, module: None };
+    match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// ptxas (when there is one) accepts `ptx` for sm_100a without a word.
+fn assemble(name: &str, ptx: &str) {
+    let found = tessel::runtime::find_ptxas();
+    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
+    }
+    let Some(ptxas) = found else {
+        eprintln!("note: no ptxas here; {name} is not assembled");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tessel-clc-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, ptx).unwrap();
+    let mut cmd = Command::new(ptxas);
+    let out = cmd.args(["-arch", "sm_100a", "-o"]).arg(path.with_extension("cubin")).arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch sm_100a {name}:\n{stderr}\n{ptx}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_stealing_persistent_kernel_assembles_and_agrees_with_the_interpreter_on_the_simulator() {
+    let code = ptx("clc_steal", steal_args(128), Target::Sm100a, 1).unwrap();
+    for form in [
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
+        "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",
+        "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",
+    ] {
+        assert!(code.contains(form), "{form}:\n{code}");
+    }
+    assemble("clc_steal", &code);
+    for (n, block) in [(1000usize, 128usize), (96, 32)] {
+        let tiles = n.div_ceil(block);
+        let x = Rng::new(n as u64).vec(n);
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, n), V::Out(I32, tiles), V::Out(I32, tiles), V::Int(n as i64)];
+        let opts = RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+        let outs = run_on(&source(), "clc_steal", steal_args(block as i64), &opts, &vals, [tiles as u32, 1, 1])
+            .unwrap_or_else(|e| panic!("{n} elements: {e}"));
+        for (i, (sim, interp)) in outs.iter().enumerate() {
+            assert_eq!(sim, interp, "{n} elements, output {i}: simulated PTX vs interpreter");
+        }
+        let want: Vec<f64> = x.iter().map(|&v| (v as f32 * 2.0 + 1.0) as f64).collect();
+        assert_eq!(outs[0].1, want, "{n} elements: y");
+        // The visit counters start poisoned at -1: each tile was done exactly once, all by program 0.
+        assert_eq!(outs[1].1, vec![0.0; tiles], "{n} elements: visits");
+        assert_eq!(outs[2].1, vec![0.0; tiles], "{n} elements: owners");
+    }
+}
+
+/// The simulator failing every request: each program does its own tile (the interpreter, answering `next`, has
+/// program 0 do them all), and the results are the same.
+#[test]
+fn on_the_simulator_a_kernel_whose_requests_all_fail_computes_the_same() {
+    let (n, block) = (1000usize, 128usize);
+    let tiles = n.div_ceil(block);
+    let x = Rng::new(5).vec(n);
+    let vals = [V::Buf(F32, x), V::Out(F32, n), V::Out(I32, tiles), V::Out(I32, tiles), V::Int(n as i64)];
+    let opts = RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    sim_common::ptx_sim::answer_every_request(false);
+    let outs = run_on(&source(), "clc_steal", steal_args(block as i64), &opts, &vals, [tiles as u32, 1, 1]);
+    sim_common::ptx_sim::answer_every_request(true);
+    let outs = outs.unwrap();
+    assert_eq!(outs[0].0, outs[0].1, "y: simulated PTX vs interpreter");
+    assert_eq!(outs[1].0, vec![0.0; tiles], "visits: each tile once");
+    assert_eq!(outs[2].0, (0..tiles).map(|t| t as f64).collect::<Vec<_>>(), "owners: each program its own tile");
+    assert_eq!(outs[2].1, vec![0.0; tiles], "the interpreter's program 0 did them all");
+}
+
+#[test]
+fn cluster_launch_control_is_refused_below_sm100a_and_in_clusters_at_the_call() {
+    let err = ptx("clc_steal", steal_args(128), Target::Sm90a, 1).unwrap_err();
+    assert!(err.contains("cluster launch control (`clc.*`) needs sm_100a (Blackwell)"), "{err}");
+    assert!(err.contains("clc.try_cancel(response, bar)"), "the call's span: {err}");
+    let err = ptx("clc_steal", steal_args(128), Target::Sm100a, 2).unwrap_err();
+    assert!(err.contains("a program of 2 CTAs (a cluster) is not supported yet"), "{err}");
+}
