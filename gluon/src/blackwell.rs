@@ -193,7 +193,7 @@ fn allocate_scales<'a>(
     let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
     let layout = Arc::new(Layout { spec: Some(any), linear });
     let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
-    if let Err(m) = tessel_tile::verify_tmem::check_scales_type(&ty) {
+    if let Err(m) = tessel_tile::tmem_types::check_scales_type(&ty) {
         return Err(e.err(b.span, format!("`{fname}`: {m}")));
     }
     let init = match b.opt("value").filter(|a| !matches!(a.value, Value::None)) {
@@ -225,12 +225,12 @@ fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: S
     if warps != 4 && warps != 8 {
         return Err(e.err(span, format!("tensor-memory loads and stores need 4 or 8 warps, the kernel has {warps}")));
     }
-    if tessel_tile::verify_tmem::access_of(&have.linear, mem, warps).is_none() {
+    if tessel_tile::tmem_types::access_of(&have.linear, mem, warps).is_none() {
         return Err(e.err_hint(
             span,
             format!(
                 "the register layout must be an access layout of {} over {warps} warps, got {}",
-                tessel_tile::verify_tmem::layout_name(mem),
+                tessel_tile::tmem_types::layout_name(mem),
                 have.spec.as_ref().map_or_else(|| tessel_tile::types::linear_spelling(&have.linear), |s| s.to_string())
             ),
             format!(
@@ -248,7 +248,7 @@ fn access_arg<'a>(e: &Elab<'a>, a: Option<&Arg<'a>>, fname: &str) -> R<TmemAcces
     let Value::Str(s) = &a.value else {
         return Err(e.err(a.span, format!("`instr_variant` of `{fname}` must be a string, got {}", a.value.describe())));
     };
-    match tessel_tile::verify_tmem::ACCESSES.into_iter().find(|x| x.ptx_name() == &**s) {
+    match tessel_tile::tmem_types::ACCESSES.into_iter().find(|x| x.ptx_name() == &**s) {
         Some(x) => Ok(x),
         None => Err(e.err(a.span, tessel_layouts::expr::tmem_variant_error(s))),
     }
@@ -257,7 +257,7 @@ fn access_arg<'a>(e: &Elab<'a>, a: Option<&Arg<'a>>, fname: &str) -> R<TmemAcces
 /// The register layout of moving `mem` with `access` over `warps` warps, as its bases.
 fn mem_reg_layout<'a>(e: &Elab<'a>, mem: &Type, access: TmemAccess, warps: u32, span: Span) -> R<AnyLayout> {
     let (shape, _, _) = mem.memdesc().expect("a memdesc");
-    let l = tessel_tile::verify_tmem::mem_reg_layout(mem, access, warps).map_err(|m| e.err(span, m))?;
+    let l = tessel_tile::tmem_types::mem_reg_layout(mem, access, warps).map_err(|m| e.err(span, m))?;
     Ok(linear_spec(&l, shape))
 }
 
@@ -327,7 +327,7 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
             };
             let (start, length) = (get(e, "start")?, get(e, "length")?);
             let (layout, _) =
-                tessel_tile::verify_tmem::slice_layout(&mem.ty, start, length).map_err(|m| e.err(span, m))?;
+                tessel_tile::tmem_types::slice_layout(&mem.ty, start, length).map_err(|m| e.err(span, m))?;
             let (shape, elem, _) = mem.ty.memdesc().expect("a memdesc");
             let ty = Type::MemDesc { shape: Shape::from_slice(&[shape[0], length]), elem, layout };
             Ok(Some(Value::Tensor(e.emit1(Op::MemDescSlice { dim: 1, start }, &[mem], ty, span)?)))
@@ -343,14 +343,14 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
         }
         "index" => {
             let b = e.bind(&fname, "index", args)?;
-            let ty = tessel_tile::verify_tmem::index_type(&mem.ty).map_err(|m| e.err(span, m))?;
+            let ty = tessel_tile::tmem_types::index_type(&mem.ty).map_err(|m| e.err(span, m))?;
             let n = mem.ty.shape()[0];
             let idx = crate::smem::index_operand(e, b.req("index"), n)?;
             Ok(Some(Value::Tensor(e.emit1(Op::MemDescIndex, &[mem, idx], ty, span)?)))
         }
         "_reinterpret" | "reinterpret" => {
             let b = e.bind(&fname, "dtype=None, shape=None, layout=None", args)?;
-            let (shape, elem, own) = tessel_tile::verify_tmem::tmem_parts(&mem.ty).map_err(|m| e.err(span, m))?;
+            let (shape, elem, own) = tessel_tile::tmem_types::tmem_parts(&mem.ty).map_err(|m| e.err(span, m))?;
             let given = |name: &str| b.opt(name).filter(|a| !matches!(a.value, Value::None));
             let to = match given("dtype") {
                 Some(a) => scalar_dtype(e, a, &fname, "dtype")?,
@@ -366,7 +366,7 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
             }
             .for_bits(to.bits());
             let at = given("layout").map_or(span, |a| a.span);
-            let ty = tessel_tile::verify_tmem::tmem_type(&new_shape, to, &layout).map_err(|m| e.err(at, m))?;
+            let ty = tessel_tile::tmem_types::tmem_type(&new_shape, to, &layout).map_err(|m| e.err(at, m))?;
             if let Err(m) = tessel_tile::verify_tmem::check_reinterpret(&mem.ty, &ty) {
                 return Err(e.err(span, format!("`{fname}`: {m}")));
             }

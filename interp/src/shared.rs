@@ -345,7 +345,7 @@ impl Program<'_> {
                 let view = match whole.mapped {
                     // Tensor memory: buffer i starts its columns on (`len` stays the row's cells).
                     None if self.f.ty(ins[0]).is_tmem() => {
-                        let cols = tessel_tile::verify_tmem::columns(self.f.ty(data.results[0])) as usize;
+                        let cols = tessel_tile::tmem_types::columns(self.f.ty(data.results[0])) as usize;
                         View { start: whole.start + i as usize * cols, ..whole }
                     }
                     None => {

@@ -33,6 +33,7 @@ pub mod testing;
 pub mod tma;
 pub mod tma_im2col;
 pub mod tmem;
+pub mod tmem_types;
 pub mod types;
 pub mod verify;
 mod verify_checks;

@@ -26,8 +26,8 @@ use tessel_layouts::LinearLayout;
 
 use crate::ops::MxFormat;
 use crate::smem_desc::{self, MatrixDesc, Offsets};
+use crate::tmem_types;
 use crate::types::{ScalarType, Type};
-use crate::verify_tmem;
 
 /// The `.kind` of a block-scaled `tcgen05.mma`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,10 +104,10 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
             ins.len()
         ));
     }
-    verify_tmem::check_mma_preds(ins[5], ins[6])?;
-    verify_tmem::check_barriers(&ins[7..])?;
+    tmem_types::check_mma_preds(ins[5], ins[6])?;
+    tmem_types::check_barriers(&ins[7..])?;
     let (a, b, acc, sa, sb) = (ins[0], ins[1], ins[2], ins[3], ins[4]);
-    let (c_shape, c_layout) = verify_tmem::check_accumulator(acc)?;
+    let (c_shape, c_layout) = tmem_types::check_accumulator(acc)?;
     let operand = |t: &Type, what: &str, f: MxFormat| -> Result<(Vec<u32>, LinearLayout), String> {
         let Some((shape, elem, l)) = t.memdesc().filter(|_| !t.is_tmem()) else {
             return Err(format!("operand {what} must be a shared-memory memdesc, got {t}"));
@@ -134,8 +134,8 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
     }
     // The scales.
     let scales = |t: &Type, rows: u32, what: &str| -> Result<(u32, ScalarType, LinearLayout), String> {
-        verify_tmem::check_scales_type(t).map_err(|e| format!("{what}: {e}"))?;
-        let (shape, elem, _) = verify_tmem::scales_parts(t)?;
+        tmem_types::check_scales_type(t).map_err(|e| format!("{what}: {e}"))?;
+        let (shape, elem, _) = tmem_types::scales_parts(t)?;
         if shape[0] != rows || shape[1] == 0 || k % shape[1] != 0 {
             return Err(format!("{what} must be [{rows}, K / VEC] for K = {k}, got {t}"));
         }
@@ -187,10 +187,10 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
         return Err(format!(
             "the block-scaled MMA is M 128 per instruction: M a multiple of 128 and the accumulator's block M 128, \
              got M {m} in {}",
-            verify_tmem::layout_name(acc)
+            tmem_types::layout_name(acc)
         ));
     }
-    let [im, inn] = verify_tmem::instr_shape(c_layout, m, n);
+    let [im, inn] = tmem_types::instr_shape(c_layout, m, n);
     if inn % 16 != 0 || !(16..=256).contains(&inn) || n % inn != 0 {
         return Err(format!(
             "each MMA's N (the accumulator's block N, at most N) must be a multiple of 16 in 16..=256, got {inn} of \

@@ -81,9 +81,9 @@ pub fn plan(src: &Type, dst: &Type) -> Result<Plan, String> {
     let bits = d_elem.bits();
     let scales = dst.is_tmem_scales();
     if scales {
-        crate::verify_tmem::scales_parts(dst)?;
+        crate::tmem_types::scales_parts(dst)?;
     } else {
-        let (_, _, l) = crate::verify_tmem::tmem_parts(dst)?;
+        let (_, _, l) = crate::tmem_types::tmem_parts(dst)?;
         if bits != 32 {
             return Err(format!(
                 "tcgen05_copy into a TensorMemoryLayout buffer copies 32-bit elements, got {d_elem} (8-bit scales go \
@@ -93,7 +93,7 @@ pub fn plan(src: &Type, dst: &Type) -> Result<Plan, String> {
         if d_shape.len() != 2 || l.block[0] != 128 {
             return Err(format!(
                 "tcgen05_copy copies 2-D buffers of block M 128 (a row per lane), got {}",
-                crate::verify_tmem::layout_name(dst)
+                crate::tmem_types::layout_name(dst)
             ));
         }
     }
@@ -110,7 +110,7 @@ pub fn plan(src: &Type, dst: &Type) -> Result<Plan, String> {
         if !(scales && quarters_copy) {
             return Err(format!(
                 "the lanes of {} are not a tcgen05.cp destination",
-                crate::verify_tmem::layout_name(dst)
+                crate::tmem_types::layout_name(dst)
             ));
         }
         &[Shape::R32x128bWarpx4]

@@ -156,7 +156,7 @@ pub(crate) fn memdesc_index(l: &mut Lower, data: &OpData) -> Result<(), CompileE
     // Tensor memory (`lane << 16 | column`): buffer i starts its columns on. Shared memory: its bytes, padding
     // included.
     let stride = if l.f.ty(v).is_tmem() {
-        tessel_tile::verify_tmem::columns(l.f.ty(v))
+        tessel_tile::tmem_types::columns(l.f.ty(v))
     } else {
         sub.iter().product::<u32>() * crate::smem::alloc::offsets_per_element(&layout.linear) as u32 * elem.bytes()
     };

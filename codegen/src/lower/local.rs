@@ -150,7 +150,7 @@ pub(crate) fn view(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     };
     if l.f.ty(src).is_tmem() {
         // A tensor-memory address is `lane << 16 | column`: the slice starts `cols` columns on.
-        let (_, cols) = tessel_tile::verify_tmem::slice_layout(l.f.ty(src), start, l.f.ty(v).shape()[1])
+        let (_, cols) = tessel_tile::tmem_types::slice_layout(l.f.ty(src), start, l.f.ty(v).shape()[1])
             .map_err(CompileError::new)?;
         let at = l.b.reg(RegClass::B32);
         l.b.op("add.u32", at, (base, cols));

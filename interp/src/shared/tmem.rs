@@ -138,7 +138,7 @@ impl Program<'_> {
     pub(super) fn tmem_slice(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let Op::MemDescSlice { start, .. } = data.op else { unreachable!("a slice") };
-        let (_, cols) = tessel_tile::verify_tmem::slice_layout(
+        let (_, cols) = tessel_tile::tmem_types::slice_layout(
             self.f.ty(data.operands[0]),
             start,
             self.f.ty(data.results[0]).shape()[1],

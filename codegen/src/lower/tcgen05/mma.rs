@@ -3,7 +3,7 @@
 //! instruction descriptor [`idesc`].
 //!
 //! An `M x N` product is a grid of instruction tiles `[block M, block N]` of the accumulator's
-//! `TensorMemoryLayout` ([`tessel_tile::verify_tmem::instr_shape`]). The hardware's data path places the rows of
+//! `TensorMemoryLayout` ([`tessel_tile::tmem_types::instr_shape`]). The hardware's data path places the rows of
 //! one tile's D (and of A read from tensor memory): M 128, row i in lane i; M 64, rows `16 q..16 q + 15` in
 //! lanes `32 q..32 q + 15` (ISA "Layout F"). Columns follow on from the tile's first column. Every tile's
 //! placement is checked against the buffers' layouts, so a layout the instruction cannot use is an error naming
@@ -109,9 +109,9 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let (a_shape, elem, a_layout) = f.ty(a).memdesc().expect("verified");
     let (_, _, b_layout) = f.ty(b).memdesc().expect("verified");
     let (c_shape, _, c_layout) = f.ty(acc).memdesc().expect("verified");
-    let (_, _, c_spec) = tessel_tile::verify_tmem::tmem_parts(f.ty(acc)).map_err(CompileError::new)?;
+    let (_, _, c_spec) = tessel_tile::tmem_types::tmem_parts(f.ty(acc)).map_err(CompileError::new)?;
     let (m, n, k) = (c_shape[0], c_shape[1], a_shape[1]);
-    let [im, inn] = tessel_tile::verify_tmem::instr_shape(c_spec, m, n);
+    let [im, inn] = tessel_tile::tmem_types::instr_shape(c_spec, m, n);
     const K_STEP: u32 = 16;
     let eb = elem.bits() / 8;
     let steps = k / K_STEP;
