@@ -111,6 +111,21 @@ fn matmul_on_tcgen05_matches_the_interpreter_and_float64() {
     }
 }
 
+/// With the specialization Triton's launcher gives real shapes (K and the leading dims multiples of 16), the
+/// pipeliner copies A and B through cp.async rings two or three iterations ahead of the MMA: ragged M and N, K
+/// with a partial last block and a K of one block (fewer iterations than stages), on the simulator against the
+/// interpreter and the interpreter against float64.
+#[test]
+fn pipelined_matmul_on_tcgen05_matches_the_interpreter_and_float64() {
+    for (shape, tile, warps) in
+        [((130, 144, 208), (128, 128, 64), 4), ((150, 272, 176), (128, 256, 64), 8), ((100, 96, 32), (64, 64, 32), 4)]
+    {
+        let (sim, f64_err) = run_case(F16, shape, tile, warps);
+        assert!(sim < 1e-3, "{shape:?} tile {tile:?} on {warps} warps: simulator against interpreter {sim}");
+        assert!(f64_err < 1e-3, "{shape:?} tile {tile:?} on {warps} warps: interpreter against float64 {f64_err}");
+    }
+}
+
 /// The tutorial's Blackwell configurations compile to `tcgen05.mma` (K 64 is four K steps of 16 per tile),
 /// committed to an mbarrier and waited for once per K step, the accumulator stored into tensor memory once
 /// before the loop and loaded once after it; ptxas accepts the PTX.
@@ -143,26 +158,37 @@ fn dots_tcgen05_cannot_run_stay_on_mma_sync_and_say_why() {
     assemble("mm32x64x32", &p, "sm_100a");
 }
 
-/// The layout IR of each configuration runs in the interpreter with the same bits as the tile IR: the
-/// interpreter refuses a tensor-memory read before the MMA's barrier wait and an operand overwritten while an
-/// MMA may read it, so a missing or misplaced wait fails here.
+/// The layout IR and the scheduled IR of each configuration run in the interpreter with the same bits as the
+/// tile IR: the interpreter refuses a tensor-memory read before the MMA's barrier wait, an operand overwritten
+/// while an MMA may read it and a ring slot read before its copy landed, so a missing or misplaced wait fails
+/// here. With K, the leading dims and the strides multiples of 16, the pipeliner copies the operands through
+/// cp.async rings (`pipelined` says whether it should have).
 #[test]
-fn layout_ir_on_tcgen05_keeps_the_interpreter_s_bits() {
+fn layout_and_scheduled_ir_on_tcgen05_keep_the_interpreter_s_bits() {
     let (path, file) = matmul_file();
     let source = std::fs::read_to_string(path).unwrap();
-    for ((m, n, k), tile, warps) in [((130, 140, 200), (128, 128, 64), 4), ((70, 60, 40), (64, 64, 16), 4)] {
+    let cases = [
+        ((130, 140, 200), (128, 128, 64), 4, 3, false),
+        ((70, 60, 40), (64, 64, 16), 4, 3, false),
+        ((130, 144, 208), (128, 128, 64), 4, 3, true),
+        ((100, 96, 160), (128, 64, 32), 8, 4, true),
+        ((64, 64, 32), (64, 64, 32), 4, 3, true),
+    ];
+    for ((m, n, k), tile, warps, stages, pipelined) in cases {
         let spec = Specialization::with_config(
             spec(F16, tile, [m, n, k, k, n, n].map(|x| x % 16 == 0)),
-            KernelConfig { num_warps: warps, ..KernelConfig::DEFAULT },
+            KernelConfig { num_warps: warps, num_stages: stages, ..KernelConfig::DEFAULT },
         );
         let ks = tessel::KernelSource { file, source: &source, kernel: "matmul_kernel", spec: &spec, module: None };
         let run = |stage| match tessel::pipeline::run(&ks, Target::Sm100a, stage, None, &mut Default::default()) {
-            Ok(Output::Layout(f)) | Ok(Output::Tile(f)) => f,
+            Ok(Output::Layout(f)) | Ok(Output::Tile(f)) | Ok(Output::Sched { func: f, .. }) => f,
             Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
             Err(e) => panic!("{e}"),
         };
-        let (tile_ir, layout_ir) = (run(Stage::Tile), run(Stage::Layout));
-        assert!(layout_ir.all_ops().iter().any(|&o| layout_ir.op(o).op.name() == "tcgen05_mma"));
+        let (tile_ir, layout_ir, sched_ir) = (run(Stage::Tile), run(Stage::Layout), run(Stage::Sched));
+        let has = |f: &tessel::tile::Func, name| f.all_ops().iter().any(|&o| f.op(o).op.name() == name);
+        assert!(has(&layout_ir, "tcgen05_mma") && has(&sched_ir, "tcgen05_mma"), "{tile:?}");
+        assert_eq!(has(&sched_ir, "async_copy"), pipelined, "{tile:?} {m}x{n}x{k}: pipelined");
         let (a, b) = (random(m * k, 11, F16), random(k * n, 12, F16));
         let outs = |f: &tessel::tile::Func| {
             let mut mem = tessel::interp::memory::Memory::new();
@@ -177,6 +203,8 @@ fn layout_ir_on_tcgen05_keeps_the_interpreter_s_bits() {
             tessel::interp::run(f, &args, grid, &mut mem).unwrap_or_else(|e| panic!("{}: {e}", f.name));
             mem.buffer(out).bytes.clone()
         };
-        assert_eq!(outs(&layout_ir), outs(&tile_ir), "{tile:?}: layout IR against tile IR");
+        let want = outs(&tile_ir);
+        assert_eq!(outs(&layout_ir), want, "{tile:?}: layout IR against tile IR");
+        assert_eq!(outs(&sched_ir), want, "{tile:?}: scheduled IR against tile IR");
     }
 }
