@@ -14,7 +14,8 @@
 //! - the accumulator lives in a tensor-memory buffer. A dot in a loop whose accumulator is carried by the loop
 //!   and read by nothing else (`acc = tl.dot(a, b, acc)`) gets the buffer before the loop, holding the
 //!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`); any other dot
-//!   gets a buffer holding its accumulator operand right before it and is read right after it;
+//!   gets a buffer holding its accumulator operand right before it (none when that is the constant 0.0: the MMA
+//!   then runs with `use_acc` false) and is read right after it;
 //! - `tcgen05_mma` commits to an mbarrier of its own (allocated and initialized at the kernel's entry), waited
 //!   for right after the MMA, before the next iteration's staging overwrites the operands. The parity waited
 //!   for is carried through every enclosing loop as an `i32` (the slot of the carried accumulator, which the
@@ -182,17 +183,25 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
         Some((lp, slot)) => (f.op(lp).operands[3 + slot], lp),
         None => (d.operands[2], o),
     };
-    let init = if f.ty(init).layout() == acc_ty.layout() {
-        init
+    // A dot of its own from zero (attention's QK^T) needs no store: the MMA does not read the buffer.
+    let from_zero = carried.is_none() && is_zero(f, init);
+    let acc = if from_zero {
+        Cursor { f, anchor }.op(Op::TmemAlloc, &[], buf_ty)
     } else {
-        crate::layout::insert::convert_before(f, anchor, init, Arc::new(acc_ty.layout().expect("laid out").clone()))
+        let init = if f.ty(init).layout() == acc_ty.layout() {
+            init
+        } else {
+            let l = Arc::new(acc_ty.layout().expect("laid out").clone());
+            crate::layout::insert::convert_before(f, anchor, init, l)
+        };
+        Cursor { f, anchor }.op(Op::TmemAlloc, &[init], buf_ty)
     };
-    let acc = Cursor { f, anchor }.op(Op::TmemAlloc, &[init], buf_ty);
 
     let phase = thread_phase(f, &loops, carried.map(|(_, s)| s), o);
     let mut c = Cursor { f, anchor: o };
     let yes = c.constant(Const::Int(1), Type::scalar(ScalarType::I1));
-    c.insert(Op::Tcgen05Mma, &[a, b, acc, yes, yes, bar, yes], vec![]);
+    let use_acc = if from_zero { c.constant(Const::Int(0), Type::scalar(ScalarType::I1)) } else { yes };
+    c.insert(Op::Tcgen05Mma, &[a, b, acc, use_acc, yes, bar, yes], vec![]);
     c.insert(Op::mbarrier_wait(), &[bar, phase.now], vec![]);
     let one = c.constant(Const::Int(1), Type::scalar(ScalarType::I32));
     let next =
@@ -217,6 +226,11 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     phase.close(f, next);
     f.unlink(o);
     Ok(())
+}
+
+/// Whether `v` is the constant 0.0 (a splat).
+fn is_zero(f: &Func, v: ValueId) -> bool {
+    matches!(f.value(v).def, ValueDef::Result(p, _) if matches!(f.op(p).op, Op::Constant(Const::Float(x)) if x == 0.0))
 }
 
 /// An `i32` parity carried through loops: its value at the op it was made for, and the slot of each loop.
