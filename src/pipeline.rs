@@ -382,9 +382,9 @@ pub const MAX_FMA_DOT_PER_THREAD: u64 = 1 << 16;
 
 /// Refuses, at its source, a `dot` on the FMA path whose unrolled multiply-adds per thread exceed
 /// [`MAX_FMA_DOT_PER_THREAD`]. Runs after layout assignment, which turns every `dot` a tensor-core instruction
-/// runs on sm_90a into a `warpgroup_dot`, and gives those `mma.sync` runs (sm_80, sm_100a for now) an NVMMA
-/// accumulator (`tessel_tile::layout::accelerate::runs_on_mma_sync`): the other `dot`s are those codegen lowers
-/// to FMAs (f32 with `input_precision="ieee"`, shapes or types no tensor-core instruction takes).
+/// runs on sm_90a into a `warpgroup_dot` (on sm_100a into a `tcgen05_mma`), and gives those `mma.sync` runs
+/// (sm_80, sm_100a where tcgen05 cannot) an NVMMA accumulator
+/// (`tessel_tile::layout::accelerate::runs_on_mma_sync`): the other `dot`s are those codegen lowers to FMAs (f32 with `input_precision="ieee"`, shapes or types no tensor-core instruction takes).
 #[allow(clippy::result_large_err)]
 fn check_fma_dots(func: &Func) -> Result<(), tessel_lang::Diagnostic> {
     let threads = func.config.num_warps.max(1) as u64 * 32;

@@ -184,7 +184,7 @@ impl Case {
 
 /// The interpreter matches the reference (to f32 accumulation: the products are exact in the compute type),
 /// and the simulated PTX matches the interpreter bit for bit, for every pair of formats and packing tested, on
-/// sm_90a (wgmma), sm_80 and sm_100a (mma.sync, until tcgen05 lands); ptxas accepts all three.
+/// sm_90a (wgmma), sm_80 (mma.sync) and sm_100a (the upcast operands on tcgen05); ptxas accepts all three.
 #[test]
 fn dot_scaled_matches_the_reference_and_the_simulator() {
     let (m, n, k) = (64usize, 32usize, 64usize);
@@ -215,9 +215,10 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
             else {
                 panic!("no PTX");
             };
-            // sm_100a's dots run on mma.sync until tcgen05 lands.
+            // sm_100a runs the upcast (16-bit) operands on tcgen05; `tcgen05_mma_scaled` is not used yet.
             let mma = match target {
                 Target::Sm90a => "wgmma.mma_async",
+                Target::Sm100a => "tcgen05.mma.cta_group::1.kind::f16",
                 _ => "mma.sync",
             };
             assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());

@@ -603,9 +603,12 @@ fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_
     Type::MemDesc { shape: shape.into(), elem, layout: std::sync::Arc::new(tessel_tile::Layout { spec: None, linear }) }
 }
 
-/// Whether memdesc `m` is an operand of a `warpgroup_dot` among `ops`.
+/// Whether memdesc `m` is an operand A or B of a `warpgroup_dot` or a `tcgen05_mma` among `ops`. (Auto mode's
+/// `tcgen05_mma`s wait for their barrier right after they issue, so the ring slot an MMA read is free by the
+/// time the refill after it comes.)
 fn feeds_wgmma(f: &Func, ops: &[OpId], m: ValueId) -> bool {
-    ops.iter().any(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. }) && f.op(x).operands[..2].contains(&m))
+    ops.iter()
+        .any(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. } | Op::Tcgen05Mma) && f.op(x).operands[..2].contains(&m))
 }
 
 /// Whether `v` is a constant 0 (scalar or splat).

@@ -91,8 +91,8 @@ pub struct CompileArgs {
     /// What to print
     #[arg(long, value_enum, default_value_t = Emit::Tile)]
     pub emit: Emit,
-    /// Target architecture: sm_80, sm_90a or sm_100a (dots run on mma.sync on sm_80 and wgmma on sm_90a; on
-    /// sm_100a they run on mma.sync until tcgen05 lands)
+    /// Target architecture: sm_80, sm_90a or sm_100a (dots run on mma.sync on sm_80, wgmma on sm_90a, and tcgen05
+    /// with a tensor-memory accumulator on sm_100a, where a tile tcgen05 cannot take runs on mma.sync)
     #[arg(long, value_parser = parse_target, default_value = "sm_90a")]
     pub arch: Target,
     /// Print the time of each compiler stage to stderr (source to PTX; `tessel run/bench --timings` adds the

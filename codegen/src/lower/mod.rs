@@ -474,6 +474,11 @@ impl<'f> Lower<'f> {
             Op::Reduce { axis } => reduce::reduce(self, &data, *axis)?,
             Op::Scan { axis, reverse } => scan::scan(self, &data, *axis, *reverse)?,
             Op::Dot { precision, .. } if runs_on_mma_sync(self.f.ty(data.results[0])) => {
+                if self.f.target == tessel_tile::Target::Sm100a
+                    && let Some(why) = tessel_tile::layout::tcgen05::why_not(self.f, self.cur_op)
+                {
+                    self.b.comment(format!("mma.sync, not tcgen05: {why}"));
+                }
                 mma::mma_sync(self, &data, *precision)?
             }
             Op::Dot { precision, .. } => dot::dot(self, &data, *precision)?,

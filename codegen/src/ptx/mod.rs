@@ -135,6 +135,12 @@ impl Builder {
         !self.in_prologue && matches!(self.body.last(), Some(Stmt::Ins(i)) if bar_sync(i))
     }
 
+    /// Places `i` right before the body's last statement (the barrier [`Builder::ends_with_barrier`] found).
+    pub fn emit_before_last(&mut self, i: Instr) {
+        let at = self.body.len().saturating_sub(1);
+        self.body.insert(at, Stmt::Ins(i));
+    }
+
     /// `op srcs...`: an instruction without a destination (a store, a barrier, a wait).
     pub fn effect(&mut self, op: impl Into<Opcode>, srcs: impl Srcs) {
         self.emit(instr(op).srcs(srcs));

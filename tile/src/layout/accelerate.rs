@@ -15,8 +15,9 @@
 //!
 //! A 16-bit `wgmma` A operand computed in registers (attention's `p @ v`) stays in registers.
 //!
-//! Not yet: `tcgen05` on sm_100a (dots there run on `mma.sync`, as on sm_80), f16 accumulators, `tf32x3`, and an
-//! 8-bit A in registers in auto mode (gluon kernels may write it).
+//! On sm_100a the dots `tcgen05.mma` runs are [`super::tcgen05`]'s; the others run on `mma.sync`, as on sm_80.
+//!
+//! Not yet: f16 accumulators, `tf32x3`, and an 8-bit A in registers in auto mode (gluon kernels may write it).
 
 use std::sync::Arc;
 
@@ -169,7 +170,7 @@ fn mma_sync_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
     Some(layout)
 }
 
-/// Whether a `dot` with a result of type `t` runs on `mma.sync` (sm_80, and sm_100a until `tcgen05` lands): its
+/// Whether a `dot` with a result of type `t` runs on `mma.sync` (sm_80, and sm_100a where `tcgen05` cannot): its
 /// accumulator has a pre-Hopper NVMMA layout. The other `dot`s left after layout assignment run on FMAs (those
 /// `wgmma` runs became `warpgroup_dot`s); codegen and the facade's limit on unrolled FMA dots both ask this.
 pub fn runs_on_mma_sync(t: &Type) -> bool {
@@ -180,14 +181,16 @@ pub fn runs_on_mma_sync(t: &Type) -> bool {
 }
 
 /// The accumulator layout `dot` op `o` gets on the function's target, when a tensor-core instruction can run
-/// it; `None` leaves it on the FMA path. Blackwell (sm_100a) runs `mma.sync` until tcgen05 lands: the
-/// warp-level MMA is there on every target from sm_80 on.
+/// it; `None` leaves it on the FMA path. On Blackwell (sm_100a) a dot `tcgen05.mma` runs gets the register
+/// layout of its tensor-memory accumulator ([`super::tcgen05`]); the others run `mma.sync`, which is there on
+/// every target from sm_80 on.
 pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
     let shape = f.ty(f.op(o).results[0]).shape().to_vec();
     let spec = match f.target.mma_kind() {
         // A dot wgmma cannot run (fewer than 4 warps, a shape or type it lacks) runs on mma.sync, as Triton's
         // MMA v2 fallback does, rather than on FMAs: 60x faster for tutorial 03's 2-warp configs.
         MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o).or_else(|| mma_sync_layout(f, o))?),
+        MmaKind::Tcgen05 if let Ok(l) = super::tcgen05::accumulator_layout(f, o) => return Some(l),
         MmaKind::MmaSync | MmaKind::Tcgen05 => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
     };
     from_spec(spec, &shape).ok()
@@ -250,10 +253,7 @@ fn loaded(f: &Func, mut v: ValueId) -> bool {
 /// `warpgroup_dot`. Returns whether anything changed.
 pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
     let mut changed = false;
-    // Operands staged where they are made (outside the dot's region), by value and buffer type: another dot
-    // reading the same value the same way (attention's Q, read by the off-diagonal and the diagonal loops)
-    // shares the buffer, which nothing writes after its `local_alloc`.
-    let mut hoisted: Vec<(ValueId, Type, ValueId)> = Vec::new();
+    let mut hoisted = Hoisted::new();
     for o in f.all_ops() {
         let d = f.op(o).clone();
         let Op::Dot { precision, max_num_imprecise_acc } = d.op else { continue };
@@ -262,7 +262,6 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
         if !m.is_hopper() {
             continue;
         }
-        let r = d.parent.expect("linked op");
         let mut staged = [d.operands[0], d.operands[1]];
         // A 16-bit A computed in registers (attention's P) stays there: wgmma reads it from registers in the
         // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result. An 8-bit A
@@ -284,43 +283,7 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
             if i == 0 && a_in_registers {
                 continue;
             }
-            let v = *slot;
-            let Type::Tensor { shape, elem: Elem::Scalar(elem), .. } = f.ty(v).clone() else {
-                return Err(super::AssignError::NotATensor(v));
-            };
-            let is_b = i == 1;
-            // 16-bit operands may be MN-major; keep whichever major the registers already run along.
-            let mn_dim = if is_b { 1 } else { 0 };
-            let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
-            let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
-            let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
-            let outer = match f.value(v).def {
-                ValueDef::Result(def, _) => f.op(def).parent != Some(r),
-                ValueDef::Arg(region, _) => region != r,
-            };
-            if outer && let Some((.., m)) = hoisted.iter().find(|(x, t, _)| *x == v && *t == ty) {
-                *slot = *m;
-                continue;
-            }
-            // An operand made in the dot's own region is staged right before the dot, as Triton does: every
-            // global load of both operands is issued before the first shared store, so their latencies overlap
-            // (storing A right after its load makes the B loads wait for A's data). An operand made in an outer
-            // region (attention's Q, loop-invariant) is staged right after it is made: stored once, before the
-            // loop, not in every iteration.
-            let a = f.append(r, Op::LocalAlloc, &[v], vec![ty.clone()], &[], d.loc);
-            f.region_mut(r).ops.pop();
-            match f.value(v).def {
-                ValueDef::Result(def, _) if f.op(def).parent != Some(r) => insert_after(f, def, a),
-                ValueDef::Arg(region, _) if region != r => {
-                    f.region_mut(region).ops.insert(0, a);
-                    f.op_mut(a).parent = Some(region);
-                }
-                _ => insert_before(f, r, o, a),
-            }
-            *slot = f.op(a).results[0];
-            if outer {
-                hoisted.push((v, ty, *slot));
-            }
+            *slot = stage_operand(f, o, *slot, i == 1, &mut hoisted)?;
         }
         let data = f.op_mut(o);
         data.op = Op::WarpGroupDot { precision, max_num_imprecise_acc, is_async: false };
@@ -329,4 +292,56 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
         changed = true;
     }
     Ok(changed)
+}
+
+/// Operands staged where they are made (outside their dot's region), by value and buffer type: another dot
+/// reading the same value the same way (attention's Q, read by the off-diagonal and the diagonal loops) shares
+/// the buffer, which nothing writes after its `local_alloc`.
+pub(super) type Hoisted = Vec<(ValueId, Type, ValueId)>;
+
+/// Stages operand `v` of `dot` op `o` (B when `is_b`) in an NVMMA-swizzled shared buffer, as `wgmma` and
+/// `tcgen05.mma` read it; returns the buffer.
+pub(super) fn stage_operand(
+    f: &mut Func,
+    o: OpId,
+    v: ValueId,
+    is_b: bool,
+    hoisted: &mut Hoisted,
+) -> Result<ValueId, super::AssignError> {
+    let r = f.op(o).parent.expect("linked op");
+    let loc = f.op(o).loc;
+    let Type::Tensor { shape, elem: Elem::Scalar(elem), .. } = f.ty(v).clone() else {
+        return Err(super::AssignError::NotATensor(v));
+    };
+    // 16-bit operands may be MN-major; keep whichever major the registers already run along.
+    let mn_dim = if is_b { 1 } else { 0 };
+    let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
+    let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
+    let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
+    let outer = match f.value(v).def {
+        ValueDef::Result(def, _) => f.op(def).parent != Some(r),
+        ValueDef::Arg(region, _) => region != r,
+    };
+    if outer && let Some((.., m)) = hoisted.iter().find(|(x, t, _)| *x == v && *t == ty) {
+        return Ok(*m);
+    }
+    // An operand made in the dot's own region is staged right before the dot, as Triton does: every global load
+    // of both operands is issued before the first shared store, so their latencies overlap (storing A right after
+    // its load makes the B loads wait for A's data). An operand made in an outer region (attention's Q,
+    // loop-invariant) is staged right after it is made: stored once, before the loop, not in every iteration.
+    let a = f.append(r, Op::LocalAlloc, &[v], vec![ty.clone()], &[], loc);
+    f.region_mut(r).ops.pop();
+    match f.value(v).def {
+        ValueDef::Result(def, _) if f.op(def).parent != Some(r) => insert_after(f, def, a),
+        ValueDef::Arg(region, _) if region != r => {
+            f.region_mut(region).ops.insert(0, a);
+            f.op_mut(a).parent = Some(region);
+        }
+        _ => insert_before(f, r, o, a),
+    }
+    let staged = f.op(a).results[0];
+    if outer {
+        hoisted.push((v, ty, staged));
+    }
+    Ok(staged)
 }

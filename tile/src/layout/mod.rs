@@ -7,7 +7,7 @@
 //! target's tensor cores run it), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every
 //! tensor, with `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap
 //! values recomputed, conversions moved to smaller tensors), [`accelerate::stage_operands`] (wgmma operands
-//! into shared memory) and [`crate::passes::canonicalize`]. Afterwards every
+//! into shared memory), [`tcgen05::lower_dots`] (sm_100a's dots on tensor memory and `tcgen05_mma`) and [`crate::passes::canonicalize`]. Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
 //! A gluon kernel ([`crate::FuncAttrs::gluon`]) whose tensors all carry the layouts their author wrote is only checked
@@ -28,6 +28,7 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
+pub mod tcgen05;
 
 use crate::ir::{Func, ValueId};
 use crate::target::ConfigError;
@@ -99,6 +100,7 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
     propagate::rewrite(f, &assignment, &anchors)?;
     cleanup::cleanup(f);
     accelerate::stage_operands(f)?;
+    tcgen05::lower_dots(f)?;
     crate::passes::canonicalize(f);
     crate::verify::verify(f).map_err(AssignError::Verify)?;
     crate::verify::verify_layouts(f).map_err(AssignError::Verify)

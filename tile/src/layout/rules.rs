@@ -395,6 +395,10 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                         )
                         .ok()
                     };
+                    // tcgen05 reads both operands from shared memory (`layout::tcgen05` stages them).
+                    if matches!(&spec, DistributedLayout::TmemReg(_)) {
+                        return Some(vec![None, None, Some(r)]);
+                    }
                     let hopper = matches!(&spec, DistributedLayout::Nvmma(m) if m.is_hopper());
                     // wgmma reads B (and A, unless it is a register tensor) from shared memory: a tensor operand
                     // of `dot` there is staged by `accelerate`, so it may keep any layout.

@@ -51,10 +51,16 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// The fences and CTA barrier that order tcgen05 operations of some threads before those of others.
+/// The fences and CTA barrier that order tcgen05 operations of some threads before those of others. When the
+/// barrier analysis has just placed a barrier (for the MMA's shared-memory operands), that barrier serves: the
+/// `before_thread_sync` fence goes in front of it rather than a second barrier after it.
 pub(super) fn thread_sync(l: &mut Lower) {
-    l.b.effect("tcgen05.fence::before_thread_sync", ());
-    l.barrier();
+    if l.b.ends_with_barrier() {
+        l.b.emit_before_last(instr("tcgen05.fence::before_thread_sync").srcs(()));
+    } else {
+        l.b.effect("tcgen05.fence::before_thread_sync", ());
+        l.barrier();
+    }
     l.b.effect("tcgen05.fence::after_thread_sync", ());
 }
 
