@@ -286,7 +286,9 @@ def events_order_work_across_streams():
     with torch.cuda.stream(s1):
         x = torch.full((n,), float("nan"), device="cuda")
         out = torch.full((n,), float("nan"), device="cuda")
-    _busy(s1, ms=100)
+    # Long enough that the host queues everything below before s1 drains, even with other test processes
+    # loading the machine (at 100 ms, pytest -n 8 on one H200 once saw the event complete first).
+    _busy(s1, ms=500)
     with torch.cuda.stream(s1):
         x.copy_(src)
         start.record()
