@@ -4,10 +4,11 @@
 //! the first program does every tile), with the outputs poisoned; and the refusals at the call's span: sm_90a,
 //! a program of several CTAs.
 
+mod common;
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use std::process::Command;
+use common::assemble;
 
 use sim_common::{RunOptions, V, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
@@ -42,27 +43,6 @@ fn ptx(kernel: &str, args: Vec<ArgSpec>, target: Target, num_ctas: u32) -> Resul
     }
 }
 
-/// ptxas (when there is one) accepts `ptx` for sm_100a without a word.
-fn assemble(name: &str, ptx: &str) {
-    let found = tessel::runtime::find_ptxas();
-    if found.is_none() && std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
-        panic!("TESSEL_REQUIRE_PTXAS is set but no ptxas was found (set PTXAS)");
-    }
-    let Some(ptxas) = found else {
-        eprintln!("note: no ptxas here; {name} is not assembled");
-        return;
-    };
-    let dir = std::env::temp_dir().join(format!("tessel-clc-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.ptx"));
-    std::fs::write(&path, ptx).unwrap();
-    let mut cmd = Command::new(ptxas);
-    let out = cmd.args(["-arch", "sm_100a", "-o"]).arg(path.with_extension("cubin")).arg(&path).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.trim().is_empty(), "ptxas -arch sm_100a {name}:\n{stderr}\n{ptx}");
-    std::fs::remove_dir_all(dir).ok();
-}
-
 #[test]
 fn a_stealing_persistent_kernel_assembles_and_agrees_with_the_interpreter_on_the_simulator() {
     let code = ptx("clc_steal", steal_args(128), Target::Sm100a, 1).unwrap();
@@ -73,7 +53,7 @@ fn a_stealing_persistent_kernel_assembles_and_agrees_with_the_interpreter_on_the
     ] {
         assert!(code.contains(form), "{form}:\n{code}");
     }
-    assemble("clc_steal", &code);
+    assemble("clc_steal", &code, "sm_100a");
     for (n, block) in [(1000usize, 128usize), (96, 32)] {
         let tiles = n.div_ceil(block);
         let x = Rng::new(n as u64).vec(n);
