@@ -513,14 +513,20 @@ fn block_scaled_mmas_assemble_and_agree_with_the_interpreter_and_float64() {
             assert!(ptx.contains(&format!(".version {version}")), "{what}");
             assert_eq!(ptx.contains("tcgen05.cp.cta_group::1.32x128b.warpx4"), copy, "{what}");
             assemble(&format!("scaled_tile_{fa}_{fb}_{copy}"), &ptx);
-            let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
-            let (sim, interp) = &outs[0];
-            assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
-            let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
-            let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
-            assert!(err <= 1e-6 * scale, "{what}: max error {err} of {scale}");
+            agrees_with_float64(&what, outs, &reference);
         }
     }
+}
+
+/// The simulated PTX wrote what the interpreter did, bit for bit, and that is the float64 reference within
+/// 1e-6 of its largest magnitude.
+fn agrees_with_float64(what: &str, outs: Result<Vec<SimAndInterp>, String>, reference: &[f64]) {
+    let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (sim, interp) = &outs[0];
+    assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
+    let err = interp.iter().zip(reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
+    let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
+    assert!(err <= 1e-6 * scale, "{what}: max error {err} of {scale}");
 }
 
 /// Two K blocks through a ring of two operand buffers: the second block's TMA coordinate is a byte offset into
@@ -534,12 +540,7 @@ fn padded_fp4_operands_over_several_k_blocks_agree_with_the_interpreter_and_floa
             let what = format!("{fa} x {fb}, N {n}, two K blocks");
             let (ptx, outs, reference) = scaled_tile(fa, fb, [n, 128, 2], false, 0);
             assemble(&format!("scaled_tile_{fa}_{fb}_{n}_two_steps"), &ptx);
-            let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
-            let (sim, interp) = &outs[0];
-            assert_eq!(sim, interp, "simulated PTX vs interpreter, {what}");
-            let err = interp.iter().zip(&reference).map(|(x, r)| (x - r).abs()).fold(0.0, f64::max);
-            let scale = reference.iter().map(|r| r.abs()).fold(0.0, f64::max);
-            assert!(err <= 1e-6 * scale, "{what}: max error {err} of {scale}");
+            agrees_with_float64(&what, outs, &reference);
         }
     }
 }

@@ -158,13 +158,22 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             format!("tensor memory holds matrices ([M, N], or [buffers, M, N]), got shape {shape:?}"),
         ));
     }
-    let any = AnyLayout::TensorMemory(tmem);
-    let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
+    let ty = buffer_type(e, &b, AnyLayout::TensorMemory(tmem), &shape, elem)?;
+    emit_alloc(e, &b, &fname, ty)
+}
+
+/// The tensor-memory memdesc of `shape` and `elem` laid out by `any` (the call's `layout` argument).
+fn buffer_type<'a>(e: &mut Elab<'a>, b: &Bound<'a>, any: AnyLayout, shape: &[u32], elem: ScalarType) -> R<Type> {
+    let linear = any.to_linear(shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
     let layout = Arc::new(Layout { spec: Some(any), linear });
-    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
+    Ok(Type::MemDesc { shape: Shape::from_slice(shape), elem, layout })
+}
+
+/// `tmem_alloc` of a buffer of type `ty`, initialized from the call's `value` when it has one.
+fn emit_alloc<'a>(e: &mut Elab<'a>, b: &Bound<'a>, fname: &str, ty: Type) -> R<Value<'a>> {
     let init = match b.opt("value").filter(|a| !matches!(a.value, Value::None)) {
         Some(a) => {
-            let t = e.tensor_arg(a, &fname, "value")?;
+            let t = e.tensor_arg(a, fname, "value")?;
             check_moved(e, &t, &ty, a.span)?;
             vec![t]
         }
@@ -189,22 +198,11 @@ fn allocate_scales<'a>(
             e.err(shape_arg.span, format!("a buffer of scales is 2-D ([rows, K // VEC_SIZE]), got shape {shape:?}"))
         );
     }
-    let any = AnyLayout::TensorMemoryScales(scales.clone());
-    let linear = any.to_linear(&shape).map_err(|err| e.err(b.req("layout").span, format!("layout {any}: {err}")))?;
-    let layout = Arc::new(Layout { spec: Some(any), linear });
-    let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem, layout };
+    let ty = buffer_type(e, b, AnyLayout::TensorMemoryScales(scales.clone()), &shape, elem)?;
     if let Err(m) = tessel_tile::tmem_types::check_scales_type(&ty) {
         return Err(e.err(b.span, format!("`{fname}`: {m}")));
     }
-    let init = match b.opt("value").filter(|a| !matches!(a.value, Value::None)) {
-        Some(a) => {
-            let t = e.tensor_arg(a, &fname, "value")?;
-            check_moved(e, &t, &ty, a.span)?;
-            vec![t]
-        }
-        None => vec![],
-    };
-    Ok(Value::Tensor(e.emit1(Op::TmemAlloc, &init, ty, b.span)?))
+    emit_alloc(e, b, &fname, ty)
 }
 
 /// A tensor stored into (or allocated with) a tensor-memory buffer: its shape, element type and register layout.

@@ -28,6 +28,7 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
+mod staging;
 pub mod tcgen05;
 
 use crate::ir::{Func, ValueId};

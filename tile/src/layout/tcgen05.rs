@@ -10,7 +10,7 @@
 //!
 //! After propagation, [`lower_dots`] rewrites each such dot, synchronously:
 //!
-//! - A and B are staged in NVMMA shared memory as for `wgmma` (`accelerate::stage_operand`);
+//! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`);
 //! - the accumulator lives in a tensor-memory buffer. A dot in a loop whose accumulator is carried by the loop
 //!   and read by nothing else (`acc = tl.dot(a, b, acc)`) gets the buffer before the loop, holding the
 //!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`); any other dot
@@ -26,8 +26,8 @@ use std::sync::Arc;
 use tessel_layouts::{AnyLayout, DistributedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
 
 use crate::ir::{Cursor, Func, OpId, ValueDef, ValueId};
-use crate::layout::accelerate::{Hoisted, stage_operand};
 use crate::layout::rules::{L, from_spec};
+use crate::layout::staging::{Hoisted, stage_operand};
 use crate::ops::{BinOp, Const, Op};
 use crate::types::{Layout, ScalarType, Type};
 
