@@ -367,3 +367,22 @@ fn stmatrix_stores_match_the_interpreter() {
         assert_eq!(check("stmatrix", 1, &args.collect::<Vec<_>>(), seed), 0.0);
     }
 }
+
+/// 8-bit elements shuffle four to a word (`shuffle8.tir`): an i8 register/lane transpose (sign-extended when
+/// widened afterwards), a u8 conversion whose destination registers each come from another shuffle (the
+/// per-register `selp` path), and fp8 made from f32 pairs and shuffled out of them; every value exact.
+#[test]
+fn byte_shuffles_match_the_interpreter() {
+    for seed in seeds() {
+        let args = [
+            A::In(I8, 256, 256.0),
+            A::In(U8, 256, 256.0),
+            A::In(F32, 256, 100.0),
+            A::Out(I32, 256),
+            A::Out(I32, 256),
+            A::Out(F32, 256),
+            A::Out(F8E5M2, 256),
+        ];
+        assert_eq!(check("shuffle8", 1, &args, seed), 0.0);
+    }
+}
