@@ -47,6 +47,7 @@ const KERNELS: &[&str] = &[
     "math",
     "shuffle",
     "shuffle8",
+    "stores8",
     "halves",
     "trig_fmod",
     "int_div",

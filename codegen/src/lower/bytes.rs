@@ -52,6 +52,23 @@ impl Lower<'_> {
         e
     }
 
+    /// A 16-bit register whose byte `k` is the 8-bit element `elems[k]` (two): the pair's conversion result when
+    /// the elements are its two bytes in order, else the low half of [`Lower::pack_bytes`].
+    pub(crate) fn pack_bytes16(&mut self, elems: &[Reg]) -> Reg {
+        let at = |e: &Reg| self.bytes.get(e).copied();
+        if let [Some(a), Some(b)] = [at(&elems[0]), at(&elems[1])]
+            && a.word == b.word
+            && a.word.class == RegClass::B16
+            && (a.byte, b.byte) == (0, 1)
+        {
+            return a.word;
+        }
+        let w = self.pack_bytes(&elems[..2]);
+        let h = self.b.reg(RegClass::B16);
+        self.b.op("cvt.u16.u32", h, w);
+        h
+    }
+
     /// A 32-bit register whose byte `k` is the 8-bit element `elems[k]` (at most four; the bytes above are
     /// unspecified), from the packed registers the elements are known to sit in.
     pub(crate) fn pack_bytes(&mut self, elems: &[Reg]) -> Reg {
