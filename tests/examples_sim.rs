@@ -174,7 +174,14 @@ fn gluon_matmul_on_wgmma_matches_the_interpreter() {
 
 /// `_attn_fwd` on f16 (one batch, `h` heads of `n_ctx` x `d`, `bm` x `bn` tiles, `warps` warps) on sm_90a: the
 /// worst relative error against the interpreter.
-fn attention_case(
+fn attention_case(h: usize, n_ctx: usize, d: usize, tiles: (usize, usize), causal: bool, warps: u32, seed: u64) -> f64 {
+    attention_typed((F16, F16), h, n_ctx, d, tiles, causal, warps, seed)
+}
+
+/// [`attention_case`] with Q, K, V of type `t` and the output of type `out`.
+#[allow(clippy::too_many_arguments)]
+fn attention_typed(
+    (t, out): (ScalarType, ScalarType),
     h: usize,
     n_ctx: usize,
     d: usize,
@@ -184,17 +191,17 @@ fn attention_case(
     seed: u64,
 ) -> f64 {
     let z = 1usize;
-    let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ArgSpec::Float(F32), ptr(F32), ptr(F16)];
+    let mut spec = vec![ptr(t), ptr(t), ptr(t), ArgSpec::Float(F32), ptr(F32), ptr(out)];
     spec.extend((0..16 + 3).map(|_| int(false)));
     spec.extend([c(d as i64), c(bm as i64), c(bn as i64), ArgSpec::Constexpr(ConstValue::Bool(causal))]);
     let len = z * h * n_ctx * d;
     let mut vals = vec![
-        V::Buf(F16, random(len, seed, F16)),
-        V::Buf(F16, random(len, seed + 1, F16)),
-        V::Buf(F16, random(len, seed + 2, F16)),
+        V::Buf(t, random(len, seed, t)),
+        V::Buf(t, random(len, seed + 1, t)),
+        V::Buf(t, random(len, seed + 2, t)),
         V::F32(0.125),
         V::Out(F32, z * h * n_ctx),
-        V::Out(F16, len),
+        V::Out(out, len),
     ];
     for _ in 0..4 {
         vals.extend([h * n_ctx * d, n_ctx * d, d, 1].map(|s| V::Int(s as i64)));
@@ -210,6 +217,18 @@ fn attention_case(
 fn flash_attention_on_wgmma_matches_the_interpreter() {
     let err = attention_case(1, 192, 64, (128, 64), true, 8, 7);
     assert!(err < 1e-3, "attention on wgmma: {err}");
+}
+
+/// fp8 (e5m2) attention on wgmma: P, cast to fp8 in the QK accumulator's layout, reaches the second dot's
+/// register operand (four K elements to a register) through warp shuffles that carry four bytes each, its
+/// words built from the pairs the f32 -> fp8 conversions produce; V is staged K-major for fp8's wgmma.
+#[test]
+fn fp8_flash_attention_on_wgmma_matches_the_interpreter() {
+    use ScalarType::F8E5M2 as E5;
+    for (causal, seed) in [(false, 21), (true, 22)] {
+        let err = attention_typed((E5, F32), 1, 192, 64, (128, 64), causal, 8, seed);
+        assert!(err < 1e-3, "fp8 attention on wgmma (causal = {causal}): {err}");
+    }
 }
 
 /// Below 64 rows per program wgmma does not apply: both dots run on CUDA cores.

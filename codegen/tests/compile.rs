@@ -46,6 +46,8 @@ const KERNELS: &[&str] = &[
     "fp8",
     "math",
     "shuffle",
+    "shuffle8",
+    "stores8",
     "halves",
     "trig_fmod",
     "int_div",
@@ -524,6 +526,20 @@ fn warp_local_conversions_use_shuffles() {
     assert!(!ptx.contains(".shared") && !ptx.contains("bar.sync") && k.shared_bytes == 0, "{ptx}");
     // Registers chosen per lane: the transpose of a register bit and a lane bit needs selects both sides.
     assert!(ptx.contains("selp.b32") && ptx.contains("selp.b64"), "{ptx}");
+}
+
+#[test]
+fn byte_conversions_shuffle_four_bytes_a_word() {
+    let ptx = kernel("shuffle8", Target::Sm90a).ptx;
+    // i8 and fp8: two rounds to a word (one destination register bit keeps the source lane), the four
+    // destination registers taken out of the two words by one lane-dependent `prmt`; u8: every destination
+    // register bit moves the source lane, one byte a shuffle and a `selp` tree per register.
+    assert_eq!(count(&ptx, "convert_layout: 2 warp shuffle(s) for 4 byte round(s)"), 2, "{ptx}");
+    assert_eq!(count(&ptx, "convert_layout: 4 warp shuffle(s) for 4 byte round(s)"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "shfl.sync.idx.b32"), 2 + 4 + 2, "{ptx}");
+    assert!(!ptx.contains(".shared") && !ptx.contains("bar.sync"), "{ptx}");
+    // f32 -> fp8 two to a conversion.
+    assert_eq!(count(&ptx, "cvt.rn.satfinite.e5m2x2.f32"), 2, "{ptx}");
 }
 
 #[test]

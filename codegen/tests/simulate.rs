@@ -367,3 +367,44 @@ fn stmatrix_stores_match_the_interpreter() {
         assert_eq!(check("stmatrix", 1, &args.collect::<Vec<_>>(), seed), 0.0);
     }
 }
+
+/// 8-bit elements shuffle four to a word (`shuffle8.tir`): an i8 register/lane transpose (sign-extended when
+/// widened afterwards), a u8 conversion whose destination registers each come from another shuffle (the
+/// per-register `selp` path), and fp8 made from f32 pairs and shuffled out of them; every value exact.
+#[test]
+fn byte_shuffles_match_the_interpreter() {
+    for seed in seeds() {
+        let args = [
+            A::In(I8, 256, 256.0),
+            A::In(U8, 256, 256.0),
+            A::In(F32, 256, 100.0),
+            A::Out(I32, 256),
+            A::Out(I32, 256),
+            A::Out(F32, 256),
+            A::Out(F8E5M2, 256),
+        ];
+        assert_eq!(check("shuffle8", 1, &args, seed), 0.0);
+    }
+}
+
+/// 8-bit tiles stored into shared memory two and four bytes at a time (`stores8.tir`): fp8 pairs straight from
+/// their f32 -> fp8 conversions, loaded i8 packed by byte permutes; read back through the swizzle, exact.
+#[test]
+fn packed_byte_stores_match_the_interpreter() {
+    let path = format!("{}/tests/ir/stores8.tir", env!("CARGO_MANIFEST_DIR"));
+    let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ptx = compile(&f).unwrap().ptx;
+    let count = |form: &str| ptx.lines().filter(|l| l.contains(form)).count();
+    // 64x64 over 128 threads: 32 fp8 a thread in pairs (16 two-byte stores), 32 i8 in fours (8 four-byte ones).
+    assert_eq!((count("st.shared.b8"), count("st.shared.b16"), count("st.shared.b32")), (0, 16, 8), "{ptx}");
+    for seed in seeds() {
+        let args = [
+            A::In(F32, 64 * 64, 100.0),
+            A::Out(F32, 64 * 64),
+            A::Out(F8E5M2, 64 * 64),
+            A::In(I8, 64 * 64, 256.0),
+            A::Out(I8, 64 * 64),
+        ];
+        assert_eq!(check("stores8", 1, &args, seed), 0.0);
+    }
+}

@@ -723,6 +723,17 @@ pub(crate) fn cast(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         l.vals.insert(data.results[0], out);
         return Ok(());
     }
+    if from == F32 && matches!(to, F8E4M3 | F8E5M2) && l.arch != Target::Sm80 && ins.len() % 2 == 0 {
+        // Register pairs narrow to fp8 in one instruction; each element is a byte of its pair's 16-bit result
+        // (recorded, so that packing four elements reuses the pairs: `bytes`).
+        let mut out = Vec::with_capacity(ins.len());
+        for pair in ins.chunks(2) {
+            let w = super::cast::f32_pair_to_fp8(l, pair[1], pair[0], to);
+            out.extend([l.extract_byte(w, 0, false), l.extract_byte(w, 1, false)]);
+        }
+        l.vals.insert(data.results[0], out);
+        return Ok(());
+    }
     map_regs(l, data, |l, a| super::cast::cast_scalar(l, a[0], from, to))
 }
 

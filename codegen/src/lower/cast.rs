@@ -100,6 +100,14 @@ pub(crate) fn f32_to_fp8_reg(l: &mut Lower, x: Reg, s: ScalarType) -> Reg {
     d
 }
 
+/// The fp8 `s` values nearest to the f32 `hi` and `lo` in the upper and lower byte of a 16-bit register (sm_90a
+/// and later: `cvt.rn.satfinite.{e4m3,e5m2}x2.f32`).
+pub(crate) fn f32_pair_to_fp8(l: &mut Lower, hi: Reg, lo: Reg, s: ScalarType) -> Reg {
+    let d = l.b.reg(RegClass::B16);
+    l.b.op(format!("cvt.rn.satfinite.{}.f32", fp8_format(s).1), d, (hi, lo));
+    d
+}
+
 /// Sets the last bit of `r` (an f32 obtained by truncation) when `inexact`: rounding to odd.
 fn set_sticky(l: &mut Lower, r: Reg, inexact: Reg) -> Reg {
     let (b, o, s, d) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::F32));

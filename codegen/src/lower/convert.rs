@@ -5,6 +5,7 @@
 use tessel_layouts::convert::{BarrierKind, SharedPlan};
 use tessel_layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion};
 use tessel_tile::ir::OpData;
+use tessel_tile::types::ScalarType;
 
 use super::coords::{bases, layout_of};
 use super::shared::{Addresses, ld_vec, pack};
@@ -42,7 +43,10 @@ pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), Compile
             l.b.comment(format!("convert_layout: shared-memory round trip, {} rep(s), vec {}", p.reps, p.vec));
             round_trip(l, &regs, &p, &dst, class)?
         }
-        ConversionPlan::WarpShuffle(sh) => super::shuffle::warp_shuffle(l, &regs, &sh, class)?,
+        ConversionPlan::WarpShuffle(sh) => {
+            let bytes = l.scalar_of(v).ok().filter(|s| s.bits() == 8).map(|s| s == ScalarType::I8);
+            super::shuffle::warp_shuffle(l, &regs, &sh, class, bytes)?
+        }
     };
     l.vals.insert(v, out);
     Ok(())

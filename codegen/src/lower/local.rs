@@ -24,8 +24,8 @@ pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<Line
 }
 
 /// How many registers move per access: the contiguous run of the map, except that 8-bit elements, which live
-/// one per 16-bit register, move one at a time when they go through registers (`cp.async` copies memory to
-/// memory and takes whole runs).
+/// one per 16-bit register, move one at a time when they go through registers one by one (`cp.async` copies
+/// memory to memory and takes whole runs; `write` packs up to four bytes a store).
 fn vector_width(map: &LinearLayout, n: u32, elem_bytes: u32, through_registers: bool) -> u32 {
     if elem_bytes == 1 && through_registers {
         return 1;
@@ -67,10 +67,22 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
         write_stmatrix(l, &map, &regs, matrices, base);
         return Ok(());
     }
-    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, u32::MAX, true) {
+    // 8-bit elements store up to four at a time, packed from the words they sit in (`bytes`).
+    let (max_vec, one_by_one) = if bits == 8 { (4, false) } else { (u32::MAX, true) };
+    for (r0, v, addr) in accesses(l, &map, regs.len() as u32, bits.div_ceil(8), base, max_vec, one_by_one) {
         let vals = &regs[r0 as usize..(r0 + v) as usize];
         if bits == 8 {
-            l.b.effect("st.shared.b8", (addr, vals[0]));
+            match v {
+                1 => l.b.effect("st.shared.b8", (addr, vals[0])),
+                2 => {
+                    let h = l.pack_bytes16(vals);
+                    l.b.effect("st.shared.b16", (addr, h));
+                }
+                _ => {
+                    let w = l.pack_bytes(vals);
+                    l.b.effect("st.shared.b32", (addr, w));
+                }
+            }
             continue;
         }
         let (ty, operand) = pack(l, vals, bits);

@@ -138,22 +138,17 @@ pub fn isa_needed(f: &Func) -> Option<&'static str> {
 
 /// Packs one 32-bit operand register from `w` elements (low element first).
 pub(crate) fn pack(l: &mut Lower, elems: &[Reg], t: ScalarType) -> Reg {
+    if t.bits() == 8 {
+        // Bytes in the low halves of 16-bit registers, or in the packed words they came from.
+        return l.pack_bytes(&elems[..4]);
+    }
     let d = l.b.reg(RegClass::B32);
-    match t.bits() {
-        32 => {
-            // tf32: the f32 bits as they are, as Triton passes them; the tensor cores ignore the low 13 bits
-            // (the interpreter's `round_tf32`).
-            l.b.op("mov.b32", d, elems[0]);
-        }
-        16 => l.b.op("mov.b32", d, vector(&[elems[0], elems[1]])),
-        _ => {
-            // Bytes in the low halves of 16-bit registers: two pairs of halves, then the low byte of each half
-            // (bytes 0 and 2 of the first pair, 4 and 6 of the second) by one byte permute.
-            let (lo, hi) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-            l.b.op("mov.b32", lo, vector(&[elems[0], elems[1]]));
-            l.b.op("mov.b32", hi, vector(&[elems[2], elems[3]]));
-            l.b.op("prmt.b32", d, (lo, hi, 0x6420));
-        }
+    if t.bits() == 32 {
+        // tf32: the f32 bits as they are, as Triton passes them; the tensor cores ignore the low 13 bits (the
+        // interpreter's `round_tf32`).
+        l.b.op("mov.b32", d, elems[0]);
+    } else {
+        l.b.op("mov.b32", d, vector(&[elems[0], elems[1]]));
     }
     d
 }

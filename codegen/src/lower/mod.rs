@@ -10,6 +10,7 @@
 mod arith;
 mod asynchronous;
 mod bessel_n;
+mod bytes;
 mod cast;
 mod cfmod;
 mod clc;
@@ -103,6 +104,10 @@ pub(crate) struct Lower<'f> {
     pub cluster_init_after: Option<OpId>,
     /// Cached predicates `parity(lane & mask)`, keyed by the mask (register selection in shuffles).
     pub parity_cache: HashMap<u32, Reg>,
+    /// Cached per-lane constants (a value for each of the 32 lanes, e.g. `prmt` selectors), computed at the entry.
+    pub lane_tables: HashMap<Vec<u32>, Reg>,
+    /// 8-bit element registers whose byte also sits in a packed register ([`bytes`]).
+    pub bytes: HashMap<Reg, bytes::ByteOf>,
     /// Registers computed once at the kernel entry that per-thread addresses may be hoisted next to (the base
     /// addresses of whole shared-memory allocations).
     pub entry_regs: std::collections::HashSet<Reg>,
@@ -604,6 +609,8 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         cta_rank: None,
         cluster_init_after: None,
         parity_cache: HashMap::new(),
+        lane_tables: HashMap::new(),
+        bytes: HashMap::new(),
         smem_bytes: 0,
         alloc: Allocation::plan(f)?,
         hazards: Hazards::default(),

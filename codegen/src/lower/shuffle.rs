@@ -90,13 +90,31 @@ pub(crate) struct ShuffleProgram {
     pub rounds: u32,
 }
 
-/// A nonzero round offset `k` such that rounds `j` and `j ⊕ k` read the same lanes (in every lane), if any.
-fn pairing(plan: &ShufflePlan) -> Option<u32> {
+/// Round offsets `k` (independent, at most `dims`, smallest first) such that rounds `j` and `j ⊕ k` read the
+/// same lanes in every lane: the rounds of one coset of their span can travel in one shuffle.
+fn pairing(plan: &ShufflePlan, dims: u32) -> Vec<u32> {
     let n = plan.rounds.len() as u32;
-    (1..n).find(|&k| (0..n).all(|j| plan.rounds[j as usize].read_lane == plan.rounds[(j ^ k) as usize].read_lane))
+    let same = |k: u32| (0..n).all(|j| plan.rounds[j as usize].read_lane == plan.rounds[(j ^ k) as usize].read_lane);
+    let mut basis: Vec<u32> = Vec::new();
+    for k in 1..n {
+        if basis.len() as u32 == dims {
+            break;
+        }
+        if !span(&basis).contains(&k) && same(k) {
+            basis.push(k);
+        }
+    }
+    basis
 }
 
-/// Derives the affine program of `plan`, packing `pack` (1 or 2) rounds per shuffle where the plan allows.
+/// Every XOR combination of `basis`, combination `t` (bit i: basis[i]) at index `t`.
+fn span(basis: &[u32]) -> Vec<u32> {
+    (0..1u32 << basis.len())
+        .map(|t| basis.iter().enumerate().filter(|(i, _)| t >> i & 1 == 1).fold(0, |a, (_, &k)| a ^ k))
+        .collect()
+}
+
+/// Derives the affine program of `plan`, packing `pack` (1, 2 or 4) rounds per shuffle where the plan allows.
 pub(crate) fn derive(plan: &ShufflePlan, pack: u32) -> Result<ShuffleProgram, CompileError> {
     let n = plan.rounds.len() as u32;
     let lanes = plan.rounds.first().map_or(0, |r| r.read_lane.len());
@@ -112,16 +130,14 @@ pub(crate) fn derive(plan: &ShufflePlan, pack: u32) -> Result<ShuffleProgram, Co
             return Err(CompileError::new(format!("shuffle plan: round {j} writes other registers than round 0")));
         }
     }
-    let k = if pack == 2 { pairing(plan) } else { None };
+    let offsets = span(&pairing(plan, pack.trailing_zeros()));
     let mut shuffles = Vec::new();
     for j in 0..n {
-        if k.is_some_and(|k| j & (1 << (31 - k.leading_zeros())) != 0) {
+        // One shuffle per coset of the offsets, led by its smallest round.
+        if offsets.iter().any(|&k| j ^ k < j) {
             continue;
         }
-        let rounds: Vec<u32> = match k {
-            Some(k) => vec![j, j ^ k],
-            None => vec![j],
-        };
+        let rounds: Vec<u32> = offsets.iter().map(|&k| j ^ k).collect();
         let r = &plan.rounds[j as usize];
         let read = LaneSelect::fit(&r.read_lane, &all, "source lane")?;
         // Senders that nobody reads send anything: only the lanes read in this round constrain the register.
@@ -157,41 +173,53 @@ impl Lower<'_> {
     }
 
     /// `regs[sel.at(lane)]` in every lane: a `selp` tree over the parities that choose among the registers.
-    fn select_by_lane(&mut self, regs: &[Reg], sel: &LaneSelect) -> Reg {
-        // A basis of the span of the columns, and for each basis vector the lane bits whose column uses it.
-        let mut basis: Vec<u32> = Vec::new();
-        let mut masks: Vec<u32> = Vec::new();
-        for (b, &c) in sel.cols.iter().enumerate() {
-            let mut x = c;
-            let mut used = Vec::new();
-            for (i, &v) in basis.iter().enumerate() {
-                if x & (1 << (31 - v.leading_zeros())) != 0 {
-                    x ^= v;
-                    used.push(i);
-                }
-            }
-            if x != 0 {
-                // A new direction; it has none of the earlier pivots, so reducing in insertion order stays exact.
-                basis.push(x);
-                masks.push(0);
-                used.push(basis.len() - 1);
-            }
-            for i in used {
-                masks[i] ^= 1 << b;
-            }
-        }
-        // Candidate `t` is the register for the parities `t` (bit i: the parity under masks[i]).
-        let mut cands: Vec<Reg> = (0..1u32 << basis.len())
-            .map(|t| {
-                let idx = basis.iter().enumerate().filter(|(i, _)| t >> i & 1 == 1).fold(sel.base, |a, (_, &v)| a ^ v);
-                regs[idx as usize]
-            })
-            .collect();
+    pub(crate) fn select_by_lane(&mut self, regs: &[Reg], sel: &LaneSelect) -> Reg {
+        self.select_tree(&sel.cols, |_, v| regs[(sel.base ^ v) as usize])
+    }
+
+    /// The value `pick(v)` in every lane, where `v` is the XOR of `cols[b]` over the set bits `b` of the lane
+    /// id: `pick` makes the candidates (one per `v` in the span of `cols`), then a `selp` tree chooses.
+    pub(crate) fn select_tree(&mut self, cols: &[u32], mut pick: impl FnMut(&mut Self, u32) -> Reg) -> Reg {
+        let (basis, masks) = lane_basis(cols);
+        // Candidate `t` is the value for the parities `t` (bit i: the parity under masks[i]).
+        let mut cands: Vec<Reg> = span(&basis).into_iter().map(|v| pick(self, v)).collect();
         for i in (0..basis.len()).rev() {
             let p = self.lane_parity(masks[i]);
             let half = 1 << i;
             cands = (0..half).map(|t| self.select(p, cands[t | half], cands[t])).collect();
         }
+        cands[0]
+    }
+
+    /// A 32-bit register holding `table[lane]` in every lane, computed once at the kernel entry; `table` must
+    /// depend on the lane only through `cols` (as in [`Lower::select_tree`]).
+    pub(crate) fn lane_table(&mut self, table: &[u32], cols: &[u32]) -> Reg {
+        if let Some(&r) = self.lane_tables.get(table) {
+            return r;
+        }
+        let (basis, masks) = lane_basis(cols);
+        let parities = |l: u32| (0..masks.len()).fold(0u32, |t, i| t | ((l & masks[i]).count_ones() & 1) << i);
+        debug_assert!(
+            (0..32).all(|l| (0..32).all(|m| parities(l) != parities(m) || table[l as usize] == table[m as usize])),
+            "a lane table that depends on more than its columns"
+        );
+        let preds: Vec<Reg> = masks.iter().map(|&m| self.lane_parity(m)).collect();
+        self.b.set_prologue(true);
+        // Candidate `t`: the table at a lane whose parities are `t` (the masks are independent, so one exists).
+        let mut cands: Vec<Reg> = (0..1u32 << basis.len())
+            .map(|t| {
+                let lane = (0..32).find(|&l| parities(l) == t);
+                let r = self.b.reg(RegClass::B32);
+                self.b.op("mov.b32", r, table[lane.expect("every parity vector has a lane") as usize]);
+                r
+            })
+            .collect();
+        for (i, &p) in preds.iter().enumerate().rev() {
+            let half = 1 << i;
+            cands = (0..half).map(|t| self.select(p, cands[t | half], cands[t])).collect();
+        }
+        self.b.set_prologue(false);
+        self.lane_tables.insert(table.to_vec(), cands[0]);
         cands[0]
     }
 
@@ -214,6 +242,33 @@ impl Lower<'_> {
     }
 }
 
+/// A basis of the span of `cols`, and for each basis vector the lane bits whose column uses it (the XOR of the
+/// columns of the lane's set bits is `v` in the span: its coordinates are the parities of `lane & masks[i]`).
+fn lane_basis(cols: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut basis: Vec<u32> = Vec::new();
+    let mut masks: Vec<u32> = Vec::new();
+    for (b, &c) in cols.iter().enumerate() {
+        let mut x = c;
+        let mut used = Vec::new();
+        for (i, &v) in basis.iter().enumerate() {
+            if x & (1 << (31 - v.leading_zeros())) != 0 {
+                x ^= v;
+                used.push(i);
+            }
+        }
+        if x != 0 {
+            // A new direction; it has none of the earlier pivots, so reducing in insertion order stays exact.
+            basis.push(x);
+            masks.push(0);
+            used.push(basis.len() - 1);
+        }
+        for i in used {
+            masks[i] ^= 1 << b;
+        }
+    }
+    (basis, masks)
+}
+
 /// `shfl.sync.idx` of one 32-bit word from lane `src`.
 fn shfl(l: &mut Lower, w: Reg, src: Reg) -> Reg {
     let d = l.b.reg(RegClass::B32);
@@ -221,13 +276,18 @@ fn shfl(l: &mut Lower, w: Reg, src: Reg) -> Reg {
     d
 }
 
-/// Converts `regs` by the shuffle plan; returns the destination registers.
+/// Converts `regs` by the shuffle plan; returns the destination registers. `bytes`: the elements are 8-bit
+/// (`Some(signed)`), which travel four to a shuffle ([`shuffle_bytes`]).
 pub(crate) fn warp_shuffle(
     l: &mut Lower,
     regs: &[Reg],
     plan: &ShufflePlan,
     class: RegClass,
+    bytes: Option<bool>,
 ) -> Result<Vec<Reg>, CompileError> {
+    if let Some(signed) = bytes {
+        return shuffle_bytes(l, regs, plan, signed);
+    }
     let prog = derive(plan, if class == RegClass::B16 { 2 } else { 1 })?;
     l.b.comment(format!("convert_layout: {} warp shuffle(s) for {} round(s)", prog.shuffles.len(), prog.rounds));
     let mut recv: Vec<Option<Reg>> = vec![None; prog.rounds as usize];
@@ -290,6 +350,108 @@ pub(crate) fn warp_shuffle(
         .collect())
 }
 
+/// 8-bit elements: four rounds to a shuffle, each word sent built from the packed registers its bytes sit in
+/// (one `selp` per word where the sent registers depend on the lane), and the destination registers taken four
+/// at a time out of at most two received words by one `prmt` whose selector depends on the lane (the rounds a
+/// lane writes to its registers `4m..4m+3` are `4m+i ⊕ F·lane`). Where four consecutive destination registers
+/// need more than two received words, each is chosen by a `selp` tree as in [`warp_shuffle`].
+fn shuffle_bytes(l: &mut Lower, regs: &[Reg], plan: &ShufflePlan, signed: bool) -> Result<Vec<Reg>, CompileError> {
+    let prog = derive(plan, 4)?;
+    l.b.comment(format!("convert_layout: {} warp shuffle(s) for {} byte round(s)", prog.shuffles.len(), prog.rounds));
+    let mut packed: std::collections::HashMap<Vec<Reg>, Reg> = Default::default();
+    let mut pack = |l: &mut Lower, elems: Vec<Reg>| match packed.get(&elems) {
+        Some(&w) => w,
+        None => {
+            let w = l.pack_bytes(&elems);
+            packed.insert(elems, w);
+            w
+        }
+    };
+    // Round r arrives as byte `at[r].1` of received word `at[r].0`.
+    let mut got: Vec<Reg> = Vec::new();
+    let mut at: Vec<(usize, u8)> = vec![(usize::MAX, 0); prog.rounds as usize];
+    for s in &prog.shuffles {
+        let src = {
+            let t = l.thread_xor(s.read.cols.clone(), Vec::new());
+            l.xor_const(t, s.read.base, 0)
+        };
+        let word = if s.send.iter().all(|sel| sel.cols == s.send[0].cols) {
+            // The lane picks among whole words: build each candidate word once.
+            l.select_tree(&s.send[0].cols.clone(), |l, v| {
+                pack(l, s.send.iter().map(|sel| regs[(sel.base ^ v) as usize]).collect())
+            })
+        } else {
+            let sent: Vec<Reg> = s.send.iter().map(|sel| l.select_by_lane(regs, sel)).collect();
+            pack(l, sent)
+        };
+        for (k, &r) in s.rounds.iter().enumerate() {
+            at[r as usize] = (got.len(), k as u8);
+        }
+        got.push(shfl(l, word, src));
+    }
+    if at.iter().any(|&(w, _)| w == usize::MAX) {
+        return Err(CompileError::new("shuffle plan left a round unread"));
+    }
+    let n = prog.rounds;
+    let group = n.min(4);
+    let cols = prog.write.cols.clone();
+    let mut out = Vec::with_capacity(n as usize);
+    let mut round_elems: Vec<Option<Reg>> = vec![None; n as usize];
+    for m in 0..n / group {
+        // The received words destination registers group·m.. read, over every lane.
+        let source = |lane: u32, i: u32| at[((group * m + i) ^ prog.write.at(lane)) as usize];
+        let mut words: Vec<usize> = Vec::new();
+        for lane in 0..32 {
+            for i in 0..group {
+                if !words.contains(&source(lane, i).0) {
+                    words.push(source(lane, i).0);
+                }
+            }
+        }
+        if words.len() <= 2 {
+            let table: Vec<u32> = (0..32u32)
+                .map(|lane| {
+                    let sel: Vec<Option<u8>> = (0..group)
+                        .map(|i| {
+                            let (w, k) = source(lane, i);
+                            Some(k + if w == words[0] { 0 } else { 4 })
+                        })
+                        .collect();
+                    super::bytes::selector(&sel)
+                })
+                .collect();
+            let (a, b) = (got[words[0]], got[*words.last().expect("one word at least")]);
+            let identity = super::bytes::selector(&(0..group as u8).map(Some).collect::<Vec<_>>());
+            let word = if words.len() == 1 && table.iter().all(|&t| t == identity) {
+                a
+            } else {
+                let d = l.b.reg(RegClass::B32);
+                if table.iter().all(|&t| t == table[0]) {
+                    l.b.op("prmt.b32", d, (a, b, table[0]));
+                } else {
+                    let sel = l.lane_table(&table, &cols);
+                    l.b.op("prmt.b32", d, (a, b, sel));
+                }
+                d
+            };
+            out.extend((0..group as u8).map(|i| l.extract_byte(word, i, signed)));
+        } else {
+            for i in 0..group {
+                let mut elem = |l: &mut Lower, r: u32| {
+                    *round_elems[r as usize].get_or_insert_with(|| {
+                        let (w, k) = at[r as usize];
+                        l.extract_byte(got[w], k, signed)
+                    })
+                };
+                let d = group * m + i;
+                let v = l.select_tree(&cols, |l, v| elem(l, d ^ v));
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,14 +459,14 @@ mod tests {
     use tessel_layouts::{ConversionPlan, LinearLayout, PlanOptions, plan_conversion};
 
     /// Runs `prog` on the registers of every warp as the emitted PTX does.
-    fn simulate(prog: &ShuffleProgram, src: &ThreadRegs<u32>, bits16: bool) -> ThreadRegs<u32> {
+    fn simulate(prog: &ShuffleProgram, src: &ThreadRegs<u32>, pack: usize) -> ThreadRegs<u32> {
         let (nb, nw, nl, _) = src.shape();
         let mut out = ThreadRegs::filled(nb, nw, nl, prog.rounds, 0u32);
         for b in 0..nb {
             for w in 0..nw {
                 let mut recv = vec![vec![None; prog.rounds as usize]; nl as usize];
                 for s in &prog.shuffles {
-                    assert!(!bits16 || s.send.len() <= 2);
+                    assert!(s.send.len() <= pack);
                     for lane in 0..nl {
                         let from = s.read.at(lane);
                         for (sel, &j) in s.send.iter().zip(&s.rounds) {
@@ -329,7 +491,7 @@ mod tests {
     }
 
     /// Plans `src → dst`; when the plan shuffles, the derived program must move every element where the plan
-    /// executor does, with and without 16-bit packing. Returns whether it shuffled.
+    /// executor does, with one, two (16-bit) and four (8-bit) rounds to a shuffle. Returns whether it shuffled.
     fn agrees(src: &LinearLayout, dst: &LinearLayout) -> bool {
         let ConversionPlan::WarpShuffle(plan) = plan_conversion(src, dst, 16, &PlanOptions::default()).unwrap() else {
             return false;
@@ -337,9 +499,9 @@ mod tests {
         let tensor: Vec<u32> = (0..src.total_out_size() as u32).map(|i| i.wrapping_mul(2654435761) | 1).collect();
         let regs = distribute(src, &tensor).unwrap();
         let want = run_plan(&ConversionPlan::WarpShuffle(plan.clone()), src, dst, &regs).unwrap();
-        for pack in [1, 2] {
+        for pack in [1, 2, 4] {
             let prog = derive(&plan, pack).unwrap();
-            let got = simulate(&prog, &regs, pack == 2);
+            let got = simulate(&prog, &regs, pack as usize);
             check(dst, &got, &tensor).unwrap_or_else(|e| panic!("pack {pack}: {e}\n{prog:?}"));
             assert!((0..dst.in_dim_size("register")).all(|r| got.get(0, 0, 5, r) == want.get(0, 0, 5, r)));
         }
@@ -381,6 +543,20 @@ mod tests {
             shuffled += agrees(&src, &dst) as u32;
         }
         assert!(shuffled > 50, "only {shuffled} random conversions shuffled");
+    }
+
+    /// Four rounds to a shuffle where two destination register bits keep the source lane (as in fp8
+    /// attention's P, the accumulator's layout to wgmma's A with four K elements to a register).
+    #[test]
+    fn byte_rounds_pack_four_to_a_shuffle_where_they_read_the_same_lanes() {
+        let src = layout(&[1, 2, 4], &[8, 16, 32, 64, 128], &[], 256);
+        let dst = layout(&[1, 2, 8], &[4, 16, 32, 64, 128], &[], 256);
+        assert!(agrees(&src, &dst));
+        let ConversionPlan::WarpShuffle(plan) = plan_conversion(&src, &dst, 8, &PlanOptions::default()).unwrap() else {
+            panic!("a warp-local conversion")
+        };
+        let counts: Vec<usize> = [1, 2, 4].iter().map(|&p| derive(&plan, p).unwrap().shuffles.len()).collect();
+        assert_eq!(counts, [8, 4, 2]);
     }
 
     #[test]

@@ -221,18 +221,20 @@ pub fn stage_operands(f: &mut Func) -> Result<bool, super::AssignError> {
             continue;
         }
         let mut staged = [d.operands[0], d.operands[1]];
-        // A 16-bit A computed in registers (attention's P) stays there: wgmma reads it from registers in the
-        // dot-operand layout of the accumulator, a register permutation away from an MMA v3 result. An 8-bit A
-        // (fp8 attention's P) is staged through shared memory: its dot-operand layout (k_width 4) is a warp
-        // shuffle away, and tessel's shuffles move one byte per 16-bit half, which measured slower on the H200
-        // (tutorial 06, fp8, head dim 64: 0.78-0.82x of Triton in registers against 0.95x staged).
+        // An A computed in registers (attention's P) stays there: wgmma reads it from registers in the
+        // dot-operand layout of the accumulator. A 16-bit A is a register permutation away from an MMA v3 result;
+        // an 8-bit one (fp8 attention's P, k_width 4) is a warp shuffle away, which codegen does four bytes to a
+        // word (one shuffle, one select and one byte permute per register of A, as Triton does). Staging it in
+        // shared memory instead costs a byte store per element and two CTA barriers per dot (tutorial 06, fp8,
+        // head dim 128: 0.85-0.90x of Triton staged).
         let a_elem = f.ty(d.operands[0]).elem().and_then(Elem::scalar);
-        let a_in_registers = a_elem.is_some_and(|e| e.bits() == 16) && !loaded(f, d.operands[0]);
+        let a_bits = a_elem.map_or(0, |e| e.bits());
+        let a_in_registers = matches!(a_bits, 8 | 16) && !loaded(f, d.operands[0]);
         if a_in_registers {
             let spec = DistributedLayout::DotOperand(tessel_layouts::DotOperandLayout {
                 operand_index: 0,
                 parent: Box::new(DistributedLayout::Nvmma(m.clone())),
-                k_width: 2,
+                k_width: 32 / a_bits,
             });
             let layout = from_spec(spec, f.ty(d.operands[0]).shape())?;
             staged[0] = convert_before(f, o, d.operands[0], layout);
