@@ -12,12 +12,13 @@ removes what the two processes do not share.
 
 Each tutorial is executed twice in this one process, unmodified: once with `triton` bound to upstream Triton, once
 with `triton` bound to tessel's stand-in modules (`tessel.shim.modules()`, what `python -m tessel` installs), each in
-a namespace of its own. Module-level code runs as in the script (its correctness checks too), except that
-`perf_report(...).run(...)` records the table instead of printing it. Both namespaces time with upstream Triton's
+a namespace of its own. Module-level code runs as in the script (its correctness checks too), except that every
+`perf_report(...)` table is recorded and none is printed. Both namespaces time with upstream Triton's
 own `triton.testing.do_bench`, so the one timer measures both compilers.
 
 Then, round after round, for every row of every table, the tutorial's own benchmark function runs its "triton"
-provider under each compiler back to back, the order alternating from row to row and round to round; with
+provider (each of them, where a table has several: 06's "triton-fp16" and "triton-fp8") under each compiler back
+to back, the order alternating from row to row and round to round; with
 `--control` (the default) each namespace also runs the table's first other provider (torch, cuBLAS: the same
 library code in both namespaces) in the same slots, so the control's ratio shows what the slot order alone does.
 Per row the report gives each compiler's median over the rounds and tessel / Triton as a geometric mean with a
@@ -49,14 +50,16 @@ SIDES = ("triton", "tessel")
 
 
 def _recording_testing(upstream_testing, marks):
-    """Upstream `triton.testing`, except that `perf_report(...)` returns a mark whose `.run()` records it."""
+    """Upstream `triton.testing`, except that `perf_report(...)` records the mark it makes (a table is measured here
+    whether or not the script runs it: 06 runs its own under `if __name__ == "__main__"`), and `.run()` does nothing."""
     testing = types.ModuleType("triton.testing", upstream_testing.__doc__)
     testing.__dict__.update(vars(upstream_testing))
 
     def perf_report(benchmarks):
         def wrap(fn):
             mark = upstream_testing.Mark(fn, benchmarks)
-            mark.run = lambda *args, **kwargs: marks.append(mark)
+            mark.run = lambda *args, **kwargs: None
+            marks.append(mark)
             return mark
 
         return wrap
@@ -108,16 +111,19 @@ def load(path, side):
 
 
 def rows_of(mark):
-    """(table name, line argument, the other providers, [(label, kwargs)]) per benchmark of a mark."""
+    """(table name, line argument, the compiler's providers, the other providers, [(label, kwargs)]) per benchmark
+    of a mark. The compiler's providers are those named for Triton ("triton", or 06's "triton-fp16" and
+    "triton-fp8"); the others are libraries (torch, cuBLAS, flash-attn)."""
     benches = mark.benchmarks if isinstance(mark.benchmarks, list) else [mark.benchmarks]
     for bench in benches:
-        others = [p for p in bench.line_vals if p != "triton"]
+        ours = [p for p in bench.line_vals if "triton" in str(p).lower()]
+        others = [p for p in bench.line_vals if p not in ours]
         rows = []
         for x in bench.x_vals:
             xs = x if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
             kwargs = dict(zip(bench.x_names, xs), **bench.args)
             rows.append((" ".join(str(v) for v in dict(zip(bench.x_names, xs)).values()), kwargs))
-        yield bench.plot_name, bench.line_arg, others, rows
+        yield bench.plot_name, bench.line_arg, ours, others, rows
 
 
 def measure(fn, line_arg, provider, kwargs):
@@ -182,16 +188,19 @@ def main(argv=None):
     print(f"triton {triton.__version__}, torch {torch.__version__}, tessel {os.path.dirname(tessel.__file__)}, "
           f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}", flush=True)
     t0 = time.time()
-    tables = []  # (tutorial, table, line_arg, control provider, rows, {side: fn})
+    tables = []  # (tutorial, table, line_arg, provider, control provider, rows, {side: fn})
     for name in args.names:
         path = os.path.join(args.tutorials, name)
         marks = {side: load(path, side) for side in SIDES}
         for mark_t, mark_s in zip(marks["triton"], marks["tessel"]):
-            for (table, line_arg, others, rows), _ in zip(rows_of(mark_t), rows_of(mark_s)):
-                if args.tables and not re.search(args.tables, table):
-                    continue
+            for (table, line_arg, ours, others, rows), _ in zip(rows_of(mark_t), rows_of(mark_s)):
                 control = others[0] if args.control and others else None
-                tables.append((name, table, line_arg, control, rows, {"triton": mark_t.fn, "tessel": mark_s.fn}))
+                for provider in ours:
+                    label = table if len(ours) == 1 else f"{table} [{provider}]"
+                    if args.tables and not re.search(args.tables, label):
+                        continue
+                    tables.append((name, label, line_arg, provider, control, rows,
+                                   {"triton": mark_t.fn, "tessel": mark_s.fn}))
         print(f"loaded {name} under both compilers after {time.time() - t0:.0f} s", flush=True)
 
     values = {t[1]: {} for t in tables}
@@ -200,19 +209,19 @@ def main(argv=None):
         if time.time() - t0 > args.budget:
             print(f"budget reached: {done} rounds", flush=True)
             break
-        for _, table, line_arg, control, rows, fns in tables:
+        for _, table, line_arg, provider, control, rows, fns in tables:
             for i, (label, kwargs) in enumerate(rows):
                 v = values[table].setdefault(label, {k: [] for k in
                                                      ("triton", "tessel", "control_triton", "control_tessel")})
                 order = SIDES if (r + i) % 2 == 0 else SIDES[::-1]
                 for side in order:
-                    v[side].append(measure(fns[side], line_arg, "triton", kwargs))
+                    v[side].append(measure(fns[side], line_arg, provider, kwargs))
                     if control:
                         v[f"control_{side}"].append(measure(fns[side], line_arg, control, kwargs))
             print(f"round {r + 1}: {table} after {time.time() - t0:.0f} s", flush=True)
         done = r + 1
 
-    summaries = [s for _, table, _, control, rows, _ in tables
+    summaries = [s for _, table, _, _, control, rows, _ in tables
                  if (s := summarize(table, rows, values[table], control, sys.stdout))]
     print(f"\n== summary ({done} rounds, {time.time() - t0:.0f} s)")
     for s in summaries:
