@@ -13,7 +13,7 @@ mod sim_common;
 use std::path::{Path, PathBuf};
 
 use common::{assemble, c, int, ptr};
-use sim_common::{RunOptions, V, run_on};
+use sim_common::{RunOptions, V, run_on, simulate_broken};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, BF16, F8E4M3, F8E5M2, F16, F32, I32};
@@ -460,4 +460,45 @@ def k(a_ptr, c_ptr, BLOCK: tl.constexpr, BK: tl.constexpr):
     assert_eq!(count(&p, "tcgen05.mma"), 0);
     assert!(p.contains("// mma.sync, not tcgen05: block M 32"), "{p}");
     assemble("mm_e4m3_m32", &p, "sm_100a");
+}
+
+/// The simulator refuses what the MMA's wait protects: with the `mbarrier.try_wait` on the MMA's commit made to
+/// succeed at once, a K loop of one iteration reads the accumulator (`tcgen05.ld`) while the MMA may still
+/// write it, one of several iterations stores the next operands over the shared bytes the MMA in flight reads,
+/// and a pipelined loop refills (`cp.async`) the ring slot it reads. The unbroken PTX runs.
+#[test]
+fn the_simulator_refuses_an_mma_not_waited_for() {
+    let (path, file) = matmul_file();
+    let source = std::fs::read_to_string(path).unwrap();
+    // Every `mbarrier.try_wait.parity` (the MMA's: cp.async rings wait on groups, not barriers) answers "done".
+    let skip_waits = |ptx: &str| -> String {
+        ptx.lines()
+            .map(|l| match l.trim_start().strip_prefix("mbarrier.try_wait.parity.shared::cta.b64 ") {
+                Some(rest) => format!("    setp.eq.u32 {}, 1, 1;", rest.split(',').next().unwrap()),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (k, stages, want) in [
+        (32, 1, "`tcgen05.ld.sync.aligned.32x32b.x64.b32`: tcgen05.ld reads lane"),
+        (96, 1, "`st.shared.v4.b32`: thread 0's store overwrites shared byte"),
+        (96, 3, "`cp.async.cg.shared.global`: thread 0's store overwrites shared byte"),
+    ] {
+        let (m, n, tile) = (128, 64, (128, 64, 32));
+        let (a, b) = (random(m * k, 5, F16), random(k * n, 6, F16));
+        let vals: Vec<V> = [V::Buf(F16, a), V::Buf(F16, b), V::Out(F16, m * n)]
+            .into_iter()
+            .chain([m, n, k, k, n, n].map(|x| V::Int(x as i64)))
+            .collect();
+        let spec = spec(F16, tile, [true; 6], false);
+        let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: stages, poison: true };
+        let what = format!("K {k}, {stages} stage(s)");
+        let run = |edit: &dyn Fn(&str) -> String| {
+            simulate_broken(&source, "matmul_kernel", spec.clone(), &opts, &vals, [1, 1, 1], edit)
+        };
+        assert_eq!(run(&|p| p.to_string()), Ok(()), "{what}: the unbroken PTX");
+        let err = run(&skip_waits).unwrap_err();
+        assert!(err.contains(want) && err.contains("no wait has observed a commit tracking it"), "{what}: {err}");
+    }
 }

@@ -33,12 +33,108 @@ pub(super) struct State {
     bars: HashMap<u64, (u32, u32, u64)>,
     /// Transaction bytes each mbarrier's running phase still expects (`expect_tx` adds, `complete_tx` takes).
     tx: HashMap<u64, i64>,
+    /// What is in flight (see [`InFlight`]).
+    pub(super) flight: InFlight,
+}
+
+/// The tcgen05 ops in flight. Lockstep execution computes an op when it is issued, but the hardware lands it
+/// later: only a wait that observes a `tcgen05.commit` tracking it (an `mbarrier.try_wait.parity` that finds the
+/// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
+/// (`tcgen05.ld`/`tcgen05.st`), or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an
+/// error. Ops are numbered in issue order; a commit covers every op issued before it (the pipe runs them in
+/// order), so the observed ones are always a prefix: `retired`.
+#[derive(Default)]
+pub(super) struct InFlight {
+    /// Ops issued so far (the number of the latest).
+    seq: u32,
+    /// Every op up to this number has landed and been observed.
+    retired: u32,
+    /// The latest op reading each shared byte (0: none).
+    smem_reader: Vec<u32>,
+    /// The latest op writing each tensor-memory cell (0: none).
+    cell_writer: Vec<u32>,
+    /// Each mbarrier's pending commits: (the phase the commit arrives in, the ops it covers).
+    commits: HashMap<u64, Vec<(u64, u32)>>,
+}
+
+impl InFlight {
+    /// A tcgen05 op is issued: its number.
+    pub(super) fn issue(&mut self) -> u32 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The op being issued reads shared byte `addr`.
+    pub(super) fn reads(&mut self, addr: u64) {
+        let a = addr as usize;
+        if self.smem_reader.len() <= a {
+            self.smem_reader.resize(a + 1, 0);
+        }
+        self.smem_reader[a] = self.seq;
+    }
+
+    /// The op being issued writes tensor-memory cell `cell`.
+    pub(super) fn writes(&mut self, cell: usize) {
+        if self.cell_writer.len() <= cell {
+            self.cell_writer.resize(LANES * COLUMNS, 0);
+        }
+        self.cell_writer[cell] = self.seq;
+    }
+
+    /// `what` writes shared bytes `addr..addr + n`: none may be read by an op in flight.
+    pub(super) fn check_smem_write(&self, addr: u64, n: usize, what: &str) -> Result<(), String> {
+        for a in addr as usize..addr as usize + n {
+            if self.smem_reader.get(a).is_some_and(|&op| op > self.retired) {
+                return Err(format!(
+                    "{what} overwrites shared byte {a}, which tcgen05 op #{} still reads: no wait has observed a \
+                     commit tracking it",
+                    self.smem_reader[a]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `what` touches tensor-memory cell `cell`: no op in flight may write it.
+    fn check_cell(&self, cell: usize, what: &str) -> Result<(), String> {
+        match self.cell_writer.get(cell) {
+            Some(&op) if op > self.retired => Err(format!(
+                "{what} lane {}, column {}, which tcgen05 op #{op} still writes: no wait has observed a commit \
+                 tracking it",
+                cell / COLUMNS,
+                cell % COLUMNS
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A `tcgen05.commit` arrives on `bar` in its running phase `phase`.
+    fn commit(&mut self, bar: u64, phase: u64) {
+        self.commits.entry(bar).or_default().push((phase, self.seq));
+    }
+
+    /// A wait finds every phase of `bar` before `running` complete: the ops their commits cover have landed.
+    fn observe(&mut self, bar: u64, running: u64) {
+        if let Some(list) = self.commits.get_mut(&bar) {
+            let done = list.iter().filter(|&&(p, _)| p < running).map(|&(_, cover)| cover).max();
+            list.retain(|&(p, _)| p >= running);
+            if let Some(cover) = done {
+                self.retired = self.retired.max(cover);
+            }
+        }
+    }
 }
 
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, bars: HashMap::new(), tx: HashMap::new() }
+        State {
+            cells: vec![0x7fc0_0001; LANES * COLUMNS],
+            alloc: None,
+            bars: HashMap::new(),
+            tx: HashMap::new(),
+            flight: InFlight::default(),
+        }
     }
 }
 
@@ -173,6 +269,7 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
                 };
                 for (j, &r) in regs.iter().enumerate() {
                     let cell = c.tmem.cell(lane, col + j as u32)?;
+                    c.tmem.flight.check_cell(cell, if load { "tcgen05.ld reads" } else { "tcgen05.st writes" })?;
                     if load {
                         c.regs[t][r] = c.tmem.cells[cell] as u64;
                     } else {
@@ -189,6 +286,8 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         }
         for &t in &ts {
             let bar = mem_addr(c, t, &a[0])?;
+            let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?;
+            c.tmem.flight.commit(bar, phase);
             arrive(c, bar, 1)?;
         }
         return Ok(());
@@ -203,6 +302,7 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
             return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
         }
         if let Some(&t) = ts.first() {
+            c.tmem.flight.issue();
             if op.starts_with("tcgen05.cp") {
                 super::tcgen05_scaled::copy(c, t, op, a)?;
             } else if scaled {
@@ -231,7 +331,11 @@ fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
             let parity = c.val(t, &a[2])?;
             let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("waiting on an mbarrier that is not initialized")?;
             // The phase of parity `parity` has completed when the running phase has the other parity.
-            c.regs[t][reg(&a[0])?] = (phase % 2 != parity % 2) as u64;
+            let done = phase % 2 != parity % 2;
+            c.regs[t][reg(&a[0])?] = done as u64;
+            if done {
+                c.tmem.flight.observe(bar, phase);
+            }
         } else if op.starts_with("mbarrier.inval") {
             let bar = mem_addr(c, t, &a[0])?;
             c.tmem.bars.remove(&bar).ok_or("invalidating an mbarrier that is not initialized")?;
@@ -399,6 +503,7 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     let read = |c: &mut Cta, at: u64, e: u64| -> Result<u64, String> {
         for i in 0..e {
             c.async_read(at + i, "tcgen05.mma")?;
+            c.tmem.flight.reads(at + i);
         }
         let b = c.smem(t, at, e as usize, None)?.to_vec();
         let mut w = [0u8; 8];
@@ -445,6 +550,7 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     for row in 0..m {
         for col in 0..n {
             let cell = c.tmem.cell(lane_of(row), d_col + col)?;
+            c.tmem.flight.writes(cell);
             let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
             c.tmem.cells[cell] = if kind == "i8" {
                 let mut acc = if accumulate { c.tmem.cells[cell] as i32 } else { 0 };
