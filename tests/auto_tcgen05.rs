@@ -148,8 +148,10 @@ fn pipelined_matmul_on_tcgen05_matches_the_interpreter_and_float64() {
 }
 
 /// The tutorial's Blackwell configurations compile to `tcgen05.mma` (K 64 is four K steps of 16 per tile),
-/// committed to an mbarrier and waited for once per K step, the accumulator stored into tensor memory once
-/// before the loop and loaded once after it; ptxas accepts the PTX.
+/// committed to one of a pair of mbarriers, the previous K step's MMA waited for once per K step after this
+/// one issues (one MMA in flight across iterations) and the last drained after the loop, the accumulator stored
+/// into tensor memory once before the loop and loaded once after it; the rings have a buffer per stage (the
+/// MMA in flight reads one); ptxas accepts the PTX.
 #[test]
 fn tutorial_configs_compile_to_tcgen05() {
     for ((bm, bn, bk), warps, stages) in
@@ -159,7 +161,16 @@ fn tutorial_configs_compile_to_tcgen05() {
         let name = format!("mm{bm}x{bn}x{bk}w{warps}s{stages}");
         assert_eq!(count(&p, "tcgen05.mma.cta_group::1.kind::f16"), (bk / 16) as usize, "{name}");
         assert_eq!(count(&p, "tcgen05.commit"), 1, "{name}");
-        assert_eq!(count(&p, "mbarrier.try_wait"), 1, "{name}");
+        assert_eq!(count(&p, "mbarrier.try_wait"), 2, "{name}");
+        let body = &p[p.find("\n$L_for_head").unwrap()..p.find("\n$L_for_end").unwrap()];
+        let (commit, wait) = (body.find("tcgen05.commit").unwrap(), body.find("mbarrier.try_wait").unwrap());
+        assert!(commit < wait && wait < body.find("cp.async.c").unwrap(), "{name}: MMA, wait for the previous, refill");
+        let (a_ring, b_ring) = (bm * bk * 2 * stages, bk * bn * 2 * stages);
+        assert!(
+            p.contains(&format!("%a_ring {a_ring} bytes")) && p.contains(&format!("%b_ring {b_ring} bytes")),
+            "{name}"
+        );
+        assert!(p.contains("%mma_bars 16 bytes"), "{name}");
         // Each thread moves its row's share of the columns (the second warpgroup takes the other half), at
         // most 128 columns per instruction.
         let moves = (bn / (warps / 4)).div_ceil(128) as usize;
@@ -465,7 +476,8 @@ def k(a_ptr, c_ptr, BLOCK: tl.constexpr, BK: tl.constexpr):
 /// The simulator refuses what the MMA's wait protects: with the `mbarrier.try_wait` on the MMA's commit made to
 /// succeed at once, a K loop of one iteration reads the accumulator (`tcgen05.ld`) while the MMA may still
 /// write it, one of several iterations stores the next operands over the shared bytes the MMA in flight reads,
-/// and a pipelined loop refills (`cp.async`) the ring slot it reads. The unbroken PTX runs.
+/// and a pipelined loop refills (`cp.async`) the ring slot it reads. A pipelined loop keeps the last MMA in
+/// flight past its end: without the drain's wait, the accumulator's read is refused. The unbroken PTX runs.
 #[test]
 fn the_simulator_refuses_an_mma_not_waited_for() {
     let (path, file) = matmul_file();
@@ -480,10 +492,18 @@ fn the_simulator_refuses_an_mma_not_waited_for() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    for (k, stages, want) in [
-        (32, 1, "`tcgen05.ld.sync.aligned.32x32b.x64.b32`: tcgen05.ld reads lane"),
-        (96, 1, "`st.shared.v4.b32`: thread 0's store overwrites shared byte"),
-        (96, 3, "`cp.async.cg.shared.global`: thread 0's store overwrites shared byte"),
+    // Only the last `try_wait` (with an MMA in flight across iterations, the drain after the loop).
+    let skip_drain = |ptx: &str| -> String {
+        let at = ptx.rfind("mbarrier.try_wait.parity.shared::cta.b64 ").unwrap();
+        let end = at + ptx[at..].find(';').unwrap();
+        let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
+        format!("{}setp.eq.u32 {p}, 1, 1{}", &ptx[..at], &ptx[end..])
+    };
+    for (k, stages, drain_only, want) in [
+        (32, 1, false, "`tcgen05.ld.sync.aligned.32x32b.x64.b32`: tcgen05.ld reads lane"),
+        (96, 1, false, "`st.shared.v4.b32`: thread 0's store overwrites shared byte"),
+        (96, 3, false, "`cp.async.cg.shared.global`: thread 0's store overwrites shared byte"),
+        (96, 3, true, "`tcgen05.ld.sync.aligned.32x32b.x64.b32`: tcgen05.ld reads lane"),
     ] {
         let (m, n, tile) = (128, 64, (128, 64, 32));
         let (a, b) = (random(m * k, 5, F16), random(k * n, 6, F16));
@@ -498,7 +518,7 @@ fn the_simulator_refuses_an_mma_not_waited_for() {
             simulate_broken(&source, "matmul_kernel", spec.clone(), &opts, &vals, [1, 1, 1], edit)
         };
         assert_eq!(run(&|p| p.to_string()), Ok(()), "{what}: the unbroken PTX");
-        let err = run(&skip_waits).unwrap_err();
+        let err = if drain_only { run(&skip_drain) } else { run(&skip_waits) }.unwrap_err();
         assert!(err.contains(want) && err.contains("no wait has observed a commit tracking it"), "{what}: {err}");
     }
 }
