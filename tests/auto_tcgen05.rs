@@ -351,6 +351,31 @@ fn fp8_and_tf32_matmul_on_tcgen05_match_the_interpreter_and_float64() {
     }
 }
 
+/// The new kinds with the specialization real shapes get (K and the leading dims multiples of 16): the loads
+/// go through cp.async rings and, where both operands arrive K-contiguous, the MMA stays in flight across
+/// iterations; ragged M and N, on the simulator against the interpreter and the interpreter against float64.
+#[test]
+fn pipelined_fp8_and_tf32_matmul_keep_one_mma_in_flight() {
+    // B N-contiguous in memory is staged K-major (the layout these kinds read) through registers, into one
+    // buffer the next iteration overwrites: that MMA is waited for at once.
+    for (t, shape, tile, warps, b_t, in_flight) in [
+        (F8E5M2, (130, 144, 208), (128, 128, 64), 4, true, true),
+        (F8E4M3, (150, 272, 176), (128, 256, 64), 8, true, true),
+        (F8E4M3, (150, 272, 176), (128, 256, 64), 8, false, false),
+        (F32, (130, 144, 208), (128, 64, 32), 4, true, true),
+    ] {
+        let (sim, f64_err) = run_case_of(t, shape, tile, warps, b_t);
+        let what = format!("{t} {shape:?} tile {tile:?} on {warps} warps (B transposed: {b_t})");
+        assert!(sim < 1e-6, "{what}: simulator against interpreter {sim}");
+        let tol = if t == F32 { 5e-3 } else { 1e-3 };
+        assert!(f64_err < tol, "{what}: interpreter against float64 {f64_err}");
+        let p = ptx_of(t, tile, warps, 3, b_t);
+        let waits = if in_flight { 2 } else { 1 };
+        assert_eq!(p.contains("%mma_bars"), in_flight, "{what}: one MMA in flight");
+        assert_eq!(count(&p, "mbarrier.try_wait"), waits, "{what}");
+    }
+}
+
 /// The compiled kernels of those kinds: the PTX names the kind, and K steps by 32 bytes.
 #[test]
 fn each_kind_s_ptx_names_it() {
@@ -389,28 +414,33 @@ def imm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn,
 fn int8_matmul_on_tcgen05_is_exact() {
     use tessel::tile::ScalarType::I8;
     let source = format!("import triton\nimport triton.language as tl\n{IMM}");
-    for ((m, n, k), (bm, bn, bk), warps, b_t) in [
-        ((130, 140, 72), (128, 128, 64), 4, true),
-        ((100, 70, 96), (64, 64, 32), 4, false),
-        ((140, 200, 40), (128, 256, 32), 8, true),
+    // The last case's K and strides are multiples of 16 (specialized so, as Triton's launcher does): its loads
+    // go through cp.async rings and its MMA stays in flight across iterations (`%mma_bars`).
+    for ((m, n, k), (bm, bn, bk), warps, b_t, in_flight) in [
+        ((130, 140, 72), (128, 128, 64), 4, true, false),
+        ((100, 70, 96), (64, 64, 32), 4, false, false),
+        ((140, 200, 40), (128, 256, 32), 8, true, false),
+        ((130, 150, 192), (128, 128, 64), 4, true, true),
     ] {
         let mut rng = tessel_math::testing::Rng::new((m * 3 + n + k) as u64);
         let mut ints = |len: usize| -> Vec<f64> { (0..len).map(|_| rng.below(256) as f64 - 128.0).collect() };
         let (a, b) = (ints(m * k), ints(k * n));
         let (b_mem, sbk, sbn) =
             if b_t { ((0..n * k).map(|i| b[i % k * n + i / k]).collect::<Vec<_>>(), 1, k) } else { (b.clone(), n, 1) };
-        let mut spec = vec![ptr(I8), ptr(I8), ptr(I32), int(false), int(false), int(false)];
-        spec.extend([int(false), int(false), c(bm as i64), c(bn as i64), c(bk as i64)]);
-        let vals = vec![
+        // As Triton's launcher specializes them: a stride of 1 is a constant.
+        let d16 = |x: usize| int(in_flight && x % 16 == 0);
+        let stride = |x: usize| if x == 1 { c(1) } else { d16(x) };
+        let mut spec = vec![ptr(I8), ptr(I8), ptr(I32), d16(m), d16(n), d16(k)];
+        spec.extend([stride(sbk), stride(sbn), c(bm as i64), c(bn as i64), c(bk as i64)]);
+        let mut vals = vec![
             V::Buf(I8, a.clone()),
             V::Buf(I8, b_mem),
             V::Out(I32, m * n),
             V::Int(m as i64),
             V::Int(n as i64),
             V::Int(k as i64),
-            V::Int(sbk as i64),
-            V::Int(sbn as i64),
         ];
+        vals.extend([sbk, sbn].into_iter().filter(|&x| x != 1).map(|x| V::Int(x as i64)));
         let opts = RunOptions { file: "imm.py", target: Target::Sm100a, num_warps: warps, num_stages: 3, poison: true };
         let grid = [m.div_ceil(bm as usize) as u32, n.div_ceil(bn as usize) as u32, 1];
         let what = format!("{m}x{n}x{k} tile {bm}x{bn}x{bk} on {warps} warps (B transposed: {b_t})");
@@ -434,7 +464,8 @@ fn int8_matmul_on_tcgen05_is_exact() {
         };
         assert_eq!(count(&kernel.ptx, "tcgen05.mma.cta_group::1.kind::i8"), (bk / 32) as usize, "{what}");
         assert_eq!(count(&kernel.ptx, "mma.sync"), 0, "{what}");
-        assemble(&format!("imm{bm}x{bn}x{bk}w{warps}"), &kernel.ptx, "sm_100a");
+        assert_eq!(kernel.ptx.contains("%mma_bars"), in_flight, "{what}: an MMA in flight across iterations");
+        assemble(&format!("imm{bm}x{bn}x{bk}w{warps}k{k}"), &kernel.ptx, "sm_100a");
     }
 }
 
