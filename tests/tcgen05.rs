@@ -546,13 +546,15 @@ fn padded_fp4_operands_over_several_k_blocks_agree_with_the_interpreter_and_floa
 }
 
 /// The scales read before a commit tracking their copy is waited for, or overwritten while the MMA reading them
-/// is in flight: the interpreter refuses both, naming the op in flight.
+/// is in flight: refused, naming the op in flight. The early read is the simulator's refusal (it runs first: a
+/// `tcgen05.ld` of cells the copy in flight writes); the overwrite, the interpreter's (the simulator tracks the
+/// cells tcgen05 ops write and the shared bytes they read, not the tensor memory an MMA reads).
 #[test]
 fn scales_read_early_or_overwritten_in_flight_are_refused() {
     let (_, outs, _) = scaled_tile("mxfp8", "mxfp8", [128, 128, 1], true, 1);
     let err = outs.unwrap_err();
     assert!(
-        err.contains("tmem_load reads tensor-memory buffer") && err.contains("while the tcgen05_copy into"),
+        err.contains("simulator") && err.contains("tcgen05.ld reads lane") && err.contains("which tcgen05 op #"),
         "{err}"
     );
     let (_, outs, _) = scaled_tile("mxfp8", "mxfp8", [128, 128, 1], false, 2);

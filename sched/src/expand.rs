@@ -131,7 +131,7 @@ impl Emit<'_> {
 
 /// The memdesc type of a ring of `n` buffers of type `one`: a leading buffer dim whose offsets come after a
 /// whole buffer's.
-fn ring_type(one: &Type, n: u32) -> Result<Type, SchedError> {
+pub(crate) fn ring_type(one: &Type, n: u32) -> Result<Type, SchedError> {
     let Type::MemDesc { shape, elem, layout } = one else { return Err(SchedError::NotAMemDesc(one.clone())) };
     let lin = &layout.linear;
     let per_buffer = lin.in_dim_size_log2("offset");

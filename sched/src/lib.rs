@@ -7,12 +7,13 @@
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
 //! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
-//! asynchronously); [`print`] is `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after
+//! asynchronously, and [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations); [`print`] is `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after
 //! [`pipeline`].
 
 pub mod dot_waits;
 pub mod error;
 pub mod expand;
+pub mod mma_flight;
 pub mod plan;
 pub mod tma_copies;
 pub mod warp_spec;
@@ -52,7 +53,13 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
     let mut out = Vec::new();
     for (s, p) in plans(f) {
         if let Some(p) = p {
+            if let Some(m) = &p.mma_flight {
+                mma_flight::apply(f, p.loop_op, m)?;
+            }
             expand::expand(f, &p)?;
+            if let Some(m) = &p.mma_flight {
+                mma_flight::drain(f, p.loop_op, m);
+            }
         }
         out.push(s);
     }

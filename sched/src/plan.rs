@@ -63,6 +63,9 @@ pub struct LoopPlan {
     pub remat: Vec<OpId>,
     /// The `warpgroup_dot` made asynchronous, when there is one that can be.
     pub async_dot: Option<AsyncDot>,
+    /// The auto-mode `tcgen05_mma` left in flight into the next iteration, when there is one that can be
+    /// ([`crate::mma_flight`]).
+    pub mma_flight: Option<crate::mma_flight::MmaFlight>,
     /// Whether each ring slot is refilled by the last warp to release it (`ring_release`) rather than by the
     /// first thread after a CTA barrier: see [`releases_pay`].
     pub release: bool,
@@ -490,9 +493,13 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
     stage0.shrink_to_fit();
     let mut early_args: Vec<usize> = early.into_iter().collect();
     early_args.sort_unstable();
-    let buffers = if async_dot.is_some() { stages } else { stages - 1 };
+    // An MMA in flight reads its ring buffers into the next iteration: the ring gets one more, as for an
+    // asynchronous wgmma.
+    let mma_flight =
+        if async_dot.is_none() { crate::mma_flight::candidate(f, ops, args, yields, &uses, reads_rings) } else { None };
+    let buffers = if async_dot.is_some() || mma_flight.is_some() { stages } else { stages - 1 };
     let release = releases_pay(f, ops, &loads);
-    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot, release })
+    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot, mma_flight, release })
 }
 
 /// A `desc_load` the pipeliner can issue ahead as a TMA copy: staged for a wgmma in the descriptor's TMA
@@ -605,7 +612,8 @@ fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_
 
 /// Whether memdesc `m` is an operand A or B of a `warpgroup_dot` or a `tcgen05_mma` among `ops`. (Auto mode's
 /// `tcgen05_mma`s wait for their barrier right after they issue, so the ring slot an MMA read is free by the
-/// time the refill after it comes.)
+/// time the refill after it comes; one left in flight ([`crate::mma_flight`]) has waited for the previous one,
+/// whose slot the refill takes.)
 fn feeds_wgmma(f: &Func, ops: &[OpId], m: ValueId) -> bool {
     ops.iter()
         .any(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. } | Op::Tcgen05Mma) && f.op(x).operands[..2].contains(&m))

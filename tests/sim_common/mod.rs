@@ -142,6 +142,35 @@ fn simulate(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Simulated, String> {
+    simulate_edited(source, kernel, spec, opts, num_ctas, vals, grid, &|p| p.to_string())
+}
+
+/// Compiles `kernel` and runs `edit` of its PTX on the simulator alone (a test breaking the PTX on purpose, to
+/// see the simulator refuse it); returns the simulator's error.
+#[allow(dead_code)] // for the tests that break PTX
+pub fn simulate_broken(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+    edit: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
+    simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit).map(|_| ())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn simulate_edited(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    num_ctas: u32,
+    vals: &[V],
+    grid: [u32; 3],
+    edit: &dyn Fn(&str) -> String,
+) -> Result<Simulated, String> {
     let spec = Specialization::with_config(
         spec,
         KernelConfig { num_warps: opts.num_warps, num_stages: opts.num_stages, num_ctas, ..KernelConfig::DEFAULT },
@@ -153,7 +182,8 @@ fn simulate(
         Err(e) => return Err(format!("{kernel} does not compile to PTX: {e}")),
     };
     let (k, func) = k;
-    let prog = ptx_sim::Program::parse(&k.ptx).map_err(|e| format!("{kernel}: PTX the simulator cannot parse: {e}"))?;
+    let prog =
+        ptx_sim::Program::parse(&edit(&k.ptx)).map_err(|e| format!("{kernel}: PTX the simulator cannot parse: {e}"))?;
     let (mut mem, mut global) = (Memory::new(), ptx_sim::Global::default());
     let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
     for (i, v) in vals.iter().enumerate() {

@@ -29,6 +29,7 @@ pub mod print;
 pub mod smem_desc;
 pub mod target;
 pub mod tcgen05_copy;
+pub mod tcgen05_kind;
 pub mod testing;
 pub mod tma;
 pub mod tma_im2col;

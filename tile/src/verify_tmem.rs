@@ -2,8 +2,9 @@
 //! `tcgen05_commit`, `tcgen05_copy` and `tcgen05_mma_scaled`, with the rules the hardware imposes: a
 //! tensor-memory buffer is 2-D and laid out by a `TensorMemoryLayout` (block M 64 or 128, block N a power of two
 //! ≤ 256) or, for block scales, by a `TensorMemoryScalesLayout`; a tensor moved in or out of it is in one of the
-//! access register layouts of that layout over 4 or 8 warps; `tcgen05_mma` multiplies f16/bf16 operands (A in
-//! shared or tensor memory, B in NVMMA shared memory) into an f32 accumulator in tensor memory. The copy and the
+//! access register layouts of that layout over 4 or 8 warps; `tcgen05_mma` multiplies operands of one dense kind
+//! ([`crate::tcgen05_kind`]: f16/bf16, tf32, fp8 into f32, i8 into i32; A in shared or, for kind::f16, tensor
+//! memory, B in NVMMA shared memory) into an accumulator in tensor memory. The copy and the
 //! block-scaled MMA have their rules, and the instructions they lower to, in [`crate::tcgen05_copy`] and
 //! [`crate::mma_scaled`]; what the types are, [`crate::tmem_types`]. [`crate::verify`]'s table hands these ops
 //! here, before the shared-memory rules.
@@ -12,11 +13,12 @@ use tessel_layouts::{AnyLayout, SharedLayout};
 
 use crate::ir::Func;
 use crate::ops::Op;
+use crate::tcgen05_kind::Tcgen05Kind;
 use crate::tmem_types::{
-    access_of, check_accumulator, check_barrier, check_barriers, check_buffer, check_pred, columns, index_type,
-    instr_shape, layout_name, slice_layout, tmem_parts,
+    access_of, check_barrier, check_barriers, check_buffer, check_pred, columns, index_type, instr_shape, layout_name,
+    slice_layout, tmem_parts,
 };
-use crate::types::{Elem, ScalarType, Type};
+use crate::types::{Elem, Type};
 use crate::verify_checks::{Violation, counts};
 
 /// A tensor moved to or from the buffer `mem` has its shape, element type and, when it has a layout, the
@@ -166,12 +168,14 @@ pub fn check_mma(ins: &[&Type]) -> Result<(), String> {
     mma_operands(ins[0], ins[1], ins[2])
 }
 
-/// `tcgen05.mma.kind::f16`'s operands: `a` `[M, K]` in NVMMA shared memory or tensor memory, `b` `[K, N]` in NVMMA
-/// shared memory, both f16 or both bf16, `acc` `[M, N]` f32 in tensor memory: M 64 (one block of block M 64)
-/// or a multiple of 128 (blocks of block M 128), each MMA's N ([`instr_shape`]) a multiple of 8 (M 64) or 16
-/// (M 128) up to 256, K a multiple of 16.
+/// A dense `tcgen05.mma`'s operands: `a` `[M, K]` in NVMMA shared memory (or tensor memory, kind::f16), `b`
+/// `[K, N]` in NVMMA shared memory, `acc` `[M, N]` in tensor memory, of types one kind multiplies
+/// ([`Tcgen05Kind::of`]: f16/bf16, f32 as tf32, fp8 into f32; i8 into i32): M 64 (one block of block M 64) or a
+/// multiple of 128 (blocks of block M 128), each MMA's N ([`instr_shape`]) a multiple of the kind's N step up
+/// to 256, K a multiple of the kind's K step (32 bytes).
 fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
-    let (c, c_layout) = check_accumulator(acc)?;
+    check_buffer(acc)?;
+    let (c, c_elem, c_layout) = tmem_parts(acc)?;
     let nvmma = |t: &Type, what: &str| -> Result<(), String> {
         match t.memdesc() {
             Some((_, _, l)) if matches!(l.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))) => Ok(()),
@@ -196,8 +200,9 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
     if a_shape.len() != 2 || b_shape.len() != 2 || a_shape[1] != b_shape[0] || c != [a_shape[0], b_shape[1]] {
         return Err(format!("shapes do not form a matrix product: {a} x {b} -> {acc}"));
     }
-    if a_elem != b_elem || !matches!(a_elem, ScalarType::F16 | ScalarType::BF16) {
-        return Err(format!("operands must both be f16 or both bf16, got {a_elem} and {b_elem}"));
+    let kind = Tcgen05Kind::of(a_elem, b_elem, c_elem)?;
+    if a.is_tmem() && !kind.a_in_tmem_ok() {
+        return Err(format!("operand A in tensor memory is read by kind::f16 only, not kind::{}", kind.name()));
     }
     let [m, n, k] = [a_shape[0], b_shape[1], a_shape[1]];
     let [im, in_] = instr_shape(c_layout, m, n);
@@ -212,15 +217,16 @@ fn mma_operands(a: &Type, b: &Type, acc: &Type) -> Result<(), String> {
             c_layout.block[0]
         ));
     }
-    let n_step = if im == 64 { 8 } else { 16 };
+    let n_step = kind.n_step(im);
     if in_ % n_step != 0 || !(n_step..=256).contains(&in_) || n % in_ != 0 {
         return Err(format!(
             "each MMA's N (the accumulator's block N, at most N) must be a multiple of {n_step} in {n_step}..=256 \
              for M = {im}, got {in_} of N = {n}"
         ));
     }
-    if k % 16 != 0 {
-        return Err(format!("K must be a multiple of 16, got {k}"));
+    let k_step = kind.k_step(a_elem);
+    if k % k_step != 0 {
+        return Err(format!("K must be a multiple of {k_step} (kind::{}), got {k}", kind.name()));
     }
     Ok(())
 }
@@ -299,9 +305,9 @@ mod tests {
             )
         };
         let err = verify_err(&mma("128x24xf16", "24x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)"));
-        assert!(err.contains("K must be a multiple of 16, got 24"), "{err}");
+        assert!(err.contains("K must be a multiple of 16 (kind::f16), got 24"), "{err}");
         let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf16, TensorMemoryLayout((128,64), 1)"));
-        assert!(err.contains("the accumulator must hold f32"), "{err}");
+        assert!(err.contains("f16 x f16 -> f16: a dense tcgen05.mma multiplies"), "{err}");
         let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
         assert!(err.contains("must have block M = 128 for M = 128, has 64"), "{err}");
         let ok = mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((128,64), 1)");
@@ -316,6 +322,41 @@ mod tests {
         }
         let err = verify_err(&mma("128x32xf16", "32x64xf16", "128x64xf32, TensorMemoryLayout((64,64), 1)"));
         assert!(err.contains("block M 64 holds one block only"), "{err}");
+    }
+
+    /// The other dense kinds: fp8 (either format, into f32) and i8 (into i32) step K by 32, tf32 (f32) by 8;
+    /// kind::i8's N steps by 16 even at M 64; A in tensor memory is kind::f16's only.
+    #[test]
+    fn mma_kinds_beyond_f16_follow_their_steps() {
+        let mma = |a: &str, b: &str, acc: &str| {
+            format!(
+                "func @k() attributes {{target = sm_100a, num_warps = 4}} {{
+  %a = local_alloc : memdesc<{a}, NVMMASharedLayout(64, 8)>
+  %b = local_alloc : memdesc<{b}, NVMMASharedLayout(64, 8, transposed=True)>
+  %acc = tmem_alloc : memdesc<{acc}>
+  %t = constant {{value = 1}} : i1
+  tcgen05_mma %a, %b, %acc, %t, %t
+  return
+}}"
+            )
+        };
+        for (a, b, acc) in [
+            ("128x64xf8e4m3", "64x64xf8e4m3", "128x64xf32, TensorMemoryLayout((128,64), 1)"),
+            ("128x64xf8e5m2", "64x64xf8e5m2", "128x64xf32, TensorMemoryLayout((128,64), 1)"),
+            ("128x64xi8", "64x64xi8", "128x64xi32, TensorMemoryLayout((128,64), 1)"),
+            ("64x64xi8", "64x32xi8", "64x32xi32, TensorMemoryLayout((64,32), 1)"),
+        ] {
+            crate::verify::verify(&crate::parse::parse_func(&mma(a, b, acc)).unwrap()).unwrap();
+        }
+        let tf32 = mma("128x16xf32", "16x64xf32", "128x64xf32, TensorMemoryLayout((128,64), 1)")
+            .replace("NVMMASharedLayout(64, 8", "NVMMASharedLayout(64, 32");
+        crate::verify::verify(&crate::parse::parse_func(&tf32).unwrap()).unwrap();
+        let err = verify_err(&mma("128x48xf8e4m3", "48x64xf8e4m3", "128x64xf32, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("K must be a multiple of 32 (kind::f8f6f4), got 48"), "{err}");
+        let err = verify_err(&mma("128x64xi8", "64x64xi8", "128x64xf32, TensorMemoryLayout((128,64), 1)"));
+        assert!(err.contains("i8 x i8 -> f32"), "{err}");
+        let err = verify_err(&mma("64x64xi8", "64x8xi8", "64x8xi32, TensorMemoryLayout((64,8), 1)"));
+        assert!(err.contains("a multiple of 16 in 16..=256 for M = 64"), "{err}");
     }
 
     #[test]

@@ -486,7 +486,14 @@ impl<'f> Lower<'f> {
                 }
                 mma::mma_sync(self, &data, *precision)?
             }
-            Op::Dot { precision, .. } => dot::dot(self, &data, *precision)?,
+            Op::Dot { precision, .. } => {
+                if self.f.target == tessel_tile::Target::Sm100a
+                    && let Some(why) = tessel_tile::layout::tcgen05::why_not(self.f, self.cur_op)
+                {
+                    self.b.comment(format!("FMA dot, not tcgen05: {why}"));
+                }
+                dot::dot(self, &data, *precision)?
+            }
             Op::Permute { .. } | Op::Reshape { .. } | Op::Join | Op::Split | Op::Cat => shape::shape_op(self, &data)?,
             Op::For(_) => control::for_loop(self, &data)?,
             Op::If => control::if_op(self, &data)?,

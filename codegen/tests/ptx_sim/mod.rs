@@ -172,6 +172,9 @@ impl Cta<'_> {
         if a + n > len {
             return Err(format!("shared access of {n} bytes at {a} past the {len} bytes allocated"));
         }
+        if write.is_some() {
+            self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s store"))?;
+        }
         let (epoch, warp) = (self.epoch, t / 32);
         let wepoch = self.warp_epoch[warp];
         // Whether an access by `u` at (e, we) is ordered before this one.
@@ -232,6 +235,7 @@ impl Cta<'_> {
         if a + n > len {
             return Err(format!("shared atomic of {n} bytes at {a} past the {len} bytes allocated"));
         }
+        self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s atomic"))?;
         let (epoch, warp) = (self.epoch, t / 32);
         let wepoch = self.warp_epoch[warp];
         let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);

@@ -1,7 +1,8 @@
 //! Tensor memory, `tcgen05` and mbarriers for the simulator, written from the PTX ISA independently of
 //! tessel-codegen: the TMEM address (`lane << 16 | column`), the warp's lane quarter, the `32x32b` access
 //! (thread l of a warp: lane quarter base + l, N consecutive columns) and `16x32bx2` (two halves of 16 lanes,
-//! the second an immediate's columns on), the instruction descriptor of `kind::f16` (M 64 and 128) with the
+//! the second an immediate's columns on), the instruction descriptors of the dense kinds `f16`, `tf32`,
+//! `f8f6f4` (e4m3, e5m2) and `i8` (s8, u8; s32 D) (M 64 and 128) with the
 //! data path layouts of D and of A in TMEM, and the sm_100 shared-memory descriptor, decoded field by field as
 //! the ISA defines them. `tcgen05.cp` and the block-scaled MMAs are [`super::tcgen05_scaled`]'s.
 //!
@@ -32,12 +33,108 @@ pub(super) struct State {
     bars: HashMap<u64, (u32, u32, u64)>,
     /// Transaction bytes each mbarrier's running phase still expects (`expect_tx` adds, `complete_tx` takes).
     tx: HashMap<u64, i64>,
+    /// What is in flight (see [`InFlight`]).
+    pub(super) flight: InFlight,
+}
+
+/// The tcgen05 ops in flight. Lockstep execution computes an op when it is issued, but the hardware lands it
+/// later: only a wait that observes a `tcgen05.commit` tracking it (an `mbarrier.try_wait.parity` that finds the
+/// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
+/// (`tcgen05.ld`/`tcgen05.st`), or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an
+/// error. Ops are numbered in issue order; a commit covers every op issued before it (the pipe runs them in
+/// order), so the observed ones are always a prefix: `retired`.
+#[derive(Default)]
+pub(super) struct InFlight {
+    /// Ops issued so far (the number of the latest).
+    seq: u32,
+    /// Every op up to this number has landed and been observed.
+    retired: u32,
+    /// The latest op reading each shared byte (0: none).
+    smem_reader: Vec<u32>,
+    /// The latest op writing each tensor-memory cell (0: none).
+    cell_writer: Vec<u32>,
+    /// Each mbarrier's pending commits: (the phase the commit arrives in, the ops it covers).
+    commits: HashMap<u64, Vec<(u64, u32)>>,
+}
+
+impl InFlight {
+    /// A tcgen05 op is issued: its number.
+    pub(super) fn issue(&mut self) -> u32 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The op being issued reads shared byte `addr`.
+    pub(super) fn reads(&mut self, addr: u64) {
+        let a = addr as usize;
+        if self.smem_reader.len() <= a {
+            self.smem_reader.resize(a + 1, 0);
+        }
+        self.smem_reader[a] = self.seq;
+    }
+
+    /// The op being issued writes tensor-memory cell `cell`.
+    pub(super) fn writes(&mut self, cell: usize) {
+        if self.cell_writer.len() <= cell {
+            self.cell_writer.resize(LANES * COLUMNS, 0);
+        }
+        self.cell_writer[cell] = self.seq;
+    }
+
+    /// `what` writes shared bytes `addr..addr + n`: none may be read by an op in flight.
+    pub(super) fn check_smem_write(&self, addr: u64, n: usize, what: &str) -> Result<(), String> {
+        for a in addr as usize..addr as usize + n {
+            if self.smem_reader.get(a).is_some_and(|&op| op > self.retired) {
+                return Err(format!(
+                    "{what} overwrites shared byte {a}, which tcgen05 op #{} still reads: no wait has observed a \
+                     commit tracking it",
+                    self.smem_reader[a]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `what` touches tensor-memory cell `cell`: no op in flight may write it.
+    fn check_cell(&self, cell: usize, what: &str) -> Result<(), String> {
+        match self.cell_writer.get(cell) {
+            Some(&op) if op > self.retired => Err(format!(
+                "{what} lane {}, column {}, which tcgen05 op #{op} still writes: no wait has observed a commit \
+                 tracking it",
+                cell / COLUMNS,
+                cell % COLUMNS
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A `tcgen05.commit` arrives on `bar` in its running phase `phase`.
+    fn commit(&mut self, bar: u64, phase: u64) {
+        self.commits.entry(bar).or_default().push((phase, self.seq));
+    }
+
+    /// A wait finds every phase of `bar` before `running` complete: the ops their commits cover have landed.
+    fn observe(&mut self, bar: u64, running: u64) {
+        if let Some(list) = self.commits.get_mut(&bar) {
+            let done = list.iter().filter(|&&(p, _)| p < running).map(|&(_, cover)| cover).max();
+            list.retain(|&(p, _)| p >= running);
+            if let Some(cover) = done {
+                self.retired = self.retired.max(cover);
+            }
+        }
+    }
 }
 
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, bars: HashMap::new(), tx: HashMap::new() }
+        State {
+            cells: vec![0x7fc0_0001; LANES * COLUMNS],
+            alloc: None,
+            bars: HashMap::new(),
+            tx: HashMap::new(),
+            flight: InFlight::default(),
+        }
     }
 }
 
@@ -172,6 +269,7 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
                 };
                 for (j, &r) in regs.iter().enumerate() {
                     let cell = c.tmem.cell(lane, col + j as u32)?;
+                    c.tmem.flight.check_cell(cell, if load { "tcgen05.ld reads" } else { "tcgen05.st writes" })?;
                     if load {
                         c.regs[t][r] = c.tmem.cells[cell] as u64;
                     } else {
@@ -188,25 +286,29 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         }
         for &t in &ts {
             let bar = mem_addr(c, t, &a[0])?;
+            let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?;
+            c.tmem.flight.commit(bar, phase);
             arrive(c, bar, 1)?;
         }
         return Ok(());
     }
     if op.starts_with("tcgen05.mma") || op.starts_with("tcgen05.cp") {
         let scaled = op.contains(".block_scale");
-        if !(op == "tcgen05.mma.cta_group::1.kind::f16" || scaled || op.starts_with("tcgen05.cp")) {
+        let dense = ["f16", "tf32", "f8f6f4", "i8"].map(|k| format!("tcgen05.mma.cta_group::1.kind::{k}"));
+        if !(dense.iter().any(|d| d == op) || scaled || op.starts_with("tcgen05.cp")) {
             return Err(format!("`{op}` is not simulated"));
         }
         if ts.len() > 1 {
             return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
         }
         if let Some(&t) = ts.first() {
+            c.tmem.flight.issue();
             if op.starts_with("tcgen05.cp") {
                 super::tcgen05_scaled::copy(c, t, op, a)?;
             } else if scaled {
                 super::tcgen05_scaled::mma(c, t, op, a)?;
             } else {
-                mma(c, t, a)?;
+                mma(c, t, op, a)?;
             }
         }
         return Ok(());
@@ -229,7 +331,11 @@ fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
             let parity = c.val(t, &a[2])?;
             let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("waiting on an mbarrier that is not initialized")?;
             // The phase of parity `parity` has completed when the running phase has the other parity.
-            c.regs[t][reg(&a[0])?] = (phase % 2 != parity % 2) as u64;
+            let done = phase % 2 != parity % 2;
+            c.regs[t][reg(&a[0])?] = done as u64;
+            if done {
+                c.tmem.flight.observe(bar, phase);
+            }
         } else if op.starts_with("mbarrier.inval") {
             let bar = mem_addr(c, t, &a[0])?;
             c.tmem.bars.remove(&bar).ok_or("invalidating an mbarrier that is not initialized")?;
@@ -311,87 +417,155 @@ fn swizzled_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
     Ok(desc)
 }
 
-/// `tcgen05.mma.cta_group::1.kind::f16 [d], a, b_desc, idesc, enable_input_d` by thread `t`.
-fn mma(c: &mut Cta, t: usize, a: &[Opnd]) -> Result<(), String> {
+/// A dense MMA's kind (from its opcode) and operand formats (from the instruction descriptor's codes): the
+/// operand's bytes, and its value (integers exactly, floats as the tensor cores read them: tf32 the top 19 bits).
+#[derive(Clone, Copy)]
+enum Format {
+    Float(tessel_tile::ScalarType),
+    Tf32,
+    S8,
+    U8,
+}
+
+impl Format {
+    fn of(kind: &str, code: u32) -> Result<Format, String> {
+        use tessel_tile::ScalarType::*;
+        Ok(match (kind, code) {
+            ("f16", 0) => Format::Float(F16),
+            ("f16", 1) => Format::Float(BF16),
+            ("tf32", 2) => Format::Tf32,
+            ("f8f6f4", 0) => Format::Float(F8E4M3),
+            ("f8f6f4", 1) => Format::Float(F8E5M2),
+            ("i8", 0) => Format::U8,
+            ("i8", 1) => Format::S8,
+            (k, other) => return Err(format!("kind::{k} operand format {other} is not simulated")),
+        })
+    }
+
+    fn bytes(self) -> u64 {
+        match self {
+            Format::Float(t) => t.bits() as u64 / 8,
+            Format::Tf32 => 4,
+            Format::S8 | Format::U8 => 1,
+        }
+    }
+
+    fn value(self, x: u64) -> f64 {
+        match self {
+            Format::Float(t) => from_bits(x, t).as_f64(),
+            Format::Tf32 => f32::from_bits((x as u32) & !0x1FFF) as f64,
+            Format::S8 => x as u8 as i8 as f64,
+            Format::U8 => x as u8 as f64,
+        }
+    }
+}
+
+/// `tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a, b_desc, idesc, enable_input_d` by thread `t`:
+/// 32 bytes of K (16 f16/bf16, 8 tf32, 32 fp8 or 8-bit integers) into f32 D (s32 for kind::i8).
+fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    let kind = op.strip_prefix("tcgen05.mma.cta_group::1.kind::").ok_or_else(|| format!("`{op}` is not simulated"))?;
     let idesc = c.val(t, &a[3])? as u32;
     let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
-    if bits(0, 3) != 0 || bits(4, 2) != 1 || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
-        return Err(format!("instruction descriptor {idesc:#010x}: only dense, f32 D, no negation is simulated"));
+    let d_format = if kind == "i8" { 2 } else { 1 };
+    if bits(0, 4) != 0 || bits(4, 2) != d_format || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
+        return Err(format!(
+            "instruction descriptor {idesc:#010x} of kind::{kind}: only dense, {} D, no negation or saturation is \
+             simulated",
+            if kind == "i8" { "s32" } else { "f32" }
+        ));
     }
-    let ty = |code: u32| match code {
-        0 => Ok(tessel_tile::ScalarType::F16),
-        1 => Ok(tessel_tile::ScalarType::BF16),
-        other => Err(format!("kind::f16 operand format {other} is not simulated")),
-    };
-    let (ta, tb) = (ty(bits(7, 3))?, ty(bits(10, 3))?);
+    let (ta, tb) = (Format::of(kind, bits(7, 3))?, Format::of(kind, bits(10, 3))?);
     let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
+    if kind != "f16" && (a_mn || b_mn) {
+        return Err(format!("kind::{kind} with an MN-major operand is not simulated"));
+    }
     let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
-    let n_step = if m == 64 { 8 } else { 16 };
+    let n_step = if m == 64 && kind != "i8" { 8 } else { 16 };
     if !(m == 64 || m == 128) || n == 0 || n % n_step != 0 || n > 256 {
         return Err(format!(
             "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128 with N 16..256 by 16, M 64 with N \
-             8..256 by 8)"
+             8..256 by 8; kind::i8 N by 16)"
         ));
     }
     // The data path layout (ISA): M 128 (layout D), row i in lane i; M 64 (layout F), rows 16q..16q+15 in the
     // first 16 lanes of lane quarter q.
     let lane_of = |row: u32| if m == 64 { (row / 16) * 32 + row % 16 } else { row };
-    const K: u64 = 16;
+    let (ea, eb) = (ta.bytes(), tb.bytes());
+    if ea != eb {
+        return Err(format!("kind::{kind}: operands of {ea} and {eb} bytes"));
+    }
+    let k_elems = 32 / ea;
     let d_addr = c.addr(t, &a[0])? as u32;
     let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
     if d_lane != 0 {
         return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
     }
-    let value = |x: u64, ty| from_bits(x, ty).as_f64() as f32;
-    // A: M x 16, from shared memory (a descriptor) or tensor memory (lane = row, K packed two per column).
-    let mut av = vec![0f32; (m as u64 * K) as usize];
+    let read = |c: &mut Cta, at: u64, e: u64| -> Result<u64, String> {
+        for i in 0..e {
+            c.async_read(at + i, "tcgen05.mma")?;
+            c.tmem.flight.reads(at + i);
+        }
+        let b = c.smem(t, at, e as usize, None)?.to_vec();
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(&b);
+        Ok(u64::from_le_bytes(w))
+    };
+    // A: M x K, from shared memory (a descriptor) or tensor memory (kind::f16: lane = row, K packed two per column).
+    let mut av = vec![0f64; (m as u64 * k_elems) as usize];
     match &a[1] {
         Opnd::Mem(..) => {
-            if a_mn {
-                return Err("A from tensor memory is K-major".into());
+            if a_mn || kind != "f16" {
+                return Err("A from tensor memory is K-major, of kind::f16".into());
             }
             let addr = c.addr(t, &a[1])? as u32;
             let (lane0, col0) = (addr >> 16, addr & 0xffff);
             for row in 0..m {
-                for k in 0..K as u32 {
+                for k in 0..k_elems as u32 {
                     let cell = c.tmem.cells[c.tmem.cell(lane0 + lane_of(row), col0 + k / 2)?];
-                    av[(row as u64 * K + k as u64) as usize] = value(((cell >> (16 * (k % 2))) & 0xffff) as u64, ta);
+                    av[(row as u64 * k_elems + k as u64) as usize] =
+                        ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
                 }
             }
         }
         o => {
             let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, o)?)?;
             for row in 0..m as u64 {
-                for k in 0..K {
-                    let at = address_of(start, lbo, sbo, sw, a_mn, row, k, 2);
-                    c.async_read(at, "tcgen05.mma")?;
-                    c.async_read(at + 1, "tcgen05.mma")?;
-                    let b = c.smem(t, at, 2, None)?.to_vec();
-                    av[(row * K + k) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, ta);
+                for k in 0..k_elems {
+                    let at = address_of(start, lbo, sbo, sw, a_mn, row, k, ea);
+                    av[(row * k_elems + k) as usize] = ta.value(read(c, at, ea)?);
                 }
             }
         }
     }
     let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, &a[2])?)?;
-    let mut bv = vec![0f32; (n as u64 * K) as usize];
+    let mut bv = vec![0f64; (n as u64 * k_elems) as usize];
     for col in 0..n as u64 {
-        for k in 0..K {
-            let at = address_of(start, lbo, sbo, sw, b_mn, col, k, 2);
-            c.async_read(at, "tcgen05.mma")?;
-            c.async_read(at + 1, "tcgen05.mma")?;
-            let b = c.smem(t, at, 2, None)?.to_vec();
-            bv[(k * n as u64 + col) as usize] = value(u16::from_le_bytes([b[0], b[1]]) as u64, tb);
+        for k in 0..k_elems {
+            let at = address_of(start, lbo, sbo, sw, b_mn, col, k, eb);
+            bv[(k * n as u64 + col) as usize] = tb.value(read(c, at, eb)?);
         }
     }
     let accumulate = c.val(t, &a[4])? != 0;
+    let k_elems = k_elems as usize;
     for row in 0..m {
         for col in 0..n {
             let cell = c.tmem.cell(lane_of(row), d_col + col)?;
-            let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
-            for k in 0..K as usize {
-                acc = av[row as usize * K as usize + k].mul_add(bv[k * n as usize + col as usize], acc);
-            }
-            c.tmem.cells[cell] = acc.to_bits();
+            c.tmem.flight.writes(cell);
+            let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
+            c.tmem.cells[cell] = if kind == "i8" {
+                let mut acc = if accumulate { c.tmem.cells[cell] as i32 } else { 0 };
+                for (k, &xv) in x[..k_elems].iter().enumerate() {
+                    acc = acc.wrapping_add(xv as i32 * y(k) as i32);
+                }
+                acc as u32
+            } else {
+                // Products of these formats are exact in f32; each step rounds once.
+                let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
+                for (k, &xv) in x[..k_elems].iter().enumerate() {
+                    acc = (xv as f32).mul_add(y(k) as f32, acc);
+                }
+                acc.to_bits()
+            };
         }
     }
     Ok(())

@@ -36,6 +36,7 @@ fn k_major(desc: (u64, u64, u64, u64), row: u64, kb: u64) -> u64 {
 /// A shared byte the tensor cores read (a thread's store to it must have been fenced since).
 fn byte(c: &mut Cta, t: usize, at: u64) -> Result<u8, String> {
     c.async_read(at, "a tcgen05 op")?;
+    c.tmem.flight.reads(at);
     Ok(c.smem(t, at, 1, None)?[0])
 }
 
@@ -74,6 +75,7 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
         for lane in lanes {
             for (j, &w) in words.iter().enumerate() {
                 let cell = c.tmem.cell(lane, col0 + j as u32)?;
+                c.tmem.flight.writes(cell);
                 c.tmem.cells[cell] = w;
             }
         }
@@ -233,6 +235,7 @@ pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), Str
             for kk in 0..k {
                 acc = av[(i * k + kk) as usize].mul_add(bv[(j * k + kk) as usize], acc);
             }
+            c.tmem.flight.writes(cell);
             c.tmem.cells[cell] = acc.to_bits();
         }
     }

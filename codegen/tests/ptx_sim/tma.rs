@@ -105,6 +105,7 @@ fn load_padded_fp4(
         if s + 1 > c.smem.len() {
             return Err(format!("a TMA load writes shared byte {s} past the {} allocated", c.smem.len()));
         }
+        c.tmem.flight.check_smem_write(s as u64, 1, "a TMA load")?;
         c.smem[s] = byte;
         c.shadow[s] = Default::default();
     }
@@ -190,6 +191,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
 /// CTA barrier), then its bytes complete on the CTA's mbarrier.
 pub(super) fn land(c: &mut Cta, d: Delivery) -> Result<(), String> {
     for (s, bytes) in d.writes {
+        c.tmem.flight.check_smem_write(s as u64, bytes.len(), "a TMA load")?;
         c.smem[s..s + bytes.len()].copy_from_slice(&bytes);
         for (i, sh) in c.shadow[s..s + bytes.len()].iter_mut().enumerate() {
             *sh = Default::default();

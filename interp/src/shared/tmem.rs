@@ -336,7 +336,11 @@ impl Program<'_> {
                     if self.f.ty(ins[0]).is_tmem() { self.tmem_read(ins[0], true)? } else { self.read_buffer(ins[0])? };
                 let b = self.read_buffer(ins[1])?;
                 let acc = self.accumulator(ins[2], on(self, ins[3]))?;
-                let out = dot(&a, &b, &acc, InputPrecision::Ieee)?;
+                // kind::tf32 reads f32 operands as tf32 (the low 13 mantissa bits dropped); the other kinds'
+                // products are exact.
+                let precision =
+                    if a.elem.scalar() == Some(ScalarType::F32) { InputPrecision::Tf32 } else { InputPrecision::Ieee };
+                let out = dot(&a, &b, &acc, precision)?;
                 let smem_reads: Vec<ValueId> = ins[..2].iter().copied().filter(|&x| !self.f.ty(x).is_tmem()).collect();
                 let tmem_reads: Vec<ValueId> = ins[..1].iter().copied().filter(|&x| self.f.ty(x).is_tmem()).collect();
                 self.tcgen05_issue("tcgen05_mma", ins[2], &out, &smem_reads, &tmem_reads)?;
@@ -373,8 +377,9 @@ impl Program<'_> {
         if use_acc {
             return self.tmem_read(acc, true);
         }
-        let (shape, _, _) = self.f.ty(acc).memdesc().expect("verified");
-        Ok(Tensor::splat(shape, Elem::Scalar(ScalarType::F32), Val::Float(0.0)))
+        let (shape, elem, _) = self.f.ty(acc).memdesc().expect("verified");
+        let zero = if elem.is_int() { Val::Int(0) } else { Val::Float(0.0) };
+        Ok(Tensor::splat(shape, Elem::Scalar(elem), zero))
     }
 
     /// `tmem_store` (and an initialized `tmem_alloc`): an error over cells a tcgen05 op in flight writes or

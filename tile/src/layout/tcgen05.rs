@@ -2,15 +2,18 @@
 //! their accumulator, and their rewrite into the tensor-memory ops gluon kernels write by hand.
 //!
 //! [`accumulator_layout`] is consulted by coalescing (through `accelerate::accumulator_layout`): a dot whose
-//! operands are f16 or bf16 into f32 (`kind::f16`), with M 64 or a multiple of 128, each instruction's N (the
-//! tile's N, at most 256) a multiple of 16 (8 for M 64), K a multiple of 16, on 4 or 8 warps and at most 512
-//! tensor-memory columns, and which sits in the function body or in `for` loops only, gets the `32x32b` register
+//! types one dense kind takes ([`Tcgen05Kind`]: f16 or bf16 into f32, f32 at `input_precision` tf32, e4m3/e5m2
+//! into f32, i8 into i32), with M 64 or a multiple of 128, each instruction's N (the tile's N, at most 256) a
+//! multiple of the kind's step (16; 8 for M 64 except kind::i8), K a multiple of the kind's 32-byte step, on 4
+//! or 8 warps and at most 512 tensor-memory columns, and which sits in the function body or in `for` loops
+//! only, gets the `32x32b` register
 //! layout of its accumulator's `TensorMemoryLayout((min(M, 128), min(N, 256)), 1)` (`TmemRegLayout`). The other
 //! dots stay on `mma.sync`, and [`why_not`] says why (codegen writes it into the PTX as a comment).
 //!
 //! After propagation, [`lower_dots`] rewrites each such dot, synchronously:
 //!
-//! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`);
+//! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`: 8- and 32-bit operands
+//!   K-major, the layout their kinds read);
 //! - the accumulator lives in a tensor-memory buffer. A dot in a loop whose accumulator is carried by the loop
 //!   and read by nothing else (`acc = tl.dot(a, b, acc)`) gets the buffer before the loop, holding the
 //!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`); any other dot
@@ -28,7 +31,8 @@ use tessel_layouts::{AnyLayout, DistributedLayout, TensorMemoryLayout, TmemAcces
 use crate::ir::{Cursor, Func, OpId, ValueDef, ValueId};
 use crate::layout::rules::{L, from_spec};
 use crate::layout::staging::{Hoisted, stage_operand};
-use crate::ops::{BinOp, Const, Op};
+use crate::ops::{BinOp, Const, InputPrecision, Op};
+use crate::tcgen05_kind::Tcgen05Kind;
 use crate::types::{Layout, ScalarType, Type};
 
 /// The tensor-memory layout of an `[m, n]` f32 accumulator: one instruction tile per block, 128 (or 64) rows
@@ -49,10 +53,15 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
     let (Some(a_t), Some(b_t), Some(c_t)) = (scalar(a), scalar(b), scalar(c)) else {
         return Err("operands that are not scalar tensors".into());
     };
-    if a_t != b_t || !matches!(a_t, ScalarType::F16 | ScalarType::BF16) || c_t != ScalarType::F32 {
+    let kind = Tcgen05Kind::of(a_t, b_t, c_t)?;
+    if let Op::Dot { precision, .. } = d.op
+        && kind == Tcgen05Kind::Tf32
+        && precision != InputPrecision::Tf32
+    {
         return Err(format!(
-            "{a_t} x {b_t} -> {c_t}: only f16/bf16 into f32 (kind::f16) is lowered to tcgen05 (kind::tf32, \
-             kind::f8f6f4 and kind::i8 are not yet)"
+            "f32 operands with input_precision {} (tcgen05.mma reads f32 as tf32: kind::tf32 is input_precision \
+             tf32 only)",
+            precision.word()
         ));
     }
     let shape = c.shape();
@@ -68,13 +77,17 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
         return Err(format!("block M {m} (tcgen05 needs M 64 or a multiple of 128)"));
     }
     let tmem = tmem_layout(m, n);
-    let n_step = if m == 64 { 8 } else { 16 };
+    let n_step = kind.n_step(m.min(128));
     let n_instr = tmem.block[1];
     if n_instr < n_step || n_instr % n_step != 0 || n % n_instr != 0 {
-        return Err(format!("block N {n} (each tcgen05.mma's N must be a multiple of {n_step}, at most 256)"));
+        return Err(format!(
+            "block N {n} (each tcgen05.mma kind::{}'s N must be a multiple of {n_step}, at most 256)",
+            kind.name()
+        ));
     }
-    if k % 16 != 0 {
-        return Err(format!("block K {k} (tcgen05.mma kind::f16 steps K by 16)"));
+    let k_step = kind.k_step(a_t);
+    if k % k_step != 0 {
+        return Err(format!("block K {k} (tcgen05.mma kind::{} steps K by {k_step}: 32 bytes)", kind.name()));
     }
     if n < 16 {
         return Err(format!("block N {n} (the staged B needs 32 bytes along a row)"));
@@ -165,7 +178,8 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     let tmem = tmem_layout(shape[0], shape[1]);
     let linear = AnyLayout::TensorMemory(tmem.clone()).to_linear(&shape)?;
     let layout = Arc::new(Layout { spec: Some(AnyLayout::TensorMemory(tmem)), linear });
-    let buf_ty = Type::MemDesc { shape: shape.as_slice().into(), elem: ScalarType::F32, layout };
+    let elem = acc_ty.elem().and_then(|e| e.scalar()).expect("a scalar accumulator");
+    let buf_ty = Type::MemDesc { shape: shape.as_slice().into(), elem, layout };
     let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
     let b = stage_operand(f, o, d.operands[1], true, hoisted)?;
     let loops = enclosing_loops(f, o).map_err(|_| super::AssignError::NoFit("dot"))?;
@@ -228,9 +242,11 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     Ok(())
 }
 
-/// Whether `v` is the constant 0.0 (a splat).
+/// Whether `v` is the constant 0.0 (or integer 0; a splat).
 fn is_zero(f: &Func, v: ValueId) -> bool {
-    matches!(f.value(v).def, ValueDef::Result(p, _) if matches!(f.op(p).op, Op::Constant(Const::Float(x)) if x == 0.0))
+    matches!(f.value(v).def, ValueDef::Result(p, _)
+        if matches!(f.op(p).op, Op::Constant(Const::Float(x)) if x == 0.0)
+            || matches!(f.op(p).op, Op::Constant(Const::Int(0))))
 }
 
 /// An `i32` parity carried through loops: its value at the op it was made for, and the slot of each loop.

@@ -1,6 +1,7 @@
-//! `tcgen05_mma` and `tcgen05_commit`: one thread issues `tcgen05.mma.cta_group::1.kind::f16` per instruction
-//! tile and K step of 16, with sm_100 shared-memory descriptors (wgmma's derived fields, version bit 46) and the
-//! instruction descriptor [`idesc`].
+//! `tcgen05_mma` and `tcgen05_commit`: one thread issues `tcgen05.mma.cta_group::1.kind::<kind>` per instruction
+//! tile and K step of 32 bytes (the kind of the operand and accumulator types, [`Tcgen05Kind`]: f16 k16, tf32 k8,
+//! f8f6f4 and i8 k32), with sm_100 shared-memory descriptors (wgmma's derived fields, version bit 46) and the
+//! kind's instruction descriptor ([`Tcgen05Kind::idesc`]).
 //!
 //! An `M x N` product is a grid of instruction tiles `[block M, block N]` of the accumulator's
 //! `TensorMemoryLayout` ([`tessel_tile::tmem_types::instr_shape`]). The hardware's data path places the rows of
@@ -13,27 +14,13 @@ use std::collections::HashMap;
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::OpData;
-use tessel_tile::types::ScalarType;
+use tessel_tile::tcgen05_kind::Tcgen05Kind;
 
 use super::super::Lower;
 use super::super::wgmma_desc::{self, MatrixDesc, Offsets, Operand};
 use super::thread_sync;
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, instr, mem, vector};
-
-/// The instruction descriptor of `tcgen05.mma.kind::f16` with an f32 accumulator: D format F32 (bits 4-5 = 1),
-/// A and B formats (bits 7-9, 10-12: f16 0, bf16 1), A and B major (bits 15, 16: 1 = MN-major), N >> 3 (bits
-/// 17-22), M >> 4 (bits 24-28).
-pub fn idesc(elem: ScalarType, m: u32, n: u32, a_mn_major: bool, b_mn_major: bool) -> u32 {
-    let fmt = if elem == ScalarType::BF16 { 1 } else { 0 };
-    (1 << 4)
-        | (fmt << 7)
-        | (fmt << 10)
-        | ((a_mn_major as u32) << 15)
-        | ((b_mn_major as u32) << 16)
-        | ((n >> 3) << 17)
-        | ((m >> 4) << 24)
-}
 
 /// The high word of an sm_100 shared-memory descriptor: SBO >> 4 (bits 32-45), the fixed version 1 (bit 46), the
 /// swizzle mode (bits 61-63: 128B 2, 64B 4, 32B 6), which are sm_90's codes one bit up, so `hi_word` carries them.
@@ -107,14 +94,15 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let ins = &data.operands;
     let (a, b, acc) = (ins[0], ins[1], ins[2]);
     let (a_shape, elem, a_layout) = f.ty(a).memdesc().expect("verified");
-    let (_, _, b_layout) = f.ty(b).memdesc().expect("verified");
-    let (c_shape, _, c_layout) = f.ty(acc).memdesc().expect("verified");
+    let (_, b_elem, b_layout) = f.ty(b).memdesc().expect("verified");
+    let (c_shape, c_elem, c_layout) = f.ty(acc).memdesc().expect("verified");
     let (_, _, c_spec) = tessel_tile::tmem_types::tmem_parts(f.ty(acc)).map_err(CompileError::new)?;
+    let kind = Tcgen05Kind::of(elem, b_elem, c_elem).map_err(CompileError::new)?;
     let (m, n, k) = (c_shape[0], c_shape[1], a_shape[1]);
     let [im, inn] = tessel_tile::tmem_types::instr_shape(c_spec, m, n);
-    const K_STEP: u32 = 16;
+    let k_step = kind.k_step(elem);
     let eb = elem.bits() / 8;
-    let steps = k / K_STEP;
+    let steps = k / k_step;
     // The instruction tiles: (row origin, column origin, D's first column).
     let d_place = Placement::new(&c_layout.linear, 32);
     let mut tiles = Vec::new();
@@ -125,32 +113,41 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         }
     }
     let a_origins: Vec<(u32, u32)> =
-        (0..m / im).flat_map(|mi| (0..steps).map(move |s| (mi * im, s * K_STEP))).collect();
+        (0..m / im).flat_map(|mi| (0..steps).map(move |s| (mi * im, s * k_step))).collect();
     let b_origins: Vec<(u32, u32)> =
-        (0..n / inn).flat_map(|ni| (0..steps).map(move |s| (ni * inn, s * K_STEP))).collect();
+        (0..n / inn).flat_map(|ni| (0..steps).map(move |s| (ni * inn, s * k_step))).collect();
     let a_tmem = f.ty(a).is_tmem();
     let (a_desc, a_cols) = if a_tmem {
         // K packed 32 / bits elements per column.
         let place = Placement::new(&a_layout.linear, elem.bits());
         let mut cols = HashMap::new();
         for &(r0, kk) in &a_origins {
-            cols.insert((r0, kk), place.tile([r0, kk], im, K_STEP, 32 / elem.bits(), "operand A in tensor memory")?);
+            cols.insert((r0, kk), place.tile([r0, kk], im, k_step, 32 / elem.bits(), "operand A in tensor memory")?);
         }
         (None, cols)
     } else {
         let off = Offsets::new(&a_layout.linear)?;
-        let d = wgmma_desc::derive(&off, Operand::A, eb, im, K_STEP, &a_origins)?;
+        let d = wgmma_desc::derive(&off, Operand::A, eb, im, k_step, &a_origins)?;
         (Some((off, d)), HashMap::new())
     };
     let b_off = Offsets::new(&b_layout.linear)?;
-    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, inn, K_STEP, &b_origins)?;
-    let id = idesc(elem, im, inn, a_desc.as_ref().is_some_and(|x| x.1.mn_major), b_d.mn_major);
+    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, inn, k_step, &b_origins)?;
+    let a_mn_major = a_desc.as_ref().is_some_and(|x| x.1.mn_major);
+    if !kind.mn_major_ok() && (a_mn_major || b_d.mn_major) {
+        return Err(CompileError::new(format!(
+            "tcgen05_mma kind::{}: operand {} is MN-major in shared memory; this kind is read K-major only",
+            kind.name(),
+            if a_mn_major { "A" } else { "B" }
+        )));
+    }
+    let id = kind.idesc(elem, b_elem, im, inn, a_mn_major, b_d.mn_major);
     // Every warp's tensor-memory stores and loads are done before the one thread issues.
     thread_sync(l);
     let issuer = super::super::asynchronous::first_thread(l, Some(ins[4]))?;
     l.b.comment(format!(
-        "tcgen05_mma: {} tile(s) x {steps} x tcgen05.mma.kind::f16 m{im}n{inn}k16 (A {}, B {}), idesc {id:#010x}",
+        "tcgen05_mma: {} tile(s) x {steps} x tcgen05.mma.kind::{} m{im}n{inn}k{k_step} (A {}, B {}), idesc {id:#010x}",
         tiles.len(),
+        kind.name(),
         match &a_desc {
             None => "in tensor memory",
             Some((_, d)) if d.mn_major => "MN-major",
@@ -164,11 +161,12 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     l.b.op("mov.b32", idesc_r, id);
     let always = l.b.reg(RegClass::Pred);
     l.b.op("setp.eq.u32", always, (l.tid, l.tid));
+    let opcode = format!("tcgen05.mma.cta_group::1.kind::{}", kind.name());
     for &(r0, c0, d_col) in &tiles {
         let d_addr = l.b.reg(RegClass::B32);
         l.b.op("add.u32", d_addr, (d_base, d_col));
         for s in 0..steps {
-            let kk = s * K_STEP;
+            let kk = s * k_step;
             let a_operand = match &a_desc {
                 Some((off, d)) => crate::ptx::Operand::Reg(encode(l, a_base, off.of([r0, kk]) * eb, d)),
                 None => {
@@ -179,13 +177,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             };
             let bd = encode(l, b_base, b_off.of([kk, c0]) * eb, &b_d);
             let enable = if s == 0 { use_acc } else { always };
-            l.b.emit(instr("tcgen05.mma.cta_group::1.kind::f16").guard(issuer).srcs((
-                mem(d_addr),
-                a_operand,
-                bd,
-                idesc_r,
-                enable,
-            )));
+            l.b.emit(instr(opcode.clone()).guard(issuer).srcs((mem(d_addr), a_operand, bd, idesc_r, enable)));
         }
     }
     for pair in ins[5..].chunks(2) {
@@ -212,6 +204,13 @@ pub(crate) fn commit_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessel_tile::types::ScalarType;
+
+    /// `kind::f16`'s descriptor with an f32 accumulator: D format F32 (bits 4-5 = 1), A and B formats (bits 7-9,
+    /// 10-12: f16 0, bf16 1), A and B major (bits 15, 16: 1 = MN-major), N >> 3 (bits 17-22), M >> 4 (24-28).
+    fn idesc(elem: ScalarType, m: u32, n: u32, a_mn_major: bool, b_mn_major: bool) -> u32 {
+        Tcgen05Kind::F16.idesc(elem, elem, m, n, a_mn_major, b_mn_major)
+    }
 
     #[test]
     fn instruction_descriptors_are_the_documented_words() {
