@@ -29,14 +29,14 @@
 //! nothing dereferences; a zero-trip loop runs only the predicated-off prologue and the drain.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
-use tessel_tile::types::{Elem, Layout, ScalarType, Type};
+use tessel_tile::types::{Elem, ScalarType, Type};
 
 use crate::error::SchedError;
 use crate::plan::{AsyncDot, Consumer, DotWait, LoopPlan};
+use crate::ring::ring_type;
 
 /// Builds ops detached from any region; the caller places them.
 struct Emit<'f> {
@@ -127,35 +127,6 @@ impl Emit<'_> {
         self.op(Op::MBarrierExpect { bytes }, &[bar, ok], vec![]);
         bar
     }
-}
-
-/// The memdesc type of a ring of `n` buffers of type `one`: a leading buffer dim whose offsets come after a
-/// whole buffer's.
-pub(crate) fn ring_type(one: &Type, n: u32) -> Result<Type, SchedError> {
-    let Type::MemDesc { shape, elem, layout } = one else { return Err(SchedError::NotAMemDesc(one.clone())) };
-    let lin = &layout.linear;
-    let per_buffer = lin.in_dim_size_log2("offset");
-    let mut ins = Vec::new();
-    for name in lin.in_dim_names() {
-        let mut bases: Vec<Vec<u32>> =
-            lin.bases(name.as_str()).iter().map(|b| std::iter::once(0).chain(b.iter().copied()).collect()).collect();
-        if name.as_str() == "offset" {
-            debug_assert_eq!(bases.len() as u32, per_buffer);
-            for i in 0..n.next_power_of_two().trailing_zeros() {
-                let mut b = vec![0; shape.len() + 1];
-                b[0] = 1 << i;
-                bases.push(b);
-            }
-        }
-        ins.push((name, bases));
-    }
-    let mut sizes = vec![n.next_power_of_two()];
-    sizes.extend(shape.iter().copied());
-    let outs = tessel_layouts::standard_out_dims(sizes.len()).into_iter().zip(sizes.iter().copied());
-    let linear = tessel_layouts::LinearLayout::new(ins, outs).map_err(SchedError::Layout)?;
-    // The layout spans a power of two of buffers; the type (and the allocation) holds `n` of them.
-    sizes[0] = n;
-    Ok(Type::MemDesc { shape: sizes.into(), elem: *elem, layout: Arc::new(Layout { spec: None, linear }) })
 }
 
 /// Expands loop `p.loop_op` as the module doc describes.

@@ -15,6 +15,7 @@ pub mod error;
 pub mod expand;
 pub mod mma_flight;
 pub mod plan;
+pub mod ring;
 pub mod tma_copies;
 pub mod warp_spec;
 

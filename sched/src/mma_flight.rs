@@ -114,7 +114,7 @@ pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::
         .expect("a candidate's barrier is initialized");
     // The pair, where the single barrier was made and initialized.
     let mut c = Cursor { f, anchor: alloc };
-    let pair = c.op(Op::LocalAlloc, &[], crate::expand::ring_type(&tessel_tile::tma::barrier_type(), 2)?);
+    let pair = c.op(Op::LocalAlloc, &[], crate::ring::ring_type(&tessel_tile::tma::barrier_type(), 2)?);
     c.f.values[pair.index()].name = Some("mma_bars".into());
     for i in 0..2 {
         let idx = c.constant(Const::Int(i), i32t.clone());
