@@ -323,8 +323,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             }
         }
     }
-    // Values of stage 0 the last stage reads as well, computed again for the current iteration.
+    // Values of stage 0 the last stage reads as well, computed again for the current iteration: from the
+    // carried integers stage 0 advances by an increment, their value D increments back.
     let mut again: HashMap<ValueId, ValueId> = HashMap::new();
+    for &(j, inc) in &p.late_args {
+        let late = e.advance(args[j + 1], -dist, inc);
+        again.insert(args[j + 1], late);
+    }
     for &x in &p.remat {
         let xd = e.f.op(x).clone();
         let operands: Vec<ValueId> = xd.operands.iter().map(|v| *again.get(v).unwrap_or(v)).collect();

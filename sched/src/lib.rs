@@ -13,6 +13,7 @@
 pub mod dot_waits;
 pub mod error;
 pub mod expand;
+pub(crate) mod induction;
 pub mod plan;
 pub mod tma_copies;
 pub mod warp_spec;
