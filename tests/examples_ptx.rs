@@ -371,7 +371,8 @@ fn ptx_for(file: &str, kernel: &str, args: Vec<ArgSpec>, num_warps: u32, target:
 /// iteration of the dk/dv loop meets at two barriers (after its copy wait, with the proxy fence; before its
 /// refill), waits for wgmmas three times (where qkT is read, which retires the previous iteration's dk too;
 /// before dpT is issued, retiring dv; where dpT is read) and loads nothing from global memory but through its
-/// copies (M and D run ahead in rings); the dq loop meets twice and waits twice. ptxas accepts both.
+/// copies (M and D run ahead in rings, the causal loop's too), nor shuffles (each thread reads its rows of M
+/// and D from the rings, in the dot's layout); the dq loop meets twice and waits twice. ptxas accepts them.
 #[test]
 fn attention_backward_loops_sync_twice_and_wait_for_wgmmas_where_read() {
     let loop_body = |ptx: &str| {
@@ -379,11 +380,16 @@ fn attention_backward_loops_sync_twice_and_wait_for_wgmmas_where_read() {
         ptx[head..ptx[head..].find("\n$L_for_end_").expect("its end") + head].to_string()
     };
     let count = |body: &str, op: &str| body.lines().filter(|l| l.trim_start().starts_with(op)).count();
-    let mut dkdv = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
-    dkdv.extend([ArgSpec::Float(F32), int(true), c(64), c(32), c(64), ArgSpec::Constexpr(ConstValue::Bool(false))]);
     let mut dq = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16)];
     dq.extend([int(true), c(64), c(64), c(32)]);
-    for (kernel, spec, waits) in [("attn_bwd_dkdv", dkdv, 3), ("attn_bwd_dq", dq, 2)] {
+    let dkdv = |mask: bool| {
+        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), ptr(F16), ptr(F32), ptr(F32), ptr(F16), ptr(F16)];
+        spec.extend([ArgSpec::Float(F32), int(true), c(64), c(32), c(64), ArgSpec::Constexpr(ConstValue::Bool(mask))]);
+        spec
+    };
+    for (kernel, spec, waits) in
+        [("attn_bwd_dkdv", dkdv(false), 3), ("attn_bwd_dkdv", dkdv(true), 3), ("attn_bwd_dq", dq, 2)]
+    {
         let ptx = ptx_for("kernels/attn_bwd.py", kernel, spec, 4, Target::Sm90a).unwrap();
         let body = loop_body(&ptx);
         let counts = [
@@ -391,8 +397,10 @@ fn attention_backward_loops_sync_twice_and_wait_for_wgmmas_where_read() {
             count(&body, "fence.proxy.async"),
             count(&body, "wgmma.wait_group"),
             count(&body, "ld.global"),
+            count(&body, "shfl.sync"),
         ];
-        assert_eq!(counts, [2, 1, waits, 0], "{kernel}: bar.sync, fences, wgmma waits, global loads:\n{body}");
+        let what = "bar.sync, fences, wgmma waits, global loads, shuffles";
+        assert_eq!(counts, [2, 1, waits, 0, 0], "{kernel}: {what}:\n{body}");
         assemble(kernel, &ptx, "sm_90a");
     }
 }

@@ -243,8 +243,8 @@ fn flash_attention_matches_the_interpreter() {
 }
 
 /// Attention backward's inner loops (`tests/kernels/attn_bwd.py`) at head dim 64 on one warpgroup, pipelined with
-/// 3 and 5 stages: the dk/dv loop with its row vectors in rings and four asynchronous wgmmas (and the causal one,
-/// whose vectors stay synchronous), the dq loop with three. Two barriers per iteration (after the copy wait, before
+/// 3 and 5 stages: the dk/dv loop with its row vectors in rings and four asynchronous wgmmas (the causal one too,
+/// its mask's row offsets taken back from the ones stage 0 carries ahead), the dq loop with three. Two barriers per iteration (after the copy wait, before
 /// the refill), every other access ordered by them: a missing one is a race here.
 #[test]
 fn attention_backward_on_wgmma_matches_the_interpreter() {

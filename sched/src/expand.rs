@@ -274,7 +274,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     for (n, l) in p.loads.iter().enumerate() {
         let (ring, one) = rings[n].clone();
         if let Consumer::Registers { mask_other } = l.consumer {
-            read_backs.push(ReadBack { loaded: e.f.op(l.load).results[0], ring, one, slot: ext, mask_other });
+            let loaded = e.f.op(l.load).results[0];
+            let ty = read_type(e.f, old_ops, loaded, mask_other.is_some());
+            read_backs.push(ReadBack { loaded, ty, ring, one, slot: ext, mask_other });
             continue;
         }
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
@@ -294,8 +296,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             }
         }
     }
-    // Values of stage 0 the last stage reads as well, computed again for the current iteration.
+    // Values of stage 0 the last stage reads as well, computed again for the current iteration: from the
+    // carried integers stage 0 advances by an increment, their value D increments back.
     let mut again: HashMap<ValueId, ValueId> = HashMap::new();
+    for &(j, inc) in &p.late_args {
+        let late = e.advance(args[j + 1], -dist, inc);
+        again.insert(args[j + 1], late);
+    }
     for &x in &p.remat {
         let xd = e.f.op(x).clone();
         let operands: Vec<ValueId> = xd.operands.iter().map(|v| *again.get(v).unwrap_or(v)).collect();
@@ -512,6 +519,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
 /// A pipelined load read back from its ring into registers in the last stage.
 struct ReadBack {
     loaded: ValueId,
+    /// The type it is read back as ([`read_type`]).
+    ty: Type,
     ring: ValueId,
     /// The type of one buffer of the ring, and the buffer this iteration reads.
     one: Type,
@@ -523,7 +532,7 @@ struct ReadBack {
 impl ReadBack {
     /// The buffer in the load's layout, `other` where the mask was off; the last stage reads it for the load.
     fn emit(&self, e: &mut Emit, again: &mut HashMap<ValueId, ValueId>) {
-        let ty = e.f.ty(self.loaded).clone();
+        let ty = self.ty.clone();
         let view = e.value(Op::MemDescIndex, &[self.ring, self.slot], self.one.clone());
         let mut data = e.value(Op::LocalLoad, &[view], ty.clone());
         if let Some((m, o)) = self.mask_other {
@@ -531,6 +540,38 @@ impl ReadBack {
             data = e.value(Op::Select, &[m, data, o], ty);
         }
         again.insert(self.loaded, data);
+    }
+}
+
+/// The type a vector loaded into registers is read back from its ring as: where every reader converts it to
+/// one layout (attention backward's row statistics, loaded spread over the threads and converted to the rows of
+/// the dot's result), that layout, which each thread then reads its rows of directly (the conversions become
+/// no-ops) instead of exchanging them through shuffles every iteration; else the load's own. A vector only (a
+/// tile read in a dot's layout may conflict in its banks), and without a mask (`other` is applied in the load's).
+fn read_type(f: &Func, ops: &[OpId], loaded: ValueId, masked: bool) -> Type {
+    let own = f.ty(loaded).clone();
+    if masked || own.shape().len() != 1 {
+        return own;
+    }
+    let mut to: Option<&Type> = None;
+    let mut all = true;
+    for &x in ops {
+        f.walk_op(x, &mut |y| {
+            let yd = f.op(y);
+            if !yd.operands.contains(&loaded) {
+                return;
+            }
+            let r = f.ty(yd.results[0]);
+            if yd.op != Op::ConvertLayout || to.is_some_and(|t| t != r) {
+                all = false;
+            } else {
+                to = Some(r);
+            }
+        });
+    }
+    match to {
+        Some(t) if all => t.clone(),
+        _ => own,
     }
 }
 

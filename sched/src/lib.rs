@@ -13,6 +13,7 @@
 pub mod dot_waits;
 pub mod error;
 pub mod expand;
+pub(crate) mod induction;
 pub mod mma_flight;
 pub mod plan;
 pub mod ring;

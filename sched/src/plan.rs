@@ -58,9 +58,13 @@ pub struct LoopPlan {
     pub loads: Vec<PipelinedLoad>,
     /// Positions (among the loop-carried values) of the values stage 0 carries: the loads' pointers.
     pub early_args: Vec<usize>,
-    /// Stage-0 ops that depend only on the induction variable and whose values the last stage reads too: the
-    /// last stage computes them again for its own iteration.
+    /// Stage-0 ops that depend only on the induction variable (and [`LoopPlan::late_args`]) and whose values the
+    /// last stage reads too: the last stage computes them again for its own iteration.
     pub remat: Vec<OpId>,
+    /// Carried integers stage 0 advances by a loop-invariant increment (position among the carried values, the
+    /// increment) that the last stage reads: it reads the carried value less `stages − 1` increments
+    /// ([`crate::induction`]).
+    pub late_args: Vec<(usize, ValueId)>,
     /// The `warpgroup_dot` made asynchronous, when there is one that can be.
     pub async_dot: Option<AsyncDot>,
     /// The auto-mode `tcgen05_mma` left in flight into the next iteration, when there is one that can be
@@ -171,8 +175,9 @@ pub struct Staging {
 
 /// The plan for loop `o`, or why it runs as written. Vectors that reach a dot ([`Vectors::Pipelined`]) run
 /// ahead when the loop allows it; when they keep it from being pipelined (the last stage reads what their
-/// addresses are computed from, as the causal mask of attention backward reads the rows its statistics are
-/// loaded for), the loop is planned without them.
+/// addresses are computed from, and that cannot be computed again for its iteration: the causal mask of attention
+/// backward, which reads the rows its statistics are loaded for, can, from the carried row offset), the loop is
+/// planned without them.
 pub fn plan(f: &Func, o: OpId, axis: &AxisAnalysis) -> Result<LoopPlan, AsWritten> {
     match plan_with(f, o, axis, Vectors::Pipelined) {
         Err(why) if vector_loads(f, o) => plan_with(f, o, axis, Vectors::AsWritten).map_err(|_| why),
@@ -367,11 +372,15 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
     // on nothing but the induction variable (attention's key offsets, also used by its causal mask), which the
     // last stage computes again for its own iteration.
     let iv = args[0];
+    let inductions = crate::induction::inductions(f, args, yields, early.iter().copied(), |p| in_body.contains(&p));
+    let induction_arg = |v: ValueId| {
+        args.iter().position(|&a| a == v).filter(|&i| i > 0 && inductions.contains_key(&(i - 1))).map(|i| i - 1)
+    };
     let mut iv_only: HashSet<OpId> = HashSet::new();
     for &x in ops.iter().filter(|x| stage0.contains(x) && f.op(**x).op.is_pure()) {
         let ok = f.op(x).operands.iter().all(|&v| match def_in_body(v) {
             Some(p) => iv_only.contains(&p),
-            None => v == iv || !args.contains(&v),
+            None => v == iv || !args.contains(&v) || induction_arg(v).is_some(),
         });
         if ok {
             iv_only.insert(x);
@@ -410,6 +419,7 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
             }
         }
     }
+    let mut late: HashSet<usize> = HashSet::new();
     for &x in ops.iter().filter(|x| !stage0.contains(x) && !allocs.contains(x)) {
         let mut bad = None;
         f.walk_op(x, &mut |y| {
@@ -421,7 +431,12 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
                         remat.insert(p);
                     }
                     Some(_) => bad = Some(v),
-                    None if early_arg => bad = Some(v),
+                    None if early_arg => match induction_arg(v) {
+                        Some(i) => {
+                            late.insert(i);
+                        }
+                        None => bad = Some(v),
+                    },
                     None => {}
                 }
             }
@@ -434,15 +449,15 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
     // computes (for a later iteration) is computed again when it depends on the induction variable alone (the
     // offsets a load used, carried out of the loop), or read back when it is a load's data; any other may not
     // be read after the loop or by the next iteration.
+    // One nothing reads (attention backward's `offs_m`, reassigned every iteration) stays as stage 0 left it.
     for (i, &y) in yields.iter().enumerate().filter(|(i, _)| !early.contains(i)) {
+        let read = uses[d.results[i].index()] > 0 || uses[args[i + 1].index()] > 0;
         match def_in_body(y).filter(|p| stage0.contains(p)) {
-            Some(_) if read_back.contains(&y) => {}
+            Some(_) if read_back.contains(&y) || !read => {}
             Some(p) if iv_only.contains(&p) => {
                 remat.insert(p);
             }
-            Some(_) if uses[d.results[i].index()] > 0 || uses[args[i + 1].index()] > 0 => {
-                return Err(AsWritten::CarriedFromStage0(d.results[i]));
-            }
+            Some(_) => return Err(AsWritten::CarriedFromStage0(d.results[i])),
             _ => {}
         }
     }
@@ -458,6 +473,11 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         }
     }
     let remat: Vec<OpId> = ops.iter().copied().filter(|x| remat.contains(x)).collect();
+    for &x in &remat {
+        late.extend(f.op(x).operands.iter().filter_map(|&v| induction_arg(v)));
+    }
+    let mut late_args: Vec<(usize, ValueId)> = late.into_iter().map(|i| (i, inductions[&i])).collect();
+    late_args.sort_unstable();
     for &i in &early {
         if uses[d.results[i].index()] > 0 {
             return Err(AsWritten::PointerUsedAfter(d.results[i]));
@@ -499,7 +519,19 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         if async_dot.is_none() { crate::mma_flight::candidate(f, ops, args, yields, &uses, reads_rings) } else { None };
     let buffers = if async_dot.is_some() || mma_flight.is_some() { stages } else { stages - 1 };
     let release = releases_pay(f, ops, &loads);
-    Ok(LoopPlan { loop_op: o, stages, buffers, stage0, loads, early_args, remat, async_dot, mma_flight, release })
+    Ok(LoopPlan {
+        loop_op: o,
+        stages,
+        buffers,
+        stage0,
+        loads,
+        early_args,
+        remat,
+        late_args,
+        async_dot,
+        mma_flight,
+        release,
+    })
 }
 
 /// A `desc_load` the pipeliner can issue ahead as a TMA copy: staged for a wgmma in the descriptor's TMA
