@@ -13,7 +13,9 @@ Triton (the provider both runs measure with the same tutorial code), and the sam
 summary line per table gives the geometric mean, the worst row and the rows below 0.95. Full logs go to $OUT (or
 /tmp) as sweep-NAME-{triton,tessel}[-RUN].log. The tutorials are public upstream files, not part of this repository.
 
-One run per side cannot rank a row whose own column jumps 2x between neighbouring sizes (the GPU's clocks, L2 state
+For rows the two processes' luck decides (host phases, 05's locks), `bench/tutorial_paired.py` runs the same
+tables with both compilers in one process, row by row. One run per side cannot rank a row whose own column jumps
+2x between neighbouring sizes (the GPU's clocks, L2 state
 and the autotuner's timing noise). `--repeat N` runs each side N times, alternating which goes first, and compares
 the per-row medians of each column; it also prints, per table, how far the runs of one side spread (the largest
 max/min of a row), so a ratio smaller than that spread reads as noise.
