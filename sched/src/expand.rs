@@ -13,7 +13,8 @@
 //!   into buffer `(k + D) mod B` (the one the previous iteration's dot read, or, with `B = D`, the one just read:
 //!   the barrier analysis puts a barrier between), predicated on `k + D` being an iteration. The epilogue is predicated, not
 //!   peeled: the last `D` iterations issue empty copies. In a fused loop nest, the inner loop's epilogue (the
-//!   branch that reads the dot's result) runs after that refill. The loop carries the ring positions (slot read, barrier
+//!   branch that reads the dot's result) runs after that refill; so do a body's trailing stores, with the
+//!   elementwise work only they read (`store_tail`). The loop carries the ring positions (slot read, barrier
 //!   parity, slot refilled), each advanced by an increment and a wrap.
 //! - Drain, after the loop: wait for every copy group and the last dots, and release the rings.
 //!
@@ -390,6 +391,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         r.emit(&mut e, &mut again);
     }
     order.append(&mut e.out);
+    let carried: Vec<ValueId> =
+        e.f.op(yield_op).operands.iter().flat_map(|v| [*v, *again.get(v).unwrap_or(v)]).collect();
+    let epilogue_at = epilogue_at.or_else(|| store_tail(e.f, &order, &p.stage0, &carried));
     let epilogue = epilogue_at.map_or_else(Vec::new, |at| order.split_off(at));
     let refill_at = order.len();
     let iv_ahead = e.advance(iv, dist, step);
@@ -573,6 +577,36 @@ fn read_type(f: &Func, ops: &[OpId], loaded: ValueId, masked: bool) -> Type {
         Some(t) if all => t.clone(),
         _ => own,
     }
+}
+
+/// Where the last stage's trailing global stores start in `order`, with the elementwise work that only they read
+/// (`None` when the body does not end in stores). They run after the refill, as a fused loop nest's epilogue
+/// does: the next iterations' copies are issued before the results are computed and stored, and the registers
+/// the copies' addresses need are not those the stores still hold (a store keeps its data registers until the
+/// memory unit has read them, so reusing them right after the stores waits on memory). Nothing moves past an op
+/// with effects other than a store, past one that is not elementwise, or past the read-backs of landed data;
+/// stage 0 and the loop's yield (`carried`: its operands, as given and as recomputed) read none of what moves.
+fn store_tail(f: &Func, order: &[OpId], stage0: &[OpId], carried: &[ValueId]) -> Option<usize> {
+    use tessel_tile::op_facts::LayoutKind;
+    let mut kept_reads: std::collections::HashSet<ValueId> = carried.iter().copied().collect();
+    for &x in stage0 {
+        f.walk_op(x, &mut |y| kept_reads.extend(f.op(y).operands.iter().copied()));
+    }
+    let mut start = order.len();
+    let mut stores = 0;
+    for (i, &x) in order.iter().enumerate().rev() {
+        let xd = f.op(x);
+        let store = matches!(xd.op, Op::Store { .. });
+        let elementwise = xd.op.is_pure()
+            && xd.regions.is_empty()
+            && matches!(xd.op.facts().layout, LayoutKind::Same | LayoutKind::Source);
+        if !(store || elementwise) || xd.results.iter().any(|r| kept_reads.contains(r)) {
+            break;
+        }
+        stores += usize::from(store);
+        start = i;
+    }
+    (stores > 0 && start < order.len()).then_some(start)
 }
 
 /// Removes the items of `v` that satisfy `pred` and returns them, in order.
