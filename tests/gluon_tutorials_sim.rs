@@ -1,9 +1,9 @@
-//! The public Gluon tutorials' Blackwell entry kernels on the PTX simulator against the interpreter. The
-//! tutorials are not part of this repository: set `TESSEL_GLUON_TUTORIALS` to the directory holding them
-//! (python/tutorials/gluon of triton-lang/triton, as `bench/gluon_tutorials.py` takes it); without it the test
-//! says so and passes. Each kernel runs unmodified at the configurations its tests use (the matmuls on
-//! 208x416x304, ragged tiles), compiled for sm_100a, with the outputs poisoned on both sides; the interpreter's
-//! results are checked against float64 by `bench/gluon_tutorials.py`.
+//! The public Gluon tutorials' Blackwell entry kernels, and 07's Hopper ones, on the PTX simulator against the
+//! interpreter. The tutorials are not part of this repository: set `TESSEL_GLUON_TUTORIALS` to the directory
+//! holding them (python/tutorials/gluon of triton-lang/triton, as `bench/gluon_tutorials.py` takes it); without it
+//! the test says so and passes. Each kernel runs unmodified at the configurations its tests use (the matmuls on
+//! 208x416x304, ragged tiles), compiled for sm_100a (07's for sm_90a), with the outputs poisoned on both sides;
+//! the interpreter's results are checked against float64 by `bench/gluon_tutorials.py`.
 
 #[path = "sim_common/mod.rs"]
 mod sim_common;
@@ -367,5 +367,40 @@ fn cluster_launch_control_tutorial_kernel_agrees_with_the_interpreter_on_the_sim
         let outs = run_on(&src, "persistent_matmul_kernel", args, &opts(&file, 4), &vals, [grid, 1, 1]);
         sim_common::ptx_sim::answer_every_request(true);
         check(&what, outs);
+    }
+}
+
+/// Tutorial 07's Hopper kernels (its `WGMMA` aggregate, whose `use_acc` is a runtime flag: wgmma's scale-d
+/// predicate) on sm_90a: the pipelined matmul and the persistent one, 128x256x64 blocks, 3 buffers, 8 warps, on
+/// 208x416x304 (ragged tiles; the persistent one on 3 programs, so that each runs several tiles and resets its
+/// accumulator between them).
+#[test]
+fn wgmma_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("07-persistence.py") else { return };
+    let (m, n, k) = (208u32, 416u32, 304u32);
+    let mut rng = Rng::new(7);
+    let (a, b) = (rng.vec((m * k) as usize), rng.vec((k * n) as usize));
+    let expr = |s: &str| ArgSpec::Constexpr(ConstValue::Expr(s.into()));
+    let hopper = RunOptions { target: Target::Sm90a, ..opts(&file, 8) };
+    let tiles = [m.div_ceil(128), n.div_ceil(256), 1];
+    for (kernel, grid, scheduler) in [
+        ("matmul_pipelined_kernel", tiles, None),
+        ("persistent_matmul_kernel", [3, 1, 1], Some("PersistentTileScheduler")),
+    ] {
+        let mut args = vec![desc(F16, &[128, 64]), desc(F16, &[64, 256]), desc(F16, &[128, 256]), expr("WGMMA")];
+        args.extend(scheduler.map(expr));
+        args.extend([c(3), c(8)]);
+        let vals = [
+            V::Desc(F16, Some(a.clone()), vec![m, k]),
+            V::Desc(F16, Some(b.clone()), vec![k, n]),
+            V::Desc(F16, None, vec![m, n]),
+        ];
+        let outs = run_on(&src, kernel, args, &hopper, &vals, grid).unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        // The simulator adds each K-16 instruction's product to D, the interpreter each K-64 dot's: the fp16
+        // results may round one unit apart.
+        let (sim, interp) = &outs[0];
+        assert!(interp.iter().all(|x| x.is_finite()), "{kernel}: unwritten elements");
+        let far = (0..sim.len()).filter(|&j| (sim[j] - interp[j]).abs() > 2e-3 * interp[j].abs().max(1.0)).count();
+        assert_eq!(far, 0, "{kernel} {m}x{n}x{k}: {far} of {} elements differ by more than an fp16 unit", sim.len());
     }
 }

@@ -8,7 +8,7 @@
 use tessel_lang::Span;
 use tessel_lang::elab::builtins::{Arg, Bound};
 use tessel_lang::elab::registry::{Handler, Registry};
-use tessel_lang::elab::value::{Tv, Value};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::{AnyLayout, DistributedLayout, SharedLayout};
 use tessel_tile::ops::{Const, InputPrecision, Op};
@@ -120,22 +120,25 @@ fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let is_async = e.const_bool(b.req("is_async"), &fname, "is_async")?;
     let zero = if acc_elem.is_float() { Const::Float(0.0) } else { Const::Int(0) };
     let use_acc = b.req("use_acc");
-    let acc = match &use_acc.value {
-        // A runtime flag (the accumulator is reset per tile, say): the accumulator or zeros, selected in registers
-        // before the dot.
+    let (acc, flag) = match &use_acc.value {
+        // A runtime flag (the accumulator is reset per tile, say): wgmma's scale-d predicate, as Triton lowers it.
+        // The accumulator stays in its registers; with the flag false the product replaces it. (Selecting the
+        // accumulator or zeros before the dot costs a select per accumulator register, and waits for the
+        // previous asynchronous dot first.)
         Value::Tensor(t) => {
             if t.is_block() {
                 return Err(e.err(use_acc.span, format!("`use_acc` must be a scalar, got {}", t.ty)));
             }
-            let z = Value::Tensor(e.constant(zero, acc.ty.clone(), b.span)?);
-            e.where_(&use_acc.value, &Value::Tensor(acc), &z, use_acc.span)?
+            (acc, Some(e.cast(t.clone(), Dtype::Scalar(ScalarType::I1), use_acc.span)?))
         }
-        _ if e.const_bool(use_acc, &fname, "use_acc")? => acc,
-        _ => e.constant(zero, acc.ty.clone(), b.span)?,
+        _ if e.const_bool(use_acc, &fname, "use_acc")? => (acc, None),
+        _ => (e.constant(zero, acc.ty.clone(), b.span)?, None),
     };
     let ty = acc.ty.clone();
     let op = Op::WarpGroupDot { precision, max_num_imprecise_acc, is_async };
-    Ok(Value::Tensor(e.emit1(op, &[a_val, bm, acc], ty, b.span)?))
+    let mut operands = vec![a_val, bm, acc];
+    operands.extend(flag);
+    Ok(Value::Tensor(e.emit1(op, &operands, ty, b.span)?))
 }
 
 /// A in registers: `DotOperandLayout(0, parent=<the accumulator's layout>, k_width=32 // bitwidth)`.

@@ -71,7 +71,7 @@ fn an_async_wgmma_result_read_before_its_wait_is_refused() {
 }
 
 /// `use_acc` a runtime flag (as tutorial 07's `WGMMA` aggregate carries it): program 1 accumulates onto C,
-/// program 0 starts from zero.
+/// program 0 starts from zero. The flag is the dot's scale-d operand, not a select of the accumulator.
 const USE_ACC: &str = r#"
 @gluon.jit
 def use_acc_tile(A, B, C, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
@@ -99,7 +99,10 @@ fn a_runtime_use_acc_chooses_between_the_accumulator_and_zero() {
     let src = format!("{HEADER}{USE_ACC}");
     let spec = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64)];
     let f = elab(&src, "use_acc_tile", spec);
-    assert!(f.to_string().contains("select"), "{f}");
+    let text = f.to_string();
+    let dot = text.lines().find(|l| l.contains("warpgroup_dot ")).expect("a warpgroup_dot");
+    assert!(dot.contains("%a_s, %b_s, %c, %flag :"), "a, b, acc and the flag: {dot}");
+    assert!(!text.contains("select"), "{f}");
     let mut rng = Rng::new(4);
     let (a, b, c) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(k * n)), rounded(F32, &rng.vec(m * n)));
     let mut mem = Memory::new();

@@ -102,9 +102,15 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
         Some(Opnd::Imm(x)) => Some(*x),
         _ => None,
     };
-    if imm(3) != Some(1) {
-        return Err("only scale-d = 1 is simulated".into());
-    }
+    // scale-d: 1 accumulates onto D; 0 (an immediate or a false predicate, uniform over the warpgroup) replaces
+    // D with the product.
+    let scale_d = |c: &Cta, t: usize| -> Result<bool, String> {
+        match args.get(3) {
+            Some(Opnd::Imm(x)) if *x <= 1 => Ok(*x == 1),
+            Some(Opnd::Reg(r)) => Ok(c.regs[t][*r] != 0),
+            other => Err(format!("scale-d {other:?} is neither 0, 1 nor a predicate")),
+        }
+    };
     // A from registers (a `{..}` list of four) drops the A transpose immediate.
     let a_regs: Option<Vec<usize>> = match &args[1] {
         Opnd::Vec(v) => Some(v.iter().map(|r| r.ok_or("`_` in A")).collect::<Result<_, _>>()?),
@@ -125,6 +131,10 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
             Opnd::Reg(r) => Ok(c.regs[lead][*r]),
             other => Err(format!("descriptor {other:?} is not a register")),
         };
+        let keep = scale_d(c, lead)?;
+        if (lead..lead + 128).any(|t| scale_d(c, t) != Ok(keep)) {
+            return Err(format!("scale-d differs across warpgroup {wg}"));
+        }
         let db = decode(reg(c, &args[2])?)?;
         let da = if a_regs.is_none() { Some(decode(reg(c, &args[1])?)?) } else { None };
         for t in lead..lead + 128 {
@@ -183,7 +193,7 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
                 let (j, h, cc) = (i / 4, (i / 2) % 2, i % 2);
                 let (row, col) = (16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4) + cc);
                 let dot: f64 = (0..k).map(|kk| a[(row * k + kk) as usize] * b[(kk * n + col) as usize]).sum();
-                let old = c.regs[t][r];
+                let old = if keep { c.regs[t][r] } else { 0 };
                 c.regs[t][r] = match ty_d {
                     "f32" => (f32::from_bits(old as u32) + dot as f32).to_bits() as u64,
                     "s32" => (old as u32 as i32).wrapping_add(dot as i32) as u32 as u64,
