@@ -21,8 +21,10 @@ SCRIPT = textwrap.dedent('''
         fence_async_shared, mbarrier, tma, warpgroup_mma, warpgroup_mma_accumulator, warpgroup_mma_wait,
     )
     from triton.experimental.gluon.language.nvidia.blackwell import (
-        TensorMemoryLayout, allocate_tensor_memory, tcgen05_commit, tcgen05_mma, tensor_memory_descriptor,
+        TensorMemoryLayout, allocate_tensor_memory, get_tmem_reg_layout, tcgen05_commit, tcgen05_mma,
+        tensor_memory_descriptor,
     )
+    from triton.experimental.gluon.language.nvidia.blackwell.tma import tensor_descriptor_type  # noqa: F401
 
 
     @gluon.aggregate
