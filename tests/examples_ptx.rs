@@ -639,3 +639,18 @@ fn the_pipelined_matmul_loop_has_two_barriers_per_iteration() {
     assert_eq!(body.matches("bar.sync 0;").count(), 2, "{body}");
     assert_eq!(body.matches("fence.proxy.async").count(), 0, "{body}");
 }
+
+/// An asynchronous wgmma's result that enters a loop still in flight (`tests/kernels/gluon_wgmma_loop.py`, a
+/// persistent matmul's shape) becomes the loop's carried value in its own registers: no copy reads them between
+/// the issue and the loop, which would make ptxas serialize every wgmma of the kernel (C7511, which `assemble`
+/// refuses as it refuses any ptxas output). The result is checked on the simulator in `examples_sim`.
+#[test]
+fn an_in_flight_wgmma_result_enters_a_loop_without_a_copy() {
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), c(64), c(128), c(32)];
+    let ptx = ptx_for("kernels/gluon_wgmma_loop.py", "wgmma_into_loop", args, 4, Target::Sm90a).unwrap();
+    let issued = ptx.find("wgmma.commit_group").expect("a wgmma before the K loop");
+    let k_loop = ptx[issued..].find("$L_for_head_").expect("the K loop") + issued;
+    let copies = ptx[issued..k_loop].lines().filter(|l| l.trim_start().starts_with("mov.f32")).count();
+    assert_eq!(copies, 0, "accumulator copies between the wgmma and the loop:\n{}", &ptx[issued..k_loop]);
+    assemble("wgmma_into_loop", &ptx, "sm_90a");
+}

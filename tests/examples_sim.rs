@@ -468,3 +468,20 @@ fn gluon_shared_memory_views_match_the_interpreter() {
         }
     }
 }
+
+/// An asynchronous wgmma's result entering a loop in flight, and a tile loop carrying the accumulator
+/// (`tests/kernels/gluon_wgmma_loop.py`; `examples_ptx` checks that no copy reads it): 3 tiles of 4 K steps.
+#[test]
+fn an_in_flight_wgmma_entering_a_loop_matches_the_interpreter() {
+    let (m, n, k) = (64usize, 128usize, 32usize);
+    let spec = vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), c(m as i64), c(n as i64), c(k as i64)];
+    let vals = [
+        V::Buf(F16, random(m * k, 21, F16)),
+        V::Buf(F16, random(k * n, 22, F16)),
+        V::Out(F32, 3 * m * n),
+        V::Int(3),
+        V::Int(4),
+    ];
+    let err = compare("kernels/gluon_wgmma_loop.py", "wgmma_into_loop", spec, 4, &vals, [1, 1, 1], Target::Sm90a);
+    assert!(err < 1e-6, "{err}");
+}

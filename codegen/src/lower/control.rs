@@ -59,12 +59,25 @@ pub(crate) fn for_loop(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     let t = ty(iv_ty);
     let (lb, ub, step) = (l.get(data.operands[0])?[0], l.get(data.operands[1])?[0], l.get(data.operands[2])?[0]);
     let inits = l.all_regs(&data.operands[3..])?;
-    let carried: Vec<Vec<Reg>> = inits.iter().map(|r| l.fresh_like(r)).collect();
+    // An asynchronous dot's result that only this loop reads enters it in its own registers: copying them would
+    // read registers the tensor cores may still be writing, and ptxas then serializes every wgmma of the kernel
+    // (C7511). Every other value is copied into fresh registers.
+    let carried: Vec<Vec<Reg>> = data.operands[3..]
+        .iter()
+        .zip(&inits)
+        .map(|(&v, r)| {
+            let in_flight =
+                l.producer.get(&v).is_some_and(|&p| matches!(l.f.op(p).op, Op::WarpGroupDot { is_async: true, .. }));
+            if in_flight && l.uses[v.index()] == 1 { r.clone() } else { l.fresh_like(r) }
+        })
+        .collect();
     let iv = l.b.reg(lb.class);
     l.mov(iv, lb);
     for (c, i) in carried.iter().zip(&inits) {
         for (&d, &s) in c.iter().zip(i) {
-            l.mov(d, s);
+            if d != s {
+                l.mov(d, s);
+            }
         }
     }
     let (head, end) = (l.b.new_label("for_head"), l.b.new_label("for_end"));
