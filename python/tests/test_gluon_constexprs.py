@@ -97,6 +97,12 @@ def test_host_layout_objects_keep_their_fields_and_spell_as_the_compiler_does():
     assert d == gl.NVMMASharedLayout(32, 16)
     assert d != gl.NVMMASharedLayout(128, 16)
     assert gl.NVMMASharedLayout.get_default_for([128, 64], gl.float16).swizzle_byte_width == 128
+    # Asked again (host code does, around every launch), it is an equal layout of its own, from a cache that
+    # tells a tuple shape from a list, and arguments apart.
+    again = gl.NVMMASharedLayout.get_default_for((64, 16), gl.float16)
+    assert again == d and again is not d and again.cga_layout is not d.cga_layout
+    assert gl.NVMMASharedLayout.get_default_for((64, 16), gl.float32) == gl.NVMMASharedLayout(64, 32)
+    assert gl.NVMMASharedLayout.get_default_for((64, 16), gl.float16, transposed=True).transposed
     with pytest.raises(AttributeError, match="immutable"):
         ROWS.order = [0, 1]
 

@@ -243,15 +243,30 @@ class NVMMASharedLayout(SharedLayout):
     def get_default_for(block_shape, dtype, transposed=False, fp4_padded=False, cga_layout=None):
         """The NVMMA layout a TMA copy of `block_shape` elements of `dtype` uses by default (the widest swizzle
         the block's contiguous rows fill), computed by the compiler's own rule."""
+        # Host code asks for the same layouts around every launch (tutorial 05's `small_mma`, three per call): a
+        # layout made before from equal arguments is copied, not rendered and bound again.
+        shape = tuple(block_shape) if isinstance(block_shape, tuple) else block_shape  # torch.Size, say
+        key = _frozen((NVMMASharedLayout.get_default_for, shape, dtype, transposed, fp4_padded, cga_layout))
+        made = _MADE.get(key) if key is not _UNFROZEN else None
+        layout = object.__new__(NVMMASharedLayout)
+        if made is not None:
+            fields, spelling = made
+            d = layout.__dict__
+            for name, value in fields:
+                d[name] = _copied(value) if type(value) is list else value
+            d["_tessel_const_expr"] = spelling
+            return layout
         args = {"block_shape": _value(block_shape), "dtype": _value(dtype), "transposed": _value(transposed),
                 "fp4_padded": _value(fp4_padded), "cga_layout": _value(cga_layout)}
         where = "gl.NVMMASharedLayout.get_default_for"
         source = f"NVMMASharedLayout.get_default_for({', '.join(f'{k}={_render(v, where)}' for k, v in args.items())})"
-        layout = object.__new__(NVMMASharedLayout)
         fields = layout._bind(source)
         for name, value in fields.items():
             object.__setattr__(layout, name, value)
         object.__setattr__(layout, "cga_layout", args["cga_layout"] or [])
+        if key is not _UNFROZEN and len(_MADE) < _BOUND_MAX:
+            kept = tuple((n, _copied(v)) for n, v in layout.__dict__.items() if n != "_tessel_const_expr")
+            _MADE[key] = (kept, layout._tessel_const_expr)
         return layout
 
 
