@@ -23,6 +23,8 @@ pub enum V {
     Int(i64),
     F32(f32),
     Desc(ScalarType, Option<Vec<f64>>, Vec<u32>),
+    /// A descriptor over an input buffer the kernel also writes (a TMA scatter's), compared after the run.
+    DescInOut(ScalarType, Vec<f64>, Vec<u32>),
 }
 
 /// How [`run_on`] compiles and what output buffers start as.
@@ -214,7 +216,12 @@ fn simulate_edited(
                 sargs.push(x.to_bits() as u64);
                 iargs.push(Arg::Float(*x as f64));
             }
-            V::Desc(t, data, shape) => {
+            V::Desc(..) | V::DescInOut(..) => {
+                let (t, data, shape, output) = match v {
+                    V::Desc(t, data, shape) => (t, data.as_deref(), shape, data.is_none()),
+                    V::DescInOut(t, data, shape) => (t, Some(data.as_slice()), shape, true),
+                    _ => unreachable!(),
+                };
                 // Base, dims, element strides: the interpreter's descriptor and the kernel's parameters.
                 let n = shape.iter().map(|&d| d as usize).product();
                 let id = match data {
@@ -230,7 +237,7 @@ fn simulate_edited(
                 };
                 sargs.push(global.alloc(bytes));
                 iargs.push(Arg::Buffer(id));
-                if data.is_none() {
+                if output {
                     outs.push((id, *sargs.last().unwrap(), *t));
                 }
                 let strides: Vec<u64> =

@@ -37,7 +37,7 @@ pub struct TensorMap {
 }
 
 /// The shared address of byte offset `off` of a box at `base`, swizzled.
-fn swizzled(base: u64, off: u64, swizzle: u32) -> u64 {
+pub(super) fn swizzled(base: u64, off: u64, swizzle: u32) -> u64 {
     let a = base + off;
     if swizzle == 0 {
         return a;
