@@ -219,7 +219,7 @@ mod tests {
     #[test]
     fn gathers_refuse_short_rows_few_rows_and_other_blocks() {
         let e = gather_block(ScalarType::BF16, &[1, 8], None, 8).unwrap_err();
-        assert!(e.contains("at least 32 bytes (16 bf16 elements), got 8"), "{e}");
+        assert!(e.contains("at least 32 bytes (16 bfloat16 elements), got 8"), "{e}");
         let e = gather_block(ScalarType::F32, &[1, 16], None, 4).unwrap_err();
         assert!(e.contains("at least 8 rows, got 4"), "{e}");
         let e = gather_block(ScalarType::F32, &[2, 16], None, 8).unwrap_err();
@@ -245,5 +245,48 @@ mod tests {
         assert!(e.contains("first register bases [1] and [2]"), "{e}");
         let e = index_layout_problem(&make(&[1, 2, 8, 4], &[0; 5], &[18])).unwrap();
         assert!(e.contains("groups of four rows, got [18]"), "{e}");
+    }
+
+    fn gather_func(rows: u32, layout: &str, target: &str) -> crate::ir::Func {
+        let t = |n: u32| format!("tensor<{n}xi32, {layout}>");
+        let text = format!(
+            "func @k(%d: ptr<f32>, %s0: i32, %s1: i32, %t0: i64, %t1: i64, %x: ptr<i32>, %y: i32) attributes {{target = {target}, num_warps = 4, gluon = true}} {{
+  %desc = make_tensor_desc {{rank = 2, layout = \"NVMMASharedLayout(64, 32)\"}} %d, %s0, %s1, %t0, %t1 : tensordesc<1x16xf32>
+  %1 = arange {{start = 0, end = {rows}}} : {}
+  %2 = splat %x : tensor<{rows}xptr<i32>, {layout}>
+  %3 = addptr %2, %1 : tensor<{rows}xptr<i32>, {layout}>
+  %rows = load %3 : {}
+  %buf = local_alloc : memdesc<16x16xf32, NVMMASharedLayout(64, 32)>
+  %bar = local_alloc : memdesc<1xi64, SwizzledSharedLayout(1,1,1,[0])>
+  tma_gather %desc, %buf, %bar, %rows, %y
+  return
+}}",
+            t(rows),
+            t(rows)
+        );
+        crate::parse::parse_func(&text).unwrap()
+    }
+
+    fn verify_err(rows: u32, layout: &str) -> String {
+        let f = gather_func(rows, layout, "sm_100a");
+        crate::verify::verify(&f).map(|_| String::new()).unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn below_sm100a_the_gather_is_refused_naming_the_op() {
+        let slice = "SliceLayout(0, BlockedLayout([1,4],[32,1],[1,4],[1,0]))";
+        assert!(check_target(&gather_func(16, slice, "sm_100a")).is_ok());
+        let (_, e) = check_target(&gather_func(16, slice, "sm_90a")).unwrap_err();
+        assert_eq!(e, "`tma.async_gather` (TMA gather4) needs sm_100a (Blackwell); this kernel compiles for sm_90a");
+    }
+
+    #[test]
+    fn the_verifier_names_a_wrong_index_count_and_layout() {
+        let slice = "SliceLayout(0, BlockedLayout([1,4],[32,1],[1,4],[1,0]))";
+        assert_eq!(verify_err(16, slice), "");
+        let e = verify_err(8, slice);
+        assert!(e.contains("the row indices must be a tensor<16xi32>"), "{e}");
+        let e = verify_err(16, "BlockedLayout([1],[32],[4],[0])");
+        assert!(e.contains("the row indices' layout") && e.contains("first register bases [1] and [2]"), "{e}");
     }
 }

@@ -134,8 +134,13 @@ fn copies(
     let col = l.get(y)?[0];
     let mut out = Vec::new();
     for &(r, reg_rows) in &p.groups {
-        let row = l.b.reg(RegClass::B32);
-        l.b.op("xor.b32", row, (warp_rows, reg_rows));
+        let row = if reg_rows == 0 {
+            warp_rows
+        } else {
+            let row = l.b.reg(RegClass::B32);
+            l.b.op("xor.b32", row, (warp_rows, reg_rows));
+            row
+        };
         for &(offset, origin) in &p.col_boxes {
             let smem = l.b.reg(RegClass::B32);
             let at = if offset == 0 {
