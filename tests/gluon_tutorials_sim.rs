@@ -8,7 +8,7 @@
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use sim_common::{RunOptions, SimAndInterp, V, run_on};
+use sim_common::{RunOptions, SimAndInterp, V, run_edited, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, *};
 use tessel::tile::Target;
@@ -483,4 +483,48 @@ fn fused_gather_scatter_matmul_tutorial_kernel_agrees_with_the_interpreter_on_th
             check(&what, outs);
         }
     }
+}
+
+/// The comparison catches a gather whose rows are out of order: the gather kernel with the first two row
+/// coordinates of every `gather4` swapped in its PTX lands rows in the wrong places, and the simulated output
+/// differs from the interpreter's.
+#[test]
+fn a_gather_with_its_rows_swapped_disagrees_with_the_interpreter() {
+    let Some((file, src)) = tutorial("09-tma-gather-scatter.py") else { return };
+    let (xm, ym, bx, by) = (64u32, 256u32, 8u32, 16u32);
+    let int = ArgSpec::Int(I32, false);
+    let mut rng = Rng::new(19);
+    let args = vec![
+        ArgSpec::Pointer(F32, true),
+        int.clone(),
+        int.clone(),
+        gather_desc(F32, bx, by),
+        ArgSpec::Pointer(I32, true),
+        int,
+        c(bx as i64),
+    ];
+    let rows: Vec<f64> = (0..bx).map(|i| (i * 7) as f64).collect();
+    let vals = [
+        V::Out(F32, (bx * by) as usize),
+        V::Int(by as i64),
+        V::Int(1),
+        V::Desc(F32, Some(rng.vec((xm * ym) as usize)), vec![xm, ym]),
+        V::Buf(I32, rows),
+        V::Int(0),
+    ];
+    let swap_rows = |ptx: &str| -> String {
+        let lines = ptx.lines().map(|l| {
+            let Some(open) = l.find('{').filter(|_| l.contains("tile::gather4")) else { return l.to_string() };
+            let close = l[open..].find('}').expect("a coordinate vector") + open;
+            let mut c: Vec<&str> = l[open + 1..close].split(", ").collect();
+            c.swap(1, 2);
+            format!("{}{{{}}}{}", &l[..open], c.join(", "), &l[close + 1..])
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let opts = opts(&file, 4);
+    let good = run_on(&src, "async_gather_kernel", args.clone(), &opts, &vals, [1, 1, 1]).unwrap();
+    assert_eq!(good[0].0, good[0].1, "the unbroken kernel agrees");
+    let bad = run_edited(&src, "async_gather_kernel", args, &opts, &vals, [1, 1, 1], &swap_rows).unwrap();
+    assert_ne!(bad[0].0, bad[0].1, "rows swapped in the PTX must show in the simulated output");
 }

@@ -162,6 +162,26 @@ pub fn simulate_broken(
     simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit).map(|_| ())
 }
 
+/// [`run_on`] with `edit` applied to the PTX before the simulator runs it (a test breaking the PTX on purpose, to
+/// see the comparison with the interpreter catch it).
+#[allow(dead_code)] // for the tests that break PTX
+pub fn run_edited(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+    edit: &dyn Fn(&str) -> String,
+) -> Result<Vec<SimAndInterp>, String> {
+    let mut s = simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit)?;
+    run(&s.func, &s.iargs, grid, &mut s.mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
+    Ok(s.outs
+        .into_iter()
+        .map(|(id, addr, t)| (decode(s.global.bytes(addr), t), decode(&s.mem.buffer(id).bytes, t)))
+        .collect())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn simulate_edited(
     source: &str,
