@@ -176,4 +176,14 @@ fn broken_variants_are_refused_at_the_call() {
         SRC.replacen("tma.async_gather(desc, rows, col, bar, buf)", "tma.async_gather(desc, [0, 1], col, bar, buf)", 1);
     let err = elab_error(&list, "gather_rows", spec(&[1, COLS], ROWS));
     assert!(err.contains("`x_offsets` of `tma.async_gather` must be a"), "{err}");
+    // Row offsets of another rank or type.
+    for (offsets, got) in [("rows[None, :]", "tensor<1x16xi32"), ("rows.to(gl.int64)", "tensor<16xi64")] {
+        let call = format!("tma.async_gather(desc, {offsets}, col, bar, buf)");
+        let bad = SRC.replacen("tma.async_gather(desc, rows, col, bar, buf)", &call, 1);
+        let err = elab_error(&bad, "gather_rows", spec(&[1, COLS], ROWS));
+        assert!(
+            err.contains("`x_offsets` of `tma.async_gather` must be a 1-d int32 tensor, got") && err.contains(got),
+            "{err}"
+        );
+    }
 }
