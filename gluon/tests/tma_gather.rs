@@ -1,8 +1,8 @@
 //! Blackwell's TMA gather and scatter (`tma.async_gather` / `tma.async_scatter`): the interpreter's rows against
 //! a reference on rows and columns partly outside the tensor, the IR round trip, the refusals at the call (a
 //! row-index layout gather4 cannot issue from, too few rows, a descriptor that is not `[1, cols]`, a buffer in
-//! another layout), and the interpreter's errors for what the GPU stops on (a misaligned column, a negative
-//! scatter row).
+//! another layout), a gather from a one-warp `warp_specialize` worker, and the interpreter's errors for what the
+//! GPU stops on (a misaligned column, a negative scatter row).
 
 mod common;
 
@@ -47,6 +47,32 @@ def scatter_rows(desc, idx_ptr, src_ptr, col, ROWS: gl.constexpr, COLS: gl.const
     fence_async_shared()
     tma.async_scatter(desc, rows, col, buf)
     tma.store_wait(0)
+
+
+@gluon.jit
+def _load(desc, idx_ptr, col, buf, bar, ROWS: gl.constexpr):
+    idx_layout: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 4], [32, 1], [1, 1], [1, 0]))
+    rows = gl.load(idx_ptr + gl.arange(0, ROWS, idx_layout))
+    mbarrier.expect(bar, ROWS * desc.block_type.nbytes)
+    tma.async_gather(desc, rows, col, bar, buf)
+
+
+@gluon.jit
+def _consume(out_ptr, buf, bar, ROWS: gl.constexpr, COLS: gl.constexpr):
+    mbarrier.wait(bar, 0)
+    layout: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [gl.num_warps(), 1], [1, 0])
+    r = gl.arange(0, ROWS, gl.SliceLayout(1, layout))
+    c = gl.arange(0, COLS, gl.SliceLayout(0, layout))
+    gl.store(out_ptr + r[:, None] * COLS + c[None, :], buf.load(layout))
+
+
+@gluon.jit
+def ws_gather(desc, idx_ptr, out_ptr, col, ROWS: gl.constexpr, COLS: gl.constexpr):
+    buf = gl.allocate_shared_memory(desc.dtype, [ROWS, COLS], desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    gl.warp_specialize([(_consume, (out_ptr, buf, bar, ROWS, COLS)), (_load, (desc, idx_ptr, col, buf, bar, ROWS))],
+                       [1], [24])
 "#;
 
 const ROWS: u32 = 16;
@@ -186,4 +212,25 @@ fn broken_variants_are_refused_at_the_call() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn a_one_warp_worker_partition_gathers_through_the_descriptor_it_was_passed() {
+    let f = elab(SRC, "ws_gather", spec(&[1, COLS], ROWS));
+    assert!(f.to_string().contains("tma_gather"), "{f}");
+    let x = rounded(F32, &Rng::new(3).vec((DIMS.0 * DIMS.1) as usize));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let idx = mem.alloc_from("idx", I32, &INDICES.map(|i| i as f64));
+    let out = poisoned(&mut mem, "out", F32, (ROWS * COLS) as usize);
+    let mut args = desc_args(bx).to_vec();
+    args.extend([Arg::Buffer(idx), Arg::Buffer(out), Arg::Int(8)]);
+    run(&f, &args, [1, 1, 1], &mut mem);
+    let want: Vec<f64> = (0..(ROWS * COLS) as usize)
+        .map(|k| {
+            let (r, c) = (INDICES[k / COLS as usize], 8 + (k % COLS as usize) as i64);
+            if (0..DIMS.0).contains(&r) && c < DIMS.1 { x[(r * DIMS.1 + c) as usize] } else { 0.0 }
+        })
+        .collect();
+    assert_eq!(mem.read_f64(out), want);
 }
