@@ -248,10 +248,8 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> 
                 continue;
             }
             "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
-                let four = ins.op.contains("tile::gather4") || ins.op.contains("tile::scatter4");
                 for t in (0..n).filter(|&t| active[t]) {
-                    let r = if four { tma_gather::copy(c, g, &ins, t) } else { tma::copy(c, g, &ins, t) };
-                    r.map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+                    tma::copy(c, g, &ins, t).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
                 }
                 *pc += 1;
                 continue;
