@@ -3,7 +3,8 @@
 //! row3}` over a 2-d tensor map whose box is one row of `w` columns. Row `k` of the four is tensor row `row_k`,
 //! columns `col .. col + w`, at byte `k * w * elem` of the shared box (swizzled in the shared address as any TMA
 //! box); a gather reads zero outside the tensor and completes `4 * w` elements' bytes on the mbarrier, a scatter
-//! writes the elements inside it. A box of more than one row is not simulated (and not what codegen encodes).
+//! writes the elements inside it. The shared address is 128-byte aligned, as for every bulk tensor copy. A box of
+//! more than one row is not simulated (and not what codegen encodes).
 
 use super::cluster::Delivery;
 use super::tma::swizzled;
@@ -46,6 +47,9 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             .then(|| m.base + r as u64 * m.strides[0] + x as u64 * m.strides[1])
     };
     let base = c.addr(t, smem_op)?;
+    if base % 128 != 0 {
+        return Err(format!("gather4/scatter4 at shared address {base}: bulk tensor copies need 128-byte alignment"));
+    }
     if gather {
         let mut writes = Vec::with_capacity(4 * w as usize);
         for (k, &r) in rows.iter().enumerate() {
