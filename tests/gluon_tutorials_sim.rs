@@ -8,7 +8,7 @@
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use sim_common::{RunOptions, SimAndInterp, V, run_on};
+use sim_common::{RunOptions, SimAndInterp, V, run_edited, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, *};
 use tessel::tile::Target;
@@ -403,4 +403,163 @@ fn wgmma_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
         let far = (0..sim.len()).filter(|&j| (sim[j] - interp[j]).abs() > 2e-3 * interp[j].abs().max(1.0)).count();
         assert_eq!(far, 0, "{kernel} {m}x{n}x{k}: {far} of {} elements differ by more than an fp16 unit", sim.len());
     }
+}
+
+/// A tutorial-09 descriptor: block `[1, cols]` staged in the layout of a `[rows, cols]` buffer
+/// (`NVMMASharedLayout.get_default_for([rows, cols])`, as the tutorial's host code makes it).
+fn gather_desc(elem: ScalarType, rows: u32, cols: u32) -> ArgSpec {
+    let layout = Some(tessel::layouts::NvmmaSharedLayout::default_for(&[rows, cols], elem.bits()));
+    ArgSpec::TensorDesc { elem, block_shape: vec![1, cols], padding_nan: false, layout }
+}
+
+/// `torch.linspace(lo, hi, n, dtype=int32)` shuffled, as tutorial 09's tests make row offsets.
+fn shuffled_rows(rng: &mut Rng, lo: f64, hi: f64, n: u32) -> Vec<f64> {
+    let mut v: Vec<f64> = (0..n).map(|i| (lo + (hi - lo) * i as f64 / (n - 1) as f64).trunc()).collect();
+    for i in (1..v.len()).rev() {
+        v.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+/// Tutorial 09's gather and scatter kernels at every dtype, BLOCK_X and BLOCK_Y of its tests, on a 64x256 tensor:
+/// row offsets from negative to past the tensor (the gather reads zeros there, the scatter drops them), column
+/// offsets before, inside and across the tensor's end.
+#[test]
+fn gather_scatter_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("09-tma-gather-scatter.py") else { return };
+    let (xm, ym) = (64u32, 256u32);
+    let int = ArgSpec::Int(I32, false);
+    let mut rng = Rng::new(9);
+    for elem in [BF16, F32] {
+        for bx in [8u32, 128] {
+            for by in [16u32, 128] {
+                for y in [-16i64, 0, 48, 200] {
+                    let input = rng.vec((xm * ym) as usize);
+                    let rows = shuffled_rows(&mut rng, -(xm as f64), 2.0 * xm as f64, bx);
+                    let args = vec![
+                        ArgSpec::Pointer(elem, true),
+                        int.clone(),
+                        int.clone(),
+                        gather_desc(elem, bx, by),
+                        ArgSpec::Pointer(I32, true),
+                        int.clone(),
+                        c(bx as i64),
+                    ];
+                    let vals = [
+                        V::Out(elem, (bx * by) as usize),
+                        V::Int(by as i64),
+                        V::Int(1),
+                        V::Desc(elem, Some(input), vec![xm, ym]),
+                        V::Buf(I32, rows),
+                        V::Int(y),
+                    ];
+                    let what = format!("async_gather_kernel ({elem}, BLOCK_X {bx}, BLOCK_Y {by}, y_offset {y})");
+                    check(&what, run_on(&src, "async_gather_kernel", args, &opts(&file, 4), &vals, [1, 1, 1]));
+                    if y < 0 {
+                        continue;
+                    }
+                    let input = rng.vec((xm * ym) as usize);
+                    let rows = shuffled_rows(&mut rng, 0.0, 2.0 * xm as f64, bx);
+                    let args = vec![
+                        gather_desc(elem, bx, by),
+                        ArgSpec::Pointer(I32, true),
+                        int.clone(),
+                        ArgSpec::Pointer(elem, true),
+                        int.clone(),
+                        int.clone(),
+                        c(bx as i64),
+                    ];
+                    let vals = [
+                        V::DescInOut(elem, input, vec![xm, ym]),
+                        V::Buf(I32, rows),
+                        V::Int(y),
+                        V::Buf(elem, rng.vec((bx * by) as usize)),
+                        V::Int(by as i64),
+                        V::Int(1),
+                    ];
+                    let what = format!("async_scatter_kernel ({elem}, BLOCK_X {bx}, BLOCK_Y {by}, y_offset {y})");
+                    check(&what, run_on(&src, "async_scatter_kernel", args, &opts(&file, 4), &vals, [1, 1, 1]));
+                }
+            }
+        }
+    }
+}
+
+/// Tutorial 09's matmul with a fused gather and scatter (tutorial 7's MMAv5, the grouped scheduler) at each block
+/// shape and buffer count of its test, on 256x200x320 (partial N and K tiles) with 3 programs.
+#[test]
+fn fused_gather_scatter_matmul_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("09-tma-gather-scatter.py") else { return };
+    let (m, n, k) = (256u32, 200u32, 320u32);
+    let mut rng = Rng::new(90);
+    let perm = |rng: &mut Rng| shuffled_rows(rng, 0.0, (m - 1) as f64, m);
+    let expr = |s: &str| ArgSpec::Constexpr(ConstValue::Expr(s.into()));
+    for (bm, bn) in [(128u32, 128u32), (128, 64)] {
+        for (bk, nbuf) in [(128u32, 2i64), (64, 3)] {
+            let args = vec![
+                gather_desc(BF16, bm, bk),
+                desc(BF16, &[bk, bn]),
+                gather_desc(BF16, bm, bn),
+                ArgSpec::Pointer(I32, true),
+                ArgSpec::Pointer(I32, true),
+                c(bm as i64),
+                expr("t7.GroupedPersistentTileScheduler(8)"),
+                c(nbuf),
+            ];
+            let vals = [
+                V::Desc(BF16, Some(rng.vec((m * k) as usize)), vec![m, k]),
+                V::Desc(BF16, Some(rng.vec((k * n) as usize)), vec![k, n]),
+                V::Desc(BF16, None, vec![m, n]),
+                V::Buf(I32, perm(&mut rng)),
+                V::Buf(I32, perm(&mut rng)),
+            ];
+            let what = format!("matmul_fused_gather_scatter_kernel ({bm}x{bn}x{bk}, bufs={nbuf}) {m}x{n}x{k}");
+            let outs = run_on(&src, "matmul_fused_gather_scatter_kernel", args, &opts(&file, 4), &vals, [3, 1, 1]);
+            check(&what, outs);
+        }
+    }
+}
+
+/// The comparison catches a gather whose rows are out of order: the gather kernel with the first two row
+/// coordinates of every `gather4` swapped in its PTX lands rows in the wrong places, and the simulated output
+/// differs from the interpreter's.
+#[test]
+fn a_gather_with_its_rows_swapped_disagrees_with_the_interpreter() {
+    let Some((file, src)) = tutorial("09-tma-gather-scatter.py") else { return };
+    let (xm, ym, bx, by) = (64u32, 256u32, 8u32, 16u32);
+    let int = ArgSpec::Int(I32, false);
+    let mut rng = Rng::new(19);
+    let args = vec![
+        ArgSpec::Pointer(F32, true),
+        int.clone(),
+        int.clone(),
+        gather_desc(F32, bx, by),
+        ArgSpec::Pointer(I32, true),
+        int,
+        c(bx as i64),
+    ];
+    let rows: Vec<f64> = (0..bx).map(|i| (i * 7) as f64).collect();
+    let vals = [
+        V::Out(F32, (bx * by) as usize),
+        V::Int(by as i64),
+        V::Int(1),
+        V::Desc(F32, Some(rng.vec((xm * ym) as usize)), vec![xm, ym]),
+        V::Buf(I32, rows),
+        V::Int(0),
+    ];
+    let swap_rows = |ptx: &str| -> String {
+        let lines = ptx.lines().map(|l| {
+            let Some(open) = l.find('{').filter(|_| l.contains("tile::gather4")) else { return l.to_string() };
+            let close = l[open..].find('}').expect("a coordinate vector") + open;
+            let mut c: Vec<&str> = l[open + 1..close].split(", ").collect();
+            c.swap(1, 2);
+            format!("{}{{{}}}{}", &l[..open], c.join(", "), &l[close + 1..])
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let opts = opts(&file, 4);
+    let good = run_on(&src, "async_gather_kernel", args.clone(), &opts, &vals, [1, 1, 1]).unwrap();
+    assert_eq!(good[0].0, good[0].1, "the unbroken kernel agrees");
+    let bad = run_edited(&src, "async_gather_kernel", args, &opts, &vals, [1, 1, 1], &swap_rows).unwrap();
+    assert_ne!(bad[0].0, bad[0].1, "rows swapped in the PTX must show in the simulated output");
 }

@@ -30,6 +30,7 @@ pub mod mbarrier;
 pub mod smem;
 pub mod tcgen05;
 pub mod tma;
+pub mod tma_gather;
 pub mod warp_specialize;
 pub mod wgmma;
 
@@ -73,6 +74,7 @@ pub fn registry() -> &'static Registry {
         tma::register(&mut r);
         wgmma::register(&mut r);
         blackwell::register(&mut r);
+        tma_gather::register(&mut r);
         tcgen05::register(&mut r);
         clc::register(&mut r);
         warp_specialize::register(&mut r);

@@ -48,7 +48,7 @@ fn in_worker(e: &Elab<'_>, t: &Tv) -> bool {
 }
 
 /// The descriptor argument: a host `TensorDescriptor` parameter (only those have a tensor map).
-fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> {
+pub(crate) fn descriptor<'a>(e: &Elab<'a>, b: &Bound<'a>) -> R<(Tv, ScalarType, Vec<u32>)> {
     let a = b.req("tensor_desc");
     match &a.value {
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => {
@@ -135,7 +135,7 @@ fn multicast<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<bool> {
 }
 
 /// The `barrier` argument of a TMA load: an mbarrier (shape [1], int64).
-fn barrier_arg<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<Tv> {
+pub(crate) fn barrier_arg<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<Tv> {
     let ba = b.req("barrier");
     let bar = memdesc_arg(e, ba, &b.fname, "barrier")?;
     if !matches!(bar.ty.memdesc(), Some(([1], ScalarType::I64, _))) {
@@ -239,6 +239,16 @@ pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) 
     let (elem, block) = tessel_tile::tma::desc_block(&t.ty).expect("a tensordesc");
     match name {
         "layout" => {
+            // A layout the host descriptor gives is the answer even where it has no tile copy of the block (a
+            // gather descriptor's, whose `[1, cols]` block lands as rows of a larger buffer).
+            let mut v = t.v;
+            while let Some(&outer) = e.worker_args.get(&v) {
+                v = outer;
+            }
+            if let Some(given) = tessel_tile::tma::desc_layout(&e.func, v) {
+                let spec = tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(given));
+                return Ok(Some(Value::Layout(std::rc::Rc::new(spec))));
+            }
             let ty = desc_buffer_type(e, t).map_err(|m| e.err(span, m))?;
             let (_, _, layout) = ty.memdesc().expect("a memdesc");
             Ok(Some(Value::Layout(std::rc::Rc::new(crate::layouts::spec_of(layout)))))

@@ -223,8 +223,10 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
 fn check_worker_tma<'a>(e: &Elab<'a>, r: RegionId) -> R<()> {
     for &o in &e.func.region(r).ops {
         let data = e.func.op(o);
-        if matches!(data.op, Op::TmaLoad { .. } | Op::TmaStore | Op::TmaLoadIm2col { .. })
-            && tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_none()
+        if matches!(
+            data.op,
+            Op::TmaLoad { .. } | Op::TmaStore | Op::TmaLoadIm2col { .. } | Op::TmaGather | Op::TmaScatter
+        ) && tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_none()
         {
             let at = data.loc.map_or(Span::default(), |l| Span::new(l.start as usize, l.end as usize));
             return Err(e.err(at, crate::tma::NOT_HOST));

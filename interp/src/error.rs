@@ -168,6 +168,18 @@ pub enum DescriptorFault {
     Im2colRead(ValueId),
     /// An im2col load the pixel box does not allow.
     PixelBox(PixelBoxError),
+    /// A TMA gather or scatter (`op`) whose column offset is not 16-byte aligned: an illegal instruction on the
+    /// GPU.
+    GatherColumn {
+        op: &'static str,
+        column: i64,
+        elem: ScalarType,
+    },
+    /// A TMA scatter to a negative row or column: an illegal instruction on the GPU.
+    ScatterNegative {
+        row: i64,
+        column: i64,
+    },
 }
 
 /// How shared memory or its asynchronous work is misused.
@@ -442,6 +454,17 @@ impl fmt::Display for DescriptorFault {
                 write!(f, "{d} is an im2col descriptor, which only `tma_load_im2col` reads")
             }
             DescriptorFault::PixelBox(e) => write!(f, "{e}"),
+            DescriptorFault::GatherColumn { op, column, elem } => write!(
+                f,
+                "`{op}` at column {column}: the column offset must be 16-byte aligned (a multiple of {} {elem} \
+                 elements); the GPU stops with an illegal instruction",
+                16 / elem.bytes()
+            ),
+            DescriptorFault::ScatterNegative { row, column } => write!(
+                f,
+                "`tma.async_scatter` to row {row}, column {column}: scatter offsets must not be negative; the GPU \
+                 stops with an illegal instruction"
+            ),
         }
     }
 }

@@ -10,6 +10,7 @@
 
 pub(crate) mod clc;
 mod scaled;
+mod tma_gather;
 mod tmem;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -584,6 +585,8 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
+            Op::TmaGather => self.tma_gather(o)?,
+            Op::TmaScatter => self.tma_scatter(o)?,
             op if tessel_tile::verify_tmem::is_tmem_op(op) => self.tmem(o)?,
             Op::ClcTryCancel | Op::ClcLoadResult => self.clc(o)?,
             Op::RingCounterInit => {
@@ -629,6 +632,35 @@ impl Program<'_> {
         self.tmem_observe(key, upto);
     }
 
+    /// The elements a TMA load into `ins[1]` (`tma_load`, `tma_load_im2col`, `tma_gather`) read at issue,
+    /// pending until the phase of barrier `ins[2]` that their bytes complete is seen by a wait.
+    fn tma_land_on_barrier(&mut self, o: OpId, block: Tensor) -> Result<(), Fault> {
+        let data = self.f.op(o);
+        let ins = &data.operands;
+        let view = self.view(ins[1])?;
+        self.check_tcgen05_reads(&view, format!("{} into {}", data.op.name(), ins[1]))?;
+        if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+            return Err(SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some(data.op.name()) }.into());
+        }
+        let bar = self.view(ins[2])?;
+        let key = (bar.buf, bar.start);
+        let barrier = self.smem.barriers.get_mut(&key).ok_or(SharedFault::TmaUninitialized(ins[2]))?;
+        let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
+        // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
+        let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);
+        let writes = view
+            .elements()
+            .into_iter()
+            .zip(block.data)
+            .map(|(e, x)| (view.buf, e, into.filter(|&t| t != block.elem).map_or(x, |t| recast(x, block.elem, t))))
+            .collect();
+        self.smem.tma_writes.push((key, None, writes));
+        if barrier.complete_tx(bytes) {
+            self.land_tma(key);
+        }
+        Ok(())
+    }
+
     /// `tma_load`, `tma_store` and `tma_store_wait`. A load's data is read at issue (the global memory a kernel
     /// reads through TMA is not written by the kernel while the copy runs) and lands when the phase of its barrier
     /// completes; its bytes count as that phase's transactions.
@@ -657,31 +689,7 @@ impl Program<'_> {
                     let offsets = scalars(&ins[3 + rank..3 + rank + n_offsets]);
                     self.im2col_read(ins[0], &coords, &offsets)?
                 };
-                let view = self.view(ins[1])?;
-                self.check_tcgen05_reads(&view, format!("{} into {}", data.op.name(), ins[1]))?;
-                if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
-                    return Err(
-                        SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some(data.op.name()) }.into()
-                    );
-                }
-                let bar = self.view(ins[2])?;
-                let key = (bar.buf, bar.start);
-                let barrier = self.smem.barriers.get_mut(&key).ok_or(SharedFault::TmaUninitialized(ins[2]))?;
-                let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
-                // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
-                let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);
-                let writes = view
-                    .elements()
-                    .into_iter()
-                    .zip(block.data)
-                    .map(|(e, x)| {
-                        (view.buf, e, into.filter(|&t| t != block.elem).map_or(x, |t| recast(x, block.elem, t)))
-                    })
-                    .collect();
-                self.smem.tma_writes.push((key, None, writes));
-                if barrier.complete_tx(bytes) {
-                    self.land_tma(key);
-                }
+                self.tma_land_on_barrier(o, block)?;
             }
             Op::TmaStore => {
                 let rank = rank();

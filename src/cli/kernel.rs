@@ -451,9 +451,17 @@ fn desc_layout(
     };
     let default = NvmmaSharedLayout::default_for(block, elem.bits());
     let want = SharedLayout::Nvmma(default).to_linear(block);
-    let got = SharedLayout::Nvmma(given.clone())
-        .to_linear(block)
-        .map_err(|e| CliError::Usage(format!("`{s}`: the layout {layout}: {e}")))?;
+    let got = match SharedLayout::Nvmma(given.clone()).to_linear(block) {
+        Ok(got) => got,
+        // A gather descriptor's block `[1, cols]` lands as rows of a larger buffer: its layout is that buffer's
+        // (checked against the buffer at the gather), and the tensor map's box its `[1, cols]` block's.
+        Err(_) if block.len() == 2 && block[0] == 1 && !given.fp4_padded => {
+            tessel_tile::tma::block_in(elem, block, Some(&given))
+                .map_err(|e| CliError::Usage(format!("`{s}`: {e}")))?;
+            return Ok(Some(given));
+        }
+        Err(e) => return Err(CliError::Usage(format!("`{s}`: the layout {layout}: {e}"))),
+    };
     // A cga_layout whose bases are all zero gives every CTA of a cluster the whole block: the same layout.
     if want.as_ref().ok() == Some(&got.remove_zero_bases("block")) {
         return Ok(None);

@@ -23,6 +23,8 @@ pub enum V {
     Int(i64),
     F32(f32),
     Desc(ScalarType, Option<Vec<f64>>, Vec<u32>),
+    /// A descriptor over an input buffer the kernel also writes (a TMA scatter's), compared after the run.
+    DescInOut(ScalarType, Vec<f64>, Vec<u32>),
 }
 
 /// How [`run_on`] compiles and what output buffers start as.
@@ -160,6 +162,26 @@ pub fn simulate_broken(
     simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit).map(|_| ())
 }
 
+/// [`run_on`] with `edit` applied to the PTX before the simulator runs it (a test breaking the PTX on purpose, to
+/// see the comparison with the interpreter catch it).
+#[allow(dead_code)] // for the tests that break PTX
+pub fn run_edited(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    vals: &[V],
+    grid: [u32; 3],
+    edit: &dyn Fn(&str) -> String,
+) -> Result<Vec<SimAndInterp>, String> {
+    let mut s = simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit)?;
+    run(&s.func, &s.iargs, grid, &mut s.mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
+    Ok(s.outs
+        .into_iter()
+        .map(|(id, addr, t)| (decode(s.global.bytes(addr), t), decode(&s.mem.buffer(id).bytes, t)))
+        .collect())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn simulate_edited(
     source: &str,
@@ -214,7 +236,12 @@ fn simulate_edited(
                 sargs.push(x.to_bits() as u64);
                 iargs.push(Arg::Float(*x as f64));
             }
-            V::Desc(t, data, shape) => {
+            V::Desc(..) | V::DescInOut(..) => {
+                let (t, data, shape, output) = match v {
+                    V::Desc(t, data, shape) => (t, data.as_deref(), shape, data.is_none()),
+                    V::DescInOut(t, data, shape) => (t, Some(data.as_slice()), shape, true),
+                    _ => unreachable!(),
+                };
                 // Base, dims, element strides: the interpreter's descriptor and the kernel's parameters.
                 let n = shape.iter().map(|&d| d as usize).product();
                 let id = match data {
@@ -230,7 +257,7 @@ fn simulate_edited(
                 };
                 sargs.push(global.alloc(bytes));
                 iargs.push(Arg::Buffer(id));
-                if data.is_none() {
+                if output {
                     outs.push((id, *sargs.last().unwrap(), *t));
                 }
                 let strides: Vec<u64> =

@@ -32,6 +32,7 @@ pub mod tcgen05_copy;
 pub mod tcgen05_kind;
 pub mod testing;
 pub mod tma;
+pub mod tma_gather;
 pub mod tma_im2col;
 pub mod tmem;
 pub mod tmem_types;

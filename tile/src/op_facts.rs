@@ -240,6 +240,8 @@ impl Op {
             Op::TmaLoad { .. } => op("tma_load", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaLoadIm2col { .. } => op("tma_load_im2col", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
             Op::TmaStore => op("tma_store", RW, Sink).smem().buffers(&[(1, Read)]),
+            Op::TmaGather => op("tma_gather", RW, Sink).smem().buffers(&[(1, Write), (2, Read)]),
+            Op::TmaScatter => op("tma_scatter", RW, Sink).smem().buffers(&[(1, Read)]),
             Op::TmaStoreWait { .. } => op("tma_store_wait", SIDE, Sink).smem(),
             Op::RingCounterInit => op("ring_counter_init", WRITES, Sink).smem().buffers(&[(0, Write)]),
             // Its atomic additions to the counter are ordered among themselves, after its initialization like
@@ -345,6 +347,8 @@ pub const PLAIN: &[Op] = &[
     Op::MBarrierWait,
     Op::MBarrierInvalidate,
     Op::TmaStore,
+    Op::TmaGather,
+    Op::TmaScatter,
     Op::RingCounterInit,
     Op::RingRelease,
     Op::LocalAlloc,

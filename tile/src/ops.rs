@@ -547,6 +547,14 @@ pub enum Op {
     /// `tma_store desc, mem, coords...`: TMA copies buffer `mem` to the block of `desc` at `coords` (the parts
     /// outside the tensor are dropped); the buffer may be written again after a `tma_store_wait`.
     TmaStore,
+    /// `tma_gather desc, mem, bar, x, y [, pred]` (sm_100a): TMA reads rows `x[i]` (a `tensor<ROWSxi32>`),
+    /// columns `y ..` of 2-d descriptor `desc` (block `[1, cols]`) into row `i` of buffer `mem` (`[ROWS, cols]`),
+    /// four rows per `gather4`; rows and columns outside the tensor read its padding. The bytes complete on `bar`
+    /// as for `tma_load`. See [`crate::tma_gather`].
+    TmaGather,
+    /// `tma_scatter desc, mem, x, y` (sm_100a): TMA writes row `i` of `mem` to row `x[i]`, columns `y ..` of
+    /// `desc`, dropping what falls outside the tensor; a bulk group, retired by `tma_store_wait` as `tma_store`.
+    TmaScatter,
     /// `tma_store_wait {pending}`: waits until at most `pending` TMA stores still read their buffers; with
     /// `writes` (Gluon's `store_wait(read_only=False)`), until at most `pending` stores are still writing global
     /// memory (their writes are then visible to this thread, e.g. before a release that publishes them).

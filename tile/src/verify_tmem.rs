@@ -247,10 +247,11 @@ pub fn is_tmem_op(op: &Op) -> bool {
 
 /// Tensor memory and tcgen05 exist on sm_100a only, in at most 512 columns: the first tensor-memory op of a
 /// kernel for another target, or the allocation past the budget ([`crate::tmem::plan`]), with the message to
-/// report at its location. Cluster launch control's ops are checked first ([`crate::verify_clc::check_target`]),
-/// so the pipeline's one target check covers both.
+/// report at its location. Cluster launch control's ops ([`crate::verify_clc::check_target`]) and TMA gather and
+/// scatter ([`crate::tma_gather::check_target`]) are checked first, so the pipeline's one target check covers all.
 pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
     crate::verify_clc::check_target(f)?;
+    crate::tma_gather::check_target(f)?;
     if f.target == crate::target::Target::Sm100a {
         return crate::tmem::plan(f).map(|_| ());
     }

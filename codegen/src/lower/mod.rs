@@ -40,6 +40,7 @@ mod shared;
 mod shuffle;
 mod tcgen05;
 mod tma;
+mod tma_gather;
 mod tma_issue;
 mod wgmma;
 mod wgmma_desc;
@@ -302,9 +303,15 @@ impl<'f> Lower<'f> {
     fn spans_of(&self, o: OpId, skip_views: bool) -> Vec<Span> {
         let async_reads = matches!(
             self.f.op(o).op,
-            Op::WarpGroupDot { .. } | Op::TmaStore | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy
+            Op::WarpGroupDot { .. }
+                | Op::TmaStore
+                | Op::TmaScatter
+                | Op::Tcgen05Mma
+                | Op::Tcgen05MmaScaled { .. }
+                | Op::Tcgen05Copy
         );
-        let async_writes = matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::ClcTryCancel);
+        let async_writes =
+            matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaGather | Op::ClcTryCancel);
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
         let released = self.released_spans(o);
@@ -528,6 +535,8 @@ impl<'f> Lower<'f> {
             Op::TmaLoad { multicast } => tma::load(self, &data, *multicast)?,
             Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,
+            Op::TmaGather => tma_gather::gather(self, &data)?,
+            Op::TmaScatter => tma_gather::scatter(self, &data)?,
             Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,
             Op::Assert { message } => debug::assert(self, &data, message)?,
@@ -554,7 +563,7 @@ impl<'f> Lower<'f> {
 /// their groups until a wait retires them, anything else leaves its accesses pending.
 fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
     match op {
-        Op::TmaStore => state.bulk_issued(spans),
+        Op::TmaStore | Op::TmaScatter => state.bulk_issued(spans),
         Op::TmaStoreWait { pending, .. } => state.bulk_waited(*pending),
         Op::AsyncCopy => state.copy_issued(spans),
         Op::AsyncCommitGroup => state.copies_committed(),

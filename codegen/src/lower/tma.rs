@@ -45,7 +45,7 @@ fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, Com
 /// The generic address of the tensor map of descriptor `desc`: a host descriptor's kernel parameter (added on
 /// first use), or the scratch slot of one the program made ([`make_desc`] put its address in the descriptor's
 /// register).
-fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
+pub(crate) fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileError> {
     if tma::kernel_desc_maker(l.f, desc).is_some() {
         return l.get(desc)?.first().copied().ok_or_else(|| CompileError::new("the descriptor has no tensor map"));
     }

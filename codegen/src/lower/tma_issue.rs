@@ -111,7 +111,7 @@ pub(crate) fn copy_issuers(l: &mut Lower, pred: Option<ValueId>, n: u32) -> Resu
 
 /// The warp index as ptxas can see it is uniform (a shuffle from lane 0), and one elected lane of each warp
 /// under `q`.
-fn warp_and_elected(l: &mut Lower, q: Option<Reg>) -> (Reg, Reg) {
+pub(crate) fn warp_and_elected(l: &mut Lower, q: Option<Reg>) -> (Reg, Reg) {
     let warp = l.b.reg(RegClass::B32);
     l.b.op("shfl.sync.idx.b32", warp, (l.warp, 0, 31, -1));
     let (lane, elected) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));

@@ -48,7 +48,7 @@ pub fn run(
                         grid: cta_grid,
                         // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
                         smem: vec![0xA5; smem_bytes as usize],
-                        shadow: vec![super::Shadow::default(); smem_bytes as usize],
+                        shadow: vec![super::race::Shadow::default(); smem_bytes as usize],
                         epoch: 0,
                         warp_epoch: vec![0; threads.div_ceil(32) as usize],
                         generic_since_fence: false,

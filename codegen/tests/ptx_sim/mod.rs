@@ -19,10 +19,12 @@ mod clc;
 mod cluster;
 mod mma;
 mod parse;
+mod race;
 mod stmatrix;
 mod tcgen05;
 mod tcgen05_scaled;
 mod tma;
+mod tma_gather;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -83,7 +85,7 @@ struct Cta<'a> {
     grid: [u32; 3],
     smem: Vec<u8>,
     /// Who last wrote and read each byte of shared memory, and when (see [`Cta::check_race`]).
-    shadow: Vec<Shadow>,
+    shadow: Vec<race::Shadow>,
     /// `bar.sync` count, and `bar.warp.sync` count per warp.
     epoch: u32,
     warp_epoch: Vec<u32>,
@@ -96,18 +98,6 @@ struct Cta<'a> {
     tmem: tcgen05::State,
     /// Its cluster (`cluster`): rank, ids, the peers' shared memory.
     cluster: cluster::Member,
-}
-
-/// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
-#[derive(Clone, Copy, Default)]
-struct Shadow {
-    write: Option<(usize, u32, u32)>,
-    /// The last reader, whether several threads read, and the warp of all readers (`None`: several warps).
-    read: Option<(usize, u32, u32)>,
-    readers_many: bool,
-    readers_warp: Option<usize>,
-    /// The last write was an atomic (atomics of different threads need no barrier between them).
-    atomic: bool,
 }
 
 impl Cta<'_> {
@@ -139,125 +129,6 @@ impl Cta<'_> {
             Opnd::Mem(base, off) => Ok(self.val(t, base)?.wrapping_add(*off as u64)),
             other => Err(format!("{other:?} is not an address")),
         }
-    }
-
-    /// Bytes `addr..addr + n` of shared memory for thread `t`, after checking the access against the other
-    /// threads' accesses since the last barrier that orders them (`bar.sync`, or `bar.warp.sync` within a
-    /// warp): a read of another thread's unordered write, a write over another thread's unordered read, or a
-    /// different value over another thread's unordered write is a race, reported as an error. This is what
-    /// lockstep execution would otherwise hide: a missing barrier.
-    /// A thread's store of `n` shared bytes at `addr` (the generic proxy): unfenced until a `fence.proxy.async`.
-    fn mark_generic(&mut self, addr: u64, n: usize) {
-        self.generic_since_fence = true;
-        let a = addr as usize;
-        if let Some(bytes) = self.unfenced.get_mut(a..a + n) {
-            bytes.iter_mut().for_each(|b| *b = true);
-        }
-    }
-
-    /// The async proxy (a tcgen05 op, `what`) reads shared byte `addr`: a thread's store to it must have been
-    /// fenced since.
-    fn async_read(&self, addr: u64, what: &str) -> Result<(), String> {
-        if self.unfenced.get(addr as usize).copied().unwrap_or(false) {
-            return Err(format!(
-                "{what} reads shared byte {addr}, which a thread stored without a fence.proxy.async since"
-            ));
-        }
-        Ok(())
-    }
-
-    fn smem(&mut self, t: usize, addr: u64, n: usize, write: Option<&[u8]>) -> Result<&mut [u8], String> {
-        let len = self.smem.len();
-        let a = addr as usize;
-        if a + n > len {
-            return Err(format!("shared access of {n} bytes at {a} past the {len} bytes allocated"));
-        }
-        if write.is_some() {
-            self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s store"))?;
-        }
-        let (epoch, warp) = (self.epoch, t / 32);
-        let wepoch = self.warp_epoch[warp];
-        // Whether an access by `u` at (e, we) is ordered before this one.
-        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
-        for i in 0..n {
-            let sh = &mut self.shadow[a + i];
-            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
-            match write {
-                None => {
-                    if let Some((u, e, we)) = sh.write
-                        && !ordered(u, e, we)
-                    {
-                        return race(&format!("thread {t} reads what thread {u} wrote"));
-                    }
-                    match sh.read {
-                        Some((u, e, _)) if e == epoch && u != t => {
-                            sh.readers_many = true;
-                            if sh.readers_warp != Some(warp) {
-                                sh.readers_warp = None;
-                            }
-                        }
-                        Some((_, e, _)) if e == epoch => {}
-                        _ => {
-                            sh.readers_many = false;
-                            sh.readers_warp = Some(warp);
-                        }
-                    }
-                    sh.read = Some((t, epoch, wepoch));
-                }
-                Some(new) => {
-                    if let Some((u, e, we)) = sh.read {
-                        let others = sh.readers_many || u != t;
-                        let warp_ordered = sh.readers_warp == Some(warp) && we < wepoch;
-                        if others && e == epoch && !warp_ordered {
-                            return race(&format!("thread {t} overwrites what thread {u} read"));
-                        }
-                    }
-                    if let Some((u, e, we)) = sh.write
-                        && !ordered(u, e, we)
-                        && self.smem[a + i] != new[i]
-                    {
-                        return race(&format!("threads {u} and {t} write different values"));
-                    }
-                    self.shadow[a + i].write = Some((t, epoch, wepoch));
-                    self.shadow[a + i].atomic = false;
-                    self.cluster.wrote(a + i);
-                }
-            }
-        }
-        Ok(&mut self.smem[a..a + n])
-    }
-
-    /// Bytes `addr..addr + n` of shared memory for an atomic read-modify-write by thread `t`: ordered with
-    /// other threads' atomics, but a race with their unordered plain reads and writes.
-    fn smem_atomic(&mut self, t: usize, addr: u64, n: usize) -> Result<&mut [u8], String> {
-        let len = self.smem.len();
-        let a = addr as usize;
-        if a + n > len {
-            return Err(format!("shared atomic of {n} bytes at {a} past the {len} bytes allocated"));
-        }
-        self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s atomic"))?;
-        let (epoch, warp) = (self.epoch, t / 32);
-        let wepoch = self.warp_epoch[warp];
-        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
-        for i in 0..n {
-            let sh = &mut self.shadow[a + i];
-            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
-            if let Some((u, e, we)) = sh.write
-                && !sh.atomic
-                && !ordered(u, e, we)
-            {
-                return race(&format!("thread {t}'s atomic meets thread {u}'s write"));
-            }
-            if let Some((u, e, we)) = sh.read
-                && (sh.readers_many || u != t)
-                && !ordered(u, e, we)
-            {
-                return race(&format!("thread {t}'s atomic meets thread {u}'s read"));
-            }
-            sh.write = Some((t, epoch, wepoch));
-            sh.atomic = true;
-        }
-        Ok(&mut self.smem[a..a + n])
     }
 }
 

@@ -37,7 +37,7 @@ pub struct TensorMap {
 }
 
 /// The shared address of byte offset `off` of a box at `base`, swizzled.
-fn swizzled(base: u64, off: u64, swizzle: u32) -> u64 {
+pub(super) fn swizzled(base: u64, off: u64, swizzle: u32) -> u64 {
     let a = base + off;
     if swizzle == 0 {
         return a;
@@ -113,9 +113,12 @@ fn load_padded_fp4(
 }
 
 /// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
-/// from shared memory.
+/// from shared memory (gather4 and scatter4 are `tma_gather`'s).
 pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
     let op = ins.op.as_str();
+    if op.contains(".tile::gather4") || op.contains(".tile::scatter4") {
+        return super::tma_gather::copy(c, g, ins, t);
+    }
     if !op.contains(".tile") || op.contains("im2col") {
         return Err("only tile-mode copies are simulated".into());
     }
