@@ -92,6 +92,15 @@ def _copied(v):
     return [x if type(x) is not list else _copied(x) for x in v]
 
 
+def _fill(layout, made):
+    """Gives `layout` the fields and spelling of a `_MADE` entry (its lists copied: a layout's fields are its own)."""
+    fields, spelling = made
+    d = layout.__dict__
+    for name, value in fields:
+        d[name] = _copied(value) if type(value) is list else value
+    d["_tessel_const_expr"] = spelling
+
+
 def _made_key(cls, args, kwargs):
     """`_MADE`'s key for a constructor call: flat in the common case (every argument an int, a string, None or a
     flat list or tuple of ints; each list opens with its type and closes with None, keyword arguments follow their
@@ -144,11 +153,7 @@ class _Layout:
         key = _made_key(type(self), args, kwargs)
         made = _MADE.get(key) if key is not _UNFROZEN else None
         if made is not None:
-            fields, spelling = made
-            d = self.__dict__
-            for name, value in fields:
-                d[name] = _copied(value) if type(value) is list else value
-            d["_tessel_const_expr"] = spelling
+            _fill(self, made)
             return
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -250,11 +255,7 @@ class NVMMASharedLayout(SharedLayout):
         made = _MADE.get(key) if key is not _UNFROZEN else None
         layout = object.__new__(NVMMASharedLayout)
         if made is not None:
-            fields, spelling = made
-            d = layout.__dict__
-            for name, value in fields:
-                d[name] = _copied(value) if type(value) is list else value
-            d["_tessel_const_expr"] = spelling
+            _fill(layout, made)
             return layout
         args = {"block_shape": _value(block_shape), "dtype": _value(dtype), "transposed": _value(transposed),
                 "fp4_padded": _value(fp4_padded), "cga_layout": _value(cga_layout)}
