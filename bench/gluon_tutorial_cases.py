@@ -646,9 +646,3 @@ CLC_POLICIES = ["next", "none", "random:{seed}"]
 CASES += [clc12("ClcTileScheduler", str(cdiv(296, 128) * cdiv(296, 256)), f"ClcTileScheduler, clc {p.split(':')[0]}",
                 ["--clc-policy", p]) for p in CLC_POLICIES]
 CASES.append(clc12("StaticTileScheduler", "3", "StaticTileScheduler"))
-
-
-# 09-tma-gather-scatter (Blackwell): its own file, bench/gluon_tutorial_cases_09.py (imported here, after `Case`).
-from gluon_tutorial_cases_09 import CASES_09  # noqa: E402
-
-CASES += CASES_09

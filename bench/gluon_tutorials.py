@@ -34,7 +34,10 @@ import tempfile
 
 import numpy as np
 
-from gluon_tutorial_cases import CASES
+from gluon_tutorial_cases import CASES as CASES_01_14
+from gluon_tutorial_cases_09 import CASES_09  # 09-tma-gather-scatter's, in its own file
+
+CASES = CASES_01_14 + CASES_09
 
 
 def run(cmd, timeout=900, stdout_only=False, warnings=None):
