@@ -1,6 +1,6 @@
 """The kernels of the public Triton tutorials (python/tutorials 01-11), each with the configurations the tutorial
-itself launches or autotunes over on an sm_90 GPU (and sm_100 for the Blackwell-only kernel), and a small problem
-with a NumPy float64 reference. Sizes are small and leave partial tiles where the kernel masks; where a kernel
+itself launches or autotunes over on an sm_90 GPU (and sm_100 for the Blackwell-only kernel), those it picks on a
+capability-10 GPU (`Case.bw`, the harness's `--arch sm_100a`), and a small problem with a NumPy float64 reference. Sizes are small and leave partial tiles where the kernel masks; where a kernel
 does not mask (grouped GEMM, attention), sizes are multiples of its blocks, as the tutorial requires.
 
 Configurations Triton's own autotuner would drop on sm_90 are left out, and said so where they are: those whose
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from case_types import Case, Config, Gen, Problem
+from case_types import Case, Config, Gen, Problem, on_sm100
 from cases_gemm import CASES_GEMM
 from refs import TOL, cdiv, f64, randn
 
@@ -108,9 +108,19 @@ def matmul03_configs():
     return out
 
 
+def matmul03_bw():
+    """get_cuda_autotune_config() is the same list on every CUDA GPU, fp8 inputs included. Its two-warp
+    configurations run on mma.sync in Triton 3.6 for sm_100 too (tcgen05 needs a warpgroup)."""
+    out = on_sm100(matmul03_configs())
+    for c in out:
+        c.tcgen05 = c.num_warps >= 4
+    return out
+
+
 # The tutorial's 512 x 512 x 512 problem: every size and stride a multiple of 16.
 C03 = Case("03-matrix-multiplication", "matmul_kernel", matmul03_configs(), p_matmul03,
-           tut_ints=dict(M=512, N=512, K=512, stride_am=512, stride_bn=512, stride_cm=512))
+           tut_ints=dict(M=512, N=512, K=512, stride_am=512, stride_bn=512, stride_cm=512), bw=matmul03_bw(),
+           tc="tcgen05.mma")
 
 
 # --- 04 low-memory dropout --------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import itertools
 
 import numpy as np
 
-from case_types import Case, Config, Desc, Gen, Problem, Ptrs
-from refs import H100_SMS, LOG2E, TOL, cdiv, f64, randn
+from case_types import Case, Config, Desc, Gen, Problem, Ptrs, on_sm100
+from refs import B200_SMS, H100_SMS, LOG2E, TOL, cdiv, f64, randn
 
 LN2 = 0.6931471805599453
 
@@ -43,7 +43,7 @@ def p_attn_fwd(cfg, rng):
         q, k, v = (randn(rng, (y, D), np.float16, 0.5) for _ in range(3))
         o = np.zeros((y, D), np.float16)
     bufs = dict(q=q, k=k, v=v, o=o)
-    if ws:  # on Hopper, warp_specialize passes the tensors and the kernel makes device-side descriptors
+    if ws and g["IS_HOPPER"]:  # on Hopper, warp_specialize passes the tensors and the kernel makes descriptors
         descs = dict(desc_q=q, desc_k=k, desc_v=v, desc_o=o)
         extra = {}
     else:
@@ -52,11 +52,13 @@ def p_attn_fwd(cfg, rng):
         extra = bufs
     args = dict(sm_scale=sm_scale, M=np.zeros(y, np.float32), Z=Z, H=H, **descs, N_CTX=N)
 
+    dev = ws and g["IS_HOPPER"]
+
     def check(b):
-        out = "desc_o" if ws else "o"
-        Q = f64(b["desc_q" if ws else "q"]).reshape(Z * H, N, D)
-        K = f64(b["desc_k" if ws else "k"]).reshape(Z * H, N, D)
-        V = f64(b["desc_v" if ws else "v"])
+        out = "desc_o" if dev else "o"
+        Q = f64(b["desc_q" if dev else "q"]).reshape(Z * H, N, D)
+        K = f64(b["desc_k" if dev else "k"]).reshape(Z * H, N, D)
+        V = f64(b["desc_v" if dev else "v"])
         V = V.reshape(Z * H, D, N).swapaxes(1, 2) if fp8 else V.reshape(Z * H, N, D)
         p, m = attn_probs(Q, K, sm_scale, causal)
         # fp8: P is rounded to e5m2 (2 mantissa bits) before P @ V and O is e5m2 too
@@ -83,6 +85,25 @@ def attn_fwd_configs():
                                           "STAGE": 3 if causal else 1, "warp_specialize": ws, "IS_HOPPER": True},
                                   num_warps=w, num_stages=s,
                                   fast=(D, causal, fp8, ws, BM, BN, s, w) == (64, True, False, False, 128, 64, 3, 4)))
+    return out
+
+
+def attn_fwd_bw():
+    """On a capability-10 GPU: keep() drops nothing (its rule is for capability 9), the benchmark runs
+    warp_specialize on and off for the causal and the full forward pass, always through host descriptors, with
+    IS_HOPPER false and maxnreg 168 (head dim 128, fp16) or 80 when warp-specialized."""
+    out = []
+    for D, causal, fp8, ws in itertools.product((64, 128), (False, True), (False, True), (False, True)):
+        for BM, BN, s, w in itertools.product((64, 128), (32, 64, 128), (2, 3, 4), (4, 8)):
+            if (causal and BM < BN) or BN > D:  # prune_invalid_configs; tl.static_assert(BLOCK_N <= HEAD_DIM)
+                continue
+            label = f"D{D} {'causal' if causal else 'full'} {'e5m2' if fp8 else 'fp16'}{' ws' if ws else ''} " \
+                    f"{BM}x{BN} s{s} w{w}"
+            maxnreg = (168 if D == 128 and not fp8 else 80) if ws else None
+            out.append(Config(label, {"HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": BN, "FP8_OUTPUT": fp8,
+                                      "STAGE": 3 if causal else 1, "warp_specialize": ws, "IS_HOPPER": False},
+                              num_warps=w, num_stages=s, arch="sm_100a", maxnreg=maxnreg,
+                              fast=(D, fp8, BM, BN, s, w) == (64, False, 128, 64, 3, 4)))
     return out
 
 
@@ -120,14 +141,14 @@ def p_attn_bwd(cfg, rng):
                                                           ("DV", b["DV"], dv, 5e-3)])
 
 
-C06a = Case("06-fused-attention", "_attn_fwd", attn_fwd_configs(), p_attn_fwd)
+C06a = Case("06-fused-attention", "_attn_fwd", attn_fwd_configs(), p_attn_fwd, bw=attn_fwd_bw(), tc="tcgen05.mma")
 C06b = Case("06-fused-attention", "_attn_bwd_preprocess", [
     Config(f"D{D} BLOCK_M=128", {"BLOCK_M": 128, "HEAD_DIM": D}, fast=D == 64) for D in (64, 128)], p_attn_pre)
 C06c = Case("06-fused-attention", "_attn_bwd", [
     Config(f"D{D} {'causal' if c else 'full'} 32/128/128/32 s5 w4",
            {"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32, "BLK_SLICE_FACTOR": 2, "HEAD_DIM": D,
             "CAUSAL": c}, num_warps=4, num_stages=5, fast=(D, c) == (64, True))
-    for D, c in itertools.product((64, 128), (False, True))], p_attn_bwd)
+    for D, c in itertools.product((64, 128), (False, True))], p_attn_bwd, tc="tcgen05.mma")
 
 
 # --- 08 grouped GEMM --------------------------------------------------------------------------------------------
@@ -152,16 +173,25 @@ def p_grouped(cfg, rng):
                    extra)
 
 
-C08a = Case("08-grouped-gemm", "grouped_matmul_kernel", [
-    Config(f"{bm}x{bn}x{bk} NUM_SM={sm}", {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "NUM_SM": sm},
-           fast=(bm, sm) == (64, 84))
-    for bm, bn, bk, sm in [(128, 128, 32, 84), (128, 128, 32, 128), (64, 64, 32, 84), (64, 64, 32, 128),
-                           (128, 128, 64, H100_SMS), (64, 128, 64, H100_SMS)]], p_grouped)
-C08b = Case("08-grouped-gemm", "grouped_matmul_tma_kernel", [
-    Config(f"128x{bn}x{bk} s{s} w{w}", {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "FP8": False,
-                                         "NUM_SM": H100_SMS}, num_warps=w, num_stages=s,
-           fast=(bn, bk, s, w) == (128, 64, 3, 4))
-    for bn, bk, s, w in itertools.product((128, 256), (64, 128), (3, 4), (4, 8))], p_grouped)
+def grouped_configs(sms, arch="sm_90a"):
+    """The autotuner's list: NUM_SM 84 and 128 written out, num_sms() (`sms`) in the last two."""
+    return [Config(f"{bm}x{bn}x{bk} NUM_SM={sm}", {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                                                   "NUM_SM": sm}, arch=arch, fast=(bm, sm) == (64, 84))
+            for bm, bn, bk, sm in [(128, 128, 32, 84), (128, 128, 32, 128), (64, 64, 32, 84), (64, 64, 32, 128),
+                                   (128, 128, 64, sms), (64, 128, 64, sms)]]
+
+
+def grouped_tma_configs(sms, arch="sm_90a"):
+    return [Config(f"128x{bn}x{bk} s{s} w{w}", {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                                                 "FP8": False, "NUM_SM": sms}, num_warps=w, num_stages=s, arch=arch,
+                   fast=(bn, bk, s, w) == (128, 64, 3, 4))
+            for bn, bk, s, w in itertools.product((128, 256), (64, 128), (3, 4), (4, 8))]
+
+
+C08a = Case("08-grouped-gemm", "grouped_matmul_kernel", grouped_configs(H100_SMS), p_grouped,
+            bw=grouped_configs(B200_SMS, "sm_100a"), tc="tcgen05.mma")
+C08b = Case("08-grouped-gemm", "grouped_matmul_tma_kernel", grouped_tma_configs(H100_SMS), p_grouped,
+            bw=grouped_tma_configs(B200_SMS, "sm_100a"), tc="tcgen05.mma")
 
 
 # --- 09 persistent matmul ---------------------------------------------------------------------------------------
@@ -214,7 +244,7 @@ def p_mm09_ptr(cfg, rng, persistent=False):
     # matmul(a, b.T): B is K x N with strides (1, K)
     args = dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M09, N=N09, K=K09, stride_am=K09, stride_ak=1, stride_bk=1,
                 stride_bn=K09, stride_cm=N09, stride_cn=1)
-    grid = min(H100_SMS, tiles(cfg)) if persistent else tiles(cfg)
+    grid = min(cfg.consts["NUM_SMS"], tiles(cfg)) if persistent else tiles(cfg)
     return Problem((grid,), args, mm09_check(("a_ptr", "b_ptr", "c_ptr"), tol))
 
 
@@ -224,14 +254,14 @@ def p_mm09_tma(cfg, rng, persistent=False):
     bm, bn, bk = g["BLOCK_SIZE_M"], g["BLOCK_SIZE_N"], g["BLOCK_SIZE_K"]
     cb = (bm, bn // 2) if g.get("EPILOGUE_SUBTILE") else (bm, bn)
     args = dict(a_desc=Desc("a", (bm, bk)), b_desc=Desc("b", (bn, bk)), c_desc=Desc("c", cb), M=M09, N=N09, K=K09)
-    grid = min(H100_SMS, tiles(cfg)) if persistent else tiles(cfg)
+    grid = min(cfg.consts["NUM_SMS"], tiles(cfg)) if persistent else tiles(cfg)
     return Problem((grid,), args, mm09_check(("a", "b", "c"), tol), dict(a=a, b=b, c=c))
 
 
 def p_mm09_devdesc(cfg, rng):
     a, b, c, tol = mm09_inputs(cfg, rng)
     args = dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M09, N=N09, K=K09)
-    return Problem((min(H100_SMS, tiles(cfg)),), args, mm09_check(("a_ptr", "b_ptr", "c_ptr"), tol))
+    return Problem((min(cfg.consts["NUM_SMS"], tiles(cfg)),), args, mm09_check(("a_ptr", "b_ptr", "c_ptr"), tol))
 
 
 def fp8_out(cfgs):
@@ -243,21 +273,37 @@ def fp8_out(cfgs):
 # The tutorial's 8192 x 8192 x 512 problem (B transposed: stride_bk = 1, stride_bn = K).
 T09 = dict(M=8192, N=8192, K=512, stride_am=512, stride_bn=512, stride_cm=8192)
 
+def ws_both(**consts):
+    """WARP_SPECIALIZE off and on, with `consts` (the tutorial runs both wherever it has tensor descriptors, on a
+    capability-10 GPU for the host-descriptor kernels too)."""
+    return tuple({**consts, "WARP_SPECIALIZE": ws} for ws in (False, True))
+
+
+def mm09_bw(**kw):
+    return on_sm100(mm09_configs(**kw))
+
+
+# On a capability-10 GPU: the B200's 148 SMs, WARP_SPECIALIZE off and on for every descriptor kernel, and FLATTEN
+# always (only Hopper's warp specialization turns it off).
 C09 = [
-    Case("09-persistent-matmul", "matmul_kernel", mm09_configs(), p_mm09_ptr, tut_ints=T09),
+    Case("09-persistent-matmul", "matmul_kernel", mm09_configs(), p_mm09_ptr, tut_ints=T09, bw=mm09_bw(),
+         tc="tcgen05.mma"),
     # On Hopper the tutorial runs the host-descriptor kernels without warp specialization.
     Case("09-persistent-matmul", "matmul_kernel_tma", fp8_out(mm09_configs(extra=({"WARP_SPECIALIZE": False},))),
-         p_mm09_tma, tut_ints=T09),
+         p_mm09_tma, tut_ints=T09, bw=fp8_out(mm09_bw(extra=ws_both())), tc="tcgen05.mma"),
     Case("09-persistent-matmul", "matmul_kernel_persistent", mm09_configs(extra=({"NUM_SMS": H100_SMS},)),
-         lambda c, r: p_mm09_ptr(c, r, persistent=True), tut_ints=T09),
+         lambda c, r: p_mm09_ptr(c, r, persistent=True), tut_ints=T09,
+         bw=mm09_bw(extra=({"NUM_SMS": B200_SMS},)), tc="tcgen05.mma"),
     Case("09-persistent-matmul", "matmul_kernel_tma_persistent",
          fp8_out(mm09_configs(subtile=True, extra=({"NUM_SMS": H100_SMS, "WARP_SPECIALIZE": False},))),
-         lambda c, r: p_mm09_tma(c, r, persistent=True), tut_ints=T09),
+         lambda c, r: p_mm09_tma(c, r, persistent=True), tut_ints=T09,
+         bw=fp8_out(mm09_bw(subtile=True, extra=ws_both(NUM_SMS=B200_SMS))), tc="tcgen05.mma"),
     # warp_specialize on Hopper runs without flatten, and prune_invalid_configs drops subtiling without flatten.
     Case("09-persistent-matmul", "matmul_kernel_descriptor_persistent",
          mm09_configs(subtile=True, extra=({"NUM_SMS": H100_SMS, "WARP_SPECIALIZE": False, "FLATTEN": True},
                                            {"NUM_SMS": H100_SMS, "WARP_SPECIALIZE": True, "FLATTEN": False,
-                                            "_no_subtile": True})), p_mm09_devdesc, tut_ints=T09),
+                                            "_no_subtile": True})), p_mm09_devdesc, tut_ints=T09,
+         bw=mm09_bw(subtile=True, extra=ws_both(NUM_SMS=B200_SMS, FLATTEN=True)), tc="tcgen05.mma"),
 ]
 
 
@@ -320,7 +366,7 @@ def block_scaled_configs():
         consts = {"M": M, "N": N, "K": K, "output_type": 1, "ELEM_PER_BYTE_A": 2 if "fp4" in kind else 1,
                   "ELEM_PER_BYTE_B": 1 if kind == "mxfp8" else 2, "VEC_SIZE": VEC, "BLOCK_M": BM, "BLOCK_N": BN,
                   "BLOCK_K": BK, "rep_m": BM // 128, "rep_n": BN // 128, "rep_k": BK // VEC // 4, "NUM_STAGES": 4,
-                  "disallow_acc_multi_buffer": True, "_kind": kind}
+                  "_kind": kind}
         out.append(Config(f"{kind} {BM}x{BN}x{BK} stages=4", consts, arch="sm_100a", fast=kind == "mxfp8"))
     return out
 
@@ -355,13 +401,14 @@ def p_cdna4(cfg, rng):
 
 
 C10 = [
-    Case("10-block-scaled-matmul", "block_scaled_matmul_kernel", block_scaled_configs(), p_block_scaled),
+    Case("10-block-scaled-matmul", "block_scaled_matmul_kernel", block_scaled_configs(), p_block_scaled,
+         bw=block_scaled_configs(), tc="block_scale"),
     # The CDNA4 kernel's body is portable Triton (loads, dot_scaled, reshapes); what is AMD's is its launch option
     # matrix_instr_nonkdim and its scale shuffle (a layout chosen for MFMA). It is checked as any kernel here.
     Case("10-block-scaled-matmul", "block_scaled_matmul_kernel_cdna4", [
         Config(f"128x128x256 mfma_nonkdim={n} s2 w8", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 256,
                                                      "mfma_nonkdim": n}, num_warps=8, num_stages=2, fast=n == 16)
-        for n in (16, 32)], p_cdna4),
+        for n in (16, 32)], p_cdna4, bw=[]),  # on a capability-10 GPU the tutorial runs the kernel above
 ]
 
 CASES_GEMM = [C06a, C06b, C06c, C08a, C08b] + C09 + C10

@@ -1,10 +1,17 @@
 """Runs each kernel of the public Triton tutorials through tessel at the tutorial's own configurations.
 
-For every (kernel, configuration) it records three results:
+For every (kernel, configuration) it records these results:
   PTX     `tessel compile --emit ptx` succeeds (sm_90a, or sm_100a for the Blackwell-only kernel)
   ptxas   `ptxas -arch=<arch>` accepts that PTX
+  tc      (sm_100a) the PTX of a kernel with a dot holds `tcgen05.mma` (`block_scale` for `tl.dot_scaled`); where
+          Triton itself keeps a configuration off tcgen05 (fewer than 4 warps, 32-row tiles), its absence is
+          expected ("mma"); else a missing one fails and the note quotes why codegen chose another instruction
   interp  `tessel run --interpret` on a small problem (sizes that leave partial tiles, so the masks are
           exercised) matches a NumPy float64 reference computed from the very inputs the interpreter read
+
+Two modes: `--arch sm_90a` (the default) runs each tutorial at the configurations it picks on an sm_90 GPU;
+`--arch sm_100a` at those its own code picks on a capability-10 GPU (`Case.bw`: 06's warp_specialize on and off
+and its Blackwell launch options, 09's WARP_SPECIALIZE on and off with FLATTEN, the B200's SM count...).
 
 The tutorials stay out of the repository: the harness takes the directory holding them (01-vector-add.py ...).
 The kernels, their configurations and their references are in `cases.py` (what a case is: `case_types.py`); this
@@ -112,14 +119,16 @@ class Runner:
 
     def spec_flags(self, cfg: Config) -> list:
         flags = ["--num-warps", str(cfg.num_warps), "--num-stages", str(cfg.num_stages)]
+        if cfg.maxnreg:
+            flags += ["--maxnreg", str(cfg.maxnreg)]
         for k, v in cfg.consts.items():
             if k.startswith("_"):  # the harness's own knobs (dtype, problem size), not kernel parameters
                 continue
             flags += ["--const", f"{k}={const_spelling(v)}"]
         return flags
 
-    def compile(self, case: Case, cfg: Config, problem: Problem, out: str) -> tuple[str, str, str]:
-        """(ptx status, ptxas status, message)."""
+    def compile(self, case: Case, cfg: Config, problem: Problem, out: str) -> tuple[str, str, str, str]:
+        """(ptx status, ptxas status, tcgen05 status, message)."""
         sig, int_consts = signature(problem, self.params(case), case.tut_ints)
         cmd = [self.tessel, "compile", f"{self.path(case)}::{case.kernel}", "--arch", cfg.arch, "--emit", "ptx",
                "--signature", sig] + self.spec_flags(cfg)
@@ -131,18 +140,20 @@ class Runner:
         if r.returncode != 0:
             m = re.search(r"needs (\d+) bytes of shared memory, more than the (\d+)", r.stderr)
             if m:
-                return self.over_smem(case, cfg, sig, int_consts, int(m.group(1)), int(m.group(2)))
-            return "FAIL", "-", first_error(r.stderr or r.stdout)
+                ptx, ptxas, msg = self.over_smem(case, cfg, sig, int_consts, int(m.group(1)), int(m.group(2)))
+                return ptx, ptxas, "-", msg
+            return "FAIL", "-", "-", first_error(r.stderr or r.stdout)
+        tc, tc_msg = tcgen05_status(case, cfg, r.stdout)
         ptx = os.path.join(out, "kernel.ptx")
         with open(ptx, "w") as f:
             f.write(r.stdout)
         if not self.ptxas:
-            return f"ok {secs:.1f}s", "skip", "no ptxas"
+            return f"ok {secs:.1f}s", "skip", tc, join_msgs("no ptxas", tc_msg)
         r = subprocess.run([self.ptxas, f"-arch={cfg.arch}", ptx, "-o", os.devnull], capture_output=True,
                            text=True, timeout=600)
         if r.returncode != 0:
-            return f"ok {secs:.1f}s", "FAIL", first_error(r.stderr or r.stdout)
-        return f"ok {secs:.1f}s", "ok", ""
+            return f"ok {secs:.1f}s", "FAIL", tc, join_msgs(first_error(r.stderr or r.stdout), tc_msg)
+        return f"ok {secs:.1f}s", "ok", tc, tc_msg
 
     def over_smem(self, case: Case, cfg: Config, sig: str, int_consts: list, need: int, limit: int):
         """tessel refused the configuration for want of shared memory: not a failure when Triton needs more than
@@ -166,6 +177,7 @@ class Runner:
         if theirs > limit:
             return "n/a", "-", f"{what}; Triton needs {theirs} B too: its autotuner drops this configuration"
         return "FAIL", "-", f"{what}, where Triton needs {theirs} B"
+
 
     def interpret(self, case: Case, cfg: Config, problem: Problem, out: str) -> tuple[str, str]:
         cmd = [self.tessel, "run", f"{self.path(case)}::{case.kernel}", "--interpret", "--show", "0",
@@ -207,6 +219,31 @@ class Runner:
         raise TypeError(type(v))
 
 
+# What each `Case.tc` looks for on an instruction line: the dense MMA, or a block-scaled one (`kind::mxf8f6f4`,
+# `kind::mxf4`, `kind::mxf4nvf4`, all `.block_scale`); not the kernel's name (`block_scaled_matmul_kernel`).
+TC_INSTRUCTION = {"tcgen05.mma": r"^\s*(@!?%\w+\s+)?tcgen05\.mma\b",
+                  "block_scale": r"^\s*(@!?%\w+\s+)?tcgen05\.mma\S*\.kind::mxf\w*\.block_scale"}
+
+
+def tcgen05_status(case: Case, cfg: Config, ptx: str) -> tuple[str, str]:
+    """The tc column (see the module's doc) and, for a missing instruction, the reason codegen wrote into the PTX
+    (`// mma.sync, not tcgen05: ...`)."""
+    if cfg.arch != "sm_100a" or not case.tc:
+        return "-", ""
+    code = [l.split("//", 1)[0] for l in ptx.splitlines()]
+    present = any(re.search(TC_INSTRUCTION[case.tc], l) for l in code)
+    if present:
+        return "ok", ""
+    if not cfg.tcgen05:
+        return "mma", ""
+    why = sorted({l.strip().lstrip("/ ").strip() for l in ptx.splitlines() if "not tcgen05" in l})
+    return "FAIL", f"no {case.tc}: " + ("; ".join(why) if why else "(the PTX says no reason)")
+
+
+def join_msgs(*msgs) -> str:
+    return "; ".join(m for m in msgs if m)
+
+
 def split_sig(sig: str) -> list:
     """The types of a signature (commas inside <...> and [...] belong to a descriptor type)."""
     out, depth, cur = [], 0, ""
@@ -223,7 +260,7 @@ def split_sig(sig: str) -> list:
 def first_error(text: str) -> str:
     lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
     for l in lines:
-        if "rror" in l:
+        if "rror" in l or "fatal" in l:  # ptxas's "fatal : (C7602) Insufficient registers ..." names the cause
             return l[:300]
     return (lines[0] if lines else "(no message)")[:300]
 
@@ -247,18 +284,19 @@ class Row:
     cfg: Config
     ptx: str = "-"
     ptxas: str = "-"
+    tc: str = "-"
     interp: str = "-"
     msg: str = ""
 
     def failed(self) -> bool:
-        return "FAIL" in (self.ptx, self.ptxas, self.interp)
+        return "FAIL" in (self.ptx, self.ptxas, self.tc, self.interp)
 
 
 def run_one(runner: Runner, case: Case, cfg: Config, seed: int, interp: bool) -> Row:
     try:
         return run_checked(runner, case, cfg, seed, interp)
     except Exception as e:  # a harness error is a failure of that row, reported with the rest
-        return Row(case, cfg, "FAIL", "-", "-", f"harness: {type(e).__name__}: {e}")
+        return Row(case, cfg, "FAIL", "-", "-", "-", f"harness: {type(e).__name__}: {e}")
 
 
 def run_checked(runner: Runner, case: Case, cfg: Config, seed: int, interp: bool) -> Row:
@@ -267,7 +305,7 @@ def run_checked(runner: Runner, case: Case, cfg: Config, seed: int, interp: bool
     problem = case.problem(cfg, rng)
     with tempfile.TemporaryDirectory(dir=runner.work) as tmp:
         try:
-            row.ptx, row.ptxas, msg = runner.compile(case, cfg, problem, tmp)
+            row.ptx, row.ptxas, row.tc, msg = runner.compile(case, cfg, problem, tmp)
         except subprocess.TimeoutExpired:
             row.ptx, msg = "FAIL", "compile timed out"
         if interp and cfg.interp:
@@ -277,7 +315,7 @@ def run_checked(runner: Runner, case: Case, cfg: Config, seed: int, interp: bool
                 row.interp, imsg = runner.interpret(case, cfg, problem, out)
             except subprocess.TimeoutExpired:
                 row.interp, imsg = "FAIL", "interpreter timed out"
-            msg = "; ".join(m for m in (msg, imsg) if m)
+            msg = join_msgs(msg, imsg)
         row.msg = msg
     return row
 
@@ -291,6 +329,9 @@ def main(argv=None) -> int:
     ap.add_argument("tutorials", help="directory holding the tutorials (01-vector-add.py ...)")
     ap.add_argument("--tessel", default=os.environ.get("TESSEL", "target/release/tessel"))
     ap.add_argument("--ptxas", default=os.environ.get("PTXAS") or shutil.which("ptxas"))
+    ap.add_argument("--arch", choices=["sm_90a", "sm_100a"], default="sm_90a",
+                    help="the GPU whose configurations the tutorials pick: sm_90a (Hopper), sm_100a (capability 10: "
+                         "compiled for sm_100a, tcgen05 checked)")
     ap.add_argument("--mode", choices=["fast", "full"], default="full",
                     help="fast: one configuration per kernel (compiled and interpreted); full: every configuration")
     ap.add_argument("--only", default="", help="regex over TUTORIAL::KERNEL[CONFIG]")
@@ -314,7 +355,9 @@ def main(argv=None) -> int:
     runner = Runner(a.tessel, a.ptxas, a.tutorials, work, a.triton)
     jobs = []
     for case in cases_mod.CASES:
-        cfgs = case.configs
+        cfgs = case.configs_for(a.arch)
+        if not cfgs:
+            continue
         if a.mode == "fast":
             cfgs = [c for c in cfgs if c.fast] or cfgs[:1]
         for cfg in cfgs:
@@ -337,17 +380,18 @@ def main(argv=None) -> int:
     dropped = [r for r in rows if r.ptx == "n/a"]
     print(f"\n{len(rows)} kernel configurations, {len(failed)} failing, {len(dropped)} over the shared memory in "
           f"Triton too (not run by the tutorial), {time.time() - t0:.0f} s "
-          f"({a.mode} mode)")
+          f"({a.mode} mode, {a.arch})")
     return 1 if failed else 0
 
 
 def fmt_row(r: Row) -> str:
     return (f"{r.case.tutorial[:2]} {r.case.kernel:<38} {r.cfg.label:<40} {r.cfg.arch:<7} {r.ptx:<10} "
-            f"{r.ptxas:<6} {r.interp:<6} {r.msg}")
+            f"{r.ptxas:<6} {r.tc:<4} {r.interp:<6} {r.msg}")
 
 
 def print_table(rows):
-    print(f"\n{'tu':<2} {'kernel':<38} {'config':<40} {'arch':<7} {'PTX':<10} {'ptxas':<6} {'interp':<6} note")
+    print(f"\n{'tu':<2} {'kernel':<38} {'config':<40} {'arch':<7} {'PTX':<10} {'ptxas':<6} {'tc':<4} {'interp':<6} "
+          "note")
     by_kernel = {}
     for r in rows:
         by_kernel.setdefault((r.case.tutorial, r.case.kernel), []).append(r)

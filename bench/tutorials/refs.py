@@ -7,6 +7,7 @@ import numpy as np
 
 LOG2E = 1.4426950408889634
 H100_SMS = 132
+B200_SMS = 148  # what `multi_processor_count` gives the tutorials on a capability-10 GPU
 
 
 def cdiv(a, b):

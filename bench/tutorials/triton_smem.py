@@ -5,7 +5,8 @@ Triton installed, `--triton PYTHON`) whether Triton needs more than the GPU has 
 with OutOfResources and its autotuner drops the configuration, so the tutorial never runs it.
 Usage: PYTHON triton_smem.py FILE KERNEL SIGNATURE_JSON CONSTS_JSON NUM_WARPS NUM_STAGES CAPABILITY
 (a signature type ending in `:16` is divisible by 16; pointers are 16-byte aligned, as Triton specializes them).
-The kernels are taken from FILE without running its host code: its triton imports and @triton.jit functions."""
+The kernels are taken from FILE without running its host code: its triton imports (those that need torch
+skipped) and @triton.jit functions."""
 import ast
 import importlib.util
 import json
@@ -26,7 +27,8 @@ def load_kernels(path):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             text = ast.unparse(node)
             if "triton" in text and "profiler" not in text:
-                keep.append(node)
+                # guarded: some triton modules import torch (10's `triton.tools.mxfp`), which the kernels never use
+                keep.append(ast.parse(f"try:\n    {text}\nexcept ImportError:\n    pass").body[0])
         elif isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
             node.decorator_list = [ast.parse("triton.jit").body[0].value]
             keep.append(node)

@@ -5,8 +5,8 @@
 //! types one dense kind takes ([`Tcgen05Kind`]: f16 or bf16 into f32, f32 at `input_precision` tf32, e4m3/e5m2
 //! into f32, i8 into i32), with M 64 or a multiple of 128, each instruction's N (the tile's N, at most 256) a
 //! multiple of the kind's step (16; 8 for M 64 except kind::i8), K a multiple of the kind's 32-byte step, on 4
-//! or 8 warps and at most 512 tensor-memory columns, and which sits in the function body or in `for` loops
-//! only, gets the `32x32b` register
+//! or 8 warps and at most 512 tensor-memory columns, and which sits in the function body or in `for` loops,
+//! `if`s and `while` bodies only, gets the `32x32b` register
 //! layout of its accumulator's `TensorMemoryLayout((min(M, 128), min(N, 256)), 1)` (`TmemRegLayout`). The other
 //! dots stay on `mma.sync`, and [`why_not`] says why (codegen writes it into the PTX as a comment).
 //!
@@ -16,19 +16,26 @@
 //!   K-major, the layout their kinds read);
 //! - the accumulator lives in a tensor-memory buffer. A dot in a loop whose accumulator is carried by the loop
 //!   and read by nothing else (`acc = tl.dot(a, b, acc)`) gets the buffer before the loop, holding the
-//!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`); any other dot
+//!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`). So is a fused
+//!   persistent loop's (`flatten=True`): its accumulator restarts as `select(first K step, 0, acc)`, which
+//!   becomes the MMA's `use_acc` (false on a tile's first step), and its epilogue, in an `if` after the dot,
+//!   reads the buffer there (`tmem_load` inside the `if`), so a K step moves no accumulator through
+//!   registers; any other dot
 //!   gets a buffer holding its accumulator operand right before it (none when that is the constant 0.0: the MMA
 //!   then runs with `use_acc` false) and is read right after it;
 //! - `tcgen05_mma` commits to an mbarrier of its own (allocated and initialized at the kernel's entry), waited
 //!   for right after the MMA, before the next iteration's staging overwrites the operands. The parity waited
-//!   for is carried through every enclosing loop as an `i32` (the slot of the carried accumulator, which the
-//!   buffer replaced, is reused for it in the innermost loop).
+//!   for is threaded through every enclosing op as an `i32`: carried by `for` and `while` loops, yielded by an
+//!   `if` (its other region yields it unchanged); the slot of the carried accumulator, which the buffer
+//!   replaced, is reused for it in the innermost loop. So the fused loop of `flatten=True` (inside the `if`
+//!   that skips a loop of no iteration) and the grouped GEMM's K loop (in a `while` in an `if` in a `for`) run
+//!   on tcgen05.
 
 use std::sync::Arc;
 
 use tessel_layouts::{AnyLayout, DistributedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
 
-use crate::ir::{Cursor, Func, OpId, ValueDef, ValueId};
+use crate::ir::{Cursor, Func, OpId, RegionId, ValueDef, ValueId};
 use crate::layout::rules::{L, from_spec};
 use crate::layout::staging::{Hoisted, stage_operand};
 use crate::ops::{BinOp, Const, InputPrecision, Op};
@@ -96,7 +103,7 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
     if columns > 512 {
         return Err(format!("an accumulator of {m}x{n} takes {columns} tensor-memory columns, more than 512"));
     }
-    enclosing_loops(f, o)?;
+    enclosing_ops(f, o)?;
     let reg = TmemRegLayout::new(tmem, TmemAccess::B32x32, warps);
     from_spec(DistributedLayout::TmemReg(reg), shape).map_err(|e| e.to_string())
 }
@@ -106,26 +113,31 @@ pub fn why_not(f: &Func, o: OpId) -> Option<String> {
     accumulator_layout(f, o).err()
 }
 
-/// The `for` loops around op `o`, outermost first; an error when another structured op encloses it (the
-/// MMA's barrier parity is carried through loops only).
-fn enclosing_loops(f: &Func, o: OpId) -> Result<Vec<OpId>, String> {
-    let mut loops = Vec::new();
+/// The structured ops around op `o`, outermost first, each with its region that holds `o`: the MMA's barrier
+/// parity is threaded through them (`for` loops and `while` loops carry it, an `if` yields it), so they may be
+/// `for`, `if`, and `while` when `o` sits in its `after` region (the loop body; the grouped GEMM's tile loop).
+/// Any other op around the dot is an error naming it.
+fn enclosing_ops(f: &Func, o: OpId) -> Result<Vec<(OpId, RegionId)>, String> {
+    let mut chain = Vec::new();
     let mut region = f.op(o).parent;
     while let Some(r) = region {
         let Some(p) = f.region(r).parent else { break };
         match f.op(p).op {
-            Op::For(_) => loops.push(p),
+            Op::For(_) | Op::If => {}
+            Op::While if f.op(p).regions[1] == r => {}
+            Op::While => return Err("a dot in the condition of a `while`".into()),
             ref other => {
                 return Err(format!(
-                    "a dot inside `{}` (tcgen05's barrier parity is carried through `for` loops only)",
+                    "a dot inside `{}` (tcgen05's barrier parity is threaded through `for`, `while` and `if` only)",
                     other.name()
                 ));
             }
         }
+        chain.push((p, r));
         region = f.op(p).parent;
     }
-    loops.reverse();
-    Ok(loops)
+    chain.reverse();
+    Ok(chain)
 }
 
 /// Whether `t` has a tensor-memory register layout: a dot [`lower_dots`] rewrites.
@@ -148,27 +160,77 @@ pub fn lower_dots(f: &mut Func) -> Result<bool, super::AssignError> {
     Ok(!dots.is_empty())
 }
 
-/// The slot (among the carried values, 0 first) of the innermost loop around `o` through which its accumulator
-/// is carried: operand 2 is that loop's carried value, used by `o` alone, and `o`'s result is yielded back to
-/// it and used by nothing else.
-fn carried_slot(f: &Func, o: OpId) -> Option<(OpId, usize)> {
+/// How the innermost loop around a dot carries its accumulator, when it does: through its carried value `slot`
+/// (0 first), which the dot alone reads (or, `restart`, a `select(splat(when), 0, carried)` that only the dot
+/// reads: a fused persistent loop restarting the accumulator on each tile's first K step) and to which the
+/// dot's result is yielded back. The result may also be read by `readers`, ops inside `if`s after the dot in
+/// the loop's body (the fused loop's epilogue); nothing else reads it.
+struct Carried {
+    lp: OpId,
+    slot: usize,
+    /// The `select` and its scalar condition `when`.
+    restart: Option<(OpId, ValueId)>,
+    readers: Vec<OpId>,
+}
+
+fn carried(f: &Func, o: OpId) -> Option<Carried> {
     let d = f.op(o);
     let body = d.parent?;
     let lp = f.region(body).parent?;
     if !matches!(f.op(lp).op, Op::For(_)) {
         return None;
     }
-    let ValueDef::Arg(r, index) = f.value(d.operands[2]).def else { return None };
-    if r != body || index == 0 {
+    let uses = f.use_counts();
+    let (mut carried, mut restart) = (d.operands[2], None);
+    if let ValueDef::Result(sel, _) = f.value(carried).def
+        && f.op(sel).op == Op::Select
+        && f.op(sel).parent == Some(body)
+        && is_zero(f, f.op(sel).operands[1])
+        && uses[carried.index()] == 1
+    {
+        let mut when = f.op(sel).operands[0];
+        while let ValueDef::Result(p, _) = f.value(when).def
+            && matches!(f.op(p).op, Op::Splat | Op::Broadcast | Op::ConvertLayout)
+        {
+            when = f.op(p).operands[0];
+        }
+        if f.ty(when).is_tensor() {
+            return None;
+        }
+        restart = Some((sel, when));
+        carried = f.op(sel).operands[2];
+    }
+    let ValueDef::Arg(r, index) = f.value(carried).def else { return None };
+    if r != body || index == 0 || uses[carried.index()] != 1 {
         return None;
     }
     let slot = index as usize - 1;
-    let uses = f.use_counts();
     let yield_op = *f.region(body).ops.last()?;
     let result = d.results[0];
     let yields = &f.op(yield_op).operands;
-    let yielded_once = yields.iter().filter(|&&v| v == result).count() == 1 && yields.get(slot) == Some(&result);
-    (uses[d.operands[2].index()] == 1 && uses[result.index()] == 1 && yielded_once).then_some((lp, slot))
+    if yields.iter().filter(|&&v| v == result).count() != 1 || yields.get(slot) != Some(&result) {
+        return None;
+    }
+    // Every other reader sits in an `if` of the body after the dot (only with a restart: a plain K loop's
+    // accumulator is read after the loop).
+    let ops = &f.region(body).ops;
+    let at = ops.iter().position(|&x| x == o)?;
+    let mut readers = Vec::new();
+    for &x in &ops[at + 1..ops.len() - 1] {
+        let direct = f.op(x).operands.contains(&result);
+        let mut inner = Vec::new();
+        f.walk_op(x, &mut |y| {
+            if y != x && f.op(y).operands.contains(&result) {
+                inner.push(y);
+            }
+        });
+        if direct || (!inner.is_empty() && (f.op(x).op != Op::If || restart.is_none())) {
+            return None;
+        }
+        readers.extend(inner);
+    }
+    let read = readers.iter().map(|&y| f.op(y).operands.iter().filter(|&&v| v == result).count()).sum::<usize>();
+    (uses[result.index()] as usize == 1 + read).then_some(Carried { lp, slot, restart, readers })
 }
 
 fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::AssignError> {
@@ -182,7 +244,7 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     let buf_ty = Type::MemDesc { shape: shape.as_slice().into(), elem, layout };
     let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
     let b = stage_operand(f, o, d.operands[1], true, hoisted)?;
-    let loops = enclosing_loops(f, o).map_err(|_| super::AssignError::NoFit("dot"))?;
+    let around = enclosing_ops(f, o).map_err(|_| super::AssignError::NoFit("dot"))?;
 
     // The mbarrier the MMA commits to, initialized at the kernel's entry.
     let body = f.body;
@@ -192,9 +254,9 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     c.insert(Op::MBarrierInit { count: 1 }, &[bar], vec![]);
 
     // The accumulator's buffer: before the loop that carries it, else right before the dot.
-    let carried = carried_slot(f, o);
-    let (init, anchor) = match carried {
-        Some((lp, slot)) => (f.op(lp).operands[3 + slot], lp),
+    let carried = carried(f, o);
+    let (init, anchor) = match &carried {
+        Some(c) => (f.op(c.lp).operands[3 + c.slot], c.lp),
         None => (d.operands[2], o),
     };
     // A dot of its own from zero (attention's QK^T) needs no store: the MMA does not read the buffer.
@@ -211,24 +273,46 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
         Cursor { f, anchor }.op(Op::TmemAlloc, &[init], buf_ty)
     };
 
-    let phase = thread_phase(f, &loops, carried.map(|(_, s)| s), o);
+    let phase = thread_phase(f, &around, carried.as_ref().map(|c| c.slot), o);
     let mut c = Cursor { f, anchor: o };
-    let yes = c.constant(Const::Int(1), Type::scalar(ScalarType::I1));
-    let use_acc = if from_zero { c.constant(Const::Int(0), Type::scalar(ScalarType::I1)) } else { yes };
+    let i1 = Type::scalar(ScalarType::I1);
+    let yes = c.constant(Const::Int(1), i1.clone());
+    let use_acc = match &carried {
+        _ if from_zero => c.constant(Const::Int(0), i1),
+        // A restart: accumulate unless the loop restarts here (the MMA overwrites the buffer then).
+        Some(Carried { restart: Some((_, when)), .. }) => {
+            c.op(Op::Binary { op: BinOp::Xor, propagate_nan: false }, &[*when, yes], i1)
+        }
+        _ => yes,
+    };
     c.insert(Op::Tcgen05Mma, &[a, b, acc, use_acc, yes, bar, yes], vec![]);
     c.insert(Op::mbarrier_wait(), &[bar, phase.now], vec![]);
     let one = c.constant(Const::Int(1), Type::scalar(ScalarType::I32));
     let next =
         c.op(Op::Binary { op: BinOp::Xor, propagate_nan: false }, &[phase.now, one], Type::scalar(ScalarType::I32));
     match carried {
-        Some((lp, slot)) => {
-            // The loop's result is read from the buffer after the loop; the slot now carries the parity.
+        Some(Carried { lp, slot, restart, readers }) => {
+            // The epilogue's reads in the body, right where they are (after the MMA's wait).
+            for y in readers {
+                let loaded = Cursor { f, anchor: y }.op(Op::TmemLoad, &[acc], acc_ty.clone());
+                for v in f.op_mut(y).operands.iter_mut().filter(|v| **v == d.results[0]) {
+                    *v = loaded;
+                }
+            }
+            if let Some((sel, _)) = restart {
+                // Read by nothing once the dot is gone, and its carried operand is about to become the parity.
+                f.unlink(sel);
+            }
+            // The loop's result is read from the buffer after the loop, if anything reads it (a fused loop's
+            // epilogue read it inside); the slot now carries the parity.
             let result = f.op(lp).results[slot];
-            let region = f.op(lp).parent.expect("linked loop");
-            let at = f.region(region).ops.iter().position(|&x| x == lp).expect("the loop is in its region");
-            let after = f.region(region).ops[at + 1];
-            let loaded = Cursor { f, anchor: after }.op(Op::TmemLoad, &[acc], acc_ty.clone());
-            f.replace_all_uses(result, loaded);
+            if f.use_counts()[result.index()] > 0 {
+                let region = f.op(lp).parent.expect("linked loop");
+                let at = f.region(region).ops.iter().position(|&x| x == lp).expect("the loop is in its region");
+                let after = f.region(region).ops[at + 1];
+                let loaded = Cursor { f, anchor: after }.op(Op::TmemLoad, &[acc], acc_ty.clone());
+                f.replace_all_uses(result, loaded);
+            }
             f.values[result.index()].ty = Type::scalar(ScalarType::I32);
             f.values[result.index()].name = Some("phase".into());
         }
@@ -249,63 +333,110 @@ fn is_zero(f: &Func, v: ValueId) -> bool {
             || matches!(f.op(p).op, Op::Constant(Const::Int(0))))
 }
 
-/// An `i32` parity carried through loops: its value at the op it was made for, and the slot of each loop.
+/// An `i32` parity threaded through the structured ops around an op: its value at that op, and where each of
+/// those ops carries it.
 struct Phase {
     now: ValueId,
-    loops: Vec<(OpId, usize)>,
+    carriers: Vec<Carrier>,
 }
 
-/// Carries a parity, 0 before the outermost of `loops` (those around `at`, outermost first), through each of
-/// them: a new carried value, or the innermost loop's slot `reuse` (whose values are retyped to `i32`).
-fn thread_phase(f: &mut Func, loops: &[OpId], reuse: Option<usize>, at: OpId) -> Phase {
+/// How one structured op carries the parity.
+enum Carrier {
+    /// A `for` or a `while` loop: its carried value `slot` (the `while`'s body is its `after` region).
+    Loop { op: OpId, slot: usize },
+    /// An `if`: its result `slot`, yielded from `arm` (the region holding the op) after the parity changes and
+    /// from the other region as it was before the `if` (`outer`).
+    If { op: OpId, slot: usize, arm: RegionId, outer: ValueId },
+}
+
+/// Adds a result of type `ty` to op `o`; returns its index.
+fn add_result(f: &mut Func, o: OpId, ty: Type) -> usize {
+    let slot = f.op(o).results.len();
+    let v = ValueId(f.values.len() as u32);
+    f.values.push(crate::ir::ValueData { ty, def: ValueDef::Result(o, slot as u32), name: Some("phase".into()) });
+    f.op_mut(o).results.push(v);
+    slot
+}
+
+/// Threads a parity, 0 before the outermost of `around` (the ops around `at` and their regions holding it,
+/// outermost first), through each of them: a new carried value or result, or the innermost loop's slot `reuse`
+/// (a `for` whose values are retyped to `i32`).
+fn thread_phase(f: &mut Func, around: &[(OpId, RegionId)], reuse: Option<usize>, at: OpId) -> Phase {
     let i32t = Type::scalar(ScalarType::I32);
-    let start = loops.first().copied().unwrap_or(at);
+    let start = around.first().map(|&(o, _)| o).unwrap_or(at);
     let mut now = Cursor { f, anchor: start }.constant(Const::Int(0), i32t.clone());
-    let mut slots = Vec::new();
-    for (i, &lp) in loops.iter().enumerate() {
-        let body = f.op(lp).regions[0];
-        let slot = match reuse {
-            Some(slot) if i + 1 == loops.len() => {
-                f.op_mut(lp).operands[3 + slot] = now;
-                let arg = f.region(body).args[1 + slot];
-                f.values[arg.index()].ty = i32t.clone();
-                f.values[arg.index()].name = Some("phase".into());
-                slot
+    let mut carriers = Vec::new();
+    for (i, &(op, region)) in around.iter().enumerate() {
+        let carrier = match f.op(op).op {
+            Op::For(_) => {
+                let body = f.op(op).regions[0];
+                let slot = match reuse {
+                    Some(slot) if i + 1 == around.len() => {
+                        f.op_mut(op).operands[3 + slot] = now;
+                        let arg = f.region(body).args[1 + slot];
+                        f.values[arg.index()].ty = i32t.clone();
+                        f.values[arg.index()].name = Some("phase".into());
+                        slot
+                    }
+                    _ => {
+                        f.op_mut(op).operands.push(now);
+                        f.add_region_arg(body, i32t.clone(), Some("phase".into()));
+                        add_result(f, op, i32t.clone())
+                    }
+                };
+                now = f.region(body).args[1 + slot];
+                Carrier::Loop { op, slot }
             }
-            _ => {
-                f.op_mut(lp).operands.push(now);
-                f.add_region_arg(body, i32t.clone(), Some("phase".into()));
-                let slot = f.op(lp).results.len();
-                let v = ValueId(f.values.len() as u32);
-                f.values.push(crate::ir::ValueData {
-                    ty: i32t.clone(),
-                    def: ValueDef::Result(lp, slot as u32),
-                    name: Some("phase".into()),
-                });
-                f.op_mut(lp).results.push(v);
-                slot
+            Op::While => {
+                // before (args = inits) ends in `condition c, args...`, which become the after args and results.
+                let (before, after) = (f.op(op).regions[0], f.op(op).regions[1]);
+                f.op_mut(op).operands.push(now);
+                let b = f.add_region_arg(before, i32t.clone(), Some("phase".into()));
+                let cond = *f.region(before).ops.last().expect("a `before` region ends in `condition`");
+                f.op_mut(cond).operands.push(b);
+                now = f.add_region_arg(after, i32t.clone(), Some("phase".into()));
+                Carrier::Loop { op, slot: add_result(f, op, i32t.clone()) }
             }
+            _ => Carrier::If { op, slot: add_result(f, op, i32t.clone()), arm: region, outer: now },
         };
-        now = f.region(body).args[1 + slot];
-        slots.push((lp, slot));
+        carriers.push(carrier);
     }
-    Phase { now, loops: slots }
+    Phase { now, carriers }
 }
 
 impl Phase {
-    /// Yields `next` (the parity after the wait) from the innermost loop, and each loop's result from the one
-    /// around it.
+    /// Yields `next` (the parity after the wait) from the innermost op around, and each op's result from the
+    /// one around it; an `if`'s other region yields the parity as it came in.
     fn close(self, f: &mut Func, mut next: ValueId) {
-        for &(lp, slot) in self.loops.iter().rev() {
-            let body = f.op(lp).regions[0];
-            let y = *f.region(body).ops.last().expect("a body ends in yield");
-            let operands = &mut f.op_mut(y).operands;
-            if slot < operands.len() {
-                operands[slot] = next;
-            } else {
-                operands.push(next);
+        for c in self.carriers.iter().rev() {
+            let (op, slot) = match *c {
+                Carrier::Loop { op, slot } => (op, slot),
+                Carrier::If { op, slot, .. } => (op, slot),
+            };
+            // The region whose terminator yields `next`: the loop's body (a `while`'s `after`), the `if`'s arm.
+            let regions = f.op(op).regions.clone();
+            let (arm, other) = match *c {
+                Carrier::Loop { .. } => (*regions.last().expect("a loop has a body"), None),
+                Carrier::If { arm, outer, .. } => {
+                    (arm, Some((*regions.iter().find(|&&r| r != arm).expect("an `if` has two regions"), outer)))
+                }
+            };
+            set_yielded(f, arm, slot, next);
+            if let Some((r, outer)) = other {
+                set_yielded(f, r, slot, outer);
             }
-            next = f.op(lp).results[slot];
+            next = f.op(op).results[slot];
         }
+    }
+}
+
+/// Makes the `yield` ending region `r` yield `v` as its operand `slot` (appended when it is the next one).
+fn set_yielded(f: &mut Func, r: RegionId, slot: usize, v: ValueId) {
+    let y = *f.region(r).ops.last().expect("a region ends in yield");
+    let operands = &mut f.op_mut(y).operands;
+    if slot < operands.len() {
+        operands[slot] = v;
+    } else {
+        operands.push(v);
     }
 }

@@ -199,13 +199,13 @@ fn access(regs: &LinearLayout, tmem: &LinearLayout, bits: u32, num_warps: u32) -
     Ok(Access { cells, warp_cols, half })
 }
 
-/// Runs of consecutive columns: (first column, count, power of two), each aligned to its count.
-fn runs(cols: &[u32]) -> Vec<(u32, u32)> {
+/// Runs of consecutive columns: (first column, count, power of two at most `max`), each aligned to its count.
+fn runs(cols: &[u32], max: usize) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < cols.len() {
         let mut n = 1;
-        while n < 128
+        while n < max.min(128)
             && i + 2 * n <= cols.len()
             && cols[i] % (2 * n as u32) == 0
             && (0..2 * n).all(|j| cols[i + j] == cols[i] + j as u32)
@@ -216,6 +216,19 @@ fn runs(cols: &[u32]) -> Vec<(u32, u32)> {
         i += n;
     }
     out
+}
+
+/// The most columns one `tcgen05.ld`/`st` moves, and whether each waits before the next: 128 and no, unless an
+/// auto-mode kernel caps its registers (`maxnreg`). A load's destinations (a store's sources) stay allocated
+/// until its wait, so under a cap a whole tile moved at once may not fit (tutorial 06's 80 registers with a
+/// 64-column tile and the accumulator live: ptxas refuses the instruction); moved a quarter of the cap at a
+/// time, each piece waited for, the registers of the pieces done can be spilled. Gluon kernels move what
+/// their authors wrote.
+fn move_pieces(l: &Lower) -> (usize, bool) {
+    match l.f.config.maxnreg {
+        Some(r) if !l.f.attrs.gluon => (1 << (r / 4).max(1).ilog2(), true),
+        _ => (128, false),
+    }
 }
 
 /// The per-thread address of this warp's lanes of buffer `mem`: `buf + (32 (warp % 4)) << 16 + warp columns`.
@@ -304,7 +317,9 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
         cell_regs.push(cell);
     }
     let mut k = 0;
-    for (first, n) in runs(&cols) {
+    let (max, wait_each) = move_pieces(l);
+    let pieces = runs(&cols, max);
+    for (i, &(first, n)) in pieces.iter().enumerate() {
         let a = l.b.reg(RegClass::B32);
         l.b.op("add.u32", a, (addr, first));
         let op = format!("tcgen05.st.sync.aligned.{}.x{n}.b32", acc.shape());
@@ -314,6 +329,9 @@ fn store_regs(l: &mut Lower, x: ValueId, mem_v: ValueId) -> Result<(), CompileEr
             Some(h) => instr(op).srcs((mem(a), h, regs)),
         });
         k += n as usize;
+        if wait_each && i + 1 < pieces.len() {
+            l.b.effect("tcgen05.wait::st.sync.aligned", ());
+        }
     }
     l.b.effect("tcgen05.wait::st.sync.aligned", ());
     thread_sync(l);
@@ -338,7 +356,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let class = if bits == 32 { super::class_of(l.elem_of(v)?)? } else { RegClass::B32 };
     let cell_regs: Vec<Reg> = cols.iter().map(|_| l.b.reg(class)).collect();
     let mut k = 0;
-    for (first, n) in runs(&cols) {
+    let (max, wait_each) = move_pieces(l);
+    let pieces = runs(&cols, max);
+    for (i, &(first, n)) in pieces.iter().enumerate() {
         let a = l.b.reg(RegClass::B32);
         l.b.op("add.u32", a, (addr, first));
         let op = format!("tcgen05.ld.sync.aligned.{}.x{n}.b32", acc.shape());
@@ -348,6 +368,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             Some(h) => ld.srcs((mem(a), h)),
         });
         k += n as usize;
+        if wait_each && i + 1 < pieces.len() {
+            l.b.effect("tcgen05.wait::ld.sync.aligned", ());
+        }
     }
     l.b.effect("tcgen05.wait::ld.sync.aligned", ());
     let out_class = super::class_of(l.elem_of(v)?)?;
@@ -389,8 +412,10 @@ mod tests {
 
     #[test]
     fn column_runs_are_aligned_powers_of_two() {
-        assert_eq!(runs(&(0..64).collect::<Vec<_>>()), [(0, 64)]);
-        assert_eq!(runs(&[0, 1, 2, 3, 4, 5]), [(0, 4), (4, 2)]);
-        assert_eq!(runs(&[1, 2, 3, 4]), [(1, 1), (2, 2), (4, 1)]);
+        assert_eq!(runs(&(0..64).collect::<Vec<_>>(), 128), [(0, 64)]);
+        assert_eq!(runs(&[0, 1, 2, 3, 4, 5], 128), [(0, 4), (4, 2)]);
+        assert_eq!(runs(&[1, 2, 3, 4], 128), [(1, 1), (2, 2), (4, 1)]);
+        // Under a register cap: pieces of at most `max` columns.
+        assert_eq!(runs(&(0..64).collect::<Vec<_>>(), 16), [(0, 16), (16, 16), (32, 16), (48, 16)]);
     }
 }

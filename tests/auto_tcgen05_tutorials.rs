@@ -1,0 +1,174 @@
+//! The public Triton tutorials' auto-mode kernels at their Blackwell configurations, on the PTX simulator against
+//! the interpreter (`bench/tutorials.sh --arch sm_100a` checks ptxas, the instruction and the interpreter against
+//! float64 for every configuration; this is the simulator's part, at small ragged shapes). The tutorials are not
+//! part of this repository: set `TESSEL_TUTORIALS` to the directory holding them (python/tutorials of
+//! triton-lang/triton); without it each test says so and passes. Kernels whose tensor maps are made on the
+//! device (09's `matmul_kernel_descriptor_persistent`) are not simulated: the simulator encodes host
+//! descriptors only. Persistent kernels run on fewer programs than tiles (`NUM_SMS` 2), so one program walks
+//! several tiles, where the tutorial's 148 programs would each take one at these sizes.
+
+#[path = "sim_common/mod.rs"]
+mod sim_common;
+
+use sim_common::{RunOptions, SimAndInterp, V, run_on};
+use tessel::lang::elab::{ArgSpec, ConstValue};
+use tessel::tile::ScalarType::{self, *};
+use tessel::tile::Target;
+
+fn tutorial(name: &str) -> Option<(String, String)> {
+    let Some(dir) = std::env::var_os("TESSEL_TUTORIALS") else {
+        eprintln!("note: TESSEL_TUTORIALS is not set; {name} is not simulated");
+        return None;
+    };
+    let path = std::path::Path::new(&dir).join(name);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some((path.display().to_string(), src))
+}
+
+fn c(v: i64) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Int(v))
+}
+
+fn cb(v: bool) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Bool(v))
+}
+
+fn int(div16: bool) -> ArgSpec {
+    ArgSpec::Int(I32, div16)
+}
+
+fn desc(elem: ScalarType, block: &[u32]) -> ArgSpec {
+    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout: None }
+}
+
+fn random(n: usize, seed: u64) -> Vec<f64> {
+    tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, F16)
+}
+
+/// Asserts the simulator and the interpreter wrote every element, the same values (`tol` 0) or within a
+/// relative error `tol` (root mean square over the output: attention's reductions and `ex2` run in another
+/// order on the two sides, as in `tests/auto_tcgen05.rs`).
+fn check(what: &str, tol: f64, outs: Result<Vec<SimAndInterp>, String>) {
+    let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+    for (i, (sim, interp)) in outs.iter().enumerate() {
+        assert!(interp.iter().all(|x| x.is_finite()), "{what}: output {i} has unwritten elements");
+        assert!(sim.iter().all(|x| x.is_finite()), "{what}: output {i}: the simulated PTX left elements unwritten");
+        if tol == 0.0 {
+            let bad = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
+            let first = (0..sim.len()).find(|&j| sim[j] != interp[j]);
+            assert!(first.is_none(), "{what}: output {i}: {bad} of {} elements differ, first at {first:?}", sim.len());
+        } else {
+            let num: f64 = sim.iter().zip(interp).map(|(p, q)| (p - q) * (p - q)).sum();
+            let den: f64 = interp.iter().map(|q| q * q).sum();
+            let err = (num / den).sqrt();
+            assert!(err < tol, "{what}: output {i}: simulated PTX against the interpreter {err}");
+        }
+    }
+}
+
+const M: usize = 200;
+const N: usize = 144;
+const K: usize = 136;
+
+/// 09's host-descriptor kernels, fp16, 128x128x64 on 4 warps at 3 stages, WARP_SPECIALIZE off and on; the
+/// persistent one with and without EPILOGUE_SUBTILE.
+#[test]
+fn tutorial_09_tma_kernels_on_the_simulator() {
+    let Some((file, src)) = tutorial("09-persistent-matmul.py") else { return };
+    let (bm, bn, bk) = (128u32, 128u32, 64u32);
+    let tiles = (M.div_ceil(bm as usize) * N.div_ceil(bn as usize)) as u32;
+    let (a, b) = (random(M * K, 1), random(N * K, 2));
+    for (kernel, subtile, ws) in [
+        ("matmul_kernel_tma", None, false),
+        ("matmul_kernel_tma", None, true),
+        ("matmul_kernel_tma_persistent", Some(false), false),
+        ("matmul_kernel_tma_persistent", Some(true), false),
+        ("matmul_kernel_tma_persistent", Some(false), true),
+    ] {
+        let cn = if subtile == Some(true) { bn / 2 } else { bn };
+        let mut spec = vec![desc(F16, &[bm, bk]), desc(F16, &[bn, bk]), desc(F16, &[bm, cn])];
+        spec.extend([int(false), int(true), int(false)]);
+        spec.extend([c(bm as i64), c(bn as i64), c(bk as i64), c(8), cb(false)]);
+        let grid = match subtile {
+            Some(st) => {
+                spec.extend([cb(st), c(2)]);
+                2
+            }
+            None => tiles,
+        };
+        spec.push(cb(ws));
+        let vals = [
+            V::Desc(F16, Some(a.clone()), vec![M as u32, K as u32]),
+            V::Desc(F16, Some(b.clone()), vec![N as u32, K as u32]),
+            V::Desc(F16, None, vec![M as u32, N as u32]),
+            V::Int(M as i64),
+            V::Int(N as i64),
+            V::Int(K as i64),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+        let what = format!("{kernel} subtile {subtile:?} WARP_SPECIALIZE {ws}");
+        check(&what, 0.0, run_on(&src, kernel, spec, &opts, &vals, [grid, 1, 1]));
+    }
+}
+
+/// 09's pointer kernels, fp16 with B transposed (the tutorial's `b.T`), 128x128x64 on 4 warps at 3 stages.
+#[test]
+fn tutorial_09_pointer_kernels_on_the_simulator() {
+    let Some((file, src)) = tutorial("09-persistent-matmul.py") else { return };
+    let (bm, bn, bk) = (128u32, 128u32, 64u32);
+    let tiles = (M.div_ceil(bm as usize) * N.div_ceil(bn as usize)) as u32;
+    let (a, b) = (random(M * K, 3), random(N * K, 4));
+    for (kernel, persistent) in [("matmul_kernel", false), ("matmul_kernel_persistent", true)] {
+        let mut spec = vec![ArgSpec::Pointer(F16, true), ArgSpec::Pointer(F16, true), ArgSpec::Pointer(F16, true)];
+        // M, N, K, stride_am, stride_ak = 1, stride_bk = 1, stride_bn, stride_cm, stride_cn = 1
+        spec.extend([int(false), int(true), int(false), int(false), c(1), c(1), int(false), int(true), c(1)]);
+        spec.extend([c(bm as i64), c(bn as i64), c(bk as i64), c(8)]);
+        if persistent {
+            spec.push(c(2));
+        }
+        let vals = [
+            V::Buf(F16, a.clone()),
+            V::Buf(F16, b.clone()),
+            V::Out(F16, M * N),
+            V::Int(M as i64),
+            V::Int(N as i64),
+            V::Int(K as i64),
+            V::Int(K as i64),
+            V::Int(K as i64),
+            V::Int(N as i64),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+        let grid = if persistent { 2 } else { tiles };
+        check(kernel, 0.0, run_on(&src, kernel, spec, &opts, &vals, [grid, 1, 1]));
+    }
+}
+
+/// 06's forward attention at a Blackwell configuration (host descriptors, IS_HOPPER false, warp_specialize
+/// off; D 64, 128x64 tiles on 4 warps at 3 stages), causal and not.
+#[test]
+fn tutorial_06_forward_on_the_simulator() {
+    let Some((file, src)) = tutorial("06-fused-attention.py") else { return };
+    let (h, n_ctx, d, bm, bn) = (2usize, 256usize, 64u32, 128u32, 64u32);
+    let y = h * n_ctx;
+    for stage in [1, 3] {
+        // Z = 1 is a constant in Triton's specialization, as any integer argument equal to 1.
+        let mut spec = vec![ArgSpec::Float(F32), ArgSpec::Pointer(F32, true), c(1), int(false)];
+        spec.extend([desc(F16, &[bm, d]), desc(F16, &[bn, d]), desc(F16, &[bn, d]), desc(F16, &[bm, d])]);
+        spec.push(int(true));
+        spec.extend([c(d as i64), c(bm as i64), c(bn as i64), cb(false), c(stage), cb(false), cb(false)]);
+        let shape = vec![y as u32, d];
+        let vals = [
+            V::F32(0.5),
+            V::Out(F32, y),
+            V::Int(h as i64),
+            V::Desc(F16, Some(random(y * d as usize, 5)), shape.clone()),
+            V::Desc(F16, Some(random(y * d as usize, 6)), shape.clone()),
+            V::Desc(F16, Some(random(y * d as usize, 7)), shape.clone()),
+            V::Desc(F16, None, shape),
+            V::Int(n_ctx as i64),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+        let grid = [(n_ctx as u32).div_ceil(bm), h as u32, 1];
+        check(&format!("_attn_fwd STAGE {stage}"), 1e-3, run_on(&src, "_attn_fwd", spec, &opts, &vals, grid));
+    }
+}
