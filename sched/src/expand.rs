@@ -35,8 +35,9 @@ use tessel_tile::ir::{Func, OpId, RegionId, ValueData, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, CmpPred, Const, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
+use crate::async_dot::{AsyncDot, DotWait};
 use crate::error::SchedError;
-use crate::plan::{AsyncDot, Consumer, DotWait, LoopPlan};
+use crate::plan::{Consumer, LoopPlan};
 use crate::ring::ring_type;
 
 /// Builds ops detached from any region; the caller places them.
@@ -481,7 +482,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         // asynchronous, each one a dot yields.
         let results: Vec<ValueId> = match a.wait {
             DotWait::AtReads => (0..yields.len())
-                .filter(|&j| crate::plan::dots_of(e.f, old_ops).any(|x| e.f.op(x).results[0] == yields[j]))
+                .filter(|&j| crate::async_dot::dots_of(e.f, old_ops).any(|x| e.f.op(x).results[0] == yields[j]))
                 .map(|j| d.results[j])
                 .collect(),
             _ => vec![d.results[a.carried - 1]],

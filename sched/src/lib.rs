@@ -10,6 +10,7 @@
 //! asynchronously, and [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations); [`print`] is `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after
 //! [`pipeline`].
 
+pub mod async_dot;
 pub mod dot_waits;
 pub mod error;
 pub mod expand;
@@ -26,8 +27,9 @@ use tessel_tile::ir::Func;
 use tessel_tile::layout::axis;
 use tessel_tile::ops::Op;
 
+pub use async_dot::{AsyncDot, DotWait, Restart};
 pub use error::{AsWritten, PartitionError, SchedError};
-pub use plan::{AsyncDot, CoarseSchedule, DotWait, LoopPlan, Restart};
+pub use plan::{CoarseSchedule, LoopPlan};
 
 fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
     let axis = axis::analyze(f);
