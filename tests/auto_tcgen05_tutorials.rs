@@ -16,13 +16,7 @@ use tessel::tile::ScalarType::{self, *};
 use tessel::tile::Target;
 
 fn tutorial(name: &str) -> Option<(String, String)> {
-    let Some(dir) = std::env::var_os("TESSEL_TUTORIALS") else {
-        eprintln!("note: TESSEL_TUTORIALS is not set; {name} is not simulated");
-        return None;
-    };
-    let path = std::path::Path::new(&dir).join(name);
-    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Some((path.display().to_string(), src))
+    sim_common::tutorial("TESSEL_TUTORIALS", name)
 }
 
 fn c(v: i64) -> ArgSpec {

@@ -309,3 +309,15 @@ fn simulate_edited(
         .map_err(|e| format!("{kernel}: simulator: {e}"))?;
     Ok(Simulated { func, mem, iargs, global, outs })
 }
+
+/// The source of a public tutorial (`name`) from the directory the environment variable `var` names, with its
+/// path for diagnostics; `None`, with a note, when `var` is unset (the tutorials are not in this repository).
+pub fn tutorial(var: &str, name: &str) -> Option<(String, String)> {
+    let Some(dir) = std::env::var_os(var) else {
+        eprintln!("note: {var} is not set; {name} is not simulated");
+        return None;
+    };
+    let path = std::path::Path::new(&dir).join(name);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some((path.display().to_string(), src))
+}
