@@ -38,24 +38,38 @@ impl Cta<'_> {
         Ok(())
     }
 
+    /// For an access (`what`) by thread `t` to shared bytes `a..a + n`, after checking they are allocated: whether
+    /// an earlier access by thread `u` in barrier epoch `e` and warp epoch `we` is ordered before it (the same
+    /// thread, a `bar.sync` since, or a `bar.warp.sync` since within the warp).
+    fn ordering(
+        &self,
+        t: usize,
+        a: usize,
+        n: usize,
+        what: &str,
+    ) -> Result<impl Fn(usize, u32, u32) -> bool + use<>, String> {
+        let len = self.smem.len();
+        if a + n > len {
+            return Err(format!("shared {what} of {n} bytes at {a} past the {len} bytes allocated"));
+        }
+        let (epoch, warp) = (self.epoch, t / 32);
+        let wepoch = self.warp_epoch[warp];
+        Ok(move |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch))
+    }
+
     /// Bytes `addr..addr + n` of shared memory for thread `t`, after checking the access against the other
     /// threads' accesses since the last barrier that orders them (`bar.sync`, or `bar.warp.sync` within a
     /// warp): a read of another thread's unordered write, a write over another thread's unordered read, or a
     /// different value over another thread's unordered write is a race, reported as an error. This is what
     /// lockstep execution would otherwise hide: a missing barrier.
     pub(super) fn smem(&mut self, t: usize, addr: u64, n: usize, write: Option<&[u8]>) -> Result<&mut [u8], String> {
-        let len = self.smem.len();
         let a = addr as usize;
-        if a + n > len {
-            return Err(format!("shared access of {n} bytes at {a} past the {len} bytes allocated"));
-        }
+        let ordered = self.ordering(t, a, n, "access")?;
         if write.is_some() {
             self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s store"))?;
         }
         let (epoch, warp) = (self.epoch, t / 32);
         let wepoch = self.warp_epoch[warp];
-        // Whether an access by `u` at (e, we) is ordered before this one.
-        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
         for i in 0..n {
             let sh = &mut self.shadow[a + i];
             let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
@@ -107,15 +121,10 @@ impl Cta<'_> {
     /// Bytes `addr..addr + n` of shared memory for an atomic read-modify-write by thread `t`: ordered with
     /// other threads' atomics, but a race with their unordered plain reads and writes.
     pub(super) fn smem_atomic(&mut self, t: usize, addr: u64, n: usize) -> Result<&mut [u8], String> {
-        let len = self.smem.len();
         let a = addr as usize;
-        if a + n > len {
-            return Err(format!("shared atomic of {n} bytes at {a} past the {len} bytes allocated"));
-        }
+        let ordered = self.ordering(t, a, n, "atomic")?;
         self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s atomic"))?;
-        let (epoch, warp) = (self.epoch, t / 32);
-        let wepoch = self.warp_epoch[warp];
-        let ordered = |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch);
+        let (epoch, wepoch) = (self.epoch, self.warp_epoch[t / 32]);
         for i in 0..n {
             let sh = &mut self.shadow[a + i];
             let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
