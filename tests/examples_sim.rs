@@ -469,8 +469,10 @@ fn gluon_shared_memory_views_match_the_interpreter() {
     }
 }
 
-/// An asynchronous wgmma's result entering a loop in flight, and a tile loop carrying the accumulator
-/// (`tests/kernels/gluon_wgmma_loop.py`; `examples_ptx` checks that no copy reads it): 3 tiles of 4 K steps.
+/// An asynchronous wgmma's result entering a loop in flight, and a tile loop carrying the accumulator that each
+/// tile's first K step discards through a runtime `use_acc` (wgmma's scale-d predicate, which the simulator must
+/// honour: accumulating instead leaves every tile but the first wrong) (`tests/kernels/gluon_wgmma_loop.py`;
+/// `examples_ptx` checks that no copy reads it): 3 tiles of 4 K steps.
 #[test]
 fn an_in_flight_wgmma_entering_a_loop_matches_the_interpreter() {
     let (m, n, k) = (64usize, 128usize, 32usize);
