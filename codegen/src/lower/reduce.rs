@@ -2,10 +2,13 @@
 //! lanes of the axis with `shfl.sync.bfly` (widest stride first), then across the warps of the axis through shared
 //! memory (each warp writes its partial, `bar.sync`, every thread combines the partials pairwise from the widest
 //! stride down, `bar.sync`), then, in a cluster, across the CTAs of the axis (`cluster::reduce_across_ctas`).
-//! That is Triton's order of combining, so floating-point sums round as Triton's do for the same layout. The result lands in the slice layout without moving data: every thread holds the
+//! That is Triton's order of combining, so floating-point sums round as Triton's do for the same layout. A sum of products
+//! (`tl.sum(x * y)`) contracts its in-thread steps into `fma` as LLVM does Triton's (see [`product_sum`]). The result lands in the slice layout without moving data: every thread holds the
 //! reduction of the rows it owned.
 
-use tessel_tile::ir::OpData;
+use tessel_tile::ir::{OpData, ValueId};
+use tessel_tile::ops::{BinOp, Op};
+use tessel_tile::types::{Elem, ScalarType};
 
 use super::coords::{bases, flatten, layout_of, reg_coords, remap};
 use super::shared::{ld_shared_run, slot_bytes, st_shared};
@@ -70,12 +73,16 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         data.operands.iter().map(|&o| l.get(o).map(|r| r.to_vec())).collect::<Result<_, _>>()?;
     let classes: Vec<RegClass> = inputs.iter().map(|r| r[0].class).collect();
 
-    // 1. In-thread: combine the registers of each row (skipping replicated registers).
+    // 1. In-thread: combine the registers of each row (skipping replicated registers). A sum of products
+    //    contracts as LLVM contracts Triton's: fma(x0, y0, x1*y1), then fma(xi, yi, acc).
     let reg_bases = bases(&lin, "register");
     let dup_regs: u32 =
         reg_bases.iter().enumerate().filter(|(_, b)| b.iter().all(|&x| x == 0)).fold(0, |m, (i, _)| m | 1 << i);
     let n_regs = lin.in_dim_size("register");
+    let products = product_sum(l, data, n_ops)?;
     let mut groups: Vec<(Vec<u32>, Vec<Reg>)> = Vec::new();
+    // Per group: the register index of its first element while the accumulator is that element alone.
+    let mut first: Vec<Option<usize>> = Vec::new();
     for r in 0..n_regs {
         if r & dup_regs != 0 {
             continue;
@@ -85,9 +92,24 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         match groups.iter().position(|(k, _)| *k == key) {
             Some(g) => {
                 let acc = groups[g].1.clone();
-                groups[g].1 = l.combine(region, &acc, &x)?;
+                groups[g].1 = match &products {
+                    Some((xs, ys, fma)) => {
+                        // acc + x*y: the product still pending in `acc` when it is the group's first element.
+                        let (i, addend) = match first[g].take() {
+                            Some(i0) => (i0, x[0]),
+                            None => (r as usize, acc[0]),
+                        };
+                        let d = l.b.reg(classes[0]);
+                        l.b.op(fma.to_string(), d, (xs[i], ys[i], addend));
+                        vec![d]
+                    }
+                    None => l.combine(region, &acc, &x)?,
+                };
             }
-            None => groups.push((key, x)),
+            None => {
+                groups.push((key, x));
+                first.push(Some(r as usize));
+            }
         }
     }
 
@@ -204,4 +226,45 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
         l.vals.insert(v, regs);
     }
     Ok(())
+}
+
+/// The registers of `x` and `y` when this reduce is `tl.sum(x * y)` that Triton's LLVM would contract: one f32/f64
+/// operand, a combine region that is exactly `add` of its two arguments, `enable_fp_fusion` on, and a product
+/// `x * y` (same type) with no other use. Then each step of the in-thread loop is an `fma` (the `mul` stays only
+/// for each row's second element, and ptxas drops it where unused), rounding as Triton's kernels do.
+fn product_sum(
+    l: &mut Lower,
+    data: &OpData,
+    n_ops: usize,
+) -> Result<Option<(Vec<Reg>, Vec<Reg>, &'static str)>, CompileError> {
+    let src = data.operands[0];
+    if !l.fp_fusion || n_ops != 1 || l.uses[src.index()] != 1 {
+        return Ok(None);
+    }
+    let fma = match l.f.ty(src).elem() {
+        Some(Elem::Scalar(ScalarType::F32)) => "fma.rn.f32",
+        Some(Elem::Scalar(ScalarType::F64)) => "fma.rn.f64",
+        _ => return Ok(None),
+    };
+    let rd = l.f.region(data.regions[0]);
+    let is_add_of_args = |v: ValueId| {
+        let o = l.f.op(*l.producer.get(&v)?);
+        let args = &rd.args;
+        let plain_add = matches!(o.op, Op::Binary { op: BinOp::Add, .. });
+        let of_args = args.len() == 2 && (o.operands[..] == [args[0], args[1]] || o.operands[..] == [args[1], args[0]]);
+        Some(plain_add && of_args)
+    };
+    let combine_is_add = rd.ops.len() == 2
+        && matches!(l.f.op(rd.ops[1]).op, Op::Yield)
+        && l.f.op(rd.ops[1]).operands.len() == 1
+        && is_add_of_args(l.f.op(rd.ops[1]).operands[0]) == Some(true);
+    let Some(&mul) = l.producer.get(&src) else { return Ok(None) };
+    let m = l.f.op(mul);
+    let is_mul =
+        matches!(m.op, Op::Binary { op: BinOp::Mul, .. }) && m.operands.iter().all(|&o| l.f.ty(o) == l.f.ty(src));
+    if !(combine_is_add && is_mul) {
+        return Ok(None);
+    }
+    let (x, y) = (m.operands[0], m.operands[1]);
+    Ok(Some((l.get(x)?.to_vec(), l.get(y)?.to_vec(), fma)))
 }
