@@ -6,6 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Func, OpId, RegionId, ValueId, resolve};
+use crate::ops::Op;
+use crate::types::Type;
 
 #[derive(Default)]
 pub(crate) struct Edits {
@@ -38,6 +40,17 @@ impl Edits {
     /// The new op `o` (created, in no region's list) goes just before `anchor`, after those placed there earlier.
     pub fn insert_before(&mut self, anchor: OpId, o: OpId) {
         self.before.entry(anchor).or_default().push(o);
+    }
+
+    /// A new op `op(operands)` with one result of type `ty` (its value returned), placed just before `anchor`,
+    /// with the anchor's source location.
+    pub fn new_op_before(&mut self, f: &mut Func, anchor: OpId, op: Op, operands: &[ValueId], ty: Type) -> ValueId {
+        let r = f.op(anchor).parent.expect("linked op");
+        let loc = f.op(anchor).loc;
+        let new = f.append(r, op, operands, vec![ty], &[], loc);
+        f.region_mut(r).ops.pop();
+        self.insert_before(anchor, new);
+        f.op(new).results[0]
     }
 
     /// Applies the edits; whether there were any.

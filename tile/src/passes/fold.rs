@@ -26,24 +26,13 @@ pub fn fold(f: &mut Func) -> bool {
             }
             Rewrite::Permute(x, order) => {
                 let ty = f.ty(result).clone();
-                let p = detached(f, o, Op::Permute { order }, &[x], ty);
-                edits.insert_before(o, p);
-                f.op(p).results[0]
+                edits.new_op_before(f, o, Op::Permute { order }, &[x], ty)
             }
         };
         edits.replace(result, replacement);
         edits.remove(o);
     }
     edits.apply(f)
-}
-
-/// A new op with one result of type `ty`, in the region of `o` but not yet in its list of ops.
-fn detached(f: &mut Func, o: OpId, op: Op, operands: &[ValueId], ty: Type) -> OpId {
-    let r = f.op(o).parent.expect("linked op");
-    let loc = f.op(o).loc;
-    let new = f.append(r, op, operands, vec![ty], &[], loc);
-    f.region_mut(r).ops.pop();
-    new
 }
 
 enum Rewrite {
@@ -183,7 +172,5 @@ fn new_constant(f: &mut Func, edits: &mut Edits, before: OpId, c: Const, ty: Typ
         (Const::Float(x), Some(s)) if s.is_int() => Const::Int(x as i64),
         (c, _) => c,
     };
-    let o = detached(f, before, Op::Constant(c), &[], ty);
-    edits.insert_before(before, o);
-    f.op(o).results[0]
+    edits.new_op_before(f, before, Op::Constant(c), &[], ty)
 }

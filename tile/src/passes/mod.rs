@@ -11,6 +11,7 @@ mod edits;
 mod flatten;
 mod fold;
 mod licm;
+mod narrow;
 mod ptr_induction;
 mod sink;
 mod unroll;
@@ -24,17 +25,24 @@ pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
 pub use flatten::{NotFused, flatten_loops};
 pub use fold::fold;
 pub use licm::licm;
+pub use narrow::narrow_float_arith;
 pub use ptr_induction::reassociate_pointer_inductions;
 pub use sink::sink_into_branches;
 pub use unroll::unroll_loops;
 
 use crate::ir::{Func, OpId, RegionId};
 
-/// Folding, the dot-accumulate combine, CSE, loop-invariant code motion, dead-code elimination and the forwarding
-/// of buffers loops carry unchanged until nothing changes.
+/// Folding, float arithmetic narrowed to its rounding type, the dot-accumulate combine, CSE, loop-invariant code
+/// motion, dead-code elimination and the forwarding of buffers loops carry unchanged until nothing changes.
 pub fn canonicalize(f: &mut Func) {
     for _ in 0..16 {
-        let changed = fold(f) | combine_dot_add(f) | cse(f) | licm(f) | dce(f) | forward_unchanged_buffers(f);
+        let changed = fold(f)
+            | narrow_float_arith(f)
+            | combine_dot_add(f)
+            | cse(f)
+            | licm(f)
+            | dce(f)
+            | forward_unchanged_buffers(f);
         if !changed {
             break;
         }
