@@ -195,6 +195,13 @@ fn gpu(device: usize) -> Result<&'static GpuState, NoGpu> {
     .map_err(Clone::clone)
 }
 
+/// The compiler's identity in compile-cache keys: it names this extension module's file (path, size, time), so a
+/// reinstalled or rebuilt tessel never reads the kernels an earlier one cached.
+#[pyfunction]
+fn compiler_id() -> &'static str {
+    tessel::runtime::cache::compiler_id()
+}
+
 /// The names `triton.language` has inside kernels (`tl.load`, `tl.make_tensor_descriptor`...): host code may
 /// ask whether one exists (`hasattr(tl, "make_tensor_descriptor")`, as the tutorials do), not call it.
 #[pyfunction]
@@ -615,6 +622,7 @@ impl Compiled {
 #[pymodule]
 fn _tessel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler_id, m)?)?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_target, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_language_names, m)?)?;

@@ -81,3 +81,13 @@ def test_an_unwritable_compile_cache_warns_once(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("cannot write the kernel cache") == 1, r.stderr
     assert str(tmp_path / "cache") in r.stderr
+
+
+def test_cache_keys_name_the_installed_compiler_not_the_interpreter():
+    # Keys carry the compiler's identity. In this process the executable is Python, which a `pip install` of a new
+    # tessel leaves as it is: the identity must name the extension module, or the new compiler would be served
+    # the old one's kernels.
+    ident = tessel._tessel.compiler_id()
+    so = Path(tessel._tessel.__file__).resolve()
+    assert str(so) in ident or tessel._tessel.__file__ in ident, ident
+    assert os.path.realpath(sys.executable) not in ident

@@ -41,20 +41,39 @@ pub struct DiskCache {
     dir: PathBuf,
 }
 
-/// The compiler's identity in cache keys: the crate version and the size and modification time of the running
-/// executable, which change with every rebuild (a development build does not bump the version).
+/// The compiler's identity in cache keys: the crate version and the file this code was loaded from (its path,
+/// size and modification time), which change with every rebuild and reinstall (a development build does not bump
+/// the version). That file is the `tessel` executable, or the Python extension module: there the process's
+/// executable is the Python interpreter, the same before and after `pip install` of a new tessel, which would
+/// serve the old compiler's PTX to the new one.
 pub fn compiler_id() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
-        let exe = std::env::current_exe().and_then(std::fs::metadata);
-        let stamp = exe
-            .ok()
-            .and_then(|m| {
+        let image = loaded_image().or_else(|| std::env::current_exe().ok());
+        let stamp = image
+            .as_ref()
+            .and_then(|p| {
+                let m = std::fs::metadata(p).ok()?;
                 let t = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-                Some(format!("{}-{}", m.len(), t.as_nanos()))
+                Some(format!("{} {}-{}", p.display(), m.len(), t.as_nanos()))
             })
             .unwrap_or_else(|| "unknown-build".to_string());
         format!("tessel-codegen {} {stamp}", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// The file mapped at this function's address (`/proc/self/maps`, Linux): the executable or shared library
+/// holding the compiler. `None` elsewhere, or when the file was replaced since it was loaded (`(deleted)`).
+fn loaded_image() -> Option<std::path::PathBuf> {
+    let here = loaded_image as *const () as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        // address perms offset dev inode pathname
+        let mut fields = line.splitn(6, ' ');
+        let (lo, hi) = fields.next()?.split_once('-')?;
+        let (lo, hi) = (usize::from_str_radix(lo, 16).ok()?, usize::from_str_radix(hi, 16).ok()?);
+        let path = fields.nth(4)?.trim_start();
+        ((lo..hi).contains(&here) && path.starts_with('/') && !path.ends_with("(deleted)")).then(|| path.into())
     })
 }
 

@@ -260,3 +260,14 @@ fn a_read_only_cache_directory_is_only_a_miss() {
     fs::set_permissions(cache.dir(), fs::Permissions::from_mode(0o755)).unwrap();
     fs::remove_dir_all(cache.dir()).unwrap();
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_compiler_is_identified_by_the_file_its_code_was_loaded_from() {
+    // In a test binary the code is in the executable itself; in the Python extension it is the `.so`, not the
+    // interpreter (`current_exe`), which a reinstall of tessel does not change.
+    let image = super::loaded_image().expect("this function's mapping in /proc/self/maps");
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(image.canonicalize().unwrap(), exe.canonicalize().unwrap());
+    assert!(compiler_id().contains(&image.display().to_string()), "{}", compiler_id());
+}
