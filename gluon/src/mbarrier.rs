@@ -177,10 +177,9 @@ fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::None)
 }
 
+/// `fence_async_shared(cluster=False)`: the CTA's shared memory, or with `cluster` every CTA's of the cluster.
 pub(crate) fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
-        return Err(e.err(b.req("cluster").span, "`cluster=True` fences are not supported yet"));
-    }
-    e.emit(Op::FenceAsyncShared, &[], vec![], b.span)?;
+    let cluster = e.const_bool(b.req("cluster"), &b.fname, "cluster")?;
+    e.emit(Op::FenceAsyncShared { cluster }, &[], vec![], b.span)?;
     Ok(Value::None)
 }

@@ -470,7 +470,7 @@ impl Program<'_> {
                     self.land_tma(key);
                 }
             }
-            Op::FenceAsyncShared => {}
+            Op::FenceAsyncShared { .. } => {}
             Op::MBarrierInit { count } => {
                 let v = self.view(ins[0])?;
                 self.smem

@@ -223,7 +223,7 @@ impl Op {
             Op::AsyncCopyMBarrierArrive { .. } => {
                 op("async_copy_mbarrier_arrive", RW, Sink).smem().buffers(&[(0, Read)])
             }
-            Op::FenceAsyncShared => op("fence_async_shared", SIDE, Sink).smem(),
+            Op::FenceAsyncShared { .. } => op("fence_async_shared", SIDE, Sink).smem(),
             Op::MBarrierInit { .. } => {
                 op("mbarrier_init", WRITES, Sink).smem().buffers(&[(0, Write)]).barrier(BarrierOperands::None)
             }
@@ -343,7 +343,6 @@ pub const PLAIN: &[Op] = &[
     Op::MemDescIndex,
     Op::AsyncCopy,
     Op::AsyncCommitGroup,
-    Op::FenceAsyncShared,
     Op::MBarrierWait,
     Op::MBarrierInvalidate,
     Op::TmaStore,

@@ -509,9 +509,11 @@ pub enum Op {
     AsyncCopyMBarrierArrive {
         arrivals: u32,
     },
-    /// `fence_async_shared`: generic-proxy writes to shared memory become visible to the async proxy (TMA,
-    /// tensor cores).
-    FenceAsyncShared,
+    /// `fence_async_shared [{cluster}]`: generic-proxy writes to shared memory become visible to the async proxy
+    /// (TMA, tensor cores): the CTA's shared memory, or with `cluster` that of every CTA of the cluster.
+    FenceAsyncShared {
+        cluster: bool,
+    },
     /// `mbarrier_init bar {count}`: a fresh barrier (`memdesc<1xi64>`) expecting `count` arrivals per phase.
     MBarrierInit {
         count: u32,
