@@ -266,7 +266,7 @@ impl Op {
             Op::TmemLoad => op("tmem_load", READS, Source).smem(),
             Op::TmemStore => op("tmem_store", WRITES, Sink).smem(),
             Op::Tcgen05Mma => op("tcgen05_mma", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)]),
-            Op::Tcgen05Commit => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
+            Op::Tcgen05Commit { .. } => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
             Op::Tcgen05Copy => op("tcgen05_copy", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
             Op::Tcgen05MmaScaled { .. } => {
                 op("tcgen05_mma_scaled", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)])
@@ -375,7 +375,6 @@ pub const PLAIN: &[Op] = &[
     Op::TmemLoad,
     Op::TmemStore,
     Op::Tcgen05Mma,
-    Op::Tcgen05Commit,
     Op::Tcgen05Copy,
     Op::ClcTryCancel,
     Op::ClcLoadResult,

@@ -550,7 +550,7 @@ impl<'f> Lower<'f> {
             Op::TmemLoad => tcgen05::load(self, &data)?,
             Op::TmemStore => tcgen05::store(self, &data)?,
             Op::Tcgen05Mma => tcgen05::mma(self, &data)?,
-            Op::Tcgen05Commit => tcgen05::commit_op(self, &data)?,
+            Op::Tcgen05Commit { .. } => tcgen05::commit_op(self, &data)?,
             Op::Tcgen05Copy => tcgen05::copy(self, &data)?,
             Op::Tcgen05MmaScaled { a_format, b_format } => tcgen05::mma_scaled(self, &data, *a_format, *b_format)?,
             Op::ClcTryCancel | Op::ClcLoadResult | Op::ClcIsCanceled | Op::ClcProgramId(_) => clc::lower(self, &data)?,
