@@ -460,11 +460,7 @@ impl Program<'_> {
                 let bar = self.smem.barriers.get_mut(&(v.buf, v.start)).ok_or(SharedFault::Uninitialized(ins[0]))?;
                 let key = (v.buf, v.start);
                 match &data.op {
-                    Op::MBarrierExpect { bytes } if pred => {
-                        if bar.expect(*bytes)? {
-                            self.land_tma(key);
-                        }
-                    }
+                    Op::MBarrierExpect { bytes } if pred && bar.expect(*bytes)? => self.land_tma(key),
                     Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
                     Op::MBarrierWait => {
                         let p = phase;
