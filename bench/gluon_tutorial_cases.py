@@ -388,6 +388,33 @@ CASES += [
           ("out_desc", "desc:out:block=128x128")], same("out", "inp"), extra=["--num-ctas", "2"]),
 ]
 
+# 14-multicta's Blackwell kernels at their tests' configurations: two_cta_tcgen05_kernel (test_two_cta_tcgen05: one
+# 256x128x64 fp16 tile on a CTA pair, A split along M, B along N, the C tile along M) and tma_tcgen05_kernel
+# (test_tma_tcgen05 through tma_tcgen05_example: 512x128x128 in two K blocks of 64 on 4 CTAs, two pairs, B's halves
+# multicast to both pairs, the MMAs' completion multicast).
+def nvmma16(block, cga):
+    return (f"tensordesc<fp16[{block[0]}, {block[1]}],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, "
+            f"rank=2, cga_layout={cga})>")
+
+
+CASES += [
+    Case("14-multicta.py", "two_cta_tcgen05_kernel", "14 two_cta_tcgen05_kernel (256x128x64 fp16, 2 CTAs)",
+         ",".join([nvmma16((256, 64), "[[1, 0]]"), nvmma16((64, 128), "[[0, 1]]"), nvmma16((256, 128), "[[1, 0]]")]),
+         [], 4, "1",
+         [("a", "randn:256x64:fp16"), ("b", "randn:64x128:fp16"), ("c", "fill:nan:256x128:fp16"),
+          ("a_desc", "desc:a:block=256x64"), ("b_desc", "desc:b:block=64x128"), ("c_desc", "desc:c:block=256x128")],
+         matmul_ref("a", "b", "c", (256, 64), (64, 128)), extra=["--num-ctas", "2"], arch="sm_100a"),
+    Case("14-multicta.py", "tma_tcgen05_kernel", "14 tma_tcgen05_kernel (512x128x128 fp16, 4 CTAs)",
+         ",".join([nvmma16((512, 64), "[[1, 0], [2, 0]]"), nvmma16((64, 128), "[[0, 1], [0, 0]]"),
+                   nvmma16((512, 128), "[[1, 0], [2, 0]]")]),
+         [("NUM_K_TILES", 2),
+          ("acc_tmem_layout", "TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout=((1, 0), (2, 0)), "
+                              "two_ctas=True)")], 4, "1",
+         [("a", "randn:512x128:fp16"), ("b", "randn:128x128:fp16"), ("c", "fill:nan:512x128:fp16"),
+          ("a_desc", "desc:a:block=512x64"), ("b_desc", "desc:b:block=64x128"), ("out_desc", "desc:c:block=512x128")],
+         matmul_ref("a", "b", "c", (512, 128), (128, 128)), extra=["--num-ctas", "4"], arch="sm_100a"),
+]
+
 # 10-tcgen05-copy (Blackwell): test_tcgen05_copy_nvmma_shared at every configuration it runs (f32, TMEM block M
 # 128, every block N, M and N, every swizzle, with the test's skips), and test_matmul_accumulate's kernel (D = A @
 # B + C with C copied into tensor memory by tcgen05_copy, warp-specialized) at 256x256x256 (the GPU's

@@ -11,7 +11,7 @@ use tessel_lang::elab::registry::{Handler, Registry};
 use tessel_lang::elab::value::{Dtype, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::expr::{ArgValue, CallArg, call_layout};
-use tessel_layouts::{AnyLayout, DistributedLayout, SharedLayout};
+use tessel_layouts::{AnyLayout, CgaLayout, DistributedLayout, SharedLayout};
 use tessel_tile::ops::Op;
 use tessel_tile::{Layout, Type};
 
@@ -206,8 +206,28 @@ pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
     let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
     let int = |x: u32| Value::Int(x as i128);
     let dist = |d: &DistributedLayout| Value::Layout(Rc::new(AnyLayout::Distributed(d.clone())));
+    let cga = |c: &CgaLayout| match c {
+        CgaLayout::Bases(b) => Value::tuple(b.iter().map(|v| ints(v)).collect()),
+        // A layout without CTA bases, or the legacy parameters, read back as bases.
+        other => match other.to_linear(l.rank()) {
+            Ok(lin) if lin.has_in_dim("block") => Value::tuple(lin.bases("block").iter().map(|v| ints(v)).collect()),
+            _ => Value::tuple(vec![]),
+        },
+    };
     Some(match (l, name) {
         (_, "rank") => int(l.rank() as u32),
+        (AnyLayout::Distributed(DistributedLayout::Blocked(b)), "cga_layout") => cga(&b.cga),
+        (AnyLayout::Shared(SharedLayout::Nvmma(n)), "cga_layout") => cga(&n.cga),
+        (AnyLayout::Shared(SharedLayout::Swizzled(w)), "cga_layout") => cga(&w.cga),
+        (AnyLayout::TensorMemory(t), "block") => ints(&t.block),
+        (AnyLayout::TensorMemory(t), "col_stride") => int(t.col_stride),
+        (AnyLayout::TensorMemory(t), "two_ctas") => Value::Bool(t.two_ctas),
+        // The CTA split as bases: M's bits, then N's.
+        (AnyLayout::TensorMemory(t), "cga_layout") => {
+            let m = (0..t.cta_split[0].trailing_zeros()).map(|i| ints(&[1 << i, 0]));
+            let n = (0..t.cta_split[1].trailing_zeros()).map(|i| ints(&[0, 1 << i]));
+            Value::tuple(m.chain(n).collect())
+        }
         (AnyLayout::Distributed(d), _) => match (d, name) {
             (DistributedLayout::Blocked(b), "size_per_thread") => ints(&b.size_per_thread),
             (DistributedLayout::Blocked(b), "threads_per_warp") => ints(&b.threads_per_warp),

@@ -1,6 +1,7 @@
 //! mbarriers (`triton.experimental.gluon.language.nvidia.{ampere,hopper}.mbarrier`): a barrier is a
 //! shared-memory descriptor of shape `[1]` and `int64` (`MBarrierLayout()`; `allocate_mbarrier(batch)` gives
-//! `[batch, 1]`, indexed per barrier). `init(bar, count)`, `expect(bar, bytes, pred=True)`,
+//! `[batch, 1]`, indexed per barrier; `two_ctas=True`: one barrier per CTA pair, `tessel_tile::cluster`'s two-CTA
+//! barrier, whose count and bytes are the pair's). `init(bar, count)`, `expect(bar, bytes, pred=True)`,
 //! `arrive(bar, count=1, pred=True)`, `wait(bar, phase, pred=True, deps=())`, `invalidate(bar)` emit the
 //! `mbarrier_*` ops; `hopper.fence_async_shared()` emits `fence_async_shared`.
 
@@ -38,9 +39,22 @@ fn layout() -> SharedLayout {
     })
 }
 
+/// `allocate_mbarrier(batch=None, two_ctas=False)`: each CTA's barrier, or with `two_ctas` one barrier per CTA
+/// pair (in the pair's even CTA, `MBarrierLayout(cga_layout=[[0]])`: see `tessel_tile::cluster`).
 fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let mut spec = layout();
     if b.opt("two_ctas").is_some() && e.const_bool(b.req("two_ctas"), &b.fname, "two_ctas")? {
-        return Err(e.err(b.req("two_ctas").span, "two-CTA barriers are not supported yet"));
+        let n = e.func.config.num_ctas;
+        if n < 2 {
+            return Err(e.err_hint(
+                b.req("two_ctas").span,
+                format!("a two-CTA barrier is shared by a pair of CTAs, but the kernel has num_ctas = {n}"),
+                "launch with num_ctas=2 (or more), or allocate a barrier of one CTA",
+            ));
+        }
+        if let SharedLayout::Swizzled(s) = &mut spec {
+            s.cga = CgaLayout::Bases(vec![vec![0]]);
+        }
     }
     let shape = match b.opt("batch") {
         None => vec![1],
@@ -53,7 +67,7 @@ fn allocate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             vec![n as u32, 1]
         }
     };
-    let layout = crate::smem::shared_layout(e, &layout(), &shape, ScalarType::I64, b.span)?;
+    let layout = crate::smem::shared_layout(e, &spec, &shape, ScalarType::I64, b.span)?;
     let ty = Type::MemDesc { shape: Shape::from_slice(&shape), elem: ScalarType::I64, layout };
     Ok(Value::Tensor(e.emit1(Op::LocalAlloc, &[], ty, b.span)?))
 }
@@ -177,10 +191,9 @@ fn invalidate<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::None)
 }
 
+/// `fence_async_shared(cluster=False)`: the CTA's shared memory, or with `cluster` every CTA's of the cluster.
 pub(crate) fn fence<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
-    if e.const_bool(b.req("cluster"), &b.fname, "cluster")? {
-        return Err(e.err(b.req("cluster").span, "`cluster=True` fences are not supported yet"));
-    }
-    e.emit(Op::FenceAsyncShared, &[], vec![], b.span)?;
+    let cluster = e.const_bool(b.req("cluster"), &b.fname, "cluster")?;
+    e.emit(Op::FenceAsyncShared { cluster }, &[], vec![], b.span)?;
     Ok(Value::None)
 }

@@ -163,7 +163,11 @@ pub fn attr<'a>(e: &Elab<'a>, v: &Value<'a>, t: &Tv, name: &str, span: Span) -> 
         "layout" => Value::Layout(Rc::new(spec_of(layout))),
         "rank" => Value::Int(shape.len() as i128),
         "numel" => Value::Int(numel as i128),
-        "nbytes_per_cta" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
+        // Each CTA holds its part of a buffer the CTAs of a cluster split.
+        "nbytes_per_cta" => {
+            let parts = tessel_tile::cluster::parts(&layout.linear) as u64;
+            Value::Int((numel * elem.bits() as u64 / 8 / parts) as i128)
+        }
         "type" => v.clone(),
         m if METHODS.contains(&m) || NOT_YET.contains(&m) => Value::Method(Rc::new((v.clone(), m.to_string()))),
         _ => {

@@ -2,7 +2,10 @@
 //! `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, multicast=False, mbarriers=None, mbarrier_preds=None)`
 //! (`tcgen05_mma`), `tcgen05_mma_scaled(a, b, acc, a_scale, b_scale, a_type, b_type, *, ...)` (the block-scaled
 //! MMA, `tcgen05_mma_scaled`), `tcgen05_copy(src, dst)` (shared to tensor memory, `tcgen05_copy`) and
-//! `tcgen05_commit(barrier, pred=True)` (`tcgen05_commit`). Each is checked here against the rule the verifier
+//! `tcgen05_commit(barrier, pred=True)` (`tcgen05_commit`). In a cluster, `multicast=True` on `tcgen05_mma` makes
+//! its completion reach every CTA holding a copy of its operands (`tcgen05_commit {multicast}`), and
+//! `tcgen05_mma_barrier_count(smems, multicast, two_ctas=False)` is the count such a barrier needs
+//! (`tessel_tile::cluster`). Each is checked here against the rule the verifier
 //! and codegen share (`tessel_tile::verify_tmem`, `tessel_tile::mma_scaled`, `tessel_tile::tcgen05_copy`), so a
 //! kernel they cannot lower is refused at the call.
 
@@ -27,6 +30,42 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "tcgen05_mma_scaled", Handler::Bound(MMA_SCALED_SIG, mma_scaled));
     r.add(BLACKWELL, "tcgen05_copy", Handler::Bound("src, dst", copy));
     r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier, pred=True", commit));
+    r.add(BLACKWELL, "tcgen05_mma_barrier_count", Handler::Bound("smems, multicast, two_ctas=False", barrier_count));
+}
+
+/// `tcgen05_mma_barrier_count(smems, multicast, two_ctas=False)`: the arrivals each CTA's barrier gets from one
+/// round of MMAs over the shared-memory operands `smems` whose completion is multicast (1 without multicast):
+/// how many issuing CTAs (pairs, with `two_ctas`) reach it (`tessel_tile::cluster::commit_arrivals`).
+fn barrier_count<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
+    let s = b.req("smems");
+    let items = s.value.items().ok_or_else(|| e.err(s.span, format!("`smems` of `{fname}` must be a list")))?;
+    if items.len() > 2 {
+        return Err(e.err(s.span, format!("`{fname}` takes at most 2 shared-memory descriptors, got {}", items.len())));
+    }
+    let mut tys = Vec::new();
+    for v in &items {
+        match memdesc(v).filter(|t| !t.ty.is_tmem()) {
+            Some(t) => tys.push(t.ty.clone()),
+            None => {
+                return Err(e.err(
+                    s.span,
+                    format!("`smems` of `{fname}` must be shared-memory descriptors, got {}", v.describe()),
+                ));
+            }
+        }
+    }
+    let group = match b.opt("two_ctas") {
+        Some(a) if e.const_bool(a, &fname, "two_ctas")? => 2,
+        _ => 1,
+    };
+    let n = e.func.config.num_ctas;
+    if !e.const_bool(b.req("multicast"), &fname, "multicast")? || n == 1 {
+        return Ok(Value::Int(1));
+    }
+    let refs: Vec<&Type> = tys.iter().collect();
+    let mask = tessel_tile::cluster::commit_ctas(&refs, group, n);
+    Ok(Value::Int(tessel_tile::cluster::commit_arrivals(mask, group, n) as i128))
 }
 
 /// An i1 predicate operand: a runtime scalar, or a compile-time bool made a constant.
@@ -71,15 +110,8 @@ fn accumulator<'a>(e: &Elab<'a>, b: &Bound<'a>, fname: &str) -> R<Tv> {
     })
 }
 
-/// `use_acc`, `pred`, `multicast` (single-CTA only) and the `(barrier, predicate)` operands of an MMA.
+/// `use_acc`, `pred` and the `(barrier, predicate)` operands of an MMA.
 fn mma_tail<'a>(e: &mut Elab<'a>, b: &Bound<'a>, fname: &str) -> R<Vec<Tv>> {
-    if let Some(m) = b.opt("multicast")
-        && e.const_bool(m, fname, "multicast")?
-    {
-        return Err(
-            e.err(m.span, format!("`multicast` of `{fname}` (commits across a CTA cluster) is not supported yet"))
-        );
-    }
     let mut operands =
         vec![pred_operand(e, b.req("use_acc"), fname, "use_acc")?, pred_operand(e, b.req("pred"), fname, "pred")?];
     let bars: Vec<Value<'a>> = match b.opt("mbarriers").filter(|a| !matches!(a.value, Value::None)) {
@@ -137,8 +169,31 @@ fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if let Err(m) = tessel_tile::verify_tmem::check_mma(&tys) {
         return Err(e.err(b.span, format!("`{fname}`: {m}")));
     }
-    e.emit(Op::Tcgen05Mma, &operands, vec![], b.span)?;
+    let Some(mask) = multicast(e, &b, &fname, &operands[..3])? else {
+        e.emit(Op::Tcgen05Mma, &operands, vec![], b.span)?;
+        return Ok(Value::None);
+    };
+    // A multicast completion: the MMA, then a commit of it to each barrier in every CTA of the set.
+    e.emit(Op::Tcgen05Mma, &operands[..5], vec![], b.span)?;
+    for pair in operands[5..].chunks(2) {
+        let p = e.arith(tessel_tile::ops::BinOp::And, operands[4].clone(), pair[1].clone(), b.span)?;
+        e.emit(Op::Tcgen05Commit { multicast: mask }, &[pair[0].clone(), p], vec![], b.span)?;
+    }
     Ok(Value::None)
+}
+
+/// `multicast=True` of an MMA in a cluster: the CTAs its completion must reach (a mask of CTA offsets,
+/// `tessel_tile::cluster::commit_ctas`) from its shared-memory operands' layouts; `None` without multicast, or in
+/// a one-CTA program, where there is no one else to tell.
+fn multicast<'a>(e: &Elab<'a>, b: &Bound<'a>, fname: &str, operands: &[Tv]) -> R<Option<u16>> {
+    let Some(m) = b.opt("multicast") else { return Ok(None) };
+    let n = e.func.config.num_ctas;
+    if !e.const_bool(m, fname, "multicast")? || n == 1 {
+        return Ok(None);
+    }
+    let group = if tessel_tile::cluster::two_ctas(&operands[2].ty) { 2 } else { 1 };
+    let smem: Vec<&Type> = operands[..2].iter().map(|t| &t.ty).filter(|t| !t.is_tmem()).collect();
+    Ok(Some(tessel_tile::cluster::commit_ctas(&smem, group, n)))
 }
 
 /// `a_type`/`b_type` of `tcgen05_mma_scaled`: "e2m1", "e4m3" or "e5m2".
@@ -185,6 +240,14 @@ fn mma_scaled<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let sb = scales(e, "b_scale", "`b_scale`")?;
     let a_format = format_arg(e, b.req("a_type"), &fname, "a_type")?;
     let b_format = format_arg(e, b.req("b_type"), &fname, "b_type")?;
+    if let Some(m) = b.opt("multicast")
+        && e.const_bool(m, &fname, "multicast")?
+        && e.func.config.num_ctas > 1
+    {
+        return Err(
+            e.err(m.span, format!("`multicast` of `{fname}` (commits across a CTA cluster) is not supported yet"))
+        );
+    }
     let mut operands = vec![a, bm, acc, sa, sb];
     operands.extend(mma_tail(e, &b, &fname)?);
     let tys: Vec<&Type> = operands.iter().map(|t| &t.ty).collect();
@@ -232,6 +295,6 @@ fn commit<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if !matches!(p.value, Value::Bool(true)) {
         operands.push(pred_operand(e, p, &b.fname, "pred")?);
     }
-    e.emit(Op::Tcgen05Commit, &operands, vec![], b.span)?;
+    e.emit(Op::Tcgen05Commit { multicast: 0 }, &operands, vec![], b.span)?;
     Ok(Value::None)
 }

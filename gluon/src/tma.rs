@@ -98,8 +98,16 @@ fn block_buffer<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str, what: &str, desc: &T
         ));
     }
     let want = desc_buffer_type(e, desc).map_err(|m| e.err(a.span, m))?;
-    // A cga_layout of zero bases (every CTA of a cluster holds the whole block) is the same layout.
-    if want.memdesc().expect("a memdesc").2.linear != layout.linear.remove_zero_bases("block") {
+    // A layout spanning no CTAs is the one whose CTAs all hold the whole block (zero block bases); two spanning
+    // the same CTAs must be equal (which CTA holds which part).
+    let want = &want.memdesc().expect("a memdesc").2.linear;
+    let ctas = |l: &tessel_layouts::LinearLayout| if l.has_in_dim("block") { l.in_dim_size("block") } else { 1 };
+    let same = if ctas(want) == ctas(&layout.linear) {
+        *want == layout.linear
+    } else {
+        want.remove_zero_bases("block") == layout.linear.remove_zero_bases("block")
+    };
+    if !same {
         return Err(e.err_hint(
             a.span,
             format!("`{what}` is not in the descriptor's TMA layout, which TMA writes and reads"),
@@ -253,9 +261,12 @@ pub fn desc_attr<'a>(e: &Elab<'a>, t: &Tv, name: &str, span: tessel_lang::Span) 
             let (_, _, layout) = ty.memdesc().expect("a memdesc");
             Ok(Some(Value::Layout(std::rc::Rc::new(crate::layouts::spec_of(layout)))))
         }
+        // The block's bytes in one CTA: its part, when its layout's cga_layout splits it over the CTAs.
         "nbytes_per_cta" => {
             let n: u64 = block.iter().map(|&d| d as u64).product::<u64>() * elem.bits() as u64 / 8;
-            Ok(Some(Value::Int(n as i128)))
+            let ty = desc_buffer_type(e, t).map_err(|m| e.err(span, m))?;
+            let (_, _, layout) = ty.memdesc().expect("a memdesc");
+            Ok(Some(Value::Int((n / tessel_tile::cluster::parts(&layout.linear) as u64) as i128)))
         }
         _ => Ok(None),
     }

@@ -94,3 +94,13 @@ fn multicast_loads_in_a_cluster() {
     let src = format!("{HEADER}from triton.experimental.gluon.language.nvidia.hopper import tma\n{broadcast}");
     assert!(elab_with(&src, "k", &spec(2)).to_string().contains("tma_load {multicast = true}"));
 }
+
+/// `fence_async_shared(cluster=True)` covers every CTA's shared memory (codegen: `fence.proxy.async.shared::cluster`,
+/// `codegen/tests/filetests/cluster_fence.tir`); the default, the CTA's own.
+#[test]
+fn cluster_fences() {
+    let src =
+        format!("{HEADER}\n@gluon.jit\ndef k(x):\n    fence_async_shared(cluster=True)\n    fence_async_shared()\n");
+    let text = elab(&src, "k", vec![ptr(F32)]).to_string();
+    assert!(text.contains("fence_async_shared {cluster = true}\n  fence_async_shared\n"), "{text}");
+}

@@ -240,6 +240,20 @@ pub enum SharedFault {
     },
     /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
     CommitUninitialized(ValueId),
+    /// A multicast `tcgen05_commit` whose CTA set (`mask`, offsets from the issuer) misses CTAs (`missing`) that
+    /// hold copies of the shared memory an MMA it tracks reads.
+    CommitMulticast {
+        barrier: ValueId,
+        op: InFlight,
+        mask: u16,
+        missing: u16,
+    },
+    /// The kernel mixes `cta_group::1` and `cta_group::2` MMAs (`tessel_tile::cluster::cta_group`'s message, at
+    /// the MMA that differs).
+    CtaGroup {
+        op: tessel_tile::ir::OpId,
+        message: String,
+    },
     /// The kernel's tensor-memory buffers live at once do not fit in a CTA's 512 columns (`tessel_tile::tmem`'s
     /// message, naming them), found at the allocation that does not fit.
     TmemBudget(String),
@@ -532,6 +546,13 @@ impl fmt::Display for SharedFault {
             SharedFault::CommitUninitialized(b) => {
                 write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
             }
+            SharedFault::CommitMulticast { barrier, op, mask, missing } => write!(
+                f,
+                "the multicast tcgen05_commit on {barrier} reaches the CTAs {mask:#b} (offsets from the issuer) but \
+                 not {missing:#b}, which hold copies of the shared memory {op} reads: they could refill them before \
+                 it is done"
+            ),
+            SharedFault::CtaGroup { message, .. } => write!(f, "{message}"),
             SharedFault::TmemBudget(m) => write!(f, "tmem_alloc: {m}"),
             SharedFault::Clc(e) => write!(f, "{e}"),
         }

@@ -437,7 +437,8 @@ impl Program<'_> {
             Op::ClcIsCanceled | Op::ClcProgramId(_) => self.clc(o).map_err(|m| err(self, m))?,
             op if op.is_shared_memory_op() => {
                 // Everything but pure reads changes the program's shared state (what spin detection watches).
-                if !matches!(data.op, Op::LocalLoad | Op::MemDescIndex | Op::MBarrierWait | Op::FenceAsyncShared) {
+                if !matches!(data.op, Op::LocalLoad | Op::MemDescIndex | Op::MBarrierWait | Op::FenceAsyncShared { .. })
+                {
                     self.smem_writes += 1;
                 }
                 self.shared(o).map_err(|m| err(self, m))?

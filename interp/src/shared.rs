@@ -8,12 +8,15 @@
 //! when the barrier phase its bytes complete on completes, and a TMA store's buffer may not be written again
 //! before a `tma_store_wait` retires the store.
 
+mod barrier;
 pub(crate) mod clc;
 mod scaled;
 mod tma_gather;
 mod tmem;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use barrier::Barrier;
 
 use super::compute::dot;
 use super::value::Tensor;
@@ -112,42 +115,6 @@ pub(super) struct State {
     tmem: tmem::Tmem,
     /// Cluster launch control: the run's queue of programs not started, this program's responses (`clc`).
     pub(super) clc: clc::Clc,
-}
-
-/// An mbarrier: arrivals expected per phase, those still missing in the current phase, transaction bytes the
-/// phase still waits for, and the index of the current (incomplete) phase.
-#[derive(Clone, Copy, Debug)]
-struct Barrier {
-    count: u32,
-    pending: u32,
-    tx: i64,
-    phase: u64,
-}
-
-impl Barrier {
-    /// `n` arrivals; returns whether they completed the phase.
-    fn arrive(&mut self, n: u32) -> Result<bool, SharedFault> {
-        if n > self.pending {
-            return Err(SharedFault::Arrivals { n, pending: self.pending });
-        }
-        self.pending -= n;
-        Ok(self.try_complete())
-    }
-
-    /// `bytes` of transactions done (a TMA copy landed); returns whether that completed the phase.
-    fn complete_tx(&mut self, bytes: i64) -> bool {
-        self.tx -= bytes;
-        self.try_complete()
-    }
-
-    fn try_complete(&mut self) -> bool {
-        if self.pending == 0 && self.tx == 0 {
-            self.phase += 1;
-            self.pending = self.count;
-            return true;
-        }
-        false
-    }
 }
 
 /// The asynchronous work one partition of a `warp_specialize` has in flight (copy groups, wgmmas): each
@@ -300,10 +267,10 @@ impl Program<'_> {
     pub(super) fn phase_pending(&self, bar: ValueId, parity: i64) -> Result<Option<Lacks>, SharedFault> {
         let v = self.view(bar)?;
         let b = self.smem.barriers.get(&(v.buf, v.start)).ok_or(SharedFault::Uninitialized(bar))?;
-        if b.phase % 2 != parity as u64 {
+        if b.phase() % 2 != parity as u64 {
             return Ok(None);
         }
-        Ok(Some(Lacks { phase: b.phase, arrivals: b.pending, bytes: b.tx }))
+        Ok(Some(b.lacks()))
     }
 
     /// The shared-memory and asynchronous ops.
@@ -470,12 +437,11 @@ impl Program<'_> {
                     self.land_tma(key);
                 }
             }
-            Op::FenceAsyncShared => {}
+            Op::FenceAsyncShared { .. } => {}
             Op::MBarrierInit { count } => {
                 let v = self.view(ins[0])?;
-                self.smem
-                    .barriers
-                    .insert((v.buf, v.start), Barrier { count: *count, pending: *count, tx: 0, phase: 0 });
+                let group = tessel_tile::cluster::barrier_ctas(self.f.ty(ins[0]));
+                self.smem.barriers.insert((v.buf, v.start), Barrier::new(*count, group, self.f.config.num_ctas));
             }
             Op::MBarrierExpect { .. } | Op::MBarrierArrive { .. } | Op::MBarrierWait | Op::MBarrierInvalidate => {
                 let pred = ins
@@ -494,12 +460,7 @@ impl Program<'_> {
                 let bar = self.smem.barriers.get_mut(&(v.buf, v.start)).ok_or(SharedFault::Uninitialized(ins[0]))?;
                 let key = (v.buf, v.start);
                 match &data.op {
-                    Op::MBarrierExpect { bytes } if pred => {
-                        bar.tx += *bytes as i64;
-                        if bar.arrive(1)? {
-                            self.land_tma(key);
-                        }
-                    }
+                    Op::MBarrierExpect { bytes } if pred && bar.expect(*bytes)? => self.land_tma(key),
                     Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
                     Op::MBarrierWait => {
                         let p = phase;
@@ -507,12 +468,11 @@ impl Program<'_> {
                             return Err(SharedFault::Phase(p).into());
                         }
                         // Phase `phase` is running; the one of parity p has completed iff phase % 2 != p.
-                        if bar.phase % 2 == p as u64 {
-                            let lacks = Lacks { phase: bar.phase, arrivals: bar.pending, bytes: bar.tx };
-                            return Err(Fault::Stuck { barrier: ins[0], parity: p, lacks });
+                        if bar.phase() % 2 == p as u64 {
+                            return Err(Fault::Stuck { barrier: ins[0], parity: p, lacks: bar.lacks() });
                         }
                         // The latest phase of parity p (none on a fresh barrier waited for in parity 1).
-                        if let Some(seen) = bar.phase.checked_sub(1) {
+                        if let Some(seen) = bar.phase().checked_sub(1) {
                             self.observe(key, seen);
                         }
                     }
@@ -611,7 +571,7 @@ impl Program<'_> {
     /// Barrier `key`'s phase has just completed: the TMA loads (and handed-over `async_copy`s) it waited for are
     /// done, tagged with that phase, to land at a wait that sees it.
     fn land_tma(&mut self, key: (usize, usize)) {
-        let phase = self.smem.barriers[&key].phase - 1;
+        let phase = self.smem.barriers[&key].phase() - 1;
         self.smem.tmem.complete(key, phase);
         for (k, done, _) in self.smem.tma_writes.iter_mut() {
             if *k == key && done.is_none() {
@@ -645,7 +605,12 @@ impl Program<'_> {
         let bar = self.view(ins[2])?;
         let key = (bar.buf, bar.start);
         let barrier = self.smem.barriers.get_mut(&key).ok_or(SharedFault::TmaUninitialized(ins[2]))?;
-        let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize)) as i64;
+        // Each CTA's barrier counts the bytes landing in its own part of the buffer.
+        let parts = match self.f.ty(ins[1]) {
+            tessel_tile::Type::MemDesc { layout, .. } => tessel_tile::cluster::parts(&layout.linear) as usize,
+            _ => 1,
+        };
+        let bytes = (block.data.len() * block.elem.scalar().map_or(8, |s| s.bytes() as usize) / parts) as i64;
         // Into the view's elements (a permuted, sliced or reinterpreted view's too), as the buffer's type.
         let into = self.smem.buffers[view.buf].as_ref().map(|b| b.elem);
         let writes = view

@@ -15,6 +15,7 @@
 //! [`target::ConfigError`] (the launch option out of range), [`tma::TmaError`], [`eval::arith::EvalError`],
 //! [`OpTextError`], [`passes::NotFused`] (why a loop nest runs as written).
 
+pub mod cluster;
 pub mod eval;
 pub mod filetest;
 pub mod ir;

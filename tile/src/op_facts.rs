@@ -223,7 +223,7 @@ impl Op {
             Op::AsyncCopyMBarrierArrive { .. } => {
                 op("async_copy_mbarrier_arrive", RW, Sink).smem().buffers(&[(0, Read)])
             }
-            Op::FenceAsyncShared => op("fence_async_shared", SIDE, Sink).smem(),
+            Op::FenceAsyncShared { .. } => op("fence_async_shared", SIDE, Sink).smem(),
             Op::MBarrierInit { .. } => {
                 op("mbarrier_init", WRITES, Sink).smem().buffers(&[(0, Write)]).barrier(BarrierOperands::None)
             }
@@ -266,7 +266,7 @@ impl Op {
             Op::TmemLoad => op("tmem_load", READS, Source).smem(),
             Op::TmemStore => op("tmem_store", WRITES, Sink).smem(),
             Op::Tcgen05Mma => op("tcgen05_mma", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)]),
-            Op::Tcgen05Commit => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
+            Op::Tcgen05Commit { .. } => op("tcgen05_commit", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
             Op::Tcgen05Copy => op("tcgen05_copy", RW.and(SIDE), Sink).smem().buffers(&[(0, Read)]),
             Op::Tcgen05MmaScaled { .. } => {
                 op("tcgen05_mma_scaled", RW.and(SIDE), Sink).smem().buffers(&[(0, Read), (1, Read)])
@@ -343,7 +343,6 @@ pub const PLAIN: &[Op] = &[
     Op::MemDescIndex,
     Op::AsyncCopy,
     Op::AsyncCommitGroup,
-    Op::FenceAsyncShared,
     Op::MBarrierWait,
     Op::MBarrierInvalidate,
     Op::TmaStore,
@@ -376,7 +375,6 @@ pub const PLAIN: &[Op] = &[
     Op::TmemLoad,
     Op::TmemStore,
     Op::Tcgen05Mma,
-    Op::Tcgen05Commit,
     Op::Tcgen05Copy,
     Op::ClcTryCancel,
     Op::ClcLoadResult,

@@ -509,9 +509,11 @@ pub enum Op {
     AsyncCopyMBarrierArrive {
         arrivals: u32,
     },
-    /// `fence_async_shared`: generic-proxy writes to shared memory become visible to the async proxy (TMA,
-    /// tensor cores).
-    FenceAsyncShared,
+    /// `fence_async_shared [{cluster}]`: generic-proxy writes to shared memory become visible to the async proxy
+    /// (TMA, tensor cores): the CTA's shared memory, or with `cluster` that of every CTA of the cluster.
+    FenceAsyncShared {
+        cluster: bool,
+    },
     /// `mbarrier_init bar {count}`: a fresh barrier (`memdesc<1xi64>`) expecting `count` arrivals per phase.
     MBarrierInit {
         count: u32,
@@ -633,9 +635,13 @@ pub enum Op {
     /// `pred`) holds, which also tracks every earlier uncommitted tcgen05 op; its result is readable, and its
     /// operands writable, once a wait observes that phase.
     Tcgen05Mma,
-    /// `tcgen05_commit bar [, pred]`: barrier `bar` gets one arrival once every tcgen05 op issued before has
-    /// completed.
-    Tcgen05Commit,
+    /// `tcgen05_commit bar [, pred] {multicast}`: barrier `bar` gets one arrival once every tcgen05 op issued
+    /// before has completed. In a cluster, `multicast` (a mask of CTA offsets, bit `d`: the barrier at the same
+    /// offset in CTA `issuer ^ d`; 0: the default, [`crate::cluster::default_commit_ctas`]) names the CTAs whose
+    /// barrier gets it.
+    Tcgen05Commit {
+        multicast: u16,
+    },
     /// `tcgen05_copy src, dst`: the shared-memory buffer `src` copied into the tensor-memory buffer `dst` of the
     /// same shape and element type (`tcgen05.cp`). Asynchronous like an MMA, and in order with the tcgen05 ops
     /// issued after it: an MMA issued later reads what it wrote; its data is readable by the threads, and `src`

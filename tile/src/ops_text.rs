@@ -173,6 +173,8 @@ impl Op {
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
             Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
+            Op::FenceAsyncShared { cluster: true } => a.push(("cluster", Attr::Bool(true))),
+            Op::Tcgen05Commit { multicast } if *multicast != 0 => a.push(("multicast", Attr::Int(*multicast as i64))),
             Op::MakeTensorDesc { rank, padding, layout } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
                 opt_str(&mut a, "padding", padding);
@@ -276,6 +278,14 @@ impl Op {
             "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
+            "fence_async_shared" => Op::FenceAsyncShared { cluster: bag.flag("cluster")? },
+            "tcgen05_commit" => {
+                let mask = bag.opt_int("multicast")?.unwrap_or(0);
+                let Ok(multicast) = u16::try_from(mask) else {
+                    return Err(OpTextError::Negative { op: name.into(), key: "multicast".into(), value: mask });
+                };
+                Op::Tcgen05Commit { multicast }
+            }
             "tma_store_wait" => Op::TmaStoreWait { pending: bag.int("pending")? as u32, writes: bag.flag("writes")? },
             "reduce" => Op::Reduce { axis: bag.int("axis")? as u32 },
             "scan" => Op::Scan { axis: bag.int("axis")? as u32, reverse: bag.flag("reverse")? },

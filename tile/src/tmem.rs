@@ -26,10 +26,17 @@ pub struct Plan {
     pub total: u32,
 }
 
-/// The columns a tensor-memory buffer takes: its 32-bit cells per lane.
+/// The columns a tensor-memory buffer takes in each CTA: its 32-bit cells per lane, less the CTA split (a
+/// `TensorMemoryLayout` split over the CTAs of a cluster lays the split out as its last `col` bits; each CTA holds
+/// its part).
 pub fn buffer_columns(f: &Func, v: ValueId) -> u32 {
-    let (_, elem, layout) = f.ty(v).memdesc().expect("a tensor-memory memdesc");
-    (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
+    let ty = f.ty(v);
+    let split = match ty.memdesc().and_then(|(_, _, l)| l.spec.as_ref()) {
+        Some(tessel_layouts::AnyLayout::TensorMemory(t)) => t.cta_split[0] * t.cta_split[1],
+        Some(tessel_layouts::AnyLayout::TensorMemoryScales(t)) => t.cta_split[0] * t.cta_split[1],
+        _ => 1,
+    };
+    (crate::tmem_types::columns(ty) / split).max(1)
 }
 
 /// Where a 2-D tensor-memory layout (`row, col → dim0, dim1`, `col` counting element slots) puts each element:

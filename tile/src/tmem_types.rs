@@ -123,9 +123,6 @@ pub(crate) fn check_buffer(t: &Type) -> Result<(), String> {
     if l.block[1] > 256 {
         return Err(format!("TensorMemoryLayout block N must be at most 256, got {}", l.block[1]));
     }
-    if l.two_ctas || l.cta_split != [1, 1] {
-        return Err("tensor memory across CTAs (two_ctas, cta_split_num) is not supported yet".into());
-    }
     if elem.bits() != 32 && elem.bits() != 16 {
         return Err(format!("tensor memory holds 32- or 16-bit elements, got {elem}"));
     }

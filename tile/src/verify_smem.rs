@@ -158,7 +158,7 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
                 None => Ok(()),
             }
         }
-        Op::FenceAsyncShared => counts(ins, outs, 0..=0, 0),
+        Op::FenceAsyncShared { .. } => counts(ins, outs, 0..=0, 0),
         Op::AsyncCopyMBarrierArrive { .. } => {
             counts(ins, outs, 1..=1, 0)?;
             match ins[0].memdesc() {

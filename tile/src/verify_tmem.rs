@@ -95,7 +95,7 @@ pub(crate) fn check_slice(op: &Op, mem: &Type, view: &Type) -> Result<(), String
 
 /// The rules for `op` of `f` with operand types `ins` and result types `outs`.
 pub(crate) fn types(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violation> {
-    if let Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Commit = op {
+    if let Op::TmemAlloc | Op::TmemLoad | Op::TmemStore | Op::Tcgen05Commit { .. } = op {
         let (n_in, n_out) = match op {
             Op::TmemAlloc => (0..=1, 1),
             Op::TmemLoad => (1..=1, 1),
@@ -130,8 +130,15 @@ fn rules(f: &Func, op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), String>
             }
             check_mma(ins)
         }
-        Op::Tcgen05Commit => {
+        Op::Tcgen05Commit { multicast } => {
             check_barrier(ins[0])?;
+            let n = f.config.num_ctas;
+            if *multicast != 0 && (*multicast & 1 == 0 || (n < 16 && *multicast >> n != 0)) {
+                return Err(format!(
+                    "the multicast set {multicast:#b} of `tcgen05_commit` must hold the issuing CTA (bit 0) and \
+                     only CTAs of the cluster of {n}"
+                ));
+            }
             match ins.get(1) {
                 Some(p) => check_pred(p, "pred"),
                 None => Ok(()),
@@ -239,7 +246,7 @@ pub fn is_tmem_op(op: &Op) -> bool {
             | Op::TmemLoad
             | Op::TmemStore
             | Op::Tcgen05Mma
-            | Op::Tcgen05Commit
+            | Op::Tcgen05Commit { .. }
             | Op::Tcgen05Copy
             | Op::Tcgen05MmaScaled { .. }
     )
@@ -253,6 +260,7 @@ pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
     crate::verify_clc::check_target(f)?;
     crate::tma_gather::check_target(f)?;
     if f.target == crate::target::Target::Sm100a {
+        crate::cluster::cta_group(f)?;
         return crate::tmem::plan(f).map(|_| ());
     }
     for o in f.all_ops() {
@@ -261,7 +269,7 @@ pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
             let what = match op {
                 Op::TmemAlloc => "tensor memory (`allocate_tensor_memory`)",
                 Op::Tcgen05Mma => "`tcgen05_mma`",
-                Op::Tcgen05Commit => "`tcgen05_commit`",
+                Op::Tcgen05Commit { .. } => "`tcgen05_commit`",
                 Op::Tcgen05Copy => "`tcgen05_copy`",
                 Op::Tcgen05MmaScaled { .. } => "`tcgen05_mma_scaled`",
                 _ => "tensor memory",

@@ -74,6 +74,28 @@ fn cluster_aware(op: &Op) -> bool {
     }
 }
 
+/// What of the CTA pairs and multicast commits (`tessel_tile::cluster`) an op uses that codegen does not lower:
+/// two-CTA barriers, tensor memory split over the CTAs (`two_ctas`, `cga_layout`), multicast commits.
+fn not_lowered_yet<'t>(op: &Op, mut tys: impl Iterator<Item = &'t Type>) -> Option<&'static str> {
+    if matches!(op, Op::Tcgen05Commit { multicast } if *multicast != 0) {
+        return Some("a multicast tcgen05 commit (`tcgen05_mma(..., multicast=True)`)");
+    }
+    tys.find_map(|ty| {
+        if tessel_tile::cluster::barrier_ctas(ty) == 2 {
+            return Some("a two-CTA mbarrier (`allocate_mbarrier(two_ctas=True)`)");
+        }
+        match ty {
+            Type::MemDesc { layout, .. } => match &layout.spec {
+                Some(tessel_layouts::AnyLayout::TensorMemory(t)) if t.two_ctas || t.cta_split != [1, 1] => {
+                    Some("tensor memory split over the CTAs (`TensorMemoryLayout` with two_ctas or a cga_layout)")
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    })
+}
+
 /// The cluster rules a kernel must keep before code generation: the op (`None`: the kernel as a whole) and why,
 /// for the first it breaks. With `num_ctas` = 1 there are none.
 pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
@@ -109,6 +131,12 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             }
         }
         let name = d.op.name();
+        if let Some(why) = not_lowered_yet(&d.op, tys.clone()) {
+            return Err((
+                Some(o),
+                format!("`{name}`: {why} (the interpreter runs it) is not supported by codegen yet"),
+            ));
+        }
         if tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear))) {
             return Err((
                 Some(o),

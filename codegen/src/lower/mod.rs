@@ -522,7 +522,8 @@ impl<'f> Lower<'f> {
             Op::AsyncCommitGroup => asynchronous::commit_group(self, &data)?,
             Op::AsyncWait { pending } => asynchronous::async_wait(self, &data, *pending)?,
             Op::AsyncCopyMBarrierArrive { arrivals } => asynchronous::copy_mbarrier_arrive(self, &data, *arrivals)?,
-            Op::FenceAsyncShared => self.b.effect("fence.proxy.async.shared::cta", ()),
+            Op::FenceAsyncShared { cluster: false } => self.b.effect("fence.proxy.async.shared::cta", ()),
+            Op::FenceAsyncShared { cluster: true } => self.b.effect("fence.proxy.async.shared::cluster", ()),
             op if op.facts().barrier.is_some() => asynchronous::mbarrier(self, &data)?,
             // A descriptor the program makes holds its tensor map's address; a host descriptor's TMA copies reach
             // its arguments through the IR.
@@ -549,7 +550,7 @@ impl<'f> Lower<'f> {
             Op::TmemLoad => tcgen05::load(self, &data)?,
             Op::TmemStore => tcgen05::store(self, &data)?,
             Op::Tcgen05Mma => tcgen05::mma(self, &data)?,
-            Op::Tcgen05Commit => tcgen05::commit_op(self, &data)?,
+            Op::Tcgen05Commit { .. } => tcgen05::commit_op(self, &data)?,
             Op::Tcgen05Copy => tcgen05::copy(self, &data)?,
             Op::Tcgen05MmaScaled { a_format, b_format } => tcgen05::mma_scaled(self, &data, *a_format, *b_format)?,
             Op::ClcTryCancel | Op::ClcLoadResult | Op::ClcIsCanceled | Op::ClcProgramId(_) => clc::lower(self, &data)?,
@@ -568,7 +569,7 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
         Op::AsyncCopy => state.copy_issued(spans),
         Op::AsyncCommitGroup => state.copies_committed(),
         Op::AsyncWait { pending } => state.copies_waited(*pending),
-        Op::FenceAsyncShared => state.proxy_fence(),
+        Op::FenceAsyncShared { .. } => state.proxy_fence(),
         Op::AsyncCopyMBarrierArrive { .. } => {
             state.copies_to_barrier();
             state.record(spans)

@@ -172,6 +172,7 @@ impl Program<'_> {
                 self.smem.clc.unread.push((view.buf, view.start, canceled));
                 self.smem.tma_writes.push((key, None, writes));
                 let barrier = self.smem.barriers.get_mut(&key).expect("checked");
+                // The response reaches every CTA's barrier (`multicast::cluster::all`).
                 if barrier.complete_tx(tessel_tile::verify_clc::RESPONSE_BYTES as i64) {
                     self.land_tma(key);
                 }

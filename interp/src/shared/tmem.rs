@@ -42,6 +42,9 @@ struct Group {
     tmem_reads: Vec<(usize, usize)>,
     /// The op, as messages name it.
     op: InFlight,
+    /// The CTAs (offsets from the issuer) holding copies of the shared memory it reads, which a multicast commit
+    /// of it must reach (`tessel_tile::cluster::commit_ctas`).
+    ctas: u16,
 }
 
 #[derive(Default)]
@@ -50,6 +53,8 @@ pub(in crate::shared) struct Tmem {
     groups: Vec<Group>,
     /// The kernel's buffers were found to fit ([`tessel_tile::tmem::plan`]).
     planned: bool,
+    /// The kernel's tensor-core mode (`cta_group::1` or `::2`), once a tcgen05 op asked.
+    group: Option<u32>,
 }
 
 impl Tmem {
@@ -213,20 +218,45 @@ impl Program<'_> {
 
     /// A commit on barrier `bar`: it tracks every tcgen05 op in flight and gets one arrival (they are done in the
     /// interpreter's program order).
-    fn tcgen05_commit(&mut self, bar: ValueId) -> Result<(), SharedFault> {
+    ///
+    /// In a cluster the arrival reaches the barrier in each CTA of the commit's multicast set (`multicast`, or by
+    /// default the issuer and, in `cta_group::2` mode, its pair) from every issuing CTA. A multicast set that
+    /// misses a CTA holding a copy of what a newly tracked MMA reads is an error: that CTA could refill its copy
+    /// (a multicast TMA load writes the whole group) before learning the MMA is done with it.
+    fn tcgen05_commit(&mut self, bar: ValueId, multicast: u16) -> Result<(), SharedFault> {
         let v = self.view(bar)?;
         let key = (v.buf, v.start);
         if !self.smem.barriers.contains_key(&key) {
             return Err(SharedFault::CommitUninitialized(bar));
         }
+        let group = self.cta_group()?;
+        let mask = if multicast == 0 { tessel_tile::cluster::default_commit_ctas(group) } else { multicast };
+        if multicast != 0
+            && let Some(g) = self.smem.tmem.groups.iter().find(|g| g.keys.is_empty() && g.ctas & !mask != 0)
+        {
+            return Err(SharedFault::CommitMulticast { barrier: bar, op: g.op, mask, missing: g.ctas & !mask });
+        }
         for g in &mut self.smem.tmem.groups {
             g.keys.push((key, None));
         }
+        let n = self.f.config.num_ctas;
+        let issuers: Vec<u32> = tessel_tile::cluster::issuers(group, n).collect();
         let b = self.smem.barriers.get_mut(&key).expect("checked");
-        if b.arrive(1)? {
+        if b.commit(&issuers, mask)? {
             self.land_tma(key);
         }
         Ok(())
+    }
+
+    /// The kernel's tensor-core mode; an error naming the MMA that mixes `cta_group::1` and `::2`.
+    fn cta_group(&mut self) -> Result<u32, SharedFault> {
+        if let Some(g) = self.smem.tmem.group {
+            return Ok(g);
+        }
+        let g =
+            tessel_tile::cluster::cta_group(self.f).map_err(|(o, m)| SharedFault::CtaGroup { op: o, message: m })?;
+        self.smem.tmem.group = Some(g);
+        Ok(g)
     }
 
     /// Issues a tcgen05 op that writes `out` into tensor-memory value `into` (in the tensor cores' view at once,
@@ -257,7 +287,11 @@ impl Program<'_> {
             read_cells.extend(self.tmem_all_cells(x).into_iter().map(|c| (b, c)));
         }
         let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
+        let group = self.cta_group()?;
+        let smem: Vec<&tessel_tile::Type> = reads.iter().map(|&x| self.f.ty(x)).collect();
+        let ctas = tessel_tile::cluster::commit_ctas(&smem, group, self.f.config.num_ctas);
         self.smem.tmem.groups.push(Group {
+            ctas,
             keys: Vec::new(),
             writes,
             reads: views,
@@ -271,7 +305,7 @@ impl Program<'_> {
     fn mma_commits(&mut self, pairs: &[ValueId]) -> Result<(), SharedFault> {
         for pair in pairs.chunks(2) {
             if self.tensor(pair[1]).data[0].is_true() {
-                self.tcgen05_commit(pair[0])?;
+                self.tcgen05_commit(pair[0], 0)?;
             }
         }
         Ok(())
@@ -362,9 +396,9 @@ impl Program<'_> {
                 let src = self.read_buffer(ins[0])?;
                 self.tcgen05_issue("tcgen05_copy", ins[1], &src, &ins[..1], &[])?;
             }
-            Op::Tcgen05Commit => {
+            Op::Tcgen05Commit { multicast } => {
                 if ins.get(1).is_none_or(|&p| self.tensor(p).data[0].is_true()) {
-                    self.tcgen05_commit(ins[0])?;
+                    self.tcgen05_commit(ins[0], *multicast)?;
                 }
             }
             _ => unreachable!("not a tensor-memory op"),
