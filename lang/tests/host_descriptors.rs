@@ -179,3 +179,22 @@ fn indexing_a_descriptor_with_none_is_an_error() {
     let msg = elab_error(&src, "transpose_scale_kernel", spec);
     assert!(msg.contains("cannot add a dimension to tensordesc"), "{msg}");
 }
+
+/// `desc.block_shape` is a list, as in Triton and Gluon: kernels build shapes from it with `+` (the Gluon examples'
+/// `[STAGES] + a_desc.block_shape`), which a tuple would refuse.
+#[test]
+fn a_descriptor_block_shape_is_a_list() {
+    let src = r#"
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(d, out):
+    shape: tl.constexpr = [2] + d.block_shape
+    x = tl.zeros(shape, tl.float32) + 1.0
+    tl.store(out + tl.arange(0, 2 * 8 * 8), tl.reshape(x, (2 * 8 * 8,)))
+"#;
+    let f = elab("k.py", src, "k", vec![desc(F16, &[8, 8], false), ArgSpec::Pointer(F32, true)]);
+    let text = f.to_string();
+    assert!(text.contains("tensor<2x8x8xf32>"), "{text}");
+}

@@ -428,8 +428,9 @@ impl<'a> Elab<'a> {
             }
             Value::UserModule(m) => self.set_module_attr(*m, name, span),
             Value::Tensor(t) => match (name, &t.ty) {
+                // A list, as Triton's and Gluon's `block_shape` is (`[STAGES] + desc.block_shape` is a shape).
                 ("block_shape", Type::TensorDesc { block_shape, .. }) => {
-                    Ok(Value::tuple(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))
+                    Ok(Value::List(Rc::new(RefCell::new(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))))
                 }
                 ("block_type", Type::TensorDesc { elem, block_shape }) => {
                     Ok(Value::BlockType(Rc::new((*elem, block_shape.to_vec()))))
