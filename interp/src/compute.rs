@@ -237,6 +237,8 @@ impl Program<'_> {
                 vec![Tensor { shape: ptrs.shape.clone(), elem: Elem::Scalar(pointee), data: old }]
             }
             Op::Dot { precision, .. } => vec![dot(ins[0], ins[1], ins[2], *precision)?],
+            // The products of the upcast operands (exact, as the block-scaled MMA's are).
+            Op::DotScaled { .. } => vec![dot(ins[5], ins[6], ins[4], InputPrecision::Ieee)?],
             Op::Assume => {
                 if !ins[0].data[0].is_true() {
                     return Err(Fault::AssumeFailed);

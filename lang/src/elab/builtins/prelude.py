@@ -465,7 +465,10 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
 # (its DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled
 # per 32 elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255
 # gives NaN unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value;
-# then an ordinary dot accumulates in f32.
+# then an ordinary dot accumulates in f32. A form the block-scaled MMA may take (e2m1/e4m3/e5m2 operands packed
+# along K, both scales, an f32 result) becomes the `dot_scaled` op, which carries both the packed operands with
+# their scales and the upcast ones: layout assignment runs it on sm_100a's block-scaled tcgen05.mma when that
+# takes it, else as the dot of the upcast operands (tile/src/layout/dot_scaled.rs).
 
 _MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
 
@@ -572,6 +575,29 @@ def _mx_scale(v, scale, ct: tl.constexpr, fast_math: tl.constexpr):
     return out
 
 
+def _mx_native(lhs_format, rhs_format, lhs_scale, rhs_scale, lhs_k_pack, rhs_k_pack, acc, out_dtype):
+    # Whether the block-scaled MMA may take the dot (layout assignment decides on the target and shapes).
+    mx = ("e2m1", "e4m3", "e5m2")
+    if lhs_format not in mx or rhs_format not in mx or lhs_scale is None or rhs_scale is None:
+        return False
+    if not lhs_k_pack or not rhs_k_pack:
+        return False
+    if acc is None:
+        return out_dtype == tl.float32
+    return acc.dtype == tl.float32
+
+
+@triton.jit
+def _mx_packed(x, fmt: tl.constexpr):
+    # The operand as the MMA reads it: fp8 values in their own dtype, e2m1 pairs in bytes.
+    if fmt == "e4m3":
+        return x.to(tl.float8e4nv, bitcast=True)
+    elif fmt == "e5m2":
+        return x.to(tl.float8e5, bitcast=True)
+    else:
+        return x
+
+
 @triton.jit
 def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_format: tl.constexpr, acc=None,
                fast_math: tl.constexpr = False, lhs_k_pack: tl.constexpr = True, rhs_k_pack: tl.constexpr = True,
@@ -587,6 +613,15 @@ def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_for
         a = _mx_scale(a, lhs_scale, ct, fast_math)
     if rhs_scale is not None:
         b = tl.trans(_mx_scale(tl.trans(b), rhs_scale, ct, fast_math))
+    native: tl.constexpr = _mx_native(lhs_format, rhs_format, lhs_scale, rhs_scale, lhs_k_pack, rhs_k_pack, acc,
+                                      out_dtype)
+    if native:
+        if acc is None:
+            acc0 = tl.zeros((a.shape[0], b.shape[1]), dtype=tl.float32)
+        else:
+            acc0 = acc
+        return tl._dot_scaled_op(_mx_packed(lhs, lhs_format), lhs_scale, lhs_format, _mx_packed(rhs, rhs_format),
+                                 rhs_scale, rhs_format, acc0, a, b)
     if acc is None:
         return tl.dot(a, b, out_dtype=out_dtype)
     else:
