@@ -467,7 +467,7 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
 # gives NaN unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value;
 # then an ordinary dot accumulates in f32. A form the block-scaled MMA may take (e2m1/e4m3/e5m2 operands packed
 # along K, both scales, an f32 result) becomes the `dot_scaled` op, which carries both the packed operands with
-# their scales and the upcast ones: layout assignment runs it on sm_100a's block-scaled tcgen05.mma when that
+# their scales (an e2m1 operand beside an fp8 one as e4m3 values) and the upcast ones: layout assignment runs it on sm_100a's block-scaled tcgen05.mma when that
 # takes it, else as the dot of the upcast operands (tile/src/layout/dot_scaled.rs).
 
 _MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
@@ -532,15 +532,36 @@ def _e2m1_to_bf16(n):
 
 
 @triton.jit
-def _mx_upcast(x, fmt: tl.constexpr, ct: tl.constexpr, along_rows: tl.constexpr):
-    # The operand's values in the compute type; e2m1 pairs unpacked along the packed dim (the low nibble first).
-    if fmt == "e2m1":
+def _e2m1_to_e4m3(n):
+    # The same value as an fp8e4nv (every e2m1 value is one): the exponent rebiased (1 to 7), the mantissa bit
+    # moved to the top of e4m3's three; 0.5 is e4m3's 2^-1.
+    n = n.to(tl.int32)
+    mag = n & 7
+    bits = tl.where(mag >= 2, (((mag >> 1) + 6) << 3) | ((mag & 1) << 2), tl.where(mag == 1, 0x30, 0))
+    bits = (bits | ((n >> 3) << 7)).to(tl.uint8)
+    return bits.to(tl.float8e4nv, bitcast=True)
+
+
+@triton.jit
+def _e2m1_unpack(x, along_rows: tl.constexpr, as_e4m3: tl.constexpr):
+    # e2m1 pairs unpacked along the packed dim (the low nibble first), as bf16 or e4m3 values.
+    if as_e4m3:
+        lo = _e2m1_to_e4m3(x & 15)
+        hi = _e2m1_to_e4m3(x >> 4)
+    else:
         lo = _e2m1_to_bf16(x & 15)
         hi = _e2m1_to_bf16(x >> 4)
-        if along_rows:
-            v = tl.reshape(tl.permute(tl.join(lo, hi), (0, 2, 1)), (2 * x.shape[0], x.shape[1]))
-        else:
-            v = tl.reshape(tl.join(lo, hi), (x.shape[0], 2 * x.shape[1]))
+    if along_rows:
+        return tl.reshape(tl.permute(tl.join(lo, hi), (0, 2, 1)), (2 * x.shape[0], x.shape[1]))
+    else:
+        return tl.reshape(tl.join(lo, hi), (x.shape[0], 2 * x.shape[1]))
+
+
+@triton.jit
+def _mx_upcast(x, fmt: tl.constexpr, ct: tl.constexpr, along_rows: tl.constexpr):
+    # The operand's values in the compute type.
+    if fmt == "e2m1":
+        v = _e2m1_unpack(x, along_rows, False)
     elif fmt == "e4m3":
         v = x.to(tl.float8e4nv, bitcast=True)
     elif fmt == "e5m2":
@@ -587,10 +608,20 @@ def _mx_native(lhs_format, rhs_format, lhs_scale, rhs_scale, lhs_k_pack, rhs_k_p
     return acc.dtype == tl.float32
 
 
+def _mx_mma_format(fmt, other):
+    # The format the MMA reads an operand in: e2m1 beside an 8-bit operand as e4m3 (the same values; the MMA
+    # would read it padded to a byte per value in shared memory, which is what e4m3 takes).
+    if fmt == "e2m1" and other != "e2m1":
+        return "e4m3"
+    return fmt
+
+
 @triton.jit
-def _mx_packed(x, fmt: tl.constexpr):
-    # The operand as the MMA reads it: fp8 values in their own dtype, e2m1 pairs in bytes.
-    if fmt == "e4m3":
+def _mx_packed(x, fmt: tl.constexpr, mma_fmt: tl.constexpr, along_rows: tl.constexpr):
+    # The operand as the MMA reads it: fp8 values in their own dtype, e2m1 pairs in bytes, or e2m1 as e4m3.
+    if mma_fmt != fmt:
+        return _e2m1_unpack(x, along_rows, True)
+    elif fmt == "e4m3":
         return x.to(tl.float8e4nv, bitcast=True)
     elif fmt == "e5m2":
         return x.to(tl.float8e5, bitcast=True)
@@ -620,8 +651,10 @@ def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_for
             acc0 = tl.zeros((a.shape[0], b.shape[1]), dtype=tl.float32)
         else:
             acc0 = acc
-        return tl._dot_scaled_op(_mx_packed(lhs, lhs_format), lhs_scale, lhs_format, _mx_packed(rhs, rhs_format),
-                                 rhs_scale, rhs_format, acc0, a, b)
+        fa: tl.constexpr = _mx_mma_format(lhs_format, rhs_format)
+        fb: tl.constexpr = _mx_mma_format(rhs_format, lhs_format)
+        return tl._dot_scaled_op(_mx_packed(lhs, lhs_format, fa, False), lhs_scale, fa,
+                                 _mx_packed(rhs, rhs_format, fb, True), rhs_scale, fb, acc0, a, b)
     if acc is None:
         return tl.dot(a, b, out_dtype=out_dtype)
     else:
