@@ -435,7 +435,7 @@ fn operand_value(fmt: &str, buf: &[f64], k_total: usize, r: usize, k: usize) -> 
 /// `tests/kernels/auto_dot_scaled.py` on sm_100a, a K loop of two steps over ragged 200 x 144 tiles: the forms
 /// the block-scaled MMA takes (mxfp8, e5m2 x e4m3, mxfp4, nvfp4, mixed) hold its instruction in the PTX, ptxas accepts
 /// them, the simulated PTX equals the interpreter bit for bit and the interpreter equals the float64 reference
-/// to f32 accumulation; so does mixed e4m3 x e2m1, its e2m1 operand converted to e4m3 (the same values: the MMA
+/// to f32 accumulation, scales read as the MMA reads them (e8m0 0 is 2^-127, e4m3 scales unsigned); so does mixed e4m3 x e2m1, its e2m1 operand converted to e4m3 (the same values: the MMA
 /// would read it padded to a byte per value).
 #[test]
 fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
@@ -461,12 +461,21 @@ fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
             (0..rows * k / vec)
                 .map(|_| {
                     let r = rng.next_u64();
-                    if vec == 16 { from_bits(0x30 + r % 24, F8E4M3).as_f64() } else { (123 + r % 8) as f64 }
+                    // nvfp4: some scales negative (the MMA reads e4m3 scales unsigned).
+                    if vec == 16 {
+                        from_bits(0x30 + r % 24 + (r & 1) * 0x80, F8E4M3).as_f64()
+                    } else {
+                        (123 + r % 8) as f64
+                    }
                 })
                 .collect()
         };
-        let (sa, sb) = (scales(m), scales(n));
-        let scale_value = |s: f64| if vec == 16 { s } else { scale(s as u64) };
+        let (mut sa, sb) = (scales(m), scales(n));
+        if vec == 32 {
+            // Row 5 of A scaled by e8m0 0: 2^-127 on the MMA (the upcast operands' bf16 would make it 0).
+            sa[5 * (k / vec)..6 * (k / vec)].fill(0.0);
+        }
+        let scale_value = |s: f64| if vec == 16 { s.abs() } else { 2f64.powi(s as i32 - 127) };
         // Each output's float64 value and the sum of its terms' magnitudes (what f32 accumulation errs against).
         let mut want = vec![(0.0, 0.0); m * n];
         for i in 0..m {
@@ -512,13 +521,32 @@ fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
         }
         let vals = vec![
             V::Out(F32, m * n),
-            V::Buf(elem_of(fa), a),
-            V::Buf(s_elem, sa),
-            V::Buf(elem_of(fb), b),
-            V::Buf(s_elem, sb),
+            V::Buf(elem_of(fa), a.clone()),
+            V::Buf(s_elem, sa.clone()),
+            V::Buf(elem_of(fb), b.clone()),
+            V::Buf(s_elem, sb.clone()),
             V::Int(m as i64),
             V::Int(n as i64),
         ];
+        // The tile IR in the interpreter (where `dot_scaled` is still one op) computes what the lowered kernel
+        // computes: the scales as the MMA reads them.
+        let Ok(tessel::pipeline::Output::Tile(tile_ir)) =
+            tessel::pipeline::run(&ks, Target::Sm100a, Stage::Tile, None, &mut Default::default())
+        else {
+            panic!("{what}: no tile IR");
+        };
+        let mut mem = tessel::interp::memory::Memory::new();
+        let out = mem.alloc_from("c", F32, &vec![f64::NAN; m * n]);
+        let mut args = vec![tessel::interp::Arg::Buffer(out)];
+        for (name, t, data) in
+            [("a", elem_of(fa), &a), ("sa", s_elem, &sa), ("b", elem_of(fb), &b), ("sb", s_elem, &sb)]
+        {
+            args.push(tessel::interp::Arg::Buffer(mem.alloc_from(name, t, data)));
+        }
+        args.extend([tessel::interp::Arg::Int(m as i64), tessel::interp::Arg::Int(n as i64)]);
+        let grid = [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1];
+        tessel::interp::run(&tile_ir, &args, grid, &mut mem).unwrap_or_else(|e| panic!("{what}: tile IR: {e}"));
+        let tile_out = mem.buffer(out).bytes.clone();
         let opts = RunOptions { file: AUTO, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
         let grid = [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1];
         let outs =
@@ -526,6 +554,8 @@ fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
         let (sim, interp) = &outs[0];
         let differ = (0..sim.len()).filter(|&e| sim[e] != interp[e]).count();
         assert_eq!(differ, 0, "{what}: the simulated PTX differs from the interpreter in {differ} elements");
+        let f32_bytes: Vec<u8> = interp.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect();
+        assert!(f32_bytes == tile_out, "{what}: the tile IR in the interpreter differs from the lowered kernel");
         for (e, (&got, &(w, mag))) in interp.iter().zip(&want).enumerate() {
             assert!((got - w).abs() <= 2e-5 * mag, "{what}: element {e}: {got} vs {w}");
         }

@@ -9,7 +9,7 @@
 //! before a `tma_store_wait` retires the store.
 
 pub(crate) mod clc;
-mod scaled;
+pub(crate) mod scaled;
 mod tma_gather;
 mod tmem;
 
