@@ -6,8 +6,8 @@
 //! come (fp8, or e2m1 two per byte), the accumulator in a `TensorMemoryLayout((128, min(N, 256)), 1)` buffer
 //! and the scales in `TensorMemoryScalesLayout` buffers (stored from registers), plus what auto mode's tcgen05
 //! dots need besides (4 or 8 warps, the structured ops around the dot, at most 512 columns). [`fall_back`]
-//! turns every other `dot_scaled` into `dot a_up, b_up, acc` (the prelude's upcast operands, bf16) and keeps
-//! the reason on the function ([`crate::Func::notes`]), which codegen writes into the PTX
+//! turns every other `dot_scaled` into `dot a_up, b_up, acc` (the prelude's upcast operands, bf16) and, on
+//! sm_100a, keeps the reason on the function ([`crate::Func::notes`]), which codegen writes into the PTX
 //! (`// dot_scaled, not block_scale: ...`). What stays is lowered with the dense dots
 //! (`tcgen05::lower_dots`), [`stage`] giving its operands and its MMA.
 
@@ -93,7 +93,7 @@ fn check(f: &Func, o: OpId) -> Result<(), String> {
 }
 
 /// Turns each `dot_scaled` the block-scaled MMA cannot take into the dot of its upcast operands, noting why on
-/// the function. Returns whether any is left (for the block-scaled MMA).
+/// the function when it compiles for sm_100a. Returns whether any is left (for the block-scaled MMA).
 pub fn fall_back(f: &mut Func) -> bool {
     let mut kept = false;
     for o in f.all_ops() {
@@ -107,7 +107,10 @@ pub fn fall_back(f: &mut Func) -> bool {
         let d = f.op_mut(o);
         d.op = Op::Dot { precision: InputPrecision::Ieee, max_num_imprecise_acc: 0 };
         d.operands = [d.operands[5], d.operands[6], d.operands[4]].into_iter().collect();
-        f.notes.push(format!("dot_scaled, not block_scale: {why}"));
+        // Only sm_100a has the instruction: elsewhere there is nothing to say.
+        if f.target == Target::Sm100a {
+            f.notes.push(format!("dot_scaled, not block_scale: {why}"));
+        }
     }
     kept
 }
