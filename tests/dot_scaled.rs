@@ -432,11 +432,12 @@ fn operand_value(fmt: &str, buf: &[f64], k_total: usize, r: usize, k: usize) -> 
     }
 }
 
-/// `tests/kernels/auto_dot_scaled.py` on sm_100a, a K loop of two steps over ragged 200 x 144 tiles: the forms
-/// the block-scaled MMA takes (mxfp8, e5m2 x e4m3, mxfp4, nvfp4, mixed) hold its instruction in the PTX, ptxas accepts
-/// them, the simulated PTX equals the interpreter bit for bit and the interpreter equals the float64 reference
-/// to f32 accumulation, scales read as the MMA reads them (e8m0 0 is 2^-127, e4m3 scales unsigned); so does mixed e4m3 x e2m1, its e2m1 operand converted to e4m3 (the same values: the MMA
-/// would read it padded to a byte per value).
+/// `tests/kernels/auto_dot_scaled.py` on sm_100a, a K loop of two steps over ragged 200 x 144 tiles: the forms the
+/// block-scaled MMA takes (mxfp8, e5m2 x e4m3, mxfp4, nvfp4, mixed) hold its instruction in the PTX, ptxas accepts
+/// them, the simulated PTX equals the interpreter bit for bit and the interpreter equals the float64 reference to f32
+/// accumulation, scales read as the MMA reads them (e8m0 0 is 2^-127, e4m3 scales unsigned), and the tile IR in the
+/// interpreter equals the lowered kernel. Mixed e4m3 x e2m1 runs with its e2m1 operand converted to e4m3 (the same
+/// values: the MMA would read it padded to a byte per value).
 #[test]
 fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
     use tessel::tile::ScalarType::F8E4M3;

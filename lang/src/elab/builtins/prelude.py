@@ -461,14 +461,14 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
         return tl.permute(y, _from_last(rank, d))
 
 
-# dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA
-# (its DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled
-# per 32 elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255
-# gives NaN unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value;
-# then an ordinary dot accumulates in f32. A form the block-scaled MMA may take (e2m1/e4m3/e5m2 operands packed
-# along K, both scales, an f32 result) becomes the `dot_scaled` op, which carries both the packed operands with
-# their scales (an e2m1 operand beside an fp8 one as e4m3 values) and the upcast ones: layout assignment runs it on sm_100a's block-scaled tcgen05.mma when that
-# takes it, else as the dot of the upcast operands (tile/src/layout/dot_scaled.rs).
+# dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA (its
+# DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled per 32
+# elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255 gives NaN
+# unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value; then an ordinary
+# dot accumulates in f32. A form the block-scaled MMA may take (e2m1/e4m3/e5m2 operands packed along K, both scales,
+# an f32 result) becomes the `dot_scaled` op, which carries both the packed operands with their scales (an e2m1
+# operand beside an fp8 one as e4m3 values) and the upcast ones: layout assignment runs it on sm_100a's block-scaled
+# tcgen05.mma when that takes it, else as the dot of the upcast operands (tile/src/layout/dot_scaled.rs).
 
 _MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
 
@@ -522,24 +522,26 @@ def _mx_compute(lhs_format, rhs_format):
 
 
 @triton.jit
-def _e2m1_to_bf16(n):
-    # One fp4 value per nibble: sign, 2 exponent bits (bias 1), 1 mantissa bit; 0b001 is the subnormal 0.5.
+def _e2m1_bits(n, bias: tl.constexpr, mant: tl.constexpr, half: tl.constexpr, sign: tl.constexpr):
+    # One fp4 value per nibble (sign, 2 exponent bits of bias 1, 1 mantissa bit; 0b001 is the subnormal 0.5) as
+    # the bits of a wider float format: the exponent rebiased by `bias` above mantissa bit `mant`, `half` the
+    # format's 0.5, the sign at bit `sign`.
     n = n.to(tl.int32)
     mag = n & 7
-    bits = tl.where(mag >= 2, (((mag >> 1) + 126) << 7) | ((mag & 1) << 6), tl.where(mag == 1, 0x3F00, 0))
-    bits = (bits | ((n >> 3) << 15)).to(tl.uint16)
-    return bits.to(tl.bfloat16, bitcast=True)
+    normal = (((mag >> 1) + bias) << (mant + 1)) | ((mag & 1) << mant)
+    bits = tl.where(mag >= 2, normal, tl.where(mag == 1, half, 0))
+    return bits | ((n >> 3) << sign)
+
+
+@triton.jit
+def _e2m1_to_bf16(n):
+    return _e2m1_bits(n, 126, 6, 0x3F00, 15).to(tl.uint16).to(tl.bfloat16, bitcast=True)
 
 
 @triton.jit
 def _e2m1_to_e4m3(n):
-    # The same value as an fp8e4nv (every e2m1 value is one): the exponent rebiased (1 to 7), the mantissa bit
-    # moved to the top of e4m3's three; 0.5 is e4m3's 2^-1.
-    n = n.to(tl.int32)
-    mag = n & 7
-    bits = tl.where(mag >= 2, (((mag >> 1) + 6) << 3) | ((mag & 1) << 2), tl.where(mag == 1, 0x30, 0))
-    bits = (bits | ((n >> 3) << 7)).to(tl.uint8)
-    return bits.to(tl.float8e4nv, bitcast=True)
+    # Every e2m1 value is an fp8e4nv value.
+    return _e2m1_bits(n, 6, 2, 0x30, 7).to(tl.uint8).to(tl.float8e4nv, bitcast=True)
 
 
 @triton.jit
