@@ -10,7 +10,8 @@
 //! layout of its accumulator's `TensorMemoryLayout((min(M, 128), min(N, 256)), 1)` (`TmemRegLayout`). The other
 //! dots stay on `mma.sync`, and [`why_not`] says why (codegen writes it into the PTX as a comment).
 //!
-//! After propagation, [`lower_dots`] rewrites each such dot, synchronously:
+//! After propagation, [`lower_dots`] rewrites each such dot, synchronously (and each `dot_scaled` left for the
+//! block-scaled MMA, its operands and scales placed by [`super::dot_scaled`], into a `tcgen05_mma_scaled`):
 //!
 //! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`: 8- and 32-bit operands
 //!   K-major, the layout their kinds read);
