@@ -528,8 +528,8 @@ def _e2m1_bits(n, bias: tl.constexpr, mant: tl.constexpr, half: tl.constexpr, si
     # format's 0.5, the sign at bit `sign`.
     n = n.to(tl.int32)
     mag = n & 7
-    normal = (((mag >> 1) + bias) << (mant + 1)) | ((mag & 1) << mant)
-    bits = tl.where(mag >= 2, normal, tl.where(mag == 1, half, 0))
+    bits = tl.where(mag >= 2, (((mag >> 1) + bias) << (mant + 1)) | ((mag & 1) << mant),
+                    tl.where(mag == 1, half, 0))
     return bits | ((n >> 3) << sign)
 
 
