@@ -40,6 +40,7 @@ ROWS = [
     ("tcgen05.ld", r"\btcgen05\.ld\b"),
     ("tcgen05.st", r"\btcgen05\.st\b"),
     ("tcgen05.alloc", r"\btcgen05\.alloc\b"),
+    ("tcgen05.cp", r"\btcgen05\.cp\b"),
     ("tcgen05.fence", r"\btcgen05\.fence\b"),
     ("TMA (cp.async.bulk.tensor)", r"\bcp\.async\.bulk\.tensor\b"),
     ("cp.async (non-bulk)", r"\bcp\.async\.(ca|cg)\b"),

@@ -166,3 +166,69 @@ fn tutorial_06_forward_on_the_simulator() {
         check(&format!("_attn_fwd STAGE {stage}"), 1e-3, run_on(&src, "_attn_fwd", spec, &opts, &vals, grid));
     }
 }
+
+/// 10's `block_scaled_matmul_kernel` at its Blackwell configurations (128x256 tiles on 4 warps, BLOCK_K 128 for
+/// mxfp8 and mixed, 256 for the fp4 formats, 4 stages): on the block-scaled tcgen05.mma, a K loop of two steps
+/// over two tiles (M 256: the scales' 5-D blocks hold whole 128-row groups). The output is fp16, bit for bit.
+#[test]
+fn tutorial_10_block_scaled_on_the_simulator() {
+    let Some((file, src)) = tutorial("10-block-scaled-matmul.py") else { return };
+    let (m, n) = (256usize, 256usize);
+    let (bm, bn) = (128u32, 256u32);
+    let mut rng = tessel_math::testing::Rng::new(10);
+    for kind in ["mxfp8", "mxfp4", "nvfp4", "mixed"] {
+        // Values per byte of A and B (2: e2m1 pairs).
+        let (pa, pb) = match kind {
+            "mxfp8" => (1usize, 1usize),
+            "mixed" => (1, 2),
+            _ => (2, 2),
+        };
+        let bk: u32 = if kind.contains("fp4") { 256 } else { 128 };
+        let vec: u32 = if kind == "nvfp4" { 16 } else { 32 };
+        let k = 2 * bk as usize;
+        let elem = |per_byte: usize| if per_byte == 2 { U8 } else { F8E4M3 };
+        let scale_elem = if kind == "nvfp4" { F8E4M3 } else { U8 };
+        let mut operand = |rows: usize, per_byte: usize| -> Vec<f64> {
+            let count = rows * k / per_byte;
+            if per_byte == 2 {
+                (0..count).map(|_| rng.below(256) as f64).collect()
+            } else {
+                tessel::tile::testing::vec_of(&mut rng, count, F8E4M3)
+            }
+        };
+        let (a, b) = (operand(m, pa), operand(n, pb));
+        let rep_k = bk / vec / 4;
+        let mut scales = |rows: usize| -> (Vec<f64>, Vec<u32>) {
+            let shape = vec![1, (rows / 128) as u32, k as u32 / vec / 4, 2, 256];
+            let count = shape.iter().product::<u32>() as usize;
+            let data = if kind == "nvfp4" {
+                let v = tessel::tile::testing::vec_of(&mut rng, count, F32);
+                v.into_iter().map(|x| tessel::tile::eval::value::round_float(0.25 + 2.0 * x, F8E4M3)).collect()
+            } else {
+                // 2^-3 .. 2^0: the fp16 output stays finite.
+                (0..count).map(|_| (124 + rng.below(4)) as f64).collect()
+            };
+            (data, shape)
+        };
+        let ((sa, sa_shape), (sb, sb_shape)) = (scales(m), scales(n));
+        let mut spec = vec![
+            desc(elem(pa), &[bm, bk / pa as u32]),
+            desc(scale_elem, &[1, 1, rep_k, 2, 256]),
+            desc(elem(pb), &[bn, bk / pb as u32]),
+            desc(scale_elem, &[1, 2, rep_k, 2, 256]),
+            desc(F16, &[bm, bn]),
+        ];
+        spec.extend([c(m as i64), c(n as i64), c(k as i64), c(1), c(pa as i64), c(pb as i64)]);
+        spec.extend([c(vec as i64), c(bm as i64), c(bn as i64), c(bk as i64), c(1), c(2), c(rep_k as i64), c(4)]);
+        let vals = [
+            V::Desc(elem(pa), Some(a), vec![m as u32, (k / pa) as u32]),
+            V::Desc(scale_elem, Some(sa), sa_shape),
+            V::Desc(elem(pb), Some(b), vec![n as u32, (k / pb) as u32]),
+            V::Desc(scale_elem, Some(sb), sb_shape),
+            V::Desc(F16, None, vec![m as u32, n as u32]),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+        let grid = [(m as u32 / bm) * (n as u32 / bn), 1, 1];
+        check(kind, 0.0, run_on(&src, "block_scaled_matmul_kernel", spec, &opts, &vals, grid));
+    }
+}

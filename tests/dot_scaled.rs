@@ -215,13 +215,24 @@ fn dot_scaled_matches_the_reference_and_the_simulator() {
             else {
                 panic!("no PTX");
             };
-            // sm_100a runs the upcast (16-bit) operands on tcgen05; `tcgen05_mma_scaled` is not used yet.
+            // None of these forms takes the block-scaled MMA (M 64; bf16/fp16; packed along M or N; no scale for
+            // B): sm_100a runs the upcast (16-bit) operands on tcgen05 (see
+            // `dot_scaled_on_the_block_scaled_tcgen05_mma`).
             let mma = match target {
                 Target::Sm90a => "wgmma.mma_async",
                 Target::Sm100a => "tcgen05.mma.cta_group::1.kind::f16",
                 _ => "mma.sync",
             };
             assert!(kernel.ptx.contains(mma), "{fa} x {fb}: the dot runs on {mma} for {}", target.name());
+            // e2m1 beside fp8 with both scales would take the block-scaled MMA but for M 64; the PTX says so.
+            let native = [fa, fb].contains(&"e2m1") && [fa, fb].contains(&"e4m3") && scale_b && packs == (true, true);
+            let note = "// dot_scaled, not block_scale: the block-scaled MMA is M 128 per instruction";
+            assert_eq!(
+                kernel.ptx.contains(note),
+                native && target == Target::Sm100a,
+                "{fa} x {fb}, {}: the note `{note}`",
+                target.name()
+            );
             if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
                 tessel::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("ptxas: {e}"));
             }
@@ -394,4 +405,160 @@ fn e4m3_scales_need_e2m1_operands() {
     let msg = e.to_string();
     assert!(msg.contains("fp8e4nv scales go with e2m1 operands (NVFP4), not e4m3"), "{msg}");
     assert!(msg.contains("c = tl.dot_scaled("), "the error points at the call:\n{msg}");
+}
+
+const AUTO: &str = "tests/kernels/auto_dot_scaled.py";
+
+/// `count` raw operand bytes of `fmt` (the kernel's buffers hold bits): e2m1 pairs (any byte), or fp8 values
+/// without the NaN encodings.
+fn raw_operand(fmt: &str, count: usize, rng: &mut tessel_math::testing::Rng) -> Vec<f64> {
+    let nan = |b: u64| match fmt {
+        "e4m3" => b & 0x7f == 0x7f,
+        "e5m2" => b & 0x7c == 0x7c,
+        _ => false,
+    };
+    (0..count).map(|_| rng.next_u64() & 0xff).map(|b| if nan(b) { b & 0xbb } else { b } as f64).collect()
+}
+
+/// Value `k` of row `r` of an operand `[rows, K / per_byte]` of `fmt` held as raw bytes in `buf`.
+fn operand_value(fmt: &str, buf: &[f64], k_total: usize, r: usize, k: usize) -> f64 {
+    match fmt {
+        "e2m1" => {
+            let byte = buf[r * k_total / 2 + k / 2] as u64;
+            e2m1(if k % 2 == 1 { byte >> 4 } else { byte & 15 })
+        }
+        "e4m3" => from_bits(buf[r * k_total + k] as u64, ScalarType::F8E4M3).as_f64(),
+        _ => from_bits(buf[r * k_total + k] as u64, ScalarType::F8E5M2).as_f64(),
+    }
+}
+
+/// `tests/kernels/auto_dot_scaled.py` on sm_100a, a K loop of two steps over ragged 200 x 144 tiles: the forms the
+/// block-scaled MMA takes (mxfp8, e5m2 x e4m3, mxfp4, nvfp4, mixed) hold its instruction in the PTX, ptxas accepts
+/// them, the simulated PTX equals the interpreter bit for bit and the interpreter equals the float64 reference to f32
+/// accumulation, scales read as the MMA reads them (e8m0 0 is 2^-127, e4m3 scales unsigned), and the tile IR in the
+/// interpreter equals the lowered kernel. Mixed e4m3 x e2m1 runs with its e2m1 operand converted to e4m3 (the same
+/// values: the MMA would read it padded to a byte per value).
+#[test]
+fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
+    use tessel::tile::ScalarType::F8E4M3;
+    let src = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(AUTO)).unwrap();
+    let (m, n, k, bm, bn, bk) = (200usize, 144usize, 256usize, 128usize, 128usize, 128usize);
+    let cases = [
+        ("e4m3", "e4m3", 32usize, "kind::mxf8f6f4.block_scale"),
+        ("e5m2", "e4m3", 32, "kind::mxf8f6f4.block_scale"),
+        ("e2m1", "e2m1", 32, "kind::mxf4.block_scale"),
+        ("e2m1", "e2m1", 16, "kind::mxf4nvf4.block_scale"),
+        ("e4m3", "e2m1", 32, "kind::mxf8f6f4.block_scale"),
+    ];
+    let mut rng = tessel_math::testing::Rng::new(7);
+    for (fa, fb, vec, want_ptx) in cases {
+        let what = format!("{fa} x {fb}, VEC {vec}");
+        let per_byte = |f: &str| if f == "e2m1" { 2 } else { 1 };
+        let a = raw_operand(fa, m * k / per_byte(fa), &mut rng);
+        let b = raw_operand(fb, n * k / per_byte(fb), &mut rng);
+        // Scales: e8m0 exponents 2^-4 .. 2^3, or positive e4m3 values near 1 (nvfp4).
+        let s_elem = if vec == 16 { F8E4M3 } else { U8 };
+        let mut scales = |rows: usize| -> Vec<f64> {
+            (0..rows * k / vec)
+                .map(|_| {
+                    let r = rng.next_u64();
+                    // nvfp4: some scales negative (the MMA reads e4m3 scales unsigned).
+                    if vec == 16 {
+                        from_bits(0x30 + r % 24 + (r & 1) * 0x80, F8E4M3).as_f64()
+                    } else {
+                        (123 + r % 8) as f64
+                    }
+                })
+                .collect()
+        };
+        let (mut sa, sb) = (scales(m), scales(n));
+        if vec == 32 {
+            // Row 5 of A scaled by e8m0 0: 2^-127 on the MMA (the upcast operands' bf16 would make it 0).
+            sa[5 * (k / vec)..6 * (k / vec)].fill(0.0);
+        }
+        let scale_value = |s: f64| if vec == 16 { s.abs() } else { 2f64.powi(s as i32 - 127) };
+        // Each output's float64 value and the sum of its terms' magnitudes (what f32 accumulation errs against).
+        let mut want = vec![(0.0, 0.0); m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for kk in 0..k {
+                    let t = operand_value(fa, &a, k, i, kk)
+                        * scale_value(sa[i * (k / vec) + kk / vec])
+                        * operand_value(fb, &b, k, j, kk)
+                        * scale_value(sb[j * (k / vec) + kk / vec]);
+                    want[i * n + j].0 += t;
+                    want[i * n + j].1 += t.abs();
+                }
+            }
+        }
+        let s = |x: &str| ArgSpec::Constexpr(ConstValue::Str(x.to_string()));
+        let spec = vec![
+            ptr(F32),
+            ptr(elem_of(fa)),
+            ptr(s_elem),
+            ptr(elem_of(fb)),
+            ptr(s_elem),
+            ArgSpec::Int(tessel::tile::ScalarType::I32, false),
+            ArgSpec::Int(tessel::tile::ScalarType::I32, true),
+            c(k as i64),
+            s(fa),
+            s(fb),
+            c(vec as i64),
+            c(bm as i64),
+            c(bn as i64),
+            c(bk as i64),
+        ];
+        let specialization = Specialization::new(spec.clone());
+        let ks =
+            tessel::KernelSource { file: AUTO, source: &src, kernel: "mx_matmul", spec: &specialization, module: None };
+        let Ok(tessel::pipeline::Output::Ptx { kernel, .. }) =
+            tessel::pipeline::run(&ks, Target::Sm100a, Stage::Ptx, None, &mut Default::default())
+        else {
+            panic!("{what}: no PTX");
+        };
+        assert!(kernel.ptx.contains(want_ptx), "{what}: wants `{want_ptx}` in\n{}", kernel.ptx);
+        if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
+            tessel::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("{what}: ptxas: {e}"));
+        }
+        let vals = vec![
+            V::Out(F32, m * n),
+            V::Buf(elem_of(fa), a.clone()),
+            V::Buf(s_elem, sa.clone()),
+            V::Buf(elem_of(fb), b.clone()),
+            V::Buf(s_elem, sb.clone()),
+            V::Int(m as i64),
+            V::Int(n as i64),
+        ];
+        // The tile IR in the interpreter (where `dot_scaled` is still one op) computes what the lowered kernel
+        // computes: the scales as the MMA reads them.
+        let Ok(tessel::pipeline::Output::Tile(tile_ir)) =
+            tessel::pipeline::run(&ks, Target::Sm100a, Stage::Tile, None, &mut Default::default())
+        else {
+            panic!("{what}: no tile IR");
+        };
+        let mut mem = tessel::interp::memory::Memory::new();
+        let out = mem.alloc_from("c", F32, &vec![f64::NAN; m * n]);
+        let mut args = vec![tessel::interp::Arg::Buffer(out)];
+        for (name, t, data) in
+            [("a", elem_of(fa), &a), ("sa", s_elem, &sa), ("b", elem_of(fb), &b), ("sb", s_elem, &sb)]
+        {
+            args.push(tessel::interp::Arg::Buffer(mem.alloc_from(name, t, data)));
+        }
+        args.extend([tessel::interp::Arg::Int(m as i64), tessel::interp::Arg::Int(n as i64)]);
+        let grid = [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1];
+        tessel::interp::run(&tile_ir, &args, grid, &mut mem).unwrap_or_else(|e| panic!("{what}: tile IR: {e}"));
+        let tile_out = mem.buffer(out).bytes.clone();
+        let opts = RunOptions { file: AUTO, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+        let grid = [m.div_ceil(bm) as u32, n.div_ceil(bn) as u32, 1];
+        let outs =
+            sim_common::run_on(&src, "mx_matmul", spec, &opts, &vals, grid).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        let differ = (0..sim.len()).filter(|&e| sim[e] != interp[e]).count();
+        assert_eq!(differ, 0, "{what}: the simulated PTX differs from the interpreter in {differ} elements");
+        let f32_bytes: Vec<u8> = interp.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect();
+        assert!(f32_bytes == tile_out, "{what}: the tile IR in the interpreter differs from the lowered kernel");
+        for (e, (&got, &(w, mag))) in interp.iter().zip(&want).enumerate() {
+            assert!((got - w).abs() <= 2e-5 * mag, "{what}: element {e}: {got} vs {w}");
+        }
+    }
 }

@@ -227,7 +227,7 @@ TC_INSTRUCTION = {"tcgen05.mma": r"^\s*(@!?%\w+\s+)?tcgen05\.mma\b",
 
 def tcgen05_status(case: Case, cfg: Config, ptx: str) -> tuple[str, str]:
     """The tc column (see the module's doc) and, for a missing instruction, the reason codegen wrote into the PTX
-    (`// mma.sync, not tcgen05: ...`)."""
+    (`// mma.sync, not tcgen05: ...`, `// dot_scaled, not block_scale: ...`)."""
     if cfg.arch != "sm_100a" or not case.tc:
         return "-", ""
     code = [l.split("//", 1)[0] for l in ptx.splitlines()]
@@ -236,7 +236,8 @@ def tcgen05_status(case: Case, cfg: Config, ptx: str) -> tuple[str, str]:
         return "ok", ""
     if not cfg.tcgen05:
         return "mma", ""
-    why = sorted({l.strip().lstrip("/ ").strip() for l in ptx.splitlines() if "not tcgen05" in l})
+    why = sorted({l.strip().lstrip("/ ").strip() for l in ptx.splitlines()
+                  if "not tcgen05" in l or "not block_scale" in l})
     return "FAIL", f"no {case.tc}: " + ("; ".join(why) if why else "(the PTX says no reason)")
 
 

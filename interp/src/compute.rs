@@ -237,6 +237,13 @@ impl Program<'_> {
                 vec![Tensor { shape: ptrs.shape.clone(), elem: Elem::Scalar(pointee), data: old }]
             }
             Op::Dot { precision, .. } => vec![dot(ins[0], ins[1], ins[2], *precision)?],
+            // What the target computes: the block-scaled MMA's products where it takes the dot (its scales read
+            // as the hardware reads them: e8m0 0 is 2^-127, e4m3 unsigned), else those of the upcast operands.
+            Op::DotScaled { a_format, b_format } if tessel_tile::layout::dot_scaled::why_not(f, o).is_none() => {
+                let (a, b) = super::shared::scaled::dequantize(ins[0], ins[2], ins[1], ins[3], *a_format, *b_format);
+                vec![dot(&a, &b, ins[4], InputPrecision::Ieee)?]
+            }
+            Op::DotScaled { .. } => vec![dot(ins[5], ins[6], ins[4], InputPrecision::Ieee)?],
             Op::Assume => {
                 if !ins[0].data[0].is_true() {
                     return Err(Fault::AssumeFailed);

@@ -10,7 +10,7 @@
 
 mod barrier;
 pub(crate) mod clc;
-mod scaled;
+pub(crate) mod scaled;
 mod tma_gather;
 mod tmem;
 

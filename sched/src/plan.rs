@@ -607,8 +607,10 @@ fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_
 /// time the refill after it comes; one left in flight ([`crate::mma_flight`]) has waited for the previous one,
 /// whose slot the refill takes.)
 fn feeds_wgmma(f: &Func, ops: &[OpId], m: ValueId) -> bool {
-    ops.iter()
-        .any(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. } | Op::Tcgen05Mma) && f.op(x).operands[..2].contains(&m))
+    ops.iter().any(|&x| {
+        matches!(f.op(x).op, Op::WarpGroupDot { .. } | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
+            && f.op(x).operands[..2].contains(&m)
+    })
 }
 
 /// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has

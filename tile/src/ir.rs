@@ -89,6 +89,10 @@ pub struct Func {
     pub config: crate::target::KernelConfig,
     /// What the stages know of the kernel besides its ops, target and launch configuration.
     pub attrs: FuncAttrs,
+    /// Why a pass lowered an op otherwise than the target could (`dot_scaled, not block_scale: ...`), in the
+    /// order found: the text form prints each as a `// note:` comment line after the signature (the parser
+    /// skips comments, so they do not round-trip), and codegen writes each into the PTX as a comment.
+    pub notes: Vec<String>,
 }
 
 /// The facts about a kernel that one stage learns or is told and later stages read, each a typed field. The text
@@ -130,6 +134,7 @@ impl Func {
             target: crate::target::Target::Sm90a,
             config: crate::target::KernelConfig::default(),
             attrs: FuncAttrs::default(),
+            notes: Vec::new(),
         };
         for (name, ty) in arg_types {
             f.add_region_arg(RegionId(0), ty, name);

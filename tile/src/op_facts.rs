@@ -187,6 +187,7 @@ impl Op {
             Op::Atomic { .. } => op("atomic", RW, Same),
             Op::AtomicCas { .. } => op("atomic_cas", RW, Same),
             Op::Dot { .. } => op("dot", PURE, Special),
+            Op::DotScaled { .. } => op("dot_scaled", PURE, Special),
             Op::Reduce { .. } => op("reduce", PURE, Special),
             Op::Scan { .. } => op("scan", PURE, Same),
             Op::For(_) => op("for", SIDE, Structured),

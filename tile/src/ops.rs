@@ -409,6 +409,17 @@ pub enum Op {
         precision: InputPrecision,
         max_num_imprecise_acc: u32,
     },
+    /// `dot_scaled a, a_scale, b, b_scale, acc, a_up, b_up {a_format, b_format}` → acc type: `tl.dot_scaled`
+    /// (auto mode), `acc + (a · a_scale) @ (b · b_scale)` with A `[M, K]` and B `[K, N]` of `a_format`/`b_format`
+    /// values (e2m1 two per `u8` along K), the scales `[M, K / VEC]` and `[N, K / VEC]` (e8m0 in `u8`, or e4m3)
+    /// in registers, `acc` f32. `a_up` `[M, K]` and `b_up` `[K, N]` are the same operands upcast and scaled by
+    /// the prelude (bf16). Where the block-scaled MMA runs it (`layout::dot_scaled`) its value is that MMA's
+    /// (scales as the hardware reads them: e8m0 0 is 2^-127, e4m3 unsigned); elsewhere it becomes, and its value
+    /// is, `dot a_up, b_up, acc` (bf16 makes an e8m0 0 zero and keeps an e4m3 scale's sign).
+    DotScaled {
+        a_format: MxFormat,
+        b_format: MxFormat,
+    },
     /// Reduction along `axis` with a combine region `(a..., b...) -> yield`; N operands, N results.
     Reduce {
         axis: u32,

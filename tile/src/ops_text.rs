@@ -199,7 +199,7 @@ impl Op {
                 a.push(("dim", Attr::Int(*dim as i64)));
                 a.push(("start", Attr::Int(*start as i64)));
             }
-            Op::Tcgen05MmaScaled { a_format, b_format } => {
+            Op::Tcgen05MmaScaled { a_format, b_format } | Op::DotScaled { a_format, b_format } => {
                 a.push(("a_format", word(a_format.word())));
                 a.push(("b_format", word(b_format.word())));
             }
@@ -326,12 +326,17 @@ impl Op {
                 Op::MemDescPermute { order: bag.ints("order")?.into_iter().map(|x| x as u32).collect() }
             }
             "memdesc_slice" => Op::MemDescSlice { dim: bag.int("dim")? as u32, start: bag.int("start")? as u32 },
-            "tcgen05_mma_scaled" => {
+            "tcgen05_mma_scaled" | "dot_scaled" => {
                 let mut format = |k: &str| -> Result<MxFormat, OpTextError> {
                     let w = bag.word(k)?;
                     MxFormat::from_word(&w).ok_or_else(|| unknown("block-scaled format", &w, MxFormat::WORDS))
                 };
-                Op::Tcgen05MmaScaled { a_format: format("a_format")?, b_format: format("b_format")? }
+                let (a_format, b_format) = (format("a_format")?, format("b_format")?);
+                if name == "dot_scaled" {
+                    Op::DotScaled { a_format, b_format }
+                } else {
+                    Op::Tcgen05MmaScaled { a_format, b_format }
+                }
             }
             "warp_specialize" => {
                 let mut ints = |k: &str, required: bool| -> Result<Vec<u32>, OpTextError> {

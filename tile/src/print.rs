@@ -117,6 +117,9 @@ pub fn print_func(f: &Func) -> String {
     }
     write!(out, " attributes {{{}}}", attrs.join(", ")).unwrap();
     out.push_str(" {\n");
+    for note in &f.notes {
+        writeln!(out, "  // note: {note}").unwrap();
+    }
     print_ops(f, f.body, 1, &mut namer, &mut out);
     out.push_str("}\n");
     out

@@ -605,7 +605,8 @@ impl Verifier<'_> {
             | Op::SmId
             | Op::GdcWait
             | Op::GdcLaunchDependents
-            | Op::MakeTensorDescIm2col { .. } => crate::verify_ext::types(&data.op, &ins, &outs),
+            | Op::MakeTensorDescIm2col { .. }
+            | Op::DotScaled { .. } => crate::verify_ext::types(&data.op, &ins, &outs),
             Op::DescLoad | Op::DescStore => {
                 let Some(Type::TensorDesc { elem, block_shape }) = ins.first() else {
                     return Err(Violation::Rule("first operand must be a tensordesc".into()));
@@ -731,6 +732,17 @@ fn scalar_elem(t: &Type) -> Result<ScalarType, Violation> {
 }
 
 // ----- Layout IR (opt-in) -----
+
+/// The typing rule of `dot_scaled` (`ins`: a, a_scale, b, b_scale, acc, a_up, b_up), for the elaborator to check
+/// a call at its span.
+pub fn dot_scaled_types(
+    ins: &[&Type],
+    outs: &[&Type],
+    a_format: crate::ops::MxFormat,
+    b_format: crate::ops::MxFormat,
+) -> Result<(), String> {
+    crate::verify_ext::dot_scaled(ins, outs, a_format, b_format).map_err(|v| v.to_string())
+}
 
 /// The layout-IR rules, checked after layout assignment (opt-in: tile IR before assignment has no layouts).
 /// Every tensor value (arguments, op results, region arguments) has a layout, and each op's layouts fit

@@ -1,6 +1,6 @@
 //! Typing rules of the data-dependent and target-specific ops (`gather`, `histogram`, `inline_asm`,
-//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`, `make_tensor_desc_im2col`), kept beside
-//! [`crate::verify`]'s table.
+//! `globaltimer`, `smid`, `gdc_wait`, `gdc_launch_dependents`, `make_tensor_desc_im2col`) and of auto mode's
+//! `dot_scaled`, kept beside [`crate::verify`]'s table.
 
 use crate::ops::Op;
 use crate::types::{Elem, ScalarType, Type};
@@ -111,6 +111,68 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
                 ))),
             }
         }
+        Op::DotScaled { a_format, b_format } => dot_scaled(ins, outs, *a_format, *b_format),
         other => Err(Violation::Rule(format!("`{}` is not typed here", other.name()))),
     }
+}
+
+/// `dot_scaled a, a_scale, b, b_scale, acc, a_up, b_up`: A `[M, K']` and B `[K'', N]` of the formats' storage
+/// types (K' = K / 2 for e2m1), the scales `[M, G]` and `[N, G]` of one 8-bit type with G dividing K, `acc` and
+/// the result `[M, N]` f32, and the upcast operands `[M, K]` and `[K, N]` of one float type.
+pub(crate) fn dot_scaled(
+    ins: &[&Type],
+    outs: &[&Type],
+    a_format: crate::ops::MxFormat,
+    b_format: crate::ops::MxFormat,
+) -> Result<(), Violation> {
+    counts(ins, outs, 7..=7, 1)?;
+    let (a, sa, b, sb, acc, au, bu) = (ins[0], ins[1], ins[2], ins[3], ins[4], ins[5], ins[6]);
+    if let Some(t) = ins.iter().find(|t| !t.is_tensor() || t.shape().len() != 2) {
+        return Err(Violation::Rule(format!("operands must be 2-D tensors, got {t}")));
+    }
+    for (t, f, what) in [(a, a_format, "A"), (b, b_format, "B")] {
+        if t.elem() != Some(Elem::Scalar(f.storage())) {
+            return Err(Violation::Rule(format!(
+                "operand {what} of format {} must hold {} (e2m1 packs two values per byte along K), got {t}",
+                f.word(),
+                f.storage()
+            )));
+        }
+    }
+    let per_byte = |f: crate::ops::MxFormat| 8 / f.bits();
+    let (m, k, n) = (a.shape()[0], a.shape()[1] * per_byte(a_format), b.shape()[1]);
+    let f32t = Some(Elem::Scalar(ScalarType::F32));
+    if b.shape()[0] * per_byte(b_format) != k || acc.shape() != [m, n] || acc.elem() != f32t {
+        return Err(Violation::Rule(format!(
+            "shapes do not form a matrix product into f32: {a} ({}) x {b} ({}) -> {acc}",
+            a_format.word(),
+            b_format.word()
+        )));
+    }
+    let groups = sa.shape()[1];
+    let scale_elem = sa.elem().and_then(Elem::scalar);
+    if !matches!(scale_elem, Some(ScalarType::U8 | ScalarType::F8E4M3))
+        || sb.elem() != sa.elem()
+        || sa.shape() != [m, groups]
+        || sb.shape() != [n, groups]
+        || groups == 0
+        || k % groups != 0
+    {
+        return Err(Violation::Rule(format!(
+            "the scales must be [{m}, G] and [{n}, G] of u8 or f8e4m3, G dividing K = {k}, got {sa} and {sb}"
+        )));
+    }
+    if au.shape() != [m, k]
+        || bu.shape() != [k, n]
+        || au.elem() != bu.elem()
+        || !au.elem().and_then(Elem::scalar).is_some_and(ScalarType::is_float)
+    {
+        return Err(Violation::Rule(format!(
+            "the upcast operands must be [{m}, {k}] and [{k}, {n}] of one float type, got {au} and {bu}"
+        )));
+    }
+    if *outs[0] != *acc {
+        return Err(Violation::Rule(format!("result must be {acc}, got {}", outs[0])));
+    }
+    Ok(())
 }

@@ -696,6 +696,10 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     partitions::setup(&mut l)?;
     tcgen05::setup(&mut l)?;
     l.cluster_init_after = cluster::multicast_init_point(f)?;
+    // Why a pass lowered an op otherwise than the target could (`dot_scaled, not block_scale: ...`).
+    for note in &f.notes {
+        l.b.comment(note.clone());
+    }
     l.region(f.body)?;
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });

@@ -1,7 +1,8 @@
 //! The operands of a block-scaled MMA (`tcgen05_mma_scaled`) as its products read them: each value decoded from
 //! its format (e4m3, e5m2, or e2m1 packed two per byte along K, the low nibble first) and multiplied by the scale
 //! of its block of VEC values along K (ue8m0 `2^(x - 127)` in a `u8`, or ue4m3); the MMA is then the f32 dot of
-//! the results, products taken exactly and accumulated in K order with one f32 rounding per step.
+//! the results, products taken exactly and accumulated in K order with one f32 rounding per step. Auto mode's
+//! `dot_scaled` computes the same where its target runs it on that MMA.
 
 use tessel_tile::eval::value::{Val, decode_ue4m3, decode_ue8m0, packed_e2m1, to_bits};
 use tessel_tile::ops::MxFormat;
@@ -32,7 +33,7 @@ fn value(t: &Tensor, at: impl Fn(usize) -> usize, k: usize, f: MxFormat) -> f64 
 
 /// A `[M, K']` and B `[K'', N]` with their scales `[M, K / VEC]` and `[N, K / VEC]`: the f32 tensors `[M, K]` and
 /// `[K, N]` the MMA multiplies.
-pub(super) fn dequantize(
+pub(crate) fn dequantize(
     a: &Tensor,
     b: &Tensor,
     sa: &Tensor,

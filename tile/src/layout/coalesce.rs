@@ -179,6 +179,8 @@ pub fn coalesce(
                     Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps)), &shape)?)
                 }
             },
+            // Every `dot_scaled` left after `dot_scaled::fall_back` runs on the block-scaled tcgen05.mma.
+            Op::DotScaled { .. } => crate::layout::tcgen05::accumulator_layout(f, o).ok(),
             // A TMA store writes the tile into shared memory from whatever layout it is in (the copy then reads
             // it in the descriptor's layout): converting it first would only add a trip through shared memory,
             // which a fused persistent loop cannot spare while its rings are full.

@@ -1,6 +1,7 @@
 //! Auto-mode layout assignment: tile IR → layout IR.
 //!
-//! [`assign_layouts`] runs, in order: [`descriptors::lower_descriptors`] (tensor-descriptor accesses become
+//! [`assign_layouts`] runs, in order: [`dot_scaled::fall_back`] (each `dot_scaled` the block-scaled MMA cannot
+//! take becomes the dot of its upcast operands), [`descriptors::lower_descriptors`] (tensor-descriptor accesses become
 //! masked pointer loads/stores), [`axis::analyze`] (contiguity, divisibility, constancy of integer and
 //! pointer values), [`coalesce::coalesce`] (a blocked layout per memory op following memory contiguity, with
 //! 16-byte vectors, and the accumulator layout of each `dot` from [`accelerate`]: an MMA layout where the
@@ -23,6 +24,7 @@ pub mod axis;
 pub mod cleanup;
 pub mod coalesce;
 pub mod descriptors;
+pub mod dot_scaled;
 pub mod insert;
 pub mod propagate;
 pub mod rules;
@@ -91,6 +93,7 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
         return crate::verify::verify_layouts(f).map_err(AssignError::GluonLayouts);
     }
     let num_warps = f.config.num_warps;
+    dot_scaled::fall_back(f);
     if descriptors::lower_descriptors(f).map_err(AssignError::Descriptor)? {
         // The per-access index math repeats (one `arange` per dim and access): merge it before analysis.
         crate::passes::canonicalize(f);

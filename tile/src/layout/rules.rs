@@ -410,6 +410,9 @@ pub fn backward(f: &Func, o: OpId, results: &[Option<L>]) -> Option<Vec<Option<L
                     let b = if hopper { None } else { Some(opnd(1, &shape(1))?) };
                     Some(vec![a, b, Some(r)])
                 }
+                // A block-scaled MMA reads A and B from shared memory and the scales from tensor memory
+                // (`layout::tcgen05` moves them there): only the accumulator follows the result.
+                Op::DotScaled { .. } => Some(vec![None, None, None, None, Some(r?), None, None]),
                 Op::ConvertLayout => Some(vec![None]),
                 // The source goes through shared memory (any layout); each thread reads the elements its index
                 // registers name, so the index has the result's layout.
@@ -457,6 +460,7 @@ pub fn forward(f: &Func, o: OpId, operands: &[Option<L>]) -> Option<Vec<Option<L
                     Some(vec![r; d.results.len()])
                 }
                 Op::Dot { .. } | Op::WarpGroupDot { .. } => Some(vec![operands.get(2).cloned().flatten()]),
+                Op::DotScaled { .. } => Some(vec![operands.get(4).cloned().flatten()]),
                 Op::WarpGroupDotWait { .. } => Some(operands.to_vec()),
                 _ => None,
             }

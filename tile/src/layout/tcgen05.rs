@@ -10,7 +10,8 @@
 //! layout of its accumulator's `TensorMemoryLayout((min(M, 128), min(N, 256)), 1)` (`TmemRegLayout`). The other
 //! dots stay on `mma.sync`, and [`why_not`] says why (codegen writes it into the PTX as a comment).
 //!
-//! After propagation, [`lower_dots`] rewrites each such dot, synchronously:
+//! After propagation, [`lower_dots`] rewrites each such dot, synchronously (and each `dot_scaled` left for the
+//! block-scaled MMA, its operands and scales placed by [`super::dot_scaled`], into a `tcgen05_mma_scaled`):
 //!
 //! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`: 8- and 32-bit operands
 //!   K-major, the layout their kinds read);
@@ -55,6 +56,15 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
         return Err(format!("tcgen05 needs sm_100a, the kernel compiles for {}", f.target));
     }
     let d = f.op(o);
+    if matches!(d.op, Op::DotScaled { .. }) {
+        // The block-scaled MMA's own rule (`layout::dot_scaled`); the accumulator is read as a dense one's.
+        if let Some(why) = super::dot_scaled::why_not(f, o) {
+            return Err(why);
+        }
+        let shape = f.ty(d.results[0]).shape();
+        let reg = TmemRegLayout::new(tmem_layout(shape[0], shape[1]), TmemAccess::B32x32, f.config.num_warps);
+        return from_spec(DistributedLayout::TmemReg(reg), shape).map_err(|e| e.to_string());
+    }
     let (a, b, c) = (f.ty(d.operands[0]), f.ty(d.operands[1]), f.ty(d.results[0]));
     let scalar = |t: &Type| t.elem().and_then(|e| e.scalar());
     let (Some(a_t), Some(b_t), Some(c_t)) = (scalar(a), scalar(b), scalar(c)) else {
@@ -117,7 +127,7 @@ pub fn why_not(f: &Func, o: OpId) -> Option<String> {
 /// parity is threaded through them (`for` loops and `while` loops carry it, an `if` yields it), so they may be
 /// `for`, `if`, and `while` when `o` sits in its `after` region (the loop body; the grouped GEMM's tile loop).
 /// Any other op around the dot is an error naming it.
-fn enclosing_ops(f: &Func, o: OpId) -> Result<Vec<(OpId, RegionId)>, String> {
+pub(super) fn enclosing_ops(f: &Func, o: OpId) -> Result<Vec<(OpId, RegionId)>, String> {
     let mut chain = Vec::new();
     let mut region = f.op(o).parent;
     while let Some(r) = region {
@@ -151,7 +161,9 @@ pub fn lower_dots(f: &mut Func) -> Result<bool, super::AssignError> {
     let dots: Vec<OpId> = f
         .all_ops()
         .into_iter()
-        .filter(|&o| matches!(f.op(o).op, Op::Dot { .. }) && on_tcgen05(f.ty(f.op(o).results[0])))
+        .filter(|&o| {
+            matches!(f.op(o).op, Op::Dot { .. } | Op::DotScaled { .. }) && on_tcgen05(f.ty(f.op(o).results[0]))
+        })
         .collect();
     let mut hoisted = Hoisted::new();
     for &o in &dots {
@@ -181,7 +193,7 @@ fn carried(f: &Func, o: OpId) -> Option<Carried> {
         return None;
     }
     let uses = f.use_counts();
-    let (mut carried, mut restart) = (d.operands[2], None);
+    let (mut carried, mut restart) = (d.operands[acc_operand(&d.op)], None);
     if let ValueDef::Result(sel, _) = f.value(carried).def
         && f.op(sel).op == Op::Select
         && f.op(sel).parent == Some(body)
@@ -233,6 +245,11 @@ fn carried(f: &Func, o: OpId) -> Option<Carried> {
     (uses[result.index()] as usize == 1 + read).then_some(Carried { lp, slot, restart, readers })
 }
 
+/// The accumulator's operand of a `dot` (2) or a `dot_scaled` (4).
+fn acc_operand(op: &Op) -> usize {
+    if matches!(op, Op::DotScaled { .. }) { 4 } else { 2 }
+}
+
 fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::AssignError> {
     let d = f.op(o).clone();
     let acc_ty = f.ty(d.results[0]).clone();
@@ -242,8 +259,15 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     let layout = Arc::new(Layout { spec: Some(AnyLayout::TensorMemory(tmem)), linear });
     let elem = acc_ty.elem().and_then(|e| e.scalar()).expect("a scalar accumulator");
     let buf_ty = Type::MemDesc { shape: shape.as_slice().into(), elem, layout };
-    let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
-    let b = stage_operand(f, o, d.operands[1], true, hoisted)?;
+    // The MMA and the operands it reads before the accumulator (A, B) and after it (a block-scaled one's scales).
+    let (mma, before, after) = if matches!(d.op, Op::DotScaled { .. }) {
+        let (mma, [a, b, sa, sb]) = super::dot_scaled::stage(f, o, hoisted)?;
+        (mma, [a, b], vec![sa, sb])
+    } else {
+        let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
+        let b = stage_operand(f, o, d.operands[1], true, hoisted)?;
+        (Op::Tcgen05Mma, [a, b], vec![])
+    };
     let around = enclosing_ops(f, o).map_err(|_| super::AssignError::NoFit("dot"))?;
 
     // The mbarrier the MMA commits to, initialized at the kernel's entry.
@@ -257,7 +281,7 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
     let carried = carried(f, o);
     let (init, anchor) = match &carried {
         Some(c) => (f.op(c.lp).operands[3 + c.slot], c.lp),
-        None => (d.operands[2], o),
+        None => (d.operands[acc_operand(&d.op)], o),
     };
     // A dot of its own from zero (attention's QK^T) needs no store: the MMA does not read the buffer.
     let from_zero = carried.is_none() && is_zero(f, init);
@@ -285,7 +309,10 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
         }
         _ => yes,
     };
-    c.insert(Op::Tcgen05Mma, &[a, b, acc, use_acc, yes, bar, yes], vec![]);
+    let mut ins = vec![before[0], before[1], acc];
+    ins.extend(after);
+    ins.extend([use_acc, yes, bar, yes]);
+    c.insert(mma, &ins, vec![]);
     c.insert(Op::mbarrier_wait(), &[bar, phase.now], vec![]);
     let one = c.constant(Const::Int(1), Type::scalar(ScalarType::I32));
     let next =

@@ -461,11 +461,14 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = False):
         return tl.permute(y, _from_last(rank, d))
 
 
-# dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA
-# (its DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled
-# per 32 elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255
-# gives NaN unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value;
-# then an ordinary dot accumulates in f32.
+# dot_scaled: Triton's microscaling dot, lowered as Triton lowers it where the tensor cores have no scaled MMA (its
+# DecomposeScaledBlocked pass): each operand is upcast to bf16 (fp16 when either format is fp16), scaled per 32
+# elements along K by 2^(scale - 127) (an e8m0 scale is an f32 exponent field: scale 0 gives 0, and 255 gives NaN
+# unless fast_math), or, for NVFP4 (e2m1 with fp8e4nv scales), per 16 elements by the scale's value; then an ordinary
+# dot accumulates in f32. A form the block-scaled MMA may take (e2m1/e4m3/e5m2 operands packed along K, both scales,
+# an f32 result) becomes the `dot_scaled` op, which carries both the packed operands with their scales (an e2m1
+# operand beside an fp8 one as e4m3 values) and the upcast ones: layout assignment runs it on sm_100a's block-scaled
+# tcgen05.mma when that takes it, else as the dot of the upcast operands (tile/src/layout/dot_scaled.rs).
 
 _MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
 
@@ -519,25 +522,48 @@ def _mx_compute(lhs_format, rhs_format):
 
 
 @triton.jit
-def _e2m1_to_bf16(n):
-    # One fp4 value per nibble: sign, 2 exponent bits (bias 1), 1 mantissa bit; 0b001 is the subnormal 0.5.
+def _e2m1_bits(n, bias: tl.constexpr, mant: tl.constexpr, half: tl.constexpr, sign: tl.constexpr):
+    # One fp4 value per nibble (sign, 2 exponent bits of bias 1, 1 mantissa bit; 0b001 is the subnormal 0.5) as
+    # the bits of a wider float format: the exponent rebiased by `bias` above mantissa bit `mant`, `half` the
+    # format's 0.5, the sign at bit `sign`.
     n = n.to(tl.int32)
     mag = n & 7
-    bits = tl.where(mag >= 2, (((mag >> 1) + 126) << 7) | ((mag & 1) << 6), tl.where(mag == 1, 0x3F00, 0))
-    bits = (bits | ((n >> 3) << 15)).to(tl.uint16)
-    return bits.to(tl.bfloat16, bitcast=True)
+    bits = tl.where(mag >= 2, (((mag >> 1) + bias) << (mant + 1)) | ((mag & 1) << mant),
+                    tl.where(mag == 1, half, 0))
+    return bits | ((n >> 3) << sign)
+
+
+@triton.jit
+def _e2m1_to_bf16(n):
+    return _e2m1_bits(n, 126, 6, 0x3F00, 15).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _e2m1_to_e4m3(n):
+    # Every e2m1 value is an fp8e4nv value.
+    return _e2m1_bits(n, 6, 2, 0x30, 7).to(tl.uint8).to(tl.float8e4nv, bitcast=True)
+
+
+@triton.jit
+def _e2m1_unpack(x, along_rows: tl.constexpr, as_e4m3: tl.constexpr):
+    # e2m1 pairs unpacked along the packed dim (the low nibble first), as bf16 or e4m3 values.
+    if as_e4m3:
+        lo = _e2m1_to_e4m3(x & 15)
+        hi = _e2m1_to_e4m3(x >> 4)
+    else:
+        lo = _e2m1_to_bf16(x & 15)
+        hi = _e2m1_to_bf16(x >> 4)
+    if along_rows:
+        return tl.reshape(tl.permute(tl.join(lo, hi), (0, 2, 1)), (2 * x.shape[0], x.shape[1]))
+    else:
+        return tl.reshape(tl.join(lo, hi), (x.shape[0], 2 * x.shape[1]))
 
 
 @triton.jit
 def _mx_upcast(x, fmt: tl.constexpr, ct: tl.constexpr, along_rows: tl.constexpr):
-    # The operand's values in the compute type; e2m1 pairs unpacked along the packed dim (the low nibble first).
+    # The operand's values in the compute type.
     if fmt == "e2m1":
-        lo = _e2m1_to_bf16(x & 15)
-        hi = _e2m1_to_bf16(x >> 4)
-        if along_rows:
-            v = tl.reshape(tl.permute(tl.join(lo, hi), (0, 2, 1)), (2 * x.shape[0], x.shape[1]))
-        else:
-            v = tl.reshape(tl.join(lo, hi), (x.shape[0], 2 * x.shape[1]))
+        v = _e2m1_unpack(x, along_rows, False)
     elif fmt == "e4m3":
         v = x.to(tl.float8e4nv, bitcast=True)
     elif fmt == "e5m2":
@@ -572,6 +598,39 @@ def _mx_scale(v, scale, ct: tl.constexpr, fast_math: tl.constexpr):
     return out
 
 
+def _mx_native(lhs_format, rhs_format, lhs_scale, rhs_scale, lhs_k_pack, rhs_k_pack, acc, out_dtype):
+    # Whether the block-scaled MMA may take the dot (layout assignment decides on the target and shapes).
+    mx = ("e2m1", "e4m3", "e5m2")
+    if lhs_format not in mx or rhs_format not in mx or lhs_scale is None or rhs_scale is None:
+        return False
+    if not lhs_k_pack or not rhs_k_pack:
+        return False
+    if acc is None:
+        return out_dtype == tl.float32
+    return acc.dtype == tl.float32
+
+
+def _mx_mma_format(fmt, other):
+    # The format the MMA reads an operand in: e2m1 beside an 8-bit operand as e4m3 (the same values; the MMA
+    # would read it padded to a byte per value in shared memory, which is what e4m3 takes).
+    if fmt == "e2m1" and other != "e2m1":
+        return "e4m3"
+    return fmt
+
+
+@triton.jit
+def _mx_packed(x, fmt: tl.constexpr, mma_fmt: tl.constexpr, along_rows: tl.constexpr):
+    # The operand as the MMA reads it: fp8 values in their own dtype, e2m1 pairs in bytes, or e2m1 as e4m3.
+    if mma_fmt != fmt:
+        return _e2m1_unpack(x, along_rows, True)
+    elif fmt == "e4m3":
+        return x.to(tl.float8e4nv, bitcast=True)
+    elif fmt == "e5m2":
+        return x.to(tl.float8e5, bitcast=True)
+    else:
+        return x
+
+
 @triton.jit
 def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_format: tl.constexpr, acc=None,
                fast_math: tl.constexpr = False, lhs_k_pack: tl.constexpr = True, rhs_k_pack: tl.constexpr = True,
@@ -587,6 +646,17 @@ def dot_scaled(lhs, lhs_scale, lhs_format: tl.constexpr, rhs, rhs_scale, rhs_for
         a = _mx_scale(a, lhs_scale, ct, fast_math)
     if rhs_scale is not None:
         b = tl.trans(_mx_scale(tl.trans(b), rhs_scale, ct, fast_math))
+    native: tl.constexpr = _mx_native(lhs_format, rhs_format, lhs_scale, rhs_scale, lhs_k_pack, rhs_k_pack, acc,
+                                      out_dtype)
+    if native:
+        if acc is None:
+            acc0 = tl.zeros((a.shape[0], b.shape[1]), dtype=tl.float32)
+        else:
+            acc0 = acc
+        fa: tl.constexpr = _mx_mma_format(lhs_format, rhs_format)
+        fb: tl.constexpr = _mx_mma_format(rhs_format, lhs_format)
+        return tl._dot_scaled_op(_mx_packed(lhs, lhs_format, fa, False), lhs_scale, fa,
+                                 _mx_packed(rhs, rhs_format, fb, True), rhs_scale, fb, acc0, a, b)
     if acc is None:
         return tl.dot(a, b, out_dtype=out_dtype)
     else:

@@ -1,7 +1,8 @@
 //! `tl.reduce` and `tl.associative_scan` (the combine function is elaborated into the op's region, inlined on
-//! scalars), and `tl.dot` with Triton's operand, accumulator and precision rules.
+//! scalars), `tl.dot` with Triton's operand, accumulator and precision rules, and `tl._dot_scaled_op`, the
+//! `dot_scaled` op the prelude's `tl.dot_scaled` emits for the forms the block-scaled MMA may take.
 
-use tessel_tile::ops::{Const, InputPrecision, Op};
+use tessel_tile::ops::{Const, InputPrecision, MxFormat, Op};
 use tessel_tile::{Elem, ScalarType, Type};
 
 use crate::elab::args::{Arg, Bound, CallArgs};
@@ -27,6 +28,13 @@ pub(super) fn register(r: &mut Registry) {
             "input, other, acc?, input_precision?, allow_tf32?, max_num_imprecise_acc?, out_dtype?",
             |e, b| Ok(Value::Tensor(e.dot(&b, &b.fname, b.span)?)),
         ),
+    );
+    r.add(
+        TL,
+        "_dot_scaled_op",
+        Handler::Bound("lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, lhs_up, rhs_up", |e, b| {
+            Ok(Value::Tensor(e.dot_scaled_op(&b)?))
+        }),
     );
 }
 
@@ -356,5 +364,26 @@ impl<'a> Elab<'a> {
         };
         let ty = acc.ty.clone();
         self.emit1(Op::Dot { precision, max_num_imprecise_acc: max_imprecise }, &[x, y, acc], ty, span)
+    }
+
+    /// `tl._dot_scaled_op(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, lhs_up, rhs_up)`: the
+    /// `dot_scaled` op (the prelude's `tl.dot_scaled` has checked the call and made `lhs_up`, `rhs_up`).
+    fn dot_scaled_op(&mut self, b: &Bound<'a>) -> R<Tv> {
+        let (fname, span) = (&b.fname, b.span);
+        let format = |what: &str| -> R<MxFormat> {
+            let a = b.req(what);
+            let s = self.const_str(a, fname, what)?;
+            MxFormat::from_word(&s).ok_or_else(|| {
+                self.err(a.span, format!("`{what}` of `{fname}` must be one of {:?}, got \"{s}\"", MxFormat::WORDS))
+            })
+        };
+        let (a_format, b_format) = (format("lhs_format")?, format("rhs_format")?);
+        let names = ["lhs", "lhs_scale", "rhs", "rhs_scale", "acc", "lhs_up", "rhs_up"];
+        let ins = names.iter().map(|&n| self.tensor_arg(b.req(n), fname, n)).collect::<R<Vec<Tv>>>()?;
+        let ty = ins[4].ty.clone();
+        let types: Vec<&Type> = ins.iter().map(|t| &t.ty).collect();
+        tessel_tile::verify::dot_scaled_types(&types, &[&ty], a_format, b_format)
+            .map_err(|e| self.err(span, format!("`{fname}`: {e}")))?;
+        self.emit1(Op::DotScaled { a_format, b_format }, &ins, ty, span)
     }
 }
