@@ -34,6 +34,11 @@ class Case:
     # More flags for the interpreter run alone (`--clc-policy next` for cluster launch control kernels); `{seed}`
     # is the harness's seed.
     run_extra: list = field(default_factory=list)
+    # Where `file` lies: "tutorials" (the harness's first argument) or "examples" (--examples).
+    dir: str = "tutorials"
+    # Compiled and assembled only, not run: the kernel's inputs come from a package we cannot have (the case's
+    # comment says which), so that neither its configuration's data nor a reference can be made here.
+    compile_only: bool = False
 
 
 def cdiv(a, b):
