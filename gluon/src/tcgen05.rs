@@ -2,7 +2,7 @@
 //! `tcgen05_mma(a, b, acc, *, use_acc=True, pred=True, multicast=False, mbarriers=None, mbarrier_preds=None)`
 //! (`tcgen05_mma`), `tcgen05_mma_scaled(a, b, acc, a_scale, b_scale, a_type, b_type, *, ...)` (the block-scaled
 //! MMA, `tcgen05_mma_scaled`), `tcgen05_copy(src, dst)` (shared to tensor memory, `tcgen05_copy`) and
-//! `tcgen05_commit(barrier, pred=True)` (`tcgen05_commit`). In a cluster, `multicast=True` on `tcgen05_mma` makes
+//! `tcgen05_commit(barrier, pred=True, descs=())` (`tcgen05_commit`). In a cluster, `multicast=True` on `tcgen05_mma` makes
 //! its completion reach every CTA holding a copy of its operands (`tcgen05_commit {multicast}`), and
 //! `tcgen05_mma_barrier_count(smems, multicast, two_ctas=False)` is the count such a barrier needs
 //! (`tessel_tile::cluster`). Each is checked here against the rule the verifier
@@ -29,7 +29,7 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "tcgen05_mma", Handler::Bound(MMA_SIG, mma));
     r.add(BLACKWELL, "tcgen05_mma_scaled", Handler::Bound(MMA_SCALED_SIG, mma_scaled));
     r.add(BLACKWELL, "tcgen05_copy", Handler::Bound("src, dst", copy));
-    r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier, pred=True", commit));
+    r.add(BLACKWELL, "tcgen05_commit", Handler::Bound("barrier, pred=True, descs=None", commit));
     r.add(BLACKWELL, "tcgen05_mma_barrier_count", Handler::Bound("smems, multicast, two_ctas=False", barrier_count));
 }
 
@@ -40,8 +40,8 @@ fn barrier_count<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let fname = b.fname.clone();
     let s = b.req("smems");
     let items = s.value.items().ok_or_else(|| e.err(s.span, format!("`smems` of `{fname}` must be a list")))?;
-    if items.len() > 2 {
-        return Err(e.err(s.span, format!("`{fname}` takes at most 2 shared-memory descriptors, got {}", items.len())));
+    if items.is_empty() {
+        return Err(e.err(s.span, format!("`{fname}` needs the MMAs' shared-memory operands, got an empty list")));
     }
     let mut tys = Vec::new();
     for v in &items {
@@ -286,15 +286,47 @@ fn copy<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     Ok(Value::None)
 }
 
-/// `tcgen05_commit(barrier, pred=True)`.
+/// `tcgen05_commit(barrier, pred=True, descs=())`. With `descs` (shared-memory operands of the MMAs it commits) in
+/// a cluster, the completion reaches every CTA holding a copy of them, as an MMA's `multicast=True` does
+/// (`tessel_tile::cluster::commit_ctas`), in the kernel's `cta_group` mode (that of the MMAs elaborated before it,
+/// or `::2` for a two-CTA barrier). A set that is only the issuer (and its pair) is a plain commit.
 fn commit<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
+    let fname = b.fname.clone();
     let a = b.req("barrier");
-    let bar = barrier_arg(e, &a.value, a.span, &b.fname)?;
+    let bar = barrier_arg(e, &a.value, a.span, &fname)?;
+    // The kernel's tensor-core mode: `cta_group::2` when an MMA elaborated so far uses CTA pairs (every op made,
+    // also those of regions still being built), or the barrier is a pair's.
+    let pairs = e.func.ops.iter().any(|d| {
+        matches!(d.op, Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
+            && tessel_tile::cluster::two_ctas(e.func.ty(d.operands[2]))
+    });
+    let group = if pairs { 2 } else { tessel_tile::cluster::barrier_ctas(&bar.ty) };
+    let mut smem = Vec::new();
+    if let Some(d) = b.opt("descs").filter(|d| !matches!(d.value, Value::None)) {
+        let items = d.value.items().ok_or_else(|| e.err(d.span, format!("`descs` of `{fname}` must be a list")))?;
+        for v in &items {
+            match memdesc(v).filter(|t| !t.ty.is_tmem()) {
+                Some(t) => smem.push(t.ty.clone()),
+                None => {
+                    let got = v.describe();
+                    return Err(
+                        e.err(d.span, format!("`descs` of `{fname}` must be shared-memory descriptors, got {got}"))
+                    );
+                }
+            }
+        }
+    }
+    let n = e.func.config.num_ctas;
+    let refs: Vec<&Type> = smem.iter().collect();
+    let mask = match tessel_tile::cluster::commit_ctas(&refs, group, n) {
+        m if n == 1 || smem.is_empty() || m == tessel_tile::cluster::default_commit_ctas(group) => 0,
+        m => m,
+    };
     let mut operands = vec![bar];
     let p = b.req("pred");
     if !matches!(p.value, Value::Bool(true)) {
-        operands.push(pred_operand(e, p, &b.fname, "pred")?);
+        operands.push(pred_operand(e, p, &fname, "pred")?);
     }
-    e.emit(Op::Tcgen05Commit { multicast: 0 }, &operands, vec![], b.span)?;
+    e.emit(Op::Tcgen05Commit { multicast: mask }, &operands, vec![], b.span)?;
     Ok(Value::None)
 }

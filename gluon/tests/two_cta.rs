@@ -1,7 +1,7 @@
 //! Two-CTA tensor-core MMAs (`tests/kernels/gluon_two_cta.py`) in the interpreter: a CTA pair's tile and a K loop
 //! of two pairs with multicast loads and a multicast completion against a float64 reference; the IR they elaborate
 //! to (the pair's barrier, the commit's multicast set, `tcgen05_mma_barrier_count`'s count); and what must be
-//! caught: a wrong arrival count for the MMA barrier (named deadlocks), a multicast set that misses a CTA holding
+//! caught (and `tcgen05_commit(descs=...)` reaching the same CTAs as `multicast=True`): a wrong arrival count for the MMA barrier (named deadlocks), a multicast set that misses a CTA holding
 //! an operand's copy, one-CTA and two-CTA MMAs mixed in a kernel, a pair barrier in a kernel of one CTA.
 
 mod common;
@@ -94,6 +94,17 @@ fn a_k_loop_over_two_pairs_with_multicast_matches_a_float64_reference() {
     assert!(text.contains("mbarrier_init {count = 2}"), "{text}");
     let (c, reference) = matmul(&f, 512, 128, 192).unwrap();
     assert_close("two pairs, 512x128x192 in K blocks of 64", &c, &reference, 2e-3);
+}
+
+#[test]
+fn a_commit_with_descs_reaches_every_copy_holder() {
+    let mut s = loop_spec(0);
+    s.args.pop();
+    let f = elab_with(&source(), "pair_k_loop_commit", &s);
+    let text = f.to_string();
+    assert!(text.contains("tcgen05_commit {multicast = 15}"), "{text}");
+    let (c, reference) = matmul(&f, 512, 128, 192).unwrap();
+    assert_close("two pairs, the commit by hand", &c, &reference, 2e-3);
 }
 
 #[test]
