@@ -60,6 +60,10 @@ def run(cmd, timeout=900, stdout_only=False, warnings=None):
 
 def first_error(log):
     lines = [l for l in log.splitlines() if l.strip()]
+    # A panic is a compiler bug: its message, not the backtrace lines that follow it.
+    for i, l in enumerate(lines):
+        if "panicked at" in l:
+            return "PANIC: " + " | ".join(x.strip() for x in lines[i : i + 2])[:300]
     for i, l in enumerate(lines):
         if l.lstrip().lower().startswith(("error", "mismatch", "ptxas")) or "error" in l.lower():
             return " | ".join(x.strip() for x in lines[i : i + 3])[:300]
