@@ -93,7 +93,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
             Some(g) => {
                 let acc = groups[g].1.clone();
                 groups[g].1 = match &products {
-                    Some((xs, ys, fma)) => {
+                    Some(ProductSum { xs, ys, fma }) => {
                         // acc + x*y: the product still pending in `acc` when it is the group's first element.
                         let (i, addend) = match first[g].take() {
                             Some(i0) => (i0, x[0]),
@@ -228,15 +228,18 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
     Ok(())
 }
 
+/// The factors of a sum of products, per register, and the `fma` that steps through them.
+struct ProductSum {
+    xs: Vec<Reg>,
+    ys: Vec<Reg>,
+    fma: &'static str,
+}
+
 /// The registers of `x` and `y` when this reduce is `tl.sum(x * y)` that Triton's LLVM would contract: one f32/f64
 /// operand, a combine region that is exactly `add` of its two arguments, `enable_fp_fusion` on, and a product
 /// `x * y` (same type) with no other use. Then each step of the in-thread loop is an `fma` (the `mul` stays only
 /// for each row's second element, and ptxas drops it where unused), rounding as Triton's kernels do.
-fn product_sum(
-    l: &mut Lower,
-    data: &OpData,
-    n_ops: usize,
-) -> Result<Option<(Vec<Reg>, Vec<Reg>, &'static str)>, CompileError> {
+fn product_sum(l: &mut Lower, data: &OpData, n_ops: usize) -> Result<Option<ProductSum>, CompileError> {
     let src = data.operands[0];
     if !l.fp_fusion || n_ops != 1 || l.uses[src.index()] != 1 {
         return Ok(None);
@@ -266,5 +269,5 @@ fn product_sum(
         return Ok(None);
     }
     let (x, y) = (m.operands[0], m.operands[1]);
-    Ok(Some((l.get(x)?.to_vec(), l.get(y)?.to_vec(), fma)))
+    Ok(Some(ProductSum { xs: l.get(x)?.to_vec(), ys: l.get(y)?.to_vec(), fma }))
 }
