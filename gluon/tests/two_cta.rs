@@ -71,7 +71,7 @@ fn a_pair_tile_matches_a_float64_reference() {
     assert_close("two-CTA tile 256x128x64", &c, &reference, 2e-3);
 }
 
-fn loop_spec(arrivals: i64) -> Specialization {
+fn loop_spec(arrivals: i64, by_hand: bool) -> Specialization {
     let acc = "TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout=[[1, 0], [2, 0]], two_ctas=True)";
     let args = vec![
         desc([512, 64], "[[1, 0], [2, 0]]"),
@@ -80,13 +80,14 @@ fn loop_spec(arrivals: i64) -> Specialization {
         cint(3),
         layout(acc),
         cint(arrivals),
+        cint(by_hand as i64),
     ];
     spec(args, 4)
 }
 
 #[test]
 fn a_k_loop_over_two_pairs_with_multicast_matches_a_float64_reference() {
-    let f = elab_with(&source(), "pair_k_loop", &loop_spec(0));
+    let f = elab_with(&source(), "pair_k_loop", &loop_spec(0, false));
     let text = f.to_string();
     // Pair 0's MMA reads B's halves that pair 1 holds too: its completion goes to all four CTAs, and each CTA's
     // barrier hears from both pairs.
@@ -98,9 +99,7 @@ fn a_k_loop_over_two_pairs_with_multicast_matches_a_float64_reference() {
 
 #[test]
 fn a_commit_with_descs_reaches_every_copy_holder() {
-    let mut s = loop_spec(0);
-    s.args.pop();
-    let f = elab_with(&source(), "pair_k_loop_commit", &s);
+    let f = elab_with(&source(), "pair_k_loop", &loop_spec(0, true));
     let text = f.to_string();
     assert!(text.contains("tcgen05_commit {multicast = 15}"), "{text}");
     let (c, reference) = matmul(&f, 512, 128, 192).unwrap();
@@ -111,7 +110,7 @@ fn a_commit_with_descs_reaches_every_copy_holder() {
 fn a_wrong_mma_barrier_count_is_a_named_deadlock() {
     // Two arrivals a round on a barrier of one complete two phases: the wait for the first sees the third running.
     for arrivals in [1, 3] {
-        let f = elab_with(&source(), "pair_k_loop", &loop_spec(arrivals));
+        let f = elab_with(&source(), "pair_k_loop", &loop_spec(arrivals, false));
         let err = matmul(&f, 512, 128, 192).unwrap_err();
         assert!(err.contains("deadlock: waiting for phase parity 0 of mbarrier"), "count {arrivals}: {err}");
     }
@@ -119,7 +118,7 @@ fn a_wrong_mma_barrier_count_is_a_named_deadlock() {
 
 #[test]
 fn a_multicast_commit_that_misses_a_copy_holder_is_named() {
-    let f = elab_with(&source(), "pair_k_loop", &loop_spec(0));
+    let f = elab_with(&source(), "pair_k_loop", &loop_spec(0, false));
     // The commit told to reach only the issuing pair: the other pair holds the same B halves and refills them.
     let text = f.to_string().replace("tcgen05_commit {multicast = 15}", "tcgen05_commit {multicast = 3}");
     let broken = tessel_tile::parse::parse_func(&text).unwrap();

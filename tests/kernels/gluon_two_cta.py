@@ -52,7 +52,10 @@ def pair_tile(a_desc, b_desc, c_desc):
 
 
 @gluon.jit
-def pair_k_loop(a_desc, b_desc, c_desc, K_BLOCKS: gl.constexpr, ACC: gl.constexpr, MMA_ARRIVALS: gl.constexpr):
+def pair_k_loop(a_desc, b_desc, c_desc, K_BLOCKS: gl.constexpr, ACC: gl.constexpr, MMA_ARRIVALS: gl.constexpr,
+                BY_HAND: gl.constexpr):
+    # BY_HAND: the MMA's completion committed by `tcgen05_commit(descs=...)`, which must reach every CTA holding a
+    # copy of the operands, as `multicast=True` does.
     bk: gl.constexpr = a_desc.block_shape[1]
     a_buf = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
     b_buf = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
@@ -70,33 +73,11 @@ def pair_k_loop(a_desc, b_desc, c_desc, K_BLOCKS: gl.constexpr, ACC: gl.constexp
         tma.async_load(a_desc, [0, k * bk], loaded, a_buf, multicast=True)
         tma.async_load(b_desc, [k * bk, 0], loaded, b_buf, multicast=True)
         mbarrier.wait(loaded, phase=parity, deps=[a_buf, b_buf])
-        tcgen05_mma(a_buf, b_buf, acc, use_acc=k > 0, multicast=True, mbarriers=[mma_done])
-        mbarrier.wait(mma_done, phase=parity, deps=[a_buf, b_buf])
-    mbarrier.invalidate(loaded)
-    mbarrier.invalidate(mma_done)
-    store_tile(acc, c_desc)
-
-
-@gluon.jit
-def pair_k_loop_commit(a_desc, b_desc, c_desc, K_BLOCKS: gl.constexpr, ACC: gl.constexpr):
-    # pair_k_loop with the MMA's completion committed by hand: `tcgen05_commit(descs=...)` reaches every CTA holding
-    # a copy of the operands, as `multicast=True` does.
-    bk: gl.constexpr = a_desc.block_shape[1]
-    a_buf = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
-    b_buf = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
-    acc = allocate_tensor_memory(gl.float32, [a_desc.block_shape[0], b_desc.block_shape[1]], ACC)
-    loaded = mbarrier.allocate_mbarrier(two_ctas=True)
-    mma_done = mbarrier.allocate_mbarrier()
-    mbarrier.init(loaded, count=1)
-    mbarrier.init(mma_done, count=tcgen05_mma_barrier_count([a_buf, b_buf], multicast=True, two_ctas=True))
-    for k in range(K_BLOCKS):
-        parity = k % 2
-        mbarrier.expect(loaded, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
-        tma.async_load(a_desc, [0, k * bk], loaded, a_buf, multicast=True)
-        tma.async_load(b_desc, [k * bk, 0], loaded, b_buf, multicast=True)
-        mbarrier.wait(loaded, phase=parity, deps=[a_buf, b_buf])
-        tcgen05_mma(a_buf, b_buf, acc, use_acc=k > 0)
-        tcgen05_commit(mma_done, descs=[a_buf, b_buf])
+        if BY_HAND:
+            tcgen05_mma(a_buf, b_buf, acc, use_acc=k > 0)
+            tcgen05_commit(mma_done, descs=[a_buf, b_buf])
+        else:
+            tcgen05_mma(a_buf, b_buf, acc, use_acc=k > 0, multicast=True, mbarriers=[mma_done])
         mbarrier.wait(mma_done, phase=parity, deps=[a_buf, b_buf])
     mbarrier.invalidate(loaded)
     mbarrier.invalidate(mma_done)
