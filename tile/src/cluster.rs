@@ -70,7 +70,7 @@ pub fn two_ctas(acc: &Type) -> bool {
 
 /// The kernel's tensor-core mode: 2 when its MMAs use `cta_group::2`, else 1. Every tcgen05 MMA of a
 /// kernel must use one mode (the tensor memory is allocated for one), a two-CTA MMA needs CTA pairs and its
-/// operands placed for them ([`pair_operands`]), and tensor memory is split over at most the kernel's CTAs: the
+/// operands placed for them (`pair_operands`), and tensor memory is split over at most the kernel's CTAs: the
 /// first op that breaks a rule, with the message to report at it.
 pub fn cta_group(f: &Func) -> Result<u32, (OpId, String)> {
     let mut mode: Option<(u32, OpId)> = None;

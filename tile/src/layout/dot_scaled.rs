@@ -9,7 +9,7 @@
 //! turns every other `dot_scaled` into `dot a_up, b_up, acc` (the prelude's upcast operands, bf16) and, on
 //! sm_100a, keeps the reason on the function ([`crate::Func::notes`]), which codegen writes into the PTX
 //! (`// dot_scaled, not block_scale: ...`). What stays is lowered with the dense dots
-//! (`tcgen05::lower_dots`), [`stage`] giving its operands and its MMA.
+//! (`tcgen05::lower_dots`), `stage` giving its operands and its MMA.
 
 use std::sync::Arc;
 
@@ -76,7 +76,7 @@ fn check(f: &Func, o: OpId) -> Result<(), String> {
         let l = operand_shared_layout(t.shape(), scalar(t), is_b, false).map_err(|e| e.to_string())?;
         Ok(Type::MemDesc { shape: crate::types::Shape::from_slice(t.shape()), elem: scalar(t), layout: l })
     };
-    let acc = crate::tmem_types::tmem_type(&[m, n], ScalarType::F32, &super::tcgen05::tmem_layout(m, n))?;
+    let acc = crate::tmem_types::tmem_type(&[m, n], ScalarType::F32, &super::tcgen05_site::tmem_layout(m, n))?;
     let i1 = Type::scalar(ScalarType::I1);
     let (sa_t, sb_t) = (scales_type(sa.shape(), scalar(sa))?, scales_type(sb.shape(), scalar(sb))?);
     let ins = [&staged(a, false)?, &staged(b, true)?, &acc, &sa_t, &sb_t, &i1, &i1];
@@ -88,7 +88,7 @@ fn check(f: &Func, o: OpId) -> Result<(), String> {
     if columns > 512 {
         return Err(format!("the accumulator and scales take {columns} tensor-memory columns, more than 512"));
     }
-    super::tcgen05::enclosing_ops(f, o)?;
+    super::tcgen05_site::enclosing_ops(f, o)?;
     Ok(())
 }
 

@@ -32,6 +32,7 @@ pub mod shared_access;
 pub mod shared_views;
 mod staging;
 pub mod tcgen05;
+mod tcgen05_site;
 
 use crate::ir::{Func, ValueId};
 use crate::target::ConfigError;

@@ -34,20 +34,15 @@
 
 use std::sync::Arc;
 
-use tessel_layouts::{AnyLayout, DistributedLayout, TensorMemoryLayout, TmemAccess, TmemRegLayout};
+use tessel_layouts::{AnyLayout, DistributedLayout, TmemAccess, TmemRegLayout};
 
 use crate::ir::{Cursor, Func, OpId, RegionId, ValueDef, ValueId};
 use crate::layout::rules::{L, from_spec};
 use crate::layout::staging::{Hoisted, stage_operand};
+use crate::layout::tcgen05_site::{enclosing_ops, tmem_layout};
 use crate::ops::{BinOp, Const, InputPrecision, Op};
 use crate::tcgen05_kind::Tcgen05Kind;
 use crate::types::{Layout, ScalarType, Type};
-
-/// The tensor-memory layout of an `[m, n]` f32 accumulator: one instruction tile per block, 128 (or 64) rows
-/// by at most 256 columns.
-pub fn tmem_layout(m: u32, n: u32) -> TensorMemoryLayout {
-    TensorMemoryLayout { block: [m.min(128), n.min(256)], col_stride: 1, two_ctas: false, cta_split: [1, 1] }
-}
 
 /// The `32x32b` register layout of `dot` op `o`'s accumulator when `tcgen05.mma` runs it on the function's
 /// target, else why not.
@@ -121,33 +116,6 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
 /// Why `dot` op `o` does not run on `tcgen05.mma` on sm_100a, or `None` when it does.
 pub fn why_not(f: &Func, o: OpId) -> Option<String> {
     accumulator_layout(f, o).err()
-}
-
-/// The structured ops around op `o`, outermost first, each with its region that holds `o`: the MMA's barrier
-/// parity is threaded through them (`for` loops and `while` loops carry it, an `if` yields it), so they may be
-/// `for`, `if`, and `while` when `o` sits in its `after` region (the loop body; the grouped GEMM's tile loop).
-/// Any other op around the dot is an error naming it.
-pub(super) fn enclosing_ops(f: &Func, o: OpId) -> Result<Vec<(OpId, RegionId)>, String> {
-    let mut chain = Vec::new();
-    let mut region = f.op(o).parent;
-    while let Some(r) = region {
-        let Some(p) = f.region(r).parent else { break };
-        match f.op(p).op {
-            Op::For(_) | Op::If => {}
-            Op::While if f.op(p).regions[1] == r => {}
-            Op::While => return Err("a dot in the condition of a `while`".into()),
-            ref other => {
-                return Err(format!(
-                    "a dot inside `{}` (tcgen05's barrier parity is threaded through `for`, `while` and `if` only)",
-                    other.name()
-                ));
-            }
-        }
-        chain.push((p, r));
-        region = f.op(p).parent;
-    }
-    chain.reverse();
-    Ok(chain)
 }
 
 /// Whether `t` has a tensor-memory register layout: a dot [`lower_dots`] rewrites.
