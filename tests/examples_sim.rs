@@ -135,21 +135,58 @@ fn matmul_on_wgmma_matches_the_interpreter() {
 /// copy as it is issued, so a missing wait cannot show here: the interpreter's pipeline test catches those.
 #[test]
 fn pipelined_matmul_on_wgmma_matches_the_interpreter() {
-    for (k, stages, (bm, bn, bk), warps) in
+    for (k, stages, tile, warps) in
         [(208, 3, (64, 64, 32), 4), (32, 3, (64, 64, 32), 4), (160, 2, (64, 64, 32), 4), (176, 4, (128, 64, 32), 8)]
     {
-        let (m, n) = (130usize, 100usize);
-        let (lda, ldb) = (k, n.next_multiple_of(16));
-        let mut spec = vec![ptr(F16), ptr(F16), ptr(F16), int(false), int(false), int(true)];
-        spec.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
-        spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
-        let mut vals = vec![V::Buf(F16, random(m * lda, 1, F16)), V::Buf(F16, random(k * ldb, 2, F16))];
-        vals.push(V::Out(F16, m * ldb));
-        vals.extend([m, n, k, lda, ldb, ldb].map(|x| V::Int(x as i64)));
-        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
-        let err = compare_stages("matmul.py", "matmul_kernel", spec, warps, stages, &vals, grid, Target::Sm90a);
-        assert!(err < 1e-3, "pipelined wgmma matmul K={k} stages {stages} tile {bm}x{bn}x{bk}: {err}");
+        let err = pipelined_matmul_case(F16, (130, 100, k), stages, tile, warps, Target::Sm90a);
+        assert!(err < 1e-3, "pipelined wgmma matmul K={k} stages {stages} tile {tile:?}: {err}");
     }
+}
+
+/// The same specialization where the dot runs on `mma.sync` (sm_80, and two warps on sm_90a): the pipeliner
+/// copies each operand tile into a ring swizzled for `ldmatrix`, and the dot reads its operands from there
+/// (`ldmatrix`, `.trans` for B) instead of converting the loaded registers through shared memory. 16-bit types
+/// take `ldmatrix`; tf32 and fp8 operands read the same rings with shared loads.
+#[test]
+fn pipelined_matmul_on_mma_sync_matches_the_interpreter() {
+    let cases = [
+        (F16, 208, 3, (64, 64, 32), 4, Target::Sm80),
+        (ScalarType::BF16, 176, 4, (128, 64, 32), 8, Target::Sm80),
+        (F16, 32, 3, (64, 64, 64), 4, Target::Sm80),
+        (F32, 80, 3, (64, 32, 16), 4, Target::Sm80),
+        (F16, 160, 5, (64, 32, 32), 2, Target::Sm90a),
+        (F16, 96, 5, (32, 64, 32), 2, Target::Sm90a),
+        (ScalarType::F8E4M3, 160, 3, (64, 32, 32), 2, Target::Sm90a),
+    ];
+    for (t, k, stages, tile, warps, target) in cases {
+        let err = pipelined_matmul_case(t, (130, 112, k), stages, tile, warps, target);
+        // tf32 operands keep 10 mantissa bits: the output (fp16) differs from the interpreter's rounding.
+        assert!(err < 2e-3, "pipelined mma.sync matmul {t} K={k} stages {stages} tile {tile:?} on {target}: {err}");
+    }
+}
+
+/// `matmul_kernel` on `t` operands of `m x k` and `k x n` specialized as Triton's launcher specializes real
+/// shapes (K and the leading dims divisible by 16, unit strides constant; N too where it is): M and N ragged
+/// against the tiles, K with a partial last block where `k` is not a multiple of `bk`. B's tiles are 16-byte
+/// vectors (and so copied ahead) only where N is known divisible, as the kernel wraps its columns `% N`. Returns
+/// the worst relative error against the interpreter.
+fn pipelined_matmul_case(
+    t: ScalarType,
+    (m, n, k): (usize, usize, usize),
+    stages: u32,
+    (bm, bn, bk): (i64, i64, i64),
+    warps: u32,
+    target: Target,
+) -> f64 {
+    let (lda, ldb) = (k, n.next_multiple_of(16));
+    let mut spec = vec![ptr(t), ptr(t), ptr(F16), int(false), int(n % 16 == 0), int(true)];
+    spec.extend([int(true), c(1), int(true), c(1), int(true), c(1)]);
+    spec.extend([c(bm), c(bn), c(bk), c(8), ArgSpec::Constexpr(ConstValue::Str(String::new()))]);
+    let mut vals = vec![V::Buf(t, random(m * lda, 1, t)), V::Buf(t, random(k * ldb, 2, t))];
+    vals.push(V::Out(F16, m * ldb));
+    vals.extend([m, n, k, lda, ldb, ldb].map(|x| V::Int(x as i64)));
+    let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
+    compare_stages("matmul.py", "matmul_kernel", spec, warps, stages, &vals, grid, target)
 }
 
 /// The gluon matmul (`examples/gluon_matmul.py`): a hand-written double-buffered cp.async ring feeding an

@@ -368,6 +368,25 @@ fn stmatrix_stores_match_the_interpreter() {
     }
 }
 
+/// Tiles read from swizzled buffers into mma.sync's operand layouts (`ldmatrix.tir`): plain `ldmatrix` where
+/// the operand's K runs along the buffer's rows, `.trans` where M or N does, every element back in place.
+#[test]
+fn ldmatrix_loads_match_the_interpreter() {
+    let path = format!("{}/tests/ir/ldmatrix.tir", env!("CARGO_MANIFEST_DIR"));
+    let f = tessel_tile::parse::parse_func(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let ptx = compile(&f).unwrap().ptx;
+    let count = |form: &str| ptx.lines().filter(|l| l.contains(form)).count();
+    // Each warp holds a 32x32 share of each tile (2x2 warps; A is repeated along N, B along M): 32 elements a
+    // thread, four x4 loads a tile.
+    let (plain, trans) = (count("ldmatrix.sync.aligned.m8n8.x4.shared"), count("ldmatrix.sync.aligned.m8n8.x4.trans"));
+    assert_eq!((plain, trans), (8, 8), "{ptx}");
+    for seed in seeds() {
+        let tiles = [(64, 32), (32, 64), (64, 32), (32, 64)];
+        let args = tiles.into_iter().flat_map(|(r, c)| [A::In(F16, r * c, 8.0), A::Out(F16, r * c)]);
+        assert_eq!(check("ldmatrix", 1, &args.collect::<Vec<_>>(), seed), 0.0);
+    }
+}
+
 /// 8-bit elements shuffle four to a word (`shuffle8.tir`): an i8 register/lane transpose (sign-extended when
 /// widened afterwards), a u8 conversion whose destination registers each come from another shuffle (the
 /// per-register `selp` path), and fp8 made from f32 pairs and shuffled out of them; every value exact.

@@ -204,6 +204,8 @@ pub enum SkipReason {
     StagedLayout,
     /// The dots stage the tile in layouts that are not views of one buffer.
     Views,
+    /// No swizzled shared layout holds the tile for its `mma.sync` dot.
+    Swizzle(tessel_tile::layout::AssignError),
 }
 
 impl fmt::Display for AsWritten {
@@ -216,11 +218,8 @@ impl fmt::Display for AsWritten {
             }
             AsWritten::Nested => f.write_str("the loop contains a loop: only innermost loops are pipelined"),
             AsWritten::NoLoads { explicit, skipped } => {
-                let what = if *explicit {
-                    "no load in the loop"
-                } else {
-                    "no load in the loop feeds a tensor-core dot through shared memory"
-                };
+                let what =
+                    if *explicit { "no load in the loop" } else { "no load in the loop that feeds a tensor-core dot" };
                 write!(f, "{what} can be copied with cp.async or TMA")?;
                 if !skipped.is_empty() {
                     let skipped: Vec<String> = skipped.iter().map(|s| s.to_string()).collect();
@@ -267,6 +266,7 @@ impl fmt::Display for Skipped {
             SkipReason::NonZeroOther => write!(f, "{v}: masked-off elements are not 0 (cp.async fills them with 0)"),
             SkipReason::Tma(e) => write!(f, "{v}: {e}"),
             SkipReason::Views => write!(f, "{v}: its dots stage it in layouts that are not views of one buffer"),
+            SkipReason::Swizzle(e) => write!(f, "{v}: no shared layout for its mma.sync operand: {e}"),
             SkipReason::StagedLayout => {
                 write!(f, "{v}: the wgmma stages it in another layout than its TMA copy writes")
             }

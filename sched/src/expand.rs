@@ -281,6 +281,23 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             read_backs.push(ReadBack { loaded, ty, ring, one, slot: ext, mask_other });
             continue;
         }
+        if let Consumer::Operands { converts } = &l.consumer {
+            // Each conversion to the mma.sync operand layout becomes a read of the ring in that layout.
+            for &c in converts {
+                let converted = e.f.op(c).results[0];
+                let ty = e.f.ty(converted).clone();
+                read_backs.push(ReadBack {
+                    loaded: converted,
+                    ty,
+                    ring,
+                    one: one.clone(),
+                    slot: ext,
+                    mask_other: None,
+                });
+                e.f.unlink(c);
+            }
+            continue;
+        }
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
         if let Consumer::Allocs(stagings) = &l.consumer {
             for s in stagings {

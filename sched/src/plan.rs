@@ -3,6 +3,8 @@
 //! The latency model is Triton's first-order one: a global load whose data a tensor-core `warpgroup_dot` reads
 //! from shared memory (through the `local_alloc` that layout assignment put before the dot) takes `num_stages − 1`
 //! iterations to arrive, so it is issued that many iterations ahead, as a `cp.async` into one buffer of a ring.
+//! So is one whose every use converts it to an operand of a dot that runs on `mma.sync` (sm_80, and fewer than
+//! four warps on sm_90a): its ring is swizzled for `ldmatrix`, and the dot reads its operand from there.
 //! Everything the loads need from the loop (their pointers, masks, the pointer increments carried to the next
 //! iteration) runs with them in stage 0; the rest of the body runs in the last stage. An accumulating dot whose
 //! accumulator nothing else in the loop reads is made asynchronous, with one wgmma group left in flight across
@@ -13,9 +15,12 @@
 
 use std::collections::HashSet;
 
+use tessel_layouts::{AnyLayout, DistributedLayout};
 use tessel_tile::ir::{Func, OpId, ValueDef, ValueId};
+use tessel_tile::layout::accelerate::runs_on_mma_sync;
 use tessel_tile::layout::axis::AxisAnalysis;
 use tessel_tile::layout::shared_access;
+use tessel_tile::layout::staging::mma_sync_operand_layout;
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Elem, Type};
 
@@ -109,16 +114,26 @@ pub enum Consumer {
     Registers {
         mask_other: Option<(ValueId, ValueId)>,
     },
+    /// Every use of the load converts it to the dot-operand layout of a dot that runs on `mma.sync` (these
+    /// `convert_layout`s): the ring is swizzled for that read, and the last stage reads each operand straight
+    /// from it (`local_load`, `ldmatrix` where the layouts allow), in place of the conversion's trip through
+    /// shared memory. Masked-off elements are 0, as `cp.async` fills them.
+    Operands {
+        converts: Vec<OpId>,
+    },
 }
 
 impl Consumer {
-    /// The ops the ring replaces: the `local_alloc`s and the `permute`s before them.
+    /// The ops the ring replaces: the `local_alloc`s and the `permute`s before them, or the conversions to the
+    /// dot-operand layout.
     pub fn staging_ops(&self) -> impl Iterator<Item = OpId> + '_ {
-        let stagings: &[Staging] = match self {
-            Consumer::Allocs(s) => s,
-            Consumer::Registers { .. } => &[],
+        let (stagings, converts): (&[Staging], &[OpId]) = match self {
+            Consumer::Allocs(s) => (s, &[]),
+            Consumer::Registers { .. } => (&[], &[]),
+            Consumer::Operands { converts } => (&[], converts),
         };
-        stagings.iter().flat_map(|s| std::iter::once(s.alloc).chain(s.permute.as_ref().map(|p| p.0)))
+        let staged = stagings.iter().flat_map(|s| std::iter::once(s.alloc).chain(s.permute.as_ref().map(|p| p.0)));
+        staged.chain(converts.iter().copied())
     }
 }
 
@@ -252,6 +267,18 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
                     }
                 }
             }
+            None if let Some(converts) = mma_sync_operand(f, ops, v, &uses) => {
+                let fast = tessel_tile::layout::axis::register_run(&dist.linear).0;
+                match mma_sync_operand_layout(f.ty(v).shape(), elem, fast) {
+                    Ok(layout) => {
+                        (Type::MemDesc { shape: f.ty(v).shape().into(), elem, layout }, Consumer::Operands { converts })
+                    }
+                    Err(e) => {
+                        skipped.push(Skipped { load: v, why: SkipReason::Swizzle(e) });
+                        continue;
+                    }
+                }
+            }
             None if explicit || (vectors == Vectors::Pipelined && vector_reaching_dot(f, ops, v)) => {
                 let mask_other = match (xd.operands.get(1), xd.operands.get(2)) {
                     (Some(&m), Some(&o)) if !is_zero(f, o) => Some((m, o)),
@@ -275,7 +302,7 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
             skipped.push(Skipped { load: v, why: SkipReason::Width(width) });
             continue;
         }
-        if let (Consumer::Allocs(_), Some(&other)) = (&consumer, xd.operands.get(2))
+        if let (Consumer::Allocs(_) | Consumer::Operands { .. }, Some(&other)) = (&consumer, xd.operands.get(2))
             && !is_zero(f, other)
         {
             skipped.push(Skipped { load: v, why: SkipReason::NonZeroOther });
@@ -518,6 +545,34 @@ fn tma_load(
         None => return Ok(None),
     };
     Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true }))
+}
+
+/// The `convert_layout`s through which loaded `v` reaches dots that run on `mma.sync`: every use of `v` is one
+/// (in the body, all to one type), and each result is operand A or B of such a dot. None otherwise.
+fn mma_sync_operand(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> Option<Vec<OpId>> {
+    let mut converts: Vec<OpId> = Vec::new();
+    for &y in ops {
+        let yd = f.op(y);
+        if !yd.operands.contains(&v) {
+            continue;
+        }
+        let r = yd.results.first().copied()?;
+        let same_type = converts.first().is_none_or(|&c| f.ty(f.op(c).results[0]) == f.ty(r));
+        let operand = matches!(
+            f.ty(r).layout().and_then(|l| l.spec.as_ref()),
+            Some(AnyLayout::Distributed(DistributedLayout::DotOperand(_)))
+        );
+        let feeds = ops.iter().any(|&x| {
+            let xd = f.op(x);
+            matches!(xd.op, Op::Dot { .. }) && runs_on_mma_sync(f.ty(xd.results[0])) && xd.operands[..2].contains(&r)
+        });
+        if yd.op != Op::ConvertLayout || !same_type || !operand || !feeds {
+            return None;
+        }
+        converts.push(y);
+    }
+    // A use elsewhere (after the loop, or inside a nested region) leaves the count short.
+    (!converts.is_empty() && converts.len() == uses[v.index()] as usize).then_some(converts)
 }
 
 /// How loaded `v` is staged for wgmmas: one `local_alloc` per use, of `v` or of a `permute` of it used only

@@ -5,7 +5,8 @@
 //! buffer keeps at offset `S⁻¹(D(r, lane, warp))`: the composition `S⁻¹ ∘ D` (`invert_and_compose`) is a
 //! linear map from the thread's registers and id to offsets, so each access is the XOR of a per-thread part
 //! (computed once, from `%tid`) and a per-register constant. Runs of registers at consecutive offsets become
-//! vector accesses of up to 16 bytes.
+//! vector accesses of up to 16 bytes; 16-bit maps in the 8×8 matrix pattern (mma operands and accumulators) move
+//! by `ldmatrix` and `stmatrix` instead ([`super::matrix`]).
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{OpData, ValueId};
@@ -13,10 +14,11 @@ use tessel_tile::layout::shared_access::{self, reg_offset};
 use tessel_tile::ops::Op;
 
 use super::coords::{bases, layout_of};
+use super::matrix::{self, Matrices, Orientation};
 use super::shared::{Addresses, ld_vec, pack};
 use super::{Lower, class_of};
 use crate::CompileError;
-use crate::ptx::{Operand, Reg, RegClass, sym, vector};
+use crate::ptx::{Operand, Reg, RegClass, sym};
 
 /// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
@@ -62,9 +64,9 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
     let regs = l.get(x)?.to_vec();
     if bits == 16
         && l.arch.has_stmatrix()
-        && let Some(matrices) = stmatrix_matrices(&map, regs.len() as u32)
+        && let Some(m) = Matrices::of(&map, regs.len() as u32).filter(|m| m.orientation == Orientation::Plain)
     {
-        write_stmatrix(l, &map, &regs, matrices, base);
+        matrix::stmatrix(l, &m, &map, &regs, base);
         return Ok(());
     }
     // 8-bit elements store up to four at a time, packed from the words they sit in (`bytes`).
@@ -89,47 +91,6 @@ fn write(l: &mut Lower, x: ValueId, mem: ValueId, base: Reg) -> Result<(), Compi
         l.b.effect(format!("st.shared{ty}"), (addr, operand));
     }
     Ok(())
-}
-
-/// How many 8×8 matrices one `stmatrix` of `map` can write (1, 2 or 4), if it can write them at all. A
-/// 16-bit tensor qualifies when each thread's register pair (bit 0 of the register index) and lane bits 0–1
-/// cover 8 consecutive elements (one 16-byte row of an 8×8 matrix, as `stmatrix` distributes it) and every
-/// other basis moves by whole rows: lane bits 2–4 then pick the row, register bits 1–2 the matrix, and the
-/// remaining register bits one `stmatrix` each.
-fn stmatrix_matrices(map: &LinearLayout, n: u32) -> Option<u32> {
-    let basis = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let (reg, lane, warp) = (basis("register"), basis("lane"), basis("warp"));
-    if reg.first() != Some(&1) || lane.len() != 5 || lane[..2] != [2, 4] || n < 2 {
-        return None;
-    }
-    let rows_apart = reg[1..].iter().chain(&lane[2..]).chain(&warp).all(|b| b % 8 == 0);
-    rows_apart.then_some((n / 2).min(4))
-}
-
-/// `x`'s registers into the buffer by `stmatrix.m8n8.x{matrices}`: thread `t` supplies the address of row
-/// `t % 8` of matrix `t / 8`, that is the offset of (lane bits 2–4 = `t % 8`, register bits 1–2 = `t / 8`), and
-/// each group of `2 * matrices` registers is one instruction at that address XOR the group's offset.
-fn write_stmatrix(l: &mut Lower, map: &LinearLayout, regs: &[Reg], matrices: u32, base: Reg) {
-    let basis = |dim: &str| bases(map, dim).iter().map(|b| b[0]).collect::<Vec<u32>>();
-    let (reg, lane, warp) = (basis("register"), basis("lane"), basis("warp"));
-    // Lanes 8–15 and 16–31 address matrices 1 and 2–3; where the instruction has fewer, their addresses are
-    // not read.
-    let matrix_bit = |i: usize| if (1u32 << i) < matrices { reg[i + 1] } else { 0 };
-    let row_lanes = vec![lane[2], lane[3], lane[4], matrix_bit(0), matrix_bit(1)];
-    let mut addrs = Addresses::new(l, row_lanes, warp, base, 2);
-    let group = (2 * matrices) as usize;
-    for (g, chunk) in regs.chunks(group).enumerate() {
-        let addr = addrs.of(l, reg_offset(map, (g * group) as u32));
-        let words: Vec<Reg> = chunk
-            .chunks(2)
-            .map(|p| {
-                let w = l.b.reg(RegClass::B32);
-                l.b.op("mov.b32", w, vector(&[p[0], p[1]]));
-                w
-            })
-            .collect();
-        l.b.effect(format!("stmatrix.sync.aligned.m8n8.x{matrices}.shared.b16"), (addr, vector(&words)));
-    }
 }
 
 pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
@@ -203,6 +164,25 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let bits = elem_bits(l, mem);
     let class = class_of(l.elem_of(v)?)?;
     let n = l.num_regs(l.f.ty(v))? as u32;
+    let as_class = |l: &mut Lower, d: Reg| {
+        if d.class == class {
+            d
+        } else {
+            let c = l.b.reg(class);
+            l.b.op(format!("mov.b{bits}"), c, d);
+            c
+        }
+    };
+    // Registers in an 8×8 matrix pattern (an mma.sync operand read from its swizzled ring) take one `ldmatrix`
+    // per four matrices, where vector loads would take one per 32-bit word.
+    if bits == 16
+        && let Some(m) = Matrices::of(&map, n)
+    {
+        let words = matrix::ldmatrix(l, &m, &map, n, base);
+        let out = words.into_iter().map(|d| as_class(l, d)).collect();
+        l.vals.insert(v, out);
+        return Ok(());
+    }
     let mut out = Vec::with_capacity(n as usize);
     for (_, len, addr) in accesses(l, &map, n, bits.div_ceil(8), base, u32::MAX, true) {
         if bits == 8 {
@@ -212,13 +192,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             continue;
         }
         for d in ld_vec(l, addr, len, bits) {
-            out.push(if d.class == class {
-                d
-            } else {
-                let c = l.b.reg(class);
-                l.b.op(format!("mov.b{bits}"), c, d);
-                c
-            });
+            out.push(as_class(l, d));
         }
     }
     l.vals.insert(v, out);

@@ -29,6 +29,7 @@ mod inline_asm;
 mod intdiv;
 mod libdevice;
 mod local;
+mod matrix;
 mod memory;
 mod mma;
 mod occupancy;

@@ -75,6 +75,7 @@ mnemonics! {
     Fma = "fma",
     Griddepcontrol = "griddepcontrol",
     Ld = "ld",
+    Ldmatrix = "ldmatrix",
     Lg2 = "lg2",
     Mad = "mad",
     Mapa = "mapa",
@@ -189,8 +190,8 @@ impl Opcode {
             | Brev | Mapa | Prmt => true,
             Ld => self.space() == Some("param"),
             Activemask | Atom | Bar | Barrier | Bra | Call | Clusterlaunchcontrol | Cp | Elect | Fence
-            | Griddepcontrol | Mbarrier | Mma | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05 | Tensormap
-            | Trap | Vote | Wgmma | Unknown => false,
+            | Griddepcontrol | Ldmatrix | Mbarrier | Mma | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05
+            | Tensormap | Trap | Vote | Wgmma | Unknown => false,
         };
         pure && !self.has("cc")
     }

@@ -17,10 +17,10 @@
 mod bits;
 mod clc;
 mod cluster;
+mod matrix;
 mod mma;
 mod parse;
 mod race;
-mod stmatrix;
 mod tcgen05;
 mod tcgen05_scaled;
 mod tma;
@@ -223,7 +223,12 @@ fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> 
                 continue;
             }
             "stmatrix" => {
-                stmatrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
+                matrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
+                *pc += 1;
+                continue;
+            }
+            "ldmatrix" => {
+                matrix::ldmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
                 *pc += 1;
                 continue;
             }

@@ -30,7 +30,7 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
-mod staging;
+pub mod staging;
 pub mod tcgen05;
 mod tcgen05_site;
 

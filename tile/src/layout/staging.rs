@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tessel_layouts::standard::CgaLayout;
-use tessel_layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
+use tessel_layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout, SwizzledSharedLayout};
 
 use crate::ir::{Func, OpId, ValueDef, ValueId};
 use crate::layout::insert::insert_after;
@@ -41,6 +41,28 @@ pub fn operand_shared_layout(
     };
     let linear = spec.to_linear(shape)?;
     Ok(Arc::new(Layout { spec: Some(AnyLayout::Shared(SharedLayout::Nvmma(spec))), linear }))
+}
+
+/// The swizzled shared layout an `mma.sync` operand tile of `shape` (2-D) and `elem` is staged in when it is
+/// read back into its dot-operand registers (`ldmatrix`), with `contig_dim` (the dim its global rows run along)
+/// contiguous: 16-byte chunks (the unit of `cp.async` and of an `ldmatrix` row) stay whole, and chunk `c` of row
+/// `r` sits at chunk `c ^ ((r / per_phase) % max_phase)` of its row, where `per_phase` rows share one 128-byte
+/// line. The 8 rows one `ldmatrix` matrix reads (8 consecutive rows at one chunk) then fall in 8 distinct chunks
+/// of the 32 banks, whatever the row length.
+pub fn mma_sync_operand_layout(shape: &[u32], elem: ScalarType, contig_dim: usize) -> Result<L, super::AssignError> {
+    let row_bytes = shape[contig_dim] * elem.bits() / 8;
+    let vec = (128 / elem.bits()).max(1);
+    let per_phase = (128 / row_bytes.max(1)).max(1);
+    let max_phase = (row_bytes / 16).clamp(1, 8);
+    let spec = SwizzledSharedLayout {
+        vec,
+        per_phase,
+        max_phase,
+        order: vec![contig_dim as u32, 1 - contig_dim as u32],
+        cga: CgaLayout::default(),
+    };
+    let linear = spec.to_linear(shape)?;
+    Ok(Arc::new(Layout { spec: Some(AnyLayout::Shared(SharedLayout::Swizzled(spec))), linear }))
 }
 
 /// Whether `dim` is the dim along which tensor `v`'s elements are adjacent in its layout: the first register
