@@ -517,6 +517,14 @@ fn dot_scaled_on_the_block_scaled_tcgen05_mma() {
             panic!("{what}: no PTX");
         };
         assert!(kernel.ptx.contains(want_ptx), "{what}: wants `{want_ptx}` in\n{}", kernel.ptx);
+        // In the K loop the scales reach tensor memory by tcgen05.cp from shared memory, stored in the copy's
+        // order: no thread writes tensor memory, and one thread sync (fences around a CTA barrier) precedes the
+        // copies and the MMA.
+        let loop_body = &kernel.ptx[kernel.ptx.find("$L_for_head").expect("a K loop")..];
+        let loop_body = &loop_body[..loop_body.find("bra.uni $L_for_head").expect("its back edge")];
+        let count = |s: &str| loop_body.matches(s).count();
+        assert!(count("tcgen05.cp.cta_group::1.32x128b.warpx4") >= 2 && count("tcgen05.st.") == 0, "{what}");
+        assert_eq!(count("tcgen05.fence::before_thread_sync"), 1, "{what}:\n{loop_body}");
         if tessel::runtime::find_ptxas().is_some() || std::env::var_os("TESSEL_REQUIRE_PTXAS").is_some() {
             tessel::runtime::assemble(&kernel).unwrap_or_else(|e| panic!("{what}: ptxas: {e}"));
         }

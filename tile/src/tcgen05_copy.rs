@@ -16,8 +16,12 @@
 //! lane quarters holding copies) copies 32 lanes with `.warpx4`, 4 columns (16 scales) per instruction. One
 //! descriptor (swizzle, LBO, SBO) serves every instruction; each starts at its first element's byte.
 
+use std::sync::Arc;
+
+use tessel_layouts::{AnyLayout, SharedLayout, SharedLinearLayout};
+
 use crate::smem_desc::{self, MatrixDesc, Offsets};
-use crate::types::Type;
+use crate::types::{Layout, Type};
 
 /// A `tcgen05.cp` shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +148,36 @@ pub fn plan(src: &Type, dst: &Type) -> Result<Plan, String> {
     ))
 }
 
+/// The shared-memory buffer from which scales reach `dst` (a `TensorMemoryScalesLayout` buffer) by `tcgen05.cp`
+/// with one unswizzled descriptor: each instruction's 16 bytes (4 columns) of each of 32 lanes, lane after lane
+/// (8-row by 16-byte core matrices, one after another), instruction after instruction. So the buffer's byte
+/// offset bits 0–3 are the destination's slot bits 0–3, bits 4–8 its lane bits, and the higher ones its further
+/// slot bits, each placed where `dst`'s layout puts that slot or lane. Tutorial 10's scales, unpacked from their
+/// TMA block, are laid out so ([`plan`]'s test).
+pub fn scales_source(dst: &Type) -> Result<Type, String> {
+    let (shape, elem, _) = crate::tmem_types::scales_parts(dst)?;
+    let Some((_, _, layout)) = dst.memdesc() else { unreachable!("scales_parts checked a memdesc") };
+    let tmem = &layout.linear;
+    let (rows, slots) = (tmem.bases("row"), tmem.bases("col"));
+    if rows.len() < 5 || slots.len() < 4 {
+        return Err(format!("{} spans fewer than 32 lanes of 16 bytes", crate::tmem_types::layout_name(dst)));
+    }
+    let to_vec = |b: &[u32]| b.to_vec();
+    let offset_bases: Vec<Vec<u32>> =
+        slots[..4].iter().chain(&rows[..5]).chain(&slots[4..]).map(|b| to_vec(b)).collect();
+    let any = AnyLayout::Shared(SharedLayout::Linear(SharedLinearLayout {
+        offset_bases,
+        block_bases: vec![],
+        alignment: 128,
+    }));
+    let linear = any.to_linear_buffered(shape).map_err(|e| e.to_string())?;
+    Ok(Type::MemDesc {
+        shape: crate::types::Shape::from_slice(shape),
+        elem,
+        layout: Arc::new(Layout { spec: Some(any), linear }),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +211,23 @@ mod tests {
         assert_eq!(p.shape, Shape::R32x128bWarpx4);
         assert_eq!(p.desc, MatrixDesc { swizzle: 0, mn_major: false, lbo: 16, sbo: 128 });
         assert_eq!(p.instrs, [Instr { column: 0, start: 0 }, Instr { column: 4, start: 512 }]);
+    }
+
+    /// The source [`scales_source`] derives is the tutorial's unpacked block for 128 x 8 scales, and a plan copies
+    /// from it for every scales shape tutorial 10 uses (A: 128 rows, B: 256 rows; 4, 8 and 16 scales a row).
+    #[test]
+    fn scales_sources_are_the_packed_block_view() {
+        let src = scales_source(&ty("memdesc<128x8xu8, TensorMemoryScalesLayout()>")).unwrap();
+        let want = ty(
+            "memdesc<128x8xu8, SharedLinearLayout([[0,1],[0,2],[32,0],[64,0],[1,0],[2,0],[4,0],[8,0],[16,0],[0,4]], [], 128)>",
+        );
+        assert_eq!(src.memdesc().unwrap().2.linear, want.memdesc().unwrap().2.linear);
+        for (rows, groups) in [(128, 4), (128, 8), (128, 16), (256, 4), (256, 8), (256, 16)] {
+            let dst = ty(&format!("memdesc<{rows}x{groups}xu8, TensorMemoryScalesLayout()>"));
+            let p = plan(&scales_source(&dst).unwrap(), &dst).unwrap();
+            assert_eq!(p.shape, Shape::R32x128bWarpx4, "{rows}x{groups}");
+            assert_eq!(p.instrs.len() as u32, rows * groups / 512, "{rows}x{groups}");
+        }
     }
 
     #[test]

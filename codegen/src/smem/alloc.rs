@@ -5,7 +5,8 @@
 //!
 //! Lifetimes are intervals over the ops in program order. A buffer lives from its `local_alloc` to its last
 //! use; a use inside a loop or branch that the buffer was defined outside of counts as a use at the end of
-//! that loop or branch (the buffer must survive every iteration). A buffer made inside a partition of a
+//! that loop or branch (the buffer must survive every iteration), and a read by `tcgen05.cp` or `tcgen05.mma`
+//! lasts until the next mbarrier wait (the tensor cores read it asynchronously). A buffer made inside a partition of a
 //! `warp_specialize` lives over the whole op, since its partitions run at the same time.
 
 use std::collections::{HashMap, HashSet};
@@ -101,9 +102,10 @@ impl Allocation {
             for u in f.all_ops() {
                 // A use of a view of the buffer is a use of the buffer.
                 if f.op(u).operands.iter().any(|x| *x == v || root.get(x) == Some(&v)) {
-                    last = last.max(use_position(f, u, region, &pos, &end).ok_or_else(|| {
+                    let at = use_position(f, u, region, &pos, &end).ok_or_else(|| {
                         CompileError::new(format!("shared-memory buffer {v} is used outside the region it is made in"))
-                    })?);
+                    })?;
+                    last = last.max(at).max(async_read_end(f, u, region, &pos));
                 }
             }
             for r in f.regions.iter().flat_map(|r| &r.args) {
@@ -190,6 +192,23 @@ impl Allocation {
 /// Whether `t` is a memdesc in an NVMMA (swizzled) shared layout.
 fn is_nvmma(t: &Type) -> bool {
     matches!(t, Type::MemDesc { layout, .. } if matches!(layout.spec, Some(AnyLayout::Shared(SharedLayout::Nvmma(_)))))
+}
+
+/// Where an asynchronous read of a buffer by op `u` in `region` may still be running: a `tcgen05.cp` or
+/// `tcgen05.mma` reads its shared-memory operands until a wait observes a commit that tracks it, so the buffer
+/// lives up to the first `mbarrier_wait` after `u` (auto mode's MMAs wait right after they issue), or to the
+/// region's end when none follows. 0 for every other use (and for one in a nested region, which lives to the
+/// end of the op holding it anyway).
+fn async_read_end(f: &Func, u: OpId, region: RegionId, pos: &HashMap<OpId, u32>) -> u32 {
+    if !matches!(f.op(u).op, Op::Tcgen05Copy | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
+        || f.op(u).parent != Some(region)
+    {
+        return 0;
+    }
+    let ops = &f.region(region).ops;
+    let after = ops.iter().skip_while(|&&x| x != u).skip(1);
+    let wait = after.clone().find(|&&x| f.op(x).op == Op::mbarrier_wait());
+    wait.or_else(|| ops.last()).map_or(0, |x| pos[x])
 }
 
 /// The position of a use by op `u` as seen from `region`: `u`'s own position when it sits in `region`, else the

@@ -4,7 +4,9 @@
 //! The decision ([`why_not`]) is the block-scaled MMA's own rule ([`crate::mma_scaled::plan`]) applied to the
 //! operands as the lowering would place them: A and B staged K-major in NVMMA shared memory, packed as they
 //! come (fp8, or e2m1 two per byte), the accumulator in a `TensorMemoryLayout((128, min(N, 256)), 1)` buffer
-//! and the scales in `TensorMemoryScalesLayout` buffers (stored from registers), plus what auto mode's tcgen05
+//! and the scales in `TensorMemoryScalesLayout` buffers (copied by `tcgen05.cp` from shared memory, where the
+//! threads store them in the order the copy reads: [`crate::tcgen05_copy::scales_source`]; the copy runs in
+//! order before the MMA, with no wait between), plus what auto mode's tcgen05
 //! dots need besides (4 or 8 warps, the structured ops around the dot, at most 512 columns). [`fall_back`]
 //! turns every other `dot_scaled` into `dot a_up, b_up, acc` (the prelude's upcast operands, bf16) and, on
 //! sm_100a, keeps the reason on the function ([`crate::Func::notes`]), which codegen writes into the PTX
@@ -13,7 +15,7 @@
 
 use std::sync::Arc;
 
-use tessel_layouts::{AnyLayout, TensorMemoryScalesLayout, TmemAccess};
+use tessel_layouts::{AnyLayout, TensorMemoryScalesLayout};
 
 use crate::ir::{Func, OpId, ValueId};
 use crate::layout::staging::{Hoisted, operand_shared_layout, stage_operand};
@@ -30,14 +32,6 @@ fn scales_type(shape: &[u32], elem: ScalarType) -> Result<Type, String> {
         elem,
         layout: Arc::new(Layout { spec: Some(any), linear }),
     })
-}
-
-/// The register layout `tcgen05.st.32x32b` stores scales of `shape` from, over `num_warps` warps.
-fn scales_reg_layout(shape: &[u32], num_warps: u32) -> Result<Arc<Layout>, String> {
-    let linear = TensorMemoryScalesLayout { cta_split: [1, 1] }
-        .reg_layout(shape, TmemAccess::B32x32, num_warps)
-        .map_err(|e| e.to_string())?;
-    Ok(Arc::new(Layout { spec: None, linear }))
 }
 
 /// The formats of `dot_scaled` op `o`.
@@ -81,8 +75,8 @@ fn check(f: &Func, o: OpId) -> Result<(), String> {
     let (sa_t, sb_t) = (scales_type(sa.shape(), scalar(sa))?, scales_type(sb.shape(), scalar(sb))?);
     let ins = [&staged(a, false)?, &staged(b, true)?, &acc, &sa_t, &sb_t, &i1, &i1];
     crate::mma_scaled::plan(&ins, a_format, b_format)?;
-    for s in [sa, sb] {
-        scales_reg_layout(s.shape(), warps)?;
+    for t in [&sa_t, &sb_t] {
+        crate::tcgen05_copy::plan(&crate::tcgen05_copy::scales_source(t)?, t)?;
     }
     let columns = n * m.div_ceil(128) + crate::tmem_types::columns(&sa_t) + crate::tmem_types::columns(&sb_t);
     if columns > 512 {
@@ -116,23 +110,28 @@ pub fn fall_back(f: &mut Func) -> bool {
 }
 
 /// Stages `dot_scaled` op `o`'s operands where the block-scaled MMA reads them, right before it: A and B in
-/// NVMMA shared memory, the scales in tensor memory (stored from registers). Returns the MMA and its operands
-/// A, B, A's scales, B's scales.
+/// NVMMA shared memory, the scales in tensor memory (stored to shared memory in the copy's order, then
+/// `tcgen05_copy`). Returns the MMA and its operands A, B, A's scales, B's scales.
 pub(super) fn stage(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(Op, [ValueId; 4]), super::AssignError> {
     let d = f.op(o).clone();
     let Op::DotScaled { a_format, b_format } = d.op else { unreachable!("not a dot_scaled") };
     let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
     let b = stage_operand(f, o, d.operands[2], true, hoisted)?;
-    let warps = f.config.num_warps;
-    let mut scales = [a, b];
-    for (i, &v) in [d.operands[1], d.operands[3]].iter().enumerate() {
+    // Both scales are stored before either copy issues: one barrier (and proxy fence) publishes both.
+    let mut staged = Vec::new();
+    for &v in &[d.operands[1], d.operands[3]] {
         let t = f.ty(v).clone();
         let elem = t.elem().and_then(|e| e.scalar()).ok_or(super::AssignError::NotATensor(v))?;
-        let (l, mem) = scales_reg_layout(t.shape(), warps)
-            .and_then(|l| Ok((l, scales_type(t.shape(), elem)?)))
-            .map_err(|_| super::AssignError::NoFit("dot_scaled"))?;
-        let regs = crate::layout::insert::convert_before(f, o, v, l);
-        scales[i] = crate::ir::Cursor { f, anchor: o }.op(Op::TmemAlloc, &[regs], mem);
+        let no_fit = |_| super::AssignError::NoFit("dot_scaled");
+        let mem = scales_type(t.shape(), elem).map_err(no_fit)?;
+        let src = crate::tcgen05_copy::scales_source(&mem).map_err(no_fit)?;
+        staged.push((crate::ir::Cursor { f, anchor: o }.op(Op::LocalAlloc, &[v], src), mem));
+    }
+    let mut scales = [a, b];
+    for (i, (src, mem)) in staged.into_iter().enumerate() {
+        let mut at = crate::ir::Cursor { f, anchor: o };
+        scales[i] = at.op(Op::TmemAlloc, &[], mem);
+        at.insert(Op::Tcgen05Copy, &[src, scales[i]], vec![]);
     }
     Ok((Op::Tcgen05MmaScaled { a_format, b_format }, [a, b, scales[0], scales[1]]))
 }

@@ -55,6 +55,10 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
 /// barrier analysis has just placed a barrier (for the MMA's shared-memory operands), that barrier serves: the
 /// `before_thread_sync` fence goes in front of it rather than a second barrier after it.
 pub(super) fn thread_sync(l: &mut Lower) {
+    if l.tmem_quiet {
+        return;
+    }
+    l.tmem_quiet = true;
     if l.b.ends_with_barrier() {
         l.b.emit_before_last(instr("tcgen05.fence::before_thread_sync").srcs(()));
     } else {
@@ -62,6 +66,20 @@ pub(super) fn thread_sync(l: &mut Lower) {
         l.barrier();
     }
     l.b.effect("tcgen05.fence::after_thread_sync", ());
+}
+
+/// Whether op `d` leaves [`Lower::tmem_quiet`] as it is: pure and memdesc-view ops, shared-memory stores
+/// (ordered for the tensor cores by the barrier analysis, not by thread syncs), tensor memory taken without a
+/// value, and the one-thread tcgen05 issues themselves. Anything else (tensor-memory loads and stores, mbarrier
+/// waits, structured ops) may be a thread's tensor-memory access or wait that a later issue must follow.
+pub(crate) fn keeps_tmem_quiet(d: &tessel_tile::ir::OpData) -> bool {
+    use tessel_tile::ops::Op;
+    d.regions.is_empty()
+        && (d.op.is_pure()
+            || d.op.is_memdesc_view()
+            || matches!(d.op, Op::LocalAlloc | Op::Tcgen05Copy | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
+            || matches!(d.op, Op::Tcgen05Commit { .. })
+            || (d.op == Op::TmemAlloc && d.operands.is_empty()))
 }
 
 /// The entry: warp 0 allocates the columns and publishes the address through a shared-memory word placed at
