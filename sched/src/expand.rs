@@ -301,15 +301,14 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         let view = e.value(Op::MemDescIndex, &[ring, ext], one.clone());
         if let Consumer::Allocs(stagings) = &l.consumer {
             for s in stagings {
+                // The staging's register ops become the same views of the ring buffer.
                 let staged = e.f.op(s.alloc).results[0];
-                let read = match &s.permute {
-                    Some((permute, order)) => {
-                        let ty = crate::plan::permuted(&one, order)?;
-                        e.f.unlink(*permute);
-                        e.value(Op::MemDescPermute { order: order.clone() }, &[view], ty)
-                    }
-                    None => view,
-                };
+                let (mut read, mut ty) = (view, one.clone());
+                for (x, v) in &s.views {
+                    ty = v.of(&ty)?;
+                    e.f.unlink(*x);
+                    read = e.value(v.op(), &[read], ty.clone());
+                }
                 e.f.replace_all_uses(staged, read);
                 e.f.unlink(s.alloc);
             }

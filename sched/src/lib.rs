@@ -18,6 +18,7 @@ pub(crate) mod induction;
 pub mod mma_flight;
 pub mod plan;
 pub mod ring;
+pub mod staging;
 pub mod tma_copies;
 pub mod warp_spec;
 

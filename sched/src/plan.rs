@@ -26,7 +26,9 @@ use tessel_tile::types::{Elem, Type};
 
 pub use crate::async_dot::{AsyncDot, DotWait, Restart};
 use crate::async_dot::{async_candidate, dots_nested, dots_of, is_zero};
-use crate::error::{AsWritten, SchedError, SkipReason, Skipped};
+use crate::error::{AsWritten, SkipReason, Skipped};
+pub use crate::staging::{Staging, View};
+use crate::staging::{inverse, stagings, views_match};
 
 /// The schedule of one loop: for each op of its body, in the order the steady state issues them, the stage
 /// (how many iterations ahead of the loop's current one it runs) and the cluster (its group in that order).
@@ -132,20 +134,8 @@ impl Consumer {
             Consumer::Registers { .. } => (&[], &[]),
             Consumer::Operands { converts } => (&[], converts),
         };
-        let staged = stagings.iter().flat_map(|s| std::iter::once(s.alloc).chain(s.permute.as_ref().map(|p| p.0)));
-        staged.chain(converts.iter().copied())
+        stagings.iter().flat_map(Staging::ops).chain(converts.iter().copied())
     }
-}
-
-/// One use of a pipelined load as a wgmma operand: its `local_alloc` and, when the dot reads the tile
-/// transposed (`tl.trans(x)`, or `desc.load(...).T` as attention's K), the `permute` between the load and that
-/// `local_alloc`, whose order the dot's operand becomes a `memdesc_permute` view of the ring buffer with (the
-/// copy itself lands as loaded). Attention's backward reads each tile both ways (`dot(k, qT)` and
-/// `dot(dsT, tl.trans(qT))`): two stagings of one buffer.
-#[derive(Clone, Debug)]
-pub struct Staging {
-    pub alloc: OpId,
-    pub permute: Option<(OpId, Vec<u32>)>,
 }
 
 /// The plan for loop `o`, or why it runs as written. Vectors that reach a dot ([`Vectors::Pipelined`]) run
@@ -249,17 +239,19 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         let v = xd.results[0];
         let Some(Elem::Scalar(elem)) = f.ty(v).elem() else { continue };
         let Type::Tensor { layout: Some(dist), .. } = f.ty(v) else { continue };
-        let (buffer, consumer) = match stagings(f, ops, v, &uses) {
+        let (buffer, consumer) = match stagings(f, ops, v, &uses, false) {
             Some(stagings) => {
                 // The ring holds the tile as loaded (the first staging's buffer, its permute undone); every
                 // staging reads a view of it.
                 let first = &stagings[0];
                 let staged = f.ty(f.op(first.alloc).results[0]);
-                let buffer = match &first.permute {
-                    Some((_, order)) => permuted(staged, &inverse(order)).map_err(SkipReason::Permute),
-                    None => Ok(staged.clone()),
+                let buffer = match first.views.first() {
+                    Some((_, View::Permute(order))) => {
+                        View::Permute(inverse(order)).of(staged).map_err(SkipReason::Permute)
+                    }
+                    _ => Ok(staged.clone()),
                 };
-                match buffer.and_then(|b| views_match(f, &b, &stagings[1..], SkipReason::Views).map(|()| b)) {
+                match buffer.and_then(|b| views_match(f, ops, &b, &stagings[1..], SkipReason::Views).map(|()| b)) {
                     Ok(b) => (b, Consumer::Allocs(stagings)),
                     Err(why) => {
                         skipped.push(Skipped { load: v, why });
@@ -535,13 +527,14 @@ fn tma_load(
     let Some((elem, block)) = tessel_tile::tma::desc_block(f.ty(desc)) else { return Ok(None) };
     let buffer = tessel_tile::tma::buffer_type(elem, block).map_err(SkipReason::Tma)?;
     // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
-    // reads a permuted view of it.
-    let consumer = match stagings(f, ops, v, uses) {
-        Some(stagings) => {
-            views_match(f, &buffer, &stagings, SkipReason::StagedLayout)?;
-            Consumer::Allocs(stagings)
-        }
-        None if explicit => Consumer::Registers { mask_other: None },
+    // reads a permuted view of it. Staged through views the reader cannot take, it is read back into registers
+    // when the loop asks for stages, as a load staged some other way is.
+    let staged =
+        stagings(f, ops, v, uses, true).map(|s| views_match(f, ops, &buffer, &s, SkipReason::StagedLayout).map(|()| s));
+    let consumer = match staged {
+        Some(Ok(stagings)) => Consumer::Allocs(stagings),
+        Some(Err(_)) | None if explicit => Consumer::Registers { mask_other: None },
+        Some(Err(why)) => return Err(why),
         None => return Ok(None),
     };
     Ok(Some(PipelinedLoad { load: x, buffer, consumer, tma: true }))
@@ -575,68 +568,6 @@ fn mma_sync_operand(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> Option<
     (!converts.is_empty() && converts.len() == uses[v.index()] as usize).then_some(converts)
 }
 
-/// How loaded `v` is staged for wgmmas: one `local_alloc` per use, of `v` or of a `permute` of it used only
-/// there, each feeding a `warpgroup_dot`. None when any use of `v` is something else.
-fn stagings(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> Option<Vec<Staging>> {
-    let alloc_of =
-        |t: ValueId| ops.iter().copied().find(|&y| f.op(y).op == Op::LocalAlloc && f.op(y).operands[..] == [t]);
-    let mut out = Vec::new();
-    let mut seen = 0;
-    for &y in ops {
-        let yd = f.op(y);
-        let n = yd.operands.iter().filter(|&&o| o == v).count();
-        if n == 0 {
-            continue;
-        }
-        seen += n;
-        match &yd.op {
-            Op::LocalAlloc if n == 1 => out.push(Staging { alloc: y, permute: None }),
-            Op::Permute { order } if uses[yd.results[0].index()] == 1 => {
-                out.push(Staging { alloc: alloc_of(yd.results[0])?, permute: Some((y, order.clone())) })
-            }
-            _ => return None,
-        }
-    }
-    // A use elsewhere (after the loop, or inside a nested region) leaves the count short.
-    let all = seen == uses[v.index()] as usize && !out.is_empty();
-    (all && out.iter().all(|s| feeds_wgmma(f, ops, f.op(s.alloc).results[0]))).then_some(out)
-}
-
-/// Whether each staging's buffer is `buffer` seen through its permute (the layouts equal bit for bit), else
-/// `mismatch`.
-fn views_match(f: &Func, buffer: &Type, stagings: &[Staging], mismatch: SkipReason) -> Result<(), SkipReason> {
-    for s in stagings {
-        let view = match &s.permute {
-            Some((_, order)) => permuted(buffer, order).map_err(SkipReason::Permute)?,
-            None => buffer.clone(),
-        };
-        let staged = f.ty(f.op(s.alloc).results[0]);
-        let same = matches!((staged.memdesc(), view.memdesc()), (Some(s), Some(b)) if s.2.linear == b.2.linear);
-        if !same {
-            return Err(mismatch);
-        }
-    }
-    Ok(())
-}
-
-/// The permutation that undoes `order`.
-fn inverse(order: &[u32]) -> Vec<u32> {
-    let mut inv = vec![0; order.len()];
-    for (i, &d) in order.iter().enumerate() {
-        inv[d as usize] = i as u32;
-    }
-    inv
-}
-
-/// The type of `memdesc_permute(order)` of a buffer of type `t`.
-pub(crate) fn permuted(t: &Type, order: &[u32]) -> Result<Type, SchedError> {
-    let Type::MemDesc { shape, elem, layout } = t else { return Err(SchedError::NotAMemDesc(t.clone())) };
-    let layout =
-        tessel_tile::layout::shared_views::permute(layout, order).map_err(|e| SchedError::View(Box::new(e)))?;
-    let shape = order.iter().map(|&d| shape[d as usize]).collect();
-    Ok(Type::MemDesc { shape, elem: *elem, layout })
-}
-
 /// One buffer for a load read back into registers of layout `dist`: the tensor row-major with `dist`'s
 /// fastest register dim innermost, so each thread's run of registers is one contiguous copy.
 fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_tile::ScalarType) -> Type {
@@ -655,17 +586,6 @@ fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_
     let outs = tessel_layouts::standard_out_dims(shape.len()).into_iter().zip(shape.iter().copied());
     let linear = tessel_layouts::LinearLayout::new([("offset", bases)], outs).expect("a row-major layout of the shape");
     Type::MemDesc { shape: shape.into(), elem, layout: std::sync::Arc::new(tessel_tile::Layout { spec: None, linear }) }
-}
-
-/// Whether memdesc `m` is an operand A or B of a `warpgroup_dot` or a `tcgen05_mma` among `ops`. (Auto mode's
-/// `tcgen05_mma`s wait for their barrier right after they issue, so the ring slot an MMA read is free by the
-/// time the refill after it comes; one left in flight ([`crate::mma_flight`]) has waited for the previous one,
-/// whose slot the refill takes.)
-fn feeds_wgmma(f: &Func, ops: &[OpId], m: ValueId) -> bool {
-    ops.iter().any(|&x| {
-        matches!(f.op(x).op, Op::WarpGroupDot { .. } | Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
-            && f.op(x).operands[..2].contains(&m)
-    })
 }
 
 /// The schedule of a loop the pipeliner takes: the last stage first (cluster 0: the dot on the data that has
