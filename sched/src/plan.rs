@@ -524,8 +524,11 @@ fn tma_load(
     uses: &[u32],
 ) -> Result<Option<PipelinedLoad>, SkipReason> {
     let (desc, v) = (f.op(x).operands[0], f.op(x).results[0]);
-    let Some((elem, block)) = tessel_tile::tma::desc_block(f.ty(desc)) else { return Ok(None) };
-    let buffer = tessel_tile::tma::buffer_type(elem, block).map_err(SkipReason::Tma)?;
+    if tessel_tile::tma::desc_block(f.ty(desc)).is_none() {
+        return Ok(None);
+    }
+    // The block in the descriptor's TMA layout (its `make_tensor_desc`'s, else the default).
+    let buffer = tessel_tile::tma::desc_buffer_type(f, desc).map_err(SkipReason::Tma)?;
     // `desc.load(...).T`: the tile is staged transposed; the copy lands as the descriptor lays it out and the dot
     // reads a permuted view of it. Staged through views the reader cannot take, it is read back into registers
     // when the loop asks for stages, as a load staged some other way is.

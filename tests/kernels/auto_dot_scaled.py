@@ -25,3 +25,27 @@ def mx_matmul(C, A, SA, B, SB, M, N, K: tl.constexpr, FA: tl.constexpr, FB: tl.c
         sb = tl.load(SB + rn[:, None] * (K // VEC) + ks[None, :], mask=rn[:, None] < N, other=0)
         acc = tl.dot_scaled(a, sa, FA, b.T, sb, FB, acc)
     tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def mx_matmul_tma(C, a_desc, sa_desc, b_desc, sb_desc, N, K: tl.constexpr, VEC: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, BK: tl.constexpr, FA: tl.constexpr, FB: tl.constexpr, PA: tl.constexpr,
+                  PB: tl.constexpr):
+    # The scales come as TMA blocks [1, BM // 128, BK // VEC // 4, 2, 256]: each 512-byte chunk holds 4 scales of
+    # each of 128 rows, stored as 32 groups of 16 bytes (rows r, r + 32, r + 64, r + 96), the layout block-scaled
+    # MMAs read their scale factors in. The kernel unpacks them into [rows, BK // VEC] before the dot.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    RK: tl.constexpr = BK // VEC // 4
+    for k in tl.range(0, K // BK, num_stages=3):
+        a = a_desc.load([pid_m * BM, k * (BK // PA)])
+        b = b_desc.load([pid_n * BN, k * (BK // PB)])
+        sa = sa_desc.load([0, pid_m * (BM // 128), k * RK, 0, 0])
+        sb = sb_desc.load([0, pid_n * (BN // 128), k * RK, 0, 0])
+        sa = sa.reshape(BM // 128, RK, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BM, BK // VEC)
+        sb = sb.reshape(BN // 128, RK, 32, 4, 4).trans(0, 3, 2, 1, 4).reshape(BN, BK // VEC)
+        acc = tl.dot_scaled(a, sa, FA, b.T, sb, FB, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc)

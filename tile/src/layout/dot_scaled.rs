@@ -135,3 +135,52 @@ pub(super) fn stage(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(Op,
     }
     Ok((Op::Tcgen05MmaScaled { a_format, b_format }, [a, b, scales[0], scales[1]]))
 }
+
+/// Scales TMA-loaded as a block and unpacked by `reshape`s and `permute`s (tutorial 10's 5-D blocks) can reach
+/// tensor memory by `tcgen05.cp` straight from the TMA buffer when that buffer is unswizzled, which a block of 8
+/// rows or more is not by default (`NVMMASharedLayout.get_default_for`: nvfp4's scale blocks). So a descriptor
+/// all of whose loads are unpacked into buffers only `tcgen05_copy` reads gets the unswizzled NVMMA layout as its
+/// block layout (its `make_tensor_desc`'s `layout`, which the tensor map is encoded with), as Triton chooses a
+/// descriptor's layout from its uses. Whether the copies then read the TMA buffer is the pipeliner's to decide
+/// (`sched::staging`). Runs after the dots are lowered and dead code is gone (the upcast operands' ops read the
+/// scales too until then).
+pub fn unswizzle_scale_descs(f: &mut Func) {
+    if f.attrs.gluon || f.target != Target::Sm100a {
+        return;
+    }
+    let ops = f.all_ops();
+    let users = |f: &Func, x: ValueId| -> Vec<OpId> {
+        ops.iter().copied().filter(|&u| f.op(u).operands.contains(&x)).collect()
+    };
+    // Whether loaded `x`, through single-use reshapes and permutes, is staged in a buffer only tcgen05_copy reads.
+    let copied = |f: &Func, mut x: ValueId| loop {
+        match users(f, x)[..] {
+            [u] if matches!(f.op(u).op, Op::Reshape { .. } | Op::Permute { .. }) => x = f.op(u).results[0],
+            [u] if f.op(u).op == Op::LocalAlloc => {
+                let readers = users(f, f.op(u).results[0]);
+                break !readers.is_empty()
+                    && readers
+                        .iter()
+                        .all(|&r| f.op(r).op == Op::Tcgen05Copy && f.op(r).operands[0] == f.op(u).results[0]);
+            }
+            _ => break false,
+        }
+    };
+    for &maker in &ops {
+        let Op::MakeTensorDesc { layout: None, .. } = f.op(maker).op else { continue };
+        let desc = f.op(maker).results[0];
+        let Some((elem, block)) = crate::tma::desc_block(f.ty(desc)) else { continue };
+        let default = tessel_layouts::NvmmaSharedLayout::default_for(block, elem.bits());
+        let plain = tessel_layouts::NvmmaSharedLayout { swizzle_byte_width: 0, ..default.clone() };
+        let loads = users(f, desc);
+        let all_copied = !loads.is_empty()
+            && loads
+                .iter()
+                .all(|&u| f.op(u).op == Op::DescLoad && f.op(u).operands[0] == desc && copied(f, f.op(u).results[0]));
+        if default.swizzle_byte_width != 0 && all_copied && crate::tma::block_in(elem, block, Some(&plain)).is_ok() {
+            if let Op::MakeTensorDesc { layout, .. } = &mut f.op_mut(maker).op {
+                *layout = Some(plain);
+            }
+        }
+    }
+}

@@ -8,7 +8,9 @@
 //! target's tensor cores run it), [`propagate::propagate`] and [`propagate::rewrite`] (a layout for every
 //! tensor, with `convert_layout` where two meet), [`cleanup::cleanup`] (redundant conversions removed, cheap
 //! values recomputed, conversions moved to smaller tensors), [`accelerate::stage_operands`] (wgmma operands
-//! into shared memory), [`tcgen05::lower_dots`] (sm_100a's dots on tensor memory and `tcgen05_mma`) and [`crate::passes::canonicalize`]. Afterwards every
+//! into shared memory), [`tcgen05::lower_dots`] (sm_100a's dots on tensor memory and `tcgen05_mma`),
+//! [`crate::passes::canonicalize`] and [`dot_scaled::unswizzle_scale_descs`] (scale descriptors laid out for
+//! `tcgen05.cp`). Afterwards every
 //! tensor value has a layout and [`crate::verify::verify_layouts`] holds.
 //!
 //! A gluon kernel ([`crate::FuncAttrs::gluon`]) whose tensors all carry the layouts their author wrote is only checked
@@ -107,6 +109,7 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
     accelerate::stage_operands(f)?;
     tcgen05::lower_dots(f)?;
     crate::passes::canonicalize(f);
+    dot_scaled::unswizzle_scale_descs(f);
     crate::verify::verify(f).map_err(AssignError::Verify)?;
     crate::verify::verify_layouts(f).map_err(AssignError::Verify)
 }
