@@ -22,6 +22,7 @@ pub const KNOWN_CALLABLES: &[&str] = &[
     "NVMMASharedLayout.get_default_for",
     "SharedLinearLayout",
     "MBarrierLayout",
+    "MBarrierLayout.multicta",
     "TensorMemoryLayout",
     "TensorMemoryScalesLayout",
     "get_tmem_reg_layout",
@@ -36,6 +37,9 @@ pub(super) fn call(call: &Call, args: Vec<Arg>) -> Result<Value> {
     match (owner, name) {
         (Some("NVMMASharedLayout"), "get_default_for") => {
             return nvmma_default_for(call.bind(name, &NVMMA_DEFAULT, args)?);
+        }
+        (Some("MBarrierLayout"), "multicta") => {
+            return mbarrier_multicta(call.bind(name, &[req("num_ctas"), opt("two_cta", "False")], args)?);
         }
         (_, "constexpr") => {
             const VALUE: [Param; 1] = [req("value")];
@@ -236,6 +240,33 @@ fn swizzled(mut b: Bound) -> Result<Value> {
 
 fn mbarrier(mut b: Bound) -> Result<Value> {
     let cga = b.cga(1)?;
+    let l = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga };
+    b.checked(l.validate())?;
+    Ok(shared(SharedLayout::Swizzled(l), None))
+}
+
+/// `MBarrierLayout.multicta(num_ctas, two_cta=False)`: one barrier per CTA of a cluster of `num_ctas` (a
+/// power of two); with `two_cta`, one per CTA pair (the pair's CTAs share the even CTA's, a zero block basis).
+fn mbarrier_multicta(mut b: Bound) -> Result<Value> {
+    let num_ctas = b.u32("num_ctas")?;
+    let two_cta = b.bool_or("two_cta", false)?;
+    if num_ctas == 0 || !num_ctas.is_power_of_two() {
+        return err(
+            b.call.span.clone(),
+            format!("MBarrierLayout.multicta: num_ctas must be a power of two, got {num_ctas}"),
+        );
+    }
+    if two_cta && num_ctas % 2 != 0 {
+        return err(b.call.span.clone(), "MBarrierLayout.multicta: two_cta needs an even num_ctas, got 1".to_string());
+    }
+    let mut bases = Vec::new();
+    let mut rest = num_ctas;
+    if two_cta {
+        bases.push(vec![0]);
+        rest /= 2;
+    }
+    bases.extend((0..rest.trailing_zeros()).map(|i| vec![1u32 << i]));
+    let cga = if bases.is_empty() { CgaLayout::Single } else { CgaLayout::Bases(bases) };
     let l = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga };
     b.checked(l.validate())?;
     Ok(shared(SharedLayout::Swizzled(l), None))

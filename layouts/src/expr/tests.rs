@@ -475,3 +475,18 @@ fn a_shared_layout_lays_out_leading_buffer_dims_one_after_another() {
     // A ring of 3 (num_stages = 3) spans the offsets of 4 buffers, laid out the same way.
     assert_eq!(l.to_linear_buffered(&[3, 64, 64]).unwrap(), ring);
 }
+
+#[test]
+fn mbarrier_multicta_has_one_barrier_per_cta_or_per_pair() {
+    let cga = |src: &str| match parse(src) {
+        AnyLayout::Shared(SharedLayout::Swizzled(s)) => s.cga,
+        other => panic!("{src}: {other:?}"),
+    };
+    assert_eq!(cga("MBarrierLayout.multicta(1)"), CgaLayout::Single);
+    assert_eq!(cga("MBarrierLayout.multicta(4)"), CgaLayout::Bases(vec![vec![1], vec![2]]));
+    assert_eq!(cga("MBarrierLayout.multicta(4, two_cta=True)"), CgaLayout::Bases(vec![vec![0], vec![1]]));
+    let (msg, _) = fail("MBarrierLayout.multicta(3)");
+    assert!(msg.contains("num_ctas must be a power of two, got 3"), "{msg}");
+    let (msg, _) = fail("MBarrierLayout.multicta(1, two_cta=True)");
+    assert!(msg.contains("two_cta needs an even num_ctas"), "{msg}");
+}

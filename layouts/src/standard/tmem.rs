@@ -443,3 +443,55 @@ fn regs_for_b32(ll: &LinearLayout, access: TmemAccess, num_warps: u32, what: &st
     }
     tile.compose(ll)
 }
+
+impl super::DistributedLinearLayout {
+    /// The `32x32b_splitn` register layout from the `32x32b` one (`self`, for a `[M, n]` tensor of `bits`-bit
+    /// elements): the last register basis becomes the column half `[0, n / 2]`, so that `split` of the loaded
+    /// tensor along N gives each half in its own registers. The basis it trades places with comes from the
+    /// lanes, or from the warps past the first four (which own their TMEM lanes, so cannot move); with no
+    /// register basis at all, the lane's `[0, n / 2]` becomes a register one and that lane repeats.
+    pub fn split_n(mut self, n: u32, bits: u32) -> std::result::Result<Self, String> {
+        let half = vec![0, n / 2];
+        if n < 2 {
+            return Err(format!("32x32b_splitn needs at least 2 columns, got {n}"));
+        }
+        if self.reg_bases.is_empty() {
+            if self.lane_bases.last() != Some(&half) {
+                return Err(format!(
+                    "32x32b_splitn with one register needs the last lane basis to be {half:?}, got {:?}",
+                    self.lane_bases
+                ));
+            }
+            self.reg_bases.push(half);
+            *self.lane_bases.last_mut().expect("a lane basis") = vec![0, 0];
+            return Ok(self);
+        }
+        if self.reg_bases.last() == Some(&half) {
+            return Ok(self);
+        }
+        let regs = 1u64 << self.reg_bases.len();
+        if regs <= (32 / bits.max(1)) as u64 {
+            return Err(format!(
+                "32x32b_splitn needs more than {} {bits}-bit registers per thread (two 32x32b.x1 accesses), this \
+                 layout has {regs}; use \"32x32b\" and convert_layout to the split one",
+                32 / bits.max(1)
+            ));
+        }
+        let last = self.reg_bases.len() - 1;
+        let found = match self.lane_bases.iter().position(|b| *b == half) {
+            Some(i) => Some(&mut self.lane_bases[i]),
+            None => self.warp_bases.iter().skip(2).position(|b| *b == half).map(|i| &mut self.warp_bases[i + 2]),
+        };
+        match found {
+            Some(b) => {
+                std::mem::swap(b, &mut self.reg_bases[last]);
+                Ok(self)
+            }
+            None => Err(format!(
+                "32x32b_splitn needs a lane basis, or a warp basis past the first two, of {half:?}; the 32x32b \
+                 layout has lanes {:?} and warps {:?}",
+                self.lane_bases, self.warp_bases
+            )),
+        }
+    }
+}
