@@ -8,7 +8,7 @@ use std::rc::Rc;
 use tessel_lang::Span;
 use tessel_lang::elab::builtins::{Arg, Bound, CallArgs};
 use tessel_lang::elab::registry::{Handler, Registry};
-use tessel_lang::elab::value::{Dtype, Value};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::expr::{ArgValue, CallArg, call_layout};
 use tessel_layouts::{AnyLayout, CgaLayout, DistributedLayout, SharedLayout};
@@ -19,7 +19,13 @@ use crate::{GL, HOPPER_MBARRIER};
 
 /// The layout classes the shared binder knows that live in other modules than `gl` (mbarrier) or in features
 /// gluon mode does not have yet (tensor memory, Blackwell).
-const NOT_IN_GL: &[&str] = &["MBarrierLayout", "TensorMemoryLayout", "TensorMemoryScalesLayout", "get_tmem_reg_layout"];
+const NOT_IN_GL: &[&str] = &[
+    "MBarrierLayout",
+    "MBarrierLayout.multicta",
+    "TensorMemoryLayout",
+    "TensorMemoryScalesLayout",
+    "get_tmem_reg_layout",
+];
 
 pub fn register(r: &mut Registry) {
     // Every layout class `tessel_layouts::expr` binds is a `gl.*` class, bound the same way.
@@ -28,6 +34,7 @@ pub fn register(r: &mut Registry) {
     }
     for m in [crate::AMPERE_MBARRIER, HOPPER_MBARRIER] {
         r.add(m, "MBarrierLayout", Handler::Raw(layout_call));
+        r.add(m, "MBarrierLayout.multicta", Handler::Raw(layout_call));
     }
     r.add(GL, "AutoLayout", Handler::Bound("", placeholder));
     r.add(GL, "CoalescedLayout", Handler::Bound("", placeholder));
@@ -133,7 +140,9 @@ fn convert<'a>(e: &mut Elab<'a>, b: Bound<'a>, assert_trivial: bool) -> R<Value<
         _ => unreachable!("a block"),
     };
     if ty == t.ty {
-        return Ok(Value::Tensor(t));
+        // The same map: no conversion, but the value now carries the spelling asked for (a `SliceLayout` that
+        // `expand_dims` needs, where the tensor came spelt by its bases).
+        return Ok(Value::Tensor(Tv::new(t.v, ty)));
     }
     if assert_trivial {
         return Err(e.err(b.span, format!("this conversion is not trivial: {} and {} are different layouts", t.ty, ty)));

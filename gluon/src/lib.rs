@@ -12,7 +12,8 @@
 //! - [`tma`]: Hopper TMA copies (`async_load`, `async_store`, `store_wait`) and the descriptor's `layout` and
 //!   `nbytes_per_cta`;
 //! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
-//! - [`blackwell`]: tensor memory and its descriptor; [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
+//! - [`blackwell`]: tensor memory and its descriptor, [`tmem_type`] its type as a value (and the register
+//!   layouts both give); [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
 //!   `tcgen05_copy`, `tcgen05_commit`; [`clc`]: cluster launch control (`clc.try_cancel`, `clc.load_result`);
 //! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
 //! - `map_elementwise` in [`elementwise`].
@@ -31,6 +32,7 @@ pub mod smem;
 pub mod tcgen05;
 pub mod tma;
 pub mod tma_gather;
+pub mod tmem_type;
 pub mod warp_specialize;
 pub mod wgmma;
 
@@ -74,6 +76,7 @@ pub fn registry() -> &'static Registry {
         tma::register(&mut r);
         wgmma::register(&mut r);
         blackwell::register(&mut r);
+        tmem_type::register(&mut r);
         tma_gather::register(&mut r);
         tcgen05::register(&mut r);
         clc::register(&mut r);
@@ -90,6 +93,7 @@ pub fn registry() -> &'static Registry {
 fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
     match v {
         Value::Layout(l) => Ok(layouts::layout_attr(l, name)),
+        Value::MemType(m) => tmem_type::attr(e, v, m, name, span),
         Value::Tensor(t) if t.ty == Type::Token => {
             Err(e.err(span, format!("an async token has no attribute `{name}`")))
         }
@@ -110,6 +114,9 @@ fn method<'a>(
     args: tessel_lang::elab::builtins::CallArgs<'a>,
     span: Span,
 ) -> R<Option<Value<'a>>> {
+    if let Value::MemType(m) = recv {
+        return tmem_type::method(e, m, name, args, span);
+    }
     if let Value::Tensor(t) = recv
         && t.ty == Type::ClcResult
     {
