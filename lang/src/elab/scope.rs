@@ -82,6 +82,7 @@ impl<'a> ModuleCtx<'a> {
         let mut globals = self.globals.borrow_mut();
         let no_set = |_: &str| false;
         let ctx = ScanCtx { name: &self.name, is_package: self.is_package, in_set: &no_set };
+        let loaders = crate::elab::file_loader::file_loaders(&self.executed);
         for stmt in &self.executed {
             match &stmt.kind {
                 StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
@@ -102,8 +103,12 @@ impl<'a> ModuleCtx<'a> {
                     globals.insert(def.name.name.clone(), Global::Done(Value::Class(c)));
                 }
                 StmtKind::Assign { targets, value } => {
+                    // `NAME = loader()` of a file loader: the sibling module it loads (see `file_loader`).
+                    let loaded = crate::elab::file_loader::loader_call(value, &loaders);
                     for t in targets {
-                        if let Some(n) = t.as_name() {
+                        if let (Some(n), Some(m)) = (t.as_name(), &loaded) {
+                            globals.insert(n.to_string(), Global::Import(m.clone()));
+                        } else if let Some(n) = t.as_name() {
                             globals.insert(n.to_string(), Global::Pending(value));
                         } else if matches!(t.kind, ExprKind::Tuple(_) | ExprKind::List(_)) {
                             let mut names = Vec::new();
