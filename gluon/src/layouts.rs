@@ -3,6 +3,7 @@
 //! text and the `tessel layout` CLI: the same parameter names, defaults and checks), their attributes
 //! (`layout.order`), `gl.convert_layout`, `gl.num_warps`/`gl.num_ctas` and `gl.thread_barrier`/`gl.barrier`.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use tessel_lang::Span;
@@ -214,6 +215,8 @@ pub fn spec_of(l: &Layout) -> AnyLayout {
 pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
     let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
     let int = |x: u32| Value::Int(x as i128);
+    let list = |v: &[u32]| Value::List(Rc::new(RefCell::new(v.iter().map(|&x| Value::Int(x as i128)).collect())));
+    let bases = |b: &[Vec<u32>]| Value::List(Rc::new(RefCell::new(b.iter().map(|v| list(v)).collect())));
     let dist = |d: &DistributedLayout| Value::Layout(Rc::new(AnyLayout::Distributed(d.clone())));
     let cga = |c: &CgaLayout| match c {
         CgaLayout::Bases(b) => Value::tuple(b.iter().map(|v| ints(v)).collect()),
@@ -250,6 +253,12 @@ pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
             (DistributedLayout::Nvmma(n), "version") => ints(&n.version),
             (DistributedLayout::Nvmma(n), "warps_per_cta") => ints(&n.warps_per_cta),
             (DistributedLayout::Nvmma(n), "instr_shape") => ints(&n.instr_shape),
+            // Lists, as Gluon's dataclass fields are (`layout.reg_bases[-1] == [0, 32]`).
+            (DistributedLayout::Linear(d), "reg_bases") => bases(&d.reg_bases),
+            (DistributedLayout::Linear(d), "lane_bases") => bases(&d.lane_bases),
+            (DistributedLayout::Linear(d), "warp_bases") => bases(&d.warp_bases),
+            (DistributedLayout::Linear(d), "block_bases") => bases(&d.block_bases),
+            (DistributedLayout::Linear(d), "shape") => list(&d.shape),
             _ => return None,
         },
         (AnyLayout::Shared(s), _) => match (s, name) {

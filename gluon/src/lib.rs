@@ -16,7 +16,7 @@
 //!   layouts both give); [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
 //!   `tcgen05_copy`, `tcgen05_commit`; [`clc`]: cluster launch control (`clc.try_cancel`, `clc.load_result`);
 //! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
-//! - `map_elementwise` in [`elementwise`].
+//! - `map_elementwise` in [`elementwise`]; Blackwell's packed arithmetic (`mul2`, `fma2`, ...) in [`packed`].
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
 //! `register` with its Gluon signature (defaults included). The registry's attribute hook, here, sends each
@@ -28,6 +28,7 @@ pub mod clc;
 pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
+pub mod packed;
 pub mod smem;
 pub mod tcgen05;
 pub mod tma;
@@ -77,6 +78,7 @@ pub fn registry() -> &'static Registry {
         wgmma::register(&mut r);
         blackwell::register(&mut r);
         tmem_type::register(&mut r);
+        packed::register(&mut r);
         tma_gather::register(&mut r);
         tcgen05::register(&mut r);
         clc::register(&mut r);

@@ -65,6 +65,10 @@ def splitn(X, Y):
     gl.static_assert(split == gl.DistributedLinearLayout(
         [[0, 1], [0, 2], [0, 4], [0, 8], [0, 32]], [[1, 0], [2, 0], [4, 0], [8, 0], [0, 16]], [[16, 0], [32, 0]],
         [], [64, 64]))
+    # A linear layout's fields read back as lists (the example's `_get_split_n_layout` reads them).
+    gl.static_assert(split.reg_bases[len(split.reg_bases) - 1] == [0, split.shape[1] // 2])
+    gl.static_assert(split.lane_bases[4] == [0, 16] and split.warp_bases == [[16, 0], [32, 0]])
+    gl.static_assert(split.block_bases == [])
     offs = (gl.arange(0, 64, layout=gl.SliceLayout(1, plain))[:, None] * 64
             + gl.arange(0, 64, layout=gl.SliceLayout(0, plain))[None, :])
     x = gl.convert_layout(gl.load(X + offs), split)
