@@ -428,6 +428,7 @@ fn tensor_memory(mut b: Bound) -> Result<Value> {
 
 /// `TensorMemoryScalesLayout(cga_layout=[])`: the CTA split read off the CGA bases.
 fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
+    let mut broadcast = 1;
     let cta_split = match (b.get("cga_layout"), b.get("cta_split_num")) {
         (Some(c), Some(_)) => {
             return err(c.span, "TensorMemoryScalesLayout: give either cga_layout or cta_split_num, not both");
@@ -441,6 +442,22 @@ fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
         },
         (Some(c), None) => {
             let bases = to_bases(&c, "TensorMemoryScalesLayout: cga_layout")?;
+            let zero = |b: &Vec<u32>| b.iter().all(|&x| x == 0);
+            if !bases.is_empty() && bases.iter().all(zero) {
+                // Every CTA holds all the scales (those of the A operand a CTA pair shares).
+                broadcast = 1 << bases.len();
+                return Ok(Value::Layout(
+                    AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast }),
+                    None,
+                ));
+            }
+            if bases.iter().any(zero) {
+                return err(
+                    c.span,
+                    "TensorMemoryScalesLayout: cga_layout must split the tensor or broadcast it (all bases zero), \
+                     not both",
+                );
+            }
             let cga = if bases.is_empty() { CgaLayout::Single } else { CgaLayout::Bases(bases.clone()) };
             let split =
                 cga.split_per_dim(2).or_else(|e| err(c.span.clone(), format!("TensorMemoryScalesLayout: {e}")))?;
@@ -450,7 +467,7 @@ fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
             [split[0], split[1]]
         }
     };
-    Ok(Value::Layout(AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split }), None))
+    Ok(Value::Layout(AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split, broadcast }), None))
 }
 
 /// Why `instr_variant` `s` has no register layout here: a variant tessel does not model yet, or an unknown one.

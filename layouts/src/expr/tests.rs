@@ -290,10 +290,10 @@ fn tensor_memory_takes_the_older_unpacked_spelling() {
 #[test]
 fn tensor_memory_scales_is_a_layout() {
     let l = parse("TensorMemoryScalesLayout()");
-    assert_eq!(l, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1] }));
+    assert_eq!(l, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }));
     assert_eq!(l.to_string(), "TensorMemoryScalesLayout()");
     let split = parse("blackwell.TensorMemoryScalesLayout(cga_layout=[[1, 0]])");
-    assert_eq!(split, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [2, 1] }));
+    assert_eq!(split, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [2, 1], broadcast: 1 }));
     assert_eq!(parse(&split.to_string()), split);
 }
 
@@ -489,4 +489,23 @@ fn mbarrier_multicta_has_one_barrier_per_cta_or_per_pair() {
     assert!(msg.contains("num_ctas must be a power of two, got 3"), "{msg}");
     let (msg, _) = fail("MBarrierLayout.multicta(1, two_cta=True)");
     assert!(msg.contains("two_cta needs an even num_ctas"), "{msg}");
+}
+
+#[test]
+fn scales_broadcast_over_a_cta_pair_hold_a_copy_in_each() {
+    let l = parse("TensorMemoryScalesLayout(cga_layout=[[0, 0]])");
+    let AnyLayout::TensorMemoryScales(s) = &l else { panic!("{l:?}") };
+    assert_eq!((s.cta_split, s.broadcast), ([1, 1], 2));
+    assert_eq!(l.to_string(), "TensorMemoryScalesLayout(cga_layout=[[0, 0]])");
+    assert_eq!(parse(&l.to_string()), l);
+    // The copy takes the next columns: one more `col` bit, holding nothing new.
+    let lin = s.to_linear(&[128, 4]).unwrap();
+    let single = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }.to_linear(&[128, 4]).unwrap();
+    assert_eq!(lin.in_dim_size("col"), 2 * single.in_dim_size("col"));
+    assert_eq!(lin.bases("col").last().map(|b| b.to_vec()), Some(vec![0, 0]));
+    // In registers each CTA moves its own copy: a zero block basis.
+    let regs = s.reg_layout(&[128, 4], TmemAccess::B32x32, 4).unwrap();
+    assert_eq!(regs.bases("block").iter().map(|b| b.to_vec()).collect::<Vec<_>>(), vec![vec![0, 0]]);
+    let (msg, _) = fail("TensorMemoryScalesLayout(cga_layout=[[1, 0], [0, 0]])");
+    assert!(msg.contains("must split the tensor or broadcast it (all bases zero), not both"), "{msg}");
 }

@@ -177,6 +177,12 @@ impl TensorMemoryScalesLayout {
         for b in 0..split_n.trailing_zeros() {
             col.push(vec![0, n << b]);
         }
+        // A broadcast: the next CTAs' columns hold the same scales again.
+        check_pow2(self.broadcast, "TensorMemoryScalesLayout: broadcast")?;
+        if self.broadcast > 1 && self.cta_split != [1, 1] {
+            bail!("TensorMemoryScalesLayout: a layout both split and broadcast over CTAs is not supported");
+        }
+        col.extend((0..self.broadcast.trailing_zeros()).map(|_| vec![0, 0]));
         LinearLayout::new([("row", row), ("col", col)], [("dim0", shape[0]), ("dim1", shape[1])])
     }
 }
@@ -184,7 +190,8 @@ impl TensorMemoryScalesLayout {
 impl TensorMemoryScalesLayout {
     /// The register layout of moving a `shape` tensor of 8-bit scales laid out by this layout with `access` over
     /// `num_warps` warps (`register, lane, warp, block → dim0, dim1`): four scales of a row per 32-bit register,
-    /// each warp's lane quarter holding its own copy (warps 1-3 move the same elements as warp 0).
+    /// each warp's lane quarter holding its own copy (warps 1-3 move the same elements as warp 0); under a
+    /// broadcast, each CTA moving its copy.
     pub fn reg_layout(&self, shape: &[u32], access: TmemAccess, num_warps: u32) -> Result<LinearLayout> {
         if self.cta_split != [1, 1] {
             bail!("TensorMemoryScalesLayout: register layouts of scales split across CTAs are not supported");
@@ -192,9 +199,10 @@ impl TensorMemoryScalesLayout {
         if !num_warps.is_power_of_two() || num_warps < 4 {
             bail!("TensorMemoryScalesLayout: num_warps must be a power of two, at least 4, got {num_warps}");
         }
-        let ll = self.to_linear(shape)?;
+        // Each CTA of a broadcast moves its own copy: the CTA (`block`) bits are zero.
+        let ll = TensorMemoryScalesLayout { broadcast: 1, ..self.clone() }.to_linear(shape)?;
         let regs = regs_for(&ll, access, num_warps, 8, &self.to_string())?;
-        normalize_dims(regs * LinearLayout::identity_1d(1, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
+        normalize_dims(regs * LinearLayout::zeros_1d(self.broadcast, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
     }
 }
 

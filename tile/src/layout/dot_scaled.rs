@@ -23,7 +23,7 @@ use crate::types::{Layout, ScalarType, Type};
 
 /// The tensor-memory type of scales `[rows, groups]` of `elem`.
 fn scales_type(shape: &[u32], elem: ScalarType) -> Result<Type, String> {
-    let any = AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1] });
+    let any = AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 });
     let linear = any.to_linear(shape).map_err(|e| e.to_string())?;
     Ok(Type::MemDesc {
         shape: crate::types::Shape::from_slice(shape),
@@ -34,7 +34,7 @@ fn scales_type(shape: &[u32], elem: ScalarType) -> Result<Type, String> {
 
 /// The register layout `tcgen05.st.32x32b` stores scales of `shape` from, over `num_warps` warps.
 fn scales_reg_layout(shape: &[u32], num_warps: u32) -> Result<Arc<Layout>, String> {
-    let linear = TensorMemoryScalesLayout { cta_split: [1, 1] }
+    let linear = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }
         .reg_layout(shape, TmemAccess::B32x32, num_warps)
         .map_err(|e| e.to_string())?;
     Ok(Arc::new(Layout { spec: None, linear }))
