@@ -478,7 +478,9 @@ pub fn tmem_variant_error(s: &str) -> String {
         "16x32bx2" => "instr_variant \"16x32bx2\" is not supported by tessel yet (the 32x32b variant of a block-M-64 \
                        layout uses the 16x32bx2 access where it needs it)"
             .into(),
-        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel yet".into(),
+        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet (a \
+                            tensor-memory descriptor's get_reg_layout, or its type's, has it)"
+            .into(),
         _ => {
             let names: Vec<String> = ACCESSES.iter().map(|a| format!("{:?}", a.ptx_name())).collect();
             format!("unknown instr_variant {s:?}; choose one of {}", names.join(", "))

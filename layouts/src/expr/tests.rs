@@ -303,7 +303,10 @@ fn register_variants_tessel_does_not_model_are_named() {
     assert!(msg.contains("instr_variant \"16x32bx2\" is not supported by tessel yet"), "{msg}");
     assert_eq!(at, "\"16x32bx2\"");
     let (msg, _) = fail("get_tmem_reg_layout(TensorMemoryLayout((128, 64), 1), 4, instr_variant=\"32x32b_splitn\")");
-    assert!(msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel yet"), "{msg}");
+    assert!(
+        msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet"),
+        "{msg}"
+    );
 }
 
 #[test]
