@@ -211,4 +211,9 @@ fn a_sibling_loaded_by_its_path_is_a_module_of_the_set() {
     // Without the sibling in the set, the module is host-side where the kernel uses it.
     let err = elaborate(&src, &ModuleSet::default()).unwrap_err();
     assert!(err.contains("cannot be used in a kernel"), "{err}");
+    // A function that does not give back the module it made is no loader: its host code is not followed.
+    let not_loader = src.replace("    spec.loader.exec_module(module)\n    return module", "    return spec");
+    assert_ne!(not_loader, src);
+    let err = elaborate(&not_loader, &set).unwrap_err();
+    assert!(err.contains("cannot be used in a kernel"), "{err}");
 }

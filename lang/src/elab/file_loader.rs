@@ -48,23 +48,30 @@ pub fn loader_call(value: &Expr, loaders: &HashMap<String, String>) -> Option<St
 fn loaded_sibling(def: &ast::FunctionDef) -> Option<String> {
     let mut locals: HashMap<&str, &Expr> = HashMap::new();
     let mut target = None;
-    let mut from_spec = false;
+    let mut module = None;
+    let mut returned = None;
     for stmt in &def.body {
+        if let StmtKind::Return(Some(e)) = &stmt.kind {
+            returned = e.as_name();
+        }
         let StmtKind::Assign { targets, value } = &stmt.kind else { continue };
+        let one = match targets.as_slice() {
+            [t] => t.as_name(),
+            _ => None,
+        };
         if let ExprKind::Call { func, args, .. } = &value.kind {
             if is_importlib_util(func, "spec_from_file_location") {
                 target = args.get(1).and_then(|p| sibling_path(p, &locals));
             } else if is_importlib_util(func, "module_from_spec") {
-                from_spec = true;
+                module = one;
             }
         }
-        if let [t] = targets.as_slice()
-            && let Some(n) = t.as_name()
-        {
+        if let Some(n) = one {
             locals.insert(n, value);
         }
     }
-    target.filter(|_| from_spec)
+    // The function's last top-level `return` gives back the module `module_from_spec` made.
+    target.filter(|_| module.is_some() && returned == module)
 }
 
 /// Whether `f` is `importlib.util.NAME`.
