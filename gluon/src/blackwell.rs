@@ -43,6 +43,8 @@ pub fn register(r: &mut Registry) {
     r.add(BLACKWELL, "get_tmem_reg_layout", Handler::Raw(reg_layout));
     r.add(BLACKWELL, "get_tmem_32x32b_reg_layout", Handler::Bound("M, N, shape, num_warps", reg_layout_32x32b));
     r.add(BLACKWELL, "allocate_tensor_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
+    // The descriptor's class: a name for annotations and for factories that take the class as a value.
+    r.add(BLACKWELL, "tensor_memory_descriptor", Handler::Type);
 }
 
 const METHODS: &[&str] = &["load", "store", "slice", "index", "_reinterpret", "reinterpret", "get_reg_layout"];
@@ -78,7 +80,7 @@ fn as_linear(layout: &AnyLayout, shape: &[u32]) -> Result<AnyLayout, String> {
 }
 
 /// The distributed linear layout `l` (`register, lane, warp, block → dims`) spelt by its bases.
-fn linear_spec(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> AnyLayout {
+pub(crate) fn linear_spec(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> AnyLayout {
     let bases = |d: &str| l.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
     AnyLayout::Distributed(DistributedLayout::Linear(DistributedLinearLayout {
         reg_bases: bases("register"),
@@ -240,25 +242,6 @@ fn check_reg_layout<'a>(e: &Elab<'a>, have: Option<&Layout>, mem: &Type, span: S
     Ok(())
 }
 
-/// `instr_variant` of `get_reg_layout`: the access shape it names, or an error naming the variants.
-fn access_arg<'a>(e: &Elab<'a>, a: Option<&Arg<'a>>, fname: &str) -> R<TmemAccess> {
-    let Some(a) = a.filter(|a| !matches!(a.value, Value::None)) else { return Ok(TmemAccess::B32x32) };
-    let Value::Str(s) = &a.value else {
-        return Err(e.err(a.span, format!("`instr_variant` of `{fname}` must be a string, got {}", a.value.describe())));
-    };
-    match tessel_tile::tmem_types::ACCESSES.into_iter().find(|x| x.ptx_name() == &**s) {
-        Some(x) => Ok(x),
-        None => Err(e.err(a.span, tessel_layouts::expr::tmem_variant_error(s))),
-    }
-}
-
-/// The register layout of moving `mem` with `access` over `warps` warps, as its bases.
-fn mem_reg_layout<'a>(e: &Elab<'a>, mem: &Type, access: TmemAccess, warps: u32, span: Span) -> R<AnyLayout> {
-    let (shape, _, _) = mem.memdesc().expect("a memdesc");
-    let l = tessel_tile::tmem_types::mem_reg_layout(mem, access, warps).map_err(|m| e.err(span, m))?;
-    Ok(linear_spec(&l, shape))
-}
-
 /// The attributes of a tensor-memory descriptor.
 pub fn attr<'a>(e: &Elab<'a>, v: &Value<'a>, t: &Tv, name: &str, span: Span) -> R<Option<Value<'a>>> {
     let (shape, elem, layout) = t.ty.memdesc().expect("a memdesc");
@@ -289,7 +272,8 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
             let layout = match b.opt("layout").filter(|a| !matches!(a.value, Value::None)) {
                 // The 32x32b access layout, as `get_reg_layout()` gives it.
                 None => {
-                    let spec = mem_reg_layout(e, &mem.ty, TmemAccess::B32x32, e.warps(), span)?;
+                    let variant = crate::tmem_type::RegVariant::Access(TmemAccess::B32x32);
+                    let spec = crate::tmem_type::reg_layout_of(e, &mem.ty, variant, e.warps(), span)?;
                     let linear = spec.to_linear(shape).map_err(|m| e.err(span, m.to_string()))?;
                     Some(Arc::new(Layout { spec: Some(spec), linear }))
                 }
@@ -333,11 +317,11 @@ pub fn method<'a>(e: &mut Elab<'a>, mem: Tv, name: &str, args: CallArgs<'a>, spa
         "get_reg_layout" => {
             let b = e.bind(&fname, "num_warps=None, instr_variant=\"32x32b\"", args)?;
             let warps = match b.opt("num_warps").filter(|a| !matches!(a.value, Value::None)) {
-                Some(a) => e.const_int(a, &fname, "num_warps")? as u32,
+                Some(a) => crate::tmem_type::warps_arg(e, a, &fname)?,
                 None => e.warps(),
             };
-            let access = access_arg(e, b.opt("instr_variant"), &fname)?;
-            Ok(Some(Value::Layout(Rc::new(mem_reg_layout(e, &mem.ty, access, warps, span)?))))
+            let variant = crate::tmem_type::variant_arg(e, b.opt("instr_variant"), &fname)?;
+            Ok(Some(Value::Layout(Rc::new(crate::tmem_type::reg_layout_of(e, &mem.ty, variant, warps, span)?))))
         }
         "index" => {
             let b = e.bind(&fname, "index", args)?;

@@ -3,12 +3,13 @@
 //! text and the `tessel layout` CLI: the same parameter names, defaults and checks), their attributes
 //! (`layout.order`), `gl.convert_layout`, `gl.num_warps`/`gl.num_ctas` and `gl.thread_barrier`/`gl.barrier`.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use tessel_lang::Span;
 use tessel_lang::elab::builtins::{Arg, Bound, CallArgs};
 use tessel_lang::elab::registry::{Handler, Registry};
-use tessel_lang::elab::value::{Dtype, Value};
+use tessel_lang::elab::value::{Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::expr::{ArgValue, CallArg, call_layout};
 use tessel_layouts::{AnyLayout, CgaLayout, DistributedLayout, SharedLayout};
@@ -19,7 +20,13 @@ use crate::{GL, HOPPER_MBARRIER};
 
 /// The layout classes the shared binder knows that live in other modules than `gl` (mbarrier) or in features
 /// gluon mode does not have yet (tensor memory, Blackwell).
-const NOT_IN_GL: &[&str] = &["MBarrierLayout", "TensorMemoryLayout", "TensorMemoryScalesLayout", "get_tmem_reg_layout"];
+const NOT_IN_GL: &[&str] = &[
+    "MBarrierLayout",
+    "MBarrierLayout.multicta",
+    "TensorMemoryLayout",
+    "TensorMemoryScalesLayout",
+    "get_tmem_reg_layout",
+];
 
 pub fn register(r: &mut Registry) {
     // Every layout class `tessel_layouts::expr` binds is a `gl.*` class, bound the same way.
@@ -28,6 +35,7 @@ pub fn register(r: &mut Registry) {
     }
     for m in [crate::AMPERE_MBARRIER, HOPPER_MBARRIER] {
         r.add(m, "MBarrierLayout", Handler::Raw(layout_call));
+        r.add(m, "MBarrierLayout.multicta", Handler::Raw(layout_call));
     }
     r.add(GL, "AutoLayout", Handler::Bound("", placeholder));
     r.add(GL, "CoalescedLayout", Handler::Bound("", placeholder));
@@ -133,7 +141,9 @@ fn convert<'a>(e: &mut Elab<'a>, b: Bound<'a>, assert_trivial: bool) -> R<Value<
         _ => unreachable!("a block"),
     };
     if ty == t.ty {
-        return Ok(Value::Tensor(t));
+        // The same map: no conversion, but the value now carries the spelling asked for (a `SliceLayout` that
+        // `expand_dims` needs, where the tensor came spelt by its bases).
+        return Ok(Value::Tensor(Tv::new(t.v, ty)));
     }
     if assert_trivial {
         return Err(e.err(b.span, format!("this conversion is not trivial: {} and {} are different layouts", t.ty, ty)));
@@ -205,6 +215,8 @@ pub fn spec_of(l: &Layout) -> AnyLayout {
 pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
     let ints = |v: &[u32]| Value::tuple(v.iter().map(|&x| Value::Int(x as i128)).collect());
     let int = |x: u32| Value::Int(x as i128);
+    let list = |v: &[u32]| Value::List(Rc::new(RefCell::new(v.iter().map(|&x| Value::Int(x as i128)).collect())));
+    let bases = |b: &[Vec<u32>]| Value::List(Rc::new(RefCell::new(b.iter().map(|v| list(v)).collect())));
     let dist = |d: &DistributedLayout| Value::Layout(Rc::new(AnyLayout::Distributed(d.clone())));
     let cga = |c: &CgaLayout| match c {
         CgaLayout::Bases(b) => Value::tuple(b.iter().map(|v| ints(v)).collect()),
@@ -241,6 +253,12 @@ pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
             (DistributedLayout::Nvmma(n), "version") => ints(&n.version),
             (DistributedLayout::Nvmma(n), "warps_per_cta") => ints(&n.warps_per_cta),
             (DistributedLayout::Nvmma(n), "instr_shape") => ints(&n.instr_shape),
+            // Lists, as Gluon's dataclass fields are (`layout.reg_bases[-1] == [0, 32]`).
+            (DistributedLayout::Linear(d), "reg_bases") => bases(&d.reg_bases),
+            (DistributedLayout::Linear(d), "lane_bases") => bases(&d.lane_bases),
+            (DistributedLayout::Linear(d), "warp_bases") => bases(&d.warp_bases),
+            (DistributedLayout::Linear(d), "block_bases") => bases(&d.block_bases),
+            (DistributedLayout::Linear(d), "shape") => list(&d.shape),
             _ => return None,
         },
         (AnyLayout::Shared(s), _) => match (s, name) {

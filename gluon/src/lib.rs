@@ -12,10 +12,11 @@
 //! - [`tma`]: Hopper TMA copies (`async_load`, `async_store`, `store_wait`) and the descriptor's `layout` and
 //!   `nbytes_per_cta`;
 //! - [`wgmma`]: `warpgroup_mma`, `warpgroup_mma_wait`, `warpgroup_mma_init`;
-//! - [`blackwell`]: tensor memory and its descriptor; [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
+//! - [`blackwell`]: tensor memory and its descriptor, [`tmem_type`] its type as a value (and the register
+//!   layouts both give); [`tcgen05`]: `tcgen05_mma`, `tcgen05_mma_scaled`,
 //!   `tcgen05_copy`, `tcgen05_commit`; [`clc`]: cluster launch control (`clc.try_cancel`, `clc.load_result`);
 //! - [`warp_specialize`]: `warp_specialize` (both spellings), partitions on warps of their own;
-//! - `map_elementwise` in [`elementwise`].
+//! - `map_elementwise` in [`elementwise`]; Blackwell's packed arithmetic (`mul2`, `fma2`, ...) in [`packed`].
 //!
 //! To add a builtin: write its handler in the module of its concept and register it in that module's
 //! `register` with its Gluon signature (defaults included). The registry's attribute hook, here, sends each
@@ -27,10 +28,12 @@ pub mod clc;
 pub mod elementwise;
 pub mod layouts;
 pub mod mbarrier;
+pub mod packed;
 pub mod smem;
 pub mod tcgen05;
 pub mod tma;
 pub mod tma_gather;
+pub mod tmem_type;
 pub mod warp_specialize;
 pub mod wgmma;
 
@@ -74,6 +77,8 @@ pub fn registry() -> &'static Registry {
         tma::register(&mut r);
         wgmma::register(&mut r);
         blackwell::register(&mut r);
+        tmem_type::register(&mut r);
+        packed::register(&mut r);
         tma_gather::register(&mut r);
         tcgen05::register(&mut r);
         clc::register(&mut r);
@@ -90,6 +95,7 @@ pub fn registry() -> &'static Registry {
 fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
     match v {
         Value::Layout(l) => Ok(layouts::layout_attr(l, name)),
+        Value::MemType(m) => tmem_type::attr(e, v, m, name, span),
         Value::Tensor(t) if t.ty == Type::Token => {
             Err(e.err(span, format!("an async token has no attribute `{name}`")))
         }
@@ -110,6 +116,9 @@ fn method<'a>(
     args: tessel_lang::elab::builtins::CallArgs<'a>,
     span: Span,
 ) -> R<Option<Value<'a>>> {
+    if let Value::MemType(m) = recv {
+        return tmem_type::method(e, m, name, args, span);
+    }
     if let Value::Tensor(t) = recv
         && t.ty == Type::ClcResult
     {

@@ -27,6 +27,8 @@ use crate::layouts::{distributed_arg, shared_arg, spec_of};
 
 pub fn register(r: &mut Registry) {
     r.add(GL, "allocate_shared_memory", Handler::Bound("element_ty, shape, layout, value=None", allocate));
+    // The descriptor's class: a name for annotations and for factories that take the class as a value.
+    r.add(GL, "shared_memory_descriptor", Handler::Type);
 }
 
 /// The names a descriptor answers to as methods.

@@ -184,11 +184,14 @@ fn load_im2col<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
             ));
         }
     };
-    let rank = match tessel_tile::tma::host_im2col_base(&e.func, desc.v) {
+    // In a worker partition the descriptor is the partition's argument: its source is what the caller passed
+    // (the warp_specialize op that will say so is emitted after the partitions).
+    let mut source = desc.v;
+    while let Some(&outer) = e.worker_args.get(&source) {
+        source = outer;
+    }
+    let rank = match tessel_tile::tma::host_im2col_base(&e.func, source) {
         Some((_, rank)) => rank as usize,
-        None if in_worker(e, &desc) => {
-            return Err(e.err(a.span, "im2col loads in a warp_specialize worker are not supported by tessel yet"));
-        }
         None => {
             return Err(e.err_hint(
                 a.span,

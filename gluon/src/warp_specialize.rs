@@ -223,11 +223,14 @@ fn warp_specialize<'a>(e: &mut Elab<'a>, name: &'static str, args: CallArgs<'a>)
 fn check_worker_tma<'a>(e: &Elab<'a>, r: RegionId) -> R<()> {
     for &o in &e.func.region(r).ops {
         let data = e.func.op(o);
-        if matches!(
-            data.op,
-            Op::TmaLoad { .. } | Op::TmaStore | Op::TmaLoadIm2col { .. } | Op::TmaGather | Op::TmaScatter
-        ) && tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_none()
-        {
+        let host = match data.op {
+            Op::TmaLoadIm2col { .. } => tessel_tile::tma::host_im2col_base(&e.func, data.operands[0]).is_some(),
+            Op::TmaLoad { .. } | Op::TmaStore | Op::TmaGather | Op::TmaScatter => {
+                tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_some()
+            }
+            _ => true,
+        };
+        if !host {
             let at = data.loc.map_or(Span::default(), |l| Span::new(l.start as usize, l.end as usize));
             return Err(e.err(at, crate::tma::NOT_HOST));
         }

@@ -1,11 +1,14 @@
 //! Block-scaled MMAs and tcgen05_copy in gluon kernels: what the builtins refuse, at the call (or the argument)
 //! that is wrong: a copy source no matrix descriptor reads, scales outside a TensorMemoryScalesLayout buffer, an
-//! e2m1 operand beside fp8 that is not padded, an unknown format. The kernels' results are checked against the
+//! e2m1 operand beside fp8 that is not padded, an unknown format; and scales broadcast over a CTA pair, stored
+//! and read back in the interpreter. The MMA kernels' results are checked against the
 //! interpreter and float64 in `tests/tcgen05.rs` (`tests/kernels/gluon_tcgen05_scaled.py`).
 
 mod common;
 
 use common::*;
+use tessel_interp::Arg;
+use tessel_interp::memory::Memory;
 use tessel_tile::ScalarType::*;
 
 const IMPORTS: &str = "\
@@ -101,4 +104,34 @@ fn an_unpadded_e2m1_operand_beside_fp8_and_unknown_formats_are_refused() {
     // The operand's element type must be the format's storage.
     let err = elab_error(&src(&mma(FP8, FP8, SCALES, "e4m3", "e5m2")), "k", vec![ptr(F32)]);
     assert!(err.contains("operand B of format e5m2 is a 2-D buffer of f8e5m2"), "{err}");
+}
+
+#[test]
+fn scales_broadcast_over_a_cta_pair_store_and_load_in_each_cta() {
+    // 05-moe-bmm1-fused-gather's activation scales: `TensorMemoryScalesLayout(cga_layout=((0, 0),))` in a kernel
+    // of two CTAs, filled through its register layout (each CTA its copy) and read back.
+    let src = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia import blackwell
+
+
+@gluon.jit
+def broadcast_scales(Out):
+    layout: gl.constexpr = blackwell.TensorMemoryScalesLayout(cga_layout=((0, 0), ))
+    s = blackwell.allocate_tensor_memory(gl.uint8, [128, 4], layout)
+    regs: gl.constexpr = s.get_reg_layout()
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, regs))
+    c = gl.arange(0, 4, layout=gl.SliceLayout(0, regs))
+    s.store((r[:, None] * 4 + c[None, :]).to(gl.uint8))
+    gl.store(Out + r[:, None] * 4 + c[None, :], s.load(regs))
+"#;
+    let mut config = tessel_tile::KernelConfig { num_ctas: 2, ..tessel_tile::KernelConfig::DEFAULT };
+    config.num_warps = 4;
+    let f = elab_with(src, "broadcast_scales", &tessel_lang::elab::Specialization::with_config(vec![ptr(U8)], config));
+    assert!(f.to_string().contains("TensorMemoryScalesLayout(cga_layout=[[0, 0]])"), "{f}");
+    let mut mem = Memory::new();
+    let out = poisoned(&mut mem, "out", U8, 512);
+    run(&f, &[Arg::Buffer(out)], [2, 1, 1], &mut mem);
+    assert_eq!(mem.read_f64(out), (0..512).map(|i| (i % 256) as f64).collect::<Vec<_>>());
 }

@@ -94,3 +94,39 @@ fn tiled_copies_of_an_im2col_descriptor_and_im2col_loads_of_a_tiled_one_are_refu
     let err = elab_error(&three_offsets, "im2col_copy", spec([0, 0]));
     assert!(err.contains("`offsets` of `tma.async_load_im2col` needs 2 entries, got 3"), "{err}");
 }
+
+#[test]
+fn an_im2col_load_issued_by_a_warp_specialize_worker_fills_the_default_partitions_buffer() {
+    // As the conv examples' load partitions: the worker receives the host descriptor as an argument; its load
+    // reaches the tensor map through the partition's operands.
+    let src = kernel()
+        .replace(
+            "    tma.async_load_im2col(x_desc, [n, h, w, c], [OFF_H, OFF_W], bar, buf)\n    mbarrier.wait(bar, 0)\n",
+            "    gl.warp_specialize([(waiter, (bar,)), (loader, (x_desc, buf, bar, n, h, w, c, OFF_H, OFF_W))], [1], \
+             [24])\n",
+        )
+        .replace(
+            "@gluon.jit\ndef im2col_copy",
+            "@gluon.jit\ndef waiter(bar):\n    mbarrier.wait(bar, 0)\n\n\n@gluon.jit\ndef loader(x_desc, buf, bar, n, \
+             h, w, c, OFF_H: gl.constexpr, OFF_W: gl.constexpr):\n    tma.async_load_im2col(x_desc, [n, h, w, c], \
+             [OFF_H, OFF_W], bar, buf)\n\n\n@gluon.jit\ndef im2col_copy",
+        );
+    assert!(src.contains("gl.warp_specialize") && src.contains("def loader"), "{src}");
+    let dims = [2i64, 5, 6, 24];
+    let (lower, upper) = ([-1i64, -2], [0i64, -1]);
+    let x = rounded(F16, &Rng::new(6).vec(dims.iter().product::<i64>() as usize));
+    let (at, off) = ([0i64, -1, -2, 8], [1i64, 2]);
+    let f = elab(&src, "im2col_copy", spec(off));
+    assert!(f.to_string().contains("warp_specialize") && f.to_string().contains("tma_load_im2col"), "{f}");
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F16, &x);
+    let out = poisoned(&mut mem, "out", F16, 32 * 16);
+    let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
+    let mut args = vec![Arg::Buffer(bx)];
+    args.extend(dims.iter().chain(&strides).chain(&lower).chain(&upper).map(|&d| Arg::Int(d)));
+    args.extend([1, 1, 1, 1].map(Arg::Int));
+    args.push(Arg::Buffer(out));
+    args.extend(at.map(Arg::Int));
+    run(&f, &args, [1, 1, 1], &mut mem);
+    assert_eq!(mem.read_f64(out), reference(&x, dims, lower, upper, at, off));
+}

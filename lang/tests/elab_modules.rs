@@ -167,3 +167,53 @@ fn get_int_dtype_picks_the_integer_type_of_a_width() {
     let err = elaborate(&bad, &ModuleSet::default()).unwrap_err();
     assert!(err.contains("no integer type of 24 bits"), "{err}");
 }
+
+/// The host pattern that loads a sibling whose name is not an identifier by its path
+/// (`spec_from_file_location`, as the Gluon conv examples load `02-conv-common.py`).
+const FILE_LOADER: &str = "\
+import importlib.util
+import sys
+from pathlib import Path
+
+
+def _load_common():
+    module = sys.modules.get(\"examples_common\")
+    if module is not None:
+        return module
+    module_path = Path(__file__).with_name(\"05-helpers.py\")
+    spec = importlib.util.spec_from_file_location(\"examples_common\", module_path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[\"examples_common\"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_common = _load_common()
+scaled = _common.scaled_exp";
+
+#[test]
+fn a_sibling_loaded_by_its_path_is_a_module_of_the_set() {
+    // Found on disk by `load` (the loader names the file beside the kernel), and bound as a module.
+    let dir = std::env::temp_dir().join(format!("tessel-file-loader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let helpers = HELPERS.replace("from . import consts", "BIAS_MOD = 0").replace("consts.BIAS", "7");
+    std::fs::write(dir.join("05-helpers.py"), &helpers).unwrap();
+    let src = kernel(FILE_LOADER).replace("USE", "scaled(x)");
+    let file = dir.join("kern.py");
+    std::fs::write(&file, &src).unwrap();
+    let main = tessel_lang::parse_module(&src).unwrap();
+    let set = tessel_lang::elab::modules::load(&main, &file, &[]).map_err(|d| d.render("kern.py", &src)).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(set.find("05-helpers").is_some(), "the sibling was not loaded");
+    let ir = elaborate(&src, &set).unwrap();
+    assert!(ir.contains("= exp %x"), "{ir}");
+
+    // Without the sibling in the set, the module is host-side where the kernel uses it.
+    let err = elaborate(&src, &ModuleSet::default()).unwrap_err();
+    assert!(err.contains("cannot be used in a kernel"), "{err}");
+    // A function that does not give back the module it made is no loader: its host code is not followed.
+    let not_loader = src.replace("    spec.loader.exec_module(module)\n    return module", "    return spec");
+    assert_ne!(not_loader, src);
+    let err = elaborate(&not_loader, &set).unwrap_err();
+    assert!(err.contains("cannot be used in a kernel"), "{err}");
+}

@@ -78,6 +78,20 @@ pub fn cta_group(f: &Func) -> Result<u32, (OpId, String)> {
         let d = f.op(o);
         if d.op == Op::TmemAlloc
             && let Type::MemDesc { layout, .. } = f.ty(d.results[0])
+            && let Some(AnyLayout::TensorMemoryScales(t)) = &layout.spec
+            && t.cta_split[0] * t.cta_split[1] * t.broadcast > f.config.num_ctas
+        {
+            return Err((
+                o,
+                format!(
+                    "tensor-memory scales spread over {} CTAs in a kernel of num_ctas = {}",
+                    t.cta_split[0] * t.cta_split[1] * t.broadcast,
+                    f.config.num_ctas
+                ),
+            ));
+        }
+        if d.op == Op::TmemAlloc
+            && let Type::MemDesc { layout, .. } = f.ty(d.results[0])
             && let Some(AnyLayout::TensorMemory(t)) = &layout.spec
             && t.cta_split[0] * t.cta_split[1] > f.config.num_ctas
         {

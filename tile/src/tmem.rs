@@ -33,7 +33,8 @@ pub fn buffer_columns(f: &Func, v: ValueId) -> u32 {
     let ty = f.ty(v);
     let split = match ty.memdesc().and_then(|(_, _, l)| l.spec.as_ref()) {
         Some(tessel_layouts::AnyLayout::TensorMemory(t)) => t.cta_split[0] * t.cta_split[1],
-        Some(tessel_layouts::AnyLayout::TensorMemoryScales(t)) => t.cta_split[0] * t.cta_split[1],
+        // A broadcast's copies are each CTA's own columns.
+        Some(tessel_layouts::AnyLayout::TensorMemoryScales(t)) => t.cta_split[0] * t.cta_split[1] * t.broadcast,
         _ => 1,
     };
     (crate::tmem_types::columns(ty) / split).max(1)

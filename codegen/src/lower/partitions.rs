@@ -122,8 +122,10 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let mut transfer: Vec<(usize, Reg)> = Vec::new();
     for (i, &c) in data.operands.iter().enumerate() {
         let regs = l.get(c)?.to_vec();
-        if matches!(f.ty(c), tessel_tile::Type::TensorDesc { .. }) && tessel_tile::tma::host_desc_base(f, c).is_some() {
-            // A host descriptor: a worker's TMA copies reach its tensor map, a kernel parameter, through
+        let host =
+            tessel_tile::tma::host_desc_base(f, c).is_some() || tessel_tile::tma::host_im2col_base(f, c).is_some();
+        if matches!(f.ty(c), tessel_tile::Type::TensorDesc { .. }) && host {
+            // A host descriptor (tiled or im2col): a worker's TMA copies reach its tensor map, a kernel parameter, through
             // `tma::desc_source`; the worker reads none of its registers (the elaborator gives workers no
             // `desc.shape`), so nothing is handed over.
             captures.push(Some(regs));

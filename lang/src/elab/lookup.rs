@@ -173,11 +173,11 @@ impl<'a> Elab<'a> {
     }
 
     /// Whether the registry owns `v`'s attributes and methods: shared-memory descriptors, tokens, cluster launch
-    /// control responses, layouts.
+    /// control responses, layouts, memory descriptor types.
     fn plugin_owned(v: &Value<'a>) -> bool {
         match v {
             Value::Tensor(t) => matches!(t.ty, Type::MemDesc { .. } | Type::Token | Type::ClcResult),
-            Value::Layout(_) => true,
+            Value::Layout(_) | Value::MemType(_) => true,
             _ => false,
         }
     }

@@ -37,6 +37,7 @@ pub mod blocks;
 pub mod builtins;
 pub mod call;
 pub mod expr;
+pub mod file_loader;
 pub mod imports;
 pub mod jumps;
 pub mod lookup;

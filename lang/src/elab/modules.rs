@@ -253,7 +253,9 @@ pub fn defines_kernel_code(module: &ast::Module) -> bool {
 /// for each import the module paths it may name (`import a.b` → `a`, `a.b`; `from m import x` → `m`, `m.x`).
 fn wanted(module: &ast::Module, ctx: &ScanCtx) -> Vec<Want> {
     let mut out = Vec::new();
-    for stmt in executed(&module.body, ctx) {
+    let ran = executed(&module.body, ctx);
+    let loaders = crate::elab::file_loader::file_loaders(&ran);
+    for stmt in ran {
         match &stmt.kind {
             StmtKind::Import(aliases) => {
                 for a in aliases {
@@ -267,7 +269,9 @@ fn wanted(module: &ast::Module, ctx: &ScanCtx) -> Vec<Want> {
                 out.extend(names.iter().filter(|a| a.name != "*").map(|a| Want::Module(format!("{base}.{}", a.name))));
             }
             StmtKind::Assign { value, .. } | StmtKind::AnnAssign { value: Some(value), .. } => {
-                if let Some(name) = import_module_call(value) {
+                if let Some(name) =
+                    import_module_call(value).or_else(|| crate::elab::file_loader::loader_call(value, &loaders))
+                {
                     out.push(Want::Sibling(name, value.span));
                 }
             }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use crate::ast::{self, Expr, StmtKind};
+use crate::ast::{self, Expr, ExprKind, StmtKind};
 pub use crate::elab::imports::Imports;
 use crate::elab::imports::{ScanCtx, executed};
 use crate::elab::modules::ModuleInfo;
@@ -24,6 +24,9 @@ pub enum Global<'a> {
     Unresolved(String),
     /// `NAME = expr` or `NAME: ann = expr` at the top level (the last such assignment).
     Pending(&'a Expr),
+    /// A name bound by unpacking at the top level (`A, (B, C) = expr`): the target it is part of and the value.
+    /// The value is computed once, and binds every name of the target (a factory's classes stay one set).
+    PendingUnpack(&'a Expr, &'a Expr),
     /// Being evaluated (a cycle if met again).
     Evaluating,
     Done(Value<'a>),
@@ -79,6 +82,7 @@ impl<'a> ModuleCtx<'a> {
         let mut globals = self.globals.borrow_mut();
         let no_set = |_: &str| false;
         let ctx = ScanCtx { name: &self.name, is_package: self.is_package, in_set: &no_set };
+        let loaders = crate::elab::file_loader::file_loaders(&self.executed);
         for stmt in &self.executed {
             match &stmt.kind {
                 StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
@@ -99,9 +103,19 @@ impl<'a> ModuleCtx<'a> {
                     globals.insert(def.name.name.clone(), Global::Done(Value::Class(c)));
                 }
                 StmtKind::Assign { targets, value } => {
+                    // `NAME = loader()` of a file loader: the sibling module it loads (see `file_loader`).
+                    let loaded = crate::elab::file_loader::loader_call(value, &loaders);
                     for t in targets {
-                        if let Some(n) = t.as_name() {
+                        if let (Some(n), Some(m)) = (t.as_name(), &loaded) {
+                            globals.insert(n.to_string(), Global::Import(m.clone()));
+                        } else if let Some(n) = t.as_name() {
                             globals.insert(n.to_string(), Global::Pending(value));
+                        } else if matches!(t.kind, ExprKind::Tuple(_) | ExprKind::List(_)) {
+                            let mut names = Vec::new();
+                            target_names(t, &mut names);
+                            for n in names {
+                                globals.insert(n, Global::PendingUnpack(t, value));
+                            }
                         }
                     }
                 }
@@ -297,7 +311,76 @@ impl<'a> Elab<'a> {
                     }
                 }
             }
+            Some(Global::PendingUnpack(target, expr)) => {
+                let mut names = Vec::new();
+                target_names(target, &mut names);
+                let set = |this: &Self, g: &dyn Fn(&str) -> Global<'a>| {
+                    let mut globals = this.modules[module].globals.borrow_mut();
+                    for n in &names {
+                        globals.insert(n.clone(), g(n));
+                    }
+                };
+                set(self, &|_| Global::Evaluating);
+                self.frames.push(Frame::new(module, name, true));
+                let result = self.eval(expr).and_then(|v| {
+                    let mut bound = Vec::new();
+                    self.unpack_global(target, v, &mut bound)?;
+                    Ok(bound)
+                });
+                self.frames.pop();
+                match result {
+                    Ok(bound) => {
+                        let mut globals = self.modules[module].globals.borrow_mut();
+                        for (n, v) in bound {
+                            globals.insert(n, Global::Done(v));
+                        }
+                        drop(globals);
+                        self.global(module, name, span)
+                    }
+                    Err(mut e) => {
+                        set(self, &|_| Global::PendingUnpack(target, expr));
+                        e.diag.notes.push(format!("while computing the global `{name}` at compile time"));
+                        Err(e)
+                    }
+                }
+            }
         }
+    }
+
+    /// Binds the names of the top-level unpacking target `target` to the parts of `v`, into `out`.
+    fn unpack_global(&self, target: &'a Expr, v: Value<'a>, out: &mut Vec<(String, Value<'a>)>) -> R<()> {
+        match &target.kind {
+            ExprKind::Tuple(ts) | ExprKind::List(ts) => {
+                let Some(items) = v.items() else {
+                    return Err(
+                        self.err(target.span, format!("cannot unpack {} into {} names", v.describe(), ts.len()))
+                    );
+                };
+                if items.len() != ts.len() {
+                    return Err(
+                        self.err(target.span, format!("cannot unpack {} values into {} names", items.len(), ts.len()))
+                    );
+                }
+                ts.iter().zip(items).try_for_each(|(t, x)| self.unpack_global(t, x, out))
+            }
+            _ => match target.as_name() {
+                Some(n) => {
+                    out.push((n.to_string(), v));
+                    Ok(())
+                }
+                None => {
+                    Err(self.err(target.span, "a top-level unpacking target must be names (nested tuples of them)"))
+                }
+            },
+        }
+    }
+}
+
+/// The names a top-level unpacking target binds (`A, (B, C)`), in order.
+fn target_names(t: &Expr, out: &mut Vec<String>) {
+    match &t.kind {
+        ExprKind::Tuple(ts) | ExprKind::List(ts) => ts.iter().for_each(|t| target_names(t, out)),
+        _ => out.extend(t.as_name().map(str::to_string)),
     }
 }
 

@@ -199,7 +199,19 @@ pub enum Value<'a> {
     /// Triton's `block_type`: the element type and shape of a block (a descriptor's `desc.block_type`), with
     /// `shape` (a list), `element_ty`, `nbytes` and `numel`.
     BlockType(Rc<(ScalarType, Vec<u32>)>),
+    /// A memory descriptor's type, known at compile time (Gluon's `tensor_memory_descriptor_type(element_ty,
+    /// shape, layout, alloc_shape)`): what a descriptor of it would carry. Its attributes and methods are the
+    /// registry's attribute and method hooks' (gluon mode).
+    MemType(Rc<MemType>),
     Tensor(Tv),
+}
+
+/// A memory descriptor type as a value: `ty` is the `MemDesc` type of a descriptor of `shape` (a view of an
+/// allocation of `alloc_shape`, whose layout it carries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemType {
+    pub ty: Type,
+    pub alloc_shape: Vec<u32>,
 }
 
 impl<'a> Value<'a> {
@@ -305,6 +317,7 @@ impl<'a> Value<'a> {
             Value::Range(_) => "range".into(),
             Value::Layout(_) => "layout".into(),
             Value::BlockType(_) => "block type".into(),
+            Value::MemType(m) => format!("type {}", m.ty),
             Value::Tensor(t) => t.ty.to_string(),
         }
     }
@@ -412,6 +425,7 @@ pub fn py_eq<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<bool> {
         (Value::UserModule(x), Value::UserModule(y)) => x == y,
         (Value::Layout(x), Value::Layout(y)) => x == y,
         (Value::BlockType(x), Value::BlockType(y)) => x == y,
+        (Value::MemType(x), Value::MemType(y)) => x == y,
         (Value::Slice(a0, a1, a2), Value::Slice(b0, b1, b2)) => (a0, a1, a2) == (b0, b1, b2),
         _ => false,
     })
@@ -449,6 +463,7 @@ pub fn py_str(v: &Value) -> String {
             format!("slice({}, {}, {})", s(a), s(b), s(c))
         }
         Value::Layout(l) => l.to_string(),
+        Value::MemType(m) => m.ty.to_string(),
         Value::BlockType(b) => {
             let dims: Vec<String> = b.1.iter().map(u32::to_string).collect();
             format!("<[{}], {}>", dims.join(", "), b.0)

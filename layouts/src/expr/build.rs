@@ -22,6 +22,7 @@ pub const KNOWN_CALLABLES: &[&str] = &[
     "NVMMASharedLayout.get_default_for",
     "SharedLinearLayout",
     "MBarrierLayout",
+    "MBarrierLayout.multicta",
     "TensorMemoryLayout",
     "TensorMemoryScalesLayout",
     "get_tmem_reg_layout",
@@ -36,6 +37,9 @@ pub(super) fn call(call: &Call, args: Vec<Arg>) -> Result<Value> {
     match (owner, name) {
         (Some("NVMMASharedLayout"), "get_default_for") => {
             return nvmma_default_for(call.bind(name, &NVMMA_DEFAULT, args)?);
+        }
+        (Some("MBarrierLayout"), "multicta") => {
+            return mbarrier_multicta(call.bind(name, &[req("num_ctas"), opt("two_cta", "False")], args)?);
         }
         (_, "constexpr") => {
             const VALUE: [Param; 1] = [req("value")];
@@ -241,6 +245,33 @@ fn mbarrier(mut b: Bound) -> Result<Value> {
     Ok(shared(SharedLayout::Swizzled(l), None))
 }
 
+/// `MBarrierLayout.multicta(num_ctas, two_cta=False)`: one barrier per CTA of a cluster of `num_ctas` (a
+/// power of two); with `two_cta`, one per CTA pair (the pair's CTAs share the even CTA's, a zero block basis).
+fn mbarrier_multicta(mut b: Bound) -> Result<Value> {
+    let num_ctas = b.u32("num_ctas")?;
+    let two_cta = b.bool_or("two_cta", false)?;
+    if num_ctas == 0 || !num_ctas.is_power_of_two() {
+        return err(
+            b.call.span.clone(),
+            format!("MBarrierLayout.multicta: num_ctas must be a power of two, got {num_ctas}"),
+        );
+    }
+    if two_cta && num_ctas % 2 != 0 {
+        return err(b.call.span.clone(), "MBarrierLayout.multicta: two_cta needs an even num_ctas, got 1".to_string());
+    }
+    let mut bases = Vec::new();
+    let mut rest = num_ctas;
+    if two_cta {
+        bases.push(vec![0]);
+        rest /= 2;
+    }
+    bases.extend((0..rest.trailing_zeros()).map(|i| vec![1u32 << i]));
+    let cga = if bases.is_empty() { CgaLayout::Single } else { CgaLayout::Bases(bases) };
+    let l = SwizzledSharedLayout { vec: 1, per_phase: 1, max_phase: 1, order: vec![0], cga };
+    b.checked(l.validate())?;
+    Ok(shared(SharedLayout::Swizzled(l), None))
+}
+
 const NVMMA_SHARED: [Param; 9] = [
     req("swizzle_byte_width"),
     req("element_bitwidth"),
@@ -397,6 +428,7 @@ fn tensor_memory(mut b: Bound) -> Result<Value> {
 
 /// `TensorMemoryScalesLayout(cga_layout=[])`: the CTA split read off the CGA bases.
 fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
+    let mut broadcast = 1;
     let cta_split = match (b.get("cga_layout"), b.get("cta_split_num")) {
         (Some(c), Some(_)) => {
             return err(c.span, "TensorMemoryScalesLayout: give either cga_layout or cta_split_num, not both");
@@ -410,6 +442,22 @@ fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
         },
         (Some(c), None) => {
             let bases = to_bases(&c, "TensorMemoryScalesLayout: cga_layout")?;
+            let zero = |b: &Vec<u32>| b.iter().all(|&x| x == 0);
+            if !bases.is_empty() && bases.iter().all(zero) {
+                // Every CTA holds all the scales (those of the A operand a CTA pair shares).
+                broadcast = 1 << bases.len();
+                return Ok(Value::Layout(
+                    AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast }),
+                    None,
+                ));
+            }
+            if bases.iter().any(zero) {
+                return err(
+                    c.span,
+                    "TensorMemoryScalesLayout: cga_layout must split the tensor or broadcast it (all bases zero), \
+                     not both",
+                );
+            }
             let cga = if bases.is_empty() { CgaLayout::Single } else { CgaLayout::Bases(bases.clone()) };
             let split =
                 cga.split_per_dim(2).or_else(|e| err(c.span.clone(), format!("TensorMemoryScalesLayout: {e}")))?;
@@ -419,7 +467,7 @@ fn tensor_memory_scales(mut b: Bound) -> Result<Value> {
             [split[0], split[1]]
         }
     };
-    Ok(Value::Layout(AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split }), None))
+    Ok(Value::Layout(AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split, broadcast }), None))
 }
 
 /// Why `instr_variant` `s` has no register layout here: a variant tessel does not model yet, or an unknown one.
@@ -430,7 +478,9 @@ pub fn tmem_variant_error(s: &str) -> String {
         "16x32bx2" => "instr_variant \"16x32bx2\" is not supported by tessel yet (the 32x32b variant of a block-M-64 \
                        layout uses the 16x32bx2 access where it needs it)"
             .into(),
-        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel yet".into(),
+        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet (a \
+                            tensor-memory descriptor's get_reg_layout, or its type's, has it)"
+            .into(),
         _ => {
             let names: Vec<String> = ACCESSES.iter().map(|a| format!("{:?}", a.ptx_name())).collect();
             format!("unknown instr_variant {s:?}; choose one of {}", names.join(", "))

@@ -290,10 +290,10 @@ fn tensor_memory_takes_the_older_unpacked_spelling() {
 #[test]
 fn tensor_memory_scales_is_a_layout() {
     let l = parse("TensorMemoryScalesLayout()");
-    assert_eq!(l, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1] }));
+    assert_eq!(l, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }));
     assert_eq!(l.to_string(), "TensorMemoryScalesLayout()");
     let split = parse("blackwell.TensorMemoryScalesLayout(cga_layout=[[1, 0]])");
-    assert_eq!(split, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [2, 1] }));
+    assert_eq!(split, AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [2, 1], broadcast: 1 }));
     assert_eq!(parse(&split.to_string()), split);
 }
 
@@ -303,7 +303,10 @@ fn register_variants_tessel_does_not_model_are_named() {
     assert!(msg.contains("instr_variant \"16x32bx2\" is not supported by tessel yet"), "{msg}");
     assert_eq!(at, "\"16x32bx2\"");
     let (msg, _) = fail("get_tmem_reg_layout(TensorMemoryLayout((128, 64), 1), 4, instr_variant=\"32x32b_splitn\")");
-    assert!(msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel yet"), "{msg}");
+    assert!(
+        msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -474,4 +477,38 @@ fn a_shared_layout_lays_out_leading_buffer_dims_one_after_another() {
     }
     // A ring of 3 (num_stages = 3) spans the offsets of 4 buffers, laid out the same way.
     assert_eq!(l.to_linear_buffered(&[3, 64, 64]).unwrap(), ring);
+}
+
+#[test]
+fn mbarrier_multicta_has_one_barrier_per_cta_or_per_pair() {
+    let cga = |src: &str| match parse(src) {
+        AnyLayout::Shared(SharedLayout::Swizzled(s)) => s.cga,
+        other => panic!("{src}: {other:?}"),
+    };
+    assert_eq!(cga("MBarrierLayout.multicta(1)"), CgaLayout::Single);
+    assert_eq!(cga("MBarrierLayout.multicta(4)"), CgaLayout::Bases(vec![vec![1], vec![2]]));
+    assert_eq!(cga("MBarrierLayout.multicta(4, two_cta=True)"), CgaLayout::Bases(vec![vec![0], vec![1]]));
+    let (msg, _) = fail("MBarrierLayout.multicta(3)");
+    assert!(msg.contains("num_ctas must be a power of two, got 3"), "{msg}");
+    let (msg, _) = fail("MBarrierLayout.multicta(1, two_cta=True)");
+    assert!(msg.contains("two_cta needs an even num_ctas"), "{msg}");
+}
+
+#[test]
+fn scales_broadcast_over_a_cta_pair_hold_a_copy_in_each() {
+    let l = parse("TensorMemoryScalesLayout(cga_layout=[[0, 0]])");
+    let AnyLayout::TensorMemoryScales(s) = &l else { panic!("{l:?}") };
+    assert_eq!((s.cta_split, s.broadcast), ([1, 1], 2));
+    assert_eq!(l.to_string(), "TensorMemoryScalesLayout(cga_layout=[[0, 0]])");
+    assert_eq!(parse(&l.to_string()), l);
+    // The copy takes the next columns: one more `col` bit, holding nothing new.
+    let lin = s.to_linear(&[128, 4]).unwrap();
+    let single = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }.to_linear(&[128, 4]).unwrap();
+    assert_eq!(lin.in_dim_size("col"), 2 * single.in_dim_size("col"));
+    assert_eq!(lin.bases("col").last().map(|b| b.to_vec()), Some(vec![0, 0]));
+    // In registers each CTA moves its own copy: a zero block basis.
+    let regs = s.reg_layout(&[128, 4], TmemAccess::B32x32, 4).unwrap();
+    assert_eq!(regs.bases("block").iter().map(|b| b.to_vec()).collect::<Vec<_>>(), vec![vec![0, 0]]);
+    let (msg, _) = fail("TensorMemoryScalesLayout(cga_layout=[[1, 0], [0, 0]])");
+    assert!(msg.contains("must split the tensor or broadcast it (all bases zero), not both"), "{msg}");
 }

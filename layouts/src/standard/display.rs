@@ -223,6 +223,10 @@ impl Display for TensorMemoryScalesLayout {
         if self.cta_split != [1, 1] {
             write!(f, "cta_split_num=({},{})", self.cta_split[0], self.cta_split[1])?;
         }
+        if self.broadcast > 1 {
+            let zeros: Vec<&str> = (0..self.broadcast.trailing_zeros()).map(|_| "[0, 0]").collect();
+            write!(f, "cga_layout=[{}]", zeros.join(", "))?;
+        }
         f.write_char(')')
     }
 }

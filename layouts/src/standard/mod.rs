@@ -180,11 +180,15 @@ pub struct TensorMemoryLayout {
 }
 
 /// `TensorMemoryScalesLayout(cga_layout=[])`: the tensor-memory layout of block scales (8-bit, for
-/// `tcgen05_mma_scaled`), `[rows, scales per row]` with the CTA split along M and N.
+/// `tcgen05_mma_scaled`), `[rows, scales per row]` with the CTA split along M and N, or broadcast (zero bases:
+/// every CTA of the group holds all of them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorMemoryScalesLayout {
     /// CTA split along M and N (`[1, 1]` for one CTA).
     pub cta_split: [u32; 2],
+    /// The CTAs holding a copy of the whole buffer (`cga_layout=[[0, 0]]`: 2, each CTA of a pair holds the
+    /// scales both use); 1 for none. A broadcast layout splits nothing (`cta_split` is `[1, 1]`).
+    pub broadcast: u32,
 }
 
 /// Any layout a tensor or memory descriptor can carry.

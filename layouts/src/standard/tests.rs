@@ -217,14 +217,14 @@ fn tmem_buffers_follow_one_another_in_the_columns() {
 fn tmem_scales_hold_two_rows_per_lane_and_four_scales_per_column() {
     // [128, 8] of 8-bit scales: lane r holds rows r and r + 32 (the 4 lane quarters hold copies), a 32-bit
     // column (4 slots) 4 scales of a row; rows 64.. and scales 4.. take the following columns.
-    let l = TensorMemoryScalesLayout { cta_split: [1, 1] }.to_linear(&[128, 8]).unwrap();
+    let l = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }.to_linear(&[128, 8]).unwrap();
     assert_eq!(bases(&l, "row"), [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]]);
     assert_eq!(bases(&l, "col"), [[0, 1], [0, 2], [32, 0], [64, 0], [0, 4]]);
     // Smaller than one 64 x 4 block: the slots past it hold nothing.
-    let small = TensorMemoryScalesLayout { cta_split: [1, 1] }.to_linear(&[32, 2]).unwrap();
+    let small = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 }.to_linear(&[32, 2]).unwrap();
     assert_eq!(bases(&small, "col"), [[0, 1], [0, 0], [0, 0]]);
     // A CTA split takes the last column bits.
-    let split = TensorMemoryScalesLayout { cta_split: [2, 1] }.to_linear(&[256, 4]).unwrap();
+    let split = TensorMemoryScalesLayout { cta_split: [2, 1], broadcast: 1 }.to_linear(&[256, 4]).unwrap();
     assert_eq!(bases(&split, "col").last().unwrap(), &[128, 0]);
 }
 
@@ -405,7 +405,7 @@ fn bad_parameters_are_errors_not_panics() {
 
 #[test]
 fn tmem_scales_move_four_scales_per_register_in_every_lane_quarter() {
-    let s = TensorMemoryScalesLayout { cta_split: [1, 1] };
+    let s = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 };
     // [128, 8]: lane l of warp w holds rows l, l + 32, l + 64, l + 96 (one register of 4 scales each), scales 0-3
     // then 4-7; the warps hold copies.
     let l = s.reg_layout(&[128, 8], TmemAccess::B32x32, 4).unwrap();

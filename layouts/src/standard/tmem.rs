@@ -177,6 +177,12 @@ impl TensorMemoryScalesLayout {
         for b in 0..split_n.trailing_zeros() {
             col.push(vec![0, n << b]);
         }
+        // A broadcast: the next CTAs' columns hold the same scales again.
+        check_pow2(self.broadcast, "TensorMemoryScalesLayout: broadcast")?;
+        if self.broadcast > 1 && self.cta_split != [1, 1] {
+            bail!("TensorMemoryScalesLayout: a layout both split and broadcast over CTAs is not supported");
+        }
+        col.extend((0..self.broadcast.trailing_zeros()).map(|_| vec![0, 0]));
         LinearLayout::new([("row", row), ("col", col)], [("dim0", shape[0]), ("dim1", shape[1])])
     }
 }
@@ -184,7 +190,8 @@ impl TensorMemoryScalesLayout {
 impl TensorMemoryScalesLayout {
     /// The register layout of moving a `shape` tensor of 8-bit scales laid out by this layout with `access` over
     /// `num_warps` warps (`register, lane, warp, block → dim0, dim1`): four scales of a row per 32-bit register,
-    /// each warp's lane quarter holding its own copy (warps 1-3 move the same elements as warp 0).
+    /// each warp's lane quarter holding its own copy (warps 1-3 move the same elements as warp 0); under a
+    /// broadcast, each CTA moving its copy.
     pub fn reg_layout(&self, shape: &[u32], access: TmemAccess, num_warps: u32) -> Result<LinearLayout> {
         if self.cta_split != [1, 1] {
             bail!("TensorMemoryScalesLayout: register layouts of scales split across CTAs are not supported");
@@ -192,9 +199,10 @@ impl TensorMemoryScalesLayout {
         if !num_warps.is_power_of_two() || num_warps < 4 {
             bail!("TensorMemoryScalesLayout: num_warps must be a power of two, at least 4, got {num_warps}");
         }
-        let ll = self.to_linear(shape)?;
+        // Each CTA of a broadcast moves its own copy: the CTA (`block`) bits are zero.
+        let ll = TensorMemoryScalesLayout { broadcast: 1, ..self.clone() }.to_linear(shape)?;
         let regs = regs_for(&ll, access, num_warps, 8, &self.to_string())?;
-        normalize_dims(regs * LinearLayout::identity_1d(1, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
+        normalize_dims(regs * LinearLayout::zeros_1d(self.broadcast, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
     }
 }
 
@@ -442,4 +450,56 @@ fn regs_for_b32(ll: &LinearLayout, access: TmemAccess, num_warps: u32, what: &st
         bail!("internal error: the tcgen05 tiling covers {} columns, the tensor {cols_ll}", tile.out_dim_size("col"));
     }
     tile.compose(ll)
+}
+
+impl super::DistributedLinearLayout {
+    /// The `32x32b_splitn` register layout from the `32x32b` one (`self`, for a `[M, n]` tensor of `bits`-bit
+    /// elements): the last register basis becomes the column half `[0, n / 2]`, so that `split` of the loaded
+    /// tensor along N gives each half in its own registers. The basis it trades places with comes from the
+    /// lanes, or from the warps past the first four (which own their TMEM lanes, so cannot move); with no
+    /// register basis at all, the lane's `[0, n / 2]` becomes a register one and that lane repeats.
+    pub fn split_n(mut self, n: u32, bits: u32) -> std::result::Result<Self, String> {
+        let half = vec![0, n / 2];
+        if n < 2 {
+            return Err(format!("32x32b_splitn needs at least 2 columns, got {n}"));
+        }
+        if self.reg_bases.is_empty() {
+            if self.lane_bases.last() != Some(&half) {
+                return Err(format!(
+                    "32x32b_splitn with one register needs the last lane basis to be {half:?}, got {:?}",
+                    self.lane_bases
+                ));
+            }
+            self.reg_bases.push(half);
+            *self.lane_bases.last_mut().expect("a lane basis") = vec![0, 0];
+            return Ok(self);
+        }
+        if self.reg_bases.last() == Some(&half) {
+            return Ok(self);
+        }
+        let regs = 1u64 << self.reg_bases.len();
+        if regs <= (32 / bits.max(1)) as u64 {
+            return Err(format!(
+                "32x32b_splitn needs more than {} {bits}-bit registers per thread (two 32x32b.x1 accesses), this \
+                 layout has {regs}; use \"32x32b\" and convert_layout to the split one",
+                32 / bits.max(1)
+            ));
+        }
+        let last = self.reg_bases.len() - 1;
+        let found = match self.lane_bases.iter().position(|b| *b == half) {
+            Some(i) => Some(&mut self.lane_bases[i]),
+            None => self.warp_bases.iter().skip(2).position(|b| *b == half).map(|i| &mut self.warp_bases[i + 2]),
+        };
+        match found {
+            Some(b) => {
+                std::mem::swap(b, &mut self.reg_bases[last]);
+                Ok(self)
+            }
+            None => Err(format!(
+                "32x32b_splitn needs a lane basis, or a warp basis past the first two, of {half:?}; the 32x32b \
+                 layout has lanes {:?} and warps {:?}",
+                self.lane_bases, self.warp_bases
+            )),
+        }
+    }
 }

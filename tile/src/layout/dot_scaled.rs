@@ -25,7 +25,7 @@ use crate::types::{Layout, ScalarType, Type};
 
 /// The tensor-memory type of scales `[rows, groups]` of `elem`.
 fn scales_type(shape: &[u32], elem: ScalarType) -> Result<Type, String> {
-    let any = AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1] });
+    let any = AnyLayout::TensorMemoryScales(TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 });
     let linear = any.to_linear(shape).map_err(|e| e.to_string())?;
     Ok(Type::MemDesc {
         shape: crate::types::Shape::from_slice(shape),

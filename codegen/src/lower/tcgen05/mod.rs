@@ -118,6 +118,17 @@ fn tmem_of<'a>(l: &'a Lower) -> Result<&'a Tmem, CompileError> {
 /// `tmem_alloc [value]`: the buffer's address, `base + column`.
 pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let v = data.results[0];
+    if let Some((_, _, layout)) = l.f.ty(v).memdesc()
+        && let Some(tessel_layouts::AnyLayout::TensorMemoryScales(s)) = &layout.spec
+        && s.broadcast > 1
+    {
+        return Err(CompileError::new(format!(
+            "tensor-memory scales broadcast over {} CTAs ({}) are not supported by codegen yet: each CTA would \
+             allocate and fill its own copy",
+            s.broadcast,
+            tessel_layouts::AnyLayout::TensorMemoryScales(s.clone())
+        )));
+    }
     let t = tmem_of(l)?;
     let (base, col) = (t.base, t.columns[&v]);
     let a = l.b.reg(RegClass::B32);
