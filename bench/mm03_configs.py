@@ -46,6 +46,21 @@ def operands(name, n):
     return a, b
 
 
+def print_rows(runs, times, flops):
+    """One line per config (each side's median time and TFLOP/s, the ratio Triton / tessel over the rounds) and
+    each side's fastest config, which it returns ({"triton": label, "tessel": label})."""
+    for label, _ in runs:
+        t, s = times[label]["triton"], times[label]["tessel"]
+        print(f"{label:22s} triton {statistics.median(t) * 1e3:8.2f} µs ({flops / statistics.median(t) / 1e9:4.0f} "
+              f"TFLOP/s)  tessel {statistics.median(s) * 1e3:8.2f} µs ({flops / statistics.median(s) / 1e9:4.0f})  "
+              f"ratio {fmt([x / y for x, y in zip(t, s)])}")
+    best = {}
+    for who in ("triton", "tessel"):
+        best[who] = min(runs, key=lambda run: statistics.median(times[run[0]][who]))[0]
+        print(f"  fastest under {who}: {best[who]} ({statistics.median(times[best[who]][who]) * 1e3:.2f} µs)")
+    return best
+
+
 def workload(autotuned, name, n, rounds, rep):
     a, b = operands(name, n)
     ref = (a.float() @ b.float()).half()
@@ -92,14 +107,7 @@ def workload(autotuned, name, n, rounds, rep):
     flops = 2 * n**3
     print(f"== {name} {n}^3, {rounds} rounds (µs: median of the rounds' medians; ratio: Triton / tessel, geometric "
           f"mean [95% CI])", flush=True)
-    for label, _ in runs:
-        t, s = times[label]["triton"], times[label]["tessel"]
-        print(f"{label:22s} triton {statistics.median(t) * 1e3:8.2f} µs ({flops / statistics.median(t) / 1e9:4.0f} "
-              f"TFLOP/s)  tessel {statistics.median(s) * 1e3:8.2f} µs ({flops / statistics.median(s) / 1e9:4.0f})  "
-              f"ratio {fmt([x / y for x, y in zip(t, s)])}")
-    for who in ("triton", "tessel"):
-        best = min(runs, key=lambda run: statistics.median(times[run[0]][who]))[0]
-        print(f"  fastest under {who}: {best} ({statistics.median(times[best][who]) * 1e3:.2f} µs)")
+    print_rows(runs, times, flops)
     if cublas:
         print(f"  control, cuBLAS start / end: {fmt(control)}", flush=True)
     # What each compiler's own autotuner picks here, as the tutorial's matmul() would (a fresh autotuner per size:

@@ -18,7 +18,6 @@ import argparse
 import ctypes
 import os
 import re
-import statistics
 import sys
 
 import torch
@@ -32,7 +31,7 @@ from tessel import _compiler_face as tessel_face
 from tessel.runtime import GPUTarget as TesselTarget
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mm03_configs import load_tutorial  # noqa: E402
+from mm03_configs import load_tutorial, print_rows  # noqa: E402
 from mm_paired import fmt  # noqa: E402
 
 _cuda = ctypes.CDLL("libcuda.so.1")
@@ -128,16 +127,9 @@ def workload(autotuned, n, rounds, rep, check_only):
     flops = 2 * n**3
     print(f"== sm_80 PTX on {torch.cuda.get_device_name()}, fp16 {n}^3, {rounds} rounds (µs: median of the rounds' "
           f"medians; ratio: Triton / tessel, geometric mean [95% CI])", flush=True)
-    for label, _ in runs:
-        t, s = times[label]["triton"], times[label]["tessel"]
-        print(f"{label:22s} triton {statistics.median(t) * 1e3:8.2f} µs ({flops / statistics.median(t) / 1e9:4.0f} "
-              f"TFLOP/s)  tessel {statistics.median(s) * 1e3:8.2f} µs ({flops / statistics.median(s) / 1e9:4.0f})  "
-              f"ratio {fmt([x / y for x, y in zip(t, s)])}")
     if not runs:
         return
-    best = {who: min(runs, key=lambda run: statistics.median(times[run[0]][who]))[0] for who in ("triton", "tessel")}
-    for who, label in best.items():
-        print(f"  fastest under {who}: {label} ({statistics.median(times[label][who]) * 1e3:.2f} µs)")
+    best = print_rows(runs, times, flops)
     t, s = times[best["triton"]]["triton"], times[best["tessel"]]["tessel"]
     print(f"  best against best (what each autotuner would pick): ratio {fmt([x / y for x, y in zip(t, s)])}",
           flush=True)
