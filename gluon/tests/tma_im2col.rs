@@ -49,6 +49,24 @@ fn reference(x: &[f64], dims: [i64; 4], lower: [i64; 2], upper: [i64; 2], at: [i
     out
 }
 
+/// Runs `im2col_copy` kernel `f` in the interpreter on the channels-last tensor `x` of `dims` (a descriptor with
+/// the pixel box's `corners`, unit traversal strides), loading at coordinates `at`; returns the poisoned-first
+/// 32 x 16 output.
+fn copy(f: &tessel_tile::ir::Func, x: &[f64], dims: [i64; 4], corners: ([i64; 2], [i64; 2]), at: [i64; 4]) -> Vec<f64> {
+    let (lower, upper) = corners;
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F16, x);
+    let out = poisoned(&mut mem, "out", F16, 32 * 16);
+    let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
+    let mut args = vec![Arg::Buffer(bx)];
+    args.extend(dims.iter().chain(&strides).chain(&lower).chain(&upper).map(|&d| Arg::Int(d)));
+    args.extend([1, 1, 1, 1].map(Arg::Int));
+    args.push(Arg::Buffer(out));
+    args.extend(at.map(Arg::Int));
+    run(f, &args, [1, 1, 1], &mut mem);
+    mem.read_f64(out)
+}
+
 #[test]
 fn im2col_loads_match_an_enumeration_of_the_pixel_box() {
     // NHWC [2, 5, 6, 24] halves; the box is h in -1..=4 and w in -2..=4 (lower [-1, -2], upper [0, -1]).
@@ -62,18 +80,8 @@ fn im2col_loads_match_an_enumeration_of_the_pixel_box() {
     for (at, off) in cases {
         let f = elab(&kernel(), "im2col_copy", spec(off));
         assert!(f.to_string().contains("tma_load_im2col"), "{f}");
-        let mut mem = Memory::new();
-        let bx = mem.alloc_from("x", F16, &x);
-        let out = poisoned(&mut mem, "out", F16, 32 * 16);
-        let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
-        let mut args = vec![Arg::Buffer(bx)];
-        args.extend(dims.iter().chain(&strides).chain(&lower).chain(&upper).map(|&d| Arg::Int(d)));
-        args.extend([1, 1, 1, 1].map(Arg::Int));
-        args.push(Arg::Buffer(out));
-        args.extend(at.map(Arg::Int));
-        run(&f, &args, [1, 1, 1], &mut mem);
         let want = reference(&x, dims, lower, upper, at, off);
-        assert_eq!(mem.read_f64(out), want, "coordinates {at:?}, offsets {off:?}");
+        assert_eq!(copy(&f, &x, dims, (lower, upper), at), want, "coordinates {at:?}, offsets {off:?}");
     }
 }
 
@@ -118,15 +126,5 @@ fn an_im2col_load_issued_by_a_warp_specialize_worker_fills_the_default_partition
     let (at, off) = ([0i64, -1, -2, 8], [1i64, 2]);
     let f = elab(&src, "im2col_copy", spec(off));
     assert!(f.to_string().contains("warp_specialize") && f.to_string().contains("tma_load_im2col"), "{f}");
-    let mut mem = Memory::new();
-    let bx = mem.alloc_from("x", F16, &x);
-    let out = poisoned(&mut mem, "out", F16, 32 * 16);
-    let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
-    let mut args = vec![Arg::Buffer(bx)];
-    args.extend(dims.iter().chain(&strides).chain(&lower).chain(&upper).map(|&d| Arg::Int(d)));
-    args.extend([1, 1, 1, 1].map(Arg::Int));
-    args.push(Arg::Buffer(out));
-    args.extend(at.map(Arg::Int));
-    run(&f, &args, [1, 1, 1], &mut mem);
-    assert_eq!(mem.read_f64(out), reference(&x, dims, lower, upper, at, off));
+    assert_eq!(copy(&f, &x, dims, (lower, upper), at), reference(&x, dims, lower, upper, at, off));
 }
