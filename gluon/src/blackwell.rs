@@ -18,14 +18,13 @@ use tessel_lang::elab::registry::{Handler, Registry};
 use tessel_lang::elab::value::{Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::{
-    AnyLayout, DistributedLayout, DistributedLinearLayout, TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess,
-    TmemRegLayout,
+    AnyLayout, DistributedLayout, TensorMemoryLayout, TensorMemoryScalesLayout, TmemAccess, TmemRegLayout,
 };
 use tessel_tile::ops::Op;
 use tessel_tile::types::Shape;
 use tessel_tile::{Elem, Layout, ScalarType, Type};
 
-use crate::layouts::distributed_arg;
+use crate::layouts::{distributed_arg, linear_spec};
 use crate::smem::{memdesc, scalar_dtype};
 use crate::{BLACKWELL, HOPPER_MBARRIER, HOPPER_TMA};
 
@@ -77,18 +76,6 @@ fn reg_layout_32x32b<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 fn as_linear(layout: &AnyLayout, shape: &[u32]) -> Result<AnyLayout, String> {
     let l = layout.to_linear(shape).map_err(|e| e.to_string())?;
     Ok(linear_spec(&l, shape))
-}
-
-/// The distributed linear layout `l` (`register, lane, warp, block → dims`) spelt by its bases.
-pub(crate) fn linear_spec(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> AnyLayout {
-    let bases = |d: &str| l.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
-    AnyLayout::Distributed(DistributedLayout::Linear(DistributedLinearLayout {
-        reg_bases: bases("register"),
-        lane_bases: bases("lane"),
-        warp_bases: bases("warp"),
-        block_bases: bases("block"),
-        shape: shape.to_vec(),
-    }))
 }
 
 /// `get_tmem_reg_layout(element_ty, shape, layout, num_warps, instr_variant="32x32b")` (the layout binder's),

@@ -275,3 +275,15 @@ pub fn layout_attr<'a>(l: &AnyLayout, name: &str) -> Option<Value<'a>> {
         _ => return None,
     })
 }
+
+/// The distributed linear layout `l` (`register, lane, warp, block → dims`) spelt by its bases.
+pub(crate) fn linear_spec(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> AnyLayout {
+    let bases = |d: &str| l.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
+    AnyLayout::Distributed(DistributedLayout::Linear(tessel_layouts::DistributedLinearLayout {
+        reg_bases: bases("register"),
+        lane_bases: bases("lane"),
+        warp_bases: bases("warp"),
+        block_bases: bases("block"),
+        shape: shape.to_vec(),
+    }))
+}

@@ -193,7 +193,7 @@ pub fn reg_layout_of<'a>(e: &Elab<'a>, mem: &Type, variant: RegVariant, warps: u
         RegVariant::SplitN => TmemAccess::B32x32,
     };
     let l = tessel_tile::tmem_types::mem_reg_layout(mem, access, warps).map_err(|m| e.err(span, m))?;
-    let AnyLayout::Distributed(DistributedLayout::Linear(spec)) = crate::blackwell::linear_spec(&l, shape) else {
+    let AnyLayout::Distributed(DistributedLayout::Linear(spec)) = crate::layouts::linear_spec(&l, shape) else {
         unreachable!("linear_spec spells bases")
     };
     let spec = match variant {
