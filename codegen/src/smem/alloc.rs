@@ -281,6 +281,34 @@ mod tests {
         assert!(a.table(&f).contains("%a 8192 bytes at [0, 8192)"), "{}", a.table(&f));
     }
 
+    /// A buffer `tcgen05.cp` reads stays allocated until the next mbarrier wait (the copy runs asynchronously):
+    /// it lives up to the wait, and a buffer made after the copy but before the wait does not take its bytes.
+    #[test]
+    fn a_buffer_tcgen05_reads_lives_until_the_next_wait() {
+        let f = tessel_tile::parse::parse_func(
+            "func @k(%x: tensor<128x4xu8, BlockedLayout([1,4],[32,1],[4,1],[1,0])>, %p: i32) attributes {target = sm_100a} {
+  %bar = local_alloc : memdesc<1xi64, SwizzledSharedLayout(1,1,1,[0])>
+  mbarrier_init {count = 1} %bar
+  %s = local_alloc %x : memdesc<128x4xu8, SharedLinearLayout([[0,1],[0,2],[32,0],[64,0],[1,0],[2,0],[4,0],[8,0],[16,0]], alignment=128)>
+  %t = tmem_alloc : memdesc<128x4xu8, TensorMemoryScalesLayout()>
+  tcgen05_copy %s, %t
+  %during = local_alloc %x : memdesc<128x4xu8, SharedLinearLayout([[0,1],[0,2],[32,0],[64,0],[1,0],[2,0],[4,0],[8,0],[16,0]], alignment=128)>
+  tcgen05_commit %bar
+  mbarrier_wait %bar, %p
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let at = |name: &str| a.buffers.iter().find(|b| f.value(b.value).name.as_deref() == Some(name)).unwrap();
+        let (s, during) = (at("s"), at("during"));
+        let wait = f.all_ops().iter().position(|&o| f.op(o).op == Op::mbarrier_wait()).unwrap() as u32;
+        assert_eq!(s.live, (2, wait), "{}", a.table(&f));
+        let apart = during.offset >= s.offset + s.bytes || s.offset >= during.offset + during.bytes;
+        assert!(apart, "{}", a.table(&f));
+    }
+
     #[test]
     fn a_ring_of_swizzled_tiles_is_aligned_to_the_swizzle_repeat() {
         // A vector (32 floats) then a ring of two 64x64 tiles the pipeliner made: its own layout is linear, the
