@@ -25,6 +25,10 @@ Per row the report gives each compiler's median over the rounds and tessel / Tri
 95% interval (> 1: tessel faster, for throughput columns). A row is "below" when its geometric mean is under
 0.95, and "significantly below" when the whole interval is.
 
+`--cudnn` adds torch's cuDNN scaled-dot-product attention as a column beside 06-fused-attention's fp16 rows
+(`bench/cudnn_attention.py`: the row's shape, timed in each round after the two compilers): its median TFLOP/s and
+tessel / cuDNN.
+
 Needs a GPU, torch, upstream Triton (3.6) and the tessel wheel. The tutorials are public upstream files, not part
 of this repository.
 """
@@ -132,9 +136,10 @@ def measure(fn, line_arg, provider, kwargs):
 
 
 def summarize(table, rows, values, control_name, out):
+    """Prints the table's rows and returns its one-line summary (None when no row was measured)."""
     print(f"\n== {table}: tessel / Triton per row, geometric mean over rounds [95% interval]"
           + (f"; control: {control_name}, same code in both slots" if control_name else ""), file=out)
-    ratios_all, below, significant, control_all = [], [], [], []
+    ratios_all, below, significant, control_all, cudnn_all = [], [], [], [], []
     for label, _ in rows:
         v = values.get(label)
         if not v or not v["tessel"]:
@@ -149,6 +154,10 @@ def summarize(table, rows, values, control_name, out):
             cg, clo, chi = log_stats(c)
             control_all.append(cg)
             line += f"  control {cg:.3f} [{clo:.3f}, {chi:.3f}]"
+        if v.get("cudnn"):
+            c = statistics.median(v["cudnn"])
+            cudnn_all.append(statistics.median(v["tessel"]) / c)
+            line += f"  cudnn {c:9.2f}  tessel/cudnn {cudnn_all[-1]:.3f}"
         if g < 0.95:
             below.append((label, g))
             line += "  <- below 0.95"
@@ -164,6 +173,9 @@ def summarize(table, rows, values, control_name, out):
     if control_all:
         cgeo = math.exp(statistics.fmean(math.log(r) for r in control_all))
         summary += f"; control geomean {cgeo:.3f}, {sum(r < 0.95 for r in control_all)} rows below 0.95"
+    if cudnn_all:
+        ugeo = math.exp(statistics.fmean(math.log(r) for r in cudnn_all))
+        summary += f"; tessel / cuDNN geomean {ugeo:.3f} over {len(cudnn_all)} rows"
     print(summary, file=out)
     return summary
 
@@ -178,6 +190,8 @@ def main(argv=None):
     p.add_argument("--tables", default="", help="regex: only tables whose plot name matches")
     p.add_argument("--no-control", dest="control", action="store_false")
     p.add_argument("--json", help="write every measurement here")
+    p.add_argument("--cudnn", action="store_true",
+                   help="06-fused-attention: torch's cuDNN SDPA as a column beside the fp16 rows")
     args = p.parse_args(argv)
 
     import torch
@@ -211,13 +225,18 @@ def main(argv=None):
             break
         for _, table, line_arg, provider, control, rows, fns in tables:
             for i, (label, kwargs) in enumerate(rows):
-                v = values[table].setdefault(label, {k: [] for k in
-                                                     ("triton", "tessel", "control_triton", "control_tessel")})
+                v = values[table].setdefault(label, {k: [] for k in ("triton", "tessel", "control_triton",
+                                                                     "control_tessel", "cudnn")})
                 order = SIDES if (r + i) % 2 == 0 else SIDES[::-1]
                 for side in order:
                     v[side].append(measure(fns[side], line_arg, provider, kwargs))
                     if control:
                         v[f"control_{side}"].append(measure(fns[side], line_arg, control, kwargs))
+                if args.cudnn and "fp16" in str(provider) and "HEAD_DIM" in kwargs:
+                    import cudnn_attention
+
+                    if (c := cudnn_attention.tflops(kwargs)) is not None:
+                        v["cudnn"].append(c)
             print(f"round {r + 1}: {table} after {time.time() - t0:.0f} s", flush=True)
         done = r + 1
 
