@@ -258,9 +258,12 @@ fn run_with(
     }
     // assign_layouts ends with the verifier (types and layouts).
     let before = (stop == Stage::Sched).then(|| func.clone());
+    let laid_out = (stop == Stage::Ptx).then(|| func.clone());
     // The pipeliner issues its loads ahead; the descriptor accesses it did not take become TMA copies then
     // (sm_90a+ host descriptors).
-    let schedule = t.time("schedule + pipeline", || tessel_sched::pipeline(&mut func)).map_err(Error::from_sched)?;
+    let opts = tessel_sched::Options::default();
+    let (schedule, in_flight) =
+        t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut func, opts)).map_err(Error::from_sched)?;
     let pipelined = func.clone();
     let lowered = lower_descriptor_accesses(&mut func, StoreWaits::Deferred, t)?;
     if let Some(before) = before {
@@ -279,19 +282,39 @@ fn run_with(
         return Err(render(tessel_lang::Diagnostic::error(message, span)));
     }
     let source = tessel_codegen::Source { file: ks.file, text: ks.source };
-    let kernel = match t.time("code generation", || tessel_codegen::compile_with_source(&func, source)) {
-        // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and
-        // their space is reused.
-        Err(e)
-            if e.exhausted().is_some_and(|x| x.resource == Resource::SharedMemory) && lowered.deferred_stores > 0 =>
-        {
-            func = pipelined;
-            lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
-            t.time("code generation", || tessel_codegen::compile_with_source(&func, source))
-        }
-        result => result,
+    let out_of_smem =
+        |e: &tessel_codegen::CompileError| e.exhausted().is_some_and(|x| x.resource == Resource::SharedMemory);
+    let mut compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
+    // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and their
+    // space is reused.
+    if compiled.as_ref().is_err_and(out_of_smem) && lowered.deferred_stores > 0 {
+        func = pipelined;
+        lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
+        compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
     }
-    .map_err(Error::from_codegen)?;
+    // Still too much: the MMA kept in flight costs its loop a ring buffer, which the kernel cannot afford; each
+    // K step waits for its MMA instead (what `--emit sched`, which runs before code generation, does not show).
+    if compiled.as_ref().is_err_and(out_of_smem)
+        && in_flight
+        && let Some(laid_out) = laid_out
+    {
+        let plain = tessel_sched::Options { mma_in_flight: false };
+        let mut retry = laid_out;
+        t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut retry, plain)).map_err(Error::from_sched)?;
+        let pipelined = retry.clone();
+        let lowered = lower_descriptor_accesses(&mut retry, StoreWaits::Deferred, t)?;
+        let mut again = t.time("code generation", || tessel_codegen::compile_with_source(&retry, source));
+        if again.as_ref().is_err_and(out_of_smem) && lowered.deferred_stores > 0 {
+            retry = pipelined;
+            lower_descriptor_accesses(&mut retry, StoreWaits::Immediate, t)?;
+            again = t.time("code generation", || tessel_codegen::compile_with_source(&retry, source));
+        }
+        if again.is_ok() {
+            func = retry;
+            compiled = again;
+        }
+    }
+    let kernel = compiled.map_err(Error::from_codegen)?;
     Ok(Output::Ptx { func, kernel })
 }
 

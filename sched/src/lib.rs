@@ -32,14 +32,34 @@ pub use async_dot::{AsyncDot, DotWait, Restart};
 pub use error::{AsWritten, PartitionError, SchedError};
 pub use plan::{CoarseSchedule, LoopPlan};
 
-fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
+/// What the pipeliner may do beyond the plan of each loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Keep a tcgen05 MMA in flight across iterations ([`mma_flight`]), at the cost of a ring buffer more. The
+    /// compile driver turns it off when the kernel then does not fit in shared memory.
+    pub mma_in_flight: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { mma_in_flight: true }
+    }
+}
+
+fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
     let axis = axis::analyze(f);
     let mut out = Vec::new();
     for o in f.all_ops() {
         let Op::For(attrs) = &f.op(o).op else { continue };
         let requested = attrs.num_stages.unwrap_or(f.config.num_stages);
         out.push(match plan::plan(f, o, &axis) {
-            Ok(p) => (plan::schedule_of(f, &p, requested), Some(p)),
+            Ok(mut p) => {
+                // Without the MMA in flight the loop waits for it in the step that issues it: a ring buffer less.
+                if !opts.mma_in_flight && p.mma_flight.take().is_some() {
+                    p.buffers = p.stages - 1;
+                }
+                (plan::schedule_of(f, &p, requested), Some(p))
+            }
             Err(why) => (plan::as_written(f, o, requested, why.to_string()), None),
         });
     }
@@ -48,18 +68,25 @@ fn plans(f: &Func) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
 
 /// The schedule of every `for` loop of `f`, outermost first.
 pub fn schedule(f: &Func) -> Vec<CoarseSchedule> {
-    plans(f).into_iter().map(|(s, _)| s).collect()
+    plans(f, Options::default()).into_iter().map(|(s, _)| s).collect()
 }
 
 /// Plans the partitions of every `warp_specialize` ([`warp_spec`]), schedules every loop and expands those the
 /// pipeliner takes; returns the schedules (of the loops as they were).
 pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
+    pipeline_with(f, Options::default()).map(|(s, _)| s)
+}
+
+/// [`pipeline`] within `opts`; also says whether it kept an MMA in flight in some loop.
+pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, bool), SchedError> {
     warp_spec::assign(f)?;
     let mut out = Vec::new();
-    for (s, p) in plans(f) {
+    let mut in_flight = false;
+    for (s, p) in plans(f, opts) {
         if let Some(p) = p {
             if let Some(m) = &p.mma_flight {
                 mma_flight::apply(f, p.loop_op, m)?;
+                in_flight = true;
             }
             expand::expand(f, &p)?;
             if let Some(m) = &p.mma_flight {
@@ -68,7 +95,7 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
         }
         out.push(s);
     }
-    Ok(out)
+    Ok((out, in_flight))
 }
 
 /// The schedules as text: one block per loop, one line per op with its stage and cluster.

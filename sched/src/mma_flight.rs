@@ -14,6 +14,18 @@
 //! k-1 by then. The loop's parity slot now carries `k`, the number of MMAs issued; the wait for MMA k-1 is on
 //! barrier `(k + 1) & 1` in parity `((k + 1) >> 1 & 1) ^ 1` (at k = 0: barrier 1, fresh, in parity 1, which a
 //! fresh barrier has completed: no wait). The drain is the same wait for the count after the loop.
+//!
+//! A block-scaled MMA (`tcgen05_mma_scaled`) whose scales the body copies into tensor memory each iteration
+//! (`tmem_alloc` + `tcgen05_copy`, as `tl.dot_scaled` lowers) stays in flight the same way, with its scale
+//! buffers doubled: iteration k copies into buffer `k & 1` of a `[2, rows, scales]` allocation made before the
+//! loop. The ISA orders a `tcgen05.cp` before a later `tcgen05.mma` of the same thread, but not an MMA before a
+//! later copy: iteration k + 1's copy must not overwrite the scales MMA k may still read, so it writes the
+//! buffer MMA k - 1 read, which the wait of iteration k has seen complete.
+//!
+//! A fused persistent loop (`flatten=True`, tutorial 09) reads the accumulator in its epilogue, a `tmem_load`
+//! inside the `if` that ends a tile. The MMA stays in flight there too: the epilogue first waits for MMA k itself
+//! (barrier `k & 1` in parity `(k >> 1) & 1`); the tile's next MMA, which restarts the accumulator, issues only
+//! after that load.
 
 use tessel_tile::ir::{Cursor, Func, OpId, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, Const, Op};
@@ -23,6 +35,11 @@ use tessel_tile::types::{ScalarType, Type};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MmaFlight {
     pub mma: OpId,
+    /// The body's `tmem_alloc`s of a block-scaled MMA's scales (each filled by one `tcgen05_copy`), doubled.
+    pub scales: Vec<OpId>,
+    /// The `tmem_load`s of the accumulator nested after the MMA (a fused loop's epilogue), each after a wait for
+    /// the MMA of its iteration.
+    pub reads: Vec<OpId>,
     /// `mbarrier_wait bar, phase` right after it.
     pub wait: OpId,
     /// `xor phase, 1` right after the wait, yielded back to the parity's slot.
@@ -31,44 +48,104 @@ pub struct MmaFlight {
     pub slot: usize,
 }
 
+/// The operand index of the barrier an MMA of the body commits to (its predicate follows it): `tcgen05_mma a, b,
+/// acc, use_acc, pred, bar, bar_pred`, or the block-scaled one with its two scales after `acc`.
+fn barrier_operand(op: &Op) -> Option<usize> {
+    match op {
+        Op::Tcgen05Mma => Some(5),
+        Op::Tcgen05MmaScaled { .. } => Some(7),
+        _ => None,
+    }
+}
+
+/// The scales of a block-scaled `mma` that the body fills each iteration: each is made outside the body (and
+/// nothing in it but the MMA touches it), or by a `tmem_alloc` of the body that one `tcgen05_copy` before the
+/// MMA fills from a `staged` buffer and only the MMA reads. `None` when a scale is neither.
+fn copied_scales(
+    f: &Func,
+    ops: &[OpId],
+    mma: OpId,
+    uses: &[u32],
+    staged: &impl Fn(ValueId) -> bool,
+) -> Option<Vec<OpId>> {
+    let body = f.op(mma).parent?;
+    let at = |x: OpId| ops.iter().position(|&y| y == x);
+    let mut allocs = Vec::new();
+    for &s in &f.op(mma).operands[3..5] {
+        let users: Vec<OpId> = ops.iter().copied().filter(|&x| f.op(x).operands.contains(&s)).collect();
+        match f.value(s).def {
+            ValueDef::Result(p, _) if f.op(p).parent == Some(body) => {
+                let copy = users.iter().copied().find(|&x| x != mma)?;
+                let ok = f.op(p).op == Op::TmemAlloc
+                    && f.op(p).operands.is_empty()
+                    && uses[s.index()] == 2
+                    && users.len() == 2
+                    && f.op(copy).op == Op::Tcgen05Copy
+                    && f.op(copy).operands[1] == s
+                    && staged(f.op(copy).operands[0])
+                    && at(copy)? < at(mma)?;
+                if !ok {
+                    return None;
+                }
+                allocs.push(p);
+            }
+            _ if users != [mma] => return None,
+            _ => {}
+        }
+    }
+    Some(allocs)
+}
+
 /// Whether `v` is the integer constant `x`.
 fn is_int(f: &Func, v: ValueId, x: i64) -> bool {
     matches!(f.value(v).def, ValueDef::Result(p, _) if f.op(p).op == Op::Constant(Const::Int(x)))
 }
 
-/// The auto-mode MMA among the body's `ops` that may stay in flight: the body's only `tcgen05_mma`, into a
-/// buffer made before the loop that nothing else in the body touches, with one barrier (used by nothing but
-/// its initialization, the MMA and the wait) waited for right after it in the parity the loop carries, which
-/// is flipped right after and yielded back. `reads_rings` says whether its operands are ring buffers (or made
-/// before the loop), which the pipeliner does not overwrite while it may read them.
+/// The auto-mode MMA among the body's `ops` that may stay in flight: the body's only `tcgen05_mma` (or
+/// block-scaled one, its scales as [`copied_scales`] takes them), into a buffer made before the loop that nothing
+/// else in the body touches, with one barrier (used by nothing but its initialization, the MMA and the wait)
+/// waited for right after it in the parity the loop carries, which is flipped right after and yielded back.
+/// `staged` says whether a buffer (its operands, the sources of its scales' copies) is a ring buffer (or made
+/// before the loop), which the pipeliner does not overwrite while the MMA may read it.
 pub(crate) fn candidate(
     f: &Func,
     ops: &[OpId],
     args: &[ValueId],
     yields: &[ValueId],
     uses: &[u32],
-    reads_rings: impl Fn(OpId) -> bool,
+    staged: impl Fn(ValueId) -> bool,
 ) -> Option<MmaFlight> {
-    let mut mmas = ops.iter().enumerate().filter(|(_, x)| f.op(**x).op == Op::Tcgen05Mma);
+    let mut mmas = ops.iter().enumerate().filter(|(_, x)| barrier_operand(&f.op(**x).op).is_some());
     let (at, &mma) = mmas.next()?;
-    if mmas.next().is_some() || !reads_rings(mma) {
+    if mmas.next().is_some() || !f.op(mma).operands[..2].iter().all(|&m| staged(m)) {
         return None;
     }
     let md = f.op(mma);
-    if md.operands.len() != 7 || !is_int(f, md.operands[6], 1) {
+    let b = barrier_operand(&md.op)?;
+    if md.operands.len() != b + 2 || !is_int(f, md.operands[b + 1], 1) {
         return None;
     }
-    let (acc, bar) = (md.operands[2], md.operands[5]);
+    let scales = if b == 7 { copied_scales(f, ops, mma, uses, &staged)? } else { Vec::new() };
+    let (acc, bar) = (md.operands[2], md.operands[b]);
     let body = md.parent?;
     let outside = |v: ValueId| match f.value(v).def {
         ValueDef::Result(p, _) => f.op(p).parent != Some(body),
         ValueDef::Arg(r, _) => r != body,
     };
-    let mut touch = 0;
-    for &x in ops {
-        f.walk_op(x, &mut |y| touch += f.op(y).operands.iter().filter(|&&v| v == acc).count());
+    // The accumulator: the MMA's, and read by nothing else but `tmem_load`s nested in ops after the MMA's wait
+    // (a fused persistent loop's epilogue, in its `if`).
+    let (mut touch, mut reads, mut stray) = (0, Vec::new(), false);
+    for (i, &x) in ops.iter().enumerate() {
+        f.walk_op(x, &mut |y| {
+            let n = f.op(y).operands.iter().filter(|&&v| v == acc).count();
+            touch += n;
+            if n > 0 && y != mma {
+                let epilogue = i > at + 2 && y != x && f.op(y).op == Op::TmemLoad && f.op(y).operands[0] == acc;
+                if epilogue { reads.push(y) } else { stray = true }
+            }
+        });
     }
-    if !outside(acc) || !outside(bar) || touch != 1 || uses[bar.index()] != 3 {
+    if !outside(acc) || !outside(bar) || stray || touch != 1 + reads.len() || uses[bar.index()] != 3 {
         return None;
     }
     let (&wait, &flip) = (ops.get(at + 1)?, ops.get(at + 2)?);
@@ -83,7 +160,7 @@ pub(crate) fn candidate(
         && yields.get(slot - 1) == Some(&fd.results[0])
         && uses[phase.index()] == 2
         && uses[fd.results[0].index()] == 1;
-    ok.then_some(MmaFlight { mma, wait, flip, slot })
+    ok.then_some(MmaFlight { mma, scales, reads, wait, flip, slot })
 }
 
 /// `(barrier, parity)` of the wait for the MMA before the `k`-th (see the module's description), made before
@@ -105,7 +182,8 @@ fn wait_for_previous(f: &mut Func, anchor: OpId, pair: ValueId, k: ValueId) -> (
 /// Rewrites loop `lp` so that its MMA ([`candidate`]) stays in flight (see the module's description).
 pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::SchedError> {
     let i32t = Type::scalar(ScalarType::I32);
-    let bar = f.op(m.mma).operands[5];
+    let b = barrier_operand(&f.op(m.mma).op).expect("a candidate is an MMA");
+    let bar = f.op(m.mma).operands[b];
     let ValueDef::Result(alloc, _) = f.value(bar).def else { unreachable!("a candidate's barrier is made outside") };
     let init = f
         .all_ops()
@@ -131,7 +209,22 @@ pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::
     let one = c.constant(Const::Int(1), i32t.clone());
     let idx = c.op(Op::Binary { op: BinOp::And, propagate_nan: false }, &[k, one], i32t.clone());
     let mine = c.op(Op::MemDescIndex, &[pair, idx], tessel_tile::tma::barrier_type());
-    f.op_mut(m.mma).operands[5] = mine;
+    f.op_mut(m.mma).operands[b] = mine;
+    // Its scales are copied into buffer k & 1 of two, made before the loop.
+    for &s in &m.scales {
+        double_buffer(f, lp, s, k)?;
+    }
+    // An epilogue reading the accumulator waits for MMA k itself: bars[k & 1] in parity (k >> 1) & 1.
+    for &r in &m.reads {
+        let mut c = Cursor { f, anchor: r };
+        let one = c.constant(Const::Int(1), i32t.clone());
+        let bin = |c: &mut Cursor, op, x, y| c.op(Op::Binary { op, propagate_nan: false }, &[x, y], i32t.clone());
+        let idx = bin(&mut c, BinOp::And, k, one);
+        let half = bin(&mut c, BinOp::Shr, k, one);
+        let parity = bin(&mut c, BinOp::And, half, one);
+        let bar = c.op(Op::MemDescIndex, &[pair, idx], tessel_tile::tma::barrier_type());
+        c.insert(Op::mbarrier_wait(), &[bar, parity], vec![]);
+    }
     // Then waits for MMA k - 1, and counts this one.
     let (prev, parity) = wait_for_previous(f, m.wait, pair, k);
     f.op_mut(m.wait).operands = [prev, parity].into_iter().collect();
@@ -139,6 +232,32 @@ pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::
     for v in [k, f.op(lp).results[m.slot - 1]] {
         f.values[v.index()].name = Some("mmas".into());
     }
+    Ok(())
+}
+
+/// Turns the body's `tmem_alloc` `s` (one buffer) into buffer `k & 1` of a `[2, ...]` allocation made before loop
+/// `lp`: the op becomes the `memdesc_index` in place, so its result and every use stay as they are.
+fn double_buffer(f: &mut Func, lp: OpId, s: OpId, k: ValueId) -> Result<(), crate::SchedError> {
+    let i32t = Type::scalar(ScalarType::I32);
+    let one = f.op(s).results[0];
+    let ty = f.ty(one).clone();
+    let Type::MemDesc { shape, elem, layout } = &ty else { return Err(crate::SchedError::NotAMemDesc(ty)) };
+    let shape2: Vec<u32> = [2].into_iter().chain(shape.iter().copied()).collect();
+    let Some(spec) = layout.spec.clone() else { return Err(crate::SchedError::NotAMemDesc(ty)) };
+    let linear = spec.to_linear(&shape2).map_err(crate::SchedError::Layout)?;
+    let two = Type::MemDesc {
+        shape: tessel_tile::types::Shape::from_slice(&shape2),
+        elem: *elem,
+        layout: std::sync::Arc::new(tessel_tile::types::Layout { spec: Some(spec), linear }),
+    };
+    let ring = Cursor { f, anchor: lp }.op(Op::TmemAlloc, &[], two);
+    f.values[ring.index()].name = Some(format!("{}_pair", f.value(one).name.as_deref().unwrap_or("scales")));
+    let mut c = Cursor { f, anchor: s };
+    let c1 = c.constant(Const::Int(1), i32t.clone());
+    let idx = c.op(Op::Binary { op: BinOp::And, propagate_nan: false }, &[k, c1], i32t);
+    let d = f.op_mut(s);
+    d.op = Op::MemDescIndex;
+    d.operands = [ring, idx].into_iter().collect();
     Ok(())
 }
 

@@ -475,6 +475,15 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
             .iter()
             .all(|&m| !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none())
     };
+    // The same of a buffer an MMA in flight reads, or of a view of one (the unpacked scales a copy reads).
+    let staged = |mut m: ValueId| {
+        while let ValueDef::Result(p, _) = f.value(m).def
+            && f.op(p).op.is_memdesc_view()
+        {
+            m = f.op(p).operands[0];
+        }
+        !f.ty(m).is_memdesc() || ring_results.contains(&m) || def_in_body(m).is_none()
+    };
     let async_dot = async_candidate(f, ops, args, yields, &uses).filter(|a| {
         // A restart's condition is the last stage's (recomputed when stage 0 computes it too).
         let restart_ok = a.restart.is_none_or(|r| !stage0.contains(&r.select));
@@ -495,7 +504,7 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
     // An MMA in flight reads its ring buffers into the next iteration: the ring gets one more, as for an
     // asynchronous wgmma.
     let mma_flight =
-        if async_dot.is_none() { crate::mma_flight::candidate(f, ops, args, yields, &uses, reads_rings) } else { None };
+        if async_dot.is_none() { crate::mma_flight::candidate(f, ops, args, yields, &uses, staged) } else { None };
     let buffers = if async_dot.is_some() || mma_flight.is_some() { stages } else { stages - 1 };
     let release = releases_pay(f, ops, &loads);
     Ok(LoopPlan {

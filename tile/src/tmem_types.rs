@@ -89,12 +89,15 @@ pub fn columns(t: &Type) -> u32 {
 }
 
 /// A buffer of block scales: `[rows, scales]` of 8-bit elements (e8m0 as `u8`, or e4m3), at least 32 rows (one
-/// lane per row of a warp quarter).
+/// lane per row of a warp quarter); or `[buffers, rows, scales]`, buffers of them one after another.
 pub fn check_scales_type(t: &Type) -> Result<(), String> {
     let (shape, elem, l) = scales_parts(t)?;
-    if shape.len() != 2 {
-        return Err(format!("a tensor-memory buffer of scales is 2-D ([rows, scales]), got shape {shape:?}"));
+    if shape.len() != 2 && shape.len() != 3 {
+        return Err(format!(
+            "a tensor-memory buffer of scales is 2-D ([rows, scales], or 3-D: buffers of them), got shape {shape:?}"
+        ));
     }
+    let shape = &shape[shape.len() - 2..];
     if !matches!(elem, ScalarType::U8 | ScalarType::F8E4M3) {
         return Err(format!("block scales are 8-bit: u8 (e8m0) or float8e4nv (e4m3), got {elem}"));
     }
@@ -132,8 +135,19 @@ pub(crate) fn check_buffer(t: &Type) -> Result<(), String> {
     Ok(())
 }
 
-/// The type of one buffer of the `[buffers, M, N]` tensor-memory buffer `mem`.
+/// The type of one buffer of the `[buffers, M, N]` tensor-memory buffer `mem` (or of `[buffers, rows, scales]`).
 pub fn index_type(mem: &Type) -> Result<Type, String> {
+    if let Ok((shape, elem, l)) = scales_parts(mem) {
+        if shape.len() != 3 {
+            return Err(format!(
+                "only a 3-D buffer of scales ([buffers, rows, scales]) has buffers to index, not {mem}"
+            ));
+        }
+        let any = AnyLayout::TensorMemoryScales(l.clone());
+        let linear = any.to_linear(&shape[1..]).map_err(|e| format!("{any} for {:?}: {e}", &shape[1..]))?;
+        let layout = std::sync::Arc::new(crate::types::Layout { spec: Some(any), linear });
+        return Ok(Type::MemDesc { shape: crate::types::Shape::from_slice(&shape[1..]), elem, layout });
+    }
     let (shape, elem, l) = tmem_parts(mem)?;
     if shape.len() != 3 {
         return Err(format!("only a 3-D tensor-memory buffer ([buffers, M, N]) has buffers to index, not {mem}"));

@@ -229,6 +229,20 @@ fn tmem_scales_hold_two_rows_per_lane_and_four_scales_per_column() {
 }
 
 #[test]
+fn tmem_scales_buffers_follow_one_another_in_the_columns() {
+    // [2, 128, 4]: buffer 1 starts where buffer 0's 16 byte slots (4 columns) end.
+    let s = TensorMemoryScalesLayout { cta_split: [1, 1], broadcast: 1 };
+    let one = s.to_linear(&[128, 4]).unwrap();
+    let two = s.to_linear(&[2, 128, 4]).unwrap();
+    assert_eq!(two.in_dim_size("col"), 2 * one.in_dim_size("col"));
+    for (row, col) in [(0, 0), (5, 3), (17, 9), (31, 15)] {
+        let c = one.apply(&[row, col]);
+        assert_eq!(two.apply(&[row, col]).to_vec(), vec![0, c[0], c[1]]);
+        assert_eq!(two.apply(&[row, col + 16]).to_vec(), vec![1, c[0], c[1]]);
+    }
+}
+
+#[test]
 fn tmem_cta_split_takes_the_last_column_bits() {
     let split = TensorMemoryLayout { cta_split: [2, 2], ..tmem(128, 64) };
     let l = split.to_linear(&[256, 128]).unwrap();

@@ -64,18 +64,7 @@ impl TensorMemoryLayout {
     /// (`dim0` takes the last `col` bits).
     fn buffers_to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
         check_shape(shape, 3, "TensorMemoryLayout")?;
-        let one = self.to_linear(&shape[1..])?.rename_out_dim("dim1", "dim2").rename_out_dim("dim0", "dim1");
-        let mut bases = one.bases_vec();
-        for (_, b) in &mut bases {
-            for v in b.iter_mut() {
-                v.insert(0, 0);
-            }
-        }
-        let col = bases.iter_mut().find(|(n, _)| n.as_str() == "col").expect("a col in-dim");
-        for i in 0..shape[0].trailing_zeros() {
-            col.1.push(vec![1 << i, 0, 0]);
-        }
-        LinearLayout::new(bases, [("dim0", shape[0]), ("dim1", shape[1]), ("dim2", shape[2])])
+        buffers_one_after_another(&self.to_linear(&shape[1..])?, shape[0])
     }
 
     fn split_to_linear(&self, shape: [u32; 2], split: [u32; 2]) -> Result<LinearLayout> {
@@ -151,7 +140,12 @@ impl TensorMemoryScalesLayout {
     /// copies: the row bits 32 and 64 are zero), a 32-bit column holds 4 scales of a row; further rows, then
     /// further scales, take the following columns. The CTA split takes the last column bits (M, then N). A
     /// tensor smaller than 64 x 4 leaves the slots past it empty.
+    /// `[buffers, rows, scales]` places the buffers one after another in the columns, as a `TensorMemoryLayout`'s.
     pub fn to_linear(&self, shape: &[u32]) -> Result<LinearLayout> {
+        if shape.len() == 3 {
+            check_shape(shape, 3, "TensorMemoryScalesLayout")?;
+            return buffers_one_after_another(&self.to_linear(&shape[1..])?, shape[0]);
+        }
         check_shape(shape, 2, "TensorMemoryScalesLayout")?;
         check_pow2_list(&self.cta_split, "TensorMemoryScalesLayout: cta_split_num")?;
         let [split_m, split_n] = self.cta_split;
@@ -204,6 +198,24 @@ impl TensorMemoryScalesLayout {
         let regs = regs_for(&ll, access, num_warps, 8, &self.to_string())?;
         normalize_dims(regs * LinearLayout::zeros_1d(self.broadcast, "block", "dim0"), &DISTRIBUTED_IN_DIMS)
     }
+}
+
+/// `[buffers, ...]` of the 2-D buffer layout `one`: the buffers one after another in the columns (`dim0` takes
+/// the last `col` bits), so buffer i starts `one`'s columns times i on.
+fn buffers_one_after_another(one: &LinearLayout, buffers: u32) -> Result<LinearLayout> {
+    let one = one.clone().rename_out_dim("dim1", "dim2").rename_out_dim("dim0", "dim1");
+    let (rows, cols) = (one.out_dim_size("dim1"), one.out_dim_size("dim2"));
+    let mut bases = one.bases_vec();
+    for (_, b) in &mut bases {
+        for v in b.iter_mut() {
+            v.insert(0, 0);
+        }
+    }
+    let col = bases.iter_mut().find(|(n, _)| n.as_str() == "col").expect("a col in-dim");
+    for i in 0..buffers.trailing_zeros() {
+        col.1.push(vec![1 << i, 0, 0]);
+    }
+    LinearLayout::new(bases, [("dim0", buffers), ("dim1", rows), ("dim2", cols)])
 }
 
 /// In-dims `row, col`, out-dims `dim0, dim1`.
