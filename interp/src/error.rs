@@ -17,6 +17,8 @@ use crate::memory::{AccessError, Shortage};
 pub struct InterpError {
     pub fault: Fault,
     pub program: [u32; 3],
+    /// The `warp_specialize` partition that failed (0: the default one), inside one.
+    pub partition: Option<usize>,
     pub op: Option<OpId>,
     pub loc: Option<Loc>,
 }
@@ -31,7 +33,13 @@ impl InterpError {
 impl fmt::Display for InterpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [x, y, z] = self.program;
-        write!(f, "program ({x}, {y}, {z}): {}", self.fault)
+        match self.partition {
+            // A deadlock names every partition itself.
+            Some(p) if !matches!(self.fault, Fault::Deadlock { .. }) => {
+                write!(f, "program ({x}, {y}, {z}), {}: {}", role(p), self.fault)
+            }
+            _ => write!(f, "program ({x}, {y}, {z}): {}", self.fault),
+        }
     }
 }
 
@@ -237,6 +245,8 @@ pub enum SharedFault {
         buffer: ValueId,
         by: InFlight,
         reads: bool,
+        /// The buffer's and the in-flight op's destination's names (`Program::memdesc_name`).
+        names: Box<(String, String)>,
     },
     /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
     CommitUninitialized(ValueId),
@@ -536,11 +546,14 @@ impl fmt::Display for SharedFault {
                 "{what} overwrites a shared-memory operand of the {mma}, which may still read it (no mbarrier_wait \
                  observed the phase of a commit tracking it)"
             ),
-            SharedFault::TmemInFlight { op, buffer, by, reads } => write!(
+            SharedFault::TmemInFlight { op, by, reads, names, .. } => write!(
                 f,
-                "{op} {} tensor-memory buffer {buffer} while the {by} {} it is in flight (no mbarrier_wait observed \
-                 the phase of a commit tracking it)",
+                "{op} {} tensor-memory buffer `{}` while the {} into `{}` {} it is in flight (no mbarrier_wait \
+                 observed the phase of a commit tracking it)",
                 if *op == "tmem_load" { "reads" } else { "writes" },
+                names.0,
+                by.op,
+                names.1,
                 if *reads { "reading" } else { "writing" }
             ),
             SharedFault::CommitUninitialized(b) => {

@@ -143,7 +143,7 @@ pub fn run_with_limits(
     mem: &mut Memory,
     limits: Limits,
 ) -> Result<Vec<String>, InterpError> {
-    let fail = |fault: Fault| InterpError { fault, program: [0; 3], op: None, loc: None };
+    let fail = |fault: Fault| InterpError { fault, program: [0; 3], partition: None, op: None, loc: None };
     if let Some(why) = budget::grid_error(grid) {
         return Err(fail(Fault::Grid { grid, why }));
     }
@@ -253,7 +253,13 @@ type R<T> = Result<T, InterpError>;
 
 impl Program<'_> {
     fn error(&self, op: Option<OpId>, fault: impl Into<Fault>) -> InterpError {
-        InterpError { fault: fault.into(), program: self.pid, op, loc: op.and_then(|o| self.f.op(o).loc) }
+        InterpError {
+            fault: fault.into(),
+            program: self.pid,
+            partition: self.task.as_ref().map(|t| t.index),
+            op,
+            loc: op.and_then(|o| self.f.op(o).loc),
+        }
     }
 
     fn tensor(&self, v: ValueId) -> &Tensor {

@@ -22,7 +22,7 @@ use tessel_tile::ir::{OpId, ValueId};
 /// A partition's place in a `warp_specialize`.
 pub(super) struct Task<'a> {
     baton: Arc<Baton<'a>>,
-    index: usize,
+    pub(super) index: usize,
     /// The partition's asynchronous work while another partition holds the shared state.
     own: AsyncWork,
     /// Whether this partition holds the shared state now.
@@ -275,16 +275,31 @@ impl<'a> Program<'a> {
 impl Program<'_> {
     /// A barrier's name for messages: its source name when it has one, `name[i]` for buffer `i` of a batch.
     fn barrier_name(&self, v: ValueId) -> String {
+        self.memdesc_name(v)
+    }
+
+    /// A buffer's name for messages: its source name when it has one, else the name of the buffer it views
+    /// (`name[i]` for buffer `i` of a batch, `name[:, a:]` for columns from `a` on, `name as TYPE` for a
+    /// reinterpretation), else its value.
+    pub(super) fn memdesc_name(&self, v: ValueId) -> String {
+        use tessel_tile::ops::Op;
         let f = self.f;
         if let Some(n) = &f.value(v).name {
             return n.clone();
         }
-        if let tessel_tile::ir::ValueDef::Result(o, 0) = f.value(v).def
-            && f.op(o).op == tessel_tile::ops::Op::MemDescIndex
-            && let Some(Value::T(i)) = &self.env[f.op(o).operands[1].index()]
-        {
-            return format!("{}[{}]", self.barrier_name(f.op(o).operands[0]), i.data[0].as_i64());
+        let tessel_tile::ir::ValueDef::Result(o, 0) = f.value(v).def else { return v.to_string() };
+        let d = f.op(o);
+        match &d.op {
+            Op::MemDescIndex => match &self.env[d.operands[1].index()] {
+                Some(Value::T(i)) => format!("{}[{}]", self.memdesc_name(d.operands[0]), i.data[0].as_i64()),
+                _ => format!("{}[?]", self.memdesc_name(d.operands[0])),
+            },
+            Op::MemDescSlice { dim, start } => {
+                let lead = ":, ".repeat(*dim as usize);
+                format!("{}[{lead}{start}:]", self.memdesc_name(d.operands[0]))
+            }
+            Op::MemDescReinterpret => format!("{} as {}", self.memdesc_name(d.operands[0]), f.ty(v)),
+            _ => v.to_string(),
         }
-        v.to_string()
     }
 }

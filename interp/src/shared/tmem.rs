@@ -353,7 +353,10 @@ impl Program<'_> {
                 let b = self.tmem_view(ins[0]);
                 let cells: Vec<usize> = self.tmem_place(ins[0]).0.iter().map(|p| p[0].0).collect();
                 if let Some((by, _)) = self.tmem_pending(b, &cells, false) {
-                    return Err(SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], by, reads: false }.into());
+                    let names = Box::new((self.memdesc_name(ins[0]), self.memdesc_name(by.into)));
+                    return Err(
+                        SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], by, reads: false, names }.into()
+                    );
                 }
                 let t = self.tmem_read(ins[0], false)?;
                 self.set(o, 0, t);
@@ -424,7 +427,8 @@ impl Program<'_> {
         let writes = self.tmem_cells(v, t, &cells_now.shadow.clone());
         let touched: Vec<usize> = writes.iter().map(|&(c, _)| c).collect();
         if let Some((by, reads)) = self.tmem_pending(b, &touched, true) {
-            return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, by, reads });
+            let names = Box::new((self.memdesc_name(v), self.memdesc_name(by.into)));
+            return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, by, reads, names });
         }
         let buf = self.smem.tmem.bufs[b].as_mut().expect("checked");
         for (c, bits) in writes {
