@@ -1,0 +1,192 @@
+//! `examples/gluon/blackwell_attention.py` (a FlashAttention-4-style forward for sm_100a: S and O in tensor
+//! memory, P aliasing S, an MMA warp, a TMA loader warp, the softmax and correction in the default partition) in
+//! the interpreter against float64 attention, causal and not, fp16 and bf16, head dims 64 and 128; its PTX
+//! through ptxas where one is at hand; and broken variants of it, whose errors name what went wrong.
+
+mod cli_common;
+mod common;
+
+use cli_common::tessel;
+
+const KERNEL: &str = "examples/gluon/blackwell_attention.py::attention_kernel";
+
+/// Two heads of `n` keys: two query blocks each.
+const HEADS: usize = 2;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tessel-bw-attention-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `tessel run --interpret` arguments for `target` over `HEADS` heads of `n` rows, head dim `d`, `dtype`
+/// (`fp16`/`bf16`), writing the buffers to `out`.
+fn run_args(target: &str, d: usize, n: usize, causal: bool, dtype: &str, out: &str) -> Vec<String> {
+    let rows = HEADS * n;
+    let desc = format!("tensordesc<{dtype}[128,{d}]>");
+    let mut a: Vec<String> = [
+        "run",
+        "--interpret",
+        "--arch",
+        "sm_100a",
+        target,
+        "--signature",
+        &format!("fp32,{desc},{desc},{desc},{desc},i32"),
+        "--const",
+        &format!("HEAD_DIM={d}"),
+        "--const",
+        "BLOCK_M=128",
+        "--const",
+        "BLOCK_N=128",
+        "--const",
+        &format!("CAUSAL={}", if causal { "True" } else { "False" }),
+        "--const",
+        "STAGES=2",
+        "--grid",
+        &format!("{},{HEADS}", n / 128),
+        "--arg",
+        "sm_scale=0.125",
+        "--out-dir",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for t in ["q", "k", "v"] {
+        a.extend(["--arg".into(), format!("{t}=randn:{rows}x{d}:{dtype}")]);
+    }
+    a.extend(["--arg".into(), format!("o=fill:nan:{rows}x{d}:{dtype}")]);
+    for t in ["q", "k", "v", "o"] {
+        a.extend(["--arg".into(), format!("{t}_desc=desc:{t}:block=128x{d}")]);
+    }
+    a.extend(["--arg".into(), format!("N_CTX={n}")]);
+    a
+}
+
+/// Float64 attention over the inputs the run wrote: `[HEADS * n, d]` each.
+fn reference(q: &[f64], k: &[f64], v: &[f64], d: usize, n: usize, causal: bool) -> Vec<f64> {
+    let mut o = vec![0.0; HEADS * n * d];
+    for h in 0..HEADS {
+        let row = |x: &[f64], i: usize| -> Vec<f64> { x[(h * n + i) * d..(h * n + i + 1) * d].to_vec() };
+        for i in 0..n {
+            let qi = row(q, i);
+            let keys = if causal { i + 1 } else { n };
+            let s: Vec<f64> =
+                (0..keys).map(|j| row(k, j).iter().zip(&qi).map(|(a, b)| a * b).sum::<f64>() * 0.125).collect();
+            let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
+            let l: f64 = p.iter().sum();
+            for (j, pj) in p.iter().enumerate() {
+                let vj = row(v, j);
+                for c in 0..d {
+                    o[(h * n + i) * d + c] += pj / l * vj[c];
+                }
+            }
+        }
+    }
+    o
+}
+
+#[test]
+fn blackwell_attention_matches_float64_in_the_interpreter() {
+    let dir = scratch("ref");
+    let n = 256;
+    for (d, causal, dtype) in
+        [(64, true, "fp16"), (64, false, "bf16"), (128, false, "fp16"), (128, true, "bf16"), (64, false, "fp16")]
+    {
+        let args = run_args(KERNEL, d, n, causal, dtype, dir.to_str().unwrap());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = tessel(&args);
+        assert_eq!(code, 0, "d {d} causal {causal} {dtype}: {err}");
+        let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
+        let (q, k, v, o) = (read("q.npy"), read("k.npy"), read("v.npy"), read("o.npy"));
+        let want = reference(&q, &k, &v, d, n, causal);
+        // P is rounded to the inputs' type before P V, and O once more at the end: about 2^-10 (fp16) or 2^-7
+        // (bf16) of the row's values.
+        let tol = if dtype == "fp16" { 2e-3 } else { 1.6e-2 };
+        let worst = o.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+        assert!(worst <= tol, "d {d} causal {causal} {dtype}: largest error {worst} > {tol}\n{out}");
+        assert!(o.iter().all(|x| x.is_finite()), "d {d} causal {causal} {dtype}: an output is not finite");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every specialization the issue names compiles for sm_100a and ptxas (where one is found) takes it.
+#[test]
+fn blackwell_attention_assembles_for_sm_100a() {
+    for d in [64, 128] {
+        for causal in ["True", "False"] {
+            for dtype in ["fp16", "bf16"] {
+                let desc = format!("tensordesc<{dtype}[128,{d}]>");
+                let (code, ptx, err) = tessel(&[
+                    "compile",
+                    KERNEL,
+                    "--arch",
+                    "sm_100a",
+                    "--signature",
+                    &format!("fp32,{desc},{desc},{desc},{desc},i32"),
+                    "--const",
+                    &format!("HEAD_DIM={d}"),
+                    "--const",
+                    "BLOCK_M=128",
+                    "--const",
+                    "BLOCK_N=128",
+                    "--const",
+                    &format!("CAUSAL={causal}"),
+                    "--const",
+                    "STAGES=2",
+                    "--emit",
+                    "ptx",
+                ]);
+                assert_eq!(code, 0, "d {d} causal {causal} {dtype}: {err}");
+                // QK^T with B from shared memory, P V with A from tensor memory.
+                assert!(ptx.contains("tcgen05.mma.cta_group::1.kind::f16 [%r"), "{ptx}");
+                common::assemble(&format!("blackwell_attention d{d} {causal} {dtype}"), &ptx, "sm_100a");
+            }
+        }
+    }
+}
+
+/// `examples/gluon/blackwell_attention.py` with its first `from` replaced by `to`, run at head dim 128: the
+/// error.
+fn broken(name: &str, from: &str, to: &str) -> String {
+    let dir = scratch(name);
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/blackwell_attention.py")).unwrap();
+    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
+    let file = dir.join("variant.py");
+    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let target = format!("{}::attention_kernel", file.display());
+    let args = run_args(&target, 128, 256, false, "fp16", dir.to_str().unwrap());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = tessel(&args);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_ne!(code, 0, "{name}: the broken variant ran");
+    assert!(!err.contains("internal error") && !err.contains("panicked"), "{name}: {err}");
+    err
+}
+
+#[test]
+fn broken_variants_name_the_partition_barrier_and_buffer() {
+    // The MMA warp waits for P in the wrong phase: P V reads P before the softmax has written it.
+    let err = broken(
+        "phase",
+        "mbarrier.wait(p_ready.index(j % 2), (j // 2) & 1)",
+        "mbarrier.wait(p_ready.index(j % 2), ((j // 2) & 1) ^ 1)",
+    );
+    assert!(err.contains("the default partition: tmem_store writes tensor-memory buffer `p_tmem`"), "{err}");
+    assert!(err.contains("tcgen05_mma into `o_tmem` reading it is in flight"), "{err}");
+    // A barrier initialized for two arrivals gets one each phase: a deadlock naming who waits for what.
+    let err = broken("count", "mbarrier.init(p_ready.index(i), count=1)", "mbarrier.init(p_ready.index(i), count=2)");
+    assert!(err.contains("deadlock"), "{err}");
+    assert!(err.contains("worker partition 0 waits"), "{err}");
+    assert!(err.contains("mbarrier `p_ready[0]` (phase 0 running, which still lacks 1 arrival(s)"), "{err}");
+    // Four S buffers and O do not fit in the 512 columns: the budget names the buffers.
+    let err = broken(
+        "budget",
+        "allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N]",
+        "allocate_tensor_memory(gl.float32, [4, BLOCK_M, BLOCK_N]",
+    );
+    assert!(err.contains("the kernel needs 640 tensor-memory columns, more than the 512 of a CTA"), "{err}");
+    assert!(err.contains("%s_tmem") && err.contains("%o_tmem"), "{err}");
+}
