@@ -103,6 +103,28 @@ fn a_register_tensors_type_is_a_distributed_type_with_its_layout() {
 }
 
 #[test]
+fn a_layouts_lists_are_read_only() {
+    let body = r#"
+import copy
+
+@gluon.constexpr_function
+def edited(layout):
+    ret = copy.deepcopy(layout)
+    ret.reg_bases[0] = [0, 2]
+    return ret
+
+@gluon.jit
+def k(X):
+    L: gl.constexpr = gl.DistributedLinearLayout([[0, 1]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], [], [32, 2])
+    gl.static_print(copy.deepcopy(L) == L, L.reg_bases)
+    M: gl.constexpr = edited(L)
+"#;
+    let err = elab_error(&format!("{HEADER}{body}"), "k", vec![ptr(F32)]);
+    assert!(err.contains("cannot assign items of a layout's `reg_bases`: layouts are immutable here"), "{err}");
+    assert!(err.contains("ret.reg_bases[0] = [0, 2]"), "the error points at the assignment:\n{err}");
+}
+
+#[test]
 fn convert_layout_converts_and_assert_trivial_refuses_a_real_conversion() {
     let body = "
 @gluon.jit
