@@ -122,7 +122,8 @@ fn range(s: Span) -> std::ops::Range<usize> {
 }
 
 /// `gl.convert_layout(value, layout, assert_trivial=False)` (and `gl.set_auto_layout`): the same values in
-/// another distributed layout; with `assert_trivial`, only if the two layouts are the same map.
+/// another distributed layout; with `assert_trivial`, only if no element changes threads (Gluon's
+/// `is_convert_layout_trivial`: the minimal conversion moves registers only).
 fn convert_layout<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let trivial = e.const_bool(b.req("assert_trivial"), &b.fname, "assert_trivial")?;
     convert(e, b, trivial)
@@ -145,10 +146,26 @@ fn convert<'a>(e: &mut Elab<'a>, b: Bound<'a>, assert_trivial: bool) -> R<Value<
         // `expand_dims` needs, where the tensor came spelt by its bases).
         return Ok(Value::Tensor(Tv::new(t.v, ty)));
     }
-    if assert_trivial {
-        return Err(e.err(b.span, format!("this conversion is not trivial: {} and {} are different layouts", t.ty, ty)));
+    // Trivial as Gluon means it: every thread already holds its elements, perhaps in other registers (a
+    // register renaming, no data moves between threads).
+    if assert_trivial && !registers_only(&t.ty, &ty) {
+        return Err(e.err(
+            b.span,
+            format!("this conversion is not trivial: {} and {} hold elements in different threads", t.ty, ty),
+        ));
     }
     Ok(Value::Tensor(e.emit1(Op::ConvertLayout, &[t], ty, b.span)?))
+}
+
+/// Whether converting a tensor from type `from` to `to` only renames registers: both have layouts, and the
+/// planner (the one codegen runs) moves nothing between lanes, warps or CTAs.
+fn registers_only(from: &Type, to: &Type) -> bool {
+    let (Some(a), Some(b), Some(elem)) = (from.layout(), to.layout(), from.elem()) else { return false };
+    let opts = tessel_layouts::PlanOptions::default();
+    matches!(
+        tessel_layouts::plan_conversion(&a.linear, &b.linear, elem.bits(), &opts),
+        Ok(tessel_layouts::ConversionPlan::NoOp | tessel_layouts::ConversionPlan::RegisterPermutation { .. })
+    )
 }
 
 /// A distributed layout argument (`None` passes: no layout).

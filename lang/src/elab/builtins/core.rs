@@ -255,7 +255,14 @@ impl<'a> Elab<'a> {
         }
         let mut shape = x.shape().to_vec();
         shape.push(2);
-        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
+        // In gluon mode the new last dim is the first register bit (Triton's default join layout).
+        let layout = match x.ty.layout() {
+            Some(l) => Some(spelled(tessel_tile::layout::rules::join(l).ok_or_else(|| {
+                self.err(span, format!("cannot join two tensors of type {}: no layout holds the pair", x.ty))
+            })?)),
+            None => None,
+        };
+        let ty = self.block_ty(&shape, x.elem().unwrap(), layout.as_ref(), span)?;
         Ok(Value::Tensor(self.emit1(Op::Join, &[x, y], ty, span)?))
     }
 
