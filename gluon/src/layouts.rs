@@ -148,24 +148,13 @@ fn convert<'a>(e: &mut Elab<'a>, b: Bound<'a>, assert_trivial: bool) -> R<Value<
     }
     // Trivial as Gluon means it: every thread already holds its elements, perhaps in other registers (a
     // register renaming, no data moves between threads).
-    if assert_trivial && !registers_only(&t.ty, &ty) {
+    if assert_trivial && !tessel_lang::elab::builtins::layout::registers_only(&t.ty, &ty) {
         return Err(e.err(
             b.span,
             format!("this conversion is not trivial: {} and {} hold elements in different threads", t.ty, ty),
         ));
     }
     Ok(Value::Tensor(e.emit1(Op::ConvertLayout, &[t], ty, b.span)?))
-}
-
-/// Whether converting a tensor from type `from` to `to` only renames registers: both have layouts, and the
-/// planner (the one codegen runs) moves nothing between lanes, warps or CTAs.
-fn registers_only(from: &Type, to: &Type) -> bool {
-    let (Some(a), Some(b), Some(elem)) = (from.layout(), to.layout(), from.elem()) else { return false };
-    let opts = tessel_layouts::PlanOptions::default();
-    matches!(
-        tessel_layouts::plan_conversion(&a.linear, &b.linear, elem.bits(), &opts),
-        Ok(tessel_layouts::ConversionPlan::NoOp | tessel_layouts::ConversionPlan::RegisterPermutation { .. })
-    )
 }
 
 /// A distributed layout argument (`None` passes: no layout).
