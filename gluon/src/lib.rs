@@ -102,8 +102,8 @@ fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => tma::desc_attr(e, t, name, span),
         Value::Tensor(t) if t.ty.is_tmem() => blackwell::attr(e, v, t, name, span),
         Value::Tensor(t) if t.ty == Type::ClcResult => clc::attr(e, v, name, span),
-        // lang offers a block tensor's `type` only.
-        Value::Tensor(t) if t.is_block() => Ok(layouts::distributed_type(t)),
+        // lang offers a block tensor's `type` only; in a `@triton.jit` kernel it stays lang's (the dtype).
+        Value::Tensor(t) if t.is_block() => Ok(if e.gluon { layouts::distributed_type(t) } else { None }),
         Value::Tensor(t) => smem::attr(e, v, t, name, span),
         _ => Ok(None),
     }

@@ -100,6 +100,14 @@ fn a_register_tensors_type_is_a_distributed_type_with_its_layout() {
     );
     let err = elab_error(&src, "k", vec![ptr(F32)]);
     assert!(err.contains("a distributed type has no attribute `order`"), "{err}");
+    // A `@triton.jit` kernel (through the same registry) keeps tessel's `.type` of a block: its dtype.
+    let src = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(X):\n    \
+               x = tl.load(X + tl.arange(0, 16))\n    tl.static_print(x.type, x.type.is_fp32())\n";
+    let module = tessel_lang::parse_module(src).unwrap();
+    let spec = tessel_lang::elab::Specialization::new(vec![ptr(F32)]);
+    let e = tessel_lang::elab::elaborate_with(&module, "k", &spec, tessel_gluon::registry())
+        .unwrap_or_else(|d| panic!("{}", d.render("test.py", src)));
+    assert_eq!(e.static_prints, ["float32 True"]);
 }
 
 #[test]
