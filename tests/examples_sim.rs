@@ -524,3 +524,50 @@ fn an_in_flight_wgmma_entering_a_loop_matches_the_interpreter() {
     let err = compare("kernels/gluon_wgmma_loop.py", "wgmma_into_loop", spec, 4, &vals, [1, 1, 1], Target::Sm90a);
     assert!(err < 1e-6, "{err}");
 }
+
+/// The attention example's register shuffles, compiled the whole way: halves split along N, given a layout of
+/// their own, joined back (the new dim in the first register bit) and renamed into the original register order
+/// (`convert_layout(..., assert_trivial=True)`); and its row sums, a reduction of two tensors whose combine packs
+/// the scalar pairs into a `[2]` tensor for `add2` and splits the sums back into scalars.
+const GLUON_SPLIT_JOIN: &str = r#"
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia import blackwell as bw
+
+@gluon.jit
+def _combine_add2(a, b, c, d):
+    parent: gl.constexpr = gl.BlockedLayout([1, 2], [1, 32], [1, gl.num_warps()], [1, 0])
+    lanes = gl.arange(0, 2, layout=gl.SliceLayout(0, parent))
+    lhs = gl.where(lanes == 0, a, b)
+    rhs = gl.where(lanes == 0, c, d)
+    return gl.split(bw.add2(lhs, rhs))
+
+@gluon.jit
+def split_join(X, Y, S):
+    L: gl.constexpr = gl.BlockedLayout([1, 64], [32, 1], [4, 1], [1, 0])
+    HL: gl.constexpr = gl.BlockedLayout([1, 32], [32, 1], [4, 1], [1, 0])
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, L))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, L))
+    x = gl.load(X + r[:, None] * 64 + c[None, :])
+    lo, hi = x.reshape([128, 2, 32]).permute(0, 2, 1).split()
+    lo = gl.convert_layout(lo, HL, assert_trivial=True) * 2.0
+    hi = gl.convert_layout(hi, HL, assert_trivial=True)
+    y = gl.join(lo, hi).permute(0, 2, 1).reshape([128, 64])
+    gl.store(Y + r[:, None] * 64 + c[None, :], gl.convert_layout(y, L, assert_trivial=True))
+    s0, s1 = gl.reduce((x, x * 3.0), axis=1, combine_fn=_combine_add2)
+    gl.store(S + r, s0)
+    gl.store(S + 128 + r, s1)
+"#;
+
+#[test]
+fn gluon_split_join_and_pair_sums_match_the_interpreter() {
+    let spec = vec![ptr(F32), ptr(F32), ptr(F32)];
+    let vals = [V::Buf(F32, random(128 * 64, 12, F32)), V::Out(F32, 128 * 64), V::Out(F32, 256)];
+    let opts = RunOptions { file: "split_join.py", target: Target::Sm90a, num_warps: 4, num_stages: 3, poison: true };
+    let outs = run_on(GLUON_SPLIT_JOIN, "split_join", spec, &opts, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(outs.len(), 2);
+    let (y, sums) = (&outs[0], &outs[1]);
+    assert_eq!(y.0, y.1, "the register renaming moves every element exactly");
+    let err = tessel::tile::testing::rel_err(&sums.0, &sums.1);
+    assert!(err < 1e-5, "row sums (the simulator adds in another order): {err}");
+}

@@ -1,7 +1,7 @@
 //! Layouts: the Gluon layout classes (`gl.BlockedLayout`, `gl.NVMMASharedLayout.get_default_for`,
 //! `mbarrier.MBarrierLayout`...), bound by `tessel_layouts::expr::call_layout` (one binder for kernels, the IR
 //! text and the `tessel layout` CLI: the same parameter names, defaults and checks), their attributes
-//! (`layout.order`), `gl.convert_layout`, `gl.num_warps`/`gl.num_ctas` and `gl.thread_barrier`/`gl.barrier`.
+//! (`layout.order`), a register tensor's `type` (a `distributed_type`), `gl.convert_layout`, `gl.num_warps`/`gl.num_ctas` and `gl.thread_barrier`/`gl.barrier`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,7 +9,7 @@ use std::rc::Rc;
 use tessel_lang::Span;
 use tessel_lang::elab::builtins::{Arg, Bound, CallArgs};
 use tessel_lang::elab::registry::{Handler, Registry};
-use tessel_lang::elab::value::{Dtype, Tv, Value};
+use tessel_lang::elab::value::{BlockLayout, BlockType, Dtype, Tv, Value};
 use tessel_lang::elab::{Elab, R};
 use tessel_layouts::expr::{ArgValue, CallArg, call_layout};
 use tessel_layouts::{AnyLayout, CgaLayout, DistributedLayout, SharedLayout};
@@ -122,7 +122,8 @@ fn range(s: Span) -> std::ops::Range<usize> {
 }
 
 /// `gl.convert_layout(value, layout, assert_trivial=False)` (and `gl.set_auto_layout`): the same values in
-/// another distributed layout; with `assert_trivial`, only if the two layouts are the same map.
+/// another distributed layout; with `assert_trivial`, only if no element changes threads (Gluon's
+/// `is_convert_layout_trivial`: the minimal conversion moves registers only).
 fn convert_layout<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let trivial = e.const_bool(b.req("assert_trivial"), &b.fname, "assert_trivial")?;
     convert(e, b, trivial)
@@ -145,8 +146,13 @@ fn convert<'a>(e: &mut Elab<'a>, b: Bound<'a>, assert_trivial: bool) -> R<Value<
         // `expand_dims` needs, where the tensor came spelt by its bases).
         return Ok(Value::Tensor(Tv::new(t.v, ty)));
     }
-    if assert_trivial {
-        return Err(e.err(b.span, format!("this conversion is not trivial: {} and {} are different layouts", t.ty, ty)));
+    // Trivial as Gluon means it: every thread already holds its elements, perhaps in other registers (a
+    // register renaming, no data moves between threads).
+    if assert_trivial && !tessel_lang::elab::builtins::layout::registers_only(&t.ty, &ty) {
+        return Err(e.err(
+            b.span,
+            format!("this conversion is not trivial: {} and {} hold elements in different threads", t.ty, ty),
+        ));
     }
     Ok(Value::Tensor(e.emit1(Op::ConvertLayout, &[t], ty, b.span)?))
 }
@@ -184,6 +190,17 @@ pub fn shared_arg<'a>(e: &Elab<'a>, a: &Arg<'a>, fname: &str) -> R<SharedLayout>
 /// The Gluon class name of a layout, for messages.
 pub fn kind(l: &AnyLayout) -> &'static str {
     tessel_layouts::expr::layout_kind(l)
+}
+
+/// A register tensor's `type`: Gluon's `distributed_type`, its element type, shape and layout (`gl.AutoLayout()`
+/// while the tensor waits for layout assignment to give it one). `None` for a tensor that is not a block.
+pub fn distributed_type<'a>(t: &Tv) -> Option<Value<'a>> {
+    let Type::Tensor { shape, elem, layout } = &t.ty else { return None };
+    let layout = match layout {
+        Some(l) => BlockLayout::Of(Rc::new(spec_of(l))),
+        None => BlockLayout::Auto,
+    };
+    Some(Value::BlockType(Rc::new(BlockType { elem: Dtype::from_elem(*elem), shape: shape.to_vec(), layout })))
 }
 
 /// The spec of a tile layout, or its linear form spelled as a Gluon class.

@@ -91,7 +91,7 @@ pub fn registry() -> &'static Registry {
 }
 
 /// The registry's attribute hook: each value answers from the module of its concept (layouts, TMA descriptors,
-/// shared-memory descriptors).
+/// shared-memory descriptors, a register tensor's `type`).
 fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option<Value<'a>>> {
     match v {
         Value::Layout(l) => Ok(layouts::layout_attr(l, name)),
@@ -102,6 +102,8 @@ fn attr<'a>(e: &mut Elab<'a>, v: &Value<'a>, name: &str, span: Span) -> R<Option
         Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }) => tma::desc_attr(e, t, name, span),
         Value::Tensor(t) if t.ty.is_tmem() => blackwell::attr(e, v, t, name, span),
         Value::Tensor(t) if t.ty == Type::ClcResult => clc::attr(e, v, name, span),
+        // lang offers a block tensor's `type` only; in a `@triton.jit` kernel it stays lang's (the dtype).
+        Value::Tensor(t) if t.is_block() => Ok(if e.gluon { layouts::distributed_type(t) } else { None }),
         Value::Tensor(t) => smem::attr(e, v, t, name, span),
         _ => Ok(None),
     }

@@ -75,6 +75,64 @@ fn layout_classes_bind_with_gluon_names_and_defaults() {
 }
 
 #[test]
+fn a_register_tensors_type_is_a_distributed_type_with_its_layout() {
+    let out = static_prints(
+        "    L: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+    x = gl.full([32, 16], 1.0, gl.float16, layout=L)
+    gl.static_print(x.type.layout == L, x.type.shape, x.type.element_ty, x.type.scalar, x.type.nbytes)
+    s = gl.sum(x, axis=1)
+    gl.static_print(s.type.layout == gl.SliceLayout(1, L), gl.sum(s, axis=0).type)
+    y = gl.convert_layout(x, x.type.layout, assert_trivial=True)
+    p = X + gl.arange(0, 16, layout=gl.SliceLayout(0, L))
+    gl.static_print(p.type.element_ty, p.type)
+",
+    );
+    assert_eq!(
+        out,
+        [
+            "True [32, 16] float16 float16 1024",
+            "True float16",
+            "pointer<float32> <[16], pointer<float32>, SliceLayout(0, BlockedLayout([1,4],[8,4],[4,1],[1,0]))>",
+        ]
+    );
+    let src = format!(
+        "{HEADER}\n@gluon.jit\ndef k(X):\n    x = gl.full([32], 1.0, gl.float32, layout=gl.BlockedLayout([1], [32], [4], [0]))\n    y = x.type.order\n"
+    );
+    let err = elab_error(&src, "k", vec![ptr(F32)]);
+    assert!(err.contains("a distributed type has no attribute `order`"), "{err}");
+    // A `@triton.jit` kernel (through the same registry) keeps tessel's `.type` of a block: its dtype.
+    let src = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(X):\n    \
+               x = tl.load(X + tl.arange(0, 16))\n    tl.static_print(x.type, x.type.is_fp32())\n";
+    let module = tessel_lang::parse_module(src).unwrap();
+    let spec = tessel_lang::elab::Specialization::new(vec![ptr(F32)]);
+    let e = tessel_lang::elab::elaborate_with(&module, "k", &spec, tessel_gluon::registry())
+        .unwrap_or_else(|d| panic!("{}", d.render("test.py", src)));
+    assert_eq!(e.static_prints, ["float32 True"]);
+}
+
+#[test]
+fn a_layouts_lists_are_read_only() {
+    let body = r#"
+import copy
+
+@gluon.constexpr_function
+def edited(layout):
+    ret = copy.deepcopy(layout)
+    ret.reg_bases[0] = [0, 2]
+    return ret
+
+@gluon.jit
+def k(X):
+    L: gl.constexpr = gl.DistributedLinearLayout([[0, 1]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], [], [32, 2])
+    gl.static_print(copy.deepcopy(L) == L, L.reg_bases)
+    M: gl.constexpr = edited(L)
+"#;
+    let err = elab_error(&format!("{HEADER}{body}"), "k", vec![ptr(F32)]);
+    assert!(err.contains("cannot assign items of a layout's `reg_bases`: layouts are immutable here"), "{err}");
+    assert!(err.contains("ret.reg_bases[0] = [0, 2]"), "the error points at the assignment:\n{err}");
+}
+
+#[test]
 fn convert_layout_converts_and_assert_trivial_refuses_a_real_conversion() {
     let body = "
 @gluon.jit

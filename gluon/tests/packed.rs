@@ -67,6 +67,49 @@ fn packed_ops_give_the_elementwise_values() {
     }
 }
 
+/// The attention example's row-sum reduction: two tensors reduced at once, the combine packing its scalar pairs
+/// into a `[2]` tensor every thread holds whole, adding them with `add2` and splitting the sums back.
+const COMBINE: &str = r#"
+@gluon.jit
+def _combine_add2(a, b, c, d):
+    parent: gl.constexpr = gl.BlockedLayout([1, 2], [1, 32], [1, gl.num_warps()], [1, 0])
+    lanes = gl.arange(0, 2, layout=gl.SliceLayout(0, parent))
+    lhs = gl.where(lanes == 0, a, b)
+    rhs = gl.where(lanes == 0, c, d)
+    return gl.split(bw.add2(lhs, rhs))
+
+
+@gluon.jit
+def row_sums(X, Out):
+    L: gl.constexpr = gl.BlockedLayout([1, 16], [32, 1], [4, 1], [1, 0])
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, L))
+    c = gl.arange(0, 16, layout=gl.SliceLayout(0, L))
+    x = gl.load(X + r[:, None] * 16 + c[None, :])
+    s0, s1 = gl.reduce((x, x * 2.0), axis=1, combine_fn=_combine_add2)
+    gl.store(Out + r, s0)
+    gl.store(Out + 128 + r, s1)
+"#;
+
+#[test]
+fn a_combine_packing_scalars_into_pairs_reduces_two_tensors() {
+    let src = format!("{}{COMBINE}", &SRC[..SRC.find("@gluon.jit").unwrap()]);
+    let f = elab(&src, "row_sums", vec![ptr(F32), ptr(F32)]);
+    // The scalar halves of the pair carry no layout, which layout assignment accepts as they are.
+    let mut laid_out = f.clone();
+    tessel_tile::layout::assign_layouts(&mut laid_out).unwrap_or_else(|e| panic!("{e}\n{f}"));
+    let x: Vec<f64> = Rng::new(5).vec(2048).iter().map(|&v| v as f32 as f64).collect();
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let out = poisoned(&mut mem, "out", F32, 256);
+    run(&f, &[Arg::Buffer(bx), Arg::Buffer(out)], [1, 1, 1], &mut mem);
+    let got = mem.read_f64(out);
+    for r in 0..128 {
+        let sum: f64 = x[r * 16..r * 16 + 16].iter().sum();
+        assert!((got[r] - sum).abs() <= 1e-5 * sum.abs().max(1.0), "row {r}: {} vs {sum}", got[r]);
+        assert!((got[128 + r] - 2.0 * sum).abs() <= 2e-5 * sum.abs().max(1.0), "row {r}: {}", got[128 + r]);
+    }
+}
+
 #[test]
 fn converting_and_integer_forms_are_refused_at_the_call() {
     let case = |stmt: &str| {

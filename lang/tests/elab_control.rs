@@ -140,6 +140,43 @@ def k(Out, BLOCK: tl.constexpr):
 }
 
 #[test]
+fn python_math_and_copy_compute_at_compile_time() {
+    let src = r#"
+import copy
+import math
+
+@triton.constexpr_function
+def splits(n):
+    return [[0, 1 << i] for i in range(int(math.log2(n)))]
+
+@triton.constexpr_function
+def edited(bases):
+    out = copy.deepcopy(bases)
+    out[0][1] = 99
+    return out
+
+@triton.jit
+def k(Out, N: tl.constexpr):
+    b: tl.constexpr = splits(N)
+    tl.static_print(b, edited(b), b, math.log2(N), math.ceil(2.5), math.floor(-2.5), math.gcd(12, N))
+    tl.static_print(math.log(8, 2), math.sqrt(16), math.isqrt(17), copy.copy((1, [2])))
+"#;
+    let full = format!("{PRELUDE}{src}");
+    let e = elab_spec("test.py", &full, "k", &Specialization::new(vec![ptr(F32), c(8)]));
+    assert_eq!(
+        e.static_prints,
+        [
+            "[[0, 1], [0, 2], [0, 4]] [[0, 99], [0, 2], [0, 4]] [[0, 1], [0, 2], [0, 4]] 3.0 3 -3 4",
+            "3.0 4.0 4 (1, [2])",
+        ]
+    );
+    let bad = format!("{PRELUDE}import math\n@triton.jit\ndef k(Out, n):\n    x = math.log2(n)\n");
+    let msg = elab_error(&bad, "k", vec![ptr(F32), i32()]);
+    assert!(msg.contains("`math.log2` computes at compile time, but its argument is a runtime value"), "{msg}");
+    assert!(msg.contains("use `tl.log2` on tensors"), "{msg}");
+}
+
+#[test]
 fn for_loops_carry_values_and_run_negative_steps() {
     let src = r#"
 @triton.jit

@@ -6,14 +6,15 @@
 //! corresponds to it ([`gather`]). The correspondences are those of the interpreter (`interp/src/shape_ops.rs`):
 //! `permute` moves operand dim `order[i]` to result dim `i`; `reshape` keeps the row-major flat index (also
 //! with `can_reorder`, which the interpreter does not use to reorder); `join(a, b)` puts `a` at index 0 and `b`
-//! at index 1 of a new last dim, `split` undoes it; `cat(a, b)` stacks `b` after `a` along dim 0. When the
+//! at index 1 of a new last dim, `split` undoes it (into scalars, for a `[2]` tensor every thread holds whole:
+//! Gluon's packed `add2` of two scalars in a reduction); `cat(a, b)` stacks `b` after `a` along dim 0. When the
 //! layouts put some element in another thread the op needs a `convert_layout`, and lowering says so.
 
 use tessel_tile::ir::OpData;
 use tessel_tile::ops::Op;
 
 use super::Lower;
-use super::coords::{Source, flatten, gather, layout_of};
+use super::coords::{Source, bases, flatten, gather, layout_of, reg_coords};
 use crate::CompileError;
 
 pub(crate) fn shape_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
@@ -26,6 +27,17 @@ pub(crate) fn shape_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     let id = |c: &[u32]| c.to_vec();
     for (j, &v) in data.results.iter().enumerate() {
         let out_ty = f.ty(v);
+        if matches!(data.op, Op::Split) && !out_ty.is_tensor() {
+            // The halves of a `[2]` tensor are scalars: every thread must hold both elements.
+            let Some(r) = scalar_half(ins[0], j as u32) else {
+                return Err(CompileError::new(format!(
+                    "`split` of {} into scalars needs both elements in every thread, as registers",
+                    in_tys[0]
+                )));
+            };
+            l.vals.insert(v, vec![regs[0][r as usize]]);
+            continue;
+        }
         let out = layout_of(out_ty)?;
         let out_shape = out_ty.shape().to_vec();
         let mapped = match &data.op {
@@ -80,4 +92,11 @@ pub(crate) fn shape_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         l.vals.insert(v, out_regs);
     }
     Ok(())
+}
+
+/// The register holding element `j` of a `[2]` tensor laid out by `src` in every thread, when every thread
+/// holds the whole tensor (no lane, warp or CTA basis moves it).
+fn scalar_half(src: &tessel_layouts::LinearLayout, j: u32) -> Option<u32> {
+    let everywhere = ["lane", "warp", "block"].iter().all(|d| bases(src, d).iter().all(|b| b.iter().all(|&x| x == 0)));
+    everywhere.then(|| (0..src.in_dim_size("register")).find(|&r| reg_coords(src, r) == [j])).flatten()
 }

@@ -11,7 +11,7 @@ use crate::ast::{BoolOpKind, Constant, Expr, ExprKind, FStringPart, Keyword};
 use crate::elab::args::{Arg, CallArgs};
 use crate::elab::names::TL;
 use crate::elab::names::closest;
-use crate::elab::value::{Dtype, Tv, Value, py_str, repr};
+use crate::elab::value::{BlockLayout, BlockType, Dtype, Tv, Value, py_str, repr};
 use crate::elab::{Elab, R};
 use crate::span::Span;
 
@@ -432,9 +432,11 @@ impl<'a> Elab<'a> {
                 ("block_shape", Type::TensorDesc { block_shape, .. }) => {
                     Ok(Value::List(Rc::new(RefCell::new(block_shape.iter().map(|&d| Value::Int(d as i128)).collect()))))
                 }
-                ("block_type", Type::TensorDesc { elem, block_shape }) => {
-                    Ok(Value::BlockType(Rc::new((*elem, block_shape.to_vec()))))
-                }
+                ("block_type", Type::TensorDesc { elem, block_shape }) => Ok(Value::BlockType(Rc::new(BlockType {
+                    elem: Dtype::Scalar(*elem),
+                    shape: block_shape.to_vec(),
+                    layout: BlockLayout::None,
+                }))),
                 // The descriptor's type (`desc.type.block_type`, `desc.type.layout`): the descriptor answers both.
                 ("type", Type::TensorDesc { .. }) => Ok(v.clone()),
                 // As in Triton, the tensor's shape (`i32`) and strides (`i64`) are runtime values: the operands
@@ -488,21 +490,30 @@ impl<'a> Elab<'a> {
                 }
             },
             Value::BlockType(bt) => {
-                let (elem, shape) = (bt.0, &bt.1);
-                let numel: u64 = shape.iter().map(|&d| d as u64).product();
-                Ok(match name {
-                    "shape" => Value::List(Rc::new(std::cell::RefCell::new(
-                        shape.iter().map(|&d| Value::Int(d as i128)).collect(),
+                let numel: u64 = bt.shape.iter().map(|&d| d as u64).product();
+                Ok(match (name, &bt.layout) {
+                    ("shape", _) => Value::List(Rc::new(std::cell::RefCell::new(
+                        bt.shape.iter().map(|&d| Value::Int(d as i128)).collect(),
                     ))),
-                    "element_ty" | "dtype" => Value::Dtype(Dtype::Scalar(elem)),
-                    "numel" => Value::Int(numel as i128),
-                    "nbytes" => Value::Int((numel * elem.bits() as u64 / 8) as i128),
-                    "rank" => Value::Int(shape.len() as i128),
+                    ("element_ty" | "dtype" | "scalar", _) => Value::Dtype(bt.elem),
+                    ("numel", _) => Value::Int(numel as i128),
+                    ("nbytes", _) => {
+                        let bits = bt.elem.elem().map_or(0, |e| e.bits()) as u64;
+                        Value::Int((numel * bits / 8) as i128)
+                    }
+                    ("rank", _) => Value::Int(bt.shape.len() as i128),
+                    // A distributed_type's layout; `gl.AutoLayout()` is `None` as a value.
+                    ("layout", BlockLayout::Of(l)) => Value::Layout(l.clone()),
+                    ("layout", BlockLayout::Auto) => Value::None,
                     _ => {
+                        let (what, has) = match bt.layout {
+                            BlockLayout::None => ("a block type", "a block type has"),
+                            _ => ("a distributed type", "a distributed type has `layout`,"),
+                        };
                         return Err(self.err_hint(
                             span,
-                            format!("a block type has no attribute `{name}`"),
-                            "a block type has `shape`, `element_ty`, `nbytes`, `numel` and `rank`",
+                            format!("{what} has no attribute `{name}`"),
+                            format!("{has} `shape`, `element_ty`, `scalar`, `nbytes`, `numel` and `rank`"),
                         ));
                     }
                 })

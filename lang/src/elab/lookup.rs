@@ -195,9 +195,11 @@ impl<'a> Elab<'a> {
             }
             return Ok(None);
         }
-        // Tensor descriptors are lang's, but the registry may add attributes (gluon's `desc.layout`).
+        // Tensor descriptors are lang's, but the registry may add attributes (gluon's `desc.layout`); so may a
+        // block tensor's `type` (gluon's is a `distributed_type`, which carries the layout).
         let desc = matches!(v, Value::Tensor(t) if matches!(t.ty, Type::TensorDesc { .. }));
-        if !Self::plugin_owned(v) && !desc {
+        let block_type = name == "type" && matches!(v, Value::Tensor(t) if t.is_block());
+        if !Self::plugin_owned(v) && !desc && !block_type {
             return Ok(None);
         }
         match self.registry.attr_hook() {

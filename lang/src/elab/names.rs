@@ -7,6 +7,10 @@
 pub const BUILTINS: &str = "builtins";
 /// `importlib`, for its `import_module` alone.
 pub const IMPORTLIB: &str = "importlib";
+/// Python's `math` (its functions of numbers, at compile time).
+pub const PY_MATH: &str = "math";
+/// Python's `copy` (`copy`, `deepcopy`).
+pub const PY_COPY: &str = "copy";
 /// `triton` (host-level: `jit`, `cdiv`, `next_power_of_2`...).
 pub const TRITON: &str = "triton";
 /// `triton.language` (`tl`; also `tessel.language`).

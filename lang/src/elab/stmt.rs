@@ -325,7 +325,25 @@ impl<'a> Elab<'a> {
                 other => Err(self.err(target.span, format!("cannot set attributes of {}", other.type_name()))),
             },
             ExprKind::Subscript { value: obj, index } => {
-                let o = self.eval(obj)?;
+                let o = match &obj.kind {
+                    ExprKind::Attribute { value: base, attr } => {
+                        let b = self.eval(base)?;
+                        // A layout's lists (`layout.reg_bases`) are copies: an item written into one would be lost.
+                        if matches!(b, Value::Layout(_)) {
+                            return Err(self.err_hint(
+                                target.span,
+                                format!(
+                                    "cannot assign items of a layout's `{}`: layouts are immutable here",
+                                    attr.name
+                                ),
+                                "build a new layout from edited lists, e.g. `gl.DistributedLinearLayout(reg_bases, \
+                                 lane_bases, warp_bases, block_bases, shape)`",
+                            ));
+                        }
+                        self.get_attr(b, &attr.name, attr.span.to(obj.span))?
+                    }
+                    _ => self.eval(obj)?,
+                };
                 let i = self.eval(index)?;
                 match (&o, i.as_int()) {
                     (Value::List(l), Some(i)) => {

@@ -196,14 +196,33 @@ pub enum Value<'a> {
     Range(Rc<RangeVal<'a>>),
     /// A gluon layout object.
     Layout(Rc<tessel_layouts::AnyLayout>),
-    /// Triton's `block_type`: the element type and shape of a block (a descriptor's `desc.block_type`), with
-    /// `shape` (a list), `element_ty`, `nbytes` and `numel`.
-    BlockType(Rc<(ScalarType, Vec<u32>)>),
+    /// Triton's `block_type` (a descriptor's `desc.block_type`), or Gluon's `distributed_type` (a register
+    /// tensor's `x.type`, which adds the layout): `shape` (a list), `element_ty`, `nbytes`, `numel`...
+    BlockType(Rc<BlockType>),
     /// A memory descriptor's type, known at compile time (Gluon's `tensor_memory_descriptor_type(element_ty,
     /// shape, layout, alloc_shape)`): what a descriptor of it would carry. Its attributes and methods are the
     /// registry's attribute and method hooks' (gluon mode).
     MemType(Rc<MemType>),
     Tensor(Tv),
+}
+
+/// A block type as a value: Triton's `block_type`, or Gluon's `distributed_type` when `layout` is set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockType {
+    pub elem: Dtype,
+    pub shape: Vec<u32>,
+    pub layout: BlockLayout,
+}
+
+/// The layout of a [`BlockType`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockLayout {
+    /// Triton's `block_type`: no layout.
+    None,
+    /// A `distributed_type` whose layout layout assignment picks (`gl.AutoLayout()`, `None` as a value).
+    Auto,
+    /// A `distributed_type` of this layout.
+    Of(Rc<tessel_layouts::AnyLayout>),
 }
 
 /// A memory descriptor type as a value: `ty` is the `MemDesc` type of a descriptor of `shape` (a view of an
@@ -465,8 +484,12 @@ pub fn py_str(v: &Value) -> String {
         Value::Layout(l) => l.to_string(),
         Value::MemType(m) => m.ty.to_string(),
         Value::BlockType(b) => {
-            let dims: Vec<String> = b.1.iter().map(u32::to_string).collect();
-            format!("<[{}], {}>", dims.join(", "), b.0)
+            let dims: Vec<String> = b.shape.iter().map(u32::to_string).collect();
+            match &b.layout {
+                BlockLayout::None => format!("<[{}], {}>", dims.join(", "), b.elem),
+                BlockLayout::Auto => format!("<[{}], {}, AutoLayout()>", dims.join(", "), b.elem),
+                BlockLayout::Of(l) => format!("<[{}], {}, {l}>", dims.join(", "), b.elem),
+            }
         }
         Value::Instance(i) => {
             let fields: Vec<String> = i.fields.borrow().iter().map(|(k, v)| format!("{k}={}", repr(v))).collect();

@@ -452,8 +452,9 @@ pub fn forward(f: &Func, o: OpId, operands: &[Option<L>]) -> Option<Vec<Option<L
                 Op::Join => one(join(&a)),
                 Op::Cat => one(cat(&a)),
                 Op::Split => {
+                    // The halves of a `[2]` tensor are scalars: no layout.
                     let h = split(&a)?;
-                    Some(vec![Some(h.clone()), Some(h)])
+                    Some((0..2).map(|i| res_tensor(i).then(|| h.clone())).collect())
                 }
                 Op::Reduce { axis } => {
                     let r = if res_tensor(0) { Some(slice(&a, *axis as usize)?) } else { None };

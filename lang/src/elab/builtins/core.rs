@@ -255,8 +255,23 @@ impl<'a> Elab<'a> {
         }
         let mut shape = x.shape().to_vec();
         shape.push(2);
-        let ty = self.block_ty(&shape, x.elem().unwrap(), None, span)?;
-        Ok(Value::Tensor(self.emit1(Op::Join, &[x, y], ty, span)?))
+        // In gluon mode the new last dim is the first register bit (Triton's default join layout); the join of
+        // a split's halves is then the layout split, up to a renaming of registers.
+        let (layout, gluon) = match x.ty.layout() {
+            Some(l) => (
+                Some(spelled(tessel_tile::layout::rules::join(l).ok_or_else(|| {
+                    self.err(span, format!("cannot join two tensors of type {}: no layout holds the pair", x.ty))
+                })?)),
+                self.join_layout(l, &shape),
+            ),
+            None => (None, None),
+        };
+        let ty = self.block_ty(&shape, x.elem().unwrap(), layout.as_ref(), span)?;
+        let joined = self.emit1(Op::Join, &[x, y], ty, span)?;
+        match gluon {
+            Some(want) => self.settle_layout(joined, want, fname, span).map(Value::Tensor),
+            None => Ok(Value::Tensor(joined)),
+        }
     }
 
     fn split(&mut self, b: Bound<'a>) -> R<Value<'a>> {
@@ -277,8 +292,18 @@ impl<'a> Elab<'a> {
             })?)),
             None => None,
         };
+        // Gluon spells the halves' layout as the operand's sliced along the last dim.
+        let gluon = match x.ty.layout() {
+            Some(l) => self.split_layout(l, shape, span)?,
+            None => None,
+        };
         let ty = self.block_ty(shape, x.elem().unwrap(), layout.as_ref(), span)?;
-        let out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
+        let mut out = self.emit(Op::Split, &[x], vec![ty.clone(), ty], span)?;
+        if let Some(want) = gluon {
+            for half in &mut out {
+                *half = self.settle_layout(half.clone(), want.clone(), fname, span)?;
+            }
+        }
         Ok(Value::tuple(out.into_iter().map(Value::Tensor).collect()))
     }
 

@@ -7,6 +7,7 @@
 //! - [`math`]: elementwise math (in `tl` and `tl.math`); [`reduce`]: `reduce`, `associative_scan`, `dot`;
 //! - [`libdevice`] (and the files it is cut into): `triton.language.extra.libdevice`;
 //! - [`python`]: Python's builtins and the host-level names of `triton`, gluon and `tessel`;
+//! - `stdlib`: what compile-time helpers use of Python's standard library (`math.log2`, `copy.deepcopy`);
 //! - [`methods`]: methods of tensors, descriptors, dtypes, strings, lists and dicts;
 //! - [`debug`]: `static_print`, `static_assert`, `device_print`, `device_assert`;
 //! - [`extra`]: `gather`, `histogram`, `inline_asm_elementwise`, `tl.extra.cuda`;
@@ -32,6 +33,7 @@ pub mod methods;
 pub mod prelude;
 pub mod python;
 pub mod reduce;
+mod stdlib;
 
 use std::sync::OnceLock;
 
@@ -79,6 +81,7 @@ pub fn registry() -> &'static Registry {
         libdevice::register(&mut r);
         methods::register(&mut r);
         prelude::register(&mut r);
+        stdlib::register(&mut r);
         r
     })
 }
