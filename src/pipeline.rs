@@ -309,10 +309,9 @@ fn run_with(
             lower_descriptor_accesses(&mut retry, StoreWaits::Immediate, t)?;
             again = t.time("code generation", || tessel_codegen::compile_with_source(&retry, source));
         }
-        if again.is_ok() {
-            func = retry;
-            compiled = again;
-        }
+        // If it does not fit either, its error is the one to report: what the kernel needs at the least.
+        func = retry;
+        compiled = again;
     }
     let kernel = compiled.map_err(Error::from_codegen)?;
     Ok(Output::Ptx { func, kernel })
