@@ -19,39 +19,28 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// The `tessel run --interpret` arguments for `target` over `HEADS` heads of `n` rows, head dim `d`, `dtype`
-/// (`fp16`/`bf16`), writing the buffers to `out`.
+/// The target, sm_100a and the specialization: head dim `d`, 128x128 blocks, `causal`, 2 stages, `dtype`
+/// (`fp16`/`bf16`) descriptors.
+fn spec_args(target: &str, d: usize, causal: bool, dtype: &str) -> Vec<String> {
+    let desc = format!("tensordesc<{dtype}[128,{d}]>");
+    let causal = if causal { "True" } else { "False" };
+    let mut a = vec![target.to_string(), "--arch".into(), "sm_100a".into(), "--signature".into()];
+    a.push(format!("fp32,{desc},{desc},{desc},{desc},i32"));
+    for c in [format!("HEAD_DIM={d}"), "BLOCK_M=128".into(), "BLOCK_N=128".into(), format!("CAUSAL={causal}")] {
+        a.extend(["--const".into(), c]);
+    }
+    a.extend(["--const".into(), "STAGES=2".into()]);
+    a
+}
+
+/// The `tessel run --interpret` arguments for `target` over `HEADS` heads of `n` rows (see [`spec_args`]),
+/// writing the buffers to `out`.
 fn run_args(target: &str, d: usize, n: usize, causal: bool, dtype: &str, out: &str) -> Vec<String> {
     let rows = HEADS * n;
-    let desc = format!("tensordesc<{dtype}[128,{d}]>");
-    let mut a: Vec<String> = [
-        "run",
-        "--interpret",
-        "--arch",
-        "sm_100a",
-        target,
-        "--signature",
-        &format!("fp32,{desc},{desc},{desc},{desc},i32"),
-        "--const",
-        &format!("HEAD_DIM={d}"),
-        "--const",
-        "BLOCK_M=128",
-        "--const",
-        "BLOCK_N=128",
-        "--const",
-        &format!("CAUSAL={}", if causal { "True" } else { "False" }),
-        "--const",
-        "STAGES=2",
-        "--grid",
-        &format!("{},{HEADS}", n / 128),
-        "--arg",
-        "sm_scale=0.125",
-        "--out-dir",
-        out,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut a = vec!["run".to_string(), "--interpret".into()];
+    a.extend(spec_args(target, d, causal, dtype));
+    a.extend(["--grid".into(), format!("{},{HEADS}", n / 128), "--arg".into(), "sm_scale=0.125".into()]);
+    a.extend(["--out-dir".into(), out.into()]);
     for t in ["q", "k", "v"] {
         a.extend(["--arg".into(), format!("{t}=randn:{rows}x{d}:{dtype}")]);
     }
@@ -115,32 +104,16 @@ fn blackwell_attention_matches_float64_in_the_interpreter() {
 #[test]
 fn blackwell_attention_assembles_for_sm_100a() {
     for d in [64, 128] {
-        for causal in ["True", "False"] {
+        for causal in [true, false] {
             for dtype in ["fp16", "bf16"] {
-                let desc = format!("tensordesc<{dtype}[128,{d}]>");
-                let (code, ptx, err) = tessel(&[
-                    "compile",
-                    KERNEL,
-                    "--arch",
-                    "sm_100a",
-                    "--signature",
-                    &format!("fp32,{desc},{desc},{desc},{desc},i32"),
-                    "--const",
-                    &format!("HEAD_DIM={d}"),
-                    "--const",
-                    "BLOCK_M=128",
-                    "--const",
-                    "BLOCK_N=128",
-                    "--const",
-                    &format!("CAUSAL={causal}"),
-                    "--const",
-                    "STAGES=2",
-                    "--emit",
-                    "ptx",
-                ]);
+                let mut args = vec!["compile".to_string()];
+                args.extend(spec_args(KERNEL, d, causal, dtype));
+                args.extend(["--emit".into(), "ptx".into()]);
+                let (code, ptx, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
                 assert_eq!(code, 0, "d {d} causal {causal} {dtype}: {err}");
                 // QK^T with B from shared memory, P V with A from tensor memory.
                 assert!(ptx.contains("tcgen05.mma.cta_group::1.kind::f16 [%r"), "{ptx}");
+                assert!(ptx.contains("(A in tensor memory"), "P V reads P from tensor memory:\n{ptx}");
                 common::assemble(&format!("blackwell_attention d{d} {causal} {dtype}"), &ptx, "sm_100a");
             }
         }
