@@ -132,6 +132,8 @@ def main():
     ap.add_argument("--only", default="", help="run the cases whose label matches this regular expression")
     ap.add_argument("--gpu", action="store_true", help="also run on the GPU against the interpreter (--check)")
     ap.add_argument("--sanitize", default="", help="with --gpu: compute-sanitizer tools, e.g. memcheck,racecheck")
+    ap.add_argument("--ws-schedule", default="run-ahead", choices=["run-ahead", "hand-off"],
+                    help="how the interpreter runs warp_specialize partitions (tessel run --ws-schedule)")
     ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(2), "little"))
     ap.add_argument("--verbose", action="store_true", help="print every failing step's log tail")
     ap.add_argument("--timeout", type=int, default=900, help="seconds each GPU step may run (a hang costs this)")
@@ -184,7 +186,7 @@ def main():
             print(" | ".join(row), flush=True)
             continue
         rc, log = run([a.tessel, "run", target, *kflags, *arch, *run_flags(case, a.seed, inputs_dir), "--interpret",
-                       "--out-dir", out_dir, *extra])
+                       "--ws-schedule", a.ws_schedule, "--out-dir", out_dir, *extra])
         if rc != 0:
             row.append("NO (runs)")
             notes.append(f"{case.label} interpreter: {first_error(log)}")

@@ -83,7 +83,9 @@ fn blackwell_attention_matches_float64_in_the_interpreter() {
     for (d, causal, dtype) in
         [(64, true, "fp16"), (64, false, "bf16"), (128, false, "fp16"), (128, true, "bf16"), (64, false, "fp16")]
     {
-        let args = run_args(KERNEL, d, n, causal, dtype, dir.to_str().unwrap());
+        // Under both of the interpreter's schedules of the partitions.
+        let mut args = run_args(KERNEL, d, n, causal, dtype, dir.to_str().unwrap());
+        args.extend(["--ws-schedule".into(), if d == 64 { "hand-off" } else { "run-ahead" }.into()]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, out, err) = tessel(&args);
         assert_eq!(code, 0, "d {d} causal {causal} {dtype}: {err}");
@@ -123,6 +125,11 @@ fn blackwell_attention_assembles_for_sm_100a() {
 /// `examples/gluon/blackwell_attention.py` with its first `from` replaced by `to`, run at head dim 128: the
 /// error.
 fn broken(name: &str, from: &str, to: &str) -> String {
+    broken_under(name, from, to, "run-ahead")
+}
+
+/// [`broken`] under the interpreter's `schedule` of the partitions.
+fn broken_under(name: &str, from: &str, to: &str, schedule: &str) -> String {
     let dir = scratch(name);
     let src =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/blackwell_attention.py")).unwrap();
@@ -130,7 +137,8 @@ fn broken(name: &str, from: &str, to: &str) -> String {
     let file = dir.join("variant.py");
     std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
     let target = format!("{}::attention_kernel", file.display());
-    let args = run_args(&target, 128, 256, false, "fp16", dir.to_str().unwrap());
+    let mut args = run_args(&target, 128, 256, false, "fp16", dir.to_str().unwrap());
+    args.extend(["--ws-schedule".into(), schedule.into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = tessel(&args);
     std::fs::remove_dir_all(&dir).ok();
@@ -162,4 +170,22 @@ fn broken_variants_name_the_partition_barrier_and_buffer() {
     );
     assert!(err.contains("the kernel needs 640 tensor-memory columns, more than the 512 of a CTA"), "{err}");
     assert!(err.contains("%s_tmem") && err.contains("%o_tmem"), "{err}");
+    // The correction without its wait for P_{j-1} V_{j-1}: run ahead, the softmax corrects O before the MMA warp
+    // has even issued that MMA; handing the turn on after each arrival, the MMA warp issues it at once and the
+    // correction reads O under it.
+    let err = broken_under(
+        "correction",
+        "            mbarrier.wait(o_ready, (j - 1) & 1)\n            for c in",
+        "            for c in",
+        "hand-off",
+    );
+    assert!(err.contains("the default partition: tmem_load reads tensor-memory buffer `o_part`"), "{err}");
+    assert!(err.contains("the tcgen05_mma into `o_tmem` writing it is in flight"), "{err}");
+}
+
+#[test]
+fn an_unknown_schedule_is_refused() {
+    let (code, _, err) = tessel(&["run", "--interpret", KERNEL, "--ws-schedule", "random"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected `run-ahead` or `hand-off`, got `random`"), "{err}");
 }

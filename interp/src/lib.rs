@@ -101,6 +101,33 @@ pub struct Limits {
     pub stop: Option<Arc<AtomicBool>>,
     /// How cluster launch control's `clc_try_cancel` is answered (`next`, `none`, `random:SEED`).
     pub clc: ClcPolicy,
+    /// How `warp_specialize` partitions take turns ([`Schedule`]).
+    pub schedule: Schedule,
+}
+
+/// How the partitions of a `warp_specialize` take turns (`partitions.rs`). Each schedule is deterministic and
+/// catches its own class of missing synchronization; a kernel should pass under both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// A partition runs until it waits on a phase not yet completed: a producer runs as far ahead of its
+    /// consumer as its barriers let it, so a missing "buffer free" wait shows.
+    #[default]
+    RunAhead,
+    /// As `RunAhead`, and a partition also hands the turn on after each `mbarrier_arrive`, so the partitions its
+    /// arrival releases act at once: an access to what they then write (a tensor-memory accumulator an MMA
+    /// issued right away updates) without its own wait shows.
+    HandOff,
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        match s {
+            "run-ahead" => Ok(Schedule::RunAhead),
+            "hand-off" => Ok(Schedule::HandOff),
+            _ => Err(format!("expected `run-ahead` or `hand-off`, got `{s}`")),
+        }
+    }
 }
 
 impl Default for Limits {
@@ -115,6 +142,7 @@ impl Default for Limits {
             notes: None,
             stop: None,
             clc: ClcPolicy::Next,
+            schedule: Schedule::RunAhead,
         }
     }
 }
@@ -447,7 +475,13 @@ impl Program<'_> {
                 {
                     self.smem_writes += 1;
                 }
-                self.shared(o).map_err(|m| err(self, m))?
+                self.shared(o).map_err(|m| err(self, m))?;
+                if self.task.is_some()
+                    && self.limits.schedule == Schedule::HandOff
+                    && matches!(data.op, Op::MBarrierArrive { .. })
+                {
+                    self.hand_off()?;
+                }
             }
             _ => {
                 if let Op::BesselN(_) = data.op {

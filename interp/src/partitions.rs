@@ -5,7 +5,10 @@
 //! so a run is deterministic: a partition runs until an `mbarrier_wait` whose phase has not completed, then
 //! hands the baton to the next partition in order (default first, then the workers), and takes it back when its
 //! turn comes round to check again. Running each partition as far as it can go is the most adversarial
-//! schedule for a missing "buffer free" barrier: a producer overwrites what its consumer has not read yet.
+//! schedule for a missing "buffer free" barrier: a producer overwrites what its consumer has not read yet. With
+//! `Schedule::HandOff` a partition also hands the turn on after each arrival ([`Program::hand_off`]), so what the
+//! arrival releases happens at once: a consumer's access to what the released partition then writes, without a
+//! wait of its own, shows.
 //! Each partition keeps its own asynchronous work (`cp.async` groups, wgmmas), as warps on the GPU do.
 //!
 //! A deadlock is every partition still running waiting on a phase that nothing changed since it last looked
@@ -199,6 +202,18 @@ impl<'a> Program<'a> {
             baton.turn_changed.notify_all();
             drop(self.acquire(&baton, g)?);
         }
+    }
+
+    /// Gives the turn to the next partition still running and waits for it to come back (`Schedule::HandOff`,
+    /// after an arrival). Progress for the deadlock check: the arrival may have completed a phase.
+    pub(super) fn hand_off(&mut self) -> R<()> {
+        let baton = self.task().baton.clone();
+        let mut g = baton.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.epoch += 1;
+        self.release(&mut g);
+        baton.turn_changed.notify_all();
+        drop(self.acquire(&baton, g)?);
+        Ok(())
     }
 
     /// `warp_specialize`: runs the default partition on this thread and each worker on a thread of its own,

@@ -51,6 +51,12 @@ pub struct LaunchArgs {
     /// random), so a kernel can be checked under any answer
     #[arg(long, default_value = "next", value_name = "POLICY")]
     pub clc_policy: tessel_interp::ClcPolicy,
+    /// How the interpreter runs a `warp_specialize`'s partitions: `run-ahead` (each until it waits on a phase
+    /// not yet completed: a producer as far ahead as its barriers allow) or `hand-off` (also handing the turn on
+    /// after every mbarrier arrival, so the partitions it releases act at once). Each catches missing waits the
+    /// other does not; a kernel should pass under both
+    #[arg(long, default_value = "run-ahead", value_name = "SCHEDULE")]
+    pub ws_schedule: tessel_interp::Schedule,
 }
 
 /// `--threads N`: at least 1.
@@ -632,6 +638,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         notes: Some(|why| eprintln!("note: {why}")),
         stop: None,
         clc: args.clc_policy,
+        schedule: args.ws_schedule,
     };
     Ok(Prepared {
         src,
