@@ -282,39 +282,47 @@ fn run_with(
         return Err(render(tessel_lang::Diagnostic::error(message, span)));
     }
     let source = tessel_codegen::Source { file: ks.file, text: ks.source };
-    let out_of_smem =
-        |e: &tessel_codegen::CompileError| e.exhausted().is_some_and(|x| x.resource == Resource::SharedMemory);
-    let mut compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
-    // The stores' own buffers did not fit beside the rest: their waits come right after them instead, and their
-    // space is reused.
-    if compiled.as_ref().is_err_and(out_of_smem) && lowered.deferred_stores > 0 {
-        func = pipelined;
-        lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
-        compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
-    }
+    let (mut func, mut compiled) = generate(func, pipelined, &lowered, source, t)?;
     // Still too much: the MMA kept in flight costs its loop a ring buffer, which the kernel cannot afford; each
     // K step waits for its MMA instead (what `--emit sched`, which runs before code generation, does not show).
+    // If that does not fit either, its error is the one reported: what the kernel needs at the least.
     if compiled.as_ref().is_err_and(out_of_smem)
         && in_flight
-        && let Some(laid_out) = laid_out
+        && let Some(mut retry) = laid_out
     {
         let plain = tessel_sched::Options { mma_in_flight: false };
-        let mut retry = laid_out;
         t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut retry, plain)).map_err(Error::from_sched)?;
         let pipelined = retry.clone();
         let lowered = lower_descriptor_accesses(&mut retry, StoreWaits::Deferred, t)?;
-        let mut again = t.time("code generation", || tessel_codegen::compile_with_source(&retry, source));
-        if again.as_ref().is_err_and(out_of_smem) && lowered.deferred_stores > 0 {
-            retry = pipelined;
-            lower_descriptor_accesses(&mut retry, StoreWaits::Immediate, t)?;
-            again = t.time("code generation", || tessel_codegen::compile_with_source(&retry, source));
-        }
-        // If it does not fit either, its error is the one to report: what the kernel needs at the least.
-        func = retry;
-        compiled = again;
+        (func, compiled) = generate(retry, pipelined, &lowered, source, t)?;
     }
     let kernel = compiled.map_err(Error::from_codegen)?;
     Ok(Output::Ptx { func, kernel })
+}
+
+/// Whether code generation failed for want of shared memory.
+fn out_of_smem(e: &tessel_codegen::CompileError) -> bool {
+    e.exhausted().is_some_and(|x| x.resource == Resource::SharedMemory)
+}
+
+/// Code for `func` (`pipelined` with its descriptor accesses lowered as `lowered` says, TMA stores waited for
+/// lazily). When the stores' own buffers do not fit beside the rest, their waits come right after them instead
+/// and their space is reused: `pipelined` lowered again that way. Returns the function compiled and the result.
+fn generate(
+    func: Func,
+    pipelined: Func,
+    lowered: &Lowered,
+    source: tessel_codegen::Source,
+    t: &mut Timings,
+) -> Result<(Func, Result<tessel_codegen::Kernel, tessel_codegen::CompileError>), Error> {
+    let compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
+    if !(compiled.as_ref().is_err_and(out_of_smem) && lowered.deferred_stores > 0) {
+        return Ok((func, compiled));
+    }
+    let mut func = pipelined;
+    lower_descriptor_accesses(&mut func, StoreWaits::Immediate, t)?;
+    let compiled = t.time("code generation", || tessel_codegen::compile_with_source(&func, source));
+    Ok((func, compiled))
 }
 
 /// The descriptor accesses the pipeliner did not take, as TMA copies (sm_90a+ host descriptors); then what the
