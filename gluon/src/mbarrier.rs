@@ -131,7 +131,7 @@ fn arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
         return Err(e.err(a.span, "`from_cta` (remote arrivals) is not supported yet"));
     }
     let count = count(e, b.req("count"), &b.fname, "count")?;
-    emit_predicated(e, &b, Op::MBarrierArrive { count }, bar)
+    emit_predicated(e, &b, Op::MBarrierArrive { count, per_warpgroup: false }, bar)
 }
 
 fn emit_predicated<'a>(e: &mut Elab<'a>, b: &Bound<'a>, op: Op, bar: Tv) -> R<Value<'a>> {

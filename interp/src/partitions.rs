@@ -18,7 +18,7 @@
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use super::shared::{AsyncWork, State};
+use super::shared::{AsyncWork, Foreign, State};
 use super::{Exit, Fault, InterpError, Mem, PartitionWait, Program, R, Value};
 use tessel_tile::ir::{OpId, ValueId};
 
@@ -26,6 +26,8 @@ use tessel_tile::ir::{OpId, ValueId};
 pub(super) struct Task<'a> {
     baton: Arc<Baton<'a>>,
     pub(super) index: usize,
+    /// Its warps: the kernel's for the default partition, the worker's own count for a worker.
+    warps: u32,
     /// The partition's asynchronous work while another partition holds the shared state.
     own: AsyncWork,
     /// Whether this partition holds the shared state now.
@@ -47,8 +49,8 @@ struct Inner<'a> {
     epoch: u64,
     blocked: Vec<Option<(u64, PartitionWait)>>,
     done: Vec<bool>,
-    /// The buffer elements each partition's copies still have in flight, while it does not hold the state.
-    pending: Vec<Vec<(usize, usize)>>,
+    /// What each partition still has in flight while it does not hold the state.
+    pending: Vec<Foreign>,
     /// The first failure (a partition's error or the deadlock): every partition stops.
     failure: Option<InterpError>,
 }
@@ -109,8 +111,9 @@ impl<'a> Program<'a> {
             return Err(e.clone());
         }
         let mut held = g.held.take().expect("the turn comes with the state");
-        held.smem.foreign =
-            g.pending.iter().enumerate().filter(|&(q, _)| q != p).flat_map(|(_, w)| w.clone()).collect();
+        let others = || g.pending.iter().enumerate().filter(|&(q, _)| q != p).map(|(_, w)| w);
+        held.smem.foreign = others().flat_map(|w| w.copies.iter().copied()).collect();
+        held.smem.foreign_dot_reads = others().flat_map(|w| w.dot_reads.iter().cloned()).collect();
         self.hold(held);
         Ok(g)
     }
@@ -122,12 +125,18 @@ impl<'a> Program<'a> {
         }
         let mut held = self.lend();
         held.smem.foreign.clear();
+        held.smem.foreign_dot_reads.clear();
         let p = self.task().index;
-        g.pending[p] = self.task().own.pending_copies();
+        g.pending[p] = Foreign { copies: self.task().own.pending_copies(), dot_reads: self.task().own.dot_reads() };
         g.held = Some(held);
         if let Some(q) = g.next_alive(p) {
             g.turn = q;
         }
+    }
+
+    /// The warps of the partition running (the kernel's outside a `warp_specialize`).
+    pub(super) fn partition_warps(&self) -> u32 {
+        self.task.as_ref().map_or(self.f.config.num_warps, |t| t.warps)
     }
 
     /// Runs one partition's region to its end; returns what it yields.
@@ -233,12 +242,17 @@ impl<'a> Program<'a> {
                 epoch: 0,
                 blocked: vec![None; n],
                 done: vec![false; n],
-                pending: vec![Vec::new(); n],
+                pending: vec![Foreign::default(); n],
                 failure: None,
             }),
             turn_changed: Condvar::new(),
         });
-        self.task = Some(Task { baton: baton.clone(), index: 0, own: AsyncWork::default(), holding: true });
+        let warps = |p: usize| match &d.op {
+            tessel_tile::ops::Op::WarpSpecialize(w) if p > 0 => w.worker_num_warps[p - 1],
+            _ => f.config.num_warps,
+        };
+        self.task =
+            Some(Task { baton: baton.clone(), index: 0, warps: warps(0), own: AsyncWork::default(), holding: true });
         let held = self.lend();
         baton.inner.lock().unwrap_or_else(|e| e.into_inner()).held = Some(held);
         let (grid, pid) = (self.grid, self.pid);
@@ -260,7 +274,13 @@ impl<'a> Program<'a> {
                             iterations: 0,
                             smem_writes: 0,
                             work: 0,
-                            task: Some(Task { baton, index: p, own: AsyncWork::default(), holding: false }),
+                            task: Some(Task {
+                                baton,
+                                index: p,
+                                warps: warps(p),
+                                own: AsyncWork::default(),
+                                holding: false,
+                            }),
                         };
                         w.run_partition(region, &captures).map(|_| ())
                     })

@@ -104,6 +104,9 @@ pub(super) struct State {
     barriers: HashMap<(usize, usize), Barrier>,
     /// Elements the `async_copy`s of the other partitions of a `warp_specialize` still have in flight (`partitions`).
     pub(super) foreign: Vec<(usize, usize)>,
+    /// The buffers the other partitions' asynchronous `warpgroup_dot`s still read: a write to them is a race
+    /// too (a producer refilling a ring slot the consumer's wgmma in flight reads).
+    pub(super) foreign_dot_reads: Vec<(u64, View)>,
     /// TMA loads in flight, and `async_copy`s an `async_copy_mbarrier_arrive` handed to a barrier: their element
     /// writes, keyed by the barrier, with the index of the barrier phase they completed with once it has. They
     /// land when an `mbarrier_wait` sees that phase complete: reading them before is a race, even when the
@@ -132,9 +135,26 @@ impl AsyncWork {
     pub(super) fn pending_copies(&self) -> Vec<(usize, usize)> {
         self.uncommitted.iter().chain(self.groups.iter().flatten()).map(|&(b, i, _)| (b, i)).collect()
     }
+
+    /// The buffers its asynchronous wgmmas still read.
+    pub(super) fn dot_reads(&self) -> Vec<(u64, View)> {
+        self.dot_reads.clone()
+    }
+}
+
+/// What one partition has in flight, as the others see it while it waits for its turn.
+#[derive(Clone, Default)]
+pub(super) struct Foreign {
+    pub copies: Vec<(usize, usize)>,
+    pub dot_reads: Vec<(u64, View)>,
 }
 
 impl State {
+    /// The asynchronous wgmma, of this partition or another, that still reads part of `view`.
+    fn dot_reading(&self, view: &View) -> Option<u64> {
+        self.dot_reads.iter().chain(&self.foreign_dot_reads).find(|(_, r)| overlaps(r, view)).map(|&(d, _)| d)
+    }
+
     /// Exchanges the asynchronous work in flight with `w`.
     pub(super) fn swap_async(&mut self, w: &mut AsyncWork) {
         std::mem::swap(&mut self.uncommitted, &mut w.uncommitted);
@@ -220,7 +240,7 @@ impl Program<'_> {
     fn write_buffer(&mut self, v: ValueId, data: &[Val]) -> Result<(), SharedFault> {
         let view = self.view(v)?;
         self.check_tcgen05_reads(&view, v.to_string())?;
-        if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+        if let Some(dot) = self.smem.dot_reading(&view) {
             return Err(SharedFault::WriteWhileDotReads { buffer: v, dot, op: None });
         }
         if self.smem.tma_store_reads.iter().any(|r| overlaps(r, &view)) {
@@ -381,7 +401,7 @@ impl Program<'_> {
             Op::AsyncCopy => {
                 let view = self.view(ins[1])?;
                 self.check_tcgen05_reads(&view, format!("async_copy into {}", ins[1]))?;
-                if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                if let Some(dot) = self.smem.dot_reading(&view) {
                     return Err(SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some("async_copy") }.into());
                 }
                 let ptrs = self.tensor(ins[0]).clone();
@@ -453,6 +473,8 @@ impl Program<'_> {
                     return Ok(());
                 }
                 let v = self.view(ins[0])?;
+                let warpgroups = self.partition_warps() / 4;
+                let arrivers = |per_warpgroup: bool| if per_warpgroup { warpgroups } else { 1 };
                 let phase = match data.op {
                     Op::MBarrierWait => self.tensor(ins[1]).data[0].as_i64(),
                     _ => 0,
@@ -461,7 +483,11 @@ impl Program<'_> {
                 let key = (v.buf, v.start);
                 match &data.op {
                     Op::MBarrierExpect { bytes } if pred && bar.expect(*bytes)? => self.land_tma(key),
-                    Op::MBarrierArrive { count } if pred && bar.arrive(*count)? => self.land_tma(key),
+                    Op::MBarrierArrive { count, per_warpgroup }
+                        if pred && bar.arrive(count * arrivers(*per_warpgroup))? =>
+                    {
+                        self.land_tma(key)
+                    }
                     Op::MBarrierWait => {
                         let p = phase;
                         if !(0..=1).contains(&p) {
@@ -556,7 +582,7 @@ impl Program<'_> {
                 // One program stands for all its warps: its release is the last, and it refills when `pred`.
                 for &b in &ins[2..] {
                     let view = self.view(b)?;
-                    if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+                    if let Some(dot) = self.smem.dot_reading(&view) {
                         return Err(SharedFault::ReleaseWhileDotReads { buffer: b, dot }.into());
                     }
                 }
@@ -599,7 +625,7 @@ impl Program<'_> {
         let ins = &data.operands;
         let view = self.view(ins[1])?;
         self.check_tcgen05_reads(&view, format!("{} into {}", data.op.name(), ins[1]))?;
-        if let Some(&(dot, _)) = self.smem.dot_reads.iter().find(|(_, r)| overlaps(r, &view)) {
+        if let Some(dot) = self.smem.dot_reading(&view) {
             return Err(SharedFault::WriteWhileDotReads { buffer: ins[1], dot, op: Some(data.op.name()) }.into());
         }
         let bar = self.view(ins[2])?;

@@ -533,9 +533,14 @@ pub enum Op {
     MBarrierExpect {
         bytes: u32,
     },
-    /// `mbarrier_arrive bar [, pred] {count}`: `count` arrivals, made by one thread of the program.
+    /// `mbarrier_arrive bar [, pred] {count [, per_warpgroup]}`: `count` arrivals, made by one thread of the
+    /// program once all of its threads are done with what the arrival releases. With `per_warpgroup`, each
+    /// warpgroup of the program arrives `count` times on its own, without waiting for the others (the barrier
+    /// expects `count` per warpgroup): only for what a warpgroup's own wgmmas read and its own wait retired, which
+    /// the whole warpgroup is done with once one of its threads has passed the wait.
     MBarrierArrive {
         count: u32,
+        per_warpgroup: bool,
     },
     /// `mbarrier_wait bar, phase`: waits until the phase of parity `phase` (0 or 1) has completed.
     MBarrierWait,

@@ -136,7 +136,13 @@ impl Op {
                     a.push(("writes", Attr::Bool(true)));
                 }
             }
-            Op::MBarrierInit { count } | Op::MBarrierArrive { count } => a.push(("count", Attr::Int(*count as i64))),
+            Op::MBarrierInit { count } => a.push(("count", Attr::Int(*count as i64))),
+            Op::MBarrierArrive { count, per_warpgroup } => {
+                a.push(("count", Attr::Int(*count as i64)));
+                if *per_warpgroup {
+                    a.push(("per_warpgroup", Attr::Bool(true)));
+                }
+            }
             Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
             Op::AsyncCopyMBarrierArrive { arrivals } => a.push(("arrivals", Attr::Int(*arrivals as i64))),
             Op::Reduce { axis } => a.push(("axis", Attr::Int(*axis as i64))),
@@ -275,7 +281,9 @@ impl Op {
             "async_copy_mbarrier_arrive" => Op::AsyncCopyMBarrierArrive { arrivals: bag.int("arrivals")? as u32 },
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
-            "mbarrier_arrive" => Op::MBarrierArrive { count: bag.int("count")? as u32 },
+            "mbarrier_arrive" => {
+                Op::MBarrierArrive { count: bag.int("count")? as u32, per_warpgroup: bag.flag("per_warpgroup")? }
+            }
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
             "fence_async_shared" => Op::FenceAsyncShared { cluster: bag.flag("cluster")? },

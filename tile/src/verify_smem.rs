@@ -266,7 +266,7 @@ fn barrier(op: &Op, rest: BarrierOperands, ins: &[&Type], outs: &[&Type]) -> Res
         Some((shape, ScalarType::I64, _)) if shape == [1] => {}
         _ => return Err(Violation::Rule(format!("the barrier must be a memdesc<1xi64>, got {}", ins[0]))),
     }
-    if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0 } = op {
+    if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0, .. } = op {
         return Err(Violation::Rule("the arrival count must be at least 1".into()));
     }
     match (ins.get(1), rest) {

@@ -305,14 +305,33 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 l.b.emit(instr("fence.mbarrier_init.release.cluster").guard(p));
             }
         }
-        Op::MBarrierArrive { count } => {
-            // One thread arrives for the whole partition (as in Triton, where the arrive has block-level
-            // semantics): every thread's shared-memory reads and writes, and every warpgroup's wait for its
-            // wgmmas, must be complete before the waiter may reuse the buffers, so the partition syncs first.
-            if !l.b.ends_with_barrier() {
-                l.barrier();
-            }
-            let p = first_thread(l, data.operands.get(1).copied())?;
+        Op::MBarrierArrive { count, per_warpgroup } => {
+            let p = if *per_warpgroup {
+                // The first thread of each warpgroup arrives once its own wait has retired the wgmmas that read
+                // what the arrival releases: no barrier with the other warpgroups.
+                if l.num_warps % 4 != 0 {
+                    return Err(CompileError::new(format!(
+                        "a per-warpgroup arrival needs whole warpgroups, and the program has {} warps",
+                        l.num_warps
+                    )));
+                }
+                let (lane, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+                l.b.op("and.b32", lane, (l.tid, 127));
+                l.b.op("setp.eq.u32", p, (lane, 0));
+                if let Some(&x) = data.operands.get(1) {
+                    let q = l.get(x)?[0];
+                    l.b.op("and.pred", p, (p, q));
+                }
+                p
+            } else {
+                // One thread arrives for the whole partition (as in Triton, where the arrive has block-level
+                // semantics): every thread's shared-memory reads and writes, and every warpgroup's wait for its
+                // wgmmas, must be complete before the waiter may reuse the buffers, so the partition syncs first.
+                if !l.b.ends_with_barrier() {
+                    l.barrier();
+                }
+                first_thread(l, data.operands.get(1).copied())?
+            };
             match (*count, sm90) {
                 (1, false) => {
                     let s = l.b.reg(RegClass::B64);
