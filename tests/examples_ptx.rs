@@ -242,8 +242,9 @@ fn warp_specialized() -> Vec<ArgSpec> {
 /// A warp-specialized kernel: the CTA has the default partition's 4 warps and the producer's 4; the workers
 /// branch from the entry past the kernel's own code, registers move per warpgroup (`setmaxnreg`, with `.maxnreg`
 /// on the entry), each partition synchronizes on a named barrier of its own threads, and every thread meets
-/// at `bar.sync 0` only to hand over and to join. The producer's layouts are computed from its own thread index
-/// (`%tid.x - 128`).
+/// at `bar.sync 0` only to hand over. At the end the workers count themselves at the join's barrier and exit,
+/// never running into the default partition's code (ptxas would hold it to the workers' register count). The
+/// producer's layouts are computed from its own thread index (`%tid.x - 128`).
 #[test]
 fn warp_specialized_partitions_run_on_their_own_warps() {
     let ptx = ptx_for("gluon_warp_specialize.py", "stream_kernel", warp_specialized(), 4, Target::Sm90a).unwrap();
@@ -259,12 +260,11 @@ fn warp_specialized_partitions_run_on_their_own_warps() {
         assert!(ptx.contains(want), "no `{want}` in\n{ptx}");
     }
     // Pointers and buffers are in registers every thread set at the entry; `base` (from program_id, computed by
-    // the default partition) goes through shared memory: two hand-off barriers, one join.
-    assert_eq!(
-        ptx.matches("bar.sync 0;").count(),
-        3,
-        "hand-off (twice: a capture goes through shared memory) and join"
-    );
+    // the default partition) goes through shared memory: two hand-off barriers. The join is named barrier 3 (after
+    // the default partition's 1 and the worker's 2), all 256 threads.
+    assert_eq!(ptx.matches("bar.sync 0;").count(), 2, "hand-off (twice: a capture goes through shared memory)");
+    assert_eq!(ptx.matches("bar.arrive 3, 256;").count(), 1, "the worker's arrival at the join");
+    assert_eq!(ptx.matches("bar.sync 3, 256;").count(), 1, "the default partition's wait at the join");
     let handoff = &ptx[ptx.find("$L_ws_handoff_1:").unwrap()..ptx.find("$L_ws_default").unwrap()];
     assert_eq!(handoff.matches("ld.shared.b32").count(), 1, "one capture loaded by the workers:\n{handoff}");
     let entry = ptx.find("bra.uni $L_ws_handoff").expect("the workers' branch at the entry");
@@ -274,6 +274,7 @@ fn warp_specialized_partitions_run_on_their_own_warps() {
     let default = ptx.find("setmaxnreg.inc").unwrap();
     let worker_code = &ptx[worker..default];
     assert!(worker_code.contains("bar.sync 2, 128;") && !worker_code.contains("bar.sync 1,"), "{worker_code}");
+    assert!(worker_code.contains("bar.arrive 3, 256;\n    exit;\n$L_ws_default"), "{worker_code}");
     let tid = ptx.lines().find_map(|l| l.trim().strip_prefix("mov.u32 ")?.strip_suffix(", %tid.x;")).unwrap();
     assert!(
         ptx.lines().any(|l| l.trim().starts_with("sub.u32") && l.trim().ends_with(&format!(", {tid}, 128;"))),

@@ -28,7 +28,7 @@ use tessel_tile::ops::Op;
 use super::Lower;
 use super::shared::{ld_shared, st_shared};
 use crate::CompileError;
-use crate::ptx::{Instr, Reg, RegClass, sym};
+use crate::ptx::{Instr, Reg, RegClass, instr, mem, sym};
 
 /// The per-thread values of a warp-specialized kernel, made at the entry.
 #[derive(Clone, Debug)]
@@ -177,6 +177,9 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let entry_hazards = l.hazards.clone();
     let captures: Vec<Vec<Reg>> = captures.into_iter().map(|c| c.expect("every capture has its registers")).collect();
     let (default_label, join) = (l.b.new_label("ws_default"), l.b.new_label("ws_join"));
+    // The join's named barrier: after the default partition's (1) and the workers' (2 + i).
+    let join_bar = 2 + w.worker_num_warps.len() as u32;
+    let total_warps = s.total_warps;
     l.b.emit(Instr::bra_uni(&default_label).unless(s.is_worker));
     // The workers: register reallocation (one count for all, as the plan requires), then each to its code.
     if let Some(&r) = w.regs.get(1) {
@@ -207,6 +210,18 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         for (&a, c) in f.region(r).args.iter().zip(&captures) {
             l.vals.insert(a, c.clone());
         }
+        if n > 1 && one_warp_runs(f, r) {
+            // One warp does all there is (scalar work, waits, TMA copies: auto mode's producer, a warpgroup so
+            // that registers can move); the others count themselves at the join and exit instead of spinning on
+            // the same waits beside the consumers' warps. The partition is lowered as one warp, so that the one
+            // issues every box of a copy (boxes go to the partition's warps in turn).
+            let idle = l.b.reg(RegClass::Pred);
+            l.b.op("setp.ne.u32", idle, (l.warp, 0));
+            l.b.emit(instr("bar.arrive").guard(idle).srcs((join_bar, 32 * total_warps)));
+            l.b.emit(instr("exit").guard(idle));
+            (l.num_warps, l.bar) = (1, (2 + i as u32, 32));
+        }
+        acquire_kernel_maps(l, r);
         let ran = l.region(r);
         let idle = l.in_flight.is_empty();
         (l.tid, l.warp, l.num_warps, l.coord_cache, l.bar, l.warp_base) = saved;
@@ -218,7 +233,12 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         }
         l.hazards = entry_hazards.clone();
         l.scratch_floor = l.scratch_floor.max(l.smem_bytes);
-        l.b.emit(Instr::bra_uni(&join));
+        // The worker's warps are done: they count themselves at the join and exit, rather than running into the
+        // default partition's code. ptxas sizes each partition's registers by the `setmaxnreg` before its code,
+        // and code both reach gets the smaller count: a common join would hold the default partition to the
+        // kernel's entry count and spill it.
+        l.b.effect("bar.arrive", (join_bar, 32 * total_warps));
+        l.b.effect("exit", ());
     }
     // The default partition, on the kernel's warps, with its scratch above the workers'.
     l.b.label(&default_label);
@@ -236,12 +256,53 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         ));
     }
     l.b.label(&join);
-    l.b.effect("bar.sync", 0);
-    l.b.emit(Instr::bra_uni("$L_exit").guard(s.is_worker));
+    // Every worker's writes are done before the kernel goes on (its buffers are released, its barriers
+    // invalidated).
+    l.b.effect("bar.sync", (join_bar, 32 * total_warps));
     l.hazards.clear();
     l.scratch_floor = 0;
     debug_assert_eq!(l.bar, (1, 32 * nw));
     Ok(())
+}
+
+/// Whether worker region `r` needs only its first warp: scalars, loops and branches over them, buffer views,
+/// mbarrier waits and expectations, and TMA loads, each issued by one thread; nothing that lays a tensor over
+/// the partition's warps or makes them meet at a barrier.
+fn one_warp_runs(f: &Func, r: tessel_tile::ir::RegionId) -> bool {
+    let mut ok = true;
+    f.walk(r, &mut |o| {
+        let d = f.op(o);
+        let allowed = matches!(
+            d.op,
+            Op::Constant(_)
+                | Op::Binary { .. }
+                | Op::Cmp(_)
+                | Op::Select
+                | Op::For(_)
+                | Op::If
+                | Op::Yield
+                | Op::MemDescIndex
+                | Op::MBarrierWait
+                | Op::MBarrierExpect { .. }
+                | Op::TmaLoad { multicast: false }
+        );
+        ok &= allowed && d.results.iter().all(|&v| !f.ty(v).is_tensor());
+    });
+    ok
+}
+
+/// The tensor maps the kernel made (`tma::make_desc`) that worker region `r` copies with: the default partition
+/// released them and met the workers at the hand-off barrier, but only its own threads acquired them, so each
+/// worker thread acquires them before its first copy.
+fn acquire_kernel_maps(l: &mut Lower, r: tessel_tile::ir::RegionId) {
+    let f = l.f;
+    for &a in &f.region(r).args {
+        if tessel_tile::tma::kernel_desc_maker(f, a).is_some()
+            && let Some(&map) = l.vals.get(&a).and_then(|regs| regs.first())
+        {
+            l.b.effect("fence.proxy.tensormap::generic.acquire.gpu", (mem(map), super::tma::MAP_BYTES));
+        }
+    }
 }
 
 /// The shared address `global_smem + at`, at the entry (for the workers, which skip the code before the op) or

@@ -101,8 +101,9 @@ pub(crate) fn scratch_param(kernel: &str) -> String {
 /// - It copies the template parameter the launch encoded from the block (element type, box, swizzle, padding)
 ///   into the slot, replaces the global address, the dims and the byte strides (`tensormap.replace`, innermost
 ///   dim first), and releases the writes to the tensormap proxy.
-/// - A CTA barrier, then every thread acquires the map (`fence.proxy.tensormap::generic.acquire`). (Gluon's TMA
-///   copies take host descriptors only, so no worker partition uses such a map.) Maps made one after the other
+/// - A CTA barrier, then every thread acquires the map (`fence.proxy.tensormap::generic.acquire`); the threads of
+///   a `warp_specialize` worker that copies with it, which skipped this code, acquire it where they start
+///   (`partitions::lower`: auto mode's producer partitions). Maps made one after the other
 ///   share one release, barrier and round of acquires, after the last of them (or before the first copy that
 ///   comes between two makers): each step waits on memory, and a GEMM's three maps took three rounds.
 pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), CompileError> {

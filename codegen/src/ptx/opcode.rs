@@ -70,6 +70,7 @@ mnemonics! {
     Cvta = "cvta",
     Div = "div",
     Elect = "elect",
+    Exit = "exit",
     Ex2 = "ex2",
     Fence = "fence",
     Fma = "fma",
@@ -189,7 +190,7 @@ impl Opcode {
             | Bfi | Min | Max | Neg | Abs | Rcp | Sqrt | Rsqrt | Ex2 | Lg2 | Sin | Cos | Div | Rem | Popc | Clz
             | Brev | Mapa | Prmt => true,
             Ld => self.space() == Some("param"),
-            Activemask | Atom | Bar | Barrier | Bra | Call | Clusterlaunchcontrol | Cp | Elect | Fence
+            Activemask | Atom | Bar | Barrier | Bra | Call | Clusterlaunchcontrol | Cp | Elect | Exit | Fence
             | Griddepcontrol | Ldmatrix | Mbarrier | Mma | Red | Ret | Setmaxnreg | Shfl | St | Stmatrix | Tcgen05
             | Tensormap | Trap | Vote | Wgmma | Unknown => false,
         };
