@@ -124,7 +124,7 @@ def _attn_fwd(Q, K, V, sm_scale, M, Out,  #
 def _attn_fwd_inner_tma(acc, l_i, m_i, q, desc_k, desc_v,  #
                         offset_y, dtype: tl.constexpr, start_m, qk_scale,  #
                         BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,  #
-                        STAGE: tl.constexpr, offs_m, offs_n, N_CTX):
+                        STAGE: tl.constexpr, offs_m, offs_n, N_CTX, WARP_SPECIALIZE: tl.constexpr = False):
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
     elif STAGE == 2:
@@ -134,7 +134,7 @@ def _attn_fwd_inner_tma(acc, l_i, m_i, q, desc_k, desc_v,  #
         lo, hi = 0, N_CTX
     offsetk_y = offset_y + lo
     offsetv_y = offset_y + lo
-    for start_n in tl.range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         # K is stored [N_CTX, HEAD_DIM]; the dot reads the tile transposed where TMA put it.
         k = desc_k.load([offsetk_y, 0]).T
@@ -168,10 +168,12 @@ def _attn_fwd_tma(sm_scale, M,  #
                   BLOCK_M: tl.constexpr,  #
                   BLOCK_N: tl.constexpr,  #
                   STAGE: tl.constexpr,  #
+                  WARP_SPECIALIZE: tl.constexpr = False,  #
                   ):
     """The same computation through tensor descriptors, as the tutorial writes it for Hopper: Q, K, V and O are
     (Z * H * N_CTX, HEAD_DIM) matrices whose blocks are loaded and stored by TMA. N_CTX must be a multiple of
-    BLOCK_M (a block never reaches into the next head's rows). STAGE is 3 for causal attention, else 1."""
+    BLOCK_M (a block never reaches into the next head's rows). STAGE is 3 for causal attention, else 1. With
+    WARP_SPECIALIZE (non-causal), a producer warp issues K's and V's copies and the kernel's warps run the rest."""
     dtype = tl.float16
     tl.static_assert(BLOCK_N <= HEAD_DIM)
     start_m = tl.program_id(0)
@@ -193,7 +195,7 @@ def _attn_fwd_tma(sm_scale, M,  #
         acc, l_i, m_i = _attn_fwd_inner_tma(acc, l_i, m_i, q, desc_k, desc_v,  #
                                             offset_y, dtype, start_m, qk_scale,  #
                                             BLOCK_M, HEAD_DIM, BLOCK_N,  #
-                                            4 - STAGE, offs_m, offs_n, N_CTX)
+                                            4 - STAGE, offs_m, offs_n, N_CTX, WARP_SPECIALIZE)
     # Stage 2: the diagonal block, with the causal mask.
     if STAGE & 2:
         acc, l_i, m_i = _attn_fwd_inner_tma(acc, l_i, m_i, q, desc_k, desc_v,  #

@@ -31,13 +31,14 @@ def _tile_offsets(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP
 
 
 @triton.jit
-def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
+def matmul_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr, WARP_SPECIALIZE: tl.constexpr = False):
+    """With WARP_SPECIALIZE, a producer warp issues the K loop's copies and the kernel's warps run its wgmmas."""
     BLOCK_M: tl.constexpr = a_desc.block_shape[0]
     BLOCK_K: tl.constexpr = a_desc.block_shape[1]
     BLOCK_N: tl.constexpr = b_desc.block_shape[1]
     off_m, off_n = _tile_offsets(tl.program_id(axis=0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
+    for k in tl.range(0, K, BLOCK_K, warp_specialize=WARP_SPECIALIZE):
         a = a_desc.load([off_m, k])
         b = b_desc.load([k, off_n])
         acc = tl.dot(a, b, acc)

@@ -16,7 +16,8 @@ fn check_lists_kernels_and_parameters() {
     assert!(out.contains("  Triton helper _attn_fwd_inner("), "{out}");
     assert!(out.contains("offs_m, offs_n)  (called by _attn_fwd)\n"), "{out}");
     assert!(out.contains("  Triton kernel _attn_fwd(Q, K, V,"), "{out}");
-    assert!(out.contains("N_CTX)  (called by _attn_fwd_tma)\n"), "{out}");
+    // A parameter's default is shown.
+    assert!(out.contains("N_CTX, WARP_SPECIALIZE: constexpr = False)  (called by _attn_fwd_tma)\n"), "{out}");
 }
 
 #[test]

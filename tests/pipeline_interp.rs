@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::{c, int, ptr};
 use tessel::interp::memory::{BufferId, Memory};
-use tessel::interp::{Arg, run};
+use tessel::interp::{Arg, Limits, Schedule, run_with_limits};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{F16, F32, I32};
@@ -49,6 +49,11 @@ enum V {
 
 /// Runs `f` on `vals`; returns the bytes of the outputs.
 fn outputs(f: &Func, vals: &[V], grid: [u32; 3]) -> Vec<Vec<u8>> {
+    outputs_under(f, vals, grid, Schedule::default())
+}
+
+/// [`outputs`] with the partitions of a `warp_specialize` taking turns as `schedule` says.
+fn outputs_under(f: &Func, vals: &[V], grid: [u32; 3], schedule: Schedule) -> Vec<Vec<u8>> {
     let mut mem = Memory::new();
     let mut args = Vec::new();
     let mut outs: Vec<BufferId> = Vec::new();
@@ -64,7 +69,8 @@ fn outputs(f: &Func, vals: &[V], grid: [u32; 3]) -> Vec<Vec<u8>> {
             V::F32(x) => args.push(Arg::Float(*x as f64)),
         }
     }
-    run(f, &args, grid, &mut mem).unwrap_or_else(|e| panic!("{}: interpreter: {e}", f.name));
+    let limits = Limits { schedule, ..Limits::default() };
+    run_with_limits(f, &args, grid, &mut mem, limits).unwrap_or_else(|e| panic!("{}: interpreter: {e}", f.name));
     outs.into_iter().map(|id| mem.buffer(id).bytes.clone()).collect()
 }
 
@@ -565,5 +571,111 @@ fn transposed_pointer_loads_pipeline_through_a_permuted_view() {
         ];
         let grid = [m.div_ceil(64) as u32, n.div_ceil(32) as u32, 1];
         assert!(outputs(&f, &vals, grid) == outputs(&p, &vals, grid), "{m}x{n}x{k} stages {stages}: pipelined differs");
+    }
+}
+
+/// A pipelined loop split into a TMA producer partition and the default partition (`warp_specialize=True`) runs
+/// in the interpreter's partitions, under both of its schedules: the producer as far ahead as its `empty`
+/// barriers let it, and each arrival handing the turn on at once. A slot refilled before the consumer released
+/// it, a wrong parity or a missing arrival is an error (the interpreter's asynchronous rules) or a deadlock
+/// report; the bits must equal the loop as written.
+fn ws_outputs(written: &Func, split: &Func, vals: &[V], grid: [u32; 3], what: &str) {
+    let text = tessel::tile::print::print_func(split);
+    assert!(text.contains("warp_specialize {worker_num_warps = ["), "{what}: not split:\n{text}");
+    let want = outputs(written, vals, grid);
+    for schedule in [Schedule::RunAhead, Schedule::HandOff] {
+        assert!(want == outputs_under(split, vals, grid, schedule), "{what}: split under {schedule:?} differs");
+    }
+}
+
+#[test]
+fn warp_specialized_tma_matmul_computes_what_the_loop_as_written_does() {
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
+    // Trip counts 0, 1, 2, 3, 5 and 13 (rings of 2 to 4 buffers wrapping up to four times), ragged edges; one
+    // and two warpgroups.
+    for (m, n, k, (bm, bn, bk), warps, stages) in [
+        (70usize, 56usize, 0usize, (64u32, 64u32, 32u32), 4u32, 3u32),
+        (70, 56, 24, (64, 64, 32), 4, 3),
+        (70, 56, 400, (64, 64, 32), 4, 3),
+        (70, 56, 72, (64, 64, 32), 4, 2),
+        (70, 56, 136, (64, 64, 32), 4, 4),
+        (130, 200, 100, (128, 128, 64), 8, 3),
+        (130, 264, 200, (128, 256, 64), 8, 3),
+    ] {
+        let spec = vec![
+            desc(&[bm, bk]),
+            desc(&[bk, bn]),
+            desc(&[bm, bn]),
+            int(false),
+            int(false),
+            int(false),
+            c(4),
+            ArgSpec::Constexpr(ConstValue::Bool(true)),
+        ];
+        let f = layout_ir("tma_matmul.py", "matmul_kernel", spec, warps, stages);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        // Room for two CTAs per SM: a producer warp and no register reallocation; else (128x256x64 in three
+        // stages: 144 KiB) a producer warpgroup that gives the consumers its registers.
+        let producer = if bn == 256 { "a producer warpgroup issues the copies" } else { "a producer warp issues" };
+        assert!(schedule.contains(&format!("warp-specialized: {producer}")), "{schedule}");
+        let split = tma_lowered(pipelined(&f, 1));
+        let vals = {
+            let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
+            let mut v = desc_args(V::Buf(F16, random(m * lda, 25)), m, k, lda);
+            v.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, 26)), k, n, ldb));
+            v.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
+            v.extend([m, n, k].map(|x| V::Int(x as i64)));
+            v
+        };
+        let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
+        ws_outputs(&f, &split, &vals, grid, &format!("matmul {m}x{n}x{k} stages {stages}"));
+    }
+}
+
+/// Attention's loop split: the producer copies K and V, the default partition runs both dots (the second in
+/// flight into the next iteration) and the softmax between them, releasing each slot once the dots reading it
+/// are retired. Causal attention's two loops: the first one split, the diagonal one pipelined as before (one
+/// `warp_specialize` per kernel).
+#[test]
+fn warp_specialized_tma_attention_computes_what_the_loop_as_written_does() {
+    for (n_ctx, causal, stages) in [(192usize, false, 3u32), (64, false, 2), (256, true, 3)] {
+        let (z, h, d, (bm, bn)) = (1usize, 2usize, 64u32, (64u32, 32u32));
+        let desc =
+            |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
+        let spec = vec![
+            ArgSpec::Float(F32),
+            ptr(F32),
+            int(false),
+            int(false),
+            desc(bm),
+            desc(bn),
+            desc(bn),
+            desc(bm),
+            int(false),
+            c(d as i64),
+            c(bm as i64),
+            c(bn as i64),
+            c(if causal { 3 } else { 1 }),
+            ArgSpec::Constexpr(ConstValue::Bool(true)),
+        ];
+        let f = layout_ir("flash_attention.py", "_attn_fwd_tma", spec, 4, stages);
+        let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
+        assert!(schedule.contains("warp-specialized"), "{schedule}");
+        let split = tma_lowered(pipelined(&f, if causal { 2 } else { 1 }));
+        let rows = z * h * n_ctx;
+        let mat = |buf: V| vec![buf, V::Int(rows as i64), V::Int(d as i64), V::Int(d as i64), V::Int(1)];
+        let mut vals = vec![V::F32(0.125), V::Out(F32, rows), V::Int(z as i64), V::Int(h as i64)];
+        for seed in [27, 28, 29] {
+            vals.extend(mat(V::Buf(F16, random(rows * d as usize, seed))));
+        }
+        vals.extend(mat(V::Out(F16, rows * d as usize)));
+        vals.push(V::Int(n_ctx as i64));
+        let grid = [(n_ctx / bm as usize) as u32, (z * h) as u32, 1];
+        ws_outputs(&f, &split, &vals, grid, &format!("attention n_ctx {n_ctx} causal {causal} stages {stages}"));
     }
 }

@@ -140,7 +140,10 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let args = f.region(body).args.clone();
     let (lb, ub, step) = (d.operands[0], d.operands[1], d.operands[2]);
     let iv = args[0];
-    let dist = (p.stages - 1) as i64;
+    // The copies run `ahead` iterations ahead of the dots. Split into partitions (`p.ws`), the producer runs them
+    // and this loop runs stage 0's other values for its own iteration: nothing is shifted.
+    let ahead = (p.stages - 1) as i64;
+    let dist = if p.ws.is_some() { 0 } else { ahead };
     let i32t = Type::scalar(ScalarType::I32);
     let mut pre = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
 
@@ -172,6 +175,23 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         Some(bars)
     } else {
         None
+    };
+    // Split into partitions, the consumer releases each slot to the producer through its `empty` barrier: each
+    // warpgroup on its own where only wgmmas read the rings (its wait retires them), else the whole partition.
+    let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_)));
+    let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
+    let empties = match bars {
+        Some(_) if p.ws.is_some() => {
+            let empties = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
+            pre.f.values[empties.index()].name = Some("ring_empty".into());
+            for b in 0..p.buffers {
+                let idx = pre.int(b as i64, &i32t);
+                let bar = pre.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
+                pre.op(Op::MBarrierInit { count: releases }, &[bar], vec![]);
+            }
+            Some(empties)
+        }
+        _ => None,
     };
     // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
     // per slot: the warps never meet at a CTA barrier in the loop.
@@ -235,7 +255,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         }
     }
     let zero = pre.int(0, &i32t);
-    let first_fill = pre.int(dist % p.buffers as i64, &i32t);
+    let first_fill = pre.int(ahead % p.buffers as i64, &i32t);
     let prologue = std::mem::take(&mut pre.out);
     let f = pre.f;
 
@@ -340,6 +360,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     // ahead.
     let mut epilogue_at = None;
     let at_reads = p.async_dot.as_ref().is_some_and(|a| a.wait == DotWait::AtReads);
+    // Where in `order` every dot of the previous iteration is retired mid-body (after the wait before the
+    // accumulator's first read), if it is: the previous iteration's buffers are free from there.
+    let mut retired_at = None;
     for &x in old_ops.iter().filter(|x| !early.contains(x) && !staging.contains(x)) {
         // Loads read back into registers, each right before its first reader (after the dots that come before
         // it, which then meet the landed buffers first).
@@ -366,6 +389,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             let ready = e.value(Op::WarpGroupDotWait { pending: 0 }, &[acc], ty);
             again.insert(acc, ready);
             order.append(&mut e.out);
+            retired_at = Some(order.len());
         }
         let mut nested = Vec::new();
         e.f.walk_op(x, &mut |y| nested.push(y));
@@ -412,24 +436,49 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         e.f.op(yield_op).operands.iter().flat_map(|v| [*v, *again.get(v).unwrap_or(v)]).collect();
     let epilogue_at = epilogue_at.or_else(|| store_tail(e.f, &order, &p.stage0, &carried));
     let epilogue = epilogue_at.map_or_else(Vec::new, |at| order.split_off(at));
-    let refill_at = order.len();
     let iv_ahead = e.advance(iv, dist, step);
-    let ok = e.less(iv_ahead, ub);
     let ins = fill;
+    // Where the refill goes (with every dot asynchronous, the waits that free its slot come right before it).
+    let mut refill_at = order.len();
+    if let Some(empties) = empties {
+        // The slot is released to the producer instead: iteration `k + D − B`'s, which is the previous iteration's
+        // when a dot stays in flight (none on the first iteration; released as soon as its dots are retired,
+        // which may be mid-body), else this one's.
+        let previous = p.buffers as i64 > ahead;
+        let bar = e.value(Op::MemDescIndex, &[empties, ins], tessel_tile::tma::barrier_type());
+        let mut operands = vec![bar];
+        if previous {
+            operands.push(e.less(lb, iv));
+        }
+        e.op(Op::MBarrierArrive { count: 1, per_warpgroup }, &operands, vec![]);
+        let release = std::mem::take(&mut e.out);
+        match retired_at.filter(|&at| previous && at <= order.len()) {
+            Some(at) => {
+                refill_at += release.len();
+                drop(order.splice(at..at, release));
+            }
+            // At the refill: after the waits that free the slot.
+            None => order.extend(release),
+        }
+    }
     // The slot being refilled is the one an earlier iteration read: with a release counter, every warp counts
     // itself done with it and the last one issues the copies.
-    let ok = match counters {
-        Some(counters) => {
-            let c = e.value(Op::MemDescIndex, &[counters, ins], tessel_tile::tma::release_counter_type());
-            let mut ins_ = vec![c, ok];
-            for (ring, one) in &rings {
-                ins_.push(e.value(Op::MemDescIndex, &[*ring, ins], one.clone()));
+    // (Split into partitions, the producer refills it: `ok` is `None`.)
+    let ok = empties.is_none().then(|| {
+        let ok = e.less(iv_ahead, ub);
+        match counters {
+            Some(counters) => {
+                let c = e.value(Op::MemDescIndex, &[counters, ins], tessel_tile::tma::release_counter_type());
+                let mut ins_ = vec![c, ok];
+                for (ring, one) in &rings {
+                    ins_.push(e.value(Op::MemDescIndex, &[*ring, ins], one.clone()));
+                }
+                e.value(Op::RingRelease, &ins_, Type::scalar(ScalarType::I1))
             }
-            e.value(Op::RingRelease, &ins_, Type::scalar(ScalarType::I1))
+            None => ok,
         }
-        None => ok,
-    };
-    let bar = bars.map(|bars| e.arm(bars, ins, tma_bytes, ok));
+    });
+    let bar = bars.zip(ok).map(|(bars, ok)| e.arm(bars, ins, tma_bytes, ok));
     order.append(&mut e.out);
     let mut tokens = Vec::new();
     for &x in &p.stage0 {
@@ -443,6 +492,11 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
             }
         }
         if let Some(n) = p.loads.iter().position(|l| l.load == x) {
+            let Some(ok) = ok else {
+                // The producer issues it.
+                e.f.op_mut(x).parent = None;
+                continue;
+            };
             let (ring, one) = rings[n].clone();
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();
@@ -490,6 +544,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
 
     // Drain.
     let mut e = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
+    // The values the rest of the kernel reads for the loop's results: the waits' where a dot may still write one.
+    let mut finals: Vec<ValueId> = d.results.to_vec();
     if cp_async {
         e.value(Op::AsyncWait { pending: 0 }, &[], Type::Token);
     }
@@ -507,9 +563,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         let w = e.op(Op::WarpGroupDotWait { pending: 0 }, &results, types);
         for (&result, ready) in results.iter().zip(e.f.op(w).results.clone()) {
             e.f.replace_all_uses(result, ready);
+            let j = finals.iter().position(|&v| v == result).expect("a loop result");
+            finals[j] = ready;
         }
         e.f.op_mut(w).operands = results.into();
     }
+    // Split into partitions, the default partition runs what came so far; the rest follows the join.
+    let waits = std::mem::take(&mut e.out);
     for (ring, _) in &rings {
         e.op(Op::LocalDealloc, &[*ring], vec![]);
     }
@@ -525,10 +585,29 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     if let Some(counters) = counters {
         e.op(Op::LocalDealloc, &[counters], vec![]);
     }
-    let drain = std::mem::take(&mut e.out);
+    if let Some(empties) = empties {
+        for b in 0..p.buffers {
+            let idx = e.int(b as i64, &i32t);
+            let bar = e.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
+            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
+        }
+        e.op(Op::LocalDealloc, &[empties], vec![]);
+    }
+    let mut drain = std::mem::take(&mut e.out);
     let f = e.f;
+    // The op the prologue goes before and the drain after: the loop, or the warp_specialize running it.
+    let anchor = match (&p.ws, bars, empties) {
+        (Some(w), Some(ready), Some(empty)) => {
+            let rings = crate::ws::Rings { rings, ready, empty, bytes: tma_bytes };
+            crate::ws::split(f, p, w, &rings, &waits, &finals)
+        }
+        _ => {
+            drain.splice(0..0, waits);
+            o
+        }
+    };
     let ops = &mut f.region_mut(parent).ops;
-    let at = ops.iter().position(|&x| x == o).expect("linked loop");
+    let at = ops.iter().position(|&x| x == anchor).expect("linked loop");
     ops.splice(at + 1..at + 1, drain.iter().copied());
     ops.splice(at..at, prologue.iter().copied());
     for &x in prologue.iter().chain(&drain) {

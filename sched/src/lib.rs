@@ -7,8 +7,9 @@
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
 //! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
-//! asynchronously, and [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations); [`print`] is `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after
-//! [`pipeline`].
+//! asynchronously, [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations, and [`ws`]
+//! handing a loop's TMA copies to a producer partition where it asks for warp specialization); [`print`] is
+//! `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
 pub mod async_dot;
 pub mod dot_waits;
@@ -21,6 +22,7 @@ pub mod ring;
 pub mod staging;
 pub mod tma_copies;
 pub mod warp_spec;
+pub mod ws;
 
 use std::fmt::Write;
 
@@ -49,6 +51,7 @@ impl Default for Options {
 fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
     let axis = axis::analyze(f);
     let mut out = Vec::new();
+    let mut split = false;
     for o in f.all_ops() {
         let Op::For(attrs) = &f.op(o).op else { continue };
         let requested = attrs.num_stages.unwrap_or(f.config.num_stages);
@@ -58,7 +61,23 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
                 if !opts.mma_in_flight && p.mma_flight.take().is_some() {
                     p.buffers = p.stages - 1;
                 }
-                (plan::schedule_of(f, &p, requested), Some(p))
+                let mut not_split = String::new();
+                if attrs.warp_specialize {
+                    match ws::plan(f, &p, split) {
+                        Ok(w) => {
+                            // The producer's copies wait for the slot's release: no counters, no CTA barrier.
+                            (p.ws, p.release, split) = (Some(w), false, true);
+                        }
+                        Err(why) => not_split = format!("; warp_specialize=True not applied: {why}"),
+                    }
+                }
+                let mut s = plan::schedule_of(f, &p, requested);
+                s.reason += &not_split;
+                (s, Some(p))
+            }
+            Err(why) if attrs.warp_specialize => {
+                let why = format!("{why}; warp_specialize=True not applied: the loop is not pipelined");
+                (plan::as_written(f, o, requested, why), None)
             }
             Err(why) => (plan::as_written(f, o, requested, why.to_string()), None),
         });
@@ -79,7 +98,6 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
 
 /// [`pipeline`] within `opts`; also says whether it kept an MMA in flight in some loop.
 pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, bool), SchedError> {
-    warp_spec::assign(f)?;
     let mut out = Vec::new();
     let mut in_flight = false;
     for (s, p) in plans(f, opts) {
@@ -95,6 +113,8 @@ pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>
         }
         out.push(s);
     }
+    // The partitions: gluon's, or the one a split loop made.
+    warp_spec::assign(f)?;
     Ok((out, in_flight))
 }
 

@@ -1,0 +1,368 @@
+//! Automatic warp specialization of a pipelined loop (`tl.range(..., warp_specialize=True)`): the loop's TMA
+//! copies move to a producer partition of their own, lowered through the same `warp_specialize` op gluon
+//! kernels write.
+//!
+//! The expansion ([`crate::expand`]) builds the rings as for a loop that issues its own copies, then splits the
+//! work:
+//!
+//! - **The default partition** (the kernel's `num_warps` warps) runs the loop's last stage and nothing of stage
+//!   0's copies: iteration `k` waits for `ready[k mod B]` in parity `(k / B) mod 2`, runs its dots on the ring
+//!   buffers, and where the single-partition loop would refill a slot (after the wait that retires the dots
+//!   reading it) arrives on that slot's `empty` barrier instead. With `B = D + 1` buffers (a dot left in flight)
+//!   that is the previous iteration's slot, so the first iteration arrives on none; with `B = D`, its own.
+//! - **The producer** (worker 0, [`Producer`]) runs the loop again with stage 0 alone: iteration `k`
+//!   waits until the consumer has released slot `k mod B` for its previous use (parity `(k / B) mod 2 ^ 1`,
+//!   which a fresh barrier passes), arms `ready[k mod B]` with the iteration's bytes and issues the copies.
+//!   The producer is never more than `B` iterations ahead: the `empty` barriers throttle it.
+//!
+//! No prologue or drain copies exist: the producer's loop is the whole schedule of the copies, and the consumer
+//! waits for each phase as it comes. The partitions share nothing but the rings and their barriers; the
+//! producer's captures are the scalars, pointers, descriptors and buffers stage 0 reads.
+//!
+//! [`plan`] says whether a loop can be split so, and why not; the schedule's text (`--emit sched`) carries it.
+
+use std::collections::{HashMap, HashSet};
+
+use tessel_tile::Target;
+use tessel_tile::ir::{Func, OpId, RegionId, ValueDef, ValueId};
+use tessel_tile::ops::{BinOp, Const, Op, WarpSpec};
+use tessel_tile::types::{ScalarType, Type};
+
+use crate::error::MAX_WARPS;
+use crate::plan::LoopPlan;
+
+/// Registers per thread a producer warpgroup keeps (scalars: coordinates, ring positions); the consumers get the
+/// rest, 232 each beside two consumer warpgroups.
+pub const PRODUCER_REGS: u32 = 40;
+
+/// Shared memory per SM on sm_90a (bytes a kernel's CTAs may share).
+const SMEM_PER_SM: u32 = 233_472;
+
+/// The producer's shape. One thread issues the copies either way; the choice is about the consumers' registers
+/// and how many CTAs an SM holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Producer {
+    /// A warpgroup that gives its registers to the consumers (`setmaxnreg`: it keeps [`PRODUCER_REGS`]): taken
+    /// when the kernel's shared memory holds one CTA per SM anyway. `setmaxnreg` moves registers between whole
+    /// warpgroups only, and ptxas sizes a kernel's registers for its threads rounded up to warpgroups: a one-warp
+    /// producer beside two consumer warpgroups leaves them 168 (65536 / 384) and no way to get more, which
+    /// serializes attention's wgmmas at head dim 128 (ptxas says so: C7512). Only its first warp runs.
+    Warpgroup,
+    /// One warp, registers as they are: taken when shared memory leaves room for two CTAs per SM, which a
+    /// reallocation would rule out (the kernel then starts at its full count per thread). Attention at head dim
+    /// 64 runs two CTAs per SM in one partition and lost 11% in one CTA with a producer warpgroup (H200).
+    Warp,
+}
+
+impl Producer {
+    pub fn warps(self) -> u32 {
+        match self {
+            Producer::Warpgroup => 4,
+            Producer::Warp => 1,
+        }
+    }
+}
+
+/// How a loop is split into partitions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WsPlan {
+    /// What the producer reads from outside the loop, in order: its captures.
+    pub captures: Vec<ValueId>,
+    pub producer: Producer,
+    /// The shared memory the plan counted (the rings and the buffers made outside the loop), for the reason
+    /// `--emit sched` gives.
+    pub smem: u32,
+}
+
+/// Whether loop `p.loop_op`, which asked for warp specialization, can be split into a TMA producer and the
+/// consumer that runs the rest; `Err` says why not, for `--emit sched`. `taken`: another loop of the kernel was
+/// split already (a kernel has one `warp_specialize`).
+pub fn plan(f: &Func, p: &LoopPlan, taken: bool) -> Result<WsPlan, String> {
+    let o = p.loop_op;
+    match f.target {
+        Target::Sm90a => {}
+        Target::Sm80 => return Err("sm_80 has no TMA to hand to a producer partition".into()),
+        Target::Sm100a => {
+            return Err("tcgen05 loops (sm_100a) are not warp-specialized yet; only sm_90a's wgmma loops are".into());
+        }
+    }
+    if taken || f.all_ops().iter().any(|&x| matches!(f.op(x).op, Op::WarpSpecialize(_))) {
+        return Err("the kernel already has a warp_specialize, and a kernel has one".into());
+    }
+    if f.op(o).parent != Some(f.body) {
+        return Err("the loop is not at the kernel's top level (a partition starts there)".into());
+    }
+    if let Some(l) = p.loads.iter().find(|l| !l.tma) {
+        return Err(format!("{} is not a TMA copy (a producer partition issues TMA copies only)", l.load));
+    }
+    if p.mma_flight.is_some() {
+        return Err("a tcgen05 MMA in flight is not handed between partitions yet".into());
+    }
+    if f.config.num_warps % 4 != 0 {
+        return Err(format!("{} warps do not make whole warpgroups for the consumer's wgmmas", f.config.num_warps));
+    }
+    let smem = smem_estimate(f, p);
+    // Two CTAs per SM when each leaves the other its shared memory (1 KiB of it reserved per CTA).
+    let producer = if 2 * (smem + 1024) <= SMEM_PER_SM || f.config.maxnreg.is_some() {
+        Producer::Warp
+    } else {
+        Producer::Warpgroup
+    };
+    if f.config.num_warps + producer.warps() > MAX_WARPS {
+        return Err(format!(
+            "{} warps and a producer's {} exceed the {MAX_WARPS} a CTA can have",
+            f.config.num_warps,
+            producer.warps()
+        ));
+    }
+    // Stage 0 runs on the producer's warps: it may compute scalars only (tensors have the default partition's
+    // layouts).
+    for &x in &p.stage0 {
+        if p.loads.iter().any(|l| l.load == x) {
+            continue;
+        }
+        let mut tensor = None;
+        f.walk_op(x, &mut |y| {
+            if f.op(y).results.iter().any(|&r| f.ty(r).is_tensor()) {
+                tensor = Some(y);
+            }
+        });
+        if let Some(y) = tensor {
+            return Err(format!(
+                "stage 0 computes a tensor ({y}: {}) the producer would have to hold",
+                f.op(y).op.name()
+            ));
+        }
+    }
+    let captures = captures(f, p);
+    if let Some(&v) = captures.iter().find(|&&v| f.ty(v).is_tensor()) {
+        return Err(format!(
+            "the copies read a tensor from outside the loop ({v}), and partitions share only scalars and buffers"
+        ));
+    }
+    Ok(WsPlan { captures, producer, smem })
+}
+
+/// The shared memory the split loop's kernel needs at the least: its rings (the pipelined loads' buffers, one
+/// per slot) and every buffer made outside the loop (attention's Q).
+fn smem_estimate(f: &Func, p: &LoopPlan) -> u32 {
+    let bytes = |t: &Type| match t {
+        Type::MemDesc { shape, elem, .. } => shape.iter().product::<u32>() * elem.bytes(),
+        _ => 0,
+    };
+    let rings: u32 = p.loads.iter().map(|l| bytes(&l.buffer) * p.buffers).sum();
+    let outside: u32 = f
+        .all_ops()
+        .into_iter()
+        .filter(|&x| f.op(x).op == Op::LocalAlloc && !is_in(f, x, p.loop_op))
+        .map(|x| bytes(f.ty(f.op(x).results[0])))
+        .sum();
+    rings + outside
+}
+
+/// What the producer reads from outside the loop: the bounds, the initial values of the carried values stage 0
+/// advances, and what stage 0's ops read (constants excepted: the producer makes its own), in first-use order.
+fn captures(f: &Func, p: &LoopPlan) -> Vec<ValueId> {
+    let o = p.loop_op;
+    let (mut inside_ops, mut inside_regions) = (HashSet::new(), HashSet::new());
+    f.walk_op(o, &mut |y| {
+        inside_ops.insert(y);
+        inside_regions.extend(f.op(y).regions.iter().copied());
+    });
+    let outside = |v: ValueId| match f.value(v).def {
+        ValueDef::Result(d, _) => !inside_ops.contains(&d) && !matches!(f.op(d).op, Op::Constant(_)),
+        ValueDef::Arg(r, _) => !inside_regions.contains(&r),
+    };
+    let mut out: Vec<ValueId> = Vec::new();
+    let mut add = |v: ValueId| {
+        if outside(v) && !out.contains(&v) {
+            out.push(v);
+        }
+    };
+    let d = f.op(o);
+    for &v in &d.operands[..3] {
+        add(v);
+    }
+    for &j in &p.early_args {
+        add(d.operands[3 + j]);
+    }
+    for &x in &p.stage0 {
+        f.walk_op(x, &mut |y| f.op(y).operands.iter().for_each(|&v| add(v)));
+    }
+    out
+}
+
+/// The rings and barriers the expansion made for a split loop.
+pub(crate) struct Rings {
+    /// One ring per pipelined load, in `p.loads` order, with the type of one buffer.
+    pub rings: Vec<(ValueId, Type)>,
+    /// `ready[B]`: the TMA copies of an iteration complete on their slot's.
+    pub ready: ValueId,
+    /// `empty[B]`: the consumer arrives on a slot's once it is done with it.
+    pub empty: ValueId,
+    /// The bytes an iteration's copies bring.
+    pub bytes: u32,
+}
+
+/// Replaces loop `p.loop_op` (already rewritten as the consumer) and `after` (ops the default partition runs
+/// after it: the wait for its last dot) with a `warp_specialize` whose default partition runs them and whose
+/// worker is the producer; the op's results are the values `after` left for the rest of the kernel (`finals`,
+/// one per loop result). Returns the `warp_specialize`.
+pub(crate) fn split(f: &mut Func, p: &LoopPlan, w: &WsPlan, rings: &Rings, after: &[OpId], finals: &[ValueId]) -> OpId {
+    let o = p.loop_op;
+    let parent = f.op(o).parent.expect("linked loop");
+    let loc = f.op(o).loc;
+    // The default partition: the loop and what follows it there.
+    let default = f.new_region();
+    // The worker: its arguments stand for the captures, then the rings and barriers.
+    let worker = f.new_region();
+    let mut captures = w.captures.clone();
+    captures.extend(rings.rings.iter().map(|(r, _)| *r));
+    captures.extend([rings.ready, rings.empty]);
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    for &c in &captures {
+        let (ty, name) = (f.ty(c).clone(), f.value(c).name.clone());
+        let a = f.add_region_arg(worker, ty, name);
+        map.insert(c, a);
+    }
+    producer(f, p, rings, worker, &mut map);
+    let types: Vec<Type> = finals.iter().map(|&v| f.ty(v).clone()).collect();
+    let worker_num_regs = match w.producer {
+        Producer::Warpgroup => vec![PRODUCER_REGS],
+        Producer::Warp => Vec::new(),
+    };
+    let spec = WarpSpec { worker_num_warps: vec![w.producer.warps()], worker_num_regs, ..WarpSpec::default() };
+    let ws = f.append(parent, Op::WarpSpecialize(spec), &captures, types, &[default, worker], loc);
+    // In the loop's place.
+    let ops = &mut f.region_mut(parent).ops;
+    ops.pop();
+    let at = ops.iter().position(|&x| x == o).expect("linked loop");
+    ops[at] = ws;
+    let results = f.op(ws).results.clone();
+    for (&v, &r) in finals.iter().zip(&results) {
+        f.replace_all_uses(v, r);
+    }
+    for &x in std::iter::once(&o).chain(after) {
+        f.op_mut(x).parent = Some(default);
+        f.region_mut(default).ops.push(x);
+    }
+    f.append(default, Op::Yield, finals, vec![], &[], loc);
+    ws
+}
+
+/// The producer's loop, built into `worker`: for every iteration, wait for the slot to be free, arm its
+/// `ready` barrier, and run stage 0 with its loads as TMA copies into the slot.
+fn producer(f: &mut Func, p: &LoopPlan, rings: &Rings, worker: RegionId, map: &mut HashMap<ValueId, ValueId>) {
+    let o = p.loop_op;
+    let d = f.op(o).clone();
+    let body = d.regions[0];
+    let args = f.region(body).args.clone();
+    let yields = f.op(*f.region(body).ops.last().expect("yield")).operands.clone();
+    let loc = d.loc;
+    let i32t = Type::scalar(ScalarType::I32);
+    let i1t = Type::scalar(ScalarType::I1);
+    let at = |f: &mut Func, r: RegionId, op: Op, ins: &[ValueId], ty: Option<Type>| -> Option<ValueId> {
+        let x = f.append(r, op, ins, ty.into_iter().collect(), &[], loc);
+        f.op(x).results.first().copied()
+    };
+    // Constants the loop's bounds and stage 0 read, made in the worker.
+    let mut consts: Vec<ValueId> = d.operands[..3].to_vec();
+    consts.extend(p.early_args.iter().map(|&j| d.operands[3 + j]));
+    for &x in &p.stage0 {
+        f.walk_op(x, &mut |y| consts.extend(f.op(y).operands.iter().copied()));
+    }
+    for v in consts {
+        if map.contains_key(&v) {
+            continue;
+        }
+        if let ValueDef::Result(c, _) = f.value(v).def
+            && let Op::Constant(k) = f.op(c).op
+            && f.op(c).regions.is_empty()
+            && !is_in(f, c, o)
+        {
+            let ty = f.ty(v).clone();
+            let n = at(f, worker, Op::Constant(k), &[], Some(ty)).expect("a result");
+            map.insert(v, n);
+        }
+    }
+    let m = |map: &HashMap<ValueId, ValueId>, v: ValueId| *map.get(&v).unwrap_or(&v);
+    let zero = at(f, worker, Op::Constant(Const::Int(0)), &[], Some(i32t.clone())).expect("a result");
+    let mut operands: Vec<ValueId> = d.operands[..3].iter().map(|&v| m(map, v)).collect();
+    operands.extend(p.early_args.iter().map(|&j| m(map, d.operands[3 + j])));
+    operands.extend([zero, zero]);
+    let mut types: Vec<Type> = p.early_args.iter().map(|&j| f.ty(args[j + 1]).clone()).collect();
+    types.extend([i32t.clone(), i32t.clone()]);
+    let lbody = f.new_region();
+    let iv = f.add_region_arg(lbody, f.ty(args[0]).clone(), f.value(args[0]).name.clone());
+    map.insert(args[0], iv);
+    for &j in &p.early_args {
+        let a = f.add_region_arg(lbody, f.ty(args[j + 1]).clone(), f.value(args[j + 1]).name.clone());
+        map.insert(args[j + 1], a);
+    }
+    let slot = f.add_region_arg(lbody, i32t.clone(), Some("ring_slot".into()));
+    let phase = f.add_region_arg(lbody, i32t.clone(), Some("ring_phase".into()));
+    let attrs = tessel_tile::ops::LoopAttrs { num_stages: Some(1), ..Default::default() };
+    f.append(worker, Op::For(attrs), &operands, types, &[lbody], loc);
+    f.append(worker, Op::Yield, &[], vec![], &[], loc);
+
+    // The slot's previous use released (a fresh barrier passes parity 1), its barrier armed.
+    let one = at(f, lbody, Op::Constant(Const::Int(1)), &[], Some(i32t.clone())).expect("a result");
+    let yes = at(f, lbody, Op::Constant(Const::Int(1)), &[], Some(i1t.clone())).expect("a result");
+    let bar_t = tessel_tile::tma::barrier_type();
+    let empty = at(f, lbody, Op::MemDescIndex, &[map[&rings.empty], slot], Some(bar_t.clone())).expect("a result");
+    let parity = binary(f, lbody, BinOp::Xor, phase, one, loc);
+    at(f, lbody, Op::mbarrier_wait(), &[empty, parity], None);
+    let ready = at(f, lbody, Op::MemDescIndex, &[map[&rings.ready], slot], Some(bar_t)).expect("a result");
+    at(f, lbody, Op::MBarrierExpect { bytes: rings.bytes }, &[ready, yes], None);
+    for &x in &p.stage0 {
+        if let Some(n) = p.loads.iter().position(|l| l.load == x) {
+            let (ring, one_buf) = &rings.rings[n];
+            let view = at(f, lbody, Op::MemDescIndex, &[map[ring], slot], Some(one_buf.clone())).expect("a result");
+            let xd = f.op(x);
+            let mut ins = vec![m(map, xd.operands[0]), view, ready];
+            ins.extend(xd.operands[1..].iter().map(|&v| m(map, v)));
+            ins.push(yes);
+            at(f, lbody, Op::TmaLoad { multicast: false }, &ins, None);
+        } else {
+            let xd = f.op(x).clone();
+            let operands: Vec<ValueId> = xd.operands.iter().map(|&v| m(map, v)).collect();
+            let regions: Vec<RegionId> =
+                xd.regions.iter().map(|&r| tessel_tile::passes::clone_region(f, r, map)).collect();
+            let types = xd.results.iter().map(|&r| f.ty(r).clone()).collect();
+            let c = f.append(lbody, xd.op.clone(), &operands, types, &regions, xd.loc);
+            for (&r, &cr) in xd.results.iter().zip(&f.op(c).results.clone()) {
+                map.insert(r, cr);
+                f.values[cr.index()].name = f.value(r).name.clone();
+            }
+        }
+    }
+    // The next slot, and the phase flipped when it wraps.
+    let up = binary(f, lbody, BinOp::Add, slot, one, loc);
+    let n = at(f, lbody, Op::Constant(Const::Int(p.buffers as i64)), &[], Some(i32t.clone())).expect("a result");
+    let wrapped = at(f, lbody, Op::Cmp(tessel_tile::ops::CmpPred::Eq), &[up, n], Some(i1t)).expect("a result");
+    let next_slot = at(f, lbody, Op::Select, &[wrapped, zero, up], Some(i32t.clone())).expect("a result");
+    let flip = at(f, lbody, Op::Select, &[wrapped, one, zero], Some(i32t)).expect("a result");
+    let next_phase = binary(f, lbody, BinOp::Xor, phase, flip, loc);
+    let mut next: Vec<ValueId> = p.early_args.iter().map(|&j| m(map, yields[j])).collect();
+    next.extend([next_slot, next_phase]);
+    f.append(lbody, Op::Yield, &next, vec![], &[], loc);
+}
+
+fn binary(f: &mut Func, r: RegionId, op: BinOp, a: ValueId, b: ValueId, loc: Option<tessel_tile::ir::Loc>) -> ValueId {
+    let ty = f.ty(a).clone();
+    let x = f.append(r, Op::Binary { op, propagate_nan: false }, &[a, b], vec![ty], &[], loc);
+    f.op(x).results[0]
+}
+
+/// Whether op `x` is `o` or nested in it.
+fn is_in(f: &Func, mut x: OpId, o: OpId) -> bool {
+    loop {
+        if x == o {
+            return true;
+        }
+        match f.op(x).parent.and_then(|r| f.region(r).parent) {
+            Some(p) => x = p,
+            None => return false,
+        }
+    }
+}
