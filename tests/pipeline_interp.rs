@@ -346,31 +346,44 @@ fn desc_args(buf: V, rows: usize, cols: usize, ld: usize) -> Vec<V> {
 /// edges), the loop as written with each access lowered to a TMA copy waited on at once, and the loop pipelined
 /// with TMA rings and one mbarrier per ring buffer (phases tracked across iterations).
 fn tma_matmul(m: usize, n: usize, k: usize, (bm, bn, bk): (u32, u32, u32), warps: u32, stages: u32) {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc {
-        elem: F16,
-        block_shape: block.to_vec(),
-        padding_nan: false,
-        layout: None,
-    };
-    let spec = vec![desc(&[bm, bk]), desc(&[bk, bn]), desc(&[bm, bn]), int(false), int(false), int(false), c(4)];
-    let f = layout_ir("tma_matmul.py", "matmul_kernel", spec, warps, stages);
+    let f = layout_ir("tma_matmul.py", "matmul_kernel", tma_matmul_spec((bm, bn, bk), None), warps, stages);
     let as_written = tma_lowered(f.clone());
     let p = tma_lowered(pipelined(&f, if stages > 1 { 1 } else { 0 }));
     if stages > 1 {
         let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
         assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
     }
-    // Row-major with leading dims that are 16-byte multiples (TMA's rule); the padding beyond the logical sizes
-    // holds data the edges must not read.
-    let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
-    let mut vals = desc_args(V::Buf(F16, random(m * lda, 5)), m, k, lda);
-    vals.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, 6)), k, n, ldb));
-    vals.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
-    vals.extend([m, n, k].map(|x| V::Int(x as i64)));
+    let vals = tma_matmul_inputs(m, n, k, 5);
     let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
     let want = outputs(&f, &vals, grid);
     assert!(want == outputs(&as_written, &vals, grid), "{m}x{n}x{k}: TMA as written differs from desc_load");
     assert!(want == outputs(&p, &vals, grid), "{m}x{n}x{k} stages {stages}: pipelined TMA differs");
+}
+
+/// `tma_matmul.py::matmul_kernel`'s specialization for f16 blocks `bm` x `bk` of A, `bk` x `bn` of B; with `ws`,
+/// its WARP_SPECIALIZE too.
+fn tma_matmul_spec((bm, bn, bk): (u32, u32, u32), ws: Option<bool>) -> Vec<ArgSpec> {
+    let desc = |block: &[u32]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
+    let mut spec = vec![desc(&[bm, bk]), desc(&[bk, bn]), desc(&[bm, bn]), int(false), int(false), int(false), c(4)];
+    spec.extend(ws.map(|w| ArgSpec::Constexpr(ConstValue::Bool(w))));
+    spec
+}
+
+/// Its arguments for C = A (`m` x `k`) B (`k` x `n`): A and B random from `seed` on, C poisoned. Row-major with
+/// leading dims that are 16-byte multiples (TMA's rule); the padding beyond the logical sizes holds data the edges
+/// must not read.
+fn tma_matmul_inputs(m: usize, n: usize, k: usize, seed: u64) -> Vec<V> {
+    let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
+    let mut vals = desc_args(V::Buf(F16, random(m * lda, seed)), m, k, lda);
+    vals.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, seed + 1)), k, n, ldb));
+    vals.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
+    vals.extend([m, n, k].map(|x| V::Int(x as i64)));
+    vals
 }
 
 #[test]
@@ -467,42 +480,48 @@ fn flattened_persistent_matmul_pipelines_across_tiles() {
 /// TMA waited at once, pipelined) compute the same bits, causal (two loops, the diagonal one a single
 /// iteration) and not.
 fn tma_attention(n_ctx: usize, d: u32, causal: bool, stages: u32) {
-    let (z, h, (bm, bn)) = (1usize, 2usize, (64u32, 32u32));
-    let desc =
-        |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
-    let spec = vec![
-        ArgSpec::Float(F32),
-        ptr(F32),
-        int(false),
-        int(false),
-        desc(bm),
-        desc(bn),
-        desc(bn),
-        desc(bm),
-        int(false),
-        c(d as i64),
-        c(bm as i64),
-        c(bn as i64),
-        c(if causal { 3 } else { 1 }),
-    ];
-    let f = layout_ir("flash_attention.py", "_attn_fwd_tma", spec, 4, stages);
+    let f = layout_ir("flash_attention.py", "_attn_fwd_tma", tma_attention_spec(d, causal, None), 4, stages);
     let as_written = tma_lowered(f.clone());
     let p = tma_lowered(pipelined(&f, if causal { 2 } else { 1 }));
     let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
     assert!(schedule.contains("2 load(s) pipelined") && schedule.contains("through TMA"), "{schedule}");
     assert!(schedule.contains("waited for before"), "{schedule}");
-    let rows = z * h * n_ctx;
-    let mat = |buf: V| vec![buf, V::Int(rows as i64), V::Int(d as i64), V::Int(d as i64), V::Int(1)];
-    let mut vals = vec![V::F32(0.125), V::Out(F32, rows), V::Int(z as i64), V::Int(h as i64)];
-    for seed in [7, 8, 9] {
-        vals.extend(mat(V::Buf(F16, random(rows * d as usize, seed))));
-    }
-    vals.extend(mat(V::Out(F16, rows * d as usize)));
-    vals.push(V::Int(n_ctx as i64));
-    let grid = [(n_ctx / bm as usize) as u32, (z * h) as u32, 1];
+    let (vals, grid) = tma_attention_inputs(n_ctx, d, 7);
     let want = outputs(&f, &vals, grid);
     assert!(want == outputs(&as_written, &vals, grid), "n_ctx {n_ctx} causal {causal}: TMA as written differs");
     assert!(want == outputs(&p, &vals, grid), "n_ctx {n_ctx} causal {causal} stages {stages}: pipelined differs");
+}
+
+/// The blocks of the attention tests: 64 rows of Q, 32 of K and V per step, over one batch of two heads.
+const ATTN_BLOCKS: (u32, u32) = (64, 32);
+const ATTN_HEADS: (usize, usize) = (1, 2);
+
+/// `flash_attention.py::_attn_fwd_tma`'s specialization at head dim `d` ([`ATTN_BLOCKS`]); with `ws`, its
+/// WARP_SPECIALIZE too.
+fn tma_attention_spec(d: u32, causal: bool, ws: Option<bool>) -> Vec<ArgSpec> {
+    let (bm, bn) = ATTN_BLOCKS;
+    let desc =
+        |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
+    let mut spec = vec![ArgSpec::Float(F32), ptr(F32), int(false), int(false)];
+    spec.extend([desc(bm), desc(bn), desc(bn), desc(bm), int(false)]);
+    spec.extend([c(d as i64), c(bm as i64), c(bn as i64), c(if causal { 3 } else { 1 })]);
+    spec.extend(ws.map(|w| ArgSpec::Constexpr(ConstValue::Bool(w))));
+    spec
+}
+
+/// Its arguments for sequences of `n_ctx` ([`ATTN_HEADS`]): Q, K and V random from `seed` on, the outputs poisoned;
+/// and its grid.
+fn tma_attention_inputs(n_ctx: usize, d: u32, seed: u64) -> (Vec<V>, [u32; 3]) {
+    let ((z, h), (bm, _)) = (ATTN_HEADS, ATTN_BLOCKS);
+    let rows = z * h * n_ctx;
+    let mat = |buf: V| vec![buf, V::Int(rows as i64), V::Int(d as i64), V::Int(d as i64), V::Int(1)];
+    let mut vals = vec![V::F32(0.125), V::Out(F32, rows), V::Int(z as i64), V::Int(h as i64)];
+    for s in seed..seed + 3 {
+        vals.extend(mat(V::Buf(F16, random(rows * d as usize, s))));
+    }
+    vals.extend(mat(V::Out(F16, rows * d as usize)));
+    vals.push(V::Int(n_ctx as i64));
+    (vals, [(n_ctx / bm as usize) as u32, (z * h) as u32, 1])
 }
 
 #[test]
@@ -590,12 +609,6 @@ fn ws_outputs(written: &Func, split: &Func, vals: &[V], grid: [u32; 3], what: &s
 
 #[test]
 fn warp_specialized_tma_matmul_computes_what_the_loop_as_written_does() {
-    let desc = |block: &[u32]| ArgSpec::TensorDesc {
-        elem: F16,
-        block_shape: block.to_vec(),
-        padding_nan: false,
-        layout: None,
-    };
     // Trip counts 0, 1, 2, 3, 5 and 13 (rings of 2 to 4 buffers wrapping up to four times), ragged edges; one
     // and two warpgroups.
     for (m, n, k, (bm, bn, bk), warps, stages) in [
@@ -607,31 +620,14 @@ fn warp_specialized_tma_matmul_computes_what_the_loop_as_written_does() {
         (130, 200, 100, (128, 128, 64), 8, 3),
         (130, 264, 200, (128, 256, 64), 8, 3),
     ] {
-        let spec = vec![
-            desc(&[bm, bk]),
-            desc(&[bk, bn]),
-            desc(&[bm, bn]),
-            int(false),
-            int(false),
-            int(false),
-            c(4),
-            ArgSpec::Constexpr(ConstValue::Bool(true)),
-        ];
-        let f = layout_ir("tma_matmul.py", "matmul_kernel", spec, warps, stages);
+        let f = layout_ir("tma_matmul.py", "matmul_kernel", tma_matmul_spec((bm, bn, bk), Some(true)), warps, stages);
         let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
         // Room for two CTAs per SM: a producer warp and no register reallocation; else (128x256x64 in three
         // stages: 144 KiB) a producer warpgroup that gives the consumers its registers.
         let producer = if bn == 256 { "a producer warpgroup issues the copies" } else { "a producer warp issues" };
         assert!(schedule.contains(&format!("warp-specialized: {producer}")), "{schedule}");
         let split = tma_lowered(pipelined(&f, 1));
-        let vals = {
-            let (lda, ldb, ldc) = (k.next_multiple_of(8).max(8), n.next_multiple_of(8), n.next_multiple_of(8));
-            let mut v = desc_args(V::Buf(F16, random(m * lda, 25)), m, k, lda);
-            v.extend(desc_args(V::Buf(F16, random(k.max(1) * ldb, 26)), k, n, ldb));
-            v.extend(desc_args(V::Out(F16, m * ldc), m, n, ldc));
-            v.extend([m, n, k].map(|x| V::Int(x as i64)));
-            v
-        };
+        let vals = tma_matmul_inputs(m, n, k, 25);
         let grid = [(m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32, 1, 1];
         ws_outputs(&f, &split, &vals, grid, &format!("matmul {m}x{n}x{k} stages {stages}"));
     }
@@ -644,38 +640,11 @@ fn warp_specialized_tma_matmul_computes_what_the_loop_as_written_does() {
 #[test]
 fn warp_specialized_tma_attention_computes_what_the_loop_as_written_does() {
     for (n_ctx, causal, stages) in [(192usize, false, 3u32), (64, false, 2), (256, true, 3)] {
-        let (z, h, d, (bm, bn)) = (1usize, 2usize, 64u32, (64u32, 32u32));
-        let desc =
-            |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
-        let spec = vec![
-            ArgSpec::Float(F32),
-            ptr(F32),
-            int(false),
-            int(false),
-            desc(bm),
-            desc(bn),
-            desc(bn),
-            desc(bm),
-            int(false),
-            c(d as i64),
-            c(bm as i64),
-            c(bn as i64),
-            c(if causal { 3 } else { 1 }),
-            ArgSpec::Constexpr(ConstValue::Bool(true)),
-        ];
-        let f = layout_ir("flash_attention.py", "_attn_fwd_tma", spec, 4, stages);
+        let f = layout_ir("flash_attention.py", "_attn_fwd_tma", tma_attention_spec(64, causal, Some(true)), 4, stages);
         let schedule = tessel::sched::print(&f, &tessel::sched::schedule(&f));
         assert!(schedule.contains("warp-specialized"), "{schedule}");
         let split = tma_lowered(pipelined(&f, if causal { 2 } else { 1 }));
-        let rows = z * h * n_ctx;
-        let mat = |buf: V| vec![buf, V::Int(rows as i64), V::Int(d as i64), V::Int(d as i64), V::Int(1)];
-        let mut vals = vec![V::F32(0.125), V::Out(F32, rows), V::Int(z as i64), V::Int(h as i64)];
-        for seed in [27, 28, 29] {
-            vals.extend(mat(V::Buf(F16, random(rows * d as usize, seed))));
-        }
-        vals.extend(mat(V::Out(F16, rows * d as usize)));
-        vals.push(V::Int(n_ctx as i64));
-        let grid = [(n_ctx / bm as usize) as u32, (z * h) as u32, 1];
+        let (vals, grid) = tma_attention_inputs(n_ctx, 64, 27);
         ws_outputs(&f, &split, &vals, grid, &format!("attention n_ctx {n_ctx} causal {causal} stages {stages}"));
     }
 }

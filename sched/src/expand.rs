@@ -123,6 +123,30 @@ impl Emit<'_> {
         self.op(Op::TmaLoad { multicast: false }, &ins, vec![]);
     }
 
+    /// A ring of `n` mbarriers named `name`, each expecting `count` arrivals per phase.
+    fn barriers(&mut self, n: u32, count: u32, name: &str) -> Result<ValueId, SchedError> {
+        let bars = self.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), n)?);
+        self.f.values[bars.index()].name = Some(name.into());
+        let i32t = Type::scalar(ScalarType::I32);
+        for b in 0..n {
+            let idx = self.int(b as i64, &i32t);
+            let bar = self.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
+            self.op(Op::MBarrierInit { count }, &[bar], vec![]);
+        }
+        Ok(bars)
+    }
+
+    /// Invalidates the `n` mbarriers of ring `bars` and releases it.
+    fn release_barriers(&mut self, bars: ValueId, n: u32) {
+        let i32t = Type::scalar(ScalarType::I32);
+        for b in 0..n {
+            let idx = self.int(b as i64, &i32t);
+            let bar = self.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
+            self.op(Op::MBarrierInvalidate, &[bar], vec![]);
+        }
+        self.op(Op::LocalDealloc, &[bars], vec![]);
+    }
+
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
     fn arm(&mut self, bars: ValueId, idx: ValueId, bytes: u32, ok: ValueId) -> ValueId {
         let bar = self.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
@@ -164,33 +188,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
         let (elem, block) = tessel_tile::tma::desc_block(pre.f.ty(pre.f.op(l.load).operands[0])).expect("planned");
         tma_bytes += tessel_tile::tma::block(elem, block)?.bytes();
     }
-    let bars = if tma_bytes > 0 {
-        let bars = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
-        pre.f.values[bars.index()].name = Some("tma_bars".into());
-        for b in 0..p.buffers {
-            let idx = pre.int(b as i64, &i32t);
-            let bar = pre.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
-            pre.op(Op::MBarrierInit { count: 1 }, &[bar], vec![]);
-        }
-        Some(bars)
-    } else {
-        None
-    };
+    let bars = if tma_bytes > 0 { Some(pre.barriers(p.buffers, 1, "tma_bars")?) } else { None };
     // Split into partitions, the consumer releases each slot to the producer through its `empty` barrier: each
     // warpgroup on its own where only wgmmas read the rings (its wait retires them), else the whole partition.
     let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_)));
     let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
     let empties = match bars {
-        Some(_) if p.ws.is_some() => {
-            let empties = pre.value(Op::LocalAlloc, &[], ring_type(&tessel_tile::tma::barrier_type(), p.buffers)?);
-            pre.f.values[empties.index()].name = Some("ring_empty".into());
-            for b in 0..p.buffers {
-                let idx = pre.int(b as i64, &i32t);
-                let bar = pre.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-                pre.op(Op::MBarrierInit { count: releases }, &[bar], vec![]);
-            }
-            Some(empties)
-        }
+        Some(_) if p.ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
         _ => None,
     };
     // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
@@ -575,23 +579,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     }
     // Every copy issued was waited for in the loop (the predicated-off ones were never issued).
     if let Some(bars) = bars {
-        for b in 0..p.buffers {
-            let idx = e.int(b as i64, &i32t);
-            let bar = e.value(Op::MemDescIndex, &[bars, idx], tessel_tile::tma::barrier_type());
-            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
-        }
-        e.op(Op::LocalDealloc, &[bars], vec![]);
+        e.release_barriers(bars, p.buffers);
     }
     if let Some(counters) = counters {
         e.op(Op::LocalDealloc, &[counters], vec![]);
     }
     if let Some(empties) = empties {
-        for b in 0..p.buffers {
-            let idx = e.int(b as i64, &i32t);
-            let bar = e.value(Op::MemDescIndex, &[empties, idx], tessel_tile::tma::barrier_type());
-            e.op(Op::MBarrierInvalidate, &[bar], vec![]);
-        }
-        e.op(Op::LocalDealloc, &[empties], vec![]);
+        e.release_barriers(empties, p.buffers);
     }
     let mut drain = std::mem::take(&mut e.out);
     let f = e.f;
