@@ -156,7 +156,7 @@ impl Emit<'_> {
 }
 
 /// Expands loop `p.loop_op` as the module doc describes.
-pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
+pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Result<(), SchedError> {
     let o = p.loop_op;
     let d = f.op(o).clone();
     let parent = d.parent.expect("linked loop");
@@ -164,10 +164,10 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let args = f.region(body).args.clone();
     let (lb, ub, step) = (d.operands[0], d.operands[1], d.operands[2]);
     let iv = args[0];
-    // The copies run `ahead` iterations ahead of the dots. Split into partitions (`p.ws`), the producer runs them
+    // The copies run `ahead` iterations ahead of the dots. Split into partitions (`ws`), the producer runs them
     // and this loop runs stage 0's other values for its own iteration: nothing is shifted.
     let ahead = (p.stages - 1) as i64;
-    let dist = if p.ws.is_some() { 0 } else { ahead };
+    let dist = if ws.is_some() { 0 } else { ahead };
     let i32t = Type::scalar(ScalarType::I32);
     let mut pre = Emit { f, region: parent, loc: d.loc, out: Vec::new() };
 
@@ -194,7 +194,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_)));
     let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
     let empties = match bars {
-        Some(_) if p.ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
+        Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
         _ => None,
     };
     // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
@@ -590,7 +590,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan) -> Result<(), SchedError> {
     let mut drain = std::mem::take(&mut e.out);
     let f = e.f;
     // The op the prologue goes before and the drain after: the loop, or the warp_specialize running it.
-    let anchor = match (&p.ws, bars, empties) {
+    let anchor = match (ws, bars, empties) {
         (Some(w), Some(ready), Some(empty)) => {
             let rings = crate::ws::Rings { rings, ready, empty, bytes: tma_bytes };
             crate::ws::split(f, p, w, &rings, &waits, &finals)

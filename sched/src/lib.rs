@@ -48,7 +48,10 @@ impl Default for Options {
     }
 }
 
-fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
+/// A loop the pipeliner takes, and its split into partitions when it asks for one and can have it.
+type Taken = (LoopPlan, Option<ws::WsPlan>);
+
+fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<Taken>)> {
     let axis = axis::analyze(f);
     let mut out = Vec::new();
     let mut split = false;
@@ -61,19 +64,19 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<LoopPlan>)> {
                 if !opts.mma_in_flight && p.mma_flight.take().is_some() {
                     p.buffers = p.stages - 1;
                 }
-                let mut not_split = String::new();
-                if attrs.warp_specialize {
-                    match ws::plan(f, &p, split) {
-                        Ok(w) => {
-                            // The producer's copies wait for the slot's release: no counters, no CTA barrier.
-                            (p.ws, p.release, split) = (Some(w), false, true);
-                        }
-                        Err(why) => not_split = format!("; warp_specialize=True not applied: {why}"),
+                let (w, why) = match attrs.warp_specialize.then(|| ws::plan(f, &p, split)) {
+                    Some(Ok(w)) => {
+                        // The producer's copies wait for the slot's release: no counters, no CTA barrier.
+                        (p.release, split) = (false, true);
+                        let why = w.describe();
+                        (Some(w), why)
                     }
-                }
+                    Some(Err(why)) => (None, format!("; warp_specialize=True not applied: {why}")),
+                    None => (None, String::new()),
+                };
                 let mut s = plan::schedule_of(f, &p, requested);
-                s.reason += &not_split;
-                (s, Some(p))
+                s.reason += &why;
+                (s, Some((p, w)))
             }
             Err(why) if attrs.warp_specialize => {
                 let why = format!("{why}; warp_specialize=True not applied: the loop is not pipelined");
@@ -100,13 +103,13 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
 pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, bool), SchedError> {
     let mut out = Vec::new();
     let mut in_flight = false;
-    for (s, p) in plans(f, opts) {
-        if let Some(p) = p {
+    for (s, taken) in plans(f, opts) {
+        if let Some((p, w)) = taken {
             if let Some(m) = &p.mma_flight {
                 mma_flight::apply(f, p.loop_op, m)?;
                 in_flight = true;
             }
-            expand::expand(f, &p)?;
+            expand::expand(f, &p, w.as_ref())?;
             if let Some(m) = &p.mma_flight {
                 mma_flight::drain(f, p.loop_op, m);
             }

@@ -82,9 +82,6 @@ pub struct LoopPlan {
     /// Whether each ring slot is refilled by the last warp to release it (`ring_release`) rather than by the
     /// first thread after a CTA barrier: see [`releases_pay`].
     pub release: bool,
-    /// The copies issued by a producer partition of their own ([`crate::ws`]), when the loop asks for warp
-    /// specialization and can be split.
-    pub ws: Option<crate::ws::WsPlan>,
 }
 
 /// Whether a TMA-only loop refills its ring slots through release counters instead of a CTA barrier. The
@@ -522,7 +519,6 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         async_dot,
         mma_flight,
         release,
-        ws: None,
     })
 }
 
@@ -644,31 +640,12 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         ),
         None => String::new(),
     };
-    let ws = match &p.ws {
-        Some(w) => format!(
-            "; warp-specialized: {}, the default partition releases each slot through an mbarrier",
-            match w.producer {
-                crate::ws::Producer::Warpgroup => format!(
-                    "a producer warpgroup issues the copies and keeps {} registers per thread (the kernel's {} B \
-                     of shared memory hold one CTA per SM)",
-                    crate::ws::PRODUCER_REGS,
-                    w.smem
-                ),
-                crate::ws::Producer::Warp => format!(
-                    "a producer warp issues the copies (registers stay as they are: the kernel's {} B of shared \
-                     memory leave room for two CTAs per SM)",
-                    w.smem
-                ),
-            }
-        ),
-        None => String::new(),
-    };
     CoarseSchedule {
         loop_op: p.loop_op,
         requested_stages,
         ops,
         reason: format!(
-            "{} load(s) pipelined {} iteration(s) ahead through {} into rings of {} buffers{dot}{ws}",
+            "{} load(s) pipelined {} iteration(s) ahead through {} into rings of {} buffers{dot}",
             p.loads.len(),
             p.stages - 1,
             match (p.loads.iter().any(|l| l.tma), p.loads.iter().any(|l| !l.tma)) {

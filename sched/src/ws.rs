@@ -74,6 +74,25 @@ pub struct WsPlan {
     pub smem: u32,
 }
 
+impl WsPlan {
+    /// What the split does, for the loop's schedule (`--emit sched`).
+    pub fn describe(&self) -> String {
+        let producer = match self.producer {
+            Producer::Warpgroup => format!(
+                "a producer warpgroup issues the copies and keeps {PRODUCER_REGS} registers per thread (the \
+                 kernel's {} B of shared memory hold one CTA per SM)",
+                self.smem
+            ),
+            Producer::Warp => format!(
+                "a producer warp issues the copies (registers stay as they are: the kernel's {} B of shared memory \
+                 leave room for two CTAs per SM)",
+                self.smem
+            ),
+        };
+        format!("; warp-specialized: {producer}, the default partition releases each slot through an mbarrier")
+    }
+}
+
 /// Whether loop `p.loop_op`, which asked for warp specialization, can be split into a TMA producer and the
 /// consumer that runs the rest; `Err` says why not, for `--emit sched`. `taken`: another loop of the kernel was
 /// split already (a kernel has one `warp_specialize`).
