@@ -1,7 +1,7 @@
 """Auto-mode warp specialization (`tl.range(..., warp_specialize=True)`) on the GPU: correctness against float64 and
 time against the same kernel in one partition.
 
-    python -m tessel bench/ws_check.py [--quick]
+    python -m tessel bench/ws_check.py [--quick] [--only matmul|attention]
 
 Runs `examples/tma_matmul.py::matmul_kernel` and `examples/flash_attention.py::_attn_fwd_tma` with
 WARP_SPECIALIZE on and off: each output starts poisoned (NaN), inputs are fresh random data, sizes are ragged where
@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes, no timing")
     ap.add_argument("--profile", type=int, metavar="HEAD_DIM",
                     help="for ncu: attention at N=8192 once in one partition, then once warp-specialized")
+    ap.add_argument("--only", choices=("matmul", "attention"), help="check and time one of the two kernels")
     args = ap.parse_args()
     torch.manual_seed(1)
     if args.profile:
@@ -77,14 +78,14 @@ def main():
         return
     ok = True
     sizes = [(1000, 776, 520), (136, 264, 8)] if args.quick else [(1000, 776, 520), (136, 264, 8), (2048, 2048, 4104)]
-    for M, N, K in sizes:
+    for M, N, K in sizes if args.only != "attention" else []:
         a = torch.randn((M, K), device="cuda", dtype=torch.float16)
         b = torch.randn((K, N), device="cuda", dtype=torch.float16)
         want = a.double() @ b.double()
         for ws in (False, True):
             ok &= check(f"matmul {M}x{N}x{K} ws={ws}", matmul(a, b, ws), want, 2e-2, 1e-2)
     shapes = [(1, 2, 256, 64), (1, 2, 384, 128)] if args.quick else [(1, 2, 256, 64), (1, 2, 384, 128), (2, 4, 2048, 128)]
-    for Z, H, N, D in shapes:
+    for Z, H, N, D in shapes if args.only != "matmul" else []:
         q, k, v = (torch.randn((Z, H, N, D), device="cuda", dtype=torch.float16) for _ in range(3))
         want = attention_ref(q, k, v)
         for ws in (False, True):
@@ -93,7 +94,7 @@ def main():
         sys.exit("some results differ from float64")
     if args.quick:
         return
-    for n in (4096, 8192):
+    for n in (4096, 8192) if args.only != "attention" else []:
         a = torch.randn((n, n), device="cuda", dtype=torch.float16)
         b = torch.randn((n, n), device="cuda", dtype=torch.float16)
         flops = 2 * n**3
@@ -103,7 +104,7 @@ def main():
             ms = triton.testing.do_bench(fn, warmup=100, rep=500)
             row.append(f"{name} {flops / ms * 1e-9:.0f}")
         print(" | ".join(row))
-    for D in (64, 128):
+    for D in (64, 128) if args.only != "matmul" else []:
         Z, H, N = 4, 32, 8192
         q, k, v = (torch.randn((Z, H, N, D), device="cuda", dtype=torch.float16) for _ in range(3))
         flops = 4 * Z * H * N * N * D
