@@ -5,6 +5,7 @@ mod build;
 mod carried;
 mod cse;
 mod dce;
+mod dead_carried;
 mod dot_acc;
 mod dot_war;
 mod edits;
@@ -20,6 +21,7 @@ pub use build::clone_region;
 pub use carried::forward_unchanged_buffers;
 pub use cse::cse;
 pub use dce::dce;
+pub use dead_carried::drop_dead_carried;
 pub use dot_acc::combine_dot_add;
 pub use dot_war::{InsertedDotWait, wait_before_overwriting_dot_operands};
 pub use flatten::{NotFused, flatten_loops};
@@ -33,7 +35,8 @@ pub use unroll::unroll_loops;
 use crate::ir::{Func, OpId, RegionId};
 
 /// Folding, float arithmetic narrowed to its rounding type, the dot-accumulate combine, CSE, loop-invariant code
-/// motion, dead-code elimination and the forwarding of buffers loops carry unchanged until nothing changes.
+/// motion, dead-code elimination, the loop slots nobody reads dropped and the forwarding of buffers loops carry
+/// unchanged until nothing changes.
 pub fn canonicalize(f: &mut Func) {
     for _ in 0..16 {
         let changed = fold(f)
@@ -42,6 +45,7 @@ pub fn canonicalize(f: &mut Func) {
             | cse(f)
             | licm(f)
             | dce(f)
+            | drop_dead_carried(f)
             | forward_unchanged_buffers(f);
         if !changed {
             break;
