@@ -1,7 +1,9 @@
 //! Example kernels compiled the whole way to PTX (auto-mode layouts, FMA dots, reductions, shape ops, layout
 //! conversions) and run on the CPU with the PTX simulator of `codegen/tests/ptx_sim`, against the
 //! interpreter on the same inputs: what the offline ptxas check cannot see (wrong values) shows up here
-//! without a GPU.
+//! without a GPU. Warp-specialized kernels too: the auto-mode TMA matmul, and (with `TESSEL_GLUON_EXAMPLES` set
+//! to python/examples/gluon of triton-lang/triton, which this repository does not hold) the public Gluon
+//! examples' one-CTA cases.
 
 mod common;
 mod sim_common;
@@ -9,7 +11,7 @@ mod sim_common;
 use std::path::Path;
 
 use common::{c, int, ptr};
-use sim_common::{RunOptions, V, run_on};
+use sim_common::{RunOptions, V, run_on, simulate_broken};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, F16, F32};
 use tessel::tile::Target;
@@ -570,4 +572,202 @@ fn gluon_split_join_and_pair_sums_match_the_interpreter() {
     assert_eq!(y.0, y.1, "the register renaming moves every element exactly");
     let err = tessel::tile::testing::rel_err(&sums.0, &sums.1);
     assert!(err < 1e-5, "row sums (the simulator adds in another order): {err}");
+}
+
+/// `tma_matmul.py`'s `matmul_kernel` with `WARP_SPECIALIZE=True` on sm_90a (auto-mode warp specialization, as
+/// `bench/ws_check.py` launches it: 8 warps, 3 stages): a producer issues the K loop's TMA copies into a ring of
+/// mbarrier-tracked buffers, the kernel's warps run the wgmmas and release each slot, and the partitions meet
+/// at named barriers. 128x128x64 tiles (a one-warp producer) and 128x256x64 (a producer warpgroup with register
+/// reallocation), ragged M, N and K (16-byte rows, TMA's rule), a K loop that wraps the ring, several programs.
+#[test]
+fn warp_specialized_tma_matmul_matches_the_interpreter() {
+    for (m, n, k, (bm, bn, bk), grid_tiles) in
+        [(130, 200, 328, (128u32, 128u32, 64u32), 4), (70, 264, 136, (128, 256, 64), 2)]
+    {
+        let desc = |block: [u32; 2]| ArgSpec::TensorDesc {
+            elem: F16,
+            block_shape: block.to_vec(),
+            padding_nan: false,
+            layout: None,
+        };
+        let mut spec = vec![desc([bm, bk]), desc([bk, bn]), desc([bm, bn]), int(false), int(false), int(false), c(4)];
+        spec.push(ArgSpec::Constexpr(ConstValue::Bool(true)));
+        let vals = [
+            V::Desc(F16, Some(random(m * k, 11, F16)), vec![m as u32, k as u32]),
+            V::Desc(F16, Some(random(k * n, 12, F16)), vec![k as u32, n as u32]),
+            V::Desc(F16, None, vec![m as u32, n as u32]),
+            V::Int(m as i64),
+            V::Int(n as i64),
+            V::Int(k as i64),
+        ];
+        assert_eq!(grid_tiles, m.div_ceil(bm as usize) * n.div_ceil(bn as usize));
+        let err = compare("tma_matmul.py", "matmul_kernel", spec, 8, &vals, [grid_tiles as u32, 1, 1], Target::Sm90a);
+        assert!(err < 1e-3, "warp-specialized TMA matmul {m}x{n}x{k}, {bm}x{bn}x{bk}: {err}");
+    }
+}
+
+/// The warp-specialized TMA matmul's PTX broken two ways, each refused by the simulator: the default
+/// partition's first wait for a filled ring slot taken out (its wgmma reads what the producer's copy wrote with
+/// nothing ordering the two: a race naming the copy's mbarrier), and the join's named barrier counting a warp
+/// more than the CTA has (a deadlock naming the waiting warps, the barrier and who arrived).
+#[test]
+fn a_broken_warp_specialized_tma_matmul_is_refused() {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap();
+    let desc = |block: [u32; 2]| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: None,
+    };
+    let mut spec = vec![desc([128, 64]), desc([64, 128]), desc([128, 128]), int(false), int(false), int(false), c(4)];
+    spec.push(ArgSpec::Constexpr(ConstValue::Bool(true)));
+    let (m, n, k) = (128u32, 128u32, 192u32);
+    let vals = [
+        V::Desc(F16, Some(random((m * k) as usize, 21, F16)), vec![m, k]),
+        V::Desc(F16, Some(random((k * n) as usize, 22, F16)), vec![k, n]),
+        V::Desc(F16, None, vec![m, n]),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    let opts = RunOptions { file: "tma_matmul.py", target: Target::Sm90a, num_warps: 8, num_stages: 3, poison: true };
+    let run = |edit: &dyn Fn(&str) -> String| {
+        simulate_broken(&source, "matmul_kernel", spec.clone(), &opts, &vals, [1, 1, 1], edit)
+    };
+    assert_eq!(run(&|p| p.to_string()), Ok(()), "the unbroken PTX");
+    // The default partition's first `try_wait` answers true at once.
+    let no_wait = |ptx: &str| {
+        let from = ptx.find("\n$L_ws_default").expect("the default partition's label");
+        let at = from + ptx[from..].find("mbarrier.try_wait.parity").expect("a wait in the default partition");
+        let end = at + ptx[at..].find('\n').unwrap();
+        let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
+        format!("{}setp.eq.u32 {p}, 1, 1;{}", &ptx[..at], &ptx[end..])
+    };
+    let err = run(&no_wait).unwrap_err();
+    assert!(err.contains("reads what an asynchronous copy completing on the mbarrier at shared"), "{err}");
+    assert!(err.contains("without a barrier between"), "{err}");
+    // The join (the last `bar.arrive ID, COUNT`, the workers' arrival) and its `bar.sync` count 32 threads more.
+    let overcount = |ptx: &str| {
+        let at = ptx.rfind("bar.arrive ").expect("the workers' arrival at the join") + "bar.arrive ".len();
+        let join = &ptx[at..at + ptx[at..].find(';').unwrap()];
+        let (id, count) = join.split_once(", ").unwrap();
+        let more = format!("{id}, {}", count.parse::<u32>().unwrap() + 32);
+        ptx.replace(&format!("bar.arrive {join};"), &format!("bar.arrive {more};"))
+            .replace(&format!("bar.sync {join};"), &format!("bar.sync {more};"))
+    };
+    let err = run(&overcount).unwrap_err();
+    assert!(err.contains("deadlock"), "{err}");
+    assert!(
+        err.contains("warps 0-7 at line")
+            && err.contains("named barrier 3 (`bar.sync`), which counts 320 threads; 288 arrived (warps 0-8)"),
+        "{err}"
+    );
+}
+
+/// A public Gluon example (`python/examples/gluon` of triton-lang/triton, which this repository does not hold):
+/// its path and source from the directory `TESSEL_GLUON_EXAMPLES` names, or `None` with a note when unset.
+fn gluon_example(name: &str) -> Option<(String, String)> {
+    sim_common::tutorial("TESSEL_GLUON_EXAMPLES", name)
+}
+
+/// A descriptor of `block` with `NVMMASharedLayout.get_default_for(block, elem)`, as the examples' host code
+/// makes it.
+fn nvmma_desc(elem: ScalarType, block: &[u32]) -> ArgSpec {
+    let layout = Some(tessel::layouts::NvmmaSharedLayout::default_for(block, elem.bits()));
+    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout }
+}
+
+/// Runs `kernel` of a Gluon example on sm_100a (4 warps, outputs poisoned) and asserts the simulator wrote every
+/// output element the interpreter did, bit for bit.
+fn example_agrees(file: &str, src: &str, kernel: &str, spec: Vec<ArgSpec>, vals: &[V], grid: u32, what: &str) {
+    let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    let outs = run_on(src, kernel, spec, &opts, vals, [grid, 1, 1]).unwrap_or_else(|e| panic!("{what}: {e}"));
+    for (i, (sim, interp)) in outs.iter().enumerate() {
+        assert!(interp.iter().all(|x| x.is_finite()), "{what}: output {i} has unwritten elements");
+        let bad = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
+        assert_eq!(bad, 0, "{what}: output {i}: {bad} of {} elements differ from the interpreter's", sim.len());
+    }
+}
+
+/// Example 03's `_matmul_kernel` at one CTA (`bench/gluon_example_cases.py`'s case: 100x200x200, 128x128x64
+/// blocks, 2 stages, an epilogue 32 columns wide, 2 programs): a TMA load warp, an MMA warp, the epilogue
+/// partitions and cluster launch control's scheduler, meeting at mbarriers.
+#[test]
+fn warp_specialized_gluon_example_matmul_matches_the_interpreter() {
+    let Some((file, src)) = gluon_example("03-matmul-multicta.py") else { return };
+    let (m, n, k) = (100u32, 200u32, 200u32);
+    let mut spec = vec![nvmma_desc(F16, &[128, 64]), nvmma_desc(F16, &[64, 128]), nvmma_desc(F16, &[128, 32])];
+    spec.extend([int(false), int(false), int(false)]);
+    spec.extend([c(128), c(128), c(64), c(0), c(8), c(2), c(2)]);
+    spec.extend([ArgSpec::Constexpr(ConstValue::Tuple(vec![])), c(32), c(4)]);
+    let vals = [
+        V::Desc(F16, Some(random((m * k) as usize, 31, F16)), vec![m, k]),
+        V::Desc(F16, Some(random((k * n) as usize, 32, F16)), vec![k, n]),
+        V::Desc(F16, None, vec![m, n]),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    example_agrees(&file, &src, "_matmul_kernel", spec, &vals, 2, "example 03 _matmul_kernel, 1 CTA");
+}
+
+/// Example 04's `mma_scaled_warp_specialized_kernel` at one CTA (`bench/gluon_example_cases.py`'s cases: 256x256x640,
+/// BLOCK_N 128, an epilogue 64 wide, 5 buffers, 4 programs): mxfp8 under cluster launch control's scheduler and
+/// the static persistent one, mxfp4 and nvfp4 under the static one. A TMA load warp, an MMA warp issuing
+/// block-scaled MMAs whose scales tcgen05.cp copies into tensor memory, the epilogue in the default partition.
+#[test]
+fn warp_specialized_gluon_example_mma_scaled_matches_the_interpreter() {
+    use sim_common::scaled::{nvmma, packed_block, quantized, vec_size};
+    let Some((file, src)) = gluon_example("04-2cta-block-scale-matmul.py") else { return };
+    let (m, n, k) = (256u32, 256u32, 640u32);
+    let cases = [
+        ("mxfp8", "SCHEDULER_CLC"),
+        ("mxfp8", "SCHEDULER_SPS"),
+        ("mxfp4", "SCHEDULER_SPS"),
+        ("nvfp4", "SCHEDULER_SPS"),
+    ];
+    for (fmt, scheduler) in cases {
+        let (bn, epi_n, nbuf) = (128u32, 64u32, 5i64);
+        let bk = if fmt == "mxfp8" { 128 } else { 256 };
+        let per = if fmt == "mxfp8" { 1 } else { 2 };
+        let vec = vec_size(fmt) as u32;
+        let elem = if fmt == "mxfp8" { ScalarType::F8E4M3 } else { ScalarType::U8 };
+        let scale_t = if fmt == "nvfp4" { ScalarType::F8E4M3 } else { ScalarType::U8 };
+        let mut rng = tessel_math::testing::Rng::new(40 + bk as u64 + fmt.len() as u64);
+        let (av, sa) = quantized(&mut rng, m as usize, k as usize, fmt);
+        let (bv, sb) = quantized(&mut rng, n as usize, k as usize, fmt);
+        let (rep_k, sk) = (bk / (vec * 4), k / vec);
+        let unswizzled = nvmma("NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)");
+        let scales = |rows: u32| ArgSpec::TensorDesc {
+            elem: scale_t,
+            block_shape: vec![1, rows / 128, rep_k, 2, 256],
+            padding_nan: false,
+            layout: Some(unswizzled.clone()),
+        };
+        let mut spec = vec![nvmma_desc(elem, &[128, bk / per]), nvmma_desc(elem, &[bn, bk / per])];
+        spec.extend([nvmma_desc(F16, &[128, epi_n]), scales(128), scales(bn)]);
+        spec.extend([int(false), int(false), int(false), int(false)]);
+        spec.extend([c(nbuf), c(128), c(bn as i64), c(bk as i64), c(epi_n as i64), c(2), c(0), c(4)]);
+        spec.extend([
+            ArgSpec::Constexpr(ConstValue::Tuple(vec![])),
+            ArgSpec::Constexpr(ConstValue::Expr(scheduler.into())),
+        ]);
+        let scale_vals = |s: &[f64], rows: u32| {
+            let shape = vec![1, rows / 128, sk.div_ceil(4), 2, 256];
+            V::Desc(scale_t, Some(packed_block(s, rows as usize, sk as usize)), shape)
+        };
+        let vals = [
+            V::Desc(elem, Some(av), vec![m, k / per]),
+            V::Desc(elem, Some(bv), vec![n, k / per]),
+            V::Desc(F16, None, vec![m, n]),
+            scale_vals(&sa, m),
+            scale_vals(&sb, n),
+            V::Int(m as i64),
+            V::Int(n as i64),
+            V::Int(k as i64),
+            V::Int(per as i64),
+        ];
+        let what = format!("example 04 mma_scaled_warp_specialized_kernel ({fmt}, {scheduler}), 1 CTA");
+        example_agrees(&file, &src, "mma_scaled_warp_specialized_kernel", spec, &vals, 4, &what);
+    }
 }

@@ -1,13 +1,15 @@
-//! The public Gluon tutorials' Blackwell entry kernels, and 07's Hopper ones, on the PTX simulator against the
-//! interpreter. The tutorials are not part of this repository: set `TESSEL_GLUON_TUTORIALS` to the directory
-//! holding them (python/tutorials/gluon of triton-lang/triton, as `bench/gluon_tutorials.py` takes it); without it
-//! the test says so and passes. Each kernel runs unmodified at the configurations its tests use (the matmuls on
-//! 208x416x304, ragged tiles), compiled for sm_100a (07's for sm_90a), with the outputs poisoned on both sides;
-//! the interpreter's results are checked against float64 by `bench/gluon_tutorials.py`.
+//! The public Gluon tutorials' Blackwell entry kernels, and 07's and 08's Hopper ones, on the PTX simulator against
+//! the interpreter (the warp-specialized ones too: 08's and 11's). The tutorials are not part of this repository:
+//! set `TESSEL_GLUON_TUTORIALS` to the directory holding them (python/tutorials/gluon of triton-lang/triton, as
+//! `bench/gluon_tutorials.py` takes it); without it the test says so and passes. Each kernel runs unmodified at the
+//! configurations its tests use (the matmuls on 208x416x304, ragged tiles), compiled for sm_100a (07's and 08's add
+//! for sm_90a), with the outputs poisoned on both sides; the interpreter's results are checked against float64 by
+//! `bench/gluon_tutorials.py`.
 
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
+use sim_common::scaled::{FORMATS, nvmma, packed_block, quantized, vec_size};
 use sim_common::{RunOptions, SimAndInterp, V, run_edited, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, *};
@@ -169,35 +171,6 @@ fn tcgen05_copy_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
     }
 }
 
-/// The block-scaled operand formats of tutorial 11's tests: (A's, B's).
-const FORMATS: [(&str, &str); 5] =
-    [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4"), ("mxfp4", "mxfp8"), ("mxfp4", "mxfp4"), ("nvfp4", "nvfp4")];
-
-fn vec_size(fmt: &str) -> usize {
-    if fmt == "nvfp4" { 16 } else { 32 }
-}
-
-const E2M1: [f64; 16] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
-
-/// A `rows x k` operand of format `fmt` as its buffer holds it (e4m3 values, or e2m1 pairs packed in bytes,
-/// the even value in the low nibble) and its `rows x k / VEC` scales (e8m0 exponents, or e4m3 powers of two
-/// for nvfp4): random e2m1 values and scales in [2^-7, 2^1], as the tutorial's random_quantized_tensor makes.
-fn quantized(rng: &mut Rng, rows: usize, k: usize, fmt: &str) -> (Vec<f64>, Vec<f64>) {
-    let nib: Vec<usize> = (0..rows * k).map(|_| rng.below(16) as usize).collect();
-    let values = if fmt == "mxfp8" {
-        nib.iter().map(|&n| E2M1[n]).collect()
-    } else {
-        nib.chunks(2).map(|p| (p[0] | p[1] << 4) as f64).collect()
-    };
-    let scales = (0..rows * k / vec_size(fmt))
-        .map(|_| {
-            let e = 120 + rng.below(9);
-            if fmt == "nvfp4" { 2f64.powi(e as i32 - 127) } else { e as f64 }
-        })
-        .collect();
-    (values, scales)
-}
-
 /// The descriptor of an operand block `[rows, K]` (`[rows, K / 2]` bytes of e2m1; padded beside fp8).
 fn operand(fmt: &str, mixed: bool, rows: u32, block_k: u32) -> ArgSpec {
     if fmt == "mxfp8" {
@@ -206,33 +179,6 @@ fn operand(fmt: &str, mixed: bool, rows: u32, block_k: u32) -> ArgSpec {
     let layout =
         mixed.then(|| nvmma("NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)"));
     ArgSpec::TensorDesc { elem: U8, block_shape: vec![rows, block_k / 2], padding_nan: false, layout }
-}
-
-fn nvmma(spelling: &str) -> tessel::layouts::NvmmaSharedLayout {
-    match tessel::layouts::expr::parse_layout(spelling).unwrap() {
-        tessel::layouts::AnyLayout::Shared(tessel::layouts::SharedLayout::Nvmma(l)) => l,
-        other => panic!("{other}"),
-    }
-}
-
-/// `swizzle_scales_packed_block`: `[rows, S]` scales (rows a multiple of 128, S of 4) as
-/// `[rows / 128, S / 4, 32, 4, 4]`, row-major.
-fn packed_block(s: &[f64], rows: usize, sk: usize) -> Vec<f64> {
-    let mut out = vec![0.0; s.len()];
-    let mut i = 0;
-    for r in 0..rows / 128 {
-        for k in 0..sk / 4 {
-            for lane in 0..32 {
-                for q in 0..4 {
-                    for j in 0..4 {
-                        out[i] = s[(r * 128 + q * 32 + lane) * sk + k * 4 + j];
-                        i += 1;
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A tutorial 11 kernel at one format pair and block shape on `m x n x k`, simulated and interpreted.
@@ -282,24 +228,24 @@ fn scaled_case(src: &str, file: &str, kernel: &str, fmts: (&str, &str), block_n:
         }
     }
     match kernel {
-        "mma_scaled_pipelined_kernel" => {
+        "mma_scaled_pipelined_kernel" | "mma_scaled_warp_specialized_kernel" => {
             args.push(c(3));
             args.push(ArgSpec::Constexpr(ConstValue::Expr("t7.GroupedPersistentTileScheduler(8)".into())));
         }
         _ => args.push(c(vec as i64)),
     }
     let grid = match kernel {
-        "mma_scaled_pipelined_kernel" => [1, 1, 1],
+        "mma_scaled_pipelined_kernel" | "mma_scaled_warp_specialized_kernel" => [1, 1, 1],
         _ => [m.div_ceil(128), n.div_ceil(block_n), 1],
     };
     let what = format!("{kernel} {fa} x {fb}, BLOCK_N {block_n}, BLOCK_K {block_k}, {m}x{n}x{k}");
     check(&what, run_on(src, kernel, args, &opts(file, 4), &vals, grid));
 }
 
-/// Tutorial 11's kernels other than the warp-specialized one (the simulator runs a CTA in lockstep): every
-/// format pair, block-scaled MMAs of kind::mxf8f6f4 (fp4 padded beside fp8), mxf4 and mxf4nvf4 with their scales
-/// stored from registers (simple), copied by tcgen05.cp from the unswizzled packed-block TMA blocks, and the
-/// pipelined persistent kernel.
+/// Tutorial 11's kernels other than the warp-specialized one (see the next test): every format pair,
+/// block-scaled MMAs of kind::mxf8f6f4 (fp4 padded beside fp8), mxf4 and mxf4nvf4 with their scales stored from
+/// registers (simple), copied by tcgen05.cp from the unswizzled packed-block TMA blocks, and the pipelined
+/// persistent kernel.
 #[test]
 fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = tutorial("11-tcgen05-mma-scaled.py") else { return };
@@ -323,6 +269,82 @@ fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
         scaled_case(&src, &file, "mma_scaled_tcgen05_copy_kernel", fmts, 256, 128, [128, 256, 256]);
         let bk = if fmts.0 == "mxfp8" || fmts.1 == "mxfp8" { 128 } else { 256 };
         scaled_case(&src, &file, "mma_scaled_pipelined_kernel", fmts, 256, bk, [128, 256, 4 * bk]);
+    }
+}
+
+/// Tutorial 11's `mma_scaled_warp_specialized_kernel` (a TMA loader warp, an MMA warp issuing the block-scaled
+/// MMAs with their scales copied by tcgen05.cp, the epilogue in the default partition, meeting at mbarriers) on
+/// one program walking the tiles of 128x512 (two tiles, so both accumulator buffers turn over) with a K of three
+/// blocks (the three-buffer ring wraps at the second tile), for every format pair.
+#[test]
+fn warp_specialized_mma_scaled_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("11-tcgen05-mma-scaled.py") else { return };
+    for fmts in FORMATS {
+        let bk = if fmts.0 == "mxfp8" || fmts.1 == "mxfp8" { 128 } else { 256 };
+        scaled_case(&src, &file, "mma_scaled_warp_specialized_kernel", fmts, 256, bk, [128, 512, 3 * bk]);
+    }
+}
+
+/// Tutorial 08's warp-specialized kernels: the Hopper elementwise add (a TMA load warp and a TMA store warp
+/// around the default partition's adds, at 1 and 2 buffers each way, 4 and 8 warps, on sm_90a) on 70x200 (ragged
+/// rows: three programs, the last partial), exact; and the Blackwell matmul (a load warp, an MMA warp, the
+/// epilogue subtiled by 4 in the default partition, each of tutorial 07's schedulers) on 208x416x304 over 3
+/// programs, so that every program runs several tiles and both accumulator buffers turn over.
+#[test]
+fn warp_specialized_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("08-warp-specialization.py") else { return };
+    let (xn, yn) = (70u32, 200u32);
+    let mut rng = Rng::new(8);
+    for nbuf in [1i64, 2] {
+        for warps in [4u32, 8] {
+            let args = vec![
+                desc(F32, &[32, 64]),
+                desc(F32, &[32, 64]),
+                desc(F32, &[32, 64]),
+                ArgSpec::Int(I32, false),
+                ArgSpec::Int(I32, false),
+                c(32),
+                c(64),
+                c(nbuf),
+                c(nbuf),
+                c(warps as i64),
+            ];
+            let vals = [
+                V::Desc(F32, Some(rng.vec((xn * yn) as usize)), vec![xn, yn]),
+                V::Desc(F32, Some(rng.vec((xn * yn) as usize)), vec![xn, yn]),
+                V::Desc(F32, None, vec![xn, yn]),
+                V::Int(xn as i64),
+                V::Int(yn as i64),
+            ];
+            let hopper = RunOptions { target: Target::Sm90a, ..opts(&file, warps) };
+            let what = format!("elementwise_add_warp_specialized_kernel {xn}x{yn}, {nbuf} buffers, {warps} warps");
+            let grid = [xn.div_ceil(32), 1, 1];
+            check(&what, run_on(&src, "elementwise_add_warp_specialized_kernel", args, &hopper, &vals, grid));
+        }
+    }
+    let (m, n, k) = (208u32, 416u32, 304u32);
+    let (a, b) = (rng.vec((m * k) as usize), rng.vec((k * n) as usize));
+    for (scheduler, nbuf) in [
+        ("PersistentTileScheduler", 2),
+        ("GroupedPersistentTileScheduler(1)", 3),
+        ("GroupedPersistentTileScheduler(8)", 4),
+    ] {
+        let args = vec![
+            desc(F16, &[128, 64]),
+            desc(F16, &[64, 256]),
+            desc(F16, &[128, 64]),
+            ArgSpec::Constexpr(ConstValue::Expr(format!("t7.{scheduler}"))),
+            c(nbuf),
+            c(4),
+            c(4),
+        ];
+        let vals = [
+            V::Desc(F16, Some(a.clone()), vec![m, k]),
+            V::Desc(F16, Some(b.clone()), vec![k, n]),
+            V::Desc(F16, None, vec![m, n]),
+        ];
+        let what = format!("matmul_warp_specialized_kernel ({scheduler}, {nbuf} buffers) {m}x{n}x{k}");
+        check(&what, run_on(&src, "matmul_warp_specialized_kernel", args, &opts(&file, 4), &vals, [3, 1, 1]));
     }
 }
 

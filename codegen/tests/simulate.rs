@@ -306,7 +306,7 @@ fn f64_bessel_functions_match_the_interpreter() {
 /// libdevice's jn/yn (`tessel_math::bessel::bessel_n`: the recurrence as a loop over the warp, each lane frozen
 /// once its own steps are done) equal to the interpreter's bit for bit, f32 and f64, for orders 0 to 11 (and 0
 /// to 99) at x over ±30 and ±3: lanes of one warp on the forward and the backward recurrence, with different
-/// trip counts (one warp, two elements a lane: the simulator needs branches uniform over the CTA).
+/// trip counts (one warp, two elements a lane).
 #[test]
 fn bessel_functions_of_integer_order_match_the_interpreter() {
     for (seed, (scale, orders)) in seeds().zip([(30.0, 12.0), (3.0, 12.0), (30.0, 100.0)]) {
@@ -329,9 +329,8 @@ fn libdevice_functions_match_the_interpreter() {
     }
 }
 
-/// libdevice's exact `fmod` (the loop of cfmod.rs, uniform per warp through `vote.any`; one warp, as the
-/// simulator needs branches uniform over the CTA) equals the interpreter's, bit for bit in effect (f32 and f64),
-/// from quotients near 1 to 1e10.
+/// libdevice's exact `fmod` (the loop of cfmod.rs, uniform per warp through `vote.any`; one warp) equals the
+/// interpreter's, bit for bit in effect (f32 and f64), from quotients near 1 to 1e10.
 #[test]
 fn exact_fmod_matches_the_interpreter() {
     for (seed, scale) in seeds().zip([1e10, 1000.0, 3.0]) {
@@ -426,4 +425,197 @@ fn packed_byte_stores_match_the_interpreter() {
         ];
         assert_eq!(check("stores8", 1, &args, seed), 0.0);
     }
+}
+
+/// Runs hand-written PTX (the body of an entry whose one parameter is an output of `n` u32, poisoned) over one
+/// CTA of `threads` threads with 1 KiB of shared memory: the output, or the simulator's error.
+fn run_ptx(body: &str, threads: u32, n: usize) -> Result<Vec<u32>, String> {
+    let ptx = format!(".visible .entry k(\n    .param .u64 k_param_0\n)\n{{\n{body}\n}}\n");
+    let prog = ptx_sim::Program::parse(&ptx)?;
+    let mut global = ptx_sim::Global::default();
+    let out = global.alloc(vec![0xff; 4 * n]);
+    ptx_sim::run(&prog, &mut global, &[out], [1, 1, 1], threads, 1024)?;
+    Ok(global.bytes(out).chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect())
+}
+
+/// Stores `%r6` to `out[%r3]` and returns.
+const STORE_AND_RET: &str = "    ld.param.u64 %rd1, [k_param_0];
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.b32 [%rd3], %r6;
+    ret;";
+
+/// Warp 0 produces a word a lane in shared memory, warp 1 consumes it: a hand-off at named barrier 1 (the
+/// producer arrives and exits, the consumer syncs), the shape of a worker partition's hand-off.
+fn named_handoff(arrive: &str, sync: &str) -> String {
+    format!(
+        "    mov.u32 %r1, %tid.x;
+    shr.u32 %r2, %r1, 5;
+    and.b32 %r3, %r1, 31;
+    shl.b32 %r4, %r3, 2;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra $L_consumer;
+    mul.lo.u32 %r5, %r3, 3;
+    st.shared.b32 [%r4], %r5;
+    {arrive}
+    exit;
+$L_consumer:
+    {sync}
+    ld.shared.b32 %r6, [%r4];
+{STORE_AND_RET}"
+    )
+}
+
+/// Two warps on their own paths meet at a named barrier: the consumer reads what the producer wrote. Without
+/// the barrier the read is a race, whichever warp runs first; with counts the warps never reach, a deadlock
+/// naming the waiting warp, the barrier and what arrived.
+#[test]
+fn named_barriers_order_warps_on_their_own_paths() {
+    let want: Vec<u32> = (0..32).map(|l| 3 * l).collect();
+    assert_eq!(run_ptx(&named_handoff("bar.arrive 1, 64;", "bar.sync 1, 64;"), 64, 32).unwrap(), want);
+    // The barrier id in a register, `barrier.sync`/`barrier.arrive` spellings.
+    let reg =
+        named_handoff("mov.u32 %r9, 1;\n    barrier.arrive %r9, 64;", "mov.u32 %r9, 1;\n    barrier.sync %r9, 64;");
+    assert_eq!(run_ptx(&reg, 64, 32).unwrap(), want);
+    let err = run_ptx(&named_handoff("", ""), 64, 32).unwrap_err();
+    assert!(err.contains("shared byte 0: thread 32 reads what thread 0 wrote without a barrier between"), "{err}");
+    let err = run_ptx(&named_handoff("bar.arrive 1, 96;", "bar.sync 1, 96;"), 64, 32).unwrap_err();
+    assert!(err.contains("deadlock"), "{err}");
+    assert!(
+        err.contains(
+            "warp 1 at line 16: named barrier 1 (`bar.sync`), which counts 96 threads; 64 arrived (warps 0-1)"
+        ),
+        "{err}"
+    );
+    let err = run_ptx(&named_handoff("bar.arrive 1, 64;", "bar.sync 1, 96;"), 64, 32).unwrap_err();
+    assert!(err.contains("named barrier 1: warp 1 counts 96 threads, the arrivals before it 64"), "{err}");
+}
+
+/// Warp 0's lanes store, `bar.warp.sync`, and one lane arrives on an mbarrier; warp 1 spins on `try_wait` and
+/// reads: ordered by the phase the arrival completes. Without the wait it is a race; without the warp's own
+/// barrier too, as the elected lane's release carries only its own store; with a barrier that expects two
+/// arrivals, a deadlock naming the barrier and its phase.
+#[test]
+fn an_mbarrier_hand_off_orders_a_producer_warp_before_its_consumer() {
+    let body = |count: u32, sync: &str, wait: &str| {
+        format!(
+            "    mov.u32 %r1, %tid.x;
+    shr.u32 %r2, %r1, 5;
+    and.b32 %r3, %r1, 31;
+    shl.b32 %r4, %r3, 2;
+    mov.u32 %r10, 512;
+    setp.eq.u32 %p0, %r1, 0;
+    @%p0 mbarrier.init.shared.b64 [%r10], {count};
+    bar.sync 0;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra $L_consumer;
+    mul.lo.u32 %r5, %r3, 3;
+    st.shared.b32 [%r4], %r5;
+    {sync}
+    setp.eq.u32 %p2, %r3, 0;
+    @%p2 mbarrier.arrive.release.cta.shared::cta.b64 _, [%r10], 1;
+    exit;
+$L_consumer:
+    mov.u32 %r7, 0;
+$L_wait:
+    {wait}
+    ld.shared.b32 %r6, [%r4];
+{STORE_AND_RET}"
+        )
+    };
+    let wait = "mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r10], %r7;\n    @!%p3 bra $L_wait;";
+    let want: Vec<u32> = (0..32).map(|l| 3 * l).collect();
+    assert_eq!(run_ptx(&body(1, "bar.warp.sync -1;", wait), 64, 32).unwrap(), want);
+    let err = run_ptx(&body(1, "bar.warp.sync -1;", ""), 64, 32).unwrap_err();
+    assert!(err.contains("shared byte 0: thread 32 reads what thread 0 wrote without a barrier between"), "{err}");
+    let err = run_ptx(&body(1, "", wait), 64, 32).unwrap_err();
+    assert!(err.contains("shared byte 4: thread 33 reads what thread 1 wrote without a barrier between"), "{err}");
+    let err = run_ptx(&body(2, "bar.warp.sync -1;", wait), 64, 32).unwrap_err();
+    assert!(
+        err.contains(
+            "warp 1 at line 24: mbarrier at shared 0x200, waiting for its phase of parity 0 (phase 0 running, which \
+             still lacks 1 arrival(s)"
+        ) && err.contains("deadlock"),
+        "{err}"
+    );
+}
+
+/// Predicated named barriers whose predicate is uniform within each warp but differs between warps (warps 0
+/// and 2 meet at barrier 5, warps 1 and 3 at barrier 6), then barriers whose id is in a register (7 + warp % 2);
+/// each warp's lane 0 writes a slot before each barrier and every lane reads the partner warp's after it. Then
+/// warp 3 exits and the others meet at `bar.sync 0` without a count, which counts the live threads only (with
+/// a count of 128 it never completes). Without the first barrier the partners race.
+#[test]
+fn predicated_named_barriers_pair_up_warps() {
+    let body = |first: &str, last: &str| {
+        format!(
+            "    mov.u32 %r1, %tid.x;
+    shr.u32 %r2, %r1, 5;
+    and.b32 %r11, %r2, 1;
+    setp.eq.u32 %p1, %r11, 0;
+    and.b32 %r12, %r1, 31;
+    setp.eq.u32 %p5, %r12, 0;
+    shl.b32 %r4, %r2, 2;
+    xor.b32 %r5, %r2, 2;
+    shl.b32 %r5, %r5, 2;
+    add.u32 %r13, %r2, 1;
+    @%p5 st.shared.b32 [%r4], %r13;
+    {first}
+    ld.shared.b32 %r6, [%r5];
+    add.u32 %r8, %r11, 7;
+    @%p5 st.shared.b32 [%r4+64], %r6;
+    bar.sync %r8, 64;
+    ld.shared.b32 %r7, [%r5+64];
+    mul.lo.u32 %r6, %r6, 10;
+    add.u32 %r6, %r6, %r7;
+    mov.u32 %r3, %r1;
+    ld.param.u64 %rd1, [k_param_0];
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.b32 [%rd3], %r6;
+    setp.eq.u32 %p2, %r2, 3;
+    @%p2 exit;
+    {last}
+    ret;"
+        )
+    };
+    let pair = "@%p1 bar.sync 5, 64;\n    @!%p1 bar.sync 6, 64;";
+    let want: Vec<u32> = (0..128).map(|t| t / 32).map(|w| 10 * ((w ^ 2) + 1) + w + 1).collect();
+    assert_eq!(run_ptx(&body(pair, "bar.sync 0;"), 128, 128).unwrap(), want);
+    let err = run_ptx(&body("@!%p1 bar.sync 6, 64;", "bar.sync 0;"), 128, 128).unwrap_err();
+    assert!(err.contains("reads what thread 64 wrote without a barrier between"), "{err}");
+    let err = run_ptx(&body(pair, "bar.sync 0, 128;"), 128, 128).unwrap_err();
+    assert!(
+        err.contains("warps 0-2 at line 32: named barrier 0 (`bar.sync`), which counts 128 threads; 96 arrived"),
+        "{err}"
+    );
+}
+
+/// A branch that diverges within a warp splits it; the two halves run converged again from where their paths
+/// meet, so a shuffle there reads every lane, while a shuffle inside the `if` (half the warp on another path) is
+/// refused.
+#[test]
+fn a_warp_split_by_a_branch_reconverges_and_shuffles_need_it_whole() {
+    let body = |inside: &str| {
+        format!(
+            "    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra $L_skip;
+    add.u32 %r2, %r1, 1;
+    {inside}
+$L_skip:
+    shfl.sync.idx.b32 %r4, %r1, 5, 31, -1;
+    add.u32 %r6, %r2, %r4;
+    mov.u32 %r3, %r1;
+{STORE_AND_RET}"
+        )
+    };
+    let want: Vec<u32> = (0..32).map(|t| if t >= 16 { t + 1 } else { 0 } + 5).collect();
+    assert_eq!(run_ptx(&body(""), 32, 32).unwrap(), want);
+    let err = run_ptx(&body("shfl.sync.idx.b32 %r5, %r1, 5, 31, -1;"), 32, 32).unwrap_err();
+    assert!(
+        err.contains("line 10: `shfl.sync.idx.b32` needs warp 0 converged, but 16 of its 32 live threads"),
+        "{err}"
+    );
 }

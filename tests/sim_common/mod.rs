@@ -5,6 +5,7 @@
 
 #[path = "../../codegen/tests/ptx_sim/mod.rs"]
 pub mod ptx_sim;
+pub mod scaled;
 
 use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};

@@ -91,14 +91,10 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                     bytes[4 + 4 * i..8 + 4 * i].copy_from_slice(&(*id as u32).to_le_bytes());
                 }
             }
-            // The async proxy's write: ordered after the threads' earlier accesses by a barrier (checked as a
-            // write of this thread's), then, like a TMA load's, known to the readers through the mbarrier.
-            c.smem(t, resp, 16, Some(&bytes))?.copy_from_slice(&bytes);
-            for i in resp as usize..resp as usize + 16 {
-                c.shadow[i] = Default::default();
-                c.cluster.wrote(i);
-            }
-            super::tcgen05::complete_tx(c, bar, 16)?;
+            // The async proxy's write: checked with this thread's knowledge, then, like a TMA load's, known to the
+            // readers through the mbarrier.
+            let clock = c.async_write(Some(t), bar, &[(resp as usize, bytes.to_vec())])?;
+            super::mbarrier::complete_tx(c, bar, 16, &clock)?;
         }
         return Ok(());
     }

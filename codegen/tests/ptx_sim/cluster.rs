@@ -2,8 +2,9 @@
 //! consecutive along x, a program per cluster: `%clusterid`, `%nclusterid`), `barrier.cluster.arrive`/`wait`,
 //! and distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`).
 //!
-//! The CTAs of a cluster run one at a time, each up to its next `barrier.cluster.wait`; when every CTA waits
-//! (each having arrived), the phase ends and all continue. A remote read sees the peer's shared memory as it was
+//! The CTAs of a cluster run one at a time, each until none of its threads can move (`warps`); when every live
+//! thread of the cluster has arrived at the cluster barrier (`barrier.cluster.arrive`, per warp), the phase ends
+//! and the threads waiting at it continue. A remote read sees the peer's shared memory as it was
 //! when the last phase ended (what the barrier's release/acquire guarantees), and reading a byte that its CTA
 //! writes in the same phase is a race, reported when the phase ends. Reading the shared memory of a CTA that
 //! has exited is an error. Local accesses keep the CTA's own race checks; a cluster barrier orders them as
@@ -49,10 +50,11 @@ pub fn run(
                         // Poisoned: a read of shared memory nobody wrote shows up as garbage, not zeros.
                         smem: vec![0xA5; smem_bytes as usize],
                         shadow: vec![super::race::Shadow::default(); smem_bytes as usize],
-                        epoch: 0,
-                        warp_epoch: vec![0; threads.div_ceil(32) as usize],
-                        generic_since_fence: false,
-                        unfenced: vec![false; smem_bytes as usize],
+                        clocks: super::race::Clocks::new(threads as usize),
+                        unfenced: vec![0; smem_bytes as usize],
+                        unfenced_warps: 0,
+                        sched: super::warps::Sched::new(threads as usize),
+                        mbar: Default::default(),
                         tmem: Default::default(),
                         cluster: Member {
                             rank,
@@ -67,45 +69,44 @@ pub fn run(
                     .collect();
                 // Before the first cluster barrier a peer's shared memory is what it started as.
                 ctas.iter_mut().for_each(|c| c.cluster.peers = Rc::new(vec![Some(c.smem.clone()); num_ctas as usize]));
-                let mut pcs = vec![0usize; num_ctas as usize];
                 let mut stops = vec![None::<Stop>; num_ctas as usize];
                 loop {
-                    // Run every CTA not stopped at a cluster barrier or exited, in rank order, until none can go
-                    // on; a round in which no CTA moved past a blocked wait and nothing was delivered is a
-                    // deadlock.
+                    // Run every CTA not exited, in rank order, until none can go on; then end the cluster
+                    // barrier's phase if every live thread has arrived, or else, when no CTA moved and no copy was
+                    // delivered, report a deadlock.
                     let mut moved = false;
                     for k in 0..ctas.len() {
-                        if matches!(stops[k], Some(Stop::Exited | Stop::ClusterWait)) {
+                        if stops[k] == Some(Stop::Exited) {
                             continue;
                         }
-                        let before = pcs[k];
-                        let stop =
-                            super::run_cta(&mut ctas[k], global, &mut pcs[k]).map_err(|e| format!("CTA {k}: {e}"))?;
-                        moved |= stop != Stop::Blocked || pcs[k] != before || stops[k] != Some(Stop::Blocked);
+                        let (stop, ran) =
+                            super::warps::run_cta(&mut ctas[k], global).map_err(|e| format!("CTA {k}: {e}"))?;
+                        moved |= ran;
                         stops[k] = Some(stop);
                         let exited: Vec<bool> = stops.iter().map(|s| *s == Some(Stop::Exited)).collect();
                         moved |= deliver(&mut ctas, k, &exited)?;
                     }
-                    if stops.contains(&Some(Stop::Blocked)) {
-                        if !moved {
-                            let k = stops.iter().position(|s| *s == Some(Stop::Blocked)).unwrap();
-                            let line = ctas[k].p.ins[pcs[k]].line;
-                            return Err(format!(
-                                "CTA {k} waits at line {line} for an mbarrier phase that no thread or copy will \
-                                 complete (deadlock)"
-                            ));
-                        }
-                        continue;
-                    }
-                    if stops.iter().all(|s| *s == Some(Stop::Exited)) {
+                    let exited: Vec<bool> = stops.iter().map(|s| *s == Some(Stop::Exited)).collect();
+                    if exited.iter().all(|&e| e) {
                         break;
                     }
-                    if let Some(k) = stops.iter().position(|s| *s == Some(Stop::Exited)) {
-                        return Err(format!("CTA {k} exited while its cluster's other CTAs wait at a cluster barrier"));
+                    let all_arrived = (0..ctas.len()).all(|k| exited[k] || ctas[k].sched.cluster_all_arrived());
+                    if all_arrived {
+                        if let Some(k) = exited.iter().position(|&e| e) {
+                            return Err(format!(
+                                "CTA {k} exited while its cluster's other CTAs wait at a cluster barrier"
+                            ));
+                        }
+                        end_phase(&mut ctas, &exited)?;
+                        continue;
                     }
-                    let exited: Vec<bool> = stops.iter().map(|s| *s == Some(Stop::Exited)).collect();
-                    end_phase(&mut ctas, &exited)?;
-                    stops.iter_mut().for_each(|s| *s = None);
+                    if !moved {
+                        let waiting: Vec<String> = (0..ctas.len())
+                            .filter(|&k| !exited[k])
+                            .map(|k| format!("CTA {k} waits: {}", ctas[k].sched.report(&ctas[k])))
+                            .collect();
+                        return Err(format!("{} (deadlock: no thread can move)", waiting.join("; ")));
+                    }
                 }
             }
         }
@@ -130,7 +131,6 @@ pub(super) struct Member {
     /// The phase in which each byte of this CTA's shared memory was last written, plus one (0: never).
     pub written: Vec<u32>,
     pub phase: u32,
-    pub arrived: bool,
     /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
     pub outbox: Vec<(u32, Delivery)>,
     /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
@@ -155,7 +155,7 @@ fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, Strin
         if exited[rank as usize] {
             return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
         }
-        super::tma::land(&mut ctas[rank as usize], d)
+        super::tma::land(&mut ctas[rank as usize], d, None)
             .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
     }
     Ok(any)
@@ -182,28 +182,6 @@ impl Member {
         if self.size > 1 {
             self.written[a] = self.phase + 1;
         }
-    }
-}
-
-/// `barrier.cluster.arrive*` (`false`: go on) or `barrier.cluster.wait*` (`true`: stop until the phase ends).
-pub(super) fn barrier(c: &mut Cta, op: &str, active: &[bool]) -> Result<bool, String> {
-    if active.iter().any(|&a| !a) {
-        return Err(format!("`{op}` with inactive threads (`.aligned` needs every thread)"));
-    }
-    let m = &mut c.cluster;
-    if op.starts_with("barrier.cluster.arrive") {
-        if m.arrived {
-            return Err("`barrier.cluster.arrive` twice without a wait".into());
-        }
-        m.arrived = true;
-        Ok(false)
-    } else if op.starts_with("barrier.cluster.wait") {
-        if !m.arrived {
-            return Err("`barrier.cluster.wait` without an arrive".into());
-        }
-        Ok(true)
-    } else {
-        Err(format!("`{op}` is not simulated"))
     }
 }
 
@@ -259,9 +237,8 @@ pub(super) fn end_phase(ctas: &mut [Cta], exited: &[bool]) -> Result<(), String>
         c.cluster.peers = snap.clone();
         c.cluster.remote_reads.clear();
         c.cluster.phase += 1;
-        c.cluster.arrived = false;
-        // Every thread of the CTA passed the barrier: it orders the CTA's own accesses too.
-        c.epoch += 1;
+        // The waiting threads pass the barrier: it orders the CTA's own accesses too.
+        super::warps::cluster_phase_ended(c);
     }
     Ok(())
 }

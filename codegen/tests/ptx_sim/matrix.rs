@@ -84,7 +84,7 @@ pub(super) fn stmatrix(c: &mut Cta, op: &str, args: &[Opnd], active: &[bool]) ->
                 for q in 0..4 {
                     let t = base + 4 * r + q;
                     let word = (c.regs[t][reg] as u32).to_le_bytes();
-                    c.mark_generic(row + 4 * q as u64, 4);
+                    c.mark_generic(t, row + 4 * q as u64, 4);
                     c.smem(t, row + 4 * q as u64, 4, Some(&word))?.copy_from_slice(&word);
                 }
             }

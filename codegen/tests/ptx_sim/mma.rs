@@ -27,8 +27,8 @@ fn regs(o: &Opnd) -> Result<Vec<usize>, String> {
     }
 }
 
-/// Executes `mma.sync` for every warp of the CTA.
-pub(super) fn mma_sync(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), String> {
+/// Executes `mma.sync` for every warp of the CTA whose threads are active.
+pub(super) fn mma_sync(c: &mut Cta, op: &str, args: &[Opnd], active: &[bool]) -> Result<(), String> {
     let parts: Vec<&str> = op.split('.').collect();
     let shape = parts.iter().find(|p| p.starts_with("m16n8k")).ok_or("no shape")?;
     let k: u32 = shape[6..].parse().map_err(|_| "bad K")?;
@@ -42,6 +42,9 @@ pub(super) fn mma_sync(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Strin
     let threads = c.regs.len();
     for warp in 0..threads / 32 {
         let base = warp * 32;
+        if !active[base] {
+            continue;
+        }
         let mut am = vec![0f64; (16 * k) as usize];
         let mut bm = vec![0f64; (k * 8) as usize];
         let mut cm = vec![0f64; 16 * 8];

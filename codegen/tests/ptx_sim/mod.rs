@@ -1,23 +1,33 @@
 //! A small SIMT simulator for the PTX that tessel-codegen emits, so that tests can run kernels on the CPU and
 //! compare them with the reference interpreter where no GPU is at hand.
 //!
-//! Scope: one `.entry` of straight-line code with labels and *uniform* branches (a branch some threads of the
-//! CTA take and others do not is reported as an error), virtual registers, `ld.param`, global memory as
-//! bounds-checked buffers, dynamic shared memory, and the instruction forms the code generator uses. The
-//! threads of a CTA run in lockstep, one instruction at a time over all threads, with every result computed
-//! from the state before the instruction (so `shfl.sync` reads its peers' sources); CTAs run one after another.
-//! Because lockstep execution would hide a missing barrier, every shared-memory access is checked against the
-//! other threads' accesses since the last `bar.sync` (or `bar.warp.sync` within a warp): unordered
-//! read-after-write, write-after-read and conflicting writes are errors. Instruction semantics follow the PTX
+//! Scope: one `.entry` with labels and branches, virtual registers, `ld.param`, global memory as bounds-checked
+//! buffers, dynamic shared memory, and the instruction forms the code generator uses. A CTA's threads run in
+//! *groups* (`warps`): threads that agree on every branch run in lockstep, one instruction at a time over the
+//! group, with every result computed from the state before the instruction (so `shfl.sync` reads its peers'
+//! sources); a branch they disagree on splits the group, and groups meet again where they come to the same pc.
+//! The groups of a CTA are scheduled one at a time, each until it blocks (a named barrier not complete, an
+//! mbarrier wait that fails, a cluster barrier, a warpgroup-collective instruction its other warps have not
+//! reached), exits or has run a while; so warp-specialized kernels (partitions on their own warps meeting at
+//! named barriers and mbarriers) run, and a state where nothing can move is reported as a deadlock naming who
+//! waits where. CTAs run one after another (the CTAs of a cluster together, `cluster`).
+//!
+//! Because the order the simulator happens to run threads in would hide a missing barrier, every shared-memory
+//! access is checked by happens-before (`race`): vector clocks per warp, joined through the barriers (named
+//! barriers, mbarrier phases, cluster barriers, `bar.warp.sync` within a warp) and through the mbarriers that
+//! asynchronous copies complete on; an access that conflicts with an earlier one not ordered before it (read
+//! after write, write after read, different values written) is an error. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; tensor memory, tcgen05 and mbarriers in `tcgen05`; cluster launch control in `clc`. It is a test oracle for data
-//! movement, arithmetic order and barriers, not a model of timing, memory consistency or divergent execution.
+//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05`; TMA in `tma`;
+//! cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
+//! synchronization, not a model of timing or of the memory consistency model beyond happens-before.
 
 mod bits;
 mod clc;
 mod cluster;
 mod matrix;
+mod mbarrier;
 mod mma;
 mod parse;
 mod race;
@@ -25,6 +35,7 @@ mod tcgen05;
 mod tcgen05_scaled;
 mod tma;
 mod tma_gather;
+mod warps;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -84,17 +95,20 @@ struct Cta<'a> {
     ctaid: [u32; 3],
     grid: [u32; 3],
     smem: Vec<u8>,
-    /// Who last wrote and read each byte of shared memory, and when (see [`Cta::check_race`]).
+    /// Who last wrote each byte of shared memory and who read it since (see [`Cta::smem`]).
     shadow: Vec<race::Shadow>,
-    /// `bar.sync` count, and `bar.warp.sync` count per warp.
-    epoch: u32,
-    warp_epoch: Vec<u32>,
-    /// A thread stored to shared memory since the last `fence.proxy.async` (the tensor cores may not see it).
-    generic_since_fence: bool,
-    /// Which shared bytes threads stored since the last `fence.proxy.async`: the tcgen05 ops check the bytes they
-    /// read against it (a store elsewhere, a layout conversion's scratch, does not concern them).
-    unfenced: Vec<bool>,
-    /// Tensor memory and mbarriers (`tcgen05`).
+    /// The warps' vector clocks (`race`).
+    clocks: race::Clocks,
+    /// Which shared bytes threads stored without a `fence.proxy.async` of their warp since (the warp plus one;
+    /// 0: fenced), and the warps with any: the async proxy's reads (tensor cores, TMA stores) check the bytes
+    /// they read against it.
+    unfenced: Vec<u8>,
+    unfenced_warps: u64,
+    /// The groups of threads, their pcs and the named and cluster barriers (`warps`).
+    sched: warps::Sched,
+    /// mbarriers (`mbarrier`).
+    mbar: mbarrier::State,
+    /// Tensor memory (`tcgen05`).
     tmem: tcgen05::State,
     /// Its cluster (`cluster`): rank, ids, the peers' shared memory.
     cluster: cluster::Member,
@@ -150,154 +164,104 @@ pub use clc::answer_every_request;
 #[allow(unused_imports)]
 pub use cluster::run as run_clusters;
 
-/// Where a CTA stopped ([`run_cta`]).
+/// Where a CTA stopped ([`warps::run_cta`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stop {
     Exited,
-    /// At a cluster barrier's wait (`pc` after it).
+    /// Every live thread waits at a cluster barrier.
     ClusterWait,
-    /// At an `mbarrier.try_wait` that failed in every thread (`pc` at it): only another CTA's copy or arrival
-    /// can complete the phase, so the CTA yields to them.
+    /// No thread can move, and some wait (on a barrier another CTA's copy or arrival may complete, or a
+    /// deadlock).
     Blocked,
 }
 
-/// Runs a CTA from `pc` until it exits, waits at a cluster barrier or blocks on an mbarrier (see [`Stop`]).
-fn run_cta(c: &mut Cta, g: &mut Global, pc: &mut usize) -> Result<Stop, String> {
+/// Executes an instruction other than control flow and barriers (`warps` runs those) for the `active` threads of
+/// a group, in lockstep: every result from the state before the instruction.
+fn step(c: &mut Cta, g: &mut Global, ins: &Ins, active: &[bool]) -> Result<(), String> {
     let n = c.regs.len();
-    let mut steps = 0u64;
-    while *pc < c.p.ins.len() {
-        steps += 1;
-        if steps > 50_000_000 {
-            return Err(format!("too many steps (at line {} of CTA {:?})", c.p.ins[*pc].line, c.ctaid));
+    let at = |e: String| format!("line {}: `{}`: {e}", ins.line, ins.op);
+    match ins.op.split('.').next().unwrap() {
+        "clusterlaunchcontrol" | "mov" if clc::handles(&ins.op) => return clc::step(c, ins, active).map_err(at),
+        "tcgen05" if tcgen05::handles(&ins.op) => return tcgen05::exec(c, ins, active).map_err(at),
+        "mbarrier" | "fence" if mbarrier::handles(&ins.op) => return mbarrier::step(c, ins, active).map_err(at),
+        "fence" if ins.op.starts_with("fence.proxy.async") => {
+            c.proxy_fence(warps::Mask::of(active).warps());
+            return Ok(());
         }
-        let ins = c.p.ins[*pc].clone();
-        let active: Vec<bool> = (0..n).map(|t| ins.pred.is_none_or(|(p, want)| (c.regs[t][p] != 0) == want)).collect();
-        let base = ins.op.split('.').next().unwrap();
-        match base {
-            "bra" => {
-                let Opnd::Sym(target) = &ins.args[0] else { return Err("bad branch".into()) };
-                if active.iter().any(|&a| a) != active.iter().all(|&a| a) {
-                    return Err(format!("line {}: divergent branch", ins.line));
-                }
-                *pc = if active[0] { c.p.labels[target] } else { *pc + 1 };
-                continue;
+        "mma" => {
+            let warps = warps::Mask::of(active);
+            if (0..n).any(|t| warps.warps() >> (t / 32) & 1 == 1 && !active[t]) {
+                return Err(format!("line {}: predicated mma.sync", ins.line));
             }
-            "ret" => return c.tmem.at_exit().map(|()| Stop::Exited),
-            "barrier" => {
-                let wait = cluster::barrier(c, &ins.op, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
-                *pc += 1;
-                if wait {
-                    return Ok(Stop::ClusterWait);
-                }
-                continue;
-            }
-            "clusterlaunchcontrol" | "mov" if clc::handles(&ins.op) => {
-                clc::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                *pc += 1;
-                continue;
-            }
-            "tcgen05" | "mbarrier" | "fence" if tcgen05::handles(&ins.op) => {
-                tcgen05::step(c, &ins, &active).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                if ins.op.starts_with("mbarrier.try_wait")
-                    && let Some(Opnd::Reg(p)) = ins.args.first()
-                    && active.iter().any(|&a| a)
-                    && (0..n).all(|t| !active[t] || c.regs[t][*p] == 0)
-                {
-                    return Ok(Stop::Blocked);
-                }
-                *pc += 1;
-                continue;
-            }
-            "fence" if ins.op.starts_with("fence.proxy.async") => {
-                c.generic_since_fence = false;
-                c.unfenced.iter_mut().for_each(|b| *b = false);
-                *pc += 1;
-                continue;
-            }
-            "mma" => {
-                if active.iter().any(|&a| !a) {
-                    return Err(format!("line {}: predicated mma.sync", ins.line));
-                }
-                mma::mma_sync(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
-                *pc += 1;
-                continue;
-            }
-            "stmatrix" => {
-                matrix::stmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
-                *pc += 1;
-                continue;
-            }
-            "ldmatrix" => {
-                matrix::ldmatrix(c, &ins.op, &ins.args, &active).map_err(|e| format!("line {}: {e}", ins.line))?;
-                *pc += 1;
-                continue;
-            }
-            "wgmma" => {
-                if ins.op.starts_with("wgmma.mma_async") {
-                    if active.iter().any(|&a| !a) {
-                        return Err(format!("line {}: predicated wgmma", ins.line));
-                    }
-                    wgmma::mma_async(c, &ins.op, &ins.args).map_err(|e| format!("line {}: {e}", ins.line))?;
-                }
-                *pc += 1;
-                continue;
-            }
-            // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
-            // groups order nothing here: a missing wait is the interpreter's to catch, not the simulator's.
-            "cp" if ins.op.starts_with("cp.async.commit_group")
-                || ins.op.starts_with("cp.async.wait_group")
-                || ins.op.starts_with("cp.async.bulk.commit_group")
-                || ins.op.starts_with("cp.async.bulk.wait_group") =>
-            {
-                *pc += 1;
-                continue;
-            }
-            "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
-                for t in (0..n).filter(|&t| active[t]) {
-                    tma::copy(c, g, &ins, t).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
-                }
-                *pc += 1;
-                continue;
-            }
-            "elect" => {
-                // `elect.sync %r|%p, membermask`: the lowest active lane of each warp (in the mask) leads.
-                let Opnd::Pair(d, p) = ins.args[0] else { return Err(format!("line {}: bad elect.sync", ins.line)) };
-                if !matches!(ins.args.get(1), Some(Opnd::Imm(m)) if *m as u32 == u32::MAX) {
-                    return Err(format!("line {}: elect.sync with a partial member mask is not simulated", ins.line));
-                }
-                for t in 0..n {
-                    let warp = t / 32;
-                    let leader = (warp * 32..(warp * 32 + 32).min(n)).find(|&u| active[u]);
-                    if active[t] {
-                        let l = leader.expect("an active thread") as u64 % 32;
-                        c.regs[t][d] = l;
-                        c.regs[t][p] = (Some(t) == leader) as u64;
-                    }
-                }
-                *pc += 1;
-                continue;
-            }
-            "bar" => {
-                if ins.op.starts_with("bar.warp") {
-                    c.warp_epoch.iter_mut().for_each(|e| *e += 1);
-                } else {
-                    c.epoch += 1;
-                }
-                *pc += 1;
-                continue;
-            }
-            _ => {}
+            return mma::mma_sync(c, &ins.op, &ins.args, active).map_err(|e| format!("line {}: {e}", ins.line));
         }
-        let mut writes: Vec<(usize, usize, u64)> = Vec::new();
-        for (t, _) in active.iter().enumerate().filter(|(_, a)| **a) {
-            exec(c, g, &ins, t, &mut writes).map_err(|e| format!("line {}: `{}`: {e}", ins.line, ins.op))?;
+        "stmatrix" => {
+            return matrix::stmatrix(c, &ins.op, &ins.args, active).map_err(|e| format!("line {}: {e}", ins.line));
         }
-        for (t, r, v) in writes {
-            c.regs[t][r] = v;
+        "ldmatrix" => {
+            return matrix::ldmatrix(c, &ins.op, &ins.args, active).map_err(|e| format!("line {}: {e}", ins.line));
         }
-        *pc += 1;
+        "wgmma" => {
+            if ins.op.starts_with("wgmma.mma_async") {
+                let groups = warps::Mask::of(active).warps();
+                if (0..n).any(|t| groups >> (t / 128 * 4) & 0xf != 0 && !active[t]) {
+                    return Err(format!("line {}: predicated wgmma", ins.line));
+                }
+                wgmma::mma_async(c, &ins.op, &ins.args, active).map_err(|e| format!("line {}: {e}", ins.line))?;
+            }
+            return Ok(());
+        }
+        // Copies land as they are issued (the earliest the hardware may land them), so commit and wait
+        // groups order nothing here: a missing wait is the interpreter's to catch, not the simulator's.
+        "cp" if ins.op.starts_with("cp.async.commit_group")
+            || ins.op.starts_with("cp.async.wait_group")
+            || ins.op.starts_with("cp.async.bulk.commit_group")
+            || ins.op.starts_with("cp.async.bulk.wait_group") =>
+        {
+            return Ok(());
+        }
+        "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
+            for t in (0..n).filter(|&t| active[t]) {
+                tma::copy(c, g, ins, t).map_err(at)?;
+            }
+            return Ok(());
+        }
+        "elect" => {
+            // `elect.sync %r|%p, membermask`: the lowest active lane of each warp (in the mask) leads.
+            let Opnd::Pair(d, p) = ins.args[0] else { return Err(format!("line {}: bad elect.sync", ins.line)) };
+            if !matches!(ins.args.get(1), Some(Opnd::Imm(m)) if *m as u32 == u32::MAX) {
+                return Err(format!("line {}: elect.sync with a partial member mask is not simulated", ins.line));
+            }
+            for t in 0..n {
+                let warp = t / 32;
+                let leader = (warp * 32..(warp * 32 + 32).min(n)).find(|&u| active[u]);
+                if active[t] {
+                    let l = leader.expect("an active thread") as u64 % 32;
+                    c.regs[t][d] = l;
+                    c.regs[t][p] = (Some(t) == leader) as u64;
+                }
+            }
+            return Ok(());
+        }
+        "activemask" => {
+            // The lanes of the thread's warp executing it (its warp is converged: `warps` checks).
+            let d = ins.args[0].reg().map_err(at)?;
+            for t in (0..n).filter(|&t| active[t]) {
+                let w = t / 32 * 32;
+                c.regs[t][d] = (0..32).filter(|l| w + l < n && active[w + l]).fold(0, |m, l| m | 1 << l);
+            }
+            return Ok(());
+        }
+        _ => {}
     }
-    Ok(Stop::Exited)
+    let mut writes: Vec<(usize, usize, u64)> = Vec::new();
+    for (t, _) in active.iter().enumerate().filter(|(_, a)| **a) {
+        exec(c, g, ins, t, &mut writes).map_err(at)?;
+    }
+    for (t, r, v) in writes {
+        c.regs[t][r] = v;
+    }
+    Ok(())
 }
 
 /// Executes `ins` for thread `t`, recording register writes.
@@ -420,7 +384,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let stored: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()[..eb].to_vec()).collect();
             let write = (parts[0] == "st").then_some(&stored[..]);
             if shared && write.is_some() {
-                c.mark_generic(addr, eb * vecn);
+                c.mark_generic(t, addr, eb * vecn);
             }
             let bytes: &mut [u8] = if shared { c.smem(t, addr, eb * vecn, write)? } else { g.slice(addr, eb * vecn)? };
             for (i, r) in regs.iter().enumerate() {
@@ -785,8 +749,6 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let r = c.val(src, &a[1])?;
             put(&a[0], r)?
         }
-        // Threads run in lock step here (no divergence), so every lane of the warp is active.
-        "activemask" => put(&a[0], 0xffff_ffff)?,
         "vote" => {
             // vote.sync.{any,all}.pred d, p, membermask: over the lanes of the mask in this thread's warp.
             let (warp, m) = (t - t % 32, c.val(t, &a[2])?);

@@ -1,116 +1,270 @@
-//! Shared memory as the simulator's threads see it: every access checked against the other threads' accesses
-//! since the last barrier that orders them (`bar.sync`, or `bar.warp.sync` within a warp), so that lockstep
-//! execution does not hide a missing barrier; atomics ordered among themselves; and the proxy rule, a thread's
-//! stores unfenced for the async proxy until a `fence.proxy.async`.
+//! Shared memory as the simulator's threads see it, checked for races by happens-before: every warp has a
+//! vector clock over the CTA's threads and its mbarriers' asynchronous copies (an *agent* per barrier: the TMA
+//! loads and cluster-launch-control responses completing on it). An access records who made it (thread and its
+//! epoch and its warp's count of intra-warp barriers, or the agent and its epoch); a later access conflicts with
+//! it unless it is ordered after it: the same thread, a thread of the same warp after a `bar.warp.sync` or barrier
+//! of that warp since, or another warp's thread (or an agent) whose epoch the accessing warp's clock covers.
+//! Clocks move by synchronization only (see [`Clocks`]): a warp *releases* its clock into a named barrier, an
+//! mbarrier phase or a cluster barrier when it arrives, and *acquires* what was released when it passes a
+//! completed barrier (a named barrier it syncs on, an mbarrier wait that finds the phase complete, a cluster
+//! barrier wait); a copy's completion (`complete_tx`) releases its writes into the mbarrier's phase. So the
+//! order the scheduler happens to run warps in hides nothing. Also here: atomics (ordered among themselves), and
+//! the proxy rule: a thread's stores are unfenced for the async proxy until its warp runs a `fence.proxy.async`.
+
+use std::collections::HashMap;
 
 use super::Cta;
 
-/// The last write and the reads since of one shared-memory byte: thread, CTA epoch, the thread's warp epoch.
-#[derive(Clone, Copy, Default)]
+/// A vector clock: entry `i` is the epoch of agent `i` (warps first, then the mbarriers' copy agents) that is
+/// known; missing entries are 0.
+pub(super) type VClock = Vec<u32>;
+
+/// `a` joined with `b` (entry-wise maximum).
+pub(super) fn join(a: &mut VClock, b: &[u32]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x = (*x).max(y);
+    }
+}
+
+/// The thread of an asynchronous copy's write (no thread of the CTA).
+const ASYNC: u32 = u32::MAX;
+
+/// One access to a shared byte: by `thread` at its `epoch` with its warp's intra-warp barrier count `wsync`, or
+/// by a copy agent (`thread` [`ASYNC`], `agent`) at the agent's epoch.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Access {
+    thread: u32,
+    agent: u32,
+    epoch: u32,
+    wsync: u32,
+}
+
+/// The last write of one shared byte, and the reads since that are not ordered before another read of them (an
+/// antichain: a write must be ordered after each): the first inline, the others (several threads reading at
+/// once) in `more`.
+#[derive(Clone, Default)]
 pub(super) struct Shadow {
-    pub(super) write: Option<(usize, u32, u32)>,
-    /// The last reader, whether several threads read, and the warp of all readers (`None`: several warps).
-    read: Option<(usize, u32, u32)>,
-    readers_many: bool,
-    readers_warp: Option<usize>,
+    write: Option<Access>,
     /// The last write was an atomic (atomics of different threads need no barrier between them).
     atomic: bool,
+    read: Option<Access>,
+    more: Vec<Access>,
+}
+
+impl Shadow {
+    fn reads(&self) -> impl Iterator<Item = &Access> {
+        self.read.iter().chain(&self.more)
+    }
+
+    /// A read `r`, dropping the reads ordered before it (`before`).
+    fn add_read(&mut self, r: Access, before: impl Fn(&Access) -> bool) {
+        self.more.retain(|a| !before(a));
+        if self.read.as_ref().is_some_and(&before) {
+            self.read = self.more.pop();
+        }
+        match self.read {
+            None => self.read = Some(r),
+            Some(_) => self.more.push(r),
+        }
+    }
+
+    /// A write `w` (every read is ordered before it).
+    fn set_write(&mut self, w: Access, atomic: bool) {
+        self.write = Some(w);
+        self.atomic = atomic;
+        self.read = None;
+        self.more.clear();
+    }
+}
+
+/// The CTA's clocks. Entries are per thread (`0..n`) and per copy agent (`n..`): what a warp knows of each
+/// thread's and agent's accesses. A warp's own threads are ordered among themselves by its intra-warp barriers
+/// only (`wsync`): what one lane releases covers the other lanes' accesses up to their warp's last such barrier
+/// (`synced`), not after it, so an elected thread's arrival does not carry its neighbours' unsynchronized
+/// stores.
+pub(super) struct Clocks {
+    n: usize,
+    /// Per warp: the epochs of the other warps' threads and of the agents it has acquired.
+    know: Vec<VClock>,
+    /// Per thread: its epoch now, and its epoch at its warp's last intra-warp barrier.
+    epoch: Vec<u32>,
+    synced: Vec<u32>,
+    /// Per warp: intra-warp barriers passed.
+    wsync: Vec<u32>,
+    /// Threads that released during the instruction running (their epochs move on after it).
+    released: Vec<usize>,
+    /// Each mbarrier's copy agent (its index past the threads), and the agents' next epochs.
+    agents: HashMap<u64, usize>,
+    agent_epoch: Vec<u32>,
+}
+
+impl Clocks {
+    pub(super) fn new(threads: usize) -> Clocks {
+        let warps = threads.div_ceil(32);
+        Clocks {
+            n: threads,
+            know: vec![vec![0; threads]; warps],
+            epoch: vec![1; threads],
+            synced: vec![0; threads],
+            wsync: vec![0; warps],
+            released: Vec::new(),
+            agents: HashMap::new(),
+            agent_epoch: Vec::new(),
+        }
+    }
+
+    /// What lanes `lanes` (a bit each) of warp `w` release now: the warp's knowledge, their own epochs and the
+    /// other lanes' up to the warp's last intra-warp barrier. Their epochs move on once the instruction is done.
+    pub(super) fn release(&mut self, w: usize, lanes: u32) -> VClock {
+        let mut c = self.know[w].clone();
+        let lanes_of_w = 32 * w..(32 * w + 32).min(self.n);
+        for (t, e) in c[lanes_of_w.clone()].iter_mut().enumerate().map(|(l, e)| (32 * w + l, e)) {
+            *e = if lanes >> (t % 32) & 1 == 1 { self.epoch[t] } else { self.synced[t] };
+        }
+        self.released.extend(lanes_of_w.filter(|t| lanes >> (t % 32) & 1 == 1));
+        c
+    }
+
+    /// Warp `w` acquires `c`.
+    pub(super) fn acquire(&mut self, w: usize, c: &[u32]) {
+        join(&mut self.know[w], c);
+    }
+
+    /// Warp `w` passes a barrier of all its threads (`bar.warp.sync`, a named or cluster barrier): its lanes are
+    /// ordered among themselves.
+    pub(super) fn warp_sync(&mut self, w: usize) {
+        self.wsync[w] += 1;
+        for t in 32 * w..(32 * w + 32).min(self.n) {
+            self.synced[t] = self.epoch[t];
+            self.epoch[t] += 1;
+        }
+    }
+
+    /// After each instruction: the epochs of the threads that released move on.
+    pub(super) fn step(&mut self) {
+        for t in self.released.drain(..) {
+            self.epoch[t] += 1;
+        }
+    }
+
+    /// A new write of the copy agent of mbarrier `bar`: its access, and the clock its completion releases.
+    pub(super) fn copy(&mut self, bar: u64) -> (Access, VClock) {
+        let next = self.agents.len();
+        let agent = *self.agents.entry(bar).or_insert(next);
+        if self.agent_epoch.len() <= agent {
+            self.agent_epoch.resize(agent + 1, 1);
+        }
+        let epoch = self.agent_epoch[agent];
+        self.agent_epoch[agent] += 1;
+        let mut c = vec![0; self.n + agent + 1];
+        c[self.n + agent] = epoch;
+        (Access { thread: ASYNC, agent: agent as u32, epoch, wsync: 0 }, c)
+    }
+
+    /// Thread `t`'s access now.
+    fn access(&self, t: usize) -> Access {
+        Access { thread: t as u32, agent: 0, epoch: self.epoch[t], wsync: self.wsync[t / 32] }
+    }
+
+    /// Whether `a` is ordered before thread `t`'s access now.
+    fn ordered(&self, a: &Access, t: usize) -> bool {
+        let w = t / 32;
+        let at = if a.thread == ASYNC {
+            self.n + a.agent as usize
+        } else if a.thread as usize == t {
+            return true;
+        } else if a.thread as usize / 32 == w {
+            return self.wsync[w] > a.wsync;
+        } else {
+            a.thread as usize
+        };
+        self.know[w].get(at).is_some_and(|&e| e >= a.epoch)
+    }
+
+    /// Who made `a`, for an error.
+    fn who(&self, a: &Access) -> String {
+        if a.thread != ASYNC {
+            return format!("thread {}", a.thread);
+        }
+        let bar = self.agents.iter().find(|&(_, &i)| i == a.agent as usize).map_or(0, |(&b, _)| b);
+        format!("an asynchronous copy completing on the mbarrier at shared {bar:#x}")
+    }
 }
 
 impl Cta<'_> {
-    /// A thread's store of `n` shared bytes at `addr` (the generic proxy): unfenced until a `fence.proxy.async`.
-    pub(super) fn mark_generic(&mut self, addr: u64, n: usize) {
-        self.generic_since_fence = true;
+    /// A store of `n` shared bytes at `addr` by thread `t` (the generic proxy): unfenced until its warp runs a
+    /// `fence.proxy.async`.
+    pub(super) fn mark_generic(&mut self, t: usize, addr: u64, n: usize) {
         let a = addr as usize;
         if let Some(bytes) = self.unfenced.get_mut(a..a + n) {
-            bytes.iter_mut().for_each(|b| *b = true);
+            bytes.iter_mut().for_each(|b| *b = (t / 32 + 1) as u8);
+            self.unfenced_warps |= 1 << (t / 32);
         }
     }
 
-    /// The async proxy (a tcgen05 op, `what`) reads shared byte `addr`: a thread's store to it must have been
-    /// fenced since.
+    /// `fence.proxy.async` by the warps of `warps` (a bit each): their stores are fenced.
+    pub(super) fn proxy_fence(&mut self, warps: u64) {
+        if self.unfenced_warps & warps == 0 {
+            return;
+        }
+        for b in self.unfenced.iter_mut() {
+            if *b != 0 && warps >> (*b - 1) & 1 == 1 {
+                *b = 0;
+            }
+        }
+        self.unfenced_warps &= !warps;
+    }
+
+    /// The async proxy (a tensor-core or TMA op, `what`) reads shared byte `addr`: a thread's store to it must have
+    /// been fenced since.
     pub(super) fn async_read(&self, addr: u64, what: &str) -> Result<(), String> {
-        if self.unfenced.get(addr as usize).copied().unwrap_or(false) {
-            return Err(format!(
-                "{what} reads shared byte {addr}, which a thread stored without a fence.proxy.async since"
-            ));
+        match self.unfenced.get(addr as usize).copied().unwrap_or(0) {
+            0 => Ok(()),
+            w => Err(format!(
+                "{what} reads shared byte {addr}, which warp {} stored without a fence.proxy.async since",
+                w - 1
+            )),
         }
-        Ok(())
     }
 
-    /// For an access (`what`) by thread `t` to shared bytes `a..a + n`, after checking they are allocated: whether
-    /// an earlier access by thread `u` in barrier epoch `e` and warp epoch `we` is ordered before it (the same
-    /// thread, a `bar.sync` since, or a `bar.warp.sync` since within the warp).
-    fn ordering(
-        &self,
-        t: usize,
-        a: usize,
-        n: usize,
-        what: &str,
-    ) -> Result<impl Fn(usize, u32, u32) -> bool + use<>, String> {
+    fn in_bounds(&self, a: usize, n: usize, what: &str) -> Result<(), String> {
         let len = self.smem.len();
         if a + n > len {
             return Err(format!("shared {what} of {n} bytes at {a} past the {len} bytes allocated"));
         }
-        let (epoch, warp) = (self.epoch, t / 32);
-        let wepoch = self.warp_epoch[warp];
-        Ok(move |u: usize, e: u32, we: u32| u == t || e < epoch || (u / 32 == warp && we < wepoch))
+        Ok(())
     }
 
-    /// Bytes `addr..addr + n` of shared memory for thread `t`, after checking the access against the other
-    /// threads' accesses since the last barrier that orders them (`bar.sync`, or `bar.warp.sync` within a
-    /// warp): a read of another thread's unordered write, a write over another thread's unordered read, or a
-    /// different value over another thread's unordered write is a race, reported as an error. This is what
-    /// lockstep execution would otherwise hide: a missing barrier.
+    /// Bytes `addr..addr + n` of shared memory for thread `t`, after checking the access against the earlier
+    /// accesses not ordered before it (see the module): a read of another thread's unordered write, a write over
+    /// another thread's unordered read, or a different value over another thread's unordered write is a race,
+    /// reported as an error.
     pub(super) fn smem(&mut self, t: usize, addr: u64, n: usize, write: Option<&[u8]>) -> Result<&mut [u8], String> {
         let a = addr as usize;
-        let ordered = self.ordering(t, a, n, "access")?;
+        self.in_bounds(a, n, "access")?;
         if write.is_some() {
             self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s store"))?;
         }
-        let (epoch, warp) = (self.epoch, t / 32);
-        let wepoch = self.warp_epoch[warp];
+        let me = self.clocks.access(t);
         for i in 0..n {
-            let sh = &mut self.shadow[a + i];
-            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
             match write {
                 None => {
-                    if let Some((u, e, we)) = sh.write
-                        && !ordered(u, e, we)
+                    let sh = &self.shadow[a + i];
+                    if let Some(w) = sh.write
+                        && !self.clocks.ordered(&w, t)
                     {
-                        return race(&format!("thread {t} reads what thread {u} wrote"));
+                        let who = self.clocks.who(&w);
+                        return race(a + i, &format!("thread {t} reads what {who} wrote"));
                     }
-                    match sh.read {
-                        Some((u, e, _)) if e == epoch && u != t => {
-                            sh.readers_many = true;
-                            if sh.readers_warp != Some(warp) {
-                                sh.readers_warp = None;
-                            }
-                        }
-                        Some((_, e, _)) if e == epoch => {}
-                        _ => {
-                            sh.readers_many = false;
-                            sh.readers_warp = Some(warp);
-                        }
-                    }
-                    sh.read = Some((t, epoch, wepoch));
+                    let clocks = &self.clocks;
+                    self.shadow[a + i].add_read(me, |r| clocks.ordered(r, t));
                 }
                 Some(new) => {
-                    if let Some((u, e, we)) = sh.read {
-                        let others = sh.readers_many || u != t;
-                        let warp_ordered = sh.readers_warp == Some(warp) && we < wepoch;
-                        if others && e == epoch && !warp_ordered {
-                            return race(&format!("thread {t} overwrites what thread {u} read"));
-                        }
-                    }
-                    if let Some((u, e, we)) = sh.write
-                        && !ordered(u, e, we)
-                        && self.smem[a + i] != new[i]
-                    {
-                        return race(&format!("threads {u} and {t} write different values"));
-                    }
-                    self.shadow[a + i].write = Some((t, epoch, wepoch));
-                    self.shadow[a + i].atomic = false;
+                    self.check_write(t, a + i, new[i], "")?;
+                    self.shadow[a + i].set_write(me, false);
                     self.cluster.wrote(a + i);
                 }
             }
@@ -118,31 +272,71 @@ impl Cta<'_> {
         Ok(&mut self.smem[a..a + n])
     }
 
+    /// A write of `value` to shared byte `a` with thread `t`'s knowledge: every read since the last write must be
+    /// ordered before it, and the last write too unless it wrote the same value.
+    fn check_write(&self, t: usize, a: usize, value: u8, what: &str) -> Result<(), String> {
+        let sh = &self.shadow[a];
+        if let Some(r) = sh.reads().find(|r| !self.clocks.ordered(r, t)) {
+            return race(a, &format!("thread {t}{what} overwrites what {} read", self.clocks.who(r)));
+        }
+        if let Some(w) = sh.write
+            && !self.clocks.ordered(&w, t)
+            && self.smem[a] != value
+        {
+            return race(a, &format!("{} and thread {t}{what} write different values", self.clocks.who(&w)));
+        }
+        Ok(())
+    }
+
+    /// An asynchronous copy's write of `bytes` at shared `at`, completing on the mbarrier `bar`: checked against
+    /// the earlier accesses with the knowledge of the thread that issued it (`issuer`; none for a peer's
+    /// multicast, ordered by the cluster barrier), then recorded as the barrier's copy agent's. Returns the clock
+    /// the copy's completion releases into the barrier's phase.
+    pub(super) fn async_write(
+        &mut self,
+        issuer: Option<usize>,
+        bar: u64,
+        writes: &[(usize, Vec<u8>)],
+    ) -> Result<VClock, String> {
+        let (me, clock) = self.clocks.copy(bar);
+        for (s, bytes) in writes {
+            self.in_bounds(*s, bytes.len(), "copy")?;
+            for (i, &b) in bytes.iter().enumerate() {
+                if let Some(t) = issuer {
+                    self.check_write(t, s + i, b, "'s asynchronous copy")?;
+                }
+                self.smem[s + i] = b;
+                self.shadow[s + i].set_write(me, false);
+                self.cluster.wrote(s + i);
+            }
+        }
+        Ok(clock)
+    }
+
     /// Bytes `addr..addr + n` of shared memory for an atomic read-modify-write by thread `t`: ordered with
     /// other threads' atomics, but a race with their unordered plain reads and writes.
     pub(super) fn smem_atomic(&mut self, t: usize, addr: u64, n: usize) -> Result<&mut [u8], String> {
         let a = addr as usize;
-        let ordered = self.ordering(t, a, n, "atomic")?;
+        self.in_bounds(a, n, "atomic")?;
         self.tmem.flight.check_smem_write(addr, n, &format!("thread {t}'s atomic"))?;
-        let (epoch, wepoch) = (self.epoch, self.warp_epoch[t / 32]);
+        let me = self.clocks.access(t);
         for i in 0..n {
-            let sh = &mut self.shadow[a + i];
-            let race = |what: &str| Err(format!("shared byte {}: {what} without a barrier between", a + i));
-            if let Some((u, e, we)) = sh.write
+            let sh = &self.shadow[a + i];
+            if let Some(w) = sh.write
                 && !sh.atomic
-                && !ordered(u, e, we)
+                && !self.clocks.ordered(&w, t)
             {
-                return race(&format!("thread {t}'s atomic meets thread {u}'s write"));
+                return race(a + i, &format!("thread {t}'s atomic meets {}'s write", self.clocks.who(&w)));
             }
-            if let Some((u, e, we)) = sh.read
-                && (sh.readers_many || u != t)
-                && !ordered(u, e, we)
-            {
-                return race(&format!("thread {t}'s atomic meets thread {u}'s read"));
+            if let Some(r) = sh.reads().find(|r| !self.clocks.ordered(r, t)) {
+                return race(a + i, &format!("thread {t}'s atomic meets {}'s read", self.clocks.who(r)));
             }
-            sh.write = Some((t, epoch, wepoch));
-            sh.atomic = true;
+            self.shadow[a + i].set_write(me, true);
         }
         Ok(&mut self.smem[a..a + n])
     }
+}
+
+fn race<T>(byte: usize, what: &str) -> Result<T, String> {
+    Err(format!("shared byte {byte}: {what} without a barrier between"))
 }

@@ -6,9 +6,8 @@
 //! data path layouts of D and of A in TMEM, and the sm_100 shared-memory descriptor, decoded field by field as
 //! the ISA defines them. `tcgen05.cp` and the block-scaled MMAs are [`super::tcgen05_scaled`]'s.
 //!
-//! Lockstep execution completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at
-//! once, and `mbarrier.try_wait.parity` answers from the barrier's phase (a wait that fails in every thread
-//! yields to the cluster's other CTAs, and one nothing will complete is a deadlock). What the simulator checks:
+//! The simulator completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at once
+//! (`mbarrier`), and a wait that observes the commit's phase retires the ops it covers. What the simulator checks:
 //! the allocation (a power of two in [32, 512] columns, by one warp, freed before `ret`), every TMEM access
 //! inside it and in the warp's quarter, one issuing thread per MMA, descriptors in the forms it knows,
 //! tensor-core reads of shared bytes stored without a `fence.proxy.async` since.
@@ -24,20 +23,16 @@ use super::{Cta, Ins, Opnd};
 const LANES: usize = 128;
 const COLUMNS: usize = 512;
 
-/// The simulator's tensor memory, allocation and mbarriers.
+/// The simulator's tensor memory and its allocation.
 pub(super) struct State {
     pub(super) cells: Vec<u32>,
     /// (first column, columns) of the live allocation.
     alloc: Option<(u32, u32)>,
-    /// mbarrier at a shared address: (arrivals per phase, arrivals still missing, phase).
-    bars: HashMap<u64, (u32, u32, u64)>,
-    /// Transaction bytes each mbarrier's running phase still expects (`expect_tx` adds, `complete_tx` takes).
-    tx: HashMap<u64, i64>,
     /// What is in flight (see [`InFlight`]).
     pub(super) flight: InFlight,
 }
 
-/// The tcgen05 ops in flight. Lockstep execution computes an op when it is issued, but the hardware lands it
+/// The tcgen05 ops in flight. The simulator computes an op when it is issued, but the hardware lands it
 /// later: only a wait that observes a `tcgen05.commit` tracking it (an `mbarrier.try_wait.parity` that finds the
 /// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
 /// (`tcgen05.ld`/`tcgen05.st`), or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an
@@ -114,7 +109,7 @@ impl InFlight {
     }
 
     /// A wait finds every phase of `bar` before `running` complete: the ops their commits cover have landed.
-    fn observe(&mut self, bar: u64, running: u64) {
+    pub(super) fn observe(&mut self, bar: u64, running: u64) {
         if let Some(list) = self.commits.get_mut(&bar) {
             let done = list.iter().filter(|&&(p, _)| p < running).map(|&(_, cover)| cover).max();
             list.retain(|&(p, _)| p >= running);
@@ -128,25 +123,12 @@ impl InFlight {
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State {
-            cells: vec![0x7fc0_0001; LANES * COLUMNS],
-            alloc: None,
-            bars: HashMap::new(),
-            tx: HashMap::new(),
-            flight: InFlight::default(),
-        }
+        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, flight: InFlight::default() }
     }
 }
 
 fn threads(active: &[bool]) -> Vec<usize> {
     active.iter().enumerate().filter(|(_, a)| **a).map(|(t, _)| t).collect()
-}
-
-fn reg(o: &Opnd) -> Result<usize, String> {
-    match o {
-        Opnd::Reg(r) => Ok(*r),
-        other => Err(format!("{other:?} is not a register")),
-    }
 }
 
 fn mem_addr(c: &Cta, t: usize, o: &Opnd) -> Result<u64, String> {
@@ -172,23 +154,13 @@ impl State {
     }
 }
 
-/// Whether [`step`] executes `op`: `tcgen05.*`, `mbarrier.*` and `fence.mbarrier_init`.
+/// Whether [`exec`] executes `op`: `tcgen05.*`.
 pub(super) fn handles(op: &str) -> bool {
-    op.starts_with("tcgen05") || op.starts_with("mbarrier") || op.starts_with("fence.mbarrier_init")
-}
-
-/// Executes one instruction [`handles`] says is this module's, for the active threads.
-pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
-    match ins.op.split('.').next() {
-        Some("tcgen05") => exec(c, ins, active),
-        Some("mbarrier") => mbarrier(c, ins, active),
-        // The barrier's initialization made visible to the async proxy: lockstep execution orders it already.
-        _ => Ok(()),
-    }
+    op.starts_with("tcgen05")
 }
 
 /// Executes one `tcgen05.*` instruction for the active threads.
-fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
+pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
     let ts = threads(active);
     let op = ins.op.as_str();
     let a = &ins.args;
@@ -286,9 +258,9 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         }
         for &t in &ts {
             let bar = mem_addr(c, t, &a[0])?;
-            let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?;
+            let phase = c.mbar.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?.phase;
             c.tmem.flight.commit(bar, phase);
-            arrive(c, bar, 1)?;
+            super::mbarrier::arrive(c, t, bar, 1)?;
         }
         return Ok(());
     }
@@ -314,77 +286,6 @@ fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
         return Ok(());
     }
     Err(format!("`{op}` is not simulated"))
-}
-
-/// `mbarrier.*` for the active threads (init, try_wait.parity, inval, arrive).
-fn mbarrier(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
-    let op = ins.op.as_str();
-    let a = &ins.args;
-    for t in threads(active) {
-        if op.starts_with("mbarrier.init") {
-            let bar = mem_addr(c, t, &a[0])?;
-            let n = c.val(t, &a[1])? as u32;
-            c.tmem.bars.insert(bar, (n, n, 0));
-            c.tmem.tx.insert(bar, 0);
-        } else if op.starts_with("mbarrier.try_wait.parity") {
-            let bar = mem_addr(c, t, &a[1])?;
-            let parity = c.val(t, &a[2])?;
-            let &(_, _, phase) = c.tmem.bars.get(&bar).ok_or("waiting on an mbarrier that is not initialized")?;
-            // The phase of parity `parity` has completed when the running phase has the other parity.
-            let done = phase % 2 != parity % 2;
-            c.regs[t][reg(&a[0])?] = done as u64;
-            if done {
-                c.tmem.flight.observe(bar, phase);
-            }
-        } else if op.starts_with("mbarrier.inval") {
-            let bar = mem_addr(c, t, &a[0])?;
-            c.tmem.bars.remove(&bar).ok_or("invalidating an mbarrier that is not initialized")?;
-        } else if op.starts_with("mbarrier.arrive.expect_tx") {
-            // `_, [bar], tx`: expect tx bytes, then one arrival.
-            let bar = mem_addr(c, t, &a[1])?;
-            *c.tmem.tx.get_mut(&bar).ok_or("expect_tx on an mbarrier that is not initialized")? +=
-                c.val(t, &a[2])? as i64;
-            arrive(c, bar, 1)?;
-        } else if op.starts_with("mbarrier.arrive") && !op.contains("expect_tx") {
-            let (bar, n) = match a.len() {
-                2 => (mem_addr(c, t, &a[1])?, 1),
-                _ => (mem_addr(c, t, &a[1])?, c.val(t, &a[2])? as u32),
-            };
-            arrive(c, bar, n)?;
-        } else {
-            return Err(format!("`{op}` is not simulated"));
-        }
-    }
-    Ok(())
-}
-
-fn arrive(c: &mut Cta, bar: u64, n: u32) -> Result<(), String> {
-    let b = c.tmem.bars.get_mut(&bar).ok_or("an arrival on an mbarrier that is not initialized")?;
-    if n > b.1 {
-        return Err(format!("{n} arrivals on a phase that lacks only {}", b.1));
-    }
-    b.1 -= n;
-    complete_if_done(c, bar);
-    Ok(())
-}
-
-/// The phase completes once every arrival and every expected transaction byte is in.
-fn complete_if_done(c: &mut Cta, bar: u64) {
-    let tx = c.tmem.tx.get(&bar).copied().unwrap_or(0);
-    if let Some(b) = c.tmem.bars.get_mut(&bar)
-        && b.1 == 0
-        && tx == 0
-    {
-        b.1 = b.0;
-        b.2 += 1;
-    }
-}
-
-/// `bytes` of an asynchronous copy landed, tracked by the mbarrier at `bar` (`complete_tx`).
-pub(super) fn complete_tx(c: &mut Cta, bar: u64, bytes: u32) -> Result<(), String> {
-    *c.tmem.tx.get_mut(&bar).ok_or("a TMA copy completes on an mbarrier that is not initialized")? -= bytes as i64;
-    complete_if_done(c, bar);
-    Ok(())
 }
 
 /// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes) and swizzle span (0 for none). The version field

@@ -5,8 +5,9 @@
 //!
 //! A load writes the box in row-major order, each element at its byte offset swizzled in the shared address
 //! (`swizzle` bytes: bits 4.. of the address XOR bits 7.., over 3, 2 or 1 bits for 128, 64 or 32 bytes), zero
-//! outside the tensor, and completes its bytes on the mbarrier (`complete_tx`) at once. A store writes the
-//! elements inside the tensor from the box read the same way. Coordinates are innermost first.
+//! outside the tensor, and completes its bytes on the mbarrier (`complete_tx`) at once: its writes are checked
+//! with the issuing thread's knowledge and are ordered for the threads only by a wait on that mbarrier (`race`).
+//! A store writes the elements inside the tensor from the box read the same way. Coordinates are innermost first.
 //!
 //! `.multicast::cluster` (a 16-bit CTA mask): the box lands at the same shared offset in every CTA of the mask
 //! and completes its bytes on each one's mbarrier at the barrier's offset. The issuing CTA's part lands at once;
@@ -72,9 +73,11 @@ fn elements(m: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
 
 /// A `16U4_ALIGN16B` load: each byte of the box's packed rows (two 4-bit elements, innermost dim in elements) to
 /// its padded shared-memory place, zero outside the tensor; the packed bytes complete on the mbarrier.
+#[allow(clippy::too_many_arguments)]
 fn load_padded_fp4(
     c: &mut Cta,
     g: &mut Global,
+    t: usize,
     m: &TensorMap,
     coords: &[i64],
     dst: u64,
@@ -94,6 +97,7 @@ fn load_padded_fp4(
     byte_coords[0] /= 2;
     let elems = elements(&bytes_map, &byte_coords);
     let row = inner / 2;
+    let mut writes = Vec::with_capacity(elems.len());
     for &(off, at) in &elems {
         let byte = match at {
             Some(a) => g.slice(a, 1)?[0],
@@ -105,11 +109,9 @@ fn load_padded_fp4(
         if s + 1 > c.smem.len() {
             return Err(format!("a TMA load writes shared byte {s} past the {} allocated", c.smem.len()));
         }
-        c.tmem.flight.check_smem_write(s as u64, 1, "a TMA load")?;
-        c.smem[s] = byte;
-        c.shadow[s] = Default::default();
+        writes.push((s, vec![byte]));
     }
-    super::tcgen05::complete_tx(c, bar, elems.len() as u32)
+    land(c, Delivery { writes, bar, tx: elems.len() as u32 }, Some(t))
 }
 
 /// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
@@ -138,7 +140,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             return Err("TMA stores of 16U4_ALIGN16B maps are not simulated".into());
         }
         let bar = c.addr(t, &a[2])?;
-        return load_padded_fp4(c, g, &m, &coords, dst, bar);
+        return load_padded_fp4(c, g, t, &m, &coords, dst, bar);
     }
     let eb = m.elem_bytes as usize;
     let elems = elements(&m, &coords);
@@ -169,18 +171,18 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         for rank in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
             let d = Delivery { writes: writes.clone(), bar, tx };
             if rank == c.cluster.rank {
-                land(c, d)?;
+                land(c, d, Some(t))?;
             } else {
                 c.cluster.outbox.push((rank, d));
             }
         }
         Ok(())
     } else {
-        if c.generic_since_fence {
-            return Err("a TMA store reads shared memory written without a fence.proxy.async since".into());
-        }
         for &(off, at) in &elems {
             let s = swizzled(dst, off, m.swizzle);
+            for i in 0..eb as u64 {
+                c.async_read(s + i, "a TMA store")?;
+            }
             let bytes = c.smem(t, s, eb, None)?.to_vec();
             if let Some(a) = at {
                 g.slice(a, eb)?.copy_from_slice(&bytes);
@@ -190,16 +192,13 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
     }
 }
 
-/// A copy's part for one CTA lands: the async proxy's writes (ordered for the threads by the mbarrier, not by a
-/// CTA barrier), then its bytes complete on the CTA's mbarrier.
-pub(super) fn land(c: &mut Cta, d: Delivery) -> Result<(), String> {
-    for (s, bytes) in d.writes {
-        c.tmem.flight.check_smem_write(s as u64, bytes.len(), "a TMA load")?;
-        c.smem[s..s + bytes.len()].copy_from_slice(&bytes);
-        for (i, sh) in c.shadow[s..s + bytes.len()].iter_mut().enumerate() {
-            *sh = Default::default();
-            c.cluster.wrote(s + i);
-        }
+/// A copy's part for one CTA lands: the async proxy's writes, checked with the knowledge of the thread that
+/// issued it (`issuer`, in this CTA; none for a peer's multicast) and ordered for the waiting threads by the
+/// mbarrier (`race`), then its bytes complete on the CTA's mbarrier.
+pub(super) fn land(c: &mut Cta, d: Delivery, issuer: Option<usize>) -> Result<(), String> {
+    for (s, bytes) in &d.writes {
+        c.tmem.flight.check_smem_write(*s as u64, bytes.len(), "a TMA load")?;
     }
-    super::tcgen05::complete_tx(c, d.bar, d.tx)
+    let clock = c.async_write(issuer, d.bar, &d.writes)?;
+    super::mbarrier::complete_tx(c, d.bar, d.tx, &clock)
 }

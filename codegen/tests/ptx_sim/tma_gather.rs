@@ -66,14 +66,14 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             }
         }
         let bar = c.addr(t, &a[2])?;
-        super::tma::land(c, Delivery { writes, bar, tx: (4 * w as usize * eb) as u32 })
+        super::tma::land(c, Delivery { writes, bar, tx: (4 * w as usize * eb) as u32 }, Some(t))
     } else {
-        if c.generic_since_fence {
-            return Err("a scatter4 reads shared memory written without a fence.proxy.async since".into());
-        }
         for (k, &r) in rows.iter().enumerate() {
             for j in 0..w {
                 let s = swizzled(base, ((k as i64 * w + j) as usize * eb) as u64, m.swizzle);
+                for i in 0..eb as u64 {
+                    c.async_read(s + i, "a scatter4")?;
+                }
                 let bytes = c.smem(t, s, eb, None)?.to_vec();
                 if let Some(addr) = at(r, j) {
                     g.slice(addr, eb)?.copy_from_slice(&bytes);

@@ -2,9 +2,10 @@
 //! descriptor, and the fragment of the `m64nNk*` accumulator) independently of tessel-codegen's derivation, so
 //! that a kernel's descriptors, register order and barriers are checked against the interpreter on the CPU.
 //!
-//! Lockstep execution makes every `wgmma` complete when issued; `commit_group`/`wait_group`/`wgmma.fence` are
-//! then no-ops. The async proxy's reads are checked like any thread's reads (a missing `bar.sync` after the
-//! threads' stores is a race), and a generic-proxy store since the last `fence.proxy.async` is an error.
+//! A `wgmma` completes when its warpgroup issues it (all four warps together: `warps` makes a warpgroup wait
+//! for its warps); `commit_group`/`wait_group`/`wgmma.fence` are then no-ops. The async proxy's reads are checked
+//! like the warpgroup's first thread's reads (a missing barrier after other threads' stores is a race), and a
+//! byte a thread stored without a `fence.proxy.async` since is an error.
 
 use tessel_tile::eval::value::from_bits;
 
@@ -79,11 +80,8 @@ fn value(bytes: &[u8], ty: &str) -> Result<f64, String> {
     })
 }
 
-/// Executes `wgmma.mma_async` for every warpgroup of the CTA.
-pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), String> {
-    if c.generic_since_fence {
-        return Err("wgmma reads shared memory written without a fence.proxy.async since".into());
-    }
+/// Executes `wgmma.mma_async` for every warpgroup of the CTA whose threads are active (whole warpgroups).
+pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd], active: &[bool]) -> Result<(), String> {
     let parts: Vec<&str> = op.split('.').collect();
     let shape = parts.iter().find(|p| p.starts_with("m64n")).ok_or("no shape")?;
     let (n, k): (u64, u64) = {
@@ -122,11 +120,14 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
         (false, _) => (false, false),
     };
     let threads = c.regs.len();
-    if threads % 128 != 0 {
-        return Err("wgmma needs whole warpgroups".into());
-    }
-    for wg in 0..threads / 128 {
+    for wg in 0..threads.div_ceil(128) {
         let lead = wg * 128;
+        if !active[lead] {
+            continue;
+        }
+        if lead + 128 > threads {
+            return Err("wgmma needs whole warpgroups".into());
+        }
         let reg = |c: &Cta, o: &Opnd| match o {
             Opnd::Reg(r) => Ok(c.regs[lead][*r]),
             other => Err(format!("descriptor {other:?} is not a register")),
@@ -147,6 +148,9 @@ pub(super) fn mma_async(c: &mut Cta, op: &str, args: &[Opnd]) -> Result<(), Stri
             }
         }
         let read = |c: &mut Cta, addr: u64, ty: &str| -> Result<f64, String> {
+            for i in 0..eb {
+                c.async_read(addr + i, "wgmma")?;
+            }
             let bytes = c.smem(lead, addr, eb as usize, None)?.to_vec();
             value(&bytes, ty)
         };
