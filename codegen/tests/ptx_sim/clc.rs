@@ -50,13 +50,6 @@ pub(super) fn handles(op: &str) -> bool {
     op.starts_with("clusterlaunchcontrol") || op == "mov.b128"
 }
 
-fn reg(o: &Opnd) -> Result<usize, String> {
-    match o {
-        Opnd::Reg(r) => Ok(*r),
-        other => Err(format!("{other:?} is not a register")),
-    }
-}
-
 /// Executes one instruction [`handles`] says is this module's, for the active threads.
 pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
     let op = ins.op.as_str();
@@ -98,7 +91,7 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         }
         return Ok(());
     }
-    let (d, q) = (reg(&a[0])?, reg(&a[1])?);
+    let (d, q) = (a[0].reg()?, a[1].reg()?);
     for t in threads {
         let (lo, hi) = (c.regs[t][q], c.regs[t][q + 1]);
         let canceled = lo & 1 == 1;

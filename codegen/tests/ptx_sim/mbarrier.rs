@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use super::race::{VClock, join};
-use super::{Cta, Ins, Opnd};
+use super::{Cta, Ins};
 
 /// One mbarrier: arrivals per phase, arrivals still missing, the running phase, the transaction bytes it still
 /// expects, the clock released into the running phase and the one the last completed phase released.
@@ -54,13 +54,6 @@ pub(super) fn handles(op: &str) -> bool {
     op.starts_with("mbarrier") || op.starts_with("fence.mbarrier_init")
 }
 
-fn reg(o: &Opnd) -> Result<usize, String> {
-    match o {
-        Opnd::Reg(r) => Ok(*r),
-        other => Err(format!("{other:?} is not a register")),
-    }
-}
-
 /// `mbarrier.*` for the active threads (init, try_wait.parity, inval, arrive, arrive.expect_tx).
 pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String> {
     let op = ins.op.as_str();
@@ -81,7 +74,7 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
             let b = c.mbar.bars.get(&bar).ok_or("waiting on an mbarrier that is not initialized")?;
             // The phase of parity `parity` has completed when the running phase has the other parity.
             let done = b.phase % 2 != parity % 2;
-            c.regs[t][reg(&a[0])?] = done as u64;
+            c.regs[t][a[0].reg()?] = done as u64;
             if done {
                 let (phase, clock) = (b.phase, b.done.clone());
                 c.tmem.flight.observe(bar, phase);
