@@ -12,14 +12,16 @@
 use crate::ir::{Func, ValueDef};
 use crate::ops::Op;
 
-/// Drops the dead slots of every `for` (see the module comment); whether any was dropped.
+/// Drops the dead slots of every `for` (see the module comment); whether any was dropped. One count of uses for
+/// the whole kernel: dropping a slot only lowers other values' counts, so a count left high can only keep a slot
+/// that a later round of `canonicalize` drops, never drop a live one, and the pass stays linear in the kernel.
 pub fn drop_dead_carried(f: &mut Func) -> bool {
     let mut changed = false;
+    let uses = f.use_counts();
     for o in f.all_ops() {
         if !matches!(f.op(o).op, Op::For(_)) {
             continue;
         }
-        let uses = f.use_counts();
         let body = f.op(o).regions[0];
         let Some(&yield_op) = f.region(body).ops.last().filter(|&&y| matches!(f.op(y).op, Op::Yield)) else {
             continue;
