@@ -18,10 +18,11 @@ import torch
 
 import triton
 import triton.language as tl
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flash_attention  # noqa: E402
+import ws_check  # noqa: E402
 
 
 @triton.jit
@@ -71,18 +72,8 @@ def _attn_fwd_rotated(sm_scale, M, Z, H, desc_q, desc_k, desc_v, desc_o, N_CTX, 
     desc_o.store([qo_offset_y, 0], acc.to(dtype))
 
 
-def run(kernel, q, k, v, ws, BM=128, stages=3, warps=8):
-    Z, H, N, D = q.shape
-    BN = min(D, 128)
-    o = torch.full_like(q, float("nan"))
-    M = torch.full((Z, H, N), float("nan"), device=q.device, dtype=torch.float32)
-    y = Z * H * N
-    desc = lambda t, rows: TensorDescriptor(t, shape=[y, D], strides=[D, 1], block_shape=[rows, D])
-    grid = (N // BM, Z * H, 1)
-    extra = {"STAGE": 1} if kernel is flash_attention._attn_fwd_tma else {}
-    kernel[grid](D**-0.5, M, Z, H, desc(q, BM), desc(k, BN), desc(v, BN), desc(o, BM), N, HEAD_DIM=D, BLOCK_M=BM,
-                 BLOCK_N=BN, WARP_SPECIALIZE=ws, num_warps=warps, num_stages=stages, **extra)
-    return o
+def run(kernel, q, k, v, ws):
+    return ws_check.attention(q, k, v, ws, kernel=None if kernel is flash_attention._attn_fwd_tma else kernel)
 
 
 def main():

@@ -34,7 +34,8 @@ def matmul(a, b, ws, BM=128, BN=256, BK=64, stages=3, warps=8):
     return c
 
 
-def attention(q, k, v, ws, BM=128, stages=3):
+def attention(q, k, v, ws, BM=128, stages=3, kernel=None):
+    """`kernel` (default `_attn_fwd_tma`, non-causal) takes `_attn_fwd_tma`'s arguments but STAGE."""
     Z, H, N, D = q.shape
     BN = min(D, 128)
     o = torch.full_like(q, float("nan"))
@@ -42,9 +43,10 @@ def attention(q, k, v, ws, BM=128, stages=3):
     y = Z * H * N
     desc = lambda t, rows: TensorDescriptor(t, shape=[y, D], strides=[D, 1], block_shape=[rows, D])
     grid = (N // BM, Z * H, 1)
-    flash_attention._attn_fwd_tma[grid](D**-0.5, M, Z, H, desc(q, BM), desc(k, BN), desc(v, BN), desc(o, BM), N,
-                                        HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, STAGE=1, WARP_SPECIALIZE=ws, num_warps=8,
-                                        num_stages=stages)
+    extra = {"STAGE": 1} if kernel is None else {}
+    (kernel or flash_attention._attn_fwd_tma)[grid](D**-0.5, M, Z, H, desc(q, BM), desc(k, BN), desc(v, BN),
+                                                    desc(o, BM), N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN,
+                                                    WARP_SPECIALIZE=ws, num_warps=8, num_stages=stages, **extra)
     return o
 
 
