@@ -64,8 +64,9 @@ const M: usize = 200;
 const N: usize = 144;
 const K: usize = 136;
 
-/// 09's host-descriptor kernels, fp16, 128x128x64 on 4 warps at 3 stages, WARP_SPECIALIZE off and on; the
-/// persistent one with and without EPILOGUE_SUBTILE.
+/// 09's host-descriptor kernels, fp16, 128x128x64 on 4 warps at 3 stages, WARP_SPECIALIZE off and on (on:
+/// a producer warp and the default partition, `sched/src/ws_mma.rs`; `tests/auto_tcgen05_ws.rs` checks the
+/// split's PTX); the persistent one with and without EPILOGUE_SUBTILE.
 #[test]
 fn tutorial_09_tma_kernels_on_the_simulator() {
     let Some((file, src)) = tutorial("09-persistent-matmul.py") else { return };
@@ -78,6 +79,7 @@ fn tutorial_09_tma_kernels_on_the_simulator() {
         ("matmul_kernel_tma_persistent", Some(false), false),
         ("matmul_kernel_tma_persistent", Some(true), false),
         ("matmul_kernel_tma_persistent", Some(false), true),
+        ("matmul_kernel_tma_persistent", Some(true), true),
     ] {
         let cn = if subtile == Some(true) { bn / 2 } else { bn };
         let mut spec = vec![desc(F16, &[bm, bk]), desc(F16, &[bn, bk]), desc(F16, &[bm, cn])];

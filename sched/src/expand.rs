@@ -191,7 +191,9 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let bars = if tma_bytes > 0 { Some(pre.barriers(p.buffers, 1, "tma_bars")?) } else { None };
     // Split into partitions, the consumer releases each slot to the producer through its `empty` barrier: each
     // warpgroup on its own where only wgmmas read the rings (its wait retires them), else the whole partition.
-    let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_)));
+    // On sm_100a the MMA's commit releases the slot: one arrival ([`crate::ws_mma`]).
+    let ws_mma = ws.and_then(|w| w.mma.as_ref());
+    let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_))) && ws_mma.is_none();
     let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
     let empties = match bars {
         Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
@@ -420,6 +422,15 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             // The epilogue waits for the dot inside, where it reads the result.
             wait_inside(e.f, x, e.f.op(a.dot).results[0]);
         }
+        if let (Some(m), Some(empties)) = (ws_mma, empties)
+            && m.mma == x
+        {
+            // The MMA commits to its slot's `empty` barrier; an epilogue reading its accumulator waits for that.
+            let empty = e.value(Op::MemDescIndex, &[empties, slot], tessel_tile::tma::barrier_type());
+            order.append(&mut e.out);
+            crate::ws_mma::commit_to(e.f, m, empty);
+            crate::ws_mma::epilogue_waits(e.f, m, empty, phase.expect("carried with the barriers"));
+        }
         order.push(x);
         if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x || at_reads) {
             if let Op::WarpGroupDot { is_async, .. } = &mut e.f.op_mut(x).op {
@@ -444,7 +455,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let ins = fill;
     // Where the refill goes (with every dot asynchronous, the waits that free its slot come right before it).
     let mut refill_at = order.len();
-    if let Some(empties) = empties {
+    if let Some(empties) = empties.filter(|_| ws_mma.is_none()) {
         // The slot is released to the producer instead: iteration `k + D − B`'s, which is the previous iteration's
         // when a dot stays in flight (none on the first iteration; released as soon as its dots are retired,
         // which may be mid-body), else this one's.
@@ -600,6 +611,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             o
         }
     };
+    // (A split loop nested in `if`s has its `warp_specialize` around the outermost.)
+    let parent = f.op(anchor).parent.expect("linked loop");
     let ops = &mut f.region_mut(parent).ops;
     let at = ops.iter().position(|&x| x == anchor).expect("linked loop");
     ops.splice(at + 1..at + 1, drain.iter().copied());

@@ -8,7 +8,8 @@
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
 //! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
 //! asynchronously, [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations, and [`ws`]
-//! handing a loop's TMA copies to a producer partition where it asks for warp specialization); [`print`] is
+//! handing a loop's TMA copies to a producer partition where it asks for warp specialization, [`ws_mma`] its
+//! tcgen05 MMA on sm_100a); [`print`] is
 //! `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
 pub mod async_dot;
@@ -23,6 +24,7 @@ pub mod staging;
 pub mod tma_copies;
 pub mod warp_spec;
 pub mod ws;
+pub(crate) mod ws_mma;
 
 use std::fmt::Write;
 
@@ -60,20 +62,28 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<Taken>)> {
         let requested = attrs.num_stages.unwrap_or(f.config.num_stages);
         out.push(match plan::plan(f, o, &axis) {
             Ok(mut p) => {
-                // Without the MMA in flight the loop waits for it in the step that issues it: a ring buffer less.
-                if !opts.mma_in_flight && p.mma_flight.take().is_some() {
-                    p.buffers = p.stages - 1;
-                }
                 let (w, why) = match attrs.warp_specialize.then(|| ws::plan(f, &p, split)) {
                     Some(Ok(w)) => {
-                        // The producer's copies wait for the slot's release: no counters, no CTA barrier.
+                        // The producer's copies wait for the slot's release: no counters, no CTA barrier. A
+                        // tcgen05 MMA is the default partition's, released by its commits ([`ws_mma`]).
                         (p.release, split) = (false, true);
+                        if w.mma.is_some() {
+                            p.mma_flight = None;
+                            // Without the MMA in flight (the retry for shared memory), a ring buffer less.
+                            if !opts.mma_in_flight {
+                                p.buffers = p.stages - 1;
+                            }
+                        }
                         let why = w.describe();
                         (Some(w), why)
                     }
                     Some(Err(why)) => (None, format!("; warp_specialize=True not applied: {why}")),
                     None => (None, String::new()),
                 };
+                // Without the MMA in flight the loop waits for it in the step that issues it: a ring buffer less.
+                if !opts.mma_in_flight && p.mma_flight.take().is_some() {
+                    p.buffers = p.stages - 1;
+                }
                 let mut s = plan::schedule_of(f, &p, requested);
                 s.reason += &why;
                 (s, Some((p, w)))
@@ -109,9 +119,18 @@ pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>
                 mma_flight::apply(f, p.loop_op, m)?;
                 in_flight = true;
             }
+            let ws_mma = w.as_ref().and_then(|w| w.mma.as_ref());
+            if let Some(m) = ws_mma {
+                ws_mma::prepare(f, p.loop_op, m);
+                // The rings hold a buffer per stage, which the retry for shared memory gives up.
+                in_flight |= opts.mma_in_flight;
+            }
             expand::expand(f, &p, w.as_ref())?;
             if let Some(m) = &p.mma_flight {
                 mma_flight::drain(f, p.loop_op, m);
+            }
+            if let Some(m) = ws_mma {
+                ws_mma::drain(f, p.loop_op, m);
             }
         }
         out.push(s);

@@ -70,8 +70,18 @@ impl Producer {
 /// How a loop is split into partitions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WsPlan {
-    /// What the producer reads from outside the loop, in order: its captures.
+    /// What the producer reads from outside the loop (and the `if`s around it), in order: its captures.
     pub captures: Vec<ValueId>,
+    /// The `if`s the loop is nested in (sm_100a: a fused loop runs under `if k_tiles > 0`), outermost first, with
+    /// the branch holding the loop: the `warp_specialize` wraps the outermost, and the producer takes the same
+    /// branches.
+    pub ifs: Vec<(OpId, usize)>,
+    /// Ops of those branches the producer computes again for itself (pure, in program order): what it reads that
+    /// is made there, conditions of inner `if`s included.
+    pub recomputed: Vec<OpId>,
+    /// sm_100a: the loop's tcgen05 MMA, which the default partition commits to the ring's `empty` barriers
+    /// ([`crate::ws_mma`]).
+    pub mma: Option<crate::mma_flight::MmaFlight>,
     pub producer: Producer,
     /// The shared memory the plan counted (the rings and the buffers made outside the loop), for the reason
     /// `--emit sched` gives.
@@ -82,6 +92,11 @@ impl WsPlan {
     /// What the split does, for the loop's schedule (`--emit sched`).
     pub fn describe(&self) -> String {
         let producer = match self.producer {
+            Producer::Warp if self.mma.is_some() => {
+                "a producer warp issues the copies (the accumulator is in tensor memory: the default partition \
+                 needs no registers a producer warpgroup could give it)"
+                    .to_string()
+            }
             Producer::Warpgroup => format!(
                 "a producer warpgroup issues the copies and keeps {PRODUCER_REGS} registers per thread (the \
                  kernel's {} B of shared memory hold one CTA per SM)",
@@ -93,7 +108,17 @@ impl WsPlan {
                 self.smem
             ),
         };
-        format!("; warp-specialized: {producer}, the default partition releases each slot through an mbarrier")
+        match &self.mma {
+            Some(m) => format!(
+                "; warp-specialized: {producer}, the default partition issues {} and commits it to the slot's \
+                 empty barrier (the MMA's completion releases the slot), then waits for the accumulator once{}",
+                m.mma,
+                if m.reads.is_empty() { " after the loop" } else { " in each tile's epilogue and after the loop" }
+            ),
+            None => {
+                format!("; warp-specialized: {producer}, the default partition releases each slot through an mbarrier")
+            }
+        }
     }
 }
 
@@ -102,31 +127,32 @@ impl WsPlan {
 /// split already (a kernel has one `warp_specialize`).
 pub fn plan(f: &Func, p: &LoopPlan, taken: bool) -> Result<WsPlan, String> {
     let o = p.loop_op;
-    match f.target {
-        Target::Sm90a => {}
-        Target::Sm80 => return Err("sm_80 has no TMA to hand to a producer partition".into()),
-        Target::Sm100a => {
-            return Err("tcgen05 loops (sm_100a) are not warp-specialized yet; only sm_90a's wgmma loops are".into());
-        }
+    if f.target == Target::Sm80 {
+        return Err("sm_80 has no TMA to hand to a producer partition".into());
     }
     if taken || f.all_ops().iter().any(|&x| matches!(f.op(x).op, Op::WarpSpecialize(_))) {
         return Err("the kernel already has a warp_specialize, and a kernel has one".into());
     }
-    if f.op(o).parent != Some(f.body) {
+    let ifs = enclosing_ifs(f, o).filter(|ifs| ifs.is_empty() || f.target == Target::Sm100a);
+    let Some(ifs) = ifs else {
         return Err("the loop is not at the kernel's top level (a partition starts there)".into());
-    }
+    };
     if let Some(l) = p.loads.iter().find(|l| !l.tma) {
         return Err(format!("{} is not a TMA copy (a producer partition issues TMA copies only)", l.load));
     }
-    if p.mma_flight.is_some() {
-        return Err("a tcgen05 MMA in flight is not handed between partitions yet".into());
-    }
+    let mma = match f.target {
+        Target::Sm100a => Some(crate::ws_mma::plan(f, p)?),
+        _ if p.mma_flight.is_some() => return Err("a tcgen05 MMA in flight is not handed between partitions".into()),
+        _ => None,
+    };
     if f.config.num_warps % 4 != 0 {
         return Err(format!("{} warps do not make whole warpgroups for the consumer's wgmmas", f.config.num_warps));
     }
     let smem = smem_estimate(f, p);
-    // Two CTAs per SM when each leaves the other its shared memory (1 KiB of it reserved per CTA).
-    let producer = if 2 * (smem + 1024) <= SMEM_PER_SM || f.config.maxnreg.is_some() {
+    // Two CTAs per SM when each leaves the other its shared memory (1 KiB of it reserved per CTA). On sm_100a
+    // the accumulator lives in tensor memory: the default partition needs no registers a warpgroup could give it,
+    // and one warp loads, as in Triton's Blackwell partitions.
+    let producer = if 2 * (smem + 1024) <= SMEM_PER_SM || f.config.maxnreg.is_some() || mma.is_some() {
         Producer::Warp
     } else {
         Producer::Warpgroup
@@ -157,13 +183,83 @@ pub fn plan(f: &Func, p: &LoopPlan, taken: bool) -> Result<WsPlan, String> {
             ));
         }
     }
-    let captures = captures(f, p);
+    let (captures, recomputed) = branch_values(f, &ifs, captures(f, p))?;
     if let Some(&v) = captures.iter().find(|&&v| f.ty(v).is_tensor()) {
         return Err(format!(
             "the copies read a tensor from outside the loop ({v}), and partitions share only scalars and buffers"
         ));
     }
-    Ok(WsPlan { captures, producer, smem })
+    Ok(WsPlan { captures, ifs, recomputed, mma, producer, smem })
+}
+
+/// The `if`s loop `o` is nested in up to the kernel's body, outermost first, each with the branch holding the
+/// loop; `None` when something else encloses it.
+fn enclosing_ifs(f: &Func, o: OpId) -> Option<Vec<(OpId, usize)>> {
+    let mut out = Vec::new();
+    let mut x = o;
+    loop {
+        let r = f.op(x).parent?;
+        if r == f.body {
+            out.reverse();
+            return Some(out);
+        }
+        let up = f.region(r).parent?;
+        if f.op(up).op != Op::If {
+            return None;
+        }
+        out.push((up, f.op(up).regions.iter().position(|&b| b == r)?));
+        x = up;
+    }
+}
+
+/// Splits what the producer reads from outside the loop (`needs`) and the conditions of the `if`s around it into
+/// captures (made before the outermost `if`) and the ops of the `if`s' branches that compute the others, which
+/// the producer runs again (pure ops only; their operands likewise), in program order.
+fn branch_values(f: &Func, ifs: &[(OpId, usize)], needs: Vec<ValueId>) -> Result<(Vec<ValueId>, Vec<OpId>), String> {
+    let Some(&(top, _)) = ifs.first() else { return Ok((needs, Vec::new())) };
+    let mut inside = HashSet::new();
+    f.walk_op(top, &mut |y| {
+        inside.insert(y);
+    });
+    let (mut captures, mut ops): (Vec<ValueId>, HashSet<OpId>) = (Vec::new(), HashSet::new());
+    let conditions = ifs.iter().map(|&(x, _)| f.op(x).operands[0]);
+    for first in needs.into_iter().chain(conditions) {
+        let mut work = vec![first];
+        while let Some(v) = work.pop() {
+            let def = match f.value(v).def {
+                ValueDef::Result(d, _) => Some(d),
+                ValueDef::Arg(..) => None,
+            };
+            // Constants the worker makes itself.
+            if def.is_some_and(|d| matches!(f.op(d).op, Op::Constant(_)) && f.op(d).regions.is_empty()) {
+                continue;
+            }
+            match def {
+                Some(d) if inside.contains(&d) => {
+                    let dd = f.op(d);
+                    if !dd.op.is_pure() || !dd.regions.is_empty() {
+                        return Err(format!(
+                            "the copies read {v}, which {d} ({}) computes inside the `if` around the loop, and the \
+                             producer can compute again only pure ops",
+                            dd.op.name()
+                        ));
+                    }
+                    if ops.insert(d) {
+                        work.extend(dd.operands.iter().copied());
+                    }
+                }
+                _ if !captures.contains(&v) => captures.push(v),
+                _ => {}
+            }
+        }
+    }
+    let mut recomputed = Vec::new();
+    f.walk_op(top, &mut |y| {
+        if ops.contains(&y) {
+            recomputed.push(y);
+        }
+    });
+    Ok((captures, recomputed))
 }
 
 /// The shared memory the split loop's kernel needs at the least: its rings (the pipelined loads' buffers, one
@@ -230,12 +326,15 @@ pub(crate) struct Rings {
 /// Replaces loop `p.loop_op` (already rewritten as the consumer) and `after` (ops the default partition runs
 /// after it: the wait for its last dot) with a `warp_specialize` whose default partition runs them and whose
 /// worker is the producer; the op's results are the values `after` left for the rest of the kernel (`finals`,
-/// one per loop result). Returns the `warp_specialize`.
+/// one per loop result). A loop nested in `if`s (`w.ifs`) stays in them: the `warp_specialize` takes the
+/// outermost `if`'s place and its results, `after` follows the loop in its branch, and the producer takes the
+/// same branches, computing again what it reads from them (`w.recomputed`). Returns the `warp_specialize`.
 pub(crate) fn split(f: &mut Func, p: &LoopPlan, w: &WsPlan, rings: &Rings, after: &[OpId], finals: &[ValueId]) -> OpId {
     let o = p.loop_op;
-    let parent = f.op(o).parent.expect("linked loop");
+    let top = w.ifs.first().map_or(o, |&(x, _)| x);
+    let parent = f.op(top).parent.expect("linked loop");
     let loc = f.op(o).loc;
-    // The default partition: the loop and what follows it there.
+    // The default partition: the loop (or the `if` holding it) and what follows it there.
     let default = f.new_region();
     // The worker: its arguments stand for the captures, then the rings and barriers.
     let worker = f.new_region();
@@ -248,29 +347,91 @@ pub(crate) fn split(f: &mut Func, p: &LoopPlan, w: &WsPlan, rings: &Rings, after
         let a = f.add_region_arg(worker, ty, name);
         map.insert(c, a);
     }
-    producer(f, p, rings, worker, &mut map);
-    let types: Vec<Type> = finals.iter().map(|&v| f.ty(v).clone()).collect();
+    // The producer's way into the loop: the same branches of the same conditions.
+    let mut inner = worker;
+    for &(x, branch) in &w.ifs {
+        let region = f.op(x).parent.expect("a linked if");
+        let here: Vec<OpId> = w.recomputed.iter().copied().filter(|&y| f.op(y).parent == Some(region)).collect();
+        for y in here {
+            clone_into(f, inner, y, &mut map);
+        }
+        let cond = worker_value(f, inner, f.op(x).operands[0], &mut map);
+        let branches = [f.new_region(), f.new_region()];
+        f.append(inner, Op::If, &[cond], vec![], &branches, loc);
+        f.append(inner, Op::Yield, &[], vec![], &[], loc);
+        f.append(branches[1 - branch], Op::Yield, &[], vec![], &[], loc);
+        inner = branches[branch];
+    }
+    let region = f.op(o).parent.expect("linked loop");
+    let here: Vec<OpId> = w.recomputed.iter().copied().filter(|&y| f.op(y).parent == Some(region)).collect();
+    for y in here {
+        clone_into(f, inner, y, &mut map);
+    }
+    producer(f, p, rings, inner, &mut map);
+    let (results, types): (Vec<ValueId>, Vec<Type>) = if top == o {
+        finals.iter().map(|&v| (v, f.ty(v).clone())).unzip()
+    } else {
+        // `after` runs in the loop's branch, right after it.
+        let ops = &mut f.region_mut(region).ops;
+        let at = ops.iter().position(|&x| x == o).expect("linked loop");
+        ops.splice(at + 1..at + 1, after.iter().copied());
+        for &x in after {
+            f.op_mut(x).parent = Some(region);
+        }
+        f.op(top).results.iter().map(|&v| (v, f.ty(v).clone())).unzip()
+    };
     let worker_num_regs = match w.producer {
         Producer::Warpgroup => vec![PRODUCER_REGS],
         Producer::Warp => Vec::new(),
     };
     let spec = WarpSpec { worker_num_warps: vec![w.producer.warps()], worker_num_regs, ..WarpSpec::default() };
     let ws = f.append(parent, Op::WarpSpecialize(spec), &captures, types, &[default, worker], loc);
-    // In the loop's place.
+    // In the loop's (or the `if`'s) place.
     let ops = &mut f.region_mut(parent).ops;
     ops.pop();
-    let at = ops.iter().position(|&x| x == o).expect("linked loop");
+    let at = ops.iter().position(|&x| x == top).expect("linked loop");
     ops[at] = ws;
-    let results = f.op(ws).results.clone();
-    for (&v, &r) in finals.iter().zip(&results) {
+    let ws_results = f.op(ws).results.clone();
+    for (&v, &r) in results.iter().zip(&ws_results) {
         f.replace_all_uses(v, r);
     }
-    for &x in std::iter::once(&o).chain(after) {
+    let moved: Vec<OpId> = if top == o { std::iter::once(o).chain(after.iter().copied()).collect() } else { vec![top] };
+    for x in moved {
         f.op_mut(x).parent = Some(default);
         f.region_mut(default).ops.push(x);
     }
-    f.append(default, Op::Yield, finals, vec![], &[], loc);
+    f.append(default, Op::Yield, &results, vec![], &[], loc);
     ws
+}
+
+/// `v` as the worker sees it: mapped, or a constant made in region `r`.
+fn worker_value(f: &mut Func, r: RegionId, v: ValueId, map: &mut HashMap<ValueId, ValueId>) -> ValueId {
+    if let Some(&m) = map.get(&v) {
+        return m;
+    }
+    if let ValueDef::Result(c, _) = f.value(v).def
+        && let Op::Constant(k) = f.op(c).op
+        && f.op(c).regions.is_empty()
+    {
+        let (ty, loc) = (f.ty(v).clone(), f.op(c).loc);
+        let x = f.append(r, Op::Constant(k), &[], vec![ty], &[], loc);
+        let n = f.op(x).results[0];
+        map.insert(v, n);
+        return n;
+    }
+    v
+}
+
+/// A copy of the pure op `y` appended to region `r`, its operands and results mapped.
+fn clone_into(f: &mut Func, r: RegionId, y: OpId, map: &mut HashMap<ValueId, ValueId>) {
+    let yd = f.op(y).clone();
+    let operands: Vec<ValueId> = yd.operands.iter().map(|&v| worker_value(f, r, v, map)).collect();
+    let types = yd.results.iter().map(|&v| f.ty(v).clone()).collect();
+    let c = f.append(r, yd.op.clone(), &operands, types, &[], yd.loc);
+    for (&v, &n) in yd.results.iter().zip(&f.op(c).results.clone()) {
+        map.insert(v, n);
+        f.values[n.index()].name = f.value(v).name.clone();
+    }
 }
 
 /// The producer's loop, built into `worker`: for every iteration, wait for the slot to be free, arm its

@@ -1,0 +1,320 @@
+//! Automatic warp specialization of tcgen05 K loops on sm_100a (`sched/src/ws_mma.rs`): `tma_matmul.py`'s
+//! `matmul_kernel` with `WARP_SPECIALIZE=True` splits into a producer warp issuing the TMA copies and the
+//! default partition issuing the MMAs, each committed to its ring slot's `empty` barrier, the accumulator waited
+//! for once after the loop. On the PTX simulator against the interpreter (bit for bit, ragged M, N and K through
+//! TMA bounds, outputs poisoned, fresh random inputs), the interpreter against the float64 product, ptxas when
+//! there is one, and broken variants of the PTX refused by name. Loops the split does not take say why in
+//! `--emit sched`.
+
+mod common;
+mod sim_common;
+
+use std::path::Path;
+
+use common::{assemble, c, int};
+use sim_common::{RunOptions, V, run_on, simulate_broken};
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType::F16;
+use tessel::tile::{KernelConfig, Target};
+
+fn source() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tma_matmul.py")).unwrap()
+}
+
+fn desc(block: [u32; 2]) -> ArgSpec {
+    ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: None }
+}
+
+/// `matmul_kernel`'s specialization: A `[bm, bk]`, B `[bk, bn]`, C `[bm, bn]` blocks, M, N, K, GROUP_M 4 and
+/// WARP_SPECIALIZE.
+fn spec((bm, bn, bk): (u32, u32, u32), ws: bool) -> Vec<ArgSpec> {
+    let mut s = vec![desc([bm, bk]), desc([bk, bn]), desc([bm, bn]), int(false), int(false), int(false), c(4)];
+    s.push(ArgSpec::Constexpr(ConstValue::Bool(ws)));
+    s
+}
+
+fn random(n: usize, seed: u64) -> Vec<f64> {
+    tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, F16)
+}
+
+fn compiled(stage: Stage, tile: (u32, u32, u32), warps: u32, stages: u32) -> Output {
+    let source = source();
+    let sp = Specialization::with_config(
+        spec(tile, true),
+        KernelConfig { num_warps: warps, num_stages: stages, ..KernelConfig::DEFAULT },
+    );
+    let ks = tessel::KernelSource {
+        file: "tma_matmul.py",
+        source: &source,
+        kernel: "matmul_kernel",
+        spec: &sp,
+        module: None,
+    };
+    tessel::pipeline::run(&ks, Target::Sm100a, stage, None, &mut Default::default())
+        .unwrap_or_else(|e| panic!("{tile:?} on {warps} warps: {e}"))
+}
+
+fn ptx(tile: (u32, u32, u32), warps: u32, stages: u32) -> String {
+    match compiled(Stage::Ptx, tile, warps, stages) {
+        Output::Ptx { kernel, .. } => kernel.ptx,
+        _ => unreachable!("the pipeline stops at the stage asked for"),
+    }
+}
+
+fn count(ptx: &str, what: &str) -> usize {
+    ptx.lines().filter(|l| !l.trim_start().starts_with("//") && l.contains(what)).count()
+}
+
+/// The inputs of an `m x n x k` product and the float64 product.
+fn inputs(m: usize, n: usize, k: usize, seed: u64) -> ([V; 6], Vec<f64>) {
+    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
+    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
+    let vals = [
+        V::Desc(F16, Some(a), vec![m as u32, k as u32]),
+        V::Desc(F16, Some(b), vec![k as u32, n as u32]),
+        V::Desc(F16, None, vec![m as u32, n as u32]),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    (vals, want)
+}
+
+/// Ragged shapes (M, N and K not multiples of the tile: TMA reads zeros past the edges and writes nothing there),
+/// K loops that wrap the ring several times, one shorter than the ring and one of a single step; several
+/// programs; 128x128x64 on 4 warps and 128x256x64 on 8. The simulator runs the partitions as independent warps
+/// (every shared-memory access checked by happens-before, every tcgen05 read of a slot against the copies and
+/// the MMAs' commits) and equals the interpreter bit for bit; the interpreter equals the float64 product.
+#[test]
+fn warp_specialized_tcgen05_matmul_matches_the_interpreter_and_float64() {
+    let cases = [
+        (130, 200, 328, (128u32, 128u32, 64u32), 4u32, 3u32),
+        (70, 264, 136, (128, 256, 64), 8, 3),
+        (200, 72, 584, (128, 128, 64), 4, 4),
+        (100, 120, 40, (128, 128, 64), 4, 3),
+        (128, 64, 112, (128, 64, 32), 4, 2),
+    ];
+    for (i, (m, n, k, tile, warps, stages)) in cases.into_iter().enumerate() {
+        let (vals, want) = inputs(m, n, k, 40 + i as u64);
+        let opts = RunOptions {
+            file: "tma_matmul.py",
+            target: Target::Sm100a,
+            num_warps: warps,
+            num_stages: stages,
+            poison: true,
+        };
+        let grid = (m.div_ceil(tile.0 as usize) * n.div_ceil(tile.1 as usize)) as u32;
+        let what = format!("{m}x{n}x{k}, tile {tile:?}, {warps} warps, {stages} stages");
+        let outs = run_on(&source(), "matmul_kernel", spec(tile, true), &opts, &vals, [grid, 1, 1])
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
+        assert_eq!(differ, 0, "{what}: {differ} elements differ between the simulator and the interpreter");
+        for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+            // fp16 output of an f32 accumulation: half an fp16 ulp, and the f32 sums' rounding.
+            assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {got}, float64 {w}");
+        }
+    }
+}
+
+/// The PTX of the split: the producer warp (warp 4 of 5, or 8 of 9) and the default partition meet at the
+/// hand-off; the K loop's MMAs commit to the ring's `empty` barriers (one `tcgen05.commit` per K step, none
+/// waited for in the loop), the accumulator is committed and waited for once after it. ptxas accepts it.
+#[test]
+fn warp_specialized_tcgen05_matmul_ptx() {
+    for (tile, warps) in [((128u32, 128u32, 64u32), 4u32), ((128, 256, 64), 8)] {
+        let p = ptx(tile, warps, 3);
+        let what = format!("{tile:?} on {warps} warps");
+        assert!(p.contains("$L_ws_default"), "{what}: no partitions");
+        assert!(p.contains(&format!(".reqntid {}", 32 * (warps + 1))), "{what}: a producer warp more");
+        assert_eq!(count(&p, "tcgen05.commit"), 2, "{what}: a commit per K step to its slot, one for the accumulator");
+        assert!(count(&p, "tcgen05.mma.cta_group::1") >= 4, "{what}");
+        // A and B (B in two boxes of 64 columns: a 128-byte swizzle's) in the producer's loop, C's store.
+        assert!(count(&p, "cp.async.bulk.tensor") >= 3, "{what}");
+        let default = &p[p.find("\n$L_ws_default").expect("the default partition")..];
+        let loop_end = default.find("\n$L_for_end").expect("the default partition's loop");
+        assert_eq!(count(&default[..loop_end], "mbarrier.try_wait"), 1, "{what}: the loop waits for its data only");
+        assemble(&format!("ws_tcgen05_{}x{}x{}_w{warps}", tile.0, tile.1, tile.2), &p, "sm_100a");
+    }
+}
+
+/// The split's PTX broken four ways, each refused by the simulator: the default partition's wait for a filled
+/// slot taken out (its MMA reads what the producer's copy writes, with nothing ordering the two), the producer's
+/// wait for a released slot taken out (its copies overwrite slots before anything released them), the MMA's
+/// commit to its slot's `empty` barrier taken out (no slot is ever released: the producer waits forever, a
+/// deadlock naming it), and the commit after the loop taken out (the wait for the accumulator never completes).
+#[test]
+fn a_broken_warp_specialized_tcgen05_matmul_is_refused() {
+    let tile = (128u32, 128u32, 64u32);
+    let (m, n, k) = (128usize, 128usize, 320usize);
+    let (vals, _) = inputs(m, n, k, 7);
+    let opts = RunOptions { file: "tma_matmul.py", target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
+    let source = source();
+    let run = |edit: &dyn Fn(&str) -> String| {
+        simulate_broken(&source, "matmul_kernel", spec(tile, true), &opts, &vals, [1, 1, 1], edit)
+    };
+    assert_eq!(run(&|p| p.to_string()), Ok(()), "the unbroken PTX");
+    // The first `mbarrier.try_wait` after `from` answers true at once.
+    let skip_wait = |ptx: &str, from: &str| {
+        let start = ptx.find(from).unwrap_or_else(|| panic!("no {from}"));
+        let at = start + ptx[start..].find("mbarrier.try_wait.parity").expect("a wait");
+        let end = at + ptx[at..].find('\n').unwrap();
+        let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
+        format!("{}setp.eq.u32 {p}, 1, 1;{}", &ptx[..at], &ptx[end..])
+    };
+    let err = run(&|p| skip_wait(p, "\n$L_ws_default")).unwrap_err();
+    assert!(
+        err.contains("tcgen05.mma") && err.contains("completing on the mbarrier at shared"),
+        "no ready wait: {err}"
+    );
+    let err = run(&|p| skip_wait(p, "\n$L_ws_worker")).unwrap_err();
+    assert!(err.contains("cp.async.bulk.tensor") && err.contains("without a barrier between"), "no empty wait: {err}");
+    // The `n`-th `tcgen05.commit` of the kernel (the K step's, then the accumulator's) taken out.
+    let no_commit = |ptx: &str, n: usize| {
+        let at = ptx.match_indices("tcgen05.commit").nth(n).unwrap().0;
+        let start = ptx[..at].rfind('\n').unwrap();
+        let end = at + ptx[at..].find('\n').unwrap();
+        format!("{}{}", &ptx[..start], &ptx[end..])
+    };
+    let err = run(&|p| no_commit(p, 0)).unwrap_err();
+    assert!(err.contains("deadlock") && err.contains("warp 4"), "no release: {err}");
+    let err = run(&|p| no_commit(p, 1)).unwrap_err();
+    assert!(err.contains("deadlock") && err.contains("warps 0-3"), "no accumulator commit: {err}");
+}
+
+/// A public tutorial's source from `TESSEL_TUTORIALS` (python/tutorials of triton-lang/triton, not in this
+/// repository), or `None` with a note.
+fn tutorial(name: &str) -> Option<(String, String)> {
+    sim_common::tutorial("TESSEL_TUTORIALS", name)
+}
+
+fn cb(v: bool) -> ArgSpec {
+    ArgSpec::Constexpr(ConstValue::Bool(v))
+}
+
+/// `kernel` of `src` for sm_100a at `stage`.
+fn compile_tutorial(file: &str, src: &str, kernel: &str, spec: Vec<ArgSpec>, warps: u32, stage: Stage) -> Output {
+    let sp =
+        Specialization::with_config(spec, KernelConfig { num_warps: warps, num_stages: 3, ..KernelConfig::DEFAULT });
+    let ks = tessel::KernelSource { file, source: src, kernel, spec: &sp, module: None };
+    tessel::pipeline::run(&ks, Target::Sm100a, stage, None, &mut Default::default())
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"))
+}
+
+/// Tutorial 09's three TMA kernels with WARP_SPECIALIZE=True (the persistent ones fused, `flatten=True`, their
+/// epilogue in the loop's `if`; `_descriptor_persistent` making its descriptors on the device) split into
+/// partitions at 128x128x64 on 4 warps, with and without EPILOGUE_SUBTILE, and 128x256x64 on 8 without (with it,
+/// the fused loop does not fit in shared memory on 8 warps and the compile driver falls back to the nest, whose K
+/// loop is not at the top level), and ptxas accepts them. (`tests/auto_tcgen05_tutorials.rs` runs the
+/// host-descriptor ones on the simulator.)
+#[test]
+fn tutorial_09_warp_specialized_kernels_split_and_assemble() {
+    let Some((file, src)) = tutorial("09-persistent-matmul.py") else { return };
+    let desc = |block: [u32; 2]| desc(block);
+    for ((bm, bn, bk), warps) in [((128u32, 128u32, 64u32), 4u32), ((128, 256, 64), 8)] {
+        for (kernel, subtile) in [
+            ("matmul_kernel_tma", None),
+            ("matmul_kernel_tma_persistent", Some(false)),
+            ("matmul_kernel_tma_persistent", Some(true)),
+            ("matmul_kernel_descriptor_persistent", Some(false)),
+            ("matmul_kernel_descriptor_persistent", Some(true)),
+        ] {
+            if warps == 8 && subtile == Some(true) {
+                continue;
+            }
+            let mut spec = if kernel == "matmul_kernel_descriptor_persistent" {
+                vec![ArgSpec::Pointer(F16, true), ArgSpec::Pointer(F16, true), ArgSpec::Pointer(F16, true)]
+            } else {
+                let cn = if subtile == Some(true) { bn / 2 } else { bn };
+                vec![desc([bm, bk]), desc([bn, bk]), desc([bm, cn])]
+            };
+            spec.extend([int(false), int(true), int(true)]);
+            spec.extend([c(bm as i64), c(bn as i64), c(bk as i64), c(8)]);
+            if kernel != "matmul_kernel_descriptor_persistent" {
+                spec.push(cb(false));
+            }
+            if let Some(st) = subtile {
+                spec.extend([cb(st), c(148)]);
+            }
+            spec.push(cb(true));
+            if kernel == "matmul_kernel_descriptor_persistent" {
+                spec.push(cb(true));
+            }
+            let what = format!("{kernel} {bm}x{bn}x{bk} on {warps} warps, subtile {subtile:?}");
+            let sched = match compile_tutorial(&file, &src, kernel, spec.clone(), warps, Stage::Sched) {
+                Output::Sched { schedule, .. } => schedule,
+                _ => unreachable!("the pipeline stops at the stage asked for"),
+            };
+            assert!(sched.contains("warp-specialized: a producer warp issues the copies"), "{what}:\n{sched}");
+            let p = match compile_tutorial(&file, &src, kernel, spec, warps, Stage::Ptx) {
+                Output::Ptx { kernel, .. } => kernel.ptx,
+                _ => unreachable!("the pipeline stops at the stage asked for"),
+            };
+            assert!(p.contains("$L_ws_default"), "{what}: no partitions in the PTX");
+            let name = format!("{kernel}_{bn}_w{warps}_{}", subtile == Some(true));
+            assemble(&name, &p, "sm_100a");
+        }
+    }
+}
+
+/// What the split refuses says why in `--emit sched`, and the loop is pipelined in one partition as before:
+/// tutorial 06's forward attention (two chained MMAs), and tutorial 10's block-scaled matmul asked to
+/// warp-specialize (its scales copied into tensor memory each K step).
+#[test]
+fn refused_loops_say_why() {
+    let schedule = |file: &str, src: &str, kernel: &str, spec: Vec<ArgSpec>| match compile_tutorial(
+        file,
+        src,
+        kernel,
+        spec,
+        4,
+        Stage::Sched,
+    ) {
+        Output::Sched { schedule, .. } => schedule,
+        _ => unreachable!("the pipeline stops at the stage asked for"),
+    };
+    if let Some((file, src)) = tutorial("06-fused-attention.py") {
+        let (d, bm, bn) = (64u32, 128u32, 64u32);
+        let tdesc =
+            |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
+        let mut spec =
+            vec![ArgSpec::Float(tessel::tile::ScalarType::F32), ArgSpec::Pointer(tessel::tile::ScalarType::F32, true)];
+        spec.extend([c(1), int(false), tdesc(bm), tdesc(bn), tdesc(bn), tdesc(bm), int(true)]);
+        spec.extend([c(d as i64), c(bm as i64), c(bn as i64), cb(false), c(3), cb(true), cb(false)]);
+        let s = schedule(&file, &src, "_attn_fwd", spec);
+        assert!(
+            s.contains("warp_specialize=True not applied: the loop issues 2 tcgen05 MMAs")
+                && s.contains("2 load(s) pipelined"),
+            "{s}"
+        );
+    }
+    if let Some((file, src)) = tutorial("10-block-scaled-matmul.py") {
+        let asked = "num_stages=NUM_STAGES, warp_specialize=True)";
+        let src = src.replace("num_stages=NUM_STAGES)", asked);
+        assert!(src.contains(asked), "tutorial 10's K loop");
+        let (bm, bn, bk, rep_k) = (128u32, 256u32, 128u32, 1u32);
+        let d = |elem, block: &[u32]| ArgSpec::TensorDesc {
+            elem,
+            block_shape: block.to_vec(),
+            padding_nan: false,
+            layout: None,
+        };
+        use tessel::tile::ScalarType::{F8E4M3, U8};
+        let mut spec = vec![
+            d(F8E4M3, &[bm, bk]),
+            d(U8, &[1, 1, rep_k, 2, 256]),
+            d(F8E4M3, &[bn, bk]),
+            d(U8, &[1, 2, rep_k, 2, 256]),
+            d(F16, &[bm, bn]),
+        ];
+        spec.extend([c(256), c(256), c(256), c(1), c(1), c(1)]);
+        spec.extend([c(32), c(bm as i64), c(bn as i64), c(bk as i64), c(1), c(2), c(rep_k as i64), c(4)]);
+        let s = schedule(&file, &src, "block_scaled_matmul_kernel", spec);
+        assert!(
+            s.contains("warp_specialize=True not applied:")
+                && s.contains("block scales are copied into tensor memory every K step"),
+            "{s}"
+        );
+    }
+}
