@@ -259,8 +259,9 @@ fn tutorial_09_warp_specialized_kernels_split_and_assemble() {
 }
 
 /// What the split refuses says why in `--emit sched`, and the loop is pipelined in one partition as before:
-/// tutorial 06's forward attention (two chained MMAs), and tutorial 10's block-scaled matmul asked to
-/// warp-specialize (its scales copied into tensor memory each K step).
+/// chained MMAs one of which is issued in an `if` of the body (attention's, at the body's top level, split:
+/// `tests/auto_tcgen05_ws_attention.rs`), and tutorial 10's block-scaled matmul asked to warp-specialize (its
+/// scales copied into tensor memory each K step).
 #[test]
 fn refused_loops_say_why() {
     let schedule = |file: &str, src: &str, kernel: &str, spec: Vec<ArgSpec>| match compile_tutorial(
@@ -274,20 +275,32 @@ fn refused_loops_say_why() {
         Output::Sched { schedule, .. } => schedule,
         _ => unreachable!("the pipeline stops at the stage asked for"),
     };
-    if let Some((file, src)) = tutorial("06-fused-attention.py") {
-        let (d, bm, bn) = (64u32, 128u32, 64u32);
-        let tdesc =
-            |rows: u32| ArgSpec::TensorDesc { elem: F16, block_shape: vec![rows, d], padding_nan: false, layout: None };
-        let mut spec =
-            vec![ArgSpec::Float(tessel::tile::ScalarType::F32), ArgSpec::Pointer(tessel::tile::ScalarType::F32, true)];
-        spec.extend([c(1), int(false), tdesc(bm), tdesc(bn), tdesc(bn), tdesc(bm), int(true)]);
-        spec.extend([c(d as i64), c(bm as i64), c(bn as i64), cb(false), c(3), cb(true), cb(false)]);
-        let s = schedule(&file, &src, "_attn_fwd", spec);
-        assert!(
-            s.contains("warp_specialize=True not applied: the loop issues 2 tcgen05 MMAs")
-                && s.contains("2 load(s) pipelined"),
-            "{s}"
-        );
+    let gated = "import triton\nimport triton.language as tl\n\n\n@triton.jit
+def gated(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    acc = tl.zeros([BM, BN], tl.float32)
+    acc2 = tl.zeros([BM, BN], tl.float32)
+    for k in tl.range(0, K, BK, num_stages=3, warp_specialize=True):
+        a = a_desc.load([0, k])
+        b = b_desc.load([k, 0])
+        acc = tl.dot(a, b, acc)
+        if k >= BK:
+            acc2 = tl.dot(a, b, acc2)
+    c_desc.store([0, 0], (acc + acc2).to(tl.float16))
+";
+    let spec = || vec![desc([128, 64]), desc([64, 64]), desc([128, 64]), int(false), c(128), c(64), c(64)];
+    let s = schedule("gated.py", gated, "gated", spec());
+    assert!(
+        s.contains("warp_specialize=True not applied: the loop issues 2 tcgen05 MMAs")
+            && s.contains("is nested in an op of the body; chained MMAs are split only at the body's top level")
+            && s.contains("2 load(s) pipelined"),
+        "{s}"
+    );
+    match compile_tutorial("gated.py", gated, "gated", spec(), 4, Stage::Ptx) {
+        Output::Ptx { kernel, .. } => {
+            assert!(!kernel.ptx.contains("$L_ws_default") && kernel.ptx.contains("tcgen05.mma"), "unsplit");
+            assemble("ws_refused_gated", &kernel.ptx, "sm_100a");
+        }
+        _ => unreachable!("the pipeline stops at the stage asked for"),
     }
     if let Some((file, src)) = tutorial("10-block-scaled-matmul.py") {
         let asked = "num_stages=NUM_STAGES, warp_specialize=True)";

@@ -423,13 +423,13 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             wait_inside(e.f, x, e.f.op(a.dot).results[0]);
         }
         if let (Some(m), Some(empties)) = (ws_mma, empties)
-            && m.mma == x
+            && m.release().mma == x
         {
-            // The MMA commits to its slot's `empty` barrier; an epilogue reading its accumulator waits for that.
+            // The MMA commits to its slot's `empty` barrier; an epilogue reading its accumulator (or the wait for
+            // a chained one) waits for that.
             let empty = e.value(Op::MemDescIndex, &[empties, slot], tessel_tile::tma::barrier_type());
             order.append(&mut e.out);
-            crate::ws_mma::commit_to(e.f, m, empty);
-            crate::ws_mma::epilogue_waits(e.f, m, empty, phase.expect("carried with the barriers"));
+            crate::ws_mma::release_to(e.f, m, empty, phase.expect("carried with the barriers"));
         }
         order.push(x);
         if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x || at_reads) {

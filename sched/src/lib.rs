@@ -9,7 +9,7 @@
 //! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
 //! asynchronously, [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations, and [`ws`]
 //! handing a loop's TMA copies to a producer partition where it asks for warp specialization, [`ws_mma`] its
-//! tcgen05 MMA on sm_100a); [`print`] is
+//! tcgen05 MMAs on sm_100a); [`print`] is
 //! `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
 pub mod async_dot;
@@ -24,7 +24,7 @@ pub mod staging;
 pub mod tma_copies;
 pub mod warp_spec;
 pub mod ws;
-pub(crate) mod ws_mma;
+pub mod ws_mma;
 
 use std::fmt::Write;
 
@@ -67,7 +67,7 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<Taken>)> {
                         // The producer's copies wait for the slot's release: no counters, no CTA barrier. A
                         // tcgen05 MMA is the default partition's, released by its commits ([`ws_mma`]).
                         (p.release, split) = (false, true);
-                        if w.mma.is_some() {
+                        if let Some(ws_mma::WsMma::InFlight(_)) = w.mma {
                             p.mma_flight = None;
                             // Without the MMA in flight (the retry for shared memory), a ring buffer less.
                             if !opts.mma_in_flight {
@@ -122,8 +122,8 @@ pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>
             let ws_mma = w.as_ref().and_then(|w| w.mma.as_ref());
             if let Some(m) = ws_mma {
                 ws_mma::prepare(f, p.loop_op, m);
-                // The rings hold a buffer per stage, which the retry for shared memory gives up.
-                in_flight |= opts.mma_in_flight;
+                // An MMA in flight: the rings hold a buffer per stage, which the retry for shared memory gives up.
+                in_flight |= opts.mma_in_flight && matches!(m, ws_mma::WsMma::InFlight(_));
             }
             expand::expand(f, &p, w.as_ref())?;
             if let Some(m) = &p.mma_flight {

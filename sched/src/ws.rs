@@ -81,7 +81,7 @@ pub struct WsPlan {
     pub recomputed: Vec<OpId>,
     /// sm_100a: the loop's tcgen05 MMA, which the default partition commits to the ring's `empty` barriers
     /// ([`crate::ws_mma`]).
-    pub mma: Option<crate::mma_flight::MmaFlight>,
+    pub mma: Option<crate::ws_mma::WsMma>,
     pub producer: Producer,
     /// The shared memory the plan counted (the rings and the buffers made outside the loop), for the reason
     /// `--emit sched` gives.
@@ -92,10 +92,13 @@ impl WsPlan {
     /// What the split does, for the loop's schedule (`--emit sched`).
     pub fn describe(&self) -> String {
         let producer = match self.producer {
-            Producer::Warp if self.mma.is_some() => {
+            Producer::Warp if matches!(self.mma, Some(crate::ws_mma::WsMma::InFlight(_))) => {
                 "a producer warp issues the copies (the accumulator is in tensor memory: the default partition \
                  needs no registers a producer warpgroup could give it)"
                     .to_string()
+            }
+            Producer::Warp if self.mma.is_some() => {
+                "a producer warp issues the copies (one warp, as for a K loop on sm_100a)".to_string()
             }
             Producer::Warpgroup => format!(
                 "a producer warpgroup issues the copies and keeps {PRODUCER_REGS} registers per thread (the \
@@ -109,11 +112,17 @@ impl WsPlan {
             ),
         };
         match &self.mma {
-            Some(m) => format!(
+            Some(crate::ws_mma::WsMma::InFlight(m)) => format!(
                 "; warp-specialized: {producer}, the default partition issues {} and commits it to the slot's \
                  empty barrier (the MMA's completion releases the slot), then waits for the accumulator once{}",
                 m.mma,
                 if m.reads.is_empty() { " after the loop" } else { " in each tile's epilogue and after the loop" }
+            ),
+            Some(crate::ws_mma::WsMma::Chained { release, count }) => format!(
+                "; warp-specialized: {producer}, the default partition issues the loop's {count} MMAs and waits for \
+                 each where the loop does, {} committed to the slot's empty barrier and waited for there (its \
+                 completion releases the slot)",
+                release.mma
             ),
             None => {
                 format!("; warp-specialized: {producer}, the default partition releases each slot through an mbarrier")

@@ -1,9 +1,14 @@
-//! The tcgen05 side of automatic warp specialization (sm_100a): what a K loop's `tcgen05_mma` becomes when
-//! [`crate::ws`] hands the loop's TMA copies to a producer warp, and which loops it refuses.
+//! The tcgen05 side of automatic warp specialization (sm_100a): what a loop's `tcgen05_mma`s become when
+//! [`crate::ws`] hands the loop's TMA copies to a producer warp, and which loops it refuses. Two shapes of loop
+//! split ([`WsMma`]): a K loop of one MMA, left in flight, and attention's chained MMAs, each waited for where the
+//! loop as written waits.
 //!
 //! Auto mode lowers `acc = tl.dot(a, b, acc)` to a `tcgen05_mma` that commits to one barrier (`acc_bar`) and is
-//! waited for right after it, the loop carrying the parity (`tile::layout::tcgen05`). Split into partitions, the
-//! loop's MMA is the one [`crate::mma_flight::candidate`] recognizes (the only MMA of the body, reading ring
+//! waited for right after it, the loop carrying the parity (`tile::layout::tcgen05`).
+//!
+//! ## One MMA in flight ([`WsMma::InFlight`])
+//!
+//! The loop's MMA is the one [`crate::mma_flight::candidate`] recognizes (the only MMA of the body, reading ring
 //! slots, its accumulator read by nothing in the loop but a fused loop's epilogue), and the default partition runs
 //! it so:
 //!
@@ -27,28 +32,88 @@
 //!   `codegen/src/lower/tcgen05`), which every thread reaches after its `tcgen05.wait::ld`. One accumulator
 //!   buffer: the tensor cores idle while the epilogue reads it.
 //!
-//! Refused, with the reason `--emit sched` prints (the loop is then pipelined in one partition as before): a loop
-//! whose MMAs are several (attention: S = QK^T and O += P V, chained through P in registers), an MMA reading a
-//! buffer the body writes (P staged by the threads) or an accumulator the body reads, and block-scaled MMAs whose
-//! scales the body copies into tensor memory each step (`tcgen05.cp`): with MMAs up to `B` steps in flight and
-//! the ISA ordering a copy before a later MMA but not an MMA before a later copy, the scale buffers would need a
-//! copy per ring slot, which is not done yet.
+//! ## Chained MMAs ([`WsMma::Chained`]: attention's forward loop)
+//!
+//! Tutorial 06's loop issues S = Q K^T (K from a ring slot, S into a tensor-memory buffer of the body), reads S
+//! into registers for the softmax, stores P into a shared buffer of the body, stores the rescaled O into its
+//! tensor-memory buffer (O is carried in registers: `tmem_alloc` of `acc * alpha`) and issues O += P V (V from
+//! the same slot), reading O back. Each MMA commits to its own barrier and every thread waits for it right after
+//! the issue, as in the loop as written. None is left in flight: the softmax reads S right after the first, and
+//! the second's O is read right after it and carried in registers, so a wait would only move, not go. Split, the
+//! default partition keeps every MMA and wait where they are, with one change: the last MMA reading the slot
+//! (P V) commits to `empty[s]` instead of its own barrier and is waited for there, in parity `p`, the parity of
+//! the `ready[s]` wait. That costs nothing over the loop as written (one commit, one wait, as before) and the
+//! release needs no thread: the commit's arrival is it. The MMA's own barrier is not used in the loop any more,
+//! so the loop yields its parity unchanged (a later loop waiting on it, causal attention's second, sees the
+//! phases it expects). Why each access is ordered:
+//!
+//! - **The slot's reuse.** The producer refills slot `s` for iteration `k + B` after its wait for `empty[s]`'s
+//!   phase `k / B`, which completes when everything the default partition's thread issued before the commit is
+//!   done: Q K^T (which also completed earlier, its own wait) and P V, the slot's only readers (the plan checks
+//!   that nothing but MMAs at or before the released one reads a ring slot). The default partition's wait in
+//!   parity `p` cannot be a phase late: the next commit to `empty[s]` is iteration `k + B`'s, which this same
+//!   thread issues after the wait; nor early: the phases before `k / B` are earlier iterations' commits, each
+//!   waited for in its own iteration.
+//! - **S's overwrite in tensor memory.** Iteration `k + 1`'s Q K^T writes the buffer iteration `k`'s `tmem_load`
+//!   read; both are the default partition's, and codegen issues an MMA after a tensor-memory load only past the
+//!   partition's thread sync (every thread past its `tcgen05.wait::ld`), as in the loop as written.
+//! - **P's rewrite.** Iteration `k + 1` stores P into the shared buffer P V of iteration `k` read, after the wait
+//!   for `empty[s]` that saw P V complete (the same wait that guards O's read); the stores then reach the next
+//!   MMA through codegen's proxy fence and thread sync before an issue.
+//! - **O.** Read (`tmem_load`) after the same wait, rescaled in registers and stored back (`tcgen05.st`) before
+//!   the next P V, behind the partition's thread sync before the issue; after the loop nothing is in flight, so
+//!   the loop's results are final at the join and nothing after it waits.
+//! - **The second loop of causal attention** runs after the join, unsplit (a kernel has one `warp_specialize`),
+//!   with rings, barriers and tensor-memory buffers of its own; the producer warp has exited, every copy it
+//!   issued was waited for in the split loop, and every commit was waited for too, so nothing of the split loop
+//!   is pending there.
+//!
+//! Refused, with the reason `--emit sched` prints (the loop is then pipelined in one partition as before): an MMA
+//! inside an op of the body (an `if`), a block-scaled MMA among several, an MMA not waited for right after it
+//! issues on a barrier of its own, a ring slot read by something other than the MMAs (a read-back into
+//! registers).
+//!
+//! ## Refused
+//!
+//! For one MMA: an MMA reading a buffer the body writes or an accumulator the body reads (it could not be left
+//! in flight), and block-scaled MMAs whose scales the body copies into tensor memory each step (`tcgen05.cp`):
+//! with MMAs up to `B` steps in flight and the ISA ordering a copy before a later MMA but not an MMA before a
+//! later copy, the scale buffers would need a copy per ring slot, which is not done yet.
 
 use tessel_tile::ir::{Cursor, Func, OpId, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, Const, Op};
 use tessel_tile::types::{ScalarType, Type};
 
 use crate::mma_flight::MmaFlight;
-use crate::plan::LoopPlan;
+use crate::plan::{Consumer, LoopPlan};
+
+/// How the default partition issues a split loop's tcgen05 MMAs (see the module's description).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WsMma {
+    /// The loop's one MMA, committed to `empty[s]` and left in flight; waited for once after the loop (and in a
+    /// fused loop's epilogue).
+    InFlight(MmaFlight),
+    /// Several MMAs (`count`), each waited for where the loop as written waits; `release` (its `reads` and
+    /// `scales` empty), the last to read a ring slot, commits to `empty[s]` and is waited for there.
+    Chained { release: MmaFlight, count: usize },
+}
+
+impl WsMma {
+    /// The MMA committed to the slot's `empty` barrier, with its wait and parity.
+    pub fn release(&self) -> &MmaFlight {
+        match self {
+            WsMma::InFlight(m) | WsMma::Chained { release: m, .. } => m,
+        }
+    }
+}
 
 /// Whether op `x` is a tcgen05 MMA (dense or block-scaled).
 fn is_mma(f: &Func, x: OpId) -> bool {
     matches!(f.op(x).op, Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. })
 }
 
-/// The MMA of loop `p.loop_op` the default partition issues and commits to the ring's `empty` barriers, or why
-/// the loop is not split on sm_100a.
-pub(crate) fn plan(f: &Func, p: &LoopPlan) -> Result<MmaFlight, String> {
+/// How the default partition issues the MMAs of loop `p.loop_op`, or why the loop is not split on sm_100a.
+pub(crate) fn plan(f: &Func, p: &LoopPlan) -> Result<WsMma, String> {
     let body = f.op(p.loop_op).regions[0];
     let mut mmas = Vec::new();
     f.walk(body, &mut |x| {
@@ -63,14 +128,9 @@ pub(crate) fn plan(f: &Func, p: &LoopPlan) -> Result<MmaFlight, String> {
              not warp-specialized yet",
             m.mma
         )),
-        (Some(m), _) => Ok(m.clone()),
-        (None, []) => Err("the loop issues no tcgen05 MMA (on sm_100a only a K loop feeding one is split)".into()),
-        (None, [_, _, ..]) => Err(format!(
-            "the loop issues {} tcgen05 MMAs ({}): chained MMAs (attention's S = QK^T and O += P V through P) \
-             are not handed between partitions yet; only a K loop of one MMA is split on sm_100a",
-            mmas.len(),
-            mmas.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
-        )),
+        (Some(m), _) => Ok(WsMma::InFlight(m.clone())),
+        (None, []) => Err("the loop issues no tcgen05 MMA (on sm_100a only a loop feeding MMAs is split)".into()),
+        (None, [_, _, ..]) => chained(f, p, &mmas),
         (None, &[x]) => {
             let ring = |v: ValueId| ring_slot(f, p, v);
             let operands = &f.op(x).operands;
@@ -89,24 +149,134 @@ pub(crate) fn plan(f: &Func, p: &LoopPlan) -> Result<MmaFlight, String> {
     }
 }
 
-/// Whether `v` (an MMA operand) is a buffer of one of the loop's pipelined loads, or made outside the loop.
-fn ring_slot(f: &Func, p: &LoopPlan, v: ValueId) -> bool {
-    let body = f.op(p.loop_op).regions[0];
-    let staged: Vec<ValueId> = p
-        .loads
+/// The results of the `local_alloc`s the pipelined loads stage (each becomes a view of a ring slot).
+fn staged(f: &Func, p: &LoopPlan) -> Vec<ValueId> {
+    p.loads
         .iter()
         .flat_map(|l| match &l.consumer {
-            crate::plan::Consumer::Allocs(s) => s.iter().map(|s| f.op(s.alloc).results[0]).collect(),
+            Consumer::Allocs(s) => s.iter().map(|s| f.op(s.alloc).results[0]).collect(),
             _ => Vec::new(),
         })
-        .collect();
+        .collect()
+}
+
+/// `v` with its memdesc views (`memdesc_permute`, ...) looked through.
+fn viewed(f: &Func, v: ValueId) -> ValueId {
     let mut m = v;
     while let ValueDef::Result(d, _) = f.value(m).def
         && f.op(d).op.is_memdesc_view()
     {
         m = f.op(d).operands[0];
     }
-    staged.contains(&m) || matches!(f.value(m).def, ValueDef::Result(d, _) if f.op(d).parent != Some(body))
+    m
+}
+
+/// Whether `v` (an MMA operand) is a buffer of one of the loop's pipelined loads, or made outside the loop.
+fn ring_slot(f: &Func, p: &LoopPlan, v: ValueId) -> bool {
+    let body = f.op(p.loop_op).regions[0];
+    let m = viewed(f, v);
+    staged(f, p).contains(&m) || matches!(f.value(m).def, ValueDef::Result(d, _) if f.op(d).parent != Some(body))
+}
+
+/// Several MMAs: each waited for right after it issues, the last reading a ring slot committed to the slot's
+/// `empty` barrier ([`WsMma::Chained`]), or why not.
+fn chained(f: &Func, p: &LoopPlan, mmas: &[OpId]) -> Result<WsMma, String> {
+    let body = f.op(p.loop_op).regions[0];
+    let list = mmas.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    let several = format!("the loop issues {} tcgen05 MMAs ({list})", mmas.len());
+    if let Some(&x) = mmas.iter().find(|&&x| f.op(x).parent != Some(body)) {
+        return Err(format!(
+            "{several}, and {x} is nested in an op of the body; chained MMAs are split only at the body's top level"
+        ));
+    }
+    if let Some(&x) = mmas.iter().find(|&&x| f.op(x).op != Op::Tcgen05Mma) {
+        return Err(format!("{several}, and {x} is block-scaled; only dense MMAs are split when there are several"));
+    }
+    let mut waited = Vec::new();
+    for &x in mmas {
+        match synchronous(f, body, x) {
+            Some(m) => waited.push(m),
+            None => {
+                return Err(format!(
+                    "{several}, and {x} is not waited for right after it issues on a barrier of its own (in the \
+                     parity the loop carries), so its completion is not the loop's to hand to the slot's release"
+                ));
+            }
+        }
+    }
+    // What reads the ring slots: MMAs only, none after the released one.
+    let slots = staged(f, p);
+    let reads_slot = |x: OpId| f.op(x).operands[..2].iter().any(|&v| slots.contains(&viewed(f, v)));
+    let Some(last) = mmas.iter().rposition(|&x| reads_slot(x)) else {
+        return Err(format!("{several}, and none reads a ring slot the producer fills"));
+    };
+    if let Some(l) = p.loads.iter().find(|l| !matches!(l.consumer, Consumer::Allocs(_))) {
+        return Err(format!(
+            "{several}, and {} is read back from its ring into registers: only MMAs' reads of a slot are released by \
+             a commit",
+            l.load
+        ));
+    }
+    let mut stray = None;
+    f.walk(body, &mut |y| {
+        let yd = f.op(y);
+        let touches = yd.operands.iter().any(|&v| slots.contains(&viewed(f, v)));
+        if touches && !yd.op.is_memdesc_view() && !mmas.contains(&y) && stray.is_none() {
+            stray = Some(y);
+        }
+    });
+    if let Some(y) = stray {
+        return Err(format!(
+            "{several}, and {y} ({}) reads a ring slot besides them: only MMAs' reads of a slot are released by a \
+             commit",
+            f.op(y).op.name()
+        ));
+    }
+    Ok(WsMma::Chained { release: waited.swap_remove(last), count: mmas.len() })
+}
+
+/// `mma` as the synchronous lowering leaves it: its barrier (made outside the loop, predicate 1) used in the body
+/// by nothing but the MMA and `mbarrier_wait bar, phase` right after it, `phase` a carried parity read only by
+/// the wait and `xor phase, 1` right after, which only the yield reads, back into its slot.
+fn synchronous(f: &Func, body: tessel_tile::ir::RegionId, mma: OpId) -> Option<MmaFlight> {
+    let ops = &f.region(body).ops;
+    let args = &f.region(body).args;
+    let yields = &f.op(*ops.last()?).operands;
+    let at = ops.iter().position(|&x| x == mma)?;
+    let md = f.op(mma);
+    let b = barrier_operand(f, mma);
+    if md.operands.len() != b + 2 || !is_int(f, md.operands[b + 1], 1) {
+        return None;
+    }
+    let bar = md.operands[b];
+    if matches!(f.value(bar).def, ValueDef::Result(d, _) if f.op(d).parent == Some(body)) {
+        return None;
+    }
+    let uses = |v: ValueId| {
+        let mut n = 0;
+        f.walk(body, &mut |y| n += f.op(y).operands.iter().filter(|&&u| u == v).count());
+        n
+    };
+    let (&wait, &flip) = (ops.get(at + 1)?, ops.get(at + 2)?);
+    let (wd, fd) = (f.op(wait), f.op(flip));
+    let phase = *wd.operands.get(1)?;
+    let slot = args.iter().position(|&a| a == phase).filter(|&s| s >= 1)?;
+    let flips =
+        matches!(fd.op, Op::Binary { op: BinOp::Xor, .. }) && fd.operands[0] == phase && is_int(f, fd.operands[1], 1);
+    let ok = wd.op == Op::mbarrier_wait()
+        && wd.operands.len() == 2
+        && wd.operands[0] == bar
+        && flips
+        && yields.get(slot - 1) == Some(&fd.results[0])
+        && uses(bar) == 2
+        && uses(phase) == 2
+        && uses(fd.results[0]) == 1;
+    ok.then(|| MmaFlight { mma, scales: Vec::new(), reads: Vec::new(), wait, flip, slot })
+}
+
+/// Whether `v` is the integer constant `x`.
+fn is_int(f: &Func, v: ValueId, x: i64) -> bool {
+    matches!(f.value(v).def, ValueDef::Result(p, _) if f.op(p).op == Op::Constant(Const::Int(x)))
 }
 
 /// The operand index of `mma`'s barrier.
@@ -117,35 +287,44 @@ fn barrier_operand(f: &Func, mma: OpId) -> usize {
     }
 }
 
-/// Before the expansion: the wait right after the MMA and the parity flip after it leave the body (the loop
-/// yields the parity it got), so nothing in the loop waits for an MMA.
-pub(crate) fn prepare(f: &mut Func, lp: OpId, m: &MmaFlight) {
+/// Before the expansion: the released MMA's parity flip leaves the body (the loop yields the parity it got), and
+/// for an MMA left in flight its wait too, so nothing in the loop waits for it.
+pub(crate) fn prepare(f: &mut Func, lp: OpId, w: &WsMma) {
+    let m = w.release();
     let body = f.op(lp).regions[0];
     let phase = f.region(body).args[m.slot];
     let yield_op = *f.region(body).ops.last().expect("a yield");
     f.op_mut(yield_op).operands[m.slot - 1] = phase;
     f.unlink(m.flip);
-    f.unlink(m.wait);
-}
-
-/// In the expansion, as the MMA is placed: it commits to `bar` (the ring's `empty[slot]`) instead of the
-/// accumulator's barrier.
-pub(crate) fn commit_to(f: &mut Func, m: &MmaFlight, bar: ValueId) {
-    let b = barrier_operand(f, m.mma);
-    f.op_mut(m.mma).operands[b] = bar;
-}
-
-/// In the expansion: each epilogue read of the accumulator waits first for `empty` in `phase` (the barrier MMA
-/// `k` commits to, the phase it completes; see the module's description).
-pub(crate) fn epilogue_waits(f: &mut Func, m: &MmaFlight, empty: ValueId, phase: ValueId) {
-    for &r in &m.reads {
-        Cursor { f, anchor: r }.insert(Op::mbarrier_wait(), &[empty, phase], vec![]);
+    if let WsMma::InFlight(_) = w {
+        f.unlink(m.wait);
     }
 }
 
-/// After the expansion and the split: one commit to the accumulator's barrier and its wait right after loop
-/// `lp` (in the default partition), in the parity the loop yields; what follows reads the parity flipped.
-pub(crate) fn drain(f: &mut Func, lp: OpId, m: &MmaFlight) {
+/// In the expansion, as the released MMA is placed: it commits to `empty` (the ring's `empty[slot]`) instead of
+/// its own barrier. An MMA in flight has each epilogue read of its accumulator wait first for `empty` in `phase`
+/// (the phase MMA `k` completes); a chained one is waited for there, where the loop waited for it.
+pub(crate) fn release_to(f: &mut Func, w: &WsMma, empty: ValueId, phase: ValueId) {
+    let m = w.release();
+    let b = barrier_operand(f, m.mma);
+    f.op_mut(m.mma).operands[b] = empty;
+    match w {
+        WsMma::InFlight(m) => {
+            for &r in &m.reads {
+                Cursor { f, anchor: r }.insert(Op::mbarrier_wait(), &[empty, phase], vec![]);
+            }
+        }
+        WsMma::Chained { release, .. } => {
+            f.op_mut(release.wait).operands = [empty, phase].into_iter().collect();
+        }
+    }
+}
+
+/// After the expansion and the split, for an MMA in flight: one commit to the accumulator's barrier and its wait
+/// right after loop `lp` (in the default partition), in the parity the loop yields; what follows reads the parity
+/// flipped. (Chained MMAs leave nothing in flight.)
+pub(crate) fn drain(f: &mut Func, lp: OpId, w: &WsMma) {
+    let WsMma::InFlight(m) = w else { return };
     let bar = f.op(m.wait).operands[0];
     let region = f.op(lp).parent.expect("a linked loop");
     let at = f.region(region).ops.iter().position(|&x| x == lp).expect("the loop is in its region");
