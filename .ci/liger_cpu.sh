@@ -4,6 +4,8 @@
 # Liger's is part of this repository: its sdist is downloaded here (or taken from SDIST_DIR).
 #
 # Usage: bash .ci/liger_cpu.sh PYTHON [SDIST_DIR]
+#        bash .ci/liger_cpu.sh PYTHON --prepare DIR   (download and unpack the sdist into DIR, install the test
+#                                                       dependencies, run nothing: what .ci/run does ahead)
 #   PYTHON: an interpreter with tessel, torch and pytest installed (CI's venv). Liger's tests also import
 #   transformers, tokenizers and packaging: installed here into that environment, pinned below.
 #   LIGER_SECONDS: the step's hard limit for the pytest run (default 480). Measured on a 2-core machine shared
@@ -49,22 +51,39 @@ subset=(
   "test_fused_neighborhood_attention.py|not dtensor"
 )
 
+# The sdist, downloaded and unpacked into directory $1; prints the unpacked tree's path.
+fetch_sdist() {
+  echo "== liger-kernel $liger_version sdist (pip download)" >&2
+  "$py" -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
+    "liger-kernel==$liger_version" -d "$1/dl"
+  tar xzf "$1"/dl/liger_kernel-*.tar.gz -C "$1"
+  echo "$1"/liger_kernel-*/
+}
+
+install_deps() {
+  echo "== Liger's test dependencies: ${deps[*]}"
+  "$py" -m pip install --quiet --disable-pip-version-check "${deps[@]}" 2>&1 | grep -v "as the 'root' user" || true
+  "$py" -c "import transformers, tokenizers, packaging" # fails the step if the install did not take
+}
+
+if [[ $sdist == --prepare ]]; then
+  dest=${3:?usage: bash .ci/liger_cpu.sh PYTHON --prepare DIR}
+  mkdir -p "$dest"
+  fetch_sdist "$dest"
+  install_deps
+  exit 0
+fi
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessel-liger.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 if [[ -z $sdist ]]; then
-  echo "== liger-kernel $liger_version sdist (pip download)"
-  "$py" -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
-    "liger-kernel==$liger_version" -d "$tmp/dl"
-  tar xzf "$tmp"/dl/liger_kernel-*.tar.gz -C "$tmp"
-  sdist=$(echo "$tmp"/liger_kernel-*/)
+  sdist=$(fetch_sdist "$tmp")
 fi
 sdist=$(cd "$sdist" && pwd)
 [[ -d $sdist/test/transformers ]] || { echo "no test/transformers in $sdist" >&2; exit 1; }
 
-echo "== Liger's test dependencies: ${deps[*]}"
-"$py" -m pip install --quiet --disable-pip-version-check "${deps[@]}" 2>&1 | grep -v "as the 'root' user" || true
-"$py" -c "import transformers, tokenizers, packaging" # fails the step if the install did not take
+install_deps
 
 # Where upstream Triton lives (found without importing it): none of its modules may be loaded in the run.
 upstream=$(TESSEL_SHIM=0 "$py" -c 'import importlib.util as u, os; s = u.find_spec("triton"); print(os.path.dirname(os.path.abspath(s.origin)) if s and s.origin else "")')

@@ -28,4 +28,7 @@ if [[ -z "${PTXAS:-}" ]]; then
   exit 1
 fi
 echo "ptxas_check: using $PTXAS ($("$PTXAS" --version | tail -1))"
-PTXAS="$PTXAS" TESSEL_REQUIRE_PTXAS=1 cargo test -p tessel-codegen --test compile ptxas_accepts_every_kernel -- --nocapture
+# Arguments go to cargo (default `-p tessel-codegen`); CI passes the flags of its test build (`--workspace
+# --release`) so that the binary built there is the one run.
+(($#)) || set -- -p tessel-codegen
+PTXAS="$PTXAS" TESSEL_REQUIRE_PTXAS=1 cargo test "$@" --test compile ptxas_accepts_every_kernel -- --nocapture
