@@ -1,5 +1,5 @@
 //! Codegen of `tl.inline_asm_elementwise`, `tl.gather` and `tl.histogram`, run on the PTX simulator of
-//! `codegen/tests/ptx_sim`: gather and histogram against the interpreter, inline PTX (which the interpreter
+//! `ptx_sim`: gather and histogram against the interpreter, inline PTX (which the interpreter
 //! cannot run) against the same computation done here; and each kernel assembled by ptxas when it is on hand
 //! (`.ci/run` sets TESSEL_REQUIRE_PTXAS).
 

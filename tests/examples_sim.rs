@@ -1,5 +1,5 @@
 //! Example kernels compiled the whole way to PTX (auto-mode layouts, FMA dots, reductions, shape ops, layout
-//! conversions) and run on the CPU with the PTX simulator of `codegen/tests/ptx_sim`, against the
+//! conversions) and run on the CPU with the PTX simulator of `ptx_sim`, against the
 //! interpreter on the same inputs: what the offline ptxas check cannot see (wrong values) shows up here
 //! without a GPU. Warp-specialized kernels too: the auto-mode TMA matmul, and (with `TESSEL_GLUON_EXAMPLES` set
 //! to python/examples/gluon of triton-lang/triton, which this repository does not hold) the public Gluon

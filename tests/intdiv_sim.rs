@@ -1,5 +1,5 @@
 //! Integer `//` and `%` by a constant power of two (codegen's `lower/intdiv.rs`: shifts and masks instead of
-//! ptxas's general division), run on the PTX simulator of `codegen/tests/ptx_sim` against the interpreter, on
+//! ptxas's general division), run on the PTX simulator of `ptx_sim` against the interpreter, on
 //! fresh random dividends of both signs plus the extremes, outputs poisoned first.
 
 mod common;

@@ -1,5 +1,5 @@
 //! Language constructs that the frontend desugars into existing IR (`break`/`continue`, `tl.flip`, `tl.sort`)
-//! compiled the whole way to PTX and run on the PTX simulator of `codegen/tests/ptx_sim`, against the
+//! compiled the whole way to PTX and run on the PTX simulator of `ptx_sim`, against the
 //! interpreter on the same inputs: no new lowering, so the existing codegen must get them right.
 
 mod common;

@@ -5,7 +5,7 @@
 //! simulator follows the PTX ISA's instruction semantics; what it cannot vouch for is the hardware itself (run
 //! `gpu_check` on a GPU for that).
 
-mod ptx_sim;
+use tessel_ptx_sim as ptx_sim;
 
 use tessel_codegen::compile;
 use tessel_interp::compare::{Failure, Rules, compare_bytes};

@@ -1,10 +1,9 @@
 //! Shared by the simulator tests (examples, language constructs) and the differential tests: compile a kernel
-//! source to PTX, run it on the PTX simulator of `codegen/tests/ptx_sim` and in the interpreter on the same
+//! source to PTX, run it on the PTX simulator of `ptx_sim` and in the interpreter on the same
 //! inputs.
 #![allow(dead_code)]
 
-#[path = "../../codegen/tests/ptx_sim/mod.rs"]
-pub mod ptx_sim;
+pub use tessel_ptx_sim as ptx_sim;
 pub mod scaled;
 
 use tessel::lang::elab::{ArgSpec, Specialization};
