@@ -97,7 +97,7 @@ fn copied_scales(
 }
 
 /// Whether `v` is the integer constant `x`.
-fn is_int(f: &Func, v: ValueId, x: i64) -> bool {
+pub(crate) fn is_int(f: &Func, v: ValueId, x: i64) -> bool {
     matches!(f.value(v).def, ValueDef::Result(p, _) if f.op(p).op == Op::Constant(Const::Int(x)))
 }
 
@@ -148,6 +148,22 @@ pub(crate) fn candidate(
     if !outside(acc) || !outside(bar) || stray || touch != 1 + reads.len() || uses[bar.index()] != 3 {
         return None;
     }
+    let (wait, flip, slot) = wait_and_flip(f, ops, at, bar, args, yields, |v| uses[v.index()])?;
+    Some(MmaFlight { mma, scales, reads, wait, flip, slot })
+}
+
+/// The wait for the MMA at `ops[at]` as the synchronous lowering leaves it: `mbarrier_wait bar, phase` right after
+/// the MMA and `xor phase, 1` right after that, yielded back into the slot the body received `phase` in, the
+/// parity read by nothing else (`uses(v)`: how many operands of the body read `v`). `(wait, flip, slot)`.
+pub(crate) fn wait_and_flip(
+    f: &Func,
+    ops: &[OpId],
+    at: usize,
+    bar: ValueId,
+    args: &[ValueId],
+    yields: &[ValueId],
+    uses: impl Fn(ValueId) -> u32,
+) -> Option<(OpId, OpId, usize)> {
     let (&wait, &flip) = (ops.get(at + 1)?, ops.get(at + 2)?);
     let (wd, fd) = (f.op(wait), f.op(flip));
     let phase = *wd.operands.get(1)?;
@@ -155,12 +171,13 @@ pub(crate) fn candidate(
     let flips =
         matches!(fd.op, Op::Binary { op: BinOp::Xor, .. }) && fd.operands[0] == phase && is_int(f, fd.operands[1], 1);
     let ok = wd.op == Op::mbarrier_wait()
+        && wd.operands.len() == 2
         && wd.operands[0] == bar
         && flips
         && yields.get(slot - 1) == Some(&fd.results[0])
-        && uses[phase.index()] == 2
-        && uses[fd.results[0].index()] == 1;
-    ok.then_some(MmaFlight { mma, scales, reads, wait, flip, slot })
+        && uses(phase) == 2
+        && uses(fd.results[0]) == 1;
+    ok.then_some((wait, flip, slot))
 }
 
 /// `(barrier, parity)` of the wait for the MMA before the `k`-th (see the module's description), made before

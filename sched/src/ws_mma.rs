@@ -245,7 +245,7 @@ fn synchronous(f: &Func, body: tessel_tile::ir::RegionId, mma: OpId) -> Option<M
     let at = ops.iter().position(|&x| x == mma)?;
     let md = f.op(mma);
     let b = barrier_operand(f, mma);
-    if md.operands.len() != b + 2 || !is_int(f, md.operands[b + 1], 1) {
+    if md.operands.len() != b + 2 || !crate::mma_flight::is_int(f, md.operands[b + 1], 1) {
         return None;
     }
     let bar = md.operands[b];
@@ -254,29 +254,14 @@ fn synchronous(f: &Func, body: tessel_tile::ir::RegionId, mma: OpId) -> Option<M
     }
     let uses = |v: ValueId| {
         let mut n = 0;
-        f.walk(body, &mut |y| n += f.op(y).operands.iter().filter(|&&u| u == v).count());
+        f.walk(body, &mut |y| n += f.op(y).operands.iter().filter(|&&u| u == v).count() as u32);
         n
     };
-    let (&wait, &flip) = (ops.get(at + 1)?, ops.get(at + 2)?);
-    let (wd, fd) = (f.op(wait), f.op(flip));
-    let phase = *wd.operands.get(1)?;
-    let slot = args.iter().position(|&a| a == phase).filter(|&s| s >= 1)?;
-    let flips =
-        matches!(fd.op, Op::Binary { op: BinOp::Xor, .. }) && fd.operands[0] == phase && is_int(f, fd.operands[1], 1);
-    let ok = wd.op == Op::mbarrier_wait()
-        && wd.operands.len() == 2
-        && wd.operands[0] == bar
-        && flips
-        && yields.get(slot - 1) == Some(&fd.results[0])
-        && uses(bar) == 2
-        && uses(phase) == 2
-        && uses(fd.results[0]) == 1;
-    ok.then(|| MmaFlight { mma, scales: Vec::new(), reads: Vec::new(), wait, flip, slot })
-}
-
-/// Whether `v` is the integer constant `x`.
-fn is_int(f: &Func, v: ValueId, x: i64) -> bool {
-    matches!(f.value(v).def, ValueDef::Result(p, _) if f.op(p).op == Op::Constant(Const::Int(x)))
+    if uses(bar) != 2 {
+        return None;
+    }
+    let (wait, flip, slot) = crate::mma_flight::wait_and_flip(f, ops, at, bar, args, yields, uses)?;
+    Some(MmaFlight { mma, scales: Vec::new(), reads: Vec::new(), wait, flip, slot })
 }
 
 /// The operand index of `mma`'s barrier.
