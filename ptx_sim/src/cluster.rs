@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::tma::Delivery;
 use super::{Cta, Global, Program, Stop};
 
 /// [`super::run`] for a kernel whose programs are clusters of `num_ctas` CTAs along x: `grid` counts clusters (the CTA
@@ -136,15 +137,6 @@ pub(super) struct Member {
     /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
     pub clc: Rc<RefCell<super::clc::Queue>>,
     pub clc_failed_seen: bool,
-}
-
-/// One CTA's part of a (multicast) TMA load: shared-memory writes (offset, bytes) and the mbarrier (offset) its
-/// `tx` bytes complete on.
-#[derive(Clone)]
-pub(super) struct Delivery {
-    pub writes: Vec<(usize, Vec<u8>)>,
-    pub bar: u64,
-    pub tx: u32,
 }
 
 /// Delivers the multicast copies CTA `from` queued to their destinations; whether there were any.

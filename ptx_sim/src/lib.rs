@@ -31,6 +31,7 @@ mod mbarrier;
 mod mma;
 mod parse;
 mod race;
+mod smem_desc;
 mod tcgen05;
 mod tcgen05_scaled;
 mod tma;
@@ -221,8 +222,9 @@ fn step(c: &mut Cta, g: &mut Global, ins: &Ins, active: &[bool]) -> Result<(), S
             return Ok(());
         }
         "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
+            let gather = ins.op.contains(".tile::gather4") || ins.op.contains(".tile::scatter4");
             for t in (0..n).filter(|&t| active[t]) {
-                tma::copy(c, g, ins, t).map_err(at)?;
+                if gather { tma_gather::copy(c, g, ins, t) } else { tma::copy(c, g, ins, t) }.map_err(at)?;
             }
             return Ok(());
         }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use tessel_tile::eval::value::from_bits;
 
+use super::smem_desc::smem_desc;
 use super::wgmma::address_of;
 use super::{Cta, Ins, Opnd};
 
@@ -286,27 +287,6 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         return Ok(());
     }
     Err(format!("`{op}` is not simulated"))
-}
-
-/// An sm_100 shared-memory descriptor: start, LBO, SBO (bytes) and swizzle span (0 for none). The version field
-/// (bits 46-48) must be 1, the base offset and LBO mode (49-52) 0; swizzle (61-63): 0 none, 2 = 128B, 4 = 64B,
-/// 6 = 32B. The block-scaled MMAs and `tcgen05.cp` read unswizzled descriptors (`tcgen05_scaled`).
-pub(super) fn smem_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
-    let field = |shift: u32| ((d >> shift) & 0x3FFF) << 4;
-    if (d >> 46) & 7 != 1 {
-        return Err(format!("descriptor {d:#018x}: bits 46-48 must be 0b001 on sm_100"));
-    }
-    if (d >> 49) & 0xF != 0 {
-        return Err(format!("descriptor {d:#018x}: a base offset or absolute LBO mode is not simulated"));
-    }
-    let swizzle = match d >> 61 {
-        0 => 0,
-        2 => 128,
-        4 => 64,
-        6 => 32,
-        other => return Err(format!("descriptor {d:#018x}: swizzle mode {other} is not simulated")),
-    };
-    Ok((field(0), field(16), field(32), swizzle))
 }
 
 /// [`smem_desc`] of a dense MMA's operand, which this simulator reads swizzled only.

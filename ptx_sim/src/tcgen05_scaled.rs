@@ -64,7 +64,7 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
     if lane0 != 0 {
         return Err(format!("`{op}` writes from lane 0 of tensor memory, not lane {lane0}"));
     }
-    let desc = super::tcgen05::smem_desc(c.val(t, &a[1])?)?;
+    let desc = super::smem_desc::smem_desc(c.val(t, &a[1])?)?;
     for r in 0..rows {
         let mut words = vec![0u32; bytes as usize / 4];
         for b in 0..bytes {
@@ -193,7 +193,7 @@ pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), Str
     if d_lane != 0 {
         return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
     }
-    let (ad, bd) = (super::tcgen05::smem_desc(c.val(t, &a[1])?)?, super::tcgen05::smem_desc(c.val(t, &a[2])?)?);
+    let (ad, bd) = (super::smem_desc::smem_desc(c.val(t, &a[1])?)?, super::smem_desc::smem_desc(c.val(t, &a[2])?)?);
     let (sfa, sfb) = (c.addr(t, &a[4])? as u32, c.addr(t, &a[5])? as u32);
     if sfa >> 16 != 0 || sfb >> 16 != 0 {
         return Err("the scale factors' tensor-memory addresses start at lane 0".into());

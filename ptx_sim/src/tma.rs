@@ -20,7 +20,6 @@
 //! byte in global memory; in shared memory each 16 of them (8 bytes) are followed by 8 bytes of padding, and the
 //! transaction bytes are the packed ones.
 
-use super::cluster::Delivery;
 use super::{Cta, Global, Ins, Opnd};
 
 /// A tiled tensor map: dims and byte strides outermost first, the box the same way, the swizzle span in bytes
@@ -114,13 +113,19 @@ fn load_padded_fp4(
     land(c, Delivery { writes, bar, tx: elems.len() as u32 }, Some(t))
 }
 
+/// One CTA's part of a (multicast) TMA load: shared-memory writes (offset, bytes) and the mbarrier (offset) its
+/// `tx` bytes complete on.
+#[derive(Clone)]
+pub(super) struct Delivery {
+    pub writes: Vec<(usize, Vec<u8>)>,
+    pub bar: u64,
+    pub tx: u32,
+}
+
 /// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
-/// from shared memory (gather4 and scatter4 are `tma_gather`'s).
+/// from shared memory (gather4 and scatter4 are `tma_gather`'s, dispatched by the caller).
 pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
     let op = ins.op.as_str();
-    if op.contains(".tile::gather4") || op.contains(".tile::scatter4") {
-        return super::tma_gather::copy(c, g, ins, t);
-    }
     if !op.contains(".tile") || op.contains("im2col") {
         return Err("only tile-mode copies are simulated".into());
     }

@@ -6,8 +6,7 @@
 //! writes the elements inside it. The shared address is 128-byte aligned, as for every bulk tensor copy. A box of
 //! more than one row is not simulated (and not what codegen encodes).
 
-use super::cluster::Delivery;
-use super::tma::swizzled;
+use super::tma::{Delivery, swizzled};
 use super::{Cta, Global, Ins, Opnd};
 
 /// `cp.async.bulk.tensor.2d...tile::gather4` or `tile::scatter4` by thread `t`.
