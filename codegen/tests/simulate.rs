@@ -225,6 +225,19 @@ fn the_comparison_can_fail() {
     assert!(err > 1e-3, "a missing product must show in the float error: {err}");
 }
 
+/// Sums along the lanes, the warps and a thread's registers (axis 1 of a `[1,4],[4,8],[1,4]` blocked tile), a sum
+/// of products the code generator contracts into `fma` steps, and a sum along the lanes alone (axis 0): the
+/// interpreter reduces an operand that has a layout in the generated code's order (`tessel_interp`'s
+/// `reduce_order.rs`), so every sum is the same float, though random f32 addends round differently in any other
+/// order.
+#[test]
+fn reductions_match_the_interpreter_bit_for_bit() {
+    for seed in seeds() {
+        let args = [A::In(F32, 512, 1e3), A::In(F32, 512, 1.0), A::Out(F32, 4), A::Out(F32, 4), A::Out(F32, 128)];
+        assert_eq!(check("reduce_order", 1, &args, seed), 0.0, "seed {seed:#x}");
+    }
+}
+
 #[test]
 fn earlier_kernels_match_the_interpreter() {
     let err = check("softmax_f16", 4, &[A::In(F16, 16 * 256, 4.0), A::Out(F16, 16 * 256), A::Int(256), A::Int(200)], 7);

@@ -20,6 +20,7 @@ pub mod error;
 pub mod memory;
 mod parallel;
 mod partitions;
+mod reduce_order;
 mod shape_ops;
 mod shared;
 pub mod testing;
@@ -103,6 +104,19 @@ pub struct Limits {
     pub clc: ClcPolicy,
     /// How `warp_specialize` partitions take turns ([`Schedule`]).
     pub schedule: Schedule,
+    /// The order reductions combine in ([`ReduceOrder`]).
+    pub reduce_order: ReduceOrder,
+}
+
+/// The order a reduction combines its elements in, which decides how a floating-point sum rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReduceOrder {
+    /// An operand with a layout in the generated code's order (`reduce_order.rs`), so that sums round as the
+    /// kernel's do; one without, by a balanced tree.
+    #[default]
+    Layout,
+    /// Every operand by a balanced tree, its layout ignored: the same values whatever layouts were assigned.
+    Tree,
 }
 
 /// How the partitions of a `warp_specialize` take turns (`partitions.rs`). Each schedule is deterministic and
@@ -143,6 +157,7 @@ impl Default for Limits {
             stop: None,
             clc: ClcPolicy::Next,
             schedule: Schedule::RunAhead,
+            reduce_order: ReduceOrder::Layout,
         }
     }
 }
@@ -409,7 +424,14 @@ impl Program<'_> {
             }
             Op::Reduce { axis } => {
                 let inputs: Vec<Tensor> = ins.iter().map(|&v| self.tensor(v).clone()).collect();
-                let out = self.reduce(data.regions[0], &inputs, *axis as usize)?;
+                let by_layout = match self.limits.reduce_order {
+                    ReduceOrder::Layout => self.reduce_by_layout(o, &inputs, *axis as usize)?,
+                    ReduceOrder::Tree => None,
+                };
+                let out = match by_layout {
+                    Some(out) => out,
+                    None => self.reduce(data.regions[0], &inputs, *axis as usize)?,
+                };
                 for (i, t) in out.into_iter().enumerate() {
                     self.set(o, i, t);
                 }
@@ -529,7 +551,8 @@ impl Program<'_> {
         }
     }
 
-    /// Reduces along `axis` pairwise (a balanced tree), as a GPU reduction tree does.
+    /// Reduces along `axis` pairwise (a balanced tree): the order for an operand without a layout (one with a
+    /// layout reduces in the generated code's order, `reduce_order.rs`).
     fn reduce(&mut self, r: RegionId, inputs: &[Tensor], axis: usize) -> R<Vec<Tensor>> {
         let shape = &inputs[0].shape;
         let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();

@@ -1,10 +1,11 @@
-//! Layouts do not change values: the interpreter (which ignores layouts and runs `convert_layout` as the
-//! identity) computes the same outputs, bit for bit, before and after `assign_layouts`. Checked on every
+//! Layouts do not change values: the interpreter (which runs `convert_layout` as the identity) computes the same
+//! outputs, bit for bit, before and after `assign_layouts`, reductions combining by a balanced tree on both sides
+//! (`ReduceOrder::Tree`: by default a layout decides the order a reduction rounds in, as on the GPU). Checked on every
 //! scalar-argument kernel among the test files with random inputs, and on randomly generated kernels that mix
 //! row- and column-major tiles, reductions, broadcasts, transposes and loop-carried accumulators.
 
 use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, run};
+use tessel_interp::{Arg, Limits, ReduceOrder, run_with_limits};
 use tessel_tile::ir::Func;
 use tessel_tile::layout::assign_layouts;
 use tessel_tile::parse::parse_func;
@@ -38,7 +39,8 @@ fn outcome(f: &Func, seed: u64) -> Result<(Vec<Vec<u64>>, Vec<String>), String> 
         }
     }
     let grid = [1 + rng.below(3) as u32, 1, 1];
-    let log = run(f, &args, grid, &mut mem).map_err(|e| e.fault.to_string())?;
+    let limits = Limits { reduce_order: ReduceOrder::Tree, ..Limits::default() };
+    let log = run_with_limits(f, &args, grid, &mut mem, limits).map_err(|e| e.fault.to_string())?;
     let contents = bufs.iter().map(|&b| mem.read_f64(b).iter().map(|x| x.to_bits()).collect()).collect();
     Ok((contents, log))
 }

@@ -639,6 +639,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         stop: None,
         clc: args.clc_policy,
         schedule: args.ws_schedule,
+        reduce_order: tessel_interp::ReduceOrder::Layout,
     };
     Ok(Prepared {
         src,
