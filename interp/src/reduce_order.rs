@@ -19,9 +19,8 @@ use crate::value::Tensor;
 use crate::{Program, R};
 use tessel_tile::eval::arith;
 use tessel_tile::eval::value::Val;
-use tessel_tile::ir::{OpId, RegionId, ValueDef};
-use tessel_tile::ops::{BinOp, Op};
-use tessel_tile::types::{Elem, ScalarType};
+use tessel_tile::ir::OpId;
+use tessel_tile::types::Elem;
 
 /// Where a thread's bits go, per hardware dimension: the bases of `lane`, `warp` and `block`.
 struct Threads {
@@ -98,7 +97,9 @@ impl Program<'_> {
         let elems: Vec<Elem> = inputs.iter().map(|t| t.elem).collect();
         let strides = Tensor::strides(shape);
         let at = |c: &[u32]| -> usize { c.iter().zip(&strides).map(|(&x, &s)| x as usize * s).sum() };
-        let products = self.product_sum(o)?;
+        // A sum of products the code generator contracts: its factors.
+        let products = tessel_tile::reduce::contracted_product(self.f, o)
+            .map(|(ty, x, y)| (ty, self.tensor(x).clone(), self.tensor(y).clone()));
         let region = data.regions[0];
         let (n_threads, n_groups) = (threads.count(), groups.len());
 
@@ -202,45 +203,4 @@ impl Program<'_> {
         }
         Ok(Some(tensors))
     }
-
-    /// For `reduce` op `o` the code generator contracts into `fma` steps (`tl.sum(x * y)`: one f32/f64 operand,
-    /// a combine that is `add` of its two arguments, `enable_fp_fusion` on, the product `x * y` of its own type
-    /// used only here): the type and the factors.
-    fn product_sum(&self, o: OpId) -> R<Option<(ScalarType, Tensor, Tensor)>> {
-        let f = self.f;
-        let data = f.op(o);
-        let src = data.operands[0];
-        if !f.attrs.fp_fusion || data.operands.len() != 1 || f.use_counts()[src.index()] != 1 {
-            return Ok(None);
-        }
-        let ty = match f.ty(src).elem() {
-            Some(Elem::Scalar(t @ (ScalarType::F32 | ScalarType::F64))) => t,
-            _ => return Ok(None),
-        };
-        if !combine_is_add(self, data.regions[0]) {
-            return Ok(None);
-        }
-        let ValueDef::Result(mul, _) = f.value(src).def else { return Ok(None) };
-        let m = f.op(mul);
-        let is_mul =
-            matches!(m.op, Op::Binary { op: BinOp::Mul, .. }) && m.operands.iter().all(|&x| f.ty(x) == f.ty(src));
-        if !is_mul {
-            return Ok(None);
-        }
-        Ok(Some((ty, self.tensor(m.operands[0]).clone(), self.tensor(m.operands[1]).clone())))
-    }
-}
-
-/// Whether combine region `r` is exactly `yield add(arg0, arg1)` (either order).
-fn combine_is_add(p: &Program<'_>, r: RegionId) -> bool {
-    let f = p.f;
-    let rd = f.region(r);
-    let [add, y] = rd.ops[..] else { return false };
-    let (a, y) = (f.op(add), f.op(y));
-    matches!(y.op, Op::Yield)
-        && y.operands.len() == 1
-        && y.operands[0] == a.results[0]
-        && matches!(a.op, Op::Binary { op: BinOp::Add, .. })
-        && rd.args.len() == 2
-        && (a.operands[..] == [rd.args[0], rd.args[1]] || a.operands[..] == [rd.args[1], rd.args[0]])
 }

@@ -27,6 +27,7 @@ mod ops_text;
 pub mod parse;
 pub mod passes;
 pub mod print;
+pub mod reduce;
 pub mod smem_desc;
 pub mod target;
 pub mod tcgen05_copy;

@@ -6,9 +6,8 @@
 //! (`tl.sum(x * y)`) contracts its in-thread steps into `fma` as LLVM does Triton's (see [`product_sum`]). The result lands in the slice layout without moving data: every thread holds the
 //! reduction of the rows it owned.
 
-use tessel_tile::ir::{OpData, ValueId};
-use tessel_tile::ops::{BinOp, Op};
-use tessel_tile::types::{Elem, ScalarType};
+use tessel_tile::ir::OpData;
+use tessel_tile::types::ScalarType;
 
 use super::coords::{bases, flatten, layout_of, reg_coords, remap};
 use super::shared::{ld_shared_run, slot_bytes, st_shared};
@@ -79,7 +78,7 @@ pub(crate) fn reduce(l: &mut Lower, data: &OpData, axis: u32) -> Result<(), Comp
     let dup_regs: u32 =
         reg_bases.iter().enumerate().filter(|(_, b)| b.iter().all(|&x| x == 0)).fold(0, |m, (i, _)| m | 1 << i);
     let n_regs = lin.in_dim_size("register");
-    let products = product_sum(l, data, n_ops)?;
+    let products = product_sum(l)?;
     let mut groups: Vec<(Vec<u32>, Vec<Reg>)> = Vec::new();
     // Per group: the register index of its first element while the accumulator is that element alone.
     let mut first: Vec<Option<usize>> = Vec::new();
@@ -235,39 +234,11 @@ struct ProductSum {
     fma: &'static str,
 }
 
-/// The registers of `x` and `y` when this reduce is `tl.sum(x * y)` that Triton's LLVM would contract: one f32/f64
-/// operand, a combine region that is exactly `add` of its two arguments, `enable_fp_fusion` on, and a product
-/// `x * y` (same type) with no other use. Then each step of the in-thread loop is an `fma` (the `mul` stays only
-/// for each row's second element, and ptxas drops it where unused), rounding as Triton's kernels do.
-fn product_sum(l: &mut Lower, data: &OpData, n_ops: usize) -> Result<Option<ProductSum>, CompileError> {
-    let src = data.operands[0];
-    if !l.fp_fusion || n_ops != 1 || l.uses[src.index()] != 1 {
-        return Ok(None);
-    }
-    let fma = match l.f.ty(src).elem() {
-        Some(Elem::Scalar(ScalarType::F32)) => "fma.rn.f32",
-        Some(Elem::Scalar(ScalarType::F64)) => "fma.rn.f64",
-        _ => return Ok(None),
-    };
-    let rd = l.f.region(data.regions[0]);
-    let is_add_of_args = |v: ValueId| {
-        let o = l.f.op(*l.producer.get(&v)?);
-        let args = &rd.args;
-        let plain_add = matches!(o.op, Op::Binary { op: BinOp::Add, .. });
-        let of_args = args.len() == 2 && (o.operands[..] == [args[0], args[1]] || o.operands[..] == [args[1], args[0]]);
-        Some(plain_add && of_args)
-    };
-    let combine_is_add = rd.ops.len() == 2
-        && matches!(l.f.op(rd.ops[1]).op, Op::Yield)
-        && l.f.op(rd.ops[1]).operands.len() == 1
-        && is_add_of_args(l.f.op(rd.ops[1]).operands[0]) == Some(true);
-    let Some(&mul) = l.producer.get(&src) else { return Ok(None) };
-    let m = l.f.op(mul);
-    let is_mul =
-        matches!(m.op, Op::Binary { op: BinOp::Mul, .. }) && m.operands.iter().all(|&o| l.f.ty(o) == l.f.ty(src));
-    if !(combine_is_add && is_mul) {
-        return Ok(None);
-    }
-    let (x, y) = (m.operands[0], m.operands[1]);
+/// The registers of `x` and `y` when the reduce being lowered is `tl.sum(x * y)` that Triton's LLVM would contract
+/// ([`tessel_tile::reduce::contracted_product`]). Then each step of the in-thread loop is an `fma` (the `mul`
+/// stays only for each row's second element, and ptxas drops it where unused), rounding as Triton's kernels do.
+fn product_sum(l: &mut Lower) -> Result<Option<ProductSum>, CompileError> {
+    let Some((ty, x, y)) = tessel_tile::reduce::contracted_product(l.f, l.cur_op) else { return Ok(None) };
+    let fma = if ty == ScalarType::F64 { "fma.rn.f64" } else { "fma.rn.f32" };
     Ok(Some(ProductSum { xs: l.get(x)?.to_vec(), ys: l.get(y)?.to_vec(), fma }))
 }
