@@ -317,7 +317,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             // `atom{.sem}{.scope}.space.op.type d, [a], b` (returns the old value) and `red...` (does not).
             let (mem_op, first) = if parts[0] == "atom" { (&a[1], 2) } else { (&a[0], 1) };
             let addr = c.addr(t, mem_op)?;
-            let shared = parts.contains(&"shared");
+            // `.shared` and `.shared::cta` are the CTA's own shared memory.
+            let shared = parts.iter().any(|&p| p == "shared" || p == "shared::cta");
             // The operation is the last part before the type, but for `.noftz` (16-bit float adds).
             let op = parts[..parts.len() - 1].iter().rev().find(|&&p| p != "noftz").copied().unwrap_or_default();
             let eb = (bits / 8) as usize;
