@@ -264,8 +264,6 @@ impl Program<'_> {
             }
             // The interpreter runs a cluster as one program (its logical view): nothing to order between CTAs.
             Op::DebugBarrier | Op::ClusterBarrier => vec![],
-            // The interpreter runs a partition's warpgroups as one program: turns order only when work issues.
-            Op::PingPong(_) => vec![],
             op @ (Op::Gather { .. }
             | Op::Histogram { .. }
             | Op::InlineAsm { .. }

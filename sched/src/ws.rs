@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 use tessel_tile::Target;
 use tessel_tile::ir::{Func, OpId, RegionId, ValueDef, ValueId};
-use tessel_tile::ops::{BinOp, Const, Op, TurnStep, WarpSpec};
+use tessel_tile::ops::{BinOp, Const, Op, WarpSpec};
 use tessel_tile::types::{ScalarType, Type};
 
 use crate::error::MAX_WARPS;
@@ -86,8 +86,6 @@ pub struct WsPlan {
     /// The shared memory the plan counted (the rings and the buffers made outside the loop), for the reason
     /// `--emit sched` gives.
     pub smem: u32,
-    /// The default partition's warpgroups take turns issuing each iteration's first dot ([`pingpong`]).
-    pub pingpong: bool,
 }
 
 impl WsPlan {
@@ -126,15 +124,9 @@ impl WsPlan {
                  completion releases the slot)",
                 release.mma
             ),
-            None => format!(
-                "; warp-specialized: {producer}, the default partition releases each slot through an mbarrier{}",
-                if self.pingpong {
-                    "; its warpgroups take turns issuing each iteration's first dot (ping-pong at named barriers: one \
-                     warpgroup's softmax runs beside the other's dots)"
-                } else {
-                    ""
-                }
-            ),
+            None => {
+                format!("; warp-specialized: {producer}, the default partition releases each slot through an mbarrier")
+            }
         }
     }
 }
@@ -206,61 +198,7 @@ pub fn plan(f: &Func, p: &LoopPlan, taken: bool) -> Result<WsPlan, String> {
             "the copies read a tensor from outside the loop ({v}), and partitions share only scalars and buffers"
         ));
     }
-    let pingpong = mma.is_none() && pingpong(f, p);
-    Ok(WsPlan { captures, ifs, recomputed, mma, producer, smem, pingpong })
-}
-
-/// Whether the default partition's warpgroups should take turns (FlashAttention-3's ping-pong): two or more
-/// consumer warpgroups, a loop of chained wgmma dots (attention's `S = Q Kᵀ`, then `O += P V`, with the softmax
-/// between them), and 8-bit float operands. A warpgroup then issues its first dot only after the other has issued
-/// its own, so the tensor cores run one warpgroup's dots while the other computes its softmax, instead of both
-/// waiting for dots issued at the same time and then both computing. Measured on the H200 (tutorial 06's
-/// warp-specialized forward, head dim 128): fp8 +1.8-3.0% at every N >= 2048, where an fp8 dot takes half an
-/// fp16 one's time and the softmax's exponentials as long as the dots; fp16 within noise (-0.7% to +1.7%), head
-/// dim 64 slower (-3%): so fp8 only.
-fn pingpong(f: &Func, p: &LoopPlan) -> bool {
-    let body = f.op(p.loop_op).regions[0];
-    let dots: Vec<OpId> =
-        f.region(body).ops.iter().copied().filter(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })).collect();
-    let fp8 = |v: ValueId| {
-        let elem = match f.ty(v) {
-            Type::MemDesc { elem, .. } => Some(*elem),
-            t => t.elem().and_then(|e| e.scalar()),
-        };
-        matches!(elem, Some(ScalarType::F8E4M3 | ScalarType::F8E5M2))
-    };
-    f.config.num_warps >= 8
-        && f.config.num_warps % 4 == 0
-        && dots.len() >= 2
-        && f.op(dots[0]).operands[..2].iter().all(|&v| fp8(v))
-}
-
-/// Puts the warpgroups' turns ([`Op::PingPong`]) around consumer loop `o`: `prime` before it, `take` at the
-/// top of its body, `pass` right after the body's first dot, `finish` after the loop. A warpgroup holds its turn
-/// from the top of an iteration through its first dot (attention's `S = Q Kᵀ`, waited for where it is issued),
-/// so the other warpgroup's `S` runs on the tensor cores while this one computes its softmax. The turn is taken
-/// at the loop's head, a block boundary ptxas does not hoist register arithmetic across: taken inside the body
-/// (before `P V`), it was measured slower, ptxas having moved the `bar.sync` above the softmax.
-fn add_turns(f: &mut Func, o: OpId) {
-    let loc = f.op(o).loc;
-    let body = f.op(o).regions[0];
-    let Some(first) = f.region(body).ops.iter().position(|&x| matches!(f.op(x).op, Op::WarpGroupDot { .. })) else {
-        return;
-    };
-    let parent = f.op(o).parent.expect("a linked loop");
-    let at = f.region(parent).ops.iter().position(|&x| x == o).expect("a linked loop");
-    insert(f, parent, at + 1, TurnStep::Finish, loc);
-    insert(f, parent, at, TurnStep::Prime, loc);
-    insert(f, body, first + 1, TurnStep::Pass, loc);
-    insert(f, body, 0, TurnStep::Take, loc);
-}
-
-/// A `pingpong {step}` at position `at` of region `r`.
-fn insert(f: &mut Func, r: RegionId, at: usize, step: TurnStep, loc: Option<tessel_tile::ir::Loc>) {
-    f.append(r, Op::PingPong(step), &[], vec![], &[], loc);
-    let ops = &mut f.region_mut(r).ops;
-    let x = ops.pop().expect("just appended");
-    ops.insert(at, x);
+    Ok(WsPlan { captures, ifs, recomputed, mma, producer, smem })
 }
 
 /// The `if`s loop `o` is nested in up to the kernel's body, outermost first, each with the branch holding the
@@ -472,9 +410,6 @@ pub(crate) fn split(f: &mut Func, p: &LoopPlan, w: &WsPlan, rings: &Rings, after
         f.region_mut(default).ops.push(x);
     }
     f.append(default, Op::Yield, &results, vec![], &[], loc);
-    if w.pingpong {
-        add_turns(f, o);
-    }
     ws
 }
 

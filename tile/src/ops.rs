@@ -457,12 +457,6 @@ pub enum Op {
     /// each CTA's shared-memory accesses before it are ordered before every CTA's after it (release/acquire at
     /// cluster scope); in a one-CTA program, a CTA barrier.
     ClusterBarrier,
-    /// `pingpong {step}`: the warpgroups of a warp-specialized kernel's default partition take turns
-    /// (FlashAttention-3's ping-pong): a warpgroup runs the code between its `take` and its `pass` only after the
-    /// warpgroup before it (in rank order, the first after the last) has passed. `prime` hands the first turn to
-    /// warpgroup 0 and `finish` gives warpgroup 0 the turn the last pass left it, so the turns start and end
-    /// balanced. Values are not affected: the turns order only when each warpgroup issues its work.
-    PingPong(TurnStep),
     /// `make_tensor_desc base, shape..., strides...` → tensordesc. `layout`: the shared layout TMA stages the
     /// block in, when a host descriptor gives one other than `NVMMASharedLayout.get_default_for(block, dtype)`
     /// ([`crate::tma::desc_layout`]).
@@ -717,31 +711,6 @@ impl MxFormat {
             MxFormat::E5m2 => crate::types::ScalarType::F8E5M2,
             MxFormat::E2m1 => crate::types::ScalarType::U8,
         }
-    }
-}
-
-/// A step of [`Op::PingPong`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TurnStep {
-    /// Before the loop: the last warpgroup hands warpgroup 0 its first turn.
-    Prime,
-    /// Wait for this warpgroup's turn.
-    Take,
-    /// Hand the turn to the next warpgroup.
-    Pass,
-    /// After the loop: warpgroup 0 takes the turn the last warpgroup's final pass left it.
-    Finish,
-}
-
-impl TurnStep {
-    pub const WORDS: &'static [&'static str] = &["prime", "take", "pass", "finish"];
-
-    pub fn word(self) -> &'static str {
-        Self::WORDS[self as usize]
-    }
-
-    pub fn from_word(w: &str) -> Option<TurnStep> {
-        [TurnStep::Prime, TurnStep::Take, TurnStep::Pass, TurnStep::Finish].into_iter().find(|s| s.word() == w)
     }
 }
 

@@ -180,7 +180,6 @@ impl Op {
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
             Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
             Op::FenceAsyncShared { cluster: true } => a.push(("cluster", Attr::Bool(true))),
-            Op::PingPong(step) => a.push(("step", word(step.word()))),
             Op::Tcgen05Commit { multicast } if *multicast != 0 => a.push(("multicast", Attr::Int(*multicast as i64))),
             Op::MakeTensorDesc { rank, padding, layout } => {
                 a.push(("rank", Attr::Int(*rank as i64)));
@@ -288,10 +287,6 @@ impl Op {
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
             "fence_async_shared" => Op::FenceAsyncShared { cluster: bag.flag("cluster")? },
-            "pingpong" => {
-                let w = bag.word("step")?;
-                Op::PingPong(TurnStep::from_word(&w).ok_or_else(|| unknown("turn step", &w, TurnStep::WORDS))?)
-            }
             "tcgen05_commit" => {
                 let mask = bag.opt_int("multicast")?.unwrap_or(0);
                 let Ok(multicast) = u16::try_from(mask) else {

@@ -586,7 +586,7 @@ impl Verifier<'_> {
                     s => Err(Violation::Rule(format!("condition must be i1, got {s}"))),
                 }
             }
-            Op::DebugBarrier | Op::ClusterBarrier | Op::PingPong(_) => count(0..=0, 0),
+            Op::DebugBarrier | Op::ClusterBarrier => count(0..=0, 0),
             Op::MakeTensorDesc { rank, .. } => {
                 let r = *rank as usize;
                 count(1 + 2 * r..=1 + 2 * r, 1)?;

@@ -148,9 +148,6 @@ pub(crate) struct Lower<'f> {
     /// The CTA barrier of the warps running the code being lowered: `(0, 0)` is `bar.sync 0` (every thread of
     /// the CTA); in a warp-specialized kernel, named barrier `id` over `threads` (see `partitions`).
     pub bar: (u32, u32),
-    /// While the default partition of a `warp_specialize` is lowered: the first named barrier of its
-    /// warpgroups' turns (`pingpong`, one barrier per warpgroup after the partitions' own).
-    pub turns: Option<u32>,
     /// Scratch starts at least here (the scratch of partitions that run at the same time must not overlap).
     pub scratch_floor: u32,
     /// In a warp-specialized kernel: the per-thread values of each worker partition (`partitions`).
@@ -522,7 +519,6 @@ impl<'f> Lower<'f> {
             Op::DebugBarrier => self.barrier(),
             Op::ClusterBarrier if self.f.config.num_ctas > 1 => self.cluster_barrier(),
             Op::ClusterBarrier => self.barrier(),
-            Op::PingPong(step) => partitions::pingpong(self, *step)?,
             Op::LocalAlloc => local::alloc(self, &data)?,
             Op::LocalStore => local::store(self, &data)?,
             Op::LocalLoad => local::load(self, &data)?,
@@ -655,7 +651,6 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: f.attrs.fp_fusion,
         bar: (0, 0),
-        turns: None,
         scratch_floor: 0,
         ws: None,
         tmem: None,

@@ -19,15 +19,11 @@
 //!
 //! At the end every thread meets at `bar.sync 0` again and the workers exit; the default partition goes on
 //! with its results.
-//!
-//! The default partition's warpgroups may take turns (the `pingpong` op, [`pingpong`]): warpgroup `g` waits
-//! for its turn at named barrier `join + 1 + g` and hands the turn on by arriving at the next one's, each
-//! barrier counting the two warpgroups (256 threads).
 
 use std::collections::HashMap;
 
 use tessel_tile::ir::{Func, OpData, ValueDef, ValueId};
-use tessel_tile::ops::{Op, TurnStep};
+use tessel_tile::ops::Op;
 
 use super::Lower;
 use super::shared::{ld_shared, st_shared};
@@ -249,10 +245,7 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     if let Some(&r) = w.regs.first() {
         setmaxnreg(l, r);
     }
-    let outer_turns = l.turns.replace(join_bar + 1);
-    let yielded = l.region(data.regions[0]);
-    l.turns = outer_turns;
-    let yielded = yielded?;
+    let yielded = l.region(data.regions[0])?;
     for (&res, y) in data.results.iter().zip(yielded) {
         let regs = l.get(y)?.to_vec();
         l.vals.insert(res, regs);
@@ -323,56 +316,4 @@ fn address(l: &mut Lower, at: u32, entry: bool) -> Reg {
     }
     l.b.set_prologue(false);
     a
-}
-
-/// `pingpong {step}` in the default partition of a `warp_specialize`: warpgroup `g` of `n` takes its turn at
-/// named barrier `base + g` (`bar.sync`, which completes once the warpgroup before it has arrived there) and
-/// passes it by arriving at `base + (g + 1) mod n` (`bar.arrive`, which does not wait). Each barrier counts the
-/// 256 threads of the arriving and the waiting warpgroup. `prime` is the last warpgroup's arrival that gives
-/// warpgroup 0 the first turn; `finish` is warpgroup 0's wait for the arrival the last pass left, so every
-/// barrier is back where it started.
-pub(crate) fn pingpong(l: &mut Lower, step: TurnStep) -> Result<(), CompileError> {
-    let Some(base) = l.turns else {
-        return Err(CompileError::new(
-            "`pingpong` orders the warpgroups of a warp_specialize's default partition, and is outside one",
-        ));
-    };
-    let n = l.num_warps / 4;
-    if l.num_warps % 4 != 0 || n < 2 {
-        return Err(CompileError::new(format!(
-            "`pingpong` needs two or more whole warpgroups, and the default partition has {} warps",
-            l.num_warps
-        )));
-    }
-    if base + n > 16 {
-        return Err(CompileError::new(format!(
-            "`pingpong` over {n} warpgroups needs named barriers {base} to {}, past the 16 a CTA has",
-            base + n - 1
-        )));
-    }
-    let threads = 2 * 128;
-    let group = l.b.reg(RegClass::B32);
-    l.b.op("shr.u32", group, (l.warp, 2));
-    match step {
-        TurnStep::Prime | TurnStep::Finish => {
-            let (who, what) = if step == TurnStep::Prime { (n - 1, "bar.arrive") } else { (0, "bar.sync") };
-            let me = l.b.reg(RegClass::Pred);
-            l.b.op("setp.eq.u32", me, (group, who));
-            l.b.emit(instr(what).guard(me).srcs((base, threads)));
-        }
-        TurnStep::Take => {
-            let id = l.b.reg(RegClass::B32);
-            l.b.op("add.u32", id, (group, base));
-            l.b.effect("bar.sync", (id, threads));
-        }
-        TurnStep::Pass => {
-            let (next, last, id) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred), l.b.reg(RegClass::B32));
-            l.b.op("add.u32", next, (group, 1));
-            l.b.op("setp.eq.u32", last, (next, n));
-            l.b.op("selp.b32", next, (0, next, last));
-            l.b.op("add.u32", id, (next, base));
-            l.b.effect("bar.arrive", (id, threads));
-        }
-    }
-    Ok(())
 }
