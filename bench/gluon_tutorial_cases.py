@@ -296,8 +296,8 @@ CASES += [mm08_ws(n, s) for s in SCHEDULERS for n in (2, 3, 4)]
 # 13-conv-im2col: the im2col copy of the tutorial's five examples (a 1x4x4x32 or 2x4x4x32 fp32 image, 16x32
 # block, 1 warp) and the convolution (N=1, 16x16, Ci=Co=64, 3x3, stride 1, padding 1, 64^3 blocks), through
 # `desc_im2col` arguments (the pixel box's corners as TensorDescriptorIm2Col.from_tensor takes them).
-# The convolution races as the tutorial writes it, and tessel refuses it (the code generator at the loop's back
-# edge, the interpreter at the load): one A and one B buffer, and
+# The convolution races as the tutorial writes it, and tessel says so (a compile warning: "this TMA load
+# overwrites shared memory that an asynchronous warpgroup_mma may still be reading"): one A and one B buffer, and
 # each iteration issues its TMA loads into them before `mma.wait_num_outstanding(0)` retires the previous
 # iteration's asynchronous wgmma, which may still be reading them (upstream Triton's PTX for that loop shape has
 # no wgmma.wait_group between the commit and the next cp.async.bulk.tensor either). gluon/tests/wgmma_loop.rs

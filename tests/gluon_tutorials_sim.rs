@@ -1,10 +1,10 @@
-//! The public Gluon tutorials' Blackwell entry kernels, and 07's and 08's Hopper ones, on the PTX simulator against
-//! the interpreter (the warp-specialized ones too: 08's and 11's). The tutorials are not part of this repository:
-//! set `TESSEL_GLUON_TUTORIALS` to the directory holding them (python/tutorials/gluon of triton-lang/triton, as
-//! `bench/gluon_tutorials.py` takes it); without it the test says so and passes. Each kernel runs unmodified at the
-//! configurations its tests use (the matmuls on 208x416x304, ragged tiles), compiled for sm_100a (07's and 08's add
-//! for sm_90a), with the outputs poisoned on both sides; the interpreter's results are checked against float64 by
-//! `bench/gluon_tutorials.py`.
+//! The public Gluon tutorials' Blackwell entry kernels, and 07's, 08's and 13's Hopper ones, on the PTX simulator
+//! against the interpreter (the warp-specialized ones too: 08's and 11's; 13's TMA im2col copy). The tutorials are
+//! not part of this repository: set `TESSEL_GLUON_TUTORIALS` to the directory holding them (python/tutorials/gluon
+//! of triton-lang/triton, as `bench/gluon_tutorials.py` takes it); without it the test says so and passes. Each
+//! kernel runs unmodified at the configurations its tests use (the matmuls on 208x416x304, ragged tiles), compiled
+//! for sm_100a (07's and 08's add for sm_90a; 13's for sm_90a only), with the outputs poisoned on both sides; the
+//! interpreter's results are checked against float64 by `bench/gluon_tutorials.py`.
 
 #[path = "sim_common/mod.rs"]
 mod sim_common;
@@ -578,4 +578,113 @@ fn a_gather_with_its_rows_swapped_disagrees_with_the_interpreter() {
     assert_eq!(good[0].0, good[0].1, "the unbroken kernel agrees");
     let bad = run_edited(&src, "async_gather_kernel", args, &opts, &vals, [1, 1, 1], &swap_rows).unwrap();
     assert_ne!(bad[0].0, bad[0].1, "rows swapped in the PTX must show in the simulated output");
+}
+
+/// An im2col load of tutorial 13's kernel: the `[n, h, w, c]` image, the pixel box's corners `[h, w]`, the load's
+/// coordinates `[n, h, w, c]` and offsets `[h, w]`, and how many elements of the block read padding (zeros).
+struct Im2colCase {
+    name: &'static str,
+    image: [u32; 4],
+    lower: [i32; 2],
+    upper: [i32; 2],
+    coord: [i64; 4],
+    offsets: [i64; 2],
+    zeros: usize,
+}
+
+const fn im2col_case(
+    name: &'static str,
+    image: [u32; 4],
+    box_corners: [[i32; 2]; 2],
+    coord: [i64; 4],
+    offsets: [i64; 2],
+    zeros: usize,
+) -> Im2colCase {
+    Im2colCase { name, image, lower: box_corners[0], upper: box_corners[1], coord, offsets, zeros }
+}
+
+/// Tutorial 13's five examples (`bench/gluon_tutorial_cases.py` runs them against float64): no padding, a padded
+/// box (7 of the 16 pixels outside the image), the same shifted back by offsets, and two across images (the second
+/// padded too); then three of ours: an offset along H alone (the W column before the image stays padding), the
+/// channels from 16 on of a 32-channel image (the last 16 of each pixel past the tensor), and a walk that runs past
+/// the last image.
+const IM2COL_CASES: [Im2colCase; 8] = [
+    im2col_case("basic", [1, 4, 4, 32], [[0, 0], [0, 0]], [0, 0, 0, 0], [0, 0], 0),
+    im2col_case("padded", [1, 4, 4, 32], [[-1, -1], [-1, -1]], [0, -1, -1, 0], [0, 0], 7 * 32),
+    im2col_case("offset", [1, 4, 4, 32], [[-1, -1], [-1, -1]], [0, -1, -1, 0], [1, 1], 0),
+    im2col_case("multi-batch", [2, 4, 4, 32], [[0, 0], [0, 0]], [0, 1, 3, 0], [0, 0], 0),
+    im2col_case("multi-batch padded", [2, 4, 4, 32], [[-1, -1], [-1, -1]], [0, 1, 2, 0], [0, 0], 7 * 32),
+    im2col_case("offset along H only", [1, 4, 4, 32], [[-1, -1], [-1, -1]], [0, -1, -1, 0], [1, 0], 4 * 32),
+    im2col_case("channels past the image", [1, 4, 4, 32], [[0, 0], [0, 0]], [0, 0, 0, 16], [0, 0], 16 * 16),
+    im2col_case("past the last image", [2, 4, 4, 32], [[0, 0], [0, 0]], [1, 2, 0, 0], [0, 0], 8 * 32),
+];
+
+/// `tma_im2col_kernel`'s arguments and values at `case` (fp32, a 16x32 block, a fresh random image from `seed`).
+fn im2col_run(case: &Im2colCase, seed: u64) -> (Vec<ArgSpec>, Vec<V>) {
+    let block = vec![16u32, 32];
+    let int = ArgSpec::Int(I32, false);
+    let im2col = ArgSpec::TensorDescIm2col { elem: F32, block_shape: block.clone(), rank: 4, padding_nan: false };
+    let mut args = vec![im2col, desc(F32, &block)];
+    args.extend(std::iter::repeat_n(int, 4));
+    args.extend(case.offsets.map(c));
+    let n: u32 = case.image.iter().product();
+    let mut vals = vec![
+        V::Im2col {
+            elem: F32,
+            data: Rng::new(seed).vec(n as usize),
+            shape: case.image.to_vec(),
+            lower: case.lower.to_vec(),
+            upper: case.upper.to_vec(),
+            strides: vec![1; 4],
+        },
+        V::Desc(F32, None, block),
+    ];
+    vals.extend(case.coord.map(V::Int));
+    (args, vals)
+}
+
+/// Tutorial 13's `tma_im2col_kernel` (one TMA im2col load of a 16-pixel by 32-channel fp32 block, stored back by
+/// TMA) at the five examples of the tutorial and three more ([`IM2COL_CASES`]), for sm_90a with one warp: the
+/// simulator's im2col load (`ptx_sim/src/tma_im2col.rs`, from the PTX ISA) against the interpreter's, element for
+/// element, on a fresh random image, the output poisoned on both sides; and the elements read outside the tensor
+/// (zeros) counted. The tutorial's convolution (`conv2d_im2col_kernel`) is not here: as the tutorial writes it, its
+/// TMA loads overwrite the operands of a wgmma that may still be reading them (`bench/gluon_tutorial_cases.py`).
+#[test]
+fn im2col_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = tutorial("13-conv-im2col.py") else { return };
+    let hopper = RunOptions { target: Target::Sm90a, ..opts(&file, 1) };
+    for (i, case) in IM2COL_CASES.iter().enumerate() {
+        let (args, vals) = im2col_run(case, 130 + i as u64);
+        let outs = run_on(&src, "tma_im2col_kernel", args, &hopper, &vals, [1, 1, 1]);
+        let what = format!("tma_im2col_kernel ({})", case.name);
+        check(&what, outs.clone());
+        let zeros = outs.unwrap()[0].1.iter().filter(|&&x| x == 0.0).count();
+        assert_eq!(zeros, case.zeros, "{what}: the elements outside the tensor read zeros");
+    }
+}
+
+/// The comparison catches a wrong im2col offset: the padded example with the W offset of its load changed from 0
+/// to 1 in the PTX reads every pixel one column to the right, and the simulated output differs from the
+/// interpreter's.
+#[test]
+fn an_im2col_load_with_a_wrong_offset_disagrees_with_the_interpreter() {
+    let Some((file, src)) = tutorial("13-conv-im2col.py") else { return };
+    let hopper = RunOptions { target: Target::Sm90a, ..opts(&file, 1) };
+    let (args, vals) = im2col_run(&IM2COL_CASES[1], 139);
+    // The offsets are the last `{..}` of the load, innermost (W) first.
+    let shift_w = |ptx: &str| -> String {
+        let lines = ptx.lines().map(|l| {
+            if !l.contains(".im2col") {
+                return l.to_string();
+            }
+            let open = l.rfind('{').expect("an offset vector");
+            let close = l[open..].find(',').expect("two offsets") + open;
+            format!("mov.b16 %rs_w_offset, 1;\n{}{{%rs_w_offset{}", &l[..open], &l[close..])
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let good = run_on(&src, "tma_im2col_kernel", args.clone(), &hopper, &vals, [1, 1, 1]).unwrap();
+    assert_eq!(good[0].0, good[0].1, "the unbroken kernel agrees");
+    let bad = run_edited(&src, "tma_im2col_kernel", args, &hopper, &vals, [1, 1, 1], &shift_w).unwrap();
+    assert_ne!(bad[0].0, bad[0].1, "an offset changed in the PTX must show in the simulated output");
 }

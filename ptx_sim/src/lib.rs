@@ -19,7 +19,8 @@
 //! after write, write after read, different values written) is an error. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05`; TMA in `tma`;
+//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05`; TMA in `tma`
+//! (gather4/scatter4 in `tma_gather`, im2col loads in `tma_im2col`);
 //! cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
 //! synchronization, not a model of timing or of the memory consistency model beyond happens-before.
 
@@ -36,6 +37,7 @@ mod tcgen05;
 mod tcgen05_scaled;
 mod tma;
 mod tma_gather;
+mod tma_im2col;
 mod warps;
 mod wgmma;
 
@@ -47,13 +49,15 @@ use parse::{Ins, Opnd};
 use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::types::ScalarType;
 pub use tma::TensorMap;
+pub use tma_im2col::Im2colMap;
 
 /// Global memory: buffers at distinct addresses, every access bounds-checked; and the tensor maps a launch
-/// passes (at addresses of their own, which the kernel reads through its parameters).
+/// passes (at addresses of their own, which the kernel reads through its parameters): tiled ones and im2col ones.
 #[derive(Default)]
 pub struct Global {
     bufs: Vec<(u64, Vec<u8>)>,
     maps: HashMap<u64, TensorMap>,
+    im2col: HashMap<u64, Im2colMap>,
 }
 
 impl Global {
@@ -61,9 +65,20 @@ impl Global {
     // Used by the facade's tests (tests/sim_common), not by codegen's own.
     #[allow(dead_code)]
     pub fn map(&mut self, m: TensorMap) -> u64 {
-        let at = 0xF000_0000_0000 + 256 * self.maps.len() as u64;
+        let at = self.next_map();
         self.maps.insert(at, m);
         at
+    }
+
+    /// Registers an im2col tensor map ([`Im2colMap`]) and returns the address its parameter stands for.
+    pub fn map_im2col(&mut self, m: Im2colMap) -> u64 {
+        let at = self.next_map();
+        self.im2col.insert(at, m);
+        at
+    }
+
+    fn next_map(&self) -> u64 {
+        0xF000_0000_0000 + 256 * (self.maps.len() + self.im2col.len()) as u64
     }
 
     /// Places `bytes` in memory and returns its address.
@@ -223,8 +238,16 @@ fn step(c: &mut Cta, g: &mut Global, ins: &Ins, active: &[bool]) -> Result<(), S
         }
         "cp" if ins.op.starts_with("cp.async.bulk.tensor") => {
             let gather = ins.op.contains(".tile::gather4") || ins.op.contains(".tile::scatter4");
+            let im2col = ins.op.contains(".im2col");
             for t in (0..n).filter(|&t| active[t]) {
-                if gather { tma_gather::copy(c, g, ins, t) } else { tma::copy(c, g, ins, t) }.map_err(at)?;
+                if gather {
+                    tma_gather::copy(c, g, ins, t)
+                } else if im2col {
+                    tma_im2col::copy(c, g, ins, t)
+                } else {
+                    tma::copy(c, g, ins, t)
+                }
+                .map_err(at)?;
             }
             return Ok(());
         }

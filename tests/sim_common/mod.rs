@@ -25,6 +25,17 @@ pub enum V {
     Desc(ScalarType, Option<Vec<f64>>, Vec<u32>),
     /// A descriptor over an input buffer the kernel also writes (a TMA scatter's), compared after the run.
     DescInOut(ScalarType, Vec<f64>, Vec<u32>),
+    /// An im2col descriptor (`ArgSpec::TensorDescIm2col`) over an input buffer of `shape` (`[N, spatial..., C]`,
+    /// row-major): the pixel box's lower and upper corners (spatial dims outermost first) and the element
+    /// (traversal) strides, one per dim, as `TensorDescriptorIm2Col.from_tensor` takes them.
+    Im2col {
+        elem: ScalarType,
+        data: Vec<f64>,
+        shape: Vec<u32>,
+        lower: Vec<i32>,
+        upper: Vec<i32>,
+        strides: Vec<u32>,
+    },
 }
 
 /// How [`run_on`] compiles and what output buffers start as.
@@ -271,16 +282,53 @@ fn simulate_edited(
                     sargs.push(st);
                 }
             }
+            V::Im2col { elem, data, shape, lower, upper, strides: element_strides } => {
+                // Base, dims, strides in elements, then the corners and the traversal strides.
+                let id = mem.alloc_from(format!("a{i}"), *elem, data);
+                sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
+                iargs.push(Arg::Buffer(id));
+                let strides = (0..shape.len()).map(|d| shape[d + 1..].iter().map(|&x| x as i64).product::<i64>());
+                let ints = shape.iter().map(|&d| d as i64).chain(strides);
+                let ints = ints.chain(lower.iter().chain(upper).map(|&c| c as i64));
+                for x in ints.chain(element_strides.iter().map(|&e| e as i64)) {
+                    iargs.push(Arg::Int(x));
+                    sargs.push(x as u64);
+                }
+            }
         }
     }
     // The tensor maps the launch encodes, after the arguments: from each descriptor's values and the box and
     // swizzle of its block (`tile::tma::block`, the rule the runtime encodes with).
     for m in &k.tensor_maps {
         let b = m.base_arg.ok_or("a tensor map the kernel makes is not simulated")? as usize;
-        let r = m.block_shape.len();
         let block = tessel::tile::tma::block_in(m.elem, &m.block_shape, m.layout.as_ref())
             .map_err(|e| format!("{kernel}: {e:?}"))?;
         let eb = m.elem.bytes() as u64;
+        if m.nan_padding {
+            return Err(format!("{kernel}: NaN-padded tensor maps are not simulated"));
+        }
+        if let Some(r) = m.im2col_rank {
+            // cuTensorMapEncodeIm2col as the runtime calls it: the box is one block's pixels (Pixels-per-Column)
+            // by one box's channels (Channels-per-Pixel); the corners and traversal strides follow the strides.
+            let (r, s) = (r as usize, r as usize - 2);
+            let int = |i: usize| sargs[i] as i64 as i32;
+            let map = ptx_sim::Im2colMap {
+                base: sargs[b],
+                elem_bytes: m.elem.bytes(),
+                dims: sargs[b + 1..b + 1 + r].to_vec(),
+                strides: sargs[b + 1 + r..b + 1 + 2 * r].iter().map(|&x| x * eb).collect(),
+                lower: (b + 1 + 2 * r..b + 1 + 2 * r + s).map(int).collect(),
+                upper: (b + 1 + 2 * r + s..b + 1 + 2 * r + 2 * s).map(int).collect(),
+                channels_per_pixel: block.box_dims[1],
+                pixels_per_column: block.box_dims[0],
+                element_strides: (b + 1 + 2 * r + 2 * s..b + 1 + 3 * r + 2 * s).map(|i| int(i) as u32).collect(),
+                swizzle: block.layout.swizzle_byte_width,
+            };
+            let at = global.map_im2col(map);
+            sargs.push(at);
+            continue;
+        }
+        let r = m.block_shape.len();
         // An fp4_padded block is encoded as the runtime does (16U4_ALIGN16B): the innermost dim and box in 4-bit
         // elements.
         let padded = m.layout.as_ref().is_some_and(|l| l.fp4_padded);
@@ -299,9 +347,6 @@ fn simulate_edited(
             swizzle: block.layout.swizzle_byte_width,
             fp4_padded: padded,
         };
-        if m.nan_padding || m.im2col_rank.is_some() {
-            return Err(format!("{kernel}: NaN-padded and im2col tensor maps are not simulated"));
-        }
         let at = global.map(map);
         sargs.push(at);
     }
