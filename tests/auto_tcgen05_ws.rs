@@ -12,7 +12,7 @@ mod sim_common;
 use std::path::Path;
 
 use common::{assemble, c, int};
-use sim_common::{RunOptions, V, run_on, simulate_broken};
+use sim_common::{RunOptions, V, run_on, simulate_broken, skip_wait};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F16;
@@ -155,20 +155,13 @@ fn a_broken_warp_specialized_tcgen05_matmul_is_refused() {
         simulate_broken(&source, "matmul_kernel", spec(tile, true), &opts, &vals, [1, 1, 1], edit)
     };
     assert_eq!(run(&|p| p.to_string()), Ok(()), "the unbroken PTX");
-    // The first `mbarrier.try_wait` after `from` answers true at once.
-    let skip_wait = |ptx: &str, from: &str| {
-        let start = ptx.find(from).unwrap_or_else(|| panic!("no {from}"));
-        let at = start + ptx[start..].find("mbarrier.try_wait.parity").expect("a wait");
-        let end = at + ptx[at..].find('\n').unwrap();
-        let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
-        format!("{}setp.eq.u32 {p}, 1, 1;{}", &ptx[..at], &ptx[end..])
-    };
-    let err = run(&|p| skip_wait(p, "\n$L_ws_default")).unwrap_err();
+    // The first `mbarrier.try_wait` after each label answers true at once.
+    let err = run(&|p| skip_wait(p, "\n$L_ws_default", 0)).unwrap_err();
     assert!(
         err.contains("tcgen05.mma") && err.contains("completing on the mbarrier at shared"),
         "no ready wait: {err}"
     );
-    let err = run(&|p| skip_wait(p, "\n$L_ws_worker")).unwrap_err();
+    let err = run(&|p| skip_wait(p, "\n$L_ws_worker", 0)).unwrap_err();
     assert!(err.contains("cp.async.bulk.tensor") && err.contains("without a barrier between"), "no empty wait: {err}");
     // The `n`-th `tcgen05.commit` of the kernel (the K step's, then the accumulator's) taken out.
     let no_commit = |ptx: &str, n: usize| {

@@ -12,7 +12,7 @@ mod sim_common;
 use std::path::Path;
 
 use common::{assemble, c, int};
-use sim_common::{RunOptions, SimAndInterp, V, run_on, simulate_broken};
+use sim_common::{RunOptions, SimAndInterp, V, run_on, simulate_broken, skip_wait};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{F16, F32};
@@ -178,15 +178,6 @@ fn warp_specialized_attention_example_matches_the_interpreter_and_float64() {
         );
         check(&what, outs, &want);
     }
-}
-
-/// The `n`-th `mbarrier.try_wait` after `from` answers true at once.
-fn skip_wait(ptx: &str, from: &str, n: usize) -> String {
-    let start = ptx.find(from).unwrap_or_else(|| panic!("no {from}"));
-    let at = start + ptx[start..].match_indices("mbarrier.try_wait.parity").nth(n).expect("a wait").0;
-    let end = at + ptx[at..].find('\n').unwrap();
-    let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
-    format!("{}setp.eq.u32 {p}, 1, 1;{}", &ptx[..at], &ptx[end..])
 }
 
 /// The `n`-th `tcgen05.commit` of the kernel taken out.

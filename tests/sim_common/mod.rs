@@ -158,6 +158,16 @@ fn simulate(
     simulate_edited(source, kernel, spec, opts, num_ctas, vals, grid, &|p| p.to_string())
 }
 
+/// `ptx` with the `n`-th `mbarrier.try_wait.parity` after the first `from` answering true at once (its predicate
+/// set instead): a broken variant for the simulator to refuse.
+pub fn skip_wait(ptx: &str, from: &str, n: usize) -> String {
+    let start = ptx.find(from).unwrap_or_else(|| panic!("no {from}"));
+    let at = start + ptx[start..].match_indices("mbarrier.try_wait.parity").nth(n).expect("a wait").0;
+    let end = at + ptx[at..].find('\n').unwrap();
+    let p = ptx[at..end].split_whitespace().nth(1).unwrap().trim_end_matches(',');
+    format!("{}setp.eq.u32 {p}, 1, 1;{}", &ptx[..at], &ptx[end..])
+}
+
 /// Compiles `kernel` and runs `edit` of its PTX on the simulator alone (a test breaking the PTX on purpose, to
 /// see the simulator refuse it); returns the simulator's error.
 #[allow(dead_code)] // for the tests that break PTX
