@@ -62,8 +62,6 @@ pub struct Global {
 
 impl Global {
     /// Registers a tensor map and returns the address the kernel's `.param .b8 tmap[128]` stands for.
-    // Used by the facade's tests (tests/sim_common), not by codegen's own.
-    #[allow(dead_code)]
     pub fn map(&mut self, m: TensorMap) -> u64 {
         let at = self.next_map();
         self.maps.insert(at, m);
