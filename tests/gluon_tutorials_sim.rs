@@ -1,5 +1,6 @@
 //! The public Gluon tutorials' Blackwell entry kernels, and 07's, 08's and 13's Hopper ones, on the PTX simulator
-//! against the interpreter (the warp-specialized ones too: 08's and 11's; 13's TMA im2col copy). The tutorials are
+//! against the interpreter (the warp-specialized ones too: 08's and 11's; 13's TMA im2col copy), and the im2col
+//! convolutions of the Gluon examples (02's fprop, dgrad and wgrad, from `TESSEL_GLUON_EXAMPLES`). The tutorials are
 //! not part of this repository: set `TESSEL_GLUON_TUTORIALS` to the directory holding them (python/tutorials/gluon
 //! of triton-lang/triton, as `bench/gluon_tutorials.py` takes it); without it the test says so and passes. Each
 //! kernel runs unmodified at the configurations its tests use (the matmuls on 208x416x304, ragged tiles), compiled
@@ -687,4 +688,108 @@ fn an_im2col_load_with_a_wrong_offset_disagrees_with_the_interpreter() {
     assert_eq!(good[0].0, good[0].1, "the unbroken kernel agrees");
     let bad = run_edited(&src, "tma_im2col_kernel", args, &hopper, &vals, [1, 1, 1], &shift_w).unwrap();
     assert_ne!(bad[0].0, bad[0].1, "an offset changed in the PTX must show in the simulated output");
+}
+
+/// Example 02's `conv2d_fprop_kernel` (`python/examples/gluon`, from `TESSEL_GLUON_EXAMPLES`) at one CTA, at
+/// `bench/gluon_example_cases.py`'s problem: a 1x1x8x96 bf16 image, 128 filters of 1x2, stride (1, 2), so the
+/// load partition's im2col copies step along W by a traversal stride of 2 (an implicit GEMM of 4 x 128 x 192 in
+/// 128x128x64 blocks, three ring buffers, two accumulators in tensor memory). The simulator's im2col loads and
+/// tcgen05 MMAs against the interpreter, every element.
+#[test]
+fn conv_fprop_example_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-fprop.py") else { return };
+    let (h, w, ci, co, r, s, sw) = (1u32, 8u32, 96u32, 128u32, 1u32, 2u32, 2u32);
+    let (oh, ow) = (h - r + 1, (w - s) / sw + 1);
+    let block = [128u32, 64];
+    let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: block.to_vec(), rank: 4, padding_nan: false };
+    let mut args = vec![im2col, desc(BF16, &block), ArgSpec::Pointer(BF16, true)];
+    args.extend(std::iter::repeat_n(ArgSpec::Int(I32, false), 16));
+    args.extend([128, 128, 64, 4, 3, 2, 4].map(c));
+    let mut rng = Rng::new(150);
+    let mut vals = vec![
+        V::Im2col {
+            elem: BF16,
+            data: rng.vec((h * w * ci) as usize),
+            shape: vec![1, h, w, ci],
+            lower: vec![0, 0],
+            upper: vec![(oh - 1) as i32 + 1 - h as i32, ((ow - 1) * sw) as i32 + 1 - w as i32],
+            strides: vec![1, 1, sw, 1],
+        },
+        V::Desc(BF16, Some(rng.vec((co * r * s * ci) as usize)), vec![co, r * s * ci]),
+        V::Out(BF16, (oh * ow * co) as usize),
+    ];
+    let ints = [1, h, w, ci, co, r, s, oh, ow, oh * ow * co, ow * co, co, 1, sw, 0, 0];
+    vals.extend(ints.map(|x| V::Int(x as i64)));
+    let outs = run_on(&src, "conv2d_fprop_kernel", args, &opts(&file, 4), &vals, [1, 1, 1]);
+    check("example 02 conv2d_fprop_kernel, 1 CTA", outs);
+}
+
+/// Example 02's `conv2d_wgrad_kernel` at one CTA, at `bench/gluon_example_cases.py`'s problem (16 images of 1x8x96
+/// bf16, 128 filters of 1x2, stride (1, 2); grad_W = grad_outᵀ im2col(x), 128 x 192 over K = 64 pixels): the
+/// im2col boxes are 256 channels wide over 96 (the rest reads zeros), in boxes of 64, two programs.
+#[test]
+fn conv_wgrad_example_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-wgrad.py") else { return };
+    let (n, h, w, ci, co, r, s, sw) = (16u32, 1u32, 8u32, 96u32, 128u32, 1u32, 2u32, 2u32);
+    let (oh, ow) = (h - r + 1, (w - s) / sw + 1);
+    let k_gemm = r * s * ci;
+    let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: vec![64, 256], rank: 4, padding_nan: false };
+    let mut args = vec![im2col, desc(BF16, &[64, 128]), ArgSpec::Pointer(F32, true)];
+    args.extend(std::iter::repeat_n(ArgSpec::Int(I32, false), 13));
+    args.extend([128, 256, 64, 1, 2, 2, 4].map(c));
+    let mut rng = Rng::new(160);
+    let mut vals = vec![
+        V::Im2col {
+            elem: BF16,
+            data: rng.vec((n * h * w * ci) as usize),
+            shape: vec![n, h, w, ci],
+            lower: vec![0, 0],
+            upper: vec![(oh - 1) as i32 + 1 - h as i32, ((ow - 1) * sw) as i32 + 1 - w as i32],
+            strides: vec![1, 1, sw, 1],
+        },
+        V::Desc(BF16, Some(rng.vec((n * oh * ow * co) as usize)), vec![n * oh * ow, co]),
+        V::Out(F32, (co * k_gemm) as usize),
+    ];
+    vals.extend([n, ci, co, r, s, oh, ow, 1, sw, 0, 0, k_gemm, k_gemm].map(|x| V::Int(x as i64)));
+    let outs = run_on(&src, "conv2d_wgrad_kernel", args, &opts(&file, 4), &vals, [2, 1, 1]);
+    check("example 02 conv2d_wgrad_kernel, 1 CTA", outs);
+}
+
+/// Example 02's `conv2d_dgrad_kernel` at one CTA, both launches of its stride phases along W (`sub_b` 0 and 1:
+/// each writes the input gradient's columns of its phase, the others stay poisoned on both sides) at
+/// `bench/gluon_example_cases.py`'s problem: grad_y of 16 images of 1x4x128 bf16 through im2col boxes of 128
+/// pixels by 64 channels, the rotated weights as a 96 x 256 matrix in 256-row blocks (rows past 96 read zeros).
+#[test]
+fn conv_dgrad_example_agrees_with_the_interpreter_on_the_simulator() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-dgrad.py") else { return };
+    let (n, w, ci, co, sw, ow) = (16u32, 8u32, 96u32, 128u32, 2u32, 4u32);
+    for (sub_b, s0) in [(0u32, 1u32), (1, 0)] {
+        let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: vec![128, 64], rank: 4, padding_nan: false };
+        let mut args = vec![im2col, desc(BF16, &[256, 64]), ArgSpec::Pointer(BF16, true)];
+        args.extend(std::iter::repeat_n(ArgSpec::Int(I32, false), 21));
+        args.push(cb(false));
+        args.extend([128, 256, 64, 4, 1, 2, 2, 4].map(c));
+        let mut rng = Rng::new(170 + sub_b as u64);
+        let dy = V::Im2col {
+            elem: BF16,
+            data: rng.vec((n * ow * co) as usize),
+            shape: vec![n, 1, ow, co],
+            lower: vec![0, 0],
+            upper: vec![0, 0],
+            strides: vec![1; 4],
+        };
+        let w_rot = V::Desc(BF16, Some(rng.vec((ci * 2 * co) as usize)), vec![ci, 2 * co]);
+        let mut vals = vec![dy, w_rot, V::Out(BF16, (n * w * ci) as usize)];
+        let ints = [n, co, ci, 2, 1, w / sw, 1, w, w * ci, w * ci, ci, 1, sw, 0, sub_b, 0, s0, 1, 1, 0, 0];
+        vals.extend(ints.map(|x| V::Int(x as i64)));
+        let what = format!("example 02 conv2d_dgrad_kernel (sub_b {sub_b}), 1 CTA");
+        let outs = run_on(&src, "conv2d_dgrad_kernel", args, &opts(&file, 4), &vals, [1, 1, 1]);
+        let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        // Column j of every row is this launch's when j ≡ sub_b (mod 2).
+        let mine = |i: usize| (i / ci as usize) % w as usize % sw as usize == sub_b as usize;
+        assert!((0..interp.len()).all(|i| interp[i].is_finite() == mine(i)), "{what}: written where the phase is");
+        let bad = (0..sim.len()).filter(|&i| !(sim[i] == interp[i] || sim[i].is_nan() && interp[i].is_nan())).count();
+        assert_eq!(bad, 0, "{what}: {bad} of {} elements differ from the interpreter's", sim.len());
+    }
 }
