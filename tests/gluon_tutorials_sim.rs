@@ -690,6 +690,41 @@ fn an_im2col_load_with_a_wrong_offset_disagrees_with_the_interpreter() {
     assert_ne!(bad[0].0, bad[0].1, "an offset changed in the PTX must show in the simulated output");
 }
 
+/// Example 02's problem (`bench/gluon_example_cases.py`'s `CONV`): images of 1x8 pixels by 96 channels, 128
+/// filters of 1x2, stride (1, 2), no padding; the output is 1x4.
+struct Conv {
+    h: u32,
+    w: u32,
+    ci: u32,
+    co: u32,
+    r: u32,
+    s: u32,
+    sw: u32,
+}
+
+const CONV: Conv = Conv { h: 1, w: 8, ci: 96, co: 128, r: 1, s: 2, sw: 2 };
+
+impl Conv {
+    /// The output's height and width.
+    fn out(&self) -> (u32, u32) {
+        (self.h - self.r + 1, (self.w - self.s) / self.sw + 1)
+    }
+
+    /// `n` fresh random bf16 images behind an im2col descriptor whose pixel box walks the output pixels: the
+    /// corners the example's host code computes and a traversal stride of `sw` along W.
+    fn image(&self, rng: &mut Rng, n: u32) -> V {
+        let (oh, ow) = self.out();
+        V::Im2col {
+            elem: BF16,
+            data: rng.vec((n * self.h * self.w * self.ci) as usize),
+            shape: vec![n, self.h, self.w, self.ci],
+            lower: vec![0, 0],
+            upper: vec![oh as i32 - self.h as i32, ((ow - 1) * self.sw) as i32 + 1 - self.w as i32],
+            strides: vec![1, 1, self.sw, 1],
+        }
+    }
+}
+
 /// Example 02's `conv2d_fprop_kernel` (`python/examples/gluon`, from `TESSEL_GLUON_EXAMPLES`) at one CTA, at
 /// `bench/gluon_example_cases.py`'s problem: a 1x1x8x96 bf16 image, 128 filters of 1x2, stride (1, 2), so the
 /// load partition's im2col copies step along W by a traversal stride of 2 (an implicit GEMM of 4 x 128 x 192 in
@@ -698,8 +733,8 @@ fn an_im2col_load_with_a_wrong_offset_disagrees_with_the_interpreter() {
 #[test]
 fn conv_fprop_example_agrees_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-fprop.py") else { return };
-    let (h, w, ci, co, r, s, sw) = (1u32, 8u32, 96u32, 128u32, 1u32, 2u32, 2u32);
-    let (oh, ow) = (h - r + 1, (w - s) / sw + 1);
+    let Conv { h, w, ci, co, r, s, sw } = CONV;
+    let (oh, ow) = CONV.out();
     let block = [128u32, 64];
     let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: block.to_vec(), rank: 4, padding_nan: false };
     let mut args = vec![im2col, desc(BF16, &block), ArgSpec::Pointer(BF16, true)];
@@ -707,14 +742,7 @@ fn conv_fprop_example_agrees_with_the_interpreter_on_the_simulator() {
     args.extend([128, 128, 64, 4, 3, 2, 4].map(c));
     let mut rng = Rng::new(150);
     let mut vals = vec![
-        V::Im2col {
-            elem: BF16,
-            data: rng.vec((h * w * ci) as usize),
-            shape: vec![1, h, w, ci],
-            lower: vec![0, 0],
-            upper: vec![(oh - 1) as i32 + 1 - h as i32, ((ow - 1) * sw) as i32 + 1 - w as i32],
-            strides: vec![1, 1, sw, 1],
-        },
+        CONV.image(&mut rng, 1),
         V::Desc(BF16, Some(rng.vec((co * r * s * ci) as usize)), vec![co, r * s * ci]),
         V::Out(BF16, (oh * ow * co) as usize),
     ];
@@ -730,8 +758,8 @@ fn conv_fprop_example_agrees_with_the_interpreter_on_the_simulator() {
 #[test]
 fn conv_wgrad_example_agrees_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-wgrad.py") else { return };
-    let (n, h, w, ci, co, r, s, sw) = (16u32, 1u32, 8u32, 96u32, 128u32, 1u32, 2u32, 2u32);
-    let (oh, ow) = (h - r + 1, (w - s) / sw + 1);
+    let (n, Conv { ci, co, r, s, sw, .. }) = (16u32, CONV);
+    let (oh, ow) = CONV.out();
     let k_gemm = r * s * ci;
     let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: vec![64, 256], rank: 4, padding_nan: false };
     let mut args = vec![im2col, desc(BF16, &[64, 128]), ArgSpec::Pointer(F32, true)];
@@ -739,14 +767,7 @@ fn conv_wgrad_example_agrees_with_the_interpreter_on_the_simulator() {
     args.extend([128, 256, 64, 1, 2, 2, 4].map(c));
     let mut rng = Rng::new(160);
     let mut vals = vec![
-        V::Im2col {
-            elem: BF16,
-            data: rng.vec((n * h * w * ci) as usize),
-            shape: vec![n, h, w, ci],
-            lower: vec![0, 0],
-            upper: vec![(oh - 1) as i32 + 1 - h as i32, ((ow - 1) * sw) as i32 + 1 - w as i32],
-            strides: vec![1, 1, sw, 1],
-        },
+        CONV.image(&mut rng, n),
         V::Desc(BF16, Some(rng.vec((n * oh * ow * co) as usize)), vec![n * oh * ow, co]),
         V::Out(F32, (co * k_gemm) as usize),
     ];
@@ -762,7 +783,7 @@ fn conv_wgrad_example_agrees_with_the_interpreter_on_the_simulator() {
 #[test]
 fn conv_dgrad_example_agrees_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "02-conv-dgrad.py") else { return };
-    let (n, w, ci, co, sw, ow) = (16u32, 8u32, 96u32, 128u32, 2u32, 4u32);
+    let (n, Conv { w, ci, co, sw, .. }, (_, ow)) = (16u32, CONV, CONV.out());
     for (sub_b, s0) in [(0u32, 1u32), (1, 0)] {
         let im2col = ArgSpec::TensorDescIm2col { elem: BF16, block_shape: vec![128, 64], rank: 4, padding_nan: false };
         let mut args = vec![im2col, desc(BF16, &[256, 64]), ArgSpec::Pointer(BF16, true)];
