@@ -242,9 +242,9 @@ fn layout_and_scheduled_ir_on_tcgen05_keep_the_interpreter_s_bits() {
 }
 
 /// Tutorial 06's forward attention (`examples/flash_attention.py`, `_attn_fwd`) on sm_100a: both dots on
-/// tcgen05 (QK^T into a buffer read back every iteration for the softmax, P staged from registers, P V into the
-/// accumulator the loop carries), on the simulator against the interpreter (one head of 192 x 64, 128 x 64
-/// tiles, causal and not).
+/// tcgen05 (QK^T into a buffer read back every iteration for the softmax, P stored from registers into tensor
+/// memory, where P V reads it as operand A, P V into the accumulator the loop carries), on the simulator against
+/// the interpreter (one head of 192 x 64, 128 x 64 tiles, eight warps, causal and not).
 #[test]
 fn flash_attention_on_tcgen05_matches_the_interpreter() {
     use tessel::tile::ScalarType::F32;
@@ -292,6 +292,13 @@ fn flash_attention_on_tcgen05_matches_the_interpreter() {
         };
         let mmas = f.all_ops().iter().filter(|&&o| f.op(o).op.name() == "tcgen05_mma").count();
         assert_eq!(mmas, if causal { 4 } else { 2 }, "both dots of each loop on tcgen05 (causal = {causal})");
+        // P V reads P from tensor memory (P is S's 32x32b registers cast to f16); Q, K and V from shared memory.
+        let a_tmem = f
+            .all_ops()
+            .into_iter()
+            .filter(|&o| f.op(o).op.name() == "tcgen05_mma" && f.ty(f.op(o).operands[0]).is_tmem())
+            .count();
+        assert_eq!(a_tmem, mmas / 2, "P V's operand A in tensor memory (causal = {causal})");
         let outs = run_on(&source, "_attn_fwd", spec, &opts, &vals, grid).unwrap();
         for (i, (got, want)) in outs.iter().enumerate() {
             let (mut num, mut den) = (0.0, 0.0);

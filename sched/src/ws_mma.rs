@@ -35,7 +35,8 @@
 //! ## Chained MMAs ([`WsMma::Chained`]: attention's forward loop)
 //!
 //! Tutorial 06's loop issues S = Q K^T (K from a ring slot, S into a tensor-memory buffer of the body), reads S
-//! into registers for the softmax, stores P into a shared buffer of the body, stores the rescaled O into its
+//! into registers for the softmax, stores P into a buffer of the body (tensor memory, where P V reads it as
+//! operand A; shared memory when tensor memory is full), stores the rescaled O into its
 //! tensor-memory buffer (O is carried in registers: `tmem_alloc` of `acc * alpha`) and issues O += P V (V from
 //! the same slot), reading O back. Each MMA commits to its own barrier and every thread waits for it right after
 //! the issue, as in the loop as written. None is left in flight: the softmax reads S right after the first, and
@@ -57,9 +58,11 @@
 //! - **S's overwrite in tensor memory.** Iteration `k + 1`'s Q K^T writes the buffer iteration `k`'s `tmem_load`
 //!   read; both are the default partition's, and codegen issues an MMA after a tensor-memory load only past the
 //!   partition's thread sync (every thread past its `tcgen05.wait::ld`), as in the loop as written.
-//! - **P's rewrite.** Iteration `k + 1` stores P into the shared buffer P V of iteration `k` read, after the wait
-//!   for `empty[s]` that saw P V complete (the same wait that guards O's read); the stores then reach the next
-//!   MMA through codegen's proxy fence and thread sync before an issue.
+//! - **P's rewrite.** Iteration `k + 1` stores P into the buffer P V of iteration `k` read, after the wait for
+//!   `empty[s]` that saw P V complete (the same wait that guards O's read); the stores then reach the next MMA
+//!   through codegen's thread sync before an issue (with a proxy fence first for a shared buffer). In tensor
+//!   memory P may share S's columns (S is dead once loaded): iteration `k + 1`'s Q K^T overwrites them only after
+//!   that same wait.
 //! - **O.** Read (`tmem_load`) after the same wait, rescaled in registers and stored back (`tcgen05.st`) before
 //!   the next P V, behind the partition's thread sync before the issue; after the loop nothing is in flight, so
 //!   the loop's results are final at the join and nothing after it waits.

@@ -14,7 +14,10 @@
 //! block-scaled MMA, its operands and scales placed by [`super::dot_scaled`], into a `tcgen05_mma_scaled`):
 //!
 //! - A and B are staged in NVMMA shared memory as for `wgmma` (`staging::stage_operand`: 8- and 32-bit operands
-//!   K-major, the layout their kinds read);
+//!   K-major, the layout their kinds read), except a 16-bit A made next to the dot in the `32x32b` register
+//!   layout of a tensor-memory tile (attention's P, computed from S as it was read from tensor memory): the MMA
+//!   reads that one from tensor memory (`tmem_alloc` of it, `tmem_operand`), unless the kernel's buffers would
+//!   then not fit the 512 columns, in which case every A is staged in shared memory;
 //! - the accumulator lives in a tensor-memory buffer. A dot in a loop whose accumulator is carried by the loop
 //!   and read by nothing else (`acc = tl.dot(a, b, acc)`) gets the buffer before the loop, holding the
 //!   incoming accumulator (`tmem_alloc init`), and it is read once after the loop (`tmem_load`). So is a fused
@@ -133,11 +136,61 @@ pub fn lower_dots(f: &mut Func) -> Result<bool, super::AssignError> {
             matches!(f.op(o).op, Op::Dot { .. } | Op::DotScaled { .. }) && on_tcgen05(f.ty(f.op(o).results[0]))
         })
         .collect();
-    let mut hoisted = Hoisted::new();
-    for &o in &dots {
-        lower_dot(f, o, &mut hoisted)?;
+    if dots.is_empty() {
+        return Ok(false);
     }
-    Ok(!dots.is_empty())
+    // Operands A in tensor memory when the kernel's buffers still fit its 512 columns, else all in shared memory.
+    let before = f.clone();
+    lower_all(f, &dots, true)?;
+    if crate::tmem::plan(f).is_err() {
+        *f = before;
+        lower_all(f, &dots, false)?;
+    }
+    Ok(true)
+}
+
+fn lower_all(f: &mut Func, dots: &[OpId], a_in_tmem: bool) -> Result<(), super::AssignError> {
+    let mut hoisted = Hoisted::new();
+    for &o in dots {
+        lower_dot(f, o, a_in_tmem, &mut hoisted)?;
+    }
+    Ok(())
+}
+
+/// The tensor-memory buffer a dense dot `o` reads its operand A (`v`) from instead of shared memory, when it
+/// can: a 16-bit A (kind::f16, the one kind that reads A from tensor memory) made in the dot's own region (one
+/// made outside is staged once in shared memory instead, not stored every iteration), already in the `32x32b`
+/// register layout of `TensorMemoryLayout((128, min(K, 256)), 1)` (attention's P, computed from S as it was
+/// loaded from tensor memory), with M a multiple of 128. Its `tmem_alloc` is then one `tcgen05.st` per thread,
+/// packed two elements to a column, with no shared-memory round trip and no proxy fence: Triton's
+/// `PromoteLHSToTMem`.
+fn tmem_operand(f: &Func, o: OpId, v: ValueId) -> Option<Type> {
+    let d = f.op(o);
+    if !matches!(d.op, Op::Dot { .. }) {
+        return None;
+    }
+    let (a, c) = (f.ty(v), f.ty(d.results[0]));
+    let (a_t, b_t, c_t) = (a.elem()?.scalar()?, f.ty(d.operands[1]).elem()?.scalar()?, c.elem()?.scalar()?);
+    if !Tcgen05Kind::of(a_t, b_t, c_t).is_ok_and(|k| k.a_in_tmem_ok()) {
+        return None;
+    }
+    let made_here = match f.value(v).def {
+        ValueDef::Result(def, _) => f.op(def).parent == d.parent,
+        ValueDef::Arg(..) => false,
+    };
+    let shape = a.shape();
+    if !made_here || shape.len() != 2 || shape[0] % 128 != 0 {
+        return None;
+    }
+    let tmem = tmem_layout(shape[0], shape[1]);
+    let reg = TmemRegLayout::new(tmem.clone(), TmemAccess::B32x32, f.config.num_warps);
+    let want = from_spec(DistributedLayout::TmemReg(reg), shape).ok()?;
+    if a.layout()?.linear != want.linear {
+        return None;
+    }
+    let linear = AnyLayout::TensorMemory(tmem.clone()).to_linear(shape).ok()?;
+    let layout = Arc::new(Layout { spec: Some(AnyLayout::TensorMemory(tmem)), linear });
+    Some(Type::MemDesc { shape: shape.into(), elem: a_t, layout })
 }
 
 /// How the innermost loop around a dot carries its accumulator, when it does: through its carried value `slot`
@@ -218,7 +271,7 @@ fn acc_operand(op: &Op) -> usize {
     if matches!(op, Op::DotScaled { .. }) { 4 } else { 2 }
 }
 
-fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::AssignError> {
+fn lower_dot(f: &mut Func, o: OpId, a_in_tmem: bool, hoisted: &mut Hoisted) -> Result<(), super::AssignError> {
     let d = f.op(o).clone();
     let acc_ty = f.ty(d.results[0]).clone();
     let shape = acc_ty.shape().to_vec();
@@ -232,7 +285,10 @@ fn lower_dot(f: &mut Func, o: OpId, hoisted: &mut Hoisted) -> Result<(), super::
         let (mma, [a, b, sa, sb]) = super::dot_scaled::stage(f, o, hoisted)?;
         (mma, [a, b], vec![sa, sb])
     } else {
-        let a = stage_operand(f, o, d.operands[0], false, hoisted)?;
+        let a = match tmem_operand(f, o, d.operands[0]).filter(|_| a_in_tmem) {
+            Some(ty) => Cursor { f, anchor: o }.op(Op::TmemAlloc, &[d.operands[0]], ty),
+            None => stage_operand(f, o, d.operands[0], false, hoisted)?,
+        };
         let b = stage_operand(f, o, d.operands[1], true, hoisted)?;
         (Op::Tcgen05Mma, [a, b], vec![])
     };
