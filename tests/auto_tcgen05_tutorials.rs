@@ -66,21 +66,24 @@ const K: usize = 136;
 
 /// 09's host-descriptor kernels, fp16, 128x128x64 on 4 warps at 3 stages, WARP_SPECIALIZE off and on (on:
 /// a producer warp and the default partition, `sched/src/ws_mma.rs`; `tests/auto_tcgen05_ws.rs` checks the
-/// split's PTX); the persistent one with and without EPILOGUE_SUBTILE.
+/// split's PTX); the persistent one with and without EPILOGUE_SUBTILE, and with it at 128x256 on 8 warps, where
+/// the accumulator's `32x32b_splitn` layout keeps each half of the split in every thread's registers.
 #[test]
 fn tutorial_09_tma_kernels_on_the_simulator() {
     let Some((file, src)) = tutorial("09-persistent-matmul.py") else { return };
-    let (bm, bn, bk) = (128u32, 128u32, 64u32);
-    let tiles = (M.div_ceil(bm as usize) * N.div_ceil(bn as usize)) as u32;
+    let (bm, bk) = (128u32, 64u32);
     let (a, b) = (random(M * K, 1), random(N * K, 2));
-    for (kernel, subtile, ws) in [
-        ("matmul_kernel_tma", None, false),
-        ("matmul_kernel_tma", None, true),
-        ("matmul_kernel_tma_persistent", Some(false), false),
-        ("matmul_kernel_tma_persistent", Some(true), false),
-        ("matmul_kernel_tma_persistent", Some(false), true),
-        ("matmul_kernel_tma_persistent", Some(true), true),
+    for (kernel, subtile, ws, bn, warps) in [
+        ("matmul_kernel_tma", None, false, 128u32, 4u32),
+        ("matmul_kernel_tma", None, true, 128, 4),
+        ("matmul_kernel_tma_persistent", Some(false), false, 128, 4),
+        ("matmul_kernel_tma_persistent", Some(true), false, 128, 4),
+        ("matmul_kernel_tma_persistent", Some(false), true, 128, 4),
+        ("matmul_kernel_tma_persistent", Some(true), true, 128, 4),
+        ("matmul_kernel_tma_persistent", Some(true), false, 256, 8),
+        ("matmul_kernel_tma_persistent", Some(true), true, 256, 8),
     ] {
+        let tiles = (M.div_ceil(bm as usize) * N.div_ceil(bn as usize)) as u32;
         let cn = if subtile == Some(true) { bn / 2 } else { bn };
         let mut spec = vec![desc(F16, &[bm, bk]), desc(F16, &[bn, bk]), desc(F16, &[bm, cn])];
         spec.extend([int(false), int(true), int(false)]);
@@ -101,8 +104,8 @@ fn tutorial_09_tma_kernels_on_the_simulator() {
             V::Int(N as i64),
             V::Int(K as i64),
         ];
-        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
-        let what = format!("{kernel} subtile {subtile:?} WARP_SPECIALIZE {ws}");
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: warps, num_stages: 3, poison: true };
+        let what = format!("{kernel} 128x{bn} on {warps} warps, subtile {subtile:?} WARP_SPECIALIZE {ws}");
         check(&what, 0.0, run_on(&src, kernel, spec, &opts, &vals, [grid, 1, 1]));
     }
 }

@@ -436,7 +436,7 @@ proptest! {
         prop_assert_eq!(ll.in_dim_names(), ["row", "col"]);
         prop_assert_eq!(ll.in_dim_size("row"), 128);
         assert_covers(&ll, &shape, &["row", "col"]);
-        let reg = TmemRegLayout { tmem: t, access, num_warps, element_bitwidth: bits };
+        let reg = TmemRegLayout { tmem: t, access, num_warps, element_bitwidth: bits, split_n: false };
         // Not every combination can be read with every instruction; those that can must cover the tensor.
         if let Ok(l) = DistributedLayout::TmemReg(reg).to_linear(&shape) {
             assert_covers(&l, &shape, &DIST);

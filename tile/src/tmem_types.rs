@@ -69,9 +69,18 @@ pub const ACCESSES: [TmemAccess; 4] =
     [TmemAccess::B32x32, TmemAccess::B16x64, TmemAccess::B16x128, TmemAccess::B16x256];
 
 /// The access shape whose register layout `have` is, for moving the tensor-memory buffer `mem` over `num_warps`
-/// warps; `None` when it is none of them.
+/// warps (32x32b also for its `32x32b_splitn` variant); `None` when it is none of them.
 pub fn access_of(have: &tessel_layouts::LinearLayout, mem: &Type, num_warps: u32) -> Option<TmemAccess> {
-    ACCESSES.into_iter().find(|&a| mem_reg_layout(mem, a, num_warps).is_ok_and(|l| l == *have))
+    ACCESSES.into_iter().find(|&a| mem_reg_layout(mem, a, num_warps).is_ok_and(|l| l == *have)).or_else(|| {
+        let (shape, elem, tmem) = tmem_parts(mem).ok()?;
+        let reg = TmemRegLayout {
+            element_bitwidth: elem.bits(),
+            split_n: true,
+            ..TmemRegLayout::new(tmem.clone(), TmemAccess::B32x32, num_warps)
+        };
+        let split = tessel_layouts::DistributedLayout::TmemReg(reg).to_linear(shape).ok()?;
+        (split == *have).then_some(TmemAccess::B32x32)
+    })
 }
 
 /// The tensor-memory layout of `mem`, in words: its spelling.

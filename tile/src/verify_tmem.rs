@@ -39,7 +39,7 @@ fn check_moved(f: &Func, t: &Type, mem: &Type) -> Result<(), String> {
     if access_of(&have.linear, mem, warps).is_none() {
         return Err(format!(
             "the tensor's layout must be a register layout of {} over {warps} warps (`get_tmem_reg_layout` with \
-             instr_variant 32x32b, 16x64b, 16x128b or 16x256b), got {}",
+             instr_variant 32x32b, 32x32b_splitn, 16x64b, 16x128b or 16x256b), got {}",
             layout_name(mem),
             crate::types::linear_spelling(&have.linear)
         ));

@@ -478,9 +478,6 @@ pub fn tmem_variant_error(s: &str) -> String {
         "16x32bx2" => "instr_variant \"16x32bx2\" is not supported by tessel yet (the 32x32b variant of a block-M-64 \
                        layout uses the 16x32bx2 access where it needs it)"
             .into(),
-        "32x32b_splitn" => "instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet (a \
-                            tensor-memory descriptor's get_reg_layout, or its type's, has it)"
-            .into(),
         _ => {
             let names: Vec<String> = ACCESSES.iter().map(|a| format!("{:?}", a.ptx_name())).collect();
             format!("unknown instr_variant {s:?}; choose one of {}", names.join(", "))
@@ -531,16 +528,17 @@ fn tmem_reg(call: &Call, args: Vec<Arg>) -> Result<Value> {
         }
     };
     let num_warps = b.u32("num_warps")?;
-    let access = match b.get("instr_variant") {
-        None => TmemAccess::B32x32,
+    let (access, split_n) = match b.get("instr_variant") {
+        None => (TmemAccess::B32x32, false),
+        Some(Sp { value: Value::Str(s), .. }) if s == "32x32b_splitn" => (TmemAccess::B32x32, true),
         Some(Sp { value: Value::Str(s), span }) => match ACCESSES.iter().find(|a| a.ptx_name() == s) {
-            Some(&a) => a,
+            Some(&a) => (a, false),
             None => return err(span, format!("{func}: {}", tmem_variant_error(&s))),
         },
         Some(v) => return err(v.span, format!("{func}: instr_variant must be a string, found {}", v.value.describe())),
     };
     let tmem = tmem.for_bits(element_bitwidth);
-    let l = TmemRegLayout { tmem, access, num_warps, element_bitwidth };
+    let l = TmemRegLayout { tmem, access, num_warps, element_bitwidth, split_n };
     b.checked(l.validate())?;
     Ok(dist(DistributedLayout::TmemReg(l), shape))
 }

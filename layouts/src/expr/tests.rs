@@ -230,6 +230,7 @@ fn tensor_memory_and_its_register_layout() {
             access,
             num_warps: 4,
             element_bitwidth: bits,
+            split_n: false,
         }))
     };
     let short =
@@ -302,11 +303,26 @@ fn register_variants_tessel_does_not_model_are_named() {
     let (msg, at) = fail("get_tmem_reg_layout(TensorMemoryLayout((64, 64), 1), 4, instr_variant=\"16x32bx2\")");
     assert!(msg.contains("instr_variant \"16x32bx2\" is not supported by tessel yet"), "{msg}");
     assert_eq!(at, "\"16x32bx2\"");
-    let (msg, _) = fail("get_tmem_reg_layout(TensorMemoryLayout((128, 64), 1), 4, instr_variant=\"32x32b_splitn\")");
-    assert!(
-        msg.contains("instr_variant \"32x32b_splitn\" is not supported by tessel's get_tmem_reg_layout yet"),
-        "{msg}"
-    );
+}
+
+/// `32x32b_splitn` on 8 warps: the second warpgroup's column basis (the half, 64 of 128 columns) trades places
+/// with the last register's (32), so each thread holds 32 columns of each half; on 4 warps the last register
+/// already holds the half and the layout is 32x32b's.
+#[test]
+fn split_n_register_layouts_keep_each_half_in_registers() {
+    let layout = |warps: u32, variant: &str| {
+        let src = format!(
+            "get_tmem_reg_layout(float32, [128, 128], TensorMemoryLayout((128, 128), 1), {warps}, instr_variant=\"{variant}\")"
+        );
+        let p = parse_layout_expr(&src).unwrap();
+        (p.layout.to_string(), p.layout.to_linear(&[128, 128]).unwrap())
+    };
+    let (text, split) = layout(8, "32x32b_splitn");
+    assert_eq!(text, "TmemRegLayout(TensorMemoryLayout((128,128), 1), \"32x32b_splitn\", 8, 32)");
+    assert_eq!(split.bases("register").last().map(|b| b.to_vec()), Some(vec![0, 64]));
+    assert_eq!(split.bases("warp").iter().map(|b| b.to_vec()).collect::<Vec<_>>(), [[32, 0], [64, 0], [0, 32]]);
+    assert_ne!(split, layout(8, "32x32b").1);
+    assert_eq!(layout(4, "32x32b_splitn").1, layout(4, "32x32b").1);
 }
 
 #[test]

@@ -127,9 +127,10 @@ impl Display for TmemRegLayout {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "TmemRegLayout({}, \"{}\", {}, {})",
+            "TmemRegLayout({}, \"{}{}\", {}, {})",
             self.tmem,
             self.access.ptx_name(),
+            if self.split_n { "_splitn" } else { "" },
             self.num_warps,
             self.element_bitwidth
         )

@@ -114,6 +114,11 @@ pub struct TmemRegLayout {
     /// Bits per element (8, 16 or 32): narrower elements are packed into 32-bit registers along dim1
     /// ([`TmemRegLayout::new`] gives 32).
     pub element_bitwidth: u32,
+    /// Gluon's `instr_variant="32x32b_splitn"`: the `32x32b` layout with the column half `N / 2` moved into the
+    /// last register ([`DistributedLinearLayout::split_n`]), so that `split` of the tensor into its two column
+    /// halves is per thread. With 4 warps the last register already holds that half; with 8, the second
+    /// warpgroup's columns are not a half any more but every other quarter. Only with `access` 32x32b.
+    pub split_n: bool,
 }
 
 /// A layout of values in registers.

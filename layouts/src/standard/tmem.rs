@@ -282,7 +282,7 @@ impl TmemAccess {
 impl TmemRegLayout {
     /// The layout for a 32-bit element type.
     pub fn new(tmem: TensorMemoryLayout, access: TmemAccess, num_warps: u32) -> Self {
-        TmemRegLayout { tmem, access, num_warps, element_bitwidth: 32 }
+        TmemRegLayout { tmem, access, num_warps, element_bitwidth: 32, split_n: false }
     }
 
     pub fn rank(&self) -> usize {
@@ -300,6 +300,9 @@ impl TmemRegLayout {
         }
         if ![8, 16, 32].contains(&self.element_bitwidth) {
             bail!("TmemRegLayout: element bitwidth must be 8, 16 or 32, got {}", self.element_bitwidth);
+        }
+        if self.split_n && self.access != TmemAccess::B32x32 {
+            bail!("TmemRegLayout: 32x32b_splitn is a 32x32b layout, not {}", self.access.ptx_name());
         }
         Ok(())
     }
@@ -326,7 +329,20 @@ impl TmemRegLayout {
             (ll, LinearLayout::identity_1d(1, "block", "dim0"))
         };
         let regs = regs_for(&per_cta, self.access, self.num_warps, self.element_bitwidth, &self.tmem.to_string())?;
-        normalize_dims(regs * block, &DISTRIBUTED_IN_DIMS)
+        let layout = normalize_dims(regs * block, &DISTRIBUTED_IN_DIMS)?;
+        if !self.split_n {
+            return Ok(layout);
+        }
+        let bases = |d: &str| layout.bases(d).iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>();
+        let spec = super::DistributedLinearLayout {
+            reg_bases: bases("register"),
+            lane_bases: bases("lane"),
+            warp_bases: bases("warp"),
+            block_bases: bases("block"),
+            shape: shape.to_vec(),
+        };
+        let split = spec.split_n(shape[1], self.element_bitwidth).map_err(crate::linear::LayoutError)?;
+        split.as_written()
     }
 }
 

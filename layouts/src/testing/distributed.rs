@@ -168,8 +168,13 @@ pub fn tmem_reg_choices(ctx: &Ctx) -> Vec<DistributedLayout> {
     }
     for tmem in tmem_choices(ctx) {
         for access in [TmemAccess::B32x32, TmemAccess::B16x64, TmemAccess::B16x128, TmemAccess::B16x256] {
-            let reg =
-                TmemRegLayout { tmem: tmem.clone(), access, num_warps: 1 << ctx.log_warps, element_bitwidth: ctx.bits };
+            let reg = TmemRegLayout {
+                tmem: tmem.clone(),
+                access,
+                num_warps: 1 << ctx.log_warps,
+                element_bitwidth: ctx.bits,
+                split_n: false,
+            };
             let layout = DistributedLayout::TmemReg(reg);
             if layout.to_linear(&ctx.shape).is_ok() {
                 out.push(layout);

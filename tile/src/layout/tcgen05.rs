@@ -112,8 +112,42 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Result<L, String> {
         return Err(format!("an accumulator of {m}x{n} takes {columns} tensor-memory columns, more than 512"));
     }
     enclosing_ops(f, o)?;
-    let reg = TmemRegLayout::new(tmem, TmemAccess::B32x32, warps);
+    let reg = TmemRegLayout { split_n: split_along_n(f, o), ..TmemRegLayout::new(tmem, TmemAccess::B32x32, warps) };
     from_spec(DistributedLayout::TmemReg(reg), shape).map_err(|e| e.to_string())
+}
+
+/// Whether dot `o`'s accumulator (its result, or the result of the loop that carries it) is split into its two
+/// column halves where it is read: `reshape` to `[M, 2, N / 2]`, `permute (0, 2, 1)`, `split` (tutorial 09's
+/// `EPILOGUE_SUBTILE`). Its register layout is then `32x32b_splitn`, which holds each half in registers of its
+/// own: on 8 warps `32x32b` gives the second warpgroup the second half, and the split would convert the whole
+/// tile through shared memory. Triton splits the tensor-memory load in two instead (`TMemSplitLoadPattern`);
+/// both read every column once.
+fn split_along_n(f: &Func, o: OpId) -> bool {
+    let d = f.op(o);
+    let r = d.results[0];
+    let &[m, n] = f.ty(r).shape() else { return false };
+    let mut values = vec![r];
+    if let Some(body) = d.parent
+        && let Some(lp) = f.region(body).parent
+        && matches!(f.op(lp).op, Op::For(_))
+        && let Some(&y) = f.region(body).ops.last()
+    {
+        let yields = &f.op(y).operands;
+        values.extend(yields.iter().zip(&f.op(lp).results).filter(|(v, _)| **v == r).map(|(_, &res)| res));
+    }
+    let ops = f.all_ops();
+    let users = |v: ValueId| ops.iter().copied().filter(move |&x| f.op(x).operands.contains(&v));
+    let result = |x: OpId| f.op(x).results[0];
+    values.iter().any(|&v| {
+        users(v).any(|x| {
+            matches!(f.op(x).op, Op::Reshape { .. })
+                && f.ty(result(x)).shape() == [m, 2, n / 2]
+                && users(result(x)).any(|p| {
+                    matches!(&f.op(p).op, Op::Permute { order } if order[..] == [0, 2, 1])
+                        && users(result(p)).any(|s| f.op(s).op == Op::Split)
+                })
+        })
+    })
 }
 
 /// Why `dot` op `o` does not run on `tcgen05.mma` on sm_100a, or `None` when it does.
