@@ -1,7 +1,9 @@
 //! A fused persistent matmul (`tl.range(..., flatten=True)`: the tile loop and its K loop one loop, the
 //! epilogue in the `if` that ends a tile) on sm_100a: its tcgen05 MMA stays in flight across K steps, the
-//! epilogue waiting for the tile's last MMA itself (`sched/src/mma_flight.rs`); the PTX simulator equals the
-//! interpreter, which equals the float64 product, on ragged shapes with fewer programs than tiles. Where the ring
+//! epilogue waiting for the tile's last MMA itself (`sched/src/mma_flight.rs`), one iteration late, beside the
+//! next tile's first MMA, which accumulates into the other of two tensor-memory buffers
+//! (`sched/src/acc_overlap.rs`); the PTX simulator equals the interpreter, which equals the float64 product, on
+//! ragged shapes with fewer programs than tiles (three tiles each: a buffer is reused). Where the ring
 //! buffer the MMA in flight costs does not fit in shared memory, the compiler keeps the loop and waits for each
 //! MMA instead (`src/pipeline.rs`).
 
@@ -75,8 +77,9 @@ fn smem_bytes(ptx: &str) -> u32 {
 #[test]
 fn fused_persistent_matmul_keeps_its_mma_in_flight() {
     let (bm, bn, bk) = (128u32, 128u32, 64u32);
-    // Two programs over 2x3 and 3x2 tiles, K of 3 and 4 steps with a partial last one.
-    for (m, n, k) in [(208usize, 272usize, 176usize), (272, 144, 208)] {
+    // Two programs over 2x3 and 3x2 tiles, K of 3 and 4 steps with a partial last one, and of one step (every
+    // iteration ends a tile).
+    for (m, n, k) in [(208usize, 272usize, 176usize), (272, 144, 208), (272, 144, 48)] {
         let mut rng = tessel_math::testing::Rng::new((m + n + k) as u64);
         let (a, b) =
             (tessel::tile::testing::vec_of(&mut rng, m * k, F16), tessel::tile::testing::vec_of(&mut rng, k * n, F16));
@@ -105,6 +108,8 @@ fn fused_persistent_matmul_keeps_its_mma_in_flight() {
     }
     let p = ptx((bm, bn, bk), 4, 3);
     assert!(p.contains("%mma_bars"), "one MMA in flight across the fused loop");
+    let alloc = p.lines().find(|l| l.contains("tcgen05.alloc")).expect("a tensor-memory allocation");
+    assert!(alloc.trim_end().ends_with(", 256;"), "two 128-column accumulators: {alloc}");
     assemble("fused_matmul_128x128x64", &p, "sm_100a");
 }
 

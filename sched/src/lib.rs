@@ -7,11 +7,13 @@
 //!
 //! [`schedule`] decides, for every `for` loop, whether and how it is pipelined ([`plan`]); [`pipeline`] also
 //! rewrites the loops it takes ([`expand`], with [`dot_waits`] placing the waits of a body whose dots all run
-//! asynchronously, [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations, and [`ws`]
+//! asynchronously, [`mma_flight`] keeping an auto-mode `tcgen05.mma` in flight across iterations, [`acc_overlap`]
+//! running a fused loop's epilogue beside the next tile's MMAs, and [`ws`]
 //! handing a loop's TMA copies to a producer partition where it asks for warp specialization, [`ws_mma`] its
 //! tcgen05 MMAs on sm_100a); [`print`] is
 //! `tessel compile --emit sched`; [`tma_copies::lower_tma_copies`] runs after [`pipeline`].
 
+pub mod acc_overlap;
 pub mod async_dot;
 pub mod dot_waits;
 pub mod error;
@@ -113,7 +115,7 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
 pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, bool), SchedError> {
     let mut out = Vec::new();
     let mut in_flight = false;
-    for (s, taken) in plans(f, opts) {
+    for (mut s, taken) in plans(f, opts) {
         if let Some((p, w)) = taken {
             if let Some(m) = &p.mma_flight {
                 mma_flight::apply(f, p.loop_op, m)?;
@@ -127,6 +129,12 @@ pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>
             }
             expand::expand(f, &p, w.as_ref())?;
             if let Some(m) = &p.mma_flight {
+                if !m.reads.is_empty() {
+                    s.reason += &match acc_overlap::apply(f, p.loop_op, m) {
+                        Ok(()) => "; the epilogue overlaps the next tile's MMAs (two accumulators)".to_string(),
+                        Err(why) => format!("; one accumulator: {why}"),
+                    };
+                }
                 mma_flight::drain(f, p.loop_op, m);
             }
             if let Some(m) = ws_mma {
