@@ -56,16 +56,26 @@ fn spec((bm, bn, bk): (u32, u32, u32), programs: i64) -> Vec<ArgSpec> {
 }
 
 fn ptx(tile: (u32, u32, u32), warps: u32, stages: u32) -> String {
+    ptx_of(FUSED, tile, warps, stages)
+}
+
+fn ptx_of(source: &str, tile: (u32, u32, u32), warps: u32, stages: u32) -> String {
     let sp = Specialization::with_config(
         spec(tile, 148),
         KernelConfig { num_warps: warps, num_stages: stages, ..KernelConfig::DEFAULT },
     );
-    let ks = tessel::KernelSource { file: "fused.py", source: FUSED, kernel: "fused_matmul", spec: &sp, module: None };
+    let ks = tessel::KernelSource { file: "fused.py", source, kernel: "fused_matmul", spec: &sp, module: None };
     match tessel::pipeline::run(&ks, Target::Sm100a, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => kernel.ptx,
         Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
         Err(e) => panic!("{tile:?} on {warps} warps, {stages} stages: {e}"),
     }
+}
+
+/// The tensor-memory columns the kernel allocates (`tcgen05.alloc ..., N;`).
+fn tmem_columns(ptx: &str) -> u32 {
+    let line = ptx.lines().find(|l| l.contains("tcgen05.alloc")).expect("a tensor-memory allocation");
+    line.trim_end().trim_end_matches(';').rsplit(' ').next().and_then(|n| n.parse().ok()).expect("a column count")
 }
 
 /// The bytes of shared memory the PTX says the kernel takes.
@@ -108,8 +118,12 @@ fn fused_persistent_matmul_keeps_its_mma_in_flight() {
     }
     let p = ptx((bm, bn, bk), 4, 3);
     assert!(p.contains("%mma_bars"), "one MMA in flight across the fused loop");
-    let alloc = p.lines().find(|l| l.contains("tcgen05.alloc")).expect("a tensor-memory allocation");
-    assert!(alloc.trim_end().ends_with(", 256;"), "two 128-column accumulators: {alloc}");
+    assert_eq!(tmem_columns(&p), 256, "two 128-column accumulators");
+    // `disallow_acc_multi_buffer=True` keeps one accumulator, its epilogue where it is written.
+    let one =
+        ptx_of(&FUSED.replace("flatten=True", "flatten=True, disallow_acc_multi_buffer=True"), (bm, bn, bk), 4, 3);
+    assert!(one.contains("%mma_bars"), "the MMA still in flight");
+    assert_eq!(tmem_columns(&one), 128, "one accumulator with disallow_acc_multi_buffer");
     assemble("fused_matmul_128x128x64", &p, "sm_100a");
 }
 
