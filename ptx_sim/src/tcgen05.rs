@@ -36,9 +36,13 @@ pub(super) struct State {
 /// The tcgen05 ops in flight. The simulator computes an op when it is issued, but the hardware lands it
 /// later: only a wait that observes a `tcgen05.commit` tracking it (an `mbarrier.try_wait.parity` that finds the
 /// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
-/// (`tcgen05.ld`/`tcgen05.st`), or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an
-/// error. Ops are numbered in issue order; a commit covers every op issued before it (the pipe runs them in
-/// order), so the observed ones are always a prefix: `retired`.
+/// (`tcgen05.ld`/`tcgen05.st`), overwriting tensor-memory cells it reads (A or block scales) with `tcgen05.st`,
+/// or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an error. A `tcgen05.cp` over
+/// cells an MMA in flight reads is not reported: auto mode never issues one (it gives the copies a buffer per MMA
+/// that may be in flight), and whether the tensor cores order an MMA before a later copy of the same thread is
+/// not settled here (Gluon example 04 relies on it). Ops are numbered in issue order; a
+/// commit covers every op issued before it (the pipe runs them in order), so the observed ones are always a
+/// prefix: `retired`.
 #[derive(Default)]
 pub(super) struct InFlight {
     /// Ops issued so far (the number of the latest).
@@ -49,6 +53,8 @@ pub(super) struct InFlight {
     smem_reader: Vec<u32>,
     /// The latest op writing each tensor-memory cell (0: none).
     cell_writer: Vec<u32>,
+    /// The latest op reading each tensor-memory cell (an MMA's A or scales; 0: none).
+    cell_reader: Vec<u32>,
     /// Each mbarrier's pending commits: (the phase the commit arrives in, the ops it covers).
     commits: HashMap<u64, Vec<(u64, u32)>>,
 }
@@ -75,6 +81,27 @@ impl InFlight {
             self.cell_writer.resize(LANES * COLUMNS, 0);
         }
         self.cell_writer[cell] = self.seq;
+    }
+
+    /// The op being issued reads tensor-memory cell `cell`.
+    pub(super) fn reads_cell(&mut self, cell: usize) {
+        if self.cell_reader.len() <= cell {
+            self.cell_reader.resize(LANES * COLUMNS, 0);
+        }
+        self.cell_reader[cell] = self.seq;
+    }
+
+    /// `what` (a `tcgen05.st`) writes tensor-memory cell `cell`: no op in flight may read it.
+    pub(super) fn check_cell_write(&self, cell: usize, what: &str) -> Result<(), String> {
+        match self.cell_reader.get(cell) {
+            Some(&op) if op > self.retired => Err(format!(
+                "{what} lane {}, column {}, which tcgen05 op #{op} still reads: no wait has observed a commit \
+                 tracking it",
+                cell / COLUMNS,
+                cell % COLUMNS
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `what` writes shared bytes `addr..addr + n`: none may be read by an op in flight.
@@ -243,6 +270,9 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                 for (j, &r) in regs.iter().enumerate() {
                     let cell = c.tmem.cell(lane, col + j as u32)?;
                     c.tmem.flight.check_cell(cell, if load { "tcgen05.ld reads" } else { "tcgen05.st writes" })?;
+                    if !load {
+                        c.tmem.flight.check_cell_write(cell, "tcgen05.st writes")?;
+                    }
                     if load {
                         c.regs[t][r] = c.tmem.cells[cell] as u64;
                     } else {
@@ -402,7 +432,9 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
             let (lane0, col0) = (addr >> 16, addr & 0xffff);
             for row in 0..m {
                 for k in 0..k_elems as u32 {
-                    let cell = c.tmem.cells[c.tmem.cell(lane0 + lane_of(row), col0 + k / 2)?];
+                    let at = c.tmem.cell(lane0 + lane_of(row), col0 + k / 2)?;
+                    c.tmem.flight.reads_cell(at);
+                    let cell = c.tmem.cells[at];
                     av[(row as u64 * k_elems + k as u64) as usize] =
                         ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
                 }

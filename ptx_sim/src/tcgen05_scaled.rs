@@ -227,6 +227,17 @@ pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), Str
             bv[(j * k + kk) as usize] = element(c, t, bd, fb, j, kk)? * scale(s, ue8m0);
         }
     }
+    // The scale cells read: A's in the lanes of its rows, B's in every lane quarter.
+    for i in 0..m {
+        let cell = c.tmem.cell(i as u32, sfa_col + (i / 32) as u32)?;
+        c.tmem.flight.reads_cell(cell);
+    }
+    for j in 0..n {
+        for q in 0..4u32 {
+            let cell = c.tmem.cell(32 * q + (j % 32) as u32, sfb_col + (j / 32) as u32)?;
+            c.tmem.flight.reads_cell(cell);
+        }
+    }
     let accumulate = c.val(t, &a[6])? != 0;
     for i in 0..m {
         for j in 0..n {
