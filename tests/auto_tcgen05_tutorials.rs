@@ -175,13 +175,20 @@ fn tutorial_06_forward_on_the_simulator() {
 /// 10's `block_scaled_matmul_kernel` at its Blackwell configurations (128x256 tiles on 4 warps, BLOCK_K 128 for
 /// mxfp8 and mixed, 256 for the fp4 formats, 4 stages): on the block-scaled tcgen05.mma, a K loop of two steps
 /// over two tiles (M 256: the scales' 5-D blocks hold whole 128-row groups). The output is fp16, bit for bit.
+/// Then each format with its K loop asked to warp-specialize (`warp_specialize=True` added to the tutorial's
+/// `tl.range`): a producer warp loads, the MMA stays in flight, and the scales are copied into a tensor-memory
+/// buffer per ring slot; five K steps wrap the ring.
 #[test]
 fn tutorial_10_block_scaled_on_the_simulator() {
     let Some((file, src)) = tutorial("10-block-scaled-matmul.py") else { return };
+    let asked = "num_stages=NUM_STAGES, warp_specialize=True)";
+    let split = src.replace("num_stages=NUM_STAGES)", asked);
+    assert!(split.contains(asked), "tutorial 10's K loop");
     let (m, n) = (256usize, 256usize);
     let (bm, bn) = (128u32, 256u32);
     let mut rng = tessel_math::testing::Rng::new(10);
-    for kind in ["mxfp8", "mxfp4", "nvfp4", "mixed"] {
+    let kinds = ["mxfp8", "mxfp4", "nvfp4", "mixed"];
+    for (kind, ws) in kinds.iter().map(|&k| (k, false)).chain(kinds.iter().map(|&k| (k, true))) {
         // Values per byte of A and B (2: e2m1 pairs).
         let (pa, pb) = match kind {
             "mxfp8" => (1usize, 1usize),
@@ -190,7 +197,7 @@ fn tutorial_10_block_scaled_on_the_simulator() {
         };
         let bk: u32 = if kind.contains("fp4") { 256 } else { 128 };
         let vec: u32 = if kind == "nvfp4" { 16 } else { 32 };
-        let k = 2 * bk as usize;
+        let k = if ws { 5 } else { 2 } * bk as usize;
         let elem = |per_byte: usize| if per_byte == 2 { U8 } else { F8E4M3 };
         let scale_elem = if kind == "nvfp4" { F8E4M3 } else { U8 };
         let mut operand = |rows: usize, per_byte: usize| -> Vec<f64> {
@@ -234,6 +241,8 @@ fn tutorial_10_block_scaled_on_the_simulator() {
         ];
         let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 3, poison: true };
         let grid = [(m as u32 / bm) * (n as u32 / bn), 1, 1];
-        check(kind, 0.0, run_on(&src, "block_scaled_matmul_kernel", spec, &opts, &vals, grid));
+        let what = format!("{kind} warp_specialize {ws}");
+        let src = if ws { &split } else { &src };
+        check(&what, 0.0, run_on(src, "block_scaled_matmul_kernel", spec, &opts, &vals, grid));
     }
 }

@@ -429,7 +429,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             // a chained one) waits for that.
             let empty = e.value(Op::MemDescIndex, &[empties, slot], tessel_tile::tma::barrier_type());
             order.append(&mut e.out);
-            crate::ws_mma::release_to(e.f, m, empty, phase.expect("carried with the barriers"));
+            crate::ws_mma::release_to(e.f, p.loop_op, m, empty, phase.expect("carried with the barriers"))?;
         }
         order.push(x);
         if let Some(a) = p.async_dot.as_ref().filter(|a| a.dot == x || at_reads) {

@@ -229,7 +229,10 @@ pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::
     f.op_mut(m.mma).operands[b] = mine;
     // Its scales are copied into buffer k & 1 of two, made before the loop.
     for &s in &m.scales {
-        double_buffer(f, lp, s, k)?;
+        let mut c = Cursor { f, anchor: s };
+        let c1 = c.constant(Const::Int(1), i32t.clone());
+        let idx = c.op(Op::Binary { op: BinOp::And, propagate_nan: false }, &[k, c1], i32t.clone());
+        buffer_by(f, lp, s, 2, idx)?;
     }
     // An epilogue reading the accumulator waits for MMA k itself: bars[k & 1] in parity (k >> 1) & 1.
     for &r in &m.reads {
@@ -252,14 +255,14 @@ pub(crate) fn apply(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), crate::
     Ok(())
 }
 
-/// Turns the body's `tmem_alloc` `s` (one buffer) into buffer `k & 1` of a `[2, ...]` allocation made before loop
-/// `lp`: the op becomes the `memdesc_index` in place, so its result and every use stay as they are.
-fn double_buffer(f: &mut Func, lp: OpId, s: OpId, k: ValueId) -> Result<(), crate::SchedError> {
-    let i32t = Type::scalar(ScalarType::I32);
+/// Turns the body's `tmem_alloc` `s` (one buffer) into buffer `idx` (a value made before `s`) of an `[n, ...]`
+/// allocation made before loop `lp`: the op becomes the `memdesc_index` in place, so its result and every use
+/// stay as they are.
+pub(crate) fn buffer_by(f: &mut Func, lp: OpId, s: OpId, n: u32, idx: ValueId) -> Result<(), crate::SchedError> {
     let one = f.op(s).results[0];
     let ty = f.ty(one).clone();
     let Type::MemDesc { shape, elem, layout } = &ty else { return Err(crate::SchedError::NotAMemDesc(ty)) };
-    let shape2: Vec<u32> = [2].into_iter().chain(shape.iter().copied()).collect();
+    let shape2: Vec<u32> = [n].into_iter().chain(shape.iter().copied()).collect();
     let Some(spec) = layout.spec.clone() else { return Err(crate::SchedError::NotAMemDesc(ty)) };
     let linear = spec.to_linear(&shape2).map_err(crate::SchedError::Layout)?;
     let two = Type::MemDesc {
@@ -268,10 +271,8 @@ fn double_buffer(f: &mut Func, lp: OpId, s: OpId, k: ValueId) -> Result<(), crat
         layout: std::sync::Arc::new(tessel_tile::types::Layout { spec: Some(spec), linear }),
     };
     let ring = Cursor { f, anchor: lp }.op(Op::TmemAlloc, &[], two);
-    f.values[ring.index()].name = Some(format!("{}_pair", f.value(one).name.as_deref().unwrap_or("scales")));
-    let mut c = Cursor { f, anchor: s };
-    let c1 = c.constant(Const::Int(1), i32t.clone());
-    let idx = c.op(Op::Binary { op: BinOp::And, propagate_nan: false }, &[k, c1], i32t);
+    let what = if n == 2 { "pair" } else { "ring" };
+    f.values[ring.index()].name = Some(format!("{}_{what}", f.value(one).name.as_deref().unwrap_or("scales")));
     let d = f.op_mut(s);
     d.op = Op::MemDescIndex;
     d.operands = [ring, idx].into_iter().collect();

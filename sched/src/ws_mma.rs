@@ -76,12 +76,21 @@
 //! issues on a barrier of its own, a ring slot read by something other than the MMAs (a read-back into
 //! registers).
 //!
+//! ## Block scales copied every step
+//!
+//! A block-scaled MMA in flight whose scales the body copies into tensor memory each step (`tcgen05.cp`, as
+//! `tl.dot_scaled` lowers) gets a scale buffer per ring slot: iteration `k` copies into buffer `s`, the slot it
+//! reads. The ISA pipelines a copy before a later MMA of the same thread, but not an MMA before a later copy, so
+//! the copy of iteration `k + B` must not start before MMA `k`, the last to read buffer `s`, is done. It cannot:
+//! the default partition issues that copy after its wait for `ready[s]` of iteration `k + B`, which completes
+//! only after the producer's copy into slot `s`, which the producer issues only after its wait for `empty[s]`
+//! saw MMA `k`'s commit (a commit also covers the copies before it). The one-partition loop doubles the buffers
+//! instead ([`crate::mma_flight`]).
+//!
 //! ## Refused
 //!
 //! For one MMA: an MMA reading a buffer the body writes or an accumulator the body reads (it could not be left
-//! in flight), and block-scaled MMAs whose scales the body copies into tensor memory each step (`tcgen05.cp`):
-//! with MMAs up to `B` steps in flight and the ISA ordering a copy before a later MMA but not an MMA before a
-//! later copy, the scale buffers would need a copy per ring slot, which is not done yet.
+//! in flight).
 
 use tessel_tile::ir::{Cursor, Func, OpId, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, Const, Op};
@@ -125,12 +134,6 @@ pub(crate) fn plan(f: &Func, p: &LoopPlan) -> Result<WsMma, String> {
         }
     });
     match (&p.mma_flight, mmas.as_slice()) {
-        (Some(m), _) if !m.scales.is_empty() => Err(format!(
-            "{}'s block scales are copied into tensor memory every K step (tcgen05.cp), and with MMAs left in \
-             flight across steps a copy could overwrite scales an earlier MMA still reads; block-scaled loops are \
-             not warp-specialized yet",
-            m.mma
-        )),
         (Some(m), _) => Ok(WsMma::InFlight(m.clone())),
         (None, []) => Err("the loop issues no tcgen05 MMA (on sm_100a only a loop feeding MMAs is split)".into()),
         (None, [_, _, ..]) => chained(f, p, &mmas),
@@ -289,15 +292,30 @@ pub(crate) fn prepare(f: &mut Func, lp: OpId, w: &WsMma) {
     }
 }
 
-/// In the expansion, as the released MMA is placed: it commits to `empty` (the ring's `empty[slot]`) instead of
-/// its own barrier. An MMA in flight has each epilogue read of its accumulator wait first for `empty` in `phase`
-/// (the phase MMA `k` completes); a chained one is waited for there, where the loop waited for it.
-pub(crate) fn release_to(f: &mut Func, w: &WsMma, empty: ValueId, phase: ValueId) {
+/// In the expansion of loop `lp`, as the released MMA is placed: it commits to `empty` (the ring's `empty[slot]`)
+/// instead of its own barrier. An MMA in flight has each epilogue read of its accumulator wait first for `empty`
+/// in `phase` (the phase MMA `k` completes), and the scales it copies into tensor memory each step one buffer per
+/// ring slot (see the module's description); a chained one is waited for there, where the loop waited for it.
+pub(crate) fn release_to(
+    f: &mut Func,
+    lp: OpId,
+    w: &WsMma,
+    empty: ValueId,
+    phase: ValueId,
+) -> Result<(), crate::SchedError> {
     let m = w.release();
     let b = barrier_operand(f, m.mma);
     f.op_mut(m.mma).operands[b] = empty;
     match w {
         WsMma::InFlight(m) => {
+            if !m.scales.is_empty() {
+                let ValueDef::Result(ix, _) = f.value(empty).def else { unreachable!("`empty` indexes the ring") };
+                let (ring, slot) = (f.op(ix).operands[0], f.op(ix).operands[1]);
+                let n = f.ty(ring).shape()[0];
+                for &s in &m.scales {
+                    crate::mma_flight::buffer_by(f, lp, s, n, slot)?;
+                }
+            }
             for &r in &m.reads {
                 Cursor { f, anchor: r }.insert(Op::mbarrier_wait(), &[empty, phase], vec![]);
             }
@@ -306,6 +324,7 @@ pub(crate) fn release_to(f: &mut Func, w: &WsMma, empty: ValueId, phase: ValueId
             f.op_mut(release.wait).operands = [empty, phase].into_iter().collect();
         }
     }
+    Ok(())
 }
 
 /// After the expansion and the split, for an MMA in flight: one commit to the accumulator's barrier and its wait
