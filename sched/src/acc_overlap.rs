@@ -6,8 +6,9 @@
 //! (the `if` that ends a tile) waits for MMA `k`, reads the accumulator and stores the tile, and only the next
 //! iteration issues the next tile's first MMA, which overwrites that accumulator. Here the epilogue of iteration
 //! `k` runs in iteration `k + 1` instead, right after MMA `k + 1` is issued and MMA `k` waited for (the wait the
-//! loop makes anyway), so the next tile's first MMA runs while the epilogue reads and stores. Triton's Blackwell
-//! pipeliner does the same (its epilogue in a later stage, its accumulator multi-buffered).
+//! loop makes anyway), so the next tile's first MMA runs while the epilogue reads and stores. Only that one: the
+//! threads issue the MMA after it once the epilogue is done (a separate MMA warp would keep issuing; not done).
+//! Triton's Blackwell pipeliner does the same (its epilogue in a later stage, its accumulator multi-buffered).
 //!
 //! - **Two accumulators.** Tile `t` accumulates into buffer `t & 1` of a `[2, M, N]` tensor-memory allocation.
 //!   The loop carries the buffer index (`acc_buf`), flipped in every iteration that ends a tile. The epilogue of
