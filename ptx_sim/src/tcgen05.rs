@@ -93,15 +93,7 @@ impl InFlight {
 
     /// `what` (a `tcgen05.st`) writes tensor-memory cell `cell`: no op in flight may read it.
     pub(super) fn check_cell_write(&self, cell: usize, what: &str) -> Result<(), String> {
-        match self.cell_reader.get(cell) {
-            Some(&op) if op > self.retired => Err(format!(
-                "{what} lane {}, column {}, which tcgen05 op #{op} still reads: no wait has observed a commit \
-                 tracking it",
-                cell / COLUMNS,
-                cell % COLUMNS
-            )),
-            _ => Ok(()),
-        }
+        self.in_flight_at(&self.cell_reader, cell, what, "reads")
     }
 
     /// `what` writes shared bytes `addr..addr + n`: none may be read by an op in flight.
@@ -120,9 +112,14 @@ impl InFlight {
 
     /// `what` touches tensor-memory cell `cell`: no op in flight may write it.
     fn check_cell(&self, cell: usize, what: &str) -> Result<(), String> {
-        match self.cell_writer.get(cell) {
+        self.in_flight_at(&self.cell_writer, cell, what, "writes")
+    }
+
+    /// Refuses `what` at `cell` when `ops` (the latest op that `does` it, per cell) holds an op in flight there.
+    fn in_flight_at(&self, ops: &[u32], cell: usize, what: &str, does: &str) -> Result<(), String> {
+        match ops.get(cell) {
             Some(&op) if op > self.retired => Err(format!(
-                "{what} lane {}, column {}, which tcgen05 op #{op} still writes: no wait has observed a commit \
+                "{what} lane {}, column {}, which tcgen05 op #{op} still {does}: no wait has observed a commit \
                  tracking it",
                 cell / COLUMNS,
                 cell % COLUMNS
