@@ -262,7 +262,7 @@ fn run_with(
     // The pipeliner issues its loads ahead; the descriptor accesses it did not take become TMA copies then
     // (sm_90a+ host descriptors).
     let opts = tessel_sched::Options::default();
-    let (schedule, in_flight) =
+    let (schedule, applied) =
         t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut func, opts)).map_err(Error::from_sched)?;
     let pipelined = func.clone();
     let lowered = lower_descriptor_accesses(&mut func, StoreWaits::Deferred, t)?;
@@ -283,15 +283,20 @@ fn run_with(
     }
     let source = tessel_codegen::Source { file: ks.file, text: ks.source };
     let (mut func, mut compiled) = generate(func, pipelined, &lowered, source, t)?;
-    // Still too much: the MMA kept in flight costs its loop a ring buffer, which the kernel cannot afford; each
-    // K step waits for its MMA instead (what `--emit sched`, which runs before code generation, does not show).
-    // If that does not fit either, its error is the one reported: what the kernel needs at the least.
-    if compiled.as_ref().is_err_and(out_of_smem)
-        && in_flight
-        && let Some(mut retry) = laid_out
-    {
-        let plain = tessel_sched::Options { mma_in_flight: false };
-        t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut retry, plain)).map_err(Error::from_sched)?;
+    // Too much shared memory: first the late epilogue goes (its copy after the loop stages the last tile in a
+    // buffer of its own), then the MMA kept in flight (it costs its loop a ring buffer; each K step waits for its
+    // MMA instead). `--emit sched`, which runs before code generation, shows the first choice. If the last does
+    // not fit either, its error is the one reported: what the kernel needs at the least.
+    let ladder = [
+        (applied.acc_overlap, tessel_sched::Options { mma_in_flight: true, acc_overlap: false }),
+        (applied.mma_in_flight, tessel_sched::Options { mma_in_flight: false, acc_overlap: false }),
+    ];
+    for (worth, opts) in ladder {
+        if !(worth && compiled.as_ref().is_err_and(out_of_smem)) {
+            continue;
+        }
+        let Some(mut retry) = laid_out.clone() else { break };
+        t.time("schedule + pipeline", || tessel_sched::pipeline_with(&mut retry, opts)).map_err(Error::from_sched)?;
         let pipelined = retry.clone();
         let lowered = lower_descriptor_accesses(&mut retry, StoreWaits::Deferred, t)?;
         (func, compiled) = generate(retry, pipelined, &lowered, source, t)?;

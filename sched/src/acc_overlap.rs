@@ -1,5 +1,5 @@
-//! A fused persistent loop's epilogue overlapped with the next tile's MMAs (sm_100a, one partition): the
-//! accumulator in two tensor-memory buffers, a tile's epilogue run one iteration late.
+//! A fused persistent loop's epilogue overlapped with the next tile's MMAs (sm_100a): the accumulator in two
+//! tensor-memory buffers, a tile's epilogue run one iteration late.
 //!
 //! With its MMA in flight ([`crate::mma_flight`]), a fused loop (`flatten=True`, tutorial 09) still leaves the
 //! tensor cores idle at each tile's end: iteration `k`, the tile's last K step, issues MMA `k`, then its epilogue
@@ -9,6 +9,10 @@
 //! loop makes anyway), so the next tile's first MMA runs while the epilogue reads and stores. Only that one: the
 //! threads issue the MMA after it once the epilogue is done (a separate MMA warp would keep issuing; not done).
 //! Triton's Blackwell pipeliner does the same (its epilogue in a later stage, its accumulator multi-buffered).
+//! A warp-specialized loop ([`crate::ws_mma`], the default partition's) waits for no MMA in the body: its late
+//! epilogue follows MMA `k + 1`'s issue and waits, as before, for `empty[s]` of iteration `k` in that
+//! iteration's parity, which the loop now carries too (the slot and its view are remade inside the epilogue).
+//! The next commit to that barrier is MMA `k + B`'s, so a ring of `B` ≥ 2 barriers keeps the wait unambiguous.
 //!
 //! - **Two accumulators.** Tile `t` accumulates into buffer `t & 1` of a `[2, M, N]` tensor-memory allocation.
 //!   The loop carries the buffer index (`acc_buf`), flipped in every iteration that ends a tile. The epilogue of
@@ -26,8 +30,10 @@
 //!   sched`: `disallow_acc_multi_buffer=True`; an accumulator read outside the epilogue, or not restarted per
 //!   tile (its `use_acc` constant); epilogue results read in the body; values the epilogue would carry that are
 //!   not numbers or tensors of them, or tensors of more than [`MAX_CARRIED_REGISTERS`] registers per thread; two
-//!   accumulators over the 512 tensor-memory columns. A warp-specialized loop keeps one
-//!   accumulator (its epilogue waits on the ring's barriers, [`crate::ws_mma`]).
+//!   accumulators over the 512 tensor-memory columns; an epilogue waiting on a ring of one barrier. The compile
+//!   driver also schedules the kernel again without it when it does not fit in shared memory (the copy after
+//!   the loop stages its tile in a buffer of its own, live beside the rings in a split loop), before it gives up
+//!   the MMA in flight.
 
 use std::collections::HashMap;
 
@@ -81,11 +87,15 @@ fn rewrite(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), String> {
     if f.use_counts()[acc.index()] as usize != 1 + m.reads.len() {
         return Err("the accumulator is read outside the epilogue".into());
     }
+    // Where the epilogue goes: after the wait for the previous MMA (one partition), or after the MMA itself (a
+    // split loop waits for no MMA in the body; its epilogue waits for the slot's `empty` barrier).
     let at = |f: &Func, x: OpId| f.region(body).ops.iter().position(|&y| y == x);
-    match (at(f, m.wait), at(f, epi)) {
+    let anchor = if at(f, m.wait).is_some() { m.wait } else { mma };
+    match (at(f, anchor), at(f, epi)) {
         (Some(w), Some(e)) if w < e => {}
-        _ => return Err("the epilogue does not follow the MMA's wait in the body".into()),
+        _ => return Err("the epilogue does not follow the MMA in the body".into()),
     }
+    views_inside(f, body, epi)?;
 
     // Two accumulators, the loop carrying which one the current tile uses.
     let i32t = Type::scalar(ScalarType::I32);
@@ -160,10 +170,10 @@ fn rewrite(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), String> {
         }
     }
 
-    // The epilogue right after the wait for the previous MMA.
+    // The epilogue right after the wait for the previous MMA (or the MMA).
     let ops = &mut f.region_mut(body).ops;
     ops.retain(|&x| x != epi);
-    let w = ops.iter().position(|&x| x == m.wait).expect("the wait is in the body");
+    let w = ops.iter().position(|&x| x == anchor).expect("the anchor is in the body");
     ops.insert(w + 1, epi);
 
     // The last tile's epilogue right after the loop (the drain's wait comes before it), on the loop's final
@@ -190,6 +200,35 @@ fn rewrite(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), String> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Gives the epilogue `epi` its own copy of each view of the body it reads, a `memdesc_index` of a buffer made
+/// before the loop (a split loop's `empty[slot]`), so that the loop carries the index, not the view. A barrier
+/// so indexed and waited for in the epilogue needs a ring of two or more: one iteration late, the wait must
+/// still find the phase it expects, which the next commit to that barrier (`B` iterations on) would move.
+fn views_inside(f: &mut Func, body: RegionId, epi: OpId) -> Result<(), String> {
+    let mut uses = Vec::new();
+    f.walk_op(epi, &mut |y| {
+        for (i, &v) in f.op(y).operands.iter().enumerate() {
+            if let ValueDef::Result(p, _) = f.value(v).def
+                && f.op(p).parent == Some(body)
+                && f.op(p).op == Op::MemDescIndex
+                && !matches!(f.value(f.op(p).operands[0]).def, ValueDef::Result(q, _) if f.op(q).parent == Some(body))
+            {
+                uses.push((y, i, p));
+            }
+        }
+    });
+    for (y, i, p) in uses {
+        let ring = f.op(p).operands[0];
+        if f.op(y).op == Op::mbarrier_wait() && f.ty(ring).shape().first().is_some_and(|&n| n < 2) {
+            return Err(format!("the epilogue waits on {ring}, a ring of one barrier"));
+        }
+        let (operands, ty) = (f.op(p).operands.clone(), f.ty(f.op(p).results[0]).clone());
+        let view = Cursor { f, anchor: y }.op(Op::MemDescIndex, &operands, ty);
+        f.op_mut(y).operands[i] = view;
     }
     Ok(())
 }

@@ -44,12 +44,25 @@ pub struct Options {
     /// Keep a tcgen05 MMA in flight across iterations ([`mma_flight`]), at the cost of a ring buffer more. The
     /// compile driver turns it off when the kernel then does not fit in shared memory.
     pub mma_in_flight: bool,
+    /// Run a fused loop's epilogue one iteration late on two accumulators ([`acc_overlap`]), at the cost of the
+    /// last tile's epilogue copied after the loop (its shared staging buffer too). The compile driver turns it
+    /// off first when the kernel does not fit in shared memory.
+    pub acc_overlap: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { mma_in_flight: true }
+        Options { mma_in_flight: true, acc_overlap: true }
     }
+}
+
+/// What [`pipeline_with`] did beyond the plans, for the compile driver's retries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Some loop keeps a tcgen05 MMA in flight.
+    pub mma_in_flight: bool,
+    /// Some fused loop's epilogue runs one iteration late on two accumulators.
+    pub acc_overlap: bool,
 }
 
 /// A loop the pipeliner takes, and its split into partitions when it asks for one and can have it.
@@ -111,30 +124,37 @@ pub fn pipeline(f: &mut Func) -> Result<Vec<CoarseSchedule>, SchedError> {
     pipeline_with(f, Options::default()).map(|(s, _)| s)
 }
 
-/// [`pipeline`] within `opts`; also says whether it kept an MMA in flight in some loop.
-pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, bool), SchedError> {
+/// [`pipeline`] within `opts`; also says what it applied beyond the plans.
+pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>, Applied), SchedError> {
     let mut out = Vec::new();
-    let mut in_flight = false;
+    let mut applied = Applied::default();
     for (mut s, taken) in plans(f, opts) {
         if let Some((p, w)) = taken {
             if let Some(m) = &p.mma_flight {
                 mma_flight::apply(f, p.loop_op, m)?;
-                in_flight = true;
+                applied.mma_in_flight = true;
             }
             let ws_mma = w.as_ref().and_then(|w| w.mma.as_ref());
             if let Some(m) = ws_mma {
                 ws_mma::prepare(f, p.loop_op, m);
                 // An MMA in flight: the rings hold a buffer per stage, which the retry for shared memory gives up.
-                in_flight |= opts.mma_in_flight && matches!(m, ws_mma::WsMma::InFlight(_));
+                applied.mma_in_flight |= opts.mma_in_flight && matches!(m, ws_mma::WsMma::InFlight(_));
             }
             expand::expand(f, &p, w.as_ref())?;
+            let fused = match (&p.mma_flight, ws_mma) {
+                (Some(m), _) | (None, Some(ws_mma::WsMma::InFlight(m))) => Some(m).filter(|m| !m.reads.is_empty()),
+                _ => None,
+            };
+            if let Some(m) = fused.filter(|_| opts.acc_overlap) {
+                s.reason += &match acc_overlap::apply(f, p.loop_op, m) {
+                    Ok(()) => {
+                        applied.acc_overlap = true;
+                        "; the epilogue overlaps the next tile's MMAs (two accumulators)".to_string()
+                    }
+                    Err(why) => format!("; one accumulator: {why}"),
+                };
+            }
             if let Some(m) = &p.mma_flight {
-                if !m.reads.is_empty() {
-                    s.reason += &match acc_overlap::apply(f, p.loop_op, m) {
-                        Ok(()) => "; the epilogue overlaps the next tile's MMAs (two accumulators)".to_string(),
-                        Err(why) => format!("; one accumulator: {why}"),
-                    };
-                }
                 mma_flight::drain(f, p.loop_op, m);
             }
             if let Some(m) = ws_mma {
@@ -145,7 +165,7 @@ pub fn pipeline_with(f: &mut Func, opts: Options) -> Result<(Vec<CoarseSchedule>
     }
     // The partitions: gluon's, or the one a split loop made.
     warp_spec::assign(f)?;
-    Ok((out, in_flight))
+    Ok((out, applied))
 }
 
 /// The schedules as text: one block per loop, one line per op with its stage and cluster.
