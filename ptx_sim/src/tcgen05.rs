@@ -38,9 +38,11 @@ pub(super) struct State {
 /// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
 /// (`tcgen05.ld`/`tcgen05.st`), overwriting tensor-memory cells it reads (A or block scales) with `tcgen05.st`,
 /// or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an error. A `tcgen05.cp` over
-/// cells an MMA in flight reads is not reported: auto mode never issues one (it gives the copies a buffer per MMA
-/// that may be in flight), and whether the tensor cores order an MMA before a later copy of the same thread is
-/// not settled here (Gluon example 04 relies on it). Ops are numbered in issue order; a
+/// cells an MMA in flight reads is not reported, though the ISA's list of pipelined tcgen05 pairs (PTX ISA
+/// 9.7.16.6.2: mma then mma of the same accumulator, copy then mma, shift then mma, shift then `cp.4x256b`, mma
+/// then shift) does not order an MMA before a later copy: auto mode never issues one (it gives the copies a
+/// buffer per MMA that may be in flight), and Gluon example 04, which copies each K step's scales over the
+/// previous step's while that MMA may run, is kept comparable value for value (`tests/examples_sim.rs`). Ops are numbered in issue order; a
 /// commit covers every op issued before it (the pipe runs them in order), so the observed ones are always a
 /// prefix: `retired`.
 #[derive(Default)]
