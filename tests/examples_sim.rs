@@ -739,6 +739,9 @@ fn warp_specialized_gluon_example_matmul_matches_the_interpreter() {
 /// BLOCK_N 128, an epilogue 64 wide, 5 buffers, 4 programs): mxfp8 under cluster launch control's scheduler and
 /// the static persistent one, mxfp4 and nvfp4 under the static one. A TMA load warp, an MMA warp issuing
 /// block-scaled MMAs whose scales tcgen05.cp copies into tensor memory, the epilogue in the default partition.
+/// Each K step copies its scales into the columns the previous step's MMA reads, with no wait between: the PTX
+/// ISA does not order an MMA before a later `tcgen05.cp` (9.7.16.6.2), and the simulator says so when asked
+/// (`check_copy_order(true)`). Then, without that check (the default), the values equal the interpreter's.
 #[test]
 fn warp_specialized_gluon_example_mma_scaled_matches_the_interpreter() {
     use sim_common::scaled::{nvmma, packed_block, quantized, vec_size};
@@ -792,6 +795,12 @@ fn warp_specialized_gluon_example_mma_scaled_matches_the_interpreter() {
             V::Int(per as i64),
         ];
         let what = format!("example 04 mma_scaled_warp_specialized_kernel ({fmt}, {scheduler}), 1 CTA");
+        sim_common::ptx_sim::check_copy_order(true);
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+        let err = run_on(&src, "mma_scaled_warp_specialized_kernel", spec.clone(), &opts, &vals, [4, 1, 1])
+            .expect_err("the copy over scales an MMA in flight reads is reported");
+        assert!(err.contains("tcgen05.cp writes lane") && err.contains("still reads"), "{what}: {err}");
+        sim_common::ptx_sim::check_copy_order(false);
         example_agrees(&file, &src, "mma_scaled_warp_specialized_kernel", spec, &vals, 4, &what);
     }
 }

@@ -75,6 +75,9 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
         for lane in lanes {
             for (j, &w) in words.iter().enumerate() {
                 let cell = c.tmem.cell(lane, col0 + j as u32)?;
+                if super::tcgen05::copy_order_checked() {
+                    c.tmem.flight.check_cell_write(cell, "tcgen05.cp writes")?;
+                }
                 c.tmem.flight.writes(cell);
                 c.tmem.cells[cell] = w;
             }
