@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 
-use tessel_tile::ir::{Cursor, Func, OpId, RegionId, ValueData, ValueDef, ValueId};
+use tessel_tile::ir::{Cursor, Func, OpId, RegionId, ValueDef, ValueId};
 use tessel_tile::ops::{BinOp, Const, Op};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
@@ -104,7 +104,7 @@ fn rewrite(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), String> {
     let pair = Cursor { f, anchor: alloc }.op(Op::TmemAlloc, &[], two_ty);
     f.values[pair.index()].name = Some("acc_pair".into());
     let zero = Cursor { f, anchor: lp }.constant(Const::Int(0), i32t.clone());
-    let (acc_buf, _) = add_slot(f, lp, zero, "acc_buf");
+    let acc_buf = carry(f, lp, zero, "acc_buf");
     let view = buffer(f, mma, pair, acc_buf, &one_ty);
     f.op_mut(mma).operands[2] = view;
     for &r in &m.reads {
@@ -156,7 +156,7 @@ fn rewrite(f: &mut Func, lp: OpId, m: &MmaFlight) -> Result<(), String> {
         let init = if s.is_float() { Const::Float(0.0) } else { Const::Int(0) };
         let init = Cursor { f, anchor: lp }.constant(init, ty);
         let name = f.value(v).name.as_deref().map_or("prev".to_string(), |n| format!("{n}_prev"));
-        let (arg, _) = add_slot(f, lp, init, &name);
+        let arg = carry(f, lp, init, &name);
         f.op_mut(yield_op).operands.push(v);
         late.insert(v, arg);
     }
@@ -273,27 +273,17 @@ fn buffer(f: &mut Func, anchor: OpId, pair: ValueId, index: ValueId, one: &Type)
     c.op(Op::MemDescIndex, &[pair, idx], one.clone())
 }
 
-/// A new carried value of `for` loop `lp`, starting at `init`: its body argument and its result. The caller
-/// appends what the body yields for it.
-fn add_slot(f: &mut Func, lp: OpId, init: ValueId, name: &str) -> (ValueId, ValueId) {
-    let ty = f.ty(init).clone();
-    let body = f.op(lp).regions[0];
-    f.op_mut(lp).operands.push(init);
-    let arg = f.add_region_arg(body, ty.clone(), Some(name.into()));
-    let slot = f.op(lp).results.len() as u32;
-    let v = ValueId(f.values.len() as u32);
-    f.values.push(ValueData { ty, def: ValueDef::Result(lp, slot), name: Some(name.into()) });
-    f.op_mut(lp).results.push(v);
-    (arg, v)
+/// A new carried value of loop `lp` (see [`crate::expand::add_carried`]), its argument and result named `name`;
+/// returns the argument.
+fn carry(f: &mut Func, lp: OpId, init: ValueId, name: &str) -> ValueId {
+    let (arg, result) = crate::expand::add_carried(f, lp, init, name);
+    f.values[result.index()].name = Some(name.into());
+    arg
 }
 
 /// A copy of op `x` (and its regions, operands through `map`) in region `r`, right after op `after` (the loop).
 fn clone_after(f: &mut Func, x: OpId, r: RegionId, after: OpId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
-    let xd = f.op(x).clone();
-    let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-    let regions: Vec<RegionId> = xd.regions.iter().map(|&old| tessel_tile::passes::clone_region(f, old, map)).collect();
-    let types = xd.results.iter().map(|&v| f.ty(v).clone()).collect();
-    let c = f.append(r, xd.op.clone(), &operands, types, &regions, xd.loc);
+    let c = tessel_tile::passes::clone_op(f, x, r, map);
     let ops = &mut f.region_mut(r).ops;
     ops.pop();
     let at = ops.iter().position(|&y| y == after).expect("the loop is in its region");

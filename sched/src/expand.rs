@@ -271,15 +271,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     for (k, &j) in p.early_args.iter().enumerate() {
         f.op_mut(o).operands[3 + j] = carried[k];
     }
-    let ring_arg = |f: &mut Func, init: ValueId, name: &str| {
-        f.op_mut(o).operands.push(init);
-        let arg = f.add_region_arg(body, i32t.clone(), Some(name.into()));
-        let n_results = f.op(o).results.len() as u32;
-        f.values.push(ValueData { ty: i32t.clone(), def: ValueDef::Result(o, n_results), name: None });
-        let out = ValueId(f.values.len() as u32 - 1);
-        f.op_mut(o).results.push(out);
-        arg
-    };
+    let ring_arg = |f: &mut Func, init: ValueId, name: &str| add_carried(f, o, init, name).0;
     let slot = ring_arg(f, zero, "ring_slot");
     let phase = bars.map(|_| ring_arg(f, zero, "ring_phase"));
     let fill = ring_arg(f, first_fill, "ring_fill");
@@ -621,6 +613,20 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         f.op_mut(x).parent = Some(parent);
     }
     Ok(())
+}
+
+/// A new carried value of `for` loop `lp`, starting at `init`: its body argument (named `name`) and its result
+/// (unnamed). The caller appends what the body yields for it.
+pub(crate) fn add_carried(f: &mut Func, lp: OpId, init: ValueId, name: &str) -> (ValueId, ValueId) {
+    let ty = f.ty(init).clone();
+    let body = f.op(lp).regions[0];
+    f.op_mut(lp).operands.push(init);
+    let arg = f.add_region_arg(body, ty.clone(), Some(name.into()));
+    let slot = f.op(lp).results.len() as u32;
+    let v = ValueId(f.values.len() as u32);
+    f.values.push(ValueData { ty, def: ValueDef::Result(lp, slot), name: None });
+    f.op_mut(lp).results.push(v);
+    (arg, v)
 }
 
 /// A pipelined load read back from its ring into registers in the last stage.

@@ -53,7 +53,7 @@ pub(crate) fn const_int(f: &Func, v: ValueId) -> Option<i64> {
 }
 
 /// Clones op `x` (and its regions) to the end of region `r`, its operands through `map`; records its results.
-pub(crate) fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
+pub fn clone_op(f: &mut Func, x: OpId, r: RegionId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
     let xd = f.op(x).clone();
     let operands: Vec<ValueId> = xd.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
     let regions: Vec<RegionId> = xd.regions.iter().map(|&old| clone_region(f, old, map)).collect();

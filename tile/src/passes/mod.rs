@@ -17,7 +17,7 @@ mod ptr_induction;
 mod sink;
 mod unroll;
 
-pub use build::clone_region;
+pub use build::{clone_op, clone_region};
 pub use carried::forward_unchanged_buffers;
 pub use cse::cse;
 pub use dce::dce;
