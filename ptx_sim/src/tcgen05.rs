@@ -12,7 +12,6 @@
 //! inside it and in the warp's quarter, one issuing thread per MMA, descriptors in the forms it knows,
 //! tensor-core reads of shared bytes stored without a `fence.proxy.async` since.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 
 use tessel_tile::eval::value::from_bits;
@@ -20,24 +19,6 @@ use tessel_tile::eval::value::from_bits;
 use super::smem_desc::smem_desc;
 use super::wgmma::address_of;
 use super::{Cta, Ins, Opnd};
-
-thread_local! {
-    /// Whether a `tcgen05.cp` over tensor memory an MMA in flight reads is an error: set per test thread by
-    /// [`check_copy_order`].
-    static COPY_ORDER: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Makes this thread's simulations refuse (`true`) or allow (`false`, the default) a `tcgen05.cp` over tensor
-/// memory that an MMA in flight reads, which the ISA does not order after the MMA.
-#[allow(dead_code)]
-pub fn check_copy_order(strict: bool) {
-    COPY_ORDER.with(|c| c.set(strict));
-}
-
-/// Whether [`check_copy_order`] is on for this thread.
-pub(super) fn copy_order_checked() -> bool {
-    COPY_ORDER.with(Cell::get)
-}
 
 /// Lanes and columns of a CTA's tensor memory.
 const LANES: usize = 128;
@@ -57,14 +38,14 @@ pub(super) struct State {
 /// commit's phase complete) says it has. Until then, reading or overwriting its destination cells
 /// (`tcgen05.ld`/`tcgen05.st`), overwriting tensor-memory cells it reads (A or block scales) with `tcgen05.st`,
 /// or overwriting shared bytes it reads (a store, `cp.async`, a TMA load), is an error. A `tcgen05.cp` over
-/// cells an MMA in flight reads is one only on a thread that asked ([`check_copy_order`]`(true)`): the ISA's
-/// list of pipelined tcgen05 pairs (PTX ISA 9.7.16.6.2: mma then mma of the same accumulator, copy then mma,
-/// shift then mma, shift then `cp.4x256b`, mma then shift) does not order an MMA before a later copy, but the
-/// public Gluon kernels that copy block scales (tutorial 11, example 04) copy each K step's over the previous
-/// step's while that MMA may run, so the tests of auto mode's own scale buffers ask for the check and those of
-/// the Gluon kernels do not (example 04's shows the report, then compares its values). Ops are numbered in issue order; a
-/// commit covers every op issued before it (the pipe runs them in order), so the observed ones are always a
-/// prefix: `retired`.
+/// cells an MMA in flight reads is one only on a thread that asked
+/// ([`super::tcgen05_scaled::check_copy_order`]`(true)`): the ISA's list of pipelined tcgen05 pairs (PTX ISA
+/// 9.7.16.6.2: mma then mma of the same accumulator, copy then mma, shift then mma, shift then `cp.4x256b`, mma
+/// then shift) does not order an MMA before a later copy, but the public Gluon kernels that copy block scales
+/// (tutorial 11, example 04) copy each K step's over the previous step's while that MMA may run, so the tests of
+/// auto mode's own scale buffers ask for the check and those of the Gluon kernels do not (example 04's shows the
+/// report, then compares its values). Ops are numbered in issue order; a commit covers every op issued before it
+/// (the pipe runs them in order), so the observed ones are always a prefix: `retired`.
 #[derive(Default)]
 pub(super) struct InFlight {
     /// Ops issued so far (the number of the latest).

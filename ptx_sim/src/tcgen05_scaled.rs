@@ -18,10 +18,30 @@
 //! - every shared byte they read stored by a thread before a `fence.proxy.async` (per byte: a store elsewhere since,
 //!   a layout conversion's scratch, does not concern them).
 
+use std::cell::Cell;
+
 use tessel_tile::eval::value::from_bits;
 
 use super::wgmma::address_of;
 use super::{Cta, Opnd};
+
+thread_local! {
+    /// Whether a `tcgen05.cp` over tensor memory an MMA in flight reads is an error: set per test thread by
+    /// [`check_copy_order`].
+    static COPY_ORDER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes this thread's simulations refuse (`true`) or allow (`false`, the default) a `tcgen05.cp` over tensor
+/// memory that an MMA in flight reads, which the ISA does not order after the MMA.
+#[allow(dead_code)]
+pub fn check_copy_order(strict: bool) {
+    COPY_ORDER.with(|c| c.set(strict));
+}
+
+/// Whether [`check_copy_order`] is on for this thread.
+fn copy_order_checked() -> bool {
+    COPY_ORDER.with(Cell::get)
+}
 
 /// The shared address of byte `kb` of K-major row `row` of the matrix a descriptor describes.
 fn k_major(desc: (u64, u64, u64, u64), row: u64, kb: u64) -> u64 {
@@ -75,7 +95,7 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
         for lane in lanes {
             for (j, &w) in words.iter().enumerate() {
                 let cell = c.tmem.cell(lane, col0 + j as u32)?;
-                if super::tcgen05::copy_order_checked() {
+                if copy_order_checked() {
                     c.tmem.flight.check_cell_write(cell, "tcgen05.cp writes")?;
                 }
                 c.tmem.flight.writes(cell);
