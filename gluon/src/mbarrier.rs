@@ -2,7 +2,8 @@
 //! shared-memory descriptor of shape `[1]` and `int64` (`MBarrierLayout()`; `allocate_mbarrier(batch)` gives
 //! `[batch, 1]`, indexed per barrier; `two_ctas=True`: one barrier per CTA pair, `tessel_tile::cluster`'s two-CTA
 //! barrier, whose count and bytes are the pair's). `init(bar, count)`, `expect(bar, bytes, pred=True)`,
-//! `arrive(bar, count=1, pred=True)`, `wait(bar, phase, pred=True, deps=())`, `invalidate(bar)` emit the
+//! `arrive(bar, count=1, pred=True, cta_mask=0)` (the mask as Gluon's Rubin `arrive` has it: arrivals on the
+//! same barrier of the CTAs whose ranks differ in its bits), `wait(bar, phase, pred=True, deps=())`, `invalidate(bar)` emit the
 //! `mbarrier_*` ops; `hopper.fence_async_shared()` emits `fence_async_shared`.
 
 use tessel_lang::elab::builtins::{Arg, Bound};
@@ -21,7 +22,7 @@ pub fn register(r: &mut Registry) {
         r.add(m, "allocate_mbarrier", Handler::Bound("batch=None, two_ctas=False", allocate));
         r.add(m, "init", Handler::Bound("mbarrier, count", init));
         r.add(m, "expect", Handler::Bound("mbarrier, bytes_per_cta=None, pred=True", expect));
-        r.add(m, "arrive", Handler::Bound("mbarrier, count=1, pred=True, *, from_cta=None", arrive));
+        r.add(m, "arrive", Handler::Bound("mbarrier, count=1, pred=True, *, cta_mask=0", arrive));
         r.add(m, "wait", Handler::Bound("mbarrier, phase, pred=True, deps=None", wait));
         r.add(m, "invalidate", Handler::Bound("mbarrier", invalidate));
     }
@@ -127,11 +128,36 @@ fn expect<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
 
 fn arrive<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let bar = barrier(e, &b)?;
-    if let Some(a) = b.opt("from_cta") {
-        return Err(e.err(a.span, "`from_cta` (remote arrivals) is not supported yet"));
-    }
     let count = count(e, b.req("count"), &b.fname, "count")?;
-    emit_predicated(e, &b, Op::MBarrierArrive { count, per_warpgroup: false }, bar)
+    let cta_mask = cta_mask(e, &b, &bar)?;
+    emit_predicated(e, &b, Op::MBarrierArrive { count, per_warpgroup: false, cta_mask }, bar)
+}
+
+/// `arrive`'s `cta_mask` (as in Gluon's Rubin `mbarrier.arrive` and Triton's `arrive_barrier {ctaMask}`): the
+/// arrival reaches the barrier at the same offset in every CTA whose rank differs from the arriving CTA's only in
+/// the mask's bits. The barrier must be each CTA's own.
+fn cta_mask<'a>(e: &Elab<'a>, b: &Bound<'a>, bar: &Tv) -> R<u16> {
+    let Some(a) = b.opt("cta_mask") else { return Ok(0) };
+    let mask = e.const_int(a, &b.fname, "cta_mask")?;
+    if mask == 0 {
+        return Ok(0);
+    }
+    let n = e.func.config.num_ctas as i128;
+    if mask < 0 || mask >= n {
+        return Err(e.err_hint(
+            a.span,
+            format!("`cta_mask` names CTAs of the cluster by the bits their ranks differ in: it must be in 0..{n} for num_ctas = {n}, got {mask}"),
+            "launch with num_ctas > 1, and set only bits below num_ctas",
+        ));
+    }
+    if tessel_tile::cluster::barrier_ctas(&bar.ty) != 1 {
+        return Err(e.err(
+            a.span,
+            "`cta_mask` arrives on each CTA's own barrier; a two-CTA barrier (`allocate_mbarrier(two_ctas=True)`) is \
+             arrived on through its pair's lead already",
+        ));
+    }
+    Ok(mask as u16)
 }
 
 fn emit_predicated<'a>(e: &mut Elab<'a>, b: &Bound<'a>, op: Op, bar: Tv) -> R<Value<'a>> {

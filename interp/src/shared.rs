@@ -483,8 +483,8 @@ impl Program<'_> {
                 let key = (v.buf, v.start);
                 match &data.op {
                     Op::MBarrierExpect { bytes } if pred && bar.expect(*bytes)? => self.land_tma(key),
-                    Op::MBarrierArrive { count, per_warpgroup }
-                        if pred && bar.arrive(count * arrivers(*per_warpgroup))? =>
+                    Op::MBarrierArrive { count, per_warpgroup, cta_mask }
+                        if pred && bar.arrive_masked(count * arrivers(*per_warpgroup), *cta_mask)? =>
                     {
                         self.land_tma(key)
                     }

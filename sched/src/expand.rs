@@ -457,7 +457,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         if previous {
             operands.push(e.less(lb, iv));
         }
-        e.op(Op::MBarrierArrive { count: 1, per_warpgroup }, &operands, vec![]);
+        e.op(Op::MBarrierArrive { count: 1, per_warpgroup, cta_mask: 0 }, &operands, vec![]);
         let release = std::mem::take(&mut e.out);
         match retired_at.filter(|&at| previous && at <= order.len()) {
             Some(at) => {

@@ -537,10 +537,14 @@ pub enum Op {
     /// program once all of its threads are done with what the arrival releases. With `per_warpgroup`, each
     /// warpgroup of the program arrives `count` times on its own, without waiting for the others (the barrier
     /// expects `count` per warpgroup): only for what a warpgroup's own wgmmas read and its own wait retired, which
-    /// the whole warpgroup is done with once one of its threads has passed the wait.
+    /// the whole warpgroup is done with once one of its threads has passed the wait. With a nonzero `cta_mask`
+    /// (a cluster), the arrivals reach the barrier at the same offset in every CTA whose rank differs from the
+    /// arriving CTA's only in the mask's bits, the arriving CTA's own included (`arrive_barrier {ctaMask}` in
+    /// Triton's IR): how a CTA tells its peers it is done with what their copies wrote into its shared memory.
     MBarrierArrive {
         count: u32,
         per_warpgroup: bool,
+        cta_mask: u16,
     },
     /// `mbarrier_wait bar, phase`: waits until the phase of parity `phase` (0 or 1) has completed.
     MBarrierWait,

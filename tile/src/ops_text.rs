@@ -137,10 +137,13 @@ impl Op {
                 }
             }
             Op::MBarrierInit { count } => a.push(("count", Attr::Int(*count as i64))),
-            Op::MBarrierArrive { count, per_warpgroup } => {
+            Op::MBarrierArrive { count, per_warpgroup, cta_mask } => {
                 a.push(("count", Attr::Int(*count as i64)));
                 if *per_warpgroup {
                     a.push(("per_warpgroup", Attr::Bool(true)));
+                }
+                if *cta_mask != 0 {
+                    a.push(("cta_mask", Attr::Int(*cta_mask as i64)));
                 }
             }
             Op::MBarrierExpect { bytes } => a.push(("bytes", Attr::Int(*bytes as i64))),
@@ -282,7 +285,15 @@ impl Op {
             "mbarrier_init" => Op::MBarrierInit { count: bag.int("count")? as u32 },
             "mbarrier_expect" => Op::MBarrierExpect { bytes: bag.int("bytes")? as u32 },
             "mbarrier_arrive" => {
-                Op::MBarrierArrive { count: bag.int("count")? as u32, per_warpgroup: bag.flag("per_warpgroup")? }
+                let mask = bag.opt_int("cta_mask")?.unwrap_or(0);
+                let Ok(cta_mask) = u16::try_from(mask) else {
+                    return Err(OpTextError::Negative { op: name.into(), key: "cta_mask".into(), value: mask });
+                };
+                Op::MBarrierArrive {
+                    count: bag.int("count")? as u32,
+                    per_warpgroup: bag.flag("per_warpgroup")?,
+                    cta_mask,
+                }
             }
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },

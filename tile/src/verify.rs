@@ -208,6 +208,13 @@ impl Verifier<'_> {
         match &data.op {
             op if crate::verify_tmem::is_tmem_op(op) => crate::verify_tmem::types(f, op, &ins, &outs),
             op if crate::verify_clc::is_clc_op(op) => crate::verify_clc::types(op, &ins, &outs),
+            Op::MBarrierArrive { cta_mask, .. } if *cta_mask != 0 && u32::from(*cta_mask) >= f.config.num_ctas => {
+                Err(Violation::Rule(format!(
+                    "the cta_mask {cta_mask:#b} of `mbarrier_arrive` names CTAs past the cluster of {} (it must be \
+                     below num_ctas)",
+                    f.config.num_ctas
+                )))
+            }
             op if op.is_shared_memory_op() => crate::verify_smem::types(op, &ins, &outs),
             Op::Constant(_) => {
                 count(0..=0, 1)?;

@@ -269,6 +269,16 @@ fn barrier(op: &Op, rest: BarrierOperands, ins: &[&Type], outs: &[&Type]) -> Res
     if let Op::MBarrierInit { count: 0 } | Op::MBarrierArrive { count: 0, .. } = op {
         return Err(Violation::Rule("the arrival count must be at least 1".into()));
     }
+    if let Op::MBarrierArrive { cta_mask, .. } = op
+        && *cta_mask != 0
+        && crate::cluster::barrier_ctas(ins[0]) != 1
+    {
+        return Err(Violation::Rule(
+            "an arrival with a cta_mask reaches each CTA's own barrier; a two-CTA barrier is arrived on through its \
+             pair's lead already"
+                .into(),
+        ));
+    }
     match (ins.get(1), rest) {
         (Some(t), BarrierOperands::Phase) if **t != Type::scalar(ScalarType::I32) => {
             Err(Violation::Rule(format!("the phase must be an i32, got {t}")))

@@ -17,7 +17,7 @@ use super::Lower;
 use super::coords::layout_of;
 use super::local::{accesses, offsets};
 use crate::CompileError;
-use crate::ptx::{Instr, Operand, RegClass, instr, mem};
+use crate::ptx::{Instr, Operand, Reg, RegClass, instr, mem};
 use crate::smem::Span;
 
 /// Asynchronous work issued and not yet waited for.
@@ -305,7 +305,7 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 l.b.emit(instr("fence.mbarrier_init.release.cluster").guard(p));
             }
         }
-        Op::MBarrierArrive { count, per_warpgroup } => {
+        Op::MBarrierArrive { count, per_warpgroup, cta_mask } => {
             let p = if *per_warpgroup {
                 // The first thread of each warpgroup arrives once its own wait has retired the wgmmas that read
                 // what the arrival releases: no barrier with the other warpgroups.
@@ -332,6 +332,13 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 }
                 first_thread(l, data.operands.get(1).copied())?
             };
+            if *cta_mask != 0 {
+                if !sm90 {
+                    return Err(need_sm90("an arrival on other CTAs' barriers (`cta_mask`)"));
+                }
+                remote_arrive(l, bar, p, *count, *cta_mask);
+                return Ok(());
+            }
             match (*count, sm90) {
                 (1, false) => {
                     let s = l.b.reg(RegClass::B64);
@@ -361,6 +368,7 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
             let p = l.b.reg(RegClass::Pred);
             l.b.label(&again);
             if sm90 {
+                // CTA scope also where peers arrive (`cta_mask`): see `remote_arrive`.
                 l.b.op("mbarrier.try_wait.parity.shared::cta.b64", p, (mem(bar), phase));
             } else {
                 l.b.op("mbarrier.test_wait.parity.shared.b64", p, (mem(bar), phase));
@@ -378,6 +386,29 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         _ => unreachable!("not an mbarrier op"),
     }
     Ok(())
+}
+
+/// `count` arrivals, by the thread `p` holds, on the barrier at offset `bar` of every CTA whose rank differs from
+/// this CTA's only in `mask`'s bits: its own barrier directly, the peers' through `mapa`.
+///
+/// The arrivals and the waits keep the default CTA scope, as CUTLASS's cluster pipelines and Triton's remote
+/// arrivals do. What the barriers order across CTAs is asynchronous-proxy traffic: a peer's TMA (multicast)
+/// writes into this CTA's buffers after this CTA's wgmma reads of them have retired (`warpgroup_mma_wait`, before
+/// the arrival in program order), and the copies' bytes complete on the destination's own barrier. Cluster-scope
+/// semantics would order generic-proxy accesses too, at a price measured on the H200 (2026-12-02, the cluster
+/// GEMM at 4096^3): each `acquire.cluster` wait became an L1 invalidation (`CCTL.IVALL`) and each
+/// `release.cluster` arrival a `MEMBAR.ALL.CTA` with error barriers, 61% of the warps' stall samples together, and the
+/// kernel ran at 0.54x of the 1-CTA one. Data that crosses CTAs through generic loads and stores (the cross-CTA
+/// reductions and conversions) meets at cluster barriers, which do release and acquire at cluster scope.
+fn remote_arrive(l: &mut Lower, bar: Reg, p: Reg, count: u32, mask: u16) {
+    let rank = l.cta_rank();
+    l.b.emit(instr("mbarrier.arrive.release.cta.shared::cta.b64").guard(p).dst(Operand::Sink).srcs((mem(bar), count)));
+    for d in (1..l.f.config.num_ctas).filter(|d| d & !u32::from(mask) == 0) {
+        let (peer, at) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+        l.b.op("xor.b32", peer, (rank, d));
+        l.b.op("mapa.shared::cluster.u32", at, (bar, peer));
+        l.b.emit(instr("mbarrier.arrive.shared::cluster.b64").guard(p).dst(Operand::Sink).srcs((mem(at), count)));
+    }
 }
 
 /// `ring_counter_init counter`: the first thread zeroes it (ordered before the releases by the barrier analysis,

@@ -88,6 +88,24 @@ impl Barrier {
         self.each(|c| c.arrive(n))
     }
 
+    /// `n` arrivals from every CTA on the barrier of each CTA whose rank differs from its own only in `mask`'s
+    /// bits (its own included): `mbarrier.arrive` with a `cta_mask`. A CTA's copy then counts the arrivals of
+    /// all `2^popcount(mask)` CTAs of its class.
+    pub(in crate::shared) fn arrive_masked(&mut self, n: u32, mask: u16) -> Result<bool, SharedFault> {
+        if mask == 0 {
+            return self.arrive(n);
+        }
+        let before = self.phase();
+        let ctas = self.copies.len() as u32;
+        for cta in 0..ctas {
+            for d in (0..ctas).filter(|d| d & !u32::from(mask) == 0) {
+                let at = self.lead(cta ^ d);
+                self.copies[at].arrive(n)?;
+            }
+        }
+        Ok(self.phase() > before)
+    }
+
     /// Every CTA's `mbarrier.expect(bytes)`: the bytes, and one arrival.
     pub(in crate::shared) fn expect(&mut self, bytes: u32) -> Result<bool, SharedFault> {
         self.each(|c| {
