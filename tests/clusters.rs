@@ -417,19 +417,17 @@ fn what_clusters_do_not_lower_is_refused_at_the_op() {
     assert!(err.contains("`scan` on a tensor spread over the CTAs of a cluster"), "{err}");
     assert!(err.contains("gl.cumsum(gl.load(x_ptr + cols), axis=0)"), "the span: {err}");
 
-    // Shared memory whose layout spreads it over the CTAs.
+    // Shared memory spread over the CTAs otherwise than the tensor stored into it: each CTA would hold in shared
+    // memory a part it does not hold in registers.
     let args = vec![
         ArgSpec::Pointer(F32, true),
+        ArgSpec::Pointer(F32, true),
         c(64),
-        layout(&blocked_1d(1, 1, &[1])),
+        layout(&blocked_1d(1, 1, &[])),
         layout("gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[1]])"),
     ];
-    match ptx_for("cluster_spread_smem", args, 1, 2, Target::Sm90a) {
-        Err(err) => {
-            assert!(err.contains("`local_alloc` on shared memory spread over the CTAs of a cluster"), "{err}")
-        }
-        Ok(ptx) => panic!("shared memory spread over CTAs compiled:\n{ptx}"),
-    }
+    let err = ptx_for("cluster_spread_smem", args, 1, 2, Target::Sm90a).unwrap_err();
+    assert!(err.contains("each CTA must hold in registers the part of the buffer it holds in shared memory"), "{err}");
 
     // An atomic whose old values are used, on elements every CTA holds: one CTA does it, the others cannot see it.
     let args = vec![
@@ -460,6 +458,34 @@ fn what_clusters_do_not_lower_is_refused_at_the_op() {
     let err =
         ptx_for("cluster_row_softmax", softmax_args(256, &blocked_1d(4, 1, &[1])), 1, 2, Target::Sm80).unwrap_err();
     assert!(err.contains("need sm_90a or newer"), "{err}");
+}
+
+/// Shared memory spread over the CTAs as the tensor staged in it is (`cga_layout=[[1]]` on both): each CTA
+/// allocates and addresses only its own half, and the simulator agrees with the interpreter on every element.
+#[test]
+fn each_cta_holds_its_part_of_a_spread_buffer() {
+    let args = || {
+        vec![
+            ArgSpec::Pointer(F32, true),
+            ArgSpec::Pointer(F32, true),
+            c(64),
+            layout(&blocked_1d(1, 1, &[1])),
+            layout("gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[1]])"),
+        ]
+    };
+    let ptx = ptx_for("cluster_spread_smem", args(), 1, 2, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.contains("// shared memory: 128 bytes per CTA"), "each CTA holds 32 of the 64 floats:\n{ptx}");
+    assemble("cluster_spread_smem", &ptx, "sm_90a");
+    let x: Vec<f64> = Rng::new(3).vec(64);
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 1, num_stages: 1, poison: true };
+    let vals = [V::Buf(F32, x.clone()), V::Out(F32, 64)];
+    let outs = run_on_ctas(&source(), "cluster_spread_smem", args(), &opts, 2, &vals, [1, 1, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    for i in 0..64 {
+        assert_eq!(interp[i], (x[i] as f32 + 1.0) as f64, "interpreter, element {i}");
+        assert_eq!(sim[i], interp[i], "simulator, element {i}");
+    }
 }
 
 /// On a GPU (skipped without one): the softmax at the tutorial's configurations against the interpreter, fresh
@@ -599,8 +625,9 @@ fn multicast_rounds_meet_at_cluster_barriers() {
         ]
     };
     let ptx = ptx_for("cluster_multicast_rounds", args(), 4, 2, Target::Sm90a).unwrap_or_else(|e| panic!("{e}"));
-    // The meeting after the initialization, and one per round.
-    assert_eq!(ptx.matches("barrier.cluster.arrive").count(), 2, "{ptx}");
+    // The meeting after the initialization, one per round, and one before the exit (no CTA leaves while a
+    // multicast may still write into it).
+    assert_eq!(ptx.matches("barrier.cluster.arrive").count(), 3, "{ptx}");
     assemble("cluster_multicast_rounds", &ptx, "sm_90a");
     let (m, n) = (bm as usize * rounds, bn as usize);
     let x: Vec<f64> = Rng::new(99).vec(m * n);

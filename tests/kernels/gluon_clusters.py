@@ -89,10 +89,11 @@ def cluster_fetch_add(x_ptr, old_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr)
 
 
 @gluon.jit
-def cluster_spread_smem(x_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr, SHARED: gl.constexpr):
+def cluster_spread_smem(x_ptr, out_ptr, BLOCK: gl.constexpr, LAYOUT: gl.constexpr, SHARED: gl.constexpr):
+    # SHARED spreads the buffer over the CTAs as LAYOUT spreads the tensor: each CTA stages its own part.
     offs = gl.arange(0, BLOCK, LAYOUT)
     smem = gl.allocate_shared_memory(gl.float32, [BLOCK], SHARED, gl.load(x_ptr + offs))
-    gl.store(x_ptr + offs, smem.load(LAYOUT) + 1.0)
+    gl.store(out_ptr + offs, smem.load(LAYOUT) + 1.0)
 
 
 @gluon.jit

@@ -56,6 +56,8 @@ fn cluster_aware(op: &Op) -> bool {
         // A copy into the CTA's shared memory would need the shared layout's CTA part.
         Op::AsyncCopy => false,
         Op::Load { .. } | Op::Store { .. } => true,
+        // Each CTA's part of the accumulator from its parts of the operands (`cluster_local` checks the bases).
+        Op::WarpGroupDot { .. } | Op::WarpGroupDotWait { .. } => true,
         o if o.facts().layout == LayoutKind::Same => true,
         Op::Constant(_)
         | Op::Arange { .. }
@@ -137,15 +139,6 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
                 format!("`{name}`: {why} (the interpreter runs it) is not supported by codegen yet"),
             ));
         }
-        if tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear))) {
-            return Err((
-                Some(o),
-                format!(
-                    "`{name}` on shared memory spread over the CTAs of a cluster (a shared layout with nonzero \
-                     cga_layout/block bases) is not supported yet"
-                ),
-            ));
-        }
         // A scan along a dim the CTAs split would need the earlier CTAs' totals; along another, each CTA scans its
         // own rows.
         let scan_across = match &d.op {
@@ -157,7 +150,11 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             }),
             _ => false,
         };
-        if tys.clone().any(split_ty) && (!cluster_aware(&d.op) || scan_across) {
+        // A register tensor into or out of a buffer spread as it is: each CTA moves its own part
+        // (`cluster_local` checks that the two are spread alike).
+        let own_part = matches!(d.op, Op::LocalStore | Op::LocalLoad | Op::LocalAlloc)
+            && tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear)));
+        if tys.clone().any(split_ty) && (!cluster_aware(&d.op) || scan_across) && !own_part {
             return Err((
                 Some(o),
                 format!(
@@ -210,18 +207,42 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             Op::MakeTensorDescIm2col { .. } => made_in_kernel(true),
             _ => false,
         };
-        if matches!(d.op, Op::WarpSpecialize(_)) || in_kernel_desc {
+        if in_kernel_desc {
             return Err((Some(o), format!("`{name}` in a cluster kernel (num_ctas = {n}) is not supported yet")));
         }
     }
-    Ok(())
+    // The workers of a `warp_specialize` skip the top-level code before it, so a cluster barrier there (which
+    // needs every thread of the cluster) would wait for them forever.
+    let top = &f.region(f.body).ops;
+    if let Some(ws) = top.iter().position(|&o| matches!(f.op(o).op, Op::WarpSpecialize(_))) {
+        for &o in &top[..ws] {
+            let d = f.op(o);
+            let across = matches!(d.op, Op::Reduce { .. } | Op::ConvertLayout)
+                && d.operands.iter().chain(&d.results).any(|&v| split_ty(f.ty(v)));
+            if d.op == Op::ClusterBarrier || across {
+                return Err((
+                    Some(o),
+                    format!(
+                        "`{}` meets the other CTAs of the cluster at a cluster barrier, which every thread must \
+                         reach, but the workers of the kernel's warp_specialize skip the code before it; move it \
+                         after the warp_specialize",
+                        d.op.name()
+                    ),
+                ));
+            }
+        }
+    }
+    // Shared memory spread over the CTAs: each CTA's part, and the ops that can do their share on it.
+    super::cluster_local::localize(f).map(|_| ())
 }
 
 /// Where every CTA of a cluster must meet once its barriers are initialized: after the last top-level
-/// `mbarrier_init` before the first top-level op that holds a multicast TMA load (which completes on the other
-/// CTAs' barriers, so they must exist there first). `None` without multicast loads or clusters; an error when no
-/// barrier is initialized at the top level before the first multicast (the meeting must be reached by every
-/// thread of every CTA, so it cannot sit in a loop, a branch or a partition).
+/// `mbarrier_init` before the first top-level op that holds a multicast TMA load or an arrival on other CTAs'
+/// barriers (which reach the other CTAs' barriers, so those must exist there first). When that op is the
+/// kernel's `warp_specialize`, the meeting is its hand-off, where the workers (which skip the top-level code
+/// before it) join the CTA. `None` without such ops or clusters; an error when no barrier is initialized at the
+/// top level before the first of them (the meeting must be reached by every thread of every CTA, so it cannot
+/// sit in a loop, a branch or a partition).
 pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileError> {
     if f.config.num_ctas <= 1 {
         return Ok(None);
@@ -229,9 +250,13 @@ pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileErro
     let mut last_init = None;
     for &o in &f.region(f.body).ops {
         let mut multicast = false;
-        f.walk_op(o, &mut |x| multicast |= matches!(f.op(x).op, Op::TmaLoad { multicast: true }));
+        f.walk_op(o, &mut |x| {
+            multicast |= matches!(f.op(x).op, Op::TmaLoad { multicast: true })
+                || matches!(f.op(x).op, Op::MBarrierArrive { cta_mask, .. } if cta_mask != 0)
+        });
         if multicast {
             return match last_init {
+                Some(_) if matches!(f.op(o).op, Op::WarpSpecialize(_)) => Ok(Some(o)),
                 Some(i) => Ok(Some(i)),
                 None => Err(CompileError::new(
                     "a multicast TMA load completes on the barriers of every CTA of the cluster, so they must be \
@@ -245,6 +270,17 @@ pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileErro
         }
     }
     Ok(None)
+}
+
+/// Whether a CTA of the cluster writes into or arrives on another's shared memory asynchronously (a multicast
+/// TMA load, an mbarrier arrival with a `cta_mask`): then every CTA must wait for the others before it exits.
+pub(crate) fn peers_reach_shared_memory(f: &Func) -> bool {
+    f.config.num_ctas > 1
+        && f.all_ops().into_iter().any(|o| match f.op(o).op {
+            Op::TmaLoad { multicast } => multicast,
+            Op::MBarrierArrive { cta_mask, .. } => cta_mask != 0,
+            _ => false,
+        })
 }
 
 /// `%clusterid.*`/`%nclusterid.*` in a cluster kernel, else `%ctaid.*`/`%nctaid.*`: the program's id and the

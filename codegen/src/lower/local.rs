@@ -20,8 +20,28 @@ use super::{Lower, class_of};
 use crate::CompileError;
 use crate::ptx::{Operand, Reg, RegClass, sym};
 
-/// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`.
+/// The map from (register, lane, warp) of `dist` to the buffer offset (in elements) of `shared`. A buffer spread
+/// over the CTAs of a cluster is one CTA's part here (`cluster_local`), smaller than the logical tensor; the
+/// register tensor then holds the same part in each CTA (checked before lowering), so its per-CTA part, without
+/// the `block` bases, meets it.
 pub(crate) fn offsets(dist: &LinearLayout, shared: &LinearLayout) -> Result<LinearLayout, CompileError> {
+    let sizes = |l: &LinearLayout| l.out_dim_names().iter().map(|d| l.out_dim_size(d.as_str())).collect::<Vec<_>>();
+    let spread = |l: &LinearLayout| l.has_in_dim("block") && l.in_dim_size("block") > 1;
+    if dist.has_in_dim("block") && !spread(shared) && sizes(dist) != sizes(shared) {
+        let ins = dist.in_dims().map(|d| {
+            let b = if d.as_str() == "block" {
+                vec![]
+            } else {
+                dist.bases(d.as_str()).iter().map(|b| b.to_vec()).collect()
+            };
+            (d.to_string(), b)
+        });
+        let outs = shared.out_dim_names().into_iter().map(|d| (d.to_string(), shared.out_dim_size(d.as_str())));
+        let part = LinearLayout::new(ins, outs).map_err(|e| {
+            CompileError::new(format!("the register tensor does not hold one CTA's part of the buffer: {e}"))
+        })?;
+        return shared_access::offsets(&part, shared).map_err(CompileError::from);
+    }
     shared_access::offsets(dist, shared).map_err(CompileError::from)
 }
 

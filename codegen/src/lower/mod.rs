@@ -15,6 +15,7 @@ mod cast;
 mod cfmod;
 mod clc;
 pub(crate) mod cluster;
+mod cluster_local;
 mod control;
 mod convert;
 mod coords;
@@ -101,6 +102,8 @@ pub(crate) struct Lower<'f> {
     pub coord_cache: HashMap<coords::CoordKey, Reg>,
     /// `%cluster_ctarank`, once something asks for it (`cluster`).
     pub cta_rank: Option<Reg>,
+    /// Where each CTA's part of a buffer or descriptor block spread over the cluster sits ([`cluster_local`]).
+    pub cta_parts: cluster_local::Parts,
     /// The top-level `mbarrier_init` after which every CTA of the cluster meets at a cluster barrier, because a
     /// multicast TMA load later completes on other CTAs' barriers ([`cluster::multicast_init_point`]).
     pub cluster_init_after: Option<OpId>,
@@ -380,7 +383,7 @@ impl<'f> Lower<'f> {
             self.tmem_quiet = false;
         }
         advance(&mut self.hazards, &self.f.op(o).op, &spans);
-        if self.cluster_init_after == Some(o) {
+        if self.cluster_init_after == Some(o) && !matches!(self.f.op(o).op, Op::WarpSpecialize(_)) {
             // Each CTA's initializations (fenced for the cluster by `mbarrier_init`) before any CTA's multicast.
             self.cluster_barrier();
         }
@@ -592,7 +595,7 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
 /// Compiles one kernel of layout IR to PTX for `arch`.
 pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     f.config.validate().map_err(Cause::Config)?;
-    let (arch, num_warps) = (f.target, f.config.num_warps);
+    let num_warps = f.config.num_warps;
     let partition_warps = partitions::warps_of_values(f);
     for (i, v) in f.values.iter().enumerate() {
         if let Type::Tensor { layout: Some(l), .. } = &v.ty {
@@ -609,10 +612,25 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
             }
         }
     }
-    cluster::check(f).map_err(|(o, message)| match o {
+    let at = |(o, message): (Option<OpId>, String)| match o {
         Some(o) => CompileError::new(message).at(f, o),
         None => CompileError::new(message),
-    })?;
+    };
+    cluster::check(f).map_err(at)?;
+    match cluster_local::localize(f).map_err(at)? {
+        Some((local, parts)) => lower_kernel(&local, source, parts),
+        None => lower_kernel(f, source, cluster_local::Parts::new()),
+    }
+}
+
+/// [`compile`] of a kernel that keeps the cluster rules, with every buffer and descriptor block spread over the
+/// CTAs already one CTA's part (`parts` says where each CTA's sits).
+fn lower_kernel<'f>(
+    f: &'f Func,
+    source: Option<Source<'f>>,
+    parts: cluster_local::Parts,
+) -> Result<Kernel, CompileError> {
+    let (arch, num_warps) = (f.target, f.config.num_warps);
     let mut b = Builder::new();
     let tid = b.reg(RegClass::B32);
     let lane = b.reg(RegClass::B32);
@@ -635,6 +653,7 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         warp,
         coord_cache: HashMap::new(),
         cta_rank: None,
+        cta_parts: parts,
         cluster_init_after: None,
         parity_cache: HashMap::new(),
         lane_tables: HashMap::new(),
@@ -721,6 +740,12 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         params.push(Param { name: tma::scratch_param(&f.name), ty: ".u64", bytes: None });
     }
     l.b.label("$L_exit");
+    if cluster::peers_reach_shared_memory(f) {
+        // Other CTAs' copies and arrivals may still be on their way to this CTA's shared memory: no CTA leaves
+        // the cluster before every CTA is done (threads that exited count as arrived).
+        l.b.effect("barrier.cluster.arrive", ());
+        l.b.effect("barrier.cluster.wait", ());
+    }
     tcgen05::exit(&mut l);
     l.b.effect("ret", ());
     l.smem_bytes = l.smem_bytes.max(l.alloc.buffer_bytes());

@@ -161,6 +161,11 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     }
     l.b.label(&s.handoff);
     l.b.effect("bar.sync", 0);
+    if l.cluster_init_after == Some(l.cur_op) {
+        // Every CTA's barriers initialized before any CTA's multicast copy or arrival reaches them: the workers
+        // joined the CTA only here, and a cluster barrier needs every thread.
+        l.cluster_barrier();
+    }
     if let Some(at) = slots {
         let loaded = l.b.new_label("ws_loaded");
         l.b.emit(Instr::bra_uni(&loaded).unless(s.is_worker));

@@ -294,17 +294,31 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
     let n = l.f.config.num_ctas;
     let multicast = multicast && n > 1;
     let mut op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
+    let (group, shared) = sharing(l, buf);
+    let multicast = multicast && shared != 0;
     let (lead, mask) = if multicast {
+        // The CTAs holding the same part (ranks that differ only in `shared`'s bits): the first of them copies
+        // for all, `group` shifted to its rank.
         op.push_str(".multicast::cluster");
-        let (lead, mask) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::B16));
+        let (lead, t, m32, mask) =
+            (l.b.reg(RegClass::Pred), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
         let rank_reg = l.cta_rank();
-        l.b.op("setp.eq.u32", lead, (rank_reg, 0));
-        l.b.op("mov.b16", mask, ((1u32 << n) - 1) as i64);
+        if shared == n - 1 {
+            // Every CTA holds the whole buffer: CTA 0 copies it to all.
+            l.b.op("setp.eq.u32", lead, (rank_reg, 0));
+            l.b.op("mov.b16", mask, group as i64);
+        } else {
+            l.b.op("and.b32", t, (rank_reg, shared));
+            l.b.op("setp.eq.u32", lead, (t, 0));
+            l.b.op("shl.b32", m32, (group, rank_reg));
+            l.b.op("cvt.u16.u32", mask, m32);
+        }
         (Some(lead), Some(mask))
     } else {
         (None, None)
     };
-    for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, coords)? {
+    let coords = part_coords(l, coords, buf)?;
+    for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, &coords)? {
         let tensor = Operand::TensorAddr { map, coords: c.coords };
         let pred = match lead {
             Some(lead) => {
@@ -320,6 +334,38 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The CTAs that hold the same part of buffer `buf` as CTA 0 (a mask of ranks: bit `r` for rank `r`), and the
+/// rank bits in which such CTAs differ (the zero CTA bases: every bit of a buffer every CTA holds whole).
+fn sharing(l: &Lower, buf: ValueId) -> (u32, u32) {
+    let n = l.f.config.num_ctas;
+    let shared = match l.cta_parts.get(&buf) {
+        Some(bases) => (0..n.trailing_zeros())
+            .filter(|&i| bases.get(i as usize).is_none_or(|b| b.iter().all(|&x| x == 0)))
+            .fold(0, |m, i| m | 1 << i),
+        None => n - 1,
+    };
+    let group = (0..n).filter(|r| r & !shared == 0).fold(0, |m, r| m | 1 << r);
+    (group, shared)
+}
+
+/// The registers of a copy's block coordinates: each CTA's part of a buffer spread over the cluster
+/// (`cluster_local`) starts at the coordinates plus the part's origin, the XOR (here the sum: the bases are
+/// distinct top bits) of the CTA bases of its rank's bits.
+fn part_coords(l: &mut Lower, coords: &[ValueId], buf: ValueId) -> Result<Vec<Reg>, CompileError> {
+    let mut out = coords.iter().map(|&c| l.get(c).map(|r| r[0])).collect::<Result<Vec<_>, _>>()?;
+    let Some(bases) = l.cta_parts.get(&buf).cloned() else { return Ok(out) };
+    for (d, r) in out.iter_mut().enumerate() {
+        for (i, b) in bases.iter().enumerate().filter(|(_, b)| b[d] != 0) {
+            let rank = l.cta_rank();
+            let (bit, s) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.op("bfe.u32", bit, (rank, i as u32, 1u32));
+            l.b.op("mad.lo.s32", s, (bit, b[d], *r));
+            *r = s;
+        }
+    }
+    Ok(out)
 }
 
 /// `tma_load_im2col desc, mem, bar, coords..., offsets... [, pred] {rank}`: the block's boxes (channels wider
@@ -403,14 +449,17 @@ pub(crate) fn store(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let coords = &data.operands[2..2 + rank];
     let map = tensor_map(l, desc)?;
     let op = format!("cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group");
-    // In a cluster every CTA holds the whole buffer (shared memory split over the CTAs is refused), so CTA 0
-    // stores it for all of them.
+    // In a cluster each CTA stores its part of a buffer spread over the CTAs; of the CTAs that hold the same
+    // part, the first stores it for all of them.
     let owner = (l.f.config.num_ctas > 1).then(|| {
-        let (rank, p) = (l.cta_rank(), l.b.reg(RegClass::Pred));
-        l.b.op("setp.eq.u32", p, (rank, 0));
+        let (_, shared) = sharing(l, buf);
+        let (rank, p, t) = (l.cta_rank(), l.b.reg(RegClass::Pred), l.b.reg(RegClass::B32));
+        l.b.op("and.b32", t, (rank, shared));
+        l.b.op("setp.eq.u32", p, (t, 0));
         p
     });
-    for c in box_copies(l, None, buf, &b, coords)? {
+    let coords = part_coords(l, coords, buf)?;
+    for c in box_copies(l, None, buf, &b, &coords)? {
         let pred = match owner {
             Some(o) => {
                 let p = l.b.reg(RegClass::Pred);

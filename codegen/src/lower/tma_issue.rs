@@ -43,7 +43,7 @@ pub(crate) fn box_copies(
     pred: Option<ValueId>,
     buf: ValueId,
     b: &TmaBlock,
-    coords: &[ValueId],
+    coords: &[Reg],
 ) -> Result<Vec<BoxCopy>, CompileError> {
     let offsets = box_offsets(l, buf, b)?;
     let even = even_steps(&b.boxes, &offsets).filter(|_| !pred.is_some_and(|x| released_by_ring(l, x)));
@@ -145,7 +145,7 @@ fn even_steps(boxes: &[Vec<u32>], offsets: &[u32]) -> Option<(Vec<u32>, u32)> {
 /// coordinates, the block and its boxes count packed bytes (two elements each): that coordinate is doubled.
 fn box_coords(
     l: &mut Lower,
-    coords: &[ValueId],
+    coords: &[Reg],
     origin: &[u32],
     indexed: Option<(Reg, &[u32])>,
     fp4_padded: bool,
@@ -153,7 +153,7 @@ fn box_coords(
     let mut out = Vec::with_capacity(coords.len());
     let last = coords.len() - 1;
     for (d, (&c, &o)) in coords.iter().zip(origin).enumerate().rev() {
-        let mut r = l.get(c)?[0];
+        let mut r = c;
         let unit = if fp4_padded && d == last { 2 } else { 1 };
         if unit != 1 {
             let s = l.b.reg(RegClass::B32);
