@@ -6,7 +6,9 @@
 #   time  : tessel bench at SIZES (default 4096 8192) fp16 over CONFIGS ("BM,BN,BK,STAGES,WARPS ..."), one
 #           program per SM; then bench/anchors_gluon_gemm.py: cuBLAS (torch.matmul) and upstream Triton 3.6
 #           running the same kernel source, in the same run
-# T=path/to/tessel picks the binary. Usage: bash bench/gluon_gemm.sh [check|time|all] [SIZES...]
+# T=path/to/tessel picks the binary. CTAS=2 (or 4) runs examples/gluon/matmul_cluster.py instead: programs are
+# clusters of CTAS CTAs, each CTA BM rows of a CTAS*BM-row tile, B multicast to all of them; one cluster per
+# CTAS SMs. Usage: [CTAS=N] bash bench/gluon_gemm.sh [check|time|all] [SIZES...]
 set -uo pipefail
 set -f  # the signatures hold [ ]: no globbing of the word-split argument lists
 cd "$(dirname "$0")/.."
@@ -16,16 +18,30 @@ what=${1:-all}
 shift || true
 SIZES=${*:-4096 8192}
 CONFIGS=${CONFIGS:-"128,256,64,3,8 128,128,64,4,8 128,128,64,4,4"}
+CTAS=${CTAS:-1}
 K=examples/gluon/matmul.py::matmul_kernel
+[[ $CTAS -gt 1 ]] && K=examples/gluon/matmul_cluster.py::matmul_cluster_kernel
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)" 2>/dev/null)
 [[ $SMS =~ ^[0-9]+$ ]] || SMS=132
+SMS=$((SMS / CTAS))  # programs: one per SM, or one cluster per CTAS SMs
 export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=$RANDOM
 # gemm BM BN BK STAGES WARPS M N K GRID DTYPE MODE... : `tessel run --check` or `tessel bench` arguments.
 gemm_args() {
   local bm=$1 bn=$2 bk=$3 s=$4 w=$5 m=$6 n=$7 k=$8 grid=$9 dt=${10} cinit=${11}
-  echo $K --signature "tensordesc<$dt[$bm,$bk]>,tensordesc<$dt[$bk,$bn]>,tensordesc<$dt[$bm,$bn]>,i32,i32,i32" \
+  local sig="tensordesc<$dt[$bm,$bk]>,tensordesc<$dt[$bk,$bn]>,tensordesc<$dt[$bm,$bn]>,i32,i32,i32" split="" whole=""
+  local ctas="--num-ctas $CTAS"
+  if [[ $CTAS -gt 1 ]]; then
+    # A and C split along M over the cluster's CTAs, B held whole by each (16-bit blocks: 128-byte swizzle).
+    bm=$((bm * CTAS))
+    # (No spaces: the arguments are word-split.)
+    for ((i = 1; i < CTAS; i *= 2)); do split+="${split:+,}[$i,0]"; whole+="${whole:+,}[0,0]"; done
+    local nv="NVMMASharedLayout(swizzle_byte_width=128,element_bitwidth=16,rank=2,cga_layout="
+    sig="tensordesc<$dt[$bm,$bk],$nv[$split])>,tensordesc<$dt[$bk,$bn],$nv[$whole])>"
+    sig+=",tensordesc<$dt[$bm,$bn],$nv[$split])>,i32,i32,i32"
+  fi
+  echo $K --signature "$sig" $ctas \
     --const GROUP_M=8 --const STAGES=$s --num-warps $w --grid $grid --arg a=randn:$m"x"$k:$dt \
     --arg b=randn:$k"x"$n:$dt --arg c=$cinit:$m"x"$n:$dt --arg a_desc=desc:a:block=$bm"x"$bk \
     --arg b_desc=desc:b:block=$bk"x"$bn --arg c_desc=desc:c:block=$bm"x"$bn --arg M=$m --arg N=$n --arg K=$k
