@@ -1,13 +1,19 @@
 //! `examples/gluon/matmul_cluster.py` (the persistent Hopper GEMM on clusters: A and C split along M over the
 //! CTAs, B multicast to all of them, ring slots released to every CTA by `mbarrier.arrive(..., cta_mask=)`)
 //! without a GPU: the interpreter against a float64 product on ragged sizes, a wrong `cta_mask` caught as a
-//! named deadlock, and the PTX's cluster forms through ptxas. The GPU check (and its sanitizers) is
-//! `CTAS=2 bash bench/gluon_gemm.sh check`.
+//! named deadlock, the PTX's cluster forms through ptxas, and the PTX on the simulator against the interpreter.
+//! The GPU check (and its sanitizers) is `CTAS=2 bash bench/gluon_gemm.sh check`.
 
 mod cli_common;
 mod common;
+mod sim_common;
 
 use cli_common::tessel;
+use common::int;
+use sim_common::{RunOptions, V, run_on_ctas, simulate_broken_on_ctas};
+use tessel::lang::elab::{ArgSpec, ConstValue};
+use tessel::tile::ScalarType::F16;
+use tessel::tile::Target;
 
 const KERNEL: &str = "matmul_cluster_kernel";
 
@@ -186,4 +192,85 @@ fn the_cluster_gemm_ptx_has_the_cluster_forms_and_assembles() {
         assert_eq!(ptx.matches("barrier.cluster.arrive").count(), 2, "after the init, before the exit\n{ptx}");
         common::assemble(&format!("matmul_cluster_{ctas}"), &ptx, "sm_90a");
     }
+}
+
+/// The cluster GEMM as the simulator tests run it: 2 CTAs of 64 rows, 64 x 64 blocks of B, a ring of 2, 4
+/// warps; 200 x 136 x 200 (2 x 3 tiles of 128 x 64 over 2 clusters, K wrapping the ring). (source, spec, inputs,
+/// options).
+fn sim_case() -> (String, Vec<ArgSpec>, Vec<V>, RunOptions<'static>) {
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/matmul_cluster.py")).unwrap();
+    let (ctas, bm, bn, bk) = (2u32, 64u32, 64u32, 64u32);
+    let desc = |block: [u32; 2], cga: &str| ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: Some(sim_common::scaled::nvmma(&format!(
+            "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, cga_layout={cga})"
+        ))),
+    };
+    let tm = ctas * bm;
+    let two = || ArgSpec::Constexpr(ConstValue::Int(2));
+    let spec = vec![
+        desc([tm, bk], "[[1, 0]]"),
+        desc([bk, bn], "[[0, 0]]"),
+        desc([tm, bn], "[[1, 0]]"),
+        int(false),
+        int(false),
+        int(false),
+        two(),
+        two(),
+    ];
+    let (m, n, k) = (200usize, 136usize, 200usize);
+    let random = |len, seed| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), len, F16);
+    let vals = vec![
+        V::Desc(F16, Some(random(m * k, 31)), vec![m as u32, k as u32]),
+        V::Desc(F16, Some(random(k * n, 32)), vec![k as u32, n as u32]),
+        V::Desc(F16, None, vec![m as u32, n as u32]),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    let opts = RunOptions {
+        file: "examples/gluon/matmul_cluster.py",
+        target: Target::Sm90a,
+        num_warps: 4,
+        num_stages: 3,
+        poison: true,
+    };
+    (source, spec, vals, opts)
+}
+
+/// The PTX simulator (written from the ISA, apart from codegen) runs the cluster GEMM's PTX: two CTAs per
+/// cluster scheduled apart, the multicast copies and the releases on the peer's barriers delivered when their CTA
+/// stops, every shared-memory access checked by happens-before within its CTA; every element of C is written and
+/// within an fp16 rounding of the interpreter's, ragged, with the ring wrapping and fewer clusters than tiles.
+#[test]
+fn the_cluster_gemm_agrees_with_the_interpreter_on_the_simulator() {
+    let (source, spec, vals, opts) = sim_case();
+    let outs = run_on_ctas(&source, KERNEL, spec, &opts, 2, &vals, [2, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    let n = 136;
+    assert!(interp.iter().all(|x| x.is_finite()), "the interpreter wrote every element");
+    // Both accumulate in fp32, each in its own order (the simulator in wgmma's k16 steps): one fp16 rounding of
+    // the result apart at most.
+    for (i, (s, w)) in sim.iter().zip(interp).enumerate() {
+        assert!((s - w).abs() <= w.abs() / 1024.0 + 1e-3, "c[{}, {}]: simulator {s}, interpreter {w}", i / n, i % n);
+    }
+}
+
+/// The cluster GEMM's PTX without its arrivals on the peer's barriers: each CTA's `empty` barrier gets only its
+/// own release, and the simulator reports the loader's wait as a deadlock instead of running on.
+#[test]
+fn the_simulator_catches_releases_that_miss_the_peer() {
+    let (source, spec, vals, opts) = sim_case();
+    let drop_remote = |ptx: &str| {
+        let kept: Vec<&str> = ptx.lines().filter(|l| !l.contains("mbarrier.arrive.shared::cluster.b64")).collect();
+        assert!(kept.len() < ptx.lines().count(), "the PTX has remote arrivals");
+        kept.join("\n")
+    };
+    let err = simulate_broken_on_ctas(&source, KERNEL, spec, &opts, 2, &vals, [2, 1, 1], &drop_remote).unwrap_err();
+    assert!(err.contains("deadlock"), "{err}");
+    // The loader warp (warp 4) of each CTA, waiting on an `empty` barrier that lacks the peer's release.
+    assert!(err.contains("CTA 1 waits: warp 4") && err.contains("lacks 1 arrival(s)"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! Thread-block clusters in the simulator, from the PTX ISA: the CTAs of a cluster (`%cluster_ctarank` 0..n,
 //! consecutive along x, a program per cluster: `%clusterid`, `%nclusterid`), `barrier.cluster.arrive`/`wait`,
-//! and distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`).
+//! distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`), and arrivals on a peer's mbarrier
+//! (`mbarrier.arrive.shared::cluster` at a `mapa` address).
 //!
 //! The CTAs of a cluster run one at a time, each until none of its threads can move (`warps`); when every live
 //! thread of the cluster has arrived at the cluster barrier (`barrier.cluster.arrive`, per warp), the phase ends
@@ -134,15 +135,19 @@ pub(super) struct Member {
     pub phase: u32,
     /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
     pub outbox: Vec<(u32, Delivery)>,
+    /// Arrivals this CTA made on its peers' mbarriers, not delivered yet: (rank, barrier offset, count).
+    pub arrivals: Vec<(u32, u64, u32)>,
     /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
     pub clc: Rc<RefCell<super::clc::Queue>>,
     pub clc_failed_seen: bool,
 }
 
-/// Delivers the multicast copies CTA `from` queued to their destinations; whether there were any.
+/// Delivers the multicast copies and the mbarrier arrivals CTA `from` queued to their destinations (when it
+/// stopped: a later moment than the issue, which the ISA allows); whether there were any.
 fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, String> {
     let outbox = std::mem::take(&mut ctas[from].cluster.outbox);
-    let any = !outbox.is_empty();
+    let arrivals = std::mem::take(&mut ctas[from].cluster.arrivals);
+    let any = !outbox.is_empty() || !arrivals.is_empty();
     for (rank, d) in outbox {
         if exited[rank as usize] {
             return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
@@ -150,7 +155,19 @@ fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, Strin
         super::tma::land(&mut ctas[rank as usize], d, None)
             .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
     }
+    for (rank, bar, n) in arrivals {
+        if exited[rank as usize] {
+            return Err(format!("CTA {from} arrives on an mbarrier of CTA {rank}, which has exited"));
+        }
+        super::mbarrier::arrive_from_peer(&mut ctas[rank as usize], bar, n)
+            .map_err(|e| format!("CTA {from}'s arrival on CTA {rank}'s mbarrier at {bar}: {e}"))?;
+    }
     Ok(any)
+}
+
+/// The CTA rank and offset a `mapa` address names, or `None` for a CTA-local shared address.
+pub(super) fn remote(addr: u64) -> Option<(u32, u64)> {
+    (addr & REMOTE != 0).then_some(((addr >> 24 & 0x7f) as u32, addr & 0xff_ffff))
 }
 
 impl Member {

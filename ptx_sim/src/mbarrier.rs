@@ -1,5 +1,5 @@
 //! mbarriers in the simulator, from the PTX ISA: `mbarrier.init` (the arrivals a phase expects),
-//! `mbarrier.arrive` (with a count) and `mbarrier.arrive.expect_tx` (transaction bytes the phase also waits for),
+//! `mbarrier.arrive` (with a count; on a peer CTA's barrier through a `mapa` address, delivered by `cluster`) and `mbarrier.arrive.expect_tx` (transaction bytes the phase also waits for),
 //! the `complete_tx` of an asynchronous copy (TMA, a cluster-launch-control response), `mbarrier.try_wait.parity`
 //! (the phase of that parity has completed when the running phase has the other parity) and `mbarrier.inval`.
 //!
@@ -94,7 +94,15 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                 2 => (c.addr(t, &a[1])?, 1),
                 _ => (c.addr(t, &a[1])?, c.val(t, &a[2])? as u32),
             };
-            arrive(c, t, bar, n)?;
+            match super::cluster::remote(bar) {
+                None => arrive(c, t, bar, n)?,
+                Some(_) if !op.contains(".shared::cluster") => {
+                    return Err(format!("`{op}` at {bar:#x}, a shared::cluster address (from mapa)"));
+                }
+                Some((rank, at)) if rank == c.cluster.rank => arrive(c, t, at, n)?,
+                // Delivered to the peer when this CTA stops (`cluster::deliver`).
+                Some((rank, at)) => c.cluster.arrivals.push((rank, at, n)),
+            }
         } else {
             return Err(format!("`{op}` is not simulated"));
         }
@@ -111,6 +119,20 @@ pub(super) fn arrive(c: &mut Cta, t: usize, bar: u64, n: u32) -> Result<(), Stri
     }
     b.missing -= n;
     join(&mut b.pending, &clock);
+    complete_if_done(b);
+    Ok(())
+}
+
+/// `n` arrivals on `bar` from another CTA of the cluster (`mbarrier.arrive.shared::cluster` at a `mapa`
+/// address). The peer's warps are not this CTA's: the arrival releases no clock of this CTA's happens-before
+/// model, so it orders none of this CTA's shared-memory accesses (what it orders is the peer's work, such as a
+/// refill the peer's TMA will copy into this CTA).
+pub(super) fn arrive_from_peer(c: &mut Cta, bar: u64, n: u32) -> Result<(), String> {
+    let b = c.mbar.bars.get_mut(&bar).ok_or("an arrival on an mbarrier that is not initialized")?;
+    if n > b.missing {
+        return Err(format!("{n} arrivals on a phase that lacks only {}", b.missing));
+    }
+    b.missing -= n;
     complete_if_done(b);
     Ok(())
 }

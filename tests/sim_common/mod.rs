@@ -183,6 +183,22 @@ pub fn simulate_broken(
     simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit).map(|_| ())
 }
 
+/// [`simulate_broken`] for a kernel whose programs are clusters of `num_ctas` CTAs.
+#[allow(dead_code)] // for the tests that break PTX
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_broken_on_ctas(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    num_ctas: u32,
+    vals: &[V],
+    grid: [u32; 3],
+    edit: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
+    simulate_edited(source, kernel, spec, opts, num_ctas, vals, grid, edit).map(|_| ())
+}
+
 /// [`run_on`] with `edit` applied to the PTX before the simulator runs it (a test breaking the PTX on purpose, to
 /// see the comparison with the interpreter catch it).
 #[allow(dead_code)] // for the tests that break PTX

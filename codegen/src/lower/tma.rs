@@ -30,8 +30,8 @@ fn checked_block(l: &Lower, desc: ValueId, buf: ValueId) -> Result<TmaBlock, Com
     let b = tma::desc_tma_block(l.f, desc)?;
     let (_, _, layout) = l.f.ty(buf).memdesc().expect("verified: a memdesc");
     let want = b.layout.to_linear(block).map_err(|e| CompileError::new(e.to_string()))?;
-    // Zero CTA bases (every CTA of a cluster holds the whole block) leave the layout the same.
-    if layout.linear.remove_zero_bases("block") != want {
+    // Zero CTA bases (every CTA of a cluster holds the whole block), on either side, leave the layout the same.
+    if layout.linear.remove_zero_bases("block") != want.remove_zero_bases("block") {
         return Err(CompileError::new(format!(
             "the buffer {buf} is not in the descriptor's TMA layout (NVMMASharedLayout({}, {}) over {block:?}): \
              TMA writes and reads that layout",
