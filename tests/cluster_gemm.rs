@@ -177,8 +177,19 @@ fn the_cluster_gemm_ptx_has_the_cluster_forms_and_assembles() {
         let (a, b) = (3 * bm * 64 * 2, 3 * 64 * 256 * 2);
         assert!(ptx.contains(&format!("%a_bufs {a} bytes")), "A: each CTA holds its {bm} rows\n{ptx}");
         assert!(ptx.contains(&format!("%b_bufs {b} bytes")), "B: each CTA holds all of it\n{ptx}");
-        // B's 256 columns in four 64-column boxes (128-byte swizzle), each multicast; A's rows by a plain copy.
-        assert_eq!(ptx.matches(".multicast::cluster [").count(), 4, "{ptx}");
+        // B's 256 columns in four 64-column boxes (128-byte swizzle), each multicast, dealt out over the CTAs
+        // (box i by the CTA at position i % ctas: `setp.eq.u32 %p, position, i % ctas` two lines before it); A's
+        // rows by a plain copy.
+        let lines: Vec<&str> = ptx.lines().collect();
+        let issuers: Vec<u32> = (0..lines.len())
+            .filter(|&i| lines[i].contains(".multicast::cluster ["))
+            .map(|i| {
+                let setp = lines[i - 2].trim();
+                assert!(setp.starts_with("setp.eq.u32"), "{setp}");
+                setp.trim_end_matches(';').rsplit(", ").next().unwrap().parse().unwrap()
+            })
+            .collect();
+        assert_eq!(issuers, (0..4).map(|i| i % ctas).collect::<Vec<_>>(), "{ptx}");
         assert_eq!(
             ptx.matches("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [").count(),
             1

@@ -279,10 +279,13 @@ fn need_tma(l: &Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `tma_load desc, mem, bar, coords... [, pred] {multicast}`. A multicast load in a cluster is issued by CTA 0
-/// alone, with every CTA in its mask: each box lands at the same shared-memory offset in every CTA and completes
-/// its bytes on every CTA's barrier at the barrier's offset (`.multicast::cluster`). The barriers must be
-/// initialized in every CTA before CTA 0 copies (see [`Lower::cluster_init_barrier`]).
+/// `tma_load desc, mem, bar, coords... [, pred] {multicast}`. A multicast load in a cluster is shared by the
+/// CTAs that hold the same part of the buffer (all of them for a buffer every CTA holds whole): its boxes are
+/// dealt out among them, box `i` issued by the member at position `i % g` of the group of `g`, each with the
+/// whole group in its mask, as CUTLASS's multicast pipelines spread a tile's copies over the CTAs that share it.
+/// Each box lands at the same shared-memory offset in every member and completes its bytes on every member's
+/// barrier at the barrier's offset (`.multicast::cluster`). The barriers must be initialized in every CTA before
+/// any CTA copies (see [`super::cluster::multicast_init_point`]).
 pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), CompileError> {
     need_tma(l)?;
     let (desc, buf, bar) = (data.operands[0], data.operands[1], data.operands[2]);
@@ -292,38 +295,45 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
     let map = tensor_map(l, desc)?;
     let bar_addr = l.get(bar)?[0];
     let n = l.f.config.num_ctas;
-    let multicast = multicast && n > 1;
     let mut op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
     let (group, shared) = sharing(l, buf);
-    let multicast = multicast && shared != 0;
-    let (lead, mask) = if multicast {
-        // The CTAs holding the same part (ranks that differ only in `shared`'s bits): the first of them copies
-        // for all, `group` shifted to its rank.
+    let multicast = multicast && n > 1 && shared != 0;
+    let (position, mask) = if multicast {
         op.push_str(".multicast::cluster");
-        let (lead, t, m32, mask) =
-            (l.b.reg(RegClass::Pred), l.b.reg(RegClass::B32), l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
+        let (position, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
         let rank_reg = l.cta_rank();
         if shared == n - 1 {
-            // Every CTA holds the whole buffer: CTA 0 copies it to all.
-            l.b.op("setp.eq.u32", lead, (rank_reg, 0));
+            // Every CTA holds the whole buffer: the group is the cluster, a CTA's position its rank.
+            l.b.op("mov.b32", position, rank_reg);
             l.b.op("mov.b16", mask, group as i64);
         } else {
-            l.b.op("and.b32", t, (rank_reg, shared));
-            l.b.op("setp.eq.u32", lead, (t, 0));
-            l.b.op("shl.b32", m32, (group, rank_reg));
+            // The position gathers the rank's `shared` bits; the group's ranks are its first member's (the
+            // rank without those bits) plus each subset of them.
+            l.b.op("mov.b32", position, 0u32);
+            for (k, bit) in (0..n.trailing_zeros()).filter(|i| shared >> i & 1 != 0).enumerate() {
+                let (x, y) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+                l.b.op("bfe.u32", x, (rank_reg, bit, 1u32));
+                l.b.op("shl.b32", y, (x, k as u32));
+                l.b.op("or.b32", position, (position, y));
+            }
+            let (first, m32) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.op("and.b32", first, (rank_reg, !shared));
+            l.b.op("shl.b32", m32, (group, first));
             l.b.op("cvt.u16.u32", mask, m32);
         }
-        (Some(lead), Some(mask))
+        (Some(position), Some(mask))
     } else {
         (None, None)
     };
+    let members = 1u32 << shared.count_ones();
     let coords = part_coords(l, coords, buf)?;
-    for c in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, &coords)? {
+    for (i, c) in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, &coords)?.into_iter().enumerate() {
         let tensor = Operand::TensorAddr { map, coords: c.coords };
-        let pred = match lead {
-            Some(lead) => {
-                let p = l.b.reg(RegClass::Pred);
-                l.b.op("and.pred", p, (c.pred, lead));
+        let pred = match position {
+            Some(position) => {
+                let (mine, p) = (l.b.reg(RegClass::Pred), l.b.reg(RegClass::Pred));
+                l.b.op("setp.eq.u32", mine, (position, i as u32 % members));
+                l.b.op("and.pred", p, (c.pred, mine));
                 p
             }
             None => c.pred,
