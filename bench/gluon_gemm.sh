@@ -8,7 +8,7 @@
 #           running the same kernel source, in the same run
 # T=path/to/tessel picks the binary. CTAS=2 (or 4) runs examples/gluon/matmul_cluster.py instead: programs are
 # clusters of CTAS CTAs, each CTA BM rows of a CTAS*BM-row tile, B multicast to all of them; one cluster per
-# CTAS SMs. Usage: [CTAS=N] bash bench/gluon_gemm.sh [check|time|all] [SIZES...]
+# CTAS SMs (GRID=N overrides). Usage: [CTAS=N] [GRID=N] bash bench/gluon_gemm.sh [check|time|all] [SIZES...]
 set -uo pipefail
 set -f  # the signatures hold [ ]: no globbing of the word-split argument lists
 cd "$(dirname "$0")/.."
@@ -23,7 +23,9 @@ K=examples/gluon/matmul.py::matmul_kernel
 [[ $CTAS -gt 1 ]] && K=examples/gluon/matmul_cluster.py::matmul_cluster_kernel
 SMS=$(python3 -c "import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)" 2>/dev/null)
 [[ $SMS =~ ^[0-9]+$ ]] || SMS=132
-SMS=$((SMS / CTAS))  # programs: one per SM, or one cluster per CTAS SMs
+# Programs: one per SM, or one cluster per CTAS SMs, unless GRID says (a cluster's CTAs share a GPC, so fewer
+# clusters may fit at once: on the H200, 30 of 4 CTAs, ncu's "Max Active Clusters"; `matmul_cluster` asks CUDA).
+SMS=${GRID:-$((SMS / CTAS))}
 export TESSEL_CACHE_DIR=${TMPDIR:-/tmp}/tessel-cache-$$
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=$RANDOM

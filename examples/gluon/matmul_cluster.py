@@ -7,13 +7,14 @@ The cluster's tile is `TILE_M x BLOCK_N` (256 x 256 with two CTAs). Its layouts 
 
 - A (`TILE_M x BLOCK_K` per stage) and C are split along M, `cga_layout=[[1, 0]]`: CTA r holds rows
   `r * TILE_M / 2` on. Each CTA loads and stores only its own rows.
-- B (`BLOCK_K x BLOCK_N`) has a zero basis, `[[0, 0]]`: every CTA holds all of it. `multicast=True` has one CTA
-  copy the box into every CTA's buffer, completing its bytes on each CTA's own `ready` barrier.
+- B (`BLOCK_K x BLOCK_N`) has a zero basis, `[[0, 0]]`: every CTA holds all of it. With `multicast=True` the
+  CTAs deal out B's boxes (64 columns each at a 128-byte swizzle), each copying its share into every CTA's
+  buffer and completing its bytes on each CTA's own `ready` barrier.
 - The accumulator's NVMMA layout is split as A is, so each CTA's two warpgroups compute its 128 rows from its
   rows of A and the shared B, as wgmma has no cross-CTA mode on Hopper.
 
-The ring is `matmul.py`'s, with one change. A slot of B is written by one CTA into every CTA's shared memory,
-so before that CTA may refill it, every CTA of the cluster must be done reading its copy: each consumer releases
+The ring is `matmul.py`'s, with one change. A slot of B is written by the CTAs into each other's shared memory,
+so before a CTA may refill it, every CTA of the cluster must be done reading its copy: each consumer releases
 a slot with `mbarrier.arrive(empty, cta_mask=NUM_CTAS - 1)`, an arrival on the `empty` barrier of every CTA of
 the cluster (the mask's bits are the rank bits in which the CTAs it reaches differ; Gluon's Rubin `arrive` and
 Triton's `arrive_barrier {ctaMask}` spell it the same way), and each `empty` barrier counts `NUM_CTAS` arrivals
@@ -112,6 +113,10 @@ def matmul_cluster_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr
     ], [1], [24])
 
 
+# Clusters the GPU holds at once, per device and kernel configuration (`matmul_cluster`).
+_resident_clusters = {}
+
+
 def matmul_cluster(a, b, num_ctas=2, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, STAGES=3, GROUP_M=8, num_warps=8,
                    num_sms=None):
     """C = A @ B with clusters of `num_ctas` CTAs, each CTA computing BLOCK_M rows of a cluster tile of
@@ -128,17 +133,28 @@ def matmul_cluster(a, b, num_ctas=2, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, STAGE
     b_desc = TensorDescriptor.from_tensor(b, [BLOCK_K, BLOCK_N], layout([BLOCK_K, BLOCK_N], whole))
     c_desc = TensorDescriptor.from_tensor(c, [tile_m, BLOCK_N], layout([tile_m, BLOCK_N], split))
     tiles = triton.cdiv(M, tile_m) * triton.cdiv(N, BLOCK_N)
+    args = (a_desc, b_desc, c_desc, M, N, K, GROUP_M, STAGES)
     if num_sms is None:
-        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    grid = (min(num_sms // num_ctas, tiles), )
-    matmul_cluster_kernel[grid](a_desc, b_desc, c_desc, M, N, K, GROUP_M, STAGES, num_warps=num_warps,
-                                num_ctas=num_ctas)
+        # As many clusters as the GPU holds at once. A cluster's CTAs share a GPC, so this can be fewer than the
+        # SMs divided by num_ctas (on the H200, 30 clusters of 4 of these CTAs, not 33), and a cluster launched
+        # beyond it waits for a whole cluster to finish. Asked once per device and configuration.
+        key = (a.device, a.dtype, num_ctas, BLOCK_M, BLOCK_N, BLOCK_K, STAGES, GROUP_M, num_warps)
+        if key not in _resident_clusters:
+            k = matmul_cluster_kernel.warmup(*args, num_warps=num_warps, num_ctas=num_ctas, grid=(1, ))
+            _resident_clusters[key] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
+                k.function, k.metadata.shared, num_ctas)
+        programs = _resident_clusters[key]
+    else:
+        programs = num_sms // num_ctas
+    grid = (min(programs, tiles), )
+    matmul_cluster_kernel[grid](*args, num_warps=num_warps, num_ctas=num_ctas)
     return c
 
 
 if __name__ == "__main__":
     torch.manual_seed(0)
     a = torch.randn((1000, 520), device="cuda", dtype=torch.float16)
-    b = torch.randn((520, 1100), device="cuda", dtype=torch.float16)
-    c = matmul_cluster(a, b)
-    print(f"max difference: {torch.max(torch.abs(c.float() - a.float() @ b.float())).item():.4f}")
+    b = torch.randn((520, 1096), device="cuda", dtype=torch.float16)
+    for num_ctas in (2, 4):
+        c = matmul_cluster(a, b, num_ctas=num_ctas)
+        print(f"{num_ctas} CTAs: max difference: {torch.max(torch.abs(c.float() - a.float() @ b.float())).item():.4f}")

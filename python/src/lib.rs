@@ -110,9 +110,9 @@ fn const_value(v: &Bound<'_, PyAny>) -> PyResult<ConstValue> {
 
 /// One parameter's specialization, as the Python side spells it: `("const", value)`, `("ptr", dtype, aligned)`,
 /// `("int", dtype, multiple_of_16)`, `("float", dtype)`, `("desc", dtype, block_shape, padding_nan[, layout])`,
-/// `("desc_im2col", dtype, block_shape, rank, padding_nan[, layout])`. A Gluon descriptor's `layout` (the spelling
-/// of its block's NVMMA layout) is not read here: the Python side checks that it is the layout the compiler gives
-/// the block (`NVMMASharedLayout.get_default_for`).
+/// `("desc_im2col", dtype, block_shape, rank, padding_nan[, layout])`. A tiled descriptor's `layout` (the spelling
+/// of its block's NVMMA layout, which the Python side checked is the block's default with any `cga_layout`) is
+/// carried as a signature's is (`tessel_tile::tma::given_layout`); an im2col descriptor's is the default.
 fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
     let kind: String = t.get_item(0)?.extract()?;
     let item = |i: usize| t.get_item(i);
@@ -121,12 +121,15 @@ fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
         "ptr" => ArgSpec::Pointer(dtype(&item(1)?.extract::<String>()?)?, item(2)?.extract()?),
         "int" => ArgSpec::Int(dtype(&item(1)?.extract::<String>()?)?, item(2)?.extract()?),
         "float" => ArgSpec::Float(dtype(&item(1)?.extract::<String>()?)?),
-        "desc" => ArgSpec::TensorDesc {
-            elem: dtype(&item(1)?.extract::<String>()?)?,
-            block_shape: item(2)?.extract()?,
-            padding_nan: item(3)?.extract()?,
-            layout: None,
-        },
+        "desc" => {
+            let (elem, block_shape): (ScalarType, Vec<u32>) =
+                (dtype(&item(1)?.extract::<String>()?)?, item(2)?.extract()?);
+            let layout = match t.len()? {
+                5 => desc_layout(elem, &block_shape, &item(4)?.extract::<String>()?)?,
+                _ => None,
+            };
+            ArgSpec::TensorDesc { elem, block_shape, padding_nan: item(3)?.extract()?, layout }
+        }
         "desc_im2col" => ArgSpec::TensorDescIm2col {
             elem: dtype(&item(1)?.extract::<String>()?)?,
             block_shape: item(2)?.extract()?,
@@ -135,6 +138,22 @@ fn arg_spec(t: &Bound<'_, PyAny>) -> PyResult<ArgSpec> {
         },
         other => return Err(PyValueError::new_err(format!("unknown argument kind `{other}`"))),
     })
+}
+
+/// A host descriptor's block layout, from its spelling: `None` for the block's default.
+fn desc_layout(
+    elem: ScalarType,
+    block: &[u32],
+    spelling: &str,
+) -> PyResult<Option<tessel::layouts::NvmmaSharedLayout>> {
+    use tessel::layouts::{AnyLayout, SharedLayout};
+    let bad = |why: String| PyValueError::new_err(format!("a descriptor's block layout `{spelling}`: {why}"));
+    match tessel::layouts::expr::parse_layout(spelling).map_err(|e| bad(e.to_string()))? {
+        AnyLayout::Shared(SharedLayout::Nvmma(given)) => {
+            tessel::tile::tma::given_layout(elem, block, &given).map_err(|e| bad(e.to_string()))
+        }
+        _ => Err(bad("not an NVMMASharedLayout".into())),
+    }
 }
 
 /// A loaded module: CUDA handles are used from whichever thread launches (each use makes the kernel's context
@@ -573,6 +592,14 @@ impl Compiled {
         launched.map_err(|e| errors::gpu_error(&format!("launching `{}`", self.kernel), &e))
     }
 
+    /// How many programs of the kernel (its clusters, or CTAs) CUDA device `device` holds at once: the grid of
+    /// a persistent kernel (`LoadedKernel::max_active_clusters`; Triton's `cuOccupancyMaxActiveClusters`).
+    fn max_active_clusters(&self, py: Python<'_>, device: usize) -> PyResult<u32> {
+        let k = self.loaded_on(py, device)?;
+        py.detach(move || k.0.max_active_clusters())
+            .map_err(|e| errors::gpu_error(&format!("the occupancy of `{}`", self.kernel), &e))
+    }
+
     /// The number of arguments the IR function takes (a tensor descriptor of rank r takes 1 + 2r).
     fn num_ir_args(&self) -> usize {
         self.func.args().len()
@@ -581,6 +608,12 @@ impl Compiled {
     #[getter]
     fn name(&self) -> &str {
         &self.kernel
+    }
+
+    /// The CTAs of each program's thread-block cluster (1 without clusters).
+    #[getter]
+    fn num_ctas(&self) -> u32 {
+        self.spec.config.num_ctas.max(1)
     }
 }
 

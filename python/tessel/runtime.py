@@ -118,6 +118,21 @@ class _Utils:
         return dict(NOMINAL_PROPERTIES.get(arch, NOMINAL_PROPERTIES[90]))
 
 
+    def cuOccupancyMaxActiveClusters(self, func, shared, cluster_dim):  # noqa: N802 - Triton's name
+        """How many clusters of `cluster_dim` CTAs of kernel `func` (a compiled kernel's `function`) the current
+        device holds at once: the grid of a persistent cluster kernel, which can be less than the SMs divided by
+        `cluster_dim` (a cluster's CTAs share a GPC). Triton's signature; `shared` is the kernel's own dynamic
+        shared memory, and `cluster_dim` must be the `num_ctas` it was compiled for."""
+        native = getattr(func, "native", func)
+        want = getattr(native, "num_ctas", None)
+        if want is not None and cluster_dim != want:
+            raise ValueError(f"cuOccupancyMaxActiveClusters: the kernel's clusters are {want} CTAs, not {cluster_dim}")
+        torch = _torch_cuda()
+        if torch is None:
+            raise RuntimeError("cuOccupancyMaxActiveClusters needs a CUDA device")
+        return native.max_active_clusters(torch.cuda.current_device())
+
+
 class _ActiveDriver:
     def __init__(self):
         self.utils = _Utils()

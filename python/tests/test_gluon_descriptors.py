@@ -112,16 +112,53 @@ def test_a_layout_the_compiler_cannot_give_the_block_is_refused_at_launch():
         tma_round_trip_kernel[(4,)](TensorDescriptor.from_tensor(x, [16, 64], transposed), desc, 1, ROWS)
 
 
-def test_a_cga_layout_every_cta_holds_whole_is_the_default():
-    # A multicast descriptor's block in a cluster: zero CTA bases give every CTA the whole block, the layout the
-    # compiler stages it in; bases that split the block over the CTAs are not.
+def test_a_descriptor_block_may_carry_any_cga_layout():
+    # A descriptor's block in a cluster: zero CTA bases give every CTA the whole block (a multicast load's),
+    # nonzero ones split it over the CTAs (each copies its part); both are the default layout's, with the bases.
     x = _rows(64, 64)
-    broadcast = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16, cga_layout=[[0, 0]])
-    spec = TensorDescriptor.from_tensor(x, [16, 64], broadcast)._tessel_spec()
-    assert spec[:4] == ("desc", "float16", [16, 64], False) and "cga_layout" in spec[4]
-    split = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16, cga_layout=[[1, 0]])
-    with pytest.raises(NotImplementedError, match="cga_layout"):
-        TensorDescriptor.from_tensor(x, [16, 64], split)._tessel_spec()
+    for cga in ([[0, 0]], [[1, 0]], [[1, 0], [2, 0]]):
+        layout = gl.NVMMASharedLayout.get_default_for([16, 64], gl.float16, cga_layout=cga)
+        spec = TensorDescriptor.from_tensor(x, [16, 64], layout)._tessel_spec()
+        assert spec[:4] == ("desc", "float16", [16, 64], False) and "cga_layout" in spec[4]
+    # A block of 512 rows split over 4 CTAs: each CTA's box is 128 rows, within TMA's 256.
+    tall = _rows(512, 64)
+    four = gl.NVMMASharedLayout.get_default_for([512, 64], gl.float16, cga_layout=[[1, 0], [2, 0]])
+    assert TensorDescriptor.from_tensor(tall, [512, 64], four)._tessel_spec()[2] == [512, 64]
+    with pytest.raises(ValueError, match="up to 256"):
+        TensorDescriptor.from_tensor(tall, [512, 64], gl.NVMMASharedLayout.get_default_for([512, 64], gl.float16))
+    # Another swizzle than the block's default is still refused.
+    narrow = gl.NVMMASharedLayout(64, 16, cga_layout=[[1, 0]])
+    with pytest.raises(NotImplementedError, match="cannot take another one"):
+        TensorDescriptor.from_tensor(x, [16, 64], narrow)._tessel_spec()
+
+
+@gluon.jit
+def cluster_rows_kernel(src, dst, layout: gl.constexpr):
+    # Each CTA of a 2-CTA cluster loads, scales and stores its own half of the block's rows (`cga_layout=[[1, 0]]`
+    # on both descriptors and on the register layout).
+    smem = gl.allocate_shared_memory(src.dtype, src.block_shape, src.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    row = gl.program_id(0) * src.block_shape[0]
+    mbarrier.expect(bar, src.nbytes_per_cta)
+    tma.async_load(src, [row, 0], bar, smem)
+    mbarrier.wait(bar, phase=0)
+    smem.store(smem.load(layout) * 2)
+    tma.async_copy_shared_to_global(dst, [row, 0], smem)
+    tma.store_wait(pendings=0)
+
+
+def test_a_cluster_kernel_takes_descriptors_split_over_its_ctas():
+    x = _rows(64, 64)
+    out = np.full_like(x, np.nan)
+    split = gl.NVMMASharedLayout.get_default_for([32, 64], gl.float16, cga_layout=[[1, 0]])
+    regs = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])
+    src, dst = TensorDescriptor.from_tensor(x, [32, 64], split), TensorDescriptor.from_tensor(out, [32, 64], split)
+    cluster_rows_kernel[(2, )](src, dst, regs, num_ctas=2)
+    np.testing.assert_array_equal(out, x * 2)
+    # The layout reaches the compiler: each CTA's shared memory holds its 16 rows (16 x 64 halves).
+    ptx = cluster_rows_kernel.warmup(src, dst, regs, num_ctas=2, grid=(2, )).native.ptx("sm_90a")
+    assert "%smem 2048 bytes" in ptx, ptx
 
 
 def test_descriptors_are_checked_when_built():

@@ -105,6 +105,36 @@ impl LoadedKernel {
         self.num_ctas
     }
 
+    /// How many of the kernel's programs (clusters of `num_ctas` CTAs, or single CTAs) the device holds at
+    /// once, with the kernel's threads and shared memory (`cuOccupancyMaxActiveClusters`): the grid of a
+    /// persistent kernel. For clusters this can be less than the SMs divided by `num_ctas`, since a cluster's
+    /// CTAs must share one GPC (on the H200, 30 clusters of 4 CTAs using 208 KiB each, not 33), and programs
+    /// launched beyond it wait for a whole program to finish.
+    pub fn max_active_clusters(&self) -> Result<u32, RuntimeError> {
+        let _current = ContextGuard::enter(&self.ctx)?;
+        let mut attrs = vec![cluster_dimension(self.num_ctas)];
+        let config = sys::CUlaunchConfig {
+            gridDimX: self.num_ctas,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: self.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.shared_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: attrs.len() as u32,
+        };
+        let mut n: i32 = 0;
+        // SAFETY: `func` is a valid function handle of the current context; `config` and its attribute outlive
+        // the call, which only reads them.
+        check(
+            unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, self.func, &config) },
+            "cuOccupancyMaxActiveClusters",
+        )?;
+        Ok(n.max(0) as u32)
+    }
+
     /// Launches over `grid` programs on `stream`, the `CUstream` handle (as an integer, the way torch's
     /// `cuda_stream` gives it) of a stream of this kernel's context that another library owns (torch's current
     /// stream): asynchronous, no synchronization. Each parameter's value is 8 little-endian

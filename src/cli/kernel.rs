@@ -432,16 +432,14 @@ fn parse_desc_type(s: &str) -> Option<Result<ArgSpec, CliError>> {
 }
 
 /// A descriptor's shared layout given in its signature (as Triton mangles a Gluon descriptor's `layout`): the
-/// NVMMA layout TMA stages the block in. The default, `NVMMASharedLayout.get_default_for(block, dtype)`, is
-/// `None` (layouts are compared as linear layouts over the block, so any spelling of it is the default); another
-/// NVMMA layout with a TMA box (another swizzle, `fp4_padded`) is carried to the kernel.
+/// NVMMA layout TMA stages the block in (`tessel_tile::tma::given_layout`: `None` for the block's default).
 fn desc_layout(
     s: &str,
     elem: ScalarType,
     block: &[u32],
     layout: &str,
 ) -> Result<Option<crate::layouts::NvmmaSharedLayout>, CliError> {
-    use crate::layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
+    use crate::layouts::{AnyLayout, SharedLayout};
     let given = crate::layouts::expr::parse_layout(layout)
         .map_err(|e| CliError::Usage(format!("cannot read the layout of `{s}`: {e}")))?;
     let AnyLayout::Shared(SharedLayout::Nvmma(given)) = given else {
@@ -449,25 +447,7 @@ fn desc_layout(
             "`{s}`: a descriptor's block layout is an NVMMASharedLayout(...), not `{layout}`"
         )));
     };
-    let default = NvmmaSharedLayout::default_for(block, elem.bits());
-    let want = SharedLayout::Nvmma(default).to_linear(block);
-    let got = match SharedLayout::Nvmma(given.clone()).to_linear(block) {
-        Ok(got) => got,
-        // A gather descriptor's block `[1, cols]` lands as rows of a larger buffer: its layout is that buffer's
-        // (checked against the buffer at the gather), and the tensor map's box its `[1, cols]` block's.
-        Err(_) if block.len() == 2 && block[0] == 1 && !given.fp4_padded => {
-            tessel_tile::tma::block_in(elem, block, Some(&given))
-                .map_err(|e| CliError::Usage(format!("`{s}`: {e}")))?;
-            return Ok(Some(given));
-        }
-        Err(e) => return Err(CliError::Usage(format!("`{s}`: the layout {layout}: {e}"))),
-    };
-    // A cga_layout whose bases are all zero gives every CTA of a cluster the whole block: the same layout.
-    if want.as_ref().ok() == Some(&got.remove_zero_bases("block")) {
-        return Ok(None);
-    }
-    tessel_tile::tma::block_in(elem, block, Some(&given)).map_err(|e| CliError::Usage(format!("`{s}`: {e}")))?;
-    Ok(Some(given))
+    tessel_tile::tma::given_layout(elem, block, &given).map_err(|e| CliError::Usage(format!("`{s}`: {e}")))
 }
 
 /// `tensordesc_im2col<fp16[64, 64]>` (the block is `[pixels, channels]`; the tensor is NHWC, rank 4, unless

@@ -312,6 +312,34 @@ fn one_word(elem: ScalarType) -> Type {
 }
 
 /// The element type and block shape of a descriptor type.
+/// The layout a descriptor's block is given (in a signature, or by a host descriptor), as the compiler carries
+/// it: `None` for the block's default (`NVMMASharedLayout.get_default_for(block, dtype)`; layouts compare as
+/// linear layouts over the block, and zero CTA bases, every CTA of a cluster holding the whole block, leave one
+/// the same), else the layout, checked to have a TMA box over the block. A gather descriptor's `[1, cols]` block
+/// lands as rows of a larger buffer, so its layout is that buffer's (checked at the gather).
+pub fn given_layout(
+    elem: ScalarType,
+    block: &[u32],
+    given: &NvmmaSharedLayout,
+) -> Result<Option<NvmmaSharedLayout>, TmaError> {
+    use tessel_layouts::SharedLayout;
+    let default = NvmmaSharedLayout::default_for(block, elem.bits());
+    let want = SharedLayout::Nvmma(default).to_linear(block);
+    let got = match SharedLayout::Nvmma(given.clone()).to_linear(block) {
+        Ok(got) => got,
+        Err(_) if block.len() == 2 && block[0] == 1 && !given.fp4_padded => {
+            block_in(elem, block, Some(given))?;
+            return Ok(Some(given.clone()));
+        }
+        Err(e) => return Err(TmaError::Layout(e)),
+    };
+    if want.as_ref().ok() == Some(&got.remove_zero_bases("block")) {
+        return Ok(None);
+    }
+    block_in(elem, block, Some(given))?;
+    Ok(Some(given.clone()))
+}
+
 pub fn desc_block(ty: &Type) -> Option<(ScalarType, &[u32])> {
     match ty {
         Type::TensorDesc { elem, block_shape } => Some((*elem, block_shape.as_slice())),

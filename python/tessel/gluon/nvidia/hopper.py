@@ -78,8 +78,13 @@ def _check_common(d, where: str, dtype: _tl.dtype):
         raise ValueError(f"{where}: padding='nan' needs a floating-point tensor, got {dtype.name}")
     if d.round_f32_to_tf32:
         raise NotImplementedError(f"{where}: round_f32_to_tf32=True is not supported by tessel yet")
-    if any(b <= 0 or b & (b - 1) or b > 256 for b in d.block_shape):
-        raise ValueError(f"{where}: block dimensions are powers of 2 up to 256, got {d.block_shape}")
+    # A block split over the CTAs of a cluster (the layout's cga_layout) is copied as each CTA's part: the box
+    # is the part, at most 256 along each dimension.
+    cga = getattr(d.layout, "cga_layout", None) or []
+    parts = [1 << sum(1 for basis in cga if dim < len(basis) and basis[dim] != 0) for dim in range(len(d.block_shape))]
+    if any(b <= 0 or b & (b - 1) or b // p > 256 for b, p in zip(d.block_shape, parts)):
+        raise ValueError(f"{where}: block dimensions are powers of 2 up to 256 (per CTA of a cluster), got "
+                         f"{d.block_shape}")
     least = d.layout.swizzle_byte_width // (nbytes * (2 if d.layout.fp4_padded else 1))
     if d.block_shape[-1] < least:
         raise ValueError(f"{where}: the layout's {d.layout.swizzle_byte_width}-byte swizzle needs a block of at least "
@@ -100,12 +105,13 @@ class _GluonDescriptor(HostDescriptor):
 
     def _layout_spelling(self) -> str:
         """The layout's spelling, after checking that it is the one tessel's compiler gives the block: Gluon's
-        default for it, with no `cga_layout` or one whose bases are all zero (every CTA of a cluster holds the
-        whole block, as a multicast load delivers it)."""
+        default for it, with any `cga_layout` (zero bases: every CTA of a cluster holds the whole block, as a
+        multicast load delivers it; nonzero ones: each CTA holds and copies its part, as a cluster GEMM's
+        operand split along M is)."""
         dtype = _dtype_of(self.base)
         default = _default_layout(tuple(self.block_shape), dtype.name)
         cga = getattr(self.layout, "cga_layout", None) or []
-        if cga and all(all(x == 0 for x in basis) for basis in cga):
+        if cga:
             default = NVMMASharedLayout.get_default_for(list(self.block_shape), _tl.from_name(dtype.name),
                                                         cga_layout=cga)
         if self.layout != default:
