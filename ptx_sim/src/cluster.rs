@@ -165,9 +165,29 @@ fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, Strin
     Ok(any)
 }
 
-/// The CTA rank and offset a `mapa` address names, or `None` for a CTA-local shared address.
-pub(super) fn remote(addr: u64) -> Option<(u32, u64)> {
-    (addr & REMOTE != 0).then_some(((addr >> 24 & 0x7f) as u32, addr & 0xff_ffff))
+/// Whether [`arrive`] executes `op`: an `mbarrier.arrive` at a `shared::cluster` address.
+pub(super) fn handles_arrive(op: &str) -> bool {
+    op.starts_with("mbarrier.arrive") && !op.contains("expect_tx") && op.contains(".shared::cluster")
+}
+
+/// `mbarrier.arrive[.sem.scope].shared::cluster.b64 _, [addr][, n]` for the active threads: at an address of this
+/// CTA (its own, or a `mapa` of its rank), an arrival on its own barrier; at a peer's `mapa` address, queued and
+/// delivered when this CTA stops ([`deliver`]).
+pub(super) fn arrive(c: &mut Cta, ins: &super::Ins, active: &[bool]) -> Result<(), String> {
+    let a = &ins.args;
+    for t in (0..active.len()).filter(|&t| active[t]) {
+        let addr = c.addr(t, &a[1])?;
+        let n = if a.len() > 2 { c.val(t, &a[2])? as u32 } else { 1 };
+        // A shared::cta address is a shared::cluster one of this CTA's own window.
+        let (rank, at) =
+            if addr & REMOTE == 0 { (c.cluster.rank, addr) } else { ((addr >> 24 & 0x7f) as u32, addr & 0xff_ffff) };
+        if rank == c.cluster.rank {
+            super::mbarrier::arrive(c, t, at, n)?;
+        } else {
+            c.cluster.arrivals.push((rank, at, n));
+        }
+    }
+    Ok(())
 }
 
 impl Member {

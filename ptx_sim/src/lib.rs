@@ -199,6 +199,7 @@ fn step(c: &mut Cta, g: &mut Global, ins: &Ins, active: &[bool]) -> Result<(), S
     match ins.op.split('.').next().unwrap() {
         "clusterlaunchcontrol" | "mov" if clc::handles(&ins.op) => return clc::step(c, ins, active).map_err(at),
         "tcgen05" if tcgen05::handles(&ins.op) => return tcgen05::exec(c, ins, active).map_err(at),
+        "mbarrier" if cluster::handles_arrive(&ins.op) => return cluster::arrive(c, ins, active).map_err(at),
         "mbarrier" | "fence" if mbarrier::handles(&ins.op) => return mbarrier::step(c, ins, active).map_err(at),
         "fence" if ins.op.starts_with("fence.proxy.async") => {
             c.proxy_fence(warps::Mask::of(active).warps());

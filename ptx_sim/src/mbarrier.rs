@@ -1,5 +1,5 @@
 //! mbarriers in the simulator, from the PTX ISA: `mbarrier.init` (the arrivals a phase expects),
-//! `mbarrier.arrive` (with a count; on a peer CTA's barrier through a `mapa` address, delivered by `cluster`) and `mbarrier.arrive.expect_tx` (transaction bytes the phase also waits for),
+//! `mbarrier.arrive` (with a count; `.shared::cluster` arrivals at a `mapa` address are `cluster`'s) and `mbarrier.arrive.expect_tx` (transaction bytes the phase also waits for),
 //! the `complete_tx` of an asynchronous copy (TMA, a cluster-launch-control response), `mbarrier.try_wait.parity`
 //! (the phase of that parity has completed when the running phase has the other parity) and `mbarrier.inval`.
 //!
@@ -94,15 +94,7 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                 2 => (c.addr(t, &a[1])?, 1),
                 _ => (c.addr(t, &a[1])?, c.val(t, &a[2])? as u32),
             };
-            match super::cluster::remote(bar) {
-                None => arrive(c, t, bar, n)?,
-                Some(_) if !op.contains(".shared::cluster") => {
-                    return Err(format!("`{op}` at {bar:#x}, a shared::cluster address (from mapa)"));
-                }
-                Some((rank, at)) if rank == c.cluster.rank => arrive(c, t, at, n)?,
-                // Delivered to the peer when this CTA stops (`cluster::deliver`).
-                Some((rank, at)) => c.cluster.arrivals.push((rank, at, n)),
-            }
+            arrive(c, t, bar, n)?;
         } else {
             return Err(format!("`{op}` is not simulated"));
         }

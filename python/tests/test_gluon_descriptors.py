@@ -132,32 +132,17 @@ def test_a_descriptor_block_may_carry_any_cga_layout():
         TensorDescriptor.from_tensor(x, [16, 64], narrow)._tessel_spec()
 
 
-@gluon.jit
-def cluster_rows_kernel(src, dst, layout: gl.constexpr):
-    # Each CTA of a 2-CTA cluster loads, scales and stores its own half of the block's rows (`cga_layout=[[1, 0]]`
-    # on both descriptors and on the register layout).
-    smem = gl.allocate_shared_memory(src.dtype, src.block_shape, src.layout)
-    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(bar, count=1)
-    row = gl.program_id(0) * src.block_shape[0]
-    mbarrier.expect(bar, src.nbytes_per_cta)
-    tma.async_load(src, [row, 0], bar, smem)
-    mbarrier.wait(bar, phase=0)
-    smem.store(smem.load(layout) * 2)
-    tma.async_copy_shared_to_global(dst, [row, 0], smem)
-    tma.store_wait(pendings=0)
-
-
 def test_a_cluster_kernel_takes_descriptors_split_over_its_ctas():
     x = _rows(64, 64)
     out = np.full_like(x, np.nan)
     split = gl.NVMMASharedLayout.get_default_for([32, 64], gl.float16, cga_layout=[[1, 0]])
     regs = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])
+    # Each CTA of a 2-CTA cluster loads, scales and stores its own half of the block's rows.
     src, dst = TensorDescriptor.from_tensor(x, [32, 64], split), TensorDescriptor.from_tensor(out, [32, 64], split)
-    cluster_rows_kernel[(2, )](src, dst, regs, num_ctas=2)
+    tma_round_trip_kernel[(2, )](src, dst, 2, regs, num_ctas=2)
     np.testing.assert_array_equal(out, x * 2)
     # The layout reaches the compiler: each CTA's shared memory holds its 16 rows (16 x 64 halves).
-    ptx = cluster_rows_kernel.warmup(src, dst, regs, num_ctas=2, grid=(2, )).native.ptx("sm_90a")
+    ptx = tma_round_trip_kernel.warmup(src, dst, 2, regs, num_ctas=2, grid=(2, )).native.ptx("sm_90a")
     assert "%smem 2048 bytes" in ptx, ptx
 
 

@@ -180,7 +180,7 @@ pub fn simulate_broken(
     grid: [u32; 3],
     edit: &dyn Fn(&str) -> String,
 ) -> Result<(), String> {
-    simulate_edited(source, kernel, spec, opts, 1, vals, grid, edit).map(|_| ())
+    simulate_broken_on_ctas(source, kernel, spec, opts, 1, vals, grid, edit)
 }
 
 /// [`simulate_broken`] for a kernel whose programs are clusters of `num_ctas` CTAs.

@@ -22,7 +22,7 @@ use tessel_tile::ops::Op;
 use tessel_tile::types::Type;
 
 use super::Lower;
-use super::coords::bases;
+use super::coords::{bases, over_ctas};
 use super::shared::{ld_shared_space, slot_bytes, st_shared};
 use crate::CompileError;
 use crate::ptx::{Reg, RegClass, special};
@@ -30,17 +30,6 @@ use crate::ptx::{Reg, RegClass, special};
 /// Whether a layout spreads a tensor over the CTAs of a cluster (some `block` basis is nonzero).
 pub(crate) fn splits(l: &LinearLayout) -> bool {
     bases(l, "block").iter().any(|b| b.iter().any(|&x| x != 0))
-}
-
-/// `l` with a `block` in-dim of `n` CTAs: a layout written without a cga_layout (no `block` dim, or one of size
-/// 1) is held alike by every CTA of the cluster, so its block bases are zero.
-pub(crate) fn over_ctas(l: &LinearLayout, n: u32) -> LinearLayout {
-    let have = if l.has_in_dim("block") { l.in_dim_size("block") } else { 1 };
-    if n <= have || l.num_out_dims() == 0 {
-        return l.clone();
-    }
-    let first = l.out_dim_names()[0].clone();
-    l * &LinearLayout::zeros_1d(n / have, "block", first)
 }
 
 fn split_ty(ty: &Type) -> bool {

@@ -31,8 +31,7 @@ use tessel_tile::ir::{Func, OpId, ValueDef, ValueId};
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Layout, Shape, Type};
 
-use super::cluster::over_ctas;
-use super::coords::bases;
+use super::coords::{bases, over_ctas};
 
 /// The CTA bases (one per rank bit, in elements of the logical tensor, zero where the CTAs of that bit hold
 /// the same part) of every value [`localize`] rewrote: where each CTA's part sits.

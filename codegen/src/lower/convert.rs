@@ -18,7 +18,7 @@ pub(crate) fn convert_layout(l: &mut Lower, data: &OpData) -> Result<(), Compile
     // In a cluster, a layout without CTA bases is held alike by every CTA.
     let ctas = l.f.config.num_ctas;
     let (src, dst) = (layout_of(l.f.ty(x))?, layout_of(l.f.ty(v))?);
-    let (src, dst) = (super::cluster::over_ctas(src, ctas), super::cluster::over_ctas(dst, ctas));
+    let (src, dst) = (super::coords::over_ctas(src, ctas), super::coords::over_ctas(dst, ctas));
     let regs = l.get(x)?.to_vec();
     let class = class_of(l.elem_of(v)?)?;
     // Predicates travel as 16-bit values.

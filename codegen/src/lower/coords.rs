@@ -31,6 +31,17 @@ pub(crate) fn bases(l: &LinearLayout, name: &str) -> Vec<Vec<u32>> {
     l.bases(name).iter().map(|b| b.to_vec()).collect()
 }
 
+/// `l` with a `block` in-dim of `n` CTAs: a layout written without a cga_layout (no `block` dim, or one of size
+/// 1) is held alike by every CTA of the cluster, so its block bases are zero.
+pub(crate) fn over_ctas(l: &LinearLayout, n: u32) -> LinearLayout {
+    let have = if l.has_in_dim("block") { l.in_dim_size("block") } else { 1 };
+    if n <= have || l.num_out_dims() == 0 {
+        return l.clone();
+    }
+    let first = l.out_dim_names()[0].clone();
+    l * &LinearLayout::zeros_1d(n / have, "block", first)
+}
+
 /// The coordinates of register `r` when lane = warp = 0.
 pub(crate) fn reg_coords(l: &LinearLayout, r: u32) -> Vec<u32> {
     let input: Vec<u32> = l.in_dim_names().iter().map(|d| if d.as_str() == "register" { r } else { 0 }).collect();

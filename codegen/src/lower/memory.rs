@@ -330,7 +330,7 @@ fn owner_pred_in(l: &mut Lower, ty: &Type, across_ctas: bool) -> Result<Option<R
         Type::Scalar(_) => (31u32, l.num_warps - 1, ctas - 1),
         _ => {
             let lin = layout_of(ty)?;
-            let cta = zero_bits(&super::cluster::over_ctas(lin, ctas), "block");
+            let cta = zero_bits(&super::coords::over_ctas(lin, ctas), "block");
             (zero_bits(lin, "lane"), zero_bits(lin, "warp"), cta)
         }
     };
