@@ -234,3 +234,19 @@ def test_an_im2col_descriptor_runs_an_im2col_kernel(lower, upper, coord, offsets
     dst = TensorDescriptor.from_tensor(y, [16, 32], gl.NVMMASharedLayout(128, 32))
     im2col_kernel[(1,)](src, dst, *coord, *offsets, num_warps=1)
     np.testing.assert_array_equal(y, _im2col_reference(x, lower, upper, coord, offsets, 16))
+
+
+def test_cluster_occupancy_takes_the_kernels_own_cluster_size():
+    # `driver.active.utils.cuOccupancyMaxActiveClusters(function, shared, cluster_dim)`, Triton's call: the
+    # cluster size must be the one the kernel was compiled for; without a GPU it says so.
+    from tessel.runtime import driver
+    x = _rows(64, 64)
+    split = gl.NVMMASharedLayout.get_default_for([32, 64], gl.float16, cga_layout=[[1, 0]])
+    regs = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], cga_layout=[[1, 0]])
+    src = TensorDescriptor.from_tensor(x, [32, 64], split)
+    k = tma_round_trip_kernel.warmup(src, src, 2, regs, num_ctas=2, grid=(2, ))
+    utils = driver.active.utils
+    with pytest.raises(ValueError, match="clusters are 2 CTAs, not 4"):
+        utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 4)
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 2)
