@@ -82,6 +82,23 @@ impl CgaLayout {
         }
     }
 
+    /// The arrangement of a view whose dim `i` is this layout's dim `order[i]` (a permuted buffer or tensor):
+    /// each basis permuted alike.
+    pub fn permuted(&self, order: &[u32]) -> Result<CgaLayout> {
+        let bases = match self {
+            CgaLayout::Single => return Ok(CgaLayout::Single),
+            CgaLayout::Bases(bases) => bases.clone(),
+            CgaLayout::Legacy { .. } => {
+                self.to_linear(order.len())?.bases("block").iter().map(|b| b.to_vec()).collect()
+            }
+        };
+        check_permutation(order, order.len(), "order")?;
+        if let Some(b) = bases.iter().find(|b| b.len() != order.len()) {
+            bail!("cga_layout basis {b:?} has {} coordinates, the order {order:?} {}", b.len(), order.len());
+        }
+        Ok(CgaLayout::Bases(bases.iter().map(|b| order.iter().map(|&d| b[d as usize]).collect()).collect()))
+    }
+
     /// True for a single CTA (no `block` bits at all).
     pub fn is_single(&self) -> bool {
         match self {

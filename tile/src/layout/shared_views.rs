@@ -21,7 +21,7 @@ use crate::types::{Layout, Type};
 /// Why a view of a buffer has no layout, or not the one its type says.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ViewError {
-    /// A buffer spread over several CTAs.
+    /// A slice along a dimension a buffer's CTAs split.
     SpreadOverCtas,
     /// The view's layout is not one (the layouts crate's reason).
     Layout(tessel_layouts::LayoutError),
@@ -77,7 +77,9 @@ pub enum ViewError {
 impl std::fmt::Display for ViewError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ViewError::SpreadOverCtas => f.write_str("views of buffers spread over several CTAs are not supported"),
+            ViewError::SpreadOverCtas => {
+                f.write_str("a slice along a dimension the CTAs of a cluster split (each CTA's part would start elsewhere) is not supported")
+            }
             ViewError::Layout(e) => write!(f, "{e}"),
             ViewError::NotPermutation { order, rank } => write!(f, "{order:?} is not a permutation of the {rank} dims"),
             ViewError::Unrepresentable { reshape: false } => f.write_str("the permuted layout is not a layout"),
@@ -128,9 +130,6 @@ impl From<ViewError> for String {
 /// its spec (so that an NVMMA buffer's views stay NVMMA where they are: a transposed view, a slice of rows),
 /// else a `SharedLinearLayout` of its bases.
 fn with_spec(linear: &LinearLayout, candidates: &[SharedLayout]) -> Result<Arc<Layout>, ViewError> {
-    if linear.has_in_dim("block") && linear.in_dim_size("block") != 1 {
-        return Err(ViewError::SpreadOverCtas);
-    }
     let shape: Vec<u32> = linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     for c in candidates {
         let any = AnyLayout::Shared(c.clone());
@@ -141,7 +140,10 @@ fn with_spec(linear: &LinearLayout, candidates: &[SharedLayout]) -> Result<Arc<L
         }
     }
     let offset_bases = linear.bases("offset").iter().map(|b| b.to_vec()).collect();
-    let spec = SharedLayout::Linear(SharedLinearLayout { offset_bases, block_bases: vec![], alignment: 16 });
+    // A buffer spread over a cluster's CTAs keeps its `block` bases: the view's are the same CTAs' parts.
+    let block_bases =
+        if linear.has_in_dim("block") { linear.bases("block").iter().map(|b| b.to_vec()).collect() } else { vec![] };
+    let spec = SharedLayout::Linear(SharedLinearLayout { offset_bases, block_bases, alignment: 16 });
     let shape: Vec<u32> = linear.out_dim_sizes().into_iter().map(|(_, s)| s).collect();
     let any = AnyLayout::Shared(spec);
     let rebuilt = any.to_linear_buffered(&shape).map_err(ViewError::Layout)?;
@@ -159,9 +161,15 @@ pub fn permute(l: &Layout, order: &[u32]) -> Result<Arc<Layout>, ViewError> {
     }
     let p = rules::permute(l, order).ok_or(ViewError::Unrepresentable { reshape: false })?;
     let candidates: Vec<SharedLayout> = match &l.spec {
-        Some(AnyLayout::Shared(SharedLayout::Nvmma(n))) if order == [1, 0] => {
-            vec![SharedLayout::Nvmma(tessel_layouts::NvmmaSharedLayout { transposed: !n.transposed, ..n.clone() })]
-        }
+        Some(AnyLayout::Shared(SharedLayout::Nvmma(n))) if order == [1, 0] => match n.cga.permuted(order) {
+            // The CTAs hold the same parts, now along the permuted dims.
+            Ok(cga) => vec![SharedLayout::Nvmma(tessel_layouts::NvmmaSharedLayout {
+                transposed: !n.transposed,
+                cga,
+                ..n.clone()
+            })],
+            Err(_) => Vec::new(),
+        },
         _ => Vec::new(),
     };
     with_spec(&p.linear, &candidates)
@@ -186,6 +194,12 @@ pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Lay
     if !length.is_power_of_two() || start % length != 0 || start + length > sizes[dim] {
         return Err(ViewError::SliceBounds { start, length, size: sizes[dim] });
     }
+    // A slice along a dim the CTAs of a cluster split would start at another offset in each CTA.
+    let block: Vec<Vec<u32>> =
+        if l.linear.has_in_dim("block") { l.linear.bases("block").iter().map(|b| b.to_vec()).collect() } else { vec![] };
+    if block.iter().any(|b| b[dim] != 0) {
+        return Err(ViewError::SpreadOverCtas);
+    }
     let bases = l.linear.bases("offset");
     let keep = bases.len() - (sizes[dim] / length).trailing_zeros() as usize;
     let high = |b: &[u32]| b[dim] >= length;
@@ -198,11 +212,12 @@ pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Lay
     let mut new_sizes = sizes.clone();
     new_sizes[dim] = length;
     let names = tessel_layouts::standard_out_dims(sizes.len());
-    let linear = LinearLayout::new(
-        [("offset", bases[..keep].iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>())],
-        names.into_iter().zip(new_sizes.iter().copied()),
-    )
-    .map_err(ViewError::Layout)?;
+    let mut ins = vec![("offset", bases[..keep].iter().map(|b| b.to_vec()).collect::<Vec<Vec<u32>>>())];
+    if !block.is_empty() {
+        ins.push(("block", block));
+    }
+    let linear =
+        LinearLayout::new(ins, names.into_iter().zip(new_sizes.iter().copied())).map_err(ViewError::Layout)?;
     Ok((with_spec(&linear, &own_spec(l))?, offset))
 }
 
