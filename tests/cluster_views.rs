@@ -44,7 +44,8 @@ fn column_slices_and_the_transpose_of_a_split_buffer_read_every_element() {
     std::fs::remove_dir_all(&dir).ok();
 
     // Codegen: a clean refusal at the view, for now.
-    let (code, _, err) = tessel(&["compile", &kernel, "--signature", "*fp32,*fp32", "--num-ctas", "2", "--emit", "ptx"]);
+    let (code, _, err) =
+        tessel(&["compile", &kernel, "--signature", "*fp32,*fp32", "--num-ctas", "2", "--emit", "ptx"]);
     assert_ne!(code, 0);
     assert!(err.contains("`memdesc_slice` on shared memory spread over the CTAs") && err.contains(":19:"), "{err}");
 }

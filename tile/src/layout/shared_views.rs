@@ -195,8 +195,11 @@ pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Lay
         return Err(ViewError::SliceBounds { start, length, size: sizes[dim] });
     }
     // A slice along a dim the CTAs of a cluster split would start at another offset in each CTA.
-    let block: Vec<Vec<u32>> =
-        if l.linear.has_in_dim("block") { l.linear.bases("block").iter().map(|b| b.to_vec()).collect() } else { vec![] };
+    let block: Vec<Vec<u32>> = if l.linear.has_in_dim("block") {
+        l.linear.bases("block").iter().map(|b| b.to_vec()).collect()
+    } else {
+        vec![]
+    };
     if block.iter().any(|b| b[dim] != 0) {
         return Err(ViewError::SpreadOverCtas);
     }
@@ -216,8 +219,7 @@ pub fn slice(l: &Layout, dim: usize, start: u32, length: u32) -> Result<(Arc<Lay
     if !block.is_empty() {
         ins.push(("block", block));
     }
-    let linear =
-        LinearLayout::new(ins, names.into_iter().zip(new_sizes.iter().copied())).map_err(ViewError::Layout)?;
+    let linear = LinearLayout::new(ins, names.into_iter().zip(new_sizes.iter().copied())).map_err(ViewError::Layout)?;
     Ok((with_spec(&linear, &own_spec(l))?, offset))
 }
 
