@@ -167,3 +167,40 @@ fn a_pairs_accumulator_counts_each_ctas_columns() {
     let (_, m) = tessel_tile::tmem::plan(&f).unwrap_err();
     assert!(m.contains("512"), "{m}");
 }
+
+/// Attention's two chained MMAs on a CTA pair (`pair_chain`): S = Q K^T through the transposed view of K's
+/// buffer, which the pair splits along N (a view of a buffer split over CTAs), then O = P V with P = fp16(S) from
+/// tensor memory aliasing S, and from shared memory; both against float64.
+#[test]
+fn chained_pair_mmas_through_a_split_view_match_a_float64_reference() {
+    let (m, n, d, k) = (256, 128, 128, 64);
+    for from_tmem in [true, false] {
+        let args = vec![
+            desc([256, 64], "[[1, 0]]"),
+            desc([128, 64], "[[1, 0]]"),
+            desc([128, 128], "[[0, 1]]"),
+            desc([256, 128], "[[1, 0]]"),
+            ArgSpec::Constexpr(ConstValue::Bool(from_tmem)),
+        ];
+        let f = elab_with(&source(), "pair_chain", &spec(args, 2));
+        let mut rng = Rng::new(43);
+        let (q, kk, v) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(n * k)), rounded(F16, &rng.vec(n * d)));
+        let mut mem = Memory::new();
+        let (bq, bk, bv) = (mem.alloc_from("q", F16, &q), mem.alloc_from("k", F16, &kk), mem.alloc_from("v", F16, &v));
+        let bo = poisoned(&mut mem, "o", F16, m * d);
+        let mut a: Vec<Arg> = Vec::new();
+        a.extend(desc_args(bq, m, k));
+        a.extend(desc_args(bk, n, k));
+        a.extend(desc_args(bv, n, d));
+        a.extend(desc_args(bo, m, d));
+        tessel_interp::run(&f, &a, [1, 1, 1], &mut mem).unwrap_or_else(|e| panic!("{e}"));
+        // P: S in fp32, rounded once to fp16.
+        let s: Vec<f64> = (0..m * n)
+            .map(|i| (0..k).map(|p| q[i / n * k + p] * kk[i % n * k + p]).sum::<f64>() as f32 as f64)
+            .collect();
+        let p = rounded(F16, &s);
+        let reference: Vec<f64> =
+            (0..m * d).map(|i| (0..n).map(|j| p[i / d * n + j] * v[j * d + i % d]).sum()).collect();
+        assert_close(&format!("pair chain, P from tensor memory: {from_tmem}"), &mem.read_f64(bo), &reference, 2e-3);
+    }
+}

@@ -4,7 +4,9 @@
 # completing on a barrier shared by the pair; `pair_k_loop` walks K in blocks with multicast loads and a multicast
 # completion (more pairs than one share B's blocks); `pair_k_loop` with a `MMA_ARRIVALS` other than 0 initializes
 # the MMA barrier with that count instead of the one `tcgen05_mma_barrier_count` gives; `mixed_groups` issues a
-# one-CTA MMA after a two-CTA one; `pair_columns` takes a pair's accumulator of COLS columns in each CTA.
+# one-CTA MMA after a two-CTA one; `pair_columns` takes a pair's accumulator of COLS columns in each CTA;
+# `pair_chain` is attention's two chained MMAs on a pair: S = Q K^T (K's buffer split along N, seen through its
+# transposed view), P = S as fp16, O = P V with P from tensor memory (aliasing S) or from shared memory.
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -102,3 +104,41 @@ def pair_columns(out_ptr, COLS: gl.constexpr):
     acc = allocate_tensor_memory(gl.float32, [256, COLS], layout)
     acc.store(gl.full([256, COLS], 1.0, gl.float32, acc.get_reg_layout()))
     gl.store(out_ptr, gl.sum(gl.sum(acc.load(), axis=1), axis=0))
+
+
+@gluon.jit
+def pair_chain(q_desc, k_desc, v_desc, o_desc, P_FROM_TMEM: gl.constexpr):
+    M: gl.constexpr = q_desc.block_shape[0]
+    N: gl.constexpr = k_desc.block_shape[0]
+    D: gl.constexpr = v_desc.block_shape[1]
+    cga: gl.constexpr = o_desc.layout.cga_layout
+    q_buf = gl.allocate_shared_memory(q_desc.dtype, q_desc.block_shape, q_desc.layout)
+    k_buf = gl.allocate_shared_memory(k_desc.dtype, k_desc.block_shape, k_desc.layout)
+    v_buf = gl.allocate_shared_memory(v_desc.dtype, v_desc.block_shape, v_desc.layout)
+    loaded = mbarrier.allocate_mbarrier(two_ctas=True)
+    done = mbarrier.allocate_mbarrier()
+    mbarrier.init(loaded, count=1)
+    mbarrier.init(done, count=1)
+    mbarrier.expect(loaded, q_desc.nbytes_per_cta + k_desc.nbytes_per_cta + v_desc.nbytes_per_cta)
+    tma.async_load(q_desc, [0, 0], loaded, q_buf)
+    tma.async_load(k_desc, [0, 0], loaded, k_buf)
+    tma.async_load(v_desc, [0, 0], loaded, v_buf)
+    mbarrier.wait(loaded, phase=0, deps=[q_buf, k_buf, v_buf])
+    s_tmem = allocate_tensor_memory(gl.float32, [M, N],
+                                    TensorMemoryLayout(block=(M // 2, N), col_stride=1, cga_layout=cga, two_ctas=True))
+    tcgen05_mma(q_buf, k_buf.permute((1, 0)), s_tmem, use_acc=False, mbarriers=[done])
+    mbarrier.wait(done, phase=0)
+    p = s_tmem.load().to(gl.float16)
+    o_tmem = allocate_tensor_memory(gl.float32, [M, D],
+                                    TensorMemoryLayout(block=(M // 2, D), col_stride=1, cga_layout=cga, two_ctas=True))
+    if P_FROM_TMEM:
+        p_tmem = s_tmem._reinterpret(
+            gl.float16, [M, N], TensorMemoryLayout(block=(M // 2, N), col_stride=2, cga_layout=cga, two_ctas=True))
+        p_tmem.store(p)
+        tcgen05_mma(p_tmem, v_buf, o_tmem, use_acc=False, mbarriers=[done])
+    else:
+        p_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, N], gl.float16, cga_layout=cga)
+        p_buf = gl.allocate_shared_memory(gl.float16, [M, N], p_layout, p)
+        tcgen05_mma(p_buf, v_buf, o_tmem, use_acc=False, mbarriers=[done])
+    mbarrier.wait(done, phase=1)
+    store_tile(o_tmem, o_desc)
