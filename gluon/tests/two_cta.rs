@@ -204,3 +204,22 @@ fn chained_pair_mmas_through_a_split_view_match_a_float64_reference() {
         assert_close(&format!("pair chain, P from tensor memory: {from_tmem}"), &mem.read_f64(bo), &reference, 2e-3);
     }
 }
+
+/// Column slices of a pair's tensor memory (each CTA's part of the buffer at its last column bits): every
+/// element read back where it was written, for halves and quarters. (Each CTA's part of a slice lies within the
+/// CTA's part of the buffer; the slice once took the buffer's next columns instead, so the second CTA's rows of
+/// the first slice read the first CTA's later columns.)
+#[test]
+fn column_slices_of_a_pairs_tensor_memory_keep_each_ctas_part() {
+    for halves in [2, 4] {
+        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), cint(halves)];
+        let f = elab_with(&source(), "pair_column_slices", &spec(args, 2));
+        let x: Vec<f64> = (0..256 * 128).map(|i| i as f64).collect();
+        let mut mem = Memory::new();
+        let bx = mem.alloc_from("x", F32, &x);
+        let bo = poisoned(&mut mem, "out", F32, 256 * 128);
+        tessel_interp::run(&f, &[Arg::Buffer(bx), Arg::Buffer(bo)], [1, 1, 1], &mut mem)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mem.read_f64(bo), x, "{halves} slices");
+    }
+}

@@ -36,6 +36,9 @@ pub(super) struct View {
     start: usize,
     len: usize,
     mapped: Option<std::sync::Arc<Vec<usize>>>,
+    /// Tensor memory split over a cluster's CTAs: the columns from one CTA's part of the view's region to the
+    /// next (the buffer's, for a slice of it); 0 for the view's own (a whole buffer, or no split).
+    part_cols: usize,
 }
 
 impl View {
@@ -43,7 +46,7 @@ impl View {
     fn of(buf: usize, elements: Vec<usize>) -> View {
         let (start, len) = (elements.first().copied().unwrap_or(0), elements.len());
         let run = elements.iter().enumerate().all(|(i, &e)| e == start + i);
-        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)) }
+        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)), part_cols: 0 }
     }
 
     /// The buffer element of each view element, in row-major order of the view.
@@ -311,7 +314,7 @@ impl Program<'_> {
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
-                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None };
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None, part_cols: 0 };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
@@ -338,7 +341,7 @@ impl Program<'_> {
                     }
                     None => {
                         let len = whole.len / n as usize;
-                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None }
+                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None, part_cols: 0 }
                     }
                     Some(_) => whole.derive(shape, &shape[1..], |idx| [&[i as u32], idx].concat()),
                 };

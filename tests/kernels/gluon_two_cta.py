@@ -6,7 +6,8 @@
 # the MMA barrier with that count instead of the one `tcgen05_mma_barrier_count` gives; `mixed_groups` issues a
 # one-CTA MMA after a two-CTA one; `pair_columns` takes a pair's accumulator of COLS columns in each CTA;
 # `pair_chain` is attention's two chained MMAs on a pair: S = Q K^T (K's buffer split along N, seen through its
-# transposed view), P = S as fp16, O = P V with P from tensor memory (aliasing S) or from shared memory.
+# transposed view), P = S as fp16, O = P V with P from tensor memory (aliasing S) or from shared memory;
+# `pair_column_slices` reads a pair's buffer back by column slices, each CTA's part of a slice within its part.
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -16,6 +17,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tcgen05_commit,
     tcgen05_mma,
     tcgen05_mma_barrier_count,
+    get_tmem_reg_layout,
 )
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
@@ -142,3 +144,19 @@ def pair_chain(q_desc, k_desc, v_desc, o_desc, P_FROM_TMEM: gl.constexpr):
         tcgen05_mma(p_buf, v_buf, o_tmem, use_acc=False, mbarriers=[done])
     mbarrier.wait(done, phase=1)
     store_tile(o_tmem, o_desc)
+
+
+@gluon.jit
+def pair_column_slices(x_ptr, out_ptr, HALVES: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0], cga_layout=[[1, 0]])
+    r = gl.arange(0, 256, gl.SliceLayout(1, L))
+    c = gl.arange(0, 128, gl.SliceLayout(0, L))
+    layout: gl.constexpr = TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout=[[1, 0]], two_ctas=True)
+    x = gl.convert_layout(gl.load(x_ptr + r[:, None] * 128 + c[None, :]),
+                          get_tmem_reg_layout(gl.float32, [256, 128], layout, gl.num_warps()))
+    t = allocate_tensor_memory(gl.float32, [256, 128], layout, x)
+    W: gl.constexpr = 128 // HALVES
+    cw = gl.arange(0, W, gl.SliceLayout(0, L))
+    for i in gl.static_range(HALVES):
+        part = gl.convert_layout(t.slice(i * W, W).load(), L)
+        gl.store(out_ptr + r[:, None] * 128 + i * W + cw[None, :], part)

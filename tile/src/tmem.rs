@@ -31,13 +31,19 @@ pub struct Plan {
 /// its part).
 pub fn buffer_columns(f: &Func, v: ValueId) -> u32 {
     let ty = f.ty(v);
-    let split = match ty.memdesc().and_then(|(_, _, l)| l.spec.as_ref()) {
+    let split = ty.memdesc().map_or(1, |(_, _, l)| cta_parts(l));
+    (crate::tmem_types::columns(ty) / split).max(1)
+}
+
+/// The CTA parts a tensor-memory layout splits its columns into: its last `col` bits select the CTA (1 without a
+/// split). A broadcast's copies are each CTA's own columns too.
+pub fn cta_parts(layout: &crate::types::Layout) -> u32 {
+    match layout.spec.as_ref() {
         Some(tessel_layouts::AnyLayout::TensorMemory(t)) => t.cta_split[0] * t.cta_split[1],
-        // A broadcast's copies are each CTA's own columns.
         Some(tessel_layouts::AnyLayout::TensorMemoryScales(t)) => t.cta_split[0] * t.cta_split[1] * t.broadcast,
         _ => 1,
-    };
-    (crate::tmem_types::columns(ty) / split).max(1)
+    }
+    .max(1)
 }
 
 /// Where a 2-D tensor-memory layout (`row, col → dim0, dim1`, `col` counting element slots) puts each element:

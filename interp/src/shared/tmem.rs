@@ -83,7 +83,12 @@ type Places = Vec<Vec<(usize, u32)>>;
 /// sits, and the buffer's column count.
 fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Places, usize) {
     let cols = columns(layout, bits);
-    (place_in(layout, shape, bits, cols, 0), cols)
+    (place_in(layout, shape, bits, cols, 0, 0), cols)
+}
+
+/// The CTA parts a tensor-memory layout splits its columns into (its last `col` bits; 1 without a split).
+fn parts(layout: &tessel_tile::Layout) -> usize {
+    tessel_tile::tmem::cta_parts(layout) as usize
 }
 
 /// The 32-bit columns a buffer laid out by `layout` takes.
@@ -91,10 +96,22 @@ fn columns(layout: &tessel_tile::Layout, bits: u32) -> usize {
     ((layout.linear.in_dim_size("col") as usize * bits as usize).div_ceil(32)).max(1)
 }
 
-/// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it).
-fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize, col0: usize) -> Places {
+/// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it). A layout split over a
+/// cluster's CTAs has each CTA's part at its last `col` bits; `part_cols` columns apart (0: the layout's own
+/// columns per part, as in a whole buffer; a slice's parts stay as far apart as its buffer's).
+fn place_in(
+    layout: &tessel_tile::Layout,
+    shape: &[u32],
+    bits: u32,
+    cols: usize,
+    col0: usize,
+    part_cols: usize,
+) -> Places {
+    let parts = parts(layout);
     let layout = &layout.linear;
     let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
+    let part_slots = (slots as usize / parts).max(1);
+    let stride = if part_cols == 0 { (part_slots * bits as usize).div_ceil(32) } else { part_cols };
     let n = shape.iter().map(|&d| d as usize).product();
     let mut at: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
     // Slots first, then rows: each element's first slot comes first, and a row's later slots holding it again
@@ -103,8 +120,9 @@ fn place_in(layout: &tessel_tile::Layout, shape: &[u32], bits: u32, cols: usize,
         for row in 0..rows {
             let idx = layout.apply(&[row, slot]);
             let e = idx.iter().zip(shape).fold(0, |e, (&i, &d)| e * d as usize + i as usize);
-            let bit = slot as usize * bits as usize;
-            let cell = row as usize * cols + col0 + bit / 32;
+            let (part, local) = (slot as usize / part_slots, slot as usize % part_slots);
+            let bit = local * bits as usize;
+            let cell = row as usize * cols + col0 + part * stride + bit / 32;
             if at[e].iter().all(|&(c, _)| (c - col0) / cols != row as usize) {
                 at[e].push((cell, (bit % 32) as u32));
             }
@@ -131,7 +149,7 @@ impl Program<'_> {
     fn tmem_place(&self, v: ValueId) -> (Places, ScalarType, Vec<u32>) {
         let (shape, elem, layout) = self.f.ty(v).memdesc().expect("a memdesc");
         let view = self.tmem_view_of(v);
-        (place_in(layout, shape, elem.bits(), view.len, view.start), elem, shape.to_vec())
+        (place_in(layout, shape, elem.bits(), view.len, view.start, view.part_cols), elem, shape.to_vec())
     }
 
     /// Every cell of tensor-memory value `v`.
@@ -150,7 +168,13 @@ impl Program<'_> {
         )
         .map_err(|_| Fault::Unverified("a tensor-memory slice the verifier accepts"))?;
         let whole = self.tmem_view_of(data.operands[0]).clone();
-        let view = View { start: whole.start + cols as usize, ..whole };
+        // Each CTA's part of the slice starts `cols` into that CTA's part of the buffer.
+        let (_, elem, layout) = self.f.ty(data.operands[0]).memdesc().expect("a memdesc");
+        let part_cols = match whole.part_cols {
+            0 => columns(layout, elem.bits()) / parts(layout),
+            p => p,
+        };
+        let view = View { start: whole.start + cols as usize, part_cols, ..whole };
         self.env[data.results[0].index()] = Some(Value::Smem(view));
         Ok(())
     }
@@ -343,7 +367,8 @@ impl Program<'_> {
                 self.smem.tmem.bufs.push(Some(Buf { cells: cells.clone(), shadow: cells }));
                 let b = self.smem.tmem.bufs.len() - 1;
                 // A tensor-memory view's `start` is its first column, `len` the buffer's columns.
-                self.env[r.index()] = Some(Value::Smem(View { buf: b, start: 0, len: cols, mapped: None }));
+                self.env[r.index()] =
+                    Some(Value::Smem(View { buf: b, start: 0, len: cols, mapped: None, part_cols: 0 }));
                 if let Some(&init) = ins.first() {
                     let t = self.tensor(init).clone();
                     self.tmem_write(r, &t)?;
