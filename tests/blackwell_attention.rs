@@ -8,7 +8,7 @@ mod cli_common;
 mod common;
 mod sim_common;
 
-use cli_common::tessel;
+use cli_common::{scratch, tessel};
 use sim_common::{RunOptions, V, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, BF16, F16};
@@ -18,12 +18,6 @@ const KERNEL: &str = "examples/gluon/blackwell_attention.py::attention_kernel";
 
 /// Two heads of `n` keys: two query blocks each.
 const HEADS: usize = 2;
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessel-bw-attention-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The target, sm_100a and the specialization: head dim `d`, 128x128 blocks, `causal`, 2 stages, `dtype`
 /// (`fp16`/`bf16`) descriptors.
@@ -84,7 +78,7 @@ fn reference(q: &[f64], k: &[f64], v: &[f64], d: usize, n: usize, causal: bool) 
 
 #[test]
 fn blackwell_attention_matches_float64_in_the_interpreter() {
-    let dir = scratch("ref");
+    let dir = scratch("bw-attention-ref");
     let n = 256;
     for (d, causal, dtype) in
         [(64, true, "fp16"), (64, false, "bf16"), (128, false, "fp16"), (128, true, "bf16"), (64, false, "fp16")]

@@ -8,7 +8,7 @@ mod cli_common;
 mod common;
 mod sim_common;
 
-use cli_common::tessel;
+use cli_common::{scratch, tessel};
 use common::int;
 use sim_common::{RunOptions, V, run_on_ctas, simulate_broken_on_ctas};
 use tessel::lang::elab::{ArgSpec, ConstValue};
@@ -88,17 +88,11 @@ fn run(file: &str, case: &Case, dir: &std::path::Path) -> (i32, String, String) 
     ])
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessel-cluster-gemm-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Ragged M, N and K (rows 16-byte aligned, as TMA needs), fewer clusters than tiles, rings of 2 and 3, K shorter
 /// than a block, clusters of 2 and 4 CTAs: every element of C is the float64 product of the inputs the run saved.
 #[test]
 fn the_cluster_gemm_matches_a_float64_product() {
-    let dir = scratch("f64");
+    let dir = scratch("cluster-gemm-f64");
     let cases = [
         Case { m: 300, n: 200, k: 200, ctas: 2, bm: 64, stages: 3, grid: 3 },
         Case { m: 130, n: 72, k: 40, ctas: 2, bm: 64, stages: 2, grid: 1 },
@@ -131,7 +125,7 @@ fn the_cluster_gemm_matches_a_float64_product() {
 /// barrier, the phase and what it still lacks instead of hanging.
 #[test]
 fn a_release_that_misses_the_peers_is_a_named_deadlock() {
-    let dir = scratch("mask");
+    let dir = scratch("cluster-gemm-mask");
     let src =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/matmul_cluster.py")).unwrap();
     let broken = src.replace("cta_mask=ALL_PEERS", "cta_mask=0");
@@ -201,6 +195,12 @@ fn the_cluster_gemm_ptx_has_the_cluster_forms_and_assembles() {
         assert_eq!(ptx.matches("mapa.shared::cluster.u32").count(), remote, "{ptx}");
         assert!(!ptx.contains(".acquire.cluster") && !ptx.contains("arrive.release.cluster"), "{ptx}");
         assert_eq!(ptx.matches("barrier.cluster.arrive").count(), 2, "after the init, before the exit\n{ptx}");
+        // The meeting after the initialization is at the warp_specialize hand-off, after the workers (which skip
+        // the top-level code before it) have joined the CTA's `bar.sync 0`: before it, it would wait for them
+        // forever (the first device run hung so).
+        let handoff = ptx.find("$L_ws_handoff").expect("the hand-off");
+        let meeting = ptx.find("barrier.cluster.arrive").unwrap();
+        assert!(handoff < meeting, "the cluster barrier before the workers join\n{ptx}");
         common::assemble(&format!("matmul_cluster_{ctas}"), &ptx, "sm_90a");
     }
 }

@@ -5,33 +5,27 @@
 
 mod cli_common;
 
-use cli_common::tessel;
+use cli_common::{scratch, tessel};
 
 const FILE: &str = "tests/kernels/gluon_cluster_views.py";
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessel-cluster-views-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// `tessel run --interpret` of `kernel` on 2 CTAs over 4096 random inputs and `out` (`fill:nan:8192`, ...),
+/// saving the buffers into `dir` when one is given: (exit status, stderr).
+fn run(kernel: &str, out: &str, dir: Option<&std::path::Path>) -> (i32, String) {
+    let kernel = format!("{FILE}::{kernel}");
+    let mut args =
+        vec!["run", "--interpret", &kernel, "--num-ctas", "2", "--arg", "x_ptr=randn:4096:fp32", "--arg", out];
+    if let Some(d) = dir {
+        args.extend(["--out-dir", d.to_str().unwrap()]);
+    }
+    let (code, _, err) = tessel(&args);
+    (code, err)
 }
 
 #[test]
 fn column_slices_and_the_transpose_of_a_split_buffer_read_every_element() {
-    let dir = scratch("ok");
-    let kernel = format!("{FILE}::views");
-    let (code, _, err) = tessel(&[
-        "run",
-        "--interpret",
-        &kernel,
-        "--num-ctas",
-        "2",
-        "--arg",
-        "x_ptr=randn:4096:fp32",
-        "--arg",
-        "out_ptr=fill:nan:8192:fp32",
-        "--out-dir",
-        dir.to_str().unwrap(),
-    ]);
+    let dir = scratch("cluster-views-ok");
+    let (code, err) = run("views", "out_ptr=fill:nan:8192:fp32", Some(&dir));
     assert_eq!(code, 0, "{err}");
     let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
     let (x, out) = (read("x_ptr.npy"), read("out_ptr.npy"));
@@ -44,6 +38,7 @@ fn column_slices_and_the_transpose_of_a_split_buffer_read_every_element() {
     std::fs::remove_dir_all(&dir).ok();
 
     // Codegen: a clean refusal at the view, for now.
+    let kernel = format!("{FILE}::views");
     let (code, _, err) =
         tessel(&["compile", &kernel, "--signature", "*fp32,*fp32", "--num-ctas", "2", "--emit", "ptx"]);
     assert_ne!(code, 0);
@@ -52,18 +47,7 @@ fn column_slices_and_the_transpose_of_a_split_buffer_read_every_element() {
 
 #[test]
 fn a_slice_along_the_dim_the_ctas_split_is_refused() {
-    let kernel = format!("{FILE}::row_slice");
-    let (code, _, err) = tessel(&[
-        "run",
-        "--interpret",
-        &kernel,
-        "--num-ctas",
-        "2",
-        "--arg",
-        "x_ptr=randn:4096:fp32",
-        "--arg",
-        "out_ptr=zeros:4096:fp32",
-    ]);
+    let (code, err) = run("row_slice", "out_ptr=zeros:4096:fp32", None);
     assert_ne!(code, 0);
     assert!(err.contains("a slice along a dimension the CTAs of a cluster split"), "{err}");
     assert!(err.contains("smem.slice(0, 32, dim=0)"), "the span: {err}");

@@ -28,3 +28,11 @@ pub fn tessel(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into(),
     )
 }
+
+/// A fresh directory under the system's temporary one for a test's files, named by `name` and this process.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tessel-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
