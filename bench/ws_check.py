@@ -3,8 +3,8 @@ time against the same kernel in one partition.
 
     python -m tessel bench/ws_check.py [--quick] [--only matmul|attention]
 
-Runs `examples/tma_matmul.py::matmul_kernel` and `examples/flash_attention.py::_attn_fwd_tma` with
-WARP_SPECIALIZE on and off: each output starts poisoned (NaN), inputs are fresh random data, sizes are ragged where
+Runs `examples/tma_matmul.py::matmul_kernel`, its `matmul_kernel_persistent` fused (`flatten=True`) and
+`examples/flash_attention.py::_attn_fwd_tma` with WARP_SPECIALIZE on and off: each output starts poisoned (NaN), inputs are fresh random data, sizes are ragged where
 the kernel allows, and the result is compared with a float64 reference. Then, unless `--quick` (what the
 compute-sanitizer runs use), each pair is timed with `triton.testing.do_bench` at sizes where the loop is long,
 beside cuBLAS for the matmul. Needs a GPU, torch and the tessel wheel.
@@ -31,6 +31,17 @@ def matmul(a, b, ws, BM=128, BN=256, BK=64, stages=3, warps=8):
     descs = [TensorDescriptor.from_tensor(t, block_shape=s) for t, s in ((a, [BM, BK]), (b, [BK, BN]), (c, [BM, BN]))]
     grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN), )
     tma_matmul.matmul_kernel[grid](*descs, M, N, K, GROUP_M=8, WARP_SPECIALIZE=ws, num_stages=stages, num_warps=warps)
+    return c
+
+
+def persistent(a, b, ws, programs=132, BM=128, BN=256, BK=64, stages=3, warps=8):
+    """`matmul_kernel_persistent` fused (`flatten=True`) over `programs` programs, split with `ws`."""
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.full((M, N), float("nan"), device=a.device, dtype=a.dtype)
+    descs = [TensorDescriptor.from_tensor(t, block_shape=s) for t, s in ((a, [BM, BK]), (b, [BK, BN]), (c, [BM, BN]))]
+    tma_matmul.matmul_kernel_persistent[(programs, )](*descs, M, N, K, GROUP_M=8, NUM_SMS=programs, FLATTEN=True,
+                                                      WARP_SPECIALIZE=ws, num_stages=stages, num_warps=warps)
     return c
 
 
@@ -86,6 +97,11 @@ def main():
         want = a.double() @ b.double()
         for ws in (False, True):
             ok &= check(f"matmul {M}x{N}x{K} ws={ws}", matmul(a, b, ws), want, 2e-2, 1e-2)
+        # Persistent and fused: few programs, so each walks several tiles (the producer crossing tile boundaries).
+        for ws in (False, True):
+            for programs in (3, 132):
+                ok &= check(f"persistent fused {M}x{N}x{K} {programs} programs ws={ws}",
+                            persistent(a, b, ws, programs), want, 2e-2, 1e-2)
     shapes = [(1, 2, 256, 64), (1, 2, 384, 128)] if args.quick else [(1, 2, 256, 64), (1, 2, 384, 128), (2, 4, 2048, 128)]
     for Z, H, N, D in shapes if args.only != "matmul" else []:
         q, k, v = (torch.randn((Z, H, N, D), device="cuda", dtype=torch.float16) for _ in range(3))
@@ -102,7 +118,9 @@ def main():
         flops = 2 * n**3
         row = [f"matmul {n}^3 TFLOP/s"]
         for name, fn in (("cuBLAS", lambda: a @ b), ("one partition", lambda: matmul(a, b, False)),
-                         ("warp-specialized", lambda: matmul(a, b, True))):
+                         ("warp-specialized", lambda: matmul(a, b, True)),
+                         ("persistent fused", lambda: persistent(a, b, False)),
+                         ("persistent fused, warp-specialized", lambda: persistent(a, b, True))):
             ms = triton.testing.do_bench(fn, warmup=100, rep=500)
             row.append(f"{name} {flops / ms * 1e-9:.0f}")
         print(" | ".join(row))

@@ -63,16 +63,19 @@ def matmul_kernel_bt(a_desc, bt_desc, c_desc, M, N, K, GROUP_M: tl.constexpr):
 
 @triton.jit
 def matmul_kernel_persistent(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                             FLATTEN: tl.constexpr):
+                             FLATTEN: tl.constexpr, WARP_SPECIALIZE: tl.constexpr = False):
     """The same product with one program per SM walking the tiles (a persistent kernel, launched over NUM_SMS
     programs). With FLATTEN the tile loop and the K loop are fused (`tl.range(..., flatten=True)`): the software
     pipeliner then runs across tile boundaries, issuing the next tile's first loads while this tile's last K
-    steps and its store run, and the dot restarts its accumulator through wgmma's scale-d instead of a reset."""
+    steps and its store run, and the dot restarts its accumulator through wgmma's scale-d instead of a reset.
+    With FLATTEN and WARP_SPECIALIZE a producer warp(group) issues the fused loop's copies, running ahead of the
+    kernel's warps across tile boundaries, while they run the wgmmas and each tile's store."""
     BLOCK_M: tl.constexpr = a_desc.block_shape[0]
     BLOCK_K: tl.constexpr = a_desc.block_shape[1]
     BLOCK_N: tl.constexpr = b_desc.block_shape[1]
     num_tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-    for tile in tl.range(tl.program_id(axis=0), num_tiles, NUM_SMS, flatten=FLATTEN):
+    for tile in tl.range(tl.program_id(axis=0), num_tiles, NUM_SMS, flatten=FLATTEN,
+                         warp_specialize=WARP_SPECIALIZE):
         off_m, off_n = _tile_offsets(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, K, BLOCK_K):

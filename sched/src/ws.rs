@@ -72,7 +72,7 @@ impl Producer {
 pub struct WsPlan {
     /// What the producer reads from outside the loop (and the `if`s around it), in order: its captures.
     pub captures: Vec<ValueId>,
-    /// The `if`s the loop is nested in (sm_100a: a fused loop runs under `if k_tiles > 0`), outermost first, with
+    /// The `if`s the loop is nested in (a fused loop runs under `if k_tiles > 0`), outermost first, with
     /// the branch holding the loop: the `warp_specialize` wraps the outermost, and the producer takes the same
     /// branches.
     pub ifs: Vec<(OpId, usize)>,
@@ -142,8 +142,7 @@ pub fn plan(f: &Func, p: &LoopPlan, taken: bool) -> Result<WsPlan, String> {
     if taken || f.all_ops().iter().any(|&x| matches!(f.op(x).op, Op::WarpSpecialize(_))) {
         return Err("the kernel already has a warp_specialize, and a kernel has one".into());
     }
-    let ifs = enclosing_ifs(f, o).filter(|ifs| ifs.is_empty() || f.target == Target::Sm100a);
-    let Some(ifs) = ifs else {
+    let Some(ifs) = enclosing_ifs(f, o) else {
         return Err("the loop is not at the kernel's top level (a partition starts there)".into());
     };
     if let Some(l) = p.loads.iter().find(|l| !l.tma) {

@@ -6,8 +6,10 @@
 //! Lifetimes are intervals over the ops in program order. A buffer lives from its `local_alloc` to its last
 //! use; a use inside a loop or branch that the buffer was defined outside of counts as a use at the end of
 //! that loop or branch (the buffer must survive every iteration), and a read by `tcgen05.cp` or `tcgen05.mma`
-//! lasts until the next mbarrier wait (the tensor cores read it asynchronously). A buffer made inside a partition of a
-//! `warp_specialize` lives over the whole op, since its partitions run at the same time.
+//! lasts until the next mbarrier wait (the tensor cores read it asynchronously). The partitions of a
+//! `warp_specialize` run at the same time: a buffer made inside one of them never shares space with a buffer (or
+//! scratch) of another, whatever their intervals; within one partition, lifetimes decide as anywhere else (a
+//! fused persistent loop's two epilogue branches share their staging buffer's space).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -32,6 +34,38 @@ pub struct Buffer {
     pub bytes: u32,
     pub align: u32,
     pub live: (u32, u32),
+    /// The partitions it is made in: each enclosing `warp_specialize` and the index of the region holding it.
+    pub partitions: Vec<(OpId, usize)>,
+}
+
+impl Buffer {
+    /// Whether the buffer may be in use at the same time as something live over `live` in `partitions`.
+    fn meets(&self, live: (u32, u32), partitions: &[(OpId, usize)]) -> bool {
+        let overlap = self.live.0 <= live.1 && live.0 <= self.live.1;
+        overlap || concurrent(&self.partitions, partitions)
+    }
+}
+
+/// Whether code in partitions `a` and code in partitions `b` may run at the same time: they sit in different
+/// partitions of one `warp_specialize`.
+fn concurrent(a: &[(OpId, usize)], b: &[(OpId, usize)]) -> bool {
+    a.iter().any(|&(w, i)| b.iter().any(|&(v, j)| v == w && i != j))
+}
+
+/// The partitions region `r` lies in: each enclosing `warp_specialize`, outermost last, with the index of its
+/// region that holds `r`.
+fn partitions_of(f: &Func, r: RegionId) -> Vec<(OpId, usize)> {
+    let mut out = Vec::new();
+    let (mut region, mut up) = (r, f.region(r).parent);
+    while let Some(p) = up {
+        if matches!(f.op(p).op, Op::WarpSpecialize(_)) {
+            let i = f.op(p).regions.iter().position(|&x| x == region).expect("a region of its op");
+            out.push((p, i));
+        }
+        let Some(outer) = f.op(p).parent else { break };
+        (region, up) = (outer, f.region(outer).parent);
+    }
+    out
 }
 
 /// The offsets of every buffer of a kernel.
@@ -43,6 +77,8 @@ pub struct Allocation {
     root: HashMap<ValueId, ValueId>,
     /// Program-order position of every op.
     pos: HashMap<OpId, u32>,
+    /// The partitions of every op inside a `warp_specialize` ([`partitions_of`]).
+    op_partitions: HashMap<OpId, Vec<(OpId, usize)>>,
 }
 
 /// Program-order positions of every op, and for each op the last position inside it (itself if it has no
@@ -105,6 +141,8 @@ impl Allocation {
                     let at = use_position(f, u, region, &pos, &end).ok_or_else(|| {
                         CompileError::new(format!("shared-memory buffer {v} is used outside the region it is made in"))
                     })?;
+                    // Passed to a warp_specialize, the partitions use it (through their arguments) to its end.
+                    let at = if matches!(f.op(u).op, Op::WarpSpecialize(_)) { at.max(end[&u]) } else { at };
                     last = last.max(at).max(async_read_end(f, u, region, &pos));
                 }
             }
@@ -113,16 +151,8 @@ impl Allocation {
                     return Err(CompileError::new("shared-memory buffers cannot be loop-carried yet"));
                 }
             }
-            let mut live = (pos[&o], last);
-            // The partitions of a warp_specialize run at the same time: a buffer made in one lives over all of them.
-            let mut up = f.region(region).parent;
-            while let Some(p) = up {
-                if matches!(f.op(p).op, Op::WarpSpecialize(_)) {
-                    live = (live.0.min(pos[&p]), live.1.max(end[&p]));
-                }
-                up = f.op(p).parent.and_then(|r| f.region(r).parent);
-            }
-            buffers.push(Buffer { value: v, offset: 0, bytes, align, live });
+            let partitions = partitions_of(f, region);
+            buffers.push(Buffer { value: v, offset: 0, bytes, align, live: (pos[&o], last), partitions });
         }
         // First fit, the most aligned buffers first (so that small ones, mbarriers, do not leave swizzle-alignment
         // gaps before big ones), each in order of definition: each buffer takes the lowest aligned offset that
@@ -130,11 +160,11 @@ impl Allocation {
         let mut order: Vec<usize> = (0..buffers.len()).collect();
         order.sort_by_key(|&i| (std::cmp::Reverse(buffers[i].align), i));
         for (k, &i) in order.iter().enumerate() {
-            let (live, align, bytes) = (buffers[i].live, buffers[i].align, buffers[i].bytes);
+            let (this, align, bytes) = (&buffers[i], buffers[i].align, buffers[i].bytes);
             let mut taken: Vec<(u32, u32)> = order[..k]
                 .iter()
                 .map(|&j| &buffers[j])
-                .filter(|b| b.live.0 <= live.1 && live.0 <= b.live.1)
+                .filter(|b| b.meets(this.live, &this.partitions))
                 .map(|b| (b.offset, b.offset + b.bytes))
                 .collect();
             taken.sort();
@@ -148,7 +178,14 @@ impl Allocation {
             buffers[i].offset = align_up(at, align);
         }
         let by_value = buffers.iter().enumerate().map(|(i, b)| (b.value, i)).collect();
-        Ok(Allocation { buffers, by_value, root, pos })
+        let mut op_partitions = HashMap::new();
+        for o in f.all_ops() {
+            let parts = partitions_of(f, f.op(o).parent.expect("linked op"));
+            if !parts.is_empty() {
+                op_partitions.insert(o, parts);
+            }
+        }
+        Ok(Allocation { buffers, by_value, root, pos, op_partitions })
     }
 
     /// The buffer memdesc value `v` is (or, for a `memdesc_index` view, is part of).
@@ -157,10 +194,12 @@ impl Allocation {
         self.by_value.get(&v).map(|&i| &self.buffers[i])
     }
 
-    /// Where op `o`'s scratch may start: above every buffer live at `o`, 128-byte aligned.
+    /// Where op `o`'s scratch may start: above every buffer live at `o` or made in a partition running beside
+    /// `o`'s, 128-byte aligned.
     pub fn scratch_base(&self, o: OpId) -> u32 {
         let Some(&p) = self.pos.get(&o) else { return 0 };
-        let top = self.buffers.iter().filter(|b| b.live.0 <= p && p <= b.live.1).map(|b| b.offset + b.bytes).max();
+        let parts = self.op_partitions.get(&o).map_or(&[][..], Vec::as_slice);
+        let top = self.buffers.iter().filter(|b| b.meets((p, p), parts)).map(|b| b.offset + b.bytes).max();
         align_up(top.unwrap_or(0), 128)
     }
 
@@ -352,6 +391,62 @@ mod tests {
         let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
         // %a and %b each live only at their allocation, but the partitions run at the same time; %c comes after.
         assert_eq!(offs, [0, 8192, 0]);
+    }
+
+    #[test]
+    fn buffers_of_one_partition_share_space_by_lifetime() {
+        // The default partition's two branches (a fused persistent loop's epilogue, taken or not) each stage a
+        // tile: one branch runs, so they share space; the worker's buffer runs beside both and shares none.
+        let f = tessel_tile::parse::parse_func(
+            "func @k(%p: i1) {
+  warp_specialize {worker_num_warps = [4]} %p {
+    if %p {
+      %a = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+      %u = local_load %a : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+      yield
+    } else {
+      %b = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+      %v = local_load %b : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+      yield
+    }
+    yield
+  }, {
+  ^(%r: i1):
+    %w = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+    yield
+  }
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
+        assert_eq!(offs, [0, 0, 8192], "{}", a.table(&f));
+    }
+
+    #[test]
+    fn a_buffer_passed_to_partitions_lives_to_the_end_of_the_op() {
+        // The ring reaches the worker through its argument: the default partition's buffer may not take its space.
+        let f = tessel_tile::parse::parse_func(
+            "func @k() {
+  %r = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+  warp_specialize {worker_num_warps = [4]} %r {
+    %a = local_alloc : memdesc<64x64xf16, NVMMASharedLayout(128, 16)>
+    yield
+  }, {
+  ^(%s: memdesc<64x64xf16, NVMMASharedLayout(128, 16)>):
+    %u = local_load %s : tensor<64x64xf16, BlockedLayout([1,8],[4,8],[4,1],[1,0])>
+    yield
+  }
+  return
+}
+",
+        )
+        .unwrap();
+        let a = Allocation::plan(&f).unwrap();
+        let offs: Vec<u32> = a.buffers.iter().map(|b| b.offset).collect();
+        assert_eq!(offs, [0, 8192], "{}", a.table(&f));
     }
 
     #[test]
