@@ -1,7 +1,8 @@
 //! Thread-block clusters in the simulator, from the PTX ISA: the CTAs of a cluster (`%cluster_ctarank` 0..n,
 //! consecutive along x, a program per cluster: `%clusterid`, `%nclusterid`), `barrier.cluster.arrive`/`wait`,
-//! distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`), and arrivals on a peer's mbarrier
-//! (`mbarrier.arrive.shared::cluster` at a `mapa` address).
+//! distributed shared memory (`mapa.shared::cluster`, `ld.shared::cluster`), arrivals on a peer's mbarrier
+//! (`mbarrier.arrive[.expect_tx].shared::cluster` at a `mapa` address), and the deliveries of what a CTA did to its
+//! peers (multicast copies, pair copies' bytes, arrivals, a CTA pair's MMAs: `tcgen05_pair`) when it stops.
 //!
 //! The CTAs of a cluster run one at a time, each until none of its threads can move (`warps`); when every live
 //! thread of the cluster has arrived at the cluster barrier (`barrier.cluster.arrive`, per warp), the phase ends
@@ -135,8 +136,14 @@ pub(super) struct Member {
     pub phase: u32,
     /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
     pub outbox: Vec<(u32, Delivery)>,
-    /// Arrivals this CTA made on its peers' mbarriers, not delivered yet: (rank, barrier offset, count).
-    pub arrivals: Vec<(u32, u64, u32)>,
+    /// Arrivals this CTA made on its peers' mbarriers, not delivered yet: (rank, barrier offset, count,
+    /// transaction bytes expected first: `arrive.expect_tx`).
+    pub arrivals: Vec<(u32, u64, u32, u32)>,
+    /// Bytes of this CTA's pair copies (`.cta_group::2`) that complete on a peer's mbarrier, not delivered yet:
+    /// (rank, barrier offset, bytes).
+    pub remote_tx: Vec<(u32, u64, u32)>,
+    /// Pair MMAs and commits this CTA issued (`tcgen05_pair`), not done yet.
+    pub pair_ops: Vec<super::tcgen05_pair::PairOp>,
     /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
     pub clc: Rc<RefCell<super::clc::Queue>>,
     pub clc_failed_seen: bool,
@@ -147,7 +154,17 @@ pub(super) struct Member {
 fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, String> {
     let outbox = std::mem::take(&mut ctas[from].cluster.outbox);
     let arrivals = std::mem::take(&mut ctas[from].cluster.arrivals);
-    let any = !outbox.is_empty() || !arrivals.is_empty();
+    let remote_tx = std::mem::take(&mut ctas[from].cluster.remote_tx);
+    let any = !outbox.is_empty() || !arrivals.is_empty() || !remote_tx.is_empty();
+    let any = any || !ctas[from].cluster.pair_ops.is_empty();
+    // In issue order as the copies and the MMAs that wait for them go: the copies' bytes first.
+    for (rank, bar, tx) in remote_tx {
+        if exited[rank as usize] {
+            return Err(format!("CTA {from}'s pair copy completes on an mbarrier of CTA {rank}, which has exited"));
+        }
+        super::mbarrier::complete_tx(&mut ctas[rank as usize], bar, tx, &[])
+            .map_err(|e| format!("CTA {from}'s pair copy on CTA {rank}'s mbarrier at {bar}: {e}"))?;
+    }
     for (rank, d) in outbox {
         if exited[rank as usize] {
             return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
@@ -155,36 +172,48 @@ fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, Strin
         super::tma::land(&mut ctas[rank as usize], d, None)
             .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
     }
-    for (rank, bar, n) in arrivals {
+    for (rank, bar, n, tx) in arrivals {
         if exited[rank as usize] {
             return Err(format!("CTA {from} arrives on an mbarrier of CTA {rank}, which has exited"));
         }
-        super::mbarrier::arrive_from_peer(&mut ctas[rank as usize], bar, n)
+        let peer = &mut ctas[rank as usize];
+        let expect = if tx > 0 { super::mbarrier::expect_tx(peer, bar, tx) } else { Ok(()) };
+        expect
+            .and_then(|()| super::mbarrier::arrive_from_peer(peer, bar, n))
             .map_err(|e| format!("CTA {from}'s arrival on CTA {rank}'s mbarrier at {bar}: {e}"))?;
     }
+    // Last: a pair MMA reads what the copies above delivered.
+    super::tcgen05_pair::deliver(ctas, from, exited)?;
     Ok(any)
 }
 
-/// Whether [`arrive`] executes `op`: an `mbarrier.arrive` at a `shared::cluster` address.
+/// Whether [`arrive`] executes `op`: an `mbarrier.arrive` (or `arrive.expect_tx`) at a `shared::cluster` address.
 pub(super) fn handles_arrive(op: &str) -> bool {
-    op.starts_with("mbarrier.arrive") && !op.contains("expect_tx") && op.contains(".shared::cluster")
+    op.starts_with("mbarrier.arrive") && op.contains(".shared::cluster")
 }
 
-/// `mbarrier.arrive[.sem.scope].shared::cluster.b64 _, [addr][, n]` for the active threads: at an address of this
-/// CTA (its own, or a `mapa` of its rank), an arrival on its own barrier; at a peer's `mapa` address, queued and
-/// delivered when this CTA stops ([`deliver`]).
+/// `mbarrier.arrive[.sem.scope].shared::cluster.b64 _, [addr][, n]` and `mbarrier.arrive.expect_tx[.sem.scope]
+/// .shared::cluster.b64 _, [addr], tx` (tx bytes expected, then one arrival: a CTA of a pair announcing its copies
+/// on the pair's barrier) for the active threads: at an address of this CTA (its own, or a `mapa` of its rank),
+/// on its own barrier; at a peer's `mapa` address, queued and delivered when this CTA stops ([`deliver`]).
 pub(super) fn arrive(c: &mut Cta, ins: &super::Ins, active: &[bool]) -> Result<(), String> {
     let a = &ins.args;
+    let expect = ins.op.contains("expect_tx");
     for t in (0..active.len()).filter(|&t| active[t]) {
         let addr = c.addr(t, &a[1])?;
-        let n = if a.len() > 2 { c.val(t, &a[2])? as u32 } else { 1 };
-        // A shared::cta address is a shared::cluster one of this CTA's own window.
-        let (rank, at) =
-            if addr & REMOTE == 0 { (c.cluster.rank, addr) } else { ((addr >> 24 & 0x7f) as u32, addr & 0xff_ffff) };
-        if rank == c.cluster.rank {
+        let (n, tx) = match (expect, a.len() > 2) {
+            (true, _) => (1, c.val(t, &a[2])? as u32),
+            (false, true) => (c.val(t, &a[2])? as u32, 0),
+            (false, false) => (1, 0),
+        };
+        let (rank, at) = rank_and_offset(c, addr);
+        if rank == c.cluster.rank as usize {
+            if expect {
+                super::mbarrier::expect_tx(c, at, tx)?;
+            }
             super::mbarrier::arrive(c, t, at, n)?;
         } else {
-            c.cluster.arrivals.push((rank, at, n));
+            c.cluster.arrivals.push((rank as u32, at, n, tx));
         }
     }
     Ok(())
@@ -212,6 +241,12 @@ impl Member {
             self.written[a] = self.phase + 1;
         }
     }
+}
+
+/// The CTA and the shared-memory offset a `shared::cluster` address names: a `mapa` result, or (a `shared::cta`
+/// address) this CTA's own.
+pub(super) fn rank_and_offset(c: &Cta, addr: u64) -> (usize, u64) {
+    if addr & REMOTE == 0 { (c.cluster.rank as usize, addr) } else { ((addr >> 24 & 0x7f) as usize, addr & 0xff_ffff) }
 }
 
 /// `mapa.shared::cluster.u32 d, a, rank`: the address of offset `a` in CTA `rank`'s shared memory.

@@ -19,7 +19,8 @@
 //! after write, write after read, different values written) is an error. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05`; TMA in `tma`
+//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05` (a CTA pair's MMAs in
+//! `tcgen05_pair`); TMA in `tma`
 //! (gather4/scatter4 in `tma_gather`, im2col loads in `tma_im2col`);
 //! cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
 //! synchronization, not a model of timing or of the memory consistency model beyond happens-before.
@@ -34,6 +35,7 @@ mod parse;
 mod race;
 mod smem_desc;
 mod tcgen05;
+mod tcgen05_pair;
 mod tcgen05_scaled;
 mod tma;
 mod tma_gather;

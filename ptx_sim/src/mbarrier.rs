@@ -86,8 +86,8 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         } else if op.starts_with("mbarrier.arrive.expect_tx") {
             // `_, [bar], tx`: expect tx bytes, then one arrival.
             let bar = c.addr(t, &a[1])?;
-            let tx = c.val(t, &a[2])? as i64;
-            c.mbar.bars.get_mut(&bar).ok_or("expect_tx on an mbarrier that is not initialized")?.tx += tx;
+            let tx = c.val(t, &a[2])? as u32;
+            expect_tx(c, bar, tx)?;
             arrive(c, t, bar, 1)?;
         } else if op.starts_with("mbarrier.arrive") {
             let (bar, n) = match a.len() {
@@ -126,6 +126,12 @@ pub(super) fn arrive_from_peer(c: &mut Cta, bar: u64, n: u32) -> Result<(), Stri
     }
     b.missing -= n;
     complete_if_done(b);
+    Ok(())
+}
+
+/// The phase of the mbarrier at `bar` also waits for `bytes` transaction bytes.
+pub(super) fn expect_tx(c: &mut Cta, bar: u64, bytes: u32) -> Result<(), String> {
+    c.mbar.bars.get_mut(&bar).ok_or("expect_tx on an mbarrier that is not initialized")?.tx += bytes as i64;
     Ok(())
 }
 

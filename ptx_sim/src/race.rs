@@ -19,6 +19,10 @@ use super::Cta;
 /// known; missing entries are 0.
 pub(super) type VClock = Vec<u32>;
 
+/// A copy that completes on a peer CTA's mbarrier (a pair's, `tma`) writes as the agent of that barrier's offset
+/// with the peer's rank plus one at this bit: no thread of the writing CTA waits on it.
+pub(super) const PEER_BAR: u32 = 40;
+
 /// `a` joined with `b` (entry-wise maximum).
 pub(super) fn join(a: &mut VClock, b: &[u32]) {
     if a.len() < b.len() {
@@ -55,6 +59,11 @@ pub(super) struct Shadow {
 }
 
 impl Shadow {
+    /// Whether anything (a thread's store, a copy) has written the byte.
+    pub(super) fn written(&self) -> bool {
+        self.write.is_some()
+    }
+
     fn reads(&self) -> impl Iterator<Item = &Access> {
         self.read.iter().chain(&self.more)
     }
@@ -190,7 +199,14 @@ impl Clocks {
             return format!("thread {}", a.thread);
         }
         let bar = self.agents.iter().find(|&(_, &i)| i == a.agent as usize).map_or(0, |(&b, _)| b);
-        format!("an asynchronous copy completing on the mbarrier at shared {bar:#x}")
+        match bar >> PEER_BAR {
+            0 => format!("an asynchronous copy completing on the mbarrier at shared {bar:#x}"),
+            peer => format!(
+                "an asynchronous pair copy completing on CTA {}'s mbarrier at shared {:#x}",
+                peer - 1,
+                bar & ((1 << PEER_BAR) - 1)
+            ),
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! the second an immediate's columns on), the instruction descriptors of the dense kinds `f16`, `tf32`,
 //! `f8f6f4` (e4m3, e5m2) and `i8` (s8, u8; s32 D) (M 64 and 128) with the
 //! data path layouts of D and of A in TMEM, and the sm_100 shared-memory descriptor, decoded field by field as
-//! the ISA defines them. `tcgen05.cp` and the block-scaled MMAs are [`super::tcgen05_scaled`]'s.
+//! the ISA defines them. `tcgen05.cp` and the block-scaled MMAs are [`super::tcgen05_scaled`]'s, a CTA pair's MMAs
+//! and commits (`.cta_group::2`) [`super::tcgen05_pair`]'s; a pair allocates its tensor memory as two CTAs.
 //!
 //! The simulator completes an MMA when it is issued; `tcgen05.commit` then arrives on its mbarrier at once
 //! (`mbarrier`), and a wait that observes the commit's phase retires the ops it covers. What the simulator checks:
@@ -29,6 +30,8 @@ pub(super) struct State {
     pub(super) cells: Vec<u32>,
     /// (first column, columns) of the live allocation.
     alloc: Option<(u32, u32)>,
+    /// The CTA group (1, or 2: a CTA pair) of the tcgen05 ops so far: a kernel uses one (ptxas refuses a mix).
+    group: Option<u8>,
     /// What is in flight (see [`InFlight`]).
     pub(super) flight: InFlight,
 }
@@ -80,10 +83,20 @@ impl InFlight {
 
     /// The op being issued writes tensor-memory cell `cell`.
     pub(super) fn writes(&mut self, cell: usize) {
+        self.written_by(cell, self.seq);
+    }
+
+    /// Op `op` (issued earlier: a pair MMA computed when its issuing CTA stopped) writes cell `cell`.
+    pub(super) fn written_by(&mut self, cell: usize, op: u32) {
         if self.cell_writer.len() <= cell {
             self.cell_writer.resize(LANES * COLUMNS, 0);
         }
-        self.cell_writer[cell] = self.seq;
+        self.cell_writer[cell] = op;
+    }
+
+    /// The number of the latest op issued.
+    pub(super) fn latest(&self) -> u32 {
+        self.seq
     }
 
     /// The op being issued reads tensor-memory cell `cell`.
@@ -131,9 +144,9 @@ impl InFlight {
         }
     }
 
-    /// A `tcgen05.commit` arrives on `bar` in its running phase `phase`.
-    fn commit(&mut self, bar: u64, phase: u64) {
-        self.commits.entry(bar).or_default().push((phase, self.seq));
+    /// A `tcgen05.commit` arrives on `bar` in its running phase `phase`, covering the ops up to `cover`.
+    pub(super) fn commit(&mut self, bar: u64, phase: u64, cover: u32) {
+        self.commits.entry(bar).or_default().push((phase, cover));
     }
 
     /// A wait finds every phase of `bar` before `running` complete: the ops their commits cover have landed.
@@ -151,7 +164,7 @@ impl InFlight {
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, flight: InFlight::default() }
+        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, group: None, flight: InFlight::default() }
     }
 }
 
@@ -192,6 +205,17 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
     let ts = threads(active);
     let op = ins.op.as_str();
     let a = &ins.args;
+    let pair = op.contains(".cta_group::2");
+    if pair || op.contains(".cta_group::1") {
+        let group = if pair { 2 } else { 1 };
+        if c.tmem.group.is_some_and(|g| g != group) {
+            return Err(format!("`{op}` mixes .cta_group::{group} with .cta_group::{} in one kernel", 3 - group));
+        }
+        c.tmem.group = Some(group);
+        if pair && (c.cluster.size % 2 != 0) {
+            return Err(format!("`{op}` needs CTA pairs: the cluster has {} CTA(s)", c.cluster.size));
+        }
+    }
     if op.starts_with("tcgen05.fence") || op.starts_with("tcgen05.wait") || op.starts_with("tcgen05.relinquish") {
         return Ok(());
     }
@@ -283,6 +307,9 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         }
         return Ok(());
     }
+    if op.starts_with("tcgen05.commit") && pair {
+        return super::tcgen05_pair::commit(c, &ts, op, a);
+    }
     if op.starts_with("tcgen05.commit") {
         if !op.contains("mbarrier::arrive::one") || op.contains("multicast") {
             return Err(format!("`{op}` is not simulated"));
@@ -290,8 +317,19 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         for &t in &ts {
             let bar = mem_addr(c, t, &a[0])?;
             let phase = c.mbar.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?.phase;
-            c.tmem.flight.commit(bar, phase);
+            let cover = c.tmem.flight.latest();
+            c.tmem.flight.commit(bar, phase, cover);
             super::mbarrier::arrive(c, t, bar, 1)?;
+        }
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.mma") && pair && !op.contains(".block_scale") {
+        if ts.len() > 1 {
+            return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
+        }
+        if let Some(&t) = ts.first() {
+            c.tmem.flight.issue();
+            super::tcgen05_pair::issue(c, t, op, a)?;
         }
         return Ok(());
     }
@@ -371,101 +409,165 @@ impl Format {
     }
 }
 
-/// `tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a, b_desc, idesc, enable_input_d` by thread `t`:
-/// 32 bytes of K (16 f16/bf16, 8 tf32, 32 fp8 or 8-bit integers) into f32 D (s32 for kind::i8).
-fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
-    let kind = op.strip_prefix("tcgen05.mma.cta_group::1.kind::").ok_or_else(|| format!("`{op}` is not simulated"))?;
-    let idesc = c.val(t, &a[3])? as u32;
-    let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
-    let d_format = if kind == "i8" { 2 } else { 1 };
-    if bits(0, 4) != 0 || bits(4, 2) != d_format || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
-        return Err(format!(
-            "instruction descriptor {idesc:#010x} of kind::{kind}: only dense, {} D, no negation or saturation is \
-             simulated",
-            if kind == "i8" { "s32" } else { "f32" }
-        ));
-    }
-    let (ta, tb) = (Format::of(kind, bits(7, 3))?, Format::of(kind, bits(10, 3))?);
-    let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
-    if kind != "f16" && (a_mn || b_mn) {
-        return Err(format!("kind::{kind} with an MN-major operand is not simulated"));
-    }
-    let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
-    let n_step = if m == 64 && kind != "i8" { 8 } else { 16 };
-    if !(m == 64 || m == 128) || n == 0 || n % n_step != 0 || n > 256 {
-        return Err(format!(
-            "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128 with N 16..256 by 16, M 64 with N \
-             8..256 by 8; kind::i8 N by 16)"
-        ));
-    }
-    // The data path layout (ISA): M 128 (layout D), row i in lane i; M 64 (layout F), rows 16q..16q+15 in the
-    // first 16 lanes of lane quarter q.
-    let lane_of = |row: u32| if m == 64 { (row / 16) * 32 + row % 16 } else { row };
-    let (ea, eb) = (ta.bytes(), tb.bytes());
-    if ea != eb {
-        return Err(format!("kind::{kind}: operands of {ea} and {eb} bytes"));
-    }
-    let k_elems = 32 / ea;
-    let d_addr = c.addr(t, &a[0])? as u32;
-    let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
-    if d_lane != 0 {
-        return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
-    }
-    let read = |c: &mut Cta, at: u64, e: u64| -> Result<u64, String> {
-        for i in 0..e {
-            c.async_read(at + i, "tcgen05.mma")?;
-            c.tmem.flight.reads(at + i);
+/// A dense MMA's shape and operand formats, from its kind (`f16`, `tf32`, `f8f6f4`, `i8`) and its instruction
+/// descriptor. `m` is the instruction's M: for a CTA pair (`cta_group::2`) the pair's, each CTA computing half.
+pub(super) struct Dense {
+    pub kind: String,
+    ta: Format,
+    tb: Format,
+    a_mn: bool,
+    b_mn: bool,
+    pub m: u32,
+    pub n: u32,
+    /// Elements of K one instruction takes (32 bytes of them).
+    k_elems: u64,
+}
+
+impl Dense {
+    /// Decodes `idesc` of `kind`; `pair`: the instruction is `cta_group::2`.
+    pub(super) fn decode(kind: &str, idesc: u32, pair: bool) -> Result<Dense, String> {
+        let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
+        let d_format = if kind == "i8" { 2 } else { 1 };
+        if bits(0, 4) != 0 || bits(4, 2) != d_format || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
+            return Err(format!(
+                "instruction descriptor {idesc:#010x} of kind::{kind}: only dense, {} D, no negation or saturation \
+                 is simulated",
+                if kind == "i8" { "s32" } else { "f32" }
+            ));
         }
-        let b = c.smem(t, at, e as usize, None)?.to_vec();
-        let mut w = [0u8; 8];
-        w[..b.len()].copy_from_slice(&b);
-        Ok(u64::from_le_bytes(w))
+        let (ta, tb) = (Format::of(kind, bits(7, 3))?, Format::of(kind, bits(10, 3))?);
+        let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
+        if kind != "f16" && (a_mn || b_mn) {
+            return Err(format!("kind::{kind} with an MN-major operand is not simulated"));
+        }
+        let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
+        if pair {
+            // The pair's M: 256 is 128 rows in each CTA, lane = row (M 128, 64 rows each, is not simulated).
+            if m != 256 || n == 0 || n % 16 != 0 || n > 256 {
+                return Err(format!(
+                    "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated for a CTA pair: M 256 with N \
+                     16..256 by 16)"
+                ));
+            }
+        } else {
+            let n_step = if m == 64 && kind != "i8" { 8 } else { 16 };
+            if !(m == 64 || m == 128) || n == 0 || n % n_step != 0 || n > 256 {
+                return Err(format!(
+                    "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128 with N 16..256 by 16, M 64 \
+                     with N 8..256 by 8; kind::i8 N by 16)"
+                ));
+            }
+        }
+        let (ea, eb) = (ta.bytes(), tb.bytes());
+        if ea != eb {
+            return Err(format!("kind::{kind}: operands of {ea} and {eb} bytes"));
+        }
+        Ok(Dense { kind: kind.to_string(), ta, tb, a_mn, b_mn, m, n, k_elems: 32 / ea })
+    }
+
+    /// The tensor-memory lane of D's row `row` of this CTA's rows. The data path layouts (ISA): M 128 (layout D)
+    /// and a pair's M 256, row i in lane i; M 64 (layout F), rows 16q..16q+15 in the first 16 lanes of lane
+    /// quarter q.
+    fn lane_of(&self, row: u32) -> u32 {
+        if self.m == 64 { (row / 16) * 32 + row % 16 } else { row }
+    }
+
+    /// Operand bytes per element.
+    fn bytes(&self) -> u64 {
+        self.ta.bytes()
+    }
+
+    /// Elements of K one instruction takes.
+    pub(super) fn k_elems(&self) -> usize {
+        self.k_elems as usize
+    }
+}
+
+/// Who reads an MMA's shared-memory operands: the issuing thread of this CTA (its accesses checked by
+/// happens-before, `race`), or a pair MMA issued by the peer CTA (checked for unfenced stores and recorded as read
+/// by the op in flight, with no thread of this CTA to order it by).
+#[derive(Clone, Copy)]
+pub(super) enum Reader {
+    Thread(usize),
+    Peer,
+}
+
+/// One operand element of `e` bytes at shared address `at` of CTA `c`, read by the tensor cores for `reader`.
+fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u64, String> {
+    for i in 0..e {
+        c.async_read(at + i, "tcgen05.mma")?;
+        c.tmem.flight.reads(at + i);
+    }
+    let b = match reader {
+        Reader::Thread(t) => c.smem(t, at, e as usize, None)?.to_vec(),
+        Reader::Peer => {
+            let (a, n) = (at as usize, e as usize);
+            let bytes =
+                c.smem.get(a..a + n).ok_or_else(|| format!("a pair MMA reads shared bytes {a}.. past the end"))?;
+            // Its copies not issued yet (the issuing thread did not wait for them): bytes nothing has written.
+            if let Some(i) = (a..a + n).find(|&i| !c.shadow[i].written()) {
+                return Err(format!(
+                    "a pair MMA reads shared byte {i}, which nothing has written (no copy landed there)"
+                ));
+            }
+            bytes.to_vec()
+        }
     };
-    // A: M x K, from shared memory (a descriptor) or tensor memory (kind::f16: lane = row, K packed two per column).
-    let mut av = vec![0f64; (m as u64 * k_elems) as usize];
-    match &a[1] {
-        Opnd::Mem(..) => {
-            if a_mn || kind != "f16" {
-                return Err("A from tensor memory is K-major, of kind::f16".into());
-            }
-            let addr = c.addr(t, &a[1])? as u32;
-            let (lane0, col0) = (addr >> 16, addr & 0xffff);
-            for row in 0..m {
-                for k in 0..k_elems as u32 {
-                    let at = c.tmem.cell(lane0 + lane_of(row), col0 + k / 2)?;
-                    c.tmem.flight.reads_cell(at);
-                    let cell = c.tmem.cells[at];
-                    av[(row as u64 * k_elems + k as u64) as usize] =
-                        ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
-                }
-            }
-        }
-        o => {
-            let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, o)?)?;
-            for row in 0..m as u64 {
-                for k in 0..k_elems {
-                    let at = address_of(start, lbo, sbo, sw, a_mn, row, k, ea);
-                    av[(row * k_elems + k) as usize] = ta.value(read(c, at, ea)?);
-                }
-            }
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(&b);
+    Ok(u64::from_le_bytes(w))
+}
+
+/// A's `rows` x K from the shared-memory descriptor `desc` of CTA `c`, row-major.
+pub(super) fn a_from_smem(c: &mut Cta, reader: Reader, s: &Dense, desc: u64, rows: u32) -> Result<Vec<f64>, String> {
+    let (start, lbo, sbo, sw) = swizzled_desc(desc)?;
+    let mut av = vec![0f64; (rows as u64 * s.k_elems) as usize];
+    for row in 0..rows as u64 {
+        for k in 0..s.k_elems {
+            let at = address_of(start, lbo, sbo, sw, s.a_mn, row, k, s.bytes());
+            av[(row * s.k_elems + k) as usize] = s.ta.value(operand(c, reader, at, s.bytes())?);
         }
     }
-    let (start, lbo, sbo, sw) = swizzled_desc(c.val(t, &a[2])?)?;
-    let mut bv = vec![0f64; (n as u64 * k_elems) as usize];
-    for col in 0..n as u64 {
-        for k in 0..k_elems {
-            let at = address_of(start, lbo, sbo, sw, b_mn, col, k, eb);
-            bv[(k * n as u64 + col) as usize] = tb.value(read(c, at, eb)?);
+    Ok(av)
+}
+
+/// B's K x `cols` from the shared-memory descriptor `desc` of CTA `c`: `out[k * stride + first + col]`.
+pub(super) fn b_from_smem(
+    c: &mut Cta,
+    reader: Reader,
+    s: &Dense,
+    desc: u64,
+    cols: u32,
+    (out, stride, first): (&mut [f64], usize, usize),
+) -> Result<(), String> {
+    let (start, lbo, sbo, sw) = swizzled_desc(desc)?;
+    for col in 0..cols as u64 {
+        for k in 0..s.k_elems {
+            let at = address_of(start, lbo, sbo, sw, s.b_mn, col, k, s.bytes());
+            out[k as usize * stride + first + col as usize] = s.tb.value(operand(c, reader, at, s.bytes())?);
         }
     }
-    let accumulate = c.val(t, &a[4])? != 0;
-    let k_elems = k_elems as usize;
-    for row in 0..m {
+    Ok(())
+}
+
+/// D += A B (or D = A B without `accumulate`) into CTA `c`'s tensor memory from column `d_col`: `rows` rows of
+/// A (`av`, row-major) against B's `n` columns (`bv`, K-major), each step rounding once in f32 (s32 wrapping for
+/// kind::i8). The cells are marked as written by op `op`.
+pub(super) fn accumulate(
+    c: &mut Cta,
+    (s, op): (&Dense, u32),
+    d_col: u32,
+    rows: u32,
+    (av, bv): (&[f64], &[f64]),
+    accumulate: bool,
+) -> Result<(), String> {
+    let (k_elems, n) = (s.k_elems as usize, s.n);
+    for row in 0..rows {
         for col in 0..n {
-            let cell = c.tmem.cell(lane_of(row), d_col + col)?;
-            c.tmem.flight.writes(cell);
+            let cell = c.tmem.cell(s.lane_of(row), d_col + col)?;
+            c.tmem.flight.written_by(cell, op);
             let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
-            c.tmem.cells[cell] = if kind == "i8" {
+            c.tmem.cells[cell] = if s.kind == "i8" {
                 let mut acc = if accumulate { c.tmem.cells[cell] as i32 } else { 0 };
                 for (k, &xv) in x[..k_elems].iter().enumerate() {
                     acc = acc.wrapping_add(xv as i32 * y(k) as i32);
@@ -482,4 +584,47 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a, b_desc, idesc, enable_input_d` by thread `t`:
+/// 32 bytes of K (16 f16/bf16, 8 tf32, 32 fp8 or 8-bit integers) into f32 D (s32 for kind::i8).
+fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    let kind = op.strip_prefix("tcgen05.mma.cta_group::1.kind::").ok_or_else(|| format!("`{op}` is not simulated"))?;
+    let s = Dense::decode(kind, c.val(t, &a[3])? as u32, false)?;
+    let d_addr = c.addr(t, &a[0])? as u32;
+    let (d_lane, d_col) = (d_addr >> 16, d_addr & 0xffff);
+    if d_lane != 0 {
+        return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
+    }
+    // A: M x K, from shared memory (a descriptor) or tensor memory (kind::f16: lane = row, K packed two per column).
+    let av = match &a[1] {
+        Opnd::Mem(..) => {
+            if s.a_mn || kind != "f16" {
+                return Err("A from tensor memory is K-major, of kind::f16".into());
+            }
+            let addr = c.addr(t, &a[1])? as u32;
+            let (lane0, col0) = (addr >> 16, addr & 0xffff);
+            let mut av = vec![0f64; (s.m as u64 * s.k_elems) as usize];
+            for row in 0..s.m {
+                for k in 0..s.k_elems as u32 {
+                    let at = c.tmem.cell(lane0 + s.lane_of(row), col0 + k / 2)?;
+                    c.tmem.flight.reads_cell(at);
+                    let cell = c.tmem.cells[at];
+                    av[(row as u64 * s.k_elems + k as u64) as usize] =
+                        s.ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
+                }
+            }
+            av
+        }
+        o => {
+            let desc = c.val(t, o)?;
+            a_from_smem(c, Reader::Thread(t), &s, desc, s.m)?
+        }
+    };
+    let mut bv = vec![0f64; (s.n as u64 * s.k_elems) as usize];
+    let b_desc = c.val(t, &a[2])?;
+    b_from_smem(c, Reader::Thread(t), &s, b_desc, s.n, (&mut bv, s.n as usize, 0))?;
+    let enable = c.val(t, &a[4])? != 0;
+    let op = c.tmem.flight.latest();
+    accumulate(c, (&s, op), d_col, s.m, (&av, &bv), enable)
 }

@@ -165,6 +165,29 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         }
         let bar = c.addr(t, &a[2])?;
         let tx = (elems.len() * eb) as u32;
+        let (bar_rank, bar) = super::cluster::rank_and_offset(c, bar);
+        if bar_rank != c.cluster.rank as usize {
+            // `.cta_group::2`: the box lands here and its bytes complete on the pair's peer's mbarrier (the even
+            // CTA's, that its MMA issuer waits on), delivered when this CTA stops.
+            if !op.contains(".cta_group::2") || op.contains(".multicast::cluster") {
+                return Err(format!(
+                    "`{op}` completes on CTA {bar_rank}'s mbarrier: simulated for a .cta_group::2 copy without \
+                     multicast"
+                ));
+            }
+            if bar_rank / 2 != c.cluster.rank as usize / 2 {
+                return Err(format!(
+                    "a pair copy of CTA {} completes on CTA {bar_rank}, not its pair's",
+                    c.cluster.rank
+                ));
+            }
+            for (s, bytes) in &writes {
+                c.tmem.flight.check_smem_write(*s as u64, bytes.len(), "a TMA load")?;
+            }
+            c.async_write(Some(t), bar | (bar_rank as u64 + 1) << super::race::PEER_BAR, &writes)?;
+            c.cluster.remote_tx.push((bar_rank as u32, bar, tx));
+            return Ok(());
+        }
         let mask = if op.contains(".multicast::cluster") {
             let m = c.val(t, a.get(3).ok_or("a multicast copy without its CTA mask")?)? as u16 as u32;
             if m >> c.cluster.size != 0 {

@@ -1,0 +1,157 @@
+//! MMAs of a CTA pair (`.cta_group::2`) for the simulator, from the PTX ISA: the two CTAs of ranks 2i and 2i + 1
+//! of a cluster compute one MMA of the pair's M (256: 128 rows in each CTA, row i of a CTA's half in its lane i)
+//! and N. Each CTA holds its rows of A (at the descriptor's address in its own shared memory) and half of B's
+//! columns (the even CTA the first N / 2, the odd one the rest, each at the descriptor's address in its own
+//! shared memory); each CTA's D is its rows by all N columns, in its own tensor memory at the instruction's
+//! address. One thread of the pair issues it (here: of the even CTA, as CUTLASS and Triton do).
+//! `tcgen05.commit.cta_group::2...multicast::cluster [bar], mask` arrives on the mbarrier at `bar`'s offset in
+//! each CTA of the mask once the pair's earlier tcgen05 ops are done.
+//!
+//! The simulator runs a cluster's CTAs one at a time (`cluster`), so the peer's operands and tensor memory are out
+//! of reach while the even CTA runs. At the issue the even CTA's operands are read (checked with the issuing
+//! thread's knowledge, as a `cta_group::1` MMA's are) and its D cells marked as written by the op in flight; the
+//! rest is queued ([`PairOp`]) and done when the CTA stops (`cluster::deliver`), in issue order: the odd CTA's
+//! operands are read as they are then (recorded as read by the op, so that overwriting them before a wait has
+//! observed a commit covering it is an error, but with no thread of that CTA to order the read by: that the
+//! issuing thread waited for the odd CTA's copies is not checked here), both D halves are computed, and the
+//! commits arrive. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
+//! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
+
+use super::tcgen05::{Dense, Reader, a_from_smem, accumulate, b_from_smem};
+use super::{Cta, Opnd};
+
+/// Rows of each CTA's half of a pair MMA (the pair's M 256).
+const ROWS: u32 = 128;
+
+/// A pair MMA or commit the even CTA issued, done when it stops.
+pub(super) enum PairOp {
+    Mma(Box<PairMma>),
+    /// A commit arriving on the mbarrier at offset `bar` in each CTA of `mask` (cluster ranks); `cover`: the even
+    /// CTA's latest tcgen05 op at the commit.
+    Commit {
+        bar: u64,
+        mask: u32,
+        cover: u32,
+    },
+}
+
+/// What a pair MMA needs once the odd CTA's operands are in reach.
+pub(super) struct PairMma {
+    dense: Dense,
+    /// The op's number in the even CTA's tcgen05 ops.
+    op: u32,
+    d_col: u32,
+    a_desc: u64,
+    b_desc: u64,
+    enable: bool,
+    /// The even CTA's rows of A (row-major) and B's first N / 2 columns, read at the issue.
+    a_even: Vec<f64>,
+    b_even: Vec<f64>,
+}
+
+/// `tcgen05.mma.cta_group::2.kind::{f16,tf32,f8f6f4,i8} [d], a_desc, b_desc, idesc, enable_input_d` by thread `t`.
+pub(super) fn issue(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    let kind = op.strip_prefix("tcgen05.mma.cta_group::2.kind::").ok_or_else(|| format!("`{op}` is not simulated"))?;
+    if c.cluster.rank % 2 != 0 {
+        return Err(format!(
+            "a cta_group::2 MMA issued by CTA {} (the odd CTA of its pair) is not simulated: the even CTA issues it",
+            c.cluster.rank
+        ));
+    }
+    let dense = Dense::decode(kind, c.val(t, &a[3])? as u32, true)?;
+    let d_addr = c.addr(t, &a[0])? as u32;
+    if d_addr >> 16 != 0 {
+        return Err("the accumulator of a cta_group::2 MMA starts at lane 0".into());
+    }
+    if let Opnd::Mem(..) = &a[1] {
+        return Err("a cta_group::2 MMA with A from tensor memory is not simulated".into());
+    }
+    let (a_desc, b_desc) = (c.val(t, &a[1])?, c.val(t, &a[2])?);
+    let half = dense.n / 2;
+    let a_even = a_from_smem(c, Reader::Thread(t), &dense, a_desc, ROWS)?;
+    let mut b_even = vec![0f64; dense.k_elems() * half as usize];
+    b_from_smem(c, Reader::Thread(t), &dense, b_desc, half, (&mut b_even, half as usize, 0))?;
+    // The even CTA's D cells: written by this op from now on (a read before a wait observes a commit covering it
+    // is an error), computed when the CTA stops.
+    let op = c.tmem.flight.latest();
+    for row in 0..ROWS {
+        for col in 0..dense.n {
+            let cell = c.tmem.cell(row, (d_addr & 0xffff) + col)?;
+            c.tmem.flight.written_by(cell, op);
+        }
+    }
+    let enable = c.val(t, &a[4])? != 0;
+    let mma = PairMma { dense, op, d_col: d_addr & 0xffff, a_desc, b_desc, enable, a_even, b_even };
+    c.cluster.pair_ops.push(PairOp::Mma(Box::new(mma)));
+    Ok(())
+}
+
+/// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster[.multicast::cluster].b64 [bar][, mask]` by
+/// the active threads (each one commits).
+pub(super) fn commit(c: &mut Cta, ts: &[usize], op: &str, a: &[Opnd]) -> Result<(), String> {
+    if !op.contains("mbarrier::arrive::one") {
+        return Err(format!("`{op}` is not simulated"));
+    }
+    for &t in ts {
+        let (rank, bar) = super::cluster::rank_and_offset(c, c.addr(t, &a[0])?);
+        let mask = if op.contains(".multicast::cluster") {
+            let m = c.val(t, a.get(1).ok_or("a multicast commit without its CTA mask")?)? as u16 as u32;
+            if m >> c.cluster.size != 0 {
+                return Err(format!("CTA mask {m:#06x} names CTAs past the cluster's {}", c.cluster.size));
+            }
+            m
+        } else {
+            1 << rank
+        };
+        let cover = c.tmem.flight.latest();
+        c.cluster.pair_ops.push(PairOp::Commit { bar, mask, cover });
+    }
+    Ok(())
+}
+
+/// Does the pair ops CTA `from` queued (see the module); `exited` says which CTAs have exited.
+pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<(), String> {
+    for p in std::mem::take(&mut ctas[from].cluster.pair_ops) {
+        match p {
+            PairOp::Mma(m) => {
+                let odd = from + 1;
+                if odd >= ctas.len() || exited[odd] {
+                    return Err(format!("CTA {from}'s pair MMA: its odd CTA {odd} has exited or does not exist"));
+                }
+                let s = &m.dense;
+                let (n, half) = (s.n as usize, s.n / 2);
+                let c = &mut ctas[odd];
+                c.tmem.flight.issue();
+                let op_odd = c.tmem.flight.latest();
+                let a_odd = a_from_smem(c, Reader::Peer, s, m.a_desc, ROWS)
+                    .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s A: {e}"))?;
+                let mut b = vec![0f64; s.k_elems() * n];
+                for k in 0..s.k_elems() {
+                    b[k * n..k * n + half as usize]
+                        .copy_from_slice(&m.b_even[k * half as usize..(k + 1) * half as usize]);
+                }
+                b_from_smem(c, Reader::Peer, s, m.b_desc, half, (&mut b, n, half as usize))
+                    .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s B: {e}"))?;
+                accumulate(c, (s, op_odd), m.d_col, ROWS, (&a_odd, &b), m.enable)
+                    .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s D: {e}"))?;
+                accumulate(&mut ctas[from], (s, m.op), m.d_col, ROWS, (&m.a_even, &b), m.enable)?;
+            }
+            PairOp::Commit { bar, mask, cover } => {
+                for rank in (0..ctas.len()).filter(|&r| mask >> r & 1 == 1) {
+                    if exited[rank] {
+                        return Err(format!("CTA {from} commits to an mbarrier of CTA {rank}, which has exited"));
+                    }
+                    let c = &mut ctas[rank];
+                    let cover = if rank == from { cover } else { c.tmem.flight.latest() };
+                    let phase = c.mbar.bars.get(&bar).map(|b| b.phase).ok_or_else(|| {
+                        format!("CTA {from} commits to the mbarrier at {bar} of CTA {rank}, which is not initialized")
+                    })?;
+                    c.tmem.flight.commit(bar, phase, cover);
+                    super::mbarrier::arrive_from_peer(c, bar, 1)
+                        .map_err(|e| format!("CTA {from}'s commit to CTA {rank}'s mbarrier at {bar}: {e}"))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
