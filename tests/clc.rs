@@ -92,10 +92,48 @@ fn on_the_simulator_a_kernel_whose_requests_all_fail_computes_the_same() {
 }
 
 #[test]
-fn cluster_launch_control_is_refused_below_sm100a_and_in_clusters_at_the_call() {
+fn cluster_launch_control_is_refused_below_sm100a_at_the_call() {
     let err = ptx("clc_steal", steal_args(128), Target::Sm90a, 1).unwrap_err();
     assert!(err.contains("cluster launch control (`clc.*`) needs sm_100a (Blackwell)"), "{err}");
     assert!(err.contains("clc.try_cancel(response, bar)"), "the call's span: {err}");
-    let err = ptx("clc_steal", steal_args(128), Target::Sm100a, 2).unwrap_err();
-    assert!(err.contains("a program of 2 CTAs (a cluster) is not supported yet"), "{err}");
+}
+
+/// In clusters of 2 and 4 CTAs a program is a cluster: its first CTA asks (`.multicast::cluster::all`: the
+/// response and its bytes reach every CTA's buffer and barrier, so the CTAs meet once their barriers exist),
+/// and the canceled program's id is its first CTA's x over the cluster's CTAs; ptxas accepts it. This kernel is
+/// written for one CTA per program: in a cluster its first CTA may ask again before the others have consumed the
+/// last response, and the simulator, running CTA 0 ahead, shows it (CTA 1's barrier gets more bytes than it
+/// expects: a deadlock). Example 03 of the public Gluon examples, which passes each response on only once every
+/// CTA has consumed the last, runs on the simulator against the interpreter at 2 CTAs (`tests/examples_sim.rs`).
+#[test]
+fn a_stealing_kernel_in_clusters_asks_once_per_cluster() {
+    for ctas in [2u32, 4] {
+        let code = ptx("clc_steal", steal_args(128), Target::Sm100a, ctas).unwrap();
+        let ask = code.lines().find(|l| l.contains("clusterlaunchcontrol.try_cancel")).expect("a request");
+        assert!(ask.contains(".multicast::cluster::all.b128"), "{ask}");
+        let meet = code.find("barrier.cluster.arrive").expect("the CTAs meet");
+        assert!(meet < code.find("clusterlaunchcontrol.try_cancel").unwrap(), "they meet before the first request");
+        let ctaid = code.find("get_first_ctaid::x").unwrap();
+        assert!(code[ctaid..].contains("div.s32"), "the program id is the cluster's");
+        assemble(&format!("clc_steal_{ctas}ctas"), &code, "sm_100a");
+    }
+    let (n, block) = (1000usize, 128usize);
+    let tiles = n.div_ceil(block);
+    let vals =
+        [V::Buf(F32, Rng::new(17).vec(n)), V::Out(F32, n), V::Out(I32, tiles), V::Out(I32, tiles), V::Int(n as i64)];
+    let opts = RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    let err = sim_common::run_on_ctas(
+        &source(),
+        "clc_steal",
+        steal_args(block as i64),
+        &opts,
+        2,
+        &vals,
+        [tiles as u32, 1, 1],
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("deadlock") && err.contains("CTA 1 waits") && err.contains("lacks 0 arrival(s) and -"),
+        "{err}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Cluster launch control in the simulator, from the PTX ISA: `clusterlaunchcontrol.try_cancel.async.shared::cta.
-//! mbarrier::complete_tx::bytes.b128 [resp], [bar]` cancels a cluster of the grid that has not started (here: the
+//! mbarrier::complete_tx::bytes[.multicast::cluster::all].b128 [resp], [bar]` (the multicast form: the response
+//! and its bytes reach every CTA of the cluster at the same offsets) cancels a cluster of the grid that has not started (here: the
 //! next one in launch order, x fastest; or none, [`answer_every_request`]) and writes a 16-byte response to `resp`, completing 16 transaction bytes
 //! on the mbarrier `bar`; a canceled cluster is not launched. `query_cancel.is_canceled.pred.b128` and
 //! `query_cancel.get_first_ctaid::{x,y,z}.b32.b128` read a response in a `.b128` register (made by `mov.b128
@@ -65,7 +66,9 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         }
         return Ok(());
     }
-    if op == "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128" {
+    let multicast =
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128";
+    if op == "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128" || op == multicast {
         for t in threads {
             if c.cluster.clc_failed_seen {
                 return Err("try_cancel after a failed response was read (undefined in the ISA)".into());
@@ -85,8 +88,16 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                 }
             }
             // The async proxy's write: checked with this thread's knowledge, then, like a TMA load's, known to the
-            // readers through the mbarrier.
-            let clock = c.async_write(Some(t), bar, &[(resp as usize, bytes.to_vec())])?;
+            // readers through the mbarrier. `.multicast::cluster::all`: the same at the same offsets in every CTA
+            // of the cluster (the peers' delivered when this CTA stops, as a multicast copy's).
+            let writes = vec![(resp as usize, bytes.to_vec())];
+            if op == multicast {
+                for rank in (0..c.cluster.size).filter(|&r| r != c.cluster.rank) {
+                    let d = super::tma::Delivery { writes: writes.clone(), bar, tx: 16 };
+                    c.cluster.outbox.push((rank, d));
+                }
+            }
+            let clock = c.async_write(Some(t), bar, &writes)?;
             super::mbarrier::complete_tx(c, bar, 16, &clock)?;
         }
         return Ok(());

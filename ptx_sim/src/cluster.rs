@@ -144,6 +144,13 @@ pub(super) struct Member {
     pub remote_tx: Vec<(u32, u64, u32)>,
     /// Pair MMAs and commits this CTA issued (`tcgen05_pair`), not done yet.
     pub pair_ops: Vec<super::tcgen05_pair::PairOp>,
+    /// What this CTA's pair copies wrote (their clocks joined): they complete on the even CTA's barrier, which its
+    /// MMA issuer waits for, so a pair MMA done after them is ordered after them, and so is whoever waits on its
+    /// commit.
+    pub pair_copies: super::race::VClock,
+    /// The pair copies of this CTA that the pair MMAs done so far were ordered after: a pair commit releases them
+    /// into this CTA's barrier.
+    pub pair_mmas_after: super::race::VClock,
     /// The grid's cluster launch control queue (`clc`), and whether this CTA read a failed response.
     pub clc: Rc<RefCell<super::clc::Queue>>,
     pub clc_failed_seen: bool,

@@ -129,6 +129,13 @@ pub(super) fn arrive_from_peer(c: &mut Cta, bar: u64, n: u32) -> Result<(), Stri
     Ok(())
 }
 
+/// Releases `clock` into the running phase of the mbarrier at `bar`: its waiters are ordered after it.
+pub(super) fn release(c: &mut Cta, bar: u64, clock: &[u32]) -> Result<(), String> {
+    let b = c.mbar.bars.get_mut(&bar).ok_or("a release into an mbarrier that is not initialized")?;
+    join(&mut b.pending, clock);
+    Ok(())
+}
+
 /// The phase of the mbarrier at `bar` also waits for `bytes` transaction bytes.
 pub(super) fn expect_tx(c: &mut Cta, bar: u64, bytes: u32) -> Result<(), String> {
     c.mbar.bars.get_mut(&bar).ok_or("expect_tx on an mbarrier that is not initialized")?.tx += bytes as i64;

@@ -13,8 +13,10 @@
 //! rest is queued ([`PairOp`]) and done when the CTA stops (`cluster::deliver`), in issue order: the odd CTA's
 //! operands are read as they are then (recorded as read by the op, so that overwriting them before a wait has
 //! observed a commit covering it is an error, but with no thread of that CTA to order the read by: that the
-//! issuing thread waited for the odd CTA's copies is not checked here), both D halves are computed, and the
-//! commits arrive. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
+//! issuing thread waited for the odd CTA's copies is checked only as far as bytes nothing wrote go), both D
+//! halves are computed, and the commits arrive. A pair commit releases into each barrier it reaches what the
+//! MMAs before it were ordered after: that CTA's pair copies (which completed on the barrier the issuer waited
+//! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
 //! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
 
 use super::tcgen05::{Dense, Reader, a_from_smem, accumulate, b_from_smem};
@@ -27,11 +29,13 @@ const ROWS: u32 = 128;
 pub(super) enum PairOp {
     Mma(Box<PairMma>),
     /// A commit arriving on the mbarrier at offset `bar` in each CTA of `mask` (cluster ranks); `cover`: the even
-    /// CTA's latest tcgen05 op at the commit.
+    /// CTA's latest tcgen05 op at the commit; `clock`: what the issuing thread released (its MMAs' reads of the
+    /// even CTA's operands are its accesses), for the even CTA's barrier.
     Commit {
         bar: u64,
         mask: u32,
         cover: u32,
+        clock: super::race::VClock,
     },
 }
 
@@ -104,7 +108,8 @@ pub(super) fn commit(c: &mut Cta, ts: &[usize], op: &str, a: &[Opnd]) -> Result<
             1 << rank
         };
         let cover = c.tmem.flight.latest();
-        c.cluster.pair_ops.push(PairOp::Commit { bar, mask, cover });
+        let clock = c.clocks.release(t / 32, 1 << (t % 32));
+        c.cluster.pair_ops.push(PairOp::Commit { bar, mask, cover, clock });
     }
     Ok(())
 }
@@ -121,6 +126,13 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                 let s = &m.dense;
                 let (n, half) = (s.n as usize, s.n / 2);
                 let c = &mut ctas[odd];
+                // The odd CTA's copies so far completed on the barrier the issuer waited for.
+                let copies = c.cluster.pair_copies.clone();
+                super::race::join(&mut c.cluster.pair_mmas_after, &copies);
+                let even = &mut ctas[from].cluster;
+                let copies = even.pair_copies.clone();
+                super::race::join(&mut even.pair_mmas_after, &copies);
+                let c = &mut ctas[odd];
                 c.tmem.flight.issue();
                 let op_odd = c.tmem.flight.latest();
                 let a_odd = a_from_smem(c, Reader::Peer, s, m.a_desc, ROWS)
@@ -136,7 +148,7 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                     .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s D: {e}"))?;
                 accumulate(&mut ctas[from], (s, m.op), m.d_col, ROWS, (&m.a_even, &b), m.enable)?;
             }
-            PairOp::Commit { bar, mask, cover } => {
+            PairOp::Commit { bar, mask, cover, clock } => {
                 for rank in (0..ctas.len()).filter(|&r| mask >> r & 1 == 1) {
                     if exited[rank] {
                         return Err(format!("CTA {from} commits to an mbarrier of CTA {rank}, which has exited"));
@@ -147,6 +159,12 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                         format!("CTA {from} commits to the mbarrier at {bar} of CTA {rank}, which is not initialized")
                     })?;
                     c.tmem.flight.commit(bar, phase, cover);
+                    // Whoever waits on this phase is ordered after the MMAs, and so after the copies they read.
+                    let after = c.cluster.pair_mmas_after.clone();
+                    super::mbarrier::release(c, bar, &after)?;
+                    if rank == from {
+                        super::mbarrier::release(c, bar, &clock)?;
+                    }
                     super::mbarrier::arrive_from_peer(c, bar, 1)
                         .map_err(|e| format!("CTA {from}'s commit to CTA {rank}'s mbarrier at {bar}: {e}"))?;
                 }

@@ -184,7 +184,8 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             for (s, bytes) in &writes {
                 c.tmem.flight.check_smem_write(*s as u64, bytes.len(), "a TMA load")?;
             }
-            c.async_write(Some(t), bar | (bar_rank as u64 + 1) << super::race::PEER_BAR, &writes)?;
+            let clock = c.async_write(Some(t), bar | (bar_rank as u64 + 1) << super::race::PEER_BAR, &writes)?;
+            super::race::join(&mut c.cluster.pair_copies, &clock);
             c.cluster.remote_tx.push((bar_rank as u32, bar, tx));
             return Ok(());
         }

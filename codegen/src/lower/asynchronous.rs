@@ -296,7 +296,20 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
     let need_sm90 = |what: &str| {
         CompileError::new(format!("{what} needs sm_90a or newer (mbarrier transactions and arrival counts)"))
     };
+    // A two-CTA barrier (`allocate_mbarrier(two_ctas=True)`) is the one in the pair's even CTA: it counts both
+    // CTAs' arrivals and bytes, and only that CTA waits on it (`tessel_tile::cluster`).
+    let pair_bar = tessel_tile::cluster::barrier_ctas(l.f.ty(data.operands[0])) == 2;
+    let odd = if pair_bar { Some(odd_cta(l)) } else { None };
     match &data.op {
+        Op::MBarrierInit { count } if pair_bar => {
+            // The even CTA's first thread, for the pair's count (the odd CTA's copy of the barrier is unused).
+            let p = first_thread(l, None)?;
+            let lead = l.b.reg(RegClass::Pred);
+            l.b.op("not.pred", lead, odd.expect("a pair's barrier"));
+            l.b.op("and.pred", lead, (lead, p));
+            l.b.emit(instr("mbarrier.init.shared.b64").guard(lead).srcs((mem(bar), 2 * *count)));
+            l.b.emit(instr("fence.mbarrier_init.release.cluster").guard(lead));
+        }
         Op::MBarrierInit { count } => {
             let p = first_thread(l, None)?;
             l.b.emit(instr("mbarrier.init.shared.b64").guard(p).srcs((mem(bar), *count)));
@@ -339,6 +352,13 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 remote_arrive(l, bar, p, *count, *cta_mask);
                 return Ok(());
             }
+            if pair_bar {
+                let at = lead_barrier(l, bar);
+                l.b.emit(
+                    instr("mbarrier.arrive.shared::cluster.b64").guard(p).dst(Operand::Sink).srcs((mem(at), *count)),
+                );
+                return Ok(());
+            }
             match (*count, sm90) {
                 (1, false) => {
                     let s = l.b.reg(RegClass::B64);
@@ -358,6 +378,13 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
                 return Err(need_sm90("mbarrier_expect"));
             }
             let p = first_thread(l, data.operands.get(1).copied())?;
+            if pair_bar {
+                // Each CTA announces its own copies' bytes (and one arrival) on the even CTA's barrier.
+                let at = lead_barrier(l, bar);
+                let op = "mbarrier.arrive.expect_tx.shared::cluster.b64";
+                l.b.emit(instr(op).guard(p).dst(Operand::Sink).srcs((mem(at), *bytes)));
+                return Ok(());
+            }
             l.b.emit(
                 instr("mbarrier.arrive.expect_tx.shared::cta.b64").guard(p).dst(Operand::Sink).srcs((mem(bar), *bytes)),
             );
@@ -366,6 +393,10 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
             let phase = l.get(data.operands[1])?[0];
             let (again, done) = (l.b.new_label("mbar_wait"), l.b.new_label("mbar_done"));
             let p = l.b.reg(RegClass::Pred);
+            if let Some(odd) = odd {
+                // Only the even CTA waits on a pair's barrier (what it orders is that CTA's MMA issue).
+                l.b.emit(Instr::bra_uni(&done).guard(odd));
+            }
             l.b.label(&again);
             if sm90 {
                 // CTA scope also where peers arrive (`cta_mask`): see `remote_arrive`.
@@ -381,11 +412,34 @@ pub(crate) fn mbarrier(l: &mut Lower, data: &OpData) -> Result<(), CompileError>
         }
         Op::MBarrierInvalidate => {
             let p = first_thread(l, None)?;
+            if let Some(odd) = odd {
+                l.b.op("not.pred", odd, odd);
+                l.b.op("and.pred", p, (p, odd));
+            }
             l.b.emit(instr("mbarrier.inval.shared.b64").guard(p).srcs(mem(bar)));
         }
         _ => unreachable!("not an mbarrier op"),
     }
     Ok(())
+}
+
+/// Whether this CTA is the odd one of its pair (`%cluster_ctarank & 1`).
+fn odd_cta(l: &mut Lower) -> Reg {
+    let rank = l.cta_rank();
+    let (bit, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    l.b.op("and.b32", bit, (rank, 1));
+    l.b.op("setp.ne.u32", p, (bit, 0));
+    p
+}
+
+/// The `shared::cluster` address of the barrier at offset `bar` in this CTA pair's even CTA (a two-CTA barrier:
+/// both CTAs arrive and complete their copies' bytes there).
+pub(crate) fn lead_barrier(l: &mut Lower, bar: Reg) -> Reg {
+    let rank = l.cta_rank();
+    let (lead, at) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+    l.b.op("and.b32", lead, (rank, !1u32));
+    l.b.op("mapa.shared::cluster.u32", at, (bar, lead));
+    at
 }
 
 /// `count` arrivals, by the thread `p` holds, on the barrier at offset `bar` of every CTA whose rank differs from

@@ -6,7 +6,9 @@
 //! `clusterlaunchcontrol.query_cancel.is_canceled.pred.b128` and, only when it canceled a program (the ISA leaves
 //! the ctaid of a failed response undefined), `query_cancel.get_first_ctaid::{x,y,z}.b32.b128`, else -1. These
 //! are the forms ptxas 13.0 accepts for sm_100a at PTX 8.6, the version sm_100a kernels carry. With one CTA per
-//! program (what the verifier allows), the first ctaid of the canceled cluster is the program id.
+//! program the first ctaid of the canceled cluster is the program id; in a cluster (`num_ctas` CTAs along x) the
+//! cluster's first CTA asks, with `.multicast::cluster::all` (the response reaches every CTA's buffer and barrier),
+//! and the program id along x is that ctaid over `num_ctas`.
 
 use tessel_tile::ir::OpData;
 use tessel_tile::ops::Op;
@@ -24,8 +26,19 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         Op::ClcTryCancel => {
             let (resp, bar) = (l.get(data.operands[0])?[0], l.get(data.operands[1])?[0]);
             let p = first_thread(l, None)?;
-            let op = "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128";
-            l.b.emit(instr(op).guard(p).srcs((mem(resp), mem(bar))));
+            if l.f.config.num_ctas > 1 {
+                // A cluster's request: its first CTA asks once for the cluster, and the response (with its 16
+                // bytes) reaches every CTA's buffer and barrier, each of which expects it.
+                let rank = l.cta_rank();
+                let first = l.b.reg(RegClass::Pred);
+                l.b.op("setp.eq.and.u32", first, (rank, 0u32, p));
+                let op = "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes\
+                          .multicast::cluster::all.b128";
+                l.b.emit(instr(op).guard(first).srcs((mem(resp), mem(bar))));
+            } else {
+                let op = "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128";
+                l.b.emit(instr(op).guard(p).srcs((mem(resp), mem(bar))));
+            }
         }
         Op::ClcLoadResult => {
             let resp = l.get(data.operands[0])?[0];
@@ -45,6 +58,11 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
                     let dim = ["x", "y", "z"][axis as usize];
                     let op = format!("clusterlaunchcontrol.query_cancel.get_first_ctaid::{dim}.b32.b128");
                     l.b.emit(instr(op).guard(p).dst(r).src(q));
+                    // Clusters lie along x: the program (cluster) id is the first CTA's x over the CTAs per cluster.
+                    let n = l.f.config.num_ctas;
+                    if axis == 0 && n > 1 {
+                        l.b.emit(instr("div.s32").guard(p).dst(r).srcs((r, n)));
+                    }
                     r
                 }
                 _ => p,

@@ -66,24 +66,24 @@ fn cluster_aware(op: &Op) -> bool {
 }
 
 /// What of the CTA pairs and multicast commits (`tessel_tile::cluster`) an op uses that codegen does not lower:
-/// two-CTA barriers, tensor memory split over the CTAs (`two_ctas`, `cga_layout`), multicast commits.
-fn not_lowered_yet<'t>(op: &Op, mut tys: impl Iterator<Item = &'t Type>) -> Option<&'static str> {
-    if matches!(op, Op::Tcgen05Commit { multicast } if *multicast != 0) {
-        return Some("a multicast tcgen05 commit (`tcgen05_mma(..., multicast=True)`)");
+/// tensor memory split over the CTAs outside `cta_group::2` (a `cga_layout` without `two_ctas`), and in
+/// `cta_group::2` mode the block-scaled MMA, `tcgen05_copy` and scales. (Two-CTA barriers, pair MMAs, multicast
+/// commits and each CTA's part of a pair's tensor memory are lowered: `tcgen05`, `asynchronous`.)
+fn not_lowered_yet<'t>(op: &Op, mut tys: impl Iterator<Item = &'t Type>, pairs: bool) -> Option<&'static str> {
+    if pairs && matches!(op, Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy) {
+        return Some("a block-scaled MMA or `tcgen05_copy` of CTA pairs (`cta_group::2`)");
     }
-    tys.find_map(|ty| {
-        if tessel_tile::cluster::barrier_ctas(ty) == 2 {
-            return Some("a two-CTA mbarrier (`allocate_mbarrier(two_ctas=True)`)");
-        }
-        match ty {
-            Type::MemDesc { layout, .. } => match &layout.spec {
-                Some(tessel_layouts::AnyLayout::TensorMemory(t)) if t.two_ctas || t.cta_split != [1, 1] => {
-                    Some("tensor memory split over the CTAs (`TensorMemoryLayout` with two_ctas or a cga_layout)")
-                }
-                _ => None,
-            },
+    tys.find_map(|ty| match ty {
+        Type::MemDesc { layout, .. } => match &layout.spec {
+            Some(tessel_layouts::AnyLayout::TensorMemory(t)) if !t.two_ctas && t.cta_split != [1, 1] => {
+                Some("tensor memory split over the CTAs without `two_ctas` (`TensorMemoryLayout` with a cga_layout)")
+            }
+            Some(tessel_layouts::AnyLayout::TensorMemoryScales(_)) if pairs => {
+                Some("tensor-memory scales in a kernel of CTA pairs (`cta_group::2`)")
+            }
             _ => None,
-        }
+        },
+        _ => None,
     })
 }
 
@@ -108,6 +108,7 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
         return Err((None, format!("num_ctas = {n}: thread-block clusters need sm_90a or newer")));
     }
     let uses = f.use_counts();
+    let pairs = tessel_tile::cluster::cta_group(f).map_err(|(o, m)| (Some(o), m))? == 2;
     for o in f.all_ops() {
         let d = f.op(o);
         let tys = d.operands.iter().chain(&d.results).map(|&v| f.ty(v));
@@ -122,7 +123,7 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             }
         }
         let name = d.op.name();
-        if let Some(why) = not_lowered_yet(&d.op, tys.clone()) {
+        if let Some(why) = not_lowered_yet(&d.op, tys.clone(), pairs) {
             return Err((
                 Some(o),
                 format!("`{name}`: {why} (the interpreter runs it) is not supported by codegen yet"),
@@ -140,9 +141,11 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             _ => false,
         };
         // A register tensor into or out of a buffer spread as it is: each CTA moves its own part
-        // (`cluster_local` checks that the two are spread alike).
-        let own_part = matches!(d.op, Op::LocalStore | Op::LocalLoad | Op::LocalAlloc)
-            && tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear)));
+        // (`cluster_local` checks that the two are spread alike); a pair's tensor memory likewise.
+        let own_part = (matches!(d.op, Op::LocalStore | Op::LocalLoad | Op::LocalAlloc)
+            && tys.clone().any(|ty| matches!(ty, Type::MemDesc { layout, .. } if splits(&layout.linear))))
+            || (matches!(d.op, Op::TmemLoad | Op::TmemStore | Op::TmemAlloc)
+                && tys.clone().any(tessel_tile::cluster::two_ctas));
         if tys.clone().any(split_ty) && (!cluster_aware(&d.op) || scan_across) && !own_part {
             return Err((
                 Some(o),
@@ -226,8 +229,8 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
 }
 
 /// Where every CTA of a cluster must meet once its barriers are initialized: after the last top-level
-/// `mbarrier_init` before the first top-level op that holds a multicast TMA load or an arrival on other CTAs'
-/// barriers (which reach the other CTAs' barriers, so those must exist there first). When that op is the
+/// `mbarrier_init` before the first top-level op that reaches other CTAs' barriers ([`reaches_peers`]), which
+/// must exist there first. When that op is the
 /// kernel's `warp_specialize`, the meeting is its hand-off, where the workers (which skip the top-level code
 /// before it) join the CTA. `None` without such ops or clusters; an error when no barrier is initialized at the
 /// top level before the first of them (the meeting must be reached by every thread of every CTA, so it cannot
@@ -239,18 +242,15 @@ pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileErro
     let mut last_init = None;
     for &o in &f.region(f.body).ops {
         let mut multicast = false;
-        f.walk_op(o, &mut |x| {
-            multicast |= matches!(f.op(x).op, Op::TmaLoad { multicast: true })
-                || matches!(f.op(x).op, Op::MBarrierArrive { cta_mask, .. } if cta_mask != 0)
-        });
+        f.walk_op(o, &mut |x| multicast |= reaches_peers(f, x));
         if multicast {
             return match last_init {
                 Some(_) if matches!(f.op(o).op, Op::WarpSpecialize(_)) => Ok(Some(o)),
                 Some(i) => Ok(Some(i)),
                 None => Err(CompileError::new(
-                    "a multicast TMA load completes on the barriers of every CTA of the cluster, so they must be \
-                     initialized (mbarrier.init) at the kernel's top level before it: each CTA's must exist \
-                     before another CTA's copy reaches it",
+                    "a multicast TMA load, a cta_mask arrival, a two-CTA barrier or a CTA pair's MMA reaches the \
+                     barriers of other CTAs of the cluster, so they must be initialized (mbarrier.init) at the \
+                     kernel's top level before it: each CTA's must exist before another CTA reaches it",
                 )),
             };
         }
@@ -261,15 +261,31 @@ pub(crate) fn multicast_init_point(f: &Func) -> Result<Option<OpId>, CompileErro
     Ok(None)
 }
 
-/// Whether a CTA of the cluster writes into or arrives on another's shared memory asynchronously (a multicast
-/// TMA load, an mbarrier arrival with a `cta_mask`): then every CTA must wait for the others before it exits.
+/// Whether op `x` reaches another CTA's barrier or memory: a multicast TMA load, an mbarrier arrival with a
+/// `cta_mask`, an op on a two-CTA barrier (the odd CTA's arrivals, expectations and copies land on the even
+/// CTA's), a CTA pair's tcgen05 MMA or commit (the even CTA's MMA writes the odd CTA's tensor memory and its
+/// commit arrives on the odd CTA's barrier), and a cluster launch control request (its response is multicast).
+fn reaches_peers(f: &Func, x: OpId) -> bool {
+    let d = f.op(x);
+    let pairs = || f.values.iter().any(|v| tessel_tile::cluster::two_ctas(&v.ty));
+    match d.op {
+        Op::TmaLoad { multicast: true } => true,
+        Op::MBarrierArrive { cta_mask, .. } if cta_mask != 0 => true,
+        Op::Tcgen05Mma | Op::Tcgen05Commit { .. } => pairs(),
+        // A cluster's request: the response and its bytes reach every CTA's buffer and barrier.
+        Op::ClcTryCancel => true,
+        // The odd CTA's arrivals, expectations and copies on a two-CTA barrier (views of it reach nothing).
+        Op::MBarrierArrive { .. } | Op::MBarrierExpect { .. } | Op::TmaLoad { .. } => {
+            d.operands.iter().any(|&v| tessel_tile::cluster::barrier_ctas(f.ty(v)) == 2)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a CTA of the cluster writes into or arrives on another's shared memory (or tensor memory)
+/// asynchronously ([`reaches_peers`]): then every CTA must wait for the others before it exits.
 pub(crate) fn peers_reach_shared_memory(f: &Func) -> bool {
-    f.config.num_ctas > 1
-        && f.all_ops().into_iter().any(|o| match f.op(o).op {
-            Op::TmaLoad { multicast } => multicast,
-            Op::MBarrierArrive { cta_mask, .. } => cta_mask != 0,
-            _ => false,
-        })
+    f.config.num_ctas > 1 && f.all_ops().into_iter().any(|o| reaches_peers(f, o))
 }
 
 /// `%clusterid.*`/`%nclusterid.*` in a cluster kernel, else `%ctaid.*`/`%nctaid.*`: the program's id and the

@@ -19,7 +19,11 @@
 //! - `tma_load`, `tma_store`: each CTA copies its part at the coordinates plus its part's origin; CTAs that
 //!   hold the same part (a zero basis) share one copy, multicast by the first of them;
 //! - `warpgroup_dot`: each CTA multiplies its rows of A by its columns of B into its part of the accumulator,
-//!   so the accumulator's CTA bases must be A's along M and B's along N, and neither operand may split K.
+//!   so the accumulator's CTA bases must be A's along M and B's along N, and neither operand may split K;
+//! - `memdesc_slice` along a dim the CTAs do not split, `memdesc_permute`, `memdesc_reinterpret`: each CTA takes
+//!   the same view of its own part;
+//! - a CTA pair's tensor memory (`TensorMemoryLayout(two_ctas=True)`, split along M): each CTA allocates, loads
+//!   and stores its part, and the pair's even CTA issues the MMA over both (`tcgen05`).
 //!
 //! Every other op on such a buffer is refused by [`check_op`], with the op.
 
@@ -146,8 +150,50 @@ fn local_layout(layout: &Layout, shape: &[u32]) -> Result<Option<LocalPart>, Str
     Ok(Some(LocalPart { layout: Layout { spec, linear: local }, shape: local_shape, bases: block }))
 }
 
+/// One CTA's part of a CTA pair's tensor memory (`TensorMemoryLayout(two_ctas=True)` with its `cta_split`):
+/// the per-CTA shape, the layout without the split, and the CTA bases (the split's rank bits along M, then N,
+/// as the layout's last column bits take them). `None` for tensor memory that is not split.
+fn local_tmem(layout: &Layout, shape: &[u32]) -> Result<Option<LocalPart>, String> {
+    let Some(AnyLayout::TensorMemory(t)) = &layout.spec else { return Ok(None) };
+    if !t.two_ctas || t.cta_split == [1, 1] {
+        return Ok(None);
+    }
+    let lead = shape.len() - 2;
+    let [sm, sn] = t.cta_split;
+    let mut local_shape = shape.to_vec();
+    local_shape[lead] /= sm;
+    local_shape[lead + 1] /= sn;
+    let mut bases = Vec::new();
+    for (d, split) in [(lead, sm), (lead + 1, sn)] {
+        for i in 0..split.trailing_zeros() {
+            let mut b = vec![0; shape.len()];
+            b[d] = local_shape[d] << i;
+            bases.push(b);
+        }
+    }
+    let spec = tessel_layouts::TensorMemoryLayout { cta_split: [1, 1], ..t.clone() };
+    let local = spec.to_linear(&local_shape).map_err(|e| e.to_string())?;
+    // The logical layout is the local one with the split's column bits added: dropping them gives it back.
+    let lin = &layout.linear;
+    let cols: Vec<Vec<u32>> = lin.bases("col").iter().map(|b| b.to_vec()).filter(|b| !bases.contains(b)).collect();
+    let rows: Vec<Vec<u32>> = lin.bases("row").iter().map(|b| b.to_vec()).collect();
+    let outs: Vec<(String, u32)> =
+        lin.out_dim_names().iter().enumerate().map(|(d, n)| (n.to_string(), local_shape[d])).collect();
+    let back = LinearLayout::new(vec![("row".to_string(), rows), ("col".to_string(), cols)], outs)
+        .map_err(|e| e.to_string())?;
+    if back != local {
+        return Err(format!(
+            "one CTA's part of {} is not the layout without its CTA split",
+            AnyLayout::TensorMemory(t.clone())
+        ));
+    }
+    let spec = Some(AnyLayout::TensorMemory(spec));
+    Ok(Some(LocalPart { layout: Layout { spec, linear: local }, shape: local_shape, bases }))
+}
+
 /// [`Parts`] and the per-CTA types of a kernel: `f` with every shared buffer and descriptor spread over the
-/// CTAs rewritten to one CTA's part. `None` when nothing is spread (the kernel compiles as it is).
+/// CTAs, and a CTA pair's tensor memory, rewritten to one CTA's part. `None` when nothing is spread (the kernel
+/// compiles as it is).
 pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
     if f.config.num_ctas <= 1 {
         return Ok(None);
@@ -180,6 +226,16 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
     for i in 0..f.values.len() {
         let v = ValueId(i as u32);
         match f.ty(v) {
+            Type::MemDesc { shape, elem, layout } if f.ty(v).is_tmem() => {
+                let LocalPart { layout: local, shape: local_shape, bases: cta } = match local_tmem(layout, shape) {
+                    Ok(Some(x)) => x,
+                    Ok(None) => continue,
+                    Err(e) => return Err((definer(f, v), format!("tensor memory of a CTA pair: {e}"))),
+                };
+                g.values[i].ty =
+                    Type::MemDesc { shape: Shape::from_slice(&local_shape), elem: *elem, layout: Arc::new(local) };
+                parts.insert(v, cta);
+            }
             Type::MemDesc { shape, elem, layout } if !f.ty(v).is_tmem() => {
                 let LocalPart { layout: local, shape: local_shape, bases: cta } = match local_layout(layout, shape) {
                     Ok(Some(x)) => x,
@@ -259,6 +315,36 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
         Op::LocalLoad => same(d.results[0], d.operands[0], "the result's CTA bases differ from the buffer's"),
         // Views and the ops that pass buffers on (to partitions) or only wait.
         Op::MemDescIndex | Op::WarpSpecialize(_) | Op::WarpGroupDotWait { .. } | Op::MakeTensorDesc { .. } => Ok(()),
+        // A pair's tensor memory: each CTA allocates, loads and stores its part; the verifier placed a pair MMA's
+        // operands (`tessel_tile::cluster`), and the even CTA issues it over both parts.
+        // Views along dims the CTAs do not split: each CTA takes the same view of its own part (the offsets of
+        // the local buffer are the logical ones there).
+        Op::MemDescSlice { dim, .. } => {
+            let (src, res) = (cta_bases(f, parts, d.operands[0]), cta_bases(f, parts, d.results[0]));
+            if src.iter().any(|b| b[*dim as usize] != 0) {
+                return Err(format!("`{name}` along dim {dim}, which the CTAs of the cluster split ({src:?})"));
+            }
+            if src != res {
+                return Err(format!("`{name}`: the view's CTA bases {res:?} are not its buffer's {src:?}"));
+            }
+            Ok(())
+        }
+        Op::MemDescPermute { order } => {
+            let (src, res) = (cta_bases(f, parts, d.operands[0]), cta_bases(f, parts, d.results[0]));
+            let permuted: Vec<Vec<u32>> = src.iter().map(|b| order.iter().map(|&i| b[i as usize]).collect()).collect();
+            if permuted != res {
+                return Err(format!("`{name}`: the view's CTA bases {res:?} are not its buffer's permuted ({src:?})"));
+            }
+            Ok(())
+        }
+        Op::MemDescReinterpret => same(d.results[0], d.operands[0], "the view's CTA bases differ from its buffer's"),
+        Op::TmemAlloc => match d.operands.first() {
+            Some(&x) => same(x, d.results[0], "the value's CTA bases differ from the tensor memory's"),
+            None => Ok(()),
+        },
+        Op::TmemLoad => same(d.results[0], d.operands[0], "the result's CTA bases differ from the tensor memory's"),
+        Op::TmemStore => same(d.operands[0], d.operands[1], "the value's CTA bases differ from the tensor memory's"),
+        Op::Tcgen05Mma | Op::Tcgen05Commit { .. } => Ok(()),
         Op::TmaLoad { .. } | Op::TmaStore => {
             let (desc, buf) = (d.operands[0], d.operands[1]);
             if cta_bases(f, parts, desc) != cta_bases(f, parts, buf) {

@@ -157,6 +157,9 @@ pub(crate) struct Lower<'f> {
     pub ws: Option<partitions::Setup>,
     /// The kernel's tensor memory, when it has any (`tcgen05`).
     pub tmem: Option<tcgen05::Tmem>,
+    /// The kernel's tcgen05 ops are a CTA pair's (`cta_group::2`: its tensor memory is
+    /// `TensorMemoryLayout(two_ctas=True)`, `tessel_tile::cluster`).
+    pub pairs: bool,
     /// The PTX ISA version of the module (`.version`): the target's, or newer where an instruction needs it.
     pub isa: &'static str,
     /// The CTA's first warp of the partition being lowered (0 outside worker partitions): `warp` counts from it.
@@ -673,6 +676,7 @@ fn lower_kernel<'f>(
         scratch_floor: 0,
         ws: None,
         tmem: None,
+        pairs: f.values.iter().any(|v| tessel_tile::cluster::two_ctas(&v.ty)),
         isa: [tcgen05::isa_needed(f), mma::isa_needed(f)]
             .into_iter()
             .flatten()

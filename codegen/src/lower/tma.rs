@@ -293,11 +293,24 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
     let rank = b.box_dims.len();
     let coords = &data.operands[3..3 + rank];
     let map = tensor_map(l, desc)?;
-    let bar_addr = l.get(bar)?[0];
+    let mut bar_addr = l.get(bar)?[0];
     let n = l.f.config.num_ctas;
     let mut op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
     let (group, shared) = sharing(l, buf);
     let multicast = multicast && n > 1 && shared != 0;
+    if tessel_tile::cluster::barrier_ctas(l.f.ty(bar)) == 2 {
+        // A two-CTA barrier: each CTA's copy lands in its own shared memory and completes its bytes on the pair's
+        // even CTA's barrier (`.cta_group::2`, which lets the barrier be the peer's).
+        if multicast {
+            return Err(CompileError::new(
+                "a multicast TMA load completing on a two-CTA barrier is not supported by codegen yet",
+            ));
+        }
+        op = format!(
+            "cp.async.bulk.tensor.{rank}d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        );
+        bar_addr = super::asynchronous::lead_barrier(l, bar_addr);
+    }
     let (position, mask) = if multicast {
         op.push_str(".multicast::cluster");
         let (position, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));

@@ -1,5 +1,6 @@
 //! `tcgen05_mma` and `tcgen05_commit`: one thread issues `tcgen05.mma.cta_group::1.kind::<kind>` per instruction
-//! tile and K step of 32 bytes (the kind of the operand and accumulator types, [`Tcgen05Kind`]: f16 k16, tf32 k8,
+//! tile and K step of 32 bytes (a CTA pair's MMA, `cta_group::2`: one thread of the pair's even CTA, over each
+//! CTA's rows of A and D and half of B's columns, the instruction's M the pair's; its commits reach both CTAs) (the kind of the operand and accumulator types, [`Tcgen05Kind`]: f16 k16, tf32 k8,
 //! f8f6f4 and i8 k32), with sm_100 shared-memory descriptors (wgmma's derived fields, version bit 46) and the
 //! kind's instruction descriptor ([`Tcgen05Kind::idesc`]).
 //!
@@ -100,6 +101,10 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let kind = Tcgen05Kind::of(elem, b_elem, c_elem).map_err(CompileError::new)?;
     let (m, n, k) = (c_shape[0], c_shape[1], a_shape[1]);
     let [im, inn] = tessel_tile::tmem_types::instr_shape(c_spec, m, n);
+    // A CTA pair's MMA (`cta_group::2`, the accumulator `two_ctas`): each CTA holds its rows of A and D and half
+    // of B's columns (`tessel_tile::cluster`); the instruction's M is the pair's, its N the accumulator's.
+    let pair = l.pairs;
+    let b_cols = if pair { inn / 2 } else { inn };
     let k_step = kind.k_step(elem);
     let eb = elem.bits() / 8;
     let steps = k / k_step;
@@ -115,8 +120,14 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let a_origins: Vec<(u32, u32)> =
         (0..m / im).flat_map(|mi| (0..steps).map(move |s| (mi * im, s * k_step))).collect();
     let b_origins: Vec<(u32, u32)> =
-        (0..n / inn).flat_map(|ni| (0..steps).map(move |s| (ni * inn, s * k_step))).collect();
+        (0..n / inn).flat_map(|ni| (0..steps).map(move |s| (ni * b_cols, s * k_step))).collect();
     let a_tmem = f.ty(a).is_tmem();
+    if pair && a_tmem {
+        return Err(CompileError::new(
+            "tcgen05_mma of a CTA pair (cta_group::2) with A in tensor memory is not supported by codegen yet",
+        ));
+    }
+
     let (a_desc, a_cols) = if a_tmem {
         // K packed 32 / bits elements per column.
         let place = Placement::new(&a_layout.linear, elem.bits());
@@ -131,7 +142,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         (Some((off, d)), HashMap::new())
     };
     let b_off = Offsets::new(&b_layout.linear)?;
-    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, inn, k_step, &b_origins)?;
+    let b_d = wgmma_desc::derive(&b_off, Operand::B, eb, b_cols, k_step, &b_origins)?;
     let a_mn_major = a_desc.as_ref().is_some_and(|x| x.1.mn_major);
     if !kind.mn_major_ok() && (a_mn_major || b_d.mn_major) {
         return Err(CompileError::new(format!(
@@ -140,14 +151,24 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             if a_mn_major { "A" } else { "B" }
         )));
     }
-    let id = kind.idesc(elem, b_elem, im, inn, a_mn_major, b_d.mn_major);
+    let id = kind.idesc(elem, b_elem, if pair { 2 * im } else { im }, inn, a_mn_major, b_d.mn_major);
     // Every warp's tensor-memory stores and loads are done before the one thread issues.
     thread_sync(l);
     let issuer = super::super::asynchronous::first_thread(l, Some(ins[4]))?;
+    if pair {
+        // The pair's even CTA issues.
+        let (odd, even) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+        let rank = l.cta_rank();
+        l.b.op("and.b32", odd, (rank, 1));
+        l.b.op("setp.eq.and.u32", even, (odd, 0, issuer));
+        l.b.op("mov.pred", issuer, even);
+    }
     l.b.comment(format!(
-        "tcgen05_mma: {} tile(s) x {steps} x tcgen05.mma.kind::{} m{im}n{inn}k{k_step} (A {}, B {}), idesc {id:#010x}",
+        "tcgen05_mma: {} tile(s) x {steps} x tcgen05.mma.{}kind::{} m{}n{inn}k{k_step} (A {}, B {}), idesc {id:#010x}",
         tiles.len(),
+        if pair { "cta_group::2." } else { "" },
         kind.name(),
+        if pair { 2 * im } else { im },
         match &a_desc {
             None => "in tensor memory",
             Some((_, d)) if d.mn_major => "MN-major",
@@ -161,7 +182,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     l.b.op("mov.b32", idesc_r, id);
     let always = l.b.reg(RegClass::Pred);
     l.b.op("setp.eq.u32", always, (l.tid, l.tid));
-    let opcode = format!("tcgen05.mma.cta_group::1.kind::{}", kind.name());
+    let opcode = format!("tcgen05.mma.{}.kind::{}", super::group(l), kind.name());
     for &(r0, c0, d_col) in &tiles {
         let d_addr = l.b.reg(RegClass::B32);
         l.b.op("add.u32", d_addr, (d_base, d_col));
@@ -175,7 +196,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
                     mem(r)
                 }
             };
-            let bd = encode(l, b_base, b_off.of([kk, c0]) * eb, &b_d);
+            let bd = encode(l, b_base, b_off.of([kk, c0 / inn * b_cols]) * eb, &b_d);
             let enable = if s == 0 { use_acc } else { always };
             l.b.emit(instr(opcode.clone()).guard(issuer).srcs((mem(d_addr), a_operand, bd, idesc_r, enable)));
         }
@@ -189,15 +210,55 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// A commit of the MMAs issued so far to the barrier at `bar`, by the thread `p` holds. A CTA pair's (issued by its
+/// even CTA) arrives on the barrier at that offset in both CTAs of the pair, as Gluon's default commit set is in
+/// `cta_group::2` mode (`tessel_tile::cluster::commit_ctas`).
 pub(super) fn commit(l: &mut Lower, bar: Reg, p: Reg) {
-    l.b.emit(instr("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64").guard(p).srcs(mem(bar)));
+    commit_to(l, bar, p, if l.pairs { 0b11 } else { 0 });
 }
 
-/// `tcgen05_commit bar [, pred]`: from the thread that issues the MMAs.
+/// A commit to the barrier at `bar` in each CTA `issuer ^ d` for the offsets `d` of `offsets` (a mask; 0: the
+/// issuer's own barrier alone, as a plain commit), by the thread `p` holds.
+fn commit_to(l: &mut Lower, bar: Reg, p: Reg, offsets: u16) {
+    let g = super::group(l);
+    if offsets == 0 {
+        let op = format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster.b64");
+        l.b.emit(instr(op).guard(p).srcs(mem(bar)));
+        return;
+    }
+    let rank = l.cta_rank();
+    let (m32, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
+    l.b.op("mov.b32", m32, 0u32);
+    for d in (0..16u32).filter(|d| offsets >> d & 1 == 1) {
+        let (to, bit) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+        l.b.op("xor.b32", to, (rank, d));
+        l.b.op("shl.b32", bit, (1u32, to));
+        l.b.op("or.b32", m32, (m32, bit));
+    }
+    l.b.op("cvt.u16.u32", mask, m32);
+    let op = format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64");
+    l.b.emit(instr(op).guard(p).srcs((mem(bar), mask)));
+}
+
+/// `tcgen05_commit bar [, pred] {multicast}`: from the thread that issues the MMAs (a pair's: its even CTA's), to
+/// the CTAs the multicast set names (`tessel_tile::ops::Op::Tcgen05Commit`; 0: the default, the issuer and in
+/// `cta_group::2` mode its pair).
 pub(crate) fn commit_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+    let tessel_tile::ops::Op::Tcgen05Commit { multicast } = data.op else { unreachable!("a tcgen05_commit") };
     let bar = l.get(data.operands[0])?[0];
-    let p = super::super::asynchronous::first_thread(l, data.operands.get(1).copied())?;
-    commit(l, bar, p);
+    let mut p = super::super::asynchronous::first_thread(l, data.operands.get(1).copied())?;
+    if l.pairs {
+        let (odd, even) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+        let rank = l.cta_rank();
+        l.b.op("and.b32", odd, (rank, 1));
+        l.b.op("setp.eq.and.u32", even, (odd, 0, p));
+        p = even;
+    }
+    let offsets = match (multicast, l.pairs) {
+        (0, true) => 0b11,
+        (m, _) => m,
+    };
+    commit_to(l, bar, p, offsets);
     Ok(())
 }
 

@@ -92,8 +92,9 @@ pub(crate) fn entry(l: &mut Lower, slot: u32) {
     l.b.op("mov.u32", addr, sym("global_smem"));
     l.b.op("add.u32", addr, (addr, slot));
     l.b.op("setp.eq.u32", warp0, (l.warp, 0));
-    l.b.emit(instr("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32").guard(warp0).srcs((mem(addr), total)));
-    l.b.emit(instr("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned").guard(warp0));
+    let g = group(l);
+    l.b.emit(instr(format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32")).guard(warp0).srcs((mem(addr), total)));
+    l.b.emit(instr(format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned")).guard(warp0));
     l.b.effect("tcgen05.fence::before_thread_sync", ());
     l.b.effect("bar.sync", 0);
     l.b.effect("tcgen05.fence::after_thread_sync", ());
@@ -108,7 +109,14 @@ pub(crate) fn exit(l: &mut Lower) {
     l.b.effect("tcgen05.fence::before_thread_sync", ());
     l.b.effect("bar.sync", 0);
     l.b.effect("tcgen05.fence::after_thread_sync", ());
-    l.b.emit(instr("tcgen05.dealloc.cta_group::1.sync.aligned.b32").guard(warp0).srcs((base, total)));
+    let g = group(l);
+    l.b.emit(instr(format!("tcgen05.dealloc.{g}.sync.aligned.b32")).guard(warp0).srcs((base, total)));
+}
+
+/// The kernel's CTA group qualifier: `cta_group::2` for a CTA pair's tcgen05 ops (each CTA of the pair allocates
+/// and frees its own columns with it), else `cta_group::1`. ptxas refuses a kernel that mixes the two.
+pub(crate) fn group(l: &Lower) -> &'static str {
+    if l.pairs { "cta_group::2" } else { "cta_group::1" }
 }
 
 fn tmem_of<'a>(l: &'a Lower) -> Result<&'a Tmem, CompileError> {

@@ -1,0 +1,220 @@
+//! Gluon kernels of CTA pairs (`num_ctas=2`, `TensorMemoryLayout(two_ctas=True)`: `cta_group::2`) compiled for
+//! sm_100a: the pair's barrier lives in the even CTA (initialized there for both CTAs' arrivals, each CTA
+//! announcing its bytes there and its copies completing there: `.cta_group::2` copies at a `mapa` address), the
+//! even CTA alone waits on it and issues the pair's MMA, whose commit reaches both CTAs' barriers, and every
+//! tcgen05 op of the kernel is `cta_group::2`. On the PTX simulator (which runs pair MMAs from the ISA,
+//! `ptx_sim/src/tcgen05_pair.rs`) against the interpreter, the interpreter against float64, and through ptxas.
+
+mod common;
+mod sim_common;
+
+use std::path::Path;
+
+use common::{assemble, c, int};
+use sim_common::{RunOptions, V, run_on_ctas, simulate_broken_on_ctas};
+use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::pipeline::{Output, Stage};
+use tessel::tile::ScalarType::F16;
+use tessel::tile::{KernelConfig, Target};
+
+const FILE: &str = "pair_matmul.py";
+
+fn source() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(FILE)).unwrap()
+}
+
+/// A host descriptor of `block` whose block the pair splits by `cga` (`[[1, 0]]`: along M, `[[0, 1]]`: along N).
+fn desc(block: [u32; 2], cga: &str) -> ArgSpec {
+    ArgSpec::TensorDesc {
+        elem: F16,
+        block_shape: block.to_vec(),
+        padding_nan: false,
+        layout: Some(sim_common::scaled::nvmma(&format!(
+            "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, cga_layout={cga})"
+        ))),
+    }
+}
+
+/// `pair_matmul`'s specialization for a `[bm, bn]` tile of C per pair and K blocks of `bk`.
+fn spec(bm: u32, bn: u32, bk: u32) -> Vec<ArgSpec> {
+    vec![desc([bm, bk], "[[1, 0]]"), desc([bk, bn], "[[0, 1]]"), desc([bm, bn], "[[1, 0]]"), int(false)]
+}
+
+fn opts() -> RunOptions<'static> {
+    RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true }
+}
+
+fn ptx(bm: u32, bn: u32, bk: u32) -> String {
+    let src = source();
+    let config = KernelConfig { num_warps: 4, num_ctas: 2, ..KernelConfig::DEFAULT };
+    let sp = Specialization::with_config(spec(bm, bn, bk), config);
+    let ks = tessel::KernelSource { file: FILE, source: &src, kernel: "pair_matmul", spec: &sp, module: None };
+    match tessel::pipeline::run(&ks, Target::Sm100a, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => kernel.ptx,
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The inputs of an `m x n x k` product (fresh random fp16), C poisoned, and the float64 product.
+fn inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<V>, Vec<f64>) {
+    let random = |len: usize, s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), len, F16);
+    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
+    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
+    let vals = vec![
+        V::Desc(F16, Some(a), vec![m as u32, k as u32]),
+        V::Desc(F16, Some(b), vec![k as u32, n as u32]),
+        V::Desc(F16, None, vec![m as u32, n as u32]),
+        V::Int(k as i64),
+    ];
+    (vals, want)
+}
+
+/// Pair tiles of 256 x 128 and 256 x 256 over one to three K blocks, several clusters along M and N: the
+/// simulator equals the interpreter bit for bit, and the interpreter the float64 product.
+#[test]
+fn a_pair_gemm_matches_the_interpreter_and_float64() {
+    for (i, (m, n, k, bn)) in
+        [(256, 128, 64, 128u32), (512, 128, 192, 128), (256, 512, 128, 256)].into_iter().enumerate()
+    {
+        let (vals, want) = inputs(m, n, k, 70 + i as u64);
+        let grid = [(m / 256) as u32, n as u32 / bn, 1];
+        let what = format!("{m}x{n}x{k}, tile 256x{bn}");
+        let outs = run_on_ctas(&source(), "pair_matmul", spec(256, bn, 64), &opts(), 2, &vals, grid)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
+        assert_eq!(differ, 0, "{what}: {differ} elements differ between the simulator and the interpreter");
+        for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+            assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {got}, float64 {w}");
+        }
+    }
+}
+
+/// The PTX: every tcgen05 op is `cta_group::2`; the pair's barrier is initialized by the even CTA for two
+/// arrivals, each CTA's expectation and copies go to it through `mapa`; the MMA's commit reaches both CTAs; the
+/// CTAs meet after the initializations and before the exit. ptxas accepts it.
+#[test]
+fn a_pair_gemm_ptx_is_cta_group_2_throughout() {
+    let p = ptx(256, 128, 64);
+    let code = |s: &str| p.lines().filter(|l| !l.trim_start().starts_with("//") && l.contains(s)).count();
+    assert_eq!(code("cta_group::1"), 0, "{p}");
+    for form in [
+        "tcgen05.alloc.cta_group::2",
+        "tcgen05.dealloc.cta_group::2",
+        "tcgen05.mma.cta_group::2.kind::f16",
+        "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+        "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster",
+        "mbarrier.arrive.expect_tx.shared::cluster.b64",
+        "mapa.shared::cluster.u32",
+    ] {
+        assert!(code(form) > 0, "no {form}");
+    }
+    assert!(p.contains("mbarrier.init.shared.b64 [%r") && p.contains("], 2;"), "the pair's count");
+    let init = p.find("], 2;").unwrap();
+    let meet = p.find("barrier.cluster.arrive").expect("a cluster barrier");
+    assert!(init < meet && meet < p.find("mbarrier.arrive.expect_tx").unwrap(), "the CTAs meet after the inits");
+    assemble("pair_matmul", &p, "sm_100a");
+}
+
+/// The pair's PTX broken: the even CTA's wait for the pair's barrier skipped (its MMA reads operands whose
+/// copies nothing ordered it after), and the commit's mask reaching the even CTA only (the odd CTA waits forever).
+#[test]
+fn a_broken_pair_gemm_is_refused() {
+    let (vals, _) = inputs(256, 128, 128, 9);
+    let run = |edit: &dyn Fn(&str) -> String| {
+        simulate_broken_on_ctas(&source(), "pair_matmul", spec(256, 128, 64), &opts(), 2, &vals, [1, 1, 1], edit)
+    };
+    assert_eq!(run(&|p| p.to_string()), Ok(()), "the unbroken PTX");
+    let err = run(&|p| sim_common::skip_wait(p, "$L_mbar_wait", 0)).unwrap_err();
+    assert!(
+        err.contains("tcgen05.mma.cta_group::2")
+            && err.contains("reads what an asynchronous copy completing on the mbarrier at shared")
+            && err.contains("without a barrier between"),
+        "no wait: {err}"
+    );
+    // The commit's mask is `1 << (rank ^ 0) | 1 << (rank ^ 1)`: the second offset made 0 leaves the issuer only.
+    let one_cta = |p: &str| {
+        let at = p.rfind("tcgen05.commit").unwrap();
+        let xor = p[..at].rfind(", 1;").unwrap();
+        assert!(p[..xor].rsplit('\n').next().unwrap().contains("xor.b32"), "the pair offset's xor");
+        format!("{}, 0;{}", &p[..xor], &p[xor + 4..])
+    };
+    let err = run(&one_cta).unwrap_err();
+    assert!(err.contains("deadlock") && err.contains("CTA 1"), "commit to one CTA: {err}");
+}
+
+/// Tutorial 14's `two_cta_tcgen05_kernel` (python/tutorials/gluon of triton-lang/triton, from the directory
+/// `TESSEL_GLUON_TUTORIALS` names; skipped without it) at its test's configuration: one 256x128x64 fp16 tile on
+/// a CTA pair. The simulator equals the interpreter bit for bit, the interpreter float64; ptxas accepts it.
+#[test]
+fn tutorial_14_two_cta_tcgen05_kernel_matches_the_interpreter() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_TUTORIALS", "14-multicta.py") else { return };
+    let spec = vec![desc([256, 64], "[[1, 0]]"), desc([64, 128], "[[0, 1]]"), desc([256, 128], "[[1, 0]]")];
+    let (mut vals, want) = inputs(256, 128, 64, 3);
+    vals.pop();
+    let opts = RunOptions { file: &file, ..opts() };
+    let outs = run_on_ctas(&src, "two_cta_tcgen05_kernel", spec.clone(), &opts, 2, &vals, [1, 1, 1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert!(sim.iter().zip(interp).all(|(x, y)| x.to_bits() == y.to_bits()), "the simulator differs");
+    for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+        assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "C[{j}] = {got}, float64 {w}");
+    }
+    let config = KernelConfig { num_warps: 4, num_ctas: 2, ..KernelConfig::DEFAULT };
+    let sp = Specialization::with_config(spec, config);
+    let ks =
+        tessel::KernelSource { file: &file, source: &src, kernel: "two_cta_tcgen05_kernel", spec: &sp, module: None };
+    match tessel::pipeline::run(&ks, Target::Sm100a, Stage::Ptx, None, &mut Default::default()) {
+        Ok(Output::Ptx { kernel, .. }) => assemble("two_cta_tcgen05_kernel", &kernel.ptx, "sm_100a"),
+        Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The public Gluon example 03's `_matmul_kernel` (python/examples/gluon of triton-lang/triton, from the directory
+/// `TESSEL_GLUON_EXAMPLES` names; skipped without it) on a CTA pair (its `CGA_LAYOUT=((1, 0),)` case: 100x200x200, a 256x128 tile per
+/// cluster in 128x128x64 blocks, 2 stages, 2 clusters): `cta_group::2` MMAs issued by the even CTA over both
+/// CTAs' operands, the two-CTA barriers of the loads and the accumulators, and cluster launch control answered
+/// to both CTAs (`.multicast::cluster::all`). The simulator (which runs pair MMAs from the ISA) writes every
+/// element the interpreter does, bit for bit.
+#[test]
+fn gluon_example_matmul_on_a_cta_pair_matches_the_interpreter() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "03-matmul-multicta.py") else { return };
+    let (m, n, k) = (100u32, 200u32, 200u32);
+    // `NVMMASharedLayout.get_default_for(block, fp16, cga_layout=...)`: the swizzle of one CTA's part.
+    let desc = |block: [u32; 2], cga: [u32; 2]| {
+        let part = [block[0] >> cga[0], block[1] >> cga[1]];
+        let mut layout = tessel::layouts::NvmmaSharedLayout::default_for(&part, 16);
+        layout.cga = tessel::layouts::CgaLayout::Bases(vec![cga.to_vec()]);
+        ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: Some(layout) }
+    };
+    let mut spec = vec![desc([256, 64], [1, 0]), desc([64, 128], [0, 1]), desc([256, 32], [1, 0])];
+    spec.extend([int(false), int(false), int(false)]);
+    spec.extend([c(128), c(128), c(64), c(0), c(8), c(2), c(2)]);
+    let pair = ConstValue::Tuple(vec![ConstValue::Tuple(vec![ConstValue::Int(1), ConstValue::Int(0)])]);
+    spec.extend([ArgSpec::Constexpr(pair), c(32), c(4)]);
+    let vals = [
+        V::Desc(
+            F16,
+            Some(tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(41), (m * k) as usize, F16)),
+            vec![m, k],
+        ),
+        V::Desc(
+            F16,
+            Some(tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(42), (k * n) as usize, F16)),
+            vec![k, n],
+        ),
+        V::Desc(F16, None, vec![m, n]),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ];
+    let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    let outs = run_on_ctas(&src, "_matmul_kernel", spec, &opts, 2, &vals, [2, 1, 1])
+        .unwrap_or_else(|e| panic!("example 03 on a CTA pair: {e}"));
+    let (sim, interp) = &outs[0];
+    assert!(interp.iter().all(|x| x.is_finite()), "the interpreter left elements unwritten");
+    let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
+    assert_eq!(differ, 0, "{differ} elements differ between the simulator and the interpreter");
+}
