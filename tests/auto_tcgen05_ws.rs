@@ -34,10 +34,6 @@ fn spec((bm, bn, bk): (u32, u32, u32), ws: bool) -> Vec<ArgSpec> {
     s
 }
 
-fn random(n: usize, seed: u64) -> Vec<f64> {
-    tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(seed), n, F16)
-}
-
 fn compiled(stage: Stage, tile: (u32, u32, u32), warps: u32, stages: u32) -> Output {
     let source = source();
     let sp = Specialization::with_config(
@@ -68,17 +64,8 @@ fn count(ptx: &str, what: &str) -> usize {
 
 /// The inputs of an `m x n x k` product and the float64 product.
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> ([V; 6], Vec<f64>) {
-    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
-    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
-    let vals = [
-        V::Desc(F16, Some(a), vec![m as u32, k as u32]),
-        V::Desc(F16, Some(b), vec![k as u32, n as u32]),
-        V::Desc(F16, None, vec![m as u32, n as u32]),
-        V::Int(m as i64),
-        V::Int(n as i64),
-        V::Int(k as i64),
-    ];
-    (vals, want)
+    let ([a, b, c], want) = sim_common::fp16_matmul_descs(m, n, k, seed);
+    ([a, b, c, V::Int(m as i64), V::Int(n as i64), V::Int(k as i64)], want)
 }
 
 /// Ragged shapes (M, N and K not multiples of the tile: TMA reads zeros past the edges and writes nothing there),
@@ -109,12 +96,7 @@ fn warp_specialized_tcgen05_matmul_matches_the_interpreter_and_float64() {
         let outs = run_on(&source(), "matmul_kernel", spec(tile, true), &opts, &vals, [grid, 1, 1])
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
-        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
-        assert_eq!(differ, 0, "{what}: {differ} elements differ between the simulator and the interpreter");
-        for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
-            // fp16 output of an f32 accumulation: half an fp16 ulp, and the f32 sums' rounding.
-            assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {got}, float64 {w}");
-        }
+        sim_common::check_fp16_product(&what, sim, interp, &want, false);
     }
 }
 

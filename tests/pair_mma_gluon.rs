@@ -58,16 +58,8 @@ fn ptx(bm: u32, bn: u32, bk: u32) -> String {
 
 /// The inputs of an `m x n x k` product (fresh random fp16), C poisoned, and the float64 product.
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<V>, Vec<f64>) {
-    let random = |len: usize, s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), len, F16);
-    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
-    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
-    let vals = vec![
-        V::Desc(F16, Some(a), vec![m as u32, k as u32]),
-        V::Desc(F16, Some(b), vec![k as u32, n as u32]),
-        V::Desc(F16, None, vec![m as u32, n as u32]),
-        V::Int(k as i64),
-    ];
-    (vals, want)
+    let ([a, b, c], want) = sim_common::fp16_matmul_descs(m, n, k, seed);
+    (vec![a, b, c, V::Int(k as i64)], want)
 }
 
 /// Pair tiles of 256 x 128 and 256 x 256 over one to three K blocks, several clusters along M and N: the
@@ -83,11 +75,7 @@ fn a_pair_gemm_matches_the_interpreter_and_float64() {
         let outs = run_on_ctas(&source(), "pair_matmul", spec(256, bn, 64), &opts(), 2, &vals, grid)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
-        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
-        assert_eq!(differ, 0, "{what}: {differ} elements differ between the simulator and the interpreter");
-        for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
-            assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {got}, float64 {w}");
-        }
+        sim_common::check_fp16_product(&what, sim, interp, &want, false);
     }
 }
 
@@ -173,48 +161,93 @@ fn tutorial_14_two_cta_tcgen05_kernel_matches_the_interpreter() {
 }
 
 /// The public Gluon example 03's `_matmul_kernel` (python/examples/gluon of triton-lang/triton, from the directory
-/// `TESSEL_GLUON_EXAMPLES` names; skipped without it) on a CTA pair (its `CGA_LAYOUT=((1, 0),)` case: 100x200x200, a 256x128 tile per
-/// cluster in 128x128x64 blocks, 2 stages, 2 clusters): `cta_group::2` MMAs issued by the even CTA over both
-/// CTAs' operands, the two-CTA barriers of the loads and the accumulators, and cluster launch control answered
-/// to both CTAs (`.multicast::cluster::all`). The simulator (which runs pair MMAs from the ISA) writes every
-/// element the interpreter does, bit for bit.
+/// `TESSEL_GLUON_EXAMPLES` names; skipped without it) on a CTA pair and on two pairs (its `CGA_LAYOUT=((1, 0),)` and
+/// `((1, 0), (2, 0))` cases: 100x200x200 in 128x128x64 blocks per CTA, 2 stages, 2 clusters): `cta_group::2` MMAs
+/// issued by each pair's even CTA over both CTAs' operands, the two-CTA barriers of the loads and the
+/// accumulators, B's halves multicast to both pairs at 4 CTAs, and cluster launch control answered to every CTA
+/// (`.multicast::cluster::all`). The simulator (which runs pair MMAs from the ISA) writes every element the
+/// interpreter does, bit for bit.
 #[test]
-fn gluon_example_matmul_on_a_cta_pair_matches_the_interpreter() {
+fn gluon_example_matmul_on_cta_pairs_matches_the_interpreter() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "03-matmul-multicta.py") else { return };
     let (m, n, k) = (100u32, 200u32, 200u32);
     // `NVMMASharedLayout.get_default_for(block, fp16, cga_layout=...)`: the swizzle of one CTA's part.
-    let desc = |block: [u32; 2], cga: [u32; 2]| {
-        let part = [block[0] >> cga[0], block[1] >> cga[1]];
+    let desc = |block: [u32; 2], cga: &[[u32; 2]]| {
+        let split = |d: usize| cga.iter().filter(|b| b[d] != 0).count();
+        let part = [block[0] >> split(0), block[1] >> split(1)];
         let mut layout = tessel::layouts::NvmmaSharedLayout::default_for(&part, 16);
-        layout.cga = tessel::layouts::CgaLayout::Bases(vec![cga.to_vec()]);
+        layout.cga = tessel::layouts::CgaLayout::Bases(cga.iter().map(|b| b.to_vec()).collect());
         ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: Some(layout) }
     };
-    let mut spec = vec![desc([256, 64], [1, 0]), desc([64, 128], [0, 1]), desc([256, 32], [1, 0])];
-    spec.extend([int(false), int(false), int(false)]);
-    spec.extend([c(128), c(128), c(64), c(0), c(8), c(2), c(2)]);
-    let pair = ConstValue::Tuple(vec![ConstValue::Tuple(vec![ConstValue::Int(1), ConstValue::Int(0)])]);
-    spec.extend([ArgSpec::Constexpr(pair), c(32), c(4)]);
-    let vals = [
-        V::Desc(
-            F16,
-            Some(tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(41), (m * k) as usize, F16)),
-            vec![m, k],
-        ),
-        V::Desc(
-            F16,
-            Some(tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(42), (k * n) as usize, F16)),
-            vec![k, n],
-        ),
-        V::Desc(F16, None, vec![m, n]),
-        V::Int(m as i64),
-        V::Int(n as i64),
-        V::Int(k as i64),
+    let random =
+        |len: u32, s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), len as usize, F16);
+    let int_tuple = |b: &[u32; 2]| ConstValue::Tuple(b.iter().map(|&x| ConstValue::Int(x as i64)).collect());
+    // (C's and A's cga_layout, B's): a pair splits B along N; at four CTAs the pairs hold the same halves.
+    type Bases = &'static [[u32; 2]];
+    let cases: [(Bases, Bases); 2] = [(&[[1, 0]], &[[0, 1]]), (&[[1, 0], [2, 0]], &[[0, 1], [0, 0]])];
+    for (cga, b_cga) in cases {
+        let ctas = 1u32 << cga.len();
+        let tile_m = 128 * ctas;
+        let mut spec = vec![desc([tile_m, 64], cga), desc([64, 128], b_cga), desc([tile_m, 32], cga)];
+        spec.extend([int(false), int(false), int(false)]);
+        spec.extend([c(128), c(128), c(64), c(0), c(8), c(2), c(2)]);
+        let layout = ConstValue::Tuple(cga.iter().map(int_tuple).collect());
+        spec.extend([ArgSpec::Constexpr(layout), c(32), c(4)]);
+        let vals = [
+            V::Desc(F16, Some(random(m * k, 41)), vec![m, k]),
+            V::Desc(F16, Some(random(k * n, 42)), vec![k, n]),
+            V::Desc(F16, None, vec![m, n]),
+            V::Int(m as i64),
+            V::Int(n as i64),
+            V::Int(k as i64),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+        let outs = run_on_ctas(&src, "_matmul_kernel", spec, &opts, ctas, &vals, [2, 1, 1])
+            .unwrap_or_else(|e| panic!("example 03 on {ctas} CTAs: {e}"));
+        let (sim, interp) = &outs[0];
+        assert!(interp.iter().all(|x| x.is_finite()), "{ctas} CTAs: the interpreter left elements unwritten");
+        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
+        assert_eq!(differ, 0, "{ctas} CTAs: {differ} elements differ between the simulator and the interpreter");
+    }
+}
+
+/// `desc` with any number of CTA bases (`[[1, 0], [2, 0]]`: four CTAs along M).
+fn desc_bases(block: [u32; 2], cga: &str) -> ArgSpec {
+    desc(block, cga)
+}
+
+/// Tutorial 14's `tma_tcgen05_kernel` at its test's configuration: a 512x128x128 tile on 4 CTAs (two pairs), in two
+/// K blocks of 64; each pair's B halves multicast to both pairs (`.cta_group::2.multicast::cluster`: each
+/// destination's bytes complete on its own pair's barrier), the MMAs' completion multicast. The simulator equals the
+/// interpreter bit for bit, the interpreter float64; without the wait for the MMAs it refuses the next block's
+/// copies.
+#[test]
+fn tutorial_14_tma_tcgen05_kernel_on_two_pairs_matches_the_interpreter() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_TUTORIALS", "14-multicta.py") else { return };
+    let layout = "TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout=((1, 0), (2, 0)), two_ctas=True)";
+    let spec = vec![
+        desc_bases([512, 64], "[[1, 0], [2, 0]]"),
+        desc_bases([64, 128], "[[0, 1], [0, 0]]"),
+        desc_bases([512, 128], "[[1, 0], [2, 0]]"),
+        c(2),
+        ArgSpec::Constexpr(ConstValue::Expr(layout.into())),
     ];
-    let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
-    let outs = run_on_ctas(&src, "_matmul_kernel", spec, &opts, 2, &vals, [2, 1, 1])
-        .unwrap_or_else(|e| panic!("example 03 on a CTA pair: {e}"));
+    let (mut vals, want) = inputs(512, 128, 128, 8);
+    vals.pop();
+    let opts = RunOptions { file: &file, ..opts() };
+    // Without the wait for the MMAs (the loop's second wait), the next K block's copies overwrite what the MMAs may
+    // still read, with nothing ordering them after the last block's copies.
+    let skip = |p: &str| sim_common::skip_wait(p, "$L_mbar_wait", 1);
+    let err = simulate_broken_on_ctas(&src, "tma_tcgen05_kernel", spec.clone(), &opts, 4, &vals, [1, 1, 1], &skip)
+        .unwrap_err();
+    let refused = err.contains("still reads") || err.contains("write different values without a barrier between");
+    assert!(err.contains("cp.async.bulk.tensor") && refused, "no MMA wait: {err}");
+    let outs =
+        run_on_ctas(&src, "tma_tcgen05_kernel", spec, &opts, 4, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
     let (sim, interp) = &outs[0];
-    assert!(interp.iter().all(|x| x.is_finite()), "the interpreter left elements unwritten");
     let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
     assert_eq!(differ, 0, "{differ} elements differ between the simulator and the interpreter");
+    for (j, (&got, &w)) in interp.iter().zip(&want).enumerate() {
+        assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "C[{j}] = {got}, float64 {w}");
+    }
 }

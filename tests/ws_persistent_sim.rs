@@ -68,18 +68,8 @@ fn compiled(stage: Stage, tile: (u32, u32, u32), warps: u32) -> Output {
 
 /// The inputs of an `m x n x k` product and the float64 product.
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> ([V; 6], Vec<f64>) {
-    let random = |len: usize, s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), len, F16);
-    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
-    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
-    let vals = [
-        V::Desc(F16, Some(a), vec![m as u32, k as u32]),
-        V::Desc(F16, Some(b), vec![k as u32, n as u32]),
-        V::Desc(F16, None, vec![m as u32, n as u32]),
-        V::Int(m as i64),
-        V::Int(n as i64),
-        V::Int(k as i64),
-    ];
-    (vals, want)
+    let ([a, b, c], want) = sim_common::fp16_matmul_descs(m, n, k, seed);
+    ([a, b, c, V::Int(m as i64), V::Int(n as i64), V::Int(k as i64)], want)
 }
 
 /// The schedule says the fused loop was split, with which producer.
@@ -112,16 +102,8 @@ fn split_fused_persistent_matmul_matches_the_interpreter_and_float64() {
             run_on(&source(), "matmul_kernel_persistent", spec(tile), &opts(warps, stages), &vals, [PROGRAMS, 1, 1])
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
-        for (j, ((&got, &r), &w)) in sim.iter().zip(interp).zip(&want).enumerate() {
-            // wgmma's f32 sums run in another order than the interpreter's: an output may round to the other
-            // fp16 neighbour (one ulp, 2^-10 relative at worst), nothing more.
-            assert!(
-                got.is_finite() && (got - r).abs() <= r.abs() / 1024.0 + 1e-7,
-                "{what}: C[{j}] = {got}, interpreter {r}"
-            );
-            // fp16 output of an f32 accumulation: half an fp16 ulp, and the f32 sums' rounding.
-            assert!((r - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {r}, float64 {w}");
-        }
+        // wgmma's f32 sums run in another order than the interpreter's: one fp16 ulp apart at most.
+        sim_common::check_fp16_product(&what, sim, interp, &want, true);
     }
 }
 

@@ -93,7 +93,7 @@ pub(super) fn step(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
             let writes = vec![(resp as usize, bytes.to_vec())];
             if op == multicast {
                 for rank in (0..c.cluster.size).filter(|&r| r != c.cluster.rank) {
-                    let d = super::tma::Delivery { writes: writes.clone(), bar, tx: 16 };
+                    let d = super::tma::Delivery { writes: writes.clone(), bar, tx: 16, known: 0 };
                     c.cluster.outbox.push((rank, d));
                 }
             }

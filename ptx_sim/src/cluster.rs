@@ -117,9 +117,6 @@ pub fn run(
     Ok(())
 }
 
-/// A `mapa` result: this bit set, the peer's rank at bit 24, the offset below.
-const REMOTE: u64 = 1 << 31;
-
 /// One CTA's place in its cluster.
 #[derive(Default)]
 pub(super) struct Member {
@@ -142,6 +139,9 @@ pub(super) struct Member {
     /// Bytes of this CTA's pair copies (`.cta_group::2`) that complete on a peer's mbarrier, not delivered yet:
     /// (rank, barrier offset, bytes).
     pub remote_tx: Vec<(u32, u64, u32)>,
+    /// Pair copies (`.cta_group::2.multicast::cluster`) this CTA issued for its peers, by destination rank, not
+    /// delivered yet (`tma::land_pair`).
+    pub pair_outbox: Vec<(u32, Delivery)>,
     /// Pair MMAs and commits this CTA issued (`tcgen05_pair`), not done yet.
     pub pair_ops: Vec<super::tcgen05_pair::PairOp>,
     /// What this CTA's pair copies wrote (their clocks joined): they complete on the even CTA's barrier, which its
@@ -161,8 +161,22 @@ pub(super) struct Member {
 fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, String> {
     let outbox = std::mem::take(&mut ctas[from].cluster.outbox);
     let arrivals = std::mem::take(&mut ctas[from].cluster.arrivals);
+    let pair_outbox = std::mem::take(&mut ctas[from].cluster.pair_outbox);
+    let any = !outbox.is_empty() || !arrivals.is_empty() || !pair_outbox.is_empty();
+    // A pair multicast's parts land in their CTAs first; the bytes of an odd destination's go on to its even CTA.
+    for (rank, d) in pair_outbox {
+        if exited[rank as usize] {
+            return Err(format!("CTA {from} multicasts into CTA {rank}, which has exited"));
+        }
+        let c = &mut ctas[rank as usize];
+        super::tma::land_pair(c, d, None).map_err(|e| format!("CTA {from}'s pair multicast to CTA {rank}: {e}"))?;
+        for (lead, bar, tx) in std::mem::take(&mut c.cluster.remote_tx) {
+            super::mbarrier::complete_tx(&mut ctas[lead as usize], bar, tx, &[])
+                .map_err(|e| format!("CTA {from}'s pair multicast on CTA {lead}'s mbarrier at {bar}: {e}"))?;
+        }
+    }
     let remote_tx = std::mem::take(&mut ctas[from].cluster.remote_tx);
-    let any = !outbox.is_empty() || !arrivals.is_empty() || !remote_tx.is_empty();
+    let any = any || !remote_tx.is_empty();
     let any = any || !ctas[from].cluster.pair_ops.is_empty();
     // In issue order as the copies and the MMAs that wait for them go: the copies' bytes first.
     for (rank, bar, tx) in remote_tx {
@@ -213,7 +227,7 @@ pub(super) fn arrive(c: &mut Cta, ins: &super::Ins, active: &[bool]) -> Result<(
             (false, true) => (c.val(t, &a[2])? as u32, 0),
             (false, false) => (1, 0),
         };
-        let (rank, at) = rank_and_offset(c, addr);
+        let (rank, at) = super::cluster_addr::rank_and_offset(c, addr);
         if rank == c.cluster.rank as usize {
             if expect {
                 super::mbarrier::expect_tx(c, at, tx)?;
@@ -250,27 +264,10 @@ impl Member {
     }
 }
 
-/// The CTA and the shared-memory offset a `shared::cluster` address names: a `mapa` result, or (a `shared::cta`
-/// address) this CTA's own.
-pub(super) fn rank_and_offset(c: &Cta, addr: u64) -> (usize, u64) {
-    if addr & REMOTE == 0 { (c.cluster.rank as usize, addr) } else { ((addr >> 24 & 0x7f) as usize, addr & 0xff_ffff) }
-}
-
-/// `mapa.shared::cluster.u32 d, a, rank`: the address of offset `a` in CTA `rank`'s shared memory.
-pub(super) fn mapa(c: &Cta, addr: u64, rank: u64) -> Result<u64, String> {
-    if rank >= c.cluster.size as u64 {
-        return Err(format!("mapa to CTA rank {rank} of a cluster of {}", c.cluster.size));
-    }
-    if addr & REMOTE != 0 || addr >= 1 << 24 {
-        return Err(format!("mapa of {addr:#x}, not a shared::cta address"));
-    }
-    Ok(REMOTE | rank << 24 | addr)
-}
-
 /// `n` bytes at a shared::cluster address read by thread `t`: a `mapa` result (this CTA's own shared memory,
 /// with its race checks, for its own rank).
 pub(super) fn read(c: &mut Cta, t: usize, addr: u64, n: usize) -> Result<Vec<u8>, String> {
-    if addr & REMOTE == 0 {
+    if addr & super::cluster_addr::REMOTE == 0 {
         return Err(format!("ld.shared::cluster of {addr:#x}, which no mapa gave (not simulated)"));
     }
     let (rank, a) = ((addr >> 24 & 0x7f) as u32, (addr & 0xff_ffff) as usize);

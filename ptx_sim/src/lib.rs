@@ -19,15 +19,16 @@
 //! after write, write after read, different values written) is an error. Instruction semantics follow the PTX
 //! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
 //! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05` (a CTA pair's MMAs in
-//! `tcgen05_pair`); TMA in `tma`
+//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05` (the dense
+//! MMA's arithmetic in `tcgen05_dense`, a CTA pair's MMAs in `tcgen05_pair`); TMA in `tma`
 //! (gather4/scatter4 in `tma_gather`, im2col loads in `tma_im2col`);
-//! cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
+//! clusters in `cluster` (their addresses in `cluster_addr`); cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
 //! synchronization, not a model of timing or of the memory consistency model beyond happens-before.
 
 mod bits;
 mod clc;
 mod cluster;
+mod cluster_addr;
 mod matrix;
 mod mbarrier;
 mod mma;
@@ -35,6 +36,7 @@ mod parse;
 mod race;
 mod smem_desc;
 mod tcgen05;
+mod tcgen05_dense;
 mod tcgen05_pair;
 mod tcgen05_scaled;
 mod tma;
@@ -331,7 +333,7 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             put(&a[0], c.params[name])?
         }
         "cvta" => put(&a[0], v(1)?)?,
-        "mapa" => put(&a[0], cluster::mapa(c, v(1)?, v(2)?)?)?,
+        "mapa" => put(&a[0], cluster_addr::mapa(c, v(1)?, v(2)?)?)?,
         "ld" if parts[1] == "shared::cluster" => {
             let eb = (bits / 8) as usize;
             let bytes = cluster::read(c, t, c.addr(t, &a[1])?, eb)?;

@@ -15,10 +15,7 @@
 
 use std::collections::HashMap;
 
-use tessel_tile::eval::value::from_bits;
-
-use super::smem_desc::smem_desc;
-use super::wgmma::address_of;
+use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
 use super::{Cta, Ins, Opnd};
 
 /// Lanes and columns of a CTA's tensor memory.
@@ -35,6 +32,9 @@ pub(super) struct State {
     /// What is in flight (see [`InFlight`]).
     pub(super) flight: InFlight,
 }
+
+/// The op numbers a commit covers, of each CTA (by cluster rank) whose ops it tracks.
+type Covers = Vec<(usize, u32)>;
 
 /// The tcgen05 ops in flight. The simulator computes an op when it is issued, but the hardware lands it
 /// later: only a wait that observes a `tcgen05.commit` tracking it (an `mbarrier.try_wait.parity` that finds the
@@ -63,6 +63,12 @@ pub(super) struct InFlight {
     cell_reader: Vec<u32>,
     /// Each mbarrier's pending commits: (the phase the commit arrives in, the ops it covers).
     commits: HashMap<u64, Vec<(u64, u32)>>,
+    /// Commits of other CTAs' ops (a CTA pair's MMAs) arriving on this CTA's mbarriers: per barrier, (phase, the
+    /// covered op number of each such CTA by rank).
+    peer_commits: HashMap<u64, Vec<(u64, Covers)>>,
+    /// Per cluster rank: every op of that CTA up to this number has landed, as a wait in this CTA observed (so a
+    /// copy this CTA issues into that CTA may overwrite what they read).
+    known: Vec<u32>,
 }
 
 impl InFlight {
@@ -114,8 +120,15 @@ impl InFlight {
 
     /// `what` writes shared bytes `addr..addr + n`: none may be read by an op in flight.
     pub(super) fn check_smem_write(&self, addr: u64, n: usize, what: &str) -> Result<(), String> {
+        self.check_smem_write_known(addr, n, what, 0)
+    }
+
+    /// [`InFlight::check_smem_write`] for a write another CTA issued, which knew this CTA's ops up to `known` to
+    /// have landed.
+    pub(super) fn check_smem_write_known(&self, addr: u64, n: usize, what: &str, known: u32) -> Result<(), String> {
+        let retired = self.retired.max(known);
         for a in addr as usize..addr as usize + n {
-            if self.smem_reader.get(a).is_some_and(|&op| op > self.retired) {
+            if self.smem_reader.get(a).is_some_and(|&op| op > retired) {
                 return Err(format!(
                     "{what} overwrites shared byte {a}, which tcgen05 op #{} still reads: no wait has observed a \
                      commit tracking it",
@@ -158,6 +171,27 @@ impl InFlight {
                 self.retired = self.retired.max(cover);
             }
         }
+        if let Some(list) = self.peer_commits.get_mut(&bar) {
+            for (_, covers) in list.iter().filter(|(p, _)| *p < running) {
+                for &(rank, cover) in covers {
+                    if self.known.len() <= rank {
+                        self.known.resize(rank + 1, 0);
+                    }
+                    self.known[rank] = self.known[rank].max(cover);
+                }
+            }
+            list.retain(|(p, _)| *p >= running);
+        }
+    }
+
+    /// Another CTA's commit arrives on `bar` in phase `phase`, covering each listed CTA's ops up to its number.
+    pub(super) fn peer_commit(&mut self, bar: u64, phase: u64, covers: Covers) {
+        self.peer_commits.entry(bar).or_default().push((phase, covers));
+    }
+
+    /// What a wait of this CTA has observed of CTA `rank`'s ops: every op up to this number has landed.
+    pub(super) fn knows(&self, rank: usize) -> u32 {
+        self.known.get(rank).copied().unwrap_or(0)
     }
 }
 
@@ -357,235 +391,6 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
     Err(format!("`{op}` is not simulated"))
 }
 
-/// [`smem_desc`] of a dense MMA's operand, which this simulator reads swizzled only.
-fn swizzled_desc(d: u64) -> Result<(u64, u64, u64, u64), String> {
-    let desc = smem_desc(d)?;
-    if desc.3 == 0 {
-        return Err(format!("descriptor {d:#018x}: swizzle mode 0 is not simulated for dense MMAs"));
-    }
-    Ok(desc)
-}
-
-/// A dense MMA's kind (from its opcode) and operand formats (from the instruction descriptor's codes): the
-/// operand's bytes, and its value (integers exactly, floats as the tensor cores read them: tf32 the top 19 bits).
-#[derive(Clone, Copy)]
-enum Format {
-    Float(tessel_tile::ScalarType),
-    Tf32,
-    S8,
-    U8,
-}
-
-impl Format {
-    fn of(kind: &str, code: u32) -> Result<Format, String> {
-        use tessel_tile::ScalarType::*;
-        Ok(match (kind, code) {
-            ("f16", 0) => Format::Float(F16),
-            ("f16", 1) => Format::Float(BF16),
-            ("tf32", 2) => Format::Tf32,
-            ("f8f6f4", 0) => Format::Float(F8E4M3),
-            ("f8f6f4", 1) => Format::Float(F8E5M2),
-            ("i8", 0) => Format::U8,
-            ("i8", 1) => Format::S8,
-            (k, other) => return Err(format!("kind::{k} operand format {other} is not simulated")),
-        })
-    }
-
-    fn bytes(self) -> u64 {
-        match self {
-            Format::Float(t) => t.bits() as u64 / 8,
-            Format::Tf32 => 4,
-            Format::S8 | Format::U8 => 1,
-        }
-    }
-
-    fn value(self, x: u64) -> f64 {
-        match self {
-            Format::Float(t) => from_bits(x, t).as_f64(),
-            Format::Tf32 => f32::from_bits((x as u32) & !0x1FFF) as f64,
-            Format::S8 => x as u8 as i8 as f64,
-            Format::U8 => x as u8 as f64,
-        }
-    }
-}
-
-/// A dense MMA's shape and operand formats, from its kind (`f16`, `tf32`, `f8f6f4`, `i8`) and its instruction
-/// descriptor. `m` is the instruction's M: for a CTA pair (`cta_group::2`) the pair's, each CTA computing half.
-pub(super) struct Dense {
-    pub kind: String,
-    ta: Format,
-    tb: Format,
-    a_mn: bool,
-    b_mn: bool,
-    pub m: u32,
-    pub n: u32,
-    /// Elements of K one instruction takes (32 bytes of them).
-    k_elems: u64,
-}
-
-impl Dense {
-    /// Decodes `idesc` of `kind`; `pair`: the instruction is `cta_group::2`.
-    pub(super) fn decode(kind: &str, idesc: u32, pair: bool) -> Result<Dense, String> {
-        let bits = |lo: u32, n: u32| (idesc >> lo) & ((1 << n) - 1);
-        let d_format = if kind == "i8" { 2 } else { 1 };
-        if bits(0, 4) != 0 || bits(4, 2) != d_format || bits(13, 2) != 0 || bits(23, 1) != 0 || bits(29, 3) != 0 {
-            return Err(format!(
-                "instruction descriptor {idesc:#010x} of kind::{kind}: only dense, {} D, no negation or saturation \
-                 is simulated",
-                if kind == "i8" { "s32" } else { "f32" }
-            ));
-        }
-        let (ta, tb) = (Format::of(kind, bits(7, 3))?, Format::of(kind, bits(10, 3))?);
-        let (a_mn, b_mn) = (bits(15, 1) == 1, bits(16, 1) == 1);
-        if kind != "f16" && (a_mn || b_mn) {
-            return Err(format!("kind::{kind} with an MN-major operand is not simulated"));
-        }
-        let (n, m) = (bits(17, 6) << 3, bits(24, 5) << 4);
-        if pair {
-            // The pair's M: 256 is 128 rows in each CTA, lane = row (M 128, 64 rows each, is not simulated).
-            if m != 256 || n == 0 || n % 16 != 0 || n > 256 {
-                return Err(format!(
-                    "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated for a CTA pair: M 256 with N \
-                     16..256 by 16)"
-                ));
-            }
-        } else {
-            let n_step = if m == 64 && kind != "i8" { 8 } else { 16 };
-            if !(m == 64 || m == 128) || n == 0 || n % n_step != 0 || n > 256 {
-                return Err(format!(
-                    "instruction descriptor {idesc:#010x}: M {m}, N {n} (simulated: M 128 with N 16..256 by 16, M 64 \
-                     with N 8..256 by 8; kind::i8 N by 16)"
-                ));
-            }
-        }
-        let (ea, eb) = (ta.bytes(), tb.bytes());
-        if ea != eb {
-            return Err(format!("kind::{kind}: operands of {ea} and {eb} bytes"));
-        }
-        Ok(Dense { kind: kind.to_string(), ta, tb, a_mn, b_mn, m, n, k_elems: 32 / ea })
-    }
-
-    /// The tensor-memory lane of D's row `row` of this CTA's rows. The data path layouts (ISA): M 128 (layout D)
-    /// and a pair's M 256, row i in lane i; M 64 (layout F), rows 16q..16q+15 in the first 16 lanes of lane
-    /// quarter q.
-    fn lane_of(&self, row: u32) -> u32 {
-        if self.m == 64 { (row / 16) * 32 + row % 16 } else { row }
-    }
-
-    /// Operand bytes per element.
-    fn bytes(&self) -> u64 {
-        self.ta.bytes()
-    }
-
-    /// Elements of K one instruction takes.
-    pub(super) fn k_elems(&self) -> usize {
-        self.k_elems as usize
-    }
-}
-
-/// Who reads an MMA's shared-memory operands: the issuing thread of this CTA (its accesses checked by
-/// happens-before, `race`), or a pair MMA issued by the peer CTA (checked for unfenced stores and recorded as read
-/// by the op in flight, with no thread of this CTA to order it by).
-#[derive(Clone, Copy)]
-pub(super) enum Reader {
-    Thread(usize),
-    Peer,
-}
-
-/// One operand element of `e` bytes at shared address `at` of CTA `c`, read by the tensor cores for `reader`.
-fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u64, String> {
-    for i in 0..e {
-        c.async_read(at + i, "tcgen05.mma")?;
-        c.tmem.flight.reads(at + i);
-    }
-    let b = match reader {
-        Reader::Thread(t) => c.smem(t, at, e as usize, None)?.to_vec(),
-        Reader::Peer => {
-            let (a, n) = (at as usize, e as usize);
-            let bytes =
-                c.smem.get(a..a + n).ok_or_else(|| format!("a pair MMA reads shared bytes {a}.. past the end"))?;
-            // Its copies not issued yet (the issuing thread did not wait for them): bytes nothing has written.
-            if let Some(i) = (a..a + n).find(|&i| !c.shadow[i].written()) {
-                return Err(format!(
-                    "a pair MMA reads shared byte {i}, which nothing has written (no copy landed there)"
-                ));
-            }
-            bytes.to_vec()
-        }
-    };
-    let mut w = [0u8; 8];
-    w[..b.len()].copy_from_slice(&b);
-    Ok(u64::from_le_bytes(w))
-}
-
-/// A's `rows` x K from the shared-memory descriptor `desc` of CTA `c`, row-major.
-pub(super) fn a_from_smem(c: &mut Cta, reader: Reader, s: &Dense, desc: u64, rows: u32) -> Result<Vec<f64>, String> {
-    let (start, lbo, sbo, sw) = swizzled_desc(desc)?;
-    let mut av = vec![0f64; (rows as u64 * s.k_elems) as usize];
-    for row in 0..rows as u64 {
-        for k in 0..s.k_elems {
-            let at = address_of(start, lbo, sbo, sw, s.a_mn, row, k, s.bytes());
-            av[(row * s.k_elems + k) as usize] = s.ta.value(operand(c, reader, at, s.bytes())?);
-        }
-    }
-    Ok(av)
-}
-
-/// B's K x `cols` from the shared-memory descriptor `desc` of CTA `c`: `out[k * stride + first + col]`.
-pub(super) fn b_from_smem(
-    c: &mut Cta,
-    reader: Reader,
-    s: &Dense,
-    desc: u64,
-    cols: u32,
-    (out, stride, first): (&mut [f64], usize, usize),
-) -> Result<(), String> {
-    let (start, lbo, sbo, sw) = swizzled_desc(desc)?;
-    for col in 0..cols as u64 {
-        for k in 0..s.k_elems {
-            let at = address_of(start, lbo, sbo, sw, s.b_mn, col, k, s.bytes());
-            out[k as usize * stride + first + col as usize] = s.tb.value(operand(c, reader, at, s.bytes())?);
-        }
-    }
-    Ok(())
-}
-
-/// D += A B (or D = A B without `accumulate`) into CTA `c`'s tensor memory from column `d_col`: `rows` rows of
-/// A (`av`, row-major) against B's `n` columns (`bv`, K-major), each step rounding once in f32 (s32 wrapping for
-/// kind::i8). The cells are marked as written by op `op`.
-pub(super) fn accumulate(
-    c: &mut Cta,
-    (s, op): (&Dense, u32),
-    d_col: u32,
-    rows: u32,
-    (av, bv): (&[f64], &[f64]),
-    accumulate: bool,
-) -> Result<(), String> {
-    let (k_elems, n) = (s.k_elems as usize, s.n);
-    for row in 0..rows {
-        for col in 0..n {
-            let cell = c.tmem.cell(s.lane_of(row), d_col + col)?;
-            c.tmem.flight.written_by(cell, op);
-            let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
-            c.tmem.cells[cell] = if s.kind == "i8" {
-                let mut acc = if accumulate { c.tmem.cells[cell] as i32 } else { 0 };
-                for (k, &xv) in x[..k_elems].iter().enumerate() {
-                    acc = acc.wrapping_add(xv as i32 * y(k) as i32);
-                }
-                acc as u32
-            } else {
-                // Products of these formats are exact in f32; each step rounds once.
-                let mut acc = if accumulate { f32::from_bits(c.tmem.cells[cell]) } else { 0.0 };
-                for (k, &xv) in x[..k_elems].iter().enumerate() {
-                    acc = (xv as f32).mul_add(y(k) as f32, acc);
-                }
-                acc.to_bits()
-            };
-        }
-    }
-    Ok(())
-}
-
 /// `tcgen05.mma.cta_group::1.kind::{f16,tf32,f8f6f4,i8} [d], a, b_desc, idesc, enable_input_d` by thread `t`:
 /// 32 bytes of K (16 f16/bf16, 8 tf32, 32 fp8 or 8-bit integers) into f32 D (s32 for kind::i8).
 fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
@@ -599,29 +404,15 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     // A: M x K, from shared memory (a descriptor) or tensor memory (kind::f16: lane = row, K packed two per column).
     let av = match &a[1] {
         Opnd::Mem(..) => {
-            if s.a_mn || kind != "f16" {
-                return Err("A from tensor memory is K-major, of kind::f16".into());
-            }
             let addr = c.addr(t, &a[1])? as u32;
-            let (lane0, col0) = (addr >> 16, addr & 0xffff);
-            let mut av = vec![0f64; (s.m as u64 * s.k_elems) as usize];
-            for row in 0..s.m {
-                for k in 0..s.k_elems as u32 {
-                    let at = c.tmem.cell(lane0 + s.lane_of(row), col0 + k / 2)?;
-                    c.tmem.flight.reads_cell(at);
-                    let cell = c.tmem.cells[at];
-                    av[(row as u64 * s.k_elems + k as u64) as usize] =
-                        s.ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
-                }
-            }
-            av
+            a_from_tmem(c, &s, addr, s.m)?
         }
         o => {
             let desc = c.val(t, o)?;
             a_from_smem(c, Reader::Thread(t), &s, desc, s.m)?
         }
     };
-    let mut bv = vec![0f64; (s.n as u64 * s.k_elems) as usize];
+    let mut bv = vec![0f64; s.n as usize * s.k_elems()];
     let b_desc = c.val(t, &a[2])?;
     b_from_smem(c, Reader::Thread(t), &s, b_desc, s.n, (&mut bv, s.n as usize, 0))?;
     let enable = c.val(t, &a[4])? != 0;

@@ -19,7 +19,7 @@
 //! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
 //! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
 
-use super::tcgen05::{Dense, Reader, a_from_smem, accumulate, b_from_smem};
+use super::tcgen05_dense::{Dense, Reader, a_from_smem, accumulate, b_from_smem};
 use super::{Cta, Opnd};
 
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).
@@ -97,16 +97,8 @@ pub(super) fn commit(c: &mut Cta, ts: &[usize], op: &str, a: &[Opnd]) -> Result<
         return Err(format!("`{op}` is not simulated"));
     }
     for &t in ts {
-        let (rank, bar) = super::cluster::rank_and_offset(c, c.addr(t, &a[0])?);
-        let mask = if op.contains(".multicast::cluster") {
-            let m = c.val(t, a.get(1).ok_or("a multicast commit without its CTA mask")?)? as u16 as u32;
-            if m >> c.cluster.size != 0 {
-                return Err(format!("CTA mask {m:#06x} names CTAs past the cluster's {}", c.cluster.size));
-            }
-            m
-        } else {
-            1 << rank
-        };
+        let (rank, bar) = super::cluster_addr::rank_and_offset(c, c.addr(t, &a[0])?);
+        let mask = super::cluster_addr::cta_mask(c, t, op, a, 1, rank as u32)?;
         let cover = c.tmem.flight.latest();
         let clock = c.clocks.release(t / 32, 1 << (t % 32));
         c.cluster.pair_ops.push(PairOp::Commit { bar, mask, cover, clock });
@@ -149,16 +141,28 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                 accumulate(&mut ctas[from], (s, m.op), m.d_col, ROWS, (&m.a_even, &b), m.enable)?;
             }
             PairOp::Commit { bar, mask, cover, clock } => {
+                let cover_even = cover;
                 for rank in (0..ctas.len()).filter(|&r| mask >> r & 1 == 1) {
                     if exited[rank] {
                         return Err(format!("CTA {from} commits to an mbarrier of CTA {rank}, which has exited"));
                     }
+                    // What the commit covers of the pair's two CTAs, for waits in other CTAs.
+                    let odd_cover = ctas.get(from + 1).map_or(0, |o| o.tmem.flight.latest());
                     let c = &mut ctas[rank];
-                    let cover = if rank == from { cover } else { c.tmem.flight.latest() };
+                    // The pair's own ops (the odd CTA's parts of the pair's MMAs are in its own numbering); a CTA
+                    // outside the pair learns only what the commit covers of the pair's.
+                    let own = match rank {
+                        r if r == from => Some(cover),
+                        r if r == from + 1 => Some(c.tmem.flight.latest()),
+                        _ => None,
+                    };
                     let phase = c.mbar.bars.get(&bar).map(|b| b.phase).ok_or_else(|| {
                         format!("CTA {from} commits to the mbarrier at {bar} of CTA {rank}, which is not initialized")
                     })?;
-                    c.tmem.flight.commit(bar, phase, cover);
+                    if let Some(cover) = own {
+                        c.tmem.flight.commit(bar, phase, cover);
+                    }
+                    c.tmem.flight.peer_commit(bar, phase, vec![(from, cover_even), (from + 1, odd_cover)]);
                     // Whoever waits on this phase is ordered after the MMAs, and so after the copies they read.
                     let after = c.cluster.pair_mmas_after.clone();
                     super::mbarrier::release(c, bar, &after)?;

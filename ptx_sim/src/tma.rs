@@ -10,7 +10,9 @@
 //! A store writes the elements inside the tensor from the box read the same way. Coordinates are innermost first.
 //!
 //! `.multicast::cluster` (a 16-bit CTA mask): the box lands at the same shared offset in every CTA of the mask
-//! and completes its bytes on each one's mbarrier at the barrier's offset. The issuing CTA's part lands at once;
+//! and completes its bytes on each one's mbarrier at the barrier's offset. `.cta_group::2` (a CTA pair's copy,
+//! its barrier a `mapa` address of the issuer's pair's even CTA): each destination's bytes complete instead on
+//! the barrier at that offset in the destination's pair's even CTA ([`land_pair`]). The issuing CTA's part lands at once;
 //! the peers' parts are queued (`Member::outbox`) and delivered when the issuing CTA stops (at a cluster barrier,
 //! a blocked wait or its exit, `cluster::deliver`): the CTAs of a cluster run in rank order, so a copy CTA 0
 //! issues reaches its peers before they run on. A peer whose barrier is not initialized by then is an error,
@@ -110,7 +112,7 @@ fn load_padded_fp4(
         }
         writes.push((s, vec![byte]));
     }
-    land(c, Delivery { writes, bar, tx: elems.len() as u32 }, Some(t))
+    land(c, Delivery { writes, bar, tx: elems.len() as u32, known: 0 }, Some(t))
 }
 
 /// One CTA's part of a (multicast) TMA load: shared-memory writes (offset, bytes) and the mbarrier (offset) its
@@ -120,6 +122,9 @@ pub(super) struct Delivery {
     pub writes: Vec<(usize, Vec<u8>)>,
     pub bar: u64,
     pub tx: u32,
+    /// For a copy another CTA issued: what that CTA knew of the destination's tcgen05 ops when it issued
+    /// ([`super::tcgen05::InFlight::knows`]); 0 for the destination's own.
+    pub known: u32,
 }
 
 /// `cp.async.bulk.tensor.Nd` by thread `t`: a load into shared memory completing on an mbarrier, or a store
@@ -165,41 +170,33 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         }
         let bar = c.addr(t, &a[2])?;
         let tx = (elems.len() * eb) as u32;
-        let (bar_rank, bar) = super::cluster::rank_and_offset(c, bar);
-        if bar_rank != c.cluster.rank as usize {
-            // `.cta_group::2`: the box lands here and its bytes complete on the pair's peer's mbarrier (the even
-            // CTA's, that its MMA issuer waits on), delivered when this CTA stops.
-            if !op.contains(".cta_group::2") || op.contains(".multicast::cluster") {
-                return Err(format!(
-                    "`{op}` completes on CTA {bar_rank}'s mbarrier: simulated for a .cta_group::2 copy without \
-                     multicast"
-                ));
+        let (bar_rank, bar) = super::cluster_addr::rank_and_offset(c, bar);
+        if op.contains(".cta_group::2") {
+            // A pair's copy: each destination's box lands in that CTA and its bytes complete on the barrier at the
+            // same offset in that CTA's pair's even CTA (the barrier the pair's MMA issuer waits on).
+            let rank = c.cluster.rank;
+            if bar_rank as u32 != rank & !1 {
+                return Err(format!("a pair copy of CTA {rank} completes on CTA {bar_rank}, not its pair's even CTA"));
             }
-            if bar_rank / 2 != c.cluster.rank as usize / 2 {
-                return Err(format!(
-                    "a pair copy of CTA {} completes on CTA {bar_rank}, not its pair's",
-                    c.cluster.rank
-                ));
+            let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, rank)?;
+            for to in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
+                let known = c.tmem.flight.knows(to as usize);
+                let d = Delivery { writes: writes.clone(), bar, tx, known };
+                if to == rank {
+                    land_pair(c, d, Some(t))?;
+                } else {
+                    c.cluster.pair_outbox.push((to, d));
+                }
             }
-            for (s, bytes) in &writes {
-                c.tmem.flight.check_smem_write(*s as u64, bytes.len(), "a TMA load")?;
-            }
-            let clock = c.async_write(Some(t), bar | (bar_rank as u64 + 1) << super::race::PEER_BAR, &writes)?;
-            super::race::join(&mut c.cluster.pair_copies, &clock);
-            c.cluster.remote_tx.push((bar_rank as u32, bar, tx));
             return Ok(());
         }
-        let mask = if op.contains(".multicast::cluster") {
-            let m = c.val(t, a.get(3).ok_or("a multicast copy without its CTA mask")?)? as u16 as u32;
-            if m >> c.cluster.size != 0 {
-                return Err(format!("CTA mask {m:#06x} names CTAs past the cluster's {}", c.cluster.size));
-            }
-            m
-        } else {
-            1 << c.cluster.rank
-        };
+        if bar_rank != c.cluster.rank as usize {
+            return Err(format!("`{op}` completes on CTA {bar_rank}'s mbarrier: simulated for .cta_group::2 copies"));
+        }
+        let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, c.cluster.rank)?;
         for rank in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
-            let d = Delivery { writes: writes.clone(), bar, tx };
+            let known = c.tmem.flight.knows(rank as usize);
+            let d = Delivery { writes: writes.clone(), bar, tx, known };
             if rank == c.cluster.rank {
                 land(c, d, Some(t))?;
             } else {
@@ -222,12 +219,29 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
     }
 }
 
+/// A pair copy's part for CTA `c` lands (`issuer`: the thread of `c` that issued it, if any): into `c`'s shared
+/// memory, its bytes for the pair's even CTA's barrier: `c`'s own when `c` is that CTA, else queued for it
+/// (`Member::remote_tx`), the writes then ordered for `c`'s threads only through the pair's MMAs (`tcgen05_pair`).
+pub(super) fn land_pair(c: &mut Cta, d: Delivery, issuer: Option<usize>) -> Result<(), String> {
+    let lead = c.cluster.rank & !1;
+    if lead == c.cluster.rank {
+        return land(c, d, issuer);
+    }
+    for (s, bytes) in &d.writes {
+        c.tmem.flight.check_smem_write_known(*s as u64, bytes.len(), "a TMA load", d.known)?;
+    }
+    let clock = c.async_write(issuer, d.bar | (lead as u64 + 1) << super::race::PEER_BAR, &d.writes)?;
+    super::race::join(&mut c.cluster.pair_copies, &clock);
+    c.cluster.remote_tx.push((lead, d.bar, d.tx));
+    Ok(())
+}
+
 /// A copy's part for one CTA lands: the async proxy's writes, checked with the knowledge of the thread that
 /// issued it (`issuer`, in this CTA; none for a peer's multicast) and ordered for the waiting threads by the
 /// mbarrier (`race`), then its bytes complete on the CTA's mbarrier.
 pub(super) fn land(c: &mut Cta, d: Delivery, issuer: Option<usize>) -> Result<(), String> {
     for (s, bytes) in &d.writes {
-        c.tmem.flight.check_smem_write(*s as u64, bytes.len(), "a TMA load")?;
+        c.tmem.flight.check_smem_write_known(*s as u64, bytes.len(), "a TMA load", d.known)?;
     }
     let clock = c.async_write(issuer, d.bar, &d.writes)?;
     super::mbarrier::complete_tx(c, d.bar, d.tx, &clock)

@@ -65,7 +65,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             }
         }
         let bar = c.addr(t, &a[2])?;
-        super::tma::land(c, Delivery { writes, bar, tx: (4 * w as usize * eb) as u32 }, Some(t))
+        super::tma::land(c, Delivery { writes, bar, tx: (4 * w as usize * eb) as u32, known: 0 }, Some(t))
     } else {
         for (k, &r) in rows.iter().enumerate() {
             for j in 0..w {

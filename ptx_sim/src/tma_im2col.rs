@@ -204,7 +204,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         writes.push((s, bytes));
     }
     let bar = c.addr(t, &a[2])?;
-    super::tma::land(c, Delivery { writes, bar, tx: (elems.len() * eb) as u32 }, Some(t))
+    super::tma::land(c, Delivery { writes, bar, tx: (elems.len() * eb) as u32, known: 0 }, Some(t))
 }
 
 #[cfg(test)]

@@ -392,3 +392,33 @@ pub fn tutorial(var: &str, name: &str) -> Option<(String, String)> {
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Some((path.display().to_string(), src))
 }
+
+/// An `m x n x k` fp16 product through tensor descriptors, fresh random inputs from `seed`: the descriptors of A
+/// (`m x k`), B (`k x n`) and C (poisoned), and the float64 product `A @ B` (row-major).
+pub fn fp16_matmul_descs(m: usize, n: usize, k: usize, seed: u64) -> ([V; 3], Vec<f64>) {
+    let f16 = ScalarType::F16;
+    let random = |len: usize, s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), len, f16);
+    let (a, b) = (random(m * k, seed), random(k * n, seed + 1));
+    let want = (0..m * n).map(|i| (0..k).map(|j| a[i / n * k + j] * b[j * n + i % n]).sum()).collect();
+    let descs = [
+        V::Desc(f16, Some(a), vec![m as u32, k as u32]),
+        V::Desc(f16, Some(b), vec![k as u32, n as u32]),
+        V::Desc(f16, None, vec![m as u32, n as u32]),
+    ];
+    (descs, want)
+}
+
+/// An fp16 product's output on the simulator (`sim`) and in the interpreter: equal bit for bit (`ulp`: false), or
+/// within one fp16 ulp (`ulp`: true, for wgmma, whose sums run in another order than the interpreter's); and the
+/// interpreter's within half an fp16 ulp and the f32 sums' rounding of the float64 product `want`.
+pub fn check_fp16_product(what: &str, sim: &[f64], interp: &[f64], want: &[f64], ulp: bool) {
+    for (j, ((&got, &r), &w)) in sim.iter().zip(interp).zip(want).enumerate() {
+        let same = if ulp {
+            got.is_finite() && (got - r).abs() <= r.abs() / 1024.0 + 1e-7
+        } else {
+            got.to_bits() == r.to_bits()
+        };
+        assert!(same, "{what}: C[{j}] = {got} on the simulator, {r} in the interpreter");
+        assert!((r - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {r}, float64 {w}");
+    }
+}

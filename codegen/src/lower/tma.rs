@@ -299,13 +299,9 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
     let (group, shared) = sharing(l, buf);
     let multicast = multicast && n > 1 && shared != 0;
     if tessel_tile::cluster::barrier_ctas(l.f.ty(bar)) == 2 {
-        // A two-CTA barrier: each CTA's copy lands in its own shared memory and completes its bytes on the pair's
-        // even CTA's barrier (`.cta_group::2`, which lets the barrier be the peer's).
-        if multicast {
-            return Err(CompileError::new(
-                "a multicast TMA load completing on a two-CTA barrier is not supported by codegen yet",
-            ));
-        }
+        // A two-CTA barrier: each destination's box lands in its own shared memory and completes its bytes on the
+        // barrier at this offset in its pair's even CTA (`.cta_group::2`, which lets the barrier be a peer's; the
+        // address given is the issuer's pair's, as Triton lowers it).
         op = format!(
             "cp.async.bulk.tensor.{rank}d.cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         );
