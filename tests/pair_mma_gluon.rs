@@ -3,7 +3,8 @@
 //! announcing its bytes there and its copies completing there: `.cta_group::2` copies at a `mapa` address), the
 //! even CTA alone waits on it and issues the pair's MMA, whose commit reaches both CTAs' barriers, and every
 //! tcgen05 op of the kernel is `cta_group::2`. On the PTX simulator (which runs pair MMAs from the ISA,
-//! `ptx_sim/src/tcgen05_pair.rs`) against the interpreter, the interpreter against float64, and through ptxas.
+//! `ptx_sim/src/tcgen05_pair.rs`) against the interpreter, the interpreter against float64, and through ptxas:
+//! the pair kernels of the interpreter's own tests, tutorial 14's, and example 03's at 2 and 4 CTAs.
 
 mod common;
 mod sim_common;
@@ -17,13 +18,15 @@ use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F16;
 use tessel::tile::{KernelConfig, Target};
 
-const FILE: &str = "pair_matmul.py";
+/// The pair kernels the interpreter's own tests run (`gluon/tests/two_cta.rs`): `pair_tile` (one tile on a
+/// pair) and `pair_k_loop` (K blocks on one pair or two, the MMA's completion multicast or committed by hand).
+const FILE: &str = "gluon_two_cta.py";
 
 fn source() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(FILE)).unwrap()
 }
 
-/// A host descriptor of `block` whose block the pair splits by `cga` (`[[1, 0]]`: along M, `[[0, 1]]`: along N).
+/// A host descriptor of `block` whose block the CTAs split by `cga` (`[[1, 0]]`: along M, `[[0, 1]]`: along N).
 fn desc(block: [u32; 2], cga: &str) -> ArgSpec {
     ArgSpec::TensorDesc {
         elem: F16,
@@ -35,20 +38,33 @@ fn desc(block: [u32; 2], cga: &str) -> ArgSpec {
     }
 }
 
-/// `pair_matmul`'s specialization for a `[bm, bn]` tile of C per pair and K blocks of `bk`.
-fn spec(bm: u32, bn: u32, bk: u32) -> Vec<ArgSpec> {
-    vec![desc([bm, bk], "[[1, 0]]"), desc([bk, bn], "[[0, 1]]"), desc([bm, bn], "[[1, 0]]"), int(false)]
+/// `pair_k_loop` on `ctas` CTAs (2: one pair; 4: two pairs sharing B's halves) over `k_blocks` blocks of 64,
+/// the MMA's completion multicast (`multicast=True`) or committed by hand (`tcgen05_commit(descs=...)`).
+fn loop_spec(ctas: u32, k_blocks: i64, by_hand: bool) -> Vec<ArgSpec> {
+    let (cga, b_cga) = if ctas == 2 { ("[[1, 0]]", "[[0, 1]]") } else { ("[[1, 0], [2, 0]]", "[[0, 1], [0, 0]]") };
+    let cga_tuple = if ctas == 2 { "[[1, 0]]" } else { "[[1, 0], [2, 0]]" };
+    let acc = format!("TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout={cga_tuple}, two_ctas=True)");
+    let m = 128 * ctas;
+    vec![
+        desc([m, 64], cga),
+        desc([64, 128], b_cga),
+        desc([m, 128], cga),
+        c(k_blocks),
+        ArgSpec::Constexpr(ConstValue::Expr(acc)),
+        c(0),
+        ArgSpec::Constexpr(ConstValue::Bool(by_hand)),
+    ]
 }
 
 fn opts() -> RunOptions<'static> {
     RunOptions { file: FILE, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true }
 }
 
-fn ptx(bm: u32, bn: u32, bk: u32) -> String {
+fn ptx(kernel: &str, spec: Vec<ArgSpec>, ctas: u32) -> String {
     let src = source();
-    let config = KernelConfig { num_warps: 4, num_ctas: 2, ..KernelConfig::DEFAULT };
-    let sp = Specialization::with_config(spec(bm, bn, bk), config);
-    let ks = tessel::KernelSource { file: FILE, source: &src, kernel: "pair_matmul", spec: &sp, module: None };
+    let config = KernelConfig { num_warps: 4, num_ctas: ctas, ..KernelConfig::DEFAULT };
+    let sp = Specialization::with_config(spec, config);
+    let ks = tessel::KernelSource { file: FILE, source: &src, kernel, spec: &sp, module: None };
     match tessel::pipeline::run(&ks, Target::Sm100a, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => kernel.ptx,
         Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
@@ -56,35 +72,39 @@ fn ptx(bm: u32, bn: u32, bk: u32) -> String {
     }
 }
 
-/// The inputs of an `m x n x k` product (fresh random fp16), C poisoned, and the float64 product.
+/// The descriptors of an `m x n x k` product (fresh random fp16), C poisoned, and the float64 product.
 fn inputs(m: usize, n: usize, k: usize, seed: u64) -> (Vec<V>, Vec<f64>) {
-    let ([a, b, c], want) = sim_common::fp16_matmul_descs(m, n, k, seed);
-    (vec![a, b, c, V::Int(k as i64)], want)
+    let (descs, want) = sim_common::fp16_matmul_descs(m, n, k, seed);
+    (descs.into(), want)
 }
 
-/// Pair tiles of 256 x 128 and 256 x 256 over one to three K blocks, several clusters along M and N: the
-/// simulator equals the interpreter bit for bit, and the interpreter the float64 product.
+/// A pair's tile (256x128x64), and K loops of three blocks on one pair and on two pairs (512 rows; B's halves
+/// multicast to both pairs, each destination's bytes on its own pair's barrier), the MMA's completion multicast
+/// to every CTA holding an operand's copy or committed by hand: the simulator equals the interpreter bit for bit,
+/// and the interpreter the float64 product.
 #[test]
-fn a_pair_gemm_matches_the_interpreter_and_float64() {
-    for (i, (m, n, k, bn)) in
-        [(256, 128, 64, 128u32), (512, 128, 192, 128), (256, 512, 128, 256)].into_iter().enumerate()
-    {
-        let (vals, want) = inputs(m, n, k, 70 + i as u64);
-        let grid = [(m / 256) as u32, n as u32 / bn, 1];
-        let what = format!("{m}x{n}x{k}, tile 256x{bn}");
-        let outs = run_on_ctas(&source(), "pair_matmul", spec(256, bn, 64), &opts(), 2, &vals, grid)
+fn pair_gemms_match_the_interpreter_and_float64() {
+    let tile = vec![desc([256, 64], "[[1, 0]]"), desc([64, 128], "[[0, 1]]"), desc([256, 128], "[[1, 0]]")];
+    let mut cases = vec![("pair_tile".to_string(), "pair_tile", tile, 2u32, 64usize)];
+    for (ctas, by_hand) in [(2u32, false), (2, true), (4, false), (4, true)] {
+        let what = format!("pair_k_loop, {ctas} CTAs{}", if by_hand { ", committed by hand" } else { "" });
+        cases.push((what, "pair_k_loop", loop_spec(ctas, 3, by_hand), ctas, 192));
+    }
+    for (i, (what, kernel, spec, ctas, k)) in cases.into_iter().enumerate() {
+        let (vals, want) = inputs(128 * ctas as usize, 128, k, 70 + i as u64);
+        let outs = run_on_ctas(&source(), kernel, spec, &opts(), ctas, &vals, [1, 1, 1])
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
         sim_common::check_fp16_product(&what, sim, interp, &want, false);
     }
 }
 
-/// The PTX: every tcgen05 op is `cta_group::2`; the pair's barrier is initialized by the even CTA for two
-/// arrivals, each CTA's expectation and copies go to it through `mapa`; the MMA's commit reaches both CTAs; the
-/// CTAs meet after the initializations and before the exit. ptxas accepts it.
+/// The PTX of a pair's K loop: every tcgen05 op is `cta_group::2`; the pair's barrier is initialized by the even
+/// CTA for two arrivals, each CTA's expectation and copies go to it through `mapa`; the MMA's commit reaches both
+/// CTAs; the CTAs meet after the initializations. ptxas accepts it, and the two-pair loop too.
 #[test]
 fn a_pair_gemm_ptx_is_cta_group_2_throughout() {
-    let p = ptx(256, 128, 64);
+    let p = ptx("pair_k_loop", loop_spec(2, 3, false), 2);
     let code = |s: &str| p.lines().filter(|l| !l.trim_start().starts_with("//") && l.contains(s)).count();
     assert_eq!(code("cta_group::1"), 0, "{p}");
     for form in [
@@ -102,7 +122,10 @@ fn a_pair_gemm_ptx_is_cta_group_2_throughout() {
     let init = p.find("], 2;").unwrap();
     let meet = p.find("barrier.cluster.arrive").expect("a cluster barrier");
     assert!(init < meet && meet < p.find("mbarrier.arrive.expect_tx").unwrap(), "the CTAs meet after the inits");
-    assemble("pair_matmul", &p, "sm_100a");
+    assemble("pair_k_loop", &p, "sm_100a");
+    let four = ptx("pair_k_loop", loop_spec(4, 3, false), 4);
+    assert!(four.contains(".cta_group::2.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"));
+    assemble("pair_k_loop_4ctas", &four, "sm_100a");
 }
 
 /// The pair's PTX broken: the even CTA's wait for the pair's barrier skipped (its MMA reads operands whose
@@ -111,7 +134,7 @@ fn a_pair_gemm_ptx_is_cta_group_2_throughout() {
 fn a_broken_pair_gemm_is_refused() {
     let (vals, _) = inputs(256, 128, 128, 9);
     let run = |edit: &dyn Fn(&str) -> String| {
-        simulate_broken_on_ctas(&source(), "pair_matmul", spec(256, 128, 64), &opts(), 2, &vals, [1, 1, 1], edit)
+        simulate_broken_on_ctas(&source(), "pair_k_loop", loop_spec(2, 2, false), &opts(), 2, &vals, [1, 1, 1], edit)
     };
     assert_eq!(run(&|p| p.to_string()), Ok(()), "the unbroken PTX");
     let err = run(&|p| sim_common::skip_wait(p, "$L_mbar_wait", 0)).unwrap_err();
@@ -139,8 +162,7 @@ fn a_broken_pair_gemm_is_refused() {
 fn tutorial_14_two_cta_tcgen05_kernel_matches_the_interpreter() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_TUTORIALS", "14-multicta.py") else { return };
     let spec = vec![desc([256, 64], "[[1, 0]]"), desc([64, 128], "[[0, 1]]"), desc([256, 128], "[[1, 0]]")];
-    let (mut vals, want) = inputs(256, 128, 64, 3);
-    vals.pop();
+    let (vals, want) = inputs(256, 128, 64, 3);
     let opts = RunOptions { file: &file, ..opts() };
     let outs = run_on_ctas(&src, "two_cta_tcgen05_kernel", spec.clone(), &opts, 2, &vals, [1, 1, 1])
         .unwrap_or_else(|e| panic!("{e}"));
@@ -211,11 +233,6 @@ fn gluon_example_matmul_on_cta_pairs_matches_the_interpreter() {
     }
 }
 
-/// `desc` with any number of CTA bases (`[[1, 0], [2, 0]]`: four CTAs along M).
-fn desc_bases(block: [u32; 2], cga: &str) -> ArgSpec {
-    desc(block, cga)
-}
-
 /// Tutorial 14's `tma_tcgen05_kernel` at its test's configuration: a 512x128x128 tile on 4 CTAs (two pairs), in two
 /// K blocks of 64; each pair's B halves multicast to both pairs (`.cta_group::2.multicast::cluster`: each
 /// destination's bytes complete on its own pair's barrier), the MMAs' completion multicast. The simulator equals the
@@ -226,14 +243,13 @@ fn tutorial_14_tma_tcgen05_kernel_on_two_pairs_matches_the_interpreter() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_TUTORIALS", "14-multicta.py") else { return };
     let layout = "TensorMemoryLayout(block=(128, 128), col_stride=1, cga_layout=((1, 0), (2, 0)), two_ctas=True)";
     let spec = vec![
-        desc_bases([512, 64], "[[1, 0], [2, 0]]"),
-        desc_bases([64, 128], "[[0, 1], [0, 0]]"),
-        desc_bases([512, 128], "[[1, 0], [2, 0]]"),
+        desc([512, 64], "[[1, 0], [2, 0]]"),
+        desc([64, 128], "[[0, 1], [0, 0]]"),
+        desc([512, 128], "[[1, 0], [2, 0]]"),
         c(2),
         ArgSpec::Constexpr(ConstValue::Expr(layout.into())),
     ];
-    let (mut vals, want) = inputs(512, 128, 128, 8);
-    vals.pop();
+    let (vals, want) = inputs(512, 128, 128, 8);
     let opts = RunOptions { file: &file, ..opts() };
     // Without the wait for the MMAs (the loop's second wait), the next K block's copies overwrite what the MMAs may
     // still read, with nothing ordering them after the last block's copies.

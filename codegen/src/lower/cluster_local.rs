@@ -226,21 +226,17 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
     for i in 0..f.values.len() {
         let v = ValueId(i as u32);
         match f.ty(v) {
-            Type::MemDesc { shape, elem, layout } if f.ty(v).is_tmem() => {
-                let LocalPart { layout: local, shape: local_shape, bases: cta } = match local_tmem(layout, shape) {
-                    Ok(Some(x)) => x,
-                    Ok(None) => continue,
-                    Err(e) => return Err((definer(f, v), format!("tensor memory of a CTA pair: {e}"))),
+            Type::MemDesc { shape, elem, layout } => {
+                // Tensor memory of a CTA pair, or shared memory spread over the CTAs: each CTA's part.
+                let (part, what) = if f.ty(v).is_tmem() {
+                    (local_tmem(layout, shape), "tensor memory of a CTA pair")
+                } else {
+                    (local_layout(layout, shape), "shared memory spread over the CTAs")
                 };
-                g.values[i].ty =
-                    Type::MemDesc { shape: Shape::from_slice(&local_shape), elem: *elem, layout: Arc::new(local) };
-                parts.insert(v, cta);
-            }
-            Type::MemDesc { shape, elem, layout } if !f.ty(v).is_tmem() => {
-                let LocalPart { layout: local, shape: local_shape, bases: cta } = match local_layout(layout, shape) {
+                let LocalPart { layout: local, shape: local_shape, bases: cta } = match part {
                     Ok(Some(x)) => x,
                     Ok(None) => continue,
-                    Err(e) => return Err((definer(f, v), format!("shared memory spread over the CTAs: {e}"))),
+                    Err(e) => return Err((definer(f, v), format!("{what}: {e}"))),
                 };
                 g.values[i].ty =
                     Type::MemDesc { shape: Shape::from_slice(&local_shape), elem: *elem, layout: Arc::new(local) };
