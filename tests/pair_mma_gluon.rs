@@ -267,3 +267,83 @@ fn tutorial_14_tma_tcgen05_kernel_on_two_pairs_matches_the_interpreter() {
         assert!((got - w).abs() <= 1e-3 * w.abs() + 2e-3, "C[{j}] = {got}, float64 {w}");
     }
 }
+
+/// The public Gluon example 04's `mma_scaled_warp_specialized_kernel` on a CTA pair (its `CGA_LAYOUT=((1, 0),)`
+/// mxfp8 cases, `bench/gluon_example_cases.py`'s: 256x256x640 in 256x128x128 blocks per pair, an epilogue 64 wide,
+/// 6 buffers, 2 accumulators, 2 clusters), under cluster launch control's scheduler and the static one: each
+/// pair's even CTA copies both CTAs' scales into their tensor memory (`tcgen05.cp.cta_group::2`: A's split with A,
+/// `TensorMemoryScalesLayout(cga_layout=[[1, 0]])`, B's whole in each CTA, `[[0, 0]]`) and issues the pair's
+/// block-scaled MMA. The simulator (`ptx_sim/src/tcgen05_pair_scaled.rs`: each CTA's half of the data path reads
+/// its own scales) writes every element the interpreter does, bit for bit, and the interpreter equals float64.
+#[test]
+fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {
+    use sim_common::scaled::{nvmma, packed_block, quantized};
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "04-2cta-block-scale-matmul.py") else {
+        return;
+    };
+    let (m, n, k) = (256u32, 256u32, 640u32);
+    let (bm, bn, bk, epi_n, vec) = (256u32, 128u32, 128u32, 64u32, 32u32);
+    let (rep_k, sk) = (bk / (vec * 4), k / vec);
+    let f8 = tessel::tile::ScalarType::F8E4M3;
+    let u8t = tessel::tile::ScalarType::U8;
+    // `NVMMASharedLayout.get_default_for(block, dtype, cga_layout=((1, 0),))`: one CTA's part's swizzle.
+    let desc = |elem: tessel::tile::ScalarType, block: [u32; 2]| {
+        let mut layout = tessel::layouts::NvmmaSharedLayout::default_for(&[block[0] / 2, block[1]], elem.bits());
+        layout.cga = tessel::layouts::CgaLayout::Bases(vec![vec![1, 0]]);
+        ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout: Some(layout) }
+    };
+    let scales = |rows: u32, cga: &str| ArgSpec::TensorDesc {
+        elem: u8t,
+        block_shape: vec![1, rows / 128, rep_k, 2, 256],
+        padding_nan: false,
+        layout: Some(nvmma(&format!(
+            "NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5, cga_layout={cga})"
+        ))),
+    };
+    let mut rng = tessel_math::testing::Rng::new(4242);
+    let (av, sa) = quantized(&mut rng, m as usize, k as usize, "mxfp8");
+    let (bv, sb) = quantized(&mut rng, n as usize, k as usize, "mxfp8");
+    // float64: A dequantized times B dequantized, transposed.
+    let deq = |v: &[f64], s: &[f64], i: usize, kk: usize| {
+        v[i * k as usize + kk] * 2f64.powi(s[i * sk as usize + kk / 32] as i32 - 127)
+    };
+    let want: Vec<f64> = (0..(m * n) as usize)
+        .map(|e| (0..k as usize).map(|kk| deq(&av, &sa, e / n as usize, kk) * deq(&bv, &sb, e % n as usize, kk)).sum())
+        .collect();
+    let scale_vals = |s: &[f64], rows: u32| {
+        let shape = vec![1, rows / 128, sk.div_ceil(4), 2, 256];
+        V::Desc(u8t, Some(packed_block(s, rows as usize, sk as usize)), shape)
+    };
+    for scheduler in ["SCHEDULER_CLC", "SCHEDULER_SPS"] {
+        let mut spec = vec![desc(f8, [bm, bk]), desc(f8, [bn, bk]), desc(F16, [bm, epi_n])];
+        spec.extend([scales(bm, "[[0, 1, 0, 0, 0]]"), scales(bn, "[[0, 0, 0, 0, 0]]")]);
+        spec.extend([int(false), int(false), int(false), int(false)]);
+        spec.extend([c(6), c(bm as i64), c(bn as i64), c(bk as i64), c(epi_n as i64), c(2), c(0), c(4)]);
+        let one_zero = ConstValue::Tuple(vec![ConstValue::Int(1), ConstValue::Int(0)]);
+        spec.extend([
+            ArgSpec::Constexpr(ConstValue::Tuple(vec![one_zero])),
+            ArgSpec::Constexpr(ConstValue::Expr(scheduler.into())),
+        ]);
+        let vals = [
+            V::Desc(f8, Some(av.clone()), vec![m, k]),
+            V::Desc(f8, Some(bv.clone()), vec![n, k]),
+            V::Desc(F16, None, vec![m, n]),
+            scale_vals(&sa, m),
+            scale_vals(&sb, n),
+            V::Int(m as i64),
+            V::Int(n as i64),
+            V::Int(k as i64),
+            V::Int(1),
+        ];
+        let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+        let what = format!("example 04 on a CTA pair ({scheduler})");
+        let outs = run_on_ctas(&src, "mma_scaled_warp_specialized_kernel", spec, &opts, 2, &vals, [2, 1, 1])
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        assert!(interp.iter().all(|x| x.is_finite()), "{what}: the interpreter left elements unwritten");
+        let differ = (0..sim.len()).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).count();
+        assert_eq!(differ, 0, "{what}: {differ} elements differ between the simulator and the interpreter");
+        let worst = interp.iter().zip(&want).map(|(x, w)| (x - w).abs() / (1.0 + w.abs())).fold(0.0, f64::max);
+        assert!(worst < 2e-3, "{what}: the interpreter is {worst} from float64 (fp16 output)");
+    }
+}

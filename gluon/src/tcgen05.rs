@@ -169,15 +169,30 @@ fn mma<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     if let Err(m) = tessel_tile::verify_tmem::check_mma(&tys) {
         return Err(e.err(b.span, format!("`{fname}`: {m}")));
     }
-    let Some(mask) = multicast(e, &b, &fname, &operands[..3])? else {
-        e.emit(Op::Tcgen05Mma, &operands, vec![], b.span)?;
+    let mask = multicast(e, &b, &fname, &operands[..3])?;
+    emit_mma(e, Op::Tcgen05Mma, operands, 3, mask, b.span)
+}
+
+/// Emits MMA `op` over `operands` (`core` operands, then `use_acc`, `pred` and the `(barrier, predicate)` pairs).
+/// With a multicast completion (`mask`): the MMA without its barriers, then a commit of it to each barrier in
+/// every CTA of the set.
+fn emit_mma<'a>(
+    e: &mut Elab<'a>,
+    op: Op,
+    operands: Vec<Tv>,
+    core: usize,
+    mask: Option<u16>,
+    span: Span,
+) -> R<Value<'a>> {
+    let Some(mask) = mask else {
+        e.emit(op, &operands, vec![], span)?;
         return Ok(Value::None);
     };
-    // A multicast completion: the MMA, then a commit of it to each barrier in every CTA of the set.
-    e.emit(Op::Tcgen05Mma, &operands[..5], vec![], b.span)?;
-    for pair in operands[5..].chunks(2) {
-        let p = e.arith(tessel_tile::ops::BinOp::And, operands[4].clone(), pair[1].clone(), b.span)?;
-        e.emit(Op::Tcgen05Commit { multicast: mask }, &[pair[0].clone(), p], vec![], b.span)?;
+    let (pred, tail) = (core + 1, core + 2);
+    e.emit(op, &operands[..tail], vec![], span)?;
+    for pair in operands[tail..].chunks(2) {
+        let p = e.arith(tessel_tile::ops::BinOp::And, operands[pred].clone(), pair[1].clone(), span)?;
+        e.emit(Op::Tcgen05Commit { multicast: mask }, &[pair[0].clone(), p], vec![], span)?;
     }
     Ok(Value::None)
 }
@@ -240,22 +255,14 @@ fn mma_scaled<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let sb = scales(e, "b_scale", "`b_scale`")?;
     let a_format = format_arg(e, b.req("a_type"), &fname, "a_type")?;
     let b_format = format_arg(e, b.req("b_type"), &fname, "b_type")?;
-    if let Some(m) = b.opt("multicast")
-        && e.const_bool(m, &fname, "multicast")?
-        && e.func.config.num_ctas > 1
-    {
-        return Err(
-            e.err(m.span, format!("`multicast` of `{fname}` (commits across a CTA cluster) is not supported yet"))
-        );
-    }
     let mut operands = vec![a, bm, acc, sa, sb];
     operands.extend(mma_tail(e, &b, &fname)?);
     let tys: Vec<&Type> = operands.iter().map(|t| &t.ty).collect();
     if let Err(m) = tessel_tile::mma_scaled::plan(&tys, a_format, b_format) {
         return Err(e.err(b.span, format!("`{fname}`: {m}")));
     }
-    e.emit(Op::Tcgen05MmaScaled { a_format, b_format }, &operands, vec![], b.span)?;
-    Ok(Value::None)
+    let mask = multicast(e, &b, &fname, &operands[..3])?;
+    emit_mma(e, Op::Tcgen05MmaScaled { a_format, b_format }, operands, 5, mask, b.span)
 }
 
 /// `tcgen05_copy(src, dst)`: shared memory into tensor memory, asynchronously (`tcgen05.cp`).

@@ -357,13 +357,17 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         }
         return Ok(());
     }
-    if op.starts_with("tcgen05.mma") && pair && !op.contains(".block_scale") {
+    if op.starts_with("tcgen05.mma") && pair {
         if ts.len() > 1 {
             return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
         }
         if let Some(&t) = ts.first() {
             c.tmem.flight.issue();
-            super::tcgen05_pair::issue(c, t, op, a)?;
+            if op.contains(".block_scale") {
+                super::tcgen05_pair_scaled::issue(c, t, op, a)?;
+            } else {
+                super::tcgen05_pair::issue(c, t, op, a)?;
+            }
         }
         return Ok(());
     }

@@ -146,7 +146,7 @@ pub(super) enum Reader {
 }
 
 /// One operand element of `e` bytes at shared address `at` of CTA `c`, read by the tensor cores for `reader`.
-fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u64, String> {
+pub(super) fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u64, String> {
     for i in 0..e {
         c.async_read(at + i, "tcgen05.mma")?;
         c.tmem.flight.reads(at + i);

@@ -25,9 +25,17 @@ use super::{Cta, Opnd};
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).
 const ROWS: u32 = 128;
 
-/// A pair MMA or commit the even CTA issued, done when it stops.
+/// A pair MMA, copy or commit the even CTA issued, done when it stops.
 pub(super) enum PairOp {
     Mma(Box<PairMma>),
+    Scaled(Box<super::tcgen05_pair_scaled::PairScaled>),
+    /// The odd CTA's half of a `tcgen05.cp.cta_group::2`: its shared memory through `desc` into its tensor memory
+    /// at `taddr` (the even CTA's half was done at the issue).
+    Copy {
+        shape: super::tcgen05_scaled::CopyShape,
+        taddr: u32,
+        desc: u64,
+    },
     /// A commit arriving on the mbarrier at offset `bar` in each CTA of `mask` (cluster ranks); `cover`: the even
     /// CTA's latest tcgen05 op at the commit; `clock`: what the issuing thread released (its MMAs' reads of the
     /// even CTA's operands are its accesses), for the even CTA's barrier.
@@ -106,24 +114,59 @@ pub(super) fn commit(c: &mut Cta, ts: &[usize], op: &str, a: &[Opnd]) -> Result<
     Ok(())
 }
 
+/// Queues the odd CTA's half of a pair copy the even CTA `c` issues (see [`PairOp::Copy`]).
+pub(super) fn queue_copy(
+    c: &mut Cta,
+    shape: super::tcgen05_scaled::CopyShape,
+    taddr: u32,
+    desc: u64,
+) -> Result<(), String> {
+    if c.cluster.rank % 2 != 0 {
+        return Err(format!(
+            "a cta_group::2 tcgen05.cp issued by CTA {} (the odd CTA of its pair) is not simulated: the even CTA \
+             issues it",
+            c.cluster.rank
+        ));
+    }
+    c.cluster.pair_ops.push(PairOp::Copy { shape, taddr, desc });
+    Ok(())
+}
+
+/// The odd CTA of CTA `from`'s pair, when it is still running.
+pub(super) fn odd_of(ctas: &[Cta], from: usize, exited: &[bool], what: &str) -> Result<usize, String> {
+    let odd = from + 1;
+    if odd >= ctas.len() || exited[odd] {
+        return Err(format!("CTA {from}'s pair {what}: its odd CTA {odd} has exited or does not exist"));
+    }
+    Ok(odd)
+}
+
+/// Orders the pair's tcgen05 ops after the copies of both CTAs so far (they completed on the barrier the issuer
+/// waited for), for the waits that observe their commits.
+pub(super) fn after_copies(ctas: &mut [Cta], from: usize, odd: usize) {
+    for i in [odd, from] {
+        let copies = ctas[i].cluster.pair_copies.clone();
+        super::race::join(&mut ctas[i].cluster.pair_mmas_after, &copies);
+    }
+}
+
 /// Does the pair ops CTA `from` queued (see the module); `exited` says which CTAs have exited.
 pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<(), String> {
     for p in std::mem::take(&mut ctas[from].cluster.pair_ops) {
         match p {
+            PairOp::Copy { shape, taddr, desc } => {
+                let odd = odd_of(ctas, from, exited, "copy")?;
+                let c = &mut ctas[odd];
+                c.tmem.flight.issue();
+                super::tcgen05_scaled::copy_into(c, Reader::Peer, shape, taddr, desc)
+                    .map_err(|e| format!("CTA {from}'s pair copy into CTA {odd}: {e}"))?;
+            }
+            PairOp::Scaled(m) => super::tcgen05_pair_scaled::deliver(ctas, from, exited, *m)?,
             PairOp::Mma(m) => {
-                let odd = from + 1;
-                if odd >= ctas.len() || exited[odd] {
-                    return Err(format!("CTA {from}'s pair MMA: its odd CTA {odd} has exited or does not exist"));
-                }
+                let odd = odd_of(ctas, from, exited, "MMA")?;
                 let s = &m.dense;
                 let (n, half) = (s.n as usize, s.n / 2);
-                let c = &mut ctas[odd];
-                // The odd CTA's copies so far completed on the barrier the issuer waited for.
-                let copies = c.cluster.pair_copies.clone();
-                super::race::join(&mut c.cluster.pair_mmas_after, &copies);
-                let even = &mut ctas[from].cluster;
-                let copies = even.pair_copies.clone();
-                super::race::join(&mut even.pair_mmas_after, &copies);
+                after_copies(ctas, from, odd);
                 let c = &mut ctas[odd];
                 c.tmem.flight.issue();
                 let op_odd = c.tmem.flight.latest();

@@ -16,6 +16,7 @@
 //! [`OpTextError`], [`passes::NotFused`] (why a loop nest runs as written).
 
 pub mod cluster;
+pub mod cluster_part;
 pub mod eval;
 pub mod filetest;
 pub mod ir;

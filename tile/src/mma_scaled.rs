@@ -28,6 +28,7 @@ use crate::ops::MxFormat;
 use crate::smem_desc::{self, MatrixDesc, Offsets};
 use crate::tmem_types;
 use crate::types::{ScalarType, Type};
+use crate::{cluster, cluster_part};
 
 /// The `.kind` of a block-scaled `tcgen05.mma`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +107,10 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
     }
     tmem_types::check_mma_preds(ins[5], ins[6])?;
     tmem_types::check_barriers(&ins[7..])?;
-    let (a, b, acc, sa, sb) = (ins[0], ins[1], ins[2], ins[3], ins[4]);
+    // A CTA pair's MMA is planned on one CTA's part of each operand (the types codegen compiles against).
+    let local: Vec<Type> = ins[..5].iter().map(|t| cluster_part::local_type(t)).collect::<Result<_, _>>()?;
+    let (a, b, acc, sa, sb) = (&local[0], &local[1], &local[2], &local[3], &local[4]);
+    let pair = cluster::two_ctas(acc);
     let (c_shape, c_layout) = tmem_types::check_accumulator(acc)?;
     let operand = |t: &Type, what: &str, f: MxFormat| -> Result<(Vec<u32>, LinearLayout), String> {
         let Some((shape, elem, l)) = t.memdesc().filter(|_| !t.is_tmem()) else {
@@ -124,7 +128,9 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
     let (a_shape, a_l) = operand(a, "A", a_format)?;
     let (b_shape, b_l) = operand(b, "B", b_format)?;
     let per_byte = |f: MxFormat| 8 / f.bits();
-    let (m, k, n) = (a_shape[0], a_shape[1] * per_byte(a_format), b_shape[1]);
+    // A pair's MMA: each CTA holds its rows of A and of the accumulator, and half of B's columns.
+    let halves = if pair { 2 } else { 1 };
+    let (m, k, n) = (a_shape[0], a_shape[1] * per_byte(a_format), b_shape[1] * halves);
     if b_shape[0] * per_byte(b_format) != k || c_shape != [m, n] {
         return Err(format!(
             "shapes do not form a matrix product: {a} ({}) x {b} ({}) -> {acc}",
@@ -141,6 +147,17 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
         }
         Ok((shape[1], elem, t.memdesc().expect("a memdesc").2.linear.clone()))
     };
+    if pair
+        && (cluster_part::cta_bases(ins[3])? != cluster_part::cta_bases(ins[0])?
+            || cluster_part::is_spread(ins[4]) && !cluster_part::cta_bases(ins[4])?.is_empty())
+    {
+        return Err(format!(
+            "a CTA pair's MMA reads A's scales split with A (TensorMemoryScalesLayout(cga_layout=[[1, 0]])) and B's \
+             whole in each CTA (cga_layout=[[0, 0]]): each CTA's half of the data path multiplies its rows by every \
+             column of B; got {} and {}",
+            ins[3], ins[4]
+        ));
+    }
     let (sa_n, sa_elem, sa_l) = scales(sa, m, "the scales of A")?;
     let (sb_n, sb_elem, sb_l) = scales(sb, n, "the scales of B")?;
     if sa_n != sb_n || sa_elem != sb_elem {
@@ -197,6 +214,12 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
              N = {n}"
         ));
     }
+    if pair && n != inn {
+        return Err(format!(
+            "a CTA pair's block-scaled MMA is one instruction along N (the accumulator's block N, {inn}, must be \
+             N = {n}): each CTA holds half of each instruction's B columns"
+        ));
+    }
     let steps = k / k_step;
     let (m_tiles, n_tiles) = (m / im, n / inn);
     // The operands' descriptors.
@@ -224,7 +247,7 @@ pub fn plan(ins: &[&Type], a_format: MxFormat, b_format: MxFormat) -> Result<Pla
         Ok::<_, String>((desc, starts))
     };
     let (a_desc, a_starts) = operand_plan(&a_l, smem_desc::Operand::A, a_pad, im, m_tiles, "A")?;
-    let (b_desc, b_starts) = operand_plan(&b_l, smem_desc::Operand::B, b_pad, inn, n_tiles, "B")?;
+    let (b_desc, b_starts) = operand_plan(&b_l, smem_desc::Operand::B, b_pad, inn / halves, n_tiles, "B")?;
     let acc_columns = accumulator_columns(&acc.memdesc().expect("a memdesc").2.linear, [im, inn], [m_tiles, n_tiles])?;
     let cps = k_step / vec;
     let ids: &[u32] = match cps {
@@ -414,6 +437,31 @@ mod tests {
         assert_eq!((p.kind, p.steps), (Kind::Mxf8f6f4, 4));
         // 32 padded bytes per step: 16 data bytes of K.
         assert_eq!(p.b_desc.swizzle, 128);
+    }
+
+    #[test]
+    fn a_cta_pair_is_planned_on_one_ctas_part() {
+        // Example 04 on a pair: A [256, 128] and B [128, 128] split by the pair, the accumulator of the pair, A's
+        // scales split with A and B's whole in each CTA.
+        let sa = "memdesc<256x4xu8, TensorMemoryScalesLayout(cga_layout=[[1, 0]])>";
+        let sb = "memdesc<128x4xu8, TensorMemoryScalesLayout(cga_layout=[[0, 0]])>";
+        let v = |sa: &str, sb: &str| {
+            ops(
+                "memdesc<256x128xf8e4m3, NVMMASharedLayout(128, 8, cga_layout=[[1,0]])>",
+                "memdesc<128x128xf8e4m3, NVMMASharedLayout(128, 8, transposed=True, cga_layout=[[0,1]])>",
+                "memdesc<256x128xf32, TensorMemoryLayout((128,128), 1, cta_split_num=(2,1), two_ctas=True)>",
+                sa,
+                sb,
+            )
+        };
+        let p = run(&v(sa, sb), MxFormat::E4m3, MxFormat::E4m3).unwrap();
+        // Each CTA's instruction tile: its 128 rows by all 128 columns, B's descriptor over its 64 rows of N.
+        assert_eq!((p.m, p.n, p.instr, p.a_starts.len(), p.b_starts.len()), (128, 128, [128, 128], 1, 1));
+        assert_eq!(p.b_scales[0], [(0, 0), (0, 1), (0, 2), (0, 3)]);
+        // B's scales split like A's: refused, saying how a pair reads them.
+        let split_b = "memdesc<128x4xu8, TensorMemoryScalesLayout(cga_layout=[[1, 0]])>";
+        let e = run(&v(sa, split_b), MxFormat::E4m3, MxFormat::E4m3).unwrap_err();
+        assert!(e.contains("whole in each CTA"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use tessel_layouts::{AnyLayout, SharedLayout, SharedLinearLayout};
 
+use crate::cluster_part;
 use crate::smem_desc::{self, MatrixDesc, Offsets};
 use crate::types::{Layout, Type};
 
@@ -73,6 +74,20 @@ pub struct Plan {
 
 /// The plan of copying `src` (a shared-memory memdesc) into `dst` (a tensor-memory memdesc), or why none exists.
 pub fn plan(src: &Type, dst: &Type) -> Result<Plan, String> {
+    // In a cluster each CTA copies its part of the source into its part of the destination (a pair's
+    // `tcgen05.cp.cta_group::2` copies in both CTAs), so both must be spread over the CTAs alike.
+    let (sc, dc) = (cluster_part::cta_bases(src)?, cluster_part::cta_bases(dst)?);
+    if sc != dc {
+        return Err(format!(
+            "the source and the destination are spread over the CTAs differently (CTA bases {sc:?} and {dc:?}): \
+             each CTA copies its own part"
+        ));
+    }
+    plan_local(&cluster_part::local_type(src)?, &cluster_part::local_type(dst)?)
+}
+
+/// [`plan`] for one CTA's part of each.
+fn plan_local(src: &Type, dst: &Type) -> Result<Plan, String> {
     let (Some((s_shape, s_elem, s_layout)), Some((d_shape, d_elem, d_layout))) = (src.memdesc(), dst.memdesc()) else {
         return Err(format!("copies a shared-memory memdesc into a tensor-memory one, got {src} and {dst}"));
     };

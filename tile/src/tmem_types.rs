@@ -100,7 +100,7 @@ pub fn columns(t: &Type) -> u32 {
 /// A buffer of block scales: `[rows, scales]` of 8-bit elements (e8m0 as `u8`, or e4m3), at least 32 rows (one
 /// lane per row of a warp quarter); or `[buffers, rows, scales]`, buffers of them one after another.
 pub fn check_scales_type(t: &Type) -> Result<(), String> {
-    let (shape, elem, l) = scales_parts(t)?;
+    let (shape, elem, _) = scales_parts(t)?;
     if shape.len() != 2 && shape.len() != 3 {
         return Err(format!(
             "a tensor-memory buffer of scales is 2-D ([rows, scales], or 3-D: buffers of them), got shape {shape:?}"
@@ -112,9 +112,6 @@ pub fn check_scales_type(t: &Type) -> Result<(), String> {
     }
     if shape[0] < 32 {
         return Err(format!("a buffer of scales holds at least 32 rows (a lane each), got {}", shape[0]));
-    }
-    if l.cta_split != [1, 1] {
-        return Err("scales split across CTAs (cga_layout) are not supported yet".into());
     }
     Ok(())
 }

@@ -66,20 +66,14 @@ fn cluster_aware(op: &Op) -> bool {
 }
 
 /// What of the CTA pairs and multicast commits (`tessel_tile::cluster`) an op uses that codegen does not lower:
-/// tensor memory split over the CTAs outside `cta_group::2` (a `cga_layout` without `two_ctas`), and in
-/// `cta_group::2` mode the block-scaled MMA, `tcgen05_copy` and scales. (Two-CTA barriers, pair MMAs, multicast
-/// commits and each CTA's part of a pair's tensor memory are lowered: `tcgen05`, `asynchronous`.)
-fn not_lowered_yet<'t>(op: &Op, mut tys: impl Iterator<Item = &'t Type>, pairs: bool) -> Option<&'static str> {
-    if pairs && matches!(op, Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy) {
-        return Some("a block-scaled MMA or `tcgen05_copy` of CTA pairs (`cta_group::2`)");
-    }
+/// tensor memory split over the CTAs outside `cta_group::2` (a `cga_layout` without `two_ctas`). (Two-CTA
+/// barriers, pair MMAs dense and block-scaled, pair copies, multicast commits and each CTA's part of a pair's
+/// tensor memory and scales are lowered: `tcgen05`, `asynchronous`.)
+fn not_lowered_yet<'t>(mut tys: impl Iterator<Item = &'t Type>) -> Option<&'static str> {
     tys.find_map(|ty| match ty {
         Type::MemDesc { layout, .. } => match &layout.spec {
             Some(tessel_layouts::AnyLayout::TensorMemory(t)) if !t.two_ctas && t.cta_split != [1, 1] => {
                 Some("tensor memory split over the CTAs without `two_ctas` (`TensorMemoryLayout` with a cga_layout)")
-            }
-            Some(tessel_layouts::AnyLayout::TensorMemoryScales(_)) if pairs => {
-                Some("tensor-memory scales in a kernel of CTA pairs (`cta_group::2`)")
             }
             _ => None,
         },
@@ -108,7 +102,7 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
         return Err((None, format!("num_ctas = {n}: thread-block clusters need sm_90a or newer")));
     }
     let uses = f.use_counts();
-    let pairs = tessel_tile::cluster::cta_group(f).map_err(|(o, m)| (Some(o), m))? == 2;
+    tessel_tile::cluster::cta_group(f).map_err(|(o, m)| (Some(o), m))?;
     for o in f.all_ops() {
         let d = f.op(o);
         let tys = d.operands.iter().chain(&d.results).map(|&v| f.ty(v));
@@ -123,7 +117,7 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
             }
         }
         let name = d.op.name();
-        if let Some(why) = not_lowered_yet(&d.op, tys.clone(), pairs) {
+        if let Some(why) = not_lowered_yet(tys.clone()) {
             return Err((
                 Some(o),
                 format!("`{name}`: {why} (the interpreter runs it) is not supported by codegen yet"),

@@ -4,12 +4,10 @@
 //!
 //! The IR keeps the cluster's logical view: a `[256, 64]` buffer with `cga_layout=[[1, 0]]` is one buffer whose
 //! rows 0..128 live in CTA 0 and rows 128..256 in CTA 1. Each CTA allocates and addresses only its own part, so
-//! before code generation [`localize`] rewrites every such type to one CTA's: the shape divided along the split
-//! dims and the layout without its `block` bases. A shared linear layout is `S(offset, block) = S(offset, 0) ^
-//! S(0, block)`, so every CTA's part is CTA 0's pattern translated by the part's origin: the per-CTA layout
-//! addresses every CTA's part, and what differs by CTA is only where its part sits in the logical tensor
-//! ([`Parts`], added to TMA coordinates at the copy). A descriptor's block becomes one CTA's part too, so its
-//! tensor map's box is the part each CTA copies.
+//! before code generation [`localize`] rewrites every such type to one CTA's (`tessel_tile::cluster_part`: the
+//! shape divided along the split dims and the layout without its `block` bases); what differs by CTA is only
+//! where its part sits in the logical tensor ([`Parts`], added to TMA coordinates at the copy). A descriptor's
+//! block becomes one CTA's part too, so its tensor map's box is the part each CTA copies.
 //!
 //! The ops that meet such a buffer and how each CTA does its share:
 //! - `local_alloc`, `memdesc_index`: the per-CTA sizes;
@@ -21,16 +19,18 @@
 //! - `warpgroup_dot`: each CTA multiplies its rows of A by its columns of B into its part of the accumulator,
 //!   so the accumulator's CTA bases must be A's along M and B's along N, and neither operand may split K;
 //! - `memdesc_slice` along a dim the CTAs do not split, `memdesc_permute`, `memdesc_reinterpret`: each CTA takes
-//!   the same view of its own part;
-//! - a CTA pair's tensor memory (`TensorMemoryLayout(two_ctas=True)`, split along M): each CTA allocates, loads
-//!   and stores its part, and the pair's even CTA issues the MMA over both (`tcgen05`).
+//!   the same view of its own part; `memdesc_reshape` where each CTA's part is one run of elements on both sides;
+//! - a CTA pair's tensor memory (`TensorMemoryLayout(two_ctas=True)`, split along M) and block scales (split
+//!   with A, or whole in each CTA): each CTA allocates, loads and stores its part, and the pair's even CTA issues
+//!   the MMAs and `tcgen05.cp` copies over both (`tcgen05`).
 //!
 //! Every other op on such a buffer is refused by [`check_op`], with the op.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tessel_layouts::{AnyLayout, CgaLayout, LinearLayout, SharedLayout};
+use tessel_layouts::{AnyLayout, SharedLayout};
+use tessel_tile::cluster_part::{LocalPart, local_shared, local_tmem};
 use tessel_tile::ir::{Func, OpId, ValueDef, ValueId};
 use tessel_tile::ops::Op;
 use tessel_tile::types::{Layout, Shape, Type};
@@ -41,155 +41,8 @@ use super::coords::{bases, over_ctas};
 /// the same part) of every value [`localize`] rewrote: where each CTA's part sits.
 pub(crate) type Parts = HashMap<ValueId, Vec<Vec<u32>>>;
 
-/// One CTA's part of a buffer spread over the cluster: its layout and shape, and the CTA bases it came from.
-struct LocalPart {
-    layout: Layout,
-    shape: Vec<u32>,
-    bases: Vec<Vec<u32>>,
-}
-
 /// Why a kernel's spread shared memory cannot be localized: the op to point at (when there is one) and what.
 pub(crate) type Refusal = (Option<OpId>, String);
-
-/// Whether any CTA basis is nonzero.
-fn splits(block: &[Vec<u32>]) -> bool {
-    block.iter().any(|b| b.iter().any(|&x| x != 0))
-}
-
-/// One CTA's part of a tensor of `shape` whose CTA bases are `block`: its shape, when every nonzero basis is a
-/// single coordinate at one of the top bits of its dim (the part of each CTA is an aligned box of the tensor).
-fn part_shape(shape: &[u32], block: &[Vec<u32>]) -> Result<Vec<u32>, String> {
-    let mut local = shape.to_vec();
-    for (d, size) in local.iter_mut().enumerate() {
-        let mut along: Vec<u32> = block.iter().map(|b| b[d]).filter(|&x| x != 0).collect();
-        along.sort_unstable();
-        let n = 1u32 << along.len();
-        if *size % n != 0 {
-            return Err(format!("dim {d} of size {size} cannot be split over {n} CTAs"));
-        }
-        let part = *size / n;
-        if along.iter().enumerate().any(|(i, &x)| x != part << i) {
-            return Err(format!(
-                "the CTA bases {along:?} along dim {d} do not split it into aligned parts of {part} (a cga_layout \
-                 that interleaves the CTAs' elements)"
-            ));
-        }
-        *size = part;
-    }
-    if block.iter().any(|b| b.iter().filter(|&&x| x != 0).count() > 1) {
-        return Err("a CTA basis moves along two dims at once".into());
-    }
-    Ok(local)
-}
-
-/// The spec without its CTA bases.
-fn spec_alone(spec: &AnyLayout) -> Result<AnyLayout, String> {
-    let mut s = spec.clone();
-    match &mut s {
-        AnyLayout::Shared(SharedLayout::Nvmma(l)) => l.cga = CgaLayout::Single,
-        AnyLayout::Shared(SharedLayout::Swizzled(l)) => l.cga = CgaLayout::Single,
-        AnyLayout::Shared(SharedLayout::Linear(l)) => l.block_bases.clear(),
-        other => return Err(format!("{other:?} is not a shared layout")),
-    }
-    Ok(s)
-}
-
-/// The rank of the buffers a shared layout is written for.
-fn spec_rank(s: &SharedLayout) -> usize {
-    match s {
-        SharedLayout::Nvmma(l) => l.rank as usize,
-        SharedLayout::Swizzled(l) => l.order.len(),
-        SharedLayout::Linear(l) => l.offset_bases.first().map_or(0, |b| b.len()),
-    }
-}
-
-/// One CTA's layout of a shared buffer of `shape` whose layout splits it over the CTAs: the offset bases as
-/// they are, over the part's shape. `None` when no CTA basis is nonzero.
-fn local_layout(layout: &Layout, shape: &[u32]) -> Result<Option<LocalPart>, String> {
-    let lin = &layout.linear;
-    let block = bases(lin, "block");
-    if !splits(&block) {
-        return Ok(None);
-    }
-    let local_shape = part_shape(shape, &block)?;
-    // Out-dims keep the layout's power-of-two sizes (a ring of 3 buffers spans 4), each divided by its split.
-    let outs: Vec<(String, u32)> = lin
-        .out_dim_names()
-        .iter()
-        .enumerate()
-        .map(|(d, n)| {
-            let split = block.iter().filter(|b| b[d] != 0).count();
-            (n.to_string(), lin.out_dim_size(n.as_str()) >> split)
-        })
-        .collect();
-    // The `block` in-dim stays, of size 1 (as a layout without a cga_layout has it).
-    let ins = lin
-        .in_dims()
-        .map(|d| {
-            let b =
-                if d.as_str() == "block" { vec![] } else { lin.bases(d.as_str()).iter().map(|b| b.to_vec()).collect() };
-            (d.to_string(), b)
-        })
-        .collect::<Vec<(String, Vec<Vec<u32>>)>>();
-    let local = LinearLayout::new(ins, outs)
-        .map_err(|e| format!("its offsets reach past one CTA's part of {local_shape:?}: {e}"))?;
-    let spec = match &layout.spec {
-        Some(s) => {
-            let alone = spec_alone(s)?;
-            // (A ring's spec is the layout of one buffer, its leading dims added to the linear layout only.)
-            if let AnyLayout::Shared(sh) = &alone
-                && spec_rank(sh) == local_shape.len()
-                && sh.to_linear(&local_shape).map_err(|e| e.to_string())? != local
-            {
-                return Err("one CTA's part is not the layout without its cga_layout".into());
-            }
-            Some(alone)
-        }
-        None => None,
-    };
-    Ok(Some(LocalPart { layout: Layout { spec, linear: local }, shape: local_shape, bases: block }))
-}
-
-/// One CTA's part of a CTA pair's tensor memory (`TensorMemoryLayout(two_ctas=True)` with its `cta_split`):
-/// the per-CTA shape, the layout without the split, and the CTA bases (the split's rank bits along M, then N,
-/// as the layout's last column bits take them). `None` for tensor memory that is not split.
-fn local_tmem(layout: &Layout, shape: &[u32]) -> Result<Option<LocalPart>, String> {
-    let Some(AnyLayout::TensorMemory(t)) = &layout.spec else { return Ok(None) };
-    if !t.two_ctas || t.cta_split == [1, 1] {
-        return Ok(None);
-    }
-    let lead = shape.len() - 2;
-    let [sm, sn] = t.cta_split;
-    let mut local_shape = shape.to_vec();
-    local_shape[lead] /= sm;
-    local_shape[lead + 1] /= sn;
-    let mut bases = Vec::new();
-    for (d, split) in [(lead, sm), (lead + 1, sn)] {
-        for i in 0..split.trailing_zeros() {
-            let mut b = vec![0; shape.len()];
-            b[d] = local_shape[d] << i;
-            bases.push(b);
-        }
-    }
-    let spec = tessel_layouts::TensorMemoryLayout { cta_split: [1, 1], ..t.clone() };
-    let local = spec.to_linear(&local_shape).map_err(|e| e.to_string())?;
-    // The logical layout is the local one with the split's column bits added: dropping them gives it back.
-    let lin = &layout.linear;
-    let cols: Vec<Vec<u32>> = lin.bases("col").iter().map(|b| b.to_vec()).filter(|b| !bases.contains(b)).collect();
-    let rows: Vec<Vec<u32>> = lin.bases("row").iter().map(|b| b.to_vec()).collect();
-    let outs: Vec<(String, u32)> =
-        lin.out_dim_names().iter().enumerate().map(|(d, n)| (n.to_string(), local_shape[d])).collect();
-    let back = LinearLayout::new(vec![("row".to_string(), rows), ("col".to_string(), cols)], outs)
-        .map_err(|e| e.to_string())?;
-    if back != local {
-        return Err(format!(
-            "one CTA's part of {} is not the layout without its CTA split",
-            AnyLayout::TensorMemory(t.clone())
-        ));
-    }
-    let spec = Some(AnyLayout::TensorMemory(spec));
-    Ok(Some(LocalPart { layout: Layout { spec, linear: local }, shape: local_shape, bases }))
-}
 
 /// [`Parts`] and the per-CTA types of a kernel: `f` with every shared buffer and descriptor spread over the
 /// CTAs, and a CTA pair's tensor memory, rewritten to one CTA's part. `None` when nothing is spread (the kernel
@@ -208,7 +61,7 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
             let spec = AnyLayout::Shared(SharedLayout::Nvmma(nv.clone()));
             let Ok(linear) = SharedLayout::Nvmma(nv.clone()).to_linear(block) else { continue };
             let layout = Layout { spec: Some(spec), linear };
-            match local_layout(&layout, block) {
+            match local_shared(&layout, block) {
                 Ok(Some(LocalPart { layout: local, shape, bases: cta })) => {
                     let AnyLayout::Shared(SharedLayout::Nvmma(nv)) = local.spec.expect("a shared spec") else {
                         unreachable!()
@@ -231,7 +84,7 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
                 let (part, what) = if f.ty(v).is_tmem() {
                     (local_tmem(layout, shape), "tensor memory of a CTA pair")
                 } else {
-                    (local_layout(layout, shape), "shared memory spread over the CTAs")
+                    (local_shared(layout, shape), "shared memory spread over the CTAs")
                 };
                 let LocalPart { layout: local, shape: local_shape, bases: cta } = match part {
                     Ok(Some(x)) => x,
@@ -280,6 +133,36 @@ fn cta_bases(f: &Func, parts: &Parts, v: ValueId) -> Vec<Vec<u32>> {
     };
     out.resize(n.trailing_zeros() as usize, vec![0; rank]);
     out
+}
+
+/// Whether a reshape of a buffer spread over the CTAs is each CTA's reshape of its own part: every CTA's part
+/// of the source and of the result is one run of the tensor's elements in row-major order (the dims before a
+/// split one are 1 in the part), and the CTA bases name the same run on both sides (a zero basis, CTAs holding
+/// the same part, on both).
+fn reshape_parts(src: &[u32], src_cta: &[Vec<u32>], res: &[u32], res_cta: &[Vec<u32>]) -> Result<(), String> {
+    let run = |shape: &[u32], cta: &[Vec<u32>]| -> Result<Vec<u64>, String> {
+        let local = tessel_tile::cluster_part::part_shape(shape, cta)?;
+        for b in cta {
+            if let Some(d) = b.iter().position(|&x| x != 0)
+                && local[..d].iter().any(|&x| x != 1)
+            {
+                return Err(format!(
+                    "each CTA's part of {shape:?} (CTA bases {cta:?}) is not one run of the elements in row-major                      order"
+                ));
+            }
+        }
+        Ok(cta
+            .iter()
+            .map(|b| b.iter().zip(shape).fold(0u64, |flat, (&x, &size)| flat * size as u64 + x as u64))
+            .collect())
+    };
+    let (a, b) = (run(src, src_cta)?, run(res, res_cta)?);
+    if a != b {
+        return Err(format!(
+            "the view's CTA parts {res_cta:?} are not its buffer's {src_cta:?} reshaped: each CTA must hold the              reshape of its own part"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether op `o` can do its share on the buffers [`localize`] rewrote: `Err` with why not.
@@ -334,6 +217,12 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
             Ok(())
         }
         Op::MemDescReinterpret => same(d.results[0], d.operands[0], "the view's CTA bases differ from its buffer's"),
+        Op::MemDescReshape => {
+            let (src, res) = (d.operands[0], d.results[0]);
+            reshape_parts(f.ty(src).shape(), &cta_bases(f, parts, src), f.ty(res).shape(), &cta_bases(f, parts, res))
+                .map_err(|m| format!("`{name}`: {m}"))
+        }
+        Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy => Ok(()),
         Op::TmemAlloc => match d.operands.first() {
             Some(&x) => same(x, d.results[0], "the value's CTA bases differ from the tensor memory's"),
             None => Ok(()),

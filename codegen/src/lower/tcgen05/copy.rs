@@ -1,6 +1,7 @@
-//! `tcgen05_copy`: one thread issues the `tcgen05.cp.cta_group::1` instructions of the plan
+//! `tcgen05_copy`: one thread issues the `tcgen05.cp` instructions of the plan
 //! `tessel_tile::tcgen05_copy` derives from the source's shared layout and the destination's tensor-memory
-//! layout (shape, one matrix descriptor, each instruction's column and start byte). The barrier analysis fences
+//! layout (shape, one matrix descriptor, each instruction's column and start byte); in a kernel of CTA pairs the
+//! even CTA issues `cta_group::2` copies, each CTA's part of the source into its part of the destination. The barrier analysis fences
 //! the threads' writes of the source for the async proxy (`fence.proxy.async` + `bar.sync`) first; the copy
 //! completes with the tcgen05 ops before a `tcgen05_commit`, in order with the MMAs issued after it.
 
@@ -13,9 +14,11 @@ use super::thread_sync;
 use crate::CompileError;
 use crate::ptx::{RegClass, instr, mem};
 
-/// The instruction of a copy shape (`tcgen05.cp.cta_group::1.shape`, no multicast, no decompression).
-fn opcode(shape: Shape) -> String {
-    format!("tcgen05.cp.cta_group::1.{}", shape.ptx())
+/// The instruction of a copy shape in the kernel's CTA group (`tcgen05.cp.cta_group::N.shape`, no multicast, no
+/// decompression). A pair's copy (`cta_group::2`, issued by the even CTA) copies each CTA's shared memory at the
+/// source address into that CTA's tensor memory at the destination address.
+fn opcode(group: &str, shape: Shape) -> String {
+    format!("tcgen05.cp.{group}.{}", shape.ptx())
 }
 
 /// `tcgen05_copy src, dst`.
@@ -24,7 +27,7 @@ pub(crate) fn copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let plan = tessel_tile::tcgen05_copy::plan(l.f.ty(src), l.f.ty(dst)).map_err(CompileError::new)?;
     // Every warp's tensor-memory accesses before are done before the one thread issues.
     thread_sync(l);
-    let issuer = super::super::asynchronous::first_thread(l, None)?;
+    let issuer = super::issuer(l, None)?;
     let (s_base, d_base) = (l.get(src)?[0], l.get(dst)?[0]);
     l.b.comment(format!(
         "tcgen05_copy: {} x tcgen05.cp.{} (swizzle {}, LBO {}, SBO {})",
@@ -34,7 +37,7 @@ pub(crate) fn copy(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         plan.desc.lbo,
         plan.desc.sbo
     ));
-    let op = opcode(plan.shape);
+    let op = opcode(super::group(l), plan.shape);
     for i in &plan.instrs {
         let desc = encode(l, s_base, i.start, &plan.desc);
         let d = l.b.reg(RegClass::B32);
@@ -86,7 +89,7 @@ mod tests {
         ];
         for (src, dst, op, (hi, lo), instrs) in forms {
             let p = plan(&ty(src), &ty(dst)).unwrap_or_else(|e| panic!("{src}: {e}"));
-            assert_eq!(opcode(p.shape), op, "{src}");
+            assert_eq!(opcode("cta_group::1", p.shape), op, "{src}");
             let d: MatrixDesc = p.desc;
             assert_eq!((desc_hi(&d), d.lbo_field()), (hi, lo), "{src}: {d:?}");
             let got: Vec<(u32, u32)> = p.instrs.iter().map(|&Instr { column, start }| (column, start)).collect();

@@ -154,15 +154,7 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let id = kind.idesc(elem, b_elem, if pair { 2 * im } else { im }, inn, a_mn_major, b_d.mn_major);
     // Every warp's tensor-memory stores and loads are done before the one thread issues.
     thread_sync(l);
-    let issuer = super::super::asynchronous::first_thread(l, Some(ins[4]))?;
-    if pair {
-        // The pair's even CTA issues.
-        let (odd, even) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-        let rank = l.cta_rank();
-        l.b.op("and.b32", odd, (rank, 1));
-        l.b.op("setp.eq.and.u32", even, (odd, 0, issuer));
-        l.b.op("mov.pred", issuer, even);
-    }
+    let issuer = super::issuer(l, Some(ins[4]))?;
     l.b.comment(format!(
         "tcgen05_mma: {} tile(s) x {steps} x tcgen05.mma.{}kind::{} m{}n{inn}k{k_step} (A {}, B {}), idesc {id:#010x}",
         tiles.len(),
@@ -246,14 +238,7 @@ fn commit_to(l: &mut Lower, bar: Reg, p: Reg, offsets: u16) {
 pub(crate) fn commit_op(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let tessel_tile::ops::Op::Tcgen05Commit { multicast } = data.op else { unreachable!("a tcgen05_commit") };
     let bar = l.get(data.operands[0])?[0];
-    let mut p = super::super::asynchronous::first_thread(l, data.operands.get(1).copied())?;
-    if l.pairs {
-        let (odd, even) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
-        let rank = l.cta_rank();
-        l.b.op("and.b32", odd, (rank, 1));
-        l.b.op("setp.eq.and.u32", even, (odd, 0, p));
-        p = even;
-    }
+    let p = super::issuer(l, data.operands.get(1).copied())?;
     let offsets = match (multicast, l.pairs) {
         (0, true) => 0b11,
         (m, _) => m,

@@ -119,6 +119,20 @@ pub(crate) fn group(l: &Lower) -> &'static str {
     if l.pairs { "cta_group::2" } else { "cta_group::1" }
 }
 
+/// The thread that issues the tcgen05 ops (MMAs, copies, commits), under the predicate `pred` when there is one:
+/// the CTA's first thread, or in `cta_group::2` mode the pair's even CTA's (it issues over both CTAs).
+pub(crate) fn issuer(l: &mut Lower, pred: Option<ValueId>) -> Result<Reg, CompileError> {
+    let p = super::asynchronous::first_thread(l, pred)?;
+    if !l.pairs {
+        return Ok(p);
+    }
+    let (odd, even) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred));
+    let rank = l.cta_rank();
+    l.b.op("and.b32", odd, (rank, 1));
+    l.b.op("setp.eq.and.u32", even, (odd, 0, p));
+    Ok(even)
+}
+
 fn tmem_of<'a>(l: &'a Lower) -> Result<&'a Tmem, CompileError> {
     l.tmem.as_ref().ok_or_else(|| CompileError::new("a tensor-memory op in a kernel without a tensor-memory plan"))
 }
@@ -126,17 +140,6 @@ fn tmem_of<'a>(l: &'a Lower) -> Result<&'a Tmem, CompileError> {
 /// `tmem_alloc [value]`: the buffer's address, `base + column`.
 pub(crate) fn alloc(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let v = data.results[0];
-    if let Some((_, _, layout)) = l.f.ty(v).memdesc()
-        && let Some(tessel_layouts::AnyLayout::TensorMemoryScales(s)) = &layout.spec
-        && s.broadcast > 1
-    {
-        return Err(CompileError::new(format!(
-            "tensor-memory scales broadcast over {} CTAs ({}) are not supported by codegen yet: each CTA would \
-             allocate and fill its own copy",
-            s.broadcast,
-            tessel_layouts::AnyLayout::TensorMemoryScales(s.clone())
-        )));
-    }
     let t = tmem_of(l)?;
     let (base, col) = (t.base, t.columns[&v]);
     let a = l.b.reg(RegClass::B32);

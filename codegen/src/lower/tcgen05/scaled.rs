@@ -1,7 +1,9 @@
-//! `tcgen05_mma_scaled`: one thread issues `tcgen05.mma.cta_group::1.kind::<kind>.block_scale` per instruction
+//! `tcgen05_mma_scaled`: one thread issues `tcgen05.mma.cta_group::N.kind::<kind>.block_scale` per instruction
 //! tile and K step of the plan `tessel_tile::mma_scaled` derives (kind, descriptors, each tile's accumulator
 //! columns and scale addresses), with the block-scaled instruction descriptor [`idesc`]; then one
-//! `tcgen05.commit` per barrier.
+//! `tcgen05.commit` per barrier. A CTA pair's (`cta_group::2`) is issued by the even CTA with the pair's M, over
+//! each CTA's rows of A, of the accumulator and of A's scales, half of B's columns, and B's scales for all of
+//! them, which each CTA holds whole (`TensorMemoryScalesLayout(cga_layout=[[0, 0]])`).
 //!
 //! The block-scaled instruction descriptor (PTX ISA; `reference/ptx.md` §7.6): bits 4-5 `SF_ID` of B, 7-9 A's
 //! format, 10-12 B's (kind::mxf8f6f4: E4M3 0, E5M2 1, E2M1 5; kind::mxf4 and mxf4nvf4: E2M1 1), 13/14 negate
@@ -44,14 +46,14 @@ pub fn idesc(kind: Kind, a: MxFormat, b: MxFormat, scale_e4m3: bool, m: u32, n: 
 /// The opcode of a block-scaled MMA of `kind` with scales per `vec` values, spelt for PTX ISA `isa`: from 8.8
 /// `.block_scale.block32` / `.block16`, before it `.block_scale.scale_vec::NX` (N scales per row per
 /// instruction: mxf8f6f4 1X, mxf4 2X, mxf4nvf4 2X or 4X).
-pub fn opcode(kind: Kind, vec: u32, isa: &str) -> String {
+pub fn opcode(group: &str, kind: Kind, vec: u32, isa: &str) -> String {
     let block_spelling = isa_at_least(isa, 8, 8);
     let scale_vec = match (block_spelling, vec, kind.k_step() / vec) {
         (true, 16, _) => "block16".to_string(),
         (true, _, _) => "block32".to_string(),
         (false, _, n) => format!("scale_vec::{n}X"),
     };
-    format!("tcgen05.mma.cta_group::1.kind::{}.block_scale.{scale_vec}", kind.ptx())
+    format!("tcgen05.mma.{group}.kind::{}.block_scale.{scale_vec}", kind.ptx())
 }
 
 /// Whether PTX ISA version `isa` ("8.6") is at least `major.minor`.
@@ -85,11 +87,13 @@ pub(crate) fn mma_scaled(
     let plan: Plan = tessel_tile::mma_scaled::plan(&tys, a_format, b_format).map_err(CompileError::new)?;
     // Every warp's tensor-memory stores (the scales) and loads are done before the one thread issues.
     thread_sync(l);
-    let issuer = super::super::asynchronous::first_thread(l, Some(ins[6]))?;
-    let op = opcode(plan.kind, plan.vec, l.isa);
+    let issuer = super::issuer(l, Some(ins[6]))?;
+    let op = opcode(super::group(l), plan.kind, plan.vec, l.isa);
     let [im, inn] = plan.instr;
+    // A pair's MMA (issued by the even CTA over both): the instruction's M is the pair's.
+    let m_instr = if l.pairs { 2 * im } else { im };
     l.b.comment(format!(
-        "tcgen05_mma_scaled: {}x{} tile(s) x {} x {op} m{im}n{inn} ({} x {}, {} scales per {})",
+        "tcgen05_mma_scaled: {}x{} tile(s) x {} x {op} m{m_instr}n{inn} ({} x {}, {} scales per {})",
         plan.a_starts.len(),
         plan.b_starts.len(),
         plan.steps,
@@ -112,7 +116,7 @@ pub(crate) fn mma_scaled(
                 let ad = encode(l, a_base, plan.a_starts[mi][s], &plan.a_desc);
                 let bd = encode(l, b_base, plan.b_starts[ni][s], &plan.b_desc);
                 let ((ca, a_sf), (cb, b_sf)) = (plan.a_scales[mi][s], plan.b_scales[ni][s]);
-                let id = idesc(plan.kind, a_format, b_format, plan.scale_e4m3, im, inn, a_sf, b_sf);
+                let id = idesc(plan.kind, a_format, b_format, plan.scale_e4m3, m_instr, inn, a_sf, b_sf);
                 let id_r = *idescs.entry(id).or_insert_with(|| {
                     let r = l.b.reg(RegClass::B32);
                     l.b.op("mov.b32", r, id);
@@ -163,7 +167,7 @@ mod tests {
     fn the_scale_vector_is_spelt_by_the_ptx_version() {
         let ops = |isa: &str| {
             [(Kind::Mxf8f6f4, 32), (Kind::Mxf4, 32), (Kind::Mxf4Nvf4, 32), (Kind::Mxf4Nvf4, 16)]
-                .map(|(k, v)| opcode(k, v, isa))
+                .map(|(k, v)| opcode("cta_group::1", k, v, isa))
         };
         assert_eq!(
             ops("8.7"),
