@@ -2,7 +2,8 @@
 //! memory, P aliasing S, an MMA warp, a TMA loader warp, the softmax and correction in the default partition) in
 //! the interpreter against float64 attention, causal and not, fp16 and bf16, head dims 64 and 128; its PTX
 //! through ptxas where one is at hand, and on the PTX simulator against the interpreter; and broken variants of
-//! it, whose errors name what went wrong.
+//! it, whose errors name what went wrong. The same for its persistent grid (`attention_persistent_kernel`) under
+//! the static scheduler and under cluster launch control, the latter with every answer policy of the interpreter.
 
 mod cli_common;
 mod common;
@@ -15,6 +16,7 @@ use tessel::tile::ScalarType::{self, BF16, F16};
 use tessel::tile::Target;
 
 const KERNEL: &str = "examples/gluon/blackwell_attention.py::attention_kernel";
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/blackwell_attention.py");
 
 /// Two heads of `n` keys: two query blocks each.
 const HEADS: usize = 2;
@@ -36,10 +38,16 @@ fn spec_args(target: &str, d: usize, causal: bool, dtype: &str) -> Vec<String> {
 /// The `tessel run --interpret` arguments for `target` over `HEADS` heads of `n` rows (see [`spec_args`]),
 /// writing the buffers to `out`.
 fn run_args(target: &str, d: usize, n: usize, causal: bool, dtype: &str, out: &str) -> Vec<String> {
+    with_buffers(spec_args(target, d, causal, dtype), &format!("{},{HEADS}", n / 128), d, n, dtype, out)
+}
+
+/// `tessel run --interpret` of the specialization `spec` over `grid`: Q, K and V random, O poisoned with NaN,
+/// `HEADS` heads of `n` rows; the buffers written to `out`.
+fn with_buffers(spec: Vec<String>, grid: &str, d: usize, n: usize, dtype: &str, out: &str) -> Vec<String> {
     let rows = HEADS * n;
     let mut a = vec!["run".to_string(), "--interpret".into()];
-    a.extend(spec_args(target, d, causal, dtype));
-    a.extend(["--grid".into(), format!("{},{HEADS}", n / 128), "--arg".into(), "sm_scale=0.125".into()]);
+    a.extend(spec);
+    a.extend(["--grid".into(), grid.into(), "--arg".into(), "sm_scale=0.125".into()]);
     a.extend(["--out-dir".into(), out.into()]);
     for t in ["q", "k", "v"] {
         a.extend(["--arg".into(), format!("{t}=randn:{rows}x{d}:{dtype}")]);
@@ -86,20 +94,25 @@ fn blackwell_attention_matches_float64_in_the_interpreter() {
         // Under both of the interpreter's schedules of the partitions.
         let mut args = run_args(KERNEL, d, n, causal, dtype, dir.to_str().unwrap());
         args.extend(["--ws-schedule".into(), if d == 64 { "hand-off" } else { "run-ahead" }.into()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, out, err) = tessel(&args);
-        assert_eq!(code, 0, "d {d} causal {causal} {dtype}: {err}");
-        let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
-        let (q, k, v, o) = (read("q.npy"), read("k.npy"), read("v.npy"), read("o.npy"));
-        let want = reference(&q, &k, &v, d, n, causal);
-        // P is rounded to the inputs' type before P V, and O once more at the end: about 2^-10 (fp16) or 2^-7
-        // (bf16) of the row's values.
-        let tol = if dtype == "fp16" { 2e-3 } else { 1.6e-2 };
-        let worst = o.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
-        assert!(worst <= tol, "d {d} causal {causal} {dtype}: largest error {worst} > {tol}\n{out}");
-        assert!(o.iter().all(|x| x.is_finite()), "d {d} causal {causal} {dtype}: an output is not finite");
+        equals_float64(&args, &dir, d, n, causal, dtype, &format!("d {d} causal {causal} {dtype}"));
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs `tessel args` (which writes its buffers to `dir`) and checks its O against float64 attention over its Q,
+/// K and V; `what` names the case.
+fn equals_float64(args: &[String], dir: &std::path::Path, d: usize, n: usize, causal: bool, dtype: &str, what: &str) {
+    let (code, out, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{what}: {err}");
+    let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
+    let (q, k, v, o) = (read("q.npy"), read("k.npy"), read("v.npy"), read("o.npy"));
+    assert!(o.iter().all(|x| x.is_finite()), "{what}: an output is not finite");
+    let want = reference(&q, &k, &v, d, n, causal);
+    // P is rounded to the inputs' type before P V, and O once more at the end: about 2^-10 (fp16) or 2^-7 (bf16)
+    // of the row's values.
+    let tol = if dtype == "fp16" { 2e-3 } else { 1.6e-2 };
+    let worst = o.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
+    assert!(worst <= tol, "{what}: largest error {worst} > {tol}\n{out}");
 }
 
 /// Every specialization the issue names compiles for sm_100a and ptxas (where one is found) takes it.
@@ -131,8 +144,7 @@ fn broken(name: &str, from: &str, to: &str) -> String {
 /// [`broken`] under the interpreter's `schedule` of the partitions.
 fn broken_under(name: &str, from: &str, to: &str, schedule: &str) -> String {
     let dir = scratch(name);
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/blackwell_attention.py")).unwrap();
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
     assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
     let file = dir.join("variant.py");
     std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
@@ -200,8 +212,7 @@ fn an_unknown_schedule_is_refused() {
 /// `reduce_order.rs`.)
 #[test]
 fn blackwell_attention_agrees_with_the_interpreter_on_the_simulator() {
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/gluon/blackwell_attention.py")).unwrap();
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
     let n = 256u32;
     for (d, causal, dtype, seed) in
         [(64u32, true, F16, 1u64), (64, false, BF16, 2), (128, false, F16, 3), (128, true, BF16, 4)]
@@ -227,4 +238,249 @@ fn blackwell_attention_agrees_with_the_interpreter_on_the_simulator() {
         let differ = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
         assert_eq!(differ, 0, "{what}: {differ} of {} elements differ", sim.len());
     }
+}
+
+// The persistent grid (`attention_persistent_kernel`): one program walks several (query block, head) tiles, each
+// ring's slot and phase counted on across them, under the static scheduler or cluster launch control.
+
+const PERSISTENT: &str = "examples/gluon/blackwell_attention.py::attention_persistent_kernel";
+
+/// Three query blocks of each of the `HEADS` heads: 6 tiles (causal: of 3, 3, 2, 2, 1 and 1 key blocks, the longest
+/// first), so the rings' phases carry from one tile to the next at odd counts.
+const PERSISTENT_N: usize = 384;
+
+/// Head dim, causal, dtype: every specialization.
+const SPECS: [(usize, bool, &str); 8] = [
+    (64, true, "fp16"),
+    (64, false, "bf16"),
+    (128, false, "fp16"),
+    (128, true, "bf16"),
+    (64, false, "fp16"),
+    (64, true, "bf16"),
+    (128, true, "fp16"),
+    (128, false, "bf16"),
+];
+
+/// [`spec_args`] for `attention_persistent_kernel` (which also takes the number of heads) under `scheduler`
+/// (`StaticScheduler` or `ClcScheduler`).
+fn persistent_spec_args(target: &str, d: usize, causal: bool, dtype: &str, scheduler: &str) -> Vec<String> {
+    let mut a = spec_args(target, d, causal, dtype);
+    let sig = a.iter().position(|x| x == "--signature").unwrap() + 1;
+    a[sig].push_str(",i32");
+    a.extend(["--const".into(), format!("SCHEDULER={scheduler}")]);
+    a
+}
+
+/// How a persistent run is launched and interpreted: the scheduler, the programs, the interpreter's answer to a
+/// cancellation request (`--clc-policy`), its schedule of the partitions, the inputs' seed.
+struct Launch<'a> {
+    scheduler: &'a str,
+    grid: usize,
+    policy: &'a str,
+    ws: &'a str,
+    seed: u64,
+}
+
+/// The `tessel run --interpret` arguments of `target` (the persistent kernel or a variant of it) over `HEADS` heads
+/// of `n` rows, launched as `l` says, writing the buffers to `out`.
+fn persistent_run_args(
+    target: &str,
+    d: usize,
+    n: usize,
+    causal: bool,
+    dtype: &str,
+    l: &Launch,
+    out: &str,
+) -> Vec<String> {
+    let spec = persistent_spec_args(target, d, causal, dtype, l.scheduler);
+    let mut a = with_buffers(spec, &l.grid.to_string(), d, n, dtype, out);
+    let seed = l.seed.to_string();
+    let heads = format!("num_heads={HEADS}");
+    for x in ["--arg", &heads, "--clc-policy", l.policy, "--ws-schedule", l.ws, "--seed", &seed] {
+        a.push(x.into());
+    }
+    a
+}
+
+/// The static scheduler over 4 or 2 programs, fewer than the 6 tiles: a program takes one to three tiles of
+/// different lengths, under both of the interpreter's schedules of the partitions.
+#[test]
+fn persistent_attention_with_the_static_scheduler_matches_float64_in_the_interpreter() {
+    let dir = scratch("bw-attention-static");
+    for (i, &(d, causal, dtype)) in SPECS.iter().enumerate() {
+        let grid = if i % 2 == 0 { 4 } else { 2 };
+        let ws = if i % 4 < 2 { "hand-off" } else { "run-ahead" };
+        let l = Launch { scheduler: "StaticScheduler", grid, policy: "next", ws, seed: 100 + i as u64 };
+        let args = persistent_run_args(PERSISTENT, d, PERSISTENT_N, causal, dtype, &l, dir.to_str().unwrap());
+        let what = format!("static, {grid} programs, d {d} causal {causal} {dtype} ({ws})");
+        equals_float64(&args, &dir, d, PERSISTENT_N, causal, dtype, &what);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Cluster launch control: a grid of one program per tile, the interpreter answering each request with the next
+/// program not started (program 0 does every tile), with none (each program its own), or at random (some of
+/// each); every specialization under one of the three, both schedules of the partitions.
+#[test]
+fn persistent_attention_with_cluster_launch_control_matches_float64_under_every_policy() {
+    let dir = scratch("bw-attention-clc");
+    for (i, &(d, causal, dtype)) in SPECS.iter().enumerate() {
+        let policy = ["next".to_string(), "none".into(), format!("random:{}", 7 + i)][i % 3].clone();
+        let ws = if i % 2 == 0 { "hand-off" } else { "run-ahead" };
+        let l = Launch { scheduler: "ClcScheduler", grid: 6, policy: &policy, ws, seed: 200 + i as u64 };
+        let args = persistent_run_args(PERSISTENT, d, PERSISTENT_N, causal, dtype, &l, dir.to_str().unwrap());
+        let what = format!("CLC ({policy}), d {d} causal {causal} {dtype} ({ws})");
+        equals_float64(&args, &dir, d, PERSISTENT_N, causal, dtype, &what);
+    }
+    // The answers do hand tiles over: a scheduler that takes its own tile again instead of the canceled program's
+    // leaves the canceled tiles' O unwritten under `next`; under `none`, where nothing is canceled, it passes.
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
+    let (from, to) = ("ClcScheduler(result.program_id(0),", "ClcScheduler(self.tile,");
+    assert!(src.contains(from), "the example no longer holds `{from}`");
+    let file = dir.join("own_tile.py");
+    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let target = format!("{}::attention_persistent_kernel", file.display());
+    for (policy, nan) in [("next", true), ("none", false)] {
+        let l = Launch { scheduler: "ClcScheduler", grid: 6, policy, ws: "run-ahead", seed: 300 };
+        let args = persistent_run_args(&target, 64, PERSISTENT_N, false, "fp16", &l, dir.to_str().unwrap());
+        let (code, _, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{policy}: {err}");
+        let o = tessel::npy::read(&std::fs::read(dir.join("o.npy")).unwrap()).unwrap().to_f64();
+        let unwritten = o.iter().filter(|x| x.is_nan()).count();
+        // Under `next` program 0 cancels the other five and does its own tile six times.
+        let want = if nan { 5 * 128 * 64 } else { 0 };
+        assert_eq!(unwritten, want, "{policy}: elements of O left NaN");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every persistent specialization, under both schedulers, compiles for sm_100a and ptxas takes it.
+#[test]
+fn persistent_attention_assembles_for_sm_100a() {
+    for scheduler in ["StaticScheduler", "ClcScheduler"] {
+        for (d, causal, dtype) in SPECS {
+            let mut args = vec!["compile".to_string()];
+            args.extend(persistent_spec_args(PERSISTENT, d, causal, dtype, scheduler));
+            args.extend(["--emit".into(), "ptx".into()]);
+            let what = format!("{scheduler} d {d} causal {causal} {dtype}");
+            let (code, ptx, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(code, 0, "{what}: {err}");
+            assert!(ptx.contains("(A in tensor memory"), "{what}: P V reads P from tensor memory:\n{ptx}");
+            let asks = ptx.contains("clusterlaunchcontrol.try_cancel");
+            assert_eq!(asks, scheduler == "ClcScheduler", "{what}: cancellation requests");
+            common::assemble(&format!("blackwell_attention_{scheduler}_d{d}_{causal}_{dtype}"), &ptx, "sm_100a");
+        }
+    }
+}
+
+/// The persistent kernel's PTX on the simulator against the interpreter under both schedulers: fp16 at head dim
+/// 64, causal and not, and bf16 at 128; two heads of 256 keys (4 tiles; causal: of 2, 2, 1 and 1 key blocks). The
+/// static scheduler runs 3 programs (program 0 takes tiles 0 and 3); under cluster launch control (4 programs) both
+/// answer a request with the next program not started, so program 0 does every tile, and once more with the
+/// simulator failing every request (each program does its own tile; the interpreter's program 0 still does them
+/// all). Fresh random Q, K and V, O poisoned on both sides; every element written and equal, bit for bit.
+#[test]
+fn persistent_attention_agrees_with_the_interpreter_on_the_simulator() {
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
+    let n = 256u32;
+    let rows = n * HEADS as u32;
+    for (scheduler, programs, d, causal, dtype, cancel, seed) in [
+        ("StaticScheduler", 3u32, 64u32, true, F16, true, 11u64),
+        ("StaticScheduler", 3, 64, false, F16, true, 12),
+        ("StaticScheduler", 3, 128, true, BF16, true, 13),
+        ("ClcScheduler", 4, 64, true, F16, true, 14),
+        ("ClcScheduler", 4, 64, false, F16, true, 15),
+        ("ClcScheduler", 4, 128, false, BF16, true, 16),
+        ("ClcScheduler", 4, 64, true, F16, false, 17),
+    ] {
+        let desc = ArgSpec::TensorDesc { elem: dtype, block_shape: vec![128, d], padding_nan: false, layout: None };
+        let mut spec = vec![ArgSpec::Float(ScalarType::F32), desc.clone(), desc.clone(), desc.clone(), desc];
+        spec.extend([ArgSpec::Int(ScalarType::I32, false), ArgSpec::Int(ScalarType::I32, false)]);
+        spec.extend([d as i64, 128, 128].map(|x| ArgSpec::Constexpr(ConstValue::Int(x))));
+        spec.extend([ArgSpec::Constexpr(ConstValue::Bool(causal)), ArgSpec::Constexpr(ConstValue::Int(2))]);
+        spec.push(ArgSpec::Constexpr(ConstValue::Expr(scheduler.into())));
+        let mut rng = tessel_math::testing::Rng::new(seed);
+        let mut input = || {
+            let data = tessel::tile::testing::vec_of(&mut rng, (rows * d) as usize, dtype);
+            V::Desc(dtype, Some(data), vec![rows, d])
+        };
+        let mut vals = vec![V::F32(0.125), input(), input(), input(), V::Desc(dtype, None, vec![rows, d])];
+        vals.extend([V::Int(n as i64), V::Int(HEADS as i64)]);
+        let file = "examples/gluon/blackwell_attention.py";
+        let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+        let what = format!("{scheduler}, head dim {d}, causal {causal}, {dtype}, requests answered {cancel}");
+        sim_common::ptx_sim::answer_every_request(cancel);
+        let outs = run_on(&src, "attention_persistent_kernel", spec, &opts, &vals, [programs, 1, 1]);
+        sim_common::ptx_sim::answer_every_request(true);
+        let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (sim, interp) = &outs[0];
+        assert!(interp.iter().all(|x| x.is_finite()), "{what}: unwritten outputs");
+        let differ: Vec<_> = (0..sim.len()).filter(|&j| sim[j] != interp[j]).collect();
+        let first: Vec<_> =
+            differ.iter().take(4).map(|&j| (j / d as usize, j % d as usize, sim[j], interp[j])).collect();
+        assert!(
+            differ.is_empty(),
+            "{what}: {} of {} elements differ: (row, column, simulated, interpreted) {first:?}",
+            differ.len(),
+            sim.len()
+        );
+    }
+}
+
+/// `examples/gluon/blackwell_attention.py` with its first `from` replaced by `to`, the persistent kernel run at
+/// head dim 64, causal, over [`PERSISTENT_N`] keys as `l` says: the error.
+fn broken_persistent(name: &str, from: &str, to: &str, l: &Launch) -> String {
+    let dir = scratch(name);
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
+    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
+    let file = dir.join("variant.py");
+    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let target = format!("{}::attention_persistent_kernel", file.display());
+    let args = persistent_run_args(&target, 64, PERSISTENT_N, true, "fp16", l, dir.to_str().unwrap());
+    let (code, _, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    std::fs::remove_dir_all(&dir).ok();
+    assert_ne!(code, 0, "{name}: the broken variant ran");
+    assert!(!err.contains("internal error") && !err.contains("panicked"), "{name}: {err}");
+    err
+}
+
+#[test]
+fn broken_persistent_variants_name_the_partition_barrier_and_buffer() {
+    let fixed = |ws| Launch { scheduler: "StaticScheduler", grid: 2, policy: "next", ws, seed: 400 };
+    // The epilogue reads O without waiting for the tile's last P V. Run ahead, the softmax reaches the epilogue
+    // only after the MMA warp has been waited for; handing the turn on after each arrival, the MMA warp issues
+    // that P V at once and the epilogue reads O under it.
+    let epilogue = "        mbarrier.wait(o_ready, (base - 1) & 1)\n        o = o_tmem.load";
+    let err = broken_persistent("epilogue", epilogue, "        o = o_tmem.load", &fixed("hand-off"));
+    assert!(err.contains("the default partition: tmem_load reads tensor-memory buffer `o_tmem`"), "{err}");
+    assert!(err.contains("the tcgen05_mma into `o_tmem` writing it is in flight"), "{err}");
+    // Q's phase not carried across tiles: the MMA warp waits for phase 0 of `q_bar` in every tile, and in the
+    // third that phase parity is the one running (the hardware's wait blocks): a deadlock.
+    let err =
+        broken_persistent("q-phase", "mbarrier.wait(q_bar, t & 1)", "mbarrier.wait(q_bar, 0)", &fixed("run-ahead"));
+    assert!(err.contains("deadlock") && err.contains("worker partition 0 waits"), "{err}");
+    assert!(err.contains("for phase parity 0 of mbarrier `q_bar` (phase 2 running"), "{err}");
+    // The loader refills Q without waiting for the last QK^T of the tile before: the MMA warp's QK^T reads Q
+    // while the next tile's Q is landing in it.
+    let err = broken_persistent("q-refill", "        mbarrier.wait(q_empty, (t & 1) ^ 1)\n", "", &fixed("run-ahead"));
+    assert!(err.contains("worker partition 0: shared-memory buffer"), "{err}");
+    assert!(err.contains("is read while an async_copy or a TMA load into it is in flight"), "{err}");
+    assert!(err.contains("tcgen05_mma(q_smem, k_bufs.index(s1)"), "the span: {err}");
+    // The next tile's O is written into o_smem while the last tile's TMA store may still read it.
+    let err = broken_persistent(
+        "store",
+        "        tma.store_wait(0)\n        o_smem.store",
+        "        o_smem.store",
+        &fixed("run-ahead"),
+    );
+    assert!(err.contains("the default partition: shared-memory buffer"), "{err}");
+    assert!(err.contains("is written while a TMA store may still read it"), "{err}");
+    assert!(err.contains("o_smem.store(o.to(dtype))"), "the span: {err}");
+    // The loader asks into a response slot without waiting until the three partitions have read its last answer:
+    // the slot's `landed` barrier runs two phases ahead of the softmax, whose wait for it never returns.
+    let clc = Launch { scheduler: "ClcScheduler", grid: 6, policy: "next", ws: "run-ahead", seed: 401 };
+    let ask = "        mbarrier.wait(self.consumed.index(slot), ((self.taken // 2) & 1) ^ 1)\n";
+    let err = broken_persistent("ask", ask, "", &clc);
+    assert!(err.contains("deadlock") && err.contains("the default partition waits"), "{err}");
+    assert!(err.contains("of mbarrier `landed[1]` (phase 2 running"), "{err}");
 }
