@@ -114,7 +114,16 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
     crate::verify::verify_layouts(f).map_err(AssignError::Verify)
 }
 
-/// Whether `f` is a gluon kernel in which every tensor has a layout (the author's, kept as written).
+/// Whether `f` is a gluon kernel in which every live tensor has a layout (the author's, kept as written). Values
+/// of ops a pass removed stay in the arena without one (an `arange` folded away before its layout was
+/// written): they do not count, or the author's layouts would be assigned anew.
 fn is_laid_out_gluon(f: &Func) -> bool {
-    f.attrs.gluon && f.values.iter().all(|v| !v.ty.is_tensor() || v.ty.layout().is_some())
+    if !f.attrs.gluon {
+        return false;
+    }
+    let laid_out = |v: &crate::ValueId| !f.ty(*v).is_tensor() || f.ty(*v).layout().is_some();
+    f.all_ops().into_iter().all(|o| {
+        let d = f.op(o);
+        d.results.iter().all(laid_out) && d.regions.iter().all(|&r| f.region(r).args.iter().all(laid_out))
+    })
 }
