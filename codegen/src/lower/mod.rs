@@ -728,9 +728,9 @@ fn lower_kernel<'f>(
         l.vals.insert(a, vec![r]);
         params.push(Param { name, ty, bytes: None });
     }
+    l.cluster_init_after = cluster::multicast_init_point(f)?;
     partitions::setup(&mut l)?;
     tcgen05::setup(&mut l)?;
-    l.cluster_init_after = cluster::multicast_init_point(f)?;
     // Why a pass lowered an op otherwise than the target could (`dot_scaled, not block_scale: ...`).
     for note in &f.notes {
         l.b.comment(note.clone());

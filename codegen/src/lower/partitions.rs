@@ -97,7 +97,21 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
         .collect();
     l.b.set_prologue(false);
     let handoff = l.b.new_label("ws_handoff");
-    l.b.emit(Instr::bra_uni(&handoff).guard(is_worker));
+    let meets_first = l.cluster_init_after.is_some_and(|m| m != o);
+    if meets_first {
+        // The CTAs of the cluster meet in the top-level code before the `warp_specialize`, once the barriers are
+        // initialized (`cluster::multicast_init_point`): a cluster barrier counts every thread, so the workers,
+        // which skip that code, meet there too before they wait for the hand-off.
+        let main = l.b.new_label("ws_main");
+        let is_default = l.b.reg(RegClass::Pred);
+        l.b.op("not.pred", is_default, is_worker);
+        l.b.emit(Instr::bra_uni(&main).guard(is_default));
+        l.cluster_barrier();
+        l.b.emit(Instr::bra_uni(&handoff));
+        l.b.label(&main);
+    } else {
+        l.b.emit(Instr::bra_uni(&handoff).guard(is_worker));
+    }
     l.bar = (1, nw * 32);
     l.ws = Some(Setup { total_warps, is_worker, rebased, handoff });
     Ok(())
