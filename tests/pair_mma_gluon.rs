@@ -347,3 +347,49 @@ fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {
         assert!(worst < 2e-3, "{what}: the interpreter is {worst} from float64 (fp16 output)");
     }
 }
+
+/// The public Gluon example 01's `attention_kernel` on a CTA pair (`bench/gluon_example_cases.py`'s case: Z=H=1,
+/// N_CTX=1024, D=64, fp16, BLOCK_M 512 per pair, 6 K/V buffers, `CGA_LAYOUT=((1, 0),)`, 2 clusters): S = Q K^T and
+/// O += P V as pair MMAs (P read from each CTA's tensor memory), K split along the keys and its ring read again
+/// as V split along the head dim (a reinterpret between differently split buffers: each CTA the same bytes),
+/// buffers carried through loops, the softmax and correction partitions on each CTA's rows. The simulator writes
+/// every element of `o` the interpreter does, bit for bit (and the rows of `M` the example writes).
+#[test]
+fn gluon_example_attention_on_a_cta_pair_matches_the_interpreter() {
+    let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "01-attention-forward.py") else { return };
+    let (n, d) = (1024u32, 64u32);
+    let desc = |block: [u32; 2], cga: &[[u32; 2]]| {
+        let split = |i: usize| cga.iter().filter(|b| b[i] != 0).count();
+        let part = [block[0] >> split(0), block[1] >> split(1)];
+        let mut layout = tessel::layouts::NvmmaSharedLayout::default_for(&part, 16);
+        layout.cga = tessel::layouts::CgaLayout::Bases(cga.iter().map(|b| b.to_vec()).collect());
+        ArgSpec::TensorDesc { elem: F16, block_shape: block.to_vec(), padding_nan: false, layout: Some(layout) }
+    };
+    let mut spec = vec![ArgSpec::Float(tessel::tile::ScalarType::F32), common::ptr(tessel::tile::ScalarType::F32)];
+    spec.extend([int(false), int(false), int(false)]);
+    // Q and O split along M with the pair, K along the keys, V along the head dim.
+    spec.extend([desc([256, d], &[[1, 0]]), desc([128, d], &[[1, 0]]), desc([128, d], &[[0, 1]])]);
+    spec.push(desc([256, d], &[[1, 0]]));
+    spec.extend([c(512), c(128), c(d as i64), c(1), c(74), c(1), c(4)]);
+    spec.extend([ArgSpec::Constexpr(ConstValue::Dtype(F16)), c(4), ArgSpec::Constexpr(ConstValue::Bool(false))]);
+    let one_zero = ConstValue::Tuple(vec![ConstValue::Int(1), ConstValue::Int(0)]);
+    spec.extend([
+        c(6),
+        ArgSpec::Constexpr(ConstValue::Bool(true)),
+        ArgSpec::Constexpr(ConstValue::Tuple(vec![one_zero])),
+    ]);
+    let random = |s: u64| tessel::tile::testing::vec_of(&mut tessel_math::testing::Rng::new(s), (n * d) as usize, F16);
+    let qkv = |seed| V::Desc(F16, Some(random(seed)), vec![n, d]);
+    let vals = [V::F32(0.5), V::Out(tessel::tile::ScalarType::F32, n as usize), V::Int(1), V::Int(1), V::Int(n as i64)];
+    let vals: Vec<V> = vals.into_iter().chain([qkv(71), qkv(72), qkv(73), V::Desc(F16, None, vec![n, d])]).collect();
+    let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
+    let outs = run_on_ctas(&src, "attention_kernel", spec, &opts, 2, &vals, [2, 1, 1])
+        .unwrap_or_else(|e| panic!("example 01 on a CTA pair: {e}"));
+    let [(m_sim, m_interp), (o_sim, o_interp)] = [&outs[0], &outs[1]];
+    let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+    assert!(m_interp.iter().any(|x| x.is_finite()), "no row of `M` written");
+    assert!(m_sim.iter().zip(m_interp).all(|(&a, &b)| same(a, b)), "`M` differs from the interpreter's");
+    assert!(o_interp.iter().all(|x| x.is_finite()), "unwritten elements of `o`");
+    let bad = o_sim.iter().zip(o_interp).filter(|(a, b)| a != b).count();
+    assert_eq!(bad, 0, "{bad} of {} elements of `o` differ from the interpreter's", o_sim.len());
+}

@@ -1,6 +1,7 @@
 //! MMAs of a CTA pair (`.cta_group::2`) for the simulator, from the PTX ISA: the two CTAs of ranks 2i and 2i + 1
 //! of a cluster compute one MMA of the pair's M (256: 128 rows in each CTA, row i of a CTA's half in its lane i)
-//! and N. Each CTA holds its rows of A (at the descriptor's address in its own shared memory) and half of B's
+//! and N. Each CTA holds its rows of A (at the descriptor's address in its own shared memory, or, kind::f16, at
+//! the instruction's address in its own tensor memory) and half of B's
 //! columns (the even CTA the first N / 2, the odd one the rest, each at the descriptor's address in its own
 //! shared memory); each CTA's D is its rows by all N columns, in its own tensor memory at the instruction's
 //! address. One thread of the pair issues it (here: of the even CTA, as CUTLASS and Triton do).
@@ -19,7 +20,7 @@
 //! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
 //! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
 
-use super::tcgen05_dense::{Dense, Reader, a_from_smem, accumulate, b_from_smem};
+use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
 use super::{Cta, Opnd};
 
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).
@@ -47,13 +48,22 @@ pub(super) enum PairOp {
     },
 }
 
+/// Where a pair MMA's A is, at the same address in both CTAs.
+#[derive(Clone, Copy)]
+enum ASource {
+    /// A shared-memory descriptor.
+    Smem(u64),
+    /// A tensor-memory address.
+    Tmem(u32),
+}
+
 /// What a pair MMA needs once the odd CTA's operands are in reach.
 pub(super) struct PairMma {
     dense: Dense,
     /// The op's number in the even CTA's tcgen05 ops.
     op: u32,
     d_col: u32,
-    a_desc: u64,
+    a_src: ASource,
     b_desc: u64,
     enable: bool,
     /// The even CTA's rows of A (row-major) and B's first N / 2 columns, read at the issue.
@@ -75,12 +85,20 @@ pub(super) fn issue(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), S
     if d_addr >> 16 != 0 {
         return Err("the accumulator of a cta_group::2 MMA starts at lane 0".into());
     }
-    if let Opnd::Mem(..) = &a[1] {
-        return Err("a cta_group::2 MMA with A from tensor memory is not simulated".into());
-    }
-    let (a_desc, b_desc) = (c.val(t, &a[1])?, c.val(t, &a[2])?);
+    // A from shared memory (a descriptor), or from tensor memory (kind::f16: each CTA's rows in its own tensor
+    // memory at the instruction's address).
+    let (a_src, a_even) = match &a[1] {
+        Opnd::Mem(..) => {
+            let addr = c.addr(t, &a[1])? as u32;
+            (ASource::Tmem(addr), a_from_tmem(c, &dense, addr, ROWS)?)
+        }
+        o => {
+            let desc = c.val(t, o)?;
+            (ASource::Smem(desc), a_from_smem(c, Reader::Thread(t), &dense, desc, ROWS)?)
+        }
+    };
+    let b_desc = c.val(t, &a[2])?;
     let half = dense.n / 2;
-    let a_even = a_from_smem(c, Reader::Thread(t), &dense, a_desc, ROWS)?;
     let mut b_even = vec![0f64; dense.k_elems() * half as usize];
     b_from_smem(c, Reader::Thread(t), &dense, b_desc, half, (&mut b_even, half as usize, 0))?;
     // The even CTA's D cells: written by this op from now on (a read before a wait observes a commit covering it
@@ -93,7 +111,7 @@ pub(super) fn issue(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), S
         }
     }
     let enable = c.val(t, &a[4])? != 0;
-    let mma = PairMma { dense, op, d_col: d_addr & 0xffff, a_desc, b_desc, enable, a_even, b_even };
+    let mma = PairMma { dense, op, d_col: d_addr & 0xffff, a_src, b_desc, enable, a_even, b_even };
     c.cluster.pair_ops.push(PairOp::Mma(Box::new(mma)));
     Ok(())
 }
@@ -170,8 +188,11 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                 let c = &mut ctas[odd];
                 c.tmem.flight.issue();
                 let op_odd = c.tmem.flight.latest();
-                let a_odd = a_from_smem(c, Reader::Peer, s, m.a_desc, ROWS)
-                    .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s A: {e}"))?;
+                let a_odd = match m.a_src {
+                    ASource::Smem(desc) => a_from_smem(c, Reader::Peer, s, desc, ROWS),
+                    ASource::Tmem(addr) => a_from_tmem(c, s, addr, ROWS),
+                }
+                .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s A: {e}"))?;
                 let mut b = vec![0f64; s.k_elems() * n];
                 for k in 0..s.k_elems() {
                     b[k * n..k * n + half as usize]

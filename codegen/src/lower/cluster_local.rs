@@ -194,6 +194,8 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
         Op::LocalLoad => same(d.results[0], d.operands[0], "the result's CTA bases differ from the buffer's"),
         // Views and the ops that pass buffers on (to partitions) or only wait.
         Op::MemDescIndex | Op::WarpSpecialize(_) | Op::WarpGroupDotWait { .. } | Op::MakeTensorDesc { .. } => Ok(()),
+        // Control flow carries each CTA's part (the verifier keeps a carried value's type, CTA bases included).
+        Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition => Ok(()),
         // A pair's tensor memory: each CTA allocates, loads and stores its part; the verifier placed a pair MMA's
         // operands (`tessel_tile::cluster`), and the even CTA issues it over both parts.
         // Views along dims the CTAs do not split: each CTA takes the same view of its own part (the offsets of
@@ -213,6 +215,22 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
             let permuted: Vec<Vec<u32>> = src.iter().map(|b| order.iter().map(|&i| b[i as usize]).collect()).collect();
             if permuted != res {
                 return Err(format!("`{name}`: the view's CTA bases {res:?} are not its buffer's permuted ({src:?})"));
+            }
+            Ok(())
+        }
+        // The same bytes typed anew: each CTA's part of the view must be its part of the buffer, whatever the
+        // two spreads (example 01 reads its K ring, split along the keys, as V, split along the head dim).
+        Op::MemDescReinterpret if !f.ty(d.operands[0]).is_tmem() => {
+            let (buf, view) = (f.ty(d.operands[0]), f.ty(d.results[0]));
+            let local = |t: &Type| -> Result<u64, String> {
+                let l = tessel_tile::cluster_part::local_type(t)?;
+                let (shape, elem, _) = l.memdesc().expect("a memdesc");
+                Ok(shape.iter().map(|&x| x as u64).product::<u64>() * elem.bits() as u64)
+            };
+            if local(buf)? != local(view)? {
+                return Err(format!(
+                    "`{name}`: each CTA's part of the view ({view}) is not the bytes of its part of the buffer ({buf})"
+                ));
             }
             Ok(())
         }

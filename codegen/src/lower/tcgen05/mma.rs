@@ -121,12 +121,8 @@ pub(crate) fn mma(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
         (0..m / im).flat_map(|mi| (0..steps).map(move |s| (mi * im, s * k_step))).collect();
     let b_origins: Vec<(u32, u32)> =
         (0..n / inn).flat_map(|ni| (0..steps).map(move |s| (ni * b_cols, s * k_step))).collect();
+    // A in tensor memory: each CTA's rows in its own (a pair's A is localized like its accumulator).
     let a_tmem = f.ty(a).is_tmem();
-    if pair && a_tmem {
-        return Err(CompileError::new(
-            "tcgen05_mma of a CTA pair (cta_group::2) with A in tensor memory is not supported by codegen yet",
-        ));
-    }
 
     let (a_desc, a_cols) = if a_tmem {
         // K packed 32 / bits elements per column.
