@@ -518,6 +518,21 @@ fn block_scaled_mmas_assemble_and_agree_with_the_interpreter_and_float64() {
     }
 }
 
+/// A narrow N (16 and 32, the MMA's smallest): B's scales are a buffer of 16 or 32 rows, each row at lane
+/// `n % 32` of every lane quarter (16 rows leave lanes 16-31 of each quarter unread), stored from registers. As
+/// Gluon example 05's activations' scales are, on the B side of a swapped product.
+#[test]
+fn block_scaled_mmas_with_a_narrow_n_agree_with_the_interpreter_and_float64() {
+    for (fa, fb) in [("mxfp8", "mxfp8"), ("mxfp4", "mxfp4")] {
+        for n in [16, 32] {
+            let what = format!("{fa} x {fb}, N {n}, scales stored");
+            let (ptx, outs, reference) = scaled_tile(fa, fb, [n, 128, 1], false, 0);
+            assemble(&format!("scaled_tile_{fa}_{fb}_n{n}"), &ptx);
+            agrees_with_float64(&what, outs, &reference);
+        }
+    }
+}
+
 /// The simulated PTX wrote what the interpreter did, bit for bit, and that is the float64 reference within
 /// 1e-6 of its largest magnitude.
 fn agrees_with_float64(what: &str, outs: Result<Vec<SimAndInterp>, String>, reference: &[f64]) {

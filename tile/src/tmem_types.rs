@@ -97,8 +97,9 @@ pub fn columns(t: &Type) -> u32 {
     (layout.linear.in_dim_size("col") * elem.bits()).div_ceil(32).max(1)
 }
 
-/// A buffer of block scales: `[rows, scales]` of 8-bit elements (e8m0 as `u8`, or e4m3), at least 32 rows (one
-/// lane per row of a warp quarter); or `[buffers, rows, scales]`, buffers of them one after another.
+/// A buffer of block scales: `[rows, scales]` of 8-bit elements (e8m0 as `u8`, or e4m3), a power of two of at
+/// least 16 rows (an MMA's N is at least 16; 16 rows take lanes 0-15 of each warp quarter); or
+/// `[buffers, rows, scales]`, buffers of them one after another.
 pub fn check_scales_type(t: &Type) -> Result<(), String> {
     let (shape, elem, _) = scales_parts(t)?;
     if shape.len() != 2 && shape.len() != 3 {
@@ -110,8 +111,11 @@ pub fn check_scales_type(t: &Type) -> Result<(), String> {
     if !matches!(elem, ScalarType::U8 | ScalarType::F8E4M3) {
         return Err(format!("block scales are 8-bit: u8 (e8m0) or float8e4nv (e4m3), got {elem}"));
     }
-    if shape[0] < 32 {
-        return Err(format!("a buffer of scales holds at least 32 rows (a lane each), got {}", shape[0]));
+    if shape[0] < 16 || !shape[0].is_power_of_two() {
+        return Err(format!(
+            "a buffer of scales holds a power of two of at least 16 rows (an MMA's N is at least 16), got {}",
+            shape[0]
+        ));
     }
     Ok(())
 }
