@@ -273,7 +273,7 @@ fn tutorial_14_tma_tcgen05_kernel_on_two_pairs_matches_the_interpreter() {
 /// 6 buffers, 2 accumulators, 2 clusters), under cluster launch control's scheduler and the static one: each
 /// pair's even CTA copies both CTAs' scales into their tensor memory (`tcgen05.cp.cta_group::2`: A's split with A,
 /// `TensorMemoryScalesLayout(cga_layout=[[1, 0]])`, B's whole in each CTA, `[[0, 0]]`) and issues the pair's
-/// block-scaled MMA. The simulator (`ptx_sim/src/tcgen05_pair_scaled.rs`: each CTA's half of the data path reads
+/// block-scaled MMA. The simulator (`ptx_sim/src/tcgen05_pair.rs`: each CTA's half of the data path reads
 /// its own scales) writes every element the interpreter does, bit for bit, and the interpreter equals float64.
 #[test]
 fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {

@@ -183,20 +183,11 @@ def _softmax_partition(o_desc, o_smem, s_tmem, o_tmem, s_ready, p_ready, o_ready
 
 
 @gluon.jit
-def attention_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, HEAD_DIM: gl.constexpr,
-                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
-    gl.static_assert(BLOCK_M == 128, "one query row per thread of the softmax's 4 warps")
-    gl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "the causal mask assumes square blocks")
+def _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+              STAGES: gl.constexpr):
+    """The buffers and barriers both kernels share: Q, the K/V rings and O's staging tile in shared memory, the
+    barriers (initialized, one arrival each), and S (two, ping-pong) and O in tensor memory."""
     dtype: gl.constexpr = q_desc.dtype
-    start_m = gl.program_id(0)
-    head = gl.program_id(1)
-    q_row = head * N_CTX + start_m * BLOCK_M
-    kv_row = head * N_CTX
-    if CAUSAL:
-        n_blocks = start_m + 1
-    else:
-        n_blocks = N_CTX // BLOCK_N
-
     q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
     k_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
     v_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
@@ -223,6 +214,27 @@ def attention_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, HEAD_DIM: 
                                                                                           col_stride=1))
     o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_DIM], TensorMemoryLayout([BLOCK_M, HEAD_DIM],
                                                                                         col_stride=1))
+    return (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
+            o_tmem)
+
+
+@gluon.jit
+def attention_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, HEAD_DIM: gl.constexpr,
+                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
+    gl.static_assert(BLOCK_M == 128, "one query row per thread of the softmax's 4 warps")
+    gl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "the causal mask assumes square blocks")
+    dtype: gl.constexpr = q_desc.dtype
+    start_m = gl.program_id(0)
+    head = gl.program_id(1)
+    q_row = head * N_CTX + start_m * BLOCK_M
+    kv_row = head * N_CTX
+    if CAUSAL:
+        n_blocks = start_m + 1
+    else:
+        n_blocks = N_CTX // BLOCK_N
+
+    (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
+     o_tmem) = _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
     qk_scale = sm_scale * 1.4426950408889634
 
     gl.warp_specialize([
@@ -456,34 +468,10 @@ def attention_persistent_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX,
     dtype: gl.constexpr = q_desc.dtype
     num_tiles = (N_CTX // BLOCK_M) * num_heads
 
-    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
-    k_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
-    v_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-    o_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], o_desc.layout)
-
-    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
+     o_tmem) = _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
     q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    s_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    o_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(q_bar, count=1)
     mbarrier.init(q_empty, count=1)
-    mbarrier.init(o_ready, count=1)
-    for i in gl.static_range(STAGES):
-        mbarrier.init(k_ready.index(i), count=1)
-        mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=1)
-    for i in gl.static_range(2):
-        mbarrier.init(s_ready.index(i), count=1)
-        mbarrier.init(p_ready.index(i), count=1)
-
-    s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N],
-                                                                                          col_stride=1))
-    o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_DIM], TensorMemoryLayout([BLOCK_M, HEAD_DIM],
-                                                                                        col_stride=1))
     qk_scale = sm_scale * 1.4426950408889634
     sched = SCHEDULER.initialize(num_tiles)
 

@@ -38,7 +38,6 @@ mod smem_desc;
 mod tcgen05;
 mod tcgen05_dense;
 mod tcgen05_pair;
-mod tcgen05_pair_scaled;
 mod tcgen05_scaled;
 mod tma;
 mod tma_gather;

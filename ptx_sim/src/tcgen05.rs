@@ -364,7 +364,7 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         if let Some(&t) = ts.first() {
             c.tmem.flight.issue();
             if op.contains(".block_scale") {
-                super::tcgen05_pair_scaled::issue(c, t, op, a)?;
+                super::tcgen05_pair::issue_scaled(c, t, op, a)?;
             } else {
                 super::tcgen05_pair::issue(c, t, op, a)?;
             }
@@ -382,7 +382,9 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
         }
         if let Some(&t) = ts.first() {
             c.tmem.flight.issue();
-            if op.starts_with("tcgen05.cp") {
+            if op.starts_with("tcgen05.cp") && pair {
+                super::tcgen05_pair::copy(c, t, op, a)?;
+            } else if op.starts_with("tcgen05.cp") {
                 super::tcgen05_scaled::copy(c, t, op, a)?;
             } else if scaled {
                 super::tcgen05_scaled::mma(c, t, op, a)?;

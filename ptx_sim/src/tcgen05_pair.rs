@@ -19,8 +19,19 @@
 //! MMAs before it were ordered after: that CTA's pair copies (which completed on the barrier the issuer waited
 //! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
 //! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
+//!
+//! Block-scaled pair MMAs (`tcgen05.mma.cta_group::2...block_scale`, [`issue_scaled`]), the same way: each CTA
+//! holds its 128 rows of A and half of B's N columns, and its D. The scale factors are read by each CTA's half of
+//! the data path from its own tensor memory at the instruction's addresses: A's for its own rows (row i at lane
+//! i, column `sfa + i / 32`), B's for all N rows (row n at lane `32 q + n % 32`, column `sfb + n / 32`, in every
+//! lane quarter q), since each CTA's rows meet every column of B. So a pair's B scales must be in both CTAs alike
+//! (Gluon's `TensorMemoryScalesLayout(cga_layout=[[0, 0]])`) and A's split with A (`[[1, 0]]`); a kernel laying
+//! them out otherwise computes with the scales each CTA holds, which the comparison with the interpreter catches.
+//! A pair copy (`tcgen05.cp.cta_group::2`, [`copy`]) copies each CTA's shared memory at the descriptor's address
+//! into that CTA's tensor memory: the even CTA's at the issue, the odd CTA's when the even one stops.
 
 use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
+use super::tcgen05_scaled::{Scaled, operands};
 use super::{Cta, Opnd};
 
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).
@@ -29,7 +40,7 @@ const ROWS: u32 = 128;
 /// A pair MMA, copy or commit the even CTA issued, done when it stops.
 pub(super) enum PairOp {
     Mma(Box<PairMma>),
-    Scaled(Box<super::tcgen05_pair_scaled::PairScaled>),
+    Scaled(Box<PairScaled>),
     /// The odd CTA's half of a `tcgen05.cp.cta_group::2`: its shared memory through `desc` into its tensor memory
     /// at `taddr` (the even CTA's half was done at the issue).
     Copy {
@@ -132,13 +143,9 @@ pub(super) fn commit(c: &mut Cta, ts: &[usize], op: &str, a: &[Opnd]) -> Result<
     Ok(())
 }
 
-/// Queues the odd CTA's half of a pair copy the even CTA `c` issues (see [`PairOp::Copy`]).
-pub(super) fn queue_copy(
-    c: &mut Cta,
-    shape: super::tcgen05_scaled::CopyShape,
-    taddr: u32,
-    desc: u64,
-) -> Result<(), String> {
+/// `tcgen05.cp.cta_group::2.<shape> [taddr], sdesc` by thread `t` of the pair's even CTA: its own half now, the
+/// odd CTA's queued (see [`PairOp::Copy`]).
+pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     if c.cluster.rank % 2 != 0 {
         return Err(format!(
             "a cta_group::2 tcgen05.cp issued by CTA {} (the odd CTA of its pair) is not simulated: the even CTA \
@@ -146,6 +153,10 @@ pub(super) fn queue_copy(
             c.cluster.rank
         ));
     }
+    let shape = super::tcgen05_scaled::copy_shape(op)?;
+    let taddr = c.addr(t, &a[0])? as u32;
+    let desc = c.val(t, &a[1])?;
+    super::tcgen05_scaled::copy_into(c, Reader::Thread(t), shape, taddr, desc)?;
     c.cluster.pair_ops.push(PairOp::Copy { shape, taddr, desc });
     Ok(())
 }
@@ -179,7 +190,7 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                 super::tcgen05_scaled::copy_into(c, Reader::Peer, shape, taddr, desc)
                     .map_err(|e| format!("CTA {from}'s pair copy into CTA {odd}: {e}"))?;
             }
-            PairOp::Scaled(m) => super::tcgen05_pair_scaled::deliver(ctas, from, exited, *m)?,
+            PairOp::Scaled(m) => deliver_scaled(ctas, from, exited, *m)?,
             PairOp::Mma(m) => {
                 let odd = odd_of(ctas, from, exited, "MMA")?;
                 let s = &m.dense;
@@ -240,4 +251,69 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
         }
     }
     Ok(())
+}
+
+/// [`ROWS`] as the block-scaled reads count them.
+const ROWS_SCALED: u64 = ROWS as u64;
+
+/// What a pair's block-scaled MMA needs once the odd CTA's operands are in reach.
+pub(super) struct PairScaled {
+    s: Scaled,
+    /// The op's number in the even CTA's tcgen05 ops.
+    op: u32,
+    d_col: u32,
+    b_desc: u64,
+    a_desc: u64,
+    sfa: u32,
+    sfb: u32,
+    enable: bool,
+    /// Read at the issue: the even CTA's rows of A (scaled), B's first N / 2 rows (unscaled) and the even CTA's
+    /// scales of B's N rows.
+    a_even: Vec<f32>,
+    b_even: Vec<f32>,
+    sb_even: Vec<f32>,
+}
+
+/// `tcgen05.mma.cta_group::2.kind::<kind>.block_scale[.<vector>] [d], adesc, bdesc, idesc, [sfa], [sfb],
+/// enable_input_d` by thread `t` of the pair's even CTA.
+pub(super) fn issue_scaled(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
+    if c.cluster.rank % 2 != 0 {
+        return Err(format!(
+            "a cta_group::2 MMA issued by CTA {} (the odd CTA of its pair) is not simulated: the even CTA issues it",
+            c.cluster.rank
+        ));
+    }
+    let (d_col, a_desc, b_desc, sfa, sfb, enable) = operands(c, t, op, a)?;
+    let s = Scaled::decode(op, c.val(t, &a[3])? as u32, true)?;
+    let a_even = s.a(c, Reader::Thread(t), a_desc, ROWS_SCALED, sfa)?;
+    let b_even = s.b_values(c, Reader::Thread(t), b_desc, s.n / 2)?;
+    let sb_even = s.b_scales(c, sfb)?;
+    let op = c.tmem.flight.latest();
+    for row in 0..ROWS_SCALED as u32 {
+        for col in 0..s.n as u32 {
+            let cell = c.tmem.cell(row, d_col + col)?;
+            c.tmem.flight.written_by(cell, op);
+        }
+    }
+    let m = PairScaled { s, op, d_col, b_desc, a_desc, sfa, sfb, enable, a_even, b_even, sb_even };
+    c.cluster.pair_ops.push(PairOp::Scaled(Box::new(m)));
+    Ok(())
+}
+
+/// The odd CTA's half of CTA `from`'s pair MMA `m`, and both halves of D.
+fn deliver_scaled(ctas: &mut [Cta], from: usize, exited: &[bool], m: PairScaled) -> Result<(), String> {
+    let odd = odd_of(ctas, from, exited, "block-scaled MMA")?;
+    after_copies(ctas, from, odd);
+    let s = &m.s;
+    let c = &mut ctas[odd];
+    c.tmem.flight.issue();
+    let in_odd = |e: String| format!("CTA {from}'s pair block-scaled MMA, in CTA {odd}: {e}");
+    let a_odd = s.a(c, Reader::Peer, m.a_desc, ROWS_SCALED, m.sfa).map_err(in_odd)?;
+    let b_odd = s.b_values(c, Reader::Peer, m.b_desc, s.n / 2).map_err(in_odd)?;
+    let sb_odd = s.b_scales(c, m.sfb).map_err(in_odd)?;
+    // B's N rows: the even CTA's first, then the odd CTA's.
+    let b: Vec<f32> = m.b_even.iter().chain(&b_odd).copied().collect();
+    let op_odd = c.tmem.flight.latest();
+    s.accumulate(c, op_odd, m.d_col, ROWS_SCALED, &a_odd, &b, &sb_odd, m.enable).map_err(in_odd)?;
+    s.accumulate(&mut ctas[from], m.op, m.d_col, ROWS_SCALED, &m.a_even, &b, &m.sb_even, m.enable)
 }

@@ -69,7 +69,7 @@ pub(super) struct CopyShape {
 }
 
 /// The shape of `tcgen05.cp.cta_group::<1|2>.<shape>` (its CTA group is the caller's).
-fn copy_shape(op: &str) -> Result<CopyShape, String> {
+pub(super) fn copy_shape(op: &str) -> Result<CopyShape, String> {
     let parts: Vec<&str> = op.split('.').collect();
     let warpx4 = parts.contains(&"warpx4");
     let (rows, bytes) = if parts.contains(&"128x256b") {
@@ -87,22 +87,16 @@ fn copy_shape(op: &str) -> Result<CopyShape, String> {
     Ok(CopyShape { rows, bytes, warpx4 })
 }
 
-/// `tcgen05.cp.cta_group::<1|2>.<shape> [taddr], sdesc` by thread `t`. A pair's (`cta_group::2`, issued by the
-/// even CTA) copies each CTA's shared memory at the descriptor's address into that CTA's tensor memory at
-/// `taddr`: the even CTA's now, the odd CTA's when the even one stops ([`super::tcgen05_pair`]).
+/// `tcgen05.cp.cta_group::1.<shape> [taddr], sdesc` by thread `t` (a pair's, `cta_group::2`, is
+/// [`super::tcgen05_pair::copy`]).
 pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
-    let pair = op.contains("cta_group::2");
-    if !pair && !op.contains("cta_group::1") {
+    if !op.contains("cta_group::1") {
         return Err(format!("`{op}`: a tcgen05.cp names its CTA group"));
     }
     let shape = copy_shape(op)?;
     let taddr = c.addr(t, &a[0])? as u32;
     let desc = c.val(t, &a[1])?;
-    copy_into(c, Reader::Thread(t), shape, taddr, desc)?;
-    if pair {
-        super::tcgen05_pair::queue_copy(c, shape, taddr, desc)?;
-    }
-    Ok(())
+    copy_into(c, Reader::Thread(t), shape, taddr, desc)
 }
 
 /// The copy of `shape` into CTA `c`'s tensor memory at `taddr` from its shared memory through `desc`.
