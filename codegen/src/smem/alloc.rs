@@ -113,6 +113,18 @@ impl Allocation {
         let mut swizzled: HashSet<ValueId> = HashSet::new();
         for o in f.all_ops() {
             let d = f.op(o);
+            if matches!(d.op, Op::WarpSpecialize(_)) {
+                // A worker partition sees the buffers it captures through its region's arguments (the op's
+                // operands, in order): the same buffers, for the barrier analysis and the in-flight tracking.
+                // (The walk is in program order, so the arguments are mapped before the ops using them.)
+                for &r in &d.regions[1..] {
+                    for (&a, &c) in f.region(r).args.iter().zip(&d.operands) {
+                        if f.ty(c).is_memdesc() {
+                            root.insert(a, root.get(&c).copied().unwrap_or(c));
+                        }
+                    }
+                }
+            }
             if d.op.is_memdesc_view() {
                 let r = root.get(&d.operands[0]).copied().unwrap_or(d.operands[0]);
                 root.insert(d.results[0], r);
