@@ -3,7 +3,9 @@
 //! The default partition keeps warps `0..num_warps`; worker `i` takes the next `worker_num_warps[i]` warps, so
 //! the CTA has `num_warps + Σ worker_num_warps` warps. Registers move between partitions with `setmaxnreg`,
 //! which whole warpgroups execute together: the plan reallocates only when the default partition and the
-//! workers each fill whole warpgroups and the workers ask for one count. Then the kernel starts with `R0`
+//! workers fill whole warpgroups and the workers sharing a warpgroup ask for one count (workers on warpgroups of
+//! their own may ask for different ones: FlashAttention-4's softmax, correction and loader warpgroups). Then the
+//! kernel starts with `R0`
 //! registers per thread (`.maxnreg`: the register file split evenly over the CTA's threads, or the kernel's own
 //! `maxnreg`), the workers drop to what they asked for, and the default partition takes what the workers
 //! released (at most 256). The plan is written on the op (`warp_starts`, `regs`) for codegen.
@@ -67,8 +69,9 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, PartitionError> {
         Some("sm_80 has no setmaxnreg")
     } else if nw % 4 != 0 || (total_warps - nw) % 4 != 0 {
         Some("setmaxnreg works on whole warpgroups and the partitions do not fill whole warpgroups")
-    } else if w.worker_num_regs.iter().any(|&r| r != w.worker_num_regs[0]) {
-        Some("the workers ask for different register counts and may share a warpgroup")
+    } else if let Some(g) = mixed_warpgroup(&plan.starts[1..], &w.worker_num_warps, &w.worker_num_regs) {
+        plan.note += &format!("; registers not reallocated: workers sharing warpgroup {g} ask for different counts");
+        return Ok(plan);
     } else {
         None
     };
@@ -98,6 +101,22 @@ pub fn plan_of(f: &Func, o: OpId) -> Result<Plan, PartitionError> {
     plan.regs = std::iter::once(default).chain(w.worker_num_regs.iter().copied()).collect();
     plan.note += &format!("; registers per thread: {entry} at the entry, then {:?} (default first)", plan.regs);
     Ok(plan)
+}
+
+/// The first warpgroup whose workers (worker `i` on warps `starts[i]..starts[i] + warps[i]`, asking for
+/// `regs[i]` registers) ask for different counts, if one does: `setmaxnreg` sets one count for a whole warpgroup.
+fn mixed_warpgroup(starts: &[u32], warps: &[u32], regs: &[u32]) -> Option<u32> {
+    let mut asked: Vec<(u32, u32)> = Vec::new(); // (warpgroup, count)
+    for ((&start, &n), &r) in starts.iter().zip(warps).zip(regs) {
+        for g in start / 4..=(start + n.max(1) - 1) / 4 {
+            match asked.iter().find(|&&(h, _)| h == g) {
+                Some(&(_, c)) if c != r => return Some(g),
+                Some(_) => {}
+                None => asked.push((g, r)),
+            }
+        }
+    }
+    None
 }
 
 /// Plans every `warp_specialize` of `f` and writes the plan on the op (and the entry's `maxnreg` when registers
@@ -159,6 +178,29 @@ mod tests {
         assert!(w.regs.is_empty());
         assert_eq!(f.config.maxnreg, None);
         assert!(notes[0].contains("do not fill whole warpgroups"), "{notes:?}");
+    }
+
+    #[test]
+    fn workers_on_warpgroups_of_their_own_may_ask_for_different_counts() {
+        // FlashAttention-4's plan: softmax (the default and worker 0), correction (worker 1), and the MMA, load
+        // and epilogue warps sharing the last warpgroup. 512 threads start with 128 registers each.
+        let mut f = kernel(4, "[4, 4, 1, 1, 2]", ", worker_num_regs = [192, 80, 48, 48, 48]");
+        let notes = assign(&mut f).unwrap();
+        let Op::WarpSpecialize(w) = &f.op(f.all_ops()[0]).op else { panic!() };
+        assert_eq!(w.warp_starts, [0, 4, 8, 12, 13, 14]);
+        assert_eq!(w.regs, [192, 192, 80, 48, 48, 48]);
+        assert_eq!(f.config.maxnreg, Some(128));
+        // Workers sharing a warpgroup must agree.
+        let mut f = kernel(4, "[4, 4, 1, 1, 2]", ", worker_num_regs = [192, 80, 48, 56, 48]");
+        let notes_mixed = assign(&mut f).unwrap();
+        let Op::WarpSpecialize(w) = &f.op(f.all_ops()[0]).op else { panic!() };
+        assert!(w.regs.is_empty());
+        assert!(notes_mixed[0].contains("workers sharing warpgroup 3 ask for different counts"), "{notes_mixed:?}");
+        // A worker spanning two warpgroups joins both.
+        let mut f = kernel(4, "[2, 4, 2]", ", worker_num_regs = [40, 40, 56]");
+        let notes_span = assign(&mut f).unwrap();
+        assert!(notes_span[0].contains("workers sharing warpgroup 2 ask for different counts"), "{notes_span:?}");
+        assert!(notes[0].contains("then [192, 192, 80, 48, 48, 48] (default first)"), "{notes:?}");
     }
 
     #[test]

@@ -117,6 +117,21 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// Branches each warp to `labels[i]` of the first `i` among `candidates` (in warp order) whose range ends past
+/// it (`ends[i]`); the last candidate takes the rest, by a branch of its own, since the code after this is not its
+/// body.
+fn dispatch(l: &mut Lower, labels: &[String], ends: &[u32], candidates: &[usize]) {
+    for (k, &i) in candidates.iter().enumerate() {
+        if k + 1 == candidates.len() {
+            l.b.emit(Instr::bra_uni(&labels[i]));
+            break;
+        }
+        let p = l.b.reg(RegClass::Pred);
+        l.b.op("setp.lt.u32", p, (l.warp, ends[i]));
+        l.b.emit(Instr::bra_uni(&labels[i]).guard(p));
+    }
+}
+
 fn setmaxnreg(l: &mut Lower, to: u32) {
     let from = l.f.config.maxnreg.unwrap_or(to);
     if to < from {
@@ -200,24 +215,35 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     let join_bar = 2 + w.worker_num_warps.len() as u32;
     let total_warps = s.total_warps;
     l.b.emit(Instr::bra_uni(&default_label).unless(s.is_worker));
-    // The workers: register reallocation (one count for all, as the plan requires), then each to its code.
-    if let Some(&r) = w.regs.get(1) {
-        setmaxnreg(l, r);
-    }
-    // Worker i runs on warps [warp_starts[i + 1], warp_starts[i + 1] + worker_num_warps[i]): each but the last
-    // is picked by the end of its range, the last takes the rest. The bodies follow in order, so the last one
-    // needs its own branch (falling through would land in the first worker's body).
+    // The workers: register reallocation, then each to its code. Worker i runs on warps [warp_starts[i + 1],
+    // warp_starts[i + 1] + worker_num_warps[i]).
     let labels: Vec<String> = (0..w.worker_num_warps.len()).map(|_| l.b.new_label("ws_worker")).collect();
-    for (i, label) in labels.iter().enumerate() {
-        if i + 1 == labels.len() {
-            if i > 0 {
-                l.b.emit(Instr::bra_uni(label));
-            }
-            break;
+    let ends: Vec<u32> = (0..labels.len()).map(|i| w.warp_starts[i + 1] + w.worker_num_warps[i]).collect();
+    let counts = w.regs.get(1..).unwrap_or(&[]);
+    if counts.iter().all(|&r| r == counts[0]) {
+        // One count for every worker: set once, then each warp to its worker.
+        if let Some(&r) = counts.first() {
+            setmaxnreg(l, r);
         }
-        let p = l.b.reg(RegClass::Pred);
-        l.b.op("setp.lt.u32", p, (l.warp, w.warp_starts[i + 1] + w.worker_num_warps[i]));
-        l.b.emit(Instr::bra_uni(label).guard(p));
+        // (A lone worker's body comes next.)
+        if labels.len() > 1 {
+            dispatch(l, &labels, &ends, &(0..labels.len()).collect::<Vec<_>>());
+        }
+    } else {
+        // A count per warpgroup (the plan has each warpgroup's workers agree): `setmaxnreg.sync.aligned` wants
+        // every warp of a warpgroup at the same instruction, so each warp first branches to its warpgroup's
+        // `setmaxnreg`, then to its worker.
+        let groups: Vec<u32> = (w.warp_starts[1] / 4..total_warps.div_ceil(4)).collect();
+        let group_labels: Vec<String> = groups.iter().map(|_| l.b.new_label("ws_warpgroup")).collect();
+        let group_ends: Vec<u32> = groups.iter().map(|g| 4 * (g + 1)).collect();
+        dispatch(l, &group_labels, &group_ends, &(0..groups.len()).collect::<Vec<_>>());
+        for (g, label) in groups.iter().zip(&group_labels) {
+            l.b.label(label);
+            let members: Vec<usize> =
+                (0..labels.len()).filter(|&i| w.warp_starts[i + 1] < 4 * (g + 1) && ends[i] > 4 * g).collect();
+            setmaxnreg(l, counts[members[0]]);
+            dispatch(l, &labels, &ends, &members);
+        }
     }
     for (i, label) in labels.iter().enumerate() {
         l.b.label(label);
