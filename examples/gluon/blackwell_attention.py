@@ -1,80 +1,99 @@
-"""Attention forward for Blackwell (sm_100a) written in Gluon, in the FlashAttention-4 style: the scores and the
-output accumulate in tensor memory, one warp issues every MMA, one warp feeds the rings by TMA, and the softmax
-warps only move rows between tensor memory and registers.
+"""Attention forward for Blackwell (sm_100a) written in Gluon, in the FlashAttention-4 style: a program owns 256
+query rows as two sub-tiles of 128, their scores and outputs accumulate in tensor memory, one warp issues every
+MMA, one warp feeds the rings by TMA, a softmax warpgroup per sub-tile moves rows between tensor memory and
+registers, a correction warpgroup rescales the outputs and stages them in shared memory, and two epilogue warps
+store them by TMA.
 
     O = softmax(Q K^T * sm_scale) V     (causal: key j attends to query i only when j <= i)
 
-Q, K, V and O are [Z * H * N_CTX, HEAD_DIM] host TensorDescriptors (fp16 or bf16, heads one after another).
-`attention_kernel` runs one program per (query block, head): grid (N_CTX / BLOCK_M, Z * H); the persistent
-`attention_persistent_kernel` (below) fewer programs, each doing several. N_CTX must be a multiple of BLOCK_M and
-BLOCK_N (the heads share the descriptors' rows, so a block past a head's end would read the next head).
+Q, K, V and O are [Z * H * N_CTX, HEAD_DIM] host TensorDescriptors (fp16 or bf16, heads one after another) with
+128-row blocks. A tile is one (256-row query block, head). `attention_kernel` runs one program per tile: grid
+(N_CTX / 256, Z * H); `attention_persistent_kernel` fewer programs, each walking tiles until its scheduler has none
+left. N_CTX must be a multiple of 256 and of BLOCK_N (the heads share the descriptors' rows, so a block past a
+head's end would read the next head).
 
-Partitions, on disjoint warps (`gl.warp_specialize`):
+Partitions, on disjoint warps (`gl.warp_specialize`; 16 warps, registers moved by warpgroup with `setmaxnreg`):
 
-- **softmax** (the default partition, 4 warps: one query row per thread). For key block j it waits for S_j in
-  tensor memory, reads it into registers, applies the causal mask on the diagonal block, and runs the online
-  softmax in base 2 (`exp2` of scores pre-multiplied by `sm_scale * log2(e)`). Once the MMA of P_{j-1} V has
-  finished it rescales O in tensor memory by `exp2(m_old - m_new)` (the correction step), then writes P_j as
-  fp16/bf16 into the columns of S_j (P aliases S: 64 packed columns of S's 128) and signals the MMA warp. After
-  the last block it divides O by the row sums and stores it by TMA.
-- **mma** (one warp). Issues S_{j+1} = Q K_{j+1}^T into the other S buffer while the softmax works on S_j, then
-  O += P_j V_j with P read from tensor memory. Each MMA commits to the mbarriers its consumers wait on: S_j to
-  `s_ready[j % 2]`, P_j V_j to `kv_empty` (the K/V slot may be refilled) and to `o_ready`.
-- **load** (one warp). Q once, then K_j and V_j through rings of STAGES slots (`k_ready`/`v_ready`, released by
-  `kv_empty`), so S_{j+1} can start as soon as K_{j+1} lands.
+| partition | warps | registers per thread |
+|---|---|---|
+| softmax 0 (the default partition) | 0-3 | 192 |
+| softmax 1 | 4-7 | 192 |
+| correction | 8-11 | 80 |
+| mma, load, epilogue | 12, 13, 14-15 | 48 |
+
+- **softmax 0 and softmax 1** (one query row of its sub-tile per thread). For key block j, softmax i waits for
+  S_i in tensor memory, reads it into registers 64 columns at a time, masks the diagonal blocks (causal), and
+  runs the online softmax in base 2 (`exp2` of scores pre-multiplied by `sm_scale * log2(e)`). It hands the
+  factor `alpha = exp2(m_old - m_new)` to the correction warpgroup through shared memory, writes P_i as
+  fp16/bf16 into the columns of S_i (P aliases S: 64 packed columns of S's 128) and signals the MMA warp. After
+  the tile's last block it hands over the row sums l_i the same way.
+- **correction**. For every block but a tile's first it takes alpha_i, waits until P_i V of the block before has
+  finished, and rescales O_i in tensor memory (32 columns at a time), then lets the MMA warp accumulate into O_i.
+  After the tile it takes l_i and writes O_i / l_i into the staging tile in shared memory, one sub-tile after
+  the other.
+- **mma** (one warp). Per key block: O_0 += P_0 V, S_0 = Q_0 K_next^T, O_1 += P_1 V, S_1 = Q_1 K_next^T, so the
+  tensor cores compute one sub-tile's scores while the other sub-tile's softmax runs. Each MMA commits to the
+  mbarriers its consumers wait on.
+- **load** (one warp). Both Q sub-tiles once per tile, then K_j and V_j through rings of STAGES slots
+  (`k_ready`/`v_ready`, released by `kv_empty`).
+- **epilogue** (two warps, one issuing). Stores each staged sub-tile by TMA and hands the staging tile back
+  (`o_full`/`o_empty`) once the store has read it.
 
 Tensor memory (128 lanes x 512 columns of 32 bits), per program:
 
 | buffer | shape | columns |
 |---|---|---|
-| S (two, ping-pong) | 2 x [128, BLOCK_N] f32 | 2 x BLOCK_N |
-| P_j (aliases S_j) | [128, BLOCK_N] fp16, packed | (within S_j) |
-| O | [128, HEAD_DIM] f32 | HEAD_DIM |
+| S_0, S_1 | 2 x [128, BLOCK_N] f32 | 2 x BLOCK_N |
+| P_i (aliases S_i) | [128, BLOCK_N] fp16/bf16, two to a column | (within S_i) |
+| O_0, O_1 | 2 x [128, HEAD_DIM] f32 | 2 x HEAD_DIM |
 
-At BLOCK_N = 128 and HEAD_DIM = 128 that is 384 columns (the allocation rounds to 512).
+At BLOCK_N = 128 and HEAD_DIM = 128 that is all 512 columns; at HEAD_DIM = 64, 384 (the allocation rounds to
+512). Shared memory at HEAD_DIM = 128 and 2 stages: Q 64 KiB, the K and V rings 128 KiB, O's staging tile
+32 KiB, alpha/l 1 KiB: 225 KiB of the 227 (at HEAD_DIM = 64, 3 stages fit).
 
-Ordering the PTX ISA does not give for free, and how the kernel gets it: S_{j+1} is written into the buffer P_{j-1}
-was read from, and the ISA runs two MMAs in issue order only when they share an accumulator; so the MMA warp
-waits for P_{j-1} V_{j-1} to finish (`o_ready`) before it issues S_{j+1}. The rescale of O reads and writes O
-between P_{j-1} V_{j-1} (waited for) and P_j V_j (issued only after `p_ready`).
+Registers: ptxas holds each instruction to the registers a thread starts with (128 at 16 warps), whatever
+`setmaxnreg` grants its warpgroup later, so tensor memory moves in pieces of at most 64 columns.
 
-**The persistent grid** (`attention_persistent_kernel`, launched by `attention_persistent`): the same three
-partitions, each looping over tiles (a tile is one (query block, head); tile ids are linear, causal ones ordered
-longest first, the last query blocks of every head before the first) until its scheduler has none left. The
-scheduler is a constexpr class:
+Ordering the PTX ISA does not give for free, and how the kernel gets it (`mbarrier` waits, each named below):
 
-- `StaticScheduler`: a grid of P programs (the SM count, or the tiles if fewer), program p taking tiles p, p + P,
-  p + 2P, ... Every partition walks that sequence by itself.
+- Two MMAs run in issue order only when they share an accumulator. S_i of the next block is written into the
+  columns P_i V reads, so the MMA warp waits for that P_i V (`o_ready[i]`) before it issues the next S_i; the
+  tensor cores meanwhile work on the other sub-tile's MMAs. (That wait also makes the correction's own wait for
+  P_i V before it rescales O_i one that has always passed, since alpha comes from the S issued after it; the
+  correction keeps it so that it does not depend on the MMA warp's order.)
+- O_i is rescaled between P_i V of one block (the correction waits `o_ready[i]`) and that of the next (the MMA
+  warp waits `o_corr[i]`). The epilogue reads O_i before the correction arrives on `o_corr[i]` for the next
+  tile's first block, whose P_i V overwrites O_i (`use_acc=False`).
+- The staging tile passes from the correction to the epilogue warps and back (`o_full`/`o_empty`, message
+  2t + i for sub-tile i of the program's t-th tile); the correction's proxy fence before `o_full` orders its
+  stores before the TMA store.
+- alpha_i and l_i pass through a one-slot mailbox per sub-tile (`xfer_ready[i]`/`xfer_free[i]`): message m of
+  sub-tile i is block m's alpha, counted over the program's tiles, a tile's l taking the place of its first
+  block's alpha (which the correction does not need: O_i starts from zero).
+
+**Schedulers** (a constexpr class; every partition walks the same tiles, `_tile_coords` turns a tile into its
+query block and head, causal tiles longest first):
+
+- `OneTile`: one program per tile (`attention_kernel`).
+- `StaticScheduler`: a grid of P programs, program p taking tiles p, p + P, p + 2P, ...
 - `ClcScheduler` (cluster launch control): a grid of one program per tile. Starting a tile, the loader asks
   (`clc.try_cancel`) to cancel a program not launched yet; the answer lands in one of two 16-byte response slots
-  (`landed[slot]`) while the tile runs. Each partition, done with the tile, reads it (`clc.load_result`:
-  `is_canceled()`, `program_id(0)`) and takes the canceled program's tile, or stops, then arrives on
-  `consumed[slot]` (3 arrivals); the loader asks into that slot again, two tiles later, only once all three read it.
+  (`landed[slot]`) while the tile runs. Each partition, done with the tile, reads it (`clc.load_result`) and
+  takes the canceled program's tile or stops, then arrives on `consumed[slot]` (one arrival per partition); the
+  loader asks into that slot again, two tiles later, only once every partition has read it.
 
-Phases across tiles: every ring (the K/V stages, the S/P ping-pong, `o_ready`) is indexed by g = base + j, base the
-key blocks of the partition's earlier tiles, so a tile of an odd number of blocks hands the next one the right
-slot and phase; `q_bar` and `q_empty` go by the tile count. The loader refills Q once the MMA warp has committed
-`q_empty` after the tile's last QK^T. What orders one tile against the next:
+Every ring's slot and phase is counted on across tiles (g = base + j, base the key blocks of the program's earlier
+tiles); `q_bar` and `q_empty` go by the tile count.
 
-- The first S of a tile goes into the columns of P_{base-2}, and the MMA warp issues it without waiting on
-  `o_ready`: it has seen `p_ready` for P_{base-1}, which the softmax writes only after it has seen P_{base-2} V done
-  (in its correction, or in its epilogue when P_{base-1} starts a tile). The second goes into P_{base-1}'s columns
-  after `o_ready` of the previous tile's last P V, as within a tile.
-- The epilogue reads O (after `o_ready` of the tile's last P V) before the softmax writes the next tile's P_0, and
-  the MMA warp issues the next tile's P_0 V, which overwrites O (`use_acc=False`), only after `p_ready` for P_0:
-  `p_ready` orders the epilogue's read before the next tile's write of O, with no barrier of its own.
-- `o_smem`: the epilogue waits for the previous tile's TMA store (`tma.store_wait(0)`) just before it writes the
-  next O there, so the store runs under the next tile's work.
-
-Run it in the interpreter (no GPU needed; see tests/blackwell_attention.rs for the float64 check):
+Run it in the interpreter (no GPU needed; tests/blackwell_attention.rs has the float64 checks):
 
     tessel run --interpret --arch sm_100a examples/gluon/blackwell_attention.py::attention_kernel \\
         --signature 'fp32,tensordesc<fp16[128,64]>,tensordesc<fp16[128,64]>,tensordesc<fp16[128,64]>,tensordesc<fp16[128,64]>,i32' \\
-        --const HEAD_DIM=64 --const BLOCK_M=128 --const BLOCK_N=128 --const CAUSAL=True --const STAGES=2 \\
-        --grid 2,2 --arg sm_scale=0.125 --arg q=randn:512x64:fp16 --arg k=randn:512x64:fp16 \\
-        --arg v=randn:512x64:fp16 --arg o=fill:nan:512x64:fp16 --arg q_desc=desc:q:block=128x64 \\
+        --const HEAD_DIM=64 --const BLOCK_M=256 --const BLOCK_N=128 --const CAUSAL=True --const STAGES=2 \\
+        --grid 2,2 --arg sm_scale=0.125 --arg q=randn:1024x64:fp16 --arg k=randn:1024x64:fp16 \\
+        --arg v=randn:1024x64:fp16 --arg o=fill:nan:1024x64:fp16 --arg q_desc=desc:q:block=128x64 \\
         --arg k_desc=desc:k:block=128x64 --arg v_desc=desc:v:block=128x64 --arg o_desc=desc:o:block=128x64 \\
-        --arg N_CTX=256
+        --arg N_CTX=512
 
 and the persistent kernel the same way, with `::attention_persistent_kernel`, one more `i32` in the signature,
 `--const SCHEDULER=ClcScheduler` (a grid of the tiles, here `--grid 4`; `--clc-policy next|none|random:SEED` picks
@@ -91,164 +110,32 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
+# Query rows of a sub-tile: one per thread of a softmax warpgroup, one per tensor-memory lane.
+SUB_M = gl.constexpr(128)
+# The partitions every scheduler's answer is read by.
+PARTITIONS = gl.constexpr(6)
 
-@gluon.jit
-def _load_partition(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, k_ready, v_ready, kv_empty, q_row,
-                    kv_row, n_blocks, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
-    mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_load(q_desc, [q_row, 0], q_bar, q_smem)
-    for j in range(n_blocks):
-        s = j % STAGES
-        # The slot's previous tenant, block j - STAGES, is released by the MMA that read its V.
-        mbarrier.wait(kv_empty.index(s), ((j // STAGES) & 1) ^ 1)
-        mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
-        tma.async_load(k_desc, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_bufs.index(s))
-        mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
-        tma.async_load(v_desc, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_bufs.index(s))
+# ---------------------------------------------------------------------------------------------------------------
+# Schedulers: which tiles a program does.
 
 
-@gluon.jit
-def _mma_partition(q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready,
-                   o_ready, n_blocks, STAGES: gl.constexpr):
-    BLOCK_M: gl.constexpr = s_tmem.shape[1]
-    BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    p_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    mbarrier.wait(q_bar, 0)
-    mbarrier.wait(k_ready.index(0), 0)
-    tcgen05_mma(q_smem, k_bufs.index(0).permute((1, 0)), s_tmem.index(0), use_acc=False,
-                mbarriers=[s_ready.index(0)])
-    for j in range(n_blocks):
-        s = j % STAGES
-        if j + 1 < n_blocks:
-            s1 = (j + 1) % STAGES
-            # S_{j+1} overwrites P_{j-1}'s columns: P_{j-1} V_{j-1} must be done reading them.
-            mbarrier.wait(o_ready, (j - 1) & 1, pred=j > 0)
-            mbarrier.wait(k_ready.index(s1), ((j + 1) // STAGES) & 1)
-            tcgen05_mma(q_smem, k_bufs.index(s1).permute((1, 0)), s_tmem.index((j + 1) % 2), use_acc=False,
-                        mbarriers=[s_ready.index((j + 1) % 2)])
-        # P_j is in tensor memory and O has been rescaled for it.
-        mbarrier.wait(p_ready.index(j % 2), (j // 2) & 1)
-        mbarrier.wait(v_ready.index(s), (j // STAGES) & 1)
-        p_tmem = s_tmem.index(j % 2)._reinterpret(v_bufs.dtype, [BLOCK_M, BLOCK_N], p_layout)
-        tcgen05_mma(p_tmem, v_bufs.index(s), o_tmem, use_acc=j > 0, mbarriers=[kv_empty.index(s), o_ready])
+@gluon.aggregate
+class OneTile:
+    """One program per tile: the tile is the program's place in the grid."""
+    tile: gl.tensor
+    has_work: gl.tensor
 
+    @gluon.jit
+    def initialize(num_tiles):
+        return OneTile(gl.program_id(0) + gl.program_id(1) * gl.num_programs(0), gl.to_tensor(True))
 
-@gluon.jit
-def _softmax_partition(o_desc, o_smem, s_tmem, o_tmem, s_ready, p_ready, o_ready, qk_scale, q_row, start_m,
-                       n_blocks, CAUSAL: gl.constexpr):
-    BLOCK_M: gl.constexpr = s_tmem.shape[1]
-    BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    HEAD_DIM: gl.constexpr = o_tmem.shape[1]
-    dtype: gl.constexpr = o_desc.dtype
-    s_layout: gl.constexpr = s_tmem.index(0).get_reg_layout()
-    o_layout: gl.constexpr = o_tmem.get_reg_layout()
-    part_layout: gl.constexpr = o_tmem.slice(0, 32).get_reg_layout()
-    row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
-    p_tmem_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    @gluon.jit
+    def request(self):
+        pass
 
-    offs_m = start_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_layout)
-    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
-    l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
-    for j in range(n_blocks):
-        b = j % 2
-        mbarrier.wait(s_ready.index(b), (j // 2) & 1)
-        qk = s_tmem.index(b).load(s_layout) * qk_scale
-        if CAUSAL:
-            # Only the diagonal block (the last one) has keys past its queries.
-            offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-            qk = gl.where(offs_m[:, None] >= offs_n[None, :], qk, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(qk, 1))
-        alpha = gl.exp2(m_i - m_new)
-        p = gl.exp2(qk - m_new[:, None])
-        l_i = l_i * alpha + gl.sum(p, 1)
-        m_i = m_new
-        if j > 0:
-            # The correction: O (done accumulating P_{j-1} V_{j-1}) scaled to the new row maxima, 32 columns at
-            # a time so that S's registers and O's do not have to be live at once.
-            mbarrier.wait(o_ready, (j - 1) & 1)
-            for c in gl.static_range(HEAD_DIM // 32):
-                o_part = o_tmem.slice(c * 32, 32)
-                o = o_part.load(part_layout)
-                o_part.store(o * gl.convert_layout(alpha, gl.SliceLayout(1, part_layout))[:, None])
-        p_tmem = s_tmem.index(b)._reinterpret(dtype, [BLOCK_M, BLOCK_N], p_tmem_layout)
-        p_tmem.store(gl.convert_layout(p.to(dtype), p_tmem.get_reg_layout()))
-        mbarrier.arrive(p_ready.index(b), count=1)
-
-    mbarrier.wait(o_ready, (n_blocks - 1) & 1)
-    o = o_tmem.load(o_layout) / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-    o_smem.store(o.to(dtype))
-    fence_async_shared()
-    tma.async_store(o_desc, [q_row, 0], o_smem)
-    tma.store_wait(0)
-
-
-@gluon.jit
-def _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-              STAGES: gl.constexpr):
-    """The buffers and barriers both kernels share: Q, the K/V rings and O's staging tile in shared memory, the
-    barriers (initialized, one arrival each), and S (two, ping-pong) and O in tensor memory."""
-    dtype: gl.constexpr = q_desc.dtype
-    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], q_desc.layout)
-    k_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
-    v_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-    o_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, HEAD_DIM], o_desc.layout)
-
-    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    s_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    o_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(q_bar, count=1)
-    mbarrier.init(o_ready, count=1)
-    for i in gl.static_range(STAGES):
-        mbarrier.init(k_ready.index(i), count=1)
-        mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(kv_empty.index(i), count=1)
-    for i in gl.static_range(2):
-        mbarrier.init(s_ready.index(i), count=1)
-        mbarrier.init(p_ready.index(i), count=1)
-
-    s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N],
-                                                                                          col_stride=1))
-    o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_DIM], TensorMemoryLayout([BLOCK_M, HEAD_DIM],
-                                                                                        col_stride=1))
-    return (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
-            o_tmem)
-
-
-@gluon.jit
-def attention_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, HEAD_DIM: gl.constexpr,
-                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
-    gl.static_assert(BLOCK_M == 128, "one query row per thread of the softmax's 4 warps")
-    gl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "the causal mask assumes square blocks")
-    dtype: gl.constexpr = q_desc.dtype
-    start_m = gl.program_id(0)
-    head = gl.program_id(1)
-    q_row = head * N_CTX + start_m * BLOCK_M
-    kv_row = head * N_CTX
-    if CAUSAL:
-        n_blocks = start_m + 1
-    else:
-        n_blocks = N_CTX // BLOCK_N
-
-    (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
-     o_tmem) = _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
-    qk_scale = sm_scale * 1.4426950408889634
-
-    gl.warp_specialize([
-        (_softmax_partition, (o_desc, o_smem, s_tmem, o_tmem, s_ready, p_ready, o_ready, qk_scale, q_row, start_m,
-                              n_blocks, CAUSAL)),
-        (_mma_partition, (q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready,
-                          o_ready, n_blocks, STAGES)),
-        (_load_partition, (q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, k_ready, v_ready, kv_empty, q_row,
-                           kv_row, n_blocks, BLOCK_N, STAGES)),
-    ], [1, 1], [48, 48])
-
-
-
-# The persistent grid: each program walks tiles (a tile is one (query block, head)) until its scheduler has none left.
+    @gluon.jit
+    def advance(self):
+        return OneTile(self.tile, gl.to_tensor(False))
 
 
 @gluon.aggregate
@@ -278,9 +165,9 @@ class StaticScheduler:
 class ClcScheduler:
     """Cluster launch control: a grid of one program per tile, where a running program cancels one not yet
     launched and does its tile instead. The loader asks as it starts a tile (`request`); the answer lands in one of
-    two response slots while the tile runs, and each of the three partitions reads it when it is done with the
-    tile (`advance`), then arrives on the slot's `consumed` barrier, so the loader asks into that slot again (two
-    tiles later) only once all three have read it."""
+    two response slots while the tile runs, and each partition reads it when it is done with the tile (`advance`),
+    then arrives on the slot's `consumed` barrier, so the loader asks into that slot again (two tiles later) only
+    once all of them have read it."""
     tile: gl.tensor
     has_work: gl.tensor
     taken: gl.tensor  # tiles this partition took before the one at hand: the slot is taken % 2, its phase taken // 2
@@ -295,7 +182,7 @@ class ClcScheduler:
         consumed = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
         for i in gl.static_range(2):
             mbarrier.init(landed.index(i), count=1)
-            mbarrier.init(consumed.index(i), count=3)
+            mbarrier.init(consumed.index(i), count=PARTITIONS)
         return ClcScheduler(gl.program_id(0), gl.to_tensor(True), gl.to_tensor(0), responses, landed, consumed)
 
     @gluon.jit
@@ -324,7 +211,7 @@ def _tile_coords(tile, N_CTX, num_heads, BLOCK_M: gl.constexpr, BLOCK_N: gl.cons
         # ones fill in at the end of the grid.
         start_m = num_m - 1 - tile // num_heads
         head = tile % num_heads
-        n_blocks = start_m + 1
+        n_blocks = (start_m + 1) * (BLOCK_M // BLOCK_N)
     else:
         # Neighbouring programs on one head's K and V.
         start_m = tile % num_m
@@ -333,12 +220,15 @@ def _tile_coords(tile, N_CTX, num_heads, BLOCK_M: gl.constexpr, BLOCK_N: gl.cons
     return start_m, head * N_CTX + start_m * BLOCK_M, head * N_CTX, n_blocks
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The partitions.
+
+
 @gluon.jit
-def _persistent_load(sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, q_empty, k_ready, v_ready, kv_empty,
-                     N_CTX, num_heads, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
-    BLOCK_M: gl.constexpr = q_smem.shape[0]
+def _load(sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, q_empty, k_ready, v_ready, kv_empty, N_CTX,
+          num_heads, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
     BLOCK_N: gl.constexpr = k_bufs.shape[1]
-    base = 0  # key blocks of the tiles before this one: the rings' slots and phases count on across tiles
+    base = 0
     t = 0
     while sched.has_work:
         # Asked now, answered while the tile runs.
@@ -346,11 +236,13 @@ def _persistent_load(sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ba
         start_m, q_row, kv_row, n_blocks = _tile_coords(sched.tile, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)
         # The previous tile's last QK^T is done reading Q.
         mbarrier.wait(q_empty, (t & 1) ^ 1)
-        mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-        tma.async_load(q_desc, [q_row, 0], q_bar, q_smem)
+        mbarrier.expect(q_bar, 2 * q_desc.block_type.nbytes)
+        for i in gl.static_range(2):
+            tma.async_load(q_desc, [q_row + i * SUB_M, 0], q_bar, q_smem.index(i))
         for j in range(n_blocks):
             g = base + j
             s = g % STAGES
+            # The slot's previous tenant is released by the MMA that read its V last.
             mbarrier.wait(kv_empty.index(s), ((g // STAGES) & 1) ^ 1)
             mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
             tma.async_load(k_desc, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_bufs.index(s))
@@ -362,144 +254,304 @@ def _persistent_load(sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_ba
 
 
 @gluon.jit
-def _persistent_mma(sched, q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, q_empty, k_ready, v_ready, kv_empty, s_ready,
-                    p_ready, o_ready, N_CTX, num_heads, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
-    BLOCK_M: gl.constexpr = s_tmem.shape[1]
-    BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    p_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+def _mma(sched, q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, q_empty, k_ready, v_ready, kv_empty, s_ready, p_ready,
+         o_ready, o_corr, N_CTX, num_heads, BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
+    BLOCK_N: gl.constexpr = k_bufs.shape[1]
+    p_layout: gl.constexpr = TensorMemoryLayout([SUB_M, BLOCK_N], col_stride=1)
     base = 0
     t = 0
     while sched.has_work:
         start_m, q_row, kv_row, n_blocks = _tile_coords(sched.tile, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)
         mbarrier.wait(q_bar, t & 1)
         mbarrier.wait(k_ready.index(base % STAGES), (base // STAGES) & 1)
-        # S of the tile's first block goes into the columns the previous tile's P_{base-2} was read from, with no
-        # wait on o_ready: this warp has seen P_{base-1} (p_ready), which the softmax writes only once it has seen
-        # P_{base-2} V done (for its correction, or for the epilogue when P_{base-1} starts a tile).
-        tcgen05_mma(q_smem, k_bufs.index(base % STAGES).permute((1, 0)), s_tmem.index(base % 2), use_acc=False,
-                    mbarriers=[s_ready.index(base % 2)])
+        for i in gl.static_range(2):
+            # S_i goes into the columns the previous tile's last P_i V read.
+            mbarrier.wait(o_ready.index(i), (base - 1) & 1, pred=base > 0)
+            tcgen05_mma(q_smem.index(i), k_bufs.index(base % STAGES).permute((1, 0)), s_tmem.index(i), use_acc=False,
+                        mbarriers=[s_ready.index(i)])
+        # After the tile's last QK^T the loader may bring the next tile's Q.
         tcgen05_commit(q_empty, pred=n_blocks == 1)
         for j in range(n_blocks):
             g = base + j
             s = g % STAGES
-            if j + 1 < n_blocks:
-                s1 = (g + 1) % STAGES
-                # S_{g+1} overwrites P_{g-1}'s columns (at j = 0: the previous tile's last P).
-                mbarrier.wait(o_ready, (g - 1) & 1, pred=g > 0)
-                mbarrier.wait(k_ready.index(s1), ((g + 1) // STAGES) & 1)
-                tcgen05_mma(q_smem, k_bufs.index(s1).permute((1, 0)), s_tmem.index((g + 1) % 2), use_acc=False,
-                            mbarriers=[s_ready.index((g + 1) % 2)])
-                # After the tile's last QK^T the loader may bring the next tile's Q.
-                tcgen05_commit(q_empty, pred=j + 2 == n_blocks)
-            # P_g is in tensor memory and O has been rescaled for it (at j = 0: the previous tile's O has been read
-            # out by the epilogue, which the softmax finished before it wrote P_g).
-            mbarrier.wait(p_ready.index(g % 2), (g // 2) & 1)
+            s1 = (g + 1) % STAGES
             mbarrier.wait(v_ready.index(s), (g // STAGES) & 1)
-            p_tmem = s_tmem.index(g % 2)._reinterpret(v_bufs.dtype, [BLOCK_M, BLOCK_N], p_layout)
-            tcgen05_mma(p_tmem, v_bufs.index(s), o_tmem, use_acc=j > 0, mbarriers=[kv_empty.index(s), o_ready])
+            for i in gl.static_range(2):
+                # O_i is rescaled for block g (at a tile's first block: read out by the previous tile's epilogue),
+                # and P_i is in tensor memory.
+                mbarrier.wait(o_corr.index(i), g & 1)
+                mbarrier.wait(p_ready.index(i), g & 1)
+                p_tmem = s_tmem.index(i)._reinterpret(v_bufs.dtype, [SUB_M, BLOCK_N], p_layout)
+                if i == 0:
+                    tcgen05_mma(p_tmem, v_bufs.index(s), o_tmem.index(i), use_acc=j > 0, mbarriers=[o_ready.index(i)])
+                else:
+                    # The last MMA reading the slot (a commit covers every MMA issued before it) releases it.
+                    tcgen05_mma(p_tmem, v_bufs.index(s), o_tmem.index(i), use_acc=j > 0,
+                                mbarriers=[o_ready.index(i), kv_empty.index(s)])
+                if j + 1 < n_blocks:
+                    if i == 0:
+                        mbarrier.wait(k_ready.index(s1), ((g + 1) // STAGES) & 1)
+                    # The next S_i overwrites the P_i just issued: that P_i V must be done with it.
+                    mbarrier.wait(o_ready.index(i), g & 1)
+                    tcgen05_mma(q_smem.index(i), k_bufs.index(s1).permute((1, 0)), s_tmem.index(i), use_acc=False,
+                                mbarriers=[s_ready.index(i)])
+            tcgen05_commit(q_empty, pred=j + 2 == n_blocks)
         base += n_blocks
         t += 1
         sched = sched.advance()
 
 
 @gluon.jit
-def _persistent_softmax(sched, o_desc, o_smem, s_tmem, o_tmem, s_ready, p_ready, o_ready, qk_scale, N_CTX, num_heads,
-                        CAUSAL: gl.constexpr):
-    BLOCK_M: gl.constexpr = s_tmem.shape[1]
+def _send(x, buf, ready, free, m):
+    """Message m of a one-slot mailbox: wait until message m - 1 has been taken, put `x`, signal."""
+    mbarrier.wait(free, (m & 1) ^ 1)
+    buf.store(x)
+    mbarrier.arrive(ready, count=1)
+
+
+@gluon.jit
+def _receive(buf, ready, free, m, layout: gl.constexpr):
+    """Takes message m of a one-slot mailbox (see `_send`), in `layout`."""
+    mbarrier.wait(ready, m & 1)
+    x = buf.load(layout)
+    mbarrier.arrive(free, count=1)
+    return x
+
+
+@gluon.jit
+def _softmax(sched, s_tmem, s_ready, p_ready, xfer, xfer_ready, xfer_free, qk_scale, N_CTX, num_heads,
+             BLOCK_M: gl.constexpr, CAUSAL: gl.constexpr, dtype: gl.constexpr, SUB: gl.constexpr):
+    """The online softmax of sub-tile SUB (its rows SUB * 128 to SUB * 128 + 127 of every tile's query block).
+
+    S moves between tensor memory and registers in slices of 64 columns: ptxas holds every instruction to the
+    registers the kernel starts with (128 per thread at 16 warps), whatever `setmaxnreg` grants the warpgroup
+    afterwards, and a whole 128-column row would be 128 destination registers in one `tcgen05.ld`."""
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    HEAD_DIM: gl.constexpr = o_tmem.shape[1]
-    dtype: gl.constexpr = o_desc.dtype
-    s_layout: gl.constexpr = s_tmem.index(0).get_reg_layout()
-    o_layout: gl.constexpr = o_tmem.get_reg_layout()
-    part_layout: gl.constexpr = o_tmem.slice(0, 32).get_reg_layout()
+    SLICES: gl.constexpr = BLOCK_N // 64
+    s_layout: gl.constexpr = s_tmem.index(SUB).slice(0, 64).get_reg_layout()
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
-    p_tmem_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    col_layout: gl.constexpr = gl.SliceLayout(0, s_layout)
+    p_layout: gl.constexpr = TensorMemoryLayout([SUB_M, BLOCK_N], col_stride=1)
+    s_buf = s_tmem.index(SUB)
+    p_tmem = s_buf._reinterpret(dtype, [SUB_M, BLOCK_N], p_layout)
+    mail = xfer.index(SUB)
     base = 0
     while sched.has_work:
         start_m, q_row, kv_row, n_blocks = _tile_coords(sched.tile, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)
-        offs_m = start_m * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_layout)
-        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
-        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+        first_row = start_m * BLOCK_M + SUB * SUB_M
+        m_i = gl.full([SUB_M], float("-inf"), gl.float32, row_layout)
+        l_i = gl.zeros([SUB_M], gl.float32, row_layout)
         for j in range(n_blocks):
             g = base + j
-            b = g % 2
-            mbarrier.wait(s_ready.index(b), (g // 2) & 1)
-            qk = s_tmem.index(b).load(s_layout) * qk_scale
-            if CAUSAL:
-                offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-                qk = gl.where(offs_m[:, None] >= offs_n[None, :], qk, float("-inf"))
-            m_new = gl.maximum(m_i, gl.max(qk, 1))
+            mbarrier.wait(s_ready.index(SUB), g & 1)
+            # Only blocks reaching past the sub-tile's first row have keys past a query (at the end of the query
+            # block one of them may have none before them: its p is all zero).
+            masked = CAUSAL and (j + 1) * BLOCK_N > first_row
+            qks = ()
+            m_new = m_i
+            for c in gl.static_range(SLICES):
+                qk = s_buf.slice(c * 64, 64).load(s_layout) * qk_scale
+                if masked:
+                    offs_m = first_row + gl.arange(0, SUB_M, layout=row_layout)
+                    offs_n = j * BLOCK_N + c * 64 + gl.arange(0, 64, layout=col_layout)
+                    qk = gl.where(offs_m[:, None] >= offs_n[None, :], qk, float("-inf"))
+                m_new = gl.maximum(m_new, gl.max(qk, 1))
+                qks = qks + (qk, )
             alpha = gl.exp2(m_i - m_new)
-            p = gl.exp2(qk - m_new[:, None])
-            # One rounding: the code generator contracts `l_i * alpha + sum` into this fma anyway (as LLVM does
-            # Triton's); spelled out, the interpreter, which does not contract, computes the GPU's bits.
-            l_i = gl.fma(l_i, alpha, gl.sum(p, 1))
-            m_i = m_new
             if j > 0:
-                mbarrier.wait(o_ready, (g - 1) & 1)
-                for c in gl.static_range(HEAD_DIM // 32):
-                    o_part = o_tmem.slice(c * 32, 32)
-                    o = o_part.load(part_layout)
-                    o_part.store(o * gl.convert_layout(alpha, gl.SliceLayout(1, part_layout))[:, None])
-            p_tmem = s_tmem.index(b)._reinterpret(dtype, [BLOCK_M, BLOCK_N], p_tmem_layout)
-            p_tmem.store(gl.convert_layout(p.to(dtype), p_tmem.get_reg_layout()))
-            mbarrier.arrive(p_ready.index(b), count=1)
+                _send(alpha, mail, xfer_ready.index(SUB), xfer_free.index(SUB), g - 1)
+            for c in gl.static_range(SLICES):
+                p = gl.exp2(qks[c] - m_new[:, None])
+                if c == 0:
+                    row_sum = gl.sum(p, 1)
+                else:
+                    row_sum += gl.sum(p, 1)
+                p_part = p_tmem.slice(c * 64, 64)
+                p_part.store(gl.convert_layout(p.to(dtype), p_part.get_reg_layout()))
+            # One rounding: the code generator contracts `l_i * alpha + row_sum` into this fma anyway (as LLVM
+            # does Triton's); spelled out, the interpreter, which does not contract, computes the GPU's bits.
+            l_i = gl.fma(l_i, alpha, row_sum)
+            m_i = m_new
+            mbarrier.arrive(p_ready.index(SUB), count=1)
+        base += n_blocks
+        # The tile's row sums, in place of its first block's alpha.
+        _send(l_i, mail, xfer_ready.index(SUB), xfer_free.index(SUB), base - 1)
+        sched = sched.advance()
+
+
+@gluon.jit
+def _correction(sched, o_smem, o_tmem, o_ready, o_corr, o_full, o_empty, xfer, xfer_ready, xfer_free, N_CTX,
+                num_heads, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, dtype: gl.constexpr):
+    HEAD_DIM: gl.constexpr = o_tmem.shape[2]
+    part_layout: gl.constexpr = o_tmem.index(0).slice(0, 32).get_reg_layout()
+    row_layout: gl.constexpr = gl.SliceLayout(1, part_layout)
+    epi_layout: gl.constexpr = o_tmem.index(0).slice(0, 64).get_reg_layout()
+    base = 0
+    t = 0
+    while sched.has_work:
+        start_m, q_row, kv_row, n_blocks = _tile_coords(sched.tile, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)
+        for j in range(n_blocks):
+            g = base + j
+            for i in gl.static_range(2):
+                if j > 0:
+                    alpha = _receive(xfer.index(i), xfer_ready.index(i), xfer_free.index(i), g - 1, row_layout)
+                    # O_i is done accumulating P_i V of block g - 1.
+                    mbarrier.wait(o_ready.index(i), (g - 1) & 1)
+                    for c in gl.static_range(HEAD_DIM // 32):
+                        o_part = o_tmem.index(i).slice(c * 32, 32)
+                        o_part.store(o_part.load(part_layout) * alpha[:, None])
+                mbarrier.arrive(o_corr.index(i), count=1)
         base += n_blocks
 
-        # The epilogue. O is read out before this partition writes the next tile's P_0, and the MMA warp waits for
-        # that P (p_ready) before its P_0 V overwrites O: the next tile cannot race with this read.
-        mbarrier.wait(o_ready, (base - 1) & 1)
-        o = o_tmem.load(o_layout) / gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))[:, None]
-        # The previous tile's store has finished reading o_smem.
-        tma.store_wait(0)
-        o_smem.store(o.to(dtype))
-        fence_async_shared()
-        tma.async_store(o_desc, [q_row, 0], o_smem)
+        # O_i / l_i into the staging tile, for the epilogue warps to store. O_i is read out before this partition
+        # lets the next tile's first P_i V (which overwrites it) go, by its arrival on o_corr[i] there.
+        for i in gl.static_range(2):
+            e = 2 * t + i
+            l_i = _receive(xfer.index(i), xfer_ready.index(i), xfer_free.index(i), base - 1, row_layout)
+            mbarrier.wait(o_ready.index(i), (base - 1) & 1)
+            # The epilogue has stored the last tile out of o_smem.
+            mbarrier.wait(o_empty, (e & 1) ^ 1)
+            # 64 columns at a time: one 128-byte swizzle tile of o_smem's rows.
+            for c in gl.static_range(HEAD_DIM // 64):
+                o = o_tmem.index(i).slice(c * 64, 64).load(epi_layout)
+                o = o / gl.convert_layout(l_i, gl.SliceLayout(1, epi_layout))[:, None]
+                o_smem.slice(c * 64, 64, dim=1).store(o.to(dtype))
+            fence_async_shared()
+            mbarrier.arrive(o_full, count=1)
+        t += 1
         sched = sched.advance()
-    tma.store_wait(0)
+
+
+@gluon.jit
+def _epilogue(sched, o_desc, o_smem, o_full, o_empty, N_CTX, num_heads, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+              CAUSAL: gl.constexpr):
+    """Stores each sub-tile's O by TMA from the staging tile, and hands the tile back once the store has read it."""
+    t = 0
+    while sched.has_work:
+        start_m, q_row, kv_row, n_blocks = _tile_coords(sched.tile, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)
+        for i in gl.static_range(2):
+            mbarrier.wait(o_full, (2 * t + i) & 1)
+            tma.async_store(o_desc, [q_row + i * SUB_M, 0], o_smem)
+            tma.store_wait(0)
+            mbarrier.arrive(o_empty, count=1)
+        t += 1
+        sched = sched.advance()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The kernels.
+
+
+@gluon.jit
+def _attention_program(sched, sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, num_heads, HEAD_DIM: gl.constexpr,
+                       BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
+    """One program's buffers and barriers, and its partitions over the tiles `sched` gives it."""
+    gl.static_assert(BLOCK_M == 2 * SUB_M, "a program's query block is two sub-tiles of 128 rows")
+    gl.static_assert(BLOCK_M % BLOCK_N == 0, "a query block is a whole number of key blocks")
+    dtype: gl.constexpr = q_desc.dtype
+    q_smem = gl.allocate_shared_memory(dtype, [2, SUB_M, HEAD_DIM], q_desc.layout)
+    k_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_bufs = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    o_smem = gl.allocate_shared_memory(dtype, [SUB_M, HEAD_DIM], o_desc.layout)
+    # The softmax-to-correction mailboxes: alpha per block, l per tile, one row per thread.
+    xfer = gl.allocate_shared_memory(gl.float32, [2, SUB_M], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+
+    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    s_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    o_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    o_corr = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    xfer_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    xfer_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    o_full = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    o_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_bar, count=1)
+    mbarrier.init(q_empty, count=1)
+    mbarrier.init(o_full, count=1)
+    mbarrier.init(o_empty, count=1)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(kv_empty.index(i), count=1)
+    for i in gl.static_range(2):
+        mbarrier.init(s_ready.index(i), count=1)
+        mbarrier.init(p_ready.index(i), count=1)
+        mbarrier.init(o_ready.index(i), count=1)
+        mbarrier.init(o_corr.index(i), count=1)
+        mbarrier.init(xfer_ready.index(i), count=1)
+        mbarrier.init(xfer_free.index(i), count=1)
+
+    s_tmem = allocate_tensor_memory(gl.float32, [2, SUB_M, BLOCK_N], TensorMemoryLayout([SUB_M, BLOCK_N],
+                                                                                        col_stride=1))
+    o_tmem = allocate_tensor_memory(gl.float32, [2, SUB_M, HEAD_DIM], TensorMemoryLayout([SUB_M, HEAD_DIM],
+                                                                                         col_stride=1))
+    qk_scale = sm_scale * 1.4426950408889634
+
+    gl.warp_specialize([
+        (_softmax, (sched, s_tmem, s_ready, p_ready, xfer, xfer_ready, xfer_free, qk_scale, N_CTX, num_heads, BLOCK_M,
+                    CAUSAL, dtype, 0)),
+        (_softmax, (sched, s_tmem, s_ready, p_ready, xfer, xfer_ready, xfer_free, qk_scale, N_CTX, num_heads, BLOCK_M,
+                    CAUSAL, dtype, 1)),
+        (_correction, (sched, o_smem, o_tmem, o_ready, o_corr, o_full, o_empty, xfer, xfer_ready, xfer_free, N_CTX,
+                       num_heads, BLOCK_M, BLOCK_N, CAUSAL, dtype)),
+        (_mma, (sched, q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, q_empty, k_ready, v_ready, kv_empty, s_ready,
+                p_ready, o_ready, o_corr, N_CTX, num_heads, BLOCK_M, CAUSAL, STAGES)),
+        (_load, (sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, q_empty, k_ready, v_ready, kv_empty,
+                 N_CTX, num_heads, BLOCK_M, CAUSAL, STAGES)),
+        (_epilogue, (sched, o_desc, o_smem, o_full, o_empty, N_CTX, num_heads, BLOCK_M, BLOCK_N, CAUSAL)),
+    ], [4, 4, 1, 1, 2], [192, 80, 48, 48, 48])
+
+
+@gluon.jit
+def attention_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, HEAD_DIM: gl.constexpr,
+                     BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, STAGES: gl.constexpr):
+    """One program per tile: grid (N_CTX / BLOCK_M, heads)."""
+    num_heads = gl.num_programs(1)
+    sched = OneTile.initialize((N_CTX // BLOCK_M) * num_heads)
+    _attention_program(sched, sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, num_heads, HEAD_DIM, BLOCK_M, BLOCK_N,
+                       CAUSAL, STAGES)
 
 
 @gluon.jit
 def attention_persistent_kernel(sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, num_heads, HEAD_DIM: gl.constexpr,
                                 BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr,
                                 STAGES: gl.constexpr, SCHEDULER: gl.constexpr):
-    gl.static_assert(BLOCK_M == 128, "one query row per thread of the softmax's 4 warps")
-    gl.static_assert(not CAUSAL or BLOCK_N == BLOCK_M, "the causal mask assumes square blocks")
-    dtype: gl.constexpr = q_desc.dtype
-    num_tiles = (N_CTX // BLOCK_M) * num_heads
+    """A persistent grid: SCHEDULER (StaticScheduler or ClcScheduler) hands each program its tiles."""
+    sched = SCHEDULER.initialize((N_CTX // BLOCK_M) * num_heads)
+    _attention_program(sched, sm_scale, q_desc, k_desc, v_desc, o_desc, N_CTX, num_heads, HEAD_DIM, BLOCK_M, BLOCK_N,
+                       CAUSAL, STAGES)
 
-    (q_smem, k_bufs, v_bufs, o_smem, q_bar, k_ready, v_ready, kv_empty, s_ready, p_ready, o_ready, s_tmem,
-     o_tmem) = _allocate(q_desc, k_desc, v_desc, o_desc, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
-    q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(q_empty, count=1)
-    qk_scale = sm_scale * 1.4426950408889634
-    sched = SCHEDULER.initialize(num_tiles)
 
-    gl.warp_specialize([
-        (_persistent_softmax, (sched, o_desc, o_smem, s_tmem, o_tmem, s_ready, p_ready, o_ready, qk_scale, N_CTX,
-                               num_heads, CAUSAL)),
-        (_persistent_mma, (sched, q_smem, k_bufs, v_bufs, s_tmem, o_tmem, q_bar, q_empty, k_ready, v_ready, kv_empty,
-                           s_ready, p_ready, o_ready, N_CTX, num_heads, CAUSAL, STAGES)),
-        (_persistent_load, (sched, q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, q_empty, k_ready, v_ready,
-                            kv_empty, N_CTX, num_heads, CAUSAL, STAGES)),
-    ], [1, 1], [48, 48])
+# ---------------------------------------------------------------------------------------------------------------
+# The host side.
 
-def attention(q, k, v, causal, sm_scale, BLOCK_N=128, STAGES=2):
-    """O for q, k, v of shape [Z, H, N_CTX, HEAD_DIM] (fp16 or bf16), on a Blackwell GPU."""
+
+def _descriptors(q, k, v, o, BLOCK_N):
     Z, H, N_CTX, HEAD_DIM = q.shape
-    BLOCK_M = 128
-    if N_CTX % BLOCK_M or N_CTX % BLOCK_N:
-        raise ValueError(f"N_CTX = {N_CTX} must be a multiple of the blocks ({BLOCK_M} and {BLOCK_N})")
+    if N_CTX % 256 or N_CTX % BLOCK_N:
+        raise ValueError(f"N_CTX = {N_CTX} must be a multiple of 256 and of BLOCK_N = {BLOCK_N}")
     if HEAD_DIM not in (64, 128):
         raise ValueError(f"HEAD_DIM = {HEAD_DIM}: this kernel takes 64 or 128")
-    o = torch.empty_like(q)
+    if BLOCK_N not in (64, 128):
+        raise ValueError(f"BLOCK_N = {BLOCK_N}: this kernel takes 64 or 128")
     dt = gl.float16 if q.dtype == torch.float16 else gl.bfloat16
     flat = lambda t: t.reshape(Z * H * N_CTX, HEAD_DIM)  # noqa: E731
     desc = lambda t, rows: TensorDescriptor.from_tensor(  # noqa: E731
         flat(t), [rows, HEAD_DIM], gl.NVMMASharedLayout.get_default_for([rows, HEAD_DIM], dt))
-    grid = (N_CTX // BLOCK_M, Z * H)
-    attention_kernel[grid](sm_scale, desc(q, BLOCK_M), desc(k, BLOCK_N), desc(v, BLOCK_N), desc(o, BLOCK_M), N_CTX,
-                           HEAD_DIM, BLOCK_M, BLOCK_N, causal, STAGES, num_warps=4)
+    return desc(q, 128), desc(k, BLOCK_N), desc(v, BLOCK_N), desc(o, 128)
+
+
+def attention(q, k, v, causal, sm_scale, BLOCK_N=128, STAGES=2):
+    """O for q, k, v of shape [Z, H, N_CTX, HEAD_DIM] (fp16 or bf16), on a Blackwell GPU."""
+    Z, H, N_CTX, HEAD_DIM = q.shape
+    o = torch.empty_like(q)
+    grid = (N_CTX // 256, Z * H)
+    attention_kernel[grid](sm_scale, *_descriptors(q, k, v, o, BLOCK_N), N_CTX, HEAD_DIM, 256, BLOCK_N, causal, STAGES,
+                           num_warps=4)
     return o
 
 
@@ -507,26 +559,16 @@ def attention_persistent(q, k, v, causal, sm_scale, scheduler="clc", BLOCK_N=128
     """`attention` on a persistent grid: `scheduler` "clc" (one program per tile, cancelled by those running) or
     "static" (one program per SM, or per tile if there are fewer tiles)."""
     Z, H, N_CTX, HEAD_DIM = q.shape
-    BLOCK_M = 128
-    if N_CTX % BLOCK_M or N_CTX % BLOCK_N:
-        raise ValueError(f"N_CTX = {N_CTX} must be a multiple of the blocks ({BLOCK_M} and {BLOCK_N})")
-    if HEAD_DIM not in (64, 128):
-        raise ValueError(f"HEAD_DIM = {HEAD_DIM}: this kernel takes 64 or 128")
     if scheduler not in ("clc", "static"):
         raise ValueError(f"scheduler = {scheduler!r}: \"clc\" or \"static\"")
     o = torch.empty_like(q)
-    dt = gl.float16 if q.dtype == torch.float16 else gl.bfloat16
-    flat = lambda t: t.reshape(Z * H * N_CTX, HEAD_DIM)  # noqa: E731
-    desc = lambda t, rows: TensorDescriptor.from_tensor(  # noqa: E731
-        flat(t), [rows, HEAD_DIM], gl.NVMMASharedLayout.get_default_for([rows, HEAD_DIM], dt))
-    tiles = N_CTX // BLOCK_M * Z * H
+    tiles = N_CTX // 256 * Z * H
     if scheduler == "clc":
         grid, Scheduler = tiles, ClcScheduler
     else:
         grid, Scheduler = min(tiles, torch.cuda.get_device_properties(q.device).multi_processor_count), StaticScheduler
-    attention_persistent_kernel[(grid, )](sm_scale, desc(q, BLOCK_M), desc(k, BLOCK_N), desc(v, BLOCK_N),
-                                          desc(o, BLOCK_M), N_CTX, Z * H, HEAD_DIM, BLOCK_M, BLOCK_N, causal, STAGES,
-                                          Scheduler, num_warps=4)
+    attention_persistent_kernel[(grid, )](sm_scale, *_descriptors(q, k, v, o, BLOCK_N), N_CTX, Z * H, HEAD_DIM, 256,
+                                          BLOCK_N, causal, STAGES, Scheduler, num_warps=4)
     return o
 
 
