@@ -5,7 +5,11 @@ of its tests, worked out by hand from that host code:
 
 - 01-attention-forward: test_op_consan's problem (Z=1, H=1, N_CTX=1024, HEAD_DIM=64, fp16, not causal), on one CTA
   and on a CTA pair, at select_kernel_config's choice for it (256x128 blocks per CTA, SPLIT_EXP_FACTOR 4, 6 KV
-  buffers, the exp2 turnstile, maxnreg 128), NUM_SMS of a 148-SM B200.
+  buffers, the exp2 turnstile, maxnreg 128), NUM_SMS of a 148-SM B200. Its MMA warp issues the next S over the
+  tensor memory an earlier P V may still read, with no wait between: the PTX ISA runs two tcgen05 MMAs in issue
+  order only into one accumulator, so under the interpreter's default (`--mma-order isa`) that is refused, naming
+  both MMAs. The example relies on the tensor cores running one thread's MMAs in issue order; its cases run with
+  `--mma-order issue`, which allows that and checks the rest (the label says so).
 - 02-conv-fprop, -dgrad, -wgrad: each test's "asymmetric stride" problem (N=1 or 16, Ci=96, 1x8 image, Co=128,
   a 1x2 filter, stride (1, 2), no padding) through its `*_fixed` entry point's tile shape (fprop 128x128x64 with
   3 buffers; dgrad and wgrad 128x256x64 with 2), the im2col descriptors as its host code builds them. dgrad's host
@@ -93,9 +97,10 @@ def attention_case(cta_layout):
             ("desc_o", f"desc:o:block={block_m // 2}x{D}")]
     grid = min(max(1, B200_SMS // num_ctas), cdiv(N_CTX, block_m) * Z * H)
     return ex("01-attention-forward.py", "attention_kernel",
-              f"ex01 attention_kernel (Z=1 H=1 N_CTX=1024 D=64 fp16, {num_ctas} CTA{'s' if num_ctas > 1 else ''})",
+              f"ex01 attention_kernel (Z=1 H=1 N_CTX=1024 D=64 fp16, {num_ctas} CTA{'s' if num_ctas > 1 else ''}; "
+              "MMAs in issue order)",
               sig, consts, 4, str(grid), args, attention_ref(Z * H, N_CTX, SM_SCALE),
-              extra=["--maxnreg", "128", "--num-ctas", str(num_ctas)])
+              extra=["--maxnreg", "128", "--num-ctas", str(num_ctas)], run_extra=["--mma-order", "issue"])
 
 
 CASES += [attention_case(()), attention_case(((1, 0),))]

@@ -171,11 +171,17 @@ fn broken_under(name: &str, from: &str, to: &str, schedule: &str) -> String {
 
 #[test]
 fn broken_variants_name_the_partition_barrier_and_buffer() {
-    // The MMA warp waits for P in the wrong phase: P_0 V of the first block goes at once, the second block's
-    // wait is for a phase the softmax cannot complete before its S, which the MMA warp never issues.
+    // The MMA warp waits for P in the wrong phase: P_0 V of the first block goes at once, reading P's columns
+    // while S_0 = Q_0 K^T, which writes them, is still in flight.
     let err = broken("phase", "mbarrier.wait(p_ready.index(i), g & 1)", "mbarrier.wait(p_ready.index(i), (g & 1) ^ 1)");
-    assert!(err.contains("deadlock"), "{err}");
-    assert!(err.contains("mbarrier `s_ready[0]`"), "{err}");
+    assert!(err.contains("worker partition 2: the tcgen05_mma into `o_tmem[0]` reads tensor-memory cells"), "{err}");
+    assert!(err.contains("the earlier tcgen05_mma into `s_tmem[0]`, still in flight, writes"), "{err}");
+    // The MMA warp issues the next S_0 without waiting for P_0 V: S_0 overwrites P_0 while P_0 V may still read
+    // it (the ISA orders two MMAs only into one accumulator).
+    let err = broken("overwrite", "                    mbarrier.wait(o_ready.index(i), g & 1)\n", "");
+    assert!(err.contains("worker partition 2: the tcgen05_mma into `s_tmem[0]` writes tensor-memory cells"), "{err}");
+    assert!(err.contains("the earlier tcgen05_mma into `o_tmem[0]`, still in flight, reads"), "{err}");
+    assert!(err.contains("only when both are MMAs into the same accumulator"), "{err}");
     // A barrier initialized for two arrivals gets one each phase: a deadlock naming who waits for what.
     let err = broken("count", "mbarrier.init(p_ready.index(i), count=1)", "mbarrier.init(p_ready.index(i), count=2)");
     assert!(err.contains("deadlock"), "{err}");

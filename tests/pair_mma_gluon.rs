@@ -17,6 +17,7 @@ use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::F16;
 use tessel::tile::{KernelConfig, Target};
+use tessel_interp::MmaOrder;
 
 /// The pair kernels the interpreter's own tests run (`gluon/tests/two_cta.rs`): `pair_tile` (one tile on a
 /// pair) and `pair_k_loop` (K blocks on one pair or two, the MMA's completion multicast or committed by hand).
@@ -353,7 +354,9 @@ fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {
 /// O += P V as pair MMAs (P read from each CTA's tensor memory), K split along the keys and its ring read again
 /// as V split along the head dim (a reinterpret between differently split buffers: each CTA the same bytes),
 /// buffers carried through loops, the softmax and correction partitions on each CTA's rows. The simulator writes
-/// every element of `o` the interpreter does, bit for bit (and the rows of `M` the example writes).
+/// every element of `o` the interpreter does, bit for bit (and the rows of `M` the example writes), with the
+/// interpreter holding the MMAs to issue order (`MmaOrder::Issue`: the example relies on it; the ISA's order
+/// refuses it).
 #[test]
 fn gluon_example_attention_on_a_cta_pair_matches_the_interpreter() {
     let Some((file, src)) = sim_common::tutorial("TESSEL_GLUON_EXAMPLES", "01-attention-forward.py") else { return };
@@ -383,8 +386,13 @@ fn gluon_example_attention_on_a_cta_pair_matches_the_interpreter() {
     let vals = [V::F32(0.5), V::Out(tessel::tile::ScalarType::F32, n as usize), V::Int(1), V::Int(1), V::Int(n as i64)];
     let vals: Vec<V> = vals.into_iter().chain([qkv(71), qkv(72), qkv(73), V::Desc(F16, None, vec![n, d])]).collect();
     let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
-    let outs = run_on_ctas(&src, "attention_kernel", spec, &opts, 2, &vals, [2, 1, 1])
-        .unwrap_or_else(|e| panic!("example 01 on a CTA pair: {e}"));
+    // The next S goes over the P an earlier P V may still read, with no wait between: refused under the ISA's
+    // order, and checked under issue order, which the example relies on and the simulator runs.
+    let err = run_on_ctas(&src, "attention_kernel", spec.clone(), &opts, 2, &vals, [2, 1, 1]).unwrap_err();
+    assert!(err.contains("writes tensor-memory cells that the earlier tcgen05_mma into"), "{err}");
+    let outs =
+        sim_common::run_on_ctas_ordered(&src, "attention_kernel", spec, &opts, 2, &vals, [2, 1, 1], MmaOrder::Issue)
+            .unwrap_or_else(|e| panic!("example 01 on a CTA pair: {e}"));
     let [(m_sim, m_interp), (o_sim, o_interp)] = [&outs[0], &outs[1]];
     let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
     assert!(m_interp.iter().any(|x| x.is_finite()), "no row of `M` written");

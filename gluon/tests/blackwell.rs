@@ -1,8 +1,9 @@
 //! Blackwell tensor memory and tcgen05 MMAs in gluon kernels (`tests/kernels/gluon_tcgen05.py`), in the
 //! interpreter: a tensor-memory round trip, tcgen05 MMA tiles (A from shared or tensor memory, `use_acc` off and
 //! on, completion through `mbarriers=` and through `tcgen05_commit`) against a float64 reference, the IR round
-//! trip, a blocked matmul over a ring of TMA-filled buffers, and the errors: an accumulator read or an operand
-//! overwritten before the wait (also through a reinterpreting view), a wrong register layout, tensor memory over
+//! trip, a blocked matmul over a ring of TMA-filled buffers, two MMAs in the orders the ISA gives (one
+//! accumulator) and does not (an MMA over the tensor memory an earlier one reads: an error without the wait), and
+//! the errors: an accumulator read or an operand overwritten before the wait (also through a reinterpreting view), a wrong register layout, tensor memory over
 //! the budget, and waits no commit completes (a missing commit, a wrong arrival count: named deadlocks).
 
 mod common;
@@ -134,6 +135,38 @@ fn an_accumulator_read_before_the_wait_is_refused() {
 fn an_operand_overwritten_before_the_wait_is_refused() {
     let err = too_early(true);
     assert!(err.contains("overwrites a shared-memory operand of the tcgen05_mma into"), "{err}");
+}
+
+/// `mma_issue_order` at 128x64x32 (`case` as its docstring says): the output, or the interpreter's error.
+fn issue_order(case: i64) -> Result<Vec<f64>, String> {
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    let args = vec![ptr(F16), ptr(F16), ptr(F32), cint(m as i64), cint(n as i64), cint(k as i64), cint(case)];
+    let f = elab(&source(), "mma_issue_order", args);
+    let mut rng = Rng::new(9 + case as u64);
+    let (a, b) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(k * n)));
+    let mut mem = Memory::new();
+    let (ba, bb) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b));
+    let bo = poisoned(&mut mem, "out", F32, m * n);
+    let args = [Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo)];
+    tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+    let ab: Vec<f64> = (0..m * n).map(|i| (0..k).map(|p| a[i / n * k + p] * b[p * n + i % n]).sum::<f64>()).collect();
+    let want: Vec<f64> = ab.iter().map(|x| if case == 0 { 2.0 * x } else { *x }).collect();
+    let got = mem.read_f64(bo);
+    assert_close(&format!("issue order case {case}"), &got, &want, 1e-6);
+    Ok(got)
+}
+
+#[test]
+fn mmas_into_one_accumulator_run_in_issue_order() {
+    issue_order(0).unwrap();
+}
+
+#[test]
+fn an_mma_overwriting_an_operand_of_one_in_flight_is_refused_unless_waited_for() {
+    let err = issue_order(1).unwrap_err();
+    assert!(err.contains("the tcgen05_mma into `cols` writes tensor-memory cells that the earlier tcgen05_mma into `acc`, still in flight, reads"), "{err}");
+    assert!(err.contains("only when both are MMAs into the same accumulator"), "{err}");
+    issue_order(2).unwrap();
 }
 
 /// A wait no commit will complete: `variant` 0 issues the MMA without `mbarriers=` and commits nothing, 1

@@ -248,6 +248,15 @@ pub enum SharedFault {
         /// The buffer's and the in-flight op's destination's names (`Program::memdesc_name`).
         names: Box<(String, String)>,
     },
+    /// A tcgen05 op (`op`) that touches tensor-memory cells an earlier one (`earlier`), still in flight, reads
+    /// or writes, where the ISA does not run the two in issue order (`MmaOrder::Isa`): `conflict` says how.
+    TmemOrder {
+        op: InFlight,
+        earlier: InFlight,
+        conflict: TmemConflict,
+        /// The two ops' destinations' names (`Program::memdesc_name`).
+        names: Box<(String, String)>,
+    },
     /// A `tcgen05_commit` (or an MMA's `mbarriers=`) on an mbarrier that is not initialized.
     CommitUninitialized(ValueId),
     /// A multicast `tcgen05_commit` whose CTA set (`mask`, offsets from the issuer) misses CTAs (`missing`) that
@@ -318,6 +327,17 @@ impl fmt::Display for ClcFault {
             }
         }
     }
+}
+
+/// How a tcgen05 op touches the cells of an earlier one in flight ([`SharedFault::TmemOrder`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmemConflict {
+    /// It writes cells the earlier op reads (an MMA's A, its scales).
+    OverwritesOperand,
+    /// It writes cells the earlier op writes (a different accumulator over the same columns).
+    OverwritesResult,
+    /// It reads cells the earlier op writes.
+    ReadsResult,
 }
 
 /// A tcgen05 op in flight, as messages name it: `tcgen05_mma into %acc`, `tcgen05_copy into %scales`.
@@ -556,6 +576,22 @@ impl fmt::Display for SharedFault {
                 names.1,
                 if *reads { "reading" } else { "writing" }
             ),
+            SharedFault::TmemOrder { op, earlier, conflict, names } => {
+                let (verb, its) = match conflict {
+                    TmemConflict::OverwritesOperand => ("writes", "reads"),
+                    TmemConflict::OverwritesResult => ("writes", "writes"),
+                    TmemConflict::ReadsResult => ("reads", "writes"),
+                };
+                write!(
+                    f,
+                    "the {} into `{}` {verb} tensor-memory cells that the earlier {} into `{}`, still in flight, \
+                     {its} (no mbarrier_wait observed the phase of a commit tracking it): the PTX ISA runs two tcgen05 \
+                     ops in issue order only when both are MMAs into the same accumulator or a tcgen05_copy comes \
+                     before an MMA, so wait for the earlier op's commit first (`--mma-order issue` checks the rest of \
+                     a kernel that relies on the tensor cores' issue order)",
+                    op.op, names.0, earlier.op, names.1
+                )
+            }
             SharedFault::CommitUninitialized(b) => {
                 write!(f, "tcgen05_commit arrives on mbarrier {b}, which is not initialized")
             }

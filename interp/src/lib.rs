@@ -30,7 +30,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use budget::{GridError, MAX_GRID, check_grid};
-pub use error::{ClcFault, DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault};
+pub use error::{
+    ClcFault, DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault, TmemConflict,
+};
 pub use shared::clc::ClcPolicy;
 
 use crate::memory::{BufferId, Memory};
@@ -106,6 +108,36 @@ pub struct Limits {
     pub schedule: Schedule,
     /// The order reductions combine in ([`ReduceOrder`]).
     pub reduce_order: ReduceOrder,
+    /// Which tcgen05 ops of one thread run in issue order ([`MmaOrder`]).
+    pub mma_order: MmaOrder,
+}
+
+/// Which asynchronous tcgen05 ops (MMAs and copies into tensor memory) of one thread the interpreter lets run in
+/// issue order without a wait between them. It computes every op at issue, in issue order; the question is only
+/// which orders a kernel may rely on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MmaOrder {
+    /// The PTX ISA's: two such ops run in issue order only when both are MMAs into the same accumulator (same
+    /// cells, same shape) or a `tcgen05.cp` comes before an MMA. Any other op that writes tensor-memory cells an
+    /// unfinished earlier op reads or writes, or reads cells it writes, is an error naming both: the kernel must
+    /// wait for the earlier op's commit first.
+    #[default]
+    Isa,
+    /// Every op in issue order, as the tensor cores of sm_100 are seen to run one thread's ops. For kernels that
+    /// rely on it (the public Gluon attention example overwrites P with the next S while P V may still read it),
+    /// to check the rest of what they do.
+    Issue,
+}
+
+impl std::str::FromStr for MmaOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MmaOrder, String> {
+        match s {
+            "isa" => Ok(MmaOrder::Isa),
+            "issue" => Ok(MmaOrder::Issue),
+            _ => Err(format!("expected `isa` or `issue`, got `{s}`")),
+        }
+    }
 }
 
 /// The order a reduction combines its elements in, which decides how a floating-point sum rounds.
@@ -158,6 +190,7 @@ impl Default for Limits {
             clc: ClcPolicy::Next,
             schedule: Schedule::RunAhead,
             reduce_order: ReduceOrder::Layout,
+            mma_order: MmaOrder::Isa,
         }
     }
 }

@@ -57,6 +57,12 @@ pub struct LaunchArgs {
     /// other does not; a kernel should pass under both
     #[arg(long, default_value = "run-ahead", value_name = "SCHEDULE")]
     pub ws_schedule: tessel_interp::Schedule,
+    /// Which tcgen05 ops of one thread the interpreter lets run in issue order without a wait between them: `isa`
+    /// (the PTX ISA's rule: MMAs into one accumulator, a tcgen05_copy before an MMA; any other op touching cells an
+    /// unfinished one uses is an error naming both) or `issue` (all of them, as sm_100's tensor cores are seen to
+    /// run them), to check the rest of a kernel that relies on that
+    #[arg(long, default_value = "isa", value_name = "ORDER")]
+    pub mma_order: tessel_interp::MmaOrder,
 }
 
 /// `--threads N`: at least 1.
@@ -640,6 +646,7 @@ pub(super) fn prepare(launch: &LaunchArgs) -> Result<Prepared, Failure> {
         clc: args.clc_policy,
         schedule: args.ws_schedule,
         reduce_order: tessel_interp::ReduceOrder::Layout,
+        mma_order: args.mma_order,
     };
     Ok(Prepared {
         src,

@@ -1,7 +1,7 @@
 # Blackwell tensor memory and tcgen05 MMAs, written for tessel's tests: a tensor-memory round trip, one tcgen05
 # MMA tile with A in shared or tensor memory, completing on an mbarrier through `mbarriers=` or `tcgen05_commit`,
-# the same with its result read or an operand overwritten too early, and a blocked matmul whose K loop runs over a
-# ring of TMA-filled buffers.
+# the same with its result read or an operand overwritten too early, two MMAs one after another (the orders the
+# PTX ISA gives and the one it does not), and a blocked matmul whose K loop runs over a ring of TMA-filled buffers.
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
@@ -99,6 +99,51 @@ def mma_read_too_early(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.conste
     nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
     gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
     mbarrier.wait(bar, 0)
+
+
+@gluon.jit
+def mma_issue_order(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, CASE: gl.constexpr):
+    # Two MMAs issued back to back. CASE 0: both into `acc` (A B, then + A B: the ISA runs MMAs into one
+    # accumulator in issue order), Out = 2 A B. CASE 1: the first reads A from tensor memory, the second writes
+    # its result over those columns, with no wait between them (not ordered by the ISA: an error). CASE 2: the
+    # same with the wait between them, Out = A B.
+    L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+    ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
+    ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
+    kb = gl.arange(0, K, layout=gl.SliceLayout(1, L))
+    nb = gl.arange(0, N, layout=gl.SliceLayout(0, L))
+    a = gl.load(A + ra[:, None] * K + ka[None, :])
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
+                                    gl.load(B + kb[:, None] * N + nb[None, :]))
+    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
+    acc_layout: gl.constexpr = TensorMemoryLayout((M, N), col_stride=1)
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(M, N, [M, N], gl.num_warps())
+    acc = allocate_tensor_memory(gl.float32, [M, N], acc_layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    fence_async_shared()
+    if CASE == 0:
+        tcgen05_mma(a_s, b_s, acc, use_acc=False)
+        tcgen05_mma(a_s, b_s, acc, use_acc=True, mbarriers=[bar])
+        mbarrier.wait(bar, 0)
+    else:
+        # A's fp16 elements in tensor memory, two to a 32-bit column: the columns of an f32 [M, K // 2] buffer.
+        a_layout: gl.constexpr = TensorMemoryLayout((M, K), col_stride=1)
+        a_regs: gl.constexpr = get_tmem_reg_layout(gl.float16, [M, K], a_layout, gl.num_warps())
+        cols = allocate_tensor_memory(gl.float32, [M, K // 2], TensorMemoryLayout((M, K // 2), col_stride=1))
+        a_t = cols._reinterpret(gl.float16, [M, K], a_layout)
+        a_t.store(gl.convert_layout(a, a_regs))
+        tcgen05_mma(a_t, b_s, acc, use_acc=False, mbarriers=[bar])
+        if CASE == 2:
+            mbarrier.wait(bar, 0)
+        # A product of K // 2 columns (A times B's first ones) into the columns A was read from.
+        nh = gl.arange(0, K // 2, layout=gl.SliceLayout(0, L))
+        half_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([K, K // 2], gl.float16)
+        b_half = gl.allocate_shared_memory(gl.float16, [K, K // 2], half_layout, gl.load(B + kb[:, None] * N + nh[None, :]))
+        fence_async_shared()
+        tcgen05_mma(a_s, b_half, cols, use_acc=False, mbarriers=[bar])
+        mbarrier.wait(bar, 1)
+    gl.store(Out + ra[:, None] * N + nb[None, :], gl.convert_layout(acc.load(regs), L))
 
 
 @gluon.jit

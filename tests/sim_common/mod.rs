@@ -11,7 +11,7 @@ use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType;
 use tessel::tile::{KernelConfig, Target};
 use tessel_interp::memory::Memory;
-use tessel_interp::{Arg, run};
+use tessel_interp::{Arg, Limits, MmaOrder, run, run_with_limits};
 use tessel_tile::eval::value::from_bits;
 
 /// A runtime argument of both sides: an input buffer, an output buffer of `len` elements, an integer, an f32, or
@@ -114,8 +114,25 @@ pub fn run_on_ctas(
     vals: &[V],
     grid: [u32; 3],
 ) -> Result<Vec<SimAndInterp>, String> {
+    run_on_ctas_ordered(source, kernel, spec, opts, num_ctas, vals, grid, MmaOrder::Isa)
+}
+
+/// [`run_on_ctas`] with the interpreter holding the kernel's tcgen05 ops to `order` (`MmaOrder::Issue` for a
+/// kernel that relies on the tensor cores running one thread's MMAs in issue order, which the simulator does).
+#[allow(clippy::too_many_arguments, dead_code)]
+pub fn run_on_ctas_ordered(
+    source: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    opts: &RunOptions,
+    num_ctas: u32,
+    vals: &[V],
+    grid: [u32; 3],
+    order: MmaOrder,
+) -> Result<Vec<SimAndInterp>, String> {
     let mut s = simulate(source, kernel, spec, opts, num_ctas, vals, grid)?;
-    run(&s.func, &s.iargs, grid, &mut s.mem).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
+    let limits = Limits { mma_order: order, ..Limits::default() };
+    run_with_limits(&s.func, &s.iargs, grid, &mut s.mem, limits).map_err(|e| format!("{kernel}: interpreter: {e}"))?;
     Ok(s.outs
         .into_iter()
         .map(|(id, addr, t)| (decode(s.global.bytes(addr), t), decode(&s.mem.buffer(id).bytes, t)))

@@ -10,7 +10,7 @@
 //! writes or reads (the scales of a block-scaled MMA), or a write into the shared memory one reads is an error
 //! naming the op.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tessel_tile::eval::value::{Val, from_bits, to_bits};
 use tessel_tile::ir::{OpId, ValueId};
@@ -19,7 +19,7 @@ use tessel_tile::types::{Elem, ScalarType};
 
 use super::{Program, Tensor, Value, View, overlaps};
 use crate::compute::dot;
-use crate::error::{Fault, InFlight, SharedFault};
+use crate::error::{Fault, InFlight, SharedFault, TmemConflict};
 
 /// One tensor-memory allocation: its rows of cells as the program sees them (`cells`), and as the tensor cores
 /// see them, with the results of MMAs still in flight (`shadow`).
@@ -297,6 +297,16 @@ impl Program<'_> {
         let bi = self.tmem_view(into);
         let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or(SharedFault::Deallocated(into))?.shadow.clone();
         let cells = self.tmem_cells(into, out, &shadow);
+        let mut read_cells = Vec::new();
+        for &x in tmem_reads {
+            let b = self.tmem_view(x);
+            read_cells.extend(self.tmem_all_cells(x).into_iter().map(|c| (b, c)));
+        }
+        let op_in_flight = InFlight { op, into };
+        if self.limits.mma_order == crate::MmaOrder::Isa {
+            let written: HashSet<(usize, usize)> = cells.iter().map(|&(c, _)| (bi, c)).collect();
+            self.check_issue_order(op_in_flight, &written, &read_cells)?;
+        }
         let buf = self.smem.tmem.bufs[bi].as_mut().expect("checked");
         for &(c, bits) in &cells {
             buf.shadow[c] = bits;
@@ -304,11 +314,6 @@ impl Program<'_> {
         let mut views = Vec::new();
         for &x in reads {
             views.push(self.view(x)?);
-        }
-        let mut read_cells = Vec::new();
-        for &x in tmem_reads {
-            let b = self.tmem_view(x);
-            read_cells.extend(self.tmem_all_cells(x).into_iter().map(|c| (b, c)));
         }
         let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
         let group = self.cta_group()?;
@@ -320,8 +325,44 @@ impl Program<'_> {
             writes,
             reads: views,
             tmem_reads: read_cells,
-            op: InFlight { op, into },
+            op: op_in_flight,
         });
+        Ok(())
+    }
+
+    /// `MmaOrder::Isa`: tcgen05 op `op`, about to issue, writing the tensor-memory cells `written` and reading
+    /// `read`, against every op still in flight. The ISA pipelines (runs in issue order) only an MMA after an MMA
+    /// into the same accumulator (the same cells) and an MMA after a `tcgen05.cp`; any other pair touching the
+    /// same cells, one of them writing, is an error naming both.
+    fn check_issue_order(
+        &self,
+        op: InFlight,
+        written: &HashSet<(usize, usize)>,
+        read: &[(usize, usize)],
+    ) -> Result<(), SharedFault> {
+        let is_mma = |name: &str| name.starts_with("tcgen05_mma");
+        let read: HashSet<(usize, usize)> = read.iter().copied().collect();
+        for g in &self.smem.tmem.groups {
+            let pipelined = is_mma(op.op)
+                && (g.op.op == "tcgen05_copy"
+                    || (is_mma(g.op.op)
+                        && g.writes.len() == written.len()
+                        && g.writes.iter().all(|&(b, c, _)| written.contains(&(b, c)))));
+            if pipelined {
+                continue;
+            }
+            let conflict = if g.tmem_reads.iter().any(|c| written.contains(c)) {
+                TmemConflict::OverwritesOperand
+            } else if g.writes.iter().any(|&(b, c, _)| written.contains(&(b, c))) {
+                TmemConflict::OverwritesResult
+            } else if g.writes.iter().any(|&(b, c, _)| read.contains(&(b, c))) {
+                TmemConflict::ReadsResult
+            } else {
+                continue;
+            };
+            let names = Box::new((self.memdesc_name(op.into), self.memdesc_name(g.op.into)));
+            return Err(SharedFault::TmemOrder { op, earlier: g.op, conflict, names });
+        }
         Ok(())
     }
 
