@@ -1,7 +1,8 @@
 //! TMA gathers in clusters (`tests/kernels/gluon_cluster_gather.py`), compiled for sm_100a: example 05's pattern
 //! on a CTA pair (each CTA gathers its half of the rows from its half of the indices into its part of the
 //! buffer, completing on the pair's barrier in the even CTA, then the pair's MMA reads the rows as B), with and
-//! without `multicast=True` (the same code: no two CTAs hold the same part); and rows gathered into a buffer every
+//! without `multicast=True` (the same code: no two CTAs hold the same part), and on two pairs holding the same
+//! rows (a multicast across the pairs, each destination's bytes on its own pair's barrier); and rows gathered into a buffer every
 //! CTA of a cluster holds whole, each CTA gathering its own copy or, multicast, the CTAs dealing out the gather4s
 //! with each landing in all of them. On the PTX simulator against the interpreter, the interpreter against
 //! float64, the PTX's forms through ptxas; the simulator catches a multicast mask that misses a CTA, and the
@@ -67,18 +68,25 @@ fn ptx(kernel: &str, spec: Vec<ArgSpec>, ctas: u32) -> Result<String, String> {
     }
 }
 
-/// `pair_gather_tile` with ROWS gathered rows (the MMA's N); `idx_cga`: the indices' cga_layout.
-fn pair_spec(rows: u32, multicast: bool) -> Vec<ArgSpec> {
+/// `pair_gather_tile` on `ctas` CTAs (2: one pair; 4: two pairs gathering the same rows) with ROWS gathered rows
+/// (the MMA's N), the indices split by `idx_cga`.
+fn pair_spec(ctas: u32, rows: u32, idx_cga: &str, multicast: bool) -> Vec<ArgSpec> {
     let c_swizzle = (rows * 2).min(128);
+    let (cga, x_cga) = if ctas == 2 { ("[[1, 0]]", "[[1, 0]]") } else { ("[[1, 0], [2, 0]]", "[[1, 0], [0, 0]]") };
     vec![
-        desc([M, K], &nvmma(128, "[[1, 0]]")),
-        desc([1, K], &nvmma(128, "[[1, 0]]")),
+        desc([M / 2 * ctas, K], &nvmma(128, cga)),
+        desc([1, K], &nvmma(128, x_cga)),
         ptr(I32),
-        desc([M, rows], &nvmma(c_swizzle, "[[1, 0]]")),
+        desc([M / 2 * ctas, rows], &nvmma(c_swizzle, cga)),
         int(false),
         c(rows as i64),
+        ArgSpec::Constexpr(ConstValue::Expr(idx_cga.into())),
         cbool(multicast),
     ]
+}
+
+fn pair_idx_cga(ctas: u32) -> &'static str {
+    if ctas == 2 { "[[0, 1]]" } else { "[[0, 1], [0, 0]]" }
 }
 
 /// Row indices from before the tensor to past its end, shuffled.
@@ -106,32 +114,41 @@ fn random(len: usize, seed: u64) -> Vec<f64> {
 }
 
 /// Example 05's fused gather on a pair, at 16 and 32 gathered rows (the MMA's N; 16 is example 05's), with and
-/// without `multicast=True`, at column offsets inside and across the tensor's end: the simulator equals the
+/// without `multicast=True`, at column offsets inside and across the tensor's end, and on two pairs gathering the
+/// same rows (shared by a multicast across the pairs, or each pair gathering its own): the simulator equals the
 /// interpreter bit for bit, and the interpreter the float64 product of A and the gathered rows.
 #[test]
 fn a_pair_gathers_its_halves_of_the_rows_for_its_mma() {
-    for (i, (rows, multicast, col)) in
-        [(16u32, true, 0i64), (32, false, 0), (32, true, 8), (16, false, 48)].into_iter().enumerate()
-    {
-        let what = format!("pair_gather_tile, {rows} rows, multicast {multicast}, column {col}");
+    let cases = [
+        (2u32, 16u32, true, 0i64),
+        (2, 32, false, 0),
+        (2, 32, true, 8),
+        (2, 16, false, 48),
+        (4, 16, true, 0),
+        (4, 32, false, 8),
+    ];
+    for (i, (ctas, rows, multicast, col)) in cases.into_iter().enumerate() {
+        let what = format!("pair_gather_tile, {ctas} CTAs, {rows} rows, multicast {multicast}, column {col}");
+        let m = M / 2 * ctas;
         let mut rng = Rng::new(90 + i as u64);
-        let (a, x) = (random((M * K) as usize, 100 + i as u64), random((X_ROWS * X_COLS) as usize, 200 + i as u64));
+        let (a, x) = (random((m * K) as usize, 100 + i as u64), random((X_ROWS * X_COLS) as usize, 200 + i as u64));
         let idx = indices(&mut rng, rows);
         let g: Vec<Vec<f64>> = idx.iter().map(|&r| gathered(&x, r, col, K)).collect();
-        let want: Vec<f64> = (0..(M * rows) as usize)
+        let want: Vec<f64> = (0..(m * rows) as usize)
             .map(|e| {
-                let (m, n) = (e / rows as usize, e % rows as usize);
-                (0..K as usize).map(|k| a[m * K as usize + k] * g[n][k]).sum()
+                let (mi, n) = (e / rows as usize, e % rows as usize);
+                (0..K as usize).map(|k| a[mi * K as usize + k] * g[n][k]).sum()
             })
             .collect();
         let vals = [
-            V::Desc(F16, Some(a), vec![M, K]),
+            V::Desc(F16, Some(a), vec![m, K]),
             V::Desc(F16, Some(x), vec![X_ROWS, X_COLS]),
             V::Buf(I32, idx),
-            V::Desc(F16, None, vec![M, rows]),
+            V::Desc(F16, None, vec![m, rows]),
             V::Int(col),
         ];
-        let outs = run_on_ctas(&source(), "pair_gather_tile", pair_spec(rows, multicast), &opts(), 2, &vals, [1, 1, 1])
+        let spec = pair_spec(ctas, rows, pair_idx_cga(ctas), multicast);
+        let outs = run_on_ctas(&source(), "pair_gather_tile", spec, &opts(), ctas, &vals, [1, 1, 1])
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
         sim_common::check_fp16_product(&what, sim, interp, &want, false);
@@ -143,13 +160,22 @@ fn a_pair_gathers_its_halves_of_the_rows_for_its_mma() {
 /// ptxas accepts it.
 #[test]
 fn a_pair_gather_completes_on_the_even_ctas_barrier() {
-    let p = ptx("pair_gather_tile", pair_spec(16, true), 2).unwrap();
+    let p = ptx("pair_gather_tile", pair_spec(2, 16, "[[0, 1]]", true), 2).unwrap();
     let form =
         "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes [";
     assert!(p.contains(form), "{p}");
     assert!(!p.contains("gather4.mbarrier::complete_tx::bytes.multicast"), "{p}");
-    assert_eq!(p, ptx("pair_gather_tile", pair_spec(16, false), 2).unwrap());
+    assert_eq!(p, ptx("pair_gather_tile", pair_spec(2, 16, "[[0, 1]]", false), 2).unwrap());
     assemble("pair_gather_tile", &p, "sm_100a");
+    // Two pairs holding the same rows share them: each gather4 lands in both pairs' CTAs of its half.
+    let four = ptx("pair_gather_tile", pair_spec(4, 16, "[[0, 1], [0, 0]]", true), 4).unwrap();
+    assert!(
+        four.contains(
+            ".cta_group::2.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster"
+        ),
+        "{four}"
+    );
+    assemble("pair_gather_tile_4ctas", &four, "sm_100a");
 }
 
 fn shared_spec(rows: u32, cols: u32, ctas: u32, multicast: bool) -> Vec<ArgSpec> {
@@ -239,11 +265,6 @@ fn a_multicast_gather_is_dealt_out_and_reaches_every_cta() {
 /// the whole buffer: refused at the call, naming why.
 #[test]
 fn indices_split_otherwise_than_the_rows_are_refused_at_the_call() {
-    let whole = source().replace(
-        "cga_layout=[[0, 1]]))\n    offs = gl.load(idx_ptr + gl.arange(0, ROWS, idx_layout))\n    a_buf",
-        "cga_layout=[[0, 0]]))\n    offs = gl.load(idx_ptr + gl.arange(0, ROWS, idx_layout))\n    a_buf",
-    );
-    assert_ne!(whole, source());
     let run = |src: &str, kernel: &str, spec: Vec<ArgSpec>| {
         let config = KernelConfig { num_warps: 4, num_ctas: 2, ..KernelConfig::DEFAULT };
         let sp = Specialization::with_config(spec, config);
@@ -252,7 +273,7 @@ fn indices_split_otherwise_than_the_rows_are_refused_at_the_call() {
             .err()
             .map(|e| e.to_string())
     };
-    let err = run(&whole, "pair_gather_tile", pair_spec(16, true)).expect("refused");
+    let err = run(&source(), "pair_gather_tile", pair_spec(2, 16, "[[0, 0]]", true)).expect("refused");
     assert!(
         err.contains(
             "`tma.async_gather` in a cluster of 2 CTAs: CTA bit 0 moves the buffer by 8 rows but the row indices by 0"

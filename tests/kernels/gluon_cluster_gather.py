@@ -1,9 +1,9 @@
 # TMA gathers (Blackwell's `tma.async_gather`, gather4) in clusters, written for tessel's tests.
 #
-# `pair_gather_tile` is example 05's pattern on one CTA pair: C = A @ X[idx, col:col+K]^T, A's tile split along M
-# by the pair, the gathered rows split along theirs (each CTA gathers its half of the rows from its half of the
-# indices), completing on a barrier shared by the pair, then read by the pair's MMA as B (transposed, split
-# along N). `gather_shared` gathers rows into a buffer every CTA of the cluster holds whole, each CTA from the
+# `pair_gather_tile` is example 05's pattern on CTA pairs: C = A @ X[idx, col:col+K]^T, A's tile split along M
+# by the pairs, the gathered rows split along theirs in each pair (each CTA gathers its half of the rows from
+# its half of the indices; on two pairs, both pairs hold the same rows and, with MULTICAST, share their gather),
+# completing on a barrier shared by the pair, then read by the pair's MMA as B (transposed, split along N). `gather_shared` gathers rows into a buffer every CTA of the cluster holds whole, each CTA from the
 # same indices: each gathers its own copy, or with MULTICAST the CTAs deal out the gather4s, each landing in
 # every CTA; each CTA then writes its copy's rows [rank * ROWS / num_ctas, ...) to `out_ptr` (the rows its
 # layout's cga_layout gives it), so every CTA's copy is read back.
@@ -19,12 +19,14 @@ from triton.experimental.gluon.language.nvidia.blackwell import mbarrier, tma
 
 
 @gluon.jit
-def pair_gather_tile(a_desc, x_desc, idx_ptr, c_desc, col, ROWS: gl.constexpr, MULTICAST: gl.constexpr):
+def pair_gather_tile(a_desc, x_desc, idx_ptr, c_desc, col, ROWS: gl.constexpr, IDX_CGA: gl.constexpr,
+                     MULTICAST: gl.constexpr):
     m: gl.constexpr = a_desc.block_shape[0]
     k: gl.constexpr = a_desc.block_shape[1]
-    # The indices split over the pair as the gathered rows are: CTA 1 holds the second half of both.
+    # The indices split over the pair as the gathered rows are (IDX_CGA [[0, 1]]: CTA 1 holds the second half of
+    # both; on two pairs, [[0, 1], [0, 0]]: both pairs gather the same rows).
     idx_layout: gl.constexpr = gl.SliceLayout(
-        0, gl.BlockedLayout([1, 4], [32, 1], [1, gl.num_warps()], [1, 0], cga_layout=[[0, 1]]))
+        0, gl.BlockedLayout([1, 4], [32, 1], [1, gl.num_warps()], [1, 0], cga_layout=IDX_CGA))
     offs = gl.load(idx_ptr + gl.arange(0, ROWS, idx_layout))
     a_buf = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
     x_buf = gl.allocate_shared_memory(x_desc.dtype, [ROWS, k], x_desc.layout)
@@ -36,7 +38,7 @@ def pair_gather_tile(a_desc, x_desc, idx_ptr, c_desc, col, ROWS: gl.constexpr, M
     tma.async_load(a_desc, [0, 0], loaded, a_buf)
     tma.async_gather(x_desc, offs, col, loaded, x_buf, multicast=MULTICAST)
     mbarrier.wait(loaded, phase=0, deps=[a_buf, x_buf])
-    acc_layout: gl.constexpr = TensorMemoryLayout(block=(m // 2, ROWS), col_stride=1,
+    acc_layout: gl.constexpr = TensorMemoryLayout(block=(m // gl.num_ctas(), ROWS), col_stride=1,
                                                   cga_layout=c_desc.layout.cga_layout, two_ctas=True)
     acc = allocate_tensor_memory(gl.float32, [m, ROWS], acc_layout)
     tcgen05_mma(a_buf, x_buf.permute((1, 0)), acc, use_acc=False, mbarriers=[done])
