@@ -1,9 +1,10 @@
 //! Blackwell's TMA gather and scatter (`triton.experimental.gluon.language.nvidia.blackwell.tma`):
-//! `async_gather(tensor_desc, x_offsets, y_offset, barrier, result, pred=True, multicast=False)` reads rows `x_offsets[i]`,
-//! columns `y_offset ..` of a 2-d descriptor whose block is `[1, cols]` into row `i` of `result` (completing
-//! `len(x_offsets) * tensor_desc.block_type.nbytes` bytes on `barrier`); `async_scatter(tensor_desc,
-//! x_offsets, y_offset, src)` writes row `i` of `src` to row `x_offsets[i]`, retired by `store_wait` as a TMA
-//! store. They emit `tma_gather` / `tma_scatter` (rules and hardware facts: [`tessel_tile::tma_gather`]).
+//! `async_gather(tensor_desc, x_offsets, y_offset, barrier, result, pred=True, multicast=False)` reads rows
+//! `x_offsets[i]`, columns `y_offset ..` of a 2-d descriptor whose block is `[1, cols]` into row `i` of
+//! `result` (completing `len(x_offsets) * tensor_desc.block_type.nbytes` bytes on `barrier`);
+//! `async_scatter(tensor_desc, x_offsets, y_offset, src)` writes row `i` of `src` to row `x_offsets[i]`, retired
+//! by `store_wait` as a TMA store. They emit `tma_gather` / `tma_scatter` (rules and hardware facts:
+//! [`tessel_tile::tma_gather`]).
 //!
 //! Checked here, at the argument's span: the descriptor (a host one, block `[1, cols]`, rows of at least 32
 //! bytes), the row offsets (a 1-d `int32` tensor of at least 8 elements whose layout gives each warp's lanes the

@@ -51,9 +51,10 @@ def pair_gather_tile(a_desc, x_desc, idx_ptr, c_desc, col, ROWS: gl.constexpr, I
 
 
 @gluon.jit
-def gather_shared(x_desc, idx_ptr, out_ptr, col, ROWS: gl.constexpr, COLS: gl.constexpr, OUT_CGA: gl.constexpr,
-                  MULTICAST: gl.constexpr):
-    idx_layout: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 4], [32, 1], [1, gl.num_warps()], [1, 0]))
+def gather_shared(x_desc, idx_ptr, out_ptr, col, ROWS: gl.constexpr, COLS: gl.constexpr, IDX_CGA: gl.constexpr,
+                  OUT_CGA: gl.constexpr, MULTICAST: gl.constexpr):
+    idx_layout: gl.constexpr = gl.SliceLayout(
+        0, gl.BlockedLayout([1, 4], [32, 1], [1, gl.num_warps()], [1, 0], cga_layout=IDX_CGA))
     offs = gl.load(idx_ptr + gl.arange(0, ROWS, idx_layout))
     buf = gl.allocate_shared_memory(x_desc.dtype, [ROWS, COLS], x_desc.layout)
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
