@@ -1,15 +1,22 @@
 //! Blackwell's TMA gather and scatter (`triton.experimental.gluon.language.nvidia.blackwell.tma`):
-//! `async_gather(tensor_desc, x_offsets, y_offset, barrier, result, pred=True)` reads rows `x_offsets[i]`,
-//! columns `y_offset ..` of a 2-d descriptor whose block is `[1, cols]` into row `i` of `result` (completing
-//! `len(x_offsets) * tensor_desc.block_type.nbytes` bytes on `barrier`); `async_scatter(tensor_desc,
-//! x_offsets, y_offset, src)` writes row `i` of `src` to row `x_offsets[i]`, retired by `store_wait` as a TMA
-//! store. They emit `tma_gather` / `tma_scatter` (rules and hardware facts: [`tessel_tile::tma_gather`]).
+//! `async_gather(tensor_desc, x_offsets, y_offset, barrier, result, pred=True, multicast=False)` reads rows
+//! `x_offsets[i]`, columns `y_offset ..` of a 2-d descriptor whose block is `[1, cols]` into row `i` of
+//! `result` (completing `len(x_offsets) * tensor_desc.block_type.nbytes` bytes on `barrier`);
+//! `async_scatter(tensor_desc, x_offsets, y_offset, src)` writes row `i` of `src` to row `x_offsets[i]`, retired
+//! by `store_wait` as a TMA store. They emit `tma_gather` / `tma_scatter` (rules and hardware facts:
+//! [`tessel_tile::tma_gather`]).
 //!
 //! Checked here, at the argument's span: the descriptor (a host one, block `[1, cols]`, rows of at least 32
 //! bytes), the row offsets (a 1-d `int32` tensor of at least 8 elements whose layout gives each warp's lanes the
 //! same groups of four consecutive indices in consecutive registers), and the buffer (`[len(x_offsets), cols]`
 //! of the descriptor's dtype in the descriptor's layout). The target (sm_100a only) is checked once the
 //! kernel's target is known (`tessel_tile::tma_gather::check_target`), at the call's span too.
+//!
+//! In a cluster, `result` may be split over the CTAs along its rows (a `cga_layout`, as example 05's activation
+//! tile is over a CTA pair): each CTA gathers the rows of its part from the indices it holds, so `x_offsets` must
+//! be split as the rows are (`tessel_tile::tma_gather::cluster_problem`, checked at `x_offsets`). `multicast=True`
+//! (a constexpr bool) lets the CTAs holding the same part share one gather of its rows; where no two CTAs hold the
+//! same part, or in a one-CTA program, it is an ordinary gather, as in Triton.
 
 use tessel_lang::elab::builtins::{Arg, Bound};
 use tessel_lang::elab::registry::{Handler, Registry};
@@ -21,7 +28,7 @@ use tessel_tile::{ScalarType, Type};
 use crate::blackwell::BLACKWELL_TMA;
 use crate::smem::memdesc_arg;
 
-const GATHER_SIG: &str = "tensor_desc, x_offsets, y_offset, barrier, result, pred=True";
+const GATHER_SIG: &str = "tensor_desc, x_offsets, y_offset, barrier, result, pred=True, multicast=False";
 const SCATTER_SIG: &str = "tensor_desc, x_offsets, y_offset, src";
 
 pub fn register(r: &mut Registry) {
@@ -115,14 +122,36 @@ fn gather<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {
     let y = column(e, &b)?;
     let bar = crate::tma::barrier_arg(e, &b)?;
     let result = buffer(e, b.req("result"), &b.fname, "result", &want)?;
+    cluster_split(e, &b, &x, &result)?;
+    let multicast = multicast(e, &b)?;
     let mut operands = vec![desc, result, bar, x, y];
     match crate::mbarrier::pred(e, b.req("pred"), &b.fname)? {
         None => return Ok(Value::None),
         Some(None) => {}
         Some(Some(p)) => operands.push(p),
     }
-    e.emit(Op::TmaGather, &operands, vec![], b.span)?;
+    e.emit(Op::TmaGather { multicast }, &operands, vec![], b.span)?;
     Ok(Value::None)
+}
+
+/// In a cluster, each CTA gathers the rows of its part of `result` from the indices it holds
+/// ([`tessel_tile::tma_gather::cluster_problem`]).
+fn cluster_split<'a>(e: &Elab<'a>, b: &Bound<'a>, x: &Tv, result: &Tv) -> R<()> {
+    let n = e.func.config.num_ctas;
+    let (Some(xl), Some((_, _, bl))) = (x.ty.layout(), result.ty.memdesc()) else { return Ok(()) };
+    match tessel_tile::tma_gather::cluster_problem(&xl.linear, &bl.linear, n) {
+        None => Ok(()),
+        Some(problem) => {
+            Err(e.err(b.req("x_offsets").span, format!("`{}` in a cluster of {n} CTAs: {problem}", b.fname)))
+        }
+    }
+}
+
+/// `multicast=True` (a constexpr bool): in a cluster, the CTAs that hold the same part of `result` share its rows
+/// (each row gathered once, landing in all of them); in a one-CTA program it is an ordinary gather, as in Triton.
+fn multicast<'a>(e: &mut Elab<'a>, b: &Bound<'a>) -> R<bool> {
+    let Some(a) = b.opt("multicast") else { return Ok(false) };
+    Ok(e.const_bool(a, &b.fname, "multicast")? && e.func.config.num_ctas > 1)
 }
 
 fn scatter<'a>(e: &mut Elab<'a>, b: Bound<'a>) -> R<Value<'a>> {

@@ -225,7 +225,7 @@ fn check_worker_tma<'a>(e: &Elab<'a>, r: RegionId) -> R<()> {
         let data = e.func.op(o);
         let host = match data.op {
             Op::TmaLoadIm2col { .. } => tessel_tile::tma::host_im2col_base(&e.func, data.operands[0]).is_some(),
-            Op::TmaLoad { .. } | Op::TmaStore | Op::TmaGather | Op::TmaScatter => {
+            Op::TmaLoad { .. } | Op::TmaStore | Op::TmaGather { .. } | Op::TmaScatter => {
                 tessel_tile::tma::host_desc_base(&e.func, data.operands[0]).is_some()
             }
             _ => true,

@@ -1,5 +1,6 @@
 //! Blackwell's TMA gather and scatter (`tma.async_gather` / `tma.async_scatter`): the interpreter's rows against
-//! a reference on rows and columns partly outside the tensor, the IR round trip, the refusals at the call (a
+//! a reference on rows and columns partly outside the tensor, the IR round trip, `multicast=True` (in a cluster
+//! only; clusters end to end: `tests/cluster_gather.rs`), the refusals at the call (a
 //! row-index layout gather4 cannot issue from, too few rows, a descriptor that is not `[1, cols]`, a buffer in
 //! another layout), a gather from a one-warp `warp_specialize` worker, and the interpreter's errors for what the
 //! GPU stops on (a misaligned column, a negative scatter row).
@@ -233,4 +234,48 @@ fn a_one_warp_worker_partition_gathers_through_the_descriptor_it_was_passed() {
         })
         .collect();
     assert_eq!(mem.read_f64(out), want);
+}
+
+fn with_ctas(args: Vec<ArgSpec>, ctas: u32) -> tessel_lang::elab::Specialization {
+    let config = tessel_tile::KernelConfig { num_ctas: ctas, num_warps: 4, ..tessel_tile::KernelConfig::DEFAULT };
+    tessel_lang::elab::Specialization::with_config(args, config)
+}
+
+/// `multicast=True`: an ordinary gather in a one-CTA program, `tma_gather {multicast}` in a cluster (every CTA
+/// holding the whole buffer shares the rows), which the interpreter runs as the same rows landing in the buffer
+/// (its logical view of the cluster); a `multicast` that is not a constexpr bool is refused at the argument.
+#[test]
+fn a_multicast_gather_is_one_in_a_cluster_only() {
+    let mc = SRC.replacen(
+        "tma.async_gather(desc, rows, col, bar, buf)",
+        "tma.async_gather(desc, rows, col, bar, buf, multicast=True)",
+        1,
+    );
+    let one = elab(&mc, "gather_rows", spec(&[1, COLS], ROWS)).to_string();
+    assert!(one.contains("tma_gather %") && !one.contains("multicast"), "{one}");
+    let f = elab_with(&mc, "gather_rows", &with_ctas(spec(&[1, COLS], ROWS), 2));
+    assert!(f.to_string().contains("tma_gather {multicast = true}"), "{f}");
+    let x = rounded(F32, &Rng::new(12).vec((DIMS.0 * DIMS.1) as usize));
+    let mut mem = Memory::new();
+    let bx = mem.alloc_from("x", F32, &x);
+    let idx = mem.alloc_from("idx", I32, &INDICES.map(|i| i as f64));
+    let out = poisoned(&mut mem, "out", F32, (ROWS * COLS) as usize);
+    let mut args = desc_args(bx).to_vec();
+    args.extend([Arg::Buffer(idx), Arg::Buffer(out), Arg::Int(4)]);
+    run(&f, &args, [1, 1, 1], &mut mem);
+    let want: Vec<f64> = (0..(ROWS * COLS) as usize)
+        .map(|k| {
+            let (r, c) = (INDICES[k / COLS as usize], 4 + (k % COLS as usize) as i64);
+            if (0..DIMS.0).contains(&r) && c < DIMS.1 { x[(r * DIMS.1 + c) as usize] } else { 0.0 }
+        })
+        .collect();
+    assert_eq!(mem.read_f64(out), want);
+    let bad = SRC.replacen(
+        "tma.async_gather(desc, rows, col, bar, buf)",
+        "tma.async_gather(desc, rows, col, bar, buf, multicast=col > 0)",
+        1,
+    );
+    let err = elab_error_with(&bad, "gather_rows", &with_ctas(spec(&[1, COLS], ROWS), 2));
+    assert!(err.contains("`multicast` of `tma.async_gather` must be a compile-time constant"), "{err}");
+    assert!(err.contains("multicast=col > 0"), "{err}");
 }

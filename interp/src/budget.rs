@@ -114,7 +114,7 @@ impl Program<'_> {
                 let k = f.ty(d.operands[5]).shape().last().copied().unwrap_or(1) as u64;
                 f.ty(d.operands[4]).numel().saturating_mul(k)
             }
-            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaGather | Op::TmaScatter => {
+            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaGather { .. } | Op::TmaScatter => {
                 d.operands.iter().map(|&v| f.ty(v).numel()).max().unwrap_or(1)
             }
             _ => {

@@ -574,7 +574,7 @@ impl Program<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaStore | Op::TmaStoreWait { .. } => self.tma(o)?,
-            Op::TmaGather => self.tma_gather(o)?,
+            Op::TmaGather { .. } => self.tma_gather(o)?,
             Op::TmaScatter => self.tma_scatter(o)?,
             op if tessel_tile::verify_tmem::is_tmem_op(op) => self.tmem(o)?,
             Op::ClcTryCancel | Op::ClcLoadResult => self.clc(o)?,

@@ -169,41 +169,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             writes.push((s, bytes));
         }
         let bar = c.addr(t, &a[2])?;
-        let tx = (elems.len() * eb) as u32;
-        let (bar_rank, bar) = super::cluster_addr::rank_and_offset(c, bar);
-        if op.contains(".cta_group::2") {
-            // A pair's copy: each destination's box lands in that CTA and its bytes complete on the barrier at the
-            // same offset in that CTA's pair's even CTA (the barrier the pair's MMA issuer waits on).
-            let rank = c.cluster.rank;
-            if bar_rank as u32 != rank & !1 {
-                return Err(format!("a pair copy of CTA {rank} completes on CTA {bar_rank}, not its pair's even CTA"));
-            }
-            let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, rank)?;
-            for to in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
-                let known = c.tmem.flight.knows(to as usize);
-                let d = Delivery { writes: writes.clone(), bar, tx, known };
-                if to == rank {
-                    land_pair(c, d, Some(t))?;
-                } else {
-                    c.cluster.pair_outbox.push((to, d));
-                }
-            }
-            return Ok(());
-        }
-        if bar_rank != c.cluster.rank as usize {
-            return Err(format!("`{op}` completes on CTA {bar_rank}'s mbarrier: simulated for .cta_group::2 copies"));
-        }
-        let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, c.cluster.rank)?;
-        for rank in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
-            let known = c.tmem.flight.knows(rank as usize);
-            let d = Delivery { writes: writes.clone(), bar, tx, known };
-            if rank == c.cluster.rank {
-                land(c, d, Some(t))?;
-            } else {
-                c.cluster.outbox.push((rank, d));
-            }
-        }
-        Ok(())
+        deliver(c, t, op, a, writes, bar, (elems.len() * eb) as u32)
     } else {
         for &(off, at) in &elems {
             let s = swizzled(dst, off, m.swizzle);
@@ -217,6 +183,55 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
         }
         Ok(())
     }
+}
+
+/// A load's part for each of its destinations (`writes` at the same offsets in each, `tx` bytes on the barrier
+/// at `bar`, the copy's barrier operand; the `.multicast::cluster` mask is operand 3): the issuing CTA's lands at
+/// once, the peers' are queued. A `.cta_group::2` copy completes each destination's bytes on its pair's even CTA's
+/// barrier ([`land_pair`]); any other completes on the destination's own.
+pub(super) fn deliver(
+    c: &mut Cta,
+    t: usize,
+    op: &str,
+    a: &[Opnd],
+    writes: Vec<(usize, Vec<u8>)>,
+    bar: u64,
+    tx: u32,
+) -> Result<(), String> {
+    let (bar_rank, bar) = super::cluster_addr::rank_and_offset(c, bar);
+    if op.contains(".cta_group::2") {
+        // A pair's copy: each destination's box lands in that CTA and its bytes complete on the barrier at the
+        // same offset in that CTA's pair's even CTA (the barrier the pair's MMA issuer waits on).
+        let rank = c.cluster.rank;
+        if bar_rank as u32 != rank & !1 {
+            return Err(format!("a pair copy of CTA {rank} completes on CTA {bar_rank}, not its pair's even CTA"));
+        }
+        let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, rank)?;
+        for to in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
+            let known = c.tmem.flight.knows(to as usize);
+            let d = Delivery { writes: writes.clone(), bar, tx, known };
+            if to == rank {
+                land_pair(c, d, Some(t))?;
+            } else {
+                c.cluster.pair_outbox.push((to, d));
+            }
+        }
+        return Ok(());
+    }
+    if bar_rank != c.cluster.rank as usize {
+        return Err(format!("`{op}` completes on CTA {bar_rank}'s mbarrier: simulated for .cta_group::2 copies"));
+    }
+    let mask = super::cluster_addr::cta_mask(c, t, op, a, 3, c.cluster.rank)?;
+    for rank in (0..c.cluster.size).filter(|r| mask >> r & 1 == 1) {
+        let known = c.tmem.flight.knows(rank as usize);
+        let d = Delivery { writes: writes.clone(), bar, tx, known };
+        if rank == c.cluster.rank {
+            land(c, d, Some(t))?;
+        } else {
+            c.cluster.outbox.push((rank, d));
+        }
+    }
+    Ok(())
 }
 
 /// A pair copy's part for CTA `c` lands (`issuer`: the thread of `c` that issued it, if any): into `c`'s shared

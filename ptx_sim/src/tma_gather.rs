@@ -4,18 +4,18 @@
 //! columns `col .. col + w`, at byte `k * w * elem` of the shared box (swizzled in the shared address as any TMA
 //! box); a gather reads zero outside the tensor and completes `4 * w` elements' bytes on the mbarrier, a scatter
 //! writes the elements inside it. The shared address is 128-byte aligned, as for every bulk tensor copy. A box of
-//! more than one row is not simulated (and not what codegen encodes).
+//! more than one row is not simulated (and not what codegen encodes). A gather's destinations are a tile load's
+//! (`tma::deliver`): `.multicast::cluster` lands the four rows at the same offset in every CTA of the mask, each
+//! completing on its own mbarrier, and `.cta_group::2` completes each destination's bytes on its pair's even
+//! CTA's mbarrier.
 
-use super::tma::{Delivery, swizzled};
+use super::tma::swizzled;
 use super::{Cta, Global, Ins, Opnd};
 
 /// `cp.async.bulk.tensor.2d...tile::gather4` or `tile::scatter4` by thread `t`.
 pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(), String> {
     let op = ins.op.as_str();
     let gather = op.contains("tile::gather4");
-    if gather && op.contains(".multicast") {
-        return Err("multicast gather4 is not simulated".into());
-    }
     let a = &ins.args;
     let (coords_op, smem_op) = if gather { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
     let Opnd::Coords(map_op, regs) = coords_op else { return Err("no [tensor map, {coordinates}]".into()) };
@@ -65,7 +65,7 @@ pub(super) fn copy(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize) -> Result<(
             }
         }
         let bar = c.addr(t, &a[2])?;
-        super::tma::land(c, Delivery { writes, bar, tx: (4 * w as usize * eb) as u32, known: 0 }, Some(t))
+        super::tma::deliver(c, t, op, a, writes, bar, (4 * w as usize * eb) as u32)
     } else {
         for (k, &r) in rows.iter().enumerate() {
             for j in 0..w {

@@ -572,8 +572,12 @@ pub enum Op {
     /// `tma_gather desc, mem, bar, x, y [, pred]` (sm_100a): TMA reads rows `x[i]` (a `tensor<ROWSxi32>`),
     /// columns `y ..` of 2-d descriptor `desc` (block `[1, cols]`) into row `i` of buffer `mem` (`[ROWS, cols]`),
     /// four rows per `gather4`; rows and columns outside the tensor read its padding. The bytes complete on `bar`
-    /// as for `tma_load`. See [`crate::tma_gather`].
-    TmaGather,
+    /// as for `tma_load`. With `multicast` (a cluster), the CTAs holding the same part of `mem` share the rows:
+    /// each row lands in every one of them and completes its bytes on each one's `bar` (at its own offset), as a
+    /// multicast `tma_load`. See [`crate::tma_gather`].
+    TmaGather {
+        multicast: bool,
+    },
     /// `tma_scatter desc, mem, x, y` (sm_100a): TMA writes row `i` of `mem` to row `x[i]`, columns `y ..` of
     /// `desc`, dropping what falls outside the tensor; a bulk group, retired by `tma_store_wait` as `tma_store`.
     TmaScatter,

@@ -181,7 +181,9 @@ impl Op {
             }
             Op::Assert { message } => a.push(("message", Attr::Str(message.clone()))),
             Op::TmaLoadIm2col { rank } => a.push(("rank", Attr::Int(*rank as i64))),
-            Op::TmaLoad { multicast: true } => a.push(("multicast", Attr::Bool(true))),
+            Op::TmaLoad { multicast: true } | Op::TmaGather { multicast: true } => {
+                a.push(("multicast", Attr::Bool(true)))
+            }
             Op::FenceAsyncShared { cluster: true } => a.push(("cluster", Attr::Bool(true))),
             Op::Tcgen05Commit { multicast } if *multicast != 0 => a.push(("multicast", Attr::Int(*multicast as i64))),
             Op::MakeTensorDesc { rank, padding, layout } => {
@@ -297,6 +299,7 @@ impl Op {
             }
             "tma_load_im2col" => Op::TmaLoadIm2col { rank: bag.int("rank")? as u32 },
             "tma_load" => Op::TmaLoad { multicast: bag.flag("multicast")? },
+            "tma_gather" => Op::TmaGather { multicast: bag.flag("multicast")? },
             "fence_async_shared" => Op::FenceAsyncShared { cluster: bag.flag("cluster")? },
             "tcgen05_commit" => {
                 let mask = bag.opt_int("multicast")?.unwrap_or(0);

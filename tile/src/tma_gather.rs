@@ -24,6 +24,12 @@
 //!   bases must move by whole groups (multiples of 4). A warp basis of zero repeats the indices, and only the
 //!   warps with those bits clear issue.
 //!
+//! In a cluster (`num_ctas` > 1) a gather's buffer may be split over the CTAs along its rows (a `cga_layout`):
+//! each CTA gathers the rows of its part, from the row indices it holds, into its part (laid out as the layout
+//! without its CTA bases), so the indices must be split over the CTAs as the rows are ([`cluster_problem`]).
+//! With `multicast`, the CTAs holding the same part share its rows: each group of four is gathered by one of them
+//! and lands in all (`.multicast::cluster`).
+//!
 //! [`check_target`] refuses both ops below sm_100a at the op's location.
 
 use tessel_layouts::LinearLayout;
@@ -77,13 +83,28 @@ pub fn gather_block(
     }
     let tma = crate::tma::block_in(elem, block, Some(layout)).map_err(|e: TmaError| e.to_string())?;
     let linear = layout.to_linear(&[rows, cols]).map_err(|e| e.to_string())?;
+    // A buffer spread over a cluster's CTAs (a `cga_layout`): each CTA's rows land in its own part, laid out as
+    // the layout without its CTA bases over the part's shape; the CTAs split the rows, never the columns (a
+    // gathered row is one box).
+    let spec = tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(layout.clone()));
+    let whole = crate::types::Layout { spec: Some(spec), linear: linear.clone() };
+    let (part_rows, part) = match crate::cluster_part::local_shared(&whole, &[rows, cols])? {
+        None => (rows, linear.clone()),
+        Some(p) if p.shape[1] != cols => {
+            return Err(format!(
+                "the buffer layout {layout} splits the gathered rows' columns over the CTAs; a gather's CTAs may \
+                 split its rows only"
+            ));
+        }
+        Some(p) => (p.shape[0], p.layout.linear.clone()),
+    };
     // Each group of four rows lands at its first row's address: row `p` of column box `o` starts `p * w`
     // elements after the box's first row, which holds when the layout's box holds every row.
     let w = tma.box_dims[1];
     for origin in &tma.boxes {
-        let start = crate::tma::box_offset(&linear, &[0, origin[1]]).map_err(|e| e.to_string())?;
-        for p in 0..rows {
-            let at = crate::tma::box_offset(&linear, &[p, origin[1]]).map_err(|e| e.to_string())?;
+        let start = crate::tma::box_offset(&part, &[0, origin[1]]).map_err(|e| e.to_string())?;
+        for p in 0..part_rows {
+            let at = crate::tma::box_offset(&part, &[p, origin[1]]).map_err(|e| e.to_string())?;
             if at < start || (at - start) / w != p {
                 return Err(format!(
                     "the buffer layout {layout} over [{rows}, {cols}] does not keep the rows {w} elements apart, as \
@@ -135,10 +156,43 @@ pub fn index_layout_problem(linear: &LinearLayout) -> Option<String> {
     None
 }
 
+/// Why row indices in layout `index` cannot gather into a buffer in layout `buffer` in a cluster of `num_ctas`
+/// CTAs, if they cannot. Each CTA gathers into its own part of the buffer from the indices it holds, so for each
+/// CTA bit the indices must be split as the buffer's rows are (the indices of a CTA's rows in that CTA), or held
+/// whole by the CTAs that hold the buffer whole. CTAs holding the same part gather the same rows, each into its
+/// own copy, or, with `multicast`, share them (each row gathered once, landing in all of them).
+pub fn cluster_problem(index: &LinearLayout, buffer: &LinearLayout, num_ctas: u32) -> Option<String> {
+    let (xb, bb) = (crate::cluster::block_bases(index), crate::cluster::block_bases(buffer));
+    for i in 0..num_ctas.trailing_zeros() as usize {
+        let x = xb.get(i).map_or(0, |b| b[0]);
+        let (r, c) = bb.get(i).map_or((0, 0), |b| (b[0], b[1]));
+        if c != 0 {
+            return Some(format!(
+                "CTA bit {i} splits the buffer's columns ({c}..); a gather's CTAs may split its rows only"
+            ));
+        }
+        if r != x && r != 0 {
+            return Some(format!(
+                "CTA bit {i} moves the buffer by {r} rows but the row indices by {x}: each CTA gathers the rows of its \
+                 own part of the buffer from the indices it holds, so the indices must be split over the CTAs as the \
+                 buffer's rows are (give `x_offsets` the buffer's cga_layout along its rows)"
+            ));
+        }
+        if r != x {
+            return Some(format!(
+                "CTA bit {i} splits the row indices ({x}..) over CTAs that each hold the whole buffer; each CTA would \
+                 hold only some of the rows it must gather (gathering other CTAs' indices into a shared buffer is not \
+                 supported)"
+            ));
+        }
+    }
+    None
+}
+
 /// The rule of `tma_gather desc, mem, bar, x, y [, pred]` and `tma_scatter desc, mem, x, y`.
 pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), crate::verify_checks::Violation> {
     use crate::verify_checks::{Violation, counts};
-    let gather = matches!(op, Op::TmaGather);
+    let gather = matches!(op, Op::TmaGather { .. });
     let fixed = if gather { 5 } else { 4 };
     counts(ins, outs, fixed..=fixed + gather as usize, 0)?;
     let Type::TensorDesc { elem, block_shape } = ins[0] else {
@@ -184,8 +238,8 @@ pub fn check_target(f: &Func) -> Result<(), (OpId, String)> {
     }
     for o in f.all_ops() {
         let op = &f.op(o).op;
-        if matches!(op, Op::TmaGather | Op::TmaScatter) {
-            let what = if matches!(op, Op::TmaGather) { "gather4" } else { "scatter4" };
+        if matches!(op, Op::TmaGather { .. } | Op::TmaScatter) {
+            let what = if matches!(op, Op::TmaGather { .. }) { "gather4" } else { "scatter4" };
             return Err((
                 o,
                 format!(
@@ -245,6 +299,60 @@ mod tests {
         assert!(e.contains("first register bases [1] and [2]"), "{e}");
         let e = index_layout_problem(&make(&[1, 2, 8, 4], &[0; 5], &[18])).unwrap();
         assert!(e.contains("groups of four rows, got [18]"), "{e}");
+    }
+
+    fn nvmma(text: &str) -> NvmmaSharedLayout {
+        match tessel_layouts::expr::parse_layout(text) {
+            Ok(tessel_layouts::AnyLayout::Shared(tessel_layouts::SharedLayout::Nvmma(l))) => l,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_buffer_split_over_a_pair_along_its_rows_is_gathered_by_parts() {
+        // Example 05's: fp8 rows of 128 split over a CTA pair, 8 of the 16 rows in each CTA.
+        let split = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, cga_layout=[[1, 0]])";
+        let (b, linear) = gather_block(ScalarType::F8E4M3, &[1, 128], Some(&nvmma(split)), 16).unwrap();
+        assert_eq!(b.box_dims, [1, 128]);
+        assert_eq!(crate::cluster::block_bases(&linear), [vec![8, 0]]);
+        // Columns split over the pair: a gathered row would be two CTAs' boxes.
+        let cols = "NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2, cga_layout=[[0, 1]])";
+        let e = gather_block(ScalarType::F8E4M3, &[1, 128], Some(&nvmma(cols)), 16).unwrap_err();
+        assert!(e.contains("splits the gathered rows' columns over the CTAs"), "{e}");
+    }
+
+    #[test]
+    fn in_a_cluster_the_indices_are_split_as_the_rows_are() {
+        use tessel_layouts::LinearLayout as L;
+        let v = |b: &[u32]| b.iter().map(|&x| vec![x]).collect::<Vec<_>>();
+        // 16 indices, four per warp of two, CTA bases `block`.
+        let index = |block: &[u32]| {
+            L::from_bases(
+                [("register", v(&[1, 2])), ("lane", v(&[0; 5])), ("warp", v(&[4])), ("block", v(block))],
+                ["dim0"],
+            )
+            .unwrap()
+        };
+        let buffer = |cga: &str| {
+            let swizzle = if cga.contains("[0, 1]") { 64 } else { 128 };
+            let text = format!(
+                "NVMMASharedLayout(swizzle_byte_width={swizzle}, element_bitwidth=8, rank=2, cga_layout={cga})"
+            );
+            nvmma(&text).to_linear(&[16, 128]).unwrap()
+        };
+        // Split alike (example 05), both whole, and no cga at all in a pair (both whole): fine.
+        assert_eq!(cluster_problem(&index(&[8]), &buffer("[[1, 0]]"), 2), None);
+        assert_eq!(cluster_problem(&index(&[0]), &buffer("[[0, 0]]"), 2), None);
+        assert_eq!(cluster_problem(&index(&[]), &buffer("[]"), 2), None);
+        // The buffer split, the indices whole: each CTA would gather every row into its half.
+        let e = cluster_problem(&index(&[0]), &buffer("[[1, 0]]"), 2).unwrap();
+        assert!(e.contains("CTA bit 0 moves the buffer by 8 rows but the row indices by 0"), "{e}");
+        // The indices split, the buffer whole in each CTA.
+        let e = cluster_problem(&index(&[8]), &buffer("[[0, 0]]"), 2).unwrap();
+        assert!(e.contains("CTA bit 0 splits the row indices (8..) over CTAs that each hold the whole buffer"), "{e}");
+        // The columns split.
+        let e = cluster_problem(&index(&[0]), &buffer("[[0, 1]]"), 2).unwrap();
+        assert!(e.contains("CTA bit 0 splits the buffer's columns (64..)"), "{e}");
     }
 
     fn gather_func(rows: u32, layout: &str, target: &str) -> crate::ir::Func {

@@ -197,7 +197,7 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
             }
         }
         Op::TmaStoreWait { .. } => counts(ins, outs, 0..=0, 0),
-        Op::TmaGather | Op::TmaScatter => crate::tma_gather::types(op, ins, outs),
+        Op::TmaGather { .. } | Op::TmaScatter => crate::tma_gather::types(op, ins, outs),
         Op::RingCounterInit | Op::RingRelease => {
             let release = matches!(op, Op::RingRelease);
             counts(ins, outs, if release { 3..=usize::MAX } else { 1..=1 }, release as usize)?;

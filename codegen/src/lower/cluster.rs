@@ -45,6 +45,8 @@ fn cluster_aware(op: &Op) -> bool {
         // A copy into the CTA's shared memory would need the shared layout's CTA part.
         Op::AsyncCopy => false,
         Op::Load { .. } | Op::Store { .. } => true,
+        // Each CTA gathers into its part of the buffer from its part of the indices (`cluster_local` checks them).
+        Op::TmaGather { .. } => true,
         // Each CTA's part of the accumulator from its parts of the operands (`cluster_local` checks the bases).
         Op::WarpGroupDot { .. } | Op::WarpGroupDotWait { .. } => true,
         o if o.facts().layout == LayoutKind::Same => true,
@@ -263,13 +265,13 @@ fn reaches_peers(f: &Func, x: OpId) -> bool {
     let d = f.op(x);
     let pairs = || f.values.iter().any(|v| tessel_tile::cluster::two_ctas(&v.ty));
     match d.op {
-        Op::TmaLoad { multicast: true } => true,
+        Op::TmaLoad { multicast: true } | Op::TmaGather { multicast: true } => true,
         Op::MBarrierArrive { cta_mask, .. } if cta_mask != 0 => true,
         Op::Tcgen05Mma | Op::Tcgen05Commit { .. } => pairs(),
         // A cluster's request: the response and its bytes reach every CTA's buffer and barrier.
         Op::ClcTryCancel => true,
         // The odd CTA's arrivals, expectations and copies on a two-CTA barrier (views of it reach nothing).
-        Op::MBarrierArrive { .. } | Op::MBarrierExpect { .. } | Op::TmaLoad { .. } => {
+        Op::MBarrierArrive { .. } | Op::MBarrierExpect { .. } | Op::TmaLoad { .. } | Op::TmaGather { .. } => {
             d.operands.iter().any(|&v| tessel_tile::cluster::barrier_ctas(f.ty(v)) == 2)
         }
         _ => false,

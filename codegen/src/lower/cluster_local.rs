@@ -16,6 +16,8 @@
 //!   per-CTA buffer;
 //! - `tma_load`, `tma_store`: each CTA copies its part at the coordinates plus its part's origin; CTAs that
 //!   hold the same part (a zero basis) share one copy, multicast by the first of them;
+//! - `tma_gather`: each CTA gathers the rows of its part from its part of the row indices (split as the rows
+//!   are); the descriptor's layout (the buffer's, its block being one row) loses its CTA bases;
 //! - `warpgroup_dot`: each CTA multiplies its rows of A by its columns of B into its part of the accumulator,
 //!   so the accumulator's CTA bases must be A's along M and B's along N, and neither operand may split K;
 //! - `memdesc_slice` along a dim the CTAs do not split, `memdesc_permute`, `memdesc_reinterpret`: each CTA takes
@@ -55,8 +57,15 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
     let mut parts = Parts::new();
     // Descriptors: the layout their maker stages the block in.
     let mut desc_parts: HashMap<OpId, (Vec<u32>, Vec<Vec<u32>>)> = HashMap::new();
+    let gathers = gather_descs(f);
     for o in f.all_ops() {
-        if let Op::MakeTensorDesc { layout: Some(nv), .. } = &f.op(o).op {
+        if gathers.contains(&o) {
+            // A gather descriptor's layout is its buffer's, not its `[1, cols]` block's: each CTA gathers rows
+            // into its own part, in the layout without the CTA bases, from the whole tensor.
+            if let Op::MakeTensorDesc { layout: Some(nv), .. } = &mut g.op_mut(o).op {
+                nv.cga = tessel_layouts::CgaLayout::Single;
+            }
+        } else if let Op::MakeTensorDesc { layout: Some(nv), .. } = &f.op(o).op {
             let Some((_, block)) = tessel_tile::tma::desc_block(f.ty(f.op(o).results[0])) else { continue };
             let spec = AnyLayout::Shared(SharedLayout::Nvmma(nv.clone()));
             let Ok(linear) = SharedLayout::Nvmma(nv.clone()).to_linear(block) else { continue };
@@ -109,6 +118,19 @@ pub(crate) fn localize(f: &Func) -> Result<Option<(Func, Parts)>, Refusal> {
         check_op(f, o, &parts).map_err(|m| (Some(o), m))?;
     }
     Ok((!parts.is_empty()).then_some((g, parts)))
+}
+
+/// The makers of the descriptors that `tma_gather`s read (their layout describes the gathered buffer).
+fn gather_descs(f: &Func) -> std::collections::HashSet<OpId> {
+    let mut out = std::collections::HashSet::new();
+    for o in f.all_ops() {
+        if let Op::TmaGather { .. } = f.op(o).op
+            && let ValueDef::Result(maker, _) = f.value(tessel_tile::tma::desc_source(f, f.op(o).operands[0])).def
+        {
+            out.insert(maker);
+        }
+    }
+    out
 }
 
 /// The op that makes `v`, if any (for the error's span).
@@ -257,6 +279,15 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
                 ));
             }
             Ok(())
+        }
+        // Each CTA gathers the rows of its part of the buffer from the indices it holds (its part of them).
+        Op::TmaGather { .. } => {
+            let (buf, x) = (f.ty(d.operands[1]), f.ty(d.operands[3]));
+            let (Some((_, _, bl)), Some(xl)) = (buf.memdesc(), x.layout()) else { return Ok(()) };
+            match tessel_tile::tma_gather::cluster_problem(&xl.linear, &bl.linear, f.config.num_ctas) {
+                None => Ok(()),
+                Some(problem) => Err(format!("`{name}`: {problem}")),
+            }
         }
         Op::WarpGroupDot { .. } => {
             let (a, b, acc) = (cta_bases(f, parts, d.operands[0]), cta_bases(f, parts, d.operands[1]), d.operands[2]);

@@ -321,8 +321,10 @@ impl<'f> Lower<'f> {
                 | Op::Tcgen05MmaScaled { .. }
                 | Op::Tcgen05Copy
         );
-        let async_writes =
-            matches!(self.f.op(o).op, Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaGather | Op::ClcTryCancel);
+        let async_writes = matches!(
+            self.f.op(o).op,
+            Op::TmaLoad { .. } | Op::TmaLoadIm2col { .. } | Op::TmaGather { .. } | Op::ClcTryCancel
+        );
         let leader_writes =
             matches!(self.f.op(o).op, Op::MBarrierInit { .. } | Op::MBarrierInvalidate | Op::RingCounterInit);
         let released = self.released_spans(o);
@@ -553,7 +555,7 @@ impl<'f> Lower<'f> {
             Op::TmaLoad { multicast } => tma::load(self, &data, *multicast)?,
             Op::TmaLoadIm2col { rank } => tma::load_im2col(self, &data, *rank as usize)?,
             Op::TmaStore => tma::store(self, &data)?,
-            Op::TmaGather => tma_gather::gather(self, &data)?,
+            Op::TmaGather { multicast } => tma_gather::gather(self, &data, *multicast)?,
             Op::TmaScatter => tma_gather::scatter(self, &data)?,
             Op::TmaStoreWait { pending, writes } => tma::store_wait(self, *pending, *writes)?,
             Op::Print { prefix, hex } => debug::print(self, &data, prefix, *hex)?,

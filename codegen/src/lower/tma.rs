@@ -294,10 +294,7 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
     let coords = &data.operands[3..3 + rank];
     let map = tensor_map(l, desc)?;
     let mut bar_addr = l.get(bar)?[0];
-    let n = l.f.config.num_ctas;
     let mut op = format!("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
-    let (group, shared) = sharing(l, buf);
-    let multicast = multicast && n > 1 && shared != 0;
     if tessel_tile::cluster::barrier_ctas(l.f.ty(bar)) == 2 {
         // A two-CTA barrier: each destination's box lands in its own shared memory and completes its bytes on the
         // barrier at this offset in its pair's even CTA (`.cta_group::2`, which lets the barrier be a peer's; the
@@ -307,34 +304,14 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
         );
         bar_addr = super::asynchronous::lead_barrier(l, bar_addr);
     }
-    let (position, mask) = if multicast {
-        op.push_str(".multicast::cluster");
-        let (position, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
-        let rank_reg = l.cta_rank();
-        if shared == n - 1 {
-            // Every CTA holds the whole buffer: the group is the cluster, a CTA's position its rank.
-            l.b.op("mov.b32", position, rank_reg);
-            l.b.op("mov.b16", mask, group as i64);
-        } else {
-            // The position gathers the rank's `shared` bits; the group's ranks are its first member's (the
-            // rank without those bits) plus each subset of them.
-            l.b.op("mov.b32", position, 0u32);
-            for (k, bit) in (0..n.trailing_zeros()).filter(|i| shared >> i & 1 != 0).enumerate() {
-                let (x, y) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-                l.b.op("bfe.u32", x, (rank_reg, bit, 1u32));
-                l.b.op("shl.b32", y, (x, k as u32));
-                l.b.op("or.b32", position, (position, y));
-            }
-            let (first, m32) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
-            l.b.op("and.b32", first, (rank_reg, !shared));
-            l.b.op("shl.b32", m32, (group, first));
-            l.b.op("cvt.u16.u32", mask, m32);
+    let group = if multicast { multicast_group(l, buf) } else { None };
+    let (position, mask, members) = match group {
+        Some(g) => {
+            op.push_str(".multicast::cluster");
+            (Some(g.position), Some(g.mask), g.members)
         }
-        (Some(position), Some(mask))
-    } else {
-        (None, None)
+        None => (None, None, 1),
     };
-    let members = 1u32 << shared.count_ones();
     let coords = part_coords(l, coords, buf)?;
     for (i, c) in box_copies(l, data.operands.get(3 + rank).copied(), buf, &b, &coords)?.into_iter().enumerate() {
         let tensor = Operand::TensorAddr { map, coords: c.coords };
@@ -353,6 +330,47 @@ pub(crate) fn load(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The CTAs of a multicast copy into buffer `buf`: those holding the same part of it as this CTA.
+pub(crate) struct McastGroup {
+    /// This CTA's position among them (0 .. `members`).
+    pub position: Reg,
+    /// Their 16-bit rank mask (the copy's `.multicast::cluster` operand).
+    pub mask: Reg,
+    pub members: u32,
+}
+
+/// The multicast group of buffer `buf` in this CTA, `None` when no other CTA holds this CTA's part (one CTA, or
+/// a buffer the CTAs split along every rank bit): then a multicast copy is an ordinary one.
+pub(crate) fn multicast_group(l: &mut Lower, buf: ValueId) -> Option<McastGroup> {
+    let n = l.f.config.num_ctas;
+    let (group, shared) = sharing(l, buf);
+    if n <= 1 || shared == 0 {
+        return None;
+    }
+    let (position, mask) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B16));
+    let rank_reg = l.cta_rank();
+    if shared == n - 1 {
+        // Every CTA holds the whole buffer: the group is the cluster, a CTA's position its rank.
+        l.b.op("mov.b32", position, rank_reg);
+        l.b.op("mov.b16", mask, group as i64);
+    } else {
+        // The position gathers the rank's `shared` bits; the group's ranks are its first member's (the rank
+        // without those bits) plus each subset of them.
+        l.b.op("mov.b32", position, 0u32);
+        for (k, bit) in (0..n.trailing_zeros()).filter(|i| shared >> i & 1 != 0).enumerate() {
+            let (x, y) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+            l.b.op("bfe.u32", x, (rank_reg, bit, 1u32));
+            l.b.op("shl.b32", y, (x, k as u32));
+            l.b.op("or.b32", position, (position, y));
+        }
+        let (first, m32) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::B32));
+        l.b.op("and.b32", first, (rank_reg, !shared));
+        l.b.op("shl.b32", m32, (group, first));
+        l.b.op("cvt.u16.u32", mask, m32);
+    }
+    Some(McastGroup { position, mask, members: 1 << shared.count_ones() })
 }
 
 /// The CTAs that hold the same part of buffer `buf` as CTA 0 (a mask of ranks: bit `r` for rank `r`), and the

@@ -23,6 +23,17 @@
 //! its warp part (computed once from the warp index); warps whose index has a bit of a zero warp basis hold the
 //! same groups as a lower warp and issue nothing, and register groups repeated by a zero register basis are
 //! issued once.
+//!
+//! In a cluster, each CTA issues the groups of its part of the indices into its part of the buffer (a buffer split
+//! along its rows is localized by `cluster_local`, the indices split alike: the rows are the registers' without
+//! the CTA bases); a two-CTA barrier takes the bytes in the pair's even CTA, and a multicast gather is dealt out
+//! among the CTAs holding the same part, each gather4 landing in all of them:
+//!
+//! ```text
+//! cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes ...;
+//! cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes.multicast::cluster
+//!     [dst], [map, {col, row0, row1, row2, row3}], [bar], mask;
+//! ```
 
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::tma::{self, TmaBlock};
@@ -62,11 +73,9 @@ fn plan(l: &Lower, desc: ValueId, buf: ValueId, x: ValueId) -> Result<Plan, Comp
     if let Some(problem) = tessel_tile::tma_gather::index_layout_problem(xl) {
         return Err(CompileError::new(format!("the row indices {x} of a TMA gather or scatter: {problem}")));
     }
-    if bases(xl, "block").iter().any(|b| b[0] != 0) {
-        return Err(CompileError::new(
-            "TMA gathers and scatters with row indices split over a cluster's CTAs are not supported yet",
-        ));
-    }
+    // In a cluster, each CTA issues the groups of its part of the indices into its part of the buffer
+    // (`cluster_local` checked that the two are split alike), so its rows are its registers' rows without the CTA
+    // bases: `reg_coords` and the warp bases below.
     let col_boxes = b
         .boxes
         .iter()
@@ -117,15 +126,25 @@ fn issuer(l: &mut Lower, p: &Plan, pred: Option<ValueId>) -> Result<(Reg, Reg), 
     Ok((issue, rows))
 }
 
-/// The instructions of one gather or scatter: per group of four rows and per column box, the shared address,
-/// the coordinates `{col, row0..row3}`, and the issuing predicate.
+/// One instruction of a gather or scatter.
+struct Copy {
+    /// The issuing predicate, the shared address and the coordinates `{col, row0..row3}`.
+    issue: Reg,
+    smem: Reg,
+    coords: Vec<Reg>,
+    /// The group's first row in the buffer (this CTA's part), and its column box's index.
+    row: Reg,
+    column_box: u32,
+}
+
+/// The instructions of one gather or scatter: per group of four rows and per column box.
 fn copies(
     l: &mut Lower,
     data: &OpData,
     x: ValueId,
     y: ValueId,
     pred: Option<ValueId>,
-) -> Result<Vec<(Reg, Reg, Vec<Reg>)>, CompileError> {
+) -> Result<Vec<Copy>, CompileError> {
     let (desc, buf) = (data.operands[0], data.operands[1]);
     let p = plan(l, desc, buf, x)?;
     let (issue, warp_rows) = issuer(l, &p, pred)?;
@@ -141,7 +160,7 @@ fn copies(
             l.b.op("xor.b32", row, (warp_rows, reg_rows));
             row
         };
-        for &(offset, origin) in &p.col_boxes {
+        for (column_box, &(offset, origin)) in p.col_boxes.iter().enumerate() {
             let smem = l.b.reg(RegClass::B32);
             let at = if offset == 0 {
                 base
@@ -160,23 +179,50 @@ fn copies(
             };
             let mut coords = vec![c];
             coords.extend_from_slice(&indices[r..r + 4]);
-            out.push((issue, smem, coords));
+            out.push(Copy { issue, smem, coords, row, column_box: column_box as u32 });
         }
     }
     debug_assert_eq!(p.block.box_dims[0], 1);
     Ok(out)
 }
 
-/// `tma_gather desc, mem, bar, x, y [, pred]`.
-pub(crate) fn gather(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
+/// `tma_gather desc, mem, bar, x, y [, pred] {multicast}`. A two-CTA barrier takes each CTA's bytes in its
+/// pair's even CTA (`.cta_group::2` at that CTA's `mapa` address, as `tma_load`). With `multicast`, the CTAs that
+/// hold the same part of the buffer deal out the groups of four rows (group `j`'s column box `b` issued by the
+/// member at position `(j + b) % g` of the `g` members, whichever warp holds it), each landing in all of them
+/// (`.multicast::cluster` with the group's mask).
+pub(crate) fn gather(l: &mut Lower, data: &OpData, multicast: bool) -> Result<(), CompileError> {
     need_sm100(l, "`tma.async_gather` (TMA gather4)")?;
-    let (desc, bar) = (data.operands[0], data.operands[2]);
+    let (desc, buf, bar) = (data.operands[0], data.operands[1], data.operands[2]);
     let map = super::tma::tensor_map(l, desc)?;
-    let bar_addr = l.get(bar)?[0];
-    let op = "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes";
-    for (issue, smem, coords) in copies(l, data, data.operands[3], data.operands[4], data.operands.get(5).copied())? {
-        let tensor = Operand::TensorAddr { map, coords };
-        l.b.emit(instr(op).guard(issue).srcs((mem(smem), tensor, mem(bar_addr))));
+    let mut bar_addr = l.get(bar)?[0];
+    let mut op = String::from("cp.async.bulk.tensor.2d");
+    if tessel_tile::cluster::barrier_ctas(l.f.ty(bar)) == 2 {
+        op.push_str(".cta_group::2");
+        bar_addr = super::asynchronous::lead_barrier(l, bar_addr);
+    }
+    op.push_str(".shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes");
+    let group = if multicast { super::tma::multicast_group(l, buf) } else { None };
+    if group.is_some() {
+        op.push_str(".multicast::cluster");
+    }
+    let copies = copies(l, data, data.operands[3], data.operands[4], data.operands.get(5).copied())?;
+    for c in copies {
+        let tensor = Operand::TensorAddr { map, coords: c.coords };
+        match &group {
+            Some(g) => {
+                let (turn, mine, p) = (l.b.reg(RegClass::B32), l.b.reg(RegClass::Pred), l.b.reg(RegClass::Pred));
+                l.b.op("shr.u32", turn, (c.row, 2u32));
+                if c.column_box != 0 {
+                    l.b.op("add.u32", turn, (turn, c.column_box));
+                }
+                l.b.op("and.b32", turn, (turn, g.members - 1));
+                l.b.op("setp.eq.u32", mine, (turn, g.position));
+                l.b.op("and.pred", p, (c.issue, mine));
+                l.b.emit(instr(op.clone()).guard(p).srcs((mem(c.smem), tensor, mem(bar_addr), g.mask)));
+            }
+            None => l.b.emit(instr(op.clone()).guard(c.issue).srcs((mem(c.smem), tensor, mem(bar_addr)))),
+        }
     }
     Ok(())
 }
@@ -186,9 +232,9 @@ pub(crate) fn scatter(l: &mut Lower, data: &OpData) -> Result<(), CompileError> 
     need_sm100(l, "`tma.async_scatter` (TMA scatter4)")?;
     let map = super::tma::tensor_map(l, data.operands[0])?;
     let op = "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group";
-    for (issue, smem, coords) in copies(l, data, data.operands[2], data.operands[3], None)? {
-        let tensor = Operand::TensorAddr { map, coords };
-        l.b.emit(instr(op).guard(issue).srcs((tensor, mem(smem))));
+    for c in copies(l, data, data.operands[2], data.operands[3], None)? {
+        let tensor = Operand::TensorAddr { map, coords: c.coords };
+        l.b.emit(instr(op).guard(c.issue).srcs((tensor, mem(c.smem))));
     }
     l.b.emit(instr("cp.async.bulk.commit_group"));
     Ok(())
