@@ -602,10 +602,19 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
     f.config.validate().map_err(Cause::Config)?;
     let num_warps = f.config.num_warps;
     let partition_warps = partitions::warps_of_values(f);
-    for (i, v) in f.values.iter().enumerate() {
-        if let Type::Tensor { layout: Some(l), .. } = &v.ty {
+    // The values the kernel defines (the arena also holds values of ops passes have removed, whose layouts no
+    // code uses).
+    let mut live: Vec<ValueId> = f.args().to_vec();
+    for o in f.all_ops() {
+        live.extend(&f.op(o).results);
+        for &r in &f.op(o).regions {
+            live.extend(&f.region(r).args);
+        }
+    }
+    for v in live {
+        if let Type::Tensor { layout: Some(l), .. } = f.ty(v) {
             let lin = &l.linear;
-            let (warps, whose) = match partition_warps.get(&ValueId(i as u32)) {
+            let (warps, whose) = match partition_warps.get(&v) {
                 Some(&(w, worker)) => (w, format!("worker partition {worker} has")),
                 None => (num_warps, "the kernel has num_warps =".to_string()),
             };
