@@ -600,32 +600,7 @@ fn advance(state: &mut Hazards, op: &Op, spans: &[Span]) {
 /// Compiles one kernel of layout IR to PTX for `arch`.
 pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Kernel, CompileError> {
     f.config.validate().map_err(Cause::Config)?;
-    let num_warps = f.config.num_warps;
-    let partition_warps = partitions::warps_of_values(f);
-    // The values the kernel defines (the arena also holds values of ops passes have removed, whose layouts no
-    // code uses).
-    let mut live: Vec<ValueId> = f.args().to_vec();
-    for o in f.all_ops() {
-        live.extend(&f.op(o).results);
-        for &r in &f.op(o).regions {
-            live.extend(&f.region(r).args);
-        }
-    }
-    for v in live {
-        if let Type::Tensor { layout: Some(l), .. } = f.ty(v) {
-            let lin = &l.linear;
-            let (warps, whose) = match partition_warps.get(&v) {
-                Some(&(w, worker)) => (w, format!("worker partition {worker} has")),
-                None => (num_warps, "the kernel has num_warps =".to_string()),
-            };
-            if lin.has_in_dim("warp") && lin.in_dim_size("warp") != warps {
-                return Err(CompileError::new(format!(
-                    "a layout spans {} warps but {whose} {warps}",
-                    lin.in_dim_size("warp")
-                )));
-            }
-        }
-    }
+    partitions::check_layout_warps(f)?;
     let at = |(o, message): (Option<OpId>, String)| match o {
         Some(o) => CompileError::new(message).at(f, o),
         None => CompileError::new(message),

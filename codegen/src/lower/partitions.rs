@@ -41,6 +41,35 @@ pub(crate) struct Setup {
     handoff: String,
 }
 
+/// Every tensor layout the kernel defines spans its partition's warps (a worker's own count, or the kernel's
+/// `num_warps`). Only the values of linked ops and regions count: the arena also holds values of ops passes have
+/// removed, whose layouts no code uses.
+pub(crate) fn check_layout_warps(f: &Func) -> Result<(), CompileError> {
+    let partition_warps = warps_of_values(f);
+    let mut live: Vec<ValueId> = f.args().to_vec();
+    for o in f.all_ops() {
+        live.extend(&f.op(o).results);
+        for &r in &f.op(o).regions {
+            live.extend(&f.region(r).args);
+        }
+    }
+    for v in live {
+        let tessel_tile::Type::Tensor { layout: Some(l), .. } = f.ty(v) else { continue };
+        let lin = &l.linear;
+        let (warps, whose) = match partition_warps.get(&v) {
+            Some(&(w, worker)) => (w, format!("worker partition {worker} has")),
+            None => (f.config.num_warps, "the kernel has num_warps =".to_string()),
+        };
+        if lin.has_in_dim("warp") && lin.in_dim_size("warp") != warps {
+            return Err(CompileError::new(format!(
+                "a layout spans {} warps but {whose} {warps}",
+                lin.in_dim_size("warp")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The values defined in worker partitions (results and region arguments, nested regions included), with the
 /// worker's warp count and index.
 pub(crate) fn warps_of_values(f: &Func) -> HashMap<ValueId, (u32, usize)> {
