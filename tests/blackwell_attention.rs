@@ -213,7 +213,9 @@ fn an_unknown_schedule_is_refused() {
 /// one head of 512 keys (two query blocks of up to four key blocks; the K/V ring turns over), fresh random Q, K
 /// and V, O poisoned on both sides. The partitions (the two softmax warpgroups, the correction warpgroup, the MMA
 /// warp, the loader warp, the epilogue warps) run as the simulator schedules them, each shared-memory access checked against the others by happens-before.
-/// Every element is written and equal, bit for bit. (Up to 7 of 16384 used to be one fp16/bf16 ulp apart: the
+/// Every element is written and equal, bit for bit, with the simulator holding the MMAs to the ISA's order
+/// (`check_mma_order`), and refusing the kernel without the MMA warp's wait for P V before the next S. (Up to 7
+/// of 16384 used to be one fp16/bf16 ulp apart: the
 /// interpreter summed the softmax's rows by a balanced tree where the kernel folds a thread's row in register
 /// order. It now reduces an operand with a layout in the generated code's order, `tessel_interp`'s
 /// `reduce_order.rs`.)
@@ -239,8 +241,18 @@ fn blackwell_attention_agrees_with_the_interpreter_on_the_simulator() {
         let file = "examples/gluon/blackwell_attention.py";
         let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
         let what = format!("head dim {d}, causal {causal}, {dtype}");
-        let outs = run_on(&src, "attention_kernel", spec, &opts, &vals, [n / BLOCK_M as u32, 1, 1])
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        // The simulator holds the MMAs to the ISA's order too (the MMA warp waits for P V before the next S).
+        sim_common::ptx_sim::check_mma_order(true);
+        let outs = run_on(&src, "attention_kernel", spec.clone(), &opts, &vals, [n / BLOCK_M as u32, 1, 1]);
+        let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
+        if d == 64 && causal {
+            // Without that wait the simulator, too, refuses the next S over the P that P V may still read.
+            let broken = src.replacen("                    mbarrier.wait(o_ready.index(i), g & 1)\n", "", 1);
+            let err = run_on(&broken, "attention_kernel", spec, &opts, &vals, [n / BLOCK_M as u32, 1, 1]);
+            let err = err.expect_err("the next S over P without the wait for P V");
+            assert!(err.contains("tcgen05.mma (op #") && err.contains("still reads"), "{what}: {err}");
+        }
+        sim_common::ptx_sim::check_mma_order(false);
         let (sim, interp) = &outs[0];
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: unwritten outputs");
         let differ = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
@@ -386,7 +398,8 @@ fn persistent_attention_assembles_for_sm_100a() {
 /// static scheduler runs 3 programs (program 0 takes tiles 0 and 3); under cluster launch control (4 programs) both
 /// answer a request with the next program not started, so program 0 does every tile, and once more with the
 /// simulator failing every request (each program does its own tile; the interpreter's program 0 still does them
-/// all). Fresh random Q, K and V, O poisoned on both sides; every element written and equal, bit for bit.
+/// all). Fresh random Q, K and V, O poisoned on both sides; every element written and equal, bit for bit, the
+/// simulator holding the MMAs to the ISA's order (`check_mma_order`).
 #[test]
 fn persistent_attention_agrees_with_the_interpreter_on_the_simulator() {
     let src = std::fs::read_to_string(EXAMPLE).unwrap();
@@ -419,7 +432,9 @@ fn persistent_attention_agrees_with_the_interpreter_on_the_simulator() {
         let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
         let what = format!("{scheduler}, head dim {d}, causal {causal}, {dtype}, requests answered {cancel}");
         sim_common::ptx_sim::answer_every_request(cancel);
+        sim_common::ptx_sim::check_mma_order(true);
         let outs = run_on(&src, "attention_persistent_kernel", spec, &opts, &vals, [programs, 1, 1]);
+        sim_common::ptx_sim::check_mma_order(false);
         sim_common::ptx_sim::answer_every_request(true);
         let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];

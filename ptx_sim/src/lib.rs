@@ -182,6 +182,7 @@ pub use clc::answer_every_request;
 #[allow(unused_imports)]
 pub use cluster::run as run_clusters;
 #[allow(unused_imports)]
+pub use tcgen05::check_mma_order;
 pub use tcgen05_scaled::check_copy_order;
 
 /// Where a CTA stopped ([`warps::run_cta`]).

@@ -69,6 +69,32 @@ pub(super) struct InFlight {
     /// Per cluster rank: every op of that CTA up to this number has landed, as a wait in this CTA observed (so a
     /// copy this CTA issues into that CTA may overwrite what they read).
     known: Vec<u32>,
+    /// What each op issued so far is, for [`check_mma_order`]'s pipelining rule (ops not listed: neither).
+    kinds: HashMap<u32, OpKind>,
+}
+
+/// What a tcgen05 op is, for the ISA's list of pipelined pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OpKind {
+    /// A `tcgen05.cp`.
+    Copy,
+    /// A dense one-CTA MMA into the accumulator at this column, of this M and N.
+    Mma(u32, u32, u32),
+}
+
+thread_local! {
+    /// Whether an MMA touching tensor-memory cells an unfinished tcgen05 op uses, where the ISA does not pipeline
+    /// the two, is an error: set per test thread by [`check_mma_order`].
+    static MMA_ORDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes this thread's simulations refuse (`true`) or allow (`false`, the default, as the tensor cores are seen to
+/// run one thread's ops in issue order) a dense one-CTA MMA that writes tensor-memory cells an unfinished earlier
+/// tcgen05 op reads or writes, or reads cells one writes, unless the ISA pipelines the pair (an MMA after an MMA
+/// into the same accumulator, an MMA after a `tcgen05.cp`: PTX ISA 9.7.16.6.2). The interpreter's
+/// `--mma-order isa` holds kernels to the same rule.
+pub fn check_mma_order(strict: bool) {
+    MMA_ORDER.with(|c| c.set(strict));
 }
 
 impl InFlight {
@@ -111,6 +137,49 @@ impl InFlight {
             self.cell_reader.resize(LANES * COLUMNS, 0);
         }
         self.cell_reader[cell] = self.seq;
+    }
+
+    /// What op `op` is, if recorded.
+    pub(super) fn kind_of(&self, op: u32) -> Option<OpKind> {
+        self.kinds.get(&op).copied()
+    }
+
+    /// Op `op` is `kind`.
+    pub(super) fn set_kind(&mut self, op: u32, kind: OpKind) {
+        self.kinds.insert(op, kind);
+    }
+
+    /// [`check_mma_order`]: MMA `op` (an [`OpKind::Mma`]) writes (`writes`) or reads tensor-memory cell `cell`.
+    /// An unfinished earlier op that writes it, or (for a write) reads it, must be one the ISA runs before it.
+    pub(super) fn check_mma_order(&self, op: u32, me: OpKind, cell: usize, writes: bool) -> Result<(), String> {
+        if !MMA_ORDER.with(std::cell::Cell::get) {
+            return Ok(());
+        }
+        let pipelined = |earlier: u32| match self.kinds.get(&earlier) {
+            Some(OpKind::Copy) => true,
+            Some(&k) => k == me,
+            None => false,
+        };
+        let mut touched = vec![(&self.cell_writer, "writes")];
+        if writes {
+            touched.push((&self.cell_reader, "reads"));
+        }
+        for (ops, does) in touched {
+            match ops.get(cell) {
+                Some(&earlier) if earlier > self.retired && earlier != op && !pipelined(earlier) => {
+                    return Err(format!(
+                        "tcgen05.mma (op #{op}) {} lane {}, column {}, which tcgen05 op #{earlier} still {does}: the ISA \
+                         runs two tcgen05 ops in issue order only when both are MMAs into the same accumulator or a \
+                         tcgen05.cp comes first, and no wait has observed a commit tracking op #{earlier}",
+                        if writes { "writes" } else { "reads" },
+                        cell / COLUMNS,
+                        cell % COLUMNS
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// `what` (a `tcgen05.st` or `tcgen05.cp`) writes tensor-memory cell `cell`: no op in flight may read it.
@@ -169,6 +238,8 @@ impl InFlight {
             list.retain(|&(p, _)| p >= running);
             if let Some(cover) = done {
                 self.retired = self.retired.max(cover);
+                let retired = self.retired;
+                self.kinds.retain(|&op, _| op > retired);
             }
         }
         if let Some(list) = self.peer_commits.get_mut(&bar) {
@@ -381,7 +452,10 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
             return Err(format!("`{op}` is issued by one thread; {} threads issue it here", ts.len()));
         }
         if let Some(&t) = ts.first() {
-            c.tmem.flight.issue();
+            let n = c.tmem.flight.issue();
+            if op.starts_with("tcgen05.cp") {
+                c.tmem.flight.set_kind(n, OpKind::Copy);
+            }
             if op.starts_with("tcgen05.cp") && pair {
                 super::tcgen05_pair::copy(c, t, op, a)?;
             } else if op.starts_with("tcgen05.cp") {
@@ -407,6 +481,8 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     if d_lane != 0 {
         return Err("the accumulator of a cta_group::1 MMA starts at lane 0".into());
     }
+    let me = OpKind::Mma(d_col, s.m, s.n);
+    c.tmem.flight.set_kind(c.tmem.flight.latest(), me);
     // A: M x K, from shared memory (a descriptor) or tensor memory (kind::f16: lane = row, K packed two per column).
     let av = match &a[1] {
         Opnd::Mem(..) => {

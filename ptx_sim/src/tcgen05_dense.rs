@@ -182,6 +182,10 @@ pub(super) fn a_from_tmem(c: &mut Cta, s: &Dense, addr: u32, rows: u32) -> Resul
     for row in 0..rows {
         for k in 0..s.k_elems as u32 {
             let at = c.tmem.cell(lane0 + s.lane_of(row), col0 + k / 2)?;
+            let op = c.tmem.flight.latest();
+            if let Some(me) = c.tmem.flight.kind_of(op) {
+                c.tmem.flight.check_mma_order(op, me, at, false)?;
+            }
             c.tmem.flight.reads_cell(at);
             let cell = c.tmem.cells[at];
             av[(row as u64 * s.k_elems + k as u64) as usize] = s.ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
@@ -237,6 +241,9 @@ pub(super) fn accumulate(
     for row in 0..rows {
         for col in 0..n {
             let cell = c.tmem.cell(s.lane_of(row), d_col + col)?;
+            if let Some(me) = c.tmem.flight.kind_of(op) {
+                c.tmem.flight.check_mma_order(op, me, cell, true)?;
+            }
             c.tmem.flight.written_by(cell, op);
             let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
             c.tmem.cells[cell] = if s.kind == "i8" {
