@@ -77,7 +77,8 @@ def mma_tile(A, B, C, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_
 
 
 @gluon.jit
-def mma_read_too_early(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, OVERWRITE: gl.constexpr):
+def _staged_operands(A, B, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    """A ([M, K] fp16, row-major) in registers and in shared memory, and B ([K, N]) in shared memory."""
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
     ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
     ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
@@ -87,6 +88,12 @@ def mma_read_too_early(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.conste
     a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
     b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
                                     gl.load(B + kb[:, None] * N + nb[None, :]))
+    return a, a_s, b_s
+
+
+@gluon.jit
+def mma_read_too_early(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, OVERWRITE: gl.constexpr):
+    a, a_s, b_s = _staged_operands(A, B, M, N, K)
     acc = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
@@ -108,14 +115,8 @@ def mma_issue_order(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr
     # its result over those columns, with no wait between them (not ordered by the ISA: an error). CASE 2: the
     # same with the wait between them, Out = A B.
     L: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
-    ra = gl.arange(0, M, layout=gl.SliceLayout(1, L))
-    ka = gl.arange(0, K, layout=gl.SliceLayout(0, L))
     kb = gl.arange(0, K, layout=gl.SliceLayout(1, L))
-    nb = gl.arange(0, N, layout=gl.SliceLayout(0, L))
-    a = gl.load(A + ra[:, None] * K + ka[None, :])
-    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16),
-                                    gl.load(B + kb[:, None] * N + nb[None, :]))
-    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
+    a, a_s, b_s = _staged_operands(A, B, M, N, K)
     acc_layout: gl.constexpr = TensorMemoryLayout((M, N), col_stride=1)
     regs: gl.constexpr = get_tmem_32x32b_reg_layout(M, N, [M, N], gl.num_warps())
     acc = allocate_tensor_memory(gl.float32, [M, N], acc_layout)
@@ -143,7 +144,9 @@ def mma_issue_order(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr
         fence_async_shared()
         tcgen05_mma(a_s, b_half, cols, use_acc=False, mbarriers=[bar])
         mbarrier.wait(bar, 1)
-    gl.store(Out + ra[:, None] * N + nb[None, :], gl.convert_layout(acc.load(regs), L))
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
 
 
 @gluon.jit
