@@ -202,6 +202,25 @@ fn broken_variants_name_the_partition_barrier_and_buffer() {
     assert!(err.contains("of mbarrier `ready`"), "{err}");
 }
 
+/// `--mma-order issue` lets MMAs run in issue order: the variant without the MMA warp's wait for P V before the
+/// next S (refused under the default, `isa`) runs, and still equals float64 (the interpreter computes in issue
+/// order either way). An unknown order is refused.
+#[test]
+fn mma_order_issue_allows_what_the_isa_does_not_order() {
+    let dir = scratch("bw-attention-issue-order");
+    let src = std::fs::read_to_string(EXAMPLE).unwrap();
+    let file = dir.join("variant.py");
+    std::fs::write(&file, src.replacen("                    mbarrier.wait(o_ready.index(i), g & 1)\n", "", 1)).unwrap();
+    let target = format!("{}::attention_kernel", file.display());
+    let mut args = run_args(&target, 64, 512, true, "fp16", dir.to_str().unwrap());
+    args.extend(["--mma-order".into(), "issue".into()]);
+    equals_float64(&args, &dir, 64, 512, true, "fp16", "no wait before the next S, --mma-order issue");
+    std::fs::remove_dir_all(&dir).ok();
+    let (code, _, err) = tessel(&["run", "--interpret", KERNEL, "--mma-order", "any"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected `isa` or `issue`, got `any`"), "{err}");
+}
+
 #[test]
 fn an_unknown_schedule_is_refused() {
     let (code, _, err) = tessel(&["run", "--interpret", KERNEL, "--ws-schedule", "random"]);
