@@ -9,10 +9,16 @@
 #   cargo build --release -p tessel -p tessel-runtime --bins --examples
 # (naming only --example targets would leave a stale target/release/tessel)
 # Usage: bash bench/run_device.sh [check|compile|time|ln|all]   (default all; ln: layer norm forward and its
-# Triton anchor alternating 5 times, to separate a small difference from drift)
+# Triton anchor alternating 5 times, to separate a small difference from drift). CTAS=N launches every checked
+# kernel as clusters of N CTAs.
 set -uo pipefail
 T=./target/release/tessel
 what=${1:-all}
+if [[ ${CTAS:-1} != 1 ]]; then
+  # CTAS=N: every `run` launches clusters of N CTAs (auto mode: the first CTA runs the program, the others exit).
+  W=$(mktemp); printf '#!/bin/sh\nsub=$1; shift\nexec %s "$sub" --num-ctas %s "$@"\n' "$PWD/target/release/tessel" "$CTAS" >"$W"
+  chmod +x "$W"; T=$W
+fi
 SM=examples/fused_softmax.py::softmax_kernel
 LN=examples/layer_norm.py
 VA=examples/vector_add.py::add_kernel

@@ -440,20 +440,10 @@ fn what_clusters_do_not_lower_is_refused_at_the_op() {
     assert!(err.contains("`atomic` whose old values are used, on elements every CTA of the cluster holds"), "{err}");
     assert!(err.contains("gl.atomic_add(x_ptr + offs, 1.0)"), "the span: {err}");
 
-    // A layout for another cluster size, and auto mode, which gives no layout cga bases.
+    // A layout for another cluster size. (Auto mode at num_ctas > 1: tests/auto_clusters.rs.)
     let err =
         ptx_for("cluster_row_softmax", softmax_args(256, &blocked_1d(4, 1, &[1, 2])), 1, 2, Target::Sm90a).unwrap_err();
     assert!(err.contains("spans 4 CTAs but the kernel has num_ctas = 2"), "{err}");
-    let auto = "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    tl.store(x, 1.0)\n";
-    let spec = Specialization::with_config(
-        vec![ArgSpec::Pointer(F32, true)],
-        KernelConfig { num_ctas: 2, ..KernelConfig::DEFAULT },
-    );
-    let ks = tessel::KernelSource { file: "auto.py", source: auto, kernel: "k", spec: &spec, module: None };
-    let Err(err) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut Default::default()) else {
-        panic!("auto mode with num_ctas = 2 compiled")
-    };
-    assert!(err.to_string().contains("auto mode does not spread tensors over the CTAs of a cluster"), "{err}");
     // sm_80 has no clusters.
     let err =
         ptx_for("cluster_row_softmax", softmax_args(256, &blocked_1d(4, 1, &[1])), 1, 2, Target::Sm80).unwrap_err();

@@ -190,7 +190,7 @@ pub struct Source<'a> {
 }
 
 /// The rules of thread-block clusters (`num_ctas` > 1) a kernel of layout IR must keep for code generation:
-/// the first op that breaks one (`None`: the kernel as a whole), and why (auto mode, a target without clusters, an op on a tensor spread over
+/// the first op that breaks one (`None`: the kernel as a whole), and why (a target without clusters, an op on a tensor spread over
 /// the CTAs that nothing lowers across CTAs yet...). The pipeline reports it at the op's source span;
 /// [`compile`] checks it too.
 pub fn check_clusters(f: &Func) -> Result<(), (Option<OpId>, String)> {

@@ -352,6 +352,8 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
             let op = parts[..parts.len() - 1].iter().rev().find(|&&p| p != "noftz").copied().unwrap_or_default();
             let eb = (bits / 8) as usize;
             let b = v(first)?;
+            // `cas`'s value to swap in (its second source).
+            let swap = if op == "cas" { v(first + 1)? } else { 0 };
             let bytes: &mut [u8] = if shared { c.smem_atomic(t, addr, eb)? } else { g.slice(addr, eb)? };
             let mut b8 = [0u8; 8];
             b8[..eb].copy_from_slice(bytes);
@@ -364,6 +366,9 @@ fn exec(c: &mut Cta, g: &mut Global, ins: &Ins, t: usize, w: &mut Vec<(usize, us
                 "or" => old | b,
                 "xor" => old ^ b,
                 "exch" => b,
+                // `atom.cas.bN d, [a], b, c`: c where the old value is b.
+                "cas" if old & mask(bits) == b & mask(bits) => swap,
+                "cas" => old,
                 "min" | "max" => {
                     let (x, y) = if signed {
                         (sext(old, bits) as i128, sext(b, bits) as i128)

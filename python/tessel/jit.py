@@ -339,13 +339,6 @@ class JITFunction(KernelInterface):
             hit = self.cache.get(key)
         if hit is not None:
             return hit, specs
-        if not interpret and opts["num_ctas"] != 1 and self.decorator != "gluon":
-            raise NotImplementedError(
-                f"num_ctas={opts['num_ctas']}: tessel's GPU code generator runs thread-block clusters (num_ctas > 1) "
-                "for @gluon.jit kernels, whose layouts say how a tensor is split over the cluster; auto mode does not "
-                "split tensors over CTAs yet: launch with num_ctas=1 (the interpreter runs such launches, since they "
-                "do not change results)"
-            )
         native_specs = [
             ("const", native_const(s[1], p.name, self.fn.__globals__)) if s[0] == "const" else s
             for p, s in zip(self.params, specs)

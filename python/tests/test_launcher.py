@@ -276,8 +276,9 @@ def test_fast_key_equals_specialize_key(fake_cuda):
 
 def test_launch_options(fake_cuda):
     x = FakeTensor(BASE)
-    with pytest.raises(NotImplementedError, match="clusters"):
-        add_kernel[(1,)](x, x, x, 64, BLOCK=64, num_ctas=2)
+    # Auto mode at num_ctas > 1: a cluster launch whose first CTA runs the program (docs/python.md).
+    ptx2 = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), num_ctas=2).ptx("sm_90a")
+    assert ".reqnctapercluster 2, 1, 1" in ptx2 and "%clusterid.x" in ptx2
     k = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), maxnreg=40, num_ctas=1)
     assert ".maxnreg 40" in k.ptx("sm_90a")
     assert ".maxnreg" not in add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,)).ptx("sm_90a")

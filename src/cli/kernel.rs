@@ -57,7 +57,8 @@ pub struct SpecArgs {
     #[arg(long)]
     pub maxnreg: Option<u32>,
     /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`): above 1 each program is a cluster
-    /// (sm_90a+, gluon kernels whose layouts spread tiles over the CTAs with cga_layout)
+    /// (sm_90a+; gluon kernels spread tiles over the CTAs with cga_layout; an auto-mode kernel runs in the
+    /// cluster's first CTA while the others exit, since auto mode does not split tensors over CTAs yet)
     #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
     /// A directory searched for the modules the kernel's file imports (`a/b.py` or `a/b/__init__.py` for

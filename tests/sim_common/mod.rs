@@ -25,6 +25,8 @@ pub enum V {
     Desc(ScalarType, Option<Vec<f64>>, Vec<u32>),
     /// A descriptor over an input buffer the kernel also writes (a TMA scatter's), compared after the run.
     DescInOut(ScalarType, Vec<f64>, Vec<u32>),
+    /// An input buffer the kernel also writes (a lock, a counter), returned after the run as an output is.
+    InOut(ScalarType, Vec<f64>),
     /// An im2col descriptor (`ArgSpec::TensorDescIm2col`) over an input buffer of `shape` (`[N, spatial..., C]`,
     /// row-major): the pixel box's lower and upper corners (spatial dims outermost first) and the element
     /// (traversal) strides, one per dim, as `TensorDescriptorIm2Col.from_tensor` takes them.
@@ -264,10 +266,13 @@ fn simulate_edited(
     let (mut iargs, mut sargs, mut outs) = (Vec::new(), Vec::new(), Vec::new());
     for (i, v) in vals.iter().enumerate() {
         match v {
-            V::Buf(t, data) => {
+            V::Buf(t, data) | V::InOut(t, data) => {
                 let id = mem.alloc_from(format!("a{i}"), *t, data);
                 sargs.push(global.alloc(mem.buffer(id).bytes.clone()));
                 iargs.push(Arg::Buffer(id));
+                if matches!(v, V::InOut(..)) {
+                    outs.push((id, *sargs.last().unwrap(), *t));
+                }
             }
             V::Out(t, n) => {
                 let start = match (opts.poison, t.is_float()) {

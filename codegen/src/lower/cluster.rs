@@ -15,6 +15,8 @@
 //!   CTA already holds what it needs, else through distributed shared memory ([`convert_across_ctas`]).
 //! - Every other op on a tensor split across CTAs is refused by [`check`], with the op, before any code is
 //!   emitted: the pipeline reports it at the op's source span.
+//! - An auto-mode kernel runs in its cluster's first CTA alone ([`leader_only`]): auto mode gives no layout CTA
+//!   bases yet.
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{Func, OpId};
@@ -90,18 +92,12 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
     if n == 1 {
         return Ok(());
     }
-    if !f.attrs.gluon {
-        return Err((
-            None,
-            format!(
-                "num_ctas = {n}: auto mode does not spread tensors over the CTAs of a cluster yet (layout assignment \
-                 gives no layout a cga_layout); launch with num_ctas=1, or write the kernel in gluon with cga_layout \
-                 layouts"
-            ),
-        ));
-    }
     if f.target == tessel_tile::Target::Sm80 {
         return Err((None, format!("num_ctas = {n}: thread-block clusters need sm_90a or newer")));
+    }
+    if leader_only(f) {
+        // The program runs in one CTA, as at num_ctas = 1: none of the rules below applies.
+        return Ok(());
     }
     let uses = f.use_counts();
     tessel_tile::cluster::cta_group(f).map_err(|(o, m)| (Some(o), m))?;
@@ -276,6 +272,16 @@ fn reaches_peers(f: &Func, x: OpId) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether the kernel's program runs in its cluster's first CTA alone while the other CTAs exit at once: auto mode
+/// at `num_ctas` > 1. Its layout assignment gives no layout `block` bases yet (Triton's spreads tiles over the
+/// CTAs), so every CTA would hold every element; rather than have each compute the whole program and one write
+/// it, which atomics whose old values are used and loads of memory other programs write (spin locks) would break,
+/// the first CTA runs it exactly as a one-CTA kernel. The launch stays a cluster launch of `num_ctas` CTAs, as
+/// the caller asked, with `program_id` the cluster's.
+pub(crate) fn leader_only(f: &Func) -> bool {
+    f.config.num_ctas > 1 && !f.attrs.gluon
 }
 
 /// Whether a CTA of the cluster writes into or arrives on another's shared memory (or tensor memory)

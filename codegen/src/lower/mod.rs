@@ -104,6 +104,9 @@ pub(crate) struct Lower<'f> {
     pub cta_rank: Option<Reg>,
     /// Where each CTA's part of a buffer or descriptor block spread over the cluster sits ([`cluster_local`]).
     pub cta_parts: cluster_local::Parts,
+    /// The CTAs of a launched cluster: `f.config.num_ctas`, or more when only the first CTA runs the program
+    /// ([`cluster::leader_only`]).
+    pub launch_ctas: u32,
     /// The top-level `mbarrier_init` after which every CTA of the cluster meets at a cluster barrier, because a
     /// multicast TMA load later completes on other CTAs' barriers ([`cluster::multicast_init_point`]).
     pub cluster_init_after: Option<OpId>,
@@ -461,7 +464,7 @@ impl<'f> Lower<'f> {
             }
             Op::ProgramId(axis) | Op::NumPrograms(axis) => {
                 let count = matches!(data.op, Op::NumPrograms(_));
-                let sreg = cluster::program_sreg(self.f.config.num_ctas > 1, count, *axis as usize)
+                let sreg = cluster::program_sreg(self.launch_ctas > 1, count, *axis as usize)
                     .ok_or_else(|| CompileError::new("axis must be 0..3"))?;
                 let r = self.b.reg(RegClass::B32);
                 self.b.op("mov.u32", r, special(sreg));
@@ -606,18 +609,27 @@ pub(crate) fn compile<'f>(f: &'f Func, source: Option<Source<'f>>) -> Result<Ker
         None => CompileError::new(message),
     };
     cluster::check(f).map_err(at)?;
+    if cluster::leader_only(f) {
+        // Lowered as the one-CTA kernel it is; the cluster shows only in the launch shape, the program id and the
+        // other CTAs' exit (`Lower::launch_ctas`).
+        let mut one = f.clone();
+        one.config.num_ctas = 1;
+        return lower_kernel(&one, source, cluster_local::Parts::new(), f.config.num_ctas);
+    }
     match cluster_local::localize(f).map_err(at)? {
-        Some((local, parts)) => lower_kernel(&local, source, parts),
-        None => lower_kernel(f, source, cluster_local::Parts::new()),
+        Some((local, parts)) => lower_kernel(&local, source, parts, f.config.num_ctas),
+        None => lower_kernel(f, source, cluster_local::Parts::new(), f.config.num_ctas),
     }
 }
 
 /// [`compile`] of a kernel that keeps the cluster rules, with every buffer and descriptor block spread over the
-/// CTAs already one CTA's part (`parts` says where each CTA's sits).
+/// CTAs already one CTA's part (`parts` says where each CTA's sits), launched as clusters of `launch_ctas` CTAs:
+/// `f.config.num_ctas` of them run the program, the others exit at the entry ([`cluster::leader_only`]).
 fn lower_kernel<'f>(
     f: &'f Func,
     source: Option<Source<'f>>,
     parts: cluster_local::Parts,
+    launch_ctas: u32,
 ) -> Result<Kernel, CompileError> {
     let (arch, num_warps) = (f.target, f.config.num_warps);
     let mut b = Builder::new();
@@ -628,6 +640,13 @@ fn lower_kernel<'f>(
     b.op("mov.u32", tid, special("%tid.x"));
     b.op("and.b32", lane, (tid, 31));
     b.op("shr.u32", warp, (tid, 5));
+    if launch_ctas > f.config.num_ctas {
+        // The CTAs past the program's leave at once (they touch nothing).
+        let (rank, idle) = (b.reg(RegClass::B32), b.reg(RegClass::Pred));
+        b.op("mov.u32", rank, special("%cluster_ctarank"));
+        b.op("setp.ge.u32", idle, (rank, f.config.num_ctas));
+        b.emit(crate::ptx::instr("exit").guard(idle));
+    }
     b.set_prologue(false);
     let mut l = Lower {
         f,
@@ -643,6 +662,7 @@ fn lower_kernel<'f>(
         coord_cache: HashMap::new(),
         cta_rank: None,
         cta_parts: parts,
+        launch_ctas,
         cluster_init_after: None,
         parity_cache: HashMap::new(),
         lane_tables: HashMap::new(),
@@ -776,7 +796,7 @@ fn lower_kernel<'f>(
     let min_ctas = if l.ws.is_some() { None } else { occupancy::min_ctas_per_sm(&l, f, l.smem_bytes) };
     // `tensormap.replace` and the tensormap proxy fences are PTX 8.3.
     let isa = if scratch_bytes > 0 && arch == tessel_tile::Target::Sm90a { "8.3" } else { l.isa };
-    let cluster = f.config.num_ctas;
+    let cluster = launch_ctas;
     let entry = crate::ptx::Directives { threads: total_warps * 32, maxnreg: f.config.maxnreg, min_ctas, isa, cluster };
     let ptx = module(arch, &f.name, &params, entry, l.smem_bytes > 0, &l.b);
     Ok(Kernel {

@@ -1,0 +1,70 @@
+"""Auto-mode kernels launched as clusters (`num_ctas` > 1): tests/auto_clusters.rs runs them on the PTX
+simulator's clusters against the interpreter and float64."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_masked(X, Y, Out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(X + offs, mask=mask)
+    y = tl.load(Y + offs, mask=mask)
+    tl.store(Out + offs, x * 2.0 + y, mask=mask)
+
+
+@triton.jit
+def program_ids(Out):
+    """Each program writes its id and the grid's size along both axes."""
+    p = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)
+    tl.store(Out + 4 * p, tl.program_id(0))
+    tl.store(Out + 4 * p + 1, tl.program_id(1))
+    tl.store(Out + 4 * p + 2, tl.num_programs(0))
+    tl.store(Out + 4 * p + 3, tl.num_programs(1))
+
+
+@triton.jit
+def locked_total(Lock, Total, Tickets, X, n, BLOCK: tl.constexpr):
+    """Every program adds its block's integer sum to Total under a spin lock (an atomic whose old value is used,
+    in a loop) and draws a ticket (another); Total and the set of tickets do not depend on the programs' order."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    s = tl.sum(tl.load(X + offs, mask=offs < n, other=0), axis=0)
+    while tl.atomic_cas(Lock, 0, 1) == 1:
+        pass
+    tl.store(Total, tl.load(Total, volatile=True) + s)
+    tl.atomic_xchg(Lock, 0)
+    t = tl.atomic_add(Tickets + tl.num_programs(0), 1)
+    tl.store(Tickets + pid, t)
+
+
+@triton.jit
+def row_softmax(X, Out, n, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + row * stride + offs, mask=offs < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(Out + row * stride + offs, e / tl.sum(e, axis=0), mask=offs < n)
+
+
+@triton.jit
+def dot_tiles(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ B over row-major fp16 operands, one BM x BN tile a program, a pipelined K loop."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def descriptor_tiles(a_desc, c_desc, BM: tl.constexpr, BN: tl.constexpr):
+    """c = a + 1 tile by tile through tensor descriptors (TMA on sm_90a)."""
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    a = a_desc.load([om, on])
+    c_desc.store([om, on], a + 1.0)
