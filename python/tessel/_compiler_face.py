@@ -168,10 +168,6 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
         options = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else dict(vars(options))
     opts = _options_dict(options)
     interpret = target.backend == "cpu"
-    if not interpret and opts["num_ctas"] != 1 and getattr(src.fn, "decorator", None) != "gluon":
-        raise NotImplementedError(
-            f"num_ctas={opts['num_ctas']}: tessel's GPU code generator runs thread-block clusters for @gluon.jit "
-            "kernels only; auto mode does not split tensors over CTAs yet")
     fn = src.fn
     specs, kinds = specialization(src)
     recipe = (fn.source, fn.filename, fn.__name__, tuple(specs), opts["num_warps"], opts["num_stages"],
