@@ -66,6 +66,11 @@ fn kernels() -> Vec<(&'static str, Vec<ArgSpec>)> {
         ("row_softmax", vec![ptr(F32), ptr(F32), int(), int(), c(512)]),
         ("dot_tiles", vec![ptr(F16), ptr(F16), ptr(F32), int(), int(), int(), c(64), c(64), c(32)]),
         ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)]),
+        (
+            "device_descriptor_tiles",
+            vec![ptr(F32), ptr(F32), ArgSpec::Int(I32, true), ArgSpec::Int(I32, true), c(32), c(64)],
+        ),
+        ("printing", vec![ptr(F32), c(64)]),
     ]
 }
 
@@ -82,8 +87,10 @@ fn auto_kernels_compile_to_cluster_entries_that_only_the_first_cta_runs() {
                 assert!(next[0].starts_with("setp.ge.u32") && next[1].ends_with("exit;"), "{kernel}: {next:?}");
                 if kernel == "program_ids" {
                     assert!(ptx.contains("%clusterid.x") && ptx.contains("%nclusterid.y"), "{kernel}: {ptx}");
-                    assert!(!ptx.contains("%ctaid"), "{kernel}: a CTA's id is not the program's");
                 }
+                // Wherever a program's id is read (program_id, the scratch slot of a tensor map made in the
+                // kernel, device_print's pid), it is the cluster's: a CTA's id is not the program's.
+                assert!(!ptx.contains("%ctaid") && !ptx.contains("%nctaid"), "{kernel}: a CTA's id read");
                 // Nothing reaches another CTA: no cluster barrier, no distributed shared memory.
                 assert!(!ptx.contains("barrier.cluster") && !ptx.contains("shared::cluster.u"), "{kernel}");
                 assemble(&format!("auto-{kernel}-{ctas}"), &ptx, target.name());

@@ -68,3 +68,19 @@ def descriptor_tiles(a_desc, c_desc, BM: tl.constexpr, BN: tl.constexpr):
     on = tl.program_id(1) * BN
     a = a_desc.load([om, on])
     c_desc.store([om, on], a + 1.0)
+
+
+@triton.jit
+def device_descriptor_tiles(a, c, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """descriptor_tiles with descriptors made in the kernel (each program's tensor map in its scratch slot)."""
+    a_desc = tl.make_tensor_descriptor(a, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    c_desc = tl.make_tensor_descriptor(c, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    c_desc.store([om, on], a_desc.load([om, on]) + 1.0)
+
+
+@triton.jit
+def printing(X, BLOCK: tl.constexpr):
+    """device_print names the program (the cluster's id)."""
+    tl.device_print("x", tl.load(X + tl.arange(0, BLOCK)))

@@ -172,7 +172,7 @@ fn format_value(l: &mut Lower, x: Reg, e: Elem, hex: bool) -> Result<(&'static s
 
 /// The program id along x, y, z (`%ctaid`, or `%clusterid` in a cluster).
 fn program_ids(l: &mut Lower) -> [Reg; 3] {
-    let clusters = l.f.config.num_ctas > 1;
+    let clusters = l.launch_ctas > 1;
     [0, 1, 2].map(|axis| {
         let r = l.b.reg(RegClass::B32);
         let sreg = super::cluster::program_sreg(clusters, false, axis).expect("axes 0..3");

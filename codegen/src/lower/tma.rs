@@ -139,7 +139,11 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
     let b = &mut l.b;
     let scratch = b.reg(RegClass::B64);
     b.op("ld.param.u64", scratch, mem_sym(scratch_param(&l.f.name)));
-    let [x, y, z, nx, ny] = ["%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y"].map(|sr| {
+    // The program's id: in a cluster launch (a leader-only auto-mode kernel's) the cluster's.
+    let clusters = l.launch_ctas > 1;
+    let sregs = [(false, 0), (false, 1), (false, 2), (true, 0), (true, 1)]
+        .map(|(count, axis)| super::cluster::program_sreg(clusters, count, axis).expect("axes 0..3"));
+    let [x, y, z, nx, ny] = sregs.map(|sr| {
         let r = b.reg(RegClass::B32);
         b.op("mov.u32", r, special(sr));
         r
