@@ -260,10 +260,11 @@ impl<'a> Program<'a> {
             let handles: Vec<_> = (1..n)
                 .map(|p| {
                     let (baton, captures, region) = (baton.clone(), captures.clone(), d.regions[p]);
-                    let limits = self.limits.clone();
+                    let (limits, contracted) = (self.limits.clone(), self.contracted.clone());
                     s.spawn(move || {
                         let mut w = Program {
                             f,
+                            contracted,
                             env: vec![None; f.values.len()],
                             mem: Mem::Lent,
                             grid,

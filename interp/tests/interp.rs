@@ -353,3 +353,57 @@ fn descriptors_need_16_byte_strides_unless_empty() {
     assert!(e.contains("multiples of 16 bytes") && e.contains("20 elements of f16"), "{e}");
     go(16, 0, 1).unwrap();
 }
+
+/// `a * b + c` on f32 rounds once where the code generator contracts it into `fma.rn.f32`
+/// (`tessel_tile::contract`, Triton's `enable_fp_fusion`): with x = 1 + 2^-12 the product x·x = 1 + 2^-11 +
+/// 2^-24 loses its last bit when rounded alone. `x*x - c`, `c - x*x` and `c + x*x` contract; a product with two
+/// uses does not, and with `enable_fp_fusion = false` nothing does.
+#[test]
+fn multiply_adds_round_once_where_codegen_contracts_them() {
+    let src = "func @k(%x: ptr<f32>, %o: ptr<f32>) attributes {num_warps = 1} {
+  %i = arange {start = 0, end = 4} : tensor<4xi32>
+  %xs = splat %x : tensor<4xptr<f32>>
+  %p = addptr %xs, %i : tensor<4xptr<f32>>
+  %a = load %p : tensor<4xf32>
+  %one = constant {value = 1.0} : tensor<4xf32>
+  %m1 = mul %a, %a : tensor<4xf32>
+  %s1 = sub %m1, %one : tensor<4xf32>
+  %m2 = mul %a, %a : tensor<4xf32>
+  %s2 = sub %one, %m2 : tensor<4xf32>
+  %m3 = mul %a, %a : tensor<4xf32>
+  %zero = sub %one, %one : tensor<4xf32>
+  %mone = sub %zero, %one : tensor<4xf32>
+  %s3 = add %mone, %m3 : tensor<4xf32>
+  %m4 = mul %a, %a : tensor<4xf32>
+  %s4 = add %m4, %m4 : tensor<4xf32>
+  %os = splat %o : tensor<4xptr<f32>>
+  %q0 = addptr %os, %i : tensor<4xptr<f32>>
+  %four = constant {value = 4} : tensor<4xi32>
+  %q1 = addptr %q0, %four : tensor<4xptr<f32>>
+  %q2 = addptr %q1, %four : tensor<4xptr<f32>>
+  %q3 = addptr %q2, %four : tensor<4xptr<f32>>
+  store %q0, %s1
+  store %q1, %s2
+  store %q2, %s3
+  store %q3, %s4
+  return
+}";
+    let x = 1.0 + 2f64.powi(-12);
+    let exact = x * x; // 1 + 2^-11 + 2^-24, exact in f64
+    let rounded = (x as f32 * x as f32) as f64; // 1 + 2^-11
+    assert_ne!(exact, rounded);
+    let go = |text: &str| {
+        let f = parse_func(text).unwrap();
+        verify(&f).unwrap();
+        let mut mem = Memory::new();
+        let bx = mem.alloc_from("x", ScalarType::F32, &[x; 4]);
+        let bo = mem.alloc("o", ScalarType::F32, 16);
+        run(&f, &[Arg::Buffer(bx), Arg::Buffer(bo)], [1, 1, 1], &mut mem).unwrap();
+        let o = mem.read_f64(bo);
+        [o[0], o[4], o[8], o[12]]
+    };
+    // Each result's exact value fits in f32: one rounding keeps the product's last bit.
+    assert_eq!(go(src), [exact - 1.0, 1.0 - exact, exact - 1.0, 2.0 * rounded], "contracted");
+    let off = src.replace("attributes {num_warps = 1}", "attributes {num_warps = 1, enable_fp_fusion = false}");
+    assert_eq!(go(&off), [rounded - 1.0, 1.0 - rounded, rounded - 1.0, 2.0 * rounded], "enable_fp_fusion = false");
+}

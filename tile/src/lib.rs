@@ -17,6 +17,7 @@
 
 pub mod cluster;
 pub mod cluster_part;
+pub mod contract;
 pub mod eval;
 pub mod filetest;
 pub mod ir;
@@ -28,7 +29,6 @@ mod ops_text;
 pub mod parse;
 pub mod passes;
 pub mod print;
-pub mod reduce;
 pub mod smem_desc;
 pub mod target;
 pub mod tcgen05_copy;
