@@ -2,7 +2,8 @@
 //! gluon_cluster_views.py`): the interpreter, which runs a cluster in its logical view, reads every element
 //! through them; a slice along the dim the CTAs split is refused with its span; codegen lowers the column slices
 //! and the transpose (each CTA the same view of its own part, `cluster_local`), and on the PTX simulator their
-//! PTX writes every element the interpreter does.
+//! PTX writes every element the interpreter does. The same for the buffers of a multi-buffered allocation the
+//! CTAs split (`.index(i)` of a `[2, 256]` buffer split along its values).
 
 mod cli_common;
 mod common;
@@ -62,4 +63,33 @@ fn a_slice_along_the_dim_the_ctas_split_is_refused() {
     assert_ne!(code, 0);
     assert!(err.contains("a slice along a dimension the CTAs of a cluster split"), "{err}");
     assert!(err.contains("smem.slice(0, 32, dim=0)"), "the span: {err}");
+}
+
+/// `.index(i)` of a `[2, 256]` allocation whose layout (of rank 2, the buffers' dim included) the CTAs split along
+/// the values: each buffer keeps the split, each CTA its 128 values of both. (It was refused as a layout that
+/// "does not hold its buffers one after another": the buffer's layout was taken from the offsets alone, which hold
+/// one CTA's half.) The interpreter reads back every value, and the simulated PTX writes what it does.
+#[test]
+fn the_buffers_of_a_split_allocation_are_each_split_alike() {
+    let dir = scratch("cluster-views-buffers");
+    let (code, err) = run("buffers", "out_ptr=fill:nan:8192:fp32", Some(&dir));
+    assert_eq!(code, 0, "{err}");
+    let read = |f: &str| tessel::npy::read(&std::fs::read(dir.join(f)).unwrap()).unwrap().to_f64();
+    let (x, out) = (read("x_ptr.npy"), read("out_ptr.npy"));
+    for i in 0..2 {
+        for r in 0..256 {
+            assert_eq!(out[(1 - i) * 256 + r], x[i * 256 + r], "buffer {i}, value {r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+
+    let src = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE)).unwrap();
+    let x = tessel_math::testing::Rng::new(12).vec(4096);
+    let vals = [V::Buf(F32, x), V::Out(F32, 512)];
+    let opts = RunOptions { file: FILE, target: Target::Sm90a, num_warps: 4, num_stages: 1, poison: true };
+    let spec = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true)];
+    let outs = run_on_ctas(&src, "buffers", spec, &opts, 2, &vals, [1, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    assert!(interp.iter().all(|v| v.is_finite()), "the interpreter wrote every element");
+    assert_eq!(sim, interp, "the simulated PTX against the interpreter");
 }

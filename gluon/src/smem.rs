@@ -364,7 +364,9 @@ pub fn index_operand<'a>(e: &mut Elab<'a>, i: &Arg<'a>, n: u32) -> R<Tv> {
     })
 }
 
-/// The layout of one buffer: the spec's own when it fits the buffer's rank, else the first offset bases.
+/// The layout of one buffer: the spec's own when it fits the buffer's rank, else the first offset bases. A buffer
+/// split over a cluster's CTAs (block bases) keeps its split when the CTAs split the buffer, not the buffers: each
+/// CTA holds its part of every buffer, one after another, and the buffer's first offset bases are that part's.
 fn sub_layout(l: &Layout, sub: &[u32]) -> Option<Arc<Layout>> {
     if let Some(spec @ AnyLayout::Shared(s)) = &l.spec
         && s.rank() <= sub.len()
@@ -372,7 +374,12 @@ fn sub_layout(l: &Layout, sub: &[u32]) -> Option<Arc<Layout>> {
         let linear = spec.to_linear_buffered(sub).ok()?;
         return Some(Arc::new(Layout { spec: Some(spec.clone()), linear }));
     }
-    let k = sub.iter().map(|d| d.trailing_zeros() as usize).sum::<usize>();
+    let block = l.linear.bases("block");
+    if block.iter().any(|b| b[0] != 0) {
+        return None;
+    }
+    let split = block.iter().filter(|b| b.iter().any(|&x| x != 0)).count();
+    let k = sub.iter().map(|d| d.trailing_zeros() as usize).sum::<usize>().checked_sub(split)?;
     let bases = l.linear.bases("offset");
     if bases.len() < k
         || bases[..k].iter().any(|b| b[0] != 0)
@@ -381,9 +388,10 @@ fn sub_layout(l: &Layout, sub: &[u32]) -> Option<Arc<Layout>> {
         return None;
     }
     let offset_bases = bases[..k].iter().map(|b| b[1..].to_vec()).collect();
+    let block_bases = block.iter().map(|b| b[1..].to_vec()).collect();
     let spec = AnyLayout::Shared(SharedLayout::Linear(tessel_layouts::SharedLinearLayout {
         offset_bases,
-        block_bases: vec![],
+        block_bases,
         alignment: 16,
     }));
     let linear = spec.to_linear_buffered(sub).ok()?;

@@ -144,6 +144,14 @@ fn one_cta_and_two_cta_mmas_do_not_mix() {
     // Reported at the second MMA (the pipeline renders its span).
     let mmas: Vec<_> = f.all_ops().into_iter().filter(|&o| f.op(o).op == tessel_tile::Op::Tcgen05Mma).collect();
     assert_eq!(at, mmas[1]);
+    // The interpreter finds it running the first MMA, and reports it at the second too, for the kernel (no
+    // partition): it used to name the op that was running.
+    let mut mem = Memory::new();
+    let (a, b) = (mem.alloc_from("a", F16, &[0.0; 256 * 64]), mem.alloc_from("b", F16, &[0.0; 64 * 128]));
+    let args: Vec<Arg> = desc_args(a, 256, 64).into_iter().chain(desc_args(b, 64, 128)).collect();
+    let err = tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).unwrap_err();
+    assert!(err.to_string().contains("`cta_group::1` but an earlier one"), "{err}");
+    assert_eq!((err.op, err.partition), (Some(mmas[1]), None), "{err}");
 }
 
 #[test]

@@ -360,6 +360,31 @@ pub struct Lacks {
     pub phase: u64,
     pub arrivals: u32,
     pub bytes: i64,
+    /// In a cluster, whose copy of the barrier that is (the slowest).
+    pub copy: Option<CopyAt>,
+}
+
+/// Which copy of a cluster's barrier a [`Lacks`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyAt {
+    /// Every CTA's own copy, all in the same state.
+    Every,
+    /// This CTA's own copy, which lags the others.
+    Cta(u32),
+    /// A two-CTA barrier's: the one in this CTA, a pair's lead, that both CTAs of the pair arrive on.
+    Pair(u32),
+}
+
+impl Lacks {
+    /// ` in CTA 1's copy`, ` in the pair's copy in CTA 0`, ` in every CTA's copy`, or nothing outside a cluster.
+    fn copy_words(&self) -> String {
+        match self.copy {
+            None => String::new(),
+            Some(CopyAt::Every) => " in every CTA's copy".into(),
+            Some(CopyAt::Cta(cta)) => format!(" in CTA {cta}'s copy"),
+            Some(CopyAt::Pair(cta)) => format!(" in the pair's copy in CTA {cta}"),
+        }
+    }
 }
 
 /// A partition blocked on an mbarrier: partition 0 is the default one, `1 + i` worker `i`.
@@ -380,8 +405,9 @@ pub(crate) fn role(p: usize) -> String {
 
 impl fmt::Display for Lacks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Lacks { phase, arrivals, bytes } = self;
-        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {}", tx_words(*bytes))
+        let Lacks { phase, arrivals, bytes, .. } = self;
+        let at = self.copy_words();
+        write!(f, "phase {phase} running, which still lacks {arrivals} arrival(s) and {}{at}", tx_words(*bytes))
     }
 }
 
@@ -428,10 +454,11 @@ impl fmt::Display for Fault {
             Fault::Stuck { barrier, parity, lacks } => write!(
                 f,
                 "deadlock: waiting for phase parity {parity} of mbarrier {barrier} (phase {} running), which still \
-                 lacks {} arrival(s) and {}, and nothing left in the program can complete it",
+                 lacks {} arrival(s) and {}{}, and nothing left in the program can complete it",
                 lacks.phase,
                 lacks.arrivals,
-                tx_words(lacks.bytes)
+                tx_words(lacks.bytes),
+                lacks.copy_words()
             ),
             Fault::Deadlock { waits, finished } => {
                 let waits: Vec<String> = waits.iter().map(|w| w.to_string()).collect();

@@ -31,7 +31,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use budget::{GridError, MAX_GRID, check_grid};
 pub use error::{
-    ClcFault, DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault, TmemConflict,
+    ClcFault, CopyAt, DescriptorFault, Fault, InFlight, InterpError, Lacks, PartitionWait, SharedFault, TmemConflict,
 };
 pub use shared::clc::ClcPolicy;
 
@@ -337,13 +337,14 @@ type R<T> = Result<T, InterpError>;
 
 impl Program<'_> {
     fn error(&self, op: Option<OpId>, fault: impl Into<Fault>) -> InterpError {
-        InterpError {
-            fault: fault.into(),
-            program: self.pid,
-            partition: self.task.as_ref().map(|t| t.index),
-            op,
-            loc: op.and_then(|o| self.f.op(o).loc),
-        }
+        let fault = fault.into();
+        // A kernel mixing `cta_group::1` and `::2` MMAs is found at whichever tcgen05 op runs first, maybe in
+        // another partition: it is reported at the MMA that differs, for the kernel.
+        let (op, partition) = match &fault {
+            Fault::Shared(SharedFault::CtaGroup { op: at, .. }) => (Some(*at), None),
+            _ => (op, self.task.as_ref().map(|t| t.index)),
+        };
+        InterpError { fault, program: self.pid, partition, op, loc: op.and_then(|o| self.f.op(o).loc) }
     }
 
     fn tensor(&self, v: ValueId) -> &Tensor {

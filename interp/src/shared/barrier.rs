@@ -5,9 +5,9 @@
 //! bytes and one arrival to the lead's copy, each CTA's copies into its shared memory complete their bytes there);
 //! the program's view of a barrier is its slowest copy: a phase is complete when it is in every copy. Copies that
 //! disagree (a tcgen05 commit that reaches some CTAs but not others) leave the program stuck at the wait, naming
-//! what the lagging copy lacks.
+//! what the lagging copy lacks and whose copy it is (the CTA; a two-CTA barrier's is its pair's lead).
 
-use crate::error::{Lacks, SharedFault};
+use crate::error::{CopyAt, Lacks, SharedFault};
 
 /// One CTA's copy: arrivals expected per phase, those still missing in the current phase, transaction bytes the
 /// phase still waits for, and the index of the current (incomplete) phase.
@@ -69,8 +69,16 @@ impl Barrier {
 
     /// What the program's running phase still lacks, in the slowest copy.
     pub(in crate::shared) fn lacks(&self) -> Lacks {
-        let c = self.leads().min_by_key(|c| c.phase).expect("a barrier has a copy");
-        Lacks { phase: c.phase, arrivals: c.pending, bytes: c.tx }
+        let (at, c) = self.leads().enumerate().min_by_key(|(_, c)| c.phase).expect("a barrier has a copy");
+        let cta = at as u32 * self.group;
+        let state = |c: &Copy| (c.phase, c.pending, c.tx);
+        let copy = match (self.copies.len(), self.group) {
+            (1, _) => None,
+            (_, 2) => Some(CopyAt::Pair(cta)),
+            _ if self.leads().all(|d| state(d) == state(c)) => Some(CopyAt::Every),
+            _ => Some(CopyAt::Cta(cta)),
+        };
+        Lacks { phase: c.phase, arrivals: c.pending, bytes: c.tx, copy }
     }
 
     /// Runs `f` on each CTA's copy; whether that completed the program's phase.
@@ -135,5 +143,26 @@ impl Barrier {
             }
         }
         Ok(self.phase() > before)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deadlock names whose copy lags: one CTA's (a commit that reached only CTA 0), every CTA's alike, or a
+    /// pair's, in its lead; outside a cluster, none.
+    #[test]
+    fn what_a_phase_lacks_names_the_copy() {
+        let mut b = Barrier::new(1, 1, 2);
+        assert_eq!(b.lacks().copy, Some(CopyAt::Every));
+        b.commit(&[0], 0b1).unwrap();
+        assert_eq!((b.lacks().copy, b.lacks().arrivals), (Some(CopyAt::Cta(1)), 1));
+        let mut pair = Barrier::new(1, 2, 2);
+        pair.expect(64).unwrap();
+        let l = pair.lacks();
+        assert_eq!((l.copy, l.arrivals, l.bytes), (Some(CopyAt::Pair(0)), 0, 128));
+        assert_eq!(Barrier::new(1, 1, 1).lacks().copy, None);
+        assert!(l.to_string().ends_with("128 transaction byte(s) in the pair's copy in CTA 0"), "{l}");
     }
 }
