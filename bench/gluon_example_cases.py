@@ -19,7 +19,12 @@ of its tests, worked out by hand from that host code:
   layouts (1, 2 and 4 CTAs), with the descriptors' block shapes and cga_layouts of matmul_tma_set_block_size_hook.
 - 04-2cta-block-scale-matmul: test_mma_scaled_warp_specialized's 1-CTA (BLOCK_N 128, epilogue 64, 5 buffers)
   and 2-CTA (BLOCK_M 256, 6 buffers) configurations under both schedulers, at 256x256x640, mxfp8 (and the fp4
-  formats on one CTA). Operands and scales are made as tutorial 11's cases make them.
+  formats on one CTA). Operands and scales are made as tutorial 11's cases make them. As tutorial 11's
+  warp-specialized kernel does, its MMA warp allocates the scales' tensor memory inside the K loop (the same
+  planned columns every step) and, from a tile's second K step on, copies each step's scales into it while the
+  previous step's MMA may still read them: the PTX ISA runs a tcgen05.cp before a later MMA in issue order, not
+  an MMA before a later tcgen05.cp, so the interpreter's default refuses that, naming the copy and the MMA. A case
+  of several K steps (every one here) runs with `--mma-order issue` (the label says so).
 - 05-moe-bmm1-fused-gather: compile-only. Its host code builds every input with the `triton_kernels` package
   (ragged routing metadata, the MX4 value-shuffled weight layout, swiglu), which we cannot have. The kernel is
   compiled at test_op_consan's configuration (gpt-oss-120b, batch 128: _select_tiny16_config(4)); the weight
@@ -315,10 +320,14 @@ def mma_scaled_ws_case(fmts, num_ctas, block_n, epi_n, nbuf, scheduler, M=256, N
     num_pid = cdiv(M, bm) * cdiv(N, block_n)
     grid = num_pid if scheduler == "SCHEDULER_CLC" else max(1, min(num_pid, B200_SMS // num_ctas))
     sched = "CLC" if scheduler == "SCHEDULER_CLC" else "static persistent"
+    # A tile of several K steps copies scales over those an MMA in flight reads: refused under the ISA's order.
+    in_issue_order = cdiv(K, bk) >= 2
     return ex("04-2cta-block-scale-matmul.py", "mma_scaled_warp_specialized_kernel",
               f"ex04 mma_scaled_warp_specialized_kernel ({fa} x {fb}, {M}x{N}x{K}, {num_ctas} CTA"
-              f"{'s' if num_ctas > 1 else ''}, BLOCK_N {block_n}, {nbuf} buffers, {sched})",
-              sig, consts, 4, str(grid), args, ref, inputs=inputs, extra=["--num-ctas", str(num_ctas)])
+              f"{'s' if num_ctas > 1 else ''}, BLOCK_N {block_n}, {nbuf} buffers, {sched}"
+              f"{'; copies in issue order' if in_issue_order else ''})",
+              sig, consts, 4, str(grid), args, ref, inputs=inputs, extra=["--num-ctas", str(num_ctas)],
+              run_extra=["--mma-order", "issue"] if in_issue_order else [])
 
 
 CASES += [mma_scaled_ws_case(("mxfp8", "mxfp8"), n, 128, 64, nbuf, s)

@@ -675,8 +675,24 @@ fn nvmma_desc(elem: ScalarType, block: &[u32]) -> ArgSpec {
 /// Runs `kernel` of a Gluon example on sm_100a (4 warps, outputs poisoned) and asserts the simulator wrote every
 /// output element the interpreter did, bit for bit.
 fn example_agrees(file: &str, src: &str, kernel: &str, spec: Vec<ArgSpec>, vals: &[V], grid: u32, what: &str) {
+    example_agrees_ordered(file, src, kernel, spec, vals, grid, what, MmaOrder::Isa)
+}
+
+/// [`example_agrees`] with the interpreter holding the kernel's tcgen05 ops to `order`.
+#[allow(clippy::too_many_arguments)]
+fn example_agrees_ordered(
+    file: &str,
+    src: &str,
+    kernel: &str,
+    spec: Vec<ArgSpec>,
+    vals: &[V],
+    grid: u32,
+    what: &str,
+    order: MmaOrder,
+) {
     let opts = RunOptions { file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
-    let outs = run_on(src, kernel, spec, &opts, vals, [grid, 1, 1]).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let outs = sim_common::run_on_ctas_ordered(src, kernel, spec, &opts, 1, vals, [grid, 1, 1], order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     for (i, (sim, interp)) in outs.iter().enumerate() {
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: output {i} has unwritten elements");
         let bad = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
@@ -748,9 +764,12 @@ fn warp_specialized_gluon_example_matmul_matches_the_interpreter() {
 /// BLOCK_N 128, an epilogue 64 wide, 5 buffers, 4 programs): mxfp8 under cluster launch control's scheduler and
 /// the static persistent one, mxfp4 and nvfp4 under the static one. A TMA load warp, an MMA warp issuing
 /// block-scaled MMAs whose scales tcgen05.cp copies into tensor memory, the epilogue in the default partition.
-/// Each K step copies its scales into the columns the previous step's MMA reads, with no wait between: the PTX
-/// ISA does not order an MMA before a later `tcgen05.cp` (9.7.16.6.2), and the simulator says so when asked
-/// (`check_copy_order(true)`). Then, without that check (the default), the values equal the interpreter's.
+/// Each K step copies its scales into the columns the previous step's MMA reads (the scales' tensor memory is
+/// allocated in the loop: the same planned columns each step), with no wait between: the PTX ISA does not order
+/// an MMA before a later `tcgen05.cp` (9.7.16.6.2), and the simulator says so when asked
+/// (`check_copy_order(true)`), as does the interpreter under its default `MmaOrder::Isa`, naming the copy and the
+/// MMA. Then, without those checks (the simulator's default, the interpreter's `MmaOrder::Issue`: the example
+/// relies on the tensor cores running one thread's tcgen05 ops in issue order), the values equal.
 #[test]
 fn warp_specialized_gluon_example_mma_scaled_matches_the_interpreter() {
     use sim_common::scaled::{nvmma, packed_block, quantized, vec_size};
@@ -810,6 +829,26 @@ fn warp_specialized_gluon_example_mma_scaled_matches_the_interpreter() {
             .expect_err("the copy over scales an MMA in flight reads is reported");
         assert!(err.contains("tcgen05.cp writes lane") && err.contains("still reads"), "{what}: {err}");
         sim_common::ptx_sim::check_copy_order(false);
-        example_agrees(&file, &src, "mma_scaled_warp_specialized_kernel", spec, &vals, 4, &what);
+        let err = run_on(&src, "mma_scaled_warp_specialized_kernel", spec.clone(), &opts, &vals, [4, 1, 1])
+            .err()
+            .unwrap_or_else(|| panic!("{what}: the interpreter ran the copy over scales an MMA in flight reads"));
+        assert!(
+            err.contains("interpreter")
+                && err.contains(
+                    "the tcgen05_copy into `a_scale_tmem` writes tensor-memory cells that the earlier \
+                     tcgen05_mma_scaled into `acc_buf`, still in flight, reads"
+                ),
+            "{what}: {err}"
+        );
+        example_agrees_ordered(
+            &file,
+            &src,
+            "mma_scaled_warp_specialized_kernel",
+            spec,
+            &vals,
+            4,
+            &what,
+            MmaOrder::Issue,
+        );
     }
 }

@@ -15,6 +15,7 @@ use sim_common::{RunOptions, SimAndInterp, V, run_edited, run_on};
 use tessel::lang::elab::{ArgSpec, ConstValue};
 use tessel::tile::ScalarType::{self, *};
 use tessel::tile::Target;
+use tessel_interp::MmaOrder;
 use tessel_math::testing::Rng;
 
 fn tutorial(name: &str) -> Option<(String, String)> {
@@ -183,7 +184,30 @@ fn operand(fmt: &str, mixed: bool, rows: u32, block_k: u32) -> ArgSpec {
 }
 
 /// A tutorial 11 kernel at one format pair and block shape on `m x n x k`, simulated and interpreted.
+///
+/// The pipelined and warp-specialized kernels copy each K step's scales (into tensor memory allocated in the
+/// loop: the same planned columns each step) while the previous step's MMA may still read them. The PTX ISA
+/// orders a `tcgen05.cp` before a later MMA but not an MMA before a later `tcgen05.cp` (9.7.16.6.2), so the
+/// interpreter's default (`MmaOrder::Isa`) refuses them, naming the copy and the MMA (`refused`: check that);
+/// their values are compared with the interpreter holding the ops to issue order (`MmaOrder::Issue`), which
+/// these kernels rely on.
 fn scaled_case(src: &str, file: &str, kernel: &str, fmts: (&str, &str), block_n: u32, block_k: u32, mnk: [u32; 3]) {
+    scaled_case_refused(src, file, kernel, fmts, block_n, block_k, mnk, false)
+}
+
+/// [`scaled_case`], checking first (`refused`) that the interpreter refuses the pipelined kernels under the ISA's
+/// order.
+#[allow(clippy::too_many_arguments)]
+fn scaled_case_refused(
+    src: &str,
+    file: &str,
+    kernel: &str,
+    fmts: (&str, &str),
+    block_n: u32,
+    block_k: u32,
+    mnk: [u32; 3],
+    refused: bool,
+) {
     let (fa, fb) = fmts;
     let [m, n, k] = mnk;
     let mixed = fa != fb;
@@ -240,13 +264,30 @@ fn scaled_case(src: &str, file: &str, kernel: &str, fmts: (&str, &str), block_n:
         _ => [m.div_ceil(128), n.div_ceil(block_n), 1],
     };
     let what = format!("{kernel} {fa} x {fb}, BLOCK_N {block_n}, BLOCK_K {block_k}, {m}x{n}x{k}");
-    check(&what, run_on(src, kernel, args, &opts(file, 4), &vals, grid));
+    let pipelined = matches!(kernel, "mma_scaled_pipelined_kernel" | "mma_scaled_warp_specialized_kernel");
+    if refused {
+        assert!(pipelined, "{what}: only the pipelined kernels are refused");
+        let err = run_on(src, kernel, args.clone(), &opts(file, 4), &vals, grid)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: the interpreter ran the copy over scales an MMA in flight reads"));
+        assert!(
+            err.contains("interpreter")
+                && err.contains(
+                    "the tcgen05_copy into `a_scale_tmem` writes tensor-memory cells that the earlier \
+                     tcgen05_mma_scaled into"
+                )
+                && err.contains("still in flight, reads"),
+            "{what}: {err}"
+        );
+    }
+    let order = if pipelined { MmaOrder::Issue } else { MmaOrder::Isa };
+    check(&what, sim_common::run_on_ctas_ordered(src, kernel, args, &opts(file, 4), 1, &vals, grid, order));
 }
 
 /// Tutorial 11's kernels other than the warp-specialized one (see the next test): every format pair,
 /// block-scaled MMAs of kind::mxf8f6f4 (fp4 padded beside fp8), mxf4 and mxf4nvf4 with their scales stored from
 /// registers (simple), copied by tcgen05.cp from the unswizzled packed-block TMA blocks, and the pipelined
-/// persistent kernel.
+/// persistent kernel (refused under the ISA's order, then run in issue order: [`scaled_case`]).
 #[test]
 fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = tutorial("11-tcgen05-mma-scaled.py") else { return };
@@ -269,7 +310,8 @@ fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
         scaled_case(&src, &file, "mma_scaled_packed_block_kernel", fmts, 128, 256, [128, 256, 512]);
         scaled_case(&src, &file, "mma_scaled_tcgen05_copy_kernel", fmts, 256, 128, [128, 256, 256]);
         let bk = if fmts.0 == "mxfp8" || fmts.1 == "mxfp8" { 128 } else { 256 };
-        scaled_case(&src, &file, "mma_scaled_pipelined_kernel", fmts, 256, bk, [128, 256, 4 * bk]);
+        let first = fmts == FORMATS[0];
+        scaled_case_refused(&src, &file, "mma_scaled_pipelined_kernel", fmts, 256, bk, [128, 256, 4 * bk], first);
     }
 }
 
@@ -277,12 +319,15 @@ fn mma_scaled_tutorial_kernels_agree_with_the_interpreter_on_the_simulator() {
 /// MMAs with their scales copied by tcgen05.cp, the epilogue in the default partition, meeting at mbarriers) on
 /// one program walking the tiles of 128x512 (two tiles, so both accumulator buffers turn over) with a K of three
 /// blocks (the three-buffer ring wraps at the second tile), for every format pair.
+/// Refused under the ISA's order, then run in issue order ([`scaled_case`]).
 #[test]
 fn warp_specialized_mma_scaled_tutorial_kernel_agrees_with_the_interpreter_on_the_simulator() {
     let Some((file, src)) = tutorial("11-tcgen05-mma-scaled.py") else { return };
     for fmts in FORMATS {
         let bk = if fmts.0 == "mxfp8" || fmts.1 == "mxfp8" { 128 } else { 256 };
-        scaled_case(&src, &file, "mma_scaled_warp_specialized_kernel", fmts, 256, bk, [128, 512, 3 * bk]);
+        let first = fmts == FORMATS[0];
+        let kernel = "mma_scaled_warp_specialized_kernel";
+        scaled_case_refused(&src, &file, kernel, fmts, 256, bk, [128, 512, 3 * bk], first);
     }
 }
 

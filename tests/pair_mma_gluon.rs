@@ -274,8 +274,13 @@ fn tutorial_14_tma_tcgen05_kernel_on_two_pairs_matches_the_interpreter() {
 /// 6 buffers, 2 accumulators, 2 clusters), under cluster launch control's scheduler and the static one: each
 /// pair's even CTA copies both CTAs' scales into their tensor memory (`tcgen05.cp.cta_group::2`: A's split with A,
 /// `TensorMemoryScalesLayout(cga_layout=[[1, 0]])`, B's whole in each CTA, `[[0, 0]]`) and issues the pair's
-/// block-scaled MMA. The simulator (`ptx_sim/src/tcgen05_pair.rs`: each CTA's half of the data path reads
-/// its own scales) writes every element the interpreter does, bit for bit, and the interpreter equals float64.
+/// block-scaled MMA. Each K step copies its scales over those the previous step's MMA may still read (the
+/// scales' tensor memory is allocated in the loop: the same planned columns each step); the PTX ISA does not
+/// order an MMA before a later `tcgen05.cp`, so the interpreter's default (`MmaOrder::Isa`) refuses that, naming
+/// both, and the values are compared with the interpreter holding the ops to issue order (`MmaOrder::Issue`,
+/// which the example relies on). The simulator (`ptx_sim/src/tcgen05_pair.rs`: each CTA's half of the data path
+/// reads its own scales) writes every element the interpreter does, bit for bit, and the interpreter equals
+/// float64.
 #[test]
 fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {
     use sim_common::scaled::{nvmma, packed_block, quantized};
@@ -338,7 +343,21 @@ fn gluon_example_mma_scaled_on_a_cta_pair_matches_the_interpreter() {
         ];
         let opts = RunOptions { file: &file, target: Target::Sm100a, num_warps: 4, num_stages: 1, poison: true };
         let what = format!("example 04 on a CTA pair ({scheduler})");
-        let outs = run_on_ctas(&src, "mma_scaled_warp_specialized_kernel", spec, &opts, 2, &vals, [2, 1, 1])
+        if scheduler == "SCHEDULER_CLC" {
+            let err = run_on_ctas(&src, "mma_scaled_warp_specialized_kernel", spec.clone(), &opts, 2, &vals, [2, 1, 1])
+                .err()
+                .unwrap_or_else(|| panic!("{what}: the interpreter ran the copy over scales an MMA in flight reads"));
+            assert!(
+                err.contains("interpreter")
+                    && err.contains(
+                        "the tcgen05_copy into `a_scale_tmem` writes tensor-memory cells that the earlier \
+                         tcgen05_mma_scaled into `acc_buf`, still in flight, reads"
+                    ),
+                "{what}: {err}"
+            );
+        }
+        let kernel = "mma_scaled_warp_specialized_kernel";
+        let outs = sim_common::run_on_ctas_ordered(&src, kernel, spec, &opts, 2, &vals, [2, 1, 1], MmaOrder::Issue)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: the interpreter left elements unwritten");

@@ -13,6 +13,7 @@ use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
 use tessel::tile::ScalarType::{self, *};
 use tessel::tile::{KernelConfig, Target};
+use tessel_interp::MmaOrder;
 use tessel_math::testing::Rng;
 
 const FILE: &str = "tests/kernels/gluon_tcgen05.py";
@@ -249,6 +250,39 @@ fn tcgen05_mma_tiles_assemble_and_agree_with_the_interpreter() {
             sim, interp,
             "simulated PTX vs interpreter (a_in_tmem {a_in_tmem}, use_acc {use_acc}, commit {commit})"
         );
+    }
+}
+
+/// `tmem_reuse`: `later` on the columns of `a_t` (A read back after the MMA that reads it), in the compiled kernel
+/// as in the interpreter. Stored after the wait for that MMA, the simulator and the interpreter agree; stored
+/// before it, the simulator refuses the `tcgen05.st` over lanes the MMA in flight still reads (the compiled kernel
+/// really puts `later` there).
+#[test]
+fn a_buffer_on_the_columns_an_mma_in_flight_reads_agrees_with_the_interpreter() {
+    let src = source();
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    for wait in [true, false] {
+        let args = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F16), c(m as i64), c(n as i64), c(k as i64), cb(wait)];
+        let ptx = ptx_for(&src, "tmem_reuse", args.clone(), Target::Sm100a).unwrap();
+        assemble(&format!("tmem_reuse_{wait}"), &ptx);
+        let mut rng = Rng::new(13);
+        let a: Vec<f64> = rng.vec(m * k).into_iter().map(|x| x as f32 as f64).collect();
+        let b: Vec<f64> = rng.vec(k * n);
+        let vals = [V::Buf(F16, a), V::Buf(F16, b), V::Out(F32, m * n), V::Out(F16, m * k)];
+        let outs = run_on(&src, "tmem_reuse", args, &opts(), &vals, [1, 1, 1]);
+        if wait {
+            let outs = outs.unwrap_or_else(|e| panic!("{e}"));
+            for (sim, interp) in &outs {
+                assert!(interp.iter().all(|x| x.is_finite()), "the interpreter wrote every element");
+                assert_eq!(sim, interp, "simulated PTX vs interpreter");
+            }
+        } else {
+            let Err(err) = outs else { panic!("the simulator ran the store over lanes an MMA in flight reads") };
+            assert!(
+                err.contains("simulator") && err.contains("tcgen05.st writes lane") && err.contains("still reads"),
+                "{err}"
+            );
+        }
     }
 }
 
@@ -578,6 +612,104 @@ fn scales_read_early_or_overwritten_in_flight_are_refused() {
         err.contains("simulator") && err.contains("tcgen05.st writes lane") && err.contains("still reads"),
         "{err}"
     );
+}
+
+/// `scaled_loop`'s unswizzled packed-block layout of a ring of two `[128, sk]` buffers of scales: each buffer as
+/// [`scales_smem`] lays out one, the second after the first.
+fn scales_ring(sk: u32) -> String {
+    let one = scales_smem(sk);
+    let bases = one.split("offset_bases=[").nth(1).unwrap().split("], block_bases").next().unwrap();
+    let lifted: Vec<String> = bases.split("],[").map(|b| format!("[0,{}]", b.trim_matches(['[', ']']))).collect();
+    format!("gl.SharedLinearLayout(offset_bases=[{},[1,0,0]], block_bases=[], alignment=128)", lifted.join(","))
+}
+
+/// `scaled_loop` (mxfp8, 128x128, K 128, `steps` K steps of other scales): the interpreter's run under `order`
+/// (after the simulator's, which refuses a copy over scales an MMA in flight reads when the test thread asks:
+/// `check_copy_order`), or its error, and the float64 reference.
+fn scaled_loop(steps: u32, wait: bool, order: MmaOrder) -> (Result<Vec<SimAndInterp>, String>, Vec<f64>) {
+    let (m, n, k, vec) = (128u32, 128u32, 128u32, 32u32);
+    let sk = k / vec;
+    let desc =
+        |rows: u32| ArgSpec::TensorDesc { elem: F8E4M3, block_shape: vec![rows, k], padding_nan: false, layout: None };
+    let args = vec![
+        desc(m),
+        desc(n),
+        ptr(U8),
+        ptr(U8),
+        ptr(F32),
+        c(vec as i64),
+        layout_const(&scales_ring(sk)),
+        c(steps as i64),
+        cb(wait),
+    ];
+    let mut rng = Rng::new(31 + steps as u64);
+    let mut operand = |rows: u32| -> (Vec<f64>, Vec<f64>) {
+        let values: Vec<f64> = (0..rows * k).map(|_| E2M1[rng.below(16) as usize]).collect();
+        let exps: Vec<f64> = (0..rows * sk * steps).map(|_| (120 + rng.below(9)) as f64).collect();
+        (values, exps)
+    };
+    let (a, sa) = operand(m);
+    let (b, sb) = operand(n);
+    let scale = |e: f64| 2f64.powi(e as i32 - 127);
+    let reference: Vec<f64> = (0..(m * n) as usize)
+        .map(|i| {
+            let (r, col) = (i / n as usize, i % n as usize);
+            let mut sum = 0.0;
+            for s in 0..steps as usize {
+                for p in 0..k as usize {
+                    let blk = s * sk as usize + p / vec as usize;
+                    let x = a[r * k as usize + p] * scale(sa[r * (sk * steps) as usize + blk]);
+                    let y = b[col * k as usize + p] * scale(sb[col * (sk * steps) as usize + blk]);
+                    sum += x * y;
+                }
+            }
+            sum
+        })
+        .collect();
+    let vals = [
+        V::Desc(F8E4M3, Some(a), vec![m, k]),
+        V::Desc(F8E4M3, Some(b), vec![n, k]),
+        V::Buf(U8, sa),
+        V::Buf(U8, sb),
+        V::Out(F32, (m * n) as usize),
+    ];
+    let src = scaled_source();
+    let outs =
+        sim_common::run_on_ctas_ordered(&src, "scaled_loop", args, &opts_file(SCALED), 1, &vals, [1, 1, 1], order);
+    (outs, reference)
+}
+
+/// Scales copied each K step into tensor memory allocated in the loop: the plan gives the allocation the same
+/// columns every step, in the compiled kernel and in the interpreter, so a copy over the scales the previous
+/// step's MMA may still read is seen. The PTX ISA orders a `tcgen05.cp` before a later MMA but not an MMA before a
+/// later `tcgen05.cp` (9.7.16.6.2): without the wait for that MMA the interpreter refuses the copy (`--mma-order
+/// isa`, the default), naming both ops, and so does the simulator when asked (`check_copy_order`); with it both
+/// run and agree with float64. Under `MmaOrder::Issue` the variant without the wait runs too, with the same
+/// values as the simulator's (which runs the pipe in issue order).
+#[test]
+fn scales_copied_in_a_loop_over_those_an_mma_in_flight_reads_are_refused() {
+    sim_common::ptx_sim::check_copy_order(true);
+    let (outs, reference) = scaled_loop(4, true, MmaOrder::Isa);
+    agrees_with_float64("scales copied after the wait", outs, &reference);
+    let (outs, _) = scaled_loop(4, false, MmaOrder::Isa);
+    let Err(err) = outs else { panic!("the simulator ran the copies over scales an MMA in flight reads") };
+    assert!(
+        err.contains("simulator") && err.contains("tcgen05.cp writes lane") && err.contains("still reads"),
+        "{err}"
+    );
+    sim_common::ptx_sim::check_copy_order(false);
+    let (outs, _) = scaled_loop(4, false, MmaOrder::Isa);
+    let Err(err) = outs else { panic!("the interpreter ran the copies over scales an MMA in flight reads") };
+    assert!(
+        err.contains("interpreter")
+            && err.contains(
+                "the tcgen05_copy into `sa_t` writes tensor-memory cells that the earlier tcgen05_mma_scaled into \
+                 `acc`, still in flight, reads"
+            ),
+        "{err}"
+    );
+    let (outs, reference) = scaled_loop(4, false, MmaOrder::Issue);
+    agrees_with_float64("scales copied before the wait, in issue order", outs, &reference);
 }
 
 /// The block-scaled spelling of PTX 8.8 (`.block16`/`.block32`) assembles where 8.7's `scale_vec::4X` does: the

@@ -169,6 +169,48 @@ fn an_mma_overwriting_an_operand_of_one_in_flight_is_refused_unless_waited_for()
     issue_order(2).unwrap();
 }
 
+/// `tmem_reuse` at 128x64x32: the tensor-memory plan places `later` on the columns of `a_t` (A, read back
+/// after the MMA that reads it: its last use), and the interpreter puts both there as the compiled kernel does,
+/// so `later`'s store while that MMA is in flight is refused, naming both; after the wait it runs (Out = A B,
+/// Back = A).
+#[test]
+fn a_buffer_planned_on_the_columns_an_mma_in_flight_reads_is_not_written_before_the_wait() {
+    let (m, n, k) = (128usize, 64usize, 32usize);
+    let mut rng = Rng::new(12);
+    let (a, b) = (rounded(F16, &rng.vec(m * k)), rounded(F16, &rng.vec(k * n)));
+    let run_it = |wait: bool| -> Result<[Vec<f64>; 2], String> {
+        let args = vec![ptr(F16), ptr(F16), ptr(F32), ptr(F16), cint(m as i64), cint(n as i64), cint(k as i64)];
+        let f = elab(&source(), "tmem_reuse", [args, vec![cbool(wait)]].concat());
+        let plan = tessel_tile::tmem::plan(&f).unwrap().expect("tensor memory");
+        let column = |name: &str| {
+            let v = (0..f.values.len())
+                .map(|i| tessel_tile::ir::ValueId(i as u32))
+                .find(|&v| f.value(v).name.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("no %{name}"));
+            plan.columns[&v]
+        };
+        assert_eq!(column("a_t"), column("later"), "the plan shares the columns");
+        assert_ne!(column("a_t"), column("acc"));
+        let mut mem = Memory::new();
+        let (ba, bb) = (mem.alloc_from("a", F16, &a), mem.alloc_from("b", F16, &b));
+        let (bo, bback) = (poisoned(&mut mem, "out", F32, m * n), poisoned(&mut mem, "back", F16, m * k));
+        let args = [Arg::Buffer(ba), Arg::Buffer(bb), Arg::Buffer(bo), Arg::Buffer(bback)];
+        tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map_err(|e| e.to_string())?;
+        Ok([mem.read_f64(bo), mem.read_f64(bback)])
+    };
+    let Err(err) = run_it(false) else { panic!("`later` stored while the MMA reading its columns is in flight ran") };
+    assert!(
+        err.contains(
+            "tmem_store writes tensor-memory buffer `later` while the tcgen05_mma into `acc` reading it is in flight"
+        ),
+        "{err}"
+    );
+    let [out, back] = run_it(true).unwrap();
+    let want: Vec<f64> = (0..m * n).map(|i| (0..k).map(|p| a[i / n * k + p] * b[p * n + i % n]).sum()).collect();
+    assert_close("A B", &out, &want, 1e-6);
+    assert_eq!(back, a, "Back = A");
+}
+
 /// A wait no commit will complete: `variant` 0 issues the MMA without `mbarriers=` and commits nothing, 1
 /// initializes the barrier for two arrivals where the MMA's completion is one. Both are named deadlocks.
 fn broken_wait(variant: i64) -> String {
@@ -358,6 +400,39 @@ def budget(X, Y, THIRD_LIVE: gl.constexpr):
     for name in ["%a", "%b", "%c"] {
         assert!(err.contains(&format!("{name} (memdesc<128x256xf32")), "{name}: {err}");
     }
+}
+
+/// One buffer of a `[2, 128, 32]` tensor-memory buffer picked by a runtime index: buffer 1 holds what was stored
+/// there (its own columns), and an index past the buffers is an error naming the view (not a crash).
+#[test]
+fn a_tensor_memory_buffer_index_out_of_range_is_an_error() {
+    let body = r#"
+@gluon.jit
+def pick(X, Y, I):
+    layout: gl.constexpr = TensorMemoryLayout((128, 32), col_stride=1)
+    t = allocate_tensor_memory(gl.float32, [2, 128, 32], layout)
+    regs: gl.constexpr = t.index(0).get_reg_layout()
+    offs = (gl.arange(0, 128, layout=gl.SliceLayout(1, regs))[:, None] * 32
+            + gl.arange(0, 32, layout=gl.SliceLayout(0, regs))[None, :])
+    x = gl.load(X + offs)
+    t.index(0).store(x)
+    t.index(1).store(x + 1.0)
+    gl.store(Y + offs, t.index(I).load())
+"#;
+    let src = format!("{HEADER}{body}");
+    let f = elab(&src, "pick", vec![ptr(F32), ptr(F32), int()]);
+    let x = Rng::new(3).vec(128 * 32);
+    let run_it = |i: i64| {
+        let mut mem = Memory::new();
+        let bx = mem.alloc_from("x", F32, &x);
+        let by = poisoned(&mut mem, "y", F32, 128 * 32);
+        let args = [Arg::Buffer(bx), Arg::Buffer(by), Arg::Int(i)];
+        tessel_interp::run(&f, &args, [1, 1, 1], &mut mem).map(|_| mem.read_f64(by)).map_err(|e| e.to_string())
+    };
+    let want: Vec<f64> = x.iter().map(|v| (*v as f32 + 1.0) as f64).collect();
+    assert_eq!(run_it(1).unwrap(), want);
+    let Err(err) = run_it(2) else { panic!("buffer 2 of 2 was read") };
+    assert!(err.contains("is used, but it is memdesc_index 2 of 2 buffers, out of range"), "{err}");
 }
 
 #[test]

@@ -276,6 +276,12 @@ pub enum SharedFault {
     /// The kernel's tensor-memory buffers live at once do not fit in a CTA's 512 columns (`tessel_tile::tmem`'s
     /// message, naming them), found at the allocation that does not fit.
     TmemBudget(String),
+    /// A tensor-memory view (from column `column`) that reaches past the lanes and columns of tensor memory (an
+    /// internal error: the verifier keeps views in their buffers, the plan buffers in the columns).
+    TmemOutside {
+        view: ValueId,
+        column: usize,
+    },
     /// Cluster launch control used in a way the hardware does not define, or that loses a program's work.
     Clc(ClcFault),
 }
@@ -551,7 +557,8 @@ impl fmt::Display for SharedFault {
             }
             SharedFault::ViewOutOfRange { view, index, count } => write!(
                 f,
-                "shared-memory view {view} is used, but it is memdesc_index {index} of {count} buffers, out of range"
+                "view {view} (shared or tensor memory) is used, but it is memdesc_index {index} of {count} buffers, \
+                 out of range"
             ),
             SharedFault::Deallocated(v) => write!(f, "shared-memory buffer {v} is used after local_dealloc"),
             SharedFault::ReadInFlight(v) => write!(
@@ -630,6 +637,11 @@ impl fmt::Display for SharedFault {
             ),
             SharedFault::CtaGroup { message, .. } => write!(f, "{message}"),
             SharedFault::TmemBudget(m) => write!(f, "tmem_alloc: {m}"),
+            SharedFault::TmemOutside { view, column } => write!(
+                f,
+                "tensor-memory view {view} (from column {column}) reaches past the 128 lanes and the columns of tensor \
+                 memory"
+            ),
             SharedFault::Clc(e) => write!(f, "{e}"),
         }
     }

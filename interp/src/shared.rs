@@ -29,16 +29,14 @@ use tessel_tile::types::Elem;
 /// `len` elements of buffer `buf` from flat (row-major) element `start`: a whole allocation or one buffer of a
 /// multi-buffered one. A view that is not such a run (`memdesc_permute`, `memdesc_slice`, `memdesc_reinterpret`
 /// and views of those) lists its buffer elements in `mapped`, in row-major order of the view (`start` is the
-/// first).
+/// first). A tensor-memory view is a run of columns: `start` the first, `len` how many, in each CTA part (`buf`
+/// tells allocations apart, nothing more: tensor memory is one array of cells, `tmem`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct View {
     buf: usize,
     start: usize,
     len: usize,
     mapped: Option<std::sync::Arc<Vec<usize>>>,
-    /// Tensor memory split over a cluster's CTAs: the columns from one CTA's part of the view's region to the
-    /// next (the buffer's, for a slice of it); 0 for the view's own (a whole buffer, or no split).
-    part_cols: usize,
 }
 
 impl View {
@@ -46,7 +44,7 @@ impl View {
     fn of(buf: usize, elements: Vec<usize>) -> View {
         let (start, len) = (elements.first().copied().unwrap_or(0), elements.len());
         let run = elements.iter().enumerate().all(|(i, &e)| e == start + i);
-        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)), part_cols: 0 }
+        View { buf, start, len, mapped: (!run).then(|| std::sync::Arc::new(elements)) }
     }
 
     /// The buffer element of each view element, in row-major order of the view.
@@ -314,7 +312,7 @@ impl Program<'_> {
                 };
                 let len = init.data.len();
                 self.smem.buffers.push(Some(init));
-                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None, part_cols: 0 };
+                let view = View { buf: self.smem.buffers.len() - 1, start: 0, len, mapped: None };
                 self.env[data.results[0].index()] = Some(Value::Smem(view));
             }
             Op::MemDescIndex => {
@@ -334,14 +332,11 @@ impl Program<'_> {
                 };
                 let shape = self.f.ty(ins[0]).shape();
                 let view = match whole.mapped {
-                    // Tensor memory: buffer i starts its columns on (`len` stays the row's cells).
-                    None if self.f.ty(ins[0]).is_tmem() => {
-                        let cols = tessel_tile::tmem_types::columns(self.f.ty(data.results[0])) as usize;
-                        View { start: whole.start + i as usize * cols, ..whole }
-                    }
+                    // Tensor memory: buffer i's columns.
+                    None if self.f.ty(ins[0]).is_tmem() => self.tmem_index(&whole, i as usize, data.results[0]),
                     None => {
                         let len = whole.len / n as usize;
-                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None, part_cols: 0 }
+                        View { buf: whole.buf, start: whole.start + i as usize * len, len, mapped: None }
                     }
                     Some(_) => whole.derive(shape, &shape[1..], |idx| [&[i as u32], idx].concat()),
                 };

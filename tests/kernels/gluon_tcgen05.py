@@ -1,7 +1,8 @@
 # Blackwell tensor memory and tcgen05 MMAs, written for tessel's tests: a tensor-memory round trip, one tcgen05
 # MMA tile with A in shared or tensor memory, completing on an mbarrier through `mbarriers=` or `tcgen05_commit`,
 # the same with its result read or an operand overwritten too early, two MMAs one after another (the orders the
-# PTX ISA gives and the one it does not), and a blocked matmul whose K loop runs over a ring of TMA-filled buffers.
+# PTX ISA gives and the one it does not), a buffer the tensor-memory plan places on the columns of one an MMA in
+# flight still reads, and a blocked matmul whose K loop runs over a ring of TMA-filled buffers.
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
@@ -147,6 +148,38 @@ def mma_issue_order(A, B, Out, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr
     rc = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
     nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
     gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
+
+
+@gluon.jit
+def tmem_reuse(A, B, Out, Back, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, WAIT: gl.constexpr):
+    # A in tensor memory (`a_t`) for an MMA into `acc`, then read back: that read is a_t's last use, so the
+    # tensor-memory plan gives `later`, allocated after it, a_t's columns. `later` is stored with A read back
+    # (Back = A). WAIT: the MMA, which reads those columns, is waited for before; else after, so the store
+    # overwrites cells the MMA in flight may still read. Out = A B.
+    a, a_s, b_s = _staged_operands(A, B, M, N, K)
+    acc = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout((M, N), col_stride=1))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    a_layout: gl.constexpr = TensorMemoryLayout((M, K), col_stride=1)
+    a_regs: gl.constexpr = get_tmem_reg_layout(gl.float16, [M, K], a_layout, gl.num_warps())
+    a_t = allocate_tensor_memory(gl.float16, [M, K], a_layout, value=gl.convert_layout(a, a_regs))
+    fence_async_shared()
+    tcgen05_mma(a_t, b_s, acc, use_acc=False, mbarriers=[bar])
+    back = a_t.load(a_regs)
+    if WAIT:
+        mbarrier.wait(bar, 0)
+    later = allocate_tensor_memory(gl.float16, [M, K], a_layout)
+    later.store(back)
+    if not WAIT:
+        mbarrier.wait(bar, 0)
+    mbarrier.invalidate(bar)
+    regs: gl.constexpr = get_tmem_32x32b_reg_layout(M, N, [M, N], gl.num_warps())
+    rc = gl.arange(0, M, layout=gl.SliceLayout(1, regs))
+    nc = gl.arange(0, N, layout=gl.SliceLayout(0, regs))
+    gl.store(Out + rc[:, None] * N + nc[None, :], acc.load(regs))
+    ra = gl.arange(0, M, layout=gl.SliceLayout(1, a_regs))
+    ka = gl.arange(0, K, layout=gl.SliceLayout(0, a_regs))
+    gl.store(Back + ra[:, None] * K + ka[None, :], later.load(a_regs))
 
 
 @gluon.jit

@@ -95,3 +95,65 @@ def scaled_tile(a_desc, b_desc, SA, SB, Out, VEC: gl.constexpr, A_FMT: gl.conste
     rows = gl.arange(0, M, layout=gl.SliceLayout(1, O))
     cols = gl.arange(0, N, layout=gl.SliceLayout(0, O))
     gl.store(Out + rows[:, None] * N + cols[None, :], out)
+
+
+@gluon.jit
+def scaled_loop(a_desc, b_desc, SA, SB, Out, VEC: gl.constexpr, SCALES_RING: gl.constexpr, STEPS: gl.constexpr,
+                WAIT: gl.constexpr):
+    # One fp8 tile of A and B (loaded once) times a different block of scales each of STEPS K steps, summed:
+    # Out = sum_s (A · sa_s) @ (B · sb_s)^T. Each step stores its scales into a ring of two shared buffers, and,
+    # as tutorial 11's pipelined kernels do, allocates their tensor memory inside the loop (the same columns every
+    # step), copies them there by tcgen05_copy and issues the MMA, committing it to the step's barrier of two.
+    # WAIT: the MMA of the previous step is waited for before the copies; else only after them, so the copies
+    # overwrite the scales that MMA may still read (which the ISA does not order).
+    M: gl.constexpr = 128
+    N: gl.constexpr = b_desc.block_type.shape[0]
+    K: gl.constexpr = a_desc.block_type.shape[1]
+    SK: gl.constexpr = K // VEC
+    a_s = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_s = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+    sa_ring = gl.allocate_shared_memory(SA.dtype.element_ty, [2, M, SK], SCALES_RING)
+    sb_ring = gl.allocate_shared_memory(SB.dtype.element_ty, [2, N, SK], SCALES_RING)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.init(mma_bars.index(0), count=1)
+    mbarrier.init(mma_bars.index(1), count=1)
+    mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+    tma.async_load(a_desc, [0, 0], bar, a_s)
+    tma.async_load(b_desc, [0, 0], bar, b_s)
+    mbarrier.wait(bar, 0)
+
+    acc = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout([M, N], col_stride=1))
+    L: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [gl.num_warps(), 1], [1, 0])
+    for s in range(STEPS):
+        slot = s % 2
+        # The ring slot's last reader, the copy of step s - 2, was waited for in step s - 1.
+        ks = s * SK + gl.arange(0, SK, layout=gl.SliceLayout(0, L))
+        sa = gl.load(SA + gl.arange(0, M, layout=gl.SliceLayout(1, L))[:, None] * (SK * STEPS) + ks[None, :])
+        sb = gl.load(SB + gl.arange(0, N, layout=gl.SliceLayout(1, L))[:, None] * (SK * STEPS) + ks[None, :])
+        sa_ring.index(slot).store(sa)
+        sb_ring.index(slot).store(sb)
+        fence_async_shared()
+        scale_layout: gl.constexpr = TensorMemoryScalesLayout()
+        sa_t = allocate_tensor_memory(SA.dtype.element_ty, [M, SK], scale_layout)
+        sb_t = allocate_tensor_memory(SB.dtype.element_ty, [N, SK], scale_layout)
+        if WAIT:
+            if s > 0:
+                mbarrier.wait(mma_bars.index(1 - slot), ((s - 1) // 2) % 2)
+        tcgen05_copy(sa_ring.index(slot), sa_t)
+        tcgen05_copy(sb_ring.index(slot), sb_t)
+        tcgen05_mma_scaled(a_s, b_s.permute((1, 0)), acc, sa_t, sb_t, "e4m3", "e4m3", use_acc=s > 0)
+        tcgen05_commit(mma_bars.index(slot))
+        if not WAIT:
+            if s > 0:
+                mbarrier.wait(mma_bars.index(1 - slot), ((s - 1) // 2) % 2)
+    mbarrier.wait(mma_bars.index((STEPS - 1) % 2), ((STEPS - 1) // 2) % 2)
+    mbarrier.invalidate(bar)
+    mbarrier.invalidate(mma_bars.index(0))
+    mbarrier.invalidate(mma_bars.index(1))
+    O: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, gl.num_warps()], [1, 0])
+    out = gl.convert_layout(acc.load(), O)
+    rows = gl.arange(0, M, layout=gl.SliceLayout(1, O))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, O))
+    gl.store(Out + rows[:, None] * N + cols[None, :], out)

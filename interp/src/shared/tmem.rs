@@ -1,14 +1,19 @@
-//! Tensor memory and the tcgen05 ops in the interpreter. A tensor-memory buffer is rows of 32-bit cells (its
-//! `TensorMemoryLayout` or `TensorMemoryScalesLayout` places each element at a row and an element slot; 16- and
-//! 8-bit elements share a cell; an element a layout places in several rows, as the lane quarters of scales, is
-//! written to each and read from the first), so elements alias exactly as on the hardware. The tcgen05 ops
-//! (`tcgen05_mma`, `tcgen05_mma_scaled`, `tcgen05_copy`) compute at issue, in issue order, against the cells as
-//! the tensor cores see them (`shadow`: an MMA reads what an earlier copy or MMA wrote, as the hardware's
-//! tcgen05 pipe runs them in order); their results land in the cells the program sees only when an
-//! `mbarrier_wait` observes the phase of a barrier that a commit (an MMA's `mbarriers=` or a later
-//! `tcgen05_commit`) made track them. Until then a `tmem_load` of cells one writes, a `tmem_store` over cells one
-//! writes or reads (the scales of a block-scaled MMA), or a write into the shared memory one reads is an error
-//! naming the op.
+//! Tensor memory and the tcgen05 ops in the interpreter. Tensor memory is what a CTA has: 128 lanes of 32-bit
+//! cells, [`COLUMNS`] per lane (per CTA of a cluster: a buffer split over a CTA pair has each CTA's part in that
+//! CTA's cells), and each `tmem_alloc` takes the columns [`tessel_tile::tmem::plan`] gives it, as the compiled
+//! kernel does: an allocation run again (in a loop) gets the same cells, and allocations the plan puts on the same
+//! columns share them. Every allocation fills its cells with junk. A buffer's `TensorMemoryLayout` or
+//! `TensorMemoryScalesLayout` places each element at a lane and an element slot; 16- and 8-bit elements share a
+//! cell; an element a layout places in several lanes, as the lane quarters of scales, is written to each and read
+//! from the first; so views alias exactly as on the hardware. The tcgen05 ops (`tcgen05_mma`,
+//! `tcgen05_mma_scaled`, `tcgen05_copy`) compute at issue, in issue order, against the cells as the tensor cores
+//! see them (`shadow`: an MMA reads what an earlier copy or MMA wrote, as the hardware's tcgen05 pipe runs them in
+//! order); their results land in the cells the program sees only when an `mbarrier_wait` observes the phase of a
+//! barrier that a commit (an MMA's `mbarriers=` or a later `tcgen05_commit`) made track them. Until then a
+//! `tmem_load` of cells one writes, a `tmem_store` over cells one writes or reads (the scales of a block-scaled
+//! MMA), or a write into the shared memory one reads is an error naming the op; so is, under `MmaOrder::Isa`, a
+//! tcgen05 op over cells one reads or writes where the ISA does not run the two in issue order, whichever
+//! allocations the cells belong to.
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,25 +26,23 @@ use super::{Program, Tensor, Value, View, overlaps};
 use crate::compute::dot;
 use crate::error::{Fault, InFlight, SharedFault, TmemConflict};
 
-/// One tensor-memory allocation: its rows of cells as the program sees them (`cells`), and as the tensor cores
-/// see them, with the results of MMAs still in flight (`shadow`).
-#[derive(Clone, Debug)]
-struct Buf {
-    cells: Vec<u32>,
-    shadow: Vec<u32>,
-}
+/// Lanes of tensor memory: a buffer's rows.
+const LANES: usize = 128;
+
+/// Columns of a CTA's tensor memory.
+const COLUMNS: usize = tessel_tile::tmem::COLUMNS as usize;
 
 /// The results of one tcgen05 op, in flight until a wait observes a commit that tracks it.
 #[derive(Debug)]
 struct Group {
     /// The barriers of the commits tracking it, with the phase each completed with (once it has).
     keys: Vec<((usize, usize), Option<u64>)>,
-    /// (buffer, cell, bits).
-    writes: Vec<(usize, usize, u32)>,
+    /// (cell, bits).
+    writes: Vec<(usize, u32)>,
     /// The shared-memory operands it reads.
     reads: Vec<View>,
-    /// The tensor-memory cells it reads (buffer, cell): an MMA's A in tensor memory, its scales.
-    tmem_reads: Vec<(usize, usize)>,
+    /// The tensor-memory cells it reads: an MMA's A in tensor memory, its scales.
+    tmem_reads: Vec<usize>,
     /// The op, as messages name it.
     op: InFlight,
     /// The CTAs (offsets from the issuer) holding copies of the shared memory it reads, which a multicast commit
@@ -47,12 +50,28 @@ struct Group {
     ctas: u16,
 }
 
+/// Where the kernel's allocations go: each `tmem_alloc` result's first column, and the columns of a lane.
+struct Placed {
+    columns: HashMap<ValueId, usize>,
+    width: usize,
+    /// The allocation that does not fit in a CTA's columns, with the budget message naming the buffers live with
+    /// it: running it is an error.
+    over: Option<(OpId, String)>,
+}
+
+/// The tensor memory of the CTAs a program runs.
 #[derive(Default)]
 pub(in crate::shared) struct Tmem {
-    bufs: Vec<Option<Buf>>,
+    /// Lane after lane of `width` cells, CTA part after CTA part (a buffer split over a CTA pair: its part `p` in
+    /// the cells of part `p`), as the program sees them.
+    cells: Vec<u32>,
+    /// The same cells as the tensor cores see them, with the results of tcgen05 ops still in flight.
+    shadow: Vec<u32>,
     groups: Vec<Group>,
-    /// The kernel's buffers were found to fit ([`tessel_tile::tmem::plan`]).
-    planned: bool,
+    /// The allocations' columns, once the first `tmem_alloc` ran.
+    placed: Option<Placed>,
+    /// The allocations made so far (a view's `buf`: which one, for nothing but telling them apart).
+    allocs: usize,
     /// The kernel's tensor-core mode (`cta_group::1` or `::2`), once a tcgen05 op asked.
     group: Option<u32>,
 }
@@ -73,91 +92,130 @@ impl Tmem {
     pub(super) fn reader_of(&self, view: &View) -> Option<InFlight> {
         self.groups.iter().find(|g| g.reads.iter().any(|r| overlaps(r, view))).map(|g| g.op)
     }
+
+    /// The columns of a lane (0 before the first allocation).
+    fn width(&self) -> usize {
+        self.placed.as_ref().map_or(0, |p| p.width)
+    }
+
+    /// Room for `parts` CTA parts of tensor memory.
+    fn reserve(&mut self, parts: usize) {
+        let n = parts * LANES * self.width();
+        if self.cells.len() < n {
+            self.cells.resize(n, 0);
+            self.shadow.resize(n, 0);
+        }
+    }
 }
 
-/// Per element of a tensor in tensor memory: the (cell, bit shift) of its first slot in each row holding it, the
-/// first row's first.
+/// Per element of a tensor in tensor memory: the (cell, bit shift) of its first slot in each lane holding it (of
+/// each CTA part), the first lane's first.
 type Places = Vec<Vec<(usize, u32)>>;
 
-/// Where each element of a `shape` tensor of `bits`-bit elements laid out by `layout` (`row, col → dim0, dim1`)
-/// sits, and the buffer's column count.
-fn placement(layout: &tessel_tile::Layout, shape: &[u32], bits: u32) -> (Places, usize) {
-    let cols = columns(layout, bits);
-    (place_in(layout, shape, bits, cols, 0, 0), cols)
-}
-
-/// The CTA parts a tensor-memory layout splits its columns into (its last `col` bits; 1 without a split).
+/// The CTA parts a tensor-memory layout splits its columns into (1 without a split; a broadcast's copies are
+/// parts too).
 fn parts(layout: &tessel_tile::Layout) -> usize {
     tessel_tile::tmem::cta_parts(layout) as usize
 }
 
-/// The 32-bit columns a buffer laid out by `layout` takes.
-fn columns(layout: &tessel_tile::Layout, bits: u32) -> usize {
-    ((layout.linear.in_dim_size("col") as usize * bits as usize).div_ceil(32)).max(1)
+/// Where the kernel's allocations go: [`tessel_tile::tmem::plan`]'s columns. A kernel over the budget does not
+/// compile; here its allocations each get columns of their own past one another (the one that does not fit is
+/// refused when it runs, as before), so that a run reaching only those that fit goes on.
+fn place_allocations(f: &tessel_tile::ir::Func) -> Placed {
+    match tessel_tile::tmem::plan(f) {
+        Ok(plan) => Placed {
+            columns: plan.map(|p| p.columns.into_iter().map(|(v, c)| (v, c as usize)).collect()).unwrap_or_default(),
+            width: COLUMNS,
+            over: None,
+        },
+        Err(over) => {
+            let mut columns = HashMap::new();
+            let mut next = 0usize;
+            for o in f.all_ops().into_iter().filter(|&o| f.op(o).op == Op::TmemAlloc) {
+                let v = f.op(o).results[0];
+                let size = tessel_tile::tmem::buffer_columns(f, v).next_power_of_two() as usize;
+                next = next.next_multiple_of(size);
+                columns.insert(v, next);
+                next += size;
+            }
+            Placed { columns, width: next.max(COLUMNS), over: Some(over) }
+        }
+    }
 }
 
-/// [`placement`] in a buffer of `cols` cells per row, from column `col0` (a slice of it). A layout split over a
-/// cluster's CTAs has each CTA's part at its last `col` bits; `part_cols` columns apart (0: the layout's own
-/// columns per part, as in a whole buffer; a slice's parts stay as far apart as its buffer's).
+/// Where each element of a `shape` tensor of `bits`-bit elements laid out by `layout` (`row, col → dims`) sits in
+/// tensor memory of `width` columns a lane, its first column `col0`; `None` when a place falls outside the lanes
+/// and columns (or past `parts` CTA parts).
+///
+/// A layout split over a cluster's CTAs has the CTA bits right after one buffer's column slots (before the index
+/// bits of a `[buffers, ...]` buffer, `tessel_tile::cluster_part::local_tmem`): each CTA holds its part of every
+/// buffer, the buffers one after another in its columns, as codegen lays out each CTA's part.
 fn place_in(
     layout: &tessel_tile::Layout,
     shape: &[u32],
     bits: u32,
-    cols: usize,
     col0: usize,
-    part_cols: usize,
-) -> Places {
+    width: usize,
+    parts_held: usize,
+) -> Option<Places> {
     let parts = parts(layout);
     let layout = &layout.linear;
-    let (rows, slots) = (layout.in_dim_size("row"), layout.in_dim_size("col"));
-    let part_slots = (slots as usize / parts).max(1);
-    let stride = if part_cols == 0 { (part_slots * bits as usize).div_ceil(32) } else { part_cols };
+    let (rows, slots) = (layout.in_dim_size("row") as usize, layout.in_dim_size("col") as usize);
+    let lead = shape[..shape.len().saturating_sub(2)].iter().product::<u32>().next_power_of_two() as usize;
+    // Slots of one buffer in one CTA.
+    let one = (slots / parts / lead).max(1);
     let n = shape.iter().map(|&d| d as usize).product();
     let mut at: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
-    // Slots first, then rows: each element's first slot comes first, and a row's later slots holding it again
+    // Slots first, then rows: each element's first slot comes first, and a lane's later slots holding it again
     // (unpacked halves, empty slots repeating another) are not places of its own.
     for slot in 0..slots {
-        for row in 0..rows {
-            let idx = layout.apply(&[row, slot]);
+        let (local, rest) = (slot % one, slot / one);
+        let (part, index) = (rest % parts, rest / parts);
+        let bit = (index * one + local) * bits as usize;
+        let col = col0 + bit / 32;
+        if col >= width || part >= parts_held {
+            return None;
+        }
+        for row in 0..rows.min(LANES) {
+            let idx = layout.apply(&[row as u32, slot as u32]);
             let e = idx.iter().zip(shape).fold(0, |e, (&i, &d)| e * d as usize + i as usize);
-            let (part, local) = (slot as usize / part_slots, slot as usize % part_slots);
-            let bit = local * bits as usize;
-            let cell = row as usize * cols + col0 + part * stride + bit / 32;
-            if at[e].iter().all(|&(c, _)| (c - col0) / cols != row as usize) {
-                at[e].push((cell, (bit % 32) as u32));
+            let line = part * LANES + row;
+            if at[e].iter().all(|&(c, _)| c / width != line) {
+                at[e].push((line * width + col, (bit % 32) as u32));
             }
         }
     }
-    assert!(at.iter().all(|p| !p.is_empty()), "a tensor-memory layout covers its tensor");
-    at
+    (rows <= LANES && at.iter().all(|p| !p.is_empty())).then_some(at)
 }
 
 impl Program<'_> {
-    /// A tensor-memory view: its buffer, and (in `start`, `len`) its first column and the buffer's columns.
-    fn tmem_view_of(&self, v: ValueId) -> &View {
+    /// A tensor-memory view: its allocation (`buf`), its first column (`start`) and its columns (`len`), in each
+    /// CTA part. A view past its buffers (`memdesc_index` out of range) is an error here.
+    fn tmem_view_of(&self, v: ValueId) -> Result<&View, SharedFault> {
         match &self.env[v.index()] {
-            Some(Value::Smem(view)) => view,
+            Some(Value::Smem(view)) => Ok(view),
+            &Some(Value::SmemOutOfRange { index, count }) => Err(SharedFault::ViewOutOfRange { view: v, index, count }),
             other => unreachable!("verified: {v} is a tensor-memory memdesc, found {other:?}"),
         }
     }
 
-    fn tmem_view(&self, v: ValueId) -> usize {
-        self.tmem_view_of(v).buf
-    }
-
-    /// The element placements and element type of tensor-memory value `v`.
-    fn tmem_place(&self, v: ValueId) -> (Places, ScalarType, Vec<u32>) {
+    /// The element placements, element type and shape of tensor-memory value `v`.
+    fn tmem_place(&self, v: ValueId) -> Result<(Places, ScalarType, Vec<u32>), SharedFault> {
         let (shape, elem, layout) = self.f.ty(v).memdesc().expect("a memdesc");
-        let view = self.tmem_view_of(v);
-        (place_in(layout, shape, elem.bits(), view.len, view.start, view.part_cols), elem, shape.to_vec())
+        let view = self.tmem_view_of(v)?;
+        let t = &self.smem.tmem;
+        let held = t.cells.len() / (LANES * t.width()).max(1);
+        let place = place_in(layout, shape, elem.bits(), view.start, t.width(), held)
+            .ok_or_else(|| SharedFault::TmemOutside { view: v, column: view.start })?;
+        Ok((place, elem, shape.to_vec()))
     }
 
     /// Every cell of tensor-memory value `v`.
-    fn tmem_all_cells(&self, v: ValueId) -> Vec<usize> {
-        self.tmem_place(v).0.iter().flatten().map(|&(c, _)| c).collect()
+    fn tmem_all_cells(&self, v: ValueId) -> Result<Vec<usize>, SharedFault> {
+        Ok(self.tmem_place(v)?.0.iter().flatten().map(|&(c, _)| c).collect())
     }
 
-    /// `mem.slice(start, length)` of tensor memory: the same buffer from a later column.
+    /// `mem.slice(start, length)` of tensor memory: the same cells from a later column (in each CTA's part).
     pub(super) fn tmem_slice(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let Op::MemDescSlice { start, .. } = data.op else { unreachable!("a slice") };
@@ -167,33 +225,34 @@ impl Program<'_> {
             self.f.ty(data.results[0]).shape()[1],
         )
         .map_err(|_| Fault::Unverified("a tensor-memory slice the verifier accepts"))?;
-        let whole = self.tmem_view_of(data.operands[0]).clone();
-        // Each CTA's part of the slice starts `cols` into that CTA's part of the buffer.
-        let (_, elem, layout) = self.f.ty(data.operands[0]).memdesc().expect("a memdesc");
-        let part_cols = match whole.part_cols {
-            0 => columns(layout, elem.bits()) / parts(layout),
-            p => p,
-        };
-        let view = View { start: whole.start + cols as usize, part_cols, ..whole };
+        let whole = self.tmem_view_of(data.operands[0])?.clone();
+        let len = tessel_tile::tmem::buffer_columns(self.f, data.results[0]) as usize;
+        let view = View { start: whole.start + cols as usize, len, ..whole };
         self.env[data.results[0].index()] = Some(Value::Smem(view));
         Ok(())
     }
 
+    /// `mem.index(i)` of a `[buffers, ...]` tensor-memory buffer, `i` in range: buffer `i`'s columns, one
+    /// buffer's columns after another (in each CTA's part), as codegen places them.
+    pub(super) fn tmem_index(&self, whole: &View, i: usize, result: ValueId) -> View {
+        let cols = tessel_tile::tmem::buffer_columns(self.f, result) as usize;
+        View { start: whole.start + i * cols, len: cols, ..whole.clone() }
+    }
+
     /// The tensor `v` holds, from the program's cells or (`shadow`) the tensor cores' view.
     fn tmem_read(&self, v: ValueId, shadow: bool) -> Result<Tensor, SharedFault> {
-        let b = self.tmem_view(v);
-        let buf = self.smem.tmem.bufs[b].as_ref().ok_or(SharedFault::Deallocated(v))?;
-        let (place, elem, shape) = self.tmem_place(v);
+        let (place, elem, shape) = self.tmem_place(v)?;
         let mask = if elem.bits() == 32 { u32::MAX } else { (1u32 << elem.bits()) - 1 };
-        let cells = if shadow { &buf.shadow } else { &buf.cells };
+        let cells = if shadow { &self.smem.tmem.shadow } else { &self.smem.tmem.cells };
         let data = place.iter().map(|p| from_bits(((cells[p[0].0] >> p[0].1) & mask) as u64, elem)).collect();
         Ok(Tensor { shape, elem: Elem::Scalar(elem), data })
     }
 
-    /// The (cell, bits) writes that put `t` into `v`: whole cells, the other elements of a shared cell kept, an
-    /// element placed in several rows written to each.
-    fn tmem_cells(&self, v: ValueId, t: &Tensor, base: &[u32]) -> Vec<(usize, u32)> {
-        let (place, elem, _) = self.tmem_place(v);
+    /// The (cell, bits) writes that put `t` into `v`, over the tensor cores' view of the cells: whole cells, the
+    /// other elements of a shared cell kept, an element placed in several lanes written to each.
+    fn tmem_cells(&self, v: ValueId, t: &Tensor) -> Result<Vec<(usize, u32)>, SharedFault> {
+        let (place, elem, _) = self.tmem_place(v)?;
+        let base = &self.smem.tmem.shadow;
         let mask = if elem.bits() == 32 { u32::MAX } else { (1u32 << elem.bits()) - 1 };
         let mut cells: HashMap<usize, u32> = HashMap::new();
         for (places, &x) in place.iter().zip(&t.data) {
@@ -205,17 +264,17 @@ impl Program<'_> {
         }
         let mut out: Vec<(usize, u32)> = cells.into_iter().collect();
         out.sort_unstable();
-        out
+        Ok(out)
     }
 
-    /// The tcgen05 op in flight that writes a cell of buffer `b` among `cells` (or, `reads`, that writes or reads
-    /// one), if one is: the op and whether it only reads them.
-    fn tmem_pending(&self, b: usize, cells: &[usize], reads: bool) -> Option<(InFlight, bool)> {
-        let touched: std::collections::HashSet<usize> = cells.iter().copied().collect();
+    /// The tcgen05 op in flight that writes one of `cells` (or, `reads`, that writes or reads one), whichever
+    /// allocation it names them by, if one is: the op and whether it only reads them.
+    fn tmem_pending(&self, cells: &[usize], reads: bool) -> Option<(InFlight, bool)> {
+        let touched: HashSet<usize> = cells.iter().copied().collect();
         self.smem.tmem.groups.iter().find_map(|g| {
-            if g.writes.iter().any(|&(wb, c, _)| wb == b && touched.contains(&c)) {
+            if g.writes.iter().any(|(c, _)| touched.contains(c)) {
                 Some((g.op, false))
-            } else if reads && g.tmem_reads.iter().any(|&(rb, c)| rb == b && touched.contains(&c)) {
+            } else if reads && g.tmem_reads.iter().any(|c| touched.contains(c)) {
                 Some((g.op, true))
             } else {
                 None
@@ -232,10 +291,8 @@ impl Program<'_> {
             .partition(|g| g.keys.iter().any(|(k, done)| *k == key && done.is_some_and(|p| p <= upto)));
         self.smem.tmem.groups = waiting;
         for g in landed {
-            for (b, c, bits) in g.writes {
-                if let Some(buf) = self.smem.tmem.bufs[b].as_mut() {
-                    buf.cells[c] = bits;
-                }
+            for (c, bits) in g.writes {
+                self.smem.tmem.cells[c] = bits;
             }
         }
     }
@@ -294,35 +351,30 @@ impl Program<'_> {
         reads: &[ValueId],
         tmem_reads: &[ValueId],
     ) -> Result<(), SharedFault> {
-        let bi = self.tmem_view(into);
-        let shadow = self.smem.tmem.bufs[bi].as_ref().ok_or(SharedFault::Deallocated(into))?.shadow.clone();
-        let cells = self.tmem_cells(into, out, &shadow);
+        let cells = self.tmem_cells(into, out)?;
         let mut read_cells = Vec::new();
         for &x in tmem_reads {
-            let b = self.tmem_view(x);
-            read_cells.extend(self.tmem_all_cells(x).into_iter().map(|c| (b, c)));
+            read_cells.extend(self.tmem_all_cells(x)?);
         }
         let op_in_flight = InFlight { op, into };
         if self.limits.mma_order == crate::MmaOrder::Isa {
-            let written: HashSet<(usize, usize)> = cells.iter().map(|&(c, _)| (bi, c)).collect();
+            let written: HashSet<usize> = cells.iter().map(|&(c, _)| c).collect();
             self.check_issue_order(op_in_flight, &written, &read_cells)?;
         }
-        let buf = self.smem.tmem.bufs[bi].as_mut().expect("checked");
         for &(c, bits) in &cells {
-            buf.shadow[c] = bits;
+            self.smem.tmem.shadow[c] = bits;
         }
         let mut views = Vec::new();
         for &x in reads {
             views.push(self.view(x)?);
         }
-        let writes = cells.into_iter().map(|(c, bits)| (bi, c, bits)).collect();
         let group = self.cta_group()?;
         let smem: Vec<&tessel_tile::Type> = reads.iter().map(|&x| self.f.ty(x)).collect();
         let ctas = tessel_tile::cluster::commit_ctas(&smem, group, self.f.config.num_ctas);
         self.smem.tmem.groups.push(Group {
             ctas,
             keys: Vec::new(),
-            writes,
+            writes: cells,
             reads: views,
             tmem_reads: read_cells,
             op: op_in_flight,
@@ -331,39 +383,47 @@ impl Program<'_> {
     }
 
     /// `MmaOrder::Isa`: tcgen05 op `op`, about to issue, writing the tensor-memory cells `written` and reading
-    /// `read`, against every op still in flight. The ISA pipelines (runs in issue order) only an MMA after an MMA
-    /// into the same accumulator (the same cells) and an MMA after a `tcgen05.cp`; any other pair touching the
-    /// same cells, one of them writing, is an error naming both.
-    fn check_issue_order(
-        &self,
-        op: InFlight,
-        written: &HashSet<(usize, usize)>,
-        read: &[(usize, usize)],
-    ) -> Result<(), SharedFault> {
+    /// `read`, against every op still in flight, whichever allocations name the cells (the plan puts allocations
+    /// whose lives do not overlap, and an allocation run again, on the same columns). The ISA pipelines (runs in
+    /// issue order) only an MMA after an MMA into the same accumulator (the same cells) and an MMA after a
+    /// `tcgen05.cp`; any other pair touching the same cells, one of them writing, is an error naming both: the
+    /// overwrite of cells an op in flight reads first (a copy over the scales an MMA reads, rather than over the
+    /// earlier copy of them), then of cells one writes, then the read of cells one writes.
+    fn check_issue_order(&self, op: InFlight, written: &HashSet<usize>, read: &[usize]) -> Result<(), SharedFault> {
         let is_mma = |name: &str| name.starts_with("tcgen05_mma");
-        let read: HashSet<(usize, usize)> = read.iter().copied().collect();
-        for g in &self.smem.tmem.groups {
+        let read: HashSet<usize> = read.iter().copied().collect();
+        let unordered = self.smem.tmem.groups.iter().filter(|g| {
             let pipelined = is_mma(op.op)
                 && (g.op.op == "tcgen05_copy"
                     || (is_mma(g.op.op)
                         && g.writes.len() == written.len()
-                        && g.writes.iter().all(|&(b, c, _)| written.contains(&(b, c)))));
-            if pipelined {
-                continue;
-            }
-            let conflict = if g.tmem_reads.iter().any(|c| written.contains(c)) {
-                TmemConflict::OverwritesOperand
-            } else if g.writes.iter().any(|&(b, c, _)| written.contains(&(b, c))) {
-                TmemConflict::OverwritesResult
-            } else if g.writes.iter().any(|&(b, c, _)| read.contains(&(b, c))) {
-                TmemConflict::ReadsResult
+                        && g.writes.iter().all(|(c, _)| written.contains(c))));
+            !pipelined
+        });
+        let conflict_with = |g: &Group| {
+            if g.tmem_reads.iter().any(|c| written.contains(c)) {
+                Some(TmemConflict::OverwritesOperand)
+            } else if g.writes.iter().any(|(c, _)| written.contains(c)) {
+                Some(TmemConflict::OverwritesResult)
+            } else if g.writes.iter().any(|(c, _)| read.contains(c)) {
+                Some(TmemConflict::ReadsResult)
             } else {
-                continue;
-            };
-            let names = Box::new((self.memdesc_name(op.into), self.memdesc_name(g.op.into)));
-            return Err(SharedFault::TmemOrder { op, earlier: g.op, conflict, names });
+                None
+            }
+        };
+        let rank = |c: TmemConflict| match c {
+            TmemConflict::OverwritesOperand => 0,
+            TmemConflict::OverwritesResult => 1,
+            TmemConflict::ReadsResult => 2,
+        };
+        let found = unordered.filter_map(|g| conflict_with(g).map(|c| (c, g.op))).min_by_key(|&(c, _)| rank(c));
+        match found {
+            Some((conflict, earlier)) => {
+                let names = Box::new((self.memdesc_name(op.into), self.memdesc_name(earlier.into)));
+                Err(SharedFault::TmemOrder { op, earlier, conflict, names })
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The commits an MMA makes to its `(barrier, predicate)` operands.
@@ -376,49 +436,60 @@ impl Program<'_> {
         Ok(())
     }
 
+    /// `tmem_alloc`: the columns the plan gives the buffer (the same each time the allocation runs), filled with
+    /// junk, then with its initial value if it has one. The budget is checked at the allocation that does not
+    /// fit.
+    fn tmem_alloc(&mut self, o: OpId) -> Result<(), Fault> {
+        let data = self.f.op(o);
+        let r = data.results[0];
+        if self.smem.tmem.placed.is_none() {
+            self.smem.tmem.placed = Some(place_allocations(self.f));
+        }
+        let placed = self.smem.tmem.placed.as_ref().expect("placed");
+        if let Some((at, m)) = &placed.over
+            && *at == o
+        {
+            return Err(SharedFault::TmemBudget(m.clone()).into());
+        }
+        let col0 = *placed.columns.get(&r).ok_or(Fault::Unverified("a tmem_alloc the tensor-memory plan places"))?;
+        let width = placed.width;
+        let (_, elem, layout) = self.f.ty(r).memdesc().expect("verified");
+        let cols = tessel_tile::tmem::buffer_columns(self.f, r) as usize;
+        let parts = parts(layout);
+        self.smem.tmem.reserve(parts);
+        // Fresh tensor memory holds garbage: NaN bits (for f16/bf16 in each half, for 8-bit scales in each byte:
+        // e8m0 and e4m3 NaN) show reads before writes. Each allocation run again is fresh again.
+        let junk = match elem.bits() {
+            32 => 0x7fc0_0000,
+            16 => 0x7e00_7e00,
+            _ => u32::MAX,
+        };
+        let t = &mut self.smem.tmem;
+        for line in 0..parts * LANES {
+            let at = line * width + col0;
+            t.cells[at..at + cols].fill(junk);
+            t.shadow[at..at + cols].fill(junk);
+        }
+        let buf = t.allocs;
+        t.allocs += 1;
+        self.env[r.index()] = Some(Value::Smem(View { buf, start: col0, len: cols, mapped: None }));
+        if let Some(&init) = data.operands.first() {
+            let t = self.tensor(init).clone();
+            self.tmem_write(r, &t)?;
+        }
+        Ok(())
+    }
+
     /// The tensor-memory ops.
     pub(super) fn tmem(&mut self, o: OpId) -> Result<(), Fault> {
         let data = self.f.op(o);
         let ins = &data.operands;
         let on = |p: &Self, v: ValueId| p.tensor(v).data[0].is_true();
         match &data.op {
-            Op::TmemAlloc => {
-                // The budget, once per run: the buffers live at once must fit in the CTA's columns.
-                if !self.smem.tmem.planned {
-                    if let Err((at, m)) = tessel_tile::tmem::plan(self.f) {
-                        if at == o {
-                            return Err(SharedFault::TmemBudget(m).into());
-                        }
-                    } else {
-                        self.smem.tmem.planned = true;
-                    }
-                }
-                let r = data.results[0];
-                let (shape, elem, layout) = self.f.ty(r).memdesc().expect("verified");
-                let (_, cols) = placement(layout, shape, elem.bits());
-                let rows = layout.linear.in_dim_size("row") as usize;
-                // Fresh tensor memory holds garbage: NaN bits (for f16/bf16 in each half, for 8-bit scales in
-                // each byte: e8m0 and e4m3 NaN) show reads before writes.
-                let junk = match elem.bits() {
-                    32 => 0x7fc0_0000,
-                    16 => 0x7e00_7e00,
-                    _ => u32::MAX,
-                };
-                let cells = vec![junk; rows * cols];
-                self.smem.tmem.bufs.push(Some(Buf { cells: cells.clone(), shadow: cells }));
-                let b = self.smem.tmem.bufs.len() - 1;
-                // A tensor-memory view's `start` is its first column, `len` the buffer's columns.
-                self.env[r.index()] =
-                    Some(Value::Smem(View { buf: b, start: 0, len: cols, mapped: None, part_cols: 0 }));
-                if let Some(&init) = ins.first() {
-                    let t = self.tensor(init).clone();
-                    self.tmem_write(r, &t)?;
-                }
-            }
+            Op::TmemAlloc => self.tmem_alloc(o)?,
             Op::TmemLoad => {
-                let b = self.tmem_view(ins[0]);
-                let cells: Vec<usize> = self.tmem_place(ins[0]).0.iter().map(|p| p[0].0).collect();
-                if let Some((by, _)) = self.tmem_pending(b, &cells, false) {
+                let cells: Vec<usize> = self.tmem_place(ins[0])?.0.iter().map(|p| p[0].0).collect();
+                if let Some((by, _)) = self.tmem_pending(&cells, false) {
                     let names = Box::new((self.memdesc_name(ins[0]), self.memdesc_name(by.into)));
                     return Err(
                         SharedFault::TmemInFlight { op: "tmem_load", buffer: ins[0], by, reads: false, names }.into()
@@ -488,18 +559,16 @@ impl Program<'_> {
     /// `tmem_store` (and an initialized `tmem_alloc`): an error over cells a tcgen05 op in flight writes or
     /// reads.
     fn tmem_write(&mut self, v: ValueId, t: &Tensor) -> Result<(), SharedFault> {
-        let b = self.tmem_view(v);
-        let cells_now = self.smem.tmem.bufs[b].as_ref().ok_or(SharedFault::Deallocated(v))?;
-        let writes = self.tmem_cells(v, t, &cells_now.shadow.clone());
+        let writes = self.tmem_cells(v, t)?;
         let touched: Vec<usize> = writes.iter().map(|&(c, _)| c).collect();
-        if let Some((by, reads)) = self.tmem_pending(b, &touched, true) {
+        if let Some((by, reads)) = self.tmem_pending(&touched, true) {
             let names = Box::new((self.memdesc_name(v), self.memdesc_name(by.into)));
             return Err(SharedFault::TmemInFlight { op: "tmem_store", buffer: v, by, reads, names });
         }
-        let buf = self.smem.tmem.bufs[b].as_mut().expect("checked");
+        let tm = &mut self.smem.tmem;
         for (c, bits) in writes {
-            buf.cells[c] = bits;
-            buf.shadow[c] = bits;
+            tm.cells[c] = bits;
+            tm.shadow[c] = bits;
         }
         Ok(())
     }
