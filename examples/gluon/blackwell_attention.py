@@ -439,8 +439,8 @@ def _softmax(sched, s_tmem, s_ready, p_ready, xfer, xfer_ready, xfer_free, qk_sc
                     row_sum += gl.sum(p, 1)
                 p_part = p_tmem.slice(c * 64, 64)
                 p_part.store(gl.convert_layout(p.to(dtype), p_part.get_reg_layout()))
-            # One rounding: the fma the code generator (and the interpreter, tessel_tile::contract) would make of
-            # `l_i * alpha + row_sum` anyway, as LLVM does of Triton's.
+            # One rounding: the code generator contracts `l_i * alpha + row_sum` into this fma anyway (as LLVM
+            # does Triton's); spelled out, the interpreter, which does not contract, computes the GPU's bits.
             l_i = gl.fma(l_i, alpha, row_sum)
             m_i = m_new
             mbarrier.arrive(p_ready.index(SUB), count=1)
