@@ -39,20 +39,6 @@ impl Program<'_> {
                     data: (*start..*end).map(|i| Val::Int(i as i64)).collect(),
                 }]
             }
-            Op::Binary { .. } if self.contracted.contains_key(&o) => {
-                // `a * b + c` rounded once, as the code generator's `fma.rn` (`tessel_tile::contract`).
-                let c = self.contracted[&o];
-                let t = scalar_of(ins[0].elem)?;
-                let (x, y, z) = (tensor_in(env, c.x), tensor_in(env, c.y), tensor_in(env, c.addend));
-                let sign = |v: f64, neg: bool| if neg { -v } else { v };
-                let data = (0..x.numel())
-                    .map(|i| {
-                        let (x, y, z) = (x.data[i].as_f64(), y.data[i].as_f64(), z.data[i].as_f64());
-                        Val::Float(arith::fma(t, sign(x, c.negate_product), y, sign(z, c.negate_addend)))
-                    })
-                    .collect();
-                vec![Tensor { shape: ins[0].shape.clone(), elem: ins[0].elem, data }]
-            }
             Op::Binary { op, propagate_nan } => {
                 let t = scalar_of(ins[0].elem)?;
                 let data = ins[0]

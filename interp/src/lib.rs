@@ -253,9 +253,8 @@ pub fn run_with_limits(
     let programs = budget::program_count(grid);
     // Programs that cancel others (cluster launch control) observe which have started: they run one at a time.
     let clc = func.all_ops().into_iter().any(|o| func.op(o).op == Op::ClcTryCancel);
-    let contracted = Contracted::new(tessel_tile::contract::contractions(func));
     if limits.threads > 1 && programs > 1 && !clc {
-        match parallel::run(func, &env, &contracted, grid, mem, &limits) {
+        match parallel::run(func, &env, grid, mem, &limits) {
             parallel::Outcome::Done(log) => return Ok(log),
             parallel::Outcome::Stopped(e) => return Err(e),
             parallel::Outcome::Sequential(why) => {
@@ -267,7 +266,6 @@ pub fn run_with_limits(
     }
     let mut prog = Program {
         f: func,
-        contracted,
         env,
         mem: Mem::Shared(mem),
         grid,
@@ -300,14 +298,8 @@ pub fn run_with_limits(
     Ok(prog.log)
 }
 
-/// The `add`/`sub` ops of a function that round `a * b + c` once (`tessel_tile::contract`), shared by its
-/// programs and partitions.
-type Contracted = std::sync::Arc<std::collections::HashMap<OpId, tessel_tile::contract::Contraction>>;
-
 struct Program<'a> {
     f: &'a Func,
-    /// Where the code generator contracts a multiply-add, which the interpreter rounds once too.
-    contracted: Contracted,
     env: Vec<Option<Value>>,
     mem: Mem<'a>,
     grid: [u32; 3],

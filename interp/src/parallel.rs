@@ -286,14 +286,7 @@ pub(super) enum Outcome {
 /// Runs the programs of `grid` on `limits.threads` threads as the module's comment says. Program ids are made
 /// from their position as each program starts, and only the prints of programs that printed are kept, so a large
 /// grid costs no memory up front.
-pub(super) fn run(
-    func: &Func,
-    env: &[Option<Value>],
-    contracted: &super::Contracted,
-    grid: [u32; 3],
-    mem: &mut Memory,
-    limits: &Limits,
-) -> Outcome {
+pub(super) fn run(func: &Func, env: &[Option<Value>], grid: [u32; 3], mem: &mut Memory, limits: &Limits) -> Outcome {
     let programs = budget::program_count(grid);
     if programs >= (WRITTEN - 1) as u64 {
         return Outcome::Sequential(format!(
@@ -330,7 +323,6 @@ pub(super) fn run(
                 }
                 let mut prog = Program {
                     f: func,
-                    contracted: contracted.clone(),
                     env: env.to_vec(),
                     mem: Mem::Private(Private {
                         launch: &launch,

@@ -260,11 +260,10 @@ impl<'a> Program<'a> {
             let handles: Vec<_> = (1..n)
                 .map(|p| {
                     let (baton, captures, region) = (baton.clone(), captures.clone(), d.regions[p]);
-                    let (limits, contracted) = (self.limits.clone(), self.contracted.clone());
+                    let limits = self.limits.clone();
                     s.spawn(move || {
                         let mut w = Program {
                             f,
-                            contracted,
                             env: vec![None; f.values.len()],
                             mem: Mem::Lent,
                             grid,

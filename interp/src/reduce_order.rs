@@ -98,7 +98,7 @@ impl Program<'_> {
         let strides = Tensor::strides(shape);
         let at = |c: &[u32]| -> usize { c.iter().zip(&strides).map(|(&x, &s)| x as usize * s).sum() };
         // A sum of products the code generator contracts: its factors.
-        let products = tessel_tile::contract::contracted_product(self.f, o)
+        let products = tessel_tile::reduce::contracted_product(self.f, o)
             .map(|(ty, x, y)| (ty, self.tensor(x).clone(), self.tensor(y).clone()));
         let region = data.regions[0];
         let (n_threads, n_groups) = (threads.count(), groups.len());

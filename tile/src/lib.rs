@@ -17,7 +17,6 @@
 
 pub mod cluster;
 pub mod cluster_part;
-pub mod contract;
 pub mod eval;
 pub mod filetest;
 pub mod ir;
@@ -29,6 +28,7 @@ mod ops_text;
 pub mod parse;
 pub mod passes;
 pub mod print;
+pub mod reduce;
 pub mod smem_desc;
 pub mod target;
 pub mod tcgen05_copy;

@@ -27,7 +27,7 @@ use tessel_math::rounding::{Arith, Dir};
 use tessel_tile::eval::value::{Val, convert, round_float, to_bits, wrap_int};
 use tessel_tile::ir::{OpData, ValueId};
 use tessel_tile::layout::axis::pow2_div;
-use tessel_tile::ops::{BinOp, CmpPred, Const, UnOp};
+use tessel_tile::ops::{BinOp, CmpPred, Const, Op, UnOp};
 use tessel_tile::types::{Elem, ScalarType, Type};
 
 use super::cast::{canon8, is_fp8, narrow_f32, widen_float};
@@ -363,7 +363,7 @@ fn div64(l: &mut Lower, div: bool, t: &str, a: Reg, b: Reg, d: Reg) {
 
 pub(crate) fn binary(l: &mut Lower, data: &OpData, op: BinOp, nan: bool) -> Result<(), CompileError> {
     let s = l.scalar_of(data.results[0])?;
-    if let Some(fused) = contraction(l, data, s) {
+    if let Some(fused) = contraction(l, data, op, s) {
         return fused;
     }
     if matches!(op, BinOp::Div | BinOp::Rem)
@@ -438,12 +438,26 @@ fn packed_half(l: &mut Lower, data: &OpData, instr: &str, op: BinOp, s: ScalarTy
     Ok(())
 }
 
-/// Multiply-add contraction, as LLVM does for Triton (`enable_fp_fusion`): an `add`/`sub` of a product that
-/// [`tessel_tile::contract::contraction`] names becomes one `fma.rn` (one rounding instead of two; the multiply is
-/// left dead for ptxas to remove). `None` when the rule does not apply.
-fn contraction(l: &mut Lower, data: &OpData, s: ScalarType) -> Option<Result<(), CompileError>> {
-    let c = tessel_tile::contract::contraction(l.f, l.cur_op, &l.uses)?;
-    let (x, y, c, neg_p, neg_c) = (c.x, c.y, c.addend, c.negate_product, c.negate_addend);
+/// Multiply-add contraction, as LLVM does for Triton (`enable_fp_fusion`): `a * b + c`, `c + a * b`,
+/// `a * b - c` and `c - a * b` on f32/f64, where the product has no other use, become one `fma.rn` (one
+/// rounding instead of two; the multiply is left dead for ptxas to remove). `None` when the pattern does not
+/// apply.
+fn contraction(l: &mut Lower, data: &OpData, op: BinOp, s: ScalarType) -> Option<Result<(), CompileError>> {
+    if !l.fp_fusion || !matches!(s, F32 | F64) || !matches!(op, BinOp::Add | BinOp::Sub) {
+        return None;
+    }
+    let product = |v: ValueId| {
+        let o = *l.producer.get(&v)?;
+        let d = l.f.op(o);
+        let mul = matches!(d.op, Op::Binary { op: BinOp::Mul, .. });
+        (mul && l.uses[v.index()] == 1 && l.f.ty(d.operands[0]) == l.f.ty(v)).then(|| (d.operands[0], d.operands[1]))
+    };
+    // (product operands, addend, negate the product, negate the addend)
+    let (x, y, c, neg_p, neg_c) = match (product(data.operands[0]), product(data.operands[1])) {
+        (Some((x, y)), _) => (x, y, data.operands[1], false, op == BinOp::Sub),
+        (None, Some((x, y))) => (x, y, data.operands[0], op == BinOp::Sub, false),
+        (None, None) => return None,
+    };
     let mut fused = data.clone();
     fused.operands = [x, y, c].into_iter().collect();
     let t = ty(s);

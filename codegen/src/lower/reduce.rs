@@ -235,10 +235,10 @@ struct ProductSum {
 }
 
 /// The registers of `x` and `y` when the reduce being lowered is `tl.sum(x * y)` that Triton's LLVM would contract
-/// ([`tessel_tile::contract::contracted_product`]). Then each step of the in-thread loop is an `fma` (the `mul`
+/// ([`tessel_tile::reduce::contracted_product`]). Then each step of the in-thread loop is an `fma` (the `mul`
 /// stays only for each row's second element, and ptxas drops it where unused), rounding as Triton's kernels do.
 fn product_sum(l: &mut Lower) -> Result<Option<ProductSum>, CompileError> {
-    let Some((ty, x, y)) = tessel_tile::contract::contracted_product(l.f, l.cur_op) else { return Ok(None) };
+    let Some((ty, x, y)) = tessel_tile::reduce::contracted_product(l.f, l.cur_op) else { return Ok(None) };
     let fma = if ty == ScalarType::F64 { "fma.rn.f64" } else { "fma.rn.f32" };
     Ok(Some(ProductSum { xs: l.get(x)?.to_vec(), ys: l.get(y)?.to_vec(), fma }))
 }
