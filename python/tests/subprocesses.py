@@ -6,9 +6,13 @@ import sys
 
 
 def python_m_tessel(*args, cwd, env=None, timeout=300):
-    """`python -m tessel ARGS...` from `cwd`, with `env` added to this process's environment."""
+    """`python -m tessel ARGS...` from `cwd`, with `env` added to this process's environment (a `PYTHONPATH` in
+    `env` goes before this process's, which may be where tessel itself is installed)."""
+    env = dict(env or {})
+    if "PYTHONPATH" in env and os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] += os.pathsep + os.environ["PYTHONPATH"]
     return subprocess.run([sys.executable, "-m", "tessel", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
+                          env={**os.environ, **env}, timeout=timeout, cwd=cwd)
 
 
 def run_tessel(path, *args, env=None):

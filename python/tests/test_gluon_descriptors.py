@@ -248,5 +248,13 @@ def test_cluster_occupancy_takes_the_kernels_own_cluster_size():
     utils = driver.active.utils
     with pytest.raises(ValueError, match="clusters are 2 CTAs, not 4"):
         utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 4)
-    with pytest.raises(RuntimeError, match="needs a CUDA device"):
-        utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 2)
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if gpu:
+        assert utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 2) > 0
+    else:
+        with pytest.raises(RuntimeError, match="needs a CUDA device"):
+            utils.cuOccupancyMaxActiveClusters(k.function, k.metadata.shared, 2)
