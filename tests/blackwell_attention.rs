@@ -6,6 +6,7 @@
 //! errors name what went wrong. The same for its persistent grid (`attention_persistent_kernel`) under the static
 //! scheduler and under cluster launch control, the latter with every answer policy of the interpreter.
 
+mod attention_ref;
 mod cli_common;
 mod common;
 mod sim_common;
@@ -72,26 +73,7 @@ fn with_buffers(spec: Vec<String>, grid: &str, d: usize, n: usize, dtype: &str, 
 
 /// Float64 attention over the inputs the run wrote: `[HEADS * n, d]` each.
 fn reference(q: &[f64], k: &[f64], v: &[f64], d: usize, n: usize, causal: bool) -> Vec<f64> {
-    let mut o = vec![0.0; HEADS * n * d];
-    for h in 0..HEADS {
-        let row = |x: &[f64], i: usize| -> Vec<f64> { x[(h * n + i) * d..(h * n + i + 1) * d].to_vec() };
-        for i in 0..n {
-            let qi = row(q, i);
-            let keys = if causal { i + 1 } else { n };
-            let s: Vec<f64> =
-                (0..keys).map(|j| row(k, j).iter().zip(&qi).map(|(a, b)| a * b).sum::<f64>() * 0.125).collect();
-            let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
-            let l: f64 = p.iter().sum();
-            for (j, pj) in p.iter().enumerate() {
-                let vj = row(v, j);
-                for c in 0..d {
-                    o[(h * n + i) * d + c] += pj / l * vj[c];
-                }
-            }
-        }
-    }
-    o
+    attention_ref::reference(q, k, v, HEADS, d, n, causal)
 }
 
 #[test]

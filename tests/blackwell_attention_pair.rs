@@ -6,6 +6,7 @@
 //! 64 and 128, heads whose last query block is half past their end), ptxas for every specialization, the PTX
 //! simulator against the interpreter bit for bit, and broken variants whose errors name what went wrong.
 
+mod attention_ref;
 mod cli_common;
 mod common;
 mod sim_common;
@@ -80,30 +81,6 @@ fn run_args(target: &str, d: usize, n: usize, causal: bool, dtype: &str, out: &s
     a
 }
 
-/// Float64 attention over `heads` heads of `n` rows: `[heads * n, d]` each.
-fn reference(q: &[f64], k: &[f64], v: &[f64], heads: usize, d: usize, n: usize, causal: bool) -> Vec<f64> {
-    let mut o = vec![0.0; heads * n * d];
-    for h in 0..heads {
-        let row = |x: &[f64], i: usize| -> Vec<f64> { x[(h * n + i) * d..(h * n + i + 1) * d].to_vec() };
-        for i in 0..n {
-            let qi = row(q, i);
-            let keys = if causal { i + 1 } else { n };
-            let s: Vec<f64> =
-                (0..keys).map(|j| row(k, j).iter().zip(&qi).map(|(a, b)| a * b).sum::<f64>() * 0.125).collect();
-            let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
-            let l: f64 = p.iter().sum();
-            for (j, pj) in p.iter().enumerate() {
-                let vj = row(v, j);
-                for c in 0..d {
-                    o[(h * n + i) * d + c] += pj / l * vj[c];
-                }
-            }
-        }
-    }
-    o
-}
-
 /// Runs `tessel args` (which writes its buffers to `dir`) and checks its O against float64 attention over its Q,
 /// K and V, and that the spare rows after the last head are still NaN; `what` names the case.
 fn equals_float64(args: &[String], dir: &std::path::Path, d: usize, n: usize, causal: bool, dtype: &str, what: &str) {
@@ -114,7 +91,7 @@ fn equals_float64(args: &[String], dir: &std::path::Path, d: usize, n: usize, ca
     let (heads, spare) = o.split_at(HEADS * n * d);
     assert!(heads.iter().all(|x| x.is_finite()), "{what}: an output is not finite");
     assert!(spare.iter().all(|x| x.is_nan()), "{what}: a sub-tile past the last head's end was stored");
-    let want = reference(&q, &k, &v, HEADS, d, n, causal);
+    let want = attention_ref::reference(&q, &k, &v, HEADS, d, n, causal);
     // P is rounded to the inputs' type before P V, and O once more at the end.
     let tol = if dtype == "fp16" { 2e-3 } else { 1.6e-2 };
     let worst = heads.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);

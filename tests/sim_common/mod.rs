@@ -444,3 +444,13 @@ pub fn check_fp16_product(what: &str, sim: &[f64], interp: &[f64], want: &[f64],
         assert!((r - w).abs() <= 1e-3 * w.abs() + 2e-3, "{what}: C[{j}] = {r}, float64 {w}");
     }
 }
+
+/// Whether `err` is the interpreter refusing, under the ISA's issue order, a `tcgen05_copy` of A's scales over
+/// tensor-memory cells an earlier block-scaled MMA still in flight reads (tutorial 11, example 04).
+pub fn refuses_scale_copy_over_mma(err: &str) -> bool {
+    err.contains("interpreter")
+        && err.contains(
+            "the tcgen05_copy into `a_scale_tmem` writes tensor-memory cells that the earlier tcgen05_mma_scaled into",
+        )
+        && err.contains("still in flight, reads")
+}
