@@ -436,9 +436,21 @@ fn compile(
     let spec = Specialization::with_config(args, config);
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));
     let mut t = Timings::default();
+    // The tile IR is the same for every target, and code for a GPU is compiled (and checked) for that GPU's target
+    // at launch. Here it is checked for the newest target, so that Blackwell kernels (tensor memory, tcgen05)
+    // run in the interpreter too; a kernel that needs nothing of sm_100a names Hopper's.
     let func = py.detach(|| {
         let ks = KernelSource { file: &file, source: &source, kernel: &kernel, spec: &spec, module: None };
-        tessel::pipeline::run_in(&ks, modules.as_deref(), Target::Sm90a, Stage::Tile, None, &mut t)
+        let out = tessel::pipeline::run_in(&ks, modules.as_deref(), Target::Sm100a, Stage::Tile, None, &mut t);
+        out.map(|out| match out {
+            Output::Tile(mut f) => {
+                if !tessel::tile::verify_tmem::needs_sm100a(&f) {
+                    f.target = Target::Sm90a;
+                }
+                Output::Tile(f)
+            }
+            other => other,
+        })
     });
     // `tl.static_print` output and compiler warnings, as the CLI shows them (through Python's sys.stderr, so that
     // pytest and notebooks capture them).
@@ -454,6 +466,13 @@ fn compile(
 
 #[pymethods]
 impl Compiled {
+    /// The target the kernel's tile IR was checked for: `sm_100a` when it uses Blackwell's tensor memory,
+    /// tcgen05, cluster launch control or TMA gather/scatter, else `sm_90a`.
+    #[getter]
+    fn tile_target(&self) -> &'static str {
+        self.func.target.name()
+    }
+
     /// The kernel's tile IR, as text.
     fn tile_ir(&self) -> String {
         tessel::tile::print::print_func(&self.func)

@@ -78,8 +78,10 @@ class CompiledKernel:
     def asm(self):
         return _Asm(self)
 
-    def ptx(self, target="sm_90a"):
-        return self.native.ptx(target)
+    def ptx(self, target=None):
+        """The kernel's PTX for `target` (`sm_80`, `sm_90a`, `sm_100a`; by default the GPU's, or without one the
+        target the kernel needs)."""
+        return self.native.ptx(target or self._target())
 
     @property
     def interpreted(self) -> bool:
@@ -95,7 +97,8 @@ class CompiledKernel:
             return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
         from .runtime import gpu_target
 
-        return gpu_target() or "sm_90a"
+        # Without a GPU: sm_90a, or sm_100a for a kernel that uses Blackwell's tensor memory or tcgen05.
+        return gpu_target() or self.native.tile_target
 
     # --- Triton's compiled-kernel surface ---
     def __getitem__(self, grid):
@@ -464,9 +467,9 @@ KernelMetadata.__doc__ = "A compiled kernel's `metadata`, with the fields of Tri
 
 
 class _Asm(dict):
-    """`compiled.asm`: "tile" (tessel's tile IR) and, computed when asked for, "ptx" (for the GPU's target, or
-    sm_90a without one), "cubin" (that PTX assembled by ptxas) and "sass" (the cubin disassembled, laid out as
-    Triton's; see `_sass`)."""
+    """`compiled.asm`: "tile" (tessel's tile IR) and, computed when asked for, "ptx" (for the GPU's target; without
+    one, sm_90a, or sm_100a for a kernel that needs Blackwell), "cubin" (that PTX assembled by ptxas) and "sass"
+    (the cubin disassembled, laid out as Triton's; see `_sass`)."""
 
     _LAZY = ("ptx", "cubin", "sass")
 

@@ -45,6 +45,8 @@ class FakeTensor:
 
 
 class Recorder:
+    tile_target = "sm_90a"  # the native kernel's: what its metadata names without a GPU
+
     def __init__(self):
         self.launches, self.loads, self.pdl = [], [], []
 

@@ -37,6 +37,7 @@ use tessel_layouts::standard::NvmmaSharedLayout;
 
 use crate::ir::{Func, OpId};
 use crate::ops::Op;
+use crate::target::Target;
 use crate::tma::{TmaBlock, TmaError};
 use crate::types::{ScalarType, Type};
 
@@ -231,9 +232,9 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), crate:
     }
 }
 
-/// Gather and scatter exist on sm_100a only: the first such op of a kernel for another target, with the message.
-pub fn check_target(f: &Func) -> Result<(), (OpId, String)> {
-    if f.target == crate::target::Target::Sm100a {
+/// Gather and scatter exist on sm_100a only: in a kernel for `target`, the first such op, with the message.
+pub fn check_target(f: &Func, target: Target) -> Result<(), (OpId, String)> {
+    if target == Target::Sm100a {
         return Ok(());
     }
     for o in f.all_ops() {
@@ -243,9 +244,8 @@ pub fn check_target(f: &Func) -> Result<(), (OpId, String)> {
             return Err((
                 o,
                 format!(
-                    "`{}` (TMA {what}) needs sm_100a (Blackwell); this kernel compiles for {}",
-                    display_name(op),
-                    f.target
+                    "`{}` (TMA {what}) needs sm_100a (Blackwell); this kernel compiles for {target}",
+                    display_name(op)
                 ),
             ));
         }
@@ -383,8 +383,9 @@ mod tests {
     #[test]
     fn below_sm100a_the_gather_is_refused_naming_the_op() {
         let slice = "SliceLayout(0, BlockedLayout([1,4],[32,1],[1,4],[1,0]))";
-        assert!(check_target(&gather_func(16, slice, "sm_100a")).is_ok());
-        let (_, e) = check_target(&gather_func(16, slice, "sm_90a")).unwrap_err();
+        let check = |f: Func| check_target(&f, f.target);
+        assert!(check(gather_func(16, slice, "sm_100a")).is_ok());
+        let (_, e) = check(gather_func(16, slice, "sm_90a")).unwrap_err();
         assert_eq!(e, "`tma.async_gather` (TMA gather4) needs sm_100a (Blackwell); this kernel compiles for sm_90a");
     }
 

@@ -5,6 +5,7 @@
 
 use crate::ir::{Func, OpId};
 use crate::ops::Op;
+use crate::target::Target;
 use crate::types::{ScalarType, Type};
 use crate::verify_checks::{Violation, counts, same};
 
@@ -73,23 +74,19 @@ pub(crate) fn types(op: &Op, ins: &[&Type], outs: &[&Type]) -> Result<(), Violat
     }
 }
 
-/// Cluster launch control needs sm_100a: the op and why not, else `Ok`. (In a cluster, a request cancels a
-/// whole cluster and its response reaches every CTA's barrier.)
-pub fn check_target(f: &Func) -> Result<(), (OpId, String)> {
-    for o in f.all_ops() {
-        let op = &f.op(o).op;
-        if !is_clc_op(op) {
-            continue;
-        }
-        if f.target != crate::target::Target::Sm100a {
-            let msg = format!(
-                "cluster launch control (`clc.*`) needs sm_100a (Blackwell); this kernel compiles for {}",
-                f.target
-            );
-            return Err((o, msg));
-        }
+/// Cluster launch control needs sm_100a: in a kernel for `target`, the op and why not, else `Ok`. (In a
+/// cluster, a request cancels a whole cluster and its response reaches every CTA's barrier.)
+pub fn check_target(f: &Func, target: Target) -> Result<(), (OpId, String)> {
+    if target == Target::Sm100a {
+        return Ok(());
     }
-    Ok(())
+    match f.all_ops().into_iter().find(|&o| is_clc_op(&f.op(o).op)) {
+        Some(o) => Err((
+            o,
+            format!("cluster launch control (`clc.*`) needs sm_100a (Blackwell); this kernel compiles for {target}"),
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -140,10 +137,11 @@ mod tests {
 
     #[test]
     fn cluster_launch_control_needs_sm100a_in_programs_of_any_cluster_size() {
-        assert!(super::check_target(&func(SM100, RESP, BAR, "")).is_ok());
-        let (_, sm90) = super::check_target(&func("target = sm_90a, num_warps = 4", RESP, BAR, "")).unwrap_err();
+        let check = |f: crate::ir::Func| super::check_target(&f, f.target);
+        assert!(check(func(SM100, RESP, BAR, "")).is_ok());
+        let (_, sm90) = check(func("target = sm_90a, num_warps = 4", RESP, BAR, "")).unwrap_err();
         assert!(sm90.contains("needs sm_100a (Blackwell); this kernel compiles for sm_90a"), "{sm90}");
         let ctas = "target = sm_100a, num_warps = 4, num_ctas = 2, gluon = true";
-        assert!(super::check_target(&func(ctas, RESP, BAR, "")).is_ok());
+        assert!(check(func(ctas, RESP, BAR, "")).is_ok());
     }
 }

@@ -13,6 +13,7 @@ use tessel_layouts::{AnyLayout, SharedLayout};
 
 use crate::ir::Func;
 use crate::ops::Op;
+use crate::target::Target;
 use crate::tcgen05_kind::Tcgen05Kind;
 use crate::tmem_types::{
     access_of, check_barrier, check_barriers, check_buffer, check_pred, columns, index_type, instr_shape, layout_name,
@@ -253,12 +254,24 @@ pub fn is_tmem_op(op: &Op) -> bool {
 /// report at its location. Cluster launch control's ops ([`crate::verify_clc::check_target`]) and TMA gather and
 /// scatter ([`crate::tma_gather::check_target`]) are checked first, so the pipeline's one target check covers all.
 pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
-    crate::verify_clc::check_target(f)?;
-    crate::tma_gather::check_target(f)?;
-    if f.target == crate::target::Target::Sm100a {
+    if f.target == Target::Sm100a {
         crate::cluster::cta_group(f)?;
         return crate::tmem::plan(f).map(|_| ());
     }
+    below_sm100a(f, f.target)
+}
+
+/// Whether `f` uses what only sm_100a (Blackwell) has, whatever target it names: tensor memory, tcgen05, cluster
+/// launch control, TMA gather or scatter. The tile IR is the same for every target, so the interpreter, which
+/// needs none, runs such a kernel when it is elaborated for sm_100a.
+pub fn needs_sm100a(f: &Func) -> bool {
+    below_sm100a(f, Target::Sm90a).is_err()
+}
+
+/// The first op of `f` a kernel for `target` (below sm_100a) cannot have, with the message.
+fn below_sm100a(f: &Func, target: Target) -> Result<(), (crate::ir::OpId, String)> {
+    crate::verify_clc::check_target(f, target)?;
+    crate::tma_gather::check_target(f, target)?;
     for o in f.all_ops() {
         let op = &f.op(o).op;
         if is_tmem_op(op) {
@@ -270,7 +283,7 @@ pub fn check_target(f: &Func) -> Result<(), (crate::ir::OpId, String)> {
                 Op::Tcgen05MmaScaled { .. } => "`tcgen05_mma_scaled`",
                 _ => "tensor memory",
             };
-            return Err((o, format!("{what} needs sm_100a (Blackwell); this kernel compiles for {}", f.target)));
+            return Err((o, format!("{what} needs sm_100a (Blackwell); this kernel compiles for {target}")));
         }
     }
     Ok(())
