@@ -431,7 +431,7 @@ fn compile(
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
     // Triton takes `num_stages=0` and runs such loops as written, as it does with 1.
-    let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg };
+    let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg, ..KernelConfig::DEFAULT };
     config.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
     let spec = Specialization::with_config(args, config);
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));

@@ -77,6 +77,7 @@ impl SpecArgs {
             num_stages: self.num_stages,
             num_ctas: self.num_ctas,
             maxnreg: self.maxnreg,
+            ..KernelConfig::DEFAULT
         }
     }
 }
