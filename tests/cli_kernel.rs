@@ -39,6 +39,27 @@ fn compile_emits_tile_ir_that_parses_back() {
     assert!(out.contains("FunctionDef add_kernel"), "{out}");
 }
 
+/// `--no-fp-fusion` (Triton's `enable_fp_fusion=False`) reaches the tile IR's attributes and keeps `x * y + w`
+/// a multiply and an add in the PTX; without it the two contract to one `fma`.
+#[test]
+fn no_fp_fusion_keeps_multiply_and_add_apart() {
+    let compile = |emit: &str, extra: &[&str]| {
+        let base = ["compile", "tests/kernels/mul_add.py::mul_add", "--signature", "*fp32,*fp32,*fp32,*fp32"];
+        let (code, out, err) = tessel(&[&base[..], &["--const", "BLOCK=256", "--emit", emit], extra].concat());
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let fused = compile("ptx", &[]);
+    assert!(fused.contains("fma.rn.f32"), "{fused}");
+    let apart = compile("ptx", &["--no-fp-fusion"]);
+    assert!(!apart.contains("fma") && apart.contains("mul.rn.f32") && apart.contains("add.rn.f32"), "{apart}");
+    assert!(!compile("tile", &[]).contains("enable_fp_fusion"));
+    let tile = compile("tile", &["--no-fp-fusion"]);
+    assert!(tile.contains("num_stages = 3, enable_fp_fusion = false}"), "{tile}");
+    let (_, help, _) = tessel(&["compile", "--help"]);
+    assert!(help.contains("--no-fp-fusion"), "{help}");
+}
+
 #[test]
 fn run_computes_and_saves_buffers() {
     let dir = std::env::temp_dir().join(format!("tessel-cli-run-{}", std::process::id()));

@@ -1,5 +1,6 @@
-//! The launch configuration that reaches the PTX: Triton's `maxnreg` becomes `.maxnreg N` in the entry (and the
-//! cache key, through the specialization); `num_ctas` > 1 is a cluster launch (`tests/clusters.rs`).
+//! The compile options that reach the PTX: Triton's `maxnreg` becomes `.maxnreg N` in the entry and
+//! `enable_fp_fusion=False` keeps `a * b + c` a multiply and an add (each also keys the cache, through the
+//! specialization); `num_ctas` > 1 is a cluster launch (`tests/clusters.rs`).
 
 mod common;
 
@@ -19,7 +20,11 @@ fn vector_add(maxnreg: Option<u32>) -> Specialization {
 fn ptx(spec: &Specialization, target: Target) -> Result<String, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = std::fs::read_to_string(root.join("examples/vector_add.py")).unwrap();
-    let ks = tessel::KernelSource { file: "vector_add.py", source: &source, kernel: "add_kernel", spec, module: None };
+    ptx_of(&source, "add_kernel", spec, target)
+}
+
+fn ptx_of(source: &str, kernel: &str, spec: &Specialization, target: Target) -> Result<String, String> {
+    let ks = tessel::KernelSource { file: "kernel.py", source, kernel, spec, module: None };
     match tessel::pipeline::run(&ks, target, Stage::Ptx, None, &mut Default::default()) {
         Ok(Output::Ptx { kernel, .. }) => Ok(kernel.ptx),
         Ok(_) => unreachable!("the pipeline stops at the stage asked for"),
@@ -68,4 +73,39 @@ fn maxnreg_is_part_of_the_cache_key() {
 fn maxnreg_out_of_range_is_refused() {
     let e = ptx(&vector_add(Some(300)), Target::Sm90a).unwrap_err();
     assert!(e.contains("maxnreg must be in 24..=256"), "{e}");
+}
+
+fn mul_add_source() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/mul_add.py")).unwrap()
+}
+
+fn mul_add(fp_fusion: bool) -> Specialization {
+    let args = vec![ptr(F32), ptr(F32), ptr(F32), ptr(F32), c(256)];
+    Specialization::with_config(args, KernelConfig { fp_fusion, ..KernelConfig::DEFAULT })
+}
+
+#[test]
+fn fp_fusion_off_keeps_multiply_and_add_apart() {
+    assert_eq!(KernelConfig::DEFAULT, mul_add(true).config, "fusion is on by default, as in Triton");
+    let source = mul_add_source();
+    for target in [Target::Sm80, Target::Sm90a] {
+        let fused = ptx_of(&source, "mul_add", &mul_add(true), target).unwrap();
+        assert!(fused.contains("fma.rn.f32"), "{fused}");
+        assert!(!fused.contains("mul.rn.f32") && !fused.contains("add.rn.f32"), "{fused}");
+        let apart = ptx_of(&source, "mul_add", &mul_add(false), target).unwrap();
+        assert!(!apart.contains("fma"), "{apart}");
+        assert!(apart.contains("mul.rn.f32") && apart.contains("add.rn.f32"), "{apart}");
+    }
+}
+
+#[test]
+fn fp_fusion_is_part_of_the_cache_key() {
+    let source = mul_add_source();
+    let key = |fp_fusion| {
+        let spec = mul_add(fp_fusion);
+        tessel::KernelSource { file: "f.py", source: &source, kernel: "mul_add", spec: &spec, module: None }
+            .cache_key(Target::Sm90a)
+    };
+    assert_ne!(key(true), key(false));
+    assert_eq!(key(false), key(false));
 }

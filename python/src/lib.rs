@@ -406,7 +406,9 @@ struct Compiled {
 /// Elaborates `kernel` of `source` for one specialization: `params` gives each parameter's spelling (see
 /// `arg_spec`), in order; trailing parameters left out take their defaults. `maxnreg` caps the registers per
 /// thread of the GPU code (`.maxnreg`); `num_ctas` is what `gl.num_ctas()` returns and, above 1, the CTAs of the
-/// thread-block cluster each program is (gluon kernels; `launch` then launches clusters).
+/// thread-block cluster each program is (gluon kernels; `launch` then launches clusters). `fp_fusion`: whether
+/// `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`; the Python side resolves Triton's
+/// `TRITON_DEFAULT_FP_FUSION` default before calling).
 /// `modules`: the kernel's module set, a list of `(dotted_name, file, source, is_package, bindings)` holding the
 /// kernel's own module (the entry whose file is `file`) and the modules its imports reach; `bindings` maps global
 /// names to the dotted path of what Python bound them to (None: the imports are read from the source). Without
@@ -414,7 +416,8 @@ struct Compiled {
 #[pyfunction]
 #[pyo3(signature = (
     source, file, kernel, params, num_warps=KernelConfig::DEFAULT.num_warps,
-    num_stages=KernelConfig::DEFAULT.num_stages, maxnreg=None, num_ctas=KernelConfig::DEFAULT.num_ctas, *, modules=None
+    num_stages=KernelConfig::DEFAULT.num_stages, maxnreg=None, num_ctas=KernelConfig::DEFAULT.num_ctas, *, modules=None,
+    fp_fusion=KernelConfig::DEFAULT.fp_fusion
 ))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
@@ -428,10 +431,11 @@ fn compile(
     maxnreg: Option<u32>,
     num_ctas: u32,
     modules: Option<Vec<ModuleTuple>>,
+    fp_fusion: bool,
 ) -> PyResult<Compiled> {
     let args = params.iter().map(arg_spec).collect::<PyResult<Vec<_>>>()?;
     // Triton takes `num_stages=0` and runs such loops as written, as it does with 1.
-    let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg };
+    let config = KernelConfig { num_warps, num_stages: num_stages.max(1), num_ctas, maxnreg, fp_fusion };
     config.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
     let spec = Specialization::with_config(args, config);
     let modules = modules.map(|m| Arc::new(module_set(&file, m)));

@@ -32,6 +32,7 @@ from typing import Optional, Tuple
 
 from . import _tessel
 from ._constants import native_const
+from ._launcher import _LAUNCH_OPTIONS, fp_fusion
 from .runtime import GPUTarget, _ActiveDriver, gpu_target
 
 CompilationError = _tessel.CompilationError
@@ -140,10 +141,13 @@ def module_set(fn):
 
 
 def _options_dict(options):
+    """The options `compile` compiles with, from Triton's (a dict): each given one, else its default;
+    `enable_fp_fusion`'s is `knobs.language.default_fp_fusion`, as in Triton's `parse_options`."""
     o = dict(options or {})
     d = _tessel.DEFAULT_LAUNCH
     out = {k: int(o.get(k, d[k])) for k in ("num_warps", "num_stages", "num_ctas")}
     out["maxnreg"] = o.get("maxnreg", d["maxnreg"])
+    out["enable_fp_fusion"] = fp_fusion(o.get("enable_fp_fusion"))
     for k in ("launch_pdl", "launch_cooperative_grid", "debug"):
         out[k] = bool(o.get(k, False))
     return out
@@ -171,10 +175,9 @@ def compile(src, target=None, options=None, _env_vars=None):  # noqa: A001 - Tri
     fn = src.fn
     specs, kinds = specialization(src)
     recipe = (fn.source, fn.filename, fn.__name__, tuple(specs), opts["num_warps"], opts["num_stages"],
-              opts["maxnreg"], opts["num_ctas"], module_set(fn))
+              opts["maxnreg"], opts["num_ctas"], opts["enable_fp_fusion"], module_set(fn))
     native = build_native(recipe)
-    key = tuple(tuple(s) for s in specs) + (opts["num_warps"], opts["num_stages"], opts["num_ctas"],
-                                             opts["maxnreg"], interpret)
+    key = tuple(tuple(s) for s in specs) + tuple(opts[k] for k in _LAUNCH_OPTIONS) + (interpret,)
     h = hashlib.sha256(f"{src.hash()}-{sorted(opts.items())}-{target}-{triton_key()}".encode()).hexdigest()
     compiled = CompiledKernel(native, key, opts, fn, src=src, recipe=recipe, target=target, hash=h)
     compiled._arg_kinds = tuple(kinds)
@@ -202,7 +205,7 @@ def triton_key() -> str:
 @dataclasses.dataclass(frozen=True)
 class TesselOptions:
     """The compile options (the fields of Triton's CUDA options that torch reads; tessel compiles with
-    num_warps, num_stages, num_ctas, maxnreg and launch_pdl, and accepts the others)."""
+    num_warps, num_stages, num_ctas, maxnreg, enable_fp_fusion and launch_pdl, and accepts the others)."""
 
     num_warps: int = 4
     num_ctas: int = 1
@@ -256,6 +259,8 @@ class TesselBackend(BaseBackend):
         fields = {f.name for f in dataclasses.fields(TesselOptions)}
         given = {k: v for k, v in dict(options).items() if k in fields}
         given.setdefault("backend_name", self.target.backend)
+        if "enable_fp_fusion" not in given:
+            given["enable_fp_fusion"] = fp_fusion(None)  # Triton's default: knobs.language.default_fp_fusion
         if self.target.backend == "cuda" and "arch" not in given:
             given["arch"] = f"sm{self.target.arch}"
         if given.get("extern_libs") is not None:

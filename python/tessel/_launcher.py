@@ -4,8 +4,9 @@
 each argument's type inline, builds a flat key of what the specialization depends on and the packed runtime
 arguments in one pass, and launches the cached kernel natively; anything it does not handle inline goes to the
 kernel's generic path (`JITFunction._run_slow`), which raises the errors and fills the cache. `grid_fast` is the
-grid check that path and `CompiledKernel[grid]` share. The launch options, `TRITON_INTERPRET` and torch's
-current stream are read here too: the bottom of the launch path, which `jit` and `compiled` build on.
+grid check that path and `CompiledKernel[grid]` share. The launch options, `TRITON_INTERPRET`,
+`TRITON_DEFAULT_FP_FUSION` and torch's current stream are read here too: the bottom of the launch path, which
+`jit` and `compiled` build on.
 """
 
 from __future__ import annotations
@@ -17,14 +18,20 @@ import sys
 
 from . import language as tl
 from ._tessel import DEFAULT_LAUNCH
+from ._triton import knobs as _knobs
 from ._constants import const_key as _const_key
 from .runtime import TRUE_VALUES as _TRUE_VALUES
 from .tools import TensorDescriptor
 
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# The compile options a launch may give, in the order of the binder's options tuple; each keys the caches.
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
+# Their defaults in the launcher's signature: Triton's, from the compiler's `KernelConfig`, except
+# `enable_fp_fusion`, whose None (not given) stands for `knobs.language.default_fp_fusion`, read when the
+# specialization is compiled (`fp_fusion`): the launcher keys its cache on the options as given, as Triton does.
+_LAUNCH_DEFAULTS = {**DEFAULT_LAUNCH, "enable_fp_fusion": None}
 # Accepted for Triton compatibility and ignored. `extern_libs` names the libdevice bitcode Triton links; tessel
 # compiles libdevice calls with its own routines, so the paths are not read.
-_IGNORED_OPTIONS = ("debug", "enable_fp_fusion", "launch_cooperative_grid", "stream", "extern_libs")
+_IGNORED_OPTIONS = ("debug", "launch_cooperative_grid", "stream", "extern_libs")
 # Launch keywords that change how a compiled kernel is launched, not what is compiled: they follow the
 # `_LAUNCH_OPTIONS` in the binder's options tuple and stay out of every cache key. `launch_pdl`: a programmatic
 # dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION), as Triton's launcher sets it.
@@ -41,6 +48,20 @@ def _refuse_amd_options(given):
 
 
 _N_KEY_OPTIONS = len(_LAUNCH_OPTIONS)
+
+
+def fp_fusion(given):
+    """Whether `a * b + c` may contract to one `fma` (Triton's `enable_fp_fusion`): `given`, else (None) Triton's
+    default, `knobs.language.default_fp_fusion` (`TRITON_DEFAULT_FP_FUSION`, on unless set false)."""
+    return _knobs.language.default_fp_fusion if given is None else bool(given)
+
+
+def key_options(opts):
+    """The compile options of a launch's options tuple (`_LAUNCH_OPTIONS` order, runtime options after them) as
+    the kernel's cache keys them: `enable_fp_fusion` resolved by `fp_fusion`."""
+    *given, fusion = opts[:_N_KEY_OPTIONS]
+    return (*given, fp_fusion(fusion))
+
 
 # `TRITON_INTERPRET`, read on every launch: `os.environ.get` costs about a microsecond (it encodes the key), so
 # read the environment's underlying mapping when CPython exposes it.
@@ -173,13 +194,13 @@ def make_launcher(jf):
     sig += [var[p.name] if p.default is p.empty else f"{var[p.name]}=_t_defaults[{i}]" for i, p in enumerate(params)]
     # Extra positional arguments land in `_t_extra` and raise an error counting the kernel's own parameters (a
     # plain signature would count the grid too).
-    sig += ["*_t_extra"] + [f"{k}={DEFAULT_LAUNCH[k]!r}" for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")]
+    sig += ["*_t_extra"] + [f"{k}={_LAUNCH_DEFAULTS[k]!r}" for k in _LAUNCH_OPTIONS]
     sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
     sig += ["launch_pdl=False"]
     sig += [f"{k}=None" for k in _AMD_OPTIONS]
     sig += ["_t_warmup=False"]
     values = "(" + "".join(f"{var[n]}, " for n in names) + ")"
-    opts = "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))"
+    opts = f"({', '.join(_LAUNCH_OPTIONS)}, bool(launch_pdl))"
     slow = f"return _t_slow(_t_grid, {values}, {opts}, _t_warmup)"
     amd = " or ".join(f"{k} is not None" for k in _AMD_OPTIONS)
     lines = [
@@ -253,7 +274,7 @@ def make_launcher(jf):
     lines += [
         "    if _t_dev < 0 or _t_interpret():",
         f"        {slow}",
-        f"    _t_key = ({''.join(k + ', ' for k in key)}num_warps, num_stages, num_ctas, maxnreg)",
+        f"    _t_key = ({''.join(k + ', ' for k in key)}{', '.join(_LAUNCH_OPTIONS)})",
         "    _t_c = _t_fast_get(_t_key)",
         "    if _t_c is None:",
         f"        return _t_miss(_t_key, _t_grid, {values}, {opts}, _t_warmup)",

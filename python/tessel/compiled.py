@@ -253,7 +253,8 @@ class CompiledKernel:
         self._metadata = KernelMetadata(
             name=self.name, hash=self.__dict__.get("hash"), shared=self._resources["shared"],
             num_warps=o["num_warps"], num_stages=o["num_stages"], num_ctas=o["num_ctas"], cluster_dims=(o["num_ctas"], 1, 1),
-            maxnreg=o["maxnreg"], target=target, launch_pdl=bool(o.get("launch_pdl", False)),
+            maxnreg=o["maxnreg"], enable_fp_fusion=o["enable_fp_fusion"], target=target,
+            launch_pdl=bool(o.get("launch_pdl", False)),
             launch_cooperative_grid=bool(o.get("launch_cooperative_grid", False)), debug=bool(o.get("debug", False)),
         )
         return self._metadata
@@ -336,11 +337,13 @@ class CompiledKernel:
 
 def build_native(recipe):
     """The native kernel from a recipe: (source, filename, kernel name, specs, num_warps, num_stages, maxnreg,
-    num_ctas, module set or None). The recipe travels with the compiled kernel (inductor pickles it to and from
-    its compile workers), so the module set is in it rather than looked up again where it is rebuilt."""
-    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, modules = recipe
+    num_ctas, enable_fp_fusion, module set or None). The recipe travels with the compiled kernel (inductor pickles
+    it to and from its compile workers), so the module set is in it rather than looked up again where it is
+    rebuilt."""
+    source, filename, name, specs, num_warps, num_stages, maxnreg, num_ctas, fp_fusion, modules = recipe
     kwargs = {"modules": list(modules)} if modules is not None else {}
-    return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas, **kwargs)
+    return _tessel.compile(source, filename, name, list(specs), num_warps, num_stages, maxnreg, num_ctas,
+                           fp_fusion=fp_fusion, **kwargs)
 
 
 def _abi_launcher(compiled):
@@ -461,8 +464,8 @@ def _launch_abi(compiled, grid, stream, kinds, args):
 
 
 KernelMetadata = collections.namedtuple(
-    "KernelMetadata", "name hash shared num_warps num_stages num_ctas cluster_dims maxnreg target launch_pdl "
-    "launch_cooperative_grid debug")
+    "KernelMetadata", "name hash shared num_warps num_stages num_ctas cluster_dims maxnreg enable_fp_fusion target "
+    "launch_pdl launch_cooperative_grid debug")
 KernelMetadata.__doc__ = "A compiled kernel's `metadata`, with the fields of Triton's that torch's inductor reads."
 
 

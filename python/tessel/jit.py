@@ -33,12 +33,11 @@ import textwrap
 import threading
 
 from . import _modules, _tessel, profiler
-from ._tessel import DEFAULT_LAUNCH
 from . import language as tl
 from ._constants import const_key as _const_key, native_const
 from ._launcher import (  # noqa: F401 - the launch options and helpers, used here and by importers of jit
-    _AMD_OPTIONS, _IGNORED_OPTIONS, _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _RUNTIME_OPTIONS, _grid3, _interpret_requested,
-    _refuse_amd_options, _stream_of, make_launcher,
+    _AMD_OPTIONS, _IGNORED_OPTIONS, _LAUNCH_DEFAULTS, _LAUNCH_OPTIONS, _N_KEY_OPTIONS, _RUNTIME_OPTIONS, _grid3,
+    _interpret_requested, _refuse_amd_options, _stream_of, fp_fusion, key_options, make_launcher,
 )
 from .compiled import CompiledKernel
 from ._memory import HostRegions, is_cuda_tensor, is_torch_tensor, tensor_dtype_name
@@ -240,7 +239,7 @@ class JITFunction(KernelInterface):
     # --- binding and specialization ---
     def bind(self, args, kwargs):
         """The value of every parameter by name (defaults applied) and the launch options."""
-        opts = {**DEFAULT_LAUNCH, "launch_pdl": False}
+        opts = {**_LAUNCH_DEFAULTS, "launch_pdl": False}
         kwargs = dict(kwargs)
         params = self.signature.parameters
         _refuse_amd_options([k for k in _AMD_OPTIONS if k in kwargs and k not in params])
@@ -261,8 +260,9 @@ class JITFunction(KernelInterface):
 
     def _make_binder(self):
         """A function `(*args, **kwargs) -> (values in signature order, (num_warps, num_stages, num_ctas,
-        maxnreg, launch_pdl))`, generated from the signature as Triton does, so that a launch binds its arguments with one
-        Python call; `bind` (through `inspect`) when the signature is not a plain list of parameters."""
+        maxnreg, enable_fp_fusion, launch_pdl))`, generated from the signature as Triton does, so that a launch
+        binds its arguments with one Python call; `bind` (through `inspect`) when the signature is not a plain list
+        of parameters."""
         params = list(self.signature.parameters.values())
         names = [p.name for p in params]
         reserved = set(_LAUNCH_OPTIONS) | set(_IGNORED_OPTIONS) | set(_RUNTIME_OPTIONS) | set(_AMD_OPTIONS)
@@ -281,7 +281,7 @@ class JITFunction(KernelInterface):
         defaults = [p.default for p in params]
         sig = [p.name if p.default is p.empty else f"{p.name}=_tessel_defaults[{i}]" for i, p in enumerate(params)]
         sig.append("*")
-        sig += [f"{k}={DEFAULT_LAUNCH[k]!r}" for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")]
+        sig += [f"{k}={_LAUNCH_DEFAULTS[k]!r}" for k in _LAUNCH_OPTIONS]
         sig += [f"{k}=None" for k in _IGNORED_OPTIONS]
         sig += ["launch_pdl=False"]
         sig += [f"{k}=None" for k in _AMD_OPTIONS]
@@ -291,7 +291,7 @@ class JITFunction(KernelInterface):
             f"        _tessel_refuse_amd([k for k, v in zip({_AMD_OPTIONS!r}, ({', '.join(_AMD_OPTIONS)},)) "
             "if v is not None])\n"
             f"    return ({''.join(n + ', ' for n in names)}), "
-            "(num_warps, num_stages, num_ctas, maxnreg, bool(launch_pdl))\n"
+            f"({', '.join(_LAUNCH_OPTIONS)}, bool(launch_pdl))\n"
         )
         src = f"def binder({', '.join(sig)}):\n{body}"
         scope = {"_tessel_defaults": defaults, "_tessel_refuse_amd": _refuse_amd_options}
@@ -320,7 +320,8 @@ class JITFunction(KernelInterface):
         return self._plan
 
     def specialize(self, values, opts, interpret):
-        """(the native spelling of each parameter's specialization, a hashable cache key)."""
+        """(the native spelling of each parameter's specialization, a hashable cache key); `opts` by name, an
+        option left out taking its default."""
         specs = []
         for p in self.params:
             if p.name not in values:
@@ -331,9 +332,13 @@ class JITFunction(KernelInterface):
             else tuple(tuple(x) if isinstance(x, list) else x for x in s)
             for p, s in zip(self.params, specs)
         )
-        return specs, key + (opts["num_warps"], opts["num_stages"], opts["num_ctas"], opts["maxnreg"], interpret)
+        given = tuple(opts.get(k, _LAUNCH_DEFAULTS[k]) for k in _LAUNCH_OPTIONS)
+        return specs, key + key_options(given) + (interpret,)
 
     def compile(self, values, opts, interpret):
+        """The compiled specialization (and its specs) of `values` under the launch options `opts` (a dict), from
+        the cache or compiled now; its `options` hold `enable_fp_fusion` as compiled (`fp_fusion`)."""
+        opts = {**opts, "enable_fp_fusion": fp_fusion(opts.get("enable_fp_fusion"))}
         specs, key = self.specialize(values, opts, interpret)
         with self._lock:
             hit = self.cache.get(key)
@@ -345,7 +350,7 @@ class JITFunction(KernelInterface):
         ]
         native = _tessel.compile(
             self.source, self.filename, self.__name__, native_specs, opts["num_warps"], opts["num_stages"],
-            opts["maxnreg"], opts["num_ctas"], modules=_modules.for_kernel(self),
+            opts["maxnreg"], opts["num_ctas"], modules=_modules.for_kernel(self), fp_fusion=opts["enable_fp_fusion"],
         )
         compiled = CompiledKernel(native, key, dict(opts), self)
         with self._lock:
@@ -484,7 +489,7 @@ class JITFunction(KernelInterface):
             return None
         if host is not None:
             raise ValueError(f"argument `{host}` is in host memory, but other arguments are CUDA tensors")
-        key = tuple(key) + tuple(opts[:_N_KEY_OPTIONS]) + (False,)
+        key = tuple(key) + key_options(opts) + (False,)
         compiled = self.cache.get(key)
         if compiled is None:
             named = dict(zip(self.arg_names, values))

@@ -89,6 +89,31 @@ def test_backend_options_and_key():
     assert backends["cpu"].driver().get_current_target().backend == "cpu"
 
 
+def test_enable_fp_fusion_is_a_compile_option(monkeypatch):
+    """`triton.compile(src, options={"enable_fp_fusion": False})` keeps `a * x + y` a multiply and an add (on, the
+    default, they contract to one `fma`); the option shows in the metadata, keys and hashes the compiled kernel,
+    and travels in its recipe. Not given, it is `TRITON_DEFAULT_FP_FUSION`'s, as Triton's `parse_options` has it."""
+    from tessel.compiled import build_native
+
+    src = cf.ASTSource(axpy_kernel, SIGNATURE, {"BLOCK": 32})
+    gpu = GPUTarget("cuda", 90, 32)
+    fused = cf.compile(src, target=gpu)
+    apart = cf.compile(src, target=gpu, options={"enable_fp_fusion": False})
+    assert "fma.rn.f32" in fused.asm["ptx"]
+    assert "fma" not in apart.asm["ptx"] and "mul.rn.f32" in apart.asm["ptx"] and "add.rn.f32" in apart.asm["ptx"]
+    assert fused.options["enable_fp_fusion"] is True and apart.options["enable_fp_fusion"] is False
+    assert fused.metadata.enable_fp_fusion is True and apart.metadata.enable_fp_fusion is False
+    assert fused.spec_key != apart.spec_key and fused.hash != apart.hash
+    assert "fma" not in build_native(apart._recipe).ptx("sm_90a")  # as another process rebuilds it
+    # inductor passes the backend's parsed options, every field given.
+    options = vars(cf.make_backend(gpu).parse_options({"enable_fp_fusion": False}))
+    assert "fma" not in cf.compile(src, target=gpu, options=options).asm["ptx"]
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    assert cf.make_backend(gpu).parse_options({}).enable_fp_fusion is False
+    assert cf.make_backend(gpu).parse_options({"enable_fp_fusion": True}).enable_fp_fusion is True
+    assert cf.compile(src, target=gpu).metadata.enable_fp_fusion is False
+
+
 def test_a_kernel_sent_across_processes_as_inductor_sends_it():
     """inductor's TritonCompileResult pickles the kernel's `__dict__` with `module`, `function` and `run` blanked,
     rebuilds it with `CompiledKernel.__new__`, and calls `_init_handles()` (after blanking the JITFunction's

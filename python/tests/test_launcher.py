@@ -167,9 +167,12 @@ def test_a_parameter_named_like_a_launch_option_keeps_the_fast_launcher(fake_cud
     staged_kernel[(1,)](x, 8, BLOCK=64, num_stages=2)
     assert rec.launches == [(0, 1000, (1, 1, 1), [BASE, 8])]
     keys = list(staged_kernel.cache)
-    assert len(keys) == 1 and keys[0][-4] == 2  # the key's num_stages option
+    # The key ends with the options (num_warps, num_stages, num_ctas, maxnreg, enable_fp_fusion), then whether
+    # the interpreter runs it.
+    stages = jit_module._LAUNCH_OPTIONS.index("num_stages") - len(jit_module._LAUNCH_OPTIONS) - 1
+    assert len(keys) == 1 and keys[0][stages] == 2
     rec3 = recording(staged_kernel, x, 8, 64, 3, grid=(1,))  # by position: the option keeps its default, 3
-    assert len(staged_kernel.cache) == 2 and sorted(k[-4] for k in staged_kernel.cache) == [2, 3]
+    assert len(staged_kernel.cache) == 2 and sorted(k[stages] for k in staged_kernel.cache) == [2, 3]
     seen = {}
     staged_kernel[lambda meta: seen.update(meta) or (1,)](x, 8, 64, 3)
     assert seen["num_stages"] == 3 and rec3.launches == [(0, 1000, (1, 1, 1), [BASE, 8])]
@@ -284,10 +287,71 @@ def test_launch_options(fake_cuda):
     k = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), maxnreg=40, num_ctas=1)
     assert ".maxnreg 40" in k.ptx("sm_90a")
     assert ".maxnreg" not in add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,)).ptx("sm_90a")
-    # Options Triton takes and tessel ignores.
+    # Options Triton takes and tessel ignores; `enable_fp_fusion=True` is the default (see below).
     rec = recording(add_kernel, x, x, x, 64, BLOCK=64, grid=(1,))
     add_kernel[(1,)](x, x, x, 64, BLOCK=64, debug=False, enable_fp_fusion=True)
     assert len(rec.launches) == 1
+
+
+@tessel.jit
+def mul_add_kernel(x_ptr, y_ptr, w_ptr, z_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(z_ptr + offs, tl.load(x_ptr + offs) * tl.load(y_ptr + offs) + tl.load(w_ptr + offs))
+
+
+def test_enable_fp_fusion_false_keeps_multiply_and_add_apart(fake_cuda):
+    """Triton's `enable_fp_fusion=False` reaches the compiler (no `a * b + c` contracted to `fma`), shows in the
+    compiled kernel's options and metadata, and keys the launcher's cache: two launches differing only by it
+    run different kernels, on the fast path once compiled."""
+    from tessel import _launcher
+
+    assert "enable_fp_fusion" not in _launcher._IGNORED_OPTIONS
+    mul_add_kernel.cache.clear()
+    x, y, w, z = (FakeTensor(BASE + i * 1024) for i in range(4))
+    fused = mul_add_kernel.warmup(x, y, w, z, BLOCK=128, grid=(1,))
+    apart = mul_add_kernel.warmup(x, y, w, z, BLOCK=128, grid=(1,), enable_fp_fusion=False)
+    assert "fma.rn.f32" in fused.ptx("sm_90a")
+    ptx = apart.ptx("sm_90a")
+    assert "fma" not in ptx and "mul.rn.f32" in ptx and "add.rn.f32" in ptx
+    assert "enable_fp_fusion = false" in apart.asm["tile"] and "enable_fp_fusion" not in fused.asm["tile"]
+    assert fused.options["enable_fp_fusion"] is True and apart.options["enable_fp_fusion"] is False
+    assert apart.metadata.enable_fp_fusion is False and fused.metadata.enable_fp_fusion is True
+    fused.native, apart.native = Recorder(), Recorder()
+    args = (x, y, w, z)
+    mul_add_kernel[(1,)](*args, BLOCK=128, enable_fp_fusion=False)
+    mul_add_kernel[(1,)](*args, BLOCK=128)
+    mul_add_kernel[(1,)](*args, BLOCK=128, enable_fp_fusion=True)  # the default, given: the same kernel
+    assert (len(fused.native.launches), len(apart.native.launches)) == (2, 1)
+    assert len(mul_add_kernel.cache) == 2
+    # Once compiled, each launches from the launcher's own cache.
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(mul_add_kernel, "_launch_miss", lambda *a, **k: pytest.fail("missed the launcher's cache"))
+        mul_add_kernel[(1,)](*args, BLOCK=128, enable_fp_fusion=False)
+        mul_add_kernel[(1,)](*args, BLOCK=128)
+    assert (len(fused.native.launches), len(apart.native.launches)) == (3, 2)
+
+
+def test_triton_default_fp_fusion_is_the_default(fake_cuda, monkeypatch):
+    """`TRITON_DEFAULT_FP_FUSION` (`triton.knobs.language.default_fp_fusion`) is the default of `enable_fp_fusion`
+    when a launch does not give it, as in Triton; a launch that gives it wins."""
+    from tessel._triton import knobs
+
+    x, y, w, z = (FakeTensor(BASE + i * 1024) for i in range(4))
+    mul_add_kernel.cache.clear()
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    assert knobs.language.default_fp_fusion is False
+    off = mul_add_kernel.warmup(x, y, w, z, BLOCK=128, grid=(1,))
+    assert off.options["enable_fp_fusion"] is False and "fma" not in off.ptx("sm_90a")
+    on = mul_add_kernel.warmup(x, y, w, z, BLOCK=128, grid=(1,), enable_fp_fusion=True)
+    assert on is not off and "fma.rn.f32" in on.ptx("sm_90a")
+    # Set through the knob, which tessel honours (it sets the variable, as Triton does).
+    mul_add_kernel.cache.clear()
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    knobs.language.default_fp_fusion = False
+    try:
+        assert mul_add_kernel.warmup(x, y, w, z, BLOCK=128, grid=(1,)).options["enable_fp_fusion"] is False
+    finally:
+        knobs.language.default_fp_fusion = knobs.env  # back to the variable (which monkeypatch restores)
 
 
 def test_launch_pdl_reaches_the_native_launch_and_not_the_cache_key(fake_cuda):
@@ -324,12 +388,15 @@ def test_interpret_env_runs_cuda_tensors_in_the_interpreter(fake_cuda, monkeypat
 
 def test_binder_matches_inspect_bind():
     binder = scalars_kernel._binder
+    # The options: num_warps, num_stages, num_ctas, maxnreg, enable_fp_fusion (None: not given), launch_pdl.
     values, opts = binder(1, 2, 3, 4.0, True)
-    assert values == (1, 2, 3, 4.0, True, 64) and opts == (4, 3, 1, None, False)
-    values, opts = binder(1, n=2, stride=3, factor=4.0, flag=False, BLOCK=8, num_warps=8, maxnreg=64, stream=None)
-    assert values == (1, 2, 3, 4.0, False, 8) and opts == (8, 3, 1, 64, False)
-    assert binder(1, 2, 3, 4.0, True, launch_pdl=True)[1] == (4, 3, 1, None, True)
+    assert values == (1, 2, 3, 4.0, True, 64) and opts == (4, 3, 1, None, None, False)
+    values, opts = binder(1, n=2, stride=3, factor=4.0, flag=False, BLOCK=8, num_warps=8, maxnreg=64, stream=None,
+                          enable_fp_fusion=False)
+    assert values == (1, 2, 3, 4.0, False, 8) and opts == (8, 3, 1, 64, False, False)
+    assert binder(1, 2, 3, 4.0, True, launch_pdl=True)[1] == (4, 3, 1, None, None, True)
     assert scalars_kernel.bind((1, 2, 3, 4.0, True), {"launch_pdl": True})[1]["launch_pdl"] is True
+    assert scalars_kernel.bind((1, 2, 3, 4.0, True), {"enable_fp_fusion": False})[1]["enable_fp_fusion"] is False
     with pytest.raises(TypeError):
         binder(1, 2, 3)
     with pytest.raises(TypeError):

@@ -61,6 +61,10 @@ pub struct SpecArgs {
     /// cluster's first CTA while the others exit, since auto mode does not split tensors over CTAs yet)
     #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
+    /// Triton's `enable_fp_fusion=False`: no `a*b+c` contraction to `fma`, so every multiply and add rounds on
+    /// its own and results match the interpreter bit for bit
+    #[arg(long)]
+    pub no_fp_fusion: bool,
     /// A directory searched for the modules the kernel's file imports (`a/b.py` or `a/b/__init__.py` for
     /// `import a.b`), as Python searches sys.path; repeatable. The file's own directory is searched first, and
     /// the file's dotted name is its path under the first DIR holding it (for its relative imports). Kernels
@@ -70,13 +74,14 @@ pub struct SpecArgs {
 }
 
 impl SpecArgs {
-    /// The launch configuration the flags ask for (unchecked: [`KernelConfig::validate`]).
+    /// The compile options the flags ask for (unchecked: [`KernelConfig::validate`]).
     pub fn config(&self) -> KernelConfig {
         KernelConfig {
             num_warps: self.num_warps,
             num_stages: self.num_stages,
             num_ctas: self.num_ctas,
             maxnreg: self.maxnreg,
+            fp_fusion: !self.no_fp_fusion,
         }
     }
 }

@@ -85,9 +85,9 @@ pub struct Func {
     pub regions: Vec<RegionData>,
     /// The architecture the kernel is compiled for.
     pub target: crate::target::Target,
-    /// The launch configuration (`num_warps`, `num_stages`, ...).
+    /// The compile options (`num_warps`, `num_stages`, ..., `fp_fusion`).
     pub config: crate::target::KernelConfig,
-    /// What the stages know of the kernel besides its ops, target and launch configuration.
+    /// What the stages know of the kernel besides its ops, target and compile options.
     pub attrs: FuncAttrs,
     /// Why a pass lowered an op otherwise than the target could (`dot_scaled, not block_scale: ...`), in the
     /// order found: the text form prints each as a `// note:` comment line after the signature (the parser
@@ -96,9 +96,10 @@ pub struct Func {
 }
 
 /// The facts about a kernel that one stage learns or is told and later stages read, each a typed field. The text
-/// form prints those that differ from the default after the launch configuration, in this order: `gluon = true`,
-/// `flattened = true`, `enable_fp_fusion = false`, `divisible_by_16 = [i, ...]` (`tile::parse` reads them back).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// form prints those that differ from the default after the compile options, in this order: `gluon = true`,
+/// `flattened = true`, `divisible_by_16 = [i, ...]` (`tile::parse` reads them back); the compile option
+/// `enable_fp_fusion = false` ([`crate::KernelConfig::fp_fusion`]) prints between the last two.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FuncAttrs {
     /// A `@gluon.jit` kernel (set by the elaborator): its layouts, shared memory and schedule are the author's, so
     /// no pass chooses them: the software pipeliner leaves its loops as written, and layout assignment only checks
@@ -107,19 +108,10 @@ pub struct FuncAttrs {
     /// A loop nest was fused into one loop (`flatten=True`; set by `passes::flatten_loops`): the compile pipeline
     /// falls back to the nest as written when the fused loop does not fit in shared memory.
     pub flattened: bool,
-    /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`; on unless the text says
-    /// `enable_fp_fusion = false`).
-    pub fp_fusion: bool,
     /// The arguments, by index, known to be multiples of 16 (pointers: 16-byte aligned), as Triton's
     /// `tt.divisibility = 16` specialization; read by axis analysis. The elaborator marks such arguments with a
     /// `multiple_of [16]` at entry instead; this is how a hand-written kernel says it.
     pub divisible_by_16: Vec<u32>,
-}
-
-impl Default for FuncAttrs {
-    fn default() -> FuncAttrs {
-        FuncAttrs { gluon: false, flattened: false, fp_fusion: true, divisible_by_16: Vec::new() }
-    }
 }
 
 impl Func {

@@ -614,7 +614,7 @@ fn set_func_attr(f: &mut Func, key: &str, v: Attr) -> Result<(), FuncAttrError> 
         "maxnreg" => f.config.maxnreg = Some(int(&v)?),
         "gluon" => f.attrs.gluon = flag(&v)?,
         "flattened" => f.attrs.flattened = flag(&v)?,
-        "enable_fp_fusion" => f.attrs.fp_fusion = flag(&v)?,
+        "enable_fp_fusion" => f.config.fp_fusion = flag(&v)?,
         "divisible_by_16" => f.attrs.divisible_by_16 = indices(&v)?,
         _ => return Err(FuncAttrError::Unknown(key.into())),
     }

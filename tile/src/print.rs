@@ -108,7 +108,8 @@ pub fn print_func(f: &Func) -> String {
     if facts.flattened {
         attrs.push("flattened = true".into());
     }
-    if !facts.fp_fusion {
+    // A compile option, printed here, among the facts, where the text form has always had it.
+    if !c.fp_fusion {
         attrs.push("enable_fp_fusion = false".into());
     }
     if !facts.divisible_by_16.is_empty() {

@@ -12,7 +12,7 @@ use crate::types::{Elem, ScalarType};
 pub fn contracted_product(f: &Func, reduce: OpId) -> Option<(ScalarType, ValueId, ValueId)> {
     let data = f.op(reduce);
     let src = *data.operands.first()?;
-    if !f.attrs.fp_fusion || data.operands.len() != 1 || f.use_counts()[src.index()] != 1 {
+    if !f.config.fp_fusion || data.operands.len() != 1 || f.use_counts()[src.index()] != 1 {
         return None;
     }
     let ty = match f.ty(src).elem()? {

@@ -1,8 +1,7 @@
-//! The machine a kernel is compiled for and the launch configuration it is compiled with, as typed values
-//! that every stage reads from the function ([`crate::Func::target`], [`crate::Func::config`]): layout
-//! assignment picks the tensor-core instruction from the target, the scheduler reads `num_stages`, codegen
-//! reads both. The text form prints them as the first function attributes (`target = sm_90a, num_warps = 8,
-//! ...`).
+//! The machine a kernel is compiled for and the options it is compiled with, as typed values that every stage
+//! reads from the function ([`crate::Func::target`], [`crate::Func::config`]): layout assignment picks the
+//! tensor-core instruction from the target, the scheduler reads `num_stages`, codegen reads both. The text form
+//! prints them as the first function attributes (`target = sm_90a, num_warps = 8, ...`).
 
 use std::fmt;
 
@@ -134,8 +133,10 @@ impl fmt::Display for Target {
     }
 }
 
-/// How a kernel is launched, fixed at compile time (Triton's `num_warps`, `num_stages`, `num_ctas`,
-/// `maxnreg`).
+/// The options a kernel is compiled with, Triton's compile options: how it is launched (`num_warps`,
+/// `num_stages`, `num_ctas`, `maxnreg`) and how its floating-point arithmetic may be rewritten
+/// (`enable_fp_fusion`). Two compilations that differ in any of them are different kernels: the specialization
+/// that carries this (its `Debug` text) keys the disk cache, and the Python package's launch cache keys on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KernelConfig {
     /// Warps per CTA: a power of two in 1..=32.
@@ -146,6 +147,10 @@ pub struct KernelConfig {
     pub num_ctas: u32,
     /// Register cap per thread (`.maxnreg`), when set.
     pub maxnreg: Option<u32>,
+    /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default). Off,
+    /// every multiply and add rounds on its own, as the interpreter computes them, so results match it bit for
+    /// bit. The text form prints `enable_fp_fusion = false` when off.
+    pub fp_fusion: bool,
 }
 
 /// A target name tessel does not know.
@@ -248,9 +253,11 @@ impl Default for KernelConfig {
 }
 
 impl KernelConfig {
-    /// Triton's defaults: 4 warps, 3 stages, 1 CTA, no register cap. The one place they are written: the CLI's
-    /// flags, the elaborator and the Python package (through the native module's `DEFAULT_LAUNCH`) read them here.
-    pub const DEFAULT: KernelConfig = KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None };
+    /// Triton's defaults: 4 warps, 3 stages, 1 CTA, no register cap, fp fusion on. The one place they are
+    /// written: the CLI's flags, the elaborator and the Python package (through the native module's
+    /// `DEFAULT_LAUNCH`) read them here.
+    pub const DEFAULT: KernelConfig =
+        KernelConfig { num_warps: 4, num_stages: 3, num_ctas: 1, maxnreg: None, fp_fusion: true };
 
     /// Checks the values against what the hardware allows.
     pub fn validate(&self) -> Result<(), ConfigError> {

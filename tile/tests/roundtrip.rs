@@ -76,11 +76,12 @@ fn kernel_facts_are_typed_and_round_trip() {
     round_trip(&text);
     let f = parse_func(&text).unwrap();
     let facts = &f.attrs;
-    assert!(facts.gluon && facts.flattened && !facts.fp_fusion);
+    assert!(facts.gluon && facts.flattened && !f.config.fp_fusion);
     assert_eq!(facts.divisible_by_16, [0, 1]);
     // The defaults print nothing.
     let plain = parse_func(&format!("{head}, gluon = false, enable_fp_fusion = true}} {{\n  return\n}}\n")).unwrap();
     assert_eq!(plain.attrs, tessel_tile::FuncAttrs::default());
+    assert!(plain.config.fp_fusion);
     assert_eq!(print_func(&plain), format!("{head}}} {{\n  return\n}}\n"));
     let err = |attr: &str| parse_func(&format!("{head}, {attr}}} {{\n  return\n}}\n")).unwrap_err().message;
     assert!(err("colour = red").contains("unknown function attribute `colour`"));

@@ -149,7 +149,7 @@ pub(crate) struct Lower<'f> {
     /// The scratch addresses of kernel-made maps written but not yet released and acquired (`tma::make_desc`).
     pub unpublished_maps: Vec<Reg>,
     /// Whether `a * b + c` on f32/f64 may become one `fma` (Triton's `enable_fp_fusion`, on by default; the
-    /// kernel's [`tessel_tile::FuncAttrs::fp_fusion`], `enable_fp_fusion = false` in the text, turns it off).
+    /// kernel's [`tessel_tile::KernelConfig::fp_fusion`], `enable_fp_fusion = false` in the text, turns it off).
     pub fp_fusion: bool,
     /// The CTA barrier of the warps running the code being lowered: `(0, 0)` is `bar.sync 0` (every thread of
     /// the CTA); in a warp-specialized kernel, named barrier `id` over `threads` (see `partitions`).
@@ -677,7 +677,7 @@ fn lower_kernel<'f>(
         tmem_quiet: false,
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
-        fp_fusion: f.attrs.fp_fusion,
+        fp_fusion: f.config.fp_fusion,
         bar: (0, 0),
         scratch_floor: 0,
         ws: None,

@@ -245,7 +245,7 @@ class runtime_knobs(base_knobs):
 
 class language_knobs(base_knobs):
     fp32_default = Knob("TRITON_F32_DEFAULT", "opt")
-    default_fp_fusion = Knob("TRITON_DEFAULT_FP_FUSION", "bool", True)
+    default_fp_fusion = Knob("TRITON_DEFAULT_FP_FUSION", "bool", True, honoured=True)
 
 
 class nvidia_knobs(base_knobs):
