@@ -8,20 +8,48 @@
 //! mbarrier phase or a cluster barrier when it arrives, and *acquires* what was released when it passes a
 //! completed barrier (a named barrier it syncs on, an mbarrier wait that finds the phase complete, a cluster
 //! barrier wait); a copy's completion (`complete_tx`) releases its writes into the mbarrier's phase. So the
-//! order the scheduler happens to run warps in hides nothing. Also here: atomics (ordered among themselves), and
-//! the proxy rule: a thread's stores are unfenced for the async proxy until its warp runs a `fence.proxy.async`.
+//! order the scheduler happens to run warps in hides nothing. Across a cluster, a clock travels as the cluster names its entries ([`Clocks::export`]): a thread's
+//! arrival on a peer's mbarrier releases its warp's clock there, and a cluster barrier joins every CTA's
+//! releases; a CTA holds the other CTAs' threads and agents it learned of as agents of its own. Also here:
+//! atomics (ordered among themselves), and the proxy rule: a thread's stores are unfenced for the async proxy
+//! until its warp runs a `fence.proxy.async`.
 
 use std::collections::HashMap;
 
 use super::Cta;
 
-/// A vector clock: entry `i` is the epoch of agent `i` (warps first, then the mbarriers' copy agents) that is
-/// known; missing entries are 0.
+/// A vector clock: entry `i` is the epoch of agent `i` (threads first, then the agents: the mbarriers' copy
+/// agents, and the other CTAs' threads and agents this CTA learned of) that is known; missing entries are 0.
 pub(super) type VClock = Vec<u32>;
 
 /// A copy that completes on a peer CTA's mbarrier (a pair's, `tma`) writes as the agent of that barrier's offset
 /// with the peer's rank plus one at this bit: no thread of the writing CTA waits on it.
 pub(super) const PEER_BAR: u32 = 40;
+
+/// An agent of a CTA's own: the copies completing on an mbarrier (by its offset, with [`PEER_BAR`] for a peer's).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(super) enum Local {
+    Bar(u64),
+}
+
+/// A thread or an agent of the cluster, by its CTA's rank: what an entry of one CTA's clock stands for in
+/// another's ([`Clocks::export`], [`Clocks::import`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(super) enum Id {
+    Thread(u32, u32),
+    Agent(u32, Local),
+}
+
+/// A clock carried from one CTA of a cluster to another: the known epoch of each thread and agent.
+pub(super) type Export = Vec<(Id, u32)>;
+
+/// What a CTA's agent entry is: one of its own agents, or another CTA's thread or agent that it learned of through
+/// a barrier the two share (a remote mbarrier arrival, a cluster barrier).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Key {
+    Own(Local),
+    Peer(Id),
+}
 
 /// `a` joined with `b` (entry-wise maximum).
 pub(super) fn join(a: &mut VClock, b: &[u32]) {
@@ -105,8 +133,9 @@ pub(super) struct Clocks {
     wsync: Vec<u32>,
     /// Threads that released during the instruction running (their epochs move on after it).
     released: Vec<usize>,
-    /// Each mbarrier's copy agent (its index past the threads), and the agents' next epochs.
-    agents: HashMap<u64, usize>,
+    /// Each agent's index past the threads, what each index stands for, and the copy agents' next epochs.
+    agents: HashMap<Key, usize>,
+    keys: Vec<Key>,
     agent_epoch: Vec<u32>,
 }
 
@@ -121,8 +150,19 @@ impl Clocks {
             wsync: vec![0; warps],
             released: Vec::new(),
             agents: HashMap::new(),
+            keys: Vec::new(),
             agent_epoch: Vec::new(),
         }
+    }
+
+    /// The index of agent `key`, a new one if it had none.
+    fn agent(&mut self, key: Key) -> usize {
+        if let Some(&i) = self.agents.get(&key) {
+            return i;
+        }
+        self.keys.push(key);
+        self.agents.insert(key, self.keys.len() - 1);
+        self.keys.len() - 1
     }
 
     /// What lanes `lanes` (a bit each) of warp `w` release now: the warp's knowledge, their own epochs and the
@@ -161,8 +201,7 @@ impl Clocks {
 
     /// A new write of the copy agent of mbarrier `bar`: its access, and the clock its completion releases.
     pub(super) fn copy(&mut self, bar: u64) -> (Access, VClock) {
-        let next = self.agents.len();
-        let agent = *self.agents.entry(bar).or_insert(next);
+        let agent = self.agent(Key::Own(Local::Bar(bar)));
         if self.agent_epoch.len() <= agent {
             self.agent_epoch.resize(agent + 1, 1);
         }
@@ -171,6 +210,43 @@ impl Clocks {
         let mut c = vec![0; self.n + agent + 1];
         c[self.n + agent] = epoch;
         (Access { thread: ASYNC, agent: agent as u32, epoch, wsync: 0 }, c)
+    }
+
+    /// Clock `c` of this CTA (of rank `rank`) as the cluster names its entries.
+    pub(super) fn export(&self, rank: u32, c: &[u32]) -> Export {
+        c.iter()
+            .enumerate()
+            .filter(|&(_, &e)| e > 0)
+            .map(|(i, &e)| {
+                let id = if i < self.n {
+                    Id::Thread(rank, i as u32)
+                } else {
+                    match self.keys[i - self.n] {
+                        Key::Own(l) => Id::Agent(rank, l),
+                        Key::Peer(id) => id,
+                    }
+                };
+                (id, e)
+            })
+            .collect()
+    }
+
+    /// An exported clock ([`Clocks::export`]) as this CTA's (of rank `rank`): its own threads and agents where the
+    /// clock names them, the other CTAs' as agents of theirs.
+    pub(super) fn import(&mut self, rank: u32, ex: &Export) -> VClock {
+        let mut c = vec![0; self.n];
+        for &(id, e) in ex {
+            let at = match id {
+                Id::Thread(r, t) if r == rank => t as usize,
+                Id::Agent(r, l) if r == rank => self.n + self.agent(Key::Own(l)),
+                other => self.n + self.agent(Key::Peer(other)),
+            };
+            if c.len() <= at {
+                c.resize(at + 1, 0);
+            }
+            c[at] = c[at].max(e);
+        }
+        c
     }
 
     /// Thread `t`'s access now.
@@ -198,7 +274,10 @@ impl Clocks {
         if a.thread != ASYNC {
             return format!("thread {}", a.thread);
         }
-        let bar = self.agents.iter().find(|&(_, &i)| i == a.agent as usize).map_or(0, |(&b, _)| b);
+        let bar = match self.keys.get(a.agent as usize) {
+            Some(Key::Own(Local::Bar(b))) => *b,
+            _ => 0,
+        };
         match bar >> PEER_BAR {
             0 => format!("an asynchronous copy completing on the mbarrier at shared {bar:#x}"),
             peer => format!(
