@@ -317,9 +317,11 @@ fn broken_pair_variants_name_the_partition_barrier_and_ctas() {
 
 /// On the simulator (which runs each CTA's warps and barriers on their own): the pair's K barrier made each CTA's
 /// own (`allocate_mbarrier` without `two_ctas`), so the lead's wait no longer covers the odd CTA's half of K,
-/// whose ring the odd CTA then refills under the pair's MMA; and the commit of the first S = Q K^T reaching the
-/// lead only (its PTX mask edited), so the odd CTA's softmax waits for S forever. (The interpreter runs a
-/// cluster in its logical view, where a wait needs the phase in every CTA's copy: it accepts the first.)
+/// whose ring the odd CTA then refills under the pair's MMA; the commit of the first S = Q K^T reaching the
+/// lead only (its PTX mask edited), so the odd CTA's softmax waits for S forever; and the pair's P and O barriers
+/// made each CTA's own, so the pair's P V reads the odd CTA's P and O unordered after its threads wrote them.
+/// (The interpreter runs a cluster in its logical view, where a wait needs the phase in every CTA's copy: it
+/// accepts the first and the last two.)
 #[test]
 fn broken_pair_variants_are_refused_on_the_simulator() {
     let src = std::fs::read_to_string(EXAMPLE).unwrap();
@@ -353,4 +355,26 @@ fn broken_pair_variants_are_refused_on_the_simulator() {
     };
     let err = run(&src, &lead_only).unwrap_err();
     assert!(err.contains("deadlock") && err.contains("CTA 1"), "commit to the lead only: {err}");
+    // The pair's P and O barriers made each CTA's own: the lead's MMA warp waits for its own CTA's softmax (P
+    // written) and correction (O rescaled) only, so the pair's P V reads the odd CTA's P, and accumulates into its
+    // O, with nothing ordering them after the odd CTA's `tcgen05.st` there (tensor memory's happens-before,
+    // `ptx_sim/src/tmem_race.rs`).
+    for (bar, operand, writer) in [("p_ready", "A", "thread 0 (warp 0)"), ("o_corr", "D", "thread 256 (warp 8)")] {
+        let pair = format!("{bar} = mbarrier.allocate_mbarrier(batch=2, two_ctas=PAIR)");
+        assert!(src.contains(&pair), "the example no longer holds `{pair}`");
+        let own = src.replacen(&pair, &format!("{bar} = mbarrier.allocate_mbarrier(batch=2)"), 1);
+        let err = run(&own, &|p| p.to_string()).unwrap_err();
+        assert!(
+            err.contains(&format!("CTA 0's pair MMA, CTA 1's {operand}: tensor memory of CTA 1, lane ")),
+            "{bar}: {err}"
+        );
+        assert!(
+            err.contains("tcgen05.mma (tcgen05 op #") && err.contains("issued by CTA 0's thread 384"),
+            "{bar}: {err}"
+        );
+        assert!(
+            err.contains(&format!("what {writer} wrote with tcgen05.st without a barrier between")),
+            "{bar}: {err}"
+        );
+    }
 }

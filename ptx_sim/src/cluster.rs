@@ -134,8 +134,8 @@ pub(super) struct Member {
     /// Multicast copies this CTA issued for its peers, by destination rank, not delivered yet.
     pub outbox: Vec<(u32, Delivery)>,
     /// Arrivals this CTA made on its peers' mbarriers, not delivered yet: (rank, barrier offset, count,
-    /// transaction bytes expected first: `arrive.expect_tx`).
-    pub arrivals: Vec<(u32, u64, u32, u32)>,
+    /// transaction bytes expected first: `arrive.expect_tx`, and the clock the arriving warp released).
+    pub arrivals: Vec<(u32, u64, u32, u32, super::race::Export)>,
     /// Bytes of this CTA's pair copies (`.cta_group::2`) that complete on a peer's mbarrier, not delivered yet:
     /// (rank, barrier offset, bytes).
     pub remote_tx: Vec<(u32, u64, u32)>,
@@ -193,13 +193,16 @@ fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<bool, Strin
         super::tma::land(&mut ctas[rank as usize], d, None)
             .map_err(|e| format!("CTA {from}'s multicast to CTA {rank}: {e}"))?;
     }
-    for (rank, bar, n, tx) in arrivals {
+    for (rank, bar, n, tx, clock) in arrivals {
         if exited[rank as usize] {
             return Err(format!("CTA {from} arrives on an mbarrier of CTA {rank}, which has exited"));
         }
         let peer = &mut ctas[rank as usize];
+        // The arrival releases the arriving warp's clock (its CTA's threads and agents as the peer names them).
+        let clock = peer.clocks.import(rank, &clock);
         let expect = if tx > 0 { super::mbarrier::expect_tx(peer, bar, tx) } else { Ok(()) };
         expect
+            .and_then(|()| super::mbarrier::release(peer, bar, &clock))
             .and_then(|()| super::mbarrier::arrive_from_peer(peer, bar, n))
             .map_err(|e| format!("CTA {from}'s arrival on CTA {rank}'s mbarrier at {bar}: {e}"))?;
     }
@@ -234,7 +237,9 @@ pub(super) fn arrive(c: &mut Cta, ins: &super::Ins, active: &[bool]) -> Result<(
             }
             super::mbarrier::arrive(c, t, at, n)?;
         } else {
-            c.cluster.arrivals.push((rank as u32, at, n, tx));
+            let clock = c.clocks.release(t / 32, 1 << (t % 32));
+            let clock = c.clocks.export(c.cluster.rank, &clock);
+            c.cluster.arrivals.push((rank as u32, at, n, tx, clock));
         }
     }
     Ok(())
@@ -301,6 +306,15 @@ pub(super) fn end_phase(ctas: &mut [Cta], exited: &[bool]) -> Result<(), String>
     }
     let snap: Rc<Vec<Option<Vec<u8>>>> =
         Rc::new(ctas.iter().zip(exited).map(|(c, &gone)| (!gone).then(|| c.smem.clone())).collect());
+    // The barrier orders every CTA's threads after what every CTA's warps released at it.
+    let released: Vec<super::race::Export> =
+        ctas.iter().map(|c| c.clocks.export(c.cluster.rank, &c.sched.cluster_clock)).collect();
+    for c in ctas.iter_mut() {
+        for (_, clock) in released.iter().enumerate().filter(|&(r, _)| r != c.cluster.rank as usize && !exited[r]) {
+            let clock = c.clocks.import(c.cluster.rank, clock);
+            super::race::join(&mut c.sched.cluster_clock, &clock);
+        }
+    }
     for c in ctas.iter_mut() {
         c.cluster.peers = snap.clone();
         c.cluster.remote_reads.clear();

@@ -14,16 +14,17 @@
 //!
 //! Because the order the simulator happens to run threads in would hide a missing barrier, every shared-memory
 //! access is checked by happens-before (`race`): vector clocks per warp, joined through the barriers (named
-//! barriers, mbarrier phases, cluster barriers, `bar.warp.sync` within a warp) and through the mbarriers that
-//! asynchronous copies complete on; an access that conflicts with an earlier one not ordered before it (read
-//! after write, write after read, different values written) is an error. Instruction semantics follow the PTX
-//! ISA: `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own
-//! value), `bfe` with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero,
-//! `.approx` math done exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05` (the dense
-//! MMA's arithmetic in `tcgen05_dense`, a CTA pair's MMAs in `tcgen05_pair`); TMA in `tma`
-//! (gather4/scatter4 in `tma_gather`, im2col loads in `tma_im2col`);
-//! clusters in `cluster` (their addresses in `cluster_addr`); cluster launch control in `clc`. It is a test oracle for data movement, arithmetic order and
-//! synchronization, not a model of timing or of the memory consistency model beyond happens-before.
+//! barriers, mbarrier phases, cluster barriers, `bar.warp.sync` within a warp, a peer CTA's arrivals) and through
+//! the mbarriers that asynchronous copies and tcgen05 commits complete on; an access that conflicts with an earlier
+//! one not ordered before it (read after write, write after read, different values written) is an error. Tensor
+//! memory likewise, with the tcgen05 fences and waits (`tmem_race`). Instruction semantics follow the PTX ISA:
+//! `shfl.sync.up/down/idx/bfly` with their clamp rules (an out-of-range source gives the lane its own value), `bfe`
+//! with sign extension, `cvt.rna.tf32.f32` rounding to nearest with ties away from zero, `.approx` math done
+//! exactly; mbarriers in `mbarrier`; tensor memory and tcgen05 in `tcgen05` (the dense MMA's arithmetic in
+//! `tcgen05_dense`, a CTA pair's MMAs in `tcgen05_pair`); TMA in `tma` (gather4/scatter4 in `tma_gather`, im2col
+//! loads in `tma_im2col`); clusters in `cluster` (their addresses in `cluster_addr`); cluster launch control in
+//! `clc`. It is a test oracle for data movement, arithmetic order and synchronization, not a model of timing or of
+//! the memory consistency model beyond happens-before.
 
 mod bits;
 mod clc;
@@ -42,6 +43,7 @@ mod tcgen05_scaled;
 mod tma;
 mod tma_gather;
 mod tma_im2col;
+mod tmem_race;
 mod warps;
 mod wgmma;
 

@@ -116,9 +116,9 @@ pub(super) fn arrive(c: &mut Cta, t: usize, bar: u64, n: u32) -> Result<(), Stri
 }
 
 /// `n` arrivals on `bar` from another CTA of the cluster (`mbarrier.arrive.shared::cluster` at a `mapa`
-/// address). The peer's warps are not this CTA's: the arrival releases no clock of this CTA's happens-before
-/// model, so it orders none of this CTA's shared-memory accesses (what it orders is the peer's work, such as a
-/// refill the peer's TMA will copy into this CTA).
+/// address, a pair's commit). The arrival itself releases nothing: what the arriving thread's warp knew is
+/// released first, carried into this CTA's clocks (`cluster::deliver`), as a pair commit releases the tensor
+/// cores' accesses (`tcgen05_pair`).
 pub(super) fn arrive_from_peer(c: &mut Cta, bar: u64, n: u32) -> Result<(), String> {
     let b = c.mbar.bars.get_mut(&bar).ok_or("an arrival on an mbarrier that is not initialized")?;
     if n > b.missing {

@@ -7,21 +7,54 @@
 //! Clocks move by synchronization only (see [`Clocks`]): a warp *releases* its clock into a named barrier, an
 //! mbarrier phase or a cluster barrier when it arrives, and *acquires* what was released when it passes a
 //! completed barrier (a named barrier it syncs on, an mbarrier wait that finds the phase complete, a cluster
-//! barrier wait); a copy's completion (`complete_tx`) releases its writes into the mbarrier's phase. So the
-//! order the scheduler happens to run warps in hides nothing. Also here: atomics (ordered among themselves), and
-//! the proxy rule: a thread's stores are unfenced for the async proxy until its warp runs a `fence.proxy.async`.
+//! barrier wait); a copy's completion (`complete_tx`) releases its writes into the mbarrier's phase, a tcgen05
+//! commit the tensor cores' accesses (`tmem_race`). So the order the scheduler happens to run warps in hides
+//! nothing. Across a cluster, a clock travels as the cluster names its entries ([`Clocks::export`]): a thread's
+//! arrival on a peer's mbarrier releases its warp's clock there, and a cluster barrier joins every CTA's
+//! releases; a CTA holds the other CTAs' threads and agents it learned of as agents of its own. Also here:
+//! atomics (ordered among themselves), and the proxy rule: a thread's stores are unfenced for the async proxy
+//! until its warp runs a `fence.proxy.async`.
 
 use std::collections::HashMap;
 
 use super::Cta;
 
-/// A vector clock: entry `i` is the epoch of agent `i` (warps first, then the mbarriers' copy agents) that is
-/// known; missing entries are 0.
+/// A vector clock: entry `i` is the epoch of agent `i` (threads first, then the agents: the mbarriers' copy
+/// agents, the tensor cores, and the other CTAs' threads and agents this CTA learned of) that is known; missing
+/// entries are 0.
 pub(super) type VClock = Vec<u32>;
 
 /// A copy that completes on a peer CTA's mbarrier (a pair's, `tma`) writes as the agent of that barrier's offset
 /// with the peer's rank plus one at this bit: no thread of the writing CTA waits on it.
 pub(super) const PEER_BAR: u32 = 40;
+
+/// An agent of a CTA's own: the copies completing on an mbarrier (by its offset, with [`PEER_BAR`] for a peer's),
+/// or the CTA's tensor cores (its tcgen05 MMAs and copies, whose epochs are their op numbers: a commit covering
+/// op k releases epoch k).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(super) enum Local {
+    Bar(u64),
+    Core,
+}
+
+/// A thread or an agent of the cluster, by its CTA's rank: what an entry of one CTA's clock stands for in
+/// another's ([`Clocks::export`], [`Clocks::import`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(super) enum Id {
+    Thread(u32, u32),
+    Agent(u32, Local),
+}
+
+/// A clock carried from one CTA of a cluster to another: the known epoch of each thread and agent.
+pub(super) type Export = Vec<(Id, u32)>;
+
+/// What a CTA's agent entry is: one of its own agents, or another CTA's thread or agent that it learned of through
+/// a barrier the two share (a remote mbarrier arrival, a cluster barrier).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Key {
+    Own(Local),
+    Peer(Id),
+}
 
 /// `a` joined with `b` (entry-wise maximum).
 pub(super) fn join(a: &mut VClock, b: &[u32]) {
@@ -105,9 +138,13 @@ pub(super) struct Clocks {
     wsync: Vec<u32>,
     /// Threads that released during the instruction running (their epochs move on after it).
     released: Vec<usize>,
-    /// Each mbarrier's copy agent (its index past the threads), and the agents' next epochs.
-    agents: HashMap<u64, usize>,
+    /// Each agent's index past the threads, what each index stands for, and the copy agents' next epochs.
+    agents: HashMap<Key, usize>,
+    keys: Vec<Key>,
     agent_epoch: Vec<u32>,
+    /// Per warp: what it knew at its last `tcgen05.fence::after_thread_sync`, which is what orders its tcgen05 ops
+    /// (`tmem_race`) after the synchronization before that fence.
+    tc_know: Vec<VClock>,
 }
 
 impl Clocks {
@@ -121,8 +158,20 @@ impl Clocks {
             wsync: vec![0; warps],
             released: Vec::new(),
             agents: HashMap::new(),
+            keys: Vec::new(),
             agent_epoch: Vec::new(),
+            tc_know: vec![vec![0; threads]; warps],
         }
+    }
+
+    /// The index of agent `key`, a new one if it had none.
+    fn agent(&mut self, key: Key) -> usize {
+        if let Some(&i) = self.agents.get(&key) {
+            return i;
+        }
+        self.keys.push(key);
+        self.agents.insert(key, self.keys.len() - 1);
+        self.keys.len() - 1
     }
 
     /// What lanes `lanes` (a bit each) of warp `w` release now: the warp's knowledge, their own epochs and the
@@ -161,8 +210,7 @@ impl Clocks {
 
     /// A new write of the copy agent of mbarrier `bar`: its access, and the clock its completion releases.
     pub(super) fn copy(&mut self, bar: u64) -> (Access, VClock) {
-        let next = self.agents.len();
-        let agent = *self.agents.entry(bar).or_insert(next);
+        let agent = self.agent(Key::Own(Local::Bar(bar)));
         if self.agent_epoch.len() <= agent {
             self.agent_epoch.resize(agent + 1, 1);
         }
@@ -171,6 +219,94 @@ impl Clocks {
         let mut c = vec![0; self.n + agent + 1];
         c[self.n + agent] = epoch;
         (Access { thread: ASYNC, agent: agent as u32, epoch, wsync: 0 }, c)
+    }
+
+    /// Warp `w` runs `tcgen05.fence::after_thread_sync`: its tcgen05 ops from now on are ordered after what it
+    /// has acquired so far.
+    pub(super) fn tc_fence(&mut self, w: usize) {
+        self.tc_know[w].clone_from(&self.know[w]);
+    }
+
+    /// What warp `w` knows of clock entry `entry` (a thread, or an agent past them): for its tcgen05 ops (`tc`: as
+    /// of its last `tcgen05.fence::after_thread_sync`) or its other accesses.
+    pub(super) fn knows(&self, w: usize, entry: usize, tc: bool) -> u32 {
+        let know = if tc { &self.tc_know[w] } else { &self.know[w] };
+        know.get(entry).copied().unwrap_or(0)
+    }
+
+    /// Thread `t`'s epoch now.
+    pub(super) fn epoch(&self, t: usize) -> u32 {
+        self.epoch[t]
+    }
+
+    /// Thread `t`'s epoch at its warp's last intra-warp barrier.
+    pub(super) fn synced(&self, t: usize) -> u32 {
+        self.synced[t]
+    }
+
+    /// The clock entry of the CTA's tensor cores (`None` before any commit released it).
+    pub(super) fn core(&self) -> Option<usize> {
+        self.agents.get(&Key::Own(Local::Core)).map(|&i| self.n + i)
+    }
+
+    /// The clock a commit covering the CTA's tcgen05 ops up to number `cover` releases: the tensor cores at `cover`.
+    pub(super) fn core_clock(&mut self, cover: u32) -> VClock {
+        let at = self.n + self.agent(Key::Own(Local::Core));
+        let mut c = vec![0; at + 1];
+        c[at] = cover;
+        c
+    }
+
+    /// What thread `t` knows for its tcgen05 ops (as of its warp's last `tcgen05.fence::after_thread_sync`, its own
+    /// epoch and its lanes' up to their last intra-warp barrier): what a pair MMA it issues is ordered after.
+    pub(super) fn tc_view(&self, t: usize) -> VClock {
+        let w = t / 32;
+        let mut c = self.tc_know[w].clone();
+        if c.len() < self.n {
+            c.resize(self.n, 0);
+        }
+        let lanes = 32 * w..(32 * w + 32).min(self.n);
+        for (x, u) in c[lanes.clone()].iter_mut().zip(lanes) {
+            *x = if u == t { self.epoch[u] } else { self.synced[u] };
+        }
+        c
+    }
+
+    /// Clock `c` of this CTA (of rank `rank`) as the cluster names its entries.
+    pub(super) fn export(&self, rank: u32, c: &[u32]) -> Export {
+        c.iter()
+            .enumerate()
+            .filter(|&(_, &e)| e > 0)
+            .map(|(i, &e)| {
+                let id = if i < self.n {
+                    Id::Thread(rank, i as u32)
+                } else {
+                    match self.keys[i - self.n] {
+                        Key::Own(l) => Id::Agent(rank, l),
+                        Key::Peer(id) => id,
+                    }
+                };
+                (id, e)
+            })
+            .collect()
+    }
+
+    /// An exported clock ([`Clocks::export`]) as this CTA's (of rank `rank`): its own threads and agents where the
+    /// clock names them, the other CTAs' as agents of theirs.
+    pub(super) fn import(&mut self, rank: u32, ex: &Export) -> VClock {
+        let mut c = vec![0; self.n];
+        for &(id, e) in ex {
+            let at = match id {
+                Id::Thread(r, t) if r == rank => t as usize,
+                Id::Agent(r, l) if r == rank => self.n + self.agent(Key::Own(l)),
+                other => self.n + self.agent(Key::Peer(other)),
+            };
+            if c.len() <= at {
+                c.resize(at + 1, 0);
+            }
+            c[at] = c[at].max(e);
+        }
+        c
     }
 
     /// Thread `t`'s access now.
@@ -198,7 +334,10 @@ impl Clocks {
         if a.thread != ASYNC {
             return format!("thread {}", a.thread);
         }
-        let bar = self.agents.iter().find(|&(_, &i)| i == a.agent as usize).map_or(0, |(&b, _)| b);
+        let bar = match self.keys.get(a.agent as usize) {
+            Some(Key::Own(Local::Bar(b))) => *b,
+            _ => 0,
+        };
         match bar >> PEER_BAR {
             0 => format!("an asynchronous copy completing on the mbarrier at shared {bar:#x}"),
             peer => format!(

@@ -11,7 +11,9 @@
 //! (`mbarrier`), and a wait that observes the commit's phase retires the ops it covers. What the simulator checks:
 //! the allocation (a power of two in [32, 512] columns, by one warp, freed before `ret`), every TMEM access
 //! inside it and in the warp's quarter, one issuing thread per MMA, descriptors in the forms it knows,
-//! tensor-core reads of shared bytes stored without a `fence.proxy.async` since.
+//! tensor-core reads of shared bytes stored without a `fence.proxy.async` since, and the order of every tensor
+//! memory access by happens-before (`tmem_race`: a commit releases the tensor cores' accesses into its mbarrier's
+//! phase; the waits and fences move the threads' accesses on).
 
 use std::collections::HashMap;
 
@@ -31,6 +33,8 @@ pub(super) struct State {
     group: Option<u8>,
     /// What is in flight (see [`InFlight`]).
     pub(super) flight: InFlight,
+    /// Who accessed each cell, for the happens-before check (`tmem_race`).
+    pub(super) hb: super::tmem_race::Shadow,
 }
 
 /// The op numbers a commit covers, of each CTA (by cluster rank) whose ops it tracks.
@@ -269,7 +273,13 @@ impl InFlight {
 impl Default for State {
     fn default() -> Self {
         // Poisoned: tensor memory nobody wrote reads as NaN bits.
-        State { cells: vec![0x7fc0_0001; LANES * COLUMNS], alloc: None, group: None, flight: InFlight::default() }
+        State {
+            cells: vec![0x7fc0_0001; LANES * COLUMNS],
+            alloc: None,
+            group: None,
+            flight: InFlight::default(),
+            hb: Default::default(),
+        }
     }
 }
 
@@ -321,7 +331,23 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
             return Err(format!("`{op}` needs CTA pairs: the cluster has {} CTA(s)", c.cluster.size));
         }
     }
-    if op.starts_with("tcgen05.fence") || op.starts_with("tcgen05.wait") || op.starts_with("tcgen05.relinquish") {
+    // The ordering instructions (`tmem_race`): a wait completes the thread's loads or stores, the fence before a
+    // thread synchronization publishes the waited stores, the fence after one orders the warp's tcgen05 ops after
+    // what it acquired.
+    if op.starts_with("tcgen05.wait::st") || op.starts_with("tcgen05.wait::ld") {
+        ts.iter().for_each(|&t| c.tmem_wait(t, op.starts_with("tcgen05.wait::st")));
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.fence::before_thread_sync") {
+        ts.iter().for_each(|&t| c.tmem_fence_before(t));
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.fence::after_thread_sync") {
+        let warps: std::collections::BTreeSet<usize> = ts.iter().map(|t| t / 32).collect();
+        warps.into_iter().for_each(|w| c.clocks.tc_fence(w));
+        return Ok(());
+    }
+    if op.starts_with("tcgen05.relinquish") {
         return Ok(());
     }
     if op.starts_with("tcgen05.alloc") || op.starts_with("tcgen05.dealloc") {
@@ -339,6 +365,7 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                 return Err("a second tcgen05.alloc while tensor memory is allocated is not simulated".into());
             }
             c.tmem.alloc = Some((0, n));
+            c.tmem.hb.clear();
             // The address (lane 0, column 0) lands in shared memory, written as by the warp's first thread.
             let at = mem_addr(c, ts[0], &a[0])?;
             c.smem(ts[0], at, 4, Some(&0u32.to_le_bytes()))?.copy_from_slice(&0u32.to_le_bytes());
@@ -402,6 +429,7 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
                     if !load {
                         c.tmem.flight.check_cell_write(cell, "tcgen05.st writes")?;
                     }
+                    c.tmem_thread(t, cell, !load)?;
                     if load {
                         c.regs[t][r] = c.tmem.cells[cell] as u64;
                     } else {
@@ -424,6 +452,9 @@ pub(super) fn exec(c: &mut Cta, ins: &Ins, active: &[bool]) -> Result<(), String
             let phase = c.mbar.bars.get(&bar).ok_or("a commit to an mbarrier that is not initialized")?.phase;
             let cover = c.tmem.flight.latest();
             c.tmem.flight.commit(bar, phase, cover);
+            // Whoever observes the phase is ordered after the tensor cores' accesses of the ops it covers.
+            let core = c.clocks.core_clock(cover);
+            super::mbarrier::release(c, bar, &core)?;
             super::mbarrier::arrive(c, t, bar, 1)?;
         }
         return Ok(());
@@ -487,7 +518,7 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     let av = match &a[1] {
         Opnd::Mem(..) => {
             let addr = c.addr(t, &a[1])? as u32;
-            a_from_tmem(c, &s, addr, s.m)?
+            a_from_tmem(c, Reader::Thread(t), &s, addr, s.m)?
         }
         o => {
             let desc = c.val(t, o)?;
@@ -499,5 +530,5 @@ fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), String> {
     b_from_smem(c, Reader::Thread(t), &s, b_desc, s.n, (&mut bv, s.n as usize, 0))?;
     let enable = c.val(t, &a[4])? != 0;
     let op = c.tmem.flight.latest();
-    accumulate(c, (&s, op), d_col, s.m, (&av, &bv), enable)
+    accumulate(c, (&s, op, Some(Reader::Thread(t))), d_col, s.m, (&av, &bv), enable)
 }

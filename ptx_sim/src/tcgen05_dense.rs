@@ -138,11 +138,12 @@ impl Dense {
 
 /// Who reads an MMA's shared-memory operands: the issuing thread of this CTA (its accesses checked by
 /// happens-before, `race`), or a pair MMA issued by the peer CTA (checked for unfenced stores and recorded as read
-/// by the op in flight, with no thread of this CTA to order it by).
+/// by the op in flight, with no thread of this CTA to order it by). For tensor memory (`tmem_race`) the peer's
+/// issuing thread is given: what it knew, carried into this CTA's clocks.
 #[derive(Clone, Copy)]
-pub(super) enum Reader {
+pub(super) enum Reader<'a> {
     Thread(usize),
-    Peer,
+    Peer(&'a super::tmem_race::Issuer),
 }
 
 /// One operand element of `e` bytes at shared address `at` of CTA `c`, read by the tensor cores for `reader`.
@@ -153,7 +154,7 @@ pub(super) fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u6
     }
     let b = match reader {
         Reader::Thread(t) => c.smem(t, at, e as usize, None)?.to_vec(),
-        Reader::Peer => {
+        Reader::Peer(_) => {
             let (a, n) = (at as usize, e as usize);
             let bytes =
                 c.smem.get(a..a + n).ok_or_else(|| format!("a pair MMA reads shared bytes {a}.. past the end"))?;
@@ -172,8 +173,9 @@ pub(super) fn operand(c: &mut Cta, reader: Reader, at: u64, e: u64) -> Result<u6
 }
 
 /// A's `rows` x K from CTA `c`'s tensor memory at `addr` (kind::f16, K-major: row i in the data path's lane for
-/// it, K packed two per 32-bit column), row-major; the cells are marked as read by the op in flight.
-pub(super) fn a_from_tmem(c: &mut Cta, s: &Dense, addr: u32, rows: u32) -> Result<Vec<f64>, String> {
+/// it, K packed two per 32-bit column), row-major; the cells are marked as read by the op in flight, issued for
+/// `by` (each read ordered after the threads' stores there: `tmem_race`).
+pub(super) fn a_from_tmem(c: &mut Cta, by: Reader, s: &Dense, addr: u32, rows: u32) -> Result<Vec<f64>, String> {
     if s.a_mn || s.kind != "f16" {
         return Err("A from tensor memory is K-major, of kind::f16".into());
     }
@@ -187,6 +189,7 @@ pub(super) fn a_from_tmem(c: &mut Cta, s: &Dense, addr: u32, rows: u32) -> Resul
                 c.tmem.flight.check_mma_order(op, me, at, false)?;
             }
             c.tmem.flight.reads_cell(at);
+            c.tmem_core(by, op, at, false, "tcgen05.mma")?;
             let cell = c.tmem.cells[at];
             av[(row as u64 * s.k_elems + k as u64) as usize] = s.ta.value(((cell >> (16 * (k % 2))) & 0xffff) as u64);
         }
@@ -228,10 +231,11 @@ pub(super) fn b_from_smem(
 
 /// D += A B (or D = A B without `accumulate`) into CTA `c`'s tensor memory from column `d_col`: `rows` rows of
 /// A (`av`, row-major) against B's `n` columns (`bv`, K-major), each step rounding once in f32 (s32 wrapping for
-/// kind::i8). The cells are marked as written by op `op`.
+/// kind::i8). The cells are marked as written by op `op`, issued for `by` (`None`: its writes were checked and
+/// recorded at the issue, a pair MMA's in the even CTA).
 pub(super) fn accumulate(
     c: &mut Cta,
-    (s, op): (&Dense, u32),
+    (s, op, by): (&Dense, u32, Option<Reader>),
     d_col: u32,
     rows: u32,
     (av, bv): (&[f64], &[f64]),
@@ -245,6 +249,9 @@ pub(super) fn accumulate(
                 c.tmem.flight.check_mma_order(op, me, cell, true)?;
             }
             c.tmem.flight.written_by(cell, op);
+            if let Some(by) = by {
+                c.tmem_core(by, op, cell, true, "tcgen05.mma")?;
+            }
             let (x, y) = (&av[row as usize * k_elems..], |k: usize| bv[k * n as usize + col as usize]);
             c.tmem.cells[cell] = if s.kind == "i8" {
                 let mut acc = if accumulate { c.tmem.cells[cell] as i32 } else { 0 };

@@ -17,8 +17,12 @@
 //! issuing thread waited for the odd CTA's copies is checked only as far as bytes nothing wrote go), both D
 //! halves are computed, and the commits arrive. A pair commit releases into each barrier it reaches what the
 //! MMAs before it were ordered after: that CTA's pair copies (which completed on the barrier the issuer waited
-//! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote. A pair's copies complete on the even CTA's mbarrier (`tma`: `.cta_group::2` with a peer's
-//! barrier); the even CTA's wait for them is what orders the MMA after both halves landed.
+//! for), so the odd CTA's threads that wait for the MMA may reuse the buffers those copies wrote; and the tensor
+//! cores' accesses to that CTA's tensor memory. A pair's copies complete on the even CTA's mbarrier (`tma`:
+//! `.cta_group::2` with a peer's barrier); the even CTA's wait for them is what orders the MMA after both halves
+//! landed. The odd CTA's tensor memory is another matter: its threads write it (P, a rescaled O), and the MMA's
+//! reads and writes there are checked against them with what the issuing thread knew at the issue ([`IssuedBy`],
+//! `tmem_race`).
 //!
 //! Block-scaled pair MMAs (`tcgen05.mma.cta_group::2...block_scale`, [`issue_scaled`]), the same way: each CTA
 //! holds its 128 rows of A and half of B's N columns, and its D. The scale factors are read by each CTA's half of
@@ -32,6 +36,7 @@
 
 use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
 use super::tcgen05_scaled::{Scaled, operands};
+use super::tmem_race::Issuer;
 use super::{Cta, Opnd};
 
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).
@@ -47,6 +52,7 @@ pub(super) enum PairOp {
         shape: super::tcgen05_scaled::CopyShape,
         taddr: u32,
         desc: u64,
+        by: IssuedBy,
     },
     /// A commit arriving on the mbarrier at offset `bar` in each CTA of `mask` (cluster ranks); `cover`: the even
     /// CTA's latest tcgen05 op at the commit; `clock`: what the issuing thread released (its MMAs' reads of the
@@ -57,6 +63,26 @@ pub(super) enum PairOp {
         cover: u32,
         clock: super::race::VClock,
     },
+}
+
+/// The thread of the even CTA that issued a pair op: what it knew for its tcgen05 ops at the issue, as the cluster
+/// names it, and who it is. The odd CTA's half of the op is ordered after what it knew (`tmem_race`).
+pub(super) struct IssuedBy {
+    clock: super::race::Export,
+    who: String,
+}
+
+impl IssuedBy {
+    /// Thread `t` of CTA `c`, issuing now.
+    fn now(c: &Cta, t: usize) -> IssuedBy {
+        let rank = c.cluster.rank;
+        IssuedBy { clock: c.clocks.export(rank, &c.clocks.tc_view(t)), who: format!("CTA {rank}'s thread {t}") }
+    }
+
+    /// As CTA `c` (the odd one) sees it.
+    fn into(self, c: &mut Cta) -> Issuer {
+        Issuer { clock: c.clocks.import(c.cluster.rank, &self.clock), who: self.who }
+    }
 }
 
 /// Where a pair MMA's A is, at the same address in both CTAs.
@@ -77,6 +103,7 @@ pub(super) struct PairMma {
     a_src: ASource,
     b_desc: u64,
     enable: bool,
+    by: IssuedBy,
     /// The even CTA's rows of A (row-major) and B's first N / 2 columns, read at the issue.
     a_even: Vec<f64>,
     b_even: Vec<f64>,
@@ -101,7 +128,7 @@ pub(super) fn issue(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), S
     let (a_src, a_even) = match &a[1] {
         Opnd::Mem(..) => {
             let addr = c.addr(t, &a[1])? as u32;
-            (ASource::Tmem(addr), a_from_tmem(c, &dense, addr, ROWS)?)
+            (ASource::Tmem(addr), a_from_tmem(c, Reader::Thread(t), &dense, addr, ROWS)?)
         }
         o => {
             let desc = c.val(t, o)?;
@@ -119,10 +146,12 @@ pub(super) fn issue(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), S
         for col in 0..dense.n {
             let cell = c.tmem.cell(row, (d_addr & 0xffff) + col)?;
             c.tmem.flight.written_by(cell, op);
+            c.tmem_core(Reader::Thread(t), op, cell, true, "tcgen05.mma")?;
         }
     }
     let enable = c.val(t, &a[4])? != 0;
-    let mma = PairMma { dense, op, d_col: d_addr & 0xffff, a_src, b_desc, enable, a_even, b_even };
+    let by = IssuedBy::now(c, t);
+    let mma = PairMma { dense, op, d_col: d_addr & 0xffff, a_src, b_desc, enable, by, a_even, b_even };
     c.cluster.pair_ops.push(PairOp::Mma(Box::new(mma)));
     Ok(())
 }
@@ -157,7 +186,8 @@ pub(super) fn copy(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), St
     let taddr = c.addr(t, &a[0])? as u32;
     let desc = c.val(t, &a[1])?;
     super::tcgen05_scaled::copy_into(c, Reader::Thread(t), shape, taddr, desc)?;
-    c.cluster.pair_ops.push(PairOp::Copy { shape, taddr, desc });
+    let by = IssuedBy::now(c, t);
+    c.cluster.pair_ops.push(PairOp::Copy { shape, taddr, desc, by });
     Ok(())
 }
 
@@ -183,11 +213,12 @@ pub(super) fn after_copies(ctas: &mut [Cta], from: usize, odd: usize) {
 pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<(), String> {
     for p in std::mem::take(&mut ctas[from].cluster.pair_ops) {
         match p {
-            PairOp::Copy { shape, taddr, desc } => {
+            PairOp::Copy { shape, taddr, desc, by } => {
                 let odd = odd_of(ctas, from, exited, "copy")?;
                 let c = &mut ctas[odd];
                 c.tmem.flight.issue();
-                super::tcgen05_scaled::copy_into(c, Reader::Peer, shape, taddr, desc)
+                let by = by.into(c);
+                super::tcgen05_scaled::copy_into(c, Reader::Peer(&by), shape, taddr, desc)
                     .map_err(|e| format!("CTA {from}'s pair copy into CTA {odd}: {e}"))?;
             }
             PairOp::Scaled(m) => deliver_scaled(ctas, from, exited, *m)?,
@@ -199,9 +230,11 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                 let c = &mut ctas[odd];
                 c.tmem.flight.issue();
                 let op_odd = c.tmem.flight.latest();
+                let by = m.by.into(c);
+                let by = Reader::Peer(&by);
                 let a_odd = match m.a_src {
-                    ASource::Smem(desc) => a_from_smem(c, Reader::Peer, s, desc, ROWS),
-                    ASource::Tmem(addr) => a_from_tmem(c, s, addr, ROWS),
+                    ASource::Smem(desc) => a_from_smem(c, by, s, desc, ROWS),
+                    ASource::Tmem(addr) => a_from_tmem(c, by, s, addr, ROWS),
                 }
                 .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s A: {e}"))?;
                 let mut b = vec![0f64; s.k_elems() * n];
@@ -209,11 +242,11 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                     b[k * n..k * n + half as usize]
                         .copy_from_slice(&m.b_even[k * half as usize..(k + 1) * half as usize]);
                 }
-                b_from_smem(c, Reader::Peer, s, m.b_desc, half, (&mut b, n, half as usize))
+                b_from_smem(c, by, s, m.b_desc, half, (&mut b, n, half as usize))
                     .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s B: {e}"))?;
-                accumulate(c, (s, op_odd), m.d_col, ROWS, (&a_odd, &b), m.enable)
+                accumulate(c, (s, op_odd, Some(by)), m.d_col, ROWS, (&a_odd, &b), m.enable)
                     .map_err(|e| format!("CTA {from}'s pair MMA, CTA {odd}'s D: {e}"))?;
-                accumulate(&mut ctas[from], (s, m.op), m.d_col, ROWS, (&m.a_even, &b), m.enable)?;
+                accumulate(&mut ctas[from], (s, m.op, None), m.d_col, ROWS, (&m.a_even, &b), m.enable)?;
             }
             PairOp::Commit { bar, mask, cover, clock } => {
                 let cover_even = cover;
@@ -236,6 +269,9 @@ pub(super) fn deliver(ctas: &mut [Cta], from: usize, exited: &[bool]) -> Result<
                     })?;
                     if let Some(cover) = own {
                         c.tmem.flight.commit(bar, phase, cover);
+                        // Its waiters are ordered after the tensor cores' accesses of the CTA's ops it covers.
+                        let core = c.clocks.core_clock(cover);
+                        super::mbarrier::release(c, bar, &core)?;
                     }
                     c.tmem.flight.peer_commit(bar, phase, vec![(from, cover_even), (from + 1, odd_cover)]);
                     // Whoever waits on this phase is ordered after the MMAs, and so after the copies they read.
@@ -267,6 +303,7 @@ pub(super) struct PairScaled {
     sfa: u32,
     sfb: u32,
     enable: bool,
+    by: IssuedBy,
     /// Read at the issue: the even CTA's rows of A (scaled), B's first N / 2 rows (unscaled) and the even CTA's
     /// scales of B's N rows.
     a_even: Vec<f32>,
@@ -287,15 +324,17 @@ pub(super) fn issue_scaled(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Resul
     let s = Scaled::decode(op, c.val(t, &a[3])? as u32, true)?;
     let a_even = s.a(c, Reader::Thread(t), a_desc, ROWS_SCALED, sfa)?;
     let b_even = s.b_values(c, Reader::Thread(t), b_desc, s.n / 2)?;
-    let sb_even = s.b_scales(c, sfb)?;
+    let sb_even = s.b_scales(c, Reader::Thread(t), sfb)?;
     let op = c.tmem.flight.latest();
     for row in 0..ROWS_SCALED as u32 {
         for col in 0..s.n as u32 {
             let cell = c.tmem.cell(row, d_col + col)?;
             c.tmem.flight.written_by(cell, op);
+            c.tmem_core(Reader::Thread(t), op, cell, true, "tcgen05.mma")?;
         }
     }
-    let m = PairScaled { s, op, d_col, b_desc, a_desc, sfa, sfb, enable, a_even, b_even, sb_even };
+    let by = IssuedBy::now(c, t);
+    let m = PairScaled { s, op, d_col, b_desc, a_desc, sfa, sfb, enable, by, a_even, b_even, sb_even };
     c.cluster.pair_ops.push(PairOp::Scaled(Box::new(m)));
     Ok(())
 }
@@ -308,12 +347,14 @@ fn deliver_scaled(ctas: &mut [Cta], from: usize, exited: &[bool], m: PairScaled)
     let c = &mut ctas[odd];
     c.tmem.flight.issue();
     let in_odd = |e: String| format!("CTA {from}'s pair block-scaled MMA, in CTA {odd}: {e}");
-    let a_odd = s.a(c, Reader::Peer, m.a_desc, ROWS_SCALED, m.sfa).map_err(in_odd)?;
-    let b_odd = s.b_values(c, Reader::Peer, m.b_desc, s.n / 2).map_err(in_odd)?;
-    let sb_odd = s.b_scales(c, m.sfb).map_err(in_odd)?;
+    let by = m.by.into(c);
+    let by = Reader::Peer(&by);
+    let a_odd = s.a(c, by, m.a_desc, ROWS_SCALED, m.sfa).map_err(in_odd)?;
+    let b_odd = s.b_values(c, by, m.b_desc, s.n / 2).map_err(in_odd)?;
+    let sb_odd = s.b_scales(c, by, m.sfb).map_err(in_odd)?;
     // B's N rows: the even CTA's first, then the odd CTA's.
     let b: Vec<f32> = m.b_even.iter().chain(&b_odd).copied().collect();
     let op_odd = c.tmem.flight.latest();
-    s.accumulate(c, op_odd, m.d_col, ROWS_SCALED, &a_odd, &b, &sb_odd, m.enable).map_err(in_odd)?;
-    s.accumulate(&mut ctas[from], m.op, m.d_col, ROWS_SCALED, &m.a_even, &b, &m.sb_even, m.enable)
+    s.accumulate(c, (op_odd, Some(by)), m.d_col, ROWS_SCALED, &a_odd, &b, &sb_odd, m.enable).map_err(in_odd)?;
+    s.accumulate(&mut ctas[from], (m.op, None), m.d_col, ROWS_SCALED, &m.a_even, &b, &m.sb_even, m.enable)
 }

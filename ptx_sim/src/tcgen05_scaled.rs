@@ -120,6 +120,8 @@ pub(super) fn copy_into(c: &mut Cta, reader: Reader, shape: CopyShape, taddr: u3
                     c.tmem.flight.check_cell_write(cell, "tcgen05.cp writes")?;
                 }
                 c.tmem.flight.writes(cell);
+                let op = c.tmem.flight.latest();
+                c.tmem_core(reader, op, cell, true, "tcgen05.cp")?;
                 c.tmem.cells[cell] = w;
             }
         }
@@ -259,6 +261,8 @@ impl Scaled {
             let col = sfa_col + (i / 32) as u32;
             let cell = c.tmem.cell(i as u32, col)?;
             c.tmem.flight.reads_cell(cell);
+            let op = c.tmem.flight.latest();
+            c.tmem_core(r, op, cell, false, "tcgen05.mma")?;
             for kk in 0..k {
                 let sc = scale_byte(c, i as u32, col, self.a_sf + kk / self.vec)?;
                 av[(i * k + kk) as usize] = element(c, r, desc, self.fa, i, kk)? * scale(sc, self.ue8m0);
@@ -281,14 +285,16 @@ impl Scaled {
 
     /// The scales of B's N rows in CTA `c`'s tensor memory: row n at lane `32 q + n % 32`, column
     /// `sfb_col + n / 32`, the same in every lane quarter q (each quarter of the data path reads its own copy);
-    /// per row and K, the factor (cells marked as read by the op in flight).
-    pub(super) fn b_scales(&self, c: &mut Cta, sfb_col: u32) -> Result<Vec<f32>, String> {
+    /// per row and K, the factor (cells marked as read by the op in flight, issued for `r`).
+    pub(super) fn b_scales(&self, c: &mut Cta, r: Reader, sfb_col: u32) -> Result<Vec<f32>, String> {
         let mut sv = vec![0f32; (self.n * self.k) as usize];
         for j in 0..self.n {
             let col = sfb_col + (j / 32) as u32;
             for q in 0..4u32 {
                 let cell = c.tmem.cell(32 * q + (j % 32) as u32, col)?;
                 c.tmem.flight.reads_cell(cell);
+                let op = c.tmem.flight.latest();
+                c.tmem_core(r, op, cell, false, "tcgen05.mma")?;
             }
             for kk in 0..self.k {
                 let s = scale_byte(c, (j % 32) as u32, col, self.b_sf + kk / self.vec)?;
@@ -308,12 +314,13 @@ impl Scaled {
 
     /// D (`rows` x N at column `d_col` of `c`'s tensor memory, row i in lane i) `+=` (or `=`, `!accumulate`)
     /// `av` times B (`bv` scaled by `sv`, N rows of K), products in f32 accumulated in K order with one
-    /// rounding per step; the cells written by `c`'s tcgen05 op number `op`.
+    /// rounding per step; the cells written by `c`'s tcgen05 op number `op`, issued for `by` (`None`: checked and
+    /// recorded at the issue, a pair MMA's in the even CTA).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn accumulate(
         &self,
         c: &mut Cta,
-        op: u32,
+        (op, by): (u32, Option<Reader>),
         d_col: u32,
         rows: u64,
         av: &[f32],
@@ -330,6 +337,9 @@ impl Scaled {
                     acc = av[i * k + kk].mul_add(bv[j * k + kk] * sv[j * k + kk], acc);
                 }
                 c.tmem.flight.written_by(cell, op);
+                if let Some(by) = by {
+                    c.tmem_core(by, op, cell, true, "tcgen05.mma")?;
+                }
                 c.tmem.cells[cell] = acc.to_bits();
             }
         }
@@ -367,7 +377,7 @@ pub(super) fn mma(c: &mut Cta, t: usize, op: &str, a: &[Opnd]) -> Result<(), Str
     let s = Scaled::decode(op, c.val(t, &a[3])? as u32, false)?;
     let av = s.a(c, Reader::Thread(t), ad, s.m, sfa)?;
     let bv = s.b_values(c, Reader::Thread(t), bd, s.n)?;
-    let sv = s.b_scales(c, sfb)?;
+    let sv = s.b_scales(c, Reader::Thread(t), sfb)?;
     let op = c.tmem.flight.latest();
-    s.accumulate(c, op, d_col, s.m, &av, &bv, &sv, enable)
+    s.accumulate(c, (op, Some(Reader::Thread(t))), d_col, s.m, &av, &bv, &sv, enable)
 }

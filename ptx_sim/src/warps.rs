@@ -142,7 +142,7 @@ pub(super) struct Sched {
     named: Vec<Named>,
     /// Threads that arrived at the cluster barrier in the running phase, and the clock their warps released.
     cluster_arrived: Mask,
-    cluster_clock: VClock,
+    pub(super) cluster_clock: VClock,
     steps: u64,
 }
 
