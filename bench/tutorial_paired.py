@@ -154,6 +154,9 @@ def summarize(table, rows, values, control_name, out):
             cg, clo, chi = log_stats(c)
             control_all.append(cg)
             line += f"  control {cg:.3f} [{clo:.3f}, {chi:.3f}]"
+            # The control's own value (both slots' runs), beside tessel's: 03's cuBLAS column.
+            ctl = statistics.median(v["control_triton"] + v["control_tessel"])
+            line += f"  {control_name} {ctl:9.2f}  tessel/{control_name} {statistics.median(v['tessel']) / ctl:.3f}"
         if v.get("cudnn"):
             c = statistics.median(v["cudnn"])
             cudnn_all.append(statistics.median(v["tessel"]) / c)
