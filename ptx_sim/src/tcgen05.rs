@@ -17,7 +17,8 @@
 
 use std::collections::HashMap;
 
-use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
+use super::tcgen05_dense::{Dense, a_from_smem, a_from_tmem, accumulate, b_from_smem};
+use super::tmem_race::Reader;
 use super::{Cta, Ins, Opnd};
 
 /// Lanes and columns of a CTA's tensor memory.

@@ -8,6 +8,7 @@ use tessel_tile::eval::value::from_bits;
 
 use super::Cta;
 use super::smem_desc::smem_desc;
+use super::tmem_race::Reader;
 use super::wgmma::address_of;
 
 /// [`smem_desc`] of a dense MMA's operand, which this simulator reads swizzled only.
@@ -134,16 +135,6 @@ impl Dense {
     pub(super) fn k_elems(&self) -> usize {
         self.k_elems as usize
     }
-}
-
-/// Who reads an MMA's shared-memory operands: the issuing thread of this CTA (its accesses checked by
-/// happens-before, `race`), or a pair MMA issued by the peer CTA (checked for unfenced stores and recorded as read
-/// by the op in flight, with no thread of this CTA to order it by). For tensor memory (`tmem_race`) the peer's
-/// issuing thread is given: what it knew, carried into this CTA's clocks.
-#[derive(Clone, Copy)]
-pub(super) enum Reader<'a> {
-    Thread(usize),
-    Peer(&'a super::tmem_race::Issuer),
 }
 
 /// One operand element of `e` bytes at shared address `at` of CTA `c`, read by the tensor cores for `reader`.

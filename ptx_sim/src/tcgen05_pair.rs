@@ -34,9 +34,10 @@
 //! A pair copy (`tcgen05.cp.cta_group::2`, [`copy`]) copies each CTA's shared memory at the descriptor's address
 //! into that CTA's tensor memory: the even CTA's at the issue, the odd CTA's when the even one stops.
 
-use super::tcgen05_dense::{Dense, Reader, a_from_smem, a_from_tmem, accumulate, b_from_smem};
+use super::tcgen05_dense::{Dense, a_from_smem, a_from_tmem, accumulate, b_from_smem};
 use super::tcgen05_scaled::{Scaled, operands};
 use super::tmem_race::Issuer;
+use super::tmem_race::Reader;
 use super::{Cta, Opnd};
 
 /// Rows of each CTA's half of a pair MMA (the pair's M 256).

@@ -22,7 +22,7 @@ use std::cell::Cell;
 
 use tessel_tile::eval::value::from_bits;
 
-use super::tcgen05_dense::Reader;
+use super::tmem_race::Reader;
 use super::wgmma::address_of;
 use super::{Cta, Opnd};
 

@@ -38,7 +38,6 @@
 
 use super::Cta;
 use super::race::VClock;
-use super::tcgen05_dense::Reader;
 
 /// Lanes and columns of a CTA's tensor memory.
 const CELLS: usize = 128 * 512;
@@ -76,6 +75,16 @@ pub(super) struct Shadow {
     cells: Vec<Cell>,
     /// Per thread: the cells where it has an access not published yet.
     pending: Vec<Vec<u32>>,
+}
+
+/// Who reads an MMA's shared-memory operands: the issuing thread of this CTA (its accesses checked by
+/// happens-before, `race`), or a pair MMA issued by the peer CTA (checked for unfenced stores and recorded as read
+/// by the op in flight, with no thread of this CTA to order it by). For tensor memory (this module) the peer's
+/// issuing thread is given: what it knew, carried into this CTA's clocks.
+#[derive(Clone, Copy)]
+pub(super) enum Reader<'a> {
+    Thread(usize),
+    Peer(&'a Issuer),
 }
 
 /// The thread of another CTA that issued a pair's tcgen05 op: what it knew for its tcgen05 ops, as this CTA's
