@@ -102,7 +102,8 @@ fn warp_specialized_tcgen05_matmul_matches_the_interpreter_and_float64() {
 
 /// The PTX of the split: the producer warp (warp 4 of 5, or 8 of 9) and the default partition meet at the
 /// hand-off; the K loop's MMAs commit to the ring's `empty` barriers (one `tcgen05.commit` per K step, none
-/// waited for in the loop), the accumulator is committed and waited for once after it. ptxas accepts it.
+/// waited for in the loop), the accumulator is committed and waited for once after it; in the loop only the
+/// issuer's fence after its wait precedes the MMA (the partition synced once, before the loop). ptxas accepts it.
 #[test]
 fn warp_specialized_tcgen05_matmul_ptx() {
     for (tile, warps) in [((128u32, 128u32, 64u32), 4u32), ((128, 256, 64), 8)] {
@@ -116,7 +117,16 @@ fn warp_specialized_tcgen05_matmul_ptx() {
         assert!(count(&p, "cp.async.bulk.tensor") >= 3, "{what}");
         let default = &p[p.find("\n$L_ws_default").expect("the default partition")..];
         let loop_end = default.find("\n$L_for_end").expect("the default partition's loop");
-        assert_eq!(count(&default[..loop_end], "mbarrier.try_wait"), 1, "{what}: the loop waits for its data only");
+        let body = &default[..loop_end];
+        assert_eq!(count(body, "mbarrier.try_wait"), 1, "{what}: the loop waits for its data only");
+        // The wait is the issuer's own: its `after_thread_sync` fence orders the MMA after it, with no barrier of
+        // the partition in the loop (the one sync comes before it, once).
+        let head = body.find("\n$L_for_head").expect("the loop's head");
+        let (before, in_loop) = body.split_at(head);
+        assert_eq!(count(in_loop, "bar.sync"), 0, "{what}: no partition barrier per K step");
+        assert_eq!(count(in_loop, "tcgen05.fence::after_thread_sync"), 1, "{what}");
+        assert_eq!(count(in_loop, "tcgen05.fence::before_thread_sync"), 0, "{what}");
+        assert!(before.contains("tcgen05.fence::before_thread_sync"), "{what}: the sync before the loop");
         assemble(&format!("ws_tcgen05_{}x{}x{}_w{warps}", tile.0, tile.1, tile.2), &p, "sm_100a");
     }
 }

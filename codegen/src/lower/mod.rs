@@ -119,10 +119,10 @@ pub(crate) struct Lower<'f> {
     /// Registers computed once at the kernel entry that per-thread addresses may be hoisted next to (the base
     /// addresses of whole shared-memory allocations).
     pub entry_regs: std::collections::HashSet<Reg>,
-    /// Whether, since the last [`tcgen05::thread_sync`] in straight-line code, no thread has accessed tensor
-    /// memory or waited on an mbarrier: a tcgen05 op issued then needs no new sync (the issuing thread's tcgen05
-    /// ops run in order).
-    pub tmem_quiet: bool,
+    /// What a tcgen05 op issued now must follow first ([`tcgen05::TmemNeed`]): nothing when, since the last
+    /// [`tcgen05::thread_sync`], no thread has accessed tensor memory or waited on an mbarrier (the issuing
+    /// thread's tcgen05 ops run in order), the issuer's fence after waits alone, else a sync of the partition.
+    pub tmem_need: tcgen05::TmemNeed,
     /// Dynamic shared memory needed (bytes): the allocator's buffers and the highest scratch end.
     pub smem_bytes: u32,
     /// Where every shared-memory buffer sits, and the shared-memory accesses since the last barrier.
@@ -383,12 +383,10 @@ impl<'f> Lower<'f> {
                 "asynchronous copies or wgmmas are still in flight at a loop or branch: wait for them before it",
             ));
         }
-        if !tcgen05::keeps_tmem_quiet(self.f.op(o)) {
-            self.tmem_quiet = false;
-        }
+        let need = tcgen05::enter(self, o);
         self.lower_op(o)?;
         if structured {
-            self.tmem_quiet = false;
+            self.tmem_need = need;
         }
         advance(&mut self.hazards, &self.f.op(o).op, &spans);
         if self.cluster_init_after == Some(o) && !matches!(self.f.op(o).op, Op::WarpSpecialize(_)) {
@@ -674,7 +672,7 @@ fn lower_kernel<'f>(
         in_flight: Default::default(),
         dot_dest: HashMap::new(),
         entry_regs: Default::default(),
-        tmem_quiet: false,
+        tmem_need: tcgen05::TmemNeed::Sync,
         uses: f.use_counts(),
         producer: f.all_ops().into_iter().flat_map(|o| f.op(o).results.iter().map(move |&r| (r, o))).collect(),
         fp_fusion: f.config.fp_fusion,

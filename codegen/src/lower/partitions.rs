@@ -296,6 +296,8 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
             (l.num_warps, l.bar) = (1, (2 + i as u32, 32));
         }
         acquire_kernel_maps(l, r);
+        // Other threads than the code lowered before: nothing is known of what they did.
+        l.tmem_need = super::tcgen05::TmemNeed::Sync;
         let ran = l.region(r);
         let idle = l.in_flight.is_empty();
         (l.tid, l.warp, l.num_warps, l.coord_cache, l.bar, l.warp_base) = saved;
@@ -319,6 +321,7 @@ pub(crate) fn lower(l: &mut Lower, data: &OpData) -> Result<(), CompileError> {
     if let Some(&r) = w.regs.first() {
         setmaxnreg(l, r);
     }
+    l.tmem_need = super::tcgen05::TmemNeed::Sync;
     let yielded = l.region(data.regions[0])?;
     for (&res, y) in data.results.iter().zip(yielded) {
         let regs = l.get(y)?.to_vec();

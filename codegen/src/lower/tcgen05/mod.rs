@@ -51,24 +51,111 @@ pub(crate) fn setup(l: &mut Lower) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// The fences and CTA barrier that order tcgen05 operations of some threads before those of others. When the
-/// barrier analysis has just placed a barrier (for the MMA's shared-memory operands), that barrier serves: the
-/// `before_thread_sync` fence goes in front of it rather than a second barrier after it.
+/// What a tcgen05 op issued now must follow first ([`thread_sync`]), since the partition's last sync: the PTX
+/// ISA orders a thread's tcgen05 ops after other threads' tensor-memory accesses only through a thread
+/// synchronization bracketed by `tcgen05.fence::before_thread_sync` (theirs) and `after_thread_sync` (the
+/// issuer's), and after the issuer's own waits only through its `after_thread_sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum TmemNeed {
+    /// Nothing: no thread has accessed tensor memory or waited since.
+    Nothing,
+    /// The issuer's `tcgen05.fence::after_thread_sync`: the partition's threads, the issuer among them, waited on
+    /// an mbarrier (a partition's threads all run its waits) and did nothing else the tensor cores must follow.
+    /// The wait is the issuer's own acquire of what was released into the barrier (another partition's
+    /// tensor-memory stores, fenced before their arrival); the fence orders its tcgen05 ops after it.
+    Fence,
+    /// Fence, the partition's barrier, fence: a thread may have accessed tensor memory (or done something this
+    /// account does not follow).
+    Sync,
+}
+
+/// The fences and CTA barrier that order tcgen05 operations of some threads before those of others, as far as
+/// [`Lower::tmem_need`] asks. When the barrier analysis has just placed a barrier (for the MMA's shared-memory
+/// operands), that barrier serves: the `before_thread_sync` fence goes in front of it rather than a second
+/// barrier after it.
 pub(super) fn thread_sync(l: &mut Lower) {
-    if l.tmem_quiet {
-        return;
-    }
-    l.tmem_quiet = true;
-    if l.b.ends_with_barrier() {
-        l.b.emit_before_last(instr("tcgen05.fence::before_thread_sync").srcs(()));
-    } else {
-        l.b.effect("tcgen05.fence::before_thread_sync", ());
-        l.barrier();
+    let need = std::mem::replace(&mut l.tmem_need, TmemNeed::Nothing);
+    match need {
+        TmemNeed::Nothing => return,
+        TmemNeed::Fence => {}
+        TmemNeed::Sync if l.b.ends_with_barrier() => {
+            l.b.emit_before_last(instr("tcgen05.fence::before_thread_sync").srcs(()));
+        }
+        TmemNeed::Sync => {
+            l.b.effect("tcgen05.fence::before_thread_sync", ());
+            l.barrier();
+        }
     }
     l.b.effect("tcgen05.fence::after_thread_sync", ());
 }
 
-/// Whether op `d` leaves [`Lower::tmem_quiet`] as it is: pure and memdesc-view ops, shared-memory stores
+/// What op `d` (one without regions) adds to [`Lower::tmem_need`]: nothing for the ops
+/// [`keeps_tmem_quiet`] names and for terminators, the issuer's fence for an mbarrier wait, a sync for anything
+/// else (tensor-memory loads and stores above all).
+pub(crate) fn need_of(d: &tessel_tile::ir::OpData) -> TmemNeed {
+    if keeps_tmem_quiet(d) || d.op.is_terminator() {
+        TmemNeed::Nothing
+    } else if d.op == tessel_tile::ops::Op::mbarrier_wait() {
+        TmemNeed::Fence
+    } else {
+        TmemNeed::Sync
+    }
+}
+
+/// What the ops of region `r`, at any depth, add to [`Lower::tmem_need`] ([`need_of`]; a `warp_specialize`, whose
+/// partitions are other threads, a sync). A structured op whose regions add at most the fence leaves that need
+/// at its start (a loop's previous iteration) and at its end.
+pub(crate) fn region_need(f: &tessel_tile::ir::Func, r: tessel_tile::ir::RegionId) -> TmemNeed {
+    let mut need = TmemNeed::Nothing;
+    f.walk(r, &mut |o| {
+        let d = f.op(o);
+        let here = match d.op {
+            tessel_tile::ops::Op::WarpSpecialize(_) => TmemNeed::Sync,
+            _ if !d.regions.is_empty() => TmemNeed::Nothing,
+            _ => need_of(d),
+        };
+        need = need.max(here);
+    });
+    need
+}
+
+/// [`Lower::tmem_need`] as op `o` is about to be lowered, and, for a structured op, what it leaves after it. A
+/// structured op's regions start (a loop's iterations after the first: where the last one ended) and it ends
+/// with what came before or what its regions add, whichever asks more ([`region_need`]); a loop whose body adds
+/// less than what came before and issues tcgen05 ops gets the sync once before it, not in every iteration.
+pub(crate) fn enter(l: &mut Lower, o: tessel_tile::ir::OpId) -> TmemNeed {
+    use tessel_tile::ops::Op;
+    if l.tmem.is_none() {
+        return l.tmem_need;
+    }
+    let d = l.f.op(o);
+    let need = match d.op {
+        // Its partitions are other threads: nothing is known of what they did.
+        Op::WarpSpecialize(_) => TmemNeed::Sync,
+        _ if d.regions.is_empty() => l.tmem_need.max(need_of(d)),
+        _ => {
+            let inner = d.regions.iter().map(|&r| region_need(l.f, r)).max().unwrap_or(TmemNeed::Nothing);
+            if matches!(d.op, Op::For(_) | Op::While) && inner < l.tmem_need && issues_in(l.f, o) {
+                thread_sync(l);
+            }
+            l.tmem_need.max(inner)
+        }
+    };
+    l.tmem_need = need;
+    need
+}
+
+/// Whether op `o` issues tcgen05 ops (MMAs, copies) at any depth: the ops [`thread_sync`] goes before.
+pub(crate) fn issues_in(f: &tessel_tile::ir::Func, o: tessel_tile::ir::OpId) -> bool {
+    use tessel_tile::ops::Op;
+    let mut any = false;
+    f.walk_op(o, &mut |x| {
+        any |= matches!(f.op(x).op, Op::Tcgen05Mma | Op::Tcgen05MmaScaled { .. } | Op::Tcgen05Copy);
+    });
+    any
+}
+
+/// Whether op `d` leaves [`Lower::tmem_need`] as it is: pure and memdesc-view ops, shared-memory stores
 /// (ordered for the tensor cores by the barrier analysis, not by thread syncs), tensor memory taken without a
 /// value, and the one-thread tcgen05 issues themselves. Anything else (tensor-memory loads and stores, mbarrier
 /// waits, structured ops) may be a thread's tensor-memory access or wait that a later issue must follow.
