@@ -7,16 +7,16 @@
 //! on the PTX simulator's clusters with the outputs poisoned and equals the interpreter (and float64); the PTX is
 //! a cluster entry whose program id is the cluster's.
 
-#[allow(dead_code)] // the specialization helpers: this file writes its own
+#[allow(dead_code)] // the helpers this file does not use
 mod common;
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use common::assemble;
+use common::{assemble, c, int, ptr};
 use sim_common::{RunOptions, V, run_on_ctas};
-use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
+use tessel::lang::elab::{ArgSpec, Specialization};
 use tessel::pipeline::{Output, Stage};
-use tessel::tile::ScalarType::{self, *};
+use tessel::tile::ScalarType::*;
 use tessel::tile::{KernelConfig, Target};
 use tessel_math::testing::Rng;
 
@@ -24,18 +24,6 @@ const FILE: &str = "tests/kernels/auto_clusters.py";
 
 fn source() -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE)).unwrap()
-}
-
-fn c(v: i64) -> ArgSpec {
-    ArgSpec::Constexpr(ConstValue::Int(v))
-}
-
-fn ptr(t: ScalarType) -> ArgSpec {
-    ArgSpec::Pointer(t, true)
-}
-
-fn int() -> ArgSpec {
-    ArgSpec::Int(I32, false)
 }
 
 fn desc(block: &[u32]) -> ArgSpec {
@@ -60,11 +48,11 @@ fn ptx_for(kernel: &str, args: Vec<ArgSpec>, ctas: u32, target: Target) -> Resul
 /// Every kernel of the file with the arguments the tests below give it.
 fn kernels() -> Vec<(&'static str, Vec<ArgSpec>)> {
     vec![
-        ("add_masked", vec![ptr(F32), ptr(F32), ptr(F32), int(), c(256)]),
+        ("add_masked", vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(256)]),
         ("program_ids", vec![ptr(I32)]),
-        ("locked_total", vec![ptr(I32), ptr(I32), ptr(I32), ptr(I32), int(), c(128)]),
-        ("row_softmax", vec![ptr(F32), ptr(F32), int(), int(), c(512)]),
-        ("dot_tiles", vec![ptr(F16), ptr(F16), ptr(F32), int(), int(), int(), c(64), c(64), c(32)]),
+        ("locked_total", vec![ptr(I32), ptr(I32), ptr(I32), ptr(I32), int(false), c(128)]),
+        ("row_softmax", vec![ptr(F32), ptr(F32), int(false), int(false), c(512)]),
+        ("dot_tiles", vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(64), c(32)]),
         ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)]),
         (
             "device_descriptor_tiles",
@@ -109,7 +97,7 @@ fn elementwise_and_program_ids_agree_on_clusters() {
     let (x, y) = (rng.vec(n), rng.vec(n));
     for ctas in [2, 4] {
         let vals = [V::Buf(F32, x.clone()), V::Buf(F32, y.clone()), V::Out(F32, n), V::Int(n as i64)];
-        let args = vec![ptr(F32), ptr(F32), ptr(F32), int(), c(256)];
+        let args = vec![ptr(F32), ptr(F32), ptr(F32), int(false), c(256)];
         let outs = run_on_ctas(&source(), "add_masked", args, &opts(Target::Sm90a), ctas, &vals, [4, 1, 1])
             .unwrap_or_else(|e| panic!("{e}"));
         let (sim, interp) = &outs[0];
@@ -138,7 +126,7 @@ fn a_spin_lock_and_ticket_atomics_agree_on_clusters() {
             V::Buf(I32, x.clone()),
             V::Int(n as i64),
         ];
-        let args = vec![ptr(I32), ptr(I32), ptr(I32), ptr(I32), int(), c(128)];
+        let args = vec![ptr(I32), ptr(I32), ptr(I32), ptr(I32), int(false), c(128)];
         let outs = run_on_ctas(&source(), "locked_total", args, &opts(Target::Sm90a), ctas, &vals, [programs, 1, 1])
             .unwrap_or_else(|e| panic!("x{ctas}: {e}"));
         for (side, k) in [("simulator", 0), ("interpreter", 1)] {
@@ -163,7 +151,7 @@ fn softmax_dot_and_descriptors_agree_on_clusters() {
     let x: Vec<f64> = rng.vec(rows * stride).into_iter().map(|v| 4.0 * v).collect();
     for target in [Target::Sm90a, Target::Sm100a] {
         let vals = [V::Buf(F32, x.clone()), V::Out(F32, rows * stride), V::Int(n as i64), V::Int(stride as i64)];
-        let args = vec![ptr(F32), ptr(F32), int(), int(), c(512)];
+        let args = vec![ptr(F32), ptr(F32), int(false), int(false), c(512)];
         let outs = run_on_ctas(&source(), "row_softmax", args, &opts(target), 2, &vals, [rows as u32, 1, 1])
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let (sim, interp) = &outs[0];
@@ -196,7 +184,7 @@ fn softmax_dot_and_descriptors_agree_on_clusters() {
             V::Int(nn as i64),
             V::Int(k as i64),
         ];
-        let args = vec![ptr(F16), ptr(F16), ptr(F32), int(), int(), int(), c(64), c(64), c(32)];
+        let args = vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(64), c(32)];
         let outs = run_on_ctas(&source(), "dot_tiles", args, &opts(target), 2, &vals, [2, 2, 1])
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let (sim, interp) = &outs[0];

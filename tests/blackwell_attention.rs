@@ -142,19 +142,11 @@ fn broken(name: &str, from: &str, to: &str) -> String {
 /// [`broken`] under the interpreter's `schedule` of the partitions.
 fn broken_under(name: &str, from: &str, to: &str, schedule: &str) -> String {
     let dir = scratch(name);
-    let src = std::fs::read_to_string(EXAMPLE).unwrap();
-    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
-    let file = dir.join("variant.py");
-    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let file = attention_ref::variant(EXAMPLE, &dir, "variant.py", from, to);
     let target = format!("{}::attention_kernel", file.display());
     let mut args = run_args(&target, 128, 256, false, "fp16", dir.to_str().unwrap());
     args.extend(["--ws-schedule".into(), schedule.into()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, _, err) = tessel(&args);
-    std::fs::remove_dir_all(&dir).ok();
-    assert_ne!(code, 0, "{name}: the broken variant ran");
-    assert!(!err.contains("internal error") && !err.contains("panicked"), "{name}: {err}");
-    err
+    attention_ref::refused(name, &args, &dir)
 }
 
 #[test]
@@ -262,8 +254,7 @@ fn blackwell_attention_agrees_with_the_interpreter_on_the_simulator() {
         sim_common::ptx_sim::check_mma_order(false);
         let (sim, interp) = &outs[0];
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: unwritten outputs");
-        let differ = (0..sim.len()).filter(|&j| sim[j] != interp[j]).count();
-        assert_eq!(differ, 0, "{what}: {differ} of {} elements differ", sim.len());
+        attention_ref::assert_same_bits(&what, sim, interp, sim.len(), d as usize);
     }
 }
 
@@ -361,11 +352,8 @@ fn persistent_attention_with_cluster_launch_control_matches_float64_under_every_
     }
     // The answers do hand tiles over: a scheduler that takes its own tile again instead of the canceled program's
     // leaves the canceled tiles' O unwritten under `next`; under `none`, where nothing is canceled, it passes.
-    let src = std::fs::read_to_string(EXAMPLE).unwrap();
     let (from, to) = ("ClcScheduler(result.program_id(0),", "ClcScheduler(self.tile,");
-    assert!(src.contains(from), "the example no longer holds `{from}`");
-    let file = dir.join("own_tile.py");
-    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let file = attention_ref::variant(EXAMPLE, &dir, "own_tile.py", from, to);
     let target = format!("{}::attention_persistent_kernel", file.display());
     for (policy, nan) in [("next", true), ("none", false)] {
         let l = Launch { scheduler: "ClcScheduler", grid: 6, policy, ws: "run-ahead", seed: 300 };
@@ -446,15 +434,7 @@ fn persistent_attention_agrees_with_the_interpreter_on_the_simulator() {
         let outs = outs.unwrap_or_else(|e| panic!("{what}: {e}"));
         let (sim, interp) = &outs[0];
         assert!(interp.iter().all(|x| x.is_finite()), "{what}: unwritten outputs");
-        let differ: Vec<_> = (0..sim.len()).filter(|&j| sim[j] != interp[j]).collect();
-        let first: Vec<_> =
-            differ.iter().take(4).map(|&j| (j / d as usize, j % d as usize, sim[j], interp[j])).collect();
-        assert!(
-            differ.is_empty(),
-            "{what}: {} of {} elements differ: (row, column, simulated, interpreted) {first:?}",
-            differ.len(),
-            sim.len()
-        );
+        attention_ref::assert_same_bits(&what, sim, interp, sim.len(), d as usize);
     }
 }
 
@@ -462,17 +442,10 @@ fn persistent_attention_agrees_with_the_interpreter_on_the_simulator() {
 /// head dim 64, causal, over [`PERSISTENT_N`] keys as `l` says: the error.
 fn broken_persistent(name: &str, from: &str, to: &str, l: &Launch) -> String {
     let dir = scratch(name);
-    let src = std::fs::read_to_string(EXAMPLE).unwrap();
-    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
-    let file = dir.join("variant.py");
-    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let file = attention_ref::variant(EXAMPLE, &dir, "variant.py", from, to);
     let target = format!("{}::attention_persistent_kernel", file.display());
     let args = persistent_run_args(&target, 64, PERSISTENT_N, true, "fp16", l, dir.to_str().unwrap());
-    let (code, _, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    std::fs::remove_dir_all(&dir).ok();
-    assert_ne!(code, 0, "{name}: the broken variant ran");
-    assert!(!err.contains("internal error") && !err.contains("panicked"), "{name}: {err}");
-    err
+    attention_ref::refused(name, &args, &dir)
 }
 
 #[test]

@@ -249,14 +249,7 @@ fn pair_attention_agrees_with_the_interpreter_on_the_simulator() {
         assert!(interp[..rows].iter().all(|x| x.is_finite()), "{what}: unwritten outputs");
         assert!(interp[rows..].iter().all(|x| x.is_nan()), "{what}: the interpreter stored past the head");
         assert!(sim[rows..].iter().all(|x| x.is_nan()), "{what}: the simulator stored past the head");
-        let differ: Vec<_> = (0..rows).filter(|&j| sim[j] != interp[j]).collect();
-        let first: Vec<_> =
-            differ.iter().take(4).map(|&j| (j / d as usize, j % d as usize, sim[j], interp[j])).collect();
-        assert!(
-            differ.is_empty(),
-            "{what}: {} of {rows} differ: (row, column, simulated, interpreted) {first:?}",
-            differ.len()
-        );
+        attention_ref::assert_same_bits(&what, sim, interp, rows, d as usize);
     }
 }
 
@@ -264,19 +257,12 @@ fn pair_attention_agrees_with_the_interpreter_on_the_simulator() {
 /// 64, non-causal, fp16, 512 rows a head (`v_cga`: V's descriptor's split): the error.
 fn broken(name: &str, from: &str, to: &str, v_cga: &str) -> String {
     let dir = scratch(name);
-    let src = std::fs::read_to_string(EXAMPLE).unwrap();
-    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
-    let file = dir.join("variant.py");
-    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    let file = attention_ref::variant(EXAMPLE, &dir, "variant.py", from, to);
     let target = format!("{}::attention_kernel", file.display());
     let mut args = run_args(&target, 64, 512, false, "fp16", dir.to_str().unwrap());
     let v = args.iter().position(|a| a.starts_with("fp32,")).unwrap();
     args[v] = args[v].replacen(&nvmma(64, "[[0,1]]"), &nvmma(64, v_cga), 1);
-    let (code, _, err) = tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    std::fs::remove_dir_all(&dir).ok();
-    assert_ne!(code, 0, "{name}: the broken variant ran");
-    assert!(!err.contains("internal error") && !err.contains("panicked"), "{name}: {err}");
-    err
+    attention_ref::refused(name, &args, &dir)
 }
 
 #[test]

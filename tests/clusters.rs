@@ -6,12 +6,12 @@
 
 #[path = "cluster_gpu/mod.rs"]
 mod cluster_gpu;
-#[allow(dead_code)] // the specialization helpers: this file writes its own
+#[allow(dead_code)] // the helpers this file does not use
 mod common;
 #[path = "sim_common/mod.rs"]
 mod sim_common;
 
-use common::assemble;
+use common::{assemble, c, int};
 use sim_common::{RunOptions, V, run_on_ctas};
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::pipeline::{Output, Stage};
@@ -25,16 +25,8 @@ fn source() -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE)).unwrap()
 }
 
-fn c(v: i64) -> ArgSpec {
-    ArgSpec::Constexpr(ConstValue::Int(v))
-}
-
 fn layout(text: &str) -> ArgSpec {
     ArgSpec::Constexpr(ConstValue::Expr(text.to_string()))
-}
-
-fn int() -> ArgSpec {
-    ArgSpec::Int(I32, false)
 }
 
 /// A 1-D blocked layout of `spt` elements per thread over `warps` warps, its CTA tiles spread over `ctas` CTAs in
@@ -45,7 +37,15 @@ fn blocked_1d(spt: u32, warps: u32, cga: &[u32]) -> String {
 }
 
 fn softmax_args(block: u32, lay: &str) -> Vec<ArgSpec> {
-    vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(), int(), int(), c(block as i64), layout(lay)]
+    vec![
+        ArgSpec::Pointer(F32, true),
+        ArgSpec::Pointer(F32, true),
+        int(false),
+        int(false),
+        int(false),
+        c(block as i64),
+        layout(lay),
+    ]
 }
 
 pub(crate) fn ptx_for(
@@ -172,7 +172,8 @@ fn cluster_reductions_in_loops_agree_with_the_interpreter() {
     for (k, (n, block, warps, cga)) in configs.into_iter().enumerate() {
         let ctas = 1 << cga.len();
         let lay = blocked_1d(2, warps, cga);
-        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(), c(block as i64), layout(&lay)];
+        let args =
+            vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(false), c(block as i64), layout(&lay)];
         let ptx = ptx_for("cluster_online_softmax", args.clone(), warps, ctas, Target::Sm90a)
             .unwrap_or_else(|e| panic!("{lay}: {e}"));
         assemble(&format!("online_softmax_{k}"), &ptx, "sm_90a");
@@ -202,8 +203,8 @@ fn sums_args(bm: u32, bn: u32, lay: &str) -> Vec<ArgSpec> {
     vec![
         ArgSpec::Pointer(F32, true),
         ArgSpec::Pointer(F32, true),
-        int(),
-        int(),
+        int(false),
+        int(false),
         c(bm as i64),
         c(bn as i64),
         layout(lay),
@@ -538,7 +539,7 @@ fn multicast_tma_reaches_every_cta() {
             vec![
                 ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false, layout: None },
                 ArgSpec::Pointer(F16, true),
-                int(),
+                int(false),
                 layout(WHOLE_64),
                 layout(&lay),
             ]
@@ -608,7 +609,7 @@ fn multicast_rounds_meet_at_cluster_barriers() {
         vec![
             ArgSpec::TensorDesc { elem: F16, block_shape: vec![bm, bn], padding_nan: false, layout: None },
             ArgSpec::Pointer(F32, true),
-            int(),
+            int(false),
             c(rounds as i64),
             layout(WHOLE_64),
             layout(lay),
@@ -659,7 +660,7 @@ fn two_cta_multicast_tile_ptx() -> String {
     let args = vec![
         ArgSpec::TensorDesc { elem: F16, block_shape: vec![64, 64], padding_nan: false, layout: None },
         ArgSpec::Pointer(F16, true),
-        int(),
+        int(false),
         layout(WHOLE_64),
         layout(lay),
     ];
@@ -709,7 +710,7 @@ fn the_tutorial_multicta_softmax_agrees_on_the_simulator() {
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let file = path.to_str().unwrap();
     for (rows, n, warps, ctas) in [(3usize, 512usize, 1u32, 2u32), (2, 2048, 2, 4), (2, 8192, 4, 8)] {
-        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(), int(), c(n as i64)];
+        let args = vec![ArgSpec::Pointer(F32, true), ArgSpec::Pointer(F32, true), int(false), int(false), c(n as i64)];
         let x: Vec<f64> = Rng::new(n as u64).vec(rows * n).into_iter().map(|v| 4.0 * v).collect();
         let vals = [V::Buf(F32, x.clone()), V::Out(F32, rows * n), V::Int(n as i64), V::Int(n as i64)];
         let opts = RunOptions { file, target: Target::Sm90a, num_warps: warps, num_stages: 1, poison: true };

@@ -1,4 +1,8 @@
-//! Float64 attention, the reference the Blackwell attention tests compare against (one file, included by each).
+//! What the Blackwell attention tests share (one file, included by each, beside `cli_common`): the float64
+//! attention they compare against, broken variants of the example run through the CLI, and the bit-for-bit
+//! comparison of the simulator's output with the interpreter's.
+
+use std::path::{Path, PathBuf};
 
 /// Float64 attention over `heads` heads of `n` rows: `[heads * n, d]` each.
 pub fn reference(q: &[f64], k: &[f64], v: &[f64], heads: usize, d: usize, n: usize, causal: bool) -> Vec<f64> {
@@ -22,4 +26,37 @@ pub fn reference(q: &[f64], k: &[f64], v: &[f64], heads: usize, d: usize, n: usi
         }
     }
     o
+}
+
+/// `example` (a source file) with its first `from` replaced by `to`, written as `dir/name`: its path.
+pub fn variant(example: &str, dir: &Path, name: &str, from: &str, to: &str) -> PathBuf {
+    let src = std::fs::read_to_string(example).unwrap();
+    assert!(src.contains(from), "{name}: the example no longer holds `{from}`");
+    let file = dir.join(name);
+    std::fs::write(&file, src.replacen(from, to, 1)).unwrap();
+    file
+}
+
+/// `tessel ARGS` run on a broken variant (`what` names it), which must fail cleanly (no panic, no internal
+/// error); its files in `dir` are removed: the error.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn refused(what: &str, args: &[String], dir: &Path) -> String {
+    let (code, _, err) = crate::cli_common::tessel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    std::fs::remove_dir_all(dir).ok();
+    assert_ne!(code, 0, "{what}: the broken variant ran");
+    assert!(!err.contains("internal error") && !err.contains("panicked"), "{what}: {err}");
+    err
+}
+
+/// The simulator's output equals the interpreter's bit for bit over its first `n` elements (rows of `d`); a
+/// failure names the first few (row, column) that differ.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub fn assert_same_bits(what: &str, sim: &[f64], interp: &[f64], n: usize, d: usize) {
+    let differ: Vec<_> = (0..n).filter(|&j| sim[j].to_bits() != interp[j].to_bits()).collect();
+    let first: Vec<_> = differ.iter().take(4).map(|&j| (j / d, j % d, sim[j], interp[j])).collect();
+    assert!(
+        differ.is_empty(),
+        "{what}: {} of {n} differ: (row, column, simulated, interpreted) {first:?}",
+        differ.len()
+    );
 }
