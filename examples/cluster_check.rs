@@ -1,5 +1,6 @@
 //! Thread-block clusters on the GPU (sm_90 or newer): the multi-CTA softmax of `tests/kernels/gluon_clusters.py`
-//! as clusters of 2, 4, 8 and 16 CTAs against the interpreter, on fresh random inputs with the output poisoned.
+//! as clusters of 2, 4, 8 and 16 CTAs, and the auto-mode kernels of `tests/kernels/auto_clusters.py` spread over 2
+//! and 4 CTAs, against the interpreter, on fresh random inputs with the outputs poisoned.
 //!
 //! `cargo run --release --example cluster_check [-- SEED]`; under compute-sanitizer:
 //! `cargo build --release --example cluster_check` then
@@ -15,7 +16,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/gluon_clusters.py");
     let source = std::fs::read_to_string(file)?;
     println!("on {}", tessel::target_of(&gpu)?.name());
-    match cluster_gpu::check(&gpu, &source, file, seed) {
+    let auto_file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/auto_clusters.py");
+    let auto_source = std::fs::read_to_string(auto_file)?;
+    let both = cluster_gpu::check(&gpu, &source, file, seed)
+        .and_then(|gluon| Ok(gluon + &cluster_gpu::auto::check(&gpu, &auto_source, auto_file, seed)?));
+    match both {
         Ok(report) => {
             print!("{report}");
             println!("PASS");

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tessel_lang::elab::Specialization;
 use tessel_lang::elab::modules::ModuleSet;
 use tessel_sched::tma_copies::{Lowered, StoreWaits};
+use tessel_tile::layout::Spread;
 use tessel_tile::target::Resource;
 use tessel_tile::{Func, Target};
 
@@ -147,11 +148,11 @@ pub fn run_in(
     t: &mut Timings,
 ) -> Result<Output, Error> {
     let mut fused = false;
-    match run_with(ks, modules, target, stop, tile, t, true, &mut fused) {
+    match run_with(ks, modules, target, stop, tile, t, true, &mut fused, Spread::WhereSupported) {
         Err(Error::OutOfResources { exhausted, message: msg })
             if fused && exhausted.resource == Resource::SharedMemory =>
         {
-            let out = run_with(ks, modules, target, stop, None, t, false, &mut fused)?;
+            let out = run_with(ks, modules, target, stop, None, t, false, &mut fused, Spread::WhereSupported)?;
             // The loop that asked, as the nest compiled as written still marks it.
             let func = match &out {
                 Output::Tile(f) | Output::Layout(f) | Output::Sched { func: f, .. } | Output::Ptx { func: f, .. } => {
@@ -189,6 +190,7 @@ fn run_with(
     t: &mut Timings,
     flatten: bool,
     fused: &mut bool,
+    spread: Spread,
 ) -> Result<Output, Error> {
     let render = |d: tessel_lang::Diagnostic| Error::Compile(d.render(ks.file, ks.source));
     let mut func = match tile {
@@ -251,7 +253,10 @@ fn run_with(
     if stop <= Stage::Tile {
         return Ok(Output::Tile(func));
     }
-    t.time("layout assignment", || tessel_tile::layout::assign_layouts(&mut func)).map_err(Error::Layout)?;
+    // A cluster kernel whose spread over the CTAs code generation refuses is laid out again from here, unspread.
+    let tile_ir = (func.config.num_ctas > 1 && spread == Spread::WhereSupported).then(|| func.clone());
+    t.time("layout assignment", || tessel_tile::layout::assign_layouts_with(&mut func, spread))
+        .map_err(Error::Layout)?;
     check_fma_dots(&func).map_err(render)?;
     if stop == Stage::Layout {
         return Ok(Output::Layout(func));
@@ -275,6 +280,18 @@ fn run_with(
     }
     // What clusters cannot lower yet, at the op's span (or for the kernel as a whole).
     if let Err((o, message)) = tessel_codegen::check_clusters(&func) {
+        if let Some(tile_ir) = tile_ir.filter(|_| tessel_codegen::spread_over_ctas(&func)) {
+            // Auto mode spread the tensors, which Gluon leaves to the author: rather than refuse the kernel, run
+            // its program in each cluster's first CTA, as at one CTA, and say why.
+            let span = o.and_then(|o| func.op(o).loc).map(|l| tessel_lang::Span::new(l.start as usize, l.end as usize));
+            let w = tessel_lang::Diagnostic::warning(
+                format!("num_ctas = {}: the program runs in each cluster's first CTA alone", func.config.num_ctas),
+                span.unwrap_or_default(),
+            )
+            .with_label(format!("its tensors are not spread over the cluster's CTAs: {message}"));
+            t.messages.push(w.render(ks.file, ks.source));
+            return run_with(ks, modules, target, stop, Some(&tile_ir), t, flatten, fused, Spread::Never);
+        }
         let Some(loc) = o.and_then(|o| func.op(o).loc) else {
             return Err(Error::from_codegen(tessel_codegen::CompileError::new(message)));
         };

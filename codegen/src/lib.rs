@@ -197,6 +197,12 @@ pub fn check_clusters(f: &Func) -> Result<(), (Option<OpId>, String)> {
     lower::cluster::check(f)
 }
 
+/// Whether some tensor of `f` (layout IR) is spread over the CTAs of its cluster: code generation then runs the
+/// program in every CTA, each doing its part, rather than in the first CTA alone (an auto-mode kernel's).
+pub fn spread_over_ctas(f: &Func) -> bool {
+    lower::cluster::spread(f)
+}
+
 /// Compiles a kernel whose tensors all carry layouts (layout IR) to PTX for its target (`f.target`).
 pub fn compile(f: &Func) -> Result<Kernel, CompileError> {
     check_launch_config(f)?;

@@ -178,7 +178,7 @@ def launch_options_num_warps_maxnreg_num_ctas():
     out = _nan_like(x)
     _add(x, y, out, num_ctas=1)
     _expect_equal(out, x + y, "add with num_ctas=1")
-    # An auto-mode kernel at num_ctas > 1: a cluster launch whose first CTA runs the program (docs/python.md).
+    # An auto-mode kernel at num_ctas > 1: a cluster launch, its tensors split over the CTAs (docs/python.md).
     for ctas in (2, 4):
         out = _nan_like(x)
         k = _add(x, y, out, num_ctas=ctas)

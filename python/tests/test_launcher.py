@@ -281,7 +281,7 @@ def test_fast_key_equals_specialize_key(fake_cuda):
 
 def test_launch_options(fake_cuda):
     x = FakeTensor(BASE)
-    # Auto mode at num_ctas > 1: a cluster launch whose first CTA runs the program (docs/python.md).
+    # Auto mode at num_ctas > 1: a cluster launch, each CTA on its half of the tensors (docs/python.md).
     ptx2 = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), num_ctas=2).ptx("sm_90a")
     assert ".reqnctapercluster 2, 1, 1" in ptx2 and "%clusterid.x" in ptx2
     k = add_kernel.warmup(x, x, x, 64, BLOCK=64, grid=(1,), maxnreg=40, num_ctas=1)

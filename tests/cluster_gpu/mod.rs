@@ -5,6 +5,8 @@
 //! poisoned (NaN), against the interpreter on the same inputs.
 #![allow(dead_code)]
 
+pub mod auto;
+
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
 use tessel::runtime::{Gpu, KArg};
 use tessel::tile::KernelConfig;

@@ -84,3 +84,29 @@ def device_descriptor_tiles(a, c, M, N, BM: tl.constexpr, BN: tl.constexpr):
 def printing(X, BLOCK: tl.constexpr):
     """device_print names the program (the cluster's id)."""
     tl.device_print("x", tl.load(X + tl.arange(0, BLOCK)))
+
+
+@triton.jit
+def rows_then_columns(X, RowSums, ColMax, Scratch, Flipped, R: tl.constexpr, C: tl.constexpr):
+    """One R x C tile a program, spread over the CTAs by rows: row sums stay in each CTA, column maxima combine
+    across them; then the tile goes through global memory and comes back upside down, each CTA reading rows
+    another wrote before `tl.debug_barrier()`."""
+    base = tl.program_id(0) * R * C
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    x = tl.load(X + base + r[:, None] * C + c[None, :])
+    tl.store(RowSums + tl.program_id(0) * R + r, tl.sum(x, axis=1))
+    tl.store(ColMax + tl.program_id(0) * C + c, tl.max(x, axis=0))
+    tl.store(Scratch + base + r[:, None] * C + c[None, :], x * 2.0)
+    tl.debug_barrier()
+    y = tl.load(Scratch + base + (R - 1 - r)[:, None] * C + c[None, :])
+    tl.store(Flipped + base + r[:, None] * C + c[None, :], y)
+
+
+@triton.jit
+def ticket_then_copy(Counter, Tickets, X, Out, BLOCK: tl.constexpr):
+    """Each program draws a ticket (an atomic whose old value every CTA would need) and adds it to its block."""
+    t = tl.atomic_add(Counter, 1)
+    tl.store(Tickets + tl.program_id(0), t)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Out + offs, tl.load(X + offs) + t)

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tessel_layouts::{BlockedLayout, CgaLayout, DistributedLayout, SliceLayout};
-use tessel_tile::layout::coalesce::{blocked, default_blocked, order_from_contiguity};
+use tessel_tile::layout::coalesce::{Ctas, blocked, default_blocked, order_from_contiguity};
 use tessel_tile::layout::rules::{self, from_spec};
 use tessel_tile::types::Layout;
 
@@ -98,13 +98,45 @@ fn permute_reshape_join_split_and_cat_invert() {
 }
 
 #[test]
+fn cluster_blocked_layouts_split_the_slowest_dims_first() {
+    let cga = |bases: &[&[u32]]| CgaLayout::Bases(bases.iter().map(|b| b.to_vec()).collect());
+    let with = |l: BlockedLayout, cga: CgaLayout| BlockedLayout { cga, ..l };
+    // 1024 elements in vectors of 4 over 2 CTAs: 512 each, one vector per thread.
+    assert_eq!(blocked(&[1024], &[4], &[0], 4, Ctas(2)), with(b(&[4], &[32], &[4], &[0]), cga(&[&[1]])));
+    // Rows first: 64x32 over 4 CTAs is 16 rows each, the threads laid out on a 16x32 part.
+    assert_eq!(
+        blocked(&[64, 32], &[1, 4], &[1, 0], 4, Ctas(4)),
+        with(b(&[1, 4], &[4, 8], &[4, 1], &[1, 0]), cga(&[&[1, 0], &[2, 0]]))
+    );
+    // Two rows: the rows split in two, then the columns (8 vectors of 4) in two, the rank's low bit on the
+    // columns (the fastest dim); each CTA's 1x16 part takes four lanes along the columns, the rest of its threads
+    // repeating it.
+    assert_eq!(
+        blocked(&[2, 32], &[1, 4], &[1, 0], 4, Ctas(4)),
+        with(b(&[1, 4], &[8, 4], &[4, 1], &[1, 0]), cga(&[&[0, 1], &[1, 0]]))
+    );
+    // Column-major order splits the columns first.
+    assert_eq!(
+        blocked(&[64, 64], &[4, 1], &[0, 1], 4, Ctas(2)),
+        with(b(&[4, 1], &[16, 2], &[1, 4], &[0, 1]), cga(&[&[0, 1]]))
+    );
+    // One vector: nothing to split, so both CTAs hold a copy (a zero block basis).
+    let one = blocked(&[4], &[4], &[0], 4, Ctas(2));
+    assert_eq!(one.cga, cga(&[&[0]]));
+    let lin = from_spec(DistributedLayout::Blocked(one), &[4]).unwrap();
+    assert_eq!(lin.linear.bases("block").iter().map(|b| b.to_vec()).collect::<Vec<_>>(), vec![vec![0]]);
+    // One CTA: no cga at all.
+    assert_eq!(blocked(&[64, 32], &[1, 4], &[1, 0], 4, Ctas::ONE).cga, CgaLayout::Single);
+}
+
+#[test]
 fn blocked_parameters_follow_triton() {
-    assert_eq!(blocked(&[1024], &[4], &[0], 4), b(&[4], &[32], &[4], &[0]));
-    assert_eq!(blocked(&[4, 256], &[1, 4], &[1, 0], 4), b(&[1, 4], &[1, 32], &[2, 2], &[1, 0]));
-    assert_eq!(blocked(&[64, 64], &[4, 1], &[0, 1], 4), b(&[4, 1], &[16, 2], &[1, 4], &[0, 1]));
+    assert_eq!(blocked(&[1024], &[4], &[0], 4, Ctas::ONE), b(&[4], &[32], &[4], &[0]));
+    assert_eq!(blocked(&[4, 256], &[1, 4], &[1, 0], 4, Ctas::ONE), b(&[1, 4], &[1, 32], &[2, 2], &[1, 0]));
+    assert_eq!(blocked(&[64, 64], &[4, 1], &[0, 1], 4, Ctas::ONE), b(&[4, 1], &[16, 2], &[1, 4], &[0, 1]));
     // A narrow fast dim takes only as many lanes as it has vectors; the rest go to the slow dim.
-    assert_eq!(blocked(&[128, 8], &[1, 4], &[1, 0], 8), b(&[1, 4], &[16, 2], &[8, 1], &[1, 0]));
-    assert_eq!(default_blocked(&[64, 64], 4), b(&[1, 1], &[1, 32], &[2, 2], &[1, 0]));
+    assert_eq!(blocked(&[128, 8], &[1, 4], &[1, 0], 8, Ctas::ONE), b(&[1, 4], &[16, 2], &[8, 1], &[1, 0]));
+    assert_eq!(default_blocked(&[64, 64], 4, Ctas::ONE), b(&[1, 1], &[1, 32], &[2, 2], &[1, 0]));
     assert_eq!(order_from_contiguity(&[1, 1]), vec![1, 0]);
     assert_eq!(order_from_contiguity(&[64, 1]), vec![0, 1]);
     assert_eq!(order_from_contiguity(&[4, 1, 16]), vec![2, 0, 1]);

@@ -15,8 +15,8 @@
 //!   CTA already holds what it needs, else through distributed shared memory ([`convert_across_ctas`]).
 //! - Every other op on a tensor split across CTAs is refused by [`check`], with the op, before any code is
 //!   emitted: the pipeline reports it at the op's source span.
-//! - An auto-mode kernel runs in its cluster's first CTA alone ([`leader_only`]): auto mode gives no layout CTA
-//!   bases yet.
+//! - Auto mode spreads tensors over the CTAs as Gluon authors do (`tessel_tile::layout::spreads_over_ctas`); an
+//!   auto-mode kernel it does not spread runs in its cluster's first CTA alone ([`leader_only`]).
 
 use tessel_layouts::LinearLayout;
 use tessel_tile::ir::{Func, OpId};
@@ -44,8 +44,9 @@ fn cluster_aware(op: &Op) -> bool {
     match op {
         // Per-register ops: each CTA computes its own elements (a scan only along a dim the CTAs do not split).
         Op::Scan { .. } | Op::Atomic { .. } | Op::AtomicCas { .. } => true,
-        // A copy into the CTA's shared memory would need the shared layout's CTA part.
-        Op::AsyncCopy => false,
+        // Each CTA copies its part of the pointers into its part of the buffer (`cluster_local` checks that the two
+        // are spread alike; `local::offsets` takes the per-CTA part), a buffer every CTA holds whole in full.
+        Op::AsyncCopy => true,
         Op::Load { .. } | Op::Store { .. } => true,
         // Each CTA gathers into its part of the buffer from its part of the indices (`cluster_local` checks them).
         Op::TmaGather { .. } => true,
@@ -64,7 +65,9 @@ fn cluster_aware(op: &Op) -> bool {
         | Op::Split
         | Op::Cat
         | Op::ConvertLayout
-        | Op::Assert { .. } => true,
+        | Op::Assert { .. }
+        // Each CTA prints the elements it owns, their indices through the block bases (`Lower::thread_coord`).
+        | Op::Print { .. } => true,
         o => o.facts().layout == LayoutKind::Structured,
     }
 }
@@ -274,14 +277,24 @@ fn reaches_peers(f: &Func, x: OpId) -> bool {
     }
 }
 
-/// Whether the kernel's program runs in its cluster's first CTA alone while the other CTAs exit at once: auto mode
-/// at `num_ctas` > 1. Its layout assignment gives no layout `block` bases yet (Triton's spreads tiles over the
-/// CTAs), so every CTA would hold every element; rather than have each compute the whole program and one write
-/// it, which atomics whose old values are used and loads of memory other programs write (spin locks) would break,
-/// the first CTA runs it exactly as a one-CTA kernel. The launch stays a cluster launch of `num_ctas` CTAs, as
-/// the caller asked, with `program_id` the cluster's.
+/// Whether the kernel's program runs in its cluster's first CTA alone while the other CTAs exit at once: an
+/// auto-mode kernel at `num_ctas` > 1 none of whose tensors the layout pass spread over the CTAs
+/// (`tessel_tile::layout::spreads_over_ctas`: a kernel with dots or tensor descriptors, or one the compile
+/// driver laid out again unspread because [`check`] refused an op on a spread tensor). Every CTA would hold
+/// every element; rather than have each compute the whole program and one write it, which atomics whose old
+/// values are used and loads of memory other programs write (spin locks) would break, the first CTA runs it
+/// exactly as a one-CTA kernel. The launch stays a cluster launch of `num_ctas` CTAs, as the caller asked, with
+/// `program_id` the cluster's.
 pub(crate) fn leader_only(f: &Func) -> bool {
-    f.config.num_ctas > 1 && !f.attrs.gluon
+    f.config.num_ctas > 1 && !f.attrs.gluon && !spread(f)
+}
+
+/// Whether some live tensor of `f` is spread over the CTAs of its cluster.
+pub fn spread(f: &Func) -> bool {
+    f.all_ops().into_iter().any(|o| {
+        let d = f.op(o);
+        d.results.iter().chain(&d.operands).any(|&v| split_ty(f.ty(v)))
+    })
 }
 
 /// Whether a CTA of the cluster writes into or arrives on another's shared memory (or tensor memory)

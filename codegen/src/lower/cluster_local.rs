@@ -214,8 +214,13 @@ fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
         },
         Op::LocalStore => same(d.operands[0], d.operands[1], "the value's CTA bases differ from the buffer's"),
         Op::LocalLoad => same(d.results[0], d.operands[0], "the result's CTA bases differ from the buffer's"),
+        Op::AsyncCopy => same(d.operands[0], d.operands[1], "the pointers' CTA bases differ from the buffer's"),
         // Views and the ops that pass buffers on (to partitions) or only wait.
-        Op::MemDescIndex | Op::WarpSpecialize(_) | Op::WarpGroupDotWait { .. } | Op::MakeTensorDesc { .. } => Ok(()),
+        Op::MemDescIndex
+        | Op::LocalDealloc
+        | Op::WarpSpecialize(_)
+        | Op::WarpGroupDotWait { .. }
+        | Op::MakeTensorDesc { .. } => Ok(()),
         // Control flow carries each CTA's part (the verifier keeps a carried value's type, CTA bases included).
         Op::For(_) | Op::If | Op::While | Op::Yield | Op::Condition => Ok(()),
         // A pair's tensor memory: each CTA allocates, loads and stores its part; the verifier placed a pair MMA's

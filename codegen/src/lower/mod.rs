@@ -525,6 +525,9 @@ impl<'f> Lower<'f> {
             Op::For(_) => control::for_loop(self, &data)?,
             Op::If => control::if_op(self, &data)?,
             Op::While => control::while_loop(self, &data)?,
+            // `tl.debug_barrier()` orders the memory accesses of all the program's threads: in an auto-mode kernel
+            // spread over a cluster's CTAs (a one-CTA program otherwise: `cluster::leader_only`), every CTA's.
+            Op::DebugBarrier if !self.f.attrs.gluon && self.f.config.num_ctas > 1 => self.cluster_barrier(),
             Op::DebugBarrier => self.barrier(),
             Op::ClusterBarrier if self.f.config.num_ctas > 1 => self.cluster_barrier(),
             Op::ClusterBarrier => self.barrier(),

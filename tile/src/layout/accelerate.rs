@@ -48,7 +48,7 @@ fn wgmma_types(op: ScalarType, acc: ScalarType, precision: InputPrecision) -> bo
 }
 
 /// Whether some `dot` uses a value computed from `o`'s result (a chained dot, as in attention).
-fn feeds_a_dot(f: &Func, o: OpId) -> bool {
+pub(crate) fn feeds_a_dot(f: &Func, o: OpId) -> bool {
     let mut frontier = vec![f.op(o).results[0]];
     let mut seen = std::collections::HashSet::new();
     let ops = f.all_ops();
@@ -69,18 +69,62 @@ fn feeds_a_dot(f: &Func, o: OpId) -> bool {
     false
 }
 
-/// The MMA v3 accumulator layout for `dot` op `o` on sm_90a, or `None` when `wgmma` cannot run it.
-fn wgmma_layout(f: &Func, o: OpId) -> Option<NvmmaDistributedLayout> {
+/// The MMA v3 accumulator layout for `dot` op `o` on sm_90a, or `None` when `wgmma` cannot run it. In a kernel
+/// spread over `ctas` CTAs (1: not spread) the accumulator is split as [`wgmma_split`] says, each CTA's part laid out as a
+/// dot of that shape would be.
+fn wgmma_layout(f: &Func, o: OpId, ctas: u32) -> Option<NvmmaDistributedLayout> {
+    let shape = f.ty(f.op(o).results[0]).shape();
+    if shape.len() != 2 {
+        return None;
+    }
+    let [sm, sn] = if ctas > 1 { wgmma_split(f, o, ctas)? } else { [1, 1] };
+    let layout = wgmma_layout_at(f, o, shape[0] / sm, shape[1] / sn)?;
+    let cga = if ctas > 1 { split_cga(sm, sn, [true, true]) } else { CgaLayout::default() };
+    Some(NvmmaDistributedLayout { cga, ..layout })
+}
+
+/// How `wgmma` dot `o` splits over the `ctas` CTAs of a cluster: `[parts of M, parts of N]`, M split as far as
+/// each CTA keeps a whole warpgroup's rows (64) and N then, or `None` when no split leaves each CTA a dot
+/// `wgmma` runs. Each CTA multiplies its rows of A by its columns of B: A is split along M and held whole
+/// along K by the CTAs that share its rows, B likewise along N ([`operand_cga`]).
+pub fn wgmma_split(f: &Func, o: OpId, ctas: u32) -> Option<[u32; 2]> {
+    let shape = f.ty(f.op(o).results[0]).shape();
+    let (m, n) = (*shape.first()?, *shape.get(1)?);
+    let mut sm = ctas;
+    while sm > 1 && (m % sm != 0 || (m / sm) % 64 != 0) {
+        sm /= 2;
+    }
+    let sn = ctas / sm;
+    (n % sn == 0 && wgmma_layout_at(f, o, m / sm, n / sn).is_some()).then_some([sm, sn])
+}
+
+/// The CTA arrangement of a dot's accumulator split `sm` x `sn` ([`wgmma_split`]), in units of one CTA's part:
+/// the low rank bits split M, the high ones N. `keep` says which of the two splits a tensor follows (an
+/// operand holds the other dim whole: a zero basis, its CTAs holding copies).
+pub fn split_cga(sm: u32, sn: u32, keep: [bool; 2]) -> CgaLayout {
+    let m_bits = (0..sm.trailing_zeros()).map(|i| if keep[0] { vec![1 << i, 0] } else { vec![0, 0] });
+    let n_bits = (0..sn.trailing_zeros()).map(|i| if keep[1] { vec![0, 1 << i] } else { vec![0, 0] });
+    CgaLayout::Bases(m_bits.chain(n_bits).collect())
+}
+
+/// The CTA arrangement of operand `index` (0: A `[M, K]`, 1: B `[K, N]`) of a dot split `sm` x `sn`: A's rows
+/// split as the accumulator's, B's columns likewise, K held whole.
+pub fn operand_cga(sm: u32, sn: u32, index: usize) -> CgaLayout {
+    // A's M and B's N are dims 0 and 1, as the accumulator's.
+    split_cga(sm, sn, [index == 0, index == 1])
+}
+
+/// [`wgmma_layout`] for an `m` x `n` accumulator (one CTA's part of `o`'s).
+fn wgmma_layout_at(f: &Func, o: OpId, m: u32, n: u32) -> Option<NvmmaDistributedLayout> {
     let d = f.op(o);
     let Op::Dot { precision, .. } = d.op else { return None };
     let (a, c) = (f.ty(d.operands[0]), f.ty(d.results[0]));
     let (op_t, acc_t) = (a.elem()?.scalar()?, c.elem()?.scalar()?);
     let num_warps = f.config.num_warps;
-    let shape = c.shape();
-    if shape.len() != 2 || num_warps < 4 || !wgmma_types(op_t, acc_t, precision) {
+    if num_warps < 4 || !wgmma_types(op_t, acc_t, precision) {
         return None;
     }
-    let (m, n, k) = (shape[0], shape[1], a.shape()[1]);
+    let k = a.shape()[1];
     let k_instr = k_per_instr(op_t);
     // Warps: a warpgroup (4 warps down M) is the unit; more warps go down M while M has rows for them, then
     // along N. A dot feeding another dot keeps all warps along M (rows stay within a warp for the softmax).
@@ -182,12 +226,14 @@ pub fn runs_on_mma_sync(t: &Type) -> bool {
 /// it; `None` leaves it on the FMA path. On Blackwell (sm_100a) a dot `tcgen05.mma` runs gets the register
 /// layout of its tensor-memory accumulator ([`super::tcgen05`]); the others run `mma.sync`, which is there on
 /// every target from sm_80 on.
-pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
+pub fn accumulator_layout(f: &Func, o: OpId, ctas: u32) -> Option<L> {
     let shape = f.ty(f.op(o).results[0]).shape().to_vec();
     let spec = match f.target.mma_kind() {
+        // A kernel spread over a cluster's CTAs has only dots wgmma runs split (`super::spreads_over_ctas`).
+        MmaKind::Wgmma if ctas > 1 => DistributedLayout::Nvmma(wgmma_layout(f, o, ctas)?),
         // A dot wgmma cannot run (fewer than 4 warps, a shape or type it lacks) runs on mma.sync, as Triton's
         // MMA v2 fallback does, rather than on FMAs: 60x faster for tutorial 03's 2-warp configs.
-        MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o).or_else(|| mma_sync_layout(f, o))?),
+        MmaKind::Wgmma => DistributedLayout::Nvmma(wgmma_layout(f, o, ctas).or_else(|| mma_sync_layout(f, o))?),
         MmaKind::Tcgen05 if let Ok(l) = super::tcgen05::accumulator_layout(f, o) => return Some(l),
         MmaKind::MmaSync | MmaKind::Tcgen05 => DistributedLayout::Nvmma(mma_sync_layout(f, o)?),
     };
@@ -196,7 +242,7 @@ pub fn accumulator_layout(f: &Func, o: OpId) -> Option<L> {
 
 /// Whether `v` comes straight from memory (a load, through layout conversions): such an operand is staged in
 /// shared memory rather than kept in registers.
-fn loaded(f: &Func, mut v: ValueId) -> bool {
+pub(crate) fn loaded(f: &Func, mut v: ValueId) -> bool {
     loop {
         let ValueDef::Result(o, _) = f.value(v).def else { return false };
         match f.op(o).op {

@@ -10,21 +10,87 @@
 //!
 //! `dot` accumulators get the default blocked layout (one element per thread, row-major); TMA-descriptor
 //! tiles get a row-major blocked layout with 16-byte vectors along the last dim.
+//!
+//! In a cluster kernel (`num_ctas` > 1) whose tensors are spread over the CTAs ([`Ctas`]), every blocked layout
+//! also splits its tensor among the CTAs ([`cta_split`]), slowest dim first, and the threads fill each CTA's part.
 
 use std::collections::HashMap;
 
 use tessel_layouts::{BlockedLayout, CgaLayout, DistributedLayout, standard::WARP_SIZE};
 
-use crate::ir::{Func, OpId, ValueDef};
+use crate::ir::{Func, OpId, ValueDef, ValueId};
+use crate::layout::accelerate;
 use crate::layout::axis::AxisAnalysis;
 use crate::layout::rules::{L, from_spec};
 use crate::ops::Op;
 use crate::types::{Elem, Type};
 
-/// Triton's `BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp)`: lanes, then
-/// warps, fill the dims in `order`, each dim taking at most as many threads as it has vectors; the slowest
-/// dim takes whatever is left.
-pub fn blocked(shape: &[u32], size_per_thread: &[u32], order: &[u32], num_warps: u32) -> BlockedLayout {
+/// How many CTAs share each tensor: 1, or a cluster's `num_ctas` when auto mode spreads its tensors over them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ctas(pub u32);
+
+impl Ctas {
+    /// Every tensor held whole by each CTA (a one-CTA kernel, or a cluster whose first CTA runs it alone).
+    pub const ONE: Ctas = Ctas(1);
+}
+
+/// How `ctas` CTAs share a tensor of `shape` held in vectors of `size_per_thread` (Triton's default CTA layout
+/// for `num_ctas` > 1), as Gluon's `cga_layout` bases: the dims are split from the slowest (`order`'s last) to
+/// the fastest, each into as many parts as CTAs are left while every part keeps at least one vector along it;
+/// CTAs still left over hold copies (zero bases). The split of dim `d` cuts it into contiguous ranges; the
+/// rank's low bits go to the fastest split dim, then to the copies, then to the slower dims (Triton's CTA order
+/// is the layout's order).
+pub fn cta_split(shape: &[u32], size_per_thread: &[u32], order: &[u32], ctas: Ctas) -> CgaLayout {
+    if ctas.0 <= 1 {
+        return CgaLayout::Single;
+    }
+    let rank = shape.len();
+    let mut split = vec![1u32; rank];
+    let mut left = ctas.0;
+    for &d in order.iter().rev() {
+        let d = d as usize;
+        let vectors = (shape[d] / size_per_thread[d].max(1)).max(1);
+        // Powers of two throughout: the largest split that fits both.
+        split[d] = left.min(1 << vectors.ilog2());
+        left /= split[d];
+    }
+    let mut bases = Vec::new();
+    for (k, &d) in order.iter().enumerate() {
+        let d = d as usize;
+        for i in 0..split[d].trailing_zeros() {
+            let mut b = vec![0; rank];
+            b[d] = 1 << i;
+            bases.push(b);
+        }
+        if k == 0 {
+            bases.extend((0..left.trailing_zeros()).map(|_| vec![0; rank]));
+        }
+    }
+    CgaLayout::Bases(bases)
+}
+
+/// Triton's `BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp, numCTAs)`: the
+/// CTAs' split ([`cta_split`]), then lanes and warps fill the dims of each CTA's part in `order`, each dim
+/// taking at most as many threads as it has vectors; the slowest dim takes whatever is left.
+pub fn blocked(shape: &[u32], size_per_thread: &[u32], order: &[u32], num_warps: u32, ctas: Ctas) -> BlockedLayout {
+    blocked_over(shape, size_per_thread, order, num_warps, cta_split(shape, size_per_thread, order, ctas))
+}
+
+/// [`blocked`] with the CTAs' arrangement given (a dot operand's, which holds K whole in every CTA).
+pub fn blocked_over(
+    shape: &[u32],
+    size_per_thread: &[u32],
+    order: &[u32],
+    num_warps: u32,
+    cga: CgaLayout,
+) -> BlockedLayout {
+    let parts = cga.split_per_dim(shape.len()).unwrap_or_else(|_| vec![1; shape.len()]);
+    let shape: Vec<u32> = shape.iter().zip(&parts).map(|(&s, &p)| (s / p).max(1)).collect();
+    BlockedLayout { cga, ..blocked_in_cta(&shape, size_per_thread, order, num_warps) }
+}
+
+/// [`blocked`] for one CTA's part of the tensor, `shape`.
+fn blocked_in_cta(shape: &[u32], size_per_thread: &[u32], order: &[u32], num_warps: u32) -> BlockedLayout {
     let rank = shape.len();
     let mut tpw = vec![1u32; rank];
     let mut wpc = vec![1u32; rank];
@@ -54,9 +120,9 @@ pub fn blocked(shape: &[u32], size_per_thread: &[u32], order: &[u32], num_warps:
 }
 
 /// Triton's `getDefaultBlockedEncoding`: one element per thread, row-major.
-pub fn default_blocked(shape: &[u32], num_warps: u32) -> BlockedLayout {
+pub fn default_blocked(shape: &[u32], num_warps: u32, ctas: Ctas) -> BlockedLayout {
     let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
-    blocked(shape, &vec![1; shape.len()], &order, num_warps)
+    blocked(shape, &vec![1; shape.len()], &order, num_warps, ctas)
 }
 
 /// Dims from most to least contiguous; ties go to the later dim (row-major).
@@ -138,8 +204,10 @@ pub fn coalesce(
     f: &Func,
     axis: &AxisAnalysis,
     num_warps: u32,
+    ctas: Ctas,
 ) -> Result<HashMap<OpId, L>, tessel_layouts::LayoutError> {
-    let threads = num_warps * WARP_SIZE;
+    // The threads that share a tile's elements: every CTA's, when the CTAs split it.
+    let threads = num_warps * WARP_SIZE * ctas.0;
     let comps = components(f);
     let mem: Vec<OpId> = f.all_ops().into_iter().filter(|&o| is_memory_op(f, o)).collect();
     let order_of = |o: OpId| {
@@ -147,6 +215,7 @@ pub fn coalesce(
         let rank = f.ty(ptr).shape().len();
         axis.get(ptr).map_or_else(|| (0..rank as u32).rev().collect(), |i| order_from_contiguity(&i.contiguity))
     };
+    let operands = if ctas.0 > 1 { dot_memory_ops(f, ctas) } else { HashMap::new() };
     let mut out = HashMap::new();
     for &o in &mem {
         let ptr = f.op(o).operands[0];
@@ -166,17 +235,20 @@ pub fn coalesce(
         }
         let mut spt = vec![1; shape.len()];
         spt[fastest] = per_thread;
-        let spec = blocked(&shape, &spt, &order, num_warps);
+        let spec = match operands.get(&o) {
+            Some(cga) => blocked_over(&shape, &spt, &order, num_warps, cga.clone()),
+            None => blocked(&shape, &spt, &order, num_warps, ctas),
+        };
         out.insert(o, from_spec(DistributedLayout::Blocked(spec), &shape)?);
     }
     for o in f.all_ops() {
         let d = f.op(o);
         let tile = match d.op {
-            Op::Dot { .. } => match crate::layout::accelerate::accumulator_layout(f, o) {
+            Op::Dot { .. } => match crate::layout::accelerate::accumulator_layout(f, o, ctas.0) {
                 Some(mma) => Some(mma),
                 None => {
                     let shape = f.ty(d.results[0]).shape().to_vec();
-                    Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps)), &shape)?)
+                    Some(from_spec(DistributedLayout::Blocked(default_blocked(&shape, num_warps, ctas)), &shape)?)
                 }
             },
             // Every `dot_scaled` left after `dot_scaled::fall_back` runs on the block-scaled tcgen05.mma.
@@ -194,7 +266,7 @@ pub fn coalesce(
                 let mut spt = vec![1; shape.len()];
                 spt[last] = (128 / bits).min(shape[last]).min((numel / threads).max(1)).max(1);
                 let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
-                let spec = blocked(&shape, &spt, &order, num_warps);
+                let spec = blocked(&shape, &spt, &order, num_warps, ctas);
                 Some(from_spec(DistributedLayout::Blocked(spec), &shape)?)
             }
             _ => None,
@@ -204,4 +276,64 @@ pub fn coalesce(
         }
     }
     Ok(out)
+}
+
+/// In a kernel spread over a cluster's CTAs, the memory ops that meet a dot and the CTA arrangement each needs:
+/// the loads of its operands (straight, or through casts and other one-operand elementwise ops) take the dot's
+/// split ([`accelerate::wgmma_split`]) on their rows of A or columns of B, K whole; the stores of its result
+/// (through such ops and the loop that carries it) take the accumulator's split. By the default rule instead,
+/// B's K would be split and gathered across the CTAs before every dot, and an accumulator split along N would
+/// cross the CTAs again before its store.
+fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
+    use crate::op_facts::LayoutKind;
+    let one_tensor = |o: OpId| {
+        let d = f.op(o);
+        let t: Vec<ValueId> = d.operands.iter().copied().filter(|&x| f.ty(x).is_tensor()).collect();
+        (d.op.facts().layout == LayoutKind::Same && t.len() == 1 && d.results.len() == 1).then(|| t[0])
+    };
+    let ops = f.all_ops();
+    let mut out = HashMap::new();
+    for &o in &ops {
+        if !matches!(f.op(o).op, Op::Dot { .. }) {
+            continue;
+        }
+        let Some([sm, sn]) = accelerate::wgmma_split(f, o, ctas.0) else { continue };
+        for index in 0..2 {
+            let mut v = f.op(o).operands[index];
+            while let ValueDef::Result(p, _) = f.value(v).def {
+                if matches!(f.op(p).op, Op::Load { .. }) {
+                    out.insert(p, accelerate::operand_cga(sm, sn, index));
+                }
+                match one_tensor(p) {
+                    Some(x) => v = x,
+                    None => break,
+                }
+            }
+        }
+        // Forward from the result: its stores, through elementwise ops and the loops and branches carrying it.
+        let mut frontier = vec![f.op(o).results[0]];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(v) = frontier.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            for &u in &ops {
+                let d = f.op(u);
+                let Some(i) = d.operands.iter().position(|&x| x == v) else { continue };
+                match d.op {
+                    Op::Store { .. } if i == 1 => {
+                        out.insert(u, accelerate::split_cga(sm, sn, [true, true]));
+                    }
+                    Op::Yield => {
+                        if let Some(parent) = d.parent.and_then(|r| f.region(r).parent) {
+                            frontier.extend(f.op(parent).results.get(i).copied());
+                        }
+                    }
+                    _ if one_tensor(u).is_some() => frontier.push(d.results[0]),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
 }

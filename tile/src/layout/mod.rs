@@ -32,9 +32,12 @@ pub mod propagate;
 pub mod rules;
 pub mod shared_access;
 pub mod shared_views;
+pub mod spread;
 pub mod staging;
 pub mod tcgen05;
 mod tcgen05_site;
+
+pub use spread::{Spread, spreads_over_ctas};
 
 use crate::ir::{Func, ValueId};
 use crate::target::ConfigError;
@@ -89,12 +92,31 @@ impl From<tessel_layouts::LayoutError> for AssignError {
     }
 }
 
-/// Assigns a layout to every tensor of `f`, for its target and `config.num_warps`.
+/// Assigns a layout to every tensor of `f`, for its target and `config.num_warps`; an auto-mode cluster kernel's
+/// tensors are spread over its CTAs where [`spreads_over_ctas`] allows and [`spread::worth_it`] finds it pays.
 pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
+    assign_layouts_with(f, Spread::WhereSupported)
+}
+
+/// [`assign_layouts`], with the spread over a cluster's CTAs as `spread` says.
+pub fn assign_layouts_with(f: &mut Func, spread: Spread) -> Result<(), AssignError> {
     f.config.validate().map_err(AssignError::Config)?;
     if is_laid_out_gluon(f) {
         return crate::verify::verify_layouts(f).map_err(AssignError::GluonLayouts);
     }
+    if spread == Spread::WhereSupported && spreads_over_ctas(f) {
+        let unspread = f.clone();
+        assign(f, coalesce::Ctas(f.config.num_ctas))?;
+        if spread::worth_it(f) {
+            return Ok(());
+        }
+        *f = unspread;
+    }
+    assign(f, coalesce::Ctas::ONE)
+}
+
+/// The auto-mode passes, each blocked layout and `wgmma` accumulator split over `ctas` CTAs.
+fn assign(f: &mut Func, ctas: coalesce::Ctas) -> Result<(), AssignError> {
     let num_warps = f.config.num_warps;
     dot_scaled::fall_back(f);
     if descriptors::lower_descriptors(f).map_err(AssignError::Descriptor)? {
@@ -102,8 +124,8 @@ pub fn assign_layouts(f: &mut Func) -> Result<(), AssignError> {
         crate::passes::canonicalize(f);
     }
     let info = axis::analyze(f);
-    let anchors = coalesce::coalesce(f, &info, num_warps)?;
-    let assignment = propagate::propagate(f, &anchors, num_warps)?;
+    let anchors = coalesce::coalesce(f, &info, num_warps, ctas)?;
+    let assignment = propagate::propagate(f, &anchors, num_warps, ctas)?;
     propagate::rewrite(f, &assignment, &anchors)?;
     cleanup::cleanup(f);
     accelerate::stage_operands(f)?;

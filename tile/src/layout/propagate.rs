@@ -22,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap};
 use tessel_layouts::DistributedLayout;
 
 use crate::ir::{Func, OpId, RegionId, ValueDef, ValueId};
-use crate::layout::coalesce::default_blocked;
+use crate::layout::coalesce::{Ctas, default_blocked};
 use crate::layout::insert::{convert_before, insert_after};
 use crate::layout::rules::{self, Kind, L, from_spec};
 use crate::ops::Op;
@@ -35,6 +35,7 @@ pub struct Assignment {
 struct Propagator<'a> {
     f: &'a Func,
     num_warps: u32,
+    ctas: Ctas,
     lay: Vec<Option<L>>,
     /// Values tied together (loop-carried values, branch results) and the slots feeding them.
     groups: Vec<TiedGroup>,
@@ -115,7 +116,7 @@ fn loop_depths(f: &Func) -> HashMap<OpId, u32> {
 }
 
 impl<'a> Propagator<'a> {
-    fn new(f: &'a Func, num_warps: u32) -> Self {
+    fn new(f: &'a Func, num_warps: u32, ctas: Ctas) -> Self {
         let mut users = vec![Vec::new(); f.values.len()];
         for o in f.all_ops() {
             for &v in &f.op(o).operands {
@@ -138,6 +139,7 @@ impl<'a> Propagator<'a> {
         Propagator {
             f,
             num_warps,
+            ctas,
             lay: vec![None; f.values.len()],
             groups,
             group,
@@ -273,7 +275,7 @@ impl<'a> Propagator<'a> {
 
     fn default_for(&self, v: ValueId) -> Result<L, tessel_layouts::LayoutError> {
         let shape = self.f.ty(v).shape().to_vec();
-        from_spec(DistributedLayout::Blocked(default_blocked(&shape, self.num_warps)), &shape)
+        from_spec(DistributedLayout::Blocked(default_blocked(&shape, self.num_warps, self.ctas)), &shape)
     }
 }
 
@@ -295,8 +297,9 @@ pub fn propagate(
     f: &Func,
     anchors: &HashMap<OpId, L>,
     num_warps: u32,
+    ctas: Ctas,
 ) -> Result<Assignment, tessel_layouts::LayoutError> {
-    let mut p = Propagator::new(f, num_warps);
+    let mut p = Propagator::new(f, num_warps, ctas);
     // A gluon kernel with values left to the compiler (`gl.AutoLayout`): the layouts the author wrote stay, and
     // spread like anchors; a value the author converts (`gl.set_auto_layout`) is proposed the conversion's
     // layout, so that it needs none.
@@ -326,7 +329,7 @@ pub fn propagate(
         }
         let depth = p.depth_of(o);
         let numel: u32 = l.linear.out_dim_sizes().iter().map(|(_, s)| *s).product();
-        if numel >= num_warps * tessel_layouts::standard::WARP_SIZE || matches!(d.op, Op::Dot { .. }) {
+        if numel >= num_warps * tessel_layouts::standard::WARP_SIZE * ctas.0 || matches!(d.op, Op::Dot { .. }) {
             for &r in &d.results {
                 if f.ty(r).is_tensor() {
                     p.fixed.insert(r, l.clone());

@@ -22,13 +22,27 @@ pub fn operand_shared_layout(
     is_b: bool,
     mn_major: bool,
 ) -> Result<L, super::AssignError> {
+    operand_shared_layout_over(shape, elem, is_b, mn_major, CgaLayout::default())
+}
+
+/// [`operand_shared_layout`] for a buffer spread over the CTAs of a cluster as `cga` says (each CTA's part laid
+/// out as the buffer of that part's shape would be).
+pub fn operand_shared_layout_over(
+    shape: &[u32],
+    elem: ScalarType,
+    is_b: bool,
+    mn_major: bool,
+    cga: CgaLayout,
+) -> Result<L, super::AssignError> {
+    let parts = cga.split_per_dim(shape.len())?;
+    let part: Vec<u32> = shape.iter().zip(&parts).map(|(&s, &p)| s / p).collect();
     let bits = elem.bits();
     // The contiguous dim: K for A is dim 1 and for B dim 0; M/N for A is dim 0 and for B dim 1.
     let contig_dim = match (is_b, mn_major) {
         (false, false) | (true, true) => 1,
         (false, true) | (true, false) => 0,
     };
-    let contig_bytes = shape[contig_dim] * bits / 8;
+    let contig_bytes = part[contig_dim] * bits / 8;
     let swizzle =
         [128, 64, 32].into_iter().find(|&s| contig_bytes >= s).ok_or(super::AssignError::OperandBytes(contig_bytes))?;
     let spec = NvmmaSharedLayout {
@@ -37,10 +51,23 @@ pub fn operand_shared_layout(
         rank: 2,
         transposed: contig_dim == 0,
         fp4_padded: false,
-        cga: CgaLayout::default(),
+        cga,
     };
     let linear = spec.to_linear(shape)?;
     Ok(Arc::new(Layout { spec: Some(AnyLayout::Shared(SharedLayout::Nvmma(spec))), linear }))
+}
+
+/// The CTA arrangement of a tensor of `shape` whose layout is `l`, in units of one CTA's part (Gluon's
+/// `cga_layout`): a buffer staged from it is spread over the CTAs as the registers are.
+fn cga_of(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> CgaLayout {
+    let bases: Vec<Vec<u32>> = l.bases("block").iter().map(|b| b.to_vec()).collect();
+    if bases.is_empty() {
+        return CgaLayout::default();
+    }
+    // Each dim's part: the tensor's extent over the CTAs that split it.
+    let part: Vec<u32> =
+        (0..shape.len()).map(|d| shape[d] >> bases.iter().filter(|b| b[d] != 0).count()).map(|p| p.max(1)).collect();
+    CgaLayout::Bases(bases.iter().map(|b| b.iter().zip(&part).map(|(&x, &p)| x / p).collect()).collect())
 }
 
 /// The swizzled shared layout an `mma.sync` operand tile of `shape` (2-D) and `elem` is staged in when it is
@@ -97,7 +124,8 @@ pub(crate) fn stage_operand(
     // 16-bit operands may be MN-major; keep whichever major the registers already run along.
     let mn_dim = if is_b { 1 } else { 0 };
     let mn_major = elem.bits() == 16 && fastest_dim_is(f, v, mn_dim);
-    let layout = operand_shared_layout(&shape, elem, is_b, mn_major)?;
+    let cga = f.ty(v).layout().map_or_else(CgaLayout::default, |l| cga_of(&l.linear, &shape));
+    let layout = operand_shared_layout_over(&shape, elem, is_b, mn_major, cga)?;
     let ty = Type::MemDesc { shape: shape.clone(), elem, layout };
     let outer = match f.value(v).def {
         ValueDef::Result(def, _) => f.op(def).parent != Some(r),

@@ -1,0 +1,73 @@
+//! Which auto-mode cluster kernels (`num_ctas` > 1) spread their tensors over the cluster's CTAs, as Triton's
+//! layouts do, rather than run the program in the cluster's first CTA alone.
+//!
+//! Spread, each blocked layout splits its tensor among the CTAs ([`super::coalesce::cta_split`]) and each `wgmma`
+//! dot its accumulator ([`super::accelerate::wgmma_split`]), and every CTA computes its part. [`spreads_over_ctas`]
+//! says which kernels the compiler can spread; [`worth_it`], after a spread layout assignment, whether the spread
+//! kernel is worth running (its reductions across the CTAs are not too small).
+
+use crate::ir::Func;
+use crate::layout::accelerate;
+use crate::ops::Op;
+
+/// Whether auto mode may spread the tensors of a cluster kernel (`num_ctas` > 1) over its CTAs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spread {
+    /// Where [`spreads_over_ctas`] allows and [`worth_it`] finds it pays; elsewhere the cluster's first CTA runs
+    /// the program alone.
+    WhereSupported,
+    /// Never: every CTA holds every tensor whole, and code generation runs the program in the first CTA alone
+    /// (what the compile driver falls back to when code generation cannot do a spread kernel's share per CTA).
+    Never,
+}
+
+/// Whether auto mode can spread the tensors of `f`, a cluster kernel (`num_ctas` > 1), over its CTAs: each
+/// blocked layout splits its tensor among them, each `wgmma` dot its accumulator (rows of A and columns of B
+/// per CTA, staged in each CTA's part of the shared buffers), and each CTA computes its part. Not yet: dots on
+/// other instructions (`tcgen05` and `mma.sync`), a dot feeding another (attention) or with an A computed in
+/// registers, and tensor descriptors (their TMA copies would need per-CTA boxes); such a kernel's program runs
+/// in the cluster's first CTA alone. A Gluon kernel's spread is its author's.
+pub fn spreads_over_ctas(f: &Func) -> bool {
+    let dot_splits = |o| {
+        f.target == crate::Target::Sm90a
+            && accelerate::wgmma_split(f, o, f.config.num_ctas).is_some()
+            && !accelerate::feeds_a_dot(f, o)
+            && accelerate::loaded(f, f.op(o).operands[0])
+    };
+    f.config.num_ctas > 1
+        && f.target != crate::Target::Sm80
+        && !f.attrs.gluon
+        && f.all_ops().into_iter().all(|o| match f.op(o).op {
+            Op::Dot { .. } => dot_splits(o),
+            Op::DotScaled { .. }
+            | Op::DescLoad
+            | Op::DescStore
+            | Op::MakeTensorDesc { .. }
+            | Op::MakeTensorDescIm2col { .. } => false,
+            _ => true,
+        })
+}
+
+/// The fewest elements a reduction across the CTAs should reduce (its operand, the whole program's tensor).
+/// Such a reduction meets the cluster twice (each CTA's partials through distributed shared memory between two
+/// cluster barriers), a cost that does not shrink with the tensor, while the first CTA alone leaves
+/// `num_ctas - 1` of every cluster's SMs idle. Measured on the H200 (BENCHMARKS.md, 2026-12-03), spread against
+/// first-CTA-alone time for a row softmax: rows of 16384 at 0.80 (2 CTAs) and 0.77 (4 CTAs); rows of 8192 at
+/// 1.12 (2 CTAs); rows of 4096 at 1.23 and 1.66; rows of 1024 at 1.72 and 2.64; a 64x128 tile's column maxima
+/// (8192 elements) at 1.04 and 2.68.
+pub const MIN_CROSSING_ELEMENTS: u64 = 16384;
+
+/// Whether `f`, laid out spread over its CTAs, is worth running so: every reduction along a dim the CTAs split
+/// reduces at least [`MIN_CROSSING_ELEMENTS`].
+pub fn worth_it(f: &Func) -> bool {
+    f.all_ops().into_iter().all(|o| {
+        let d = f.op(o);
+        let Op::Reduce { axis, .. } = d.op else { return true };
+        let Some(l) = f.ty(d.operands[0]).layout() else { return true };
+        if !l.linear.bases("block").iter().any(|b| b[axis as usize] != 0) {
+            return true;
+        }
+        let numel: u64 = f.ty(d.operands[0]).shape().iter().map(|&s| s as u64).product();
+        numel >= MIN_CROSSING_ELEMENTS
+    })
+}
