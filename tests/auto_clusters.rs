@@ -183,6 +183,18 @@ fn a_spin_lock_and_ticket_atomics_agree_on_clusters() {
     }
 }
 
+/// `dot_tiles`'s output (simulator, interpreter) against float64 `a @ b` (`[m, n, k]`, row-major).
+fn check_matmul((sim, interp): &(Vec<f64>, Vec<f64>), a: &[f64], b: &[f64], [m, n, k]: [usize; 3], what: &str) {
+    for i in 0..m {
+        for j in 0..n {
+            let w: f64 = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
+            let (s, g) = (sim[i * n + j], interp[i * n + j]);
+            assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{what} ({i}, {j}): interpreter {g} vs {w}");
+            assert!((s - g).abs() <= 1e-5 * (1.0 + g.abs()), "{what} ({i}, {j}): simulator {s} vs {g}");
+        }
+    }
+}
+
 #[test]
 fn softmax_dot_and_descriptors_agree_on_clusters() {
     let mut rng = Rng::new(11);
@@ -227,15 +239,7 @@ fn softmax_dot_and_descriptors_agree_on_clusters() {
         let args = vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(64), c(32)];
         let outs = run_on_ctas(&source(), "dot_tiles", args, &opts(target), 2, &vals, [2, 2, 1])
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let (sim, interp) = &outs[0];
-        for i in 0..m {
-            for j in 0..nn {
-                let w: f64 = (0..k).map(|t| a[i * k + t] * b[t * nn + j]).sum();
-                let (s, g) = (sim[i * nn + j], interp[i * nn + j]);
-                assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{target} ({i}, {j}): interpreter {g} vs {w}");
-                assert!((s - g).abs() <= 1e-5 * (1.0 + g.abs()), "{target} ({i}, {j}): simulator {s} vs {g}");
-            }
-        }
+        check_matmul(&outs[0], &a, &b, [m, nn, k], &target.to_string());
     }
     // TMA tiles over a ragged 50 x 100 tensor.
     let (rows, cols) = (50u32, 100u32);
@@ -389,14 +393,6 @@ fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
         let grid = [m.div_ceil(128) as u32, n.div_ceil(64) as u32, 1];
         let outs = run_on_ctas(&source(), "dot_tiles", args.clone(), &opts(Target::Sm90a), ctas, &vals, grid)
             .unwrap_or_else(|e| panic!("x{ctas}: {e}"));
-        let (sim, interp) = &outs[0];
-        for i in 0..m {
-            for j in 0..n {
-                let w: f64 = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
-                let (s, g) = (sim[i * n + j], interp[i * n + j]);
-                assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "x{ctas} ({i}, {j}): interpreter {g} vs {w}");
-                assert!((s - g).abs() <= 1e-5 * (1.0 + g.abs()), "x{ctas} ({i}, {j}): simulator {s} vs {g}");
-            }
-        }
+        check_matmul(&outs[0], &a, &b, [m, n, k], &format!("x{ctas}"));
     }
 }
