@@ -456,16 +456,24 @@ fn compile(
             other => other,
         })
     });
-    // `tl.static_print` output and compiler warnings, as the CLI shows them (through Python's sys.stderr, so that
-    // pytest and notebooks capture them).
-    let stderr = py.import("sys")?.getattr("stderr")?;
-    for m in &t.messages {
-        stderr.call_method1("write", (m,))?;
-    }
+    write_messages(py, &t.messages)?;
     let func = func.map_err(to_py)?;
     let Output::Tile(func) = func else { unreachable!("the pipeline stops at the stage asked for") };
     let slots = slots(&func);
     Ok(Compiled { file, source, kernel, spec, modules, func, slots, loaded: Mutex::new(Vec::new()) })
+}
+
+/// `tl.static_print` output and compiler warnings, as the CLI shows them (through Python's sys.stderr, so that
+/// pytest and notebooks capture them).
+fn write_messages(py: Python<'_>, messages: &[String]) -> PyResult<()> {
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let stderr = py.import("sys")?.getattr("stderr")?;
+    for m in messages {
+        stderr.call_method1("write", (m,))?;
+    }
+    Ok(())
 }
 
 #[pymethods]
@@ -486,8 +494,7 @@ impl Compiled {
     fn ptx(&self, py: Python<'_>, target: &str) -> PyResult<String> {
         let target =
             Target::parse(target).ok_or_else(|| PyValueError::new_err(format!("unknown target `{target}`")))?;
-        let kernel = py.detach(|| self.jit().ptx(&self.source(), target, Some(&self.func)));
-        Ok(kernel.map_err(to_py)?.ptx)
+        Ok(self.compiled_for(py, target)?.ptx)
     }
 
     /// The dynamic shared memory (bytes) the kernel's code for `target` launches with, through the disk cache
@@ -495,8 +502,7 @@ impl Compiled {
     fn shared_bytes(&self, py: Python<'_>, target: &str) -> PyResult<u32> {
         let target =
             Target::parse(target).ok_or_else(|| PyValueError::new_err(format!("unknown target `{target}`")))?;
-        let kernel = py.detach(|| self.jit().ptx(&self.source(), target, Some(&self.func)));
-        Ok(kernel.map_err(to_py)?.shared_bytes)
+        Ok(self.compiled_for(py, target)?.shared_bytes)
     }
 
     /// Runs the kernel in the interpreter over `grid`. `buffers` are (dtype, bytes) of each memory region;
@@ -648,6 +654,16 @@ impl Compiled {
         jit
     }
 
+    /// The kernel's code for `target`, through the disk cache; what its compile warned (the code-generation
+    /// stages' warnings: a `flatten=True` loop run as written, a cluster kernel run in its first CTA) goes to
+    /// sys.stderr, once per compile.
+    fn compiled_for(&self, py: Python<'_>, target: Target) -> PyResult<tessel::codegen::Kernel> {
+        let mut jit = self.jit();
+        let kernel = py.detach(|| jit.ptx(&self.source(), target, Some(&self.func)));
+        write_messages(py, &jit.timings.messages)?;
+        kernel.map_err(to_py)
+    }
+
     fn source(&self) -> KernelSource<'_> {
         KernelSource { file: &self.file, source: &self.source, kernel: &self.kernel, spec: &self.spec, module: None }
     }
@@ -661,12 +677,15 @@ impl Compiled {
             return Ok(k.clone());
         }
         let state = gpu(device).map_err(|e| GPUError::new_err(e.to_string()))?;
+        let mut jit = self.jit();
         let load = || -> Result<SendLoaded, Error> {
             // The driver loads the module into the current context: make the device's current for the load only.
             let _current = ContextGuard::enter(&state.gpu.ctx).map_err(Error::Gpu)?;
-            self.jit().load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
+            jit.load(&state.gpu, &self.source(), Some(&self.func)).map(SendLoaded)
         };
-        let k = Arc::new(py.detach(load).map_err(to_py)?);
+        let loaded = py.detach(load);
+        write_messages(py, &jit.timings.messages)?;
+        let k = Arc::new(loaded.map_err(to_py)?);
         let mut table = self.loaded.lock().map_err(|_| lock_err())?;
         if table.len() <= device {
             table.resize(device + 1, None);

@@ -294,6 +294,34 @@ def test_launch_options(fake_cuda):
 
 
 @tessel.jit
+def ticket_kernel(counter_ptr, out_ptr, BLOCK: tl.constexpr):
+    t = tl.atomic_add(counter_ptr, 1)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), tl.int32) + t)
+
+
+def first_cta_only(ptx):
+    """Whether the entry lets every CTA but the cluster's first exit right after reading its rank."""
+    lines = ptx.split("%cluster_ctarank", 1)[1].splitlines()[1:3]
+    return lines[0].strip().startswith("setp.ge.u32") and lines[1].strip().endswith("exit;")
+
+
+def test_cluster_launches_spread_or_warn(fake_cuda, capsys):
+    x = FakeTensor(BASE)
+    # Spread: both CTAs work, each on its half of the 1024 elements, and nothing crosses between them.
+    ptx = add_kernel.warmup(x, x, x, 4096, BLOCK=1024, grid=(1,), num_ctas=2).ptx("sm_90a")
+    assert not first_cta_only(ptx) and "barrier.cluster" not in ptx, ptx
+    assert capsys.readouterr().err == ""
+    # An atomic whose old value every CTA would need: the first CTA runs the program, and the compile says why on
+    # Python's stderr, as the CLI does.
+    c = FakeTensor(BASE, dtype="torch.int32")
+    ptx = ticket_kernel.warmup(c, c, BLOCK=1024, grid=(1,), num_ctas=2).ptx("sm_90a")
+    err = capsys.readouterr().err
+    assert "num_ctas = 2: the program runs in each cluster's first CTA alone" in err, err
+    assert "atomic_add" in err and first_cta_only(ptx), ptx
+
+
+@tessel.jit
 def mul_add_kernel(x_ptr, y_ptr, w_ptr, z_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(z_ptr + offs, tl.load(x_ptr + offs) * tl.load(y_ptr + offs) + tl.load(w_ptr + offs))
