@@ -364,7 +364,8 @@ fn layer_norm_forward_spread_over_ctas_equals_the_interpreter() {
 
 /// A pipelined wgmma dot spread over the CTAs (sm_90a): at 2 CTAs each takes 64 of the tile's 128 rows (A's rows
 /// and the accumulator split, B whole in each CTA's `cp.async` ring), at 4 the rows split in two and the columns
-/// in two; on the simulator against the interpreter and float64, ragged sizes, the output poisoned.
+/// in two; B as given and transposed in the kernel; on the simulator against the interpreter and float64, ragged
+/// sizes, the output poisoned.
 #[test]
 fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
     let (m, n, k) = (272usize, 144usize, 96usize);
@@ -372,9 +373,12 @@ fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
     let a: Vec<f64> = rng.vec(m * k).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     let b: Vec<f64> = rng.vec(k * n).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     let args = vec![ptr(F16), ptr(F16), ptr(F32), int(true), int(true), int(true), c(128), c(64), c(32)];
-    for ctas in [2, 4] {
-        let (ptx, warnings) = ptx_for("dot_tiles", args.clone(), ctas, Target::Sm90a).unwrap();
-        assert!(warnings.is_empty(), "x{ctas}: {warnings:?}");
+    // B transposed in the kernel (`tl.trans`): its loads take the columns of B^T each CTA needs, as rows.
+    let bt: Vec<f64> = (0..n * k).map(|e| b[(e % k) * n + e / k]).collect();
+    for (kernel, ctas) in [("dot_tiles", 2), ("dot_tiles", 4), ("dot_tiles_bt", 2), ("dot_tiles_bt", 4)] {
+        let b_given = if kernel == "dot_tiles" { &b } else { &bt };
+        let (ptx, warnings) = ptx_for(kernel, args.clone(), ctas, Target::Sm90a).unwrap();
+        assert!(warnings.is_empty(), "{kernel} x{ctas}: {warnings:?}");
         // Each CTA's part of the tile: 64 rows by 64 columns at 2 CTAs, 64 by 32 at 4.
         let shape = if ctas == 2 { "m64n64k16" } else { "m64n32k16" };
         assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{shape}")), "x{ctas}: not {shape}");
@@ -384,15 +388,15 @@ fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
         assert!(!ptx.contains("barrier.cluster") && !ptx.contains("shared::cluster"), "x{ctas}: crosses the CTAs");
         let vals = [
             V::Buf(F16, a.clone()),
-            V::Buf(F16, b.clone()),
+            V::Buf(F16, b_given.clone()),
             V::Out(F32, m * n),
             V::Int(m as i64),
             V::Int(n as i64),
             V::Int(k as i64),
         ];
         let grid = [m.div_ceil(128) as u32, n.div_ceil(64) as u32, 1];
-        let outs = run_on_ctas(&source(), "dot_tiles", args.clone(), &opts(Target::Sm90a), ctas, &vals, grid)
-            .unwrap_or_else(|e| panic!("x{ctas}: {e}"));
-        check_matmul(&outs[0], &a, &b, [m, n, k], &format!("x{ctas}"));
+        let outs = run_on_ctas(&source(), kernel, args.clone(), &opts(Target::Sm90a), ctas, &vals, grid)
+            .unwrap_or_else(|e| panic!("{kernel} x{ctas}: {e}"));
+        check_matmul(&outs[0], &a, &b, [m, n, k], &format!("{kernel} x{ctas}"));
     }
 }

@@ -110,3 +110,17 @@ def ticket_then_copy(Counter, Tickets, X, Out, BLOCK: tl.constexpr):
     tl.store(Tickets + tl.program_id(0), t)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(Out + offs, tl.load(X + offs) + t)
+
+
+@triton.jit
+def dot_tiles_bt(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """dot_tiles with B given N x K (row-major) and transposed in the kernel, as attention's K is."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + rn[:, None] * K + (k + rk)[None, :], mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0.0)
+        acc = tl.dot(a, tl.trans(b), acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -279,7 +279,7 @@ pub fn coalesce(
 }
 
 /// In a kernel spread over a cluster's CTAs, the memory ops that meet a dot and the CTA arrangement each needs:
-/// the loads of its operands (straight, or through casts and other one-operand elementwise ops) take the dot's
+/// the loads of its operands (straight, or through casts, other one-operand elementwise ops and transposes) take the dot's
 /// split ([`accelerate::wgmma_split`]) on their rows of A or columns of B, K whole; the stores of its result
 /// (through such ops and the loop that carries it) take the accumulator's split. By the default rule instead,
 /// B's K would be split and gathered across the CTAs before every dot, and an accumulator split along N would
@@ -300,13 +300,35 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
         let Some([sm, sn]) = accelerate::wgmma_split(f, o, ctas.0) else { continue };
         for index in 0..2 {
             let mut v = f.op(o).operands[index];
+            // The operand's arrangement, carried back through transposes (`tl.trans(b)`: B loaded N-major).
+            let mut cga = accelerate::operand_cga(sm, sn, index);
             while let ValueDef::Result(p, _) = f.value(v).def {
-                if matches!(f.op(p).op, Op::Load { .. }) {
-                    out.insert(p, accelerate::operand_cga(sm, sn, index));
-                }
-                match one_tensor(p) {
-                    Some(x) => v = x,
-                    None => break,
+                match &f.op(p).op {
+                    Op::Load { .. } => {
+                        out.insert(p, cga);
+                        break;
+                    }
+                    // Result dim i is operand dim order[i]: the operand's basis along order[i] is the result's
+                    // along i.
+                    Op::Permute { order } => {
+                        let CgaLayout::Bases(bases) = &cga else { break };
+                        let back = bases
+                            .iter()
+                            .map(|b| {
+                                let mut x = vec![0; b.len()];
+                                for (i, &d) in order.iter().enumerate() {
+                                    x[d as usize] = b[i];
+                                }
+                                x
+                            })
+                            .collect();
+                        cga = CgaLayout::Bases(back);
+                        v = f.op(p).operands[0];
+                    }
+                    _ => match one_tensor(p) {
+                        Some(x) => v = x,
+                        None => break,
+                    },
                 }
             }
         }
