@@ -2,10 +2,11 @@
 //!
 //! Auto mode spreads a kernel's tensors over the cluster's CTAs as Triton does (each blocked layout splits its
 //! tensor, slowest dim first: `tessel_tile::layout::spreads_over_ctas`), and each CTA computes its part; a
-//! reduction along a split dim meets in distributed shared memory. A kernel it does not spread (dots and tensor
-//! descriptors, not yet) or whose spread code generation refuses (an atomic whose old value every CTA would need)
-//! runs in the cluster's first CTA as it would at `num_ctas` = 1, the other CTAs exiting at the entry
-//! (`codegen`'s `cluster::leader_only`), the latter with a warning. These tests hold both to that: every kernel,
+//! reduction along a split dim meets in distributed shared memory, and a `wgmma` dot splits its tile. A kernel it
+//! does not spread (tcgen05 dots and tensor descriptors, not yet; reductions across the CTAs too small to pay) or
+//! whose spread code generation refuses (an atomic whose old value every CTA would need) runs in the cluster's
+//! first CTA as it would at `num_ctas` = 1, the other CTAs exiting at the entry (`codegen`'s
+//! `cluster::leader_only`), the latter with a warning. These tests hold both to that: every kernel,
 //! including an atomic whose old value is used inside a spin loop, a pipelined dot and TMA descriptors, compiles
 //! for sm_90a and sm_100a at 2 and 4 CTAs, assembles (ptxas when there is one), runs on the PTX simulator's
 //! clusters with the outputs poisoned and equals the interpreter (and float64); the PTX is a cluster entry whose
@@ -57,6 +58,8 @@ fn ptx_for(kernel: &str, args: Vec<ArgSpec>, ctas: u32, target: Target) -> Resul
 enum Runs {
     /// Every CTA, each on its part of the spread tensors.
     Spread,
+    /// Spread on sm_90a (a wgmma dot), the first CTA alone on sm_100a (a tcgen05 dot, not spread yet).
+    SpreadOnSm90a,
     /// The first CTA alone: nothing is spread (no tensors, a tcgen05 dot, a descriptor).
     FirstCta,
     /// The first CTA alone, after code generation refused the spread (with a warning).
@@ -78,8 +81,16 @@ fn kernels() -> Vec<(&'static str, Vec<ArgSpec>, Runs)> {
         (
             "dot_tiles",
             vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(64), c(32)],
+            SpreadOnSm90a,
+        ),
+        // 64 rows are one warpgroup's, and 16 columns split in two would leave B 16 bytes wide: not spread.
+        (
+            "dot_tiles",
+            vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(16), c(32)],
             FirstCta,
         ),
+        // A scan along the split dim: laid out unspread, without a word.
+        ("row_cumsum", vec![ptr(F32), ptr(F32), c(16384)], FirstCta),
         ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)], FirstCta),
         (
             "device_descriptor_tiles",
@@ -96,8 +107,11 @@ fn auto_kernels_compile_to_cluster_entries_spread_or_run_by_the_first_cta() {
     for target in [Target::Sm90a, Target::Sm100a] {
         for ctas in [2, 4] {
             for (kernel, args, runs) in kernels() {
-                // wgmma dots spread over the CTAs; tcgen05 ones do not yet.
-                let runs = if kernel == "dot_tiles" && target == Target::Sm90a { Runs::Spread } else { runs };
+                let runs = match runs {
+                    Runs::SpreadOnSm90a if target == Target::Sm90a => Runs::Spread,
+                    Runs::SpreadOnSm90a => Runs::FirstCta,
+                    other => other,
+                };
                 let (ptx, warnings) =
                     ptx_for(kernel, args, ctas, target).unwrap_or_else(|e| panic!("{kernel} x{ctas}: {e}"));
                 assert!(ptx.contains(&format!(".reqnctapercluster {ctas}, 1, 1")), "{kernel}: not a cluster entry");

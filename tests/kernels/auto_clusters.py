@@ -124,3 +124,10 @@ def dot_tiles_bt(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.co
         b = tl.load(B + rn[:, None] * K + (k + rk)[None, :], mask=(rn[:, None] < N) & ((k + rk)[None, :] < K), other=0.0)
         acc = tl.dot(a, tl.trans(b), acc)
     tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def row_cumsum(X, Out, BLOCK: tl.constexpr):
+    """A running sum along the one dim a spread would split: each CTA would need the earlier CTAs' totals."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Out + offs, tl.cumsum(tl.load(X + offs), axis=0))

@@ -115,6 +115,9 @@ fn cluster_blocked_layouts_split_the_slowest_dims_first() {
         blocked(&[2, 32], &[1, 4], &[1, 0], 4, Ctas(4)),
         with(b(&[1, 4], &[8, 4], &[4, 1], &[1, 0]), cga(&[&[0, 1], &[1, 0]]))
     );
+    // Two rows of one vector over 4 CTAs: the rows split in two, the other two CTAs hold copies; the rank's low bit
+    // is the copies' (on the fastest dim, which is not split), the next the rows'.
+    assert_eq!(blocked(&[2, 4], &[1, 4], &[1, 0], 4, Ctas(4)).cga, cga(&[&[0, 0], &[1, 0]]));
     // Column-major order splits the columns first.
     assert_eq!(
         blocked(&[64, 64], &[4, 1], &[0, 1], 4, Ctas(2)),

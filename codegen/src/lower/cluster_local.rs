@@ -191,8 +191,9 @@ fn reshape_parts(src: &[u32], src_cta: &[Vec<u32>], res: &[u32], res_cta: &[Vec<
 fn check_op(f: &Func, o: OpId, parts: &Parts) -> Result<(), String> {
     let d = f.op(o);
     let spread = |v: &ValueId| parts.contains_key(v);
-    // A wgmma whose accumulator alone is spread (operands every CTA holds whole) is checked too.
-    if !d.operands.iter().chain(&d.results).any(spread) && !matches!(d.op, Op::WarpGroupDot { .. }) {
+    // A wgmma whose accumulator alone is spread (operands every CTA holds whole) is checked too, and so is a copy
+    // whose pointers alone are (into a buffer every CTA holds whole: each CTA would fill only its part).
+    if !d.operands.iter().chain(&d.results).any(spread) && !matches!(d.op, Op::WarpGroupDot { .. } | Op::AsyncCopy) {
         return Ok(());
     }
     let name = d.op.name();

@@ -83,19 +83,22 @@ fn wgmma_layout(f: &Func, o: OpId, ctas: u32) -> Option<NvmmaDistributedLayout> 
     Some(NvmmaDistributedLayout { cga, ..layout })
 }
 
-/// How `wgmma` dot `o` splits over the `ctas` CTAs of a cluster: `[parts of M, parts of N]`, M split as far as
-/// each CTA keeps a whole warpgroup's rows (64) and N then, or `None` when no split leaves each CTA a dot
-/// `wgmma` runs. Each CTA multiplies its rows of A by its columns of B: A is split along M and held whole
-/// along K by the CTAs that share its rows, B likewise along N ([`operand_cga`]).
+/// How `wgmma` dot `o` (2-D) splits over the `ctas` CTAs of a cluster: `[parts of M, parts of N]`, M split as
+/// far as each CTA keeps a whole warpgroup's rows (64) and N then; `None` when that split does not leave each CTA
+/// a dot `wgmma` runs, with at least 32 bytes of B's columns (an N-major B is staged with its columns
+/// contiguous, and `wgmma` reads no narrower rows). Each CTA multiplies its rows of A by its columns of B: A is
+/// split along M and held whole along K by the CTAs that share its rows, B likewise along N ([`operand_cga`]).
 pub fn wgmma_split(f: &Func, o: OpId, ctas: u32) -> Option<[u32; 2]> {
     let shape = f.ty(f.op(o).results[0]).shape();
-    let (m, n) = (*shape.first()?, *shape.get(1)?);
+    let &[m, n] = shape else { return None };
     let mut sm = ctas;
     while sm > 1 && (m % sm != 0 || (m / sm) % 64 != 0) {
         sm /= 2;
     }
     let sn = ctas / sm;
-    (n % sn == 0 && wgmma_layout_at(f, o, m / sm, n / sn).is_some()).then_some([sm, sn])
+    let b_bits = f.ty(f.op(o).operands[1]).elem()?.scalar()?.bits();
+    let wide_enough = sn == 1 || (n / sn) * b_bits / 8 >= 32;
+    (n % sn == 0 && wide_enough && wgmma_layout_at(f, o, m / sm, n / sn).is_some()).then_some([sm, sn])
 }
 
 /// The CTA arrangement of a dot's accumulator split `sm` x `sn` ([`wgmma_split`]), in units of one CTA's part:

@@ -38,8 +38,9 @@ impl Ctas {
 /// for `num_ctas` > 1), as Gluon's `cga_layout` bases: the dims are split from the slowest (`order`'s last) to
 /// the fastest, each into as many parts as CTAs are left while every part keeps at least one vector along it;
 /// CTAs still left over hold copies (zero bases). The split of dim `d` cuts it into contiguous ranges; the
-/// rank's low bits go to the fastest split dim, then to the copies, then to the slower dims (Triton's CTA order
-/// is the layout's order).
+/// rank's low bits go to the fastest dim's split (none when it is not split), then to the copies, then to the
+/// slower dims' splits: Triton's legacy arrangement, with the copies on the fastest dim and the CTA order the
+/// layout's order.
 pub fn cta_split(shape: &[u32], size_per_thread: &[u32], order: &[u32], ctas: Ctas) -> CgaLayout {
     if ctas.0 <= 1 {
         return CgaLayout::Single;
@@ -286,10 +287,13 @@ pub fn coalesce(
 /// cross the CTAs again before its store.
 fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
     use crate::op_facts::LayoutKind;
+    // An elementwise op of one tensor operand (a cast, a scale by a scalar): its result is laid out as it.
     let one_tensor = |o: OpId| {
         let d = f.op(o);
         let t: Vec<ValueId> = d.operands.iter().copied().filter(|&x| f.ty(x).is_tensor()).collect();
-        (d.op.facts().layout == LayoutKind::Same && t.len() == 1 && d.results.len() == 1).then(|| t[0])
+        let elementwise =
+            d.op.facts().layout == LayoutKind::Same && !matches!(d.op, Op::Scan { .. } | Op::InlineAsm { .. });
+        (elementwise && t.len() == 1 && d.results.len() == 1).then(|| t[0])
     };
     let ops = f.all_ops();
     let mut out = HashMap::new();
@@ -346,9 +350,12 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
                     Op::Store { .. } if i == 1 => {
                         out.insert(u, accelerate::split_cga(sm, sn, [true, true]));
                     }
+                    // A `for`'s or an `if`'s result `i` is what its regions yield at `i` (a `while` passes its
+                    // values through `condition` first: not followed).
                     Op::Yield => {
-                        if let Some(parent) = d.parent.and_then(|r| f.region(r).parent) {
-                            frontier.extend(f.op(parent).results.get(i).copied());
+                        let parent = d.parent.and_then(|r| f.region(r).parent);
+                        if let Some(p) = parent.filter(|&p| matches!(f.op(p).op, Op::For(_) | Op::If)) {
+                            frontier.extend(f.op(p).results.get(i).copied());
                         }
                     }
                     _ if one_tensor(u).is_some() => frontier.push(d.results[0]),

@@ -106,8 +106,9 @@ pub fn assign_layouts_with(f: &mut Func, spread: Spread) -> Result<(), AssignErr
     }
     if spread == Spread::WhereSupported && spreads_over_ctas(f) {
         let unspread = f.clone();
-        assign(f, coalesce::Ctas(f.config.num_ctas))?;
-        if spread::worth_it(f) {
+        // A spread layout the passes cannot complete (a split staged operand too narrow for wgmma, say) is no
+        // reason to refuse the kernel: it runs unspread, as at one CTA.
+        if assign(f, coalesce::Ctas(f.config.num_ctas)).is_ok() && spread::worth_it(f) {
             return Ok(());
         }
         *f = unspread;

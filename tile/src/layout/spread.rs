@@ -58,16 +58,21 @@ pub fn spreads_over_ctas(f: &Func) -> bool {
 pub const MIN_CROSSING_ELEMENTS: u64 = 16384;
 
 /// Whether `f`, laid out spread over its CTAs, is worth running so: every reduction along a dim the CTAs split
-/// reduces at least [`MIN_CROSSING_ELEMENTS`].
+/// reduces at least [`MIN_CROSSING_ELEMENTS`], and no scan runs along such a dim (code generation would refuse
+/// it: each CTA would need the earlier CTAs' totals). Conversions that move data between CTAs are not counted.
 pub fn worth_it(f: &Func) -> bool {
     f.all_ops().into_iter().all(|o| {
         let d = f.op(o);
-        let Op::Reduce { axis, .. } = d.op else { return true };
+        let (axis, scan) = match d.op {
+            Op::Reduce { axis, .. } => (axis, false),
+            Op::Scan { axis, .. } => (axis, true),
+            _ => return true,
+        };
         let Some(l) = f.ty(d.operands[0]).layout() else { return true };
-        if !l.linear.bases("block").iter().any(|b| b[axis as usize] != 0) {
+        if !l.linear.bases("block").iter().any(|b| b.get(axis as usize).is_some_and(|&x| x != 0)) {
             return true;
         }
         let numel: u64 = f.ty(d.operands[0]).shape().iter().map(|&s| s as u64).product();
-        numel >= MIN_CROSSING_ELEMENTS
+        !scan && numel >= MIN_CROSSING_ELEMENTS
     })
 }
