@@ -414,3 +414,50 @@ fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
         check_matmul(&outs[0], &a, &b, [m, n, k], &format!("{kernel} x{ctas}"));
     }
 }
+
+/// `examples/fused_softmax.py` (tutorial 02's persistent softmax, `tl.range(..., num_stages=3)`), rows of 16384
+/// spread over 2 CTAs: the pipeliner's copy ring for the row loads is split as the rows are (each CTA copies its
+/// half into its part of each buffer), and the row's maximum and sum meet across the CTAs; on the simulator
+/// against the interpreter and float64, outputs poisoned, ragged rows.
+#[test]
+fn a_pipelined_softmax_spread_over_ctas_equals_the_interpreter() {
+    let file = "examples/fused_softmax.py";
+    let src = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let (rows, n, stride) = (5usize, 16000usize, 16384usize);
+    let x: Vec<f64> = Rng::new(53).vec(rows * stride).into_iter().map(|v| 4.0 * v).collect();
+    let args = vec![ptr(F32), ptr(F32), int(true), int(true), int(false), int(false), c(16384), c(3)];
+    let spec = Specialization::with_config(args.clone(), KernelConfig { num_ctas: 2, ..KernelConfig::DEFAULT });
+    let ks = tessel::KernelSource { file, source: &src, kernel: "softmax_kernel", spec: &spec, module: None };
+    let mut t = tessel::pipeline::Timings::default();
+    let Ok(Output::Ptx { kernel, .. }) = tessel::pipeline::run(&ks, Target::Sm90a, Stage::Ptx, None, &mut t) else {
+        panic!("softmax_kernel does not compile")
+    };
+    assert!(t.messages.is_empty(), "{:?}", t.messages);
+    assert!(kernel.ptx.contains("cp.async") && kernel.ptx.contains("barrier.cluster"), "not pipelined and spread");
+    let vals = [
+        V::Out(F32, rows * stride),
+        V::Buf(F32, x.clone()),
+        V::Int(stride as i64),
+        V::Int(stride as i64),
+        V::Int(rows as i64),
+        V::Int(n as i64),
+    ];
+    let o = RunOptions { file, ..opts(Target::Sm90a) };
+    let outs = run_on_ctas(&src, "softmax_kernel", args, &o, 2, &vals, [2, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
+    let (sim, interp) = &outs[0];
+    for r in 0..rows {
+        let row: Vec<f64> = x[r * stride..r * stride + n].iter().map(|&v| v as f32 as f64).collect();
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for j in 0..stride {
+            let (s, i) = (sim[r * stride + j], interp[r * stride + j]);
+            if j >= n {
+                assert!(s.is_nan() && i.is_nan(), "row {r} col {j}: written past the mask");
+                continue;
+            }
+            let w = (row[j] - m).exp() / sum;
+            assert!((i - w).abs() <= 1e-5 * w.max(1e-6), "row {r} col {j}: interpreter {i} vs {w}");
+            assert!((s - i).abs() <= 1e-6 * i.max(1e-6), "row {r} col {j}: simulator {s} vs {i}");
+        }
+    }
+}

@@ -584,19 +584,31 @@ fn mma_sync_operand(f: &Func, ops: &[OpId], v: ValueId, uses: &[u32]) -> Option<
 /// fastest register dim innermost, so each thread's run of registers is one contiguous copy.
 fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_tile::ScalarType) -> Type {
     let shape = t.shape();
+    // A tensor spread over a cluster's CTAs (auto mode's split: each CTA a contiguous range along the split dims)
+    // is staged likewise: each CTA's part of the buffer holds its part of the tensor, row-major, the block bases
+    // the registers'.
+    let block: Vec<Vec<u32>> = match dist.has_in_dim("block") {
+        true => dist.bases("block").iter().map(|b| b.to_vec()).collect(),
+        false => Vec::new(),
+    };
+    let part: Vec<u32> = (0..shape.len()).map(|d| shape[d] >> block.iter().filter(|b| b[d] != 0).count()).collect();
     let (fast, _) = tessel_tile::layout::axis::register_run(dist);
     let mut order: Vec<usize> = vec![fast];
     order.extend((0..shape.len()).rev().filter(|&d| d != fast));
     let mut bases = Vec::new();
     for &d in &order {
-        for j in 0..shape[d].trailing_zeros() {
+        for j in 0..part[d].trailing_zeros() {
             let mut b = vec![0u32; shape.len()];
             b[d] = 1 << j;
             bases.push(b);
         }
     }
+    let mut ins = vec![("offset", bases)];
+    if !block.is_empty() {
+        ins.push(("block", block));
+    }
     let outs = tessel_layouts::standard_out_dims(shape.len()).into_iter().zip(shape.iter().copied());
-    let linear = tessel_layouts::LinearLayout::new([("offset", bases)], outs).expect("a row-major layout of the shape");
+    let linear = tessel_layouts::LinearLayout::new(ins, outs).expect("a row-major layout of the shape");
     Type::MemDesc { shape: shape.into(), elem, layout: std::sync::Arc::new(tessel_tile::Layout { spec: None, linear }) }
 }
 
