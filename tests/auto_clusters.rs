@@ -197,6 +197,18 @@ fn a_spin_lock_and_ticket_atomics_agree_on_clusters() {
     }
 }
 
+/// `dot_tiles`'s arguments: fp16 `a` and `b`, a poisoned f32 output, the sizes `[m, n, k]`.
+fn matmul_vals(a: &[f64], b: &[f64], [m, n, k]: [usize; 3]) -> [V; 6] {
+    [
+        V::Buf(F16, a.to_vec()),
+        V::Buf(F16, b.to_vec()),
+        V::Out(F32, m * n),
+        V::Int(m as i64),
+        V::Int(n as i64),
+        V::Int(k as i64),
+    ]
+}
+
 /// `dot_tiles`'s output (simulator, interpreter) against float64 `a @ b` (`[m, n, k]`, row-major).
 fn check_matmul((sim, interp): &(Vec<f64>, Vec<f64>), a: &[f64], b: &[f64], [m, n, k]: [usize; 3], what: &str) {
     for i in 0..m {
@@ -242,14 +254,7 @@ fn softmax_dot_and_descriptors_agree_on_clusters() {
     let a: Vec<f64> = rng.vec(m * k).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     let b: Vec<f64> = rng.vec(k * nn).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     for target in [Target::Sm90a, Target::Sm100a] {
-        let vals = [
-            V::Buf(F16, a.clone()),
-            V::Buf(F16, b.clone()),
-            V::Out(F32, m * nn),
-            V::Int(m as i64),
-            V::Int(nn as i64),
-            V::Int(k as i64),
-        ];
+        let vals = matmul_vals(&a, &b, [m, nn, k]);
         let args = vec![ptr(F16), ptr(F16), ptr(F32), int(false), int(false), int(false), c(64), c(64), c(32)];
         let outs = run_on_ctas(&source(), "dot_tiles", args, &opts(target), 2, &vals, [2, 2, 1])
             .unwrap_or_else(|e| panic!("{target}: {e}"));
@@ -400,14 +405,7 @@ fn a_pipelined_wgmma_dot_spread_over_ctas_equals_the_interpreter() {
         // Each CTA loads, multiplies and stores its own part: nothing crosses the CTAs (the store takes the
         // accumulator's split, A and B are loaded as each CTA's part needs them).
         assert!(!ptx.contains("barrier.cluster") && !ptx.contains("shared::cluster"), "x{ctas}: crosses the CTAs");
-        let vals = [
-            V::Buf(F16, a.clone()),
-            V::Buf(F16, b_given.clone()),
-            V::Out(F32, m * n),
-            V::Int(m as i64),
-            V::Int(n as i64),
-            V::Int(k as i64),
-        ];
+        let vals = matmul_vals(&a, b_given, [m, n, k]);
         let grid = [m.div_ceil(128) as u32, n.div_ceil(64) as u32, 1];
         let outs = run_on_ctas(&source(), kernel, args.clone(), &opts(Target::Sm90a), ctas, &vals, grid)
             .unwrap_or_else(|e| panic!("{kernel} x{ctas}: {e}"));
