@@ -91,6 +91,9 @@ fn kernels() -> Vec<(&'static str, Vec<ArgSpec>, Runs)> {
         ),
         // A scan along the split dim: laid out unspread, without a word.
         ("row_cumsum", vec![ptr(F32), ptr(F32), c(16384)], FirstCta),
+        // A transpose moves the tile between the CTAs: worth it for 16384 elements, not for 4096.
+        ("transposed_copy", vec![ptr(F32), ptr(F32), c(64), c(64)], FirstCta),
+        ("transposed_copy", vec![ptr(F32), ptr(F32), c(128), c(128)], Spread),
         ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)], FirstCta),
         (
             "device_descriptor_tiles",
@@ -457,5 +460,28 @@ fn a_pipelined_softmax_spread_over_ctas_equals_the_interpreter() {
             assert!((i - w).abs() <= 1e-5 * w.max(1e-6), "row {r} col {j}: interpreter {i} vs {w}");
             assert!((s - i).abs() <= 1e-6 * i.max(1e-6), "row {r} col {j}: simulator {s} vs {i}");
         }
+    }
+}
+
+/// A 128x128 tile spread by rows and stored transposed: the conversion gathers each CTA's columns from the other
+/// CTAs' rows through distributed shared memory; on the simulator against the interpreter, outputs poisoned.
+#[test]
+fn a_transpose_across_ctas_equals_the_interpreter() {
+    let (n, programs) = (128usize, 2usize);
+    let x: Vec<f64> = Rng::new(61).vec(programs * n * n);
+    for ctas in [2, 4] {
+        let vals = [V::Buf(F32, x.clone()), V::Out(F32, programs * n * n)];
+        let args = vec![ptr(F32), ptr(F32), c(n as i64), c(n as i64)];
+        let (ptx, _) = ptx_for("transposed_copy", args.clone(), ctas, Target::Sm90a).unwrap();
+        assert!(ptx.contains("ld.shared::cluster"), "x{ctas}: the transpose does not cross the CTAs");
+        let outs = run_on_ctas(&source(), "transposed_copy", args, &opts(Target::Sm90a), ctas, &vals, [2, 1, 1])
+            .unwrap_or_else(|e| panic!("x{ctas}: {e}"));
+        let want: Vec<f64> = (0..programs * n * n)
+            .map(|e| {
+                let (p, i, j) = (e / (n * n), (e / n) % n, e % n);
+                x[p * n * n + j * n + i] as f32 as f64
+            })
+            .collect();
+        assert_eq!(outs[0], (want.clone(), want), "x{ctas}");
     }
 }

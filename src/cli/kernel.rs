@@ -59,7 +59,8 @@ pub struct SpecArgs {
     /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`): above 1 each program is a cluster
     /// (sm_90a+; gluon kernels spread tiles over the CTAs with cga_layout; auto mode splits each tensor over them,
     /// slowest dim first, and each wgmma dot's tile; a kernel with tcgen05 dots or tensor descriptors, or with
-    /// reductions across the CTAs too small to pay, runs in each cluster's first CTA while the others exit)
+    /// reductions or transposes across the CTAs too small to pay, runs in each cluster's first CTA while the
+    /// others exit)
     #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
     /// Triton's `enable_fp_fusion=False`: no `a*b+c` contraction to `fma`, so every multiply and add rounds on

@@ -131,3 +131,13 @@ def row_cumsum(X, Out, BLOCK: tl.constexpr):
     """A running sum along the one dim a spread would split: each CTA would need the earlier CTAs' totals."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(Out + offs, tl.cumsum(tl.load(X + offs), axis=0))
+
+
+@triton.jit
+def transposed_copy(X, Out, R: tl.constexpr, C: tl.constexpr):
+    """Out = X^T, one R x C tile a program: spread by rows, the transposed tile is gathered across the CTAs."""
+    base = tl.program_id(0) * R * C
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    x = tl.load(X + base + r[:, None] * C + c[None, :])
+    tl.store(Out + base + c[:, None] * R + r[None, :], tl.trans(x))

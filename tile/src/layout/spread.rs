@@ -4,9 +4,9 @@
 //! Spread, each blocked layout splits its tensor among the CTAs ([`super::coalesce::cta_split`]) and each `wgmma`
 //! dot its accumulator ([`super::accelerate::wgmma_split`]), and every CTA computes its part. [`spreads_over_ctas`]
 //! says which kernels the compiler can spread; [`worth_it`], after a spread layout assignment, whether the spread
-//! kernel is worth running (its reductions across the CTAs are not too small).
+//! kernel is worth running (its reductions and conversions across the CTAs are not too small).
 
-use crate::ir::Func;
+use crate::ir::{Func, OpId};
 use crate::layout::accelerate;
 use crate::ops::Op;
 
@@ -48,8 +48,8 @@ pub fn spreads_over_ctas(f: &Func) -> bool {
         })
 }
 
-/// The fewest elements a reduction across the CTAs should reduce (its operand, the whole program's tensor).
-/// Such a reduction meets the cluster twice (each CTA's partials through distributed shared memory between two
+/// The fewest elements a reduction across the CTAs should reduce (its operand, the whole program's tensor), and
+/// a conversion across them move. Such an op meets the cluster twice (each CTA's partials through distributed shared memory between two
 /// cluster barriers), a cost that does not shrink with the tensor, while the first CTA alone leaves
 /// `num_ctas - 1` of every cluster's SMs idle. Measured on the H200 (BENCHMARKS.md, 2026-12-03), spread against
 /// first-CTA-alone time for a row softmax: rows of 16384 at 0.80 (2 CTAs) and 0.77 (4 CTAs); rows of 8192 at
@@ -57,22 +57,41 @@ pub fn spreads_over_ctas(f: &Func) -> bool {
 /// (8192 elements) at 1.04 and 2.68.
 pub const MIN_CROSSING_ELEMENTS: u64 = 16384;
 
-/// Whether `f`, laid out spread over its CTAs, is worth running so: every reduction along a dim the CTAs split
-/// reduces at least [`MIN_CROSSING_ELEMENTS`], and no scan runs along such a dim (code generation would refuse
-/// it: each CTA would need the earlier CTAs' totals). Conversions that move data between CTAs are not counted.
+/// Whether `f`, laid out spread over its CTAs, is worth running so: every reduction along a dim the CTAs split,
+/// and every conversion that moves data between CTAs (a transpose of a split tile), takes at least
+/// [`MIN_CROSSING_ELEMENTS`], and no scan runs along such a dim (code generation would refuse it: each CTA would
+/// need the earlier CTAs' totals).
 pub fn worth_it(f: &Func) -> bool {
     f.all_ops().into_iter().all(|o| {
         let d = f.op(o);
         let (axis, scan) = match d.op {
             Op::Reduce { axis, .. } => (axis, false),
             Op::Scan { axis, .. } => (axis, true),
+            Op::ConvertLayout => return !crosses_ctas(f, o) || numel(f, o) >= MIN_CROSSING_ELEMENTS,
             _ => return true,
         };
         let Some(l) = f.ty(d.operands[0]).layout() else { return true };
         if !l.linear.bases("block").iter().any(|b| b.get(axis as usize).is_some_and(|&x| x != 0)) {
             return true;
         }
-        let numel: u64 = f.ty(d.operands[0]).shape().iter().map(|&s| s as u64).product();
-        !scan && numel >= MIN_CROSSING_ELEMENTS
+        !scan && numel(f, o) >= MIN_CROSSING_ELEMENTS
     })
+}
+
+/// The elements of op `o`'s first operand.
+fn numel(f: &Func, o: OpId) -> u64 {
+    f.ty(f.op(o).operands[0]).shape().iter().map(|&s| s as u64).product()
+}
+
+/// Whether conversion `o` needs data another CTA holds: some rank bit splits the source where the result has
+/// another basis for it (a split tile made whole in every CTA, or split another way). The reverse, a tensor every
+/// CTA holds whole split by the result, stays in each CTA.
+fn crosses_ctas(f: &Func, o: OpId) -> bool {
+    let d = f.op(o);
+    let (Some(src), Some(dst)) = (f.ty(d.operands[0]).layout(), f.ty(d.results[0]).layout()) else { return false };
+    let block = |l: &crate::types::Layout| -> Vec<Vec<u32>> {
+        if l.linear.has_in_dim("block") { l.linear.bases("block").iter().map(|b| b.to_vec()).collect() } else { vec![] }
+    };
+    let (src, dst) = (block(src), block(dst));
+    src.iter().enumerate().any(|(i, b)| b.iter().any(|&x| x != 0) && dst.get(i) != Some(b))
 }
