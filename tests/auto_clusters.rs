@@ -200,6 +200,26 @@ fn a_spin_lock_and_ticket_atomics_agree_on_clusters() {
     }
 }
 
+/// A row softmax's output (simulator, interpreter) against float64 over `rows` rows of `n` in rows of `stride`
+/// (row-major `x`): the columns past `n` keep their poison on both sides.
+fn check_softmax((sim, interp): &(Vec<f64>, Vec<f64>), x: &[f64], [rows, n, stride]: [usize; 3], what: &str) {
+    for r in 0..rows {
+        let row: Vec<f64> = x[r * stride..r * stride + n].iter().map(|&v| v as f32 as f64).collect();
+        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for j in 0..stride {
+            let (s, i) = (sim[r * stride + j], interp[r * stride + j]);
+            if j >= n {
+                assert!(s.is_nan() && i.is_nan(), "{what} row {r} col {j}: written past the mask");
+                continue;
+            }
+            let w = (row[j] - m).exp() / sum;
+            assert!((i - w).abs() <= 1e-6 * w.max(1e-6), "{what} row {r} col {j}: interpreter {i} vs {w}");
+            assert!((s - i).abs() <= 1e-6 * i.max(1e-6), "{what} row {r} col {j}: simulator {s} vs {i}");
+        }
+    }
+}
+
 /// `dot_tiles`'s arguments: fp16 `a` and `b`, a poisoned f32 output, the sizes `[m, n, k]`.
 fn matmul_vals(a: &[f64], b: &[f64], [m, n, k]: [usize; 3]) -> [V; 6] {
     [
@@ -235,22 +255,7 @@ fn softmax_dot_and_descriptors_agree_on_clusters() {
         let args = vec![ptr(F32), ptr(F32), int(false), int(false), c(512)];
         let outs = run_on_ctas(&source(), "row_softmax", args, &opts(target), 2, &vals, [rows as u32, 1, 1])
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let (sim, interp) = &outs[0];
-        for r in 0..rows {
-            let row: Vec<f64> = x[r * stride..r * stride + n].iter().map(|&v| v as f32 as f64).collect();
-            let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let sum: f64 = row.iter().map(|v| (v - m).exp()).sum();
-            for j in 0..stride {
-                let (s, i) = (sim[r * stride + j], interp[r * stride + j]);
-                if j < n {
-                    let w = (row[j] - m).exp() / sum;
-                    assert!((i - w).abs() <= 1e-6 * w.max(1e-3), "{target} row {r} col {j}: interpreter {i} vs {w}");
-                    assert!((s - i).abs() <= 1e-6 * i.max(1e-3), "{target} row {r} col {j}: simulator {s} vs {i}");
-                } else {
-                    assert!(s.is_nan() && i.is_nan(), "{target} row {r} col {j}: written past the mask");
-                }
-            }
-        }
+        check_softmax(&outs[0], &x, [rows, n, stride], &target.to_string());
     }
     // A pipelined dot on ragged sizes (wgmma on sm_90a, tcgen05 on sm_100a).
     let (m, nn, k) = (100usize, 72usize, 80usize);
@@ -445,22 +450,7 @@ fn a_pipelined_softmax_spread_over_ctas_equals_the_interpreter() {
     ];
     let o = RunOptions { file, ..opts(Target::Sm90a) };
     let outs = run_on_ctas(&src, "softmax_kernel", args, &o, 2, &vals, [2, 1, 1]).unwrap_or_else(|e| panic!("{e}"));
-    let (sim, interp) = &outs[0];
-    for r in 0..rows {
-        let row: Vec<f64> = x[r * stride..r * stride + n].iter().map(|&v| v as f32 as f64).collect();
-        let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let sum: f64 = row.iter().map(|v| (v - m).exp()).sum();
-        for j in 0..stride {
-            let (s, i) = (sim[r * stride + j], interp[r * stride + j]);
-            if j >= n {
-                assert!(s.is_nan() && i.is_nan(), "row {r} col {j}: written past the mask");
-                continue;
-            }
-            let w = (row[j] - m).exp() / sum;
-            assert!((i - w).abs() <= 1e-5 * w.max(1e-6), "row {r} col {j}: interpreter {i} vs {w}");
-            assert!((s - i).abs() <= 1e-6 * i.max(1e-6), "row {r} col {j}: simulator {s} vs {i}");
-        }
-    }
+    check_softmax(&outs[0], &x, [rows, n, stride], "fused_softmax");
 }
 
 /// A 128x128 tile spread by rows and stored transposed: the conversion gathers each CTA's columns from the other

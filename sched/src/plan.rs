@@ -587,11 +587,13 @@ fn row_major_buffer(t: &Type, dist: &tessel_layouts::LinearLayout, elem: tessel_
     // A tensor spread over a cluster's CTAs (auto mode's split: each CTA a contiguous range along the split dims)
     // is staged likewise: each CTA's part of the buffer holds its part of the tensor, row-major, the block bases
     // the registers'.
-    let block: Vec<Vec<u32>> = match dist.has_in_dim("block") {
-        true => dist.bases("block").iter().map(|b| b.to_vec()).collect(),
-        false => Vec::new(),
+    let block = tessel_tile::cluster::block_bases(dist);
+    // A split that is not one aligned box per CTA stays a buffer every CTA holds whole (codegen then refuses the
+    // copy of spread pointers into it, and the kernel runs unspread).
+    let (part, block) = match tessel_tile::cluster_part::part_shape(shape, &block) {
+        Ok(part) => (part, block),
+        Err(_) => (shape.to_vec(), Vec::new()),
     };
-    let part: Vec<u32> = (0..shape.len()).map(|d| shape[d] >> block.iter().filter(|b| b[d] != 0).count()).collect();
     let (fast, _) = tessel_tile::layout::axis::register_run(dist);
     let mut order: Vec<usize> = vec![fast];
     order.extend((0..shape.len()).rev().filter(|&d| d != fast));

@@ -6,6 +6,7 @@
 //! says which kernels the compiler can spread; [`worth_it`], after a spread layout assignment, whether the spread
 //! kernel is worth running (its reductions and conversions across the CTAs are not too small).
 
+use crate::cluster::block_bases;
 use crate::ir::{Func, OpId};
 use crate::layout::accelerate;
 use crate::ops::Op;
@@ -71,7 +72,7 @@ pub fn worth_it(f: &Func) -> bool {
             _ => return true,
         };
         let Some(l) = f.ty(d.operands[0]).layout() else { return true };
-        if !l.linear.bases("block").iter().any(|b| b.get(axis as usize).is_some_and(|&x| x != 0)) {
+        if !block_bases(&l.linear).iter().any(|b| b.get(axis as usize).is_some_and(|&x| x != 0)) {
             return true;
         }
         !scan && numel(f, o) >= MIN_CROSSING_ELEMENTS
@@ -89,9 +90,6 @@ fn numel(f: &Func, o: OpId) -> u64 {
 fn crosses_ctas(f: &Func, o: OpId) -> bool {
     let d = f.op(o);
     let (Some(src), Some(dst)) = (f.ty(d.operands[0]).layout(), f.ty(d.results[0]).layout()) else { return false };
-    let block = |l: &crate::types::Layout| -> Vec<Vec<u32>> {
-        if l.linear.has_in_dim("block") { l.linear.bases("block").iter().map(|b| b.to_vec()).collect() } else { vec![] }
-    };
-    let (src, dst) = (block(src), block(dst));
+    let (src, dst) = (block_bases(&src.linear), block_bases(&dst.linear));
     src.iter().enumerate().any(|(i, b)| b.iter().any(|&x| x != 0) && dst.get(i) != Some(b))
 }

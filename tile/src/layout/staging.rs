@@ -60,14 +60,15 @@ pub fn operand_shared_layout_over(
 /// The CTA arrangement of a tensor of `shape` whose layout is `l`, in units of one CTA's part (Gluon's
 /// `cga_layout`): a buffer staged from it is spread over the CTAs as the registers are.
 fn cga_of(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> CgaLayout {
-    let bases: Vec<Vec<u32>> = l.bases("block").iter().map(|b| b.to_vec()).collect();
-    if bases.is_empty() {
-        return CgaLayout::default();
+    let bases = crate::cluster::block_bases(l);
+    // A split that is not one aligned box per CTA has no cga_layout: the buffer then holds the tensor whole in
+    // every CTA, which code generation refuses to meet with spread registers (and the kernel runs unspread).
+    match crate::cluster_part::part_shape(shape, &bases) {
+        Ok(part) if !bases.is_empty() => {
+            CgaLayout::Bases(bases.iter().map(|b| b.iter().zip(&part).map(|(&x, &p)| x / p).collect()).collect())
+        }
+        _ => CgaLayout::default(),
     }
-    // Each dim's part: the tensor's extent over the CTAs that split it.
-    let part: Vec<u32> =
-        (0..shape.len()).map(|d| shape[d] >> bases.iter().filter(|b| b[d] != 0).count()).map(|p| p.max(1)).collect();
-    CgaLayout::Bases(bases.iter().map(|b| b.iter().zip(&part).map(|(&x, &p)| x / p).collect()).collect())
 }
 
 /// The swizzled shared layout an `mma.sync` operand tile of `shape` (2-D) and `elem` is staged in when it is
