@@ -3,7 +3,7 @@
 //! Auto mode spreads a kernel's tensors over the cluster's CTAs as Triton does (each blocked layout splits its
 //! tensor, slowest dim first: `tessel_tile::layout::spreads_over_ctas`), and each CTA computes its part; a
 //! reduction along a split dim meets in distributed shared memory, and a `wgmma` dot splits its tile. A kernel it
-//! does not spread (tcgen05 dots and tensor descriptors, not yet; reductions across the CTAs too small to pay) or
+//! does not spread (tcgen05 dots, not yet; reductions across the CTAs too small to pay) or
 //! whose spread code generation refuses (an atomic whose old value every CTA would need) runs in the cluster's
 //! first CTA as it would at `num_ctas` = 1, the other CTAs exiting at the entry (`codegen`'s
 //! `cluster::leader_only`), the latter with a warning. These tests hold both to that: every kernel,
@@ -34,7 +34,22 @@ fn source() -> String {
 }
 
 fn desc(block: &[u32]) -> ArgSpec {
-    ArgSpec::TensorDesc { elem: F32, block_shape: block.to_vec(), padding_nan: false, layout: None }
+    desc_of(F32, block)
+}
+
+fn desc_of(elem: tessel::tile::ScalarType, block: &[u32]) -> ArgSpec {
+    ArgSpec::TensorDesc { elem, block_shape: block.to_vec(), padding_nan: false, layout: None }
+}
+
+/// `desc_dot_tiles`'s arguments: 128x64 tiles of C, K in steps of 32.
+fn desc_dot_args() -> Vec<ArgSpec> {
+    vec![desc_of(F16, &[128, 32]), desc_of(F16, &[32, 64]), desc_of(F32, &[128, 64]), int(false), c(128), c(64), c(32)]
+}
+
+/// `device_desc_dot_tiles`'s arguments, at `desc_dot_args`'s tiles (the sizes multiples of 16: TMA's strides).
+fn device_desc_dot_args() -> Vec<ArgSpec> {
+    let sizes = ArgSpec::Int(I32, true);
+    vec![ptr(F16), ptr(F16), ptr(F32), sizes.clone(), sizes.clone(), sizes, c(128), c(64), c(32)]
 }
 
 fn opts(target: Target) -> RunOptions<'static> {
@@ -60,7 +75,7 @@ enum Runs {
     Spread,
     /// Spread on sm_90a (a wgmma dot), the first CTA alone on sm_100a (a tcgen05 dot, not spread yet).
     SpreadOnSm90a,
-    /// The first CTA alone: nothing is spread (no tensors, a tcgen05 dot, a descriptor).
+    /// The first CTA alone: nothing is spread (no tensors, a tcgen05 dot, too little to pay).
     FirstCta,
     /// The first CTA alone, after code generation refused the spread (with a warning).
     FirstCtaRefused,
@@ -94,12 +109,15 @@ fn kernels() -> Vec<(&'static str, Vec<ArgSpec>, Runs)> {
         // A transpose moves the tile between the CTAs: worth it for 16384 elements, not for 4096.
         ("transposed_copy", vec![ptr(F32), ptr(F32), c(64), c(64)], FirstCta),
         ("transposed_copy", vec![ptr(F32), ptr(F32), c(128), c(128)], Spread),
-        ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)], FirstCta),
+        // TMA copies of each CTA's rows of the block: a box of that part's shape.
+        ("descriptor_tiles", vec![desc(&[32, 64]), desc(&[32, 64]), c(32), c(64)], Spread),
         (
             "device_descriptor_tiles",
             vec![ptr(F32), ptr(F32), ArgSpec::Int(I32, true), ArgSpec::Int(I32, true), c(32), c(64)],
-            FirstCta,
+            Spread,
         ),
+        ("desc_dot_tiles", desc_dot_args(), SpreadOnSm90a),
+        ("device_desc_dot_tiles", device_desc_dot_args(), SpreadOnSm90a),
         ("printing", vec![ptr(F32), c(64)], Spread),
         ("rows_then_columns", vec![ptr(F32), ptr(F32), ptr(F32), ptr(F32), ptr(F32), c(128), c(128)], Spread),
     ]
@@ -473,5 +491,44 @@ fn a_transpose_across_ctas_equals_the_interpreter() {
             })
             .collect();
         assert_eq!(outs[0], (want.clone(), want), "x{ctas}");
+    }
+}
+
+/// A pipelined wgmma dot through host tensor descriptors spread over the CTAs (sm_90a): each CTA's TMA copies bring its rows of A (a box of 64 rows at 2 and 4 CTAs) and the
+/// columns of B its part needs, the ring's barriers expect each CTA's bytes, and the epilogue's TMA store writes
+/// each CTA's part of C; on the simulator against the interpreter and float64, ragged sizes, C poisoned.
+#[test]
+fn a_tma_dot_spread_over_ctas_equals_the_interpreter() {
+    let (m, n, k) = (272usize, 144usize, 96usize);
+    let mut rng = Rng::new(43);
+    let a: Vec<f64> = rng.vec(m * k).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
+    let b: Vec<f64> = rng.vec(k * n).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
+    let grid = [m.div_ceil(128) as u32, n.div_ceil(64) as u32, 1];
+    // The simulator has no `tensormap.replace`: descriptors the kernel makes run in this file's GPU test.
+    for (kernel, ctas) in [("desc_dot_tiles", 2), ("desc_dot_tiles", 4)] {
+        let host = kernel == "desc_dot_tiles";
+        let args = if host { desc_dot_args() } else { device_desc_dot_args() };
+        let (ptx, warnings) = ptx_for(kernel, args.clone(), ctas, Target::Sm90a).unwrap();
+        assert!(warnings.is_empty(), "{kernel} x{ctas}: {warnings:?}");
+        let shape = if ctas == 2 { "m64n64k16" } else { "m64n32k16" };
+        assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{shape}")), "{kernel} x{ctas}: not {shape}");
+        // Each CTA's part of A (64 x 32) and of B (32 x 64 at 2 CTAs, 32 x 32 at 4), in fp16.
+        let bytes = if ctas == 2 { 8192 } else { 6144 };
+        assert!(ptx.contains("expect_tx.shared::cta.b64 _, [%r"), "{kernel} x{ctas}: no TMA ring");
+        assert!(ptx.contains(&format!("], {bytes};")), "{kernel} x{ctas}: not {bytes} bytes a stage");
+        assert!(!ptx.contains("barrier.cluster") && !ptx.contains(".multicast"), "{kernel} x{ctas}: crosses the CTAs");
+        let vals = if host {
+            vec![
+                V::Desc(F16, Some(a.clone()), vec![m as u32, k as u32]),
+                V::Desc(F16, Some(b.clone()), vec![k as u32, n as u32]),
+                V::Desc(F32, None, vec![m as u32, n as u32]),
+                V::Int(k as i64),
+            ]
+        } else {
+            Vec::from(matmul_vals(&a, &b, [m, n, k]))
+        };
+        let outs = run_on_ctas(&source(), kernel, args, &opts(Target::Sm90a), ctas, &vals, grid)
+            .unwrap_or_else(|e| panic!("{kernel} x{ctas}: {e}"));
+        check_matmul(&outs[0], &a, &b, [m, n, k], &format!("{kernel} x{ctas}"));
     }
 }

@@ -38,7 +38,7 @@ pub struct Kernel {
     /// template).
     pub tensor_maps: Vec<TensorMapArg>,
     /// Bytes of global scratch memory each program needs (Triton's `global_scratch`): the tensor maps of the
-    /// descriptors the kernel makes, 128 bytes each. When nonzero the kernel takes one more parameter after the
+    /// descriptors the kernel makes, 128 bytes each (for each CTA of a cluster). When nonzero the kernel takes one more parameter after the
     /// tensor maps, the address of `scratch_bytes` × (number of programs) bytes, 128-byte aligned, which the
     /// runtime allocates in the launch's stream order and keeps for the kernel's next launch on that stream.
     pub scratch_bytes: u32,

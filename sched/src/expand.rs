@@ -185,8 +185,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let cp_async = p.loads.iter().any(|l| !l.tma);
     let mut tma_bytes = 0;
     for l in p.loads.iter().filter(|l| l.tma) {
-        let (elem, block) = tessel_tile::tma::desc_block(pre.f.ty(pre.f.op(l.load).operands[0])).expect("planned");
-        tma_bytes += tessel_tile::tma::block(elem, block)?.bytes();
+        // In a cluster, what lands in each CTA: its part of a block its CTAs split.
+        tma_bytes += tessel_tile::tma::desc_cta_bytes(pre.f, pre.f.op(l.load).operands[0])?;
     }
     let bars = if tma_bytes > 0 { Some(pre.barriers(p.buffers, 1, "tma_bars")?) } else { None };
     // Split into partitions, the consumer releases each slot to the producer through its `empty` barrier: each

@@ -14,7 +14,8 @@
 //!   space over the whole loop; when the kernel then needs more shared memory than the CTA may have, the
 //!   compile pipeline lowers again with [`StoreWaits::Immediate`].
 //!
-//! Each load has its own mbarrier: initialized for one arrival, armed with the block's bytes, waited on in phase 0
+//! Each load has its own mbarrier: initialized for one arrival, armed with the block's bytes (in a cluster, those
+//! of the CTA's part), waited on in phase 0
 //! and invalidated, all before the data is read. Out-of-bounds parts of a box read as the descriptor's padding
 //! and are not written, as the interpreter's `desc_load`/`desc_store` define.
 
@@ -124,9 +125,10 @@ fn staging_alloc(f: &Func, v: ValueId, want: &Type) -> Option<OpId> {
 fn load(f: &mut Func, o: OpId) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, coords, v) = (data.operands[0], data.operands[1..].to_vec(), data.results[0]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: true })?;
-    let (block, bytes) = (block.to_vec(), tma::block(elem, block)?.bytes());
-    let buffer_ty = tma::buffer_type(elem, &block)?;
+    tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: true })?;
+    // The block in the descriptor's TMA layout (spread over a cluster's CTAs as its maker says), each CTA
+    // expecting the bytes of its part.
+    let (buffer_ty, bytes) = (tma::desc_buffer_type(f, desc)?, tma::desc_cta_bytes(f, desc)?);
     let staged = staging_alloc(f, v, &buffer_ty);
     let mut c = Cursor { f, anchor: o };
     let bar = c.op(Op::LocalAlloc, &[], tma::barrier_type());
@@ -158,8 +160,8 @@ fn load(f: &mut Func, o: OpId) -> Result<(), SchedError> {
 fn store(f: &mut Func, o: OpId) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, value) = (data.operands[0], data.operands[1]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
-    let buffer_ty = tma::buffer_type(elem, block)?;
+    tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
+    let buffer_ty = tma::desc_buffer_type(f, desc)?;
     let mut c = Cursor { f, anchor: o };
     let buf = c.op(Op::LocalAlloc, &[value], buffer_ty);
     let mut operands = vec![desc, buf];
@@ -177,8 +179,8 @@ fn store(f: &mut Func, o: OpId) -> Result<(), SchedError> {
 fn store_deferred(f: &mut Func, o: OpId, lp: OpId, pending: u32, wait_after: bool) -> Result<(), SchedError> {
     let data = f.op(o).clone();
     let (desc, value) = (data.operands[0], data.operands[1]);
-    let (elem, block) = tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
-    let buffer_ty = tma::buffer_type(elem, block)?;
+    tma::desc_block(f.ty(desc)).ok_or(SchedError::NotADescriptor { load: false })?;
+    let buffer_ty = tma::desc_buffer_type(f, desc)?;
     let buf = Cursor { f, anchor: lp }.op(Op::LocalAlloc, &[], buffer_ty);
     let mut c = Cursor { f, anchor: o };
     c.insert(Op::TmaStoreWait { pending, writes: false }, &[], vec![]);

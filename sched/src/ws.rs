@@ -273,8 +273,11 @@ fn branch_values(f: &Func, ifs: &[(OpId, usize)], needs: Vec<ValueId>) -> Result
 /// The shared memory the split loop's kernel needs at the least: its rings (the pipelined loads' buffers, one
 /// per slot) and every buffer made outside the loop (attention's Q).
 fn smem_estimate(f: &Func, p: &LoopPlan) -> u32 {
+    // Each CTA's: its part of a buffer spread over a cluster's CTAs.
     let bytes = |t: &Type| match t {
-        Type::MemDesc { shape, elem, .. } => shape.iter().product::<u32>() * elem.bytes(),
+        Type::MemDesc { shape, elem, layout } => {
+            shape.iter().product::<u32>() * elem.bytes() / tessel_tile::cluster::parts(&layout.linear)
+        }
         _ => 0,
     };
     let rings: u32 = p.loads.iter().map(|l| bytes(&l.buffer) * p.buffers).sum();

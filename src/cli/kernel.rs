@@ -58,9 +58,9 @@ pub struct SpecArgs {
     pub maxnreg: Option<u32>,
     /// CTAs per thread-block cluster (Triton's `num_ctas`, `gl.num_ctas()`): above 1 each program is a cluster
     /// (sm_90a+; gluon kernels spread tiles over the CTAs with cga_layout; auto mode splits each tensor over them,
-    /// slowest dim first, and each wgmma dot's tile; a kernel with tcgen05 dots or tensor descriptors, or with
-    /// reductions or transposes across the CTAs too small to pay, runs in each cluster's first CTA while the
-    /// others exit)
+    /// slowest dim first, and each wgmma dot's tile, TMA copying each CTA's part of a descriptor's block; a
+    /// kernel with tcgen05 dots, or with reductions or transposes across the CTAs too small to pay, runs in each
+    /// cluster's first CTA while the others exit)
     #[arg(long, default_value_t = KernelConfig::DEFAULT.num_ctas)]
     pub num_ctas: u32,
     /// Triton's `enable_fp_fusion=False`: no `a*b+c` contraction to `fma`, so every multiply and add rounds on

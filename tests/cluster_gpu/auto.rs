@@ -2,7 +2,7 @@
 //! `tests/auto_clusters.rs` (skipped without a GPU) and `examples/cluster_check.rs`: an elementwise kernel, a row
 //! softmax whose rows the CTAs split (its maximum and sum meet in distributed shared memory), a tile spread by
 //! rows that is reduced both ways and goes through global memory across `tl.debug_barrier()`, and a pipelined
-//! `wgmma` dot, each at 2 and 4 CTAs on fresh random inputs with the outputs poisoned (NaN), against the
+//! `wgmma` dot (from pointers, and through TMA descriptors the kernel makes), each at 2 and 4 CTAs on fresh random inputs with the outputs poisoned (NaN), against the
 //! interpreter on the same inputs. Masked-off elements must keep their poison on both sides.
 
 use tessel::lang::elab::{ArgSpec, ConstValue, Specialization};
@@ -90,6 +90,24 @@ fn cases(seed: u64) -> Vec<Case> {
             kernel: "dot_tiles",
             consts: vec![128, 128, 32],
             grid2: [m.div_ceil(128) as u32, n2.div_ceil(128) as u32],
+            warps: 4,
+            args: vec![
+                A::In16(a.clone()),
+                A::In16(b.clone()),
+                A::Out(m * n2),
+                A::Int(m as i32),
+                A::Int(n2 as i32),
+                A::Int(k as i32),
+            ],
+            floor: 1.0,
+            tol: 1e-4,
+        },
+        // The same through TMA, with tensor maps the kernel makes in each CTA's scratch slots: each CTA copies
+        // its 64 rows of A and the columns of B it needs into its ring.
+        Case {
+            kernel: "device_desc_dot_tiles",
+            consts: vec![128, 64, 32],
+            grid2: [m.div_ceil(128) as u32, n2.div_ceil(64) as u32],
             warps: 4,
             args: vec![A::In16(a), A::In16(b), A::Out(m * n2), A::Int(m as i32), A::Int(n2 as i32), A::Int(k as i32)],
             floor: 1.0,

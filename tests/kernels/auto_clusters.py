@@ -141,3 +141,28 @@ def transposed_copy(X, Out, R: tl.constexpr, C: tl.constexpr):
     c = tl.arange(0, C)
     x = tl.load(X + base + r[:, None] * C + c[None, :])
     tl.store(Out + base + c[:, None] * R + r[None, :], tl.trans(x))
+
+
+@triton.jit
+def desc_dot_tiles(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ B through tensor descriptors (TMA on sm_90a): one BM x BN tile a program, a pipelined K loop."""
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([om, k]), b_desc.load([k, on]), acc)
+    c_desc.store([om, on], acc)
+
+
+@triton.jit
+def device_desc_dot_tiles(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """desc_dot_tiles with the descriptors made in the kernel (each CTA's tensor maps in its scratch slots)."""
+    a_desc = tl.make_tensor_descriptor(A, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(B, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(C, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([om, k]), b_desc.load([k, on]), acc)
+    c_desc.store([om, on], acc)

@@ -272,6 +272,16 @@ pub fn desc_buffer_type(f: &Func, desc: ValueId) -> Result<Type, TmaError> {
     buffer_type_in(elem, b, desc_layout(f, desc).as_ref())
 }
 
+/// The bytes of one block of descriptor `desc` that land in each CTA of a cluster, what an `mbarrier.expect` for
+/// its copy counts: the block's, divided among the parts its layout's `cga_layout` splits it into (a CTA holding
+/// the block whole receives all of it, multicast or not).
+pub fn desc_cta_bytes(f: &Func, desc: ValueId) -> Result<u32, TmaError> {
+    let ty = desc_buffer_type(f, desc)?;
+    let Type::MemDesc { shape, elem, layout } = &ty else { unreachable!("a memdesc") };
+    let bytes = shape.iter().product::<u32>() * elem.bits() / 8;
+    Ok(bytes / crate::cluster::parts(&layout.linear))
+}
+
 /// The memdesc type of one block of a descriptor of `elem` in its default TMA layout.
 pub fn buffer_type(elem: ScalarType, block_shape: &[u32]) -> Result<Type, TmaError> {
     buffer_type_in(elem, block_shape, None)

@@ -179,22 +179,11 @@ pub fn check(f: &Func) -> Result<(), (Option<OpId>, String)> {
                 return Err((Some(o), format!("`convert_layout` between layouts whose CTAs differ: {e}")));
             }
         }
-        // A host descriptor's tensor map is a kernel parameter; one made in the kernel is written to the
-        // program's slot of the global scratch, which the cluster's CTAs would all write.
-        let made_in_kernel = |im2col| {
-            let v = d.results[0];
-            if im2col {
-                tessel_tile::tma::host_im2col_base(f, v).is_none()
-            } else {
-                tessel_tile::tma::host_desc_base(f, v).is_none()
-            }
-        };
-        let in_kernel_desc = match d.op {
-            Op::MakeTensorDesc { .. } => made_in_kernel(false),
-            Op::MakeTensorDescIm2col { .. } => made_in_kernel(true),
-            _ => false,
-        };
-        if in_kernel_desc {
+        // A host descriptor's tensor map is a kernel parameter; a tiled one made in the kernel is written to its
+        // CTA's slot of the program's global scratch (`tma::make_desc`). An im2col map has no such slots.
+        if matches!(d.op, Op::MakeTensorDescIm2col { .. })
+            && tessel_tile::tma::host_im2col_base(f, d.results[0]).is_none()
+        {
             return Err((Some(o), format!("`{name}` in a cluster kernel (num_ctas = {n}) is not supported yet")));
         }
     }

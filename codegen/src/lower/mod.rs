@@ -746,7 +746,8 @@ fn lower_kernel<'f>(
     for k in 0..l.tensor_maps.len() {
         params.push(Param { name: tma::tensor_map_param(&f.name, k), ty: ".align 64 .b8", bytes: Some(128) });
     }
-    let scratch_bytes = tma::MAP_BYTES * l.kernel_maps.len() as u32;
+    // The maps of each CTA of a program (`tma::make_desc`).
+    let scratch_bytes = tma::MAP_BYTES * l.kernel_maps.len() as u32 * l.launch_ctas;
     if scratch_bytes > 0 {
         params.push(Param { name: tma::scratch_param(&f.name), ty: ".u64", bytes: None });
     }

@@ -112,13 +112,15 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
     let (elem, block) = tma::desc_block(l.f.ty(desc)).expect("verified: a tensordesc");
     let (block, rank) = (block.to_vec(), block.len());
     let Op::MakeTensorDesc { padding, .. } = &data.op else { unreachable!("a make_tensor_desc") };
+    // The block as each CTA copies it: a block spread over a cluster's CTAs is its part here
+    // (`cluster_local::localize`), in the maker's layout without its CTA bases.
     let template = TensorMapArg {
         base_arg: None,
         elem,
         block_shape: block.clone(),
         nan_padding: padding == "nan",
         im2col_rank: None,
-        layout: None,
+        layout: tma::desc_layout(l.f, desc),
     };
     let k = match l.tensor_maps.iter().position(|m| *m == template) {
         Some(k) => k,
@@ -151,6 +153,13 @@ pub(crate) fn make_desc(l: &mut Lower, o: OpId, data: &OpData) -> Result<(), Com
     let pid = b.reg(RegClass::B32);
     b.op("mad.lo.u32", pid, (z, ny, y));
     b.op("mad.lo.u32", pid, (pid, nx, x));
+    // In a cluster, each CTA its own slots: the CTAs of a program write their maps at the same time, and one
+    // CTA's copies must not read a map another is still writing.
+    if clusters {
+        let rank = l.cta_rank();
+        l.b.op("mad.lo.u32", pid, (pid, l.launch_ctas, rank));
+    }
+    let b = &mut l.b;
     let index = b.reg(RegClass::B32);
     b.op("mad.lo.u32", index, (pid, l.kernel_maps.len() as u32, slot));
     let offset = b.reg(RegClass::B64);

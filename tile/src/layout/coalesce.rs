@@ -257,7 +257,9 @@ pub fn coalesce(
             // A TMA store writes the tile into shared memory from whatever layout it is in (the copy then reads
             // it in the descriptor's layout): converting it first would only add a trip through shared memory,
             // which a fused persistent loop cannot spare while its rings are full.
-            Op::DescStore if crate::tma::usable(f, d.operands[0]) => None,
+            // (In a spread kernel, another store through the descriptor of a dot's result, a tile of zeros for an
+            // empty K loop, is laid out as the dot's result: `dot_memory_ops`.)
+            Op::DescStore if crate::tma::usable(f, d.operands[0]) && !operands.contains_key(&o) => None,
             Op::DescLoad | Op::DescStore => {
                 let t: &Type = if matches!(d.op, Op::DescLoad) { f.ty(d.results[0]) } else { f.ty(d.operands[1]) };
                 let shape = t.shape().to_vec();
@@ -267,7 +269,10 @@ pub fn coalesce(
                 let mut spt = vec![1; shape.len()];
                 spt[last] = (128 / bits).min(shape[last]).min((numel / threads).max(1)).max(1);
                 let order: Vec<u32> = (0..shape.len() as u32).rev().collect();
-                let spec = blocked(&shape, &spt, &order, num_warps, ctas);
+                let spec = match operands.get(&o) {
+                    Some(cga) => blocked_over(&shape, &spt, &order, num_warps, cga.clone()),
+                    None => blocked(&shape, &spt, &order, num_warps, ctas),
+                };
                 Some(from_spec(DistributedLayout::Blocked(spec), &shape)?)
             }
             _ => None,
@@ -282,9 +287,10 @@ pub fn coalesce(
 /// In a kernel spread over a cluster's CTAs, the memory ops that meet a dot and the CTA arrangement each needs:
 /// the loads of its operands (straight, or through casts, other one-operand elementwise ops and transposes) take the dot's
 /// split ([`accelerate::wgmma_split`]) on their rows of A or columns of B, K whole; the stores of its result
-/// (through such ops and the loop that carries it) take the accumulator's split. By the default rule instead,
-/// B's K would be split and gathered across the CTAs before every dot, and an accumulator split along N would
-/// cross the CTAs again before its store.
+/// (through such ops and the loop that carries it) take the accumulator's split, as do other tiles stored through
+/// a descriptor the result is stored through. By the default rule instead, B's K would be split and gathered
+/// across the CTAs before every dot, and an accumulator split along N would cross the CTAs again before its
+/// store.
 fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
     use crate::op_facts::LayoutKind;
     // An elementwise op of one tensor operand (a cast, a scale by a scalar): its result is laid out as it.
@@ -297,6 +303,8 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
     };
     let ops = f.all_ops();
     let mut out = HashMap::new();
+    // The descriptors dot results are stored through, with the accumulator's split, and those stores.
+    let (mut desc_splits, mut stored) = (HashMap::new(), std::collections::HashSet::new());
     for &o in &ops {
         if !matches!(f.op(o).op, Op::Dot { .. }) {
             continue;
@@ -308,7 +316,7 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
             let mut cga = accelerate::operand_cga(sm, sn, index);
             while let ValueDef::Result(p, _) = f.value(v).def {
                 match &f.op(p).op {
-                    Op::Load { .. } => {
+                    Op::Load { .. } | Op::DescLoad => {
                         out.insert(p, cga);
                         break;
                     }
@@ -337,6 +345,7 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
             }
         }
         // Forward from the result: its stores, through elementwise ops and the loops and branches carrying it.
+        let acc = accelerate::split_cga(sm, sn, [true, true]);
         let mut frontier = vec![f.op(o).results[0]];
         let mut seen = std::collections::HashSet::new();
         while let Some(v) = frontier.pop() {
@@ -348,7 +357,12 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
                 let Some(i) = d.operands.iter().position(|&x| x == v) else { continue };
                 match d.op {
                     Op::Store { .. } if i == 1 => {
-                        out.insert(u, accelerate::split_cga(sm, sn, [true, true]));
+                        out.insert(u, acc.clone());
+                    }
+                    // A TMA store takes the tile in the layout it has; its descriptor's block is split as it is.
+                    Op::DescStore if i == 1 => {
+                        stored.insert(u);
+                        desc_splits.insert(crate::tma::desc_source(f, d.operands[0]), acc.clone());
                     }
                     // A `for`'s or an `if`'s result `i` is what its regions yield at `i` (a `while` passes its
                     // values through `condition` first: not followed).
@@ -362,6 +376,17 @@ fn dot_memory_ops(f: &Func, ctas: Ctas) -> HashMap<OpId, CgaLayout> {
                     _ => {}
                 }
             }
+        }
+    }
+    // Other tiles stored through those descriptors (a persistent kernel's zeros for an empty K loop) are split as
+    // the dots' results, so that each CTA stores the same part of the block through every store.
+    for &u in &ops {
+        let d = f.op(u);
+        if d.op == Op::DescStore
+            && !stored.contains(&u)
+            && let Some(cga) = desc_splits.get(&crate::tma::desc_source(f, d.operands[0]))
+        {
+            out.insert(u, cga.clone());
         }
     }
     out

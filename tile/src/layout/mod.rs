@@ -130,6 +130,9 @@ fn assign(f: &mut Func, ctas: coalesce::Ctas) -> Result<(), AssignError> {
     propagate::rewrite(f, &assignment, &anchors)?;
     cleanup::cleanup(f);
     accelerate::stage_operands(f)?;
+    if ctas.0 > 1 {
+        spread::split_descriptors(f)?;
+    }
     tcgen05::lower_dots(f)?;
     crate::passes::canonicalize(f);
     dot_scaled::unswizzle_scale_descs(f);

@@ -1,15 +1,23 @@
 //! Which auto-mode cluster kernels (`num_ctas` > 1) spread their tensors over the cluster's CTAs, as Triton's
 //! layouts do, rather than run the program in the cluster's first CTA alone.
 //!
-//! Spread, each blocked layout splits its tensor among the CTAs ([`super::coalesce::cta_split`]) and each `wgmma`
-//! dot its accumulator ([`super::accelerate::wgmma_split`]), and every CTA computes its part. [`spreads_over_ctas`]
+//! Spread, each blocked layout splits its tensor among the CTAs ([`super::coalesce::cta_split`]), each `wgmma`
+//! dot its accumulator ([`super::accelerate::wgmma_split`]) and each tensor descriptor its block
+//! ([`split_descriptors`]), and every CTA computes its part. [`spreads_over_ctas`]
 //! says which kernels the compiler can spread; [`worth_it`], after a spread layout assignment, whether the spread
 //! kernel is worth running (its reductions and conversions across the CTAs are not too small).
 
+use std::collections::HashMap;
+
+use tessel_layouts::standard::CgaLayout;
+use tessel_layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
+
 use crate::cluster::block_bases;
-use crate::ir::{Func, OpId};
+use crate::ir::{Func, OpId, ValueDef};
 use crate::layout::accelerate;
+use crate::layout::staging::cga_of;
 use crate::ops::Op;
+use crate::types::Type;
 
 /// Whether auto mode may spread the tensors of a cluster kernel (`num_ctas` > 1) over its CTAs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,10 +32,11 @@ pub enum Spread {
 
 /// Whether auto mode can spread the tensors of `f`, a cluster kernel (`num_ctas` > 1), over its CTAs: each
 /// blocked layout splits its tensor among them, each `wgmma` dot its accumulator (rows of A and columns of B
-/// per CTA, staged in each CTA's part of the shared buffers), and each CTA computes its part. Not yet: dots on
-/// other instructions (`tcgen05` and `mma.sync`), a dot feeding another (attention) or with an A computed in
-/// registers, and tensor descriptors (their TMA copies would need per-CTA boxes); such a kernel's program runs
-/// in the cluster's first CTA alone. A Gluon kernel's spread is its author's.
+/// per CTA, staged in each CTA's part of the shared buffers), each tensor descriptor's block as its accesses
+/// are ([`split_descriptors`]), and each CTA computes its part. Not yet: dots on other instructions (`tcgen05`
+/// and `mma.sync`), a dot feeding another (attention) or with an A computed in registers, and im2col
+/// descriptors; such a kernel's program runs in the cluster's first CTA alone. A Gluon kernel's spread is its
+/// author's.
 pub fn spreads_over_ctas(f: &Func) -> bool {
     let dot_splits = |o| {
         f.target == crate::Target::Sm90a
@@ -40,11 +49,7 @@ pub fn spreads_over_ctas(f: &Func) -> bool {
         && !f.attrs.gluon
         && f.all_ops().into_iter().all(|o| match f.op(o).op {
             Op::Dot { .. } => dot_splits(o),
-            Op::DotScaled { .. }
-            | Op::DescLoad
-            | Op::DescStore
-            | Op::MakeTensorDesc { .. }
-            | Op::MakeTensorDescIm2col { .. } => false,
+            Op::DotScaled { .. } | Op::MakeTensorDescIm2col { .. } => false,
             _ => true,
         })
 }
@@ -92,4 +97,71 @@ fn crosses_ctas(f: &Func, o: OpId) -> bool {
     let (Some(src), Some(dst)) = (f.ty(d.operands[0]).layout(), f.ty(d.results[0]).layout()) else { return false };
     let (src, dst) = (block_bases(&src.linear), block_bases(&dst.linear));
     src.iter().enumerate().any(|(i, b)| b.iter().any(|&x| x != 0) && dst.get(i) != Some(b))
+}
+
+/// In a kernel laid out spread over its CTAs, gives each tensor descriptor's block the CTA arrangement its
+/// accesses have (its `make_tensor_desc`'s layout: the block's TMA layout, else
+/// `NVMMASharedLayout.get_default_for`, with that `cga_layout`), so that each CTA's TMA copies move its part:
+/// a load staged for a `wgmma` as its shared buffer is split (A's rows, B whole or its columns), any other load
+/// and a store as their registers are. Code generation then copies each CTA's part with a box of that part's
+/// shape (`tessel_codegen`'s `cluster_local`), and the tensor map the launch encodes is that box's.
+///
+/// Fails (and the kernel is laid out again unspread) when two accesses of one descriptor want its block split
+/// differently.
+pub(crate) fn split_descriptors(f: &mut Func) -> Result<(), super::AssignError> {
+    let mut want: HashMap<OpId, NvmmaSharedLayout> = HashMap::new();
+    let counts = f.use_counts();
+    for o in f.all_ops() {
+        let d = f.op(o);
+        let (desc, tile) = match d.op {
+            Op::DescLoad => (d.operands[0], d.results[0]),
+            Op::DescStore => (d.operands[0], d.operands[1]),
+            _ => continue,
+        };
+        let ValueDef::Result(maker, _) = f.value(crate::tma::desc_source(f, desc)).def else { continue };
+        let Op::MakeTensorDesc { layout: given, .. } = &f.op(maker).op else { continue };
+        let Some((elem, block)) = crate::tma::desc_block(f.ty(desc)) else { continue };
+        // A load whose one use stages it in shared memory (a wgmma operand) lands in that buffer's layout.
+        let staged = (d.op == Op::DescLoad && counts[tile.index()] == 1)
+            .then(|| f.all_ops().into_iter().find(|&u| f.op(u).operands.contains(&tile)))
+            .flatten()
+            .filter(|&u| f.op(u).op == Op::LocalAlloc)
+            .map(|u| f.ty(f.op(u).results[0]));
+        let layout = match staged {
+            Some(Type::MemDesc { layout, .. }) => match &layout.spec {
+                Some(AnyLayout::Shared(SharedLayout::Nvmma(nv))) if given.is_none() && !nv.transposed => nv.clone(),
+                _ => with_cga(given.as_ref(), elem.bits(), block, cga_of(&layout.linear, block))?,
+            },
+            _ => match f.ty(tile).layout() {
+                Some(l) => with_cga(given.as_ref(), elem.bits(), block, cga_of(&l.linear, block))?,
+                None => continue,
+            },
+        };
+        if want.get(&maker).is_some_and(|w| *w != layout) {
+            return Err(super::AssignError::NoFit("make_tensor_desc"));
+        }
+        want.insert(maker, layout);
+    }
+    for (maker, nv) in want {
+        if nv.cga != CgaLayout::default()
+            && let Op::MakeTensorDesc { layout, .. } = &mut f.op_mut(maker).op
+        {
+            *layout = Some(nv);
+        }
+    }
+    Ok(())
+}
+
+/// `given` (else the default TMA layout of one CTA's part of `block`, whose swizzle that part's rows fill) spread
+/// over the CTAs as `cga` says.
+fn with_cga(
+    given: Option<&NvmmaSharedLayout>,
+    bits: u32,
+    block: &[u32],
+    cga: CgaLayout,
+) -> Result<NvmmaSharedLayout, super::AssignError> {
+    let parts = cga.split_per_dim(block.len())?;
+    let part: Vec<u32> = block.iter().zip(&parts).map(|(&b, &p)| b / p).collect();
+    let nv = given.cloned().unwrap_or_else(|| NvmmaSharedLayout::default_for(&part, bits));
+    Ok(NvmmaSharedLayout { cga, ..nv })
 }

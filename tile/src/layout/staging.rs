@@ -59,7 +59,7 @@ pub fn operand_shared_layout_over(
 
 /// The CTA arrangement of a tensor of `shape` whose layout is `l`, in units of one CTA's part (Gluon's
 /// `cga_layout`): a buffer staged from it is spread over the CTAs as the registers are.
-fn cga_of(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> CgaLayout {
+pub(crate) fn cga_of(l: &tessel_layouts::LinearLayout, shape: &[u32]) -> CgaLayout {
     let bases = crate::cluster::block_bases(l);
     // A split that is not one aligned box per CTA has no cga_layout: the buffer then holds the tensor whole in
     // every CTA, which code generation refuses to meet with spread registers (and the kernel runs unspread).
