@@ -86,20 +86,26 @@ fn ptx(name: &str, spec: Vec<ArgSpec>, warps: u32, ctas: u32) -> (String, Vec<St
 const KERNELS: [&str; 4] = ["matmul_kernel", "matmul_kernel_ws", "matmul_kernel_bt", "matmul_kernel_persistent"];
 
 /// Every kernel spreads at 2 and 4 CTAs with nothing crossing the CTAs (each loads, multiplies and stores its
-/// own part), each CTA's ring expecting its part's bytes; ptxas accepts it.
+/// own part), each CTA's ring expecting its part's bytes; ptxas accepts it. A CTA's part is as square as the
+/// tile allows: 128x128 tiles split their rows first (64x128 a CTA, two warpgroups side by side), 128x256 tiles
+/// their columns (128x128 a CTA: 32 KiB a K step, where 64x256 parts would bring 40).
 #[test]
 fn tma_matmuls_spread_over_ctas_without_crossing_them() {
-    let tile = (128, 128, 64);
+    let cases = [
+        ((128, 128, 64), 2, "m64n64k16", 8192 + 16384),
+        ((128, 128, 64), 4, "m64n32k16", 8192 + 8192),
+        ((128, 256, 64), 2, "m64n128k16", 16384 + 16384),
+        ((128, 256, 64), 4, "m64n64k16", 8192 + 16384),
+    ];
     for name in KERNELS {
-        for (ctas, shape, bytes) in [(2, "m64n64k16", 8192 + 16384), (4, "m64n32k16", 8192 + 8192)] {
+        for (tile, ctas, shape, bytes) in cases {
             let (spec, _) = kernel(name, tile, (256, 256));
             let (ptx, warnings) = ptx(name, spec, 8, ctas);
             assert!(warnings.is_empty(), "{name} x{ctas}: {warnings:?}");
-            // 64 rows of A and 128 (64 at 4 CTAs) columns of B a K step, in fp16.
             assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{shape}")), "{name} x{ctas}: not {shape}");
             assert!(ptx.contains(&format!("], {bytes};")), "{name} x{ctas}: a K step is not {bytes} bytes");
             assert!(!ptx.contains("barrier.cluster") && !ptx.contains(".multicast"), "{name} x{ctas}: crosses CTAs");
-            assemble(&format!("auto-cluster-{name}-{ctas}"), &ptx, "sm_90a");
+            assemble(&format!("auto-cluster-{name}-{}-{ctas}", tile.1), &ptx, "sm_90a");
         }
     }
 }

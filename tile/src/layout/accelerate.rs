@@ -83,22 +83,30 @@ fn wgmma_layout(f: &Func, o: OpId, ctas: u32) -> Option<NvmmaDistributedLayout> 
     Some(NvmmaDistributedLayout { cga, ..layout })
 }
 
-/// How `wgmma` dot `o` (2-D) splits over the `ctas` CTAs of a cluster: `[parts of M, parts of N]`, M split as
-/// far as each CTA keeps a whole warpgroup's rows (64) and N then; `None` when that split does not leave each CTA
-/// a dot `wgmma` runs, with at least 32 bytes of B's columns (an N-major B is staged with its columns
-/// contiguous, and `wgmma` reads no narrower rows). Each CTA multiplies its rows of A by its columns of B: A is
-/// split along M and held whole along K by the CTAs that share its rows, B likewise along N ([`operand_cga`]).
+/// How `wgmma` dot `o` (2-D) splits over the `ctas` CTAs of a cluster: `[parts of M, parts of N]`. Each halving
+/// takes the longer side of a CTA's part (M on a tie), so that the part is as square as the tile allows and its
+/// operands bring the fewest bytes per K step (a 128x256 tile over 2 CTAs: 128x128 each, 32 KiB of A and B per
+/// 64-deep step, not 64x256 and 40 KiB), as far as M keeps a whole warpgroup's rows (64) and B at least 32 bytes
+/// of columns (an N-major B is staged with its columns contiguous, and `wgmma` reads no narrower rows); `None`
+/// when the CTAs cannot all get such a part of a dot `wgmma` runs. Each CTA multiplies its rows of A by its
+/// columns of B: A is split along M and held whole along K by the CTAs that share its rows, B likewise along N
+/// ([`operand_cga`]).
 pub fn wgmma_split(f: &Func, o: OpId, ctas: u32) -> Option<[u32; 2]> {
     let shape = f.ty(f.op(o).results[0]).shape();
     let &[m, n] = shape else { return None };
-    let mut sm = ctas;
-    while sm > 1 && (m % sm != 0 || (m / sm) % 64 != 0) {
-        sm /= 2;
-    }
-    let sn = ctas / sm;
     let b_bits = f.ty(f.op(o).operands[1]).elem()?.scalar()?.bits();
-    let wide_enough = sn == 1 || (n / sn) * b_bits / 8 >= 32;
-    (n % sn == 0 && wide_enough && wgmma_layout_at(f, o, m / sm, n / sn).is_some()).then_some([sm, sn])
+    let (mut sm, mut sn) = (1, 1);
+    while sm * sn < ctas {
+        let m_halves = m % (2 * sm) == 0 && (m / (2 * sm)) % 64 == 0;
+        let n_halves = n % (2 * sn) == 0 && (n / (2 * sn)) * b_bits / 8 >= 32;
+        match (m_halves, n_halves) {
+            (true, true) if m / sm >= n / sn => sm *= 2,
+            (_, true) => sn *= 2,
+            (true, false) => sm *= 2,
+            (false, false) => return None,
+        }
+    }
+    wgmma_layout_at(f, o, m / sm, n / sn).is_some().then_some([sm, sn])
 }
 
 /// The CTA arrangement of a dot's accumulator split `sm` x `sn` ([`wgmma_split`]), in units of one CTA's part:
