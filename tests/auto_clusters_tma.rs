@@ -2,9 +2,10 @@
 //! (`num_ctas`), spread over the CTAs (`tessel_tile::layout::spread`): each CTA's ring holds its rows of A and
 //! the columns of B its part of the tile needs, copied in boxes of that part's shape, its barriers expect its
 //! part's bytes, and its epilogue's TMA store writes its part of C. In a loop at the kernel's top level the CTAs
-//! that hold the same part share its copies (multicast; a slot is refilled once each of them has released it);
-//! the warp-specialized loop (a producer warp filling its CTA's ring) and the persistent kernel's fused, split
-//! loop copy for each CTA alone. The plain kernel, B given transposed, and those two.
+//! that hold the same part share its copies (multicast; a slot is refilled once each of them has released it,
+//! in the warp-specialized loop each CTA's consumers releasing it to every producer); the persistent kernel's
+//! fused, split loop (nested in the elaborator's `if`) copies for each CTA alone. The plain kernel, B given
+//! transposed, the warp-specialized loop and the persistent kernel.
 //!
 //! On the PTX simulator's clusters against the interpreter (outputs within one fp16 ulp: wgmma sums in its own
 //! order) and the interpreter against float64, ragged M, N and K, C poisoned; ptxas when there is one.
@@ -106,9 +107,9 @@ fn tma_matmuls_spread_over_ctas_without_crossing_them() {
             assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{shape}")), "{name} x{ctas}: not {shape}");
             assert!(ptx.contains(&format!("], {bytes};")), "{name} x{ctas}: a K step is not {bytes} bytes");
             // A loop at the kernel's top level shares the copies of what several CTAs hold (multicast, a slot
-            // refilled once all of them released it); the warp-specialized and the persistent loops copy for each
-            // CTA alone. No data moves between CTAs otherwise.
-            let shared = matches!(name, "matmul_kernel" | "matmul_kernel_bt");
+            // refilled once all of them released it); the persistent kernel's nested loop copies for each CTA
+            // alone. No data moves between CTAs otherwise.
+            let shared = name != "matmul_kernel_persistent";
             assert_eq!(ptx.contains(".multicast::cluster"), shared, "{name} x{ctas}");
             assert_eq!(ptx.contains("barrier.cluster"), shared, "{name} x{ctas}");
             assert!(!ptx.contains("ld.shared::cluster") && !ptx.contains("st.shared::cluster"), "{name} x{ctas}");

@@ -226,8 +226,10 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let ws_mma = ws.and_then(|w| w.mma.as_ref());
     let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_))) && ws_mma.is_none();
     let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
+    // With the copies multicast, every CTA sharing them releases each slot on all their `empty` barriers.
+    let sharing = 1 << p.multicast.count_ones();
     let empties = match bars {
-        Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
+        Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases * sharing, "ring_empty")?),
         _ => None,
     };
     // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
@@ -506,7 +508,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         if previous {
             operands.push(e.less(lb, iv));
         }
-        e.op(Op::MBarrierArrive { count: 1, per_warpgroup, cta_mask: 0 }, &operands, vec![]);
+        e.op(Op::MBarrierArrive { count: 1, per_warpgroup, cta_mask: p.multicast }, &operands, vec![]);
         let release = std::mem::take(&mut e.out);
         match retired_at.filter(|&at| previous && at <= order.len()) {
             Some(at) => {
@@ -646,6 +648,11 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         e.op(Op::LocalDealloc, &[counters], vec![]);
     }
     if let Some(empties) = empties {
+        if p.multicast != 0 {
+            // The consumers' last releases reach the other CTAs' barriers with nobody waiting for them: each CTA
+            // is past its own before the barriers go.
+            e.op(Op::ClusterBarrier, &[], vec![]);
+        }
         e.release_barriers(empties, p.buffers);
     }
     // Every arrival on them was waited for in the loop, by every CTA (each arrives and waits in the iteration

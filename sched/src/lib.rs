@@ -81,8 +81,10 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<Taken>)> {
                     Some(Ok(w)) => {
                         // The producer's copies wait for the slot's release: no counters, no CTA barrier. A
                         // tcgen05 MMA is the default partition's, released by its commits ([`ws_mma`]).
-                        // (Its copies are each CTA's own: the split's `empty` barriers are released in the CTA.)
-                        (p.release, p.multicast, split) = (false, 0, true);
+                        (p.release, split) = (false, true);
+                        if w.mma.is_some() {
+                            p.multicast = 0;
+                        }
                         if let Some(ws_mma::WsMma::InFlight(_)) = w.mma {
                             p.mma_flight = None;
                             // Without the MMA in flight (the retry for shared memory), a ring buffer less.
