@@ -115,13 +115,12 @@ impl Emit<'_> {
     }
 
     /// The TMA copy standing for a descriptor load with (remapped) `operands` (the descriptor, then the
-    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists); `multicast`: one
-    /// copy for the CTAs of a cluster that hold the same part of the buffer.
-    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId, multicast: bool) {
+    /// coordinates) into `view`, completing on `bar`, issued when `ok` (the iteration exists).
+    fn tma_copy(&mut self, operands: &[ValueId], view: ValueId, bar: ValueId, ok: ValueId) {
         let mut ins = vec![operands[0], view, bar];
         ins.extend_from_slice(&operands[1..]);
         ins.push(ok);
-        self.op(Op::TmaLoad { multicast }, &ins, vec![]);
+        self.op(Op::TmaLoad { multicast: false }, &ins, vec![]);
     }
 
     /// A ring of `n` mbarriers named `name`, each expecting `count` arrivals per phase.
@@ -146,36 +145,6 @@ impl Emit<'_> {
             self.op(Op::MBarrierInvalidate, &[bar], vec![]);
         }
         self.op(Op::LocalDealloc, &[bars], vec![]);
-    }
-
-    /// Before iteration `k` refills ring slot `slot` (when `ok`: iteration `k + D` exists) with copies multicast
-    /// to the CTAs of `mask`: this CTA tells them all it is done with the slot's previous fill, iteration
-    /// `k + D − B`'s (when there was one: the prologue's fills are the slots' first), and waits until each of them
-    /// has said so on this CTA's `peers[slot]`, whose phase `(k + D) / B − 1` completes then. The wait's parity
-    /// is `fill_phase ^ ok`: without a refill (the last `D` iterations) nobody arrives, and the wait only sees
-    /// the phases already due complete, so no arrival is still on its way when the barriers are invalidated.
-    #[allow(clippy::too_many_arguments)]
-    fn peer_release(
-        &mut self,
-        peers: ValueId,
-        slot: ValueId,
-        mask: u16,
-        (lb, iv, step): (ValueId, ValueId, ValueId),
-        (buffers, ahead): (u32, i64),
-        ok: ValueId,
-        fill_phase: ValueId,
-    ) {
-        let i32t = Type::scalar(ScalarType::I32);
-        let bar = self.value(Op::MemDescIndex, &[peers, slot], tessel_tile::tma::barrier_type());
-        // k ≥ B − D: lb + (B − D − 1) · step < iv.
-        let first_reuse = self.advance(lb, buffers as i64 - ahead - 1, step);
-        let reused = self.less(first_reuse, iv);
-        let release = self.binary(BinOp::And, ok, reused);
-        self.op(Op::MBarrierArrive { count: 1, per_warpgroup: false, cta_mask: mask }, &[bar, release], vec![]);
-        let (one, zero) = (self.int(1, &i32t), self.int(0, &i32t));
-        let ok32 = self.value(Op::Select, &[ok, one, zero], i32t);
-        let parity = self.binary(BinOp::Xor, fill_phase, ok32);
-        self.op(Op::mbarrier_wait(), &[bar, parity], vec![]);
     }
 
     /// Arms the mbarrier of ring buffer `idx` for one iteration's TMA copies (`bytes`), when `ok`; returns it.
@@ -226,10 +195,8 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let ws_mma = ws.and_then(|w| w.mma.as_ref());
     let per_warpgroup = p.loads.iter().all(|l| matches!(l.consumer, Consumer::Allocs(_))) && ws_mma.is_none();
     let releases = if per_warpgroup { pre.f.config.num_warps / 4 } else { 1 };
-    // With the copies multicast, every CTA sharing them releases each slot on all their `empty` barriers.
-    let sharing = 1 << p.multicast.count_ones();
     let empties = match bars {
-        Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases * sharing, "ring_empty")?),
+        Some(_) if ws.is_some() => Some(pre.barriers(p.buffers, releases, "ring_empty")?),
         _ => None,
     };
     // Where the plan says so (TMA loads alone), the last warp to release a slot refills it, through one counter
@@ -245,21 +212,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
                 pre.op(Op::RingCounterInit, &[c], vec![]);
             }
             Some(counters)
-        }
-        _ => None,
-    };
-
-    // In a cluster whose CTAs share some ring's copies (`LoopPlan::multicast`), those are multicast, and a slot
-    // is refilled once every CTA sharing them has released it: each arrives on all their `peer_empty` barriers
-    // for the slot (one arrival per CTA a phase).
-    let multicast: Vec<bool> = p
-        .loads
-        .iter()
-        .map(|l| l.tma && p.multicast != 0 && crate::ring::shared_bits(&l.buffer, pre.f.config.num_ctas) != 0)
-        .collect();
-    let peer_empties = match bars {
-        Some(_) if p.multicast != 0 && ws.is_none() => {
-            Some(pre.barriers(p.buffers, 1 << p.multicast.count_ones(), "peer_empty")?)
         }
         _ => None,
     };
@@ -284,7 +236,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
                 let (ring, one) = rings[n].clone();
                 let view = pre.value(Op::MemDescIndex, &[ring, slot], one);
                 match bar.filter(|_| p.loads[n].tma) {
-                    Some(bar) => pre.tma_copy(&operands, view, bar, ok, multicast[n]),
+                    Some(bar) => pre.tma_copy(&operands, view, bar, ok),
                     None => tokens.push(pre.copy(&operands, view, ok)),
                 }
             } else {
@@ -310,7 +262,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     }
     let zero = pre.int(0, &i32t);
     let first_fill = pre.int(ahead % p.buffers as i64, &i32t);
-    let first_fill_phase = peer_empties.map(|_| pre.int((ahead / p.buffers as i64) & 1, &i32t));
     let prologue = std::mem::take(&mut pre.out);
     let f = pre.f;
 
@@ -324,8 +275,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     let slot = ring_arg(f, zero, "ring_slot");
     let phase = bars.map(|_| ring_arg(f, zero, "ring_phase"));
     let fill = ring_arg(f, first_fill, "ring_fill");
-    // The parity of the refill round ((k + D) / B mod 2), for the waits on `peer_empty`.
-    let fill_phase = first_fill_phase.map(|init| ring_arg(f, init, "fill_phase"));
 
     // Steady state.
     let old_ops = f.region(body).ops.clone();
@@ -508,7 +457,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         if previous {
             operands.push(e.less(lb, iv));
         }
-        e.op(Op::MBarrierArrive { count: 1, per_warpgroup, cta_mask: p.multicast }, &operands, vec![]);
+        e.op(Op::MBarrierArrive { count: 1, per_warpgroup, cta_mask: 0 }, &operands, vec![]);
         let release = std::mem::take(&mut e.out);
         match retired_at.filter(|&at| previous && at <= order.len()) {
             Some(at) => {
@@ -536,9 +485,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             None => ok,
         }
     });
-    if let (Some(peers), Some(ok), Some(fill_phase)) = (peer_empties, ok, fill_phase) {
-        e.peer_release(peers, ins, p.multicast, (lb, iv, step), (p.buffers, ahead), ok, fill_phase);
-    }
     let bar = bars.zip(ok).map(|(bars, ok)| e.arm(bars, ins, tma_bytes, ok));
     order.append(&mut e.out);
     let mut tokens = Vec::new();
@@ -562,7 +508,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
             let view = e.value(Op::MemDescIndex, &[ring, ins], one);
             let operands = e.f.op(x).operands.to_vec();
             match bar.filter(|_| p.loads[n].tma) {
-                Some(bar) => e.tma_copy(&operands, view, bar, ok, multicast[n]),
+                Some(bar) => e.tma_copy(&operands, view, bar, ok),
                 None => tokens.push(e.copy(&operands, view, ok)),
             }
             e.f.op_mut(x).parent = None;
@@ -580,12 +526,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         let flip = e.value(Op::Select, &[wrapped, one, zero], i32t.clone());
         e.binary(BinOp::Xor, phase, flip)
     });
-    let (next_fill, fill_wrapped) = e.wrap_next(fill, p.buffers);
-    let next_fill_phase = fill_phase.map(|fp| {
-        let (one, zero) = (e.int(1, &i32t), e.int(0, &i32t));
-        let flip = e.value(Op::Select, &[fill_wrapped, one, zero], i32t.clone());
-        e.binary(BinOp::Xor, fp, flip)
-    });
+    let (next_fill, _) = e.wrap_next(fill, p.buffers);
     order.append(&mut e.out);
     order.extend(epilogue);
     order.push(yield_op);
@@ -600,7 +541,6 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
     f.op_mut(yield_op).operands.push(next_slot);
     f.op_mut(yield_op).operands.extend(next_phase);
     f.op_mut(yield_op).operands.push(next_fill);
-    f.op_mut(yield_op).operands.extend(next_fill_phase);
     if at_reads {
         order = crate::dot_waits::place(f, body, &order, refill_at);
     }
@@ -648,17 +588,7 @@ pub fn expand(f: &mut Func, p: &LoopPlan, ws: Option<&crate::ws::WsPlan>) -> Res
         e.op(Op::LocalDealloc, &[counters], vec![]);
     }
     if let Some(empties) = empties {
-        if p.multicast != 0 {
-            // The consumers' last releases reach the other CTAs' barriers with nobody waiting for them: each CTA
-            // is past its own before the barriers go.
-            e.op(Op::ClusterBarrier, &[], vec![]);
-        }
         e.release_barriers(empties, p.buffers);
-    }
-    // Every arrival on them was waited for in the loop, by every CTA (each arrives and waits in the iteration
-    // that refills the slot).
-    if let Some(peers) = peer_empties {
-        e.release_barriers(peers, p.buffers);
     }
     let mut drain = std::mem::take(&mut e.out);
     let f = e.f;

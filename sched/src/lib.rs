@@ -82,9 +82,6 @@ fn plans(f: &Func, opts: Options) -> Vec<(CoarseSchedule, Option<Taken>)> {
                         // The producer's copies wait for the slot's release: no counters, no CTA barrier. A
                         // tcgen05 MMA is the default partition's, released by its commits ([`ws_mma`]).
                         (p.release, split) = (false, true);
-                        if w.mma.is_some() {
-                            p.multicast = 0;
-                        }
                         if let Some(ws_mma::WsMma::InFlight(_)) = w.mma {
                             p.mma_flight = None;
                             // Without the MMA in flight (the retry for shared memory), a ring buffer less.

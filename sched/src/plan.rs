@@ -82,27 +82,6 @@ pub struct LoopPlan {
     /// Whether each ring slot is refilled by the last warp to release it (`ring_release`) rather than by the
     /// first thread after a CTA barrier: see [`releases_pay`].
     pub release: bool,
-    /// In a kernel spread over a cluster's CTAs, the rank bits along which CTAs hold the same part of some TMA
-    /// ring's buffer ([`multicast_mask`]): those copies are multicast, and a slot is refilled only once every CTA
-    /// whose rank differs in these bits has released it. 0: each CTA copies for itself.
-    pub multicast: u16,
-}
-
-/// The rank bits along which the CTAs of a cluster share the copies of `f`'s loop `o`'s TMA rings: for each
-/// TMA-copied buffer, the bits whose CTA basis is zero (CTAs differing in them hold the same part, which one
-/// copy multicast from one of them can fill in all). Only in a kernel whose rings auto mode spread over the
-/// CTAs (some buffer has a nonzero CTA basis: a kernel that runs in each cluster's first CTA alone must not
-/// reach the others), in a loop at the kernel's top level (the rings' barriers must exist in every CTA before
-/// any CTA's first multicast, a cluster barrier after their initialization that a nested loop would repeat),
-/// and with slots refilled after a CTA barrier (not `ring_release`'s counters).
-fn multicast_mask(f: &Func, o: OpId, loads: &[PipelinedLoad], release: bool) -> u16 {
-    let n = f.config.num_ctas;
-    let tma: Vec<&Type> = loads.iter().filter(|l| l.tma).map(|l| &l.buffer).collect();
-    let spread = tma.iter().any(|t| crate::ring::shared_bits(t, n) != n as u16 - 1);
-    if n <= 1 || f.attrs.gluon || release || f.op(o).parent != Some(f.body) || !spread {
-        return 0;
-    }
-    tma.iter().fold(0, |m, t| m | crate::ring::shared_bits(t, n))
 }
 
 /// Whether a TMA-only loop refills its ring slots through release counters instead of a CTA barrier. The
@@ -528,7 +507,6 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         if async_dot.is_none() { crate::mma_flight::candidate(f, ops, args, yields, &uses, staged) } else { None };
     let buffers = if async_dot.is_some() || mma_flight.is_some() { stages } else { stages - 1 };
     let release = releases_pay(f, ops, &loads);
-    let multicast = multicast_mask(f, o, &loads, release);
     Ok(LoopPlan {
         loop_op: o,
         stages,
@@ -541,7 +519,6 @@ fn plan_with(f: &Func, o: OpId, axis: &AxisAnalysis, vectors: Vectors) -> Result
         async_dot,
         mma_flight,
         release,
-        multicast,
     })
 }
 
@@ -677,19 +654,12 @@ pub fn schedule_of(f: &Func, p: &LoopPlan, requested_stages: u32) -> CoarseSched
         ),
         None => String::new(),
     };
-    let multicast = match p.multicast {
-        0 => String::new(),
-        m => format!(
-            "; copies multicast to the CTAs of the cluster that hold the same part (ranks differing in bits {m:#b}), \
-             each slot refilled once all of them have released it"
-        ),
-    };
     CoarseSchedule {
         loop_op: p.loop_op,
         requested_stages,
         ops,
         reason: format!(
-            "{} load(s) pipelined {} iteration(s) ahead through {} into rings of {} buffers{multicast}{dot}",
+            "{} load(s) pipelined {} iteration(s) ahead through {} into rings of {} buffers{dot}",
             p.loads.len(),
             p.stages - 1,
             match (p.loads.iter().any(|l| l.tma), p.loads.iter().any(|l| !l.tma)) {

@@ -1,6 +1,5 @@
 //! The memdesc type of a ring of shared-memory buffers: what the pipeliner's load rings, their mbarriers and
-//! counters, and the in-flight MMA's barrier pair are allocated as (`expand`, `mma_flight`); which CTAs of a
-//! cluster share a buffer.
+//! counters, and the in-flight MMA's barrier pair are allocated as (`expand`, `mma_flight`).
 
 use std::sync::Arc;
 
@@ -35,14 +34,4 @@ pub(crate) fn ring_type(one: &Type, n: u32) -> Result<Type, SchedError> {
     // The layout spans a power of two of buffers; the type (and the allocation) holds `n` of them.
     sizes[0] = n;
     Ok(Type::MemDesc { shape: sizes.into(), elem: *elem, layout: Arc::new(Layout { spec: None, linear }) })
-}
-
-/// The rank bits (of a cluster of `n` CTAs) along which the CTAs hold the same part of buffer `one`: those whose
-/// CTA basis in its layout is zero, or that it has none for (every bit of a buffer each CTA holds whole).
-pub(crate) fn shared_bits(one: &Type, n: u32) -> u16 {
-    let Type::MemDesc { layout, .. } = one else { return 0 };
-    let bases = tessel_tile::cluster::block_bases(&layout.linear);
-    (0..n.trailing_zeros())
-        .filter(|&i| bases.get(i as usize).is_none_or(|b| b.iter().all(|&x| x == 0)))
-        .fold(0, |m, i| m | 1 << i)
 }

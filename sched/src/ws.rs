@@ -517,9 +517,7 @@ fn producer(f: &mut Func, p: &LoopPlan, rings: &Rings, worker: RegionId, map: &m
             let mut ins = vec![m(map, xd.operands[0]), view, ready];
             ins.extend(xd.operands[1..].iter().map(|&v| m(map, v)));
             ins.push(yes);
-            // Copies the CTAs of a cluster share are multicast to them (`LoopPlan::multicast`).
-            let multicast = p.multicast != 0 && crate::ring::shared_bits(&p.loads[n].buffer, f.config.num_ctas) != 0;
-            at(f, lbody, Op::TmaLoad { multicast }, &ins, None);
+            at(f, lbody, Op::TmaLoad { multicast: false }, &ins, None);
         } else {
             let xd = f.op(x).clone();
             let operands: Vec<ValueId> = xd.operands.iter().map(|&v| m(map, v)).collect();
