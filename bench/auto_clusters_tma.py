@@ -3,7 +3,8 @@ wgmma, a TMA store; with WARP_SPECIALIZE a producer warp issues the copies) at n
 torch.matmul (cuBLAS).
 
 A tile is the program's: at num_ctas = 2 a 256x256 tile is two CTAs' 128x256 parts (A's rows and C split, B
-whole in each CTA), a 128x256 tile two 64x256 parts. Each result is checked against torch's float64 product (C
+whole in each CTA), a 128x256 tile two 128x128 parts (each CTA's part as square as the tile allows: B and
+C split, A whole in each CTA). Each result is checked against torch's float64 product (C
 NaN-poisoned first) and timed with triton.testing.do_bench (median, ms). Run it once per compiler in the same
 device call: `python3 -m tessel bench/auto_clusters_tma.py tessel` for tessel, `python3
 bench/auto_clusters_tma.py triton` for upstream Triton (the first argument labels the lines). A configuration a

@@ -89,8 +89,8 @@ def matmul_kernel_persistent(a_desc, b_desc, c_desc, M, N, K, GROUP_M: tl.conste
 def matmul_kernel_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr,
                               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """The same product from plain pointers and row strides: the kernel makes its descriptors itself. On sm_90a
-    each program writes their three tensor maps once into its slot of the kernel's global scratch (which the
-    launch allocates), and the loads and the store are TMA copies as above. The strides must be multiples of 16
+    each program (each CTA of a cluster, at num_ctas > 1) writes their three tensor maps once into its slot of
+    the kernel's global scratch (which the launch allocates), and the loads and the store are TMA copies as above. The strides must be multiples of 16
     bytes and the pointers 16-byte aligned (TMA's rules; the kernel stops with a message otherwise)."""
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1], block_shape=[BLOCK_K, BLOCK_N])

@@ -504,11 +504,10 @@ fn a_tma_dot_spread_over_ctas_equals_the_interpreter() {
     let a: Vec<f64> = rng.vec(m * k).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     let b: Vec<f64> = rng.vec(k * n).into_iter().map(|v| half::f16::from_f64(v).to_f64()).collect();
     let grid = [m.div_ceil(128) as u32, n.div_ceil(64) as u32, 1];
-    // The simulator has no `tensormap.replace`: descriptors the kernel makes run in this file's GPU test.
-    for (kernel, ctas) in [("desc_dot_tiles", 2), ("desc_dot_tiles", 4)] {
-        let host = kernel == "desc_dot_tiles";
-        let args = if host { desc_dot_args() } else { device_desc_dot_args() };
-        let (ptx, warnings) = ptx_for(kernel, args.clone(), ctas, Target::Sm90a).unwrap();
+    // (The simulator has no `tensormap.replace`: descriptors the kernel makes run in this file's GPU test.)
+    let kernel = "desc_dot_tiles";
+    for ctas in [2, 4] {
+        let (ptx, warnings) = ptx_for(kernel, desc_dot_args(), ctas, Target::Sm90a).unwrap();
         assert!(warnings.is_empty(), "{kernel} x{ctas}: {warnings:?}");
         let shape = if ctas == 2 { "m64n64k16" } else { "m64n32k16" };
         assert!(ptx.contains(&format!("wgmma.mma_async.sync.aligned.{shape}")), "{kernel} x{ctas}: not {shape}");
@@ -517,18 +516,38 @@ fn a_tma_dot_spread_over_ctas_equals_the_interpreter() {
         assert!(ptx.contains("expect_tx.shared::cta.b64 _, [%r"), "{kernel} x{ctas}: no TMA ring");
         assert!(ptx.contains(&format!("], {bytes};")), "{kernel} x{ctas}: not {bytes} bytes a stage");
         assert!(!ptx.contains("barrier.cluster") && !ptx.contains(".multicast"), "{kernel} x{ctas}: crosses the CTAs");
-        let vals = if host {
-            vec![
-                V::Desc(F16, Some(a.clone()), vec![m as u32, k as u32]),
-                V::Desc(F16, Some(b.clone()), vec![k as u32, n as u32]),
-                V::Desc(F32, None, vec![m as u32, n as u32]),
-                V::Int(k as i64),
-            ]
-        } else {
-            Vec::from(matmul_vals(&a, &b, [m, n, k]))
-        };
-        let outs = run_on_ctas(&source(), kernel, args, &opts(Target::Sm90a), ctas, &vals, grid)
+        let vals = [
+            V::Desc(F16, Some(a.clone()), vec![m as u32, k as u32]),
+            V::Desc(F16, Some(b.clone()), vec![k as u32, n as u32]),
+            V::Desc(F32, None, vec![m as u32, n as u32]),
+            V::Int(k as i64),
+        ];
+        let outs = run_on_ctas(&source(), kernel, desc_dot_args(), &opts(Target::Sm90a), ctas, &vals, grid)
             .unwrap_or_else(|e| panic!("{kernel} x{ctas}: {e}"));
         check_matmul(&outs[0], &a, &b, [m, n, k], &format!("{kernel} x{ctas}"));
+    }
+}
+
+/// A descriptor block too small to split over the CTAs with TMA boxes of at least 16 bytes a row (`[1, 8]` of
+/// f32 over 4 CTAs would be 2 elements each) is laid out unspread, without a word, and runs in each cluster's
+/// first CTA; over 2 CTAs (4 elements, 16 bytes) it is spread. Both equal the interpreter on the simulator.
+#[test]
+fn a_descriptor_block_too_small_to_split_runs_unspread() {
+    let (rows, cols) = (3u32, 20u32);
+    let src: Vec<f64> = Rng::new(47).vec((rows * cols) as usize);
+    let want: Vec<f64> = src.iter().map(|&v| (v as f32 + 1.0) as f64).collect();
+    let args = vec![desc(&[1, 8]), desc(&[1, 8]), c(1), c(8)];
+    for (ctas, spread) in [(2, true), (4, false)] {
+        let (ptx, warnings) = ptx_for("descriptor_tiles", args.clone(), ctas, Target::Sm90a).unwrap();
+        assert!(warnings.is_empty(), "x{ctas}: {warnings:?}");
+        let at = ptx.find("%cluster_ctarank").expect("a CTA rank read");
+        let next: Vec<&str> = ptx[at..].lines().skip(1).take(2).map(str::trim).collect();
+        let first_cta_only = next[0].starts_with("setp.ge.u32") && next[1].ends_with("exit;");
+        assert_eq!(first_cta_only, !spread, "x{ctas}: {next:?}");
+        let vals = [V::Desc(F32, Some(src.clone()), vec![rows, cols]), V::Desc(F32, None, vec![rows, cols])];
+        let outs =
+            run_on_ctas(&source(), "descriptor_tiles", args.clone(), &opts(Target::Sm90a), ctas, &vals, [3, 3, 1])
+                .unwrap_or_else(|e| panic!("x{ctas}: {e}"));
+        assert_eq!(outs[0], (want.clone(), want.clone()), "x{ctas}");
     }
 }

@@ -86,34 +86,31 @@ fn cases(seed: u64) -> Vec<Case> {
             tol: 1e-5,
         },
         // A pipelined wgmma dot: each CTA takes its rows of the 128x128 tile (4 CTAs: rows and columns halved).
-        Case {
-            kernel: "dot_tiles",
-            consts: vec![128, 128, 32],
-            grid2: [m.div_ceil(128) as u32, n2.div_ceil(128) as u32],
-            warps: 4,
-            args: vec![
-                A::In16(a.clone()),
-                A::In16(b.clone()),
-                A::Out(m * n2),
-                A::Int(m as i32),
-                A::Int(n2 as i32),
-                A::Int(k as i32),
-            ],
-            floor: 1.0,
-            tol: 1e-4,
-        },
+        dot_case("dot_tiles", 128, (&a, &b), [m, n2, k]),
         // The same through TMA, with tensor maps the kernel makes in each CTA's scratch slots: each CTA copies
         // its 64 rows of A and the columns of B it needs into its ring.
-        Case {
-            kernel: "device_desc_dot_tiles",
-            consts: vec![128, 64, 32],
-            grid2: [m.div_ceil(128) as u32, n2.div_ceil(64) as u32],
-            warps: 4,
-            args: vec![A::In16(a), A::In16(b), A::Out(m * n2), A::Int(m as i32), A::Int(n2 as i32), A::Int(k as i32)],
-            floor: 1.0,
-            tol: 1e-4,
-        },
+        dot_case("device_desc_dot_tiles", 64, (&a, &b), [m, n2, k]),
     ]
+}
+
+/// A `C = A @ B` kernel of the file (`dot_tiles`'s arguments) over 128 x `bn` tiles, K in steps of 32.
+fn dot_case(kernel: &'static str, bn: usize, (a, b): (&[f32], &[f32]), [m, n, k]: [usize; 3]) -> Case {
+    Case {
+        kernel,
+        consts: vec![128, bn as i64, 32],
+        grid2: [m.div_ceil(128) as u32, n.div_ceil(bn) as u32],
+        warps: 4,
+        args: vec![
+            A::In16(a.to_vec()),
+            A::In16(b.to_vec()),
+            A::Out(m * n),
+            A::Int(m as i32),
+            A::Int(n as i32),
+            A::Int(k as i32),
+        ],
+        floor: 1.0,
+        tol: 1e-4,
+    }
 }
 
 /// Runs every case at 2 and 4 CTAs on `gpu` and in the interpreter; a line per run, or the first mismatch.

@@ -268,7 +268,7 @@ fn reaches_peers(f: &Func, x: OpId) -> bool {
 
 /// Whether the kernel's program runs in its cluster's first CTA alone while the other CTAs exit at once: an
 /// auto-mode kernel at `num_ctas` > 1 none of whose tensors the layout pass spread over the CTAs
-/// (`tessel_tile::layout::spread`: a kernel with tcgen05 or mma.sync dots or tensor descriptors, one whose
+/// (`tessel_tile::layout::spread`: a kernel with tcgen05 or mma.sync dots or im2col descriptors, one whose
 /// reductions across the CTAs are too small to pay, or one the compile driver laid out again unspread because
 /// [`check`] refused an op on a spread tensor). Every CTA would hold
 /// every element; rather than have each compute the whole program and one write it, which atomics whose old

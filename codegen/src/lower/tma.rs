@@ -74,7 +74,7 @@ pub(crate) fn tensor_map(l: &mut Lower, desc: ValueId) -> Result<Reg, CompileErr
 
 /// The `make_tensor_desc`s whose tensor maps the kernel writes into its global scratch: those made once per
 /// program (`tma::kernel_desc_maker`) that TMA copies, in program order; the k-th one's slot is at `128 * k` in
-/// the program's scratch.
+/// the program's scratch (in a cluster, in its CTA's part of it: [`make_desc`]).
 pub(crate) fn kernel_made_maps(f: &Func) -> Vec<OpId> {
     f.region(f.body)
         .ops
@@ -91,7 +91,8 @@ pub(crate) fn scratch_param(kernel: &str) -> String {
 }
 
 /// `make_tensor_desc base, shape..., strides...` of a descriptor the program makes once and TMA copies: its
-/// tensor map, written into the program's scratch slot, whose generic address becomes the descriptor's value.
+/// tensor map, written into the program's scratch slot (in a cluster, its CTA's own: the CTAs write theirs at the
+/// same time), whose generic address becomes the descriptor's value.
 ///
 /// - Every thread checks what TMA needs of the tensor (a 16-byte aligned base, the strides of all but the last
 ///   dim multiples of 16 bytes, a contiguous last dim) and stops the kernel (`trap`: the launch fails with an

@@ -13,11 +13,11 @@ use tessel_layouts::standard::CgaLayout;
 use tessel_layouts::{AnyLayout, NvmmaSharedLayout, SharedLayout};
 
 use crate::cluster::block_bases;
-use crate::ir::{Func, OpId, ValueDef};
+use crate::ir::{Func, OpId, ValueDef, ValueId};
 use crate::layout::accelerate;
 use crate::layout::staging::cga_of;
 use crate::ops::Op;
-use crate::types::Type;
+use crate::types::{ScalarType, Type};
 
 /// Whether auto mode may spread the tensors of a cluster kernel (`num_ctas` > 1) over its CTAs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,11 +107,19 @@ fn crosses_ctas(f: &Func, o: OpId) -> bool {
 /// shape (`tessel_codegen`'s `cluster_local`), and the tensor map the launch encodes is that box's.
 ///
 /// Fails (and the kernel is laid out again unspread) when two accesses of one descriptor want its block split
-/// differently.
+/// differently, or when one CTA's part of a block is too small for a TMA box (rows under 16 bytes).
 pub(crate) fn split_descriptors(f: &mut Func) -> Result<(), super::AssignError> {
     let mut want: HashMap<OpId, NvmmaSharedLayout> = HashMap::new();
     let counts = f.use_counts();
-    for o in f.all_ops() {
+    let ops = f.all_ops();
+    // The buffer each value is staged in, where a `local_alloc` stages it.
+    let staging: HashMap<ValueId, ValueId> = ops
+        .iter()
+        .map(|&u| f.op(u))
+        .filter(|d| d.op == Op::LocalAlloc && !d.operands.is_empty())
+        .map(|d| (d.operands[0], d.results[0]))
+        .collect();
+    for &o in &ops {
         let d = f.op(o);
         let (desc, tile) = match d.op {
             Op::DescLoad => (d.operands[0], d.results[0]),
@@ -122,22 +130,24 @@ pub(crate) fn split_descriptors(f: &mut Func) -> Result<(), super::AssignError> 
         let Op::MakeTensorDesc { layout: given, .. } = &f.op(maker).op else { continue };
         let Some((elem, block)) = crate::tma::desc_block(f.ty(desc)) else { continue };
         // A load whose one use stages it in shared memory (a wgmma operand) lands in that buffer's layout.
-        let staged = (d.op == Op::DescLoad && counts[tile.index()] == 1)
-            .then(|| f.all_ops().into_iter().find(|&u| f.op(u).operands.contains(&tile)))
-            .flatten()
-            .filter(|&u| f.op(u).op == Op::LocalAlloc)
-            .map(|u| f.ty(f.op(u).results[0]));
-        let layout = match staged {
+        let staged = staging.get(&tile).filter(|_| d.op == Op::DescLoad && counts[tile.index()] == 1);
+        let layout = match staged.map(|&b| f.ty(b)) {
             Some(Type::MemDesc { layout, .. }) => match &layout.spec {
                 Some(AnyLayout::Shared(SharedLayout::Nvmma(nv))) if given.is_none() && !nv.transposed => nv.clone(),
-                _ => with_cga(given.as_ref(), elem.bits(), block, cga_of(&layout.linear, block))?,
+                _ => with_cga(given.as_ref(), elem, block, cga_of(&layout.linear, block))?,
             },
             _ => match f.ty(tile).layout() {
-                Some(l) => with_cga(given.as_ref(), elem.bits(), block, cga_of(&l.linear, block))?,
+                Some(l) => with_cga(given.as_ref(), elem, block, cga_of(&l.linear, block))?,
                 None => continue,
             },
         };
-        if want.get(&maker).is_some_and(|w| *w != layout) {
+        // Each CTA's part must still be a block TMA can copy (a 16-byte row at least): a small block split
+        // over many CTAs is not.
+        let one_cta = NvmmaSharedLayout { cga: CgaLayout::default(), ..layout.clone() };
+        let parts = layout.cga.split_per_dim(block.len())?;
+        let part: Vec<u32> = block.iter().zip(&parts).map(|(&b, &p)| b / p).collect();
+        if crate::tma::block_in(elem, &part, Some(&one_cta)).is_err() || want.get(&maker).is_some_and(|w| *w != layout)
+        {
             return Err(super::AssignError::NoFit("make_tensor_desc"));
         }
         want.insert(maker, layout);
@@ -156,12 +166,12 @@ pub(crate) fn split_descriptors(f: &mut Func) -> Result<(), super::AssignError> 
 /// over the CTAs as `cga` says.
 fn with_cga(
     given: Option<&NvmmaSharedLayout>,
-    bits: u32,
+    elem: ScalarType,
     block: &[u32],
     cga: CgaLayout,
 ) -> Result<NvmmaSharedLayout, super::AssignError> {
     let parts = cga.split_per_dim(block.len())?;
     let part: Vec<u32> = block.iter().zip(&parts).map(|(&b, &p)| b / p).collect();
-    let nv = given.cloned().unwrap_or_else(|| NvmmaSharedLayout::default_for(&part, bits));
+    let nv = given.cloned().unwrap_or_else(|| NvmmaSharedLayout::default_for(&part, elem.bits()));
     Ok(NvmmaSharedLayout { cga, ..nv })
 }
