@@ -242,6 +242,9 @@ struct Case {
     file: &'static str,
     source: String,
     target: Target,
+    /// CTAs per cluster (sm_90a only): auto mode spreads the kernel's tensors over them, or runs it in each
+    /// cluster's first CTA; either way it compiles wherever it compiles at one CTA.
+    num_ctas: u32,
 }
 
 fn case(seed: u64, index: u64, sources: &[(&'static str, String)]) -> Case {
@@ -302,7 +305,8 @@ fn case(seed: u64, index: u64, sources: &[(&'static str, String)]) -> Case {
         }
     }
     let target = if rng.below(2) == 0 { Target::Sm90a } else { Target::Sm80 };
-    Case { file, source: src, target }
+    let num_ctas = if target == Target::Sm90a { [1, 1, 2, 4][rng.below(4) as usize] } else { 1 };
+    Case { file, source: src, target, num_ctas }
 }
 
 /// What happened to a case (in the child).
@@ -317,11 +321,12 @@ enum Outcome {
 
 /// The specialization a kernel of a mutated file gets: the example's when the kernel and its parameter count
 /// are unchanged, else one guessed from the parameter names.
-fn specialization(info: &KernelInfo, file: &str) -> Specialization {
+fn specialization(info: &KernelInfo, file: &str, num_ctas: u32) -> Specialization {
     if let Some(k) =
         known().into_iter().find(|k| k.file == file && k.kernel == info.name && k.args.len() == info.params.len())
     {
-        return Specialization::with_config(k.args, KernelConfig { num_warps: k.warps, ..KernelConfig::DEFAULT });
+        let config = KernelConfig { num_warps: k.warps, num_ctas, ..KernelConfig::DEFAULT };
+        return Specialization::with_config(k.args, config);
     }
     let args = info
         .params
@@ -336,7 +341,7 @@ fn specialization(info: &KernelInfo, file: &str) -> Specialization {
             }
         })
         .collect();
-    Specialization::new(args)
+    Specialization::with_config(args, KernelConfig { num_ctas, ..KernelConfig::DEFAULT })
 }
 
 fn run_case(c: &Case) -> Outcome {
@@ -352,7 +357,7 @@ fn run_case(c: &Case) -> Outcome {
     let (mut compiled, mut rejected) = (0, 0);
     // `tessel compile --emit ptx` of each kernel (at most three per file, to keep cases short).
     for info in infos.iter().take(3) {
-        let spec = specialization(info, c.file);
+        let spec = specialization(info, c.file, c.num_ctas);
         let ks =
             KernelSource { file: c.file, source: &c.source, kernel: &info.name, spec: &spec, module: Some(&module) };
         match tessel::pipeline::run(&ks, c.target, Stage::Ptx, None, &mut Default::default()) {
@@ -371,6 +376,19 @@ fn run_case(c: &Case) -> Outcome {
                     || matches!(&e, tessel::Error::Compile(d) if d.contains("internal error"));
                 if internal {
                     return Outcome::Internal(format!("{}: {}", info.name, text.lines().next().unwrap_or("")));
+                }
+                // A cluster must not refuse what one CTA compiles: a split that code generation cannot do is
+                // laid out again unsplit.
+                if c.num_ctas > 1 {
+                    let one = specialization(info, c.file, 1);
+                    let ks1 = KernelSource { spec: &one, ..ks };
+                    if tessel::pipeline::run(&ks1, c.target, Stage::Ptx, None, &mut Default::default()).is_ok() {
+                        let first = text.lines().next().unwrap_or("");
+                        return Outcome::Internal(format!(
+                            "{}: compiles at one CTA, not at {}: {first}",
+                            info.name, c.num_ctas
+                        ));
+                    }
                 }
                 rejected += 1;
             }
@@ -519,7 +537,7 @@ fn mutated_examples_never_panic_abort_or_hang() {
     }
     if let Ok(n) = std::env::var("TESSEL_FUZZ_REPLAY") {
         let c = case(seed, n.parse().expect("a case number"), &sources());
-        println!("--- case {n} of seed {seed}: {} on {}\n{}", c.file, c.target, c.source);
+        println!("--- case {n} of seed {seed}: {} on {} x{}\n{}", c.file, c.target, c.num_ctas, c.source);
         let outcome = match run_case(&c) {
             Outcome::Parsed(compiled, rejected) => format!("parsed: {compiled} compiled, {rejected} rejected"),
             Outcome::Unparsed => "does not parse".into(),
@@ -613,7 +631,8 @@ fn mutated_examples_never_panic_abort_or_hang() {
     for (kind, index, detail) in &t.failures {
         let c = case(seed, *index, &sources);
         let path = dir.join(format!("seed{seed}-case{index}-{kind}.py"));
-        std::fs::write(&path, format!("# {kind} on {} ({}): {detail}\n{}", c.target, c.file, c.source)).unwrap();
+        std::fs::write(&path, format!("# {kind} on {} x{} ({}): {detail}\n{}", c.target, c.num_ctas, c.file, c.source))
+            .unwrap();
         eprintln!("{kind}: case {index} ({}): {detail}\n  saved as {}", c.file, path.display());
     }
     panic!(
